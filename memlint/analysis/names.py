@@ -1,0 +1,145 @@
+"""What imported names resolve to: ``F`` -> ``torch.nn.functional``.
+
+libcst's QualifiedNameProvider resolves every name through full scope analysis,
+which costs more than parsing. Rules only ever ask about names that come from
+imports (torch and friends), so an import table is enough. A name that is both
+imported and rebound elsewhere in the module (assignment, def, class, loop or
+with target) is ambiguous and resolves to nothing: precision first.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+class ImportTable(cst.CSTVisitor):
+    """Collects import bindings of a whole module (functions included)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__()
+        self.bindings: dict[str, str] = {}
+        self._ambiguous: set[str] = set()
+        self._rebound: set[str] = set()
+        # Top-level ``import X`` statements: where the engine adds imports.
+        self.top_level_imports: list[cst.SimpleStatementLine] = []
+        module.visit(self)
+        for name in self._rebound | self._ambiguous:
+            self.bindings.pop(name, None)
+
+    # -- collection -------------------------------------------------------
+    def _bind(self, local: str, qualified: str) -> None:
+        old = self.bindings.get(local)
+        if old is not None and old != qualified:
+            self._ambiguous.add(local)
+        self.bindings[local] = qualified
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._bind(alias.asname.name.value, full)
+            else:
+                head = full.split(".")[0]
+                self._bind(head, head)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        base = dotted_name(node.module)
+        if base is None:
+            return
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            local = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self._bind(local, f"{base}.{alias.name.value}")
+
+    def _rebind_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self._rebound.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._rebind_target(el.value)
+        elif isinstance(target, cst.StarredElement):
+            self._rebind_target(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._rebind_target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._rebind_target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._rebind_target(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        # ``with x as name`` / ``except E as name``; import aliases are
+        # handled above and also pass through here, so only non-import parents.
+        pass
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._rebind_target(node.asname.name)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._rebound.add(node.name.value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._rebound.add(node.name.value)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for stmt in node.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+            ):
+                self.top_level_imports.append(stmt)
+
+    # -- queries ----------------------------------------------------------
+    def qualified_name(self, node: cst.BaseExpression) -> str | None:
+        """``torch.cuda.amp.autocast`` for ``amp.autocast`` after
+        ``from torch.cuda import amp``; None when the head is not an import."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        target = self.bindings.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def call_name(self, node: cst.CSTNode) -> str | None:
+        """Qualified name of the function a Call calls."""
+        if isinstance(node, cst.Call):
+            return self.qualified_name(node.func)
+        return None
+
+    def local_name_for(self, qualified: str) -> str | None:
+        """The expression text this module uses for ``qualified`` (a module or
+        object), e.g. ``T`` after ``import torch as T``; None when not bound."""
+        best: str | None = None
+        for local, target in self.bindings.items():
+            if target == qualified:
+                return local
+            if qualified.startswith(target + ".") and best is None:
+                best = local + qualified[len(target):]
+        return best
+
+    def imports_torch(self) -> bool:
+        return any(t == "torch" or t.startswith("torch.") for t in self.bindings.values())

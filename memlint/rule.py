@@ -1,0 +1,193 @@
+"""The rule contract: what a rule is, what it reports, and how a fix is described.
+
+A rule is a libcst visitor. The engine runs every enabled rule in one batched
+traversal of the module, so a rule only sees the nodes it asks for through its
+``visit_*``/``leave_*`` methods. Facts that need more than one node (imports,
+history, grad mode, loop roles) come from ``self.facts``, built once per module
+by :mod:`memlint.analysis` and shared by every rule.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Sequence
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider
+
+if TYPE_CHECKING:
+    from memlint.analysis.facts import ModuleFacts
+
+DOC_SECTIONS = (
+    "What it does",
+    "Why it matters",
+    "Example",
+    "Use instead",
+    "Fix safety",
+    "References",
+)
+
+
+class Safety(str, enum.Enum):
+    """How far a fix may be trusted (RULES.md, "Fix safety")."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A text edit: replace ``text[start:end]`` with ``content``."""
+
+    start: int
+    end: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A fix as data.
+
+    ``replacements`` maps original nodes (by identity) to their new nodes;
+    ``None`` as the new node removes a statement. ``imports`` lists modules the
+    new code needs bound under their own name (``import torch``); the engine adds
+    the import only when the module has no binding for it yet.
+    """
+
+    title: str
+    replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel], ...]
+    safety: Safety = Safety.SAFE
+    imports: tuple[str, ...] = ()
+    # Filled in by ``memlint.fixer.detach`` when the finding leaves the worker
+    # that parsed the module: the nodes stay behind, the text edits travel.
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    path: str
+    line: int  # 1-based
+    column: int  # 0-based, as flake8 and libcst count
+    end_line: int
+    end_column: int
+    fix: Fix | None = None
+    cell: int | None = None  # notebook cell (1-based) when linting .ipynb
+
+    @property
+    def fix_safety(self) -> Safety:
+        return self.fix.safety if self.fix else Safety.NONE
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An embedded example that must raise ``code``; ``fixed`` is the exact text
+    after fixing (unsafe fixes included), or None when the rule offers no fix."""
+
+    source: str
+    fixed: str | None = None
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Valid:
+    source: str
+    why: str = ""
+
+
+@dataclass
+class RuleContext:
+    path: str
+    source: str
+    module: cst.Module
+    facts_factory: "object"  # callable returning ModuleFacts, built once on first use
+    findings: list[Finding] = field(default_factory=list)
+    _facts: "ModuleFacts | None" = None
+
+    @property
+    def facts(self) -> "ModuleFacts":
+        if self._facts is None:
+            self._facts = self.facts_factory()  # type: ignore[operator]
+        return self._facts
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """Base class of every rule. Subclasses set the class attributes below."""
+
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    message: ClassVar[str] = ""
+    fix_safety: ClassVar[Safety] = Safety.NONE
+    default_enabled: ClassVar[bool] = True
+    # Pre-filter: a file that contains none of these substrings cannot hold a
+    # finding of this rule and is not parsed for it.
+    tokens: ClassVar[tuple[str, ...]] = ("torch",)
+    valid: ClassVar[Sequence[Valid]] = ()
+    invalid: ClassVar[Sequence[Invalid]] = ()
+
+    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
+
+    def __init__(self, context: RuleContext) -> None:
+        super().__init__()
+        self.context = context
+
+    @property
+    def facts(self) -> "ModuleFacts":
+        return self.context.facts
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        fix: Fix | None = None,
+    ) -> None:
+        pos = self.get_metadata(PositionProvider, node)
+        self.context.findings.append(
+            Finding(
+                code=self.code,
+                message=message or self.message,
+                path=self.context.path,
+                line=pos.start.line,
+                column=pos.start.column,
+                end_line=pos.end.line,
+                end_column=pos.end.column,
+                fix=fix,
+            )
+        )
+
+    # -- documentation ---------------------------------------------------
+    @classmethod
+    def documentation(cls) -> str:
+        return _dedent_doc(cls.__doc__ or "")
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        sections: dict[str, str] = {}
+        current = None
+        for line in cls.documentation().splitlines():
+            m = re.match(r"^##\s+(.*\S)\s*$", line)
+            if m:
+                current = m.group(1)
+                sections[current] = ""
+            elif current is not None:
+                sections[current] += line + "\n"
+        return {k: v.strip() for k, v in sections.items()}
+
+    @classmethod
+    def summary(cls) -> str:
+        """First sentence of "What it does", for SARIF and listings."""
+        text = cls.doc_sections().get("What it does", cls.message)
+        return " ".join(text.split("\n\n")[0].split())
+
+
+def _dedent_doc(doc: str) -> str:
+    import inspect
+
+    return inspect.cleandoc(doc)

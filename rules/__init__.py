@@ -1,0 +1,1 @@
+"""memlint's rules, one module per rule (installed as ``memlint.rules``)."""

@@ -1,0 +1,193 @@
+"""MEM702 empty-cache-in-loop."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
+
+class EmptyCacheInLoop(Rule):
+    """
+    ## What it does
+    Flags `torch.cuda.empty_cache()` called on every iteration of a loop.
+
+    ## Why it matters
+    `empty_cache()` only returns *unused* cached blocks to the driver; memory
+    held by live tensors is not freed, so it never prevents an out-of-memory
+    error caused by a leak. It synchronises the device and forces the caching
+    allocator to call `cudaMalloc` again on the next step, which slows every
+    iteration and fragments memory.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        torch.cuda.empty_cache()
+    ```
+
+    ## Use instead
+    Remove the call from the loop; find what keeps tensors alive instead
+    (see MEM101, MEM102).
+
+    ## Fix safety
+    Safe: removing the call never changes results. When it was the loop's only
+    statement the body becomes `pass`. Calls inside an `except` handler (after
+    catching an OOM) or under an `if` (throttled by a step counter) are left
+    alone.
+
+    ## References
+    - https://pytorch.org/docs/stable/notes/cuda.html#memory-management
+    """
+
+    code = "MEM702"
+    name = "empty-cache-in-loop"
+    message = "torch.cuda.empty_cache() inside a loop frees nothing held by live tensors and slows every step"
+    fix_safety = Safety.SAFE
+    tokens = ("empty_cache",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._loops = 0
+        self._guarded = 0
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops += 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._loops -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._loops -= 1
+
+    # A function defined in a loop body is not run per iteration by the loop.
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._stack = getattr(self, "_stack", [])
+        self._stack.append((self._loops, self._guarded))
+        self._loops = self._guarded = 0
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._loops, self._guarded = self._stack.pop()
+
+    # `if step % 100 == 0: empty_cache()` and `except OOM: empty_cache()` are
+    # the deliberate uses.
+    def visit_If(self, node: cst.If) -> None:
+        self._guarded += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._guarded -= 1
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._guarded += 1
+
+    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
+        self._guarded -= 1
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if not self._loops or self._guarded or len(node.body) != 1:
+            return
+        stmt = node.body[0]
+        if not isinstance(stmt, cst.Expr) or not isinstance(stmt.value, cst.Call):
+            return
+        if self.facts.names.call_name(stmt.value) != "torch.cuda.empty_cache":
+            return
+        block = self.parent(node)
+        if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
+            replacement = node.with_changes(body=[cst.Pass()])
+        else:
+            replacement = cst.RemoveFromParent()
+        self.report(stmt, fix=Fix("Remove `torch.cuda.empty_cache()` from the loop", ((node, replacement),)))
+
+    valid = [
+        Valid(
+            """\
+import torch
+for epoch in range(3):
+    train_one_epoch()
+torch.cuda.empty_cache()
+""",
+            "outside any loop",
+        ),
+        Valid(
+            """\
+import torch
+for step, batch in enumerate(loader):
+    try:
+        train_step(batch)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+""",
+            "after catching an OOM",
+        ),
+        Valid(
+            """\
+import torch
+for step, batch in enumerate(loader):
+    train_step(batch)
+    if step % 1000 == 0:
+        torch.cuda.empty_cache()
+""",
+            "throttled by a step counter",
+        ),
+        Valid(
+            """\
+import mylib as torch2
+for batch in loader:
+    torch2.cuda.empty_cache()
+""",
+            "not torch",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.cuda.empty_cache()  # free memory
+    print(loss.item())
+""",
+            """\
+import torch
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print(loss.item())
+""",
+        ),
+        Invalid(
+            """\
+from torch.cuda import empty_cache
+while True:
+    empty_cache()
+""",
+            """\
+from torch.cuda import empty_cache
+while True:
+    pass
+""",
+        ),
+        Invalid(
+            """\
+import torch as T
+def train(loader):
+    for batch in loader:
+        step(batch)
+        T.cuda.empty_cache()
+""",
+            """\
+import torch as T
+def train(loader):
+    for batch in loader:
+        step(batch)
+""",
+        ),
+    ]
