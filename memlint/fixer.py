@@ -188,6 +188,12 @@ def _apply(text: str, edits: Sequence[Edit]) -> str:
     return text
 
 
+def offset_to_position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    start = text.rfind("\n", 0, offset) + 1
+    return line, offset - start
+
+
 def detach(findings: Sequence[Finding], module: cst.Module | None, with_edits: bool) -> list[Finding]:
     """Findings without node references (picklable), optionally with each fix
     rendered to its text edit against ``module``."""
@@ -199,7 +205,9 @@ def detach(findings: Sequence[Finding], module: cst.Module | None, with_edits: b
         edits: tuple[Edit, ...] = ()
         if with_edits and module is not None:
             try:
-                edits = (text_edit(module.code, render_fix(module, f.fix)),)
+                code = module.code
+                e = text_edit(code, render_fix(module, f.fix))
+                edits = (replace(e, start_pos=offset_to_position(code, e.start), end_pos=offset_to_position(code, e.end)),)
             except Exception:
                 edits = ()
         fix = Fix(title=f.fix.title, replacements=(), safety=f.fix.safety, imports=f.fix.imports, edits=edits)

@@ -45,6 +45,9 @@ class Edit:
     start: int
     end: int
     content: str
+    # (line 1-based, column 0-based) of start and end, filled in for reports
+    start_pos: tuple[int, int] | None = None
+    end_pos: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

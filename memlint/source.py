@@ -39,6 +39,8 @@ def decode_source(data: bytes, path: str = "<string>") -> SourceFile:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
+        if "invalid or missing encoding declaration" in str(exc):
+            raise SourceError("not valid UTF-8 and no PEP 263 encoding declaration") from None
         raise SourceError(f"bad encoding declaration: {exc}") from None
     bom = data.startswith(codecs.BOM_UTF8)
     body = data[len(codecs.BOM_UTF8):] if bom else data

@@ -1,0 +1,221 @@
+"""The ``memlint`` command: check, rule, verify.
+
+Exit status: 0 nothing left to report, 1 findings remain or a file could not
+be read or parsed, 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+from memlint import __version__
+from memlint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memlint",
+        description="Find, fix and verify PyTorch habits that waste GPU memory or silently break training.",
+    )
+    parser.add_argument("--version", action="version", version=f"memlint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="lint files and folders (default: .)")
+    check.add_argument("paths", nargs="*", default=None, metavar="PATH")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes")
+    check.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes (with --fix/--diff)")
+    check.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false", help="never apply unsafe fixes")
+    check.add_argument("--diff", action="store_true", help="print the patch the fixes would make; write nothing")
+    check.add_argument("--show-fixes", action="store_true", help="list the fixes applied")
+    check.add_argument("--statistics", action="store_true", help="count findings per rule")
+    check.add_argument("--select", type=_codes, help="rules to enable (codes or prefixes such as MEM1), replacing the defaults")
+    check.add_argument("--extend-select", type=_codes, default=[], help="rules to enable in addition")
+    check.add_argument("--ignore", type=_codes, default=[], help="rules to disable (codes or prefixes)")
+    check.add_argument("--output-format", choices=OUTPUT_FORMATS, help="text (default), concise, json, sarif, github")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when any file was fixed")
+    check.add_argument("--force-exclude", action="store_true", help="apply excludes to paths named on the command line too")
+    check.add_argument("--config", metavar="PATH", help="pyproject.toml (or TOML file) to read settings from")
+    check.add_argument("--no-cache", action="store_true", help="do not read or write the findings cache")
+    check.add_argument("--cache-dir", metavar="DIR", help="where the findings cache lives")
+    check.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)")
+    check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+
+    rule = sub.add_parser("rule", help="show a rule's documentation")
+    rule.add_argument("code", nargs="?", help="code (MEM101) or name")
+    rule.add_argument("--all", action="store_true", help="list every rule")
+
+    sub.add_parser("verify", help="run a script and its fixed twin; compare memory and results", add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "verify":
+        try:
+            from memlint.verify.cli import main as verify_main
+        except ImportError as exc:  # pragma: no cover - packaging error
+            print(f"memlint: error: verify is unavailable: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        return verify_main(argv[1:])
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_ERROR if exc.code not in (0, None) else EXIT_OK
+    try:
+        if args.command == "check":
+            return run_check(args)
+        if args.command == "rule":
+            return run_rule(args)
+        parser.print_help()
+        return EXIT_ERROR
+    except ConfigError as exc:
+        print(f"memlint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("memlint: interrupted", file=sys.stderr)
+        return 130
+
+
+def run_rule(args: argparse.Namespace) -> int:
+    from memlint.registry import all_rules, rule_by_code
+
+    if args.all:
+        for rule in all_rules():
+            fix = {"safe": "safe fix", "unsafe": "unsafe fix", "none": "no fix"}[rule.fix_safety.value]
+            default = "" if rule.default_enabled else " (opt-in)"
+            print(f"{rule.code}  {rule.name:<45} {fix}{default}")
+        return EXIT_OK
+    if not args.code:
+        print("memlint: error: give a rule code, or --all", file=sys.stderr)
+        return EXIT_ERROR
+    rule = rule_by_code(args.code)
+    if rule is None:
+        print(f"memlint: error: unknown rule '{args.code}'", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"# {rule.name} ({rule.code})\n")
+    print(f"Fix: {rule.fix_safety.value}. {'Enabled by default.' if rule.default_enabled else 'Off by default (opt-in).'}\n")
+    print(rule.documentation())
+    return EXIT_OK
+
+
+def _settings(args: argparse.Namespace, config: Config, output_format: str):
+    from memlint.registry import known_prefix
+    from memlint.runner import Settings
+
+    for code in (args.select or []) + args.extend_select + args.ignore:
+        if not known_prefix(code):
+            raise ConfigError(f"unknown rule code '{code}' on the command line")
+    unsafe = config.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes
+    mode = "diff" if args.diff else "fix" if args.fix else "check"
+    select = args.select if args.select is not None else config.select
+    return Settings(
+        select=tuple(select) if select is not None else None,
+        extend_select=tuple(config.extend_select + args.extend_select),
+        ignore=tuple(config.ignore + args.ignore),
+        per_file_ignores=tuple((k, tuple(v)) for k, v in config.per_file_ignores.items()),
+        root=str(config.root),
+        mode=mode,
+        unsafe_fixes=bool(unsafe),
+        with_edits=output_format in ("json", "sarif"),
+    )
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from memlint.discovery import discover
+    from memlint.reporters import get_reporter
+    from memlint.runner import run
+
+    paths = args.paths or ["."]
+    config = load_config(args.config, _config_start(paths))
+    output_format = args.output_format or config.output_format or "text"
+    settings = _settings(args, config, output_format)
+    files = list(discover(paths, config, force_exclude=args.force_exclude))
+    reports = run(files, settings, jobs=args.jobs)
+
+    if settings.mode != "diff":
+        sys.stdout.write(get_reporter(output_format)(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root)))
+    errors = [r for r in reports if r.error]
+    for r in errors:
+        print(f"memlint: error: {r.path}: {r.error}", file=sys.stderr)
+    if settings.mode == "diff":
+        for r in reports:
+            sys.stdout.write(r.diff)
+    remaining = [f for r in reports for f in r.findings]
+    fixed = [f for r in reports for f in r.fixed]
+    if args.show_fixes and fixed and settings.mode == "fix":
+        print("\nFixed:")
+        for r in reports:
+            for f in r.fixed:
+                print(f"  {f.path}:{f.line}:{f.column + 1}: {f.code} {f.fix.title if f.fix else ''}")
+    if args.statistics:
+        _print_statistics(remaining)
+    if output_format in ("text", "concise") and not args.quiet:
+        _print_summary(remaining, fixed, settings, len(files))
+        if errors:
+            n = len(errors)
+            print(f"{n} file{'s' if n != 1 else ''} could not be checked (see the errors above).", file=sys.stderr)
+    internal = any(r.error and r.error.startswith("internal error") for r in reports)
+    if internal:
+        return EXIT_ERROR
+    if errors:
+        return EXIT_FINDINGS
+    if args.exit_non_zero_on_fix and fixed:
+        return EXIT_FINDINGS
+    if settings.mode == "diff" and fixed and not args.exit_zero:
+        return EXIT_FINDINGS
+    if remaining and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _config_start(paths: list[str]) -> Path | None:
+    """A single path names where the project is; otherwise the working folder."""
+    if len(paths) != 1:
+        return None
+    path = Path(paths[0]).resolve()
+    return path if path.is_dir() else path.parent
+
+
+def _print_statistics(findings) -> None:
+    from memlint.registry import rule_by_code
+
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if f.fix is not None)
+    for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = rule_by_code(code)
+        mark = "[*]" if fixable[code] else "   "
+        print(f"{count:5d}  {code}  {mark} {rule.name if rule else ''}")
+
+
+def _print_summary(remaining, fixed, settings, nfiles: int) -> None:
+    # With --diff stdout is the patch alone, so the summary goes to stderr.
+    out = sys.stderr if settings.mode == "diff" else sys.stdout
+    verb = "Would fix" if settings.mode == "diff" else "Fixed"
+    if fixed:
+        print(f"{verb} {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.", file=out)
+    if not remaining:
+        if not fixed:
+            print(f"All checks passed! ({nfiles} file{'s' if nfiles != 1 else ''} checked)", file=out)
+        return
+    safe = sum(1 for f in remaining if f.fix is not None and f.fix.safety.value == "safe")
+    unsafe = sum(1 for f in remaining if f.fix is not None and f.fix.safety.value == "unsafe")
+    print(f"Found {len(remaining)} finding{'s' if len(remaining) != 1 else ''} in {nfiles} file{'s' if nfiles != 1 else ''}.", file=out)
+    if settings.unsafe_fixes:
+        if safe + unsafe:
+            print(f"[*] {safe + unsafe} fixable with `--fix --unsafe-fixes`.", file=out)
+    else:
+        if safe:
+            print(f"[*] {safe} fixable with `--fix`.", file=out)
+        if unsafe:
+            print(f"({unsafe} more fixable with `--fix --unsafe-fixes`.)", file=out)

@@ -1,0 +1,87 @@
+"""SARIF 2.1.0, as GitHub code scanning accepts it (1-based columns)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from memlint import __version__
+from memlint.registry import all_rules
+from memlint.reporters import severity
+from memlint.runner import FileReport
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _rule_descriptor(rule) -> dict:
+    doc = rule.documentation()
+    return {
+        "id": rule.code,
+        "name": "".join(part.capitalize() for part in rule.name.split("-")),
+        "shortDescription": {"text": rule.message},
+        "fullDescription": {"text": rule.summary()},
+        "help": {"text": doc, "markdown": doc},
+        "defaultConfiguration": {"level": severity(rule.code)},
+        "properties": {"tags": ["pytorch", "memory"], "fix": rule.fix_safety.value},
+    }
+
+
+def _uri(path: str, root: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return absolute.as_uri()
+
+
+def render(reports: list[FileReport], root: str | None = None, **_: object) -> str:
+    rules = all_rules()
+    index = {r.code: i for i, r in enumerate(rules)}
+    base = Path(os.path.abspath(root or os.getcwd()))
+    results = []
+    for report in reports:
+        for f in report.findings:
+            region = {
+                "startLine": f.line,
+                "startColumn": f.column + 1,
+                "endLine": f.end_line,
+                "endColumn": f.end_column + 1,
+            }
+            result = {
+                "ruleId": f.code,
+                "ruleIndex": index.get(f.code, 0),
+                "level": severity(f.code),
+                "message": {"text": f.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": _uri(f.path, base), "uriBaseId": "%SRCROOT%"},
+                            "region": region,
+                        }
+                    }
+                ],
+            }
+            if f.cell is not None:
+                result["properties"] = {"cell": f.cell}
+            results.append(result)
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "memlint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://pypi.org/project/torch-memlint/",
+                        "rules": [_rule_descriptor(r) for r in rules],
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,68 @@
+"""Human output: ruff-like lines with a source excerpt, and the concise form."""
+
+from __future__ import annotations
+
+import os
+
+from memlint.rule import Finding, Safety
+from memlint.runner import FileReport
+
+
+def location(f: Finding) -> str:
+    cell = f"cell {f.cell}:" if f.cell is not None else ""
+    return f"{f.path}:{cell}{f.line}:{f.column + 1}"
+
+
+def _marker(f: Finding, unsafe_fixes: bool) -> str:
+    if f.fix is None:
+        return ""
+    if f.fix.safety is Safety.SAFE or (unsafe_fixes and f.fix.safety is Safety.UNSAFE):
+        return "[*] "
+    return ""
+
+
+def render_concise(reports: list[FileReport], unsafe_fixes: bool = False, **_: object) -> str:
+    lines = [
+        f"{location(f)}: {f.code} {_marker(f, unsafe_fixes)}{f.message}"
+        for r in reports
+        for f in r.findings
+    ]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _source_lines(report: FileReport) -> list[str] | None:
+    if report.path.endswith(".ipynb") or not os.path.isfile(report.path):
+        return None
+    try:
+        from memlint.source import read_source
+
+        return read_source(report.path).text.splitlines()
+    except Exception:
+        return None
+
+
+def _excerpt(f: Finding, lines: list[str] | None) -> list[str]:
+    if not lines or not (1 <= f.line <= len(lines)):
+        return []
+    text = lines[f.line - 1].expandtabs(1)
+    width = len(str(f.line))
+    end = f.end_column if f.end_line == f.line else len(text)
+    carets = "^" * max(1, end - f.column)
+    pad = " " * width
+    return [f" {pad} |", f" {f.line} | {text}", f" {pad} | {' ' * f.column}{carets}"]
+
+
+def render(reports: list[FileReport], unsafe_fixes: bool = False, **_: object) -> str:
+    out: list[str] = []
+    for report in reports:
+        if not report.findings:
+            continue
+        lines = _source_lines(report)
+        for f in report.findings:
+            out.append(f"{location(f)}: {f.code} {_marker(f, unsafe_fixes)}{f.message}")
+            out.extend(_excerpt(f, lines))
+            if f.fix is not None:
+                kind = "safe fix" if f.fix.safety is Safety.SAFE else "unsafe fix"
+                out.append(f"  = {kind}: {f.fix.title}")
+            out.append("")
+    return "\n".join(out) + ("\n" if out else "")
