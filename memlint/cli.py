@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", nargs="?", help="code (MEM101) or name")
     rule.add_argument("--all", action="store_true", help="list every rule")
+    rule.add_argument("--markdown", action="store_true", help="with --all: the README's rule table")
 
     sub.add_parser("verify", help="run a script and its fixed twin; compare memory and results", add_help=False)
     return parser
@@ -90,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
 def run_rule(args: argparse.Namespace) -> int:
     from memlint.registry import all_rules, rule_by_code
 
+    if args.all and args.markdown:
+        from memlint.rule_table import render_rule_table
+
+        sys.stdout.write(render_rule_table())
+        return EXIT_OK
     if args.all:
         for rule in all_rules():
             fix = {"safe": "safe fix", "unsafe": "unsafe fix", "none": "no fix"}[rule.fix_safety.value]

@@ -62,7 +62,7 @@ def discover(paths: list[str], config: Config, force_exclude: bool = False) -> I
                 for name in sorted(files):
                     if not name.endswith(SOURCE_SUFFIXES):
                         continue
-                    full = os.path.join(folder, name)
+                    full = os.path.normpath(os.path.join(folder, name))
                     if is_excluded(full, patterns, config.root) or full in seen:
                         continue
                     seen.add(full)

@@ -51,8 +51,17 @@ def decode_source(data: bytes, path: str = "<string>") -> SourceFile:
     except (UnicodeDecodeError, LookupError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
         where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
+        if encoding == "utf-8" and not _has_cookie(data):
+            raise SourceError(f"not valid UTF-8{where} ({reason}) and no PEP 263 encoding declaration") from None
         raise SourceError(f"cannot decode as {encoding}{where}: {reason}") from None
     return SourceFile(path=path, text=text, encoding=encoding, bom=bom, digest=digest)
+
+
+def _has_cookie(data: bytes) -> bool:
+    import re
+
+    head = data.split(b"\n", 2)[:2]
+    return any(re.match(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", line) for line in head)
 
 
 def read_source(path: str) -> SourceFile:
