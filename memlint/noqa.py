@@ -12,7 +12,7 @@ import io
 import re
 import tokenize
 
-NOQA_RE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]*)*))?", re.IGNORECASE)
+NOQA_RE = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 FILE_NOQA_RE = re.compile(r"^\s*#\s*memlint\s*[:=]\s*noqa\s*$", re.IGNORECASE | re.MULTILINE)
 ALL = frozenset({"*"})
 
