@@ -98,6 +98,21 @@ class ImportTable(cst.CSTVisitor):
         if node.asname is not None:
             self._rebind_target(node.asname.name)
 
+    # Parameters, handler names, walrus and comprehension targets shadow an
+    # import too (``def forward(self, x, checkpoint=True)``).
+    def visit_Param(self, node: cst.Param) -> None:
+        self._rebound.add(node.name.value)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._rebind_target(node.name.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._rebind_target(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._rebind_target(node.target)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._rebound.add(node.name.value)
 

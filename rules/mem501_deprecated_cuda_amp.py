@@ -1,0 +1,671 @@
+"""MEM501 deprecated-cuda-amp."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from memlint.analysis.names import dotted_name
+from memlint.call_args import (
+    append_keyword,
+    has_star_args,
+    has_star_kwargs,
+    make_keyword,
+    positional_args,
+    positional_to_keywords,
+    prepend_positional,
+)
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
+# Deprecated module -> (its torch.amp counterpart, device type, names it holds
+# that have a torch.amp replacement).
+MODULES = {
+    "torch.cuda.amp": ("torch.amp", "cuda", frozenset({"autocast", "GradScaler", "custom_fwd", "custom_bwd"})),
+    "torch.cuda.amp.autocast_mode": (
+        "torch.amp.autocast_mode", "cuda", frozenset({"autocast", "custom_fwd", "custom_bwd"})
+    ),
+    "torch.cuda.amp.grad_scaler": ("torch.amp.grad_scaler", "cuda", frozenset({"GradScaler"})),
+    "torch.cpu.amp": ("torch.amp", "cpu", frozenset({"autocast", "GradScaler"})),
+    "torch.cpu.amp.autocast_mode": ("torch.amp.autocast_mode", "cpu", frozenset({"autocast"})),
+    "torch.cpu.amp.grad_scaler": ("torch.amp.grad_scaler", "cpu", frozenset({"GradScaler"})),
+}
+# The old signatures, whose positional arguments become keywords.
+OLD_POSITIONAL = {
+    "autocast": ("enabled", "dtype", "cache_enabled"),
+    "GradScaler": ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+}
+OLD_KEYWORDS = {**OLD_POSITIONAL, "custom_fwd": ("fwd", "cast_inputs"), "custom_bwd": ("bwd",)}
+DECORATORS = ("custom_fwd", "custom_bwd")
+COMPAT_EXCEPTIONS = ("ImportError", "ModuleNotFoundError", "AttributeError")
+
+
+def deprecated(qualified: str | None) -> tuple[str, str] | None:
+    """(name, device type) for a deprecated amp object, else None."""
+    if qualified is None:
+        return None
+    module, _, name = qualified.rpartition(".")
+    entry = MODULES.get(module)
+    return (name, entry[1]) if entry and name in entry[2] else None
+
+
+def _device(device: str) -> cst.SimpleString:
+    return cst.SimpleString(f'"{device}"')
+
+
+def rewrite_call(call: cst.Call, name: str, device: str, func: cst.BaseExpression | None = None) -> cst.Call | None:
+    """The torch.amp form of a call of the deprecated ``name``; None when the
+    arguments cannot be mapped for sure."""
+    if has_star_args(call) or any(a.keyword and a.keyword.value not in OLD_KEYWORDS[name] for a in call.args):
+        return None
+    if func is not None:
+        call = call.with_changes(func=func)
+    if name in OLD_POSITIONAL:
+        named = positional_to_keywords(call, OLD_POSITIONAL[name])
+        return None if named is None else prepend_positional(named, _device(device))
+    if has_star_kwargs(call) or len(positional_args(call)) > 1:
+        return None
+    return append_keyword(call, "device_type", _device(device))
+
+
+def _decorator_call(func: cst.BaseExpression, device: str) -> cst.Call:
+    """``@custom_fwd`` -> ``@custom_fwd(device_type="cuda")``."""
+    return cst.Call(func=func, args=[make_keyword("device_type", _device(device))])
+
+
+def _head(expr: cst.BaseExpression) -> cst.Name | None:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
+@dataclass
+class _Alias:
+    """One imported name of a deprecated amp import statement."""
+
+    local: str
+    qualified: str
+    name: str  # "module" for an imported module, else the object's name
+    device: str
+    new_base: str  # the module the statement imports from after the fix
+    sites: list[tuple[cst.CSTNode, cst.CSTNode]] = field(default_factory=list)
+    uses: int = 0  # calls and decorators, rewritable or not
+    rewritable: bool = True
+
+
+class DeprecatedCudaAmp(Rule):
+    """
+    ## What it does
+    Flags the device-specific mixed-precision API that torch 2.4 deprecated:
+    `torch.cuda.amp.autocast`, `torch.cuda.amp.GradScaler`,
+    `torch.cuda.amp.custom_fwd`/`custom_bwd`, `torch.cpu.amp.autocast`,
+    `torch.cpu.amp.GradScaler`, whether reached through `torch.cuda.amp.X`,
+    `from torch.cuda.amp import X`, `from torch.cuda import amp` or
+    `import torch.cuda.amp as amp`.
+
+    ## Why it matters
+    Each use emits a `FutureWarning`, and deprecated aliases can be removed
+    in a later release, at which point the training script stops working.
+    `torch.amp` is the one API for every device, and the device type in the
+    call says which device the region or the scaler is for.
+
+    ## Example
+    ```python
+    from torch.cuda.amp import autocast, GradScaler
+
+    scaler = GradScaler(init_scale=1024)
+    with autocast(dtype=torch.bfloat16):
+        loss = model(x)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.amp import autocast, GradScaler
+
+    scaler = GradScaler("cuda", init_scale=1024)
+    with autocast("cuda", dtype=torch.bfloat16):
+        loss = model(x)
+    ```
+
+    ## Fix safety
+    Safe: the deprecated classes are thin wrappers that call the `torch.amp`
+    ones with the device type, so results are identical (the one nuance: an
+    omitted `cache_enabled` now follows `torch.is_autocast_cache_enabled()`,
+    which is true unless the program switched the cast cache off globally;
+    the cache never changes values). Positional
+    arguments become keywords (`autocast(True, torch.float16)` ->
+    `autocast("cuda", enabled=True, dtype=torch.float16)`) because the new
+    signatures order them differently. An import is rewritten together with
+    every call that uses its names, in one edit, so that the device type is
+    added exactly where it is needed; when some use cannot be rewritten (the
+    name passed around as a value, `*args`) the import is reported without a
+    fix. Code on a compatibility path (under an `if` on the torch version or
+    `hasattr`, or in an `except ImportError/AttributeError` handler) is left
+    alone.
+
+    ## References
+    - https://pytorch.org/docs/stable/amp.html
+    - https://pytorch.org/docs/stable/notes/amp_examples.html
+    """
+
+    code = "MEM501"
+    name = "deprecated-cuda-amp"
+    message = "torch.cuda.amp / torch.cpu.amp are deprecated since torch 2.4: use torch.amp with a device type"
+    fix_safety = Safety.SAFE
+    # ``torch.cuda.amp``, ``cuda.amp``, ``import amp``, ``import (amp)``, ``x,amp``;
+    # a bare "amp" would also match every "sample" and "clamp".
+    tokens = (".amp", " amp", "(amp", ",amp")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._guards: list[bool] = []
+        self._in_import = 0
+        self._tracked: dict[str, str] = {}
+        self._refs: dict[str, list[cst.Name]] = {}
+        self._imports: list[cst.Import | cst.ImportFrom] = []
+
+    # -- compatibility paths ------------------------------------------------
+    def _guarded(self) -> bool:
+        return any(self._guards)
+
+    def visit_If(self, node: cst.If) -> None:
+        test = self.context.module.code_for_node(node.test)
+        self._guards.append("version" in test.lower() or "hasattr" in test)
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._guards.pop()
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        caught = "" if node.type is None else self.context.module.code_for_node(node.type)
+        self._guards.append(node.type is None or any(e in caught for e in COMPAT_EXCEPTIONS))
+
+    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
+        self._guards.pop()
+
+    # -- collection ---------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._tracked = {
+            local: target
+            for local, target in self.facts.names.bindings.items()
+            if target in MODULES or deprecated(target)
+        }
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._in_import += 1
+        if not self._guarded() and any(
+            a.asname is not None and dotted_name(a.name) in MODULES for a in node.names
+        ):
+            self._imports.append(node)
+
+    def leave_Import(self, original_node: cst.Import) -> None:
+        self._in_import -= 1
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._in_import += 1
+        if self._guarded() or node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        base = dotted_name(node.module)
+        imported = [f"{base}.{a.name.value}" for a in node.names if isinstance(a.name, cst.Name)]
+        if any(q in MODULES or deprecated(q) for q in imported):
+            self._imports.append(node)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom) -> None:
+        self._in_import -= 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value not in self._tracked or self._in_import:
+            return
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return
+        self._refs.setdefault(node.value, []).append(node)
+
+    # ``torch.cuda.amp.autocast(...)`` reached through torch itself (not an
+    # imported amp module, whose uses are fixed with its import).
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute):
+            self._check_site(node.func, node)
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        # Only the custom_fwd/custom_bwd decorators are used without a call.
+        if isinstance(node.decorator, cst.Attribute) and node.decorator.attr.value in DECORATORS:
+            self._check_site(node.decorator, node.decorator)
+
+    def _check_site(self, expr: cst.Attribute, site: cst.BaseExpression) -> None:
+        qualified = self.facts.names.qualified_name(expr)
+        found = deprecated(qualified)
+        if found is None or self._guarded():
+            return
+        head = _head(expr)
+        if head is None or head.value in self._tracked:
+            return
+        new = self._site_fix(site, *found)
+        self.report(site, message=self._site_message(qualified, *found), fix=new)
+
+    def _torch(self) -> tuple[str, tuple[str, ...]]:
+        local = self.facts.names.local_name_for("torch")
+        return (local, ()) if local else ("torch", ("torch",))
+
+    def _site_fix(self, site: cst.CSTNode, name: str, device: str) -> Fix | None:
+        torch, imports = self._torch()
+        func = cst.parse_expression(f"{torch}.amp.{name}")
+        if isinstance(site, cst.Call):
+            new = rewrite_call(site, name, device, func)
+        else:
+            new = _decorator_call(func, device) if name in DECORATORS else None
+        if new is None:
+            return None
+        return Fix(f"Use `torch.amp.{name}` with device type \"{device}\"", ((site, new),), imports=imports)
+
+    @staticmethod
+    def _site_message(qualified: str | None, name: str, device: str) -> str:
+        use = f'{name}(device_type="{device}")' if name in DECORATORS else f'{name}("{device}", ...)'
+        return f"`{qualified}` is deprecated since torch 2.4: use `torch.amp.{use}`"
+
+    # -- imports and their uses, decided once everything is seen ------------
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for stmt in self._imports:
+            if isinstance(stmt, cst.ImportFrom):
+                self._finish_import_from(stmt)
+            else:
+                for alias in stmt.names:
+                    self._finish_import_alias(alias)
+
+    def _finish_import_from(self, stmt: cst.ImportFrom) -> None:
+        base = dotted_name(stmt.module)  # type: ignore[arg-type]
+        aliases: list[_Alias | None] = []
+        for alias in stmt.names:  # type: ignore[union-attr]
+            imported = alias.name.value if isinstance(alias.name, cst.Name) else ""
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else imported
+            qualified = f"{base}.{imported}"
+            if qualified in MODULES:
+                new_base = MODULES[qualified][0].rpartition(".")[0]
+                aliases.append(self._collect(local, qualified, "module", MODULES[qualified][1], new_base))
+            elif deprecated(qualified):
+                name, device = deprecated(qualified)  # type: ignore[misc]
+                aliases.append(self._collect(local, qualified, name, device, MODULES[base][0]))
+            else:
+                aliases.append(None)  # a name torch.amp may not have
+        known = [a for a in aliases if a is not None]
+        module = base if base in MODULES else known[0].qualified
+        if not any(a.uses for a in known):
+            return  # nothing here constructs the deprecated objects (a re-export, a type check)
+        fixable = (
+            len(known) == len(aliases)
+            and len({a.new_base for a in known}) == 1
+            and all(a.rewritable for a in known)
+        )
+        if fixable:
+            new_stmt = stmt.with_changes(module=cst.parse_expression(known[0].new_base))
+            self._report_import(stmt, module, ((stmt, new_stmt),) + tuple(s for a in known for s in a.sites))
+            return
+        # Modules imported under a name: fix their uses one by one instead.
+        for alias in known:
+            if alias.name == "module":
+                self._fix_sites_one_by_one(alias)
+        if any(a.name != "module" and a.uses for a in known):
+            self._report_import(stmt, module, None)
+
+    def _finish_import_alias(self, node: cst.ImportAlias) -> None:
+        qualified = dotted_name(node.name)
+        if node.asname is None or qualified not in MODULES or not isinstance(node.asname.name, cst.Name):
+            return
+        alias = self._collect(node.asname.name.value, qualified, "module", MODULES[qualified][1], "")
+        if alias.rewritable and alias.uses:
+            new = node.with_changes(name=cst.parse_expression(MODULES[qualified][0]))
+            self._report_import(node, qualified, ((node, new),) + tuple(alias.sites))
+        else:
+            self._fix_sites_one_by_one(alias)
+
+    def _report_import(self, node: cst.CSTNode, module: str, replacements) -> None:
+        fix = None
+        if replacements is not None and not self._nested([old for old, _ in replacements[1:]]):
+            fix = Fix("Import from `torch.amp` and pass the device type", replacements)
+        message = f"the `{module}` API is deprecated since torch 2.4: import from `torch.amp` and pass the device type"
+        self.report(node, message=message, fix=fix)
+
+    def _collect(self, local: str, qualified: str, name: str, device: str, new_base: str) -> _Alias:
+        """The uses of an imported name and their rewrites."""
+        alias = _Alias(local, qualified, name, device, new_base)
+        if self.facts.names.bindings.get(local) != qualified:
+            alias.rewritable = False  # rebound somewhere: its uses are not all this import
+            return alias
+        source = self.context.source
+        if "__all__" in source and (f'"{local}"' in source or f"'{local}'" in source):
+            alias.rewritable = False  # re-exported: other modules call it the old way
+        for ref in self._refs.get(local, []):
+            if self._in_annotation(ref):
+                continue  # the torch.amp class is the base class: the annotation still holds
+            if name == "module":
+                parent = self.parent(ref)
+                attr = parent.attr.value if isinstance(parent, cst.Attribute) and parent.value is ref else None
+                if attr is None or attr not in MODULES[qualified][2]:
+                    alias.rewritable = False
+                    continue
+                self._add_site(alias, parent, attr)
+            else:
+                self._add_site(alias, ref, name)
+        return alias
+
+    def _add_site(self, alias: _Alias, expr: cst.BaseExpression, name: str) -> None:
+        parent = self.parent(expr)
+        if isinstance(parent, cst.Call) and parent.func is expr:
+            alias.uses += 1
+            new = rewrite_call(parent, name, alias.device)
+            if new is None:
+                alias.rewritable = False
+            else:
+                alias.sites.append((parent, new))
+        elif isinstance(parent, cst.Decorator) and parent.decorator is expr and name in DECORATORS:
+            alias.uses += 1
+            alias.sites.append((expr, _decorator_call(expr, alias.device)))
+        else:
+            alias.rewritable = False
+
+    def _fix_sites_one_by_one(self, alias: _Alias) -> None:
+        for ref in self._refs.get(alias.local, []):
+            parent = self.parent(ref)
+            if not (isinstance(parent, cst.Attribute) and parent.value is ref):
+                continue
+            qualified = self.facts.names.qualified_name(parent)
+            found = deprecated(qualified)
+            site = self.parent(parent)
+            if found is None:
+                continue
+            if isinstance(site, cst.Call) and site.func is parent:
+                self.report(site, message=self._site_message(qualified, *found), fix=self._site_fix(site, *found))
+            elif isinstance(site, cst.Decorator) and found[0] in DECORATORS:
+                self.report(parent, message=self._site_message(qualified, *found), fix=self._site_fix(parent, *found))
+
+    def _in_annotation(self, node: cst.CSTNode) -> bool:
+        parent = self.parent(node)
+        while parent is not None and not isinstance(parent, (cst.BaseStatement, cst.BaseSmallStatement)):
+            if isinstance(parent, cst.Annotation):
+                return True
+            parent = self.parent(parent)
+        return False
+
+    def _nested(self, nodes: list[cst.CSTNode]) -> bool:
+        """Whether one replaced node lies inside another (their rewrites would clash)."""
+        ids = {id(n) for n in nodes}
+        for node in nodes:
+            parent = self.parent(node)
+            while parent is not None:
+                if id(parent) in ids:
+                    return True
+                parent = self.parent(parent)
+        return False
+
+    valid = [
+        Valid(
+            """\
+import torch
+scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+    loss = model(x)
+with torch.amp.autocast("cpu"):
+    loss = model(x)
+""",
+            "the torch.amp API",
+        ),
+        Valid(
+            """\
+from apex import amp
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+with amp.scale_loss(loss, optimizer) as scaled_loss:
+    scaled_loss.backward()
+""",
+            "apex.amp is another library",
+        ),
+        Valid(
+            """\
+try:
+    from torch.amp import GradScaler
+except ImportError:  # torch < 2.3
+    from torch.cuda.amp import GradScaler
+scaler = GradScaler()
+""",
+            "compatibility import for old torch",
+        ),
+        Valid(
+            """\
+import torch
+if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+    scaler = torch.amp.GradScaler("cuda")
+else:
+    scaler = torch.cuda.amp.GradScaler()
+if version.parse(torch.__version__) < version.parse("2.4"):
+    ctx = torch.cuda.amp.autocast()
+""",
+            "compatibility branches on the torch version",
+        ),
+        Valid(
+            """\
+import torch
+from timm.utils import NativeScaler
+loss_scaler = NativeScaler()
+assert isinstance(scaler, torch.cuda.amp.GradScaler)
+# torch.cuda.amp.autocast() is deprecated
+""",
+            "timm's scaler; a class named but not constructed; a comment",
+        ),
+        Valid(
+            """\
+from torch.cuda.amp import GradScaler
+def is_scaler(obj):
+    return isinstance(obj, GradScaler)
+""",
+            "an import used only to check a type",
+        ),
+        Valid(
+            """\
+from torch.cuda.amp import autocast, GradScaler
+__all__ = ["autocast", "GradScaler"]
+""",
+            "a re-export: the modules that call it are where the finding belongs",
+        ),
+        Valid(
+            """\
+from torch.cuda.amp import autocast
+def run(model, x, autocast=autocast):
+    with autocast():
+        return model(x)
+""",
+            "the imported name is shadowed by a parameter",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+from torch.cuda.amp import autocast, GradScaler
+
+scaler = GradScaler()
+for x, y in loader:
+    optimizer.zero_grad()
+    with autocast():
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+            """\
+import torch
+from torch.amp import autocast, GradScaler
+
+scaler = GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with autocast("cuda"):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+        Invalid(
+            """\
+import torch as T
+scaler = T.cuda.amp.GradScaler(2.0**16, 2.0, 0.5, 2000, use_amp)
+with T.cuda.amp.autocast(use_amp, T.bfloat16):
+    out = model(x)
+with T.cpu.amp.autocast(cache_enabled=False):
+    out = model(x)
+""",
+            """\
+import torch as T
+scaler = T.amp.GradScaler("cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=use_amp)
+with T.amp.autocast("cuda", enabled=use_amp, dtype=T.bfloat16):
+    out = model(x)
+with T.amp.autocast("cpu", cache_enabled=False):
+    out = model(x)
+""",
+            count=3,
+        ),
+        Invalid(
+            """\
+from torch.cuda import amp
+
+scaler = amp.GradScaler(
+    init_scale=1024,
+    growth_interval=100,  # grow fast
+)
+
+@amp.autocast()
+def forward(model, x):
+    return model(x)
+""",
+            """\
+from torch import amp
+
+scaler = amp.GradScaler(
+    "cuda",
+    init_scale=1024,
+    growth_interval=100,  # grow fast
+)
+
+@amp.autocast("cuda")
+def forward(model, x):
+    return model(x)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.cuda.amp as amp
+
+class ScaledMatmul(torch.autograd.Function):
+    @staticmethod
+    @amp.custom_fwd(cast_inputs=torch.float16)
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    @amp.custom_bwd
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad @ b.t(), a.t() @ grad
+""",
+            """\
+import torch
+import torch.amp as amp
+
+class ScaledMatmul(torch.autograd.Function):
+    @staticmethod
+    @amp.custom_fwd(cast_inputs=torch.float16, device_type="cuda")
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    @amp.custom_bwd(device_type="cuda")
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad @ b.t(), a.t() @ grad
+""",
+        ),
+        Invalid(
+            """\
+import torch
+
+@torch.cuda.amp.autocast()
+def predict(model, x):
+    return model(x)
+
+class Clamp(torch.autograd.Function):
+    @staticmethod
+    @torch.cuda.amp.custom_fwd
+    def forward(ctx, x):
+        return x.clamp(0, 1)
+""",
+            """\
+import torch
+
+@torch.amp.autocast("cuda")
+def predict(model, x):
+    return model(x)
+
+class Clamp(torch.autograd.Function):
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cuda")
+    def forward(ctx, x):
+        return x.clamp(0, 1)
+""",
+            count=2,
+        ),
+        Invalid(
+            """\
+from torch import cuda
+from torch import nn
+
+def step(model: nn.Module, x):
+    with cuda.amp.autocast(dtype=bf16):
+        return model(x)
+""",
+            """\
+from torch import cuda
+from torch import nn
+import torch
+
+def step(model: nn.Module, x):
+    with torch.amp.autocast("cuda", dtype=bf16):
+        return model(x)
+""",
+        ),
+        Invalid(
+            """\
+from torch.cuda.amp import autocast as amp_autocast, GradScaler as Scaler
+
+def train(model, loader, scaler: Scaler):
+    for x in loader:
+        with amp_autocast(enabled=True):
+            loss = model(x)
+        scaler.scale(loss).backward()
+
+train(model, loader, Scaler(enabled=use_amp))
+""",
+            """\
+from torch.amp import autocast as amp_autocast, GradScaler as Scaler
+
+def train(model, loader, scaler: Scaler):
+    for x in loader:
+        with amp_autocast("cuda", enabled=True):
+            loss = model(x)
+        scaler.scale(loss).backward()
+
+train(model, loader, Scaler("cuda", enabled=use_amp))
+""",
+        ),
+        Invalid(
+            """\
+import contextlib
+from torch.cuda.amp import autocast
+ctx = autocast if use_amp else contextlib.nullcontext
+with autocast(enabled=use_amp):
+    loss = model(x)
+""",
+        ),
+    ]

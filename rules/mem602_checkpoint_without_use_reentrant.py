@@ -1,0 +1,201 @@
+"""MEM602 checkpoint-without-use-reentrant."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.call_args import append_keyword, has_star_kwargs, keyword_arg, positional_args
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
+# Qualified name -> how many positional arguments fill the parameters before
+# ``use_reentrant`` (``checkpoint`` takes ``*args``, so it is keyword-only there).
+CHECKPOINTS = {
+    "torch.utils.checkpoint.checkpoint": None,
+    "torch.utils.checkpoint.checkpoint_sequential": 3,
+}
+
+
+class CheckpointWithoutUseReentrant(Rule):
+    """
+    ## What it does
+    Flags `torch.utils.checkpoint.checkpoint(...)` and
+    `torch.utils.checkpoint.checkpoint_sequential(...)` called without an
+    explicit `use_reentrant=` argument.
+
+    ## Why it matters
+    Without the argument torch warns on every call (the warning announces an
+    error in a future release) and falls back to the legacy reentrant
+    implementation. Reentrant checkpointing does not support keyword
+    arguments or `torch.autograd.grad`, and when no input of a checkpointed
+    segment requires grad (for example the first block of a network whose
+    inputs are data, or a frozen embedding) it silently computes no gradients
+    for the parameters inside it: those layers stop training. The
+    non-reentrant mode has none of these limits and is the mode PyTorch
+    recommends.
+
+    ## Example
+    ```python
+    from torch.utils.checkpoint import checkpoint
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x)
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    x = checkpoint(block, x, use_reentrant=False)
+    ```
+
+    ## Fix safety
+    Unsafe: `use_reentrant=False` changes which implementation runs. It is the
+    recommended mode and computes the same values, but code that relied on
+    reentrant behaviour (for example on gradients being dropped for a segment
+    whose inputs do not require grad) will behave differently. Calls that pass
+    `**kwargs` are not reported: `use_reentrant` may be among them.
+
+    ## References
+    - https://pytorch.org/docs/stable/checkpoint.html
+    """
+
+    code = "MEM602"
+    name = "checkpoint-without-use-reentrant"
+    message = "activation checkpoint without `use_reentrant=`: pass `use_reentrant=False` (the recommended mode)"
+    fix_safety = Safety.UNSAFE
+    # A call of either function; a bare "checkpoint" matches every file that saves one.
+    tokens = ("checkpoint(", "checkpoint_sequential")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if keyword_arg(node, "use_reentrant") is not None or has_star_kwargs(node):
+            return
+        name = self.facts.names.call_name(node)
+        if name not in CHECKPOINTS:
+            return
+        before = CHECKPOINTS[name]
+        if before is not None and (len(positional_args(node)) > before or any(a.star for a in node.args)):
+            return  # passed positionally, or hidden in ``*args``
+        new = append_keyword(node, "use_reentrant", cst.Name("False"))
+        self.report(node, fix=Fix("Pass `use_reentrant=False`", ((node, new),), Safety.UNSAFE))
+
+    valid = [
+        Valid(
+            """\
+import deepspeed
+from deepspeed.runtime.activation_checkpointing.checkpointing import checkpoint
+x = deepspeed.checkpointing.checkpoint(block, x)
+x = checkpoint(block, x)
+""",
+            "DeepSpeed's checkpoint",
+        ),
+        Valid(
+            """\
+from fairscale.nn.checkpoint import checkpoint_wrapper
+block = checkpoint_wrapper(block)
+""",
+            "FairScale's wrapper",
+        ),
+        Valid(
+            """\
+import torch
+checkpoint = torch.load(path, map_location="cpu")
+model.load_state_dict(checkpoint["model"])
+optimizer.load_state_dict(checkpoint["optimizer"])
+start_epoch = checkpoint["epoch"]
+""",
+            "a variable named checkpoint",
+        ),
+        Valid(
+            """\
+import torch
+def save(checkpoint, path):
+    torch.save(checkpoint, path)
+save({"model": model.state_dict()}, "last.pt")
+trainer.checkpoint(model)
+""",
+            "a parameter and a method named checkpoint",
+        ),
+        Valid(
+            """\
+from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+x = checkpoint(block, x, use_reentrant=False)
+y = checkpoint(block, x, use_reentrant=True)
+z = checkpoint_sequential(blocks, 2, x, False)
+""",
+            "use_reentrant already passed, by keyword or positionally",
+        ),
+        Valid(
+            """\
+from torch.utils.checkpoint import checkpoint
+def ckpt(fn, *args, **kwargs):
+    return checkpoint(fn, *args, **kwargs)
+""",
+            "use_reentrant may be in **kwargs",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+from torch.utils.checkpoint import checkpoint
+
+class Encoder(nn.Module):
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x)
+        return x
+""",
+            """\
+from torch.utils.checkpoint import checkpoint
+
+class Encoder(nn.Module):
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x, use_reentrant=False)
+        return x
+""",
+        ),
+        Invalid(
+            """\
+import torch.utils.checkpoint
+hidden = torch.utils.checkpoint.checkpoint(
+    self.layer,
+    hidden,
+    attention_mask,  # may be None
+)
+""",
+            """\
+import torch.utils.checkpoint
+hidden = torch.utils.checkpoint.checkpoint(
+    self.layer,
+    hidden,
+    attention_mask,  # may be None
+    use_reentrant=False,
+)
+""",
+        ),
+        Invalid(
+            """\
+from torch.utils import checkpoint as ckpt
+out = ckpt.checkpoint_sequential(model.features, 4, x)
+out = ckpt.checkpoint(model.head, *out)
+""",
+            """\
+from torch.utils import checkpoint as ckpt
+out = ckpt.checkpoint_sequential(model.features, 4, x, use_reentrant=False)
+out = ckpt.checkpoint(model.head, *out, use_reentrant=False)
+""",
+            count=2,
+        ),
+        Invalid(
+            """\
+import torch as T
+def custom_forward(x):
+    return T.utils.checkpoint.checkpoint(run, x, preserve_rng_state=False)
+""",
+            """\
+import torch as T
+def custom_forward(x):
+    return T.utils.checkpoint.checkpoint(run, x, preserve_rng_state=False, use_reentrant=False)
+""",
+        ),
+    ]

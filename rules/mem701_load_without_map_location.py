@@ -1,0 +1,255 @@
+"""MEM701 load-without-map-location."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
+
+def _state_dict_arg(call: cst.Call) -> cst.Arg | None:
+    """The ``state_dict`` argument of ``x.load_state_dict(...)``, else None."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_state_dict"):
+        return None
+    assign = keyword_arg(call, "assign")
+    if assign is not None and not (isinstance(assign.value, cst.Name) and assign.value.value == "False"):
+        return None  # the loaded tensors become the parameters: their device matters
+    positional = positional_args(call)
+    return keyword_arg(call, "state_dict") or (positional[0] if positional else None)
+
+
+class LoadWithoutMapLocation(Rule):
+    """
+    ## What it does
+    Flags `torch.load(f)` without `map_location` (by keyword or as the second
+    positional argument) whose result is passed to `load_state_dict`, either
+    directly or through a variable of the same function.
+
+    ## Why it matters
+    Without `map_location`, every tensor is restored to the device it was
+    saved from. A checkpoint saved during GPU training is therefore first
+    materialised on that GPU, and `load_state_dict` then copies it into the
+    model's own parameters: for a moment the GPU holds the weights twice (and
+    the optimizer state, if the checkpoint has it), which is often what tips a
+    resumed run into out-of-memory. On a machine without that GPU (a CPU-only
+    box, a different device index) the load fails outright.
+
+    ## Example
+    ```python
+    model.load_state_dict(torch.load("best.pt"))
+    ```
+
+    ## Use instead
+    ```python
+    model.load_state_dict(torch.load("best.pt", map_location="cpu"))
+    ```
+    `load_state_dict` copies the values into the parameters wherever they
+    live, so loading to the CPU first costs no extra GPU memory.
+
+    ## Fix safety
+    Safe when the result goes straight into `load_state_dict` (optionally
+    indexed, as in `torch.load(p)["model"]`): `load_state_dict` copies values
+    into existing parameters, so their device is unchanged. No fix when the
+    result is first stored in a variable: other parts of the checkpoint may be
+    used as tensors on the device they were saved from. Calls with
+    `load_state_dict(..., assign=True)` are not reported, since the loaded
+    tensors then become the parameters.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.load.html
+    - https://pytorch.org/tutorials/beginner/saving_loading_models.html#saving-loading-model-across-devices
+    """
+
+    code = "MEM701"
+    name = "load-without-map-location"
+    message = (
+        "torch.load without map_location restores tensors to the GPU they were saved from, "
+        "a second copy of the weights next to the model's; load them with map_location=\"cpu\""
+    )
+    fix_safety = Safety.SAFE
+    tokens = ("load_state_dict",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        # One frame per function, class or module: loads stored in a name, and
+        # the names passed to load_state_dict.
+        self._frames: list[tuple[dict[str, list[cst.Call]], set[str]]] = []
+
+    def _push(self) -> None:
+        self._frames.append(({}, set()))
+
+    def _pop(self) -> None:
+        loads, fed = self._frames.pop()
+        for name in loads.keys() & fed:
+            for call in loads[name]:
+                self.report(call)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._push()
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._push()
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._push()
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        arg = _state_dict_arg(node)
+        if arg is not None:
+            value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
+            if isinstance(value, cst.Name):
+                self._frames[-1][1].add(value.value)
+            return
+        if not self._is_load_without_map_location(node):
+            return
+        parent = self.parent(node)
+        # ``torch.load(p)["model"]`` is the same load, indexed.
+        outer = self.parent(parent) if isinstance(parent, cst.Subscript) and parent.value is node else parent
+        if isinstance(outer, cst.Arg):
+            target_call = self.parent(outer)
+            if isinstance(target_call, cst.Call) and _state_dict_arg(target_call) is outer:
+                new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
+                self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
+        elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
+            target = outer.targets[0].target
+            if isinstance(target, cst.Name):
+                self._frames[-1][0].setdefault(target.value, []).append(node)
+
+    def _is_load_without_map_location(self, node: cst.Call) -> bool:
+        if keyword_arg(node, "map_location") is not None or len(positional_args(node)) >= 2:
+            return False
+        if has_star_args(node) or has_star_kwargs(node):
+            return False  # map_location may be among them
+        return self.facts.names.call_name(node) == "torch.load"
+
+    valid = [
+        Valid(
+            """\
+import torch
+model.load_state_dict(torch.load("best.pt", "cpu"))
+state = torch.load(path, map_location=device)
+model.load_state_dict(state)
+""",
+            "map_location given positionally or by keyword",
+        ),
+        Valid(
+            """\
+import torch
+features = torch.load("cache/features.pt")
+loader = DataLoader(TensorDataset(features, labels), batch_size=64)
+model.load_state_dict(init_weights)
+""",
+            "the result does not feed load_state_dict",
+        ),
+        Valid(
+            """\
+import torch
+scripted = torch.jit.load("model.pt")
+model.load_state_dict(scripted.state_dict())
+""",
+            "torch.jit.load is another function",
+        ),
+        Valid(
+            """\
+import numpy as np
+import pickle
+from safetensors.torch import load_file
+model.load_state_dict(load_file("model.safetensors"))
+weights = np.load("w.npy")
+state = pickle.load(fh)
+model.load_state_dict(state)
+""",
+            "other libraries' load",
+        ),
+        Valid(
+            """\
+import torch
+with torch.device("meta"):
+    model = Net()
+model.load_state_dict(torch.load("best.pt", weights_only=True), assign=True)
+""",
+            "assign=True: the loaded tensors become the parameters",
+        ),
+        Valid(
+            """\
+import torch
+def load(path):
+    state = torch.load(path)
+    return state
+def restore(model, state):
+    model.load_state_dict(state)
+""",
+            "the name is bound in another function",
+        ),
+        Valid(
+            """\
+import torch
+def load(path, **kwargs):
+    model.load_state_dict(torch.load(path, **kwargs))
+""",
+            "map_location may be in **kwargs",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+model = Net().cuda()
+model.load_state_dict(torch.load("best.pt"))
+""",
+            """\
+import torch
+model = Net().cuda()
+model.load_state_dict(torch.load("best.pt", map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch as T
+net.load_state_dict(T.load(args.weights, weights_only=True), strict=False)
+ema.load_state_dict(state_dict=T.load(
+    args.ema_weights,
+)["ema"])
+""",
+            """\
+import torch as T
+net.load_state_dict(T.load(args.weights, weights_only=True, map_location="cpu"), strict=False)
+ema.load_state_dict(state_dict=T.load(
+    args.ema_weights,
+    map_location="cpu",
+)["ema"])
+""",
+            count=2,
+        ),
+        Invalid(
+            """\
+import torch
+def resume(model, optimizer, path):
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return checkpoint["epoch"]
+""",
+        ),
+        Invalid(
+            """\
+import torch
+
+class Trainer:
+    def restore(self, path):
+        with open(path, "rb") as fh:
+            state = torch.load(fh)
+        self.model.module.load_state_dict(state)
+""",
+        ),
+    ]

@@ -1,0 +1,106 @@
+"""ImportTable: what the names of a module resolve to through its imports."""
+
+import libcst as cst
+import pytest
+
+from memlint.analysis.names import ImportTable, dotted_name
+
+
+def table(source: str) -> ImportTable:
+    return ImportTable(cst.parse_module(source))
+
+
+def resolve(source: str, expr: str) -> str | None:
+    return table(source).qualified_name(cst.parse_expression(expr))
+
+
+def test_dotted_name():
+    assert dotted_name(cst.parse_expression("a.b.c")) == "a.b.c"
+    assert dotted_name(cst.parse_expression("a().b")) is None
+
+
+@pytest.mark.parametrize(
+    "source, expr, expected",
+    [
+        ("import torch\n", "torch.cuda.amp.autocast", "torch.cuda.amp.autocast"),
+        ("import torch as T\n", "T.load", "torch.load"),
+        ("import torch.cuda.amp\n", "torch.cuda.amp.GradScaler", "torch.cuda.amp.GradScaler"),
+        ("import torch.cuda.amp as amp\n", "amp.autocast", "torch.cuda.amp.autocast"),
+        ("from torch.cuda import amp\n", "amp.autocast", "torch.cuda.amp.autocast"),
+        ("from torch.cuda.amp import autocast as ac\n", "ac", "torch.cuda.amp.autocast"),
+        ("from torch.utils import checkpoint\n", "checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint"),
+        ("from . import torch\n", "torch.load", None),
+        ("from torch import *\n", "load", None),
+        ("import torch\n", "np.load", None),
+        ("import torch\n", "torch", "torch"),
+    ],
+)
+def test_qualified_name(source, expr, expected):
+    assert resolve(source, expr) == expected
+
+
+def test_import_of_submodule_binds_its_head_only():
+    t = table("import torch.utils.checkpoint\n")
+    assert t.bindings == {"torch": "torch"}
+    assert t.qualified_name(cst.parse_expression("utils.checkpoint")) is None
+
+
+def test_call_name():
+    t = table("import torch as T\n")
+    assert t.call_name(cst.parse_expression("T.load(p)")) == "torch.load"
+    assert t.call_name(cst.parse_expression("T.load")) is None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from torch.utils.checkpoint import checkpoint\ncheckpoint = torch.load(path)\n",
+        "from torch.utils.checkpoint import checkpoint\nfor checkpoint in paths: pass\n",
+        "from torch.utils.checkpoint import checkpoint\nwith open(p) as checkpoint: pass\n",
+        "from torch.utils.checkpoint import checkpoint\ndef checkpoint(): pass\n",
+        "from torch.utils.checkpoint import checkpoint\nclass checkpoint: pass\n",
+        "from torch.utils.checkpoint import checkpoint\ndef forward(x, checkpoint=True): pass\n",
+        "from torch.utils.checkpoint import checkpoint\nf = lambda checkpoint: checkpoint\n",
+        "from torch.utils.checkpoint import checkpoint\ntry: pass\nexcept E as checkpoint: pass\n",
+        "from torch.utils.checkpoint import checkpoint\nif (checkpoint := find()): pass\n",
+        "from torch.utils.checkpoint import checkpoint\nxs = [checkpoint for checkpoint in ys]\n",
+        "from torch.utils.checkpoint import checkpoint\ncheckpoint: dict = {}\n",
+        "from torch.utils.checkpoint import checkpoint\nfrom deepspeed.checkpointing import checkpoint\n",
+    ],
+)
+def test_rebound_or_ambiguous_name_resolves_to_nothing(source):
+    assert resolve(source, "checkpoint") is None
+
+
+def test_same_import_twice_is_not_ambiguous():
+    source = "import torch\ndef f():\n    import torch\n"
+    assert resolve(source, "torch.load") == "torch.load"
+
+
+def test_annotation_without_value_does_not_rebind():
+    source = "from torch.cuda.amp import GradScaler\nscaler: GradScaler\n"
+    assert resolve(source, "GradScaler") == "torch.cuda.amp.GradScaler"
+
+
+@pytest.mark.parametrize(
+    "source, qualified, expected",
+    [
+        ("import torch\n", "torch", "torch"),
+        ("import torch as T\n", "torch", "T"),
+        ("import torch as T\n", "torch.amp.autocast", "T.amp.autocast"),
+        ("import torch.cuda.amp\n", "torch", "torch"),
+        ("import torch.cuda.amp as amp\n", "torch", None),
+        ("from torch.cuda import amp\n", "torch.cuda.amp.autocast", "amp.autocast"),
+        ("import numpy as np\n", "torch", None),
+        ("import torch\ntorch = None\n", "torch", None),
+    ],
+)
+def test_local_name_for(source, qualified, expected):
+    assert table(source).local_name_for(qualified) == expected
+
+
+def test_imports_torch_and_top_level_imports():
+    t = table('"""doc"""\nimport os\nfrom torch import nn\ndef f():\n    import numpy\n')
+    assert t.imports_torch()
+    assert len(t.top_level_imports) == 2
+    assert not table("import numpy\n").imports_torch()
