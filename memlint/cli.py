@@ -7,6 +7,7 @@ be read or parsed, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections import Counter
 from pathlib import Path
@@ -75,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR if exc.code not in (0, None) else EXIT_OK
     try:
         if args.command == "check":
-            return run_check(args)
+            with _sigterm_interrupts():
+                return run_check(args)
         if args.command == "rule":
             return run_rule(args)
         parser.print_help()
@@ -83,9 +85,33 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"memlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("memlint: interrupted", file=sys.stderr)
-        return 130
+        return 143 if isinstance(exc, Terminated) else 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM as an exception, so the clean-up of an interrupted run (stopping
+    workers, removing temporary files) happens as it does for Ctrl-C."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except (ValueError, OSError, AttributeError):  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def run_rule(args: argparse.Namespace) -> int:
@@ -147,7 +173,7 @@ def run_check(args: argparse.Namespace) -> int:
     output_format = args.output_format or config.output_format or "text"
     settings = _settings(args, config, output_format)
     files = list(discover(paths, config, force_exclude=args.force_exclude))
-    reports = run(files, settings, jobs=args.jobs)
+    reports = run(files, settings, jobs=args.jobs, cache=_cache(args, config, settings))
 
     if settings.mode != "diff":
         sys.stdout.write(get_reporter(output_format)(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root)))
@@ -183,6 +209,15 @@ def run_check(args: argparse.Namespace) -> int:
     if remaining and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _cache(args: argparse.Namespace, config: Config, settings):
+    """The findings cache for a check run; None with --no-cache or when fixing."""
+    if args.no_cache or settings.mode != "check":
+        return None
+    from memlint.cache import FindingsCache, resolve_cache_dir
+
+    return FindingsCache(resolve_cache_dir(args.cache_dir, config.cache_dir, config.root))
 
 
 def _config_start(paths: list[str]) -> Path | None:

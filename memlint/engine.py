@@ -6,6 +6,7 @@ and the verifier, so every interface reports the same findings.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import libcst as cst
@@ -13,7 +14,9 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
 from memlint.noqa import file_is_exempt, is_suppressed, noqa_map
+from memlint.parse_guard import TooDeep, check_nesting
 from memlint.rule import Finding, Rule, RuleContext
+from memlint.traversal import run_batched
 
 
 class ParseError(Exception):
@@ -22,8 +25,15 @@ class ParseError(Exception):
 
 def parse_module(text: str) -> cst.Module:
     try:
+        python_error = check_nesting(text)  # texts that would crash or hang libcst's parser
+    except TooDeep as exc:
+        raise ParseError(str(exc)) from None
+    try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
+        if python_error is not None:  # Python places and words it better
+            where = f"{python_error.lineno}:{max((python_error.offset or 1) - 1, 0)}"
+            raise ParseError(f"syntax error at {where}: {python_error.msg}") from None
         raise ParseError(f"syntax error at {exc.raw_line}:{exc.raw_column}: {exc.message}") from None
     except (RecursionError, MemoryError) as exc:
         raise ParseError(f"cannot parse: {type(exc).__name__}") from None
@@ -32,25 +42,44 @@ def parse_module(text: str) -> cst.Module:
 
 
 def applicable_rules(text: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
-    """The pre-filter: rules whose tokens occur in the text at all."""
-    return [r for r in rules if any(tok in text for tok in r.tokens)]
+    """The pre-filter: rules whose tokens occur in the text at all.
+
+    Tokens such as ``.to(`` or ``scale(`` hold punctuation, and Python allows
+    ``x . to (dev)``: a rule whose tokens are missing is tried once more
+    against the text without spaces, tabs and line continuations.
+    """
+    chosen, left = [], []
+    for rule in rules:
+        (chosen if any(tok in text for tok in rule.tokens) else left).append(rule)
+    if left and _SPACED.search(text):
+        squeezed = _SPACING.sub("", text)
+        chosen += [r for r in left if any(tok.replace(" ", "") in squeezed for tok in r.tokens)]
+        chosen.sort(key=list(rules).index)
+    return chosen
+
+
+_SPACING = re.compile(r"[ \t\f]+|\\\r?\n")
+# Spacing that can split a token: around a dot or an opening bracket.
+_SPACED = re.compile(r"[ \t\f]\.|\.[ \t\f]|\w[ \t\f]+[(\[]|[(\[][ \t\f]|\\\r?\n")
 
 
 def lint_module(
-    module: cst.Module, text: str, path: str, rules: Sequence[type[Rule]]
+    module: cst.Module, text: str, path: str, rules: Sequence[type[Rule]], *, noqa: bool = True
 ) -> list[Finding]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = RuleContext(path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper))
     visitors = [rule(context) for rule in rules]
-    wrapper.visit_batched(visitors)
-    mapping = noqa_map(text)
+    run_batched(wrapper, visitors)
+    # flake8 applies its own noqa and may be told not to (--disable-noqa).
+    # Tokenizing for noqa comments is only worth it when there is a finding.
+    mapping = noqa_map(text) if noqa and context.findings else {}
     findings = [f for f in context.findings if not is_suppressed(f.code, f.line, mapping)]
     findings.sort(key=lambda f: (f.line, f.column, f.code))
     return findings
 
 
 def lint(
-    text: str, path: str, rules: Sequence[type[Rule]]
+    text: str, path: str, rules: Sequence[type[Rule]], *, noqa: bool = True
 ) -> tuple[list[Finding], cst.Module | None]:
     """Findings for ``text`` and the module they refer to (None when it was not
     parsed). Raises ParseError when a rule applies but the text does not parse;
@@ -61,7 +90,7 @@ def lint(
     if not active:
         return [], None
     module = parse_module(text)
-    return lint_module(module, text, path, active), module
+    return lint_module(module, text, path, active, noqa=noqa), module
 
 
 def lint_text(text: str, path: str, rules: Sequence[type[Rule]]) -> list[Finding]:

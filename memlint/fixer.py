@@ -33,13 +33,59 @@ class FixResult:
 
 
 class _Replacer(cst.CSTTransformer):
+    """Applies a fix's replacements. A removed statement hands the comment
+    lines above it to the next statement that stays (or to the end of its
+    block), so removing code never removes the user's comments with it."""
+
     def __init__(self, fix: Fix) -> None:
         super().__init__()
         self._map = {id(old): new for old, new in fix.replacements}
+        self._removed = {key for key, new in self._map.items() if isinstance(new, cst.RemovalSentinel)}
+        self._moved_lines: set[int] = set()
+        if self._removed:
+            # A statement removed here but reused in a replacement was moved:
+            # its comments travel with it.
+            reused = {id(n) for _, new in fix.replacements if isinstance(new, cst.CSTNode) for n in _subtree(new)}
+            self._removed -= reused
+            self._moved_lines = reused
+        self._prefix: dict[int, list[cst.EmptyLine]] = {}
+        self._footer: dict[int, list[cst.EmptyLine]] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        body = getattr(node, "body", None)
+        if self._removed and isinstance(node, (cst.Module, cst.IndentedBlock)) and isinstance(body, (list, tuple)):
+            pending: list[cst.EmptyLine] = []
+            for stmt in body:
+                if id(stmt) in self._removed:
+                    pending.extend(
+                        line
+                        for line in getattr(stmt, "leading_lines", ())
+                        if line.comment is not None and id(line) not in self._moved_lines
+                    )
+                elif pending:
+                    self._prefix[id(stmt)] = pending
+                    pending = []
+            if pending:
+                self._footer[id(node)] = pending
+        return True
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        new = self._map.get(id(original_node))
-        return updated_node if new is None else new
+        key = id(original_node)
+        new = self._map.get(key)
+        node = updated_node if new is None else new
+        if key in self._prefix and hasattr(node, "leading_lines"):
+            node = node.with_changes(leading_lines=[*self._prefix[key], *node.leading_lines])
+        if key in self._footer and hasattr(node, "footer"):
+            node = node.with_changes(footer=[*self._footer[key], *node.footer])
+        return node
+
+
+def _subtree(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
 
 
 def render_fix(module: cst.Module, fix: Fix) -> str:
@@ -125,6 +171,7 @@ def fix_text(
     if file_is_exempt(text):
         return result
     rejected: set[tuple[str, int, int]] = set()
+    must_compile: bool | None = None  # computed once, when a fix is first tried
     for _ in range(MAX_ROUNDS):
         active = applicable_rules(result.text, rules)
         if not active:
@@ -140,6 +187,14 @@ def fix_text(
             return result
         chosen: list[tuple[Edit, Finding]] = []
         source = module.code
+        # libcst drops a final lone "\r" (old Mac newlines); edits are made on
+        # its text and the lost tail is put back. Anything else it does not
+        # reproduce cannot be fixed without touching bytes outside the fix.
+        if not result.text.startswith(source):
+            return result
+        tail = result.text[len(source):]
+        if must_compile is None:
+            must_compile = _compiles(text)
         for finding in candidates:
             try:
                 edit = text_edit(source, render_fix(module, finding.fix))  # type: ignore[arg-type]
@@ -157,8 +212,8 @@ def fix_text(
         new_text = _apply(source, [e for e, _ in chosen])
         imports = [m for _, f in chosen for m in f.fix.imports]  # type: ignore[union-attr]
         try:
-            new_text = add_imports(new_text, imports)
-            parse_module(new_text)
+            new_text = add_imports(new_text, imports) + tail
+            _check_fixed(new_text, must_compile)
         except ParseError:
             # Try the fixes one at a time next round; a fix that breaks code
             # on its own is rejected for good.
@@ -168,8 +223,8 @@ def fix_text(
                 continue
             edit, f = chosen[0]
             try:
-                new_text = add_imports(_apply(source, [edit]), f.fix.imports)  # type: ignore[union-attr]
-                parse_module(new_text)
+                new_text = add_imports(_apply(source, [edit]), f.fix.imports) + tail  # type: ignore[union-attr]
+                _check_fixed(new_text, must_compile)
             except ParseError:
                 rejected.add((f.code, f.line, f.column))
                 continue
@@ -180,6 +235,29 @@ def fix_text(
     active = applicable_rules(result.text, rules)
     result.remaining = lint_module(parse_module(result.text), result.text, path, active) if active else []
     return result
+
+
+def _compiles(text: str) -> bool:
+    """Whether this Python compiles ``text`` (no code runs). It catches what a
+    parse alone lets through: ``return`` outside a function, a misplaced
+    ``from __future__``, names used before their ``global``."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<memlint>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return False
+    return True
+
+
+def _check_fixed(text: str, must_compile: bool) -> None:
+    """Raise ParseError unless the fixed text parses, and compiles when the
+    original did (code in syntax newer than this Python is only parsed)."""
+    parse_module(text)
+    if must_compile and not _compiles(text):
+        raise ParseError("the fixed text does not compile")
 
 
 def _apply(text: str, edits: Sequence[Edit]) -> str:

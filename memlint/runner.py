@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from memlint.cache import FindingsCache, file_digest
 from memlint.engine import ParseError, lint
 from memlint.fixer import detach, fix_text
 from memlint.registry import select_rules
@@ -41,6 +42,7 @@ class FileReport:
     fixed: list[Finding] = field(default_factory=list)  # fixes applied (or that --diff would apply)
     error: str | None = None
     diff: str = ""
+    digest: str | None = None  # sha256 of the bytes checked (for the cache)
 
 
 @lru_cache(maxsize=64)
@@ -77,6 +79,7 @@ def process_file(path: str, settings: Settings) -> FileReport:
 
             return process_notebook(path, settings, rules)
         source = read_source(path)
+        report.digest = source.digest
         if settings.mode == "check":
             findings, module = lint(source.text, path, rules)
             report.findings = detach(findings, module, settings.with_edits)
@@ -101,12 +104,32 @@ def process_file(path: str, settings: Settings) -> FileReport:
 
 
 def _write(source: SourceFile, text: str, settings: Settings) -> None:
-    if os.path.islink(source.path):
-        target = os.path.realpath(source.path)
-        root = os.path.realpath(settings.root)
-        if os.path.commonpath([target, root]) != root:
-            raise SourceError(f"symlink points outside the project ({target}); not written")
+    target = _link_leaving_tree(source.path, settings.root)
+    if target is not None:
+        raise SourceError(f"symlink points outside the project ({target}); not written")
     write_atomic(source, text)
+
+
+def _link_leaving_tree(path: str, root: str) -> str | None:
+    """The real path when a symlink (the file itself or a folder on its way)
+    leads out of the tree it was found in, else None. The tree is the project
+    root, or the file's own folder when the path was named outside the root."""
+    absolute = os.path.abspath(path)
+    real = os.path.realpath(path)
+    if real == absolute:
+        return None
+    if _inside(absolute, os.path.abspath(root)):
+        tree = os.path.realpath(root)
+    else:
+        tree = os.path.realpath(os.path.dirname(absolute))
+    return None if _inside(real, tree) else real
+
+
+def _inside(path: str, folder: str) -> bool:
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:  # different drives on Windows
+        return False
 
 
 def unified_diff(source: SourceFile, new_text: str) -> str:
@@ -119,20 +142,96 @@ def unified_diff(source: SourceFile, new_text: str) -> str:
     return "".join(out)
 
 
-def _process_chunk(paths: list[str], settings: Settings) -> list[FileReport]:
-    return [process_file(p, settings) for p in paths]
+def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
+    codes = [r.code for r in _rules_for(settings, _per_file_ignored(path, settings))]
+    return cache.key(path, digest, codes, settings.with_edits)
 
 
-def run(paths: list[str], settings: Settings, jobs: int | None = None) -> list[FileReport]:
+def _check_and_store(path: str, settings: Settings, cache: FindingsCache | None) -> FileReport:
+    report = process_file(path, settings)
+    if cache is not None and settings.mode == "check":
+        digest = report.digest or file_digest(path)  # notebooks: hashed here
+        if digest is not None:
+            cache.store(_cache_key(cache, path, digest, settings), report)
+    return report
+
+
+def _process_chunk(paths: list[str], settings: Settings, cache: FindingsCache | None = None) -> list[FileReport]:
+    return [_check_and_store(p, settings, cache) for p in paths]
+
+
+def run(
+    paths: list[str], settings: Settings, jobs: int | None = None, cache: FindingsCache | None = None
+) -> list[FileReport]:
+    """Reports in the order of ``paths``. ``cache`` is used in check mode only:
+    a file whose entry is found is not read by a worker at all."""
+    if settings.mode != "check":
+        cache = None
+    reports: list[FileReport | None] = [None] * len(paths)
+    todo = list(range(len(paths)))
+    if cache is not None:
+        todo = []
+        for i, path in enumerate(paths):
+            digest = file_digest(path)
+            hit = cache.load(path, _cache_key(cache, path, digest, settings)) if digest else None
+            if hit is None:
+                todo.append(i)
+            else:
+                reports[i] = hit
     jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
-        return [process_file(p, settings) for p in paths]
-    # Chunks of a few files amortise inter-process traffic while keeping
-    # workers busy until the end.
-    size = max(1, min(32, len(paths) // (jobs * 4)))
-    chunks = [paths[i : i + size] for i in range(0, len(paths), size)]
-    reports: list[FileReport] = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for chunk_reports in pool.map(_process_chunk, chunks, [settings] * len(chunks)):
-            reports.extend(chunk_reports)
-    return reports
+    if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
+        for i in todo:
+            reports[i] = _check_and_store(paths[i], settings, cache)
+        return reports  # type: ignore[return-value]
+    # Biggest files first, in small chunks, so no worker is left with a large
+    # file at the end while the others idle; workers start once per run.
+    todo.sort(key=lambda i: -_size(paths[i]))
+    size = max(1, min(16, len(todo) // (jobs * 8)))
+    chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_signals)
+    try:
+        futures = [pool.submit(_process_chunk, [paths[i] for i in chunk], settings, cache) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            for i, report in zip(chunk, future.result()):
+                reports[i] = report
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM) or a worker died: stop now rather than
+        # finish every queued chunk, as leaving the `with` block would.
+        _stop_workers(pool)
+        raise
+    pool.shutdown()
+    return reports  # type: ignore[return-value]
+
+
+def _worker_signals() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them, and die on
+    SIGTERM (the parent's handler is inherited through fork). A write in
+    progress holds both signals back until its rename is done."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    # Python 3.14 has terminate_workers(); before it, the processes are only
+    # reachable through this attribute (which shutdown() clears).
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        try:
+            process.terminate()
+        except (OSError, ValueError, AttributeError):
+            pass
+    for process in processes:
+        try:
+            process.join(timeout=30)
+        except (OSError, ValueError, AttributeError, AssertionError):
+            pass
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

@@ -7,11 +7,16 @@ file whose enabled rules only need import resolution never pays for dataflow.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.names import ImportTable
+
+if TYPE_CHECKING:
+    from memlint.analysis.callgraph import CallGraph
+    from memlint.analysis.objects import ObjectTable
 
 
 class ModuleFacts:
@@ -22,3 +27,82 @@ class ModuleFacts:
     @cached_property
     def names(self) -> ImportTable:
         return ImportTable(self.module)
+
+    @cached_property
+    def calls(self) -> "CallGraph":
+        """Functions of this module and their call sites (analysis/callgraph.py)."""
+        from memlint.analysis.callgraph import CallGraph
+
+        return CallGraph(self.module)
+
+    @cached_property
+    def objects(self) -> "ObjectTable":
+        """What kind of torch object a name holds: ``facts.objects.kind_of(expr)``
+        -> ``Kind.MODULE/OPTIMIZER/SCALER/SCHEDULER/LOSS/LOADER`` or None
+        (analysis/objects.py)."""
+        from memlint.analysis.objects import ObjectTable
+
+        return ObjectTable(self.wrapper, self.names, self.calls)
+
+    @cached_property
+    def grad_mode(self):
+        """Whether autograd records where a statement runs: ``mode_at(node)``
+        -> ``GradMode.ENABLED/DISABLED/UNKNOWN`` (analysis/grad_mode.py)."""
+        from memlint.analysis.grad_mode import GradModeAnalysis
+
+        return GradModeAnalysis(self.wrapper, self.names, self.calls)
+
+    @cached_property
+    def loops(self):
+        """Training/evaluation/batch loops and what outlives an iteration:
+        ``info(loop)``, ``loop_of(node)``, ``carried_across(target, stmt)``
+        (analysis/loops.py)."""
+        from memlint.analysis.loops import LoopAnalysis
+
+        return LoopAnalysis(self.wrapper, self.names, self.calls, self.objects)
+
+    @cached_property
+    def history(self):
+        """Which values carry autograd history: ``value(expr)``,
+        ``carries_history(expr)`` (analysis/history.py)."""
+        from memlint.analysis.history import HistoryAnalysis
+
+        return HistoryAnalysis(self.module, self.names, self.calls, self.objects, self.grad_mode)
+
+    @cached_property
+    def usage(self):
+        """Where values go: into a backward, a return, numeric uses only
+        (analysis/usage.py)."""
+        from memlint.analysis.usage import UsageAnalysis
+
+        return UsageAnalysis(self.wrapper, self.objects, self.calls)
+
+    @cached_property
+    def recurrent(self):
+        """State fed back into a model across training iterations (RNN hidden
+        state): ``carried_states(loop)`` (analysis/recurrent.py)."""
+        from memlint.analysis.recurrent import RecurrentAnalysis
+
+        return RecurrentAnalysis(self)
+
+    @cached_property
+    def bindings(self):
+        """What was assigned to a name, by spelling (analysis/bindings.py)."""
+        from memlint.analysis.bindings import Bindings
+
+        return Bindings(self.module, self.names)
+
+    @cached_property
+    def verbs(self):
+        """zero_grad/backward/step/scaler/scheduler/clip calls in order, with
+        the branches they run under (analysis/training_verbs.py)."""
+        from memlint.analysis.training_verbs import TrainingVerbs
+
+        return TrainingVerbs(self.module, self.names, self.objects, self.bindings, self.calls)
+
+    @cached_property
+    def autocast(self):
+        """Which calls run inside an enabled ``autocast`` block (analysis/autocast.py)."""
+        from memlint.analysis.autocast import AutocastScopes
+
+        return AutocastScopes(self.module, self.names)

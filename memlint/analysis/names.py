@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.traversal import visit_fast
+
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
@@ -34,7 +36,7 @@ class ImportTable(cst.CSTVisitor):
         self._rebound: set[str] = set()
         # Top-level ``import X`` statements: where the engine adds imports.
         self.top_level_imports: list[cst.SimpleStatementLine] = []
-        module.visit(self)
+        visit_fast(module, self)
         for name in self._rebound | self._ambiguous:
             self.bindings.pop(name, None)
 

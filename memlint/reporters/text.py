@@ -30,10 +30,15 @@ def render_concise(reports: list[FileReport], unsafe_fixes: bool = False, **_: o
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def _source_lines(report: FileReport) -> list[str] | None:
-    if report.path.endswith(".ipynb") or not os.path.isfile(report.path):
+def _source_lines(report: FileReport) -> list[str] | dict[int, list[str]] | None:
+    """The file's lines, or for a notebook each code cell's lines by cell number."""
+    if not os.path.isfile(report.path):
         return None
     try:
+        if report.path.endswith(".ipynb"):
+            from memlint.notebook import cell_sources
+
+            return {n: text.splitlines() for n, text in cell_sources(report.path).items()}
         from memlint.source import read_source
 
         return read_source(report.path).text.splitlines()
@@ -60,7 +65,7 @@ def render(reports: list[FileReport], unsafe_fixes: bool = False, **_: object) -
         lines = _source_lines(report)
         for f in report.findings:
             out.append(f"{location(f)}: {f.code} {_marker(f, unsafe_fixes)}{f.message}")
-            out.extend(_excerpt(f, lines))
+            out.extend(_excerpt(f, lines.get(f.cell) if isinstance(lines, dict) else lines))
             if f.fix is not None:
                 kind = "safe fix" if f.fix.safety is Safety.SAFE else "unsafe fix"
                 out.append(f"  = {kind}: {f.fix.title}")

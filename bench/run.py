@@ -1,0 +1,376 @@
+"""Speed benchmark: memlint against TorchFix on released PyTorch code.
+
+    python bench/run.py                                   # timm and transformers, 3 runs, every tool
+    python bench/run.py --corpus timm --runs 3 --tools memlint,torchfix
+    python bench/run.py --corpus transformers --runs 1 --markdown --json out.json
+
+The corpora are the timm and transformers wheels, downloaded from PyPI at run
+time and unpacked into a scratch folder (see corpora.py). In one run the tools
+take turns, round by round, on the same files:
+
+- ``memlint-cold``: ``memlint check`` with an empty cache folder (it fills it);
+- ``memlint-warm``: the same command again, every file unchanged (cache hits);
+- ``memlint-nocache``: ``memlint check --no-cache`` (opt-in);
+- ``torchfix``: the TorchFix command line, default rules, one job per core;
+- ``flake8-torchfix``: ``flake8 --select TOR`` with TorchFix's plugin.
+
+TorchFix lives in its own virtual environment (``--torchfix-venv``, created
+with ``pip install torchfix flake8`` when missing), never in memlint's.
+
+Each measurement is wall time (median of the runs), CPU seconds of the whole
+process tree, and peak memory: the largest sum of RSS over the process tree,
+sampled every 50 ms (an upper bound: pages shared by forked workers count
+once per process), and the largest single process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpora import CORPORA, Corpus, fetch  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+TOOLS = ("memlint-cold", "memlint-warm", "torchfix", "flake8-torchfix")
+OPTIONAL_TOOLS = ("memlint-nocache",)
+REFERENCE = "torchfix"
+
+
+@dataclass
+class Measurement:
+    wall: float
+    cpu: float
+    tree_rss_mb: float
+    max_proc_rss_mb: float
+    returncode: int
+
+
+@dataclass
+class Row:
+    corpus: str
+    tool: str
+    files: int
+    lines: int
+    runs: list[Measurement] = field(default_factory=list)
+    failed: str | None = None
+
+    @property
+    def median(self) -> float:
+        return statistics.median(m.wall for m in self.runs)
+
+
+# -- measuring one command ------------------------------------------------------
+
+
+class TreeSampler(threading.Thread):
+    """Samples the summed RSS of a process and all its descendants."""
+
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.interval = interval
+        self.peak = 0
+        self._stop_event = threading.Event()
+        self._page = os.sysconf("SC_PAGE_SIZE")
+
+    def _tree(self) -> list[int]:
+        pids, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            pids.append(pid)
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children") as fh:
+                        todo.extend(int(c) for c in fh.read().split())
+            except OSError:
+                continue
+        return pids
+
+    def _rss(self) -> int:
+        total = 0
+        for pid in self._tree():
+            try:
+                with open(f"/proc/{pid}/statm") as fh:
+                    total += int(fh.read().split()[1]) * self._page
+            except (OSError, IndexError, ValueError):
+                continue
+        return total
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            self.peak = max(self.peak, self._rss())
+            self._stop_event.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join()
+
+
+def measure(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None) -> Measurement:
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True
+    )
+    sampler = TreeSampler(proc.pid) if Path("/proc").is_dir() else None
+    if sampler:
+        sampler.start()
+    timer = threading.Timer(timeout, lambda: _kill_group(proc.pid))
+    timer.start()
+    try:
+        # wait4 gives the CPU time and max RSS of the child and everything it waited for.
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+        if sampler:
+            sampler.stop()
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    if proc.returncode < 0 or proc.returncode > 1:
+        raise RuntimeError(f"{' '.join(cmd[:3])}… exited {proc.returncode}: {stderr[-2000:]}")
+    maxrss_kb = usage.ru_maxrss  # kilobytes on Linux
+    return Measurement(
+        wall=wall,
+        cpu=usage.ru_utime + usage.ru_stime,
+        tree_rss_mb=(sampler.peak if sampler else 0) / 2**20,
+        max_proc_rss_mb=maxrss_kb / 1024,
+        returncode=proc.returncode,
+    )
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, 9)  # the group this run started (start_new_session)
+    except OSError:
+        pass
+
+
+# -- the tools --------------------------------------------------------------------
+
+
+def ensure_torchfix(venv: Path) -> str | None:
+    """None when TorchFix and flake8 are ready in ``venv``, else why not."""
+    if (venv / "bin" / "torchfix").exists() and (venv / "bin" / "flake8").exists():
+        return None
+    print(f"creating {venv} with torchfix and flake8 …", file=sys.stderr)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "torchfix", "flake8"], check=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        return f"cannot install torchfix: {exc}"
+    return None
+
+
+def snapshot(workdir: Path) -> Path:
+    """A frozen copy of memlint (package and rules) to run from, so edits made
+    to the working tree during a long benchmark do not change what is measured
+    (nor invalidate the cache between the cold and the warm run)."""
+    src = workdir / "memlint-src"
+    shutil.rmtree(src, ignore_errors=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO / "memlint", src / "memlint", ignore=ignore)
+    shutil.copytree(REPO / "rules", src / "memlint" / "rules", ignore=ignore)
+    # Compiled once, as an installed package would be.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=False, env=env)
+    return src
+
+
+def command(tool: str, corpus: Corpus, cache_dir: Path, venv: Path) -> list[str]:
+    if tool.startswith("memlint"):
+        cmd = [sys.executable, "-m", "memlint", "check", "--exit-zero"]
+        cmd += ["--no-cache"] if tool == "memlint-nocache" else ["--cache-dir", str(cache_dir)]
+        return cmd + [str(corpus.root)]
+    if tool == "torchfix":
+        return [str(venv / "bin" / "torchfix"), str(corpus.root)]
+    if tool == "flake8-torchfix":
+        return [str(venv / "bin" / "flake8"), "--select=TOR", str(corpus.root)]
+    raise SystemExit(f"unknown tool {tool}")
+
+
+def units(tools: list[str]) -> list[list[str]]:
+    """Turns of one round: cold and warm memlint stay together, in that order."""
+    out: list[list[str]] = []
+    memlint = [t for t in ("memlint-cold", "memlint-warm") if t in tools]
+    if memlint:
+        out.append(memlint)
+    out.extend([t] for t in tools if t not in ("memlint-cold", "memlint-warm"))
+    return out
+
+
+def bench_corpus(
+    corpus: Corpus, tools: list[str], runs: int, workdir: Path, venv: Path, timeout: float, src: Path
+) -> list[Row]:
+    rows = {t: Row(corpus.name, t, corpus.files, corpus.lines) for t in tools}
+    cache_dir = workdir / f"cache-{corpus.name}"
+    turns = units(tools)
+    for n in range(runs):
+        # Rotate who goes first each round so no tool always runs on a warmer page cache.
+        for unit in turns[n % len(turns):] + turns[: n % len(turns)]:
+            for tool in unit:
+                row = rows[tool]
+                if row.failed:
+                    continue
+                if tool == "memlint-cold":
+                    shutil.rmtree(cache_dir, ignore_errors=True)
+                env = dict(os.environ)
+                if tool.startswith("memlint"):
+                    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
+                try:
+                    m = measure(command(tool, corpus, cache_dir, venv), cwd=workdir, timeout=timeout, env=env)
+                except RuntimeError as exc:
+                    row.failed = str(exc)
+                    print(f"  {corpus.name} {tool}: FAILED {exc}", file=sys.stderr)
+                    continue
+                row.runs.append(m)
+                print(
+                    f"  {corpus.name:<12} {tool:<16} run {n + 1}/{runs}: {m.wall:8.2f} s wall "
+                    f"{m.cpu:8.2f} s cpu {m.tree_rss_mb:7.0f} MB",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return list(rows.values())
+
+
+# -- reporting ----------------------------------------------------------------------
+
+
+def machine() -> dict:
+    info = {
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "os": f"{platform.system()} {platform.release()}",
+    }
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+        mem = Path("/proc/meminfo").read_text().split("\n")[0].split()[1]
+        info["memory_gb"] = round(int(mem) / 2**20, 1)
+    except OSError:
+        pass
+    try:
+        from importlib.metadata import version
+
+        import memlint
+
+        info["memlint"] = memlint.__version__
+        info["libcst"] = version("libcst")
+    except Exception:
+        pass
+    try:
+        info["commit"] = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        pass
+    return info
+
+
+def table(rows: list[Row], markdown: bool) -> str:
+    header = ["corpus", "tool", "files", "lines", "runs", "median s", "min–max s", "files/s",
+              "CPU s", "peak RSS MB (tree)", "max proc RSS MB", f"× vs {REFERENCE}"]
+    lines = []
+    for corpus in dict.fromkeys(r.corpus for r in rows):
+        group = [r for r in rows if r.corpus == corpus]
+        ref = next((r for r in group if r.tool == REFERENCE and r.runs), None)
+        for r in group:
+            if not r.runs:
+                lines.append([r.corpus, r.tool, str(r.files), f"{r.lines:,}", "0", "—", "—", "—", "—", "—", "—",
+                              (r.failed or "not run")[:40]])
+                continue
+            walls = [m.wall for m in r.runs]
+            med = r.median
+            ratio = f"{ref.median / med:.1f}×" if ref else "—"
+            lines.append([
+                r.corpus, r.tool, str(r.files), f"{r.lines:,}", str(len(r.runs)), f"{med:.2f}",
+                f"{min(walls):.2f}–{max(walls):.2f}", f"{r.files / med:.0f}",
+                f"{statistics.median(m.cpu for m in r.runs):.1f}",
+                f"{max(m.tree_rss_mb for m in r.runs):.0f}", f"{max(m.max_proc_rss_mb for m in r.runs):.0f}", ratio,
+            ])
+        cold = next((r for r in group if r.tool == "memlint-cold" and r.runs), None)
+        warm = next((r for r in group if r.tool == "memlint-warm" and r.runs), None)
+        if cold and warm:
+            lines.append([corpus, "warm / cold", "", "", "", f"{100 * warm.median / cold.median:.1f} %",
+                          "", "", "", "", "", ""])
+    if markdown:
+        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(cells) + " |" for cells in lines]
+        return "\n".join(out)
+    widths = [max(len(h), *(len(c[i]) for c in lines)) if lines else len(h) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join([fmt.format(*header)] + [fmt.format(*cells) for cells in lines])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", default="timm,transformers", help=f"comma-separated: {', '.join(CORPORA)}")
+    parser.add_argument("--pin", action="append", default=[], metavar="NAME=VERSION", help="another release of a corpus")
+    parser.add_argument("--runs", type=int, default=3, help="runs per tool (the median is reported)")
+    parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated: {', '.join(TOOLS + OPTIONAL_TOOLS)}; "
+                        "'memlint' means memlint-cold,memlint-warm")
+    parser.add_argument("--torchfix-venv", default=os.environ.get("TORCHFIX_VENV", "/tmp/torchfix-venv"), type=Path)
+    parser.add_argument("--workdir", type=Path, help="scratch folder (default: a new temporary one, removed after)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds before one run is killed")
+    parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    parser.add_argument("--json", type=Path, help="write every measurement here")
+    args = parser.parse_args(argv)
+
+    tools: list[str] = []
+    for t in args.tools.split(","):
+        t = t.strip()
+        tools.extend(["memlint-cold", "memlint-warm"] if t == "memlint" else [t] if t else [])
+    unknown = [t for t in tools if t not in TOOLS + OPTIONAL_TOOLS]
+    if unknown:
+        parser.error(f"unknown tools: {', '.join(unknown)}")
+    pins = dict(p.split("=", 1) for p in args.pin)
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memlint-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    info = machine()
+    print(f"machine: {json.dumps(info)}", file=sys.stderr)
+    rows: list[Row] = []
+    try:
+        if any(t in ("torchfix", "flake8-torchfix") for t in tools):
+            why = ensure_torchfix(args.torchfix_venv)
+            if why:
+                print(f"{why}; benchmarking memlint alone", file=sys.stderr)
+                tools = [t for t in tools if t.startswith("memlint")]
+        src = snapshot(workdir)
+        load_before = os.getloadavg()
+        for name in [c.strip() for c in args.corpus.split(",") if c.strip()]:
+            requirement = f"{name}=={pins[name]}" if name in pins else None
+            corpus = fetch(name, workdir, requirement)
+            print(f"{corpus.requirement}: {corpus.files} files, {corpus.lines:,} lines", file=sys.stderr)
+            rows += bench_corpus(corpus, tools, args.runs, workdir, args.torchfix_venv, args.timeout, src)
+        load_after = os.getloadavg()
+    finally:
+        if not args.keep and not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    info["load_average_before_after"] = [round(load_before[0], 2), round(load_after[0], 2)]
+    print(table(rows, args.markdown))
+    print(f"\nmachine: {', '.join(f'{k}={v}' for k, v in info.items())}")
+    if args.json:
+        args.json.write_text(json.dumps({"machine": info, "rows": [asdict(r) for r in rows]}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

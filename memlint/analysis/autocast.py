@@ -1,0 +1,103 @@
+"""Which code runs inside an ``autocast`` block.
+
+API (through ``facts.autocast``):
+
+- ``block_of(node)``: the innermost ``with autocast(...)`` statement around a
+  call or statement line, in the same function; None when the innermost
+  autocast there is ``enabled=False`` or there is none. A function defined in
+  the block is not run by it, so its body starts afresh.
+- ``is_autocast(call)``: ``torch.autocast``/``torch.amp.autocast``/
+  ``torch.cuda.amp.autocast``/``torch.cpu.amp.autocast`` under any import
+  spelling; ``enabled(call)``: False only for a literal ``enabled=False``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.names import ImportTable
+from memlint.traversal import visit_fast
+
+AUTOCAST_NAMES = frozenset(
+    {
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.amp.autocast_mode.autocast",
+        "torch.cuda.amp.autocast",
+        "torch.cuda.amp.autocast_mode.autocast",
+        "torch.cpu.amp.autocast",
+        "torch.cpu.amp.autocast_mode.autocast",
+    }
+)
+# Position of ``enabled`` among the positional parameters of each spelling.
+_ENABLED_POSITION = {"torch.autocast": 2, "torch.amp.autocast": 2, "torch.amp.autocast_mode.autocast": 2}
+
+
+class AutocastScopes(cst.CSTVisitor):
+    def __init__(self, module: cst.Module, names: ImportTable) -> None:
+        super().__init__()
+        self._names = names
+        # innermost autocast ``with`` (None: disabled or none) for each call/line
+        self._stack: list[cst.With | None] = [None]
+        self._block: dict[int, cst.With] = {}
+        visit_fast(module, self)
+
+    def is_autocast(self, call: cst.BaseExpression) -> bool:
+        return isinstance(call, cst.Call) and self._names.call_name(call) in AUTOCAST_NAMES
+
+    def enabled(self, call: cst.Call) -> bool:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "enabled":
+                return not _is_false(arg.value)
+        position = _ENABLED_POSITION.get(self._names.call_name(call) or "", 0)
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if len(positional) > position:
+            return not _is_false(positional[position].value)
+        return True
+
+    # The new state covers the ``with`` items too (``visit_fast`` has no
+    # ``visit_With_body``); nothing in an ``autocast(...)`` item is a backward.
+    def visit_With(self, node: cst.With) -> None:
+        state = self._stack[-1]
+        for item in node.items:
+            if self.is_autocast(item.item):
+                state = node if self.enabled(item.item) else None  # type: ignore[arg-type]
+        self._stack.append(state)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self._stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._stack.append(None)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._stack.append(None)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._stack.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._stack.append(None)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._stack.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._record(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._record(node)
+
+    def _record(self, node: cst.CSTNode) -> None:
+        if self._stack[-1] is not None:
+            self._block[id(node)] = self._stack[-1]
+
+    def block_of(self, node: cst.CSTNode) -> cst.With | None:
+        return self._block.get(id(node))
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"

@@ -1,0 +1,218 @@
+"""Functions of a module and who calls them, indexed in one pass.
+
+Several analyses need to look through calls to functions defined in the same
+file: a training loop whose backward lives in ``train_step()``, an evaluation
+helper that is only ever called under ``torch.no_grad()``, a loss computed by
+``compute_loss()``. Only calls that resolve unambiguously are followed:
+``foo(...)`` to the one ``def foo`` visible from the call, ``self.foo(...)`` to
+a method of the enclosing class (or of a base class defined in the module).
+Anything else is an unknown callee, and analyses treat it as such.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterator, Union
+
+import libcst as cst
+from memlint.traversal import children
+
+Scope = Union[cst.FunctionDef, cst.Module]
+
+
+class CallGraph:
+    """Also the analyses' index of the tree, built in the same single walk:
+    ``parents`` (node -> parent) and ``pos``/``end`` (source order as
+    preorder numbers), so that no analysis needs libcst's position metadata
+    (computed by code generation) for a file that reports nothing."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._order: dict[cst.CSTNode, int] = {}
+        self._last: dict[cst.CSTNode, int] = {}
+        self.functions: list[cst.FunctionDef] = []
+        # Lexical owner of each function: enclosing function/module, and class.
+        self.owner: dict[cst.FunctionDef, Scope] = {}
+        self.class_of: dict[cst.FunctionDef, cst.ClassDef] = {}
+        self.classes: dict[str, list[cst.ClassDef]] = defaultdict(list)
+        self.methods: dict[cst.ClassDef, dict[str, cst.FunctionDef]] = defaultdict(dict)
+        # Functions visible by bare name from a scope (module level or nested).
+        self._defs_in: dict[Scope, dict[str, list[cst.FunctionDef]]] = defaultdict(lambda: defaultdict(list))
+        # Every call, by the scope it is written in (nested defs excluded).
+        self.calls_in: dict[Scope, list[cst.Call]] = defaultdict(list)
+        self._call_scope: dict[cst.Call, Scope] = {}
+        self._bare_refs: list[tuple[cst.Name, Scope]] = []
+        self._stack: list[Scope] = [module]
+        self._class_stack: list[cst.ClassDef] = []
+        self._call_funcs: set[int] = set()
+        self._walk(module)
+        self._resolve()
+
+    def _walk(self, root: cst.CSTNode) -> None:
+        enter = {
+            cst.ClassDef: self.visit_ClassDef,
+            cst.FunctionDef: self.visit_FunctionDef,
+            cst.Call: self.visit_Call,
+            cst.Name: self.visit_Name,
+        }
+        leave = {cst.ClassDef: self.leave_ClassDef, cst.FunctionDef: self.leave_FunctionDef}
+        order, last, parents = self._order, self._last, self.parents
+        counter = 0
+        stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+        while stack:
+            node, leaving = stack.pop()
+            if leaving:
+                last[node] = counter
+                fn = leave.get(type(node))
+                if fn is not None:
+                    fn(node)
+                continue
+            order[node] = counter
+            counter += 1
+            fn = enter.get(type(node))
+            if fn is not None:
+                fn(node)
+            stack.append((node, True))
+            kids = children(node)
+            for child in reversed(kids):
+                parents[child] = node
+                stack.append((child, False))
+
+    # -- source order ------------------------------------------------------
+    def pos(self, node: cst.CSTNode) -> tuple[int, int]:
+        """Where ``node`` starts, comparable with any other ``pos``/``end``."""
+        return (self._order[node], 0)
+
+    def end(self, node: cst.CSTNode) -> tuple[int, int]:
+        """Just after the last node inside ``node`` (exclusive)."""
+        return (self._last[node], 0)
+
+    # -- collection -------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes[node.name.value].append(node)
+        self._class_stack.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._class_stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node)
+        outer = self._stack[-1]
+        self.owner[node] = outer
+        cls = self._class_stack[-1] if self._class_stack else None
+        if cls is not None and self._directly_in_class(cls, node):
+            self.class_of[node] = cls
+            self.methods[cls][node.name.value] = node
+        else:
+            self._defs_in[outer][node.name.value].append(node)
+        self._stack.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._stack.pop()
+
+    def _directly_in_class(self, cls: cst.ClassDef, node: cst.FunctionDef) -> bool:
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        return any(stmt is node for stmt in body)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        scope = self._stack[-1]
+        self.calls_in[scope].append(node)
+        self._call_scope[node] = scope
+        self._call_funcs.add(id(node.func))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._bare_refs.append((node, self._stack[-1]))
+
+    # -- resolution -------------------------------------------------------
+    def _resolve(self) -> None:
+        self.call_sites: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
+        self.callee: dict[cst.Call, cst.FunctionDef] = {}
+        for call, scope in self._call_scope.items():
+            target = self._lookup_call(call, scope)
+            if target is not None:
+                self.callee[call] = target
+                self.call_sites[target].append(call)
+        # A function passed around by name (callbacks, ``map(f, ...)``,
+        # ``threading.Thread(target=f)``) has callers we cannot see.
+        self.escapes: set[cst.FunctionDef] = set()
+        for name, scope in self._bare_refs:
+            if id(name) in self._call_funcs:
+                continue
+            for fn in self._visible(name.value, scope):
+                if fn.name is not name:
+                    self.escapes.add(fn)
+        del self._bare_refs
+
+    def _visible(self, name: str, scope: Scope) -> list[cst.FunctionDef]:
+        while True:
+            found = self._defs_in.get(scope, {}).get(name)
+            if found:
+                return found
+            if isinstance(scope, cst.Module):
+                return []
+            scope = self.owner[scope]
+
+    def _lookup_call(self, call: cst.Call, scope: Scope) -> cst.FunctionDef | None:
+        func = call.func
+        if isinstance(func, cst.Name):
+            found = self._visible(func.value, scope)
+            return found[0] if len(found) == 1 else None
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls")
+            and isinstance(scope, cst.FunctionDef)
+        ):
+            cls = self.class_of.get(self.method_owner(scope))  # type: ignore[arg-type]
+            if cls is not None:
+                return self.find_method(cls, func.attr.value)
+        return None
+
+    # -- queries ----------------------------------------------------------
+    def method_owner(self, fn: cst.FunctionDef) -> cst.FunctionDef | None:
+        """The method a (possibly nested) function belongs to."""
+        node: Scope = fn
+        while isinstance(node, cst.FunctionDef):
+            if node in self.class_of:
+                return node
+            node = self.owner[node]
+        return None
+
+    def find_method(self, cls: cst.ClassDef, name: str, _seen: frozenset = frozenset()) -> cst.FunctionDef | None:
+        found = self.methods.get(cls, {}).get(name)
+        if found is not None:
+            return found
+        for base in cls.bases:
+            if isinstance(base.value, cst.Name):
+                for other in self.classes.get(base.value.value, ()):
+                    if other not in _seen:
+                        hit = self.find_method(other, name, _seen | {cls})
+                        if hit is not None:
+                            return hit
+        return None
+
+    def resolve(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The function defined in this module that ``call`` calls, if known."""
+        return self.callee.get(call)
+
+    def scope_of_call(self, call: cst.Call) -> Scope | None:
+        return self._call_scope.get(call)
+
+    def callees(self, scope: Scope) -> Iterator[tuple[cst.Call, cst.FunctionDef]]:
+        for call in self.calls_in.get(scope, ()):
+            fn = self.callee.get(call)
+            if fn is not None:
+                yield call, fn
+
+    def reachable(self, scope: Scope) -> set[cst.FunctionDef]:
+        """Functions called from ``scope``, directly or through others."""
+        seen: set[cst.FunctionDef] = set()
+        todo = [fn for _, fn in self.callees(scope)]
+        while todo:
+            fn = todo.pop()
+            if fn in seen:
+                continue
+            seen.add(fn)
+            todo.extend(f for _, f in self.callees(fn))
+        return seen

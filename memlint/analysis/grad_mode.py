@@ -1,0 +1,210 @@
+"""Whether autograd is recording where a statement runs.
+
+API (through ``facts.grad_mode``):
+
+- ``mode_at(node) -> GradMode`` — ``ENABLED``, ``DISABLED`` or ``UNKNOWN``
+  for the statement containing ``node``.
+- ``is_disabled(node)`` — shorthand for ``mode_at(node) is DISABLED``.
+- ``entry_mode(fn)`` — the mode a function body starts in.
+- ``disabling_context(node)`` — the ``with`` statement that turns grad off
+  around ``node`` in its own function, if any.
+
+Sources of a mode, innermost first:
+
+- ``with torch.no_grad()`` / ``torch.inference_mode()`` /
+  ``torch.set_grad_enabled(False)`` turn recording off, ``torch.enable_grad()``
+  and ``set_grad_enabled(True)`` back on, ``set_grad_enabled(flag)`` makes it
+  unknown. A bare ``torch.set_grad_enabled(False)`` statement holds for the
+  statements after it in its function.
+- A decorator ``@torch.no_grad()`` / ``@torch.inference_mode()`` (called or
+  not) or ``@torch.enable_grad()`` sets the mode a function body starts in.
+- Lightning's ``validation_step``/``test_step``/``predict_step`` hooks run
+  with grad off (the framework disables it).
+- Otherwise a function starts in the mode of its call sites in this module:
+  off when every call site runs with grad off, on when every one runs with it
+  on (or the function is never called here, or is passed around by name),
+  unknown when they disagree.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from memlint.analysis.callgraph import CallGraph
+from memlint.analysis.names import ImportTable
+
+
+class GradMode(enum.Enum):
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+    UNKNOWN = "unknown"
+
+
+_OFF = frozenset({"no_grad", "inference_mode"})
+_LIGHTNING_NO_GRAD_HOOKS = frozenset(
+    {
+        "validation_step",
+        "test_step",
+        "predict_step",
+        "validation_epoch_end",
+        "test_epoch_end",
+        "on_validation_epoch_end",
+        "on_test_epoch_end",
+        "on_validation_batch_end",
+        "on_test_batch_end",
+    }
+)
+
+
+def context_mode(call: cst.BaseExpression, names: ImportTable) -> GradMode | None:
+    """The mode a ``with`` item or decorator sets, or None when it does not
+    touch grad mode (``autocast``, ``open``...)."""
+    func = call.func if isinstance(call, cst.Call) else call
+    qn = names.qualified_name(func)
+    if qn is None or not qn.startswith("torch"):
+        return None
+    last = qn.rsplit(".", 1)[-1]
+    args = call.args if isinstance(call, cst.Call) else ()
+    if last in _OFF:
+        if last == "inference_mode" and args:
+            return _literal_bool(args[0].value, invert=True)
+        return GradMode.DISABLED
+    if last == "enable_grad":
+        return GradMode.ENABLED
+    if last == "set_grad_enabled":
+        if not args:
+            return None
+        return _literal_bool(args[0].value, invert=False)
+    return None
+
+
+def _literal_bool(expr: cst.BaseExpression, invert: bool) -> GradMode:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        on = (expr.value == "True") != invert
+        return GradMode.ENABLED if on else GradMode.DISABLED
+    return GradMode.UNKNOWN
+
+
+class GradModeAnalysis:
+    """Computed on demand: a query walks up from the node to its function,
+    looking for a ``with`` that sets the mode (memoised per ``with``), then at
+    the function's bare ``set_grad_enabled`` statements and its entry mode.
+    No traversal of the module of its own."""
+
+    def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph) -> None:
+        self.wrapper = wrapper
+        self.names = names
+        self.calls = calls
+        self.parents = calls.parents
+        self._decorated: dict[cst.FunctionDef, GradMode] = {}
+        for fn in calls.functions:
+            for dec in fn.decorators:
+                mode = context_mode(dec.decorator, names)
+                if mode is not None:
+                    self._decorated[fn] = mode
+            if fn.name.value in _LIGHTNING_NO_GRAD_HOOKS and fn in calls.class_of:
+                self._decorated.setdefault(fn, GradMode.DISABLED)
+        # ``torch.set_grad_enabled(False)`` as a statement, per scope.
+        self._bare: dict[object, list[tuple[cst.Call, GradMode]]] = {}
+        for scope, scope_calls in calls.calls_in.items():
+            for call in scope_calls:
+                qn = names.call_name(call)
+                if qn and qn.startswith("torch") and qn.endswith("set_grad_enabled"):
+                    mode = context_mode(call, names)
+                    if mode is not None and isinstance(self.parents.get(call), cst.Expr):
+                        self._bare.setdefault(scope, []).append((call, mode))
+        self._with_memo: dict[cst.With, GradMode | None] = {}
+        self._local_memo: dict[cst.CSTNode, tuple] = {}
+        self._entry: dict[cst.FunctionDef, GradMode] = {}
+        self._busy: set[cst.FunctionDef] = set()
+
+    # == local mode ========================================================
+    def _with_mode(self, node: cst.With) -> GradMode | None:
+        if node not in self._with_memo:
+            mode = None
+            for item in node.items:
+                m = context_mode(item.item, self.names)
+                if m is not None:
+                    mode = m
+            self._with_memo[node] = mode
+        return self._with_memo[node]
+
+    def _local(self, node: cst.CSTNode) -> tuple:
+        """(mode set inside the function or None, disabling ``with`` or None,
+        the function or module the node runs in)."""
+        found = self._local_memo.get(node)
+        if found is not None:
+            return found
+        prev: cst.CSTNode = node
+        cur = self.parents.get(node)
+        result = None
+        while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module)):
+            if result is None and isinstance(cur, cst.With) and prev is cur.body:
+                mode = self._with_mode(cur)
+                if mode is not None:
+                    result = (mode, cur if mode is GradMode.DISABLED else None)
+            prev, cur = cur, self.parents.get(cur)
+        scope = cur if cur is not None else self.calls.module
+        if result is None:
+            result = (self._bare_mode(node, scope), None)
+        found = (result[0], result[1], scope)
+        self._local_memo[node] = found
+        return found
+
+    def _bare_mode(self, node: cst.CSTNode, scope) -> GradMode | None:
+        bare = self._bare.get(scope)
+        if not bare:
+            return None
+        at = self.calls.pos(node)
+        mode = None
+        for call, m in bare:
+            if self.calls.pos(call) < at:
+                mode = m
+        return mode
+
+    # == queries ===========================================================
+    def mode_at(self, node: cst.CSTNode) -> GradMode:
+        if isinstance(node, cst.FunctionDef):
+            return self.entry_mode(node)
+        local, _, scope = self._local(node)
+        if local is not None:
+            return local
+        if isinstance(scope, cst.FunctionDef):
+            return self.entry_mode(scope)
+        return GradMode.ENABLED
+
+    def local_mode(self, node: cst.CSTNode) -> GradMode | None:
+        """The mode set around ``node`` inside its own function, or None when
+        it is the mode the function starts in."""
+        return self._local(node)[0]
+
+    def is_disabled(self, node: cst.CSTNode) -> bool:
+        return self.mode_at(node) is GradMode.DISABLED
+
+    def disabling_context(self, node: cst.CSTNode) -> cst.With | None:
+        """The ``with`` in the same function that turns grad off around ``node``."""
+        return self._local(node)[1]
+
+    def decorator_mode(self, fn: cst.FunctionDef) -> GradMode | None:
+        return self._decorated.get(fn)
+
+    def entry_mode(self, fn: cst.FunctionDef) -> GradMode:
+        if fn in self._decorated:
+            return self._decorated[fn]
+        if fn in self._entry:
+            return self._entry[fn]
+        if fn in self._busy:
+            return GradMode.UNKNOWN
+        self._busy.add(fn)
+        try:
+            modes = {self.mode_at(call) for call in self.calls.call_sites.get(fn, ())}
+            if not modes or fn in self.calls.escapes:
+                modes.add(GradMode.ENABLED)
+            result = next(iter(modes)) if len(modes) == 1 else GradMode.UNKNOWN
+        finally:
+            self._busy.discard(fn)
+        self._entry[fn] = result
+        return result

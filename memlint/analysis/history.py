@@ -1,0 +1,786 @@
+"""Which values carry autograd history, flow-sensitively within a function.
+
+API (through ``facts.history``):
+
+- ``value(expr) -> Val | None`` — what an expression evaluated to where it
+  stands: ``Val.h`` is ``H.YES`` (carries history), ``H.NO`` (a number, a
+  detached or integer tensor, data from a loader) or ``H.MAYBE`` (cannot
+  tell); ``Val.scalar`` says it is a single number (a reduced loss), which
+  ``.item()`` accepts. None for expressions the walk did not evaluate.
+- ``carries_history(expr) -> bool`` — ``value(expr).h is H.YES``.
+- ``returns(fn) -> Val`` — what a function of this module returns when called
+  with unknown arguments.
+
+Sources of history: a model call, a loss call (``criterion(...)``,
+``F.cross_entropy``), then arithmetic, indexing, tensor methods and torch
+functions on such values, attributes of model outputs (``outputs.loss``,
+``outputs.logits``), tuple unpacking (``out, hidden = rnn(x, hidden)``),
+containers that had such a value appended, and values returned by functions of
+this module (analysed with the caller's arguments and grad mode).
+``.item()``, ``.tolist()``, ``float()``, ``int()``, ``.detach()``,
+``.numpy()``, ``.data``, comparisons, ``argmax`` and integer casts remove it;
+so does computing under ``torch.no_grad()`` (see ``grad_mode``).
+
+The walk goes through statements in order, joining the branches of ``if`` and
+``try`` and running loop bodies twice so that values carried around a loop
+(``hidden``) are seen. Each function is walked once with unknown parameters;
+calls into module functions are summarised with the caller's argument values.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import libcst as cst
+
+from memlint.analysis.callgraph import CallGraph, Scope
+from memlint.analysis.grad_mode import GradMode, GradModeAnalysis
+from memlint.analysis.names import ImportTable, dotted_name
+from memlint.analysis.objects import Kind, ObjectTable
+from memlint.traversal import visit_fast
+
+
+class H(enum.Enum):
+    YES = "yes"
+    NO = "no"
+    MAYBE = "maybe"
+
+
+@dataclass(frozen=True)
+class Val:
+    h: H
+    scalar: bool = False
+    items: "tuple[Val, ...] | None" = None
+
+
+YES = Val(H.YES)
+NO = Val(H.NO)
+NUMBER = Val(H.NO, scalar=True)
+MAYBE = Val(H.MAYBE)
+
+# Attributes that never carry history, whatever they are read from.
+_NO_ATTRS = frozenset(
+    {"data", "shape", "dtype", "device", "grad", "requires_grad", "is_cuda", "ndim", "grad_fn", "is_leaf", "names", "layout"}
+)
+# Tensor methods whose result carries no history.
+_DETACHING_METHODS = frozenset(
+    {
+        "item", "tolist", "detach", "detach_", "numpy", "argmax", "argmin", "argsort", "eq", "ne", "lt", "gt",
+        "le", "ge", "isnan", "isinf", "isfinite", "nonzero", "count_nonzero", "unique", "any", "all", "equal",
+        "allclose", "long", "int", "bool", "byte", "short", "char", "size", "dim", "numel", "nelement",
+        "stride", "data_ptr", "element_size", "get_device", "is_contiguous", "is_floating_point", "storage",
+        "untyped_storage", "__len__", "keys", "zero_", "backward", "append", "extend", "insert", "add_module",
+        "register_hook", "step", "zero_grad", "update", "state_dict", "parameters", "named_parameters",
+        "eq_", "logical_not", "logical_and", "logical_or", "float_power_", "bincount", "histc", "new_zeros",
+        "new_ones", "new_empty", "new_full", "new_tensor", "sign", "tobytes",
+    }
+)
+_NUMBER_METHODS = frozenset({"item", "size", "dim", "numel", "nelement", "__len__", "element_size", "get_device"})
+# Reductions: ``x.mean()`` (no dim) is a single number.
+_REDUCTIONS = frozenset({"mean", "sum", "norm", "prod", "std", "var", "max", "min", "logsumexp", "amax", "amin", "median", "nansum", "nanmean"})
+# Methods that keep the shape (and so the scalar-ness) of their receiver.
+_SHAPE_KEEPING = frozenset(
+    {
+        "squeeze", "float", "double", "half", "bfloat16", "to", "cpu", "cuda", "clone", "contiguous", "abs", "sqrt",
+        "exp", "log", "neg", "pow", "mul", "div", "add", "sub", "clamp", "clip", "type_as", "requires_grad_",
+        "relu", "sigmoid", "tanh", "log1p", "square", "reciprocal",
+    }
+)
+# Methods returning (values, indices) when given a dimension.
+_VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
+_TORCH_NO_HISTORY = frozenset(
+    {
+        "argmax", "argmin", "argsort", "eq", "ne", "lt", "gt", "le", "ge", "isnan", "isinf", "isfinite", "is_tensor",
+        "numel", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "randn", "rand",
+        "randint", "randperm", "tensor", "as_tensor", "from_numpy", "zeros_like", "ones_like", "empty_like",
+        "full_like", "rand_like", "randn_like", "randint_like", "bucketize", "searchsorted", "unique",
+        "count_nonzero", "load", "save", "manual_seed", "device", "no_grad", "inference_mode", "enable_grad",
+        "set_grad_enabled", "is_grad_enabled", "multinomial", "bernoulli", "normal", "poisson", "logical_not",
+        "logical_and", "logical_or", "equal", "allclose", "isclose", "bincount", "histc", "clip_grad_norm_",
+        "clip_grad_value_", "get_rng_state", "set_rng_state", "LongTensor", "FloatTensor", "Tensor", "BoolTensor",
+        "where_", "synchronize", "empty_cache", "max_memory_allocated", "memory_allocated", "is_available",
+        "device_count", "current_device",
+    }
+)
+_NUMBER_BUILTINS = frozenset({"float", "int", "len", "round", "bool", "hash", "id", "ord"})
+_NO_BUILTINS = _NUMBER_BUILTINS | frozenset(
+    {"str", "repr", "print", "isinstance", "issubclass", "hasattr", "callable", "range", "enumerate", "zip",
+     "open", "format", "type", "vars", "dir", "super", "input", "setattr", "delattr", "map", "filter", "chr"}
+)
+_PASSTHROUGH_BUILTINS = frozenset({"sum", "max", "min", "abs", "list", "tuple", "sorted", "reversed", "next", "iter", "dict", "set", "copy", "deepcopy"})
+_MODULE_NO_HISTORY_METHODS = frozenset(
+    {"generate", "parameters", "named_parameters", "state_dict", "modules", "children", "named_modules",
+     "eval", "train", "to", "cuda", "cpu", "zero_grad", "apply", "load_state_dict", "buffers", "init_hidden",
+     "half", "float", "double", "requires_grad_", "register_forward_hook", "register_buffer", "save_pretrained"}
+)
+_NO_HISTORY_LIBS = ("numpy.", "math.", "statistics.", "sklearn.", "scipy.", "pandas.", "time.", "random.", "os.", "json.")
+_DETACH_HELPER_TOKENS = ("detach", "repackage")
+
+
+def join(a: Val, b: Val) -> Val:
+    if a == b:
+        return a
+    items = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    return Val(a.h if a.h is b.h else H.MAYBE, a.scalar and b.scalar, items)
+
+
+def combine(vals: Iterable[Val], scalar: bool = False) -> Val:
+    """A value computed from ``vals``: history if any operand has it."""
+    hs = [v.h for v in vals]
+    if H.YES in hs:
+        return Val(H.YES, scalar)
+    if all(h is H.NO for h in hs):
+        return Val(H.NO, scalar)
+    return Val(H.MAYBE, scalar)
+
+
+def item_of(v: Val, index: int | None = None) -> Val:
+    if v.items is not None and index is not None and -len(v.items) <= index < len(v.items):
+        return v.items[index]
+    return Val(v.h)
+
+
+Env = dict
+
+
+class HistoryAnalysis:
+    # Depth of nested loops whose bodies are walked twice; deeper ones once.
+    MAX_REPEAT_DEPTH = 4
+    MAX_SUMMARIES = 2000
+
+    def __init__(
+        self,
+        module: cst.Module,
+        names: ImportTable,
+        calls: CallGraph,
+        objects: ObjectTable,
+        grad: GradModeAnalysis,
+    ) -> None:
+        self.module = module
+        self.names = names
+        self.calls = calls
+        self.objects = objects
+        self.grad = grad
+        self.values: dict[cst.CSTNode, Val] = {}
+        self._summaries: dict[tuple, Val] = {}
+        self._busy: set[tuple] = set()
+        self._returns: dict[cst.FunctionDef, Val] = {}
+        _Walker(self, module, record=True, entry=GradMode.ENABLED).run()
+        for fn in calls.functions:
+            walker = _Walker(self, fn, record=True, entry=grad.entry_mode(fn))
+            self._returns[fn] = walker.run()
+
+    # == queries ===========================================================
+    def value(self, expr: cst.CSTNode) -> Val | None:
+        return self.values.get(expr)
+
+    def carries_history(self, expr: cst.CSTNode) -> bool:
+        v = self.values.get(expr)
+        return v is not None and v.h is H.YES
+
+    def returns(self, fn: cst.FunctionDef) -> Val:
+        return self._returns.get(fn, MAYBE)
+
+    def history_terms(self, expr: cst.BaseExpression, exclude: str | None = None) -> list[cst.BaseExpression]:
+        """The smallest whole operands of ``expr`` that carry history: in
+        ``loss * x.size(0) + 0.1 * reg`` the ``loss`` and ``reg``. Arithmetic
+        is looked through; anything else is a term. Operands that mention
+        ``exclude`` (the accumulator) are skipped."""
+        out: list[cst.BaseExpression] = []
+
+        def walk(e: cst.BaseExpression) -> None:
+            if exclude is not None and _mentions(e, exclude):
+                if isinstance(e, cst.BinaryOperation):
+                    walk(e.left)
+                    walk(e.right)
+                elif isinstance(e, cst.UnaryOperation):
+                    walk(e.expression)
+                return
+            if isinstance(e, cst.BinaryOperation):
+                walk(e.left)
+                walk(e.right)
+            elif isinstance(e, cst.UnaryOperation):
+                walk(e.expression)
+            elif self.carries_history(e):
+                out.append(e)
+
+        walk(expr)
+        return out
+
+    # == function summaries =================================================
+    def summary(self, fn: cst.FunctionDef, args: dict[str, Val], mode: GradMode) -> Val:
+        key = (fn, tuple(sorted((k, v.h) for k, v in args.items())), mode)
+        if key in self._summaries:
+            return self._summaries[key]
+        if key in self._busy or len(self._summaries) > self.MAX_SUMMARIES:
+            return MAYBE
+        self._busy.add(key)
+        try:
+            entry = self.grad.decorator_mode(fn) or mode
+            result = _Walker(self, fn, record=False, entry=entry, args=args).run()
+        finally:
+            self._busy.discard(key)
+        self._summaries[key] = result
+        return result
+
+
+class _Walker:
+    """One flow-sensitive pass over a function (or module) body."""
+
+    def __init__(
+        self,
+        analysis: HistoryAnalysis,
+        scope: Scope,
+        record: bool,
+        entry: GradMode,
+        args: dict[str, Val] | None = None,
+    ) -> None:
+        self.a = analysis
+        self.scope = scope
+        self.record = record
+        self.entry = entry
+        self.mode = entry
+        self.env: Env = {}
+        self.returned: list[Val] = []
+        self.generator = False
+        self.depth = 0
+        self.last_args: dict[cst.Call, list[Val]] = {}
+        if isinstance(scope, cst.FunctionDef):
+            for name in _param_names(scope):
+                self.env[name] = (args or {}).get(name, MAYBE)
+
+    def run(self) -> Val:
+        if isinstance(self.scope, cst.Module):
+            self.block(self.scope.body)
+        else:
+            self.statement(self.scope.body)
+        if self.generator:
+            return MAYBE
+        if not self.returned:
+            return NO
+        result = self.returned[0]
+        for v in self.returned[1:]:
+            result = join(result, v)
+        return result
+
+    # -- statements --------------------------------------------------------
+    def block(self, stmts: Sequence[cst.CSTNode]) -> None:
+        for stmt in stmts:
+            self.statement(stmt)
+
+    def _set_mode(self, stmt: cst.CSTNode) -> None:
+        local = self.a.grad.local_mode(stmt)
+        self.mode = local if local is not None else self.entry
+
+    def statement(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self._set_mode(small)
+                self.small(small)
+            return
+        if isinstance(stmt, cst.IndentedBlock):
+            self.block(stmt.body)
+            return
+        if isinstance(stmt, cst.SimpleStatementSuite):
+            for small in stmt.body:
+                self._set_mode(small)
+                self.small(small)
+            return
+        self._set_mode(stmt)
+        if isinstance(stmt, cst.If):
+            self.ev(stmt.test)
+            before = dict(self.env)
+            self.statement(stmt.body)
+            after_body = self.env
+            self.env = dict(before)
+            if stmt.orelse is not None:
+                orelse = stmt.orelse
+                if isinstance(orelse, cst.If):
+                    self.statement(orelse)
+                else:
+                    self.statement(orelse.body)
+            self.env = _join_env(after_body, self.env)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            self.loop(stmt)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                v = self.ev(item.item)
+                if item.asname is not None:
+                    self.bind(item.asname.name, Val(H.MAYBE) if v.h is not H.NO else NO)
+            self.statement(stmt.body)
+        elif isinstance(stmt, cst.Try) or type(stmt).__name__ == "TryStar":
+            before = dict(self.env)
+            self.statement(stmt.body)
+            if stmt.orelse is not None:
+                self.statement(stmt.orelse.body)
+            merged = _join_env(before, self.env)
+            outs = [self.env]
+            for handler in stmt.handlers:
+                self.env = dict(merged)
+                self.statement(handler.body)
+                outs.append(self.env)
+            env = outs[0]
+            for other in outs[1:]:
+                env = _join_env(env, other)
+            self.env = env
+            if stmt.finalbody is not None:
+                self.statement(stmt.finalbody.body)
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            self.env[stmt.name.value] = NO
+        elif type(stmt).__name__ == "Match":
+            self.ev(stmt.subject)  # type: ignore[attr-defined]
+            before = dict(self.env)
+            env = None
+            for case in stmt.cases:  # type: ignore[attr-defined]
+                self.env = dict(before)
+                self.statement(case.body)
+                env = self.env if env is None else _join_env(env, self.env)
+            self.env = _join_env(before, env) if env is not None else before
+
+    def loop(self, stmt: cst.For | cst.While) -> None:
+        if isinstance(stmt, cst.For):
+            element = self._element_of(stmt.iter, self.ev(stmt.iter))
+        else:
+            self.ev(stmt.test)
+        before = dict(self.env)
+        self.depth += 1
+        repeat = self.depth <= HistoryAnalysis.MAX_REPEAT_DEPTH
+        passes = (False, self.record) if repeat else (self.record,)
+        record = self.record
+        for i, rec in enumerate(passes):
+            self.record = rec
+            if isinstance(stmt, cst.For):
+                self.bind(stmt.target, element)
+            else:
+                self.ev(stmt.test)
+            self.statement(stmt.body)
+            self.env = _join_env(before, self.env)
+        self.record = record
+        self.depth -= 1
+        if stmt.orelse is not None:
+            self.statement(stmt.orelse.body)
+
+    def _element_of(self, iterable: cst.BaseExpression, v: Val) -> Val:
+        if v.h is H.YES:
+            return Val(H.YES)
+        kind = self._kind_in_iterable(iterable)
+        if kind is Kind.LOADER or v.h is H.NO:
+            return NO
+        return MAYBE
+
+    def _kind_in_iterable(self, expr: cst.BaseExpression) -> Kind | None:
+        # ``enumerate(tqdm(loader))`` -> the loader.
+        while isinstance(expr, cst.Call) and expr.args:
+            expr = expr.args[0].value
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            return self.a.objects.kind_of(expr, self.scope)
+        return None
+
+    def small(self, stmt: cst.BaseSmallStatement) -> None:
+        if isinstance(stmt, cst.Assign):
+            v = self.ev(stmt.value)
+            for t in stmt.targets:
+                self.bind(t.target, v)
+        elif isinstance(stmt, cst.AnnAssign):
+            if stmt.value is not None:
+                self.bind(stmt.target, self.ev(stmt.value))
+        elif isinstance(stmt, cst.AugAssign):
+            old = self.ev(stmt.target)
+            v = self.ev(stmt.value)
+            if self.mode is GradMode.DISABLED:
+                new = Val(H.MAYBE if old.h is H.YES else H.NO, old.scalar and v.scalar)
+            else:
+                new = combine((old, v), old.scalar and v.scalar)
+            self.bind(stmt.target, new, augmented=True)
+        elif isinstance(stmt, cst.Expr):
+            v = self.ev(stmt.value)
+            if isinstance(stmt.value, (cst.Yield, cst.Await)):
+                self.generator = self.generator or isinstance(stmt.value, cst.Yield)
+            self._mutation(stmt.value)
+            del v
+        elif isinstance(stmt, cst.Return):
+            self.returned.append(self.ev(stmt.value) if stmt.value is not None else NO)
+        elif isinstance(stmt, cst.Del):
+            for t in _flat(stmt.target):
+                key = dotted_name(t)
+                if key is not None:
+                    self.env.pop(key, None)
+        elif isinstance(stmt, cst.Assert):
+            self.ev(stmt.test)
+        elif isinstance(stmt, cst.Raise) and stmt.exc is not None:
+            self.ev(stmt.exc)
+
+    def _mutation(self, value: cst.BaseExpression) -> None:
+        """``outs.append(out)``, ``h.detach_()``, ``x.add_(y)``: the receiver changes."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+            return
+        key = dotted_name(value.func.value)
+        if key is None:
+            return
+        method = value.func.attr.value
+        old = self.env.get(key, MAYBE)
+        args = self.last_args.get(value, [])
+        if method in ("append", "extend", "insert", "add", "appendleft", "update", "put"):
+            self.env[key] = Val(combine([old] + args).h) if old.h is not H.MAYBE or args else old
+            if old.h is H.NO and args and all(a.h is H.NO for a in args):
+                self.env[key] = NO
+        elif method == "detach_":
+            self.env[key] = NO
+        elif method.endswith("_") and not method.startswith("_") and self.mode is not GradMode.DISABLED:
+            self.env[key] = combine([old] + args, old.scalar)
+
+    def bind(self, target: cst.BaseExpression, v: Val, augmented: bool = False) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = [el.value for el in target.elements]
+            star = any(isinstance(el, cst.StarredElement) for el in target.elements)
+            for i, el in enumerate(elements):
+                if isinstance(el, cst.StarredElement):
+                    self.bind(el.value, Val(v.h))
+                else:
+                    self.bind(el, item_of(v, None if star else i))
+            return
+        if isinstance(target, cst.Subscript):
+            # ``d[k] = out``: the container now holds ``out``.
+            key = dotted_name(target.value)
+            if key is not None:
+                old = self.env.get(key, MAYBE)
+                self.env[key] = NO if (old.h is H.NO and v.h is H.NO) else Val(combine((old, v)).h)
+            return
+        key = dotted_name(target)
+        if key is not None:
+            # A new value for ``x`` makes what we knew about ``x.attr`` stale.
+            if not augmented:
+                prefix = key + "."
+                for k in [k for k in self.env if k.startswith(prefix)]:
+                    del self.env[k]
+            self.env[key] = v
+
+    # -- expressions -------------------------------------------------------
+    def ev(self, e: cst.BaseExpression) -> Val:
+        v = self._ev(e)
+        if self.record:
+            self.a.values[e] = v
+        return v
+
+    def fresh(self, scalar: bool = False) -> Val:
+        """A value newly computed from history-carrying inputs."""
+        if self.mode is GradMode.ENABLED:
+            return Val(H.YES, scalar)
+        if self.mode is GradMode.DISABLED:
+            return Val(H.NO, scalar)
+        return Val(H.MAYBE, scalar)
+
+    def computed(self, inputs: Iterable[Val], scalar: bool = False) -> Val:
+        v = combine(inputs, scalar)
+        if v.h is H.YES:
+            return self.fresh(scalar)
+        return v
+
+    def _ev(self, e: cst.BaseExpression) -> Val:
+        if isinstance(e, cst.Name):
+            if e.value in ("True", "False", "None"):
+                return NUMBER
+            return self.env.get(e.value, MAYBE)
+        if isinstance(e, (cst.Integer, cst.Float, cst.Imaginary)):
+            return NUMBER
+        if isinstance(e, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+            return NO
+        if isinstance(e, cst.FormattedString):
+            for part in e.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.ev(part.expression)
+            return NO
+        if isinstance(e, cst.Attribute):
+            key = dotted_name(e)
+            if key is not None and key in self.env:
+                if self.record:
+                    self.ev(e.value)
+                return self.env[key]
+            base = self.ev(e.value)
+            if e.attr.value in _NO_ATTRS:
+                return NO
+            if base.h is H.YES:
+                return Val(H.YES, scalar=e.attr.value == "loss")
+            return NO if base.h is H.NO else MAYBE
+        if isinstance(e, cst.Subscript):
+            base = self.ev(e.value)
+            index = None
+            for el in e.slice:
+                if isinstance(el.slice, cst.Index):
+                    self.ev(el.slice.value)
+                    if isinstance(el.slice.value, cst.Integer):
+                        index = int(el.slice.value.value)
+                    elif (
+                        isinstance(el.slice.value, cst.UnaryOperation)
+                        and isinstance(el.slice.value.operator, cst.Minus)
+                        and isinstance(el.slice.value.expression, cst.Integer)
+                    ):
+                        index = -int(el.slice.value.expression.value)
+            if base.items is not None and index is not None and len(e.slice) == 1:
+                return item_of(base, index)
+            return Val(base.h)
+        if isinstance(e, cst.Call):
+            return self.call(e)
+        if isinstance(e, cst.BinaryOperation):
+            left, right = self.ev(e.left), self.ev(e.right)
+            if isinstance(e.operator, cst.Modulo) and isinstance(e.left, (cst.SimpleString, cst.ConcatenatedString)):
+                return NO
+            return self.computed((left, right), left.scalar and right.scalar)
+        if isinstance(e, cst.UnaryOperation):
+            v = self.ev(e.expression)
+            return NUMBER if isinstance(e.operator, cst.Not) else v
+        if isinstance(e, cst.Comparison):
+            self.ev(e.left)
+            for c in e.comparisons:
+                self.ev(c.comparator)
+            return NUMBER
+        if isinstance(e, cst.BooleanOperation):
+            return join(self.ev(e.left), self.ev(e.right))
+        if isinstance(e, cst.IfExp):
+            self.ev(e.test)
+            return join(self.ev(e.body), self.ev(e.orelse))
+        if isinstance(e, (cst.Tuple, cst.List, cst.Set)):
+            items = []
+            starred = False
+            for el in e.elements:
+                if isinstance(el, cst.StarredElement):
+                    starred = True
+                    items.append(Val(self.ev(el.value).h))
+                else:
+                    items.append(self.ev(el.value))
+            h = combine(items).h if items else H.NO
+            return Val(h, items=None if starred or isinstance(e, cst.Set) else tuple(items))
+        if isinstance(e, cst.Dict):
+            vals = []
+            for el in e.elements:
+                if isinstance(el, cst.DictElement):
+                    self.ev(el.key)
+                    vals.append(self.ev(el.value))
+                else:
+                    vals.append(Val(self.ev(el.value).h))
+            return Val(combine(vals).h if vals else H.NO)
+        if isinstance(e, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            return self.comprehension(e)
+        if isinstance(e, cst.NamedExpr):
+            v = self.ev(e.value)
+            self.bind(e.target, v)
+            return v
+        if isinstance(e, cst.Lambda):
+            return NO
+        if isinstance(e, cst.Yield):
+            self.generator = True
+            if e.value is not None and isinstance(e.value, cst.BaseExpression):
+                self.ev(e.value)
+            return MAYBE
+        if isinstance(e, cst.Await):
+            self.ev(e.expression)
+            return MAYBE
+        return MAYBE
+
+    def comprehension(self, e: cst.BaseExpression) -> Val:
+        saved = dict(self.env)
+        comp = e.for_in  # type: ignore[attr-defined]
+        while comp is not None:
+            element = self._element_of(comp.iter, self.ev(comp.iter))
+            self.bind(comp.target, element)
+            for cond in comp.ifs:
+                self.ev(cond.test)
+            comp = comp.inner_for_in
+        if isinstance(e, cst.DictComp):
+            self.ev(e.key)
+            v = self.ev(e.value)
+        else:
+            v = self.ev(e.elt)  # type: ignore[attr-defined]
+        self.env = saved
+        return Val(v.h)
+
+    # -- calls -----------------------------------------------------------
+    def call(self, c: cst.Call) -> Val:
+        args = [self.ev(a.value) for a in c.args]
+        self.last_args[c] = args
+        func = c.func
+        o = self.a.objects
+        if o.is_loss_call(c):
+            # A loss of outputs computed without grad has no history either.
+            self.ev(func)
+            return self.computed([Val(a.h) for a in args], scalar=not _reduction_none(c, o))
+        if o.is_model_call(c):
+            self.ev(func)
+            return self.fresh() if not _frozen_name(func) else MAYBE
+        qn = self.a.names.call_name(c)
+        if qn is not None:
+            return self.library_call(qn, c, args)
+        fn = self.a.calls.resolve(c)
+        if fn is not None:
+            name = fn.name.value.lower()
+            if any(tok in name for tok in _DETACH_HELPER_TOKENS):
+                return NO
+            return self.a.summary(fn, self._bind_args(fn, c, args), self.mode)
+        if isinstance(func, cst.Name):
+            name = func.value
+            if name in self.env and name not in _NO_BUILTINS:
+                return MAYBE
+            if name in _NUMBER_BUILTINS:
+                return NUMBER
+            if name in _NO_BUILTINS:
+                return NO
+            if name in _PASSTHROUGH_BUILTINS:
+                if not args:
+                    return NO
+                scalar = name == "sum" or (name in ("max", "min", "abs") and all(a.scalar for a in args))
+                if name in ("sum", "max", "min", "abs"):
+                    return self.computed([Val(a.h) for a in args], scalar)
+                return args[0] if name in ("list", "tuple", "copy", "deepcopy") else Val(args[0].h)
+            if any(tok in name.lower() for tok in _DETACH_HELPER_TOKENS):
+                return NO
+            return MAYBE
+        if isinstance(func, cst.Attribute):
+            return self.method(c, func, args)
+        self.ev(func)
+        return MAYBE
+
+    def _bind_args(self, fn: cst.FunctionDef, c: cst.Call, args: list[Val]) -> dict[str, Val]:
+        params = list(fn.params.posonly_params) + list(fn.params.params)
+        names = [p.name.value for p in params]
+        if names and names[0] in ("self", "cls") and isinstance(c.func, cst.Attribute):
+            names = names[1:]
+        bound: dict[str, Val] = {}
+        for i, (arg, v) in enumerate(zip(c.args, args)):
+            if arg.star:
+                return {}
+            if arg.keyword is not None:
+                bound[arg.keyword.value] = v
+            elif i < len(names):
+                bound[names[i]] = v
+        for p in params:
+            if p.name.value not in bound and p.default is not None:
+                if isinstance(p.default, cst.Name) and p.default.value == "None":
+                    bound[p.name.value] = NUMBER
+        return bound
+
+    def library_call(self, qn: str, c: cst.Call, args: list[Val]) -> Val:
+        if qn.startswith(_NO_HISTORY_LIBS):
+            return NUMBER if qn.startswith("math.") else NO
+        if not qn.startswith("torch"):
+            return MAYBE
+        last = qn.rsplit(".", 1)[-1]
+        if qn.startswith(("torch.autograd.grad", "torch.autograd.functional")):
+            return MAYBE
+        if last in _TORCH_NO_HISTORY:
+            if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in c.args):
+                return MAYBE
+            return NO
+        if qn.startswith("torch.optim") or qn.startswith("torch.utils") or qn.startswith("torch.cuda"):
+            return MAYBE if last[:1].isupper() else NO
+        if last[:1].isupper():
+            return MAYBE  # constructors: nn.Linear(...), optim.Adam(...)
+        inputs = [Val(a.h) for a in args]
+        if last in _VALUES_INDICES and (len(c.args) >= 2 or _has_kw(c, "dim")) and last not in ("max", "min") or (
+            last in ("max", "min") and (_has_kw(c, "dim") or (len(c.args) >= 2 and _is_int(c.args[1].value)))
+        ):
+            values = self.computed(inputs)
+            return Val(values.h, items=(values, NO))
+        scalar = last in _REDUCTIONS and len(c.args) == 1 and not _has_kw(c, "dim")
+        return self.computed(inputs, scalar)
+
+    def method(self, c: cst.Call, func: cst.Attribute, args: list[Val]) -> Val:
+        m = func.attr.value
+        receiver_kind = None
+        if isinstance(func.value, (cst.Name, cst.Attribute)):
+            receiver_kind = self.a.objects.kind_of(func.value, self.scope)
+        base = self.ev(func.value)
+        if receiver_kind is Kind.MODULE:
+            return NO if m in _MODULE_NO_HISTORY_METHODS else MAYBE
+        if receiver_kind is not None:
+            return NO if m in ("step", "zero_grad", "state_dict", "get_last_lr", "load_state_dict", "update") else MAYBE
+        if m in _DETACHING_METHODS:
+            return NUMBER if m in _NUMBER_METHODS else NO
+        if m in _VALUES_INDICES and (c.args and not (m in ("max", "min") and not _is_int(c.args[0].value)) or _has_kw(c, "dim")):
+            values = self.computed([Val(base.h)])
+            return Val(values.h, items=(values, NO))
+        if m in ("split", "chunk", "unbind"):
+            return Val(self.computed([Val(base.h)]).h)
+        if base.h is H.NO:
+            return NO
+        if base.h is H.MAYBE:
+            return MAYBE
+        if m in _REDUCTIONS:
+            scalar = not c.args
+        elif m in _SHAPE_KEEPING:
+            scalar = base.scalar
+        else:
+            scalar = False
+        return self.computed([base] + [Val(a.h) for a in args], scalar)
+
+
+def _join_env(a: Env, b: Env) -> Env:
+    out = {}
+    for k in a.keys() | b.keys():
+        va, vb = a.get(k), b.get(k)
+        if va is None or vb is None:
+            out[k] = MAYBE if (va or vb) is None else Val(H.MAYBE) if (va or vb).h is not H.NO else (va or vb)
+        else:
+            out[k] = join(va, vb)
+    return out
+
+
+def _param_names(fn: cst.FunctionDef) -> list[str]:
+    p = fn.params
+    names = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.append(star.name.value)
+    return names
+
+
+def _flat(target: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _flat(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _flat(target.value)
+    else:
+        yield target
+
+
+def _has_kw(c: cst.Call, name: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == name for a in c.args)
+
+
+def _is_int(e: cst.BaseExpression) -> bool:
+    if isinstance(e, cst.UnaryOperation):
+        e = e.expression
+    return isinstance(e, cst.Integer)
+
+
+def _frozen_name(func: cst.BaseExpression) -> bool:
+    """EMA copies and teachers usually have frozen parameters."""
+    name = (dotted_name(func) or "").lower()
+    return any(tok in name for tok in ("ema", "teacher", "frozen", "swa", "averaged"))
+
+
+def _reduction_none(c: cst.Call, objects: ObjectTable) -> bool:
+    for arg in c.args:
+        if arg.keyword is not None and arg.keyword.value == "reduction":
+            return not (isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value in ("mean", "sum"))
+    return objects.loss_reduction_none(c)
+
+
+def _mentions(expr: cst.CSTNode, key: str) -> bool:
+    found = []
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if found:
+                return False
+            if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == key:
+                found.append(node)
+                return False
+            return True
+
+    visit_fast(expr, _V())
+    return bool(found)

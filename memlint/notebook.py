@@ -1,0 +1,265 @@
+"""Jupyter notebooks: the code cells are linted as one module, findings name
+their cell, and fixes rewrite only the sources of the cells they change.
+
+The cells are joined in order, each followed by a marker statement of its own
+(``__memlint_cell__ = 3``), so dataflow and imports reach across cells (a loop
+in one cell, an accumulator or ``import torch`` in another) while every line
+maps back to exactly one cell. The markers sit at column 0 between cells: a
+fix never edits them, and after fixing the text splits back at them, which
+keeps each fix inside its cell. IPython magics are masked first
+(:mod:`memlint.notebook_magics`) and the JSON is edited in place
+(:mod:`memlint.notebook_json`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence, TypeVar
+
+from memlint.engine import ParseError, lint, parse_module
+from memlint.fixer import detach, fix_text
+from memlint.notebook_json import replace_sources, split_source
+from memlint.notebook_magics import MaskedCell, mask_cell, unmask
+from memlint.rule import Edit, Finding, Rule
+from memlint.runner import FileReport, Settings, _write, unified_diff
+from memlint.source import SourceError, SourceFile, read_source
+
+MARKER = "__memlint_cell__ = {}"
+T = TypeVar("T")
+
+
+class NotebookError(SourceError):
+    """The file is not a notebook memlint can read or write back."""
+
+
+@dataclass(frozen=True)
+class CodeCell:
+    index: int  # 0-based position among all the notebook's cells
+    masked: MaskedCell
+
+    @property
+    def number(self) -> int:
+        """1-based, counting every cell (markdown too), as ruff does."""
+        return self.index + 1
+
+
+@dataclass(frozen=True)
+class Notebook:
+    source: SourceFile
+    data: dict
+    cells: tuple[CodeCell, ...]
+
+
+@dataclass(frozen=True)
+class Joined:
+    text: str
+    ranges: tuple[tuple[CodeCell, int, int], ...]  # cell, first line (1-based), line count
+
+    def locate(self, line: int) -> tuple[CodeCell, int] | None:
+        for cell, first, count in self.ranges:
+            if first <= line < first + count:
+                return cell, line - first + 1
+        return None  # a marker line
+
+
+def _cell_text(cell: dict) -> str | None:
+    source = cell.get("source", "")
+    if isinstance(source, list) and all(isinstance(s, str) for s in source):
+        return "".join(source)
+    return source if isinstance(source, str) else None
+
+
+def _is_python(data: dict) -> bool:
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    kernel = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    language = kernel.get("language") or info.get("name")
+    return language is None or str(language).lower() in ("python", "python3", "ipython")
+
+
+def load_notebook(path: str) -> Notebook:
+    source = read_source(path)
+    try:
+        data = json.loads(source.text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"not a notebook: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        if isinstance(data, dict) and "worksheets" in data:
+            raise NotebookError("nbformat 3 notebooks are not supported (convert with `jupyter nbconvert --to notebook`)")
+        raise NotebookError("not a notebook: no list of cells")
+    cells = []
+    if _is_python(data):
+        for index, cell in enumerate(data["cells"]):
+            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            text = _cell_text(cell)
+            masked = mask_cell(text) if text is not None else None
+            if masked is not None:
+                cells.append(CodeCell(index, masked))
+    return Notebook(source, data, tuple(cells))
+
+
+def join(cells: Sequence[CodeCell], texts: Sequence[str] | None = None) -> Joined:
+    parts: list[str] = []
+    ranges = []
+    line = 1
+    for i, cell in enumerate(cells):
+        body = texts[i] if texts is not None else cell.masked.text
+        if body and not body.endswith("\n"):
+            body += "\n"
+        count = body.count("\n")
+        parts.append(body)
+        parts.append(MARKER.format(cell.number) + "\n")
+        ranges.append((cell, line, count))
+        line += count + 1
+    return Joined("".join(parts), tuple(ranges))
+
+
+def split(text: str, cells: Sequence[CodeCell]) -> list[str] | None:
+    """The masked text of each cell in ``text`` (a fixed join), or None when
+    the markers are not all there, in order."""
+    segments: list[str] = []
+    current: list[str] = []
+    expected = iter(cells)
+    cell = next(expected, None)
+    for line in text.splitlines(keepends=True):
+        if cell is not None and line.rstrip("\r\n") == MARKER.format(cell.number):
+            body = "".join(current)
+            if not cell.masked.text.endswith("\n") and body.endswith("\n"):
+                body = body[:-1]
+            segments.append(body)
+            current = []
+            cell = next(expected, None)
+        else:
+            current.append(line)
+    if cell is not None or "".join(current).strip():
+        return None
+    return segments
+
+
+def _edit_in_cell(edit: Edit, joined: Joined, cell: CodeCell) -> Edit | None:
+    """The edit with cell lines, or None when it is not inside ``cell``."""
+    if edit.start_pos is None or edit.end_pos is None:
+        return edit
+    first, count = next((f, c) for c_, f, c in joined.ranges if c_ is cell)
+    start, end = joined.locate(edit.start_pos[0]), joined.locate(edit.end_pos[0])
+    if start is None or start[0] is not cell:
+        return None
+    if end is not None and end[0] is cell:
+        end_pos = (end[1], edit.end_pos[1])
+    elif edit.end_pos == (first + count, 0):
+        end_pos = (count + 1, 0)  # removing the cell's last line ends just past it
+    else:
+        return None
+    return replace(edit, start_pos=(start[1], edit.start_pos[1]), end_pos=end_pos)
+
+
+def to_cells(findings: Sequence[Finding], joined: Joined) -> list[Finding]:
+    """Findings with lines counted within their cell and the cell named."""
+    out = []
+    for f in findings:
+        where = joined.locate(f.line)
+        if where is None:
+            continue
+        cell, line = where
+        end = joined.locate(f.end_line)
+        end_line, end_column = (end[1], f.end_column) if end and end[0] is cell else (line, f.column)
+        fix = f.fix
+        if fix is not None and fix.edits:
+            edits = tuple(_edit_in_cell(e, joined, cell) for e in fix.edits)
+            fix = replace(fix, edits=() if None in edits else edits)  # type: ignore[arg-type]
+        out.append(replace(f, line=line, end_line=end_line, end_column=end_column, cell=cell.number, fix=fix))
+    return out
+
+
+def _tolerating_broken_cells(cells: Sequence[CodeCell], action: Callable[[Sequence[CodeCell]], T]) -> tuple[T, list[str]]:
+    """Run ``action`` on the cells; when they do not parse together, leave the
+    cells that do not parse on their own out, and name them."""
+    try:
+        return action(cells), []
+    except ParseError:
+        good, errors = [], []
+        for cell in cells:
+            try:
+                parse_module(cell.masked.text)
+                good.append(cell)
+            except ParseError as exc:
+                errors.append(f"cell {cell.number}: {exc}")
+        if not errors:
+            raise
+        return action(good), errors
+
+
+def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]]) -> FileReport:
+    report = FileReport(path=path)
+    notebook = load_notebook(path)
+    report.digest = notebook.source.digest
+    if settings.mode == "check":
+        def check(cells: Sequence[CodeCell]) -> list[Finding]:
+            joined = join(cells)
+            findings, module = lint(joined.text, path, rules)
+            return to_cells(detach(findings, module, settings.with_edits), joined)
+
+        report.findings, errors = _tolerating_broken_cells(notebook.cells, check)
+    else:
+        def fix(cells: Sequence[CodeCell]) -> tuple[Sequence[CodeCell], object, Joined]:
+            joined = join(cells)
+            return cells, fix_text(joined.text, path, rules, unsafe=settings.unsafe_fixes), joined
+
+        (cells, result, joined), errors = _tolerating_broken_cells(notebook.cells, fix)
+        _apply(notebook, list(cells), result, joined, settings, report)
+    report.error = "; ".join(errors) or None
+    return report
+
+
+def _apply(notebook: Notebook, cells: list[CodeCell], result, joined: Joined, settings: Settings, report: FileReport) -> None:
+    # Applied fixes were found in successive rounds; the first round's layout
+    # places them well enough for --show-fixes.
+    report.fixed = to_cells(detach(result.applied, None, False), joined)
+    if not result.changed:
+        report.findings = to_cells(detach(result.remaining, None, False), joined)
+        return
+    segments = split(result.text, cells)
+    if segments is None:
+        raise NotebookError("a fix crossed a cell boundary; notebook not written")
+    report.findings = to_cells(detach(result.remaining, None, False), join(cells, segments))
+    new_sources: dict[int, str] = {}
+    for cell, segment in zip(cells, segments):
+        if segment == cell.masked.text:
+            continue
+        restored = unmask(cell.masked, segment)
+        if restored is None:
+            raise NotebookError(f"cell {cell.number}: cannot put the IPython magics back after fixing; notebook not written")
+        new_sources[cell.index] = restored
+    new_text = _rewrite(notebook, new_sources)
+    if settings.mode == "diff":
+        report.diff = unified_diff(notebook.source, new_text)
+    else:
+        _write(notebook.source, new_text, settings)
+
+
+def _rewrite(notebook: Notebook, new_sources: dict[int, str]) -> str:
+    cells = notebook.data["cells"]
+    try:
+        text = replace_sources(notebook.source.text, new_sources, cells)
+        written = json.loads(text)
+    except (ValueError, IndexError) as exc:
+        raise NotebookError(f"cannot rewrite the notebook's JSON ({exc}); not written") from None
+    # What was written must read back as the old notebook with new sources.
+    expected = json.loads(notebook.source.text)
+    for index, text_ in new_sources.items():
+        old = cells[index].get("source")
+        expected["cells"][index]["source"] = split_source(text_) if isinstance(old, list) else text_
+    if written != expected:
+        raise NotebookError("rewriting the notebook's JSON changed more than cell sources; not written")
+    return text
+
+
+def cell_sources(path: str) -> dict[int, str]:
+    """Cell number -> source of every code cell (for excerpts in reports)."""
+    try:
+        notebook = load_notebook(path)
+    except SourceError:
+        return {}
+    return {cell.number: cell.masked.original for cell in notebook.cells}

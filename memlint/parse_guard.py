@@ -1,0 +1,83 @@
+"""Refuse, before libcst sees them, the texts that would crash or hang it.
+
+libcst's native parser recurses on nesting: 10,000 nested brackets, or a chain
+of 10,000 ``and``s, overflow its stack and kill the process (a segfault no
+``except`` can catch), and chains of a few thousand attribute accesses,
+subscripts or binary operators take it minutes before its Python side runs out
+of recursion anyway. Python's own parser is fast, never crashes, and already
+refuses the worst cases; its tree tells how deep libcst would have to go.
+Measured limits are in tests/test_robustness_files.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+# Deeper than any real code (torch, the standard library, transformers: at
+# most ~70), and shallow enough that libcst answers in about a second.
+MAX_DEPTH = 400
+# Python's tokenizer refuses more than 200 open brackets; libcst crashes
+# somewhere past a few thousand.
+MAX_BRACKETS = 200
+
+_BRACKETS = re.compile(r"[()\[\]{}]")
+
+
+class TooDeep(Exception):
+    """The text is nested beyond what libcst can take; message says how."""
+
+
+def check_nesting(text: str) -> SyntaxError | None:
+    """Raise TooDeep when ``text`` must not be given to libcst; return Python's
+    SyntaxError, if any (its line and message beat libcst's, should libcst
+    fail too)."""
+    try:
+        tree = ast.parse(text)
+    except (RecursionError, MemoryError):
+        raise TooDeep("file is nested too deeply to analyse (Python's own parser gives up)") from None
+    except SyntaxError as exc:
+        if "too many" in (exc.msg or ""):  # nested parentheses, indentation levels
+            raise TooDeep(f"syntax error at {exc.lineno}:{(exc.offset or 1) - 1}: {exc.msg}") from None
+        # Perhaps newer syntax than this Python knows; libcst may parse it,
+        # but not past the bracket depth that would crash it.
+        if bracket_depth(text) > MAX_BRACKETS:
+            raise TooDeep(f"file is nested too deeply to analyse (more than {MAX_BRACKETS} open brackets)") from None
+        return exc
+    except ValueError:  # NUL bytes; decoding already refuses them
+        return None
+    depth = nesting_depth(tree, MAX_DEPTH)
+    if depth > MAX_DEPTH:
+        raise TooDeep(f"file is nested too deeply to analyse (depth over {MAX_DEPTH})")
+    return None
+
+
+def nesting_depth(tree: ast.AST, limit: int) -> int:
+    """Depth of ``tree`` as libcst builds it, stopping once past ``limit``.
+
+    A ``BoolOp`` with n values is one node here but n-1 nested ones in libcst.
+    """
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        step = len(node.values) if isinstance(node, ast.BoolOp) else 1
+        stack.extend((child, depth + step) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def bracket_depth(text: str) -> int:
+    """Deepest bracket nesting, counting brackets in strings and comments too
+    (an over-estimate, used only when Python cannot parse the text)."""
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(text):
+        if match.group() in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest

@@ -1,0 +1,185 @@
+"""The measured process: settle the run, install the probe, run the script.
+
+The parent starts ``python -c "from memlint.verify.bootstrap import main; ..."
+CONFIG`` so that this is an importable module and not ``__main__`` (the script
+is ``__main__``, and ``torch.compile`` pickles things that refer to this
+module). The script runs unmodified through ``runpy.run_path``; what was
+measured goes to the JSON file the config names, never to stdout.
+
+The parent sets the environment before the interpreter starts (one thread for
+OpenMP/MKL, ``PYTHONHASHSEED``, ``CUBLAS_WORKSPACE_CONFIG``, a private
+``TORCHINDUCTOR_CACHE_DIR``, ``CUDA_VISIBLE_DEVICES`` for ``--device cpu``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import runpy
+import sys
+import time
+import traceback
+
+SEED = 0
+
+
+def main(config_path: str) -> None:
+    with open(config_path, encoding="utf-8") as fh:
+        config = json.load(fh)
+    out: dict = {"status": "error", "error": None, "traceback": None}
+    started = time.perf_counter()
+    try:
+        _run(config, out)
+    except BaseException as exc:  # the bootstrap itself failed
+        out["status"] = "error"
+        out["error"] = f"memlint verify could not run the script: {type(exc).__name__}: {exc}"
+        out["traceback"] = traceback.format_exc()
+    out["wall_s"] = time.perf_counter() - started
+    out["max_rss_bytes"] = _max_rss()
+    _write(config["output"], out)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip the script's atexit handlers and worker shutdown: the measurement
+    # is written, and a stopped training loop may leave threads behind.
+    os._exit(0)
+
+
+def _run(config: dict, out: dict) -> None:
+    try:
+        import torch
+    except ImportError:
+        out["error"] = "torch is not installed in this environment (pip install 'torch-memlint[verify]')"
+        return
+    # Everything of memlint's is imported before sys.path becomes the script's.
+    from memlint.verify import meters
+    from memlint.verify.probe import Probe, StopRun
+
+    if config.get("simulate"):
+        import memlint.verify.simulate  # noqa: F401
+
+    _settle(torch)
+    device = config["device"]
+    if config.get("simulate"):
+        device = "simulated-cpu"
+    elif device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    elif device == "cuda" and not torch.cuda.is_available():
+        out["error"] = "--device cuda: torch.cuda.is_available() is False in this environment"
+        return
+    out["device"] = device
+    out["torch"] = torch.__version__
+
+    script = os.path.abspath(config["script"])
+    script_dir = os.path.abspath(config.get("script_dir") or os.path.dirname(script))
+    own = meters.own_file_matcher(script, script_dir)
+    tracker = meters.CudaBytes() if device == "cuda" else meters.StorageBytesMode()
+    heap = meters.HeapBytes()
+    probe = Probe(
+        steps=config["steps"],
+        tensor_meter=tracker,
+        graph_meter=meters.GraphNodes(own),
+        heap_meter=heap if heap.available and device != "simulated-cpu" else None,
+        record_results=device != "simulated-cpu",
+        digest=device == "cpu",
+        progress_path=config.get("progress"),
+    )
+
+    # The script sees what `python SCRIPT ARGS` would give it, with imports
+    # resolved beside the original script (the fixed twin lives in a
+    # temporary folder).
+    sys.argv = [script, *config.get("args", [])]
+    _set_path(script_dir, config.get("memlint_root"))
+
+    out["status"] = "ok"
+    probe.install()
+    try:
+        with _context(torch, device, tracker):
+            runpy.run_path(script, run_name="__main__")
+    except StopRun:
+        pass
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            out["status"] = "error"
+            out["error"] = f"the script exited with status {exc.code}"
+    except BaseException as exc:
+        out["status"] = "error"
+        out["error"] = f"{type(exc).__name__}: {exc}".strip()
+        out["traceback"] = _script_traceback(exc, own)
+    finally:
+        probe.uninstall()
+    out.update(probe.record())
+    out["reached_steps"] = probe.steps >= config["steps"]
+
+
+def _set_path(script_dir: str, launch_root: str | None) -> None:
+    # The launch line put memlint's root first and `-c` put the current
+    # folder second; `python SCRIPT` would give the script's folder alone.
+    if launch_root and sys.path and sys.path[0] == launch_root:
+        del sys.path[0]
+    if sys.path and sys.path[0] == "":
+        del sys.path[0]
+    sys.path.insert(0, script_dir)
+
+
+def _settle(torch) -> None:
+    """One thread, fixed seeds, deterministic kernels: two runs of the same
+    computation give the same bits on CPU."""
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass  # already set by something that ran first
+    random.seed(SEED)
+    torch.manual_seed(SEED)
+    try:
+        import numpy
+
+        numpy.random.seed(SEED)
+    except ImportError:
+        pass
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = True
+
+
+def _context(torch, device, tracker):
+    import contextlib
+
+    stack = contextlib.ExitStack()
+    if device == "simulated-cpu":
+        from memlint.verify.simulate import simulation
+
+        stack.enter_context(simulation(torch))
+    if device != "cuda":
+        stack.enter_context(tracker)
+    return stack
+
+
+def _script_traceback(exc: BaseException, own) -> str:
+    """The script's own frames (and its local modules') and the error: not
+    the bootstrap's, the probe's or the library's."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if own(f.filename)]
+    lines = traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "Traceback (most recent call last, the script's frames):\n" + "".join(lines)
+
+
+def _max_rss() -> int | None:
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return None
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss if sys.platform == "darwin" else rss * 1024  # bytes on macOS, KiB on Linux
+
+
+def _write(path: str, data: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":  # pragma: no cover - the parent imports it instead
+    main(sys.argv[1])

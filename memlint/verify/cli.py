@@ -1,0 +1,279 @@
+"""``memlint verify``: run a script and its fixed twin, and say whether the fix
+held up. Importable without torch, so that ``--help`` always works.
+
+Exit status: 0 when the fix held up (or there was nothing to fix), 1 when it
+did not, 2 on usage errors (bad arguments, unreadable script, torch missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with the command line or its inputs; exit status 2."""
+
+
+@dataclass
+class Options:
+    script: str
+    fixed: str | None = None
+    select: list[str] | None = None
+    unsafe_fixes: bool = False
+    steps: int = 50
+    device: str = "auto"
+    timeout: float = 600.0
+    json: bool = False
+    plot: str | None = None
+    simulate: bool = False
+    args: tuple[str, ...] = ()
+    progress: bool = False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="memlint verify",
+        usage=(
+            "%(prog)s SCRIPT [--fixed FIXED] [--select CODES] [--unsafe-fixes] [--steps N]\n"
+            "       [--device {auto,cpu,cuda}] [--timeout S] [--json] [--plot FILE.png] [--simulate]\n"
+            "       [-- SCRIPT ARGS...]"
+        ),
+        description=(
+            "Run SCRIPT and its fixed twin, each in a fresh process stopped after --steps "
+            "training steps; compare memory (tensor bytes, autograd graph nodes, host heap) "
+            "and results (losses, parameters, forward outputs)."
+        ),
+        epilog="Arguments after `--` are passed to both scripts. Exit status: 0 fix held up, 1 it did not, 2 usage error.",
+    )
+    p.add_argument("script", help="the training or evaluation script to verify")
+    p.add_argument(
+        "--fixed", metavar="FIXED", help="the fixed twin to compare with (default: memlint's own fix, in a temporary folder)"
+    )
+    p.add_argument(
+        "--select", metavar="CODES", action="append", help="rules whose fixes make the twin (comma-separated codes or prefixes)"
+    )
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes to make the twin")
+    p.add_argument("--steps", type=_positive_int, default=50, metavar="N", help="training steps per run (default: 50)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to measure (default: auto)")
+    p.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S", help="seconds allowed per run (default: 600)")
+    p.add_argument("--json", action="store_true", help="write the outcome as JSON (schema 1) on stdout")
+    p.add_argument("--plot", metavar="FILE.png", help="draw both memory timelines per meter (needs matplotlib)")
+    p.add_argument(
+        "--simulate",
+        action="store_true",
+        help="run under FakeTensorMode on a fake CPU device: growth and peak of models too large for this machine, no results",
+    )
+    return p
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def parse_args(argv: list[str]) -> Options:
+    """Raises SystemExit as argparse does (status 2 on errors, 0 for --help)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1 :]
+    else:
+        script_args = []
+    ns = build_parser().parse_args(argv)
+    select = [c.strip() for entry in ns.select or [] for c in entry.split(",") if c.strip()] or None
+    return Options(
+        script=ns.script,
+        fixed=ns.fixed,
+        select=select,
+        unsafe_fixes=ns.unsafe_fixes,
+        steps=ns.steps,
+        device=ns.device,
+        timeout=ns.timeout,
+        json=ns.json,
+        plot=ns.plot,
+        simulate=ns.simulate,
+        args=tuple(script_args),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        options = parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
+    options.progress = sys.stderr.isatty()
+    try:
+        outcome = verify(options)
+    except UsageError as exc:
+        print(f"memlint verify: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # the runs were stopped on the way out
+        print("memlint verify: interrupted", file=sys.stderr)
+        return 130
+    from memlint.verify import report
+
+    if options.json:
+        sys.stdout.write(report.render_json(outcome) + "\n")
+    else:
+        sys.stdout.write(report.render_human(outcome, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    if options.plot:
+        from memlint.verify.plot import plot_outcome
+
+        plot_outcome(outcome, options.plot)
+        if not options.json:
+            print(f"plot written to {options.plot}")
+    return EXIT_OK if outcome.ok else EXIT_FAILED
+
+
+def verify(options: Options):
+    """Check the inputs, make the twin, run both, decide. Raises UsageError."""
+    from memlint.engine import ParseError
+    from memlint.source import SourceError, read_source
+    from memlint.verify.outcome import Outcome, RunSummary, decide
+    from memlint.verify.runner import RunSpec, run_all
+    from memlint.verify.twin import explicit_twin, make_twin
+
+    if importlib.util.find_spec("torch") is None:
+        raise UsageError("memlint verify runs PyTorch scripts and needs torch: pip install 'torch-memlint[verify]'")
+    if options.plot:
+        if importlib.util.find_spec("matplotlib") is None:
+            raise UsageError("--plot needs matplotlib: pip install 'torch-memlint[plot]'")
+        if not options.plot.lower().endswith(".png"):
+            raise UsageError("--plot writes a PNG file: give a name ending in .png")
+        folder = os.path.dirname(os.path.abspath(options.plot))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise UsageError(f"--plot: cannot write into {folder}")
+    if options.select:
+        from memlint.registry import known_prefix
+
+        unknown = [c for c in options.select if not known_prefix(c)]
+        if unknown:
+            raise UsageError(f"--select: no rule matches {', '.join(unknown)}")
+    if options.device == "cuda" and not options.simulate and not _cuda_available():
+        raise UsageError("--device cuda: no CUDA device is available to torch here")
+    try:
+        source = read_source(options.script)
+    except SourceError as exc:
+        raise UsageError(f"{options.script}: {exc}") from None
+    try:
+        if options.fixed:
+            try:
+                fixed_source = read_source(options.fixed)
+            except SourceError as exc:
+                raise UsageError(f"{options.fixed}: {exc}") from None
+            twin = explicit_twin(source, fixed_source, options.select)
+        else:
+            twin = make_twin(source, options.select, options.unsafe_fixes)
+    except ParseError as exc:
+        raise UsageError(f"{options.script}: {exc}") from None
+
+    script = os.path.abspath(options.script)
+    script_dir = os.path.dirname(script)
+    nothing_to_fix = options.fixed is None and twin.text == source.text
+    with tempfile.TemporaryDirectory(prefix="memlint-verify-") as tmp:
+        work = Path(tmp)
+        if options.fixed:
+            twin_path = os.path.abspath(options.fixed)
+        else:
+            # Same file name as the original, so `__file__`'s name and
+            # tracebacks read the same.
+            (work / "twin").mkdir()
+            twin_path = str(work / "twin" / os.path.basename(script))
+            Path(twin_path).write_bytes(source.encode(twin.text))
+        common = dict(
+            script_dir=script_dir,
+            args=list(options.args),
+            steps=options.steps,
+            device=options.device,
+            simulate=options.simulate,
+            timeout=options.timeout,
+        )
+        specs = [RunSpec(label="original", script=script, **common)]
+        if not nothing_to_fix:
+            specs.append(RunSpec(label="fixed", script=twin_path, **common))
+        raws = run_all(specs, work, parallel=_parallel(options), progress=options.progress)
+
+    runs = [RunSummary.from_raw(r) for r in raws]
+    outcome = Outcome(
+        script=options.script,
+        fixed_script=options.fixed,
+        device="simulated-cpu" if options.simulate else options.device,
+        steps_requested=options.steps,
+        findings=twin.findings,
+        original=runs[0],
+        fixed=runs[1] if len(runs) > 1 else None,
+        unfixed=twin.remaining,
+    )
+    return decide(outcome, simulate=options.simulate)
+
+
+def _parallel(options: Options) -> bool:
+    # Two runs at once halve the wall time on a multi-core host. On a GPU
+    # they would share its memory, so runs that may use one go one after the
+    # other.
+    if options.device != "cpu" and not options.simulate and _gpu_possible():
+        return False
+    return (os.cpu_count() or 1) >= 2
+
+
+def _gpu_possible() -> bool:
+    """Cheap and conservative: False only when torch is a CPU-only build or
+    no GPU device node exists."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES") == "":
+        return False
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return False
+    try:
+        version = (Path(spec.origin).parent / "version.py").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    import re
+
+    if re.search(r"^cuda(?::[^=]*)?= None\s*$", version, re.M) and re.search(r"^hip(?::[^=]*)?= None\s*$", version, re.M):
+        return False
+    return any(Path("/dev").glob("nvidia[0-9]*")) or Path("/dev/kfd").exists() or sys.platform != "linux"
+
+
+_CUDA: bool | None = None
+
+
+def _cuda_available() -> bool:
+    """Asked once, in a subprocess, and only for ``--device cuda``: importing
+    torch in this process would cost seconds and initialise nothing we use."""
+    global _CUDA
+    if _CUDA is None:
+        if not _gpu_possible():
+            _CUDA = False
+        else:
+            import subprocess
+
+            probe = subprocess.run(
+                [sys.executable, "-c", "import torch; print(int(torch.cuda.is_available()))"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            _CUDA = probe.stdout.strip() == "1"
+    return _CUDA
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""The three meters, read inside the measured process at step boundaries.
+
+No single meter sees every leak: a loss summed after ``backward()`` keeps graph
+nodes on the host and no tensor bytes at all; validation without ``no_grad``
+keeps activations (tensor bytes) through the graph.
+
+1. tensor bytes: on CUDA the caching allocator's counters; elsewhere a
+   ``TorchDispatchMode`` that adds each new storage's bytes and subtracts them
+   when the storage dies (a weakref callback);
+2. autograd graph nodes reachable from the tensors the script's own frames hold;
+3. host heap bytes in use (glibc ``mallinfo2``), where available.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import os
+import sys
+import weakref
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# -- 1. tensor bytes --------------------------------------------------------
+
+
+class _StorageRef(weakref.ref):
+    __slots__ = ("key", "nbytes")
+
+
+# Ops that change the size of a storage they did not create.
+_RESIZING = {"resize_", "set_", "resize_as_", "_resize_output_"}
+# What an op's outputs can be, decided once per op: views and in-place ops
+# return storages that already exist (most of a transformer's ops).
+_NEW, _EXISTING, _RESIZES = 0, 1, 2
+
+
+def _op_kind(func) -> int:
+    if func._opname in _RESIZING:
+        return _RESIZES
+    if func._opname.startswith("lift_fresh"):
+        return _NEW  # hands over a tensor made outside dispatch (torch.tensor(...))
+    try:
+        schema = func._schema
+        if func.is_view or (schema.is_mutable and not any(a.name == "out" for a in schema.arguments)):
+            return _EXISTING
+    except AttributeError:  # not an OpOverload
+        pass
+    return _NEW
+
+
+class StorageBytesMode(TorchDispatchMode):
+    """Live and peak bytes of the storages created by tensor ops while active.
+
+    Views share their base's storage and are counted once. ``paused`` lets the
+    probe run its own ops without counting them.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live = 0
+        self.peak = 0
+        self.paused = False
+        self._refs: dict[int, _StorageRef] = {}
+        self._kinds: dict = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if self.paused:
+            return out
+        kind = self._kinds.get(func)
+        if kind is None:
+            kind = self._kinds[func] = _op_kind(func)
+        if kind == _EXISTING:
+            return out
+        if kind == _RESIZES or kwargs and "out" in kwargs:
+            self._remeasure(out, kwargs)
+            return out
+        if isinstance(out, torch.Tensor):
+            self._see(out)
+        elif isinstance(out, (tuple, list)):
+            for item in out:
+                if isinstance(item, torch.Tensor):
+                    self._see(item)
+                elif isinstance(item, (tuple, list)):
+                    for inner in item:
+                        if isinstance(inner, torch.Tensor):
+                            self._see(inner)
+        return out
+
+    def _see(self, tensor) -> None:
+        try:
+            storage = tensor.untyped_storage()
+        except (RuntimeError, NotImplementedError, TypeError):
+            return  # sparse, nested and other storage-less layouts
+        key = storage._cdata
+        if key in self._refs:
+            return
+        ref = _StorageRef(storage, self._released)
+        ref.key = key
+        ref.nbytes = storage.nbytes()
+        self._refs[key] = ref
+        self.live += ref.nbytes
+        if self.live > self.peak:
+            self.peak = self.live
+
+    def _released(self, ref: _StorageRef) -> None:
+        if self._refs.get(ref.key) is ref:
+            del self._refs[ref.key]
+            self.live -= ref.nbytes
+
+    def _remeasure(self, out, kwargs) -> None:
+        targets = [out, (kwargs or {}).get("out")]
+        for t in targets:
+            for tensor in t if isinstance(t, (tuple, list)) else (t,):
+                if not isinstance(tensor, torch.Tensor):
+                    continue
+                try:
+                    storage = tensor.untyped_storage()
+                except (RuntimeError, NotImplementedError, TypeError):
+                    continue
+                ref = self._refs.get(storage._cdata)
+                if ref is None:
+                    self._see(tensor)
+                    continue
+                size = storage.nbytes()
+                self.live += size - ref.nbytes
+                ref.nbytes = size
+                self.peak = max(self.peak, self.live)
+
+    # The probe's interface, shared with CudaBytes.
+    def sample(self) -> tuple[int, int, None]:
+        return self.live, self.peak, None
+
+    def reset_peak(self) -> None:
+        self.peak = self.live
+
+
+class CudaBytes:
+    """The CUDA caching allocator's own counters for the current device.
+
+    Reads nothing before the script has initialised CUDA itself: initialising
+    it here would change what the script sees (a fork after it, for one)."""
+
+    def sample(self) -> tuple[int, int, int]:
+        if not torch.cuda.is_initialized():
+            return 0, 0, 0
+        return (
+            torch.cuda.memory_allocated(),
+            torch.cuda.max_memory_allocated(),
+            torch.cuda.memory_reserved(),
+        )
+
+    def reset_peak(self) -> None:
+        if torch.cuda.is_initialized():
+            torch.cuda.reset_peak_memory_stats()
+
+
+# -- 2. autograd graph nodes ------------------------------------------------
+
+# Bounds that keep a sample cheap on scripts that hold huge containers.
+MAX_OBJECTS = 200_000
+MAX_NODES = 2_000_000
+MAX_DEPTH = 4
+_CONTAINERS = (list, tuple, set, frozenset, collections.deque)
+_CO_OPTIMIZED = 0x0001
+
+
+class GraphNodes:
+    """Counts the distinct autograd nodes reachable (through
+    ``grad_fn.next_functions``) from tensors held by the script's own frames:
+    their locals, the containers in them, and attributes of modules and of
+    objects whose class the script defines."""
+
+    def __init__(self, own_file) -> None:
+        self._own_file = own_file  # callable: filename -> bool
+        self.saturated = False
+
+    def sample(self) -> int:
+        frame = sys._getframe(1)
+        namespaces = []
+        while frame is not None:
+            if self._own_file(frame.f_code.co_filename):
+                namespaces.append(frame)
+            frame = frame.f_back
+        roots = []
+        seen: set[int] = set()
+        for frame in namespaces:
+            names = frame.f_locals
+            try:
+                self._collect(names.values(), roots, seen)
+            finally:
+                self._drop_snapshot(frame, names)
+        del namespaces, frame
+        return self._count(roots)
+
+    @staticmethod
+    def _drop_snapshot(frame, names) -> None:
+        # Before Python 3.13, reading a function frame's f_locals stores a
+        # snapshot dict on the frame that keeps every local alive until the
+        # next read; that would hold the previous step's tensors. Clear it when
+        # nothing else (a `locals()` result the script kept) refers to it.
+        if sys.version_info >= (3, 13) or not frame.f_code.co_flags & _CO_OPTIMIZED:
+            return
+        # References: the frame, the caller's variable, our parameter, and
+        # getrefcount's own argument.
+        if isinstance(names, dict) and sys.getrefcount(names) <= 4:
+            names.clear()
+
+    def _collect(self, values, roots: list, seen: set) -> None:
+        stack = [(v, 0) for v in values]
+        budget = MAX_OBJECTS
+        while stack and budget:
+            obj, depth = stack.pop()
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            budget -= 1
+            if isinstance(obj, torch.Tensor):
+                node = obj.grad_fn
+                if node is not None:
+                    roots.append(node)
+                continue
+            if depth >= MAX_DEPTH:
+                continue
+            if isinstance(obj, _CONTAINERS):
+                stack.extend((v, depth + 1) for v in obj)
+            elif isinstance(obj, dict):
+                stack.extend((v, depth + 1) for v in obj.values())
+            elif isinstance(obj, torch.nn.Module):
+                attrs = vars(obj)
+                stack.extend((m, depth + 1) for m in attrs.get("_modules", {}).values())
+                stack.extend((v, depth + 1) for k, v in attrs.items() if not k.startswith("_"))
+            elif hasattr(type(obj), "__module__") and self._defined_by_script(obj):
+                stack.extend((v, depth + 1) for v in vars(obj).values())
+        if not budget:
+            self.saturated = True
+
+    def _defined_by_script(self, obj) -> bool:
+        if isinstance(obj, type) or not hasattr(obj, "__dict__"):
+            return False
+        mod = sys.modules.get(type(obj).__module__)
+        fn = getattr(mod, "__file__", None) if mod is not None else None
+        return type(obj).__module__ in ("__main__", "__mp_main__") or bool(fn and self._own_file(fn))
+
+    def _count(self, roots) -> int:
+        seen: set = set()
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            if len(seen) >= MAX_NODES:
+                self.saturated = True
+                break
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    stack.append(nxt)
+        return len(seen)
+
+
+# -- 3. host heap -----------------------------------------------------------
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")
+    ]
+
+
+class HeapBytes:
+    """Bytes the C heap has handed out and not taken back: glibc's
+    ``uordblks + hblkhd``. Python's own small objects live in arenas mapped
+    outside malloc and are not counted; C++ autograd nodes, CPU tensor
+    storages and large Python buffers are."""
+
+    def __init__(self) -> None:
+        self._fn = None
+        if sys.platform.startswith("linux"):
+            try:
+                fn = ctypes.CDLL(None).mallinfo2
+                fn.restype = _MallInfo2
+                fn.argtypes = []
+                fn()
+                self._fn = fn
+            except (AttributeError, OSError):
+                self._fn = None
+
+    @property
+    def available(self) -> bool:
+        return self._fn is not None
+
+    def sample(self) -> int | None:
+        if self._fn is None:
+            return None
+        info = self._fn()
+        return int(info.uordblks + info.hblkhd)
+
+
+def own_file_matcher(script: str, script_dir: str):
+    """filename -> bool: the script itself, and the modules beside it that are
+    not installed packages."""
+    script = os.path.abspath(script)
+    prefix = os.path.abspath(script_dir) + os.sep
+    cache: dict[str, bool] = {}
+
+    def own(filename: str) -> bool:
+        hit = cache.get(filename)
+        if hit is None:
+            path = os.path.abspath(filename) if filename and not filename.startswith("<") else ""
+            hit = path == script or (
+                path.startswith(prefix) and "site-packages" not in path and "dist-packages" not in path
+            )
+            cache[filename] = hit
+        return hit
+
+    return own

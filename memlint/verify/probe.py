@@ -1,0 +1,200 @@
+"""Hooks installed in the measured process: where a step ends, what to sample,
+what to record, and when to stop.
+
+A step ends at an optimizer step (the global step post-hook) in training, or at
+a root module forward (global forward pre/post hooks with a depth counter; only
+modules with parameters count) in a script that never steps an optimizer. The
+meters are read there, the results recorded, and after the requested number of
+steps the run stops by raising :class:`StopRun` out of the hook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import time
+import weakref
+
+import torch
+import torch.nn.modules.module as nn_module
+import torch.optim.optimizer as optim_module
+from torch.utils._pytree import tree_flatten
+
+from memlint.verify.results import fingerprint, loss_value
+
+
+class StopRun(BaseException):
+    """The requested steps have run. A BaseException, so that a script's
+    ``except Exception`` does not swallow it."""
+
+
+class Probe:
+    def __init__(self, *, steps, tensor_meter, graph_meter, heap_meter, record_results=True, digest=True, progress_path=None):
+        self.steps_wanted = steps
+        self.tensor = tensor_meter
+        self.graph = graph_meter
+        self.heap = heap_meter
+        self.record_results = record_results
+        self.digest = digest
+        self.kind: str | None = None  # "optimizer" | "forward"
+        self.steps = 0
+        self.optimizer_made = False
+        self.samples: dict[str, list] = {k: [] for k in ("tensor_live", "tensor_peak", "tensor_reserved", "graph_nodes", "heap")}
+        self.losses: list[float] = []
+        self.params: list[dict] = []
+        self.outputs: list[dict] = []
+        self._primary = None
+        self._depth = 0
+        self._paused = 0
+        self._handles: list = []
+        self._restore: list = []
+        self._progress_fd = os.open(progress_path, os.O_WRONLY | os.O_CREAT, 0o600) if progress_path else None
+        self._progress_at = 0.0
+
+    # -- installation -------------------------------------------------------
+
+    def install(self) -> None:
+        self._handles.append(optim_module.register_optimizer_step_post_hook(self._after_step))
+        self._handles.append(nn_module.register_module_forward_pre_hook(self._before_forward))
+        self._handles.append(nn_module.register_module_forward_hook(self._after_forward, always_call=True))
+        self._patch(torch.autograd, "backward", self._wrap_backward(torch.autograd.backward))
+        self._patch(torch.optim.Optimizer, "__init__", self._wrap_optimizer_init(torch.optim.Optimizer.__init__))
+
+    def uninstall(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        for owner, name, value in reversed(self._restore):
+            setattr(owner, name, value)
+        self._handles.clear()
+        self._restore.clear()
+
+    def _patch(self, owner, name, value) -> None:
+        self._restore.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, value)
+
+    @contextlib.contextmanager
+    def paused(self):
+        """Our own tensor ops: not counted, not recorded, no graph."""
+        self._paused += 1
+        previous = getattr(self.tensor, "paused", None)
+        if previous is not None:
+            self.tensor.paused = True
+        try:
+            with torch.no_grad():
+                yield
+        finally:
+            self._paused -= 1
+            if previous is not None:
+                self.tensor.paused = previous
+
+    # -- hooks --------------------------------------------------------------
+
+    def _wrap_optimizer_init(self, init):
+        probe = self
+
+        @functools.wraps(init)
+        def __init__(self, *args, **kwargs):
+            probe.optimizer_made = True
+            return init(self, *args, **kwargs)
+
+        return __init__
+
+    def _wrap_backward(self, backward):
+        probe = self
+
+        @functools.wraps(backward)
+        def wrapped(tensors, *args, **kwargs):
+            if probe.record_results and not probe._paused:
+                if not isinstance(tensors, (torch.Tensor, list, tuple)):
+                    tensors = tuple(tensors)  # read a generator once, for both of us
+                with probe.paused():
+                    items = [tensors] if isinstance(tensors, torch.Tensor) else tensors
+                    probe.losses.extend(loss_value(t) for t in items if isinstance(t, torch.Tensor))
+            return backward(tensors, *args, **kwargs)
+
+        return wrapped
+
+    def _after_step(self, optimizer, args, kwargs) -> None:
+        if self._paused:
+            return
+        if self._primary is None or self._primary() is None:
+            self._primary = weakref.ref(optimizer)
+        if self.kind != "optimizer":
+            # A training script: forwards seen before its first step were
+            # not step boundaries.
+            self.kind = "optimizer"
+            self.steps = 0
+            for values in self.samples.values():
+                values.clear()
+        primary = self._primary() is optimizer
+        with self.paused():
+            if primary:
+                self._sample()
+            if self.record_results:
+                params = [p for group in optimizer.param_groups for p in group["params"]]
+                self.params.append(fingerprint(params, self.digest))
+            if primary:
+                self.tensor.reset_peak()
+        if primary:
+            self._count_step()
+
+    def _before_forward(self, module, args) -> None:
+        self._depth += 1
+
+    def _after_forward(self, module, args, output) -> None:
+        self._depth -= 1
+        if self._depth or self._paused or output is None:
+            return
+        if next(module.parameters(), None) is None:
+            return  # a loss module or a parameter-free wrapper, not a model
+        boundary = self.kind != "optimizer"
+        with self.paused():
+            if boundary:
+                self._sample()
+            if self.record_results:
+                self.outputs.append(fingerprint(tree_flatten(output)[0], self.digest))
+            if boundary:
+                self.tensor.reset_peak()
+        if boundary:
+            self.kind = "forward"
+            # With an optimizer around, its first step will restart the count:
+            # never stop a training script on its forwards.
+            self._count_step(stop=not self.optimizer_made)
+
+    # -- sampling -----------------------------------------------------------
+
+    def _sample(self) -> None:
+        # Tensor counters first, then the heap, then the graph walk, whose own
+        # Python objects must not show up in the other two.
+        live, peak, reserved = self.tensor.sample()
+        heap = self.heap.sample() if self.heap is not None else None
+        nodes = self.graph.sample() if self.graph is not None else None
+        s = self.samples
+        s["tensor_live"].append(live)
+        s["tensor_peak"].append(peak)
+        s["tensor_reserved"].append(reserved)
+        s["heap"].append(heap)
+        s["graph_nodes"].append(nodes)
+
+    def _count_step(self, stop: bool = True) -> None:
+        self.steps += 1
+        if self._progress_fd is not None:
+            now = time.monotonic()
+            if now - self._progress_at > 0.2 or self.steps >= self.steps_wanted:
+                self._progress_at = now
+                os.lseek(self._progress_fd, 0, os.SEEK_SET)
+                os.write(self._progress_fd, b"%10d" % self.steps)
+        if stop and self.steps >= self.steps_wanted:
+            raise StopRun()
+
+    def record(self) -> dict:
+        return {
+            "step_kind": self.kind,
+            "steps": self.steps,
+            "samples": self.samples,
+            "losses": self.losses,
+            "params": self.params,
+            "outputs": self.outputs,
+            "graph_saturated": bool(getattr(self.graph, "saturated", False)),
+        }

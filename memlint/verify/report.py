@@ -1,0 +1,248 @@
+"""Writing an Outcome for people (a before/after table) and for machines
+(``--json``, schema below; fields are only ever added).
+
+JSON schema, version 1::
+
+    {
+      "schema": 1,
+      "script": str,                      # the original, as given
+      "fixed_script": str | null,         # the --fixed file; null for a temporary twin
+      "device": "cpu" | "cuda" | "simulated-cpu",
+      "steps_requested": int,
+      "step_kind": "optimizer" | "forward" | null,
+      "findings": [str],                  # codes fixed, one per finding
+      "fixes": [{"code", "name", "line", "safety"}],
+      "original": RUN,
+      "fixed": RUN | null,                # null when there was nothing to fix
+      "verdict": {
+        "memory": "dropped" | "unchanged" | "increased" | "not-compared",
+        "results": "identical" | "within-tolerance" | "changed"
+                   | "original-failed" | "fixed-failed" | "both-failed" | "not-compared",
+        "meters": {METER: {"status": "dropped" | "unchanged" | "increased" | "not-measured",
+                           "reasons": [str]}},
+        "results_detail": str,
+        "notes": [str]
+      },
+      "ok": bool
+    }
+
+    RUN = {
+      "status": "ok" | "error", "error": str | null, "steps": int, "reached_steps": bool,
+      "peak_bytes": int | null, "growth_bytes_per_step": float | null,
+      "transient_bytes": int | null, "reserved_peak_bytes": int | null,
+      "graph_nodes_peak": int | null, "graph_nodes_growth_per_step": float | null,
+      "heap_peak_bytes": int | null, "heap_growth_bytes_per_step": float | null,
+      "losses": [float | "NaN" | "Infinity" | "-Infinity"],
+      "wall_seconds": float | null, "max_rss_bytes": int | null,
+      "timeline": {"tensor_bytes": [int], "tensor_peak_bytes": [int],
+                   "graph_nodes": [int], "heap_bytes": [int | null]}
+    }
+
+METER is one of "tensor_bytes", "graph_nodes", "heap_bytes". Growth is the
+least-squares slope per step after the warm-up; ``null`` where a meter did not
+run or too few steps ran.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from memlint.verify.outcome import Outcome, RunSummary
+from memlint.verify.verdict import GRAPH, HEAP, LABELS, METERS, TENSOR, floor_for, one_off_rise
+
+SCHEMA_VERSION = 1
+
+
+# -- JSON -------------------------------------------------------------------
+
+
+def _num(value):
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+def _int(value):
+    return None if value is None else int(value)
+
+
+def run_json(run: RunSummary | None) -> dict | None:
+    if run is None:
+        return None
+    t, g, h = run.meters[TENSOR], run.meters[GRAPH], run.meters[HEAP]
+    return {
+        "status": run.status,
+        "error": run.error,
+        "steps": run.steps,
+        "reached_steps": run.reached_steps,
+        "peak_bytes": _int(t.peak),
+        "growth_bytes_per_step": t.growth_per_step,
+        "transient_bytes": _int(t.transient),
+        "reserved_peak_bytes": run.reserved_peak,
+        "graph_nodes_peak": _int(g.peak),
+        "graph_nodes_growth_per_step": g.growth_per_step,
+        "heap_peak_bytes": _int(h.peak),
+        "heap_growth_bytes_per_step": h.growth_per_step,
+        "losses": [_num(v) for v in run.losses],
+        "wall_seconds": run.wall_s,
+        "max_rss_bytes": run.max_rss,
+        "timeline": {
+            "tensor_bytes": t.values,
+            "tensor_peak_bytes": t.peaks or [],
+            "graph_nodes": g.values,
+            "heap_bytes": h.values,
+        },
+    }
+
+
+def to_json(outcome: Outcome) -> dict:
+    return {
+        "schema": SCHEMA_VERSION,
+        "script": outcome.script,
+        "fixed_script": outcome.fixed_script,
+        "device": outcome.original.device or outcome.device,
+        "steps_requested": outcome.steps_requested,
+        "step_kind": outcome.step_kind,
+        "findings": [f.code for f in outcome.findings],
+        "fixes": [f.as_json() for f in outcome.findings],
+        "original": run_json(outcome.original),
+        "fixed": run_json(outcome.fixed),
+        "verdict": {
+            "memory": outcome.memory,
+            "results": outcome.results,
+            "meters": {v.meter: {"status": v.status, "reasons": v.reasons} for v in outcome.meter_verdicts},
+            "results_detail": outcome.results_detail,
+            "notes": outcome.notes,
+        },
+        "ok": outcome.ok,
+    }
+
+
+def render_json(outcome: Outcome) -> str:
+    return json.dumps(to_json(outcome), indent=2, allow_nan=False)
+
+
+# -- people -----------------------------------------------------------------
+
+
+def human_bytes(n: float | None, signed: bool = False) -> str:
+    if n is None:
+        return "-"
+    sign = ("+" if n >= 0 else "-") if signed else ("-" if n < 0 else "")
+    size = abs(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            text = f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+            return sign + text
+        size /= 1024
+    return sign + f"{size:.1f} TiB"  # pragma: no cover
+
+
+def _count(n: float | None, signed: bool = False) -> str:
+    if n is None:
+        return "-"
+    return f"{n:+.1f}" if signed else f"{n:.0f}"
+
+
+def _growth(stats, device: str) -> str:
+    meter, value = stats.meter, stats.growth_per_step
+    if value is None:
+        return "-"
+    # Below the noise floor a slope is printed as what it is: no growth.
+    if abs(value) <= floor_for(meter, device):
+        return "≈0/step" if meter == GRAPH else "≈0 B/step"
+    text = (_count(value, True) if meter == GRAPH else human_bytes(value, True)) + "/step"
+    return text + " (one-off rise)" if one_off_rise(stats, device) else text
+
+
+def _rows(outcome: Outcome, device: str) -> list[tuple[str, str, str, str, str]]:
+    runs = [outcome.original] + ([outcome.fixed] if outcome.fixed else [])
+    verdicts = {v.meter: v for v in outcome.meter_verdicts}
+    rows = []
+    for meter in METERS:
+        stats = [r.meters[meter] for r in runs]
+        if not any(s.measured for s in stats):
+            rows.append((LABELS[meter], "", "not measured", "", ""))
+            continue
+        fmt = _count if meter == GRAPH else human_bytes
+        lines = [("growth", [_growth(s, device) for s in stats])]
+        if meter != HEAP:
+            lines.insert(0, ("peak", [fmt(s.peak) for s in stats]))
+        if meter == TENSOR and any(s.transient for s in stats):
+            lines.append(("transient", [fmt(s.transient) for s in stats]))
+        if meter == TENSOR and any(r.reserved_peak for r in runs):
+            # What the CUDA caching allocator held: what nvidia-smi shows.
+            lines.append(("reserved", [fmt(r.reserved_peak) for r in runs]))
+        v = verdicts.get(meter)
+        judged = f"{v.status}: {', '.join(v.reasons)}" if v and v.reasons else (v.status if v else "")
+        for i, (what, values) in enumerate(lines):
+            values = values + [""] * (2 - len(values))
+            rows.append((LABELS[meter] if i == 0 else "", what, values[0], values[1], judged if i == 0 else ""))
+    return rows
+
+
+def _run_line(run: RunSummary) -> str:
+    kind = {"optimizer": "optimizer steps", "forward": "forward steps"}.get(run.step_kind or "", "steps")
+    if run.steps == 1:
+        kind = kind.replace("steps", "step")
+    extra = [f"{run.wall_s:.1f} s"] if run.wall_s is not None else []
+    if run.max_rss:
+        extra.append(f"{human_bytes(run.max_rss)} resident")
+    status = "ok," if run.ok else "error after"
+    return f"{status} {run.steps} {kind}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def render_human(outcome: Outcome, color: bool = False) -> str:
+    o, f = outcome.original, outcome.fixed
+    device = o.device or outcome.device
+    out = [f"memlint verify {outcome.script}  (device {device})"]
+    out.append(f"  original: {_run_line(o)}")
+    if f is not None:
+        out.append(f"  fixed:    {_run_line(f)}" + (f"  [{outcome.fixed_script}]" if outcome.fixed_script else ""))
+    for x in outcome.findings:
+        name = f" {x.name}" if x.name else ""
+        how = "by hand" if outcome.fixed_script else f"{x.safety} fix"
+        out.append(f"  fixed {x.code}{name}, line {x.line} ({how})")
+    if f is not None and not outcome.findings:
+        out.append("  memlint reports no finding that the twin fixes")
+    out.append("")
+    for run, label in ((o, "original"), (f, "fixed")):
+        if run is not None and not run.ok:
+            tb = (run.traceback or "").rstrip().splitlines()
+            if tb:
+                out.append(f"  {label} failed:")
+                out.extend("    " + line for line in tb[-12:])
+            else:
+                out.append(f"  {label} failed: {run.error}")
+                out.extend("    " + line for line in run.stderr_tail.rstrip().splitlines()[-8:])
+            out.append("")
+    if o.ok and (f is None or f.ok):
+        rows = _rows(outcome, device)
+        header = ("", "", "original", "fixed" if f is not None else "", "")
+        widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
+        for r in [header] + rows:
+            line = f"  {r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]:>{widths[3]}}  {r[4]}"
+            out.append(line.rstrip())
+        out.append("")
+    if outcome.results_detail:
+        out.append(f"  results: {outcome.results_detail}")
+    for note in outcome.notes:
+        out.append(f"  note: {note}")
+    out.append(_verdict_line(outcome, color))
+    return "\n".join(out) + "\n"
+
+
+def _verdict_line(outcome: Outcome, color: bool) -> str:
+    if outcome.nothing_to_fix:
+        text = "nothing to fix" + ("" if outcome.ok else "; the script failed")
+    else:
+        text = f"memory {outcome.memory}, results {outcome.results}"
+    mark = "OK" if outcome.ok else "FAILED"
+    if color:
+        mark = f"\033[1;32m{mark}\033[0m" if outcome.ok else f"\033[1;31m{mark}\033[0m"
+    tail = "" if outcome.nothing_to_fix else (": the fix held up" if outcome.ok else ": the fix did not hold up")
+    return f"{mark} {text}{tail}"

@@ -1,0 +1,80 @@
+"""The fixed twin: made by the same engine as ``memlint check --fix``, or given
+with ``--fixed``; and which findings the twin no longer has."""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass
+
+from memlint.engine import lint_text
+from memlint.fixer import fix_text
+from memlint.registry import select_rules
+from memlint.rule import Finding
+from memlint.source import SourceFile
+
+
+@dataclass(frozen=True)
+class FixedFinding:
+    code: str
+    name: str
+    line: int
+    safety: str  # "safe" | "unsafe" | "none" (a hand-made twin fixed what memlint only reports)
+    message: str
+
+    def as_json(self) -> dict:
+        return {"code": self.code, "name": self.name, "line": self.line, "safety": self.safety}
+
+
+@dataclass
+class Twin:
+    text: str
+    findings: list[FixedFinding]
+    remaining: list[str]  # codes memlint still reports on the twin
+
+    @property
+    def unsafe(self) -> list[FixedFinding]:
+        return [f for f in self.findings if f.safety == "unsafe"]
+
+
+def _rule_names(rules) -> dict[str, str]:
+    return {r.code: r.name for r in rules}
+
+
+def _fixed(finding: Finding, names: dict[str, str]) -> FixedFinding:
+    return FixedFinding(
+        code=finding.code,
+        name=names.get(finding.code, ""),
+        line=finding.line,
+        safety=finding.fix_safety.value,
+        message=finding.message,
+    )
+
+
+def make_twin(source: SourceFile, select: list[str] | None, unsafe: bool) -> Twin:
+    """Fix ``source`` as ``memlint check --fix`` would. Raises
+    memlint.engine.ParseError when the script does not parse."""
+    rules = select_rules(select=select)
+    result = fix_text(source.text, source.path, rules, unsafe=unsafe)
+    names = _rule_names(rules)
+    return Twin(
+        text=result.text,
+        findings=[_fixed(f, names) for f in result.applied],
+        remaining=[f.code for f in result.remaining],
+    )
+
+
+def explicit_twin(source: SourceFile, fixed: SourceFile, select: list[str] | None) -> Twin:
+    """A twin the user wrote: the findings it fixed are those of the original
+    whose code memlint reports fewer times on the twin."""
+    rules = select_rules(select=select)
+    names = _rule_names(rules)
+    before = lint_text(source.text, source.path, rules)
+    after = lint_text(fixed.text, fixed.path, rules)
+    left = collections.Counter(f.code for f in after)
+    gone: list[FixedFinding] = []
+    for finding in before:
+        if left[finding.code]:
+            left[finding.code] -= 1
+        else:
+            gone.append(_fixed(finding, names))
+    return Twin(text=fixed.text, findings=gone, remaining=[f.code for f in after])

@@ -1,0 +1,392 @@
+"""MEM101 tensor-accumulated-across-iterations."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.grad_mode import GradMode
+from memlint.analysis.names import dotted_name
+from memlint.expr_edits import call_method
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
+
+class TensorAccumulatedAcrossIterations(Rule):
+    """
+    ## What it does
+    Flags `total += loss`, `total = total + loss` and running averages such as
+    `avg = 0.9 * avg + 0.1 * loss` inside a loop over batches, where `loss`
+    still carries autograd history and `total` lives on after the iteration.
+
+    ## Why it matters
+    A tensor with history keeps its whole computation graph alive. Adding it
+    to an accumulator that survives the iteration chains every batch's graph
+    to the next: the saved activations of all batches stay in memory until
+    the accumulator dies, so memory grows with every step until it runs out.
+    This is the first entry of the PyTorch FAQ on memory.
+
+    ## Example
+    ```python
+    total_loss = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss
+    print(total_loss / len(loader))
+    ```
+
+    ## Use instead
+    ```python
+        total_loss += loss.item()
+    ```
+    or `loss.detach()` when the accumulator must stay a tensor.
+
+    ## Fix safety
+    Safe. The fix writes `.item()` when every later use of the accumulator is
+    numeric (printing, formatting, division, comparison, `float()`), so the
+    value becomes a Python number; otherwise `.detach()`, which keeps it a
+    tensor and the program working. The accumulated values are the same.
+    Accumulators that are backpropagated later on purpose (`total.backward()`:
+    multi-task losses, unrolled RNNs, meta-learning) are not reported.
+
+    ## References
+    - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
+    """
+
+    code = "MEM101"
+    name = "tensor-accumulated-across-iterations"
+    message = "`{acc}` accumulates a tensor that carries autograd history across iterations; every batch's graph stays alive"
+    fix_safety = Safety.SAFE
+    tokens = ("torch",)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            return
+        if _is_container(node.value):
+            return  # ``outs += [out]`` is MEM102's
+        self._check(node, node.target, node.value, exclude=None)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        key = dotted_name(target)
+        if key is None or not _accumulates(node.value, key):
+            return
+        self._check(node, target, node.value, exclude=key)
+
+    def _check(self, stmt: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression, exclude: str | None) -> None:
+        # ``stats["loss"] += loss``: the dict is what outlives the iteration.
+        container = target.value if isinstance(target, cst.Subscript) and exclude is None else target
+        key = dotted_name(container)
+        if key is None:
+            return
+        facts = self.facts
+        if facts.grad_mode.mode_at(stmt) is not GradMode.ENABLED:
+            return  # the sum is computed without recording
+        terms = facts.history.history_terms(value, exclude=exclude)
+        if not terms:
+            return
+        loop = facts.loops.carried_across(key, stmt)
+        if loop is None:
+            return
+        scope = facts.loops.scope_of(stmt)
+        usage = facts.usage
+        if usage.reaches_backward(key, scope):
+            return  # backpropagated on purpose later
+        if loop.role is None and usage.reaches_return(key, scope):
+            return  # a summed loss handed back to a caller that may backpropagate it
+        numeric = container is target and "." not in key and usage.numeric_uses_only(key, scope, facts.loops.pos(loop.node), skip=stmt)
+        values = [facts.history.value(t) for t in terms]
+        method = "item" if numeric and all(v is not None and v.scalar for v in values) else "detach"
+        fix = Fix(
+            f"Accumulate `.{method}()` instead of the tensor",
+            tuple((t, call_method(t, method)) for t in terms),
+            Safety.SAFE,
+        )
+        self.report(stmt, message=self.message.format(acc=self.context.module.code_for_node(target)), fix=fix)
+
+    valid = [
+        Valid(
+            """\
+import torch
+total = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y).item()
+    total += loss
+    correct = 0
+    running = float(criterion(model(x), y))
+    total += running
+""",
+            "the value is already a number (`.item()`, `float()`)",
+        ),
+        Valid(
+            """\
+import torch
+total = 0
+with torch.no_grad():
+    for x, y in val_loader:
+        loss = criterion(model(x), y)
+        total += loss
+print(total)
+""",
+            "under torch.no_grad()",
+        ),
+        Valid(
+            """\
+import torch
+@torch.inference_mode()
+def evaluate(model, loader):
+    total = 0
+    for x, y in loader:
+        total += criterion(model(x), y)
+    return total / len(loader)
+""",
+            "in a function decorated with inference_mode",
+        ),
+        Valid(
+            """\
+import torch
+def evaluate(model, loader):
+    total = 0
+    for x, y in loader:
+        total += criterion(model(x), y)
+    return total
+with torch.no_grad():
+    print(evaluate(model, val_loader))
+""",
+            "a function only ever called under no_grad",
+        ),
+        Valid(
+            """\
+import torch
+for batch in loader:
+    total = 0
+    for head in heads:
+        total += criterion(head(model(batch.x)), batch.y)
+    total.backward()
+    optimizer.step()
+""",
+            "the accumulator is backpropagated later on purpose (multi-loss)",
+        ),
+        Valid(
+            """\
+import torch
+for src, tgt in loader:
+    hidden = encoder(src)
+    loss = 0
+    for t in range(tgt.size(0)):
+        out, hidden = decoder(tgt[t], hidden)
+        loss += criterion(out, tgt[t])
+    loss.backward()
+    optimizer.step()
+""",
+            "an unrolled RNN loss, re-initialised per batch and backpropagated",
+        ),
+        Valid(
+            """\
+import torch
+for epoch in range(10):
+    for x, y in loader:
+        batch_loss = 0
+        batch_loss += criterion(model(x), y)
+        batch_loss.backward()
+""",
+            "the accumulator is re-initialised each iteration",
+        ),
+        Valid(
+            """\
+import torch
+correct = 0
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+    correct += (out.argmax(1) == y).sum()
+    seen = 0
+    seen += y.size(0)
+""",
+            "integer metrics such as (pred == y).sum() carry no history",
+        ),
+        Valid(
+            """\
+import torch
+outs = []
+for x, y in loader:
+    parts = []
+    parts += [model(x)]
+    loss = criterion(torch.cat(parts), y)
+    loss.backward()
+""",
+            "the list is built and consumed within one iteration",
+        ),
+        Valid(
+            """\
+import torch
+total = 0
+for real in loader:
+    fake = G(noise())
+    loss_d = criterion(D(fake), zeros) + criterion(D(real), ones)
+    loss_d.backward(retain_graph=True)
+    loss_g = criterion(D(fake), ones)
+    loss_g.backward()
+    total += loss_d.item() + loss_g.item()
+""",
+            "a second backward through a shared graph (GAN), numbers accumulated",
+        ),
+        Valid(
+            """\
+import torch
+def compute_loss(model, batch):
+    total = 0
+    for name in ("a", "b"):
+        total += criterion(model(batch[name]), batch["y"])
+    return total
+""",
+            "a summed loss returned to a caller that backpropagates it",
+        ),
+        Valid(
+            """\
+import torch
+for tasks in task_loader:
+    meta_loss = 0.0
+    for support, query in tasks:
+        fast = adapt(model, support)
+        meta_loss += criterion(model(query.x, fast), query.y)
+    meta_loss.backward()
+    meta_opt.step()
+    values = []
+    values += criterion(model(query.x), query.y).tolist()
+""",
+            "meta-learning: the summed query loss is backpropagated; `.tolist()` gives numbers",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+total_loss = 0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss  # running total
+print(f"loss {total_loss / len(loader):.3f}")
+""",
+            """\
+import torch
+total_loss = 0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss.item()  # running total
+print(f"loss {total_loss / len(loader):.3f}")
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train_epoch(model, loader, optimizer):
+    epoch_loss = 0
+    for batch in loader:
+        outputs = model(**batch)
+        outputs.loss.backward()
+        optimizer.step()
+        epoch_loss = epoch_loss + outputs.loss * batch["input_ids"].size(0)
+    return epoch_loss / len(loader.dataset)
+""",
+            """\
+import torch
+def train_epoch(model, loader, optimizer):
+    epoch_loss = 0
+    for batch in loader:
+        outputs = model(**batch)
+        outputs.loss.backward()
+        optimizer.step()
+        epoch_loss = epoch_loss + outputs.loss.detach() * batch["input_ids"].size(0)
+    return epoch_loss / len(loader.dataset)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+smooth = 0.0
+for step, (x, y) in enumerate(train_loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    smooth = 0.98 * smooth + 0.02 * loss
+    if smooth < 0.1:
+        break
+""",
+            """\
+import torch
+smooth = 0.0
+for step, (x, y) in enumerate(train_loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    smooth = 0.98 * smooth + 0.02 * loss.item()
+    if smooth < 0.1:
+        break
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+class Trainer:
+    def fit(self, loader):
+        for x, y in loader:
+            loss = F.cross_entropy(self.model(x), y)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            self.epoch_loss += loss
+""",
+            """\
+import torch
+import torch.nn.functional as F
+class Trainer:
+    def fit(self, loader):
+        for x, y in loader:
+            loss = F.cross_entropy(self.model(x), y)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            self.epoch_loss += loss.detach()
+""",
+        ),
+    ]
+
+
+def _is_container(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.Set, cst.Dict))
+
+
+def _accumulates(value: cst.BaseExpression, key: str) -> bool:
+    """``value`` adds to ``key``: ``key + x``, ``x + key``, ``a * key + b * x``."""
+    if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, (cst.Add, cst.Subtract)):
+        return False
+
+    def additive_leaves(e: cst.BaseExpression):
+        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, (cst.Add, cst.Subtract)):
+            yield from additive_leaves(e.left)
+            yield from additive_leaves(e.right)
+        else:
+            yield e
+
+    for leaf in additive_leaves(value):
+        if dotted_name(leaf) == key:
+            return True
+        if (
+            isinstance(leaf, cst.BinaryOperation)
+            and isinstance(leaf.operator, cst.Multiply)
+            and (dotted_name(leaf.left) == key or dotted_name(leaf.right) == key)
+        ):
+            return True
+    return False

@@ -1,0 +1,357 @@
+"""MEM102 tensor-with-history-stored-across-iterations."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.names import dotted_name
+from memlint.expr_edits import call_method
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
+_ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
+
+
+class TensorWithHistoryStoredAcrossIterations(Rule):
+    """
+    ## What it does
+    Flags `outs.append(out)`, `d[k] = out`, `lst += [out]`,
+    `self.buf.append(out)` and `preds = torch.cat((preds, out))` inside a
+    loop over batches, where `out` carries autograd history and the container
+    outlives the iteration.
+
+    ## Why it matters
+    Each stored tensor keeps its computation graph, and with it the
+    activations of the forward pass that produced it. Collecting outputs,
+    losses or logits for later (metrics, plots, an epoch summary) this way keeps
+    every batch's graph in memory: memory grows linearly with the number of
+    batches, and evaluation of a large set runs out of memory.
+
+    ## Example
+    ```python
+    all_logits = []
+    for x, _ in loader:
+        all_logits.append(model(x))
+    ```
+
+    ## Use instead
+    ```python
+        all_logits.append(model(x).detach())
+    ```
+    (or evaluate under `torch.no_grad()`, see MEM201).
+
+    ## Fix safety
+    Safe: `.detach()` shares storage with the original tensor and has the same
+    values; only the graph is dropped. Containers that are later
+    backpropagated through (REINFORCE's saved log-probabilities, a loss summed
+    over chunks) are not reported.
+
+    ## References
+    - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
+    """
+
+    code = "MEM102"
+    name = "tensor-with-history-stored-across-iterations"
+    message = "`{container}` keeps a tensor that carries autograd history across iterations; every batch's graph stays alive"
+    fix_safety = Safety.SAFE
+    tokens = ("torch",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _ADDERS or not node.args:
+            return
+        stmt = self.parent(node)
+        if not isinstance(stmt, cst.Expr):
+            return
+        value = node.args[-1].value
+        self._check(stmt, func.value, value, whole_value=func.attr.value != "extend")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Subscript):
+            self._check(node, target.value, node.value, whole_value=True)
+        elif isinstance(node.value, cst.Call) and self._concatenates(node.value, target):
+            # ``preds = torch.cat((preds, out))``
+            parts = node.value.args[0].value
+            key = dotted_name(target)
+            others = [el for el in parts.elements if dotted_name(el.value) != key]  # type: ignore[attr-defined]
+            self._check(node, target, parts.with_changes(elements=others), whole_value=True)
+        elif isinstance(node.value, cst.BinaryOperation) and isinstance(node.value.operator, cst.Add):
+            # ``lst = lst + [out]``
+            key = dotted_name(target)
+            if key is not None and dotted_name(node.value.left) == key and isinstance(node.value.right, cst.List):
+                self._check(node, target, node.value.right, whole_value=False)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.Tuple)):
+            self._check(node, node.target, node.value, whole_value=False)
+
+    def _concatenates(self, call: cst.Call, target: cst.BaseExpression) -> bool:
+        qn = self.facts.names.call_name(call) or ""
+        if qn not in ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"):
+            return False
+        if not call.args or not isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+            return False
+        key = dotted_name(target)
+        return key is not None and any(dotted_name(el.value) == key for el in call.args[0].value.elements)
+
+    def _check(
+        self,
+        stmt: cst.CSTNode,
+        container: cst.BaseExpression,
+        value: cst.BaseExpression,
+        whole_value: bool,
+    ) -> None:
+        key = dotted_name(container)
+        if key is None:
+            return
+        facts = self.facts
+        terms = _terms(value, facts.history.carries_history)
+        if not terms:
+            return
+        loop = facts.loops.carried_across(key, stmt)
+        if loop is None:
+            return
+        scope = facts.loops.scope_of(stmt)
+        if facts.usage.reaches_backward(key, scope):
+            return
+        if loop.role is None and facts.usage.reaches_return(key, scope):
+            return
+        fixable = all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms) and (whole_value or value is not terms[0])
+        fix = None
+        if fixable:
+            fix = Fix("Store `.detach()`ed tensors", tuple((t, call_method(t, "detach")) for t in terms), Safety.SAFE)
+        self.report(stmt, message=self.message.format(container=key), fix=fix)
+
+    valid = [
+        Valid(
+            """\
+import torch
+losses = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    losses.append(loss.item())
+    preds = []
+    preds.append(model(x).detach().cpu())
+""",
+            "the value is already a number or detached",
+        ),
+        Valid(
+            """\
+import torch
+outs = []
+model.eval()
+with torch.no_grad():
+    for x, _ in test_loader:
+        outs.append(model(x))
+""",
+            "the code runs under torch.no_grad()",
+        ),
+        Valid(
+            """\
+import torch
+for x, y in loader:
+    chunks = []
+    for part in x.split(4):
+        chunks.append(model(part))
+    loss = criterion(torch.cat(chunks), y)
+    loss.backward()
+""",
+            "the list is built and consumed within one iteration",
+        ),
+        Valid(
+            """\
+import torch
+saved_log_probs = []
+rewards = []
+state = env.reset()
+for step in range(1000):
+    log_prob = policy(state).log_softmax(-1)[0]
+    saved_log_probs.append(log_prob)
+    state, reward, done = env.step(0)
+    rewards.append(reward)
+    if done:
+        break
+loss = -torch.stack(saved_log_probs).sum()
+loss.backward()
+""",
+            "the container is backpropagated through later on purpose (REINFORCE)",
+        ),
+        Valid(
+            """\
+import torch
+correct = []
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    correct.append((out.argmax(1) == y).sum())
+""",
+            "integer metrics carry no history",
+        ),
+        Valid(
+            """\
+import torch
+class Decoder(torch.nn.Module):
+    def forward(self, x, h):
+        outputs = []
+        for t in range(x.size(0)):
+            h = self.cell(x[t], h)
+            outputs.append(h)
+        return torch.stack(outputs)
+""",
+            "a time-step loop inside forward: the outputs feed the loss",
+        ),
+        Valid(
+            """\
+import torch
+@torch.inference_mode()
+def predict(model, loader):
+    outs = []
+    for x in loader:
+        outs.append(model(x))
+    return torch.cat(outs)
+""",
+            "in a function decorated with inference_mode",
+        ),
+        Valid(
+            """\
+import torch
+d_losses = []
+for real in loader:
+    fake = G(noise())
+    loss_d = criterion(D(fake), zeros) + criterion(D(real), ones)
+    loss_d.backward(retain_graph=True)
+    criterion(D(fake), ones).backward()
+    d_losses.append(float(loss_d))
+""",
+            "a second backward through a shared graph (GAN), numbers stored",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+all_logits = []
+model.eval()
+for x, _ in val_loader:
+    logits = model(x)
+    all_logits.append(logits)  # for the confusion matrix
+""",
+            """\
+import torch
+all_logits = []
+model.eval()
+for x, _ in val_loader:
+    logits = model(x)
+    all_logits.append(logits.detach())  # for the confusion matrix
+""",
+        ),
+        Invalid(
+            """\
+import torch
+history = {}
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    history[step] = loss
+""",
+            """\
+import torch
+history = {}
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    history[step] = loss.detach()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def train(self, loader):
+        for x, y in loader:
+            out = self.model(x)
+            loss = self.criterion(out, y)
+            loss.backward()
+            self.optimizer.step()
+            self.losses += [loss]
+""",
+            """\
+import torch
+class Trainer:
+    def train(self, loader):
+        for x, y in loader:
+            out = self.model(x)
+            loss = self.criterion(out, y)
+            loss.backward()
+            self.optimizer.step()
+            self.losses += [loss.detach()]
+""",
+        ),
+        Invalid(
+            """\
+import torch
+all_preds = torch.tensor([])
+for step, (x, y) in enumerate(train_loader):
+    out = model(x)
+    criterion(out, y).backward()
+    optimizer.step()
+    all_preds = torch.cat((all_preds, out), dim=0)
+""",
+            """\
+import torch
+all_preds = torch.tensor([])
+for step, (x, y) in enumerate(train_loader):
+    out = model(x)
+    criterion(out, y).backward()
+    optimizer.step()
+    all_preds = torch.cat((all_preds, out.detach()), dim=0)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+preds = []
+def predict(model, loader):
+    model.eval()
+    for x in loader:
+        preds.append((torch.sigmoid(model(x)), x.shape[0]))
+""",
+            """\
+import torch
+preds = []
+def predict(model, loader):
+    model.eval()
+    for x in loader:
+        preds.append((torch.sigmoid(model(x)).detach(), x.shape[0]))
+""",
+        ),
+    ]
+
+
+def _terms(value: cst.BaseExpression, has_history) -> list[cst.BaseExpression]:
+    """History-carrying parts of a stored value, looking into tuple, list
+    and dict displays: ``(out, y)`` -> ``[out]``."""
+    if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+        out: list[cst.BaseExpression] = []
+        for el in value.elements:
+            if isinstance(el, cst.StarredElement):
+                if has_history(el.value):
+                    return [value]
+                continue
+            out.extend(_terms(el.value, has_history))
+        return out
+    if isinstance(value, cst.Dict):
+        out = []
+        for el in value.elements:
+            if isinstance(el, cst.DictElement):
+                out.extend(_terms(el.value, has_history))
+            elif has_history(el.value):
+                return [value]
+        return out
+    return [value] if has_history(value) else []

@@ -1,0 +1,251 @@
+"""MEM103 retain-graph-without-second-backward."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.history import H
+from memlint.call_args import keyword_arg, remove_arg
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
+
+class RetainGraphWithoutSecondBackward(Rule):
+    """
+    ## What it does
+    Flags `loss.backward(retain_graph=True)` and
+    `torch.autograd.grad(..., retain_graph=True)` when nothing later in the
+    same iteration backpropagates through that graph again.
+
+    ## Why it matters
+    `retain_graph=True` keeps every buffer the backward pass needed (the saved
+    activations) alive after it ran, so they are freed only when the graph
+    itself dies. With no second backward they are simply kept for nothing, and
+    when the loss is referenced from the next iteration (a carried hidden
+    state) the retained graphs pile up batch after batch. It is often added to
+    silence "Trying to backward through the graph a second time", which hides
+    the real bug (see MEM104).
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward(retain_graph=True)
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+        loss.backward()
+    ```
+
+    ## Fix safety
+    Unsafe: the fix drops the argument. If some code the analysis cannot see
+    backpropagates through the same graph again (a caller in another module, a
+    hook), that code would then fail with "Trying to backward through the
+    graph a second time".
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
+    """
+
+    code = "MEM103"
+    name = "retain-graph-without-second-backward"
+    message = "`retain_graph=True` but nothing backpropagates through this graph again; its buffers are kept for nothing"
+    fix_safety = Safety.UNSAFE
+    tokens = ("retain_graph",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        arg = keyword_arg(node, "retain_graph")
+        if arg is None or not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+            return
+        create = keyword_arg(node, "create_graph")
+        if create is not None and not (isinstance(create.value, cst.Name) and create.value.value == "False"):
+            return  # higher-order gradients need the graph
+        facts = self.facts
+        if not facts.objects.is_backward_call(node):
+            return
+        if facts.recurrent.states_around(node):
+            return  # a carried hidden state backpropagates through old graphs (MEM104)
+        loops = facts.loops
+        loop = loops.loop_of(node)
+        scope = loops.scope_of(node)
+        if self._later_backward(node, scope, loop):
+            return
+        if loop is not None:
+            if not self._graph_built_in(node, loop):
+                return  # the same graph is backpropagated on every pass of this loop
+        elif isinstance(scope, cst.FunctionDef):
+            sites = facts.calls.call_sites.get(scope, [])
+            if not sites or scope in facts.calls.escapes:
+                return
+            for site in sites:
+                caller = loops.scope_of(site)
+                if self._later_backward(site, caller, loops.loop_of(site)):
+                    return
+        fix = Fix("Drop `retain_graph=True`", ((node, remove_arg(node, arg)),), Safety.UNSAFE)
+        self.report(node, fix=fix)
+
+    def _later_backward(self, node: cst.CSTNode, scope, loop) -> bool:
+        """A backward (or a call into a training function) after ``node`` in
+        the same iteration of ``loop`` (or the rest of ``scope``)."""
+        loops = self.facts.loops
+        facts = loops.scope_facts(scope)
+        if facts is None:
+            return True
+        start = loops.pos(node)
+        end = loop.end if loop is not None else (10**9, 0)
+        for other in facts.backward_calls:
+            if other is not node and start < loops.pos(other) < end:
+                return True
+        for call, fn in self.facts.calls.callees(scope):
+            if start < loops.pos(call) < end and loops.trains(fn):
+                return True
+        return False
+
+    def _graph_built_in(self, node: cst.Call, loop) -> bool:
+        """The tensors backpropagated here are computed inside ``loop``."""
+        facts = self.facts
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward" else None
+        if receiver is None or (isinstance(receiver, cst.Call) and not isinstance(receiver.func, cst.Attribute)):
+            receiver = node.args[0].value if node.args else None
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "scale":
+            receiver = receiver.args[0].value if receiver.args else None  # scaler.scale(loss)
+        if receiver is None:
+            return False
+        names = _history_names(receiver, facts.history)
+        if not names:
+            return False
+        index = facts.recurrent._index(loop.scope)
+        return all(any(loop.contains(b.pos) for b in index.get(n, ())) for n in names)
+
+    valid = [
+        Valid(
+            """\
+import torch
+for real, _ in loader:
+    fake = netG(torch.randn(64, 100))
+    errD = criterion(netD(real), ones) + criterion(netD(fake), zeros)
+    errD.backward(retain_graph=True)
+    optD.step()
+    errG = criterion(netD(fake), ones)
+    errG.backward()
+    optG.step()
+""",
+            "a second backward through the shared graph (GAN)",
+        ),
+        Valid(
+            """\
+import torch
+for x, y in loader:
+    out = model(x)
+    loss_a = crit_a(out, y)
+    loss_b = crit_b(out, y)
+    loss_a.backward(retain_graph=True)
+    loss_b.backward()
+    optimizer.step()
+""",
+            "multi-loss: two backward calls through one graph",
+        ),
+        Valid(
+            """\
+import torch
+x = torch.randn(3, requires_grad=True)
+y = model(x)
+for i in range(3):
+    y[i].backward(retain_graph=True)
+    print(x.grad)
+""",
+            "the same graph is backpropagated on every pass of the loop",
+        ),
+        Valid(
+            """\
+import torch
+for x, y in loader:
+    loss = criterion(model(x), y)
+    (g,) = torch.autograd.grad(loss, x, retain_graph=True, create_graph=True)
+    (loss + g.pow(2).sum()).backward()
+""",
+            "gradient penalty: create_graph needs the graph",
+        ),
+        Valid(
+            """\
+import torch
+hidden = model.init_hidden(32)
+for x, y in loader:
+    out, hidden = model(x, hidden)
+    loss = criterion(out, y)
+    loss.backward(retain_graph=True)
+    optimizer.step()
+""",
+            "a carried hidden state makes the next backward go through this graph (MEM104 reports it)",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward(retain_graph=True)
+    optimizer.step()
+""",
+            """\
+import torch
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train_step(model, batch, opt):
+    out = model(batch["x"])
+    loss = (out - batch["y"]).pow(2).mean()
+    grads = torch.autograd.grad(loss, list(model.parameters()),
+                                retain_graph=True)
+    for p, g in zip(model.parameters(), grads):
+        p.grad = g
+    opt.step()
+for batch in loader:
+    train_step(model, batch, opt)
+""",
+            """\
+import torch
+def train_step(model, batch, opt):
+    out = model(batch["x"])
+    loss = (out - batch["y"]).pow(2).mean()
+    grads = torch.autograd.grad(loss, list(model.parameters()))
+    for p, g in zip(model.parameters(), grads):
+        p.grad = g
+    opt.step()
+for batch in loader:
+    train_step(model, batch, opt)
+""",
+        ),
+    ]
+
+
+def _history_names(expr: cst.BaseExpression, history) -> list[str]:
+    names: list[str] = []
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, cst.Name):
+            v = history.value(e)
+            if v is not None and v.h is H.YES:
+                names.append(e.value)
+        elif isinstance(e, cst.BinaryOperation):
+            stack.extend((e.left, e.right))
+        elif isinstance(e, cst.UnaryOperation):
+            stack.append(e.expression)
+        elif isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute):
+            stack.append(e.func.value)
+        elif isinstance(e, (cst.Subscript, cst.Attribute)):
+            stack.append(e.value)
+        elif isinstance(e, (cst.List, cst.Tuple)):
+            stack.extend(el.value for el in e.elements)
+    return names

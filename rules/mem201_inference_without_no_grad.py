@@ -1,0 +1,467 @@
+"""MEM201 inference-without-no-grad."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.grad_mode import GradMode
+from memlint.analysis.history import MAYBE as _NONE, H
+from memlint.analysis.loops import is_eval_name
+from memlint.analysis.names import dotted_name
+from memlint.expr_edits import add_decorator, parse_expr
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.statement_edits import wrap_in_with
+
+
+class InferenceWithoutNoGrad(Rule):
+    """
+    ## What it does
+    Flags an evaluation loop — one that calls a model and never backpropagates,
+    after `model.eval()`, inside a function named for validation, evaluation,
+    testing or prediction, or iterating a validation/test loader — that runs
+    with autograd recording: not under `torch.no_grad()` or
+    `torch.inference_mode()`, not in a function decorated with them, and not
+    in a function that this module only calls under such a context. A
+    function named for evaluation that calls `model.eval()` and runs the model
+    without a loop (a full-graph GNN test, a single prediction) is reported
+    too, on its `def` line.
+
+    ## Why it matters
+    With grad mode on, every forward pass builds a graph and saves the
+    activations its backward would need. Evaluation never runs that backward,
+    so this is pure waste: the activations of each batch live as long as the
+    outputs do, typically 2-3x the memory of an inference pass, and anything
+    kept from the loop (outputs, losses) keeps its graph too.
+    `model.eval()` does not switch this off; it only changes dropout and
+    batch-norm behaviour.
+
+    ## Example
+    ```python
+    def evaluate(model, loader):
+        model.eval()
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    ```
+
+    ## Use instead
+    ```python
+    @torch.no_grad()
+    def evaluate(model, loader):
+        ...
+    ```
+    or `with torch.no_grad():` around the loop.
+
+    ## Fix safety
+    Safe: the outputs have the same values without a graph. When the function
+    is the evaluation (named for it, trains nothing) it gets `@torch.no_grad()`;
+    otherwise the loop is wrapped in `with torch.no_grad():`. Code that needs
+    gradients while evaluating (saliency maps, Grad-CAM, adversarial examples,
+    `autograd.grad`, test-time adaptation, `torch.enable_grad()`) is not
+    reported, nor are Lightning's `validation_step`/`test_step`/`predict_step`
+    (the framework already disables grad).
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.no_grad.html
+    - https://pytorch.org/docs/stable/notes/autograd.html#locally-disable-grad-doc
+    """
+
+    code = "MEM201"
+    name = "inference-without-no-grad"
+    message = "evaluation loop runs with autograd on: every forward pass builds a graph nobody backpropagates"
+    fix_safety = Safety.SAFE
+    tokens = ("torch",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._decorated: set[int] = set()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._check(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """An evaluation function with no loop over batches: named for
+        evaluation, switches the model to ``.eval()``, runs it with grad on."""
+        facts = self.facts
+        loops = facts.loops
+        if not is_eval_name(node.name.value) or _is_pytest_test(node, self.context.path):
+            return
+        scope_facts = loops.scope_facts(node)
+        if scope_facts is None or not any(mode == "eval" for _, _, mode in scope_facts.mode_calls):
+            return
+        if any(info.role == "eval" for info in scope_facts.loops):
+            return  # the loop is reported
+        if loops.trains(node) or loops.needs_grad(node) or facts.grad_mode.entry_mode(node) is not GradMode.ENABLED:
+            return
+        events = loops.mode_events(node)
+        if any(e.kind in ("unknown", "train") for e in events):
+            return  # MC dropout and friends
+        history = facts.history
+        if not any((history.value(c) or _NONE).h is H.YES for c in scope_facts.model_calls):
+            return
+        self._decorated.add(id(node))
+        self.report(node, fix=self._decorator_fix(node))
+
+    def _check_comprehension(self, node: cst.BaseExpression) -> None:
+        """``sum(criterion(model(x), y) for x, y in valid_dl)`` after ``.eval()``."""
+        facts = self.facts
+        loops = facts.loops
+        if any(info.role == "eval" for info in loops.enclosing_loops(node)):
+            return  # inside an evaluation loop: the loop is reported
+        grad = facts.grad_mode
+        if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
+            return
+        model_calls = loops.comprehension_is_eval(node)
+        if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
+            return
+        scope = loops.scope_of(node)
+        if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
+            return
+        if any(e.kind == "unknown" and e.pos < loops.pos(node) for e in loops.mode_events(scope)):
+            return
+        stmt = self._statement(node)
+        if stmt is None:
+            return
+        torch_no_grad, imports = self._no_grad_spelling()
+        new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
+        fix = Fix(f"Evaluate under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
+        self.report(node, fix=fix)
+
+    def _statement(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
+        cur = self.parent(node)
+        while cur is not None and not isinstance(cur, cst.SimpleStatementLine):
+            if isinstance(cur, (cst.BaseCompoundStatement, cst.Lambda)):
+                return None
+            cur = self.parent(cur)
+        return cur
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._check_comprehension(node)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._check_comprehension(node)
+
+    def _no_grad_spelling(self) -> tuple[str, tuple[str, ...]]:
+        torch_no_grad = self.facts.names.local_name_for("torch.no_grad")
+        if torch_no_grad is None:
+            return "torch.no_grad", ("torch",)
+        return torch_no_grad, ()
+
+    def _decorator_fix(self, fn: cst.FunctionDef) -> Fix:
+        torch_no_grad, imports = self._no_grad_spelling()
+        new = add_decorator(fn, parse_expr(f"{torch_no_grad}()", self.context.module))
+        return Fix(f"Decorate `{fn.name.value}` with `@{torch_no_grad}()`", ((fn, new),), Safety.SAFE, imports)
+
+    def _check(self, node: cst.For | cst.While) -> None:
+        facts = self.facts
+        loops = facts.loops
+        info = loops.info(node)
+        if info is None or info.role != "eval":
+            return
+        grad = facts.grad_mode
+        if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
+            return  # off, unknown, or switched on explicitly with enable_grad()
+        parent = info.parent
+        while parent is not None:
+            if parent.role == "eval":
+                return  # the outer evaluation loop is reported
+            parent = parent.parent
+        if not self._builds_graph(info):
+            return  # frozen models (an EMA copy), or outputs we cannot see
+        scope = info.scope
+        if self._mc_dropout(info):
+            return
+        if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
+            return  # a unit test of the model, not an evaluation
+        if (
+            isinstance(scope, cst.FunctionDef)
+            and is_eval_name(scope.name.value)
+            and not loops.trains(scope)
+            and not loops.needs_grad(scope)
+        ):
+            if id(scope) in self._decorated:
+                return
+            self._decorated.add(id(scope))
+            fix = self._decorator_fix(scope)
+        else:
+            torch_no_grad, imports = self._no_grad_spelling()
+            new_stmt = wrap_in_with(node, parse_expr(f"{torch_no_grad}()", self.context.module))
+            fix = Fix(f"Run the loop under `with {torch_no_grad}():`", ((node, new_stmt),), Safety.SAFE, imports)
+        self.report(node, fix=fix)
+
+    def _builds_graph(self, info) -> bool:
+        history = self.facts.history
+        for call in info.model_calls:
+            v = history.value(call)
+            if v is not None and v.h is H.YES:
+                return True
+        calls = self.facts.calls
+        loops = self.facts.loops
+        for call in calls.calls_in.get(info.scope, ()):
+            if calls.resolve(call) is not None and info.contains(loops.pos(call)):
+                v = history.value(call)
+                if v is not None and v.h is H.YES:
+                    return True
+        return False
+
+    def _mc_dropout(self, info) -> bool:
+        """Monte-Carlo dropout or BN recalibration: the model is put in train
+        mode on purpose for this loop (``.train()`` with no training since),
+        or an opaque call such as ``enable_dropout(model)`` runs before it."""
+        loops = self.facts.loops
+        events = loops.mode_events(info.scope)
+        if any(e.kind == "unknown" and e.pos < info.start for e in events):
+            return True
+        receivers = frozenset(n for n in (dotted_name(_module_of(c.func)) for c in info.model_calls) if n)
+        return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
+
+    valid = [
+        Valid(
+            """\
+import torch
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+""",
+            "under torch.no_grad()",
+        ),
+        Valid(
+            """\
+import torch
+def saliency(model, loader):
+    model.eval()
+    for x, y in loader:
+        x.requires_grad_()
+        score = model(x).max()
+        score.backward()
+        yield x.grad.abs()
+""",
+            "saliency maps need gradients",
+        ),
+        Valid(
+            """\
+import torch
+def grad_cam(model, loader, layer):
+    model.eval()
+    layer.register_full_backward_hook(save_grad)
+    for x, y in loader:
+        out = model(x)
+        out[:, y].sum().backward()
+""",
+            "Grad-CAM needs gradients",
+        ),
+        Valid(
+            """\
+import torch
+def test_adversarial(model, loader, eps):
+    model.eval()
+    for x, y in loader:
+        x.requires_grad = True
+        loss = criterion(model(x), y)
+        grad = torch.autograd.grad(loss, x)[0]
+        adv = x + eps * grad.sign()
+        print(model(adv).argmax(1))
+""",
+            "adversarial examples need autograd.grad",
+        ),
+        Valid(
+            """\
+import torch
+def evaluate_with_tta(model, loader, optimizer):
+    model.eval()
+    for x in loader:
+        loss = entropy(model(x))
+        loss.backward()
+        optimizer.step()
+""",
+            "test-time adaptation trains while evaluating",
+        ),
+        Valid(
+            """\
+import torch
+def validate(model, loader):
+    model.eval()
+    with torch.enable_grad():
+        for x, y in loader:
+            model(x)
+""",
+            "torch.enable_grad() asks for gradients explicitly",
+        ),
+        Valid(
+            """\
+import torch
+import pytorch_lightning as pl
+class Net(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        for x in batch:
+            self(x)
+""",
+            "Lightning hooks already run without grad",
+        ),
+        Valid(
+            """\
+import torch
+def evaluate(model, loader):
+    model.eval()
+    for x, y in loader:
+        out = model(x)
+def main():
+    with torch.no_grad():
+        evaluate(model, val_loader)
+""",
+            "only ever called under no_grad in this module",
+        ),
+        Valid(
+            """\
+import torch
+def evaluate(loader):
+    for x, y in loader:
+        out = ema_model(x)
+""",
+            "a different module being evaluated (an EMA copy with frozen parameters)",
+        ),
+        Valid(
+            """\
+import torch
+def predict_mc(model, x, n=20):
+    model.eval()
+    enable_dropout(model)
+    for _ in range(n):
+        model(x)
+""",
+            "MC-dropout on purpose",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+def test(model, data):
+    model.eval()
+    pred = model(data.x, data.edge_index).argmax(dim=-1)
+    return [int((pred[m] == data.y[m]).sum()) for m in (data.val_mask, data.test_mask)]
+""",
+            """\
+import torch
+@torch.no_grad()
+def test(model, data):
+    model.eval()
+    pred = model(data.x, data.edge_index).argmax(dim=-1)
+    return [int((pred[m] == data.y[m]).sum()) for m in (data.val_mask, data.test_mask)]
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    # every batch
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+""",
+            """\
+import torch
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    # every batch
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+""",
+        ),
+        Invalid(
+            """\
+import torch as T
+for epoch in range(10):
+    model.train()
+    for x, y in train_loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    # validation
+    for x, y in val_loader:
+        val_loss = criterion(model(x), y).item()
+""",
+            """\
+import torch as T
+for epoch in range(10):
+    model.train()
+    for x, y in train_loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    # validation
+    with T.no_grad():
+        for x, y in val_loader:
+            val_loss = criterion(model(x), y).item()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+for epoch in range(3):
+    model.train()
+    for xb, yb in train_dl:
+        loss_func(model(xb), yb).backward()
+        opt.step()
+    model.eval()
+    valid_loss = sum(loss_func(model(xb), yb) for xb, yb in valid_dl)
+    print(epoch, valid_loss / len(valid_dl))
+""",
+            """\
+import torch
+for epoch in range(3):
+    model.train()
+    for xb, yb in train_dl:
+        loss_func(model(xb), yb).backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        valid_loss = sum(loss_func(model(xb), yb) for xb, yb in valid_dl)
+    print(epoch, valid_loss / len(valid_dl))
+""",
+        ),
+        Invalid(
+            """\
+import numpy as np
+from torch import nn
+def predict(net, test_loader):
+    preds = []
+    for batch in test_loader:
+        preds.append(net(batch).argmax(-1).cpu().numpy())
+    return np.concatenate(preds)
+""",
+            """\
+import numpy as np
+from torch import nn
+import torch
+@torch.no_grad()
+def predict(net, test_loader):
+    preds = []
+    for batch in test_loader:
+        preds.append(net(batch).argmax(-1).cpu().numpy())
+    return np.concatenate(preds)
+""",
+        ),
+    ]
+
+
+def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        return func.value
+    return func
+
+
+def _is_pytest_test(fn: cst.FunctionDef, path: str) -> bool:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return fn.name.value.startswith("test_") and (name.startswith("test_") or name.endswith("_test.py"))

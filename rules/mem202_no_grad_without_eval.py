@@ -1,0 +1,274 @@
+"""MEM202 no-grad-without-eval."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.grad_mode import GradMode
+from memlint.analysis.names import dotted_name
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.statement_edits import statement
+
+_FLAGGED = ("train-trained", "default-trained", "default-fresh")
+
+
+class NoGradWithoutEval(Rule):
+    """
+    ## What it does
+    Flags an evaluation loop under `torch.no_grad()` (or `inference_mode`,
+    or a decorated function) whose model is still in training mode: the last
+    switch before it was `model.train()` followed by training, or the model
+    was built here and never switched to `model.eval()`.
+
+    ## Why it matters
+    `no_grad()` only stops autograd; it does not change how layers behave.
+    In training mode dropout keeps dropping activations and batch norm
+    normalises with the statistics of each validation batch and updates its
+    running statistics with validation data. Validation metrics come out
+    noisy and wrong, and the running statistics the model will be saved with
+    are contaminated by the validation set.
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        model.train()
+        train_one_epoch(model, train_loader)
+        with torch.no_grad():
+            for x, y in val_loader:
+                val_loss += criterion(model(x), y).item()
+    ```
+
+    ## Use instead
+    ```python
+        model.eval()
+        with torch.no_grad():
+            ...
+    ```
+
+    ## Fix safety
+    Unsafe: `model.eval()` changes the numbers the loop produces (that is the
+    point), and leaves the model in eval mode afterwards, so a training phase
+    that follows needs `model.train()` (MEM203 checks that). A `.train()`
+    right before the loop with no training in between is deliberate
+    (Monte-Carlo dropout, batch-norm recalibration) and not reported, nor is
+    a module we cannot follow (an EMA copy, a model loaded elsewhere).
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval
+    - https://pytorch.org/docs/stable/notes/autograd.html#locally-disable-grad-doc
+    """
+
+    code = "MEM202"
+    name = "no-grad-without-eval"
+    message = "evaluation under no_grad with `{model}` still in training mode: dropout and batch-norm statistics behave as in training"
+    fix_safety = Safety.UNSAFE
+    tokens = ("torch",)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._check(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node)
+
+    def _qualifies(self, info) -> bool:
+        return (
+            info.calls_model
+            and not info.trains
+            and not info.needs_grad
+            and self.facts.grad_mode.mode_at(info.node) is GradMode.DISABLED
+        )
+
+    def _check(self, node: cst.For | cst.While) -> None:
+        facts = self.facts
+        loops = facts.loops
+        info = loops.info(node)
+        if info is None or not info.model_calls or not self._qualifies(info):
+            return
+        parent = info.parent
+        while parent is not None:
+            if self._qualifies(parent):
+                return  # reported on the outer loop
+            parent = parent.parent
+        receivers = {dotted_name(_module_of(c.func)) for c in info.model_calls}
+        if None in receivers:
+            return
+        state = loops.mode_before(node, frozenset(receivers))  # type: ignore[arg-type]
+        if state not in _FLAGGED:
+            return
+        if all(facts.objects.mode_dependent(r, node) is False for r in receivers):  # type: ignore[arg-type]
+            return  # no dropout, no batch norm: both modes compute the same
+        model = sorted(receivers)[0]  # type: ignore[type-var]
+        fix = None
+        if len(receivers) == 1:
+            anchor = facts.grad_mode.disabling_context(node)
+            if anchor is None or loops.scope_of(anchor) is not info.scope:
+                anchor = node
+            line = statement(f"{model}.eval()", self.context.module)
+            line = line.with_changes(leading_lines=anchor.leading_lines)
+            new = cst.FlattenSentinel([line, anchor.with_changes(leading_lines=[])])
+            fix = Fix(f"Call `{model}.eval()` before evaluating", ((anchor, new),), Safety.UNSAFE)
+        self.report(node, message=self.message.format(model=model), fix=fix)
+
+    valid = [
+        Valid(
+            """\
+import torch
+for epoch in range(3):
+    model.train()
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        for x, y in val_loader:
+            model(x)
+""",
+            "model.eval() before the evaluation",
+        ),
+        Valid(
+            """\
+import torch
+def mc_predict(model, x, n=20):
+    model.train()  # keep dropout on: Monte-Carlo dropout
+    with torch.no_grad():
+        for _ in range(n):
+            model(x)
+""",
+            "MC-dropout on purpose",
+        ),
+        Valid(
+            """\
+import torch
+for epoch in range(3):
+    model.train()
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+        ema.update(model)
+    with torch.no_grad():
+        for x, y in val_loader:
+            ema_model(x)
+""",
+            "a different module being evaluated (an EMA copy)",
+        ),
+        Valid(
+            """\
+import torch
+def evaluate(model, loader):
+    with torch.no_grad():
+        for x, y in loader:
+            model(x)
+""",
+            "the caller is not in this module: it may have called eval()",
+        ),
+        Valid(
+            """\
+import torch
+def saliency(model, loader):
+    model.train()
+    for x, y in loader:
+        with torch.enable_grad():
+            x.requires_grad_()
+            model(x).sum().backward()
+""",
+            "code that needs gradients",
+        ),
+        Valid(
+            """\
+import torch
+import pytorch_lightning as pl
+class Net(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        for x in batch:
+            self.model(x)
+""",
+            "Lightning switches to eval mode itself",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+for epoch in range(3):
+    model.train()
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    # validation
+    with torch.no_grad():
+        for x, y in val_loader:
+            model(x)
+""",
+            """\
+import torch
+for epoch in range(3):
+    model.train()
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    # validation
+    model.eval()
+    with torch.no_grad():
+        for x, y in val_loader:
+            model(x)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+net.load_state_dict(torch.load("net.pt"))
+with torch.no_grad():
+    for x in test_loader:
+        print(net(x).argmax(1))
+""",
+            """\
+import torch
+import torch.nn as nn
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+net.load_state_dict(torch.load("net.pt"))
+net.eval()
+with torch.no_grad():
+    for x in test_loader:
+        print(net(x).argmax(1))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+@torch.no_grad()
+def validate(model, loader):
+    for x, y in loader:
+        model(x)
+def fit(model, loader):
+    for epoch in range(5):
+        model.train()
+        for x, y in loader:
+            criterion(model(x), y).backward()
+            opt.step()
+        validate(model, loader)
+""",
+            """\
+import torch
+@torch.no_grad()
+def validate(model, loader):
+    model.eval()
+    for x, y in loader:
+        model(x)
+def fit(model, loader):
+    for epoch in range(5):
+        model.train()
+        for x, y in loader:
+            criterion(model(x), y).backward()
+            opt.step()
+        validate(model, loader)
+""",
+        ),
+    ]
+
+
+def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        return func.value
+    return func

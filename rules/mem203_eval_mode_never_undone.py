@@ -1,0 +1,290 @@
+"""MEM203 eval-mode-never-undone."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.statement_edits import statement
+
+
+class EvalModeNeverUndone(Rule):
+    """
+    ## What it does
+    Flags `model.eval()` inside an epoch (or step) loop that also trains the
+    model, when nothing in the loop ever calls `model.train()` again.
+
+    ## Why it matters
+    After the first validation the model stays in eval mode, and every later
+    epoch trains with dropout off and batch norm frozen on its running
+    statistics. Training quietly degrades (overfitting, worse accuracy, BN
+    statistics that never adapt), with no error anywhere.
+
+    ## Example
+    ```python
+    model.train()
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            ...
+        model.eval()
+        validate(model)
+    ```
+
+    ## Use instead
+    ```python
+    for epoch in range(epochs):
+        model.train()
+        for x, y in train_loader:
+            ...
+    ```
+
+    ## Fix safety
+    Unsafe: `model.train()` is inserted at the start of the training phase of
+    the loop; it changes the results of every epoch after the first (that is
+    the point). A `.train()` anywhere in the loop, also inside a function of
+    this module it calls, counts as undoing the switch.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train
+    """
+
+    code = "MEM203"
+    name = "eval-mode-never-undone"
+    message = "`{model}.eval()` inside the training loop is never undone: the next epochs train in eval mode"
+    fix_safety = Safety.UNSAFE
+    tokens = ("eval",)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._reported: set[int] = set()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._check(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node)
+
+    def _findings(self, info):
+        """(eval event, first training phase) pairs that break ``info``."""
+        loops = self.facts.loops
+        if not loops.loop_steps(info):
+            return []  # nothing here updates weights
+        events = [e for e in loops.mode_events(info.scope) if info.contains(e.pos)]
+        if any(e.kind in ("train", "unknown") for e in events):
+            return []
+        out = []
+        for e in events:
+            if e.kind != "eval" or e.receiver is None:
+                continue
+            if self._rebuilt_in(info, e.receiver):
+                continue  # a fresh model each iteration (folds, experiments)
+            phases = [
+                p
+                for p in events
+                if p.kind == "training-phase" and p.node is not info.node and p.trains_module(e.receiver)
+            ]
+            direct = any(loops.loop_of(c) is info for c in info.step_calls) and any(
+                _callee(c) == e.receiver for c in info.model_calls if loops.loop_of(c) is info
+            )
+            if phases or direct:
+                out.append((e, phases[0] if phases and not direct else None))
+        return out
+
+    def _rebuilt_in(self, info, receiver: str) -> bool:
+        index = self.facts.recurrent._index(info.scope)
+        return any(info.contains(b.pos) and b.kind == "assign" for b in index.get(receiver, ()))
+
+    def _check(self, node: cst.For | cst.While) -> None:
+        loops = self.facts.loops
+        info = loops.info(node)
+        if info is None:
+            return
+        for event, phase in self._findings(info):
+            if id(event.node) in self._reported:
+                continue
+            inner = [
+                other
+                for other in loops.scope_loops(info.scope)
+                if other is not info and info.contains(other.start) and other.contains(event.pos)
+            ]
+            if any(any(e.node is event.node for e, _ in self._findings(o)) for o in inner):
+                continue  # reported for the innermost loop
+            self._reported.add(id(event.node))
+            self.report(event.node, message=self.message.format(model=event.receiver), fix=self._fix(info, phase, event.receiver))
+
+    def _fix(self, info, phase, model: str) -> Fix | None:
+        body = info.node.body
+        if not isinstance(body, cst.IndentedBlock):
+            return None
+        line = statement(f"{model}.train()", self.context.module)
+        if phase is None:
+            new_body = body.with_changes(body=[line, *body.body])
+            return Fix(f"Call `{model}.train()` at the start of each iteration", ((body, new_body),), Safety.UNSAFE)
+        anchor = _top_statement(phase.node, body, self.facts.loops.parents)
+        if anchor is None:
+            return None
+        line = line.with_changes(leading_lines=anchor.leading_lines)
+        new = cst.FlattenSentinel([line, anchor.with_changes(leading_lines=[])])
+        return Fix(f"Call `{model}.train()` before the training phase", ((anchor, new),), Safety.UNSAFE)
+
+    valid = [
+        Valid(
+            """\
+import torch
+for epoch in range(10):
+    model.train()
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    evaluate(model, val_loader)
+""",
+            "model.train() at the start of each epoch",
+        ),
+        Valid(
+            """\
+import torch
+def train_one_epoch(model, loader):
+    model.train()
+    for x, y in loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+for epoch in range(10):
+    train_one_epoch(model, train_loader)
+    model.eval()
+    evaluate(model, val_loader)
+""",
+            "the training function switches back to train mode itself",
+        ),
+        Valid(
+            """\
+import torch
+for epoch in range(10):
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+ema_model.eval()
+evaluate(ema_model, val_loader)
+""",
+            "eval() after the training loop, not inside it",
+        ),
+        Valid(
+            """\
+import torch
+for epoch in range(10):
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    ema_model.eval()
+    evaluate(ema_model, val_loader)
+""",
+            "a different module being evaluated (an EMA copy)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+for lr in (0.1, 0.01):
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout())
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+""",
+            "loops over models or experiments: a fresh model each iteration",
+        ),
+        Valid(
+            """\
+import torch
+for epoch in range(10):
+    model.train(epoch < 5)
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+""",
+            "the mode is set from a flag we cannot read",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+model.train()
+for epoch in range(10):
+    # train
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        evaluate(model, val_loader)
+""",
+            """\
+import torch
+model.train()
+for epoch in range(10):
+    # train
+    model.train()
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        evaluate(model, val_loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def validate(net, loader):
+    net.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            net(x)
+def fit(net, loader, opt):
+    for step, (x, y) in enumerate(loader):
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        if step % 100 == 0:
+            validate(net, val_loader)
+""",
+            """\
+import torch
+def validate(net, loader):
+    net.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            net(x)
+def fit(net, loader, opt):
+    for step, (x, y) in enumerate(loader):
+        net.train()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        if step % 100 == 0:
+            validate(net, val_loader)
+""",
+        ),
+    ]
+
+
+def _callee(call: cst.Call) -> str | None:
+    from memlint.analysis.names import dotted_name
+
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        func = func.value
+    return dotted_name(func)
+
+
+def _top_statement(node: cst.CSTNode, body: cst.IndentedBlock, parents) -> cst.BaseStatement | None:
+    """The statement of ``body`` that contains ``node``."""
+    cur: cst.CSTNode | None = node
+    while cur is not None:
+        parent = parents.get(cur)
+        if parent is body:
+            return cur  # type: ignore[return-value]
+        cur = parent
+    return None

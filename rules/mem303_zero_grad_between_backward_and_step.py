@@ -1,0 +1,237 @@
+"""MEM303 zero-grad-between-backward-and-step."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.training_verbs import Verb, VerbKind
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.statement_edits import StatementEdits, bare, call_statement_only
+
+
+class ZeroGradBetweenBackwardAndStep(Rule):
+    """
+    ## What it does
+    Flags `zero_grad()` that runs after the backward and before the
+    optimizer step of the same iteration: `loss.backward();
+    optimizer.zero_grad(); optimizer.step()`.
+
+    ## Why it matters
+    The step sees cleared gradients (zeros, or `None` with `set_to_none`),
+    so the parameters never move, or move only by weight decay and
+    momentum. The loss stays flat, and the forward and backward passes of
+    every iteration are wasted. Nothing crashes.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    Unsafe: the fix moves `zero_grad()` to just before the backward, which
+    changes what is trained (that is the point). zero_grad and step are
+    paired per optimizer: in a GAN, clearing one network's gradients between
+    the other's backward and step is correct and stays silent, as does a
+    `model.zero_grad()` of a model the stepped optimizer does not own. When
+    the backward is not in the same block as the `zero_grad()` (e.g. it is
+    in a helper function) no fix is offered.
+
+    ## References
+    - https://pytorch.org/tutorials/beginner/basics/optimization_tutorial.html#optimization-loop
+    - https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
+    """
+
+    code = "MEM303"
+    name = "zero-grad-between-backward-and-step"
+    message = "zero_grad() between backward() and step(): the step sees no gradients"
+    fix_safety = Safety.UNSAFE
+    tokens = ("zero_grad", ".grad = None", ".grad.zero_")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        verbs = self.facts.verbs
+        reported: set[int] = set()
+        for step in verbs.verbs:
+            if step.kind is not VerbKind.STEP or step.closure:
+                continue
+            region = verbs.region(step)
+            since = step.loop
+            flat = verbs.in_region(region)
+            steps = [v for v in flat if v.kind is VerbKind.STEP]
+            zeros = [
+                z
+                for z in flat
+                if z.kind is VerbKind.ZERO_GRAD and verbs.dominates(z, step, since) and verbs.pairs(z, step, steps) is True
+            ]
+            if not zeros:
+                continue
+            zero = zeros[-1]
+            if id(zero) in reported:
+                continue
+            reached = verbs.reached
+            between = [v for v in flat if zero.index < v.index < step.index]
+            if any(v.kind is VerbKind.BACKWARD for v in reached(between)):
+                continue
+            earlier = [v for v in flat if v.index < zero.index]
+            # The backwards since the last step of this optimizer.
+            last_step = max((v.index for v in earlier if v.kind is VerbKind.STEP and v.target == step.target), default=-1)
+            backwards = [v for v in earlier if v.kind is VerbKind.BACKWARD and v.index > last_step]
+            if not backwards:
+                continue
+            reported.add(id(zero))
+            self.report(zero.call, fix=self._fix(region, zero, backwards[0]))
+
+    def _fix(self, region: cst.CSTNode, zero: Verb, backward: Verb) -> Fix | None:
+        if not call_statement_only(zero.line, zero.call) or backward.line is None:
+            return None
+        block = self.parent(zero.line)
+        # The statement of the zero_grad's block that holds the backward.
+        anchor: cst.CSTNode | None = backward.line
+        while anchor is not None and self.parent(anchor) is not block:
+            anchor = self.parent(anchor)
+        if anchor is None:
+            return None
+        edits = StatementEdits()
+        edits.remove(zero.line, block)
+        edits.insert_before(anchor, bare(zero.line))
+        root = block if isinstance(block, cst.IndentedBlock) else region
+        return Fix("Move `zero_grad()` before the backward", ((root, edits.apply(root)),), Safety.UNSAFE)
+
+    valid = [
+        Valid(
+            """\
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+            "zero_grad before the backward",
+        ),
+        Valid(
+            """\
+import torch.optim as optim
+optimizerD = optim.Adam(netD.parameters(), lr=2e-4)
+optimizerG = optim.Adam(netG.parameters(), lr=2e-4)
+for real, _ in dataloader:
+    netD.zero_grad()
+    errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+    errD.backward()
+    netG.zero_grad()
+    optimizerD.step()
+    errG = criterion(netD(fake), ones)
+    errG.backward()
+    optimizerG.step()
+""",
+            "GAN: the zero_grad between D's backward and step clears G, paired per optimizer",
+        ),
+        Valid(
+            """\
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+""",
+            "zero_grad after the step",
+        ),
+        Valid(
+            """\
+for x, y in loader:
+    def closure():
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+""",
+            "LBFGS closure",
+        ),
+        Valid(
+            """\
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y) / accum
+    loss.backward()
+    if (i + 1) % accum == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+            "accumulation with zero_grad after the guarded step",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+""",
+            """\
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train_step(model, batch, optimizer, scaler):
+    with torch.autocast("cuda"):
+        loss = model(**batch).loss
+    # backward pass
+    scaler.scale(loss).backward()
+    optimizer.zero_grad(set_to_none=True)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+            """\
+import torch
+def train_step(model, batch, optimizer, scaler):
+    with torch.autocast("cuda"):
+        loss = model(**batch).loss
+    # backward pass
+    optimizer.zero_grad(set_to_none=True)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+        ),
+        Invalid(
+            """\
+for epoch in range(10):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+    model.zero_grad()
+    optimizer.step()
+""",
+            """\
+for epoch in range(10):
+    model.zero_grad()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+    optimizer.step()
+""",
+        ),
+    ]

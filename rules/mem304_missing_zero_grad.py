@@ -1,0 +1,227 @@
+"""MEM304 missing-zero-grad."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from memlint.analysis.names import dotted_name
+from memlint.analysis.training_verbs import VerbKind
+from memlint.rule import Invalid, Rule, Safety, Valid
+from memlint.traversal import visit_fast
+
+# ``reset_grad()``, ``zero_grads(params)``, ``clear_grad(model)``: helpers we
+# cannot see into that clear gradients by their name.
+_CLEARING_CALL = re.compile(r"(zero|reset|clear|free|set_to_none).*grad|grad.*(zero|reset|clear)", re.I)
+
+
+class MissingZeroGrad(Rule):
+    """
+    ## What it does
+    Flags an optimizer step in a loop that runs a backward and a step every
+    iteration but never clears that optimizer's gradients: no
+    `optimizer.zero_grad()`, no `model.zero_grad()`, no `p.grad = None`.
+
+    ## Why it matters
+    `backward()` adds to `.grad`. Without clearing, every step applies the
+    sum of all gradients since the loop began: updates grow each iteration,
+    training diverges or behaves as a wildly wrong learning rate. Nothing
+    crashes.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    No fix: where the gradients should be cleared depends on whether
+    accumulation was meant. Any clearing in the loop counts, also in local
+    functions it calls and helpers named for it (`reset_grad()`); zero_grad
+    and step are paired per optimizer, so a GAN that clears only one
+    network's optimizer is reported for the other. LBFGS-style
+    `step(closure)`, framework engines (DeepSpeed, Lightning) and full-batch
+    accumulation with one step after the loop are left alone.
+
+    ## References
+    - https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html
+    """
+
+    code = "MEM304"
+    name = "missing-zero-grad"
+    message = "backward() and step() run every iteration but the gradients are never cleared: they accumulate across steps"
+    fix_safety = Safety.NONE
+    tokens = ("backward",)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        verbs = self.facts.verbs
+        for step in verbs.verbs:
+            if step.kind is not VerbKind.STEP or step.closure:
+                continue
+            loop = None
+            for candidate in reversed(step.loops):
+                if any(v.kind is VerbKind.BACKWARD for v in verbs.reached(verbs.in_loop(candidate))):
+                    loop = candidate
+                    break
+            if loop is None:
+                continue
+            if self._built_in(loop, step.target):
+                continue  # a fresh optimizer per iteration: a numeric check, not a training loop
+            in_loop = verbs.reached(verbs.in_loop(loop))
+            steps = [v for v in in_loop if v.kind is VerbKind.STEP]
+            if any(v.kind is VerbKind.ZERO_GRAD and verbs.pairs(v, step, steps) is not False for v in in_loop):
+                continue
+            if self._clearing_helper(loop, [v for v in in_loop if v.kind is VerbKind.CALL]):
+                continue
+            self.report(step.call)
+
+    def _built_in(self, loop: cst.CSTNode, optimizer: str | None) -> bool:
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                if dotted_name(node.target) == optimizer:
+                    found.append(node)
+
+        visit_fast(loop, _V())
+        return bool(found)
+
+    def _clearing_helper(self, loop: cst.CSTNode, local_calls) -> bool:
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                last = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+                # ``x.zero_grad()`` itself is a verb, paired per optimizer above.
+                if last != "zero_grad" and _CLEARING_CALL.search(last):
+                    found.append(node)
+
+        visit_fast(loop, _V())
+        for call in local_calls:
+            if call.callee is not None:
+                visit_fast(call.callee, _V())
+        return bool(found)
+
+    valid = [
+        Valid(
+            """\
+for x, y in loader:
+    optimizer.zero_grad(set_to_none=True)
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+            "cleared every iteration",
+        ),
+        Valid(
+            """\
+import torch.optim as optim
+optimizer = optim.LBFGS(model.parameters())
+for epoch in range(20):
+    def closure():
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+""",
+            "LBFGS step(closure): the closure clears the gradients",
+        ),
+        Valid(
+            """\
+for step, batch in enumerate(loader):
+    loss = model_engine(batch)
+    model_engine.backward(loss)
+    model_engine.step()
+""",
+            "DeepSpeed engine clears gradients itself",
+        ),
+        Valid(
+            """\
+for epoch in range(epochs):
+    optimizer.zero_grad()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+    optimizer.step()
+""",
+            "deliberate full-batch accumulation with one step per epoch",
+        ),
+        Valid(
+            """\
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    for p in model.parameters():
+        p.grad = None
+""",
+            "gradients set to None by hand",
+        ),
+        Valid(
+            """\
+def reset_grad():
+    g_optimizer.zero_grad()
+    d_optimizer.zero_grad()
+
+for images, _ in data_loader:
+    d_loss = criterion(D(images), real_labels)
+    reset_grad()
+    d_loss.backward()
+    d_optimizer.step()
+    g_loss = criterion(D(G(z)), real_labels)
+    reset_grad()
+    g_loss.backward()
+    g_optimizer.step()
+""",
+            "GAN clearing both optimizers through a local helper",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch.optim as optim
+opt_d = optim.Adam(D.parameters())
+opt_g = optim.Adam(G.parameters())
+for real in loader:
+    opt_d.zero_grad()
+    loss_d = bce(D(real), ones) + bce(D(G(noise()).detach()), zeros)
+    loss_d.backward()
+    opt_d.step()
+    loss_g = bce(D(G(noise())), ones)
+    loss_g.backward()
+    opt_g.step()
+""",
+        ),
+        Invalid(
+            """\
+def train(model, optimizer, loader, scaler):
+    optimizer.zero_grad()
+    for batch in loader:
+        loss = model(**batch).loss
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        ),
+    ]

@@ -1,0 +1,513 @@
+"""MEM401 in-place-on-leaf-requiring-grad."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.activations import is_inplace_method
+from memlint.analysis.grad_mode import GradMode
+from memlint.analysis.names import dotted_name
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.statement_edits import wrap_in_with
+
+_FACTORIES = frozenset(
+    {
+        "tensor", "zeros", "ones", "randn", "rand", "empty", "full", "arange", "linspace", "logspace",
+        "eye", "randint", "normal", "zeros_like", "ones_like", "randn_like", "rand_like", "empty_like",
+        "full_like",
+    }
+)
+_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_WRAPPERS = frozenset({"list", "tuple", "reversed", "tqdm", "iter"})
+
+
+def _literal(expr: cst.BaseExpression, value: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == value
+
+
+def _mentions_grad(node: cst.CSTNode) -> bool:
+    found = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            if n.attr.value == "grad":
+                found.append(n)
+
+    node.visit(_V())
+    return bool(found)
+
+
+class _Frozen(cst.CSTVisitor):
+    """Models whose parameters are frozen somewhere in the module:
+    ``X.requires_grad_(False)``, ``for p in X.parameters(): p.requires_grad = False``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.owners: set[str] = set()
+        self._loops: list[tuple[str, str]] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        for name, owner in param_targets(node.target, node.iter):
+            self._loops.append((name, owner))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        for _ in param_targets(original_node.target, original_node.iter):
+            self._loops.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_" and node.args and _literal(node.args[0].value, "False"):
+            key = dotted_name(f.value)
+            if key is not None:
+                self.owners.add(key)
+                self.owners.update(o for n, o in self._loops if n == key)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            tgt = t.target
+            if isinstance(tgt, cst.Attribute) and tgt.attr.value == "requires_grad" and _literal(node.value, "False"):
+                key = dotted_name(tgt.value)
+                self.owners.update(o for n, o in self._loops if n == key)
+            elif _freezes(node.value):
+                # ``ema = copy.deepcopy(model).eval().requires_grad_(False)``
+                key = dotted_name(tgt)
+                if key is not None:
+                    self.owners.add(key)
+
+
+def _freezes(value: cst.BaseExpression) -> bool:
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if value.func.attr.value == "requires_grad_" and value.args and _literal(value.args[0].value, "False"):
+            return True
+        value = value.func.value
+    return False
+
+
+def param_targets(target: cst.BaseExpression, iterable: cst.BaseExpression) -> list[tuple[str, str]]:
+    """``[("p", "model")]`` for ``for p in model.parameters()``; also
+    ``named_parameters()``, ``enumerate``, ``zip`` and ``list(...)``."""
+    if not isinstance(iterable, cst.Call):
+        return []
+    func = iterable.func
+    args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+    if isinstance(func, cst.Name) and func.value in _WRAPPERS and len(args) == 1:
+        return param_targets(target, args[0])
+    if isinstance(func, cst.Name) and func.value == "enumerate" and args and isinstance(target, cst.Tuple):
+        if len(target.elements) == 2:
+            return param_targets(target.elements[1].value, args[0])
+        return []
+    if isinstance(func, cst.Name) and func.value == "zip" and isinstance(target, cst.Tuple):
+        if len(target.elements) != len(args):
+            return []
+        out: list[tuple[str, str]] = []
+        for el, arg in zip(target.elements, args):
+            out.extend(param_targets(el.value, arg))
+        return out
+    if isinstance(func, cst.Attribute) and not iterable.args:
+        owner = dotted_name(func.value)
+        if owner is None:
+            return []
+        if func.attr.value == "parameters" and isinstance(target, cst.Name):
+            return [(target.value, owner)]
+        if func.attr.value == "named_parameters" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            el = target.elements[1].value
+            if isinstance(el, cst.Name):
+                return [(el.value, owner)]
+    return []
+
+
+class InPlaceOnLeafRequiringGrad(Rule):
+    """
+    ## What it does
+    Flags in-place updates of tensors that are leaves requiring grad, while
+    autograd is recording: `p -= lr * p.grad` over `model.parameters()`,
+    `w.add_(...)`, `w[i] = ...` on a `torch.randn(..., requires_grad=True)`
+    or an `nn.Parameter`.
+
+    ## Why it matters
+    Autograd refuses it: `RuntimeError: a leaf Variable that requires grad
+    is being used in an in-place operation`, usually after the first forward
+    and backward have already spent their time and memory. A manual SGD
+    step is not part of the graph and belongs under `torch.no_grad()`.
+
+    ## Example
+    ```python
+    loss.backward()
+    for p in model.parameters():
+        p -= lr * p.grad
+    ```
+
+    ## Use instead
+    ```python
+    loss.backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= lr * p.grad
+    ```
+
+    ## Fix safety
+    Safe for manual parameter updates (a loop over `parameters()`, or an
+    update that reads `.grad`): the fix wraps the update in
+    `with torch.no_grad():` (the whole parameter loop when it only updates
+    parameters), which is what makes it run at all; `import torch` is added
+    when missing. Other in-place writes to a leaf are reported without a fix.
+    Silent under `no_grad`/`inference_mode` and in functions only called
+    there or decorated with them, for `.data`, `.grad`, `torch.nn.init.*_`,
+    tensors that do not require grad, and models frozen with
+    `requires_grad_(False)`.
+
+    ## References
+    - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
+    - https://pytorch.org/tutorials/beginner/examples_autograd/polynomial_autograd.html
+    """
+
+    code = "MEM401"
+    name = "in-place-on-leaf-requiring-grad"
+    message = "in-place update of a leaf tensor that requires grad outside torch.no_grad(): autograd raises a RuntimeError"
+    fix_safety = Safety.SAFE
+    tokens = ("parameters()", "requires_grad", "Parameter")
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._leaves: list[dict[str, bool]] = [{}]
+        self._params: list[tuple[str, str, cst.For]] = []
+        self._frozen: set[str] | None = None
+        self._wrapped_loops: set[int] = set()
+        self._reported_lines: set[int] = set()
+
+    # -- scopes and bindings ---------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._leaves.append({})
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._leaves.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        for name, owner in param_targets(node.target, node.iter):
+            self._params.append((name, owner, node))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        for _ in param_targets(original_node.target, original_node.iter):
+            self._params.pop()
+
+    def _creates_leaf(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
+            return not value.args or _literal(value.args[0].value, "True")
+        qn = self.facts.names.call_name(value) or ""
+        rg = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "requires_grad"), None)
+        if qn in _PARAMETER:
+            return rg is None or not _literal(rg, "False")
+        head, _, last = qn.rpartition(".")
+        return head == "torch" and last in _FACTORIES and rg is not None and _literal(rg, "True")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            tgt = t.target
+            if isinstance(tgt, cst.Subscript):
+                self._check(tgt.value, node)
+            elif isinstance(tgt, cst.Name):
+                if self._creates_leaf(node.value):
+                    self._leaves[-1][tgt.value] = True
+                else:
+                    self._leaves[-1].pop(tgt.value, None)
+            elif isinstance(tgt, cst.Attribute) and tgt.attr.value == "requires_grad" and isinstance(tgt.value, cst.Name):
+                if _literal(node.value, "True"):
+                    self._leaves[-1][tgt.value.value] = True
+                else:
+                    self._leaves[-1].pop(tgt.value.value, None)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        tgt = node.target
+        self._check(tgt.value if isinstance(tgt, cst.Subscript) else tgt, node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        if func.attr.value == "requires_grad_" and isinstance(func.value, cst.Name):
+            if isinstance(self.parent(node), cst.Expr):
+                if not node.args or _literal(node.args[0].value, "True"):
+                    self._leaves[-1][func.value.value] = True
+                else:
+                    self._leaves[-1].pop(func.value.value, None)
+            return
+        if is_inplace_method(func.attr.value):
+            self._check(func.value, node)
+
+    # -- the check ----------------------------------------------------------
+    def _leaf(self, expr: cst.BaseExpression) -> tuple[str, cst.For | None] | None:
+        if not isinstance(expr, cst.Name):
+            return None
+        for name, owner, loop in reversed(self._params):
+            if name == expr.value:
+                if self._frozen is None:
+                    frozen = _Frozen()
+                    self.context.module.visit(frozen)
+                    self._frozen = frozen.owners
+                return None if owner in self._frozen else ("param", loop)
+        if self._leaves[-1].get(expr.value):
+            return ("leaf", None)
+        return None
+
+    def _check(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
+        leaf = self._leaf(target)
+        if leaf is None:
+            return
+        if self.facts.grad_mode.mode_at(node) is not GradMode.ENABLED:
+            return
+        line = node
+        while line is not None and not isinstance(line, cst.SimpleStatementLine):
+            line = self.parent(line)
+        if line is None or id(line) in self._reported_lines:
+            return
+        kind, loop = leaf
+        if loop is not None and id(loop) in self._wrapped_loops:
+            return
+        self._reported_lines.add(id(line))
+        manual = kind == "param" or _mentions_grad(line)
+        fix = None
+        if manual:
+            if loop is not None and self._only_updates(loop):
+                self._wrapped_loops.add(id(loop))
+                fix = self._wrap([loop])
+            else:
+                fix = self._wrap(self._run_of_updates(line))
+        self.report(node, fix=fix)
+
+    def _run_of_updates(self, line: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
+        """``line`` and the lines right after it that also update leaves in
+        place (``a -= lr * a.grad; b -= lr * b.grad``): one ``with`` for all."""
+        block = self.parent(line)
+        body = list(getattr(block, "body", ()))
+        if line not in body:
+            return [line]
+        run: list[cst.BaseStatement] = [line]
+        for stmt in body[body.index(line) + 1 :]:
+            if not (isinstance(stmt, cst.SimpleStatementLine) and all(self._updates_leaf(s) for s in stmt.body)):
+                break
+            run.append(stmt)
+        return run
+
+    def _updates_leaf(self, small: cst.BaseSmallStatement) -> bool:
+        if isinstance(small, cst.AugAssign):
+            target = small.target.value if isinstance(small.target, cst.Subscript) else small.target
+            return self._leaf(target) is not None
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            return isinstance(func, cst.Attribute) and is_inplace_method(func.attr.value) and self._leaf(func.value) is not None
+        return False
+
+    def _only_updates(self, loop: cst.For) -> bool:
+        """Every statement of the parameter loop updates a parameter or
+        handles ``.grad``: nothing in it needs autograd."""
+        names = {name for name, _ in param_targets(loop.target, loop.iter)}
+        ok = True
+
+        class _V(cst.CSTVisitor):
+            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+                nonlocal ok
+                for small in node.body:
+                    if isinstance(small, (cst.Pass, cst.Continue, cst.Break)) or _mentions_grad(small):
+                        continue
+                    root = None
+                    if isinstance(small, cst.AugAssign):
+                        root = small.target
+                    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                        root = small.value.func
+                    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+                        root = root.func if isinstance(root, cst.Call) else root.value
+                    if not (isinstance(root, cst.Name) and root.value in names):
+                        ok = False
+                return False
+
+            def visit_For(self, node: cst.For) -> bool:
+                nonlocal ok
+                ok = False
+                return False
+
+            visit_While = visit_With = visit_Try = visit_FunctionDef = visit_For  # type: ignore[assignment]
+
+        loop.body.visit(_V())
+        return ok
+
+    def _wrap(self, statements: list[cst.BaseStatement]) -> Fix:
+        torch = self.facts.names.local_name_for("torch")
+        item = cst.Call(cst.parse_expression(f"{torch or 'torch'}.no_grad"))
+        first, rest = statements[0], statements[1:]
+        wrapped = wrap_in_with(first, item)
+        wrapped = wrapped.with_changes(body=wrapped.body.with_changes(body=[*wrapped.body.body, *rest]))
+        replacements = ((first, wrapped), *((s, cst.RemoveFromParent()) for s in rest))
+        return Fix(
+            "Wrap the update in `with torch.no_grad():`",
+            replacements,  # type: ignore[arg-type]
+            Safety.SAFE,
+            imports=() if torch else ("torch",),
+        )
+
+    valid = [
+        Valid(
+            """\
+import torch
+loss.backward()
+with torch.no_grad():
+    for p in model.parameters():
+        p -= lr * p.grad
+        p.grad.zero_()
+""",
+            "manual SGD under no_grad",
+        ),
+        Valid(
+            """\
+for p in model.parameters():
+    p.data.add_(p.grad.data, alpha=-lr)
+    p.grad.data.zero_()
+""",
+            "updates through .data do not involve autograd",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def reset_parameters(self):
+        for p in self.parameters():
+            nn.init.normal_(p, std=0.02)
+""",
+            "torch.nn.init.*_ run under no_grad themselves",
+        ),
+        Valid(
+            """\
+import torch
+@torch.no_grad()
+def sgd_step(params, lr):
+    for p in params:
+        p.add_(p.grad, alpha=-lr)
+
+@torch.no_grad()
+def update_ema(ema, model, decay):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p, alpha=1 - decay)
+""",
+            "decorated with torch.no_grad()",
+        ),
+        Valid(
+            """\
+import torch
+x = torch.randn(8, 3)
+buf = torch.zeros(3)
+buf += x.mean(0)
+x[0] = 1.0
+""",
+            "tensors that do not require grad",
+        ),
+        Valid(
+            """\
+import copy
+ema = copy.deepcopy(model)
+ema.requires_grad_(False)
+for e, p in zip(ema.parameters(), model.parameters()):
+    e.mul_(0.999).add_(p.detach(), alpha=0.001)
+""",
+            "the updated model is frozen",
+        ),
+        Valid(
+            """\
+import copy
+ema = copy.deepcopy(model).eval().requires_grad_(False)
+for e, p in zip(ema.parameters(), model.parameters()):
+    e.lerp_(p.detach(), 0.001)
+""",
+            "the EMA copy is frozen where it is made",
+        ),
+        Valid(
+            """\
+import torch
+w = torch.randn(3, requires_grad=True)
+w2 = w.clone()
+w2 += 1
+""",
+            "the tensor was cloned first",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+for x, y in loader:
+    loss = criterion(model(x), y)
+    model.zero_grad()
+    loss.backward()
+    for p in model.parameters():
+        p -= learning_rate * p.grad
+""",
+            """\
+import torch
+for x, y in loader:
+    loss = criterion(model(x), y)
+    model.zero_grad()
+    loss.backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= learning_rate * p.grad
+""",
+        ),
+        Invalid(
+            """\
+import torch as T
+w = T.randn(3, 1, requires_grad=True)
+b = T.zeros(1, requires_grad=True)
+for step in range(100):
+    loss = ((x @ w + b - y) ** 2).mean()
+    loss.backward()
+    # gradient step
+    w.sub_(lr * w.grad)
+    b -= lr * b.grad  # bias
+    w.grad.zero_()
+    b.grad.zero_()
+""",
+            """\
+import torch as T
+w = T.randn(3, 1, requires_grad=True)
+b = T.zeros(1, requires_grad=True)
+for step in range(100):
+    loss = ((x @ w + b - y) ** 2).mean()
+    loss.backward()
+    # gradient step
+    with T.no_grad():
+        w.sub_(lr * w.grad)
+        b -= lr * b.grad  # bias
+    w.grad.zero_()
+    b.grad.zero_()
+""",
+            count=2,
+        ),
+        Invalid(
+            """\
+def sgd(model, lr):
+    for name, param in model.named_parameters():
+        if param.grad is None:
+            continue
+        param.add_(param.grad, alpha=-lr)
+""",
+            """\
+import torch
+def sgd(model, lr):
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if param.grad is None:
+                continue
+            param.add_(param.grad, alpha=-lr)
+""",
+        ),
+        Invalid(
+            """\
+import torch.nn as nn
+weight = nn.Parameter(torch.randn(4, 4))
+weight[0] = 0.0
+""",
+            None,
+        ),
+    ]

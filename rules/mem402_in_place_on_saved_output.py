@@ -1,0 +1,311 @@
+"""MEM402 in-place-on-saved-output."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.activations import (
+    function_saves_output,
+    inplace_arg,
+    inplace_function_target,
+    is_inplace_method,
+    module_saves_output,
+    nn_class,
+    runs_inplace,
+    sequential_elements,
+)
+from memlint.analysis.grad_mode import GradMode
+from memlint.analysis.history import H
+from memlint.analysis.training_verbs import VerbKind
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
+
+class _Scope:
+    def __init__(self, node: cst.CSTNode) -> None:
+        self.node = node
+        # name -> (statement line that assigned it, the call that saved its output)
+        self.saved: dict[str, tuple[cst.CSTNode, cst.Call]] = {}
+        self.params: set[str] = set()
+        self.assigned: set[str] = set()
+        if isinstance(node, cst.FunctionDef):
+            p = node.params
+            self.params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+
+
+class InPlaceOnSavedOutput(Rule):
+    """
+    ## What it does
+    Flags an in-place operation on the output of an op whose backward needs
+    that output: an `inplace=True` activation right after `nn.Sigmoid()`,
+    `nn.Tanh()`, `nn.ReLU()`, `nn.Softmax()` (or an in-place ReLU/ELU/
+    LeakyReLU) in `nn.Sequential`, or `h = torch.sigmoid(z); h += 1`,
+    `h.mul_(...)`, `h[mask] = 0`, `F.relu(h, inplace=True)` on such a value
+    in forward or training code.
+
+    ## Why it matters
+    sigmoid, tanh, exp, sqrt, reciprocal, relu, softmax and log_softmax
+    compute their gradient from their own output, which autograd keeps.
+    Overwriting it in place makes the backward fail with `RuntimeError: one
+    of the variables needed for gradient computation has been modified by an
+    inplace operation` after the forward has already spent its time and
+    memory. The in-place op saved nothing: the output had to stay alive
+    anyway.
+
+    ## Example
+    ```python
+    head = nn.Sequential(nn.Linear(512, 256), nn.Tanh(), nn.ReLU(inplace=True))
+    ```
+
+    ## Use instead
+    ```python
+    head = nn.Sequential(nn.Linear(512, 256), nn.Tanh(), nn.ReLU(inplace=False))
+    ```
+
+    ## Fix safety
+    Safe for the module flag: `inplace=False` computes the same values and
+    lets the backward run. Operators (`+=`, `.mul_()`, `x[i] = ...`) are
+    reported without a fix: use the out-of-place form (`h = h + 1`) or clone
+    first. Silent when the value was cloned, under `no_grad`, for ops that
+    save their input rather than output (Linear, Conv, BatchNorm, GELU,
+    SiLU, ELU, ReLU6), residual adds on BatchNorm output, and when the input
+    is plain data that does not require grad.
+
+    ## References
+    - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
+    - https://github.com/pytorch/pytorch/blob/main/tools/autograd/derivatives.yaml
+    """
+
+    code = "MEM402"
+    name = "in-place-on-saved-output"
+    message = "in-place operation on an output that autograd saved for the backward: the backward raises a RuntimeError"
+    fix_safety = Safety.SAFE
+    # Every finding involves an op whose backward needs its output (or an
+    # in-place flag); generic tokens such as "+=" would let every file through.
+    tokens = (
+        "inplace", "sigmoid", "Sigmoid", "tanh", "Tanh", "relu", "ReLU", "softmax", "Softmax",
+        "softmin", "Softmin", "exp", "sqrt", "reciprocal", "elu", "ELU", "LU(",
+    )
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._scopes: list[_Scope] = [_Scope(context.module)]
+
+    # == nn.Sequential ======================================================
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.facts.names
+        elements = sequential_elements(node, names)
+        if elements is not None:
+            for prev, cur in zip(elements, elements[1:]):
+                cls = nn_class(cur, names)
+                if cls is None or not runs_inplace(cur, cls) or not module_saves_output(prev, names):  # type: ignore[arg-type]
+                    continue
+                arg = inplace_arg(cur, cls)  # type: ignore[arg-type]
+                fix = Fix("Set `inplace=False`", ((arg, arg.with_changes(value=cst.Name("False"))),))  # type: ignore[union-attr]
+                message = f"`{cls}(inplace=True)` overwrites the output the previous module saved for its backward"
+                self.report(arg, message=message, fix=fix)  # type: ignore[arg-type]
+            return
+        target = inplace_function_target(node, names)
+        if target is None and isinstance(node.func, cst.Attribute) and is_inplace_method(node.func.attr.value):
+            target = node.func.value
+        if target is not None:
+            self._check(target, node)
+
+    # == operators in forward/training code ==================================
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(_Scope(node))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        tgt = node.target
+        self._check(tgt.value if isinstance(tgt, cst.Subscript) else tgt, node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Subscript):
+                self._check(t.target.value, node)
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        # Bindings change after the right-hand side ran (``h = F.relu(h, inplace=True)``).
+        scope = self._scopes[-1]
+        for t in original_node.targets:
+            if not isinstance(t.target, cst.Name):
+                continue
+            name = t.target.value
+            value = original_node.value
+            if function_saves_output(value, self.facts.names) and self._needs_grad(value):  # type: ignore[arg-type]
+                line = self.parent(original_node)
+                scope.saved[name] = (line, value)  # type: ignore[assignment]
+            else:
+                scope.saved.pop(name, None)
+            scope.assigned.add(name)
+
+    def _needs_grad(self, call: cst.Call) -> bool:
+        """The op's input requires grad: it carries history, or (in
+        ``forward``) it is computed from something other than a raw argument."""
+        if call.args and call.args[0].keyword is None:
+            arg = call.args[0].value
+        elif isinstance(call.func, cst.Attribute):
+            arg = call.func.value
+        else:
+            return False
+        value = self.facts.history.value(arg)
+        if value is not None and value.h is H.YES:
+            return True
+        if value is not None and value.h is H.NO:
+            return False
+        scope = self._scopes[-1]
+        if not (isinstance(scope.node, cst.FunctionDef) and scope.node.name.value == "forward"):
+            return False
+        if isinstance(arg, cst.Name) and arg.value in scope.params and arg.value not in scope.assigned:
+            return False  # the raw input of forward: often plain data
+        return True
+
+    def _in_training_code(self, scope: _Scope) -> bool:
+        node = scope.node
+        if isinstance(node, cst.FunctionDef) and node.name.value == "forward":
+            return True
+        return any(v.kind is VerbKind.BACKWARD for v in self.facts.verbs.in_scope(node))  # type: ignore[arg-type]
+
+    def _check(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
+        if not isinstance(target, cst.Name):
+            return
+        scope = self._scopes[-1]
+        entry = scope.saved.get(target.value)
+        if entry is None:
+            return
+        line, producer = entry
+        if not self._in_training_code(scope) or self.facts.grad_mode.mode_at(node) is not GradMode.ENABLED:
+            return
+        # The in-place op must run after the assignment, not in another branch.
+        block = self.parent(line)
+        cur = self.parent(node)
+        while cur is not None and cur is not block:
+            cur = self.parent(cur)
+        if cur is None:
+            return
+        del scope.saved[target.value]
+        op = self.context.module.code_for_node(producer.func)
+        self.report(
+            node,
+            message=f"in-place operation on `{target.value}`, the output of `{op}(...)` that autograd saved "
+            "for the backward: the backward raises a RuntimeError",
+        )
+
+    valid = [
+        Valid(
+            """\
+import torch.nn as nn
+block = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(2))
+head = nn.Sequential(nn.Linear(64, 64), nn.GELU(), nn.Dropout(0.1, inplace=True))
+""",
+            "Conv/BatchNorm/GELU save their input, not their output",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Gate(nn.Module):
+    def forward(self, x):
+        h = torch.sigmoid(self.fc(x)).clone()
+        h += 1
+        g = torch.sigmoid(self.gate(x))
+        g = g * 2
+        return h * g
+""",
+            "cloned first; out-of-place arithmetic",
+        ),
+        Valid(
+            """\
+import torch
+@torch.no_grad()
+def postprocess(logits):
+    probs = torch.softmax(logits, dim=-1)
+    probs[probs < 0.1] = 0
+    probs /= probs.sum(-1, keepdim=True)
+    return probs
+""",
+            "under no_grad nothing is saved",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+class BasicBlock(nn.Module):
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out += identity
+        return self.relu(out)
+""",
+            "residual add on BatchNorm output",
+        ),
+        Valid(
+            """\
+import torch
+def make_mask(raw):
+    m = torch.sigmoid(raw)
+    m[m < 0.5] = 0
+    return m
+""",
+            "plain data that does not require grad, no training here",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch.nn as nn
+head = nn.Sequential(nn.Linear(512, 256), nn.Tanh(), nn.ReLU(inplace=True), nn.Linear(256, 10))
+""",
+            """\
+import torch.nn as nn
+head = nn.Sequential(nn.Linear(512, 256), nn.Tanh(), nn.ReLU(inplace=False), nn.Linear(256, 10))
+""",
+        ),
+        Invalid(
+            """\
+from collections import OrderedDict
+from torch import nn
+features = nn.Sequential(OrderedDict([
+    ("fc", nn.Linear(100, 100)),
+    ("act", nn.ReLU()),
+    ("drop", nn.Dropout(0.5, True)),
+]))
+""",
+            """\
+from collections import OrderedDict
+from torch import nn
+features = nn.Sequential(OrderedDict([
+    ("fc", nn.Linear(100, 100)),
+    ("act", nn.ReLU()),
+    ("drop", nn.Dropout(0.5, False)),
+]))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Attention(nn.Module):
+    def forward(self, q, k, v, mask):
+        scores = q @ k.transpose(-2, -1)
+        attn = scores.softmax(dim=-1)
+        attn *= mask
+        return attn @ v
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+for x, y in loader:
+    h = torch.sigmoid(model(x))
+    F.relu(h, inplace=True)
+    loss = criterion(h, y)
+    loss.backward()
+""",
+            None,
+        ),
+    ]

@@ -1,0 +1,155 @@
+"""MEM403 in-place-activation-opportunity (opt-in)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.activations import (
+    INPUT_SAVING_LAYERS,
+    inplace_arg,
+    nn_class,
+    runs_inplace,
+    sequential_elements,
+)
+from memlint.call_args import append_keyword
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
+_ACTIVATIONS = {"ReLU": 0, "ReLU6": 0, "SiLU": 0, "LeakyReLU": 1}
+
+
+class InPlaceActivationOpportunity(Rule):
+    """
+    ## What it does
+    Suggests `inplace=True` for `nn.ReLU()`, `nn.LeakyReLU()`, `nn.ReLU6()`
+    and `nn.SiLU()` that directly follow a Conv, Linear, BatchNorm or
+    LayerNorm inside `nn.Sequential` (never the first element, whose input
+    belongs to the caller). Off by default: enable with
+    `--extend-select MEM403`.
+
+    ## Why it matters
+    Those layers save their *input* for the backward, not their output, so
+    the activation may overwrite their output. Out of place, the layer's
+    output and the activation's output are both alive for a moment; in
+    place, one buffer serves both. The saving is modest and honest to state:
+    about one activation tensor at the transient peak of the forward, not
+    one per layer, and the memory saved for the backward is the same.
+
+    ## Example
+    ```python
+    block = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU())
+    ```
+
+    ## Use instead
+    ```python
+    block = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(inplace=True))
+    ```
+
+    ## Fix safety
+    Safe: the values and gradients are identical. It is not offered when the
+    next element is itself in place (that would break the backward, see
+    MEM402), when `inplace` is already given, or when the Sequential is not
+    written out literally. Forward hooks that keep the previous layer's
+    output would see it overwritten; this is why the rule is opt-in.
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.nn.ReLU.html
+    - https://discuss.pytorch.org/t/whats-the-difference-between-nn-relu-and-nn-relu-inplace-true/948
+    """
+
+    code = "MEM403"
+    name = "in-place-activation-opportunity"
+    message = "activation after a Conv/Linear/Norm layer can run in place (saves about one transient activation)"
+    fix_safety = Safety.SAFE
+    default_enabled = False
+    tokens = ("Sequential",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.facts.names
+        elements = sequential_elements(node, names)
+        if elements is None:
+            return
+        for i in range(1, len(elements)):
+            cur = elements[i]
+            cls = nn_class(cur, names)
+            if cls not in _ACTIVATIONS or nn_class(elements[i - 1], names) not in INPUT_SAVING_LAYERS:
+                continue
+            assert isinstance(cur, cst.Call)
+            if inplace_arg(cur, cls) is not None or any(a.star for a in cur.args):  # type: ignore[arg-type]
+                continue
+            if cls == "LeakyReLU" and any(isinstance(a.value, cst.UnaryOperation) for a in cur.args):
+                continue  # in-place leaky_relu rejects a negative slope
+            if i + 1 < len(elements):
+                nxt = elements[i + 1]
+                nxt_cls = nn_class(nxt, names)
+                if nxt_cls is None or runs_inplace(nxt, nxt_cls):  # type: ignore[arg-type]
+                    continue
+            fix = Fix(f"Use `{cls}(inplace=True)`", ((cur, append_keyword(cur, "inplace", cst.Name("True"))),))
+            self.report(cur, message=f"`{cls}()` after `{nn_class(elements[i - 1], names)}` can run in place: {self.message}", fix=fix)
+
+    valid = [
+        Valid(
+            """\
+import torch.nn as nn
+stem = nn.Sequential(nn.ReLU(), nn.Conv2d(3, 16, 3))
+""",
+            "first element: its input belongs to the caller",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+head = nn.Sequential(nn.Linear(16, 16), nn.ReLU(inplace=False), nn.Linear(16, 2))
+gate = nn.Sequential(nn.Linear(16, 16), nn.Sigmoid(), nn.ReLU())
+""",
+            "inplace chosen explicitly; after an op that saves its output",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+mlp = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Dropout(0.1, inplace=True))
+""",
+            "the next module is in place: two in-place ops in a row break the backward",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+layers = [nn.Conv2d(3, 8, 3), nn.ReLU()]
+net = nn.Sequential(*layers)
+""",
+            "not written out literally",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch.nn as nn
+block = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU())
+""",
+            """\
+import torch.nn as nn
+block = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(inplace=True))
+""",
+        ),
+        Invalid(
+            """\
+from torch import nn
+mlp = nn.Sequential(
+    nn.Linear(784, 256),
+    nn.LeakyReLU(0.2),
+    nn.LayerNorm(256),
+    nn.SiLU(),
+    nn.Linear(256, 10),
+)
+""",
+            """\
+from torch import nn
+mlp = nn.Sequential(
+    nn.Linear(784, 256),
+    nn.LeakyReLU(0.2, inplace=True),
+    nn.LayerNorm(256),
+    nn.SiLU(inplace=True),
+    nn.Linear(256, 10),
+)
+""",
+            count=2,
+        ),
+    ]

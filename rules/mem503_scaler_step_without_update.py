@@ -1,0 +1,247 @@
+"""MEM503 scaler-step-without-update."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.names import dotted_name
+from memlint.analysis.training_verbs import VerbKind
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.statement_edits import StatementEdits, statement
+
+
+def _last_part(text: str | None) -> str:
+    return (text or "").rsplit(".", 1)[-1]
+
+
+class ScalerStepWithoutUpdate(Rule):
+    """
+    ## What it does
+    Flags `scaler.step(optimizer)` in a loop when nothing that runs with the
+    loop ever calls the GradScaler's `update()`: not the function itself,
+    the functions it calls, nor (for `self.scaler`) another method of its
+    class.
+
+    ## Why it matters
+    `GradScaler.step` records that it ran for this optimizer; only
+    `update()` resets that state. The second iteration therefore raises
+    `RuntimeError: step() has already been called since the last update()`
+    after a full forward and backward. Without `update()` the loss scale
+    would never adapt either: a scale that overflows keeps every step
+    skipped.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda"):
+            loss = criterion(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+    ```
+
+    ## Use instead
+    ```python
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    ```
+
+    ## Fix safety
+    Safe: the fix inserts `scaler.update()` right after the last
+    `scaler.step(...)` of the loop (one update per iteration, also with
+    several optimizers). Silent for `GradScaler(enabled=False)` (update is a
+    no-op then), when the scaler is updated by what the function calls, by
+    another method of the same class (`self.scaler`), anywhere in the module
+    for a module-level scaler, and when the scaler is handed to a function
+    this module does not define.
+
+    ## References
+    - https://pytorch.org/docs/stable/amp.html#torch.cuda.amp.GradScaler.update
+    - https://pytorch.org/docs/stable/notes/amp_examples.html#typical-mixed-precision-training
+    """
+
+    code = "MEM503"
+    name = "scaler-step-without-update"
+    message = "scaler.step() without scaler.update(): the second step raises a RuntimeError"
+    fix_safety = Safety.SAFE
+    tokens = ("scaler", "Scaler")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        verbs = self.facts.verbs
+        updated = {_last_part(v.scaler) for v in verbs.verbs if v.kind is VerbKind.UPDATE}
+        seen_loops: set[int] = set()
+        for step in verbs.verbs:
+            if step.kind is not VerbKind.STEP or step.scaler is None or step.loop is None:
+                continue
+            reached = verbs.reached(verbs.in_scope(step.scope))
+            if any(v.kind is VerbKind.UPDATE and v.scaler == step.scaler for v in reached):
+                continue
+            if step.scaler.startswith("self."):
+                # ``self.scaler`` is updated by a method of the same class.
+                cls = self._class_of(step.scope)
+                if any(
+                    v.kind is VerbKind.UPDATE and v.scaler == step.scaler and self._class_of(v.scope) is cls
+                    for v in verbs.verbs
+                ):
+                    continue
+            elif not self._is_local(step.scaler, step.scope) and _last_part(step.scaler) in updated:
+                continue
+            if verbs.scaler_disabled(step.scaler, step.scope):
+                continue
+            if id(step.loop) in seen_loops or self._handed_away(node, step.scaler):
+                continue
+            seen_loops.add(id(step.loop))
+            same = [v for v in verbs.in_loop(step.loop) if v.kind is VerbKind.STEP and v.scaler == step.scaler]
+            last = same[-1]
+            self.report(last.call, fix=self._fix(node, step.loop, last))
+
+    def _class_of(self, scope: cst.CSTNode) -> cst.ClassDef | None:
+        calls = self.facts.calls
+        method = calls.method_owner(scope) if isinstance(scope, cst.FunctionDef) else None
+        return calls.class_of.get(method) if method is not None else None
+
+    def _is_local(self, scaler: str, scope: cst.CSTNode) -> bool:
+        """A plain name that the function binds (parameter or assignment)."""
+        if "." in scaler or not isinstance(scope, cst.FunctionDef):
+            return False
+        p = scope.params
+        params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+        if scaler in params:
+            return True
+        return self.facts.bindings.binds_in(scaler, scope)
+
+    def _handed_away(self, module: cst.Module, scaler: str) -> bool:
+        """The scaler is passed to a function defined elsewhere, which may update it."""
+        calls = self.facts.calls
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if calls.resolve(node) is not None:
+                    return
+                if any(dotted_name(a.value) == scaler for a in node.args):
+                    found.append(node)
+
+        module.visit(_V())
+        return bool(found)
+
+    def _fix(self, module: cst.Module, loop: cst.CSTNode, last) -> Fix | None:
+        if last.line is None:
+            return None
+        edits = StatementEdits()
+        edits.insert_after(last.line, statement(f"{last.scaler}.update()", module))
+        return Fix(f"Call `{last.scaler}.update()` after the step", ((loop, edits.apply(loop)),))
+
+    valid = [
+        Valid(
+            """\
+import torch
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    with torch.autocast("cuda"):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad()
+""",
+            "updated every iteration",
+        ),
+        Valid(
+            """\
+import torch
+scaler = torch.cuda.amp.GradScaler(enabled=False)
+for x, y in loader:
+    scaler.scale(criterion(model(x), y)).backward()
+    scaler.step(optimizer)
+    optimizer.zero_grad()
+""",
+            "GradScaler(enabled=False): step without update is a plain step",
+        ),
+        Valid(
+            """\
+import torch
+scaler = torch.amp.GradScaler("cuda")
+for real, _ in loader:
+    scaler.scale(loss_d).backward()
+    scaler.step(opt_d)
+    scaler.scale(loss_g).backward()
+    scaler.step(opt_g)
+    scaler.update()
+""",
+            "several optimizers with one update()",
+        ),
+        Valid(
+            """\
+import torch
+class Trainer:
+    def __init__(self):
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, loss, optimizers):
+        self.scaler.scale(loss).backward()
+        for opt in optimizers:
+            self.scaler.step(opt)
+        self.after_step()
+
+    def after_step(self):
+        self.scaler.update()
+""",
+            "update() in another method",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda"):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)  # apply
+    scheduler.step()
+""",
+            """\
+import torch
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda"):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)  # apply
+    scaler.update()
+    scheduler.step()
+""",
+        ),
+        Invalid(
+            """\
+from torch.cuda.amp import GradScaler
+def train(model, loader, opt_g, opt_d, accum):
+    scaler = GradScaler()
+    for i, batch in enumerate(loader):
+        scaler.scale(model(batch)).backward()
+        if (i + 1) % accum == 0:
+            scaler.step(opt_d)
+            scaler.step(opt_g)
+            opt_d.zero_grad()
+            opt_g.zero_grad()
+""",
+            """\
+from torch.cuda.amp import GradScaler
+def train(model, loader, opt_g, opt_d, accum):
+    scaler = GradScaler()
+    for i, batch in enumerate(loader):
+        scaler.scale(model(batch)).backward()
+        if (i + 1) % accum == 0:
+            scaler.step(opt_d)
+            scaler.step(opt_g)
+            scaler.update()
+            opt_d.zero_grad()
+            opt_g.zero_grad()
+""",
+        ),
+    ]

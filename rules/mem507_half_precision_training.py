@@ -1,0 +1,232 @@
+"""MEM507 half-precision-training."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from memlint.analysis.bindings import parameters_owners
+from memlint.analysis.loops import name_tokens
+from memlint.analysis.names import dotted_name
+from memlint.analysis.objects import Kind
+from memlint.analysis.training_verbs import VerbKind
+from memlint.rule import Invalid, Rule, Safety, Valid
+
+_HALF_DTYPES = frozenset({"torch.float16", "torch.half"})
+_HALF_TYPES = frozenset({"torch.float16", "torch.half", "torch.HalfTensor", "torch.cuda.HalfTensor"})
+# Functions that convert for deployment, not for training.
+_NOT_TRAINING = frozenset(
+    {
+        "export", "save", "infer", "inference", "predict", "eval", "evaluate", "convert", "quantize",
+        "benchmark", "onnx", "trace", "serve", "deploy", "test",
+    }
+)
+# Mixed-precision wrappers that keep fp32 master weights of a half model.
+_MASTER_WEIGHTS = ("FP16_Optimizer", "amp.initialize", "master_params", "MixedPrecisionOptimizer", "deepspeed")
+
+
+class HalfPrecisionTraining(Rule):
+    """
+    ## What it does
+    Flags `model.half()` / `model.to(torch.float16)` on a model whose
+    parameters go to an optimizer in a module that runs a backward: pure
+    float16 training, without fp32 master weights.
+
+    ## Why it matters
+    float16 has 10 mantissa bits: an update `lr * grad` smaller than about
+    1/2048 of a weight rounds away entirely, so small learning rates and late
+    training stop changing the weights; gradients below 6e-8 flush to zero,
+    and optimizer states (Adam's squared gradients) under- and overflow.
+    Loss curves stall or turn NaN.
+
+    ## Example
+    ```python
+    model = Net().cuda().half()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x), y)
+    ```
+    or bfloat16 (`model.to(torch.bfloat16)` or autocast with
+    `dtype=torch.bfloat16`) where the hardware supports it. Note that AMP
+    keeps fp32 weights plus fp16 copies of activations, so it may use more
+    memory than pure fp16; it trains correctly.
+
+    ## Fix safety
+    No fix: switching to autocast changes memory, speed and results.
+    Silent for `.half()` used only for inference (no optimizer over the
+    model's parameters, or a function named for export/inference), bfloat16,
+    inputs converted with `.half()`, and wrappers that keep fp32 master
+    weights (apex `FP16_Optimizer`, `amp.initialize`, DeepSpeed).
+
+    ## References
+    - https://pytorch.org/docs/stable/amp.html
+    - https://docs.nvidia.com/deeplearning/performance/mixed-precision-training/index.html
+    """
+
+    code = "MEM507"
+    name = "half-precision-training"
+    message = "model converted to float16 and trained without fp32 master weights: small updates round away"
+    fix_safety = Safety.NONE
+    tokens = ("half", "float16")
+
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, PositionProvider)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._functions: list[cst.FunctionDef] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or not self._to_half(node):
+            return
+        if any(name_tokens(fn.name.value) & _NOT_TRAINING for fn in self._functions):
+            return
+        if any(marker in self.context.source for marker in _MASTER_WEIGHTS):
+            return
+        objects = self.facts.objects
+        holders = [func.value]
+        parent = self.parent(node)
+        if isinstance(parent, cst.Assign):
+            holders.extend(t.target for t in parent.targets)
+        if not any(objects.kind_of(h) is Kind.MODULE for h in holders):
+            return  # ``x.half()`` on data
+        owners = {dotted_name(h) for h in holders} - {None}
+        if not owners:
+            return
+        line = self.get_metadata(PositionProvider, node).start.line
+        optimizers = [c for c in self._optimizer_calls() if any(dotted_name(o) in owners for o in parameters_owners(c))]
+        if not optimizers:
+            return
+        backwards = [v for v in self.facts.verbs.verbs if v.kind is VerbKind.BACKWARD]
+        if not backwards:
+            return
+        later = lambda n: self.get_metadata(PositionProvider, n).start.line > line  # noqa: E731
+        if any(later(c) for c in optimizers) or any(later(v.call) for v in backwards):
+            self.report(node)
+
+    def _to_half(self, call: cst.Call) -> bool:
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        names = self.facts.names
+        if func.attr.value == "half" and not call.args:
+            return True
+        if func.attr.value == "to":
+            for arg in call.args:
+                if (arg.keyword is None or arg.keyword.value == "dtype") and names.qualified_name(arg.value) in _HALF_DTYPES:
+                    return True
+        if func.attr.value == "type" and len(call.args) == 1:
+            return names.qualified_name(call.args[0].value) in _HALF_TYPES
+        return False
+
+    def _optimizer_calls(self) -> list[cst.Call]:
+        if not hasattr(self, "_optimizers"):
+            objects = self.facts.objects
+            found: list[cst.Call] = []
+
+            class _V(cst.CSTVisitor):
+                def visit_Call(self, node: cst.Call) -> None:
+                    if objects.kind_of(node) is Kind.OPTIMIZER:
+                        found.append(node)
+
+            self.context.module.visit(_V())
+            self._optimizers = found
+        return self._optimizers
+
+    valid = [
+        Valid(
+            """\
+import torch
+model = Net().cuda().half().eval()
+with torch.no_grad():
+    preds = model(x.half())
+""",
+            ".half() for inference only",
+        ),
+        Valid(
+            """\
+import torch
+model = Net().cuda().to(torch.bfloat16)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+loss = criterion(model(x), y)
+loss.backward()
+optimizer.step()
+""",
+            "bfloat16",
+        ),
+        Valid(
+            """\
+import torch
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+def export(model):
+    model = model.half()
+    torch.save(model.state_dict(), "model_fp16.pt")
+""",
+            "converted after training, for export",
+        ),
+        Valid(
+            """\
+import torch
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x.half()), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+            "inputs converted, weights stay fp32 (AMP)",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch
+model = Net().cuda().half()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for x, y in loader:
+    loss = criterion(model(x.cuda().half()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from torch import optim
+def main(args):
+    model = build_model(args)
+    if args.fp16:
+        model = model.to(device, dtype=torch.float16)
+    optimizer = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    train(model, optimizer)
+
+def train(model, optimizer):
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        ),
+    ]

@@ -1,0 +1,295 @@
+"""MEM703 loop-invariant-device-move."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.names import dotted_name
+from memlint.analysis.objects import Kind
+from memlint.analysis.training_verbs import VerbKind
+from memlint.rule import Invalid, Rule, Safety, Valid
+from memlint.traversal import visit_fast
+
+_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "list", "islice", "trange"})
+_FACTORIES = frozenset({"tensor", "ones", "zeros", "full", "eye", "arange", "linspace", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
+_SHAPING = frozenset({"view", "reshape", "float", "long", "unsqueeze", "expand", "double", "half", "t"})
+
+
+def _literal(expr: cst.BaseExpression, names) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _literal(expr.expression, names)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return all(_literal(el.value, names) for el in expr.elements)
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    qn = names.qualified_name(expr) if isinstance(expr, cst.Attribute) else None
+    return qn is not None and qn.startswith("torch.") and qn.rsplit(".", 1)[-1][:1].islower()
+
+
+class LoopInvariantDeviceMove(Rule):
+    """
+    ## What it does
+    Flags `model.to(device)` / `model.cuda()` (or a criterion) inside the
+    batch loop, and constant tensors built and moved to the GPU on every
+    batch (`torch.tensor([0.485, 0.456, 0.406]).cuda()`).
+
+    ## Why it matters
+    The model does not move between batches: after the first iteration the
+    call walks every parameter and buffer only to find them already there,
+    on every step. A constant tensor is created on the host and copied to the
+    device on every step, a synchronising host-to-device transfer that also
+    churns the caching allocator. Move once, before the loop.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        model.to(device)
+        mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1).cuda()
+        loss = criterion(model((x.cuda() - mean)), y.cuda())
+    ```
+
+    ## Use instead
+    ```python
+    model.to(device)
+    mean = torch.tensor([0.485, 0.456, 0.406], device=device).view(1, 3, 1, 1)
+    for x, y in loader:
+        loss = criterion(model((x.to(device) - mean)), y.to(device))
+    ```
+
+    ## Fix safety
+    No fix: hoisting code out of a loop is for the author to do. Per-batch
+    data moves (`x.to(device)`) are required and never flagged; neither are
+    loops over models, folds or experiments (the module is rebound or is the
+    loop variable), moves under a condition (`if step == 0:`), nor loops
+    that move the module back and forth on purpose (CPU offloading).
+
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to
+    - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
+    """
+
+    code = "MEM703"
+    name = "loop-invariant-device-move"
+    message = "loop-invariant device move inside the batch loop: move once, before the loop"
+    fix_safety = Safety.NONE
+    tokens = (".to(", ".cuda(")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
+            return
+        loop = self._enclosing_loop(node)
+        if loop is None or not self._per_batch(loop):
+            return
+        recv = func.value
+        kind = self.facts.objects.kind_of(recv, node)
+        if kind in (Kind.MODULE, Kind.LOSS):
+            key = dotted_name(recv)
+            if key is None or self._rebound_in(loop, key, node) or self._moved_elsewhere(loop, key, node):
+                return
+            self.report(node, message=f"`{key}` is moved to the device on every batch: {self.message}")
+        elif self._constant_tensor(recv):
+            self.report(node, message=f"a constant tensor is built and copied to the device on every batch: {self.message}")
+
+    def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
+        """The innermost loop whose body holds ``node`` unconditionally."""
+        child = node
+        cur = self.parent(node)
+        while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+            if isinstance(cur, (cst.If, cst.Try, cst.ExceptHandler)) and child is not getattr(cur, "test", None):
+                return None
+            if isinstance(cur, (cst.For, cst.While)):
+                return cur if child is cur.body else None
+            if isinstance(cur, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
+                return None
+            child, cur = cur, self.parent(cur)
+        return None
+
+    def _per_batch(self, loop: cst.For | cst.While) -> bool:
+        if isinstance(loop, cst.For):
+            it = loop.iter
+            while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in _WRAPPERS and it.args:
+                it = it.args[0].value
+            if self.facts.objects.kind_of(it, loop) is Kind.LOADER:
+                return True
+        iteration = self.facts.verbs.in_iteration(loop)
+        if any(v.kind in (VerbKind.BACKWARD, VerbKind.STEP) for v in iteration):
+            return True
+        info = self.facts.loops.info(loop)
+        return info is not None and info.role == "eval"  # an evaluation loop over batches
+
+    def _rebound_in(self, loop: cst.CSTNode, key: str, move: cst.Call) -> bool:
+        """``key`` gets a new object in the loop (or is the loop variable)."""
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def _target(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+                if isinstance(target, (cst.Tuple, cst.List)):
+                    # ``x, model = x.to(dev), model.to(dev)``: element by element.
+                    values = [None] * len(target.elements)
+                    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(values):
+                        values = [el.value for el in value.elements]
+                    for el, v in zip(target.elements, values):
+                        self._target(el.value, v)
+                elif dotted_name(target) == key:
+                    # ``model = model.to(device)`` keeps the object.
+                    if not (isinstance(value, cst.Call) and value is move):
+                        found.append(target)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                for t in node.targets:
+                    self._target(t.target, node.value)
+
+            def visit_For(self, node: cst.For) -> None:
+                self._target(node.target, None)
+
+            def visit_WithItem(self, node: cst.WithItem) -> None:
+                if node.asname is not None:
+                    self._target(node.asname.name, None)
+
+        if isinstance(loop, cst.For) and key in _names(loop.target):
+            return True
+        visit_fast(loop.body, _V())  # type: ignore[attr-defined]
+        return bool(found)
+
+    def _moved_elsewhere(self, loop: cst.CSTNode, key: str, move: cst.Call) -> bool:
+        """Other device moves of the same module in the loop: offloading."""
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                f = node.func
+                if node is not move and isinstance(f, cst.Attribute) and dotted_name(f.value) == key:
+                    if f.attr.value in ("cpu", "to", "cuda"):
+                        found.append(node)
+
+        visit_fast(loop.body, _V())  # type: ignore[attr-defined]
+        return bool(found)
+
+    def _constant_tensor(self, recv: cst.BaseExpression) -> bool:
+        names = self.facts.names
+        while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value in _SHAPING:
+            if not all(_literal(a.value, names) for a in recv.args):
+                return False
+            recv = recv.func.value
+        if not isinstance(recv, cst.Call):
+            return False
+        qn = names.call_name(recv) or ""
+        head, _, last = qn.rpartition(".")
+        if head != "torch" or last not in _FACTORIES or not recv.args:
+            return False
+        return all(_literal(a.value, names) for a in recv.args if a.keyword is None or a.keyword.value != "device")
+
+    valid = [
+        Valid(
+            """\
+for x, y in train_loader:
+    x, y = x.to(device), y.to(device)
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+            "per-batch data moves are required",
+        ),
+        Valid(
+            """\
+for name, model in models.items():
+    model.to(device)
+    evaluate(model, val_loader)
+""",
+            "a loop over models",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+for fold, (train_idx, val_idx) in enumerate(kfold.split(dataset)):
+    model = Net()
+    model.to(device)
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+""",
+            "a loop over folds: the model is rebuilt each time",
+        ),
+        Valid(
+            """\
+for step, (x, y) in enumerate(train_loader):
+    if step == 0:
+        model.cuda()
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+""",
+            "moved once, under a condition",
+        ),
+        Valid(
+            """\
+for x, y in loader:
+    teacher.to("cuda")
+    with torch.no_grad():
+        t = teacher(x)
+    teacher.to("cpu")
+    loss = criterion(student(x), t)
+    loss.backward()
+    optimizer.step()
+""",
+            "offloading: moved back and forth on purpose",
+        ),
+        Valid(
+            """\
+import torch
+for x, y in loader:
+    labels = torch.ones(x.size(0)).cuda()
+    loss = criterion(model(x), labels)
+    loss.backward()
+    optimizer.step()
+""",
+            "tensor shape depends on the batch",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+for i, (images, labels) in enumerate(train_loader):
+    model.to(device)
+    images, labels = images.to(device), labels.to(device)
+    loss = criterion(model(images), labels)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(dataset, batch_size=32)
+for batch in loader:
+    mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1).cuda()
+    out = model((batch.cuda() - mean))
+""",
+        ),
+        Invalid(
+            """\
+def validate(model, val_loader, criterion):
+    for x, y in val_loader:
+        model = model.cuda()
+        criterion.cuda()
+        total += criterion(model(x.cuda()), y.cuda()).item()
+""",
+            count=2,
+        ),
+    ]
+
+
+def _names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: set[str] = set()
+        for el in target.elements:
+            out |= _names(el.value)
+        return out
+    key = dotted_name(target)
+    return {key} if key else set()

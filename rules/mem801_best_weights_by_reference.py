@@ -1,0 +1,340 @@
+"""MEM801 best-weights-by-reference."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from memlint.analysis.names import dotted_name
+from memlint.analysis.objects import Kind
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.traversal import visit_fast
+
+_SAVES = frozenset({"torch.save", "save", "save_checkpoint", "safetensors.torch.save_file"})
+
+
+class _Reads(cst.CSTVisitor):
+    """Reads of a name (or of ``.attr`` on any object), with the call they are
+    an argument of, if any."""
+
+    def __init__(self, key: str, attr: bool) -> None:
+        super().__init__()
+        self.key = key
+        self.attr = attr
+        self.found: list[tuple[cst.CSTNode, cst.Call | None]] = []
+        self._calls: list[cst.Call] = []
+        self._targets: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._calls.append(node)
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self._calls.pop()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
+
+    def _hit(self, node: cst.CSTNode) -> None:
+        if id(node) not in self._targets:
+            self.found.append((node, self._calls[-1] if self._calls else None))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self.attr and node.value == self.key:
+            self._hit(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.attr and node.attr.value == self.key:
+            self._hit(node)
+
+
+class BestWeightsByReference(Rule):
+    """
+    ## What it does
+    Flags `best = model.state_dict()` (or `.state_dict().copy()`, or a
+    checkpoint dict holding one) kept across iterations of a training loop,
+    or on an early-stopping object, and used later, typically to restore or
+    save "the best" weights.
+
+    ## Why it matters
+    `state_dict()` returns references to the live parameter tensors, not a
+    copy. Every later optimizer step changes the "best" weights too, so
+    restoring them restores the last epoch's weights and the early stopping
+    does nothing. `dict.copy()` copies only the dictionary, not the tensors.
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        train_one_epoch(model)
+        acc = evaluate(model)
+        if acc > best_acc:
+            best_acc = acc
+            best_state = model.state_dict()
+    model.load_state_dict(best_state)
+    ```
+
+    ## Use instead
+    ```python
+            best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+    ```
+    (a CPU copy: no GPU memory for the snapshot), or `copy.deepcopy(...)`.
+
+    ## Fix safety
+    Unsafe: restoring the real best weights changes the final model (that is
+    the point). The fix copies every tensor to CPU, so the snapshot costs
+    host memory, not GPU memory; `load_state_dict` copies it back to the
+    model's device. Silent when the state dict is serialised at once
+    (`torch.save(model.state_dict(), path)`), cloned, deep-copied or copied
+    to CPU, when it is not used after the loop, and when it is taken on
+    every iteration rather than selected (`if acc > best:`), as the last
+    weights are then what is wanted.
+
+    ## References
+    - https://pytorch.org/tutorials/beginner/saving_loading_models.html#what-is-a-state-dict
+    - https://pytorch.org/tutorials/beginner/transfer_learning_tutorial.html
+    """
+
+    code = "MEM801"
+    name = "best-weights-by-reference"
+    message = "state_dict() returns references to the live weights: later steps overwrite this snapshot"
+    fix_safety = Safety.UNSAFE
+    tokens = ("state_dict",)
+
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, PositionProvider)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        # ``best = model.state_dict()``, or a checkpoint dict that holds one:
+        # ``best = {"epoch": epoch, "model": model.state_dict()}``.
+        snapshots = [node.value]
+        if isinstance(node.value, cst.Dict):
+            snapshots = [el.value for el in node.value.elements if isinstance(el, cst.DictElement)]
+        found = [(s, self._state_dict_owner(s)) for s in snapshots]
+        found = [(s, o) for s, o in found if o is not None]
+        if not found:
+            return
+        target = node.targets[0].target
+        name = target.value if isinstance(target, cst.Name) else getattr(target, "attr", cst.Name("_")).value
+        if "best" not in name.lower() and not self._selected(node):
+            return  # a snapshot taken every time is the last weights anyway
+        if isinstance(target, cst.Name):
+            kept = self._name_kept(node, target.value)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            kept = self._attribute_kept(node, target.attr.value)
+        else:
+            return
+        if not kept:
+            return
+        for snapshot, owner in found:
+            code = self.context.module.code_for_node(owner)
+            copy = cst.parse_expression(f'{{k: v.detach().to("cpu", copy=True) for k, v in {code}.state_dict().items()}}')
+            fix = Fix("Keep a CPU copy of the weights", ((snapshot, copy),), Safety.UNSAFE)
+            self.report(snapshot, fix=fix)
+
+    def _state_dict_owner(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``model`` for ``model.state_dict()`` / ``model.state_dict().copy()``."""
+        if (
+            isinstance(value, cst.Call)
+            and not value.args
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "copy"
+        ):
+            value = value.func.value
+        if not (isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute)):
+            return None
+        if value.func.attr.value != "state_dict":
+            return None
+        owner = value.func.value
+        if self.facts.objects.kind_of(owner, value) is not Kind.MODULE:
+            return None
+        return owner
+
+    def _pos(self, node: cst.CSTNode):
+        return self.get_metadata(PositionProvider, node)
+
+    def _selected(self, assign: cst.Assign) -> bool:
+        """Taken under a condition (``if acc > best_acc:``) in its loop or method."""
+        cur = self.parent(assign)
+        while cur is not None and not isinstance(cur, (cst.For, cst.While, cst.FunctionDef, cst.Module)):
+            if isinstance(cur, cst.If):
+                return True
+            cur = self.parent(cur)
+        return False
+
+    def _name_kept(self, assign: cst.Assign, name: str) -> bool:
+        """Assigned in a loop and read after the loop in the same function."""
+        loop = None
+        scope = None
+        cur = self.parent(assign)
+        while cur is not None:
+            if isinstance(cur, (cst.For, cst.While)) and loop is None:
+                loop = cur
+            if isinstance(cur, (cst.FunctionDef, cst.Module)):
+                scope = cur
+                break
+            cur = self.parent(cur)
+        if loop is None or scope is None:
+            return False
+        end = self._pos(loop).end
+        reads = _Reads(name, attr=False)
+        visit_fast(scope, reads)
+        return any((self._pos(n).start.line, self._pos(n).start.column) > (end.line, end.column) for n, _ in reads.found)
+
+    def _attribute_kept(self, assign: cst.Assign, attr: str) -> bool:
+        """``self.best = ...``: kept on the object; flagged when read anywhere
+        other than a save call."""
+        reads = _Reads(attr, attr=True)
+        visit_fast(self.context.module, reads)
+        for node, call in reads.found:
+            if call is not None and (self.facts.names.call_name(call) in _SAVES or dotted_name(call.func) in _SAVES):
+                continue
+            return True
+        return False
+
+    valid = [
+        Valid(
+            """\
+import copy
+for epoch in range(num_epochs):
+    train(model)
+    acc = evaluate(model)
+    if acc > best_acc:
+        best_acc = acc
+        best_model_wts = copy.deepcopy(model.state_dict())
+model.load_state_dict(best_model_wts)
+""",
+            "deep-copied",
+        ),
+        Valid(
+            """\
+import torch
+for epoch in range(num_epochs):
+    train(model)
+    if val_loss < best:
+        best = val_loss
+        state = model.state_dict()
+        torch.save(state, "best.pt")
+""",
+            "serialised at once, not used after the loop",
+        ),
+        Valid(
+            """\
+for epoch in range(num_epochs):
+    train(model)
+    if val_loss < best:
+        best_state = {k: v.cpu().clone() for k, v in model.state_dict().items()}
+model.load_state_dict(best_state)
+""",
+            "copied to CPU",
+        ),
+        Valid(
+            """\
+import torch
+for epoch in range(num_epochs):
+    train(model)
+    opt_state = optimizer.state_dict()
+    torch.save({"model": model.state_dict(), "optimizer": opt_state}, "last.pt")
+""",
+            "an optimizer's state dict, and a checkpoint saved at once",
+        ),
+        Valid(
+            """\
+import torch
+class Checkpointer:
+    def __call__(self, model, score):
+        if score > self.best:
+            self.best = score
+            self.state = model.state_dict()
+            torch.save(self.state, self.path)
+""",
+            "kept on an object but only serialised",
+        ),
+        Valid(
+            """\
+def train(model, loader, epochs):
+    for epoch in range(epochs):
+        train_one_epoch(model, loader)
+        state = model.state_dict()
+    return state
+""",
+            "the last weights, taken every epoch: nothing is selected",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+for epoch in range(num_epochs):
+    train_one_epoch(model, loader, optimizer)
+    val_acc = evaluate(model, val_loader)
+    if val_acc > best_acc:
+        best_acc = val_acc
+        best_state = model.state_dict()
+model.load_state_dict(best_state)
+""",
+            """\
+for epoch in range(num_epochs):
+    train_one_epoch(model, loader, optimizer)
+    val_acc = evaluate(model, val_loader)
+    if val_acc > best_acc:
+        best_acc = val_acc
+        best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+model.load_state_dict(best_state)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+for epoch in range(epochs):
+    train(model)
+    acc = evaluate(model)
+    if acc > best_acc:
+        best_acc = acc
+        best_ckpt = {"epoch": epoch, "model": model.state_dict(), "acc": acc}
+torch.save(best_ckpt, "best.pt")
+""",
+            """\
+import torch
+for epoch in range(epochs):
+    train(model)
+    acc = evaluate(model)
+    if acc > best_acc:
+        best_acc = acc
+        best_ckpt = {"epoch": epoch, "model": {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}, "acc": acc}
+torch.save(best_ckpt, "best.pt")
+""",
+        ),
+        Invalid(
+            """\
+import numpy as np
+class EarlyStopping:
+    def __init__(self, patience=7):
+        self.patience = patience
+        self.best_score = None
+        self.best_weights = None
+
+    def __call__(self, val_loss, model):
+        if self.best_score is None or val_loss < self.best_score:
+            self.best_score = val_loss
+            self.best_weights = model.state_dict().copy()
+
+    def restore(self, model):
+        model.load_state_dict(self.best_weights)
+""",
+            """\
+import numpy as np
+class EarlyStopping:
+    def __init__(self, patience=7):
+        self.patience = patience
+        self.best_score = None
+        self.best_weights = None
+
+    def __call__(self, val_loss, model):
+        if self.best_score is None or val_loss < self.best_score:
+            self.best_score = val_loss
+            self.best_weights = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+
+    def restore(self, model):
+        model.load_state_dict(self.best_weights)
+""",
+        ),
+    ]

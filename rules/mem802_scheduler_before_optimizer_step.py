@@ -1,0 +1,378 @@
+"""MEM802 scheduler-before-optimizer-step."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.loops import name_tokens
+from memlint.analysis.names import dotted_name
+from memlint.analysis.objects import Kind
+from memlint.analysis.training_verbs import Verb, VerbKind
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.statement_edits import StatementEdits, bare, call_statement_only
+from memlint.traversal import visit_fast
+
+
+def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
+    if isinstance(test, cst.Comparison):
+        return [test]
+    if isinstance(test, cst.BooleanOperation):
+        return _comparisons(test.left) + _comparisons(test.right)
+    if isinstance(test, cst.UnaryOperation):
+        return _comparisons(test.expression)
+    return []
+
+
+class SchedulerBeforeOptimizerStep(Rule):
+    """
+    ## What it does
+    Flags `scheduler.step()` that runs before `optimizer.step()` in the same
+    iteration: at the top of the epoch loop before the batch loop (or before
+    a `train()` call that steps), or above the optimizer step in the batch
+    loop.
+
+    ## Why it matters
+    Since PyTorch 1.1 a scheduler's `step()` moves to the *next* learning
+    rate. Stepping it first skips the first value of the schedule: a warmup
+    never starts at its initial rate, a `StepLR` decays one epoch early, and
+    a per-batch `OneCycleLR` runs shifted by one step. PyTorch
+    warns once ("Detected call of `lr_scheduler.step()` before
+    `optimizer.step()`"), easy to miss in a log.
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        scheduler.step()
+        train(model, loader, optimizer)
+    ```
+
+    ## Use instead
+    ```python
+    for epoch in range(epochs):
+        train(model, loader, optimizer)
+        scheduler.step()
+    ```
+
+    ## Fix safety
+    Unsafe: the fix moves `scheduler.step()` right after the statement that
+    steps the optimizer (the inner loop, the `train(...)` call, or the step
+    itself), which shifts the whole schedule by one (that is the point).
+    When the scheduler sits in a branch (`if phase == "train":`) and the
+    optimizer steps after that branch, it is reported without a fix.
+    Left alone: home-made scheduler classes (which may set the rate for the
+    coming step), schedulers stepped after an inner loop that steps the
+    optimizer, under a condition that skips the first iteration
+    (`if epoch > 0:`), with an epoch argument (timm), and optimizer steps
+    hidden in functions this module does not define, unless the function is
+    named for training and handed the optimizer (`train_one_epoch(model,
+    loader, optimizer)`).
+    Schedulers are paired with the optimizer they were built on.
+
+    ## References
+    - https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate
+    """
+
+    code = "MEM802"
+    name = "scheduler-before-optimizer-step"
+    message = "scheduler.step() before optimizer.step(): the first learning rate of the schedule is skipped"
+    fix_safety = Safety.UNSAFE
+    tokens = ("sched", "Sched", "LR")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        verbs = self.facts.verbs
+        for sched in verbs.verbs:
+            if sched.kind is not VerbKind.SCHED_STEP or sched.loop is None or sched.line is None:
+                continue
+            call = sched.call
+            if not isinstance(call, cst.Call) or call.args or self._deliberately_late(verbs, sched):
+                continue
+            if self._is_plateau(sched.target, sched.scope) or not self._library_scheduler(sched):
+                continue
+            optimizer = self._optimizer_of(sched.target, sched.scope)
+            in_loop = verbs.in_loop(sched.loop)
+            before = [v for v in in_loop if v.index < sched.index]
+            if self._steps(verbs, before, optimizer):
+                continue
+            # The statements that run after it in the same iteration: its
+            # later siblings, then those of each enclosing statement.
+            stmt: cst.CSTNode | None = sched.line
+            stepping = None
+            same_block = True
+            while stmt is not None and stmt is not sched.loop:
+                block = self.parent(stmt)
+                body = list(getattr(block, "body", ()))
+                if stmt in body:
+                    later = body[body.index(stmt) + 1 :]
+                    stepping = next(
+                        (
+                            s
+                            for s in later
+                            if self._steps(verbs, [v for v in in_loop if verbs.contains(s, v)], optimizer)
+                            or self._trains_elsewhere(s, optimizer)
+                        ),
+                        None,
+                    )
+                    if stepping is not None:
+                        break
+                stmt = self._enclosing_statement(block)
+                same_block = False
+            if stepping is None:
+                continue
+            fix = self._fix(sched, self.parent(stepping), stepping) if same_block else None
+            self.report(call, fix=fix)
+
+    def _trains_elsewhere(self, stmt: cst.CSTNode, optimizer: str | None) -> bool:
+        """``train_one_epoch(model, loader, optimizer)``: a function defined
+        elsewhere, named for training, handed the optimizer, steps it."""
+        objects, calls = self.facts.objects, self.facts.calls
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if calls.resolve(node) is not None:
+                    return
+                name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+                if not name_tokens(name) & {"train", "fit"}:
+                    return
+                for arg in node.args:
+                    text = dotted_name(arg.value)
+                    if text is not None and (text == optimizer or (optimizer is None and objects.kind_of(arg.value) is Kind.OPTIMIZER)):
+                        found.append(node)
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return False
+
+        visit_fast(stmt, _V())
+        return bool(found)
+
+    def _enclosing_statement(self, block: cst.CSTNode | None) -> cst.CSTNode | None:
+        """The statement (a child of a block) that holds ``block``."""
+        cur = self.parent(block) if block is not None else None
+        while cur is not None and not isinstance(self.parent(cur), (cst.IndentedBlock, cst.Module)):
+            if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            cur = self.parent(cur)
+        return cur
+
+    def _deliberately_late(self, verbs, sched: Verb) -> bool:
+        """Under a condition that skips the first iteration (``if epoch > 0:``,
+        ``if step:``), in an ``except``, or named for warmup."""
+        for node, branch in verbs.conditions(sched, sched.loop):
+            if not isinstance(node, cst.If):
+                return True
+            test = node.test
+            if isinstance(test, (cst.Name, cst.Attribute)):
+                return True
+            text = self.context.module.code_for_node(test).lower()
+            if "warm" in text or "first" in text:
+                return True
+            for comp in _comparisons(test):
+                ops = [c.operator for c in comp.comparisons]
+                sides = [comp.left, *(c.comparator for c in comp.comparisons)]
+                if any(isinstance(o, (cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)) for o in ops) and any(
+                    isinstance(x, cst.Integer) and x.evaluated_value in (0, 1) for x in sides
+                ):
+                    return True
+        return False
+
+    def _steps(self, verbs, subset: list[Verb], optimizer: str | None) -> bool:
+        """Some verb of ``subset`` (or a local function it calls) steps the optimizer."""
+        return any(
+            v.kind is VerbKind.STEP and not v.closure and (optimizer is None or v.target == optimizer)
+            for v in verbs.reached(subset)
+        )
+
+    def _optimizer_of(self, scheduler: str | None, scope) -> str | None:
+        call = self.facts.bindings.call_of(scheduler or "", scope)
+        if call is None or not call.args:
+            return None
+        first = call.args[0]
+        if first.keyword is not None and first.keyword.value != "optimizer":
+            first = next((a for a in call.args if a.keyword is not None and a.keyword.value == "optimizer"), None)
+        return dotted_name(first.value) if first is not None else None
+
+    def _library_scheduler(self, sched: Verb) -> bool:
+        """A torch (or transformers) LR scheduler, whose ``step()`` moves to
+        the next value; a home-made scheduler class may mean "set the rate
+        for the coming step". Unknown construction (a parameter) counts."""
+        names = self.facts.bindings.constructors(sched.target or "", sched.scope)
+        if names is None:
+            return not self.facts.bindings.values(sched.target or "", sched.scope)
+        return all(n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in names)
+
+    def _is_plateau(self, scheduler: str | None, scope) -> bool:
+        names = self.facts.bindings.constructors(scheduler or "", scope) or set()
+        return any(n.endswith("ReduceLROnPlateau") for n in names)
+
+    def _fix(self, sched: Verb, block: cst.CSTNode, stepping: cst.CSTNode) -> Fix | None:
+        if not call_statement_only(sched.line, sched.call):
+            return None
+        edits = StatementEdits()
+        edits.remove(sched.line, block)  # type: ignore[arg-type]
+        edits.insert_after(stepping, bare(sched.line))  # type: ignore[arg-type]
+        return Fix("Step the scheduler after the optimizer", ((block, edits.apply(block)),), Safety.UNSAFE)
+
+    valid = [
+        Valid(
+            """\
+import torch
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30)
+for epoch in range(epochs):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    scheduler.step()
+""",
+            "stepped after the inner loop that steps the optimizer",
+        ),
+        Valid(
+            """\
+from timm.scheduler import CosineLRScheduler
+lr_scheduler = CosineLRScheduler(optimizer, t_initial=epochs)
+for epoch in range(epochs):
+    lr_scheduler.step(epoch)
+    train_one_epoch(model, loader, optimizer)
+""",
+            "timm scheduler stepped with an epoch argument on purpose",
+        ),
+        Valid(
+            """\
+for epoch in range(epochs):
+    if epoch > 0:
+        scheduler.step()
+    train(epoch)
+""",
+            "stepped under a condition",
+        ),
+        Valid(
+            """\
+import torch
+sched_d = torch.optim.lr_scheduler.StepLR(opt_d, 10)
+sched_g = torch.optim.lr_scheduler.StepLR(opt_g, 10)
+for epoch in range(epochs):
+    for real in loader:
+        opt_d.step()
+        sched_d.step()
+        opt_g.step()
+        sched_g.step()
+""",
+            "two optimizers, each scheduler after its own optimizer",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import torch.optim as optim
+scheduler = optim.lr_scheduler.StepLR(optimizer, step_size=7, gamma=0.1)
+
+def train(epoch):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+for epoch in range(1, 25):
+    scheduler.step()
+    train(epoch)
+    test()
+""",
+            """\
+import torch.optim as optim
+scheduler = optim.lr_scheduler.StepLR(optimizer, step_size=7, gamma=0.1)
+
+def train(epoch):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+for epoch in range(1, 25):
+    train(epoch)
+    scheduler.step()
+    test()
+""",
+        ),
+        Invalid(
+            """\
+from torch.optim.lr_scheduler import OneCycleLR
+scheduler = OneCycleLR(optimizer, max_lr=0.1, total_steps=1000)
+for x, y in loader:
+    scheduler.step()  # per batch
+    optimizer.zero_grad()
+    criterion(model(x), y).backward()
+    optimizer.step()
+    log(scheduler.get_last_lr())
+""",
+            """\
+from torch.optim.lr_scheduler import OneCycleLR
+scheduler = OneCycleLR(optimizer, max_lr=0.1, total_steps=1000)
+for x, y in loader:
+    optimizer.zero_grad()
+    criterion(model(x), y).backward()
+    optimizer.step()
+    scheduler.step()  # per batch
+    log(scheduler.get_last_lr())
+""",
+        ),
+        Invalid(
+            """\
+for epoch in range(args.epochs):
+    lr_scheduler.step()
+    model.train()
+    for batch in train_loader:
+        loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+            """\
+for epoch in range(args.epochs):
+    model.train()
+    for batch in train_loader:
+        loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    lr_scheduler.step()
+""",
+        ),
+        Invalid(
+            """\
+for epoch in range(num_epochs):
+    for phase in ["train", "val"]:
+        if phase == "train":
+            scheduler.step()
+            model.train()
+        else:
+            model.eval()
+        for inputs, labels in dataloaders[phase]:
+            optimizer.zero_grad()
+            loss = criterion(model(inputs), labels)
+            if phase == "train":
+                loss.backward()
+                optimizer.step()
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+from engine import train_one_epoch
+scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[30, 60])
+for epoch in range(start_epoch, epochs):
+    scheduler.step()
+    train_one_epoch(model, train_loader, optimizer, epoch)
+""",
+            """\
+import torch
+from engine import train_one_epoch
+scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[30, 60])
+for epoch in range(start_epoch, epochs):
+    train_one_epoch(model, train_loader, optimizer, epoch)
+    scheduler.step()
+""",
+        ),
+    ]

@@ -1,0 +1,157 @@
+"""facts.grad_mode: whether autograd records where a statement runs."""
+
+import libcst as cst
+
+from analysis_helpers import facts_of, find
+from memlint.analysis.grad_mode import GradMode
+
+ON, OFF, UNKNOWN = GradMode.ENABLED, GradMode.DISABLED, GradMode.UNKNOWN
+
+
+def modes(src: str, *texts: str):
+    facts = facts_of(src)
+    return [facts.grad_mode.mode_at(find(facts.module, t, cst.Call)) for t in texts]
+
+
+def test_context_managers():
+    src = """
+    import torch
+    a()
+    with torch.no_grad():
+        b()
+        with torch.enable_grad():
+            c()
+        d()
+    with torch.inference_mode():
+        e()
+    with torch.set_grad_enabled(False):
+        f()
+    with torch.set_grad_enabled(phase == "train"):
+        g()
+    with torch.autocast("cuda"):
+        h()
+    """
+    assert modes(src, "a()", "b()", "c()", "d()", "e()", "f()", "g()", "h()") == [ON, OFF, ON, OFF, OFF, OFF, UNKNOWN, ON]
+
+
+def test_aliases_and_from_imports():
+    src = """
+    import torch as T
+    from torch import no_grad
+    with T.no_grad():
+        a()
+    with no_grad():
+        b()
+    with open("f") as fh, no_grad():
+        c()
+    """
+    assert modes(src, "a()", "b()", "c()") == [OFF, OFF, OFF]
+
+
+def test_with_items_run_in_the_outer_mode():
+    src = """
+    import torch
+    with torch.no_grad() if cond else nullcontext(), open(path()) as f:
+        body()
+    """
+    facts = facts_of(src)
+    assert facts.grad_mode.mode_at(find(facts.module, "path()", cst.Call)) is ON
+
+
+def test_decorators_called_or_not():
+    src = """
+    import torch
+    @torch.no_grad()
+    def a():
+        x()
+    @torch.inference_mode
+    def b():
+        y()
+    @torch.enable_grad()
+    def c():
+        z()
+    with torch.no_grad():
+        c()
+    """
+    assert modes(src, "x()", "y()", "z()") == [OFF, OFF, ON]
+
+
+def test_function_called_only_under_no_grad():
+    src = """
+    import torch
+    def evaluate():
+        inner()
+    def helper():
+        evaluate()
+    def mixed():
+        other()
+    def never_called():
+        lonely()
+    with torch.no_grad():
+        helper()
+        mixed()
+    mixed()
+    """
+    # evaluate <- helper <- under no_grad: off through two levels.
+    assert modes(src, "inner()", "other()", "lonely()") == [OFF, UNKNOWN, ON]
+
+
+def test_function_passed_by_name_is_not_trusted():
+    src = """
+    import torch
+    def evaluate():
+        inner()
+    with torch.no_grad():
+        evaluate()
+    callbacks.append(evaluate)
+    """
+    # Its unseen callers may run it with grad on: not trusted to be off.
+    assert modes(src, "inner()") == [UNKNOWN]
+
+
+def test_methods_called_through_self():
+    src = """
+    import torch
+    class Trainer:
+        def validate(self):
+            inner()
+        def fit(self):
+            with torch.no_grad():
+                self.validate()
+    """
+    assert modes(src, "inner()") == [OFF]
+
+
+def test_bare_set_grad_enabled_statement():
+    src = """
+    import torch
+    before()
+    torch.set_grad_enabled(False)
+    after()
+    """
+    assert modes(src, "before()", "after()") == [ON, OFF]
+
+
+def test_lightning_hooks():
+    src = """
+    import torch
+    import pytorch_lightning as pl
+    class M(pl.LightningModule):
+        def training_step(self, batch, i):
+            a()
+        def validation_step(self, batch, i):
+            b()
+    """
+    assert modes(src, "a()", "b()") == [ON, OFF]
+
+
+def test_disabling_context():
+    src = """
+    import torch
+    with torch.no_grad():
+        for x in loader:
+            y()
+    """
+    facts = facts_of(src)
+    ctx = facts.grad_mode.disabling_context(find(facts.module, "y()", cst.Call))
+    assert isinstance(ctx, cst.With)

@@ -1,0 +1,223 @@
+"""facts.history: which values carry autograd history, statement by statement."""
+
+import libcst as cst
+import pytest
+
+from analysis_helpers import facts_of, find
+from memlint.analysis.history import H
+
+
+def h(src: str, text: str, index: int = 0, kind=cst.BaseExpression):
+    """History state of the ``index``-th expression spelled ``text``."""
+    facts = facts_of(src)
+    v = facts.history.value(find(facts.module, text, kind, index))
+    return v.h if v is not None else None
+
+
+TRAIN = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+model = nn.Linear(2, 2)
+criterion = nn.CrossEntropyLoss()
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    as_number = loss.item()
+    detached = loss.detach()
+    pred = out.argmax(1)
+    correct = (pred == y).sum()
+    scaled = loss * x.size(0)
+    probs = F.softmax(out, dim=1)
+    first = out[0]
+    use(as_number, detached, pred, correct, scaled, probs, first, x)
+"""
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("out", H.YES),
+        ("loss", H.YES),
+        ("as_number", H.NO),
+        ("detached", H.NO),
+        ("pred", H.NO),
+        ("correct", H.NO),
+        ("scaled", H.YES),
+        ("probs", H.YES),
+        ("first", H.YES),
+        ("x", H.NO),
+    ],
+)
+def test_sources_and_cuts(name, expected):
+    facts = facts_of(TRAIN)
+    call = find(facts.module, "use(as_number, detached, pred, correct, scaled, probs, first, x)", cst.Call)
+    arg = next(a.value for a in call.args if a.value.value == name) if name not in ("out", "loss") else None
+    if arg is None:
+        arg = find(facts.module, name, cst.Name, 1)
+    assert facts.history.value(arg).h is expected
+
+
+def test_rebinding_is_flow_sensitive():
+    src = """
+    import torch
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        a = loss
+        loss = loss.item()
+        b = loss
+    """
+    facts = facts_of(src)
+    first_read = find(facts.module, "loss", cst.Name, 1)  # in ``a = loss``
+    last_read = find(facts.module, "loss", cst.Name, 4)  # in ``b = loss``
+    assert facts.history.value(first_read).h is H.YES
+    assert facts.history.value(last_read).h is H.NO
+
+
+def test_tuple_unpacking_of_model_and_torch_max():
+    src = """
+    import torch
+    for x, y in loader:
+        out, hidden = rnn(x, hidden)
+        _, preds = torch.max(out, 1)
+        values, idx = out.topk(3)
+        use(out, hidden, preds, values, idx)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(out, hidden, preds, values, idx)", cst.Call)
+    got = [facts.history.value(a.value).h for a in call.args]
+    assert got == [H.YES, H.YES, H.NO, H.YES, H.NO]
+
+
+def test_attribute_outputs_hf_style():
+    src = """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+    for batch in loader:
+        outputs = model(**batch)
+        use(outputs.loss, outputs.logits, outputs.loss.item(), outputs.logits.shape)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(outputs.loss, outputs.logits, outputs.loss.item(), outputs.logits.shape)", cst.Call)
+    got = [facts.history.value(a.value) for a in call.args]
+    assert [v.h for v in got] == [H.YES, H.YES, H.NO, H.NO]
+    assert got[0].scalar
+
+
+def test_values_returned_from_module_functions():
+    src = """
+    import torch
+    import torch.nn.functional as F
+    def compute_loss(model, x, y):
+        return F.cross_entropy(model(x), y)
+    def compute_both(model, x, y):
+        out = model(x)
+        return F.cross_entropy(out, y), out.argmax(1)
+    def accuracy(out, y):
+        return (out.argmax(1) == y).float().mean()
+    def log_value(t):
+        return t.item()
+    for x, y in loader:
+        a = compute_loss(model, x, y)
+        b, c = compute_both(model, x, y)
+        d = accuracy(model(x), y)
+        e = log_value(a)
+        use(a, b, c, d, e)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(a, b, c, d, e)", cst.Call)
+    assert [facts.history.value(x.value).h for x in call.args] == [H.YES, H.YES, H.NO, H.NO, H.NO]
+
+
+def test_passthrough_function_uses_the_callers_argument():
+    src = """
+    import torch
+    def scale(t, k):
+        return t * k
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        use(scale(loss, 2), scale(x, 2))
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(scale(loss, 2), scale(x, 2))", cst.Call)
+    assert [facts.history.value(a.value).h for a in call.args] == [H.YES, H.NO]
+
+
+def test_no_grad_block_and_decorated_function_give_no_history():
+    src = """
+    import torch
+    with torch.no_grad():
+        a = model(x)
+    @torch.no_grad()
+    def f(x):
+        return model(x)
+    b = f(x)
+    c = model(x)
+    use(a, b, c)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(a, b, c)", cst.Call)
+    assert [facts.history.value(x.value).h for x in call.args] == [H.NO, H.NO, H.YES]
+
+
+def test_container_append_and_loop_carried_values():
+    src = """
+    import torch
+    outs = []
+    hidden = None
+    for x in loader:
+        fed = hidden
+        outs.append(model(x))
+        stacked = torch.cat(outs)
+        out, hidden = model(x, hidden)
+    after = torch.cat(outs)
+    """
+    facts = facts_of(src)
+    assert facts.history.value(find(facts.module, "torch.cat(outs)", cst.Call)).h is H.YES
+    # Around the loop: None on the first pass, a model output on the next ones.
+    assert facts.history.value(find(facts.module, "hidden", cst.Name, 1)).h is H.MAYBE
+    # After the loop the loop may not have run: the empty list joins in.
+    assert facts.history.value(find(facts.module, "torch.cat(outs)", cst.Call, 1)).h is H.MAYBE
+
+
+def test_unknown_calls_are_maybe():
+    src = """
+    import torch
+    for x in loader:
+        v = mystery(model(x))
+        use(v)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(v)", cst.Call)
+    assert facts.history.value(call.args[0].value).h is H.MAYBE
+
+
+def test_reduction_none_is_not_scalar():
+    src = """
+    import torch.nn as nn
+    crit = nn.CrossEntropyLoss(reduction="none")
+    mean = nn.CrossEntropyLoss()
+    for x, y in loader:
+        a = crit(model(x), y)
+        b = mean(model(x), y)
+        use(a, b)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(a, b)", cst.Call)
+    a, b = (facts.history.value(x.value) for x in call.args)
+    assert a.h is H.YES and not a.scalar
+    assert b.h is H.YES and b.scalar
+
+
+def test_history_terms_skip_the_accumulator():
+    src = """
+    import torch
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        avg = 0.9 * avg + 0.1 * loss * x.size(0)
+    """
+    facts = facts_of(src)
+    value = find(facts.module, "0.9 * avg + 0.1 * loss * x.size(0)", cst.BinaryOperation)
+    terms = facts.history.history_terms(value, exclude="avg")
+    assert [facts.module.code_for_node(t) for t in terms] == ["loss"]

@@ -1,0 +1,183 @@
+"""facts.loops: training, evaluation and batch loops; what outlives an iteration."""
+
+import libcst as cst
+
+from analysis_helpers import facts_of, find
+
+
+def loop_infos(src: str):
+    facts = facts_of(src)
+    return facts, facts.loops.all
+
+
+def test_training_loop_directly_and_through_functions():
+    src = """
+    import torch
+    def step(model, batch, opt):
+        loss = model(batch).mean()
+        loss.backward()
+        opt.step()
+    for epoch in range(3):
+        for batch in loader:
+            step(model, batch, optimizer)
+    for batch in loader:
+        optimizer.zero_grad()
+        criterion(model(batch), y).backward()
+    """
+    facts, (epoch, inner, direct) = loop_infos(src)
+    assert epoch.trains and inner.trains and direct.trains
+    assert inner.role == "train"
+
+
+def test_eval_loop_evidence():
+    src = """
+    import torch
+    def validate(model, loader):
+        for x, y in loader:
+            model(x)
+    def run(model, loader):
+        model.eval()
+        for x, y in loader:
+            model(x)
+    def other(model, val_loader):
+        for x, y in val_loader:
+            model(x)
+    def plain(model, loader):
+        for x, y in loader:
+            model(x)
+    def after_train(model, loader):
+        model.eval()
+        model.train()
+        for x, y in loader:
+            model(x)
+    """
+    facts, loops = loop_infos(src)
+    assert [l.role for l in loops] == ["eval", "eval", "eval", None, None]
+
+
+def test_gradient_needs_prevent_eval_role():
+    src = """
+    import torch
+    def evaluate_saliency(model, loader):
+        for x, y in loader:
+            x.requires_grad_()
+            model(x).sum().backward()
+    def test_attack(model, loader):
+        for x, y in loader:
+            g = torch.autograd.grad(model(x).sum(), x)
+    def validate_cam(model, loader):
+        for x, y in loader:
+            model(x)
+            print(x.grad)
+    """
+    facts, loops = loop_infos(src)
+    assert [l.role for l in loops] == ["train", "train", None]
+    assert all(l.needs_grad for l in loops)
+
+
+def test_batch_loops_and_time_step_loops():
+    src = """
+    import torch
+    for epoch in range(epochs):
+        for i in range(seq_len):
+            h = cell(x[i], h)
+    for t in range(x.size(0)):
+        y = f(t)
+    for step in range(num_steps):
+        pass
+    """
+    facts, (epoch, time, size, steps) = loop_infos(src)
+    assert epoch.is_batch_loop and not time.is_batch_loop and not size.is_batch_loop and steps.is_batch_loop
+
+
+def test_carried_across_and_reinitialisation():
+    src = """
+    import torch
+    total = 0
+    for epoch in range(3):
+        per_epoch = 0
+        for x, y in loader:
+            per_batch = 0
+            loss = criterion(model(x), y)
+            loss.backward()
+            total += loss
+            per_epoch += loss
+            per_batch += loss
+            x += 1
+    """
+    facts = facts_of(src)
+    loops = facts.loops
+    stmt = lambda text: find(facts.module, text, cst.AugAssign)
+    inner = loops.all[1]
+    assert loops.carried_across("total", stmt("total += loss")) is inner
+    assert loops.carried_across("per_epoch", stmt("per_epoch += loss")) is inner
+    assert loops.carried_across("per_batch", stmt("per_batch += loss")) is None
+
+
+def test_carried_across_self_attributes_in_a_per_batch_method():
+    src = """
+    import torch
+    class Trainer:
+        def step(self, batch):
+            loss = self.model(batch).mean()
+            loss.backward()
+            self.history.append(loss)
+            local = []
+            local.append(loss)
+        def fit(self):
+            for batch in self.loader:
+                self.step(batch)
+    """
+    facts = facts_of(src)
+    loops = facts.loops
+    append = find(facts.module, "self.history.append(loss)", cst.Call)
+    local = find(facts.module, "local.append(loss)", cst.Call)
+    assert loops.carried_across("self.history", append) is loops.all[0]
+    assert loops.carried_across("local", local) is None
+    step = facts.calls.functions[0]
+    assert loops.per_iteration(step)
+
+
+def test_mode_events_and_mode_before():
+    src = """
+    import torch
+    def validate(model, loader):
+        with torch.no_grad():
+            for x, y in loader:
+                model(x)
+    for epoch in range(3):
+        model.train()
+        for x, y in train_loader:
+            criterion(model(x), y).backward()
+            optimizer.step()
+        validate(model, val_loader)
+    """
+    facts = facts_of(src)
+    loops = facts.loops
+    eval_loop = loops.all[0]
+    assert loops.mode_before(eval_loop.node, frozenset({"model"})) == "train-trained"
+    kinds = [e.kind for e in loops.mode_events(facts.module)]
+    assert kinds == ["training-phase", "train", "training-phase"]
+
+
+def test_mode_before_eval_and_fresh_train():
+    src = """
+    import torch
+    import torch.nn as nn
+    net = nn.Linear(2, 2)
+    for x in loader:
+        net(x)
+    net.eval()
+    for x in loader:
+        net(x)
+    net.train()
+    for x in loader:
+        net(x)
+    """
+    facts = facts_of(src)
+    loops = facts.loops
+    first, second, third = loops.all
+    receivers = frozenset({"net"})
+    assert loops.mode_before(first.node, receivers) == "default-fresh"
+    assert loops.mode_before(second.node, receivers) == "eval"
+    assert loops.mode_before(third.node, receivers) == "train-fresh"

@@ -1,0 +1,268 @@
+"""facts.objects: what kind of torch object a name holds."""
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from memlint.analysis.facts import ModuleFacts
+from memlint.analysis.objects import Kind, guess_kind_from_name
+
+
+def facts_of(src: str) -> ModuleFacts:
+    return ModuleFacts(MetadataWrapper(cst.parse_module(textwrap.dedent(src)), unsafe_skip_copy=True))
+
+
+def find(module: cst.Module, text: str, kind=cst.BaseExpression):
+    """First node of type ``kind`` whose code is ``text``."""
+    found = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, node):
+            if not found and isinstance(node, kind) and module.code_for_node(node) == text:
+                found.append(node)
+            return not found
+
+    module.visit(V())
+    assert found, text
+    return found[0]
+
+
+def kind_at(src: str, text: str):
+    facts = facts_of(src)
+    return facts.objects.kind_of(find(facts.module, text))
+
+
+def test_constructors_through_imports():
+    src = """
+    import torch
+    import torch.nn as nn
+    from torch import optim
+    from torch.optim.lr_scheduler import StepLR
+    from torch.utils.data import DataLoader
+    model = nn.Sequential(nn.Linear(2, 2))
+    opt = optim.Adam(model.parameters())
+    sched = StepLR(opt, 1)
+    crit = nn.CrossEntropyLoss()
+    scaler = torch.amp.GradScaler("cuda")
+    dl = DataLoader(ds)
+    use(model, opt, sched, crit, scaler, dl)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(model, opt, sched, crit, scaler, dl)", cst.Call)
+    kinds = [facts.objects.kind_of(a.value) for a in call.args]
+    assert kinds == [Kind.MODULE, Kind.OPTIMIZER, Kind.SCHEDULER, Kind.LOSS, Kind.SCALER, Kind.LOADER]
+
+
+def test_module_subclass_in_file_and_its_subclass():
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        pass
+    class Bigger(Net):
+        pass
+    class FocalLoss(nn.Module):
+        pass
+    a = Net()
+    b = Bigger()
+    c = FocalLoss()
+    a; b; c
+    """
+    facts = facts_of(src)
+    names = [find(facts.module, n, cst.Name) for n in ("a", "b", "c")]
+    # the last occurrence of each name is the read; first is the binding
+    assert facts.objects.kind_of("a", facts.module) is Kind.MODULE
+    assert facts.objects.kind_of("b", facts.module) is Kind.MODULE
+    assert facts.objects.kind_of("c", facts.module) is Kind.LOSS
+    assert names
+
+
+def test_parameters_handed_to_optimizer_make_a_module():
+    src = """
+    import torch
+    thing = build_it()
+    opt = torch.optim.SGD(thing.parameters(), lr=0.1)
+    thing
+    """
+    assert facts_of(src).objects.kind_of("thing", None) is Kind.MODULE
+
+
+def test_self_attributes_and_propagation_through_to():
+    src = """
+    import torch.nn as nn
+    class Trainer:
+        def __init__(self, device):
+            self.net = nn.Linear(2, 2).to(device)
+        def run(self, x):
+            return self.net(x)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "self.net(x)", cst.Call)
+    assert facts.objects.is_model_call(call)
+
+
+def test_function_parameters_fall_back_to_conventional_names():
+    src = """
+    def train(model, loader, optimizer, criterion, scaler, scheduler, thing):
+        pass
+    """
+    facts = facts_of(src)
+    fn = facts.module.body[0]
+    body = fn.body
+    k = lambda name: facts.objects.kind_of(name, body)
+    assert [k(n) for n in ("model", "loader", "optimizer", "criterion", "scaler", "scheduler", "thing")] == [
+        Kind.MODULE, Kind.LOADER, Kind.OPTIMIZER, Kind.LOSS, Kind.SCALER, Kind.SCHEDULER, None,
+    ]
+
+
+def test_a_definition_we_cannot_read_beats_the_name():
+    src = """
+    from sklearn.preprocessing import StandardScaler
+    scaler = StandardScaler()
+    model = joblib.load("m.pkl")
+    scaler; model
+    """
+    facts = facts_of(src)
+    assert facts.objects.kind_of("scaler", facts.module) is None
+    assert facts.objects.kind_of("model", facts.module) is None
+
+
+def test_annotations_and_function_returns():
+    src = """
+    import torch
+    from torch import nn
+    def build():
+        return nn.Linear(1, 1)
+    def run(m: nn.Module, o: torch.optim.Optimizer):
+        net = build()
+        net; m; o
+    """
+    facts = facts_of(src)
+    fn = facts.module.body[3]
+    assert facts.objects.kind_of("net", fn.body) is Kind.MODULE
+    assert facts.objects.kind_of("m", fn.body) is Kind.MODULE
+    assert facts.objects.kind_of("o", fn.body) is Kind.OPTIMIZER
+
+
+def test_accelerate_prepare_keeps_kinds():
+    src = """
+    import torch
+    model = torch.nn.Linear(1, 1)
+    opt = torch.optim.AdamW(model.parameters())
+    model, opt = accelerator.prepare(model, opt)
+    """
+    facts = facts_of(src)
+    assert facts.objects.kind_of("model", facts.module) is Kind.MODULE
+    assert facts.objects.kind_of("opt", facts.module) is Kind.OPTIMIZER
+
+
+def test_hf_and_torchvision_constructors():
+    src = """
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    import torchvision
+    m = AutoModelForSequenceClassification.from_pretrained("x")
+    t = AutoTokenizer.from_pretrained("x")
+    r = torchvision.models.resnet18()
+    """
+    facts = facts_of(src)
+    assert facts.objects.kind_of("m", facts.module) is Kind.MODULE
+    assert facts.objects.kind_of("t", facts.module) is None
+    assert facts.objects.kind_of("r", facts.module) is Kind.MODULE
+
+
+def test_call_classification():
+    src = """
+    import torch
+    import torch.nn.functional as F
+    model = torch.nn.Linear(2, 2)
+    criterion = torch.nn.MSELoss()
+    opt = torch.optim.SGD(model.parameters(), lr=1)
+    out = model(x)
+    l1 = criterion(out, y)
+    l2 = F.cross_entropy(out, y)
+    l1.backward()
+    opt.step()
+    model.eval()
+    model.train(False)
+    model.train(flag)
+    """
+    facts = facts_of(src)
+    o = facts.objects
+    call = lambda text: find(facts.module, text, cst.Call)
+    assert o.is_model_call(call("model(x)"))
+    assert not o.is_model_call(call("criterion(out, y)"))
+    assert o.is_loss_call(call("criterion(out, y)"))
+    assert o.is_loss_call(call("F.cross_entropy(out, y)"))
+    assert o.is_backward_call(call("l1.backward()"))
+    assert o.is_optimizer_step(call("opt.step()"))
+    assert o.mode_call(call("model.eval()")) == "eval"
+    assert o.mode_call(call("model.train(False)")) == "eval"
+    assert o.mode_call(call("model.train(flag)")) == "unknown"
+
+
+@pytest.mark.parametrize(
+    "name, kind",
+    [
+        ("optimizer_G", Kind.OPTIMIZER),
+        ("opt_d", Kind.OPTIMIZER),
+        ("netD", Kind.MODULE),
+        ("train_loader", Kind.LOADER),
+        ("lr_scheduler", Kind.SCHEDULER),
+        ("loss", None),
+        ("options", None),
+        ("network_name", None),
+    ],
+)
+def test_name_guesses(name, kind):
+    assert guess_kind_from_name(name) is kind
+
+
+@pytest.mark.parametrize(
+    "name", ["models", "model_name", "model_path", "netflix", "optimizers", "schedule", "loaders", "scaler_x"]
+)
+def test_names_that_are_not_objects(name):
+    assert guess_kind_from_name(name) is None
+
+
+def test_mode_dependent_layers():
+    src = """
+    import torch.nn as nn
+    import torchvision
+    class Plain(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            self.act = nn.ReLU()
+    class WithDropout(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))
+    class Wrapper(nn.Module):
+        def __init__(self, backbone):
+            super().__init__()
+            self.backbone = backbone
+    a = Plain()
+    b = WithDropout().to("cuda")
+    c = Wrapper(torchvision.models.resnet18())
+    d = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    e = nn.LSTM(2, 2, num_layers=2, dropout=0.2)
+    """
+    facts = facts_of(src)
+    md = lambda name: facts.objects.mode_dependent(name, facts.module)
+    assert [md(n) for n in "abcde"] == [False, True, None, True, True]
+
+
+def test_mode_dependent_ignores_plain_attributes():
+    src = """
+    import torch.nn as nn
+    class RNN(nn.Module):
+        def __init__(self, input_size, hidden_size):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.i2h = nn.Linear(input_size + hidden_size, hidden_size)
+            self.softmax = nn.LogSoftmax(dim=1)
+    rnn = RNN(3, 4)
+    """
+    facts = facts_of(src)
+    assert facts.objects.mode_dependent("rnn", facts.module) is False

@@ -1,0 +1,55 @@
+"""facts.recurrent: state fed back into a model across training iterations."""
+
+from analysis_helpers import facts_of
+
+
+def states(src: str):
+    facts = facts_of(src)
+    out = []
+    for info in facts.loops.all:
+        out.extend((s.key, facts.recurrent.init_form(s)) for s in facts.recurrent.carried_states(info))
+    return out
+
+
+TRAIN = """
+import torch
+{init}
+for x, y in loader:
+{pre}    out, {target} = model(x, {fed})
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def case(init="h = torch.zeros(1, 4, 8)", pre="", target="h", fed="h"):
+    return TRAIN.format(init=init, pre=pre, target=target, fed=fed)
+
+
+def test_carried_tensor_state():
+    assert states(case()) == [("h", "tensor")]
+
+
+def test_tuple_and_unknown_initial_state():
+    assert states(case(init="h = (torch.zeros(1), torch.zeros(1))")) == [("h", "tuple")]
+    assert states(case(init="h = model.init_hidden(4)")) == [("h", "unknown")]
+    assert states(case(init="h = None")) == [("h", "none")]
+
+
+def test_lstm_pair_is_two_tensors():
+    src = case(init="h, c = torch.zeros(1), torch.zeros(1)", target="(h, c)", fed="(h, c)")
+    assert states(src) == [("h", "tensor"), ("c", "tensor")]
+
+
+def test_detached_or_reinitialised_state_is_not_carried():
+    assert states(case(pre="    h = h.detach()\n")) == []
+    assert states(case(pre="    h = model.init_hidden(4)\n")) == []
+    assert states(case(pre="    h.detach_()\n")) == []
+    assert states(case(fed="h.detach()")) == []
+
+
+def test_state_is_not_carried_without_training_or_with_no_grad():
+    no_train = "import torch\nh = torch.zeros(1)\nfor x in loader:\n    out, h = model(x, h)\n"
+    assert states(no_train) == []
+    under_no_grad = case().replace("    out, h = model(x, h)", "    with torch.no_grad():\n        out, h = model(x, h)")
+    assert states(under_no_grad) == []

@@ -1,0 +1,192 @@
+"""memlint verify on the runnable fixtures (fixtures/verify/): real runs in
+fresh processes on the CPU, verdicts asserted per meter.
+
+The tests that make the twin with memlint's own fixes (no --fixed) depend on
+the rules MEM101, MEM102 and MEM201 fixing these fixtures; the hand-written
+twins beside them are what those fixes produce (checked first, statically).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from memlint.verify.cli import Options, verify  # noqa: E402
+from memlint.verify.verdict import GRAPH, HEAP, TENSOR, floor_for  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+VERIFY = Path(__file__).resolve().parent.parent / "fixtures" / "verify"
+STEPS = 20
+
+
+def _verify(script, **kwargs):
+    kwargs.setdefault("steps", STEPS)
+    kwargs.setdefault("device", "cpu")
+    return verify(Options(script=str(VERIFY / script), **kwargs))
+
+
+def _growth(run, meter):
+    return run.meters[meter].growth_per_step
+
+
+def _grows(run, meter):
+    return _growth(run, meter) > floor_for(meter, "cpu")
+
+
+@pytest.mark.parametrize(
+    "name", ["mem101_epoch_loss", "mem102_stored_predictions", "mem201_validation_accumulates", "mem201_validation_peak"]
+)
+def test_hand_written_twins_are_what_memlint_fixes_produce(name):
+    from memlint.fixer import fix_text
+    from memlint.registry import select_rules
+    from memlint.source import read_source
+
+    source = read_source(str(VERIFY / f"{name}.py"))
+    fixed = fix_text(source.text, source.path, select_rules())
+    assert fixed.text == (VERIFY / f"{name}_fixed.py").read_text()
+
+
+def test_mem101_graph_nodes_stop_growing(run_memlint, tmp_path):
+    plot = tmp_path / "timeline.png"
+    proc = run_memlint(
+        "verify", VERIFY / "mem101_epoch_loss.py", "--device", "cpu", "--steps", STEPS, "--json", "--plot", plot
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["findings"] == ["MEM101"]
+    orig, fixed = data["original"], data["fixed"]
+    assert (orig["status"], fixed["status"]) == ("ok", "ok")
+    assert orig["steps"] == fixed["steps"] == STEPS
+    # `epoch_loss += loss` after backward: graph nodes and host heap grow,
+    # tensor bytes do not (backward freed the saved tensors).
+    assert orig["graph_nodes_growth_per_step"] >= 5
+    assert fixed["graph_nodes_growth_per_step"] == 0
+    assert orig["heap_growth_bytes_per_step"] > floor_for(HEAP, "cpu")
+    assert fixed["heap_growth_bytes_per_step"] < floor_for(HEAP, "cpu")
+    assert orig["growth_bytes_per_step"] == fixed["growth_bytes_per_step"] == 0
+    assert data["verdict"] == {
+        "memory": "dropped",
+        "results": "identical",
+        "meters": {
+            "tensor_bytes": {"status": "unchanged", "reasons": []},
+            "graph_nodes": {"status": "dropped", "reasons": ["stopped growing", "peak fell"]},
+            "heap_bytes": {"status": "dropped", "reasons": ["stopped growing"]},
+        },
+        "results_detail": f"{STEPS} losses, {STEPS} parameter fingerprints, {STEPS} forward outputs: identical (bitwise)",
+        "notes": [],
+    }
+    assert orig["losses"] == fixed["losses"] and len(orig["losses"]) == STEPS
+    assert data["ok"] is True
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_mem102_stored_predictions_keep_tensors_but_no_graph():
+    out = _verify("mem102_stored_predictions.py")
+    assert [f.code for f in out.findings] == ["MEM102"]
+    # The stored predictions are wanted, so tensor bytes grow in both runs;
+    # their graphs are not, and stop growing.
+    assert _grows(out.original, TENSOR) and _grows(out.fixed, TENSOR)
+    assert _growth(out.original, TENSOR) == _growth(out.fixed, TENSOR)
+    assert _grows(out.original, GRAPH) and _growth(out.fixed, GRAPH) == 0
+    assert (out.memory, out.results, out.ok) == ("dropped", "identical", True)
+
+
+def test_mem201_validation_stops_keeping_activations():
+    out = _verify("mem201_validation_accumulates.py")
+    assert "MEM201" in [f.code for f in out.findings]
+    assert out.step_kind == "forward"
+    # The running total held every batch's graph and its saved activations.
+    assert _growth(out.original, TENSOR) > 100 * 1024
+    assert _growth(out.fixed, TENSOR) == 0
+    assert out.fixed.meters[TENSOR].peak < out.original.meters[TENSOR].peak / 2
+    assert out.fixed.meters[GRAPH].peak == 0
+    assert [v.status for v in out.meter_verdicts] == ["dropped", "dropped", "dropped"]
+    assert (out.results, out.ok) == ("identical", True)
+    assert out.results_detail.startswith(f"{STEPS} forward outputs: identical")
+
+
+def test_mem201_without_accumulation_lowers_the_peak_only():
+    out = _verify("mem201_validation_peak.py")
+    assert [f.code for f in out.findings] == ["MEM201"]
+    for run in (out.original, out.fixed):
+        assert not any(_grows(run, m) for m in (TENSOR, GRAPH, HEAP))
+    # The graph kept each batch's activations until the next forward.
+    assert out.original.meters[TENSOR].peak - out.fixed.meters[TENSOR].peak > 1024 * 1024
+    assert [(v.status, v.reasons) for v in out.meter_verdicts] == [
+        ("dropped", ["peak fell"]),
+        ("dropped", ["peak fell"]),
+        ("unchanged", []),
+    ]
+    assert (out.memory, out.results, out.ok) == ("dropped", "identical", True)
+
+
+def test_clean_script_has_nothing_to_fix(run_memlint):
+    proc = run_memlint("verify", VERIFY / "clean_training.py", "--device", "cpu", "--steps", STEPS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "memlint found nothing to fix; only the original was run" in proc.stdout
+    assert proc.stdout.rstrip().endswith("OK nothing to fix")
+    # and the run itself shows no growth on any meter
+    assert "still grows" not in proc.stdout
+
+
+def test_mem402_original_crashes_and_the_twin_runs(run_memlint):
+    proc = run_memlint(
+        "verify",
+        VERIFY / "mem402_inplace_sigmoid.py",
+        "--fixed",
+        VERIFY / "mem402_inplace_sigmoid_fixed.py",
+        "--device",
+        "cpu",
+        "--steps",
+        STEPS,
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["original"]["status"] == "error"
+    assert "modified by an inplace operation" in data["original"]["error"]
+    assert data["fixed"]["status"] == "ok" and data["fixed"]["steps"] == 16  # 512 samples, batches of 32
+    assert data["verdict"]["results"] == "original-failed"
+    assert data["verdict"]["memory"] == "not-compared"
+    assert data["findings"] == ["MEM402"]
+    assert data["ok"] is True
+
+
+def test_changed_results_fail_and_script_arguments_reach_both_runs(tmp_path, run_memlint):
+    body = (VERIFY / "clean_training.py").read_text()
+    assert "lr=0.05" in body
+    original = tmp_path / "train.py"
+    original.write_text("import sys\n" + body.replace("lr=0.05", 'lr=float(sys.argv[sys.argv.index("--lr") + 1])'))
+    twin = tmp_path / "train_twin.py"
+    twin.write_text("import sys\n" + body.replace("lr=0.05", 'lr=2 * float(sys.argv[sys.argv.index("--lr") + 1])'))
+    proc = run_memlint("verify", original, "--fixed", twin, "--device", "cpu", "--steps", 5, "--", "--lr", "0.05")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    # Same first loss (same start), different from the second on.
+    assert "results: loss 2 differs" in proc.stdout
+    assert "results changed: the given twin computes different values" in proc.stdout
+    assert proc.stdout.rstrip().endswith("FAILED memory unchanged, results changed: the fix did not hold up")
+
+
+def test_a_run_that_outlives_its_timeout_is_stopped(tmp_path):
+    script = tmp_path / "forever.py"
+    script.write_text("import time\nwhile True:\n    time.sleep(0.1)\n")
+    out = verify(Options(script=str(script), fixed=str(script), device="cpu", timeout=3))
+    assert out.results == "both-failed" and not out.ok
+    assert out.original.error == out.fixed.error == "timed out after 3 s (--timeout)"
+
+
+def test_simulate_checks_a_model_larger_than_this_machine():
+    out = _verify("large_mlp.py", simulate=True, steps=4)
+    assert out.nothing_to_fix and out.ok
+    run = out.original
+    assert run.device == "simulated-cpu" and run.steps == 4
+    # 1.07e9 float32 parameters, their gradients and AdamW's two moments.
+    assert run.meters[TENSOR].peak > 16 * 2**30
+    assert run.max_rss < 2 * 2**30
+    assert _growth(run, TENSOR) == 0
+    assert not run.meters[HEAP].measured
