@@ -275,9 +275,10 @@ def machine() -> dict:
     except Exception:
         pass
     try:
-        info["commit"] = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
+        git = ["git", "-C", str(REPO)]
+        commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(git + ["status", "--porcelain", "--", "memlint", "rules"], capture_output=True, text=True)
+        info["commit"] = commit + ("+uncommitted changes" if dirty.stdout.strip() else "")
     except OSError:
         pass
     return info
@@ -285,7 +286,7 @@ def machine() -> dict:
 
 def table(rows: list[Row], markdown: bool) -> str:
     header = ["corpus", "tool", "files", "lines", "runs", "median s", "min–max s", "files/s",
-              "CPU s", "peak RSS MB (tree)", "max proc RSS MB", f"× vs {REFERENCE}"]
+              "CPU s", "peak RSS MB (tree)", "max proc RSS MB", f"× vs {REFERENCE}", "× CPU"]
     lines = []
     for corpus in dict.fromkeys(r.corpus for r in rows):
         group = [r for r in rows if r.corpus == corpus]
@@ -293,22 +294,25 @@ def table(rows: list[Row], markdown: bool) -> str:
         for r in group:
             if not r.runs:
                 lines.append([r.corpus, r.tool, str(r.files), f"{r.lines:,}", "0", "—", "—", "—", "—", "—", "—",
-                              (r.failed or "not run")[:40]])
+                              (r.failed or "not run")[:40], ""])
                 continue
             walls = [m.wall for m in r.runs]
             med = r.median
+            cpu = statistics.median(m.cpu for m in r.runs)
             ratio = f"{ref.median / med:.1f}×" if ref else "—"
+            cpu_ratio = f"{statistics.median(m.cpu for m in ref.runs) / cpu:.1f}×" if ref and cpu > 0 else "—"
             lines.append([
                 r.corpus, r.tool, str(r.files), f"{r.lines:,}", str(len(r.runs)), f"{med:.2f}",
                 f"{min(walls):.2f}–{max(walls):.2f}", f"{r.files / med:.0f}",
-                f"{statistics.median(m.cpu for m in r.runs):.1f}",
+                f"{cpu:.1f}",
                 f"{max(m.tree_rss_mb for m in r.runs):.0f}", f"{max(m.max_proc_rss_mb for m in r.runs):.0f}", ratio,
+                cpu_ratio,
             ])
         cold = next((r for r in group if r.tool == "memlint-cold" and r.runs), None)
         warm = next((r for r in group if r.tool == "memlint-warm" and r.runs), None)
         if cold and warm:
             lines.append([corpus, "warm / cold", "", "", "", f"{100 * warm.median / cold.median:.1f} %",
-                          "", "", "", "", "", ""])
+                          "", "", "", "", "", "", ""])
     if markdown:
         out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(cells) + " |" for cells in lines]
@@ -316,6 +320,18 @@ def table(rows: list[Row], markdown: bool) -> str:
     widths = [max(len(h), *(len(c[i]) for c in lines)) if lines else len(h) for i, h in enumerate(header)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join([fmt.format(*header)] + [fmt.format(*cells) for cells in lines])
+
+
+def render(paths: list[Path], markdown: bool) -> int:
+    rows: list[Row] = []
+    for path in paths:
+        data = json.loads(path.read_text())
+        for r in data["rows"]:
+            runs = [Measurement(**m) for m in r.pop("runs")]
+            rows.append(Row(**r, runs=runs))
+        print(f"{path.name}: {', '.join(f'{k}={v}' for k, v in data['machine'].items())}")
+    print(table(rows, markdown))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -331,7 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before one run is killed")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
     parser.add_argument("--json", type=Path, help="write every measurement here")
+    parser.add_argument("--render", type=Path, nargs="+", metavar="JSON", help="print the table of earlier --json files")
     args = parser.parse_args(argv)
+    if args.render:
+        return render(args.render, args.markdown)
 
     tools: list[str] = []
     for t in args.tools.split(","):

@@ -34,11 +34,28 @@ def parse_module(text: str) -> cst.Module:
         if python_error is not None:  # Python places and words it better
             where = f"{python_error.lineno}:{max((python_error.offset or 1) - 1, 0)}"
             raise ParseError(f"syntax error at {where}: {python_error.msg}") from None
+        if python_error is None and _python_parses(text):
+            raise ParseError(f"cannot parse code that Python accepts (a libcst limitation): {exc.message}") from None
         raise ParseError(f"syntax error at {exc.raw_line}:{exc.raw_column}: {exc.message}") from None
     except (RecursionError, MemoryError) as exc:
         raise ParseError(f"cannot parse: {type(exc).__name__}") from None
     except Exception as exc:  # libcst raises a few other types on odd input
         raise ParseError(f"cannot parse: {exc}") from None
+
+
+def _python_parses(text: str) -> bool:
+    """check_nesting returns None both when Python parsed the text and when it
+    could not tell; this tells them apart (only on the rare failure path)."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def applicable_rules(text: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]:

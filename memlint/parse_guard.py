@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 # Deeper than any real code (torch, the standard library, transformers: at
 # most ~70), and shallow enough that libcst answers in about a second.
@@ -33,7 +34,9 @@ def check_nesting(text: str) -> SyntaxError | None:
     SyntaxError, if any (its line and message beat libcst's, should libcst
     fail too)."""
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # the user's invalid escapes are not ours to print
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
     except (RecursionError, MemoryError):
         raise TooDeep("file is nested too deeply to analyse (Python's own parser gives up)") from None
     except SyntaxError as exc:

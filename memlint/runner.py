@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -189,18 +190,42 @@ def run(
     size = max(1, min(16, len(todo) // (jobs * 8)))
     chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_signals)
+    orphans: list[int] = []
     try:
         futures = [pool.submit(_process_chunk, [paths[i] for i in chunk], settings, cache) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
-            for i, report in zip(chunk, future.result()):
+            try:
+                results = future.result()
+            except BrokenProcessPool:
+                orphans.extend(chunk)  # a worker died: its chunk and every one after it
+                continue
+            for i, report in zip(chunk, results):
                 reports[i] = report
+        pool.shutdown()
+        for i in orphans:
+            reports[i] = _process_alone(paths[i], settings, cache)
     except BaseException:
-        # Interrupted (Ctrl-C, SIGTERM) or a worker died: stop now rather than
-        # finish every queued chunk, as leaving the `with` block would.
+        # Interrupted (Ctrl-C, SIGTERM): stop now rather than finish every
+        # queued chunk, as leaving a `with` block would.
+        _stop_workers(pool)
+        raise
+    return reports  # type: ignore[return-value]
+
+
+def _process_alone(path: str, settings: Settings, cache: FindingsCache | None) -> FileReport:
+    """A file left over when a worker died (a crash in native code, the OOM
+    killer), in a process of its own: the file that kills it is reported,
+    the others are linted as usual."""
+    pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_signals)
+    try:
+        report = pool.submit(_process_chunk, [path], settings, cache).result()[0]
+    except BrokenProcessPool:
+        report = FileReport(path=path, error="internal error: the process analysing this file died")
+    except BaseException:
         _stop_workers(pool)
         raise
     pool.shutdown()
-    return reports  # type: ignore[return-value]
+    return report
 
 
 def _worker_signals() -> None:

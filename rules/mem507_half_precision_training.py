@@ -11,6 +11,7 @@ from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
+from memlint.traversal import visit_fast
 
 _HALF_DTYPES = frozenset({"torch.float16", "torch.half"})
 _HALF_TYPES = frozenset({"torch.float16", "torch.half", "torch.HalfTensor", "torch.cuda.HalfTensor"})
@@ -107,7 +108,14 @@ class HalfPrecisionTraining(Rule):
         if not owners:
             return
         line = self.get_metadata(PositionProvider, node).start.line
-        optimizers = [c for c in self._optimizer_calls() if any(dotted_name(o) in owners for o in parameters_owners(c))]
+        # The optimizer over this model, built in the same function (another
+        # function's ``model`` is another variable).
+        scope = self._functions[-1] if self._functions else self.context.module
+        optimizers = [
+            c
+            for c, s in self._optimizer_calls()
+            if s is scope and any(dotted_name(o) in owners for o in parameters_owners(c))
+        ]
         if not optimizers:
             return
         backwards = [v for v in self.facts.verbs.verbs if v.kind is VerbKind.BACKWARD]
@@ -131,17 +139,24 @@ class HalfPrecisionTraining(Rule):
             return names.qualified_name(call.args[0].value) in _HALF_TYPES
         return False
 
-    def _optimizer_calls(self) -> list[cst.Call]:
+    def _optimizer_calls(self) -> list[tuple[cst.Call, cst.CSTNode]]:
         if not hasattr(self, "_optimizers"):
             objects = self.facts.objects
-            found: list[cst.Call] = []
+            found: list[tuple[cst.Call, cst.CSTNode]] = []
+            scopes: list[cst.CSTNode] = [self.context.module]
 
             class _V(cst.CSTVisitor):
+                def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                    scopes.append(node)
+
+                def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+                    scopes.pop()
+
                 def visit_Call(self, node: cst.Call) -> None:
                     if objects.kind_of(node) is Kind.OPTIMIZER:
-                        found.append(node)
+                        found.append((node, scopes[-1]))
 
-            self.context.module.visit(_V())
+            visit_fast(self.context.module, _V())
             self._optimizers = found
         return self._optimizers
 
@@ -195,6 +210,23 @@ for x, y in loader:
     scaler.update()
 """,
             "inputs converted, weights stay fp32 (AMP)",
+        ),
+        Valid(
+            """\
+import torch
+def get_state_dict(model, half=False):
+    if half:
+        model.half()
+    return model.state_dict()
+
+def train(model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        model(x).sum().backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+            "converted in a helper; the optimizer of another function's model",
         ),
     ]
     invalid = [
