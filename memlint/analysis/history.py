@@ -37,9 +37,8 @@ import libcst as cst
 
 from memlint.analysis.callgraph import CallGraph, Scope
 from memlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from memlint.analysis.names import ImportTable, dotted_name
+from memlint.analysis.names import ImportTable, dotted_name, mentions
 from memlint.analysis.objects import Kind, ObjectTable
-from memlint.traversal import visit_fast
 
 
 class H(enum.Enum):
@@ -193,7 +192,7 @@ class HistoryAnalysis:
         out: list[cst.BaseExpression] = []
 
         def walk(e: cst.BaseExpression) -> None:
-            if exclude is not None and _mentions(e, exclude):
+            if exclude is not None and mentions(e, exclude):
                 if isinstance(e, cst.BinaryOperation):
                     walk(e.left)
                     walk(e.right)
@@ -768,19 +767,3 @@ def _reduction_none(c: cst.Call, objects: ObjectTable) -> bool:
         if arg.keyword is not None and arg.keyword.value == "reduction":
             return not (isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value in ("mean", "sum"))
     return objects.loss_reduction_none(c)
-
-
-def _mentions(expr: cst.CSTNode, key: str) -> bool:
-    found = []
-
-    class _V(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if found:
-                return False
-            if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == key:
-                found.append(node)
-                return False
-            return True
-
-    visit_fast(expr, _V())
-    return bool(found)

@@ -34,7 +34,7 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.callgraph import CallGraph, Scope
 from memlint.analysis.grad_mode import GradMode, context_mode
-from memlint.analysis.names import ImportTable, dotted_name
+from memlint.analysis.names import ImportTable, dotted_name, mentions
 from memlint.analysis.objects import ObjectTable
 from memlint.traversal import visit_fast
 
@@ -664,20 +664,6 @@ def _flat(target: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
         yield target
 
 
-def _mentions(expr: cst.CSTNode, key: str) -> bool:
-    found = []
-
-    class _V(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if found:
-                return False
-            if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == key:
-                found.append(node)
-                return False
-            return True
-
-    visit_fast(expr, _V())
-    return bool(found)
 
 
 def _kills(stmt: cst.CSTNode, key: str) -> bool:
@@ -690,7 +676,7 @@ def _kills(stmt: cst.CSTNode, key: str) -> bool:
     for small in stmt.body:
         for target, value in _targets(small):
             for t in _flat(target):
-                if dotted_name(t) == key and value is not None and not _mentions(value, key):
+                if dotted_name(t) == key and value is not None and not mentions(value, key):
                     return True
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = small.value.func

@@ -26,6 +26,25 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def mentions(expr: cst.CSTNode, key: str) -> bool:
+    """Whether the dotted name ``key`` (``self.h``) occurs anywhere in ``expr``."""
+    from memlint.traversal import visit_fast
+
+    found: list[cst.CSTNode] = []
+
+    class _Finder(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if found:
+                return False
+            if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == key:
+                found.append(node)
+                return False
+            return True
+
+    visit_fast(expr, _Finder())
+    return bool(found)
+
+
 class ImportTable(cst.CSTVisitor):
     """Collects import bindings of a whole module (functions included)."""
 
