@@ -34,7 +34,7 @@ def parse_module(text: str) -> cst.Module:
         if python_error is not None:  # Python places and words it better
             where = f"{python_error.lineno}:{max((python_error.offset or 1) - 1, 0)}"
             raise ParseError(f"syntax error at {where}: {python_error.msg}") from None
-        if python_error is None and _python_parses(text):
+        if _python_parses(text):
             raise ParseError(f"cannot parse code that Python accepts (a libcst limitation): {exc.message}") from None
         raise ParseError(f"syntax error at {exc.raw_line}:{exc.raw_column}: {exc.message}") from None
     except (RecursionError, MemoryError) as exc:

@@ -148,7 +148,8 @@ def write_atomic(source: SourceFile, text: str) -> None:
     try:
         data = source.encode(text)
     except UnicodeEncodeError as exc:
-        raise SourceError(f"the fixed text cannot be encoded as {source.encoding} ({exc.reason}); not written") from None
+        reason = f"the fixed text cannot be encoded as {source.encoding} ({exc.reason}); not written"
+        raise SourceError(reason) from None
     try:
         with open(target, "rb") as fh:
             current = fh.read()

@@ -40,9 +40,8 @@ def _plant(tmp_path):
     for name in ("setup", "conftest", "__main__"):
         (proj / f"{name}.py").write_text(_planting(markers, name))
     (proj / "pkg" / "__init__.py").write_text(_planting(markers, "pkg_init"))
-    (proj / "script.py").write_text(
-        "import torch\nif __name__ == '__main__':\n" + "".join("    " + line + "\n" for line in _planting(markers, "main").splitlines())
-    )
+    guarded = "".join("    " + line + "\n" for line in _planting(markers, "main").splitlines())
+    (proj / "script.py").write_text("import torch\nif __name__ == '__main__':\n" + guarded)
     cell = _planting(markers, "notebook")
     notebook = {
         "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": cell}],
@@ -94,7 +93,8 @@ def test_in_process_api_imports_no_torch_and_nothing_from_the_project(tmp_path):
         "for args in (['check'], ['check', '--fix', '--unsafe-fixes']):\n"
         f"    main(args + ['--no-cache', '--select', 'ALL', '-q', '-j', '1', {str(proj)!r}])\n"
         "torch = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))\n"
-        f"project = sorted(m for m, mod in list(sys.modules.items()) if str(getattr(mod, '__file__', '') or '').startswith({str(proj)!r}))\n"
+        "project = sorted(m for m, mod in list(sys.modules.items())\n"
+        f"                 if str(getattr(mod, '__file__', '') or '').startswith({str(proj)!r}))\n"
         "print('TORCH', torch, 'PROJECT', project)\n"
     )
     proc = subprocess.run(

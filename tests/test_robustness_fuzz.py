@@ -9,8 +9,10 @@ Every embedded example of every rule is then mutated in ways that must not
 matter (comment and blank lines, trailing comments, non-ASCII text, very long
 lines, odd spacing, tabs, CRLF, nesting in functions and classes,
 decorators): invalid examples still raise the same findings and fix to the
-same code, with every comment line kept; valid ones stay silent. New rules
-are picked up from the registry, so this grows with every rule.
+same code, with every comment line kept; valid ones stay silent. A sample of
+the fixture scripts (fixtures/, tests/corpus/) goes through the layout-only
+mutations with every rule. New rules and examples are picked up from the
+registry, so this grows with every rule.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ ALL_TOKENS = "# " + " ".join(sorted({tok for rule in RULES for tok in rule.token
 
 
 def fuzz(max_examples: int) -> settings:
-    return settings(max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), print_blob=True)
-
+    return settings(
+        max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), print_blob=True
+    )
 
 
 def _compiles(text: str) -> bool:
@@ -119,20 +122,18 @@ def test_generated_programs_through_the_command(program, seed, place):
         path = os.path.join(folder, "fuzz.py")
         with open(path, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
+        outputs = []
         for args in (["check"], ["check", "--fix", "--unsafe-fixes"], ["check", "--fix", "--unsafe-fixes"]):
             err = io.StringIO()
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
                 code = cli.main([*args, "--no-cache", "--select", "ALL", "-j", "1", path])
             assert code in (0, 1), err.getvalue()
             assert "internal error" not in err.getvalue(), err.getvalue()
-            if args[-1] == "--unsafe-fixes":
-                with open(path, encoding="utf-8", newline="") as fh:
-                    fixed = fh.read()
-                if "syntax error" not in err.getvalue():
-                    assert _compiles(fixed)
-                if "first" in locals():
-                    assert fixed == first, "a second --fix changed the file"
-                first = fixed
+            with open(path, encoding="utf-8", newline="") as fh:
+                outputs.append(fh.read())
+        assert outputs[0] == text, "check alone wrote the file"
+        assert _compiles(outputs[1]), outputs[1]
+        assert outputs[2] == outputs[1], "a second --fix changed the file"
 
 
 # -- mutations of the embedded examples ------------------------------------------
@@ -206,8 +207,9 @@ def odd_spacing(text: str) -> str:
     first_on_line: set[tuple[int, int]] = set()
     seen_lines: set[int] = set()
     toks = _tokens(text)
+    layout = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
     for tok in toks:
-        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) and tok.start[0] not in seen_lines:
+        if tok.type not in layout and tok.start[0] not in seen_lines:
             seen_lines.add(tok.start[0])
             first_on_line.add(tok.start)
     for tok in toks:
@@ -271,7 +273,10 @@ def nested_in_function(text: str) -> str | None:
 
 
 def nested_in_decorated_method(text: str) -> str | None:
-    opener = "class _FuzzOuter:\n    @staticmethod\n    @_fuzz.register(name='x')\n    def _fuzz_method(loader, model):\n"
+    opener = (
+        "class _FuzzOuter:\n    @staticmethod\n    @_fuzz.register(name='x')\n"
+        "    def _fuzz_method(loader, model):\n"
+    )
     return _nest(text, opener, 2)
 
 
@@ -379,3 +384,55 @@ def test_mutated_invalid_example_is_found_and_fixed_the_same(rule, index, exampl
 @pytest.mark.parametrize("rule, index, example", VALID)
 def test_mutated_valid_example_stays_silent(rule, index, example):
     _each_mutation(rule, index, example, _silent)
+
+
+# -- mutations of the fixture scripts ---------------------------------------------
+#
+# Whole training scripts (fixtures/, tests/corpus/) under the mutations that
+# only change layout: every rule, same findings, same fixes.
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAYOUT = ("crlf", "tabs", "comment_lines", "trailing_comments", "odd_spacing")
+
+
+def _fixture_files() -> list[str]:
+    found = []
+    for folder in ("fixtures", os.path.join("tests", "corpus")):
+        for path, _, files in os.walk(os.path.join(ROOT, folder)):
+            found += [os.path.join(path, f) for f in files if f.endswith(".py") and not f.endswith("_fixed.py")]
+    found.sort()
+    return found[:: max(1, len(found) // 24)]  # an even sample keeps CI fast
+
+
+def _codes(text: str) -> list[str]:
+    return sorted(f.code for f in lint_text(text, "script.py", RULES))
+
+
+@pytest.mark.parametrize("path", _fixture_files(), ids=lambda p: os.path.relpath(p, ROOT))
+def test_mutated_fixture_scripts_give_the_same_findings_and_fixes(path):
+    with open(path, encoding="utf-8") as fh:
+        original = fh.read()
+    codes = _codes(original)
+    fixed = fix_text(original, "script.py", RULES, unsafe=True).text if codes else original
+    failures = []
+    gaps = {(code, mutation) for code, _, mutation in KNOWN_GAPS}
+    for name in LAYOUT:
+        if any((code, name) in gaps for code in codes):
+            continue
+        mutate = MUTATIONS[name]
+        source = mutate(original)
+        try:
+            assert _compiles(source)
+            assert _codes(source) == codes
+            if not codes:
+                continue
+            result = fix_text(source, "script.py", RULES, unsafe=True).text
+            if name in EXACT:
+                assert result == mutate(fixed)
+            else:
+                assert _tree(result) == _tree(fixed)
+            if name == "comment_lines":
+                assert result.count("# fuzz-line") == source.count("# fuzz-line"), "a comment line was lost"
+        except AssertionError as exc:
+            failures.append(f"--- mutation {name} ---\n{exc}")
+    assert not failures, "\n\n".join(failures)

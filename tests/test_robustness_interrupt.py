@@ -108,7 +108,9 @@ def test_killed_fix_leaves_old_or_new_files(tmp_path, signum, jobs, group):
     assert "memlint: interrupted" in err and "Traceback" not in err, err
     after = _snapshot(folder)
     assert sorted(after) == sorted(old), "stray files: %s" % sorted(set(after) - set(old))
-    states = {name: "old" if after[name] == old[name] else "new" if after[name] == new[name] else "damaged" for name in old}
+    states = {
+        name: "old" if after[name] == old[name] else "new" if after[name] == new[name] else "damaged" for name in old
+    }
     assert "damaged" not in states.values(), [n for n, s in states.items() if s == "damaged"]
     assert "new" in states.values() and "old" in states.values(), "the run was not stopped midway"
     # No worker went on writing after the run ended.

@@ -1,15 +1,15 @@
 """Real code: the installed torch package's own source and the standard library.
 
-Copies of a sample (every file of a few torch subpackages and of the
-standard library, evenly spaced, plus the standard library's deliberately odd
-files: bad encodings, bad syntax, BOMs, CRLF, Python 2 grammar) go through
-`check --fix --unsafe-fixes` with every rule. No internal error; a file that
-cannot be read or parsed is reported and left byte for byte; every fixed
-file still compiles; a second fix changes nothing.
+Copies of every file of torch's nn, optim and utils, 300 standard library
+files evenly spaced, and the standard library's deliberately odd files (bad
+encodings, bad syntax, BOMs, CRLF, Python 2 grammar), 643 files in all, go
+through `check --fix --unsafe-fixes` with every rule. No internal error; a
+file that cannot be read or parsed is reported and left byte for byte; every
+fixed file still compiles; a second fix changes nothing.
 
-The sample keeps CI fast; MEMLINT_REAL_TREE_TORCH / MEMLINT_REAL_TREE_STDLIB
-set its size (a number, or `all`). bench/fix_corpus.py does the same on whole
-third-party packages.
+MEMLINT_REAL_TREE_TORCH / MEMLINT_REAL_TREE_STDLIB set the sample sizes (a
+number, or `all`). bench/fix_corpus.py does the same on whole third-party
+packages.
 """
 
 from __future__ import annotations
@@ -76,14 +76,14 @@ def _corpus() -> dict[str, str]:
     if spec is not None and spec.origin:
         root = os.path.dirname(spec.origin)
         files = [f for part in TORCH_PARTS for f in _py_files(os.path.join(root, part))]
-        for path in _sample(files, "MEMLINT_REAL_TREE_TORCH", 80):
+        for path in _sample(files, "MEMLINT_REAL_TREE_TORCH", 10_000):
             chosen[os.path.join("torch", os.path.relpath(path, root))] = path
     stdlib = sysconfig.get_paths()["stdlib"]
     odd = []
     for part in STDLIB_ODD:
         full = os.path.join(stdlib, part)
         odd += _py_files(full) if os.path.isdir(full) else [full] if os.path.isfile(full) else []
-    for path in _sample(_py_files(stdlib), "MEMLINT_REAL_TREE_STDLIB", 150) + odd:
+    for path in _sample(_py_files(stdlib), "MEMLINT_REAL_TREE_STDLIB", 300) + odd:
         chosen[os.path.join("stdlib", os.path.relpath(path, stdlib))] = path
     return chosen
 
