@@ -184,7 +184,7 @@ def switch_off(steps: list[str]) -> Patches:
         patches.set(traversal, "_tree_of", lambda node: None)
     if "lazy-metadata" in steps:
         patches.set(traversal, "install_lazy_metadata",
-                    lambda w: (w.resolve(PositionProvider), w.resolve(ParentNodeProvider)))
+                    lambda w, source=None: (w.resolve(PositionProvider), w.resolve(ParentNodeProvider)))
     if "fast-walk" in steps:
         original = traversal.visit_fast
 
@@ -194,7 +194,7 @@ def switch_off(steps: list[str]) -> Patches:
         for name, mod in list(sys.modules.items()):
             if name.startswith("memlint") and mod is not None and getattr(mod, "visit_fast", None) is original:
                 patches.set(mod, "visit_fast", libcst_visit)
-        patches.set(engine, "run_batched", lambda w, visitors: w.visit_batched(visitors))
+        patches.set(engine, "run_batched", lambda w, visitors, source=None: w.visit_batched(visitors))
     return patches
 
 

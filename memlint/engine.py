@@ -86,7 +86,7 @@ def lint_module(
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = RuleContext(path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper))
     visitors = [rule(context) for rule in rules]
-    run_batched(wrapper, visitors)
+    run_batched(wrapper, visitors, text)
     # flake8 applies its own noqa and may be told not to (--disable-noqa).
     # Tokenizing for noqa comments is only worth it when there is a finding.
     mapping = noqa_map(text) if noqa and context.findings else {}

@@ -52,7 +52,27 @@ def check_nesting(text: str) -> SyntaxError | None:
     depth = nesting_depth(tree, MAX_DEPTH)
     if depth > MAX_DEPTH:
         raise TooDeep(f"file is nested too deeply to analyse (depth over {MAX_DEPTH})")
+    global _last
+    _last = (text, tree)
     return None
+
+
+# The tree of the text last checked: positions.statement_lines reads its
+# statement lines instead of parsing the same text again.
+_last: tuple[str, ast.Module] | None = None
+
+
+def python_tree(text: str) -> ast.Module | None:
+    """Python's tree of ``text`` (the one check_nesting made, when it was this
+    text), or None when Python cannot parse it."""
+    if _last is not None and _last[0] is text:
+        return _last[1]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def nesting_depth(tree: ast.AST, limit: int) -> int:

@@ -16,6 +16,8 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
 
+from memlint.parse_guard import python_tree
+
 _NEWLINE_RE = re.compile(r"\r\n?|\n")
 
 
@@ -90,12 +92,43 @@ def syntactic_ranges(module: cst.Module) -> dict[cst.CSTNode, tuple[int, int, in
     return state.ranges
 
 
-class LazyPositions(Mapping):
-    """PositionProvider's mapping (node -> CodeRange), computed on first lookup."""
+def statement_lines(module: cst.Module, text: str) -> list[int] | None:
+    """The line of each of ``module.body``'s statements, as Python's own parser
+    places it (where libcst's position of that statement starts), or None
+    when the two parsers do not line up."""
+    tree = python_tree(text)
+    if tree is None:
+        return None
+    body = tree.body
+    lines: list[int] = []
+    j = 0
+    for stmt in module.body:
+        n = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1  # ``a; b`` is two for ast
+        if j + n > len(body) or body[j].col_offset != 0:
+            return None
+        lines.append(body[j].lineno)
+        j += n
+    return lines if j == len(body) else None
 
-    def __init__(self, module: cst.Module) -> None:
+
+class LazyPositions(Mapping):
+    """PositionProvider's mapping (node -> CodeRange), computed on first lookup.
+
+    Given the module's source text, a lookup regenerates only the top-level
+    statement that holds the node and shifts its lines to where Python's
+    parser places that statement: one finding in a 3,000-line file then costs
+    one statement's code generation, not the whole module's. Anything else
+    (the module node, trivia, a text the parsers disagree on) falls back to
+    the whole module.
+    """
+
+    def __init__(self, module: cst.Module, text: str | None = None) -> None:
         self._module = module
+        self._text = text
         self._ranges: dict | None = None
+        self._partial: dict[cst.CSTNode, tuple[int, int, int, int]] = {}
+        self._lines: list[int] | None | bool = False  # False: not computed yet
+        self._done: set[int] = set()
         self._made: dict[cst.CSTNode, CodeRange] = {}
 
     def _get(self) -> dict:
@@ -103,10 +136,53 @@ class LazyPositions(Mapping):
             self._ranges = syntactic_ranges(self._module)
         return self._ranges
 
+    def _range(self, node) -> tuple[int, int, int, int]:
+        if self._ranges is None and self._text is not None:
+            found = self._partial.get(node)
+            if found is None and self._statement(node):
+                found = self._partial.get(node)
+            if found is not None:
+                return found
+        return self._get()[node]
+
+    def _statement(self, node) -> bool:
+        """Regenerate the top-level statement holding ``node``; False when
+        there is none to regenerate."""
+        from memlint.traversal import TRIVIA, tree_index
+
+        if node.__class__ in TRIVIA or node is self._module:
+            return False
+        tree = tree_index(self._module)
+        i = tree.index.get(id(node))
+        if i is None or tree.nodes[i] is not node:
+            return False
+        while tree.parent[i] > 0:
+            i = tree.parent[i]
+        if tree.parent[i] != 0 or i in self._done:
+            return False
+        self._done.add(i)
+        if self._lines is False:
+            self._lines = statement_lines(self._module, self._text)  # type: ignore[arg-type]
+        stmt = tree.nodes[i]
+        body = self._module.body
+        k = next((k for k, s in enumerate(body) if s is stmt), None)
+        if self._lines is None or k is None:
+            return False
+        state = _PositionState(self._module)
+        stmt._codegen(state)  # noqa: SLF001
+        sl, sc, _, _ = state.ranges[stmt]
+        if sc != 0:
+            return False
+        delta = self._lines[k] - sl
+        partial = self._partial
+        for n, (a, b, c, d) in state.ranges.items():
+            partial[n] = (a + delta, b, c + delta, d)
+        return True
+
     def __getitem__(self, node) -> CodeRange:
         made = self._made.get(node)
         if made is None:
-            sl, sc, el, ec = self._get()[node]
+            sl, sc, el, ec = self._range(node)
             made = self._made[node] = CodeRange(CodePosition(sl, sc), CodePosition(el, ec))
         return made
 
@@ -118,5 +194,3 @@ class LazyPositions(Mapping):
 
     def __len__(self) -> int:
         return len(self._get())
-
-

@@ -404,10 +404,10 @@ class ParentMap(Mapping):
 _LAZY = (PositionProvider, ParentNodeProvider)
 
 
-def install_lazy_metadata(wrapper: MetadataWrapper) -> tuple[Mapping, Mapping]:
+def install_lazy_metadata(wrapper: MetadataWrapper, source: str | None = None) -> tuple[Mapping, Mapping]:
     """Give ``wrapper`` the lazy position and parent mappings, so analyses that
     resolve those providers through the wrapper share them."""
-    positions: Mapping = LazyPositions(wrapper.module)
+    positions: Mapping = LazyPositions(wrapper.module, source)
     parents: Mapping = ParentMap(wrapper.module)
     cache = getattr(wrapper, "_metadata", None)
     if isinstance(cache, dict):
@@ -434,15 +434,19 @@ def _rule_hooks(cls: type) -> tuple[tuple[str, str, str], ...]:
     return found
 
 
-def run_batched(wrapper: MetadataWrapper, visitors: Sequence[cst.BatchableCSTVisitor]) -> None:
-    """``wrapper.visit_batched(visitors)``, in one fast walk."""
+def run_batched(
+    wrapper: MetadataWrapper, visitors: Sequence[cst.BatchableCSTVisitor], source: str | None = None
+) -> None:
+    """``wrapper.visit_batched(visitors)``, in one fast walk; ``source``, the
+    text the module was parsed from, lets positions regenerate one statement
+    instead of the module."""
     targets = {target for v in visitors for _, _, target in _rule_hooks(type(v))}
     if any("_" in t or getattr(cst, t, None) in TRIVIA for t in targets):
         # visit_<Node>_<attribute> hooks exist only in libcst's own traversal,
         # and TreeIndex leaves out whitespace and punctuation.
         wrapper.visit_batched(visitors)
         return
-    positions, parents = install_lazy_metadata(wrapper)
+    positions, parents = install_lazy_metadata(wrapper, source)
     visit: dict[type, list[Callable]] = {}
     leave: dict[type, list[Callable]] = {}
     for v in visitors:

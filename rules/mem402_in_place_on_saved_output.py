@@ -81,9 +81,10 @@ class InPlaceOnSavedOutput(Rule):
     fix_safety = Safety.SAFE
     # Every finding involves an op whose backward needs its output (or an
     # in-place flag); generic tokens such as "+=" would let every file through.
+    # "exp" and "elu" alone would match "except" and "help".
     tokens = (
         "inplace", "sigmoid", "Sigmoid", "tanh", "Tanh", "relu", "ReLU", "softmax", "Softmax",
-        "softmin", "Softmin", "exp", "sqrt", "reciprocal", "elu", "ELU", "LU(",
+        "softmin", "Softmin", "exp(", "exp_(", "exp2", "expm1", "sqrt", "reciprocal", "elu(", "elu_(", "ELU", "LU(",
     )
 
     def __init__(self, context) -> None:

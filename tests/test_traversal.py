@@ -1,5 +1,6 @@
 """The fast walk must see exactly what libcst's own traversal sees."""
 
+import os
 import textwrap
 from contextlib import nullcontext
 
@@ -9,6 +10,8 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 
 from memlint.engine import lint_module
 from memlint.registry import all_rules
+from libcst._position import CodePosition, CodeRange
+
 from memlint.positions import LazyPositions, syntactic_ranges
 from memlint.traversal import (
     TRIVIA,
@@ -304,7 +307,62 @@ def test_rules_report_the_same_as_under_libcst_traversal(rule, source, monkeypat
 
     import memlint.engine as engine
 
-    monkeypatch.setattr(engine, "run_batched", lambda wrapper, visitors: wrapper.visit_batched(visitors))
+    monkeypatch.setattr(engine, "run_batched", lambda wrapper, visitors, source=None: wrapper.visit_batched(visitors))
     slow = lint_module(cst.parse_module(source), source, "x.py", rules)
     key = lambda f: (f.code, f.line, f.column, f.end_line, f.end_column, f.message, f.fix.title if f.fix else None)  # noqa: E731
     assert [key(f) for f in fast] == [key(f) for f in slow]
+
+
+# -- positions from one statement's code generation ---------------------------
+
+_ODD_LAYOUTS = [
+    "# header\n\n\nimport torch; import os\nx = 1; y = 2;\n",
+    "@dec\n@dec2(\n    1)\n\nasync def f(a,\n      b):\n    return a\n\n\nclass C(\n  B):\n    pass\n",
+    "if x:\r\n\ty = 'a\\\r\nb'\r\n\tz = 1\r\nw = (1,\r\n 2)\r\n",
+    "x = 1\ry = 2\rif x:\r    z = 3\r",
+    "a = 1 \\\n    + 2\n\x0c\ndef f():\n    '''doc\n    string'''\n    return f\"{a!r:>{10}}\"\n# trailer",
+    "match p:\n    case [1, *rest] if rest:\n        pass\n    case _:\n        pass\nx = ('é' +\n 'ü')\n",
+    "with (open(a) as f,\n      open(b) as g):\n    pass\ntry:\n    pass\nexcept* E:\n    pass\n",
+    "",
+    "\n\n# only comments\n",
+]
+
+
+def _corpus_texts():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for folder in ("fixtures", os.path.join("tests", "corpus")):
+        for path, _, files in os.walk(os.path.join(root, folder)):
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    with open(os.path.join(path, name), encoding="utf-8", newline="") as fh:
+                        yield fh.read()
+
+
+def test_statement_positions_match_the_whole_module():
+    """Positions computed one top-level statement at a time (the cheap path
+    used while linting) equal libcst's for every node of every fixture, corpus
+    file and odd layout."""
+    checked = 0
+    for text in [*_ODD_LAYOUTS, *_corpus_texts()]:
+        module = cst.parse_module(text)
+        expected = syntactic_ranges(module)
+        lazy = LazyPositions(module, text)
+        for node in TreeIndex(module).nodes[1:]:  # the module itself is the fallback's
+            sl, sc, el, ec = expected[node]
+            assert lazy[node] == CodeRange(CodePosition(sl, sc), CodePosition(el, ec)), (text, node)
+            checked += 1
+        assert lazy._ranges is None, "the whole-module fallback was taken"
+    assert checked > 10_000
+
+
+@pytest.mark.parametrize("python_text", ["x = (\n", "only_one = 1\n"], ids=["python-refuses", "parsers-disagree"])
+def test_statement_positions_fall_back_to_the_whole_module(python_text):
+    # Where Python's tree of the text is missing or does not line up with
+    # libcst's statements, every lookup still gets libcst's own position.
+    module = cst.parse_module("a = 1\nb = [\n  2]\n")
+    expected = syntactic_ranges(module)
+    lazy = LazyPositions(module, python_text)
+    for node in TreeIndex(module).nodes:
+        sl, sc, el, ec = expected[node]
+        assert lazy[node] == CodeRange(CodePosition(sl, sc), CodePosition(el, ec))
+    assert lazy._ranges is not None

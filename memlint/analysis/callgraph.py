@@ -15,22 +15,21 @@ from collections import defaultdict
 from typing import Iterator, Union
 
 import libcst as cst
-from memlint.traversal import children
+from memlint.traversal import ParentMap, tree_index
 
 Scope = Union[cst.FunctionDef, cst.Module]
 
 
 class CallGraph:
-    """Also the analyses' index of the tree, built in the same single walk:
-    ``parents`` (node -> parent) and ``pos``/``end`` (source order as
-    preorder numbers), so that no analysis needs libcst's position metadata
-    (computed by code generation) for a file that reports nothing."""
+    """Also the analyses' view of the module's TreeIndex: ``parents``
+    (node -> parent) and ``pos``/``end`` (source order as pre-order numbers),
+    so that no analysis needs libcst's position metadata (computed by code
+    generation) for a file that reports nothing."""
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._order: dict[cst.CSTNode, int] = {}
-        self._last: dict[cst.CSTNode, int] = {}
+        self._tree = tree_index(module)
+        self.parents = ParentMap(module)
         self.functions: list[cst.FunctionDef] = []
         # Lexical owner of each function: enclosing function/module, and class.
         self.owner: dict[cst.FunctionDef, Scope] = {}
@@ -46,10 +45,12 @@ class CallGraph:
         self._stack: list[Scope] = [module]
         self._class_stack: list[cst.ClassDef] = []
         self._call_funcs: set[int] = set()
-        self._walk(module)
+        self._walk()
         self._resolve()
 
-    def _walk(self, root: cst.CSTNode) -> None:
+    def _walk(self) -> None:
+        # The module's shared TreeIndex lists these four classes in source
+        # order; a def or class is left once the walk passes its subtree.
         enter = {
             cst.ClassDef: self.visit_ClassDef,
             cst.FunctionDef: self.visit_FunctionDef,
@@ -57,36 +58,35 @@ class CallGraph:
             cst.Name: self.visit_Name,
         }
         leave = {cst.ClassDef: self.leave_ClassDef, cst.FunctionDef: self.leave_FunctionDef}
-        order, last, parents = self._order, self._last, self.parents
-        counter = 0
-        stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
-        while stack:
-            node, leaving = stack.pop()
-            if leaving:
-                last[node] = counter
-                fn = leave.get(type(node))
-                if fn is not None:
-                    fn(node)
-                continue
-            order[node] = counter
-            counter += 1
-            fn = enter.get(type(node))
-            if fn is not None:
-                fn(node)
-            stack.append((node, True))
-            kids = children(node)
-            for child in reversed(kids):
-                parents[child] = node
-                stack.append((child, False))
+        tree = self._tree
+        nodes, end = tree.nodes, tree.end
+        open_scopes: list[tuple[int, cst.CSTNode]] = []
+        for i in tree.indices(0, tuple(enter)):
+            while open_scopes and open_scopes[-1][0] <= i:
+                _, done = open_scopes.pop()
+                leave[done.__class__](done)
+            node = nodes[i]
+            enter[node.__class__](node)
+            if node.__class__ in leave:
+                open_scopes.append((end[i], node))
+        while open_scopes:
+            _, done = open_scopes.pop()
+            leave[done.__class__](done)
 
     # -- source order ------------------------------------------------------
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         """Where ``node`` starts, comparable with any other ``pos``/``end``."""
-        return (self._order[node], 0)
+        return (self._index(node), 0)
 
     def end(self, node: cst.CSTNode) -> tuple[int, int]:
         """Just after the last node inside ``node`` (exclusive)."""
-        return (self._last[node], 0)
+        return (self._tree.end[self._index(node)], 0)
+
+    def _index(self, node: cst.CSTNode) -> int:
+        i = self._tree.index.get(id(node))
+        if i is None or self._tree.nodes[i] is not node:
+            raise KeyError(node)  # not a (non-trivia) node of this module
+        return i
 
     # -- collection -------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

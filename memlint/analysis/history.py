@@ -168,20 +168,48 @@ class HistoryAnalysis:
         self._summaries: dict[tuple, Val] = {}
         self._busy: set[tuple] = set()
         self._returns: dict[cst.FunctionDef, Val] = {}
-        _Walker(self, module, record=True, entry=GradMode.ENABLED).run()
-        for fn in calls.functions:
-            walker = _Walker(self, fn, record=True, entry=grad.entry_mode(fn))
-            self._returns[fn] = walker.run()
+        # Each function body (and the module's) is walked when a query first
+        # lands in it: most functions of a model file are never asked about.
+        self._walked: set[int] = set()
+
+    def _walk(self, scope: Scope) -> None:
+        if id(scope) in self._walked:
+            return
+        self._walked.add(id(scope))
+        if isinstance(scope, cst.Module):
+            _Walker(self, scope, record=True, entry=GradMode.ENABLED).run()
+        else:
+            self._returns[scope] = _Walker(self, scope, record=True, entry=self.grad.entry_mode(scope)).run()
+
+    def _scope_of(self, node: cst.CSTNode) -> Scope | None:
+        """The body whose walk evaluates ``node``: the innermost function, or
+        the module; None inside a class body (never walked)."""
+        parents = self.calls.parents
+        cur: cst.CSTNode | None = node
+        while cur is not None:
+            if isinstance(cur, (cst.FunctionDef, cst.Module)):
+                return cur
+            if isinstance(cur, cst.ClassDef):
+                return None
+            cur = parents.get(cur)
+        return None
 
     # == queries ===========================================================
     def value(self, expr: cst.CSTNode) -> Val | None:
-        return self.values.get(expr)
+        found = self.values.get(expr)
+        if found is None:
+            scope = self._scope_of(expr)
+            if scope is not None and id(scope) not in self._walked:
+                self._walk(scope)
+                found = self.values.get(expr)
+        return found
 
     def carries_history(self, expr: cst.CSTNode) -> bool:
-        v = self.values.get(expr)
+        v = self.value(expr)
         return v is not None and v.h is H.YES
 
     def returns(self, fn: cst.FunctionDef) -> Val:
+        self._walk(fn)
         return self._returns.get(fn, MAYBE)
 
     def history_terms(self, expr: cst.BaseExpression, exclude: str | None = None) -> list[cst.BaseExpression]:
