@@ -193,7 +193,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.statistics:
         _print_statistics(remaining)
     if output_format in ("text", "concise") and not args.quiet:
-        _print_summary(remaining, fixed, settings, len(files))
+        _print_summary(remaining, fixed, settings, len(files) - len(errors), bool(errors))
         if errors:
             n = len(errors)
             print(f"{n} file{'s' if n != 1 else ''} could not be checked (see the errors above).", file=sys.stderr)
@@ -239,7 +239,7 @@ def _print_statistics(findings) -> None:
         print(f"{count:5d}  {code}  {mark} {rule.name if rule else ''}")
 
 
-def _print_summary(remaining, fixed, settings, nfiles: int) -> None:
+def _print_summary(remaining, fixed, settings, nfiles: int, errors: bool) -> None:
     # With --diff stdout is the patch alone, so the summary goes to stderr.
     out = sys.stderr if settings.mode == "diff" else sys.stdout
     verb = "Would fix" if settings.mode == "diff" else "Fixed"
@@ -247,7 +247,9 @@ def _print_summary(remaining, fixed, settings, nfiles: int) -> None:
         print(f"{verb} {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.", file=out)
     if not remaining:
         if not fixed:
-            print(f"All checks passed! ({nfiles} file{'s' if nfiles != 1 else ''} checked)", file=out)
+            # Not "all passed" when some files could not be checked at all.
+            head = "No findings" if errors else "All checks passed!"
+            print(f"{head} ({nfiles} file{'s' if nfiles != 1 else ''} checked)", file=out)
         return
     safe = sum(1 for f in remaining if f.fix is not None and f.fix.safety.value == "safe")
     unsafe = sum(1 for f in remaining if f.fix is not None and f.fix.safety.value == "unsafe")

@@ -6,6 +6,7 @@ and the verifier, so every interface reports the same findings.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Sequence
 
@@ -14,7 +15,7 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
 from memlint.noqa import file_is_exempt, is_suppressed, noqa_map
-from memlint.parse_guard import TooDeep, check_nesting
+from memlint.parse_guard import TooDeep, check_nesting, python_tree
 from memlint.rule import Finding, Rule, RuleContext
 from memlint.traversal import run_batched
 
@@ -23,9 +24,9 @@ class ParseError(Exception):
     """The text is not Python that libcst can parse; message has line and reason."""
 
 
-def parse_module(text: str) -> cst.Module:
+def parse_module(text: str, python_tree: ast.Module | None = None) -> cst.Module:
     try:
-        python_error = check_nesting(text)  # texts that would crash or hang libcst's parser
+        python_error = check_nesting(text, python_tree)  # texts that would crash or hang libcst's parser
     except TooDeep as exc:
         raise ParseError(str(exc)) from None
     try:
@@ -46,16 +47,7 @@ def parse_module(text: str) -> cst.Module:
 def _python_parses(text: str) -> bool:
     """check_nesting returns None both when Python parsed the text and when it
     could not tell; this tells them apart (only on the rare failure path)."""
-    import ast
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    return python_tree(text) is not None
 
 
 def applicable_rules(text: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
@@ -96,17 +88,18 @@ def lint_module(
 
 
 def lint(
-    text: str, path: str, rules: Sequence[type[Rule]], *, noqa: bool = True
+    text: str, path: str, rules: Sequence[type[Rule]], *, noqa: bool = True, python_tree: ast.Module | None = None
 ) -> tuple[list[Finding], cst.Module | None]:
     """Findings for ``text`` and the module they refer to (None when it was not
     parsed). Raises ParseError when a rule applies but the text does not parse;
-    a text no enabled rule can match is never parsed."""
+    a text no enabled rule can match is never parsed. ``python_tree``: the
+    ``ast`` tree of ``text``, when the caller already has one."""
     if file_is_exempt(text):
         return [], None
     active = applicable_rules(text, rules)
     if not active:
         return [], None
-    module = parse_module(text)
+    module = parse_module(text, python_tree)
     return lint_module(module, text, path, active, noqa=noqa), module
 
 

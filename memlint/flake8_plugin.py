@@ -82,7 +82,9 @@ class Flake8Checker:
     apply_noqa = True
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str) -> None:
-        # `tree` makes this a tree plugin; memlint parses with libcst instead.
+        # memlint parses with libcst; flake8's tree of the same text stands in
+        # for the one memlint's parse guard would build.
+        self.tree = tree if isinstance(tree, ast.Module) else None
         self.lines = lines
         self.filename = filename
 
@@ -117,7 +119,9 @@ class Flake8Checker:
             yield 1, 0, f"{PLUGIN_ERROR} memlint configuration error: {exc}", type(self)
             return
         try:
-            findings, _ = lint(text, self.filename, [r for r in rules if r.code in codes], noqa=self.apply_noqa)
+            findings, _ = lint(
+                text, self.filename, [r for r in rules if r.code in codes], noqa=self.apply_noqa, python_tree=self.tree
+            )
         except (ParseError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)
         except Exception as exc:  # a bug in a rule must not take the editor's linter down

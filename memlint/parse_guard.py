@@ -29,14 +29,16 @@ class TooDeep(Exception):
     """The text is nested beyond what libcst can take; message says how."""
 
 
-def check_nesting(text: str) -> SyntaxError | None:
+def check_nesting(text: str, tree: ast.Module | None = None) -> SyntaxError | None:
     """Raise TooDeep when ``text`` must not be given to libcst; return Python's
     SyntaxError, if any (its line and message beat libcst's, should libcst
-    fail too)."""
+    fail too). ``tree``: Python's tree of ``text`` when the caller has it
+    (flake8 does), to save parsing it again."""
     try:
-        with warnings.catch_warnings():  # the user's invalid escapes are not ours to print
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        if tree is None:
+            with warnings.catch_warnings():  # the user's invalid escapes are not ours to print
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
     except (RecursionError, MemoryError):
         raise TooDeep("file is nested too deeply to analyse (Python's own parser gives up)") from None
     except SyntaxError as exc:

@@ -208,3 +208,15 @@ def test_rule_command(run_memlint):
 def test_usage_error_exits_2(run_memlint):
     assert run_memlint("check", "--output-format", "xml").returncode == 2
     assert run_memlint().returncode == 2
+
+
+def test_summary_does_not_claim_success_when_files_were_not_checked(tmp_path, run_memlint):
+    write(tmp_path, "clean.py", "import torch\nx = torch.ones(1)\n")
+    (tmp_path / "bad.py").write_bytes(b"import torch\nname = '\xe9'\n")
+    proc = run_memlint("check", ".")
+    assert proc.returncode == 1
+    assert "All checks passed" not in proc.stdout
+    assert "No findings (1 file checked)" in proc.stdout
+    assert "1 file could not be checked" in proc.stderr
+    proc = run_memlint("check", "missing.py")
+    assert proc.returncode == 1 and "(0 files checked)" in proc.stdout

@@ -214,7 +214,7 @@ def run_checker(text, filename="t.py"):
 def test_text_libcst_cannot_parse_yields_nothing(monkeypatch):
     from memlint.engine import ParseError
 
-    def refuse(text):
+    def refuse(text, python_tree=None):
         raise ParseError("syntax error at 1:1: libcst says no")
 
     monkeypatch.setattr("memlint.engine.parse_module", refuse)

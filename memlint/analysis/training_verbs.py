@@ -33,7 +33,7 @@ from typing import Iterable, Union
 import libcst as cst
 
 from memlint.analysis.bindings import Bindings, parameters_owners
-from memlint.analysis.names import ImportTable
+from memlint.analysis.names import ImportTable, dotted_name
 from memlint.analysis.objects import Kind, ObjectTable
 from memlint.traversal import visit_fast
 
@@ -203,7 +203,9 @@ class TrainingVerbs(cst.CSTVisitor):
         )
 
     def _code(self, node: cst.CSTNode) -> str:
-        return self._module.code_for_node(node)
+        # Names are compared with bindings' keys: ``self . opt`` is ``self.opt``.
+        dotted = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        return dotted if dotted is not None else self._module.code_for_node(node)
 
     def _kind(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Kind | None:
         return self.objects.kind_of(expr, at)
