@@ -6,7 +6,6 @@ import libcst as cst
 
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import MAYBE as _NONE, H
-from memlint.analysis.loops import is_eval_name
 from memlint.analysis.names import dotted_name
 from memlint.expr_edits import add_decorator, parse_expr
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -86,7 +85,7 @@ class InferenceWithoutNoGrad(Rule):
         evaluation, switches the model to ``.eval()``, runs it with grad on."""
         facts = self.facts
         loops = facts.loops
-        if not is_eval_name(node.name.value) or _is_pytest_test(node, self.context.path):
+        if not loops.eval_named(node) or _is_pytest_test(node, self.context.path):
             return
         scope_facts = loops.scope_facts(node)
         if scope_facts is None or not any(mode == "eval" for _, _, mode in scope_facts.mode_calls):
@@ -177,7 +176,7 @@ class InferenceWithoutNoGrad(Rule):
             return  # a unit test of the model, not an evaluation
         if (
             isinstance(scope, cst.FunctionDef)
-            and is_eval_name(scope.name.value)
+            and loops.eval_named(scope)
             and not loops.trains(scope)
             and not loops.needs_grad(scope)
         ):
@@ -218,6 +217,43 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+from transformers import Pipeline
+class TableQA(Pipeline):
+    def sequential_inference(self, **inputs):
+        all_logits = []
+        for index in range(inputs["input_ids"].shape[0]):
+            outputs = self.model(input_ids=inputs["input_ids"][index].unsqueeze(0))
+            all_logits.append(outputs.logits)
+        return torch.cat(all_logits)
+    def _forward(self, model_inputs, sequential=False):
+        if sequential:
+            return self.sequential_inference(**model_inputs)
+        return self.model(**model_inputs)
+""",
+            "a transformers Pipeline runs _forward under its inference context",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class TriangleUpdate(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.linear_z = nn.Linear(d, d)
+    def _inference_forward(self, z, n):
+        for i in range(0, n, 4):
+            z[i:i + 4] += self.linear_z(z[i:i + 4])
+        return z
+    def forward(self, z, n, inplace_safe=False):
+        if inplace_safe:
+            return self._inference_forward(z, n)
+        return z + self.linear_z(z)
+""",
+            "a helper of the model's forward: its caller chooses the grad mode",
+        ),
         Valid(
             """\
 import torch

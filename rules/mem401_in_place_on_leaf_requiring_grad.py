@@ -39,7 +39,8 @@ def _mentions_grad(node: cst.CSTNode) -> bool:
 
 class _Frozen(cst.CSTVisitor):
     """Models whose parameters are frozen somewhere in the module:
-    ``X.requires_grad_(False)``, ``for p in X.parameters(): p.requires_grad = False``."""
+    ``X.requires_grad_(False)``, ``for p in X.parameters(): p.requires_grad = False``
+    (or ``p.detach_()``, which also ends a leaf's ``requires_grad``)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -56,6 +57,10 @@ class _Frozen(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
+        if isinstance(f, cst.Attribute) and f.attr.value == "detach_" and not node.args:
+            key = dotted_name(f.value)
+            self.owners.update(o for n, o in self._loops if n == key)
+            return
         if isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_" and node.args and _literal(node.args[0].value, "False"):
             key = dotted_name(f.value)
             if key is not None:
@@ -348,6 +353,22 @@ class InPlaceOnLeafRequiringGrad(Rule):
         )
 
     valid = [
+        Valid(
+            """\
+import copy
+import torch
+class EMAHandler:
+    def __init__(self, model, momentum=0.999):
+        self.model = model
+        self.ema_model = copy.deepcopy(model)
+        for param in self.ema_model.parameters():
+            param.detach_()
+    def update(self, momentum):
+        for ema_p, model_p in zip(self.ema_model.parameters(), self.model.parameters()):
+            ema_p.mul_(1.0 - momentum).add_(model_p.data, alpha=momentum)
+""",
+            "detach_() froze the EMA copy's parameters",
+        ),
         Valid(
             """\
 import torch

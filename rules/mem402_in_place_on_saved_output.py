@@ -16,6 +16,7 @@ from memlint.analysis.activations import (
 )
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import H
+from memlint.analysis.names import flat_targets
 from memlint.analysis.training_verbs import VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
@@ -132,6 +133,7 @@ class InPlaceOnSavedOutput(Rule):
         scope = self._scopes[-1]
         for t in original_node.targets:
             if not isinstance(t.target, cst.Name):
+                self._rebind(t.target)  # ``w, idx = torch.topk(w, k)``: w is topk's output now
                 continue
             name = t.target.value
             value = original_node.value
@@ -141,6 +143,20 @@ class InPlaceOnSavedOutput(Rule):
             else:
                 scope.saved.pop(name, None)
             scope.assigned.add(name)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        if original_node.value is not None:
+            self._rebind(original_node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._rebind(node.target)
+
+    def _rebind(self, target: cst.BaseExpression) -> None:
+        scope = self._scopes[-1]
+        for el in flat_targets(target):
+            if isinstance(el, cst.Name):
+                scope.saved.pop(el.value, None)
+                scope.assigned.add(el.value)
 
     def _needs_grad(self, call: cst.Call) -> bool:
         """The op's input requires grad: it carries history, or (in
@@ -195,6 +211,28 @@ class InPlaceOnSavedOutput(Rule):
         )
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Router(nn.Module):
+    def forward(self, hidden_states):
+        routing_weights = F.softmax(self.gate(hidden_states), dim=1)
+        routing_weights, experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        return routing_weights, experts
+class XSoftmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, mask, dim):
+        output = x.masked_fill(~mask, torch.finfo(x.dtype).min)
+        output = torch.softmax(output, dim)
+        output.masked_fill_(~mask, 0)
+        ctx.save_for_backward(output)
+        return output
+""",
+            "rebound to topk's output first; a custom Function's forward runs with grad off",
+        ),
         Valid(
             """\
 import torch.nn as nn

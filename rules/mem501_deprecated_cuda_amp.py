@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -38,6 +39,10 @@ OLD_POSITIONAL = {
 OLD_KEYWORDS = {**OLD_POSITIONAL, "custom_fwd": ("fwd", "cast_inputs"), "custom_bwd": ("bwd",)}
 DECORATORS = ("custom_fwd", "custom_bwd")
 COMPAT_EXCEPTIONS = ("ImportError", "ModuleNotFoundError", "AttributeError")
+
+# A test that picks code by torch version: ``version.parse(torch.__version__)``,
+# ``hasattr(torch, "amp")``, ``_TORCH_GREATER_EQUAL_2_4``, ``is_torch_less_than("2.4")``.
+_COMPAT_TEST = re.compile(r"version|hasattr|greater|less|torch\w*\d", re.IGNORECASE)
 
 
 def deprecated(qualified: str | None) -> tuple[str, str] | None:
@@ -168,11 +173,20 @@ class DeprecatedCudaAmp(Rule):
     def _guarded(self) -> bool:
         return any(self._guards)
 
+    def _push_test(self, test: cst.BaseExpression) -> None:
+        self._guards.append(bool(_COMPAT_TEST.search(self.context.module.code_for_node(test))))
+
     def visit_If(self, node: cst.If) -> None:
-        test = self.context.module.code_for_node(node.test)
-        self._guards.append("version" in test.lower() or "hasattr" in test)
+        self._push_test(node.test)
 
     def leave_If(self, original_node: cst.If) -> None:
+        self._guards.pop()
+
+    # ``torch.amp.GradScaler(...) if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()``
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._push_test(node.test)
+
+    def leave_IfExp(self, original_node: cst.IfExp) -> None:
         self._guards.pop()
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
@@ -440,6 +454,16 @@ if version.parse(torch.__version__) < version.parse("2.4"):
     ctx = torch.cuda.amp.autocast()
 """,
             "compatibility branches on the torch version",
+        ),
+        Valid(
+            """\
+import torch
+from lightning_fabric.utilities.imports import _TORCH_GREATER_EQUAL_2_4
+scaler = torch.amp.GradScaler(device="cuda") if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()
+if not _TORCH_GREATER_EQUAL_2_4:
+    autocast = torch.cuda.amp.autocast
+""",
+            "a conditional expression or flag that picks by torch version",
         ),
         Valid(
             """\

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
+from memlint.analysis.names import dotted_name
+from memlint.analysis.objects import Kind, ObjectTable
 from memlint.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
-def _state_dict_arg(call: cst.Call) -> cst.Arg | None:
-    """The ``state_dict`` argument of ``x.load_state_dict(...)``, else None."""
+# State dicts without weights: an LR scheduler's numbers, a GradScaler's scale.
+_NO_WEIGHTS = (Kind.SCHEDULER, Kind.SCALER)
+_NO_WEIGHTS_NAME = re.compile(r"sched|scaler", re.IGNORECASE)
+
+
+def _state_dict_arg(call: cst.Call, objects: ObjectTable) -> cst.Arg | None:
+    """The ``state_dict`` argument of ``x.load_state_dict(...)``, else None
+    (also when ``x`` holds no weights: a scheduler or a scaler)."""
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_state_dict"):
+        return None
+    receiver = call.func.value
+    last = (dotted_name(receiver) or "").rsplit(".", 1)[-1]
+    if _NO_WEIGHTS_NAME.search(last) or objects.kind_of(receiver) in _NO_WEIGHTS:
         return None
     assign = keyword_arg(call, "assign")
     if assign is not None and not (isinstance(assign.value, cst.Name) and assign.value.value == "False"):
@@ -54,7 +68,8 @@ class LoadWithoutMapLocation(Rule):
     result is first stored in a variable: other parts of the checkpoint may be
     used as tensors on the device they were saved from. Calls with
     `load_state_dict(..., assign=True)` are not reported, since the loaded
-    tensors then become the parameters.
+    tensors then become the parameters, nor loads into an LR scheduler or a
+    `GradScaler`, whose state holds no weights.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -104,7 +119,7 @@ class LoadWithoutMapLocation(Rule):
         self._pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        arg = _state_dict_arg(node)
+        arg = _state_dict_arg(node, self.facts.objects)
         if arg is not None:
             value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
             if isinstance(value, cst.Name):
@@ -117,7 +132,7 @@ class LoadWithoutMapLocation(Rule):
         outer = self.parent(parent) if isinstance(parent, cst.Subscript) and parent.value is node else parent
         if isinstance(outer, cst.Arg):
             target_call = self.parent(outer)
-            if isinstance(target_call, cst.Call) and _state_dict_arg(target_call) is outer:
+            if isinstance(target_call, cst.Call) and _state_dict_arg(target_call, self.facts.objects) is outer:
                 new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
                 self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
         elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
@@ -133,6 +148,16 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+scheduler.load_state_dict(torch.load(path + "/scheduler.pt"))
+self.lr_scheduler.load_state_dict(torch.load(os.path.join(ckpt, "scheduler.pt"), weights_only=True))
+self.accelerator.scaler.load_state_dict(torch.load(os.path.join(ckpt, "scaler.pt")))
+""",
+            "schedulers and scalers hold no weights",
+        ),
         Valid(
             """\
 import torch

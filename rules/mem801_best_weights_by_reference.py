@@ -13,6 +13,28 @@ from memlint.traversal import visit_fast
 _SAVES = frozenset({"torch.save", "save", "save_checkpoint", "safetensors.torch.save_file"})
 
 
+
+_ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+
+
+def _selects(test: cst.BaseExpression) -> bool:
+    """A test that picks an improvement: an ordering comparison, or a name
+    that says so (``is_best``, ``improved``)."""
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
+            if isinstance(node.operator, _ORDERING):
+                self.found = True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if "best" in node.value.lower() or "improv" in node.value.lower():
+                self.found = True
+
+    finder = _Finder()
+    visit_fast(test, finder)
+    return finder.found
+
 class _Reads(cst.CSTVisitor):
     """Reads of a name (or of ``.attr`` on any object), with the call they are
     an argument of, if any."""
@@ -113,6 +135,8 @@ class BestWeightsByReference(Rule):
         found = [(s, o) for s, o in found if o is not None]
         if not found:
             return
+        if self._in_init(node):
+            return  # taken once, when the object is built: no epoch has run yet
         target = node.targets[0].target
         name = target.value if isinstance(target, cst.Name) else getattr(target, "attr", cst.Name("_")).value
         if "best" not in name.lower() and not self._selected(node):
@@ -149,14 +173,21 @@ class BestWeightsByReference(Rule):
             return None
         return owner
 
+    def _in_init(self, node: cst.CSTNode) -> bool:
+        cur = self.parent(node)
+        while cur is not None and not isinstance(cur, cst.FunctionDef):
+            cur = self.parent(cur)
+        return cur is not None and cur.name.value == "__init__"
+
     def _pos(self, node: cst.CSTNode):
         return self.get_metadata(PositionProvider, node)
 
     def _selected(self, assign: cst.Assign) -> bool:
-        """Taken under a condition (``if acc > best_acc:``) in its loop or method."""
+        """Taken when a score improves (``if acc > best_acc:``, ``if is_best:``)
+        in its loop or method; ``if update_buffers:`` selects nothing."""
         cur = self.parent(assign)
         while cur is not None and not isinstance(cur, (cst.For, cst.While, cst.FunctionDef, cst.Module)):
-            if isinstance(cur, cst.If):
+            if isinstance(cur, cst.If) and _selects(cur.test):
                 return True
             cur = self.parent(cur)
         return False
@@ -192,6 +223,24 @@ class BestWeightsByReference(Rule):
         return False
 
     valid = [
+        Valid(
+            """\
+import copy
+import torch.nn as nn
+class AveragedModel(nn.Module):
+    def __init__(self, model, update_buffers=False):
+        super().__init__()
+        self.module = copy.deepcopy(model).requires_grad_(False)
+        if update_buffers:
+            self.avg_parameters = self.module.state_dict()
+        else:
+            self.avg_parameters = dict(self.module.named_parameters())
+    def update(self, model):
+        for k, v in model.state_dict().items():
+            self.avg_parameters[k].mul_(0.9).add_(v, alpha=0.1)
+""",
+            "a live view taken once in __init__ on purpose; a configuration branch selects nothing",
+        ),
         Valid(
             """\
 import copy

@@ -145,6 +145,44 @@ def test_lightning_hooks():
     assert modes(src, "a()", "b()") == [ON, OFF]
 
 
+
+def test_transformers_pipeline_forward_hook():
+    src = """
+    from transformers import Pipeline
+    class QA(Pipeline):
+        def _forward(self, inputs):
+            a()
+        def preprocess(self, inputs):
+            b()
+    class NotAPipeline:
+        def _forward(self, inputs):
+            c()
+    """
+    assert modes(src, "a()", "b()", "c()") == [OFF, ON, ON]
+
+
+def test_custom_autograd_function_methods():
+    src = """
+    import torch
+    from torch.autograd import Function
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            a()
+        @staticmethod
+        def backward(ctx, g):
+            b()
+    class Clip(Function):
+        @staticmethod
+        def forward(ctx, x):
+            c()
+    class Layer(torch.nn.Module):
+        def forward(self, x):
+            d()
+    """
+    assert modes(src, "a()", "b()", "c()", "d()") == [OFF, UNKNOWN, OFF, ON]
+
+
 def test_disabling_context():
     src = """
     import torch

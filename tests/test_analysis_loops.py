@@ -55,6 +55,30 @@ def test_eval_loop_evidence():
     assert [l.role for l in loops] == ["eval", "eval", "eval", None, None]
 
 
+
+def test_helpers_of_forward_are_not_evaluation():
+    """``_inference_forward`` is the model's own computation (called from
+    ``forward``, directly or through another helper); its caller chooses the
+    grad mode. The same name outside a model still evaluates."""
+    src = """
+    import torch
+    class Tri(torch.nn.Module):
+        def _inference_forward(self, z):
+            for i in range(4):
+                self.linear(z[i])
+        def _chunked(self, z):
+            return self._inference_forward(z)
+        def forward(self, z, fast=False):
+            return self._chunked(z) if fast else self.linear(z)
+    def inference(model, loader):
+        for x in loader:
+            model(x)
+    """
+    facts, loops = loop_infos(src)
+    assert [l.role for l in loops] == [None, "eval"]
+    assert [facts.loops.eval_named(l.scope) for l in loops] == [False, True]
+
+
 def test_gradient_needs_prevent_eval_role():
     src = """
     import torch

@@ -18,8 +18,11 @@ Sources of a mode, innermost first:
   statements after it in its function.
 - A decorator ``@torch.no_grad()`` / ``@torch.inference_mode()`` (called or
   not) or ``@torch.enable_grad()`` sets the mode a function body starts in.
-- Lightning's ``validation_step``/``test_step``/``predict_step`` hooks run
-  with grad off (the framework disables it).
+- Lightning's ``validation_step``/``test_step``/``predict_step`` hooks and
+  the ``_forward`` of a transformers ``Pipeline`` subclass run with grad off
+  (the framework disables it).
+- A custom ``torch.autograd.Function`` runs its ``forward`` with grad off;
+  its ``backward`` records only under ``create_graph=True`` (unknown here).
 - Otherwise a function starts in the mode of its call sites in this module:
   off when every call site runs with grad off, on when every one runs with it
   on (or the function is never called here, or is passed around by name),
@@ -34,7 +37,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.callgraph import CallGraph
-from memlint.analysis.names import ImportTable
+from memlint.analysis.names import ImportTable, dotted_name
 
 
 class GradMode(enum.Enum):
@@ -57,6 +60,32 @@ _LIGHTNING_NO_GRAD_HOOKS = frozenset(
         "on_test_batch_end",
     }
 )
+
+# What autograd runs the static methods of a custom ``torch.autograd.Function`` under.
+_AUTOGRAD_FUNCTION_METHODS = {
+    "forward": GradMode.DISABLED,
+    "setup_context": GradMode.DISABLED,
+    "backward": GradMode.UNKNOWN,
+    "jvp": GradMode.UNKNOWN,
+    "vjp": GradMode.UNKNOWN,
+}
+
+
+def _is_autograd_function(cls: cst.ClassDef, names: ImportTable) -> bool:
+    """``class F(torch.autograd.Function)`` (or ``InplaceFunction``, or a
+    ``Function`` imported from ``torch.autograd``)."""
+    for base in cls.bases:
+        qn = names.qualified_name(base.value) if base.keyword is None else None
+        if qn and qn.startswith("torch.autograd.") and qn.endswith("Function"):
+            return True
+    return False
+
+
+def _is_pipeline(cls: cst.ClassDef) -> bool:
+    """A transformers pipeline: ``Pipeline.forward`` runs ``_forward`` under
+    its inference context. By name, since transformers itself imports its
+    base classes relatively."""
+    return any((dotted_name(b.value) or "").endswith("Pipeline") for b in cls.bases if b.keyword is None)
 
 
 def context_mode(call: cst.BaseExpression, names: ImportTable) -> GradMode | None:
@@ -105,8 +134,15 @@ class GradModeAnalysis:
                 mode = context_mode(dec.decorator, names)
                 if mode is not None:
                     self._decorated[fn] = mode
-            if fn.name.value in _LIGHTNING_NO_GRAD_HOOKS and fn in calls.class_of:
+            cls = calls.class_of.get(fn)
+            if cls is None:
+                continue
+            if fn.name.value in _LIGHTNING_NO_GRAD_HOOKS:
                 self._decorated.setdefault(fn, GradMode.DISABLED)
+            elif fn.name.value == "_forward" and _is_pipeline(cls):
+                self._decorated.setdefault(fn, GradMode.DISABLED)
+            elif fn.name.value in _AUTOGRAD_FUNCTION_METHODS and _is_autograd_function(cls, names):
+                self._decorated.setdefault(fn, _AUTOGRAD_FUNCTION_METHODS[fn.name.value])
         # ``torch.set_grad_enabled(False)`` as a statement, per scope.
         self._bare: dict[object, list[tuple[cst.Call, GradMode]]] = {}
         for scope, scope_calls in calls.calls_in.items():

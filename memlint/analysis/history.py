@@ -37,7 +37,7 @@ import libcst as cst
 
 from memlint.analysis.callgraph import CallGraph, Scope
 from memlint.analysis.grad_mode import GradMode, GradModeAnalysis
-from memlint.analysis.names import ImportTable, dotted_name, mentions
+from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
 from memlint.analysis.objects import Kind, ObjectTable
 
 
@@ -432,7 +432,7 @@ class _Walker:
         elif isinstance(stmt, cst.Return):
             self.returned.append(self.ev(stmt.value) if stmt.value is not None else NO)
         elif isinstance(stmt, cst.Del):
-            for t in _flat(stmt.target):
+            for t in flat_targets(stmt.target):
                 key = dotted_name(t)
                 if key is not None:
                     self.env.pop(key, None)
@@ -762,16 +762,6 @@ def _param_names(fn: cst.FunctionDef) -> list[str]:
         if isinstance(star, cst.Param):
             names.append(star.name.value)
     return names
-
-
-def _flat(target: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from _flat(el.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _flat(target.value)
-    else:
-        yield target
 
 
 def _has_kw(c: cst.Call, name: str) -> bool:

@@ -34,7 +34,7 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.callgraph import CallGraph, Scope
 from memlint.analysis.grad_mode import GradMode, context_mode
-from memlint.analysis.names import ImportTable, dotted_name, mentions
+from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
 from memlint.analysis.objects import ObjectTable
 from memlint.traversal import visit_fast
 
@@ -270,7 +270,7 @@ class LoopAnalysis(cst.CSTVisitor):
 
     def _eval_evidence(self, info: LoopInfo) -> bool:
         scope = info.scope
-        if isinstance(scope, cst.FunctionDef) and is_eval_name(scope.name.value):
+        if isinstance(scope, cst.FunctionDef) and self.eval_named(scope):
             return True
         if info.data_tokens & _EVAL_DATA_TOKENS and not info.data_tokens & _TRAIN_TOKENS:
             return True
@@ -301,7 +301,7 @@ class LoopAnalysis(cst.CSTVisitor):
         while comp_for is not None:
             tokens |= self._tokens_of(comp_for.iter)
             comp_for = comp_for.inner_for_in
-        evidence = (isinstance(scope, cst.FunctionDef) and is_eval_name(scope.name.value)) or bool(
+        evidence = (isinstance(scope, cst.FunctionDef) and self.eval_named(scope)) or bool(
             tokens & _EVAL_DATA_TOKENS and not tokens & _TRAIN_TOKENS
         )
         if not evidence:
@@ -331,6 +331,26 @@ class LoopAnalysis(cst.CSTVisitor):
         result = direct or any(self._fn_fact(key, f) for _, f in self.calls.callees(fn))
         self._fn_memo[memo] = result
         return result
+
+    def eval_named(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` is named for evaluation (``validate``, ``predict``...) and is
+        not part of a model's forward: ``_inference_forward`` called from
+        ``forward`` runs in whatever mode the model's caller chose."""
+        return is_eval_name(fn.name.value) and not self._serves_forward(fn)
+
+    def _serves_forward(self, fn: cst.FunctionDef) -> bool:
+        seen: set[cst.FunctionDef] = set()
+        todo = [fn]
+        while todo:
+            cur = todo.pop()
+            if cur.name.value == "forward" and cur in self.calls.class_of:
+                return True
+            seen.add(cur)
+            for call in self.calls.call_sites.get(cur, ()):
+                caller = self.calls.scope_of_call(call)
+                if isinstance(caller, cst.FunctionDef) and caller not in seen:
+                    todo.append(caller)
+        return False
 
     def trains(self, fn: cst.FunctionDef) -> bool:
         """A backward or optimizer step runs in ``fn`` or what it calls."""
@@ -654,16 +674,6 @@ def _targets(stmt: cst.BaseSmallStatement) -> Iterable[tuple[cst.BaseExpression,
         yield stmt.target, stmt.value
 
 
-def _flat(target: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from _flat(el.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _flat(target.value)
-    else:
-        yield target
-
-
 
 
 def _kills(stmt: cst.CSTNode, key: str) -> bool:
@@ -675,7 +685,7 @@ def _kills(stmt: cst.CSTNode, key: str) -> bool:
         return False
     for small in stmt.body:
         for target, value in _targets(small):
-            for t in _flat(target):
+            for t in flat_targets(target):
                 if dotted_name(t) == key and value is not None and not mentions(value, key):
                     return True
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
@@ -706,7 +716,7 @@ def _local_names(fn: cst.FunctionDef) -> set[str]:
             return False
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            local.update(t.value for t in _flat(node.target) if isinstance(t, cst.Name))
+            local.update(t.value for t in flat_targets(node.target) if isinstance(t, cst.Name))
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             if isinstance(node.target, cst.Name):
@@ -717,7 +727,7 @@ def _local_names(fn: cst.FunctionDef) -> set[str]:
                 local.add(node.target.value)
 
         def visit_For(self, node: cst.For) -> None:
-            local.update(t.value for t in _flat(node.target) if isinstance(t, cst.Name))
+            local.update(t.value for t in flat_targets(node.target) if isinstance(t, cst.Name))
 
         def visit_Global(self, node: cst.Global) -> None:
             declared.update(n.name.value for n in node.names)

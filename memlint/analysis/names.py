@@ -9,6 +9,8 @@ with target) is ambiguous and resolves to nothing: precision first.
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import libcst as cst
 
 from memlint.traversal import visit_fast
@@ -24,6 +26,17 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
+
+
+def flat_targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The single targets of an assignment target: ``a, (b, *c)`` -> a, b, c."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from flat_targets(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from flat_targets(target.value)
+    else:
+        yield target
 
 
 def mentions(expr: cst.CSTNode, key: str) -> bool:

@@ -22,8 +22,8 @@ import libcst as cst
 
 from memlint.analysis.callgraph import Scope
 from memlint.analysis.history import H
-from memlint.analysis.loops import LoopInfo, _flat
-from memlint.analysis.names import dotted_name
+from memlint.analysis.loops import LoopInfo
+from memlint.analysis.names import dotted_name, flat_targets
 from memlint.traversal import visit_fast
 
 _TENSOR_CREATORS = frozenset(
@@ -196,7 +196,7 @@ def _fed_names(call: cst.Call) -> list[str]:
     for arg in call.args:
         if arg.star:
             continue
-        for el in _flat(arg.value):
+        for el in flat_targets(arg.value):
             key = dotted_name(el) if isinstance(el, (cst.Name, cst.Attribute)) else None
             if key is not None and key not in ("self", "None", "True", "False"):
                 out.append(key)
