@@ -17,7 +17,18 @@ from pathlib import Path
 CORPORA = {
     "timm": "timm==1.0.31",
     "transformers": "transformers==5.23.0",
+    # Training and evaluation loops, for the precision review (real_code_findings.py).
+    "pytorch-lightning": "pytorch-lightning==2.6.6",
+    "pytorch-ignite": "pytorch-ignite==0.5.5",
+    "accelerate": "accelerate==1.15.0",
+    "skorch": "skorch==1.4.0",
+    "torchtune": "torchtune==0.6.1",
+    "mmengine": "mmengine==0.10.7",
+    "fastai": "fastai==2.8.12",
+    "torchmetrics": "torchmetrics==1.9.0",
 }
+# The speed and fix benchmarks' default corpora.
+SPEED_CORPORA = ("timm", "transformers")
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpora import CORPORA, fetch  # noqa: E402
+from corpora import CORPORA, SPEED_CORPORA, fetch  # noqa: E402
 
 ERROR_LINE = re.compile(r"^memlint: error: (?P<path>.+?): (?P<reason>.+)$")
 REASONS = (
@@ -158,14 +158,14 @@ def markdown(results: list[dict], select: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", action="append", choices=sorted(CORPORA), help="default: all")
+    parser.add_argument("--corpus", action="append", choices=sorted(CORPORA), help="default: timm, transformers")
     parser.add_argument("--workdir", type=Path, help="download and copy here (kept); default: a temporary folder")
     parser.add_argument("--select", default="ALL", help="rules, as for memlint --select (default ALL)")
     parser.add_argument("-j", "--jobs", type=int, help="memlint worker processes (default: one per core)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 
-    names = args.corpus or sorted(CORPORA)
+    names = args.corpus or list(SPEED_CORPORA)
     with tempfile.TemporaryDirectory(prefix="memlint-fix-corpus-") as scratch:
         workdir = args.workdir or Path(scratch)
         workdir.mkdir(parents=True, exist_ok=True)
