@@ -47,7 +47,9 @@ class TensorAccumulatedAcrossIterations(Rule):
     value becomes a Python number; otherwise `.detach()`, which keeps it a
     tensor and the program working. The accumulated values are the same.
     Accumulators that are backpropagated later on purpose (`total.backward()`:
-    multi-task losses, unrolled RNNs, meta-learning) are not reported.
+    multi-task losses, unrolled RNNs, meta-learning), also through a function
+    of the same module that backpropagates what it is passed, are not
+    reported.
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
@@ -107,6 +109,23 @@ class TensorAccumulatedAcrossIterations(Rule):
         self.report(stmt, message=self.message.format(acc=self.context.module.code_for_node(target)), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch.nn.functional as F
+def backprop_and_step(opt, loss):
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+def train(model, loader, opt, k=4):
+    chunk_loss = 0
+    for i, (x, y) in enumerate(loader):
+        chunk_loss = chunk_loss + F.cross_entropy(model(x), y)
+        if (i + 1) % k == 0:
+            backprop_and_step(opt, chunk_loss / k)
+            chunk_loss = 0
+""",
+            "the sum is backpropagated by a helper of this module, on purpose",
+        ),
         Valid(
             """\
 import torch

@@ -128,6 +128,33 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         Valid(
             """\
 import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class FrozenEncoder(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+    @torch.no_grad()
+    def forward(self, x):
+        return self.encoder(x)
+def train(model, encoder, loader, opt):
+    feat_net = FrozenEncoder(encoder)
+    top5, bank = [], []
+    for x, y in loader:
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        top5.append(logits.topk(5, dim=1).indices)
+        bank.append(feat_net(x))
+    return top5, bank
+""",
+            "topk indices are integers; a module whose forward runs under no_grad",
+        ),
+        Valid(
+            """\
+import torch
 losses = []
 for x, y in loader:
     loss = criterion(model(x), y)

@@ -14,7 +14,9 @@ class RetainGraphWithoutSecondBackward(Rule):
     ## What it does
     Flags `loss.backward(retain_graph=True)` and
     `torch.autograd.grad(..., retain_graph=True)` when nothing later in the
-    same iteration backpropagates through that graph again.
+    same iteration backpropagates through that graph again (a later backward
+    anywhere in an enclosing iteration counts: `for l in losses[:-1]:
+    l.backward(retain_graph=True)` then `losses[-1].backward()`).
 
     ## Why it matters
     `retain_graph=True` keeps every buffer the backward pass needed (the saved
@@ -69,7 +71,9 @@ class RetainGraphWithoutSecondBackward(Rule):
         loops = facts.loops
         loop = loops.loop_of(node)
         scope = loops.scope_of(node)
-        if self._later_backward(node, scope, loop):
+        # ``for l in losses[:-1]: l.backward(retain_graph=True)`` then
+        # ``losses[-1].backward()``: later in an enclosing iteration counts.
+        if any(self._later_backward(node, scope, outer) for outer in loops.enclosing_loops(node) or [None]):
             return
         if loop is not None:
             if not self._graph_built_in(node, loop):
@@ -119,6 +123,21 @@ class RetainGraphWithoutSecondBackward(Rule):
         return all(any(loop.contains(b.pos) for b in index.get(n, ())) for n in names)
 
     valid = [
+        Valid(
+            """\
+import torch.nn.functional as F
+def train(model, loader, opt):
+    for x, y in loader:
+        out = model(x)
+        losses = [F.cross_entropy(out, y), out.pow(2).mean()]
+        opt.zero_grad()
+        for l in losses[:-1]:
+            l.backward(retain_graph=True)
+        losses[-1].backward()
+        opt.step()
+""",
+            "every retained graph is backpropagated again after the inner loop",
+        ),
         Valid(
             """\
 import torch

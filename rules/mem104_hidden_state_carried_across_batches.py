@@ -46,7 +46,9 @@ class HiddenStateCarriedAcrossBatches(Rule):
     Unsafe: detaching changes the gradients (they no longer flow into earlier
     batches), which is the intended truncated BPTT but a change in results.
     The fix detaches at the top of the iteration; a state that starts as
-    `None` gets no fix.
+    `None` gets no fix. Silent when the loop detaches the state itself:
+    `h = h.detach()`, `torch.detach(h)`, `state[0].detach_()`,
+    `repackage_hidden(h)`.
 
     ## References
     - https://github.com/pytorch/examples/blob/main/word_language_model/main.py (`repackage_hidden`)
@@ -99,6 +101,31 @@ class HiddenStateCarriedAcrossBatches(Rule):
         return None
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def train(model: nn.LSTM, loader, opt, crit):
+    state = None
+    for x, y in loader:
+        if state is not None:
+            state[0].detach_()
+            state[1].detach_()
+        out, state = model(x, state)
+        loss = crit(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+def train_policy(model, loader, opt):
+    h = model.initial(16)
+    for obs, act in loader:
+        out, h = model(obs, h)
+        loss = out.pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        h = torch.detach(h)
+""",
+            "the (h, c) state detached in place; torch.detach() in function form",
+        ),
         Valid(
             """\
 import torch

@@ -57,7 +57,10 @@ class InferenceWithoutNoGrad(Rule):
     gradients while evaluating (saliency maps, Grad-CAM, adversarial examples,
     `autograd.grad`, test-time adaptation, `torch.enable_grad()`) is not
     reported, nor are Lightning's `validation_step`/`test_step`/`predict_step`
-    (the framework already disables grad).
+    and a transformers pipeline's `_forward` (the framework already disables
+    grad), helpers called from a model's `forward` (`_inference_forward`: the
+    model's caller chooses the mode), and loops whose only model runs its
+    `forward` under `@torch.no_grad()`.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -217,6 +220,27 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class FrozenEncoder(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+    @torch.no_grad()
+    def forward(self, x):
+        return self.encoder(x)
+def evaluate_knn(encoder, loader):
+    feat_net = FrozenEncoder(encoder)
+    feat_net.eval()
+    bank = []
+    for x, _ in loader:
+        bank.append(feat_net(x))
+    return torch.cat(bank)
+""",
+            "the only model called runs its forward under no_grad",
+        ),
         Valid(
             """\
 import torch

@@ -4,60 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.training_verbs import Verb, VerbKind, accumulation_divisor
+from memlint.analysis.accumulation import accumulating_steps
+from memlint.analysis.training_verbs import Verb, VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import StatementEdits, bare, call_statement_only
-
-
-def accumulation_guard(verbs, step: Verb) -> tuple[cst.If, cst.BaseExpression] | None:
-    """The ``if (i + 1) % N == 0:`` a step runs under in its loop, and ``N``;
-    also ``if is_last:`` after ``is_last = (i + 1) % N == 0``."""
-    for node, branch in verbs.conditions(step, step.loop):
-        if isinstance(node, cst.If) and branch == "body":
-            test = node.test
-            divisor = accumulation_divisor(test)
-            if divisor is None and isinstance(test, cst.Name):
-                values = verbs.bindings.values(test.value, step.scope)
-                found = [accumulation_divisor(v) for v in values if v is not None]
-                if len(values) == 1 and found and found[0] is not None:
-                    divisor = found[0]
-            if divisor is not None:
-                return node, divisor
-    return None
-
-
-def framework_accumulates(step: Verb) -> bool:
-    """``with accelerator.accumulate(model):`` / ``model.no_sync()`` around the step's code."""
-    for node, _ in step.path:
-        if isinstance(node, cst.With):
-            for item in node.items:
-                call = item.item
-                if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
-                    if call.func.attr.value in ("accumulate", "no_sync"):
-                        return True
-    return False
-
-
-def accumulating_steps(verbs, loop) -> list[tuple[Verb, cst.If, cst.BaseExpression, list[Verb]]]:
-    """Steps that run every N iterations of ``loop`` while the backward runs
-    every iteration: ``(step, guard, N, backwards outside the guard)``."""
-    found = []
-    iteration = verbs.in_iteration(loop)
-    for step in iteration:
-        if step.kind is not VerbKind.STEP or step.closure or framework_accumulates(step):
-            continue
-        guard = accumulation_guard(verbs, step)
-        if guard is None:
-            continue
-        if_node, divisor = guard
-        backwards = [v for v in iteration if v.kind is VerbKind.BACKWARD]
-        inside = [b for b in backwards if any(n is if_node for n, _ in b.path)]
-        outside = [b for b in backwards if b not in inside]
-        # GAN-style ``if i % n_critic == 0:`` runs a whole step, backward included.
-        if not outside or any(b.index < step.index for b in inside):
-            continue
-        found.append((step, if_node, divisor, outside))
-    return found
 
 
 class ZeroGradDiscardsAccumulation(Rule):
@@ -101,8 +51,9 @@ class ZeroGradDiscardsAccumulation(Rule):
     them before the loop if that can happen. zero_grad and step are paired
     per optimizer (GANs have two), a `model.zero_grad()` through the
     optimizer built from `model.parameters()`. Loops whose guarded block runs
-    its own backward (`if i % n_critic == 0:` in a GAN) and accumulation
-    handled by `accelerator.accumulate` are left alone.
+    its own backward (`if i % n_critic == 0:` in a GAN), accumulation
+    handled by `accelerator.accumulate`, and loops where another optimizer
+    steps every iteration (local SGD, DiLoCo) are left alone.
 
     ## References
     - https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-accumulation
@@ -147,6 +98,27 @@ class ZeroGradDiscardsAccumulation(Rule):
         return Fix(f"Move `{target}.zero_grad()` after the guarded step", ((loop, edits.apply(loop)),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+def train(model, loader, H=100):
+    inner_opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    outer_opt = torch.optim.SGD(model.parameters(), lr=0.7, momentum=0.9)
+    snapshot = [p.detach().clone() for p in model.parameters()]
+    for step, (x, y) in enumerate(loader):
+        model.zero_grad()
+        loss = model(x, y)
+        loss.backward()
+        inner_opt.step()
+        if (step + 1) % H == 0:
+            with torch.no_grad():
+                for p, p0 in zip(model.parameters(), snapshot):
+                    p.grad = p0 - p
+                    p.copy_(p0)
+            outer_opt.step()
+""",
+            "local SGD: an inner optimizer steps every iteration, the outer one every H",
+        ),
         Valid(
             """\
 for i, (x, y) in enumerate(loader):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.accumulation import accumulating_steps
 from memlint.analysis.names import dotted_name
 from memlint.analysis.training_verbs import Verb
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.rules.mem301_zero_grad_discards_accumulation import accumulating_steps
 from memlint.traversal import visit_fast
 
 _NORMALISING_METHODS = frozenset({"div", "div_", "mul", "mul_", "true_divide", "divide", "multiply"})

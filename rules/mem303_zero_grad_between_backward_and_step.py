@@ -7,6 +7,7 @@ import libcst as cst
 from memlint.analysis.training_verbs import Verb, VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import StatementEdits, bare, call_statement_only
+from memlint.traversal import visit_fast
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):
@@ -45,7 +46,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     changes what is trained (that is the point). zero_grad and step are
     paired per optimizer: in a GAN, clearing one network's gradients between
     the other's backward and step is correct and stays silent, as does a
-    `model.zero_grad()` of a model the stepped optimizer does not own. When
+    `model.zero_grad()` of a model the stepped optimizer does not own
+    (also through `itertools.chain(...)` or a list of parameters), and
+    gradient surgery that writes `p.grad = ...` after the clear. When
     the backward is not in the same block as the `zero_grad()` (e.g. it is
     in a helper function) no fix is offered.
 
@@ -84,6 +87,8 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             between = [v for v in flat if zero.index < v.index < step.index]
             if any(v.kind is VerbKind.BACKWARD for v in reached(between)):
                 continue
+            if self._grads_written(region, zero.call, step.call):
+                continue
             earlier = [v for v in flat if v.index < zero.index]
             # The backwards since the last step of this optimizer.
             last_step = max((v.index for v in earlier if v.kind is VerbKind.STEP and v.target == step.target), default=-1)
@@ -92,6 +97,23 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                 continue
             reported.add(id(zero))
             self.report(zero.call, fix=self._fix(region, zero, backwards[0]))
+
+    def _grads_written(self, region: cst.CSTNode, zero: cst.Call, step: cst.Call) -> bool:
+        """``p.grad = merged`` between the clear and the step (gradient
+        surgery, PCGrad): the step applies the gradients written by hand."""
+        pos = self.facts.calls.pos
+        after, before = pos(zero), pos(step)
+        written: list[cst.Assign] = []
+
+        class _Writes(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if any(
+                    isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" for t in node.targets
+                ) and not (isinstance(node.value, cst.Name) and node.value.value == "None"):
+                    written.append(node)
+
+        visit_fast(region, _Writes())
+        return any(after < pos(node) < before for node in written)
 
     def _fix(self, region: cst.CSTNode, zero: Verb, backward: Verb) -> Fix | None:
         if not call_statement_only(zero.line, zero.call) or backward.line is None:
@@ -110,6 +132,47 @@ class ZeroGradBetweenBackwardAndStep(Rule):
         return Fix("Move `zero_grad()` before the backward", ((root, edits.apply(root)),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+def pcgrad_step(model, optimizer, losses):
+    params = list(model.parameters())
+    grads = []
+    for loss in losses:
+        optimizer.zero_grad()
+        loss.backward(retain_graph=True)
+        grads.append([p.grad.clone() for p in params])
+    merged = [sum(gs) for gs in zip(*grads)]
+    optimizer.zero_grad(set_to_none=True)
+    for p, g in zip(params, merged):
+        p.grad = g
+    optimizer.step()
+""",
+            "gradient surgery: the step applies gradients written by hand after the clear",
+        ),
+        Valid(
+            """\
+import itertools
+import torch
+def train_cycle(G_AB, G_BA, D_A, loader):
+    optimizer_G = torch.optim.Adam(itertools.chain(G_AB.parameters(), G_BA.parameters()), lr=2e-4)
+    for real_A, real_B in loader:
+        optimizer_G.zero_grad()
+        loss = (D_A(G_BA(real_B)) - 1).pow(2).mean()
+        loss.backward()
+        D_A.zero_grad()
+        optimizer_G.step()
+def train_generator(netG, netD, loader):
+    g_params = list(netG.parameters())
+    optimizer_g = torch.optim.Adam(g_params, lr=2e-4)
+    for z in loader:
+        optimizer_g.zero_grad()
+        (-netD(netG(z)).mean()).backward()
+        netD.zero_grad()
+        optimizer_g.step()
+""",
+            "the discriminator's gradients are cleared, not the stepped optimizer's",
+        ),
         Valid(
             """\
 for x, y in loader:

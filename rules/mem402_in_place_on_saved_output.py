@@ -68,8 +68,12 @@ class InPlaceOnSavedOutput(Rule):
     reported without a fix: use the out-of-place form (`h = h + 1`) or clone
     first. Silent when the value was cloned, under `no_grad`, for ops that
     save their input rather than output (Linear, Conv, BatchNorm, GELU,
-    SiLU, ELU, ReLU6), residual adds on BatchNorm output, and when the input
-    is plain data that does not require grad.
+    SiLU, ELU, ReLU6), residual adds on BatchNorm output, when the input
+    is plain data that does not require grad, when the name was rebound
+    first (`w, idx = torch.topk(w, k)`), inside a custom
+    `torch.autograd.Function` (its `forward` runs without grad), and in
+    training code when no later backward goes through the changed tensor
+    (predictions thresholded for a metric, or after the backward ran).
 
     ## References
     - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
@@ -179,11 +183,24 @@ class InPlaceOnSavedOutput(Rule):
             return False  # the raw input of forward: often plain data
         return True
 
+    @staticmethod
+    def _is_forward(scope: _Scope) -> bool:
+        return isinstance(scope.node, cst.FunctionDef) and scope.node.name.value == "forward"
+
     def _in_training_code(self, scope: _Scope) -> bool:
-        node = scope.node
-        if isinstance(node, cst.FunctionDef) and node.name.value == "forward":
+        if self._is_forward(scope):
             return True
-        return any(v.kind is VerbKind.BACKWARD for v in self.facts.verbs.in_scope(node))  # type: ignore[arg-type]
+        return any(v.kind is VerbKind.BACKWARD for v in self.facts.verbs.in_scope(scope.node))  # type: ignore[arg-type]
+
+    def _backpropagated_later(self, name: str, node: cst.CSTNode, scope: _Scope) -> bool:
+        """A backward runs after ``node`` in the same function, through ``name``."""
+        pos = self.facts.calls.pos
+        at = pos(node)
+        later = any(
+            v.kind is VerbKind.BACKWARD and pos(v.call) > at
+            for v in self.facts.verbs.in_scope(scope.node)  # type: ignore[arg-type]
+        )
+        return later and self.facts.usage.reaches_backward(name, scope.node)  # type: ignore[arg-type]
 
     def _check(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
         if not isinstance(target, cst.Name):
@@ -195,6 +212,8 @@ class InPlaceOnSavedOutput(Rule):
         line, producer = entry
         if not self._in_training_code(scope) or self.facts.grad_mode.mode_at(node) is not GradMode.ENABLED:
             return
+        if not self._is_forward(scope) and not self._backpropagated_later(target.value, node, scope):
+            return  # thresholding predictions for a metric, or after the backward ran
         # The in-place op must run after the assignment, not in another branch.
         block = self.parent(line)
         cur = self.parent(node)
@@ -211,6 +230,27 @@ class InPlaceOnSavedOutput(Rule):
         )
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def train(model, loader, optimizer, threshold=0.5):
+    for x, y in loader:
+        logits = model(x)
+        probs = torch.sigmoid(logits)
+        probs[probs < threshold] = 0.0
+        loss = F.binary_cross_entropy_with_logits(logits, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        outputs = torch.sigmoid(model(x))
+        loss2 = F.binary_cross_entropy(outputs, y)
+        loss2.backward()
+        optimizer.step()
+        outputs[outputs >= 0.5] = 1
+""",
+            "the changed tensor never reaches the loss, or changes after the backward",
+        ),
         Valid(
             """\
 import torch

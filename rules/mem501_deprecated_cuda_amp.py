@@ -18,6 +18,7 @@ from memlint.call_args import (
     prepend_positional,
 )
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.traversal import visit_fast
 
 # Deprecated module -> (its torch.amp counterpart, device type, names it holds
 # that have a torch.amp replacement).
@@ -43,6 +44,17 @@ COMPAT_EXCEPTIONS = ("ImportError", "ModuleNotFoundError", "AttributeError")
 # A test that picks code by torch version: ``version.parse(torch.__version__)``,
 # ``hasattr(torch, "amp")``, ``_TORCH_GREATER_EQUAL_2_4``, ``is_torch_less_than("2.4")``.
 _COMPAT_TEST = re.compile(r"version|hasattr|greater|less|torch\w*\d", re.IGNORECASE)
+
+
+def _names_in(expr: cst.BaseExpression) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node)
+
+    visit_fast(expr, _Names())
+    return found
 
 
 def deprecated(qualified: str | None) -> tuple[str, str] | None:
@@ -144,9 +156,10 @@ class DeprecatedCudaAmp(Rule):
     every call that uses its names, in one edit, so that the device type is
     added exactly where it is needed; when some use cannot be rewritten (the
     name passed around as a value, `*args`) the import is reported without a
-    fix. Code on a compatibility path (under an `if` on the torch version or
-    `hasattr`, or in an `except ImportError/AttributeError` handler) is left
-    alone.
+    fix. Code on a compatibility path (in a branch of an `if` or conditional
+    expression on the torch version, `hasattr`, or a flag computed from them;
+    after an early `return` under such a test; in an `except
+    ImportError/AttributeError` handler) is left alone.
 
     ## References
     - https://pytorch.org/docs/stable/amp.html
@@ -163,38 +176,51 @@ class DeprecatedCudaAmp(Rule):
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self._guards: list[bool] = []
         self._in_import = 0
         self._tracked: dict[str, str] = {}
         self._refs: dict[str, list[cst.Name]] = {}
         self._imports: list[cst.Import | cst.ImportFrom] = []
 
     # -- compatibility paths ------------------------------------------------
-    def _guarded(self) -> bool:
-        return any(self._guards)
+    def _guarded(self, node: cst.CSTNode) -> bool:
+        """On a compatibility path: in a branch of an ``if`` or conditional
+        expression that picks by torch version, in an ``except ImportError``,
+        or after an ``if <torch version>: return ...`` in the same block."""
+        child, cur = node, self.parent(node)
+        while cur is not None:
+            if isinstance(cur, (cst.If, cst.IfExp)) and child is not cur.test and self._compat_test(cur.test):
+                return True
+            if isinstance(cur, cst.ExceptHandler) and child is cur.body:
+                caught = "" if cur.type is None else self.context.module.code_for_node(cur.type)
+                if cur.type is None or any(e in caught for e in COMPAT_EXCEPTIONS):
+                    return True
+            if isinstance(cur, (cst.IndentedBlock, cst.Module)) and child in cur.body:
+                if any(self._early_exit(prev) for prev in cur.body[: cur.body.index(child)]):
+                    return True
+            child, cur = cur, self.parent(cur)
+        return False
 
-    def _push_test(self, test: cst.BaseExpression) -> None:
-        self._guards.append(bool(_COMPAT_TEST.search(self.context.module.code_for_node(test))))
+    def _early_exit(self, stmt: cst.CSTNode) -> bool:
+        """``if hasattr(torch.amp, "autocast"): return torch.amp.autocast(...)``"""
+        if not isinstance(stmt, cst.If) or stmt.orelse is not None or not self._compat_test(stmt.test):
+            return False
+        last = stmt.body.body[-1] if isinstance(stmt.body, cst.IndentedBlock) and stmt.body.body else None
+        return isinstance(last, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Return, cst.Raise)) for small in last.body
+        )
 
-    def visit_If(self, node: cst.If) -> None:
-        self._push_test(node.test)
-
-    def leave_If(self, original_node: cst.If) -> None:
-        self._guards.pop()
-
-    # ``torch.amp.GradScaler(...) if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()``
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._push_test(node.test)
-
-    def leave_IfExp(self, original_node: cst.IfExp) -> None:
-        self._guards.pop()
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        caught = "" if node.type is None else self.context.module.code_for_node(node.type)
-        self._guards.append(node.type is None or any(e in caught for e in COMPAT_EXCEPTIONS))
-
-    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
-        self._guards.pop()
+    def _compat_test(self, test: cst.BaseExpression) -> bool:
+        """The test names the torch version, or a flag this module computes
+        from it (``_NEW_AMP = version.parse(torch.__version__) >= ...``)."""
+        code = self.context.module.code_for_node
+        if _COMPAT_TEST.search(code(test)):
+            return True
+        flags = [n.value for n in _names_in(test)]
+        return any(
+            value is not None and _COMPAT_TEST.search(code(value))
+            for flag in flags
+            for value in self.facts.bindings.values(flag)
+        )
 
     # -- collection ---------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -206,7 +232,7 @@ class DeprecatedCudaAmp(Rule):
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import += 1
-        if not self._guarded() and any(
+        if not self._guarded(node) and any(
             a.asname is not None and dotted_name(a.name) in MODULES for a in node.names
         ):
             self._imports.append(node)
@@ -216,7 +242,7 @@ class DeprecatedCudaAmp(Rule):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self._in_import += 1
-        if self._guarded() or node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if self._guarded(node) or node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
         base = dotted_name(node.module)
         imported = [f"{base}.{a.name.value}" for a in node.names if isinstance(a.name, cst.Name)]
@@ -250,7 +276,7 @@ class DeprecatedCudaAmp(Rule):
     def _check_site(self, expr: cst.Attribute, site: cst.BaseExpression) -> None:
         qualified = self.facts.names.qualified_name(expr)
         found = deprecated(qualified)
-        if found is None or self._guarded():
+        if found is None or self._guarded(site):
             return
         head = _head(expr)
         if head is None or head.value in self._tracked:
@@ -413,6 +439,23 @@ class DeprecatedCudaAmp(Rule):
         return False
 
     valid = [
+        Valid(
+            """\
+import torch
+from packaging import version
+_NEW_AMP_API = version.parse(torch.__version__) >= version.parse("2.4")
+def get_autocast():
+    if hasattr(torch.amp, "autocast"):
+        return torch.amp.autocast("cuda")
+    return torch.cuda.amp.autocast()
+def get_scaler():
+    if _NEW_AMP_API:
+        return torch.amp.GradScaler("cuda")
+    else:
+        return torch.cuda.amp.GradScaler()
+""",
+            "an early return on the torch version; a flag computed from it",
+        ),
         Valid(
             """\
 import torch

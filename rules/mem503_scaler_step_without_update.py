@@ -53,8 +53,9 @@ class ScalerStepWithoutUpdate(Rule):
     several optimizers). Silent for `GradScaler(enabled=False)` (update is a
     no-op then), when the scaler is updated by what the function calls, by
     another method of the same class (`self.scaler`), anywhere in the module
-    for a module-level scaler, and when the scaler is handed to a function
-    this module does not define.
+    for a module-level scaler, when the scaler is handed to a function
+    this module does not define, and for a helper that loops over optimizers
+    (`for opt in optimizers: scaler.step(opt)`) whose caller updates.
 
     ## References
     - https://pytorch.org/docs/stable/amp.html#torch.cuda.amp.GradScaler.update
@@ -89,6 +90,10 @@ class ScalerStepWithoutUpdate(Rule):
                 continue
             if verbs.scaler_disabled(step.scaler, step.scope):
                 continue
+            if self._steps_each_optimizer(step) and (
+                _last_part(step.scaler) in updated or self._is_parameter(step.scaler, step.scope)
+            ):
+                continue  # ``for opt in optimizers: scaler.step(opt)``: updated once after it, by its caller
             if id(step.loop) in seen_loops or self._handed_away(node, step.scaler):
                 continue
             seen_loops.add(id(step.loop))
@@ -101,15 +106,23 @@ class ScalerStepWithoutUpdate(Rule):
         method = calls.method_owner(scope) if isinstance(scope, cst.FunctionDef) else None
         return calls.class_of.get(method) if method is not None else None
 
+    @staticmethod
+    def _steps_each_optimizer(step) -> bool:
+        loop = step.loop
+        return isinstance(loop, cst.For) and step.target is not None and dotted_name(loop.target) == step.target
+
+    @staticmethod
+    def _is_parameter(scaler: str, scope: cst.CSTNode) -> bool:
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        p = scope.params
+        return scaler in {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+
     def _is_local(self, scaler: str, scope: cst.CSTNode) -> bool:
         """A plain name that the function binds (parameter or assignment)."""
         if "." in scaler or not isinstance(scope, cst.FunctionDef):
             return False
-        p = scope.params
-        params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
-        if scaler in params:
-            return True
-        return self.facts.bindings.binds_in(scaler, scope)
+        return self._is_parameter(scaler, scope) or self.facts.bindings.binds_in(scaler, scope)
 
     def _handed_away(self, module: cst.Module, scaler: str) -> bool:
         """The scaler is passed to a function defined elsewhere, which may update it."""
@@ -134,6 +147,25 @@ class ScalerStepWithoutUpdate(Rule):
         return Fix(f"Call `{last.scaler}.update()` after the step", ((loop, edits.apply(loop)),))
 
     valid = [
+        Valid(
+            """\
+import torch
+def step_all(scaler, optimizers):
+    for opt in optimizers:
+        scaler.step(opt)
+def train(model, loader, opt_a, opt_b):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        opt_a.zero_grad()
+        opt_b.zero_grad()
+        with torch.autocast("cuda"):
+            loss = model(x, y)
+        scaler.scale(loss).backward()
+        step_all(scaler, [opt_a, opt_b])
+        scaler.update()
+""",
+            "a helper steps each optimizer; its caller updates once per iteration",
+        ),
         Valid(
             """\
 import torch

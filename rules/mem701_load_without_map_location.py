@@ -12,9 +12,10 @@ from memlint.call_args import append_keyword, has_star_args, has_star_kwargs, ke
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
-# State dicts without weights: an LR scheduler's numbers, a GradScaler's scale.
-_NO_WEIGHTS = (Kind.SCHEDULER, Kind.SCALER)
-_NO_WEIGHTS_NAME = re.compile(r"sched|scaler", re.IGNORECASE)
+# State dicts without weights: an LR scheduler's numbers, a GradScaler's
+# scale, a sampler's or data loader's position.
+_NO_WEIGHTS = (Kind.SCHEDULER, Kind.SCALER, Kind.LOADER)
+_NO_WEIGHTS_NAME = re.compile(r"sched|scaler|sampler|loader", re.IGNORECASE)
 
 
 def _state_dict_arg(call: cst.Call, objects: ObjectTable) -> cst.Arg | None:
@@ -68,8 +69,8 @@ class LoadWithoutMapLocation(Rule):
     result is first stored in a variable: other parts of the checkpoint may be
     used as tensors on the device they were saved from. Calls with
     `load_state_dict(..., assign=True)` are not reported, since the loaded
-    tensors then become the parameters, nor loads into an LR scheduler or a
-    `GradScaler`, whose state holds no weights.
+    tensors then become the parameters, nor loads into an LR scheduler, a
+    `GradScaler`, a sampler or a data loader, whose state holds no weights.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -155,8 +156,10 @@ scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)
 scheduler.load_state_dict(torch.load(path + "/scheduler.pt"))
 self.lr_scheduler.load_state_dict(torch.load(os.path.join(ckpt, "scheduler.pt"), weights_only=True))
 self.accelerator.scaler.load_state_dict(torch.load(os.path.join(ckpt, "scaler.pt")))
+sampler.load_state_dict(torch.load(path + ".sampler"))
+train_loader.load_state_dict(torch.load(path + ".loader"))
 """,
-            "schedulers and scalers hold no weights",
+            "schedulers, scalers, samplers and loaders hold no weights",
         ),
         Valid(
             """\

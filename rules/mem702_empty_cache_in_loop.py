@@ -7,10 +7,30 @@ import libcst as cst
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
+
+def _frees_before(line: cst.SimpleStatementLine, block: cst.CSTNode) -> bool:
+    """A ``del`` or ``gc.collect()`` earlier in the same block."""
+    body = list(getattr(block, "body", ()))
+    if line not in body:
+        return False
+    for stmt in body[: body.index(line)]:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Del):
+                return True
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                func = small.value.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "collect":
+                    return True
+    return False
+
 class EmptyCacheInLoop(Rule):
     """
     ## What it does
-    Flags `torch.cuda.empty_cache()` called on every iteration of a loop.
+    Flags `torch.cuda.empty_cache()` called on every iteration of a loop
+    over batches or steps (not of an epoch, fold, model or experiment loop,
+    whose iterations each run whole passes over the data).
 
     ## Why it matters
     `empty_cache()` only returns *unused* cached blocks to the driver; memory
@@ -35,8 +55,11 @@ class EmptyCacheInLoop(Rule):
     ## Fix safety
     Safe: removing the call never changes results. When it was the loop's only
     statement the body becomes `pass`. Calls inside an `except` handler (after
-    catching an OOM) or under an `if` (throttled by a step counter) are left
-    alone.
+    catching an OOM), a `finally` block, or under an `if` (throttled by a step
+    counter) are left alone, and so are calls right after a `del` or
+    `gc.collect()` in the same block (memory was just released on purpose)
+    and loops whose iterations each run a whole training or evaluation:
+    epochs, folds, models, checkpoints, configurations, seeds.
 
     ## References
     - https://pytorch.org/docs/stable/notes/cuda.html#memory-management
@@ -88,6 +111,12 @@ class EmptyCacheInLoop(Rule):
     def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
         self._guarded -= 1
 
+    def visit_Finally(self, node: cst.Finally) -> None:
+        self._guarded += 1
+
+    def leave_Finally(self, original_node: cst.Finally) -> None:
+        self._guarded -= 1
+
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if not self._loops or self._guarded or len(node.body) != 1:
             return
@@ -96,7 +125,13 @@ class EmptyCacheInLoop(Rule):
             return
         if self.facts.names.call_name(stmt.value) != "torch.cuda.empty_cache":
             return
+        loops = self.facts.loops
+        loop = loops.loop_of(stmt.value)
+        if loop is not None and loops.outer_loop(loop):
+            return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
         block = self.parent(node)
+        if _frees_before(node, block):
+            return  # ``del model; gc.collect(); empty_cache()``: the cache now holds what was freed
         if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
             replacement = node.with_changes(body=[cst.Pass()])
         else:
@@ -104,6 +139,43 @@ class EmptyCacheInLoop(Rule):
         self.report(stmt, fix=Fix("Remove `torch.cuda.empty_cache()` from the loop", ((node, replacement),)))
 
     valid = [
+        Valid(
+            """\
+import gc
+import torch
+def cross_validate(folds, make_model, train, evaluate):
+    scores = []
+    for fold, (train_loader, val_loader) in enumerate(folds):
+        model = make_model()
+        train(model, train_loader)
+        scores.append(evaluate(model, val_loader))
+        del model
+        gc.collect()
+        torch.cuda.empty_cache()
+    return scores
+def fit(model, loader, optimizer, train_one_epoch, epochs=90):
+    for epoch in range(epochs):
+        train_one_epoch(model, loader, optimizer)
+        torch.cuda.empty_cache()
+@torch.no_grad()
+def ensemble(paths, build_model, predict):
+    outs = []
+    for path in paths:
+        model = build_model()
+        model.load_state_dict(torch.load(path, map_location="cpu"))
+        outs.append(predict(model.cuda()))
+        del model
+        torch.cuda.empty_cache()
+    return torch.stack(outs).mean(0)
+def sweep(configs, run):
+    for cfg in configs:
+        try:
+            run(cfg)
+        finally:
+            torch.cuda.empty_cache()
+""",
+            "once per fold, epoch, model or experiment; after a del; in a finally block",
+        ),
         Valid(
             """\
 import torch

@@ -35,6 +35,35 @@ def _selects(test: cst.BaseExpression) -> bool:
     visit_fast(test, finder)
     return finder.found
 
+
+def _snapshot_keys(value: cst.BaseExpression) -> frozenset[str] | None:
+    """The string keys of a checkpoint dict literal (``{"epoch": e, "model":
+    model.state_dict()}``) whose values call ``state_dict``; None otherwise."""
+    if not isinstance(value, cst.Dict):
+        return None
+    keys = set()
+    for el in value.elements:
+        if not isinstance(el, cst.DictElement):
+            return None
+        if not isinstance(el.key, cst.SimpleString):
+            return None
+        if "state_dict" in _call_attrs(el.value):
+            keys.add(el.key.evaluated_value)
+    return frozenset(keys)
+
+
+def _call_attrs(expr: cst.BaseExpression) -> set[str]:
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute):
+                found.add(node.func.attr.value)
+
+    visit_fast(expr, _V())
+    return found
+
+
 class _Reads(cst.CSTVisitor):
     """Reads of a name (or of ``.attr`` on any object), with the call they are
     an argument of, if any."""
@@ -106,9 +135,11 @@ class BestWeightsByReference(Rule):
     host memory, not GPU memory; `load_state_dict` copies it back to the
     model's device. Silent when the state dict is serialised at once
     (`torch.save(model.state_dict(), path)`), cloned, deep-copied or copied
-    to CPU, when it is not used after the loop, and when it is taken on
-    every iteration rather than selected (`if acc > best:`), as the last
-    weights are then what is wanted.
+    to CPU (also on the very next line), when it is not used after the loop
+    (reading only a checkpoint dict's other entries, such as
+    `best["epoch"]`, does not count), when it is taken in `__init__`, and
+    when it is taken on every iteration rather than selected (`if acc >
+    best:`), as the last weights are then what is wanted.
 
     ## References
     - https://pytorch.org/tutorials/beginner/saving_loading_models.html#what-is-a-state-dict
@@ -142,7 +173,9 @@ class BestWeightsByReference(Rule):
         if "best" not in name.lower() and not self._selected(node):
             return  # a snapshot taken every time is the last weights anyway
         if isinstance(target, cst.Name):
-            kept = self._name_kept(node, target.value)
+            kept = not self._replaced_next(node, target.value) and self._name_kept(
+                node, target.value, _snapshot_keys(node.value)
+            )
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             kept = self._attribute_kept(node, target.attr.value)
         else:
@@ -192,8 +225,25 @@ class BestWeightsByReference(Rule):
             cur = self.parent(cur)
         return False
 
-    def _name_kept(self, assign: cst.Assign, name: str) -> bool:
-        """Assigned in a loop and read after the loop in the same function."""
+    def _replaced_next(self, assign: cst.Assign, name: str) -> bool:
+        """``best = model.state_dict()`` then ``best = {k: v.clone() ...}``
+        on the next line: the reference is never kept."""
+        line = self.parent(assign)
+        block = self.parent(line)
+        body = list(getattr(block, "body", ()))
+        if line not in body or body.index(line) + 1 >= len(body):
+            return False
+        following = body[body.index(line) + 1]
+        return isinstance(following, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Assign)
+            and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets)
+            for small in following.body
+        )
+
+    def _name_kept(self, assign: cst.Assign, name: str, keys: frozenset[str] | None = None) -> bool:
+        """Assigned in a loop and read after the loop in the same function
+        (for a checkpoint dict, through one of ``keys``, the entries that hold
+        the state dict: ``best["epoch"]`` keeps no weights)."""
         loop = None
         scope = None
         cur = self.parent(assign)
@@ -209,7 +259,22 @@ class BestWeightsByReference(Rule):
         end = self._pos(loop).end
         reads = _Reads(name, attr=False)
         visit_fast(scope, reads)
-        return any((self._pos(n).start.line, self._pos(n).start.column) > (end.line, end.column) for n, _ in reads.found)
+        return any(
+            (self._pos(n).start.line, self._pos(n).start.column) > (end.line, end.column)
+            and not self._other_entry(n, keys)
+            for n, _ in reads.found
+        )
+
+    def _other_entry(self, read: cst.CSTNode, keys: frozenset[str] | None) -> bool:
+        """``best_ckpt["epoch"]`` when the weights are under ``"model"``."""
+        if keys is None:
+            return False
+        sub = self.parent(read)
+        if not (isinstance(sub, cst.Subscript) and sub.value is read and len(sub.slice) == 1):
+            return False
+        index = sub.slice[0].slice
+        value = index.value if isinstance(index, cst.Index) else None
+        return isinstance(value, cst.SimpleString) and value.evaluated_value not in keys
 
     def _attribute_kept(self, assign: cst.Assign, attr: str) -> bool:
         """``self.best = ...``: kept on the object; flagged when read anywhere
@@ -223,6 +288,25 @@ class BestWeightsByReference(Rule):
         return False
 
     valid = [
+        Valid(
+            """\
+import torch
+def fit(model, train_one_epoch, evaluate, epochs=90):
+    best_acc, best_ckpt, best_state = 0.0, None, None
+    for epoch in range(epochs):
+        train_one_epoch(model)
+        acc = evaluate(model)
+        if acc > best_acc:
+            best_acc = acc
+            best_ckpt = {"epoch": epoch, "acc": acc, "model": model.state_dict()}
+            torch.save(best_ckpt, "best.pt")
+            best_state = model.state_dict()
+            best_state = {k: v.detach().cpu().clone() for k, v in best_state.items()}
+    print(f"best epoch {best_ckpt['epoch']} acc {best_ckpt['acc']:.3f}")
+    model.load_state_dict(best_state)
+""",
+            "only the checkpoint's metadata is read later; the reference is replaced by a copy at once",
+        ),
         Valid(
             """\
 import copy

@@ -205,3 +205,27 @@ def test_mode_before_eval_and_fresh_train():
     assert loops.mode_before(first.node, receivers) == "default-fresh"
     assert loops.mode_before(second.node, receivers) == "eval"
     assert loops.mode_before(third.node, receivers) == "train-fresh"
+
+
+def test_outer_loops():
+    """Epoch, fold and model loops run whole batch loops per iteration."""
+    src = """
+    import torch
+    def train_one_epoch(model, loader, opt):
+        for x, y in loader:
+            model(x).sum().backward()
+            opt.step()
+    def fit(model, loader, opt):
+        for epoch in range(10):
+            train_one_epoch(model, loader, opt)
+    def nested(model, loader, opt):
+        for e in range(3):
+            for x, y in loader:
+                model(x).sum().backward()
+                opt.step()
+    def folds(splits, make_model, train):
+        for fold, (train_loader, val_loader) in enumerate(splits):
+            train(make_model(), train_loader)
+    """
+    facts, loops = loop_infos(src)
+    assert [facts.loops.outer_loop(l) for l in loops] == [False, True, True, False, True]

@@ -148,6 +148,13 @@ def unwrap_pass_through(value: cst.BaseExpression | None) -> cst.Call | None:
 def parameters_owners(call: cst.Call) -> list[cst.BaseExpression]:
     """``X`` for every ``X.parameters()`` / ``X.named_parameters()`` in the
     arguments of ``call`` (an optimizer constructor)."""
+    return [owner for arg in call.args for owner in parameters_owners_in(arg.value)]
+
+
+def parameters_owners_in(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``X`` for every ``X.parameters()`` / ``X.named_parameters()`` in ``expr``:
+    ``itertools.chain(a.parameters(), b.parameters())``, ``list(m.parameters())``,
+    ``[{"params": m.parameters()}]``."""
     found: list[cst.BaseExpression] = []
 
     class _Find(cst.CSTVisitor):
@@ -156,6 +163,5 @@ def parameters_owners(call: cst.Call) -> list[cst.BaseExpression]:
             if isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters"):
                 found.append(f.value)
 
-    for arg in call.args:
-        visit_fast(arg.value, _Find())
+    visit_fast(expr, _Find())
     return found

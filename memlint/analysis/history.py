@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
+from memlint.analysis.bindings import Bindings
 from memlint.analysis.callgraph import CallGraph, Scope
 from memlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
@@ -59,9 +60,11 @@ NO = Val(H.NO)
 NUMBER = Val(H.NO, scalar=True)
 MAYBE = Val(H.MAYBE)
 
-# Attributes that never carry history, whatever they are read from.
+# Attributes that never carry history, whatever they are read from
+# (``indices`` of topk/max/sort/kthvalue results is an integer tensor).
 _NO_ATTRS = frozenset(
-    {"data", "shape", "dtype", "device", "grad", "requires_grad", "is_cuda", "ndim", "grad_fn", "is_leaf", "names", "layout"}
+    {"data", "shape", "dtype", "device", "grad", "requires_grad", "is_cuda", "ndim", "grad_fn", "is_leaf", "names", "layout",
+     "indices"}
 )
 # Tensor methods whose result carries no history.
 _DETACHING_METHODS = frozenset(
@@ -91,7 +94,7 @@ _SHAPE_KEEPING = frozenset(
 _VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
 _TORCH_NO_HISTORY = frozenset(
     {
-        "argmax", "argmin", "argsort", "eq", "ne", "lt", "gt", "le", "ge", "isnan", "isinf", "isfinite", "is_tensor",
+        "detach", "argmax", "argmin", "argsort", "eq", "ne", "lt", "gt", "le", "ge", "isnan", "isinf", "isfinite", "is_tensor",
         "numel", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "randn", "rand",
         "randint", "randperm", "tensor", "as_tensor", "from_numpy", "zeros_like", "ones_like", "empty_like",
         "full_like", "rand_like", "randn_like", "randint_like", "bucketize", "searchsorted", "unique",
@@ -158,12 +161,15 @@ class HistoryAnalysis:
         calls: CallGraph,
         objects: ObjectTable,
         grad: GradModeAnalysis,
+        bindings: Callable[[], Bindings],
     ) -> None:
         self.module = module
         self.names = names
         self.calls = calls
         self.objects = objects
         self.grad = grad
+        self._bindings = bindings  # built only for a module with a no_grad forward
+        self._no_grad_classes_memo: frozenset[str] | None = None
         self.values: dict[cst.CSTNode, Val] = {}
         self._summaries: dict[tuple, Val] = {}
         self._busy: set[tuple] = set()
@@ -171,6 +177,27 @@ class HistoryAnalysis:
         # Each function body (and the module's) is walked when a query first
         # lands in it: most functions of a model file are never asked about.
         self._walked: set[int] = set()
+
+    def no_grad_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
+        """``feat_net(x)`` where ``feat_net = FrozenEncoder(...)`` and that
+        class of this module decorates its ``forward`` with ``no_grad``."""
+        if self._no_grad_classes_memo is None:
+            self._no_grad_classes_memo = frozenset(
+                name
+                for name, defs in self.calls.classes.items()
+                for cls in defs
+                if (fwd := self.calls.methods.get(cls, {}).get("forward")) is not None
+                and self.grad.decorator_mode(fwd) is GradMode.DISABLED
+            )
+        if not self._no_grad_classes_memo:
+            return False
+        key = dotted_name(func)
+        if key is None:
+            return False
+        values = self._bindings().values(key, self.objects.scope_of(call))
+        return bool(values) and all(
+            isinstance(v, cst.Call) and dotted_name(v.func) in self._no_grad_classes_memo for v in values
+        )
 
     def _walk(self, scope: Scope) -> None:
         if id(scope) in self._walked:
@@ -637,6 +664,8 @@ class _Walker:
             return self.computed([Val(a.h) for a in args], scalar=not _reduction_none(c, o))
         if o.is_model_call(c):
             self.ev(func)
+            if self.a.no_grad_module(func, c):
+                return NO
             return self.fresh() if not _frozen_name(func) else MAYBE
         qn = self.a.names.call_name(c)
         if qn is not None:

@@ -13,7 +13,9 @@ API (through ``facts.loops``):
   val/test loader) or None.
 - ``LoopInfo.is_batch_loop`` — each iteration is a training step, an
   evaluation step, or the loop iterates over data (loaders, batches, epochs,
-  steps); time-step loops over a sequence are not.
+  steps); time-step loops over a sequence are not. ``outer_loop(info)``: an
+  epoch, fold, model or experiment loop, whose iterations each run whole
+  batch loops.
 - ``carried_across(target, stmt) -> LoopInfo | None`` — the batch loop across
   whose iterations the name/attribute written at ``stmt`` keeps its value
   (not re-initialised earlier in the same iteration), or None.
@@ -57,6 +59,14 @@ _DATA_TOKENS = frozenset(
     }
 ) | _EVAL_DATA_TOKENS
 _TRAIN_TOKENS = frozenset({"train", "training", "fit"})
+# Loops whose iterations each run a whole training or evaluation (RULES.md traps).
+_OUTER_LOOP_TOKENS = frozenset(
+    {
+        "epoch", "epochs", "fold", "folds", "model", "models", "checkpoint", "checkpoints", "ckpt", "ckpts",
+        "config", "configs", "cfg", "cfgs", "run", "runs", "trial", "trials", "experiment", "experiments",
+        "seed", "seeds", "split", "splits",
+    }
+)
 _GRAD_HOOKS = frozenset(
     {"register_hook", "register_full_backward_hook", "register_backward_hook", "retain_grad", "requires_grad_"}
 )
@@ -431,6 +441,30 @@ class LoopAnalysis(cst.CSTVisitor):
                     result = self.per_iteration(scope)
         self._per_iteration[fn] = result
         return result
+
+    def outer_loop(self, info: LoopInfo) -> bool:
+        """Each iteration of ``info`` runs whole passes over data: it is named
+        for epochs, folds, models, checkpoints, configurations or seeds, or
+        runs a batch loop per iteration (nested, or in a function it calls)."""
+        if info.data_tokens & _OUTER_LOOP_TOKENS:
+            return True
+        if isinstance(info.node, cst.For) and self._target_tokens(info.node.target) & _OUTER_LOOP_TOKENS:
+            return True
+        for other in self.scope_loops(info.scope):
+            if other is not info and other.is_batch_loop and info.contains(other.start):
+                return True
+        return any(self._runs_batch_loop(f, frozenset()) for f in info.callees)
+
+    @staticmethod
+    def _target_tokens(target: cst.BaseExpression) -> set[str]:
+        return {tok for t in flat_targets(target) if isinstance(t, cst.Name) for tok in name_tokens(t.value)}
+
+    def _runs_batch_loop(self, fn: cst.FunctionDef, seen: frozenset) -> bool:
+        if fn in seen:
+            return False
+        if any(l.is_batch_loop for l in self.scope_loops(fn)):
+            return True
+        return any(self._runs_batch_loop(f, seen | {fn}) for _, f in self.calls.callees(fn))
 
     def batch_loop_calling(self, fn: cst.FunctionDef, _seen: frozenset = frozenset()) -> LoopInfo | None:
         """A batch loop that calls ``fn`` on each iteration (through callers)."""

@@ -47,6 +47,7 @@ from typing import Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from memlint.analysis.bindings import parameters_owners
 from memlint.analysis.callgraph import CallGraph, Scope
 from memlint.analysis.names import ImportTable, dotted_name
 from memlint.traversal import visit_fast
@@ -217,7 +218,7 @@ class ObjectTable(cst.CSTVisitor):
         """``optim.SGD(model.parameters())``: ``model`` is a module."""
         if self._constructor_kind(call) is not Kind.OPTIMIZER:
             return
-        for owner in _parameters_owners(call):
+        for owner in parameters_owners(call):
             key = self._key_for_read(owner, scope)
             if key is not None:
                 self._used_as_module.add(key)
@@ -686,21 +687,6 @@ def _tuple_items(value: object, n: int) -> list[object] | None:
         if not any(isinstance(el, cst.StarredElement) for el in value.elements):
             return [el.value for el in value.elements]
     return None
-
-
-def _parameters_owners(call: cst.Call) -> list[cst.BaseExpression]:
-    """``X`` for every ``X.parameters()`` / ``X.named_parameters()`` in the args."""
-    found: list[cst.BaseExpression] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            f = node.func
-            if isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters"):
-                found.append(f.value)
-
-    for arg in call.args:
-        visit_fast(arg.value, _Find())
-    return found
 
 
 _BUILTINS = frozenset({"self", "cls", "super", "print", "len", "range", "None", "True", "False"})

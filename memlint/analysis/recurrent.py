@@ -103,7 +103,9 @@ class RecurrentAnalysis:
             def visit_Call(self, node: cst.Call) -> None:
                 func = node.func
                 if isinstance(func, cst.Attribute) and func.attr.value in ("detach_", "zero_", "fill_"):
-                    add(func.value, node, None, "detach")
+                    receiver = func.value
+                    # ``state[0].detach_()`` detaches part of the ``(h, c)`` state in place.
+                    add(receiver.value if isinstance(receiver, cst.Subscript) else receiver, node, None, "detach")
 
         visit_fast(scope, _V())
         self._bindings[scope] = out

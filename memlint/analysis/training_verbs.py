@@ -32,7 +32,7 @@ from typing import Iterable, Union
 
 import libcst as cst
 
-from memlint.analysis.bindings import Bindings, parameters_owners
+from memlint.analysis.bindings import Bindings, parameters_owners, parameters_owners_in
 from memlint.analysis.names import ImportTable, dotted_name
 from memlint.analysis.objects import Kind, ObjectTable
 from memlint.traversal import visit_fast
@@ -351,6 +351,15 @@ class TrainingVerbs(cst.CSTVisitor):
             if not isinstance(value, cst.Call):
                 return None
             found = parameters_owners(value)
+            if not found:  # ``params = list(g.parameters()); Adam(params)``
+                found = [
+                    owner
+                    for arg in value.args
+                    if isinstance(arg.value, cst.Name)
+                    for bound in self.bindings.values(arg.value.value, scope)
+                    if bound is not None
+                    for owner in parameters_owners_in(bound)
+                ]
             if not found:
                 return None
             owners.update(self._code(o) for o in found)
@@ -371,21 +380,21 @@ class TrainingVerbs(cst.CSTVisitor):
         None when it cannot tell. ``region_steps``: the optimizer steps of the
         iteration (several optimizers make guesses unsafe)."""
         optimizers = {s.target for s in region_steps}
-        if zero.target is None or zero.target_kind is None:
+        if zero.target is None:
             # ``p.grad = None``, ``self.zero_grad()``: whichever model it is.
             return True if len(optimizers) == 1 else None
         if zero.target_kind is Kind.OPTIMIZER:
             if zero.target == step.target:
                 return True
             return False if zero.target in optimizers else None
-        if zero.target_kind is Kind.MODULE:
+        if zero.target_kind in (Kind.MODULE, None):
             owners = self.optimizer_modules(step.target or "", step.scope)
             if owners is not None:
                 if zero.target in owners:
                     return True
                 if len(optimizers) > 1:
                     return False
-                return None
+                return None  # ``netD.zero_grad()`` while only the generator's optimizer steps
             return True if len(optimizers) == 1 else None
         return None
 

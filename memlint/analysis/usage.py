@@ -5,7 +5,8 @@ API (through ``facts.usage``):
 - ``reaches_backward(key, scope)`` — the name (``total``) or attribute
   (``self.log_probs``) feeds a backward call or ``autograd.grad``, directly or
   through other names and containers: ``loss = total / n; loss.backward()``,
-  ``torch.stack(saved).sum().backward()``. Attributes count module-wide (one
+  ``torch.stack(saved).sum().backward()``, or through a function of this
+  module that backpropagates the parameter it is passed to. Attributes count module-wide (one
   method fills ``policy.saved_log_probs``, another backpropagates through it).
 - ``reaches_return(key, scope)`` — the same for ``return``/``yield``.
 - ``numeric_uses_only(key, scope, after, skip)`` — every read of ``key`` in
@@ -48,6 +49,25 @@ def _keys(expr: cst.CSTNode) -> set[str]:
                 out.add(key)
 
     visit_fast(expr, _V())
+    return out
+
+
+def _bound_params(call: cst.Call, fn: cst.FunctionDef) -> list[tuple[cst.Arg, str]]:
+    """The parameter of ``fn`` each argument of ``call`` binds to (``self``
+    skipped for ``self.method(...)`` and ``obj.method(...)``)."""
+    positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    if isinstance(call.func, cst.Attribute) and positional and positional[0] in ("self", "cls"):
+        positional = positional[1:]
+    named = set(positional) | {p.name.value for p in fn.params.kwonly_params}
+    out: list[tuple[cst.Arg, str]] = []
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            break  # ``*args``: positions after it are unknown
+        if arg.keyword is not None:
+            if arg.keyword.value in named:
+                out.append((arg, arg.keyword.value))
+        elif i < len(positional):
+            out.append((arg, positional[i]))
     return out
 
 
@@ -173,8 +193,19 @@ class UsageAnalysis:
 
     def _backward_keys(self, scope: Scope) -> set[str]:
         if scope not in self._backward:
+            self._backward[scope] = set()  # a recursive call adds nothing
             data = self._scope(scope)
-            self._backward[scope] = data.closure(data.backward_seeds)
+            seeds = set(data.backward_seeds)
+            # ``backprop_and_step(opt, chunk_loss / k)`` where that function
+            # of this module calls ``loss.backward()`` on its parameter.
+            for call in self.calls.calls_in.get(scope, ()):
+                callee = self.calls.resolve(call)
+                if callee is not None and callee is not scope:
+                    backpropagated = self._backward_keys(callee)
+                    for arg, param in _bound_params(call, callee):
+                        if param in backpropagated:
+                            seeds |= _keys(arg.value)
+            self._backward[scope] = data.closure(seeds)
         return self._backward[scope]
 
     def _return_keys(self, scope: Scope) -> set[str]:
