@@ -285,6 +285,56 @@ for tasks in task_loader:
         Invalid(
             """\
 import torch
+def train_epoch(model, optimizer, train_dl, progress):
+    avg_loss = 0.0
+    for step, batch in enumerate(train_dl):
+        loss = model(**batch).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        avg_loss = (avg_loss * step + loss) / (step + 1)
+        progress.set_postfix(loss=f"{avg_loss:.4f}")
+""",
+            """\
+import torch
+def train_epoch(model, optimizer, train_dl, progress):
+    avg_loss = 0.0
+    for step, batch in enumerate(train_dl):
+        loss = model(**batch).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        avg_loss = (avg_loss * step + loss.item()) / (step + 1)
+        progress.set_postfix(loss=f"{avg_loss:.4f}")
+""",
+        ),
+        Invalid(
+            """\
+import torch
+loss_ema = None
+for x, y in loader:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    loss_ema = loss if loss_ema is None else 0.98 * loss_ema + 0.02 * loss
+print(f"loss {loss_ema:.4f}")
+""",
+            """\
+import torch
+loss_ema = None
+for x, y in loader:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    loss_ema = loss.item() if loss_ema is None else 0.98 * loss_ema + 0.02 * loss.item()
+print(f"loss {loss_ema:.4f}")
+""",
+        ),
+        Invalid(
+            """\
+import torch
 total_loss = 0
 for x, y in loader:
     optimizer.zero_grad()
@@ -388,7 +438,13 @@ def _is_container(value: cst.BaseExpression) -> bool:
 
 
 def _accumulates(value: cst.BaseExpression, key: str) -> bool:
-    """``value`` adds to ``key``: ``key + x``, ``x + key``, ``a * key + b * x``."""
+    """``value`` adds to ``key``: ``key + x``, ``x + key``, ``a * key + b * x``,
+    ``(key * n + x) / (n + 1)``, or one branch of ``loss if ema is None
+    else 0.98 * ema + 0.02 * loss``."""
+    if isinstance(value, cst.IfExp):
+        return _accumulates(value.body, key) or _accumulates(value.orelse, key)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
+        return _accumulates(value.left, key)  # a running mean: ``(avg * step + loss) / (step + 1)``
     if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, (cst.Add, cst.Subtract)):
         return False
 

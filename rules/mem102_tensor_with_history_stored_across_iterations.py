@@ -103,6 +103,8 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         value: cst.BaseExpression,
         whole_value: bool,
     ) -> None:
+        while isinstance(container, cst.Subscript):
+            container = container.value  # ``history["train_loss"].append(loss)``
         key = dotted_name(container)
         if key is None:
             return
@@ -258,6 +260,52 @@ for real in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+epoch_summary = {}
+for epoch in range(epochs):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    epoch_summary[epoch] = loss
+""",
+            """\
+import torch
+epoch_summary = {}
+for epoch in range(epochs):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    epoch_summary[epoch] = loss.detach()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+history = {"train_loss": []}
+for x, y in loader:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    history["train_loss"].append(loss)
+""",
+            """\
+import torch
+history = {"train_loss": []}
+for x, y in loader:
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    history["train_loss"].append(loss.detach())
+""",
+        ),
         Invalid(
             """\
 import torch

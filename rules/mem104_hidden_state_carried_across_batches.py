@@ -193,6 +193,39 @@ for x, y in loader:
         Invalid(
             """\
 import torch
+import model as lm
+model = lm.RNNModel("LSTM", ntokens, 200, 200, 2)
+def train(lr):
+    hidden = model.init_hidden(20)
+    for batch, i in enumerate(range(0, train_data.size(0) - 1, bptt)):
+        data, targets = get_batch(train_data, i)
+        model.zero_grad()
+        output, hidden = model(data, hidden)
+        loss = criterion(output, targets)
+        loss.backward()
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-lr)
+""",
+            """\
+import torch
+import model as lm
+model = lm.RNNModel("LSTM", ntokens, 200, 200, 2)
+def train(lr):
+    hidden = model.init_hidden(20)
+    for batch, i in enumerate(range(0, train_data.size(0) - 1, bptt)):
+        hidden = tuple(s.detach() for s in hidden) if isinstance(hidden, tuple) else hidden.detach()
+        data, targets = get_batch(train_data, i)
+        model.zero_grad()
+        output, hidden = model(data, hidden)
+        loss = criterion(output, targets)
+        loss.backward()
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-lr)
+""",
+        ),
+        Invalid(
+            """\
+import torch
 import torch.nn as nn
 rnn = nn.GRU(10, 20)
 h = torch.zeros(1, 4, 20)

@@ -59,8 +59,9 @@ class InferenceWithoutNoGrad(Rule):
     reported, nor are Lightning's `validation_step`/`test_step`/`predict_step`
     and a transformers pipeline's `_forward` (the framework already disables
     grad), helpers called from a model's `forward` (`_inference_forward`: the
-    model's caller chooses the mode), and loops whose only model runs its
-    `forward` under `@torch.no_grad()`.
+    model's caller chooses the mode), loops whose only model runs its
+    `forward` under `@torch.no_grad()`, and models whose parameters the
+    function freezes (`model.requires_grad_(False)`).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -222,6 +223,18 @@ class InferenceWithoutNoGrad(Rule):
     valid = [
         Valid(
             """\
+def evaluate_frozen(model, loader):
+    model.eval()
+    model.requires_grad_(False)
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+""",
+            "the model's parameters are frozen: its outputs carry no history",
+        ),
+        Valid(
+            """\
 import torch
 import torch.nn as nn
 class FrozenEncoder(nn.Module):
@@ -231,8 +244,8 @@ class FrozenEncoder(nn.Module):
     @torch.no_grad()
     def forward(self, x):
         return self.encoder(x)
-def evaluate_knn(encoder, loader):
-    feat_net = FrozenEncoder(encoder)
+def evaluate_knn(encoder, loader, device):
+    feat_net = FrozenEncoder(encoder).to(device)
     feat_net.eval()
     bank = []
     for x, _ in loader:
@@ -397,6 +410,31 @@ def predict_mc(model, x, n=20):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import timm
+import torch
+model = timm.create_model("resnet50", num_classes=5)
+model.load_state_dict(torch.load(path, map_location="cpu"))
+model.eval()
+dataset = ImageFolder(root, transform=build_eval_transform(384))
+probs = []
+for images, _ in DataLoader(dataset, batch_size=64):
+    probs.append(torch.softmax(model(images), dim=1).cpu().numpy())
+""",
+            """\
+import timm
+import torch
+model = timm.create_model("resnet50", num_classes=5)
+model.load_state_dict(torch.load(path, map_location="cpu"))
+model.eval()
+dataset = ImageFolder(root, transform=build_eval_transform(384))
+probs = []
+with torch.no_grad():
+    for images, _ in DataLoader(dataset, batch_size=64):
+        probs.append(torch.softmax(model(images), dim=1).cpu().numpy())
+""",
+        ),
         Invalid(
             """\
 import torch

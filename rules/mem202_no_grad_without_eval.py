@@ -51,7 +51,9 @@ class NoGradWithoutEval(Rule):
     that follows needs `model.train()` (MEM203 checks that). A `.train()`
     right before the loop with no training in between is deliberate
     (Monte-Carlo dropout, batch-norm recalibration) and not reported, nor is
-    a module we cannot follow (an EMA copy, a model loaded elsewhere).
+    a module we cannot follow (an EMA copy, a model loaded elsewhere), nor a
+    model whose alias or part was switched (`model_without_ddp = model.module`
+    then `model_without_ddp.eval()`).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval
@@ -110,6 +112,26 @@ class NoGradWithoutEval(Rule):
         self.report(node, message=self.message.format(model=model), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def fit(model, train_loader, val_loader, opt, epochs):
+    model_without_ddp = model.module
+    for epoch in range(epochs):
+        model.train()
+        for x, y in train_loader:
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model_without_ddp.eval()
+        with torch.no_grad():
+            for x, y in val_loader:
+                model(x)
+""",
+            "the DDP wrapper's inner module, an alias of the model, is put in eval mode",
+        ),
         Valid(
             """\
 import torch

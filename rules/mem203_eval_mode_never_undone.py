@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.loops import is_eval_name
+from memlint.analysis.names import dotted_name
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import statement
 
@@ -42,7 +44,9 @@ class EvalModeNeverUndone(Rule):
     Unsafe: `model.train()` is inserted at the start of the training phase of
     the loop; it changes the results of every epoch after the first (that is
     the point). A `.train()` anywhere in the loop, also inside a function of
-    this module it calls, counts as undoing the switch.
+    this module it calls, counts as undoing the switch. Silent when
+    `model.eval()` comes before the training phase with nothing evaluated in
+    between (a linear probe that keeps frozen batch-norm statistics).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train
@@ -86,9 +90,31 @@ class EvalModeNeverUndone(Rule):
             direct = any(loops.loop_of(c) is info for c in info.step_calls) and any(
                 _callee(c) == e.receiver for c in info.model_calls if loops.loop_of(c) is info
             )
+            if not direct and phases and self._trains_in_eval_on_purpose(info, e, phases, events):
+                continue
             if phases or direct:
                 out.append((e, phases[0] if phases and not direct else None))
         return out
+
+    def _trains_in_eval_on_purpose(self, info, event, phases, events) -> bool:
+        """``model.eval()`` right before every training phase, with nothing
+        evaluated in between: a linear probe keeping frozen batch-norm
+        statistics, not a validation that forgot ``.train()``."""
+        loops = self.facts.loops
+        first = min(p.pos for p in phases)
+        if first < event.pos or any(e.kind == "eval" and e.pos < event.pos for e in events):
+            return False
+        between = [
+            other
+            for other in loops.scope_loops(info.scope)
+            if other is not info and event.pos < other.start < first and other.role == "eval"
+        ]
+        calls = [
+            c
+            for c in self.facts.calls.calls_in.get(info.scope, ())
+            if event.pos < loops.pos(c) < first and is_eval_name((dotted_name(c.func) or "").rsplit(".", 1)[-1])
+        ]
+        return not between and not calls
 
     def _rebuilt_in(self, info, receiver: str) -> bool:
         index = self.facts.recurrent._index(info.scope)
@@ -128,6 +154,38 @@ class EvalModeNeverUndone(Rule):
         return Fix(f"Call `{model}.train()` before the training phase", ((anchor, new),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+def linear_probe(model, train_loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        model.eval()  # keep the frozen backbone's batch-norm statistics
+        for images, target in train_loader:
+            loss = criterion(model(images), target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
+            "a linear probe puts the model in eval mode before every training phase on purpose",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def fit(model, train_loader, val_loader, opt, epochs):
+    for epoch in range(epochs):
+        torch.nn.Module.train(model)
+        for x, y in train_loader:
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            print(sum((model(x).argmax(1) == y).sum().item() for x, y in val_loader))
+""",
+            "train mode restored through the unbound nn.Module.train(model)",
+        ),
         Valid(
             """\
 import torch
@@ -207,6 +265,37 @@ for epoch in range(10):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def fit(model, train_loader, val_loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        model.eval()
+        with torch.no_grad():
+            for images, target in val_loader:
+                print(criterion(model(images), target).item())
+        for images, target in train_loader:
+            loss = criterion(model(images), target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
+            """\
+import torch
+def fit(model, train_loader, val_loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        model.eval()
+        with torch.no_grad():
+            for images, target in val_loader:
+                print(criterion(model(images), target).item())
+        model.train()
+        for images, target in train_loader:
+            loss = criterion(model(images), target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -188,6 +188,22 @@ for images, _ in data_loader:
 """,
             "GAN clearing both optimizers through a local helper",
         ),
+        Valid(
+            """\
+import torch
+opt_body = torch.optim.AdamW(model.parameters())
+opt_heads = torch.optim.AdamW(heads.parameters())
+optimizers = [opt_body, opt_heads]
+for x, y in loader:
+    for opt in optimizers:
+        opt.zero_grad(set_to_none=True)
+    loss = criterion(heads(model(x)), y)
+    loss.backward()
+    opt_body.step()
+    opt_heads.step()
+""",
+            "each optimizer of a list cleared in an inner loop",
+        ),
     ]
     invalid = [
         Invalid(

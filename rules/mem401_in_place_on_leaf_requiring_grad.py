@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.activations import is_inplace_method
+from memlint.analysis.frozen import ever_frozen, parameter_loop_targets
 from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.names import dotted_name
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import wrap_in_with
 
@@ -18,7 +18,6 @@ _FACTORIES = frozenset(
     }
 )
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-_WRAPPERS = frozenset({"list", "tuple", "reversed", "tqdm", "iter"})
 
 
 def _literal(expr: cst.BaseExpression, value: str) -> bool:
@@ -35,90 +34,6 @@ def _mentions_grad(node: cst.CSTNode) -> bool:
 
     node.visit(_V())
     return bool(found)
-
-
-class _Frozen(cst.CSTVisitor):
-    """Models whose parameters are frozen somewhere in the module:
-    ``X.requires_grad_(False)``, ``for p in X.parameters(): p.requires_grad = False``
-    (or ``p.detach_()``, which also ends a leaf's ``requires_grad``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.owners: set[str] = set()
-        self._loops: list[tuple[str, str]] = []
-
-    def visit_For(self, node: cst.For) -> None:
-        for name, owner in param_targets(node.target, node.iter):
-            self._loops.append((name, owner))
-
-    def leave_For(self, original_node: cst.For) -> None:
-        for _ in param_targets(original_node.target, original_node.iter):
-            self._loops.pop()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        f = node.func
-        if isinstance(f, cst.Attribute) and f.attr.value == "detach_" and not node.args:
-            key = dotted_name(f.value)
-            self.owners.update(o for n, o in self._loops if n == key)
-            return
-        if isinstance(f, cst.Attribute) and f.attr.value == "requires_grad_" and node.args and _literal(node.args[0].value, "False"):
-            key = dotted_name(f.value)
-            if key is not None:
-                self.owners.add(key)
-                self.owners.update(o for n, o in self._loops if n == key)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            tgt = t.target
-            if isinstance(tgt, cst.Attribute) and tgt.attr.value == "requires_grad" and _literal(node.value, "False"):
-                key = dotted_name(tgt.value)
-                self.owners.update(o for n, o in self._loops if n == key)
-            elif _freezes(node.value):
-                # ``ema = copy.deepcopy(model).eval().requires_grad_(False)``
-                key = dotted_name(tgt)
-                if key is not None:
-                    self.owners.add(key)
-
-
-def _freezes(value: cst.BaseExpression) -> bool:
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        if value.func.attr.value == "requires_grad_" and value.args and _literal(value.args[0].value, "False"):
-            return True
-        value = value.func.value
-    return False
-
-
-def param_targets(target: cst.BaseExpression, iterable: cst.BaseExpression) -> list[tuple[str, str]]:
-    """``[("p", "model")]`` for ``for p in model.parameters()``; also
-    ``named_parameters()``, ``enumerate``, ``zip`` and ``list(...)``."""
-    if not isinstance(iterable, cst.Call):
-        return []
-    func = iterable.func
-    args = [a.value for a in iterable.args if a.keyword is None and not a.star]
-    if isinstance(func, cst.Name) and func.value in _WRAPPERS and len(args) == 1:
-        return param_targets(target, args[0])
-    if isinstance(func, cst.Name) and func.value == "enumerate" and args and isinstance(target, cst.Tuple):
-        if len(target.elements) == 2:
-            return param_targets(target.elements[1].value, args[0])
-        return []
-    if isinstance(func, cst.Name) and func.value == "zip" and isinstance(target, cst.Tuple):
-        if len(target.elements) != len(args):
-            return []
-        out: list[tuple[str, str]] = []
-        for el, arg in zip(target.elements, args):
-            out.extend(param_targets(el.value, arg))
-        return out
-    if isinstance(func, cst.Attribute) and not iterable.args:
-        owner = dotted_name(func.value)
-        if owner is None:
-            return []
-        if func.attr.value == "parameters" and isinstance(target, cst.Name):
-            return [(target.value, owner)]
-        if func.attr.value == "named_parameters" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-            el = target.elements[1].value
-            if isinstance(el, cst.Name):
-                return [(el.value, owner)]
-    return []
 
 
 class InPlaceOnLeafRequiringGrad(Rule):
@@ -159,7 +74,9 @@ class InPlaceOnLeafRequiringGrad(Rule):
     Silent under `no_grad`/`inference_mode` and in functions only called
     there or decorated with them, for `.data`, `.grad`, `torch.nn.init.*_`,
     tensors that do not require grad, and models frozen with
-    `requires_grad_(False)`.
+    `requires_grad_(False)` (or DiT's and CycleGAN's `requires_grad(ema,
+    False)` / `set_requires_grad(net, False)` helpers), nor methods this
+    module only calls under `torch.no_grad()` (`ema.update(model)`).
 
     ## References
     - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
@@ -188,11 +105,11 @@ class InPlaceOnLeafRequiringGrad(Rule):
         self._leaves.pop()
 
     def visit_For(self, node: cst.For) -> None:
-        for name, owner in param_targets(node.target, node.iter):
+        for name, owner in parameter_loop_targets(node.target, node.iter):
             self._params.append((name, owner, node))
 
     def leave_For(self, original_node: cst.For) -> None:
-        for _ in param_targets(original_node.target, original_node.iter):
+        for _ in parameter_loop_targets(original_node.target, original_node.iter):
             self._params.pop()
 
     def _creates_leaf(self, value: cst.BaseExpression) -> bool:
@@ -249,9 +166,7 @@ class InPlaceOnLeafRequiringGrad(Rule):
         for name, owner, loop in reversed(self._params):
             if name == expr.value:
                 if self._frozen is None:
-                    frozen = _Frozen()
-                    self.context.module.visit(frozen)
-                    self._frozen = frozen.owners
+                    self._frozen = set(ever_frozen(self.context.module))
                 return None if owner in self._frozen else ("param", loop)
         if self._leaves[-1].get(expr.value):
             return ("leaf", None)
@@ -261,7 +176,7 @@ class InPlaceOnLeafRequiringGrad(Rule):
         leaf = self._leaf(target)
         if leaf is None:
             return
-        if self.facts.grad_mode.mode_at(node) is not GradMode.ENABLED:
+        if self.facts.grad_mode.mode_at(node) is not GradMode.ENABLED or self._method_called_without_grad(node):
             return
         line = node
         while line is not None and not isinstance(line, cst.SimpleStatementLine):
@@ -281,6 +196,25 @@ class InPlaceOnLeafRequiringGrad(Rule):
             else:
                 fix = self._wrap(self._run_of_updates(line))
         self.report(node, fix=fix)
+
+    def _method_called_without_grad(self, node: cst.CSTNode) -> bool:
+        """``ema.update(model)`` only ever called under ``torch.no_grad()`` in
+        this module: the method of the class (``ShadowEMA.update``) runs
+        without grad even though the receiver's class is not known."""
+        fn = self.parent(node)
+        while fn is not None and not isinstance(fn, cst.FunctionDef):
+            fn = self.parent(fn)
+        if fn is None or not isinstance(self.parent(self.parent(fn)), cst.ClassDef):
+            return False
+        name = fn.name.value
+        sites = [
+            call
+            for calls in self.facts.calls.calls_in.values()
+            for call in calls
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == name
+        ]
+        grad = self.facts.grad_mode
+        return bool(sites) and all(grad.mode_at(call) is GradMode.DISABLED for call in sites)
 
     def _run_of_updates(self, line: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         """``line`` and the lines right after it that also update leaves in
@@ -308,7 +242,7 @@ class InPlaceOnLeafRequiringGrad(Rule):
     def _only_updates(self, loop: cst.For) -> bool:
         """Every statement of the parameter loop updates a parameter or
         handles ``.grad``: nothing in it needs autograd."""
-        names = {name for name, _ in param_targets(loop.target, loop.iter)}
+        names = {name for name, _ in parameter_loop_targets(loop.target, loop.iter)}
         ok = True
 
         class _V(cst.CSTVisitor):
@@ -353,6 +287,40 @@ class InPlaceOnLeafRequiringGrad(Rule):
         )
 
     valid = [
+        Valid(
+            """\
+import copy
+import torch
+class ShadowEMA:
+    def __init__(self, model, decay=0.999):
+        self.shadow = copy.deepcopy(model)
+        self.decay = decay
+    def update(self, model):
+        for s, p in zip(self.shadow.parameters(), model.parameters()):
+            s.mul_(self.decay).add_(p, alpha=1 - self.decay)
+def train_step(model, ema, loss, optimizer):
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        ema.update(model)
+""",
+            "the method is only ever called under torch.no_grad() in this module",
+        ),
+        Valid(
+            """\
+import copy
+def requires_grad(model, flag=True):
+    for p in model.parameters():
+        p.requires_grad = flag
+def make_and_update(model):
+    ema = copy.deepcopy(model)
+    requires_grad(ema, False)
+    for e_p, p in zip(ema.parameters(), model.parameters()):
+        e_p.mul_(0.99).add_(p.detach(), alpha=0.01)
+    return ema
+""",
+            "an EMA copy frozen through DiT's requires_grad(ema, False) helper",
+        ),
         Valid(
             """\
 import copy

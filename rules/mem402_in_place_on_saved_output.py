@@ -33,6 +33,23 @@ class _Scope:
             self.params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
 
 
+def _training_test(test: cst.BaseExpression) -> bool | None:
+    """True for ``self.training``, False for ``not self.training``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _training_test(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Attribute) and test.attr.value == "training" and isinstance(test.value, cst.Name) and test.value.value == "self":
+        return True
+    return None
+
+
+def _returns(body: cst.BaseSuite) -> bool:
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
+    return isinstance(last, (cst.Return, cst.Raise))
+
+
 class InPlaceOnSavedOutput(Rule):
     """
     ## What it does
@@ -41,7 +58,8 @@ class InPlaceOnSavedOutput(Rule):
     `nn.Tanh()`, `nn.ReLU()`, `nn.Softmax()` (or an in-place ReLU/ELU/
     LeakyReLU) in `nn.Sequential`, or `h = torch.sigmoid(z); h += 1`,
     `h.mul_(...)`, `h[mask] = 0`, `F.relu(h, inplace=True)` on such a value
-    in forward or training code.
+    in forward (or a helper it calls, such as `reparameterize`) or training
+    code.
 
     ## Why it matters
     sigmoid, tanh, exp, sqrt, reciprocal, relu, softmax and log_softmax
@@ -69,7 +87,9 @@ class InPlaceOnSavedOutput(Rule):
     first. Silent when the value was cloned, under `no_grad`, for ops that
     save their input rather than output (Linear, Conv, BatchNorm, GELU,
     SiLU, ELU, ReLU6), residual adds on BatchNorm output, when the input
-    is plain data that does not require grad, when the name was rebound
+    is plain data that does not require grad (`torch.arange` and settings
+    such as `self.sigma = sigma` with a number default), on a forward's
+    inference path (`if self.training: return logits` before it), when the name was rebound
     first (`w, idx = torch.topk(w, k)`), inside a custom
     `torch.autograd.Function` (its `forward` runs without grad), and in
     training code when no later backward goes through the changed tensor
@@ -177,15 +197,15 @@ class InPlaceOnSavedOutput(Rule):
         if value is not None and value.h is H.NO:
             return False
         scope = self._scopes[-1]
-        if not (isinstance(scope.node, cst.FunctionDef) and scope.node.name.value == "forward"):
+        if not self._is_forward(scope):
             return False
         if isinstance(arg, cst.Name) and arg.value in scope.params and arg.value not in scope.assigned:
             return False  # the raw input of forward: often plain data
         return True
 
-    @staticmethod
-    def _is_forward(scope: _Scope) -> bool:
-        return isinstance(scope.node, cst.FunctionDef) and scope.node.name.value == "forward"
+    def _is_forward(self, scope: _Scope) -> bool:
+        """``forward``, or a helper it calls (``reparameterize``)."""
+        return isinstance(scope.node, cst.FunctionDef) and self.facts.loops.serves_forward(scope.node)
 
     def _in_training_code(self, scope: _Scope) -> bool:
         if self._is_forward(scope):
@@ -202,6 +222,25 @@ class InPlaceOnSavedOutput(Rule):
         )
         return later and self.facts.usage.reaches_backward(name, scope.node)  # type: ignore[arg-type]
 
+    def _inference_path(self, node: cst.CSTNode, scope: _Scope) -> bool:
+        """``node`` runs only when the model is not training: under
+        ``if not self.training:``, or after ``if self.training: return ...``."""
+        cur, child = self.parent(node), node
+        while cur is not None and cur is not scope.node:
+            if isinstance(cur, cst.If) and child is cur.body and _training_test(cur.test) is False:
+                return True
+            if isinstance(cur, cst.IndentedBlock) and isinstance(child, cst.BaseStatement) and child in cur.body:
+                for earlier in cur.body[: cur.body.index(child)]:
+                    if (
+                        isinstance(earlier, cst.If)
+                        and earlier.orelse is None
+                        and _training_test(earlier.test) is True
+                        and _returns(earlier.body)
+                    ):
+                        return True
+            cur, child = self.parent(cur), cur
+        return False
+
     def _check(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
         if not isinstance(target, cst.Name):
             return
@@ -214,6 +253,8 @@ class InPlaceOnSavedOutput(Rule):
             return
         if not self._is_forward(scope) and not self._backpropagated_later(target.value, node, scope):
             return  # thresholding predictions for a metric, or after the backward ran
+        if self._inference_path(node, scope):
+            return
         # The in-place op must run after the assignment, not in another branch.
         block = self.parent(line)
         cur = self.parent(node)
@@ -230,6 +271,37 @@ class InPlaceOnSavedOutput(Rule):
         )
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class GaussianBlur(nn.Module):
+    def __init__(self, size=11, sigma=1.5):
+        super().__init__()
+        self.size, self.sigma = size, sigma
+    def forward(self, img):
+        coords = torch.arange(self.size, dtype=img.dtype, device=img.device) - self.size // 2
+        g = torch.exp(-(coords ** 2) / (2 * self.sigma ** 2))
+        g /= g.sum()
+        return F.conv2d(img, (g[:, None] * g[None, :]).expand(img.size(1), 1, self.size, self.size))
+""",
+            "a kernel built from torch.arange and plain-number settings carries no history",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+class Detector(nn.Module):
+    def forward(self, feats):
+        logits = self.cls(feats)
+        if self.training:
+            return logits
+        scores = logits.sigmoid()
+        scores[scores < self.thresh] = 0.0
+        return scores
+""",
+            "post-processing on the inference path only (after `if self.training: return`)",
+        ),
         Valid(
             """\
 import torch
@@ -332,6 +404,21 @@ def make_mask(raw):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class VAE(nn.Module):
+    def reparameterize(self, mu, logvar):
+        std = torch.exp(0.5 * logvar)
+        std.mul_(torch.randn_like(std))
+        return mu + std
+    def forward(self, x):
+        mu, logvar = self.enc(x).chunk(2, dim=1)
+        return self.dec(self.reparameterize(mu, logvar))
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch.nn as nn

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from memlint.analysis.activations import (
@@ -15,6 +17,11 @@ from memlint.call_args import append_keyword
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 _ACTIVATIONS = {"ReLU": 0, "ReLU6": 0, "SiLU": 0, "LeakyReLU": 1}
+# Code that reads layer outputs from outside the forward: an in-place
+# activation would change what it sees.
+_OBSERVERS = re.compile(
+    r"register_(?:full_)?(?:forward|backward)_hook|create_feature_extractor|IntermediateLayerGetter|FeatureHooks"
+)
 
 
 class InPlaceActivationOpportunity(Rule):
@@ -49,7 +56,10 @@ class InPlaceActivationOpportunity(Rule):
     next element is itself in place (that would break the backward, see
     MEM402), when `inplace` is already given, or when the Sequential is not
     written out literally. Forward hooks that keep the previous layer's
-    output would see it overwritten; this is why the rule is opt-in.
+    output would see it overwritten: the rule is silent in a file that
+    registers forward or backward hooks or extracts features
+    (`create_feature_extractor`, `IntermediateLayerGetter`), and opt-in
+    because hooks elsewhere cannot be seen.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.ReLU.html
@@ -66,7 +76,7 @@ class InPlaceActivationOpportunity(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         names = self.facts.names
         elements = sequential_elements(node, names)
-        if elements is None:
+        if elements is None or _OBSERVERS.search(self.context.source):
             return
         for i in range(1, len(elements)):
             cur = elements[i]
@@ -87,6 +97,24 @@ class InPlaceActivationOpportunity(Rule):
             self.report(cur, message=f"`{cls}()` after `{nn_class(elements[i - 1], names)}` can run in place: {self.message}", fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch.nn as nn
+features = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+acts = {}
+features[0].register_forward_hook(lambda m, i, o: acts.__setitem__("conv", o))
+""",
+            "a forward hook keeps the conv output the activation would overwrite",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+from torchvision.models.feature_extraction import create_feature_extractor
+model = nn.Sequential(nn.Conv2d(3, 16, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+extractor = create_feature_extractor(model, return_nodes={"0": "conv_out", "4": "logits"})
+""",
+            "a feature extractor returns the pre-activation output",
+        ),
         Valid(
             """\
 import torch.nn as nn

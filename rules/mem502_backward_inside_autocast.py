@@ -12,7 +12,9 @@ class BackwardInsideAutocast(Rule):
     """
     ## What it does
     Flags `loss.backward()` (or `scaler.scale(loss).backward()`) written
-    inside a `with torch.autocast(...)` block.
+    inside a `with torch.autocast(...)` block, also when the context is a
+    variable (`ctx = torch.autocast(...)`, or nanoGPT's `ctx = nullcontext()
+    if ... else torch.amp.autocast(...)`; `with ctx:`).
 
     ## Why it matters
     autocast is meant for the forward pass and the loss. The PyTorch AMP
@@ -104,6 +106,22 @@ class BackwardInsideAutocast(Rule):
     valid = [
         Valid(
             """\
+from contextlib import nullcontext
+import torch
+ctx = nullcontext() if device_type == "cpu" else torch.amp.autocast(device_type=device_type, dtype=torch.bfloat16)
+for it in range(max_iters):
+    for micro_step in range(gradient_accumulation_steps):
+        with ctx:
+            logits, loss = model(X, Y)
+            loss = loss / gradient_accumulation_steps
+        scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+            "nanoGPT: the autocast context is a variable, the backward is outside it",
+        ),
+        Valid(
+            """\
 import torch
 for x, y in loader:
     with torch.autocast(device_type="cuda", dtype=torch.float16):
@@ -147,6 +165,30 @@ accelerator.backward(loss)
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+ctx = torch.autocast("cuda", dtype=torch.float16)
+for x, y in loader:
+    optimizer.zero_grad()
+    with ctx:
+        loss = criterion(model(x), y)
+        scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+            """\
+import torch
+ctx = torch.autocast("cuda", dtype=torch.float16)
+for x, y in loader:
+    optimizer.zero_grad()
+    with ctx:
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
         Invalid(
             """\
 import torch

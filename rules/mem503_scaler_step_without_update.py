@@ -17,7 +17,8 @@ def _last_part(text: str | None) -> str:
 class ScalerStepWithoutUpdate(Rule):
     """
     ## What it does
-    Flags `scaler.step(optimizer)` in a loop when nothing that runs with the
+    Flags `scaler.step(optimizer)` in a loop (or in a method such as
+    `train_step` that a batch loop calls) when nothing that runs with the
     loop ever calls the GradScaler's `update()`: not the function itself,
     the functions it calls, nor (for `self.scaler`) another method of its
     class.
@@ -72,9 +73,14 @@ class ScalerStepWithoutUpdate(Rule):
         verbs = self.facts.verbs
         updated = {_last_part(v.scaler) for v in verbs.verbs if v.kind is VerbKind.UPDATE}
         seen_loops: set[int] = set()
+        loops = self.facts.loops
         for step in verbs.verbs:
-            if step.kind is not VerbKind.STEP or step.scaler is None or step.loop is None:
+            if step.kind is not VerbKind.STEP or step.scaler is None:
                 continue
+            # A ``train_step`` method with no loop of its own, called once per batch.
+            per_batch = step.loop is None and isinstance(step.scope, cst.FunctionDef) and loops.per_iteration(step.scope)
+            if step.loop is None and (not per_batch or _last_part(step.scaler) in updated):
+                continue  # the caller's loop may update it
             reached = verbs.reached(verbs.in_scope(step.scope))
             if any(v.kind is VerbKind.UPDATE and v.scaler == step.scaler for v in reached):
                 continue
@@ -94,12 +100,14 @@ class ScalerStepWithoutUpdate(Rule):
                 _last_part(step.scaler) in updated or self._is_parameter(step.scaler, step.scope)
             ):
                 continue  # ``for opt in optimizers: scaler.step(opt)``: updated once after it, by its caller
-            if id(step.loop) in seen_loops or self._handed_away(node, step.scaler):
+            region = step.loop if step.loop is not None else step.scope
+            if id(region) in seen_loops or self._handed_away(node, step.scaler):
                 continue
-            seen_loops.add(id(step.loop))
-            same = [v for v in verbs.in_loop(step.loop) if v.kind is VerbKind.STEP and v.scaler == step.scaler]
+            seen_loops.add(id(region))
+            body = verbs.in_loop(step.loop) if step.loop is not None else verbs.in_scope(step.scope)
+            same = [v for v in body if v.kind is VerbKind.STEP and v.scaler == step.scaler]
             last = same[-1]
-            self.report(last.call, fix=self._fix(node, step.loop, last))
+            self.report(last.call, fix=self._fix(node, region, last))
 
     def _class_of(self, scope: cst.CSTNode) -> cst.ClassDef | None:
         calls = self.facts.calls
@@ -147,6 +155,23 @@ class ScalerStepWithoutUpdate(Rule):
         return Fix(f"Call `{last.scaler}.update()` after the step", ((loop, edits.apply(loop)),))
 
     valid = [
+        Valid(
+            """\
+import torch
+def train_step(model, x, y, optimizer, scaler):
+    optimizer.zero_grad()
+    with torch.autocast("cuda"):
+        loss = model(x, y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+def train(model, loader, optimizer):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        train_step(model, x, y, optimizer, scaler)
+        scaler.update()
+""",
+            "a per-batch helper steps; the loop that calls it updates",
+        ),
         Valid(
             """\
 import torch
@@ -224,6 +249,43 @@ class Trainer:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+        self.optimizer = torch.optim.AdamW(model.parameters())
+        self.scaler = torch.amp.GradScaler("cuda")
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda"):
+            loss = self.model(x, y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+    def train_epoch(self):
+        for x, y in self.loader:
+            self.train_step(x, y)
+""",
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+        self.optimizer = torch.optim.AdamW(model.parameters())
+        self.scaler = torch.amp.GradScaler("cuda")
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda"):
+            loss = self.model(x, y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+    def train_epoch(self):
+        for x, y in self.loader:
+            self.train_step(x, y)
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -41,7 +41,8 @@ class OptimizerStepBypassesScaler(Rule):
     and changes every update's size, which changes results (that is the
     point). A loop that also needs `scaler.update()` is reported by MEM503.
     Silent for `GradScaler(enabled=False)`, when an unscaled backward comes
-    between (a second network trained without the scaler), and for wrapper
+    between or runs for a second optimizer while the scaler steps the first
+    (a second network, an online probe, trained without the scaler), and for wrapper
     scalers that step for you (timm's `NativeScaler`, accelerate).
 
     ## References
@@ -67,6 +68,10 @@ class OptimizerStepBypassesScaler(Rule):
             if not before or before[-1].scaler is None or verbs.scaler_disabled(before[-1].scaler, step.scope):
                 continue
             scaler = before[-1].scaler
+            if any(v.scaler is None for v in before) and any(
+                v.kind is VerbKind.STEP and v.scaler is not None and v.target != step.target for v in flat
+            ):
+                continue  # an unscaled backward for a second network (an online probe) stepped directly
             unscaled = any(
                 v.kind is VerbKind.UNSCALE and v.target == step.target and before[-1].index < v.index < step.index
                 for v in flat
@@ -113,6 +118,22 @@ for real in loader:
     opt_g.step()
 """,
             "the second network is trained without the scaler",
+        ),
+        Valid(
+            """\
+for x, y in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        h = encoder(x)
+        loss = ssl_loss(projector(h))
+    probe_opt.zero_grad()
+    F.cross_entropy(probe(h.detach().float()), y).backward()
+    opt.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    probe_opt.step()
+""",
+            "an online probe trained in fp32 by its own unscaled backward, stepped after the scaled network",
         ),
         Valid(
             """\

@@ -45,8 +45,10 @@ class ClipWithoutUnscale(Rule):
     the clip, with the optimizer of the `scaler.step` that follows;
     `scaler.step` then does not unscale twice. Silent for
     `accelerator.clip_grad_norm_` and wrapper scalers that unscale
-    internally (timm's `NativeScaler`), and when no optimizer step follows
-    the clip in the same iteration.
+    internally (timm's `NativeScaler`), when no optimizer step follows
+    the clip in the same iteration, and when an unscaled backward (a second
+    network trained without the scaler) comes between the scaled backward
+    and the clip.
 
     ## References
     - https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-clipping
@@ -71,6 +73,8 @@ class ClipWithoutUnscale(Rule):
             between = [v for v in flat if last.index < v.index < clip.index]
             if any(v.kind is VerbKind.UNSCALE for v in verbs.reached(between)):
                 continue
+            if any(v.kind is VerbKind.BACKWARD and not v.scaler for v in between):
+                continue  # a second network trained without the scaler: its gradients are clipped
             # The step that uses the clipped gradients: through the scaler, or
             # (wrongly, see MEM504) directly.
             after = [v for v in flat if v.kind is VerbKind.STEP and v.index > clip.index and v.scaler in (None, last.scaler)]
@@ -87,6 +91,25 @@ class ClipWithoutUnscale(Rule):
         return Fix(f"Call `{scaler}.unscale_({optimizer})` before clipping", ((block, edits.apply(block)),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+for obs, act, ret in loader:
+    opt.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        feats = policy.encode(obs)
+        pg_loss = F.cross_entropy(policy.head(feats), act)
+    scaler.scale(pg_loss).backward()
+    v_opt.zero_grad()
+    F.mse_loss(value_head(feats.detach().float()), ret).backward()
+    nn.utils.clip_grad_norm_(value_head.parameters(), 0.5)
+    v_opt.step()
+    scaler.unscale_(opt)
+    nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+    scaler.step(opt)
+    scaler.update()
+""",
+            "the clip follows an unscaled backward of a second network trained without the scaler",
+        ),
         Valid(
             """\
 import torch

@@ -88,18 +88,16 @@ class LoadWithoutMapLocation(Rule):
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        # One frame per function, class or module: loads stored in a name, and
-        # the names passed to load_state_dict.
-        self._frames: list[tuple[dict[str, list[cst.Call]], set[str]]] = []
+        # One frame per function, class or module: for each name, its
+        # assignments in source order, as (the block holding it, the loads stored).
+        self._frames: list[dict[str, list[tuple[cst.CSTNode | None, list[cst.Call]]]]] = []
+        self._reported: set[int] = set()
 
     def _push(self) -> None:
-        self._frames.append(({}, set()))
+        self._frames.append({})
 
     def _pop(self) -> None:
-        loads, fed = self._frames.pop()
-        for name in loads.keys() & fed:
-            for call in loads[name]:
-                self.report(call)
+        self._frames.pop()
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push()
@@ -119,12 +117,39 @@ class LoadWithoutMapLocation(Rule):
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._pop()
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # A new value replaces the load: ``state = torch.load(p, map_location="cpu")``
+        # after ``state = torch.load(cache)`` feeds only the second one.
+        block = self.parent(self.parent(node))
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._frames[-1].setdefault(target.target.value, []).append((block, []))
+
+    def _reaching(self, name: str, use: cst.CSTNode) -> list[cst.Call]:
+        """The loads that may still be in ``name`` at ``use``: back from the
+        latest assignment, up to one in a block that encloses the use
+        (a conditional reassignment keeps the earlier load possible)."""
+        enclosing = set()
+        cur = self.parent(use)
+        while cur is not None:
+            enclosing.add(id(cur))
+            cur = self.parent(cur)
+        loads: list[cst.Call] = []
+        for block, stored in reversed(self._frames[-1].get(name, [])):
+            loads.extend(stored)
+            if id(block) in enclosing:
+                break
+        return loads
+
     def visit_Call(self, node: cst.Call) -> None:
         arg = _state_dict_arg(node, self.facts.objects)
         if arg is not None:
             value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
             if isinstance(value, cst.Name):
-                self._frames[-1][1].add(value.value)
+                for load in self._reaching(value.value, node):
+                    if id(load) not in self._reported:
+                        self._reported.add(id(load))
+                        self.report(load)
             return
         if not self._is_load_without_map_location(node):
             return
@@ -139,7 +164,7 @@ class LoadWithoutMapLocation(Rule):
         elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
             target = outer.targets[0].target
             if isinstance(target, cst.Name):
-                self._frames[-1][0].setdefault(target.value, []).append(node)
+                self._frames[-1][target.value][-1][1].append(node)
 
     def _is_load_without_map_location(self, node: cst.Call) -> bool:
         if keyword_arg(node, "map_location") is not None or len(positional_args(node)) >= 2:
@@ -149,6 +174,20 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def run(cfg, model):
+    state = torch.load(cfg["class_weights"], weights_only=True)
+    criterion = nn.CrossEntropyLoss(weight=state.cuda())
+    if cfg.get("resume"):
+        state = torch.load(cfg["resume"], map_location="cpu")
+        model.load_state_dict(state["model"])
+    return criterion
+""",
+            "the name is reused: only the load with map_location reaches load_state_dict",
+        ),
         Valid(
             """\
 import torch
@@ -278,6 +317,18 @@ class Trainer:
         with open(path, "rb") as fh:
             state = torch.load(fh)
         self.model.module.load_state_dict(state)
+""",
+        ),
+        Invalid(
+            """\
+import os
+import torch
+def build(model, path):
+    if os.path.exists(path):
+        state = torch.load(path)
+    else:
+        state = model.state_dict()
+    model.load_state_dict(state)
 """,
         ),
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.names import dotted_name
+from memlint.analysis.names import dotted_name, flat_targets
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
@@ -15,17 +15,38 @@ _FACTORIES = frozenset({"tensor", "ones", "zeros", "full", "eye", "arange", "lin
 _SHAPING = frozenset({"view", "reshape", "float", "long", "unsqueeze", "expand", "double", "half", "t"})
 
 
-def _literal(expr: cst.BaseExpression, names) -> bool:
+def _literal(expr: cst.BaseExpression, names, constants: frozenset[str] = frozenset()) -> bool:
+    """A value fixed before the loop runs: literals, arithmetic on them, a
+    comprehension over them, ``torch.float32``, and ``constants`` (module
+    constants such as ``MEAN = (0.485, 0.456, 0.406)``)."""
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
         return True
     if isinstance(expr, cst.UnaryOperation):
-        return _literal(expr.expression, names)
+        return _literal(expr.expression, names, constants)
+    if isinstance(expr, cst.BinaryOperation):
+        return _literal(expr.left, names, constants) and _literal(expr.right, names, constants)
     if isinstance(expr, (cst.List, cst.Tuple)):
-        return all(_literal(el.value, names) for el in expr.elements)
+        return all(_literal(el.value, names, constants) for el in expr.elements)
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None and not expr.for_in.ifs:
+        comp = expr.for_in
+        bound = {t.value for t in flat_targets(comp.target) if isinstance(t, cst.Name)}
+        return _literal(comp.iter, names, constants) and _literal(expr.elt, names, constants | bound)
     if isinstance(expr, cst.Name):
-        return expr.value in ("True", "False", "None")
+        return expr.value in ("True", "False", "None") or expr.value in constants
     qn = names.qualified_name(expr) if isinstance(expr, cst.Attribute) else None
     return qn is not None and qn.startswith("torch.") and qn.rsplit(".", 1)[-1][:1].islower()
+
+
+def _upper_names(expr: cst.BaseExpression) -> set[str]:
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value.isupper():
+                found.add(node.value)
+
+    visit_fast(expr, _V())
+    return found
 
 
 class LoopInvariantDeviceMove(Rule):
@@ -75,7 +96,6 @@ class LoopInvariantDeviceMove(Rule):
     message = "loop-invariant device move inside the batch loop: move once, before the loop"
     fix_safety = Safety.NONE
     tokens = (".to(", ".cuda(")
-
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
@@ -170,8 +190,9 @@ class LoopInvariantDeviceMove(Rule):
 
     def _constant_tensor(self, recv: cst.BaseExpression) -> bool:
         names = self.facts.names
+        constants = self._constants_in(recv)
         while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value in _SHAPING:
-            if not all(_literal(a.value, names) for a in recv.args):
+            if not all(_literal(a.value, names, constants) for a in recv.args):
                 return False
             recv = recv.func.value
         if not isinstance(recv, cst.Call):
@@ -180,9 +201,42 @@ class LoopInvariantDeviceMove(Rule):
         head, _, last = qn.rpartition(".")
         if head != "torch" or last not in _FACTORIES or not recv.args:
             return False
-        return all(_literal(a.value, names) for a in recv.args if a.keyword is None or a.keyword.value != "device")
+        return all(
+            _literal(a.value, names, constants) for a in recv.args if a.keyword is None or a.keyword.value != "device"
+        )
+
+    def _constants_in(self, expr: cst.BaseExpression) -> frozenset[str]:
+        """The UPPER_CASE names in ``expr`` assigned once, in its function or
+        at module level, to a literal (``MEAN = (0.485, 0.456, 0.406)``), or
+        imported and never assigned here."""
+        scope = self.facts.objects.scope_of(expr)
+        bindings = self.facts.bindings
+        found = set()
+        imported = self.facts.names.bindings
+        for name in _upper_names(expr):
+            values = bindings.values(name, scope)
+            if not values and name in imported:
+                found.add(name)  # ``from timm.data import IMAGENET_DEFAULT_MEAN``
+            elif len(values) == 1 and values[0] is not None and _literal(values[0], self.facts.names):
+                found.add(name)
+        return frozenset(found)
 
     valid = [
+        Valid(
+            """\
+import torch
+SCALE = compute_scale()
+MEAN = (0.5, 0.5, 0.5)
+MEAN = load_mean()
+for x, y in loader:
+    s = torch.tensor(SCALE).cuda()
+    m = torch.tensor(MEAN).cuda()
+    loss = criterion(model((x.cuda() - m) / s), y.cuda())
+    loss.backward()
+    optimizer.step()
+""",
+            "names that are not constants fixed by a literal",
+        ),
         Valid(
             """\
 for x, y in train_loader:
@@ -251,6 +305,30 @@ for x, y in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from timm.data import IMAGENET_DEFAULT_MEAN
+for x, y in loader:
+    mean = torch.tensor([m * 255 for m in IMAGENET_DEFAULT_MEAN]).view(1, 3, 1, 1).cuda()
+    loss = criterion(model(x.cuda().float() - mean), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+MEAN = (0.485, 0.456, 0.406)
+for x, y in loader:
+    mean = torch.tensor([m * 255 for m in MEAN]).view(1, 3, 1, 1).cuda()
+    loss = criterion(model(x.cuda() - mean), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        ),
         Invalid(
             """\
 for i, (images, labels) in enumerate(train_loader):

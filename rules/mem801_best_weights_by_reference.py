@@ -52,6 +52,30 @@ def _snapshot_keys(value: cst.BaseExpression) -> frozenset[str] | None:
     return frozenset(keys)
 
 
+def _none_test(parent: cst.CSTNode | None, read: cst.CSTNode) -> bool:
+    """``read is None`` / ``read is not None``."""
+    return (
+        isinstance(parent, cst.Comparison)
+        and parent.left is read
+        and len(parent.comparisons) == 1
+        and isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot))
+        and isinstance(parent.comparisons[0].comparator, cst.Name)
+        and parent.comparisons[0].comparator.value == "None"
+    )
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    found = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value == name:
+                found.append(n)
+
+    visit_fast(node, _V())
+    return bool(found)
+
+
 def _call_attrs(expr: cst.BaseExpression) -> set[str]:
     found: set[str] = set()
 
@@ -172,6 +196,8 @@ class BestWeightsByReference(Rule):
         name = target.value if isinstance(target, cst.Name) else getattr(target, "attr", cst.Name("_")).value
         if "best" not in name.lower() and not self._selected(node):
             return  # a snapshot taken every time is the last weights anyway
+        if all(self._fresh_each_iteration(node, owner) for _, owner in found):
+            return
         if isinstance(target, cst.Name):
             kept = not self._replaced_next(node, target.value) and self._name_kept(
                 node, target.value, _snapshot_keys(node.value)
@@ -225,6 +251,31 @@ class BestWeightsByReference(Rule):
             cur = self.parent(cur)
         return False
 
+    def _fresh_each_iteration(self, assign: cst.Assign, owner: cst.BaseExpression) -> bool:
+        """``model = make_model()`` earlier in the same loop body (a sweep):
+        the snapshot's model is never trained again once the next one is built."""
+        if not isinstance(owner, cst.Name):
+            return False
+        loop = self.parent(assign)
+        while loop is not None and not isinstance(loop, (cst.For, cst.While, cst.FunctionDef, cst.Module)):
+            loop = self.parent(loop)
+        if not isinstance(loop, (cst.For, cst.While)):
+            return False
+        body = getattr(loop.body, "body", ())
+        start = self._pos(assign).start.line
+        for line in body:
+            if not isinstance(line, cst.SimpleStatementLine) or self._pos(line).start.line >= start:
+                continue
+            for small in line.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and any(isinstance(t.target, cst.Name) and t.target.value == owner.value for t in small.targets)
+                    and isinstance(small.value, cst.Call)
+                    and not _mentions(small.value, owner.value)
+                ):
+                    return True
+        return False
+
     def _replaced_next(self, assign: cst.Assign, name: str) -> bool:
         """``best = model.state_dict()`` then ``best = {k: v.clone() ...}``
         on the next line: the reference is never kept."""
@@ -266,7 +317,10 @@ class BestWeightsByReference(Rule):
         )
 
     def _other_entry(self, read: cst.CSTNode, keys: frozenset[str] | None) -> bool:
-        """``best_ckpt["epoch"]`` when the weights are under ``"model"``."""
+        """``best_ckpt["epoch"]`` when the weights are under ``"model"``;
+        ``best_ckpt is not None`` reads no weights either."""
+        if _none_test(self.parent(read), read):
+            return True
         if keys is None:
             return False
         sub = self.parent(read)
@@ -291,6 +345,24 @@ class BestWeightsByReference(Rule):
         Valid(
             """\
 import torch
+def sweep(make_model, train, evaluate, lrs=(1e-1, 1e-2)):
+    best_acc, best_state = -1.0, None
+    for lr in lrs:
+        model = make_model().cuda()
+        train(model, torch.optim.SGD(model.parameters(), lr=lr))
+        acc = evaluate(model)
+        if acc > best_acc:
+            best_acc = acc
+            best_state = model.state_dict()
+    final = make_model()
+    final.load_state_dict(best_state)
+    return final
+""",
+            "a sweep builds a new model each iteration: the kept one is never trained again",
+        ),
+        Valid(
+            """\
+import torch
 def fit(model, train_one_epoch, evaluate, epochs=90):
     best_acc, best_ckpt, best_state = 0.0, None, None
     for epoch in range(epochs):
@@ -302,7 +374,8 @@ def fit(model, train_one_epoch, evaluate, epochs=90):
             torch.save(best_ckpt, "best.pt")
             best_state = model.state_dict()
             best_state = {k: v.detach().cpu().clone() for k, v in best_state.items()}
-    print(f"best epoch {best_ckpt['epoch']} acc {best_ckpt['acc']:.3f}")
+    if best_ckpt is not None:
+        print(f"best epoch {best_ckpt['epoch']} acc {best_ckpt['acc']:.3f}")
     model.load_state_dict(best_state)
 """,
             "only the checkpoint's metadata is read later; the reference is replaced by a copy at once",

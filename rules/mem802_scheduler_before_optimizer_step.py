@@ -23,6 +23,13 @@ def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
     return []
 
 
+def _leaves_iteration(stmt: cst.CSTNode) -> bool:
+    """``continue``, ``break``, ``return`` or ``raise``: nothing after it runs."""
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Continue, cst.Break, cst.Return, cst.Raise)) for small in stmt.body
+    )
+
+
 class SchedulerBeforeOptimizerStep(Rule):
     """
     ## What it does
@@ -62,7 +69,8 @@ class SchedulerBeforeOptimizerStep(Rule):
     Left alone: home-made scheduler classes (which may set the rate for the
     coming step), schedulers stepped after an inner loop that steps the
     optimizer, under a condition that skips the first iteration
-    (`if epoch > 0:`), with an epoch argument (timm), and optimizer steps
+    (`if epoch > 0:`), fast-forwarded in a branch that ends the iteration
+    (`continue`), with an epoch argument (timm), and optimizer steps
     hidden in functions this module does not define, unless the function is
     named for training and handed the optimizer (`train_one_epoch(model,
     loader, optimizer)`).
@@ -102,17 +110,17 @@ class SchedulerBeforeOptimizerStep(Rule):
                 block = self.parent(stmt)
                 body = list(getattr(block, "body", ()))
                 if stmt in body:
-                    later = body[body.index(stmt) + 1 :]
-                    stepping = next(
-                        (
-                            s
-                            for s in later
-                            if self._steps(verbs, [v for v in in_loop if verbs.contains(s, v)], optimizer)
-                            or self._trains_elsewhere(s, optimizer)
-                        ),
-                        None,
-                    )
-                    if stepping is not None:
+                    leaves = False
+                    for later in body[body.index(stmt) + 1 :]:
+                        if _leaves_iteration(later):
+                            # ``if epoch < start_epoch: scheduler.step(); continue``
+                            # fast-forwards a resumed schedule.
+                            leaves = True
+                            break
+                        if self._steps(verbs, [v for v in in_loop if verbs.contains(later, v)], optimizer) or self._trains_elsewhere(later, optimizer):
+                            stepping = later
+                            break
+                    if stepping is not None or leaves:
                         break
                 stmt = self._enclosing_statement(block)
                 same_block = False
@@ -258,6 +266,19 @@ for epoch in range(epochs):
         sched_g.step()
 """,
             "two optimizers, each scheduler after its own optimizer",
+        ),
+        Valid(
+            """\
+import torch
+scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[30, 60])
+for epoch in range(epochs):
+    if epoch < start_epoch:
+        scheduler.step()  # fast-forward the schedule when resuming
+        continue
+    train_one_epoch(model, loader, optimizer)
+    scheduler.step()
+""",
+            "a resumed run fast-forwards the schedule and skips the rest of the iteration",
         ),
     ]
     invalid = [

@@ -57,3 +57,26 @@ def test_nested_disabled_region_and_functions_defined_inside():
             step(lambda: d.backward())
         """
     ) == [False, True, False, False]
+
+
+
+def test_context_held_in_a_variable():
+    assert backward_blocks(
+        """
+        from contextlib import nullcontext
+        import torch
+        ctx = nullcontext() if device == "cpu" else torch.amp.autocast(device_type="cuda")
+        other = open("log.txt")
+        off = torch.autocast("cuda", enabled=False)
+        later = torch.autocast("cuda")
+        later = something_else()
+        with ctx:
+            a.backward()
+        with other:
+            b.backward()
+        with off:
+            c.backward()
+        with later:
+            d.backward()
+        """
+    ) == [True, False, False, False]

@@ -221,3 +221,59 @@ def test_history_terms_skip_the_accumulator():
     value = find(facts.module, "0.9 * avg + 0.1 * loss * x.size(0)", cst.BinaryOperation)
     terms = facts.history.history_terms(value, exclude="avg")
     assert [facts.module.code_for_node(t) for t in terms] == ["loss"]
+
+
+def test_a_name_bound_only_in_a_loop_keeps_the_loop_value_after_it():
+    src = """
+import torch.nn as nn
+model = nn.Linear(2, 2)
+for epoch in range(3):
+    for x, y in loader:
+        loss = model(x).sum()
+    keep(loss)
+"""
+    assert h(src, "loss", index=1) is H.YES
+
+
+def test_a_number_accumulator_carries_history_after_the_loop():
+    src = """
+import torch.nn as nn
+model = nn.Linear(2, 2)
+total = 0.0
+for x in loader:
+    total += model(x).sum()
+keep(total)
+maybe = 0.0 if flag else model(x).sum()
+keep(maybe)
+"""
+    assert h(src, "total", index=2) is H.YES
+    assert h(src, "maybe", index=1) is H.MAYBE  # a branch is not a loop
+
+
+def test_functional_call_runs_the_model():
+    src = """
+import torch.nn as nn
+from torch.func import functional_call
+model = nn.Linear(2, 2)
+out = functional_call(model, params, (x,))
+"""
+    assert h(src, "functional_call(model, params, (x,))") is H.YES
+
+
+def test_plain_number_settings_and_frozen_models_carry_no_history():
+    src = """
+import torch
+import torch.nn as nn
+class Blur(nn.Module):
+    def __init__(self, size=11, sigma=1.5):
+        super().__init__()
+        self.size, self.sigma = size, sigma
+    def forward(self, img):
+        coords = torch.arange(self.size) - self.size // 2
+        return torch.exp(-(coords ** 2) / (2 * self.sigma ** 2))
+def probe(model, x):
+    model.requires_grad_(False)
+    return model(x)
+"""
+    assert h(src, "torch.exp(-(coords ** 2) / (2 * self.sigma ** 2))") is H.NO
+    assert h(src, "model(x)") is not H.YES

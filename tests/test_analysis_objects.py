@@ -266,3 +266,16 @@ def test_mode_dependent_ignores_plain_attributes():
     """
     facts = facts_of(src)
     assert facts.objects.mode_dependent("rnn", facts.module) is False
+
+
+def test_a_name_whose_parameters_are_read_is_a_module():
+    src = """
+    import model as lm
+    net = lm.RNNModel("LSTM", 200)
+    other = lm.Corpus("./data")
+    torch.nn.utils.clip_grad_norm_(net.parameters(), 0.25)
+    other.parameters(3)
+    """
+    facts = facts_of(src)
+    assert facts.objects.kind_of(find(facts.module, "net", cst.Name)) is Kind.MODULE
+    assert facts.objects.kind_of(find(facts.module, "other", cst.Name)) is None  # an argument: not nn.Module.parameters

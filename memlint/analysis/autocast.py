@@ -9,6 +9,8 @@ API (through ``facts.autocast``):
 - ``is_autocast(call)``: ``torch.autocast``/``torch.amp.autocast``/
   ``torch.cuda.amp.autocast``/``torch.cpu.amp.autocast`` under any import
   spelling; ``enabled(call)``: False only for a literal ``enabled=False``.
+- ``with ctx:`` counts when every assignment to ``ctx`` is such a call, or
+  (nanoGPT) ``nullcontext() if device == "cpu" else torch.amp.autocast(...)``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class AutocastScopes(cst.CSTVisitor):
         # innermost autocast ``with`` (None: disabled or none) for each call/line
         self._stack: list[cst.With | None] = [None]
         self._block: dict[int, cst.With] = {}
+        # name -> the autocast call every assignment so far gave it (None: something else)
+        self._aliases: dict[str, cst.Call | None] = {}
         visit_fast(module, self)
 
     def is_autocast(self, call: cst.BaseExpression) -> bool:
@@ -60,9 +64,31 @@ class AutocastScopes(cst.CSTVisitor):
     def visit_With(self, node: cst.With) -> None:
         state = self._stack[-1]
         for item in node.items:
-            if self.is_autocast(item.item):
-                state = node if self.enabled(item.item) else None  # type: ignore[arg-type]
+            call = item.item
+            if isinstance(call, cst.Name):
+                call = self._aliases.get(call.value)  # type: ignore[assignment]
+            if call is not None and self.is_autocast(call):
+                state = node if self.enabled(call) else None  # type: ignore[arg-type]
         self._stack.append(state)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                name = t.target.value
+                found = self._autocast_value(node.value)
+                known = self._aliases.get(name, found)
+                self._aliases[name] = found if found is not None and known is found else None
+
+    def _autocast_value(self, value: cst.BaseExpression) -> cst.Call | None:
+        if self.is_autocast(value):
+            return value  # type: ignore[return-value]
+        if isinstance(value, cst.IfExp):
+            branches = (value.body, value.orelse)
+            calls = [b for b in branches if self.is_autocast(b)]
+            others = [b for b in branches if not self.is_autocast(b)]
+            if calls and all(_is_nullcontext(o) for o in others):
+                return calls[0]  # type: ignore[return-value]
+        return None
 
     def leave_With(self, original_node: cst.With) -> None:
         self._stack.pop()
@@ -101,3 +127,10 @@ class AutocastScopes(cst.CSTVisitor):
 
 def _is_false(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _is_nullcontext(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and (
+        (isinstance(expr.func, cst.Name) and expr.func.value == "nullcontext")
+        or (isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "nullcontext")
+    )

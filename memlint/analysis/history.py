@@ -35,8 +35,10 @@ from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
-from memlint.analysis.bindings import Bindings
+from memlint.analysis.bindings import Bindings, unwrap_pass_through
 from memlint.analysis.callgraph import CallGraph, Scope
+from memlint.analysis.config_attrs import plain_number_attributes
+from memlint.analysis.frozen import frozen_modules
 from memlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
 from memlint.analysis.objects import Kind, ObjectTable
@@ -170,6 +172,8 @@ class HistoryAnalysis:
         self.grad = grad
         self._bindings = bindings  # built only for a module with a no_grad forward
         self._no_grad_classes_memo: frozenset[str] | None = None
+        self._frozen: dict[int, frozenset[str]] = {}
+        self._number_attrs: dict[int, frozenset[str]] = {}
         self.values: dict[cst.CSTNode, Val] = {}
         self._summaries: dict[tuple, Val] = {}
         self._busy: set[tuple] = set()
@@ -177,6 +181,26 @@ class HistoryAnalysis:
         # Each function body (and the module's) is walked when a query first
         # lands in it: most functions of a model file are never asked about.
         self._walked: set[int] = set()
+
+    def number_attributes(self, scope: Scope) -> frozenset[str]:
+        """The plain-number ``self`` attributes of the class ``scope`` is a method of."""
+        parents = self.calls.parents
+        cls = parents.get(parents.get(scope)) if isinstance(scope, cst.FunctionDef) else None
+        if not isinstance(cls, cst.ClassDef):
+            return frozenset()
+        if id(cls) not in self._number_attrs:
+            self._number_attrs[id(cls)] = plain_number_attributes(cls)
+        return self._number_attrs[id(cls)]
+
+    def frozen_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
+        """``model(x)`` in a function that runs ``model.requires_grad_(False)``."""
+        key = dotted_name(func)
+        if key is None:
+            return False
+        scope = self.objects.scope_of(call)
+        if id(scope) not in self._frozen:
+            self._frozen[id(scope)] = frozen_modules(scope)
+        return key in self._frozen[id(scope)]
 
     def no_grad_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``feat_net(x)`` where ``feat_net = FrozenEncoder(...)`` and that
@@ -194,7 +218,8 @@ class HistoryAnalysis:
         key = dotted_name(func)
         if key is None:
             return False
-        values = self._bindings().values(key, self.objects.scope_of(call))
+        # ``FrozenEncoder(enc).to(device)`` is still a ``FrozenEncoder``.
+        values = [unwrap_pass_through(v) for v in self._bindings().values(key, self.objects.scope_of(call))]
         return bool(values) and all(
             isinstance(v, cst.Call) and dotted_name(v.func) in self._no_grad_classes_memo for v in values
         )
@@ -242,11 +267,15 @@ class HistoryAnalysis:
     def history_terms(self, expr: cst.BaseExpression, exclude: str | None = None) -> list[cst.BaseExpression]:
         """The smallest whole operands of ``expr`` that carry history: in
         ``loss * x.size(0) + 0.1 * reg`` the ``loss`` and ``reg``. Arithmetic
-        is looked through; anything else is a term. Operands that mention
+        and conditional expressions are looked through; anything else is a term. Operands that mention
         ``exclude`` (the accumulator) are skipped."""
         out: list[cst.BaseExpression] = []
 
         def walk(e: cst.BaseExpression) -> None:
+            if isinstance(e, cst.IfExp):
+                walk(e.body)  # the test only picks a branch
+                walk(e.orelse)
+                return
             if exclude is not None and mentions(e, exclude):
                 if isinstance(e, cst.BinaryOperation):
                     walk(e.left)
@@ -412,7 +441,7 @@ class _Walker:
             else:
                 self.ev(stmt.test)
             self.statement(stmt.body)
-            self.env = _join_env(before, self.env)
+            self.env = _join_env(before, self.env, after_loop=i == len(passes) - 1)
         self.record = record
         self.depth -= 1
         if stmt.orelse is not None:
@@ -554,6 +583,8 @@ class _Walker:
                 if self.record:
                     self.ev(e.value)
                 return self.env[key]
+            if isinstance(e.value, cst.Name) and e.value.value == "self" and e.attr.value in self.a.number_attributes(self.scope):
+                return NUMBER  # ``self.sigma = sigma`` with ``sigma=1.5``: a setting
             base = self.ev(e.value)
             if e.attr.value in _NO_ATTRS:
                 return NO
@@ -666,7 +697,7 @@ class _Walker:
             self.ev(func)
             if self.a.no_grad_module(func, c):
                 return NO
-            return self.fresh() if not _frozen_name(func) else MAYBE
+            return self.fresh() if not (_frozen_name(func) or self.a.frozen_module(func, c)) else MAYBE
         qn = self.a.names.call_name(c)
         if qn is not None:
             return self.library_call(qn, c, args)
@@ -726,6 +757,8 @@ class _Walker:
         last = qn.rsplit(".", 1)[-1]
         if qn.startswith(("torch.autograd.grad", "torch.autograd.functional")):
             return MAYBE
+        if last == "functional_call" and c.args and self.a.objects.kind_of(c.args[0].value, self.scope) is Kind.MODULE:
+            return self.fresh()  # ``functional_call(model, params, (x,))`` runs the model
         if last in _TORCH_NO_HISTORY:
             if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in c.args):
                 return MAYBE
@@ -773,12 +806,25 @@ class _Walker:
         return self.computed([base] + [Val(a.h) for a in args], scalar)
 
 
-def _join_env(a: Env, b: Env) -> Env:
+def _join_env(a: Env, b: Env, after_loop: bool = False) -> Env:
+    """Values after two paths meet. ``after_loop``: ``a`` is the state before
+    a loop that ran zero times, ``b`` after its iterations; an accumulator
+    started as a plain number (``total = 0.0``) that the body made carry
+    history carries it after any loop that ran."""
     out = {}
     for k in a.keys() | b.keys():
         va, vb = a.get(k), b.get(k)
+        if after_loop and va is not None and vb is not None and va.h is H.NO and vb.h is H.YES and va.scalar:
+            out[k] = vb
+            continue
         if va is None or vb is None:
-            out[k] = MAYBE if (va or vb) is None else Val(H.MAYBE) if (va or vb).h is not H.NO else (va or vb)
+            present = va or vb
+            if "." not in k:
+                # A plain name is a local of this body: unbound on the other
+                # path, so a read after the join sees this value.
+                out[k] = present  # type: ignore[assignment]
+            else:
+                out[k] = Val(H.MAYBE) if present.h is not H.NO else present  # type: ignore[union-attr]
         else:
             out[k] = join(va, vb)
     return out

@@ -34,6 +34,7 @@ from typing import Iterable, Union
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from memlint.analysis.aliases import alias_pairs, related
 from memlint.analysis.callgraph import CallGraph, Scope
 from memlint.analysis.grad_mode import GradMode, context_mode
 from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
@@ -160,6 +161,7 @@ class LoopAnalysis(cst.CSTVisitor):
         self._per_iteration: dict[cst.FunctionDef, bool] = {}
         self._locals_memo: dict[cst.FunctionDef, set[str]] = {}
         self._events_memo: dict[Scope, list[ModeEvent]] = {}
+        self._aliases_memo: dict[Scope, frozenset[tuple[str, str]]] = {}
 
     # == collection =========================================================
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
@@ -346,9 +348,10 @@ class LoopAnalysis(cst.CSTVisitor):
         """``fn`` is named for evaluation (``validate``, ``predict``...) and is
         not part of a model's forward: ``_inference_forward`` called from
         ``forward`` runs in whatever mode the model's caller chose."""
-        return is_eval_name(fn.name.value) and not self._serves_forward(fn)
+        return is_eval_name(fn.name.value) and not self.serves_forward(fn)
 
-    def _serves_forward(self, fn: cst.FunctionDef) -> bool:
+    def serves_forward(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` is a model's ``forward`` or is called from one (in this module)."""
         seen: set[cst.FunctionDef] = set()
         todo = [fn]
         while todo:
@@ -567,6 +570,9 @@ class LoopAnalysis(cst.CSTVisitor):
                     events.append(ModeEvent((line, col), "training-phase", call, None, frozenset({"*"})))
             elif _may_set_mode(call) and not (self.names.call_name(call) or "").startswith("torch"):
                 events.append(ModeEvent(self.pos(call), "unknown", call))
+            elif (self.names.call_name(call) or "").endswith(("Module.train", "Module.eval")):
+                # ``nn.Module.train(model)``: the unbound method, on its argument
+                events.append(ModeEvent(self.pos(call), "unknown", call))
         events.sort(key=lambda e: e.pos)
         self._events_memo[scope] = events
         return events
@@ -640,7 +646,12 @@ class LoopAnalysis(cst.CSTVisitor):
             if e.kind == "unknown":
                 return "unknown"
             if e.receiver is not None and e.receiver not in receivers:
-                continue
+                if all(r.startswith(e.receiver + ".") for r in receivers):
+                    pass  # ``model.eval()`` switches ``model.backbone`` too
+                elif any(related(e.receiver, r, self._aliases(scope)) for r in receivers):
+                    return "unknown"  # ``model_without_ddp.eval()``, ``model.head.train()``
+                else:
+                    continue
             if e.receiver is None:
                 return "unknown"
             if e.kind == "eval":
@@ -663,6 +674,11 @@ class LoopAnalysis(cst.CSTVisitor):
                 results.add(self.mode_before(site, mapped, trained, depth + 1))
             return results.pop() if len(results) == 1 else "unknown"
         return self._default_mode(receivers, scope, trained)
+
+    def _aliases(self, scope: Scope) -> frozenset[tuple[str, str]]:
+        if scope not in self._aliases_memo:
+            self._aliases_memo[scope] = alias_pairs(scope)
+        return self._aliases_memo[scope]
 
     def _default_mode(self, receivers: frozenset, scope: Scope, trained: bool) -> str:
         if all(self.objects.built_in_train_mode(r, scope) for r in receivers):
@@ -689,6 +705,12 @@ def _first_arg_false(call: cst.Call) -> bool:
     return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
 
 
+# Words naming what a function builds or reports when it is not a model.
+_NOT_A_MODEL = frozenset(
+    {"transform", "transforms", "dataset", "datasets", "loader", "dataloader", "sampler", "metric", "metrics", "log", "logger", "print", "csv", "split"}
+)
+
+
 def _may_set_mode(call: cst.Call) -> bool:
     """An unknown call that may switch a model's mode: ``set_eval_mode(m)``,
     ``model.apply(fn)``, ``enable_dropout(model)``."""
@@ -697,7 +719,10 @@ def _may_set_mode(call: cst.Call) -> bool:
     if last[:1].isupper():
         return False  # a constructor: ``nn.Dropout(0.5)``
     tokens = name_tokens(last)
+    if tokens & _NOT_A_MODEL:
+        return False  # ``build_eval_transform(384)``, ``make_train_loader(cfg)``
     return bool(tokens & {"eval", "train", "mode", "dropout", "bn", "batchnorm", "freeze", "unfreeze"}) or last == "apply"
+
 
 
 def _targets(stmt: cst.BaseSmallStatement) -> Iterable[tuple[cst.BaseExpression, cst.BaseExpression | None]]:

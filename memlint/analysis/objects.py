@@ -211,14 +211,27 @@ class ObjectTable(cst.CSTVisitor):
             self._returns[self._stack[-1]].append(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._constructor_kind(node) is Kind.OPTIMIZER:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("parameters", "named_parameters")
+            and not any(a.keyword is None for a in node.args)
+        ):
+            # ``clip_grad_norm_(model.parameters(), 1.0)``, ``for p in model.parameters()``
+            self._pending_param_uses.append((node, self._stack[-1]))
+        elif self._constructor_kind(node) is Kind.OPTIMIZER:
             self._pending_param_uses.append((node, self._stack[-1]))
 
     def _mark_parameters_owners(self, call: cst.Call, scope: Scope) -> None:
-        """``optim.SGD(model.parameters())``: ``model`` is a module."""
-        if self._constructor_kind(call) is not Kind.OPTIMIZER:
+        """``optim.SGD(model.parameters())`` or any ``model.parameters()``:
+        ``model`` is a module."""
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parameters", "named_parameters"):
+            owners = [call.func.value]
+        elif self._constructor_kind(call) is Kind.OPTIMIZER:
+            owners = parameters_owners(call)
+        else:
             return
-        for owner in parameters_owners(call):
+        for owner in owners:
             key = self._key_for_read(owner, scope)
             if key is not None:
                 self._used_as_module.add(key)

@@ -392,9 +392,11 @@ class TrainingVerbs(cst.CSTVisitor):
             if owners is not None:
                 if zero.target in owners:
                     return True
-                if len(optimizers) > 1:
+                if len(optimizers) > 1 and zero.target_kind is Kind.MODULE:
                     return False
-                return None  # ``netD.zero_grad()`` while only the generator's optimizer steps
+                # ``netD.zero_grad()`` while only the generator's optimizer
+                # steps; ``opt.zero_grad()`` over a list of optimizers.
+                return None
             return True if len(optimizers) == 1 else None
         return None
 

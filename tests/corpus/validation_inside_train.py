@@ -31,7 +31,7 @@ def train(net, trainloader, valloader, epochs, lr=0.001, device="cpu"):
             equals = top_class == labels.view(*top_class.shape)
             accuracy += torch.mean(equals.type(torch.FloatTensor))
         train_losses.append(running_loss / len(trainloader))
-        val_losses.append(val_loss / len(valloader))
+        val_losses.append(val_loss / len(valloader))  # expect: MEM102
         print("Epoch: {}/{}.. ".format(e + 1, epochs),
               "Training Loss: {:.3f}.. ".format(train_losses[-1]),
               "Val Loss: {:.3f}.. ".format(val_losses[-1]),
