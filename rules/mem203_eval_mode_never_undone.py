@@ -268,6 +268,63 @@ for epoch in range(10):
         Invalid(
             """\
 import torch
+model = GPT(config)
+optimizer = model.configure_optimizers(0.1, 6e-4, (0.9, 0.95), "cuda")
+
+
+@torch.no_grad()
+def estimate_loss():
+    model.eval()
+    losses = torch.zeros(200)
+    for k in range(200):
+        X, Y = get_batch("val")
+        logits, loss = model(X, Y)
+        losses[k] = loss.item()
+    return losses.mean()
+
+
+for iter_num in range(max_iters):
+    if iter_num % 250 == 0:
+        print(iter_num, estimate_loss())
+    X, Y = get_batch("train")
+    logits, loss = model(X, Y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+""",
+            """\
+import torch
+model = GPT(config)
+optimizer = model.configure_optimizers(0.1, 6e-4, (0.9, 0.95), "cuda")
+
+
+@torch.no_grad()
+def estimate_loss():
+    model.eval()
+    losses = torch.zeros(200)
+    for k in range(200):
+        X, Y = get_batch("val")
+        logits, loss = model(X, Y)
+        losses[k] = loss.item()
+    return losses.mean()
+
+
+for iter_num in range(max_iters):
+    model.train()
+    if iter_num % 250 == 0:
+        print(iter_num, estimate_loss())
+    X, Y = get_batch("train")
+    logits, loss = model(X, Y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+""",
+        ),
+        Invalid(
+            """\
+import torch
 def fit(model, train_loader, val_loader, optimizer, criterion, epochs):
     for epoch in range(epochs):
         model.eval()

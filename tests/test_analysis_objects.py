@@ -279,3 +279,18 @@ def test_a_name_whose_parameters_are_read_is_a_module():
     facts = facts_of(src)
     assert facts.objects.kind_of(find(facts.module, "net", cst.Name)) is Kind.MODULE
     assert facts.objects.kind_of(find(facts.module, "other", cst.Name)) is None  # an argument: not nn.Module.parameters
+
+
+@pytest.mark.parametrize(
+    "factory, kind",
+    [
+        ("model.configure_optimizers(0.1, 6e-4, (0.9, 0.95), 'cuda')", Kind.OPTIMIZER),
+        ("create_optimizer_v2(model, 'adamw', lr=1e-3)", Kind.OPTIMIZER),
+        ("build_optimizer(cfg.optim, model)", Kind.OPTIMIZER),
+        ("get_optimizer_state(path)", None),
+        ("optimizer_from_config(cfg)", None),
+    ],
+)
+def test_optimizer_factories_are_known_by_name(factory, kind):
+    facts = facts_of(f"opt = {factory}\nopt.step()\n")
+    assert facts.objects.kind_of(find(facts.module, "opt", cst.Name)) is kind

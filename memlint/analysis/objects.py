@@ -77,6 +77,9 @@ _SCALER_NAMES = frozenset(
         "torch.GradScaler",
     }
 )
+# Factories named for what they return: nanoGPT's ``model.configure_optimizers(...)``,
+# timm's ``create_optimizer_v2(...)``, ``build_optimizer(cfg)``.
+_OPTIMIZER_FACTORY = re.compile(r"(configure|create|build|make|get|init|setup)_optimizers?(_v\d+)?")
 _F_LOSS = re.compile(
     r"^torch\.nn\.functional\.(\w*_loss|cross_entropy|binary_cross_entropy(_with_logits)?|kl_div|nll_loss)$"
 )
@@ -450,6 +453,9 @@ class ObjectTable(cst.CSTVisitor):
         target = self.calls.resolve(call)
         if target is not None:
             return self._return_kind(target)
+        last = (dotted_name(func) or "").rsplit(".", 1)[-1]
+        if _OPTIMIZER_FACTORY.fullmatch(last):
+            return Kind.OPTIMIZER
         return None
 
     def _return_kind(self, fn: cst.FunctionDef) -> Kind | None:
