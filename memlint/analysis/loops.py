@@ -20,9 +20,12 @@ API (through ``facts.loops``):
   whose iterations the name/attribute written at ``stmt`` keeps its value
   (not re-initialised earlier in the same iteration), or None.
 - ``trains(fn)``, ``calls_model(fn)``, ``needs_grad(fn)`` for functions,
-  ``per_iteration(fn)`` for functions called once per batch.
+  ``per_iteration(fn)`` for functions called once per batch,
+  ``serves_forward(fn)`` for a ``forward`` and the helpers it calls.
 - ``mode_events(scope)`` — ``.train()``/``.eval()`` calls and training phases
-  in source order, for the MEM2xx rules.
+  in source order, for the MEM2xx rules; ``mode_before(node, receivers)`` the
+  mode those modules are in when ``node`` runs (a switch on an alias or a
+  part of them makes it unknown).
 """
 
 from __future__ import annotations
