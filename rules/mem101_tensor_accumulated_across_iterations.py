@@ -285,6 +285,48 @@ for tasks in task_loader:
         Invalid(
             """\
 import torch
+import torch.nn.functional as F
+def train(net, env, opt, episodes):
+    ep_value_loss = 0.0
+    for episode in range(episodes):
+        obs, done = env.reset(), False
+        values, rewards = [], []
+        while not done:
+            probs, value = net(torch.as_tensor(obs))
+            obs, reward, done = env.step(probs.argmax().item())
+            values.append(value.squeeze(-1))
+            rewards.append(reward)
+        value_loss = F.smooth_l1_loss(torch.stack(values), returns_of(rewards))
+        opt.zero_grad()
+        value_loss.backward()
+        opt.step()
+        ep_value_loss += value_loss
+    return ep_value_loss / episodes
+""",
+            """\
+import torch
+import torch.nn.functional as F
+def train(net, env, opt, episodes):
+    ep_value_loss = 0.0
+    for episode in range(episodes):
+        obs, done = env.reset(), False
+        values, rewards = [], []
+        while not done:
+            probs, value = net(torch.as_tensor(obs))
+            obs, reward, done = env.step(probs.argmax().item())
+            values.append(value.squeeze(-1))
+            rewards.append(reward)
+        value_loss = F.smooth_l1_loss(torch.stack(values), returns_of(rewards))
+        opt.zero_grad()
+        value_loss.backward()
+        opt.step()
+        ep_value_loss += value_loss.detach()
+    return ep_value_loss / episodes
+""",
+        ),
+        Invalid(
+            """\
+import torch
 def train_epoch(model, optimizer, train_dl, progress):
     avg_loss = 0.0
     for step, batch in enumerate(train_dl):

@@ -263,6 +263,46 @@ for real in loader:
         Invalid(
             """\
 import torch
+from torch.distributions import Categorical
+optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+entropies = []
+for episode in range(1000):
+    state, done, log_probs, rewards = env.reset(), False, [], []
+    while not done:
+        dist = Categorical(policy(torch.from_numpy(state).float()))
+        action = dist.sample()
+        log_probs.append(dist.log_prob(action))
+        entropies += [dist.entropy()]
+        state, reward, done = env.step(action.item())
+        rewards.append(reward)
+    loss = -(torch.stack(log_probs) * returns_of(rewards)).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            """\
+import torch
+from torch.distributions import Categorical
+optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+entropies = []
+for episode in range(1000):
+    state, done, log_probs, rewards = env.reset(), False, [], []
+    while not done:
+        dist = Categorical(policy(torch.from_numpy(state).float()))
+        action = dist.sample()
+        log_probs.append(dist.log_prob(action))
+        entropies += [dist.entropy().detach()]
+        state, reward, done = env.step(action.item())
+        rewards.append(reward)
+    loss = -(torch.stack(log_probs) * returns_of(rewards)).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
 epoch_summary = {}
 for epoch in range(epochs):
     for x, y in loader:

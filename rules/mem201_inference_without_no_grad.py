@@ -223,6 +223,48 @@ class InferenceWithoutNoGrad(Rule):
     valid = [
         Valid(
             """\
+import torch
+def _predict(model, loader):
+    model.eval()
+    outs = []
+    for x in loader:
+        outs.append(model(x).softmax(-1))
+    return torch.cat(outs)
+predict = torch.inference_mode()(_predict)
+""",
+            "inference_mode applied as a decorator by a call",
+        ),
+        Valid(
+            """\
+from contextlib import ExitStack
+import torch
+def predict(model, loader):
+    model.eval()
+    outs = []
+    with ExitStack() as stack:
+        stack.enter_context(torch.inference_mode())
+        for x in loader:
+            outs.append(model(x).cpu())
+    return torch.cat(outs)
+""",
+            "inference_mode entered on an ExitStack before the loop",
+        ),
+        Valid(
+            """\
+import torch
+def predict(model, loader):
+    model.eval()
+    grad_ctx = torch.no_grad()
+    outs = []
+    with grad_ctx:
+        for x in loader:
+            outs.append(model(x).argmax(1))
+    return torch.cat(outs)
+""",
+            "the loop runs under a torch.no_grad() instance held in a variable",
+        ),
+        Valid(
+            """\
 def evaluate_frozen(model, loader):
     model.eval()
     model.requires_grad_(False)

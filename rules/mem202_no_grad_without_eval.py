@@ -53,7 +53,8 @@ class NoGradWithoutEval(Rule):
     (Monte-Carlo dropout, batch-norm recalibration) and not reported, nor is
     a module we cannot follow (an EMA copy, a model loaded elsewhere), nor a
     model whose alias or part was switched (`model_without_ddp = model.module`
-    then `model_without_ddp.eval()`).
+    then `model_without_ddp.eval()`), nor batch-norm recalibration after
+    `reset_running_stats()` (Precise-BN, `update_bn`).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval
@@ -95,7 +96,7 @@ class NoGradWithoutEval(Rule):
         if None in receivers:
             return
         state = loops.mode_before(node, frozenset(receivers))  # type: ignore[arg-type]
-        if state not in _FLAGGED:
+        if state not in _FLAGGED or self._recalibrates_batch_norm(info):
             return
         if all(facts.objects.mode_dependent(r, node) is False for r in receivers):  # type: ignore[arg-type]
             return  # no dropout, no batch norm: both modes compute the same
@@ -111,7 +112,40 @@ class NoGradWithoutEval(Rule):
             fix = Fix(f"Call `{model}.eval()` before evaluating", ((anchor, new),), Safety.UNSAFE)
         self.report(node, message=self.message.format(model=model), fix=fix)
 
+    def _recalibrates_batch_norm(self, info) -> bool:
+        """Precise-BN / ``update_bn``: running statistics reset before the
+        loop, then re-estimated in train mode on purpose."""
+        loops = self.facts.loops
+        return any(
+            isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "reset_running_stats"
+            and loops.pos(call) < info.start
+            for call in self.facts.calls.calls_in.get(info.scope, ())
+        )
+
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def finish(model, train_loader, opt, epochs=10):
+    for epoch in range(epochs):
+        model.train()
+        for x, y in train_loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None
+    with torch.no_grad():
+        for x, _ in train_loader:
+            model(x)
+    model.eval()
+""",
+            "batch-norm statistics reset and re-estimated in train mode on purpose (Precise-BN)",
+        ),
         Valid(
             """\
 import torch

@@ -10,6 +10,38 @@ from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import statement
 
 
+def _last_iteration_test(test: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """``epoch == epochs - 1`` or ``epoch + 1 == epochs`` for loop variable ``epoch``."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.Equal) or not isinstance(target, cst.Name):
+        return False
+    name = target.value
+    sides = (test.left, test.comparisons[0].comparator)
+    for side, other in (sides, sides[::-1]):
+        if isinstance(side, cst.Name) and side.value == name:
+            return _plus_minus_one(other, cst.Subtract)
+        if (
+            isinstance(side, cst.BinaryOperation)
+            and isinstance(side.operator, cst.Add)
+            and isinstance(side.left, cst.Name)
+            and side.left.value == name
+            and isinstance(side.right, cst.Integer)
+            and side.right.value == "1"
+        ):
+            return True
+    return False
+
+
+def _plus_minus_one(expr: cst.BaseExpression, op: type) -> bool:
+    return (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, op)
+        and isinstance(expr.right, cst.Integer)
+        and expr.right.value == "1"
+    )
+
+
 class EvalModeNeverUndone(Rule):
     """
     ## What it does
@@ -44,7 +76,9 @@ class EvalModeNeverUndone(Rule):
     Unsafe: `model.train()` is inserted at the start of the training phase of
     the loop; it changes the results of every epoch after the first (that is
     the point). A `.train()` anywhere in the loop, also inside a function of
-    this module it calls, counts as undoing the switch. Silent when
+    this module it calls, counts as undoing the switch. Silent when the
+    switch sits in a branch that ends the loop (`break`, `return`) or runs
+    only on the last iteration (`if epoch == epochs - 1:`), and when
     `model.eval()` comes before the training phase with nothing evaluated in
     between (a linear probe that keeps frozen batch-norm statistics).
 
@@ -82,6 +116,8 @@ class EvalModeNeverUndone(Rule):
                 continue
             if self._rebuilt_in(info, e.receiver):
                 continue  # a fresh model each iteration (folds, experiments)
+            if self._no_training_after(info, e.node):
+                continue
             phases = [
                 p
                 for p in events
@@ -115,6 +151,23 @@ class EvalModeNeverUndone(Rule):
             if event.pos < loops.pos(c) < first and is_eval_name((dotted_name(c.func) or "").rsplit(".", 1)[-1])
         ]
         return not between and not calls
+
+    def _no_training_after(self, info, call: cst.Call) -> bool:
+        """The ``eval()`` sits in a branch of the loop that ends it (``break``,
+        ``return``) or runs only on its last iteration (``if epoch ==
+        epochs - 1:``): no training follows."""
+        parents = self.facts.loops.parents
+        cur = parents.get(call)
+        while cur is not None and cur is not info.node:
+            if isinstance(cur, cst.If):
+                last = cur.body.body[-1] if cur.body.body else None
+                small = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
+                if any(isinstance(s, (cst.Break, cst.Return)) for s in small):
+                    return True
+                if isinstance(info.node, cst.For) and _last_iteration_test(cur.test, info.node.target):
+                    return True
+            cur = parents.get(cur)
+        return False
 
     def _rebuilt_in(self, info, receiver: str) -> bool:
         index = self.facts.recurrent._index(info.scope)
@@ -154,6 +207,49 @@ class EvalModeNeverUndone(Rule):
         return Fix(f"Call `{model}.train()` before the training phase", ((anchor, new),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+def train(model, loader, test_loader, opt, epochs=30):
+    model.train()
+    for epoch in range(epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        if epoch == epochs - 1:
+            model.eval()
+            with torch.no_grad():
+                acc = sum((model(x).argmax(1) == y).sum().item() for x, y in test_loader)
+            print("final test acc", acc)
+    return model
+""",
+            "eval() only on the last epoch: no training follows",
+        ),
+        Valid(
+            """\
+import torch
+def train(model, loader, test_loader, opt, max_epochs=100, tol=1e-4):
+    model.train()
+    prev = float("inf")
+    for epoch in range(max_epochs):
+        total = 0.0
+        for x, y in loader:
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            total += loss.item()
+        if abs(prev - total) < tol:
+            model.eval()
+            with torch.no_grad():
+                print(sum(torch.nn.functional.mse_loss(model(x), y).item() for x, y in test_loader))
+            break
+        prev = total
+    return model
+""",
+            "the branch that calls eval() ends the loop with break",
+        ),
         Valid(
             """\
 import torch

@@ -204,6 +204,20 @@ for x, y in loader:
 """,
             "each optimizer of a list cleared in an inner loop",
         ),
+        Valid(
+            """\
+import torch
+enc_opt = torch.optim.Adam(model.encoder.parameters())
+dec_opt = torch.optim.Adam(model.decoder.parameters())
+for x in loader:
+    model.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), x)
+    loss.backward()
+    enc_opt.step()
+    dec_opt.step()
+""",
+            "model.zero_grad() clears the parameters of both sub-module optimizers",
+        ),
     ]
     invalid = [
         Invalid(

@@ -15,7 +15,9 @@ from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 # State dicts without weights: an LR scheduler's numbers, a GradScaler's
 # scale, a sampler's or data loader's position.
 _NO_WEIGHTS = (Kind.SCHEDULER, Kind.SCALER, Kind.LOADER)
-_NO_WEIGHTS_NAME = re.compile(r"sched|scaler|sampler|loader", re.IGNORECASE)
+# Objects whose state holds no weights: schedulers, scalers, data order, and
+# training bookkeeping (early stopping, meters, trackers, callbacks).
+_NO_WEIGHTS_NAME = re.compile(r"sched|scaler|sampler|loader|stop|meter|tracker|monitor|callback", re.IGNORECASE)
 
 
 def _state_dict_arg(call: cst.Call, objects: ObjectTable) -> cst.Arg | None:
@@ -70,7 +72,8 @@ class LoadWithoutMapLocation(Rule):
     used as tensors on the device they were saved from. Calls with
     `load_state_dict(..., assign=True)` are not reported, since the loaded
     tensors then become the parameters, nor loads into an LR scheduler, a
-    `GradScaler`, a sampler or a data loader, whose state holds no weights.
+    `GradScaler`, a sampler, a data loader or training bookkeeping (early
+    stopping, meters, trackers, callbacks), whose state holds no weights.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -174,6 +177,16 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+def resume(path):
+    stopper = EarlyStopping(patience=10)
+    stopper.load_state_dict(torch.load(path, weights_only=True))
+    return stopper
+""",
+            "early-stopping bookkeeping holds numbers, not weights",
+        ),
         Valid(
             """\
 import torch

@@ -196,7 +196,7 @@ class BestWeightsByReference(Rule):
         name = target.value if isinstance(target, cst.Name) else getattr(target, "attr", cst.Name("_")).value
         if "best" not in name.lower() and not self._selected(node):
             return  # a snapshot taken every time is the last weights anyway
-        if all(self._fresh_each_iteration(node, owner) for _, owner in found):
+        if all(self._fresh_each_iteration(node, owner) for _, owner in found) or self._loop_ends_after(node):
             return
         if isinstance(target, cst.Name):
             kept = not self._replaced_next(node, target.value) and self._name_kept(
@@ -228,6 +228,8 @@ class BestWeightsByReference(Rule):
         if value.func.attr.value != "state_dict":
             return None
         owner = value.func.value
+        if isinstance(owner, cst.Call) and self.facts.names.call_name(owner) == "copy.deepcopy":
+            return None  # the state of a copy that training never touches
         if self.facts.objects.kind_of(owner, value) is not Kind.MODULE:
             return None
         return owner
@@ -250,6 +252,17 @@ class BestWeightsByReference(Rule):
                 return True
             cur = self.parent(cur)
         return False
+
+    def _loop_ends_after(self, assign: cst.Assign) -> bool:
+        """``final = model.state_dict()`` then ``break`` or ``return``: no
+        step runs after the snapshot."""
+        line = self.parent(assign)
+        body = list(getattr(self.parent(line), "body", ()))
+        later = body[body.index(line) + 1 :] if line in body else []
+        return any(
+            isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Break, cst.Return)) for s in stmt.body)
+            for stmt in later
+        )
 
     def _fresh_each_iteration(self, assign: cst.Assign, owner: cst.BaseExpression) -> bool:
         """``model = make_model()`` earlier in the same loop body (a sweep):
@@ -342,6 +355,38 @@ class BestWeightsByReference(Rule):
         return False
 
     valid = [
+        Valid(
+            """\
+import torch
+def train_until(model, loader, val_loss, opt, target=0.05, max_epochs=100):
+    final_state = None
+    for epoch in range(max_epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        if val_loss(model) < target:
+            final_state = model.state_dict()
+            break
+    return final_state
+""",
+            "the snapshot is taken right before break: no step runs after it",
+        ),
+        Valid(
+            """\
+import copy
+def fit(model, train_one_epoch, score_fn, epochs=10):
+    best, best_state = float("-inf"), None
+    for epoch in range(epochs):
+        train_one_epoch(model)
+        score = score_fn(model)
+        if score > best:
+            best = score
+            best_state = copy.deepcopy(model).state_dict()
+    model.load_state_dict(best_state)
+""",
+            "the state dict of a deep copy, which training never touches",
+        ),
         Valid(
             """\
 import torch

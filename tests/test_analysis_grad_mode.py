@@ -193,3 +193,39 @@ def test_disabling_context():
     facts = facts_of(src)
     ctx = facts.grad_mode.disabling_context(find(facts.module, "y()", cst.Call))
     assert isinstance(ctx, cst.With)
+
+
+def test_context_held_in_a_variable():
+    src = """
+    import torch
+    from contextlib import nullcontext
+    def f(model, train):
+        ctx = torch.no_grad()
+        with ctx:
+            a()
+        maybe = nullcontext() if train else torch.no_grad()
+        with maybe:
+            b()
+        other = open("log.txt")
+        with other:
+            c()
+    """
+    assert modes(src, "a()", "b()", "c()") == [OFF, UNKNOWN, ON]
+
+
+def test_decorator_applied_by_a_call_and_contexts_entered_on_a_stack():
+    src = """
+    import torch
+    from contextlib import ExitStack
+    def _predict(model, x):
+        a()
+    predict = torch.inference_mode()(_predict)
+    def run(model, loader):
+        with ExitStack() as stack:
+            b()
+            stack.enter_context(torch.no_grad())
+            c()
+            if flag:
+                d()
+    """
+    assert modes(src, "a()", "b()", "c()", "d()") == [OFF, ON, OFF, OFF]

@@ -177,8 +177,9 @@ def test_container_append_and_loop_carried_values():
     assert facts.history.value(find(facts.module, "torch.cat(outs)", cst.Call)).h is H.YES
     # Around the loop: None on the first pass, a model output on the next ones.
     assert facts.history.value(find(facts.module, "hidden", cst.Name, 1)).h is H.MAYBE
-    # After the loop the loop may not have run: the empty list joins in.
-    assert facts.history.value(find(facts.module, "torch.cat(outs)", cst.Call, 1)).h is H.MAYBE
+    # After the loop: the list started empty, so whatever it holds came from
+    # iterations that ran (a loop that never ran leaves nothing to carry).
+    assert facts.history.value(find(facts.module, "torch.cat(outs)", cst.Call, 1)).h is H.YES
 
 
 def test_unknown_calls_are_maybe():
@@ -277,3 +278,17 @@ def probe(model, x):
 """
     assert h(src, "torch.exp(-(coords ** 2) / (2 * self.sigma ** 2))") is H.NO
     assert h(src, "model(x)") is not H.YES
+
+
+def test_a_distribution_over_outputs_with_history_has_history():
+    src = """
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+policy = nn.Linear(4, 2)
+dist = Categorical(logits=policy(x))
+e = dist.entropy()
+fixed = Categorical(probs=torch.ones(2) / 2).entropy()
+"""
+    assert h(src, "dist.entropy()") is H.YES
+    assert h(src, "Categorical(probs=torch.ones(2) / 2).entropy()") is H.NO

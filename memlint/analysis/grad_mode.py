@@ -38,6 +38,7 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.callgraph import CallGraph
 from memlint.analysis.names import ImportTable, dotted_name
+from memlint.traversal import visit_fast
 
 
 class GradMode(enum.Enum):
@@ -143,6 +144,14 @@ class GradModeAnalysis:
                 self._decorated.setdefault(fn, GradMode.DISABLED)
             elif fn.name.value in _AUTOGRAD_FUNCTION_METHODS and _is_autograd_function(cls, names):
                 self._decorated.setdefault(fn, _AUTOGRAD_FUNCTION_METHODS[fn.name.value])
+        # ``predict = torch.inference_mode()(_predict)``: a decorator applied by a call.
+        by_name = {fn.name.value: fn for fn in calls.functions}
+        for call in calls.calls_in.get(calls.module, ()):
+            if isinstance(call.func, cst.Call) and call.args and isinstance(call.args[0].value, cst.Name):
+                fn = by_name.get(call.args[0].value.value)
+                mode = context_mode(call.func, names)
+                if fn is not None and mode is not None:
+                    self._decorated.setdefault(fn, mode)
         # ``torch.set_grad_enabled(False)`` as a statement, per scope.
         self._bare: dict[object, list[tuple[cst.Call, GradMode]]] = {}
         for scope, scope_calls in calls.calls_in.items():
@@ -153,6 +162,7 @@ class GradModeAnalysis:
                     if mode is not None and isinstance(self.parents.get(call), cst.Expr):
                         self._bare.setdefault(scope, []).append((call, mode))
         self._with_memo: dict[cst.With, GradMode | None] = {}
+        self._assigned_memo: dict[cst.CSTNode, dict[str, list[cst.BaseExpression]]] = {}
         self._local_memo: dict[cst.CSTNode, tuple] = {}
         self._entry: dict[cst.FunctionDef, GradMode] = {}
         self._busy: set[cst.FunctionDef] = set()
@@ -162,11 +172,47 @@ class GradModeAnalysis:
         if node not in self._with_memo:
             mode = None
             for item in node.items:
-                m = context_mode(item.item, self.names)
+                m = self._item_mode(item.item, node)
                 if m is not None:
                     mode = m
             self._with_memo[node] = mode
         return self._with_memo[node]
+
+    def _entered_before(self, block: cst.IndentedBlock, child: cst.CSTNode) -> GradMode | None:
+        """``stack.enter_context(torch.inference_mode())`` earlier in the block."""
+        mode = None
+        for stmt in block.body[: block.body.index(child)]:  # type: ignore[arg-type]
+            for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+                call = small.value if isinstance(small, cst.Expr) else None
+                if (
+                    isinstance(call, cst.Call)
+                    and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value == "enter_context"
+                    and call.args
+                ):
+                    mode = context_mode(call.args[0].value, self.names) or mode
+        return mode
+
+    def _item_mode(self, item: cst.BaseExpression, node: cst.With) -> GradMode | None:
+        """``with torch.no_grad():``, or ``with ctx:`` after ``ctx =
+        torch.no_grad()`` (UNKNOWN when the assignments disagree:
+        ``torch.no_grad() if evaluating else nullcontext()``)."""
+        if not isinstance(item, cst.Name):
+            return context_mode(item, self.names)
+        scope = self.parents.get(node)
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+            scope = self.parents.get(scope)
+        scope = scope if scope is not None else self.calls.module
+        if scope not in self._assigned_memo:
+            self._assigned_memo[scope] = _assigned_values(scope)
+        values = self._assigned_memo[scope].get(item.value, [])
+        modes = set()
+        for value in values:
+            branches = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
+            modes.update(context_mode(b, self.names) for b in branches)
+        if not modes or modes == {None}:
+            return None
+        return modes.pop() if len(modes) == 1 else GradMode.UNKNOWN
 
     def _local(self, node: cst.CSTNode) -> tuple:
         """(mode set inside the function or None, disabling ``with`` or None,
@@ -182,6 +228,10 @@ class GradModeAnalysis:
                 mode = self._with_mode(cur)
                 if mode is not None:
                     result = (mode, cur if mode is GradMode.DISABLED else None)
+            if result is None and isinstance(cur, cst.IndentedBlock) and prev in cur.body:
+                mode = self._entered_before(cur, prev)
+                if mode is not None:
+                    result = (mode, None)
             prev, cur = cur, self.parents.get(cur)
         scope = cur if cur is not None else self.calls.module
         if result is None:
@@ -244,3 +294,17 @@ class GradModeAnalysis:
             self._busy.discard(fn)
         self._entry[fn] = result
         return result
+
+
+def _assigned_values(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """Every value assigned to each plain name in ``scope``."""
+    found: dict[str, list[cst.BaseExpression]] = {}
+
+    class _V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    found.setdefault(t.target.value, []).append(node.value)
+
+    visit_fast(scope, _V())
+    return found

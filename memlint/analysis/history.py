@@ -765,6 +765,9 @@ class _Walker:
             return NO
         if qn.startswith("torch.optim") or qn.startswith("torch.utils") or qn.startswith("torch.cuda"):
             return MAYBE if last[:1].isupper() else NO
+        if last[:1].isupper() and qn.startswith("torch.distributions"):
+            # ``Categorical(probs)``: samples' log-probs and entropies depend on probs
+            return self.computed([Val(a.h) for a in args])
         if last[:1].isupper():
             return MAYBE  # constructors: nn.Linear(...), optim.Adam(...)
         inputs = [Val(a.h) for a in args]
@@ -809,12 +812,12 @@ class _Walker:
 def _join_env(a: Env, b: Env, after_loop: bool = False) -> Env:
     """Values after two paths meet. ``after_loop``: ``a`` is the state before
     a loop that ran zero times, ``b`` after its iterations; an accumulator
-    started as a plain number (``total = 0.0``) that the body made carry
-    history carries it after any loop that ran."""
+    started as a plain number (``total = 0.0``) or an empty list that the
+    body made carry history carries it after any loop that ran."""
     out = {}
     for k in a.keys() | b.keys():
         va, vb = a.get(k), b.get(k)
-        if after_loop and va is not None and vb is not None and va.h is H.NO and vb.h is H.YES and va.scalar:
+        if after_loop and va is not None and vb is not None and va.h is H.NO and vb.h is H.YES and (va.scalar or va.items == ()):
             out[k] = vb
             continue
         if va is None or vb is None:

@@ -390,8 +390,8 @@ class TrainingVerbs(cst.CSTVisitor):
         if zero.target_kind in (Kind.MODULE, None):
             owners = self.optimizer_modules(step.target or "", step.scope)
             if owners is not None:
-                if zero.target in owners:
-                    return True
+                if zero.target in owners or all(o.startswith(zero.target + ".") for o in owners):
+                    return True  # ``model.zero_grad()`` clears ``model.encoder`` too
                 if len(optimizers) > 1 and zero.target_kind is Kind.MODULE:
                     return False
                 # ``netD.zero_grad()`` while only the generator's optimizer
