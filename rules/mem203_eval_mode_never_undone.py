@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.loops import is_eval_name
 from memlint.analysis.names import dotted_name
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -80,7 +81,9 @@ class EvalModeNeverUndone(Rule):
     switch sits in a branch that ends the loop (`break`, `return`) or runs
     only on the last iteration (`if epoch == epochs - 1:`), and when
     `model.eval()` comes before the training phase with nothing evaluated in
-    between (a linear probe that keeps frozen batch-norm statistics).
+    between (a linear probe that keeps frozen batch-norm statistics), when
+    the model is already in eval mode as the loop starts, and for a module
+    the loop only runs under `no_grad` (a DQN target network, an EMA copy).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train
@@ -123,10 +126,21 @@ class EvalModeNeverUndone(Rule):
                 for p in events
                 if p.kind == "training-phase" and p.node is not info.node and p.trains_module(e.receiver)
             ]
+            grad = self.facts.grad_mode
+            # Called with grad on in this loop: a target network or an EMA copy
+            # only ever run under no_grad is not what the loop trains.
             direct = any(loops.loop_of(c) is info for c in info.step_calls) and any(
-                _callee(c) == e.receiver for c in info.model_calls if loops.loop_of(c) is info
+                _callee(c) == e.receiver and grad.mode_at(c) is not GradMode.DISABLED
+                for c in info.model_calls
+                if loops.loop_of(c) is info
             )
-            if not direct and phases and self._trains_in_eval_on_purpose(info, e, phases, events):
+            if loops.mode_before(info.node, frozenset({e.receiver})) == "eval":
+                continue  # in eval mode before the loop too: trained in eval mode on purpose
+            if not direct and phases and any(
+                self._trains_in_eval_on_purpose(info, first, phases, events)
+                for first in events
+                if first.kind == "eval" and first.receiver == e.receiver
+            ):
                 continue
             if phases or direct:
                 out.append((e, phases[0] if phases and not direct else None))
@@ -207,6 +221,67 @@ class EvalModeNeverUndone(Rule):
         return Fix(f"Call `{model}.train()` before the training phase", ((anchor, new),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def dqn(policy_net, target_net, replay, optimizer, num_steps, sync_every=1000):
+    for step in range(num_steps):
+        s, a, r, s2, d = replay.sample(64)
+        with torch.no_grad():
+            target = r + 0.99 * (1 - d) * target_net(s2).max(1).values
+        q = policy_net(s).gather(1, a[:, None]).squeeze(1)
+        loss = F.smooth_l1_loss(q, target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % sync_every == 0:
+            target_net.load_state_dict(policy_net.state_dict())
+            target_net.eval()
+""",
+            "a DQN target network, only run under no_grad, is not what the loop trains",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def linear_probe(model, train_loader, val_loader, optimizer, epochs):
+    model.requires_grad_(False)
+    model.fc.requires_grad_(True)
+    model.eval()  # frozen backbone: keep BN running statistics
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        model.eval()
+        with torch.no_grad():
+            print(sum((model(x).argmax(1) == y).sum().item() for x, y in val_loader))
+""",
+            "in eval mode before the loop as well: a linear probe trains in eval mode on purpose",
+        ),
+        Valid(
+            """\
+import torch
+def train(train_loader, model, criterion, optimizer):
+    model.eval()
+    for images, target in train_loader:
+        loss = criterion(model(images), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+def validate(val_loader, model):
+    model.eval()
+    with torch.no_grad():
+        return sum((model(x).argmax(1) == y).sum().item() for x, y in val_loader)
+def main(model, train_loader, val_loader, criterion, optimizer, epochs):
+    for epoch in range(epochs):
+        train(train_loader, model, criterion, optimizer)
+        print(epoch, validate(val_loader, model))
+""",
+            "MoCo-style train() that calls model.eval() before every training phase",
+        ),
         Valid(
             """\
 import torch

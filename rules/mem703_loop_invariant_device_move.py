@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.activations import is_inplace_method
 from memlint.analysis.names import dotted_name, flat_targets
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import VerbKind
@@ -83,8 +84,9 @@ class LoopInvariantDeviceMove(Rule):
     No fix: hoisting code out of a loop is for the author to do. Per-batch
     data moves (`x.to(device)`) are required and never flagged; neither are
     loops over models, folds or experiments (the module is rebound or is the
-    loop variable), moves under a condition (`if step == 0:`), nor loops
-    that move the module back and forth on purpose (CPU offloading).
+    loop variable), moves under a condition (`if step == 0:`), loops
+    that move the module back and forth on purpose (CPU offloading), nor a
+    tensor the loop then fills in place (a per-batch buffer, not a constant).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to
@@ -110,8 +112,35 @@ class LoopInvariantDeviceMove(Rule):
             if key is None or self._rebound_in(loop, key, node) or self._moved_elsewhere(loop, key, node):
                 return
             self.report(node, message=f"`{key}` is moved to the device on every batch: {self.message}")
-        elif self._constant_tensor(recv):
+        elif self._constant_tensor(recv) and not self._mutated_in(loop, node):
             self.report(node, message=f"a constant tensor is built and copied to the device on every batch: {self.message}")
+
+    def _mutated_in(self, loop: cst.For | cst.While, move: cst.Call) -> bool:
+        """``counts = torch.zeros(n).cuda()`` then ``counts.index_add_(...)``:
+        a fresh buffer each batch, not a constant."""
+        stmt = self.parent(move)
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            return False
+        key = dotted_name(stmt.targets[0].target)
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                f = node.func
+                if isinstance(f, cst.Attribute) and dotted_name(f.value) == key and is_inplace_method(f.attr.value):
+                    found.append(node)
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                if dotted_name(node.target) == key:
+                    found.append(node)
+
+            def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                if isinstance(node.target, cst.Subscript) and dotted_name(node.target.value) == key:
+                    found.append(node)
+
+        if key is not None:
+            visit_fast(loop.body, _V())  # type: ignore[attr-defined]
+        return bool(found)
 
     def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
         """The innermost loop whose body holds ``node`` unconditionally."""
@@ -222,6 +251,20 @@ class LoopInvariantDeviceMove(Rule):
         return frozenset(found)
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+for x, y in loader:
+    counts = torch.zeros(10).cuda()
+    counts.index_add_(0, y.cuda(), torch.ones(len(y), device="cuda"))
+    loss = F.cross_entropy(model(x.cuda()), y.cuda(), weight=counts.sum() / counts.clamp(min=1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            "a buffer filled in place each batch is not a constant",
+        ),
         Valid(
             """\
 import torch

@@ -151,6 +151,10 @@ def item_of(v: Val, index: int | None = None) -> Val:
 Env = dict
 
 
+# Libraries whose models' ``__call__`` runs under ``inference_mode``.
+_INFERENCE_LIBS = ("ultralytics.",)
+
+
 class HistoryAnalysis:
     # Depth of nested loops whose bodies are walked twice; deeper ones once.
     MAX_REPEAT_DEPTH = 4
@@ -204,7 +208,8 @@ class HistoryAnalysis:
 
     def no_grad_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``feat_net(x)`` where ``feat_net = FrozenEncoder(...)`` and that
-        class of this module decorates its ``forward`` with ``no_grad``."""
+        class of this module decorates its ``forward`` with ``no_grad``, or
+        ``model = YOLO(...)`` (ultralytics predicts under ``inference_mode``)."""
         if self._no_grad_classes_memo is None:
             self._no_grad_classes_memo = frozenset(
                 name
@@ -213,7 +218,8 @@ class HistoryAnalysis:
                 if (fwd := self.calls.methods.get(cls, {}).get("forward")) is not None
                 and self.grad.decorator_mode(fwd) is GradMode.DISABLED
             )
-        if not self._no_grad_classes_memo:
+        inference_lib = any(qn.startswith(_INFERENCE_LIBS) for qn in self.names.bindings.values())
+        if not self._no_grad_classes_memo and not inference_lib:
             return False
         key = dotted_name(func)
         if key is None:
@@ -221,7 +227,12 @@ class HistoryAnalysis:
         # ``FrozenEncoder(enc).to(device)`` is still a ``FrozenEncoder``.
         values = [unwrap_pass_through(v) for v in self._bindings().values(key, self.objects.scope_of(call))]
         return bool(values) and all(
-            isinstance(v, cst.Call) and dotted_name(v.func) in self._no_grad_classes_memo for v in values
+            isinstance(v, cst.Call)
+            and (
+                dotted_name(v.func) in self._no_grad_classes_memo
+                or (self.names.call_name(v) or "").startswith(_INFERENCE_LIBS)
+            )
+            for v in values
         )
 
     def _walk(self, scope: Scope) -> None:
@@ -757,8 +768,10 @@ class _Walker:
         last = qn.rsplit(".", 1)[-1]
         if qn.startswith(("torch.autograd.grad", "torch.autograd.functional")):
             return MAYBE
-        if last == "functional_call" and c.args and self.a.objects.kind_of(c.args[0].value, self.scope) is Kind.MODULE:
-            return self.fresh()  # ``functional_call(model, params, (x,))`` runs the model
+        if last == "functional_call" and len(args) >= 3:
+            # ``functional_call(model, params, (x,))`` runs the model with these
+            # parameters: detached ones build no graph (for inputs without one)
+            return self.computed(args[2:3]) if args[1].h is H.NO else self.fresh()
         if last in _TORCH_NO_HISTORY:
             if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in c.args):
                 return MAYBE

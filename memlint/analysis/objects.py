@@ -131,6 +131,9 @@ class ObjectTable(cst.CSTVisitor):
         self._return_memo: dict[cst.FunctionDef, Kind | None] = {}
         self._returns: dict[cst.FunctionDef, list[cst.BaseExpression]] = defaultdict(list)
         self._used_as_module: set[tuple[object, str]] = set()
+        # Read through ``.parameters()`` somewhere: a module unless the name
+        # is also a loop target or similar (``for m in (accuracy,)``).
+        self._parameters_read: set[tuple[object, str]] = set()
         self._pending_param_uses: list[tuple[cst.Call, Scope]] = []
         self._model_memo: dict[cst.Call, bool] = {}
         self._loss_memo: dict[cst.Call, bool] = {}
@@ -229,15 +232,15 @@ class ObjectTable(cst.CSTVisitor):
         """``optim.SGD(model.parameters())`` or any ``model.parameters()``:
         ``model`` is a module."""
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parameters", "named_parameters"):
-            owners = [call.func.value]
+            owners, evidence = [call.func.value], self._parameters_read
         elif self._constructor_kind(call) is Kind.OPTIMIZER:
-            owners = parameters_owners(call)
+            owners, evidence = parameters_owners(call), self._used_as_module
         else:
             return
         for owner in owners:
             key = self._key_for_read(owner, scope)
             if key is not None:
-                self._used_as_module.add(key)
+                evidence.add(key)
 
     def _classify_classes(self) -> None:
         """Classes of this file that are modules, losses or optimizers."""
@@ -310,7 +313,7 @@ class ObjectTable(cst.CSTVisitor):
             name = expr.value
             cur: Scope = scope
             while True:
-                if (cur, name) in self._defs or (cur, name) in self._params or (cur, name) in self._used_as_module:
+                if (cur, name) in self._defs or (cur, name) in self._params or (cur, name) in self._used_as_module or (cur, name) in self._parameters_read:
                     return (cur, name)
                 if isinstance(cur, cst.Module):
                     return None
@@ -395,6 +398,8 @@ class ObjectTable(cst.CSTVisitor):
             else:
                 kinds.add(kind)
         if key in self._used_as_module:
+            kinds.add(Kind.MODULE)
+        elif key in self._parameters_read and all(v is not None for v in self._defs.get(key, ())):
             kinds.add(Kind.MODULE)
         if len(kinds) == 1:
             return next(iter(kinds))
