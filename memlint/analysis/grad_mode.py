@@ -146,7 +146,7 @@ class GradModeAnalysis:
                 self._decorated.setdefault(fn, _AUTOGRAD_FUNCTION_METHODS[fn.name.value])
         # ``predict = torch.inference_mode()(_predict)``: a decorator applied by a call.
         by_name = {fn.name.value: fn for fn in calls.functions}
-        for call in calls.calls_in.get(calls.module, ()):
+        for call in (c for scope_calls in calls.calls_in.values() for c in scope_calls):
             if isinstance(call.func, cst.Call) and call.args and isinstance(call.args[0].value, cst.Name):
                 fn = by_name.get(call.args[0].value.value)
                 mode = context_mode(call.func, names)
