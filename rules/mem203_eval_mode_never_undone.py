@@ -82,7 +82,8 @@ class EvalModeNeverUndone(Rule):
     only on the last iteration (`if epoch == epochs - 1:`), and when
     `model.eval()` comes before the training phase with nothing evaluated in
     between (a linear probe that keeps frozen batch-norm statistics), when
-    the model is already in eval mode as the loop starts, and for a module
+    the model is already in eval mode as the loop starts (unless that was
+    for an evaluation right before it, a baseline), and for a module
     the loop only runs under `no_grad` (a DQN target network, an EMA copy).
 
     ## References
@@ -134,7 +135,7 @@ class EvalModeNeverUndone(Rule):
                 for c in info.model_calls
                 if loops.loop_of(c) is info
             )
-            if loops.mode_before(info.node, frozenset({e.receiver})) == "eval":
+            if loops.mode_before(info.node, frozenset({e.receiver})) == "eval" and not self._evaluated_before(info, e.receiver):
                 continue  # in eval mode before the loop too: trained in eval mode on purpose
             if not direct and phases and any(
                 self._trains_in_eval_on_purpose(info, first, phases, events)
@@ -145,6 +146,26 @@ class EvalModeNeverUndone(Rule):
             if phases or direct:
                 out.append((e, phases[0] if phases and not direct else None))
         return out
+
+    def _evaluated_before(self, info, receiver: str) -> bool:
+        """``model.eval(); evaluate(model)`` (a baseline) right before the
+        loop: the eval mode was for that evaluation, not for training."""
+        loops = self.facts.loops
+        before = [
+            e for e in loops.mode_events(info.scope) if e.kind == "eval" and e.receiver == receiver and e.pos < info.start
+        ]
+        if not before:
+            return False
+        start = before[-1].pos
+        evaluating_loops = [
+            other for other in loops.scope_loops(info.scope) if start < other.start < info.start and other.role == "eval"
+        ]
+        evaluating_calls = [
+            c
+            for c in self.facts.calls.calls_in.get(info.scope, ())
+            if start < loops.pos(c) < info.start and is_eval_name((dotted_name(c.func) or "").rsplit(".", 1)[-1])
+        ]
+        return bool(evaluating_loops or evaluating_calls)
 
     def _trains_in_eval_on_purpose(self, info, event, phases, events) -> bool:
         """``model.eval()`` right before every training phase, with nothing
@@ -436,6 +457,37 @@ for epoch in range(10):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def fit(model, train_loader, val_loader, optimizer, criterion, epochs):
+    model.eval()
+    print("baseline", evaluate(model, val_loader))
+    for epoch in range(epochs):
+        for images, target in train_loader:
+            loss = criterion(model(images), target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        model.eval()
+        print(epoch, evaluate(model, val_loader))
+""",
+            """\
+import torch
+def fit(model, train_loader, val_loader, optimizer, criterion, epochs):
+    model.eval()
+    print("baseline", evaluate(model, val_loader))
+    for epoch in range(epochs):
+        model.train()
+        for images, target in train_loader:
+            loss = criterion(model(images), target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        model.eval()
+        print(epoch, evaluate(model, val_loader))
+""",
+        ),
         Invalid(
             """\
 import torch
