@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.loops import is_eval_name
+from memlint.analysis.loops import ends_with_jump, is_eval_name
 from memlint.analysis.names import dotted_name
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import statement
@@ -137,11 +137,8 @@ class EvalModeNeverUndone(Rule):
             )
             if loops.mode_before(info.node, frozenset({e.receiver})) == "eval" and not self._evaluated_before(info, e.receiver):
                 continue  # in eval mode before the loop too: trained in eval mode on purpose
-            if not direct and phases and any(
-                self._trains_in_eval_on_purpose(info, first, phases, events)
-                for first in events
-                if first.kind == "eval" and first.receiver == e.receiver
-            ):
+            first_eval = next(x for x in events if x.kind == "eval" and x.receiver == e.receiver)
+            if not direct and phases and self._trains_in_eval_on_purpose(info, first_eval, phases):
                 continue
             if phases or direct:
                 out.append((e, phases[0] if phases and not direct else None))
@@ -150,42 +147,28 @@ class EvalModeNeverUndone(Rule):
     def _evaluated_before(self, info, receiver: str) -> bool:
         """``model.eval(); evaluate(model)`` (a baseline) right before the
         loop: the eval mode was for that evaluation, not for training."""
-        loops = self.facts.loops
         before = [
-            e for e in loops.mode_events(info.scope) if e.kind == "eval" and e.receiver == receiver and e.pos < info.start
+            e
+            for e in self.facts.loops.mode_events(info.scope)
+            if e.kind == "eval" and e.receiver == receiver and e.pos < info.start
         ]
-        if not before:
-            return False
-        start = before[-1].pos
-        evaluating_loops = [
-            other for other in loops.scope_loops(info.scope) if start < other.start < info.start and other.role == "eval"
-        ]
-        evaluating_calls = [
-            c
-            for c in self.facts.calls.calls_in.get(info.scope, ())
-            if start < loops.pos(c) < info.start and is_eval_name((dotted_name(c.func) or "").rsplit(".", 1)[-1])
-        ]
-        return bool(evaluating_loops or evaluating_calls)
+        return bool(before) and self._evaluates_between(info.scope, before[-1].pos, info.start)
 
-    def _trains_in_eval_on_purpose(self, info, event, phases, events) -> bool:
+    def _trains_in_eval_on_purpose(self, info, event, phases) -> bool:
         """``model.eval()`` right before every training phase, with nothing
         evaluated in between: a linear probe keeping frozen batch-norm
         statistics, not a validation that forgot ``.train()``."""
-        loops = self.facts.loops
         first = min(p.pos for p in phases)
-        if first < event.pos or any(e.kind == "eval" and e.pos < event.pos for e in events):
-            return False
-        between = [
-            other
-            for other in loops.scope_loops(info.scope)
-            if other is not info and event.pos < other.start < first and other.role == "eval"
-        ]
-        calls = [
-            c
-            for c in self.facts.calls.calls_in.get(info.scope, ())
-            if event.pos < loops.pos(c) < first and is_eval_name((dotted_name(c.func) or "").rsplit(".", 1)[-1])
-        ]
-        return not between and not calls
+        return event.pos < first and not self._evaluates_between(info.scope, event.pos, first)
+
+    def _evaluates_between(self, scope, start, end) -> bool:
+        """An evaluation loop, or a call of a function named for evaluation,
+        between the two positions of ``scope``."""
+        loops = self.facts.loops
+        return any(start < other.start < end and other.role == "eval" for other in loops.scope_loops(scope)) or any(
+            start < loops.pos(c) < end and is_eval_name((dotted_name(c.func) or "").rsplit(".", 1)[-1])
+            for c in self.facts.calls.calls_in.get(scope, ())
+        )
 
     def _no_training_after(self, info, call: cst.Call) -> bool:
         """The ``eval()`` sits in a branch of the loop that ends it (``break``,
@@ -195,9 +178,7 @@ class EvalModeNeverUndone(Rule):
         cur = parents.get(call)
         while cur is not None and cur is not info.node:
             if isinstance(cur, cst.If):
-                last = cur.body.body[-1] if cur.body.body else None
-                small = last.body if isinstance(last, cst.SimpleStatementLine) else [last]
-                if any(isinstance(s, (cst.Break, cst.Return)) for s in small):
+                if ends_with_jump(cur.body, (cst.Break, cst.Return)):
                     return True
                 if isinstance(info.node, cst.For) and _last_iteration_test(cur.test, info.node.target):
                     return True

@@ -198,23 +198,10 @@ class InPlaceOnLeafRequiringGrad(Rule):
         self.report(node, fix=fix)
 
     def _method_called_without_grad(self, node: cst.CSTNode) -> bool:
-        """``ema.update(model)`` only ever called under ``torch.no_grad()`` in
-        this module: the method of the class (``ShadowEMA.update``) runs
-        without grad even though the receiver's class is not known."""
         fn = self.parent(node)
         while fn is not None and not isinstance(fn, cst.FunctionDef):
             fn = self.parent(fn)
-        if fn is None or not isinstance(self.parent(self.parent(fn)), cst.ClassDef):
-            return False
-        name = fn.name.value
-        sites = [
-            call
-            for calls in self.facts.calls.calls_in.values()
-            for call in calls
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == name
-        ]
-        grad = self.facts.grad_mode
-        return bool(sites) and all(grad.mode_at(call) is GradMode.DISABLED for call in sites)
+        return fn is not None and self.facts.grad_mode.method_called_without_grad(fn)
 
     def _run_of_updates(self, line: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         """``line`` and the lines right after it that also update leaves in

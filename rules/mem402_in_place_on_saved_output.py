@@ -16,6 +16,7 @@ from memlint.analysis.activations import (
 )
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import H
+from memlint.analysis.loops import ends_with_jump
 from memlint.analysis.names import flat_targets
 from memlint.analysis.training_verbs import VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -41,13 +42,6 @@ def _training_test(test: cst.BaseExpression) -> bool | None:
     if isinstance(test, cst.Attribute) and test.attr.value == "training" and isinstance(test.value, cst.Name) and test.value.value == "self":
         return True
     return None
-
-
-def _returns(body: cst.BaseSuite) -> bool:
-    last = body.body[-1] if body.body else None
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
-    return isinstance(last, (cst.Return, cst.Raise))
 
 
 class InPlaceOnSavedOutput(Rule):
@@ -235,7 +229,7 @@ class InPlaceOnSavedOutput(Rule):
                         isinstance(earlier, cst.If)
                         and earlier.orelse is None
                         and _training_test(earlier.test) is True
-                        and _returns(earlier.body)
+                        and ends_with_jump(earlier.body, (cst.Return, cst.Raise))
                     ):
                         return True
             cur, child = self.parent(cur), cur

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from memlint.analysis.loops import ends_with_jump
 from memlint.analysis.names import dotted_name
 from memlint.call_args import (
     append_keyword,
@@ -204,10 +205,7 @@ class DeprecatedCudaAmp(Rule):
         """``if hasattr(torch.amp, "autocast"): return torch.amp.autocast(...)``"""
         if not isinstance(stmt, cst.If) or stmt.orelse is not None or not self._compat_test(stmt.test):
             return False
-        last = stmt.body.body[-1] if isinstance(stmt.body, cst.IndentedBlock) and stmt.body.body else None
-        return isinstance(last, cst.SimpleStatementLine) and any(
-            isinstance(small, (cst.Return, cst.Raise)) for small in last.body
-        )
+        return ends_with_jump(stmt.body, (cst.Return, cst.Raise))
 
     def _compat_test(self, test: cst.BaseExpression) -> bool:
         """The test names the torch version, or a flag this module computes

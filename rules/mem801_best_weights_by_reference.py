@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from memlint.analysis.names import dotted_name
+from memlint.analysis.loops import jumps
+from memlint.analysis.names import dotted_name, mentions
 from memlint.analysis.objects import Kind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.traversal import visit_fast
@@ -62,18 +63,6 @@ def _none_test(parent: cst.CSTNode | None, read: cst.CSTNode) -> bool:
         and isinstance(parent.comparisons[0].comparator, cst.Name)
         and parent.comparisons[0].comparator.value == "None"
     )
-
-
-def _mentions(node: cst.CSTNode, name: str) -> bool:
-    found = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value == name:
-                found.append(n)
-
-    visit_fast(node, _V())
-    return bool(found)
 
 
 def _call_attrs(expr: cst.BaseExpression) -> set[str]:
@@ -259,10 +248,7 @@ class BestWeightsByReference(Rule):
         line = self.parent(assign)
         body = list(getattr(self.parent(line), "body", ()))
         later = body[body.index(line) + 1 :] if line in body else []
-        return any(
-            isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Break, cst.Return)) for s in stmt.body)
-            for stmt in later
-        )
+        return any(jumps(stmt, (cst.Break, cst.Return)) for stmt in later)
 
     def _fresh_each_iteration(self, assign: cst.Assign, owner: cst.BaseExpression) -> bool:
         """``model = make_model()`` earlier in the same loop body (a sweep):
@@ -284,7 +270,7 @@ class BestWeightsByReference(Rule):
                     isinstance(small, cst.Assign)
                     and any(isinstance(t.target, cst.Name) and t.target.value == owner.value for t in small.targets)
                     and isinstance(small.value, cst.Call)
-                    and not _mentions(small.value, owner.value)
+                    and not mentions(small.value, owner.value)
                 ):
                     return True
         return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.loops import name_tokens
+from memlint.analysis.loops import jumps, name_tokens
 from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import Verb, VerbKind
@@ -21,13 +21,6 @@ def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
     if isinstance(test, cst.UnaryOperation):
         return _comparisons(test.expression)
     return []
-
-
-def _leaves_iteration(stmt: cst.CSTNode) -> bool:
-    """``continue``, ``break``, ``return`` or ``raise``: nothing after it runs."""
-    return isinstance(stmt, cst.SimpleStatementLine) and any(
-        isinstance(small, (cst.Continue, cst.Break, cst.Return, cst.Raise)) for small in stmt.body
-    )
 
 
 class SchedulerBeforeOptimizerStep(Rule):
@@ -112,7 +105,7 @@ class SchedulerBeforeOptimizerStep(Rule):
                 if stmt in body:
                     leaves = False
                     for later in body[body.index(stmt) + 1 :]:
-                        if _leaves_iteration(later):
+                        if jumps(later):
                             # ``if epoch < start_epoch: scheduler.step(); continue``
                             # fast-forwards a resumed schedule.
                             leaves = True

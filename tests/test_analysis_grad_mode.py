@@ -229,3 +229,24 @@ def test_decorator_applied_by_a_call_and_contexts_entered_on_a_stack():
                 d()
     """
     assert modes(src, "a()", "b()", "c()", "d()") == [OFF, ON, OFF, OFF]
+
+
+def test_method_called_only_under_no_grad_through_an_instance():
+    src = """
+    import torch
+    class Shadow:
+        def update(self, model):
+            a()
+        def reset(self):
+            b()
+    def step(ema, shadow, model):
+        with torch.no_grad():
+            ema.update(model)
+        shadow.reset()
+    """
+    facts = facts_of(src)
+    grad = facts.grad_mode
+    fns = {fn.name.value: fn for fn in facts.calls.functions}
+    assert grad.method_called_without_grad(fns["update"])
+    assert not grad.method_called_without_grad(fns["reset"])
+    assert not grad.method_called_without_grad(fns["step"])  # not a method

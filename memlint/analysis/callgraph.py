@@ -20,6 +20,26 @@ from memlint.traversal import ParentMap, tree_index
 Scope = Union[cst.FunctionDef, cst.Module]
 
 
+def bound_params(call: cst.Call, fn: cst.FunctionDef) -> list[tuple[cst.Arg, str]]:
+    """The parameter of ``fn`` each argument of ``call`` binds to (``self``
+    skipped for ``self.method(...)`` and ``obj.method(...)``); nothing from a
+    ``*args`` on, whose positions are unknown."""
+    positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    if isinstance(call.func, cst.Attribute) and positional and positional[0] in ("self", "cls"):
+        positional = positional[1:]
+    named = set(positional) | {p.name.value for p in fn.params.kwonly_params}
+    out: list[tuple[cst.Arg, str]] = []
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            break
+        if arg.keyword is not None:
+            if arg.keyword.value in named:
+                out.append((arg, arg.keyword.value))
+        elif i < len(positional):
+            out.append((arg, positional[i]))
+    return out
+
+
 class CallGraph:
     """Also the analyses' view of the module's TreeIndex: ``parents``
     (node -> parent) and ``pos``/``end`` (source order as pre-order numbers),

@@ -50,7 +50,7 @@ class ModuleFacts:
         -> ``GradMode.ENABLED/DISABLED/UNKNOWN`` (analysis/grad_mode.py)."""
         from memlint.analysis.grad_mode import GradModeAnalysis
 
-        return GradModeAnalysis(self.wrapper, self.names, self.calls)
+        return GradModeAnalysis(self.wrapper, self.names, self.calls, lambda: self.bindings)
 
     @cached_property
     def loops(self):

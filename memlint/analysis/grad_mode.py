@@ -8,6 +8,8 @@ API (through ``facts.grad_mode``):
 - ``entry_mode(fn)`` — the mode a function body starts in.
 - ``disabling_context(node)`` — the ``with`` statement that turns grad off
   around ``node`` in its own function, if any.
+- ``method_called_without_grad(fn)`` — every ``x.<method>(...)`` in the
+  module runs with grad off (calls through instances are not resolved).
 
 Sources of a mode, innermost first:
 
@@ -16,8 +18,12 @@ Sources of a mode, innermost first:
   and ``set_grad_enabled(True)`` back on, ``set_grad_enabled(flag)`` makes it
   unknown. A bare ``torch.set_grad_enabled(False)`` statement holds for the
   statements after it in its function.
+- ``with ctx:`` after ``ctx = torch.no_grad()`` (unknown when the
+  assignments disagree), and ``stack.enter_context(torch.inference_mode())``
+  for the statements after it in the block.
 - A decorator ``@torch.no_grad()`` / ``@torch.inference_mode()`` (called or
-  not) or ``@torch.enable_grad()`` sets the mode a function body starts in.
+  not) or ``@torch.enable_grad()`` sets the mode a function body starts in,
+  also when applied by a call: ``predict = torch.inference_mode()(_predict)``.
 - Lightning's ``validation_step``/``test_step``/``predict_step`` hooks and
   the ``_forward`` of a transformers ``Pipeline`` subclass run with grad off
   (the framework disables it).
@@ -32,13 +38,14 @@ Sources of a mode, innermost first:
 from __future__ import annotations
 
 import enum
+from typing import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from memlint.analysis.bindings import Bindings
 from memlint.analysis.callgraph import CallGraph
 from memlint.analysis.names import ImportTable, dotted_name
-from memlint.traversal import visit_fast
 
 
 class GradMode(enum.Enum):
@@ -124,8 +131,11 @@ class GradModeAnalysis:
     the function's bare ``set_grad_enabled`` statements and its entry mode.
     No traversal of the module of its own."""
 
-    def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph) -> None:
+    def __init__(
+        self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, bindings: Callable[[], Bindings]
+    ) -> None:
         self.wrapper = wrapper
+        self._bindings = bindings  # built only when a ``with name:`` is asked about
         self.names = names
         self.calls = calls
         self.parents = calls.parents
@@ -162,7 +172,6 @@ class GradModeAnalysis:
                     if mode is not None and isinstance(self.parents.get(call), cst.Expr):
                         self._bare.setdefault(scope, []).append((call, mode))
         self._with_memo: dict[cst.With, GradMode | None] = {}
-        self._assigned_memo: dict[cst.CSTNode, dict[str, list[cst.BaseExpression]]] = {}
         self._local_memo: dict[cst.CSTNode, tuple] = {}
         self._entry: dict[cst.FunctionDef, GradMode] = {}
         self._busy: set[cst.FunctionDef] = set()
@@ -202,10 +211,9 @@ class GradModeAnalysis:
         scope = self.parents.get(node)
         while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
             scope = self.parents.get(scope)
-        scope = scope if scope is not None else self.calls.module
-        if scope not in self._assigned_memo:
-            self._assigned_memo[scope] = _assigned_values(scope)
-        values = self._assigned_memo[scope].get(item.value, [])
+        values = self._bindings().values(item.value, scope if scope is not None else self.calls.module)
+        if None in values:
+            return None  # also bound by ``with ... as`` or a loop: not followed
         modes = set()
         for value in values:
             branches = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
@@ -277,6 +285,21 @@ class GradModeAnalysis:
     def decorator_mode(self, fn: cst.FunctionDef) -> GradMode | None:
         return self._decorated.get(fn)
 
+    def method_called_without_grad(self, fn: cst.FunctionDef) -> bool:
+        """Every ``x.<name>(...)`` call in this module that could reach the
+        method ``fn`` runs with grad off: ``ema.update(model)`` under
+        ``torch.no_grad()``, where the receiver's class is not known."""
+        if fn not in self.calls.class_of:
+            return False
+        name = fn.name.value
+        sites = [
+            call
+            for calls in self.calls.calls_in.values()
+            for call in calls
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == name
+        ]
+        return bool(sites) and all(self.mode_at(call) is GradMode.DISABLED for call in sites)
+
     def entry_mode(self, fn: cst.FunctionDef) -> GradMode:
         if fn in self._decorated:
             return self._decorated[fn]
@@ -294,17 +317,3 @@ class GradModeAnalysis:
             self._busy.discard(fn)
         self._entry[fn] = result
         return result
-
-
-def _assigned_values(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
-    """Every value assigned to each plain name in ``scope``."""
-    found: dict[str, list[cst.BaseExpression]] = {}
-
-    class _V(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for t in node.targets:
-                if isinstance(t.target, cst.Name):
-                    found.setdefault(t.target.value, []).append(node.value)
-
-    visit_fast(scope, _V())
-    return found

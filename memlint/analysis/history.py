@@ -36,7 +36,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 
 from memlint.analysis.bindings import Bindings, unwrap_pass_through
-from memlint.analysis.callgraph import CallGraph, Scope
+from memlint.analysis.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.config_attrs import plain_number_attributes
 from memlint.analysis.frozen import frozen_modules
 from memlint.analysis.grad_mode import GradMode, GradModeAnalysis
@@ -742,19 +742,11 @@ class _Walker:
         return MAYBE
 
     def _bind_args(self, fn: cst.FunctionDef, c: cst.Call, args: list[Val]) -> dict[str, Val]:
-        params = list(fn.params.posonly_params) + list(fn.params.params)
-        names = [p.name.value for p in params]
-        if names and names[0] in ("self", "cls") and isinstance(c.func, cst.Attribute):
-            names = names[1:]
-        bound: dict[str, Val] = {}
-        for i, (arg, v) in enumerate(zip(c.args, args)):
-            if arg.star:
-                return {}
-            if arg.keyword is not None:
-                bound[arg.keyword.value] = v
-            elif i < len(names):
-                bound[names[i]] = v
-        for p in params:
+        if any(arg.star for arg in c.args):
+            return {}
+        value_of = {id(arg): v for arg, v in zip(c.args, args)}
+        bound = {param: value_of[id(arg)] for arg, param in bound_params(c, fn)}
+        for p in (*fn.params.posonly_params, *fn.params.params):
             if p.name.value not in bound and p.default is not None:
                 if isinstance(p.default, cst.Name) and p.default.value == "None":
                     bound[p.name.value] = NUMBER

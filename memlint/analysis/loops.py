@@ -38,7 +38,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.aliases import alias_pairs, related
-from memlint.analysis.callgraph import CallGraph, Scope
+from memlint.analysis.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.grad_mode import GradMode, context_mode
 from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
 from memlint.analysis.objects import ObjectTable
@@ -86,6 +86,21 @@ def name_tokens(name: str) -> set[str]:
     """``validateEpoch`` -> {"validate", "epoch"}; ``val_loader`` -> {"val", "loader"}."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
     return {t for t in re.split(r"[_\W\d]+", spaced.lower()) if t}
+
+
+_JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
+
+
+def jumps(stmt: cst.CSTNode, kinds: tuple[type, ...] = _JUMPS) -> bool:
+    """``stmt`` is, or is a line holding, a ``break``/``continue``/``return``/
+    ``raise`` of ``kinds``: nothing after it runs."""
+    small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    return any(isinstance(s, kinds) for s in small)
+
+
+def ends_with_jump(suite: cst.BaseSuite, kinds: tuple[type, ...] = _JUMPS) -> bool:
+    """The block's last statement jumps (``if done: ...; break``)."""
+    return bool(suite.body) and jumps(suite.body[-1], kinds)
 
 
 def is_eval_name(name: str) -> bool:
@@ -596,14 +611,10 @@ class LoopAnalysis(cst.CSTVisitor):
         if head == "self":
             via_self = isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) == "self"
             return receiver if via_self else None
-        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-        if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
-            params = params[1:]
-        if head in params or any(p.name.value == head for p in fn.params.kwonly_params):
-            for i, arg in enumerate(call.args):
-                if (arg.keyword is not None and arg.keyword.value == head) or (
-                    arg.keyword is None and not arg.star and i < len(params) and params[i] == head
-                ):
+        params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+        if head in params:
+            for arg, param in bound_params(call, fn):
+                if param == head:
                     base = dotted_name(arg.value)
                     return base + dot + rest if base else None
             return None

@@ -26,7 +26,7 @@ from collections import defaultdict
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from memlint.analysis.callgraph import CallGraph, Scope
+from memlint.analysis.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import ObjectTable
 from memlint.traversal import visit_fast
@@ -49,25 +49,6 @@ def _keys(expr: cst.CSTNode) -> set[str]:
                 out.add(key)
 
     visit_fast(expr, _V())
-    return out
-
-
-def _bound_params(call: cst.Call, fn: cst.FunctionDef) -> list[tuple[cst.Arg, str]]:
-    """The parameter of ``fn`` each argument of ``call`` binds to (``self``
-    skipped for ``self.method(...)`` and ``obj.method(...)``)."""
-    positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-    if isinstance(call.func, cst.Attribute) and positional and positional[0] in ("self", "cls"):
-        positional = positional[1:]
-    named = set(positional) | {p.name.value for p in fn.params.kwonly_params}
-    out: list[tuple[cst.Arg, str]] = []
-    for i, arg in enumerate(call.args):
-        if arg.star:
-            break  # ``*args``: positions after it are unknown
-        if arg.keyword is not None:
-            if arg.keyword.value in named:
-                out.append((arg, arg.keyword.value))
-        elif i < len(positional):
-            out.append((arg, positional[i]))
     return out
 
 
@@ -202,7 +183,7 @@ class UsageAnalysis:
                 callee = self.calls.resolve(call)
                 if callee is not None and callee is not scope:
                     backpropagated = self._backward_keys(callee)
-                    for arg, param in _bound_params(call, callee):
+                    for arg, param in bound_params(call, callee):
                         if param in backpropagated:
                             seeds |= _keys(arg.value)
             self._backward[scope] = data.closure(seeds)

@@ -1,0 +1,27 @@
+"""analysis/callgraph.py: which parameter each argument of a call binds to."""
+
+import libcst as cst
+
+from memlint.analysis.callgraph import bound_params
+
+
+def bound(fn_src: str, call_src: str) -> list[tuple[str, str]]:
+    fn = cst.parse_module(fn_src).body[0]
+    call = cst.parse_expression(call_src)
+    return [(cst.Module([]).code_for_node(arg.value), param) for arg, param in bound_params(call, fn)]
+
+
+def test_positional_and_keyword_arguments():
+    assert bound("def f(a, b, *, c=1): pass\n", "f(x, c=z, b=y)") == [("x", "a"), ("z", "c"), ("y", "b")]
+
+
+def test_self_is_skipped_for_method_calls_only():
+    src = "def step(self, opt, loss): pass\n"
+    assert bound(src, "self.step(o, l)") == [("o", "opt"), ("l", "loss")]
+    assert bound(src, "step(t, o)") == [("t", "self"), ("o", "opt")]
+
+
+def test_nothing_binds_from_star_args_on_and_unknown_keywords_are_dropped():
+    src = "def f(a, b, c): pass\n"
+    assert bound(src, "f(x, *rest, c=z)") == [("x", "a")]
+    assert bound(src, "f(x, verbose=True)") == [("x", "a")]
