@@ -14,6 +14,7 @@ from pathlib import Path
 
 from memlint import __version__
 from memlint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
+from memlint.reporters.style import CHOICES
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -41,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--select", type=_codes, help="rules to enable (codes or prefixes such as MEM1), replacing the defaults")
     check.add_argument("--extend-select", type=_codes, default=[], help="rules to enable in addition")
     check.add_argument("--ignore", type=_codes, default=[], help="rules to disable (codes or prefixes)")
-    check.add_argument("--output-format", choices=OUTPUT_FORMATS, help="text (default), concise, json, sarif, github")
+    check.add_argument("--add-noqa", action="store_true", help="silence every finding with a `# noqa: MEMxxx` comment")
+    check.add_argument("--output-format", choices=OUTPUT_FORMATS, help=", ".join(OUTPUT_FORMATS) + " (default text)")
+    check.add_argument("--output-file", metavar="PATH", help="write the report there; the terminal gets the text format")
+    check.add_argument("--color", choices=CHOICES, default="auto", help="colour the text output (default: auto)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     check.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when any file was fixed")
     check.add_argument("--force-exclude", action="store_true", help="apply excludes to paths named on the command line too")
@@ -149,7 +153,9 @@ def _settings(args: argparse.Namespace, config: Config, output_format: str):
         if not known_prefix(code):
             raise ConfigError(f"unknown rule code '{code}' on the command line")
     unsafe = config.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes
-    mode = "diff" if args.diff else "fix" if args.fix else "check"
+    if args.add_noqa and (args.fix or args.diff):
+        raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
+    mode = "add-noqa" if args.add_noqa else "diff" if args.diff else "fix" if args.fix else "check"
     select = args.select if args.select is not None else config.select
     return Settings(
         select=tuple(select) if select is not None else None,
@@ -159,13 +165,14 @@ def _settings(args: argparse.Namespace, config: Config, output_format: str):
         root=str(config.root),
         mode=mode,
         unsafe_fixes=bool(unsafe),
-        with_edits=output_format in ("json", "sarif"),
+        with_edits=output_format in ("json", "json-lines", "sarif", "rdjson"),
     )
 
 
 def run_check(args: argparse.Namespace) -> int:
     from memlint.discovery import discover
     from memlint.reporters import get_reporter
+    from memlint.reporters.style import use_color
     from memlint.runner import run
 
     paths = args.paths or ["."]
@@ -173,10 +180,24 @@ def run_check(args: argparse.Namespace) -> int:
     output_format = args.output_format or config.output_format or "text"
     settings = _settings(args, config, output_format)
     files = list(discover(paths, config, force_exclude=args.force_exclude))
-    reports = run(files, settings, jobs=args.jobs, cache=_cache(args, config, settings))
+    progress = _progress(args, len(files))
+    try:
+        reports = run(
+            files, settings, jobs=args.jobs, cache=_cache(args, config, settings),
+            on_report=(lambda r: progress.update(len(r.findings))) if progress else None,
+        )
+    finally:
+        if progress:
+            progress.close()
 
+    terminal_format = output_format
+    if args.output_file:
+        _write_report(args.output_file, get_reporter(output_format)(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root)))
+        terminal_format = "text"
     if settings.mode != "diff":
-        sys.stdout.write(get_reporter(output_format)(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root)))
+        color = use_color(args.color, sys.stdout) and terminal_format in ("text", "concise")
+        render = get_reporter(terminal_format)
+        sys.stdout.write(render(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root), color=color))
     errors = [r for r in reports if r.error]
     for r in errors:
         print(f"memlint: error: {r.path}: {r.error}", file=sys.stderr)
@@ -192,7 +213,10 @@ def run_check(args: argparse.Namespace) -> int:
                 print(f"  {f.path}:{f.line}:{f.column + 1}: {f.code} {f.fix.title if f.fix else ''}")
     if args.statistics:
         _print_statistics(remaining)
-    if output_format in ("text", "concise") and not args.quiet:
+    if terminal_format in ("text", "concise") and not args.quiet:
+        if settings.mode == "add-noqa":
+            added = sum(r.noqa_added for r in reports)
+            print(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
         _print_summary(remaining, fixed, settings, len(files) - len(errors), bool(errors))
         if errors:
             n = len(errors)
@@ -209,6 +233,23 @@ def run_check(args: argparse.Namespace) -> int:
     if remaining and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _progress(args: argparse.Namespace, total: int):
+    """A progress line on a terminal's stderr; None when piped or quiet."""
+    if args.quiet or not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+        return None
+    from memlint.progress import Progress
+
+    return Progress(total, sys.stderr)
+
+
+def _write_report(path: str, text: str) -> None:
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
 
 
 def _cache(args: argparse.Namespace, config: Config, settings):

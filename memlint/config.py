@@ -12,7 +12,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github")
+OUTPUT_FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson")
 
 
 class ConfigError(Exception):

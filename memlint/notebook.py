@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence, TypeVar
 
+from memlint.add_noqa import add_noqa
 from memlint.engine import ParseError, lint, parse_module
 from memlint.fixer import detach, fix_text
 from memlint.notebook_json import replace_sources, split_source
@@ -195,7 +196,9 @@ def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]])
     report = FileReport(path=path)
     notebook = load_notebook(path)
     report.digest = notebook.source.digest
-    if settings.mode == "check":
+    if settings.mode == "add-noqa":
+        errors = _add_noqa(notebook, settings, rules, report)
+    elif settings.mode == "check":
         def check(cells: Sequence[CodeCell]) -> list[Finding]:
             joined = join(cells)
             findings, module = lint(joined.text, path, rules)
@@ -213,6 +216,22 @@ def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]])
     return report
 
 
+def _add_noqa(notebook: Notebook, settings: Settings, rules: Sequence[type[Rule]], report: FileReport) -> list[str]:
+    path = notebook.source.path
+
+    def silence(cells: Sequence[CodeCell]) -> tuple[Sequence[CodeCell], Joined, list[Finding]]:
+        joined = join(cells)
+        return cells, joined, lint(joined.text, path, rules)[0]
+
+    (cells, joined, findings), errors = _tolerating_broken_cells(notebook.cells, silence)
+    text, report.noqa_added = add_noqa(joined.text, [(f.line, f.code) for f in findings])
+    if report.noqa_added:
+        _write_cells(notebook, list(cells), text, settings, report)
+    if report.noqa_added < len(findings):
+        report.findings = to_cells(detach(lint(text, path, rules)[0], None, False), joined)
+    return errors
+
+
 def _apply(notebook: Notebook, cells: list[CodeCell], result, joined: Joined, settings: Settings, report: FileReport) -> None:
     # Applied fixes were found in successive rounds; the first round's layout
     # places them well enough for --show-fixes.
@@ -224,6 +243,17 @@ def _apply(notebook: Notebook, cells: list[CodeCell], result, joined: Joined, se
     if segments is None:
         raise NotebookError("a fix crossed a cell boundary; notebook not written")
     report.findings = to_cells(detach(result.remaining, None, False), join(cells, segments))
+    _write_cells(notebook, cells, result.text, settings, report, segments)
+
+
+def _write_cells(
+    notebook: Notebook, cells: list[CodeCell], text: str, settings: Settings, report: FileReport,
+    segments: list[str] | None = None,
+) -> None:
+    """Write the notebook back with each cell's part of ``text`` (a changed join)."""
+    segments = segments if segments is not None else split(text, cells)
+    if segments is None:
+        raise NotebookError("an edit crossed a cell boundary; notebook not written")
     new_sources: dict[int, str] = {}
     for cell, segment in zip(cells, segments):
         if segment == cell.masked.text:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import difflib
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Callable
 
+from memlint.add_noqa import add_noqa
 from memlint.cache import FindingsCache, file_digest
 from memlint.engine import ParseError, lint
 from memlint.fixer import detach, fix_text
@@ -31,7 +33,7 @@ class Settings:
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     root: str = "."
-    mode: str = "check"  # check | fix | diff
+    mode: str = "check"  # check | fix | diff | add-noqa
     unsafe_fixes: bool = False
     with_edits: bool = False  # render fix edits (JSON/SARIF output)
 
@@ -44,6 +46,7 @@ class FileReport:
     error: str | None = None
     diff: str = ""
     digest: str | None = None  # sha256 of the bytes checked (for the cache)
+    noqa_added: int = 0  # findings silenced by --add-noqa
 
 
 @lru_cache(maxsize=64)
@@ -84,6 +87,15 @@ def process_file(path: str, settings: Settings) -> FileReport:
         if settings.mode == "check":
             findings, module = lint(source.text, path, rules)
             report.findings = detach(findings, module, settings.with_edits)
+            return report
+        if settings.mode == "add-noqa":
+            findings, module = lint(source.text, path, rules)
+            text, report.noqa_added = add_noqa(source.text, [(f.line, f.code) for f in findings])
+            if report.noqa_added:
+                _write(source, text, settings)
+            if report.noqa_added < len(findings):
+                findings, module = lint(text, path, rules)
+                report.findings = detach(findings, module, False)
             return report
         result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes)
         report.findings = detach(result.remaining, None, False)
@@ -162,10 +174,16 @@ def _process_chunk(paths: list[str], settings: Settings, cache: FindingsCache | 
 
 
 def run(
-    paths: list[str], settings: Settings, jobs: int | None = None, cache: FindingsCache | None = None
+    paths: list[str],
+    settings: Settings,
+    jobs: int | None = None,
+    cache: FindingsCache | None = None,
+    on_report: Callable[[FileReport], None] | None = None,
 ) -> list[FileReport]:
     """Reports in the order of ``paths``. ``cache`` is used in check mode only:
-    a file whose entry is found is not read by a worker at all."""
+    a file whose entry is found is not read by a worker at all. ``on_report``
+    is called as each file's report arrives (progress)."""
+    done = on_report or (lambda report: None)
     if settings.mode != "check":
         cache = None
     reports: list[FileReport | None] = [None] * len(paths)
@@ -179,10 +197,12 @@ def run(
                 todo.append(i)
             else:
                 reports[i] = hit
+                done(hit)
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for i in todo:
             reports[i] = _check_and_store(paths[i], settings, cache)
+            done(reports[i])  # type: ignore[arg-type]
         return reports  # type: ignore[return-value]
     # Biggest files first, in small chunks, so no worker is left with a large
     # file at the end while the others idle; workers start once per run.
@@ -192,18 +212,21 @@ def run(
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_signals)
     orphans: list[int] = []
     try:
-        futures = [pool.submit(_process_chunk, [paths[i] for i in chunk], settings, cache) for chunk in chunks]
-        for chunk, future in zip(chunks, futures):
+        futures = {pool.submit(_process_chunk, [paths[i] for i in chunk], settings, cache): chunk for chunk in chunks}
+        for future in as_completed(futures):
+            chunk = futures[future]
             try:
                 results = future.result()
             except BrokenProcessPool:
-                orphans.extend(chunk)  # a worker died: its chunk and every one after it
+                orphans.extend(chunk)  # a worker died: its chunk and every one not done yet
                 continue
             for i, report in zip(chunk, results):
                 reports[i] = report
+                done(report)
         pool.shutdown()
-        for i in orphans:
+        for i in sorted(orphans):
             reports[i] = _process_alone(paths[i], settings, cache)
+            done(reports[i])  # type: ignore[arg-type]
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): stop now rather than finish every
         # queued chunk, as leaving a `with` block would.

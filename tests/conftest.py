@@ -21,6 +21,8 @@ def run_memlint(tmp_path):
     def run(*args, cwd=None, input=None, env=None):
         full_env = dict(os.environ)
         full_env.pop("GITHUB_ACTIONS", None)
+        for name in ("NO_COLOR", "FORCE_COLOR"):  # colour only where a test asks for it
+            full_env.pop(name, None)
         if env:
             full_env.update(env)
         return subprocess.run(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Callable
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
-from memlint.runner import FileReport
+if TYPE_CHECKING:  # the CLI imports this package before it needs the engine
+    from memlint.runner import FileReport
 
 ERROR_CODES = frozenset(
     {"MEM101", "MEM102", "MEM103", "MEM104", "MEM201", "MEM301", "MEM302", "MEM303", "MEM304",
@@ -17,9 +20,27 @@ def severity(code: str) -> str:
     return "error" if code in ERROR_CODES else "warning"
 
 
+def relative_path(path: str, root: str | None) -> str:
+    """``path`` relative to the project root, with forward slashes (as CI
+    systems match it against the checkout); absolute when outside it."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(os.path.abspath(root or os.getcwd())).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
 def get_reporter(name: str) -> Callable[..., str]:
     if name == "json":
         from memlint.reporters.json_format import render
+    elif name == "json-lines":
+        from memlint.reporters.json_format import render_lines as render
+    elif name == "gitlab":
+        from memlint.reporters.gitlab import render
+    elif name == "junit":
+        from memlint.reporters.junit import render
+    elif name == "rdjson":
+        from memlint.reporters.rdjson import render
     elif name == "sarif":
         from memlint.reporters.sarif import render
     elif name == "github":

@@ -44,3 +44,8 @@ def finding_to_dict(f: Finding) -> dict:
 def render(reports: list[FileReport], **_: object) -> str:
     items = [finding_to_dict(f) for r in reports for f in r.findings]
     return json.dumps(items, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_lines(reports: list[FileReport], **_: object) -> str:
+    """JSON Lines: one finding per line, for streaming consumers."""
+    return "".join(json.dumps(finding_to_dict(f), ensure_ascii=False) + "\n" for r in reports for f in r.findings)

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import os
 
+from memlint.reporters.style import BOLD, CYAN, RED, Painter
 from memlint.rule import Finding, Safety
 from memlint.runner import FileReport
-
-
-def location(f: Finding) -> str:
-    cell = f"cell {f.cell}:" if f.cell is not None else ""
-    return f"{f.path}:{cell}{f.line}:{f.column + 1}"
 
 
 def _marker(f: Finding, unsafe_fixes: bool) -> str:
@@ -21,12 +17,15 @@ def _marker(f: Finding, unsafe_fixes: bool) -> str:
     return ""
 
 
-def render_concise(reports: list[FileReport], unsafe_fixes: bool = False, **_: object) -> str:
-    lines = [
-        f"{location(f)}: {f.code} {_marker(f, unsafe_fixes)}{f.message}"
-        for r in reports
-        for f in r.findings
-    ]
+def _headline(f: Finding, unsafe_fixes: bool, paint: Painter) -> str:
+    cell = f"cell {f.cell}:" if f.cell is not None else ""
+    where = f"{paint(f.path, BOLD)}:{cell}{f.line}:{f.column + 1}"
+    return f"{where}: {paint(f.code, BOLD, RED)} {paint(_marker(f, unsafe_fixes), CYAN)}{f.message}"
+
+
+def render_concise(reports: list[FileReport], unsafe_fixes: bool = False, color: bool = False, **_: object) -> str:
+    paint = Painter(color)
+    lines = [_headline(f, unsafe_fixes, paint) for r in reports for f in r.findings]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -46,7 +45,7 @@ def _source_lines(report: FileReport) -> list[str] | dict[int, list[str]] | None
         return None
 
 
-def _excerpt(f: Finding, lines: list[str] | None) -> list[str]:
+def _excerpt(f: Finding, lines: list[str] | None, paint: Painter) -> list[str]:
     if not lines or not (1 <= f.line <= len(lines)):
         return []
     text = lines[f.line - 1].expandtabs(1)
@@ -54,20 +53,22 @@ def _excerpt(f: Finding, lines: list[str] | None) -> list[str]:
     end = f.end_column if f.end_line == f.line else len(text)
     carets = "^" * max(1, end - f.column)
     pad = " " * width
-    return [f" {pad} |", f" {f.line} | {text}", f" {pad} | {' ' * f.column}{carets}"]
+    bar = paint("|", CYAN)
+    return [f" {pad} {bar}", f" {paint(str(f.line), CYAN)} {bar} {text}", f" {pad} {bar} {' ' * f.column}{paint(carets, RED, BOLD)}"]
 
 
-def render(reports: list[FileReport], unsafe_fixes: bool = False, **_: object) -> str:
+def render(reports: list[FileReport], unsafe_fixes: bool = False, color: bool = False, **_: object) -> str:
+    paint = Painter(color)
     out: list[str] = []
     for report in reports:
         if not report.findings:
             continue
         lines = _source_lines(report)
         for f in report.findings:
-            out.append(f"{location(f)}: {f.code} {_marker(f, unsafe_fixes)}{f.message}")
-            out.extend(_excerpt(f, lines.get(f.cell) if isinstance(lines, dict) else lines))
+            out.append(_headline(f, unsafe_fixes, paint))
+            out.extend(_excerpt(f, lines.get(f.cell) if isinstance(lines, dict) else lines, paint))
             if f.fix is not None:
                 kind = "safe fix" if f.fix.safety is Safety.SAFE else "unsafe fix"
-                out.append(f"  = {kind}: {f.fix.title}")
+                out.append(f"  {paint('=', CYAN)} {paint(kind, CYAN)}: {f.fix.title}")
             out.append("")
     return "\n".join(out) + ("\n" if out else "")
