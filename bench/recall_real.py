@@ -4,6 +4,7 @@
     python bench/recall_real.py --select MEM1,MEM2 --markdown
     python bench/recall_real.py --json out.json
     python bench/recall_real.py --fetch            # try to download missing files
+    python bench/recall_real.py --manifest yard2   # one labeller's manifest only
 
 Each `recall_real/manifest_*.tsv` lists instances labelled by reading public
 training scripts BEFORE memlint ran on them: a place where a rule should fire
@@ -328,12 +329,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--fetch", action="store_true", help="try to download missing files from their raw URL")
     parser.add_argument("--jobs", type=int, default=1, help="memlint worker processes (default 1)")
+    parser.add_argument("--manifest", help="score only manifests whose name contains this (e.g. yard1)")
     parser.add_argument("--folder", default=str(HERE), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     folder = Path(args.folder)
     files = folder / "files"
     instances = load_manifests(folder)
+    if args.manifest:
+        instances = [i for i in instances if args.manifest in i.manifest]
     if not instances:
         print(f"no manifest_*.tsv under {folder}", file=sys.stderr)
         return 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -116,3 +117,36 @@ def test_manifest_and_saved_files(tmp_path):
 def test_bad_line_spec_is_refused(text):
     with pytest.raises(ValueError):
         rr.parse_lines(text)
+
+
+TRAIN = b"""import torch
+
+
+def train(model, loader, optimizer, criterion):
+    total = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss
+    print(total / len(loader))
+"""
+
+
+def test_main_lints_saved_files_in_process(tmp_path):
+    saved = tmp_path / "files" / "o__r" / "train.py"
+    saved.parent.mkdir(parents=True)
+    saved.write_bytes(TRAIN)
+    digest = hashlib.sha256(TRAIN).hexdigest()
+    rows = [
+        "\t".join(rr.HEADER),
+        f"o/r\ttrain.py\t{'c' * 40}\t{digest}\t11\taccumulation\tMEM101\tpos\tloss summed with history",
+    ]
+    (tmp_path / "manifest_t.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert rr.main(["--folder", str(tmp_path), "--json", str(out)]) == 0
+    overall = json.loads(out.read_text())["table"][-1]
+    assert (overall["positives"], overall["found"]) == (1, 1)
+    saved.unlink()
+    assert rr.main(["--folder", str(tmp_path)]) == 1  # a missing copy is reported, not scored
