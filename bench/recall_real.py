@@ -172,24 +172,38 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def check_files(instances: list[Instance], files: Path) -> tuple[dict[tuple[str, str], Path], list[Instance], list[Instance]]:
-    """Saved copies whose bytes match the manifest, and the missing and changed ones (one instance each)."""
+def check_files(
+    instances: list[Instance], files: Path
+) -> tuple[dict[tuple[str, str], Path], list[Instance], list[Instance], list[Instance]]:
+    """Check each saved copy against every sha256 the manifests give for it.
+
+    Returns the files to lint, the missing and the changed ones (one instance
+    per file and sha256), and the instances that can be scored: those whose
+    sha256 is the saved file's. Two manifests that labelled different
+    versions of one path cannot both be scored; the other version is listed
+    as changed.
+    """
     present: dict[tuple[str, str], Path] = {}
+    digests: dict[tuple[str, str], str | None] = {}
     missing: list[Instance] = []
     changed: list[Instance] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str]] = set()
     for inst in instances:
-        if inst.file_key in seen:
+        key = inst.file_key
+        if key not in digests:
+            path = local_file(files, inst.repo, inst.path)
+            digests[key] = sha256_of(path) if path.is_file() else None
+        if (key[0], key[1], inst.sha256) in seen:
             continue
-        seen.add(inst.file_key)
-        path = local_file(files, inst.repo, inst.path)
-        if not path.is_file():
+        seen.add((key[0], key[1], inst.sha256))
+        if digests[key] is None:
             missing.append(inst)
-        elif sha256_of(path) != inst.sha256:
+        elif digests[key] != inst.sha256:
             changed.append(inst)
         else:
-            present[inst.file_key] = path
-    return present, missing, changed
+            present[key] = local_file(files, inst.repo, inst.path)
+    usable = [i for i in instances if digests[i.file_key] == i.sha256]
+    return present, missing, changed, usable
 
 
 def fetch(inst: Instance, files: Path, timeout: float = 20.0) -> str:
@@ -341,16 +355,15 @@ def main(argv: list[str] | None = None) -> int:
     if not instances:
         print(f"no manifest_*.tsv under {folder}", file=sys.stderr)
         return 1
-    present, missing, changed = check_files(instances, files)
+    present, missing, changed, usable = check_files(instances, files)
     if args.fetch and missing:
         for inst in missing:
             print(f"fetch {inst.repo}/{inst.path}: {fetch(inst, files)}")
-        present, missing, changed = check_files(instances, files)
+        present, missing, changed, usable = check_files(instances, files)
     for label, group in (("missing", missing), ("changed", changed)):
         for inst in group:
-            print(f"{label}: {inst.repo} {inst.path} (skipped) -- re-fetch {raw_url(inst)}"
+            print(f"{label}: {inst.repo} {inst.path} ({inst.manifest}, skipped) -- re-fetch {raw_url(inst)}"
                   " (or, in this workplace, the search tool's read_file / fetch at that commit)")
-    usable = [i for i in instances if i.file_key in present]
 
     select = [c.strip().upper() for c in args.select.split(",")] if args.select else None
     hits, errors = lint(present, select, args.jobs)

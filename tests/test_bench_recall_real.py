@@ -106,11 +106,29 @@ def test_manifest_and_saved_files(tmp_path):
     instances = rr.load_manifests(tmp_path)
     assert instances[0].codes == ("MEM101", "MEM102")
     assert (instances[0].first, instances[0].last) == (3, 5)
-    present, missing, changed = rr.check_files(instances, tmp_path / "files")
+    present, missing, changed, usable = rr.check_files(instances, tmp_path / "files")
     assert list(present) == [("o/r", "sub/a.py")]
     assert [i.path for i in missing] == ["gone.py"]
     assert [i.path for i in changed] == ["b.py"]
+    assert [i.path for i in usable] == ["sub/a.py"]
     assert rr.raw_url(instances[1]) == f"https://raw.githubusercontent.com/o/r/{'c' * 40}/gone.py"
+
+
+def test_two_versions_of_one_path_only_the_saved_one_is_scored(tmp_path):
+    saved = tmp_path / "files" / "o__r" / "t.py"
+    saved.parent.mkdir(parents=True)
+    saved.write_bytes(b"new\n")
+    new, old = hashlib.sha256(b"new\n").hexdigest(), hashlib.sha256(b"old\n").hexdigest()
+    rows = [
+        "\t".join(rr.HEADER),
+        f"o/r\tt.py\t{'a' * 40}\t{old}\t1\tinplace\tMEM404\tpos\tlabelled on the old version",
+        f"o/r\tt.py\t{'b' * 40}\t{new}\t1\taccumulation\tMEM101\tneg\tlabelled on the new version",
+    ]
+    (tmp_path / "manifest_t.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    present, missing, changed, usable = rr.check_files(rr.load_manifests(tmp_path), tmp_path / "files")
+    assert list(present) == [("o/r", "t.py")] and not missing
+    assert [i.family for i in changed] == ["inplace"]
+    assert [i.family for i in usable] == ["accumulation"]
 
 
 @pytest.mark.parametrize("text", ["0", "5-3", "x"])
