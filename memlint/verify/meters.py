@@ -54,11 +54,14 @@ class StorageBytesMode(TorchDispatchMode):
     """Live and peak bytes of the storages created by tensor ops while active.
 
     Views share their base's storage and are counted once. ``paused`` lets the
-    probe run its own ops without counting them.
+    probe run its own ops without counting them. With ``device_type`` only
+    storages on that kind of device count (the CPU's, beside the CUDA
+    allocator's counters, which see the rest).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, device_type: str | None = None) -> None:
         super().__init__()
+        self.device_type = device_type
         self.live = 0
         self.peak = 0
         self.paused = False
@@ -96,6 +99,8 @@ class StorageBytesMode(TorchDispatchMode):
             return  # sparse, nested and other storage-less layouts
         key = storage._cdata
         if key in self._refs:
+            return
+        if self.device_type is not None and storage.device.type != self.device_type:
             return
         ref = _StorageRef(storage, self._released)
         ref.key = key
@@ -177,7 +182,9 @@ class GraphNodes:
         self._own_file = own_file  # callable: filename -> bool
         self.saturated = False
 
-    def sample(self) -> int:
+    def sample(self, namespace: dict | None = None) -> int:
+        """``namespace``: more names to start from (the script's globals once
+        its module frame has returned)."""
         frame = sys._getframe(1)
         namespaces = []
         while frame is not None:
@@ -193,6 +200,8 @@ class GraphNodes:
             finally:
                 self._drop_snapshot(frame, names)
         del namespaces, frame
+        if namespace:
+            self._collect(list(namespace.values()), roots, seen)
         return self._count(roots)
 
     @staticmethod
