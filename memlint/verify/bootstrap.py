@@ -102,7 +102,7 @@ def _run(config: dict, out: dict) -> None:
     out["ended"] = "end"
     probe.install()
     try:
-        with _context(torch, device, tracker, cpu_tracker):
+        with _context(torch, device, tracker, cpu_tracker, own):
             try:
                 namespace = runpy.run_path(script, run_name="__main__")
             except SystemExit as exc:
@@ -163,14 +163,14 @@ def _settle(torch) -> None:
     torch.backends.cudnn.deterministic = True
 
 
-def _context(torch, device, tracker, cpu_tracker=None):
+def _context(torch, device, tracker, cpu_tracker=None, own=None):
     import contextlib
 
     stack = contextlib.ExitStack()
     if device == "simulated-cpu":
         from memlint.verify.simulate import simulation
 
-        stack.enter_context(simulation(torch))
+        stack.enter_context(simulation(torch, tracker, own))
     if device != "cuda":
         stack.enter_context(tracker)
     if cpu_tracker is not None:

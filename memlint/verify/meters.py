@@ -62,6 +62,7 @@ class StorageBytesMode(TorchDispatchMode):
     def __init__(self, device_type: str | None = None) -> None:
         super().__init__()
         self.device_type = device_type
+        self.block = 1  # storages count rounded up to this (--simulate of a CUDA run: 512)
         self.live = 0
         self.peak = 0
         self.paused = False
@@ -104,7 +105,7 @@ class StorageBytesMode(TorchDispatchMode):
             return
         ref = _StorageRef(storage, self._released)
         ref.key = key
-        ref.nbytes = storage.nbytes()
+        ref.nbytes = self._rounded(storage.nbytes())
         self._refs[key] = ref
         self.live += ref.nbytes
         if self.live > self.peak:
@@ -129,10 +130,22 @@ class StorageBytesMode(TorchDispatchMode):
                 if ref is None:
                     self._see(tensor)
                     continue
-                size = storage.nbytes()
+                size = self._rounded(storage.nbytes())
                 self.live += size - ref.nbytes
                 ref.nbytes = size
                 self.peak = max(self.peak, self.live)
+
+    def _rounded(self, nbytes: int) -> int:
+        block = self.block
+        if block == 1:
+            return nbytes
+        return max(block, -(-nbytes // block) * block)
+
+    def add_fixed(self, nbytes: int) -> None:
+        """Memory held from now to the end that no storage stands for (a
+        simulated library workspace)."""
+        self.live += nbytes
+        self.peak = max(self.peak, self.live)
 
     # The probe's interface, shared with CudaBytes.
     def sample(self) -> tuple[int, int, None]:

@@ -111,6 +111,15 @@ class RunSummary:
         return [m for m in METERS if m in self.meters]
 
 
+# What --simulate's figures are, and how far they were off a real run.
+SIMULATE_NOTE = (
+    "--simulate estimates, it does not measure: tensor bytes are what the CUDA allocator would count "
+    "(storages rounded to 512 B, cuBLAS's workspace, optimizers' foreach temporaries), not its cached segments, "
+    "other libraries' workspaces or the CUDA context; fixtures/verify/large_mlp.py: 20.0 GiB estimated, "
+    "20.1 GiB measured on an H100"
+)
+
+
 @dataclass
 class RankOutcome:
     rank: int
@@ -159,6 +168,8 @@ def decide(outcome: Outcome, simulate: bool = False) -> Outcome:
     --nproc-per-node)."""
     if outcome.ranks:
         _pick_rank(outcome)
+    if simulate:
+        outcome.notes.append(SIMULATE_NOTE)
     o, f = outcome.original, outcome.fixed
     if f is None:
         outcome.memory = "unchanged"
