@@ -100,6 +100,8 @@ def _run(config: dict, out: dict) -> None:
 
     out["status"] = "ok"
     out["ended"] = "end"
+    if config.get("distributed"):
+        _keep_process_groups(torch)
     probe.install()
     try:
         with _context(torch, device, tracker, cpu_tracker, own):
@@ -112,9 +114,10 @@ def _run(config: dict, out: dict) -> None:
             # The script ran to its end: what it did after its last step
             # (predictions, a final evaluation) is the tail.
             probe.finish(namespace)
-            del namespace
-    except StopRun:
+            _KEEP.append(namespace)
+    except StopRun as exc:
         out["ended"] = "stopped"
+        _KEEP.append(exc)  # its traceback holds the script's frames
     except SystemExit as exc:
         out["status"] = "error"
         out["error"] = f"the script exited with status {exc.code}"
@@ -129,6 +132,33 @@ def _run(config: dict, out: dict) -> None:
     out.update(probe.record())
     out.update(_distributed(torch))
     out["reached_steps"] = probe.steps >= config["steps"]
+
+
+# What the script left alive is kept alive until os._exit: its objects'
+# destructors do not run in the measured process. A gloo process group
+# destroyed while the storage tracker (a Python dispatch mode) is recorded in
+# its worker thread's state deadlocks: the destructor joins the worker with the
+# GIL held, and the worker needs the GIL to release the mode.
+_KEEP: list = []
+
+
+def _keep_process_groups(torch) -> None:
+    """torch.distributed.destroy_process_group, with the groups kept alive
+    (see _KEEP): the script's call still unregisters them."""
+    dist = torch.distributed
+    if not dist.is_available():
+        return
+    destroy = dist.destroy_process_group
+
+    def destroy_process_group(group=None):
+        try:
+            _KEEP.append(group if group is not None else dist.group.WORLD)
+            _KEEP.extend(getattr(dist.distributed_c10d, "_world").pg_map)
+        except Exception:  # noqa: BLE001 - private layout changed: still destroy
+            pass
+        return destroy(group) if group is not None else destroy()
+
+    dist.destroy_process_group = destroy_process_group
 
 
 def _set_path(script_dir: str, launch_root: str | None, launch_dir: str | None = None) -> None:

@@ -129,6 +129,14 @@ class _Child:
 
     def kill(self) -> None:
         try:
+            if _POSIX and self.spec.distributed:
+                # The launcher starts each rank in a session of its own: ask
+                # it to stop them (SIGTERM) before killing what is left.
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    pass
             if _POSIX:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             else:  # pragma: no cover - Windows has no process groups to signal
