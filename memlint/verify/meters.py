@@ -105,7 +105,8 @@ class StorageBytesMode(TorchDispatchMode):
             return
         ref = _StorageRef(storage, self._released)
         ref.key = key
-        ref.nbytes = self._rounded(storage.nbytes())
+        nbytes = storage.nbytes()
+        ref.nbytes = nbytes if self.block == 1 else self._rounded(nbytes)
         self._refs[key] = ref
         self.live += ref.nbytes
         if self.live > self.peak:
