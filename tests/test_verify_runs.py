@@ -241,8 +241,11 @@ def test_simulate_checks_a_model_larger_than_this_machine():
     assert out.nothing_to_fix and out.ok
     run = out.original
     assert run.device == "simulated-cpu" and run.steps == 4
-    # 1.07e9 float32 parameters, their gradients and AdamW's two moments.
-    assert run.meters[TENSOR].peak > 16 * 2**30
+    # 1.07e9 float32 parameters, their gradients and AdamW's two moments
+    # (16 GiB), and the foreach step's temporary (4 GiB): a real H100 run
+    # peaked at 20.1 GiB (max_memory_allocated); within 2 % of it.
+    assert abs(run.meters[TENSOR].peak - 20.1 * 2**30) < 0.02 * 20.1 * 2**30
+    assert any(n.startswith("--simulate estimates, it does not measure") for n in out.notes)
     assert run.max_rss < 2 * 2**30
     assert _growth(run, TENSOR) == 0
     assert not run.meters[HEAP].measured
