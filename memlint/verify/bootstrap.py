@@ -107,9 +107,10 @@ def _run(config: dict, out: dict) -> None:
         with _context(torch, device, tracker, cpu_tracker, own):
             try:
                 namespace = runpy.run_path(script, run_name="__main__")
-            except SystemExit as exc:
-                if exc.code not in (0, None):
+            except SystemExit as exit_:
+                if exit_.code not in (0, None):
                     raise
+                _KEEP.append(exit_)
                 namespace = None
             # The script ran to its end: what it did after its last step
             # (predictions, a final evaluation) is the tail.
@@ -125,6 +126,7 @@ def _run(config: dict, out: dict) -> None:
         out["status"] = "error"
         out["error"] = f"{type(exc).__name__}: {exc}".strip()
         out["traceback"] = _script_traceback(exc, own)
+        _KEEP.append(exc)
     finally:
         probe.uninstall()
     if out["status"] != "ok":
