@@ -214,3 +214,25 @@ def test_the_launcher_command_adds_a_private_rendezvous_unless_one_is_given(tmp_
     cmd = command(spec, tmp_path / "c.json", tmp_path)
     assert "--standalone" not in cmd and cmd[4:6] == ["--master-port=29611", "--max-restarts=0"]
     assert cmd[-1] == str(tmp_path / "c.json")
+
+
+def test_a_single_run_that_cuda_never_saw_is_not_measured_either():
+    zeros = [0] * N
+    out = decide(
+        Outcome(
+            script="train.py", fixed_script=None, device="cuda", steps_requested=N, findings=[],
+            original=RunSummary.from_raw(_raw(live=zeros, peaks=zeros, device="cuda")), fixed=None,
+        )
+    )
+    assert out.nothing_to_fix and out.memory == "not-measured" and not out.ok
+    assert render_human(out).rstrip().endswith("FAILED nothing to fix; memory not measured")
+    assert any(n.startswith("--device cuda: the CUDA allocator saw none") for n in out.notes)
+    cpu = [10_000] * N
+    out = decide(
+        Outcome(
+            script="train.py", fixed_script=None, device="auto", steps_requested=N, findings=[],
+            original=RunSummary.from_raw(_raw(live=zeros, peaks=zeros, device="cuda", cpu=cpu)), fixed=None,
+        )
+    )
+    assert out.memory == "unchanged" and out.ok
+    assert any("CUDA not measured" in n for n in out.notes)

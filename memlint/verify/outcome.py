@@ -183,6 +183,13 @@ def decide(outcome: Outcome, simulate: bool = False) -> Outcome:
                 "write the fix and pass it with --fixed"
             )
         _growth_notes(outcome, o, "the script")
+        if o.ok:
+            # One run, no comparison: whether its meters saw the script.
+            outcome.meter_verdicts = [
+                MeterVerdict(m, "not-measured", [NOT_OBSERVED]) for m in o.meter_names() if not o.meters[m].observed
+            ]
+            _observed_notes(outcome, o.device or outcome.device)
+            outcome.meter_verdicts = []
         _distributed_notes(outcome)
         return outcome
     if not o.ok or not f.ok:
@@ -269,13 +276,14 @@ def _observed_notes(outcome: Outcome, device: str) -> None:
     tensor = by_meter.get(TENSOR)
     if tensor is None or NOT_OBSERVED not in tensor.reasons or not device.startswith("cuda"):
         return
-    if CPU_TENSOR in by_meter:  # --device auto
+    if CPU_TENSOR in outcome.original.meters:  # --device auto
         outcome.notes.append(
             "the CUDA allocator saw none of the script's allocations (its tensors live on the CPU): CUDA not measured; "
             "the CPU tracker measured the tensors"
         )
         return
     outcome.memory = "not-measured"
+    outcome.ok = False
     outcome.notes.append(
         "--device cuda: the CUDA allocator saw none of the script's allocations (its tensors live on the CPU), "
         "so memory was not measured; use --device auto or --device cpu (exit status 3)"

@@ -321,7 +321,10 @@ def render_human(outcome: Outcome, color: bool = False) -> str:
 
 def _verdict_line(outcome: Outcome, color: bool) -> str:
     if outcome.nothing_to_fix:
-        text = "nothing to fix" + ("" if outcome.ok else "; the script failed")
+        if outcome.memory == "not-measured":
+            text = "nothing to fix; memory not measured"
+        else:
+            text = "nothing to fix" + ("" if outcome.ok else "; the script failed")
     else:
         text = f"memory {outcome.memory}, results {outcome.results}"
     mark = "OK" if outcome.ok else "FAILED"
