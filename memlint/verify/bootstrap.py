@@ -28,6 +28,9 @@ def main(config_path: str) -> None:
     with open(config_path, encoding="utf-8") as fh:
         config = json.load(fh)
     out: dict = {"status": "error", "error": None, "traceback": None}
+    if config.get("distributed") and "RANK" in os.environ:
+        # One progress file per rank too: ranks must not write over each other.
+        config["progress"] = None if os.environ["RANK"] != "0" else config.get("progress")
     started = time.perf_counter()
     try:
         _run(config, out)
@@ -37,7 +40,7 @@ def main(config_path: str) -> None:
         out["traceback"] = traceback.format_exc()
     out["wall_s"] = time.perf_counter() - started
     out["max_rss_bytes"] = _max_rss()
-    _write(config["output"], out)
+    _write(output_path(config), out)
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip the script's atexit handlers and worker shutdown: the measurement
@@ -74,10 +77,14 @@ def _run(config: dict, out: dict) -> None:
     script_dir = os.path.abspath(config.get("script_dir") or os.path.dirname(script))
     own = meters.own_file_matcher(script, script_dir)
     tracker = meters.CudaBytes() if device == "cuda" else meters.StorageBytesMode()
+    # --device auto on a CUDA machine: the CPU tracker too, for a script
+    # whose tensors stay on the host (the CUDA counters would see nothing).
+    cpu_tracker = meters.StorageBytesMode(device_type="cpu") if device == "cuda" and config["device"] == "auto" else None
     heap = meters.HeapBytes()
     probe = Probe(
         steps=config["steps"],
         tensor_meter=tracker,
+        cpu_meter=cpu_tracker,
         graph_meter=meters.GraphNodes(own),
         heap_meter=heap if heap.available and device != "simulated-cpu" else None,
         record_results=device != "simulated-cpu",
@@ -89,35 +96,80 @@ def _run(config: dict, out: dict) -> None:
     # resolved beside the original script (the fixed twin lives in a
     # temporary folder).
     sys.argv = [script, *config.get("args", [])]
-    _set_path(script_dir, config.get("memlint_root"))
+    _set_path(script_dir, config.get("memlint_root"), config.get("launch_dir"))
 
     out["status"] = "ok"
+    out["ended"] = "end"
+    if config.get("distributed"):
+        _keep_process_groups(torch)
     probe.install()
     try:
-        with _context(torch, device, tracker):
-            runpy.run_path(script, run_name="__main__")
-    except StopRun:
-        pass
+        with _context(torch, device, tracker, cpu_tracker, own):
+            try:
+                namespace = runpy.run_path(script, run_name="__main__")
+            except SystemExit as exit_:
+                if exit_.code not in (0, None):
+                    raise
+                _KEEP.append(exit_)
+                namespace = None
+            # The script ran to its end: what it did after its last step
+            # (predictions, a final evaluation) is the tail.
+            probe.finish(namespace)
+            _KEEP.append(namespace)
+    except StopRun as exc:
+        out["ended"] = "stopped"
+        _KEEP.append(exc)  # its traceback holds the script's frames
     except SystemExit as exc:
-        if exc.code not in (0, None):
-            out["status"] = "error"
-            out["error"] = f"the script exited with status {exc.code}"
+        out["status"] = "error"
+        out["error"] = f"the script exited with status {exc.code}"
     except BaseException as exc:
         out["status"] = "error"
         out["error"] = f"{type(exc).__name__}: {exc}".strip()
         out["traceback"] = _script_traceback(exc, own)
+        _KEEP.append(exc)
     finally:
         probe.uninstall()
+    if out["status"] != "ok":
+        out["ended"] = "error"
     out.update(probe.record())
+    out.update(_distributed(torch))
     out["reached_steps"] = probe.steps >= config["steps"]
 
 
-def _set_path(script_dir: str, launch_root: str | None) -> None:
+# What the script left alive is kept alive until os._exit: its objects'
+# destructors do not run in the measured process. A gloo process group
+# destroyed while the storage tracker (a Python dispatch mode) is recorded in
+# its worker thread's state deadlocks: the destructor joins the worker with the
+# GIL held, and the worker needs the GIL to release the mode.
+_KEEP: list = []
+
+
+def _keep_process_groups(torch) -> None:
+    """torch.distributed.destroy_process_group, with the groups kept alive
+    (see _KEEP): the script's call still unregisters them."""
+    dist = torch.distributed
+    if not dist.is_available():
+        return
+    destroy = dist.destroy_process_group
+
+    def destroy_process_group(group=None):
+        try:
+            _KEEP.append(group if group is not None else dist.group.WORLD)
+            _KEEP.extend(getattr(dist.distributed_c10d, "_world").pg_map)
+        except Exception:  # noqa: BLE001 - private layout changed: still destroy
+            pass
+        return destroy(group) if group is not None else destroy()
+
+    dist.destroy_process_group = destroy_process_group
+
+
+def _set_path(script_dir: str, launch_root: str | None, launch_dir: str | None = None) -> None:
     # The launch line put memlint's root first and `-c` put the current
-    # folder second; `python SCRIPT` would give the script's folder alone.
+    # folder second (under the distributed launcher: the rank launcher's
+    # folder); `python SCRIPT` would give the script's folder alone.
     if launch_root and sys.path and sys.path[0] == launch_root:
         del sys.path[0]
-    if sys.path and sys.path[0] == "":
+    if sys.path and (sys.path[0] == "" or launch_dir and os.path.abspath(sys.path[0]) == os.path.abspath(launch_dir)):
         del sys.path[0]
     sys.path.insert(0, script_dir)
 
@@ -143,17 +195,35 @@ def _settle(torch) -> None:
     torch.backends.cudnn.deterministic = True
 
 
-def _context(torch, device, tracker):
+def _context(torch, device, tracker, cpu_tracker=None, own=None):
     import contextlib
 
     stack = contextlib.ExitStack()
     if device == "simulated-cpu":
         from memlint.verify.simulate import simulation
 
-        stack.enter_context(simulation(torch))
+        stack.enter_context(simulation(torch, tracker, own))
     if device != "cuda":
         stack.enter_context(tracker)
+    if cpu_tracker is not None:
+        stack.enter_context(cpu_tracker)
     return stack
+
+
+def _distributed(torch) -> dict:
+    """This process's place in a torch.distributed.run job (from the
+    launcher's environment; rank 0 of 1 otherwise)."""
+    return {
+        "rank": int(os.environ.get("RANK", "0") or 0),
+        "world_size": int(os.environ.get("WORLD_SIZE", "1") or 1),
+    }
+
+
+def output_path(config: dict) -> str:
+    """Where this process writes: one file per rank under a launcher."""
+    if "RANK" in os.environ and config.get("distributed"):
+        return f"{config['output']}.rank{os.environ['RANK']}"
+    return config["output"]
 
 
 def _script_traceback(exc: BaseException, own) -> str:

@@ -2,7 +2,9 @@
 held up. Importable without torch, so that ``--help`` always works.
 
 Exit status: 0 when the fix held up (or there was nothing to fix), 1 when it
-did not, 2 on usage errors (bad arguments, unreadable script, torch missing).
+did not, 2 on usage errors (bad arguments, unreadable script, torch missing),
+3 when memory was not measured (``--device cuda`` on a script whose tensors
+never reached the GPU).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_MEASURED = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -36,6 +38,8 @@ class Options:
     simulate: bool = False
     args: tuple[str, ...] = ()
     progress: bool = False
+    nproc_per_node: int = 1
+    launcher_args: tuple[str, ...] = ()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,14 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
         usage=(
             "%(prog)s SCRIPT [--fixed FIXED] [--select CODES] [--unsafe-fixes] [--steps N]\n"
             "       [--device {auto,cpu,cuda}] [--timeout S] [--json] [--plot FILE.png] [--simulate]\n"
-            "       [-- SCRIPT ARGS...]"
+            "       [--nproc-per-node N [--launcher-arg ARG]...] [-- SCRIPT ARGS...]"
         ),
         description=(
             "Run SCRIPT and its fixed twin, each in a fresh process stopped after --steps "
             "training steps; compare memory (tensor bytes, autograd graph nodes, host heap) "
             "and results (losses, parameters, forward outputs)."
         ),
-        epilog="Arguments after `--` are passed to both scripts. Exit status: 0 fix held up, 1 it did not, 2 usage error.",
+        epilog=(
+            "Arguments after `--` are passed to both scripts. Exit status: 0 fix held up, 1 it did not, "
+            "2 usage error, 3 memory not measured (--device cuda, no CUDA allocation)."
+        ),
     )
     p.add_argument("script", help="the training or evaluation script to verify")
     p.add_argument(
@@ -71,7 +78,26 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run under FakeTensorMode on a fake CPU device: growth and peak of models too large for this machine, no results",
     )
+    p.add_argument(
+        "--nproc-per-node",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="run each script under torch.distributed.run with N processes, as torchrun does; every rank is measured",
+    )
+    p.add_argument(
+        "--launcher-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more torch.distributed.run flag, passed through (e.g. --launcher-arg=--max-restarts=0); repeatable",
+    )
     return p
+
+
+# Launcher flags memlint sets itself, or that would run something else than
+# the measured bootstrap.
+_OWN_LAUNCHER_FLAGS = ("--nproc-per-node", "--nproc_per_node", "--no-python", "--no_python", "-m", "--module", "--run-path", "--run_path")
 
 
 def _positive_int(text: str) -> int:
@@ -109,6 +135,8 @@ def parse_args(argv: list[str]) -> Options:
         plot=ns.plot,
         simulate=ns.simulate,
         args=tuple(script_args),
+        nproc_per_node=ns.nproc_per_node,
+        launcher_args=tuple(ns.launcher_arg),
     )
 
 
@@ -139,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         plot_outcome(outcome, options.plot)
         if not options.json:
             print(f"plot written to {options.plot}")
+    if outcome.memory == "not-measured":
+        return EXIT_NOT_MEASURED
     return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
@@ -146,7 +176,7 @@ def verify(options: Options):
     """Check the inputs, make the twin, run both, decide. Raises UsageError."""
     from memlint.engine import ParseError
     from memlint.source import SourceError, read_source
-    from memlint.verify.outcome import Outcome, RunSummary, decide
+    from memlint.verify.outcome import Outcome, RankOutcome, RunSummary, decide
     from memlint.verify.runner import RunSpec, run_all
     from memlint.verify.twin import explicit_twin, make_twin
 
@@ -166,6 +196,13 @@ def verify(options: Options):
         unknown = [c for c in options.select if not known_prefix(c)]
         if unknown:
             raise UsageError(f"--select: no rule matches {', '.join(unknown)}")
+    if options.launcher_args and options.nproc_per_node < 2:
+        raise UsageError("--launcher-arg needs --nproc-per-node 2 or more")
+    own = [a for a in options.launcher_args if a.split("=")[0] in _OWN_LAUNCHER_FLAGS]
+    if own:
+        raise UsageError(f"--launcher-arg: memlint sets {', '.join(own)} itself")
+    if options.nproc_per_node > 1 and options.simulate:
+        raise UsageError("--simulate runs one process: it cannot be combined with --nproc-per-node")
     if options.device == "cuda" and not options.simulate and not _cuda_available():
         raise UsageError("--device cuda: no CUDA device is available to torch here")
     try:
@@ -204,13 +241,16 @@ def verify(options: Options):
             device=options.device,
             simulate=options.simulate,
             timeout=options.timeout,
+            nproc_per_node=options.nproc_per_node,
+            launcher_args=list(options.launcher_args),
         )
         specs = [RunSpec(label="original", script=script, **common)]
         if not nothing_to_fix:
             specs.append(RunSpec(label="fixed", script=twin_path, **common))
         raws = run_all(specs, work, parallel=_parallel(options), progress=options.progress)
 
-    runs = [RunSummary.from_raw(r) for r in raws]
+    per_rank = [[RunSummary.from_raw(r) for r in ranks] for ranks in raws]
+    runs = [ranks[0] for ranks in per_rank]
     outcome = Outcome(
         script=options.script,
         fixed_script=options.fixed,
@@ -221,13 +261,20 @@ def verify(options: Options):
         fixed=runs[1] if len(runs) > 1 else None,
         unfixed=twin.remaining,
     )
+    if options.nproc_per_node > 1:
+        fixed_ranks = per_rank[1] if len(per_rank) > 1 else [None] * len(per_rank[0])
+        outcome.ranks = [
+            RankOutcome(rank=i, original=a, fixed=b) for i, (a, b) in enumerate(zip(per_rank[0], fixed_ranks))
+        ]
     return decide(outcome, simulate=options.simulate)
 
 
 def _parallel(options: Options) -> bool:
     # Two runs at once halve the wall time on a multi-core host. On a GPU
     # they would share its memory, so runs that may use one go one after the
-    # other.
+    # other. So do distributed runs, which already use N processes each.
+    if options.nproc_per_node > 1:
+        return False
     if options.device != "cpu" and not options.simulate and _gpu_possible():
         return False
     return (os.cpu_count() or 1) >= 2

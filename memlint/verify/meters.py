@@ -54,11 +54,15 @@ class StorageBytesMode(TorchDispatchMode):
     """Live and peak bytes of the storages created by tensor ops while active.
 
     Views share their base's storage and are counted once. ``paused`` lets the
-    probe run its own ops without counting them.
+    probe run its own ops without counting them. With ``device_type`` only
+    storages on that kind of device count (the CPU's, beside the CUDA
+    allocator's counters, which see the rest).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, device_type: str | None = None) -> None:
         super().__init__()
+        self.device_type = device_type
+        self.block = 1  # storages count rounded up to this (--simulate of a CUDA run: 512)
         self.live = 0
         self.peak = 0
         self.paused = False
@@ -97,9 +101,12 @@ class StorageBytesMode(TorchDispatchMode):
         key = storage._cdata
         if key in self._refs:
             return
+        if self.device_type is not None and storage.device.type != self.device_type:
+            return
         ref = _StorageRef(storage, self._released)
         ref.key = key
-        ref.nbytes = storage.nbytes()
+        nbytes = storage.nbytes()
+        ref.nbytes = nbytes if self.block == 1 else self._rounded(nbytes)
         self._refs[key] = ref
         self.live += ref.nbytes
         if self.live > self.peak:
@@ -124,10 +131,22 @@ class StorageBytesMode(TorchDispatchMode):
                 if ref is None:
                     self._see(tensor)
                     continue
-                size = storage.nbytes()
+                size = self._rounded(storage.nbytes())
                 self.live += size - ref.nbytes
                 ref.nbytes = size
                 self.peak = max(self.peak, self.live)
+
+    def _rounded(self, nbytes: int) -> int:
+        block = self.block
+        if block == 1:
+            return nbytes
+        return max(block, -(-nbytes // block) * block)
+
+    def add_fixed(self, nbytes: int) -> None:
+        """Memory held from now to the end that no storage stands for (a
+        simulated library workspace)."""
+        self.live += nbytes
+        self.peak = max(self.peak, self.live)
 
     # The probe's interface, shared with CudaBytes.
     def sample(self) -> tuple[int, int, None]:
@@ -177,7 +196,9 @@ class GraphNodes:
         self._own_file = own_file  # callable: filename -> bool
         self.saturated = False
 
-    def sample(self) -> int:
+    def sample(self, namespace: dict | None = None) -> int:
+        """``namespace``: more names to start from (the script's globals once
+        its module frame has returned)."""
         frame = sys._getframe(1)
         namespaces = []
         while frame is not None:
@@ -193,6 +214,8 @@ class GraphNodes:
             finally:
                 self._drop_snapshot(frame, names)
         del namespaces, frame
+        if namespace:
+            self._collect(list(namespace.values()), roots, seen)
         return self._count(roots)
 
     @staticmethod

@@ -31,7 +31,7 @@ def plot_outcome(outcome: Outcome, path: str) -> None:
     runs = [(outcome.original, "original", ORIGINAL_COLOR)]
     if outcome.fixed is not None:
         runs.append((outcome.fixed, "fixed", FIXED_COLOR))
-    meters = [m for m in METERS if any(r.meters[m].measured for r, _, _ in runs)]
+    meters = [m for m in METERS if any(m in r.meters and r.meters[m].measured for r, _, _ in runs)]
     verdicts = {v.meter: v for v in outcome.meter_verdicts}
     fig, axes = plt.subplots(len(meters) or 1, 1, figsize=(8, 2.6 * max(1, len(meters))), sharex=True, squeeze=False)
     for ax, meter in zip(axes[:, 0], meters):

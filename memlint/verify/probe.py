@@ -1,6 +1,11 @@
 """Hooks installed in the measured process: where a step ends, what to sample,
 what to record, and when to stop.
 
+The run has three segments: from the script's start to the first step, the
+steps, and from the last step to the script's end (the tail, sampled by
+:meth:`Probe.finish` when the script ends on its own rather than at
+``--steps``); each sample's peak covers the interval it ends.
+
 A step ends at an optimizer step (the global step post-hook) in training, or at
 a root module forward (global forward pre/post hooks with a depth counter; only
 modules with parameters count) in a script that never steps an optimizer. The
@@ -30,9 +35,23 @@ class StopRun(BaseException):
 
 
 class Probe:
-    def __init__(self, *, steps, tensor_meter, graph_meter, heap_meter, record_results=True, digest=True, progress_path=None):
+    def __init__(
+        self,
+        *,
+        steps,
+        tensor_meter,
+        graph_meter,
+        heap_meter,
+        cpu_meter=None,
+        record_results=True,
+        digest=True,
+        progress_path=None,
+    ):
         self.steps_wanted = steps
         self.tensor = tensor_meter
+        # Under --device auto on a CUDA machine: the CPU storage tracker beside
+        # the CUDA counters, for what the script keeps on the host.
+        self.cpu = cpu_meter
         self.graph = graph_meter
         self.heap = heap_meter
         self.record_results = record_results
@@ -40,7 +59,13 @@ class Probe:
         self.kind: str | None = None  # "optimizer" | "forward"
         self.steps = 0
         self.optimizer_made = False
-        self.samples: dict[str, list] = {k: [] for k in ("tensor_live", "tensor_peak", "tensor_reserved", "graph_nodes", "heap")}
+        self.samples: dict[str, list] = {k: [] for k in SAMPLE_KEYS}
+        # Highest tensor bytes (main meter, CPU meter) in forwards that came
+        # before the first optimizer step and were dropped as step boundaries:
+        # they still belong to the start segment.
+        self.head_peaks: list = [None, None]
+        self.tail: dict | None = None  # the tail's sample, when the script ended on its own
+        self.process_group = False  # the script called torch.distributed.init_process_group
         self.losses: list[float] = []
         self.params: list[dict] = []
         self.outputs: list[dict] = []
@@ -60,6 +85,8 @@ class Probe:
         self._handles.append(nn_module.register_module_forward_hook(self._after_forward, always_call=True))
         self._patch(torch.autograd, "backward", self._wrap_backward(torch.autograd.backward))
         self._patch(torch.optim.Optimizer, "__init__", self._wrap_optimizer_init(torch.optim.Optimizer.__init__))
+        if torch.distributed.is_available():
+            self._patch(torch.distributed, "init_process_group", self._wrap_init_pg(torch.distributed.init_process_group))
 
     def uninstall(self) -> None:
         for handle in self._handles:
@@ -77,16 +104,17 @@ class Probe:
     def paused(self):
         """Our own tensor ops: not counted, not recorded, no graph."""
         self._paused += 1
-        previous = getattr(self.tensor, "paused", None)
-        if previous is not None:
-            self.tensor.paused = True
+        trackers = [m for m in (self.tensor, self.cpu) if m is not None and hasattr(m, "paused")]
+        previous = [m.paused for m in trackers]
+        for m in trackers:
+            m.paused = True
         try:
             with torch.no_grad():
                 yield
         finally:
             self._paused -= 1
-            if previous is not None:
-                self.tensor.paused = previous
+            for m, was in zip(trackers, previous):
+                m.paused = was
 
     # -- hooks --------------------------------------------------------------
 
@@ -99,6 +127,16 @@ class Probe:
             return init(self, *args, **kwargs)
 
         return __init__
+
+    def _wrap_init_pg(self, init):
+        probe = self
+
+        @functools.wraps(init)
+        def init_process_group(*args, **kwargs):
+            probe.process_group = True
+            return init(*args, **kwargs)
+
+        return init_process_group
 
     def _wrap_backward(self, backward):
         probe = self
@@ -125,6 +163,10 @@ class Probe:
             # not step boundaries.
             self.kind = "optimizer"
             self.steps = 0
+            self.head_peaks = [
+                _max(self.head_peaks[0], *self.samples["tensor_peak"]),
+                _max(self.head_peaks[1], *self.samples["cpu_peak"]),
+            ]
             for values in self.samples.values():
                 values.clear()
         primary = self._primary() is optimizer
@@ -135,7 +177,7 @@ class Probe:
                 params = [p for group in optimizer.param_groups for p in group["params"]]
                 self.params.append(fingerprint(params, self.digest))
             if primary:
-                self.tensor.reset_peak()
+                self._reset_peaks()
         if primary:
             self._count_step()
 
@@ -155,7 +197,7 @@ class Probe:
             if self.record_results:
                 self.outputs.append(fingerprint(tree_flatten(output)[0], self.digest))
             if boundary:
-                self.tensor.reset_peak()
+                self._reset_peaks()
         if boundary:
             self.kind = "forward"
             # With an optimizer around, its first step will restart the count:
@@ -164,18 +206,38 @@ class Probe:
 
     # -- sampling -----------------------------------------------------------
 
-    def _sample(self) -> None:
+    def _reset_peaks(self) -> None:
+        self.tensor.reset_peak()
+        if self.cpu is not None:
+            self.cpu.reset_peak()
+
+    def _read(self, namespace=None) -> dict:
         # Tensor counters first, then the heap, then the graph walk, whose own
         # Python objects must not show up in the other two.
         live, peak, reserved = self.tensor.sample()
+        cpu_live, cpu_peak, _ = self.cpu.sample() if self.cpu is not None else (None, None, None)
         heap = self.heap.sample() if self.heap is not None else None
-        nodes = self.graph.sample() if self.graph is not None else None
-        s = self.samples
-        s["tensor_live"].append(live)
-        s["tensor_peak"].append(peak)
-        s["tensor_reserved"].append(reserved)
-        s["heap"].append(heap)
-        s["graph_nodes"].append(nodes)
+        nodes = self.graph.sample(namespace) if self.graph is not None else None
+        return {
+            "tensor_live": live,
+            "tensor_peak": peak,
+            "tensor_reserved": reserved,
+            "cpu_live": cpu_live,
+            "cpu_peak": cpu_peak,
+            "heap": heap,
+            "graph_nodes": nodes,
+        }
+
+    def _sample(self) -> None:
+        for key, value in self._read().items():
+            self.samples[key].append(value)
+
+    def finish(self, namespace: dict | None) -> None:
+        """The script ended on its own: sample the tail (last step to end).
+        ``namespace`` is the script's module globals, which its frames no
+        longer show once it has returned."""
+        with self.paused():
+            self.tail = self._read(namespace)
 
     def _count_step(self, stop: bool = True) -> None:
         self.steps += 1
@@ -197,4 +259,15 @@ class Probe:
             "params": self.params,
             "outputs": self.outputs,
             "graph_saturated": bool(getattr(self.graph, "saturated", False)),
+            "head_peaks": self.head_peaks,
+            "tail": self.tail,
+            "process_group": self.process_group,
         }
+
+
+SAMPLE_KEYS = ("tensor_live", "tensor_peak", "tensor_reserved", "cpu_live", "cpu_peak", "graph_nodes", "heap")
+
+
+def _max(*values):
+    usable = [v for v in values if v is not None]
+    return max(usable) if usable else None

@@ -6,7 +6,7 @@ beyond pytest until a test asks for it.
 - ``@pytest.mark.memlint_verify("train.py", steps=20, device="cuda", ...)``:
   before the test body runs, the plugin runs ``memlint verify`` on the script
   (keywords: ``fixed``, ``steps``, ``device``, ``select``, ``unsafe_fixes``,
-  ``timeout``, ``args``, ``simulate``) and fails the test with the report when
+  ``timeout``, ``args``, ``simulate``, ``nproc_per_node``, ``launcher_args``) and fails the test with the report when
   the fix does not hold up. The test body can read the outcome from the
   ``memlint_verify_outcome`` fixture.
 - the ``memlint_verify`` fixture: ``outcome = memlint_verify("train.py", ...)``,
@@ -25,7 +25,7 @@ import pytest
 
 DEFAULT_DEVICE = "cuda"
 DEFAULT_STEPS = 20
-_KEYWORDS = {"fixed", "steps", "device", "select", "unsafe_fixes", "timeout", "args", "simulate"}
+_KEYWORDS = {"fixed", "steps", "device", "select", "unsafe_fixes", "timeout", "args", "simulate", "nproc_per_node", "launcher_args"}
 
 
 def pytest_addoption(parser):
@@ -81,6 +81,8 @@ def _options(config, script, kwargs):
         timeout=float(kwargs.get("timeout", 600.0)),
         simulate=bool(kwargs.get("simulate", False)),
         args=tuple(str(a) for a in kwargs.get("args", ())),
+        nproc_per_node=int(kwargs.get("nproc_per_node", 1)),
+        launcher_args=tuple(str(a) for a in kwargs.get("launcher_args", ())),
     )
 
 

@@ -8,6 +8,7 @@ JSON schema, version 1::
       "script": str,                      # the original, as given
       "fixed_script": str | null,         # the --fixed file; null for a temporary twin
       "device": "cpu" | "cuda" | "simulated-cpu",
+      "nproc_per_node": int,              # 1 unless --nproc-per-node
       "steps_requested": int,
       "step_kind": "optimizer" | "forward" | null,
       "findings": [str],                  # codes fixed, one per finding
@@ -15,7 +16,7 @@ JSON schema, version 1::
       "original": RUN,
       "fixed": RUN | null,                # null when there was nothing to fix
       "verdict": {
-        "memory": "dropped" | "unchanged" | "increased" | "not-compared",
+        "memory": "dropped" | "unchanged" | "increased" | "not-measured" | "not-compared",
         "results": "identical" | "within-tolerance" | "changed"
                    | "original-failed" | "fixed-failed" | "both-failed" | "not-compared",
         "meters": {METER: {"status": "dropped" | "unchanged" | "increased" | "not-measured",
@@ -23,7 +24,10 @@ JSON schema, version 1::
         "results_detail": str,
         "notes": [str]
       },
-      "ok": bool
+      "ok": bool,
+      "ranks": [{"rank": int, "original": RUN, "fixed": RUN | null, "memory": str,
+                 "results": str, "results_detail": str,
+                 "meters": {METER: {"status", "reasons"}}}]   # [] unless --nproc-per-node
     }
 
     RUN = {
@@ -35,10 +39,21 @@ JSON schema, version 1::
       "losses": [float | "NaN" | "Infinity" | "-Infinity"],
       "wall_seconds": float | null, "max_rss_bytes": int | null,
       "timeline": {"tensor_bytes": [int], "tensor_peak_bytes": [int],
-                   "graph_nodes": [int], "heap_bytes": [int | null]}
+                   "graph_nodes": [int], "heap_bytes": [int | null]},
+      "ended": "end" | "stopped" | "error" | null,   # "end": the tail was measured
+      "rank": int,
+      "meters": {METER: {
+          "observed": bool,                # false: the meter saw none of the script's allocations
+          "peak": number | null,           # the whole run's
+          "growth_per_step": float | null,
+          "segments": {"start" | "steps" | "tail": {"peak": number | null, "end": number | null}}}}
     }
 
-METER is one of "tensor_bytes", "graph_nodes", "heap_bytes". Growth is the
+METER is one of "tensor_bytes", "cpu_tensor_bytes" (the CPU tracker beside the
+CUDA counters, --device auto on CUDA only), "graph_nodes", "heap_bytes". The
+segments: "start" from the script's start to the end of the first step,
+"steps" the steps after it, "tail" from the last step to the script's end
+(absent when the run stopped at --steps). Growth is the
 least-squares slope per step after the warm-up; ``null`` where a meter did not
 run or too few steps ran.
 """
@@ -49,7 +64,19 @@ import json
 import math
 
 from memlint.verify.outcome import Outcome, RunSummary
-from memlint.verify.verdict import GRAPH, HEAP, LABELS, METERS, TENSOR, floor_for, one_off_rise
+from memlint.verify.verdict import (
+    CPU_TENSOR,
+    GRAPH,
+    HEAP,
+    LABELS,
+    SEGMENT_LABELS,
+    SEGMENTS,
+    START,
+    TAIL,
+    TENSOR,
+    floor_for,
+    one_off_rise,
+)
 
 SCHEMA_VERSION = 1
 
@@ -96,7 +123,23 @@ def run_json(run: RunSummary | None) -> dict | None:
             "graph_nodes": g.values,
             "heap_bytes": h.values,
         },
+        "ended": run.ended,
+        "rank": run.rank,
+        "meters": {name: _meter_json(stats) for name, stats in run.meters.items()},
     }
+
+
+def _meter_json(stats) -> dict:
+    return {
+        "observed": stats.observed,
+        "peak": stats.peak,
+        "growth_per_step": stats.growth_per_step,
+        "segments": {name: {"peak": seg.peak, "end": seg.end} for name, seg in stats.segments.items()},
+    }
+
+
+def _verdicts_json(verdicts) -> dict:
+    return {v.meter: {"status": v.status, "reasons": v.reasons} for v in verdicts}
 
 
 def to_json(outcome: Outcome) -> dict:
@@ -105,6 +148,7 @@ def to_json(outcome: Outcome) -> dict:
         "script": outcome.script,
         "fixed_script": outcome.fixed_script,
         "device": outcome.original.device or outcome.device,
+        "nproc_per_node": max(1, len(outcome.ranks)),
         "steps_requested": outcome.steps_requested,
         "step_kind": outcome.step_kind,
         "findings": [f.code for f in outcome.findings],
@@ -114,11 +158,23 @@ def to_json(outcome: Outcome) -> dict:
         "verdict": {
             "memory": outcome.memory,
             "results": outcome.results,
-            "meters": {v.meter: {"status": v.status, "reasons": v.reasons} for v in outcome.meter_verdicts},
+            "meters": _verdicts_json(outcome.meter_verdicts),
             "results_detail": outcome.results_detail,
             "notes": outcome.notes,
         },
         "ok": outcome.ok,
+        "ranks": [
+            {
+                "rank": r.rank,
+                "original": run_json(r.original),
+                "fixed": run_json(r.fixed),
+                "memory": r.memory,
+                "results": r.results,
+                "results_detail": r.results_detail,
+                "meters": _verdicts_json(r.meter_verdicts),
+            }
+            for r in outcome.ranks
+        ],
     }
 
 
@@ -159,30 +215,53 @@ def _growth(stats, device: str) -> str:
     return text + " (one-off rise)" if one_off_rise(stats, device) else text
 
 
+def _label(meter: str, device: str) -> str:
+    if meter == TENSOR and device.startswith("cuda"):
+        return "CUDA tensor bytes"
+    return LABELS[meter]
+
+
 def _rows(outcome: Outcome, device: str) -> list[tuple[str, str, str, str, str]]:
     runs = [outcome.original] + ([outcome.fixed] if outcome.fixed else [])
     verdicts = {v.meter: v for v in outcome.meter_verdicts}
     rows = []
-    for meter in METERS:
-        stats = [r.meters[meter] for r in runs]
-        if not any(s.measured for s in stats):
-            rows.append((LABELS[meter], "", "not measured", "", ""))
+    for meter in outcome.original.meter_names():
+        stats = [r.meters[meter] for r in runs if meter in r.meters]
+        v = verdicts.get(meter)
+        if not any(s.measured for s in stats) or not any(s.observed for s in stats):
+            why = "not measured" if not any(s.measured for s in stats) else "not measured: saw none of the script's allocations"
+            rows.append((_label(meter, device), "", why, "", ""))
             continue
         fmt = _count if meter == GRAPH else human_bytes
-        lines = [("growth", [_growth(s, device) for s in stats])]
+        lines = []
         if meter != HEAP:
-            lines.insert(0, ("peak", [fmt(s.peak) for s in stats]))
-        if meter == TENSOR and any(s.transient for s in stats):
+            lines += _segment_lines(stats, runs, fmt)
+        lines.append(("growth", [_growth(s, device) for s in stats]))
+        if meter in (TENSOR, CPU_TENSOR) and any(s.transient for s in stats):
             lines.append(("transient", [fmt(s.transient) for s in stats]))
         if meter == TENSOR and any(r.reserved_peak for r in runs):
             # What the CUDA caching allocator held: what nvidia-smi shows.
             lines.append(("reserved", [fmt(r.reserved_peak) for r in runs]))
-        v = verdicts.get(meter)
         judged = f"{v.status}: {', '.join(v.reasons)}" if v and v.reasons else (v.status if v else "")
         for i, (what, values) in enumerate(lines):
             values = values + [""] * (2 - len(values))
-            rows.append((LABELS[meter] if i == 0 else "", what, values[0], values[1], judged if i == 0 else ""))
+            rows.append((_label(meter, device) if i == 0 else "", what, values[0], values[1], judged if i == 0 else ""))
     return rows
+
+
+def _segment_lines(stats, runs, fmt) -> list:
+    """The whole run's peak, then each segment's, then what the tail left held."""
+    lines = [("peak, whole run", [fmt(s.peak) for s in stats])]
+    for name in SEGMENTS:
+        if name == TAIL:
+            values = [fmt(s.segment(TAIL).peak) if s.segment(TAIL) else "not reached" for s in stats]
+        else:
+            values = [fmt(s.segment(name).peak) if s.segment(name) else "-" for s in stats]
+        if name != START or any(s.segment(name) for s in stats):
+            lines.append((f"  {SEGMENT_LABELS[name]}", values))
+    if any(s.segment(TAIL) for s in stats):
+        lines.append(("held at end", [fmt(s.segment(TAIL).end) if s.segment(TAIL) else "-" for s in stats]))
+    return lines
 
 
 def _run_line(run: RunSummary) -> str:
@@ -199,7 +278,8 @@ def _run_line(run: RunSummary) -> str:
 def render_human(outcome: Outcome, color: bool = False) -> str:
     o, f = outcome.original, outcome.fixed
     device = o.device or outcome.device
-    out = [f"memlint verify {outcome.script}  (device {device})"]
+    ranks = f", {len(outcome.ranks)} ranks, showing rank {o.rank}" if outcome.ranks else ""
+    out = [f"memlint verify {outcome.script}  (device {device}{ranks})"]
     out.append(f"  original: {_run_line(o)}")
     if f is not None:
         out.append(f"  fixed:    {_run_line(f)}" + (f"  [{outcome.fixed_script}]" if outcome.fixed_script else ""))
@@ -228,6 +308,9 @@ def render_human(outcome: Outcome, color: bool = False) -> str:
             line = f"  {r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]:>{widths[3]}}  {r[4]}"
             out.append(line.rstrip())
         out.append("")
+    if len(outcome.ranks) > 1:
+        for r in outcome.ranks:
+            out.append(f"  rank {r.rank}: memory {r.memory}, results {r.results}")
     if outcome.results_detail:
         out.append(f"  results: {outcome.results_detail}")
     for note in outcome.notes:
@@ -238,7 +321,10 @@ def render_human(outcome: Outcome, color: bool = False) -> str:
 
 def _verdict_line(outcome: Outcome, color: bool) -> str:
     if outcome.nothing_to_fix:
-        text = "nothing to fix" + ("" if outcome.ok else "; the script failed")
+        if outcome.memory == "not-measured":
+            text = "nothing to fix; memory not measured"
+        else:
+            text = "nothing to fix" + ("" if outcome.ok else "; the script failed")
     else:
         text = f"memory {outcome.memory}, results {outcome.results}"
     mark = "OK" if outcome.ok else "FAILED"

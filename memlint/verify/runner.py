@@ -31,6 +31,37 @@ class RunSpec:
     device: str = "auto"
     simulate: bool = False
     timeout: float = 600.0
+    # > 1: run under torch.distributed.run (as torchrun does), one measured
+    # process per rank; launcher_args pass through to the launcher.
+    nproc_per_node: int = 1
+    launcher_args: list[str] = field(default_factory=list)
+
+    @property
+    def distributed(self) -> bool:
+        return self.nproc_per_node > 1
+
+
+# Launcher flags that choose the rendezvous: given any of them, memlint does
+# not add --standalone (a private rendezvous on a free local port).
+RENDEZVOUS_FLAGS = ("--standalone", "--rdzv-backend", "--rdzv_backend", "--rdzv-endpoint", "--rdzv_endpoint",
+                    "--master-port", "--master_port", "--master-addr", "--master_addr")
+
+
+def command(spec: RunSpec, config_path: Path, workdir: Path) -> list[str]:
+    """The measured process's command line: the bootstrap, or the launcher
+    running the bootstrap once per rank."""
+    if not spec.distributed:
+        return [sys.executable, "-c", _LAUNCH, str(config_path), _ROOT]
+    launch = workdir / "memlint_verify_rank.py"
+    if not launch.exists():
+        launch.write_text(
+            f"import sys\nsys.path.insert(0, {_ROOT!r})\nfrom memlint.verify.bootstrap import main\nmain(sys.argv[1])\n",
+            encoding="utf-8",
+        )
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={spec.nproc_per_node}"]
+    if not any(a.split("=")[0] in RENDEZVOUS_FLAGS for a in spec.launcher_args):
+        cmd.append("--standalone")
+    return cmd + list(spec.launcher_args) + [str(launch), str(config_path)]
 
 
 def child_env(spec: RunSpec, workdir: Path) -> dict[str, str]:
@@ -69,13 +100,15 @@ class _Child:
             "output": str(self.output),
             "progress": str(self.progress),
             "memlint_root": _ROOT,
+            "launch_dir": str(workdir),
+            "distributed": spec.distributed,
         }
         config_path = workdir / f"{spec.label}.config.json"
         config_path.write_text(json.dumps(config), encoding="utf-8")
         self.started = time.monotonic()
         with open(self.stdout, "wb") as out, open(self.stderr, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _LAUNCH, str(config_path), _ROOT],
+                command(spec, config_path, workdir),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
@@ -96,6 +129,14 @@ class _Child:
 
     def kill(self) -> None:
         try:
+            if _POSIX and self.spec.distributed:
+                # The launcher starts each rank in a session of its own: ask
+                # it to stop them (SIGTERM) before killing what is left.
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    pass
             if _POSIX:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             else:  # pragma: no cover - Windows has no process groups to signal
@@ -109,16 +150,23 @@ class _Child:
         except (OSError, ValueError):
             return 0
 
-    def result(self) -> dict:
+    def result(self) -> list[dict]:
+        """The measurements, one dict per rank (one for a plain run)."""
         wall = time.monotonic() - self.started
         if self.timed_out:
-            return _failure(f"timed out after {self.spec.timeout:g} s (--timeout)", self, wall)
+            return [_failure(f"timed out after {self.spec.timeout:g} s (--timeout)", self, wall)] * self.spec.nproc_per_node
+        if not self.spec.distributed:
+            return [self._read(self.output, wall)]
+        return [self._read(Path(f"{self.output}.rank{r}"), wall) for r in range(self.spec.nproc_per_node)]
+
+    def _read(self, path: Path, wall: float) -> dict:
         try:
-            data = json.loads(self.output.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             code = self.proc.returncode
             why = f"killed by signal {-code}" if code and code < 0 else f"exited with status {code}"
-            return _failure(f"the measured process {why} before writing its measurements", self, wall)
+            what = "the launcher" if self.spec.distributed else "the measured process"
+            return _failure(f"{what} {why} before writing its measurements", self, wall)
         data.setdefault("wall_s", wall)
         data["stderr_tail"] = _tail(self.stderr)
         return data
@@ -136,10 +184,10 @@ def _tail(path: Path, lines: int = 20) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def run_all(specs: list[RunSpec], workdir: Path, parallel: bool, progress: bool) -> list[dict]:
+def run_all(specs: list[RunSpec], workdir: Path, parallel: bool, progress: bool) -> list[list[dict]]:
     """Run each spec in its own process (two at once when ``parallel``) and
-    return the children's measurements in the order given."""
-    results: dict[str, dict] = {}
+    return the children's measurements in the order given, one per rank."""
+    results: dict[str, list[dict]] = {}
     pending = list(specs)
     running: list[_Child] = []
     show = _Progress(progress)

@@ -11,14 +11,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-# Meter names, in the order reports list them.
+# Meter names, in the order reports list them. TENSOR is the run's device's
+# tensor meter (the CUDA allocator's counters on CUDA, the storage tracker on
+# the CPU); CPU_TENSOR is the storage tracker for CPU storages beside the
+# CUDA counters (--device auto on a CUDA machine), absent otherwise.
 TENSOR = "tensor_bytes"
+CPU_TENSOR = "cpu_tensor_bytes"
 GRAPH = "graph_nodes"
 HEAP = "heap_bytes"
-METERS = (TENSOR, GRAPH, HEAP)
+METERS = (TENSOR, CPU_TENSOR, GRAPH, HEAP)
+BYTE_METERS = (TENSOR, CPU_TENSOR)
 
-LABELS = {TENSOR: "tensor bytes", GRAPH: "graph nodes", HEAP: "host heap"}
-UNITS = {TENSOR: "bytes", GRAPH: "nodes", HEAP: "bytes"}
+LABELS = {TENSOR: "tensor bytes", CPU_TENSOR: "CPU tensor bytes", GRAPH: "graph nodes", HEAP: "host heap"}
+UNITS = {TENSOR: "bytes", CPU_TENSOR: "bytes", GRAPH: "nodes", HEAP: "bytes"}
+
+# The segments of a run: from the script's start to the end of its first
+# step, the steps after it, and from the last step to the script's end (only
+# when the script ended on its own). Each has its own peak; the whole run's
+# peak is the highest of them.
+START, STEPS, TAIL = "start", "steps", "tail"
+SEGMENTS = (START, STEPS, TAIL)
+SEGMENT_LABELS = {START: "start→step 1", STEPS: "steps", TAIL: "last step→end"}
 
 # Growth below these per-step slopes is noise. The CPU storage tracker is exact;
 # the CUDA allocator rounds every block to 512 bytes; glibc's heap moves by a few
@@ -40,10 +53,14 @@ PEAK_NOISE = {
 
 
 def floor_for(meter: str, device: str) -> float:
+    if meter == CPU_TENSOR:
+        meter, device = TENSOR, "cpu"
     return GROWTH_FLOOR.get((meter, _family(device)), GROWTH_FLOOR.get((meter, None), 0.0))
 
 
 def peak_noise_for(meter: str, device: str) -> tuple[float, float] | None:
+    if meter == CPU_TENSOR:
+        meter, device = TENSOR, "cpu"
     return PEAK_NOISE.get((meter, _family(device)), PEAK_NOISE.get((meter, None)))
 
 
@@ -80,6 +97,12 @@ def _fit(pts: list[tuple[int, float]]) -> float | None:
 
 
 @dataclass
+class Segment:
+    peak: float | None  # the highest value seen in the segment
+    end: float | None  # the value held at its end
+
+
+@dataclass
 class MeterStats:
     """One meter over one run."""
 
@@ -94,6 +117,7 @@ class MeterStats:
     # on through both; a one-off rise (a lazy initialisation, the first
     # validation pass) shows in one half only.
     half_slopes: tuple = (None, None)
+    segments: dict = field(default_factory=dict)  # START/STEPS/TAIL -> Segment, where there was one
 
     @property
     def growth_judged(self) -> bool:
@@ -103,17 +127,31 @@ class MeterStats:
         return all(s is not None and s > floor / 2 for s in self.half_slopes)
 
     @classmethod
-    def from_samples(cls, meter: str, values: list, peaks: list | None = None) -> "MeterStats":
+    def from_samples(
+        cls,
+        meter: str,
+        values: list,
+        peaks: list | None = None,
+        tail: float | None = None,
+        tail_peak: float | None = None,
+        head_peak: float | None = None,
+    ) -> "MeterStats":
+        """``values``/``peaks`` at each step boundary; ``tail``/``tail_peak``
+        at the script's end; ``head_peak``: before the first step, from
+        boundaries that were dropped."""
         usable = [v for v in values if v is not None]
+        segments = _segments(values, peaks, tail, tail_peak, head_peak)
         if not usable:
-            return cls(meter, values, peaks)
+            stats = cls(meter, values, peaks, segments=segments)
+            stats.peak = _top(*(seg.peak for seg in segments.values()))
+            return stats
         warm = warmup_steps(len(values))
         stats = cls(meter, values, peaks, growth_per_step=slope(values, warm))
         window = [(i, v) for i, v in enumerate(values) if i >= warm and v is not None]
         stats.points = len(window)
         stats.half_slopes = (_fit(window[: len(window) // 2]), _fit(window[len(window) // 2 :]))
-        all_peaks = [p for p in (peaks or []) if p is not None] + usable
-        stats.peak = max(all_peaks)
+        stats.segments = segments
+        stats.peak = _top(*(seg.peak for seg in segments.values()))
         if peaks:
             gaps = [p - v for i, (p, v) in enumerate(zip(peaks, values)) if i >= warm and p is not None and v is not None]
             stats.transient = max(gaps) if gaps else None
@@ -121,7 +159,40 @@ class MeterStats:
 
     @property
     def measured(self) -> bool:
-        return any(v is not None for v in self.values)
+        return any(v is not None for v in self.values) or any(seg.end is not None for seg in self.segments.values())
+
+    @property
+    def observed(self) -> bool:
+        """The meter saw something of the script's: a byte meter that read 0
+        throughout (a CPU script under the CUDA counters) saw nothing."""
+        if not self.measured:
+            return False
+        if self.meter in BYTE_METERS:
+            return bool(self.peak)
+        return True
+
+    def segment(self, name: str) -> Segment | None:
+        return self.segments.get(name)
+
+
+def _top(*values):
+    usable = [v for v in values if v is not None]
+    return max(usable) if usable else None
+
+
+def _segments(values, peaks, tail, tail_peak, head_peak) -> dict:
+    peaks = list(peaks or [])
+    peaks += [None] * (len(values) - len(peaks))
+    out = {}
+    if values:
+        out[START] = Segment(_top(head_peak, peaks[0], values[0]), values[0])
+    elif head_peak is not None:
+        out[START] = Segment(head_peak, None)
+    if len(values) > 1:
+        out[STEPS] = Segment(_top(*peaks[1:], *values[1:]), values[-1])
+    if tail is not None or tail_peak is not None:
+        out[TAIL] = Segment(_top(tail_peak, tail), tail)
+    return out
 
 
 @dataclass
@@ -129,6 +200,9 @@ class MeterVerdict:
     meter: str
     status: str  # "dropped" | "unchanged" | "increased" | "not-measured"
     reasons: list[str] = field(default_factory=list)
+
+
+NOT_OBSERVED = "saw none of the script's allocations"
 
 
 def grew(stats: MeterStats, device: str) -> bool:
@@ -146,6 +220,9 @@ def compare_meter(orig: MeterStats, fixed: MeterStats, device: str) -> MeterVerd
     meter = orig.meter
     if not orig.measured or not fixed.measured:
         return MeterVerdict(meter, "not-measured")
+    if not orig.observed and not fixed.observed:
+        # Zero against zero is no evidence that the fix kept memory as it was.
+        return MeterVerdict(meter, "not-measured", [NOT_OBSERVED])
     floor = floor_for(meter, device)
     down: list[str] = []
     up: list[str] = []
@@ -161,17 +238,47 @@ def compare_meter(orig: MeterStats, fixed: MeterStats, device: str) -> MeterVerd
     elif grew(fixed, device) and fg > 1.5 * og + floor:
         up.append("grows faster")
     noise = peak_noise_for(meter, device)
-    if noise and orig.peak is not None and fixed.peak is not None:
-        margin = max(noise[0] * max(orig.peak, fixed.peak), noise[1])
-        if orig.peak - fixed.peak > margin:
+    if noise:
+        moved = _moved(orig.peak, fixed.peak, noise)
+        if moved == "fell":
             down.append("peak fell")
-        elif fixed.peak - orig.peak > margin:
+        elif moved == "rose":
             up.append("peak rose")
+        # Each segment counts on its own: a fix must not move memory into
+        # another part of the run, and a leak in the tail shows only there.
+        for name in SEGMENTS:
+            a, b = orig.segment(name), fixed.segment(name)
+            if a is None or b is None:
+                continue
+            where = SEGMENT_LABELS[name]
+            moved = _moved(a.peak, b.peak, noise)
+            if moved == "rose" and "peak rose" not in up:
+                up.append(f"peak rose in {where}")
+            elif moved == "fell" and "peak fell" not in down:
+                down.append(f"peak fell in {where}")
+            if name == TAIL:
+                held = _moved(a.end, b.end, noise)
+                if held == "rose":
+                    up.append("holds more at the end")
+                elif held == "fell":
+                    down.append("holds less at the end")
     if up:
         return MeterVerdict(meter, "increased", up + down)
     if down:
         return MeterVerdict(meter, "dropped", down)
     return MeterVerdict(meter, "unchanged")
+
+
+def _moved(a, b, noise) -> str | None:
+    """"fell", "rose" or None: whether a -> b moved beyond the noise."""
+    if a is None or b is None:
+        return None
+    margin = max(noise[0] * max(a, b), noise[1])
+    if a - b > margin:
+        return "fell"
+    if b - a > margin:
+        return "rose"
+    return None
 
 
 def memory_verdict(verdicts: Sequence[MeterVerdict]) -> str:
@@ -182,4 +289,6 @@ def memory_verdict(verdicts: Sequence[MeterVerdict]) -> str:
         return "increased"
     if "dropped" in statuses:
         return "dropped"
+    if statuses <= {"not-measured"}:
+        return "not-measured"
     return "unchanged"
