@@ -26,7 +26,7 @@ from server_client import (  # noqa: E402
 )
 
 from memlint.fixer import fix_text  # noqa: E402
-from memlint.registry import all_rules, rule_by_code, select_rules  # noqa: E402
+from memlint.registry import rule_by_code, select_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,14 +52,26 @@ def validate(model, loader):
 """
 
 
-@pytest_lsp.fixture(config=config())
-async def client(lsp_client: LanguageClient, tmp_path):
+# One server for the tests that change no settings (each uses its own files),
+# a fresh one for those that do: starting the server is most of a test's time.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=config(), scope="module")
+async def client(lsp_client: LanguageClient, tmp_path_factory):
+    await start(lsp_client, tmp_path_factory.mktemp("workspace"))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=config(), loop_scope="module")
+async def fresh_client(lsp_client: LanguageClient, tmp_path):
     await start(lsp_client, tmp_path)
     yield
     await lsp_client.shutdown_session()
 
 
-@pytest_lsp.fixture(config=config())
+@pytest_lsp.fixture(config=config(), loop_scope="module")
 async def unsafe_client(lsp_client: LanguageClient, tmp_path):
     await start(lsp_client, tmp_path, {"memlint": {"unsafeFixes": True}})
     yield
@@ -109,7 +121,6 @@ def actions_at(client, uri: str, line: int, only=None):
     )
 
 
-@pytest.mark.asyncio
 async def test_diagnostics_on_open_match_check(client, tmp_path):
     path = tmp_path / "validate.py"
     path.write_text(VALIDATE)
@@ -123,7 +134,6 @@ async def test_diagnostics_on_open_match_check(client, tmp_path):
     assert "MEM201" in Path(diagnostic.code_description.href[len("file://") :]).read_text()
 
 
-@pytest.mark.asyncio
 async def test_diagnostics_follow_changes(client, tmp_path):
     uri = open_doc(client, tmp_path / "validate.py", VALIDATE)
     assert [d.code for d in (await published(client, uri, version=1)).diagnostics] == ["MEM201"]
@@ -133,7 +143,20 @@ async def test_diagnostics_follow_changes(client, tmp_path):
     assert [d.code for d in (await published(client, uri, version=3)).diagnostics] == ["MEM201"]
 
 
-@pytest.mark.asyncio
+async def test_real_training_script_gets_mem201_and_mem701_and_a_quick_fix(client):
+    path = ROOT / "fixtures" / "server" / "train_classifier.py"
+    before = len(client.published)
+    uri = open_doc(client, path, path.read_text())
+    diagnostics = (await published(client, uri, version=1, after=before)).diagnostics
+    assert [d.code for d in diagnostics] == ["MEM201", "MEM701"]
+    mem201 = diagnostics[0]
+    actions = await actions_at(client, uri, mem201.range.start.line, only=[types.CodeActionKind.QuickFix])
+    assert [a.title for a in actions] == [
+        "MEM201: Decorate `validate` with `@torch.no_grad()`",
+        "MEM201: ignore with # noqa: MEM201",
+    ]
+
+
 async def test_a_burst_of_edits_is_linted_once_for_the_newest_text(client, tmp_path):
     uri = open_doc(client, tmp_path / "validate.py", CLEAN)
     await published(client, uri, version=1)
@@ -148,7 +171,6 @@ async def test_a_burst_of_edits_is_linted_once_for_the_newest_text(client, tmp_p
     assert burst[-1].version == 30  # nothing stale published after the newest
 
 
-@pytest.mark.asyncio
 async def test_quick_fix_gives_exactly_the_fix_result(client, tmp_path):
     path = tmp_path / "validate.py"
     path.write_text(VALIDATE)
@@ -163,7 +185,6 @@ async def test_quick_fix_gives_exactly_the_fix_result(client, tmp_path):
     assert fixed == path.read_text() == CLEAN
 
 
-@pytest.mark.asyncio
 async def test_quick_fix_adds_the_import_it_needs(client, tmp_path):
     text = VALIDATE.replace("import torch\n", "from torch import nn\n")
     uri = open_doc(client, tmp_path / "validate.py", text)
@@ -181,7 +202,6 @@ def _unsafe_example():
     return rule, example
 
 
-@pytest.mark.asyncio
 async def test_unsafe_fixes_are_offered_only_when_allowed(client, tmp_path):
     rule, example = _unsafe_example()
     uri = open_doc(client, tmp_path / "retain.py", example.source)
@@ -190,7 +210,6 @@ async def test_unsafe_fixes_are_offered_only_when_allowed(client, tmp_path):
     assert [a.title for a in actions or []] == [f"{rule.code}: ignore with # noqa: {rule.code}"]
 
 
-@pytest.mark.asyncio
 async def test_unsafe_fix_is_labelled_when_allowed(unsafe_client, tmp_path):
     rule, example = _unsafe_example()
     uri = open_doc(unsafe_client, tmp_path / "retain.py", example.source)
@@ -201,7 +220,6 @@ async def test_unsafe_fix_is_labelled_when_allowed(unsafe_client, tmp_path):
     assert apply_edits(example.source, fix.edit.changes[uri]) == example.fixed
 
 
-@pytest.mark.asyncio
 async def test_fix_all_applies_every_safe_fix_as_check_fix_does(client, tmp_path):
     source = ROOT / "fixtures" / "examples" / "train_leaky.py"
     text = source.read_text()
@@ -217,7 +235,6 @@ async def test_fix_all_applies_every_safe_fix_as_check_fix_does(client, tmp_path
     assert fixed == path.read_text() != text
 
 
-@pytest.mark.asyncio
 async def test_noqa_action_silences_the_finding_and_merges(client, tmp_path):
     uri = open_doc(client, tmp_path / "validate.py", VALIDATE)
     await published(client, uri, version=1)
@@ -235,7 +252,6 @@ async def test_noqa_action_silences_the_finding_and_merges(client, tmp_path):
     assert "in loader:  # noqa: MEM101, MEM201\n" in apply_edits(existing, noqa.edit.changes[uri])
 
 
-@pytest.mark.asyncio
 async def test_hover_on_a_finding_shows_the_rule_docs(client, tmp_path):
     uri = open_doc(client, tmp_path / "validate.py", VALIDATE)
     await published(client, uri, version=1)
@@ -252,39 +268,36 @@ async def test_hover_on_a_finding_shows_the_rule_docs(client, tmp_path):
     assert outside is None
 
 
-@pytest.mark.asyncio
-async def test_config_is_reloaded_when_pyproject_changes(client, tmp_path):
+async def test_config_is_reloaded_when_pyproject_changes(fresh_client, tmp_path):
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text("[tool.memlint]\n")
-    uri = open_doc(client, tmp_path / "validate.py", VALIDATE)
-    assert [d.code for d in (await published(client, uri, version=1)).diagnostics] == ["MEM201"]
+    uri = open_doc(fresh_client, tmp_path / "validate.py", VALIDATE)
+    assert [d.code for d in (await published(fresh_client, uri, version=1)).diagnostics] == ["MEM201"]
     pyproject.write_text('[tool.memlint]\nignore = ["MEM201"]\n')
-    before = len(client.published)
-    client.workspace_did_change_watched_files(
+    before = len(fresh_client.published)
+    fresh_client.workspace_did_change_watched_files(
         types.DidChangeWatchedFilesParams(
             changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)]
         )
     )
-    assert list((await published(client, uri, after=before)).diagnostics) == []
+    assert list((await published(fresh_client, uri, after=before)).diagnostics) == []
     pyproject.write_text("[tool.memlint]\n")
-    before = len(client.published)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri())))
-    assert [d.code for d in (await published(client, uri, after=before)).diagnostics] == ["MEM201"]
+    before = len(fresh_client.published)
+    fresh_client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri())))
+    assert [d.code for d in (await published(fresh_client, uri, after=before)).diagnostics] == ["MEM201"]
 
 
-@pytest.mark.asyncio
-async def test_client_settings_select_and_ignore(client, tmp_path):
-    uri = open_doc(client, tmp_path / "validate.py", VALIDATE)
-    await published(client, uri, version=1)
-    before = len(client.published)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"memlint": {"ignore": ["MEM2"]}}))
-    assert list((await published(client, uri, after=before)).diagnostics) == []
-    before = len(client.published)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"memlint": {"select": ["MEM201"]}}))
-    assert [d.code for d in (await published(client, uri, after=before)).diagnostics] == ["MEM201"]
+async def test_client_settings_select_and_ignore(fresh_client, tmp_path):
+    uri = open_doc(fresh_client, tmp_path / "validate.py", VALIDATE)
+    await published(fresh_client, uri, version=1)
+    before = len(fresh_client.published)
+    fresh_client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"memlint": {"ignore": ["MEM2"]}}))
+    assert list((await published(fresh_client, uri, after=before)).diagnostics) == []
+    before = len(fresh_client.published)
+    fresh_client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"memlint": {"select": ["MEM201"]}}))
+    assert [d.code for d in (await published(fresh_client, uri, after=before)).diagnostics] == ["MEM201"]
 
 
-@pytest.mark.asyncio
 async def test_syntax_error_mid_edit_clears_findings_and_logs_why(client, tmp_path):
     uri = open_doc(client, tmp_path / "validate.py", VALIDATE)
     assert (await published(client, uri, version=1)).diagnostics
@@ -296,11 +309,6 @@ async def test_syntax_error_mid_edit_clears_findings_and_logs_why(client, tmp_pa
     assert [d.code for d in (await published(client, uri, version=3)).diagnostics] == ["MEM201"]
 
 
-def notebook_cells(cells: list[str]) -> list[str]:
-    return cells
-
-
-@pytest.mark.asyncio
 async def test_notebook_cells_are_linted_as_one_program_like_check(client, tmp_path):
     cells = [
         "import torch\nmodel = torch.nn.Linear(2, 2)\n",
@@ -368,7 +376,6 @@ def crash_env(tmp_path):
     return plugin
 
 
-@pytest.mark.asyncio
 async def test_an_internal_error_in_one_rule_keeps_the_other_findings(tmp_path, crash_env):
     import os
 
@@ -389,7 +396,6 @@ async def test_an_internal_error_in_one_rule_keeps_the_other_findings(tmp_path, 
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
 
 
-@pytest.mark.asyncio
 async def test_server_cli_and_flake8_agree_on_the_fixtures(client):
     assert len(FIXTURES) >= 15
     proc = subprocess.run(
@@ -408,8 +414,9 @@ async def test_server_cli_and_flake8_agree_on_the_fixtures(client):
     found_any = 0
     for path in FIXTURES:
         text = path.read_text()
+        before = len(client.published)  # the shared server may have had the file open before
         uri = open_doc(client, path, text)
-        server = summary((await published(client, uri, version=1)).diagnostics)
+        server = summary((await published(client, uri, version=1, after=before)).diagnostics)
         assert server == cli[str(path)], path
         assert [s[:4] for s in server] == flake8.get(str(path), []), path
         found_any += bool(server)

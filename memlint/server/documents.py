@@ -21,8 +21,7 @@ class LintQueue:
         self._lint = lint
         self._due: dict[str, None] = {}  # insertion-ordered set of keys
         self._wake: asyncio.Event | None = None
-        self._worker: asyncio.Task | None = None
-        self.busy = False
+        self._worker: asyncio.Task | None = None  # held so the task is not collected
 
     def request(self, key: str) -> None:
         """Mark ``key`` due; call from the event loop."""
@@ -47,10 +46,7 @@ class LintQueue:
             while self._due:
                 key = next(iter(self._due))
                 del self._due[key]
-                self.busy = True
                 try:
                     await self._lint(key)
                 except Exception:  # the worker must outlive any one document
                     log.exception("linting %s failed", key)
-                finally:
-                    self.busy = False

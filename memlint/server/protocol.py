@@ -1,9 +1,10 @@
 """The LSP wiring: which messages the server answers and how.
 
-Linting runs on one worker thread (see :mod:`memlint.server.documents`), so
-the event loop keeps reading messages while a document is linted; code
-actions and hover use the latest result when it is for the document's current
-text and lint the text themselves otherwise.
+Linting runs on one thread (see :mod:`memlint.server.documents`), so the
+event loop keeps reading messages while a document is linted. Code actions
+and hover use the latest result when it is for the document's current text;
+otherwise, and for rendering fixes, they too run on that one thread, since
+the engine keeps per-module state while it walks a module.
 """
 
 from __future__ import annotations
@@ -98,10 +99,9 @@ class MemlintServer(LanguageServer):
 
     # -- linting -------------------------------------------------------------
     async def _lint_due(self, key: str) -> None:
-        loop = asyncio.get_running_loop()
         notebook = self.workspace.get_notebook_document(notebook_uri=key)
         if notebook is not None:
-            await self._lint_notebook(key, notebook, loop)
+            await self._lint_notebook(key, notebook)
             return
         document = self.workspace.text_documents.get(key)
         if document is None:
@@ -111,14 +111,14 @@ class MemlintServer(LanguageServer):
         if settings is None:
             self.publish(key, version, [])
             return
-        result = await loop.run_in_executor(self.executor, lint_document, text, path, settings.rules)
+        result = await self.on_lint_thread(lint_document, text, path, settings.rules)
         if self.queue.is_due(key) or key not in self.workspace.text_documents:
             return  # edited or closed meanwhile: the newer text is due
         self.report_problems(key, result.problem, result.rule_errors)
         self.linted[key] = Linted(result, path, settings)
         self.publish(key, version, [diagnostic(f, self.workspace.position_codec, _lines(text)) for f in result.findings])
 
-    async def _lint_notebook(self, key: str, notebook: types.NotebookDocument, loop) -> None:
+    async def _lint_notebook(self, key: str, notebook: types.NotebookDocument) -> None:
         path = self.path_of(key)
         settings = self.settings_for(key, path)
         code = [
@@ -130,9 +130,7 @@ class MemlintServer(LanguageServer):
             for _, uri, _ in code:
                 self.publish(uri, None, [])
             return
-        result = await loop.run_in_executor(
-            self.executor, lint_cells, [(i, text) for i, _, text in code], path, settings.rules
-        )
+        result = await self.on_lint_thread(lint_cells, [(i, text) for i, _, text in code], path, settings.rules)
         if self.queue.is_due(key) or self.workspace.get_notebook_document(notebook_uri=key) is None:
             return
         self.report_problems(key, "; ".join(result.problems) or None, result.rule_errors)
@@ -154,9 +152,10 @@ class MemlintServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
         )
 
-    def current(self, uri: str) -> Linted | None:
+    async def current(self, uri: str) -> Linted | None:
         """The lint of the document's current text (linting it now if the last
-        result is older)."""
+        result is older). Every lint runs on the one lint thread: the engine
+        keeps per-module state while it walks a module."""
         document = self.workspace.text_documents.get(uri)
         if document is None:
             return None
@@ -167,7 +166,11 @@ class MemlintServer(LanguageServer):
         settings = self.settings_for(uri, path)
         if settings is None:
             return None
-        return Linted(lint_document(document.source, path, settings.rules), path, settings)
+        result = await self.on_lint_thread(lint_document, document.source, path, settings.rules)
+        return Linted(result, path, settings)
+
+    def on_lint_thread(self, fn, *args):
+        return asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
 
 def _lines(text: str) -> tuple[str, ...]:
@@ -332,7 +335,7 @@ def configuration(ls: MemlintServer, params: types.DidChangeConfigurationParams)
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
 )
-def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
     uri = params.text_document.uri
     only = params.context.only
     first, last = params.range.start.line + 1, params.range.end.line + 1
@@ -343,24 +346,29 @@ def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types
             return None
         here = [f for f in findings if f.line <= last and f.end_line >= first]
         return [_code_action(ls.workspace.position_codec, uri, text, a) for a in noqa_actions(text, here)] or None
-    linted = ls.current(uri)
+    linted = await ls.current(uri)
     if linted is None:
         return None
     result = linted.result
     here = [f for f in result.findings if f.line <= last and f.end_line >= first]
-    actions: list[Action] = []
-    if wanted(QUICKFIX, only):
-        actions += quick_fixes(result, here, linted.settings.unsafe_fixes)
-        actions += noqa_actions(result.text, here)
-    if wanted(FIX_ALL, only):
-        everything = fix_all(result, linted.path, linted.settings.rules)
-        if everything is not None:
-            actions.append(everything)
+
+    def compute() -> list[Action]:  # fixes render and re-lint: on the lint thread
+        actions: list[Action] = []
+        if wanted(QUICKFIX, only):
+            actions += quick_fixes(result, here, linted.settings.unsafe_fixes)
+            actions += noqa_actions(result.text, here)
+        if wanted(FIX_ALL, only):
+            everything = fix_all(result, linted.path, linted.settings.rules)
+            if everything is not None:
+                actions.append(everything)
+        return actions
+
+    actions = await ls.on_lint_thread(compute)
     return [_code_action(ls.workspace.position_codec, uri, result.text, a) for a in actions] or None
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
-def hover(ls: MemlintServer, params: types.HoverParams) -> types.Hover | None:
+async def hover(ls: MemlintServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
     document = ls.workspace.text_documents.get(uri)
     if document is None:
@@ -370,7 +378,7 @@ def hover(ls: MemlintServer, params: types.HoverParams) -> types.Hover | None:
         if text != document.source:
             return None
     else:
-        linted = ls.current(uri)
+        linted = await ls.current(uri)
         if linted is None:
             return None
         findings = linted.result.findings

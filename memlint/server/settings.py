@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from memlint.config import Config, ConfigError, load_config
 from memlint.registry import known_prefix
@@ -94,7 +94,3 @@ class SettingsStore:
         rules = _rules_for(settings, _per_file_ignored(path, settings))
         unsafe = config.unsafe_fixes if client.unsafe_fixes is None else client.unsafe_fixes
         return DocumentSettings(rules=tuple(rules), unsafe_fixes=unsafe)
-
-
-def rule_codes(rules: Sequence[type[Rule]]) -> list[str]:
-    return [r.code for r in rules]
