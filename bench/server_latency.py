@@ -32,13 +32,41 @@ SCRIPT = ROOT / "fixtures" / "server" / "train_classifier.py"
 EDITED_LINE = "    batch_size: int = 128\n"  # the edit retypes this number
 
 
-def parse_ms(text: str, repeat: int) -> float:
+def engine_ms(text: str, repeat: int) -> float:
+    """The server's lint of the text in this process, without the protocol:
+    what the engine costs, so the rest is the server's own overhead."""
+    from memlint.registry import select_rules
+    from memlint.server.linting import lint_document
+
+    rules = select_rules()
+    lint_document(text, str(SCRIPT), rules)
     times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        lint_document(text, str(SCRIPT), rules)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def parse_ms(text: str, repeat: int) -> tuple[float, float]:
+    """Median wall and mean CPU milliseconds of libcst's parse."""
+    times = []
+    cpu_start = time.process_time()
     for _ in range(repeat):
         start = time.perf_counter()
         cst.parse_module(text)
         times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return statistics.median(times) * 1000, (time.process_time() - cpu_start) * 1000 / repeat
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux), to compare with the parse
+    under load from other processes, which wall time does not survive."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def measure(edits: int) -> dict:
@@ -82,6 +110,8 @@ async def measure(edits: int) -> dict:
         )
     )
     latencies = []
+    pid = client._server.pid if client._server else None  # noqa: SLF001
+    cpu_before = cpu_seconds(pid) if pid else None
     for version in range(2, edits + 2):
         new = str(128 + version)  # 3 digits: same width, positions stay put
         sent = time.perf_counter()
@@ -98,11 +128,14 @@ async def measure(edits: int) -> dict:
         await published(version)
         latencies.append((arrived[version] - sent) * 1000)
         await asyncio.sleep(0.05)  # one edit at a time: no coalescing in what is timed
+    cpu_after = cpu_seconds(pid) if pid else None
+    server_cpu = (cpu_after - cpu_before) * 1000 / edits if cpu_before is not None and cpu_after is not None else None
     last = diagnostics[edits + 1]
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    parse = parse_ms(text, max(15, edits))
+    parse, parse_cpu = parse_ms(text, max(15, edits))
+    engine = engine_ms(text, max(15, edits))
     median = statistics.median(latencies)
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
@@ -115,6 +148,11 @@ async def measure(edits: int) -> dict:
         "change_to_diagnostics_min_max_ms": [round(min(latencies), 1), round(max(latencies), 1)],
         "libcst_parse_median_ms": round(parse, 1),
         "ratio_to_parse": round(median / parse, 2),
+        "server_cpu_per_change_ms": round(server_cpu, 1) if server_cpu is not None else None,
+        "libcst_parse_cpu_ms": round(parse_cpu, 1),
+        "cpu_ratio_to_parse": round(server_cpu / parse_cpu, 2) if server_cpu is not None else None,
+        "engine_in_process_median_ms": round(engine, 1),
+        "engine_ratio_to_parse": round(engine / parse, 2),
     }
 
 
@@ -133,6 +171,14 @@ def main() -> int:
         f"change -> diagnostics: median {result['change_to_diagnostics_median_ms']} ms"
         f" (min-max {result['change_to_diagnostics_min_max_ms'][0]}-{result['change_to_diagnostics_min_max_ms'][1]} ms);"
         f" libcst parse: {result['libcst_parse_median_ms']} ms; ratio {result['ratio_to_parse']}x (budget 2.5x)"
+    )
+    print(
+        f"CPU: the server spends {result['server_cpu_per_change_ms']} ms per change, the parse"
+        f" {result['libcst_parse_cpu_ms']} ms; ratio {result['cpu_ratio_to_parse']}x"
+    )
+    print(
+        f"the engine alone, in this process: {result['engine_in_process_median_ms']} ms"
+        f" ({result['engine_ratio_to_parse']}x the parse)"
     )
     return 0
 
