@@ -287,6 +287,20 @@ async def test_config_is_reloaded_when_pyproject_changes(fresh_client, tmp_path)
     assert [d.code for d in (await published(fresh_client, uri, after=before)).diagnostics] == ["MEM201"]
 
 
+async def test_a_broken_config_is_reported_and_linting_resumes_once_fixed(fresh_client, tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.memlint]\nignroe = ["MEM201"]\n')
+    uri = open_doc(fresh_client, tmp_path / "validate.py", VALIDATE)
+    assert list((await published(fresh_client, uri, version=1)).diagnostics) == []
+    assert any("unknown key 'ignroe'" in m.message for m in fresh_client.messages)
+    pyproject.write_text("[tool.memlint]\n")
+    before = len(fresh_client.published)
+    fresh_client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)])
+    )
+    assert [d.code for d in (await published(fresh_client, uri, after=before)).diagnostics] == ["MEM201"]
+
+
 async def test_client_settings_select_and_ignore(fresh_client, tmp_path):
     uri = open_doc(fresh_client, tmp_path / "validate.py", VALIDATE)
     await published(fresh_client, uri, version=1)

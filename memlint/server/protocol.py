@@ -91,8 +91,9 @@ class MemlintServer(LanguageServer):
 
     def relint_all(self) -> None:
         self._config_errors_shown.clear()
-        for uri in list(self.workspace.text_documents):
-            if uri in self.linted:
+        cells = {cell.document for nb in self.workspace.notebook_documents.values() for cell in nb.cells}
+        for uri, document in list(self.workspace.text_documents.items()):
+            if uri not in cells and _is_python(document):
                 self.queue.request(uri)
         for uri in list(self.workspace.notebook_documents):
             self.queue.request(uri)
