@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--markdown", action="store_true", help="with --all: the README's rule table")
 
     sub.add_parser("verify", help="run a script and its fixed twin; compare memory and results", add_help=False)
+    sub.add_parser("server", help="run the language server over stdio (needs the server extra)")
     return parser
 
 
@@ -84,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
                 return run_check(args)
         if args.command == "rule":
             return run_rule(args)
+        if args.command == "server":
+            from memlint.server import main as server_main
+
+            return server_main()
         parser.print_help()
         return EXIT_ERROR
     except ConfigError as exc:

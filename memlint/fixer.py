@@ -291,3 +291,27 @@ def detach(findings: Sequence[Finding], module: cst.Module | None, with_edits: b
         fix = Fix(title=f.fix.title, replacements=(), safety=f.fix.safety, imports=f.fix.imports, edits=edits)
         out.append(replace(f, fix=fix))
     return out
+
+
+def single_fix_edits(text: str, module: cst.Module, finding: Finding) -> list[Edit] | None:
+    """The edits (against ``text``, in order) that apply ``finding``'s fix alone,
+    as one round of :func:`fix_text` would, with the import it needs; None when
+    the fix cannot be applied or its result would not parse (or compile when
+    ``text`` does). For an editor's quick fix under the cursor."""
+    if finding.fix is None or not text.startswith(module.code):
+        return None
+    try:
+        edit = text_edit(module.code, render_fix(module, finding.fix))
+        if edit.start == edit.end and not edit.content:
+            return None
+        fixed = _apply(text, [edit])
+        with_imports = add_imports(fixed, finding.fix.imports)
+        _check_fixed(with_imports, _compiles(text))
+    except Exception:  # a fix that cannot be rendered or breaks the code is not offered
+        return None
+    if with_imports == fixed:
+        return [edit]
+    added = text_edit(fixed, with_imports)
+    if added.end < edit.start:  # imports go above the fix: offsets before it are unchanged
+        return [added, edit]
+    return [text_edit(text, with_imports)]

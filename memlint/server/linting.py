@@ -1,0 +1,100 @@
+"""Linting a document's text (or a notebook's cells) through the engine's one
+entry point, so the server reports exactly what ``memlint check`` reports.
+
+Two things differ from ``check`` on purpose, because an editor lints text in
+the middle of being typed: a text that does not parse yields no findings and a
+reason (the log says why), and an internal error in one rule costs only that
+rule's findings: the others are found by linting rule by rule.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import libcst as cst
+
+from memlint.engine import ParseError, applicable_rules, lint, lint_module, parse_module
+from memlint.fixer import detach
+from memlint.notebook import CodeCell, _tolerating_broken_cells, join, to_cells
+from memlint.notebook_magics import mask_cell
+from memlint.rule import Finding, Rule
+
+
+@dataclass
+class LintResult:
+    text: str
+    findings: list[Finding] = field(default_factory=list)
+    module: cst.Module | None = None  # what the findings' fix nodes belong to
+    problem: str | None = None  # why there are no findings (the text does not parse)
+    rule_errors: list[str] = field(default_factory=list)  # internal errors, with tracebacks
+
+
+def lint_document(text: str, path: str, rules: Sequence[type[Rule]]) -> LintResult:
+    try:
+        findings, module = lint(text, path, rules)
+    except ParseError as exc:
+        return LintResult(text, problem=str(exc))
+    except RecursionError:
+        return LintResult(text, problem="the text is nested too deeply to analyse")
+    except Exception:
+        return _rule_by_rule(text, path, rules, traceback.format_exc())
+    return LintResult(text, findings, module)
+
+
+def _rule_by_rule(text: str, path: str, rules: Sequence[type[Rule]], first_error: str) -> LintResult:
+    """Some rule raised: lint with each rule alone on the one parsed module and
+    keep the findings of every rule that works."""
+    try:
+        module = parse_module(text)
+    except ParseError as exc:  # not expected: the parse succeeded a moment ago
+        return LintResult(text, problem=str(exc), rule_errors=[first_error])
+    result = LintResult(text, module=module)
+    for rule in applicable_rules(text, rules):
+        try:
+            result.findings += lint_module(module, text, path, [rule])
+        except Exception:
+            result.rule_errors.append(f"rule {rule.code} ({rule.name}) failed:\n{traceback.format_exc()}")
+    if not result.rule_errors:  # the failure was outside any one rule
+        result.rule_errors.append(first_error)
+    result.findings.sort(key=lambda f: (f.line, f.column, f.code))
+    return result
+
+
+@dataclass
+class NotebookResult:
+    """Findings per cell (keyed by the cell's index in the notebook), with lines
+    and columns counted inside the cell, as ``check`` reports .ipynb files."""
+
+    findings: dict[int, list[Finding]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    rule_errors: list[str] = field(default_factory=list)
+
+
+def lint_cells(cells: Sequence[tuple[int, str]], path: str, rules: Sequence[type[Rule]]) -> NotebookResult:
+    """``cells``: (index among all the notebook's cells, text) of each code cell."""
+    code_cells = []
+    for index, text in cells:
+        masked = mask_cell(text)
+        if masked is not None:  # a cell magic that makes the cell another language
+            code_cells.append(CodeCell(index, masked))
+    result = NotebookResult({c.index: [] for c in code_cells})
+
+    def check(chosen: Sequence[CodeCell]) -> list[Finding]:
+        joined = join(chosen)
+        outcome = lint_document(joined.text, path, rules)
+        if outcome.problem is not None and not outcome.rule_errors:
+            raise ParseError(outcome.problem)
+        result.rule_errors += outcome.rule_errors
+        return to_cells(detach(outcome.findings, outcome.module, True), joined)
+
+    try:
+        findings, result.problems = _tolerating_broken_cells(code_cells, check)
+    except ParseError as exc:
+        result.problems = [str(exc)]
+        return result
+    for f in findings:
+        assert f.cell is not None
+        result.findings[f.cell - 1].append(f)
+    return result

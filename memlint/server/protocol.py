@@ -1,0 +1,390 @@
+"""The LSP wiring: which messages the server answers and how.
+
+Linting runs on one thread (see :mod:`memlint.server.documents`), so the
+event loop keeps reading messages while a document is linted. Code actions
+and hover use the latest result when it is for the document's current text;
+otherwise, and for rendering fixes, they too run on that one thread, since
+the engine keeps per-module state while it walks a module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Sequence
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+from memlint import __version__
+from memlint.config import ConfigError
+from memlint.fixer import offset_to_position
+from memlint.reporters import severity
+from memlint.rule import Edit, Finding
+from memlint.server.actions import FIX_ALL, QUICKFIX, Action, fix_all, noqa_actions, quick_fixes, wanted
+from memlint.server.documents import LintQueue
+from memlint.server.hover import hover_markdown
+from memlint.server.linting import LintResult, lint_cells, lint_document
+from memlint.server.rule_links import rule_link
+from memlint.server.settings import ClientSettings, DocumentSettings, SettingsStore
+
+SOURCE = "memlint"
+
+
+@dataclass
+class Linted:
+    """The last lint of a document: the result and what it was made with."""
+
+    result: LintResult
+    path: str
+    settings: DocumentSettings
+
+
+class MemlintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "memlint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[
+                    types.NotebookDocumentFilterWithCells(
+                        cells=[types.NotebookCellLanguage(language="python")], notebook="*"
+                    )
+                ],
+                save=True,
+            ),
+        )
+        self.settings = SettingsStore()
+        self.queue = LintQueue(self._lint_due)
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlint-lint")
+        self.linted: dict[str, Linted] = {}  # text document uri -> last lint
+        self.cells: dict[str, tuple[str, list[Finding]]] = {}  # cell uri -> (text, findings)
+        self._last_problem: dict[str, str | None] = {}
+        self._config_errors_shown: set[str] = set()
+
+    # -- paths, settings, logging ------------------------------------------
+    def path_of(self, uri: str) -> str:
+        path = to_fs_path(uri)
+        if path:
+            return path
+        # An unsaved buffer: the workspace's config applies.
+        return os.path.join(self.workspace.root_path or os.getcwd(), "untitled.py")
+
+    def settings_for(self, uri: str, path: str) -> DocumentSettings | None:
+        try:
+            return self.settings.for_document(path)
+        except ConfigError as exc:
+            message = f"memlint: configuration error, nothing is linted: {exc}"
+            self.log(types.MessageType.Error, message)
+            if message not in self._config_errors_shown:
+                self._config_errors_shown.add(message)
+                self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+            return None
+
+    def log(self, kind: types.MessageType, message: str) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def relint_all(self) -> None:
+        self._config_errors_shown.clear()
+        cells = {cell.document for nb in self.workspace.notebook_documents.values() for cell in nb.cells}
+        for uri, document in list(self.workspace.text_documents.items()):
+            if uri not in cells and _is_python(document):
+                self.queue.request(uri)
+        for uri in list(self.workspace.notebook_documents):
+            self.queue.request(uri)
+
+    # -- linting -------------------------------------------------------------
+    async def _lint_due(self, key: str) -> None:
+        notebook = self.workspace.get_notebook_document(notebook_uri=key)
+        if notebook is not None:
+            await self._lint_notebook(key, notebook)
+            return
+        document = self.workspace.text_documents.get(key)
+        if document is None:
+            return
+        text, version, path = document.source, document.version, self.path_of(key)
+        settings = self.settings_for(key, path)
+        if settings is None:
+            self.publish(key, version, [])
+            return
+        result = await self.on_lint_thread(lint_document, text, path, settings.rules)
+        if self.queue.is_due(key) or key not in self.workspace.text_documents:
+            return  # edited or closed meanwhile: the newer text is due
+        self.report_problems(key, result.problem, result.rule_errors)
+        self.linted[key] = Linted(result, path, settings)
+        self.publish(key, version, [diagnostic(f, self.workspace.position_codec, _lines(text)) for f in result.findings])
+
+    async def _lint_notebook(self, key: str, notebook: types.NotebookDocument) -> None:
+        path = self.path_of(key)
+        settings = self.settings_for(key, path)
+        code = [
+            (i, cell.document, self.workspace.get_text_document(cell.document).source)
+            for i, cell in enumerate(notebook.cells)
+            if cell.kind == types.NotebookCellKind.Code
+        ]
+        if settings is None:
+            for _, uri, _ in code:
+                self.publish(uri, None, [])
+            return
+        result = await self.on_lint_thread(lint_cells, [(i, text) for i, _, text in code], path, settings.rules)
+        if self.queue.is_due(key) or self.workspace.get_notebook_document(notebook_uri=key) is None:
+            return
+        self.report_problems(key, "; ".join(result.problems) or None, result.rule_errors)
+        for index, uri, text in code:
+            findings = result.findings.get(index, [])
+            self.cells[uri] = (text, findings)
+            self.publish(uri, None, [diagnostic(f, self.workspace.position_codec, _lines(text)) for f in findings])
+
+    def report_problems(self, key: str, problem: str | None, rule_errors: Sequence[str]) -> None:
+        if problem != self._last_problem.get(key):  # not once per keystroke
+            self._last_problem[key] = problem
+            if problem is not None:
+                self.log(types.MessageType.Info, f"memlint: {key}: not linted until it parses: {problem}")
+        for error in rule_errors:
+            self.log(types.MessageType.Error, f"memlint: {key}: internal error, other rules still report: {error}")
+
+    def publish(self, uri: str, version: int | None, diagnostics: list[types.Diagnostic]) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics)
+        )
+
+    async def current(self, uri: str) -> Linted | None:
+        """The lint of the document's current text (linting it now if the last
+        result is older). Every lint runs on the one lint thread: the engine
+        keeps per-module state while it walks a module."""
+        document = self.workspace.text_documents.get(uri)
+        if document is None:
+            return None
+        linted = self.linted.get(uri)
+        if linted is not None and linted.result.text == document.source:
+            return linted
+        path = self.path_of(uri)
+        settings = self.settings_for(uri, path)
+        if settings is None:
+            return None
+        result = await self.on_lint_thread(lint_document, document.source, path, settings.rules)
+        return Linted(result, path, settings)
+
+    def on_lint_thread(self, fn, *args):
+        return asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+
+def _lines(text: str) -> tuple[str, ...]:
+    return tuple(text.splitlines(True))
+
+
+def _range(codec: PositionCodec, lines: Sequence[str], start: tuple[int, int], end: tuple[int, int]) -> types.Range:
+    """From (1-based line, column in code points) to the client's units."""
+    return types.Range(
+        start=codec.position_to_client_units(lines, types.Position(line=start[0] - 1, character=start[1])),
+        end=codec.position_to_client_units(lines, types.Position(line=end[0] - 1, character=end[1])),
+    )
+
+
+def diagnostic(f: Finding, codec: PositionCodec, lines: Sequence[str]) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=_range(codec, lines, (f.line, f.column), (f.end_line, f.end_column)),
+        message=f.message,
+        severity=types.DiagnosticSeverity.Error if severity(f.code) == "error" else types.DiagnosticSeverity.Warning,
+        code=f.code,
+        code_description=types.CodeDescription(href=rule_link(f.code)),
+        source=SOURCE,
+    )
+
+
+def _text_edits(codec: PositionCodec, text: str, edits: Sequence[Edit]) -> list[types.TextEdit]:
+    lines = _lines(text)
+    return [
+        types.TextEdit(
+            range=_range(codec, lines, offset_to_position(text, e.start), offset_to_position(text, e.end)),
+            new_text=e.content,
+        )
+        for e in edits
+    ]
+
+
+def _code_action(codec: PositionCodec, uri: str, text: str, action: Action) -> types.CodeAction:
+    lines = _lines(text)
+    return types.CodeAction(
+        title=action.title,
+        kind=action.kind,
+        diagnostics=[diagnostic(f, codec, lines) for f in action.findings] or None,
+        is_preferred=action.preferred or None,
+        edit=types.WorkspaceEdit(changes={uri: _text_edits(codec, text, action.edits)}),
+    )
+
+
+server = MemlintServer()
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: MemlintServer, params: types.InitializeParams) -> None:
+    _set_client_settings(ls, params.initialization_options)
+
+
+def _set_client_settings(ls: MemlintServer, data) -> None:
+    try:
+        ls.settings.client = ClientSettings.from_json(data)
+    except ConfigError as exc:
+        ls.log(types.MessageType.Error, f"memlint: {exc}; client settings ignored")
+        ls.settings.client = ClientSettings()
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: MemlintServer, params: types.InitializedParams) -> None:
+    watched = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
+    if watched and watched.dynamic_registration:
+        ls.client_register_capability(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id="memlint-pyproject",
+                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                            watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+                        ),
+                    )
+                ]
+            )
+        )
+
+
+def _is_python(document) -> bool:
+    return document.language_id == "python" or document.uri.endswith((".py", ".pyi"))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: MemlintServer, params: types.DidOpenTextDocumentParams) -> None:
+    if _is_python(params.text_document):
+        ls.queue.request(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    document = ls.workspace.text_documents.get(uri)
+    if document is not None and _is_python(document):
+        ls.queue.request(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if uri.endswith("pyproject.toml"):
+        ls.settings.forget_configs()
+        ls.relint_all()
+        return
+    document = ls.workspace.text_documents.get(uri)
+    if document is not None and _is_python(document):
+        ls.queue.request(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: MemlintServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.queue.discard(uri)
+    ls.linted.pop(uri, None)
+    ls.publish(uri, None, [])
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_open(ls: MemlintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    ls.queue.request(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_change(ls: MemlintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    ls.queue.request(params.notebook_document.uri)
+    structure = params.change.cells.structure if params.change.cells else None
+    for closed in (structure.did_close or []) if structure else []:
+        ls.cells.pop(closed.uri, None)
+        ls.publish(closed.uri, None, [])
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def notebook_save(ls: MemlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    ls.queue.request(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def notebook_close(ls: MemlintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    ls.queue.discard(params.notebook_document.uri)
+    for cell in params.cell_text_documents:
+        ls.cells.pop(cell.uri, None)
+        ls.publish(cell.uri, None, [])
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def watched_files(ls: MemlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    if any(change.uri.endswith("pyproject.toml") for change in params.changes):
+        ls.settings.forget_configs()
+        ls.relint_all()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def configuration(ls: MemlintServer, params: types.DidChangeConfigurationParams) -> None:
+    _set_client_settings(ls, params.settings)
+    ls.relint_all()
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
+)
+async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    uri = params.text_document.uri
+    only = params.context.only
+    first, last = params.range.start.line + 1, params.range.end.line + 1
+    if uri in ls.cells:  # a notebook cell: findings come from the whole notebook
+        text, findings = ls.cells[uri]
+        document = ls.workspace.text_documents.get(uri)
+        if document is None or document.source != text or not wanted(QUICKFIX, only):
+            return None
+        here = [f for f in findings if f.line <= last and f.end_line >= first]
+        return [_code_action(ls.workspace.position_codec, uri, text, a) for a in noqa_actions(text, here)] or None
+    linted = await ls.current(uri)
+    if linted is None:
+        return None
+    result = linted.result
+    here = [f for f in result.findings if f.line <= last and f.end_line >= first]
+
+    def compute() -> list[Action]:  # fixes render and re-lint: on the lint thread
+        actions: list[Action] = []
+        if wanted(QUICKFIX, only):
+            actions += quick_fixes(result, here, linted.settings.unsafe_fixes)
+            actions += noqa_actions(result.text, here)
+        if wanted(FIX_ALL, only):
+            everything = fix_all(result, linted.path, linted.settings.rules)
+            if everything is not None:
+                actions.append(everything)
+        return actions
+
+    actions = await ls.on_lint_thread(compute)
+    return [_code_action(ls.workspace.position_codec, uri, result.text, a) for a in actions] or None
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+async def hover(ls: MemlintServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    document = ls.workspace.text_documents.get(uri)
+    if document is None:
+        return None
+    if uri in ls.cells:
+        text, findings = ls.cells[uri]
+        if text != document.source:
+            return None
+    else:
+        linted = await ls.current(uri)
+        if linted is None:
+            return None
+        findings = linted.result.findings
+    where = document.position_from_client_units(params.position)
+    markdown = hover_markdown(findings, where.line + 1, where.character)
+    if markdown is None:
+        return None
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
