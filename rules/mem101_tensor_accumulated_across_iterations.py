@@ -280,6 +280,34 @@ for tasks in task_loader:
 """,
             "meta-learning: the summed query loss is backpropagated; `.tolist()` gives numbers",
         ),
+        Valid(
+            """\
+import torch
+from engine import train_step
+total = 0.0
+for batch in loader:
+    loss = train_step(model, batch, optimizer)
+    total += loss
+print(total / len(loader))
+""",
+            'the loss comes from a helper of another file and nothing here backpropagates it: it may be a number',
+        ),
+        Valid(
+            """\
+import torch
+from losses import compute_loss
+total = 0.0
+for batch in loader:
+    loss = compute_loss(model, batch)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    total += loss.item()
+    loss = compute_loss(model, batch)
+print(total / len(loader))
+""",
+            'a later backward proves the loss carries history, and the number is accumulated',
+        ),
     ]
     invalid = [
         Invalid(
@@ -470,6 +498,94 @@ class Trainer:
             loss.backward()
             self.opt.step()
             self.epoch_loss += loss.detach()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from losses import compute_loss
+def train(model, loader, optimizer):
+    running = 0.0
+    for batch in loader:
+        loss = compute_loss(model, batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss
+    return running / len(loader)
+""",
+            """\
+import torch
+from losses import compute_loss
+def train(model, loader, optimizer):
+    running = 0.0
+    for batch in loader:
+        loss = compute_loss(model, batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss.detach()
+    return running / len(loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torchvision
+model = torchvision.models.resnet18(weights="DEFAULT")
+model.fc = torch.nn.Linear(512, 10)
+crit = torch.nn.CrossEntropyLoss()
+epoch_loss = 0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = crit.forward(model(x), y)
+    accelerator.backward(loss)
+    optimizer.step()
+    epoch_loss += loss
+print(f"loss {epoch_loss / len(loader):.3f}")
+""",
+            """\
+import torch
+import torchvision
+model = torchvision.models.resnet18(weights="DEFAULT")
+model.fc = torch.nn.Linear(512, 10)
+crit = torch.nn.CrossEntropyLoss()
+epoch_loss = 0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = crit.forward(model(x), y)
+    accelerator.backward(loss)
+    optimizer.step()
+    epoch_loss += loss.item()
+print(f"loss {epoch_loss / len(loader):.3f}")
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from models import build_model
+model = build_model("resnet50")
+total = 0
+for batch in loader:
+    loss = model.training_step(batch)
+    total = total + loss
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(total / len(loader))
+""",
+            """\
+import torch
+from models import build_model
+model = build_model("resnet50")
+total = 0
+for batch in loader:
+    loss = model.training_step(batch)
+    total = total + loss.item()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(total / len(loader))
 """,
         ),
     ]

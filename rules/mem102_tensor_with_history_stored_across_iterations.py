@@ -446,6 +446,36 @@ def predict(model, loader):
         preds.append((torch.sigmoid(model(x)).detach(), x.shape[0]))
 """,
         ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def train_epoch(self, loader):
+        losses = []
+        for batch in loader:
+            loss = self.compute_loss(batch)
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            losses.append(loss)
+        return torch.stack(losses).mean().item()
+""",
+            """\
+import torch
+class Trainer:
+    def train_epoch(self, loader):
+        losses = []
+        for batch in loader:
+            loss = self.compute_loss(batch)
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            losses.append(loss.detach())
+        return torch.stack(losses).mean().item()
+""",
+        ),
     ]
 
 

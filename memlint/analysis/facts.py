@@ -67,7 +67,9 @@ class ModuleFacts:
         ``carries_history(expr)`` (analysis/history.py)."""
         from memlint.analysis.history import HistoryAnalysis
 
-        return HistoryAnalysis(self.module, self.names, self.calls, self.objects, self.grad_mode, lambda: self.bindings)
+        return HistoryAnalysis(
+            self.module, self.names, self.calls, self.objects, self.grad_mode, lambda: self.bindings, lambda: self.verbs
+        )
 
     @cached_property
     def usage(self):
