@@ -588,6 +588,42 @@ for batch in loader:
 print(total / len(loader))
 """,
         ),
+        Invalid(
+            """\
+import torch
+def train_gan(netG, netD, optD, optG, crit, loader):
+    g_running = 0.0
+    for real in loader:
+        fake = netG(torch.randn(real.size(0), 100))
+        optD.zero_grad()
+        errD = crit(netD(real), ones) + crit(netD(fake.detach()), zeros)
+        errD.backward()
+        optD.step()
+        optG.zero_grad()
+        errG = crit(netD(fake), ones)
+        errG.backward()
+        optG.step()
+        g_running += errG
+    return g_running / len(loader)
+""",
+            """\
+import torch
+def train_gan(netG, netD, optD, optG, crit, loader):
+    g_running = 0.0
+    for real in loader:
+        fake = netG(torch.randn(real.size(0), 100))
+        optD.zero_grad()
+        errD = crit(netD(real), ones) + crit(netD(fake.detach()), zeros)
+        errD.backward()
+        optD.step()
+        optG.zero_grad()
+        errG = crit(netD(fake), ones)
+        errG.backward()
+        optG.step()
+        g_running += errG.detach()
+    return g_running / len(loader)
+""",
+        ),
     ]
 
 

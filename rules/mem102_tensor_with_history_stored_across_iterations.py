@@ -258,6 +258,26 @@ for real in loader:
 """,
             "a second backward through a shared graph (GAN), numbers stored",
         ),
+        Valid(
+            """\
+import torch
+def train_gan(netG, netD, optD, optG, crit, loader):
+    G_losses = []
+    for real in loader:
+        fake = netG(torch.randn(real.size(0), 100))
+        optD.zero_grad()
+        errD = crit(netD(real), ones) + crit(netD(fake.detach()), zeros)
+        errD.backward()
+        optD.step()
+        optG.zero_grad()
+        errG = crit(netD(fake), ones)
+        errG.backward()
+        optG.step()
+        G_losses.append(errG.item())
+    return G_losses
+""",
+            'a GAN loop with short names that stores numbers for plotting',
+        ),
     ]
     invalid = [
         Invalid(
@@ -474,6 +494,46 @@ class Trainer:
             self.scaler.update()
             losses.append(loss.detach())
         return torch.stack(losses).mean().item()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(gen, disc, opt_gen, opt_disc, loader, epochs):
+    g_hist = []
+    for epoch in range(epochs):
+        for real in loader:
+            noise = torch.randn(real.size(0), 64)
+            fake = gen(noise)
+            lossD = (torch.relu(1 - disc(real)).mean() + torch.relu(1 + disc(fake.detach())).mean())
+            opt_disc.zero_grad()
+            lossD.backward()
+            opt_disc.step()
+            lossG = -disc(fake).mean()
+            opt_gen.zero_grad()
+            lossG.backward()
+            opt_gen.step()
+        g_hist.append(lossG)
+    return g_hist
+""",
+            """\
+import torch
+def train(gen, disc, opt_gen, opt_disc, loader, epochs):
+    g_hist = []
+    for epoch in range(epochs):
+        for real in loader:
+            noise = torch.randn(real.size(0), 64)
+            fake = gen(noise)
+            lossD = (torch.relu(1 - disc(real)).mean() + torch.relu(1 + disc(fake.detach())).mean())
+            opt_disc.zero_grad()
+            lossD.backward()
+            opt_disc.step()
+            lossG = -disc(fake).mean()
+            opt_gen.zero_grad()
+            lossG.backward()
+            opt_gen.step()
+        g_hist.append(lossG.detach())
+    return g_hist
 """,
         ),
     ]
