@@ -90,15 +90,20 @@ class TensorAccumulatedAcrossIterations(Rule):
         if not terms:
             return
         loop = facts.loops.carried_across(key, stmt)
-        if loop is None:
+        if loop is None and not facts.loops.carried_by_framework(key, stmt):
             return
         scope = facts.loops.scope_of(stmt)
         usage = facts.usage
         if usage.reaches_backward(key, scope):
             return  # backpropagated on purpose later
-        if loop.role is None and usage.reaches_return(key, scope):
+        if loop is not None and loop.role is None and usage.reaches_return(key, scope):
             return  # a summed loss handed back to a caller that may backpropagate it
-        numeric = container is target and "." not in key and usage.numeric_uses_only(key, scope, facts.loops.pos(loop.node), skip=stmt)
+        numeric = (
+            loop is not None
+            and container is target
+            and "." not in key
+            and usage.numeric_uses_only(key, scope, facts.loops.pos(loop.node), skip=stmt)
+        )
         values = [facts.history.value(t) for t in terms]
         method = "item" if numeric and all(v is not None and v.scalar for v in values) else "detach"
         fix = Fix(
@@ -622,6 +627,42 @@ def train_gan(netG, netD, optD, optG, crit, loader):
         optG.step()
         g_running += errG.detach()
     return g_running / len(loader)
+""",
+        ),
+        Invalid(
+            """\
+import pytorch_lightning as pl
+class LitClassifier(pl.LightningModule):
+    def __init__(self, backbone, criterion):
+        super().__init__()
+        self.backbone = backbone
+        self.criterion = criterion
+        self.running_loss = 0.0
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = self.criterion(self.backbone(x), y)
+        self.running_loss += loss
+        return {"loss": loss}
+    def on_train_epoch_end(self):
+        self.log("train_loss", self.running_loss / self.trainer.num_training_batches)
+        self.running_loss = 0.0
+""",
+            """\
+import pytorch_lightning as pl
+class LitClassifier(pl.LightningModule):
+    def __init__(self, backbone, criterion):
+        super().__init__()
+        self.backbone = backbone
+        self.criterion = criterion
+        self.running_loss = 0.0
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = self.criterion(self.backbone(x), y)
+        self.running_loss += loss.detach()
+        return {"loss": loss}
+    def on_train_epoch_end(self):
+        self.log("train_loss", self.running_loss / self.trainer.num_training_batches)
+        self.running_loss = 0.0
 """,
         ),
     ]

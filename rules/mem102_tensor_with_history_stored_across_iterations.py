@@ -113,12 +113,12 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         if not terms:
             return
         loop = facts.loops.carried_across(key, stmt)
-        if loop is None:
+        if loop is None and not facts.loops.carried_by_framework(key, stmt):
             return
         scope = facts.loops.scope_of(stmt)
         if facts.usage.reaches_backward(key, scope):
             return
-        if loop.role is None and facts.usage.reaches_return(key, scope):
+        if loop is not None and loop.role is None and facts.usage.reaches_return(key, scope):
             return
         fixable = all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms) and (whole_value or value is not terms[0])
         fix = None
@@ -277,6 +277,46 @@ def train_gan(netG, netD, optD, optG, crit, loader):
     return G_losses
 """,
             'a GAN loop with short names that stores numbers for plotting',
+        ),
+        Valid(
+            """\
+import torch
+import pytorch_lightning as pl
+class GAN(pl.LightningModule):
+    def __init__(self, generator, discriminator):
+        super().__init__()
+        self.generator = generator
+        self.discriminator = discriminator
+        self.automatic_optimization = False
+        self.g_losses = []
+    def training_step(self, batch, batch_idx):
+        g_loss = self.generator_step(batch)
+        self.g_losses.append(g_loss)
+        return g_loss
+""",
+            'manual optimization: what training_step returns is not backpropagated, so nothing proves the loss carries history',
+        ),
+        Valid(
+            """\
+import torch
+import lightning as L
+class LitModel(L.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.train_losses = []
+        self.val_outputs = []
+    def training_step(self, batch, batch_idx):
+        loss = self.net.compute_loss(batch)
+        self.train_losses.append(loss.detach())
+        return loss
+    def validation_step(self, batch, batch_idx):
+        self.val_outputs.append(self.net.compute_loss(batch))
+    def on_validation_epoch_end(self):
+        self.log("val_loss", torch.stack(self.val_outputs).mean())
+        self.val_outputs.clear()
+""",
+            'Lightning: detached training losses; validation_step runs under no_grad',
         ),
     ]
     invalid = [
@@ -534,6 +574,86 @@ def train(gen, disc, opt_gen, opt_disc, loader, epochs):
             opt_gen.step()
         g_hist.append(lossG.detach())
     return g_hist
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import lightning as L
+class LitModel(L.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.train_losses = []
+    def training_step(self, batch, batch_idx):
+        loss = self.net.compute_loss(batch)
+        self.train_losses.append(loss)
+        return loss
+    def on_train_epoch_end(self):
+        self.log("train_loss", torch.stack(self.train_losses).mean())
+        self.train_losses.clear()
+""",
+            """\
+import torch
+import lightning as L
+class LitModel(L.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.train_losses = []
+    def training_step(self, batch, batch_idx):
+        loss = self.net.compute_loss(batch)
+        self.train_losses.append(loss.detach())
+        return loss
+    def on_train_epoch_end(self):
+        self.log("train_loss", torch.stack(self.train_losses).mean())
+        self.train_losses.clear()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, opt, crit):
+        self.model, self.opt, self.crit = model, opt, crit
+        self.train_losses = []
+    def train_step(self, x, y):
+        self.opt.zero_grad()
+        loss = self.crit(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        self.train_losses.append(loss)
+    def on_epoch_end(self):
+        avg = torch.stack(self.train_losses).mean()
+        self.train_losses = []
+        return avg.item()
+    def fit(self, loader, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                self.train_step(x, y)
+            print(self.on_epoch_end())
+""",
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, opt, crit):
+        self.model, self.opt, self.crit = model, opt, crit
+        self.train_losses = []
+    def train_step(self, x, y):
+        self.opt.zero_grad()
+        loss = self.crit(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        self.train_losses.append(loss.detach())
+    def on_epoch_end(self):
+        avg = torch.stack(self.train_losses).mean()
+        self.train_losses = []
+        return avg.item()
+    def fit(self, loader, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                self.train_step(x, y)
+            print(self.on_epoch_end())
 """,
         ),
     ]

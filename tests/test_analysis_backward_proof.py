@@ -147,3 +147,35 @@ for batch in loader:
 """
     facts = facts_of(src)
     assert facts.history.value(find(facts.module, "before = loss", cst.Assign).value).h is not H.YES
+
+
+LIGHTNING = """
+import pytorch_lightning as pl
+class Lit(pl.LightningModule):
+    {extra}
+    def training_step(self, batch, batch_idx):
+        loss = self.net.compute_loss(batch)
+        before = loss
+        return {ret}
+"""
+
+
+@pytest.mark.parametrize("ret", ["loss", '{"loss": loss, "log": logs}'])
+def test_lightning_backpropagates_what_training_step_returns(ret):
+    facts = facts_of(LIGHTNING.format(extra="pass", ret=ret))
+    v = facts.history.value(find(facts.module, "before = loss", cst.Assign).value)
+    assert v.h is H.YES and v.scalar
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        LIGHTNING.format(extra="automatic_optimization = property(lambda self: self.automatic_optimization)", ret="loss"),
+        LIGHTNING.format(extra="pass", ret='{"out": loss}'),
+        LIGHTNING.replace("pl.LightningModule", "Base").format(extra="pass", ret="loss"),
+    ],
+    ids=["manual-optimization", "not-the-loss-key", "not-lightning"],
+)
+def test_no_proof_without_lightnings_automatic_backward(src):
+    facts = facts_of(src)
+    assert facts.history.value(find(facts.module, "before = loss", cst.Assign).value).h is H.MAYBE

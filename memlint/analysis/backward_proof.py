@@ -13,6 +13,8 @@ API (through ``facts.history``, which consults it):
 - ``operand(call)`` -> ``(key, scalar)`` for a backward call whose operand is
   a name or attribute (``loss``, ``self.loss``); ``scalar``: no gradient
   argument was given, so the value is a single number (a reduced loss).
+- A LightningModule's ``training_step`` (automatic optimization) counts as
+  a backward on what it returns (``loss`` or ``{"loss": loss}``).
 - ``proven(target)`` -> ``scalar`` or None: ``target`` is the name (or
   attribute) node an assignment binds, and that binding is the one every later
   backward call on that name in the same function reads: no other binding of
@@ -26,7 +28,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from memlint.analysis.names import dotted_name, flat_targets
+from memlint.analysis.names import dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.training_verbs import VerbKind
 from memlint.traversal import visit_fast
 
@@ -34,10 +36,15 @@ _GRADIENT_KEYWORDS = ("gradient", "grad_tensors", "gradients")
 
 
 class BackwardProof:
-    def __init__(self, verbs, parents) -> None:
+    def __init__(self, verbs, calls, names) -> None:
         self._operands: dict[cst.Call, tuple[str, bool]] = {}
         self._proven: dict[cst.CSTNode, bool] = {}
-        self._parents = parents
+        self._parents = calls.parents
+        for ret, loss in _lightning_returns(calls, names):
+            key = dotted_name(loss)
+            target = self._reaching_binding(ret, key) if key is not None else None
+            if target is not None:
+                self._proven[target] = True  # Lightning backpropagates a single number
         for verb in verbs.verbs:
             if verb.kind is not VerbKind.BACKWARD or not isinstance(verb.call, cst.Call) or verb.loss is None:
                 continue
@@ -104,6 +111,44 @@ def _in_block(body: Sequence[cst.CSTNode], cur: cst.CSTNode, key: str) -> cst.CS
             if _binds(small, key):
                 return _BLOCKED
     return None
+
+
+def _lightning_returns(calls, names):
+    """``(return statement, loss)`` of each LightningModule ``training_step``
+    under automatic optimization: ``return loss`` or ``return {"loss": loss}``."""
+    for fn, cls in calls.class_of.items():
+        if fn.name.value != "training_step" or not is_lightning_module(cls, names):
+            continue
+        if mentions(cls, "self.automatic_optimization"):
+            continue  # manual optimization: the returned value is not backpropagated
+        returns: list[cst.Return] = []
+
+        class _Returns(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is fn
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Return(self, node: cst.Return) -> None:
+                returns.append(node)
+
+        visit_fast(fn, _Returns())
+        for ret in returns:
+            value = ret.value
+            if isinstance(value, cst.Dict):
+                value = next(
+                    (
+                        el.value
+                        for el in value.elements
+                        if isinstance(el, cst.DictElement)
+                        and isinstance(el.key, cst.SimpleString)
+                        and el.key.evaluated_value == "loss"
+                    ),
+                    None,
+                )
+            if isinstance(value, (cst.Name, cst.Attribute)):
+                yield ret, value
 
 
 def _target_of(assign: cst.Assign, key: str) -> cst.CSTNode | None:

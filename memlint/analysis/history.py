@@ -243,7 +243,7 @@ class HistoryAnalysis:
     def proof(self) -> BackwardProof | None:
         """Values a later backward call proves to carry history (backward_proof.py)."""
         if self._proof is None and self._verbs is not None:
-            self._proof = BackwardProof(self._verbs(), self.calls.parents)
+            self._proof = BackwardProof(self._verbs(), self.calls, self.names)
         return self._proof
 
     def _walk(self, scope: Scope) -> None:
