@@ -103,6 +103,14 @@ class ModuleFacts:
         return TrainingVerbs(self.module, self.names, self.objects, self.bindings, self.calls)
 
     @cached_property
+    def leaves(self):
+        """Leaf tensors requiring grad created in another scope: module-level
+        weights, lists of them (analysis/leaves.py)."""
+        from memlint.analysis.leaves import LeafTable
+
+        return LeafTable(self)
+
+    @cached_property
     def autocast(self):
         """Which calls run inside an enabled ``autocast`` block (analysis/autocast.py)."""
         from memlint.analysis.autocast import AutocastScopes

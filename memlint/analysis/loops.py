@@ -801,6 +801,11 @@ def _kills(stmt: cst.CSTNode, key: str) -> bool:
     return False
 
 
+def local_names(fn: cst.FunctionDef) -> set[str]:
+    """Names local to ``fn`` (see ``_local_names``)."""
+    return _local_names(fn)
+
+
 def _local_names(fn: cst.FunctionDef) -> set[str]:
     """Names local to ``fn``: parameters and names it binds, minus those it
     declares ``global``/``nonlocal``."""
