@@ -665,6 +665,46 @@ class LitClassifier(pl.LightningModule):
         self.running_loss = 0.0
 """,
         ),
+        Invalid(
+            """\
+import torch
+import torchvision
+model = torchvision.models.resnet18(pretrained=True)
+for p in model.parameters():
+    p.requires_grad = False
+model.fc = torch.nn.Linear(512, 10)
+criterion = torch.nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.01)
+running_loss = 0.0
+for inputs, labels in loader:
+    optimizer.zero_grad()
+    outputs = model(inputs)
+    loss = criterion(outputs, labels)
+    loss.backward()
+    optimizer.step()
+    running_loss += loss * inputs.size(0)
+print(running_loss / len(loader.dataset))
+""",
+            """\
+import torch
+import torchvision
+model = torchvision.models.resnet18(pretrained=True)
+for p in model.parameters():
+    p.requires_grad = False
+model.fc = torch.nn.Linear(512, 10)
+criterion = torch.nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.01)
+running_loss = 0.0
+for inputs, labels in loader:
+    optimizer.zero_grad()
+    outputs = model(inputs)
+    loss = criterion(outputs, labels)
+    loss.backward()
+    optimizer.step()
+    running_loss += loss.item() * inputs.size(0)
+print(running_loss / len(loader.dataset))
+""",
+        ),
     ]
 
 
