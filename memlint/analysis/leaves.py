@@ -6,9 +6,9 @@ module adds the ones created elsewhere:
 
 - ``creates_leaf(value, names)``: ``torch.randn(..., requires_grad=True)``,
   ``x.requires_grad_()``, ``nn.Parameter(...)``.
-- ``module_leaf(name, fn)``: inside ``fn``, ``name`` is the module-level
-  variable (not a parameter or local of ``fn``, or declared ``global``) and
-  every module-level binding of it creates a leaf.
+- ``module_leaf(name, fn)``: inside ``fn``, ``name`` is a variable of an
+  enclosing function or of the module (not a parameter or local of ``fn``,
+  or declared ``global``) and every binding of it there creates a leaf.
 - ``leaf_list(iterable, fn)``: ``for p in params`` where ``params`` is a list
   or tuple of such leaves (``[w, b]``, ``[torch.zeros(3, requires_grad=True),
   ...]``), bound in ``fn`` or at module level, or the result of a function of
@@ -68,10 +68,22 @@ class LeafTable:
             self._locals[fn] = local_names(fn)
         return name not in self._locals[fn]
 
+    def _outer_values(self, name: str, fn: cst.FunctionDef) -> list[cst.BaseExpression | None]:
+        """The bindings of the variable ``name`` refers to in ``fn`` when
+        ``fn`` does not bind it: those of the nearest enclosing function that
+        does (a closure; none for a parameter), else the module's."""
+        owner = self.facts.calls.owner.get(fn)
+        while isinstance(owner, cst.FunctionDef):
+            if not self._is_global_in(name, owner):
+                return [] if name in _param_names(owner) else self.facts.bindings.values_in(name, owner)
+            owner = self.facts.calls.owner.get(owner)
+        return self._module_values(name)
+
     def module_leaf(self, name: str, fn: cst.FunctionDef) -> bool:
+        """``name`` in ``fn`` is a leaf created in an enclosing scope."""
         if not self._is_global_in(name, fn):
             return False
-        values = self._module_values(name)
+        values = self._outer_values(name, fn)
         return bool(values) and all(v is not None and creates_leaf(v, self.facts.names) for v in values)
 
     def leaf_list(self, iterable: cst.BaseExpression, scope) -> bool:
@@ -84,9 +96,12 @@ class LeafTable:
             fn = scope
             if not values and key in _param_names(scope):
                 return self._passed_leaf_lists(key, scope)
+        elif isinstance(scope, cst.FunctionDef):
+            values = self._outer_values(key, scope)
+            fn = scope
         else:
             values = self._module_values(key)
-            fn = scope if isinstance(scope, cst.FunctionDef) else None
+            fn = None
         return bool(values) and all(v is not None and self._leaves_literal(v, fn) for v in values)
 
     def _passed_leaf_lists(self, param: str, fn: cst.FunctionDef) -> bool:
@@ -131,6 +146,8 @@ class LeafTable:
     def _leaf_name(self, name: str, fn) -> bool:
         if fn is not None and not self._is_global_in(name, fn):
             values = self.facts.bindings.values_in(name, fn)
+        elif fn is not None:
+            values = self._outer_values(name, fn)
         else:
             values = self._module_values(name)
         return bool(values) and all(v is not None and creates_leaf(v, self.facts.names) for v in values)
