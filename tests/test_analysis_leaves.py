@@ -81,3 +81,19 @@ def _loops(module):
 
     module.visit(V())
     return found
+
+
+def test_a_recursive_function_passing_its_parameter_on_terminates():
+    facts = facts_of(
+        """
+import torch
+def walk(items, depth):
+    for p in items:
+        pass
+    walk(items, depth - 1)
+walk(things, 3)
+"""
+    )
+    fn = facts.calls.functions[0]
+    loop = _loops(facts.module)[0]
+    assert not facts.leaves.leaf_list(loop.iter, fn)

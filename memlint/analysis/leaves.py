@@ -58,6 +58,7 @@ class LeafTable:
     def __init__(self, facts) -> None:
         self.facts = facts
         self._locals: dict[cst.FunctionDef, set[str]] = {}
+        self._busy: set[tuple[cst.FunctionDef, str]] = set()
 
     def _module_values(self, name: str) -> list[cst.BaseExpression | None]:
         module = self.facts.module
@@ -108,16 +109,20 @@ class LeafTable:
         """Every call site of ``fn`` in this module passes a list of leaves as ``param``."""
         calls = self.facts.calls
         sites = calls.call_sites.get(fn, [])
-        if not sites or fn in calls.escapes:
-            return False
-        for site in sites:
-            arg = next((a for a, p in bound_params(site, fn) if p == param), None)
-            if arg is None or not isinstance(arg.value, cst.Name):
-                return False
-            caller = calls.scope_of_call(site)
-            if caller is None or not self.leaf_list(arg.value, caller):
-                return False
-        return True
+        if not sites or fn in calls.escapes or (fn, param) in self._busy:
+            return False  # a recursive call proves nothing
+        self._busy.add((fn, param))
+        try:
+            for site in sites:
+                arg = next((a for a, p in bound_params(site, fn) if p == param), None)
+                if arg is None or not isinstance(arg.value, cst.Name):
+                    return False
+                caller = calls.scope_of_call(site)
+                if caller is None or not self.leaf_list(arg.value, caller):
+                    return False
+            return True
+        finally:
+            self._busy.discard((fn, param))
 
     def _leaves_literal(self, value: cst.BaseExpression, fn, depth: int = 0) -> bool:
         """``[w, b]``, ``(torch.zeros(3, requires_grad=True), ...)``, or a call
