@@ -90,15 +90,20 @@ class TensorAccumulatedAcrossIterations(Rule):
         if not terms:
             return
         loop = facts.loops.carried_across(key, stmt)
-        if loop is None:
+        if loop is None and not facts.loops.carried_by_framework(key, stmt):
             return
         scope = facts.loops.scope_of(stmt)
         usage = facts.usage
         if usage.reaches_backward(key, scope):
             return  # backpropagated on purpose later
-        if loop.role is None and usage.reaches_return(key, scope):
+        if loop is not None and loop.role is None and usage.reaches_return(key, scope):
             return  # a summed loss handed back to a caller that may backpropagate it
-        numeric = container is target and "." not in key and usage.numeric_uses_only(key, scope, facts.loops.pos(loop.node), skip=stmt)
+        numeric = (
+            loop is not None
+            and container is target
+            and "." not in key
+            and usage.numeric_uses_only(key, scope, facts.loops.pos(loop.node), skip=stmt)
+        )
         values = [facts.history.value(t) for t in terms]
         method = "item" if numeric and all(v is not None and v.scalar for v in values) else "detach"
         fix = Fix(
@@ -279,6 +284,34 @@ for tasks in task_loader:
     values += criterion(model(query.x), query.y).tolist()
 """,
             "meta-learning: the summed query loss is backpropagated; `.tolist()` gives numbers",
+        ),
+        Valid(
+            """\
+import torch
+from engine import train_step
+total = 0.0
+for batch in loader:
+    loss = train_step(model, batch, optimizer)
+    total += loss
+print(total / len(loader))
+""",
+            'the loss comes from a helper of another file and nothing here backpropagates it: it may be a number',
+        ),
+        Valid(
+            """\
+import torch
+from losses import compute_loss
+total = 0.0
+for batch in loader:
+    loss = compute_loss(model, batch)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    total += loss.item()
+    loss = compute_loss(model, batch)
+print(total / len(loader))
+""",
+            'a later backward proves the loss carries history, and the number is accumulated',
         ),
     ]
     invalid = [
@@ -470,6 +503,206 @@ class Trainer:
             loss.backward()
             self.opt.step()
             self.epoch_loss += loss.detach()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from losses import compute_loss
+def train(model, loader, optimizer):
+    running = 0.0
+    for batch in loader:
+        loss = compute_loss(model, batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss
+    return running / len(loader)
+""",
+            """\
+import torch
+from losses import compute_loss
+def train(model, loader, optimizer):
+    running = 0.0
+    for batch in loader:
+        loss = compute_loss(model, batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss.detach()
+    return running / len(loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torchvision
+model = torchvision.models.resnet18(weights="DEFAULT")
+model.fc = torch.nn.Linear(512, 10)
+crit = torch.nn.CrossEntropyLoss()
+epoch_loss = 0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = crit.forward(model(x), y)
+    accelerator.backward(loss)
+    optimizer.step()
+    epoch_loss += loss
+print(f"loss {epoch_loss / len(loader):.3f}")
+""",
+            """\
+import torch
+import torchvision
+model = torchvision.models.resnet18(weights="DEFAULT")
+model.fc = torch.nn.Linear(512, 10)
+crit = torch.nn.CrossEntropyLoss()
+epoch_loss = 0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = crit.forward(model(x), y)
+    accelerator.backward(loss)
+    optimizer.step()
+    epoch_loss += loss.item()
+print(f"loss {epoch_loss / len(loader):.3f}")
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from models import build_model
+model = build_model("resnet50")
+total = 0
+for batch in loader:
+    loss = model.training_step(batch)
+    total = total + loss
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(total / len(loader))
+""",
+            """\
+import torch
+from models import build_model
+model = build_model("resnet50")
+total = 0
+for batch in loader:
+    loss = model.training_step(batch)
+    total = total + loss.item()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(total / len(loader))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train_gan(netG, netD, optD, optG, crit, loader):
+    g_running = 0.0
+    for real in loader:
+        fake = netG(torch.randn(real.size(0), 100))
+        optD.zero_grad()
+        errD = crit(netD(real), ones) + crit(netD(fake.detach()), zeros)
+        errD.backward()
+        optD.step()
+        optG.zero_grad()
+        errG = crit(netD(fake), ones)
+        errG.backward()
+        optG.step()
+        g_running += errG
+    return g_running / len(loader)
+""",
+            """\
+import torch
+def train_gan(netG, netD, optD, optG, crit, loader):
+    g_running = 0.0
+    for real in loader:
+        fake = netG(torch.randn(real.size(0), 100))
+        optD.zero_grad()
+        errD = crit(netD(real), ones) + crit(netD(fake.detach()), zeros)
+        errD.backward()
+        optD.step()
+        optG.zero_grad()
+        errG = crit(netD(fake), ones)
+        errG.backward()
+        optG.step()
+        g_running += errG.detach()
+    return g_running / len(loader)
+""",
+        ),
+        Invalid(
+            """\
+import pytorch_lightning as pl
+class LitClassifier(pl.LightningModule):
+    def __init__(self, backbone, criterion):
+        super().__init__()
+        self.backbone = backbone
+        self.criterion = criterion
+        self.running_loss = 0.0
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = self.criterion(self.backbone(x), y)
+        self.running_loss += loss
+        return {"loss": loss}
+    def on_train_epoch_end(self):
+        self.log("train_loss", self.running_loss / self.trainer.num_training_batches)
+        self.running_loss = 0.0
+""",
+            """\
+import pytorch_lightning as pl
+class LitClassifier(pl.LightningModule):
+    def __init__(self, backbone, criterion):
+        super().__init__()
+        self.backbone = backbone
+        self.criterion = criterion
+        self.running_loss = 0.0
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = self.criterion(self.backbone(x), y)
+        self.running_loss += loss.detach()
+        return {"loss": loss}
+    def on_train_epoch_end(self):
+        self.log("train_loss", self.running_loss / self.trainer.num_training_batches)
+        self.running_loss = 0.0
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torchvision
+model = torchvision.models.resnet18(pretrained=True)
+for p in model.parameters():
+    p.requires_grad = False
+model.fc = torch.nn.Linear(512, 10)
+criterion = torch.nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.01)
+running_loss = 0.0
+for inputs, labels in loader:
+    optimizer.zero_grad()
+    outputs = model(inputs)
+    loss = criterion(outputs, labels)
+    loss.backward()
+    optimizer.step()
+    running_loss += loss * inputs.size(0)
+print(running_loss / len(loader.dataset))
+""",
+            """\
+import torch
+import torchvision
+model = torchvision.models.resnet18(pretrained=True)
+for p in model.parameters():
+    p.requires_grad = False
+model.fc = torch.nn.Linear(512, 10)
+criterion = torch.nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.fc.parameters(), lr=0.01)
+running_loss = 0.0
+for inputs, labels in loader:
+    optimizer.zero_grad()
+    outputs = model(inputs)
+    loss = criterion(outputs, labels)
+    loss.backward()
+    optimizer.step()
+    running_loss += loss.item() * inputs.size(0)
+print(running_loss / len(loader.dataset))
 """,
         ),
     ]

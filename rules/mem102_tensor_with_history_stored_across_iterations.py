@@ -113,12 +113,12 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         if not terms:
             return
         loop = facts.loops.carried_across(key, stmt)
-        if loop is None:
+        if loop is None and not facts.loops.carried_by_framework(key, stmt):
             return
         scope = facts.loops.scope_of(stmt)
         if facts.usage.reaches_backward(key, scope):
             return
-        if loop.role is None and facts.usage.reaches_return(key, scope):
+        if loop is not None and loop.role is None and facts.usage.reaches_return(key, scope):
             return
         fixable = all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms) and (whole_value or value is not terms[0])
         fix = None
@@ -257,6 +257,66 @@ for real in loader:
     d_losses.append(float(loss_d))
 """,
             "a second backward through a shared graph (GAN), numbers stored",
+        ),
+        Valid(
+            """\
+import torch
+def train_gan(netG, netD, optD, optG, crit, loader):
+    G_losses = []
+    for real in loader:
+        fake = netG(torch.randn(real.size(0), 100))
+        optD.zero_grad()
+        errD = crit(netD(real), ones) + crit(netD(fake.detach()), zeros)
+        errD.backward()
+        optD.step()
+        optG.zero_grad()
+        errG = crit(netD(fake), ones)
+        errG.backward()
+        optG.step()
+        G_losses.append(errG.item())
+    return G_losses
+""",
+            'a GAN loop with short names that stores numbers for plotting',
+        ),
+        Valid(
+            """\
+import torch
+import pytorch_lightning as pl
+class GAN(pl.LightningModule):
+    def __init__(self, generator, discriminator):
+        super().__init__()
+        self.generator = generator
+        self.discriminator = discriminator
+        self.automatic_optimization = False
+        self.g_losses = []
+    def training_step(self, batch, batch_idx):
+        g_loss = self.generator_step(batch)
+        self.g_losses.append(g_loss)
+        return g_loss
+""",
+            'manual optimization: what training_step returns is not backpropagated, so nothing proves the loss carries history',
+        ),
+        Valid(
+            """\
+import torch
+import lightning as L
+class LitModel(L.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.train_losses = []
+        self.val_outputs = []
+    def training_step(self, batch, batch_idx):
+        loss = self.net.compute_loss(batch)
+        self.train_losses.append(loss.detach())
+        return loss
+    def validation_step(self, batch, batch_idx):
+        self.val_outputs.append(self.net.compute_loss(batch))
+    def on_validation_epoch_end(self):
+        self.log("val_loss", torch.stack(self.val_outputs).mean())
+        self.val_outputs.clear()
+""",
+            'Lightning: detached training losses; validation_step runs under no_grad',
         ),
     ]
     invalid = [
@@ -444,6 +504,156 @@ def predict(model, loader):
     model.eval()
     for x in loader:
         preds.append((torch.sigmoid(model(x)).detach(), x.shape[0]))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def train_epoch(self, loader):
+        losses = []
+        for batch in loader:
+            loss = self.compute_loss(batch)
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            losses.append(loss)
+        return torch.stack(losses).mean().item()
+""",
+            """\
+import torch
+class Trainer:
+    def train_epoch(self, loader):
+        losses = []
+        for batch in loader:
+            loss = self.compute_loss(batch)
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            losses.append(loss.detach())
+        return torch.stack(losses).mean().item()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(gen, disc, opt_gen, opt_disc, loader, epochs):
+    g_hist = []
+    for epoch in range(epochs):
+        for real in loader:
+            noise = torch.randn(real.size(0), 64)
+            fake = gen(noise)
+            lossD = (torch.relu(1 - disc(real)).mean() + torch.relu(1 + disc(fake.detach())).mean())
+            opt_disc.zero_grad()
+            lossD.backward()
+            opt_disc.step()
+            lossG = -disc(fake).mean()
+            opt_gen.zero_grad()
+            lossG.backward()
+            opt_gen.step()
+        g_hist.append(lossG)
+    return g_hist
+""",
+            """\
+import torch
+def train(gen, disc, opt_gen, opt_disc, loader, epochs):
+    g_hist = []
+    for epoch in range(epochs):
+        for real in loader:
+            noise = torch.randn(real.size(0), 64)
+            fake = gen(noise)
+            lossD = (torch.relu(1 - disc(real)).mean() + torch.relu(1 + disc(fake.detach())).mean())
+            opt_disc.zero_grad()
+            lossD.backward()
+            opt_disc.step()
+            lossG = -disc(fake).mean()
+            opt_gen.zero_grad()
+            lossG.backward()
+            opt_gen.step()
+        g_hist.append(lossG.detach())
+    return g_hist
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import lightning as L
+class LitModel(L.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.train_losses = []
+    def training_step(self, batch, batch_idx):
+        loss = self.net.compute_loss(batch)
+        self.train_losses.append(loss)
+        return loss
+    def on_train_epoch_end(self):
+        self.log("train_loss", torch.stack(self.train_losses).mean())
+        self.train_losses.clear()
+""",
+            """\
+import torch
+import lightning as L
+class LitModel(L.LightningModule):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.train_losses = []
+    def training_step(self, batch, batch_idx):
+        loss = self.net.compute_loss(batch)
+        self.train_losses.append(loss.detach())
+        return loss
+    def on_train_epoch_end(self):
+        self.log("train_loss", torch.stack(self.train_losses).mean())
+        self.train_losses.clear()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, opt, crit):
+        self.model, self.opt, self.crit = model, opt, crit
+        self.train_losses = []
+    def train_step(self, x, y):
+        self.opt.zero_grad()
+        loss = self.crit(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        self.train_losses.append(loss)
+    def on_epoch_end(self):
+        avg = torch.stack(self.train_losses).mean()
+        self.train_losses = []
+        return avg.item()
+    def fit(self, loader, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                self.train_step(x, y)
+            print(self.on_epoch_end())
+""",
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, opt, crit):
+        self.model, self.opt, self.crit = model, opt, crit
+        self.train_losses = []
+    def train_step(self, x, y):
+        self.opt.zero_grad()
+        loss = self.crit(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        self.train_losses.append(loss.detach())
+    def on_epoch_end(self):
+        avg = torch.stack(self.train_losses).mean()
+        self.train_losses = []
+        return avg.item()
+    def fit(self, loader, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                self.train_step(x, y)
+            print(self.on_epoch_end())
 """,
         ),
     ]

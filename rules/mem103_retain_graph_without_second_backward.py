@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.history import H
+from memlint.analysis.retained_graph import RetainedGraph
 from memlint.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
@@ -78,7 +79,7 @@ class RetainGraphWithoutSecondBackward(Rule):
         if loop is not None:
             if not self._graph_built_in(node, loop):
                 return  # the same graph is backpropagated on every pass of this loop
-        elif isinstance(scope, cst.FunctionDef):
+        elif isinstance(scope, cst.FunctionDef) and not self.graph.dies_in(node, scope):
             sites = facts.calls.call_sites.get(scope, [])
             if not sites or scope in facts.calls.escapes:
                 return
@@ -88,6 +89,10 @@ class RetainGraphWithoutSecondBackward(Rule):
                     return
         fix = Fix("Drop `retain_graph=True`", ((node, remove_arg(node, arg)),), Safety.UNSAFE)
         self.report(node, fix=fix)
+
+    @property
+    def graph(self) -> RetainedGraph:
+        return RetainedGraph(self.facts)
 
     def _later_backward(self, node: cst.CSTNode, scope, loop) -> bool:
         """A backward (or a call into a training function) after ``node`` in
@@ -100,7 +105,8 @@ class RetainGraphWithoutSecondBackward(Rule):
         end = loop.end if loop is not None else (10**9, 0)
         for other in facts.backward_calls:
             if other is not node and start < loops.pos(other) < end:
-                return True
+                if loop is None or not isinstance(node, cst.Call) or not self.facts.objects.is_backward_call(node) or not self.graph.fresh(node, other, loop, scope):
+                    return True
         for call, fn in self.facts.calls.callees(scope):
             if start < loops.pos(call) < end and loops.trains(fn):
                 return True
@@ -198,6 +204,44 @@ for x, y in loader:
 """,
             "a carried hidden state makes the next backward go through this graph (MEM104 reports it)",
         ),
+        Valid(
+            """\
+import torch
+def saliency(model, image, label):
+    image = image.clone().requires_grad_(True)
+    logits = model(image.unsqueeze(0))
+    logits[0, label].backward(retain_graph=True)
+    return image.grad.abs(), logits
+""",
+            'the helper returns the output: a caller may backpropagate through the graph again',
+        ),
+        Valid(
+            """\
+import torch
+for x, y in loader:
+    feats = encoder(x)
+    loss1 = crit(head1(feats), y)
+    loss1.backward(retain_graph=True)
+    loss2 = crit(head2(feats + noise), y)
+    loss2.backward()
+    optimizer.step()
+""",
+            'the second loss shares feats with the first: one graph, two backwards',
+        ),
+        Valid(
+            """\
+import torch
+def explain(model, x, target):
+    out = model(x)
+    out[0, target].backward(retain_graph=True)
+    return x.grad
+for batch in loader:
+    feats = backbone(batch)
+    attribution = explain(head, feats, 0)
+    feats.sum().backward()
+""",
+            'the caller passes features with history and backpropagates through them afterwards',
+        ),
     ]
     invalid = [
         Invalid(
@@ -243,6 +287,68 @@ def train_step(model, batch, opt):
     opt.step()
 for batch in loader:
     train_step(model, batch, opt)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from losses import compute_loss
+for batch in loader:
+    optimizer.zero_grad()
+    loss = compute_loss(model, batch)
+    loss.backward(retain_graph=True)
+    optimizer.step()
+""",
+            """\
+import torch
+from losses import compute_loss
+for batch in loader:
+    optimizer.zero_grad()
+    loss = compute_loss(model, batch)
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def saliency(model, image, label):
+    image = image.clone().requires_grad_(True)
+    logits = model(image.unsqueeze(0))
+    logits[0, label].backward(retain_graph=True)
+    return image.grad.abs().max(dim=0)[0]
+""",
+            """\
+import torch
+def saliency(model, image, label):
+    image = image.clone().requires_grad_(True)
+    logits = model(image.unsqueeze(0))
+    logits[0, label].backward()
+    return image.grad.abs().max(dim=0)[0]
+""",
+        ),
+        Invalid(
+            """\
+import torch
+for x, y in loader:
+    out = model(x)
+    loss1 = crit(out, y)
+    loss1.backward(retain_graph=True)
+    out2 = model(x + noise)
+    loss2 = crit(out2, y)
+    loss2.backward()
+    optimizer.step()
+""",
+            """\
+import torch
+for x, y in loader:
+    out = model(x)
+    loss1 = crit(out, y)
+    loss1.backward()
+    out2 = model(x + noise)
+    loss2 = crit(out2, y)
+    loss2.backward()
+    optimizer.step()
 """,
         ),
     ]

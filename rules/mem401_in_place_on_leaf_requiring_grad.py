@@ -7,18 +7,9 @@ import libcst as cst
 from memlint.analysis.activations import is_inplace_method
 from memlint.analysis.frozen import ever_frozen, parameter_loop_targets
 from memlint.analysis.grad_mode import GradMode
+from memlint.analysis.leaves import creates_leaf
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import wrap_in_with
-
-_FACTORIES = frozenset(
-    {
-        "tensor", "zeros", "ones", "randn", "rand", "empty", "full", "arange", "linspace", "logspace",
-        "eye", "randint", "normal", "zeros_like", "ones_like", "randn_like", "rand_like", "empty_like",
-        "full_like",
-    }
-)
-_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-
 
 def _literal(expr: cst.BaseExpression, value: str) -> bool:
     return isinstance(expr, cst.Name) and expr.value == value
@@ -92,6 +83,8 @@ class InPlaceOnLeafRequiringGrad(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._leaves: list[dict[str, bool]] = [{}]
+        self._fns: list[cst.FunctionDef] = []
+        self._loop_counts: list[int] = []
         self._params: list[tuple[str, str, cst.For]] = []
         self._frozen: set[str] | None = None
         self._wrapped_loops: set[int] = set()
@@ -100,30 +93,32 @@ class InPlaceOnLeafRequiringGrad(Rule):
     # -- scopes and bindings ---------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._leaves.append({})
+        self._fns.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._leaves.pop()
+        self._fns.pop()
+
+    def _loop_targets(self, node: cst.For) -> list[tuple[str, str]]:
+        found = parameter_loop_targets(node.target, node.iter)
+        if not found and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Name):
+            # ``for p in params`` over a list of leaves built elsewhere
+            if self.facts.leaves.leaf_list(node.iter, self._fns[-1] if self._fns else self.context.module):
+                found = [(node.target.value, node.iter.value)]
+        return found
 
     def visit_For(self, node: cst.For) -> None:
-        for name, owner in parameter_loop_targets(node.target, node.iter):
+        targets = self._loop_targets(node)
+        self._loop_counts.append(len(targets))
+        for name, owner in targets:
             self._params.append((name, owner, node))
 
     def leave_For(self, original_node: cst.For) -> None:
-        for _ in parameter_loop_targets(original_node.target, original_node.iter):
+        for _ in range(self._loop_counts.pop()):
             self._params.pop()
 
     def _creates_leaf(self, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, cst.Call):
-            return False
-        func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
-            return not value.args or _literal(value.args[0].value, "True")
-        qn = self.facts.names.call_name(value) or ""
-        rg = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "requires_grad"), None)
-        if qn in _PARAMETER:
-            return rg is None or not _literal(rg, "False")
-        head, _, last = qn.rpartition(".")
-        return head == "torch" and last in _FACTORIES and rg is not None and _literal(rg, "True")
+        return creates_leaf(value, self.facts.names)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
@@ -170,6 +165,8 @@ class InPlaceOnLeafRequiringGrad(Rule):
                 return None if owner in self._frozen else ("param", loop)
         if self._leaves[-1].get(expr.value):
             return ("leaf", None)
+        if self._fns and expr.value not in self._leaves[-1] and self.facts.leaves.module_leaf(expr.value, self._fns[-1]):
+            return ("leaf", None)  # a module-level weight updated in a function
         return None
 
     def _check(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
@@ -407,6 +404,25 @@ w2 += 1
 """,
             "the tensor was cloned first",
         ),
+        Valid(
+            """\
+import torch
+w = torch.randn(3, 1, requires_grad=True)
+def sgd_step(lr):
+    w.data -= lr * w.grad.data
+    w.grad.data.zero_()
+def nudge(w, delta):
+    w.add_(delta)
+params = [w]
+def sgd(params, lr):
+    for p in params:
+        p -= lr * p.grad
+with torch.no_grad():
+    sgd(params, 0.1)
+nudge(torch.zeros(3, 1), 1.0)
+""",
+            'w.data updates are legal; a parameter shadows the module weight; the list is updated under no_grad',
+        ),
     ]
     invalid = [
         Invalid(
@@ -485,5 +501,82 @@ weight = nn.Parameter(torch.randn(4, 4))
 weight[0] = 0.0
 """,
             None,
+        ),
+        Invalid(
+            """\
+import torch
+w = torch.randn(3, 1, requires_grad=True)
+def sgd_step(lr):
+    w.sub_(lr * w.grad)
+    w.grad.zero_()
+for x, y in data:
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    sgd_step(0.01)
+""",
+            """\
+import torch
+w = torch.randn(3, 1, requires_grad=True)
+def sgd_step(lr):
+    with torch.no_grad():
+        w.sub_(lr * w.grad)
+    w.grad.zero_()
+for x, y in data:
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    sgd_step(0.01)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+W = torch.zeros(784, 10, requires_grad=True)
+b = torch.zeros(10, requires_grad=True)
+def update(lr):
+    global W, b
+    W -= lr * W.grad
+    b.data -= lr * b.grad.data
+""",
+            """\
+import torch
+W = torch.zeros(784, 10, requires_grad=True)
+b = torch.zeros(10, requires_grad=True)
+def update(lr):
+    global W, b
+    with torch.no_grad():
+        W -= lr * W.grad
+    b.data -= lr * b.grad.data
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def make_params():
+    return [torch.randn(3, requires_grad=True), torch.zeros(1, requires_grad=True)]
+params = make_params()
+def sgd(params, lr):
+    for p in params:
+        p -= lr * p.grad
+        p.grad.zero_()
+for x, y in data:
+    loss = model_fn(params, x, y)
+    loss.backward()
+    sgd(params, 0.1)
+""",
+            """\
+import torch
+def make_params():
+    return [torch.randn(3, requires_grad=True), torch.zeros(1, requires_grad=True)]
+params = make_params()
+def sgd(params, lr):
+    with torch.no_grad():
+        for p in params:
+            p -= lr * p.grad
+            p.grad.zero_()
+for x, y in data:
+    loss = model_fn(params, x, y)
+    loss.backward()
+    sgd(params, 0.1)
+""",
         ),
     ]

@@ -162,6 +162,32 @@ def test_carried_across_self_attributes_in_a_per_batch_method():
     assert loops.per_iteration(step)
 
 
+def test_carried_by_framework_in_a_lightning_training_step():
+    src = """
+    import lightning as L
+    class Lit(L.LightningModule):
+        def training_step(self, batch, batch_idx):
+            self.outputs.append(batch)
+            self.fresh = []
+            self.fresh.append(batch)
+            local = []
+            local.append(batch)
+            for part in batch:
+                self.parts.append(part)
+    class Plain(Base):
+        def training_step(self, batch, batch_idx):
+            self.outputs.append(batch)
+    """
+    facts = facts_of(src)
+    loops = facts.loops
+    stmt = lambda text, i=0: facts.calls.parents[find(facts.module, text, cst.Call, i)]  # noqa: E731
+    assert loops.carried_by_framework("self.outputs", stmt("self.outputs.append(batch)"))
+    assert not loops.carried_by_framework("self.fresh", stmt("self.fresh.append(batch)"))  # re-bound first
+    assert not loops.carried_by_framework("local", stmt("local.append(batch)"))
+    assert not loops.carried_by_framework("self.parts", stmt("self.parts.append(part)"))  # carried_across's job
+    assert not loops.carried_by_framework("self.outputs", stmt("self.outputs.append(batch)", 1))  # not Lightning
+
+
 def test_mode_events_and_mode_before():
     src = """
     import torch

@@ -80,3 +80,26 @@ def test_numeric_uses_only():
     assert usage.numeric_uses_only("total", f, after(f))
     assert not usage.numeric_uses_only("total", g, after(g))
     assert not usage.numeric_uses_only("total", h, after(h))
+
+
+def test_sources_and_derived():
+    import libcst as cst
+
+    from analysis_helpers import facts_of, find
+
+    facts = facts_of(
+        """
+import torch
+def f(model, x):
+    out = model(x)
+    loss = out.sum()
+    probs = out.softmax(-1)
+    outs.append(probs)
+    other = x * 2
+"""
+    )
+    fn = facts.calls.functions[0]
+    loss = find(facts.module, "out.sum()", cst.Call)
+    assert {"out", "model", "x"} <= facts.usage.sources(loss, fn)
+    assert "other" not in facts.usage.sources(loss, fn)
+    assert facts.usage.derived({"out"}, fn) == {"out", "loss", "probs", "outs"}

@@ -18,7 +18,8 @@ the name is read in:
   plain) names of the calls assigned to ``text``, or None when any binding is
   not a call (``None`` itself is ignored).
 - ``call_of(text, scope=None)``: the single call assigned to ``text``, if all agree.
-- ``binds_in(text, scope)``: ``scope`` assigns ``text`` itself.
+- ``binds_in(text, scope)``: ``scope`` assigns ``text`` itself;
+  ``values_in(text, scope)`` what it assigns there.
 """
 
 from __future__ import annotations
@@ -96,6 +97,11 @@ class Bindings(cst.CSTVisitor):
                 if local:
                     return local
         return [v for _, v in entries]
+
+    def values_in(self, text: str, scope: cst.CSTNode) -> list[cst.BaseExpression | None]:
+        """The expressions ``scope`` itself (a function, or the module's own
+        statements) assigns to ``text``."""
+        return [v for s, v in self._values.get(text, ()) if s is scope]
 
     def binds_in(self, text: str, scope: cst.CSTNode) -> bool:
         """``scope`` itself assigns ``text`` (it is a local variable there)."""

@@ -67,7 +67,9 @@ class ModuleFacts:
         ``carries_history(expr)`` (analysis/history.py)."""
         from memlint.analysis.history import HistoryAnalysis
 
-        return HistoryAnalysis(self.module, self.names, self.calls, self.objects, self.grad_mode, lambda: self.bindings)
+        return HistoryAnalysis(
+            self.module, self.names, self.calls, self.objects, self.grad_mode, lambda: self.bindings, lambda: self.verbs
+        )
 
     @cached_property
     def usage(self):
@@ -99,6 +101,14 @@ class ModuleFacts:
         from memlint.analysis.training_verbs import TrainingVerbs
 
         return TrainingVerbs(self.module, self.names, self.objects, self.bindings, self.calls)
+
+    @cached_property
+    def leaves(self):
+        """Leaf tensors requiring grad created in another scope: module-level
+        weights, lists of them (analysis/leaves.py)."""
+        from memlint.analysis.leaves import LeafTable
+
+        return LeafTable(self)
 
     @cached_property
     def autocast(self):

@@ -35,6 +35,7 @@ from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
+from memlint.analysis.backward_proof import BackwardProof
 from memlint.analysis.bindings import Bindings, unwrap_pass_through
 from memlint.analysis.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.config_attrs import plain_number_attributes
@@ -168,8 +169,11 @@ class HistoryAnalysis:
         objects: ObjectTable,
         grad: GradModeAnalysis,
         bindings: Callable[[], Bindings],
+        verbs: Callable[[], object] | None = None,
     ) -> None:
         self.module = module
+        self._verbs = verbs
+        self._proof: BackwardProof | None = None
         self.names = names
         self.calls = calls
         self.objects = objects
@@ -234,6 +238,13 @@ class HistoryAnalysis:
             )
             for v in values
         )
+
+    @property
+    def proof(self) -> BackwardProof | None:
+        """Values a later backward call proves to carry history (backward_proof.py)."""
+        if self._proof is None and self._verbs is not None:
+            self._proof = BackwardProof(self._verbs(), self.calls, self.names)
+        return self._proof
 
     def _walk(self, scope: Scope) -> None:
         if id(scope) in self._walked:
@@ -495,6 +506,7 @@ class _Walker:
             if isinstance(stmt.value, (cst.Yield, cst.Await)):
                 self.generator = self.generator or isinstance(stmt.value, cst.Yield)
             self._mutation(stmt.value)
+            self._backward_proves(stmt.value)
             del v
         elif isinstance(stmt, cst.Return):
             self.returned.append(self.ev(stmt.value) if stmt.value is not None else NO)
@@ -527,6 +539,24 @@ class _Walker:
         elif method.endswith("_") and not method.startswith("_") and self.mode is not GradMode.DISABLED:
             self.env[key] = combine([old] + args, old.scalar)
 
+    def _backward_proves(self, value: cst.BaseExpression) -> None:
+        """After ``loss.backward()``, ``loss`` carries history (or it would have raised)."""
+        proof = self.a.proof if isinstance(value, cst.Call) else None
+        operand = proof.operand(value) if proof is not None else None  # type: ignore[arg-type]
+        if operand is not None:
+            key, scalar = operand
+            old = self.env.get(key, MAYBE)
+            if old.h is H.MAYBE:
+                self.env[key] = Val(H.YES, old.scalar or scalar)
+
+    def _proven(self, target: cst.BaseExpression, v: Val) -> Val:
+        """The value bound to ``target`` when a later backward reads this binding."""
+        if v.h is not H.MAYBE or self.mode is GradMode.DISABLED:
+            return v
+        proof = self.a.proof
+        scalar = proof.proven(target) if proof is not None else None
+        return v if scalar is None else Val(H.YES, v.scalar or scalar)
+
     def bind(self, target: cst.BaseExpression, v: Val, augmented: bool = False) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             elements = [el.value for el in target.elements]
@@ -546,6 +576,8 @@ class _Walker:
             return
         key = dotted_name(target)
         if key is not None:
+            if not augmented:
+                v = self._proven(target, v)
             # A new value for ``x`` makes what we knew about ``x.attr`` stale.
             if not augmented:
                 prefix = key + "."

@@ -19,6 +19,8 @@ API (through ``facts.loops``):
 - ``carried_across(target, stmt) -> LoopInfo | None`` — the batch loop across
   whose iterations the name/attribute written at ``stmt`` keeps its value
   (not re-initialised earlier in the same iteration), or None.
+  ``carried_by_framework(key, stmt)``: the same for ``self.<attr>`` written in
+  a LightningModule's ``training_step``, which Lightning runs once per batch.
 - ``trains(fn)``, ``calls_model(fn)``, ``needs_grad(fn)`` for functions,
   ``per_iteration(fn)`` for functions called once per batch,
   ``serves_forward(fn)`` for a ``forward`` and the helpers it calls.
@@ -40,7 +42,7 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.aliases import alias_pairs, related
 from memlint.analysis.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.grad_mode import GradMode, context_mode
-from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
+from memlint.analysis.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.objects import ObjectTable
 from memlint.traversal import visit_fast
 
@@ -463,6 +465,33 @@ class LoopAnalysis(cst.CSTVisitor):
         self._per_iteration[fn] = result
         return result
 
+    def carried_by_framework(self, key: str, stmt: cst.CSTNode) -> bool:
+        """``self.outputs.append(x)`` in a LightningModule's ``training_step``,
+        outside any loop of its own: Lightning calls the hook once per batch,
+        so ``self.<attr>`` (not re-bound earlier in the hook) keeps the value
+        across batches. Only classes that name a Lightning base count."""
+        if not key.startswith("self.") or self.loop_of(stmt) is not None:
+            return False
+        fn = self.scope_of(stmt)
+        if not isinstance(fn, cst.FunctionDef) or fn.name.value != "training_step":
+            return False
+        cls = self.calls.class_of.get(fn)
+        if cls is None or not is_lightning_module(cls, self.names):
+            return False
+        cur = stmt
+        while cur is not fn:
+            parent = self.parents.get(cur)
+            if parent is None:
+                return False
+            if isinstance(parent, cst.IndentedBlock):
+                for sib in parent.body:
+                    if sib is cur:
+                        break
+                    if _kills(sib, key):
+                        return False
+            cur = parent
+        return True
+
     def outer_loop(self, info: LoopInfo) -> bool:
         """Each iteration of ``info`` runs whole passes over data: it is named
         for epochs, folds, models, checkpoints, configurations or seeds, or
@@ -770,6 +799,11 @@ def _kills(stmt: cst.CSTNode, key: str) -> bool:
             if isinstance(t, cst.Subscript) and dotted_name(t.value) == key:
                 return True
     return False
+
+
+def local_names(fn: cst.FunctionDef) -> set[str]:
+    """Names local to ``fn`` (see ``_local_names``)."""
+    return _local_names(fn)
 
 
 def _local_names(fn: cst.FunctionDef) -> set[str]:

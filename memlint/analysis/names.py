@@ -192,3 +192,11 @@ class ImportTable(cst.CSTVisitor):
 
     def imports_torch(self) -> bool:
         return any(t == "torch" or t.startswith("torch.") for t in self.bindings.values())
+
+
+def is_lightning_module(cls: cst.ClassDef, names: "ImportTable") -> bool:
+    """``class M(pl.LightningModule)`` (any import spelling): Lightning runs
+    its ``training_step`` once per batch and backpropagates what it returns."""
+    return any(
+        (names.qualified_name(b.value) or dotted_name(b.value) or "").endswith("LightningModule") for b in cls.bases
+    )

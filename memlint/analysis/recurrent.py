@@ -54,6 +54,11 @@ class RecurrentAnalysis:
         self._memo: dict[LoopInfo, list[CarriedState]] = {}
 
     # -- bindings index, per scope ------------------------------------------
+    def bindings_in(self, scope: Scope) -> dict[str, list[_Binding]]:
+        """Every binding of ``scope`` by key, with its statement, value,
+        position and kind (``assign``, ``aug``, ``for``, ...)."""
+        return self._index(scope)
+
     def _index(self, scope: Scope) -> dict[str, list[_Binding]]:
         if scope in self._bindings:
             return self._bindings[scope]

@@ -9,6 +9,8 @@ API (through ``facts.usage``):
   module that backpropagates the parameter it is passed to. Attributes count module-wide (one
   method fills ``policy.saved_log_probs``, another backpropagates through it).
 - ``reaches_return(key, scope)`` — the same for ``return``/``yield``.
+- ``sources(expr, scope)`` / ``derived(keys, scope)`` — the names a value
+  is computed from / the names computed from given ones (flow-insensitive).
 - ``numeric_uses_only(key, scope, after, skip)`` — every read of ``key`` in
   ``scope`` from position ``after`` on (outside the node ``skip``) treats it
   as a number: ``print``, f-strings, ``%``/``.format``, comparisons,
@@ -224,6 +226,24 @@ class UsageAnalysis:
         if key in self._return_keys(scope):
             return True
         return "." in key and key.rsplit(".", 1)[-1] in self._attr_return
+
+    def sources(self, expr: cst.CSTNode, scope: Scope) -> set[str]:
+        """Every name/attribute ``expr`` is computed from in ``scope``,
+        through assignments and container adds (flow-insensitive)."""
+        return self._scope(scope).closure(_keys(expr))
+
+    def derived(self, keys: set[str], scope: Scope) -> set[str]:
+        """``keys`` and every name/attribute of ``scope`` computed from them."""
+        data = self._scope(scope)
+        out = set(keys)
+        changed = True
+        while changed:
+            changed = False
+            for target, srcs in data.deps.items():
+                if target not in out and srcs & out:
+                    out.add(target)
+                    changed = True
+        return out
 
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         return self.calls.pos(node)

@@ -1,0 +1,216 @@
+"""Values proven to carry autograd history by a backward call through them.
+
+``loss.backward()`` (also ``scaler.scale(loss).backward()``,
+``accelerator.backward(loss)``, ``torch.autograd.backward(loss)``) raises
+unless ``loss`` carries history, so the call proves it whatever produced the
+value: a model built by a factory in another module, ``criterion.forward``,
+``model.training_step(batch)``, a helper imported from another file. The
+history walk (history.py) otherwise looks for the proof in the producer and
+answers "cannot tell" for all of these.
+
+API (through ``facts.history``, which consults it):
+
+- ``operand(call)`` -> ``(key, scalar)`` for a backward call whose operand is
+  a name or attribute (``loss``, ``self.loss``); ``scalar``: no gradient
+  argument was given, so the value is a single number (a reduced loss).
+- A LightningModule's ``training_step`` (automatic optimization) counts as
+  a backward on what it returns (``loss`` or ``{"loss": loss}``).
+- ``proven(target)`` -> ``scalar`` or None: ``target`` is the name (or
+  attribute) node an assignment binds, and that binding is the one every later
+  backward call on that name in the same function reads: no other binding of
+  the name (in a branch, a loop, a ``for`` target) can come in between. Only
+  such straight-line bindings are trusted; anything else stays unproven.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+from memlint.analysis.names import dotted_name, flat_targets, is_lightning_module, mentions
+from memlint.analysis.training_verbs import VerbKind
+from memlint.traversal import visit_fast
+
+_GRADIENT_KEYWORDS = ("gradient", "grad_tensors", "gradients")
+
+
+class BackwardProof:
+    def __init__(self, verbs, calls, names) -> None:
+        self._operands: dict[cst.Call, tuple[str, bool]] = {}
+        self._proven: dict[cst.CSTNode, bool] = {}
+        self._parents = calls.parents
+        for ret, loss in _lightning_returns(calls, names):
+            key = dotted_name(loss)
+            target = self._reaching_binding(ret, key) if key is not None else None
+            if target is not None:
+                self._proven[target] = True  # Lightning backpropagates a single number
+        for verb in verbs.verbs:
+            if verb.kind is not VerbKind.BACKWARD or not isinstance(verb.call, cst.Call) or verb.loss is None:
+                continue
+            loss = _unscaled(verb.loss)
+            key = dotted_name(loss)
+            if key is None or key == "self":
+                continue
+            scalar = _implicit_gradient(verb.call, any(a.value is verb.loss for a in verb.call.args))
+            self._operands[verb.call] = (key, scalar)
+            target = self._reaching_binding(verb.call, key)
+            if target is not None:
+                self._proven[target] = self._proven.get(target, True) and scalar
+
+    # == queries ===========================================================
+    def operand(self, call: cst.Call) -> tuple[str, bool] | None:
+        return self._operands.get(call)
+
+    def proven(self, target: cst.CSTNode) -> bool | None:
+        return self._proven.get(target)
+
+    # == the binding a backward reads =======================================
+    def _reaching_binding(self, call: cst.Call, key: str) -> cst.CSTNode | None:
+        """The target node of the one assignment to ``key`` that reaches
+        ``call``, found by walking back through the statements that run
+        before it; None when another binding may come in between."""
+        cur: cst.CSTNode = call
+        while True:
+            parent = self._parents.get(cur)
+            if parent is None or isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None  # a parameter, a global: nothing to prove
+            if isinstance(parent, (cst.For, cst.While)) and cur is parent.body:
+                # A binding anywhere in the loop may run between this one and
+                # the backward of a later iteration.
+                if _binds(parent.body, key) or (isinstance(parent, cst.For) and _binds(parent.target, key)):
+                    return None
+            if isinstance(parent, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
+                found = _in_block(parent.body, cur, key)
+                if found is _BLOCKED:
+                    return None
+                if found is not None:
+                    return found
+            cur = parent
+
+
+_BLOCKED = cst.Pass()
+
+
+def _in_block(body: Sequence[cst.CSTNode], cur: cst.CSTNode, key: str) -> cst.CSTNode | None:
+    """The target binding ``key`` in the last statement of ``body`` before
+    ``cur`` that binds it; ``_BLOCKED`` when that binding is not a plain
+    assignment (augmented, conditional, in a loop); None when none does."""
+    index = next((i for i, s in enumerate(body) if s is cur), None)
+    if index is None:
+        return None
+    for stmt in reversed(body[:index]):
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+        for small in reversed(smalls):
+            if isinstance(small, cst.Assign):
+                found = _target_of(small, key)
+                if found is not None:
+                    return found
+            if isinstance(small, cst.AnnAssign) and small.value is not None and dotted_name(small.target) == key:
+                return small.target
+            if _binds(small, key):
+                return _BLOCKED
+    return None
+
+
+def _lightning_returns(calls, names):
+    """``(return statement, loss)`` of each LightningModule ``training_step``
+    under automatic optimization: ``return loss`` or ``return {"loss": loss}``."""
+    for fn, cls in calls.class_of.items():
+        if fn.name.value != "training_step" or not is_lightning_module(cls, names):
+            continue
+        if mentions(cls, "self.automatic_optimization"):
+            continue  # manual optimization: the returned value is not backpropagated
+        returns: list[cst.Return] = []
+
+        class _Returns(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is fn
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+            def visit_Return(self, node: cst.Return) -> None:
+                returns.append(node)
+
+        visit_fast(fn, _Returns())
+        for ret in returns:
+            value = ret.value
+            if isinstance(value, cst.Dict):
+                value = next(
+                    (
+                        el.value
+                        for el in value.elements
+                        if isinstance(el, cst.DictElement)
+                        and isinstance(el.key, cst.SimpleString)
+                        and el.key.evaluated_value == "loss"
+                    ),
+                    None,
+                )
+            if isinstance(value, (cst.Name, cst.Attribute)):
+                yield ret, value
+
+
+def _target_of(assign: cst.Assign, key: str) -> cst.CSTNode | None:
+    for t in assign.targets:
+        for el in flat_targets(t.target):
+            if isinstance(el, (cst.Name, cst.Attribute)) and dotted_name(el) == key:
+                return el
+    return None
+
+
+def _unscaled(loss: cst.BaseExpression) -> cst.BaseExpression:
+    """``scaler.scale(loss)`` -> ``loss`` (the scale only multiplies)."""
+    if (
+        isinstance(loss, cst.Call)
+        and isinstance(loss.func, cst.Attribute)
+        and loss.func.attr.value == "scale"
+        and len(loss.args) == 1
+        and loss.args[0].keyword is None
+    ):
+        return loss.args[0].value
+    return loss
+
+
+def _implicit_gradient(call: cst.Call, operand_is_argument: bool) -> bool:
+    """No gradient is passed, so the operand must be a single number."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if any(a.star for a in call.args):
+        return False
+    if any(a.keyword is not None and a.keyword.value in _GRADIENT_KEYWORDS for a in call.args):
+        return False
+    return len(positional) <= (1 if operand_is_argument else 0)
+
+
+def _binds(node: cst.CSTNode, key: str) -> bool:
+    """Whether ``node`` (re)binds ``key`` anywhere: assignment, augmented
+    assignment, ``for``/``with`` target, walrus, ``del``, ``global``."""
+    found: list[bool] = []
+
+    def hit(target: cst.BaseExpression) -> None:
+        for el in flat_targets(target):
+            if dotted_name(el) == key:
+                found.append(True)
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if found or isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(n, cst.AssignTarget):
+                hit(n.target)
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+                hit(n.target)
+            elif isinstance(n, (cst.For, cst.CompFor)):
+                hit(n.target)
+            elif isinstance(n, cst.AsName):
+                hit(n.name)  # type: ignore[arg-type]
+            elif isinstance(n, cst.NamedExpr):
+                hit(n.target)
+            elif isinstance(n, cst.Del):
+                hit(n.target)
+            return True
+
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return node.name.value == key
+    visit_fast(node, _V())
+    return bool(found)

@@ -1,0 +1,94 @@
+"""RetainedGraph: can a graph kept by retain_graph=True be backpropagated again?"""
+
+import libcst as cst
+import pytest
+
+from analysis_helpers import facts_of, find
+from memlint.analysis.retained_graph import RetainedGraph
+
+
+def _fresh(src: str, first: str, later: str) -> bool:
+    facts = facts_of(src)
+    a, b = find(facts.module, first, cst.Call), find(facts.module, later, cst.Call)
+    loop = facts.loops.loop_of(a)
+    return RetainedGraph(facts).fresh(a, b, loop, facts.loops.scope_of(a))
+
+
+LOOP = """
+import torch
+for x, y in loader:
+    out = model(x)
+    loss1 = crit(out, y)
+    loss1.backward(retain_graph=True)
+    {between}
+    loss2.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "between, expected",
+    [
+        ("loss2 = crit(model(x + noise), y)", True),  # a new forward on the same data
+        ("loss2 = crit(head(out), y)", False),  # through the first graph's output
+        ("feats = out * 2\n    loss2 = feats.sum()", False),  # derived from it
+        ("self.cache = out\n    loss2 = crit(model(x), y)", False),  # stored where anything may reach it
+    ],
+)
+def test_fresh(between, expected):
+    assert _fresh(LOOP.format(between=between), "loss1.backward(retain_graph=True)", "loss2.backward()") is expected
+
+
+def _dies(src: str) -> bool:
+    facts = facts_of(src)
+    call = find(facts.module, "out[0, k].backward(retain_graph=True)", cst.Call)
+    return RetainedGraph(facts).dies_in(call, facts.loops.scope_of(call))
+
+
+HELPER = """
+import torch
+def saliency(model, x, k):
+    x = x.clone().requires_grad_(True)
+    out = model(x)
+    {before}
+    out[0, k].backward(retain_graph=True)
+    return {ret}
+"""
+
+
+@pytest.mark.parametrize(
+    "before, ret, expected",
+    [
+        ("pass", "x.grad.abs()", True),
+        ("pass", "x.grad, out", False),  # returned
+        ("self.out = out", "x.grad", False),  # stored on an attribute
+        ("keep(out)", "x.grad", False),  # handed to an unknown call
+        ("probs = out.softmax(-1)\n    outs.append(probs)", "x.grad", False),  # into a container from outside
+        ("pass", "out.sum()", False),  # history returned
+    ],
+)
+def test_dies_in_function(before, ret, expected):
+    assert _dies(HELPER.format(before=before, ret=ret)) is expected
+
+
+def test_a_parameter_is_trusted_as_a_leaf_only_when_call_sites_or_its_grad_say_so():
+    no_grad_read = """
+import torch
+def explain(model, x, k):
+    out = model(x)
+    out[0, k].backward(retain_graph=True)
+    return k
+"""
+    assert not _dies(no_grad_read)
+    with_history = """
+import torch
+def explain(model, x, k):
+    out = model(x)
+    out[0, k].backward(retain_graph=True)
+    return x.grad
+for batch in loader:
+    feats = backbone(batch)
+    explain(head, feats, 0)
+"""
+    assert not _dies(with_history)
+    data = with_history.replace("explain(head, feats, 0)", "explain(head, batch, 0)")
+    assert _dies(data)
