@@ -10,7 +10,7 @@ code run too):
 
 - ``function``: one function body of N statements;
 - ``module``:   a module-level script of N statements;
-- ``class``:    classes of 50 methods of 10 statements each.
+- ``class``:    classes of 50 methods of 16 statements each.
 
 For every file it measures, each in a fresh process (so that one
 measurement's memory does not carry into the next): libcst's parse alone, and
@@ -36,8 +36,10 @@ import time
 
 HEADER = "import torch\nimport torch.nn.functional as F\n"
 
-# One simple statement per line, in groups of ten; ``{i}`` is the line's
-# index, ``{b}`` that of the group's first line (``v{b}``), ``{c}`` the second.
+# One statement per line, in groups of sixteen; ``{i}`` is the line's index,
+# ``{b}`` that of the group's first line (``v{b}``), ``{c}`` the second. Some
+# are one-line compound statements (a loop, an ``if``, a ``with``), so that
+# passes over blocks, loops and comprehensions grow with the file too.
 _PATTERNS = (
     "v{i} = torch.randn(8, 8)",
     "w{i} = v{b} * 2 + 1",
@@ -49,6 +51,12 @@ _PATTERNS = (
     "model.eval()",
     "if flag: names.append('n{i}')",
     "with torch.no_grad(): h{i} = model(v{b})",
+    "for j in range(2): total += j",
+    "s{i} = [x * 2 for x in names]",
+    "v{b}.add_(1)",
+    "x{i} = v{b}.to('cpu')",
+    "best{i} = model.state_dict()",
+    "model.train()",
 )
 
 
@@ -88,7 +96,7 @@ def module_script(n: int) -> str:
     return HEADER + setup + "\n".join(_lines(n)) + "\n"
 
 
-def classes(n: int, methods: int = 50, per_method: int = 10) -> str:
+def classes(n: int, methods: int = 50, per_method: int = 16) -> str:
     out = [HEADER]
     count = 0
     k = 0

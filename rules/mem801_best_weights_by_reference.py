@@ -18,6 +18,10 @@ _SAVES = frozenset({"torch.save", "save", "save_checkpoint", "safetensors.torch.
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 
 
+def _breaks_or_returns(stmt: cst.CSTNode) -> bool:
+    return jumps(stmt, (cst.Break, cst.Return))
+
+
 def _selects(test: cst.BaseExpression) -> bool:
     """A test that picks an improvement: an ordering comparison, or a name
     that says so (``is_best``, ``improved``)."""
@@ -245,10 +249,7 @@ class BestWeightsByReference(Rule):
     def _loop_ends_after(self, assign: cst.Assign) -> bool:
         """``final = model.state_dict()`` then ``break`` or ``return``: no
         step runs after the snapshot."""
-        line = self.parent(assign)
-        body = list(getattr(self.parent(line), "body", ()))
-        later = body[body.index(line) + 1 :] if line in body else []
-        return any(jumps(stmt, (cst.Break, cst.Return)) for stmt in later)
+        return self.facts.blocks.any_after(self.parent(assign), _breaks_or_returns)
 
     def _fresh_each_iteration(self, assign: cst.Assign, owner: cst.BaseExpression) -> bool:
         """``model = make_model()`` earlier in the same loop body (a sweep):
@@ -278,12 +279,10 @@ class BestWeightsByReference(Rule):
     def _replaced_next(self, assign: cst.Assign, name: str) -> bool:
         """``best = model.state_dict()`` then ``best = {k: v.clone() ...}``
         on the next line: the reference is never kept."""
-        line = self.parent(assign)
-        block = self.parent(line)
-        body = list(getattr(block, "body", ()))
-        if line not in body or body.index(line) + 1 >= len(body):
+        located = self.facts.blocks.locate(self.parent(assign))
+        if located is None or located[1] + 1 >= len(located[0]):
             return False
-        following = body[body.index(line) + 1]
+        following = located[0][located[1] + 1]
         return isinstance(following, cst.SimpleStatementLine) and any(
             isinstance(small, cst.Assign)
             and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets)
