@@ -31,6 +31,7 @@ API (through ``facts.loops``):
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Iterable, Union
 
@@ -96,6 +97,13 @@ def jumps(stmt: cst.CSTNode, kinds: tuple[type, ...] = _JUMPS) -> bool:
     ``raise`` of ``kinds``: nothing after it runs."""
     small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
     return any(isinstance(s, kinds) for s in small)
+
+
+def _last_mode_before(mode_calls: list[tuple[tuple[int, int], cst.Call, str]], at: tuple[int, int]) -> str | None:
+    """The mode of the last ``.train()``/``.eval()`` call before ``at``
+    (``mode_calls`` is in source order)."""
+    k = bisect_left(mode_calls, (at,))
+    return mode_calls[k - 1][2] if k else None
 
 
 def ends_with_jump(suite: cst.BaseSuite, kinds: tuple[type, ...] = _JUMPS) -> bool:
@@ -304,11 +312,7 @@ class LoopAnalysis(cst.CSTVisitor):
             return True
         if info.data_tokens & _EVAL_DATA_TOKENS and not info.data_tokens & _TRAIN_TOKENS:
             return True
-        last = None
-        for pos, _, mode in self._scopes[scope].mode_calls:
-            if pos < info.end and (pos < info.start or info.contains(pos)):
-                last = mode
-        return last == "eval"
+        return _last_mode_before(self._scopes[scope].mode_calls, info.end) == "eval"
 
     def comprehension_is_eval(self, comp: cst.BaseExpression) -> list[cst.Call]:
         """The model calls of a comprehension or generator expression that
@@ -319,11 +323,11 @@ class LoopAnalysis(cst.CSTVisitor):
         if facts is None:
             return []
         start, end = self.pos(comp), self.end(comp)
-        inside = lambda n: start <= self.pos(n) < end  # noqa: E731
-        model_calls = [c for c in facts.model_calls if inside(c)]
-        if not model_calls or any(inside(n) for n in facts.grad_markers):
+        between = self.calls.between  # the lists are in source order
+        model_calls = list(between(facts.model_calls, start, end))
+        if not model_calls or between(facts.grad_markers, start, end):
             return []
-        callees = [self.calls.resolve(c) for c in self.calls.calls_in.get(scope, ()) if inside(c)]
+        callees = [self.calls.resolve(c) for c in between(self.calls.calls_in.get(scope, []), start, end)]
         if any(f is not None and (self.trains(f) or self.needs_grad(f)) for f in callees):
             return []
         tokens: set[str] = set()
@@ -335,11 +339,7 @@ class LoopAnalysis(cst.CSTVisitor):
             tokens & _EVAL_DATA_TOKENS and not tokens & _TRAIN_TOKENS
         )
         if not evidence:
-            last = None
-            for pos, _, mode in facts.mode_calls:
-                if pos < start:
-                    last = mode
-            evidence = last == "eval"
+            evidence = _last_mode_before(facts.mode_calls, start) == "eval"
         return model_calls if evidence else []
 
     def _fn_fact(self, key: str, fn: cst.FunctionDef) -> bool:
