@@ -176,6 +176,7 @@ class GradModeAnalysis:
         self._local_memo: dict[cst.CSTNode, tuple] = {}
         self._entered: dict[cst.IndentedBlock, dict] = {}
         self._bare_starts: dict[object, list[tuple[int, int]]] = {}
+        self._method_calls: dict[str, list[cst.Call]] | None = None
         self._entry: dict[cst.FunctionDef, GradMode] = {}
         self._busy: set[cst.FunctionDef] = set()
 
@@ -307,13 +308,13 @@ class GradModeAnalysis:
         ``torch.no_grad()``, where the receiver's class is not known."""
         if fn not in self.calls.class_of:
             return False
-        name = fn.name.value
-        sites = [
-            call
-            for calls in self.calls.calls_in.values()
-            for call in calls
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == name
-        ]
+        if self._method_calls is None:  # listed once, not per method asked about
+            self._method_calls = {}
+            for calls in self.calls.calls_in.values():
+                for call in calls:
+                    if isinstance(call.func, cst.Attribute):
+                        self._method_calls.setdefault(call.func.attr.value, []).append(call)
+        sites = self._method_calls.get(fn.name.value, [])
         return bool(sites) and all(self.mode_at(call) is GradMode.DISABLED for call in sites)
 
     def entry_mode(self, fn: cst.FunctionDef) -> GradMode:

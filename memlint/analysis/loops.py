@@ -597,8 +597,8 @@ class LoopAnalysis(cst.CSTVisitor):
 
     def _trained_by(self, info: LoopInfo) -> frozenset:
         names = {dotted_name(_module_of(c.func)) for c in info.model_calls}
-        for call in self.calls.calls_in.get(info.scope, ()):
-            if self.calls.resolve(call) in info.callees and info.contains(self.pos(call)):
+        for call in self.calls.between(self.calls.calls_in.get(info.scope, []), info.start, info.end):
+            if self.calls.resolve(call) in info.callees:
                 names.update(dotted_name(a.value) for a in call.args)
                 names.add("*")
         return frozenset(n for n in names if n)
