@@ -43,6 +43,7 @@ from memlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
 from memlint.analysis.objects import Kind, ObjectTable
 from memlint.analysis.undo_env import ABSENT, UndoEnv
+from memlint.budget import tick
 
 
 class H(enum.Enum):
@@ -372,6 +373,7 @@ class _Walker:
         self.mode = local if local is not None else self.entry
 
     def statement(self, stmt: cst.CSTNode) -> None:
+        tick()
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self._set_mode(small)
