@@ -82,14 +82,13 @@ def _call_attrs(expr: cst.BaseExpression) -> set[str]:
 
 
 class _Reads(cst.CSTVisitor):
-    """Reads of a name (or of ``.attr`` on any object), with the call they are
-    an argument of, if any."""
+    """Reads of every name (or of every ``.attr`` on any object), by name, with
+    the call they are an argument of, if any: one walk answers for all names."""
 
-    def __init__(self, key: str, attr: bool) -> None:
+    def __init__(self, attr: bool) -> None:
         super().__init__()
-        self.key = key
         self.attr = attr
-        self.found: list[tuple[cst.CSTNode, cst.Call | None]] = []
+        self.found: dict[str, list[tuple[cst.CSTNode, cst.Call | None]]] = {}
         self._calls: list[cst.Call] = []
         self._targets: set[int] = set()
 
@@ -102,17 +101,17 @@ class _Reads(cst.CSTVisitor):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
 
-    def _hit(self, node: cst.CSTNode) -> None:
+    def _hit(self, node: cst.CSTNode, key: str) -> None:
         if id(node) not in self._targets:
-            self.found.append((node, self._calls[-1] if self._calls else None))
+            self.found.setdefault(key, []).append((node, self._calls[-1] if self._calls else None))
 
     def visit_Name(self, node: cst.Name) -> None:
-        if not self.attr and node.value == self.key:
-            self._hit(node)
+        if not self.attr:
+            self._hit(node, node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.attr and node.attr.value == self.key:
-            self._hit(node)
+        if self.attr:
+            self._hit(node, node.attr.value)
 
 
 class BestWeightsByReference(Rule):
@@ -306,12 +305,10 @@ class BestWeightsByReference(Rule):
         if loop is None or scope is None:
             return False
         end = self._pos(loop).end
-        reads = _Reads(name, attr=False)
-        visit_fast(scope, reads)
         return any(
             (self._pos(n).start.line, self._pos(n).start.column) > (end.line, end.column)
             and not self._other_entry(n, keys)
-            for n, _ in reads.found
+            for n, _ in self._reads(scope, False).get(name, ())
         )
 
     def _other_entry(self, read: cst.CSTNode, keys: frozenset[str] | None) -> bool:
@@ -328,12 +325,20 @@ class BestWeightsByReference(Rule):
         value = index.value if isinstance(index, cst.Index) else None
         return isinstance(value, cst.SimpleString) and value.evaluated_value not in keys
 
+    def _reads(self, scope: cst.CSTNode, attr: bool) -> dict:
+        """_Reads of ``scope``, walked once per scope, not per snapshot."""
+        memo = self.__dict__.setdefault("_reads_memo", {})
+        key = (id(scope), attr)
+        if key not in memo:
+            reads = _Reads(attr)
+            visit_fast(scope, reads)
+            memo[key] = (scope, reads.found)  # the scope kept alive: its id stays its own
+        return memo[key][1]
+
     def _attribute_kept(self, assign: cst.Assign, attr: str) -> bool:
         """``self.best = ...``: kept on the object; flagged when read anywhere
         other than a save call."""
-        reads = _Reads(attr, attr=True)
-        visit_fast(self.context.module, reads)
-        for node, call in reads.found:
+        for node, call in self._reads(self.context.module, True).get(attr, ()):
             if call is not None and (self.facts.names.call_name(call) in _SAVES or dotted_name(call.func) in _SAVES):
                 continue
             return True
