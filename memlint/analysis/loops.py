@@ -187,6 +187,7 @@ class LoopAnalysis(cst.CSTVisitor):
         self._per_iteration: dict[cst.FunctionDef, bool] = {}
         self._locals_memo: dict[cst.FunctionDef, set[str]] = {}
         self._events_memo: dict[Scope, list[ModeEvent]] = {}
+        self._event_starts: dict[Scope, list] = {}  # positions of mode_events(scope), for bisection
         self._aliases_memo: dict[Scope, frozenset[tuple[str, str]]] = {}
 
     # == collection =========================================================
@@ -643,16 +644,25 @@ class LoopAnalysis(cst.CSTVisitor):
         """
         scope = self.scope_of(node)
         events = self.mode_events(scope)
+        starts = self._event_starts.get(scope)
+        if starts is None or len(starts) != len(events):
+            starts = self._event_starts[scope] = [e.pos for e in events]
         start, end = self.pos(node), self.end(node)
-        seq: list[ModeEvent] = []
+        # Ranges of ``events`` (in source order) to read backwards, found by
+        # bisection and read lazily: a query stops at the switch it meets first.
+        ranges: list[tuple[tuple[int, int], tuple[int, int]]] = []
         cs, ce = start, end
         loop = self.loop_of(node)
         while loop is not None:
-            seq += reversed([e for e in events if loop.start <= e.pos < cs])
-            seq += reversed([e for e in events if ce <= e.pos < loop.end])
+            ranges += [(loop.start, cs), (ce, loop.end)]
             cs, ce = loop.start, loop.end
             loop = loop.parent
-        seq += reversed([e for e in events if e.pos < cs])
+        ranges.append(((-1, -1), cs))
+        seq = (
+            events[k]
+            for lo, hi in ranges
+            for k in range(bisect_left(starts, hi) - 1, bisect_left(starts, lo) - 1, -1)
+        )
         for e in seq:
             if e.kind == "training-phase":
                 trained = trained or any(e.trains_module(r) for r in receivers)
