@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
+from memlint.budget import file_budget
 from memlint.noqa import file_is_exempt, is_suppressed, noqa_map
 from memlint.parse_guard import TooDeep, check_nesting, python_tree
 from memlint.rule import Finding, Rule, RuleContext
@@ -78,7 +79,8 @@ def lint_module(
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = RuleContext(path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper))
     visitors = [rule(context) for rule in rules]
-    run_batched(wrapper, visitors, text)
+    with file_budget(path):  # raises budget.BudgetExceeded: the file is not checked
+        run_batched(wrapper, visitors, text)
     # flake8 applies its own noqa and may be told not to (--disable-noqa).
     # Tokenizing for noqa comments is only worth it when there is a finding.
     mapping = noqa_map(text) if noqa and context.findings else {}

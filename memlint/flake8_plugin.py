@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from memlint import __version__
+from memlint.budget import BudgetExceeded
 from memlint.config import Config, ConfigError, load_config
 from memlint.engine import ParseError, applicable_rules, lint
 from memlint.registry import all_rules, select_rules
@@ -124,6 +125,9 @@ class Flake8Checker:
             )
         except (ParseError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)
+        except BudgetExceeded as exc:
+            yield 1, 0, f"{PLUGIN_ERROR} memlint: {exc}", type(self)
+            return
         except Exception as exc:  # a bug in a rule must not take the editor's linter down
             yield 1, 0, f"{PLUGIN_ERROR} memlint internal error: {type(exc).__name__}: {exc}", type(self)
             return

@@ -129,6 +129,7 @@ class LazyPositions(Mapping):
         self._partial: dict[cst.CSTNode, tuple[int, int, int, int]] = {}
         self._lines: list[int] | None | bool = False  # False: not computed yet
         self._done: set[int] = set()
+        self._top: dict[int, int] | None = None  # id(statement of module.body) -> its index
         self._made: dict[cst.CSTNode, CodeRange] = {}
 
     def _get(self) -> dict:
@@ -164,8 +165,9 @@ class LazyPositions(Mapping):
         if self._lines is False:
             self._lines = statement_lines(self._module, self._text)  # type: ignore[arg-type]
         stmt = tree.nodes[i]
-        body = self._module.body
-        k = next((k for k, s in enumerate(body) if s is stmt), None)
+        if self._top is None:  # one listing, not a scan per statement with a finding
+            self._top = {id(s): k for k, s in enumerate(self._module.body)}
+        k = self._top.get(id(stmt))
         if self._lines is None or k is None:
             return False
         state = _PositionState(self._module)

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Callable
 
 from memlint.add_noqa import add_noqa
+from memlint.budget import BudgetExceeded
 from memlint.cache import FindingsCache, file_digest
 from memlint.engine import ParseError, lint
 from memlint.fixer import detach, fix_text
@@ -107,6 +108,9 @@ def process_file(path: str, settings: Settings) -> FileReport:
                 _write(source, result.text, settings)
     except (SourceError, ParseError) as exc:
         report.error = str(exc)
+        report.findings, report.fixed = [], []
+    except BudgetExceeded as exc:  # never cached: it depends on the machine, not the bytes
+        report.error = exc.reason
         report.findings, report.fixed = [], []
     except RecursionError:
         report.error = "file is nested too deeply to analyse"

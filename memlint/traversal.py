@@ -31,6 +31,7 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from memlint.budget import tick
 from memlint.positions import LazyPositions
 
 _CSTNode = cst.CSTNode
@@ -99,6 +100,7 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:
         current = stack.pop()
+        tick()
         yield current
         stack.extend(reversed(children(current)))
 
@@ -312,6 +314,7 @@ def visit_fast(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 
 
 def _visit_recursive(node: cst.CSTNode, visitor: cst.CSTVisitor, table: dict) -> None:
+    tick()
     kind = node.__class__
     found = table.get(kind)
     if found is None:
@@ -330,6 +333,7 @@ def _visit_indexed(tree: TreeIndex, indices: Sequence[int], visitor: cst.CSTVisi
     pending: list[tuple[int, cst.CSTNode, Callable]] = []  # leave_X owed, innermost last
     pos, count = 0, len(indices)
     while pos < count:
+        tick()
         i = indices[pos]
         while pending and pending[-1][0] <= i:
             _, done, leave = pending.pop()
@@ -351,6 +355,7 @@ def _visit_indexed(tree: TreeIndex, indices: Sequence[int], visitor: cst.CSTVisi
 
 
 def _visit_generic(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    tick()
     if visitor.on_visit(node):
         for child in children(node):
             _visit_generic(child, visitor)
@@ -481,6 +486,7 @@ def _dispatch(
     nodes, end = tree.nodes, tree.end
     pending: list[tuple[int, cst.CSTNode, list[Callable]]] = []
     for i in indices:
+        tick()
         while pending and pending[-1][0] <= i:
             _, done, fns = pending.pop()
             for fn in fns:
@@ -500,6 +506,7 @@ def _dispatch(
 def _dispatch_recursive(
     node: cst.CSTNode, visit: dict[type, list[Callable]], leave: dict[type, list[Callable]]
 ) -> None:
+    tick()
     for fn in visit.get(node.__class__, ()):
         fn(node)
     for child in children(node):

@@ -203,12 +203,12 @@ class InPlaceOnLeafRequiringGrad(Rule):
     def _run_of_updates(self, line: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         """``line`` and the lines right after it that also update leaves in
         place (``a -= lr * a.grad; b -= lr * b.grad``): one ``with`` for all."""
-        block = self.parent(line)
-        body = list(getattr(block, "body", ()))
-        if line not in body:
+        located = self.facts.blocks.locate(line)
+        if located is None:
             return [line]
+        body, i = located
         run: list[cst.BaseStatement] = [line]
-        for stmt in body[body.index(line) + 1 :]:
+        for stmt in body[i + 1 :]:
             if not (isinstance(stmt, cst.SimpleStatementLine) and all(self._updates_leaf(s) for s in stmt.body)):
                 break
             run.append(stmt)

@@ -44,6 +44,16 @@ def _training_test(test: cst.BaseExpression) -> bool | None:
     return None
 
 
+def _leaves_when_training(stmt: cst.CSTNode) -> bool:
+    """``if self.training: return ...``: what follows runs only in inference."""
+    return (
+        isinstance(stmt, cst.If)
+        and stmt.orelse is None
+        and _training_test(stmt.test) is True
+        and ends_with_jump(stmt.body, (cst.Return, cst.Raise))
+    )
+
+
 class InPlaceOnSavedOutput(Rule):
     """
     ## What it does
@@ -223,15 +233,8 @@ class InPlaceOnSavedOutput(Rule):
         while cur is not None and cur is not scope.node:
             if isinstance(cur, cst.If) and child is cur.body and _training_test(cur.test) is False:
                 return True
-            if isinstance(cur, cst.IndentedBlock) and isinstance(child, cst.BaseStatement) and child in cur.body:
-                for earlier in cur.body[: cur.body.index(child)]:
-                    if (
-                        isinstance(earlier, cst.If)
-                        and earlier.orelse is None
-                        and _training_test(earlier.test) is True
-                        and ends_with_jump(earlier.body, (cst.Return, cst.Raise))
-                    ):
-                        return True
+            if isinstance(cur, cst.IndentedBlock) and self.facts.blocks.any_before(child, _leaves_when_training):
+                return True
             cur, child = self.parent(cur), cur
         return False
 

@@ -195,9 +195,8 @@ class DeprecatedCudaAmp(Rule):
                 caught = "" if cur.type is None else self.context.module.code_for_node(cur.type)
                 if cur.type is None or any(e in caught for e in COMPAT_EXCEPTIONS):
                     return True
-            if isinstance(cur, (cst.IndentedBlock, cst.Module)) and child in cur.body:
-                if any(self._early_exit(prev) for prev in cur.body[: cur.body.index(child)]):
-                    return True
+            if isinstance(cur, (cst.IndentedBlock, cst.Module)) and self.facts.blocks.any_before(child, self._early_exit):
+                return True
             child, cur = cur, self.parent(cur)
         return False
 

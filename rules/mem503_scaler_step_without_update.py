@@ -134,6 +134,12 @@ class ScalerStepWithoutUpdate(Rule):
 
     def _handed_away(self, module: cst.Module, scaler: str) -> bool:
         """The scaler is passed to a function defined elsewhere, which may update it."""
+        memo = self.__dict__.setdefault("_handed_memo", {})  # one walk of the module per scaler, not per step
+        if scaler not in memo:
+            memo[scaler] = self._walk_handed_away(module, scaler)
+        return memo[scaler]
+
+    def _walk_handed_away(self, module: cst.Module, scaler: str) -> bool:
         calls = self.facts.calls
         found = []
 

@@ -8,21 +8,17 @@ from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
 
-def _frees_before(line: cst.SimpleStatementLine, block: cst.CSTNode) -> bool:
-    """A ``del`` or ``gc.collect()`` earlier in the same block."""
-    body = list(getattr(block, "body", ()))
-    if line not in body:
+def _frees(stmt: cst.CSTNode) -> bool:
+    """A ``del`` or ``gc.collect()`` line."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
         return False
-    for stmt in body[: body.index(line)]:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.Del):
+    for small in stmt.body:
+        if isinstance(small, cst.Del):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "collect":
                 return True
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                func = small.value.func
-                if isinstance(func, cst.Attribute) and func.attr.value == "collect":
-                    return True
     return False
 
 class EmptyCacheInLoop(Rule):
@@ -130,7 +126,7 @@ class EmptyCacheInLoop(Rule):
         if loop is not None and loops.outer_loop(loop):
             return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
         block = self.parent(node)
-        if _frees_before(node, block):
+        if self.facts.blocks.any_before(node, _frees):
             return  # ``del model; gc.collect(); empty_cache()``: the cache now holds what was freed
         if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
             replacement = node.with_changes(body=[cst.Pass()])

@@ -18,6 +18,10 @@ _SAVES = frozenset({"torch.save", "save", "save_checkpoint", "safetensors.torch.
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 
 
+def _breaks_or_returns(stmt: cst.CSTNode) -> bool:
+    return jumps(stmt, (cst.Break, cst.Return))
+
+
 def _selects(test: cst.BaseExpression) -> bool:
     """A test that picks an improvement: an ordering comparison, or a name
     that says so (``is_best``, ``improved``)."""
@@ -78,14 +82,13 @@ def _call_attrs(expr: cst.BaseExpression) -> set[str]:
 
 
 class _Reads(cst.CSTVisitor):
-    """Reads of a name (or of ``.attr`` on any object), with the call they are
-    an argument of, if any."""
+    """Reads of every name (or of every ``.attr`` on any object), by name, with
+    the call they are an argument of, if any: one walk answers for all names."""
 
-    def __init__(self, key: str, attr: bool) -> None:
+    def __init__(self, attr: bool) -> None:
         super().__init__()
-        self.key = key
         self.attr = attr
-        self.found: list[tuple[cst.CSTNode, cst.Call | None]] = []
+        self.found: dict[str, list[tuple[cst.CSTNode, cst.Call | None]]] = {}
         self._calls: list[cst.Call] = []
         self._targets: set[int] = set()
 
@@ -98,17 +101,17 @@ class _Reads(cst.CSTVisitor):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
 
-    def _hit(self, node: cst.CSTNode) -> None:
+    def _hit(self, node: cst.CSTNode, key: str) -> None:
         if id(node) not in self._targets:
-            self.found.append((node, self._calls[-1] if self._calls else None))
+            self.found.setdefault(key, []).append((node, self._calls[-1] if self._calls else None))
 
     def visit_Name(self, node: cst.Name) -> None:
-        if not self.attr and node.value == self.key:
-            self._hit(node)
+        if not self.attr:
+            self._hit(node, node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.attr and node.attr.value == self.key:
-            self._hit(node)
+        if self.attr:
+            self._hit(node, node.attr.value)
 
 
 class BestWeightsByReference(Rule):
@@ -245,10 +248,7 @@ class BestWeightsByReference(Rule):
     def _loop_ends_after(self, assign: cst.Assign) -> bool:
         """``final = model.state_dict()`` then ``break`` or ``return``: no
         step runs after the snapshot."""
-        line = self.parent(assign)
-        body = list(getattr(self.parent(line), "body", ()))
-        later = body[body.index(line) + 1 :] if line in body else []
-        return any(jumps(stmt, (cst.Break, cst.Return)) for stmt in later)
+        return self.facts.blocks.any_after(self.parent(assign), _breaks_or_returns)
 
     def _fresh_each_iteration(self, assign: cst.Assign, owner: cst.BaseExpression) -> bool:
         """``model = make_model()`` earlier in the same loop body (a sweep):
@@ -278,12 +278,10 @@ class BestWeightsByReference(Rule):
     def _replaced_next(self, assign: cst.Assign, name: str) -> bool:
         """``best = model.state_dict()`` then ``best = {k: v.clone() ...}``
         on the next line: the reference is never kept."""
-        line = self.parent(assign)
-        block = self.parent(line)
-        body = list(getattr(block, "body", ()))
-        if line not in body or body.index(line) + 1 >= len(body):
+        located = self.facts.blocks.locate(self.parent(assign))
+        if located is None or located[1] + 1 >= len(located[0]):
             return False
-        following = body[body.index(line) + 1]
+        following = located[0][located[1] + 1]
         return isinstance(following, cst.SimpleStatementLine) and any(
             isinstance(small, cst.Assign)
             and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets)
@@ -307,12 +305,10 @@ class BestWeightsByReference(Rule):
         if loop is None or scope is None:
             return False
         end = self._pos(loop).end
-        reads = _Reads(name, attr=False)
-        visit_fast(scope, reads)
         return any(
             (self._pos(n).start.line, self._pos(n).start.column) > (end.line, end.column)
             and not self._other_entry(n, keys)
-            for n, _ in reads.found
+            for n, _ in self._reads(scope, False).get(name, ())
         )
 
     def _other_entry(self, read: cst.CSTNode, keys: frozenset[str] | None) -> bool:
@@ -329,12 +325,20 @@ class BestWeightsByReference(Rule):
         value = index.value if isinstance(index, cst.Index) else None
         return isinstance(value, cst.SimpleString) and value.evaluated_value not in keys
 
+    def _reads(self, scope: cst.CSTNode, attr: bool) -> dict:
+        """_Reads of ``scope``, walked once per scope, not per snapshot."""
+        memo = self.__dict__.setdefault("_reads_memo", {})
+        key = (id(scope), attr)
+        if key not in memo:
+            reads = _Reads(attr)
+            visit_fast(scope, reads)
+            memo[key] = (scope, reads.found)  # the scope kept alive: its id stays its own
+        return memo[key][1]
+
     def _attribute_kept(self, assign: cst.Assign, attr: str) -> bool:
         """``self.best = ...``: kept on the object; flagged when read anywhere
         other than a save call."""
-        reads = _Reads(attr, attr=True)
-        visit_fast(self.context.module, reads)
-        for node, call in reads.found:
+        for node, call in self._reads(self.context.module, True).get(attr, ()):
             if call is not None and (self.facts.names.call_name(call) in _SAVES or dotted_name(call.func) in _SAVES):
                 continue
             return True

@@ -101,10 +101,11 @@ class SchedulerBeforeOptimizerStep(Rule):
             same_block = True
             while stmt is not None and stmt is not sched.loop:
                 block = self.parent(stmt)
-                body = list(getattr(block, "body", ()))
-                if stmt in body:
+                located = self.facts.blocks.locate(stmt)
+                if located is not None:
                     leaves = False
-                    for later in body[body.index(stmt) + 1 :]:
+                    body, i = located
+                    for later in body[i + 1 :]:
                         if jumps(later):
                             # ``if epoch < start_epoch: scheduler.step(); continue``
                             # fast-forwards a resumed schedule.

@@ -12,7 +12,7 @@ Anything else is an unknown callee, and analyses treat it as such.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterator, Union
+from typing import Iterator, Sequence, Union
 
 import libcst as cst
 from memlint.traversal import ParentMap, tree_index
@@ -101,6 +101,25 @@ class CallGraph:
     def end(self, node: cst.CSTNode) -> tuple[int, int]:
         """Just after the last node inside ``node`` (exclusive)."""
         return (self._tree.end[self._index(node)], 0)
+
+    def between(self, nodes: Sequence[cst.CSTNode], start: tuple[int, int], end: tuple[int, int]) -> Sequence[cst.CSTNode]:
+        """The nodes of ``nodes`` (in source order) that start in [start, end),
+        found by bisection: no scan of a whole scope's list per question."""
+        lo, hi = 0, len(nodes)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.pos(nodes[mid]) < start:
+                lo = mid + 1
+            else:
+                hi = mid
+        first, hi = lo, len(nodes)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.pos(nodes[mid]) < end:
+                lo = mid + 1
+            else:
+                hi = mid
+        return nodes[first:lo]
 
     def _index(self, node: cst.CSTNode) -> int:
         i = self._tree.index.get(id(node))

@@ -88,6 +88,15 @@ class ModuleFacts:
         return RecurrentAnalysis(self)
 
     @cached_property
+    def blocks(self):
+        """A statement's place in its block, what comes before and after it
+        (analysis/blocks.py)."""
+        from memlint.analysis.blocks import Blocks
+        from memlint.traversal import ParentMap
+
+        return Blocks(ParentMap(self.module))
+
+    @cached_property
     def bindings(self):
         """What was assigned to a name, by spelling (analysis/bindings.py)."""
         from memlint.analysis.bindings import Bindings

@@ -38,6 +38,7 @@ Sources of a mode, innermost first:
 from __future__ import annotations
 
 import enum
+from bisect import bisect_left
 from typing import Callable
 
 import libcst as cst
@@ -173,6 +174,9 @@ class GradModeAnalysis:
                         self._bare.setdefault(scope, []).append((call, mode))
         self._with_memo: dict[cst.With, GradMode | None] = {}
         self._local_memo: dict[cst.CSTNode, tuple] = {}
+        self._entered: dict[cst.IndentedBlock, dict] = {}
+        self._bare_starts: dict[object, list[tuple[int, int]]] = {}
+        self._method_calls: dict[str, list[cst.Call]] | None = None
         self._entry: dict[cst.FunctionDef, GradMode] = {}
         self._busy: set[cst.FunctionDef] = set()
 
@@ -188,9 +192,22 @@ class GradModeAnalysis:
         return self._with_memo[node]
 
     def _entered_before(self, block: cst.IndentedBlock, child: cst.CSTNode) -> GradMode | None:
-        """``stack.enter_context(torch.inference_mode())`` earlier in the block."""
+        """``stack.enter_context(torch.inference_mode())`` earlier in the block
+        (``child`` being one of its statements). One pass per block records
+        the mode in force before each statement, so that a query costs no
+        rescan of the statements before it."""
+        table = self._entered.get(block)
+        if table is None:
+            table = self._entered[block] = self._entered_table(block)
+        at = table.get(id(child))
+        return at[1] if at is not None and at[0] is child else None
+
+    def _entered_table(self, block: cst.IndentedBlock) -> dict[int, tuple[cst.CSTNode, GradMode | None]]:
+        """id(statement) -> (statement, mode entered by the statements before it)."""
+        table = {}
         mode = None
-        for stmt in block.body[: block.body.index(child)]:  # type: ignore[arg-type]
+        for stmt in block.body:
+            table[id(stmt)] = (stmt, mode)
             for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
                 call = small.value if isinstance(small, cst.Expr) else None
                 if (
@@ -200,7 +217,7 @@ class GradModeAnalysis:
                     and call.args
                 ):
                     mode = context_mode(call.args[0].value, self.names) or mode
-        return mode
+        return table
 
     def _item_mode(self, item: cst.BaseExpression, node: cst.With) -> GradMode | None:
         """``with torch.no_grad():``, or ``with ctx:`` after ``ctx =
@@ -236,8 +253,8 @@ class GradModeAnalysis:
                 mode = self._with_mode(cur)
                 if mode is not None:
                     result = (mode, cur if mode is GradMode.DISABLED else None)
-            if result is None and isinstance(cur, cst.IndentedBlock) and prev in cur.body:
-                mode = self._entered_before(cur, prev)
+            if result is None and isinstance(cur, cst.IndentedBlock):
+                mode = self._entered_before(cur, prev)  # None unless prev is one of its statements
                 if mode is not None:
                     result = (mode, None)
             prev, cur = cur, self.parents.get(cur)
@@ -252,12 +269,12 @@ class GradModeAnalysis:
         bare = self._bare.get(scope)
         if not bare:
             return None
-        at = self.calls.pos(node)
-        mode = None
-        for call, m in bare:
-            if self.calls.pos(call) < at:
-                mode = m
-        return mode
+        # The last bare call before ``node``: calls are listed in source order.
+        starts = self._bare_starts.get(scope)
+        if starts is None:
+            starts = self._bare_starts[scope] = [self.calls.pos(call) for call, _ in bare]
+        k = bisect_left(starts, self.calls.pos(node))
+        return bare[k - 1][1] if k else None
 
     # == queries ===========================================================
     def mode_at(self, node: cst.CSTNode) -> GradMode:
@@ -291,13 +308,13 @@ class GradModeAnalysis:
         ``torch.no_grad()``, where the receiver's class is not known."""
         if fn not in self.calls.class_of:
             return False
-        name = fn.name.value
-        sites = [
-            call
-            for calls in self.calls.calls_in.values()
-            for call in calls
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == name
-        ]
+        if self._method_calls is None:  # listed once, not per method asked about
+            self._method_calls = {}
+            for calls in self.calls.calls_in.values():
+                for call in calls:
+                    if isinstance(call.func, cst.Attribute):
+                        self._method_calls.setdefault(call.func.attr.value, []).append(call)
+        sites = self._method_calls.get(fn.name.value, [])
         return bool(sites) and all(self.mode_at(call) is GradMode.DISABLED for call in sites)
 
     def entry_mode(self, fn: cst.FunctionDef) -> GradMode:

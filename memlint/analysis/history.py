@@ -43,6 +43,8 @@ from memlint.analysis.frozen import frozen_modules
 from memlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
 from memlint.analysis.objects import Kind, ObjectTable
+from memlint.analysis.undo_env import ABSENT, UndoEnv
+from memlint.budget import tick
 
 
 class H(enum.Enum):
@@ -149,7 +151,7 @@ def item_of(v: Val, index: int | None = None) -> Val:
     return Val(v.h)
 
 
-Env = dict
+Env = UndoEnv
 
 
 # Libraries whose models' ``__call__`` runs under ``inference_mode``.
@@ -349,7 +351,7 @@ class _Walker:
         self.record = record
         self.entry = entry
         self.mode = entry
-        self.env: Env = {}
+        self.env: Env = UndoEnv()
         self.returned: list[Val] = []
         self.generator = False
         self.depth = 0
@@ -382,6 +384,7 @@ class _Walker:
         self.mode = local if local is not None else self.entry
 
     def statement(self, stmt: cst.CSTNode) -> None:
+        tick()
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self._set_mode(small)
@@ -398,17 +401,17 @@ class _Walker:
         self._set_mode(stmt)
         if isinstance(stmt, cst.If):
             self.ev(stmt.test)
-            before = dict(self.env)
+            mark = self.env.mark()
             self.statement(stmt.body)
-            after_body = self.env
-            self.env = dict(before)
+            after_body = self.env.undo(mark)
+            mark = self.env.mark()
             if stmt.orelse is not None:
                 orelse = stmt.orelse
                 if isinstance(orelse, cst.If):
                     self.statement(orelse)
                 else:
                     self.statement(orelse.body)
-            self.env = _join_env(after_body, self.env)
+            self._apply(self._joined([after_body, self.env.undo(mark)]))
         elif isinstance(stmt, (cst.For, cst.While)):
             self.loop(stmt)
         elif isinstance(stmt, cst.With):
@@ -418,52 +421,74 @@ class _Walker:
                     self.bind(item.asname.name, Val(H.MAYBE) if v.h is not H.NO else NO)
             self.statement(stmt.body)
         elif isinstance(stmt, cst.Try) or type(stmt).__name__ == "TryStar":
-            before = dict(self.env)
+            mark = self.env.mark()
             self.statement(stmt.body)
             if stmt.orelse is not None:
                 self.statement(stmt.orelse.body)
-            merged = _join_env(before, self.env)
-            outs = [self.env]
+            outs = [self.env.undo(mark)]
+            merged = self._joined([{}, outs[0]])
             for handler in stmt.handlers:
-                self.env = dict(merged)
+                mark = self.env.mark()
+                self._apply(merged)
                 self.statement(handler.body)
-                outs.append(self.env)
-            env = outs[0]
-            for other in outs[1:]:
-                env = _join_env(env, other)
-            self.env = env
+                outs.append(self.env.undo(mark))
+            self._apply(self._joined(outs))
             if stmt.finalbody is not None:
                 self.statement(stmt.finalbody.body)
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             self.env[stmt.name.value] = NO
         elif type(stmt).__name__ == "Match":
             self.ev(stmt.subject)  # type: ignore[attr-defined]
-            before = dict(self.env)
-            env = None
+            ends = []
             for case in stmt.cases:  # type: ignore[attr-defined]
-                self.env = dict(before)
+                mark = self.env.mark()
                 self.statement(case.body)
-                env = self.env if env is None else _join_env(env, self.env)
-            self.env = _join_env(before, env) if env is not None else before
+                ends.append(self.env.undo(mark))
+            if ends:
+                self._apply(self._joined([{}, self._joined(ends)]))
+
+    def _joined(self, ends: list[dict], after_loop: bool = False) -> dict:
+        """Where branches meet: ``ends`` are the states at their ends, as the
+        keys each changed from the current state (``undo``'s answer, ``{}``
+        for a path that changed nothing), joined left to right. Only keys some
+        branch changed can differ, so the cost is that of the branches."""
+        out = {}
+        for k in set().union(*ends):
+            here = self.env.get(k, ABSENT)
+            v = ends[0].get(k, here)
+            for end in ends[1:]:
+                v = _join_value(k, v, end.get(k, here), after_loop)
+            out[k] = v
+        return out
+
+    def _apply(self, changes: dict) -> None:
+        for k, v in changes.items():
+            if v is ABSENT:
+                self.env.pop(k, None)
+            else:
+                self.env[k] = v
 
     def loop(self, stmt: cst.For | cst.While) -> None:
         if isinstance(stmt, cst.For):
             element = self._element_of(stmt.iter, self.ev(stmt.iter))
         else:
             self.ev(stmt.test)
-        before = dict(self.env)
         self.depth += 1
         repeat = self.depth <= HistoryAnalysis.MAX_REPEAT_DEPTH
         passes = (False, self.record) if repeat else (self.record,)
         record = self.record
+        carried: dict = {}  # the state a pass starts from, as changes to the state before the loop
         for i, rec in enumerate(passes):
             self.record = rec
+            mark = self.env.mark()
+            self._apply(carried)
             if isinstance(stmt, cst.For):
                 self.bind(stmt.target, element)
             else:
                 self.ev(stmt.test)
             self.statement(stmt.body)
-            self.env = _join_env(before, self.env, after_loop=i == len(passes) - 1)
+            carried = self._joined([{}, self.env.undo(mark)], after_loop=i == len(passes) - 1)
+        self._apply(carried)
         self.record = record
         self.depth -= 1
         if stmt.orelse is not None:
@@ -580,8 +605,7 @@ class _Walker:
                 v = self._proven(target, v)
             # A new value for ``x`` makes what we knew about ``x.attr`` stale.
             if not augmented:
-                prefix = key + "."
-                for k in [k for k in self.env if k.startswith(prefix)]:
+                for k in self.env.keys_under(key):
                     del self.env[k]
             self.env[key] = v
 
@@ -710,7 +734,7 @@ class _Walker:
         return MAYBE
 
     def comprehension(self, e: cst.BaseExpression) -> Val:
-        saved = dict(self.env)
+        mark = self.env.mark()
         comp = e.for_in  # type: ignore[attr-defined]
         while comp is not None:
             element = self._element_of(comp.iter, self.ev(comp.iter))
@@ -723,7 +747,7 @@ class _Walker:
             v = self.ev(e.value)
         else:
             v = self.ev(e.elt)  # type: ignore[attr-defined]
-        self.env = saved
+        self.env.undo(mark)
         return Val(v.h)
 
     # -- calls -----------------------------------------------------------
@@ -846,28 +870,22 @@ class _Walker:
         return self.computed([base] + [Val(a.h) for a in args], scalar)
 
 
-def _join_env(a: Env, b: Env, after_loop: bool = False) -> Env:
-    """Values after two paths meet. ``after_loop``: ``a`` is the state before
-    a loop that ran zero times, ``b`` after its iterations; an accumulator
-    started as a plain number (``total = 0.0``) or an empty list that the
-    body made carry history carries it after any loop that ran."""
-    out = {}
-    for k in a.keys() | b.keys():
-        va, vb = a.get(k), b.get(k)
-        if after_loop and va is not None and vb is not None and va.h is H.NO and vb.h is H.YES and (va.scalar or va.items == ()):
-            out[k] = vb
-            continue
-        if va is None or vb is None:
-            present = va or vb
-            if "." not in k:
-                # A plain name is a local of this body: unbound on the other
-                # path, so a read after the join sees this value.
-                out[k] = present  # type: ignore[assignment]
-            else:
-                out[k] = Val(H.MAYBE) if present.h is not H.NO else present  # type: ignore[union-attr]
-        else:
-            out[k] = join(va, vb)
-    return out
+def _join_value(k: str, va: Val, vb: Val, after_loop: bool = False) -> Val:
+    """The value of ``k`` after two paths meet (either may be ABSENT: not
+    bound on that path). ``after_loop``: ``va`` is the state before a loop
+    that ran zero times, ``vb`` after its iterations; an accumulator started
+    as a plain number (``total = 0.0``) or an empty list that the body made
+    carry history carries it after any loop that ran."""
+    if va is ABSENT or vb is ABSENT:
+        present = vb if va is ABSENT else va
+        if present is ABSENT or "." not in k:
+            # A plain name is a local of this body: unbound on the other
+            # path, so a read after the join sees this value.
+            return present
+        return Val(H.MAYBE) if present.h is not H.NO else present
+    if after_loop and va.h is H.NO and vb.h is H.YES and (va.scalar or va.items == ()):
+        return vb
+    return join(va, vb)
 
 
 def _param_names(fn: cst.FunctionDef) -> list[str]:

@@ -33,6 +33,7 @@ API (through ``facts.loops``):
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Iterable, Union
 
@@ -98,6 +99,13 @@ def jumps(stmt: cst.CSTNode, kinds: tuple[type, ...] = _JUMPS) -> bool:
     ``raise`` of ``kinds``: nothing after it runs."""
     small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
     return any(isinstance(s, kinds) for s in small)
+
+
+def _last_mode_before(mode_calls: list[tuple[tuple[int, int], cst.Call, str]], at: tuple[int, int]) -> str | None:
+    """The mode of the last ``.train()``/``.eval()`` call before ``at``
+    (``mode_calls`` is in source order)."""
+    k = bisect_left(mode_calls, (at,))
+    return mode_calls[k - 1][2] if k else None
 
 
 def ends_with_jump(suite: cst.BaseSuite, kinds: tuple[type, ...] = _JUMPS) -> bool:
@@ -181,6 +189,7 @@ class LoopAnalysis(cst.CSTVisitor):
         self._per_iteration: dict[cst.FunctionDef, bool] = {}
         self._locals_memo: dict[cst.FunctionDef, set[str]] = {}
         self._events_memo: dict[Scope, list[ModeEvent]] = {}
+        self._event_starts: dict[Scope, list] = {}  # positions of mode_events(scope), for bisection
         self._aliases_memo: dict[Scope, frozenset[tuple[str, str]]] = {}
 
     # == collection =========================================================
@@ -306,11 +315,7 @@ class LoopAnalysis(cst.CSTVisitor):
             return True
         if info.data_tokens & _EVAL_DATA_TOKENS and not info.data_tokens & _TRAIN_TOKENS:
             return True
-        last = None
-        for pos, _, mode in self._scopes[scope].mode_calls:
-            if pos < info.end and (pos < info.start or info.contains(pos)):
-                last = mode
-        return last == "eval"
+        return _last_mode_before(self._scopes[scope].mode_calls, info.end) == "eval"
 
     def comprehension_is_eval(self, comp: cst.BaseExpression) -> list[cst.Call]:
         """The model calls of a comprehension or generator expression that
@@ -321,11 +326,11 @@ class LoopAnalysis(cst.CSTVisitor):
         if facts is None:
             return []
         start, end = self.pos(comp), self.end(comp)
-        inside = lambda n: start <= self.pos(n) < end  # noqa: E731
-        model_calls = [c for c in facts.model_calls if inside(c)]
-        if not model_calls or any(inside(n) for n in facts.grad_markers):
+        between = self.calls.between  # the lists are in source order
+        model_calls = list(between(facts.model_calls, start, end))
+        if not model_calls or between(facts.grad_markers, start, end):
             return []
-        callees = [self.calls.resolve(c) for c in self.calls.calls_in.get(scope, ()) if inside(c)]
+        callees = [self.calls.resolve(c) for c in between(self.calls.calls_in.get(scope, []), start, end)]
         if any(f is not None and (self.trains(f) or self.needs_grad(f)) for f in callees):
             return []
         tokens: set[str] = set()
@@ -337,11 +342,7 @@ class LoopAnalysis(cst.CSTVisitor):
             tokens & _EVAL_DATA_TOKENS and not tokens & _TRAIN_TOKENS
         )
         if not evidence:
-            last = None
-            for pos, _, mode in facts.mode_calls:
-                if pos < start:
-                    last = mode
-            evidence = last == "eval"
+            evidence = _last_mode_before(facts.mode_calls, start) == "eval"
         return model_calls if evidence else []
 
     def _fn_fact(self, key: str, fn: cst.FunctionDef) -> bool:
@@ -626,8 +627,8 @@ class LoopAnalysis(cst.CSTVisitor):
 
     def _trained_by(self, info: LoopInfo) -> frozenset:
         names = {dotted_name(_module_of(c.func)) for c in info.model_calls}
-        for call in self.calls.calls_in.get(info.scope, ()):
-            if self.calls.resolve(call) in info.callees and info.contains(self.pos(call)):
+        for call in self.calls.between(self.calls.calls_in.get(info.scope, []), info.start, info.end):
+            if self.calls.resolve(call) in info.callees:
                 names.update(dotted_name(a.value) for a in call.args)
                 names.add("*")
         return frozenset(n for n in names if n)
@@ -672,16 +673,25 @@ class LoopAnalysis(cst.CSTVisitor):
         """
         scope = self.scope_of(node)
         events = self.mode_events(scope)
+        starts = self._event_starts.get(scope)
+        if starts is None or len(starts) != len(events):
+            starts = self._event_starts[scope] = [e.pos for e in events]
         start, end = self.pos(node), self.end(node)
-        seq: list[ModeEvent] = []
+        # Ranges of ``events`` (in source order) to read backwards, found by
+        # bisection and read lazily: a query stops at the switch it meets first.
+        ranges: list[tuple[tuple[int, int], tuple[int, int]]] = []
         cs, ce = start, end
         loop = self.loop_of(node)
         while loop is not None:
-            seq += reversed([e for e in events if loop.start <= e.pos < cs])
-            seq += reversed([e for e in events if ce <= e.pos < loop.end])
+            ranges += [(loop.start, cs), (ce, loop.end)]
             cs, ce = loop.start, loop.end
             loop = loop.parent
-        seq += reversed([e for e in events if e.pos < cs])
+        ranges.append(((-1, -1), cs))
+        seq = (
+            events[k]
+            for lo, hi in ranges
+            for k in range(bisect_left(starts, hi) - 1, bisect_left(starts, lo) - 1, -1)
+        )
         for e in seq:
             if e.kind == "training-phase":
                 trained = trained or any(e.trains_module(r) for r in receivers)
