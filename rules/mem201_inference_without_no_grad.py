@@ -73,7 +73,7 @@ class InferenceWithoutNoGrad(Rule):
     message = "evaluation loop runs with autograd on: every forward pass builds a graph nobody backpropagates"
     fix_safety = Safety.SAFE
     tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(lambda g: g.batch_evidence and (g.loops or g.comprehensions or g.mode_switch))
+    gate = staticmethod(lambda g: g.batch_evidence and (g.loops or g.comprehensions or g.eval_call or g.step_hooks))
 
     def __init__(self, context) -> None:
         super().__init__(context)
