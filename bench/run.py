@@ -446,7 +446,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown tools: {', '.join(unknown)}")
     pins = dict(p.split("=", 1) for p in args.pin)
 
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memlint-bench-"))
+    # Absolute: the tools run with the scratch folder as their working directory.
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="memlint-bench-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     info = machine()
     print(f"machine: {json.dumps(info)}", file=sys.stderr)

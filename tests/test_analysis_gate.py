@@ -178,3 +178,11 @@ def test_checkpoint_calls_memlint_may_flag():
     assert facts("from torch.utils.checkpoint import checkpoint as ck\nck(f, x)").checkpoint_without_reentrant
     assert not facts("checkpoint(f, x, use_reentrant=False)").checkpoint_without_reentrant
     assert not facts("checkpoint(f, x, **kw)").checkpoint_without_reentrant
+
+
+def test_sequential_with_an_inplace_module_after_one_that_saves_its_output():
+    assert facts("nn.Sequential(nn.Linear(2, 2), nn.Sigmoid(), nn.ReLU(inplace=True))").inplace_after_saver
+    assert facts("nn.Sequential(nn.Tanh(), nn.ReLU(True))").inplace_after_saver
+    assert facts("nn.Sequential(OrderedDict([('a', nn.ReLU()), ('b', nn.ELU(inplace=True))]))").inplace_after_saver
+    assert not facts("nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(inplace=True))").inplace_after_saver
+    assert not facts("nn.Sequential(nn.ReLU(inplace=True), nn.Sigmoid())").inplace_after_saver

@@ -38,12 +38,13 @@ _BACKWARD = frozenset({"backward", "manual_backward"})
 # grad_mode: what turns recording off (context managers, decorators, the
 # Lightning hooks run under no_grad).
 _GRAD_OFF = frozenset({"no_grad", "inference_mode", "set_grad_enabled"}) | _LIGHTNING_NO_GRAD_HOOKS
+_SAVING_MODULES = OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
 # Ops whose output autograd saves (MEM402), by their last name.
 _SAVES_OUTPUT = frozenset(
     {q.rsplit(".", 1)[-1] for q in OUTPUT_SAVING_FUNCTIONS | OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE}
     | OUTPUT_SAVING_METHODS | OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
 )
-# What marks a leaf that requires grad (MEM401, objects.constructor_kind).
+# Calls that make a leaf requiring grad, by their last name (MEM401).
 _LEAF_MARKS = frozenset({"parameters", "named_parameters", "requires_grad", "requires_grad_", "Parameter",
                          "UninitializedParameter", "ParameterList", "ParameterDict"})
 # Phases in the names of a framework's per-batch hooks.
@@ -67,7 +68,9 @@ class GateFacts:
         self.loops = False  # a for/while loop
         self.comprehensions = False
         self.eval_call = False  # ``m.eval()`` / ``m.train(False)``: objects.mode_call's "eval"
-        self.true_positional = False  # a call given a literal ``True`` positionally (``nn.ReLU(True)``)
+        # ``nn.Sequential(..., nn.Sigmoid(), nn.ReLU(inplace=True), ...)``: an in-place
+        # module right after one that saves its output (MEM402's Sequential case).
+        self.inplace_after_saver = False
         self.checkpoint_without_reentrant = False  # a ``checkpoint``/``checkpoint_sequential`` call MEM602 may flag
         self.state_dict_snapshot = False  # ``x = m.state_dict()`` (or its ``.copy()``, or in a dict display)
         # Bare names written in place (``n += ...``, ``n[i] = ...``, ``n.add_(...)``,
@@ -97,15 +100,6 @@ class GateFacts:
         decorator, a Lightning evaluation hook, the forward of a custom
         ``autograd.Function``, a transformers ``Pipeline``."""
         return bool(self.idents & _GRAD_OFF) or any(i.endswith(("Function", "Pipeline")) for i in self.idents)
-
-    @property
-    def leaf_marks(self) -> bool:
-        return bool(self.idents & _LEAF_MARKS)
-
-    @property
-    def saves_output(self) -> bool:
-        """An op whose output autograd saves for the backward is named."""
-        return bool(self.idents & _SAVES_OUTPUT)
 
     @property
     def step_hooks(self) -> bool:
@@ -215,8 +209,12 @@ class GateFacts:
         names = {kw.arg for kw in call.keywords}
         if (_inplace_name(last) or "inplace" in names) and call.args:
             self.inplace_names |= _bare_names(call.args[0])  # ``torch.relu_(n)``, ``F.relu(n, inplace=True)``
-        if any(type(a) is ast.Constant and a.value is True for a in call.args):
-            self.true_positional = True
+        if last == "Sequential" and not self.inplace_after_saver:
+            elements = _sequential_elements(call)
+            self.inplace_after_saver = any(
+                _last_name(prev, aliases) in _SAVING_MODULES and _may_run_inplace(cur)
+                for prev, cur in zip(elements, elements[1:])
+            )
         if last == "requires_grad_" and type(func) is ast.Attribute:
             self.leaf_names |= _bare_names(func.value)
         if last == "eval" and not call.args and not call.keywords:
@@ -264,6 +262,40 @@ class GateFacts:
                 tokens |= name_tokens(node.attr)  # type: ignore[attr-defined]
             elif kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
                 tokens |= name_tokens(node.value.strip("'\""))  # type: ignore[attr-defined]
+
+
+def _last_name(expr: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The last name of the callee when ``expr`` is a call."""
+    if type(expr) is not ast.Call:
+        return None
+    func = expr.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute:
+        return func.attr
+    if type(func) is ast.Name:
+        return aliases.get(func.id, func.id)
+    return None
+
+
+def _sequential_elements(call: ast.Call) -> list[ast.AST]:
+    """The modules of ``nn.Sequential(a, b)`` or ``nn.Sequential(OrderedDict([("a", a), ...]))``
+    (more than activations.sequential_elements accepts: a superset)."""
+    args = list(call.args)
+    if len(args) == 1 and type(args[0]) is ast.Call and args[0].args:  # type: ignore[attr-defined]
+        items = args[0].args[0]  # type: ignore[attr-defined]
+        if type(items) in (ast.List, ast.Tuple):
+            pairs = [el.elts[1] for el in items.elts if type(el) in (ast.Tuple, ast.List) and len(el.elts) == 2]
+            if pairs:
+                return pairs
+    return [a.value if type(a) is ast.Starred else a for a in args]
+
+
+def _may_run_inplace(expr: ast.AST) -> bool:
+    """A module call given ``inplace=...`` or a literal ``True`` positionally (``nn.ReLU(True)``)."""
+    if type(expr) is not ast.Call:
+        return False
+    return any(kw.arg == "inplace" for kw in expr.keywords) or any(  # type: ignore[attr-defined]
+        type(a) is ast.Constant and a.value is True for a in expr.args  # type: ignore[attr-defined]
+    )
 
 
 def _inplace_name(name: str) -> bool:
