@@ -1,7 +1,7 @@
-"""Speed benchmark: memlint against TorchFix on released PyTorch code.
+"""Speed benchmark: memlint against ruff and TorchFix on released PyTorch code.
 
-    python bench/run.py                                   # timm and transformers, 3 runs, every tool
-    python bench/run.py --corpus timm --runs 3 --tools memlint,torchfix
+    python bench/run.py                                   # timm and transformers, 3 runs: memlint, ruff
+    python bench/run.py --corpus timm --runs 3 --tools memlint,ruff,torchfix
     python bench/run.py --corpus transformers --runs 1 --markdown --json out.json
 
 The corpora are the timm and transformers wheels, downloaded from PyPI at run
@@ -11,11 +11,20 @@ take turns, round by round, on the same files:
 - ``memlint-cold``: ``memlint check`` with an empty cache folder (it fills it);
 - ``memlint-warm``: the same command again, every file unchanged (cache hits);
 - ``memlint-nocache``: ``memlint check --no-cache`` (opt-in);
+- ``memlint-nogate``: the same with the gate off (``MEMLINT_GATE=0``, opt-in);
+- ``ruff``: ``ruff check --select ALL --no-cache``, every ruff rule, the
+  speed a linter kept in pre-commit is compared with (ruff from memlint's
+  virtual environment: requirements-dev.txt);
 - ``torchfix``: the TorchFix command line, default rules, one job per core;
 - ``flake8-torchfix``: ``flake8 --select TOR`` with TorchFix's plugin.
 
 TorchFix lives in its own virtual environment (``--torchfix-venv``, created
 with ``pip install torchfix flake8`` when missing), never in memlint's.
+
+Before timing, the gate (memlint/analysis/gate.py) is checked on each corpus:
+how many files the pre-filter and the gate leave to libcst, and the findings
+of ``memlint check --no-cache --output-format json`` with the gate on and off,
+which must be identical (``--no-gate-check`` skips this).
 
 Each measurement is wall time (median of the runs), CPU seconds of the whole
 process tree, and peak memory: the largest sum of RSS over the process tree,
@@ -43,9 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import CORPORA, Corpus, fetch  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-TOOLS = ("memlint-cold", "memlint-warm", "torchfix", "flake8-torchfix")
-OPTIONAL_TOOLS = ("memlint-nocache",)
-REFERENCE = "torchfix"
+TOOLS = ("memlint-cold", "memlint-warm", "ruff")
+OPTIONAL_TOOLS = ("memlint-nocache", "memlint-nogate", "torchfix", "flake8-torchfix")
 
 
 @dataclass
@@ -193,8 +201,11 @@ def snapshot(workdir: Path) -> Path:
 def command(tool: str, corpus: Corpus, cache_dir: Path, venv: Path) -> list[str]:
     if tool.startswith("memlint"):
         cmd = [sys.executable, "-m", "memlint", "check", "--exit-zero"]
-        cmd += ["--no-cache"] if tool == "memlint-nocache" else ["--cache-dir", str(cache_dir)]
+        cmd += ["--no-cache"] if tool in ("memlint-nocache", "memlint-nogate") else ["--cache-dir", str(cache_dir)]
         return cmd + [str(corpus.root)]
+    if tool == "ruff":
+        return [str(Path(sys.executable).with_name("ruff")), "check", "--select", "ALL", "--no-cache",
+                "--exit-zero", "--quiet", str(corpus.root)]
     if tool == "torchfix":
         return [str(venv / "bin" / "torchfix"), str(corpus.root)]
     if tool == "flake8-torchfix":
@@ -227,9 +238,9 @@ def bench_corpus(
                     continue
                 if tool == "memlint-cold":
                     shutil.rmtree(cache_dir, ignore_errors=True)
-                env = dict(os.environ)
-                if tool.startswith("memlint"):
-                    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
+                env = memlint_env(src) if tool.startswith("memlint") else dict(os.environ)
+                if tool == "memlint-nogate":
+                    env["MEMLINT_GATE"] = "0"
                 try:
                     m = measure(command(tool, corpus, cache_dir, venv), cwd=workdir, timeout=timeout, env=env)
                 except RuntimeError as exc:
@@ -244,6 +255,70 @@ def bench_corpus(
                     flush=True,
                 )
     return list(rows.values())
+
+
+def memlint_env(src: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
+    env.pop("MEMLINT_GATE", None)
+    return env
+
+
+@dataclass
+class GateCheck:
+    corpus: str
+    files: int
+    past_prefilter: int  # files the token pre-filter hands on
+    past_gate: int  # of those, files the gate leaves to libcst
+    findings_on: int
+    findings_off: int
+    identical: bool
+
+
+def gate_check(corpus: Corpus, src: Path, timeout: float) -> GateCheck:
+    """Files gated out, and the findings of one no-cache run with the gate on
+    and one with it off (compared in full: path, place, code, message, fix)."""
+    counter = (
+        "import json, pathlib, sys\n"
+        "from memlint.engine import applicable_rules, rules_to_run\n"
+        "from memlint.registry import select_rules\n"
+        "rules = select_rules(); pre = gated = n = 0\n"
+        "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):\n"
+        "    n += 1; t = p.read_text(encoding='utf-8', errors='replace')\n"
+        "    if applicable_rules(t, rules):\n"
+        "        pre += 1; gated += bool(rules_to_run(t, rules)[0])\n"
+        "print(json.dumps([n, pre, gated]))\n"
+    )
+    env = memlint_env(src)
+    n, pre, gated = json.loads(
+        subprocess.run([sys.executable, "-c", counter, str(corpus.root)], env=env, capture_output=True, text=True,
+                       check=True, timeout=timeout).stdout
+    )
+    found = []
+    for on in ("1", "0"):
+        env["MEMLINT_GATE"] = on
+        out = subprocess.run(
+            [sys.executable, "-m", "memlint", "check", "--no-cache", "--exit-zero", "--output-format", "json",
+             str(corpus.root)], env=env, capture_output=True, text=True, check=True, timeout=timeout,
+        ).stdout
+        found.append(json.loads(out))
+    key = lambda f: json.dumps(f, sort_keys=True)  # noqa: E731
+    on, off = (sorted(map(key, f)) for f in found)
+    check = GateCheck(corpus.name, n, pre, gated, len(on), len(off), on == off)
+    print(f"  {corpus.name:<12} gate: {pre} of {n} files past the pre-filter, {gated} past the gate; "
+          f"findings gate on {len(on)}, off {len(off)}, identical: {on == off}", file=sys.stderr, flush=True)
+    return check
+
+
+def gate_table(checks: list[GateCheck], markdown: bool) -> str:
+    header = ["corpus", "files", "past pre-filter", "parsed by libcst (past the gate)", "gated out",
+              "findings gate on", "findings gate off", "identical"]
+    lines = [[c.corpus, str(c.files), str(c.past_prefilter), str(c.past_gate), str(c.past_prefilter - c.past_gate),
+              str(c.findings_on), str(c.findings_off), "yes" if c.identical else "NO"] for c in checks]
+    if markdown:
+        return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+                         + ["| " + " | ".join(cells) + " |" for cells in lines])
+    return "\n".join("  ".join(cells) for cells in [header] + lines)
 
 
 # -- reporting ----------------------------------------------------------------------
@@ -284,13 +359,16 @@ def machine() -> dict:
     return info
 
 
-def table(rows: list[Row], markdown: bool) -> str:
+def table(rows: list[Row], markdown: bool, reference: str | None = None) -> str:
+    """``reference``: the tool every ratio is taken against: "× vs" is how
+    many times the reference's time each tool takes (memlint ÷ ruff)."""
+    reference = reference or ("ruff" if any(r.tool == "ruff" for r in rows) else "torchfix")
     header = ["corpus", "tool", "files", "lines", "runs", "median s", "min–max s", "files/s",
-              "CPU s", "peak RSS MB (tree)", "max proc RSS MB", f"× vs {REFERENCE}", "× CPU"]
+              "CPU s", "peak RSS MB (tree)", "max proc RSS MB", f"time ÷ {reference}", "CPU ÷ " + reference]
     lines = []
     for corpus in dict.fromkeys(r.corpus for r in rows):
         group = [r for r in rows if r.corpus == corpus]
-        ref = next((r for r in group if r.tool == REFERENCE and r.runs), None)
+        ref = next((r for r in group if r.tool == reference and r.runs), None)
         for r in group:
             if not r.runs:
                 lines.append([r.corpus, r.tool, str(r.files), f"{r.lines:,}", "0", "—", "—", "—", "—", "—", "—",
@@ -299,8 +377,9 @@ def table(rows: list[Row], markdown: bool) -> str:
             walls = [m.wall for m in r.runs]
             med = r.median
             cpu = statistics.median(m.cpu for m in r.runs)
-            ratio = f"{ref.median / med:.1f}×" if ref else "—"
-            cpu_ratio = f"{statistics.median(m.cpu for m in ref.runs) / cpu:.1f}×" if ref and cpu > 0 else "—"
+            ref_cpu = statistics.median(m.cpu for m in ref.runs) if ref else 0
+            ratio = f"{med / ref.median:.2f}×" if ref else "—"
+            cpu_ratio = f"{cpu / ref_cpu:.2f}×" if ref and ref_cpu > 0 else "—"
             lines.append([
                 r.corpus, r.tool, str(r.files), f"{r.lines:,}", str(len(r.runs)), f"{med:.2f}",
                 f"{min(walls):.2f}–{max(walls):.2f}", f"{r.files / med:.0f}",
@@ -324,13 +403,18 @@ def table(rows: list[Row], markdown: bool) -> str:
 
 def render(paths: list[Path], markdown: bool) -> int:
     rows: list[Row] = []
+    checks: list[GateCheck] = []
     for path in paths:
         data = json.loads(path.read_text())
+        checks += [GateCheck(**c) for c in data.get("gate", [])]
         for r in data["rows"]:
             runs = [Measurement(**m) for m in r.pop("runs")]
             rows.append(Row(**r, runs=runs))
         print(f"{path.name}: {', '.join(f'{k}={v}' for k, v in data['machine'].items())}")
     print(table(rows, markdown))
+    if checks:
+        print()
+        print(gate_table(checks, markdown))
     return 0
 
 
@@ -348,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--render", type=Path, nargs="+", metavar="JSON", help="print the table of earlier --json files")
+    parser.add_argument("--no-gate-check", action="store_true", help="skip the gate on/off comparison")
     args = parser.parse_args(argv)
     if args.render:
         return render(args.render, args.markdown)
@@ -361,11 +446,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown tools: {', '.join(unknown)}")
     pins = dict(p.split("=", 1) for p in args.pin)
 
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memlint-bench-"))
+    # Absolute: the tools run with the scratch folder as their working directory.
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="memlint-bench-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     info = machine()
     print(f"machine: {json.dumps(info)}", file=sys.stderr)
     rows: list[Row] = []
+    checks: list[GateCheck] = []
     try:
         if any(t in ("torchfix", "flake8-torchfix") for t in tools):
             why = ensure_torchfix(args.torchfix_venv)
@@ -378,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
             requirement = f"{name}=={pins[name]}" if name in pins else None
             corpus = fetch(name, workdir, requirement)
             print(f"{corpus.requirement}: {corpus.files} files, {corpus.lines:,} lines", file=sys.stderr)
+            if not args.no_gate_check:
+                checks.append(gate_check(corpus, src, args.timeout))
             rows += bench_corpus(corpus, tools, args.runs, workdir, args.torchfix_venv, args.timeout, src)
         load_after = os.getloadavg()
     finally:
@@ -385,9 +474,14 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
     info["load_average_before_after"] = [round(load_before[0], 2), round(load_after[0], 2)]
     print(table(rows, args.markdown))
+    if checks:
+        print()
+        print(gate_table(checks, args.markdown))
     print(f"\nmachine: {', '.join(f'{k}={v}' for k, v in info.items())}")
     if args.json:
-        args.json.write_text(json.dumps({"machine": info, "rows": [asdict(r) for r in rows]}, indent=1))
+        args.json.write_text(json.dumps(
+            {"machine": info, "rows": [asdict(r) for r in rows], "gate": [asdict(c) for c in checks]}, indent=1
+        ))
     return 0
 
 

@@ -7,6 +7,7 @@ and the verifier, so every interface reports the same findings.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from typing import Sequence
 
@@ -14,6 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
+from memlint.analysis.gate import GateFacts, enabled_by_gate
 from memlint.budget import file_budget
 from memlint.noqa import file_is_exempt, is_suppressed, noqa_map
 from memlint.parse_guard import TooDeep, check_nesting, python_tree
@@ -68,6 +70,28 @@ def applicable_rules(text: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]
     return chosen
 
 
+# The gate (analysis/gate.py) on or off: only the tests and the benchmark turn
+# it off, to prove it changes nothing (MEMLINT_GATE=0 for a whole run).
+GATE = os.environ.get("MEMLINT_GATE", "1") != "0"
+
+
+def rules_to_run(
+    text: str, rules: Sequence[type[Rule]], tree: ast.Module | None = None
+) -> tuple[list[type[Rule]], ast.Module | None]:
+    """The pre-filter, then the gate on Python's tree (``tree``, or parsed
+    here, once: the nesting guard reuses it). Returns the rules that may
+    report something in ``text`` and the tree. A text Python cannot parse is
+    not gated: libcst's parse reports the error as before."""
+    active = applicable_rules(text, rules)
+    if not active or not GATE:
+        return active, tree
+    if tree is None:
+        tree = python_tree(text)
+        if tree is None:
+            return active, None
+    return enabled_by_gate(active, GateFacts(tree)), tree
+
+
 _SPACING = re.compile(r"[ \t\f]+|\\\r?\n")
 # Spacing that can split a token: around a dot or an opening bracket.
 _SPACED = re.compile(r"[ \t\f]\.|\.[ \t\f]|\w[ \t\f]+[(\[]|[(\[][ \t\f]|\\\r?\n")
@@ -94,11 +118,11 @@ def lint(
 ) -> tuple[list[Finding], cst.Module | None]:
     """Findings for ``text`` and the module they refer to (None when it was not
     parsed). Raises ParseError when a rule applies but the text does not parse;
-    a text no enabled rule can match is never parsed. ``python_tree``: the
+    a text no enabled rule can match (pre-filter, gate) is never parsed by libcst. ``python_tree``: the
     ``ast`` tree of ``text``, when the caller already has one."""
     if file_is_exempt(text):
         return [], None
-    active = applicable_rules(text, rules)
+    active, python_tree = rules_to_run(text, rules, python_tree)
     if not active:
         return [], None
     module = parse_module(text, python_tree)

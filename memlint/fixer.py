@@ -14,7 +14,7 @@ from typing import Sequence
 import libcst as cst
 
 from memlint.analysis.names import ImportTable
-from memlint.engine import ParseError, applicable_rules, lint_module, parse_module
+from memlint.engine import ParseError, lint_module, parse_module, rules_to_run
 from memlint.noqa import file_is_exempt
 from memlint.rule import Edit, Finding, Fix, Rule, Safety
 
@@ -173,11 +173,11 @@ def fix_text(
     rejected: set[tuple[str, int, int]] = set()
     must_compile: bool | None = None  # computed once, when a fix is first tried
     for _ in range(MAX_ROUNDS):
-        active = applicable_rules(result.text, rules)
+        active, tree = rules_to_run(result.text, rules)
         if not active:
             result.remaining = []
             return result
-        module = parse_module(result.text)
+        module = parse_module(result.text, tree)
         findings = lint_module(module, result.text, path, active)
         result.remaining = findings
         candidates = [
@@ -232,8 +232,8 @@ def fix_text(
         result.text = new_text
         result.applied.extend(f for _, f in chosen)
     # Bounded: report what is left after the last round.
-    active = applicable_rules(result.text, rules)
-    result.remaining = lint_module(parse_module(result.text), result.text, path, active) if active else []
+    active, tree = rules_to_run(result.text, rules)
+    result.remaining = lint_module(parse_module(result.text, tree), result.text, path, active) if active else []
     return result
 
 

@@ -12,13 +12,19 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Sequence
+from typing import TYPE_CHECKING, Callable, ClassVar, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 if TYPE_CHECKING:
     from memlint.analysis.facts import ModuleFacts
+    from memlint.analysis.gate import GateFacts
+
+# The pre-filter of rules about training code: real training scripts often
+# import model, data and helpers from local modules and never say ``torch``,
+# but they call the training verbs (issue 14, item 7).
+TRAINING_CODE_TOKENS = ("torch", "backward", "zero_grad", ".step(")
 
 DOC_SECTIONS = (
     "What it does",
@@ -128,7 +134,11 @@ class Rule(cst.BatchableCSTVisitor):
     default_enabled: ClassVar[bool] = True
     # Pre-filter: a file that contains none of these substrings cannot hold a
     # finding of this rule and is not parsed for it.
-    tokens: ClassVar[tuple[str, ...]] = ("torch",)
+    tokens: ClassVar[tuple[str, ...]] = TRAINING_CODE_TOKENS
+    # The gate (analysis/gate.py): a condition on Python's ``ast`` facts that
+    # every file holding a finding of this rule satisfies. It must be
+    # necessary, never a heuristic; None (the default) never skips the rule.
+    gate: ClassVar[Optional[Callable[["GateFacts"], bool]]] = None
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 

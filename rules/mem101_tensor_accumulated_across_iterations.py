@@ -7,7 +7,7 @@ import libcst as cst
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.names import dotted_name
 from memlint.expr_edits import call_method
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
 
 class TensorAccumulatedAcrossIterations(Rule):
@@ -59,7 +59,8 @@ class TensorAccumulatedAcrossIterations(Rule):
     name = "tensor-accumulated-across-iterations"
     message = "`{acc}` accumulates a tensor that carries autograd history across iterations; every batch's graph stays alive"
     fix_safety = Safety.SAFE
-    tokens = ("torch",)
+    tokens = TRAINING_CODE_TOKENS
+    gate = staticmethod(lambda g: g.across_iterations)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):

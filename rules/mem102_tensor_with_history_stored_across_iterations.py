@@ -6,7 +6,7 @@ import libcst as cst
 
 from memlint.analysis.names import dotted_name
 from memlint.expr_edits import call_method
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
 _ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
 
@@ -53,7 +53,8 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     name = "tensor-with-history-stored-across-iterations"
     message = "`{container}` keeps a tensor that carries autograd history across iterations; every batch's graph stays alive"
     fix_safety = Safety.SAFE
-    tokens = ("torch",)
+    tokens = TRAINING_CODE_TOKENS
+    gate = staticmethod(lambda g: g.across_iterations)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

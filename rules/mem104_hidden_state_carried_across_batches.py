@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import statement
 
 
@@ -59,7 +59,8 @@ class HiddenStateCarriedAcrossBatches(Rule):
     name = "hidden-state-carried-across-batches"
     message = "`{names}` is fed back into the model on the next batch without `.detach()`; the graph grows across all batches"
     fix_safety = Safety.UNSAFE
-    tokens = ("torch",)
+    tokens = TRAINING_CODE_TOKENS
+    gate = staticmethod(lambda g: g.loops and g.trains)
 
     def _check(self, node: cst.For | cst.While) -> None:
         facts = self.facts

@@ -8,7 +8,7 @@ from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import MAYBE as _NONE, H
 from memlint.analysis.names import dotted_name
 from memlint.expr_edits import add_decorator, parse_expr
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import wrap_in_with
 
 
@@ -72,7 +72,8 @@ class InferenceWithoutNoGrad(Rule):
     name = "inference-without-no-grad"
     message = "evaluation loop runs with autograd on: every forward pass builds a graph nobody backpropagates"
     fix_safety = Safety.SAFE
-    tokens = ("torch",)
+    tokens = TRAINING_CODE_TOKENS
+    gate = staticmethod(lambda g: g.batch_evidence and (g.loops or g.comprehensions or g.eval_call or g.step_hooks))
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -6,7 +6,7 @@ import libcst as cst
 
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.names import dotted_name
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import statement
 
 _FLAGGED = ("train-trained", "default-trained", "default-fresh")
@@ -65,7 +65,8 @@ class NoGradWithoutEval(Rule):
     name = "no-grad-without-eval"
     message = "evaluation under no_grad with `{model}` still in training mode: dropout and batch-norm statistics behave as in training"
     fix_safety = Safety.UNSAFE
-    tokens = ("torch",)
+    tokens = TRAINING_CODE_TOKENS
+    gate = staticmethod(lambda g: g.loops and g.grad_off)
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)

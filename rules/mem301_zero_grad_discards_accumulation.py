@@ -65,6 +65,7 @@ class ZeroGradDiscardsAccumulation(Rule):
     message = "zero_grad() runs every iteration but step() only every N: the accumulated gradients are discarded"
     fix_safety = Safety.UNSAFE
     tokens = ("zero_grad", ".grad = None", ".grad.zero_")
+    gate = staticmethod(lambda g: bool(g.idents & {"zero_grad", "grad"}))
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

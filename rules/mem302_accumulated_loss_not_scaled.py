@@ -130,6 +130,7 @@ class AccumulatedLossNotScaled(Rule):
     message = "gradients are accumulated over N micro-batches but the loss is not divided by N before backward"
     fix_safety = Safety.UNSAFE
     tokens = ("backward",)  # an unscaled loss only matters where it is backpropagated
+    gate = staticmethod(lambda g: g.backward)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

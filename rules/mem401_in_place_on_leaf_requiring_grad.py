@@ -79,6 +79,7 @@ class InPlaceOnLeafRequiringGrad(Rule):
     message = "in-place update of a leaf tensor that requires grad outside torch.no_grad(): autograd raises a RuntimeError"
     fix_safety = Safety.SAFE
     tokens = ("parameters()", "requires_grad", "Parameter")
+    gate = staticmethod(lambda g: bool(g.inplace_names & g.leaf_names))
 
     def __init__(self, context) -> None:
         super().__init__(context)

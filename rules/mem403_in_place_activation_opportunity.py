@@ -72,6 +72,7 @@ class InPlaceActivationOpportunity(Rule):
     fix_safety = Safety.SAFE
     default_enabled = False
     tokens = ("Sequential",)
+    gate = staticmethod(lambda g: "Sequential" in g.idents)
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.facts.names

@@ -174,6 +174,7 @@ class DeprecatedCudaAmp(Rule):
     # ``torch.cuda.amp``, ``cuda.amp``, ``import amp``, ``import (amp)``, ``x,amp``;
     # a bare "amp" would also match every "sample" and "clamp".
     tokens = (".amp", " amp", "(amp", ",amp")
+    gate = staticmethod(lambda g: "amp" in g.idents)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -61,6 +61,7 @@ class BackwardInsideAutocast(Rule):
     message = "backward() inside an autocast block: end the block after the loss is computed"
     fix_safety = Safety.SAFE
     tokens = ("autocast",)
+    gate = staticmethod(lambda g: "autocast" in g.idents and g.backward)
 
     def visit_Module(self, node: cst.Module) -> None:
         autocast = self.facts.autocast

@@ -55,6 +55,7 @@ class OptimizerStepBypassesScaler(Rule):
     message = "optimizer.step() after a scaled backward: the gradients are still scaled and infs are not skipped"
     fix_safety = Safety.UNSAFE
     tokens = ("scale(",)
+    gate = staticmethod(lambda g: "scale" in g.called and "step" in g.called)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

@@ -52,6 +52,7 @@ class UnscaledBackwardWithScaler(Rule):
     message = "backward() on an unscaled loss while scaler.step() unscales the gradients: updates are far too small"
     fix_safety = Safety.UNSAFE
     tokens = ("scaler", "Scaler")
+    gate = staticmethod(lambda g: "step" in g.called and g.backward)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

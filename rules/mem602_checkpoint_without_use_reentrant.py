@@ -65,6 +65,7 @@ class CheckpointWithoutUseReentrant(Rule):
     fix_safety = Safety.UNSAFE
     # A call of either function; a bare "checkpoint" matches every file that saves one.
     tokens = ("checkpoint(", "checkpoint_sequential")
+    gate = staticmethod(lambda g: g.checkpoint_without_reentrant and "utils" in g.idents)
 
     def visit_Call(self, node: cst.Call) -> None:
         if keyword_arg(node, "use_reentrant") is not None or has_star_kwargs(node):

@@ -88,6 +88,7 @@ class LoadWithoutMapLocation(Rule):
     )
     fix_safety = Safety.SAFE
     tokens = ("load_state_dict",)
+    gate = staticmethod(lambda g: "load" in g.called)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -66,6 +66,7 @@ class EmptyCacheInLoop(Rule):
     message = "torch.cuda.empty_cache() inside a loop frees nothing held by live tensors and slows every step"
     fix_safety = Safety.SAFE
     tokens = ("empty_cache",)
+    gate = staticmethod(lambda g: g.loops and "empty_cache" in g.idents)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -98,6 +98,7 @@ class LoopInvariantDeviceMove(Rule):
     message = "loop-invariant device move inside the batch loop: move once, before the loop"
     fix_safety = Safety.NONE
     tokens = (".to(", ".cuda(")
+    gate = staticmethod(lambda g: g.loops and bool(g.called & {"to", "cuda"}) and (g.batch_evidence or g.names_loader))
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):

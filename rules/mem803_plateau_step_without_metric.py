@@ -81,6 +81,7 @@ class PlateauStepWithoutMetric(Rule):
     message = "ReduceLROnPlateau.step() needs the monitored metric"
     fix_safety = Safety.NONE
     tokens = ("lr_scheduler", "LR", "Plateau")
+    gate = staticmethod(lambda g: "step" in g.called)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

@@ -50,6 +50,7 @@ class SchedulerVerboseDeprecated(Rule):
     message = "`verbose=` of torch LR schedulers is deprecated since torch 2.2 and rejected by recent releases"
     fix_safety = Safety.SAFE
     tokens = ("verbose",)
+    gate = staticmethod(lambda g: "verbose" in g.keywords)
 
     def visit_Call(self, node: cst.Call) -> None:
         arg = keyword_arg(node, "verbose")

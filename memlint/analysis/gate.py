@@ -1,0 +1,332 @@
+"""GateFacts: what Python's own ``ast`` tree says about a file, cheaply, so the
+engine can skip libcst where no rule can fire.
+
+The stdlib parse is about ten times cheaper than libcst's, and the engine
+builds it anyway (the nesting guard). Each rule may declare ``gate``, a
+*necessary* condition on these facts: when it is false the rule cannot report
+anything in the file, so the rule is not run, and a file no rule is left for
+is never handed to libcst. Conditions must never be heuristics: a gate may
+only skip work whose result would be "no finding" (tests/test_gate.py runs
+every example and corpus with the gate on and off and requires the same
+findings and fixes). A rule without a ``gate`` is never skipped.
+
+Facts are deliberately coarse and over-approximate: "an identifier occurs in
+code", "a call's last name is", "a loop's iterable mentions a data word".
+Identifiers inside strings and comments do not count, which is what makes
+the gate sharper than the token pre-filter.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# The very words loops.py uses to call a loop a batch loop or a function an
+# evaluation, so the gate widens whenever they do.
+from memlint.analysis.loops import _DATA_TOKENS as DATA_TOKENS
+from memlint.analysis.loops import _EVAL_FUNCTION_TOKENS as EVAL_FUNCTION_TOKENS
+from memlint.analysis.activations import (
+    OUTPUT_SAVING_FUNCTIONS,
+    OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE,
+    OUTPUT_SAVING_METHODS,
+    OUTPUT_SAVING_MODULES,
+    OUTPUT_SAVING_WHEN_INPLACE,
+)
+from memlint.analysis.grad_mode import _LIGHTNING_NO_GRAD_HOOKS
+from memlint.analysis.loops import name_tokens
+
+_BACKWARD = frozenset({"backward", "manual_backward"})
+# grad_mode: what turns recording off (context managers, decorators, the
+# Lightning hooks run under no_grad).
+_GRAD_OFF = frozenset({"no_grad", "inference_mode", "set_grad_enabled"}) | _LIGHTNING_NO_GRAD_HOOKS
+_SAVING_MODULES = OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
+# Ops whose output autograd saves (MEM402), by their last name.
+_SAVES_OUTPUT = frozenset(
+    {q.rsplit(".", 1)[-1] for q in OUTPUT_SAVING_FUNCTIONS | OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE}
+    | OUTPUT_SAVING_METHODS | OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
+)
+# Calls that make a leaf requiring grad, by their last name (MEM401).
+_LEAF_MARKS = frozenset({"parameters", "named_parameters", "requires_grad", "requires_grad_", "Parameter",
+                         "UninitializedParameter", "ParameterList", "ParameterDict"})
+# Phases in the names of a framework's per-batch hooks.
+_PHASES = frozenset({"train", "training", "validation", "val", "valid", "test", "predict", "eval", "evaluation"})
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, *_COMPREHENSIONS})
+
+
+class GateFacts:
+    """One walk over an ``ast.Module``; see the module docstring."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.idents: set[str] = set()  # names, attributes, import parts, def/class names, keywords
+        self.called: set[str] = set()  # last name of each callee; an import alias counts as what it imports
+        self.keywords: set[str] = set()  # keyword argument names of calls
+        self.def_names: set[str] = set()
+        # A loop or comprehension inside a function named for evaluation
+        # (loops._eval_evidence, comprehension_is_eval: evidence of evaluation).
+        self.eval_function_loops = False
+        self.iter_tokens: set[str] = set()  # name_tokens of loop and comprehension iterables
+        self.loops = False  # a for/while loop
+        self.comprehensions = False
+        self.eval_call = False  # ``m.eval()`` / ``m.train(False)``: objects.mode_call's "eval"
+        # ``nn.Sequential(..., nn.Sigmoid(), nn.ReLU(inplace=True), ...)``: an in-place
+        # module right after one that saves its output (MEM402's Sequential case).
+        self.inplace_after_saver = False
+        self.checkpoint_without_reentrant = False  # a ``checkpoint``/``checkpoint_sequential`` call MEM602 may flag
+        self.state_dict_snapshot = False  # ``x = m.state_dict()`` (or its ``.copy()``, or in a dict display)
+        # Bare names written in place (``n += ...``, ``n[i] = ...``, ``n.add_(...)``,
+        # ``f(n, inplace=True)``, ``torch.relu_(n)``): the only targets MEM401/MEM402 check.
+        self.inplace_names: set[str] = set()
+        self.output_names: set[str] = set()  # ``n = <op that saves its output>(...)`` (MEM402)
+        # Names a leaf requiring grad may be bound to (MEM401): assigned a
+        # parameter or a tensor made with ``requires_grad``, marked with
+        # ``requires_grad``, or a loop variable (over parameters, or a list of them).
+        self.leaf_names: set[str] = set()
+        self._walk(tree)
+
+    # -- what the rules ask ------------------------------------------------
+    @property
+    def backward(self) -> bool:
+        """A backward may run (objects.is_backward_call, ``torch.autograd.grad`` included)."""
+        return bool(self.called & _BACKWARD) or ("grad" in self.called and "autograd" in self.idents)
+
+    @property
+    def trains(self) -> bool:
+        """A backward or a step (of an optimizer, scheduler or scaler) is called."""
+        return self.backward or "step" in self.called
+
+    @property
+    def grad_off(self) -> bool:
+        """Somewhere recording may be off: a no_grad-like context or
+        decorator, a Lightning evaluation hook, the forward of a custom
+        ``autograd.Function``, a transformers ``Pipeline``."""
+        return bool(self.idents & _GRAD_OFF) or any(i.endswith(("Function", "Pipeline")) for i in self.idents)
+
+    @property
+    def step_hooks(self) -> bool:
+        """A method a framework calls once per batch or epoch (Lightning's
+        ``training_step``, ``on_validation_epoch_end``...)."""
+        for name in self.def_names:
+            tokens = name_tokens(name)
+            if tokens & _PHASES and tokens & {"step", "epoch", "batch"}:
+                return True
+        return False
+
+    @property
+    def batch_evidence(self) -> bool:
+        """What loops.LoopInfo.is_batch_loop needs at least one of (training
+        verbs, evidence of evaluation, an iterable named for data, a loader
+        built here), or a per-batch framework hook."""
+        return (
+            self.trains
+            or self.eval_call
+            or self.eval_function_loops
+            or bool(self.iter_tokens & DATA_TOKENS)
+            or "DataLoader" in self.idents
+            or self.step_hooks
+        )
+
+    @property
+    def across_iterations(self) -> bool:
+        """Code that runs once per batch may exist: a loop with batch
+        evidence, or a per-batch framework hook."""
+        return self.batch_evidence and (self.loops or self.step_hooks)
+
+    @property
+    def names_loader(self) -> bool:
+        """A name that may hold a data loader (objects' LOADER kind)."""
+        return any("loader" in i.lower() or i.lower().endswith("dl") for i in self.idents)
+
+    # -- the walk ------------------------------------------------------------
+    def _walk(self, tree: ast.AST) -> None:
+        idents, keywords = self.idents, self.keywords
+        aliases: dict[str, str] = {}
+        calls: list[ast.Call] = []
+        assigns: list[ast.Assign] = []
+        functions: list[ast.AST] = []
+        for node in ast.walk(tree):
+            kind = type(node)
+            if kind is ast.Name:
+                idents.add(node.id)  # type: ignore[attr-defined]
+            elif kind is ast.Attribute:
+                idents.add(node.attr)  # type: ignore[attr-defined]
+            elif kind is ast.Call:
+                calls.append(node)  # type: ignore[arg-type]
+            elif kind is ast.keyword:
+                if node.arg is not None:  # type: ignore[attr-defined]
+                    keywords.add(node.arg)  # type: ignore[attr-defined]
+            elif kind is ast.Assign:
+                assigns.append(node)  # type: ignore[arg-type]
+            elif kind is ast.AugAssign:
+                self._written_in_place(node.target)  # type: ignore[attr-defined]
+            elif kind in (ast.For, ast.AsyncFor):
+                self.loops = True
+                self._iter_tokens(node.iter)  # type: ignore[attr-defined]
+                self.leaf_names |= _bare_names(node.target)  # type: ignore[attr-defined]
+            elif kind is ast.While:
+                self.loops = True
+                self._iter_tokens(node.test)  # type: ignore[attr-defined]
+            elif kind in _COMPREHENSIONS:
+                self.comprehensions = True
+                for gen in node.generators:  # type: ignore[attr-defined]
+                    self._iter_tokens(gen.iter)
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                idents.add(node.name)  # type: ignore[attr-defined]
+                self.def_names.add(node.name)  # type: ignore[attr-defined]
+                functions.append(node)
+            elif kind is ast.ClassDef:
+                idents.add(node.name)  # type: ignore[attr-defined]
+            elif kind in (ast.Import, ast.ImportFrom):
+                if kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
+                    idents.update(node.module.split("."))  # type: ignore[attr-defined]
+                for alias in node.names:  # type: ignore[attr-defined]
+                    parts = alias.name.split(".")
+                    idents.update(parts)
+                    if alias.asname:
+                        idents.add(alias.asname)
+                        aliases[alias.asname] = parts[-1]
+        idents |= keywords
+        for call in calls:
+            self._call(call, aliases)
+        for assign in assigns:
+            self._assign(assign, aliases)
+        self.eval_function_loops = any(
+            name_tokens(fn.name) & EVAL_FUNCTION_TOKENS  # type: ignore[attr-defined]
+            and any(type(n) in _LOOPS for n in ast.walk(fn))
+            for fn in functions
+        )
+
+    def _call(self, call: ast.Call, aliases: dict[str, str]) -> None:
+        func = call.func
+        if type(func) is ast.Attribute:
+            last = func.attr
+            if _inplace_name(last):
+                self.inplace_names |= _bare_names(func.value)  # ``n.add_(...)``
+        elif type(func) is ast.Name:
+            last = aliases.get(func.id, func.id)
+        else:
+            return
+        self.called.add(last)
+        names = {kw.arg for kw in call.keywords}
+        if (_inplace_name(last) or "inplace" in names) and call.args:
+            self.inplace_names |= _bare_names(call.args[0])  # ``torch.relu_(n)``, ``F.relu(n, inplace=True)``
+        if last == "Sequential" and not self.inplace_after_saver:
+            elements = _sequential_elements(call)
+            self.inplace_after_saver = any(
+                _last_name(prev, aliases) in _SAVING_MODULES and _may_run_inplace(cur)
+                for prev, cur in zip(elements, elements[1:])
+            )
+        if last == "requires_grad_" and type(func) is ast.Attribute:
+            self.leaf_names |= _bare_names(func.value)
+        if last == "eval" and not call.args and not call.keywords:
+            self.eval_call = True
+        elif last == "train" and call.args and type(call.args[0]) is ast.Constant and call.args[0].value is False:
+            self.eval_call = True
+        if last in ("checkpoint", "checkpoint_sequential") and "use_reentrant" not in names and None not in names:
+            self.checkpoint_without_reentrant = True
+
+    def _assign(self, node: ast.Assign, aliases: dict[str, str]) -> None:
+        for target in node.targets:
+            if type(target) is ast.Subscript:
+                self._written_in_place(target)
+            elif type(target) is ast.Attribute and target.attr == "requires_grad":
+                self.leaf_names |= _bare_names(target.value)  # ``n.requires_grad = True``
+        value = node.value
+        if len(node.targets) == 1:
+            parts = value.values if type(value) is ast.Dict else [value]
+            if any(_state_dict_call(p) for p in parts if p is not None):
+                self.state_dict_snapshot = True
+        if type(value) is not ast.Call:
+            return
+        func = value.func
+        last = func.attr if type(func) is ast.Attribute else aliases.get(func.id, func.id) if type(func) is ast.Name else None
+        names = {n for t in node.targets for n in _bare_names(t)}
+        if last in _SAVES_OUTPUT:
+            self.output_names |= names
+        # ``n = nn.Parameter(...)``, ``n = torch.zeros(..., requires_grad=True)``, ``n = t.requires_grad_()``
+        if last in _LEAF_MARKS or any(kw.arg == "requires_grad" for kw in value.keywords):
+            self.leaf_names |= names
+
+    def _written_in_place(self, target: ast.AST) -> None:
+        if type(target) is ast.Subscript:
+            target = target.value  # type: ignore[attr-defined]
+        if type(target) is ast.Name:
+            self.inplace_names.add(target.id)  # type: ignore[attr-defined]
+
+    def _iter_tokens(self, expr: ast.AST) -> None:
+        tokens = self.iter_tokens
+        for node in ast.walk(expr):
+            kind = type(node)
+            if kind is ast.Name:
+                tokens |= name_tokens(node.id)  # type: ignore[attr-defined]
+            elif kind is ast.Attribute:
+                tokens |= name_tokens(node.attr)  # type: ignore[attr-defined]
+            elif kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
+                tokens |= name_tokens(node.value.strip("'\""))  # type: ignore[attr-defined]
+
+
+def _last_name(expr: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The last name of the callee when ``expr`` is a call."""
+    if type(expr) is not ast.Call:
+        return None
+    func = expr.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute:
+        return func.attr
+    if type(func) is ast.Name:
+        return aliases.get(func.id, func.id)
+    return None
+
+
+def _sequential_elements(call: ast.Call) -> list[ast.AST]:
+    """The modules of ``nn.Sequential(a, b)`` or ``nn.Sequential(OrderedDict([("a", a), ...]))``
+    (more than activations.sequential_elements accepts: a superset)."""
+    args = list(call.args)
+    if len(args) == 1 and type(args[0]) is ast.Call and args[0].args:  # type: ignore[attr-defined]
+        items = args[0].args[0]  # type: ignore[attr-defined]
+        if type(items) in (ast.List, ast.Tuple):
+            pairs = [el.elts[1] for el in items.elts if type(el) in (ast.Tuple, ast.List) and len(el.elts) == 2]
+            if pairs:
+                return pairs
+    return [a.value if type(a) is ast.Starred else a for a in args]
+
+
+def _may_run_inplace(expr: ast.AST) -> bool:
+    """A module call given ``inplace=...`` or a literal ``True`` positionally (``nn.ReLU(True)``)."""
+    if type(expr) is not ast.Call:
+        return False
+    return any(kw.arg == "inplace" for kw in expr.keywords) or any(  # type: ignore[attr-defined]
+        type(a) is ast.Constant and a.value is True for a in expr.args  # type: ignore[attr-defined]
+    )
+
+
+def _inplace_name(name: str) -> bool:
+    """As activations.is_inplace_method, without its exceptions (a superset)."""
+    return name.endswith("_") and not name.startswith("_") and not name.endswith("__")
+
+
+def _bare_names(target: ast.AST) -> set[str]:
+    """The plain names a target binds (``a``, ``a, (b, c)``, ``*a``)."""
+    kind = type(target)
+    if kind is ast.Name:
+        return {target.id}  # type: ignore[attr-defined]
+    if kind in (ast.Tuple, ast.List):
+        return {n for el in target.elts for n in _bare_names(el)}  # type: ignore[attr-defined]
+    if kind is ast.Starred:
+        return _bare_names(target.value)  # type: ignore[attr-defined]
+    return set()
+
+
+def _state_dict_call(value: ast.AST) -> bool:
+    """``m.state_dict()`` or ``m.state_dict().copy()`` (MEM801's snapshots)."""
+    if type(value) is ast.Call and not value.args and not value.keywords:  # type: ignore[attr-defined]
+        func = value.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and func.attr == "copy":
+            value = func.value
+    if type(value) is not ast.Call or value.args or value.keywords:  # type: ignore[attr-defined]
+        return False
+    func = value.func  # type: ignore[attr-defined]
+    return type(func) is ast.Attribute and func.attr == "state_dict"
+
+
+def enabled_by_gate(rules, facts: GateFacts):
+    """The rules whose declared condition holds (a rule without one always)."""
+    return [r for r in rules if r.gate is None or r.gate(facts)]

@@ -1,0 +1,188 @@
+"""GateFacts (analysis/gate.py) and how the engine uses them."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import libcst as cst
+import pytest
+
+from memlint import engine
+from memlint.analysis.gate import GateFacts, enabled_by_gate
+from memlint.engine import ParseError, applicable_rules, lint
+from memlint.registry import select_rules
+from memlint.rule import Rule
+
+
+def facts(src: str) -> GateFacts:
+    return GateFacts(ast.parse(textwrap.dedent(src)))
+
+
+class _EveryBackward(Rule):
+    """A rule with the default tokens and no gate: reports every ``.backward()``."""
+
+    code = "MEM999"
+    name = "every-backward"
+    message = "a backward"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            self.report(node)
+
+
+# A training script that imports everything from local modules (issue 14, item 7).
+NO_TORCH_SCRIPT = """\
+from mymodels import Net
+from mydata import loader
+model, opt = Net(), Net.optimizer()
+for x, y in loader:
+    loss = model.loss(x, y)
+    loss.backward()
+    opt.step()
+"""
+
+# A model file: no training, no evaluation, nothing any default rule needs.
+MODEL_FILE = """\
+import torch
+import torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.norm = nn.LayerNorm(dim)
+    def forward(self, x):
+        for _ in range(2):
+            x = x + self.fc(self.norm(x))
+        return torch.relu(x)
+"""
+
+
+def test_training_verbs_pass_the_pre_filter_without_torch():
+    codes = {r.code for r in applicable_rules(NO_TORCH_SCRIPT, select_rules())}
+    assert {"MEM101", "MEM102", "MEM104", "MEM201", "MEM202"} <= codes
+    assert [f.code for f in lint(NO_TORCH_SCRIPT, "t.py", [_EveryBackward])[0]] == ["MEM999"]
+
+
+@pytest.mark.parametrize("verb", ["loss.backward()", "opt.zero_grad()", "opt . step ()"])
+def test_each_training_verb_alone_passes_the_pre_filter(verb):
+    assert applicable_rules(f"x = 1\n{verb}\n", [_EveryBackward]) == [_EveryBackward]
+
+
+def test_a_rule_without_a_gate_is_never_skipped():
+    # Nothing here satisfies any declared condition...
+    g = facts("import torch\nx = torch.ones(2)\nx.backward()\n")
+    gated = [r for r in select_rules() if r.gate is not None and r.gate(g)]
+    assert enabled_by_gate([_EveryBackward], g) == [_EveryBackward]
+    # ...and the ungated rule still runs and reports.
+    found, _ = lint("import torch\nx = torch.ones(2)\nx.backward()\n", "t.py", [*gated, _EveryBackward])
+    assert [f.code for f in found] == ["MEM999"]
+
+
+def test_a_file_no_rule_can_fire_in_is_not_parsed_by_libcst(monkeypatch):
+    calls = []
+    real = engine.parse_module
+    monkeypatch.setattr(engine, "parse_module", lambda text, tree=None: calls.append(text) or real(text, tree))
+    rules = select_rules()
+    assert applicable_rules(MODEL_FILE, rules)  # the pre-filter lets it through (it says torch)
+    assert lint(MODEL_FILE, "m.py", rules) == ([], None)
+    assert calls == []
+    monkeypatch.setattr(engine, "GATE", False)
+    assert lint(MODEL_FILE, "m.py", rules)[0] == []
+    assert calls == [MODEL_FILE]
+
+
+def test_text_python_cannot_parse_is_not_gated():
+    with pytest.raises(ParseError):
+        lint("import torch\nfor x in loader:\n    loss.backward(\n", "t.py", select_rules())
+
+
+def test_training_verbs_are_calls_not_mentions():
+    assert not facts("p.grad.zero_()\nif p.grad is None: pass\nstep = 3\n").trains
+    assert facts("loss.backward()").backward
+    assert facts("accelerator.backward(loss)").backward
+    assert facts("self.manual_backward(loss)").backward
+    assert facts("import torch\ntorch.autograd.grad(y, x)").backward
+    assert facts("from torch.autograd import backward as bw\nbw(loss)").backward
+    assert not facts("from torch.autograd import backward").backward
+    assert facts("opt.step()").trains and not facts("opt.step()").backward
+
+
+def test_identifiers_in_strings_and_comments_do_not_count():
+    g = facts('"""model.eval(); loss.backward()"""\n# optimizer.step()\nx = "no_grad"\n')
+    assert not (g.trains or g.eval_call or g.grad_off)
+
+
+def test_eval_call_is_a_switch_to_evaluation_mode():
+    assert facts("model.eval()").eval_call
+    assert facts("model.train(False)").eval_call
+    assert not facts("model.train()").eval_call
+    assert not facts("self.head.train(self.training)").eval_call
+    assert not facts("eval(expression, env)").eval_call
+
+
+def test_batch_evidence():
+    assert facts("for x, y in val_loader:\n    pass\n").batch_evidence
+    assert facts("for s in ['train', 'val']:\n    pass\n").batch_evidence  # strings in the iterable count
+    assert facts("def validate(m, xs):\n    return [m(x) for x in xs]\n").batch_evidence
+    assert not facts("def validate(m, x):\n    return m(x)\n").batch_evidence  # no loop in it
+    assert facts("class M:\n    def training_step(self, batch, i):\n        return 1\n").step_hooks
+    assert not facts("for blk in self.blocks:\n    x = blk(x)\n").batch_evidence
+
+
+def test_names_written_in_place():
+    g = facts(
+        """
+        a += 1
+        b[0] = 1
+        c.add_(1)
+        torch.relu_(d)
+        F.relu(e, inplace=True)
+        f.g += 1
+        h[0][1] = 2
+        """
+    )
+    assert {"a", "b", "c", "d", "e"} <= g.inplace_names  # (a superset: ``torch`` too)
+    assert not {"f", "g", "h"} & g.inplace_names
+
+
+def test_saved_outputs_and_leaves():
+    g = facts(
+        """
+        from torch import sigmoid as sg
+        s = sg(x)
+        t = x.exp()
+        u = F.linear(x, w)
+        w = nn.Parameter(torch.zeros(3))
+        v = torch.ones(3, requires_grad=True)
+        z.requires_grad = True
+        q = torch.ones(2).requires_grad_()
+        for p in model.parameters():
+            pass
+        """
+    )
+    assert g.output_names == {"s", "t"}
+    assert g.leaf_names == {"w", "v", "z", "q", "p"}
+
+
+def test_state_dict_snapshots():
+    assert facts("best = model.state_dict()").state_dict_snapshot
+    assert facts("best = model.state_dict().copy()").state_dict_snapshot
+    assert facts("ckpt = {'model': model.state_dict(), 'epoch': 3}").state_dict_snapshot
+    assert not facts("torch.save(model.state_dict(), path)").state_dict_snapshot
+    assert not facts("sd = model.state_dict(prefix='x')").state_dict_snapshot
+
+
+def test_checkpoint_calls_memlint_may_flag():
+    assert facts("from torch.utils.checkpoint import checkpoint as ck\nck(f, x)").checkpoint_without_reentrant
+    assert not facts("checkpoint(f, x, use_reentrant=False)").checkpoint_without_reentrant
+    assert not facts("checkpoint(f, x, **kw)").checkpoint_without_reentrant
+
+
+def test_sequential_with_an_inplace_module_after_one_that_saves_its_output():
+    assert facts("nn.Sequential(nn.Linear(2, 2), nn.Sigmoid(), nn.ReLU(inplace=True))").inplace_after_saver
+    assert facts("nn.Sequential(nn.Tanh(), nn.ReLU(True))").inplace_after_saver
+    assert facts("nn.Sequential(OrderedDict([('a', nn.ReLU()), ('b', nn.ELU(inplace=True))]))").inplace_after_saver
+    assert not facts("nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(inplace=True))").inplace_after_saver
+    assert not facts("nn.Sequential(nn.ReLU(inplace=True), nn.Sigmoid())").inplace_after_saver
