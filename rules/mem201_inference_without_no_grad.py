@@ -450,6 +450,84 @@ def predict_mc(model, x, n=20):
 """,
             "MC-dropout on purpose",
         ),
+        Valid(
+            """\
+import torch
+from helpers import evaluating
+def fit(model, train_loader, val_loader, criterion, opt):
+    for epoch in range(10):
+        model.train()
+        for x, y in train_loader:
+            opt.zero_grad()
+            criterion(model(x), y).backward()
+            opt.step()
+        model.eval()
+        with evaluating(model):
+            for x, y in val_loader:
+                print(model(x).argmax(1))
+""",
+            "a context manager from another module named for evaluation may turn grad off",
+        ),
+        Valid(
+            """\
+import contextlib
+import torch
+@contextlib.contextmanager
+def no_grad_ctx():
+    with torch.no_grad():
+        yield
+def fit(model, train_loader, val_loader, criterion, opt):
+    for epoch in range(10):
+        model.train()
+        for x, y in train_loader:
+            opt.zero_grad()
+            criterion(model(x), y).backward()
+            opt.step()
+        model.eval()
+        with no_grad_ctx():
+            for x, y in val_loader:
+                print(model(x).argmax(1))
+""",
+            "a context manager of this module that yields under torch.no_grad()",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def compute_accuracy(net, data_loader):
+    correct = 0
+    for features, targets in data_loader:
+        correct += (net(features).argmax(1) == targets).sum().item()
+    return correct
+def fit(net, train_loader, test_loader, optimizer):
+    for epoch in range(10):
+        for features, targets in train_loader:
+            loss = F.cross_entropy(net(features), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(compute_accuracy(net, train_loader), compute_accuracy(net, test_loader))
+""",
+            "a helper also run on the training loader: not evidence of evaluation",
+        ),
+        Valid(
+            """\
+import torch
+net = Net()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    for inputs, labels in trainloader:
+        optimizer.zero_grad()
+        loss = criterion(net(inputs), labels)
+        loss.backward()
+        optimizer.step()
+torch.set_grad_enabled(False)
+correct = 0
+for images, labels in testloader:
+    correct += (net(images).argmax(1) == labels).sum().item()
+""",
+            "torch.set_grad_enabled(False) in force at module level",
+        ),
     ]
     invalid = [
         Invalid(
@@ -591,6 +669,78 @@ def predict(net, test_loader):
     for batch in test_loader:
         preds.append(net(batch).argmax(-1).cpu().numpy())
     return np.concatenate(preds)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+net = Net()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    for inputs, labels in trainloader:
+        optimizer.zero_grad()
+        loss = criterion(net(inputs), labels)
+        loss.backward()
+        optimizer.step()
+correct = 0
+for images, labels in testloader:
+    outputs = net(images)
+    correct += (outputs.argmax(1) == labels).sum().item()
+print(correct)
+""",
+            """\
+import torch
+net = Net()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    for inputs, labels in trainloader:
+        optimizer.zero_grad()
+        loss = criterion(net(inputs), labels)
+        loss.backward()
+        optimizer.step()
+correct = 0
+with torch.no_grad():
+    for images, labels in testloader:
+        outputs = net(images)
+        correct += (outputs.argmax(1) == labels).sum().item()
+print(correct)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+def compute_accuracy(net, data_loader):
+    correct = 0
+    for features, targets in data_loader:
+        correct += (net(features).argmax(1) == targets).sum().item()
+    return correct / len(data_loader.dataset)
+def fit(net, train_loader, test_loader, optimizer):
+    for epoch in range(10):
+        for features, targets in train_loader:
+            loss = F.cross_entropy(net(features), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(compute_accuracy(net, test_loader))
+""",
+            """\
+import torch
+import torch.nn.functional as F
+def compute_accuracy(net, data_loader):
+    correct = 0
+    with torch.no_grad():
+        for features, targets in data_loader:
+            correct += (net(features).argmax(1) == targets).sum().item()
+    return correct / len(data_loader.dataset)
+def fit(net, train_loader, test_loader, optimizer):
+    for epoch in range(10):
+        for features, targets in train_loader:
+            loss = F.cross_entropy(net(features), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(compute_accuracy(net, test_loader))
 """,
         ),
     ]

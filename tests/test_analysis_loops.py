@@ -229,3 +229,30 @@ def test_outer_loops():
     """
     facts, loops = loop_infos(src)
     assert [facts.loops.outer_loop(l) for l in loops] == [False, True, True, False, True]
+
+
+def test_name_tokens_split_one_word_data_names():
+    from memlint.analysis.loops import name_tokens
+
+    assert {"test", "loader"} <= name_tokens("testloader")
+    assert {"val", "set"} <= name_tokens("valset")
+    assert name_tokens("testament") == {"testament"}
+
+
+def test_eval_evidence_from_the_loaders_callers_pass():
+    src = """
+    def accuracy(net, data_loader):
+        for x, y in data_loader:
+            net(x)
+    def mixed(net, data_loader):
+        for x, y in data_loader:
+            net(x)
+    def fit(net, test_loader, train_loader):
+        accuracy(net, test_loader)
+        accuracy(net, data_loader=testloader)
+        mixed(net, test_loader)
+        mixed(net, train_loader)
+    """
+    _, (accuracy_loop, mixed_loop) = loop_infos(src)
+    assert accuracy_loop.role == "eval"
+    assert mixed_loop.role is None
