@@ -12,6 +12,9 @@ from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import wrap_in_with
 
 
+_FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
+
+
 class InferenceWithoutNoGrad(Rule):
     """
     ## What it does
@@ -23,7 +26,9 @@ class InferenceWithoutNoGrad(Rule):
     in a function that this module only calls under such a context. A
     function named for evaluation that calls `model.eval()` and runs the model
     without a loop (a full-graph GNN test, a single prediction) is reported
-    too, on its `def` line.
+    too, on its `def` line, and so is a forward pass in the script body
+    after `model.eval()` (`y_pred = model(X_test)`) when nothing later in
+    the script backpropagates or reads gradients.
 
     ## Why it matters
     With grad mode on, every forward pass builds a graph and saves the
@@ -106,6 +111,50 @@ class InferenceWithoutNoGrad(Rule):
             return
         self._decorated.add(id(node))
         self.report(node, fix=self._decorator_fix(node))
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """The script body after training: ``model.eval()`` then
+        ``preds = model(X_test)``, no loop, nothing after that needs grad."""
+        facts = self.facts
+        loops = facts.loops
+        body_facts = loops.scope_facts(node)
+        if body_facts is None or not any(mode == "eval" for _, _, mode in body_facts.mode_calls):
+            return
+        for stmt in node.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            start, end = loops.pos(stmt), loops.end(stmt)
+            model_calls = [c for c in body_facts.model_calls if start <= loops.pos(c) < end]
+            if model_calls and self._forward_after_eval(node, stmt, model_calls):
+                torch_no_grad, imports = self._no_grad_spelling()
+                new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
+                fix = Fix(f"Run it under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
+                self.report(stmt, message=_FORWARD_MESSAGE, fix=fix)
+
+    def _forward_after_eval(self, module: cst.Module, stmt: cst.SimpleStatementLine, model_calls) -> bool:
+        facts = self.facts
+        loops = facts.loops
+        grad = facts.grad_mode
+        if grad.mode_at(stmt) is not GradMode.ENABLED or grad.local_mode(stmt) is GradMode.ENABLED:
+            return False
+        if not all(isinstance(s, (cst.Assign, cst.AnnAssign, cst.Expr)) for s in stmt.body):
+            return False
+        if loops.holds_comprehension(stmt):
+            return False  # a comprehension or lambda: reported (or not) on its own
+        if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
+            return False
+        receivers = frozenset(dotted_name(_module_of(c.func)) for c in model_calls)
+        if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
+            return False
+        start = loops.pos(stmt)
+        body_facts = loops.scope_facts(module)
+        if any(loops.pos(m) >= start for m in body_facts.grad_markers):
+            return False  # a backward, a step, ``x.grad`` later on: it may need this graph
+        for call in facts.calls.calls_in.get(module, ()):
+            fn = facts.calls.resolve(call)
+            if fn is not None and loops.pos(call) >= start and (loops.trains(fn) or loops.needs_grad(fn)):
+                return False
+        return True
 
     def _check_comprehension(self, node: cst.BaseExpression) -> None:
         """``sum(criterion(model(x), y) for x, y in valid_dl)`` after ``.eval()``."""
@@ -528,6 +577,36 @@ for images, labels in testloader:
 """,
             "torch.set_grad_enabled(False) in force at module level",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))
+model.eval()
+x = X_test[:1].clone().requires_grad_(True)
+out = model(x)
+out[0, out.argmax()].backward()
+saliency = x.grad.abs()
+""",
+            "a saliency map in the script body: the forward after eval() is backpropagated",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))
+optimizer = torch.optim.Adam(model.parameters())
+model.eval()
+baseline = model(X_val)
+model.train()
+for epoch in range(100):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(X_train), y_train)
+    loss.backward()
+    optimizer.step()
+""",
+            "a baseline forward before the script trains: training later may need grad (cannot tell)",
+        ),
     ]
     invalid = [
         Invalid(
@@ -741,6 +820,37 @@ def fit(net, train_loader, test_loader, optimizer):
             loss.backward()
             optimizer.step()
         print(compute_accuracy(net, test_loader))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Dropout(0.2), nn.Linear(64, 2))
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(X_train), y_train)
+    loss.backward()
+    optimizer.step()
+model.eval()
+y_pred = model(X_test)
+print((y_pred.argmax(1) == y_test).float().mean())
+""",
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Dropout(0.2), nn.Linear(64, 2))
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(X_train), y_train)
+    loss.backward()
+    optimizer.step()
+model.eval()
+with torch.no_grad():
+    y_pred = model(X_test)
+print((y_pred.argmax(1) == y_test).float().mean())
 """,
         ),
     ]

@@ -256,3 +256,12 @@ def test_eval_evidence_from_the_loaders_callers_pass():
     _, (accuracy_loop, mixed_loop) = loop_infos(src)
     assert accuracy_loop.role == "eval"
     assert mixed_loop.role is None
+
+
+def test_holds_comprehension():
+    from memlint.analysis.loops import LoopAnalysis
+
+    stmt = lambda s: cst.parse_statement(s)  # noqa: E731
+    assert LoopAnalysis.holds_comprehension(stmt("x = sum(f(a) for a in b)\n"))
+    assert LoopAnalysis.holds_comprehension(stmt("key = lambda t: t[0]\n"))
+    assert not LoopAnalysis.holds_comprehension(stmt("y = model(x)\n"))

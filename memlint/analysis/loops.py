@@ -342,6 +342,20 @@ class LoopAnalysis(cst.CSTVisitor):
                     return False
         return True
 
+    @staticmethod
+    def holds_comprehension(stmt: cst.CSTNode) -> bool:
+        """``stmt`` holds a comprehension, generator expression or lambda."""
+        found: list[cst.CSTNode] = []
+
+        class _V(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Lambda)):
+                    found.append(node)
+                return not found
+
+        visit_fast(stmt, _V())
+        return bool(found)
+
     def comprehension_is_eval(self, comp: cst.BaseExpression) -> list[cst.Call]:
         """The model calls of a comprehension or generator expression that
         evaluates (``sum(loss(model(x), y) for x, y in valid_dl)`` after
