@@ -194,3 +194,23 @@ def test_scaler_disabled_is_read_in_the_function_that_uses_it():
 def test_lambda_bodies_are_not_recorded():
     facts = facts_of("optimizer.step(lambda: loss.backward())\n")
     assert [v.kind for v in facts.verbs.verbs] == [VerbKind.STEP]
+
+
+def test_optimizer_modules_names_the_modules_whose_parameters_it_owns():
+    facts = facts_of(
+        """
+        import itertools
+        import torch
+        opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+        opt_g = torch.optim.Adam(itertools.chain(G.parameters(), E.parameters()))
+        params = list(self.head.parameters())
+        opt_h = torch.optim.SGD(params, lr=0.1)
+        opt_x = make_optimizer(cfg)
+        """
+    )
+    verbs = facts.verbs
+    assert verbs.optimizer_modules("opt_d") == {"D"}
+    assert verbs.optimizer_modules("opt_g") == {"G", "E"}
+    assert verbs.optimizer_modules("opt_h") == {"self.head"}
+    assert verbs.optimizer_modules("opt_x") is None
+    assert verbs.optimizer_modules("opt_unknown") is None
