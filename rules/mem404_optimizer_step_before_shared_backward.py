@@ -48,8 +48,10 @@ class OptimizerStepBeforeSharedBackward(Rule):
     graphs this function builds are followed, through local names to their
     last assignment; a loss recomputed after the step, a graph cut with
     `.detach()` (`D(fake.detach())`), optimizers whose parameters the graph
-    does not reach, calls under `torch.no_grad()`, a step that does not run
-    on every path to the backward, and optimizers whose parameters cannot
+    does not reach, calls under `torch.no_grad()`, a step and a backward
+    that need not run in the same iteration (exclusive branches, a branch
+    that may `continue`, two independent `if`s), losses handed to another
+    function to backpropagate, and optimizers whose parameters cannot
     be told (passed in from elsewhere) are not reported.
 
     ## References
@@ -93,7 +95,7 @@ class OptimizerStepBeforeSharedBackward(Rule):
                 or backward.loss is None
                 or backward.scope is not step.scope
                 or verbs.region(backward) is not region
-                or not verbs.dominates(step, backward, since)
+                or not (verbs.dominates(step, backward, since) or verbs.follows(step, backward, since))
             ):
                 continue
             graph = graph_calls(backward.loss, step.scope, facts.bindings, calls.pos, calls.end)
@@ -222,8 +224,70 @@ for real in loader:
 """,
             "the step and the later backward never run in the same iteration",
         ),
+        Valid(
+            """\
+import torch
+opt_d = torch.optim.Adam(D.parameters())
+opt_g = torch.optim.Adam(G.parameters())
+for i, real in enumerate(loader):
+    fake = G(z)
+    d_loss = D(fake.detach()).mean() - D(real).mean()
+    g_loss = -D(fake).mean()
+    if i % n_critic:
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+        continue
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+""",
+            "the critic's step is followed by `continue`: the generator's backward never runs after it",
+        ),
+        Valid(
+            """\
+import torch
+opt_d = torch.optim.Adam(D.parameters())
+opt_g = torch.optim.Adam(G.parameters())
+for it, real in enumerate(loader):
+    fake = G(z)
+    fake_score = D(fake)
+    if phase == "critic":
+        opt_d.zero_grad()
+        (fake_score.mean() - D(real).mean()).backward(retain_graph=True)
+        opt_d.step()
+    if phase == "generator":
+        opt_g.zero_grad()
+        (-fake_score.mean()).backward()
+        opt_g.step()
+""",
+            "two independent branches whose conditions may exclude each other: cannot tell",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import itertools
+import torch
+ge_chain = itertools.chain(generator.parameters(), encoder.parameters())
+optimizer_GE = torch.optim.Adam(ge_chain, lr=1e-4)
+optimizer_D = torch.optim.Adam(discriminator.parameters(), lr=1e-4)
+for i, (imgs, _) in enumerate(dataloader):
+    gen_imgs = generator(zn, zc)
+    D_gen = discriminator(gen_imgs)
+    D_real = discriminator(imgs)
+    if i % n_skip_iter == 0:
+        ge_loss = torch.mean(D_gen) + zn_loss(encoder(gen_imgs), zn)
+        optimizer_GE.zero_grad()
+        ge_loss.backward(retain_graph=True)
+        optimizer_GE.step()
+    d_loss = torch.mean(D_real) - torch.mean(D_gen)
+    optimizer_D.zero_grad()
+    d_loss.backward()
+    optimizer_D.step()
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

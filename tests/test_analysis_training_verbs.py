@@ -214,3 +214,30 @@ def test_optimizer_modules_names_the_modules_whose_parameters_it_owns():
     assert verbs.optimizer_modules("opt_h") == {"self.head"}
     assert verbs.optimizer_modules("opt_x") is None
     assert verbs.optimizer_modules("opt_unknown") is None
+
+
+def test_follows_a_verb_that_runs_after_it_on_every_path():
+    facts = facts_of(
+        """
+        for i, x in enumerate(loader):
+            if i % 5 == 0:
+                opt_a.step()
+            if skip:
+                opt_b.step()
+                continue
+            if other:
+                opt_c.step()
+            loss.backward()
+            if late:
+                torch.autograd.backward(late_loss)
+        """
+    )
+    verbs = facts.verbs
+    loop = facts.module.body[0]
+    steps = {v.call.func.value.value: v for v in verbs.verbs if v.kind is VerbKind.STEP}
+    first, last = [v for v in verbs.verbs if v.kind is VerbKind.BACKWARD]
+    assert verbs.follows(steps["opt_a"], first, loop)
+    assert verbs.follows(steps["opt_c"], first, loop)
+    assert not verbs.follows(steps["opt_b"], first, loop)  # ``continue`` skips it
+    assert not verbs.follows(steps["opt_a"], last, loop)  # under its own ``if``
+    assert not verbs.follows(first, steps["opt_a"], loop)  # before it
