@@ -611,6 +611,33 @@ for epoch in range(100):
     invalid = [
         Invalid(
             """\
+import torch
+def test(args, test_loader, model):
+    model.eval()
+    data_list = []
+    for i, (input, label) in enumerate(test_loader):
+        with torch.no_grad():
+            input_var = input.cuda()
+        output = model(input_var)
+        data_list.append(output.cpu().data[0].numpy())
+    return data_list
+""",
+            """\
+import torch
+@torch.no_grad()
+def test(args, test_loader, model):
+    model.eval()
+    data_list = []
+    for i, (input, label) in enumerate(test_loader):
+        with torch.no_grad():
+            input_var = input.cuda()
+        output = model(input_var)
+        data_list.append(output.cpu().data[0].numpy())
+    return data_list
+""",
+        ),
+        Invalid(
+            """\
 import timm
 import torch
 model = timm.create_model("resnet50", num_classes=5)

@@ -265,3 +265,21 @@ def test_holds_comprehension():
     assert LoopAnalysis.holds_comprehension(stmt("x = sum(f(a) for a in b)\n"))
     assert LoopAnalysis.holds_comprehension(stmt("key = lambda t: t[0]\n"))
     assert not LoopAnalysis.holds_comprehension(stmt("y = model(x)\n"))
+
+
+def test_a_no_grad_block_inside_a_loop_is_not_a_need_for_gradients():
+    src = """
+    import torch
+    def test(loader, model):
+        model.eval()
+        for x, y in loader:
+            with torch.no_grad():
+                x = x.cuda()
+            model(x)
+        for x, y in loader:
+            with torch.set_grad_enabled(flag):
+                model(x)
+    """
+    _, (first, second) = loop_infos(src)
+    assert not first.needs_grad and first.role == "eval"
+    assert second.needs_grad  # grad may be switched on: it may need it

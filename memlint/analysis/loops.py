@@ -276,6 +276,8 @@ class LoopAnalysis(cst.CSTVisitor):
             self._mark("grad_markers", node)
         elif context_mode(node, self.names) is GradMode.ENABLED:
             self._mark("grad_markers", node)
+        elif context_mode(node, self.names) is GradMode.DISABLED:
+            pass  # ``torch.no_grad()`` turns grad off: not a need for it, whatever its name says
         else:
             callee = dotted_name(func)
             if callee and name_tokens(callee.rsplit(".", 1)[-1]) & _GRAD_NAME_TOKENS:
