@@ -6,7 +6,7 @@ import libcst as cst
 
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import MAYBE as _NONE, H
-from memlint.analysis.names import dotted_name
+from memlint.analysis.names import dotted_name, flat_targets
 from memlint.expr_edits import add_decorator, parse_expr
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import wrap_in_with
@@ -113,25 +113,35 @@ class InferenceWithoutNoGrad(Rule):
         self.report(node, fix=self._decorator_fix(node))
 
     def visit_Module(self, node: cst.Module) -> None:
-        """The script body after training: ``model.eval()`` then
-        ``preds = model(X_test)``, no loop, nothing after that needs grad."""
+        """A forward pass after ``model.eval()`` with no loop, in the script
+        body or a function not named for evaluation (``visit_FunctionDef``
+        reports those): ``preds = model(X_test)``, nothing after it in that
+        scope needs grad, and a function does not return the result."""
         facts = self.facts
         loops = facts.loops
-        body_facts = loops.scope_facts(node)
-        if body_facts is None or not any(mode == "eval" for _, _, mode in body_facts.mode_calls):
-            return
-        for stmt in node.body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
+        for scope in (node, *facts.calls.functions):
+            body_facts = loops.scope_facts(scope)
+            if body_facts is None or not any(mode == "eval" for _, _, mode in body_facts.mode_calls):
                 continue
-            start, end = loops.pos(stmt), loops.end(stmt)
-            model_calls = [c for c in body_facts.model_calls if start <= loops.pos(c) < end]
-            if model_calls and self._forward_after_eval(node, stmt, model_calls):
-                torch_no_grad, imports = self._no_grad_spelling()
-                new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
-                fix = Fix(f"Run it under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
-                self.report(stmt, message=_FORWARD_MESSAGE, fix=fix)
+            if isinstance(scope, cst.FunctionDef) and (
+                loops.eval_named(scope)
+                or loops.serves_forward(scope)
+                or _is_pytest_test(scope, self.context.path)
+                or not isinstance(scope.body, cst.IndentedBlock)
+            ):
+                continue
+            for stmt in scope.body.body if isinstance(scope, cst.FunctionDef) else scope.body:
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                start, end = loops.pos(stmt), loops.end(stmt)
+                model_calls = [c for c in body_facts.model_calls if start <= loops.pos(c) < end]
+                if model_calls and self._forward_after_eval(scope, stmt, model_calls):
+                    torch_no_grad, imports = self._no_grad_spelling()
+                    new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
+                    fix = Fix(f"Run it under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
+                    self.report(stmt, message=_FORWARD_MESSAGE, fix=fix)
 
-    def _forward_after_eval(self, module: cst.Module, stmt: cst.SimpleStatementLine, model_calls) -> bool:
+    def _forward_after_eval(self, scope, stmt: cst.SimpleStatementLine, model_calls) -> bool:
         facts = self.facts
         loops = facts.loops
         grad = facts.grad_mode
@@ -146,11 +156,21 @@ class InferenceWithoutNoGrad(Rule):
         receivers = frozenset(dotted_name(_module_of(c.func)) for c in model_calls)
         if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
             return False
+        if isinstance(scope, cst.FunctionDef):
+            for small in stmt.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+                if isinstance(small, cst.AnnAssign):
+                    targets = [small.target]
+                names = [n for t in targets for n in flat_targets(t)]
+                if not all(isinstance(n, cst.Name) for n in names):
+                    return False  # ``self.out = ...`` outlives the call
+                if any(facts.usage.reaches_return(n.value, scope) for n in names):
+                    return False  # handed back to a caller that may backpropagate
         start = loops.pos(stmt)
-        body_facts = loops.scope_facts(module)
+        body_facts = loops.scope_facts(scope)
         if any(loops.pos(m) >= start for m in body_facts.grad_markers):
             return False  # a backward, a step, ``x.grad`` later on: it may need this graph
-        for call in facts.calls.calls_in.get(module, ()):
+        for call in facts.calls.calls_in.get(scope, ()):
             fn = facts.calls.resolve(call)
             if fn is not None and loops.pos(call) >= start and (loops.trains(fn) or loops.needs_grad(fn)):
                 return False
@@ -270,6 +290,16 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+def features_for_probe(backbone, x):
+    backbone.eval()
+    feats = backbone(x)
+    return feats
+""",
+            "a forward after eval() whose result goes back to a caller that may backpropagate",
+        ),
         Valid(
             """\
 import torch
