@@ -6,10 +6,13 @@ import libcst as cst
 
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import MAYBE as _NONE, H
-from memlint.analysis.names import dotted_name
+from memlint.analysis.names import dotted_name, flat_targets
 from memlint.expr_edits import add_decorator, parse_expr
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import wrap_in_with
+
+
+_FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
 
 
 class InferenceWithoutNoGrad(Rule):
@@ -23,7 +26,9 @@ class InferenceWithoutNoGrad(Rule):
     in a function that this module only calls under such a context. A
     function named for evaluation that calls `model.eval()` and runs the model
     without a loop (a full-graph GNN test, a single prediction) is reported
-    too, on its `def` line.
+    too, on its `def` line, and so is a forward pass in the script body
+    after `model.eval()` (`y_pred = model(X_test)`) when nothing later in
+    the script backpropagates or reads gradients.
 
     ## Why it matters
     With grad mode on, every forward pass builds a graph and saves the
@@ -107,6 +112,70 @@ class InferenceWithoutNoGrad(Rule):
             return
         self._decorated.add(id(node))
         self.report(node, fix=self._decorator_fix(node))
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """A forward pass after ``model.eval()`` with no loop, in the script
+        body or a function not named for evaluation (``visit_FunctionDef``
+        reports those): ``preds = model(X_test)``, nothing after it in that
+        scope needs grad, and a function does not return the result."""
+        facts = self.facts
+        loops = facts.loops
+        for scope in (node, *facts.calls.functions):
+            body_facts = loops.scope_facts(scope)
+            if body_facts is None or not any(mode == "eval" for _, _, mode in body_facts.mode_calls):
+                continue
+            if isinstance(scope, cst.FunctionDef) and (
+                loops.eval_named(scope)
+                or loops.serves_forward(scope)
+                or _is_pytest_test(scope, self.context.path)
+                or not isinstance(scope.body, cst.IndentedBlock)
+            ):
+                continue
+            for stmt in scope.body.body if isinstance(scope, cst.FunctionDef) else scope.body:
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                start, end = loops.pos(stmt), loops.end(stmt)
+                model_calls = [c for c in body_facts.model_calls if start <= loops.pos(c) < end]
+                if model_calls and self._forward_after_eval(scope, stmt, model_calls):
+                    torch_no_grad, imports = self._no_grad_spelling()
+                    new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
+                    fix = Fix(f"Run it under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
+                    self.report(stmt, message=_FORWARD_MESSAGE, fix=fix)
+
+    def _forward_after_eval(self, scope, stmt: cst.SimpleStatementLine, model_calls) -> bool:
+        facts = self.facts
+        loops = facts.loops
+        grad = facts.grad_mode
+        if grad.mode_at(stmt) is not GradMode.ENABLED or grad.local_mode(stmt) is GradMode.ENABLED:
+            return False
+        if not all(isinstance(s, (cst.Assign, cst.AnnAssign, cst.Expr)) for s in stmt.body):
+            return False
+        if loops.holds_comprehension(stmt):
+            return False  # a comprehension or lambda: reported (or not) on its own
+        if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
+            return False
+        receivers = frozenset(dotted_name(_module_of(c.func)) for c in model_calls)
+        if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
+            return False
+        if isinstance(scope, cst.FunctionDef):
+            for small in stmt.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+                if isinstance(small, cst.AnnAssign):
+                    targets = [small.target]
+                names = [n for t in targets for n in flat_targets(t)]
+                if not all(isinstance(n, cst.Name) for n in names):
+                    return False  # ``self.out = ...`` outlives the call
+                if any(facts.usage.reaches_return(n.value, scope) for n in names):
+                    return False  # handed back to a caller that may backpropagate
+        start = loops.pos(stmt)
+        body_facts = loops.scope_facts(scope)
+        if any(loops.pos(m) >= start for m in body_facts.grad_markers):
+            return False  # a backward, a step, ``x.grad`` later on: it may need this graph
+        for call in facts.calls.calls_in.get(scope, ()):
+            fn = facts.calls.resolve(call)
+            if fn is not None and loops.pos(call) >= start and (loops.trains(fn) or loops.needs_grad(fn)):
+                return False
+        return True
 
     def _check_comprehension(self, node: cst.BaseExpression) -> None:
         """``sum(criterion(model(x), y) for x, y in valid_dl)`` after ``.eval()``."""
@@ -222,6 +291,16 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+def features_for_probe(backbone, x):
+    backbone.eval()
+    feats = backbone(x)
+    return feats
+""",
+            "a forward after eval() whose result goes back to a caller that may backpropagate",
+        ),
         Valid(
             """\
 import torch
@@ -451,8 +530,143 @@ def predict_mc(model, x, n=20):
 """,
             "MC-dropout on purpose",
         ),
+        Valid(
+            """\
+import torch
+from helpers import evaluating
+def fit(model, train_loader, val_loader, criterion, opt):
+    for epoch in range(10):
+        model.train()
+        for x, y in train_loader:
+            opt.zero_grad()
+            criterion(model(x), y).backward()
+            opt.step()
+        model.eval()
+        with evaluating(model):
+            for x, y in val_loader:
+                print(model(x).argmax(1))
+""",
+            "a context manager from another module named for evaluation may turn grad off",
+        ),
+        Valid(
+            """\
+import contextlib
+import torch
+@contextlib.contextmanager
+def no_grad_ctx():
+    with torch.no_grad():
+        yield
+def fit(model, train_loader, val_loader, criterion, opt):
+    for epoch in range(10):
+        model.train()
+        for x, y in train_loader:
+            opt.zero_grad()
+            criterion(model(x), y).backward()
+            opt.step()
+        model.eval()
+        with no_grad_ctx():
+            for x, y in val_loader:
+                print(model(x).argmax(1))
+""",
+            "a context manager of this module that yields under torch.no_grad()",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def compute_accuracy(net, data_loader):
+    correct = 0
+    for features, targets in data_loader:
+        correct += (net(features).argmax(1) == targets).sum().item()
+    return correct
+def fit(net, train_loader, test_loader, optimizer):
+    for epoch in range(10):
+        for features, targets in train_loader:
+            loss = F.cross_entropy(net(features), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(compute_accuracy(net, train_loader), compute_accuracy(net, test_loader))
+""",
+            "a helper also run on the training loader: not evidence of evaluation",
+        ),
+        Valid(
+            """\
+import torch
+net = Net()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    for inputs, labels in trainloader:
+        optimizer.zero_grad()
+        loss = criterion(net(inputs), labels)
+        loss.backward()
+        optimizer.step()
+torch.set_grad_enabled(False)
+correct = 0
+for images, labels in testloader:
+    correct += (net(images).argmax(1) == labels).sum().item()
+""",
+            "torch.set_grad_enabled(False) in force at module level",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))
+model.eval()
+x = X_test[:1].clone().requires_grad_(True)
+out = model(x)
+out[0, out.argmax()].backward()
+saliency = x.grad.abs()
+""",
+            "a saliency map in the script body: the forward after eval() is backpropagated",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))
+optimizer = torch.optim.Adam(model.parameters())
+model.eval()
+baseline = model(X_val)
+model.train()
+for epoch in range(100):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(X_train), y_train)
+    loss.backward()
+    optimizer.step()
+""",
+            "a baseline forward before the script trains: training later may need grad (cannot tell)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def test(args, test_loader, model):
+    model.eval()
+    data_list = []
+    for i, (input, label) in enumerate(test_loader):
+        with torch.no_grad():
+            input_var = input.cuda()
+        output = model(input_var)
+        data_list.append(output.cpu().data[0].numpy())
+    return data_list
+""",
+            """\
+import torch
+@torch.no_grad()
+def test(args, test_loader, model):
+    model.eval()
+    data_list = []
+    for i, (input, label) in enumerate(test_loader):
+        with torch.no_grad():
+            input_var = input.cuda()
+        output = model(input_var)
+        data_list.append(output.cpu().data[0].numpy())
+    return data_list
+""",
+        ),
         Invalid(
             """\
 import timm
@@ -592,6 +806,109 @@ def predict(net, test_loader):
     for batch in test_loader:
         preds.append(net(batch).argmax(-1).cpu().numpy())
     return np.concatenate(preds)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+net = Net()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    for inputs, labels in trainloader:
+        optimizer.zero_grad()
+        loss = criterion(net(inputs), labels)
+        loss.backward()
+        optimizer.step()
+correct = 0
+for images, labels in testloader:
+    outputs = net(images)
+    correct += (outputs.argmax(1) == labels).sum().item()
+print(correct)
+""",
+            """\
+import torch
+net = Net()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for epoch in range(2):
+    for inputs, labels in trainloader:
+        optimizer.zero_grad()
+        loss = criterion(net(inputs), labels)
+        loss.backward()
+        optimizer.step()
+correct = 0
+with torch.no_grad():
+    for images, labels in testloader:
+        outputs = net(images)
+        correct += (outputs.argmax(1) == labels).sum().item()
+print(correct)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+def compute_accuracy(net, data_loader):
+    correct = 0
+    for features, targets in data_loader:
+        correct += (net(features).argmax(1) == targets).sum().item()
+    return correct / len(data_loader.dataset)
+def fit(net, train_loader, test_loader, optimizer):
+    for epoch in range(10):
+        for features, targets in train_loader:
+            loss = F.cross_entropy(net(features), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(compute_accuracy(net, test_loader))
+""",
+            """\
+import torch
+import torch.nn.functional as F
+def compute_accuracy(net, data_loader):
+    correct = 0
+    with torch.no_grad():
+        for features, targets in data_loader:
+            correct += (net(features).argmax(1) == targets).sum().item()
+    return correct / len(data_loader.dataset)
+def fit(net, train_loader, test_loader, optimizer):
+    for epoch in range(10):
+        for features, targets in train_loader:
+            loss = F.cross_entropy(net(features), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(compute_accuracy(net, test_loader))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Dropout(0.2), nn.Linear(64, 2))
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(X_train), y_train)
+    loss.backward()
+    optimizer.step()
+model.eval()
+y_pred = model(X_test)
+print((y_pred.argmax(1) == y_test).float().mean())
+""",
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Dropout(0.2), nn.Linear(64, 2))
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    optimizer.zero_grad()
+    loss = nn.functional.cross_entropy(model(X_train), y_train)
+    loss.backward()
+    optimizer.step()
+model.eval()
+with torch.no_grad():
+    y_pred = model(X_test)
+print((y_pred.argmax(1) == y_test).float().mean())
 """,
         ),
     ]

@@ -250,3 +250,27 @@ def test_method_called_only_under_no_grad_through_an_instance():
     assert grad.method_called_without_grad(fns["update"])
     assert not grad.method_called_without_grad(fns["reset"])
     assert not grad.method_called_without_grad(fns["step"])  # not a method
+
+
+def test_context_managers_of_the_project():
+    src = """
+    import contextlib
+    import torch
+    from helpers import evaluating, progress
+    @contextlib.contextmanager
+    def quiet():
+        with torch.no_grad():
+            yield
+    @contextlib.contextmanager
+    def timed():
+        yield
+    with quiet():
+        a()
+    with timed():
+        b()
+    with evaluating(model):
+        c()
+    with progress(loader):
+        d()
+    """
+    assert modes(src, "a()", "b()", "c()", "d()") == [OFF, ON, UNKNOWN, ON]

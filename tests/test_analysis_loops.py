@@ -255,3 +255,57 @@ def test_outer_loops():
     """
     facts, loops = loop_infos(src)
     assert [facts.loops.outer_loop(l) for l in loops] == [False, True, True, False, True]
+
+
+def test_name_tokens_split_one_word_data_names():
+    from memlint.analysis.loops import name_tokens
+
+    assert {"test", "loader"} <= name_tokens("testloader")
+    assert {"val", "set"} <= name_tokens("valset")
+    assert name_tokens("testament") == {"testament"}
+
+
+def test_eval_evidence_from_the_loaders_callers_pass():
+    src = """
+    def accuracy(net, data_loader):
+        for x, y in data_loader:
+            net(x)
+    def mixed(net, data_loader):
+        for x, y in data_loader:
+            net(x)
+    def fit(net, test_loader, train_loader):
+        accuracy(net, test_loader)
+        accuracy(net, data_loader=testloader)
+        mixed(net, test_loader)
+        mixed(net, train_loader)
+    """
+    _, (accuracy_loop, mixed_loop) = loop_infos(src)
+    assert accuracy_loop.role == "eval"
+    assert mixed_loop.role is None
+
+
+def test_holds_comprehension():
+    from memlint.analysis.loops import LoopAnalysis
+
+    stmt = lambda s: cst.parse_statement(s)  # noqa: E731
+    assert LoopAnalysis.holds_comprehension(stmt("x = sum(f(a) for a in b)\n"))
+    assert LoopAnalysis.holds_comprehension(stmt("key = lambda t: t[0]\n"))
+    assert not LoopAnalysis.holds_comprehension(stmt("y = model(x)\n"))
+
+
+def test_a_no_grad_block_inside_a_loop_is_not_a_need_for_gradients():
+    src = """
+    import torch
+    def test(loader, model):
+        model.eval()
+        for x, y in loader:
+            with torch.no_grad():
+                x = x.cuda()
+            model(x)
+        for x, y in loader:
+            with torch.set_grad_enabled(flag):
+                model(x)
+    """
+    _, (first, second) = loop_infos(src)
+    assert not first.needs_grad and first.role == "eval"
+    assert second.needs_grad  # grad may be switched on: it may need it

@@ -194,3 +194,50 @@ def test_scaler_disabled_is_read_in_the_function_that_uses_it():
 def test_lambda_bodies_are_not_recorded():
     facts = facts_of("optimizer.step(lambda: loss.backward())\n")
     assert [v.kind for v in facts.verbs.verbs] == [VerbKind.STEP]
+
+
+def test_optimizer_modules_names_the_modules_whose_parameters_it_owns():
+    facts = facts_of(
+        """
+        import itertools
+        import torch
+        opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+        opt_g = torch.optim.Adam(itertools.chain(G.parameters(), E.parameters()))
+        params = list(self.head.parameters())
+        opt_h = torch.optim.SGD(params, lr=0.1)
+        opt_x = make_optimizer(cfg)
+        """
+    )
+    verbs = facts.verbs
+    assert verbs.optimizer_modules("opt_d") == {"D"}
+    assert verbs.optimizer_modules("opt_g") == {"G", "E"}
+    assert verbs.optimizer_modules("opt_h") == {"self.head"}
+    assert verbs.optimizer_modules("opt_x") is None
+    assert verbs.optimizer_modules("opt_unknown") is None
+
+
+def test_follows_a_verb_that_runs_after_it_on_every_path():
+    facts = facts_of(
+        """
+        for i, x in enumerate(loader):
+            if i % 5 == 0:
+                opt_a.step()
+            if skip:
+                opt_b.step()
+                continue
+            if other:
+                opt_c.step()
+            loss.backward()
+            if late:
+                torch.autograd.backward(late_loss)
+        """
+    )
+    verbs = facts.verbs
+    loop = facts.module.body[0]
+    steps = {v.call.func.value.value: v for v in verbs.verbs if v.kind is VerbKind.STEP}
+    first, last = [v for v in verbs.verbs if v.kind is VerbKind.BACKWARD]
+    assert verbs.follows(steps["opt_a"], first, loop)
+    assert verbs.follows(steps["opt_c"], first, loop)
+    assert not verbs.follows(steps["opt_b"], first, loop)  # ``continue`` skips it
+    assert not verbs.follows(steps["opt_a"], last, loop)  # under its own ``if``
+    assert not verbs.follows(first, steps["opt_a"], loop)  # before it

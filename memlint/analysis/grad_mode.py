@@ -119,6 +119,35 @@ def context_mode(call: cst.BaseExpression, names: ImportTable) -> GradMode | Non
     return None
 
 
+# Words in the name of a context manager from elsewhere that may turn grad off.
+_HELPER_CONTEXT_TOKENS = frozenset(
+    {
+        "eval", "evaluating", "evaluation", "evaluate", "inference", "infer", "inferencing", "grad", "nograd",
+        "predict", "predicting", "testing", "frozen", "freeze", "freezing",
+    }
+)
+
+
+def _yields(fn: cst.FunctionDef) -> list[cst.Yield]:
+    """The ``yield`` expressions of ``fn`` itself (not of nested functions)."""
+    found: list[cst.Yield] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Yield(self, node: cst.Yield) -> None:
+            found.append(node)
+
+    from memlint.traversal import visit_fast
+
+    visit_fast(fn, _V())
+    return found
+
+
 def _literal_bool(expr: cst.BaseExpression, invert: bool) -> GradMode:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         on = (expr.value == "True") != invert
@@ -224,7 +253,7 @@ class GradModeAnalysis:
         torch.no_grad()`` (UNKNOWN when the assignments disagree:
         ``torch.no_grad() if evaluating else nullcontext()``)."""
         if not isinstance(item, cst.Name):
-            return context_mode(item, self.names)
+            return context_mode(item, self.names) or self._helper_mode(item)
         scope = self.parents.get(node)
         while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
             scope = self.parents.get(scope)
@@ -238,6 +267,27 @@ class GradModeAnalysis:
         if not modes or modes == {None}:
             return None
         return modes.pop() if len(modes) == 1 else GradMode.UNKNOWN
+
+    def _helper_mode(self, item: cst.BaseExpression) -> GradMode | None:
+        """``with eval_mode(model):`` — a context manager of the project's own.
+        Defined here: the mode its body sets around its ``yield`` (off for
+        ``model.eval(); with torch.no_grad(): yield``). Defined elsewhere and
+        named for evaluation or grad (``evaluating``, ``inference``,
+        ``no_grad_ctx``): unknown, since it may well turn grad off."""
+        if not isinstance(item, cst.Call):
+            return None
+        fn = self.calls.resolve(item)
+        if fn is not None:
+            modes = {self.mode_at(y) for y in _yields(fn)}
+            return modes.pop() if len(modes) == 1 and GradMode.DISABLED in modes else None
+        qn = self.names.call_name(item) or dotted_name(item.func) or ""
+        if qn.startswith("torch"):
+            return None
+        from memlint.analysis.loops import name_tokens  # loops imports this module
+
+        if name_tokens(qn.rsplit(".", 1)[-1]) & _HELPER_CONTEXT_TOKENS:
+            return GradMode.UNKNOWN
+        return None
 
     def _local(self, node: cst.CSTNode) -> tuple:
         """(mode set inside the function or None, disabling ``with`` or None,

@@ -85,10 +85,21 @@ _GRAD_NAME_TOKENS = frozenset(
 )
 
 
+# ``testloader``, ``valset``: data names written as one word (the PyTorch
+# CIFAR tutorial's spelling) also yield their two halves.
+_COMPOUND_DATA = re.compile(r"(train|val|valid|test|eval|dev)(loader|loaders|dataloader|dl|ds|set|data)")
+
+
 def name_tokens(name: str) -> set[str]:
-    """``validateEpoch`` -> {"validate", "epoch"}; ``val_loader`` -> {"val", "loader"}."""
+    """``validateEpoch`` -> {"validate", "epoch"}; ``val_loader`` -> {"val", "loader"};
+    ``testloader`` -> {"testloader", "test", "loader"}."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return {t for t in re.split(r"[_\W\d]+", spaced.lower()) if t}
+    tokens = {t for t in re.split(r"[_\W\d]+", spaced.lower()) if t}
+    for t in list(tokens):
+        m = _COMPOUND_DATA.fullmatch(t)
+        if m:
+            tokens.update(m.groups())
+    return tokens
 
 
 _JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
@@ -276,6 +287,8 @@ class LoopAnalysis(cst.CSTVisitor):
             self._mark("grad_markers", node)
         elif context_mode(node, self.names) is GradMode.ENABLED:
             self._mark("grad_markers", node)
+        elif context_mode(node, self.names) is GradMode.DISABLED:
+            pass  # ``torch.no_grad()`` turns grad off: not a need for it, whatever its name says
         else:
             callee = dotted_name(func)
             if callee and name_tokens(callee.rsplit(".", 1)[-1]) & _GRAD_NAME_TOKENS:
@@ -315,7 +328,42 @@ class LoopAnalysis(cst.CSTVisitor):
             return True
         if info.data_tokens & _EVAL_DATA_TOKENS and not info.data_tokens & _TRAIN_TOKENS:
             return True
+        if isinstance(scope, cst.FunctionDef) and self._iterates_eval_argument(scope, info):
+            return True
         return _last_mode_before(self._scopes[scope].mode_calls, info.end) == "eval"
+
+    def _iterates_eval_argument(self, fn: cst.FunctionDef, info: LoopInfo) -> bool:
+        """The loop iterates a parameter of ``fn`` and every call in this
+        module passes a validation/test loader for it:
+        ``compute_accuracy(net, test_loader)`` once per epoch."""
+        iterable = info.node.iter if isinstance(info.node, cst.For) else info.node.test
+        params = {p for p in _params(fn) if mentions(iterable, p)}
+        sites = self.calls.call_sites.get(fn, ())
+        if not params or not sites or fn in self.calls.escapes:
+            return False
+        for call in sites:
+            bound = [arg for arg, param in bound_params(call, fn) if param in params]
+            if not bound:
+                return False
+            for arg in bound:
+                tokens = self._tokens_of(arg.value)
+                if not tokens & _EVAL_DATA_TOKENS or tokens & _TRAIN_TOKENS:
+                    return False
+        return True
+
+    @staticmethod
+    def holds_comprehension(stmt: cst.CSTNode) -> bool:
+        """``stmt`` holds a comprehension, generator expression or lambda."""
+        found: list[cst.CSTNode] = []
+
+        class _V(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Lambda)):
+                    found.append(node)
+                return not found
+
+        visit_fast(stmt, _V())
+        return bool(found)
 
     def comprehension_is_eval(self, comp: cst.BaseExpression) -> list[cst.Call]:
         """The model calls of a comprehension or generator expression that

@@ -12,7 +12,8 @@ API (through ``facts.verbs``):
 - ``region(verb)``: the innermost loop of a verb, else its function or module.
 - ``conditions(verb, since)``: the branches (``if``, ``except``, nested loops)
   a verb sits under below ``since``; ``dominates(a, b)``: ``a`` runs whenever
-  ``b`` runs in the same iteration, and before it.
+  ``b`` runs in the same iteration, and before it; ``follows(a, b)``: ``b``
+  runs after ``a`` whenever ``a`` runs.
 - ``reached(verb)``: verbs in local functions the call of a ``CALL`` verb
   reaches (``train(epoch)`` -> the steps inside ``train``).
 - ``accumulation_divisor(if_node)``: ``N`` for ``if (i + 1) % N == 0:``.
@@ -323,6 +324,26 @@ class TrainingVerbs(cst.CSTVisitor):
         """``a`` runs before ``b`` whenever ``b`` runs (same iteration of ``since``)."""
         ca, cb = self.conditions(a, since), self.conditions(b, since)
         return a.index < b.index and cb[: len(ca)] == ca
+
+    def follows(self, a: Verb, b: Verb, since: cst.CSTNode | None = None) -> bool:
+        """``b`` runs after ``a`` whenever ``a`` runs (same iteration of
+        ``since``): ``b`` sits in no branch ``a`` is outside of, and the
+        branches ``a`` sits in below ``b``'s hold no ``break``/``continue``/
+        ``return``/``raise`` that could skip ``b``."""
+        ca, cb = self.conditions(a, since), self.conditions(b, since)
+        if not (a.index < b.index and ca[: len(cb)] == cb):
+            return False
+        jumps: list[cst.CSTNode] = []
+
+        class _Jumps(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
+                    jumps.append(node)
+                return not jumps and not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+        for node, _ in ca[len(cb) :]:
+            visit_fast(node, _Jumps())
+        return not jumps
 
     def reached(self, verbs: Iterable[Verb]) -> list[Verb]:
         """``verbs`` plus the verbs of the local functions their CALLs reach."""

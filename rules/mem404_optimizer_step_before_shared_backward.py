@@ -1,0 +1,373 @@
+"""MEM404 optimizer-step-before-shared-backward."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.grad_mode import GradMode
+from memlint.analysis.graph_reach import calls_module, graph_calls
+from memlint.analysis.training_verbs import Verb, VerbKind
+from memlint.rule import Invalid, Rule, Safety, Valid
+
+
+class OptimizerStepBeforeSharedBackward(Rule):
+    """
+    ## What it does
+    Flags `opt.step()` when a graph built earlier through the parameters
+    `opt` owns is backpropagated after the step, in the same iteration: the
+    classic GAN that computes the generator loss on `D(fake)` before
+    `opt_d.step()` and calls `g_loss.backward()` after it.
+
+    ## Why it matters
+    Optimizers update parameters in place. The graph built before the step
+    saved those parameters for its backward (a linear layer needs its weight
+    to pass the gradient to its input), and autograd checks their version
+    counters: since torch 1.5 the later backward fails with "one of the
+    variables needed for gradient computation has been modified by an
+    inplace operation". Before 1.5 it silently computed the gradients with
+    the new weights.
+
+    ## Example
+    ```python
+    fake = G(z)
+    d_loss = bce(D(real), ones) + bce(D(fake.detach()), zeros)
+    g_loss = bce(D(fake), ones)          # graph through D's weights
+    opt_d.zero_grad(); d_loss.backward(); opt_d.step()   # D's weights change
+    opt_g.zero_grad(); g_loss.backward(); opt_g.step()   # RuntimeError
+    ```
+
+    ## Use instead
+    Compute the second loss after the step (`g_loss = bce(D(fake), ones)`
+    right before `g_loss.backward()`), or run every backward before the
+    first step.
+
+    ## Fix safety
+    No fix: recomputing the loss after the step changes what is computed
+    (the generator then sees the updated discriminator, as in the PyTorch
+    DCGAN example), while moving the step changes the update order. Only
+    graphs this function builds are followed, through local names to their
+    last assignment; a loss recomputed after the step, a graph cut with
+    `.detach()` (`D(fake.detach())`), optimizers whose parameters the graph
+    does not reach, calls under `torch.no_grad()`, a step and a backward
+    that need not run in the same iteration (exclusive branches, a branch
+    that may `continue`, two independent `if`s), losses handed to another
+    function to backpropagate, and optimizers whose parameters cannot
+    be told (passed in from elsewhere) are not reported.
+
+    ## References
+    - https://github.com/pytorch/pytorch/issues/39141
+    - https://pytorch.org/tutorials/beginner/dcgan_faces_tutorial.html
+    - https://pytorch.org/docs/stable/autograd.html#in-place-correctness-checks
+    """
+
+    code = "MEM404"
+    name = "optimizer-step-before-shared-backward"
+    message = (
+        "optimizer step between building a graph through its parameters and the backward through that graph: "
+        "a RuntimeError (modified by an inplace operation) since torch 1.5"
+    )
+    detail = (
+        "`{step}` updates the weights of `{module}` in place, but `{backward}` later backpropagates through a graph "
+        "built with them before the step: a RuntimeError (modified by an inplace operation) since torch 1.5"
+    )
+    fix_safety = Safety.NONE
+    tokens = ("backward",)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        verbs = self.facts.verbs
+        for step in verbs.verbs:
+            if step.kind is VerbKind.STEP and not step.closure and step.target:
+                self._check(step)
+
+    def _check(self, step: Verb) -> None:
+        facts = self.facts
+        verbs = facts.verbs
+        owners = verbs.optimizer_modules(step.target or "", step.scope)
+        if not owners:
+            return  # which parameters it owns cannot be told
+        region = verbs.region(step)
+        since = region if isinstance(region, (cst.For, cst.While)) else None
+        calls = facts.calls
+        at = calls.pos(step.call)
+        for backward in verbs.in_region(region):
+            if (
+                backward.kind is not VerbKind.BACKWARD
+                or backward.loss is None
+                or backward.scope is not step.scope
+                or verbs.region(backward) is not region
+                or not (verbs.dominates(step, backward, since) or verbs.follows(step, backward, since))
+            ):
+                continue
+            graph = graph_calls(backward.loss, step.scope, facts.bindings, calls.pos, calls.end)
+            for call in graph:
+                if calls.pos(call) >= at or facts.grad_mode.mode_at(call) is not GradMode.ENABLED:
+                    continue
+                module = next((o for o in sorted(owners) if calls_module(call, o)), None)
+                if module is not None:
+                    code = self.context.module.code_for_node
+                    self.report(
+                        step.call,
+                        message=self.detail.format(
+                            step=code(step.call), module=module, backward=code(backward.call)
+                        ),
+                    )
+                    return
+
+    valid = [
+        Valid(
+            """\
+import torch
+G, D = Generator(), Discriminator()
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+for real in loader:
+    fake = G(torch.randn(real.size(0), 100))
+    d_loss = bce(D(real), ones) + bce(D(fake.detach()), zeros)
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    g_loss = bce(D(fake), ones)
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+""",
+            "the generator loss is computed after the discriminator's step (the DCGAN example)",
+        ),
+        Valid(
+            """\
+import torch
+G, D = Generator(), Discriminator()
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+for real in loader:
+    fake = G(torch.randn(real.size(0), 100))
+    d_loss = bce(D(real), ones) + bce(D(fake.detach()), zeros)
+    g_loss = bce(D(fake), ones)
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+""",
+            "D(fake.detach()): the discriminator's graph does not reach the generator stepped before it",
+        ),
+        Valid(
+            """\
+import torch
+opt_a = torch.optim.SGD(model_a.parameters(), lr=0.1)
+opt_b = torch.optim.SGD(model_b.parameters(), lr=0.1)
+for x, y in loader:
+    loss_a = crit(model_a(x), y)
+    loss_b = crit(model_b(x), y)
+    opt_a.zero_grad()
+    loss_a.backward()
+    opt_a.step()
+    opt_b.zero_grad()
+    loss_b.backward()
+    opt_b.step()
+""",
+            "two optimizers over disjoint models whose graphs share nothing",
+        ),
+        Valid(
+            """\
+import torch
+opt_d = torch.optim.Adam(D.parameters())
+opt_g = torch.optim.Adam(G.parameters())
+for i, real in enumerate(loader):
+    fake = G(z)
+    with torch.no_grad():
+        score = D(fake)
+    d_loss = D(fake.detach()).mean() - D(real).mean()
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    if i % 5 == 0:
+        g_loss = -D(fake).mean() + 0 * score.mean()
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+""",
+            "a WGAN critic loop: the generator loss is recomputed after the critic's step; the score under no_grad has no graph",
+        ),
+        Valid(
+            """\
+import torch
+opt_g = torch.optim.Adam(G.parameters())
+def step(real, fake, opt_d):
+    g_loss = bce(D(fake), ones)
+    d_loss = bce(D(real), ones)
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    g_loss.backward()
+""",
+            "an optimizer passed in: which parameters it owns cannot be told",
+        ),
+        Valid(
+            """\
+import torch
+opt_d = torch.optim.Adam(D.parameters())
+opt_g = torch.optim.Adam(G.parameters())
+for real in loader:
+    fake = G(z)
+    g_loss = bce(D(fake), ones)
+    d_loss = bce(D(real), ones) + bce(D(fake.detach()), zeros)
+    if warmup:
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+    else:
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+""",
+            "the step and the later backward never run in the same iteration",
+        ),
+        Valid(
+            """\
+import torch
+opt_d = torch.optim.Adam(D.parameters())
+opt_g = torch.optim.Adam(G.parameters())
+for i, real in enumerate(loader):
+    fake = G(z)
+    d_loss = D(fake.detach()).mean() - D(real).mean()
+    g_loss = -D(fake).mean()
+    if i % n_critic:
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+        continue
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+""",
+            "the critic's step is followed by `continue`: the generator's backward never runs after it",
+        ),
+        Valid(
+            """\
+import torch
+opt_d = torch.optim.Adam(D.parameters())
+opt_g = torch.optim.Adam(G.parameters())
+for it, real in enumerate(loader):
+    fake = G(z)
+    fake_score = D(fake)
+    if phase == "critic":
+        opt_d.zero_grad()
+        (fake_score.mean() - D(real).mean()).backward(retain_graph=True)
+        opt_d.step()
+    if phase == "generator":
+        opt_g.zero_grad()
+        (-fake_score.mean()).backward()
+        opt_g.step()
+""",
+            "two independent branches whose conditions may exclude each other: cannot tell",
+        ),
+    ]
+    invalid = [
+        Invalid(
+            """\
+import itertools
+import torch
+ge_chain = itertools.chain(generator.parameters(), encoder.parameters())
+optimizer_GE = torch.optim.Adam(ge_chain, lr=1e-4)
+optimizer_D = torch.optim.Adam(discriminator.parameters(), lr=1e-4)
+for i, (imgs, _) in enumerate(dataloader):
+    gen_imgs = generator(zn, zc)
+    D_gen = discriminator(gen_imgs)
+    D_real = discriminator(imgs)
+    if i % n_skip_iter == 0:
+        ge_loss = torch.mean(D_gen) + zn_loss(encoder(gen_imgs), zn)
+        optimizer_GE.zero_grad()
+        ge_loss.backward(retain_graph=True)
+        optimizer_GE.step()
+    d_loss = torch.mean(D_real) - torch.mean(D_gen)
+    optimizer_D.zero_grad()
+    d_loss.backward()
+    optimizer_D.step()
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+G, D = Generator(), Discriminator()
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+for real in loader:
+    fake = G(torch.randn(real.size(0), 100))
+    d_loss = bce(D(real), ones) + bce(D(fake.detach()), zeros)
+    g_loss = bce(D(fake), ones)
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+netG = Generator()
+netD = Discriminator()
+optimizerD = torch.optim.Adam(netD.parameters(), lr=2e-4)
+optimizerG = torch.optim.Adam(netG.parameters(), lr=2e-4)
+criterion = nn.BCELoss()
+def train_step(real, noise):
+    fake = netG(noise)
+    output_real = netD(real).view(-1)
+    output_fake = netD(fake).view(-1)
+    errD = criterion(output_real, ones) + criterion(output_fake, zeros)
+    netD.zero_grad()
+    errD.backward(retain_graph=True)
+    optimizerD.step()
+    errG = criterion(output_fake, ones)
+    netG.zero_grad()
+    errG.backward()
+    optimizerG.step()
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+opt_g = torch.optim.RMSprop(G.parameters(), lr=5e-5)
+opt_d = torch.optim.RMSprop(D.parameters(), lr=5e-5)
+for real in loader:
+    fake = G(z)
+    g_loss = -D(fake).mean()
+    opt_g.zero_grad()
+    g_loss.backward(retain_graph=True)
+    opt_g.step()
+    d_loss = D(fake).mean() - D(real).mean()
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+scaler = torch.amp.GradScaler("cuda")
+opt_d = torch.optim.Adam(self_d.parameters())
+opt_g = torch.optim.Adam(self_g.parameters())
+for real in loader:
+    fake = self_g(z)
+    logits_fake = self_d.forward(fake)
+    d_loss = bce(self_d(real), ones) + bce(logits_fake, zeros)
+    opt_d.zero_grad()
+    scaler.scale(d_loss).backward(retain_graph=True)
+    scaler.step(opt_d)
+    g_loss = bce(logits_fake, ones)
+    opt_g.zero_grad()
+    scaler.scale(g_loss).backward()
+    scaler.step(opt_g)
+    scaler.update()
+""",
+            None,
+        ),
+    ]
