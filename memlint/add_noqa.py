@@ -103,6 +103,8 @@ def add_noqa(text: str, findings: Iterable[tuple[int, str]]) -> tuple[str, int]:
             continue
         if statement.noqa_line is not None:
             target = statement.noqa_line
+            if not NOQA_RE.search(layout.comments[target][1]).group("codes"):
+                continue  # a bare `# noqa` already silences every code
         elif line not in layout.no_comment:
             target = line
         else:

@@ -42,6 +42,10 @@ def test_where_the_comment_goes(before, findings, after):
     compile(text, "t.py", "exec")
 
 
+def test_bare_noqa_is_left_alone():
+    assert add_noqa("f(a,  # noqa\n  b)\n", [(2, "MEM101")]) == ("f(a,  # noqa\n  b)\n", 0)
+
+
 def test_text_that_does_not_tokenize_is_left_alone():
     assert add_noqa("f(\n", [(1, "MEM101")]) == ("f(\n", 0)
 

@@ -8,14 +8,11 @@ one finding (the import it needs included); fix-all is ``--fix`` itself.
 
 from __future__ import annotations
 
-import io
-import re
-import tokenize
 from dataclasses import dataclass
 from typing import Sequence
 
 from memlint.fixer import fix_allowed, fix_text, single_fix_edits, text_edit
-from memlint.noqa import NOQA_RE
+from memlint.add_noqa import add_noqa, physical_lines
 from memlint.rule import Edit, Finding, Rule, Safety
 from memlint.server.linting import LintResult
 
@@ -71,56 +68,15 @@ def fix_all(result: LintResult, path: str, rules: Sequence[type[Rule]]) -> Actio
 
 
 def noqa_edit(text: str, line: int, code: str) -> Edit | None:
-    """The edit that adds ``code`` to the noqa comment of the statement on
-    ``line`` (a noqa on a statement's last line covers all its lines),
-    merging into a ``# noqa: ...`` already there."""
-    row, comment = _statement_end(text, line)
-    lines = text.splitlines(keepends=True)
-    if not 1 <= row <= len(lines):
+    """The edit that silences ``code`` on ``line``: the comment goes where
+    ``memlint check --add-noqa`` puts it (merged into a ``# noqa: …`` the
+    statement already has), as one replacement of that physical line."""
+    new_text, placed = add_noqa(text, [(line, code)])
+    if not placed:
         return None
-    start = sum(len(s) for s in lines[: row - 1])
-    physical = lines[row - 1]
-    body = physical.rstrip("\r\n")
-    if comment is not None:
-        at = body.rfind(comment)
-        match = NOQA_RE.search(comment)
-        if at >= 0 and match is not None:
-            if not match.group("codes"):
-                return None  # a bare noqa already silences everything
-            end = start + at + match.end("codes")
-            return Edit(end, end, f", {code}")
-    end = start + len(body)
-    return Edit(end, end, f"  # noqa: {code}")
-
-
-def _statement_end(text: str, line: int) -> tuple[int, str | None]:
-    """The physical line that ends the logical line holding ``line``, and the
-    comment on it (None if none)."""
-    first = None
-    comment: tuple[int, str] | None = None
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.COMMENT:
-                comment = (tok.start[0], tok.string)
-                continue
-            if tok.type in (tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING):
-                continue
-            if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
-                row = tok.start[0]
-                if first is not None and first <= line <= row:
-                    return row, comment[1] if comment and comment[0] == row else None
-                first = None
-                continue
-            if first is None:
-                first = tok.start[0]
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return line, _trailing_comment(text, line)
-
-
-def _trailing_comment(text: str, line: int) -> str | None:
-    lines = text.splitlines()
-    if not 1 <= line <= len(lines):
-        return None
-    m = re.search(r"#.*$", lines[line - 1])
-    return m.group(0) if m else None
+    start = 0
+    for old, new in zip(physical_lines(text), physical_lines(new_text)):
+        if old != new:
+            return Edit(start, start + len(old.rstrip("\r\n")), new.rstrip("\r\n"))
+        start += len(old)
+    return None
