@@ -44,7 +44,9 @@ def load_review(path: Path = REVIEW) -> dict[tuple[str, str, str], dict[str, str
         return {(r["path"], r["code"], r["line"]): r for r in rows}
 
 
-def findings(root: Path) -> list[dict]:
+def findings(root: Path) -> tuple[list[dict], list[str]]:
+    """The findings, and the files memlint could not check (its stderr lines):
+    a file that was never analysed must not pass for a clean one."""
     proc = subprocess.run(
         [sys.executable, "-m", "memlint", "check", "--no-cache", "--select", "ALL", "--output-format", "json", str(root)],
         capture_output=True,
@@ -52,7 +54,8 @@ def findings(root: Path) -> list[dict]:
     )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"memlint failed on {root}:\n{proc.stderr}")
-    return json.loads(proc.stdout or "[]")
+    unchecked = [line for line in proc.stderr.splitlines() if line.startswith("memlint: error: ")]
+    return json.loads(proc.stdout or "[]"), unchecked
 
 
 def source_line(path: str, row: int) -> str:
@@ -73,10 +76,14 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: Counter[str] = Counter()
     per_code: Counter[str] = Counter()
     came_back = 0
+    unchecked_total = 0
     for name in args.corpus.split(","):
         corpus = fetch(name, workdir)
-        found = findings(corpus.root)
+        found, unchecked = findings(corpus.root)
+        unchecked_total += len(unchecked)
         print(f"\n{corpus.requirement}: {corpus.files} files, {corpus.lines:,} lines, {len(found)} findings")
+        for line in unchecked:
+            print(f"  NOT CHECKED {line.removeprefix('memlint: error: ')}")
         for f in sorted(found, key=lambda f: (f["filename"], f["location"]["row"], f["code"])):
             rel = str(Path(f["filename"]).relative_to(corpus.root))
             line = source_line(f["filename"], f["location"]["row"])
@@ -91,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     print("by verdict: " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())))
     if came_back:
         print(f"{came_back} reviewed false alarm(s) reported again", file=sys.stderr)
-    return 1 if came_back else 0
+    if unchecked_total:
+        print(f"{unchecked_total} file(s) could not be checked", file=sys.stderr)
+    return 1 if came_back or unchecked_total else 0
 
 
 if __name__ == "__main__":
