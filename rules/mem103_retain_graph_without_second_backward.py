@@ -71,6 +71,8 @@ class RetainGraphWithoutSecondBackward(Rule):
         if facts.recurrent.states_around(node):
             return  # a carried hidden state backpropagates through old graphs (MEM104)
         loops = facts.loops
+        if any(facts.recurrent.carries_call_results(outer) for outer in loops.enclosing_loops(node) or []):
+            return  # last iteration's output feeds this one: the next backward may reach this graph
         loop = loops.loop_of(node)
         scope = loops.scope_of(node)
         # ``for l in losses[:-1]: l.backward(retain_graph=True)`` then
@@ -204,6 +206,21 @@ for x, y in loader:
     optimizer.step()
 """,
             "a carried hidden state makes the next backward go through this graph (MEM104 reports it)",
+        ),
+        Valid(
+            """\
+import torch
+for dialogue in loader:
+    for turn, batch in enumerate(dialogue):
+        if turn:
+            batch["state"] = out["state"]
+        out = model(batch)
+        loss = criterion(out["logits"], batch["y"])
+        loss.backward(retain_graph=True)
+        collect(model)
+        optimizer.zero_grad()
+""",
+            "the previous turn's output feeds this turn's batch: the next backward goes through this graph",
         ),
         Valid(
             """\

@@ -53,3 +53,32 @@ def test_state_is_not_carried_without_training_or_with_no_grad():
     assert states(no_train) == []
     under_no_grad = case().replace("    out, h = model(x, h)", "    with torch.no_grad():\n        out, h = model(x, h)")
     assert states(under_no_grad) == []
+
+
+def _carries(src: str) -> list[bool]:
+    facts = facts_of(src)
+    return [facts.recurrent.carries_call_results(info) for info in facts.loops.all]
+
+
+def test_previous_iteration_output_read_before_it_is_rebound():
+    src = """
+for batch in loader:
+    if prev is not None:
+        batch["state"] = prev["state"]
+    prev = model(batch)
+    prev["loss"].backward(retain_graph=True)
+"""
+    assert _carries(src) == [True]
+
+
+def test_outputs_bound_before_any_read_are_not_carried():
+    src = """
+step = 0
+for batch in loader:
+    out = model(batch)
+    loss = criterion(out, batch)
+    if step % 10 == 0:
+        log(loss)
+    step = step + 1
+"""
+    assert _carries(src) == [False], "a counter rebound without a call carries no graph"

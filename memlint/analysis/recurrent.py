@@ -52,6 +52,7 @@ class RecurrentAnalysis:
         self.facts = facts
         self._bindings: dict[Scope, dict[str, list[_Binding]]] = {}
         self._memo: dict[LoopInfo, list[CarriedState]] = {}
+        self._carried_reads: dict[LoopInfo, bool] = {}
 
     # -- bindings index, per scope ------------------------------------------
     def bindings_in(self, scope: Scope) -> dict[str, list[_Binding]]:
@@ -164,6 +165,35 @@ class RecurrentAnalysis:
             loop = loop.parent
         return out
 
+    def carries_call_results(self, loop: LoopInfo) -> bool:
+        """A name the body of ``loop`` binds from a call is read in the loop
+        before that binding: the previous iteration's result (a dialogue's
+        ``decode_batch`` fed into the next turn's batch) reaches this one, and
+        a graph it holds with it. Flow-insensitive beyond that: any such read
+        counts, so callers stay silent where they cannot tell."""
+        if loop in self._carried_reads:
+            return self._carried_reads[loop]
+        loops = self.facts.loops
+        first_bound: dict[str, tuple[int, int]] = {}
+        for key, bindings in self._index(loop.scope).items():
+            inside = [b.pos for b in bindings if loop.contains(b.pos) and b.stmt is not loop.node]
+            if "." not in key and inside and any(
+                b.value is not None and _holds_call(b.value) for b in bindings if loop.contains(b.pos)
+            ):
+                first_bound[key] = min(inside)
+        reads: list[tuple[str, tuple[int, int]]] = []
+
+        class _Names(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                if node.value in first_bound:
+                    reads.append((node.value, loops.pos(node)))
+
+        if first_bound:
+            visit_fast(loop.node, _Names())
+        answer = any(loop.contains(pos) and pos < first_bound[name] for name, pos in reads)
+        self._carried_reads[loop] = answer
+        return answer
+
     def init_form(self, state: CarriedState) -> str:
         """What the state holds when the loop starts."""
         if state.element:
@@ -241,3 +271,18 @@ def _returns(fn: cst.FunctionDef) -> list[cst.BaseExpression]:
 
     visit_fast(fn, _V())
     return out
+
+
+def _holds_call(value: cst.CSTNode) -> bool:
+    found: list[bool] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            found.append(True)
+            return False
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            return not found and super().on_visit(node)
+
+    visit_fast(value, _Calls())
+    return bool(found)
