@@ -82,3 +82,25 @@ for batch in loader:
     step = step + 1
 """
     assert _carries(src) == [False], "a counter rebound without a call carries no graph"
+
+
+def test_loop_target_rebound_and_history_free_feedback_are_not_carried():
+    src = """
+import torch
+for i, data in loader:
+    data = {k: v.to(device) for k, v in data.items()}
+    out = model(data)
+    loss = criterion(out, data)
+    loss.backward(retain_graph=True)
+"""
+    assert _carries(src) == [False], "the loop's own target read in its header is not last iteration's value"
+    src = """
+import torch
+prev = None
+for i in range(3):
+    out = model(x, prev)
+    loss = criterion(out, y)
+    loss.backward(retain_graph=True)
+    prev = torch.topk(out, 1, dim=2)[1]
+"""
+    assert _carries(src) == [False], "topk indices fed back carry no graph"

@@ -173,14 +173,20 @@ class RecurrentAnalysis:
         counts, so callers stay silent where they cannot tell."""
         if loop in self._carried_reads:
             return self._carried_reads[loop]
-        loops = self.facts.loops
+        loops, history = self.facts.loops, self.facts.history
+        body = loops.pos(loop.node.body)  # the loop's own target and iterable are not carried reads
+
+        def may_hold_graph(b: _Binding) -> bool:
+            if b.value is None or not _holds_call(b.value):
+                return False
+            v = history.value(b.value)
+            return v is None or v.h is not H.NO  # topk indices, .item(), detached values carry none
+
         first_bound: dict[str, tuple[int, int]] = {}
         for key, bindings in self._index(loop.scope).items():
-            inside = [b.pos for b in bindings if loop.contains(b.pos) and b.stmt is not loop.node]
-            if "." not in key and inside and any(
-                b.value is not None and _holds_call(b.value) for b in bindings if loop.contains(b.pos)
-            ):
-                first_bound[key] = min(inside)
+            inside = [b for b in bindings if loop.contains(b.pos) and b.stmt is not loop.node]
+            if "." not in key and inside and any(may_hold_graph(b) for b in inside):
+                first_bound[key] = min(b.pos for b in inside)
         reads: list[tuple[str, tuple[int, int]]] = []
 
         class _Names(cst.CSTVisitor):
@@ -190,7 +196,7 @@ class RecurrentAnalysis:
 
         if first_bound:
             visit_fast(loop.node, _Names())
-        answer = any(loop.contains(pos) and pos < first_bound[name] for name, pos in reads)
+        answer = any(body <= pos < first_bound[name] for name, pos in reads)
         self._carried_reads[loop] = answer
         return answer
 
