@@ -97,6 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         print("memlint: interrupted", file=sys.stderr)
         return 143 if isinstance(exc, Terminated) else 130
+    except BrokenPipeError:
+        # The reader left (`memlint check | head`): no traceback, and no second
+        # error when Python flushes stdout at exit.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FINDINGS
 
 
 class Terminated(KeyboardInterrupt):

@@ -101,6 +101,12 @@ class _Reads(cst.CSTVisitor):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
 
+    def visit_Del(self, node: cst.Del) -> None:
+        # ``del best`` drops the snapshot: it restores nothing
+        target = node.target
+        for t in [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]:
+            self._targets.add(id(t))
+
     def _hit(self, node: cst.CSTNode, key: str) -> None:
         if id(node) not in self._targets:
             self.found.setdefault(key, []).append((node, self._calls[-1] if self._calls else None))
@@ -346,6 +352,24 @@ class BestWeightsByReference(Rule):
         return False
 
     valid = [
+        Valid(
+            """\
+import torch
+def fit(model, train_one_epoch, evaluate, path, epochs=10):
+    best_score = 0.0
+    for epoch in range(epochs):
+        train_one_epoch(model)
+        score = evaluate(model)
+        if score > best_score:
+            best_score = score
+            best_weights = model.state_dict()
+            print(f"best {score:.3f}")
+            torch.save(best_weights, path)
+    del best_weights
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+            "the snapshot is saved in the same branch and only deleted after the loop: the file holds the best weights",
+        ),
         Valid(
             """\
 import torch
