@@ -220,3 +220,21 @@ def test_summary_does_not_claim_success_when_files_were_not_checked(tmp_path, ru
     assert "1 file could not be checked" in proc.stderr
     proc = run_memlint("check", "missing.py")
     assert proc.returncode == 1 and "(0 files checked)" in proc.stdout
+
+
+def test_closed_pipe_ends_quietly(tmp_path):
+    """`memlint check | head -1`: the reader leaves early; no traceback."""
+    import subprocess
+
+    from conftest import memlint_exe
+
+    for i in range(400):  # more output than a pipe buffers
+        write(tmp_path, f"t{i}.py", LEAKY)
+    proc = subprocess.Popen(
+        memlint_exe() + ["check", "--no-cache", "."], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    proc.stdout.readline()
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
