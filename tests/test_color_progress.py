@@ -72,8 +72,10 @@ def _run_with_terminal_stderr(args, cwd):
 
 
 def test_progress_on_a_terminal_for_a_long_run(tmp_path):
+    # Long enough on any machine to pass the half second the line waits for.
+    padding = "".join(f"\ndef helper_{i}(x):\n    return torch.relu(x) * {i}\n" for i in range(150))
     for i in range(60):
-        (tmp_path / f"t{i:02d}.py").write_text(LEAKY + "\n" * i)
+        (tmp_path / f"t{i:02d}.py").write_text(LEAKY + padding + "\n" * i)
     code, stdout, terminal = _run_with_terminal_stderr(["check", "--no-cache", "-j", "1", "."], tmp_path)
     assert code == 1
     assert "/60 files" in terminal and "finding" in terminal

@@ -157,13 +157,19 @@ async def test_real_training_script_gets_mem201_and_mem701_and_a_quick_fix(clien
     ]
 
 
+# Enough code that one lint takes far longer than the burst takes to arrive,
+# however fast the machine: coalescing is then what decides the count.
+PADDING = "".join(f"\ndef helper_{i}(x):\n    y = x * {i}\n    return torch.relu(y) + y\n" for i in range(600))
+
+
 async def test_a_burst_of_edits_is_linted_once_for_the_newest_text(client, tmp_path):
-    uri = open_doc(client, tmp_path / "validate.py", CLEAN)
+    clean, validate = CLEAN + PADDING, VALIDATE + PADDING
+    uri = open_doc(client, tmp_path / "validate.py", clean)
     await published(client, uri, version=1)
     before = len(client.published)
     for version in range(2, 30):
-        replace_text(client, uri, VALIDATE if version % 2 else CLEAN, version)
-    replace_text(client, uri, VALIDATE, 30)
+        replace_text(client, uri, validate if version % 2 else clean, version)
+    replace_text(client, uri, validate, 30)
     final = await published(client, uri, version=30, after=before)
     assert [d.code for d in final.diagnostics] == ["MEM201"]
     burst = [p for p in client.published[before:] if p.uri == uri]
