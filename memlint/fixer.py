@@ -209,7 +209,7 @@ def fix_text(
             chosen.append((edit, finding))
         if not chosen:
             return result
-        new_text = _apply(source, [e for e, _ in chosen])
+        new_text = apply_edits(source, [e for e, _ in chosen])
         imports = [m for _, f in chosen for m in f.fix.imports]  # type: ignore[union-attr]
         try:
             new_text = add_imports(new_text, imports) + tail
@@ -223,7 +223,7 @@ def fix_text(
                 continue
             edit, f = chosen[0]
             try:
-                new_text = add_imports(_apply(source, [edit]), f.fix.imports) + tail  # type: ignore[union-attr]
+                new_text = add_imports(apply_edits(source, [edit]), f.fix.imports) + tail  # type: ignore[union-attr]
                 _check_fixed(new_text, must_compile)
             except ParseError:
                 rejected.add((f.code, f.line, f.column))
@@ -260,7 +260,7 @@ def _check_fixed(text: str, must_compile: bool) -> None:
         raise ParseError("the fixed text does not compile")
 
 
-def _apply(text: str, edits: Sequence[Edit]) -> str:
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         text = text[: edit.start] + edit.content + text[edit.end :]
     return text
@@ -304,7 +304,7 @@ def single_fix_edits(text: str, module: cst.Module, finding: Finding) -> list[Ed
         edit = text_edit(module.code, render_fix(module, finding.fix))
         if edit.start == edit.end and not edit.content:
             return None
-        fixed = _apply(text, [edit])
+        fixed = apply_edits(text, [edit])
         with_imports = add_imports(fixed, finding.fix.imports)
         _check_fixed(with_imports, _compiles(text))
     except Exception:  # a fix that cannot be rendered or breaks the code is not offered

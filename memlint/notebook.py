@@ -251,6 +251,18 @@ def _write_cells(
     segments: list[str] | None = None,
 ) -> None:
     """Write the notebook back with each cell's part of ``text`` (a changed join)."""
+    new_text = _rewrite(notebook, fixed_sources(cells, text, segments))
+    if settings.mode == "diff":
+        report.diff = unified_diff(notebook.source, new_text)
+    else:
+        _write(notebook.source, new_text, settings)
+
+
+def fixed_sources(cells: Sequence[CodeCell], text: str, segments: list[str] | None = None) -> dict[int, str]:
+    """Cell index -> new source (magics restored) of each cell whose part of
+    ``text``, a changed join of ``cells``, differs from what it was. Raises
+    NotebookError when an edit crossed a cell boundary or a magic cannot be
+    put back."""
     segments = segments if segments is not None else split(text, cells)
     if segments is None:
         raise NotebookError("an edit crossed a cell boundary; notebook not written")
@@ -262,11 +274,7 @@ def _write_cells(
         if restored is None:
             raise NotebookError(f"cell {cell.number}: cannot put the IPython magics back after fixing; notebook not written")
         new_sources[cell.index] = restored
-    new_text = _rewrite(notebook, new_sources)
-    if settings.mode == "diff":
-        report.diff = unified_diff(notebook.source, new_text)
-    else:
-        _write(notebook.source, new_text, settings)
+    return new_sources
 
 
 def _rewrite(notebook: Notebook, new_sources: dict[int, str]) -> str:

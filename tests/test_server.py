@@ -329,14 +329,9 @@ async def test_syntax_error_mid_edit_clears_findings_and_logs_why(client, tmp_pa
     assert [d.code for d in (await published(client, uri, version=3)).diagnostics] == ["MEM201"]
 
 
-async def test_notebook_cells_are_linted_as_one_program_like_check(client, tmp_path):
-    cells = [
-        "import torch\nmodel = torch.nn.Linear(2, 2)\n",
-        "def validate(model, loader):\n    model.eval()\n    for x, y in loader:\n        out = model(x)\n",
-        "%matplotlib inline\nmodel.load_state_dict(torch.load('model.pt'))\n",
-    ]
-    notebook = tmp_path / "train.ipynb"
-    notebook.write_text(
+def write_notebook(path: Path, cells: list[str]) -> None:
+    """A notebook of a markdown cell followed by ``cells`` as code cells."""
+    path.write_text(
         json.dumps(
             {
                 "cells": [{"cell_type": "markdown", "metadata": {}, "source": "# notes"}]
@@ -347,12 +342,13 @@ async def test_notebook_cells_are_linted_as_one_program_like_check(client, tmp_p
             }
         )
     )
-    expected = {}
-    for f in check_json(notebook):
-        expected.setdefault(f["cell"], []).append((f["code"], f["location"]["row"] - 1, f["location"]["column"] - 1))
-    assert sorted(expected) == [3, 4]  # cells 3 and 4 (the markdown cell counts)
-    nb_uri = notebook.as_uri()
-    cell_uris = [f"{nb_uri}#cell{i}" for i in range(4)]
+
+
+def open_notebook(client, path: Path, cells: list[str]) -> list[str]:
+    """Opens the notebook as a client that syncs notebooks does; returns the
+    cells' uris (the markdown cell first)."""
+    nb_uri = path.as_uri()
+    cell_uris = [f"{nb_uri}#cell{i}" for i in range(len(cells) + 1)]
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
             notebook_document=types.NotebookDocument(
@@ -366,6 +362,40 @@ async def test_notebook_cells_are_linted_as_one_program_like_check(client, tmp_p
             + [types.TextDocumentItem(uri=u, language_id="python", version=1, text=c) for u, c in zip(cell_uris[1:], cells)],
         )
     )
+    return cell_uris
+
+
+def fixed_by_check(path: Path) -> list[str]:
+    """The code cells' sources after `memlint check --fix` on the notebook."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--fix", "--no-cache", str(path)], capture_output=True, text=True
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+
+
+def apply_cell_edits(cells: list[str], cell_uris: list[str], action) -> list[str]:
+    changes = action.edit.changes
+    assert set(changes) <= set(cell_uris[1:])
+    return [apply_edits(text, changes.get(uri, [])) for text, uri in zip(cells, cell_uris[1:])]
+
+
+NOTEBOOK_CELLS = [
+    "import torch\nmodel = torch.nn.Linear(2, 2)\n",
+    "def validate(model, loader):\n    model.eval()\n    for x, y in loader:\n        out = model(x)\n",
+    "%matplotlib inline\nmodel.load_state_dict(torch.load('model.pt'))\n",
+]
+
+
+async def test_notebook_cells_are_linted_as_one_program_like_check(client, tmp_path):
+    cells = NOTEBOOK_CELLS
+    notebook = tmp_path / "train.ipynb"
+    write_notebook(notebook, cells)
+    expected = {}
+    for f in check_json(notebook):
+        expected.setdefault(f["cell"], []).append((f["code"], f["location"]["row"] - 1, f["location"]["column"] - 1))
+    assert sorted(expected) == [3, 4]  # cells 3 and 4 (the markdown cell counts)
+    cell_uris = open_notebook(client, notebook, cells)
     got = {}
     for number, uri in enumerate(cell_uris[1:], start=2):
         params = await published(client, uri)
@@ -376,6 +406,37 @@ async def test_notebook_cells_are_linted_as_one_program_like_check(client, tmp_p
     # A noqa action in a cell edits that cell's text.
     (noqa,) = [a for a in await actions_at(client, cell_uris[2], 2) if "noqa" in a.title]
     assert "for x, y in loader:  # noqa: MEM201" in apply_edits(cells[1], noqa.edit.changes[cell_uris[2]])
+
+
+async def test_a_quick_fix_in_a_notebook_cell_gives_the_fix_result(client, tmp_path):
+    # The fix needs `import torch`, which no cell has: it lands in the first
+    # code cell, as `check --fix` puts it, so the action edits two cells.
+    cells = ["from torch import nn\nmodel = nn.Linear(2, 2)\n", NOTEBOOK_CELLS[1], "%time print(1)\n"]
+    notebook = tmp_path / "quickfix.ipynb"
+    write_notebook(notebook, cells)
+    cell_uris = open_notebook(client, notebook, cells)
+    assert [d.code for d in (await published(client, cell_uris[2])).diagnostics] == ["MEM201"]
+    actions = await actions_at(client, cell_uris[2], 2, only=[types.CodeActionKind.QuickFix])
+    (fix,) = [a for a in actions if "noqa" not in a.title]
+    assert fix.is_preferred and fix.diagnostics[0].code == "MEM201" and fix.diagnostics[0].range.start.line == 2
+    assert set(fix.edit.changes) == {cell_uris[1], cell_uris[2]}
+    fixed = apply_cell_edits(cells, cell_uris, fix)
+    assert fixed == fixed_by_check(notebook)
+    assert "import torch\n" in fixed[0] and "@torch.no_grad()\ndef validate" in fixed[1]
+    assert fixed[2] == cells[2]  # the magic is untouched
+
+
+async def test_fix_all_in_a_notebook_gives_check_fix_result(client, tmp_path):
+    notebook = tmp_path / "fixall.ipynb"
+    cells = NOTEBOOK_CELLS
+    write_notebook(notebook, cells)
+    cell_uris = open_notebook(client, notebook, cells)
+    await published(client, cell_uris[3])
+    (fix_all,) = await actions_at(client, cell_uris[3], 0, only=[types.CodeActionKind.SourceFixAll])
+    assert fix_all.kind == "source.fixAll.memlint"
+    fixed = apply_cell_edits(cells, cell_uris, fix_all)
+    assert fixed == fixed_by_check(notebook) != cells
+    assert fixed[2].startswith("%matplotlib inline\n")  # magics put back
 
 
 CRASHING_RULE = """\

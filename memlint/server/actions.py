@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from memlint.fixer import fix_allowed, fix_text, single_fix_edits, text_edit
 from memlint.add_noqa import add_noqa, physical_lines
+from memlint.fixer import apply_edits, fix_allowed, fix_text, single_fix_edits, text_edit
+from memlint.notebook import NotebookError, fixed_sources
 from memlint.rule import Edit, Finding, Rule, Safety
-from memlint.server.linting import LintResult
+from memlint.server.linting import LintResult, Program
 
 QUICKFIX = "quickfix"
 FIX_ALL = "source.fixAll.memlint"
@@ -65,6 +66,62 @@ def fix_all(result: LintResult, path: str, rules: Sequence[type[Rule]]) -> Actio
     if not fixed.changed:
         return None
     return Action("memlint: fix all safe findings", FIX_ALL, (text_edit(result.text, fixed.text),), tuple(fixed.applied))
+
+
+@dataclass(frozen=True)
+class CellAction:
+    """An action on a notebook: edits per code cell (cell index -> offsets
+    into that cell's text), computed on the joined program."""
+
+    title: str
+    kind: str
+    edits: dict[int, Edit]
+    findings: tuple[Finding, ...] = ()  # as reported in the cell the action was asked for
+    preferred: bool = False
+
+
+def cell_quick_fixes(program: Program, cell_index: int, findings: Sequence[Finding], unsafe: bool) -> list[CellAction]:
+    """Quick fixes for findings of one cell: the fix applied to the joined
+    program alone (with its import, which may land in another cell), then
+    split back into the cells it changed, as ``check --fix`` writes them."""
+    actions = []
+    module = program.lint.module
+    for f in findings:
+        raw = program.origin(cell_index, f)
+        if module is None or raw is None or not fix_allowed(raw, unsafe):
+            continue
+        edits = single_fix_edits(program.joined.text, module, raw)
+        if edits is None:
+            continue
+        per_cell = _cell_edits(program, apply_edits(program.joined.text, edits))
+        if not per_cell:
+            continue
+        assert raw.fix is not None
+        label = " (unsafe fix: may change behaviour)" if raw.fix.safety is Safety.UNSAFE else ""
+        actions.append(CellAction(f"{f.code}: {raw.fix.title}{label}", QUICKFIX, per_cell, (f,), raw.fix.safety is Safety.SAFE))
+    return actions
+
+
+def cell_fix_all(program: Program, path: str, rules: Sequence[type[Rule]]) -> CellAction | None:
+    if program.lint.module is None or not any(fix_allowed(f, False) for f in program.lint.findings):
+        return None
+    fixed = fix_text(program.joined.text, path, rules, unsafe=False)
+    per_cell = _cell_edits(program, fixed.text) if fixed.changed else None
+    if not per_cell:
+        return None
+    return CellAction("memlint: fix all safe findings", FIX_ALL, per_cell)
+
+
+def _cell_edits(program: Program, fixed: str) -> dict[int, Edit] | None:
+    """Cell index -> the one edit of that cell's text, or None when the fix
+    would cross a cell boundary or lose a magic (``check --fix`` refuses those
+    too)."""
+    try:
+        sources = fixed_sources(program.cells, fixed)
+    except NotebookError:
+        return None
+    old = {cell.index: cell.masked.original for cell in program.cells}
+    return {index: text_edit(old[index], new) for index, new in sources.items()}
 
 
 def noqa_edit(text: str, line: int, code: str) -> Edit | None:

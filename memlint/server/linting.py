@@ -17,7 +17,7 @@ import libcst as cst
 
 from memlint.engine import ParseError, applicable_rules, lint, lint_module, parse_module
 from memlint.fixer import detach
-from memlint.notebook import CodeCell, _tolerating_broken_cells, join, to_cells
+from memlint.notebook import CodeCell, Joined, _tolerating_broken_cells, join, to_cells
 from memlint.notebook_magics import mask_cell
 from memlint.rule import Finding, Rule
 
@@ -63,6 +63,22 @@ def _rule_by_rule(text: str, path: str, rules: Sequence[type[Rule]], first_error
 
 
 @dataclass
+class Program:
+    """The code cells joined into one program and its lint: a cell's quick fix
+    is computed on the program, as ``check --fix`` fixes a notebook."""
+
+    joined: Joined
+    cells: tuple[CodeCell, ...]
+    lint: LintResult
+    # (cell index, line, column, code) of a finding in its cell -> the same
+    # finding in the program, with its fix nodes
+    origins: dict[tuple[int, int, int, str], Finding] = field(default_factory=dict)
+
+    def origin(self, cell_index: int, f: Finding) -> Finding | None:
+        return self.origins.get((cell_index, f.line, f.column, f.code))
+
+
+@dataclass
 class NotebookResult:
     """Findings per cell (keyed by the cell's index in the notebook), with lines
     and columns counted inside the cell, as ``check`` reports .ipynb files."""
@@ -70,6 +86,7 @@ class NotebookResult:
     findings: dict[int, list[Finding]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     rule_errors: list[str] = field(default_factory=list)
+    program: Program | None = None  # None when no cell parses
 
 
 def lint_cells(cells: Sequence[tuple[int, str]], path: str, rules: Sequence[type[Rule]]) -> NotebookResult:
@@ -81,20 +98,23 @@ def lint_cells(cells: Sequence[tuple[int, str]], path: str, rules: Sequence[type
             code_cells.append(CodeCell(index, masked))
     result = NotebookResult({c.index: [] for c in code_cells})
 
-    def check(chosen: Sequence[CodeCell]) -> list[Finding]:
+    def check(chosen: Sequence[CodeCell]) -> Program:
         joined = join(chosen)
         outcome = lint_document(joined.text, path, rules)
         if outcome.problem is not None and not outcome.rule_errors:
             raise ParseError(outcome.problem)
         result.rule_errors += outcome.rule_errors
-        return to_cells(detach(outcome.findings, outcome.module, True), joined)
+        return Program(joined, tuple(chosen), outcome)
 
     try:
-        findings, result.problems = _tolerating_broken_cells(code_cells, check)
+        program, result.problems = _tolerating_broken_cells(code_cells, check)
     except ParseError as exc:
         result.problems = [str(exc)]
         return result
-    for f in findings:
-        assert f.cell is not None
-        result.findings[f.cell - 1].append(f)
+    result.program = program
+    for raw in program.lint.findings:
+        for f in to_cells(detach([raw], program.lint.module, True), program.joined):
+            assert f.cell is not None
+            result.findings[f.cell - 1].append(f)
+            program.origins[(f.cell - 1, f.line, f.column, f.code)] = raw
     return result

@@ -25,10 +25,21 @@ from memlint.config import ConfigError
 from memlint.fixer import offset_to_position
 from memlint.reporters import severity
 from memlint.rule import Edit, Finding
-from memlint.server.actions import FIX_ALL, QUICKFIX, Action, fix_all, noqa_actions, quick_fixes, wanted
+from memlint.server.actions import (
+    FIX_ALL,
+    QUICKFIX,
+    Action,
+    CellAction,
+    cell_fix_all,
+    cell_quick_fixes,
+    fix_all,
+    noqa_actions,
+    quick_fixes,
+    wanted,
+)
 from memlint.server.documents import LintQueue
 from memlint.server.hover import hover_markdown
-from memlint.server.linting import LintResult, lint_cells, lint_document
+from memlint.server.linting import LintResult, Program, lint_cells, lint_document
 from memlint.server.rule_links import rule_link
 from memlint.server.settings import ClientSettings, DocumentSettings, SettingsStore
 
@@ -40,6 +51,17 @@ class Linted:
     """The last lint of a document: the result and what it was made with."""
 
     result: LintResult
+    path: str
+    settings: DocumentSettings
+
+
+@dataclass
+class LintedNotebook:
+    """The last lint of a notebook: its program and the code cells' uris and
+    texts it was made from."""
+
+    program: Program | None
+    cells: dict[str, tuple[int, str]]  # cell uri -> (cell index, text)
     path: str
     settings: DocumentSettings
 
@@ -64,6 +86,8 @@ class MemlintServer(LanguageServer):
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlint-lint")
         self.linted: dict[str, Linted] = {}  # text document uri -> last lint
         self.cells: dict[str, tuple[str, list[Finding]]] = {}  # cell uri -> (text, findings)
+        self.notebooks: dict[str, LintedNotebook] = {}  # notebook uri -> last lint
+        self.notebook_of: dict[str, str] = {}  # cell uri -> notebook uri
         self._last_problem: dict[str, str | None] = {}
         self._config_errors_shown: set[str] = set()
 
@@ -135,7 +159,9 @@ class MemlintServer(LanguageServer):
         if self.queue.is_due(key) or self.workspace.get_notebook_document(notebook_uri=key) is None:
             return
         self.report_problems(key, "; ".join(result.problems) or None, result.rule_errors)
+        self.notebooks[key] = LintedNotebook(result.program, {uri: (i, text) for i, uri, text in code}, path, settings)
         for index, uri, text in code:
+            self.notebook_of[uri] = key
             findings = result.findings.get(index, [])
             self.cells[uri] = (text, findings)
             self.publish(uri, None, [diagnostic(f, self.workspace.position_codec, _lines(text)) for f in findings])
@@ -206,6 +232,23 @@ def _text_edits(codec: PositionCodec, text: str, edits: Sequence[Edit]) -> list[
         )
         for e in edits
     ]
+
+
+def _cell_code_action(
+    codec: PositionCodec, texts: dict[int, tuple[str, str]], asked: tuple[str, str], action: CellAction
+) -> types.CodeAction:
+    """``texts``: cell index -> (uri, text); ``asked``: the cell the action
+    was asked for, whose lines the action's findings count."""
+    lines = _lines(asked[1])
+    return types.CodeAction(
+        title=action.title,
+        kind=action.kind,
+        diagnostics=[diagnostic(f, codec, lines) for f in action.findings] or None,
+        is_preferred=action.preferred or None,
+        edit=types.WorkspaceEdit(
+            changes={texts[i][0]: _text_edits(codec, texts[i][1], [e]) for i, e in sorted(action.edits.items())}
+        ),
+    )
 
 
 def _code_action(codec: PositionCodec, uri: str, text: str, action: Action) -> types.CodeAction:
@@ -303,6 +346,7 @@ def notebook_change(ls: MemlintServer, params: types.DidChangeNotebookDocumentPa
     structure = params.change.cells.structure if params.change.cells else None
     for closed in (structure.did_close or []) if structure else []:
         ls.cells.pop(closed.uri, None)
+        ls.notebook_of.pop(closed.uri, None)
         ls.publish(closed.uri, None, [])
 
 
@@ -314,8 +358,10 @@ def notebook_save(ls: MemlintServer, params: types.DidSaveNotebookDocumentParams
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def notebook_close(ls: MemlintServer, params: types.DidCloseNotebookDocumentParams) -> None:
     ls.queue.discard(params.notebook_document.uri)
+    ls.notebooks.pop(params.notebook_document.uri, None)
     for cell in params.cell_text_documents:
         ls.cells.pop(cell.uri, None)
+        ls.notebook_of.pop(cell.uri, None)
         ls.publish(cell.uri, None, [])
 
 
@@ -341,12 +387,7 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
     only = params.context.only
     first, last = params.range.start.line + 1, params.range.end.line + 1
     if uri in ls.cells:  # a notebook cell: findings come from the whole notebook
-        text, findings = ls.cells[uri]
-        document = ls.workspace.text_documents.get(uri)
-        if document is None or document.source != text or not wanted(QUICKFIX, only):
-            return None
-        here = [f for f in findings if f.line <= last and f.end_line >= first]
-        return [_code_action(ls.workspace.position_codec, uri, text, a) for a in noqa_actions(text, here)] or None
+        return await _cell_code_actions(ls, uri, first, last, only)
     linted = await ls.current(uri)
     if linted is None:
         return None
@@ -366,6 +407,43 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
 
     actions = await ls.on_lint_thread(compute)
     return [_code_action(ls.workspace.position_codec, uri, result.text, a) for a in actions] or None
+
+
+async def _cell_code_actions(
+    ls: MemlintServer, uri: str, first: int, last: int, only: Sequence[str] | None
+) -> list[types.CodeAction] | None:
+    text, findings = ls.cells[uri]
+    notebook = ls.notebooks.get(ls.notebook_of.get(uri, ""))
+    if notebook is None or not _current(ls, notebook.cells):
+        return None  # edited since: the newer text's lint is due
+    here = [f for f in findings if f.line <= last and f.end_line >= first]
+    index = notebook.cells[uri][0]
+    program = notebook.program
+    texts = {i: (u, t) for u, (i, t) in notebook.cells.items()}
+    codec = ls.workspace.position_codec
+
+    def compute() -> list[CellAction]:
+        actions: list[CellAction] = []
+        if program is not None and wanted(QUICKFIX, only):
+            actions += cell_quick_fixes(program, index, here, notebook.settings.unsafe_fixes)
+        if wanted(QUICKFIX, only):
+            actions += [CellAction(a.title, a.kind, {index: a.edits[0]}, a.findings) for a in noqa_actions(text, here)]
+        if program is not None and wanted(FIX_ALL, only):
+            everything = cell_fix_all(program, notebook.path, notebook.settings.rules)
+            if everything is not None:
+                actions.append(everything)
+        return actions
+
+    actions = await ls.on_lint_thread(compute)
+    return [_cell_code_action(codec, texts, (uri, text), a) for a in actions] or None
+
+
+def _current(ls: MemlintServer, cells: dict[str, tuple[int, str]]) -> bool:
+    for uri, (_, text) in cells.items():
+        document = ls.workspace.text_documents.get(uri)
+        if document is None or document.source != text:
+            return False
+    return True
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
