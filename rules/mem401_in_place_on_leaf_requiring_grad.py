@@ -78,8 +78,8 @@ class InPlaceOnLeafRequiringGrad(Rule):
     name = "in-place-on-leaf-requiring-grad"
     message = "in-place update of a leaf tensor that requires grad outside torch.no_grad(): autograd raises a RuntimeError"
     fix_safety = Safety.SAFE
-    tokens = ("parameters()", "requires_grad", "Parameter")
-    gate = staticmethod(lambda g: bool(g.inplace_names & g.leaf_names))
+    tokens = ("parameters()", "requires_grad", "Parameter", ".weight", ".bias")
+    gate = staticmethod(lambda g: bool(g.inplace_names & g.leaf_names) or g.inplace_parameter_attr)
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -156,8 +156,10 @@ class InPlaceOnLeafRequiringGrad(Rule):
             self._check(func.value, node)
 
     # -- the check ----------------------------------------------------------
-    def _leaf(self, expr: cst.BaseExpression) -> tuple[str, cst.For | None] | None:
+    def _leaf(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> tuple[str, cst.For | None] | None:
         if not isinstance(expr, cst.Name):
+            if at is not None and self.facts.module_params.written_parameter(expr, at):
+                return ("leaf", None)  # a layer's weight or bias (or a slice of it)
             return None
         for name, owner, loop in reversed(self._params):
             if name == expr.value:
@@ -171,7 +173,7 @@ class InPlaceOnLeafRequiringGrad(Rule):
         return None
 
     def _check(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
-        leaf = self._leaf(target)
+        leaf = self._leaf(target, node)
         if leaf is None:
             return
         if self.facts.grad_mode.mode_at(node) is not GradMode.ENABLED or self._method_called_without_grad(node):
@@ -424,6 +426,70 @@ nudge(torch.zeros(3, 1), 1.0)
 """,
             'w.data updates are legal; a parameter shadows the module weight; the list is updated under no_grad',
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from treelstm import TreeModel
+model = TreeModel(100, 300)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+emb = torch.load("glove.pth")
+model.emb.weight.data.copy_(emb)
+with torch.no_grad():
+    model.emb.weight[0].zero_()
+model.fc.weight.detach().mul_(0.5)
+w = model.fc.weight[:, 0]
+w2 = model.fc.weight.clone()
+w2[0] = 1.0
+""",
+            "through .data, under no_grad, on a detached view, or on a clone",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self, vocab, dim, freeze):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        if freeze:
+            self.emb.weight.requires_grad = False
+model = Encoder(100, 300, True)
+model.emb.weight.copy_(torch.load("glove.pth"))
+""",
+            "the file freezes that weight (the load only works frozen)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def fuse_conv_and_bn(conv, bn):
+    fused = nn.Conv2d(conv.in_channels, conv.out_channels, 1).requires_grad_(False)
+    fused.weight.copy_(conv.weight.view(conv.out_channels, -1))
+    fused.bias.copy_(bn.bias)
+    return fused
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.register_buffer("weight", torch.ones(8))
+    @torch.no_grad()
+    def reset(self, w):
+        self.conv.weight.copy_(w)
+    def scale(self):
+        self.weight[0] = 2.0
+criterion = nn.CrossEntropyLoss(weight=torch.ones(10))
+criterion.weight[0] = 2.0
+""",
+            "a layer built frozen (YOLOv5's fuse), a no_grad method, a buffer, a loss's class weights",
+        ),
+        Valid(
+            """\
+def load_embeddings(model, emb):
+    model.emb.weight.copy_(emb)
+""",
+            "the argument is not known here: only its name says it is a module",
+        ),
     ]
     invalid = [
         Invalid(
@@ -579,5 +645,42 @@ for x, y in data:
     loss.backward()
     sgd(params, 0.1)
 """,
+        ),
+        Invalid(
+            """\
+import torch
+from treelstm import TreeModel
+model = TreeModel(100, 300)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+emb = torch.load("glove.pth")
+model.emb.weight.copy_(emb)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch.nn as nn
+class Block(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Conv2d(8, 8, 3) for _ in range(n)])
+    def transform(self, other):
+        for i in range(len(self.layers)):
+            self.layers[i].weight[:, :, :, :] = other.layers[i][0].weight
+            self.layers[i].bias[:] = other.layers[i][0].bias
+""",
+            None,
+            count=2,
+        ),
+        Invalid(
+            """\
+from transformers import BertForMaskedLM
+model = BertForMaskedLM.from_pretrained("bert-base-uncased")
+model.eval()
+def edit(kn_bag, delta):
+    for layer, pos in kn_bag:
+        model.bert.encoder.layer[layer].output.dense.weight[:, pos] -= delta
+""",
+            None,
         ),
     ]
