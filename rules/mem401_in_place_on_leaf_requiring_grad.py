@@ -85,8 +85,7 @@ class InPlaceOnLeafRequiringGrad(Rule):
         super().__init__(context)
         self._leaves: list[dict[str, bool]] = [{}]
         self._fns: list[cst.FunctionDef] = []
-        self._loop_counts: list[int] = []
-        self._params: list[tuple[str, str, cst.For]] = []
+        self._targets_memo: dict[cst.For, list[tuple[str, str]]] = {}
         self._frozen: set[str] | None = None
         self._wrapped_loops: set[int] = set()
         self._reported_lines: set[int] = set()
@@ -100,23 +99,30 @@ class InPlaceOnLeafRequiringGrad(Rule):
         self._leaves.pop()
         self._fns.pop()
 
-    def _loop_targets(self, node: cst.For) -> list[tuple[str, str]]:
-        found = parameter_loop_targets(node.target, node.iter)
-        if not found and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Name):
-            # ``for p in params`` over a list of leaves built elsewhere
-            if self.facts.leaves.leaf_list(node.iter, self._fns[-1] if self._fns else self.context.module):
-                found = [(node.target.value, node.iter.value)]
+    def _loop_targets(self, info) -> list[tuple[str, str]]:
+        """(variable, owner) for each parameter the loop ``info`` binds: ``for p
+        in model.parameters()``, ``for p in params`` over a list of leaves."""
+        node = info.node
+        if not isinstance(node, cst.For):
+            return []
+        found = self._targets_memo.get(node)
+        if found is None:
+            found = parameter_loop_targets(node.target, node.iter)
+            if not found and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Name):
+                # ``for p in params`` over a list of leaves built elsewhere
+                if self.facts.leaves.leaf_list(node.iter, info.scope):
+                    found = [(node.target.value, node.iter.value)]
+            self._targets_memo[node] = found
         return found
 
-    def visit_For(self, node: cst.For) -> None:
-        targets = self._loop_targets(node)
-        self._loop_counts.append(len(targets))
-        for name, owner in targets:
-            self._params.append((name, owner, node))
-
-    def leave_For(self, original_node: cst.For) -> None:
-        for _ in range(self._loop_counts.pop()):
-            self._params.pop()
+    def _parameter_loop(self, name: cst.Name) -> tuple[str, cst.For] | None:
+        """The innermost loop around ``name`` (in its function) that binds it
+        to a parameter, and the parameter's owner."""
+        for info in self.facts.loops.enclosing_loops(name):
+            for var, owner in reversed(self._loop_targets(info)):
+                if var == name.value:
+                    return owner, info.node
+        return None
 
     def _creates_leaf(self, value: cst.BaseExpression) -> bool:
         return creates_leaf(value, self.facts.names)
@@ -161,11 +167,12 @@ class InPlaceOnLeafRequiringGrad(Rule):
             if at is not None and self.facts.module_params.written_parameter(expr, at):
                 return ("leaf", None)  # a layer's weight or bias (or a slice of it)
             return None
-        for name, owner, loop in reversed(self._params):
-            if name == expr.value:
-                if self._frozen is None:
-                    self._frozen = set(ever_frozen(self.context.module))
-                return None if owner in self._frozen else ("param", loop)
+        found = self._parameter_loop(expr)
+        if found is not None:
+            owner, loop = found
+            if self._frozen is None:
+                self._frozen = set(ever_frozen(self.context.module))
+            return None if owner in self._frozen else ("param", loop)
         if self._leaves[-1].get(expr.value):
             return ("leaf", None)
         if self._fns and expr.value not in self._leaves[-1] and self.facts.leaves.module_leaf(expr.value, self._fns[-1]):

@@ -102,12 +102,15 @@ class ParameterWrites:
         the file, under whatever spelling (``self.emb.weight.requires_grad =
         False`` in the class, ``model.emb.weight.copy_(...)`` in the script)."""
         parts = path.split(".")
-        inner = set(parts[1:])
+        inner = set(parts[1:-1])
         for touched in self._frozen_spellings():
             t = touched.split(".")
             if parts[: len(t)] == t:
                 return True
-            if len(t) > 1 and t[-1] in inner:
+            if len(t) > 1 and t[-1] in PARAMETER_ATTRS:
+                if t[-2:] == parts[-2:]:  # ``emb.weight``, spelled from another root
+                    return True
+            elif len(t) > 1 and t[-1] in inner:  # ``self.emb`` frozen, ``model.emb.weight`` written
                 return True
         return False
 
