@@ -33,7 +33,11 @@ class InPlaceOnLeafRequiringGrad(Rule):
     Flags in-place updates of tensors that are leaves requiring grad, while
     autograd is recording: `p -= lr * p.grad` over `model.parameters()`,
     `w.add_(...)`, `w[i] = ...` on a `torch.randn(..., requires_grad=True)`
-    or an `nn.Parameter`.
+    or an `nn.Parameter`, and writes into a layer's own `.weight`/`.bias`
+    or a slice of it (`model.emb.weight.copy_(glove)`,
+    `self.layers[i].weight[:, :k] = w`) when the model is known to be a
+    module (built here, loaded with `from_pretrained`, handed to an
+    optimizer, `self` of an `nn.Module`).
 
     ## Why it matters
     Autograd refuses it: `RuntimeError: a leaf Variable that requires grad
@@ -61,13 +65,19 @@ class InPlaceOnLeafRequiringGrad(Rule):
     update that reads `.grad`): the fix wraps the update in
     `with torch.no_grad():` (the whole parameter loop when it only updates
     parameters), which is what makes it run at all; `import torch` is added
-    when missing. Other in-place writes to a leaf are reported without a fix.
+    when missing. Other in-place writes to a leaf (a layer's weight edited
+    in place included) are reported without a fix.
     Silent under `no_grad`/`inference_mode` and in functions only called
     there or decorated with them, for `.data`, `.grad`, `torch.nn.init.*_`,
     tensors that do not require grad, and models frozen with
     `requires_grad_(False)` (or DiT's and CycleGAN's `requires_grad(ema,
     False)` / `set_requires_grad(net, False)` helpers), nor methods this
-    module only calls under `torch.no_grad()` (`ema.update(model)`).
+    module only calls under `torch.no_grad()` (`ema.update(model)`). A
+    layer's weight is left alone when the file touches its `requires_grad`
+    (or its model's) anywhere, when it is reached through `.data`,
+    `.detach()` or a loss object (class weights are buffers), for
+    `self.weight` itself (may be a buffer), and when only the name of a
+    function's parameter says it is a model.
 
     ## References
     - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
