@@ -33,7 +33,11 @@ class InPlaceOnLeafRequiringGrad(Rule):
     Flags in-place updates of tensors that are leaves requiring grad, while
     autograd is recording: `p -= lr * p.grad` over `model.parameters()`,
     `w.add_(...)`, `w[i] = ...` on a `torch.randn(..., requires_grad=True)`
-    or an `nn.Parameter`.
+    or an `nn.Parameter`, and writes into a layer's own `.weight`/`.bias`
+    or a slice of it (`model.emb.weight.copy_(glove)`,
+    `self.layers[i].weight[:, :k] = w`) when the model is known to be a
+    module (built here, loaded with `from_pretrained`, handed to an
+    optimizer, `self` of an `nn.Module`).
 
     ## Why it matters
     Autograd refuses it: `RuntimeError: a leaf Variable that requires grad
@@ -61,13 +65,19 @@ class InPlaceOnLeafRequiringGrad(Rule):
     update that reads `.grad`): the fix wraps the update in
     `with torch.no_grad():` (the whole parameter loop when it only updates
     parameters), which is what makes it run at all; `import torch` is added
-    when missing. Other in-place writes to a leaf are reported without a fix.
+    when missing. Other in-place writes to a leaf (a layer's weight edited
+    in place included) are reported without a fix.
     Silent under `no_grad`/`inference_mode` and in functions only called
     there or decorated with them, for `.data`, `.grad`, `torch.nn.init.*_`,
     tensors that do not require grad, and models frozen with
     `requires_grad_(False)` (or DiT's and CycleGAN's `requires_grad(ema,
     False)` / `set_requires_grad(net, False)` helpers), nor methods this
-    module only calls under `torch.no_grad()` (`ema.update(model)`).
+    module only calls under `torch.no_grad()` (`ema.update(model)`). A
+    layer's weight is left alone when the file touches its `requires_grad`
+    (or its model's) anywhere, when it is reached through `.data`,
+    `.detach()` or a loss object (class weights are buffers), for
+    `self.weight` itself (may be a buffer), and when only the name of a
+    function's parameter says it is a model.
 
     ## References
     - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
@@ -78,15 +88,14 @@ class InPlaceOnLeafRequiringGrad(Rule):
     name = "in-place-on-leaf-requiring-grad"
     message = "in-place update of a leaf tensor that requires grad outside torch.no_grad(): autograd raises a RuntimeError"
     fix_safety = Safety.SAFE
-    tokens = ("parameters()", "requires_grad", "Parameter")
-    gate = staticmethod(lambda g: bool(g.inplace_names & g.leaf_names))
+    tokens = ("parameters()", "requires_grad", "Parameter", ".weight", ".bias")
+    gate = staticmethod(lambda g: bool(g.inplace_names & g.leaf_names) or g.inplace_parameter_attr)
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self._leaves: list[dict[str, bool]] = [{}]
         self._fns: list[cst.FunctionDef] = []
-        self._loop_counts: list[int] = []
-        self._params: list[tuple[str, str, cst.For]] = []
+        self._targets_memo: dict[cst.For, list[tuple[str, str]]] = {}
         self._frozen: set[str] | None = None
         self._wrapped_loops: set[int] = set()
         self._reported_lines: set[int] = set()
@@ -100,23 +109,30 @@ class InPlaceOnLeafRequiringGrad(Rule):
         self._leaves.pop()
         self._fns.pop()
 
-    def _loop_targets(self, node: cst.For) -> list[tuple[str, str]]:
-        found = parameter_loop_targets(node.target, node.iter)
-        if not found and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Name):
-            # ``for p in params`` over a list of leaves built elsewhere
-            if self.facts.leaves.leaf_list(node.iter, self._fns[-1] if self._fns else self.context.module):
-                found = [(node.target.value, node.iter.value)]
+    def _loop_targets(self, info) -> list[tuple[str, str]]:
+        """(variable, owner) for each parameter the loop ``info`` binds: ``for p
+        in model.parameters()``, ``for p in params`` over a list of leaves."""
+        node = info.node
+        if not isinstance(node, cst.For):
+            return []
+        found = self._targets_memo.get(node)
+        if found is None:
+            found = parameter_loop_targets(node.target, node.iter)
+            if not found and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Name):
+                # ``for p in params`` over a list of leaves built elsewhere
+                if self.facts.leaves.leaf_list(node.iter, info.scope):
+                    found = [(node.target.value, node.iter.value)]
+            self._targets_memo[node] = found
         return found
 
-    def visit_For(self, node: cst.For) -> None:
-        targets = self._loop_targets(node)
-        self._loop_counts.append(len(targets))
-        for name, owner in targets:
-            self._params.append((name, owner, node))
-
-    def leave_For(self, original_node: cst.For) -> None:
-        for _ in range(self._loop_counts.pop()):
-            self._params.pop()
+    def _parameter_loop(self, name: cst.Name) -> tuple[str, cst.For] | None:
+        """The innermost loop around ``name`` (in its function) that binds it
+        to a parameter, and the parameter's owner."""
+        for info in self.facts.loops.enclosing_loops(name):
+            for var, owner in reversed(self._loop_targets(info)):
+                if var == name.value:
+                    return owner, info.node
+        return None
 
     def _creates_leaf(self, value: cst.BaseExpression) -> bool:
         return creates_leaf(value, self.facts.names)
@@ -156,14 +172,17 @@ class InPlaceOnLeafRequiringGrad(Rule):
             self._check(func.value, node)
 
     # -- the check ----------------------------------------------------------
-    def _leaf(self, expr: cst.BaseExpression) -> tuple[str, cst.For | None] | None:
+    def _leaf(self, expr: cst.BaseExpression, at: cst.CSTNode | None = None) -> tuple[str, cst.For | None] | None:
         if not isinstance(expr, cst.Name):
+            if at is not None and self.facts.module_params.written_parameter(expr, at):
+                return ("leaf", None)  # a layer's weight or bias (or a slice of it)
             return None
-        for name, owner, loop in reversed(self._params):
-            if name == expr.value:
-                if self._frozen is None:
-                    self._frozen = set(ever_frozen(self.context.module))
-                return None if owner in self._frozen else ("param", loop)
+        found = self._parameter_loop(expr)
+        if found is not None:
+            owner, loop = found
+            if self._frozen is None:
+                self._frozen = set(ever_frozen(self.context.module))
+            return None if owner in self._frozen else ("param", loop)
         if self._leaves[-1].get(expr.value):
             return ("leaf", None)
         if self._fns and expr.value not in self._leaves[-1] and self.facts.leaves.module_leaf(expr.value, self._fns[-1]):
@@ -171,7 +190,7 @@ class InPlaceOnLeafRequiringGrad(Rule):
         return None
 
     def _check(self, target: cst.BaseExpression, node: cst.CSTNode) -> None:
-        leaf = self._leaf(target)
+        leaf = self._leaf(target, node)
         if leaf is None:
             return
         if self.facts.grad_mode.mode_at(node) is not GradMode.ENABLED or self._method_called_without_grad(node):
@@ -424,6 +443,70 @@ nudge(torch.zeros(3, 1), 1.0)
 """,
             'w.data updates are legal; a parameter shadows the module weight; the list is updated under no_grad',
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from treelstm import TreeModel
+model = TreeModel(100, 300)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+emb = torch.load("glove.pth")
+model.emb.weight.data.copy_(emb)
+with torch.no_grad():
+    model.emb.weight[0].zero_()
+model.fc.weight.detach().mul_(0.5)
+w = model.fc.weight[:, 0]
+w2 = model.fc.weight.clone()
+w2[0] = 1.0
+""",
+            "through .data, under no_grad, on a detached view, or on a clone",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self, vocab, dim, freeze):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        if freeze:
+            self.emb.weight.requires_grad = False
+model = Encoder(100, 300, True)
+model.emb.weight.copy_(torch.load("glove.pth"))
+""",
+            "the file freezes that weight (the load only works frozen)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def fuse_conv_and_bn(conv, bn):
+    fused = nn.Conv2d(conv.in_channels, conv.out_channels, 1).requires_grad_(False)
+    fused.weight.copy_(conv.weight.view(conv.out_channels, -1))
+    fused.bias.copy_(bn.bias)
+    return fused
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.register_buffer("weight", torch.ones(8))
+    @torch.no_grad()
+    def reset(self, w):
+        self.conv.weight.copy_(w)
+    def scale(self):
+        self.weight[0] = 2.0
+criterion = nn.CrossEntropyLoss(weight=torch.ones(10))
+criterion.weight[0] = 2.0
+""",
+            "a layer built frozen (YOLOv5's fuse), a no_grad method, a buffer, a loss's class weights",
+        ),
+        Valid(
+            """\
+def load_embeddings(model, emb):
+    model.emb.weight.copy_(emb)
+""",
+            "the argument is not known here: only its name says it is a module",
+        ),
     ]
     invalid = [
         Invalid(
@@ -579,5 +662,42 @@ for x, y in data:
     loss.backward()
     sgd(params, 0.1)
 """,
+        ),
+        Invalid(
+            """\
+import torch
+from treelstm import TreeModel
+model = TreeModel(100, 300)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+emb = torch.load("glove.pth")
+model.emb.weight.copy_(emb)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch.nn as nn
+class Block(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Conv2d(8, 8, 3) for _ in range(n)])
+    def transform(self, other):
+        for i in range(len(self.layers)):
+            self.layers[i].weight[:, :, :, :] = other.layers[i][0].weight
+            self.layers[i].bias[:] = other.layers[i][0].bias
+""",
+            None,
+            count=2,
+        ),
+        Invalid(
+            """\
+from transformers import BertForMaskedLM
+model = BertForMaskedLM.from_pretrained("bert-base-uncased")
+model.eval()
+def edit(kn_bag, delta):
+    for layer, pos in kn_bag:
+        model.bert.encoder.layer[layer].output.dense.weight[:, pos] -= delta
+""",
+            None,
         ),
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.loops import is_emptiness_test
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
@@ -52,7 +53,8 @@ class EmptyCacheInLoop(Rule):
     Safe: removing the call never changes results. When it was the loop's only
     statement the body becomes `pass`. Calls inside an `except` handler (after
     catching an OOM), a `finally` block, or under an `if` (throttled by a step
-    counter) are left alone, and so are calls right after a `del` or
+    counter; the `else` of an emptiness test such as `if num_gt == 0:` is
+    the ordinary path and is not a guard) are left alone, and so are calls right after a `del` or
     `gc.collect()` in the same block (memory was just released on purpose)
     and loops whose iterations each run a whole training or evaluation:
     epochs, folds, models, checkpoints, configurations, seeds.
@@ -68,54 +70,23 @@ class EmptyCacheInLoop(Rule):
     tokens = ("empty_cache",)
     gate = staticmethod(lambda g: g.loops and "empty_cache" in g.idents)
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self._loops = 0
-        self._guarded = 0
-
-    def visit_For(self, node: cst.For) -> None:
-        self._loops += 1
-
-    def leave_For(self, original_node: cst.For) -> None:
-        self._loops -= 1
-
-    def visit_While(self, node: cst.While) -> None:
-        self._loops += 1
-
-    def leave_While(self, original_node: cst.While) -> None:
-        self._loops -= 1
-
-    # A function defined in a loop body is not run per iteration by the loop.
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._stack = getattr(self, "_stack", [])
-        self._stack.append((self._loops, self._guarded))
-        self._loops = self._guarded = 0
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._loops, self._guarded = self._stack.pop()
-
-    # `if step % 100 == 0: empty_cache()` and `except OOM: empty_cache()` are
-    # the deliberate uses.
-    def visit_If(self, node: cst.If) -> None:
-        self._guarded += 1
-
-    def leave_If(self, original_node: cst.If) -> None:
-        self._guarded -= 1
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self._guarded += 1
-
-    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
-        self._guarded -= 1
-
-    def visit_Finally(self, node: cst.Finally) -> None:
-        self._guarded += 1
-
-    def leave_Finally(self, original_node: cst.Finally) -> None:
-        self._guarded -= 1
+    def _guarded(self, line: cst.SimpleStatementLine) -> bool:
+        """Under an ``if`` (``if step % 100 == 0:``), an ``except`` (after an
+        OOM) or a ``finally`` in its own function: the deliberate uses. The
+        ``else`` of an emptiness test (``if num_gt == 0: ... else:``) is the
+        ordinary path, run on nearly every iteration."""
+        child: cst.CSTNode = line
+        cur = self.parent(line)
+        while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module)):
+            if isinstance(cur, (cst.ExceptHandler, cst.Finally)):
+                return True
+            if isinstance(cur, cst.If) and not (child is cur.orelse and is_emptiness_test(cur.test)):
+                return True
+            child, cur = cur, self.parent(cur)
+        return False
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        if not self._loops or self._guarded or len(node.body) != 1:
+        if len(node.body) != 1:
             return
         stmt = node.body[0]
         if not isinstance(stmt, cst.Expr) or not isinstance(stmt.value, cst.Call):
@@ -123,8 +94,10 @@ class EmptyCacheInLoop(Rule):
         if self.facts.names.call_name(stmt.value) != "torch.cuda.empty_cache":
             return
         loops = self.facts.loops
-        loop = loops.loop_of(stmt.value)
-        if loop is not None and loops.outer_loop(loop):
+        loop = loops.loop_of(stmt.value)  # in its own function: a def in a loop body is not run by the loop
+        if loop is None or self._guarded(node):
+            return
+        if loops.outer_loop(loop):
             return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
         block = self.parent(node)
         if self.facts.blocks.any_before(node, _frees):
@@ -211,6 +184,27 @@ for batch in loader:
 """,
             "not torch",
         ),
+        Valid(
+            """\
+import torch
+def get_losses(outputs, nlabel, assign, limit):
+    for batch_idx in range(outputs.shape[0]):
+        if nlabel[batch_idx] == 0:
+            torch.cuda.empty_cache()
+            continue
+        if torch.cuda.memory_reserved() < limit:
+            assign(batch_idx)
+        else:
+            torch.cuda.empty_cache()
+def cleanup():
+    torch.cuda.empty_cache()
+def fit(model, loader, train_one_epoch, epochs):
+    for epoch in range(epochs):
+        train_one_epoch(model, loader)
+        cleanup()
+""",
+            "in the branch of an emptiness test, the else of a memory threshold, a cleanup function run per epoch",
+        ),
     ]
     invalid = [
         Invalid(
@@ -257,6 +251,47 @@ import torch as T
 def train(loader):
     for batch in loader:
         step(batch)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def get_losses(self, outputs, labels, nlabel):
+        num_fg = 0.0
+        for batch_idx in range(outputs.shape[0]):
+            num_gt = int(nlabel[batch_idx])
+            if num_gt == 0:
+                fg_mask = outputs.new_zeros(outputs.shape[1]).bool()
+            else:
+                try:
+                    fg_mask, num_fg_img = self.get_assignments(batch_idx, labels)
+                except RuntimeError:
+                    torch.cuda.empty_cache()
+                    fg_mask, num_fg_img = self.get_assignments(batch_idx, labels, "cpu")
+                torch.cuda.empty_cache()
+                num_fg += num_fg_img
+        return num_fg
+""",
+            """\
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def get_losses(self, outputs, labels, nlabel):
+        num_fg = 0.0
+        for batch_idx in range(outputs.shape[0]):
+            num_gt = int(nlabel[batch_idx])
+            if num_gt == 0:
+                fg_mask = outputs.new_zeros(outputs.shape[1]).bool()
+            else:
+                try:
+                    fg_mask, num_fg_img = self.get_assignments(batch_idx, labels)
+                except RuntimeError:
+                    torch.cuda.empty_cache()
+                    fg_mask, num_fg_img = self.get_assignments(batch_idx, labels, "cpu")
+                num_fg += num_fg_img
+        return num_fg
 """,
         ),
     ]

@@ -120,6 +120,14 @@ class ModuleFacts:
         return LeafTable(self)
 
     @cached_property
+    def module_params(self):
+        """In-place writes into a module's ``.weight``/``.bias``
+        (analysis/module_params.py)."""
+        from memlint.analysis.module_params import ParameterWrites
+
+        return ParameterWrites(self)
+
+    @cached_property
     def autocast(self):
         """Which calls run inside an enabled ``autocast`` block (analysis/autocast.py)."""
         from memlint.analysis.autocast import AutocastScopes

@@ -33,6 +33,7 @@ from memlint.analysis.activations import (
 )
 from memlint.analysis.grad_mode import _LIGHTNING_NO_GRAD_HOOKS
 from memlint.analysis.loops import name_tokens
+from memlint.analysis.module_params import PARAMETER_ATTRS
 
 _BACKWARD = frozenset({"backward", "manual_backward"})
 # grad_mode: what turns recording off (context managers, decorators, the
@@ -81,6 +82,9 @@ class GateFacts:
         # parameter or a tensor made with ``requires_grad``, marked with
         # ``requires_grad``, or a loop variable (over parameters, or a list of them).
         self.leaf_names: set[str] = set()
+        # A layer's ``.weight``/``.bias`` (or a slice of it) written in place (MEM401,
+        # analysis/module_params.py).
+        self.inplace_parameter_attr = False
         self._walk(tree)
 
     # -- what the rules ask ------------------------------------------------
@@ -201,6 +205,7 @@ class GateFacts:
             last = func.attr
             if _inplace_name(last):
                 self.inplace_names |= _bare_names(func.value)  # ``n.add_(...)``
+                self._parameter_attr_written(func.value)
         elif type(func) is ast.Name:
             last = aliases.get(func.id, func.id)
         else:
@@ -251,6 +256,13 @@ class GateFacts:
             target = target.value  # type: ignore[attr-defined]
         if type(target) is ast.Name:
             self.inplace_names.add(target.id)  # type: ignore[attr-defined]
+        self._parameter_attr_written(target)
+
+    def _parameter_attr_written(self, target: ast.AST) -> None:
+        while type(target) is ast.Subscript:
+            target = target.value  # type: ignore[attr-defined]
+        if type(target) is ast.Attribute and target.attr in PARAMETER_ATTRS:  # type: ignore[attr-defined]
+            self.inplace_parameter_attr = True
 
     def _iter_tokens(self, expr: ast.AST) -> None:
         tokens = self.iter_tokens

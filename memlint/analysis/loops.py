@@ -124,6 +124,25 @@ def ends_with_jump(suite: cst.BaseSuite, kinds: tuple[type, ...] = _JUMPS) -> bo
     return bool(suite.body) and jumps(suite.body[-1], kinds)
 
 
+def is_emptiness_test(test: cst.BaseExpression) -> bool:
+    """``n == 0``, ``len(x) == 0``, ``not x``, ``x is None``: the test that
+    skips an empty item (``if num_gt == 0: ... else: <the work>``), so its
+    ``else`` runs on nearly every iteration."""
+    subject: cst.BaseExpression | None = None
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        subject = test.expression
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0]
+        right = op.comparator
+        if isinstance(op.operator, cst.Equal) and isinstance(right, cst.Integer) and right.value == "0":
+            subject = test.left
+        elif isinstance(op.operator, cst.Is) and isinstance(right, cst.Name) and right.value == "None":
+            subject = test.left
+    if isinstance(subject, cst.Call) and isinstance(subject.func, cst.Name) and subject.func.value == "len":
+        subject = subject.args[0].value if len(subject.args) == 1 else None
+    return isinstance(subject, (cst.Name, cst.Attribute, cst.Subscript))
+
+
 def is_eval_name(name: str) -> bool:
     tokens = name_tokens(name)
     return bool(tokens & _EVAL_FUNCTION_TOKENS) and not tokens & _TRAIN_TOKENS

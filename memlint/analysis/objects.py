@@ -338,6 +338,12 @@ class ObjectTable(cst.CSTVisitor):
             scope = self.scope_of(scope_node if scope_node is not None else expr)
         return self._eval(expr, scope)
 
+    def self_kind(self, node: cst.CSTNode) -> Kind | None:
+        """What ``self`` is in the method around ``node``: the kind of its
+        class (``Kind.MODULE`` for an ``nn.Module`` subclass), or None."""
+        cls = self._class_for_scope(self.scope_of(node))
+        return self._module_classes.get(cls.name.value) if cls is not None else None
+
     def _eval(self, expr: cst.BaseExpression, scope: Scope) -> Kind | None:
         if isinstance(expr, (cst.Name, cst.Attribute)):
             key = self._key_for_read(expr, scope)
