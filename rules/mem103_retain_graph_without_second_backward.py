@@ -348,6 +348,46 @@ for s, a, r in loader:
 """,
             'the value target is not detached: the Q loss backpropagates through the retained q',
         ),
+        Valid(
+            """\
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        self.last_output = self.model(x)
+        return self.last_output
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward(retain_graph=True)
+        output = image.grad.cpu().numpy()
+        return output[0]
+""",
+            'the forward helper keeps its output on `self`: later code may backpropagate through it',
+        ),
+        Valid(
+            """\
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        return self.model(x)
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward(retain_graph=True)
+        if self.as_numpy:
+            output = image.grad.cpu().numpy()
+        self.cache.append(output)
+""",
+            'the output is replaced only on some paths and then stored',
+        ),
     ]
     invalid = [
         Invalid(
@@ -513,6 +553,40 @@ for s, a, r in loader:
     v_loss.backward()
     q_loss = F.mse_loss(q, r)
     q_loss.backward()
+""",
+        ),
+        Invalid(
+            """\
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        return self.model(x)
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward(retain_graph=True)
+        output = image.grad.cpu().numpy()
+        return output[0]
+""",
+            """\
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        return self.model(x)
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward()
+        output = image.grad.cpu().numpy()
+        return output[0]
 """,
         ),
     ]

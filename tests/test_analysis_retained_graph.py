@@ -139,3 +139,38 @@ def test_built_here():
     facts = facts_of(SAC.format(between="a, logp = self.actor.sample(s)").replace("(self, batch)", "(self, batch, s0)").replace("torch.tensor(batch)", "s0 * 2"))
     call = find(facts.module, "loss1.backward(retain_graph=True)", cst.Call)
     assert not RetainedGraph(facts).built_here(call, facts.loops.scope_of(call))  # a parameter may hold the caller's graph
+
+
+GUIDED = """
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        {forward}
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward(retain_graph=True)
+        {after}
+"""
+
+
+@pytest.mark.parametrize(
+    "forward, after, expected",
+    [
+        ("return self.model(x)", "output = image.grad.numpy()\n        print(output[0])", True),
+        # the helper keeps what it computed: later code may reach the graph
+        ("self.out = self.model(x)\n        return self.out", "output = image.grad.numpy()\n        print(output[0])", False),
+        # replaced on some paths only: the graph's output may be what is stored
+        ("return self.model(x)", "if flag:\n            output = image.grad.numpy()\n        self.keep(output)", False),
+        # not replaced at all
+        ("return self.model(x)", "self.keep(output)", False),
+    ],
+)
+def test_dies_in_follows_rebinding_and_helpers(forward, after, expected):
+    facts = facts_of(GUIDED.format(forward=forward, after=after))
+    call = find(facts.module, "output[0, target].backward(retain_graph=True)", cst.Call)
+    assert RetainedGraph(facts).dies_in(call, facts.loops.scope_of(call)) is expected

@@ -9,6 +9,7 @@ twice in an SAC update) or cut by ``.detach()`` does not count.
 
 API:
 
+- ``dominates(stmt, read, facts)`` -> every path to ``read`` runs ``stmt``.
 - ``graph_origins(expr, scope, facts)`` -> ``Origins``:
   ``bindings``, the assignment statements of ``scope`` whose value (with a
   graph) the graph of ``expr`` runs through; ``outside``, the names and
@@ -197,15 +198,7 @@ class _Walk:
         return kind
 
     def _dominates(self, stmt: cst.CSTNode, read: cst.CSTNode) -> bool:
-        """Every path from the function's start to ``read`` runs ``stmt``:
-        the block holding ``stmt`` holds ``read``, and no loop around
-        ``stmt`` leaves ``read`` outside."""
-        parents = self.parents
-        line = parents.get(stmt)
-        block = parents.get(line) if line is not None else None
-        if block is None or not _inside(read, block, parents):
-            return False
-        return all(loop.contains(self.facts.calls.pos(read)) for loop in self.facts.loops.enclosing_loops(stmt))
+        return dominates(stmt, read, self.facts)
 
     def _batch_target(self, loop_node: cst.CSTNode, read: cst.CSTNode) -> bool:
         """``x`` of ``for x, y in loader:`` read inside that loop: a batch of
@@ -227,6 +220,18 @@ class _Walk:
             if name is None or not name.rsplit(".", 1)[-1][:1].isupper():
                 return False
         return True
+
+
+def dominates(stmt: cst.CSTNode, read: cst.CSTNode, facts) -> bool:
+    """Every path from the function's start to ``read`` runs the simple
+    statement ``stmt``: the block holding ``stmt`` holds ``read``, and no
+    loop around ``stmt`` leaves ``read`` outside."""
+    parents = facts.calls.parents
+    line = parents.get(stmt)
+    block = parents.get(line) if line is not None else None
+    if block is None or not _inside(read, block, parents):
+        return False
+    return all(loop.contains(facts.calls.pos(read)) for loop in facts.loops.enclosing_loops(stmt))
 
 
 def _tensor(kind: int) -> int:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.callgraph import bound_params
-from memlint.analysis.graph_origins import Origins, graph_origins
+from memlint.analysis.graph_origins import Origins, dominates, graph_origins
 from memlint.analysis.history import H, _param_names
 from memlint.analysis.names import dotted_name, mentions
 
@@ -46,6 +46,7 @@ _EXPRESSION_PARTS = (
     cst.Attribute, cst.Subscript, cst.SubscriptElement, cst.Index, cst.BinaryOperation, cst.UnaryOperation,
     cst.Comparison, cst.ComparisonTarget,
 )
+_CUT = frozenset({"data", "detach", "item", "numpy", "tolist"})
 _LOGGING = frozenset({"add_scalar", "add_scalars", "add_histogram"})
 _HARMLESS_ATTRS = frozenset({"grad", "shape", "dtype", "device", "detach", "item", "size", "requires_grad"})
 
@@ -211,10 +212,36 @@ class RetainedGraph:
                 if _inside(read, call, facts.calls.parents):
                     continue
                 if facts.calls.pos(read) >= end:
-                    if not _harmless_read(read, facts.calls.parents):
+                    if not _harmless_read(read, facts.calls.parents) and not self._rebound_before(key, end, read, index):
                         return False
                 elif not self._local_read(read):
                     return False
+        return True
+
+    def _rebound_before(self, key: str, after: tuple[int, int], read: cst.CSTNode, index) -> bool:
+        """``key`` is assigned anew between ``after`` and ``read`` on every
+        path: ``output = input.grad.numpy()`` after the backward, then ``output[0]``."""
+        calls = self.facts.calls
+        at = calls.pos(read)
+        return any(
+            b.kind == "assign" and after <= b.pos and calls.end(b.stmt) <= at and dominates(b.stmt, read, self.facts)
+            for b in index.get(key, ())
+        )
+
+    def _passes_through(self, call: cst.Call) -> bool:
+        """A function of this module that keeps none of its arguments: each
+        parameter flows into no attribute, no container and no nested function
+        (``def forward(self, x): return self.model(x)``)."""
+        callee = self.facts.calls.resolve(call)
+        if callee is None:
+            return False
+        usage = self.facts.usage
+        nested = _nested_functions(callee)
+        for _arg, param in bound_params(call, callee):
+            if any("." in k for k in usage.derived({param}, callee)):
+                return False
+            if any(mentions(n, param) for n in nested):
+                return False
         return True
 
     def _tensor_param(self, key: str, fn: cst.FunctionDef) -> bool:
@@ -224,6 +251,8 @@ class RetainedGraph:
             parent = parents.get(read)
             if isinstance(parent, cst.Param) or (isinstance(parent, cst.Call) and parent.func is read):
                 continue
+            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.AssignTarget)):
+                continue  # ``if target is None``, ``target = np.argmax(...)``
             if isinstance(parent, cst.Index) and isinstance(parents.get(parent), cst.SubscriptElement):
                 continue
             return True
@@ -268,13 +297,18 @@ class RetainedGraph:
                 if not isinstance(call, cst.Call):
                     return False
                 qn = self.facts.names.call_name(call) or ""
-                if not (objects.is_model_call(call) or objects.is_loss_call(call) or qn.startswith("torch")):
+                if not (
+                    objects.is_model_call(call) or objects.is_loss_call(call) or qn.startswith("torch")
+                    or self._passes_through(call)
+                ):
                     return False
                 cur = call
                 continue
             if isinstance(parent, cst.Call) and parent.func is cur:
                 cur = parent
                 continue
+            if isinstance(parent, cst.Attribute) and parent.value is cur and parent.attr.value in _CUT:
+                return True  # ``output.cpu().data.numpy()``: what follows holds no graph
             if isinstance(parent, _EXPRESSION_PARTS):
                 cur = parent
                 continue
