@@ -82,7 +82,7 @@ class RetainGraphWithoutSecondBackward(Rule):
         if loop is not None:
             if not self._graph_built_in(node, loop):
                 return  # the same graph is backpropagated on every pass of this loop
-        elif isinstance(scope, cst.FunctionDef) and not self.graph.dies_in(node, scope):
+        elif isinstance(scope, cst.FunctionDef) and not (self.graph.dies_in(node, scope) or self.graph.built_here(node, scope)):
             sites = facts.calls.call_sites.get(scope, [])
             if not sites or scope in facts.calls.escapes:
                 return
@@ -108,12 +108,20 @@ class RetainGraphWithoutSecondBackward(Rule):
         end = loop.end if loop is not None else (10**9, 0)
         for other in facts.backward_calls:
             if other is not node and start < loops.pos(other) < end:
-                if loop is None or not isinstance(node, cst.Call) or not self.facts.objects.is_backward_call(node) or not self.graph.fresh(node, other, loop, scope):
+                if not self._separate(node, other, loop, scope):
                     return True
         for call, fn in self.facts.calls.callees(scope):
             if start < loops.pos(call) < end and loops.trains(fn):
                 return True
         return False
+
+    def _separate(self, node: cst.CSTNode, other: cst.Call, loop, scope) -> bool:
+        """The later backward ``other`` cannot reach the graph ``node`` retained."""
+        if not isinstance(node, cst.Call) or not self.facts.objects.is_backward_call(node):
+            return False  # a call site of a helper: what it backpropagates is not known here
+        if loop is not None and self.graph.fresh(node, other, loop, scope):
+            return True
+        return self.graph.apart(node, other, scope)
 
     def _graph_built_in(self, node: cst.Call, loop) -> bool:
         """The tensors backpropagated here are computed inside ``loop``."""
@@ -260,6 +268,126 @@ for batch in loader:
 """,
             'the caller passes features with history and backpropagates through them afterwards',
         ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+class Agent:
+    def __init__(self):
+        self.actor = Actor()
+        self.critic = Critic()
+    def learn(self, batch):
+        state = torch.tensor(batch["s"])
+        actions, log_probs = self.actor.sample(state)
+        q = self.critic(state, actions)
+        value_loss = F.mse_loss(q, log_probs.detach())
+        value_loss.backward(retain_graph=True)
+        actor_loss = (log_probs - self.critic(state, actions)).mean()
+        actor_loss.backward()
+""",
+            'the actor loss reuses the sampled actions: it backpropagates through the retained graph',
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+class Agent:
+    def __init__(self):
+        self.actor = Actor()
+        self.critic = Critic()
+    def learn(self, batch, refresh):
+        state = torch.tensor(batch["s"])
+        actions, log_probs = self.actor.sample(state)
+        value_loss = F.mse_loss(self.critic(state, actions), log_probs.detach())
+        value_loss.backward(retain_graph=True)
+        if refresh:
+            actions, log_probs = self.actor.sample(state)
+        actor_loss = (log_probs - self.critic(state, actions)).mean()
+        actor_loss.backward()
+""",
+            'the actions are resampled only on some paths: the later loss may reuse the retained graph',
+        ),
+        Valid(
+            """\
+import torch
+class GAN:
+    def update(self, fake):
+        d_loss = self.D(fake).mean()
+        d_loss.backward(retain_graph=True)
+        self.opt_d.step()
+        g_loss = -self.D(fake).mean()
+        g_loss.backward()
+""",
+            'both losses go back through the caller\'s `fake`: one graph, two backwards',
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+class Agent:
+    def learn(self, s, a, r):
+        q = self.critic(s, a)
+        self.last_q = q
+        q_loss = F.mse_loss(q, r)
+        q_loss.backward(retain_graph=True)
+        pi_loss = -self.score(self.last_q).mean()
+        pi_loss.backward()
+""",
+            'the first graph is stored on an attribute the later loss reads',
+        ),
+        Valid(
+            """\
+import torch.nn.functional as F
+for s, a, r in loader:
+    v = value_net(s)
+    q = q_net(s, a)
+    v_loss = F.mse_loss(v, q)
+    v_loss.backward(retain_graph=True)
+    q_loss = F.mse_loss(q, r)
+    q_loss.backward()
+""",
+            'the value target is not detached: the Q loss backpropagates through the retained q',
+        ),
+        Valid(
+            """\
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        self.last_output = self.model(x)
+        return self.last_output
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward(retain_graph=True)
+        output = image.grad.cpu().numpy()
+        return output[0]
+""",
+            'the forward helper keeps its output on `self`: later code may backpropagate through it',
+        ),
+        Valid(
+            """\
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        return self.model(x)
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward(retain_graph=True)
+        if self.as_numpy:
+            output = image.grad.cpu().numpy()
+        self.cache.append(output)
+""",
+            'the output is replaced only on some paths and then stored',
+        ),
     ]
     invalid = [
         Invalid(
@@ -367,6 +495,98 @@ for x, y in loader:
     loss2 = crit(out2, y)
     loss2.backward()
     optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+class Agent:
+    def __init__(self):
+        self.actor = Actor()
+        self.critic = Critic()
+    def learn(self, batch):
+        state = torch.tensor(batch["s"])
+        actions, log_probs = self.actor.sample(state)
+        q = self.critic(state, actions)
+        value_loss = F.mse_loss(q, log_probs.detach())
+        value_loss.backward(retain_graph=True)
+        actions, log_probs = self.actor.sample(state)
+        actor_loss = (log_probs - self.critic(state, actions)).mean()
+        actor_loss.backward()
+""",
+            """\
+import torch
+import torch.nn.functional as F
+class Agent:
+    def __init__(self):
+        self.actor = Actor()
+        self.critic = Critic()
+    def learn(self, batch):
+        state = torch.tensor(batch["s"])
+        actions, log_probs = self.actor.sample(state)
+        q = self.critic(state, actions)
+        value_loss = F.mse_loss(q, log_probs.detach())
+        value_loss.backward()
+        actions, log_probs = self.actor.sample(state)
+        actor_loss = (log_probs - self.critic(state, actions)).mean()
+        actor_loss.backward()
+""",
+        ),
+        Invalid(
+            """\
+import torch.nn.functional as F
+for s, a, r in loader:
+    v = value_net(s)
+    q = q_net(s, a)
+    v_loss = F.mse_loss(v, q.detach())
+    v_loss.backward(retain_graph=True)
+    q_loss = F.mse_loss(q, r)
+    q_loss.backward()
+""",
+            """\
+import torch.nn.functional as F
+for s, a, r in loader:
+    v = value_net(s)
+    q = q_net(s, a)
+    v_loss = F.mse_loss(v, q.detach())
+    v_loss.backward()
+    q_loss = F.mse_loss(q, r)
+    q_loss.backward()
+""",
+        ),
+        Invalid(
+            """\
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        return self.model(x)
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward(retain_graph=True)
+        output = image.grad.cpu().numpy()
+        return output[0]
+""",
+            """\
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        return self.model(x)
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward()
+        output = image.grad.cpu().numpy()
+        return output[0]
 """,
         ),
     ]

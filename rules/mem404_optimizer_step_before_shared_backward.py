@@ -50,7 +50,9 @@ class OptimizerStepBeforeSharedBackward(Rule):
     `.detach()` (`D(fake.detach())`), optimizers whose parameters the graph
     does not reach, calls under `torch.no_grad()`, a step and a backward
     that need not run in the same iteration (exclusive branches, a branch
-    that may `continue`, two independent `if`s), losses handed to another
+    that may `continue`, two independent `if`s unless both test
+    `i % n == 0` on one counter, which holds for both at a multiple of both
+    periods), losses handed to another
     function to backpropagate, and optimizers whose parameters cannot
     be told (passed in from elsewhere) are not reported.
 
@@ -95,7 +97,11 @@ class OptimizerStepBeforeSharedBackward(Rule):
                 or backward.loss is None
                 or backward.scope is not step.scope
                 or verbs.region(backward) is not region
-                or not (verbs.dominates(step, backward, since) or verbs.follows(step, backward, since))
+                or not (
+                    verbs.dominates(step, backward, since)
+                    or verbs.follows(step, backward, since)
+                    or verbs.co_occur(step, backward, since)
+                )
             ):
                 continue
             graph = graph_calls(backward.loss, step.scope, facts.bindings, calls.pos, calls.end)
@@ -263,8 +269,101 @@ for it, real in enumerate(loader):
 """,
             "two independent branches whose conditions may exclude each other: cannot tell",
         ),
+        Valid(
+            """\
+import torch
+G, D = Generator(), Discriminator()
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+step = 0
+for x, real in loader:
+    step += 1
+    fake = G(x)
+    real_score = D(real)
+    fake_score = D(fake)
+    if step % d_every == 0:
+        d_loss = (fake_score - real_score).mean()
+        d_loss.backward(retain_graph=True)
+        opt_d.step()
+    if step % d_every == 1:
+        g_loss = -fake_score.mean()
+        g_loss.backward()
+        opt_g.step()
+""",
+            "`step % d_every == 1` and `== 0`: not both in one iteration when the periods are equal; cannot be told",
+        ),
+        Valid(
+            """\
+import torch
+G, D = Generator(), Discriminator()
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+step = 0
+for x, real in loader:
+    step += 1
+    fake = G(x)
+    real_score = D(real)
+    fake_score = D(fake)
+    if step % d_every == 0:
+        d_loss = (fake_score - real_score).mean()
+        d_loss.backward(retain_graph=True)
+        opt_d.step()
+    if epoch % g_every == 0:
+        g_loss = -fake_score.mean()
+        g_loss.backward()
+        opt_g.step()
+""",
+            "two different counters: whether both branches run together cannot be told",
+        ),
+        Valid(
+            """\
+import torch
+G, D = Generator(), Discriminator()
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+step = 0
+for x, real in loader:
+    step += 1
+    fake = G(x)
+    real_score = D(real)
+    fake_score = D(fake)
+    if step % d_every == 0:
+        d_loss = (fake_score - real_score).mean()
+        d_loss.backward(retain_graph=True)
+        opt_d.step()
+        continue
+    if step % g_every == 0:
+        g_loss = -fake_score.mean()
+        g_loss.backward()
+        opt_g.step()
+""",
+            "the discriminator branch ends the iteration: the generator backward never follows its step",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+G, D = Generator(), Discriminator()
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+step = 0
+for x, real in loader:
+    step += 1
+    fake = G(x)
+    real_score = D(real)
+    fake_score = D(fake)
+    if step % d_every == 0:
+        d_loss = (fake_score - real_score).mean()
+        d_loss.backward(retain_graph=True)
+        opt_d.step()
+    if step % g_every == 0:
+        g_loss = -fake_score.mean()
+        g_loss.backward()
+        opt_g.step()
+""",
+            None,
+        ),
         Invalid(
             """\
 import itertools

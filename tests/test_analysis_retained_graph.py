@@ -92,3 +92,85 @@ for batch in loader:
     assert not _dies(with_history)
     data = with_history.replace("explain(head, feats, 0)", "explain(head, batch, 0)")
     assert _dies(data)
+
+
+def _apart(src: str, first: str, later: str) -> bool:
+    facts = facts_of(src)
+    a, b = find(facts.module, first, cst.Call), find(facts.module, later, cst.Call)
+    return RetainedGraph(facts).apart(a, b, facts.loops.scope_of(a))
+
+
+SAC = """
+import torch
+class Agent:
+    def __init__(self):
+        self.actor = Actor()
+    def learn(self, batch):
+        s = torch.tensor(batch)
+        a, logp = self.actor.sample(s)
+        loss1 = (logp - self.critic(s, a)).mean()
+        loss1.backward(retain_graph=True)
+        {between}
+        loss2 = (logp - self.critic(s, a)).mean()
+        loss2.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "between, expected",
+    [
+        ("a, logp = self.actor.sample(s)", True),  # resampled: a new graph
+        ("pass", False),  # the same sample: one graph, two backwards
+        ("if flag:\n            a, logp = self.actor.sample(s)", False),  # resampled on some paths only
+        ("a, logp = self.actor.sample(s)\n        self.keep = loss1", False),  # stored on self
+        ("a, logp = self.actor.sample(s)\n        self.buf.append(loss1)", False),  # stored in a container
+    ],
+)
+def test_apart(between, expected):
+    src = SAC.format(between=between)
+    assert _apart(src, "loss1.backward(retain_graph=True)", "loss2.backward()") is expected
+
+
+def test_built_here():
+    facts = facts_of(SAC.format(between="a, logp = self.actor.sample(s)"))
+    call = find(facts.module, "loss1.backward(retain_graph=True)", cst.Call)
+    fn = facts.loops.scope_of(call)
+    assert RetainedGraph(facts).built_here(call, fn)
+    facts = facts_of(SAC.format(between="a, logp = self.actor.sample(s)").replace("(self, batch)", "(self, batch, s0)").replace("torch.tensor(batch)", "s0 * 2"))
+    call = find(facts.module, "loss1.backward(retain_graph=True)", cst.Call)
+    assert not RetainedGraph(facts).built_here(call, facts.loops.scope_of(call))  # a parameter may hold the caller's graph
+
+
+GUIDED = """
+import numpy as np
+class GuidedBackprop:
+    def __init__(self, model):
+        self.model = model
+    def forward(self, x):
+        {forward}
+    def __call__(self, image, target=None):
+        image = image.requires_grad_(True)
+        output = self.forward(image)
+        if target is None:
+            target = np.argmax(output.cpu().data.numpy())
+        output[0, target].backward(retain_graph=True)
+        {after}
+"""
+
+
+@pytest.mark.parametrize(
+    "forward, after, expected",
+    [
+        ("return self.model(x)", "output = image.grad.numpy()\n        print(output[0])", True),
+        # the helper keeps what it computed: later code may reach the graph
+        ("self.out = self.model(x)\n        return self.out", "output = image.grad.numpy()\n        print(output[0])", False),
+        # replaced on some paths only: the graph's output may be what is stored
+        ("return self.model(x)", "if flag:\n            output = image.grad.numpy()\n        self.keep(output)", False),
+        # not replaced at all
+        ("return self.model(x)", "self.keep(output)", False),
+    ],
+)
+def test_dies_in_follows_rebinding_and_helpers(forward, after, expected):
+    facts = facts_of(GUIDED.format(forward=forward, after=after))
+    call = find(facts.module, "output[0, target].backward(retain_graph=True)", cst.Call)
+    assert RetainedGraph(facts).dies_in(call, facts.loops.scope_of(call)) is expected

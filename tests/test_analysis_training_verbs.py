@@ -3,6 +3,7 @@
 import textwrap
 
 import libcst as cst
+import pytest
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
@@ -241,3 +242,45 @@ def test_follows_a_verb_that_runs_after_it_on_every_path():
     assert not verbs.follows(steps["opt_b"], first, loop)  # ``continue`` skips it
     assert not verbs.follows(steps["opt_a"], last, loop)  # under its own ``if``
     assert not verbs.follows(first, steps["opt_a"], loop)  # before it
+
+
+@pytest.mark.parametrize(
+    "second, expected",
+    [
+        ("if i % g_every == 0:", True),  # both hold at a multiple of both periods
+        ("if 0 == i % 3:", True),
+        ("if i % g_every == 1:", False),  # may exclude the first
+        ("if epoch % g_every == 0:", False),  # another counter
+        ("if phase == 'g':", False),
+    ],
+)
+def test_co_occur_on_one_counter(second, expected):
+    facts = facts_of(
+        f"""
+        for i, (x, y) in enumerate(loader):
+            if i % d_every == 0:
+                d_loss.backward()
+                opt_d.step()
+            {second}
+                g_loss.backward()
+        """
+    )
+    verbs = facts.verbs
+    _, step, g_backward = verbs.verbs
+    assert verbs.co_occur(step, g_backward, step.loop) is expected
+    assert not verbs.follows(step, g_backward, step.loop)
+
+
+def test_co_occur_stops_at_a_jump():
+    facts = facts_of(
+        """
+        for i, (x, y) in enumerate(loader):
+            if i % d_every == 0:
+                opt_d.step()
+                continue
+            if i % g_every == 0:
+                g_loss.backward()
+        """
+    )
+    step, g_backward = facts.verbs.verbs
+    assert not facts.verbs.co_occur(step, g_backward, step.loop)

@@ -18,6 +18,15 @@ API (``RetainedGraph(facts)``):
   not a model, loss or torch function, not captured by a nested function.
   Then no caller can backpropagate through it again (saliency and Grad-CAM
   helpers called once per image).
+- ``apart(first, later, scope)`` — flow-sensitively (``graph_origins``), the
+  ``later`` backward's graph runs through no value ``first``'s graph runs
+  through, reads no outside name both read, and ``first``'s values are not
+  stored anywhere a later read could find them. An SAC update that recomputes
+  ``actions, log_probs`` before the actor loss, or detaches the target.
+- ``built_here(call, fn)`` — the graph ``call`` backpropagates is built in
+  ``fn`` from leaves and modules only (no parameter or attribute holding a
+  graph), none of its values is stored, returned or captured: it dies with
+  the call of ``fn``.
 
 Names are compared by spelling through ``facts.usage``'s flow-insensitive
 dependencies, so a rebinding anywhere makes the answer "shared": silent.
@@ -28,14 +37,17 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.callgraph import bound_params
+from memlint.analysis.graph_origins import Origins, dominates, graph_origins
 from memlint.analysis.history import H, _param_names
-from memlint.analysis.names import mentions
+from memlint.analysis.names import dotted_name, mentions
 
 # Reads of a graph tensor after its backward that do not reach the graph.
 _EXPRESSION_PARTS = (
     cst.Attribute, cst.Subscript, cst.SubscriptElement, cst.Index, cst.BinaryOperation, cst.UnaryOperation,
     cst.Comparison, cst.ComparisonTarget,
 )
+_CUT = frozenset({"data", "detach", "item", "numpy", "tolist"})
+_LOGGING = frozenset({"add_scalar", "add_scalars", "add_histogram"})
 _HARMLESS_ATTRS = frozenset({"grad", "shape", "dtype", "device", "detach", "item", "size", "requires_grad"})
 
 
@@ -68,6 +80,104 @@ class RetainedGraph:
         if any("." in k or not built_in_loop(k) for k in usage.derived(first_graph, scope)):
             return False  # stored where a later computation may reach it
         return not (first_graph & usage.sources(b, scope))
+
+    def origins(self, call: cst.Call, scope) -> Origins | None:
+        operand = self.operand(call)
+        if operand is None:
+            return None
+        found = graph_origins(operand, scope, self.facts)
+        return found if found.complete else None
+
+    def apart(self, first: cst.Call, later: cst.Call, scope) -> bool:
+        a, b = self.origins(first, scope), self.origins(later, scope)
+        if a is None or b is None:
+            return False
+        if (a.bindings & b.bindings) or (a.outside & b.outside):
+            return False
+        return not self._stored(a, scope)
+
+    def built_here(self, call: cst.Call, fn: cst.FunctionDef) -> bool:
+        graph = self.origins(call, fn)
+        if graph is None or graph.outside or not graph.bindings:
+            return False
+        if self.facts.history.returns(fn).h is not H.NO:
+            return False
+        if self._stored(graph, fn):
+            return False
+        keys = graph.keys()
+        return not any(mentions(n, key) for n in _nested_functions(fn) for key in keys)
+
+    def _stored(self, graph: Origins, scope) -> bool:
+        """A value of ``graph`` flows into an attribute, a container filled in
+        place, a return, or an argument of a call that is no model, loss or
+        torch function (which might keep it)."""
+        usage = self.facts.usage
+        keys = graph.keys()
+        if any("." in k for k in keys | usage.derived(keys, scope)):
+            return True
+        for key in keys:
+            for read in usage.reads(key, scope):
+                if not self._kept_local(read):
+                    return True
+        return False
+
+    def _kept_local(self, read: cst.CSTNode) -> bool:
+        """Like ``_local_read``; a backward, a method of one of ``self``'s
+        modules and a logging call (``writer.add_scalar``) also keep it here."""
+        parents = self.facts.calls.parents
+        if isinstance(parents.get(read), cst.Param) or _harmless_read(read, parents):
+            return True
+        objects = self.facts.objects
+        cur = read
+        while True:
+            parent = parents.get(cur)
+            if parent is None:
+                return False
+            if isinstance(parent, cst.AssignTarget) or (
+                isinstance(parent, (cst.Element, cst.Tuple, cst.List)) and _in_target(parent, parents)
+            ):
+                return True  # rebound
+            if isinstance(parent, cst.Arg):
+                call = parents.get(parent)
+                if not isinstance(call, cst.Call):
+                    return False
+                qn = self.facts.names.call_name(call) or ""
+                func = call.func
+                logging = isinstance(func, cst.Attribute) and func.attr.value in _LOGGING
+                if not (
+                    objects.is_model_call(call) or objects.is_loss_call(call) or qn.startswith("torch")
+                    or objects.is_backward_call(call) or self._module_method(call) or logging
+                ):
+                    return False
+                cur = call
+                continue
+            if isinstance(parent, cst.Call) and parent.func is cur:
+                cur = parent
+                continue
+            if isinstance(parent, _EXPRESSION_PARTS):
+                cur = parent
+                continue
+            if isinstance(parent, cst.Assign):
+                return all(isinstance(t.target, (cst.Name, cst.Tuple)) for t in parent.targets)
+            return isinstance(parent, (cst.Expr, cst.If, cst.While))
+
+    def _module_method(self, call: cst.Call) -> bool:
+        """``self.value(state)``, ``self.critic.forward(s, a)``, ``self.criterion(a, b)``:
+        a call on an attribute of ``self`` only ever assigned a class instance."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value
+        key = dotted_name(func)
+        if key is None or not key.startswith("self.") or key.count(".") != 1:
+            return False
+        values = self.facts.bindings.values(key)
+        if not values:
+            return False
+        for v in values:
+            name = dotted_name(v.func) if isinstance(v, cst.Call) else None
+            if name is None or not name.rsplit(".", 1)[-1][:1].isupper():
+                return False
+        return True
 
     def dies_in(self, call: cst.Call, fn: cst.FunctionDef) -> bool:
         operand = self.operand(call)
@@ -102,10 +212,36 @@ class RetainedGraph:
                 if _inside(read, call, facts.calls.parents):
                     continue
                 if facts.calls.pos(read) >= end:
-                    if not _harmless_read(read, facts.calls.parents):
+                    if not _harmless_read(read, facts.calls.parents) and not self._rebound_before(key, end, read, index):
                         return False
                 elif not self._local_read(read):
                     return False
+        return True
+
+    def _rebound_before(self, key: str, after: tuple[int, int], read: cst.CSTNode, index) -> bool:
+        """``key`` is assigned anew between ``after`` and ``read`` on every
+        path: ``output = input.grad.numpy()`` after the backward, then ``output[0]``."""
+        calls = self.facts.calls
+        at = calls.pos(read)
+        return any(
+            b.kind == "assign" and after <= b.pos and calls.end(b.stmt) <= at and dominates(b.stmt, read, self.facts)
+            for b in index.get(key, ())
+        )
+
+    def _passes_through(self, call: cst.Call) -> bool:
+        """A function of this module that keeps none of its arguments: each
+        parameter flows into no attribute, no container and no nested function
+        (``def forward(self, x): return self.model(x)``)."""
+        callee = self.facts.calls.resolve(call)
+        if callee is None:
+            return False
+        usage = self.facts.usage
+        nested = _nested_functions(callee)
+        for _arg, param in bound_params(call, callee):
+            if any("." in k for k in usage.derived({param}, callee)):
+                return False
+            if any(mentions(n, param) for n in nested):
+                return False
         return True
 
     def _tensor_param(self, key: str, fn: cst.FunctionDef) -> bool:
@@ -115,6 +251,8 @@ class RetainedGraph:
             parent = parents.get(read)
             if isinstance(parent, cst.Param) or (isinstance(parent, cst.Call) and parent.func is read):
                 continue
+            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.AssignTarget)):
+                continue  # ``if target is None``, ``target = np.argmax(...)``
             if isinstance(parent, cst.Index) and isinstance(parents.get(parent), cst.SubscriptElement):
                 continue
             return True
@@ -159,13 +297,18 @@ class RetainedGraph:
                 if not isinstance(call, cst.Call):
                     return False
                 qn = self.facts.names.call_name(call) or ""
-                if not (objects.is_model_call(call) or objects.is_loss_call(call) or qn.startswith("torch")):
+                if not (
+                    objects.is_model_call(call) or objects.is_loss_call(call) or qn.startswith("torch")
+                    or self._passes_through(call)
+                ):
                     return False
                 cur = call
                 continue
             if isinstance(parent, cst.Call) and parent.func is cur:
                 cur = parent
                 continue
+            if isinstance(parent, cst.Attribute) and parent.value is cur and parent.attr.value in _CUT:
+                return True  # ``output.cpu().data.numpy()``: what follows holds no graph
             if isinstance(parent, _EXPRESSION_PARTS):
                 cur = parent
                 continue
@@ -188,6 +331,14 @@ def _nested_functions(fn: cst.FunctionDef) -> list[cst.CSTNode]:
 
     fn.visit(_V())
     return found
+
+
+def _in_target(node: cst.CSTNode, parents) -> bool:
+    """``node`` is part of ``a, b = ...``'s target."""
+    cur = node
+    while isinstance(cur, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
+        cur = parents.get(cur)
+    return isinstance(cur, cst.AssignTarget)
 
 
 def _inside(node: cst.CSTNode, outer: cst.CSTNode, parents) -> bool:

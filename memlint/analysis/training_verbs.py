@@ -13,7 +13,9 @@ API (through ``facts.verbs``):
 - ``conditions(verb, since)``: the branches (``if``, ``except``, nested loops)
   a verb sits under below ``since``; ``dominates(a, b)``: ``a`` runs whenever
   ``b`` runs in the same iteration, and before it; ``follows(a, b)``: ``b``
-  runs after ``a`` whenever ``a`` runs.
+  runs after ``a`` whenever ``a`` runs; ``co_occur(a, b)``: ``a`` then ``b``
+  run in one iteration for some value of a counter (``if i % n == 0:`` and
+  ``if i % m == 0:``).
 - ``reached(verb)``: verbs in local functions the call of a ``CALL`` verb
   reaches (``train(epoch)`` -> the steps inside ``train``).
 - ``accumulation_divisor(if_node)``: ``N`` for ``if (i + 1) % N == 0:``.
@@ -345,6 +347,40 @@ class TrainingVerbs(cst.CSTVisitor):
             visit_fast(node, _Jumps())
         return not jumps
 
+    def co_occur(self, a: Verb, b: Verb, since: cst.CSTNode | None = None) -> bool:
+        """``a`` then ``b`` run in one iteration of ``since`` for some counter
+        value: each sits under its own ``if i % n == 0:`` on the same counter
+        (both hold when ``i`` is a multiple of both periods), and ``a``'s
+        branches hold no jump that could skip ``b``."""
+        ca, cb = self.conditions(a, since), self.conditions(b, since)
+        if a.index >= b.index:
+            return False
+        common = 0
+        while common < min(len(ca), len(cb)) and ca[common] == cb[common]:
+            common += 1
+        rest_a, rest_b = ca[common:], cb[common:]
+        if not rest_a or not rest_b:
+            return False
+        counters = set()
+        for node, branch in rest_a + rest_b:
+            counter = _periodic_counter(node) if branch == "body" else None
+            if counter is None:
+                return False
+            counters.add(counter)
+        if len(counters) != 1:
+            return False
+        jumps: list[cst.CSTNode] = []
+
+        class _Jumps(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
+                    jumps.append(node)
+                return not jumps and not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+        for node, _ in rest_a:
+            visit_fast(node, _Jumps())
+        return not jumps
+
     def reached(self, verbs: Iterable[Verb]) -> list[Verb]:
         """``verbs`` plus the verbs of the local functions their CALLs reach."""
         out: list[Verb] = []
@@ -454,4 +490,24 @@ def _divisor(op: cst.BinaryOperation) -> cst.BaseExpression | None:
         return None
     if isinstance(right, (cst.Integer, cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
         return right
+    return None
+
+
+def _periodic_counter(node: cst.CSTNode) -> str | None:
+    """``i`` for ``if i % n == 0:`` (or ``0 == i % n``) with no ``elif``/``else``."""
+    if not isinstance(node, cst.If) or node.orelse is not None:
+        return None
+    test = node.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    if not isinstance(target.operator, cst.Equal):
+        return None
+    sides = (test.left, target.comparator)
+    for mod, zero in (sides, sides[::-1]):
+        if (
+            isinstance(zero, cst.Integer) and zero.value == "0"
+            and isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo)
+        ):
+            return dotted_name(mod.left)
     return None
