@@ -22,7 +22,7 @@ import ast
 
 # The very words loops.py uses to call a loop a batch loop or a function an
 # evaluation, so the gate widens whenever they do.
-from memlint.analysis.loops import _DATA_TOKENS as DATA_TOKENS
+from memlint.analysis.loops import DATA_TOKENS
 from memlint.analysis.loops import _EVAL_FUNCTION_TOKENS as EVAL_FUNCTION_TOKENS
 from memlint.analysis.activations import (
     OUTPUT_SAVING_FUNCTIONS,

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from memlint.analysis.graph_reach import _CUTTING_ATTRIBUTES, _CUTTING_FUNCTIONS, _CUTTING_METHODS
-from memlint.analysis.loops import _DATA_TOKENS
+from memlint.analysis.graph_reach import CUTTING_ATTRIBUTES, CUTTING_FUNCTIONS, CUTTING_METHODS
+from memlint.analysis.loops import DATA_TOKENS
 from memlint.analysis.names import dotted_name
 from memlint.traversal import visit_fast
 
@@ -97,7 +97,7 @@ class _Walk:
                 return _NONE
             return self.read(node, node.value)
         if isinstance(node, cst.Attribute):
-            if node.attr.value in _CUTTING_ATTRIBUTES:
+            if node.attr.value in CUTTING_ATTRIBUTES:
                 return _NONE
             key = dotted_name(node)
             if key is None:
@@ -129,9 +129,9 @@ class _Walk:
 
     def call(self, node: cst.Call) -> int:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _CUTTING_METHODS:
+        if isinstance(func, cst.Attribute) and func.attr.value in CUTTING_METHODS:
             return _NONE
-        if isinstance(func, cst.Name) and func.value in _CUTTING_FUNCTIONS:
+        if isinstance(func, cst.Name) and func.value in CUTTING_FUNCTIONS:
             return _NONE
         qn = self.facts.names.call_name(node)
         if qn is not None:
@@ -205,7 +205,7 @@ class _Walk:
         data, no graph."""
         for info in self.facts.loops.enclosing_loops(read):
             if info.node is loop_node:
-                return bool(info.data_tokens & _DATA_TOKENS)
+                return bool(info.data_tokens & DATA_TOKENS)
         return False
 
     def _object_attribute(self, key: str) -> bool:

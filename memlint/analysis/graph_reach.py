@@ -31,11 +31,11 @@ from memlint.traversal import visit_fast
 Pos = Callable[[cst.CSTNode], tuple[int, int]]
 
 # Results that carry no graph, whatever the receiver carried.
-_CUTTING_METHODS = frozenset(
+CUTTING_METHODS = frozenset(
     {"detach", "detach_", "item", "tolist", "numpy", "argmax", "argmin", "size", "dim", "numel", "long", "int", "bool"}
 )
-_CUTTING_ATTRIBUTES = frozenset({"data", "shape", "dtype", "device", "requires_grad", "grad_fn"})
-_CUTTING_FUNCTIONS = frozenset({"float", "int", "bool", "len", "str", "round", "isinstance"})
+CUTTING_ATTRIBUTES = frozenset({"data", "shape", "dtype", "device", "requires_grad", "grad_fn"})
+CUTTING_FUNCTIONS = frozenset({"float", "int", "bool", "len", "str", "round", "isinstance"})
 # Methods of a module that return no tensor computed from its parameters.
 _MODULE_BOOKKEEPING = frozenset(
     {
@@ -105,9 +105,9 @@ def _walk(expr: cst.CSTNode, found: list[cst.Call], reads: list[cst.CSTNode]) ->
 
         def visit_Call(self, node: cst.Call) -> bool:
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _CUTTING_METHODS:
+            if isinstance(func, cst.Attribute) and func.attr.value in CUTTING_METHODS:
                 return False
-            if isinstance(func, cst.Name) and func.value in _CUTTING_FUNCTIONS:
+            if isinstance(func, cst.Name) and func.value in CUTTING_FUNCTIONS:
                 return False
             found.append(node)
             if isinstance(func, cst.Attribute):
@@ -117,7 +117,7 @@ def _walk(expr: cst.CSTNode, found: list[cst.Call], reads: list[cst.CSTNode]) ->
             return False
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if node.attr.value in _CUTTING_ATTRIBUTES:
+            if node.attr.value in CUTTING_ATTRIBUTES:
                 return False
             if dotted_name(node) is not None:
                 reads.append(node)  # ``self.fake`` assigned as a whole

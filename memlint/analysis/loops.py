@@ -57,7 +57,7 @@ _EVAL_FUNCTION_TOKENS = frozenset(
     }
 )
 _EVAL_DATA_TOKENS = frozenset({"val", "valid", "validation", "test", "testing", "eval", "dev", "holdout"})
-_DATA_TOKENS = frozenset(
+DATA_TOKENS = frozenset(
     {
         "loader", "loaders", "dataloader", "dataloaders", "dl", "batch", "batches", "dataset", "ds",
         "epoch", "epochs", "step", "steps", "iters", "iter", "iterations", "iteration", "episode",
@@ -339,7 +339,7 @@ class LoopAnalysis(cst.CSTVisitor):
             info.role = "train"
         elif info.calls_model and not info.needs_grad and self._eval_evidence(info):
             info.role = "eval"
-        info.is_batch_loop = info.trains or info.role == "eval" or bool(info.data_tokens & _DATA_TOKENS)
+        info.is_batch_loop = info.trains or info.role == "eval" or bool(info.data_tokens & DATA_TOKENS)
 
     def _eval_evidence(self, info: LoopInfo) -> bool:
         scope = info.scope
