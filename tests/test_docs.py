@@ -77,6 +77,8 @@ def test_every_rule_has_a_page_at_its_link(site):
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
 def test_rule_page_holds_what_the_rule_class_holds(rule):
     page = rule_pages.render_rule_page(rule)
+    assert f"[{rule.code}]" not in page  # no link to itself
+    page = re.sub(r"\[(MEM\d{3})\]\(\1\.md\)", r"\1", page)  # the other rules it names are links
     # What `memlint rule CODE` prints, section by section.
     for title, text in rule.doc_sections().items():
         assert f"## {title}\n\n{text}\n" in page, title
@@ -143,3 +145,11 @@ def test_read_the_docs_installs_the_pinned_theme():
     pattern = re.search(r"grep -oE '([^']+)' requirements-dev.txt", command).group(1)
     pins = re.findall(pattern, (ROOT / "requirements-dev.txt").read_text(), re.M)
     assert len(pins) == 1 and pins[0].startswith("mkdocs-material=="), pins
+
+
+def test_rule_codes_in_prose_link_to_their_pages_but_code_stays_code():
+    known = {"MEM101", "MEM102", "MEM103"}
+    text = "see MEM101 and `MEM102`\n```python\nx = 1  # MEM103\n```\nMEM103 here, MEM999 unknown"
+    assert rule_pages._link_codes(text, "MEM103", known) == (
+        "see [MEM101](MEM101.md) and `MEM102`\n```python\nx = 1  # MEM103\n```\nMEM103 here, MEM999 unknown"
+    )

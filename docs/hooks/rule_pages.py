@@ -10,6 +10,7 @@ SARIF's ``helpUri`` and the language server's links call.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -33,6 +34,23 @@ def page_path(code: str) -> str:
 def _fence(code: str, indent: str = "") -> str:
     body = code if code.endswith("\n") else code + "\n"
     return textwrap.indent(f"```python\n{body}```", indent) + "\n"
+
+
+def _link_codes(text: str, here: str, known: set[str]) -> str:
+    """``see MEM101`` becomes a link to MEM101's page; code (fenced or inline)
+    and the page's own code stay as they are."""
+
+    def link(match: re.Match) -> str:
+        code = match[0]
+        return f"[{code}]({code}.md)" if code in known and code != here else code
+
+    chunks = re.split(r"(^\s*```.*?^\s*```[^\n]*$)", text, flags=re.M | re.S)
+    for c in range(0, len(chunks), 2):  # outside fenced blocks
+        parts = chunks[c].split("`")
+        for i in range(0, len(parts), 2):  # outside inline code
+            parts[i] = re.sub(r"\bMEM\d{3}\b", link, parts[i])
+        chunks[c] = "`".join(parts)
+    return "".join(chunks)
 
 
 def _fix_command(rule: type[Rule]) -> str:
@@ -114,7 +132,8 @@ def _options(rule: type[Rule]) -> list[str]:
 
 
 def render_rule_page(rule: type[Rule]) -> str:
-    sections = rule.doc_sections()
+    known = {r.code for r in all_rules()}
+    sections = {t: _link_codes(x, rule.code, known) for t, x in rule.doc_sections().items()}
     out = [f"# {rule.code} {rule.name}", ""]
     out.append(f"> {rule.message}")
     out.append("")
