@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from memlint import __version__
+from memlint import DOCS_URL, __version__, rule_doc_url
 from memlint.registry import all_rules
 from memlint.reporters import severity
 from memlint.runner import FileReport
@@ -22,6 +22,7 @@ def _rule_descriptor(rule) -> dict:
         "shortDescription": {"text": rule.message},
         "fullDescription": {"text": rule.summary()},
         "help": {"text": doc, "markdown": doc},
+        "helpUri": rule_doc_url(rule.code),
         "defaultConfiguration": {"level": severity(rule.code)},
         "properties": {"tags": ["pytorch", "memory"], "fix": rule.fix_safety.value},
     }
@@ -75,7 +76,7 @@ def render(reports: list[FileReport], root: str | None = None, **_: object) -> s
                         "name": "memlint",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": "https://pypi.org/project/torch-memlint/",
+                        "informationUri": DOCS_URL,
                         "rules": [_rule_descriptor(r) for r in rules],
                     }
                 },
