@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.activations import is_inplace_method
-from memlint.analysis.names import dotted_name, flat_targets
+from memlint.analysis.names import dotted_name, flat_targets, mentions
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
@@ -36,6 +36,30 @@ def _literal(expr: cst.BaseExpression, names, constants: frozenset[str] = frozen
         return expr.value in ("True", "False", "None") or expr.value in constants
     qn = names.qualified_name(expr) if isinstance(expr, cst.Attribute) else None
     return qn is not None and qn.startswith("torch.") and qn.rsplit(".", 1)[-1][:1].islower()
+
+
+def _grown_in(loop: cst.For | cst.While, key: str, start: cst.Assign) -> bool:
+    """``acc = torch.Tensor([]).cuda()`` then ``acc = torch.cat((acc, out))``:
+    the name is rebound in the loop to a value built from itself and more
+    (not a mere reshaping ``acc = acc.view(...)``): a per-batch accumulator
+    seed, not a constant."""
+    found = []
+
+    def rooted(expr: cst.BaseExpression) -> bool:
+        # ``key.view(1, 3).float()``: the same value, reshaped.
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        return dotted_name(expr) == key
+
+    class _V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if node is start or rooted(node.value):
+                return
+            if any(dotted_name(t.target) == key for t in node.targets) and mentions(node.value, key):
+                found.append(node)
+
+    visit_fast(loop.body, _V())  # type: ignore[attr-defined]
+    return bool(found)
 
 
 def _upper_names(expr: cst.BaseExpression) -> set[str]:
@@ -86,7 +110,8 @@ class LoopInvariantDeviceMove(Rule):
     loops over models, folds or experiments (the module is rebound or is the
     loop variable), moves under a condition (`if step == 0:`), loops
     that move the module back and forth on purpose (CPU offloading), nor a
-    tensor the loop then fills in place (a per-batch buffer, not a constant).
+    tensor the loop then fills in place or grows (`acc = torch.cat((acc, out))`:
+    a per-batch buffer or accumulator seed, not a constant).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to
@@ -141,7 +166,7 @@ class LoopInvariantDeviceMove(Rule):
 
         if key is not None:
             visit_fast(loop.body, _V())  # type: ignore[attr-defined]
-        return bool(found)
+        return bool(found) or (key is not None and _grown_in(loop, key, stmt))
 
     def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
         """The innermost loop whose body holds ``node`` unconditionally."""
@@ -255,6 +280,19 @@ class LoopInvariantDeviceMove(Rule):
         Valid(
             """\
 import torch
+for batch, (images, masks) in enumerate(val_loader):
+    stacked = torch.Tensor([]).cuda()
+    for index in range(images.size(1)):
+        with torch.no_grad():
+            out = model(images[:, index].cuda())
+            stacked = torch.cat((stacked, out.argmax(1).float()))
+    save_prediction(stacked, batch)
+""",
+            "a per-batch accumulator seed, grown in the loop: moving it once would carry it across batches",
+        ),
+        Valid(
+            """\
+import torch
 import torch.nn.functional as F
 for x, y in loader:
     counts = torch.zeros(10).cuda()
@@ -349,6 +387,16 @@ for x, y in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+for x, y in loader:
+    mean = torch.tensor([0.485, 0.456, 0.406]).cuda()
+    mean = mean.view(1, 3, 1, 1)
+    loss = criterion(model(x.cuda() - mean), y.cuda())
+    loss.backward()
+""",
+        ),
         Invalid(
             """\
 import torch
