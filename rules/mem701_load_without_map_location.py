@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from memlint.analysis.cpu_saves import saves_only_cpu_tensors
 from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import Kind, ObjectTable
 from memlint.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
@@ -74,6 +75,9 @@ class LoadWithoutMapLocation(Rule):
     tensors then become the parameters, nor loads into an LR scheduler, a
     `GradScaler`, a sampler, a data loader or training bookkeeping (early
     stopping, meters, trackers, callbacks), whose state holds no weights.
+    Nor are loads in a file that writes its checkpoints from CPU tensors only
+    (`torch.save(net.cpu().state_dict(), p)`, or `model.cpu()` before
+    `torch.save(model.state_dict(), p)`): those files hold CPU tensors.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -96,6 +100,7 @@ class LoadWithoutMapLocation(Rule):
         # assignments in source order, as (the block holding it, the loads stored).
         self._frames: list[dict[str, list[tuple[cst.CSTNode | None, list[cst.Call]]]]] = []
         self._reported: set[int] = set()
+        self._cpu_checkpoints = False
 
     def _push(self) -> None:
         self._frames.append({})
@@ -105,6 +110,9 @@ class LoadWithoutMapLocation(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push()
+        # A file that writes its checkpoints from CPU tensors only reads back
+        # CPU tensors: torch.load makes no GPU copy there.
+        self._cpu_checkpoints = saves_only_cpu_tensors(node, self.facts.names)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()
@@ -146,6 +154,8 @@ class LoadWithoutMapLocation(Rule):
         return loads
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._cpu_checkpoints:
+            return
         arg = _state_dict_arg(node, self.facts.objects)
         if arg is not None:
             value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
@@ -178,6 +188,27 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import os
+import torch
+def save_network(network, epoch):
+    torch.save(network.cpu().state_dict(), os.path.join(ckpt_dir, "net_%s.pth" % epoch))
+    network.cuda()
+def save_model(model, gpu):
+    if gpu is not None:
+        model.cpu()
+    torch.save(model.state_dict(), "last.pth")
+    if gpu is not None:
+        model.cuda()
+def save_weights(model):
+    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, "w.pth")
+def load_network(network, path):
+    network.load_state_dict(torch.load(path))
+    return network
+""",
+            "the file writes its checkpoints from CPU tensors only: loading them back makes no GPU copy",
+        ),
         Valid(
             """\
 import torch
@@ -282,6 +313,30 @@ def load(path, **kwargs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def save(model, optimizer, path):
+    torch.save({"model": model.cpu().state_dict(), "optimizer": optimizer.state_dict()}, path)
+def save_last(model):
+    model.cpu()
+    model.cuda()
+    torch.save(model.state_dict(), "last.pth")
+def load(model, path):
+    model.load_state_dict(torch.load(path)["model"])
+""",
+            """\
+import torch
+def save(model, optimizer, path):
+    torch.save({"model": model.cpu().state_dict(), "optimizer": optimizer.state_dict()}, path)
+def save_last(model):
+    model.cpu()
+    model.cuda()
+    torch.save(model.state_dict(), "last.pth")
+def load(model, path):
+    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+""",
+        ),
         Invalid(
             """\
 import torch
