@@ -69,7 +69,8 @@ class LoadWithoutMapLocation(Rule):
     Safe when the result goes straight into `load_state_dict` (optionally
     indexed, as in `torch.load(p)["model"]`): `load_state_dict` copies values
     into existing parameters, so their device is unchanged. No fix when the
-    result is first stored in a variable: other parts of the checkpoint may be
+    result is first stored in a variable or passed through a helper
+    (`load_state_dict(convert_state_dict(torch.load(p)))`): other parts of the checkpoint may be
     used as tensors on the device they were saved from. Calls with
     `load_state_dict(..., assign=True)` are not reported, since the loaded
     tensors then become the parameters, nor loads into an LR scheduler, a
@@ -167,18 +168,41 @@ class LoadWithoutMapLocation(Rule):
             return
         if not self._is_load_without_map_location(node):
             return
-        parent = self.parent(node)
-        # ``torch.load(p)["model"]`` is the same load, indexed.
-        outer = self.parent(parent) if isinstance(parent, cst.Subscript) and parent.value is node else parent
+        _, outer = self._outer(node)
+        wrapped = False
+        while isinstance(outer, cst.Arg) and self._converts(outer):
+            # ``convert_state_dict(torch.load(p)["model"])``: the same tensors,
+            # renamed or filtered, on their way to load_state_dict.
+            _, outer = self._outer(self.parent(outer))
+            wrapped = True
         if isinstance(outer, cst.Arg):
             target_call = self.parent(outer)
             if isinstance(target_call, cst.Call) and _state_dict_arg(target_call, self.facts.objects) is outer:
                 new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
-                self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
+                if wrapped:
+                    self.report(node)  # the helper may keep other tensors of the checkpoint
+                else:
+                    self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
         elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
             target = outer.targets[0].target
             if isinstance(target, cst.Name):
                 self._frames[-1][target.value][-1][1].append(node)
+
+    def _outer(self, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.CSTNode | None]:
+        """``expr`` with the subscripts applied to it (``torch.load(p)["model"]``
+        is the same load, indexed), and the node holding that."""
+        parent = self.parent(expr)
+        while isinstance(parent, cst.Subscript) and parent.value is expr:
+            expr, parent = parent, self.parent(parent)
+        return expr, parent
+
+    def _converts(self, arg: cst.Arg) -> bool:
+        """``arg`` is the one positional argument of a plain function call
+        (``convert_state_dict(sd)``, ``OrderedDict(sd)``), not of a method."""
+        call = self.parent(arg)
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return False
+        return len(call.args) == 1 and arg is call.args[0] and arg.keyword is None and not arg.star
 
     def _is_load_without_map_location(self, node: cst.Call) -> bool:
         if keyword_arg(node, "map_location") is not None or len(positional_args(node)) >= 2:
@@ -188,6 +212,18 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import numpy as np
+import torch
+from utils import summarize
+stats = summarize(torch.load("stats.pt"))
+weights = np.asarray(torch.load("w.pt"))
+model.load_state_dict(init_state)
+model.load_state_dict(merge(torch.load("a.pt"), torch.load("b.pt", map_location="cpu"), strict=True))
+""",
+            "a helper's result that does not feed load_state_dict; a helper taking more than the checkpoint",
+        ),
         Valid(
             """\
 import os
@@ -313,6 +349,18 @@ def load(path, **kwargs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from collections import OrderedDict
+from utils import convert_state_dict
+def validate(cfg, args, model):
+    state = convert_state_dict(torch.load(args.model_path)["model_state"])
+    model.load_state_dict(state)
+    model.load_state_dict(OrderedDict(torch.load(args.ema_path)))
+""",
+            count=2,
+        ),
         Invalid(
             """\
 import torch
