@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.activations import is_inplace_method
-from memlint.analysis.names import dotted_name, flat_targets, mentions
+from memlint.analysis.names import dotted_name, flat_targets
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
@@ -40,24 +40,28 @@ def _literal(expr: cst.BaseExpression, names, constants: frozenset[str] = frozen
     return qn is not None and qn.startswith("torch.") and qn.rsplit(".", 1)[-1][:1].islower()
 
 
-def _grown_in(loop: cst.For | cst.While, key: str, start: cst.Assign) -> bool:
-    """``acc = torch.Tensor([]).cuda()`` then ``acc = torch.cat((acc, out))``:
-    the name is rebound in the loop to a value built from itself and more
-    (not a mere reshaping ``acc = acc.view(...)``): a per-batch accumulator
-    seed, not a constant."""
-    found = []
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
-    def rooted(expr: cst.BaseExpression) -> bool:
-        # ``key.view(1, 3).float()``: the same value, reshaped.
-        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
-        return dotted_name(expr) == key
+
+def _grown_in(loop: cst.For | cst.While, key: str, start: cst.Assign, names) -> bool:
+    """``acc = torch.Tensor([]).cuda()`` then ``acc = torch.cat((acc, out))``:
+    a per-batch seed that the loop concatenates onto, not a constant. (A
+    scalar seed summed onto, ``reg = torch.tensor(0.0).to(device)`` then
+    ``reg = reg + ...``, stays reported: a Python ``0.0`` does the same
+    without a copy to the device.)"""
+    found = []
 
     class _V(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
-            if node is start or rooted(node.value):
+            value = node.value
+            if node is start or not isinstance(value, cst.Call) or names.call_name(value) not in _CONCATENATIONS:
                 return
-            if any(dotted_name(t.target) == key for t in node.targets) and mentions(node.value, key):
+            parts = value.args[0].value if value.args else None
+            if not isinstance(parts, (cst.List, cst.Tuple)):
+                return
+            if any(dotted_name(t.target) == key for t in node.targets) and any(
+                dotted_name(el.value) == key for el in parts.elements
+            ):
                 found.append(node)
 
     visit_fast(loop.body, _V())  # type: ignore[attr-defined]
@@ -157,8 +161,8 @@ class LoopInvariantDeviceMove(Rule):
     (`if step == 0:`; a flag the loop never changes, `if use_cuda:`, does
     not pick any), loops
     that move the module back and forth on purpose (CPU offloading), nor a
-    tensor the loop then fills in place or grows (`acc = torch.cat((acc, out))`:
-    a per-batch buffer or accumulator seed, not a constant).
+    tensor the loop then fills in place or concatenates onto
+    (`acc = torch.cat((acc, out))`: a per-batch buffer or seed, not a constant).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to
@@ -219,7 +223,7 @@ class LoopInvariantDeviceMove(Rule):
 
         if key is not None:
             visit_fast(loop.body, _V())  # type: ignore[attr-defined]
-        return bool(found) or (key is not None and _grown_in(loop, key, stmt))
+        return bool(found) or (key is not None and _grown_in(loop, key, stmt, self.facts.names))
 
     def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
         """The innermost loop whose body holds ``node`` unconditionally, or
@@ -487,6 +491,17 @@ for x, y in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+for inputs, targets in train_loader:
+    reg = torch.tensor(0.0).to(device)
+    for p in model.parameters():
+        reg = reg + p.pow(2).sum()
+    loss = criterion(model(inputs.to(device)), targets.to(device)) + 1e-5 * reg
+    loss.backward()
+""",
+        ),
         Invalid(
             """\
 import torch
