@@ -117,6 +117,21 @@ class TensorAccumulatedAcrossIterations(Rule):
     valid = [
         Valid(
             """\
+import torch
+from utils.loss import ComputeLoss
+compute_loss = ComputeLoss(model)
+mloss = torch.zeros(3)
+for i, (imgs, targets) in enumerate(loader):
+    loss, loss_items = compute_loss(model(imgs), targets)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    mloss = (mloss * i + loss_items) / (i + 1)
+""",
+            "a loss object's tuple: only the loss is known to carry history, its logged parts are returned detached",
+        ),
+        Valid(
+            """\
 import torch.nn.functional as F
 def backprop_and_step(opt, loss):
     opt.zero_grad()

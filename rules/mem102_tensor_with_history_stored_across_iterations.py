@@ -9,6 +9,11 @@ from memlint.expr_edits import call_method
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
 _ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
+# Builders of containers whose adders keep the value itself.
+_CONTAINERS = frozenset(
+    {"list", "set", "dict", "deque", "collections.deque", "defaultdict", "collections.defaultdict", "OrderedDict",
+     "collections.OrderedDict"}
+)
 
 
 class TensorWithHistoryStoredAcrossIterations(Rule):
@@ -63,8 +68,20 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         stmt = self.parent(node)
         if not isinstance(stmt, cst.Expr):
             return
+        if self._user_object(func.value, stmt):
+            return
         value = node.args[-1].value
         self._check(stmt, func.value, value, whole_value=func.attr.value != "extend")
+
+    def _user_object(self, receiver: cst.BaseExpression, stmt: cst.CSTNode) -> bool:
+        """``loss_avg = Averager()`` then ``loss_avg.add(cost)``: the receiver
+        is built by a class that is not a container, so what ``add`` keeps is
+        unknown (a meter may store ``v.data.sum()``)."""
+        key = dotted_name(receiver)
+        if key is None:
+            return False
+        names = self.facts.bindings.constructors(key, self.facts.loops.scope_of(stmt))
+        return bool(names) and not names & _CONTAINERS
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -128,6 +145,20 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         self.report(stmt, message=self.message.format(container=key), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+from utils import Averager
+loss_avg = Averager()
+for image, text in loader:
+    cost = criterion(model(image), text)
+    model.zero_grad()
+    cost.backward()
+    optimizer.step()
+    loss_avg.add(cost)
+""",
+            "a meter of the project's own class: what its add keeps is unknown (often v.data.sum())",
+        ),
         Valid(
             """\
 import torch
@@ -321,6 +352,24 @@ class LitModel(L.LightningModule):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+seen = set()
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    seen.add(loss)
+""",
+            """\
+import torch
+seen = set()
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    seen.add(loss.detach())
+""",
+        ),
         Invalid(
             """\
 import torch

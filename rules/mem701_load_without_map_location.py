@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from memlint.analysis.cpu_saves import saves_only_cpu_tensors
 from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import Kind, ObjectTable
 from memlint.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
@@ -68,12 +69,16 @@ class LoadWithoutMapLocation(Rule):
     Safe when the result goes straight into `load_state_dict` (optionally
     indexed, as in `torch.load(p)["model"]`): `load_state_dict` copies values
     into existing parameters, so their device is unchanged. No fix when the
-    result is first stored in a variable: other parts of the checkpoint may be
+    result is first stored in a variable or passed through a helper
+    (`load_state_dict(convert_state_dict(torch.load(p)))`): other parts of the checkpoint may be
     used as tensors on the device they were saved from. Calls with
     `load_state_dict(..., assign=True)` are not reported, since the loaded
     tensors then become the parameters, nor loads into an LR scheduler, a
     `GradScaler`, a sampler, a data loader or training bookkeeping (early
     stopping, meters, trackers, callbacks), whose state holds no weights.
+    Nor are loads in a file that writes its checkpoints from CPU tensors only
+    (`torch.save(net.cpu().state_dict(), p)`, or `model.cpu()` before
+    `torch.save(model.state_dict(), p)`): those files hold CPU tensors.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -96,6 +101,7 @@ class LoadWithoutMapLocation(Rule):
         # assignments in source order, as (the block holding it, the loads stored).
         self._frames: list[dict[str, list[tuple[cst.CSTNode | None, list[cst.Call]]]]] = []
         self._reported: set[int] = set()
+        self._cpu_checkpoints = False
 
     def _push(self) -> None:
         self._frames.append({})
@@ -105,6 +111,9 @@ class LoadWithoutMapLocation(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push()
+        # A file that writes its checkpoints from CPU tensors only reads back
+        # CPU tensors: torch.load makes no GPU copy there.
+        self._cpu_checkpoints = saves_only_cpu_tensors(node, self.facts.names)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()
@@ -146,6 +155,8 @@ class LoadWithoutMapLocation(Rule):
         return loads
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._cpu_checkpoints:
+            return
         arg = _state_dict_arg(node, self.facts.objects)
         if arg is not None:
             value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
@@ -157,18 +168,41 @@ class LoadWithoutMapLocation(Rule):
             return
         if not self._is_load_without_map_location(node):
             return
-        parent = self.parent(node)
-        # ``torch.load(p)["model"]`` is the same load, indexed.
-        outer = self.parent(parent) if isinstance(parent, cst.Subscript) and parent.value is node else parent
+        _, outer = self._outer(node)
+        wrapped = False
+        while isinstance(outer, cst.Arg) and self._converts(outer):
+            # ``convert_state_dict(torch.load(p)["model"])``: the same tensors,
+            # renamed or filtered, on their way to load_state_dict.
+            _, outer = self._outer(self.parent(outer))
+            wrapped = True
         if isinstance(outer, cst.Arg):
             target_call = self.parent(outer)
             if isinstance(target_call, cst.Call) and _state_dict_arg(target_call, self.facts.objects) is outer:
                 new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
-                self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
+                if wrapped:
+                    self.report(node)  # the helper may keep other tensors of the checkpoint
+                else:
+                    self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
         elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
             target = outer.targets[0].target
             if isinstance(target, cst.Name):
                 self._frames[-1][target.value][-1][1].append(node)
+
+    def _outer(self, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.CSTNode | None]:
+        """``expr`` with the subscripts applied to it (``torch.load(p)["model"]``
+        is the same load, indexed), and the node holding that."""
+        parent = self.parent(expr)
+        while isinstance(parent, cst.Subscript) and parent.value is expr:
+            expr, parent = parent, self.parent(parent)
+        return expr, parent
+
+    def _converts(self, arg: cst.Arg) -> bool:
+        """``arg`` is the one positional argument of a plain function call
+        (``convert_state_dict(sd)``, ``OrderedDict(sd)``), not of a method."""
+        call = self.parent(arg)
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return False
+        return len(call.args) == 1 and arg is call.args[0] and arg.keyword is None and not arg.star
 
     def _is_load_without_map_location(self, node: cst.Call) -> bool:
         if keyword_arg(node, "map_location") is not None or len(positional_args(node)) >= 2:
@@ -178,6 +212,39 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import numpy as np
+import torch
+from utils import summarize
+stats = summarize(torch.load("stats.pt"))
+weights = np.asarray(torch.load("w.pt"))
+model.load_state_dict(init_state)
+model.load_state_dict(merge(torch.load("a.pt"), torch.load("b.pt", map_location="cpu"), strict=True))
+""",
+            "a helper's result that does not feed load_state_dict; a helper taking more than the checkpoint",
+        ),
+        Valid(
+            """\
+import os
+import torch
+def save_network(network, epoch):
+    torch.save(network.cpu().state_dict(), os.path.join(ckpt_dir, "net_%s.pth" % epoch))
+    network.cuda()
+def save_model(model, gpu):
+    if gpu is not None:
+        model.cpu()
+    torch.save(model.state_dict(), "last.pth")
+    if gpu is not None:
+        model.cuda()
+def save_weights(model):
+    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, "w.pth")
+def load_network(network, path):
+    network.load_state_dict(torch.load(path))
+    return network
+""",
+            "the file writes its checkpoints from CPU tensors only: loading them back makes no GPU copy",
+        ),
         Valid(
             """\
 import torch
@@ -282,6 +349,42 @@ def load(path, **kwargs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from collections import OrderedDict
+from utils import convert_state_dict
+def validate(cfg, args, model):
+    state = convert_state_dict(torch.load(args.model_path)["model_state"])
+    model.load_state_dict(state)
+    model.load_state_dict(OrderedDict(torch.load(args.ema_path)))
+""",
+            count=2,
+        ),
+        Invalid(
+            """\
+import torch
+def save(model, optimizer, path):
+    torch.save({"model": model.cpu().state_dict(), "optimizer": optimizer.state_dict()}, path)
+def save_last(model):
+    model.cpu()
+    model.cuda()
+    torch.save(model.state_dict(), "last.pth")
+def load(model, path):
+    model.load_state_dict(torch.load(path)["model"])
+""",
+            """\
+import torch
+def save(model, optimizer, path):
+    torch.save({"model": model.cpu().state_dict(), "optimizer": optimizer.state_dict()}, path)
+def save_last(model):
+    model.cpu()
+    model.cuda()
+    torch.save(model.state_dict(), "last.pth")
+def load(model, path):
+    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+""",
+        ),
         Invalid(
             """\
 import torch

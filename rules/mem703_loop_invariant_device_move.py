@@ -13,6 +13,8 @@ from memlint.traversal import visit_fast
 
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "list", "islice", "trange"})
 _FACTORIES = frozenset({"tensor", "ones", "zeros", "full", "eye", "arange", "linspace", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
+# Iterables of single inputs: a loop over them runs once per image.
+_SAMPLE_TOKENS = frozenset({"images", "imgs", "samples", "frames"})
 _SHAPING = frozenset({"view", "reshape", "float", "long", "unsqueeze", "expand", "double", "half", "t"})
 
 
@@ -36,6 +38,77 @@ def _literal(expr: cst.BaseExpression, names, constants: frozenset[str] = frozen
         return expr.value in ("True", "False", "None") or expr.value in constants
     qn = names.qualified_name(expr) if isinstance(expr, cst.Attribute) else None
     return qn is not None and qn.startswith("torch.") and qn.rsplit(".", 1)[-1][:1].islower()
+
+
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+
+
+def _grown_in(loop: cst.For | cst.While, key: str, start: cst.Assign, names) -> bool:
+    """``acc = torch.Tensor([]).cuda()`` then ``acc = torch.cat((acc, out))``:
+    a per-batch seed that the loop concatenates onto, not a constant. (A
+    scalar seed summed onto, ``reg = torch.tensor(0.0).to(device)`` then
+    ``reg = reg + ...``, stays reported: a Python ``0.0`` does the same
+    without a copy to the device.)"""
+    found = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if node is start or not isinstance(value, cst.Call) or names.call_name(value) not in _CONCATENATIONS:
+                return
+            parts = value.args[0].value if value.args else None
+            if not isinstance(parts, (cst.List, cst.Tuple)):
+                return
+            if any(dotted_name(t.target) == key for t in node.targets) and any(
+                dotted_name(el.value) == key for el in parts.elements
+            ):
+                found.append(node)
+
+    visit_fast(loop.body, _V())  # type: ignore[attr-defined]
+    return bool(found)
+
+
+def _flag(test: cst.BaseExpression, names) -> str | None:
+    """The name a plain flag test reads (``use_cuda``, ``not args.cpu``,
+    ``self.use_gpu``); ``""`` for ``torch.cuda.is_available()``; None for any
+    other test (a comparison such as ``step == 0`` picks iterations)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Call) and not test.args and names.call_name(test) == "torch.cuda.is_available":
+        return ""
+    return dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+
+
+def _binds(loop: cst.For | cst.While, key: str) -> bool:
+    """``key`` (or its root) is assigned in the loop or is its target."""
+    if not key:
+        return False
+    roots = {key, key.split(".", 1)[0]} if not key.startswith("self.") else {key}
+    found = []
+
+    class _V(cst.CSTVisitor):
+        def _target(self, target: cst.BaseExpression) -> None:
+            for t in flat_targets(target):
+                if dotted_name(t) in roots:
+                    found.append(t)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self._target(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._target(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self._target(node.target)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self._target(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            self._target(node.target)
+
+    visit_fast(loop, _V())
+    return bool(found)
 
 
 def _upper_names(expr: cst.BaseExpression) -> set[str]:
@@ -84,9 +157,12 @@ class LoopInvariantDeviceMove(Rule):
     No fix: hoisting code out of a loop is for the author to do. Per-batch
     data moves (`x.to(device)`) are required and never flagged; neither are
     loops over models, folds or experiments (the module is rebound or is the
-    loop variable), moves under a condition (`if step == 0:`), loops
+    loop variable), moves under a condition that picks iterations
+    (`if step == 0:`; a flag the loop never changes, `if use_cuda:`, does
+    not pick any), loops
     that move the module back and forth on purpose (CPU offloading), nor a
-    tensor the loop then fills in place (a per-batch buffer, not a constant).
+    tensor the loop then fills in place or concatenates onto
+    (`acc = torch.cat((acc, out))`: a per-batch buffer or seed, not a constant).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to
@@ -98,16 +174,22 @@ class LoopInvariantDeviceMove(Rule):
     message = "loop-invariant device move inside the batch loop: move once, before the loop"
     fix_safety = Safety.NONE
     tokens = (".to(", ".cuda(")
-    gate = staticmethod(lambda g: g.loops and bool(g.called & {"to", "cuda"}) and (g.batch_evidence or g.names_loader))
+    gate = staticmethod(
+        lambda g: g.loops
+        and bool(g.called & {"to", "cuda"})
+        and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & _SAMPLE_TOKENS))
+    )
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
             return
         loop = self._enclosing_loop(node)
-        if loop is None or not self._per_batch(loop):
+        if loop is None:
             return
         recv = func.value
         kind = self.facts.objects.kind_of(recv, node)
+        if not self._per_batch(loop) and not (kind is Kind.MODULE and self._per_sample(loop, recv)):
+            return
         if kind in (Kind.MODULE, Kind.LOSS):
             key = dotted_name(recv)
             if key is None or self._rebound_in(loop, key, node) or self._moved_elsewhere(loop, key, node):
@@ -141,17 +223,26 @@ class LoopInvariantDeviceMove(Rule):
 
         if key is not None:
             visit_fast(loop.body, _V())  # type: ignore[attr-defined]
-        return bool(found)
+        return bool(found) or (key is not None and _grown_in(loop, key, stmt, self.facts.names))
 
     def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
-        """The innermost loop whose body holds ``node`` unconditionally."""
+        """The innermost loop whose body holds ``node`` unconditionally, or
+        under a flag the loop never changes (``if use_cuda:``): then the move
+        runs on every iteration or on none."""
         child = node
         cur = self.parent(node)
+        flags: list[cst.BaseExpression] = []
         while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
-            if isinstance(cur, (cst.If, cst.Try, cst.ExceptHandler)) and child is not getattr(cur, "test", None):
+            if isinstance(cur, cst.If) and child is cur.body and _flag(cur.test, self.facts.names) is not None:
+                flags.append(cur.test)
+            elif isinstance(cur, (cst.If, cst.Try, cst.ExceptHandler)) and child is not getattr(cur, "test", None):
                 return None
             if isinstance(cur, (cst.For, cst.While)):
-                return cur if child is cur.body else None
+                if child is not cur.body:
+                    return None
+                if any(_binds(cur, _flag(test, self.facts.names) or "") for test in flags):
+                    return None
+                return cur
             if isinstance(cur, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
                 return None
             child, cur = cur, self.parent(cur)
@@ -169,6 +260,24 @@ class LoopInvariantDeviceMove(Rule):
             return True
         info = self.facts.loops.info(loop)
         return info is not None and info.role == "eval"  # an evaluation loop over batches
+
+    def _per_sample(self, loop: cst.For | cst.While, module: cst.BaseExpression) -> bool:
+        """``for i, ann in enumerate(images): ... do_detect(model, img)``: a
+        loop over images or samples that runs the module (called, or handed
+        to a helper) on each."""
+        info = self.facts.loops.info(loop)
+        key = dotted_name(module)
+        if info is None or key is None or not info.data_tokens & _SAMPLE_TOKENS:
+            return False
+        found = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if dotted_name(node.func) == key or any(dotted_name(a.value) == key for a in node.args):
+                    found.append(node)
+
+        visit_fast(loop.body, _V())  # type: ignore[attr-defined]
+        return bool(found)
 
     def _rebound_in(self, loop: cst.CSTNode, key: str, move: cst.Call) -> bool:
         """``key`` gets a new object in the loop (or is the loop variable)."""
@@ -252,6 +361,39 @@ class LoopInvariantDeviceMove(Rule):
         return frozenset(found)
 
     valid = [
+        Valid(
+            """\
+import torch
+def test(model, images, loader):
+    offload = False
+    for i, image in enumerate(images):
+        if offload:
+            model.cuda()
+        offload = i % 10 == 0
+        show(model, image)
+    for x, y in loader:
+        if torch.cuda.is_available() and x.is_cuda:
+            model.cuda()
+        out = model(x)
+    for path in paths:
+        model.cuda()
+        export(model, path)
+""",
+            "a flag the loop changes; a test that depends on the batch; a loop over paths, not samples",
+        ),
+        Valid(
+            """\
+import torch
+for batch, (images, masks) in enumerate(val_loader):
+    stacked = torch.Tensor([]).cuda()
+    for index in range(images.size(1)):
+        with torch.no_grad():
+            out = model(images[:, index].cuda())
+            stacked = torch.cat((stacked, out.argmax(1).float()))
+    save_prediction(stacked, batch)
+""",
+            "a per-batch accumulator seed, grown in the loop: moving it once would carry it across batches",
+        ),
         Valid(
             """\
 import torch
@@ -349,6 +491,42 @@ for x, y in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+for inputs, targets in train_loader:
+    reg = torch.tensor(0.0).to(device)
+    for p in model.parameters():
+        reg = reg + p.pow(2).sum()
+    loss = criterion(model(inputs.to(device)), targets.to(device)) + 1e-5 * reg
+    loss.backward()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from tool.torch_utils import do_detect
+def test(model, images, use_cuda):
+    boxes_json = []
+    for i, image_annotation in enumerate(images):
+        img = Image.open(image_annotation["file_name"]).convert("RGB")
+        if use_cuda:
+            model.cuda()
+        boxes = do_detect(model, img, 0.0, 80, 0.4, use_cuda)
+        boxes_json.append(boxes)
+    return boxes_json
+""",
+        ),
+        Invalid(
+            """\
+import torch
+for x, y in loader:
+    mean = torch.tensor([0.485, 0.456, 0.406]).cuda()
+    mean = mean.view(1, 3, 1, 1)
+    loss = criterion(model(x.cuda() - mean), y.cuda())
+    loss.backward()
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -60,7 +60,8 @@ class SchedulerBeforeOptimizerStep(Rule):
     When the scheduler sits in a branch (`if phase == "train":`) and the
     optimizer steps after that branch, it is reported without a fix.
     Left alone: home-made scheduler classes (which may set the rate for the
-    coming step), schedulers stepped after an inner loop that steps the
+    coming step; a subclass of a torch scheduler that keeps torch's `step()`
+    is a torch scheduler), schedulers stepped after an inner loop that steps the
     optimizer, under a condition that skips the first iteration
     (`if epoch > 0:`), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
@@ -201,7 +202,20 @@ class SchedulerBeforeOptimizerStep(Rule):
         names = self.facts.bindings.constructors(sched.target or "", sched.scope)
         if names is None:
             return not self.facts.bindings.values(sched.target or "", sched.scope)
-        return all(n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in names)
+        return all(
+            n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers."))
+            or self._torch_scheduler_subclass(n)
+            for n in names
+        )
+
+    def _torch_scheduler_subclass(self, name: str) -> bool:
+        """``class FindLR(_LRScheduler)`` with its own ``get_lr`` but torch's
+        ``step()``: stepping moves to the next rate, as in torch."""
+        classes = self.facts.calls.classes.get(name, [])
+        if len(classes) != 1 or self.facts.calls.find_method(classes[0], "step") is not None:
+            return False
+        qualified = [self.facts.names.qualified_name(b.value) or "" for b in classes[0].bases]
+        return any(q.startswith("torch.optim.lr_scheduler.") for q in qualified)
 
     def _is_plateau(self, scheduler: str | None, scope) -> bool:
         names = self.facts.bindings.constructors(scheduler or "", scope) or set()
@@ -216,6 +230,26 @@ class SchedulerBeforeOptimizerStep(Rule):
         return Fix("Step the scheduler after the optimizer", ((block, edits.apply(block)),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+from torch.optim.lr_scheduler import _LRScheduler
+class WarmupLR(_LRScheduler):
+    def step(self, epoch=None):
+        self.last_epoch += 1
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+warmup = WarmupLR(optimizer)
+for images, labels in loader:
+    warmup.step()
+    optimizer.zero_grad()
+    loss = loss_function(net(images), labels)
+    loss.backward()
+    optimizer.step()
+""",
+            "a torch scheduler subclass with its own step(): it may set the rate for the coming step",
+        ),
         Valid(
             """\
 import torch
@@ -277,6 +311,48 @@ for epoch in range(epochs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from torch.optim.lr_scheduler import _LRScheduler
+class FindLR(_LRScheduler):
+    def __init__(self, optimizer, max_lr=10, num_iter=100, last_epoch=-1):
+        self.total_iters = num_iter
+        self.max_lr = max_lr
+        super().__init__(optimizer, last_epoch)
+    def get_lr(self):
+        return [b * (self.max_lr / b) ** (self.last_epoch / self.total_iters) for b in self.base_lrs]
+optimizer = torch.optim.SGD(net.parameters(), lr=1e-7)
+lr_scheduler = FindLR(optimizer, max_lr=10, num_iter=100)
+for epoch in range(epochs):
+    for images, labels in loader:
+        lr_scheduler.step()
+        optimizer.zero_grad()
+        loss = loss_function(net(images), labels)
+        loss.backward()
+        optimizer.step()
+""",
+            """\
+import torch
+from torch.optim.lr_scheduler import _LRScheduler
+class FindLR(_LRScheduler):
+    def __init__(self, optimizer, max_lr=10, num_iter=100, last_epoch=-1):
+        self.total_iters = num_iter
+        self.max_lr = max_lr
+        super().__init__(optimizer, last_epoch)
+    def get_lr(self):
+        return [b * (self.max_lr / b) ** (self.last_epoch / self.total_iters) for b in self.base_lrs]
+optimizer = torch.optim.SGD(net.parameters(), lr=1e-7)
+lr_scheduler = FindLR(optimizer, max_lr=10, num_iter=100)
+for epoch in range(epochs):
+    for images, labels in loader:
+        optimizer.zero_grad()
+        loss = loss_function(net(images), labels)
+        loss.backward()
+        optimizer.step()
+        lr_scheduler.step()
+""",
+        ),
         Invalid(
             """\
 import torch.optim as optim

@@ -292,3 +292,19 @@ fixed = Categorical(probs=torch.ones(2) / 2).entropy()
 """
     assert h(src, "dist.entropy()") is H.YES
     assert h(src, "Categorical(probs=torch.ones(2) / 2).entropy()") is H.NO
+
+
+def test_a_loss_object_returning_a_tuple_gives_history_only_to_its_first_element():
+    # YOLO's ``loss, loss_items = compute_loss(pred, y)``: loss_items is
+    # returned detached for logging; only the loss itself is known.
+    src = """
+import torch
+from utils.loss import ComputeLoss
+compute_loss = ComputeLoss(model)
+for x, y in loader:
+    loss, loss_items = compute_loss(model(x), y)
+    loss.backward()
+    use(loss, loss_items)
+"""
+    assert h(src, "loss", 2) is H.YES
+    assert h(src, "loss_items", 1) is H.MAYBE

@@ -514,7 +514,7 @@ class _Walker:
         if isinstance(stmt, cst.Assign):
             v = self.ev(stmt.value)
             for t in stmt.targets:
-                self.bind(t.target, v)
+                self.bind(t.target, self._loss_parts(stmt.value, t.target, v))
         elif isinstance(stmt, cst.AnnAssign):
             if stmt.value is not None:
                 self.bind(stmt.target, self.ev(stmt.value))
@@ -544,6 +544,19 @@ class _Walker:
             self.ev(stmt.test)
         elif isinstance(stmt, cst.Raise) and stmt.exc is not None:
             self.ev(stmt.exc)
+
+    def _loss_parts(self, value: cst.BaseExpression, target: cst.BaseExpression, v: Val) -> Val:
+        """``loss, loss_items = compute_loss(pred, y)``: a loss object that
+        returns a tuple gives the loss first; what follows is most often its
+        parts for logging, already detached (YOLO's ``loss_items``). Only the
+        first element is known to carry history."""
+        if v.h is not H.YES or v.items is not None or not isinstance(target, (cst.Tuple, cst.List)):
+            return v
+        if any(isinstance(el, cst.StarredElement) for el in target.elements) or len(target.elements) < 2:
+            return v
+        if not (isinstance(value, cst.Call) and self.a.objects.is_loss_call(value)):
+            return v
+        return Val(v.h, v.scalar, items=(v,) + (MAYBE,) * (len(target.elements) - 1))
 
     def _mutation(self, value: cst.BaseExpression) -> None:
         """``outs.append(out)``, ``h.detach_()``, ``x.add_(y)``: the receiver changes."""

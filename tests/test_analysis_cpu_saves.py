@@ -1,0 +1,43 @@
+"""analysis.cpu_saves: a module that writes its checkpoints from CPU tensors only."""
+
+import libcst as cst
+import pytest
+
+from memlint.analysis.cpu_saves import saves_only_cpu_tensors
+from memlint.analysis.names import ImportTable
+
+
+def cpu_only(src: str) -> bool:
+    module = cst.parse_module(src)
+    return saves_only_cpu_tensors(module, ImportTable(module))
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch\ntorch.save(net.cpu().state_dict(), p)\n",
+        "import torch\ntorch.save(net.module.cpu().state_dict(), p)\n",
+        "import torch\ndef s(m):\n    m.cpu()\n    torch.save(m.state_dict(), p)\n    m.cuda()\n",
+        "import torch\ndef s(m):\n    m.to('cpu')\n    torch.save(m.module.state_dict(), p)\n",
+        "import torch as T\nT.save({k: v.cpu() for k, v in sd.items()}, p)\n",
+    ],
+)
+def test_cpu_checkpoints(src):
+    assert cpu_only(src)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch\n",  # nothing saved: nothing known
+        "import torch\ntorch.save(net.state_dict(), p)\n",
+        "import torch\ntorch.save(net.cpu().state_dict(), p)\ntorch.save(opt.state_dict(), q)\n",
+        "import torch\ndef s(m):\n    m.cpu()\n    m.cuda()\n    torch.save(m.state_dict(), p)\n",
+        "import torch\ndef a(m):\n    m.cpu()\ndef s(m):\n    torch.save(m.state_dict(), p)\n",
+        "import torch\ntorch.save({'model': net.cpu().state_dict(), 'opt': opt.state_dict()}, p)\n",
+        "import torch\ntorch.save(features, p)\n",
+        "import torch\ndef s(m):\n    m.to(device)\n    torch.save(m.state_dict(), p)\n",
+    ],
+)
+def test_not_known_to_be_cpu(src):
+    assert not cpu_only(src)
