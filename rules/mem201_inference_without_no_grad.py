@@ -25,10 +25,12 @@ class InferenceWithoutNoGrad(Rule):
     `torch.inference_mode()`, not in a function decorated with them, and not
     in a function that this module only calls under such a context. A
     function named for evaluation that calls `model.eval()` and runs the model
-    without a loop (a full-graph GNN test, a single prediction) is reported
-    too, on its `def` line, and so is a forward pass in the script body
-    after `model.eval()` (`y_pred = model(X_test)`) when nothing later in
-    the script backpropagates or reads gradients.
+    without a loop (a full-graph GNN test) is reported too, on its `def`
+    line, when it is called in a loop (one forward run once, such
+    as a grid of samples at the end, only passes a peak), and so is a
+    forward pass in the script body after `model.eval()`
+    (`y_pred = model(X_test)`) when nothing later in the script
+    backpropagates or reads gradients.
 
     ## Why it matters
     With grad mode on, every forward pass builds a graph and saves the
@@ -104,6 +106,8 @@ class InferenceWithoutNoGrad(Rule):
             return  # the loop is reported
         if loops.trains(node) or loops.needs_grad(node) or facts.grad_mode.entry_mode(node) is not GradMode.ENABLED:
             return
+        if not loops.runs_repeatedly(node):
+            return  # one forward, run once (a sample grid at the end): a passing peak, nothing piles up
         events = loops.mode_events(node)
         if any(e.kind in ("unknown", "train") for e in events):
             return  # MC dropout and friends
@@ -291,6 +295,21 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+from torchvision import utils
+class WGAN:
+    def evaluate(self, test_loader, G_model_path):
+        self.G.load_state_dict(torch.load(G_model_path, map_location="cpu"))
+        self.G.eval()
+        z = torch.randn(64, 100, 1, 1)
+        samples = self.G(z)
+        samples = samples.mul(0.5).add(0.5).data.cpu()
+        utils.save_image(utils.make_grid(samples), "samples.png")
+""",
+            "one generator forward in a function run once: nothing is repeated",
+        ),
         Valid(
             """\
 import torch
@@ -699,6 +718,9 @@ def test(model, data):
     model.eval()
     pred = model(data.x, data.edge_index).argmax(dim=-1)
     return [int((pred[m] == data.y[m]).sum()) for m in (data.val_mask, data.test_mask)]
+for epoch in range(200):
+    train(model, data)
+    val_acc, test_acc = test(model, data)
 """,
             """\
 import torch
@@ -707,6 +729,9 @@ def test(model, data):
     model.eval()
     pred = model(data.x, data.edge_index).argmax(dim=-1)
     return [int((pred[m] == data.y[m]).sum()) for m in (data.val_mask, data.test_mask)]
+for epoch in range(200):
+    train(model, data)
+    val_acc, test_acc = test(model, data)
 """,
         ),
         Invalid(

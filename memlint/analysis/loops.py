@@ -23,6 +23,7 @@ API (through ``facts.loops``):
   a LightningModule's ``training_step``, which Lightning runs once per batch.
 - ``trains(fn)``, ``calls_model(fn)``, ``needs_grad(fn)`` for functions,
   ``per_iteration(fn)`` for functions called once per batch,
+  ``runs_repeatedly(fn)`` for functions called in any loop,
   ``serves_forward(fn)`` for a ``forward`` and the helpers it calls.
 - ``mode_events(scope)`` — ``.train()``/``.eval()`` calls and training phases
   in source order, for the MEM2xx rules; ``mode_before(node, receivers)`` the
@@ -513,6 +514,19 @@ class LoopAnalysis(cst.CSTVisitor):
                     result = self.per_iteration(scope)
         self._per_iteration[fn] = result
         return result
+
+    def runs_repeatedly(self, fn: cst.FunctionDef, _seen: frozenset = frozenset()) -> bool:
+        """Some call of ``fn`` in this module sits in a loop (any loop: an
+        epoch loop over ``range(200)`` too), directly or through its callers."""
+        if fn in _seen:
+            return False
+        for call in self.calls.call_sites.get(fn, ()):
+            if self.loop_of(call) is not None:
+                return True
+            scope = self.calls.scope_of_call(call)
+            if isinstance(scope, cst.FunctionDef) and self.runs_repeatedly(scope, _seen | {fn}):
+                return True
+        return False
 
     def carried_by_framework(self, key: str, stmt: cst.CSTNode) -> bool:
         """``self.outputs.append(x)`` in a LightningModule's ``training_step``,
