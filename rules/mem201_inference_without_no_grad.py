@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.callgraph import bound_params
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import MAYBE as _NONE, H
 from memlint.analysis.names import dotted_name, flat_targets
@@ -12,6 +13,9 @@ from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import wrap_in_with
 
 
+_SHARED_LOOP_MESSAGE = (
+    "`{fn}` evaluates (its training flag is off) with autograd on: its forward passes build graphs nobody backpropagates"
+)
 _FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
 
 
@@ -145,6 +149,51 @@ class InferenceWithoutNoGrad(Rule):
                     new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
                     fix = Fix(f"Run it under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
                     self.report(stmt, message=_FORWARD_MESSAGE, fix=fix)
+        for fn in facts.calls.functions:
+            self._check_shared_loop(fn)
+
+    def _check_shared_loop(self, fn: cst.FunctionDef) -> None:
+        """``self.iteration(epoch, test_loader, train=False)``: a loop shared
+        by training and evaluation, whose training all sits under ``if
+        train:``, called with the flag off and grad on. Wrapping the shared
+        loop would stop its training too, so the call is what gets fixed."""
+        facts = self.facts
+        loops = facts.loops
+        guards = loops.training_guards(fn)
+        if not guards or not self._shared_loop_forwards(fn, guards):
+            return
+        grad = facts.grad_mode
+        for call in facts.calls.call_sites.get(fn, ()):
+            if not any(param in guards and _is_false(arg.value) for arg, param in bound_params(call, fn)):
+                continue
+            if grad.mode_at(call) is not GradMode.ENABLED or grad.local_mode(call) is GradMode.ENABLED:
+                continue
+            if (facts.history.value(call) or _NONE).h is H.YES:
+                continue  # the result keeps a graph a caller may backpropagate
+            scope = loops.scope_of(call)
+            if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
+                continue
+            stmt = self._statement(call)
+            fix = None
+            if stmt is not None and len(stmt.body) == 1 and getattr(stmt.body[0], "value", None) is call:
+                torch_no_grad, imports = self._no_grad_spelling()
+                new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
+                fix = Fix(f"Call `{fn.name.value}` under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
+            message = _SHARED_LOOP_MESSAGE.format(fn=fn.name.value)
+            self.report(stmt if stmt is not None else call, message=message, fix=fix)
+
+    def _shared_loop_forwards(self, fn: cst.FunctionDef, guards: frozenset[str]) -> bool:
+        """A batch loop of ``fn`` calls a model whose output carries history
+        outside the training guard: the evaluation path runs forward passes."""
+        loops = self.facts.loops
+        history = self.facts.history
+        for info in loops.scope_loops(fn):
+            if not info.is_batch_loop:
+                continue
+            for call in info.model_calls:
+                if (history.value(call) or _NONE).h is H.YES and not loops.guarding_params(call, fn) & guards:
+                    return True
+        return False
 
     def _forward_after_eval(self, scope, stmt: cst.SimpleStatementLine, model_calls) -> bool:
         facts = self.facts
@@ -295,6 +344,131 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        run_epoch(model, train_loader, optimizer)
+        with torch.no_grad():
+            val_loss = run_epoch(model, val_loader, optimizer, train=False)
+""",
+            "the evaluation call of the shared loop already runs under no_grad",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        if train:
+            optimizer.step()
+            optimizer.zero_grad()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        run_epoch(model, train_loader, optimizer)
+        val_loss = run_epoch(model, val_loader, optimizer, train=False)
+""",
+            "backward runs outside the training flag: the evaluation call needs its graph",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        with torch.set_grad_enabled(train):
+            loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        run_epoch(model, train_loader, optimizer)
+        val_loss = run_epoch(model, val_loader, optimizer, train=False)
+""",
+            "the shared loop switches grad with set_grad_enabled(train) itself",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    outs = []
+    for x, y in loader:
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        outs.append(out)
+    return torch.cat(outs)
+def distill(model, student, loader, optimizer):
+    soft = run_epoch(model, loader, optimizer, train=False)
+    F.mse_loss(student(soft), soft).backward()
+""",
+            "the evaluation call returns outputs with their graph to a caller that backpropagates",
+        ),
+        Valid(
+            """\
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        run_epoch(model, train_loader, optimizer, train=True)
+""",
+            "the training flag is on at every call",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+@torch.no_grad()
+def validate(model, val_loader, optimizer):
+    return run_epoch(model, val_loader, optimizer, train=False)
+""",
+            "the only caller of the evaluation path is decorated with no_grad",
+        ),
         Valid(
             """\
 import torch
@@ -662,6 +836,99 @@ for epoch in range(100):
         Invalid(
             """\
 import torch
+class Trainer:
+    def __init__(self, model, optimizer, criterion, train_loader, test_loader):
+        self.model = model
+        self.optim = optimizer
+        self.criterion = criterion
+        self.train_data = train_loader
+        self.test_data = test_loader
+    def train(self, epoch):
+        self.iteration(epoch, self.train_data)
+    def test(self, epoch):
+        self.iteration(epoch, self.test_data, train=False)
+    def iteration(self, epoch, data_loader, train=True):
+        total = 0.0
+        for i, (x, y) in enumerate(data_loader):
+            loss = self.criterion(self.model(x), y)
+            if train:
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+            total += loss.item()
+        print(epoch, total / len(data_loader))
+""",
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, optimizer, criterion, train_loader, test_loader):
+        self.model = model
+        self.optim = optimizer
+        self.criterion = criterion
+        self.train_data = train_loader
+        self.test_data = test_loader
+    def train(self, epoch):
+        self.iteration(epoch, self.train_data)
+    def test(self, epoch):
+        with torch.no_grad():
+            self.iteration(epoch, self.test_data, train=False)
+    def iteration(self, epoch, data_loader, train=True):
+        total = 0.0
+        for i, (x, y) in enumerate(data_loader):
+            loss = self.criterion(self.model(x), y)
+            if train:
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+            total += loss.item()
+        print(epoch, total / len(data_loader))
+""",
+        ),
+        Invalid(
+            """\
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, is_train):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if is_train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        model.train()
+        train_loss = run_epoch(model, train_loader, optimizer, True)
+        model.eval()
+        val_loss = run_epoch(model, val_loader, optimizer, False)
+""",
+            """\
+import torch.nn.functional as F
+import torch
+def run_epoch(model, loader, optimizer, is_train):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if is_train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        model.train()
+        train_loss = run_epoch(model, train_loader, optimizer, True)
+        model.eval()
+        with torch.no_grad():
+            val_loss = run_epoch(model, val_loader, optimizer, False)
+""",
+        ),
+        Invalid(
+            """\
+import torch
 def test(args, test_loader, model):
     model.eval()
     data_list = []
@@ -943,6 +1210,10 @@ def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":
         return func.value
     return func
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 def _is_pytest_test(fn: cst.FunctionDef, path: str) -> bool:
