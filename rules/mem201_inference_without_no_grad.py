@@ -34,7 +34,15 @@ class InferenceWithoutNoGrad(Rule):
     as a grid of samples at the end, only passes a peak), and so is a
     forward pass in the script body after `model.eval()`
     (`y_pred = model(X_test)`) when nothing later in the script
-    backpropagates or reads gradients.
+    backpropagates or reads gradients. A loop over data in a function that
+    says nothing of evaluation is reported when every caller in the module
+    has put its model in eval mode and the function hands back no graph
+    (`extract_feature(model, loader)` after `model.eval()`). A loop shared
+    by training and evaluation (`iteration(epoch, loader, train=True)`,
+    every backward and step under `if train:`) is reported where it is
+    called with the flag off and grad on, and fixed there:
+    `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
+    (wrapping the loop itself would stop its training too).
 
     ## Why it matters
     With grad mode on, every forward pass builds a graph and saves the
@@ -284,14 +292,14 @@ class InferenceWithoutNoGrad(Rule):
         facts = self.facts
         loops = facts.loops
         info = loops.info(node)
-        if info is None or info.role != "eval":
+        if info is None or (info.role != "eval" and not self._callers_evaluate(info)):
             return
         grad = facts.grad_mode
         if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
             return  # off, unknown, or switched on explicitly with enable_grad()
         parent = info.parent
         while parent is not None:
-            if parent.role == "eval":
+            if parent.role == "eval" or self._callers_evaluate(parent):
                 return  # the outer evaluation loop is reported
             parent = parent.parent
         if not self._builds_graph(info):
@@ -316,6 +324,21 @@ class InferenceWithoutNoGrad(Rule):
             new_stmt = wrap_in_with(node, parse_expr(f"{torch_no_grad}()", self.context.module))
             fix = Fix(f"Run the loop under `with {torch_no_grad}():`", ((node, new_stmt),), Safety.SAFE, imports)
         self.report(node, fix=fix)
+
+    def _callers_evaluate(self, info) -> bool:
+        """``extract_feature(model, loader)``: a batch loop with no name or
+        ``.eval()`` of its own to say it evaluates, whose models every caller
+        in this module has put in eval mode, and whose function hands back
+        nothing with a graph (a caller cannot backpropagate through it)."""
+        if info.role is not None or not info.is_batch_loop or not info.model_calls or info.needs_grad:
+            return False
+        scope = info.scope
+        if not isinstance(scope, cst.FunctionDef) or not self.facts.calls.call_sites.get(scope):
+            return False
+        receivers = frozenset(dotted_name(_module_of(c.func)) for c in info.model_calls)
+        if None in receivers or self.facts.loops.mode_before(info.node, receivers) != "eval":  # type: ignore[arg-type]
+            return False
+        return self.facts.history.returns(scope).h is H.NO
 
     def _builds_graph(self, info) -> bool:
         history = self.facts.history
@@ -344,6 +367,69 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()))
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+model.eval()
+feats = extract_feature(model, loader)
+head(feats).sum().backward()
+""",
+            "the feature loop hands its outputs, graph and all, to a caller that backpropagates",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()).data.cpu())
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+model.eval()
+bank = extract_feature(model, gallery_loader)
+model.train()
+recalibrated = extract_feature(model, train_loader)
+""",
+            "one caller runs the loop in train mode",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()).data.cpu())
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+model.eval()
+with torch.no_grad():
+    bank = extract_feature(model, gallery_loader)
+""",
+            "the caller runs the loop under no_grad",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()).data.cpu())
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+bank = extract_feature(model, gallery_loader)
+""",
+            "no caller puts the model in eval mode",
+        ),
         Valid(
             """\
 import torch
@@ -833,6 +919,41 @@ for epoch in range(100):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        outputs = model(img.cuda())
+        features.append(outputs.data.cpu())
+    return torch.cat(features)
+for path in checkpoints:
+    model = torchvision.models.resnet50()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model = model.eval()
+    gallery_feature = extract_feature(model, gallery_loader)
+    query_feature = extract_feature(model, query_loader)
+""",
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    with torch.no_grad():
+        for img, _ in dataloaders:
+            outputs = model(img.cuda())
+            features.append(outputs.data.cpu())
+    return torch.cat(features)
+for path in checkpoints:
+    model = torchvision.models.resnet50()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model = model.eval()
+    gallery_feature = extract_feature(model, gallery_loader)
+    query_feature = extract_feature(model, query_loader)
+""",
+        ),
         Invalid(
             """\
 import torch
