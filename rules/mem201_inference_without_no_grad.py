@@ -369,6 +369,25 @@ class InferenceWithoutNoGrad(Rule):
     valid = [
         Valid(
             """\
+import torch.nn as nn
+import torch.nn.functional as F
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+    def _test(self, loader):
+        self.train()  # Monte-Carlo dropout
+        samples = []
+        for x, y in loader:
+            samples.append(self.forward(x).softmax(-1).detach())
+        return samples
+""",
+            "the module puts itself in train mode on purpose before its sampling loop",
+        ),
+        Valid(
+            """\
 import torch
 import torchvision
 def extract_feature(model, dataloaders):
@@ -919,6 +938,44 @@ for epoch in range(100):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch.nn as nn
+import torch.nn.functional as F
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+    def _test(self, loader):
+        self.eval()
+        correct = 0
+        for x, y in loader:
+            prediction = self.forward(x)
+            correct += (prediction.argmax(1) == y).sum().item()
+        return correct
+""",
+            """\
+import torch.nn as nn
+import torch.nn.functional as F
+import torch
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+    @torch.no_grad()
+    def _test(self, loader):
+        self.eval()
+        correct = 0
+        for x, y in loader:
+            prediction = self.forward(x)
+            correct += (prediction.argmax(1) == y).sum().item()
+        return correct
+""",
+        ),
         Invalid(
             """\
 import torch
