@@ -7,7 +7,7 @@ import libcst as cst
 from memlint.analysis.callgraph import bound_params
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import MAYBE as _NONE, H
-from memlint.analysis.names import dotted_name, flat_targets
+from memlint.analysis.names import dotted_name, flat_targets, mentions
 from memlint.expr_edits import add_decorator, parse_expr
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import wrap_in_with
@@ -30,8 +30,9 @@ class InferenceWithoutNoGrad(Rule):
     in a function that this module only calls under such a context. A
     function named for evaluation that calls `model.eval()` and runs the model
     without a loop (a full-graph GNN test) is reported too, on its `def`
-    line, when it is called in a loop (one forward run once, such
-    as a grid of samples at the end, only passes a peak), and so is a
+    line, when it runs its model on an input it is handed or is called in
+    a loop (one forward on noise it draws itself, run once, such as a grid
+    of samples at the end, only passes a peak), and so is a
     forward pass in the script body after `model.eval()`
     (`y_pred = model(X_test)`) when nothing later in the script
     backpropagates or reads gradients. A loop over data in a function that
@@ -118,8 +119,9 @@ class InferenceWithoutNoGrad(Rule):
             return  # the loop is reported
         if loops.trains(node) or loops.needs_grad(node) or facts.grad_mode.entry_mode(node) is not GradMode.ENABLED:
             return
-        if not loops.runs_repeatedly(node):
-            return  # one forward, run once (a sample grid at the end): a passing peak, nothing piles up
+        forwards = [c for c in scope_facts.model_calls if facts.calls.resolve(c) is None]  # not ``self.load_model(path)``
+        if not loops.runs_repeatedly(node) and not _forwards_its_input(node, forwards):
+            return  # one forward on noise it draws itself (a sample grid), run once: a passing peak
         events = loops.mode_events(node)
         if any(e.kind in ("unknown", "train") for e in events):
             return  # MC dropout and friends
@@ -1388,6 +1390,14 @@ def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":
         return func.value
     return func
+
+
+def _forwards_its_input(fn: cst.FunctionDef, model_calls) -> bool:
+    """A model call of ``fn`` is fed one of its parameters (``model(data.x)``,
+    ``model(image.unsqueeze(0))``): it runs once per input a caller hands in."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    params.discard("self")
+    return any(mentions(arg.value, p) for c in model_calls for arg in c.args for p in params)
 
 
 def _is_false(expr: cst.BaseExpression) -> bool:
