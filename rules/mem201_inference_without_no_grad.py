@@ -43,7 +43,9 @@ class InferenceWithoutNoGrad(Rule):
     every backward and step under `if train:`) is reported where it is
     called with the flag off and grad on, and fixed there:
     `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
-    (wrapping the loop itself would stop its training too).
+    (wrapping the loop itself would stop its training too). So is a data
+    loop that trains nothing and asks a model wrapper for a forward with
+    `volatile=True`, a flag PyTorch ignores since 0.4.
 
     ## Why it matters
     With grad mode on, every forward pass builds a graph and saves the
@@ -294,17 +296,17 @@ class InferenceWithoutNoGrad(Rule):
         facts = self.facts
         loops = facts.loops
         info = loops.info(node)
-        if info is None or (info.role != "eval" and not self._callers_evaluate(info)):
+        if info is None or (info.role != "eval" and not self._callers_evaluate(info) and not self._volatile_forwards(info)):
             return
         grad = facts.grad_mode
         if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
             return  # off, unknown, or switched on explicitly with enable_grad()
         parent = info.parent
         while parent is not None:
-            if parent.role == "eval" or self._callers_evaluate(parent):
+            if parent.role == "eval" or self._callers_evaluate(parent) or self._volatile_forwards(parent):
                 return  # the outer evaluation loop is reported
             parent = parent.parent
-        if not self._builds_graph(info):
+        if not self._builds_graph(info) and not self._volatile_forwards(info):
             return  # frozen models (an EMA copy), or outputs we cannot see
         scope = info.scope
         if self._mc_dropout(info):
@@ -342,6 +344,26 @@ class InferenceWithoutNoGrad(Rule):
             return False
         return self.facts.history.returns(scope).h is H.NO
 
+    def _volatile_forwards(self, info) -> bool:
+        """``model.forward_emb(images, captions, volatile=True)`` in a data
+        loop that trains nothing: code written for PyTorch < 0.4, where
+        ``volatile=True`` meant inference without a graph. The flag has been
+        ignored since 0.4, so the forward it asks for now records one."""
+        if info.role is not None or info.trains or info.needs_grad or not info.is_batch_loop:
+            return False
+        calls = self.facts.calls
+        names = self.facts.names
+        defined = {fn.name.value for fn in calls.functions}
+        for call in calls.between(calls.calls_in.get(info.scope, []), info.start, info.end):
+            if not any(a.keyword is not None and a.keyword.value == "volatile" and _is_true(a.value) for a in call.args):
+                continue
+            qn = names.call_name(call) or ""
+            if qn.startswith("torch") or calls.resolve(call) is not None:
+                continue  # ``Variable(x, volatile=True)`` itself makes a leaf; a function we can read speaks for itself
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value not in defined:
+                return True  # a method of a model wrapper defined elsewhere runs the forward
+        return False
+
     def _builds_graph(self, info) -> bool:
         history = self.facts.history
         for call in info.model_calls:
@@ -369,6 +391,53 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+from torch.autograd import Variable
+def optimize(policy_net, target_net, memory_loader, optimizer):
+    for state, action, reward, next_state in memory_loader:
+        next_q = target_net.forward_q(Variable(next_state, volatile=True)).max(1)[0]
+        q = policy_net(Variable(state)).gather(1, action)
+        loss = (q - (reward + 0.99 * next_q.detach())).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            "volatile=True for a target in a loop that trains",
+        ),
+        Valid(
+            """\
+import numpy as np
+import torch
+def encode_data(model, data_loader):
+    model.val_start()
+    img_embs = []
+    with torch.no_grad():
+        for images, captions, lengths, ids in data_loader:
+            img_emb, cap_emb = model.forward_emb(images, captions, lengths, volatile=True)
+            img_embs.append(img_emb.data.cpu().numpy().copy())
+    return np.concatenate(img_embs)
+""",
+            "the volatile loop already runs under no_grad",
+        ),
+        Valid(
+            """\
+import numpy as np
+import torch
+class VSE:
+    def forward_emb(self, images, captions, volatile=False):
+        with torch.set_grad_enabled(not volatile):
+            return self.img_enc(images), self.txt_enc(captions)
+def encode_data(model: VSE, data_loader):
+    img_embs = []
+    for images, captions in data_loader:
+        img_emb, cap_emb = model.forward_emb(images, captions, volatile=True)
+        img_embs.append(img_emb.data.cpu().numpy().copy())
+    return np.concatenate(img_embs)
+""",
+            "the method taking volatile is defined here and switches grad itself",
+        ),
         Valid(
             """\
 import torch.nn as nn
@@ -942,6 +1011,31 @@ for epoch in range(100):
     invalid = [
         Invalid(
             """\
+import torch
+import numpy as np
+def encode_data(model, data_loader):
+    model.val_start()
+    img_embs = []
+    for images, captions, lengths, ids in data_loader:
+        img_emb, cap_emb = model.forward_emb(images, captions, lengths, volatile=True)
+        img_embs.append(img_emb.data.cpu().numpy().copy())
+    return np.concatenate(img_embs)
+""",
+            """\
+import torch
+import numpy as np
+def encode_data(model, data_loader):
+    model.val_start()
+    img_embs = []
+    with torch.no_grad():
+        for images, captions, lengths, ids in data_loader:
+            img_emb, cap_emb = model.forward_emb(images, captions, lengths, volatile=True)
+            img_embs.append(img_emb.data.cpu().numpy().copy())
+    return np.concatenate(img_embs)
+""",
+        ),
+        Invalid(
+            """\
 import torch.nn as nn
 import torch.nn.functional as F
 class CNN(nn.Module):
@@ -1398,6 +1492,10 @@ def _forwards_its_input(fn: cst.FunctionDef, model_calls) -> bool:
     params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     params.discard("self")
     return any(mentions(arg.value, p) for c in model_calls for arg in c.args for p in params)
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
 
 
 def _is_false(expr: cst.BaseExpression) -> bool:
