@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.callgraph import bound_params
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import MAYBE as _NONE, H
-from memlint.analysis.names import dotted_name, flat_targets
+from memlint.analysis.names import dotted_name, flat_targets, mentions
 from memlint.expr_edits import add_decorator, parse_expr
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.statement_edits import wrap_in_with
 
 
+_SHARED_LOOP_MESSAGE = (
+    "`{fn}` evaluates (its training flag is off) with autograd on: its forward passes build graphs nobody backpropagates"
+)
 _FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
 
 
@@ -25,10 +29,23 @@ class InferenceWithoutNoGrad(Rule):
     `torch.inference_mode()`, not in a function decorated with them, and not
     in a function that this module only calls under such a context. A
     function named for evaluation that calls `model.eval()` and runs the model
-    without a loop (a full-graph GNN test, a single prediction) is reported
-    too, on its `def` line, and so is a forward pass in the script body
-    after `model.eval()` (`y_pred = model(X_test)`) when nothing later in
-    the script backpropagates or reads gradients.
+    without a loop (a full-graph GNN test) is reported too, on its `def`
+    line, when it runs its model on an input it is handed or is called in
+    a loop (one forward on noise it draws itself, run once, such as a grid
+    of samples at the end, only passes a peak), and so is a
+    forward pass in the script body after `model.eval()`
+    (`y_pred = model(X_test)`) when nothing later in the script
+    backpropagates or reads gradients. A loop over data in a function that
+    says nothing of evaluation is reported when every caller in the module
+    has put its model in eval mode and the function hands back no graph
+    (`extract_feature(model, loader)` after `model.eval()`). A loop shared
+    by training and evaluation (`iteration(epoch, loader, train=True)`,
+    every backward and step under `if train:`) is reported where it is
+    called with the flag off and grad on, and fixed there:
+    `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
+    (wrapping the loop itself would stop its training too). So is a data
+    loop that trains nothing and asks a model wrapper for a forward with
+    `volatile=True`, a flag PyTorch ignores since 0.4.
 
     ## Why it matters
     With grad mode on, every forward pass builds a graph and saves the
@@ -104,6 +121,9 @@ class InferenceWithoutNoGrad(Rule):
             return  # the loop is reported
         if loops.trains(node) or loops.needs_grad(node) or facts.grad_mode.entry_mode(node) is not GradMode.ENABLED:
             return
+        forwards = [c for c in scope_facts.model_calls if facts.calls.resolve(c) is None]  # not ``self.load_model(path)``
+        if not loops.runs_repeatedly(node) and not _forwards_its_input(node, forwards):
+            return  # one forward on noise it draws itself (a sample grid), run once: a passing peak
         events = loops.mode_events(node)
         if any(e.kind in ("unknown", "train") for e in events):
             return  # MC dropout and friends
@@ -141,6 +161,51 @@ class InferenceWithoutNoGrad(Rule):
                     new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
                     fix = Fix(f"Run it under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
                     self.report(stmt, message=_FORWARD_MESSAGE, fix=fix)
+        for fn in facts.calls.functions:
+            self._check_shared_loop(fn)
+
+    def _check_shared_loop(self, fn: cst.FunctionDef) -> None:
+        """``self.iteration(epoch, test_loader, train=False)``: a loop shared
+        by training and evaluation, whose training all sits under ``if
+        train:``, called with the flag off and grad on. Wrapping the shared
+        loop would stop its training too, so the call is what gets fixed."""
+        facts = self.facts
+        loops = facts.loops
+        guards = loops.training_guards(fn)
+        if not guards or not self._shared_loop_forwards(fn, guards):
+            return
+        grad = facts.grad_mode
+        for call in facts.calls.call_sites.get(fn, ()):
+            if not any(param in guards and _is_false(arg.value) for arg, param in bound_params(call, fn)):
+                continue
+            if grad.mode_at(call) is not GradMode.ENABLED or grad.local_mode(call) is GradMode.ENABLED:
+                continue
+            if (facts.history.value(call) or _NONE).h is H.YES:
+                continue  # the result keeps a graph a caller may backpropagate
+            scope = loops.scope_of(call)
+            if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
+                continue
+            stmt = self._statement(call)
+            fix = None
+            if stmt is not None and len(stmt.body) == 1 and getattr(stmt.body[0], "value", None) is call:
+                torch_no_grad, imports = self._no_grad_spelling()
+                new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
+                fix = Fix(f"Call `{fn.name.value}` under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
+            message = _SHARED_LOOP_MESSAGE.format(fn=fn.name.value)
+            self.report(stmt if stmt is not None else call, message=message, fix=fix)
+
+    def _shared_loop_forwards(self, fn: cst.FunctionDef, guards: frozenset[str]) -> bool:
+        """A batch loop of ``fn`` calls a model whose output carries history
+        outside the training guard: the evaluation path runs forward passes."""
+        loops = self.facts.loops
+        history = self.facts.history
+        for info in loops.scope_loops(fn):
+            if not info.is_batch_loop:
+                continue
+            for call in info.model_calls:
+                if (history.value(call) or _NONE).h is H.YES and not loops.guarding_params(call, fn) & guards:
+                    return True
+        return False
 
     def _forward_after_eval(self, scope, stmt: cst.SimpleStatementLine, model_calls) -> bool:
         facts = self.facts
@@ -231,17 +296,17 @@ class InferenceWithoutNoGrad(Rule):
         facts = self.facts
         loops = facts.loops
         info = loops.info(node)
-        if info is None or info.role != "eval":
+        if info is None or (info.role != "eval" and not self._callers_evaluate(info) and not self._volatile_forwards(info)):
             return
         grad = facts.grad_mode
         if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
             return  # off, unknown, or switched on explicitly with enable_grad()
         parent = info.parent
         while parent is not None:
-            if parent.role == "eval":
+            if parent.role == "eval" or self._callers_evaluate(parent) or self._volatile_forwards(parent):
                 return  # the outer evaluation loop is reported
             parent = parent.parent
-        if not self._builds_graph(info):
+        if not self._builds_graph(info) and not self._volatile_forwards(info):
             return  # frozen models (an EMA copy), or outputs we cannot see
         scope = info.scope
         if self._mc_dropout(info):
@@ -263,6 +328,41 @@ class InferenceWithoutNoGrad(Rule):
             new_stmt = wrap_in_with(node, parse_expr(f"{torch_no_grad}()", self.context.module))
             fix = Fix(f"Run the loop under `with {torch_no_grad}():`", ((node, new_stmt),), Safety.SAFE, imports)
         self.report(node, fix=fix)
+
+    def _callers_evaluate(self, info) -> bool:
+        """``extract_feature(model, loader)``: a batch loop with no name or
+        ``.eval()`` of its own to say it evaluates, whose models every caller
+        in this module has put in eval mode, and whose function hands back
+        nothing with a graph (a caller cannot backpropagate through it)."""
+        if info.role is not None or not info.is_batch_loop or not info.model_calls or info.needs_grad:
+            return False
+        scope = info.scope
+        if not isinstance(scope, cst.FunctionDef) or not self.facts.calls.call_sites.get(scope):
+            return False
+        receivers = frozenset(dotted_name(_module_of(c.func)) for c in info.model_calls)
+        if None in receivers or self.facts.loops.mode_before(info.node, receivers) != "eval":  # type: ignore[arg-type]
+            return False
+        return self.facts.history.returns(scope).h is H.NO
+
+    def _volatile_forwards(self, info) -> bool:
+        """``model.forward_emb(images, captions, volatile=True)`` in a data
+        loop that trains nothing: code written for PyTorch < 0.4, where
+        ``volatile=True`` meant inference without a graph. The flag has been
+        ignored since 0.4, so the forward it asks for now records one."""
+        if info.role is not None or info.trains or info.needs_grad or not info.is_batch_loop:
+            return False
+        calls = self.facts.calls
+        names = self.facts.names
+        defined = {fn.name.value for fn in calls.functions}
+        for call in calls.between(calls.calls_in.get(info.scope, []), info.start, info.end):
+            if not any(a.keyword is not None and a.keyword.value == "volatile" and _is_true(a.value) for a in call.args):
+                continue
+            qn = names.call_name(call) or ""
+            if qn.startswith("torch") or calls.resolve(call) is not None:
+                continue  # ``Variable(x, volatile=True)`` itself makes a leaf; a function we can read speaks for itself
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value not in defined:
+                return True  # a method of a model wrapper defined elsewhere runs the forward
+        return False
 
     def _builds_graph(self, info) -> bool:
         history = self.facts.history
@@ -291,6 +391,275 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+from torch.autograd import Variable
+def optimize(policy_net, target_net, memory_loader, optimizer):
+    for state, action, reward, next_state in memory_loader:
+        next_q = target_net.forward_q(Variable(next_state, volatile=True)).max(1)[0]
+        q = policy_net(Variable(state)).gather(1, action)
+        loss = (q - (reward + 0.99 * next_q.detach())).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            "volatile=True for a target in a loop that trains",
+        ),
+        Valid(
+            """\
+import numpy as np
+import torch
+def encode_data(model, data_loader):
+    model.val_start()
+    img_embs = []
+    with torch.no_grad():
+        for images, captions, lengths, ids in data_loader:
+            img_emb, cap_emb = model.forward_emb(images, captions, lengths, volatile=True)
+            img_embs.append(img_emb.data.cpu().numpy().copy())
+    return np.concatenate(img_embs)
+""",
+            "the volatile loop already runs under no_grad",
+        ),
+        Valid(
+            """\
+import numpy as np
+import torch
+class VSE:
+    def forward_emb(self, images, captions, volatile=False):
+        with torch.set_grad_enabled(not volatile):
+            return self.img_enc(images), self.txt_enc(captions)
+def encode_data(model: VSE, data_loader):
+    img_embs = []
+    for images, captions in data_loader:
+        img_emb, cap_emb = model.forward_emb(images, captions, volatile=True)
+        img_embs.append(img_emb.data.cpu().numpy().copy())
+    return np.concatenate(img_embs)
+""",
+            "the method taking volatile is defined here and switches grad itself",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+import torch.nn.functional as F
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+    def _test(self, loader):
+        self.train()  # Monte-Carlo dropout
+        samples = []
+        for x, y in loader:
+            samples.append(self.forward(x).softmax(-1).detach())
+        return samples
+""",
+            "the module puts itself in train mode on purpose before its sampling loop",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()))
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+model.eval()
+feats = extract_feature(model, loader)
+head(feats).sum().backward()
+""",
+            "the feature loop hands its outputs, graph and all, to a caller that backpropagates",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()).data.cpu())
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+model.eval()
+bank = extract_feature(model, gallery_loader)
+model.train()
+recalibrated = extract_feature(model, train_loader)
+""",
+            "one caller runs the loop in train mode",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()).data.cpu())
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+model.eval()
+with torch.no_grad():
+    bank = extract_feature(model, gallery_loader)
+""",
+            "the caller runs the loop under no_grad",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()).data.cpu())
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+bank = extract_feature(model, gallery_loader)
+""",
+            "no caller puts the model in eval mode",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        run_epoch(model, train_loader, optimizer)
+        with torch.no_grad():
+            val_loss = run_epoch(model, val_loader, optimizer, train=False)
+""",
+            "the evaluation call of the shared loop already runs under no_grad",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        if train:
+            optimizer.step()
+            optimizer.zero_grad()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        run_epoch(model, train_loader, optimizer)
+        val_loss = run_epoch(model, val_loader, optimizer, train=False)
+""",
+            "backward runs outside the training flag: the evaluation call needs its graph",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        with torch.set_grad_enabled(train):
+            loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        run_epoch(model, train_loader, optimizer)
+        val_loss = run_epoch(model, val_loader, optimizer, train=False)
+""",
+            "the shared loop switches grad with set_grad_enabled(train) itself",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    outs = []
+    for x, y in loader:
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        outs.append(out)
+    return torch.cat(outs)
+def distill(model, student, loader, optimizer):
+    soft = run_epoch(model, loader, optimizer, train=False)
+    F.mse_loss(student(soft), soft).backward()
+""",
+            "the evaluation call returns outputs with their graph to a caller that backpropagates",
+        ),
+        Valid(
+            """\
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        run_epoch(model, train_loader, optimizer, train=True)
+""",
+            "the training flag is on at every call",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, train=True):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+@torch.no_grad()
+def validate(model, val_loader, optimizer):
+    return run_epoch(model, val_loader, optimizer, train=False)
+""",
+            "the only caller of the evaluation path is decorated with no_grad",
+        ),
+        Valid(
+            """\
+import torch
+from torchvision import utils
+class WGAN:
+    def evaluate(self, test_loader, G_model_path):
+        self.G.load_state_dict(torch.load(G_model_path, map_location="cpu"))
+        self.G.eval()
+        z = torch.randn(64, 100, 1, 1)
+        samples = self.G(z)
+        samples = samples.mul(0.5).add(0.5).data.cpu()
+        utils.save_image(utils.make_grid(samples), "samples.png")
+""",
+            "one generator forward in a function run once: nothing is repeated",
+        ),
         Valid(
             """\
 import torch
@@ -643,6 +1012,197 @@ for epoch in range(100):
         Invalid(
             """\
 import torch
+import numpy as np
+def encode_data(model, data_loader):
+    model.val_start()
+    img_embs = []
+    for images, captions, lengths, ids in data_loader:
+        img_emb, cap_emb = model.forward_emb(images, captions, lengths, volatile=True)
+        img_embs.append(img_emb.data.cpu().numpy().copy())
+    return np.concatenate(img_embs)
+""",
+            """\
+import torch
+import numpy as np
+def encode_data(model, data_loader):
+    model.val_start()
+    img_embs = []
+    with torch.no_grad():
+        for images, captions, lengths, ids in data_loader:
+            img_emb, cap_emb = model.forward_emb(images, captions, lengths, volatile=True)
+            img_embs.append(img_emb.data.cpu().numpy().copy())
+    return np.concatenate(img_embs)
+""",
+        ),
+        Invalid(
+            """\
+import torch.nn as nn
+import torch.nn.functional as F
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+    def _test(self, loader):
+        self.eval()
+        correct = 0
+        for x, y in loader:
+            prediction = self.forward(x)
+            correct += (prediction.argmax(1) == y).sum().item()
+        return correct
+""",
+            """\
+import torch.nn as nn
+import torch.nn.functional as F
+import torch
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+    @torch.no_grad()
+    def _test(self, loader):
+        self.eval()
+        correct = 0
+        for x, y in loader:
+            prediction = self.forward(x)
+            correct += (prediction.argmax(1) == y).sum().item()
+        return correct
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        outputs = model(img.cuda())
+        features.append(outputs.data.cpu())
+    return torch.cat(features)
+for path in checkpoints:
+    model = torchvision.models.resnet50()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model = model.eval()
+    gallery_feature = extract_feature(model, gallery_loader)
+    query_feature = extract_feature(model, query_loader)
+""",
+            """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    with torch.no_grad():
+        for img, _ in dataloaders:
+            outputs = model(img.cuda())
+            features.append(outputs.data.cpu())
+    return torch.cat(features)
+for path in checkpoints:
+    model = torchvision.models.resnet50()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model = model.eval()
+    gallery_feature = extract_feature(model, gallery_loader)
+    query_feature = extract_feature(model, query_loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, optimizer, criterion, train_loader, test_loader):
+        self.model = model
+        self.optim = optimizer
+        self.criterion = criterion
+        self.train_data = train_loader
+        self.test_data = test_loader
+    def train(self, epoch):
+        self.iteration(epoch, self.train_data)
+    def test(self, epoch):
+        self.iteration(epoch, self.test_data, train=False)
+    def iteration(self, epoch, data_loader, train=True):
+        total = 0.0
+        for i, (x, y) in enumerate(data_loader):
+            loss = self.criterion(self.model(x), y)
+            if train:
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+            total += loss.item()
+        print(epoch, total / len(data_loader))
+""",
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, optimizer, criterion, train_loader, test_loader):
+        self.model = model
+        self.optim = optimizer
+        self.criterion = criterion
+        self.train_data = train_loader
+        self.test_data = test_loader
+    def train(self, epoch):
+        self.iteration(epoch, self.train_data)
+    def test(self, epoch):
+        with torch.no_grad():
+            self.iteration(epoch, self.test_data, train=False)
+    def iteration(self, epoch, data_loader, train=True):
+        total = 0.0
+        for i, (x, y) in enumerate(data_loader):
+            loss = self.criterion(self.model(x), y)
+            if train:
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+            total += loss.item()
+        print(epoch, total / len(data_loader))
+""",
+        ),
+        Invalid(
+            """\
+import torch.nn.functional as F
+def run_epoch(model, loader, optimizer, is_train):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if is_train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        model.train()
+        train_loss = run_epoch(model, train_loader, optimizer, True)
+        model.eval()
+        val_loss = run_epoch(model, val_loader, optimizer, False)
+""",
+            """\
+import torch.nn.functional as F
+import torch
+def run_epoch(model, loader, optimizer, is_train):
+    total = 0.0
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        if is_train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+def fit(model, train_loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        model.train()
+        train_loss = run_epoch(model, train_loader, optimizer, True)
+        model.eval()
+        with torch.no_grad():
+            val_loss = run_epoch(model, val_loader, optimizer, False)
+""",
+        ),
+        Invalid(
+            """\
+import torch
 def test(args, test_loader, model):
     model.eval()
     data_list = []
@@ -699,6 +1259,9 @@ def test(model, data):
     model.eval()
     pred = model(data.x, data.edge_index).argmax(dim=-1)
     return [int((pred[m] == data.y[m]).sum()) for m in (data.val_mask, data.test_mask)]
+for epoch in range(200):
+    train(model, data)
+    val_acc, test_acc = test(model, data)
 """,
             """\
 import torch
@@ -707,6 +1270,9 @@ def test(model, data):
     model.eval()
     pred = model(data.x, data.edge_index).argmax(dim=-1)
     return [int((pred[m] == data.y[m]).sum()) for m in (data.val_mask, data.test_mask)]
+for epoch in range(200):
+    train(model, data)
+    val_acc, test_acc = test(model, data)
 """,
         ),
         Invalid(
@@ -918,6 +1484,22 @@ def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":
         return func.value
     return func
+
+
+def _forwards_its_input(fn: cst.FunctionDef, model_calls) -> bool:
+    """A model call of ``fn`` is fed one of its parameters (``model(data.x)``,
+    ``model(image.unsqueeze(0))``): it runs once per input a caller hands in."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    params.discard("self")
+    return any(mentions(arg.value, p) for c in model_calls for arg in c.args for p in params)
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 def _is_pytest_test(fn: cst.FunctionDef, path: str) -> bool:

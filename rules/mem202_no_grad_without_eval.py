@@ -79,8 +79,16 @@ class NoGradWithoutEval(Rule):
             info.calls_model
             and not info.trains
             and not info.needs_grad
-            and self.facts.grad_mode.mode_at(info.node) is GradMode.DISABLED
+            and self._grad_off(info)
         )
+
+    def _grad_off(self, info) -> bool:
+        """The loop runs under no_grad, or opens it in its body around every
+        model call (``for x, y in loader: with torch.no_grad(): ...``)."""
+        grad = self.facts.grad_mode
+        if grad.mode_at(info.node) is GradMode.DISABLED:
+            return True
+        return bool(info.model_calls) and all(grad.mode_at(c) is GradMode.DISABLED for c in info.model_calls)
 
     def _check(self, node: cst.For | cst.While) -> None:
         facts = self.facts
@@ -125,6 +133,29 @@ class NoGradWithoutEval(Rule):
         )
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+def val(net, data_loader):
+    correct = 0
+    net.eval()
+    for data, target in data_loader:
+        with torch.no_grad():
+            output = net(data)
+            correct += (output.argmax(1) == target).sum().item()
+    return correct
+def train(net, optimizer, data_loader, val_loader, epochs):
+    for e in range(epochs):
+        net.train()
+        for data, target in data_loader:
+            optimizer.zero_grad()
+            F.cross_entropy(net(data), target).backward()
+            optimizer.step()
+        val_acc = val(net, val_loader)
+""",
+            "net.eval() before a loop that opens no_grad in its body",
+        ),
         Valid(
             """\
 import torch
@@ -243,6 +274,47 @@ class Net(pl.LightningModule):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+def val(net, data_loader):
+    correct = 0
+    for data, target in data_loader:
+        with torch.no_grad():
+            output = net(data)
+            correct += (output.argmax(1) == target).sum().item()
+    return correct
+def train(net, optimizer, data_loader, val_loader, epochs):
+    for e in range(epochs):
+        net.train()
+        for data, target in data_loader:
+            optimizer.zero_grad()
+            F.cross_entropy(net(data), target).backward()
+            optimizer.step()
+        val_acc = val(net, val_loader)
+""",
+            """\
+import torch
+import torch.nn.functional as F
+def val(net, data_loader):
+    correct = 0
+    net.eval()
+    for data, target in data_loader:
+        with torch.no_grad():
+            output = net(data)
+            correct += (output.argmax(1) == target).sum().item()
+    return correct
+def train(net, optimizer, data_loader, val_loader, epochs):
+    for e in range(epochs):
+        net.train()
+        for data, target in data_loader:
+            optimizer.zero_grad()
+            F.cross_entropy(net(data), target).backward()
+            optimizer.step()
+        val_acc = val(net, val_loader)
+""",
+        ),
         Invalid(
             """\
 import torch

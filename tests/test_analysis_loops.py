@@ -309,3 +309,60 @@ def test_a_no_grad_block_inside_a_loop_is_not_a_need_for_gradients():
     _, (first, second) = loop_infos(src)
     assert not first.needs_grad and first.role == "eval"
     assert second.needs_grad  # grad may be switched on: it may need it
+
+
+def test_training_guards_of_a_loop_shared_by_training_and_evaluation():
+    src = """
+    import torch
+    def iteration(model, loader, opt, train=True):
+        for x, y in loader:
+            loss = model(x).mean()
+            if train:
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    def half_guarded(model, loader, opt, train=True):
+        for x, y in loader:
+            loss = model(x).mean()
+            loss.backward()
+            if train:
+                opt.step()
+    def never_trains(model, loader, train=True):
+        for x, y in loader:
+            model(x)
+    def nested_guard(model, loader, opt, train, log):
+        for x, y in loader:
+            loss = model(x).mean()
+            if log:
+                print(loss.item())
+            if train:
+                if log:
+                    loss.backward()
+                opt.step()
+    """
+    facts = facts_of(src)
+    fns = {fn.name.value: fn for fn in facts.calls.functions}
+    loops = facts.loops
+    assert loops.training_guards(fns["iteration"]) == {"train"}
+    assert loops.training_guards(fns["half_guarded"]) == frozenset()
+    assert loops.training_guards(fns["never_trains"]) == frozenset()
+    assert loops.training_guards(fns["nested_guard"]) == {"train"}
+
+
+def test_runs_repeatedly_through_callers():
+    src = """
+    def test(model, data):
+        return model(data)
+    def once(model, data):
+        return model(data)
+    def epoch(model, data):
+        test(model, data)
+    for e in range(200):
+        epoch(model, data)
+    once(model, data)
+    """
+    facts = facts_of(src)
+    fns = {fn.name.value: fn for fn in facts.calls.functions}
+    assert facts.loops.runs_repeatedly(fns["test"])
+    assert facts.loops.runs_repeatedly(fns["epoch"])
+    assert not facts.loops.runs_repeatedly(fns["once"])

@@ -294,3 +294,40 @@ def test_a_name_whose_parameters_are_read_is_a_module():
 def test_optimizer_factories_are_known_by_name(factory, kind):
     facts = facts_of(f"opt = {factory}\nopt.step()\n")
     assert facts.objects.kind_of(find(facts.module, "opt", cst.Name)) is kind
+
+
+def test_self_in_a_module_subclass_is_a_module():
+    """``self.eval()`` / ``self.forward(x)`` in a method of an ``nn.Module``
+    subclass; not in a LightningModule, a plain class or a static method."""
+    src = """
+    import torch.nn as nn
+    import pytorch_lightning as pl
+    class CNN(nn.Module):
+        def _test(self, loader):
+            self.eval()
+            for x in loader:
+                self.forward(x)
+        @staticmethod
+        def make(self):
+            return self
+    class Lit(pl.LightningModule):
+        def validation_step(self, batch, i):
+            return self(batch)
+    class Trainer:
+        def run(self):
+            self.eval()
+    """
+    facts = facts_of(src)
+    objects = facts.objects
+    assert objects.is_model_call(find(facts.module, "self.forward(x)", cst.Call))
+    assert not objects.is_model_call(find(facts.module, "self(batch)", cst.Call))
+    assert objects.kind_of(find(facts.module, "return self", cst.Return).value) is None
+    calls = []
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node):
+            if facts.module.code_for_node(node) == "self.eval()":
+                calls.append(node)
+
+    facts.module.visit(V())
+    assert [objects.mode_call(c) for c in calls] == ["eval", None]

@@ -23,6 +23,8 @@ API (through ``facts.loops``):
   a LightningModule's ``training_step``, which Lightning runs once per batch.
 - ``trains(fn)``, ``calls_model(fn)``, ``needs_grad(fn)`` for functions,
   ``per_iteration(fn)`` for functions called once per batch,
+  ``runs_repeatedly(fn)`` for functions called in any loop,
+  ``training_guards(fn)`` the flag parameters under which all its training runs,
   ``serves_forward(fn)`` for a ``forward`` and the helpers it calls.
 - ``mode_events(scope)`` — ``.train()``/``.eval()`` calls and training phases
   in source order, for the MEM2xx rules; ``mode_before(node, receivers)`` the
@@ -532,6 +534,60 @@ class LoopAnalysis(cst.CSTVisitor):
                     result = self.per_iteration(scope)
         self._per_iteration[fn] = result
         return result
+
+    def runs_repeatedly(self, fn: cst.FunctionDef, _seen: frozenset = frozenset()) -> bool:
+        """Some call of ``fn`` in this module sits in a loop (any loop: an
+        epoch loop over ``range(200)`` too), directly or through its callers."""
+        if fn in _seen:
+            return False
+        for call in self.calls.call_sites.get(fn, ()):
+            if self.loop_of(call) is not None:
+                return True
+            scope = self.calls.scope_of_call(call)
+            if isinstance(scope, cst.FunctionDef) and self.runs_repeatedly(scope, _seen | {fn}):
+                return True
+        return False
+
+    def training_guards(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """The parameters of ``fn`` that guard all its training: every
+        backward, optimizer step, gradient read and call into a function that
+        trains or needs gradients sits under ``if <param>:`` (the body, not
+        the ``else``). ``iteration(epoch, loader, train=True)`` shared by
+        ``train()`` and ``test()`` (BERT-pytorch) gives {"train"}; a function
+        that trains nothing, or trains outside such a guard, gives {}."""
+        facts = self._scopes.get(fn)
+        if facts is None:
+            return frozenset()
+        needs: list[cst.CSTNode] = list(facts.grad_markers)
+        for call in self.calls.calls_in.get(fn, ()):
+            callee = self.calls.resolve(call)
+            if callee is not None and (self.trains(callee) or self.needs_grad(callee)):
+                needs.append(call)
+        if not facts.backward_calls and not facts.step_calls:
+            return frozenset()
+        params = _params(fn)
+        guards: set[str] | None = None
+        for node in needs:
+            found = self.guarding_params(node, fn, params)
+            guards = found if guards is None else guards & found
+            if not guards:
+                return frozenset()
+        return frozenset(guards or ())
+
+    def guarding_params(self, node: cst.CSTNode, fn: cst.FunctionDef, params: set[str] | None = None) -> set[str]:
+        """Parameters ``p`` with ``node`` inside the body of an ``if p:`` of ``fn``."""
+        params = _params(fn) if params is None else params
+        found: set[str] = set()
+        child, cur = node, self.parents.get(node)
+        while cur is not None and cur is not fn:
+            if isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return set()  # a nested function: it runs whenever it is called
+            if isinstance(cur, cst.If) and child is cur.body:
+                test = cur.test
+                if isinstance(test, cst.Name) and test.value in params:
+                    found.add(test.value)
+            child, cur = cur, self.parents.get(cur)
+        return found
 
     def carried_by_framework(self, key: str, stmt: cst.CSTNode) -> bool:
         """``self.outputs.append(x)`` in a LightningModule's ``training_step``,

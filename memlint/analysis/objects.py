@@ -49,7 +49,7 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.bindings import parameters_owners
 from memlint.analysis.callgraph import CallGraph, Scope
-from memlint.analysis.names import ImportTable, dotted_name
+from memlint.analysis.names import ImportTable, dotted_name, is_lightning_module
 from memlint.traversal import visit_fast
 
 
@@ -421,9 +421,24 @@ class ObjectTable(cst.CSTVisitor):
             kind = _annotation_kind(qn)
             if kind is not None:
                 return kind
+        if param.name.value == "self" and fn.params.params and fn.params.params[0] is param:
+            return self._self_kind(fn)
         if param.name.value in ("self", "cls"):
             return None
         return guess_kind_from_name(param.name.value)
+
+    def _self_kind(self, fn: cst.FunctionDef) -> Kind | None:
+        """``self`` in a plain method of an ``nn.Module`` subclass of this file
+        is a module (``self.eval()``, ``self.forward(x)``); Lightning modules
+        and static/class methods are left alone."""
+        cls = self._class_for_scope(fn)
+        if cls is None or self._module_classes.get(cls.name.value) is not Kind.MODULE:
+            return None
+        if any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in fn.decorators):
+            return None
+        if is_lightning_module(cls, self.names):
+            return None
+        return Kind.MODULE
 
     def _value_kind(self, value: object, scope: Scope | None) -> Kind | None:
         if value is None:
