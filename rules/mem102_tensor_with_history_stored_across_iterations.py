@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.containers import holds_entries
 from memlint.analysis.names import dotted_name
 from memlint.expr_edits import call_method
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
@@ -121,7 +122,12 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             return
         if loop is not None and loop.role is None and facts.usage.reaches_return(key, scope):
             return
-        fixable = all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms) and (whole_value or value is not terms[0])
+        fixable = (
+            all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms)
+            and (whole_value or value is not terms[0])
+            # ``outs.append(output)`` with ``output["loss"]`` read: a dict has no ``.detach()``
+            and not any(holds_entries(t, scope, facts.bindings) for t in terms)
+        )
         fix = None
         if fixable:
             fix = Fix("Store `.detach()`ed tensors", tuple((t, call_method(t, "detach")) for t in terms), Safety.SAFE)
