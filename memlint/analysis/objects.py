@@ -673,8 +673,8 @@ def constructor_kind(qualified: str) -> Kind | None:
         return Kind.OPTIMIZER
     if last == "DataLoader":
         return Kind.LOADER
-    if last.endswith("Loss") and last[:1].isupper():
-        return Kind.LOSS  # torch.nn, segmentation_models_pytorch, kornia, timm...
+    if last.endswith(("Loss", "Criterion")) and last[:1].isupper():
+        return Kind.LOSS  # torch.nn, segmentation_models_pytorch, kornia, timm, a project's ``Criterion(args)``
     if head in ("torch.nn", "torch.nn.modules.loss") and last.endswith("Loss"):
         return Kind.LOSS
     if head.startswith("torch.nn") and last[:1].isupper() and last not in ("Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter", "Buffer"):
