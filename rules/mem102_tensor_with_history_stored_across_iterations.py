@@ -10,6 +10,7 @@ from memlint.expr_edits import call_method
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
 _ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
+_CONTAINER_CLASSES = frozenset({"list", "set", "deque", "dict", "defaultdict", "OrderedDict", "tuple", "ListConfig"})
 
 
 class TensorWithHistoryStoredAcrossIterations(Rule):
@@ -65,7 +66,18 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         if not isinstance(stmt, cst.Expr):
             return
         value = node.args[-1].value
+        if self._user_object(func.value):
+            return  # ``loss_avg.add(cost)`` on ``Averager()``: its method may keep only a number
         self._check(stmt, func.value, value, whole_value=func.attr.value != "extend")
+
+    def _user_object(self, receiver: cst.BaseExpression) -> bool:
+        """``receiver`` is built by a class that is no builtin container
+        (``Averager()``, ``Meter()``): what its ``add`` keeps is unknown."""
+        key = dotted_name(receiver)
+        if key is None:
+            return False
+        names = self.facts.bindings.constructors(key, self.facts.loops.scope_of(receiver))
+        return bool(names) and not any(n.rsplit(".", 1)[-1] in _CONTAINER_CLASSES for n in names)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:

@@ -512,7 +512,7 @@ class _Walker:
 
     def small(self, stmt: cst.BaseSmallStatement) -> None:
         if isinstance(stmt, cst.Assign):
-            v = self.ev(stmt.value)
+            v = self._unpacked_loss(stmt, self.ev(stmt.value))
             for t in stmt.targets:
                 self.bind(t.target, v)
         elif isinstance(stmt, cst.AnnAssign):
@@ -544,6 +544,22 @@ class _Walker:
             self.ev(stmt.test)
         elif isinstance(stmt, cst.Raise) and stmt.exc is not None:
             self.ev(stmt.exc)
+
+    def _unpacked_loss(self, stmt: cst.Assign, v: Val) -> Val:
+        """``loss, loss_items = compute_loss(pred, targets)``: a loss object of
+        the project returns the loss first; what follows (yolov5's
+        ``loss.detach()`` items, logs) may be detached, so it is unknown."""
+        target = stmt.targets[0].target if len(stmt.targets) == 1 else None
+        if (
+            v.items is not None
+            or v.h is not H.YES
+            or not isinstance(target, (cst.Tuple, cst.List))
+            or any(isinstance(el, cst.StarredElement) for el in target.elements)
+            or not isinstance(stmt.value, cst.Call)
+            or not self.a.objects.is_loss_call(stmt.value)
+        ):
+            return v
+        return Val(v.h, v.scalar, items=(Val(v.h),) + (MAYBE,) * (len(target.elements) - 1))
 
     def _mutation(self, value: cst.BaseExpression) -> None:
         """``outs.append(out)``, ``h.detach_()``, ``x.add_(y)``: the receiver changes."""
