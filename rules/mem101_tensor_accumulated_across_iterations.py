@@ -324,6 +324,36 @@ print(total / len(loader))
 """,
             'a later backward proves the loss carries history, and the number is accumulated',
         ),
+        Valid(
+            """\
+import torch
+from utils.loss import ComputeLoss
+compute_loss = ComputeLoss(model)
+mloss = torch.zeros(3)
+for i, (imgs, targets) in enumerate(loader):
+    loss, loss_items = compute_loss(model(imgs), targets)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    mloss = (mloss * i + loss_items) / (i + 1)
+""",
+            "what a project's loss returns after the loss (yolov5's items) is usually detached: cannot tell",
+        ),
+        Valid(
+            """\
+import torch
+from utils.losses import Criterion
+criterion = Criterion(args)
+totals = {k: 0.0 for k in criterion.losses}
+for x, y in loader:
+    losses = criterion(model(x), y)
+    sum(losses.values()).backward()
+    optimizer.step()
+    totals = {k: totals[k] + losses[k].item() for k in totals}
+    counts = {k: counts[k] + 1 for k in counts}
+""",
+            "a dict of losses rebuilt from numbers; a dict of counts",
+        ),
     ]
     invalid = [
         Invalid(
@@ -714,6 +744,36 @@ for inputs, labels in loader:
     optimizer.step()
     running_loss += loss.item() * inputs.size(0)
 print(running_loss / len(loader.dataset))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from utils.losses import Criterion
+criterion = Criterion(args)
+for epoch in range(epochs):
+    totals = {k: torch.tensor(0.0) for k in criterion.losses}
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses = criterion(model(x), y)
+        sum(losses.values()).backward()
+        optimizer.step()
+        totals = {k: totals[k] + losses[k] * x.size(0) for k in totals.keys()}
+    print({k: v.item() / len(loader.dataset) for k, v in totals.items()})
+""",
+            """\
+import torch
+from utils.losses import Criterion
+criterion = Criterion(args)
+for epoch in range(epochs):
+    totals = {k: torch.tensor(0.0) for k in criterion.losses}
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses = criterion(model(x), y)
+        sum(losses.values()).backward()
+        optimizer.step()
+        totals = {k: totals[k] + losses[k].detach() * x.size(0) for k in totals.keys()}
+    print({k: v.item() / len(loader.dataset) for k, v in totals.items()})
 """,
         ),
     ]

@@ -337,6 +337,47 @@ class LitModel(L.LightningModule):
 """,
             'Lightning: detached training losses; validation_step runs under no_grad',
         ),
+        Valid(
+            """\
+import torch
+from utils import Averager
+loss_avg = Averager()
+for image, text in loader:
+    cost = criterion(model(image), text)
+    model.zero_grad()
+    cost.backward()
+    optimizer.step()
+    loss_avg.add(cost)
+print(loss_avg.val())
+""",
+            "a tracker object of another module: its add() may keep only `.data.sum()`",
+        ),
+        Valid(
+            """\
+import torch
+epoch_logs = []
+for i, batch in enumerate(loader):
+    optimizer.zero_grad()
+    output = module.training_step(batch, i)
+    output["loss"].backward()
+    optimizer.step()
+    epoch_logs.append({k: v.item() for k, v in output.items()})
+""",
+            "the dict of losses is turned into numbers before it is kept",
+        ),
+        Valid(
+            """\
+import torch
+for i, batch in enumerate(loader):
+    outputs = []
+    output = module.training_step(batch, i)
+    output["loss"].backward()
+    optimizer.step()
+    outputs.append(output)
+    module.log_step(outputs)
+""",
+            "the list is rebuilt every step",
+        ),
     ]
     invalid = [
         Invalid(
@@ -674,6 +715,37 @@ class Trainer:
                 self.train_step(x, y)
             print(self.on_epoch_end())
 """,
+        ),
+        Invalid(
+            """\
+import torch
+def train(module, loader, optimizer):
+    outputs = []
+    for i, batch in enumerate(loader):
+        optimizer.zero_grad()
+        output = module.training_step(batch, i)
+        output["loss"].backward()
+        optimizer.step()
+        outputs.append(output)
+    return module.training_epoch_end(outputs)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+def train_epoch(model, loader, optimizer, compute_losses):
+    epoch_loss = []
+    for batch in loader:
+        optimizer.zero_grad()
+        loss = compute_losses(model, batch)
+        loss["total"] = loss["ego"] + 0.5 * loss["neighbors"]
+        loss["total"].backward()
+        optimizer.step()
+        epoch_loss.append(loss)
+    return {k: sum(d[k].item() for d in epoch_loss) / len(epoch_loss) for k in epoch_loss[0]}
+""",
+            None,
         ),
     ]
 
