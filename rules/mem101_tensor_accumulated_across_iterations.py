@@ -13,8 +13,9 @@ from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 class TensorAccumulatedAcrossIterations(Rule):
     """
     ## What it does
-    Flags `total += loss`, `total = total + loss` and running averages such as
-    `avg = 0.9 * avg + 0.1 * loss` inside a loop over batches, where `loss`
+    Flags `total += loss`, `total = total + loss`, running averages such as
+    `avg = 0.9 * avg + 0.1 * loss` and dicts of losses rebuilt as
+    `totals = {k: totals[k] + losses[k] for k in totals}` inside a loop over batches, where `loss`
     still carries autograd history and `total` lives on after the iteration.
 
     ## Why it matters

@@ -43,9 +43,12 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
 
     ## Fix safety
     Safe: `.detach()` shares storage with the original tensor and has the same
-    values; only the graph is dropped. Containers that are later
+    values; only the graph is dropped. A stored dict or list of losses (an
+    `output` whose `output["loss"]` is backpropagated) is reported without a
+    fix: it has no `.detach()`. Containers that are later
     backpropagated through (REINFORCE's saved log-probabilities, a loss summed
-    over chunks) are not reported.
+    over chunks) are not reported, nor values handed to the `add` of a
+    tracker object (`Averager()`), whose method may keep only a number.
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory

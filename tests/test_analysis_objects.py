@@ -294,3 +294,17 @@ def test_a_name_whose_parameters_are_read_is_a_module():
 def test_optimizer_factories_are_known_by_name(factory, kind):
     facts = facts_of(f"opt = {factory}\nopt.step()\n")
     assert facts.objects.kind_of(find(facts.module, "opt", cst.Name)) is kind
+
+
+def test_a_project_criterion_class_is_a_loss():
+    src = """
+    from utils.losses import Criterion, Detection_criterion
+    from utils.metrics import Meter
+    criterion = Criterion(args)
+    det = Detection_criterion(args)
+    meter = Meter()
+    use(criterion, det, meter)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(criterion, det, meter)", cst.Call)
+    assert [facts.objects.kind_of(a.value) for a in call.args] == [Kind.LOSS, None, None]

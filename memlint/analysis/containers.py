@@ -7,7 +7,8 @@ not be offered for it.
 
 - ``holds_entries(expr, scope, bindings)``: ``expr`` (a name or attribute) is
   read in ``scope`` with a string key (``d["loss"]``) or a mapping method
-  (``d.items()``), or is bound there to a dict/list/tuple display, a
+  (``d.items()``), or backpropagated through one entry (``out[0].backward()``),
+  or is bound there to a dict/list/tuple display, a
   comprehension or ``dict(...)``. Anything else (``out``, ``loss``) is False.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.backward_proof import entry_container
 from memlint.analysis.names import dotted_name
 from memlint.traversal import visit_fast
 
@@ -50,13 +52,11 @@ def _read_as_mapping(scope: cst.CSTNode, key: str) -> bool:
                     for el in node.slice
                 ):
                     found.append(True)
-            elif (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and node.func.attr.value in _MAPPING_METHODS
-                and dotted_name(node.func.value) == key
-            ):
-                found.append(True)
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value in _MAPPING_METHODS and dotted_name(node.func.value) == key:
+                    found.append(True)
+                elif node.func.attr.value == "backward" and entry_container(node.func.value) == key:
+                    found.append(True)  # ``out[0].backward()``: ``out`` may be a tuple of outputs
             return True
 
     visit_fast(scope, _V())
