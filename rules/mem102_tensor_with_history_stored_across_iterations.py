@@ -381,6 +381,32 @@ for i, batch in enumerate(loader):
 """,
             "the list is rebuilt every step",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+import lightning as L
+class Ensemble(L.LightningModule):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = nn.ModuleList(heads)
+        self.sample_preds = []
+    def _predict(self, x):
+        return torch.stack([h(x) for h in self.heads], 1).mean(1)
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        for i in range(x.size(0)):
+            self.sample_preds.append(self._predict(x[i]))
+        loss = torch.stack(self.sample_preds).sub(y).pow(2).mean()
+        self.sample_preds.clear()
+        return loss
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        for i in range(x.size(0)):
+            self.sample_preds.append(self._predict(x[i]))
+""",
+            "Lightning: a per-sample list cleared within the step; validation_step runs under no_grad",
+        ),
     ]
     invalid = [
         Invalid(
@@ -749,6 +775,52 @@ def train_epoch(model, loader, optimizer, compute_losses):
     return {k: sum(d[k].item() for d in epoch_loss) / len(epoch_loss) for k in epoch_loss[0]}
 """,
             None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+import lightning as L
+class Ensemble(L.LightningModule):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = nn.ModuleList(heads)
+        self.train_preds = []
+    def _predict(self, x):
+        return torch.stack([h(x) for h in self.heads], 1).mean(1)
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = (self._predict(x) - y).pow(2).mean()
+        for i in range(x.size(0)):
+            pred = self._predict(x[i]).clamp_(min=0.0)
+            self.train_preds.append(pred)
+        return loss
+    def on_train_epoch_end(self):
+        self.log("pred_mean", torch.cat(self.train_preds).mean())
+        self.train_preds.clear()
+""",
+            """\
+import torch
+import torch.nn as nn
+import lightning as L
+class Ensemble(L.LightningModule):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = nn.ModuleList(heads)
+        self.train_preds = []
+    def _predict(self, x):
+        return torch.stack([h(x) for h in self.heads], 1).mean(1)
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = (self._predict(x) - y).pow(2).mean()
+        for i in range(x.size(0)):
+            pred = self._predict(x[i]).clamp_(min=0.0)
+            self.train_preds.append(pred.detach())
+        return loss
+    def on_train_epoch_end(self):
+        self.log("pred_mean", torch.cat(self.train_preds).mean())
+        self.train_preds.clear()
+""",
         ),
     ]
 
