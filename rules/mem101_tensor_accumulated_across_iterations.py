@@ -13,8 +13,9 @@ from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 class TensorAccumulatedAcrossIterations(Rule):
     """
     ## What it does
-    Flags `total += loss`, `total = total + loss` and running averages such as
-    `avg = 0.9 * avg + 0.1 * loss` inside a loop over batches, where `loss`
+    Flags `total += loss`, `total = total + loss`, running averages such as
+    `avg = 0.9 * avg + 0.1 * loss` and dicts of losses rebuilt as
+    `totals = {k: totals[k] + losses[k] for k in totals}` inside a loop over batches, where `loss`
     still carries autograd history and `total` lives on after the iteration.
 
     ## Why it matters
@@ -74,11 +75,20 @@ class TensorAccumulatedAcrossIterations(Rule):
             return
         target = node.targets[0].target
         key = dotted_name(target)
-        if key is None or not _accumulates(node.value, key):
+        if key is None:
+            return
+        if _rebuilds_entries(node.value, key):
+            # ``totals = {k: totals[k] + losses[k] for k in totals}``: each
+            # entry stays a tensor (the dict may be reduced across ranks).
+            self._check(node, target, node.value.value, exclude=key, tensor=True)  # type: ignore[attr-defined]
+            return
+        if not _accumulates(node.value, key):
             return
         self._check(node, target, node.value, exclude=key)
 
-    def _check(self, stmt: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression, exclude: str | None) -> None:
+    def _check(
+        self, stmt: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression, exclude: str | None, tensor: bool = False
+    ) -> None:
         # ``stats["loss"] += loss``: the dict is what outlives the iteration.
         container = target.value if isinstance(target, cst.Subscript) and exclude is None else target
         key = dotted_name(container)
@@ -100,7 +110,8 @@ class TensorAccumulatedAcrossIterations(Rule):
         if loop is not None and loop.role is None and usage.reaches_return(key, scope):
             return  # a summed loss handed back to a caller that may backpropagate it
         numeric = (
-            loop is not None
+            not tensor
+            and loop is not None
             and container is target
             and "." not in key
             and usage.numeric_uses_only(key, scope, facts.loops.pos(loop.node), skip=stmt)
@@ -328,6 +339,36 @@ for batch in loader:
 print(total / len(loader))
 """,
             'a later backward proves the loss carries history, and the number is accumulated',
+        ),
+        Valid(
+            """\
+import torch
+from utils.loss import ComputeLoss
+compute_loss = ComputeLoss(model)
+mloss = torch.zeros(3)
+for i, (imgs, targets) in enumerate(loader):
+    loss, loss_items = compute_loss(model(imgs), targets)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    mloss = (mloss * i + loss_items) / (i + 1)
+""",
+            "what a project's loss returns after the loss (yolov5's items) is usually detached: cannot tell",
+        ),
+        Valid(
+            """\
+import torch
+from utils.losses import Criterion
+criterion = Criterion(args)
+totals = {k: 0.0 for k in criterion.losses}
+for x, y in loader:
+    losses = criterion(model(x), y)
+    sum(losses.values()).backward()
+    optimizer.step()
+    totals = {k: totals[k] + losses[k].item() for k in totals}
+    counts = {k: counts[k] + 1 for k in counts}
+""",
+            "a dict of losses rebuilt from numbers; a dict of counts",
         ),
     ]
     invalid = [
@@ -721,6 +762,36 @@ for inputs, labels in loader:
 print(running_loss / len(loader.dataset))
 """,
         ),
+        Invalid(
+            """\
+import torch
+from utils.losses import Criterion
+criterion = Criterion(args)
+for epoch in range(epochs):
+    totals = {k: torch.tensor(0.0) for k in criterion.losses}
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses = criterion(model(x), y)
+        sum(losses.values()).backward()
+        optimizer.step()
+        totals = {k: totals[k] + losses[k] * x.size(0) for k in totals.keys()}
+    print({k: v.item() / len(loader.dataset) for k, v in totals.items()})
+""",
+            """\
+import torch
+from utils.losses import Criterion
+criterion = Criterion(args)
+for epoch in range(epochs):
+    totals = {k: torch.tensor(0.0) for k in criterion.losses}
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses = criterion(model(x), y)
+        sum(losses.values()).backward()
+        optimizer.step()
+        totals = {k: totals[k] + losses[k].detach() * x.size(0) for k in totals.keys()}
+    print({k: v.item() / len(loader.dataset) for k, v in totals.items()})
+""",
+        ),
     ]
 
 
@@ -728,14 +799,38 @@ def _is_container(value: cst.BaseExpression) -> bool:
     return isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.Set, cst.Dict))
 
 
-def _accumulates(value: cst.BaseExpression, key: str) -> bool:
+def _rebuilds_entries(value: cst.BaseExpression, key: str) -> bool:
+    """``{k: key[k] + x for k in ...}``: a dict rebuilt from its own entries plus new values."""
+    if not isinstance(value, cst.DictComp) or value.for_in.inner_for_in is not None:
+        return False
+    index = dotted_name(value.for_in.target)
+    if index is None or dotted_name(value.key) != index:
+        return False
+
+    def is_entry(e: cst.BaseExpression) -> bool:
+        return (
+            isinstance(e, cst.Subscript)
+            and dotted_name(e.value) == key
+            and len(e.slice) == 1
+            and isinstance(e.slice[0].slice, cst.Index)
+            and dotted_name(e.slice[0].slice.value) == index
+        )
+
+    return _accumulates(value.value, key, is_entry)
+
+
+def _accumulates(value: cst.BaseExpression, key: str, is_acc=None) -> bool:
     """``value`` adds to ``key``: ``key + x``, ``x + key``, ``a * key + b * x``,
     ``(key * n + x) / (n + 1)``, or one branch of ``loss if ema is None
     else 0.98 * ema + 0.02 * loss``."""
+    if is_acc is None:
+        def is_acc(e: cst.BaseExpression) -> bool:
+            return dotted_name(e) == key
+
     if isinstance(value, cst.IfExp):
-        return _accumulates(value.body, key) or _accumulates(value.orelse, key)
+        return _accumulates(value.body, key, is_acc) or _accumulates(value.orelse, key, is_acc)
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
-        return _accumulates(value.left, key)  # a running mean: ``(avg * step + loss) / (step + 1)``
+        return _accumulates(value.left, key, is_acc)  # a running mean: ``(avg * step + loss) / (step + 1)``
     if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, (cst.Add, cst.Subtract)):
         return False
 
@@ -747,12 +842,12 @@ def _accumulates(value: cst.BaseExpression, key: str) -> bool:
             yield e
 
     for leaf in additive_leaves(value):
-        if dotted_name(leaf) == key:
+        if is_acc(leaf):
             return True
         if (
             isinstance(leaf, cst.BinaryOperation)
             and isinstance(leaf.operator, cst.Multiply)
-            and (dotted_name(leaf.left) == key or dotted_name(leaf.right) == key)
+            and (is_acc(leaf.left) or is_acc(leaf.right))
         ):
             return True
     return False

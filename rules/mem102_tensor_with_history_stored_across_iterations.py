@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.containers import holds_entries
 from memlint.analysis.names import dotted_name
 from memlint.expr_edits import call_method
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
 _ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
-# Builders of containers whose adders keep the value itself.
-_CONTAINERS = frozenset(
-    {"list", "set", "dict", "deque", "collections.deque", "defaultdict", "collections.defaultdict", "OrderedDict",
-     "collections.OrderedDict"}
-)
+# Builders of containers whose adders keep the value itself (compared by
+# their last dotted part: collections.deque, omegaconf's ListConfig).
+_CONTAINERS = frozenset({"list", "set", "dict", "tuple", "deque", "defaultdict", "OrderedDict", "ListConfig"})
 
 
 class TensorWithHistoryStoredAcrossIterations(Rule):
@@ -46,9 +45,12 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
 
     ## Fix safety
     Safe: `.detach()` shares storage with the original tensor and has the same
-    values; only the graph is dropped. Containers that are later
+    values; only the graph is dropped. A stored dict or list of losses (an
+    `output` whose `output["loss"]` is backpropagated) is reported without a
+    fix: it has no `.detach()`. Containers that are later
     backpropagated through (REINFORCE's saved log-probabilities, a loss summed
-    over chunks) are not reported.
+    over chunks) are not reported, nor values handed to the `add` of a
+    tracker object (`Averager()`), whose method may keep only a number.
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
@@ -81,7 +83,7 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         if key is None:
             return False
         names = self.facts.bindings.constructors(key, self.facts.loops.scope_of(stmt))
-        return bool(names) and not names & _CONTAINERS
+        return bool(names) and not any(n.rsplit(".", 1)[-1] in _CONTAINERS for n in names)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -138,7 +140,12 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             return
         if loop is not None and loop.role is None and facts.usage.reaches_return(key, scope):
             return
-        fixable = all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms) and (whole_value or value is not terms[0])
+        fixable = (
+            all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms)
+            and (whole_value or value is not terms[0])
+            # ``outs.append(output)`` with ``output["loss"]`` read: a dict has no ``.detach()``
+            and not any(holds_entries(t, scope, facts.bindings) for t in terms)
+        )
         fix = None
         if fixable:
             fix = Fix("Store `.detach()`ed tensors", tuple((t, call_method(t, "detach")) for t in terms), Safety.SAFE)
@@ -349,6 +356,73 @@ class LitModel(L.LightningModule):
         self.val_outputs.clear()
 """,
             'Lightning: detached training losses; validation_step runs under no_grad',
+        ),
+        Valid(
+            """\
+import torch
+from utils import Averager
+loss_avg = Averager()
+for image, text in loader:
+    cost = criterion(model(image), text)
+    model.zero_grad()
+    cost.backward()
+    optimizer.step()
+    loss_avg.add(cost)
+print(loss_avg.val())
+""",
+            "a tracker object of another module: its add() may keep only `.data.sum()`",
+        ),
+        Valid(
+            """\
+import torch
+epoch_logs = []
+for i, batch in enumerate(loader):
+    optimizer.zero_grad()
+    output = module.training_step(batch, i)
+    output["loss"].backward()
+    optimizer.step()
+    epoch_logs.append({k: v.item() for k, v in output.items()})
+""",
+            "the dict of losses is turned into numbers before it is kept",
+        ),
+        Valid(
+            """\
+import torch
+for i, batch in enumerate(loader):
+    outputs = []
+    output = module.training_step(batch, i)
+    output["loss"].backward()
+    optimizer.step()
+    outputs.append(output)
+    module.log_step(outputs)
+""",
+            "the list is rebuilt every step",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+import lightning as L
+class Ensemble(L.LightningModule):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = nn.ModuleList(heads)
+        self.sample_preds = []
+    def _predict(self, x):
+        return torch.stack([h(x) for h in self.heads], 1).mean(1)
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        for i in range(x.size(0)):
+            self.sample_preds.append(self._predict(x[i]))
+        loss = torch.stack(self.sample_preds).sub(y).pow(2).mean()
+        self.sample_preds.clear()
+        return loss
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        for i in range(x.size(0)):
+            self.sample_preds.append(self._predict(x[i]))
+""",
+            "Lightning: a per-sample list cleared within the step; validation_step runs under no_grad",
         ),
     ]
     invalid = [
@@ -704,6 +778,83 @@ class Trainer:
             for x, y in loader:
                 self.train_step(x, y)
             print(self.on_epoch_end())
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(module, loader, optimizer):
+    outputs = []
+    for i, batch in enumerate(loader):
+        optimizer.zero_grad()
+        output = module.training_step(batch, i)
+        output["loss"].backward()
+        optimizer.step()
+        outputs.append(output)
+    return module.training_epoch_end(outputs)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+def train_epoch(model, loader, optimizer, compute_losses):
+    epoch_loss = []
+    for batch in loader:
+        optimizer.zero_grad()
+        loss = compute_losses(model, batch)
+        loss["total"] = loss["ego"] + 0.5 * loss["neighbors"]
+        loss["total"].backward()
+        optimizer.step()
+        epoch_loss.append(loss)
+    return {k: sum(d[k].item() for d in epoch_loss) / len(epoch_loss) for k in epoch_loss[0]}
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+import lightning as L
+class Ensemble(L.LightningModule):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = nn.ModuleList(heads)
+        self.train_preds = []
+    def _predict(self, x):
+        return torch.stack([h(x) for h in self.heads], 1).mean(1)
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = (self._predict(x) - y).pow(2).mean()
+        for i in range(x.size(0)):
+            pred = self._predict(x[i]).clamp_(min=0.0)
+            self.train_preds.append(pred)
+        return loss
+    def on_train_epoch_end(self):
+        self.log("pred_mean", torch.cat(self.train_preds).mean())
+        self.train_preds.clear()
+""",
+            """\
+import torch
+import torch.nn as nn
+import lightning as L
+class Ensemble(L.LightningModule):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = nn.ModuleList(heads)
+        self.train_preds = []
+    def _predict(self, x):
+        return torch.stack([h(x) for h in self.heads], 1).mean(1)
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = (self._predict(x) - y).pow(2).mean()
+        for i in range(x.size(0)):
+            pred = self._predict(x[i]).clamp_(min=0.0)
+            self.train_preds.append(pred.detach())
+        return loss
+    def on_train_epoch_end(self):
+        self.log("pred_mean", torch.cat(self.train_preds).mean())
+        self.train_preds.clear()
 """,
         ),
     ]

@@ -179,3 +179,20 @@ def test_lightning_backpropagates_what_training_step_returns(ret):
 def test_no_proof_without_lightnings_automatic_backward(src):
     facts = facts_of(src)
     assert facts.history.value(find(facts.module, "before = loss", cst.Assign).value).h is H.MAYBE
+
+
+@pytest.mark.parametrize("backward", ['loss["total"].backward()', "loss[0].backward()", 'scaler.scale(loss["total"]).backward()'])
+def test_a_backward_on_one_entry_proves_the_container_not_a_number(backward):
+    src = LOOP.format(producer="compute_loss(model, batch)", backward=backward)
+    facts = facts_of(src)
+    for text in ("before = loss", "after = loss"):
+        v = facts.history.value(find(facts.module, text, cst.Assign).value)
+        assert v.h is H.YES
+        assert not v.scalar  # a dict or list of losses: no `.item()`
+
+
+@pytest.mark.parametrize("backward", ["loss[i].backward()", "loss[k].backward()", "self[0].backward()"])
+def test_a_backward_on_an_entry_picked_at_run_time_proves_nothing_here(backward):
+    src = LOOP.format(producer="compute_loss(model, batch)", backward=backward)
+    facts = facts_of(src)
+    assert facts.history.value(find(facts.module, "before = loss", cst.Assign).value).h is H.MAYBE

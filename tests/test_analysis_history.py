@@ -308,3 +308,21 @@ for x, y in loader:
 """
     assert h(src, "loss", 2) is H.YES
     assert h(src, "loss_items", 1) is H.MAYBE
+
+
+def test_a_loss_unpacked_into_several_names_proves_only_the_first():
+    src = """
+    import torch
+    import torch.nn as nn
+    from utils.loss import ComputeLoss
+    compute_loss = ComputeLoss(model)
+    crit = nn.MSELoss()
+    for x, y in loader:
+        loss, loss_items = compute_loss(model(x), y)
+        whole = crit(model(x), y)
+        use(loss, loss_items, whole)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(loss, loss_items, whole)", cst.Call)
+    got = [facts.history.value(a.value).h for a in call.args]
+    assert got == [H.YES, H.MAYBE, H.YES]

@@ -174,6 +174,9 @@ def test_carried_by_framework_in_a_lightning_training_step():
             local.append(batch)
             for part in batch:
                 self.parts.append(part)
+            for part in batch:
+                self.scratch.append(part)
+            self.scratch.clear()
     class Plain(Base):
         def training_step(self, batch, batch_idx):
             self.outputs.append(batch)
@@ -184,7 +187,9 @@ def test_carried_by_framework_in_a_lightning_training_step():
     assert loops.carried_by_framework("self.outputs", stmt("self.outputs.append(batch)"))
     assert not loops.carried_by_framework("self.fresh", stmt("self.fresh.append(batch)"))  # re-bound first
     assert not loops.carried_by_framework("local", stmt("local.append(batch)"))
-    assert not loops.carried_by_framework("self.parts", stmt("self.parts.append(part)"))  # carried_across's job
+    # In a loop over the batch's samples: the hook never resets the list, so it outlives the step.
+    assert loops.carried_by_framework("self.parts", stmt("self.parts.append(part)"))
+    assert not loops.carried_by_framework("self.scratch", stmt("self.scratch.append(part)"))  # cleared in the step
     assert not loops.carried_by_framework("self.outputs", stmt("self.outputs.append(batch)", 1))  # not Lightning
 
 

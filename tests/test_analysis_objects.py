@@ -331,3 +331,39 @@ def test_self_in_a_module_subclass_is_a_module():
 
     facts.module.visit(V())
     assert [objects.mode_call(c) for c in calls] == ["eval", None]
+
+
+def test_a_project_criterion_class_is_a_loss():
+    src = """
+    from utils.losses import Criterion, Detection_criterion
+    from utils.metrics import Meter
+    criterion = Criterion(args)
+    det = Detection_criterion(args)
+    meter = Meter()
+    use(criterion, det, meter)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "use(criterion, det, meter)", cst.Call)
+    assert [facts.objects.kind_of(a.value) for a in call.args] == [Kind.LOSS, None, None]
+
+
+def test_an_element_of_a_module_list_is_a_module():
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+            self.named = nn.ModuleDict({"a": nn.Linear(2, 2)})
+        def forward(self, x):
+            outs = [h(x) for h in self.heads]
+            for block in self.heads:
+                x = block(x)
+            keys = [k for k in self.named]
+            use(h, block, k)
+    """
+    facts = facts_of(src)
+    assert facts.objects.is_model_call(find(facts.module, "h(x)", cst.Call))
+    assert facts.objects.is_model_call(find(facts.module, "block(x)", cst.Call))
+    call = find(facts.module, "use(h, block, k)", cst.Call)
+    assert facts.objects.kind_of(call.args[2].value) is None  # a ModuleDict yields its keys

@@ -15,6 +15,8 @@ API (through ``facts.history``, which consults it):
   argument was given, so the value is a single number (a reduced loss).
 - A LightningModule's ``training_step`` (automatic optimization) counts as
   a backward on what it returns (``loss`` or ``{"loss": loss}``).
+- ``output["loss"].backward()`` proves ``output``: a container (dict, list)
+  holding an entry with history, never a single number.
 - ``proven(target)`` -> ``scalar`` or None: ``target`` is the name (or
   attribute) node an assignment binds, and that binding is the one every later
   backward call on that name in the same function reads: no other binding of
@@ -50,9 +52,14 @@ class BackwardProof:
                 continue
             loss = _unscaled(verb.loss)
             key = dotted_name(loss)
+            entry_of = entry_container(loss)
+            if key is None and entry_of is not None:
+                # ``output["loss"].backward()``: ``output`` holds an entry with
+                # history (a dict or list of losses), itself no single number.
+                key = entry_of
             if key is None or key == "self":
                 continue
-            scalar = _implicit_gradient(verb.call, any(a.value is verb.loss for a in verb.call.args))
+            scalar = entry_of is None and _implicit_gradient(verb.call, any(a.value is verb.loss for a in verb.call.args))
             self._operands[verb.call] = (key, scalar)
             target = self._reaching_binding(verb.call, key)
             if target is not None:
@@ -111,6 +118,18 @@ def _in_block(body: Sequence[cst.CSTNode], cur: cst.CSTNode, key: str) -> cst.CS
             if _binds(small, key):
                 return _BLOCKED
     return None
+
+
+def entry_container(loss: cst.BaseExpression) -> str | None:
+    """``d`` for ``d["loss"]`` or ``d[0]``: one entry, picked by a constant
+    key, of a container named by a name or attribute."""
+    if not isinstance(loss, cst.Subscript) or len(loss.slice) != 1:
+        return None
+    index = loss.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, (cst.SimpleString, cst.Integer)):
+        return None
+    key = dotted_name(loss.value)
+    return None if key == "self" else key
 
 
 def _lightning_returns(calls, names):

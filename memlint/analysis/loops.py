@@ -593,14 +593,18 @@ class LoopAnalysis(cst.CSTVisitor):
         """``self.outputs.append(x)`` in a LightningModule's ``training_step``,
         outside any loop of its own: Lightning calls the hook once per batch,
         so ``self.<attr>`` (not re-bound earlier in the hook) keeps the value
-        across batches. Only classes that name a Lightning base count."""
-        if not key.startswith("self.") or self.loop_of(stmt) is not None:
+        across batches. Only classes that name a Lightning base count. In a
+        loop of the hook's own (over the samples of the batch), only when the
+        hook never gives ``self.<attr>`` a fresh value anywhere."""
+        if not key.startswith("self."):
             return False
         fn = self.scope_of(stmt)
         if not isinstance(fn, cst.FunctionDef) or fn.name.value != "training_step":
             return False
         cls = self.calls.class_of.get(fn)
         if cls is None or not is_lightning_module(cls, self.names):
+            return False
+        if self.loop_of(stmt) is not None and _kills_in(fn, key):
             return False
         cur = stmt
         while cur is not fn:
@@ -932,6 +936,22 @@ def _kills(stmt: cst.CSTNode, key: str) -> bool:
             if isinstance(t, cst.Subscript) and dotted_name(t.value) == key:
                 return True
     return False
+
+
+def _kills_in(fn: cst.FunctionDef, key: str) -> bool:
+    """Some statement of ``fn`` (outside nested functions) gives ``key`` a fresh value."""
+    found: list[bool] = []
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if found or (isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not fn):
+                return False
+            if isinstance(node, (cst.SimpleStatementLine, cst.With)) and _kills(node, key):
+                found.append(True)
+            return True
+
+    visit_fast(fn, _V())
+    return bool(found)
 
 
 def local_names(fn: cst.FunctionDef) -> set[str]:

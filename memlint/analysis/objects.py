@@ -203,7 +203,13 @@ class ObjectTable(cst.CSTVisitor):
         self._bind(node.target, None)
 
     def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target, None)
+        self._bind(node.target, ("element", node.iter) if isinstance(node.target, cst.Name) else None)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        # ``[r(x) for r in self.rho]``: only a single name is bound (to what
+        # it iterates); tuple targets stay unknown as before.
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target, ("element", node.iter))
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -448,12 +454,29 @@ class ObjectTable(cst.CSTVisitor):
                 return _annotation_kind(self.names.qualified_name(value[1].annotation) or "")
             if value[0] == "item":
                 return self._item_kind(value[1], value[2], scope)
+            if value[0] == "element":
+                return self._element_kind(value[1], scope)
             return None
         assert isinstance(value, cst.BaseExpression)
         if scope is None:
             # ``self.x = value`` : evaluate the value in the method it is written in.
             scope = self.scope_of(value)
         return self._eval(value, scope)
+
+    def _element_kind(self, iterable: cst.BaseExpression, scope: Scope | None) -> Kind | None:
+        """``for block in self.blocks`` over ``nn.ModuleList([...])`` or
+        ``nn.Sequential(...)``: each element is a module. Other iterables
+        (a ``ModuleDict`` yields its keys) stay unknown."""
+        if not isinstance(iterable, (cst.Name, cst.Attribute)):
+            return None
+        scope = scope if scope is not None else self.scope_of(iterable)
+        key = self._key_for_read(iterable, scope)
+        values = self._defs.get(key, []) if key is not None else []
+        if not values or not all(
+            isinstance(v, cst.Call) and (self.names.call_name(v) or "") in _MODULE_SEQUENCES for v in values
+        ):
+            return None
+        return Kind.MODULE
 
     def _item_kind(self, value: object, index: int, scope: Scope | None) -> Kind | None:
         """``model, opt = accelerator.prepare(model, opt)`` and friends."""
@@ -694,8 +717,8 @@ def constructor_kind(qualified: str) -> Kind | None:
         return Kind.OPTIMIZER
     if last == "DataLoader":
         return Kind.LOADER
-    if last.endswith("Loss") and last[:1].isupper():
-        return Kind.LOSS  # torch.nn, segmentation_models_pytorch, kornia, timm...
+    if last.endswith(("Loss", "Criterion")) and last[:1].isupper():
+        return Kind.LOSS  # torch.nn, segmentation_models_pytorch, kornia, timm, a project's ``Criterion(args)``
     if head in ("torch.nn", "torch.nn.modules.loss") and last.endswith("Loss"):
         return Kind.LOSS
     if head.startswith("torch.nn") and last[:1].isupper() and last not in ("Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter", "Buffer"):
@@ -708,6 +731,9 @@ def constructor_kind(qualified: str) -> Kind | None:
     if last == "from_pretrained" and re.search(r"(Model|For[A-Z]\w*)$", head.rsplit(".", 1)[-1]):
         return Kind.MODULE
     return None
+
+
+_MODULE_SEQUENCES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList", "torch.nn.modules.container.Sequential"})
 
 
 def _annotation_kind(qn: str) -> Kind | None:
