@@ -141,6 +141,8 @@ class ParameterWrites:
     def _proven_module(self, chain: list[cst.BaseExpression], at: cst.CSTNode) -> bool:
         objects = self.facts.objects
         for prefix in chain:
+            if isinstance(prefix, cst.Name) and prefix.value == "self":
+                break  # self's own attributes may be buffers: the rule below decides
             kind = objects.kind_of(prefix, at)
             if kind is None:
                 continue
