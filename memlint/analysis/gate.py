@@ -81,6 +81,9 @@ class GateFacts:
         # parameter or a tensor made with ``requires_grad``, marked with
         # ``requires_grad``, or a loop variable (over parameters, or a list of them).
         self.leaf_names: set[str] = set()
+        self._aliases: dict[str, str] = {}
+        self._tree = tree  # for the facts computed only when a rule asks (builds_module)
+        self._builds_module: bool | None = None
         self._walk(tree)
 
     # -- what the rules ask ------------------------------------------------
@@ -132,6 +135,17 @@ class GateFacts:
         return self.batch_evidence and (self.loops or self.step_hooks)
 
     @property
+    def builds_module(self) -> bool:
+        """A variable may be bound to a module built here, in train mode
+        (objects.built_in_train_mode: ``m = Net()``, ``nn.Sequential(...)``,
+        ``torchvision.models.resnet18().to(dev)``, ``timm.create_model``).
+        Computed on first use: only MEM202 asks, and only when the cheaper
+        conditions hold."""
+        if self._builds_module is None:
+            self._builds_module = _builds_module(self._tree, self._aliases, "torchvision" in self.idents)
+        return self._builds_module
+
+    @property
     def names_loader(self) -> bool:
         """A name that may hold a data loader (objects' LOADER kind)."""
         return any("loader" in i.lower() or i.lower().endswith("dl") for i in self.idents)
@@ -139,7 +153,7 @@ class GateFacts:
     # -- the walk ------------------------------------------------------------
     def _walk(self, tree: ast.AST) -> None:
         idents, keywords = self.idents, self.keywords
-        aliases: dict[str, str] = {}
+        aliases = self._aliases
         calls: list[ast.Call] = []
         assigns: list[ast.Assign] = []
         functions: list[ast.AST] = []
@@ -325,6 +339,66 @@ def _state_dict_call(value: ast.AST) -> bool:
         return False
     func = value.func  # type: ignore[attr-defined]
     return type(func) is ast.Attribute and func.attr == "state_dict"
+
+
+# objects._SELF_RETURNING: ``Net().to(dev)`` is still the module ``Net()`` built.
+_SELF_RETURNING = frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "to_empty"}
+)
+
+
+def _builds_module(tree: ast.AST, aliases: dict[str, str], torchvision: bool) -> bool:
+    """Some definition objects.built_in_train_mode may call fresh: a name (or,
+    where a function rebinds ``self``, a ``self.x``) bound by ``=``, ``: T =``
+    or ``:=`` to a call whose callee may build a module (objects._fresh and
+    constructor_kind's MODULE cases: a class, by its capital or because it is
+    defined here, ``create_model``, anything of torchvision)."""
+    classes: set[str] = set()
+    bound: list[tuple[ast.AST, ast.AST]] = []
+    self_rebound = False
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.ClassDef:
+            classes.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            bound += [(t, node.value) for t in node.targets]  # type: ignore[attr-defined]
+        elif kind in (ast.AnnAssign, ast.NamedExpr):
+            if node.value is not None:  # type: ignore[attr-defined]
+                bound.append((node.target, node.value))  # type: ignore[attr-defined]
+        elif kind is ast.Name and node.id == "self" and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            self_rebound = True
+    if not bound:
+        return False
+
+    def may_build(value: ast.AST) -> bool:
+        if type(value) in (ast.Tuple, ast.List):  # ``model, opt = Net(), SGD(...)``
+            return any(may_build(el) for el in value.elts)  # type: ignore[attr-defined]
+        if type(value) is not ast.Call:
+            return False
+        func = value.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute:
+            if func.attr in _SELF_RETURNING:
+                # ``model = model.to(dev)`` counts as fresh when the name's other definitions are
+                return type(func.value) is not ast.Call or may_build(func.value)
+            last = func.attr
+        elif type(func) is ast.Name:
+            if func.id in classes:
+                return True
+            last = aliases.get(func.id, func.id)
+        else:
+            return False
+        return torchvision or last[:1].isupper() or last == "create_model"
+
+    for target, value in bound:
+        if type(target) is ast.Attribute and not (
+            self_rebound and type(target.value) is ast.Name and target.value.id == "self"  # type: ignore[attr-defined]
+        ):
+            continue  # objects keys only names and ``self.x``, and reads ``self.x`` only where ``self`` is not a parameter
+        if type(target) is ast.Subscript:
+            continue
+        if may_build(value):
+            return True
+    return False
 
 
 def enabled_by_gate(rules, facts: GateFacts):
