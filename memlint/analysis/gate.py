@@ -24,6 +24,7 @@ import ast
 # evaluation, so the gate widens whenever they do.
 from memlint.analysis.loops import _DATA_TOKENS as DATA_TOKENS
 from memlint.analysis.loops import _EVAL_FUNCTION_TOKENS as EVAL_FUNCTION_TOKENS
+from memlint.analysis.activations import ALWAYS_INPLACE_FUNCTIONS, INPLACE_FUNCTIONS, is_inplace_method
 from memlint.analysis.activations import (
     OUTPUT_SAVING_FUNCTIONS,
     OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE,
@@ -44,6 +45,9 @@ _SAVES_OUTPUT = frozenset(
     {q.rsplit(".", 1)[-1] for q in OUTPUT_SAVING_FUNCTIONS | OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE}
     | OUTPUT_SAVING_METHODS | OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
 )
+# activations.inplace_function_target's functions, by their last name.
+_INPLACE_ALWAYS = frozenset(q.rsplit(".", 1)[-1] for q in ALWAYS_INPLACE_FUNCTIONS)
+_INPLACE_WHEN_ASKED = frozenset(q.rsplit(".", 1)[-1] for q in INPLACE_FUNCTIONS)
 # Calls that make a leaf requiring grad, by their last name (MEM401).
 _LEAF_MARKS = frozenset({"parameters", "named_parameters", "requires_grad", "requires_grad_", "Parameter",
                          "UninitializedParameter", "ParameterList", "ParameterDict"})
@@ -68,6 +72,7 @@ class GateFacts:
         self.loops = False  # a for/while loop
         self.comprehensions = False
         self.eval_call = False  # ``m.eval()`` / ``m.train(False)``: objects.mode_call's "eval"
+        self.train_call = False  # ``m.train()`` / ``m.train(True)``: objects.mode_call's "train"
         # ``nn.Sequential(..., nn.Sigmoid(), nn.ReLU(inplace=True), ...)``: an in-place
         # module right after one that saves its output (MEM402's Sequential case).
         self.inplace_after_saver = False
@@ -84,6 +89,7 @@ class GateFacts:
         self._aliases: dict[str, str] = {}
         self._tree = tree  # for the facts computed only when a rule asks (builds_module)
         self._builds_module: bool | None = None
+        self._saved_in_place: bool | None = None
         self._walk(tree)
 
     # -- what the rules ask ------------------------------------------------
@@ -146,6 +152,20 @@ class GateFacts:
         return self._builds_module
 
     @property
+    def saved_output_written_in_place(self) -> bool:
+        """A name bound to an op's saved output and written in place in the
+        same function (MEM402 keeps its saved outputs per function scope, as
+        libcst's FunctionDef bounds it: decorators and defaults included,
+        lambdas and class bodies not). Computed on first use."""
+        if not self.output_names & self.inplace_names:
+            return False
+        if self._saved_in_place is None:
+            self._saved_in_place = any(
+                sub.output_names & sub.inplace_names for sub in _per_scope(self._tree, self._aliases)
+            )
+        return self._saved_in_place
+
+    @property
     def names_loader(self) -> bool:
         """A name that may hold a data loader (objects' LOADER kind)."""
         return any("loader" in i.lower() or i.lower().endswith("dl") for i in self.idents)
@@ -175,7 +195,8 @@ class GateFacts:
             elif kind in (ast.For, ast.AsyncFor):
                 self.loops = True
                 self._iter_tokens(node.iter)  # type: ignore[attr-defined]
-                self.leaf_names |= _bare_names(node.target)  # type: ignore[attr-defined]
+                if _may_iterate_parameters(node.iter):  # type: ignore[attr-defined]
+                    self.leaf_names |= _bare_names(node.target)  # type: ignore[attr-defined]
             elif kind is ast.While:
                 self.loops = True
                 self._iter_tokens(node.test)  # type: ignore[attr-defined]
@@ -213,7 +234,7 @@ class GateFacts:
         func = call.func
         if type(func) is ast.Attribute:
             last = func.attr
-            if _inplace_name(last):
+            if is_inplace_method(last):  # what MEM401/MEM402 check (``p.detach_()`` writes no data)
                 self.inplace_names |= _bare_names(func.value)  # ``n.add_(...)``
         elif type(func) is ast.Name:
             last = aliases.get(func.id, func.id)
@@ -221,7 +242,7 @@ class GateFacts:
             return
         self.called.add(last)
         names = {kw.arg for kw in call.keywords}
-        if (_inplace_name(last) or "inplace" in names) and call.args:
+        if (last in _INPLACE_ALWAYS or ("inplace" in names and last in _INPLACE_WHEN_ASKED)) and call.args:
             self.inplace_names |= _bare_names(call.args[0])  # ``torch.relu_(n)``, ``F.relu(n, inplace=True)``
         if last == "Sequential" and not self.inplace_after_saver:
             elements = _sequential_elements(call)
@@ -235,6 +256,11 @@ class GateFacts:
             self.eval_call = True
         elif last == "train" and call.args and type(call.args[0]) is ast.Constant and call.args[0].value is False:
             self.eval_call = True
+        if last == "train" and (
+            not call.args and not call.keywords
+            or any(type(a) is ast.Constant and a.value is True for a in (*call.args, *(k.value for k in call.keywords)))
+        ):
+            self.train_call = True  # ``m.train(self.training)`` is "unknown" to mode_call, never "train"
         if last in ("checkpoint", "checkpoint_sequential") and "use_reentrant" not in names and None not in names:
             self.checkpoint_without_reentrant = True
 
@@ -278,6 +304,40 @@ class GateFacts:
                 tokens |= name_tokens(node.value.strip("'\""))  # type: ignore[attr-defined]
 
 
+def _per_scope(tree: ast.AST, aliases: dict[str, str]) -> list[GateFacts]:
+    """The in-place and saved-output facts of each function scope (and the
+    module's), each from the nodes of that scope alone."""
+    scopes: list[list[ast.AST]] = []
+
+    def collect(root: ast.AST) -> None:
+        nodes: list[ast.AST] = []
+        scopes.append(nodes)
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                    collect(child)
+                else:
+                    nodes.append(child)
+                    stack.append(child)
+
+    collect(tree)
+    out = []
+    for nodes in scopes:
+        sub = GateFacts(ast.Module(body=[], type_ignores=[]))
+        for node in nodes:
+            kind = type(node)
+            if kind is ast.Call:
+                sub._call(node, aliases)  # type: ignore[arg-type]
+            elif kind is ast.Assign:
+                sub._assign(node, aliases)  # type: ignore[arg-type]
+            elif kind is ast.AugAssign:
+                sub._written_in_place(node.target)  # type: ignore[attr-defined]
+        out.append(sub)
+    return out
+
+
 def _last_name(expr: ast.AST, aliases: dict[str, str]) -> str | None:
     """The last name of the callee when ``expr`` is a call."""
     if type(expr) is not ast.Call:
@@ -312,9 +372,18 @@ def _may_run_inplace(expr: ast.AST) -> bool:
     )
 
 
-def _inplace_name(name: str) -> bool:
-    """As activations.is_inplace_method, without its exceptions (a superset)."""
-    return name.endswith("_") and not name.startswith("_") and not name.endswith("__")
+def _may_iterate_parameters(iterable: ast.AST) -> bool:
+    """A loop MEM401 may take for one over leaves (frozen.parameter_loop_targets:
+    ``model.parameters()``, ``named_parameters()``, inside ``enumerate``/``zip``/
+    ``list``; or a bare name, a list of leaves)."""
+    if type(iterable) is ast.Name:
+        return True
+    if type(iterable) is not ast.Call:
+        return False
+    return any(
+        type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("parameters", "named_parameters")  # type: ignore[attr-defined]
+        for n in ast.walk(iterable)
+    )
 
 
 def _bare_names(target: ast.AST) -> set[str]:
@@ -370,16 +439,19 @@ def _builds_module(tree: ast.AST, aliases: dict[str, str], torchvision: bool) ->
     if not bound:
         return False
 
-    def may_build(value: ast.AST) -> bool:
+    def may_build(value: ast.AST, target: str | None) -> bool:
         if type(value) in (ast.Tuple, ast.List):  # ``model, opt = Net(), SGD(...)``
-            return any(may_build(el) for el in value.elts)  # type: ignore[attr-defined]
+            return any(may_build(el, None) for el in value.elts)  # type: ignore[attr-defined]
         if type(value) is not ast.Call:
             return False
         func = value.func  # type: ignore[attr-defined]
         if type(func) is ast.Attribute:
             if func.attr in _SELF_RETURNING:
                 # ``model = model.to(dev)`` counts as fresh when the name's other definitions are
-                return type(func.value) is not ast.Call or may_build(func.value)
+                inner = func.value
+                if type(inner) is ast.Call:
+                    return may_build(inner, target)
+                return target is None or _dotted(inner) == target
             last = func.attr
         elif type(func) is ast.Name:
             if func.id in classes:
@@ -396,9 +468,21 @@ def _builds_module(tree: ast.AST, aliases: dict[str, str], torchvision: bool) ->
             continue  # objects keys only names and ``self.x``, and reads ``self.x`` only where ``self`` is not a parameter
         if type(target) is ast.Subscript:
             continue
-        if may_build(value):
+        if may_build(value, _dotted(target)):
             return True
     return False
+
+
+def _dotted(expr: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of names (names.dotted_name on ``ast``)."""
+    parts = []
+    while type(expr) is ast.Attribute:
+        parts.append(expr.attr)  # type: ignore[attr-defined]
+        expr = expr.value  # type: ignore[attr-defined]
+    if type(expr) is not ast.Name:
+        return None
+    parts.append(expr.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
 
 
 def enabled_by_gate(rules, facts: GateFacts):
