@@ -424,10 +424,19 @@ def _builds_module(tree: ast.AST, aliases: dict[str, str], torchvision: bool) ->
     defined here, ``create_model``, anything of torchvision)."""
     classes: set[str] = set()
     bound: list[tuple[ast.AST, ast.AST]] = []
+    # What a loop's model call may name as its module (loops' receivers: the
+    # callee, the object of ``m.forward(...)`` or of a method whose ``self``
+    # is mapped back, an argument mapped back from a callee's parameter).
+    used: set[str | None] = set()
     self_rebound = False
     for node in ast.walk(tree):
         kind = type(node)
-        if kind is ast.ClassDef:
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            used.add(_dotted(func.value) if type(func) is ast.Attribute else _dotted(func))
+            used.update(_dotted(a.value if type(a) is ast.Starred else a) for a in node.args)  # type: ignore[attr-defined]
+            used.update(_dotted(k.value) for k in node.keywords)  # type: ignore[attr-defined]
+        elif kind is ast.ClassDef:
             classes.add(node.name)  # type: ignore[attr-defined]
         elif kind is ast.Assign:
             bound += [(t, node.value) for t in node.targets]  # type: ignore[attr-defined]
@@ -468,8 +477,19 @@ def _builds_module(tree: ast.AST, aliases: dict[str, str], torchvision: bool) ->
             continue  # objects keys only names and ``self.x``, and reads ``self.x`` only where ``self`` is not a parameter
         if type(target) is ast.Subscript:
             continue
-        if may_build(value, _dotted(target)):
-            return True
+        if type(value) in (ast.Tuple, ast.List) and type(target) in (ast.Tuple, ast.List):
+            # ``model, opt = Net(), SGD(...)``: element by element
+            pairs = list(zip(target.elts, value.elts))  # type: ignore[attr-defined]
+        else:
+            pairs = [(target, value)]
+        for t, v in pairs:
+            if type(t) in (ast.Tuple, ast.List, ast.Starred):
+                if may_build(v, None):
+                    return True
+                continue
+            spelled = _dotted(t)
+            if spelled in used and may_build(v, spelled):
+                return True
     return False
 
 
