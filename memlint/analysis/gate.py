@@ -148,7 +148,7 @@ class GateFacts:
         Computed on first use: only MEM202 asks, and only when the cheaper
         conditions hold."""
         if self._builds_module is None:
-            self._builds_module = _builds_module(self._tree, self._aliases, "torchvision" in self.idents)
+            self._builds_module = _builds_module(self._tree)
         return self._builds_module
 
     @property
@@ -416,22 +416,32 @@ _SELF_RETURNING = frozenset(
 )
 
 
-def _builds_module(tree: ast.AST, aliases: dict[str, str], torchvision: bool) -> bool:
+def _builds_module(tree: ast.AST) -> bool:
     """Some definition objects.built_in_train_mode may call fresh: a name (or,
     where a function rebinds ``self``, a ``self.x``) bound by ``=``, ``: T =``
     or ``:=`` to a call whose callee may build a module (objects._fresh and
-    constructor_kind's MODULE cases: a class, by its capital or because it is
-    defined here, ``create_model``, anything of torchvision)."""
+    constructor_kind's MODULE cases: a class of this file; an imported
+    capitalised callee of torch, torchvision or timm, ``create_model``,
+    anything of torchvision), under a name a model call may name."""
     classes: set[str] = set()
     bound: list[tuple[ast.AST, ast.AST]] = []
     # What a loop's model call may name as its module (loops' receivers: the
     # callee, the object of ``m.forward(...)`` or of a method whose ``self``
     # is mapped back, an argument mapped back from a callee's parameter).
     used: set[str | None] = set()
+    imported: dict[str, str] = {}  # names.ImportTable's bindings (absolute imports only)
     self_rebound = False
     for node in ast.walk(tree):
         kind = type(node)
-        if kind is ast.Call:
+        if kind is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                head = alias.name.split(".")[0]
+                imported[alias.asname or head] = alias.name if alias.asname else head
+        elif kind is ast.ImportFrom:
+            if not node.level and node.module:  # type: ignore[attr-defined]
+                for alias in node.names:  # type: ignore[attr-defined]
+                    imported[alias.asname or alias.name] = f"{node.module}.{alias.name}"  # type: ignore[attr-defined]
+        elif kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             used.add(_dotted(func.value) if type(func) is ast.Attribute else _dotted(func))
             used.update(_dotted(a.value if type(a) is ast.Starred else a) for a in node.args)  # type: ignore[attr-defined]
@@ -461,14 +471,22 @@ def _builds_module(tree: ast.AST, aliases: dict[str, str], torchvision: bool) ->
                 if type(inner) is ast.Call:
                     return may_build(inner, target)
                 return target is None or _dotted(inner) == target
-            last = func.attr
-        elif type(func) is ast.Name:
-            if func.id in classes:
-                return True
-            last = aliases.get(func.id, func.id)
-        else:
+        dotted = _dotted(func)
+        if dotted is None:
             return False
-        return torchvision or last[:1].isupper() or last == "create_model"
+        if dotted in classes:
+            return True  # a class of this file (objects._module_classes)
+        head, _, rest = dotted.partition(".")
+        # objects.constructor_kind is MODULE only for an imported callee of
+        # torch.nn, torch.optim.swa_utils, torchvision or timm.
+        qualified = imported.get(head)
+        if qualified is None:
+            return False
+        qualified = f"{qualified}.{rest}" if rest else qualified
+        last = qualified.rsplit(".", 1)[-1]
+        return qualified.startswith(("torch.", "torchvision.", "timm.")) and (
+            last[:1].isupper() or qualified.startswith("torchvision.") or last == "create_model"
+        )
 
     for target, value in bound:
         if type(target) is ast.Attribute and not (
