@@ -66,7 +66,8 @@ class NoGradWithoutEval(Rule):
     message = "evaluation under no_grad with `{model}` still in training mode: dropout and batch-norm statistics behave as in training"
     fix_safety = Safety.UNSAFE
     tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(lambda g: g.loops and g.grad_off)
+    # Flagged states need a ``.train()`` call or a module built here (loops.mode_before).
+    gate = staticmethod(lambda g: g.loops and g.grad_off and (g.train_call or g.builds_module))
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)

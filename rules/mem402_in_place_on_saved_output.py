@@ -115,7 +115,7 @@ class InPlaceOnSavedOutput(Rule):
         "inplace", "sigmoid", "Sigmoid", "tanh", "Tanh", "relu", "ReLU", "softmax", "Softmax",
         "softmin", "Softmin", "exp(", "exp_(", "exp2", "expm1", "sqrt", "reciprocal", "elu(", "elu_(", "ELU", "LU(",
     )
-    gate = staticmethod(lambda g: g.inplace_after_saver or bool(g.output_names & g.inplace_names))
+    gate = staticmethod(lambda g: g.inplace_after_saver or g.saved_output_written_in_place)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -50,7 +50,8 @@ class SchedulerVerboseDeprecated(Rule):
     message = "`verbose=` of torch LR schedulers is deprecated since torch 2.2 and rejected by recent releases"
     fix_safety = Safety.SAFE
     tokens = ("verbose",)
-    gate = staticmethod(lambda g: "verbose" in g.keywords)
+    # A callee named ``torch.optim.lr_scheduler.X`` needs ``lr_scheduler`` in an import or the call.
+    gate = staticmethod(lambda g: "verbose" in g.keywords and "lr_scheduler" in g.idents)
 
     def visit_Call(self, node: cst.Call) -> None:
         arg = keyword_arg(node, "verbose")

@@ -186,3 +186,75 @@ def test_sequential_with_an_inplace_module_after_one_that_saves_its_output():
     assert facts("nn.Sequential(OrderedDict([('a', nn.ReLU()), ('b', nn.ELU(inplace=True))]))").inplace_after_saver
     assert not facts("nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(inplace=True))").inplace_after_saver
     assert not facts("nn.Sequential(nn.ReLU(inplace=True), nn.Sigmoid())").inplace_after_saver
+
+
+def test_train_call_is_what_mode_call_reads_as_train():
+    assert facts("model.train()").train_call
+    assert facts("model.train(True)").train_call
+    assert facts("model.train(mode=True)").train_call
+    assert not facts("self.head.train(self.training)").train_call  # "unknown" to mode_call
+    assert not facts("model.train(False)").train_call
+
+
+def test_builds_module_under_a_name_a_model_call_may_name():
+    assert facts("from nets import Net\nclass Net(nn.Module):\n    pass\nmodel = Net()\nmodel(x)").builds_module
+    assert facts("from torch import nn\nmodel = nn.Sequential(a, b).to(dev)\nevaluate(model, loader)").builds_module
+    assert facts("import torch.nn as tnn\nmodel = tnn.Linear(2, 2)\nmodel(x)").builds_module
+    assert facts("model = model.cuda()\nmodel.validate(loader)").builds_module
+    assert facts("import torchvision\nnet = torchvision.models.resnet18()\nnet(x)").builds_module
+    assert facts("from torchvision.models import resnet18\nnet = resnet18()\nnet(x)").builds_module
+    assert facts("import timm\nm = timm.create_model('vit')\nrun(model=m)").builds_module
+    assert facts("class net(nn.Module):\n    pass\nm = net()\nm(x)").builds_module
+    assert facts("class G:\n    pass\nclass D:\n    pass\ng, d = G(), D()\nd(x)").builds_module
+    # constructor_kind knows no module outside torch, torchvision and timm, nor an unimported callee
+    assert not facts("from transformers.modeling_outputs import BaseModelOutput\nout = BaseModelOutput(h)\nf(out)").builds_module
+    assert not facts("from .modeling import Net\nmodel = Net()\nmodel(x)").builds_module  # a relative import
+    assert not facts("model = Net()\nmodel(x)").builds_module  # bound nowhere in the file
+    # timm's reparameterisation: a module built, filled and returned, never called here
+    assert not facts("m = nn.Linear(2, 2)\nm.weight.data.copy_(w)\nreturn_it = m").builds_module
+    assert not facts("model = build_model(cfg)\nmodel(x)").builds_module  # a factory of unknown kind
+    assert not facts("x = y[:, None].float()\nx(z)").builds_module  # .float() of something not the same name
+    assert not facts("class A(nn.Module):\n    def __init__(self):\n        self.head = nn.Linear(2, 2)\n"
+                     "    def forward(self, x):\n        return self.head(x)\n").builds_module  # ``self`` is a parameter
+
+
+def test_saved_output_written_in_place_in_the_same_function():
+    assert facts("def f(x):\n    s = torch.sigmoid(x)\n    s.mul_(2)\n").saved_output_written_in_place
+    assert facts("s = x.exp()\ns += 1\n").saved_output_written_in_place
+    g = facts("def f(x):\n    s = torch.sigmoid(x)\n    return s\ndef g(w, s):\n    w.div_(s)\n    s += 1\n")
+    assert not g.saved_output_written_in_place  # a name of the same spelling in another function
+    assert not facts("def f(w):\n    s = math.sqrt(2.0)\n    w.div_(s)\n").saved_output_written_in_place  # an argument, not written
+
+
+def test_leaves_of_loops_only_over_parameters_or_a_list():
+    assert "p" in facts("for i, p in enumerate(model.parameters()):\n    pass\n").leaf_names
+    assert "p" in facts("for n, p in zip(names, model.named_parameters()):\n    pass\n").leaf_names
+    assert "p" in facts("for p in params:\n    pass\n").leaf_names
+    assert "info" not in facts("for info in self.feature_info:\n    info['a'] = 1\n").leaf_names
+    assert "i" not in facts("for i in range(3):\n    pass\n").leaf_names
+
+
+def test_sharper_rule_gates_skip_libcst(monkeypatch):
+    """Files that the earlier, coarser conditions sent to libcst (timm's
+    layers) and no rule can fire in."""
+    parsed = []
+    real = engine.parse_module
+    monkeypatch.setattr(engine, "parse_module", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    rules = select_rules()
+    texts = [
+        # MEM202's old condition (a loop, a no_grad): no .train(), no module built under a name a model call uses
+        "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        for blk in self.blocks:\n"
+        "            x = blk(x)\n        return x\n    @torch.no_grad()\n    def init(self):\n"
+        "        for m in self.modules():\n            m.reset_parameters()\n        self.head.train(self.training)\n",
+        # MEM402's old condition: ``scale`` saved in one function, an argument of an in-place op in another
+        "import math, torch\ndef f(x):\n    scale = math.sqrt(2.0)\n    return x * scale\n"
+        "def g(buf, scale):\n    buf.div_(scale)\n",
+        # MEM804's old condition: verbose= to something that is not a torch scheduler
+        "import torch\ntrainer = Trainer(model, verbose=True)\n",
+        # MEM404 had no gate: every file that says ``backward`` (a custom autograd Function) reached libcst
+        "import torch\nclass F(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, g):\n"
+        "        return g * 2\n",
+    ]
+    for text in texts:
+        assert lint(text, "m.py", rules)[0] == []
+    assert parsed == []

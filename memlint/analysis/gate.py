@@ -23,7 +23,8 @@ import ast
 # The very words loops.py uses to call a loop a batch loop or a function an
 # evaluation, so the gate widens whenever they do.
 from memlint.analysis.loops import DATA_TOKENS
-from memlint.analysis.loops import _EVAL_FUNCTION_TOKENS as EVAL_FUNCTION_TOKENS
+from memlint.analysis.loops import EVAL_FUNCTION_TOKENS
+from memlint.analysis.activations import ALWAYS_INPLACE_FUNCTIONS, INPLACE_FUNCTIONS, is_inplace_method
 from memlint.analysis.activations import (
     OUTPUT_SAVING_FUNCTIONS,
     OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE,
@@ -45,6 +46,9 @@ _SAVES_OUTPUT = frozenset(
     {q.rsplit(".", 1)[-1] for q in OUTPUT_SAVING_FUNCTIONS | OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE}
     | OUTPUT_SAVING_METHODS | OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
 )
+# activations.inplace_function_target's functions, by their last name.
+_INPLACE_ALWAYS = frozenset(q.rsplit(".", 1)[-1] for q in ALWAYS_INPLACE_FUNCTIONS)
+_INPLACE_WHEN_ASKED = frozenset(q.rsplit(".", 1)[-1] for q in INPLACE_FUNCTIONS)
 # Calls that make a leaf requiring grad, by their last name (MEM401).
 _LEAF_MARKS = frozenset({"parameters", "named_parameters", "requires_grad", "requires_grad_", "Parameter",
                          "UninitializedParameter", "ParameterList", "ParameterDict"})
@@ -69,6 +73,7 @@ class GateFacts:
         self.loops = False  # a for/while loop
         self.comprehensions = False
         self.eval_call = False  # ``m.eval()`` / ``m.train(False)``: objects.mode_call's "eval"
+        self.train_call = False  # ``m.train()`` / ``m.train(True)``: objects.mode_call's "train"
         # ``nn.Sequential(..., nn.Sigmoid(), nn.ReLU(inplace=True), ...)``: an in-place
         # module right after one that saves its output (MEM402's Sequential case).
         self.inplace_after_saver = False
@@ -85,6 +90,10 @@ class GateFacts:
         # A layer's ``.weight``/``.bias`` (or a slice of it) written in place (MEM401,
         # analysis/module_params.py).
         self.inplace_parameter_attr = False
+        self._aliases: dict[str, str] = {}
+        self._tree = tree  # for the facts computed only when a rule asks (builds_module)
+        self._builds_module: bool | None = None
+        self._saved_in_place: bool | None = None
         self._walk(tree)
 
     # -- what the rules ask ------------------------------------------------
@@ -136,6 +145,31 @@ class GateFacts:
         return self.batch_evidence and (self.loops or self.step_hooks)
 
     @property
+    def builds_module(self) -> bool:
+        """A variable may be bound to a module built here, in train mode
+        (objects.built_in_train_mode: ``m = Net()``, ``nn.Sequential(...)``,
+        ``torchvision.models.resnet18().to(dev)``, ``timm.create_model``).
+        Computed on first use: only MEM202 asks, and only when the cheaper
+        conditions hold."""
+        if self._builds_module is None:
+            self._builds_module = _builds_module(self._tree)
+        return self._builds_module
+
+    @property
+    def saved_output_written_in_place(self) -> bool:
+        """A name bound to an op's saved output and written in place in the
+        same function (MEM402 keeps its saved outputs per function scope, as
+        libcst's FunctionDef bounds it: decorators and defaults included,
+        lambdas and class bodies not). Computed on first use."""
+        if not self.output_names & self.inplace_names:
+            return False
+        if self._saved_in_place is None:
+            self._saved_in_place = any(
+                sub.output_names & sub.inplace_names for sub in _per_scope(self._tree, self._aliases)
+            )
+        return self._saved_in_place
+
+    @property
     def names_loader(self) -> bool:
         """A name that may hold a data loader (objects' LOADER kind)."""
         return any("loader" in i.lower() or i.lower().endswith("dl") for i in self.idents)
@@ -143,7 +177,7 @@ class GateFacts:
     # -- the walk ------------------------------------------------------------
     def _walk(self, tree: ast.AST) -> None:
         idents, keywords = self.idents, self.keywords
-        aliases: dict[str, str] = {}
+        aliases = self._aliases
         calls: list[ast.Call] = []
         assigns: list[ast.Assign] = []
         functions: list[ast.AST] = []
@@ -165,7 +199,8 @@ class GateFacts:
             elif kind in (ast.For, ast.AsyncFor):
                 self.loops = True
                 self._iter_tokens(node.iter)  # type: ignore[attr-defined]
-                self.leaf_names |= _bare_names(node.target)  # type: ignore[attr-defined]
+                if _may_iterate_parameters(node.iter):  # type: ignore[attr-defined]
+                    self.leaf_names |= _bare_names(node.target)  # type: ignore[attr-defined]
             elif kind is ast.While:
                 self.loops = True
                 self._iter_tokens(node.test)  # type: ignore[attr-defined]
@@ -203,7 +238,7 @@ class GateFacts:
         func = call.func
         if type(func) is ast.Attribute:
             last = func.attr
-            if _inplace_name(last):
+            if is_inplace_method(last):  # what MEM401/MEM402 check (``p.detach_()`` writes no data)
                 self.inplace_names |= _bare_names(func.value)  # ``n.add_(...)``
                 self._parameter_attr_written(func.value)
         elif type(func) is ast.Name:
@@ -212,7 +247,7 @@ class GateFacts:
             return
         self.called.add(last)
         names = {kw.arg for kw in call.keywords}
-        if (_inplace_name(last) or "inplace" in names) and call.args:
+        if (last in _INPLACE_ALWAYS or ("inplace" in names and last in _INPLACE_WHEN_ASKED)) and call.args:
             self.inplace_names |= _bare_names(call.args[0])  # ``torch.relu_(n)``, ``F.relu(n, inplace=True)``
         if last == "Sequential" and not self.inplace_after_saver:
             elements = _sequential_elements(call)
@@ -226,6 +261,11 @@ class GateFacts:
             self.eval_call = True
         elif last == "train" and call.args and type(call.args[0]) is ast.Constant and call.args[0].value is False:
             self.eval_call = True
+        if last == "train" and (
+            not call.args and not call.keywords
+            or any(type(a) is ast.Constant and a.value is True for a in (*call.args, *(k.value for k in call.keywords)))
+        ):
+            self.train_call = True  # ``m.train(self.training)`` is "unknown" to mode_call, never "train"
         if last in ("checkpoint", "checkpoint_sequential") and "use_reentrant" not in names and None not in names:
             self.checkpoint_without_reentrant = True
 
@@ -276,6 +316,40 @@ class GateFacts:
                 tokens |= name_tokens(node.value.strip("'\""))  # type: ignore[attr-defined]
 
 
+def _per_scope(tree: ast.AST, aliases: dict[str, str]) -> list[GateFacts]:
+    """The in-place and saved-output facts of each function scope (and the
+    module's), each from the nodes of that scope alone."""
+    scopes: list[list[ast.AST]] = []
+
+    def collect(root: ast.AST) -> None:
+        nodes: list[ast.AST] = []
+        scopes.append(nodes)
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                    collect(child)
+                else:
+                    nodes.append(child)
+                    stack.append(child)
+
+    collect(tree)
+    out = []
+    for nodes in scopes:
+        sub = GateFacts(ast.Module(body=[], type_ignores=[]))
+        for node in nodes:
+            kind = type(node)
+            if kind is ast.Call:
+                sub._call(node, aliases)  # type: ignore[arg-type]
+            elif kind is ast.Assign:
+                sub._assign(node, aliases)  # type: ignore[arg-type]
+            elif kind is ast.AugAssign:
+                sub._written_in_place(node.target)  # type: ignore[attr-defined]
+        out.append(sub)
+    return out
+
+
 def _last_name(expr: ast.AST, aliases: dict[str, str]) -> str | None:
     """The last name of the callee when ``expr`` is a call."""
     if type(expr) is not ast.Call:
@@ -310,9 +384,18 @@ def _may_run_inplace(expr: ast.AST) -> bool:
     )
 
 
-def _inplace_name(name: str) -> bool:
-    """As activations.is_inplace_method, without its exceptions (a superset)."""
-    return name.endswith("_") and not name.startswith("_") and not name.endswith("__")
+def _may_iterate_parameters(iterable: ast.AST) -> bool:
+    """A loop MEM401 may take for one over leaves (frozen.parameter_loop_targets:
+    ``model.parameters()``, ``named_parameters()``, inside ``enumerate``/``zip``/
+    ``list``; or a bare name, a list of leaves)."""
+    if type(iterable) is ast.Name:
+        return True
+    if type(iterable) is not ast.Call:
+        return False
+    return any(
+        type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("parameters", "named_parameters")  # type: ignore[attr-defined]
+        for n in ast.walk(iterable)
+    )
 
 
 def _bare_names(target: ast.AST) -> set[str]:
@@ -337,6 +420,119 @@ def _state_dict_call(value: ast.AST) -> bool:
         return False
     func = value.func  # type: ignore[attr-defined]
     return type(func) is ast.Attribute and func.attr == "state_dict"
+
+
+# objects._SELF_RETURNING: ``Net().to(dev)`` is still the module ``Net()`` built.
+_SELF_RETURNING = frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "to_empty"}
+)
+
+
+def _builds_module(tree: ast.AST) -> bool:
+    """Some definition objects.built_in_train_mode may call fresh: a name (or,
+    where a function rebinds ``self``, a ``self.x``) bound by ``=``, ``: T =``
+    or ``:=`` to a call whose callee may build a module (objects._fresh and
+    constructor_kind's MODULE cases: a class of this file; an imported
+    capitalised callee of torch, torchvision or timm, ``create_model``,
+    anything of torchvision), under a name a model call may name."""
+    classes: set[str] = set()
+    bound: list[tuple[ast.AST, ast.AST]] = []
+    # What a loop's model call may name as its module (loops' receivers: the
+    # callee, the object of ``m.forward(...)`` or of a method whose ``self``
+    # is mapped back, an argument mapped back from a callee's parameter).
+    used: set[str | None] = set()
+    imported: dict[str, str] = {}  # names.ImportTable's bindings (absolute imports only)
+    self_rebound = False
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                head = alias.name.split(".")[0]
+                imported[alias.asname or head] = alias.name if alias.asname else head
+        elif kind is ast.ImportFrom:
+            if not node.level and node.module:  # type: ignore[attr-defined]
+                for alias in node.names:  # type: ignore[attr-defined]
+                    imported[alias.asname or alias.name] = f"{node.module}.{alias.name}"  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            used.add(_dotted(func.value) if type(func) is ast.Attribute else _dotted(func))
+            used.update(_dotted(a.value if type(a) is ast.Starred else a) for a in node.args)  # type: ignore[attr-defined]
+            used.update(_dotted(k.value) for k in node.keywords)  # type: ignore[attr-defined]
+        elif kind is ast.ClassDef:
+            classes.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            bound += [(t, node.value) for t in node.targets]  # type: ignore[attr-defined]
+        elif kind in (ast.AnnAssign, ast.NamedExpr):
+            if node.value is not None:  # type: ignore[attr-defined]
+                bound.append((node.target, node.value))  # type: ignore[attr-defined]
+        elif kind is ast.Name and node.id == "self" and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            self_rebound = True
+    if not bound:
+        return False
+
+    def may_build(value: ast.AST, target: str | None) -> bool:
+        if type(value) in (ast.Tuple, ast.List):  # ``model, opt = Net(), SGD(...)``
+            return any(may_build(el, None) for el in value.elts)  # type: ignore[attr-defined]
+        if type(value) is not ast.Call:
+            return False
+        func = value.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute:
+            if func.attr in _SELF_RETURNING:
+                # ``model = model.to(dev)`` counts as fresh when the name's other definitions are
+                inner = func.value
+                if type(inner) is ast.Call:
+                    return may_build(inner, target)
+                return target is None or _dotted(inner) == target
+        dotted = _dotted(func)
+        if dotted is None:
+            return False
+        if dotted in classes:
+            return True  # a class of this file (objects._module_classes)
+        head, _, rest = dotted.partition(".")
+        # objects.constructor_kind is MODULE only for an imported callee of
+        # torch.nn, torch.optim.swa_utils, torchvision or timm.
+        qualified = imported.get(head)
+        if qualified is None:
+            return False
+        qualified = f"{qualified}.{rest}" if rest else qualified
+        last = qualified.rsplit(".", 1)[-1]
+        return qualified.startswith(("torch.", "torchvision.", "timm.")) and (
+            last[:1].isupper() or qualified.startswith("torchvision.") or last == "create_model"
+        )
+
+    for target, value in bound:
+        if type(target) is ast.Attribute and not (
+            self_rebound and type(target.value) is ast.Name and target.value.id == "self"  # type: ignore[attr-defined]
+        ):
+            continue  # objects keys only names and ``self.x``, and reads ``self.x`` only where ``self`` is not a parameter
+        if type(target) is ast.Subscript:
+            continue
+        if type(value) in (ast.Tuple, ast.List) and type(target) in (ast.Tuple, ast.List):
+            # ``model, opt = Net(), SGD(...)``: element by element
+            pairs = list(zip(target.elts, value.elts))  # type: ignore[attr-defined]
+        else:
+            pairs = [(target, value)]
+        for t, v in pairs:
+            if type(t) in (ast.Tuple, ast.List, ast.Starred):
+                if may_build(v, None):
+                    return True
+                continue
+            spelled = _dotted(t)
+            if spelled in used and may_build(v, spelled):
+                return True
+    return False
+
+
+def _dotted(expr: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of names (names.dotted_name on ``ast``)."""
+    parts = []
+    while type(expr) is ast.Attribute:
+        parts.append(expr.attr)  # type: ignore[attr-defined]
+        expr = expr.value  # type: ignore[attr-defined]
+    if type(expr) is not ast.Name:
+        return None
+    parts.append(expr.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
 
 
 def enabled_by_gate(rules, facts: GateFacts):

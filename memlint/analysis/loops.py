@@ -51,7 +51,7 @@ from memlint.traversal import visit_fast
 
 Loop = Union[cst.For, cst.While]
 
-_EVAL_FUNCTION_TOKENS = frozenset(
+EVAL_FUNCTION_TOKENS = frozenset(
     {
         "val", "valid", "validate", "validation", "validating", "eval", "evaluate", "evaluation",
         "evaluating", "test", "testing", "predict", "prediction", "predictions", "infer",
@@ -147,7 +147,7 @@ def is_emptiness_test(test: cst.BaseExpression) -> bool:
 
 def is_eval_name(name: str) -> bool:
     tokens = name_tokens(name)
-    return bool(tokens & _EVAL_FUNCTION_TOKENS) and not tokens & _TRAIN_TOKENS
+    return bool(tokens & EVAL_FUNCTION_TOKENS) and not tokens & _TRAIN_TOKENS
 
 
 @dataclass(eq=False)
