@@ -17,7 +17,7 @@ import libcst as cst
 
 from memlint.engine import ParseError, applicable_rules, lint, lint_module, parse_module
 from memlint.fixer import detach
-from memlint.notebook import CodeCell, _tolerating_broken_cells, join, to_cells
+from memlint.notebook import CodeCell, tolerating_broken_cells, join, to_cells
 from memlint.notebook_magics import mask_cell
 from memlint.rule import Finding, Rule
 
@@ -90,7 +90,7 @@ def lint_cells(cells: Sequence[tuple[int, str]], path: str, rules: Sequence[type
         return to_cells(detach(outcome.findings, outcome.module, True), joined)
 
     try:
-        findings, result.problems = _tolerating_broken_cells(code_cells, check)
+        findings, result.problems = tolerating_broken_cells(code_cells, check)
     except ParseError as exc:
         result.problems = [str(exc)]
         return result
