@@ -175,13 +175,15 @@ class Patches:
 def switch_off(steps: list[str]) -> Patches:
     import memlint.engine as engine
     import memlint.traversal as traversal
+    import memlint.tree as tree
     from libcst.metadata import ParentNodeProvider, PositionProvider
 
     patches = Patches()
     if "prefilter" in steps:
         patches.set(engine, "applicable_rules", lambda text, rules: list(rules))
     if "index" in steps:
-        patches.set(traversal, "_tree_of", lambda node: None)
+        patches.set(traversal, "tree_of", lambda node: None)
+        patches.set(tree, "tree_of", lambda node: None)
     if "lazy-metadata" in steps:
         patches.set(traversal, "install_lazy_metadata",
                     lambda w, source=None: (w.resolve(PositionProvider), w.resolve(ParentNodeProvider)))
@@ -351,11 +353,11 @@ def per_rule(files: list[str], settings) -> None:
     from memlint.analysis.facts import ModuleFacts
     from memlint.engine import applicable_rules, parse_module
     from memlint.rule import RuleContext
-    from memlint.runner import _rules_for
+    from memlint.runner import rules_for
     from memlint.source import read_source
     from memlint.traversal import run_batched
 
-    rules = _rules_for(settings, ())
+    rules = rules_for(settings, ())
     own: dict[str, float] = defaultdict(float)
     for path in files:
         text = read_source(path).text

@@ -159,7 +159,7 @@ def run_rule(args: argparse.Namespace) -> int:
 
 def _settings(args: argparse.Namespace, config: Config, output_format: str):
     from memlint.registry import known_prefix
-    from memlint.runner import Settings
+    from memlint.results import Settings
 
     for code in (args.select or []) + args.extend_select + args.ignore:
         if not known_prefix(code):

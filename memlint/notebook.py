@@ -23,8 +23,8 @@ from memlint.fixer import detach, fix_text
 from memlint.notebook_json import replace_sources, split_source
 from memlint.notebook_magics import MaskedCell, mask_cell, unmask
 from memlint.rule import Edit, Finding, Rule
-from memlint.runner import FileReport, Settings, _write, unified_diff
-from memlint.source import SourceError, SourceFile, read_source
+from memlint.results import FileReport, Settings, unified_diff
+from memlint.source import SourceError, SourceFile, read_source, write_inside_tree
 
 MARKER = "__memlint_cell__ = {}"
 T = TypeVar("T")
@@ -174,7 +174,7 @@ def to_cells(findings: Sequence[Finding], joined: Joined) -> list[Finding]:
     return out
 
 
-def _tolerating_broken_cells(cells: Sequence[CodeCell], action: Callable[[Sequence[CodeCell]], T]) -> tuple[T, list[str]]:
+def tolerating_broken_cells(cells: Sequence[CodeCell], action: Callable[[Sequence[CodeCell]], T]) -> tuple[T, list[str]]:
     """Run ``action`` on the cells; when they do not parse together, leave the
     cells that do not parse on their own out, and name them."""
     try:
@@ -204,13 +204,13 @@ def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]])
             findings, module = lint(joined.text, path, rules)
             return to_cells(detach(findings, module, settings.with_edits), joined)
 
-        report.findings, errors = _tolerating_broken_cells(notebook.cells, check)
+        report.findings, errors = tolerating_broken_cells(notebook.cells, check)
     else:
         def fix(cells: Sequence[CodeCell]) -> tuple[Sequence[CodeCell], object, Joined]:
             joined = join(cells)
             return cells, fix_text(joined.text, path, rules, unsafe=settings.unsafe_fixes), joined
 
-        (cells, result, joined), errors = _tolerating_broken_cells(notebook.cells, fix)
+        (cells, result, joined), errors = tolerating_broken_cells(notebook.cells, fix)
         _apply(notebook, list(cells), result, joined, settings, report)
     report.error = "; ".join(errors) or None
     return report
@@ -223,7 +223,7 @@ def _add_noqa(notebook: Notebook, settings: Settings, rules: Sequence[type[Rule]
         joined = join(cells)
         return cells, joined, lint(joined.text, path, rules)[0]
 
-    (cells, joined, findings), errors = _tolerating_broken_cells(notebook.cells, silence)
+    (cells, joined, findings), errors = tolerating_broken_cells(notebook.cells, silence)
     text, report.noqa_added = add_noqa(joined.text, [(f.line, f.code) for f in findings])
     if report.noqa_added:
         _write_cells(notebook, list(cells), text, settings, report)
@@ -255,7 +255,7 @@ def _write_cells(
     if settings.mode == "diff":
         report.diff = unified_diff(notebook.source, new_text)
     else:
-        _write(notebook.source, new_text, settings)
+        write_inside_tree(notebook.source, new_text, settings.root)
 
 
 def fixed_sources(cells: Sequence[CodeCell], text: str, segments: list[str] | None = None) -> dict[int, str]:

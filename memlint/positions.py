@@ -149,7 +149,7 @@ class LazyPositions(Mapping):
     def _statement(self, node) -> bool:
         """Regenerate the top-level statement holding ``node``; False when
         there is none to regenerate."""
-        from memlint.traversal import TRIVIA, tree_index
+        from memlint.tree import TRIVIA, tree_index
 
         if node.__class__ in TRIVIA or node is self._module:
             return False

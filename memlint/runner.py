@@ -6,11 +6,9 @@ libcst nodes), so nothing heavy crosses process boundaries.
 
 from __future__ import annotations
 
-import difflib
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
@@ -20,38 +18,15 @@ from memlint.cache import FindingsCache, file_digest
 from memlint.engine import ParseError, lint
 from memlint.fixer import detach, fix_text
 from memlint.registry import select_rules
-from memlint.rule import Finding
-from memlint.source import SourceError, SourceFile, read_source, write_atomic
+from memlint.results import FileReport, Settings, unified_diff
+from memlint.source import SourceError, read_source, write_inside_tree
 
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16
 
 
-@dataclass(frozen=True)
-class Settings:
-    select: tuple[str, ...] | None = None
-    extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    root: str = "."
-    mode: str = "check"  # check | fix | diff | add-noqa
-    unsafe_fixes: bool = False
-    with_edits: bool = False  # render fix edits (JSON/SARIF output)
-
-
-@dataclass
-class FileReport:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    fixed: list[Finding] = field(default_factory=list)  # fixes applied (or that --diff would apply)
-    error: str | None = None
-    diff: str = ""
-    digest: str | None = None  # sha256 of the bytes checked (for the cache)
-    noqa_added: int = 0  # findings silenced by --add-noqa
-
-
 @lru_cache(maxsize=64)
-def _rules_for(settings: Settings, ignore_extra: tuple[str, ...]):
+def rules_for(settings: Settings, ignore_extra: tuple[str, ...]):
     return tuple(
         select_rules(
             list(settings.select) if settings.select is not None else None,
@@ -61,7 +36,7 @@ def _rules_for(settings: Settings, ignore_extra: tuple[str, ...]):
     )
 
 
-def _per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
+def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
     if not settings.per_file_ignores:
         return ()
     from pathlib import Path
@@ -78,7 +53,7 @@ def _per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
 def process_file(path: str, settings: Settings) -> FileReport:
     report = FileReport(path=path)
     try:
-        rules = _rules_for(settings, _per_file_ignored(path, settings))
+        rules = rules_for(settings, per_file_ignored(path, settings))
         if path.endswith(".ipynb"):
             from memlint.notebook import process_notebook
 
@@ -93,7 +68,7 @@ def process_file(path: str, settings: Settings) -> FileReport:
             findings, module = lint(source.text, path, rules)
             text, report.noqa_added = add_noqa(source.text, [(f.line, f.code) for f in findings])
             if report.noqa_added:
-                _write(source, text, settings)
+                write_inside_tree(source, text, settings.root)
             if report.noqa_added < len(findings):
                 findings, module = lint(text, path, rules)
                 report.findings = detach(findings, module, False)
@@ -105,7 +80,7 @@ def process_file(path: str, settings: Settings) -> FileReport:
             if settings.mode == "diff":
                 report.diff = unified_diff(source, result.text)
             else:
-                _write(source, result.text, settings)
+                write_inside_tree(source, result.text, settings.root)
     except (SourceError, ParseError) as exc:
         report.error = str(exc)
         report.findings, report.fixed = [], []
@@ -120,47 +95,8 @@ def process_file(path: str, settings: Settings) -> FileReport:
     return report
 
 
-def _write(source: SourceFile, text: str, settings: Settings) -> None:
-    target = _link_leaving_tree(source.path, settings.root)
-    if target is not None:
-        raise SourceError(f"symlink points outside the project ({target}); not written")
-    write_atomic(source, text)
-
-
-def _link_leaving_tree(path: str, root: str) -> str | None:
-    """The real path when a symlink (the file itself or a folder on its way)
-    leads out of the tree it was found in, else None. The tree is the project
-    root, or the file's own folder when the path was named outside the root."""
-    absolute = os.path.abspath(path)
-    real = os.path.realpath(path)
-    if real == absolute:
-        return None
-    if _inside(absolute, os.path.abspath(root)):
-        tree = os.path.realpath(root)
-    else:
-        tree = os.path.realpath(os.path.dirname(absolute))
-    return None if _inside(real, tree) else real
-
-
-def _inside(path: str, folder: str) -> bool:
-    try:
-        return os.path.commonpath([path, folder]) == folder
-    except ValueError:  # different drives on Windows
-        return False
-
-
-def unified_diff(source: SourceFile, new_text: str) -> str:
-    old = source.text.splitlines(keepends=True)
-    new = new_text.splitlines(keepends=True)
-    lines = difflib.unified_diff(old, new, fromfile=f"a/{source.path}", tofile=f"b/{source.path}")
-    out = []
-    for line in lines:
-        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
-
-
 def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
-    codes = [r.code for r in _rules_for(settings, _per_file_ignored(path, settings))]
+    codes = [r.code for r in rules_for(settings, per_file_ignored(path, settings))]
     return cache.key(path, digest, codes, settings.with_edits)
 
 

@@ -210,3 +210,34 @@ def _signals_deferred():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def write_inside_tree(source: SourceFile, text: str, root: str) -> None:
+    """Write ``text`` over ``source`` unless a symlink leads it out of the tree
+    it was found in (the project ``root``)."""
+    target = _link_leaving_tree(source.path, root)
+    if target is not None:
+        raise SourceError(f"symlink points outside the project ({target}); not written")
+    write_atomic(source, text)
+
+
+def _link_leaving_tree(path: str, root: str) -> str | None:
+    """The real path when a symlink (the file itself or a folder on its way)
+    leads out of the tree it was found in, else None. The tree is the project
+    root, or the file's own folder when the path was named outside the root."""
+    absolute = os.path.abspath(path)
+    real = os.path.realpath(path)
+    if real == absolute:
+        return None
+    if _inside(absolute, os.path.abspath(root)):
+        tree = os.path.realpath(root)
+    else:
+        tree = os.path.realpath(os.path.dirname(absolute))
+    return None if _inside(real, tree) else real
+
+
+def _inside(path: str, folder: str) -> bool:
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:  # different drives on Windows
+        return False

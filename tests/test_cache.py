@@ -79,7 +79,7 @@ def run_uncached(files, settings):
     for path in files:
         report = FileReport(path=path)
         try:
-            findings, module = lint(read_source(path).text, path, runner._rules_for(settings, ()))
+            findings, module = lint(read_source(path).text, path, runner.rules_for(settings, ()))
             report.findings = detach(findings, module, settings.with_edits)
         except ParseError as exc:
             report.error = str(exc)

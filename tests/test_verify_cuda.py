@@ -16,13 +16,13 @@ import pytest
 
 pytest.importorskip("torch")
 
-from memlint.verify.cli import Options, _cuda_available, verify  # noqa: E402
+from memlint.verify.cli import Options, cuda_available, verify  # noqa: E402
 from memlint.verify.verdict import CPU_TENSOR, GRAPH, STEPS, TAIL, TENSOR, floor_for  # noqa: E402
 
 pytestmark = [
     pytest.mark.cuda,
     pytest.mark.slow,
-    pytest.mark.skipif(not _cuda_available(), reason="no CUDA device: the CUDA tier needs a GPU that torch can use"),
+    pytest.mark.skipif(not cuda_available(), reason="no CUDA device: the CUDA tier needs a GPU that torch can use"),
 ]
 
 pytest_plugins = ["pytester"]

@@ -46,7 +46,7 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.bindings import Bindings
 from memlint.analysis.callgraph import CallGraph
-from memlint.analysis.names import ImportTable, dotted_name
+from memlint.analysis.names import ImportTable, dotted_name, name_tokens
 
 
 class GradMode(enum.Enum):
@@ -283,8 +283,6 @@ class GradModeAnalysis:
         qn = self.names.call_name(item) or dotted_name(item.func) or ""
         if qn.startswith("torch"):
             return None
-        from memlint.analysis.loops import name_tokens  # loops imports this module
-
         if name_tokens(qn.rsplit(".", 1)[-1]) & _HELPER_CONTEXT_TOKENS:
             return GradMode.UNKNOWN
         return None

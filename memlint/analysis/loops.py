@@ -45,7 +45,7 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.aliases import alias_pairs, related
 from memlint.analysis.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.grad_mode import GradMode, context_mode
-from memlint.analysis.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions
+from memlint.analysis.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions, name_tokens
 from memlint.analysis.objects import ObjectTable
 from memlint.traversal import visit_fast
 
@@ -85,23 +85,6 @@ _GRAD_NAME_TOKENS = frozenset(
         "fgsm", "pgd", "integrated", "attribution", "attributions", "explain", "tta", "adapt", "smoothgrad",
     }
 )
-
-
-# ``testloader``, ``valset``: data names written as one word (the PyTorch
-# CIFAR tutorial's spelling) also yield their two halves.
-_COMPOUND_DATA = re.compile(r"(train|val|valid|test|eval|dev)(loader|loaders|dataloader|dl|ds|set|data)")
-
-
-def name_tokens(name: str) -> set[str]:
-    """``validateEpoch`` -> {"validate", "epoch"}; ``val_loader`` -> {"val", "loader"};
-    ``testloader`` -> {"testloader", "test", "loader"}."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    tokens = {t for t in re.split(r"[_\W\d]+", spaced.lower()) if t}
-    for t in list(tokens):
-        m = _COMPOUND_DATA.fullmatch(t)
-        if m:
-            tokens.update(m.groups())
-    return tokens
 
 
 _JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)

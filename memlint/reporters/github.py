@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memlint.reporters import severity
-from memlint.runner import FileReport
+from memlint.results import FileReport
 
 
 def escape_data(text: str) -> str:

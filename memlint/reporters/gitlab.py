@@ -13,7 +13,7 @@ import json
 from collections import Counter
 
 from memlint.reporters import relative_path, severity
-from memlint.runner import FileReport
+from memlint.results import FileReport
 
 _SEVERITY = {"error": "major", "warning": "minor"}
 

@@ -10,7 +10,7 @@ import json
 
 from memlint.reporters import relative_path, severity
 from memlint.rule import Safety
-from memlint.runner import FileReport
+from memlint.results import FileReport
 
 
 def _lines(path: str) -> list[str] | None:

@@ -6,7 +6,7 @@ import os
 
 from memlint.reporters.style import BOLD, CYAN, RED, Painter
 from memlint.rule import Finding, Safety
-from memlint.runner import FileReport
+from memlint.results import FileReport
 
 
 def _marker(f: Finding, unsafe_fixes: bool) -> str:

@@ -17,7 +17,7 @@ import libcst as cst
 
 from memlint.engine import ParseError, applicable_rules, lint, lint_module, parse_module
 from memlint.fixer import detach
-from memlint.notebook import CodeCell, Joined, _tolerating_broken_cells, join, to_cells
+from memlint.notebook import CodeCell, Joined, tolerating_broken_cells, join, to_cells
 from memlint.notebook_magics import mask_cell
 from memlint.rule import Finding, Rule
 
@@ -107,7 +107,7 @@ def lint_cells(cells: Sequence[tuple[int, str]], path: str, rules: Sequence[type
         return Program(joined, tuple(chosen), outcome)
 
     try:
-        program, result.problems = _tolerating_broken_cells(code_cells, check)
+        program, result.problems = tolerating_broken_cells(code_cells, check)
     except ParseError as exc:
         result.problems = [str(exc)]
         return result

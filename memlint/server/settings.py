@@ -20,7 +20,8 @@ from typing import Any
 from memlint.config import Config, ConfigError, load_config
 from memlint.registry import known_prefix
 from memlint.rule import Rule
-from memlint.runner import Settings, _per_file_ignored, _rules_for
+from memlint.results import Settings
+from memlint.runner import per_file_ignored, rules_for
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,6 @@ class SettingsStore:
             per_file_ignores=tuple((k, tuple(v)) for k, v in config.per_file_ignores.items()),
             root=str(config.root),
         )
-        rules = _rules_for(settings, _per_file_ignored(path, settings))
+        rules = rules_for(settings, per_file_ignored(path, settings))
         unsafe = config.unsafe_fixes if client.unsafe_fixes is None else client.unsafe_fixes
         return DocumentSettings(rules=tuple(rules), unsafe_fixes=unsafe)

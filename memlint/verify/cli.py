@@ -203,7 +203,7 @@ def verify(options: Options):
         raise UsageError(f"--launcher-arg: memlint sets {', '.join(own)} itself")
     if options.nproc_per_node > 1 and options.simulate:
         raise UsageError("--simulate runs one process: it cannot be combined with --nproc-per-node")
-    if options.device == "cuda" and not options.simulate and not _cuda_available():
+    if options.device == "cuda" and not options.simulate and not cuda_available():
         raise UsageError("--device cuda: no CUDA device is available to torch here")
     try:
         source = read_source(options.script)
@@ -302,7 +302,7 @@ def _gpu_possible() -> bool:
 _CUDA: bool | None = None
 
 
-def _cuda_available() -> bool:
+def cuda_available() -> bool:
     """Asked once, in a subprocess, and only for ``--device cuda``: importing
     torch in this process would cost seconds and initialise nothing we use."""
     global _CUDA

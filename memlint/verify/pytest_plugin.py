@@ -92,9 +92,9 @@ def _skip_unless_runnable(options) -> None:
     if importlib.util.find_spec("torch") is None:
         pytest.skip("memlint verify: torch is not installed")
     if options.device == "cuda" and not options.simulate:
-        from memlint.verify.cli import _cuda_available
+        from memlint.verify.cli import cuda_available
 
-        if not _cuda_available():
+        if not cuda_available():
             pytest.skip("memlint verify: no CUDA device")
 
 

@@ -1,0 +1,46 @@
+"""What a run is asked to do (:class:`Settings`) and what it finds in one file
+(:class:`FileReport`): the plain data passed between the runner, its worker
+processes, the notebook path, the cache and the reporters."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memlint.rule import Finding
+    from memlint.source import SourceFile
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    root: str = "."
+    mode: str = "check"  # check | fix | diff | add-noqa
+    unsafe_fixes: bool = False
+    with_edits: bool = False  # render fix edits (JSON/SARIF output)
+
+
+@dataclass
+class FileReport:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    fixed: list[Finding] = field(default_factory=list)  # fixes applied (or that --diff would apply)
+    error: str | None = None
+    diff: str = ""
+    digest: str | None = None  # sha256 of the bytes checked (for the cache)
+    noqa_added: int = 0  # findings silenced by --add-noqa
+
+
+def unified_diff(source: SourceFile, new_text: str) -> str:
+    old = source.text.splitlines(keepends=True)
+    new = new_text.splitlines(keepends=True)
+    lines = difflib.unified_diff(old, new, fromfile=f"a/{source.path}", tofile=f"b/{source.path}")
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(out)

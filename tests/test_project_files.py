@@ -1,0 +1,29 @@
+"""The project's own files agree with the package: one version source, the licence it declares."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import memlint
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_changelog_newest_release_is_the_package_version():
+    releases = re.findall(r"^## (\d+\.\d+\.\d+)\b", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
+    assert releases, "CHANGELOG.md lists no release heading (## X.Y.Z)"
+    assert releases[0] == memlint.__version__
+
+
+def test_version_is_read_from_the_package_only():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "memlint.__version__"}
+
+
+def test_license_file_matches_the_declared_license():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["license"] == {"text": "MIT"}
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
