@@ -57,7 +57,7 @@ def snapshot(root: Path) -> dict[Path, bytes]:
 
 
 def compiles(path: Path) -> bool:
-    from memlint.source import SourceError, read_source
+    from memlint.read.source import SourceError, read_source
 
     try:
         text = read_source(str(path)).text
@@ -99,8 +99,8 @@ def run_corpus(name: str, workdir: Path, select: str, jobs: int | None) -> dict:
         shutil.rmtree(copy)
     shutil.copytree(corpus.root, copy, ignore=shutil.ignore_patterns(".complete"))
 
-    from memlint.config import load_config
-    from memlint.discovery import discover
+    from memlint.find.config import load_config
+    from memlint.find.discovery import discover
 
     linted = len(list(discover([str(copy)], load_config(None, copy))))
     before = snapshot(copy)

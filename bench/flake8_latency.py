@@ -220,9 +220,9 @@ def plain_module(target_lines: int) -> str:
 
 
 def measure(path: Path, repeat: int) -> dict:
-    from memlint import flake8_plugin
-    from memlint.flake8_plugin import Flake8Checker
-    from memlint.engine import applicable_rules
+    from memlint.frontends import flake8_plugin
+    from memlint.frontends.flake8_plugin import Flake8Checker
+    from memlint.lint.engine import applicable_rules
 
     with open(path, encoding="utf-8") as fh:
         lines = fh.readlines()
@@ -278,7 +278,7 @@ def flake8_process_ms(path: Path, repeat: int) -> float:
 
 
 def import_ms() -> float:
-    code = "import time; t = time.perf_counter(); import memlint.flake8_plugin as p; p.all_rules(); print(time.perf_counter() - t)"
+    code = "import time; t = time.perf_counter(); import memlint.frontends.flake8_plugin as p; p.all_rules(); print(time.perf_counter() - t)"
     runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout) for _ in range(5)]
     return round(statistics.median(runs) * 1000, 1)
 

@@ -15,9 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from memlint import engine
-from memlint.engine import ParseError, applicable_rules, lint, rules_to_run
-from memlint.registry import select_rules
+from memlint.lint import engine
+from memlint.lint.engine import ParseError, applicable_rules, lint, rules_to_run
+from memlint.rule.registry import select_rules
 
 
 def check(folder: Path, rules) -> int:

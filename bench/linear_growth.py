@@ -14,7 +14,7 @@ code run too):
 
 For every file it measures, each in a fresh process (so that one
 measurement's memory does not carry into the next): libcst's parse alone, and
-``memlint.engine.lint`` with every rule (parse included), as wall time and
+``memlint.lint.engine.lint`` with every rule (parse included), as wall time and
 peak RSS (``ru_maxrss``) of the process, less the RSS of the process before
 the file was read (interpreter and imports). The growth exponent between two
 sizes is ``log(t2/t1) / log(n2/n1)``: 1.0 is linear, 2.0 quadratic.
@@ -123,8 +123,8 @@ SHAPES = {"function": function_body, "module": module_script, "class": classes}
 def _child(shape: str, n: int, what: str) -> dict:
     import libcst as cst
 
-    from memlint.engine import lint
-    from memlint.registry import select_rules
+    from memlint.lint.engine import lint
+    from memlint.rule.registry import select_rules
 
     rules = select_rules(None, [], [])
     text = SHAPES[shape](n)

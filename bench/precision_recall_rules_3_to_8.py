@@ -17,8 +17,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from memlint.engine import lint_text
-from memlint.registry import all_rules
+from memlint.lint.engine import lint_text
+from memlint.rule.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 CODES = {

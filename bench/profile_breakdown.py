@@ -80,11 +80,11 @@ def _patch(module, name: str, phases: PhaseClock, phase: str) -> None:
 
 def instrument(phases: PhaseClock) -> None:
     """Wrap the functions that make up each phase, where they are looked up."""
-    import memlint.engine as engine
-    import memlint.fixer as fixer
-    import memlint.positions as positions
-    import memlint.runner as runner
-    import memlint.traversal as traversal
+    import memlint.lint.engine as engine
+    import memlint.fix.fixer as fixer
+    import memlint.parse.positions as positions
+    import memlint.run.runner as runner
+    import memlint.parse.traversal as traversal
     from memlint.analysis.facts import ModuleFacts
 
     _patch(runner, "read_source", phases, "read")
@@ -173,9 +173,9 @@ class Patches:
 
 
 def switch_off(steps: list[str]) -> Patches:
-    import memlint.engine as engine
-    import memlint.traversal as traversal
-    import memlint.tree as tree
+    import memlint.lint.engine as engine
+    import memlint.parse.traversal as traversal
+    import memlint.parse.tree as tree
     from libcst.metadata import ParentNodeProvider, PositionProvider
 
     patches = Patches()
@@ -203,7 +203,7 @@ def switch_off(steps: list[str]) -> Patches:
 def ablation(files: list[str], settings, steps: list[str]) -> None:
     """Plain totals with everything on, then with each step (and all of them) off."""
     import memlint.rules  # noqa: F401  (imported before patching names)
-    from memlint.registry import all_rules
+    from memlint.rule.registry import all_rules
 
     all_rules()
     configs = [("all on", [])] + [(f"without {s}", [s]) for s in steps]
@@ -228,14 +228,14 @@ def ablation(files: list[str], settings, steps: list[str]) -> None:
 
 
 def files_of(paths: list[str]) -> list[str]:
-    from memlint.config import Config
-    from memlint.discovery import discover
+    from memlint.find.config import Config
+    from memlint.find.discovery import discover
 
     return list(discover(paths, Config(root=Path.cwd())))
 
 
 def lint_all(files: list[str], settings) -> tuple[list, dict[str, float]]:
-    from memlint.runner import process_file
+    from memlint.run.runner import process_file
 
     reports, per_file = [], {}
     for path in files:
@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     if not paths:
         parser.error("give PATHs or --corpus")
     from memlint.reporters import get_reporter
-    from memlint.runner import Settings
+    from memlint.run.runner import Settings
 
     settings = Settings(select=tuple(args.select.split(",")) if args.select else None)
     files = files_of(paths)
@@ -351,11 +351,11 @@ def per_rule(files: list[str], settings) -> None:
     from libcst.metadata import MetadataWrapper
 
     from memlint.analysis.facts import ModuleFacts
-    from memlint.engine import applicable_rules, parse_module
+    from memlint.lint.engine import applicable_rules, parse_module
     from memlint.rule import RuleContext
-    from memlint.runner import rules_for
-    from memlint.source import read_source
-    from memlint.traversal import run_batched
+    from memlint.run.runner import rules_for
+    from memlint.read.source import read_source
+    from memlint.parse.traversal import run_batched
 
     rules = rules_for(settings, ())
     own: dict[str, float] = defaultdict(float)

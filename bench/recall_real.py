@@ -224,7 +224,7 @@ def fetch(inst: Instance, files: Path, timeout: float = 20.0) -> str:
 
 
 def lint(present: dict[tuple[str, str], Path], select: list[str] | None, jobs: int) -> tuple[list[Hit], list[str]]:
-    from memlint.runner import Settings, run
+    from memlint.run.runner import Settings, run
 
     keys = sorted(present)
     settings = Settings(select=tuple(select) if select else None)

@@ -280,8 +280,8 @@ def gate_check(corpus: Corpus, src: Path, timeout: float) -> GateCheck:
     and one with it off (compared in full: path, place, code, message, fix)."""
     counter = (
         "import json, pathlib, sys\n"
-        "from memlint.engine import applicable_rules, rules_to_run\n"
-        "from memlint.registry import select_rules\n"
+        "from memlint.lint.engine import applicable_rules, rules_to_run\n"
+        "from memlint.rule.registry import select_rules\n"
         "rules = select_rules(); pre = gated = n = 0\n"
         "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')):\n"
         "    n += 1; t = p.read_text(encoding='utf-8', errors='replace')\n"

@@ -35,7 +35,7 @@ EDITED_LINE = "    batch_size: int = 128\n"  # the edit retypes this number
 def engine_ms(text: str, repeat: int) -> float:
     """The server's lint of the text in this process, without the protocol:
     what the engine costs, so the rest is the server's own overhead."""
-    from memlint.registry import select_rules
+    from memlint.rule.registry import select_rules
     from memlint.server.linting import lint_document
 
     rules = select_rules()

@@ -18,8 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 from memlint.analysis.gate import GateFacts, enabled_by_gate
-from memlint.engine import ParseError, applicable_rules, lint_module, parse_module, python_tree
-from memlint.registry import select_rules
+from memlint.lint.engine import ParseError, applicable_rules, lint_module, parse_module, python_tree
+from memlint.rule.registry import select_rules
 
 
 def main(argv: list[str] | None = None) -> int:

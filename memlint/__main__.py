@@ -1,5 +1,5 @@
 import sys
 
-from memlint.cli import main
+from memlint.frontends.cli import main
 
 sys.exit(main())

@@ -6,7 +6,7 @@ import libcst as cst
 
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.names import dotted_name
-from memlint.expr_edits import call_method
+from memlint.fix.expr_edits import call_method
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
 

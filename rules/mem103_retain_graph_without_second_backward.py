@@ -6,7 +6,7 @@ import libcst as cst
 
 from memlint.analysis.history import H
 from memlint.analysis.retained_graph import RetainedGraph
-from memlint.call_args import keyword_arg, remove_arg
+from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 

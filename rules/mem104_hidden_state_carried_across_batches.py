@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
-from memlint.statement_edits import statement
+from memlint.fix.statement_edits import statement
 
 
 class HiddenStateCarriedAcrossBatches(Rule):

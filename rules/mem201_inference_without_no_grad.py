@@ -8,9 +8,9 @@ from memlint.analysis.callgraph import bound_params
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.history import MAYBE as _NONE, H
 from memlint.analysis.names import dotted_name, flat_targets, mentions
-from memlint.expr_edits import add_decorator, parse_expr
+from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
-from memlint.statement_edits import wrap_in_with
+from memlint.fix.statement_edits import wrap_in_with
 
 
 _SHARED_LOOP_MESSAGE = (

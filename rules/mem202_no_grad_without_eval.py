@@ -7,7 +7,7 @@ import libcst as cst
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.names import dotted_name
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
-from memlint.statement_edits import statement
+from memlint.fix.statement_edits import statement
 
 _FLAGGED = ("train-trained", "default-trained", "default-fresh")
 

@@ -8,7 +8,7 @@ from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.loops import ends_with_jump, is_eval_name
 from memlint.analysis.names import dotted_name
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.statement_edits import statement
+from memlint.fix.statement_edits import statement
 
 
 def _last_iteration_test(test: cst.BaseExpression, target: cst.BaseExpression) -> bool:

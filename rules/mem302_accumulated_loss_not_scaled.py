@@ -8,7 +8,7 @@ from memlint.analysis.accumulation import accumulating_steps
 from memlint.analysis.names import dotted_name
 from memlint.analysis.training_verbs import Verb
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 _NORMALISING_METHODS = frozenset({"div", "div_", "mul", "mul_", "true_divide", "divide", "multiply"})
 _REDUCTIONS = frozenset({"mean", "sum"})

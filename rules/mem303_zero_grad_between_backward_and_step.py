@@ -6,8 +6,8 @@ import libcst as cst
 
 from memlint.analysis.training_verbs import Verb, VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.statement_edits import StatementEdits, bare, call_statement_only
-from memlint.traversal import visit_fast
+from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
+from memlint.parse.traversal import visit_fast
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):

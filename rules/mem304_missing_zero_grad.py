@@ -9,7 +9,7 @@ import libcst as cst
 from memlint.analysis.names import dotted_name
 from memlint.analysis.training_verbs import VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 # ``reset_grad()``, ``zero_grads(params)``, ``clear_grad(model)``: helpers we
 # cannot see into that clear gradients by their name.

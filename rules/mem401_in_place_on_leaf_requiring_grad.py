@@ -9,7 +9,7 @@ from memlint.analysis.frozen import ever_frozen, parameter_loop_targets
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.leaves import creates_leaf
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.statement_edits import wrap_in_with
+from memlint.fix.statement_edits import wrap_in_with
 
 def _literal(expr: cst.BaseExpression, value: str) -> bool:
     return isinstance(expr, cst.Name) and expr.value == value

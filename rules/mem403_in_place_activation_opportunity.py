@@ -13,7 +13,7 @@ from memlint.analysis.activations import (
     runs_inplace,
     sequential_elements,
 )
-from memlint.call_args import append_keyword
+from memlint.fix.call_args import append_keyword
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 _ACTIVATIONS = {"ReLU": 0, "ReLU6": 0, "SiLU": 0, "LeakyReLU": 1}

@@ -9,7 +9,7 @@ import libcst as cst
 
 from memlint.analysis.loops import ends_with_jump
 from memlint.analysis.names import dotted_name
-from memlint.call_args import (
+from memlint.fix.call_args import (
     append_keyword,
     has_star_args,
     has_star_kwargs,
@@ -19,7 +19,7 @@ from memlint.call_args import (
     prepend_positional,
 )
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 # Deprecated module -> (its torch.amp counterpart, device type, names it holds
 # that have a torch.amp replacement).

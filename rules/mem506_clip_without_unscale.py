@@ -6,7 +6,7 @@ import libcst as cst
 
 from memlint.analysis.training_verbs import VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.statement_edits import StatementEdits, statement
+from memlint.fix.statement_edits import StatementEdits, statement
 
 
 class ClipWithoutUnscale(Rule):

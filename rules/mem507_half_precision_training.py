@@ -11,7 +11,7 @@ from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 _HALF_DTYPES = frozenset({"torch.float16", "torch.half"})
 _HALF_TYPES = frozenset({"torch.float16", "torch.half", "torch.HalfTensor", "torch.cuda.HalfTensor"})

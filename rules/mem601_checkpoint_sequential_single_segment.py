@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.call_args import keyword_arg
+from memlint.fix.call_args import keyword_arg
 from memlint.rule import Invalid, Rule, Safety, Valid
 
 CHECKPOINT_SEQUENTIAL = "torch.utils.checkpoint.checkpoint_sequential"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.call_args import append_keyword, has_star_kwargs, keyword_arg, positional_args
+from memlint.fix.call_args import append_keyword, has_star_kwargs, keyword_arg, positional_args
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 # Qualified name -> how many positional arguments fill the parameters before

@@ -9,7 +9,7 @@ from memlint.analysis.loops import jumps
 from memlint.analysis.names import dotted_name, mentions
 from memlint.analysis.objects import Kind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 _SAVES = frozenset({"torch.save", "save", "save_checkpoint", "safetensors.torch.save_file"})
 

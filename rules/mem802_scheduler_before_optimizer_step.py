@@ -9,8 +9,8 @@ from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import Verb, VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.statement_edits import StatementEdits, bare, call_statement_only
-from memlint.traversal import visit_fast
+from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
+from memlint.parse.traversal import visit_fast
 
 
 def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:

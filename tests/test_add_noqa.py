@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from memlint.add_noqa import add_noqa
-from memlint.engine import lint
-from memlint.registry import select_rules
+from memlint.lint.add_noqa import add_noqa
+from memlint.lint.engine import lint
+from memlint.rule.registry import select_rules
 
 
 def _silenced(text):

@@ -3,7 +3,7 @@
 import libcst as cst
 
 from memlint.analysis.blocks import Blocks
-from memlint.traversal import ParentMap
+from memlint.parse.traversal import ParentMap
 
 SOURCE = """\
 import gc

@@ -8,10 +8,10 @@ import textwrap
 import libcst as cst
 import pytest
 
-from memlint import engine
+from memlint.lint import engine
 from memlint.analysis.gate import GateFacts, enabled_by_gate
-from memlint.engine import ParseError, applicable_rules, lint
-from memlint.registry import select_rules
+from memlint.lint.engine import ParseError, applicable_rules, lint
+from memlint.rule.registry import select_rules
 from memlint.rule import Rule
 
 

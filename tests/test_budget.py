@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from memlint import budget
-from memlint.budget import BudgetExceeded, file_budget, tick
-from memlint.engine import lint
-from memlint.flake8_plugin import Flake8Checker
-from memlint.registry import select_rules
+from memlint.parse import budget
+from memlint.parse.budget import BudgetExceeded, file_budget, tick
+from memlint.lint.engine import lint
+from memlint.frontends.flake8_plugin import Flake8Checker
+from memlint.rule.registry import select_rules
 
 _spec = importlib.util.spec_from_file_location(
     "linear_growth", Path(__file__).resolve().parent.parent / "bench" / "linear_growth.py"

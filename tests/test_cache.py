@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import memlint.runner as runner
-from memlint.cache import FindingsCache, cacheable, hash_sources, resolve_cache_dir
+import memlint.run.runner as runner
+from memlint.run.cache import FindingsCache, cacheable, hash_sources, resolve_cache_dir
 from memlint.rule import Edit, Finding, Fix, Safety
-from memlint.runner import FileReport, Settings, run
+from memlint.run.runner import FileReport, Settings, run
 
 LEAKY = textwrap.dedent(
     """\
@@ -71,9 +71,9 @@ def test_warm_run_reads_every_report_from_the_cache(tmp_path, no_processing):
 
 def run_uncached(files, settings):
     """Reports straight from the engine, bypassing the runner (patched above)."""
-    from memlint.engine import ParseError, lint
-    from memlint.fixer import detach
-    from memlint.source import read_source
+    from memlint.lint.engine import ParseError, lint
+    from memlint.fix.fixer import detach
+    from memlint.read.source import read_source
 
     reports = []
     for path in files:

@@ -3,7 +3,7 @@
 import libcst as cst
 import pytest
 
-from memlint.call_args import (
+from memlint.fix.call_args import (
     append_keyword,
     has_star_kwargs,
     keyword_arg,

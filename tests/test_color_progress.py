@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from memlint.progress import Progress
+from memlint.reporters.progress import Progress
 from conftest import memlint_exe
 
 LEAKY = "import torch\n\ndef f(loader, optimizer):\n    for x in loader:\n        optimizer.step()\n        torch.cuda.empty_cache()\n"

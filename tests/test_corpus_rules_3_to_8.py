@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memlint.engine import lint_text, parse_module
-from memlint.fixer import fix_text
-from memlint.registry import all_rules
+from memlint.lint.engine import lint_text, parse_module
+from memlint.fix.fixer import fix_text
+from memlint.rule.registry import all_rules
 
 CORPUS = Path(__file__).parent / "corpus"
 CODES = {

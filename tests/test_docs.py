@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from memlint import DOCS_URL, rule_doc_url
-from memlint.registry import all_rules
+from memlint.rule.registry import all_rules
 from memlint.reporters import sarif
 from memlint.server.rule_links import rule_link
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memlint import flake8_plugin
-from memlint.flake8_plugin import Flake8Checker
-from memlint.registry import all_rules
+from memlint.frontends import flake8_plugin
+from memlint.frontends.flake8_plugin import Flake8Checker
+from memlint.rule.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMLINT = [str(Path(sys.executable).with_name("memlint"))]
@@ -212,12 +212,12 @@ def run_checker(text, filename="t.py"):
 
 
 def test_text_libcst_cannot_parse_yields_nothing(monkeypatch):
-    from memlint.engine import ParseError
+    from memlint.lint.engine import ParseError
 
     def refuse(text, python_tree=None):
         raise ParseError("syntax error at 1:1: libcst says no")
 
-    monkeypatch.setattr("memlint.engine.parse_module", refuse)
+    monkeypatch.setattr("memlint.lint.engine.parse_module", refuse)
     assert run_checker(LEAKY) == []
 
 

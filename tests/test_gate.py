@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from memlint import engine
-from memlint.engine import lint
-from memlint.fixer import fix_text
-from memlint.flake8_plugin import Flake8Checker
-from memlint.registry import all_rules
+from memlint.lint import engine
+from memlint.lint.engine import lint
+from memlint.fix.fixer import fix_text
+from memlint.frontends.flake8_plugin import Flake8Checker
+from memlint.rule.registry import all_rules
 from test_robustness_fuzz import MUTATIONS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from memlint import budget
-from memlint.engine import lint
-from memlint.registry import select_rules
+from memlint.parse import budget
+from memlint.lint.engine import lint
+from memlint.rule.registry import select_rules
 
 _spec = importlib.util.spec_from_file_location(
     "linear_growth", Path(__file__).resolve().parent.parent / "bench" / "linear_growth.py"

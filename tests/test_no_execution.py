@@ -89,7 +89,7 @@ def test_in_process_api_imports_no_torch_and_nothing_from_the_project(tmp_path):
     proj, markers, shadow = _plant(tmp_path)
     probe = (
         "import sys\n"
-        "from memlint.cli import main\n"
+        "from memlint.frontends.cli import main\n"
         "for args in (['check'], ['check', '--fix', '--unsafe-fixes']):\n"
         f"    main(args + ['--no-cache', '--select', 'ALL', '-q', '-j', '1', {str(proj)!r}])\n"
         "torch = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))\n"

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlint.notebook_json import replace_sources, source_spans, split_source
-from memlint.engine import lint_text
-from memlint.registry import all_rules
-from memlint.notebook_magics import mask_cell, unmask
+from memlint.read.notebook_json import replace_sources, source_spans, split_source
+from memlint.lint.engine import lint_text
+from memlint.rule.registry import all_rules
+from memlint.read.notebook_magics import mask_cell, unmask
 
 LOOP = "for x, y in loader:\n    loss = model(x)\n    torch.cuda.empty_cache()\n    print(loss.item())"
 LOOP_FIXED = "for x, y in loader:\n    loss = model(x)\n    print(loss.item())"
@@ -24,7 +24,7 @@ LOOP_FIXED = "for x, y in loader:\n    loss = model(x)\n    print(loss.item())"
 def memlint_cli(tmp_path, monkeypatch, capsys):
     """`memlint` in this process (the subprocess tests cover the installed
     command; these cover the behaviour without paying for an interpreter)."""
-    from memlint.cli import main
+    from memlint.frontends.cli import main
 
     def run(*args):
         monkeypatch.chdir(tmp_path)
@@ -271,9 +271,9 @@ def test_fix_keeps_mode_and_exit_non_zero_on_fix(tmp_path, run_memlint):
 
 
 def test_fix_refuses_when_file_changed_on_disk(tmp_path, monkeypatch):
-    from memlint import notebook as nbmod
-    from memlint.registry import select_rules
-    from memlint.runner import Settings
+    from memlint.run import notebook as nbmod
+    from memlint.rule.registry import select_rules
+    from memlint.run.runner import Settings
 
     path = write_nb(tmp_path, leaky_notebook())
     real_fix = nbmod.fix_text
@@ -411,8 +411,8 @@ def as_two_cells(source):
 
 @pytest.mark.parametrize("rule, example", FIXABLE)
 def test_notebook_matches_file_check_and_fix(tmp_path, rule, example):
-    from memlint.notebook import process_notebook
-    from memlint.runner import Settings
+    from memlint.run.notebook import process_notebook
+    from memlint.run.runner import Settings
 
     cells = as_two_cells(example.source)
     path = write_nb(tmp_path, notebook(markdown("# example"), *[code(c) for c in cells]))
@@ -438,8 +438,8 @@ VALID = [
 
 @pytest.mark.parametrize("rule, example", VALID)
 def test_valid_examples_stay_silent_in_notebooks(tmp_path, rule, example):
-    from memlint.notebook import process_notebook
-    from memlint.runner import Settings
+    from memlint.run.notebook import process_notebook
+    from memlint.run.runner import Settings
 
     path = write_nb(tmp_path, notebook(*[code(c) for c in as_two_cells(example.source)]))
     report = process_notebook(str(path), Settings(select=(rule.code,), root=str(tmp_path)), [rule])

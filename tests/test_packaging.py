@@ -35,4 +35,4 @@ def test_wheel_contains_every_subpackage(tmp_path):
     assert any("torch" in r and 'extra == "verify"' in r for r in requires)
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     entries = zipfile.ZipFile(wheel).read(entry).decode()
-    assert "memlint = memlint.cli:main" in entries and "flake8.extension" in entries
+    assert "memlint = memlint.frontends.cli:main" in entries and "flake8.extension" in entries

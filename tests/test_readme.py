@@ -5,8 +5,8 @@ in test_docs.py), and the reference material lives in docs/."""
 import re
 from pathlib import Path
 
-from memlint.cli import build_parser
-from memlint.rule_table import END, START, render_rule_table
+from memlint.frontends.cli import build_parser
+from memlint.rule.table import END, START, render_rule_table
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -18,10 +18,11 @@ import sys
 
 import pytest
 
-from memlint import cli, runner
-from memlint.engine import ParseError, parse_module
-from memlint.runner import Settings, process_file
-from memlint.source import MAX_FILE_BYTES, SourceError, decode_source, read_source, write_atomic
+from memlint.frontends import cli
+from memlint.run import runner
+from memlint.lint.engine import ParseError, parse_module
+from memlint.run.runner import Settings, process_file
+from memlint.read.source import MAX_FILE_BYTES, SourceError, decode_source, read_source, write_atomic
 
 LOOP = "import torch\nfor batch in loader:\n    step(batch)\n    torch.cuda.empty_cache()\n    log(batch)\n"
 REMOVED = "    torch.cuda.empty_cache()"
@@ -411,8 +412,8 @@ def test_nesting_guard_accepts_deep_but_real_code():
 
 
 def test_lone_cr_text_round_trips_through_the_fixer():
-    from memlint.fixer import fix_text
-    from memlint.registry import select_rules
+    from memlint.fix.fixer import fix_text
+    from memlint.rule.registry import select_rules
 
     text = LOOP.replace("\n", "\r")
     result = fix_text(text, "x.py", select_rules(["MEM702"]))

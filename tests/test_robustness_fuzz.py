@@ -32,10 +32,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
-from memlint import cli
-from memlint.engine import ParseError, lint_text
-from memlint.fixer import fix_text
-from memlint.registry import all_rules
+from memlint.frontends import cli
+from memlint.lint.engine import ParseError, lint_text
+from memlint.fix.fixer import fix_text
+from memlint.rule.registry import all_rules
 
 # hypothesmith compiles what it generates; its code's warnings are not ours.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")

@@ -19,8 +19,8 @@ import time
 import pytest
 
 from conftest import memlint_exe
-from memlint.fixer import fix_text
-from memlint.registry import select_rules
+from memlint.fix.fixer import fix_text
+from memlint.rule.registry import select_rules
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -132,7 +132,7 @@ def _zombie(pid: int) -> bool:
 def test_worker_that_dies_takes_only_its_file_down(tmp_path, monkeypatch):
     """A worker killed by a crash in native code (here: SIGKILL to itself) or
     by the OOM killer breaks the pool; the run goes on and names the file."""
-    from memlint import runner
+    from memlint.run import runner
 
     real = runner.process_file
 

@@ -22,8 +22,8 @@ import warnings
 
 import pytest
 
-from memlint.runner import Settings, run
-from memlint.source import SourceError, read_source
+from memlint.run.runner import Settings, run
+from memlint.read.source import SourceError, read_source
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from memlint.registry import all_rules
+from memlint.rule.registry import all_rules
 from memlint.rule import DOC_SECTIONS, Safety
 
 RULES_MD = Path(__file__).resolve().parents[2] / "shared" / "RULES.md"

@@ -3,9 +3,9 @@
 import pytest
 import libcst as cst
 
-from memlint.engine import lint_text
-from memlint.fixer import fix_text
-from memlint.registry import all_rules
+from memlint.lint.engine import lint_text
+from memlint.fix.fixer import fix_text
+from memlint.rule.registry import all_rules
 
 INVALID = [
     pytest.param(rule, i, ex, id=f"{rule.code}-invalid-{i}")

@@ -26,8 +26,8 @@ from server_client import (  # noqa: E402
 )
 
 from memlint import rule_doc_url  # noqa: E402
-from memlint.fixer import fix_text  # noqa: E402
-from memlint.registry import rule_by_code, select_rules  # noqa: E402
+from memlint.fix.fixer import fix_text  # noqa: E402
+from memlint.rule.registry import rule_by_code, select_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -440,7 +440,7 @@ async def test_fix_all_in_a_notebook_gives_check_fix_result(client, tmp_path):
 
 
 CRASHING_RULE = """\
-from memlint.registry import rule_by_code
+from memlint.rule.registry import rule_by_code
 
 def _boom(self, node):
     raise RuntimeError("planted bug")

@@ -4,9 +4,9 @@ whose only finding it is."""
 
 import pytest
 
-from memlint.engine import lint
-from memlint.fixer import fix_text, single_fix_edits
-from memlint.registry import all_rules
+from memlint.lint.engine import lint
+from memlint.fix.fixer import fix_text, single_fix_edits
+from memlint.rule.registry import all_rules
 
 CASES = [
     pytest.param(rule, example, id=f"{rule.code}-{i}")

@@ -1,8 +1,8 @@
-"""memlint/statement_edits.py: moving statements with their comments."""
+"""memlint/fix/statement_edits.py: moving statements with their comments."""
 
 import libcst as cst
 
-from memlint.statement_edits import StatementEdits, bare, call_statement_only, statement, wrap_in_with
+from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only, statement, wrap_in_with
 
 SRC = """\
 for x in loader:

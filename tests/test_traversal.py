@@ -8,12 +8,12 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from memlint.engine import lint_module
-from memlint.registry import all_rules
+from memlint.lint.engine import lint_module
+from memlint.rule.registry import all_rules
 from libcst._position import CodePosition, CodeRange
 
-from memlint.positions import LazyPositions, syntactic_ranges
-from memlint.traversal import (
+from memlint.parse.positions import LazyPositions, syntactic_ranges
+from memlint.parse.traversal import (
     TRIVIA,
     ParentMap,
     TreeIndex,
@@ -305,7 +305,7 @@ def test_rules_report_the_same_as_under_libcst_traversal(rule, source, monkeypat
     rules = [r for r in all_rules() if r.default_enabled or r is rule]
     fast = lint_module(cst.parse_module(source), source, "x.py", rules)
 
-    import memlint.engine as engine
+    import memlint.lint.engine as engine
 
     monkeypatch.setattr(engine, "run_batched", lambda wrapper, visitors, source=None: wrapper.visit_batched(visitors))
     slow = lint_module(cst.parse_module(source), source, "x.py", rules)

@@ -50,9 +50,9 @@ def _grows(run, meter):
     ],
 )
 def test_hand_written_twins_are_what_memlint_fixes_produce(name):
-    from memlint.fixer import fix_text
-    from memlint.registry import select_rules
-    from memlint.source import read_source
+    from memlint.fix.fixer import fix_text
+    from memlint.rule.registry import select_rules
+    from memlint.read.source import read_source
 
     source = read_source(str(VERIFY / f"{name}.py"))
     fixed = fix_text(source.text, source.path, select_rules())

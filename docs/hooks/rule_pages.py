@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 from memlint import DOCS_URL, rule_doc_url
-from memlint.registry import all_rules
+from memlint.rule.registry import all_rules
 from memlint.rule import Rule, Safety
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.names import dotted_name
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 
 def alias_pairs(scope: cst.CSTNode) -> frozenset[tuple[str, str]]:

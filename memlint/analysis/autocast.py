@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.names import ImportTable
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 AUTOCAST_NAMES = frozenset(
     {

@@ -32,7 +32,7 @@ import libcst as cst
 
 from memlint.analysis.names import dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.training_verbs import VerbKind
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 _GRADIENT_KEYWORDS = ("gradient", "grad_tensors", "gradients")
 

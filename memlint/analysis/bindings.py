@@ -29,7 +29,7 @@ from collections import defaultdict
 import libcst as cst
 
 from memlint.analysis.names import ImportTable, dotted_name
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 # Calls that return their receiver (or a copy of its kind): ``Net().cuda()``.
 _PASS_THROUGH = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval"})

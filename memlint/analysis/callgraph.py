@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Iterator, Sequence, Union
 
 import libcst as cst
-from memlint.traversal import ParentMap, tree_index
+from memlint.parse.traversal import ParentMap, tree_index
 
 Scope = Union[cst.FunctionDef, cst.Module]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.names import flat_targets
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 
 def plain_number_attributes(cls: cst.ClassDef) -> frozenset[str]:

@@ -18,7 +18,7 @@ import libcst as cst
 
 from memlint.analysis.backward_proof import entry_container
 from memlint.analysis.names import dotted_name
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 _MAPPING_METHODS = frozenset({"items", "keys", "values", "update", "get", "setdefault", "pop"})
 _CONTAINER_DISPLAYS = (cst.Dict, cst.List, cst.Tuple, cst.Set, cst.DictComp, cst.ListComp, cst.SetComp)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.names import ImportTable, dotted_name
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 
 def _to_cpu(call: cst.Call) -> bool | None:

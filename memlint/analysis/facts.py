@@ -92,7 +92,7 @@ class ModuleFacts:
         """A statement's place in its block, what comes before and after it
         (analysis/blocks.py)."""
         from memlint.analysis.blocks import Blocks
-        from memlint.traversal import ParentMap
+        from memlint.parse.traversal import ParentMap
 
         return Blocks(ParentMap(self.module))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.names import dotted_name
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 _WRAPPERS = frozenset({"list", "tuple", "reversed", "tqdm", "iter"})
 _HELPERS = frozenset({"requires_grad", "set_requires_grad"})

@@ -32,14 +32,14 @@ from memlint.analysis.activations import (
     OUTPUT_SAVING_MODULES,
     OUTPUT_SAVING_WHEN_INPLACE,
 )
-from memlint.analysis.grad_mode import _LIGHTNING_NO_GRAD_HOOKS
+from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 from memlint.analysis.loops import name_tokens
 from memlint.analysis.module_params import PARAMETER_ATTRS
 
 _BACKWARD = frozenset({"backward", "manual_backward"})
 # grad_mode: what turns recording off (context managers, decorators, the
 # Lightning hooks run under no_grad).
-_GRAD_OFF = frozenset({"no_grad", "inference_mode", "set_grad_enabled"}) | _LIGHTNING_NO_GRAD_HOOKS
+_GRAD_OFF = frozenset({"no_grad", "inference_mode", "set_grad_enabled"}) | LIGHTNING_NO_GRAD_HOOKS
 _SAVING_MODULES = OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
 # Ops whose output autograd saves (MEM402), by their last name.
 _SAVES_OUTPUT = frozenset(

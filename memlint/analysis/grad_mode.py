@@ -56,7 +56,7 @@ class GradMode(enum.Enum):
 
 
 _OFF = frozenset({"no_grad", "inference_mode"})
-_LIGHTNING_NO_GRAD_HOOKS = frozenset(
+LIGHTNING_NO_GRAD_HOOKS = frozenset(
     {
         "validation_step",
         "test_step",
@@ -142,7 +142,7 @@ def _yields(fn: cst.FunctionDef) -> list[cst.Yield]:
         def visit_Yield(self, node: cst.Yield) -> None:
             found.append(node)
 
-    from memlint.traversal import visit_fast
+    from memlint.parse.traversal import visit_fast
 
     visit_fast(fn, _V())
     return found
@@ -178,7 +178,7 @@ class GradModeAnalysis:
             cls = calls.class_of.get(fn)
             if cls is None:
                 continue
-            if fn.name.value in _LIGHTNING_NO_GRAD_HOOKS:
+            if fn.name.value in LIGHTNING_NO_GRAD_HOOKS:
                 self._decorated.setdefault(fn, GradMode.DISABLED)
             elif fn.name.value == "_forward" and _is_pipeline(cls):
                 self._decorated.setdefault(fn, GradMode.DISABLED)

@@ -38,7 +38,7 @@ import libcst as cst
 from memlint.analysis.graph_reach import CUTTING_ATTRIBUTES, CUTTING_FUNCTIONS, CUTTING_METHODS
 from memlint.analysis.loops import DATA_TOKENS
 from memlint.analysis.names import dotted_name
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 # Results that are new leaves, whatever their arguments hold.
 _FACTORIES = frozenset(

@@ -26,7 +26,7 @@ import libcst as cst
 
 from memlint.analysis.bindings import Bindings
 from memlint.analysis.names import dotted_name
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 Pos = Callable[[cst.CSTNode], tuple[int, int]]
 

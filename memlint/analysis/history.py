@@ -44,7 +44,7 @@ from memlint.analysis.grad_mode import GradMode, GradModeAnalysis
 from memlint.analysis.names import ImportTable, dotted_name, flat_targets, mentions
 from memlint.analysis.objects import Kind, ObjectTable
 from memlint.analysis.undo_env import ABSENT, UndoEnv
-from memlint.budget import tick
+from memlint.parse.budget import tick
 
 
 class H(enum.Enum):
@@ -357,7 +357,7 @@ class _Walker:
         self.depth = 0
         self.last_args: dict[cst.Call, list[Val]] = {}
         if isinstance(scope, cst.FunctionDef):
-            for name in _param_names(scope):
+            for name in param_names(scope):
                 self.env[name] = (args or {}).get(name, MAYBE)
 
     def run(self) -> Val:
@@ -901,7 +901,7 @@ def _join_value(k: str, va: Val, vb: Val, after_loop: bool = False) -> Val:
     return join(va, vb)
 
 
-def _param_names(fn: cst.FunctionDef) -> list[str]:
+def param_names(fn: cst.FunctionDef) -> list[str]:
     p = fn.params
     names = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
     for star in (p.star_arg, p.star_kwarg):

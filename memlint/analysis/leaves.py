@@ -22,7 +22,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.callgraph import bound_params
-from memlint.analysis.history import _param_names
+from memlint.analysis.history import param_names
 from memlint.analysis.loops import local_names
 from memlint.analysis.names import ImportTable, dotted_name
 
@@ -76,7 +76,7 @@ class LeafTable:
         owner = self.facts.calls.owner.get(fn)
         while isinstance(owner, cst.FunctionDef):
             if not self._is_global_in(name, owner):
-                return [] if name in _param_names(owner) else self.facts.bindings.values_in(name, owner)
+                return [] if name in param_names(owner) else self.facts.bindings.values_in(name, owner)
             owner = self.facts.calls.owner.get(owner)
         return self._module_values(name)
 
@@ -95,7 +95,7 @@ class LeafTable:
         if isinstance(scope, cst.FunctionDef) and not self._is_global_in(key, scope):
             values = bindings.values_in(key, scope)
             fn = scope
-            if not values and key in _param_names(scope):
+            if not values and key in param_names(scope):
                 return self._passed_leaf_lists(key, scope)
         elif isinstance(scope, cst.FunctionDef):
             values = self._outer_values(key, scope)

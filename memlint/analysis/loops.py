@@ -47,7 +47,7 @@ from memlint.analysis.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.grad_mode import GradMode, context_mode
 from memlint.analysis.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions, name_tokens
 from memlint.analysis.objects import ObjectTable
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 Loop = Union[cst.For, cst.While]
 

@@ -30,10 +30,10 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.frozen import ever_frozen
-from memlint.analysis.history import _param_names
+from memlint.analysis.history import param_names
 from memlint.analysis.loops import name_tokens
 from memlint.analysis.objects import Kind
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 PARAMETER_ATTRS = frozenset({"weight", "bias"})
 _NOT_A_MODULE = frozenset({"data", "grad", "shape", "T", "mT"})
@@ -161,5 +161,5 @@ class ParameterWrites:
 
     def _is_parameter(self, name: str, at: cst.CSTNode) -> bool:
         fn = self.facts.objects.scope_of(at)
-        return isinstance(fn, cst.FunctionDef) and name in _param_names(fn)
+        return isinstance(fn, cst.FunctionDef) and name in param_names(fn)
 

@@ -14,7 +14,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -42,7 +42,7 @@ def flat_targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
 
 def mentions(expr: cst.CSTNode, key: str) -> bool:
     """Whether the dotted name ``key`` (``self.h``) occurs anywhere in ``expr``."""
-    from memlint.traversal import visit_fast
+    from memlint.parse.traversal import visit_fast
 
     found: list[cst.CSTNode] = []
 

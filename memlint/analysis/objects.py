@@ -50,7 +50,7 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.bindings import parameters_owners
 from memlint.analysis.callgraph import CallGraph, Scope
 from memlint.analysis.names import ImportTable, dotted_name, is_lightning_module
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 
 class Kind(enum.Enum):

@@ -24,7 +24,7 @@ from memlint.analysis.callgraph import Scope
 from memlint.analysis.history import H
 from memlint.analysis.loops import LoopInfo
 from memlint.analysis.names import dotted_name, flat_targets
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 _TENSOR_CREATORS = frozenset(
     {"zeros", "ones", "randn", "rand", "empty", "full", "zeros_like", "ones_like", "randn_like", "new_zeros", "new_ones", "new_empty", "new_full", "tensor"}

@@ -38,7 +38,7 @@ import libcst as cst
 
 from memlint.analysis.callgraph import bound_params
 from memlint.analysis.graph_origins import Origins, dominates, graph_origins
-from memlint.analysis.history import H, _param_names
+from memlint.analysis.history import H, param_names
 from memlint.analysis.names import dotted_name, mentions
 
 # Reads of a graph tensor after its backward that do not reach the graph.
@@ -193,7 +193,7 @@ class RetainedGraph:
         if not built:
             return False
         graph = usage.derived(built, fn)
-        params = set(_param_names(fn)) - {"self", "cls"}
+        params = set(param_names(fn)) - {"self", "cls"}
         for key in (usage.sources(operand, fn) | graph) & params:
             if not self._tensor_param(key, fn):
                 continue  # ``model`` called, ``label`` used as an index

@@ -38,7 +38,7 @@ import libcst as cst
 from memlint.analysis.bindings import Bindings, parameters_owners, parameters_owners_in
 from memlint.analysis.names import ImportTable, dotted_name
 from memlint.analysis.objects import Kind, ObjectTable
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 Scope = Union[cst.FunctionDef, cst.Module]
 Loop = Union[cst.For, cst.While]

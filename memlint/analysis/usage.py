@@ -31,7 +31,7 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import ObjectTable
-from memlint.traversal import visit_fast
+from memlint.parse.traversal import visit_fast
 
 _CONTAINER_ADD = frozenset({"append", "extend", "insert", "add", "appendleft", "update", "put", "setdefault"})
 _NUMERIC_CALLS = frozenset({"print", "float", "int", "round", "str", "format", "bool", "abs"})

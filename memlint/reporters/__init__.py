@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:  # the CLI imports this package before it needs the engine
-    from memlint.results import FileReport
+    from memlint.run.results import FileReport
 
 ERROR_CODES = frozenset(
     {"MEM101", "MEM102", "MEM103", "MEM104", "MEM201", "MEM301", "MEM302", "MEM303", "MEM304",

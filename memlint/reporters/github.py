@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memlint.reporters import severity
-from memlint.results import FileReport
+from memlint.run.results import FileReport
 
 
 def escape_data(text: str) -> str:

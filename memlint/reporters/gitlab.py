@@ -13,7 +13,7 @@ import json
 from collections import Counter
 
 from memlint.reporters import relative_path, severity
-from memlint.results import FileReport
+from memlint.run.results import FileReport
 
 _SEVERITY = {"error": "major", "warning": "minor"}
 

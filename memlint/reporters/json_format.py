@@ -6,7 +6,7 @@ import json
 import os
 
 from memlint.rule import Finding
-from memlint.results import FileReport
+from memlint.run.results import FileReport
 
 
 def _loc(line: int, column: int) -> dict[str, int]:

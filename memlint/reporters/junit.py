@@ -7,7 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from memlint.reporters import relative_path
-from memlint.results import FileReport
+from memlint.run.results import FileReport
 
 
 def _case(suite: ET.Element, name: str, classname: str) -> ET.Element:

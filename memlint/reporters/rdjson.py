@@ -10,14 +10,14 @@ import json
 
 from memlint.reporters import relative_path, severity
 from memlint.rule import Safety
-from memlint.results import FileReport
+from memlint.run.results import FileReport
 
 
 def _lines(path: str) -> list[str] | None:
     if path.endswith(".ipynb"):
         return None  # cell lines are not file lines; columns stay as characters
     try:
-        from memlint.source import read_source
+        from memlint.read.source import read_source
 
         return read_source(path).text.splitlines()
     except Exception:

@@ -6,7 +6,7 @@ import os
 
 from memlint.reporters.style import BOLD, CYAN, RED, Painter
 from memlint.rule import Finding, Safety
-from memlint.results import FileReport
+from memlint.run.results import FileReport
 
 
 def _marker(f: Finding, unsafe_fixes: bool) -> str:
@@ -35,10 +35,10 @@ def _source_lines(report: FileReport) -> list[str] | dict[int, list[str]] | None
         return None
     try:
         if report.path.endswith(".ipynb"):
-            from memlint.notebook import cell_sources
+            from memlint.run.notebook import cell_sources
 
             return {n: text.splitlines() for n, text in cell_sources(report.path).items()}
-        from memlint.source import read_source
+        from memlint.read.source import read_source
 
         return read_source(report.path).text.splitlines()
     except Exception:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from memlint.add_noqa import add_noqa, physical_lines
-from memlint.fixer import apply_edits, fix_allowed, fix_text, single_fix_edits, text_edit
-from memlint.notebook import NotebookError, fixed_sources
+from memlint.lint.add_noqa import add_noqa, physical_lines
+from memlint.fix.fixer import apply_edits, fix_allowed, fix_text, single_fix_edits, text_edit
+from memlint.run.notebook import NotebookError, fixed_sources
 from memlint.rule import Edit, Finding, Rule, Safety
 from memlint.server.linting import LintResult, Program
 

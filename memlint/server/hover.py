@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from memlint.registry import rule_by_code
+from memlint.rule.registry import rule_by_code
 from memlint.rule import Finding
 
 

@@ -15,10 +15,10 @@ from typing import Sequence
 
 import libcst as cst
 
-from memlint.engine import ParseError, applicable_rules, lint, lint_module, parse_module
-from memlint.fixer import detach
-from memlint.notebook import CodeCell, Joined, tolerating_broken_cells, join, to_cells
-from memlint.notebook_magics import mask_cell
+from memlint.lint.engine import ParseError, applicable_rules, lint, lint_module, parse_module
+from memlint.fix.fixer import detach
+from memlint.run.notebook import CodeCell, Joined, tolerating_broken_cells, join, to_cells
+from memlint.read.notebook_magics import mask_cell
 from memlint.rule import Finding, Rule
 
 

@@ -21,8 +21,8 @@ from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from memlint import __version__
-from memlint.config import ConfigError
-from memlint.fixer import offset_to_position
+from memlint.find.config import ConfigError
+from memlint.fix.fixer import offset_to_position
 from memlint.reporters import severity
 from memlint.rule import Edit, Finding
 from memlint.server.actions import (

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memlint.config import Config, ConfigError, load_config
-from memlint.registry import known_prefix
+from memlint.find.config import Config, ConfigError, load_config
+from memlint.rule.registry import known_prefix
 from memlint.rule import Rule
-from memlint.results import Settings
-from memlint.runner import per_file_ignored, rules_for
+from memlint.run.results import Settings
+from memlint.run.runner import per_file_ignored, rules_for
 
 
 @dataclass(frozen=True)

@@ -174,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def verify(options: Options):
     """Check the inputs, make the twin, run both, decide. Raises UsageError."""
-    from memlint.engine import ParseError
-    from memlint.source import SourceError, read_source
+    from memlint.lint.engine import ParseError
+    from memlint.read.source import SourceError, read_source
     from memlint.verify.outcome import Outcome, RankOutcome, RunSummary, decide
     from memlint.verify.runner import RunSpec, run_all
     from memlint.verify.twin import explicit_twin, make_twin
@@ -191,7 +191,7 @@ def verify(options: Options):
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             raise UsageError(f"--plot: cannot write into {folder}")
     if options.select:
-        from memlint.registry import known_prefix
+        from memlint.rule.registry import known_prefix
 
         unknown = [c for c in options.select if not known_prefix(c)]
         if unknown:

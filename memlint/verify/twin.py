@@ -6,11 +6,11 @@ from __future__ import annotations
 import collections
 from dataclasses import dataclass
 
-from memlint.engine import lint_text
-from memlint.fixer import fix_text
-from memlint.registry import select_rules
+from memlint.lint.engine import lint_text
+from memlint.fix.fixer import fix_text
+from memlint.rule.registry import select_rules
 from memlint.rule import Finding
-from memlint.source import SourceFile
+from memlint.read.source import SourceFile
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def _fixed(finding: Finding, names: dict[str, str]) -> FixedFinding:
 
 def make_twin(source: SourceFile, select: list[str] | None, unsafe: bool) -> Twin:
     """Fix ``source`` as ``memlint check --fix`` would. Raises
-    memlint.engine.ParseError when the script does not parse."""
+    memlint.lint.engine.ParseError when the script does not parse."""
     rules = select_rules(select=select)
     result = fix_text(source.text, source.path, rules, unsafe=unsafe)
     names = _rule_names(rules)

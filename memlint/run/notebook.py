@@ -7,8 +7,8 @@ in one cell, an accumulator or ``import torch`` in another) while every line
 maps back to exactly one cell. The markers sit at column 0 between cells: a
 fix never edits them, and after fixing the text splits back at them, which
 keeps each fix inside its cell. IPython magics are masked first
-(:mod:`memlint.notebook_magics`) and the JSON is edited in place
-(:mod:`memlint.notebook_json`).
+(:mod:`memlint.read.notebook_magics`) and the JSON is edited in place
+(:mod:`memlint.read.notebook_json`).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ import json
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence, TypeVar
 
-from memlint.add_noqa import add_noqa
-from memlint.engine import ParseError, lint, parse_module
-from memlint.fixer import detach, fix_text
-from memlint.notebook_json import replace_sources, split_source
-from memlint.notebook_magics import MaskedCell, mask_cell, unmask
+from memlint.lint.add_noqa import add_noqa
+from memlint.lint.engine import ParseError, lint, parse_module
+from memlint.fix.fixer import detach, fix_text
+from memlint.read.notebook_json import replace_sources, split_source
+from memlint.read.notebook_magics import MaskedCell, mask_cell, unmask
 from memlint.rule import Edit, Finding, Rule
-from memlint.results import FileReport, Settings, unified_diff
-from memlint.source import SourceError, SourceFile, read_source, write_inside_tree
+from memlint.run.results import FileReport, Settings, unified_diff
+from memlint.read.source import SourceError, SourceFile, read_source, write_inside_tree
 
 MARKER = "__memlint_cell__ = {}"
 T = TypeVar("T")

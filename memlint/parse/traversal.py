@@ -28,11 +28,11 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from memlint.budget import tick
-from memlint.positions import LazyPositions
+from memlint.parse.budget import tick
+from memlint.parse.positions import LazyPositions
 
-# The tree index lives in memlint.tree; its names stay importable from here.
-from memlint.tree import TRIVIA, TreeIndex, children, module_walks, parent_map, tree_index, tree_of, walk
+# The tree index lives in memlint.parse.tree; its names stay importable from here.
+from memlint.parse.tree import TRIVIA, TreeIndex, children, module_walks, parent_map, tree_index, tree_of, walk
 
 _CSTNode = cst.CSTNode
 __all__ = [

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from memlint import __version__
-from memlint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
+from memlint.find.config import OUTPUT_FORMATS, Config, ConfigError, load_config
 from memlint.reporters.style import CHOICES
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -131,10 +131,10 @@ def _sigterm_interrupts():
 
 
 def run_rule(args: argparse.Namespace) -> int:
-    from memlint.registry import all_rules, rule_by_code
+    from memlint.rule.registry import all_rules, rule_by_code
 
     if args.all and args.markdown:
-        from memlint.rule_table import render_rule_table
+        from memlint.rule.table import render_rule_table
 
         sys.stdout.write(render_rule_table())
         return EXIT_OK
@@ -158,8 +158,8 @@ def run_rule(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace, config: Config, output_format: str):
-    from memlint.registry import known_prefix
-    from memlint.results import Settings
+    from memlint.rule.registry import known_prefix
+    from memlint.run.results import Settings
 
     for code in (args.select or []) + args.extend_select + args.ignore:
         if not known_prefix(code):
@@ -182,10 +182,10 @@ def _settings(args: argparse.Namespace, config: Config, output_format: str):
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from memlint.discovery import discover
+    from memlint.find.discovery import discover
     from memlint.reporters import get_reporter
     from memlint.reporters.style import use_color
-    from memlint.runner import run
+    from memlint.run.runner import run
 
     paths = args.paths or ["."]
     config = load_config(args.config, _config_start(paths))
@@ -251,7 +251,7 @@ def _progress(args: argparse.Namespace, total: int):
     """A progress line on a terminal's stderr; None when piped or quiet."""
     if args.quiet or not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
         return None
-    from memlint.progress import Progress
+    from memlint.reporters.progress import Progress
 
     return Progress(total, sys.stderr)
 
@@ -268,7 +268,7 @@ def _cache(args: argparse.Namespace, config: Config, settings):
     """The findings cache for a check run; None with --no-cache or when fixing."""
     if args.no_cache or settings.mode != "check":
         return None
-    from memlint.cache import FindingsCache, resolve_cache_dir
+    from memlint.run.cache import FindingsCache, resolve_cache_dir
 
     return FindingsCache(resolve_cache_dir(args.cache_dir, config.cache_dir, config.root))
 
@@ -282,7 +282,7 @@ def _config_start(paths: list[str]) -> Path | None:
 
 
 def _print_statistics(findings) -> None:
-    from memlint.registry import rule_by_code
+    from memlint.rule.registry import rule_by_code
 
     counts = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if f.fix is not None)

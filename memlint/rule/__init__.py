@@ -70,7 +70,7 @@ class Fix:
     replacements: tuple[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel], ...]
     safety: Safety = Safety.SAFE
     imports: tuple[str, ...] = ()
-    # Filled in by ``memlint.fixer.detach`` when the finding leaves the worker
+    # Filled in by ``memlint.fix.fixer.detach`` when the finding leaves the worker
     # that parsed the module: the nodes stay behind, the text edits travel.
     edits: tuple[Edit, ...] = ()
 

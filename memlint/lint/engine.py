@@ -16,11 +16,11 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
 from memlint.analysis.gate import GateFacts, enabled_by_gate
-from memlint.budget import file_budget
-from memlint.noqa import file_is_exempt, is_suppressed, noqa_map
-from memlint.parse_guard import TooDeep, check_nesting, python_tree
+from memlint.parse.budget import file_budget
+from memlint.lint.noqa import file_is_exempt, is_suppressed, noqa_map
+from memlint.parse.guard import TooDeep, check_nesting, python_tree
 from memlint.rule import Finding, Rule, RuleContext
-from memlint.traversal import run_batched
+from memlint.parse.traversal import run_batched
 
 
 class ParseError(Exception):

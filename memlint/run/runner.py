@@ -12,14 +12,14 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from typing import Callable
 
-from memlint.add_noqa import add_noqa
-from memlint.budget import BudgetExceeded
-from memlint.cache import FindingsCache, file_digest
-from memlint.engine import ParseError, lint
-from memlint.fixer import detach, fix_text
-from memlint.registry import select_rules
-from memlint.results import FileReport, Settings, unified_diff
-from memlint.source import SourceError, read_source, write_inside_tree
+from memlint.lint.add_noqa import add_noqa
+from memlint.parse.budget import BudgetExceeded
+from memlint.run.cache import FindingsCache, file_digest
+from memlint.lint.engine import ParseError, lint
+from memlint.fix.fixer import detach, fix_text
+from memlint.rule.registry import select_rules
+from memlint.run.results import FileReport, Settings, unified_diff
+from memlint.read.source import SourceError, read_source, write_inside_tree
 
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16
@@ -41,7 +41,7 @@ def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
         return ()
     from pathlib import Path
 
-    from memlint.discovery import is_excluded
+    from memlint.find.discovery import is_excluded
 
     codes: list[str] = []
     for pattern, pattern_codes in settings.per_file_ignores:
@@ -55,7 +55,7 @@ def process_file(path: str, settings: Settings) -> FileReport:
     try:
         rules = rules_for(settings, per_file_ignored(path, settings))
         if path.endswith(".ipynb"):
-            from memlint.notebook import process_notebook
+            from memlint.run.notebook import process_notebook
 
             return process_notebook(path, settings, rules)
         source = read_source(path)

@@ -14,8 +14,8 @@ from typing import Sequence
 import libcst as cst
 
 from memlint.analysis.names import ImportTable
-from memlint.engine import ParseError, lint_module, parse_module, rules_to_run
-from memlint.noqa import file_is_exempt
+from memlint.lint.engine import ParseError, lint_module, parse_module, rules_to_run
+from memlint.lint.noqa import file_is_exempt
 from memlint.rule import Edit, Finding, Fix, Rule, Safety
 
 MAX_ROUNDS = 10

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from memlint.config import Config, relative_to_root
+from memlint.find.config import Config, relative_to_root
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 

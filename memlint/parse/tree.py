@@ -6,7 +6,7 @@ and punctuation left out) with parents, subtree ranges and per-class lists.
 While one module is linted (:func:`module_walks`) every walk and every
 position lookup shares one index (:func:`tree_of`, :func:`tree_index`).
 
-Kept apart from :mod:`memlint.traversal` so that positions (which regenerate
+Kept apart from :mod:`memlint.parse.traversal` so that positions (which regenerate
 one statement from the index) and traversal (which reads positions lazily)
 both build on it without importing each other.
 """
@@ -21,7 +21,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from memlint.budget import tick
+from memlint.parse.budget import tick
 
 _CSTNode = cst.CSTNode
 _FIELD_ORDER: dict[type, tuple[str, ...]] = {}

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from memlint.rule import Finding
-    from memlint.results import FileReport
+    from memlint.run.results import FileReport
 
 DEFAULT_DIR_NAME = ".memlint_cache"
 FORMAT = 1  # bump when the entry layout changes
@@ -235,7 +235,7 @@ def _finding_to_json(f: "Finding") -> dict:
 
 
 def _report_from_json(path: str, data: dict) -> "FileReport":
-    from memlint.results import FileReport
+    from memlint.run.results import FileReport
 
     error = data["error"]
     if error is not None and not isinstance(error, str):

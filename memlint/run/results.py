@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memlint.rule import Finding
-    from memlint.source import SourceFile
+    from memlint.read.source import SourceFile
 
 
 @dataclass(frozen=True)

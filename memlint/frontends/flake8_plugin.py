@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from memlint import __version__
-from memlint.budget import BudgetExceeded
-from memlint.config import Config, ConfigError, load_config
-from memlint.engine import ParseError, applicable_rules, lint
-from memlint.registry import all_rules, select_rules
+from memlint.parse.budget import BudgetExceeded
+from memlint.find.config import Config, ConfigError, load_config
+from memlint.lint.engine import ParseError, applicable_rules, lint
+from memlint.rule.registry import all_rules, select_rules
 from memlint.rule import Rule
 
 # Not a rule: the code under which the plugin says it could not do its job
@@ -61,7 +61,7 @@ def config_for(filename: str, explicit: str | None) -> Config:
 
 
 def _configured_codes(config: Config, filename: str) -> frozenset[str]:
-    from memlint.discovery import is_excluded
+    from memlint.find.discovery import is_excluded
 
     ignore = list(config.ignore)
     for pattern, codes in config.per_file_ignores.items():

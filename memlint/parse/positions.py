@@ -16,7 +16,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
 
-from memlint.parse_guard import python_tree
+from memlint.parse.guard import python_tree
 
 _NEWLINE_RE = re.compile(r"\r\n?|\n")
 
@@ -149,7 +149,7 @@ class LazyPositions(Mapping):
     def _statement(self, node) -> bool:
         """Regenerate the top-level statement holding ``node``; False when
         there is none to regenerate."""
-        from memlint.tree import TRIVIA, tree_index
+        from memlint.parse.tree import TRIVIA, tree_index
 
         if node.__class__ in TRIVIA or node is self._module:
             return False

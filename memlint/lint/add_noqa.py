@@ -1,7 +1,7 @@
 """``--add-noqa``: silence every current finding with a ``# noqa: MEMxxx``
 comment, so a team can adopt memlint on an existing codebase and fix later.
 
-The comment goes where :mod:`memlint.noqa` will read it back: on the finding's
+The comment goes where :mod:`memlint.lint.noqa` will read it back: on the finding's
 own line when a comment can end that line, otherwise on the last line of the
 statement (a line that ends inside a string or with a backslash cannot take
 one). A ``# noqa: …`` already on the statement gets the new codes merged in;
@@ -16,7 +16,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from memlint.noqa import NOQA_RE
+from memlint.lint.noqa import NOQA_RE
 
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 

@@ -1,0 +1,1 @@
+"""Find the files to check: configuration (pyproject.toml / setup.cfg) and discovery."""

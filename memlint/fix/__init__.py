@@ -1,0 +1,1 @@
+"""Turn findings' fixes into text edits and apply them to a fixed point."""

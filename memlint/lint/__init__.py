@@ -1,0 +1,1 @@
+"""Run the selected rules over one text: gate, batched traversal, `# noqa`."""

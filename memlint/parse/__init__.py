@@ -1,0 +1,1 @@
+"""Text to a libcst tree, guarded (nesting, time budget), indexed once and walked fast."""

@@ -1,0 +1,1 @@
+"""Read a file into text: encodings, newlines, atomic writes, notebooks split into cells."""

@@ -1,0 +1,1 @@
+"""Check, fix or diff many files: worker processes, the findings cache, notebooks."""
