@@ -1,0 +1,124 @@
+"""The package's shape: every module sits in a folder named for its pipeline
+stage, no import circle (lazy imports inside functions count: they are circles
+waiting for a caller), and no module imports another module's private name."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "memlint"
+# find -> read -> parse -> analysis -> rule -> lint -> fix -> run -> reporters; the front-ends on top.
+STAGES = {"find", "read", "parse", "analysis", "rule", "lint", "fix", "run", "reporters",
+          "frontends", "server", "verify"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> list[tuple[str, list[str]]]:
+    """(module imported, names taken from it) for every import in the file."""
+    found = []
+    this = _module_name(path)
+    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([base] if base else []))
+            names = [a.name for a in node.names]
+            found.append((base, [n for n in names if f"{base}.{n}" not in modules]))
+            found += [(f"{base}.{n}", []) for n in names if f"{base}.{n}" in modules]
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for target, _ in _imports(path, modules):
+            # importing a.b.c runs a/__init__ and a/b/__init__ first
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):
+                prefix = ".".join(parts[:i])
+                # the module's own packages are loaded before it: no edge back to them
+                if prefix in modules and prefix != name and not name.startswith(prefix + "."):
+                    graph[name].add(prefix)
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_module_sits_in_a_stage_folder():
+    flat = sorted(p.name for p in PACKAGE.glob("*.py") if p.name not in {"__init__.py", "__main__.py"})
+    assert flat == []
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert folders == STAGES
+
+
+def test_no_import_circle():
+    assert _circles(_graph()) == []
+
+
+def test_the_circle_finder_sees_a_circle():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_private_name_imported_across_modules():
+    modules = _modules()
+    private = sorted(
+        f"{_module_name(path)} takes {target}.{n}"
+        for path in modules.values()
+        for target, names in _imports(path, modules)
+        if target.startswith("memlint")
+        for n in names
+        if n.startswith("_") and not n.startswith("__")
+    )
+    assert private == []
+
+
+def test_rule_authors_import_the_contract_from_memlint_rule():
+    from memlint.rule import Fix, Invalid, Rule, Safety, Valid  # noqa: F401
