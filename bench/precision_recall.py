@@ -41,7 +41,7 @@ def measure(files: list[Path]):
         text = path.read_text()
         found = {(f.line, f.code) for f in lint_text(text, str(path), RULES)}
         want = labelled(text)
-        for line, code in found & want:
+        for _, code in found & want:
             tp[code] += 1
         for line, code in sorted(found - want):
             fp[code] += 1
