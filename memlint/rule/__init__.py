@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, ClassVar, Sequence
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
@@ -138,7 +138,7 @@ class Rule(cst.BatchableCSTVisitor):
     # The gate (analysis/gate.py): a condition on Python's ``ast`` facts that
     # every file holding a finding of this rule satisfies. It must be
     # necessary, never a heuristic; None (the default) never skips the rule.
-    gate: ClassVar[Optional[Callable[["GateFacts"], bool]]] = None
+    gate: ClassVar[Callable[[GateFacts], bool] | None] = None
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 
