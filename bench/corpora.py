@@ -50,8 +50,18 @@ def fetch(name: str, workdir: Path, requirement: str | None = None) -> Corpus:
         wheels = workdir / "wheels" / name
         wheels.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-             "--dest", str(wheels), requirement],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--dest",
+                str(wheels),
+                requirement,
+            ],
             check=True,
         )
         wheel = _newest(wheels, requirement.split("==")[0])

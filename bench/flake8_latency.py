@@ -117,7 +117,7 @@ def load_checkpoint{i}(model, optimizer, path):
     return state["epoch"]
 '''
 
-MAIN = '''
+MAIN = """
 
 def parse_args():
     parser = argparse.ArgumentParser(description="train a small regressor")
@@ -167,7 +167,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 PLAIN_BLOCK = '''
 
@@ -279,7 +279,10 @@ def flake8_process_ms(path: Path, repeat: int) -> float:
 
 def import_ms() -> float:
     code = "import time; t = time.perf_counter(); import memlint.frontends.flake8_plugin as p; p.all_rules(); print(time.perf_counter() - t)"
-    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout) for _ in range(5)]
+    runs = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(5)
+    ]
     return round(statistics.median(runs) * 1000, 1)
 
 
@@ -314,7 +317,9 @@ def main() -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    print(f"{summary['machine']}; importing the plugin and its rules: {summary['plugin_import_ms']} ms (once per flake8 process)")
+    print(
+        f"{summary['machine']}; importing the plugin and its rules: {summary['plugin_import_ms']} ms (once per flake8 process)"
+    )
     print(
         f"{'file':<30} {'lines':>6} {'median ms':>10} {'cpu ms':>8} {'p90 ms':>8} {'parse ms':>9} {'x parse':>8} {'cpu x':>6}"
         f" {'rules run':>9} {'flake8 run ms':>13}  findings"

@@ -45,8 +45,10 @@ def check(folder: Path, rules) -> int:
         finally:
             engine.GATE = True
         wrong += [f"{path}:{f.line}:{f.column}: {f.code} (skipped by the gate)" for f in found]
-    print(f"{folder}: {len(files)} files, {past_prefilter} past the pre-filter, {past_gate} past the gate, "
-          f"{skipped_runs} rule runs skipped, {len(wrong)} findings the gate would lose")
+    print(
+        f"{folder}: {len(files)} files, {past_prefilter} past the pre-filter, {past_gate} past the gate, "
+        f"{skipped_runs} rule runs skipped, {len(wrong)} findings the gate would lose"
+    )
     for line in wrong:
         print("  " + line)
     return len(wrong)

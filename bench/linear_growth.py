@@ -64,6 +64,7 @@ def _statement(i: int) -> str:
     b = i - i % len(_PATTERNS)
     return _PATTERNS[i % len(_PATTERNS)].format(i=i, b=b, c=b + 1)
 
+
 _TRAIN = """\
 for batch in loader:
     optimizer.zero_grad()
@@ -120,6 +121,7 @@ SHAPES = {"function": function_body, "module": module_script, "class": classes}
 
 # -- one measurement, in a child process --------------------------------------
 
+
 def _child(shape: str, n: int, what: str) -> dict:
     import libcst as cst
 
@@ -172,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_child(shape, int(n), what)))
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"# {platform.machine()}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(
+        f"# {platform.machine()}, Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
     rows = []
     for shape in args.shapes.split(","):
         previous = None
@@ -194,9 +198,17 @@ def _print(row: dict, markdown: bool) -> None:
     p, c = row["parse"], row["lint"]
     exp = f"{row['exp']:.2f}" if row["exp"] is not None else "–"
     cells = (
-        row["shape"], f"{row['n']:,}", f"{p['bytes'] / 1e6:.2f} MB", f"{p['cpu']:.2f} s", f"{c['cpu']:.2f} s",
-        f"{c['cpu'] / p['cpu']:.1f}×", exp, f"{p['rss_mb']:.0f} MB", f"{c['rss_mb']:.0f} MB",
-        f"{c['rss_mb'] / max(p['rss_mb'], 1):.1f}×", str(c["findings"]),
+        row["shape"],
+        f"{row['n']:,}",
+        f"{p['bytes'] / 1e6:.2f} MB",
+        f"{p['cpu']:.2f} s",
+        f"{c['cpu']:.2f} s",
+        f"{c['cpu'] / p['cpu']:.1f}×",
+        exp,
+        f"{p['rss_mb']:.0f} MB",
+        f"{c['rss_mb']:.0f} MB",
+        f"{c['rss_mb'] / max(p['rss_mb'], 1):.1f}×",
+        str(c["findings"]),
     )
     if markdown:
         print("| " + " | ".join(cells) + " |")

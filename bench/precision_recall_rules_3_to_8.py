@@ -22,8 +22,23 @@ from memlint.rule.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 CODES = {
-    "MEM301", "MEM302", "MEM303", "MEM304", "MEM401", "MEM402", "MEM403", "MEM502", "MEM503",
-    "MEM504", "MEM505", "MEM506", "MEM507", "MEM703", "MEM801", "MEM802", "MEM803",
+    "MEM301",
+    "MEM302",
+    "MEM303",
+    "MEM304",
+    "MEM401",
+    "MEM402",
+    "MEM403",
+    "MEM502",
+    "MEM503",
+    "MEM504",
+    "MEM505",
+    "MEM506",
+    "MEM507",
+    "MEM703",
+    "MEM801",
+    "MEM802",
+    "MEM803",
 }
 RULES = [r for r in all_rules() if r.code in CODES]
 LABEL = re.compile(r"#\s*(?:expect|missed):\s*(MEM\d{3}(?:\s*,\s*MEM\d{3})*)")
@@ -41,7 +56,11 @@ def main(argv: list[str]) -> int:
     if argv:
         files = sorted(p for a in map(Path, argv) for p in (a.rglob("*.py") if a.is_dir() else [a]))
     else:
-        files = sorted(p for pre in ("opt_", "inplace_", "amp_", "hygiene_") for p in (ROOT / "tests" / "corpus").glob(f"{pre}*.py"))
+        files = sorted(
+            p
+            for pre in ("opt_", "inplace_", "amp_", "hygiene_")
+            for p in (ROOT / "tests" / "corpus").glob(f"{pre}*.py")
+        )
     tp, fp, fn = Counter(), Counter(), Counter()
     errors = []
     for path in files:

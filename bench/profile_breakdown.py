@@ -80,11 +80,11 @@ def _patch(module, name: str, phases: PhaseClock, phase: str) -> None:
 
 def instrument(phases: PhaseClock) -> None:
     """Wrap the functions that make up each phase, where they are looked up."""
-    import memlint.lint.engine as engine
     import memlint.fix.fixer as fixer
+    import memlint.lint.engine as engine
     import memlint.parse.positions as positions
-    import memlint.run.runner as runner
     import memlint.parse.traversal as traversal
+    import memlint.run.runner as runner
     from memlint.analysis.facts import ModuleFacts
 
     _patch(runner, "read_source", phases, "read")
@@ -173,10 +173,11 @@ class Patches:
 
 
 def switch_off(steps: list[str]) -> Patches:
+    from libcst.metadata import ParentNodeProvider, PositionProvider
+
     import memlint.lint.engine as engine
     import memlint.parse.traversal as traversal
     import memlint.parse.tree as tree
-    from libcst.metadata import ParentNodeProvider, PositionProvider
 
     patches = Patches()
     if "prefilter" in steps:
@@ -185,8 +186,11 @@ def switch_off(steps: list[str]) -> Patches:
         patches.set(traversal, "tree_of", lambda node: None)
         patches.set(tree, "tree_of", lambda node: None)
     if "lazy-metadata" in steps:
-        patches.set(traversal, "install_lazy_metadata",
-                    lambda w, source=None: (w.resolve(PositionProvider), w.resolve(ParentNodeProvider)))
+        patches.set(
+            traversal,
+            "install_lazy_metadata",
+            lambda w, source=None: (w.resolve(PositionProvider), w.resolve(ParentNodeProvider)),
+        )
     if "fast-walk" in steps:
         original = traversal.visit_fast
 
@@ -257,8 +261,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cprofile", type=int, default=0, metavar="N", help="print the N top functions by own time")
     parser.add_argument("--wall", action="store_true", help="wall-clock instead of CPU time")
     parser.add_argument("--no-instrument", action="store_true", help="only the plain total (for the overhead ratio)")
-    parser.add_argument("--ablation", nargs="?", const=",".join(STEPS), metavar="STEPS",
-                        help=f"plain totals with each speed-up switched off ({', '.join(STEPS)}; default all)")
+    parser.add_argument(
+        "--ablation",
+        nargs="?",
+        const=",".join(STEPS),
+        metavar="STEPS",
+        help=f"plain totals with each speed-up switched off ({', '.join(STEPS)}; default all)",
+    )
     args = parser.parse_args(argv)
     if args.wall:
         clock = time.perf_counter
@@ -352,10 +361,10 @@ def per_rule(files: list[str], settings) -> None:
 
     from memlint.analysis.facts import ModuleFacts
     from memlint.lint.engine import applicable_rules, parse_module
+    from memlint.parse.traversal import run_batched
+    from memlint.read.source import read_source
     from memlint.rule import RuleContext
     from memlint.run.runner import rules_for
-    from memlint.read.source import read_source
-    from memlint.parse.traversal import run_batched
 
     rules = rules_for(settings, ())
     own: dict[str, float] = defaultdict(float)

@@ -48,7 +48,18 @@ def findings(root: Path) -> tuple[list[dict], list[str]]:
     """The findings, and the files memlint could not check (its stderr lines):
     a file that was never analysed must not pass for a clean one."""
     proc = subprocess.run(
-        [sys.executable, "-m", "memlint", "check", "--no-cache", "--select", "ALL", "--output-format", "json", str(root)],
+        [
+            sys.executable,
+            "-m",
+            "memlint",
+            "check",
+            "--no-cache",
+            "--select",
+            "ALL",
+            "--output-format",
+            "json",
+            str(root),
+        ],
         capture_output=True,
         text=True,
     )

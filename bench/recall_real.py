@@ -362,8 +362,10 @@ def main(argv: list[str] | None = None) -> int:
         present, missing, changed, usable = check_files(instances, files)
     for label, group in (("missing", missing), ("changed", changed)):
         for inst in group:
-            print(f"{label}: {inst.repo} {inst.path} ({inst.manifest}, skipped) -- re-fetch {raw_url(inst)}"
-                  " (or, in this workplace, the search tool's read_file / fetch at that commit)")
+            print(
+                f"{label}: {inst.repo} {inst.path} ({inst.manifest}, skipped) -- re-fetch {raw_url(inst)}"
+                " (or, in this workplace, the search tool's read_file / fetch at that commit)"
+            )
 
     select = [c.strip().upper() for c in args.select.split(",")] if args.select else None
     hits, errors = lint(present, select, args.jobs)
@@ -374,12 +376,15 @@ def main(argv: list[str] | None = None) -> int:
 
     manifests = Counter(i.manifest for i in usable)
     repos = len({i.repo for i in usable})
-    print(f"{len(usable)} instances ({sum(i.label == 'pos' for i in usable)} pos) in {len(present)} files "
-          f"from {repos} repositories; manifests: "
-          + ", ".join(f"{m} {n}" for m, n in sorted(manifests.items())))
+    print(
+        f"{len(usable)} instances ({sum(i.label == 'pos' for i in usable)} pos) in {len(present)} files "
+        f"from {repos} repositories; manifests: " + ", ".join(f"{m} {n}" for m, n in sorted(manifests.items()))
+    )
     print(render(rows, args.markdown))
-    missed = sorted((i for i in usable if i.label == "pos" and i not in result.found),
-                    key=lambda i: (i.family, i.repo, i.path, i.first))
+    missed = sorted(
+        (i for i in usable if i.label == "pos" and i not in result.found),
+        key=lambda i: (i.family, i.repo, i.path, i.first),
+    )
     print(f"\nmissed positives ({len(missed)}):")
     for inst in missed:
         print(f"  [{inst.family}] {inst.repo}/{inst.path}:{inst.lines} {','.join(inst.codes)} -- {inst.why}")

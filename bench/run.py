@@ -204,8 +204,16 @@ def command(tool: str, corpus: Corpus, cache_dir: Path, venv: Path) -> list[str]
         cmd += ["--no-cache"] if tool in ("memlint-nocache", "memlint-nogate") else ["--cache-dir", str(cache_dir)]
         return cmd + [str(corpus.root)]
     if tool == "ruff":
-        return [str(Path(sys.executable).with_name("ruff")), "check", "--select", "ALL", "--no-cache",
-                "--exit-zero", "--quiet", str(corpus.root)]
+        return [
+            str(Path(sys.executable).with_name("ruff")),
+            "check",
+            "--select",
+            "ALL",
+            "--no-cache",
+            "--exit-zero",
+            "--quiet",
+            str(corpus.root),
+        ]
     if tool == "torchfix":
         return [str(venv / "bin" / "torchfix"), str(corpus.root)]
     if tool == "flake8-torchfix":
@@ -231,7 +239,7 @@ def bench_corpus(
     turns = units(tools)
     for n in range(runs):
         # Rotate who goes first each round so no tool always runs on a warmer page cache.
-        for unit in turns[n % len(turns):] + turns[: n % len(turns)]:
+        for unit in turns[n % len(turns) :] + turns[: n % len(turns)]:
             for tool in unit:
                 row = rows[tool]
                 if row.failed:
@@ -291,33 +299,78 @@ def gate_check(corpus: Corpus, src: Path, timeout: float) -> GateCheck:
     )
     env = memlint_env(src)
     n, pre, gated = json.loads(
-        subprocess.run([sys.executable, "-c", counter, str(corpus.root)], env=env, capture_output=True, text=True,
-                       check=True, timeout=timeout).stdout
+        subprocess.run(
+            [sys.executable, "-c", counter, str(corpus.root)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=timeout,
+        ).stdout
     )
     found = []
     for on in ("1", "0"):
         env["MEMLINT_GATE"] = on
         out = subprocess.run(
-            [sys.executable, "-m", "memlint", "check", "--no-cache", "--exit-zero", "--output-format", "json",
-             str(corpus.root)], env=env, capture_output=True, text=True, check=True, timeout=timeout,
+            [
+                sys.executable,
+                "-m",
+                "memlint",
+                "check",
+                "--no-cache",
+                "--exit-zero",
+                "--output-format",
+                "json",
+                str(corpus.root),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=timeout,
         ).stdout
         found.append(json.loads(out))
     key = lambda f: json.dumps(f, sort_keys=True)  # noqa: E731
     on, off = (sorted(map(key, f)) for f in found)
     check = GateCheck(corpus.name, n, pre, gated, len(on), len(off), on == off)
-    print(f"  {corpus.name:<12} gate: {pre} of {n} files past the pre-filter, {gated} past the gate; "
-          f"findings gate on {len(on)}, off {len(off)}, identical: {on == off}", file=sys.stderr, flush=True)
+    print(
+        f"  {corpus.name:<12} gate: {pre} of {n} files past the pre-filter, {gated} past the gate; "
+        f"findings gate on {len(on)}, off {len(off)}, identical: {on == off}",
+        file=sys.stderr,
+        flush=True,
+    )
     return check
 
 
 def gate_table(checks: list[GateCheck], markdown: bool) -> str:
-    header = ["corpus", "files", "past pre-filter", "parsed by libcst (past the gate)", "gated out",
-              "findings gate on", "findings gate off", "identical"]
-    lines = [[c.corpus, str(c.files), str(c.past_prefilter), str(c.past_gate), str(c.past_prefilter - c.past_gate),
-              str(c.findings_on), str(c.findings_off), "yes" if c.identical else "NO"] for c in checks]
+    header = [
+        "corpus",
+        "files",
+        "past pre-filter",
+        "parsed by libcst (past the gate)",
+        "gated out",
+        "findings gate on",
+        "findings gate off",
+        "identical",
+    ]
+    lines = [
+        [
+            c.corpus,
+            str(c.files),
+            str(c.past_prefilter),
+            str(c.past_gate),
+            str(c.past_prefilter - c.past_gate),
+            str(c.findings_on),
+            str(c.findings_off),
+            "yes" if c.identical else "NO",
+        ]
+        for c in checks
+    ]
     if markdown:
-        return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-                         + ["| " + " | ".join(cells) + " |" for cells in lines])
+        return "\n".join(
+            ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(cells) + " |" for cells in lines]
+        )
     return "\n".join("  ".join(cells) for cells in [header] + lines)
 
 
@@ -352,7 +405,9 @@ def machine() -> dict:
     try:
         git = ["git", "-C", str(REPO)]
         commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(git + ["status", "--porcelain", "--", "memlint", "rules"], capture_output=True, text=True)
+        dirty = subprocess.run(
+            git + ["status", "--porcelain", "--", "memlint", "rules"], capture_output=True, text=True
+        )
         info["commit"] = commit + ("+uncommitted changes" if dirty.stdout.strip() else "")
     except OSError:
         pass
@@ -363,16 +418,44 @@ def table(rows: list[Row], markdown: bool, reference: str | None = None) -> str:
     """``reference``: the tool every ratio is taken against: "× vs" is how
     many times the reference's time each tool takes (memlint ÷ ruff)."""
     reference = reference or ("ruff" if any(r.tool == "ruff" for r in rows) else "torchfix")
-    header = ["corpus", "tool", "files", "lines", "runs", "median s", "min–max s", "files/s",
-              "CPU s", "peak RSS MB (tree)", "max proc RSS MB", f"time ÷ {reference}", "CPU ÷ " + reference]
+    header = [
+        "corpus",
+        "tool",
+        "files",
+        "lines",
+        "runs",
+        "median s",
+        "min–max s",
+        "files/s",
+        "CPU s",
+        "peak RSS MB (tree)",
+        "max proc RSS MB",
+        f"time ÷ {reference}",
+        "CPU ÷ " + reference,
+    ]
     lines = []
     for corpus in dict.fromkeys(r.corpus for r in rows):
         group = [r for r in rows if r.corpus == corpus]
         ref = next((r for r in group if r.tool == reference and r.runs), None)
         for r in group:
             if not r.runs:
-                lines.append([r.corpus, r.tool, str(r.files), f"{r.lines:,}", "0", "—", "—", "—", "—", "—", "—",
-                              (r.failed or "not run")[:40], ""])
+                lines.append(
+                    [
+                        r.corpus,
+                        r.tool,
+                        str(r.files),
+                        f"{r.lines:,}",
+                        "0",
+                        "—",
+                        "—",
+                        "—",
+                        "—",
+                        "—",
+                        "—",
+                        (r.failed or "not run")[:40],
+                        "",
+                    ]
+                )
                 continue
             walls = [m.wall for m in r.runs]
             med = r.median
@@ -380,18 +463,43 @@ def table(rows: list[Row], markdown: bool, reference: str | None = None) -> str:
             ref_cpu = statistics.median(m.cpu for m in ref.runs) if ref else 0
             ratio = f"{med / ref.median:.2f}×" if ref else "—"
             cpu_ratio = f"{cpu / ref_cpu:.2f}×" if ref and ref_cpu > 0 else "—"
-            lines.append([
-                r.corpus, r.tool, str(r.files), f"{r.lines:,}", str(len(r.runs)), f"{med:.2f}",
-                f"{min(walls):.2f}–{max(walls):.2f}", f"{r.files / med:.0f}",
-                f"{cpu:.1f}",
-                f"{max(m.tree_rss_mb for m in r.runs):.0f}", f"{max(m.max_proc_rss_mb for m in r.runs):.0f}", ratio,
-                cpu_ratio,
-            ])
+            lines.append(
+                [
+                    r.corpus,
+                    r.tool,
+                    str(r.files),
+                    f"{r.lines:,}",
+                    str(len(r.runs)),
+                    f"{med:.2f}",
+                    f"{min(walls):.2f}–{max(walls):.2f}",
+                    f"{r.files / med:.0f}",
+                    f"{cpu:.1f}",
+                    f"{max(m.tree_rss_mb for m in r.runs):.0f}",
+                    f"{max(m.max_proc_rss_mb for m in r.runs):.0f}",
+                    ratio,
+                    cpu_ratio,
+                ]
+            )
         cold = next((r for r in group if r.tool == "memlint-cold" and r.runs), None)
         warm = next((r for r in group if r.tool == "memlint-warm" and r.runs), None)
         if cold and warm:
-            lines.append([corpus, "warm / cold", "", "", "", f"{100 * warm.median / cold.median:.1f} %",
-                          "", "", "", "", "", "", ""])
+            lines.append(
+                [
+                    corpus,
+                    "warm / cold",
+                    "",
+                    "",
+                    "",
+                    f"{100 * warm.median / cold.median:.1f} %",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                ]
+            )
     if markdown:
         out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(cells) + " |" for cells in lines]
@@ -421,17 +529,24 @@ def render(paths: list[Path], markdown: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default="timm,transformers", help=f"comma-separated: {', '.join(CORPORA)}")
-    parser.add_argument("--pin", action="append", default=[], metavar="NAME=VERSION", help="another release of a corpus")
+    parser.add_argument(
+        "--pin", action="append", default=[], metavar="NAME=VERSION", help="another release of a corpus"
+    )
     parser.add_argument("--runs", type=int, default=3, help="runs per tool (the median is reported)")
-    parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated: {', '.join(TOOLS + OPTIONAL_TOOLS)}; "
-                        "'memlint' means memlint-cold,memlint-warm")
+    parser.add_argument(
+        "--tools",
+        default=",".join(TOOLS),
+        help=f"comma-separated: {', '.join(TOOLS + OPTIONAL_TOOLS)}; 'memlint' means memlint-cold,memlint-warm",
+    )
     parser.add_argument("--torchfix-venv", default=os.environ.get("TORCHFIX_VENV", "/tmp/torchfix-venv"), type=Path)
     parser.add_argument("--workdir", type=Path, help="scratch folder (default: a new temporary one, removed after)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before one run is killed")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
     parser.add_argument("--json", type=Path, help="write every measurement here")
-    parser.add_argument("--render", type=Path, nargs="+", metavar="JSON", help="print the table of earlier --json files")
+    parser.add_argument(
+        "--render", type=Path, nargs="+", metavar="JSON", help="print the table of earlier --json files"
+    )
     parser.add_argument("--no-gate-check", action="store_true", help="skip the gate on/off comparison")
     args = parser.parse_args(argv)
     if args.render:
@@ -479,9 +594,11 @@ def main(argv: list[str] | None = None) -> int:
         print(gate_table(checks, args.markdown))
     print(f"\nmachine: {', '.join(f'{k}={v}' for k, v in info.items())}")
     if args.json:
-        args.json.write_text(json.dumps(
-            {"machine": info, "rows": [asdict(r) for r in rows], "gate": [asdict(c) for c in checks]}, indent=1
-        ))
+        args.json.write_text(
+            json.dumps(
+                {"machine": info, "rows": [asdict(r) for r in rows], "gate": [asdict(c) for c in checks]}, indent=1
+            )
+        )
     return 0
 
 

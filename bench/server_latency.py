@@ -94,7 +94,9 @@ async def measure(edits: int) -> dict:
             await asyncio.wait_for(waiting[version], 60)
 
     await client.start_io(sys.executable, "-m", "memlint", "server", cwd=str(ROOT))
-    await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=ROOT.as_uri()))
+    await client.initialize_async(
+        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=ROOT.as_uri())
+    )
     client.initialized(types.InitializedParams())
     uri = SCRIPT.as_uri()
     client.text_document_did_open(

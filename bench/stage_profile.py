@@ -69,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         stages["analysis"] += t5 - t4
         costly.append((t5 - t3, str(path.relative_to(args.folder)), ",".join(r.code for r in run)))
     print(f"{args.folder}: {len(files)} files, {passed} past the pre-filter, {kept} past the gate")
-    print("CPU s by stage: " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items()) + f"; total {sum(stages.values()):.2f}")
+    print(
+        "CPU s by stage: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
+        + f"; total {sum(stages.values()):.2f}"
+    )
     print("files kept past the gate, by rule: " + ", ".join(f"{c} {n}" for c, n in keeps.most_common()))
     print("kept by that rule alone: " + ", ".join(f"{c} {n}" for c, n in alone.most_common()))
     for cost, name, codes in sorted(costly, reverse=True)[: args.top]:

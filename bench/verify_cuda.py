@@ -70,16 +70,32 @@ def main() -> None:
     ]
     for name, script, device in CASES:
         device = device or a.device
-        cmd = [sys.executable, "-m", "memlint", "verify", str(script), "--device", device, "--steps", str(a.steps), "--json"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "memlint",
+            "verify",
+            str(script),
+            "--device",
+            device,
+            "--steps",
+            str(a.steps),
+            "--json",
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         try:
             data = json.loads(proc.stdout)
         except ValueError:
-            lines.append(f"| {name} | {proc.returncode} | {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'no output'} | | | | | | |")
+            lines.append(
+                f"| {name} | {proc.returncode} | {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'no output'} | | | | | | |"
+            )
             continue
         o, f = data["original"], data["fixed"] or {}
         meter = "tensor_bytes"
-        if data["verdict"]["meters"].get("tensor_bytes", {}).get("status") == "not-measured" and "cpu_tensor_bytes" in o["meters"]:
+        if (
+            data["verdict"]["meters"].get("tensor_bytes", {}).get("status") == "not-measured"
+            and "cpu_tensor_bytes" in o["meters"]
+        ):
             meter = "cpu_tensor_bytes"
         om, fm = o["meters"].get(meter, {}), (f.get("meters") or {}).get(meter, {})
         tail = lambda m: ((m.get("segments") or {}).get("tail") or {}).get("peak")  # noqa: E731

@@ -44,9 +44,16 @@ def mlp():
 
 def cnn():
     model = nn.Sequential(
-        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * 8 * 8, 10),
+        nn.Conv2d(3, 32, 3, padding=1),
+        nn.BatchNorm2d(32),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(64 * 8 * 8, 10),
     )
     return model, lambda: (torch.randn(32, 3, 32, 32), torch.randint(0, 10, (32,)))
 
@@ -121,7 +128,9 @@ def main() -> None:
         # The fastest of the repeats: what the code costs, with the least
         # interference from anything else running on the machine.
         med = {s: min(v) for s, v in times.items()}
-        cells = [f"{med['bare'] * 1e3:.2f} ms"] + [f"{med[s] * 1e3:.2f} ms x{med[s] / med['bare']:.2f}" for s in setups[1:]]
+        cells = [f"{med['bare'] * 1e3:.2f} ms"] + [
+            f"{med[s] * 1e3:.2f} ms x{med[s] / med['bare']:.2f}" for s in setups[1:]
+        ]
         print(f"{name:<12}" + "".join(f"{c:>20}" for c in cells))
 
 

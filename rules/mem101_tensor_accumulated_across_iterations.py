@@ -58,7 +58,9 @@ class TensorAccumulatedAcrossIterations(Rule):
 
     code = "MEM101"
     name = "tensor-accumulated-across-iterations"
-    message = "`{acc}` accumulates a tensor that carries autograd history across iterations; every batch's graph stays alive"
+    message = (
+        "`{acc}` accumulates a tensor that carries autograd history across iterations; every batch's graph stays alive"
+    )
     fix_safety = Safety.SAFE
     tokens = TRAINING_CODE_TOKENS
     gate = staticmethod(lambda g: g.across_iterations)
@@ -87,7 +89,12 @@ class TensorAccumulatedAcrossIterations(Rule):
         self._check(node, target, node.value, exclude=key)
 
     def _check(
-        self, stmt: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression, exclude: str | None, tensor: bool = False
+        self,
+        stmt: cst.CSTNode,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression,
+        exclude: str | None,
+        tensor: bool = False,
     ) -> None:
         # ``stats["loss"] += loss``: the dict is what outlives the iteration.
         container = target.value if isinstance(target, cst.Subscript) and exclude is None else target
@@ -322,7 +329,7 @@ for batch in loader:
     total += loss
 print(total / len(loader))
 """,
-            'the loss comes from a helper of another file and nothing here backpropagates it: it may be a number',
+            "the loss comes from a helper of another file and nothing here backpropagates it: it may be a number",
         ),
         Valid(
             """\
@@ -338,7 +345,7 @@ for batch in loader:
     loss = compute_loss(model, batch)
 print(total / len(loader))
 """,
-            'a later backward proves the loss carries history, and the number is accumulated',
+            "a later backward proves the loss carries history, and the number is accumulated",
         ),
         Valid(
             """\
@@ -824,6 +831,7 @@ def _accumulates(value: cst.BaseExpression, key: str, is_acc=None) -> bool:
     ``(key * n + x) / (n + 1)``, or one branch of ``loss if ema is None
     else 0.98 * ema + 0.02 * loss``."""
     if is_acc is None:
+
         def is_acc(e: cst.BaseExpression) -> bool:
             return dotted_name(e) == key
 

@@ -58,7 +58,9 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
 
     code = "MEM102"
     name = "tensor-with-history-stored-across-iterations"
-    message = "`{container}` keeps a tensor that carries autograd history across iterations; every batch's graph stays alive"
+    message = (
+        "`{container}` keeps a tensor that carries autograd history across iterations; every batch's graph stays alive"
+    )
     fix_safety = Safety.SAFE
     tokens = TRAINING_CODE_TOKENS
     gate = staticmethod(lambda g: g.across_iterations)
@@ -315,7 +317,7 @@ def train_gan(netG, netD, optD, optG, crit, loader):
         G_losses.append(errG.item())
     return G_losses
 """,
-            'a GAN loop with short names that stores numbers for plotting',
+            "a GAN loop with short names that stores numbers for plotting",
         ),
         Valid(
             """\
@@ -333,7 +335,7 @@ class GAN(pl.LightningModule):
         self.g_losses.append(g_loss)
         return g_loss
 """,
-            'manual optimization: what training_step returns is not backpropagated, so nothing proves the loss carries history',
+            "manual optimization: what training_step returns is not backpropagated, so nothing proves the loss carries history",
         ),
         Valid(
             """\
@@ -355,7 +357,7 @@ class LitModel(L.LightningModule):
         self.log("val_loss", torch.stack(self.val_outputs).mean())
         self.val_outputs.clear()
 """,
-            'Lightning: detached training losses; validation_step runs under no_grad',
+            "Lightning: detached training losses; validation_step runs under no_grad",
         ),
         Valid(
             """\

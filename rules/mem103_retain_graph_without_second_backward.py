@@ -53,7 +53,9 @@ class RetainGraphWithoutSecondBackward(Rule):
 
     code = "MEM103"
     name = "retain-graph-without-second-backward"
-    message = "`retain_graph=True` but nothing backpropagates through this graph again; its buffers are kept for nothing"
+    message = (
+        "`retain_graph=True` but nothing backpropagates through this graph again; its buffers are kept for nothing"
+    )
     fix_safety = Safety.UNSAFE
     tokens = ("retain_graph",)
     gate = staticmethod(lambda g: "retain_graph" in g.keywords)
@@ -82,7 +84,9 @@ class RetainGraphWithoutSecondBackward(Rule):
         if loop is not None:
             if not self._graph_built_in(node, loop):
                 return  # the same graph is backpropagated on every pass of this loop
-        elif isinstance(scope, cst.FunctionDef) and not (self.graph.dies_in(node, scope) or self.graph.built_here(node, scope)):
+        elif isinstance(scope, cst.FunctionDef) and not (
+            self.graph.dies_in(node, scope) or self.graph.built_here(node, scope)
+        ):
             sites = facts.calls.call_sites.get(scope, [])
             if not sites or scope in facts.calls.escapes:
                 return
@@ -126,10 +130,16 @@ class RetainGraphWithoutSecondBackward(Rule):
     def _graph_built_in(self, node: cst.Call, loop) -> bool:
         """The tensors backpropagated here are computed inside ``loop``."""
         facts = self.facts
-        receiver = node.func.value if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward" else None
+        receiver = (
+            node.func.value if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward" else None
+        )
         if receiver is None or (isinstance(receiver, cst.Call) and not isinstance(receiver.func, cst.Attribute)):
             receiver = node.args[0].value if node.args else None
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "scale":
+        if (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value == "scale"
+        ):
             receiver = receiver.args[0].value if receiver.args else None  # scaler.scale(loss)
         if receiver is None:
             return False
@@ -239,7 +249,7 @@ def saliency(model, image, label):
     logits[0, label].backward(retain_graph=True)
     return image.grad.abs(), logits
 """,
-            'the helper returns the output: a caller may backpropagate through the graph again',
+            "the helper returns the output: a caller may backpropagate through the graph again",
         ),
         Valid(
             """\
@@ -252,7 +262,7 @@ for x, y in loader:
     loss2.backward()
     optimizer.step()
 """,
-            'the second loss shares feats with the first: one graph, two backwards',
+            "the second loss shares feats with the first: one graph, two backwards",
         ),
         Valid(
             """\
@@ -266,7 +276,7 @@ for batch in loader:
     attribution = explain(head, feats, 0)
     feats.sum().backward()
 """,
-            'the caller passes features with history and backpropagates through them afterwards',
+            "the caller passes features with history and backpropagates through them afterwards",
         ),
         Valid(
             """\
@@ -285,7 +295,7 @@ class Agent:
         actor_loss = (log_probs - self.critic(state, actions)).mean()
         actor_loss.backward()
 """,
-            'the actor loss reuses the sampled actions: it backpropagates through the retained graph',
+            "the actor loss reuses the sampled actions: it backpropagates through the retained graph",
         ),
         Valid(
             """\
@@ -305,7 +315,7 @@ class Agent:
         actor_loss = (log_probs - self.critic(state, actions)).mean()
         actor_loss.backward()
 """,
-            'the actions are resampled only on some paths: the later loss may reuse the retained graph',
+            "the actions are resampled only on some paths: the later loss may reuse the retained graph",
         ),
         Valid(
             """\
@@ -318,7 +328,7 @@ class GAN:
         g_loss = -self.D(fake).mean()
         g_loss.backward()
 """,
-            'both losses go back through the caller\'s `fake`: one graph, two backwards',
+            "both losses go back through the caller's `fake`: one graph, two backwards",
         ),
         Valid(
             """\
@@ -333,7 +343,7 @@ class Agent:
         pi_loss = -self.score(self.last_q).mean()
         pi_loss.backward()
 """,
-            'the first graph is stored on an attribute the later loss reads',
+            "the first graph is stored on an attribute the later loss reads",
         ),
         Valid(
             """\
@@ -346,7 +356,7 @@ for s, a, r in loader:
     q_loss = F.mse_loss(q, r)
     q_loss.backward()
 """,
-            'the value target is not detached: the Q loss backpropagates through the retained q',
+            "the value target is not detached: the Q loss backpropagates through the retained q",
         ),
         Valid(
             """\
@@ -366,7 +376,7 @@ class GuidedBackprop:
         output = image.grad.cpu().numpy()
         return output[0]
 """,
-            'the forward helper keeps its output on `self`: later code may backpropagate through it',
+            "the forward helper keeps its output on `self`: later code may backpropagate through it",
         ),
         Valid(
             """\
@@ -386,7 +396,7 @@ class GuidedBackprop:
             output = image.grad.cpu().numpy()
         self.cache.append(output)
 """,
-            'the output is replaced only on some paths and then stored',
+            "the output is replaced only on some paths and then stored",
         ),
     ]
     invalid = [

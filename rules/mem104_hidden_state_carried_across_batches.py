@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import statement
+from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
 
 class HiddenStateCarriedAcrossBatches(Rule):
@@ -57,7 +57,9 @@ class HiddenStateCarriedAcrossBatches(Rule):
 
     code = "MEM104"
     name = "hidden-state-carried-across-batches"
-    message = "`{names}` is fed back into the model on the next batch without `.detach()`; the graph grows across all batches"
+    message = (
+        "`{names}` is fed back into the model on the next batch without `.detach()`; the graph grows across all batches"
+    )
     fix_safety = Safety.UNSAFE
     tokens = TRAINING_CODE_TOKENS
     gate = staticmethod(lambda g: g.loops and g.trains)

@@ -6,16 +6,14 @@ import libcst as cst
 
 from memlint.analysis.callgraph import bound_params
 from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.history import MAYBE as _NONE, H
+from memlint.analysis.history import MAYBE as _NONE
+from memlint.analysis.history import H
 from memlint.analysis.names import dotted_name, flat_targets, mentions
 from memlint.fix.expr_edits import add_decorator, parse_expr
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import wrap_in_with
+from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
-
-_SHARED_LOOP_MESSAGE = (
-    "`{fn}` evaluates (its training flag is off) with autograd on: its forward passes build graphs nobody backpropagates"
-)
+_SHARED_LOOP_MESSAGE = "`{fn}` evaluates (its training flag is off) with autograd on: its forward passes build graphs nobody backpropagates"
 _FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
 
 
@@ -121,7 +119,9 @@ class InferenceWithoutNoGrad(Rule):
             return  # the loop is reported
         if loops.trains(node) or loops.needs_grad(node) or facts.grad_mode.entry_mode(node) is not GradMode.ENABLED:
             return
-        forwards = [c for c in scope_facts.model_calls if facts.calls.resolve(c) is None]  # not ``self.load_model(path)``
+        forwards = [
+            c for c in scope_facts.model_calls if facts.calls.resolve(c) is None
+        ]  # not ``self.load_model(path)``
         if not loops.runs_repeatedly(node) and not _forwards_its_input(node, forwards):
             return  # one forward on noise it draws itself (a sample grid), run once: a passing peak
         events = loops.mode_events(node)
@@ -190,7 +190,9 @@ class InferenceWithoutNoGrad(Rule):
             if stmt is not None and len(stmt.body) == 1 and getattr(stmt.body[0], "value", None) is call:
                 torch_no_grad, imports = self._no_grad_spelling()
                 new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
-                fix = Fix(f"Call `{fn.name.value}` under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
+                fix = Fix(
+                    f"Call `{fn.name.value}` under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports
+                )
             message = _SHARED_LOOP_MESSAGE.format(fn=fn.name.value)
             self.report(stmt if stmt is not None else call, message=message, fix=fix)
 
@@ -296,7 +298,9 @@ class InferenceWithoutNoGrad(Rule):
         facts = self.facts
         loops = facts.loops
         info = loops.info(node)
-        if info is None or (info.role != "eval" and not self._callers_evaluate(info) and not self._volatile_forwards(info)):
+        if info is None or (
+            info.role != "eval" and not self._callers_evaluate(info) and not self._volatile_forwards(info)
+        ):
             return
         grad = facts.grad_mode
         if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
@@ -355,7 +359,9 @@ class InferenceWithoutNoGrad(Rule):
         names = self.facts.names
         defined = {fn.name.value for fn in calls.functions}
         for call in calls.between(calls.calls_in.get(info.scope, []), info.start, info.end):
-            if not any(a.keyword is not None and a.keyword.value == "volatile" and _is_true(a.value) for a in call.args):
+            if not any(
+                a.keyword is not None and a.keyword.value == "volatile" and _is_true(a.value) for a in call.args
+            ):
                 continue
             qn = names.call_name(call) or ""
             if qn.startswith("torch") or calls.resolve(call) is not None:

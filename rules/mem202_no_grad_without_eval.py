@@ -6,8 +6,8 @@ import libcst as cst
 
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.names import dotted_name
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import statement
+from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
 _FLAGGED = ("train-trained", "default-trained", "default-fresh")
 
@@ -76,12 +76,7 @@ class NoGradWithoutEval(Rule):
         self._check(node)
 
     def _qualifies(self, info) -> bool:
-        return (
-            info.calls_model
-            and not info.trains
-            and not info.needs_grad
-            and self._grad_off(info)
-        )
+        return info.calls_model and not info.trains and not info.needs_grad and self._grad_off(info)
 
     def _grad_off(self, info) -> bool:
         """The loop runs under no_grad, or opens it in its body around every

@@ -7,8 +7,8 @@ import libcst as cst
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.loops import ends_with_jump, is_eval_name
 from memlint.analysis.names import dotted_name
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import statement
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
 def _last_iteration_test(test: cst.BaseExpression, target: cst.BaseExpression) -> bool:
@@ -136,7 +136,9 @@ class EvalModeNeverUndone(Rule):
                 for c in info.model_calls
                 if loops.loop_of(c) is info
             )
-            if loops.mode_before(info.node, frozenset({e.receiver})) == "eval" and not self._evaluated_before(info, e.receiver):
+            if loops.mode_before(info.node, frozenset({e.receiver})) == "eval" and not self._evaluated_before(
+                info, e.receiver
+            ):
                 continue  # in eval mode before the loop too: trained in eval mode on purpose
             first_eval = next(x for x in events if x.kind == "eval" and x.receiver == e.receiver)
             if not direct and phases and self._trains_in_eval_on_purpose(info, first_eval, phases):
@@ -206,7 +208,11 @@ class EvalModeNeverUndone(Rule):
             if any(any(e.node is event.node for e, _ in self._findings(o)) for o in inner):
                 continue  # reported for the innermost loop
             self._reported.add(id(event.node))
-            self.report(event.node, message=self.message.format(model=event.receiver), fix=self._fix(info, phase, event.receiver))
+            self.report(
+                event.node,
+                message=self.message.format(model=event.receiver),
+                fix=self._fix(info, phase, event.receiver),
+            )
 
     def _fix(self, info, phase, model: str) -> Fix | None:
         body = info.node.body

@@ -6,8 +6,8 @@ import libcst as cst
 
 from memlint.analysis.accumulation import accumulating_steps
 from memlint.analysis.training_verbs import Verb, VerbKind
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
 class ZeroGradDiscardsAccumulation(Rule):

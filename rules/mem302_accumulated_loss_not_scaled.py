@@ -7,8 +7,8 @@ import libcst as cst
 from memlint.analysis.accumulation import accumulating_steps
 from memlint.analysis.names import dotted_name
 from memlint.analysis.training_verbs import Verb
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.parse.traversal import visit_fast
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 _NORMALISING_METHODS = frozenset({"div", "div_", "mul", "mul_", "true_divide", "divide", "multiply"})
 _REDUCTIONS = frozenset({"mean", "sum"})
@@ -192,9 +192,7 @@ class AccumulatedLossNotScaled(Rule):
             if key is None or key in seen or key not in values:
                 return False
             seen = seen | {key}
-            return all(
-                self._raw_loss(v, values, seen) or self._returned_loss(key, v) for v in values[key]
-            )
+            return all(self._raw_loss(v, values, seen) or self._returned_loss(key, v) for v in values[key])
         return False
 
     def _returned_loss(self, name: str, value: cst.BaseExpression | None) -> bool:
@@ -213,7 +211,9 @@ class AccumulatedLossNotScaled(Rule):
         recv = call.func.value
         if backward.scaler is not None and isinstance(recv, cst.Call) and recv.args:
             arg = recv.args[0]
-            new_recv = recv.with_changes(args=[arg.with_changes(value=divided(arg.value, divisor, False)), *recv.args[1:]])
+            new_recv = recv.with_changes(
+                args=[arg.with_changes(value=divided(arg.value, divisor, False)), *recv.args[1:]]
+            )
         elif backward.scaler is None:
             new_recv = divided(recv, divisor, True)
         else:

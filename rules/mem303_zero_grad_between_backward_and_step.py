@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.training_verbs import Verb, VerbKind
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):
@@ -77,7 +77,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             zeros = [
                 z
                 for z in flat
-                if z.kind is VerbKind.ZERO_GRAD and verbs.dominates(z, step, since) and verbs.pairs(z, step, steps) is True
+                if z.kind is VerbKind.ZERO_GRAD
+                and verbs.dominates(z, step, since)
+                and verbs.pairs(z, step, steps) is True
             ]
             if not zeros:
                 continue
@@ -92,7 +94,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                 continue
             earlier = [v for v in flat if v.index < zero.index]
             # The backwards since the last step of this optimizer.
-            last_step = max((v.index for v in earlier if v.kind is VerbKind.STEP and v.target == step.target), default=-1)
+            last_step = max(
+                (v.index for v in earlier if v.kind is VerbKind.STEP and v.target == step.target), default=-1
+            )
             backwards = [v for v in earlier if v.kind is VerbKind.BACKWARD and v.index > last_step]
             if not backwards:
                 continue

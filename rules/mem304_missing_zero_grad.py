@@ -8,8 +8,8 @@ import libcst as cst
 
 from memlint.analysis.names import dotted_name
 from memlint.analysis.training_verbs import VerbKind
-from memlint.rule import Invalid, Rule, Safety, Valid
 from memlint.parse.traversal import visit_fast
+from memlint.rule import Invalid, Rule, Safety, Valid
 
 # ``reset_grad()``, ``zero_grads(params)``, ``clear_grad(model)``: helpers we
 # cannot see into that clear gradients by their name.
@@ -61,7 +61,9 @@ class MissingZeroGrad(Rule):
 
     code = "MEM304"
     name = "missing-zero-grad"
-    message = "backward() and step() run every iteration but the gradients are never cleared: they accumulate across steps"
+    message = (
+        "backward() and step() run every iteration but the gradients are never cleared: they accumulate across steps"
+    )
     fix_safety = Safety.NONE
     tokens = ("backward",)
     gate = staticmethod(lambda g: g.backward)

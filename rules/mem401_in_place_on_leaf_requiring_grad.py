@@ -8,8 +8,9 @@ from memlint.analysis.activations import is_inplace_method
 from memlint.analysis.frozen import ever_frozen, parameter_loop_targets
 from memlint.analysis.grad_mode import GradMode
 from memlint.analysis.leaves import creates_leaf
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import wrap_in_with
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+
 
 def _literal(expr: cst.BaseExpression, value: str) -> bool:
     return isinstance(expr, cst.Name) and expr.value == value
@@ -86,7 +87,9 @@ class InPlaceOnLeafRequiringGrad(Rule):
 
     code = "MEM401"
     name = "in-place-on-leaf-requiring-grad"
-    message = "in-place update of a leaf tensor that requires grad outside torch.no_grad(): autograd raises a RuntimeError"
+    message = (
+        "in-place update of a leaf tensor that requires grad outside torch.no_grad(): autograd raises a RuntimeError"
+    )
     fix_safety = Safety.SAFE
     tokens = ("parameters()", "requires_grad", "Parameter", ".weight", ".bias")
     gate = staticmethod(lambda g: bool(g.inplace_names & g.leaf_names) or g.inplace_parameter_attr)
@@ -147,7 +150,9 @@ class InPlaceOnLeafRequiringGrad(Rule):
                     self._leaves[-1][tgt.value] = True
                 else:
                     self._leaves[-1].pop(tgt.value, None)
-            elif isinstance(tgt, cst.Attribute) and tgt.attr.value == "requires_grad" and isinstance(tgt.value, cst.Name):
+            elif (
+                isinstance(tgt, cst.Attribute) and tgt.attr.value == "requires_grad" and isinstance(tgt.value, cst.Name)
+            ):
                 if _literal(node.value, "True"):
                     self._leaves[-1][tgt.value.value] = True
                 else:
@@ -185,7 +190,11 @@ class InPlaceOnLeafRequiringGrad(Rule):
             return None if owner in self._frozen else ("param", loop)
         if self._leaves[-1].get(expr.value):
             return ("leaf", None)
-        if self._fns and expr.value not in self._leaves[-1] and self.facts.leaves.module_leaf(expr.value, self._fns[-1]):
+        if (
+            self._fns
+            and expr.value not in self._leaves[-1]
+            and self.facts.leaves.module_leaf(expr.value, self._fns[-1])
+        ):
             return ("leaf", None)  # a module-level weight updated in a function
         return None
 
@@ -240,7 +249,11 @@ class InPlaceOnLeafRequiringGrad(Rule):
             return self._leaf(target) is not None
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = small.value.func
-            return isinstance(func, cst.Attribute) and is_inplace_method(func.attr.value) and self._leaf(func.value) is not None
+            return (
+                isinstance(func, cst.Attribute)
+                and is_inplace_method(func.attr.value)
+                and self._leaf(func.value) is not None
+            )
         return False
 
     def _only_updates(self, loop: cst.For) -> bool:
@@ -441,7 +454,7 @@ with torch.no_grad():
     sgd(params, 0.1)
 nudge(torch.zeros(3, 1), 1.0)
 """,
-            'w.data updates are legal; a parameter shadows the module weight; the list is updated under no_grad',
+            "w.data updates are legal; a parameter shadows the module weight; the list is updated under no_grad",
         ),
         Valid(
             """\

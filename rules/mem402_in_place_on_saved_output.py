@@ -39,7 +39,12 @@ def _training_test(test: cst.BaseExpression) -> bool | None:
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = _training_test(test.expression)
         return None if inner is None else not inner
-    if isinstance(test, cst.Attribute) and test.attr.value == "training" and isinstance(test.value, cst.Name) and test.value.value == "self":
+    if (
+        isinstance(test, cst.Attribute)
+        and test.attr.value == "training"
+        and isinstance(test.value, cst.Name)
+        and test.value.value == "self"
+    ):
         return True
     return None
 
@@ -112,8 +117,27 @@ class InPlaceOnSavedOutput(Rule):
     # in-place flag); generic tokens such as "+=" would let every file through.
     # "exp" and "elu" alone would match "except" and "help".
     tokens = (
-        "inplace", "sigmoid", "Sigmoid", "tanh", "Tanh", "relu", "ReLU", "softmax", "Softmax",
-        "softmin", "Softmin", "exp(", "exp_(", "exp2", "expm1", "sqrt", "reciprocal", "elu(", "elu_(", "ELU", "LU(",
+        "inplace",
+        "sigmoid",
+        "Sigmoid",
+        "tanh",
+        "Tanh",
+        "relu",
+        "ReLU",
+        "softmax",
+        "Softmax",
+        "softmin",
+        "Softmin",
+        "exp(",
+        "exp_(",
+        "exp2",
+        "expm1",
+        "sqrt",
+        "reciprocal",
+        "elu(",
+        "elu_(",
+        "ELU",
+        "LU(",
     )
     gate = staticmethod(lambda g: g.inplace_after_saver or g.saved_output_written_in_place)
 

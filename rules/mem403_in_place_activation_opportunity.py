@@ -95,7 +95,11 @@ class InPlaceActivationOpportunity(Rule):
                 if nxt_cls is None or runs_inplace(nxt, nxt_cls):  # type: ignore[arg-type]
                     continue
             fix = Fix(f"Use `{cls}(inplace=True)`", ((cur, append_keyword(cur, "inplace", cst.Name("True"))),))
-            self.report(cur, message=f"`{cls}()` after `{nn_class(elements[i - 1], names)}` can run in place: {self.message}", fix=fix)
+            self.report(
+                cur,
+                message=f"`{cls}()` after `{nn_class(elements[i - 1], names)}` can run in place: {self.message}",
+                fix=fix,
+            )
 
     valid = [
         Valid(

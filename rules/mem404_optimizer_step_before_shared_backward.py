@@ -114,9 +114,7 @@ class OptimizerStepBeforeSharedBackward(Rule):
                     code = self.context.module.code_for_node
                     self.report(
                         step.call,
-                        message=self.detail.format(
-                            step=code(step.call), module=module, backward=code(backward.call)
-                        ),
+                        message=self.detail.format(step=code(step.call), module=module, backward=code(backward.call)),
                     )
                     return
 

@@ -18,15 +18,17 @@ from memlint.fix.call_args import (
     positional_to_keywords,
     prepend_positional,
 )
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.parse.traversal import visit_fast
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 # Deprecated module -> (its torch.amp counterpart, device type, names it holds
 # that have a torch.amp replacement).
 MODULES = {
     "torch.cuda.amp": ("torch.amp", "cuda", frozenset({"autocast", "GradScaler", "custom_fwd", "custom_bwd"})),
     "torch.cuda.amp.autocast_mode": (
-        "torch.amp.autocast_mode", "cuda", frozenset({"autocast", "custom_fwd", "custom_bwd"})
+        "torch.amp.autocast_mode",
+        "cuda",
+        frozenset({"autocast", "custom_fwd", "custom_bwd"}),
     ),
     "torch.cuda.amp.grad_scaler": ("torch.amp.grad_scaler", "cuda", frozenset({"GradScaler"})),
     "torch.cpu.amp": ("torch.amp", "cpu", frozenset({"autocast", "GradScaler"})),
@@ -196,7 +198,9 @@ class DeprecatedCudaAmp(Rule):
                 caught = "" if cur.type is None else self.context.module.code_for_node(cur.type)
                 if cur.type is None or any(e in caught for e in COMPAT_EXCEPTIONS):
                     return True
-            if isinstance(cur, (cst.IndentedBlock, cst.Module)) and self.facts.blocks.any_before(child, self._early_exit):
+            if isinstance(cur, (cst.IndentedBlock, cst.Module)) and self.facts.blocks.any_before(
+                child, self._early_exit
+            ):
                 return True
             child, cur = cur, self.parent(cur)
         return False
@@ -230,9 +234,7 @@ class DeprecatedCudaAmp(Rule):
 
     def visit_Import(self, node: cst.Import) -> None:
         self._in_import += 1
-        if not self._guarded(node) and any(
-            a.asname is not None and dotted_name(a.name) in MODULES for a in node.names
-        ):
+        if not self._guarded(node) and any(a.asname is not None and dotted_name(a.name) in MODULES for a in node.names):
             self._imports.append(node)
 
     def leave_Import(self, original_node: cst.Import) -> None:
@@ -295,7 +297,7 @@ class DeprecatedCudaAmp(Rule):
             new = _decorator_call(func, device) if name in DECORATORS else None
         if new is None:
             return None
-        return Fix(f"Use `torch.amp.{name}` with device type \"{device}\"", ((site, new),), imports=imports)
+        return Fix(f'Use `torch.amp.{name}` with device type "{device}"', ((site, new),), imports=imports)
 
     @staticmethod
     def _site_message(qualified: str | None, name: str, device: str) -> str:
@@ -331,9 +333,7 @@ class DeprecatedCudaAmp(Rule):
         if not any(a.uses for a in known):
             return  # nothing here constructs the deprecated objects (a re-export, a type check)
         fixable = (
-            len(known) == len(aliases)
-            and len({a.new_base for a in known}) == 1
-            and all(a.rewritable for a in known)
+            len(known) == len(aliases) and len({a.new_base for a in known}) == 1 and all(a.rewritable for a in known)
         )
         if fixable:
             new_stmt = stmt.with_changes(module=cst.parse_expression(known[0].new_base))

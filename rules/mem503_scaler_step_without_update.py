@@ -6,8 +6,8 @@ import libcst as cst
 
 from memlint.analysis.names import dotted_name
 from memlint.analysis.training_verbs import VerbKind
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import StatementEdits, statement
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
 def _last_part(text: str | None) -> str:
@@ -79,7 +79,9 @@ class ScalerStepWithoutUpdate(Rule):
             if step.kind is not VerbKind.STEP or step.scaler is None:
                 continue
             # A ``train_step`` method with no loop of its own, called once per batch.
-            per_batch = step.loop is None and isinstance(step.scope, cst.FunctionDef) and loops.per_iteration(step.scope)
+            per_batch = (
+                step.loop is None and isinstance(step.scope, cst.FunctionDef) and loops.per_iteration(step.scope)
+            )
             if step.loop is None and (not per_batch or _last_part(step.scaler) in updated):
                 continue  # the caller's loop may update it
             reached = verbs.reached(verbs.in_scope(step.scope))

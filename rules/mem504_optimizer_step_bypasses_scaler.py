@@ -88,7 +88,9 @@ class OptimizerStepBypassesScaler(Rule):
                 func=cst.Attribute(cst.parse_expression(scaler), cst.Name("step")),
                 args=[cst.Arg(call.func.value)],
             )
-            self.report(call, message=message, fix=Fix(f"Step through `{scaler}.step(...)`", ((call, new),), Safety.UNSAFE))
+            self.report(
+                call, message=message, fix=Fix(f"Step through `{scaler}.step(...)`", ((call, new),), Safety.UNSAFE)
+            )
 
     valid = [
         Valid(

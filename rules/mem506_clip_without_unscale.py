@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.training_verbs import VerbKind
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import StatementEdits, statement
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
 class ClipWithoutUnscale(Rule):
@@ -78,7 +78,9 @@ class ClipWithoutUnscale(Rule):
                 continue  # a second network trained without the scaler: its gradients are clipped
             # The step that uses the clipped gradients: through the scaler, or
             # (wrongly, see MEM504) directly.
-            after = [v for v in flat if v.kind is VerbKind.STEP and v.index > clip.index and v.scaler in (None, last.scaler)]
+            after = [
+                v for v in flat if v.kind is VerbKind.STEP and v.index > clip.index and v.scaler in (None, last.scaler)
+            ]
             if not after:
                 continue
             self.report(clip.call, fix=self._fix(node, clip, last.scaler, after[0].target))
@@ -89,7 +91,9 @@ class ClipWithoutUnscale(Rule):
         block = self.parent(clip.line)
         edits = StatementEdits()
         edits.insert_before(clip.line, statement(f"{scaler}.unscale_({optimizer})", module))
-        return Fix(f"Call `{scaler}.unscale_({optimizer})` before clipping", ((block, edits.apply(block)),), Safety.UNSAFE)
+        return Fix(
+            f"Call `{scaler}.unscale_({optimizer})` before clipping", ((block, edits.apply(block)),), Safety.UNSAFE
+        )
 
     valid = [
         Valid(

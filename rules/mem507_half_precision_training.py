@@ -10,16 +10,29 @@ from memlint.analysis.loops import name_tokens
 from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import VerbKind
-from memlint.rule import Invalid, Rule, Safety, Valid
 from memlint.parse.traversal import visit_fast
+from memlint.rule import Invalid, Rule, Safety, Valid
 
 _HALF_DTYPES = frozenset({"torch.float16", "torch.half"})
 _HALF_TYPES = frozenset({"torch.float16", "torch.half", "torch.HalfTensor", "torch.cuda.HalfTensor"})
 # Functions that convert for deployment, not for training.
 _NOT_TRAINING = frozenset(
     {
-        "export", "save", "infer", "inference", "predict", "eval", "evaluate", "convert", "quantize",
-        "benchmark", "onnx", "trace", "serve", "deploy", "test",
+        "export",
+        "save",
+        "infer",
+        "inference",
+        "predict",
+        "eval",
+        "evaluate",
+        "convert",
+        "quantize",
+        "benchmark",
+        "onnx",
+        "trace",
+        "serve",
+        "deploy",
+        "test",
     }
 )
 # Mixed-precision wrappers that keep fp32 master weights of a half model.
@@ -134,7 +147,9 @@ class HalfPrecisionTraining(Rule):
             return True
         if func.attr.value == "to":
             for arg in call.args:
-                if (arg.keyword is None or arg.keyword.value == "dtype") and names.qualified_name(arg.value) in _HALF_DTYPES:
+                if (arg.keyword is None or arg.keyword.value == "dtype") and names.qualified_name(
+                    arg.value
+                ) in _HALF_DTYPES:
                     return True
         if func.attr.value == "type" and len(call.args) == 1:
             return names.qualified_name(call.args[0].value) in _HALF_TYPES

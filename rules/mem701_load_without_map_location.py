@@ -12,7 +12,6 @@ from memlint.analysis.objects import Kind, ObjectTable
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
-
 # State dicts without weights: an LR scheduler's numbers, a GradScaler's
 # scale, a sampler's or data loader's position.
 _NO_WEIGHTS = (Kind.SCHEDULER, Kind.SCALER, Kind.LOADER)
@@ -89,7 +88,7 @@ class LoadWithoutMapLocation(Rule):
     name = "load-without-map-location"
     message = (
         "torch.load without map_location restores tensors to the GPU they were saved from, "
-        "a second copy of the weights next to the model's; load them with map_location=\"cpu\""
+        'a second copy of the weights next to the model\'s; load them with map_location="cpu"'
     )
     fix_safety = Safety.SAFE
     tokens = ("load_state_dict",)

@@ -8,7 +8,6 @@ from memlint.analysis.loops import is_emptiness_test
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
-
 def _frees(stmt: cst.CSTNode) -> bool:
     """A ``del`` or ``gc.collect()`` line."""
     if not isinstance(stmt, cst.SimpleStatementLine):
@@ -21,6 +20,7 @@ def _frees(stmt: cst.CSTNode) -> bool:
             if isinstance(func, cst.Attribute) and func.attr.value == "collect":
                 return True
     return False
+
 
 class EmptyCacheInLoop(Rule):
     """

@@ -8,11 +8,13 @@ from memlint.analysis.activations import is_inplace_method
 from memlint.analysis.names import dotted_name, flat_targets
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import VerbKind
-from memlint.rule import Invalid, Rule, Safety, Valid
 from memlint.parse.traversal import visit_fast
+from memlint.rule import Invalid, Rule, Safety, Valid
 
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "list", "islice", "trange"})
-_FACTORIES = frozenset({"tensor", "ones", "zeros", "full", "eye", "arange", "linspace", "as_tensor", "Tensor", "FloatTensor", "LongTensor"})
+_FACTORIES = frozenset(
+    {"tensor", "ones", "zeros", "full", "eye", "arange", "linspace", "as_tensor", "Tensor", "FloatTensor", "LongTensor"}
+)
 # Iterables of single inputs: a loop over them runs once per image.
 _SAMPLE_TOKENS = frozenset({"images", "imgs", "samples", "frames"})
 _SHAPING = frozenset({"view", "reshape", "float", "long", "unsqueeze", "expand", "double", "half", "t"})
@@ -40,7 +42,9 @@ def _literal(expr: cst.BaseExpression, names, constants: frozenset[str] = frozen
     return qn is not None and qn.startswith("torch.") and qn.rsplit(".", 1)[-1][:1].islower()
 
 
-_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+_CONCATENATIONS = frozenset(
+    {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"}
+)
 
 
 def _grown_in(loop: cst.For | cst.While, key: str, start: cst.Assign, names) -> bool:
@@ -179,6 +183,7 @@ class LoopInvariantDeviceMove(Rule):
         and bool(g.called & {"to", "cuda"})
         and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & _SAMPLE_TOKENS))
     )
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
@@ -196,7 +201,9 @@ class LoopInvariantDeviceMove(Rule):
                 return
             self.report(node, message=f"`{key}` is moved to the device on every batch: {self.message}")
         elif self._constant_tensor(recv) and not self._mutated_in(loop, node):
-            self.report(node, message=f"a constant tensor is built and copied to the device on every batch: {self.message}")
+            self.report(
+                node, message=f"a constant tensor is built and copied to the device on every batch: {self.message}"
+            )
 
     def _mutated_in(self, loop: cst.For | cst.While, move: cst.Call) -> bool:
         """``counts = torch.zeros(n).cuda()`` then ``counts.index_add_(...)``:

@@ -8,11 +8,10 @@ from libcst.metadata import PositionProvider
 from memlint.analysis.loops import jumps
 from memlint.analysis.names import dotted_name, mentions
 from memlint.analysis.objects import Kind
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.parse.traversal import visit_fast
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 _SAVES = frozenset({"torch.save", "save", "save_checkpoint", "safetensors.torch.save_file"})
-
 
 
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
@@ -25,6 +24,7 @@ def _breaks_or_returns(stmt: cst.CSTNode) -> bool:
 def _selects(test: cst.BaseExpression) -> bool:
     """A test that picks an improvement: an ordering comparison, or a name
     that says so (``is_best``, ``improved``)."""
+
     class _Finder(cst.CSTVisitor):
         found = False
 
@@ -209,7 +209,9 @@ class BestWeightsByReference(Rule):
             return
         for snapshot, owner in found:
             code = self.context.module.code_for_node(owner)
-            copy = cst.parse_expression(f'{{k: v.detach().to("cpu", copy=True) for k, v in {code}.state_dict().items()}}')
+            copy = cst.parse_expression(
+                f'{{k: v.detach().to("cpu", copy=True) for k, v in {code}.state_dict().items()}}'
+            )
             fix = Fix("Keep a CPU copy of the weights", ((snapshot, copy),), Safety.UNSAFE)
             self.report(snapshot, fix=fix)
 
@@ -345,7 +347,7 @@ class BestWeightsByReference(Rule):
     def _attribute_kept(self, assign: cst.Assign, attr: str) -> bool:
         """``self.best = ...``: kept on the object; flagged when read anywhere
         other than a save call."""
-        for node, call in self._reads(self.context.module, True).get(attr, ()):
+        for _node, call in self._reads(self.context.module, True).get(attr, ()):
             if call is not None and (self.facts.names.call_name(call) in _SAVES or dotted_name(call.func) in _SAVES):
                 continue
             return True

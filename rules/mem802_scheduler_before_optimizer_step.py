@@ -8,9 +8,9 @@ from memlint.analysis.loops import jumps, name_tokens
 from memlint.analysis.names import dotted_name
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import Verb, VerbKind
-from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
 def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
@@ -113,7 +113,9 @@ class SchedulerBeforeOptimizerStep(Rule):
                             # fast-forwards a resumed schedule.
                             leaves = True
                             break
-                        if self._steps(verbs, [v for v in in_loop if verbs.contains(later, v)], optimizer) or self._trains_elsewhere(later, optimizer):
+                        if self._steps(
+                            verbs, [v for v in in_loop if verbs.contains(later, v)], optimizer
+                        ) or self._trains_elsewhere(later, optimizer):
                             stepping = later
                             break
                     if stepping is not None or leaves:
@@ -140,7 +142,9 @@ class SchedulerBeforeOptimizerStep(Rule):
                     return
                 for arg in node.args:
                     text = dotted_name(arg.value)
-                    if text is not None and (text == optimizer or (optimizer is None and objects.kind_of(arg.value) is Kind.OPTIMIZER)):
+                    if text is not None and (
+                        text == optimizer or (optimizer is None and objects.kind_of(arg.value) is Kind.OPTIMIZER)
+                    ):
                         found.append(node)
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -161,7 +165,7 @@ class SchedulerBeforeOptimizerStep(Rule):
     def _deliberately_late(self, verbs, sched: Verb) -> bool:
         """Under a condition that skips the first iteration (``if epoch > 0:``,
         ``if step:``), in an ``except``, or named for warmup."""
-        for node, branch in verbs.conditions(sched, sched.loop):
+        for node, _branch in verbs.conditions(sched, sched.loop):
             if not isinstance(node, cst.If):
                 return True
             test = node.test

@@ -11,8 +11,30 @@ from memlint.rule import Invalid, Rule, Safety, Valid
 _TORCH_SCHEDULERS = "torch.optim.lr_scheduler."
 _METRIC_TOKENS = frozenset(
     {
-        "loss", "losses", "acc", "accuracy", "metric", "metrics", "score", "f1", "auc", "ppl", "perplexity",
-        "error", "err", "mae", "mse", "rmse", "iou", "miou", "dice", "bleu", "psnr", "val", "valid", "top1",
+        "loss",
+        "losses",
+        "acc",
+        "accuracy",
+        "metric",
+        "metrics",
+        "score",
+        "f1",
+        "auc",
+        "ppl",
+        "perplexity",
+        "error",
+        "err",
+        "mae",
+        "mse",
+        "rmse",
+        "iou",
+        "miou",
+        "dice",
+        "bleu",
+        "psnr",
+        "val",
+        "valid",
+        "top1",
     }
 )
 

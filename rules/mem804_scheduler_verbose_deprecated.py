@@ -58,9 +58,9 @@ class SchedulerVerboseDeprecated(Rule):
         if arg is None:
             return
         name = self.facts.names.call_name(node)
-        if name is None or not name.startswith(SCHEDULERS) or "." in name[len(SCHEDULERS):]:
+        if name is None or not name.startswith(SCHEDULERS) or "." in name[len(SCHEDULERS) :]:
             return
-        scheduler = name[len(SCHEDULERS):]
+        scheduler = name[len(SCHEDULERS) :]
         fix = Fix(f"Remove `verbose=` from `{scheduler}`", ((node, remove_arg(node, arg)),))
         self.report(arg, message=f"`verbose=` passed to `{scheduler}`: {self.message}", fix=fix)
 

@@ -88,6 +88,14 @@ def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
 
 def summary(diagnostics) -> list[tuple]:
     return [
-        (d.code, d.message, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character, d.severity)
+        (
+            d.code,
+            d.message,
+            d.range.start.line,
+            d.range.start.character,
+            d.range.end.line,
+            d.range.end.character,
+            d.severity,
+        )
         for d in diagnostics
     ]

@@ -51,7 +51,7 @@ def test_text_that_does_not_tokenize_is_left_alone():
 
 
 LEAKY = textwrap.dedent(
-    '''\
+    """\
     import torch
 
     def train(model, loader, optimizer, criterion):
@@ -65,7 +65,7 @@ LEAKY = textwrap.dedent(
             total += loss  # noqa: MEM702
             torch.cuda.empty_cache()
         return total
-    '''
+    """
 )
 
 
@@ -97,15 +97,35 @@ def test_command_refuses_to_combine_with_fix(tmp_path, run_memlint):
 def test_notebook_cells_get_their_comments(tmp_path, run_memlint):
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]},
-        {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
-         "source": ["import torch\n", "%matplotlib inline\n", "total = 0.0"]},
-        {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [],
-         "source": ["for x, y in loader:\n", "    loss = criterion(model(x), y)\n", "    loss.backward()\n",
-                    "    optimizer.step()\n", "    optimizer.zero_grad()\n", "    total += loss\n",
-                    "    torch.cuda.empty_cache()\n"]},
+        {
+            "cell_type": "code",
+            "execution_count": 1,
+            "metadata": {},
+            "outputs": [],
+            "source": ["import torch\n", "%matplotlib inline\n", "total = 0.0"],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": 2,
+            "metadata": {},
+            "outputs": [],
+            "source": [
+                "for x, y in loader:\n",
+                "    loss = criterion(model(x), y)\n",
+                "    loss.backward()\n",
+                "    optimizer.step()\n",
+                "    optimizer.zero_grad()\n",
+                "    total += loss\n",
+                "    torch.cuda.empty_cache()\n",
+            ],
+        },
     ]
-    nb = {"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
-          "nbformat": 4, "nbformat_minor": 5}
+    nb = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb, indent=1))
     assert run_memlint("check", "nb.ipynb").returncode == 1
@@ -114,7 +134,8 @@ def test_notebook_cells_get_their_comments(tmp_path, run_memlint):
     written = json.loads(path.read_text())
     assert written["cells"][1]["source"] == cells[1]["source"]
     assert written["cells"][2]["source"][5:] == [
-        "    total += loss  # noqa: MEM101\n", "    torch.cuda.empty_cache()  # noqa: MEM702\n"
+        "    total += loss  # noqa: MEM101\n",
+        "    torch.cuda.empty_cache()  # noqa: MEM702\n",
     ]
     assert run_memlint("check", "nb.ipynb").returncode == 0
     before = path.read_bytes()

@@ -1,6 +1,7 @@
 """analysis/accumulation.py: which steps accumulate gradients over N iterations."""
 
 from analysis_helpers import facts_of
+
 from memlint.analysis.accumulation import accumulating_steps
 
 

@@ -59,7 +59,6 @@ def test_nested_disabled_region_and_functions_defined_inside():
     ) == [False, True, False, False]
 
 
-
 def test_context_held_in_a_variable():
     assert backward_blocks(
         """

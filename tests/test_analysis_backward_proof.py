@@ -2,8 +2,8 @@
 
 import libcst as cst
 import pytest
-
 from analysis_helpers import facts_of, find
+
 from memlint.analysis.history import H
 
 
@@ -170,7 +170,9 @@ def test_lightning_backpropagates_what_training_step_returns(ret):
 @pytest.mark.parametrize(
     "src",
     [
-        LIGHTNING.format(extra="automatic_optimization = property(lambda self: self.automatic_optimization)", ret="loss"),
+        LIGHTNING.format(
+            extra="automatic_optimization = property(lambda self: self.automatic_optimization)", ret="loss"
+        ),
         LIGHTNING.format(extra="pass", ret='{"out": loss}'),
         LIGHTNING.replace("pl.LightningModule", "Base").format(extra="pass", ret="loss"),
     ],
@@ -181,7 +183,9 @@ def test_no_proof_without_lightnings_automatic_backward(src):
     assert facts.history.value(find(facts.module, "before = loss", cst.Assign).value).h is H.MAYBE
 
 
-@pytest.mark.parametrize("backward", ['loss["total"].backward()', "loss[0].backward()", 'scaler.scale(loss["total"]).backward()'])
+@pytest.mark.parametrize(
+    "backward", ['loss["total"].backward()', "loss[0].backward()", 'scaler.scale(loss["total"]).backward()']
+)
 def test_a_backward_on_one_entry_proves_the_container_not_a_number(backward):
     src = LOOP.format(producer="compute_loss(model, batch)", backward=backward)
     facts = facts_of(src)

@@ -2,8 +2,8 @@
 
 import libcst as cst
 import pytest
-
 from analysis_helpers import facts_of, find
+
 from memlint.analysis.containers import holds_entries
 
 SRC = """
@@ -27,7 +27,15 @@ def train(loader, module, model):
 
 @pytest.mark.parametrize(
     "name, expected",
-    [("output", True), ("logs", True), ("parts", True), ("stats", True), ("out", False), ("pred", False), ("pair", True)],
+    [
+        ("output", True),
+        ("logs", True),
+        ("parts", True),
+        ("stats", True),
+        ("out", False),
+        ("pred", False),
+        ("pair", True),
+    ],
 )
 def test_holds_entries(name, expected):
     facts = facts_of(SRC)

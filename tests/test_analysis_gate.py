@@ -8,11 +8,11 @@ import textwrap
 import libcst as cst
 import pytest
 
-from memlint.lint import engine
 from memlint.analysis.gate import GateFacts, enabled_by_gate
+from memlint.lint import engine
 from memlint.lint.engine import ParseError, applicable_rules, lint
-from memlint.rule.registry import select_rules
 from memlint.rule import Rule
+from memlint.rule.registry import select_rules
 
 
 def facts(src: str) -> GateFacts:
@@ -207,15 +207,19 @@ def test_builds_module_under_a_name_a_model_call_may_name():
     assert facts("class net(nn.Module):\n    pass\nm = net()\nm(x)").builds_module
     assert facts("class G:\n    pass\nclass D:\n    pass\ng, d = G(), D()\nd(x)").builds_module
     # constructor_kind knows no module outside torch, torchvision and timm, nor an unimported callee
-    assert not facts("from transformers.modeling_outputs import BaseModelOutput\nout = BaseModelOutput(h)\nf(out)").builds_module
+    assert not facts(
+        "from transformers.modeling_outputs import BaseModelOutput\nout = BaseModelOutput(h)\nf(out)"
+    ).builds_module
     assert not facts("from .modeling import Net\nmodel = Net()\nmodel(x)").builds_module  # a relative import
     assert not facts("model = Net()\nmodel(x)").builds_module  # bound nowhere in the file
     # timm's reparameterisation: a module built, filled and returned, never called here
     assert not facts("m = nn.Linear(2, 2)\nm.weight.data.copy_(w)\nreturn_it = m").builds_module
     assert not facts("model = build_model(cfg)\nmodel(x)").builds_module  # a factory of unknown kind
     assert not facts("x = y[:, None].float()\nx(z)").builds_module  # .float() of something not the same name
-    assert not facts("class A(nn.Module):\n    def __init__(self):\n        self.head = nn.Linear(2, 2)\n"
-                     "    def forward(self, x):\n        return self.head(x)\n").builds_module  # ``self`` is a parameter
+    assert not facts(
+        "class A(nn.Module):\n    def __init__(self):\n        self.head = nn.Linear(2, 2)\n"
+        "    def forward(self, x):\n        return self.head(x)\n"
+    ).builds_module  # ``self`` is a parameter
 
 
 def test_saved_output_written_in_place_in_the_same_function():
@@ -223,7 +227,9 @@ def test_saved_output_written_in_place_in_the_same_function():
     assert facts("s = x.exp()\ns += 1\n").saved_output_written_in_place
     g = facts("def f(x):\n    s = torch.sigmoid(x)\n    return s\ndef g(w, s):\n    w.div_(s)\n    s += 1\n")
     assert not g.saved_output_written_in_place  # a name of the same spelling in another function
-    assert not facts("def f(w):\n    s = math.sqrt(2.0)\n    w.div_(s)\n").saved_output_written_in_place  # an argument, not written
+    assert not facts(
+        "def f(w):\n    s = math.sqrt(2.0)\n    w.div_(s)\n"
+    ).saved_output_written_in_place  # an argument, not written
 
 
 def test_leaves_of_loops_only_over_parameters_or_a_list():

@@ -1,8 +1,8 @@
 """facts.grad_mode: whether autograd records where a statement runs."""
 
 import libcst as cst
-
 from analysis_helpers import facts_of, find
+
 from memlint.analysis.grad_mode import GradMode
 
 ON, OFF, UNKNOWN = GradMode.ENABLED, GradMode.DISABLED, GradMode.UNKNOWN
@@ -31,7 +31,16 @@ def test_context_managers():
     with torch.autocast("cuda"):
         h()
     """
-    assert modes(src, "a()", "b()", "c()", "d()", "e()", "f()", "g()", "h()") == [ON, OFF, ON, OFF, OFF, OFF, UNKNOWN, ON]
+    assert modes(src, "a()", "b()", "c()", "d()", "e()", "f()", "g()", "h()") == [
+        ON,
+        OFF,
+        ON,
+        OFF,
+        OFF,
+        OFF,
+        UNKNOWN,
+        ON,
+    ]
 
 
 def test_aliases_and_from_imports():
@@ -143,7 +152,6 @@ def test_lightning_hooks():
             b()
     """
     assert modes(src, "a()", "b()") == [ON, OFF]
-
 
 
 def test_transformers_pipeline_forward_hook():

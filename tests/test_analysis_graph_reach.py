@@ -1,8 +1,8 @@
 """graph_reach: the calls a value's autograd graph runs back through."""
 
 import libcst as cst
-
 from analysis_helpers import facts_of, find
+
 from memlint.analysis.graph_reach import calls_module, graph_calls
 
 

@@ -2,8 +2,8 @@
 
 import libcst as cst
 import pytest
-
 from analysis_helpers import facts_of, find
+
 from memlint.analysis.history import H
 
 

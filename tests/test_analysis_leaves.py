@@ -1,7 +1,6 @@
 """facts.leaves: leaf tensors requiring grad created in another scope."""
 
 import libcst as cst
-
 from analysis_helpers import facts_of
 
 SRC = """
@@ -61,9 +60,7 @@ def test_leaf_list():
     leaves = facts.leaves
 
     def iterable(target):
-        return next(
-            n.iter for n in _loops(facts.module) if isinstance(n.target, cst.Name) and n.target.value == target
-        )
+        return next(n.iter for n in _loops(facts.module) if isinstance(n.target, cst.Name) and n.target.value == target)
 
     assert leaves.leaf_list(iterable("a"), f)  # [w, p] at module level
     assert not leaves.leaf_list(iterable("b"), f)  # one element is not a leaf

@@ -1,7 +1,6 @@
 """facts.loops: training, evaluation and batch loops; what outlives an iteration."""
 
 import libcst as cst
-
 from analysis_helpers import facts_of, find
 
 
@@ -53,7 +52,6 @@ def test_eval_loop_evidence():
     """
     facts, loops = loop_infos(src)
     assert [l.role for l in loops] == ["eval", "eval", "eval", None, None]
-
 
 
 def test_helpers_of_forward_are_not_evaluation():

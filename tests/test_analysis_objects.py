@@ -112,7 +112,13 @@ def test_function_parameters_fall_back_to_conventional_names():
     body = fn.body
     k = lambda name: facts.objects.kind_of(name, body)
     assert [k(n) for n in ("model", "loader", "optimizer", "criterion", "scaler", "scheduler", "thing")] == [
-        Kind.MODULE, Kind.LOADER, Kind.OPTIMIZER, Kind.LOSS, Kind.SCALER, Kind.SCHEDULER, None,
+        Kind.MODULE,
+        Kind.LOADER,
+        Kind.OPTIMIZER,
+        Kind.LOSS,
+        Kind.SCALER,
+        Kind.SCHEDULER,
+        None,
     ]
 
 

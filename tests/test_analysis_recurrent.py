@@ -51,7 +51,9 @@ def test_detached_or_reinitialised_state_is_not_carried():
 def test_state_is_not_carried_without_training_or_with_no_grad():
     no_train = "import torch\nh = torch.zeros(1)\nfor x in loader:\n    out, h = model(x, h)\n"
     assert states(no_train) == []
-    under_no_grad = case().replace("    out, h = model(x, h)", "    with torch.no_grad():\n        out, h = model(x, h)")
+    under_no_grad = case().replace(
+        "    out, h = model(x, h)", "    with torch.no_grad():\n        out, h = model(x, h)"
+    )
     assert states(under_no_grad) == []
 
 

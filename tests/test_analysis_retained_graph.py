@@ -2,8 +2,8 @@
 
 import libcst as cst
 import pytest
-
 from analysis_helpers import facts_of, find
+
 from memlint.analysis.retained_graph import RetainedGraph
 
 
@@ -136,9 +136,15 @@ def test_built_here():
     call = find(facts.module, "loss1.backward(retain_graph=True)", cst.Call)
     fn = facts.loops.scope_of(call)
     assert RetainedGraph(facts).built_here(call, fn)
-    facts = facts_of(SAC.format(between="a, logp = self.actor.sample(s)").replace("(self, batch)", "(self, batch, s0)").replace("torch.tensor(batch)", "s0 * 2"))
+    facts = facts_of(
+        SAC.format(between="a, logp = self.actor.sample(s)")
+        .replace("(self, batch)", "(self, batch, s0)")
+        .replace("torch.tensor(batch)", "s0 * 2")
+    )
     call = find(facts.module, "loss1.backward(retain_graph=True)", cst.Call)
-    assert not RetainedGraph(facts).built_here(call, facts.loops.scope_of(call))  # a parameter may hold the caller's graph
+    assert not RetainedGraph(facts).built_here(
+        call, facts.loops.scope_of(call)
+    )  # a parameter may hold the caller's graph
 
 
 GUIDED = """
@@ -163,7 +169,11 @@ class GuidedBackprop:
     [
         ("return self.model(x)", "output = image.grad.numpy()\n        print(output[0])", True),
         # the helper keeps what it computed: later code may reach the graph
-        ("self.out = self.model(x)\n        return self.out", "output = image.grad.numpy()\n        print(output[0])", False),
+        (
+            "self.out = self.model(x)\n        return self.out",
+            "output = image.grad.numpy()\n        print(output[0])",
+            False,
+        ),
         # replaced on some paths only: the graph's output may be what is stored
         ("return self.model(x)", "if flag:\n            output = image.grad.numpy()\n        self.keep(output)", False),
         # not replaced at all

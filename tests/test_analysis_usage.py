@@ -84,7 +84,6 @@ def test_numeric_uses_only():
 
 def test_sources_and_derived():
     import libcst as cst
-
     from analysis_helpers import facts_of, find
 
     facts = facts_of(

@@ -20,8 +20,9 @@ _SPEC.loader.exec_module(rr)
 
 def inst(line, codes="MEM101", label="pos", family="accumulation", path="train.py"):
     first, last = rr.parse_lines(line)
-    return rr.Instance("manifest_t.tsv", "o/r", path, "c" * 40, "0" * 64, first, last, family,
-                       tuple(codes.split(",")), label, "why")
+    return rr.Instance(
+        "manifest_t.tsv", "o/r", path, "c" * 40, "0" * 64, first, last, family, tuple(codes.split(",")), label, "why"
+    )
 
 
 def hit(line, code="MEM101", path="train.py"):

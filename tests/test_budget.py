@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from memlint.frontends.flake8_plugin import Flake8Checker
+from memlint.lint.engine import lint
 from memlint.parse import budget
 from memlint.parse.budget import BudgetExceeded, file_budget, tick
-from memlint.lint.engine import lint
-from memlint.frontends.flake8_plugin import Flake8Checker
 from memlint.rule.registry import select_rules
 
 _spec = importlib.util.spec_from_file_location(

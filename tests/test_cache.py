@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import memlint.run.runner as runner
-from memlint.run.cache import FindingsCache, cacheable, hash_sources, resolve_cache_dir
 from memlint.rule import Edit, Finding, Fix, Safety
+from memlint.run.cache import FindingsCache, cacheable, hash_sources, resolve_cache_dir
 from memlint.run.runner import FileReport, Settings, run
 
 LEAKY = textwrap.dedent(
@@ -71,8 +71,8 @@ def test_warm_run_reads_every_report_from_the_cache(tmp_path, no_processing):
 
 def run_uncached(files, settings):
     """Reports straight from the engine, bypassing the runner (patched above)."""
-    from memlint.lint.engine import ParseError, lint
     from memlint.fix.fixer import detach
+    from memlint.lint.engine import ParseError, lint
     from memlint.read.source import read_source
 
     reports = []
@@ -208,8 +208,15 @@ def test_round_trip_keeps_every_field(tmp_path):
     cache = FindingsCache(str(tmp_path / "cache"), fingerprint="f" * 64)
     edit = Edit(3, 9, "x.detach()", (2, 4), (2, 10))
     finding = Finding(
-        code="MEM102", message="m", path="nb.ipynb", line=2, column=4, end_line=2, end_column=10,
-        fix=Fix("Detach", (), Safety.UNSAFE, imports=("torch",), edits=(edit,)), cell=3,
+        code="MEM102",
+        message="m",
+        path="nb.ipynb",
+        line=2,
+        column=4,
+        end_line=2,
+        end_column=10,
+        fix=Fix("Detach", (), Safety.UNSAFE, imports=("torch",), edits=(edit,)),
+        cell=3,
     )
     plain = Finding(code="MEM702", message="n", path="nb.ipynb", line=5, column=0, end_line=5, end_column=3)
     key = cache.key("nb.ipynb", "0" * 64, ["MEM102", "MEM702"], True)

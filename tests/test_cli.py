@@ -1,7 +1,6 @@
 """The real `memlint` command, in subprocesses."""
 
 import json
-import os
 import stat
 import textwrap
 

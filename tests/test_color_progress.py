@@ -8,9 +8,9 @@ import select
 import subprocess
 
 import pytest
+from conftest import memlint_exe
 
 from memlint.reporters.progress import Progress
-from conftest import memlint_exe
 
 LEAKY = "import torch\n\ndef f(loader, optimizer):\n    for x in loader:\n        optimizer.step()\n        torch.cuda.empty_cache()\n"
 ANSI = "\x1b["

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memlint.lint.engine import lint_text, parse_module
 from memlint.fix.fixer import fix_text
+from memlint.lint.engine import lint_text, parse_module
 from memlint.rule.registry import all_rules
 
 CORPUS = Path(__file__).parent / "corpus"

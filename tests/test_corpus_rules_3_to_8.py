@@ -10,19 +10,32 @@ from pathlib import Path
 
 import pytest
 
-from memlint.lint.engine import lint_text, parse_module
 from memlint.fix.fixer import fix_text
+from memlint.lint.engine import lint_text, parse_module
 from memlint.rule.registry import all_rules
 
 CORPUS = Path(__file__).parent / "corpus"
 CODES = {
-    "MEM301", "MEM302", "MEM303", "MEM304", "MEM401", "MEM402", "MEM403", "MEM502", "MEM503",
-    "MEM504", "MEM505", "MEM506", "MEM507", "MEM703", "MEM801", "MEM802", "MEM803",
+    "MEM301",
+    "MEM302",
+    "MEM303",
+    "MEM304",
+    "MEM401",
+    "MEM402",
+    "MEM403",
+    "MEM502",
+    "MEM503",
+    "MEM504",
+    "MEM505",
+    "MEM506",
+    "MEM507",
+    "MEM703",
+    "MEM801",
+    "MEM802",
+    "MEM803",
 }
 RULES = [r for r in all_rules() if r.code in CODES]
-FILES = sorted(
-    p for prefix in ("opt_", "inplace_", "amp_", "hygiene_") for p in CORPUS.glob(f"{prefix}*.py")
-)
+FILES = sorted(p for prefix in ("opt_", "inplace_", "amp_", "hygiene_") for p in CORPUS.glob(f"{prefix}*.py"))
 LABEL = re.compile(r"#\s*(expect|missed):\s*(MEM\d{3}(?:\s*,\s*MEM\d{3})*)")
 
 

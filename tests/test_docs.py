@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from memlint import DOCS_URL, rule_doc_url
-from memlint.rule.registry import all_rules
 from memlint.reporters import sarif
+from memlint.rule.registry import all_rules
 from memlint.server.rule_links import rule_link
 
 pytest.importorskip("mkdocs")
@@ -118,7 +118,7 @@ def test_readme_links_lead_to_built_pages(site):
         pytest.param(None, id="intact-copy-builds"),
         pytest.param(("cli.md", "\nSee [the missing page](no-such-page.md).\n"), id="broken-link"),
         pytest.param(("orphan.md", "# A page no one listed in the nav\n"), id="page-not-in-nav"),
-        pytest.param(("cli.md", "\n--8<-- \"bench/NO_SUCH_FILE.md\"\n"), id="missing-snippet"),
+        pytest.param(("cli.md", '\n--8<-- "bench/NO_SUCH_FILE.md"\n'), id="missing-snippet"),
     ],
 )
 def test_a_broken_page_fails_the_strict_build(tmp_path, breakage):

@@ -5,12 +5,12 @@ import codecs
 import libcst as cst
 import pytest
 
-from memlint.lint.engine import ParseError, applicable_rules, lint_text
 from memlint.fix.fixer import add_imports, fix_text, text_edit
+from memlint.lint.engine import ParseError, applicable_rules, lint_text
 from memlint.lint.noqa import file_is_exempt, is_suppressed, noqa_map
-from memlint.rule.registry import rule_by_code, select_rules
-from memlint.rule import Fix, Rule, Safety
 from memlint.read.source import SourceError, decode_source
+from memlint.rule import Fix, Rule, Safety
+from memlint.rule.registry import rule_by_code, select_rules
 
 MEM702 = rule_by_code("MEM702")
 LOOP = "import torch\nfor x in xs:\n    f(x)\n    torch.cuda.empty_cache()\n"

@@ -52,7 +52,10 @@ def mem_lines(proc):
 def cli_findings(paths, cwd, *args):
     proc = subprocess.run(
         MEMLINT + ["check", "--output-format", "json", "--no-cache", *args, *map(str, paths)],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode in (0, 1), proc.stderr
     found = [
@@ -78,12 +81,12 @@ def corpus(folder: Path) -> list[str]:
     files["bom.py"] = b"\xef\xbb\xbf" + LEAKY.encode()
     files["tabs.py"] = LEAKY.replace("    ", "\t").encode()
     files["noqa.py"] = (
-        "import torch\nfor b in loader:\n"
-        "    torch.cuda.empty_cache()  # noqa\n"
-        "    torch.cuda.empty_cache()  # noqa: MEM702\n"
-        "    torch.cuda.empty_cache()  # noqa:E501\n"
-        "    torch.cuda.empty_cache(\n        # noqa: MEM7\n    )\n"
-    ).encode()
+        b"import torch\nfor b in loader:\n"
+        b"    torch.cuda.empty_cache()  # noqa\n"
+        b"    torch.cuda.empty_cache()  # noqa: MEM702\n"
+        b"    torch.cuda.empty_cache()  # noqa:E501\n"
+        b"    torch.cuda.empty_cache(\n        # noqa: MEM7\n    )\n"
+    )
     for name, data in files.items():
         (folder / name).write_bytes(data)
     return sorted(files)

@@ -12,13 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_robustness_fuzz import MUTATIONS
 
-from memlint.lint import engine
-from memlint.lint.engine import lint
 from memlint.fix.fixer import fix_text
 from memlint.frontends.flake8_plugin import Flake8Checker
+from memlint.lint import engine
+from memlint.lint.engine import lint
 from memlint.rule.registry import all_rules
-from test_robustness_fuzz import MUTATIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = list(all_rules())
@@ -43,9 +43,7 @@ MUTATED = {
     for name, mutate in MUTATIONS.items()
     if (mutated := mutate(text)) is not None
 }
-FILES = sorted(
-    p for folder in (ROOT / "tests" / "corpus", ROOT / "fixtures") for p in folder.rglob("*.py")
-)
+FILES = sorted(p for folder in (ROOT / "tests" / "corpus", ROOT / "fixtures") for p in folder.rglob("*.py"))
 
 
 def _findings(text: str) -> list[tuple]:

@@ -10,8 +10,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "memlint"
 # find -> read -> parse -> analysis -> rule -> lint -> fix -> run -> reporters; the front-ends on top.
-STAGES = {"find", "read", "parse", "analysis", "rule", "lint", "fix", "run", "reporters",
-          "frontends", "server", "verify"}
+STAGES = {
+    "find",
+    "read",
+    "parse",
+    "analysis",
+    "rule",
+    "lint",
+    "fix",
+    "run",
+    "reporters",
+    "frontends",
+    "server",
+    "verify",
+}
 
 
 def _module_name(path: Path) -> str:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from memlint.parse import budget
 from memlint.lint.engine import lint
+from memlint.parse import budget
 from memlint.rule.registry import select_rules
 
 _spec = importlib.util.spec_from_file_location(

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlint.read.notebook_json import replace_sources, source_spans, split_source
 from memlint.lint.engine import lint_text
-from memlint.rule.registry import all_rules
+from memlint.read.notebook_json import replace_sources, source_spans, split_source
 from memlint.read.notebook_magics import mask_cell, unmask
+from memlint.rule.registry import all_rules
 
 LOOP = "for x, y in loader:\n    loss = model(x)\n    torch.cuda.empty_cache()\n    print(loss.item())"
 LOOP_FIXED = "for x, y in loader:\n    loss = model(x)\n    print(loss.item())"
@@ -75,7 +75,11 @@ def write_nb(tmp_path, nb, name="nb.ipynb", **kw):
 
 
 OUTPUT = {"name": "stdout", "output_type": "stream", "text": ["0.25\n", "naïve ✓\n"]}
-IMAGE = {"data": {"image/png": "iVBORw0KGgo=\n", "text/plain": ["<Figure>"]}, "metadata": {}, "output_type": "display_data"}
+IMAGE = {
+    "data": {"image/png": "iVBORw0KGgo=\n", "text/plain": ["<Figure>"]},
+    "metadata": {},
+    "output_type": "display_data",
+}
 
 
 def leaky_notebook():
@@ -128,7 +132,9 @@ def test_dataflow_reaches_across_cells(tmp_path, memlint_cli):
 
 
 def test_clean_notebook_passes(tmp_path, memlint_cli):
-    write_nb(tmp_path, notebook(code("import torch\nprint(torch.ones(1))"), markdown("for x in y: torch.cuda.empty_cache()")))
+    write_nb(
+        tmp_path, notebook(code("import torch\nprint(torch.ones(1))"), markdown("for x in y: torch.cuda.empty_cache()"))
+    )
     proc = memlint_cli("check", "nb.ipynb")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -271,8 +277,8 @@ def test_fix_keeps_mode_and_exit_non_zero_on_fix(tmp_path, run_memlint):
 
 
 def test_fix_refuses_when_file_changed_on_disk(tmp_path, monkeypatch):
-    from memlint.run import notebook as nbmod
     from memlint.rule.registry import select_rules
+    from memlint.run import notebook as nbmod
     from memlint.run.runner import Settings
 
     path = write_nb(tmp_path, leaky_notebook())
@@ -431,9 +437,7 @@ def test_notebook_matches_file_check_and_fix(tmp_path, rule, example):
     assert "\n".join(sources) + "\n" == example.fixed
 
 
-VALID = [
-    pytest.param(rule, ex, id=f"{rule.code}-valid-{i}") for rule in all_rules() for i, ex in enumerate(rule.valid)
-]
+VALID = [pytest.param(rule, ex, id=f"{rule.code}-valid-{i}") for rule in all_rules() for i, ex in enumerate(rule.valid)]
 
 
 @pytest.mark.parametrize("rule, example", VALID)

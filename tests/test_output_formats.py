@@ -117,7 +117,9 @@ def test_rdjson_offers_unsafe_fixes_only_when_allowed(tmp_path, run_memlint):
     assert unsafe["diagnostics"][0]["suggestions"]
 
 
-@pytest.mark.parametrize("fmt", ["text", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson"])
+@pytest.mark.parametrize(
+    "fmt", ["text", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson"]
+)
 def test_output_file_with_every_format(tmp_path, run_memlint, fmt):
     _project(tmp_path)
     target = tmp_path / "reports" / f"memlint.{fmt}"

@@ -13,7 +13,18 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_wheel_contains_every_subpackage(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

@@ -38,8 +38,13 @@ LEAKY = textwrap.dedent(
 CLEAN = "import torch\n\nprint(torch.ones(1))\n"
 NOTEBOOK = {
     "cells": [
-        {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
-         "source": ["import torch\n", "for b in loader:\n", "    torch.cuda.empty_cache()\n", "    step(b)"]},
+        {
+            "cell_type": "code",
+            "execution_count": 1,
+            "metadata": {},
+            "outputs": [],
+            "source": ["import torch\n", "for b in loader:\n", "    torch.cuda.empty_cache()\n", "    step(b)"],
+        },
     ],
     "metadata": {"kernelspec": {"language": "python", "name": "python3", "display_name": "Python 3"}},
     "nbformat": 4,
@@ -53,10 +58,16 @@ def git(*args, cwd):
 
 def snapshot_of_working_tree(dest: Path) -> Path:
     """Tracked and untracked-but-not-ignored files, committed in a new repo."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT, check=True, capture_output=True,
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = ROOT / name
         if source.is_file():
@@ -86,8 +97,9 @@ def project(tmp_path_factory):
     repo = snapshot_of_working_tree(tmp_path_factory.mktemp("memlint-repo"))
     root = tmp_path_factory.mktemp("project")
     git("init", "-q", cwd=root)
-    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")),
-               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env = dict(
+        os.environ, PRE_COMMIT_HOME=str(tmp_path_factory.mktemp("pre-commit-home")), PIP_DISABLE_PIP_VERSION_CHECK="1"
+    )
     for key in ("VIRTUAL_ENV", "PYTHONPATH", "GITHUB_ACTIONS", "PRE_COMMIT"):
         env.pop(key, None)
     files = {
@@ -105,7 +117,11 @@ def project(tmp_path_factory):
     def try_repo(*hook_and_files):
         return subprocess.run(
             [PRE_COMMIT, "try-repo", str(repo), *hook_and_files],
-            cwd=root, env=env, capture_output=True, text=True, timeout=900,
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
 
     passing = try_repo("memlint", "--verbose", "--files", "clean.py", "vendored/leaky.py")

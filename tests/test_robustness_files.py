@@ -19,10 +19,10 @@ import sys
 import pytest
 
 from memlint.frontends import cli
-from memlint.run import runner
 from memlint.lint.engine import ParseError, parse_module
-from memlint.run.runner import Settings, process_file
 from memlint.read.source import MAX_FILE_BYTES, SourceError, decode_source, read_source, write_atomic
+from memlint.run import runner
+from memlint.run.runner import Settings, process_file
 
 LOOP = "import torch\nfor batch in loader:\n    step(batch)\n    torch.cuda.empty_cache()\n    log(batch)\n"
 REMOVED = "    torch.cuda.empty_cache()"
@@ -132,7 +132,7 @@ def test_odd_files_in_one_run(tmp_path, run_memlint):
 
 
 def test_fixed_files_still_compile_and_second_fix_is_noop(tmp_path):
-    for name, (before, expected) in _fixable_cases().items():
+    for name, (_before, expected) in _fixable_cases().items():
         text = decode_source(expected).text
         compile(text, name, "exec", dont_inherit=True)
         path = tmp_path / name

@@ -32,9 +32,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
+from memlint.fix.fixer import fix_text
 from memlint.frontends import cli
 from memlint.lint.engine import ParseError, lint_text
-from memlint.fix.fixer import fix_text
 from memlint.rule.registry import all_rules
 
 # hypothesmith compiles what it generates; its code's warnings are not ours.
@@ -47,9 +47,7 @@ ALL_TOKENS = "# " + " ".join(sorted({tok for rule in RULES for tok in rule.token
 
 
 def fuzz(max_examples: int) -> settings:
-    return settings(
-        max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), print_blob=True
-    )
+    return settings(max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), print_blob=True)
 
 
 def _compiles(text: str) -> bool:
@@ -274,8 +272,7 @@ def nested_in_function(text: str) -> str | None:
 
 def nested_in_decorated_method(text: str) -> str | None:
     opener = (
-        "class _FuzzOuter:\n    @staticmethod\n    @_fuzz.register(name='x')\n"
-        "    def _fuzz_method(loader, model):\n"
+        "class _FuzzOuter:\n    @staticmethod\n    @_fuzz.register(name='x')\n    def _fuzz_method(loader, model):\n"
     )
     return _nest(text, opener, 2)
 
@@ -288,7 +285,7 @@ def decorated_defs(text: str) -> str | None:
         return None
     lines = text.splitlines(keepends=True)
     inserts = [(n.lineno, 0, " " * n.col_offset + "@_fuzz_decorator(1)\n") for n in defs]
-    assert all(lines[n.lineno - 1][n.col_offset:].startswith(("def", "async", "class")) for n in defs)
+    assert all(lines[n.lineno - 1][n.col_offset :].startswith(("def", "async", "class")) for n in defs)
     return _insert(text, inserts)
 
 

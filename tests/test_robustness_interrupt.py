@@ -17,8 +17,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import memlint_exe
+
 from memlint.fix.fixer import fix_text
 from memlint.rule.registry import select_rules
 

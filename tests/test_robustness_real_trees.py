@@ -22,8 +22,8 @@ import warnings
 
 import pytest
 
-from memlint.run.runner import Settings, run
 from memlint.read.source import SourceError, read_source
+from memlint.run.runner import Settings, run
 
 pytestmark = pytest.mark.slow
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from memlint.rule.registry import all_rules
 from memlint.rule import DOC_SECTIONS, Safety
+from memlint.rule.registry import all_rules
 
 RULES_MD = Path(__file__).resolve().parents[2] / "shared" / "RULES.md"
 

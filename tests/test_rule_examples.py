@@ -1,10 +1,10 @@
 """Every embedded example of every rule becomes its own test case."""
 
-import pytest
 import libcst as cst
+import pytest
 
-from memlint.lint.engine import lint_text
 from memlint.fix.fixer import fix_text
+from memlint.lint.engine import lint_text
 from memlint.rule.registry import all_rules
 
 INVALID = [
@@ -13,9 +13,7 @@ INVALID = [
     for i, ex in enumerate(rule.invalid)
 ]
 VALID = [
-    pytest.param(rule, i, ex, id=f"{rule.code}-valid-{i}")
-    for rule in all_rules()
-    for i, ex in enumerate(rule.valid)
+    pytest.param(rule, i, ex, id=f"{rule.code}-valid-{i}") for rule in all_rules() for i, ex in enumerate(rule.valid)
 ]
 
 

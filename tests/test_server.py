@@ -262,14 +262,18 @@ async def test_hover_on_a_finding_shows_the_rule_docs(client, tmp_path):
     uri = open_doc(client, tmp_path / "validate.py", VALIDATE)
     await published(client, uri, version=1)
     hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=5, character=8))
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=5, character=8)
+        )
     )
     sections = rule_by_code("MEM201").doc_sections()
     assert hover.contents.kind == types.MarkupKind.Markdown
     assert "MEM201" in hover.contents.value
     assert sections["What it does"] in hover.contents.value and sections["Example"] in hover.contents.value
     outside = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0))
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0)
+        )
     )
     assert outside is None
 
@@ -289,7 +293,9 @@ async def test_config_is_reloaded_when_pyproject_changes(fresh_client, tmp_path)
     assert list((await published(fresh_client, uri, after=before)).diagnostics) == []
     pyproject.write_text("[tool.memlint]\n")
     before = len(fresh_client.published)
-    fresh_client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri())))
+    fresh_client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri()))
+    )
     assert [d.code for d in (await published(fresh_client, uri, after=before)).diagnostics] == ["MEM201"]
 
 
@@ -302,7 +308,9 @@ async def test_a_broken_config_is_reported_and_linting_resumes_once_fixed(fresh_
     pyproject.write_text("[tool.memlint]\n")
     before = len(fresh_client.published)
     fresh_client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)])
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)]
+        )
     )
     assert [d.code for d in (await published(fresh_client, uri, after=before)).diagnostics] == ["MEM201"]
 
@@ -311,10 +319,14 @@ async def test_client_settings_select_and_ignore(fresh_client, tmp_path):
     uri = open_doc(fresh_client, tmp_path / "validate.py", VALIDATE)
     await published(fresh_client, uri, version=1)
     before = len(fresh_client.published)
-    fresh_client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"memlint": {"ignore": ["MEM2"]}}))
+    fresh_client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"memlint": {"ignore": ["MEM2"]}})
+    )
     assert list((await published(fresh_client, uri, after=before)).diagnostics) == []
     before = len(fresh_client.published)
-    fresh_client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"memlint": {"select": ["MEM201"]}}))
+    fresh_client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"memlint": {"select": ["MEM201"]}})
+    )
     assert [d.code for d in (await published(fresh_client, uri, after=before)).diagnostics] == ["MEM201"]
 
 
@@ -335,7 +347,10 @@ def write_notebook(path: Path, cells: list[str]) -> None:
         json.dumps(
             {
                 "cells": [{"cell_type": "markdown", "metadata": {}, "source": "# notes"}]
-                + [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in cells],
+                + [
+                    {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c}
+                    for c in cells
+                ],
                 "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
                 "nbformat": 4,
                 "nbformat_minor": 5,
@@ -358,8 +373,13 @@ def open_notebook(client, path: Path, cells: list[str]) -> list[str]:
                 cells=[types.NotebookCell(kind=types.NotebookCellKind.Markup, document=cell_uris[0])]
                 + [types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in cell_uris[1:]],
             ),
-            cell_text_documents=[types.TextDocumentItem(uri=cell_uris[0], language_id="markdown", version=1, text="# notes")]
-            + [types.TextDocumentItem(uri=u, language_id="python", version=1, text=c) for u, c in zip(cell_uris[1:], cells)],
+            cell_text_documents=[
+                types.TextDocumentItem(uri=cell_uris[0], language_id="markdown", version=1, text="# notes")
+            ]
+            + [
+                types.TextDocumentItem(uri=u, language_id="python", version=1, text=c)
+                for u, c in zip(cell_uris[1:], cells)
+            ],
         )
     )
     return cell_uris
@@ -480,7 +500,15 @@ FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py"))
 async def test_server_cli_and_flake8_agree_on_the_fixtures(client):
     assert len(FIXTURES) >= 15
     proc = subprocess.run(
-        [sys.executable, "-m", "flake8", "--isolated", "-j1", "--format=%(path)s|%(row)d|%(col)d|%(code)s|%(text)s", *map(str, FIXTURES)],
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--isolated",
+            "-j1",
+            "--format=%(path)s|%(row)d|%(col)d|%(code)s|%(text)s",
+            *map(str, FIXTURES),
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,

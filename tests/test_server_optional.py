@@ -19,11 +19,15 @@ def run(tmp_path, *args):
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(BLOCK_PYGLS)
     env = {"PYTHONPATH": f"{site}:{ROOT}", "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "memlint", *args], capture_output=True, text=True, env=env, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-m", "memlint", *args], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
 
 
 def test_check_works_without_the_server_extra(tmp_path):
-    (tmp_path / "train.py").write_text("import torch\ndef validate(model, loader):\n    model.eval()\n    for x, y in loader:\n        model(x)\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\ndef validate(model, loader):\n    model.eval()\n    for x, y in loader:\n        model(x)\n"
+    )
     proc = run(tmp_path, "check", "--no-cache", "train.py")
     assert proc.returncode == 1 and "MEM201" in proc.stdout, proc.stderr
 

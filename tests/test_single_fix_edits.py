@@ -4,8 +4,8 @@ whose only finding it is."""
 
 import pytest
 
-from memlint.lint.engine import lint
 from memlint.fix.fixer import fix_text, single_fix_edits
+from memlint.lint.engine import lint
 from memlint.rule.registry import all_rules
 
 CASES = [
@@ -34,7 +34,9 @@ def test_quick_fix_matches_fix(rule, example):
 
 def test_a_fix_that_would_break_the_code_is_not_offered():
     rule = next(r for r in all_rules() if r.code == "MEM201")
-    source = "import torch\n\ndef validate(model, loader):\n    model.eval()\n    for x, y in loader:\n        model(x)\n"
+    source = (
+        "import torch\n\ndef validate(model, loader):\n    model.eval()\n    for x, y in loader:\n        model(x)\n"
+    )
     findings, module = lint(source, "example.py", [rule])
     assert single_fix_edits(source, module, findings[0]) is not None
     # A NUL byte after the code: the fixed text would not parse, so no fix is offered.

@@ -27,7 +27,10 @@ def test_move_into_a_nested_block_keeps_the_comment_in_place():
     edits.remove(zero, loop.body)
     edits.insert_after(step, bare(zero))
     new = module.with_changes(body=[edits.apply(loop)])
-    assert new.code == "for x in loader:\n    # clear\n    loss.backward()\n    if ready:\n        opt.step()\n        opt.zero_grad()\n"
+    assert (
+        new.code
+        == "for x in loader:\n    # clear\n    loss.backward()\n    if ready:\n        opt.step()\n        opt.zero_grad()\n"
+    )
 
 
 def test_insert_before_takes_over_the_comment_lines():

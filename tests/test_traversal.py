@@ -6,12 +6,10 @@ from contextlib import nullcontext
 
 import libcst as cst
 import pytest
+from libcst._position import CodePosition, CodeRange
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from memlint.lint.engine import lint_module
-from memlint.rule.registry import all_rules
-from libcst._position import CodePosition, CodeRange
-
 from memlint.parse.positions import LazyPositions, syntactic_ranges
 from memlint.parse.traversal import (
     TRIVIA,
@@ -25,6 +23,7 @@ from memlint.parse.traversal import (
     visit_fast,
     walk,
 )
+from memlint.rule.registry import all_rules
 
 # Every kind of syntax libcst parses, so each node class's field order is checked.
 KITCHEN_SINK = textwrap.dedent(

@@ -51,8 +51,8 @@ def _grows(run, meter):
 )
 def test_hand_written_twins_are_what_memlint_fixes_produce(name):
     from memlint.fix.fixer import fix_text
-    from memlint.rule.registry import select_rules
     from memlint.read.source import read_source
+    from memlint.rule.registry import select_rules
 
     source = read_source(str(VERIFY / f"{name}.py"))
     fixed = fix_text(source.text, source.path, select_rules())
@@ -161,8 +161,17 @@ def test_a_leak_after_the_last_step_is_measured_in_the_tail():
 
 def test_two_gloo_ranks_under_the_launcher_with_a_total_loss_leak(run_memlint):
     proc = run_memlint(
-        "verify", VERIFY / "ddp_total_loss.py", "--nproc-per-node", 2, "--device", "cpu",
-        "--steps", STEPS, "--timeout", 240, "--json",
+        "verify",
+        VERIFY / "ddp_total_loss.py",
+        "--nproc-per-node",
+        2,
+        "--device",
+        "cpu",
+        "--steps",
+        STEPS,
+        "--timeout",
+        240,
+        "--json",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(proc.stdout)

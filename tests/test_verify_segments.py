@@ -9,12 +9,23 @@ from memlint.verify import cli
 from memlint.verify.outcome import Outcome, RankOutcome, RunSummary, decide
 from memlint.verify.report import render_human, render_json
 from memlint.verify.twin import FixedFinding
-from memlint.verify.verdict import CPU_TENSOR, GRAPH, START, STEPS, TAIL, TENSOR, MeterStats
+from memlint.verify.verdict import CPU_TENSOR, START, STEPS, TAIL, TENSOR, MeterStats
 
 N = 20
 
 
-def _raw(live=None, peaks=None, tail=None, device="cpu", cpu=None, ended="stopped", nodes=None, losses=(1.0, 0.5), rank=0, pg=True):
+def _raw(
+    live=None,
+    peaks=None,
+    tail=None,
+    device="cpu",
+    cpu=None,
+    ended="stopped",
+    nodes=None,
+    losses=(1.0, 0.5),
+    rank=0,
+    pg=True,
+):
     live = live or [1000] * N
     raw = {
         "status": "ok",
@@ -67,7 +78,9 @@ def _tail(live, peak, nodes=11):
 
 
 def test_segments_split_the_run_at_the_first_and_last_step():
-    stats = MeterStats.from_samples(TENSOR, [100, 200, 200, 200], [5000, 300, 400, 250], tail=900, tail_peak=1200, head_peak=7000)
+    stats = MeterStats.from_samples(
+        TENSOR, [100, 200, 200, 200], [5000, 300, 400, 250], tail=900, tail_peak=1200, head_peak=7000
+    )
     assert stats.segment(START).peak == 7000 and stats.segment(START).end == 100
     assert stats.segment(STEPS).peak == 400 and stats.segment(STEPS).end == 200
     assert stats.segment(TAIL).peak == 1200 and stats.segment(TAIL).end == 900
@@ -137,7 +150,9 @@ def test_auto_on_cuda_with_a_cpu_script_uses_the_cpu_tracker_and_says_cuda_saw_n
 
 def test_a_meter_that_saw_nothing_never_says_unchanged():
     zeros = [0] * N
-    out = _outcome(_raw(live=zeros, peaks=zeros, device="cuda"), _raw(live=zeros, peaks=zeros, device="cuda"), device="cuda")
+    out = _outcome(
+        _raw(live=zeros, peaks=zeros, device="cuda"), _raw(live=zeros, peaks=zeros, device="cuda"), device="cuda"
+    )
     by = {v.meter: v for v in out.meter_verdicts}
     assert by[TENSOR].status == "not-measured"
     assert out.memory == "not-measured" and not out.ok
@@ -146,7 +161,9 @@ def test_a_meter_that_saw_nothing_never_says_unchanged():
 
 def test_not_measured_has_its_own_exit_status(monkeypatch, tmp_path, capsys):
     zeros = [0] * N
-    out = _outcome(_raw(live=zeros, peaks=zeros, device="cuda"), _raw(live=zeros, peaks=zeros, device="cuda"), device="cuda")
+    out = _outcome(
+        _raw(live=zeros, peaks=zeros, device="cuda"), _raw(live=zeros, peaks=zeros, device="cuda"), device="cuda"
+    )
     monkeypatch.setattr(cli, "verify", lambda options: out)
     assert cli.main(["train.py", "--device", "cuda"]) == cli.EXIT_NOT_MEASURED == 3
     assert "memory not-measured" in capsys.readouterr().out
@@ -156,7 +173,10 @@ def test_not_measured_has_its_own_exit_status(monkeypatch, tmp_path, capsys):
 
 
 def _ranked(pairs, findings=("MEM101",)):
-    ranks = [RankOutcome(rank=i, original=RunSummary.from_raw(a), fixed=RunSummary.from_raw(b)) for i, (a, b) in enumerate(pairs)]
+    ranks = [
+        RankOutcome(rank=i, original=RunSummary.from_raw(a), fixed=RunSummary.from_raw(b))
+        for i, (a, b) in enumerate(pairs)
+    ]
     return decide(
         Outcome(
             script="train.py",
@@ -220,8 +240,13 @@ def test_a_single_run_that_cuda_never_saw_is_not_measured_either():
     zeros = [0] * N
     out = decide(
         Outcome(
-            script="train.py", fixed_script=None, device="cuda", steps_requested=N, findings=[],
-            original=RunSummary.from_raw(_raw(live=zeros, peaks=zeros, device="cuda")), fixed=None,
+            script="train.py",
+            fixed_script=None,
+            device="cuda",
+            steps_requested=N,
+            findings=[],
+            original=RunSummary.from_raw(_raw(live=zeros, peaks=zeros, device="cuda")),
+            fixed=None,
         )
     )
     assert out.nothing_to_fix and out.memory == "not-measured" and not out.ok
@@ -230,8 +255,13 @@ def test_a_single_run_that_cuda_never_saw_is_not_measured_either():
     cpu = [10_000] * N
     out = decide(
         Outcome(
-            script="train.py", fixed_script=None, device="auto", steps_requested=N, findings=[],
-            original=RunSummary.from_raw(_raw(live=zeros, peaks=zeros, device="cuda", cpu=cpu)), fixed=None,
+            script="train.py",
+            fixed_script=None,
+            device="auto",
+            steps_requested=N,
+            findings=[],
+            original=RunSummary.from_raw(_raw(live=zeros, peaks=zeros, device="cuda", cpu=cpu)),
+            fixed=None,
         )
     )
     assert out.memory == "unchanged" and out.ok

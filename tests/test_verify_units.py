@@ -159,7 +159,9 @@ def test_losses_are_compared_before_parameters():
 
 
 def test_parameters_with_other_bytes_but_equal_sums_are_within_tolerance():
-    check = compare_results(_rec(params=[{"sums": [1.0], "digest": "a"}]), _rec(params=[{"sums": [1.0], "digest": "b"}]))
+    check = compare_results(
+        _rec(params=[{"sums": [1.0], "digest": "a"}]), _rec(params=[{"sums": [1.0], "digest": "b"}])
+    )
     assert check.status == "within-tolerance"
 
 
@@ -272,8 +274,14 @@ def test_json_schema_fields():
     assert data["ok"] is False
     for run in ("original", "fixed"):
         for key in (
-            "status", "error", "steps", "peak_bytes", "growth_bytes_per_step",
-            "graph_nodes_growth_per_step", "heap_growth_bytes_per_step", "losses",
+            "status",
+            "error",
+            "steps",
+            "peak_bytes",
+            "growth_bytes_per_step",
+            "graph_nodes_growth_per_step",
+            "heap_growth_bytes_per_step",
+            "losses",
         ):
             assert key in data[run]
     assert data["original"]["losses"][0] == "NaN"

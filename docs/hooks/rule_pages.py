@@ -15,8 +15,8 @@ import textwrap
 from pathlib import Path
 
 from memlint import DOCS_URL, rule_doc_url
-from memlint.rule.registry import all_rules
 from memlint.rule import Rule, Safety
+from memlint.rule.registry import all_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_INDEX = "rules/index.md"
@@ -110,12 +110,12 @@ def _left_alone(rule: type[Rule]) -> list[str]:
 def _options(rule: type[Rule]) -> list[str]:
     if rule.default_enabled:
         enabled = (
-            f"Enabled by default. Turn it off with `ignore = [\"{rule.code}\"]` in "
+            f'Enabled by default. Turn it off with `ignore = ["{rule.code}"]` in '
             f"`[tool.memlint]` (or `--ignore {rule.code}`)."
         )
     else:
         enabled = (
-            f"Off by default (opt-in). Turn it on with `extend-select = [\"{rule.code}\"]` in "
+            f'Off by default (opt-in). Turn it on with `extend-select = ["{rule.code}"]` in '
             f"`[tool.memlint]` (or `--extend-select {rule.code}`)."
         )
     tokens = ", ".join(f"`{t}`" for t in rule.tokens)

@@ -66,8 +66,11 @@ def accumulating_steps(verbs, loop) -> list[tuple[Verb, cst.If, cst.BaseExpressi
         # Another optimizer steps every iteration on those gradients (local
         # SGD / DiLoCo: an inner step each batch, an outer one every N).
         if any(
-            s.kind is VerbKind.STEP and s is not step and not any(n is if_node for n, _ in s.path)
-            and not verbs.conditions(s, loop) and any(b.index < s.index for b in outside)
+            s.kind is VerbKind.STEP
+            and s is not step
+            and not any(n is if_node for n, _ in s.path)
+            and not verbs.conditions(s, loop)
+            and any(b.index < s.index for b in outside)
             for s in iteration
         ):
             continue

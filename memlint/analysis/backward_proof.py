@@ -26,7 +26,7 @@ API (through ``facts.history``, which consults it):
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -59,7 +59,9 @@ class BackwardProof:
                 key = entry_of
             if key is None or key == "self":
                 continue
-            scalar = entry_of is None and _implicit_gradient(verb.call, any(a.value is verb.loss for a in verb.call.args))
+            scalar = entry_of is None and _implicit_gradient(
+                verb.call, any(a.value is verb.loss for a in verb.call.args)
+            )
             self._operands[verb.call] = (key, scalar)
             target = self._reaching_binding(verb.call, key)
             if target is not None:

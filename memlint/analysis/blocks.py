@@ -19,8 +19,8 @@ many statements ask.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Callable, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Callable
 
 import libcst as cst
 

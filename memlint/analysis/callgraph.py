@@ -12,9 +12,11 @@ Anything else is an unknown callee, and analyses treat it as such.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterator, Sequence, Union
+from collections.abc import Iterator, Sequence
+from typing import Union
 
 import libcst as cst
+
 from memlint.parse.traversal import ParentMap, tree_index
 
 Scope = Union[cst.FunctionDef, cst.Module]
@@ -102,7 +104,9 @@ class CallGraph:
         """Just after the last node inside ``node`` (exclusive)."""
         return (self._tree.end[self._index(node)], 0)
 
-    def between(self, nodes: Sequence[cst.CSTNode], start: tuple[int, int], end: tuple[int, int]) -> Sequence[cst.CSTNode]:
+    def between(
+        self, nodes: Sequence[cst.CSTNode], start: tuple[int, int], end: tuple[int, int]
+    ) -> Sequence[cst.CSTNode]:
         """The nodes of ``nodes`` (in source order) that start in [start, end),
         found by bisection: no scan of a whole scope's list per question."""
         lo, hi = 0, len(nodes)

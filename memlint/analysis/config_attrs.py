@@ -30,7 +30,9 @@ def plain_number_attributes(cls: cst.ClassDef) -> frozenset[str]:
     visit_fast(cls, visitor)
     plain = set()
     for attr, values in visitor.values.items():
-        if all(v is not None and (_number(v) or (isinstance(v, cst.Name) and v.value in numeric_params)) for v in values):
+        if all(
+            v is not None and (_number(v) or (isinstance(v, cst.Name) and v.value in numeric_params)) for v in values
+        ):
             plain.add(attr)
     return frozenset(plain)
 

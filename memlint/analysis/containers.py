@@ -48,7 +48,8 @@ def _read_as_mapping(scope: cst.CSTNode, key: str) -> bool:
                 return False
             if isinstance(node, cst.Subscript) and dotted_name(node.value) == key:
                 if any(
-                    isinstance(el.slice, cst.Index) and isinstance(el.slice.value, (cst.SimpleString, cst.FormattedString))
+                    isinstance(el.slice, cst.Index)
+                    and isinstance(el.slice.value, (cst.SimpleString, cst.FormattedString))
                     for el in node.slice
                 ):
                     found.append(True)

@@ -29,14 +29,14 @@ class ModuleFacts:
         return ImportTable(self.module)
 
     @cached_property
-    def calls(self) -> "CallGraph":
+    def calls(self) -> CallGraph:
         """Functions of this module and their call sites (analysis/callgraph.py)."""
         from memlint.analysis.callgraph import CallGraph
 
         return CallGraph(self.module)
 
     @cached_property
-    def objects(self) -> "ObjectTable":
+    def objects(self) -> ObjectTable:
         """What kind of torch object a name holds: ``facts.objects.kind_of(expr)``
         -> ``Kind.MODULE/OPTIMIZER/SCALER/SCHEDULER/LOSS/LOADER`` or None
         (analysis/objects.py)."""

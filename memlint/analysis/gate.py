@@ -20,20 +20,21 @@ from __future__ import annotations
 
 import ast
 
-# The very words loops.py uses to call a loop a batch loop or a function an
-# evaluation, so the gate widens whenever they do.
-from memlint.analysis.loops import DATA_TOKENS
-from memlint.analysis.loops import EVAL_FUNCTION_TOKENS
-from memlint.analysis.activations import ALWAYS_INPLACE_FUNCTIONS, INPLACE_FUNCTIONS, is_inplace_method
 from memlint.analysis.activations import (
+    ALWAYS_INPLACE_FUNCTIONS,
+    INPLACE_FUNCTIONS,
     OUTPUT_SAVING_FUNCTIONS,
     OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE,
     OUTPUT_SAVING_METHODS,
     OUTPUT_SAVING_MODULES,
     OUTPUT_SAVING_WHEN_INPLACE,
+    is_inplace_method,
 )
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
-from memlint.analysis.loops import name_tokens
+
+# The very words loops.py uses to call a loop a batch loop or a function an
+# evaluation, so the gate widens whenever they do.
+from memlint.analysis.loops import DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 from memlint.analysis.module_params import PARAMETER_ATTRS
 
 _BACKWARD = frozenset({"backward", "manual_backward"})
@@ -44,14 +45,26 @@ _SAVING_MODULES = OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
 # Ops whose output autograd saves (MEM402), by their last name.
 _SAVES_OUTPUT = frozenset(
     {q.rsplit(".", 1)[-1] for q in OUTPUT_SAVING_FUNCTIONS | OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE}
-    | OUTPUT_SAVING_METHODS | OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
+    | OUTPUT_SAVING_METHODS
+    | OUTPUT_SAVING_MODULES
+    | OUTPUT_SAVING_WHEN_INPLACE
 )
 # activations.inplace_function_target's functions, by their last name.
 _INPLACE_ALWAYS = frozenset(q.rsplit(".", 1)[-1] for q in ALWAYS_INPLACE_FUNCTIONS)
 _INPLACE_WHEN_ASKED = frozenset(q.rsplit(".", 1)[-1] for q in INPLACE_FUNCTIONS)
 # Calls that make a leaf requiring grad, by their last name (MEM401).
-_LEAF_MARKS = frozenset({"parameters", "named_parameters", "requires_grad", "requires_grad_", "Parameter",
-                         "UninitializedParameter", "ParameterList", "ParameterDict"})
+_LEAF_MARKS = frozenset(
+    {
+        "parameters",
+        "named_parameters",
+        "requires_grad",
+        "requires_grad_",
+        "Parameter",
+        "UninitializedParameter",
+        "ParameterList",
+        "ParameterDict",
+    }
+)
 # Phases in the names of a framework's per-batch hooks.
 _PHASES = frozenset({"train", "training", "validation", "val", "valid", "test", "predict", "eval", "evaluation"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -262,7 +275,8 @@ class GateFacts:
         elif last == "train" and call.args and type(call.args[0]) is ast.Constant and call.args[0].value is False:
             self.eval_call = True
         if last == "train" and (
-            not call.args and not call.keywords
+            not call.args
+            and not call.keywords
             or any(type(a) is ast.Constant and a.value is True for a in (*call.args, *(k.value for k in call.keywords)))
         ):
             self.train_call = True  # ``m.train(self.training)`` is "unknown" to mode_call, never "train"
@@ -283,7 +297,13 @@ class GateFacts:
         if type(value) is not ast.Call:
             return
         func = value.func
-        last = func.attr if type(func) is ast.Attribute else aliases.get(func.id, func.id) if type(func) is ast.Name else None
+        last = (
+            func.attr
+            if type(func) is ast.Attribute
+            else aliases.get(func.id, func.id)
+            if type(func) is ast.Name
+            else None
+        )
         names = {n for t in node.targets for n in _bare_names(t)}
         if last in _SAVES_OUTPUT:
             self.output_names |= names
@@ -380,7 +400,8 @@ def _may_run_inplace(expr: ast.AST) -> bool:
     if type(expr) is not ast.Call:
         return False
     return any(kw.arg == "inplace" for kw in expr.keywords) or any(  # type: ignore[attr-defined]
-        type(a) is ast.Constant and a.value is True for a in expr.args  # type: ignore[attr-defined]
+        type(a) is ast.Constant and a.value is True
+        for a in expr.args  # type: ignore[attr-defined]
     )
 
 

@@ -122,8 +122,21 @@ def context_mode(call: cst.BaseExpression, names: ImportTable) -> GradMode | Non
 # Words in the name of a context manager from elsewhere that may turn grad off.
 _HELPER_CONTEXT_TOKENS = frozenset(
     {
-        "eval", "evaluating", "evaluation", "evaluate", "inference", "infer", "inferencing", "grad", "nograd",
-        "predict", "predicting", "testing", "frozen", "freeze", "freezing",
+        "eval",
+        "evaluating",
+        "evaluation",
+        "evaluate",
+        "inference",
+        "infer",
+        "inferencing",
+        "grad",
+        "nograd",
+        "predict",
+        "predicting",
+        "testing",
+        "frozen",
+        "freeze",
+        "freezing",
     }
 )
 

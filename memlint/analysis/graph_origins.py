@@ -43,15 +43,60 @@ from memlint.parse.traversal import visit_fast
 # Results that are new leaves, whatever their arguments hold.
 _FACTORIES = frozenset(
     {
-        "tensor", "Tensor", "FloatTensor", "LongTensor", "DoubleTensor", "IntTensor", "BoolTensor", "ByteTensor",
-        "zeros", "ones", "empty", "full", "randn", "rand", "randint", "randperm", "arange", "linspace", "eye",
-        "zeros_like", "ones_like", "empty_like", "full_like", "randn_like", "rand_like", "from_numpy", "no_grad",
+        "tensor",
+        "Tensor",
+        "FloatTensor",
+        "LongTensor",
+        "DoubleTensor",
+        "IntTensor",
+        "BoolTensor",
+        "ByteTensor",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "randn",
+        "rand",
+        "randint",
+        "randperm",
+        "arange",
+        "linspace",
+        "eye",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "randn_like",
+        "rand_like",
+        "from_numpy",
+        "no_grad",
     }
 )
 # Tensor methods whose arguments are shapes, devices or dtypes, not data.
 _SHAPE_METHODS = frozenset(
-    {"to", "view", "reshape", "cuda", "cpu", "type", "permute", "transpose", "expand", "repeat", "squeeze",
-     "unsqueeze", "flatten", "float", "double", "half", "contiguous", "view_as", "reshape_as", "type_as", "size"}
+    {
+        "to",
+        "view",
+        "reshape",
+        "cuda",
+        "cpu",
+        "type",
+        "permute",
+        "transpose",
+        "expand",
+        "repeat",
+        "squeeze",
+        "unsqueeze",
+        "flatten",
+        "float",
+        "double",
+        "half",
+        "contiguous",
+        "view_as",
+        "reshape_as",
+        "type_as",
+        "size",
+    }
 )
 _CONTAINER_ADD = frozenset({"append", "extend", "insert", "add", "appendleft", "update", "put", "setdefault"})
 
@@ -159,7 +204,8 @@ class _Walk:
         bindings = self.index.get(key, [])
         at = facts.calls.pos(node)
         before = [
-            b for b in bindings
+            b
+            for b in bindings
             if facts.calls.end(b.stmt) <= at or (b.kind == "for" and _inside(node, b.stmt.body, self.parents))
         ]
         last = max(before, key=lambda b: b.pos) if before else None

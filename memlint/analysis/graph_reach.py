@@ -39,10 +39,32 @@ CUTTING_FUNCTIONS = frozenset({"float", "int", "bool", "len", "str", "round", "i
 # Methods of a module that return no tensor computed from its parameters.
 _MODULE_BOOKKEEPING = frozenset(
     {
-        "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
-        "named_children", "state_dict", "load_state_dict", "zero_grad", "train", "eval", "to", "cuda", "cpu",
-        "half", "float", "double", "requires_grad_", "apply", "register_forward_hook", "register_buffer",
-        "register_parameter", "add_module", "type",
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "modules",
+        "named_modules",
+        "children",
+        "named_children",
+        "state_dict",
+        "load_state_dict",
+        "zero_grad",
+        "train",
+        "eval",
+        "to",
+        "cuda",
+        "cpu",
+        "half",
+        "float",
+        "double",
+        "requires_grad_",
+        "apply",
+        "register_forward_hook",
+        "register_buffer",
+        "register_parameter",
+        "add_module",
+        "type",
     }
 )
 

@@ -30,8 +30,9 @@ calls into module functions are summarised with the caller's argument values.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable
 
 import libcst as cst
 
@@ -57,7 +58,7 @@ class H(enum.Enum):
 class Val:
     h: H
     scalar: bool = False
-    items: "tuple[Val, ...] | None" = None
+    items: tuple[Val, ...] | None = None
 
 
 YES = Val(H.YES)
@@ -68,61 +69,322 @@ MAYBE = Val(H.MAYBE)
 # Attributes that never carry history, whatever they are read from
 # (``indices`` of topk/max/sort/kthvalue results is an integer tensor).
 _NO_ATTRS = frozenset(
-    {"data", "shape", "dtype", "device", "grad", "requires_grad", "is_cuda", "ndim", "grad_fn", "is_leaf", "names", "layout",
-     "indices"}
+    {
+        "data",
+        "shape",
+        "dtype",
+        "device",
+        "grad",
+        "requires_grad",
+        "is_cuda",
+        "ndim",
+        "grad_fn",
+        "is_leaf",
+        "names",
+        "layout",
+        "indices",
+    }
 )
 # Tensor methods whose result carries no history.
 _DETACHING_METHODS = frozenset(
     {
-        "item", "tolist", "detach", "detach_", "numpy", "argmax", "argmin", "argsort", "eq", "ne", "lt", "gt",
-        "le", "ge", "isnan", "isinf", "isfinite", "nonzero", "count_nonzero", "unique", "any", "all", "equal",
-        "allclose", "long", "int", "bool", "byte", "short", "char", "size", "dim", "numel", "nelement",
-        "stride", "data_ptr", "element_size", "get_device", "is_contiguous", "is_floating_point", "storage",
-        "untyped_storage", "__len__", "keys", "zero_", "backward", "append", "extend", "insert", "add_module",
-        "register_hook", "step", "zero_grad", "update", "state_dict", "parameters", "named_parameters",
-        "eq_", "logical_not", "logical_and", "logical_or", "float_power_", "bincount", "histc", "new_zeros",
-        "new_ones", "new_empty", "new_full", "new_tensor", "sign", "tobytes",
+        "item",
+        "tolist",
+        "detach",
+        "detach_",
+        "numpy",
+        "argmax",
+        "argmin",
+        "argsort",
+        "eq",
+        "ne",
+        "lt",
+        "gt",
+        "le",
+        "ge",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "nonzero",
+        "count_nonzero",
+        "unique",
+        "any",
+        "all",
+        "equal",
+        "allclose",
+        "long",
+        "int",
+        "bool",
+        "byte",
+        "short",
+        "char",
+        "size",
+        "dim",
+        "numel",
+        "nelement",
+        "stride",
+        "data_ptr",
+        "element_size",
+        "get_device",
+        "is_contiguous",
+        "is_floating_point",
+        "storage",
+        "untyped_storage",
+        "__len__",
+        "keys",
+        "zero_",
+        "backward",
+        "append",
+        "extend",
+        "insert",
+        "add_module",
+        "register_hook",
+        "step",
+        "zero_grad",
+        "update",
+        "state_dict",
+        "parameters",
+        "named_parameters",
+        "eq_",
+        "logical_not",
+        "logical_and",
+        "logical_or",
+        "float_power_",
+        "bincount",
+        "histc",
+        "new_zeros",
+        "new_ones",
+        "new_empty",
+        "new_full",
+        "new_tensor",
+        "sign",
+        "tobytes",
     }
 )
 _NUMBER_METHODS = frozenset({"item", "size", "dim", "numel", "nelement", "__len__", "element_size", "get_device"})
 # Reductions: ``x.mean()`` (no dim) is a single number.
-_REDUCTIONS = frozenset({"mean", "sum", "norm", "prod", "std", "var", "max", "min", "logsumexp", "amax", "amin", "median", "nansum", "nanmean"})
+_REDUCTIONS = frozenset(
+    {
+        "mean",
+        "sum",
+        "norm",
+        "prod",
+        "std",
+        "var",
+        "max",
+        "min",
+        "logsumexp",
+        "amax",
+        "amin",
+        "median",
+        "nansum",
+        "nanmean",
+    }
+)
 # Methods that keep the shape (and so the scalar-ness) of their receiver.
 _SHAPE_KEEPING = frozenset(
     {
-        "squeeze", "float", "double", "half", "bfloat16", "to", "cpu", "cuda", "clone", "contiguous", "abs", "sqrt",
-        "exp", "log", "neg", "pow", "mul", "div", "add", "sub", "clamp", "clip", "type_as", "requires_grad_",
-        "relu", "sigmoid", "tanh", "log1p", "square", "reciprocal",
+        "squeeze",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "to",
+        "cpu",
+        "cuda",
+        "clone",
+        "contiguous",
+        "abs",
+        "sqrt",
+        "exp",
+        "log",
+        "neg",
+        "pow",
+        "mul",
+        "div",
+        "add",
+        "sub",
+        "clamp",
+        "clip",
+        "type_as",
+        "requires_grad_",
+        "relu",
+        "sigmoid",
+        "tanh",
+        "log1p",
+        "square",
+        "reciprocal",
     }
 )
 # Methods returning (values, indices) when given a dimension.
 _VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
 _TORCH_NO_HISTORY = frozenset(
     {
-        "detach", "argmax", "argmin", "argsort", "eq", "ne", "lt", "gt", "le", "ge", "isnan", "isinf", "isfinite", "is_tensor",
-        "numel", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "randn", "rand",
-        "randint", "randperm", "tensor", "as_tensor", "from_numpy", "zeros_like", "ones_like", "empty_like",
-        "full_like", "rand_like", "randn_like", "randint_like", "bucketize", "searchsorted", "unique",
-        "count_nonzero", "load", "save", "manual_seed", "device", "no_grad", "inference_mode", "enable_grad",
-        "set_grad_enabled", "is_grad_enabled", "multinomial", "bernoulli", "normal", "poisson", "logical_not",
-        "logical_and", "logical_or", "equal", "allclose", "isclose", "bincount", "histc", "clip_grad_norm_",
-        "clip_grad_value_", "get_rng_state", "set_rng_state", "LongTensor", "FloatTensor", "Tensor", "BoolTensor",
-        "where_", "synchronize", "empty_cache", "max_memory_allocated", "memory_allocated", "is_available",
-        "device_count", "current_device",
+        "detach",
+        "argmax",
+        "argmin",
+        "argsort",
+        "eq",
+        "ne",
+        "lt",
+        "gt",
+        "le",
+        "ge",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "is_tensor",
+        "numel",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "linspace",
+        "logspace",
+        "eye",
+        "randn",
+        "rand",
+        "randint",
+        "randperm",
+        "tensor",
+        "as_tensor",
+        "from_numpy",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "rand_like",
+        "randn_like",
+        "randint_like",
+        "bucketize",
+        "searchsorted",
+        "unique",
+        "count_nonzero",
+        "load",
+        "save",
+        "manual_seed",
+        "device",
+        "no_grad",
+        "inference_mode",
+        "enable_grad",
+        "set_grad_enabled",
+        "is_grad_enabled",
+        "multinomial",
+        "bernoulli",
+        "normal",
+        "poisson",
+        "logical_not",
+        "logical_and",
+        "logical_or",
+        "equal",
+        "allclose",
+        "isclose",
+        "bincount",
+        "histc",
+        "clip_grad_norm_",
+        "clip_grad_value_",
+        "get_rng_state",
+        "set_rng_state",
+        "LongTensor",
+        "FloatTensor",
+        "Tensor",
+        "BoolTensor",
+        "where_",
+        "synchronize",
+        "empty_cache",
+        "max_memory_allocated",
+        "memory_allocated",
+        "is_available",
+        "device_count",
+        "current_device",
     }
 )
 _NUMBER_BUILTINS = frozenset({"float", "int", "len", "round", "bool", "hash", "id", "ord"})
 _NO_BUILTINS = _NUMBER_BUILTINS | frozenset(
-    {"str", "repr", "print", "isinstance", "issubclass", "hasattr", "callable", "range", "enumerate", "zip",
-     "open", "format", "type", "vars", "dir", "super", "input", "setattr", "delattr", "map", "filter", "chr"}
+    {
+        "str",
+        "repr",
+        "print",
+        "isinstance",
+        "issubclass",
+        "hasattr",
+        "callable",
+        "range",
+        "enumerate",
+        "zip",
+        "open",
+        "format",
+        "type",
+        "vars",
+        "dir",
+        "super",
+        "input",
+        "setattr",
+        "delattr",
+        "map",
+        "filter",
+        "chr",
+    }
 )
-_PASSTHROUGH_BUILTINS = frozenset({"sum", "max", "min", "abs", "list", "tuple", "sorted", "reversed", "next", "iter", "dict", "set", "copy", "deepcopy"})
+_PASSTHROUGH_BUILTINS = frozenset(
+    {
+        "sum",
+        "max",
+        "min",
+        "abs",
+        "list",
+        "tuple",
+        "sorted",
+        "reversed",
+        "next",
+        "iter",
+        "dict",
+        "set",
+        "copy",
+        "deepcopy",
+    }
+)
 _MODULE_NO_HISTORY_METHODS = frozenset(
-    {"generate", "parameters", "named_parameters", "state_dict", "modules", "children", "named_modules",
-     "eval", "train", "to", "cuda", "cpu", "zero_grad", "apply", "load_state_dict", "buffers", "init_hidden",
-     "half", "float", "double", "requires_grad_", "register_forward_hook", "register_buffer", "save_pretrained"}
+    {
+        "generate",
+        "parameters",
+        "named_parameters",
+        "state_dict",
+        "modules",
+        "children",
+        "named_modules",
+        "eval",
+        "train",
+        "to",
+        "cuda",
+        "cpu",
+        "zero_grad",
+        "apply",
+        "load_state_dict",
+        "buffers",
+        "init_hidden",
+        "half",
+        "float",
+        "double",
+        "requires_grad_",
+        "register_forward_hook",
+        "register_buffer",
+        "save_pretrained",
+    }
 )
-_NO_HISTORY_LIBS = ("numpy.", "math.", "statistics.", "sklearn.", "scipy.", "pandas.", "time.", "random.", "os.", "json.")
+_NO_HISTORY_LIBS = (
+    "numpy.",
+    "math.",
+    "statistics.",
+    "sklearn.",
+    "scipy.",
+    "pandas.",
+    "time.",
+    "random.",
+    "os.",
+    "json.",
+)
 _DETACH_HELPER_TOKENS = ("detach", "repackage")
 
 
@@ -663,7 +925,11 @@ class _Walker:
                 if self.record:
                     self.ev(e.value)
                 return self.env[key]
-            if isinstance(e.value, cst.Name) and e.value.value == "self" and e.attr.value in self.a.number_attributes(self.scope):
+            if (
+                isinstance(e.value, cst.Name)
+                and e.value.value == "self"
+                and e.attr.value in self.a.number_attributes(self.scope)
+            ):
                 return NUMBER  # ``self.sigma = sigma`` with ``sigma=1.5``: a setting
             base = self.ev(e.value)
             if e.attr.value in _NO_ATTRS:
@@ -845,8 +1111,11 @@ class _Walker:
         if last[:1].isupper():
             return MAYBE  # constructors: nn.Linear(...), optim.Adam(...)
         inputs = [Val(a.h) for a in args]
-        if last in _VALUES_INDICES and (len(c.args) >= 2 or _has_kw(c, "dim")) and last not in ("max", "min") or (
-            last in ("max", "min") and (_has_kw(c, "dim") or (len(c.args) >= 2 and _is_int(c.args[1].value)))
+        if (
+            last in _VALUES_INDICES
+            and (len(c.args) >= 2 or _has_kw(c, "dim"))
+            and last not in ("max", "min")
+            or (last in ("max", "min") and (_has_kw(c, "dim") or (len(c.args) >= 2 and _is_int(c.args[1].value))))
         ):
             values = self.computed(inputs)
             return Val(values.h, items=(values, NO))
@@ -865,7 +1134,9 @@ class _Walker:
             return NO if m in ("step", "zero_grad", "state_dict", "get_last_lr", "load_state_dict", "update") else MAYBE
         if m in _DETACHING_METHODS:
             return NUMBER if m in _NUMBER_METHODS else NO
-        if m in _VALUES_INDICES and (c.args and not (m in ("max", "min") and not _is_int(c.args[0].value)) or _has_kw(c, "dim")):
+        if m in _VALUES_INDICES and (
+            c.args and not (m in ("max", "min") and not _is_int(c.args[0].value)) or _has_kw(c, "dim")
+        ):
             values = self.computed([Val(base.h)])
             return Val(values.h, items=(values, NO))
         if m in ("split", "chunk", "unbind"):

@@ -28,8 +28,24 @@ from memlint.analysis.names import ImportTable, dotted_name
 
 _FACTORIES = frozenset(
     {
-        "tensor", "zeros", "ones", "randn", "rand", "empty", "full", "arange", "linspace", "logspace",
-        "eye", "randint", "normal", "zeros_like", "ones_like", "randn_like", "rand_like", "empty_like",
+        "tensor",
+        "zeros",
+        "ones",
+        "randn",
+        "rand",
+        "empty",
+        "full",
+        "arange",
+        "linspace",
+        "logspace",
+        "eye",
+        "randint",
+        "normal",
+        "zeros_like",
+        "ones_like",
+        "randn_like",
+        "rand_like",
+        "empty_like",
         "full_like",
     }
 )

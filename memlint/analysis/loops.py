@@ -34,10 +34,10 @@ API (through ``facts.loops``):
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Union
+from typing import Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -53,27 +53,96 @@ Loop = Union[cst.For, cst.While]
 
 EVAL_FUNCTION_TOKENS = frozenset(
     {
-        "val", "valid", "validate", "validation", "validating", "eval", "evaluate", "evaluation",
-        "evaluating", "test", "testing", "predict", "prediction", "predictions", "infer",
-        "inference", "inferencing", "score", "scoring", "generate", "generation",
+        "val",
+        "valid",
+        "validate",
+        "validation",
+        "validating",
+        "eval",
+        "evaluate",
+        "evaluation",
+        "evaluating",
+        "test",
+        "testing",
+        "predict",
+        "prediction",
+        "predictions",
+        "infer",
+        "inference",
+        "inferencing",
+        "score",
+        "scoring",
+        "generate",
+        "generation",
     }
 )
 _EVAL_DATA_TOKENS = frozenset({"val", "valid", "validation", "test", "testing", "eval", "dev", "holdout"})
-DATA_TOKENS = frozenset(
-    {
-        "loader", "loaders", "dataloader", "dataloaders", "dl", "batch", "batches", "dataset", "ds",
-        "epoch", "epochs", "step", "steps", "iters", "iter", "iterations", "iteration", "episode",
-        "episodes", "train", "training", "val", "valid", "validation", "test", "eval", "data",
-        "updates", "niter", "minibatch", "minibatches",
-    }
-) | _EVAL_DATA_TOKENS
+DATA_TOKENS = (
+    frozenset(
+        {
+            "loader",
+            "loaders",
+            "dataloader",
+            "dataloaders",
+            "dl",
+            "batch",
+            "batches",
+            "dataset",
+            "ds",
+            "epoch",
+            "epochs",
+            "step",
+            "steps",
+            "iters",
+            "iter",
+            "iterations",
+            "iteration",
+            "episode",
+            "episodes",
+            "train",
+            "training",
+            "val",
+            "valid",
+            "validation",
+            "test",
+            "eval",
+            "data",
+            "updates",
+            "niter",
+            "minibatch",
+            "minibatches",
+        }
+    )
+    | _EVAL_DATA_TOKENS
+)
 _TRAIN_TOKENS = frozenset({"train", "training", "fit"})
 # Loops whose iterations each run a whole training or evaluation (RULES.md traps).
 _OUTER_LOOP_TOKENS = frozenset(
     {
-        "epoch", "epochs", "fold", "folds", "model", "models", "checkpoint", "checkpoints", "ckpt", "ckpts",
-        "config", "configs", "cfg", "cfgs", "run", "runs", "trial", "trials", "experiment", "experiments",
-        "seed", "seeds", "split", "splits",
+        "epoch",
+        "epochs",
+        "fold",
+        "folds",
+        "model",
+        "models",
+        "checkpoint",
+        "checkpoints",
+        "ckpt",
+        "ckpts",
+        "config",
+        "configs",
+        "cfg",
+        "cfgs",
+        "run",
+        "runs",
+        "trial",
+        "trials",
+        "experiment",
+        "experiments",
+        "seed",
+        "seeds",
+        "split",
+        "splits",
     }
 )
 _GRAD_HOOKS = frozenset(
@@ -81,8 +150,24 @@ _GRAD_HOOKS = frozenset(
 )
 _GRAD_NAME_TOKENS = frozenset(
     {
-        "saliency", "gradcam", "cam", "grad", "grads", "gradient", "gradients", "adversarial", "attack",
-        "fgsm", "pgd", "integrated", "attribution", "attributions", "explain", "tta", "adapt", "smoothgrad",
+        "saliency",
+        "gradcam",
+        "cam",
+        "grad",
+        "grads",
+        "gradient",
+        "gradients",
+        "adversarial",
+        "attack",
+        "fgsm",
+        "pgd",
+        "integrated",
+        "attribution",
+        "attributions",
+        "explain",
+        "tta",
+        "adapt",
+        "smoothgrad",
     }
 )
 
@@ -137,7 +222,7 @@ def is_eval_name(name: str) -> bool:
 class LoopInfo:
     node: Loop
     scope: Scope
-    parent: "LoopInfo | None"
+    parent: LoopInfo | None
     start: tuple[int, int]
     end: tuple[int, int]
     backward_calls: list[cst.Call] = field(default_factory=list)
@@ -183,9 +268,7 @@ class ModeEvent:
 
 
 class LoopAnalysis(cst.CSTVisitor):
-    def __init__(
-        self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, objects: ObjectTable
-    ) -> None:
+    def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, objects: ObjectTable) -> None:
         super().__init__()
         self.names = names
         self.calls = calls
@@ -798,9 +881,7 @@ class LoopAnalysis(cst.CSTVisitor):
             loop = loop.parent
         ranges.append(((-1, -1), cs))
         seq = (
-            events[k]
-            for lo, hi in ranges
-            for k in range(bisect_left(starts, hi) - 1, bisect_left(starts, lo) - 1, -1)
+            events[k] for lo, hi in ranges for k in range(bisect_left(starts, hi) - 1, bisect_left(starts, lo) - 1, -1)
         )
         for e in seq:
             if e.kind == "training-phase":
@@ -870,7 +951,22 @@ def _first_arg_false(call: cst.Call) -> bool:
 
 # Words naming what a function builds or reports when it is not a model.
 _NOT_A_MODEL = frozenset(
-    {"transform", "transforms", "dataset", "datasets", "loader", "dataloader", "sampler", "metric", "metrics", "log", "logger", "print", "csv", "split"}
+    {
+        "transform",
+        "transforms",
+        "dataset",
+        "datasets",
+        "loader",
+        "dataloader",
+        "sampler",
+        "metric",
+        "metrics",
+        "log",
+        "logger",
+        "print",
+        "csv",
+        "split",
+    }
 )
 
 
@@ -884,8 +980,9 @@ def _may_set_mode(call: cst.Call) -> bool:
     tokens = name_tokens(last)
     if tokens & _NOT_A_MODEL:
         return False  # ``build_eval_transform(384)``, ``make_train_loader(cfg)``
-    return bool(tokens & {"eval", "train", "mode", "dropout", "bn", "batchnorm", "freeze", "unfreeze"}) or last == "apply"
-
+    return (
+        bool(tokens & {"eval", "train", "mode", "dropout", "bn", "batchnorm", "freeze", "unfreeze"}) or last == "apply"
+    )
 
 
 def _targets(stmt: cst.BaseSmallStatement) -> Iterable[tuple[cst.BaseExpression, cst.BaseExpression | None]]:
@@ -894,8 +991,6 @@ def _targets(stmt: cst.BaseSmallStatement) -> Iterable[tuple[cst.BaseExpression,
             yield t.target, stmt.value
     elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
         yield stmt.target, stmt.value
-
-
 
 
 def _kills(stmt: cst.CSTNode, key: str) -> bool:

@@ -162,4 +162,3 @@ class ParameterWrites:
     def _is_parameter(self, name: str, at: cst.CSTNode) -> bool:
         fn = self.facts.objects.scope_of(at)
         return isinstance(fn, cst.FunctionDef) and name in param_names(fn)
-

@@ -10,7 +10,7 @@ with target) is ambiguous and resolves to nothing: precision first.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -188,14 +188,14 @@ class ImportTable(cst.CSTVisitor):
             if target == qualified:
                 return local
             if qualified.startswith(target + ".") and best is None:
-                best = local + qualified[len(target):]
+                best = local + qualified[len(target) :]
         return best
 
     def imports_torch(self) -> bool:
         return any(t == "torch" or t.startswith("torch.") for t in self.bindings.values())
 
 
-def is_lightning_module(cls: cst.ClassDef, names: "ImportTable") -> bool:
+def is_lightning_module(cls: cst.ClassDef, names: ImportTable) -> bool:
     """``class M(pl.LightningModule)`` (any import spelling): Lightning runs
     its ``training_step`` once per batch and backpropagates what it returns."""
     return any(

@@ -319,7 +319,12 @@ class ObjectTable(cst.CSTVisitor):
             name = expr.value
             cur: Scope = scope
             while True:
-                if (cur, name) in self._defs or (cur, name) in self._params or (cur, name) in self._used_as_module or (cur, name) in self._parameters_read:
+                if (
+                    (cur, name) in self._defs
+                    or (cur, name) in self._params
+                    or (cur, name) in self._used_as_module
+                    or (cur, name) in self._parameters_read
+                ):
                     return (cur, name)
                 if isinstance(cur, cst.Module):
                     return None
@@ -675,7 +680,7 @@ class ObjectTable(cst.CSTVisitor):
         return isinstance(func, cst.Attribute) and func.attr.value == "zero_grad"
 
     def mode_call(self, call: cst.Call) -> str | None:
-        """"train"/"eval" for ``m.train()``/``m.eval()``/``m.train(False)`` on a
+        """ "train"/"eval" for ``m.train()``/``m.eval()``/``m.train(False)`` on a
         module, "unknown" for ``m.train(flag)``, None for anything else."""
         func = call.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("train", "eval"):
@@ -721,7 +726,11 @@ def constructor_kind(qualified: str) -> Kind | None:
         return Kind.LOSS  # torch.nn, segmentation_models_pytorch, kornia, timm, a project's ``Criterion(args)``
     if head in ("torch.nn", "torch.nn.modules.loss") and last.endswith("Loss"):
         return Kind.LOSS
-    if head.startswith("torch.nn") and last[:1].isupper() and last not in ("Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter", "Buffer"):
+    if (
+        head.startswith("torch.nn")
+        and last[:1].isupper()
+        and last not in ("Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter", "Buffer")
+    ):
         if not head.startswith(("torch.nn.utils", "torch.nn.init", "torch.nn.functional")):
             return Kind.MODULE
     if head.startswith("torchvision.models") and last[:1].islower() and not last.startswith("get_weight"):
@@ -733,7 +742,14 @@ def constructor_kind(qualified: str) -> Kind | None:
     return None
 
 
-_MODULE_SEQUENCES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList", "torch.nn.modules.container.Sequential"})
+_MODULE_SEQUENCES = frozenset(
+    {
+        "torch.nn.ModuleList",
+        "torch.nn.Sequential",
+        "torch.nn.modules.container.ModuleList",
+        "torch.nn.modules.container.Sequential",
+    }
+)
 
 
 def _annotation_kind(qn: str) -> Kind | None:
@@ -774,7 +790,7 @@ _RNN_LAYERS = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
 class _ModeDependence:
     """Does a module built by this call contain dropout or batch norm?"""
 
-    def __init__(self, table: "ObjectTable") -> None:
+    def __init__(self, table: ObjectTable) -> None:
         self.table = table
         self._classes: dict[str, bool | None] = {}
 

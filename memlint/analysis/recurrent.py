@@ -27,7 +27,22 @@ from memlint.analysis.names import dotted_name, flat_targets
 from memlint.parse.traversal import visit_fast
 
 _TENSOR_CREATORS = frozenset(
-    {"zeros", "ones", "randn", "rand", "empty", "full", "zeros_like", "ones_like", "randn_like", "new_zeros", "new_ones", "new_empty", "new_full", "tensor"}
+    {
+        "zeros",
+        "ones",
+        "randn",
+        "rand",
+        "empty",
+        "full",
+        "zeros_like",
+        "ones_like",
+        "randn_like",
+        "new_zeros",
+        "new_ones",
+        "new_empty",
+        "new_full",
+        "tensor",
+    }
 )
 
 
@@ -217,7 +232,9 @@ class RecurrentAnalysis:
             return "none"
         if isinstance(value, cst.Call):
             func = value.func
-            last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            last = (
+                func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            )
             if last in _TENSOR_CREATORS:
                 return "tensor"
             if depth < 2:

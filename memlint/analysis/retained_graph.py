@@ -43,8 +43,14 @@ from memlint.analysis.names import dotted_name, mentions
 
 # Reads of a graph tensor after its backward that do not reach the graph.
 _EXPRESSION_PARTS = (
-    cst.Attribute, cst.Subscript, cst.SubscriptElement, cst.Index, cst.BinaryOperation, cst.UnaryOperation,
-    cst.Comparison, cst.ComparisonTarget,
+    cst.Attribute,
+    cst.Subscript,
+    cst.SubscriptElement,
+    cst.Index,
+    cst.BinaryOperation,
+    cst.UnaryOperation,
+    cst.Comparison,
+    cst.ComparisonTarget,
 )
 _CUT = frozenset({"data", "detach", "item", "numpy", "tolist"})
 _LOGGING = frozenset({"add_scalar", "add_scalars", "add_histogram"})
@@ -60,7 +66,11 @@ class RetainedGraph:
         receiver = func.value if isinstance(func, cst.Attribute) and func.attr.value == "backward" else None
         if receiver is None or (isinstance(receiver, cst.Call) and not isinstance(receiver.func, cst.Attribute)):
             receiver = call.args[0].value if call.args else None
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "scale":
+        if (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value == "scale"
+        ):
             receiver = receiver.args[0].value if receiver.args else None  # scaler.scale(loss)
         return receiver
 
@@ -145,8 +155,12 @@ class RetainedGraph:
                 func = call.func
                 logging = isinstance(func, cst.Attribute) and func.attr.value in _LOGGING
                 if not (
-                    objects.is_model_call(call) or objects.is_loss_call(call) or qn.startswith("torch")
-                    or objects.is_backward_call(call) or self._module_method(call) or logging
+                    objects.is_model_call(call)
+                    or objects.is_loss_call(call)
+                    or qn.startswith("torch")
+                    or objects.is_backward_call(call)
+                    or self._module_method(call)
+                    or logging
                 ):
                     return False
                 cur = call
@@ -212,7 +226,9 @@ class RetainedGraph:
                 if _inside(read, call, facts.calls.parents):
                     continue
                 if facts.calls.pos(read) >= end:
-                    if not _harmless_read(read, facts.calls.parents) and not self._rebound_before(key, end, read, index):
+                    if not _harmless_read(read, facts.calls.parents) and not self._rebound_before(
+                        key, end, read, index
+                    ):
                         return False
                 elif not self._local_read(read):
                     return False
@@ -298,7 +314,9 @@ class RetainedGraph:
                     return False
                 qn = self.facts.names.call_name(call) or ""
                 if not (
-                    objects.is_model_call(call) or objects.is_loss_call(call) or qn.startswith("torch")
+                    objects.is_model_call(call)
+                    or objects.is_loss_call(call)
+                    or qn.startswith("torch")
                     or self._passes_through(call)
                 ):
                     return False
@@ -355,6 +373,8 @@ def _harmless_read(read: cst.CSTNode, parents) -> bool:
     parent = parents.get(read)
     if isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in _HARMLESS_ATTRS:
         return True
-    if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Assign) and read in [t.target for t in parent.targets]):
+    if isinstance(parent, cst.AssignTarget) or (
+        isinstance(parent, cst.Assign) and read in [t.target for t in parent.targets]
+    ):
         return True  # rebound: the old tensor is gone
     return False

@@ -30,8 +30,9 @@ and nested functions are their own scope.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Union
+from typing import Union
 
 import libcst as cst
 
@@ -201,9 +202,7 @@ class TrainingVerbs(cst.CSTVisitor):
             return
         path = tuple(self._path)
         loops = tuple(n for n, f in path if isinstance(n, (cst.For, cst.While)) and f == "body")
-        self.verbs.append(
-            Verb(kind, node, self._line[-1], self._scope[-1], path, len(self.verbs), loops=loops, **kw)
-        )
+        self.verbs.append(Verb(kind, node, self._line[-1], self._scope[-1], path, len(self.verbs), loops=loops, **kw))
 
     def _code(self, node: cst.CSTNode) -> str:
         # Names are compared with bindings' keys: ``self . opt`` is ``self.opt``.
@@ -319,7 +318,9 @@ class TrainingVerbs(cst.CSTVisitor):
                     path = path[i + 1 :]
                     break
         return tuple(
-            (n, f) for n, f in path if not isinstance(n, cst.With) and not (isinstance(n, cst.Try) and f in ("body", "finalbody"))
+            (n, f)
+            for n, f in path
+            if not isinstance(n, cst.With) and not (isinstance(n, cst.Try) and f in ("body", "finalbody"))
         )
 
     def dominates(self, a: Verb, b: Verb, since: cst.CSTNode | None = None) -> bool:
@@ -428,7 +429,10 @@ class TrainingVerbs(cst.CSTVisitor):
         if call is None:
             return False
         return any(
-            a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name) and a.value.value == "False"
+            a.keyword is not None
+            and a.keyword.value == "enabled"
+            and isinstance(a.value, cst.Name)
+            and a.value.value == "False"
             for a in call.args
         )
 
@@ -506,8 +510,10 @@ def _periodic_counter(node: cst.CSTNode) -> str | None:
     sides = (test.left, target.comparator)
     for mod, zero in (sides, sides[::-1]):
         if (
-            isinstance(zero, cst.Integer) and zero.value == "0"
-            and isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo)
+            isinstance(zero, cst.Integer)
+            and zero.value == "0"
+            and isinstance(mod, cst.BinaryOperation)
+            and isinstance(mod.operator, cst.Modulo)
         ):
             return dotted_name(mod.left)
     return None

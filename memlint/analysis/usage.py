@@ -284,8 +284,10 @@ class UsageAnalysis:
             if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
                 return True
             if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
-                if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo) and isinstance(
-                    parent.left, (cst.SimpleString, cst.ConcatenatedString)
+                if (
+                    isinstance(parent, cst.BinaryOperation)
+                    and isinstance(parent.operator, cst.Modulo)
+                    and isinstance(parent.left, (cst.SimpleString, cst.ConcatenatedString))
                 ):
                     return True
                 cur = parent

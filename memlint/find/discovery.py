@@ -4,19 +4,42 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from memlint.find.config import Config, relative_to_root
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 DEFAULT_EXCLUDE = (
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
-    ".memlint_cache", ".mypy_cache", ".nox", ".pants.d", ".pyenv", ".pytest_cache",
-    ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", ".vscode", "__pypackages__",
-    "__pycache__", "_build", "buck-out", "build", "dist", "node_modules",
-    "site-packages", "venv",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".memlint_cache",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pypackages__",
+    "__pycache__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
 )
 
 
@@ -55,7 +78,8 @@ def discover(paths: list[str], config: Config, force_exclude: bool = False) -> I
         if os.path.isdir(given):
             for folder, dirs, files in os.walk(given):
                 dirs[:] = sorted(
-                    d for d in dirs
+                    d
+                    for d in dirs
                     if not is_excluded(os.path.join(folder, d), patterns, config.root)
                     and not _is_venv(os.path.join(folder, d))
                 )

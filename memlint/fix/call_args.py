@@ -9,7 +9,7 @@ line, trailing commas survive, and a comment stays on the line it was on.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 

@@ -8,8 +8,8 @@ the text is linted again, up to ``MAX_ROUNDS`` times.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import libcst as cst
 
@@ -137,7 +137,9 @@ def add_imports(text: str, modules: Sequence[str]) -> str:
             index = i + 1
         else:
             break
-    new = [cst.parse_statement(f"import {m}{module.default_newline}", config=module.config_for_parsing) for m in missing]
+    new = [
+        cst.parse_statement(f"import {m}{module.default_newline}", config=module.config_for_parsing) for m in missing
+    ]
     if index < len(body) and index > 0 and not _is_import(body[index - 1]):
         # after a docstring, keep a blank line between it and the import
         new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine()])
@@ -159,9 +161,7 @@ def _is_import(stmt: cst.CSTNode) -> bool:
     )
 
 
-def fix_text(
-    text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool = False
-) -> FixResult:
+def fix_text(text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool = False) -> FixResult:
     """Apply every allowed fix until none is left (or MAX_ROUNDS).
 
     Raises ParseError when the input itself does not parse. A fix whose result
@@ -180,9 +180,7 @@ def fix_text(
         module = parse_module(result.text, tree)
         findings = lint_module(module, result.text, path, active)
         result.remaining = findings
-        candidates = [
-            f for f in findings if fix_allowed(f, unsafe) and (f.code, f.line, f.column) not in rejected
-        ]
+        candidates = [f for f in findings if fix_allowed(f, unsafe) and (f.code, f.line, f.column) not in rejected]
         if not candidates:
             return result
         chosen: list[tuple[Edit, Finding]] = []
@@ -192,7 +190,7 @@ def fix_text(
         # reproduce cannot be fixed without touching bytes outside the fix.
         if not result.text.startswith(source):
             return result
-        tail = result.text[len(source):]
+        tail = result.text[len(source) :]
         if must_compile is None:
             must_compile = _compiles(text)
         for finding in candidates:
@@ -285,7 +283,9 @@ def detach(findings: Sequence[Finding], module: cst.Module | None, with_edits: b
             try:
                 code = module.code
                 e = text_edit(code, render_fix(module, f.fix))
-                edits = (replace(e, start_pos=offset_to_position(code, e.start), end_pos=offset_to_position(code, e.end)),)
+                edits = (
+                    replace(e, start_pos=offset_to_position(code, e.start), end_pos=offset_to_position(code, e.end)),
+                )
             except Exception:
                 edits = ()
         fix = Fix(title=f.fix.title, replacements=(), safety=f.fix.safety, imports=f.fix.imports, edits=edits)

@@ -108,8 +108,5 @@ def call_statement_only(line: cst.SimpleStatementLine | None, call: cst.CSTNode)
     """``line`` is exactly ``call`` as an expression statement (nothing else
     on the line), so it can be moved or removed as a whole."""
     return (
-        line is not None
-        and len(line.body) == 1
-        and isinstance(line.body[0], cst.Expr)
-        and line.body[0].value is call
+        line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr) and line.body[0].value is call
     )

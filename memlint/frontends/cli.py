@@ -34,21 +34,29 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="lint files and folders (default: .)")
     check.add_argument("paths", nargs="*", default=None, metavar="PATH")
     check.add_argument("--fix", action="store_true", help="apply safe fixes")
-    check.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes (with --fix/--diff)")
+    check.add_argument(
+        "--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes (with --fix/--diff)"
+    )
     check.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false", help="never apply unsafe fixes")
     check.add_argument("--diff", action="store_true", help="print the patch the fixes would make; write nothing")
     check.add_argument("--show-fixes", action="store_true", help="list the fixes applied")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
-    check.add_argument("--select", type=_codes, help="rules to enable (codes or prefixes such as MEM1), replacing the defaults")
+    check.add_argument(
+        "--select", type=_codes, help="rules to enable (codes or prefixes such as MEM1), replacing the defaults"
+    )
     check.add_argument("--extend-select", type=_codes, default=[], help="rules to enable in addition")
     check.add_argument("--ignore", type=_codes, default=[], help="rules to disable (codes or prefixes)")
     check.add_argument("--add-noqa", action="store_true", help="silence every finding with a `# noqa: MEMxxx` comment")
     check.add_argument("--output-format", choices=OUTPUT_FORMATS, help=", ".join(OUTPUT_FORMATS) + " (default text)")
-    check.add_argument("--output-file", metavar="PATH", help="write the report there; the terminal gets the text format")
+    check.add_argument(
+        "--output-file", metavar="PATH", help="write the report there; the terminal gets the text format"
+    )
     check.add_argument("--color", choices=CHOICES, default="auto", help="colour the text output (default: auto)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     check.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when any file was fixed")
-    check.add_argument("--force-exclude", action="store_true", help="apply excludes to paths named on the command line too")
+    check.add_argument(
+        "--force-exclude", action="store_true", help="apply excludes to paths named on the command line too"
+    )
     check.add_argument("--config", metavar="PATH", help="pyproject.toml (or TOML file) to read settings from")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the findings cache")
     check.add_argument("--cache-dir", metavar="DIR", help="where the findings cache lives")
@@ -152,7 +160,9 @@ def run_rule(args: argparse.Namespace) -> int:
         print(f"memlint: error: unknown rule '{args.code}'", file=sys.stderr)
         return EXIT_ERROR
     print(f"# {rule.name} ({rule.code})\n")
-    print(f"Fix: {rule.fix_safety.value}. {'Enabled by default.' if rule.default_enabled else 'Off by default (opt-in).'}\n")
+    print(
+        f"Fix: {rule.fix_safety.value}. {'Enabled by default.' if rule.default_enabled else 'Off by default (opt-in).'}\n"
+    )
     print(rule.documentation())
     return EXIT_OK
 
@@ -195,7 +205,10 @@ def run_check(args: argparse.Namespace) -> int:
     progress = _progress(args, len(files))
     try:
         reports = run(
-            files, settings, jobs=args.jobs, cache=_cache(args, config, settings),
+            files,
+            settings,
+            jobs=args.jobs,
+            cache=_cache(args, config, settings),
             on_report=(lambda r: progress.update(len(r.findings))) if progress else None,
         )
     finally:
@@ -204,7 +217,10 @@ def run_check(args: argparse.Namespace) -> int:
 
     terminal_format = output_format
     if args.output_file:
-        _write_report(args.output_file, get_reporter(output_format)(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root)))
+        _write_report(
+            args.output_file,
+            get_reporter(output_format)(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root)),
+        )
         terminal_format = "text"
     if settings.mode != "diff":
         color = use_color(args.color, sys.stdout) and terminal_format in ("text", "concise")
@@ -306,7 +322,10 @@ def _print_summary(remaining, fixed, settings, nfiles: int, errors: bool) -> Non
         return
     safe = sum(1 for f in remaining if f.fix is not None and f.fix.safety.value == "safe")
     unsafe = sum(1 for f in remaining if f.fix is not None and f.fix.safety.value == "unsafe")
-    print(f"Found {len(remaining)} finding{'s' if len(remaining) != 1 else ''} in {nfiles} file{'s' if nfiles != 1 else ''}.", file=out)
+    print(
+        f"Found {len(remaining)} finding{'s' if len(remaining) != 1 else ''} in {nfiles} file{'s' if nfiles != 1 else ''}.",
+        file=out,
+    )
     if settings.unsafe_fixes:
         if safe + unsafe:
             print(f"[*] {safe + unsafe} fixable with `--fix --unsafe-fixes`.", file=out)

@@ -12,16 +12,17 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from memlint import __version__
-from memlint.parse.budget import BudgetExceeded
 from memlint.find.config import Config, ConfigError, load_config
 from memlint.lint.engine import ParseError, applicable_rules, lint
-from memlint.rule.registry import all_rules, select_rules
+from memlint.parse.budget import BudgetExceeded
 from memlint.rule import Rule
+from memlint.rule.registry import all_rules, select_rules
 
 # Not a rule: the code under which the plugin says it could not do its job
 # (a broken [tool.memlint], an internal error), instead of crashing flake8.

@@ -13,8 +13,8 @@ from __future__ import annotations
 import bisect
 import re
 import tokenize
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from memlint.lint.noqa import NOQA_RE
 
@@ -83,7 +83,7 @@ def _merge_codes(comment: str, codes: Iterable[str]) -> str:
     assert match is not None and match.group("codes")
     old = [c for c in re.split(r"[,\s]+", match.group("codes").strip()) if c]
     merged = list(dict.fromkeys(old + [c for c in sorted(codes) if c not in old]))
-    return comment[: match.start()] + "# noqa: " + ", ".join(merged) + comment[match.end():]
+    return comment[: match.start()] + "# noqa: " + ", ".join(merged) + comment[match.end() :]
 
 
 def add_noqa(text: str, findings: Iterable[tuple[int, str]]) -> tuple[str, int]:
@@ -118,11 +118,11 @@ def add_noqa(text: str, findings: Iterable[tuple[int, str]]) -> tuple[str, int]:
 
 def _with_codes(line: str, codes: set[str], comment: tuple[int, str] | None) -> str:
     body = line.rstrip("\r\n")
-    ending = line[len(body):]
+    ending = line[len(body) :]
     match = NOQA_RE.search(comment[1]) if comment is not None else None
     if comment is not None and match is not None and match.group("codes"):
         column, old = comment
-        return body[:column] + _merge_codes(old, codes) + body[column + len(old):] + ending
+        return body[:column] + _merge_codes(old, codes) + body[column + len(old) :] + ending
     content = body.rstrip()
     separator = "  " if content else ""
     return f"{content}{separator}# noqa: {', '.join(sorted(codes))}{ending}"

@@ -9,18 +9,18 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
 from memlint.analysis.gate import GateFacts, enabled_by_gate
-from memlint.parse.budget import file_budget
 from memlint.lint.noqa import file_is_exempt, is_suppressed, noqa_map
+from memlint.parse.budget import file_budget
 from memlint.parse.guard import TooDeep, check_nesting, python_tree
-from memlint.rule import Finding, Rule, RuleContext
 from memlint.parse.traversal import run_batched
+from memlint.rule import Finding, Rule, RuleContext
 
 
 class ParseError(Exception):

@@ -66,7 +66,7 @@ def noqa_map(text: str) -> dict[int, frozenset[str]]:
         # Fall back to per-line comments; the parser reports the real problem.
         for number, line in enumerate(text.splitlines(), 1):
             if "#" in line:
-                codes = _codes(line[line.index("#"):])
+                codes = _codes(line[line.index("#") :])
                 if codes:
                     result[number] = codes
     return result

@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 DEFAULT_SECONDS = 60.0
 ENV_VAR = "MEMLINT_ANALYSIS_BUDGET"

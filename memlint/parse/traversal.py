@@ -21,8 +21,8 @@ never hooked), and parent links come from the same list.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Mapping
-from typing import Callable, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Callable
 from weakref import WeakKeyDictionary
 
 import libcst as cst
@@ -36,8 +36,17 @@ from memlint.parse.tree import TRIVIA, TreeIndex, children, module_walks, parent
 
 _CSTNode = cst.CSTNode
 __all__ = [
-    "TRIVIA", "TreeIndex", "children", "install_lazy_metadata", "module_walks", "parent_map", "run_batched",
-    "tree_index", "tree_of", "visit_fast", "walk",
+    "TRIVIA",
+    "TreeIndex",
+    "children",
+    "install_lazy_metadata",
+    "module_walks",
+    "parent_map",
+    "run_batched",
+    "tree_index",
+    "tree_of",
+    "visit_fast",
+    "walk",
 ]
 
 

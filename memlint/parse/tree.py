@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from heapq import merge
-from typing import Iterator, Sequence
 
 import libcst as cst
 
@@ -118,8 +118,14 @@ def _trivia_classes() -> frozenset[type]:
         for c in vars(mod).values()
         if isinstance(c, type) and issubclass(c, _CSTNode) and c.__module__ == mod.__name__
     }
-    found |= {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
-              cst.LeftCurlyBrace, cst.RightCurlyBrace}
+    found |= {
+        cst.LeftParen,
+        cst.RightParen,
+        cst.LeftSquareBracket,
+        cst.RightSquareBracket,
+        cst.LeftCurlyBrace,
+        cst.RightCurlyBrace,
+    }
     return frozenset(found)
 
 

@@ -52,7 +52,7 @@ def _placeholder(body: str) -> str:
 
 def _newline(line: str) -> tuple[str, str]:
     stripped = line.rstrip("\r\n")
-    return stripped, line[len(stripped):]
+    return stripped, line[len(stripped) :]
 
 
 class _Lexer:

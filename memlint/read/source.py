@@ -54,7 +54,7 @@ def decode_source(data: bytes, path: str = "<string>") -> SourceFile:
             raise SourceError("bad encoding declaration: it contradicts the UTF-8 byte order mark") from None
         raise SourceError(f"bad encoding declaration: {exc}") from None
     bom = data.startswith(codecs.BOM_UTF8)
-    body = data[len(codecs.BOM_UTF8):] if bom else data
+    body = data[len(codecs.BOM_UTF8) :] if bom else data
     if encoding == "utf-8-sig":
         encoding = "utf-8"
     try:

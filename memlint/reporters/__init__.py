@@ -10,8 +10,20 @@ if TYPE_CHECKING:  # the CLI imports this package before it needs the engine
     from memlint.run.results import FileReport
 
 ERROR_CODES = frozenset(
-    {"MEM101", "MEM102", "MEM103", "MEM104", "MEM201", "MEM301", "MEM302", "MEM303", "MEM304",
-     "MEM401", "MEM402", "MEM503"}
+    {
+        "MEM101",
+        "MEM102",
+        "MEM103",
+        "MEM104",
+        "MEM201",
+        "MEM301",
+        "MEM302",
+        "MEM303",
+        "MEM304",
+        "MEM401",
+        "MEM402",
+        "MEM503",
+    }
 )
 
 

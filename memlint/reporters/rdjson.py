@@ -51,7 +51,9 @@ def render(reports: list[FileReport], root: str | None = None, unsafe_fixes: boo
                 "severity": severity(f.code).upper(),
                 "code": {"value": f.code},
             }
-            allowed = f.fix is not None and (f.fix.safety is Safety.SAFE or (unsafe_fixes and f.fix.safety is Safety.UNSAFE))
+            allowed = f.fix is not None and (
+                f.fix.safety is Safety.SAFE or (unsafe_fixes and f.fix.safety is Safety.UNSAFE)
+            )
             edits = f.fix.edits if allowed and f.cell is None else ()  # type: ignore[union-attr]
             suggestions = [
                 {

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from memlint import DOCS_URL, __version__, rule_doc_url
-from memlint.rule.registry import all_rules
 from memlint.reporters import severity
+from memlint.rule.registry import all_rules
 from memlint.run.results import FileReport
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

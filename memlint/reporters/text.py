@@ -54,7 +54,11 @@ def _excerpt(f: Finding, lines: list[str] | None, paint: Painter) -> list[str]:
     carets = "^" * max(1, end - f.column)
     pad = " " * width
     bar = paint("|", CYAN)
-    return [f" {pad} {bar}", f" {paint(str(f.line), CYAN)} {bar} {text}", f" {pad} {bar} {' ' * f.column}{paint(carets, RED, BOLD)}"]
+    return [
+        f" {pad} {bar}",
+        f" {paint(str(f.line), CYAN)} {bar} {text}",
+        f" {pad} {bar} {' ' * f.column}{paint(carets, RED, BOLD)}",
+    ]
 
 
 def render(reports: list[FileReport], unsafe_fixes: bool = False, color: bool = False, **_: object) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar, Sequence
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
@@ -113,12 +114,12 @@ class RuleContext:
     path: str
     source: str
     module: cst.Module
-    facts_factory: "object"  # callable returning ModuleFacts, built once on first use
+    facts_factory: object  # callable returning ModuleFacts, built once on first use
     findings: list[Finding] = field(default_factory=list)
-    _facts: "ModuleFacts | None" = None
+    _facts: ModuleFacts | None = None
 
     @property
-    def facts(self) -> "ModuleFacts":
+    def facts(self) -> ModuleFacts:
         if self._facts is None:
             self._facts = self.facts_factory()  # type: ignore[operator]
         return self._facts
@@ -149,7 +150,7 @@ class Rule(cst.BatchableCSTVisitor):
         self.context = context
 
     @property
-    def facts(self) -> "ModuleFacts":
+    def facts(self) -> ModuleFacts:
         return self.context.facts
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:

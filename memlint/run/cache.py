@@ -21,8 +21,9 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memlint.rule import Finding
@@ -117,7 +118,7 @@ class FindingsCache:
         return os.path.join(self._folder, key[:2], key + ".json")
 
     # -- reading --------------------------------------------------------------
-    def load(self, path: str, key: str) -> "FileReport | None":
+    def load(self, path: str, key: str) -> FileReport | None:
         """The cached report of ``path`` under ``key``; None when absent or unusable."""
         try:
             with open(self._entry(key), "rb") as fh:
@@ -129,7 +130,7 @@ class FindingsCache:
             return None
 
     # -- writing --------------------------------------------------------------
-    def store(self, key: str, report: "FileReport") -> bool:
+    def store(self, key: str, report: FileReport) -> bool:
         """Write the entry atomically; False when the cache is not writable."""
         if not cacheable(report):
             return False
@@ -160,12 +161,11 @@ class FindingsCache:
 
 # A standard marker that backup tools skip (https://bford.info/cachedir/).
 _CACHEDIR_TAG = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by memlint.\n"
+    "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by memlint.\n"
 )
 
 
-def cacheable(report: "FileReport") -> bool:
+def cacheable(report: FileReport) -> bool:
     """Results that depend on the bytes alone. An internal error may be a bug
     fixed by the next edit of memlint (the key changes then, but keep the cache
     honest anyway); a read error may be a passing permission problem."""
@@ -210,11 +210,11 @@ def _unlink(path: str) -> None:
 # -- (de)serialisation: plain JSON, never pickle (a cache may be shared) ------
 
 
-def _report_to_json(key: str, report: "FileReport") -> dict:
+def _report_to_json(key: str, report: FileReport) -> dict:
     return {"key": key, "error": report.error, "findings": [_finding_to_json(f) for f in report.findings]}
 
 
-def _finding_to_json(f: "Finding") -> dict:
+def _finding_to_json(f: Finding) -> dict:
     out: dict = {
         "code": f.code,
         "message": f.message,
@@ -234,7 +234,7 @@ def _finding_to_json(f: "Finding") -> dict:
     return out
 
 
-def _report_from_json(path: str, data: dict) -> "FileReport":
+def _report_from_json(path: str, data: dict) -> FileReport:
     from memlint.run.results import FileReport
 
     error = data["error"]
@@ -243,15 +243,13 @@ def _report_from_json(path: str, data: dict) -> "FileReport":
     return FileReport(path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error)
 
 
-def _finding_from_json(path: str, d: dict) -> "Finding":
+def _finding_from_json(path: str, d: dict) -> Finding:
     from memlint.rule import Edit, Finding, Fix, Safety
 
     fix = None
     if d.get("fix") is not None:
         fd = d["fix"]
-        edits = tuple(
-            Edit(int(s), int(e), str(c), _pos(sp), _pos(ep)) for s, e, c, sp, ep in fd["edits"]
-        )
+        edits = tuple(Edit(int(s), int(e), str(c), _pos(sp), _pos(ep)) for s, e, c, sp, ep in fd["edits"])
         fix = Fix(
             title=str(fd["title"]),
             replacements=(),
@@ -278,4 +276,3 @@ def _pos(value) -> tuple[int, int] | None:
         return None
     line, column = value
     return (int(line), int(column))
-

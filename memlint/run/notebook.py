@@ -14,17 +14,18 @@ keeps each fix inside its cell. IPython magics are masked first
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, TypeVar
 
+from memlint.fix.fixer import detach, fix_text
 from memlint.lint.add_noqa import add_noqa
 from memlint.lint.engine import ParseError, lint, parse_module
-from memlint.fix.fixer import detach, fix_text
 from memlint.read.notebook_json import replace_sources, split_source
 from memlint.read.notebook_magics import MaskedCell, mask_cell, unmask
+from memlint.read.source import SourceError, SourceFile, read_source, write_inside_tree
 from memlint.rule import Edit, Finding, Rule
 from memlint.run.results import FileReport, Settings, unified_diff
-from memlint.read.source import SourceError, SourceFile, read_source, write_inside_tree
 
 MARKER = "__memlint_cell__ = {}"
 T = TypeVar("T")
@@ -84,10 +85,14 @@ def load_notebook(path: str) -> Notebook:
     try:
         data = json.loads(source.text)
     except json.JSONDecodeError as exc:
-        raise NotebookError(f"not a notebook: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise NotebookError(
+            f"not a notebook: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         if isinstance(data, dict) and "worksheets" in data:
-            raise NotebookError("nbformat 3 notebooks are not supported (convert with `jupyter nbconvert --to notebook`)")
+            raise NotebookError(
+                "nbformat 3 notebooks are not supported (convert with `jupyter nbconvert --to notebook`)"
+            )
         raise NotebookError("not a notebook: no list of cells")
     cells = []
     if _is_python(data):
@@ -174,7 +179,9 @@ def to_cells(findings: Sequence[Finding], joined: Joined) -> list[Finding]:
     return out
 
 
-def tolerating_broken_cells(cells: Sequence[CodeCell], action: Callable[[Sequence[CodeCell]], T]) -> tuple[T, list[str]]:
+def tolerating_broken_cells(
+    cells: Sequence[CodeCell], action: Callable[[Sequence[CodeCell]], T]
+) -> tuple[T, list[str]]:
     """Run ``action`` on the cells; when they do not parse together, leave the
     cells that do not parse on their own out, and name them."""
     try:
@@ -199,6 +206,7 @@ def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]])
     if settings.mode == "add-noqa":
         errors = _add_noqa(notebook, settings, rules, report)
     elif settings.mode == "check":
+
         def check(cells: Sequence[CodeCell]) -> list[Finding]:
             joined = join(cells)
             findings, module = lint(joined.text, path, rules)
@@ -206,6 +214,7 @@ def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]])
 
         report.findings, errors = tolerating_broken_cells(notebook.cells, check)
     else:
+
         def fix(cells: Sequence[CodeCell]) -> tuple[Sequence[CodeCell], object, Joined]:
             joined = join(cells)
             return cells, fix_text(joined.text, path, rules, unsafe=settings.unsafe_fixes), joined
@@ -232,7 +241,9 @@ def _add_noqa(notebook: Notebook, settings: Settings, rules: Sequence[type[Rule]
     return errors
 
 
-def _apply(notebook: Notebook, cells: list[CodeCell], result, joined: Joined, settings: Settings, report: FileReport) -> None:
+def _apply(
+    notebook: Notebook, cells: list[CodeCell], result, joined: Joined, settings: Settings, report: FileReport
+) -> None:
     # Applied fixes were found in successive rounds; the first round's layout
     # places them well enough for --show-fixes.
     report.fixed = to_cells(detach(result.applied, None, False), joined)
@@ -247,7 +258,11 @@ def _apply(notebook: Notebook, cells: list[CodeCell], result, joined: Joined, se
 
 
 def _write_cells(
-    notebook: Notebook, cells: list[CodeCell], text: str, settings: Settings, report: FileReport,
+    notebook: Notebook,
+    cells: list[CodeCell],
+    text: str,
+    settings: Settings,
+    report: FileReport,
     segments: list[str] | None = None,
 ) -> None:
     """Write the notebook back with each cell's part of ``text`` (a changed join)."""
@@ -272,7 +287,9 @@ def fixed_sources(cells: Sequence[CodeCell], text: str, segments: list[str] | No
             continue
         restored = unmask(cell.masked, segment)
         if restored is None:
-            raise NotebookError(f"cell {cell.number}: cannot put the IPython magics back after fixing; notebook not written")
+            raise NotebookError(
+                f"cell {cell.number}: cannot put the IPython magics back after fixing; notebook not written"
+            )
         new_sources[cell.index] = restored
     return new_sources
 

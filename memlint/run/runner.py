@@ -12,14 +12,14 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from typing import Callable
 
-from memlint.lint.add_noqa import add_noqa
-from memlint.parse.budget import BudgetExceeded
-from memlint.run.cache import FindingsCache, file_digest
-from memlint.lint.engine import ParseError, lint
 from memlint.fix.fixer import detach, fix_text
-from memlint.rule.registry import select_rules
-from memlint.run.results import FileReport, Settings, unified_diff
+from memlint.lint.add_noqa import add_noqa
+from memlint.lint.engine import ParseError, lint
+from memlint.parse.budget import BudgetExceeded
 from memlint.read.source import SourceError, read_source, write_inside_tree
+from memlint.rule.registry import select_rules
+from memlint.run.cache import FindingsCache, file_digest
+from memlint.run.results import FileReport, Settings, unified_diff
 
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16

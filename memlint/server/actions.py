@@ -8,13 +8,13 @@ one finding (the import it needs included); fix-all is ``--fix`` itself.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from memlint.lint.add_noqa import add_noqa, physical_lines
 from memlint.fix.fixer import apply_edits, fix_allowed, fix_text, single_fix_edits, text_edit
-from memlint.run.notebook import NotebookError, fixed_sources
+from memlint.lint.add_noqa import add_noqa, physical_lines
 from memlint.rule import Edit, Finding, Rule, Safety
+from memlint.run.notebook import NotebookError, fixed_sources
 from memlint.server.linting import LintResult, Program
 
 QUICKFIX = "quickfix"
@@ -45,7 +45,9 @@ def quick_fixes(result: LintResult, findings: Sequence[Finding], unsafe: bool) -
             continue
         assert f.fix is not None
         label = " (unsafe fix: may change behaviour)" if f.fix.safety is Safety.UNSAFE else ""
-        actions.append(Action(f"{f.code}: {f.fix.title}{label}", QUICKFIX, tuple(edits), (f,), f.fix.safety is Safety.SAFE))
+        actions.append(
+            Action(f"{f.code}: {f.fix.title}{label}", QUICKFIX, tuple(edits), (f,), f.fix.safety is Safety.SAFE)
+        )
     return actions
 
 
@@ -65,7 +67,9 @@ def fix_all(result: LintResult, path: str, rules: Sequence[type[Rule]]) -> Actio
     fixed = fix_text(result.text, path, rules, unsafe=False)
     if not fixed.changed:
         return None
-    return Action("memlint: fix all safe findings", FIX_ALL, (text_edit(result.text, fixed.text),), tuple(fixed.applied))
+    return Action(
+        "memlint: fix all safe findings", FIX_ALL, (text_edit(result.text, fixed.text),), tuple(fixed.applied)
+    )
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,9 @@ def cell_quick_fixes(program: Program, cell_index: int, findings: Sequence[Findi
             continue
         assert raw.fix is not None
         label = " (unsafe fix: may change behaviour)" if raw.fix.safety is Safety.UNSAFE else ""
-        actions.append(CellAction(f"{f.code}: {raw.fix.title}{label}", QUICKFIX, per_cell, (f,), raw.fix.safety is Safety.SAFE))
+        actions.append(
+            CellAction(f"{f.code}: {raw.fix.title}{label}", QUICKFIX, per_cell, (f,), raw.fix.safety is Safety.SAFE)
+        )
     return actions
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Awaitable, Callable
+from collections.abc import Awaitable
+from typing import Callable
 
 log = logging.getLogger(__name__)
 

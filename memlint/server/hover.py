@@ -3,10 +3,10 @@ rule's own documentation (what ``memlint rule CODE`` prints)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from memlint.rule.registry import rule_by_code
 from memlint.rule import Finding
+from memlint.rule.registry import rule_by_code
 
 
 def covers(finding: Finding, line: int, column: int) -> bool:

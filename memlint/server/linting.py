@@ -10,16 +10,16 @@ rule's findings: the others are found by linting rule by rule.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import libcst as cst
 
-from memlint.lint.engine import ParseError, applicable_rules, lint, lint_module, parse_module
 from memlint.fix.fixer import detach
-from memlint.run.notebook import CodeCell, Joined, tolerating_broken_cells, join, to_cells
+from memlint.lint.engine import ParseError, applicable_rules, lint, lint_module, parse_module
 from memlint.read.notebook_magics import mask_cell
 from memlint.rule import Finding, Rule
+from memlint.run.notebook import CodeCell, Joined, join, to_cells, tolerating_broken_cells
 
 
 @dataclass

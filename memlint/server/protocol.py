@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Sequence
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -141,7 +141,9 @@ class MemlintServer(LanguageServer):
             return  # edited or closed meanwhile: the newer text is due
         self.report_problems(key, result.problem, result.rule_errors)
         self.linted[key] = Linted(result, path, settings)
-        self.publish(key, version, [diagnostic(f, self.workspace.position_codec, _lines(text)) for f in result.findings])
+        self.publish(
+            key, version, [diagnostic(f, self.workspace.position_codec, _lines(text)) for f in result.findings]
+        )
 
     async def _lint_notebook(self, key: str, notebook: types.NotebookDocument) -> None:
         path = self.path_of(key)

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from memlint.find.config import Config, ConfigError, load_config
-from memlint.rule.registry import known_prefix
 from memlint.rule import Rule
+from memlint.rule.registry import known_prefix
 from memlint.run.results import Settings
 from memlint.run.runner import per_file_ignored, rules_for
 
@@ -31,7 +31,7 @@ class ClientSettings:
     unsafe_fixes: bool | None = None
 
     @classmethod
-    def from_json(cls, data: Any) -> "ClientSettings":
+    def from_json(cls, data: Any) -> ClientSettings:
         """Settings as a client sends them; raises ConfigError on bad values."""
         if isinstance(data, dict) and isinstance(data.get("memlint"), dict):
             data = data["memlint"]

@@ -79,7 +79,9 @@ def _run(config: dict, out: dict) -> None:
     tracker = meters.CudaBytes() if device == "cuda" else meters.StorageBytesMode()
     # --device auto on a CUDA machine: the CPU tracker too, for a script
     # whose tensors stay on the host (the CUDA counters would see nothing).
-    cpu_tracker = meters.StorageBytesMode(device_type="cpu") if device == "cuda" and config["device"] == "auto" else None
+    cpu_tracker = (
+        meters.StorageBytesMode(device_type="cpu") if device == "cuda" and config["device"] == "auto" else None
+    )
     heap = meters.HeapBytes()
     probe = Probe(
         steps=config["steps"],
@@ -155,7 +157,7 @@ def _keep_process_groups(torch) -> None:
     def destroy_process_group(group=None):
         try:
             _KEEP.append(group if group is not None else dist.group.WORLD)
-            _KEEP.extend(getattr(dist.distributed_c10d, "_world").pg_map)
+            _KEEP.extend(dist.distributed_c10d._world.pg_map)
         except Exception:  # noqa: BLE001 - private layout changed: still destroy
             pass
         return destroy(group) if group is not None else destroy()

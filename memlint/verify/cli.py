@@ -62,15 +62,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("script", help="the training or evaluation script to verify")
     p.add_argument(
-        "--fixed", metavar="FIXED", help="the fixed twin to compare with (default: memlint's own fix, in a temporary folder)"
+        "--fixed",
+        metavar="FIXED",
+        help="the fixed twin to compare with (default: memlint's own fix, in a temporary folder)",
     )
     p.add_argument(
-        "--select", metavar="CODES", action="append", help="rules whose fixes make the twin (comma-separated codes or prefixes)"
+        "--select",
+        metavar="CODES",
+        action="append",
+        help="rules whose fixes make the twin (comma-separated codes or prefixes)",
     )
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes to make the twin")
     p.add_argument("--steps", type=_positive_int, default=50, metavar="N", help="training steps per run (default: 50)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to measure (default: auto)")
-    p.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S", help="seconds allowed per run (default: 600)")
+    p.add_argument(
+        "--timeout", type=_positive_float, default=600.0, metavar="S", help="seconds allowed per run (default: 600)"
+    )
     p.add_argument("--json", action="store_true", help="write the outcome as JSON (schema 1) on stdout")
     p.add_argument("--plot", metavar="FILE.png", help="draw both memory timelines per meter (needs matplotlib)")
     p.add_argument(
@@ -97,7 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Launcher flags memlint sets itself, or that would run something else than
 # the measured bootstrap.
-_OWN_LAUNCHER_FLAGS = ("--nproc-per-node", "--nproc_per_node", "--no-python", "--no_python", "-m", "--module", "--run-path", "--run_path")
+_OWN_LAUNCHER_FLAGS = (
+    "--nproc-per-node",
+    "--nproc_per_node",
+    "--no-python",
+    "--no_python",
+    "-m",
+    "--module",
+    "--run-path",
+    "--run_path",
+)
 
 
 def _positive_int(text: str) -> int:
@@ -294,7 +310,9 @@ def _gpu_possible() -> bool:
         return True
     import re
 
-    if re.search(r"^cuda(?::[^=]*)?= None\s*$", version, re.M) and re.search(r"^hip(?::[^=]*)?= None\s*$", version, re.M):
+    if re.search(r"^cuda(?::[^=]*)?= None\s*$", version, re.M) and re.search(
+        r"^hip(?::[^=]*)?= None\s*$", version, re.M
+    ):
         return False
     return any(Path("/dev").glob("nvidia[0-9]*")) or Path("/dev/kfd").exists() or sys.platform != "linux"
 

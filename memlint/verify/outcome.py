@@ -61,7 +61,7 @@ class RunSummary:
         return self.ended == "end"
 
     @classmethod
-    def from_raw(cls, raw: dict) -> "RunSummary":
+    def from_raw(cls, raw: dict) -> RunSummary:
         s = raw.get("samples") or {}
         tail = raw.get("tail") or {}
         head = list(raw.get("head_peaks") or [None, None])
@@ -318,7 +318,9 @@ def _distributed_notes(outcome: Outcome) -> None:
     n = len(outcome.ranks)
     shown = outcome.original.rank
     outcome.notes.append(f"{n} ranks measured; the table shows rank {shown}, the one that used the most memory")
-    runs = [r.original for r in outcome.ranks if r.original.ok] + [r.fixed for r in outcome.ranks if r.fixed and r.fixed.ok]
+    runs = [r.original for r in outcome.ranks if r.original.ok] + [
+        r.fixed for r in outcome.ranks if r.fixed and r.fixed.ok
+    ]
     if runs and not any(r.process_group for r in runs):
         outcome.notes.append(
             f"--nproc-per-node {n}: the script never called torch.distributed.init_process_group, so each of its {n} "

@@ -42,7 +42,14 @@ def plot_outcome(outcome: Outcome, path: str) -> None:
             steps = range(1, len(stats.values) + 1)
             ax.plot(steps, _scaled(stats.values, factor), color=color, label=f"{label} (at step end)", lw=1.8)
             if meter == TENSOR and stats.peaks:
-                ax.plot(steps, _scaled(stats.peaks, factor), color=color, ls=":", lw=1.2, label=f"{label} (peak within step)")
+                ax.plot(
+                    steps,
+                    _scaled(stats.peaks, factor),
+                    color=color,
+                    ls=":",
+                    lw=1.2,
+                    label=f"{label} (peak within step)",
+                )
         verdict = verdicts.get(meter)
         title = LABELS[meter]
         if verdict is not None:

@@ -86,7 +86,9 @@ class Probe:
         self._patch(torch.autograd, "backward", self._wrap_backward(torch.autograd.backward))
         self._patch(torch.optim.Optimizer, "__init__", self._wrap_optimizer_init(torch.optim.Optimizer.__init__))
         if torch.distributed.is_available():
-            self._patch(torch.distributed, "init_process_group", self._wrap_init_pg(torch.distributed.init_process_group))
+            self._patch(
+                torch.distributed, "init_process_group", self._wrap_init_pg(torch.distributed.init_process_group)
+            )
 
     def uninstall(self) -> None:
         for handle in self._handles:

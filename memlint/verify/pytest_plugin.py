@@ -25,7 +25,18 @@ import pytest
 
 DEFAULT_DEVICE = "cuda"
 DEFAULT_STEPS = 20
-_KEYWORDS = {"fixed", "steps", "device", "select", "unsafe_fixes", "timeout", "args", "simulate", "nproc_per_node", "launcher_args"}
+_KEYWORDS = {
+    "fixed",
+    "steps",
+    "device",
+    "select",
+    "unsafe_fixes",
+    "timeout",
+    "args",
+    "simulate",
+    "nproc_per_node",
+    "launcher_args",
+}
 
 
 def pytest_addoption(parser):

@@ -229,7 +229,11 @@ def _rows(outcome: Outcome, device: str) -> list[tuple[str, str, str, str, str]]
         stats = [r.meters[meter] for r in runs if meter in r.meters]
         v = verdicts.get(meter)
         if not any(s.measured for s in stats) or not any(s.observed for s in stats):
-            why = "not measured" if not any(s.measured for s in stats) else "not measured: saw none of the script's allocations"
+            why = (
+                "not measured"
+                if not any(s.measured for s in stats)
+                else "not measured: saw none of the script's allocations"
+            )
             rows.append((_label(meter, device), "", why, "", ""))
             continue
         fmt = _count if meter == GRAPH else human_bytes

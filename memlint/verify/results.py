@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 ORDER = ("losses", "params", "outputs")
 NOUNS = {"losses": "loss", "params": "parameter fingerprint", "outputs": "forward output"}
@@ -168,10 +169,14 @@ def compare_results(orig: dict, fixed: dict) -> ResultCheck:
             if status == "within-tolerance":
                 worst = status
         if len(a) != len(b):
-            return ResultCheck("changed", f"{len(a)} {PLURALS[name]} in the original, {len(b)} in the fixed run", counts)
+            return ResultCheck(
+                "changed", f"{len(a)} {PLURALS[name]} in the original, {len(b)} in the fixed run", counts
+            )
     compared = ", ".join(f"{counts[n][0]} {PLURALS[n]}" for n in ORDER if counts[n][0])
     if not compared:
-        return ResultCheck(worst, "nothing was recorded to compare (no backward, optimizer step or module forward)", counts)
+        return ResultCheck(
+            worst, "nothing was recorded to compare (no backward, optimizer step or module forward)", counts
+        )
     how = "bitwise" if worst == "identical" else f"within rtol={RTOL:g}, atol={ATOL:g}"
     return ResultCheck(worst, f"{compared}: {worst} ({how})", counts)
 

@@ -43,8 +43,17 @@ class RunSpec:
 
 # Launcher flags that choose the rendezvous: given any of them, memlint does
 # not add --standalone (a private rendezvous on a free local port).
-RENDEZVOUS_FLAGS = ("--standalone", "--rdzv-backend", "--rdzv_backend", "--rdzv-endpoint", "--rdzv_endpoint",
-                    "--master-port", "--master_port", "--master-addr", "--master_addr")
+RENDEZVOUS_FLAGS = (
+    "--standalone",
+    "--rdzv-backend",
+    "--rdzv_backend",
+    "--rdzv-endpoint",
+    "--rdzv_endpoint",
+    "--master-port",
+    "--master_port",
+    "--master-addr",
+    "--master_addr",
+)
 
 
 def command(spec: RunSpec, config_path: Path, workdir: Path) -> list[str]:
@@ -154,7 +163,9 @@ class _Child:
         """The measurements, one dict per rank (one for a plain run)."""
         wall = time.monotonic() - self.started
         if self.timed_out:
-            return [_failure(f"timed out after {self.spec.timeout:g} s (--timeout)", self, wall)] * self.spec.nproc_per_node
+            return [
+                _failure(f"timed out after {self.spec.timeout:g} s (--timeout)", self, wall)
+            ] * self.spec.nproc_per_node
         if not self.spec.distributed:
             return [self._read(self.output, wall)]
         return [self._read(Path(f"{self.output}.rank{r}"), wall) for r in range(self.spec.nproc_per_node)]

@@ -6,11 +6,11 @@ from __future__ import annotations
 import collections
 from dataclasses import dataclass
 
-from memlint.lint.engine import lint_text
 from memlint.fix.fixer import fix_text
-from memlint.rule.registry import select_rules
-from memlint.rule import Finding
+from memlint.lint.engine import lint_text
 from memlint.read.source import SourceFile
+from memlint.rule import Finding
+from memlint.rule.registry import select_rules
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ rests on a difference smaller than what a clean loop shows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 # Meter names, in the order reports list them. TENSOR is the run's device's
 # tensor meter (the CUDA allocator's counters on CUDA, the storage tracker on
@@ -135,7 +135,7 @@ class MeterStats:
         tail: float | None = None,
         tail_peak: float | None = None,
         head_peak: float | None = None,
-    ) -> "MeterStats":
+    ) -> MeterStats:
         """``values``/``peaks`` at each step boundary; ``tail``/``tail_peak``
         at the script's end; ``head_peak``: before the first step, from
         boundaries that were dropped."""
@@ -153,7 +153,9 @@ class MeterStats:
         stats.segments = segments
         stats.peak = _top(*(seg.peak for seg in segments.values()))
         if peaks:
-            gaps = [p - v for i, (p, v) in enumerate(zip(peaks, values)) if i >= warm and p is not None and v is not None]
+            gaps = [
+                p - v for i, (p, v) in enumerate(zip(peaks, values)) if i >= warm and p is not None and v is not None
+            ]
             stats.transient = max(gaps) if gaps else None
         return stats
 
@@ -270,7 +272,7 @@ def compare_meter(orig: MeterStats, fixed: MeterStats, device: str) -> MeterVerd
 
 
 def _moved(a, b, noise) -> str | None:
-    """"fell", "rose" or None: whether a -> b moved beyond the noise."""
+    """ "fell", "rose" or None: whether a -> b moved beyond the noise."""
     if a is None or b is None:
         return None
     margin = max(noise[0] * max(a, b), noise[1])
