@@ -359,6 +359,8 @@ class InferenceWithoutNoGrad(Rule):
         names = self.facts.names
         defined = {fn.name.value for fn in calls.functions}
         for call in calls.between(calls.calls_in.get(info.scope, []), info.start, info.end):
+            if not isinstance(call, cst.Call):
+                continue
             if not any(
                 a.keyword is not None and a.keyword.value == "volatile" and _is_true(a.value) for a in call.args
             ):

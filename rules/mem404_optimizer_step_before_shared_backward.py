@@ -74,7 +74,7 @@ class OptimizerStepBeforeSharedBackward(Rule):
     )
     fix_safety = Safety.NONE
     tokens = ("backward",)
-    gate = staticmethod(lambda g: "step" in g.called and g.backward)
+    gate = staticmethod(lambda g: "step" in g.called and bool(g.backward))
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

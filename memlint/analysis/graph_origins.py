@@ -226,6 +226,7 @@ class _Walk:
             self.out.outside.add(key)
             return _GRAPH
         b = last
+        assert b is not None  # ``before`` is not empty
         if b.kind == "for" and self._batch_target(b.stmt, node):
             return _NONE
         if b.kind != "assign" or b.value is None or not isinstance(b.stmt, cst.Assign):
