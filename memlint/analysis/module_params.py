@@ -160,5 +160,12 @@ class ParameterWrites:
         )
 
     def _is_parameter(self, name: str, at: cst.CSTNode) -> bool:
+        """``name`` is a parameter of the function around ``at`` and is not
+        rebound there from a constructor (``model = TreeModel(...)`` speaks
+        for itself)."""
         fn = self.facts.objects.scope_of(at)
-        return isinstance(fn, cst.FunctionDef) and name in param_names(fn)
+        return (
+            isinstance(fn, cst.FunctionDef)
+            and name in param_names(fn)
+            and not self.facts.bindings.constructors(name, fn)
+        )
