@@ -20,21 +20,23 @@ from memlint.fix.call_args import (
 )
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.rule.migrations import rows
 
-# Deprecated module -> (its torch.amp counterpart, device type, names it holds
-# that have a torch.amp replacement).
-MODULES = {
-    "torch.cuda.amp": ("torch.amp", "cuda", frozenset({"autocast", "GradScaler", "custom_fwd", "custom_bwd"})),
-    "torch.cuda.amp.autocast_mode": (
-        "torch.amp.autocast_mode",
-        "cuda",
-        frozenset({"autocast", "custom_fwd", "custom_bwd"}),
-    ),
-    "torch.cuda.amp.grad_scaler": ("torch.amp.grad_scaler", "cuda", frozenset({"GradScaler"})),
-    "torch.cpu.amp": ("torch.amp", "cpu", frozenset({"autocast", "GradScaler"})),
-    "torch.cpu.amp.autocast_mode": ("torch.amp.autocast_mode", "cpu", frozenset({"autocast"})),
-    "torch.cpu.amp.grad_scaler": ("torch.amp.grad_scaler", "cpu", frozenset({"GradScaler"})),
-}
+
+def _modules() -> dict[str, tuple[str, str, frozenset[str]]]:
+    """Deprecated module -> (its torch.amp counterpart, device type, names it
+    holds that have a torch.amp replacement), from the migration table's rows
+    (memlint/rule/migrations.py): a row there is a name this rule knows."""
+    modules: dict[str, tuple[str, str, frozenset[str]]] = {}
+    for row in rows("MEM501"):
+        module, _, name = row.symbol.rpartition(".")
+        new, device, names = modules.get(module, (row.replacement.rpartition(".")[0], row.device or "", frozenset()))
+        modules[module] = (new, device, names | {name})
+    return modules
+
+
+MODULES = _modules()
+SINCE = rows("MEM501")[0].since  # the AMP migration is one release's
 # The old signatures, whose positional arguments become keywords.
 OLD_POSITIONAL = {
     "autocast": ("enabled", "dtype", "cache_enabled"),
@@ -171,7 +173,7 @@ class DeprecatedCudaAmp(Rule):
 
     code = "MEM501"
     name = "deprecated-cuda-amp"
-    message = "torch.cuda.amp / torch.cpu.amp are deprecated since torch 2.4: use torch.amp with a device type"
+    message = f"torch.cuda.amp / torch.cpu.amp are deprecated since torch {SINCE}: use torch.amp with a device type"
     fix_safety = Safety.SAFE
     # ``torch.cuda.amp``, ``cuda.amp``, ``import amp``, ``import (amp)``, ``x,amp``;
     # a bare "amp" would also match every "sample" and "clamp".
@@ -302,7 +304,7 @@ class DeprecatedCudaAmp(Rule):
     @staticmethod
     def _site_message(qualified: str | None, name: str, device: str) -> str:
         use = f'{name}(device_type="{device}")' if name in DECORATORS else f'{name}("{device}", ...)'
-        return f"`{qualified}` is deprecated since torch 2.4: use `torch.amp.{use}`"
+        return f"`{qualified}` is deprecated since torch {SINCE}: use `torch.amp.{use}`"
 
     # -- imports and their uses, decided once everything is seen ------------
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -361,7 +363,9 @@ class DeprecatedCudaAmp(Rule):
         fix = None
         if replacements is not None and not self._nested([old for old, _ in replacements[1:]]):
             fix = Fix("Import from `torch.amp` and pass the device type", replacements)
-        message = f"the `{module}` API is deprecated since torch 2.4: import from `torch.amp` and pass the device type"
+        message = (
+            f"the `{module}` API is deprecated since torch {SINCE}: import from `torch.amp` and pass the device type"
+        )
         self.report(node, message=message, fix=fix)
 
     def _collect(self, local: str, qualified: str, name: str, device: str, new_base: str) -> _Alias:
@@ -542,6 +546,36 @@ def run(model, x, autocast=autocast):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from torch.cuda import amp
+
+def train(model, loader, optimizer, device):
+    cuda = device.type != "cpu"
+    scaler = amp.GradScaler(enabled=cuda)
+    for imgs, targets in loader:
+        with amp.autocast(enabled=cuda):
+            loss = model(imgs.to(device), targets)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+            """\
+import torch
+from torch import amp
+
+def train(model, loader, optimizer, device):
+    cuda = device.type != "cpu"
+    scaler = amp.GradScaler("cuda", enabled=cuda)
+    for imgs, targets in loader:
+        with amp.autocast("cuda", enabled=cuda):
+            loss = model(imgs.to(device), targets)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -6,13 +6,11 @@ import libcst as cst
 
 from memlint.fix.call_args import append_keyword, has_star_kwargs, keyword_arg, positional_args
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.rule.migrations import lookup
 
-# Qualified name -> how many positional arguments fill the parameters before
-# ``use_reentrant`` (``checkpoint`` takes ``*args``, so it is keyword-only there).
-CHECKPOINTS = {
-    "torch.utils.checkpoint.checkpoint": None,
-    "torch.utils.checkpoint.checkpoint_sequential": 3,
-}
+# The functions and how many positional arguments fill the parameters before
+# ``use_reentrant`` come from the migration table (memlint/rule/migrations.py;
+# ``checkpoint`` takes ``*args``, so the argument is keyword-only there).
 
 
 class CheckpointWithoutUseReentrant(Rule):
@@ -68,16 +66,15 @@ class CheckpointWithoutUseReentrant(Rule):
     gate = staticmethod(lambda g: g.checkpoint_without_reentrant and "utils" in g.idents)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if keyword_arg(node, "use_reentrant") is not None or has_star_kwargs(node):
+        row = lookup(self.code, self.facts.names.call_name(node))
+        if row is None or keyword_arg(node, row.keyword) is not None or has_star_kwargs(node):
             return
-        name = self.facts.names.call_name(node)
-        if name not in CHECKPOINTS:
-            return
-        before = CHECKPOINTS[name]
+        before = row.positional
         if before is not None and (len(positional_args(node)) > before or any(a.star for a in node.args)):
             return  # passed positionally, or hidden in ``*args``
-        new = append_keyword(node, "use_reentrant", cst.Name("False"))
-        self.report(node, fix=Fix("Pass `use_reentrant=False`", ((node, new),), Safety.UNSAFE))
+        keyword, _, value = row.replacement.partition("=")
+        new = append_keyword(node, keyword, cst.parse_expression(value))
+        self.report(node, fix=Fix(f"Pass `{row.replacement}`", ((node, new),), row.safety))
 
     valid = [
         Valid(

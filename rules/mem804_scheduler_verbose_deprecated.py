@@ -6,8 +6,10 @@ import libcst as cst
 
 from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.rule.migrations import lookup, rows
 
-SCHEDULERS = "torch.optim.lr_scheduler."
+# The migration table's row: ``verbose=`` on every ``torch.optim.lr_scheduler`` class.
+(VERBOSE,) = rows("MEM804")
 
 
 class SchedulerVerboseDeprecated(Rule):
@@ -47,21 +49,23 @@ class SchedulerVerboseDeprecated(Rule):
 
     code = "MEM804"
     name = "scheduler-verbose-deprecated"
-    message = "`verbose=` of torch LR schedulers is deprecated since torch 2.2 and rejected by recent releases"
+    message = (
+        f"`verbose=` of torch LR schedulers is deprecated since torch {VERBOSE.since} and rejected by recent releases"
+    )
     fix_safety = Safety.SAFE
     tokens = ("verbose",)
     # A callee named ``torch.optim.lr_scheduler.X`` needs ``lr_scheduler`` in an import or the call.
     gate = staticmethod(lambda g: "verbose" in g.keywords and "lr_scheduler" in g.idents)
 
     def visit_Call(self, node: cst.Call) -> None:
-        arg = keyword_arg(node, "verbose")
+        arg = keyword_arg(node, VERBOSE.keyword)
         if arg is None:
             return
         name = self.facts.names.call_name(node)
-        if name is None or not name.startswith(SCHEDULERS) or "." in name[len(SCHEDULERS) :]:
+        if name is None or lookup(self.code, name) is None:
             return
-        scheduler = name[len(SCHEDULERS) :]
-        fix = Fix(f"Remove `verbose=` from `{scheduler}`", ((node, remove_arg(node, arg)),))
+        scheduler = name.rpartition(".")[2]
+        fix = Fix(f"Remove `verbose=` from `{scheduler}`", ((node, remove_arg(node, arg)),), VERBOSE.safety)
         self.report(arg, message=f"`verbose=` passed to `{scheduler}`: {self.message}", fix=fix)
 
     valid = [
