@@ -36,7 +36,7 @@ def _modules() -> dict[str, tuple[str, str, frozenset[str]]]:
 
 
 MODULES = _modules()
-SINCE = rows("MEM501")[0].since  # the AMP migration is one release's
+SINCE = rows("MEM501")[0].since  # one release for every row (tests/test_migrations.py)
 # The old signatures, whose positional arguments become keywords.
 OLD_POSITIONAL = {
     "autocast": ("enabled", "dtype", "cache_enabled"),

@@ -63,3 +63,8 @@ def test_lookup_matches_a_module_wildcard_only_for_its_direct_members():
     assert lookup("MEM501", "torch.cuda.amp.GradScaler").replacement == "torch.amp.GradScaler"
     assert lookup("MEM501", "torch.amp.GradScaler") is None
     assert lookup("MEM602", "torch.utils.checkpoint.checkpoint_sequential").positional == 3
+
+
+def test_the_amp_rows_share_one_release():
+    # MEM501's messages name one release for the whole torch.cuda.amp API.
+    assert {row.since for row in rows("MEM501")} == {"2.4"}
