@@ -88,6 +88,9 @@ class RetainGraphWithoutSecondBackward(Rule):
             self.graph.dies_in(node, scope) or self.graph.built_here(node, scope)
         ):
             sites = facts.calls.call_sites.get(scope, [])
+            if scope in facts.calls.class_of:
+                # ``cam = GradCam(model)`` then ``cam.generate_cam(img)``: every site, when all are known.
+                sites = facts.instance_calls.sites(scope) or sites
             if not sites or scope in facts.calls.escapes:
                 return
             for site in sites:
@@ -398,6 +401,79 @@ class GuidedBackprop:
 """,
             "the output is replaced only on some paths and then stored",
         ),
+        Valid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+feats = backbone(x)
+cam = CAM(head)
+heat = cam.generate(feats, 0)
+feats.sum().backward()
+""",
+            "the caller backpropagates through the features it handed to the method afterwards",
+        ),
+        Valid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+cam = CAM(net)
+heat = cam.generate(img, 0)
+explain_all(cam, batches)
+""",
+            "the instance is handed to code that may call the method again on tensors with history",
+        ),
+        Valid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+class TwoStage(CAM):
+    def generate(self, image, k):
+        feats = self.stem(image)
+        heat = super().generate(feats, k)
+        feats.sum().backward()
+        return heat
+plain = CAM(net)
+heat = plain.generate(img, 0)
+staged = TwoStage(net)
+heat = staged.generate(img, 0)
+""",
+            "a subclass's override calls the method and backpropagates again through what it passed to it",
+        ),
+        Valid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+cam = CAM(net)
+if fine_tune:
+    cam = Trainer(net)
+cam.generate(img, 0)
+""",
+            "the name is rebound to an object of another class: its method is unknown",
+        ),
     ]
     invalid = [
         Invalid(
@@ -597,6 +673,36 @@ class GuidedBackprop:
         output[0, target].backward()
         output = image.grad.cpu().numpy()
         return output[0]
+""",
+        ),
+        Invalid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+if __name__ == "__main__":
+    cam = CAM(net)
+    heat = cam.generate(img, 0)
+    save(heat)
+""",
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward()
+        return np.abs(self.model.grads.numpy())
+if __name__ == "__main__":
+    cam = CAM(net)
+    heat = cam.generate(img, 0)
+    save(heat)
 """,
         ),
     ]

@@ -112,6 +112,14 @@ class ModuleFacts:
         return TrainingVerbs(self.module, self.names, self.objects, self.bindings, self.calls)
 
     @cached_property
+    def instance_calls(self):
+        """Call sites of a method, ``inst.method(...)`` on a local instance
+        included: ``sites(method)`` or None (analysis/instance_calls.py)."""
+        from memlint.analysis.instance_calls import InstanceCalls
+
+        return InstanceCalls(self)
+
+    @cached_property
     def leaves(self):
         """Leaf tensors requiring grad created in another scope: module-level
         weights, lists of them (analysis/leaves.py)."""

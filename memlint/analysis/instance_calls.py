@@ -1,0 +1,230 @@
+"""Every call site of a method in this module, including ``inst.method(...)``
+on a local instance of the method's class.
+
+``facts.calls`` follows ``self.method(...)`` only. A script often builds one
+object and calls it: ``cam = GradCam(model)`` then ``cam.generate_cam(img)``
+in its ``__main__`` block. ``inst.method(...)`` is resolved only when the
+answer cannot be wrong within the module:
+
+- ``inst`` is bound in the scope of the call, and only ever by
+  ``inst = Cls(...)`` (no parameter, loop target, ``with ... as``, tuple
+  unpacking, walrus, import, ``except ... as``, ``global``/``nonlocal``);
+- ``Cls`` is the one undecorated class of that name, defined at module level,
+  never rebound or imported, without a metaclass or ``__new__``, so that
+  ``Cls(...)`` makes an instance of it;
+- ``method`` is what ``Cls`` gets by that name: defined in ``Cls`` itself, or
+  inherited along single bases defined in this module that do not define it
+  first (a subclass that overrides the method calls its own).
+
+``sites(method)`` answers None (unknown) unless every call of an attribute
+spelled like the method in the module resolves: to it, through ``self`` or
+an instance as above, or provably to another function. A receiver we cannot
+resolve (``super().method()``, a parameter, an instance handed to a helper)
+may be one of ours, and a method read without a call (``f = cam.method``) may
+be called from anywhere. Callers in other modules are not seen here: the
+rules that use this say so in their fix safety.
+
+API (through ``facts.instance_calls``): ``sites(method)``, ``instance_class(call)``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.history import param_names
+from memlint.parse.traversal import visit_fast
+
+
+class InstanceCalls:
+    def __init__(self, facts) -> None:
+        self.facts = facts
+        self._other_binds: set[str] | None = None
+        self._method_reads: set[str] | None = None
+        self._escaping: set[str] | None = None
+
+    def sites(self, method: cst.FunctionDef) -> list[cst.Call] | None:
+        calls = self.facts.calls
+        cls = calls.class_of.get(method)
+        if cls is None or method.decorators:
+            return None  # not a plain method: staticmethod, property, a wrapper
+        params = param_names(method)
+        if not params or params[0] != "self":
+            return None
+        name = method.name.value
+        if name in self._read_without_call():
+            return None
+        found: list[cst.Call] = []
+        for scope_calls in calls.calls_in.values():
+            for call in scope_calls:
+                func = call.func
+                if not (isinstance(func, cst.Attribute) and func.attr.value == name):
+                    continue
+                callee = calls.resolve(call)
+                if callee is None:
+                    owner = self.instance_class(call)
+                    if owner is None:
+                        return None  # a receiver we cannot resolve may be one of ours
+                    callee = self._lookup(owner, name)
+                    if callee is None:
+                        return None
+                if callee is method:
+                    found.append(call)
+        return found
+
+    def instance_class(self, call: cst.Call) -> cst.ClassDef | None:
+        """The class of this module ``inst`` surely is an instance of, for
+        ``inst.attr(...)``."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return None
+        inst = func.value.value
+        calls = self.facts.calls
+        scope = calls.scope_of_call(call)
+        if scope is None or inst in self._bound_otherwise() or inst in self._used_plainly():
+            return None
+        if isinstance(scope, cst.FunctionDef) and inst in param_names(scope):
+            return None
+        bindings = self.facts.recurrent.bindings_in(scope).get(inst, ())
+        if not bindings:
+            return None  # a global or a closure variable: bound elsewhere
+        owner: cst.ClassDef | None = None
+        for b in bindings:
+            value = b.value
+            if b.kind != "assign" or not isinstance(b.stmt, cst.Assign) or not isinstance(value, cst.Call):
+                return None
+            if not any(isinstance(t.target, cst.Name) and t.target.value == inst for t in b.stmt.targets):
+                return None  # ``inst, other = ...`` or ``inst.attr = ...``
+            cls = self._module_class(value.func)
+            if cls is None or (owner is not None and cls is not owner):
+                return None
+            owner = cls
+        return owner
+
+    def _module_class(self, func: cst.BaseExpression) -> cst.ClassDef | None:
+        if not isinstance(func, cst.Name):
+            return None
+        name = func.value
+        calls = self.facts.calls
+        defs = calls.classes.get(name, [])
+        if len(defs) != 1:
+            return None
+        cls = defs[0]
+        if cls.decorators or calls.parents.get(cls) is not calls.module or any(k.keyword for k in cls.keywords):
+            return None
+        if name in self._bound_otherwise() or name in self.facts.recurrent.bindings_in(calls.module):
+            return None  # ``GradCam = wrap(GradCam)``, an import of the same name
+        if self._lookup(cls, "__new__") is not None:
+            return None
+        return cls
+
+    def _lookup(self, cls: cst.ClassDef, name: str, depth: int = 0) -> cst.FunctionDef | None:
+        """What ``cls`` gets by ``name``, when its bases (if it needs them)
+        form a single chain of classes of this module."""
+        found = self.facts.calls.methods.get(cls, {}).get(name)
+        if found is not None or depth > 20:
+            return found
+        bases = [b.value for b in cls.bases if not (isinstance(b.value, cst.Name) and b.value.value == "object")]
+        if len(bases) != 1:
+            return None
+        base = self._module_class(bases[0])
+        return self._lookup(base, name, depth + 1) if base is not None else None
+
+    def _bound_otherwise(self) -> set[str]:
+        """Names bound anywhere by something other than an assignment the
+        per-scope bindings index sees, or declared global/nonlocal."""
+        if self._other_binds is None:
+            self._scan()
+        assert self._other_binds is not None
+        return self._other_binds
+
+    def _read_without_call(self) -> set[str]:
+        """Attribute names read somewhere other than as the callee of a call."""
+        if self._method_reads is None:
+            self._scan()
+        assert self._method_reads is not None
+        return self._method_reads
+
+    def _used_plainly(self) -> set[str]:
+        """Names read somewhere other than as ``name.attr`` or bound: an
+        instance handed to a call, stored, returned, captured."""
+        if self._escaping is None:
+            self._scan()
+        assert self._escaping is not None
+        return self._escaping
+
+    def _scan(self) -> None:
+        names: set[str] = set()
+        reads: set[str] = set()
+        plain: set[str] = set()
+        parents = self.facts.calls.parents
+
+        def target_names(node: cst.CSTNode) -> None:
+            if isinstance(node, cst.Name):
+                names.add(node.value)
+            elif isinstance(node, (cst.Tuple, cst.List)):
+                for el in node.elements:
+                    target_names(el.value)
+            elif isinstance(node, cst.StarredElement):
+                target_names(node.value)
+
+        class _V(cst.CSTVisitor):
+            def visit_Global(self, node: cst.Global) -> None:
+                names.update(n.name.value for n in node.names)
+
+            def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+                names.update(n.name.value for n in node.names)
+
+            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                target_names(node.target)
+
+            def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+                if node.asname is not None:
+                    target_names(node.asname.name)
+                else:
+                    names.add(_first_name(node.name))
+
+            def visit_ImportStar(self, node: cst.ImportStar) -> None:
+                names.add("*")
+
+            def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+                if node.name is not None:
+                    target_names(node.name.name)
+
+            def visit_CompFor(self, node: cst.CompFor) -> None:
+                target_names(node.target)
+
+            def visit_Del(self, node: cst.Del) -> None:
+                target_names(node.target)
+
+            def visit_MatchAs(self, node: cst.MatchAs) -> None:
+                if node.name is not None:
+                    names.add(node.name.value)
+
+            def visit_Name(self, node: cst.Name) -> None:
+                parent = parents.get(node)
+                if isinstance(parent, cst.Attribute):
+                    return  # ``inst.attr`` (or ``x.inst``, another name)
+                if isinstance(parent, cst.AssignTarget) and parent.target is node:
+                    return
+                if isinstance(parent, cst.Arg) and node is parent.keyword:
+                    return
+                if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and node is parent.name:
+                    return
+                plain.add(node.value)
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                parent = parents.get(node)
+                if not (isinstance(parent, cst.Call) and parent.func is node):
+                    reads.add(node.attr.value)
+
+        visit_fast(self.facts.module, _V())
+        if "*" in names:
+            # ``from x import *`` may bind any name, the class's included.
+            names.update(self.facts.calls.classes)
+        self._other_binds, self._method_reads, self._escaping = names, reads, plain
+
+
+def _first_name(node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else ""
