@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.history import H
+from memlint.analysis.history import H, param_names
 from memlint.analysis.retained_graph import RetainedGraph
 from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -17,7 +17,11 @@ class RetainGraphWithoutSecondBackward(Rule):
     `torch.autograd.grad(..., retain_graph=True)` when nothing later in the
     same iteration backpropagates through that graph again (a later backward
     anywhere in an enclosing iteration counts: `for l in losses[:-1]:
-    l.backward(retain_graph=True)` then `losses[-1].backward()`).
+    l.backward(retain_graph=True)` then `losses[-1].backward()`). A helper
+    that backpropagates once per call (saliency, Grad-CAM) is reported when
+    its graph dies with it, or when every call of it in the module
+    (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
+    followed by nothing that could backpropagate through what it was given.
 
     ## Why it matters
     `retain_graph=True` keeps every buffer the backward pass needed (the saved
@@ -87,22 +91,53 @@ class RetainGraphWithoutSecondBackward(Rule):
         elif isinstance(scope, cst.FunctionDef) and not (
             self.graph.dies_in(node, scope) or self.graph.built_here(node, scope)
         ):
-            sites = facts.calls.call_sites.get(scope, [])
-            if scope in facts.calls.class_of:
-                # ``cam = GradCam(model)`` then ``cam.generate_cam(img)``: every site, when all are known.
-                sites = facts.instance_calls.sites(scope) or sites
-            if not sites or scope in facts.calls.escapes:
+            sites = self._sites(scope)
+            if not sites or not all(self._done_after(site) for site in sites):
                 return
-            for site in sites:
-                caller = loops.scope_of(site)
-                if self._later_backward(site, caller, loops.loop_of(site)):
-                    return
         fix = Fix("Drop `retain_graph=True`", ((node, remove_arg(node, arg)),), Safety.UNSAFE)
         self.report(node, fix=fix)
 
     @property
     def graph(self) -> RetainedGraph:
         return RetainedGraph(self.facts)
+
+    def _sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
+        """Every call of ``fn`` in this module, or none when it escapes.
+        ``cam = GradCam(model)`` then ``cam.generate_cam(img)`` counts when
+        every call of that method name is known (analysis/instance_calls.py)."""
+        calls = self.facts.calls
+        if fn in calls.escapes:
+            return []
+        sites = calls.call_sites.get(fn, [])
+        if fn in calls.class_of:
+            sites = self.facts.instance_calls.sites(fn) or sites
+        return sites
+
+    def _done_after(self, site: cst.Call, depth: int = 0) -> bool:
+        """Nothing backpropagates through what ``site`` hands to the helper
+        once it returns: no later backward (or call of a training function)
+        in the caller, and what it passed is neither read after the call
+        (returned, stored) nor built from the caller's parameters, unless
+        every call of the caller is done after too."""
+        facts = self.facts
+        loops = facts.loops
+        caller = loops.scope_of(site)
+        if self._later_backward(site, caller, loops.loop_of(site)):
+            return False
+        if not isinstance(caller, cst.FunctionDef):
+            return True
+        usage = facts.usage
+        keys: set[str] = set()
+        for arg in site.args:
+            keys |= usage.sources(arg.value, caller)
+        end = facts.calls.end(site)
+        for key in usage.derived(keys, caller):
+            if "." in key or any(facts.calls.pos(read) >= end for read in usage.reads(key, caller)):
+                return False  # kept past the call: a later backward may go through it
+        if keys & (set(param_names(caller)) - {"self", "cls"}):
+            sites = self._sites(caller) if depth < 3 else []
+            return bool(sites) and all(self._done_after(s, depth + 1) for s in sites)
+        return True
 
     def _later_backward(self, node: cst.CSTNode, scope, loop) -> bool:
         """A backward (or a call into a training function) after ``node`` in
@@ -474,6 +509,46 @@ cam.generate(img, 0)
 """,
             "the name is rebound to an object of another class: its method is unknown",
         ),
+        Valid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+def explain(head, feats):
+    cam = CAM(head)
+    cam.generate(feats, 0)
+    return feats
+for x in loader:
+    out = explain(head, backbone(x))
+    out.sum().backward()
+""",
+            "the caller returns the features it passed, and its caller backpropagates through them",
+        ),
+        Valid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+def explain(head, feats):
+    cam = CAM(head)
+    cam.generate(feats, 0)
+for x in loader:
+    feats = backbone(x)
+    explain(head, feats)
+    feats.sum().backward()
+""",
+            "the features come from the caller's caller, which backpropagates through them afterwards",
+        ),
     ]
     invalid = [
         Invalid(
@@ -703,6 +778,38 @@ if __name__ == "__main__":
     cam = CAM(net)
     heat = cam.generate(img, 0)
     save(heat)
+""",
+        ),
+        Invalid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+def explain(net, path):
+    cam = CAM(net)
+    return cam.generate(load(path), 0)
+for path in paths:
+    save(explain(net, path))
+""",
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward()
+        return np.abs(self.model.grads.numpy())
+def explain(net, path):
+    cam = CAM(net)
+    return cam.generate(load(path), 0)
+for path in paths:
+    save(explain(net, path))
 """,
         ),
     ]
