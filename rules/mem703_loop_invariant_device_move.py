@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.activations import is_inplace_method
+from memlint.analysis.loops import SAMPLE_TOKENS
 from memlint.analysis.names import dotted_name, flat_targets
 from memlint.analysis.objects import Kind
 from memlint.analysis.training_verbs import VerbKind
@@ -15,8 +16,6 @@ _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "list", "islice", "tr
 _FACTORIES = frozenset(
     {"tensor", "ones", "zeros", "full", "eye", "arange", "linspace", "as_tensor", "Tensor", "FloatTensor", "LongTensor"}
 )
-# Iterables of single inputs: a loop over them runs once per image.
-_SAMPLE_TOKENS = frozenset({"images", "imgs", "samples", "frames"})
 _SHAPING = frozenset({"view", "reshape", "float", "long", "unsqueeze", "expand", "double", "half", "t"})
 
 
@@ -181,7 +180,7 @@ class LoopInvariantDeviceMove(Rule):
     gate = staticmethod(
         lambda g: g.loops
         and bool(g.called & {"to", "cuda"})
-        and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & _SAMPLE_TOKENS))
+        and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -274,7 +273,7 @@ class LoopInvariantDeviceMove(Rule):
         to a helper) on each."""
         info = self.facts.loops.info(loop)
         key = dotted_name(module)
-        if info is None or key is None or not info.data_tokens & _SAMPLE_TOKENS:
+        if info is None or key is None or not info.data_tokens & SAMPLE_TOKENS:
             return False
         found = []
 

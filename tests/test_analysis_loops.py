@@ -268,6 +268,23 @@ def test_name_tokens_split_one_word_data_names():
     assert name_tokens("testament") == {"testament"}
 
 
+def test_sample_tokens_name_loops_over_single_inputs():
+    from memlint.analysis.loops import SAMPLE_TOKENS
+
+    _, (images, batches, imgs) = loop_infos(
+        """
+    for img in val_images:
+        model(img)
+    for x, y in train_loader:
+        model(x)
+    for i, im in enumerate(imgs):
+        model(im)
+    """
+    )
+    assert images.data_tokens & SAMPLE_TOKENS and imgs.data_tokens & SAMPLE_TOKENS
+    assert not batches.data_tokens & SAMPLE_TOKENS
+
+
 def test_eval_evidence_from_the_loaders_callers_pass():
     src = """
     def accuracy(net, data_loader):

@@ -116,6 +116,9 @@ DATA_TOKENS = (
     | _EVAL_DATA_TOKENS
 )
 _TRAIN_TOKENS = frozenset({"train", "training", "fit"})
+# Iterables of single inputs (``for img in val_images``): a loop over them
+# runs once per sample, not once per batch.
+SAMPLE_TOKENS = frozenset({"images", "imgs", "samples", "frames"})
 # Loops whose iterations each run a whole training or evaluation (RULES.md traps).
 _OUTER_LOOP_TOKENS = frozenset(
     {
