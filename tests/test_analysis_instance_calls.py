@@ -67,6 +67,7 @@ cam.generate(img)
         "def run(cam):\n    cam.generate(img)",  # a parameter
         "cam = CAM(net)\ndef run():\n    cam.generate(img)",  # a global read in a function
         "cam = CAM(net)\ndef reset():\n    global cam\n    cam = None\ncam.generate(img)",
+        "cam = CAM(net)\nrun = lambda cam: cam.generate(img)",  # a lambda's parameter
         "cam = CAM(net)\nf = cam.generate\nf(img)",  # the method read without a call
         "cam = CAM(net)\nsuper().generate(img)",  # a receiver we cannot resolve
         "CAM = wrap(CAM)\ncam = CAM(net)\ncam.generate(img)",  # the class name rebound

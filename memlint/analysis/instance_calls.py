@@ -8,7 +8,8 @@ answer cannot be wrong within the module:
 
 - ``inst`` is bound in the scope of the call, and only ever by
   ``inst = Cls(...)`` (no parameter, loop target, ``with ... as``, tuple
-  unpacking, walrus, import, ``except ... as``, ``global``/``nonlocal``);
+  unpacking, walrus, import, ``except ... as``, a lambda's parameter,
+  ``global``/``nonlocal``);
 - ``Cls`` is the one undecorated class of that name, defined at module level,
   never rebound or imported, without a metaclass or ``__new__``, so that
   ``Cls(...)`` makes an instance of it;
@@ -185,6 +186,12 @@ class InstanceCalls:
 
             def visit_ImportStar(self, node: cst.ImportStar) -> None:
                 names.add("*")
+
+            def visit_Lambda(self, node: cst.Lambda) -> None:
+                p = node.params
+                for param in (*p.posonly_params, *p.params, *p.kwonly_params, p.star_arg, p.star_kwarg):
+                    if isinstance(param, cst.Param):
+                        names.add(param.name.value)  # ``lambda cam: cam.generate(x)``: not the local
 
             def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
                 if node.name is not None:
