@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.history import H, param_names
+from memlint.analysis.names import dotted_name
 from memlint.analysis.retained_graph import RetainedGraph
 from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -92,7 +93,7 @@ class RetainGraphWithoutSecondBackward(Rule):
             self.graph.dies_in(node, scope) or self.graph.built_here(node, scope)
         ):
             sites = self._sites(scope)
-            if not sites or not all(self._done_after(site) for site in sites):
+            if not sites or not all(self._done_after(site, scope) for site in sites):
                 return
         fix = Fix("Drop `retain_graph=True`", ((node, remove_arg(node, arg)),), Safety.UNSAFE)
         self.report(node, fix=fix)
@@ -113,31 +114,80 @@ class RetainGraphWithoutSecondBackward(Rule):
             sites = self.facts.instance_calls.sites(fn) or sites
         return sites
 
-    def _done_after(self, site: cst.Call, depth: int = 0) -> bool:
+    def _done_after(self, site: cst.Call, fn: cst.FunctionDef, depth: int = 0) -> bool:
         """Nothing backpropagates through what ``site`` hands to the helper
-        once it returns: no later backward (or call of a training function)
-        in the caller, and what it passed is neither read after the call
-        (returned, stored) nor built from the caller's parameters, unless
-        every call of the caller is done after too."""
+        ``fn`` once it returns: no later backward (or call of a training
+        function) in the caller; the values passed, and anything sharing a
+        graph with them that is known to carry history, are not read after
+        the call (returned, stored, handed to another call of the helper) nor
+        passed again by the next iteration of a loop around it; and if they
+        come from the caller's parameters, every call of the caller is done
+        after too. Calls the analysis cannot see into are trusted not to
+        backpropagate, as for the later-backward check."""
         facts = self.facts
         loops = facts.loops
         caller = loops.scope_of(site)
         if self._later_backward(site, caller, loops.loop_of(site)):
             return False
-        if not isinstance(caller, cst.FunctionDef):
-            return True
         usage = facts.usage
         keys: set[str] = set()
         for arg in site.args:
-            keys |= usage.sources(arg.value, caller)
+            keys |= _direct_keys(arg.value, facts.calls.parents)
+            keys |= {k for k in usage.sources(arg.value, caller) if self._known_history(k, caller)}
+        keys = {k for k in keys if self._may_hold_graph(k, caller)}
         end = facts.calls.end(site)
+        index = facts.recurrent.bindings_in(caller)
+        enclosing = loops.enclosing_loops(site)
         for key in usage.derived(keys, caller):
+            if key not in keys and self._helper_result(key, caller, fn):
+                continue
             if "." in key or any(facts.calls.pos(read) >= end for read in usage.reads(key, caller)):
                 return False  # kept past the call: a later backward may go through it
-        if keys & (set(param_names(caller)) - {"self", "cls"}):
+            for loop in enclosing:
+                if not any(loop.contains(b.pos) and self._new_each_time(b) for b in index.get(key, ())):
+                    return False  # the next iteration hands the same graph to the helper again
+        if isinstance(caller, cst.FunctionDef) and keys & (set(param_names(caller)) - {"self", "cls"}):
             sites = self._sites(caller) if depth < 3 else []
-            return bool(sites) and all(self._done_after(s, depth + 1) for s in sites)
+            return bool(sites) and all(self._done_after(s, caller, depth + 1) for s in sites)
         return True
+
+    def _new_each_time(self, binding) -> bool:
+        """An assignment, or a ``for`` target over values not known to share
+        a graph (``for path in paths``, not ``for f in feats.split(1)``)."""
+        if binding.kind == "assign":
+            return True
+        if binding.kind != "for" or not isinstance(binding.stmt, cst.For):
+            return False
+        v = self.facts.history.value(binding.stmt.iter)
+        return v is None or v.h is not H.YES
+
+    def _known_history(self, key: str, scope) -> bool:
+        """Some read of ``key`` in ``scope`` carries history for sure."""
+        history = self.facts.history
+        return any((v := history.value(r)) is not None and v.h is H.YES for r in self.facts.usage.reads(key, scope))
+
+    def _may_hold_graph(self, key: str, scope) -> bool:
+        """``key`` may hold a tensor with history in ``scope``: it is no
+        module, optimizer, loss or loader, some read of it is not a call of
+        it, and not every read evaluates to a value without history."""
+        facts = self.facts
+        if "." not in key and facts.objects.kind_of(key, scope if isinstance(scope, cst.FunctionDef) else None):
+            return False
+        parents = facts.calls.parents
+        reads = [r for r in facts.usage.reads(key, scope) if not _called(r, parents) and not _bound_by_for(r, parents)]
+        if not reads:
+            return "." in key
+        values = [facts.history.value(r) for r in reads]
+        return not all(v is not None and v.h is H.NO for v in values)
+
+    def _helper_result(self, key: str, scope, fn: cst.FunctionDef) -> bool:
+        """Every binding of ``key`` is the result of a call of the helper
+        ``fn``, which returns no history (``heat = cam.generate(img)``)."""
+        if self.facts.history.returns(fn).h is not H.NO:
+            return False
+        sites = self._sites(fn)
+        bindings = self.facts.recurrent.bindings_in(scope).get(key, ())
+        return bool(bindings) and all(b.kind == "assign" and any(b.value is s for s in sites) for b in bindings)
 
     def _later_backward(self, node: cst.CSTNode, scope, loop) -> bool:
         """A backward (or a call into a training function) after ``node`` in
@@ -486,9 +536,9 @@ class TwoStage(CAM):
         feats.sum().backward()
         return heat
 plain = CAM(net)
-heat = plain.generate(img, 0)
+heat = plain.generate(photo, 0)
 staged = TwoStage(net)
-heat = staged.generate(img, 0)
+staged_heat = staged.generate(scan, 0)
 """,
             "a subclass's override calls the method and backpropagates again through what it passed to it",
         ),
@@ -548,6 +598,42 @@ for x in loader:
     feats.sum().backward()
 """,
             "the features come from the caller's caller, which backpropagates through them afterwards",
+        ),
+        Valid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+feats = backbone(x)
+cam = CAM(head)
+for k in range(3):
+    heat = cam.generate(feats, k)
+    save(heat)
+""",
+            "every iteration hands the same features to the method: each call backpropagates through their graph again",
+        ),
+        Valid(
+            """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+feats = backbone(x)
+first, second = feats[:1], feats[1:]
+cam = CAM(head)
+save(cam.generate(first, 0))
+save(cam.generate(second, 1))
+""",
+            "the second call backpropagates through the backbone's graph, shared with what the first call got",
         ),
     ]
     invalid = [
@@ -813,6 +899,47 @@ for path in paths:
 """,
         ),
     ]
+
+
+def _direct_keys(expr: cst.BaseExpression, parents) -> set[str]:
+    """The names and attributes ``expr`` reads as values (not its callees):
+    ``{"img", "self.mean"}`` for ``normalize(img - self.mean)``."""
+    found: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            key = dotted_name(node)
+            if key is not None and not _called(node, parents):
+                found.add(key)
+            return key is None
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if not _called(node, parents):
+                found.add(node.value)
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    expr.visit(_V())
+    return found
+
+
+def _bound_by_for(read: cst.CSTNode, parents) -> bool:
+    """``read`` is (part of) a ``for`` loop's target."""
+    cur = parents.get(read)
+    while isinstance(cur, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        read, cur = cur, parents.get(cur)
+    return isinstance(cur, cst.For) and cur.target is read
+
+
+def _called(read: cst.CSTNode, parents) -> bool:
+    """``read`` is the callee of a call (``backbone(x)``)."""
+    parent = parents.get(read)
+    return isinstance(parent, cst.Call) and parent.func is read
 
 
 def _history_names(expr: cst.BaseExpression, history) -> list[str]:
