@@ -240,6 +240,31 @@ def test_tree_index_ranges():
     assert [tree.nodes[i] for i in calls] == [n for n in walk(module) if isinstance(n, (cst.Call, cst.Name))]
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        KITCHEN_SINK,
+        "type Alias[T] = list[T]\ndef f[T: int, *Ts, **P](x: T) -> T: ...\nclass K[T]: pass\n",
+        "print(f'{a!r:{w}}', *xs, sep=(\n  ','), **kw)  # c\nx = [a, (b), {c: d}, lambda: (yield)]\n",
+    ],
+)
+def test_tree_index_reads_only_fields_that_may_hold_its_nodes(source):
+    # TreeIndex skips the fields whose annotations allow only whitespace and
+    # punctuation: the nodes it lists must be exactly the walk's non-TRIVIA ones.
+    module = cst.parse_module(source)
+    assert TreeIndex(module).nodes == [n for n in walk(module) if type(n) not in TRIVIA]
+
+
+def test_tree_index_matches_the_walk_on_a_real_script():
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "fixtures" / "server" / "train_classifier.py").read_text()
+    module = cst.parse_module(text)
+    tree = TreeIndex(module)
+    expected = [n for n in walk(module) if type(n) not in TRIVIA]
+    assert len(tree.nodes) == len(expected) and all(a is b for a, b in zip(tree.nodes, expected))
+
+
 def test_positions_and_parents_match_libcst():
     module = cst.parse_module(KITCHEN_SINK)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
