@@ -53,19 +53,25 @@ def mentions(expr: cst.CSTNode, key: str) -> bool:
     """Whether the dotted name ``key`` (``self.h``) occurs anywhere in ``expr``."""
     from memlint.parse.traversal import visit_fast
 
-    found: list[cst.CSTNode] = []
+    finder = _Mention(key)
+    visit_fast(expr, finder)
+    return finder.found
 
-    class _Finder(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if found:
-                return False
-            if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == key:
-                found.append(node)
-                return False
-            return True
 
-    visit_fast(expr, _Finder())
-    return bool(found)
+class _Mention(cst.CSTVisitor):
+    # Module-level: a class defined per call costs more than the walk.
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found:
+            return False
+        if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == self.key:
+            self.found = True
+            return False
+        return True
 
 
 class ImportTable(cst.CSTVisitor):
