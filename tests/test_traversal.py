@@ -379,6 +379,33 @@ def test_statement_positions_match_the_whole_module():
     assert checked > 10_000
 
 
+_NESTED_LAYOUTS = [
+    "class C:\n  @dec\n  def m(self):\n     for x in y:  # c\n\n        # lead\n        if x: pass\n        elif y:\n"
+    "          z = 1; w = 2\n     else:\n        pass\n",
+    "async def f():\n\tasync with a as b:\n\t\tasync for i in b:\n\t\t\twhile i:\n\t\t\t\tawait g(\n  i)\n",
+    'def f():\n    if a:\n        x = """\\\nline"""\n    with (a as b,\n          c):\n        return \\\n            1\n',
+]
+
+
+def test_nested_statement_positions_match_the_whole_module():
+    """Looked up deepest first, a node's position comes from regenerating only
+    the innermost statement that holds it (placed by Python's parser, indented
+    as its blocks are): the same ranges as libcst's for every node."""
+    checked = nested = 0
+    for text in [*_NESTED_LAYOUTS, *_ODD_LAYOUTS, *_corpus_texts()]:
+        module = cst.parse_module(text)
+        expected = syntactic_ranges(module)
+        lazy = LazyPositions(module, text)
+        tree = TreeIndex(module)
+        for node in reversed(tree.nodes[1:]):
+            sl, sc, el, ec = expected[node]
+            assert lazy[node] == CodeRange(CodePosition(sl, sc), CodePosition(el, ec)), (text, node)
+            checked += 1
+        assert lazy._ranges is None, "the whole-module fallback was taken"
+        nested += sum(1 for i in lazy._done if tree.parent[i] > 0)
+    assert checked > 10_000 and nested > 1_000
+
+
 @pytest.mark.parametrize("python_text", ["x = (\n", "only_one = 1\n"], ids=["python-refuses", "parsers-disagree"])
 def test_statement_positions_fall_back_to_the_whole_module(python_text):
     # Where Python's tree of the text is missing or does not line up with
