@@ -3,7 +3,7 @@
 import libcst as cst
 import pytest
 
-from memlint.analysis.names import ImportTable, dotted_name
+from memlint.analysis.names import ImportTable, dotted_name, name_tokens
 
 
 def table(source: str) -> ImportTable:
@@ -104,3 +104,20 @@ def test_imports_torch_and_top_level_imports():
     assert t.imports_torch()
     assert len(t.top_level_imports) == 2
     assert not table("import numpy\n").imports_torch()
+
+
+def test_name_tokens_gives_each_caller_its_own_set():
+    # The tokens of a name are computed once and cached: a caller that adds to
+    # its answer must not change the next caller's.
+    first = name_tokens("val_loader")
+    first.add("extra")
+    assert name_tokens("val_loader") == {"val", "loader"}
+
+
+def test_call_name_of_each_call_even_when_asked_again():
+    module = cst.parse_module("import torch as T\nfrom x import y\nT.load(p)\ny(1)\nz()\n")
+    table = ImportTable(module)
+    calls = [s.body[0].value for s in module.body[2:]]
+    for _ in range(2):  # the second round answers from the memo
+        assert [table.call_name(c) for c in calls] == ["torch.load", "x.y", None]
+    assert table.call_name(calls[0].func) is None  # not a call

@@ -240,6 +240,31 @@ def test_tree_index_ranges():
     assert [tree.nodes[i] for i in calls] == [n for n in walk(module) if isinstance(n, (cst.Call, cst.Name))]
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        KITCHEN_SINK,
+        "type Alias[T] = list[T]\ndef f[T: int, *Ts, **P](x: T) -> T: ...\nclass K[T]: pass\n",
+        "print(f'{a!r:{w}}', *xs, sep=(\n  ','), **kw)  # c\nx = [a, (b), {c: d}, lambda: (yield)]\n",
+    ],
+)
+def test_tree_index_reads_only_fields_that_may_hold_its_nodes(source):
+    # TreeIndex skips the fields whose annotations allow only whitespace and
+    # punctuation: the nodes it lists must be exactly the walk's non-TRIVIA ones.
+    module = cst.parse_module(source)
+    assert TreeIndex(module).nodes == [n for n in walk(module) if type(n) not in TRIVIA]
+
+
+def test_tree_index_matches_the_walk_on_a_real_script():
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "fixtures" / "server" / "train_classifier.py").read_text()
+    module = cst.parse_module(text)
+    tree = TreeIndex(module)
+    expected = [n for n in walk(module) if type(n) not in TRIVIA]
+    assert len(tree.nodes) == len(expected) and all(a is b for a, b in zip(tree.nodes, expected))
+
+
 def test_positions_and_parents_match_libcst():
     module = cst.parse_module(KITCHEN_SINK)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -352,6 +377,33 @@ def test_statement_positions_match_the_whole_module():
             checked += 1
         assert lazy._ranges is None, "the whole-module fallback was taken"
     assert checked > 10_000
+
+
+_NESTED_LAYOUTS = [
+    "class C:\n  @dec\n  def m(self):\n     for x in y:  # c\n\n        # lead\n        if x: pass\n        elif y:\n"
+    "          z = 1; w = 2\n     else:\n        pass\n",
+    "async def f():\n\tasync with a as b:\n\t\tasync for i in b:\n\t\t\twhile i:\n\t\t\t\tawait g(\n  i)\n",
+    'def f():\n    if a:\n        x = """\\\nline"""\n    with (a as b,\n          c):\n        return \\\n            1\n',
+]
+
+
+def test_nested_statement_positions_match_the_whole_module():
+    """Looked up deepest first, a node's position comes from regenerating only
+    the innermost statement that holds it (placed by Python's parser, indented
+    as its blocks are): the same ranges as libcst's for every node."""
+    checked = nested = 0
+    for text in [*_NESTED_LAYOUTS, *_ODD_LAYOUTS, *_corpus_texts()]:
+        module = cst.parse_module(text)
+        expected = syntactic_ranges(module)
+        lazy = LazyPositions(module, text)
+        tree = TreeIndex(module)
+        for node in reversed(tree.nodes[1:]):
+            sl, sc, el, ec = expected[node]
+            assert lazy[node] == CodeRange(CodePosition(sl, sc), CodePosition(el, ec)), (text, node)
+            checked += 1
+        assert lazy._ranges is None, "the whole-module fallback was taken"
+        nested += sum(1 for i in lazy._done if tree.parent[i] > 0)
+    assert checked > 10_000 and nested > 1_000
 
 
 @pytest.mark.parametrize("python_text", ["x = (\n", "only_one = 1\n"], ids=["python-refuses", "parsers-disagree"])

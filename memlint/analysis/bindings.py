@@ -161,13 +161,18 @@ def parameters_owners_in(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     """``X`` for every ``X.parameters()`` / ``X.named_parameters()`` in ``expr``:
     ``itertools.chain(a.parameters(), b.parameters())``, ``list(m.parameters())``,
     ``[{"params": m.parameters()}]``."""
-    found: list[cst.BaseExpression] = []
+    finder = _ParametersOwners()
+    visit_fast(expr, finder)
+    return finder.found
 
-    class _Find(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            f = node.func
-            if isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters"):
-                found.append(f.value)
 
-    visit_fast(expr, _Find())
-    return found
+class _ParametersOwners(cst.CSTVisitor):
+    # Module-level: a class defined per call costs more than the walk.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.BaseExpression] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and f.attr.value in ("parameters", "named_parameters"):
+            self.found.append(f.value)

@@ -179,8 +179,9 @@ class CallGraph:
         # A function passed around by name (callbacks, ``map(f, ...)``,
         # ``threading.Thread(target=f)``) has callers we cannot see.
         self.escapes: set[cst.FunctionDef] = set()
+        defined = {name for defs in self._defs_in.values() for name in defs}  # _visible finds nothing else
         for name, scope in self._bare_refs:
-            if id(name) in self._call_funcs:
+            if name.value not in defined or id(name) in self._call_funcs:
                 continue
             for fn in self._visible(name.value, scope):
                 if fn.name is not name:

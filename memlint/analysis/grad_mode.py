@@ -309,12 +309,13 @@ class GradModeAnalysis:
         prev: cst.CSTNode = node
         cur = self.parents.get(node)
         result = None
-        while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module)):
-            if result is None and isinstance(cur, cst.With) and prev is cur.body:
+        # Exact class tests: isinstance() on libcst's ABCs is slow on a miss.
+        while cur is not None and cur.__class__ is not cst.FunctionDef and cur.__class__ is not cst.Module:
+            if result is None and cur.__class__ is cst.With and prev is cur.body:
                 mode = self._with_mode(cur)
                 if mode is not None:
                     result = (mode, cur if mode is GradMode.DISABLED else None)
-            if result is None and isinstance(cur, cst.IndentedBlock):
+            if result is None and cur.__class__ is cst.IndentedBlock:
                 mode = self._entered_before(cur, prev)  # None unless prev is one of its statements
                 if mode is not None:
                     result = (mode, None)

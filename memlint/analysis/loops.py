@@ -270,6 +270,22 @@ class ModeEvent:
         return receiver in self.receivers or "*" in self.receivers
 
 
+class _NameTokens(cst.CSTVisitor):
+    """The name tokens of the names and strings under a node. A module-level
+    class: one defined per call costs more than the walk (the class itself, and
+    visit_fast's hook tables for each new class)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.tokens.update(name_tokens(node.value))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.tokens.update(name_tokens(node.value.strip("'\"")))
+
+
 class LoopAnalysis(cst.CSTVisitor):
     def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, objects: ObjectTable) -> None:
         super().__init__()
@@ -336,17 +352,9 @@ class LoopAnalysis(cst.CSTVisitor):
         self._leave_loop()
 
     def _tokens_of(self, expr: cst.BaseExpression) -> set[str]:
-        tokens: set[str] = set()
-
-        class _Names(cst.CSTVisitor):
-            def visit_Name(self, node: cst.Name) -> None:
-                tokens.update(name_tokens(node.value))
-
-            def visit_SimpleString(self, node: cst.SimpleString) -> None:
-                tokens.update(name_tokens(node.value.strip("'\"")))
-
-        visit_fast(expr, _Names())
-        return tokens
+        names = _NameTokens()
+        visit_fast(expr, names)
+        return names.tokens
 
     def _mark(self, attr: str, node: cst.CSTNode) -> None:
         scope, active = self._stack[-1]
@@ -375,9 +383,9 @@ class LoopAnalysis(cst.CSTVisitor):
                 self._mark("grad_markers", node)
         elif qn.startswith(("torch.autograd.functional", "captum", "torch.func.grad", "functorch")):
             self._mark("grad_markers", node)
-        elif context_mode(node, self.names) is GradMode.ENABLED:
+        elif (context := context_mode(node, self.names)) is GradMode.ENABLED:
             self._mark("grad_markers", node)
-        elif context_mode(node, self.names) is GradMode.DISABLED:
+        elif context is GradMode.DISABLED:
             pass  # ``torch.no_grad()`` turns grad off: not a need for it, whatever its name says
         else:
             callee = dotted_name(func)

@@ -19,14 +19,23 @@ from memlint.parse.traversal import visit_fast
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
+    # Exact class tests: isinstance() against libcst's ABC-based node classes
+    # runs Python code on every miss, and this is the analyses' hottest helper.
+    kind = node.__class__
+    if kind is _NAME:
+        return node.value  # type: ignore[attr-defined]
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
+    while kind is _ATTRIBUTE:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+        kind = node.__class__
+    if kind is not _NAME:
         return None
-    parts.append(node.value)
+    parts.append(node.value)  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
+
+
+_NAME, _ATTRIBUTE = cst.Name, cst.Attribute
 
 
 def flat_targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
@@ -44,19 +53,25 @@ def mentions(expr: cst.CSTNode, key: str) -> bool:
     """Whether the dotted name ``key`` (``self.h``) occurs anywhere in ``expr``."""
     from memlint.parse.traversal import visit_fast
 
-    found: list[cst.CSTNode] = []
+    finder = _Mention(key)
+    visit_fast(expr, finder)
+    return finder.found
 
-    class _Finder(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if found:
-                return False
-            if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == key:
-                found.append(node)
-                return False
-            return True
 
-    visit_fast(expr, _Finder())
-    return bool(found)
+class _Mention(cst.CSTVisitor):
+    # Module-level: a class defined per call costs more than the walk.
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found:
+            return False
+        if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == self.key:
+            self.found = True
+            return False
+        return True
 
 
 class ImportTable(cst.CSTVisitor):
@@ -69,6 +84,7 @@ class ImportTable(cst.CSTVisitor):
         self._rebound: set[str] = set()
         # Top-level ``import X`` statements: where the engine adds imports.
         self.top_level_imports: list[cst.SimpleStatementLine] = []
+        self._call_names: dict[int, tuple[cst.CSTNode, str | None]] = {}
         visit_fast(module, self)
         for name in self._rebound | self._ambiguous:
             self.bindings.pop(name, None)
@@ -176,9 +192,14 @@ class ImportTable(cst.CSTVisitor):
 
     def call_name(self, node: cst.CSTNode) -> str | None:
         """Qualified name of the function a Call calls."""
-        if isinstance(node, cst.Call):
-            return self.qualified_name(node.func)
-        return None
+        if node.__class__ is not cst.Call:
+            return None
+        # Every analysis asks this of the same calls, ten times per call in a
+        # training script. Keyed by id, with the node kept so the id stays its own.
+        found = self._call_names.get(id(node))
+        if found is None or found[0] is not node:
+            found = self._call_names[id(node)] = (node, self.qualified_name(node.func))  # type: ignore[attr-defined]
+        return found[1]
 
     def local_name_for(self, qualified: str) -> str | None:
         """The expression text this module uses for ``qualified`` (a module or
@@ -211,6 +232,19 @@ _COMPOUND_DATA = re.compile(r"(train|val|valid|test|eval|dev)(loader|loaders|dat
 def name_tokens(name: str) -> set[str]:
     """``validateEpoch`` -> {"validate", "epoch"}; ``val_loader`` -> {"val", "loader"};
     ``testloader`` -> {"testloader", "test", "loader"}."""
+    found = _TOKENS.get(name)
+    if found is None:
+        if len(_TOKENS) > 8192:  # a long-lived process (the server) sees every name it ever linted
+            _TOKENS.clear()
+        found = _TOKENS[name] = frozenset(_name_tokens(name))
+    return set(found)  # callers may add to their copy
+
+
+# name -> its tokens: the analyses ask about the same few hundred names many times per file.
+_TOKENS: dict[str, frozenset[str]] = {}
+
+
+def _name_tokens(name: str) -> set[str]:
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
     tokens = {t for t in re.split(r"[_\W\d]+", spaced.lower()) if t}
     for t in list(tokens):

@@ -291,18 +291,20 @@ class ObjectTable(cst.CSTVisitor):
     def scope_of(self, node: cst.CSTNode) -> Scope:
         """The function (or module) a node is evaluated in; a function or
         module given as ``node`` is its own scope."""
-        if isinstance(node, (cst.FunctionDef, cst.Module)):
-            return node
-        if isinstance(node, cst.Call):
-            known = self.calls.scope_of_call(node)
+        # Exact class tests: isinstance() on libcst's ABCs is slow on a miss.
+        kind = node.__class__
+        if kind is cst.FunctionDef or kind is cst.Module:
+            return node  # type: ignore[return-value]
+        if kind is cst.Call:
+            known = self.calls.scope_of_call(node)  # type: ignore[arg-type]
             if known is not None:
                 return known
         cur: cst.CSTNode | None = node
         while cur is not None:
-            if isinstance(cur, cst.FunctionDef) and cur is not node:
-                return cur
-            if isinstance(cur, cst.Module):
-                return cur
+            if cur.__class__ is cst.FunctionDef and cur is not node:
+                return cur  # type: ignore[return-value]
+            if cur.__class__ is cst.Module:
+                return cur  # type: ignore[return-value]
             cur = self.parents.get(cur)
         return self.calls.module
 

@@ -9,6 +9,7 @@ The state below records the same ranges as plain tuples.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 
@@ -96,19 +97,39 @@ def statement_lines(module: cst.Module, text: str) -> list[int] | None:
     """The line of each of ``module.body``'s statements, as Python's own parser
     places it (where libcst's position of that statement starts), or None
     when the two parsers do not line up."""
+    found = statement_nodes(module, text)
+    return None if found is None else [stmt.lineno for stmt in found]
+
+
+def statement_nodes(module: cst.Module, text: str) -> list[ast.stmt] | None:
+    """Python's statement for each of ``module.body``'s (the first of ``a; b``),
+    or None when the two parsers do not line up."""
     tree = python_tree(text)
     if tree is None:
         return None
     body = tree.body
-    lines: list[int] = []
+    found: list[ast.stmt] = []
     j = 0
     for stmt in module.body:
         n = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1  # ``a; b`` is two for ast
         if j + n > len(body) or body[j].col_offset != 0:
             return None
-        lines.append(body[j].lineno)
+        found.append(body[j])
         j += n
-    return lines if j == len(body) else None
+    return found if j == len(body) else None
+
+
+# Compound statements whose ``body`` a lookup descends into, and what
+# Python's parser makes of each: the statement regenerated for a node is the
+# innermost of these that holds it, not its whole top-level statement.
+_BODIES: dict[type, tuple[type, ...]] = {
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
+    cst.ClassDef: (ast.ClassDef,),
+    cst.For: (ast.For, ast.AsyncFor),
+    cst.While: (ast.While,),
+    cst.With: (ast.With, ast.AsyncWith),
+    cst.If: (ast.If,),
+}
 
 
 class LazyPositions(Mapping):
@@ -127,7 +148,7 @@ class LazyPositions(Mapping):
         self._text = text
         self._ranges: dict | None = None
         self._partial: dict[cst.CSTNode, tuple[int, int, int, int]] = {}
-        self._lines: list[int] | None | bool = False  # False: not computed yet
+        self._lines: list[ast.stmt] | None | bool = False  # Python's top-level statements; False: not computed yet
         self._done: set[int] = set()
         self._top: dict[int, int] | None = None  # id(statement of module.body) -> its index
         self._made: dict[cst.CSTNode, CodeRange] = {}
@@ -147,8 +168,9 @@ class LazyPositions(Mapping):
         return self._get()[node]
 
     def _statement(self, node) -> bool:
-        """Regenerate the top-level statement holding ``node``; False when
-        there is none to regenerate."""
+        """Regenerate the innermost statement holding ``node`` that Python's
+        parser places (else its top-level statement); False when there is
+        none to regenerate."""
         from memlint.parse.tree import TRIVIA, tree_index
 
         if node.__class__ in TRIVIA or node is self._module:
@@ -157,25 +179,66 @@ class LazyPositions(Mapping):
         i = tree.index.get(id(node))
         if i is None or tree.nodes[i] is not node:
             return False
+        target = i
         while tree.parent[i] > 0:
             i = tree.parent[i]
-        if tree.parent[i] != 0 or i in self._done:
+        if tree.parent[i] != 0:
             return False
-        self._done.add(i)
         if self._lines is False:
-            self._lines = statement_lines(self._module, self._text)  # type: ignore[arg-type]
+            self._lines = statement_nodes(self._module, self._text)  # type: ignore[arg-type]
         stmt = tree.nodes[i]
         if self._top is None:  # one listing, not a scan per statement with a finding
             self._top = {id(s): k for k, s in enumerate(self._module.body)}
         k = self._top.get(id(stmt))
         if self._lines is None or k is None:
             return False
+        anchor: ast.stmt = self._lines[k]
+        inner, inner_anchor, indents = self._innermost(tree, target, stmt, anchor)
+        if inner is not stmt and self._regenerate(tree.index[id(inner)], inner, inner_anchor, indents):
+            return True
+        return self._regenerate(i, stmt, anchor, [])
+
+    def _innermost(
+        self, tree, target: int, stmt: cst.CSTNode, anchor: ast.stmt
+    ) -> tuple[cst.CSTNode, ast.stmt, list[str]]:
+        """The innermost statement holding the node numbered ``target``, down
+        through the bodies of _BODIES, with Python's statement for it and the
+        indentation of the blocks around it."""
+        indents: list[str] = []
+        while True:
+            kinds = _BODIES.get(stmt.__class__)
+            block = getattr(stmt, "body", None)
+            if kinds is None or not isinstance(anchor, kinds) or block.__class__ is not cst.IndentedBlock:
+                return stmt, anchor, indents
+            inner, j = None, 0
+            for child in block.body:  # type: ignore[union-attr]
+                c = tree.index.get(id(child))
+                if c is None:
+                    return stmt, anchor, indents
+                if c <= target < tree.end[c]:
+                    inner = child
+                    break
+                j += len(child.body) if child.__class__ is cst.SimpleStatementLine else 1
+            body = anchor.body  # type: ignore[attr-defined]
+            if inner is None or j >= len(body):
+                return stmt, anchor, indents
+            indents.append(self._module.default_indent if block.indent is None else block.indent)  # type: ignore[union-attr]
+            stmt, anchor = inner, body[j]
+
+    def _regenerate(self, i: int, stmt: cst.CSTNode, anchor: ast.stmt, indents: list[str]) -> bool:
+        """Positions of every node of ``stmt`` (numbered ``i``), placed by
+        ``anchor``, Python's statement for it; False when already done or
+        when the two disagree on its column."""
+        if i in self._done:
+            return False
+        self._done.add(i)
         state = _PositionState(self._module)
+        state.indent_tokens = list(indents)  # the blocks around it, as libcst's own codegen would have them
         stmt._codegen(state)  # noqa: SLF001
         sl, sc, _, _ = state.ranges[stmt]
-        if sc != 0:
+        if sc != anchor.col_offset:
             return False
-        delta = self._lines[k] - sl
+        delta = anchor.lineno - sl
         partial = self._partial
         for n, (a, b, c, d) in state.ranges.items():
             partial[n] = (a + delta, b, c + delta, d)

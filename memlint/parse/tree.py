@@ -14,10 +14,11 @@ both build on it without importing each other.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from heapq import merge
+from itertools import chain
 
 import libcst as cst
 
@@ -132,6 +133,75 @@ def _trivia_classes() -> frozenset[type]:
 TRIVIA = _trivia_classes()
 
 
+_NOT_NODES = (str, int, float, bool, type(None), cst.MaybeSentinel)
+# node class -> the fields (in visiting order) that may hold a non-TRIVIA node
+_INDEXED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _annotated_classes(annotation) -> list:
+    args = typing.get_args(annotation)
+    if not args:
+        return [annotation]
+    return [c for a in args for c in _annotated_classes(a)]
+
+
+def _all_subclasses(cls: type) -> set[type]:
+    found = {cls}
+    for sub in cls.__subclasses__():
+        found |= _all_subclasses(sub)
+    return found
+
+
+def _only_trivia(annotation) -> bool:
+    """Whether a field so annotated holds nothing but TRIVIA nodes (or no node):
+    ``whitespace_after: BaseParenthesizableWhitespace``, ``lpar: Sequence[LeftParen]``,
+    ``comma: Union[Comma, MaybeSentinel]``."""
+    for cls in _annotated_classes(annotation):
+        if not isinstance(cls, type):
+            return False
+        if issubclass(cls, _CSTNode):
+            if not _all_subclasses(cls) <= TRIVIA:
+                return False
+        elif not issubclass(cls, _NOT_NODES):
+            return False
+    return True
+
+
+def _indexed_fields(node: cst.CSTNode) -> tuple[str, ...]:
+    """The fields of ``node``'s class TreeIndex reads: whitespace and
+    punctuation fields (half of every node's fields) are never read."""
+    cls = node.__class__
+    order = _FIELD_ORDER.get(cls)
+    if order is None:
+        order = _FIELD_ORDER[cls] = _field_order(node)
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # an annotation that does not resolve: read every field
+        hints = {}
+    found = _INDEXED_FIELDS[cls] = tuple(f for f in order if f not in hints or not _only_trivia(hints[f]))
+    return found
+
+
+def _index_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``children(node)`` without the TRIVIA ones."""
+    fields = _INDEXED_FIELDS.get(node.__class__)
+    if fields is None:
+        fields = _indexed_fields(node)
+    out: list[cst.CSTNode] = []
+    for name in fields:
+        value = getattr(node, name)
+        cls = value.__class__
+        kind = _KIND.get(cls)
+        if kind is None:
+            kind = _KIND[cls] = _kind(cls)
+        if kind == 1:
+            if cls not in TRIVIA:
+                out.append(value)
+        elif kind == 2:
+            out.extend([v for v in value if v.__class__ not in TRIVIA])
+    return out
+
+
 class TreeIndex:
     """The nodes of a tree in pre-order, TRIVIA left out. ``end[i]`` is one
     past the last descendant of ``nodes[i]``; ``by_class`` lists the indices
@@ -145,20 +215,22 @@ class TreeIndex:
         index: dict[int, int] = {}  # id(node) -> i (CSTNode.__hash__ is slow Python code)
         by_class: dict[type, list[int]] = {}
         stack: list[tuple[cst.CSTNode, int]] = [(root, -1)]
+        pop, push, add_node, add_parent = stack.pop, stack.extend, nodes.append, parent.append
+        i = 0
         while stack:
-            node, up = stack.pop()
-            i = len(nodes)
-            nodes.append(node)
-            parent.append(up)
+            node, up = pop()
+            add_node(node)
+            add_parent(up)
             index[id(node)] = i
             found = by_class.get(node.__class__)
             if found is None:
                 by_class[node.__class__] = [i]
             else:
                 found.append(i)
-            kids = children(node)
+            kids = _index_children(node)
             if kids:
-                stack.extend((kid, i) for kid in reversed(kids) if kid.__class__ not in TRIVIA)
+                push([(kid, i) for kid in reversed(kids)])
+            i += 1
         size = [1] * len(nodes)
         for i in range(len(nodes) - 1, 0, -1):
             size[parent[i]] += size[i]
@@ -187,7 +259,9 @@ class TreeIndex:
                     runs.append(found[lo:hi])
         if len(runs) == 1:
             return runs[0]
-        return list(merge(*runs))
+        # Sorted runs of distinct numbers: one sort of their concatenation
+        # (timsort merges runs) costs less than heapq.merge in Python.
+        return sorted(chain.from_iterable(runs))
 
 
 _root: cst.CSTNode | None = None

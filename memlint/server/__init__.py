@@ -36,5 +36,12 @@ def main() -> int:
     # (bench/server_latency.py).
     gc.collect()
     gc.freeze()
+    # A lint of a 300-line script leaves ~4,000 new container objects behind
+    # (its tree replaces the last one's) and allocates ~8,000 on the way, so
+    # at the default threshold (700) the collector runs about ten times per
+    # lint and, the frozen heap aside, mostly rescans the live trees: 4.4 ms
+    # of a 68 ms lint. Reference counting frees nearly all of it (libcst's
+    # trees hold no cycles): a collection every 20,000 allocations is plenty.
+    gc.set_threshold(20_000, 10, 10)
     server.start_io()
     return 0
