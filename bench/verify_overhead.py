@@ -7,7 +7,11 @@ the ratio to the bare loop:
 - bare: no probe;
 - hooks: the probe's step and forward hooks, results recorded, no meter;
 - hooks+graph+heap: plus the graph-node walk and mallinfo2 at each step;
-- full (CPU verify): plus the TorchDispatchMode storage tracker.
+- tracker: plus the TorchDispatchMode storage tracker (CPU verify's tensor
+  meter before 2026-11-25; still --simulate's and, under --device auto on a
+  CUDA machine, the CPU side's);
+- full (CPU verify): plus the allocator-event meter (AllocatorBytes), CPU
+  verify's tensor meter now.
 
 Usage: python bench/verify_overhead.py [--steps N] [--repeat R]
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -79,7 +84,13 @@ def run(workload, setup: str, steps: int) -> float:
     data = [batch() for _ in range(8)]
     probe = tracker = None
     if setup != "bare":
-        tracker = meters.StorageBytesMode() if setup == "full" else NullBytes()
+        tracker = (
+            meters.AllocatorBytes()
+            if setup == "full"
+            else meters.StorageBytesMode()
+            if setup == "tracker"
+            else NullBytes()
+        )
         own = meters.own_file_matcher(__file__, os.path.dirname(os.path.abspath(__file__)))
         graph = meters.GraphNodes(own) if setup != "hooks" else None
         heap = meters.HeapBytes() if setup != "hooks" else None
@@ -95,7 +106,7 @@ def run(workload, setup: str, steps: int) -> float:
             opt.step()
 
     try:
-        if setup == "full":
+        if setup in ("full", "tracker"):
             with tracker:
                 loop(3)
                 t0 = time.process_time()
@@ -114,24 +125,32 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", help="comma-separated loops (mlp,cnn,transformer,tiny-ops)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    setups = ("bare", "hooks", "hooks+graph+heap", "full")
-    print(f"torch {torch.__version__}, 1 thread, {args.steps} steps, CPU time per step, best of {args.repeat}")
-    print(f"{'loop':<12}" + "".join(f"{s:>20}" for s in setups))
-    for name, workload in (("mlp", mlp), ("cnn", cnn), ("transformer", transformer), ("tiny-ops", tiny)):
+    setups = ("bare", "hooks", "hooks+graph+heap", "tracker", "full")
+    loops = (("mlp", mlp), ("cnn", cnn), ("transformer", transformer), ("tiny-ops", tiny))
+    if args.only:
+        loops = tuple(lw for lw in loops if lw[0] in args.only.split(","))
+    print(
+        f"torch {torch.__version__}, 1 thread, {args.steps} steps, CPU time per step, "
+        f"median of {args.repeat} (best in brackets)"
+    )
+    print(f"{'loop':<12}" + "".join(f"{s:>26}" for s in setups))
+    for name, workload in loops:
         # Interleave set-ups so that load from other processes hits all alike.
         times = {s: [] for s in setups}
         for _ in range(args.repeat):
             for s in setups:
                 times[s].append(run(workload, s, args.steps))
-        # The fastest of the repeats: what the code costs, with the least
+        med = {s: statistics.median(v) for s, v in times.items()}
+        # The fastest repeat too: what the code costs with the least
         # interference from anything else running on the machine.
-        med = {s: min(v) for s, v in times.items()}
+        best = {s: min(v) for s, v in times.items()}
         cells = [f"{med['bare'] * 1e3:.2f} ms"] + [
-            f"{med[s] * 1e3:.2f} ms x{med[s] / med['bare']:.2f}" for s in setups[1:]
+            f"{med[s] * 1e3:.2f} ms x{med[s] / med['bare']:.2f} (x{best[s] / best['bare']:.2f})" for s in setups[1:]
         ]
-        print(f"{name:<12}" + "".join(f"{c:>20}" for c in cells))
+        print(f"{name:<12}" + "".join(f"{c:>26}" for c in cells))
 
 
 if __name__ == "__main__":

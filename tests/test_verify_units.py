@@ -420,6 +420,78 @@ def test_storage_tracker_counts_storages_once_and_releases_them(torch):
     assert mode.live == 0
 
 
+@pytest.fixture
+def allocator_bytes(torch):
+    from memlint.verify.meters import AllocatorBytes
+
+    if not AllocatorBytes.available():
+        pytest.skip("this torch has no profiler memory events")
+    return AllocatorBytes
+
+
+def test_allocator_meter_counts_blocks_while_on_and_not_while_paused(torch, allocator_bytes):
+    meter = allocator_bytes()
+    with meter:
+        a = torch.zeros(1000)
+        assert meter.sample()[:2] == (4000, 4000)
+        view = a[10:20].view(2, 5)  # no block of its own
+        b = a * 2
+        live, peak, _ = meter.sample()
+        assert live >= 8000  # (a 0-d temporary for the 2 may come and go)
+        del b
+        assert meter.sample()[0] == 4000
+        assert meter.sample()[1] >= 8000
+        meter.reset_peak()
+        assert meter.sample()[:2] == (4000, 4000)
+        meter.paused = True
+        c = torch.ones(10_000)  # the probe's own work
+        meter.paused = False
+        assert meter.sample()[:2] == (4000, 4000)
+        d = torch.tensor([1.0, 2.0])  # made outside dispatch: the allocator still reports it
+        assert meter.sample()[0] == 4008
+        held = [torch.ones(250) for _ in range(4)]  # a growing list: 1000 bytes each
+        assert meter.sample()[0] == 8008
+        del a, view, c, d, held
+        assert meter.sample()[0] == 0
+    assert not torch._C._autograd._profiler_enabled()
+
+
+def test_allocator_meter_keeps_kineto_off_the_scripts_stderr(torch, allocator_bytes, capfd):
+    meter = allocator_bytes()
+    with meter:
+        for _ in range(3):
+            x = torch.ones(100)
+            meter.sample()
+            del x
+    err = capfd.readouterr().err
+    assert "profiler_start" not in err and "profiler_stop" not in err
+
+
+def test_allocator_meter_yields_to_the_scripts_own_profiler(torch, allocator_bytes):
+    meter = allocator_bytes()
+    with meter:
+        x = torch.ones(100)
+        assert meter.sample()[0] == 400
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            y = x * 3
+        assert any(e.name == "aten::mul" for e in prof.events())  # the script's profiler worked
+        assert meter.sample() == (None, None, None)  # and this meter says it no longer measures
+        del x, y
+    assert not torch._C._autograd._profiler_enabled()
+    # Its patches are gone once it has stopped.
+    from torch.autograd import profiler
+
+    assert profiler._enable_profiler is torch._C._autograd._enable_profiler
+
+
+def test_cpu_runs_meter_with_allocator_events_and_simulations_with_the_tracker(torch, allocator_bytes):
+    from memlint.verify import bootstrap, meters
+
+    assert type(bootstrap._tensor_meter(meters, "cpu")) is allocator_bytes
+    assert type(bootstrap._tensor_meter(meters, "simulated-cpu")) is meters.StorageBytesMode
+    assert type(bootstrap._tensor_meter(meters, "cuda")) is meters.CudaBytes
+
+
 def test_graph_meter_sees_an_accumulator_and_ignores_detached_values(torch):
     from memlint.verify.meters import GraphNodes
 

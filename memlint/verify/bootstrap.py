@@ -76,7 +76,7 @@ def _run(config: dict, out: dict) -> None:
     script = os.path.abspath(config["script"])
     script_dir = os.path.abspath(config.get("script_dir") or os.path.dirname(script))
     own = meters.own_file_matcher(script, script_dir)
-    tracker = meters.CudaBytes() if device == "cuda" else meters.StorageBytesMode()
+    tracker = _tensor_meter(meters, device)
     # --device auto on a CUDA machine: the CPU tracker too, for a script
     # whose tensors stay on the host (the CUDA counters would see nothing).
     cpu_tracker = (
@@ -195,6 +195,17 @@ def _settle(torch) -> None:
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.backends.cudnn.benchmark = False
     torch.backends.cudnn.deterministic = True
+
+
+def _tensor_meter(meters, device: str):
+    """The CUDA allocator's counters on CUDA; on the CPU the allocator's own
+    reports (cheap: no Python per op); under --simulate the storage tracker,
+    since fake tensors allocate nothing."""
+    if device == "cuda":
+        return meters.CudaBytes()
+    if device == "cpu" and meters.AllocatorBytes.available():
+        return meters.AllocatorBytes()
+    return meters.StorageBytesMode()
 
 
 def _context(torch, device, tracker, cpu_tracker=None, own=None):

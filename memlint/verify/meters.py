@@ -14,7 +14,10 @@ keeps activations (tensor bytes) through the graph.
 from __future__ import annotations
 
 import collections
+import contextlib
 import ctypes
+import gc
+import itertools
 import os
 import sys
 import weakref
@@ -154,6 +157,186 @@ class StorageBytesMode(TorchDispatchMode):
 
     def reset_peak(self) -> None:
         self.peak = self.live
+
+
+class AllocatorBytes:
+    """Live and peak bytes of CPU tensor storages, from the CPU allocator's
+    own reports: the profiler's memory events, recorded in C++ as each block
+    is allocated and freed, with no Python per tensor op.
+
+    The storage tracker above calls into Python for every op; on a small
+    transformer that alone costs a third of the step's CPU time, while these
+    events cost next to nothing until they are read. They are read, and the
+    profiler restarted, whenever the probe pauses the meter (its own work at a
+    step boundary), so the probe's ops are not counted and the events held
+    stay few. Only the memory events are kept: the profiler records no op
+    (its callbacks are limited to a scope no ATen op runs in).
+
+    What it counts, beside the storage tracker: every block the CPU allocator
+    hands out while on, which includes a kernel's scratch buffers (so peaks
+    are somewhat higher) and excludes storages it did not allocate (shared
+    memory from DataLoader workers, ``from_numpy``). Blocks allocated before
+    it started are not counted, nor their release. The events are the
+    calling thread's (as the storage tracker's ops are); a block freed by
+    another thread stays counted. When the script starts a profiler of its
+    own, the two cannot run together: this meter stops for good and reads
+    "not measured" from then on.
+    """
+
+    def __init__(self) -> None:
+        self.live = 0
+        self.peak = 0
+        self.lost = False  # the script's own profiler took over
+        self._paused = False
+        self._active = False  # inside the context
+        self._on = False  # our profiler is running
+        self._gc_was_enabled = False
+        self._restore: list = []
+        from torch._C import _profiler
+
+        self._config = _profiler.ProfilerConfig(
+            _profiler.ProfilerState.KINETO, False, True, False, False, False, _profiler._ExperimentalConfig()
+        )
+        self._activities = {_profiler.ProfilerActivity.CPU}
+        # A scope that no ATen op (nor record_function) records in: no op events.
+        self._scopes = {_profiler.RecordScope.BUILD_FEATURE}
+        self._cpu = torch._C._autograd.DeviceType.CPU if hasattr(torch._C._autograd, "DeviceType") else None
+
+    @staticmethod
+    def available() -> bool:
+        autograd = getattr(torch._C, "_autograd", None)
+        return all(
+            hasattr(autograd, name) for name in ("_prepare_profiler", "_enable_profiler", "_disable_profiler")
+        ) and hasattr(torch._C, "_profiler")
+
+    def __enter__(self):
+        self._active = True
+        self._watch_script_profilers()
+        if not self._paused:
+            self._start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop()
+        self._active = False
+        for owner, name, value in reversed(self._restore):
+            setattr(owner, name, value)
+        self._restore.clear()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @paused.setter
+    def paused(self, value: bool) -> None:
+        if value and not self._paused:
+            # No collection while paused: a script tensor freed while the
+            # profiler is off would stay counted.
+            self._gc_was_enabled = gc.isenabled()
+            gc.disable()
+            self._paused = True
+            self._stop()
+        elif not value and self._paused:
+            self._paused = False
+            if self._active:
+                self._start()
+            if self._gc_was_enabled:
+                gc.enable()
+
+    def _start(self) -> None:
+        if self._on or self.lost:
+            return
+        autograd = torch._C._autograd
+        if autograd._profiler_enabled():
+            self._give_up()  # the script's profiler is running
+            return
+        try:
+            with _quiet_stderr():  # kineto writes a line to fd 2 at each start and stop
+                autograd._prepare_profiler(self._config, self._activities)
+                # (the type stub lacks the scopes argument)
+                autograd._enable_profiler(self._config, self._activities, self._scopes)  # type: ignore[call-arg]
+        except RuntimeError:
+            self.lost = True  # a profiler this build cannot start: not measured, the run goes on
+            return
+        self._on = True
+
+    def _stop(self) -> None:
+        if not self._on:
+            return
+        with _quiet_stderr():
+            result = torch._C._autograd._disable_profiler()
+        self._on = False
+        cpu = self._cpu
+        # Only memory events were recorded: + bytes allocated, - bytes freed,
+        # in order. The running sum from the live bytes gives the rest.
+        sizes = [e.nbytes() for e in result.events() if cpu is None or e.device_type() == cpu]
+        if sizes:
+            running = list(itertools.accumulate(sizes, initial=self.live))
+            self.live = running[-1]
+            self.peak = max(self.peak, max(running))
+
+    def _give_up(self) -> None:
+        self._stop()
+        self.lost = True
+
+    def _watch_script_profilers(self) -> None:
+        """The script starting a profiler stops this meter first (one
+        profiler at a time)."""
+        import torch.autograd.profiler as kineto
+        import torch.autograd.profiler_legacy as legacy
+
+        for module, name in (
+            (kineto, "_prepare_profiler"),
+            (kineto, "_enable_profiler"),
+            (legacy, "_enable_profiler_legacy"),
+        ):
+            original = getattr(module, name, None)
+            if original is None:
+                continue
+
+            def wrapped(*args, _original=original, **kwargs):
+                self._give_up()
+                return _original(*args, **kwargs)
+
+            self._restore.append((module, name, original))
+            setattr(module, name, wrapped)
+
+    def sample(self) -> tuple[int | None, int | None, None]:
+        if self._on:
+            self._stop()
+            self._start()
+        if self.lost:
+            return None, None, None
+        return self.live, self.peak, None
+
+    def reset_peak(self) -> None:
+        if self._on:
+            self._stop()
+            self._start()
+        self.peak = self.live
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    try:
+        sys.stderr.flush()
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, 2)
+        finally:
+            os.close(devnull)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 class CudaBytes:

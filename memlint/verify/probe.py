@@ -148,9 +148,19 @@ class Probe:
             if probe.record_results and not probe._paused:
                 if not isinstance(tensors, (torch.Tensor, list, tuple)):
                     tensors = tuple(tensors)  # read a generator once, for both of us
-                with probe.paused():
-                    items = [tensors] if isinstance(tensors, torch.Tensor) else tensors
-                    probe.losses.extend(loss_value(t) for t in items if isinstance(t, torch.Tensor))
+                items = [
+                    t
+                    for t in ([tensors] if isinstance(tensors, torch.Tensor) else tensors)
+                    if isinstance(t, torch.Tensor)
+                ]
+                if all(t.numel() == 1 for t in items):
+                    # A scalar loss is read without allocating (a view and
+                    # .item()): no pause, whose restart of the CPU meter
+                    # costs more than the whole read.
+                    probe.losses.extend(loss_value(t) for t in items)
+                else:
+                    with probe.paused():
+                        probe.losses.extend(loss_value(t) for t in items)
             return backward(tensors, *args, **kwargs)
 
         return wrapped
