@@ -96,3 +96,11 @@ def test_instance_class():
     call = find(facts.module, "cam.generate(img)", cst.Call)
     cls = facts.instance_calls.instance_class(call)
     assert isinstance(cls, cst.ClassDef) and cls.name.value == "CAM"
+
+
+def test_a_class_defined_in_an_enclosing_function():
+    nested = "def main(net, img):\n" + "".join("    " + line + "\n" for line in CLASS.strip().splitlines())
+    inner = nested + "    def run():\n        cam = CAM(net)\n        return cam.generate(img)\n"
+    assert _sites(inner) == ["self.generate(image)", "cam.generate(img)"]
+    elsewhere = nested + "def other(net, img):\n    cam = CAM(net)\n    return cam.generate(img)\n"
+    assert _sites(elsewhere) is None  # not the class that name reads there

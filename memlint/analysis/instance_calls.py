@@ -10,9 +10,10 @@ answer cannot be wrong within the module:
   ``inst = Cls(...)`` (no parameter, loop target, ``with ... as``, tuple
   unpacking, walrus, import, ``except ... as``, a lambda's parameter,
   ``global``/``nonlocal``);
-- ``Cls`` is the one undecorated class of that name, defined at module level,
-  never rebound or imported, without a metaclass or ``__new__``, so that
-  ``Cls(...)`` makes an instance of it;
+- ``Cls`` is the one undecorated class of that name, defined at the top of
+  the module or of a function the call is in, never rebound or imported,
+  without a metaclass or ``__new__``, so that ``Cls(...)`` makes an instance
+  of it;
 - ``method`` is what ``Cls`` gets by that name: defined in ``Cls`` itself, or
   inherited along single bases defined in this module that do not define it
   first (a subclass that overrides the method calls its own).
@@ -95,13 +96,16 @@ class InstanceCalls:
                 return None
             if not any(isinstance(t.target, cst.Name) and t.target.value == inst for t in b.stmt.targets):
                 return None  # ``inst, other = ...`` or ``inst.attr = ...``
-            cls = self._module_class(value.func)
+            cls = self._module_class(value.func, scope)
             if cls is None or (owner is not None and cls is not owner):
                 return None
             owner = cls
         return owner
 
-    def _module_class(self, func: cst.BaseExpression) -> cst.ClassDef | None:
+    def _module_class(self, func: cst.BaseExpression, scope) -> cst.ClassDef | None:
+        """The class ``func`` names where ``scope`` reads it: the one class
+        of that name, defined at the top of the module or of a function
+        that ``scope`` is (or is nested in), never rebound on the way."""
         if not isinstance(func, cst.Name):
             return None
         name = func.value
@@ -110,13 +114,33 @@ class InstanceCalls:
         if len(defs) != 1:
             return None
         cls = defs[0]
-        if cls.decorators or calls.parents.get(cls) is not calls.module or any(k.keyword for k in cls.keywords):
+        home = self._defined_in(cls)
+        if home is None or cls.decorators or any(k.keyword for k in cls.keywords):
             return None
-        if name in self._bound_otherwise() or name in self.facts.recurrent.bindings_in(calls.module):
-            return None  # ``GradCam = wrap(GradCam)``, an import of the same name
+        if name in self._bound_otherwise():
+            return None  # an import of the same name, ``global``, ...
+        chain = [calls.module]
+        while True:
+            chain.append(scope)
+            if scope is home:
+                break
+            if isinstance(scope, cst.Module):
+                return None  # defined in a function this scope is not in
+            scope = calls.owner[scope]
+        if any(name in self.facts.recurrent.bindings_in(s) for s in chain):
+            return None  # ``GradCam = wrap(GradCam)``
         if self._lookup(cls, "__new__") is not None:
             return None
         return cls
+
+    def _defined_in(self, cls: cst.ClassDef):
+        """The module or function whose body holds ``cls`` directly."""
+        parents = self.facts.calls.parents
+        parent = parents.get(cls)
+        if parent is self.facts.calls.module:
+            return parent
+        owner = parents.get(parent) if isinstance(parent, cst.IndentedBlock) else None
+        return owner if isinstance(owner, cst.FunctionDef) else None
 
     def _lookup(self, cls: cst.ClassDef, name: str, depth: int = 0) -> cst.FunctionDef | None:
         """What ``cls`` gets by ``name``, when its bases (if it needs them)
@@ -127,7 +151,8 @@ class InstanceCalls:
         bases = [b.value for b in cls.bases if not (isinstance(b.value, cst.Name) and b.value.value == "object")]
         if len(bases) != 1:
             return None
-        base = self._module_class(bases[0])
+        home = self._defined_in(cls)
+        base = self._module_class(bases[0], home) if home is not None else None
         return self._lookup(base, name, depth + 1) if base is not None else None
 
     def _bound_otherwise(self) -> set[str]:
