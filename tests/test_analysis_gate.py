@@ -264,3 +264,70 @@ def test_sharper_rule_gates_skip_libcst(monkeypatch):
     for text in texts:
         assert lint(text, "m.py", rules)[0] == []
     assert parsed == []
+
+
+def test_builds_module_whatever_order_a_name_is_imported_twice_in():
+    # names.ImportTable answers per call site: a name imported from torch in
+    # one function and from elsewhere in another may build a module.
+    src = (
+        "def a():\n    from torch.nn import Linear\n    m = Linear(2, 2)\n    m(x)\n"
+        "def b():\n    from mylib import Linear\n    Linear(1)\n"
+    )
+    assert facts(src).builds_module  # ast.walk met ``mylib``'s import last: the gate used to say no
+    swapped = (
+        "def b():\n    from mylib import Linear\n    Linear(1)\n"
+        "def a():\n    from torch.nn import Linear\n    m = Linear(2, 2)\n    m(x)\n"
+    )
+    assert facts(swapped).builds_module
+
+
+def test_the_walk_sees_what_ast_walk_sees():
+    src = textwrap.dedent(
+        """
+        import torch.nn as tnn
+        @torch.no_grad()
+        def evaluate(model, loader):
+            for x in (b for b in loader):
+                out = [model(y) for y in x]
+                total += loss.item()
+            while running:
+                opt.step()
+        class K: pass
+        """
+    )
+    f = facts(src)
+    every = {n.id for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name)}
+    assert every <= f.idents
+    assert {"no_grad", "step", "item", "model"} <= f.called | f.idents
+    assert f.loops and f.comprehensions and f.eval_function_loops
+    assert {"loader", "x", "running"} <= f.iter_tokens | f.idents
+    assert "K" in f.idents and "evaluate" in f.def_names
+
+
+def test_the_collector_is_paused_while_a_file_is_linted_and_restored_after():
+    import gc
+
+    from memlint.parse.collector import collector_paused
+
+    seen = []
+
+    class _Probe(Rule):
+        code = "MEM998"
+        name = "probe"
+        message = "probe"
+
+        def visit_Module(self, node: cst.Module) -> None:
+            seen.append(gc.isenabled())
+
+    assert gc.isenabled()
+    lint("import torch\nx = torch.ones(1)\n", "a.py", [_Probe])
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            with collector_paused():
+                pass
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # left off: it was off before
+    finally:
+        gc.enable()
