@@ -114,6 +114,9 @@ class GateFacts:
         self._self_rebound = False  # ``self`` assigned somewhere (a function rebinds it)
         self._builds_module: bool | None = None
         self._saved_in_place: bool | None = None
+        self._grad_on_writes: GateFacts | None = None
+        self._loop_without_grad: bool | None = None
+        self._best_snapshot: bool | None = None
         self._walk(tree)
 
     # -- what the rules ask ------------------------------------------------
@@ -188,6 +191,39 @@ class GateFacts:
                 sub.output_names & sub.inplace_names for sub in _per_scope(self._tree, self._aliases)
             )
         return self._saved_in_place
+
+    @property
+    def grad_on_writes(self) -> GateFacts:
+        """The in-place facts (``inplace_names``, ``inplace_parameter_attr``)
+        of the writes autograd may record: all of them but those that
+        grad_mode.mode_at surely finds off (inside ``with torch.no_grad():``
+        or ``torch.inference_mode()`` with nothing in between that may turn
+        it back on, or in a function decorated with them). MEM401 reports
+        only where the mode is ENABLED. Computed on first use."""
+        if self._grad_on_writes is None:
+            self._grad_on_writes = _grad_on_writes(self)
+        return self._grad_on_writes
+
+    @property
+    def loop_may_run_without_grad(self) -> bool:
+        """A ``for``/``while`` loop that grad_mode.mode_at may find DISABLED,
+        at the loop or at calls inside it: lexically inside a ``with`` that may
+        turn grad off, around one, or in a function whose entry may be off
+        (decorated, a framework hook, or called from such a place, followed
+        through the file by name). Computed on first use (MEM202)."""
+        if self._loop_without_grad is None:
+            self._loop_without_grad = _loop_may_run_without_grad(self)
+        return self._loop_without_grad
+
+    @property
+    def best_snapshot(self) -> bool:
+        """A ``state_dict()`` snapshot MEM801 may call kept as the best
+        weights: bound to a name that says ``best``, or taken under an ``if``
+        (its ``_selected``: an ``if`` between the assignment and the loop or
+        function around it). Computed on first use."""
+        if self._best_snapshot is None:
+            self._best_snapshot = self.state_dict_snapshot and _best_snapshot(self._tree)
+        return self._best_snapshot
 
     @property
     def names_loader(self) -> bool:
@@ -401,6 +437,266 @@ def _per_scope(tree: ast.AST, aliases: dict[str, str]) -> list[GateFacts]:
     return out
 
 
+# grad_mode.context_mode: what a ``with`` item or decorator may turn grad on
+# with (``inference_mode(False)`` too), and what surely turns it off.
+_GRAD_ON = frozenset({"enable_grad", "set_grad_enabled"})
+_GRAD_OFF_CONTEXTS = frozenset({"no_grad", "inference_mode"})
+
+
+def _grad_on_writes(facts: GateFacts) -> GateFacts:
+    """See GateFacts.grad_on_writes. The walk keeps, per node, whether grad is
+    surely off there; a write where it is not feeds a fresh GateFacts. Where
+    the mode may come from somewhere this walk does not follow (a bare
+    ``set_grad_enabled`` statement, ``stack.enter_context``), every write
+    counts."""
+    if facts.called & {"set_grad_enabled", "enter_context"}:
+        return facts
+    qualified = _import_table(facts)
+    aliases = facts._aliases
+    out = GateFacts(ast.Module(body=[], type_ignores=[]))
+    heads: set[str] = set()  # the names each "off" was read through
+    rebound: set[str] = set()  # names.ImportTable drops an import rebound anywhere
+    AST, Name, Load = ast.AST, ast.Name, ast.Load
+    stack: list[tuple[ast.AST, bool]] = [(facts._tree, False)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        node, off = pop()
+        kind = type(node)
+        if kind is Name:
+            if type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                rebound.add(node.id)  # type: ignore[attr-defined]
+            continue
+        if kind is ast.arg:
+            rebound.add(node.arg)  # type: ignore[attr-defined]
+        elif kind is ast.ExceptHandler and node.name:  # type: ignore[attr-defined]
+            rebound.add(node.name)  # type: ignore[attr-defined]
+        if kind is ast.With or kind is ast.AsyncWith:
+            items = [item.context_expr for item in node.items]  # type: ignore[attr-defined]
+            for item in node.items:  # type: ignore[attr-defined]
+                push((item, off))
+            modes = [_context(item, qualified, aliases, heads) for item in items]
+            inner = False if "on" in modes else True if "off" in modes else off
+            for stmt in node.body:  # type: ignore[attr-defined]
+                push((stmt, inner))
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            # grad_mode.entry_mode: a decorator's mode, else the call sites'
+            # (followed no further here: grad may be on).
+            modes = [_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
+            off = "off" in modes and "on" not in modes
+        elif not off:
+            if kind is ast.Call:
+                out._call(node, aliases)  # type: ignore[arg-type]
+            elif kind is ast.Assign:
+                out._assign(node, aliases)  # type: ignore[arg-type]
+            elif kind is ast.AugAssign:
+                out._written_in_place(node.target)  # type: ignore[attr-defined]
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push((item, off))
+            elif isinstance(value, AST):
+                push((value, off))
+    if heads & rebound:
+        return facts  # ``torch`` rebound somewhere: context_mode may not resolve it
+    return out
+
+
+# Functions grad_mode.entry_mode may find off whatever calls them: Lightning's
+# evaluation hooks, a transformers Pipeline's ``_forward``, an
+# autograd.Function's ``forward``/``setup_context``.
+_OFF_ON_ENTRY = LIGHTNING_NO_GRAD_HOOKS | {"_forward"}
+_AUTOGRAD_FUNCTION_OFF = frozenset({"forward", "setup_context"})
+_MAY_TURN_OFF = _GRAD_OFF_CONTEXTS | {"set_grad_enabled"}
+
+
+class _Function:
+    """What _loop_may_run_without_grad keeps of a function."""
+
+    __slots__ = ("name", "loops", "calls")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.loops = False  # a loop in it (nested functions' included)
+        self.calls: set[str] = set()  # last names of what it calls
+
+
+def _loop_may_run_without_grad(facts: GateFacts) -> bool:
+    """See GateFacts.loop_may_run_without_grad. Over-approximates
+    grad_mode: a ``with`` item may turn grad off when its last name is a grad
+    context, when it is a bare name (bound elsewhere) or a call of a function
+    of this file (a context manager of the project's own); a function may
+    start with grad off when it is decorated so, is a framework hook, or a
+    call of its name runs where grad may be off."""
+    if facts.called & {"set_grad_enabled", "enter_context"}:
+        return True  # modes set by statements, not followed here
+    aliases, defs = facts._aliases, facts.def_names
+    seeds: set[str] = set()  # functions whose entry may be off
+    functions: list[_Function] = []
+    AST = ast.AST
+    stack: list[tuple[ast.AST, bool, bool, _Function]] = [(facts._tree, False, False, _Function(""))]
+    push, pop = stack.append, stack.pop
+    while stack:
+        node, off, in_loop, fn = pop()
+        kind = type(node)
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            # callgraph resolves ``f()`` and ``self.f()`` by the name written
+            names = {_last_name(node, aliases), func.id if type(func) is ast.Name else None} - {None}
+            fn.calls |= names  # type: ignore[arg-type]
+            if off:
+                seeds |= names  # type: ignore[arg-type]
+            if type(func) is ast.Call and _last_name(func, aliases) in _MAY_TURN_OFF:
+                # ``predict = torch.inference_mode()(_predict)``
+                seeds.update(a.id for a in node.args if type(a) is ast.Name)  # type: ignore[attr-defined]
+        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
+            if off:
+                return True
+            in_loop = fn.loops = True
+        elif kind is ast.With or kind is ast.AsyncWith:
+            if any(_may_turn_off(i.context_expr, aliases, defs) for i in node.items):  # type: ignore[attr-defined]
+                if in_loop:
+                    return True  # ``for x in loader: with torch.no_grad(): model(x)``
+                for stmt in node.body:  # type: ignore[attr-defined]
+                    push((stmt, True, in_loop, fn))
+                for item in node.items:  # type: ignore[attr-defined]
+                    push((item, off, in_loop, fn))
+                continue
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            # grad_mode stops at a function: its body starts in its entry mode.
+            name = node.name  # type: ignore[attr-defined]
+            fn = _Function(name)
+            functions.append(fn)
+            if name in _OFF_ON_ENTRY or any(_may_turn_off(d, aliases, defs) for d in node.decorator_list):  # type: ignore[attr-defined]
+                seeds.add(name)
+            off = False
+        elif kind is ast.ClassDef:
+            if any((_dotted(b) or "").endswith("Function") for b in node.bases):  # type: ignore[attr-defined]
+                seeds |= _AUTOGRAD_FUNCTION_OFF
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push((item, off, in_loop, fn))
+            elif isinstance(value, AST):
+                push((value, off, in_loop, fn))
+    # grad_mode.entry_mode: off when every call site is; followed by name.
+    maybe_off = set(seeds)
+    grew = True
+    while grew:
+        grew = False
+        for f in functions:
+            if f.name in maybe_off:
+                new = (f.calls & defs) - maybe_off
+                if new:
+                    maybe_off |= new
+                    grew = True
+    return any(f.loops and f.name in maybe_off for f in functions)
+
+
+def _may_turn_off(expr: ast.AST, aliases: dict[str, str], defs: set[str]) -> bool:
+    """A ``with`` item or decorator grad_mode may find DISABLED or whose
+    mode it may take from elsewhere (see _loop_may_run_without_grad)."""
+    call = expr if type(expr) is ast.Call else None
+    func = call.func if call is not None else expr  # type: ignore[attr-defined]
+    if type(func) is ast.Name:
+        if call is None:
+            return True  # ``with ctx:`` after ``ctx = torch.no_grad()``
+        last = aliases.get(func.id, func.id)
+    elif type(func) is ast.Attribute:
+        last = func.attr
+    else:
+        return False
+    return last in _MAY_TURN_OFF or (call is not None and last in defs)
+
+
+def _context(expr: ast.AST, qualified: dict[str, set[str]], aliases: dict[str, str], heads: set[str]) -> str | None:
+    """``"off"`` when grad_mode.context_mode surely finds a ``with`` item or
+    decorator DISABLED (a callee that the imports make ``torch.no_grad`` or
+    ``torch.inference_mode``, called with nothing or ``True``), ``"on"`` when
+    it may find it ENABLED (``enable_grad``, ``set_grad_enabled``,
+    ``inference_mode(flag)``, or a name bound elsewhere), else None."""
+    call = expr if type(expr) is ast.Call else None
+    func = call.func if call is not None else expr  # type: ignore[attr-defined]
+    if type(func) is ast.Name and call is None:
+        return "on"  # ``with ctx:``: bound to anything
+    last = (
+        func.attr if type(func) is ast.Attribute else aliases.get(func.id, func.id) if type(func) is ast.Name else None
+    )  # type: ignore[attr-defined]
+    if last in _GRAD_ON:
+        return "on"
+    if last not in _GRAD_OFF_CONTEXTS:
+        return None
+    args = [*call.args, *(k.value for k in call.keywords)] if call is not None else []
+    if args and not (len(args) == 1 and type(args[0]) is ast.Constant and args[0].value is True):  # type: ignore[attr-defined]
+        return "on"  # ``inference_mode(False)``, ``inference_mode(mode=flag)``
+    dotted = _dotted(func)
+    if dotted is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    bound = qualified.get(head)
+    if bound is None or len(bound) != 1:
+        return None  # not imported, or ambiguous (names.ImportTable drops it)
+    (q,) = bound
+    q = f"{q}.{rest}" if rest else q
+    if q.startswith("torch.") and q.rsplit(".", 1)[-1] in _GRAD_OFF_CONTEXTS:
+        heads.add(head)
+        return "off"
+    return None
+
+
+def _import_table(facts: GateFacts) -> dict[str, set[str]]:
+    """names.ImportTable's bindings (absolute imports only); a name imported
+    twice keeps both (the table's answer depends on where it is read)."""
+    imported: dict[str, set[str]] = {}
+    for imp in facts._imports:
+        if not isinstance(imp, ast.ImportFrom):
+            for alias in imp.names:
+                head = alias.name.split(".")[0]
+                imported.setdefault(alias.asname or head, set()).add(alias.name if alias.asname else head)
+        elif not imp.level and imp.module:
+            for alias in imp.names:
+                imported.setdefault(alias.asname or alias.name, set()).add(f"{imp.module}.{alias.name}")
+    return imported
+
+
+_SELECTION_BOUNDS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _best_snapshot(tree: ast.AST) -> bool:
+    """See GateFacts.best_snapshot."""
+    AST = ast.AST
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        node, in_if = pop()
+        kind = type(node)
+        if kind is ast.Assign and len(node.targets) == 1:  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            parts = value.values if type(value) is ast.Dict else [value]
+            if any(_state_dict_call(p) for p in parts if p is not None):
+                target = node.targets[0]  # type: ignore[attr-defined]
+                name = target.id if type(target) is ast.Name else getattr(target, "attr", "_")
+                if in_if or "best" in name.lower():
+                    return True
+        elif kind is ast.If:
+            in_if = True
+        elif kind in _SELECTION_BOUNDS:
+            in_if = False
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push((item, in_if))
+            elif isinstance(value, AST):
+                push((value, in_if))
+    return False
+
+
 def _last_name(expr: ast.AST, aliases: dict[str, str]) -> str | None:
     """The last name of the callee when ``expr`` is a call."""
     if type(expr) is not ast.Call:
@@ -502,17 +798,7 @@ def _builds_module(facts: GateFacts) -> bool:
         used.add(_dotted(func.value) if type(func) is ast.Attribute else _dotted(func))
         used.update(_dotted(a.value if type(a) is ast.Starred else a) for a in node.args)
         used.update(_dotted(k.value) for k in node.keywords)
-    # names.ImportTable's bindings (absolute imports only); a name imported
-    # twice keeps both (the table's answer depends on where the call is).
-    imported: dict[str, set[str]] = {}
-    for imp in facts._imports:
-        if not isinstance(imp, ast.ImportFrom):
-            for alias in imp.names:
-                head = alias.name.split(".")[0]
-                imported.setdefault(alias.asname or head, set()).add(alias.name if alias.asname else head)
-        elif not imp.level and imp.module:
-            for alias in imp.names:
-                imported.setdefault(alias.asname or alias.name, set()).add(f"{imp.module}.{alias.name}")
+    imported = _import_table(facts)
 
     def may_build(value: ast.AST, target: str | None) -> bool:
         if type(value) in (ast.Tuple, ast.List):  # ``model, opt = Net(), SGD(...)``
