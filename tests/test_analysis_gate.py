@@ -406,6 +406,15 @@ def test_a_loop_may_run_without_grad_only_where_grad_mode_may_find_it_off():
         "@torch.no_grad()\ndef init(m):\n    m.weight.zero_()\ndef fit(loader):\n    for x in loader:\n        model(x)\n"
     )
     assert not off("with torch.no_grad():\n    def g(loader):\n        for x in loader:\n            model(x)\n")
+    # decorators are read by context_mode alone: a bare name or a helper of this file sets no mode
+    assert not off(
+        "def deco(f):\n    return f\n@staticmethod\n@deco()\ndef g(loader):\n    for x in loader:\n        m(x)\n"
+    )
+    # a decorated ``forward`` (a rotary embedding's) is not every ``forward`` of the file
+    assert not off(
+        "class Rope:\n    @torch.no_grad()\n    def forward(self, x):\n        return x\n"
+        "class Model:\n    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x)\n"
+    )
 
 
 def test_mem202_is_gated_out_without_a_loop_that_may_run_without_grad():

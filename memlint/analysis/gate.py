@@ -515,12 +515,13 @@ _MAY_TURN_OFF = _GRAD_OFF_CONTEXTS | {"set_grad_enabled"}
 class _Function:
     """What _loop_may_run_without_grad keeps of a function."""
 
-    __slots__ = ("name", "loops", "calls")
+    __slots__ = ("name", "loops", "calls", "off_on_entry")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.loops = False  # a loop in it (nested functions' included)
         self.calls: set[str] = set()  # last names of what it calls
+        self.off_on_entry = False  # decorated so, or a framework's hook: this function, not its namesakes
 
 
 def _loop_may_run_without_grad(facts: GateFacts) -> bool:
@@ -533,8 +534,9 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
     if facts.called & {"set_grad_enabled", "enter_context"}:
         return True  # modes set by statements, not followed here
     aliases, defs = facts._aliases, facts.def_names
-    seeds: set[str] = set()  # functions whose entry may be off
+    seeds: set[str] = set()  # names called where grad may be off
     functions: list[_Function] = []
+    autograd_methods: set[int] = set()  # an autograd.Function's forward/setup_context
     AST = ast.AST
     stack: list[tuple[ast.AST, bool, bool, _Function]] = [(facts._tree, False, False, _Function(""))]
     push, pop = stack.append, stack.pop
@@ -569,12 +571,19 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
             name = node.name  # type: ignore[attr-defined]
             fn = _Function(name)
             functions.append(fn)
-            if name in _OFF_ON_ENTRY or any(_may_turn_off(d, aliases, defs) for d in node.decorator_list):  # type: ignore[attr-defined]
-                seeds.add(name)
+            fn.off_on_entry = (
+                name in _OFF_ON_ENTRY
+                or id(node) in autograd_methods
+                or any(_may_turn_off(d, aliases, None) for d in node.decorator_list)  # type: ignore[attr-defined]
+            )
             off = False
         elif kind is ast.ClassDef:
             if any((_dotted(b) or "").endswith("Function") for b in node.bases):  # type: ignore[attr-defined]
-                seeds |= _AUTOGRAD_FUNCTION_OFF
+                autograd_methods.update(
+                    id(n)
+                    for n in _nodes(node)
+                    if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef) and n.name in _AUTOGRAD_FUNCTION_OFF  # type: ignore[attr-defined]
+                )
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
@@ -583,34 +592,36 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
                         push((item, off, in_loop, fn))
             elif isinstance(value, AST):
                 push((value, off, in_loop, fn))
-    # grad_mode.entry_mode: off when every call site is; followed by name.
+    # grad_mode.entry_mode: off when every call site is; calls followed by
+    # the name written (callgraph resolves ``f()`` and ``self.f()`` by name).
     maybe_off = set(seeds)
     grew = True
     while grew:
         grew = False
         for f in functions:
-            if f.name in maybe_off:
+            if f.off_on_entry or f.name in maybe_off:
                 new = (f.calls & defs) - maybe_off
                 if new:
                     maybe_off |= new
                     grew = True
-    return any(f.loops and f.name in maybe_off for f in functions)
+    return any(f.loops and (f.off_on_entry or f.name in maybe_off) for f in functions)
 
 
-def _may_turn_off(expr: ast.AST, aliases: dict[str, str], defs: set[str]) -> bool:
-    """A ``with`` item or decorator grad_mode may find DISABLED or whose
-    mode it may take from elsewhere (see _loop_may_run_without_grad)."""
+def _may_turn_off(expr: ast.AST, aliases: dict[str, str], defs: set[str] | None) -> bool:
+    """A ``with`` item (``defs``: the file's function names) or a decorator
+    (``defs`` None: grad_mode reads decorators by context_mode alone) that
+    grad_mode may find DISABLED (see _loop_may_run_without_grad)."""
     call = expr if type(expr) is ast.Call else None
     func = call.func if call is not None else expr  # type: ignore[attr-defined]
     if type(func) is ast.Name:
-        if call is None:
+        if call is None and defs is not None:
             return True  # ``with ctx:`` after ``ctx = torch.no_grad()``
         last = aliases.get(func.id, func.id)
     elif type(func) is ast.Attribute:
         last = func.attr
     else:
         return False
-    return last in _MAY_TURN_OFF or (call is not None and last in defs)
+    return last in _MAY_TURN_OFF or (call is not None and defs is not None and last in defs)
 
 
 def _context(expr: ast.AST, qualified: dict[str, set[str]], aliases: dict[str, str], heads: set[str]) -> str | None:
