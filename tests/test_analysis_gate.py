@@ -445,3 +445,10 @@ def test_mem801_is_gated_out_for_a_snapshot_never_selected():
     src = "import torch\ndef filt(sd, model):\n    model_state_dict = model.state_dict()\n    return model_state_dict\n"
     assert not enabled_by_gate(rules, facts(src))
     assert enabled_by_gate(rules, facts(src.replace("model_state_dict", "best_sd")))
+
+
+def test_train_false_as_a_keyword_is_an_eval_call():
+    # objects.mode_call reads libcst's first argument, keyword or not
+    assert facts("model.train(mode=False)").eval_call
+    assert facts("model.train(False)").eval_call
+    assert not facts("model.train(mode=flag)").eval_call

@@ -339,8 +339,11 @@ class GateFacts:
             self.leaf_names |= _bare_names(func.value)
         if last == "eval" and not call.args and not call.keywords:
             self.eval_call = True
-        elif last == "train" and call.args and type(call.args[0]) is ast.Constant and call.args[0].value is False:
-            self.eval_call = True
+        elif last == "train" and (call.args or call.keywords):
+            # objects.mode_call reads libcst's first argument, keyword or not: ``m.train(mode=False)``
+            first = call.args[0] if call.args else call.keywords[0].value
+            if type(first) is ast.Constant and first.value is False:
+                self.eval_call = True
         if last == "train" and (
             not call.args
             and not call.keywords
