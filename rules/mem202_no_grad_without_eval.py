@@ -67,7 +67,10 @@ class NoGradWithoutEval(Rule):
     fix_safety = Safety.UNSAFE
     tokens = TRAINING_CODE_TOKENS
     # Flagged states need a ``.train()`` call or a module built here (loops.mode_before).
-    gate = staticmethod(lambda g: g.loops and g.grad_off and (g.train_call or g.builds_module))
+    # And a loop grad_mode may find running without grad.
+    gate = staticmethod(
+        lambda g: g.loops and g.grad_off and (g.train_call or g.builds_module) and g.loop_may_run_without_grad
+    )
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)

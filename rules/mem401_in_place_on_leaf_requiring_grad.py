@@ -92,7 +92,12 @@ class InPlaceOnLeafRequiringGrad(Rule):
     )
     fix_safety = Safety.SAFE
     tokens = ("parameters()", "requires_grad", "Parameter", ".weight", ".bias")
-    gate = staticmethod(lambda g: bool(g.inplace_names & g.leaf_names) or g.inplace_parameter_attr)
+    gate = staticmethod(
+        lambda g: (
+            (bool(g.inplace_names & g.leaf_names) or g.inplace_parameter_attr)
+            and (bool(g.grad_on_writes.inplace_names & g.leaf_names) or g.grad_on_writes.inplace_parameter_attr)
+        )
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -264,3 +264,191 @@ def test_sharper_rule_gates_skip_libcst(monkeypatch):
     for text in texts:
         assert lint(text, "m.py", rules)[0] == []
     assert parsed == []
+
+
+def test_builds_module_whatever_order_a_name_is_imported_twice_in():
+    # names.ImportTable answers per call site: a name imported from torch in
+    # one function and from elsewhere in another may build a module.
+    src = (
+        "def a():\n    from torch.nn import Linear\n    m = Linear(2, 2)\n    m(x)\n"
+        "def b():\n    from mylib import Linear\n    Linear(1)\n"
+    )
+    assert facts(src).builds_module  # ast.walk met ``mylib``'s import last: the gate used to say no
+    swapped = (
+        "def b():\n    from mylib import Linear\n    Linear(1)\n"
+        "def a():\n    from torch.nn import Linear\n    m = Linear(2, 2)\n    m(x)\n"
+    )
+    assert facts(swapped).builds_module
+
+
+def test_the_walk_sees_what_ast_walk_sees():
+    src = textwrap.dedent(
+        """
+        import torch.nn as tnn
+        @torch.no_grad()
+        def evaluate(model, loader):
+            for x in (b for b in loader):
+                out = [model(y) for y in x]
+                total += loss.item()
+            while running:
+                opt.step()
+        class K: pass
+        """
+    )
+    f = facts(src)
+    every = {n.id for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name)}
+    assert every <= f.idents
+    assert {"no_grad", "step", "item", "model"} <= f.called | f.idents
+    assert f.loops and f.comprehensions and f.eval_function_loops
+    assert {"loader", "x", "running"} <= f.iter_tokens | f.idents
+    assert "K" in f.idents and "evaluate" in f.def_names
+
+
+def test_the_collector_is_paused_while_a_file_is_linted_and_restored_after():
+    import gc
+
+    from memlint.parse.collector import collector_paused
+
+    seen = []
+
+    class _Probe(Rule):
+        code = "MEM998"
+        name = "probe"
+        message = "probe"
+
+        def visit_Module(self, node: cst.Module) -> None:
+            seen.append(gc.isenabled())
+
+    assert gc.isenabled()
+    lint("import torch\nx = torch.ones(1)\n", "a.py", [_Probe])
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            with collector_paused():
+                pass
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # left off: it was off before
+    finally:
+        gc.enable()
+
+
+def _grad_on(src: str) -> GateFacts:
+    return facts(src).grad_on_writes
+
+
+def test_writes_under_no_grad_are_not_writes_autograd_records():
+    # MEM401 reports only where grad_mode.mode_at is ENABLED
+    body = "    emb.proj.weight.copy_(w)\n    p.add_(1)\n    q += 1\n    r[0] = 1\n"
+    on = _grad_on("import torch\ndef f(p, q, r):\n" + body)
+    assert {"p", "q", "r"} <= on.inplace_names and on.inplace_parameter_attr
+    for ctx in ("torch.no_grad()", "torch.inference_mode()", "torch.inference_mode(True)", "torch.no_grad"):
+        off = _grad_on(f"import torch\ndef f(p, q, r):\n    with {ctx}:\n" + textwrap.indent(body, "    "))
+        assert not off.inplace_names and not off.inplace_parameter_attr, ctx
+    off = _grad_on("from torch import no_grad as ng\n@ng()\ndef f(p, q, r):\n" + body)
+    assert not off.inplace_names and not off.inplace_parameter_attr
+    # autocast leaves the mode as it was (off here)
+    assert not _grad_on("import torch\nwith torch.no_grad():\n    with autocast():\n        p.add_(1)\n").inplace_names
+
+
+def test_writes_where_grad_may_be_on_again_still_count():
+    cases = [
+        "import torch\nwith torch.no_grad():\n    with torch.enable_grad():\n        p.add_(1)\n",
+        "import torch\nwith torch.no_grad(), torch.set_grad_enabled(flag):\n    p.add_(1)\n",
+        "import torch\nwith torch.inference_mode(False):\n    p.add_(1)\n",
+        "import torch\nctx = torch.no_grad()\nwith ctx:\n    p.add_(1)\n",  # a name may be bound to anything
+        "import torch\nwith torch.no_grad():\n    def g():\n        p.add_(1)\n",  # runs when called
+        "import torch\n@torch.no_grad()\n@torch.enable_grad()\ndef f():\n    p.add_(1)\n",
+        "with no_grad():\n    p.add_(1)\n",  # not imported: context_mode does not know it
+        "with torch.no_grad():\n    p.add_(1)\n",
+        "import torch\ndef torch_fn(torch):\n    pass\nwith torch.no_grad():\n    p.add_(1)\n",  # rebound
+        "from torch import no_grad\nfrom torch.autograd import no_grad\nwith no_grad():\n    p.add_(1)\n",  # ambiguous
+        "import torch\nwith torch.no_grad():\n    torch.set_grad_enabled(True)\n    p.add_(1)\n",
+        "import torch\nwith torch.no_grad():\n    stack.enter_context(torch.enable_grad())\n    p.add_(1)\n",
+    ]
+    for src in cases:
+        assert "p" in _grad_on(src).inplace_names, src
+
+
+def test_mem401_is_gated_out_where_every_write_runs_without_grad():
+    rules = [r for r in select_rules(["MEM401"])]
+    src = (
+        "import torch\n@torch.no_grad()\ndef load(model, w):\n    model = nn.Linear(2, 2)\n    model.weight.copy_(w)\n"
+    )
+    assert not enabled_by_gate(rules, facts(src))
+    assert enabled_by_gate(rules, facts(src.replace("@torch.no_grad()\n", "")))
+
+
+def test_a_loop_may_run_without_grad_only_where_grad_mode_may_find_it_off():
+    def off(src: str) -> bool:
+        return facts(src).loop_may_run_without_grad
+
+    assert off("import torch\nwith torch.no_grad():\n    for x in loader:\n        model(x)\n")
+    assert off("for x in loader:\n    with torch.inference_mode():\n        model(x)\n")  # opened around the calls
+    assert off("@torch.no_grad()\ndef evaluate(loader):\n    for x in loader:\n        model(x)\n")
+    assert off("def validation_step(self, batch):\n    for x in batch:\n        self(x)\n")  # Lightning's hook
+    assert off("with ctx:\n    for x in loader:\n        model(x)\n")  # ``ctx`` may be ``torch.no_grad()``
+    assert off(
+        "def quiet():\n    yield\nwith quiet():\n    for x in loader:\n        model(x)\n"
+    )  # a helper of this file
+    # entered with grad off through its call sites, followed by name
+    assert off(
+        "def run(loader):\n    for x in loader:\n        model(x)\n"
+        "def outer():\n    run(a)\nwith torch.no_grad():\n    outer()\n"
+    )
+    assert off("def run(loader):\n    for x in loader:\n        model(x)\npredict = torch.inference_mode()(run)\n")
+    assert off("class F(torch.autograd.Function):\n    def forward(ctx, x):\n        for i in x:\n            g(i)\n")
+    assert off("torch.set_grad_enabled(False)\nfor x in loader:\n    model(x)\n")  # not followed: kept
+    # grad on everywhere a loop is
+    assert not off("import torch\nwith torch.no_grad():\n    w.zero_()\nfor x in loader:\n    model(x)\n")
+    assert not off("with open(p) as f:\n    for line in f:\n        g(line)\n")
+    assert not off(
+        "@torch.no_grad()\ndef init(m):\n    m.weight.zero_()\ndef fit(loader):\n    for x in loader:\n        model(x)\n"
+    )
+    assert not off("with torch.no_grad():\n    def g(loader):\n        for x in loader:\n            model(x)\n")
+    # decorators are read by context_mode alone: a bare name or a helper of this file sets no mode
+    assert not off(
+        "def deco(f):\n    return f\n@staticmethod\n@deco()\ndef g(loader):\n    for x in loader:\n        m(x)\n"
+    )
+    # a decorated ``forward`` (a rotary embedding's) is not every ``forward`` of the file
+    assert not off(
+        "class Rope:\n    @torch.no_grad()\n    def forward(self, x):\n        return x\n"
+        "class Model:\n    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x)\n"
+    )
+
+
+def test_mem202_is_gated_out_without_a_loop_that_may_run_without_grad():
+    rules = select_rules(["MEM202"])
+    model_file = (
+        "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    pass\n"
+        "@torch.no_grad()\ndef init(m):\n    m.weight.zero_()\n"
+        "def fit(loader):\n    model = Net()\n    model.train()\n    for x in loader:\n        model(x)\n"
+    )
+    assert not enabled_by_gate(rules, facts(model_file))
+    assert enabled_by_gate(rules, facts(model_file.replace("def fit", "@torch.no_grad()\ndef fit")))
+
+
+def test_a_best_snapshot_is_named_best_or_taken_under_an_if():
+    assert facts("best = model.state_dict()\n").best_snapshot
+    assert facts("self.best_state = {'m': model.state_dict()}\n").best_snapshot
+    assert facts("for e in range(3):\n    if acc > top:\n        keep = model.state_dict()\n").best_snapshot
+    assert facts("def f():\n    if is_best:\n        with lock:\n            w = m.state_dict().copy()\n").best_snapshot
+    # timm's checkpoint filters: a plain copy of the current weights
+    assert not facts("def filt(sd, model):\n    model_state_dict = model.state_dict()\n").best_snapshot
+    # the ``if`` is outside the loop around it: MEM801's _selected stops at the loop
+    assert not facts("if ok:\n    for e in range(3):\n        w = m.state_dict()\n").best_snapshot
+    assert not facts("if ok:\n    def f():\n        w = m.state_dict()\n").best_snapshot
+
+
+def test_mem801_is_gated_out_for_a_snapshot_never_selected():
+    rules = select_rules(["MEM801"])
+    src = "import torch\ndef filt(sd, model):\n    model_state_dict = model.state_dict()\n    return model_state_dict\n"
+    assert not enabled_by_gate(rules, facts(src))
+    assert enabled_by_gate(rules, facts(src.replace("model_state_dict", "best_sd")))
+
+
+def test_train_false_as_a_keyword_is_an_eval_call():
+    # objects.mode_call reads libcst's first argument, keyword or not
+    assert facts("model.train(mode=False)").eval_call
+    assert facts("model.train(False)").eval_call
+    assert not facts("model.train(mode=flag)").eval_call

@@ -18,6 +18,7 @@ from memlint.analysis.facts import ModuleFacts
 from memlint.analysis.gate import GateFacts, enabled_by_gate
 from memlint.lint.noqa import file_is_exempt, is_suppressed, noqa_map
 from memlint.parse.budget import file_budget
+from memlint.parse.collector import collector_paused
 from memlint.parse.guard import TooDeep, check_nesting, python_tree
 from memlint.parse.traversal import run_batched
 from memlint.rule import Finding, Rule, RuleContext
@@ -122,11 +123,12 @@ def lint(
     ``ast`` tree of ``text``, when the caller already has one."""
     if file_is_exempt(text):
         return [], None
-    active, python_tree = rules_to_run(text, rules, python_tree)
-    if not active:
-        return [], None
-    module = parse_module(text, python_tree)
-    return lint_module(module, text, path, active, noqa=noqa), module
+    with collector_paused():
+        active, python_tree = rules_to_run(text, rules, python_tree)
+        if not active:
+            return [], None
+        module = parse_module(text, python_tree)
+        return lint_module(module, text, path, active, noqa=noqa), module
 
 
 def lint_text(text: str, path: str, rules: Sequence[type[Rule]]) -> list[Finding]:

@@ -16,6 +16,7 @@ from memlint.fix.fixer import detach, fix_text
 from memlint.lint.add_noqa import add_noqa
 from memlint.lint.engine import ParseError, lint
 from memlint.parse.budget import BudgetExceeded
+from memlint.parse.collector import collector_paused
 from memlint.read.source import SourceError, read_source, write_inside_tree
 from memlint.rule.registry import select_rules
 from memlint.run.cache import FindingsCache, file_digest
@@ -101,7 +102,8 @@ def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings)
 
 
 def _check_and_store(path: str, settings: Settings, cache: FindingsCache | None) -> FileReport:
-    report = process_file(path, settings)
+    with collector_paused():  # --fix and --diff too, not only lint()
+        report = process_file(path, settings)
     if cache is not None and settings.mode == "check":
         digest = report.digest or file_digest(path)  # notebooks: hashed here
         if digest is not None:
