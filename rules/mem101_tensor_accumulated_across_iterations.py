@@ -136,6 +136,27 @@ class TensorAccumulatedAcrossIterations(Rule):
         Valid(
             """\
 import torch
+class Trainer:
+    def _train_batch(self, src, tgt, model):
+        loss = self.loss
+        loss.reset()
+        for step, out in enumerate(model(src, tgt)):
+            loss.eval_batch(out, tgt[:, step])
+        model.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.get_loss()
+    def train(self, loader, model):
+        total = 0
+        for src, tgt in loader:
+            total += self._train_batch(src, tgt, model)
+""",
+            "`loss` is a loss-tracking object (no tensor has `reset` or `eval_batch`): its own `backward` "
+            "says nothing about what `get_loss()` returns",
+        ),
+        Valid(
+            """\
+import torch
 from utils.loss import ComputeLoss
 compute_loss = ComputeLoss(model)
 mloss = torch.zeros(3)

@@ -200,3 +200,30 @@ def test_a_backward_on_an_entry_picked_at_run_time_proves_nothing_here(backward)
     src = LOOP.format(producer="compute_loss(model, batch)", backward=backward)
     facts = facts_of(src)
     assert facts.history.value(find(facts.module, "before = loss", cst.Assign).value).h is H.MAYBE
+
+
+@pytest.mark.parametrize("other", ["loss.reset()", "loss.eval_batch(out, y)", "print(loss.get_loss())"])
+def test_an_object_with_a_method_no_tensor_has_is_not_proven(other):
+    src = f"""
+import torch
+def step(self, out, y):
+    loss = self.loss
+    before = loss
+    {other}
+    loss.backward()
+"""
+    facts = facts_of(src)
+    assert facts.history.value(find(facts.module, "before = loss", cst.Assign).value).h is not H.YES
+
+
+def test_tensor_methods_keep_the_proof():
+    src = """
+import torch
+def step(self, batch):
+    loss = self.compute(batch)
+    before = loss
+    print(loss.mean().item(), loss.detach().cpu())
+    loss.backward()
+"""
+    facts = facts_of(src)
+    assert facts.history.value(find(facts.module, "before = loss", cst.Assign).value).h is H.YES

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from memlint.analysis.names import dotted_name, flat_targets, is_lightning_module, mentions
+from memlint.analysis.tensor_attrs import TENSOR_ATTRS
 from memlint.analysis.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 
@@ -59,6 +60,8 @@ class BackwardProof:
                 key = entry_of
             if key is None or key == "self":
                 continue
+            if entry_of is None and self._not_a_tensor(verb.call, key):
+                continue  # ``loss.reset()`` nearby: an object with its own ``backward``
             scalar = entry_of is None and _implicit_gradient(
                 verb.call, any(a.value is verb.loss for a in verb.call.args)
             )
@@ -73,6 +76,31 @@ class BackwardProof:
 
     def proven(self, target: cst.CSTNode) -> bool | None:
         return self._proven.get(target)
+
+    def _not_a_tensor(self, call: cst.Call, key: str) -> bool:
+        """In the function holding ``call``, ``key`` receives a method no
+        tensor has (``loss.eval_batch(...)``, ``loss.get_loss()``): it names an
+        object whose ``backward`` proves nothing about what it returns."""
+        scope: cst.CSTNode | None = call
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+            scope = self._parents.get(scope)
+        if scope is None:
+            return False
+        found: list[bool] = []
+
+        class _V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> bool:
+                func = node.func
+                if (
+                    isinstance(func, cst.Attribute)
+                    and func.attr.value not in TENSOR_ATTRS
+                    and dotted_name(func.value) == key
+                ):
+                    found.append(True)
+                return not found
+
+        visit_fast(scope, _V())
+        return bool(found)
 
     # == the binding a backward reads =======================================
     def _reaching_binding(self, call: cst.Call, key: str) -> cst.CSTNode | None:
