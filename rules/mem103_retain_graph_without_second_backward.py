@@ -10,6 +10,20 @@ from memlint.analysis.retained_graph import RetainedGraph
 from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
+# A Grad-CAM helper that backpropagates once per call; the examples below
+# differ only in how it is called.
+_CAM = """\
+import numpy as np
+class CAM:
+    def __init__(self, model):
+        self.model = model
+    def generate(self, image, k):
+        out = self.model(image)
+        out[0, k].backward(retain_graph=True)
+        return np.abs(self.model.grads.numpy())
+"""
+_CAM_FIXED = _CAM.replace("backward(retain_graph=True)", "backward()")
+
 
 class RetainGraphWithoutSecondBackward(Rule):
     """
@@ -487,15 +501,8 @@ class GuidedBackprop:
             "the output is replaced only on some paths and then stored",
         ),
         Valid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 feats = backbone(x)
 cam = CAM(head)
 heat = cam.generate(feats, 0)
@@ -504,15 +511,8 @@ feats.sum().backward()
             "the caller backpropagates through the features it handed to the method afterwards",
         ),
         Valid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 cam = CAM(net)
 heat = cam.generate(img, 0)
 explain_all(cam, batches)
@@ -520,15 +520,8 @@ explain_all(cam, batches)
             "the instance is handed to code that may call the method again on tensors with history",
         ),
         Valid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 class TwoStage(CAM):
     def generate(self, image, k):
         feats = self.stem(image)
@@ -543,15 +536,8 @@ staged_heat = staged.generate(scan, 0)
             "a subclass's override calls the method and backpropagates again through what it passed to it",
         ),
         Valid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 cam = CAM(net)
 if fine_tune:
     cam = Trainer(net)
@@ -560,15 +546,8 @@ cam.generate(img, 0)
             "the name is rebound to an object of another class: its method is unknown",
         ),
         Valid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 def explain(head, feats):
     cam = CAM(head)
     cam.generate(feats, 0)
@@ -580,15 +559,8 @@ for x in loader:
             "the caller returns the features it passed, and its caller backpropagates through them",
         ),
         Valid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 def explain(head, feats):
     cam = CAM(head)
     cam.generate(feats, 0)
@@ -600,15 +572,8 @@ for x in loader:
             "the features come from the caller's caller, which backpropagates through them afterwards",
         ),
         Valid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 feats = backbone(x)
 cam = CAM(head)
 for k in range(3):
@@ -618,15 +583,8 @@ for k in range(3):
             "every iteration hands the same features to the method: each call backpropagates through their graph again",
         ),
         Valid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 feats = backbone(x)
 first, second = feats[:1], feats[1:]
 cam = CAM(head)
@@ -837,29 +795,15 @@ class GuidedBackprop:
 """,
         ),
         Invalid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 if __name__ == "__main__":
     cam = CAM(net)
     heat = cam.generate(img, 0)
     save(heat)
 """,
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward()
-        return np.abs(self.model.grads.numpy())
+            _CAM_FIXED
+            + """\
 if __name__ == "__main__":
     cam = CAM(net)
     heat = cam.generate(img, 0)
@@ -867,30 +811,16 @@ if __name__ == "__main__":
 """,
         ),
         Invalid(
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward(retain_graph=True)
-        return np.abs(self.model.grads.numpy())
+            _CAM
+            + """\
 def explain(net, path):
     cam = CAM(net)
     return cam.generate(load(path), 0)
 for path in paths:
     save(explain(net, path))
 """,
-            """\
-import numpy as np
-class CAM:
-    def __init__(self, model):
-        self.model = model
-    def generate(self, image, k):
-        out = self.model(image)
-        out[0, k].backward()
-        return np.abs(self.model.grads.numpy())
+            _CAM_FIXED
+            + """\
 def explain(net, path):
     cam = CAM(net)
     return cam.generate(load(path), 0)
