@@ -34,6 +34,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.history import param_names
+from memlint.analysis.names import dotted_name, flat_targets
 from memlint.parse.traversal import visit_fast
 
 
@@ -184,14 +185,8 @@ class InstanceCalls:
         plain: set[str] = set()
         parents = self.facts.calls.parents
 
-        def target_names(node: cst.CSTNode) -> None:
-            if isinstance(node, cst.Name):
-                names.add(node.value)
-            elif isinstance(node, (cst.Tuple, cst.List)):
-                for el in node.elements:
-                    target_names(el.value)
-            elif isinstance(node, cst.StarredElement):
-                target_names(node.value)
+        def target_names(node: cst.BaseExpression) -> None:
+            names.update(t.value for t in flat_targets(node) if isinstance(t, cst.Name))
 
         class _V(cst.CSTVisitor):
             def visit_Global(self, node: cst.Global) -> None:
@@ -207,7 +202,7 @@ class InstanceCalls:
                 if node.asname is not None:
                     target_names(node.asname.name)
                 else:
-                    names.add(_first_name(node.name))
+                    names.add((dotted_name(node.name) or "").split(".")[0])
 
             def visit_ImportStar(self, node: cst.ImportStar) -> None:
                 names.add("*")
@@ -254,9 +249,3 @@ class InstanceCalls:
             # ``from x import *`` may bind any name, the class's included.
             names.update(self.facts.calls.classes)
         self._other_binds, self._method_reads, self._escaping = names, reads, plain
-
-
-def _first_name(node: cst.BaseExpression) -> str:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else ""
