@@ -43,6 +43,7 @@ class BackwardProof:
         self._operands: dict[cst.Call, tuple[str, bool]] = {}
         self._proven: dict[cst.CSTNode, bool] = {}
         self._parents = calls.parents
+        self._foreign: dict[tuple[cst.CSTNode, str], bool] = {}
         for ret, loss in _lightning_returns(calls, names):
             key = dotted_name(loss)
             target = self._reaching_binding(ret, key) if key is not None else None
@@ -86,21 +87,12 @@ class BackwardProof:
             scope = self._parents.get(scope)
         if scope is None:
             return False
-        found: list[bool] = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> bool:
-                func = node.func
-                if (
-                    isinstance(func, cst.Attribute)
-                    and func.attr.value not in TENSOR_ATTRS
-                    and dotted_name(func.value) == key
-                ):
-                    found.append(True)
-                return not found
-
-        visit_fast(scope, _V())
-        return bool(found)
+        memo = (scope, key)  # one walk per function and name, however many backwards
+        if memo not in self._foreign:
+            finder = _ForeignMethod(key)
+            visit_fast(scope, finder)
+            self._foreign[memo] = finder.found
+        return self._foreign[memo]
 
     # == the binding a backward reads =======================================
     def _reaching_binding(self, call: cst.Call, key: str) -> cst.CSTNode | None:
@@ -124,6 +116,24 @@ class BackwardProof:
                 if found is not None:
                     return found
             cur = parent
+
+
+class _ForeignMethod(cst.CSTVisitor):
+    """Finds ``key.m(...)`` with an ``m`` no tensor has."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value not in TENSOR_ATTRS
+            and dotted_name(func.value) == self.key
+        ):
+            self.found = True
+        return not self.found
 
 
 _BLOCKED = cst.Pass()
