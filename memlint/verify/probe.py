@@ -24,9 +24,10 @@ import weakref
 import torch
 import torch.nn.modules.module as nn_module
 import torch.optim.optimizer as optim_module
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from memlint.verify.results import fingerprint, loss_value
+from memlint.verify.results import Scratch, fingerprint, fingerprint_in_place, loss_value
 
 
 class StopRun(BaseException):
@@ -56,6 +57,12 @@ class Probe:
         self.heap = heap_meter
         self.record_results = record_results
         self.digest = digest
+        # Made before the meters start: what fingerprints reduce into.
+        self._scratch = Scratch() if record_results else None
+        # A forward's outputs are fingerprinted without a pause when that
+        # allocates nothing a meter could see: not under a dispatch mode
+        # (the storage tracker), which sees every op, ours included.
+        self._unpaused_outputs = not any(isinstance(m, TorchDispatchMode) for m in (tensor_meter, cpu_meter))
         self.kind: str | None = None  # "optimizer" | "forward"
         self.steps = 0
         self.optimizer_made = False
@@ -187,7 +194,7 @@ class Probe:
                 self._sample()
             if self.record_results:
                 params = [p for group in optimizer.param_groups for p in group["params"]]
-                self.params.append(fingerprint(params, self.digest))
+                self.params.append(fingerprint(params, self.digest, self._scratch))
             if primary:
                 self._reset_peaks()
         if primary:
@@ -203,11 +210,13 @@ class Probe:
         if next(module.parameters(), None) is None:
             return  # a loss module or a parameter-free wrapper, not a model
         boundary = self.kind != "optimizer"
+        if not boundary and self.record_results and self._record_output_unpaused(output):
+            return
         with self.paused():
             if boundary:
                 self._sample()
             if self.record_results:
-                self.outputs.append(fingerprint(tree_flatten(output)[0], self.digest))
+                self.outputs.append(fingerprint(tree_flatten(output)[0], self.digest, self._scratch))
             if boundary:
                 self._reset_peaks()
         if boundary:
@@ -215,6 +224,24 @@ class Probe:
             # With an optimizer around, its first step will restart the count:
             # never stop a training script on its forwards.
             self._count_step(stop=not self.optimizer_made)
+
+    def _record_output_unpaused(self, output) -> bool:
+        """A training forward's outputs, fingerprinted while the meters run:
+        on the CPU the sums go into preallocated tensors, so the allocator
+        meter sees nothing of ours and needs no restart (a second read per
+        step). False when that would allocate; the caller pauses."""
+        if not self._unpaused_outputs or torch.get_num_threads() != 1:
+            return False  # (with more threads a reduction allocates a block per thread)
+        self._paused += 1  # our ops are not the script's (no hook counts them)
+        try:
+            with torch.no_grad():
+                recorded = fingerprint_in_place(tree_flatten(output)[0], self.digest, self._scratch)
+        finally:
+            self._paused -= 1
+        if recorded is None:
+            return False
+        self.outputs.append(recorded)
+        return True
 
     # -- sampling -----------------------------------------------------------
 
