@@ -188,7 +188,7 @@ def _digest_tensor(crc: int, t, scratch: Scratch) -> int:
         except (RuntimeError, NotImplementedError, TypeError):  # a dtype with no byte view
             head = 0
         else:
-            crc = zlib.crc32(scratch.words.item().to_bytes(8, "little", signed=True), crc)
+            crc = zlib.crc32(int(scratch.words.item()).to_bytes(8, "little", signed=True), crc)
     if head < nbytes:
         # Read the memory in place: no copy of a large parameter onto the heap.
         crc = zlib.crc32((ctypes.c_char * (nbytes - head)).from_address(t.data_ptr() + head), crc)
