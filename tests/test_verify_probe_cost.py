@@ -144,3 +144,23 @@ def test_the_probes_own_work_is_not_in_the_allocator_meters_peak(one_thread, all
     finally:
         bare.uninstall()
     assert bare.samples["tensor_peak"][1:] == peaks[1:]
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "visible", "only_cpu"),
+    [(None, None, True), ("cuda", "", True), ("cuda", None, False), ("cuda", "0", False), ("mps", "", False)],
+)
+def test_the_allocator_meter_reads_event_devices_only_where_another_can_allocate(
+    monkeypatch, accelerator, visible, only_cpu
+):
+    from memlint.verify import meters
+
+    device = torch.device(accelerator) if accelerator else None
+    monkeypatch.setattr(torch._C, "_accelerator_getAccelerator", lambda: device, raising=False)
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert meters._only_the_cpu_allocates() is only_cpu
+    if AllocatorBytes.available():
+        assert (AllocatorBytes()._cpu is None) is only_cpu

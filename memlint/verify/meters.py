@@ -201,6 +201,10 @@ class AllocatorBytes:
         # A scope that no ATen op (nor record_function) records in: no op events.
         self._scopes = {_profiler.RecordScope.BUILD_FEATURE}
         self._cpu = torch._C._autograd.DeviceType.CPU if hasattr(torch._C._autograd, "DeviceType") else None
+        # Reading each event's device costs more than the rest of its read:
+        # skipped where no other device can allocate.
+        if _only_the_cpu_allocates():
+            self._cpu = None
 
     @staticmethod
     def available() -> bool:
@@ -314,6 +318,19 @@ class AllocatorBytes:
             self._stop()
             self._start()
         self.peak = self.live
+
+
+def _only_the_cpu_allocates() -> bool:
+    """No accelerator can allocate in this process: a CPU-only build of
+    torch, or a CUDA build with every device hidden (as a --device cpu run
+    hides them)."""
+    get = getattr(torch._C, "_accelerator_getAccelerator", None)
+    if get is None:
+        return False
+    accelerator = get()
+    if accelerator is None:
+        return True
+    return accelerator.type == "cuda" and os.environ.get("CUDA_VISIBLE_DEVICES") == ""
 
 
 @contextlib.contextmanager
