@@ -164,3 +164,29 @@ def test_the_allocator_meter_reads_event_devices_only_where_another_can_allocate
     assert meters._only_the_cpu_allocates() is only_cpu
     if AllocatorBytes.available():
         assert (AllocatorBytes()._cpu is None) is only_cpu
+
+
+def test_the_allocator_meter_starts_an_activity_this_torch_does_not_trace(allocator_meter):
+    from torch._C import _profiler
+
+    untraced = allocator_meter._untraced
+    if untraced is None:
+        pytest.skip("this torch traces every activity it knows")
+    assert untraced not in torch._C._autograd._supported_activities()
+    with allocator_meter:
+        assert allocator_meter._activities == {untraced}
+        a = torch.zeros(1000)
+        assert allocator_meter.sample()[:2] == (4000, 4000)
+        held = [torch.ones(250) for _ in range(4)]
+        assert allocator_meter.sample()[0] == 8000
+        del a, held
+        assert allocator_meter.sample()[0] == 0
+    # The CPU activity, where the untraced one would report no block.
+    fallback = AllocatorBytes()
+    fallback._reports_blocks_with = lambda activities: False
+    with fallback:
+        assert fallback._activities == {_profiler.ProfilerActivity.CPU}
+        b = torch.zeros(1000)
+        assert fallback.sample()[:2] == (4000, 4000)
+        del b
+    assert not torch._C._autograd._profiler_enabled()
