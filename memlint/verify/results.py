@@ -16,8 +16,10 @@ functions import torch lazily; comparing needs no torch.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import struct
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -161,6 +163,10 @@ def _sum64(t):
 WORD_SUM_BYTES = 4096
 
 
+# Each shape and dtype's text, formatted once: it costs more than the CRC.
+_HEADERS: dict = {}
+
+
 def _digest_tensor(crc: int, t, scratch: Scratch) -> int:
     """Fold a contiguous CPU tensor into ``crc``: its shape, dtype and bytes.
 
@@ -168,12 +174,15 @@ def _digest_tensor(crc: int, t, scratch: Scratch) -> int:
     2**64) changes with any single changed bit, as a CRC does; it does not
     see words that trade places, a change no fix makes without also changing
     the losses recorded beside it."""
-    import ctypes
-    import zlib
-
     import torch
 
-    crc = zlib.crc32(f"{tuple(t.shape)}{t.dtype}".encode(), crc)
+    key = (t.shape, t.dtype)
+    header = _HEADERS.get(key)
+    if header is None:
+        header = f"{tuple(t.shape)}{t.dtype}".encode()
+        if len(_HEADERS) < 1024:  # (outputs of many shapes: text of many lengths)
+            _HEADERS[key] = header
+    crc = zlib.crc32(header, crc)
     nbytes = t.numel() * t.element_size()
     if not nbytes:
         return crc
