@@ -171,9 +171,10 @@ def _digest_tensor(crc: int, t, scratch: Scratch) -> int:
     """Fold a contiguous CPU tensor into ``crc``: its shape, dtype and bytes.
 
     A bitwise-identity check, not a security hash. The word sum (modulo
-    2**64) changes with any single changed bit, as a CRC does; it does not
-    see words that trade places, a change no fix makes without also changing
-    the losses recorded beside it."""
+    2**64) changes with any single changed bit, as a CRC does; unlike a CRC
+    it does not see two 8-byte words of one tensor trade places (nor do the
+    sums beside it). The losses, compared bitwise at every step, and the
+    order of the recorded tensors are the check on order."""
     import torch
 
     key = (t.shape, t.dtype)
