@@ -190,3 +190,20 @@ def test_the_allocator_meter_starts_an_activity_this_torch_does_not_trace(alloca
         assert fallback.sample()[:2] == (4000, 4000)
         del b
     assert not torch._C._autograd._profiler_enabled()
+
+
+def test_outputs_of_inference_mode_and_grad_forwards_are_recorded_unpaused(one_thread, allocator_meter):
+    probe = _probe(allocator_meter)
+    probe.install()
+    try:
+        with allocator_meter:
+            model, x = _train(2)
+            with torch.inference_mode():
+                expected = [fingerprint([model(x)], True)]
+            with torch.no_grad():
+                expected.append(fingerprint([model(x)], True))
+            expected.append(fingerprint([model(x.requires_grad_())], True))
+    finally:
+        probe.uninstall()
+    # After the first step, recorded unpaused: as fingerprint() records them.
+    assert len(probe.outputs) == 2 + 3 and probe.outputs[-3:] == expected
