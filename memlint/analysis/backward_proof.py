@@ -180,20 +180,9 @@ def _lightning_returns(calls, names):
             continue
         if mentions(cls, "self.automatic_optimization"):
             continue  # manual optimization: the returned value is not backpropagated
-        returns: list[cst.Return] = []
-
-        class _Returns(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return node is fn
-
-            def visit_Lambda(self, node: cst.Lambda) -> bool:
-                return False
-
-            def visit_Return(self, node: cst.Return) -> None:
-                returns.append(node)
-
-        visit_fast(fn, _Returns())
-        for ret in returns:
+        visitor = _Returns(fn)
+        visit_fast(fn, visitor)
+        for ret in visitor.returns:
             value = ret.value
             if isinstance(value, cst.Dict):
                 value = next(
@@ -244,32 +233,57 @@ def _implicit_gradient(call: cst.Call, operand_is_argument: bool) -> bool:
 def _binds(node: cst.CSTNode, key: str) -> bool:
     """Whether ``node`` (re)binds ``key`` anywhere: assignment, augmented
     assignment, ``for``/``with`` target, walrus, ``del``, ``global``."""
-    found: list[bool] = []
-
-    def hit(target: cst.BaseExpression) -> None:
-        for el in flat_targets(target):
-            if dotted_name(el) == key:
-                found.append(True)
-
-    class _V(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if found or isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return False
-            if isinstance(n, cst.AssignTarget):
-                hit(n.target)
-            elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
-                hit(n.target)
-            elif isinstance(n, (cst.For, cst.CompFor)):
-                hit(n.target)
-            elif isinstance(n, cst.AsName):
-                hit(n.name)  # type: ignore[arg-type]
-            elif isinstance(n, cst.NamedExpr):
-                hit(n.target)
-            elif isinstance(n, cst.Del):
-                hit(n.target)
-            return True
-
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         return node.name.value == key
-    visit_fast(node, _V())
-    return bool(found)
+    visitor = _Binds(key)
+    visit_fast(node, visitor)
+    return visitor.found
+
+
+class _Returns(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, fn: cst.FunctionDef) -> None:
+        super().__init__()
+        self.fn = fn
+        self.returns: list[cst.Return] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.fn
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns.append(node)
+
+
+class _Binds(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+        self.found = False
+
+    def hit(self, target: cst.BaseExpression) -> None:
+        for el in flat_targets(target):
+            if dotted_name(el) == self.key:
+                self.found = True
+
+    def on_visit(self, n: cst.CSTNode) -> bool:
+        if self.found or isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(n, cst.AssignTarget):
+            self.hit(n.target)
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            self.hit(n.target)
+        elif isinstance(n, (cst.For, cst.CompFor)):
+            self.hit(n.target)
+        elif isinstance(n, cst.AsName):
+            self.hit(n.name)  # type: ignore[arg-type]
+        elif isinstance(n, cst.NamedExpr):
+            self.hit(n.target)
+        elif isinstance(n, cst.Del):
+            self.hit(n.target)
+        return True

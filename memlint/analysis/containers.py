@@ -37,28 +37,36 @@ def holds_entries(expr: cst.BaseExpression, scope: cst.CSTNode, bindings) -> boo
     return _read_as_mapping(scope, key)
 
 
+class _ReadAsMapping(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, scope: cst.CSTNode, key: str) -> None:
+        super().__init__()
+        self.scope = scope
+        self.key = key
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found:
+            return False
+        key = self.key
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not self.scope:
+            return False
+        if isinstance(node, cst.Subscript) and dotted_name(node.value) == key:
+            if any(
+                isinstance(el.slice, cst.Index) and isinstance(el.slice.value, (cst.SimpleString, cst.FormattedString))
+                for el in node.slice
+            ):
+                self.found = True
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in _MAPPING_METHODS and dotted_name(node.func.value) == key:
+                self.found = True
+            elif node.func.attr.value == "backward" and entry_container(node.func.value) == key:
+                self.found = True  # ``out[0].backward()``: ``out`` may be a tuple of outputs
+        return True
+
+
 def _read_as_mapping(scope: cst.CSTNode, key: str) -> bool:
-    found: list[bool] = []
-
-    class _V(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if found:
-                return False
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not scope:
-                return False
-            if isinstance(node, cst.Subscript) and dotted_name(node.value) == key:
-                if any(
-                    isinstance(el.slice, cst.Index)
-                    and isinstance(el.slice.value, (cst.SimpleString, cst.FormattedString))
-                    for el in node.slice
-                ):
-                    found.append(True)
-            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-                if node.func.attr.value in _MAPPING_METHODS and dotted_name(node.func.value) == key:
-                    found.append(True)
-                elif node.func.attr.value == "backward" and entry_container(node.func.value) == key:
-                    found.append(True)  # ``out[0].backward()``: ``out`` may be a tuple of outputs
-            return True
-
-    visit_fast(scope, _V())
-    return bool(found)
+    visitor = _ReadAsMapping(scope, key)
+    visit_fast(scope, visitor)
+    return visitor.found

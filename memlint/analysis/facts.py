@@ -24,6 +24,16 @@ class ModuleFacts:
         self.wrapper = wrapper
         self.module: cst.Module = wrapper.module
 
+    def release(self) -> None:
+        """Drop every analysis computed so far (each is recomputed if asked
+        again). The analyses refer to these facts and to one another (``lambda:
+        self.bindings``, ``RecurrentAnalysis(self)``): reference cycles that
+        hold the whole tree, so without this a lint's objects are freed only
+        by the cyclic collector, which walks them all first (a long-lived
+        process such as ``memlint server`` pays that on every lint)."""
+        for name in [n for n in vars(self) if n not in ("wrapper", "module")]:
+            del self.__dict__[name]
+
     @cached_property
     def names(self) -> ImportTable:
         return ImportTable(self.module)

@@ -143,22 +143,29 @@ _HELPER_CONTEXT_TOKENS = frozenset(
 
 def _yields(fn: cst.FunctionDef) -> list[cst.Yield]:
     """The ``yield`` expressions of ``fn`` itself (not of nested functions)."""
-    found: list[cst.Yield] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is fn
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Yield(self, node: cst.Yield) -> None:
-            found.append(node)
-
     from memlint.parse.traversal import visit_fast
 
-    visit_fast(fn, _V())
-    return found
+    visitor = _Yields(fn)
+    visit_fast(fn, visitor)
+    return visitor.found
+
+
+class _Yields(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, fn: cst.FunctionDef) -> None:
+        super().__init__()
+        self.fn = fn
+        self.found: list[cst.Yield] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.fn
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found.append(node)
 
 
 def _literal_bool(expr: cst.BaseExpression, invert: bool) -> GradMode:

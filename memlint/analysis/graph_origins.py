@@ -298,38 +298,45 @@ def _target_keys(target: cst.BaseExpression) -> set[str]:
     return {key} if key is not None else set()
 
 
+class _MutatedKeys(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, scope: cst.CSTNode) -> None:
+        super().__init__()
+        self.scope = scope
+        self.found: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.scope
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        v = node.value
+        if isinstance(v, cst.UnaryOperation):
+            v = v.expression
+        if isinstance(v, (cst.BaseNumber, cst.BaseString)) or (
+            isinstance(v, cst.Name) and v.value in ("True", "False", "None")
+        ):
+            return
+        for t in node.targets:
+            if isinstance(t.target, cst.Subscript):
+                key = dotted_name(t.target.value)
+                if key is not None:
+                    self.found.add(key)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _CONTAINER_ADD:
+            key = dotted_name(func.value)
+            if key is not None:
+                self.found.add(key)
+
+
 def _mutated_keys(scope: cst.CSTNode) -> set[str]:
     """Names filled in place in ``scope``: ``buf[i] = x``, ``buf.append(x)``.
     ``v[done] = 0.0`` (a constant) stores no graph."""
-    found: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is scope
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            v = node.value
-            if isinstance(v, cst.UnaryOperation):
-                v = v.expression
-            if isinstance(v, (cst.BaseNumber, cst.BaseString)) or (
-                isinstance(v, cst.Name) and v.value in ("True", "False", "None")
-            ):
-                return
-            for t in node.targets:
-                if isinstance(t.target, cst.Subscript):
-                    key = dotted_name(t.target.value)
-                    if key is not None:
-                        found.add(key)
-
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _CONTAINER_ADD:
-                key = dotted_name(func.value)
-                if key is not None:
-                    found.add(key)
-
-    visit_fast(scope, _V())
-    return found
+    visitor = _MutatedKeys(scope)
+    visit_fast(scope, visitor)
+    return visitor.found
 
 
 def _inside(node: cst.CSTNode, outer: cst.CSTNode, parents) -> bool:

@@ -117,36 +117,44 @@ def _last_binding(
     return max(before, key=pos) if before else None
 
 
+class _Reach(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, found: list[cst.Call], reads: list[cst.CSTNode]) -> None:
+        super().__init__()
+        self.found = found
+        self.reads = reads
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Comparison(self, node: cst.Comparison) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in CUTTING_METHODS:
+            return False
+        if isinstance(func, cst.Name) and func.value in CUTTING_FUNCTIONS:
+            return False
+        self.found.append(node)
+        if isinstance(func, cst.Attribute):
+            func.value.visit(self)  # the receiver of ``out.view(-1)``, not ``D`` in ``D.forward``
+        for arg in node.args:
+            arg.value.visit(self)
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if node.attr.value in CUTTING_ATTRIBUTES:
+            return False
+        if dotted_name(node) is not None:
+            self.reads.append(node)  # ``self.fake`` assigned as a whole
+        node.value.visit(self)  # ``out`` of ``out.logits``, never the attribute's own name
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.reads.append(node)
+
+
 def _walk(expr: cst.CSTNode, found: list[cst.Call], reads: list[cst.CSTNode]) -> None:
-    class _V(cst.CSTVisitor):
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Comparison(self, node: cst.Comparison) -> bool:
-            return False
-
-        def visit_Call(self, node: cst.Call) -> bool:
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in CUTTING_METHODS:
-                return False
-            if isinstance(func, cst.Name) and func.value in CUTTING_FUNCTIONS:
-                return False
-            found.append(node)
-            if isinstance(func, cst.Attribute):
-                func.value.visit(self)  # the receiver of ``out.view(-1)``, not ``D`` in ``D.forward``
-            for arg in node.args:
-                arg.value.visit(self)
-            return False
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if node.attr.value in CUTTING_ATTRIBUTES:
-                return False
-            if dotted_name(node) is not None:
-                reads.append(node)  # ``self.fake`` assigned as a whole
-            node.value.visit(self)  # ``out`` of ``out.logits``, never the attribute's own name
-            return False
-
-        def visit_Name(self, node: cst.Name) -> None:
-            reads.append(node)
-
-    visit_fast(expr, _V())
+    visit_fast(expr, _Reach(found, reads))

@@ -555,29 +555,21 @@ class HistoryAnalysis:
         ``loss * x.size(0) + 0.1 * reg`` the ``loss`` and ``reg``. Arithmetic
         and conditional expressions are looked through; anything else is a term. Operands that mention
         ``exclude`` (the accumulator) are skipped."""
+        # An explicit stack, not a nested recursive function: such a function
+        # refers to itself through its closure, a reference cycle that would
+        # keep this analysis (and the tree) alive until the cyclic collector runs.
         out: list[cst.BaseExpression] = []
-
-        def walk(e: cst.BaseExpression) -> None:
+        stack = [expr]
+        while stack:  # left operand first: the terms come out in source order
+            e = stack.pop()
             if isinstance(e, cst.IfExp):
-                walk(e.body)  # the test only picks a branch
-                walk(e.orelse)
-                return
-            if exclude is not None and mentions(e, exclude):
-                if isinstance(e, cst.BinaryOperation):
-                    walk(e.left)
-                    walk(e.right)
-                elif isinstance(e, cst.UnaryOperation):
-                    walk(e.expression)
-                return
-            if isinstance(e, cst.BinaryOperation):
-                walk(e.left)
-                walk(e.right)
+                stack += (e.orelse, e.body)  # the test only picks a branch
+            elif isinstance(e, cst.BinaryOperation):
+                stack += (e.right, e.left)
             elif isinstance(e, cst.UnaryOperation):
-                walk(e.expression)
-            elif self.carries_history(e):
+                stack.append(e.expression)
+            elif not (exclude is not None and mentions(e, exclude)) and self.carries_history(e):
                 out.append(e)
-
-        walk(expr)
         return out
 
     # == function summaries =================================================

@@ -180,72 +180,82 @@ class InstanceCalls:
         return self._escaping
 
     def _scan(self) -> None:
-        names: set[str] = set()
-        reads: set[str] = set()
-        plain: set[str] = set()
-        parents = self.facts.calls.parents
-
-        def target_names(node: cst.BaseExpression) -> None:
-            names.update(t.value for t in flat_targets(node) if isinstance(t, cst.Name))
-
-        class _V(cst.CSTVisitor):
-            def visit_Global(self, node: cst.Global) -> None:
-                names.update(n.name.value for n in node.names)
-
-            def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-                names.update(n.name.value for n in node.names)
-
-            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-                target_names(node.target)
-
-            def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-                if node.asname is not None:
-                    target_names(node.asname.name)
-                else:
-                    names.add((dotted_name(node.name) or "").split(".")[0])
-
-            def visit_ImportStar(self, node: cst.ImportStar) -> None:
-                names.add("*")
-
-            def visit_Lambda(self, node: cst.Lambda) -> None:
-                p = node.params
-                for param in (*p.posonly_params, *p.params, *p.kwonly_params, p.star_arg, p.star_kwarg):
-                    if isinstance(param, cst.Param):
-                        names.add(param.name.value)  # ``lambda cam: cam.generate(x)``: not the local
-
-            def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-                if node.name is not None:
-                    target_names(node.name.name)
-
-            def visit_CompFor(self, node: cst.CompFor) -> None:
-                target_names(node.target)
-
-            def visit_Del(self, node: cst.Del) -> None:
-                target_names(node.target)
-
-            def visit_MatchAs(self, node: cst.MatchAs) -> None:
-                if node.name is not None:
-                    names.add(node.name.value)
-
-            def visit_Name(self, node: cst.Name) -> None:
-                parent = parents.get(node)
-                if isinstance(parent, cst.Attribute):
-                    return  # ``inst.attr`` (or ``x.inst``, another name)
-                if isinstance(parent, cst.AssignTarget) and parent.target is node:
-                    return
-                if isinstance(parent, cst.Arg) and node is parent.keyword:
-                    return
-                if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and node is parent.name:
-                    return
-                plain.add(node.value)
-
-            def visit_Attribute(self, node: cst.Attribute) -> None:
-                parent = parents.get(node)
-                if not (isinstance(parent, cst.Call) and parent.func is node):
-                    reads.add(node.attr.value)
-
-        visit_fast(self.facts.module, _V())
+        scan = _Scan(self.facts.calls.parents)
+        visit_fast(self.facts.module, scan)
+        names, reads, plain = scan.names, scan.reads, scan.plain
         if "*" in names:
             # ``from x import *`` may bind any name, the class's included.
             names.update(self.facts.calls.classes)
         self._other_binds, self._method_reads, self._escaping = names, reads, plain
+
+
+class _Scan(cst.CSTVisitor):
+    """The names bound other than by plain assignment, the attributes read
+    other than as a call, and the names used as plain values (InstanceCalls._scan)."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, parents) -> None:
+        super().__init__()
+        self.parents = parents
+        self.names: set[str] = set()
+        self.reads: set[str] = set()
+        self.plain: set[str] = set()
+
+    def target_names(self, node: cst.BaseExpression) -> None:
+        self.names.update(t.value for t in flat_targets(node) if isinstance(t, cst.Name))
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.names.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.names.update(n.name.value for n in node.names)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.target_names(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is not None:
+            self.target_names(node.asname.name)
+        else:
+            self.names.add((dotted_name(node.name) or "").split(".")[0])
+
+    def visit_ImportStar(self, node: cst.ImportStar) -> None:
+        self.names.add("*")
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        p = node.params
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params, p.star_arg, p.star_kwarg):
+            if isinstance(param, cst.Param):
+                self.names.add(param.name.value)  # ``lambda cam: cam.generate(x)``: not the local
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self.target_names(node.name.name)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.target_names(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.target_names(node.target)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self.names.add(node.name.value)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self.parents.get(node)
+        if isinstance(parent, cst.Attribute):
+            return  # ``inst.attr`` (or ``x.inst``, another name)
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            return
+        if isinstance(parent, cst.Arg) and node is parent.keyword:
+            return
+        if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and node is parent.name:
+            return
+        self.plain.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        parent = self.parents.get(node)
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            self.reads.add(node.attr.value)

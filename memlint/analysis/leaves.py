@@ -174,18 +174,25 @@ class LeafTable:
         return bool(values) and all(v is not None and creates_leaf(v, self.facts.names) for v in values)
 
 
+class _Returns(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, fn: cst.FunctionDef) -> None:
+        super().__init__()
+        self.fn = fn
+        self.found: list[cst.BaseExpression | None] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.fn
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found.append(node.value)
+
+
 def _returns(fn: cst.FunctionDef) -> list[cst.BaseExpression | None]:
-    found: list[cst.BaseExpression | None] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is fn
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            found.append(node.value)
-
-    fn.visit(_V())
-    return found
+    visitor = _Returns(fn)
+    fn.visit(visitor)
+    return visitor.found

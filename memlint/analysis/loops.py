@@ -452,16 +452,9 @@ class LoopAnalysis(cst.CSTVisitor):
     @staticmethod
     def holds_comprehension(stmt: cst.CSTNode) -> bool:
         """``stmt`` holds a comprehension, generator expression or lambda."""
-        found: list[cst.CSTNode] = []
-
-        class _V(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Lambda)):
-                    found.append(node)
-                return not found
-
-        visit_fast(stmt, _V())
-        return bool(found)
+        visitor = _HoldsComprehension()
+        visit_fast(stmt, visitor)
+        return visitor.found
 
     def comprehension_is_eval(self, comp: cst.BaseExpression) -> list[cst.Call]:
         """The model calls of a comprehension or generator expression that
@@ -1027,20 +1020,41 @@ def _kills(stmt: cst.CSTNode, key: str) -> bool:
     return False
 
 
+class _HoldsComprehension(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Lambda)):
+            self.found = True
+        return not self.found
+
+
 def _kills_in(fn: cst.FunctionDef, key: str) -> bool:
     """Some statement of ``fn`` (outside nested functions) gives ``key`` a fresh value."""
-    found: list[bool] = []
+    visitor = _Kills(fn, key)
+    visit_fast(fn, visitor)
+    return visitor.found
 
-    class _V(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if found or (isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not fn):
-                return False
-            if isinstance(node, (cst.SimpleStatementLine, cst.With)) and _kills(node, key):
-                found.append(True)
-            return True
 
-    visit_fast(fn, _V())
-    return bool(found)
+class _Kills(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, fn: cst.FunctionDef, key: str) -> None:
+        super().__init__()
+        self.fn = fn
+        self.key = key
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found or (isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not self.fn):
+            return False
+        if isinstance(node, (cst.SimpleStatementLine, cst.With)) and _kills(node, self.key):
+            self.found = True
+        return True
 
 
 def local_names(fn: cst.FunctionDef) -> set[str]:
@@ -1048,44 +1062,51 @@ def local_names(fn: cst.FunctionDef) -> set[str]:
     return _local_names(fn)
 
 
+class _LocalNames(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, fn: cst.FunctionDef) -> None:
+        super().__init__()
+        self.fn = fn
+        self.local = set(_params(fn))
+        self.declared: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.fn
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.local.update(t.value for t in flat_targets(node.target) if isinstance(t, cst.Name))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.local.add(node.target.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.local.add(node.target.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.local.update(t.value for t in flat_targets(node.target) if isinstance(t, cst.Name))
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.declared.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.declared.update(n.name.value for n in node.names)
+
+
 def _local_names(fn: cst.FunctionDef) -> set[str]:
     """Names local to ``fn``: parameters and names it binds, minus those it
     declares ``global``/``nonlocal``."""
-    local = set(_params(fn))
-    declared: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is fn
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            local.update(t.value for t in flat_targets(node.target) if isinstance(t, cst.Name))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                local.add(node.target.value)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                local.add(node.target.value)
-
-        def visit_For(self, node: cst.For) -> None:
-            local.update(t.value for t in flat_targets(node.target) if isinstance(t, cst.Name))
-
-        def visit_Global(self, node: cst.Global) -> None:
-            declared.update(n.name.value for n in node.names)
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            declared.update(n.name.value for n in node.names)
-
-    visit_fast(fn, _V())
-    return local - declared
+    visitor = _LocalNames(fn)
+    visit_fast(fn, visitor)
+    return visitor.local - visitor.declared
 
 
 def _params(fn: cst.FunctionDef) -> set[str]:

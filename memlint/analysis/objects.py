@@ -850,29 +850,38 @@ class _ModeDependence:
         cls = defs[0]
         if any(dotted_name(b.value) in self.table.calls.classes for b in cls.bases):
             return None  # behaviour inherited from another class of this file: not followed
-        parts: list[cst.BaseExpression] = []
-        reads_training = []
-        table = self.table
-
-        class _V(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                for t in node.targets:
-                    if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self":
-                        parts.append(node.value)
-
-            def visit_Call(self, node: cst.Call) -> None:
-                qn = table.names.call_name(node) or ""
-                if _MODE_DEPENDENT_LAYERS.match(qn):
-                    reads_training.append(node)
-
-            def visit_Attribute(self, node: cst.Attribute) -> None:
-                if node.attr.value == "training" and dotted_name(node.value) == "self":
-                    reads_training.append(node)
-
-        visit_fast(cls.body, _V())
-        result = True if reads_training else self._all(parts, depth)
+        visitor = _ClassModeParts(self.table.names)
+        visit_fast(cls.body, visitor)
+        result = True if visitor.reads_training else self._all(visitor.parts, depth)
         self._classes[name] = result
         return result
+
+
+class _ClassModeParts(cst.CSTVisitor):
+    """In a class body: the values assigned to ``self.x`` and what reads the
+    training mode (``self.training``, a dropout or batch-norm layer)."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, names: ImportTable) -> None:
+        super().__init__()
+        self.names = names
+        self.parts: list[cst.BaseExpression] = []
+        self.reads_training: list[cst.CSTNode] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self":
+                self.parts.append(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qn = self.names.call_name(node) or ""
+        if _MODE_DEPENDENT_LAYERS.match(qn):
+            self.reads_training.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "training" and dotted_name(node.value) == "self":
+            self.reads_training.append(node)
 
 
 def _last(e: cst.BaseExpression) -> str:

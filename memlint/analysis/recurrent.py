@@ -62,6 +62,78 @@ class _Binding:
         self.key, self.stmt, self.value, self.pos, self.element, self.kind = key, stmt, value, pos, element, kind
 
 
+class _BindingsIndex(cst.CSTVisitor):
+    """Every binding of one scope by key (RecurrentAnalysis.bindings_in)."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, scope: Scope, loops) -> None:
+        super().__init__()
+        self.scope = scope
+        self.loops = loops
+        self.out: dict[str, list[_Binding]] = defaultdict(list)
+
+    def add(self, target: cst.BaseExpression, stmt: cst.CSTNode, value, kind: str, depth: int = 0) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self.add(el.value, stmt, value, kind, depth + 1)
+            return
+        if isinstance(target, cst.StarredElement):
+            self.add(target.value, stmt, value, kind, depth + 1)
+            return
+        key = dotted_name(target)
+        if key is not None:
+            self.out[key].append(_Binding(key, stmt, value, self.loops.pos(stmt), depth >= 2, kind))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.scope
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return isinstance(self.scope, cst.Module)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self.add(t.target, node, node.value, "assign")
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self.add(node.target, node, node.value, "assign")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.add(node.target, node, node.value, "aug")
+
+    def visit_For(self, node: cst.For) -> None:
+        self.add(node.target, node, None, "for")
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.add(node.asname.name, node, None, "with")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("detach_", "zero_", "fill_"):
+            receiver = func.value
+            # ``state[0].detach_()`` detaches part of the ``(h, c)`` state in place.
+            self.add(receiver.value if isinstance(receiver, cst.Subscript) else receiver, node, None, "detach")
+
+
+class _NameReads(cst.CSTVisitor):
+    """(name, position) of every read of one of ``names`` (carries_call_results)."""
+
+    def __init__(self, names, loops, reads: list[tuple[str, tuple[int, int]]]) -> None:
+        super().__init__()
+        self.names = names
+        self.loops = loops
+        self.reads = reads
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names:
+            self.reads.append((node.value, self.loops.pos(node)))
+
+
 class RecurrentAnalysis:
     def __init__(self, facts) -> None:
         self.facts = facts
@@ -78,59 +150,10 @@ class RecurrentAnalysis:
     def _index(self, scope: Scope) -> dict[str, list[_Binding]]:
         if scope in self._bindings:
             return self._bindings[scope]
-        out: dict[str, list[_Binding]] = defaultdict(list)
-        loops = self.facts.loops
-
-        def add(target: cst.BaseExpression, stmt: cst.CSTNode, value, kind: str, depth: int = 0) -> None:
-            if isinstance(target, (cst.Tuple, cst.List)):
-                for el in target.elements:
-                    add(el.value, stmt, value, kind, depth + 1)
-                return
-            if isinstance(target, cst.StarredElement):
-                add(target.value, stmt, value, kind, depth + 1)
-                return
-            key = dotted_name(target)
-            if key is not None:
-                out[key].append(_Binding(key, stmt, value, loops.pos(stmt), depth >= 2, kind))
-
-        class _V(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return node is scope
-
-            def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-                return isinstance(scope, cst.Module)
-
-            def visit_Lambda(self, node: cst.Lambda) -> bool:
-                return False
-
-            def visit_Assign(self, node: cst.Assign) -> None:
-                for t in node.targets:
-                    add(t.target, node, node.value, "assign")
-
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                if node.value is not None:
-                    add(node.target, node, node.value, "assign")
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                add(node.target, node, node.value, "aug")
-
-            def visit_For(self, node: cst.For) -> None:
-                add(node.target, node, None, "for")
-
-            def visit_WithItem(self, node: cst.WithItem) -> None:
-                if node.asname is not None:
-                    add(node.asname.name, node, None, "with")
-
-            def visit_Call(self, node: cst.Call) -> None:
-                func = node.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("detach_", "zero_", "fill_"):
-                    receiver = func.value
-                    # ``state[0].detach_()`` detaches part of the ``(h, c)`` state in place.
-                    add(receiver.value if isinstance(receiver, cst.Subscript) else receiver, node, None, "detach")
-
-        visit_fast(scope, _V())
-        self._bindings[scope] = out
-        return out
+        visitor = _BindingsIndex(scope, self.facts.loops)
+        visit_fast(scope, visitor)
+        self._bindings[scope] = visitor.out
+        return visitor.out
 
     # -- queries -----------------------------------------------------------
     def carried_states(self, loop: LoopInfo) -> list[CarriedState]:
@@ -203,14 +226,8 @@ class RecurrentAnalysis:
             if "." not in key and inside and any(may_hold_graph(b) for b in inside):
                 first_bound[key] = min(b.pos for b in inside)
         reads: list[tuple[str, tuple[int, int]]] = []
-
-        class _Names(cst.CSTVisitor):
-            def visit_Name(self, node: cst.Name) -> None:
-                if node.value in first_bound:
-                    reads.append((node.value, loops.pos(node)))
-
         if first_bound:
-            visit_fast(loop.node, _Names())
+            visit_fast(loop.node, _NameReads(first_bound, loops, reads))
         answer = any(body <= pos < first_bound[name] for name, pos in reads)
         self._carried_reads[loop] = answer
         return answer
@@ -281,31 +298,42 @@ def _params(scope: Scope) -> set[str]:
     return {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
 
 
+class _Returns(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, fn: cst.FunctionDef) -> None:
+        super().__init__()
+        self.fn = fn
+        self.out: list[cst.BaseExpression] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.fn
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.out.append(node.value)
+
+
 def _returns(fn: cst.FunctionDef) -> list[cst.BaseExpression]:
-    out: list[cst.BaseExpression] = []
+    visitor = _Returns(fn)
+    visit_fast(fn, visitor)
+    return visitor.out
 
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is fn
 
-        def visit_Return(self, node: cst.Return) -> None:
-            if node.value is not None:
-                out.append(node.value)
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
 
-    visit_fast(fn, _V())
-    return out
+    def visit_Call(self, node: cst.Call) -> bool:
+        self.found = True
+        return False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return not self.found and super().on_visit(node)
 
 
 def _holds_call(value: cst.CSTNode) -> bool:
-    found: list[bool] = []
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> bool:
-            found.append(True)
-            return False
-
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            return not found and super().on_visit(node)
-
-    visit_fast(value, _Calls())
-    return bool(found)
+    visitor = _Calls()
+    visit_fast(value, visitor)
+    return visitor.found

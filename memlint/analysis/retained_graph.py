@@ -337,18 +337,25 @@ class RetainedGraph:
             return False
 
 
+class _NestedFunctions(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, fn: cst.FunctionDef) -> None:
+        super().__init__()
+        self.fn = fn
+        self.found: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is not self.fn and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            self.found.append(node)
+            return False
+        return True
+
+
 def _nested_functions(fn: cst.FunctionDef) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-
-    class _V(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if node is not fn and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                found.append(node)
-                return False
-            return True
-
-    fn.visit(_V())
-    return found
+    visitor = _NestedFunctions(fn)
+    fn.visit(visitor)
+    return visitor.found
 
 
 def _in_target(node: cst.CSTNode, parents) -> bool:

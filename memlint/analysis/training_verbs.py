@@ -94,6 +94,22 @@ class Verb:
         return self.loops[-1] if self.loops else None
 
 
+class _Jumps(cst.CSTVisitor):
+    """Finds a ``break``/``continue``/``return``/``raise`` outside nested
+    functions (one instance across several subtrees: the first one counts)."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
+            self.found = True
+        return not self.found and not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+
 class TrainingVerbs(cst.CSTVisitor):
     def __init__(self, module: cst.Module, names: ImportTable, objects: ObjectTable, bindings: Bindings, calls) -> None:
         super().__init__()
@@ -336,17 +352,10 @@ class TrainingVerbs(cst.CSTVisitor):
         ca, cb = self.conditions(a, since), self.conditions(b, since)
         if not (a.index < b.index and ca[: len(cb)] == cb):
             return False
-        jumps: list[cst.CSTNode] = []
-
-        class _Jumps(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
-                    jumps.append(node)
-                return not jumps and not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
-
+        jumps = _Jumps()
         for node, _ in ca[len(cb) :]:
-            visit_fast(node, _Jumps())
-        return not jumps
+            visit_fast(node, jumps)
+        return not jumps.found
 
     def co_occur(self, a: Verb, b: Verb, since: cst.CSTNode | None = None) -> bool:
         """``a`` then ``b`` run in one iteration of ``since`` for some counter
@@ -370,17 +379,10 @@ class TrainingVerbs(cst.CSTVisitor):
             counters.add(counter)
         if len(counters) != 1:
             return False
-        jumps: list[cst.CSTNode] = []
-
-        class _Jumps(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
-                    jumps.append(node)
-                return not jumps and not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
-
+        jumps = _Jumps()
         for node, _ in rest_a:
-            visit_fast(node, _Jumps())
-        return not jumps
+            visit_fast(node, jumps)
+        return not jumps.found
 
     def reached(self, verbs: Iterable[Verb]) -> list[Verb]:
         """``verbs`` plus the verbs of the local functions their CALLs reach."""

@@ -38,20 +38,26 @@ _NUMERIC_CALLS = frozenset({"print", "float", "int", "round", "str", "format", "
 _NUMERIC_MODULES = ("math.",)
 
 
+class _Keys(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.out: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.out.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        key = dotted_name(node)
+        if key is not None:
+            self.out.add(key)
+
+
 def _keys(expr: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            out.add(node.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            key = dotted_name(node)
-            if key is not None:
-                out.add(key)
-
-    visit_fast(expr, _V())
-    return out
+    visitor = _Keys()
+    visit_fast(expr, visitor)
+    return visitor.out
 
 
 class _ScopeUsage(cst.CSTVisitor):

@@ -48,7 +48,10 @@ def check_nesting(text: str, tree: ast.Module | None = None) -> SyntaxError | No
         # but not past the bracket depth that would crash it.
         if bracket_depth(text) > MAX_BRACKETS:
             raise TooDeep(f"file is nested too deeply to analyse (more than {MAX_BRACKETS} open brackets)") from None
-        return exc
+        # Without its traceback: callers keep the error in a local of a frame
+        # that traceback holds, a reference cycle that would keep the
+        # caller's libcst tree alive until the cyclic collector runs.
+        return exc.with_traceback(None)
     except ValueError:  # NUL bytes; decoding already refuses them
         return None
     depth = nesting_depth(tree, MAX_DEPTH)
