@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -61,14 +61,45 @@ def applicable_rules(text: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]
     ``x . to (dev)``: a rule whose tokens are missing is tried once more
     against the text without spaces, tabs and line continuations.
     """
+    occurs = _finder(text)
     chosen, left = [], []
     for rule in rules:
-        (chosen if any(tok in text for tok in rule.tokens) else left).append(rule)
+        (chosen if any(map(occurs, rule.tokens)) else left).append(rule)
     if left and _SPACED.search(text):
-        squeezed = _SPACING.sub("", text)
-        chosen += [r for r in left if any(tok.replace(" ", "") in squeezed for tok in r.tokens)]
+        occurs = _finder(_squeeze(text))
+        chosen += [r for r in left if any(occurs(tok.replace(" ", "")) for tok in r.tokens)]
         chosen.sort(key=list(rules).index)
     return chosen
+
+
+def _finder(text: str) -> Callable[[str], bool]:
+    """``token in text``, each token scanned once: rules share tokens
+    (``torch``, ``zero_grad``, ``scaler``, ``LR``...), and a scan of a token
+    that is absent reads the whole text."""
+    seen: dict[str, bool] = {}
+
+    def occurs(token: str) -> bool:
+        found = seen.get(token)
+        if found is None:
+            found = seen[token] = token in text
+        return found
+
+    return occurs
+
+
+def _squeeze(text: str) -> str:
+    """``_SPACING.sub("", text)``. Without a line continuation that is every
+    space, tab and form feed deleted, which ``str.replace`` does several
+    times faster than the regex (the pre-filter's costliest step on large
+    corpora)."""
+    if "\\\n" in text or "\\\r" in text:
+        return _SPACING.sub("", text)
+    text = text.replace(" ", "")
+    if "\t" in text:
+        text = text.replace("\t", "")
+    if "\f" in text:
+        text = text.replace("\f", "")
+    return text
 
 
 # The gate (analysis/gate.py) on or off: only the tests and the benchmark turn
