@@ -24,6 +24,21 @@ class ModuleFacts:
         self.wrapper = wrapper
         self.module: cst.Module = wrapper.module
 
+    def release(self) -> None:
+        """Forget every analysis, once the rules are done with the module.
+
+        The analyses reference each other, this object and the module's nodes
+        (closures such as ``lambda: self.bindings``, parent maps): left alone,
+        the whole libcst tree is cyclic garbage that only the collector frees,
+        after walking every node (about 5 % of a cold check's CPU). Emptied
+        here, reference counting frees the tree as soon as the caller drops it.
+        """
+        for analysis in list(vars(self).values()):
+            fields = getattr(analysis, "__dict__", None)
+            if fields is not None and type(analysis).__module__.startswith("memlint."):
+                fields.clear()
+        vars(self).clear()
+
     @cached_property
     def names(self) -> ImportTable:
         return ImportTable(self.module)

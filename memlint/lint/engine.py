@@ -135,8 +135,11 @@ def lint_module(
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = RuleContext(path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper))
     visitors = [rule(context) for rule in rules]
-    with file_budget(path):  # raises budget.BudgetExceeded: the file is not checked
-        run_batched(wrapper, visitors, text)
+    try:
+        with file_budget(path):  # raises budget.BudgetExceeded: the file is not checked
+            run_batched(wrapper, visitors, text)
+    finally:
+        context.release()
     # flake8 applies its own noqa and may be told not to (--disable-noqa).
     # Tokenizing for noqa comments is only worth it when there is a finding.
     mapping = noqa_map(text) if noqa and context.findings else {}
