@@ -1,8 +1,8 @@
 """The token pre-filter selects exactly the rules its first, plain form did.
 
-engine.applicable_rules scans each token once per text and squeezes spacing
-with str.replace where no line continuation is present; both are speed-ups
-only. The reference below is the pre-filter as it was written first (a scan
+engine.applicable_rules scans each token once, in the squeezed text alone
+where it can, and squeezes spacing with str.replace where no line
+continuation is present: speed-ups only. The reference below is the pre-filter as it was written first (a scan
 per rule and token, the regex squeeze): every text here must get the same
 rules, in the same order, from both.
 """
@@ -64,8 +64,23 @@ def test_every_token_split_by_spacing_selects_the_same_rules():
 
 def test_rule_subsets_keep_their_order():
     text = "import torch\nx . to (d)\nscaler = GradScaler()\nloss.backward()\n"
-    for rules in (RULES[::-1], RULES[::2], RULES[1::3], RULES[:1], []):
+    twice = [*RULES[:5], *RULES[2:4], *RULES[::-4]]  # a rule listed twice keeps its first place
+    for rules in (RULES[::-1], RULES[::2], RULES[1::3], RULES[:1], [], twice):
         assert applicable_rules(text, rules) == reference(text, rules)
+
+
+def test_tokens_with_other_spacing_characters_are_looked_for_in_the_text_too():
+    # Not among today's tokens: a continuation around them would hide them
+    # from the squeezed text, where the text itself still holds them.
+    class Tab(RULES[0]):
+        tokens = ("a\tb",)
+
+    class Newline(RULES[0]):
+        tokens = ("\nfoo", "x\\")
+
+    rules = [Tab, Newline]
+    for text in ("x . y\na\tb\n", "x . y\\\nfoo\n", "x . y\nbar x\\\n", "x . y\n", "a b\nfoo\n"):
+        assert applicable_rules(text, rules) == reference(text, rules), repr(text)
 
 
 def test_examples_and_corpus_select_the_same_rules():

@@ -10,6 +10,7 @@ import ast
 import os
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -58,14 +59,43 @@ def applicable_rules(text: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]
     """The pre-filter: rules whose tokens occur in the text at all.
 
     Tokens such as ``.to(`` or ``scale(`` hold punctuation, and Python allows
-    ``x . to (dev)``: a rule whose tokens are missing is tried once more
-    against the text without spaces, tabs and line continuations.
+    ``x . to (dev)``: where such spacing occurs (``_SPACED``), a token also
+    counts when it occurs in the text without spaces, tabs and line
+    continuations. A token found in the text is found there too (squeezing
+    removes none of its characters but spaces, which its squeezed form lacks
+    as well), so only tokens holding other spacing characters need the text
+    itself: one scan of the squeezed text per token.
     """
+    if not _SPACED.search(text):
+        in_text = _finder(text)
+        return [rule for rule in rules if any(map(in_text, rule.tokens))]
+    if len(set(rules)) != len(rules):  # a rule listed twice: the order of the first form
+        return _two_scans(text, rules)
+    in_text, in_squeezed = _finder(text), _finder(_squeeze(text))
+
+    def occurs(token: str) -> bool:
+        squeezed, text_too = _token_forms(token)
+        return in_squeezed(squeezed) or (text_too and in_text(token))
+
+    return [rule for rule in rules if any(map(occurs, rule.tokens))]
+
+
+@lru_cache(maxsize=1024)
+def _token_forms(token: str) -> tuple[str, bool]:
+    """The token as looked for in the squeezed text, and whether it must also be
+    looked for in the text (it holds a character, other than a space, that
+    the squeeze removes, so an occurrence in the text may not survive it)."""
+    return token.replace(" ", ""), any(c in token for c in "\t\f\\\r\n")
+
+
+def _two_scans(text: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
+    """The pre-filter's first form: the text, then the squeezed text for the
+    rules left (their order kept as it always was)."""
     occurs = _finder(text)
     chosen, left = [], []
     for rule in rules:
         (chosen if any(map(occurs, rule.tokens)) else left).append(rule)
-    if left and _SPACED.search(text):
+    if left:
         occurs = _finder(_squeeze(text))
         chosen += [r for r in left if any(occurs(tok.replace(" ", "")) for tok in r.tokens)]
         chosen.sort(key=list(rules).index)
