@@ -124,3 +124,28 @@ def test_selection():
     assert "MEM702" in codes and all(c.startswith("MEM7") for c in codes)
     assert "MEM702" not in [r.code for r in select_rules(None, ["MEM702"])]
     assert all(r.default_enabled for r in select_rules())
+
+
+def test_a_linted_module_is_freed_without_the_cyclic_collector():
+    # The analyses form cycles with the module's nodes; lint_module lets them
+    # go (ModuleFacts.release) so reference counting frees the whole tree and
+    # the collector does not walk it after every file.
+    import gc
+
+    from memlint.lint.engine import lint
+
+    text = rule_by_code("MEM101").invalid[0].source
+    gc.collect()
+    gc.disable()
+    flags = gc.get_debug()
+    try:
+        findings, module = lint(text, "x.py", select_rules())
+        assert findings and module is not None  # the rules asked for facts
+        del module, findings
+        gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector would free lands in gc.garbage
+        gc.collect()
+        assert not any(isinstance(o, cst.Module) for o in gc.garbage)
+    finally:
+        gc.set_debug(flags)
+        gc.garbage.clear()
+        gc.enable()

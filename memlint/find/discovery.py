@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 
 from memlint.find.config import Config, relative_to_root
@@ -47,16 +49,33 @@ def is_excluded(path: str, patterns: list[str], root: Path) -> bool:
     """A pattern matches the path relative to the project root, or any one of
     its components (``build`` excludes every folder named build)."""
     rel = relative_to_root(path, root)
-    parts = rel.split("/")
+    whole, component = _matchers(tuple(patterns))
+    if whole is not None and whole.match(os.path.normcase(rel)):
+        return True
+    return component is not None and any(component.match(os.path.normcase(part)) for part in rel.split("/"))
+
+
+@lru_cache(maxsize=64)
+def _matchers(patterns: tuple[str, ...]) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """Every pattern in two regexes, compiled once: one for the whole relative
+    path (``pat`` or ``pat/*``) and one for a component (patterns without a
+    slash). fnmatch would compile and case-fold each pattern again per path,
+    a million calls on transformers' 2,860 files; this matches the same paths
+    (``fnmatch.fnmatch`` is ``fnmatchcase`` on ``os.path.normcase`` of both)."""
+    whole: list[str] = []
+    component: list[str] = []
     for pattern in patterns:
         pat = pattern.rstrip("/")
         if pat.startswith("./"):
             pat = pat[2:]
-        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*"):
-            return True
-        if "/" not in pat and any(fnmatch.fnmatch(part, pat) for part in parts):
-            return True
-    return False
+        whole += [fnmatch.translate(os.path.normcase(pat)), fnmatch.translate(os.path.normcase(pat + "/*"))]
+        if "/" not in pat:
+            component.append(fnmatch.translate(os.path.normcase(pat)))
+    return _either(whole), _either(component)
+
+
+def _either(regexes: list[str]) -> re.Pattern[str] | None:
+    return re.compile("|".join(regexes)) if regexes else None
 
 
 def exclude_patterns(config: Config) -> list[str]:

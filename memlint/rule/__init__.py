@@ -124,6 +124,12 @@ class RuleContext:
             self._facts = self.facts_factory()  # type: ignore[operator]
         return self._facts
 
+    def release(self) -> None:
+        """The rules are done: let the facts go (ModuleFacts.release)."""
+        if self._facts is not None:
+            self._facts.release()
+            self._facts = None
+
 
 class Rule(cst.BatchableCSTVisitor):
     """Base class of every rule. Subclasses set the class attributes below."""
