@@ -30,6 +30,7 @@ from memlint.analysis.activations import (
     OUTPUT_SAVING_WHEN_INPLACE,
     is_inplace_method,
 )
+from memlint.analysis.gate_loops import LoopSites, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
 # The very words loops.py uses to call a loop a batch loop or a function an
@@ -117,6 +118,7 @@ class GateFacts:
         self._grad_on_writes: GateFacts | None = None
         self._loop_without_grad: bool | None = None
         self._best_snapshot: bool | None = None
+        self._loop_sites: LoopSites | None = None
         self._walk(tree)
 
     # -- what the rules ask ------------------------------------------------
@@ -166,6 +168,16 @@ class GateFacts:
         """Code that runs once per batch may exist: a loop with batch
         evidence, or a per-batch framework hook."""
         return self.batch_evidence and (self.loops or self.step_hooks)
+
+    @property
+    def loop_sites(self) -> LoopSites:
+        """What the loop rules need, tied to the loops around it (see
+        analysis/gate_loops.py): MEM101's accumulation and MEM102's store a
+        batch loop may carry, MEM703's move in a loop that may run per batch,
+        MEM201's evidence of evaluation. Computed on first use."""
+        if self._loop_sites is None:
+            self._loop_sites = loop_sites(self)
+        return self._loop_sites
 
     @property
     def builds_module(self) -> bool:
