@@ -657,10 +657,12 @@ def evaluate(model, data):
     )
     _kept_with_its_findings(argument, "MEM201")
     assert not _gated_in(argument.replace("test_data", "more"), "MEM201")
+    # test data handed to another function says nothing about this one
+    assert not _gated_in(argument.replace("run(model, test_data)", "other(model, test_data)"), "MEM201")
     # a function's first parameter named ``self`` is bound by a call of its name ...
     assert facts("def run(self, m):\n    for x in self.items:\n        m(x)\nrun(a, test)\n").loop_sites.evaluates
     # ... a method's never (callgraph resolves it only as ``self.run(...)``)
-    method = "class A:\n    def run(self, m):\n        for x in self.items:\n            m(x)\nf(test)\n"
+    method = "class A:\n    def run(self, m):\n        for x in self.items:\n            m(x)\nA().run(test)\n"
     assert not facts(method).loop_sites.evaluates
     # a comprehension over test data
     assert facts("import torch\nouts = [model(x) for x in test_loader]\n").loop_sites.evaluates

@@ -35,7 +35,7 @@ from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
 # The very words loops.py uses to call a loop a batch loop or a function an
 # evaluation, so the gate widens whenever they do.
-from memlint.analysis.loops import DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
+from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 from memlint.analysis.module_params import PARAMETER_ATTRS
 
 _BACKWARD = frozenset({"backward", "manual_backward"})
@@ -86,6 +86,9 @@ class GateFacts:
         self.iter_tokens: set[str] = set()  # name_tokens of loop and comprehension iterables
         self.loops = False  # a for/while loop
         self.comprehensions = False
+        # A comprehension whose own iterables name evaluation data
+        # (loops.comprehension_is_eval's evidence, MEM201).
+        self.eval_comprehension = False
         self.eval_call = False  # ``m.eval()`` / ``m.train(False)``: objects.mode_call's "eval"
         self.train_call = False  # ``m.train()`` / ``m.train(True)``: objects.mode_call's "train"
         # ``nn.Sequential(..., nn.Sigmoid(), nn.ReLU(inplace=True), ...)``: an in-place
@@ -288,8 +291,13 @@ class GateFacts:
                 self._iter_tokens(node.test)  # type: ignore[attr-defined]
             elif kind in _COMPREHENSIONS:
                 self.comprehensions = True
+                before = self.iter_tokens
+                self.iter_tokens = set()
                 for gen in node.generators:  # type: ignore[attr-defined]
                     self._iter_tokens(gen.iter)
+                if self.iter_tokens & EVAL_DATA_TOKENS:
+                    self.eval_comprehension = True
+                self.iter_tokens = before | self.iter_tokens
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 idents.add(node.name)  # type: ignore[attr-defined]
                 self.def_names.add(node.name)  # type: ignore[attr-defined]

@@ -13,8 +13,8 @@ facts ``ast`` cannot see:
   names data, the file trains (a backward or a step anywhere: LoopInfo.trains
   follows calls) or switches a model to eval (the eval role's last mode
   call), its function is named for evaluation, or its iterable names a
-  parameter of its function while some call of the file passes an argument
-  named for validation data (``_iterates_eval_argument``);
+  parameter of its function while some call of that function's name passes
+  an argument named for validation data (``_iterates_eval_argument``);
 - MEM101/MEM102's statement is carried across a batch loop
   (LoopAnalysis.carried_across) when a loop around it in its own function
   may be one, or, for ``self.x`` or a name not local to its function (the
@@ -72,7 +72,7 @@ class _Scope:
     """A function (or the module, or a class body inside a function: its
     names are not the function's locals) as loops.LoopAnalysis scopes it."""
 
-    __slots__ = ("name", "function", "eval_named", "params", "locals", "declared", "pending", "owner")
+    __slots__ = ("name", "function", "eval_named", "params", "locals", "declared", "pending", "owner", "method_body")
 
     def __init__(self, name: str | None, owner: _Scope | None = None) -> None:
         self.name = name  # None: the module
@@ -86,6 +86,7 @@ class _Scope:
         # Statements no loop around them may carry: (kind, root name, through an attribute)
         self.pending: list[tuple[int, str, bool]] = []
         self.owner = owner if owner is not None else self  # the function whose pending these are
+        self.method_body = False  # a class body: its functions are methods
 
 
 class _Loop:
@@ -97,34 +98,46 @@ class _Loop:
 
 
 def loop_sites(facts: GateFacts) -> LoopSites:
-    """See the module docstring. One walk, with each node's function, its
-    innermost loop (for MEM703) and whether a loop around it may be a batch
-    loop."""
+    """See the module docstring. One walk over the statements (expressions
+    are read only where a statement needs them: most nodes of a file are
+    expressions), with each statement's function, its innermost loop (for
+    MEM703) and whether a loop around it may be a batch loop."""
     out = LoopSites()
     trains_or_eval = facts.trains or facts.eval_call
     loader = facts.names_loader or "DataLoader" in facts.idents
-    out.evaluates = trains_or_eval or "volatile" in facts.keywords
+    out.evaluates = trains_or_eval or "volatile" in facts.keywords or facts.eval_comprehension
     aliases = facts._aliases
-    eval_arguments: list[bool] = []  # computed on first need: some call passes an argument named for evaluation
+    # Per function name, computed on first need: a call of it passes an argument named for evaluation.
+    eval_arguments: dict[str, bool] = {}
+    calls_by_name: dict[str, list[ast.Call]] = {}
     any_batch = False
     scopes: list[_Scope] = []
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
     module = _Scope(None)
-    stack: list[tuple[ast.AST, _Scope, _Loop | None, bool]] = [(facts._tree, module, None, False)]
+    stack: list[tuple[ast.AST, _Scope, _Loop | None, bool]] = [
+        (stmt, module, None, False)
+        for stmt in facts._tree.body  # type: ignore[attr-defined]
+    ]
     push, pop = stack.append, stack.pop
     while stack:
         node, scope, inner, carried = pop()
         kind = type(node)
-        if kind is ast.Name:
-            continue
+        # Expressions, read only for a move in a loop that may run per batch
+        # (MEM703) or a comprehension in a function named for evaluation
+        # (MEM201's comprehension_is_eval; its iterables are facts.eval_comprehension).
+        moves = inner is not None and inner.per_batch_or_sample and not out.moves
+        comprehensions = scope.eval_named and not out.evaluates
+        if moves or comprehensions:
+            _read_expressions(node, out, moves, comprehensions)
         if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
             iterable = node.test if kind is ast.While else node.iter  # type: ignore[attr-defined]
             tokens, idents = _tokens(iterable)
             evaluates = scope.eval_named or bool(tokens & EVAL_DATA_TOKENS)
             if not evaluates and idents & scope.params:
-                if not eval_arguments:
-                    eval_arguments.append(_eval_argument(facts))
-                evaluates = eval_arguments[0]
+                name = scope.name or ""
+                if name not in eval_arguments:
+                    eval_arguments[name] = _eval_argument(facts, name, calls_by_name)
+                evaluates = eval_arguments[name]
             batch = trains_or_eval or evaluates or bool(tokens & DATA_TOKENS)
             any_batch = any_batch or batch
             out.evaluates = out.evaluates or evaluates
@@ -133,13 +146,9 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 scope.locals.update(_flat_names(node.target))  # type: ignore[attr-defined]
             for child in node.body:  # type: ignore[attr-defined]
                 push((child, scope, loop, carried or batch))
-            # The header and ``else`` run outside the loop's iterations.
-            for child in (iterable, *node.orelse):  # type: ignore[attr-defined]
-                push((child, scope, inner, carried))
-            if kind is not ast.While:
-                push((node.target, scope, inner, carried))  # type: ignore[attr-defined]
-            continue
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            for child in node.orelse:  # type: ignore[attr-defined]
+                push((child, scope, inner, carried))  # runs after the iterations
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             fn = _Scope(node.name)  # type: ignore[attr-defined]
             scopes.append(fn)
             args = node.args  # type: ignore[attr-defined]
@@ -150,20 +159,20 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             if id(node) in methods and positional and positional[0] in ("self", "cls"):
                 names.discard(positional[0])  # callgraph resolves a method only as ``self.m(...)``
             fn.params = names
-            # Decorators and defaults too: libcst's scope_of puts them in the function, outside any loop.
-            _push_children(node, fn, None, False, push)
-            continue
-        if kind is ast.ClassDef:
+            if fn.eval_named and not out.evaluates:
+                # Decorators and defaults: libcst's scope_of puts them in the function.
+                _read_expressions(node, out, False, True)
+            for child in node.body:  # type: ignore[attr-defined]
+                push((child, fn, None, False))
+        elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in _FUNCTIONS)  # type: ignore[attr-defined]
-            body = scope if not scope.function else _Scope(scope.name, scope.owner)
+            body = _Scope(scope.name, scope.owner) if scope.function else _Scope(None)
+            body.function = scope.function
             body.eval_named, body.params = scope.eval_named, scope.params
             # carried_across's loop_of walks through a class, MEM703's _enclosing_loop stops there.
-            _push_children(node, body, None, carried, push)
-            continue
-        if kind is ast.Lambda:
-            _push_children(node, scope, None, False, push)
-            continue
-        if kind is ast.Assign:
+            for child in node.body:  # type: ignore[attr-defined]
+                push((child, body, None, carried))
+        elif kind is ast.Assign:
             targets = node.targets  # type: ignore[attr-defined]
             for target in targets:
                 scope.locals.update(_flat_names(target))
@@ -197,16 +206,14 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             call = node.value  # type: ignore[attr-defined]
             if type(call) is ast.Call and call.args and type(call.func) is ast.Attribute and call.func.attr in ADDERS:
                 _site(out, STORES, call.func.value, scope, carried)
-        elif kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            if inner is not None and inner.per_batch_or_sample and type(func) is ast.Attribute:
-                if func.attr == "to" or func.attr == "cuda":
-                    out.moves = True
-        elif kind in _COMPREHENSIONS and not out.evaluates:
-            # loops.comprehension_is_eval: its function's name, or its own iterables' tokens.
-            if scope.eval_named or any(_tokens(g.iter)[0] & EVAL_DATA_TOKENS for g in node.generators):  # type: ignore[attr-defined]
-                out.evaluates = True
-        _push_children(node, scope, inner, carried, push)
+        else:
+            # if, with, try, match (and their handlers and cases): their
+            # blocks run in the same loops.
+            for field in _BLOCKS:
+                block = getattr(node, field, None)
+                if block:
+                    for child in block:
+                        push((child, scope, inner, carried))
     # Statements no loop of their own function may carry: a batch loop may
     # call the function (``self.x`` or a name it does not bind), or Lightning
     # calls its ``training_step``.
@@ -230,16 +237,39 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     return out
 
 
-def _push_children(node: ast.AST, scope: _Scope, inner: _Loop | None, carried: bool, push) -> None:
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _read_expressions(stmt: ast.AST, out: LoopSites, moves: bool, comprehensions: bool) -> None:
+    """The expressions of ``stmt`` (not its blocks): a ``.to(``/``.cuda(``
+    call (``moves``: in a loop that may run per batch), a comprehension
+    (``comprehensions``: in a function named for evaluation). A lambda's
+    calls count too: MEM703 stops at a lambda, counting them is only wider."""
     AST = ast.AST
-    for field in node._fields:
-        value = getattr(node, field, None)
+    stack: list[ast.AST] = []
+    for field in stmt._fields:
+        if field in _BLOCKS:
+            continue
+        value = getattr(stmt, field, None)
         if type(value) is list:
-            for item in value:
-                if isinstance(item, AST):
-                    push((item, scope, inner, carried))
+            stack.extend(item for item in value if isinstance(item, AST))
         elif isinstance(value, AST):
-            push((value, scope, inner, carried))
+            stack.append(value)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Call and moves:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute and (func.attr == "to" or func.attr == "cuda"):
+                out.moves = True
+        elif kind in _COMPREHENSIONS and comprehensions:
+            out.evaluates = True
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, AST))
+            elif isinstance(value, AST):
+                stack.append(value)
 
 
 def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: bool) -> None:
@@ -291,10 +321,20 @@ def _tokens(expr: ast.AST) -> tuple[set[str], set[str]]:
     return tokens, idents
 
 
-def _eval_argument(facts: GateFacts) -> bool:
-    """Some call passes an argument whose names or strings say validation or
-    test data (loops._iterates_eval_argument needs one at every call site)."""
-    for call in facts._calls:
+def _eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call]]) -> bool:
+    """Some call of the function ``name`` (callgraph resolves ``f()`` and
+    ``self.f()`` by the name written) passes an argument whose names or
+    strings say validation or test data: loops._iterates_eval_argument needs
+    one at every call site. ``by_name``: the file's calls by that name, filled
+    on first use."""
+    if not by_name:
+        for call in facts._calls:
+            func = call.func
+            written = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+            if written is not None:
+                by_name.setdefault(written, []).append(call)
+        by_name.setdefault("", [])  # filled
+    for call in by_name.get(name, ()):
         for arg in (*call.args, *(k.value for k in call.keywords)):
             if _tokens(arg)[0] & EVAL_DATA_TOKENS:
                 return True
