@@ -94,9 +94,9 @@ class InferenceWithoutNoGrad(Rule):
     fix_safety = Safety.SAFE
     tokens = TRAINING_CODE_TOKENS
     gate = staticmethod(
-        lambda g: g.batch_evidence
-        and (g.loops or g.comprehensions or g.eval_call or g.step_hooks)
-        and g.loop_sites.evaluates
+        lambda g: (
+            g.batch_evidence and (g.loops or g.comprehensions or g.eval_call or g.step_hooks) and g.loop_sites.evaluates
+        )
     )
 
     def __init__(self, context) -> None:
