@@ -63,7 +63,7 @@ class TensorAccumulatedAcrossIterations(Rule):
     )
     fix_safety = Safety.SAFE
     tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(lambda g: g.across_iterations)
+    gate = staticmethod(lambda g: g.across_iterations and g.loop_sites.accumulates)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):

@@ -63,7 +63,7 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     )
     fix_safety = Safety.SAFE
     tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(lambda g: g.across_iterations)
+    gate = staticmethod(lambda g: g.across_iterations and g.loop_sites.stores)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

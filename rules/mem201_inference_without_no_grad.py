@@ -93,7 +93,11 @@ class InferenceWithoutNoGrad(Rule):
     message = "evaluation loop runs with autograd on: every forward pass builds a graph nobody backpropagates"
     fix_safety = Safety.SAFE
     tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(lambda g: g.batch_evidence and (g.loops or g.comprehensions or g.eval_call or g.step_hooks))
+    gate = staticmethod(
+        lambda g: (
+            g.batch_evidence and (g.loops or g.comprehensions or g.eval_call or g.step_hooks) and g.loop_sites.evaluates
+        )
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -178,9 +178,12 @@ class LoopInvariantDeviceMove(Rule):
     fix_safety = Safety.NONE
     tokens = (".to(", ".cuda(")
     gate = staticmethod(
-        lambda g: g.loops
-        and bool(g.called & {"to", "cuda"})
-        and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
+        lambda g: (
+            g.loops
+            and bool(g.called & {"to", "cuda"})
+            and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
+            and g.loop_sites.moves
+        )
     )
 
     def visit_Call(self, node: cst.Call) -> None:

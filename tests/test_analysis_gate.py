@@ -452,3 +452,231 @@ def test_train_false_as_a_keyword_is_an_eval_call():
     assert facts("model.train(mode=False)").eval_call
     assert facts("model.train(False)").eval_call
     assert not facts("model.train(mode=flag)").eval_call
+
+
+# -- the loop rules, loop by loop (analysis/gate_loops.py) -------------------
+
+LOOP_RULES = ("MEM101", "MEM102", "MEM201", "MEM703")
+
+# A model file: a loop over layers that accumulates and stores, and elsewhere
+# a loop over ``range(batch_size)``, the word that opened the file-level gate.
+MODEL_WITH_A_BATCH_WORD = """\
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        hidden = ()
+        for layer in self.layers:
+            x = x + layer(x)
+            hidden += (x,)
+        return x, hidden
+    def split(self, x, batch_size):
+        for i in range(batch_size):
+            y = x[i].to(x.device)
+        return x
+"""
+
+
+def _gated_in(src: str, code: str) -> bool:
+    return bool(enabled_by_gate(select_rules([code]), facts(src)))
+
+
+def _findings(src: str, codes, gate: bool) -> list[tuple[str, int]]:
+    engine.GATE = gate
+    try:
+        found, _ = lint(textwrap.dedent(src), "train.py", select_rules(list(codes)))
+    finally:
+        engine.GATE = True
+    return sorted((f.code, f.line) for f in found)
+
+
+def _kept_with_its_findings(src: str, code: str) -> None:
+    """The gate hands ``src`` to ``code``, which reports, as without the gate."""
+    assert _gated_in(src, code)
+    with_gate = _findings(src, [code], gate=True)
+    assert with_gate and with_gate == _findings(src, [code], gate=False)
+    assert {c for c, _ in with_gate} == {code}
+
+
+def test_a_batch_word_in_another_loop_no_longer_opens_the_loop_rules():
+    """The old gate's file-level conjunction (a loop, some iterable naming
+    data) sent this model file to libcst for all four rules."""
+    f = facts(MODEL_WITH_A_BATCH_WORD)
+    assert f.across_iterations  # what the old gate read
+    sites = f.loop_sites
+    assert not (sites.accumulates or sites.stores or sites.moves or sites.evaluates)
+    assert not enabled_by_gate(select_rules(list(LOOP_RULES)), f)
+    assert not _findings(MODEL_WITH_A_BATCH_WORD, LOOP_RULES, gate=False)
+
+
+def test_statements_in_a_loop_that_may_be_a_batch_loop_keep_mem101_and_mem102():
+    src = """\
+import torch
+def fit(model, loader, criterion):
+    total, outs = 0, []
+    for x, y in loader:
+        out = model(x)
+        total += criterion(out, y)
+        outs.append(out)
+"""
+    _kept_with_its_findings(src, "MEM101")
+    _kept_with_its_findings(src, "MEM102")
+    # The loop holding them names no data: neither rule is left.
+    other = src.replace("for x, y in loader:", "for x, y in pairs:")
+    assert not _gated_in(other, "MEM101") and not _gated_in(other, "MEM102")
+    # ... unless the file trains: LoopInfo.trains follows calls.
+    trains = other + "def step(loss, opt):\n    loss.backward()\n    opt.step()\n"
+    assert _gated_in(trains, "MEM101") and _gated_in(trains, "MEM102")
+
+
+def test_an_accumulation_must_read_its_target_back():
+    """mem101._accumulates: ``x = a + b`` adds nothing to ``x``."""
+    loop = "import torch\nfor x in loader:\n    {}\n"
+    assert facts(loop.format("total = total + model(x)")).loop_sites.accumulates
+    assert facts(loop.format("self.t = (self.t * 3 + model(x)) / 4")).loop_sites.accumulates
+    assert facts(loop.format("t = {k: t[k] + v[k] for k in t}")).loop_sites.accumulates
+    assert facts(loop.format("ema = out if ema is None else ema + out")).loop_sites.accumulates
+    assert not facts(loop.format("h = a + model(x)")).loop_sites.accumulates
+    assert not facts(loop.format("total = total * model(x)")).loop_sites.accumulates
+    assert facts(loop.format("preds = torch.cat((preds, model(x)))")).loop_sites.stores
+    assert not facts(loop.format("preds = torch.cat((a, model(x)))")).loop_sites.stores
+    assert facts(loop.format("outs[i] = model(x)")).loop_sites.stores
+
+
+def test_a_helper_a_batch_loop_calls_keeps_what_outlives_its_call():
+    """carried_across: ``self.x`` or a name the helper does not bind, written
+    in a function a batch loop calls (batch_loop_calling)."""
+    global_sum = """\
+import torch
+total_loss = 0
+def train_step(model, x, y, opt, criterion):
+    global total_loss
+    loss = criterion(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    total_loss += loss
+def fit(model, loader, opt, criterion):
+    for x, y in loader:
+        train_step(model, x, y, opt, criterion)
+"""
+    _kept_with_its_findings(global_sum, "MEM101")
+    # Local to the helper: nothing outlives its call.
+    local = global_sum.replace("    global total_loss\n", "    total_loss = 0\n")
+    assert not _gated_in(local, "MEM101")
+    assert not _findings(local, ["MEM101"], gate=False)
+    # Never called by its name: no loop runs it.
+    assert not _gated_in(global_sum.replace("        train_step(", "        other("), "MEM101")
+    kept_on_self = """\
+import torch
+class T:
+    def train_step(self, x, y):
+        loss = self.criterion(self.model(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.losses.append(loss)
+    def fit(self, loader):
+        for x, y in loader:
+            self.train_step(x, y)
+"""
+    _kept_with_its_findings(kept_on_self, "MEM102")
+
+
+def test_a_class_body_binds_no_name_of_its_function():
+    """loops._local_names does not look into a class: its names are not the
+    function's locals, so the function's ``total`` is still the global."""
+    src = """\
+import torch
+total = 0
+def add(loss):
+    class C:
+        total = 1
+    global total
+    total += loss
+for x in loader:
+    add(model(x))
+"""
+    assert facts(src).loop_sites.accumulates
+    assert not facts(src.replace("    global total\n", "    total = 0\n")).loop_sites.accumulates
+
+
+def test_training_step_keeps_what_it_stores_on_self():
+    """carried_by_framework: Lightning runs ``training_step`` once per batch."""
+    src = """\
+import torch
+import lightning as L
+class M(L.LightningModule):
+    def training_step(self, batch, idx):
+        loss = self.model(batch).sum()
+        self.outs.append(loss)
+        return loss
+"""
+    _kept_with_its_findings(src, "MEM102")
+    assert not facts(src.replace("self.outs.append", "outs.append")).loop_sites.stores
+
+
+def test_mem703_needs_a_move_in_a_loop_that_may_run_per_batch_or_per_sample():
+    src = """\
+import torch
+def fit(model, loader, opt, criterion, device):
+    for x, y in loader:
+        model.to(device)
+        loss = criterion(model(x.to(device)), y.to(device))
+        loss.backward()
+        opt.step()
+"""
+    _kept_with_its_findings(src, "MEM703")
+    # A loop over ``range(batch_size)`` in a file that neither trains nor
+    # evaluates, with no loader: _per_batch cannot hold.
+    model_file = "import torch\ndef split(x, w, batch_size):\n    for i in range(batch_size):\n        w.to(x.device)\n"
+    assert facts(model_file).across_iterations
+    assert not _gated_in(model_file, "MEM703")
+    assert facts(model_file.replace("range(batch_size)", "val_images")).loop_sites.moves  # _per_sample
+    assert facts(model_file.replace("range(batch_size)", "range(len(loader))")).loop_sites.moves  # a loader
+    # The innermost loop is the one MEM703 reads; a function or a class stops it.
+    assert facts("for x in images:\n    w.to(d)\n").loop_sites.moves
+    assert not facts("for x in images:\n    for i in range(3):\n        w.to(d)\n").loop_sites.moves
+    assert not facts("for x in images:\n    def f():\n        w.to(d)\n").loop_sites.moves
+    assert not facts("for x in images:\n    class C:\n        w.to(d)\n").loop_sites.moves
+
+
+def test_mem201_needs_evidence_of_evaluation():
+    evaluate = """\
+import torch
+def evaluate(model, data):
+    for x in data:
+        out = model(x)
+        print(out.sum().item())
+"""
+    _kept_with_its_findings(evaluate, "MEM201")
+    assert not _gated_in(evaluate.replace("def evaluate(", "def collect(").replace("data", "batches"), "MEM201")
+    # loops._iterates_eval_argument: a parameter every call fills with test data.
+    argument = (
+        evaluate.replace("def evaluate(", "def run(") + "def main(model, test_data):\n    run(model, test_data)\n"
+    )
+    _kept_with_its_findings(argument, "MEM201")
+    assert not _gated_in(argument.replace("test_data", "more"), "MEM201")
+    # test data handed to another function says nothing about this one
+    assert not _gated_in(argument.replace("run(model, test_data)", "other(model, test_data)"), "MEM201")
+    # a function's first parameter named ``self`` is bound by a call of its name ...
+    assert facts("def run(self, m):\n    for x in self.items:\n        m(x)\nrun(a, test)\n").loop_sites.evaluates
+    # ... a method's never (callgraph resolves it only as ``self.run(...)``)
+    method = "class A:\n    def run(self, m):\n        for x in self.items:\n            m(x)\nA().run(test)\n"
+    assert not facts(method).loop_sites.evaluates
+    # a comprehension over test data
+    assert facts("import torch\nouts = [model(x) for x in test_loader]\n").loop_sites.evaluates
+    assert facts("import torch\nmodel.eval()\nfor x in xs:\n    model(x)\n").loop_sites.evaluates
+    assert facts("import torch\nfor x in xs:\n    model.step(x, volatile=True)\n").loop_sites.evaluates
+
+
+def test_the_loop_sites_walk_reads_the_rules_own_words():
+    """MEM102's adders are the gate's: a new one must widen the gate."""
+    import sys
+
+    from memlint.analysis.gate_loops import ADDERS
+    from memlint.rule.registry import rule_by_code
+
+    mem102 = rule_by_code("MEM102")
+    assert mem102 is not None
+    assert sys.modules[mem102.__module__]._ADDERS == ADDERS

@@ -30,11 +30,12 @@ from memlint.analysis.activations import (
     OUTPUT_SAVING_WHEN_INPLACE,
     is_inplace_method,
 )
+from memlint.analysis.gate_loops import LoopSites, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
 # The very words loops.py uses to call a loop a batch loop or a function an
 # evaluation, so the gate widens whenever they do.
-from memlint.analysis.loops import DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
+from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 from memlint.analysis.module_params import PARAMETER_ATTRS
 
 _BACKWARD = frozenset({"backward", "manual_backward"})
@@ -85,6 +86,9 @@ class GateFacts:
         self.iter_tokens: set[str] = set()  # name_tokens of loop and comprehension iterables
         self.loops = False  # a for/while loop
         self.comprehensions = False
+        # A comprehension whose own iterables name evaluation data
+        # (loops.comprehension_is_eval's evidence, MEM201).
+        self.eval_comprehension = False
         self.eval_call = False  # ``m.eval()`` / ``m.train(False)``: objects.mode_call's "eval"
         self.train_call = False  # ``m.train()`` / ``m.train(True)``: objects.mode_call's "train"
         # ``nn.Sequential(..., nn.Sigmoid(), nn.ReLU(inplace=True), ...)``: an in-place
@@ -117,6 +121,7 @@ class GateFacts:
         self._grad_on_writes: GateFacts | None = None
         self._loop_without_grad: bool | None = None
         self._best_snapshot: bool | None = None
+        self._loop_sites: LoopSites | None = None
         self._walk(tree)
 
     # -- what the rules ask ------------------------------------------------
@@ -166,6 +171,16 @@ class GateFacts:
         """Code that runs once per batch may exist: a loop with batch
         evidence, or a per-batch framework hook."""
         return self.batch_evidence and (self.loops or self.step_hooks)
+
+    @property
+    def loop_sites(self) -> LoopSites:
+        """What the loop rules need, tied to the loops around it (see
+        analysis/gate_loops.py): MEM101's accumulation and MEM102's store a
+        batch loop may carry, MEM703's move in a loop that may run per batch,
+        MEM201's evidence of evaluation. Computed on first use."""
+        if self._loop_sites is None:
+            self._loop_sites = loop_sites(self)
+        return self._loop_sites
 
     @property
     def builds_module(self) -> bool:
@@ -276,8 +291,13 @@ class GateFacts:
                 self._iter_tokens(node.test)  # type: ignore[attr-defined]
             elif kind in _COMPREHENSIONS:
                 self.comprehensions = True
+                before = self.iter_tokens
+                self.iter_tokens = set()
                 for gen in node.generators:  # type: ignore[attr-defined]
                     self._iter_tokens(gen.iter)
+                if self.iter_tokens & EVAL_DATA_TOKENS:
+                    self.eval_comprehension = True
+                self.iter_tokens = before | self.iter_tokens
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 idents.add(node.name)  # type: ignore[attr-defined]
                 self.def_names.add(node.name)  # type: ignore[attr-defined]

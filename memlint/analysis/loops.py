@@ -77,6 +77,7 @@ EVAL_FUNCTION_TOKENS = frozenset(
     }
 )
 _EVAL_DATA_TOKENS = frozenset({"val", "valid", "validation", "test", "testing", "eval", "dev", "holdout"})
+EVAL_DATA_TOKENS = _EVAL_DATA_TOKENS  # what the gate reads as evidence of evaluation (analysis/gate_loops.py)
 DATA_TOKENS = (
     frozenset(
         {
