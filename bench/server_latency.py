@@ -5,8 +5,11 @@ script (fixtures/server/train_classifier.py: a validation loop without
 no_grad, a torch.load without map_location), then makes small edits one at a
 time (a number in the script changes, as when someone types) and times each
 from sending didChange to receiving the publishDiagnostics of that version.
-The median is reported as a ratio to libcst's parse of the same text, timed
-in this process (the budget in issue 16: <= 2.5x).
+The budget in issue 16 (<= 2.5x) is read on the median of per-edit ratios:
+each edit's latency over libcst's parse of the same text, timed in this
+process right after that edit's diagnostics, so both sides see the same load
+on a shared machine. A parse timed once after the edits is printed beside it
+for comparison (on a loaded machine it can differ from the edits' by 2x).
 
 Run: .venv/bin/python bench/server_latency.py [--edits N] [--json]
 """
@@ -187,7 +190,7 @@ def main() -> int:
     print(
         f"change -> diagnostics: median {result['change_to_diagnostics_median_ms']} ms"
         f" (min-max {result['change_to_diagnostics_min_max_ms'][0]}-{result['change_to_diagnostics_min_max_ms'][1]} ms);"
-        f" libcst parse: {result['libcst_parse_median_ms']} ms; ratio {result['ratio_to_parse']}x (budget 2.5x)"
+        f" libcst parse timed after the edits: {result['libcst_parse_median_ms']} ms; ratio {result['ratio_to_parse']}x"
     )
     print(
         f"CPU: the server spends {result['server_cpu_per_change_ms']} ms per change, the parse"
@@ -196,6 +199,7 @@ def main() -> int:
     print(
         f"paired with a parse right after each edit: parse median {result['paired_parse_median_ms']} ms;"
         f" ratio {result['ratio_to_paired_parse']}x; median of per-edit ratios {result['median_of_per_edit_ratios']}x"
+        " (budget 2.5x)"
     )
     print(
         f"the engine alone, in this process: {result['engine_in_process_median_ms']} ms"
