@@ -18,10 +18,10 @@ import sys
 
 import pytest
 
+from memlint.fix import fixer
 from memlint.frontends import cli
 from memlint.lint.engine import ParseError, parse_module
 from memlint.read.source import MAX_FILE_BYTES, SourceError, decode_source, read_source, write_atomic
-from memlint.run import runner
 from memlint.run.runner import Settings, process_file
 
 LOOP = "import torch\nfor batch in loader:\n    step(batch)\n    torch.cuda.empty_cache()\n    log(batch)\n"
@@ -165,14 +165,14 @@ def test_unreadable_or_unparsable_file_exits_1(tmp_path, name):
 def test_internal_error_exits_2_and_run_continues(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_text(LOOP)
     (tmp_path / "b.py").write_text(LOOP)
-    real = runner.fix_text
+    real = fixer.fix_text
 
     def broken(text, path, *args, **kwargs):
         if path.endswith("a.py"):
             raise RuntimeError("boom")
         return real(text, path, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "fix_text", broken)
+    monkeypatch.setattr(fixer, "fix_text", broken)
     code, err = _main("check", "--no-cache", "--fix", "-j", "1", str(tmp_path))
     assert code == 2
     assert "a.py: internal error: RuntimeError: boom" in err
@@ -262,7 +262,7 @@ def test_file_changed_between_read_and_write(tmp_path, monkeypatch):
     path = tmp_path / "train.py"
     path.write_text(LOOP)
     edits = []
-    real = runner.fix_text
+    real = fixer.fix_text
 
     def fix_while_someone_edits(*args, **kwargs):
         result = real(*args, **kwargs)
@@ -270,7 +270,7 @@ def test_file_changed_between_read_and_write(tmp_path, monkeypatch):
         path.write_text(edits[-1])
         return result
 
-    monkeypatch.setattr(runner, "fix_text", fix_while_someone_edits)
+    monkeypatch.setattr(fixer, "fix_text", fix_while_someone_edits)
     report = process_file(str(path), Settings(mode="fix"))
     assert report.error == "file changed on disk since it was read; not written"
     assert path.read_text() == edits[-1]

@@ -114,7 +114,7 @@ def parse_table(table: object, path: Path) -> Config:
 
 
 def _check_codes(config: Config, where: str) -> None:
-    from memlint.rule.registry import known_prefix
+    from memlint.run.selection import known_prefix
 
     for key in ("select", "extend_select", "ignore"):
         for code in getattr(config, key) or []:

@@ -168,8 +168,8 @@ def run_rule(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace, config: Config, output_format: str):
-    from memlint.rule.registry import known_prefix
     from memlint.run.results import Settings
+    from memlint.run.selection import known_prefix
 
     for code in (args.select or []) + args.extend_select + args.ignore:
         if not known_prefix(code):

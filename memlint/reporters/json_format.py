@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from memlint.rule import Finding
+from memlint.lint.finding import Finding
 from memlint.run.results import FileReport
 
 

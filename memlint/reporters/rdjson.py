@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
+from memlint.lint.finding import Safety
 from memlint.reporters import relative_path, severity
-from memlint.rule import Safety
 from memlint.run.results import FileReport
 
 

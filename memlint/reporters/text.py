@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from memlint.lint.finding import Finding, Safety
 from memlint.reporters.style import BOLD, CYAN, RED, Painter
-from memlint.rule import Finding, Safety
 from memlint.run.results import FileReport
 
 

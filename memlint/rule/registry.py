@@ -7,6 +7,7 @@ import pkgutil
 from functools import lru_cache
 
 from memlint.rule import Rule
+from memlint.run.selection import select_codes
 
 
 @lru_cache(maxsize=1)
@@ -38,34 +39,7 @@ def select_rules(
     ignore: list[str] | None = None,
     extend_select: list[str] | None = None,
 ) -> list[type[Rule]]:
-    """ruff's selection: ``select`` replaces the default set, ``extend_select``
-    adds to it, ``ignore`` removes; entries are codes or prefixes (``MEM1``)."""
-    rules = all_rules()
-    if select:
-        chosen = {r for r in rules if _matches(r.code, select)}
-    else:
-        chosen = {r for r in rules if r.default_enabled}
-    if extend_select:
-        chosen |= {r for r in rules if _matches(r.code, extend_select)}
-    if ignore:
-        chosen = {r for r in chosen if not _matches_more_specific(r.code, ignore, select or [])}
-    return sorted(chosen, key=lambda r: r.code)
-
-
-def _matches(code: str, prefixes: list[str]) -> bool:
-    return any(p.upper() == "ALL" or code.startswith(p.upper()) for p in prefixes)
-
-
-def _matches_more_specific(code: str, ignore: list[str], select: list[str]) -> bool:
-    # As in ruff: `--select MEM101 --ignore MEM1` keeps MEM101, the more
-    # specific selector wins.
-    ig = max((len(p) for p in ignore if code.startswith(p.upper()) or p.upper() == "ALL"), default=-1)
-    if ig < 0:
-        return False
-    se = max((len(p) for p in select if code.startswith(p.upper())), default=-1)
-    return ig >= se
-
-
-def known_prefix(entry: str) -> bool:
-    entry = entry.upper()
-    return entry == "ALL" or any(r.code.startswith(entry) for r in all_rules())
+    """ruff's selection (run.selection.select_codes, over the rules found here)."""
+    by_code = {r.code: r for r in all_rules()}
+    codes = select_codes(select, ignore, extend_select, {c: r.default_enabled for c, r in by_code.items()})
+    return [by_code[c] for c in codes]

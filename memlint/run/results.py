@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from memlint.lint.finding import Finding
     from memlint.read.source import SourceFile
-    from memlint.rule import Finding
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,11 @@ from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from typing import Callable
 
-from memlint.fix.fixer import detach, fix_text
-from memlint.lint.add_noqa import add_noqa
-from memlint.lint.engine import ParseError, lint
-from memlint.parse.budget import BudgetExceeded
 from memlint.parse.collector import collector_paused
 from memlint.read.source import SourceError, read_source, write_inside_tree
-from memlint.rule.registry import select_rules
 from memlint.run.cache import FindingsCache, file_digest
 from memlint.run.results import FileReport, Settings, unified_diff
+from memlint.run.selection import select_codes
 
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16
@@ -29,13 +25,20 @@ PARALLEL_THRESHOLD = 16
 
 @lru_cache(maxsize=64)
 def rules_for(settings: Settings, ignore_extra: tuple[str, ...]):
-    return tuple(
-        select_rules(
-            list(settings.select) if settings.select is not None else None,
-            list(settings.ignore) + list(ignore_extra),
-            list(settings.extend_select),
-        )
-    )
+    from memlint.rule.registry import select_rules
+
+    return tuple(select_rules(*_selection(settings, ignore_extra)))
+
+
+@lru_cache(maxsize=64)
+def codes_for(settings: Settings, ignore_extra: tuple[str, ...]) -> tuple[str, ...]:
+    """rules_for's codes, without importing a rule (the cache key)."""
+    return tuple(select_codes(*_selection(settings, ignore_extra)))
+
+
+def _selection(settings: Settings, ignore_extra: tuple[str, ...]):
+    select = list(settings.select) if settings.select is not None else None
+    return select, list(settings.ignore) + list(ignore_extra), list(settings.extend_select)
 
 
 def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
@@ -53,6 +56,13 @@ def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
 
 
 def process_file(path: str, settings: Settings) -> FileReport:
+    # Imported here: a run whose files are all in the cache never imports
+    # libcst, the analyses or the rules (most of a warm run's time).
+    from memlint.fix.fixer import detach, fix_text
+    from memlint.lint.add_noqa import add_noqa
+    from memlint.lint.engine import ParseError, lint
+    from memlint.parse.budget import BudgetExceeded
+
     report = FileReport(path=path)
     try:
         rules = rules_for(settings, per_file_ignored(path, settings))
@@ -98,7 +108,7 @@ def process_file(path: str, settings: Settings) -> FileReport:
 
 
 def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
-    codes = [r.code for r in rules_for(settings, per_file_ignored(path, settings))]
+    codes = codes_for(settings, per_file_ignored(path, settings))
     return cache.key(path, digest, codes, settings.with_edits)
 
 

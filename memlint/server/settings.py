@@ -19,9 +19,9 @@ from typing import Any
 
 from memlint.find.config import Config, ConfigError, load_config
 from memlint.rule import Rule
-from memlint.rule.registry import known_prefix
 from memlint.run.results import Settings
 from memlint.run.runner import per_file_ignored, rules_for
+from memlint.run.selection import known_prefix
 
 
 @dataclass(frozen=True)

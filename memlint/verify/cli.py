@@ -207,7 +207,7 @@ def verify(options: Options):
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             raise UsageError(f"--plot: cannot write into {folder}")
     if options.select:
-        from memlint.rule.registry import known_prefix
+        from memlint.run.selection import known_prefix
 
         unknown = [c for c in options.select if not known_prefix(c)]
         if unknown:

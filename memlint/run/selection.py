@@ -1,0 +1,87 @@
+"""Which rule codes a run selects, decided without importing the rules.
+
+A warm ``memlint check`` (every file's findings in the cache) needs only the
+selected codes, for the cache key: importing the rules would import libcst and
+the analyses, most of a warm run's time. ``CODES`` mirrors the registry
+(tests/test_selection.py fails when a rule is added, removed or changes its
+default without this table); ``memlint.rule.registry.select_rules`` selects
+through the same function, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+# Every rule's code and whether it runs by default (Rule.default_enabled).
+CODES: dict[str, bool] = {
+    "MEM101": True,
+    "MEM102": True,
+    "MEM103": True,
+    "MEM104": True,
+    "MEM201": True,
+    "MEM202": True,
+    "MEM203": True,
+    "MEM301": True,
+    "MEM302": True,
+    "MEM303": True,
+    "MEM304": True,
+    "MEM401": True,
+    "MEM402": True,
+    "MEM403": False,
+    "MEM404": True,
+    "MEM501": True,
+    "MEM502": True,
+    "MEM503": True,
+    "MEM504": True,
+    "MEM505": True,
+    "MEM506": True,
+    "MEM507": True,
+    "MEM601": True,
+    "MEM602": True,
+    "MEM701": True,
+    "MEM702": True,
+    "MEM703": True,
+    "MEM801": True,
+    "MEM802": True,
+    "MEM803": True,
+    "MEM804": True,
+}
+
+
+def select_codes(
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    extend_select: list[str] | None = None,
+    codes: dict[str, bool] | None = None,
+) -> list[str]:
+    """ruff's selection: ``select`` replaces the default set, ``extend_select``
+    adds to it, ``ignore`` removes; entries are codes or prefixes (``MEM1``).
+    ``codes``: code -> enabled by default (``CODES`` unless given)."""
+    table = CODES if codes is None else codes
+    if select:
+        chosen = {c for c in table if _matches(c, select)}
+    else:
+        chosen = {c for c, default in table.items() if default}
+    if extend_select:
+        chosen |= {c for c in table if _matches(c, extend_select)}
+    if ignore:
+        chosen = {c for c in chosen if not _matches_more_specific(c, ignore, select or [])}
+    return sorted(chosen)
+
+
+def known_prefix(entry: str) -> bool:
+    """A code or prefix some rule answers to (``ALL`` included)."""
+    entry = entry.upper()
+    return entry == "ALL" or any(code.startswith(entry) for code in CODES)
+
+
+def _matches(code: str, prefixes: list[str]) -> bool:
+    return any(p.upper() == "ALL" or code.startswith(p.upper()) for p in prefixes)
+
+
+def _matches_more_specific(code: str, ignore: list[str], select: list[str]) -> bool:
+    # As in ruff: `--select MEM101 --ignore MEM1` keeps MEM101, the more
+    # specific selector wins.
+    ig = max((len(p) for p in ignore if code.startswith(p.upper()) or p.upper() == "ALL"), default=-1)
+    if ig < 0:
+        return False
+    se = max((len(p) for p in select if code.startswith(p.upper())), default=-1)
+    return ig >= se
