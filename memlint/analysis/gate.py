@@ -30,6 +30,7 @@ from memlint.analysis.activations import (
     OUTPUT_SAVING_WHEN_INPLACE,
     is_inplace_method,
 )
+from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.analysis.gate_loops import LoopSites, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
@@ -415,15 +416,7 @@ class GateFacts:
             self.inplace_parameter_attr = True
 
     def _iter_tokens(self, expr: ast.AST) -> None:
-        tokens = self.iter_tokens
-        for node in _nodes(expr):
-            kind = type(node)
-            if kind is ast.Name:
-                tokens |= name_tokens(node.id)  # type: ignore[attr-defined]
-            elif kind is ast.Attribute:
-                tokens |= name_tokens(node.attr)  # type: ignore[attr-defined]
-            elif kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
-                tokens |= name_tokens(node.value.strip("'\""))  # type: ignore[attr-defined]
+        self.iter_tokens |= ast_tokens(expr)[0]
 
 
 def _per_scope(tree: ast.AST, aliases: dict[str, str]) -> list[GateFacts]:
@@ -601,7 +594,7 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
             )
             off = False
         elif kind is ast.ClassDef:
-            if any((_dotted(b) or "").endswith("Function") for b in node.bases):  # type: ignore[attr-defined]
+            if any((ast_dotted(b) or "").endswith("Function") for b in node.bases):  # type: ignore[attr-defined]
                 autograd_methods.update(
                     id(n)
                     for n in _nodes(node)
@@ -667,7 +660,7 @@ def _context(expr: ast.AST, qualified: dict[str, set[str]], aliases: dict[str, s
     args = [*call.args, *(k.value for k in call.keywords)] if call is not None else []
     if args and not (len(args) == 1 and type(args[0]) is ast.Constant and args[0].value is True):  # type: ignore[attr-defined]
         return "on"  # ``inference_mode(False)``, ``inference_mode(mode=flag)``
-    dotted = _dotted(func)
+    dotted = ast_dotted(func)
     if dotted is None:
         return None
     head, _, rest = dotted.partition(".")
@@ -735,12 +728,7 @@ def _last_name(expr: ast.AST, aliases: dict[str, str]) -> str | None:
     """The last name of the callee when ``expr`` is a call."""
     if type(expr) is not ast.Call:
         return None
-    func = expr.func  # type: ignore[attr-defined]
-    if type(func) is ast.Attribute:
-        return func.attr
-    if type(func) is ast.Name:
-        return aliases.get(func.id, func.id)
-    return None
+    return ast_callee(expr.func, aliases)  # type: ignore[attr-defined]
 
 
 def _sequential_elements(call: ast.Call) -> list[ast.AST]:
@@ -829,9 +817,9 @@ def _builds_module(facts: GateFacts) -> bool:
     used: set[str | None] = set()
     for node in facts._calls:
         func = node.func
-        used.add(_dotted(func.value) if type(func) is ast.Attribute else _dotted(func))
-        used.update(_dotted(a.value if type(a) is ast.Starred else a) for a in node.args)
-        used.update(_dotted(k.value) for k in node.keywords)
+        used.add(ast_dotted(func.value) if type(func) is ast.Attribute else ast_dotted(func))
+        used.update(ast_dotted(a.value if type(a) is ast.Starred else a) for a in node.args)
+        used.update(ast_dotted(k.value) for k in node.keywords)
     imported = _import_table(facts)
 
     def may_build(value: ast.AST, target: str | None) -> bool:
@@ -846,8 +834,8 @@ def _builds_module(facts: GateFacts) -> bool:
                 inner = func.value
                 if type(inner) is ast.Call:
                     return may_build(inner, target)
-                return target is None or _dotted(inner) == target
-        dotted = _dotted(func)
+                return target is None or ast_dotted(inner) == target
+        dotted = ast_dotted(func)
         if dotted is None:
             return False
         if dotted in classes:
@@ -881,7 +869,7 @@ def _builds_module(facts: GateFacts) -> bool:
                 if may_build(v, None):
                     return True
                 continue
-            spelled = _dotted(t)
+            spelled = ast_dotted(t)
             if spelled in used and may_build(v, spelled):
                 return True
     return False
@@ -903,18 +891,6 @@ def _nodes(root: ast.AST) -> list[ast.AST]:
             elif isinstance(value, AST):
                 stack.append(value)
     return out
-
-
-def _dotted(expr: ast.AST) -> str | None:
-    """``a.b.c`` for a chain of names (names.dotted_name on ``ast``)."""
-    parts = []
-    while type(expr) is ast.Attribute:
-        parts.append(expr.attr)  # type: ignore[attr-defined]
-        expr = expr.value  # type: ignore[attr-defined]
-    if type(expr) is not ast.Name:
-        return None
-    parts.append(expr.id)  # type: ignore[attr-defined]
-    return ".".join(reversed(parts))
 
 
 def enabled_by_gate(rules, facts: GateFacts):

@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
 
 # analysis/gate.GateFacts, which imports this module (tests/test_layout.py
@@ -132,7 +133,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             _read_expressions(node, out, moves, comprehensions)
         if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
             iterable = node.test if kind is ast.While else node.iter  # type: ignore[attr-defined]
-            tokens, idents = _tokens(iterable)
+            tokens, idents = ast_tokens(iterable)
             evaluates = scope.eval_named or bool(tokens & EVAL_DATA_TOKENS)
             if not evaluates and idents & scope.params:
                 name = scope.name or ""
@@ -186,7 +187,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                     if (vkind is not ast.BinOp or type(value.op) in _ACCUMULATING_OPS) and _mentions(value, target):
                         _site(out, ACCUMULATES, target, scope, carried)
                         _site(out, STORES, target, scope, carried)  # ``lst = lst + [out]``
-                elif vkind is ast.Call and _last_name(value.func, aliases) in _CONCATENATORS:
+                elif vkind is ast.Call and ast_callee(value.func, aliases) in _CONCATENATORS:
                     if _mentions(value, target):
                         _site(out, STORES, target, scope, carried)
         elif kind is ast.AugAssign:
@@ -294,34 +295,6 @@ def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: bo
         scope.owner.pending.append((what, target.id, through))  # type: ignore[attr-defined]
 
 
-def _tokens(expr: ast.AST) -> tuple[set[str], set[str]]:
-    """loops._NameTokens of ``expr`` (names, attributes and strings), and the
-    identifiers themselves (what loops' ``mentions`` may match)."""
-    tokens: set[str] = set()
-    idents: set[str] = set()
-    stack = [expr]
-    AST = ast.AST
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is ast.Name:
-            idents.add(node.id)  # type: ignore[attr-defined]
-            tokens |= name_tokens(node.id)  # type: ignore[attr-defined]
-            continue
-        if kind is ast.Attribute:
-            idents.add(node.attr)  # type: ignore[attr-defined]
-            tokens |= name_tokens(node.attr)  # type: ignore[attr-defined]
-        elif kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
-            tokens |= name_tokens(node.value.strip("'\""))  # type: ignore[attr-defined]
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                stack.extend(item for item in value if isinstance(item, AST))
-            elif isinstance(value, AST):
-                stack.append(value)
-    return tokens, idents
-
-
 def _eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call]]) -> bool:
     """Some call of the function ``name`` (callgraph resolves ``f()`` and
     ``self.f()`` by the name written) passes an argument whose names or
@@ -337,7 +310,7 @@ def _eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call
         by_name.setdefault("", [])  # filled
     for call in by_name.get(name, ()):
         for arg in (*call.args, *(k.value for k in call.keywords)):
-            if _tokens(arg)[0] & EVAL_DATA_TOKENS:
+            if ast_tokens(arg)[0] & EVAL_DATA_TOKENS:
                 return True
     return False
 
@@ -367,22 +340,11 @@ def _flat_names(target: ast.AST) -> list[str]:
     return []
 
 
-def _dotted(expr: ast.AST) -> str | None:
-    parts = []
-    while type(expr) is ast.Attribute:
-        parts.append(expr.attr)  # type: ignore[attr-defined]
-        expr = expr.value  # type: ignore[attr-defined]
-    if type(expr) is not ast.Name:
-        return None
-    parts.append(expr.id)  # type: ignore[attr-defined]
-    return ".".join(reversed(parts))
-
-
 def _mentions(value: ast.AST, target: ast.AST) -> bool:
     """``target`` (a name or ``a.b``) occurs in ``value``: MEM101's
     ``_accumulates``/``_rebuilds_entries`` and MEM102's concatenations read
     the target back."""
-    key = _dotted(target)
+    key = ast_dotted(target)
     if key is None:
         return False
     head = key.split(".", 1)[0]
@@ -395,7 +357,7 @@ def _mentions(value: ast.AST, target: ast.AST) -> bool:
             if node.id == head and key == head:  # type: ignore[attr-defined]
                 return True
             continue
-        if kind is ast.Attribute and _dotted(node) == key:
+        if kind is ast.Attribute and ast_dotted(node) == key:
             return True
         for field in node._fields:
             child = getattr(node, field, None)
@@ -404,11 +366,3 @@ def _mentions(value: ast.AST, target: ast.AST) -> bool:
             elif isinstance(child, AST):
                 stack.append(child)
     return False
-
-
-def _last_name(func: ast.AST, aliases: dict[str, str]) -> str | None:
-    if type(func) is ast.Attribute:
-        return func.attr  # type: ignore[attr-defined]
-    if type(func) is ast.Name:
-        return aliases.get(func.id, func.id)  # type: ignore[attr-defined]
-    return None
