@@ -49,7 +49,10 @@ def test_validation_leak_keeps_activations_on_the_gpu():
     o, f = out.original.meters[TENSOR], out.fixed.meters[TENSOR]
     # Each batch keeps 128 x (1024 + 1024 + ...) float32 activations.
     assert o.growth_per_step > 256 * 1024 and f.growth_per_step <= floor_for(TENSOR, "cuda")
-    assert f.peak < o.peak / 2
+    # A difference, not a ratio: on CUDA both runs also hold what the libraries
+    # take through the allocator before the first step (33-65 MiB more than on the
+    # CPU on an H200), which the fix does not touch.
+    assert o.peak - f.peak > STEPS_WANTED // 2 * 2**20
     assert _status(out, TENSOR) == "dropped"
     assert out.memory == "dropped" and out.results in SAME and out.ok
 
@@ -69,8 +72,10 @@ def test_predictions_kept_after_training_are_measured_in_the_tail():
     assert o.ended == f.ended == "end" and o.steps == f.steps == 16
     ot, ft = o.meters[TENSOR], f.meters[TENSOR]
     assert abs(ot.segment(STEPS).peak - ft.segment(STEPS).peak) <= 64 * 1024
-    assert ot.segment(TAIL).peak > 2 * ft.segment(TAIL).peak
-    assert ot.segment(TAIL).end > 2 * ft.segment(TAIL).end
+    # 32 batches of 256 predictions keep their graphs: tens of MiB on the CPU
+    # and on the GPU alike; the runs' common base differs by device (see above).
+    assert ot.segment(TAIL).peak - ft.segment(TAIL).peak > 32 * 2**20
+    assert ot.segment(TAIL).end - ft.segment(TAIL).end > 32 * 2**20
     assert _status(out, TENSOR) == "dropped"
     assert out.memory == "dropped" and out.results in SAME and out.ok
 
