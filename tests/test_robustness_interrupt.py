@@ -43,6 +43,15 @@ def _snapshot(folder) -> dict[str, str]:
     return out
 
 
+def _sigint_as_in_a_terminal() -> None:
+    """A process started with SIGINT ignored (``nohup``, a background job of a
+    non-interactive shell) hands that on, and Python then leaves Ctrl-C
+    ignored, rightly: memlint in such a job must not stop on it. The tests
+    play a terminal's Ctrl-C, so the run starts with the default disposition
+    whatever the test runner was started under."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _children_of(pid: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -85,6 +94,7 @@ def test_killed_fix_leaves_old_or_new_files(tmp_path, signum, jobs, group):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_sigint_as_in_a_terminal,
     )
     try:
         deadline = time.monotonic() + 120
