@@ -38,6 +38,7 @@ from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 # evaluation, so the gate widens whenever they do.
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 from memlint.analysis.module_params import PARAMETER_ATTRS
+from memlint.parse.ast_fields import CHILDREN
 
 _BACKWARD = frozenset({"backward", "manual_backward"})
 # grad_mode: what turns recording off (context managers, decorators, the
@@ -71,6 +72,41 @@ _LEAF_MARKS = frozenset(
 _PHASES = frozenset({"train", "training", "validation", "val", "valid", "test", "predict", "eval", "evaluation"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, *_COMPREHENSIONS})
+
+# What GateFacts._walk does with a node, by its class (0: only its children).
+_ATTRIBUTE, _CALL, _KEYWORD, _ASSIGN, _LIST = 1, 2, 3, 4, 5
+_AUG_ASSIGN, _BINDING, _FOR, _WHILE, _COMPREHENSION, _FUNCTION, _CLASS, _IMPORT = range(6, 14)
+_CODES: dict[type, int] = {
+    ast.Attribute: _ATTRIBUTE,
+    ast.Call: _CALL,
+    ast.keyword: _KEYWORD,
+    ast.Assign: _ASSIGN,
+    ast.AugAssign: _AUG_ASSIGN,
+    ast.AnnAssign: _BINDING,
+    ast.NamedExpr: _BINDING,
+    ast.For: _FOR,
+    ast.AsyncFor: _FOR,
+    ast.While: _WHILE,
+    **dict.fromkeys(_COMPREHENSIONS, _COMPREHENSION),
+    ast.FunctionDef: _FUNCTION,
+    ast.AsyncFunctionDef: _FUNCTION,
+    ast.ClassDef: _CLASS,
+    ast.Import: _IMPORT,
+    ast.ImportFrom: _IMPORT,
+}
+
+
+class _Walk(dict):  # type: ignore[type-arg]
+    """Node class -> (code, single child fields, list child fields). Anything
+    else met (None, or a scalar read through a class whose signature
+    parse/ast_fields.py could not read) has no children."""
+
+    def __missing__(self, key: type) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+        return (0, (), ())
+
+
+_WALK = _Walk({cls: (_CODES.get(cls, 0), ch.singles, ch.lists) for cls, ch in CHILDREN.items()})
+_WALK[list] = (_LIST, (), ())
 
 
 class GateFacts:
@@ -248,82 +284,49 @@ class GateFacts:
 
     # -- the walk ------------------------------------------------------------
     def _walk(self, tree: ast.AST) -> None:
-        """One pass over every node. Children are read from ``_fields``
-        directly (as parse/guard.nesting_depth does): ``ast.walk`` costs about
-        three times as much, and the gate runs on every file past the
-        pre-filter. Calls and assignments are read after the walk, once every
-        import alias is known."""
+        """One pass over the nodes that may hold code. Each node's class
+        gives, in one dict lookup (_WALK), what the walk does with it and
+        which of its fields hold children (parse/ast_fields.py: contexts,
+        operators and aliases are never visited): the gate runs on every
+        file past the pre-filter, and testing every field of every node cost
+        as much as Python's parse. Calls and assignments are read after the
+        walk, once every import alias is known."""
         idents, keywords = self.idents, self.keywords
         aliases = self._aliases
         calls, assigns, bindings = self._calls, self._assigns, self._bindings
         functions: list[ast.AST] = []
-        AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
+        add_ident, add_call = idents.add, calls.append
+        table, Name, Load = _WALK, ast.Name, ast.Load
         stack = [tree]
-        push, pop = stack.append, stack.pop
+        push, extend, pop = stack.append, stack.extend, stack.pop
         while stack:
             node = pop()
             kind = type(node)
             if kind is Name:
-                idents.add(node.id)  # type: ignore[attr-defined]
+                add_ident(node.id)  # type: ignore[attr-defined]
                 if node.id == "self" and type(node.ctx) is not Load:  # type: ignore[attr-defined]
                     self._self_rebound = True
                 continue  # a name's only child is its context
-            if kind is Attribute:
-                idents.add(node.attr)  # type: ignore[attr-defined]
-            elif kind is Call:
-                calls.append(node)  # type: ignore[arg-type]
-            elif kind is ast.keyword:
-                if node.arg is not None:  # type: ignore[attr-defined]
-                    keywords.add(node.arg)  # type: ignore[attr-defined]
-            elif kind is ast.Assign:
-                assigns.append(node)  # type: ignore[arg-type]
-            elif kind is ast.AugAssign:
-                self._written_in_place(node.target)  # type: ignore[attr-defined]
-            elif kind is ast.AnnAssign or kind is ast.NamedExpr:
-                if node.value is not None:  # type: ignore[attr-defined]
-                    bindings.append((node.target, node.value))  # type: ignore[attr-defined]
-            elif kind is ast.For or kind is ast.AsyncFor:
-                self.loops = True
-                self._iter_tokens(node.iter)  # type: ignore[attr-defined]
-                if _may_iterate_parameters(node.iter):  # type: ignore[attr-defined]
-                    self.leaf_names |= _bare_names(node.target)  # type: ignore[attr-defined]
-            elif kind is ast.While:
-                self.loops = True
-                self._iter_tokens(node.test)  # type: ignore[attr-defined]
-            elif kind in _COMPREHENSIONS:
-                self.comprehensions = True
-                before = self.iter_tokens
-                self.iter_tokens = set()
-                for gen in node.generators:  # type: ignore[attr-defined]
-                    self._iter_tokens(gen.iter)
-                if self.iter_tokens & EVAL_DATA_TOKENS:
-                    self.eval_comprehension = True
-                self.iter_tokens = before | self.iter_tokens
-            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                idents.add(node.name)  # type: ignore[attr-defined]
-                self.def_names.add(node.name)  # type: ignore[attr-defined]
-                functions.append(node)
-            elif kind is ast.ClassDef:
-                idents.add(node.name)  # type: ignore[attr-defined]
-                self._classes.add(node.name)  # type: ignore[attr-defined]
-            elif kind is ast.Import or kind is ast.ImportFrom:
-                self._imports.append(node)  # type: ignore[arg-type]
-                if kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
-                    idents.update(node.module.split("."))  # type: ignore[attr-defined]
-                for alias in node.names:  # type: ignore[attr-defined]
-                    parts = alias.name.split(".")
-                    idents.update(parts)
-                    if alias.asname:
-                        idents.add(alias.asname)
-                        aliases[alias.asname] = parts[-1]
-            for field in node._fields:
-                value = getattr(node, field, None)
-                if type(value) is list:
-                    for item in value:
-                        if isinstance(item, AST):
-                            push(item)
-                elif isinstance(value, AST):
-                    push(value)
+            code, singles, lists = table[kind]
+            if code:
+                if code == _ATTRIBUTE:
+                    add_ident(node.attr)  # type: ignore[attr-defined]
+                elif code == _CALL:
+                    add_call(node)  # type: ignore[arg-type]
+                elif code == _KEYWORD:
+                    if node.arg is not None:  # type: ignore[attr-defined]
+                        keywords.add(node.arg)  # type: ignore[attr-defined]
+                elif code == _ASSIGN:
+                    assigns.append(node)  # type: ignore[arg-type]
+                elif code == _LIST:  # a field of a class whose signature was not read
+                    extend(node)  # type: ignore[arg-type]
+                    continue
+                else:
+                    self._visit(code, node, bindings, functions, aliases)
+            for field in singles:
+                push(getattr(node, field))
+            for field in lists:
+                extend(getattr(node, field))
         idents |= keywords
         for call in calls:
             self._call(call, aliases)
@@ -334,6 +337,57 @@ class GateFacts:
             and any(type(n) in _LOOPS for n in _nodes(fn))
             for fn in functions
         )
+
+    def _visit(
+        self,
+        code: int,
+        node: ast.AST,
+        bindings: list[tuple[ast.AST, ast.AST]],
+        functions: list[ast.AST],
+        aliases: dict[str, str],
+    ) -> None:
+        """What _walk does with the nodes rarer than names, attributes, calls,
+        keywords and assignments."""
+        if code == _AUG_ASSIGN:
+            self._written_in_place(node.target)  # type: ignore[attr-defined]
+        elif code == _BINDING:
+            if node.value is not None:  # type: ignore[attr-defined]
+                bindings.append((node.target, node.value))  # type: ignore[attr-defined]
+        elif code == _FOR:
+            self.loops = True
+            self._iter_tokens(node.iter)  # type: ignore[attr-defined]
+            if _may_iterate_parameters(node.iter):  # type: ignore[attr-defined]
+                self.leaf_names |= _bare_names(node.target)  # type: ignore[attr-defined]
+        elif code == _WHILE:
+            self.loops = True
+            self._iter_tokens(node.test)  # type: ignore[attr-defined]
+        elif code == _COMPREHENSION:
+            self.comprehensions = True
+            before = self.iter_tokens
+            self.iter_tokens = set()
+            for gen in node.generators:  # type: ignore[attr-defined]
+                self._iter_tokens(gen.iter)
+            if self.iter_tokens & EVAL_DATA_TOKENS:
+                self.eval_comprehension = True
+            self.iter_tokens = before | self.iter_tokens
+        elif code == _FUNCTION:
+            self.idents.add(node.name)  # type: ignore[attr-defined]
+            self.def_names.add(node.name)  # type: ignore[attr-defined]
+            functions.append(node)
+        elif code == _CLASS:
+            self.idents.add(node.name)  # type: ignore[attr-defined]
+            self._classes.add(node.name)  # type: ignore[attr-defined]
+        elif code == _IMPORT:
+            self._imports.append(node)  # type: ignore[arg-type]
+            idents = self.idents
+            if type(node) is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
+                idents.update(node.module.split("."))  # type: ignore[attr-defined]
+            for alias in node.names:  # type: ignore[attr-defined]
+                parts = alias.name.split(".")
+                idents.update(parts)
+                if alias.asname:
+                    idents.add(alias.asname)
+                    aliases[alias.asname] = parts[-1]
 
     def _call(self, call: ast.Call, aliases: dict[str, str]) -> None:
         func = call.func
