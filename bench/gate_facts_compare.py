@@ -1,8 +1,8 @@
 """Every fact of GateFacts, this checkout's against another commit's, file by file.
 
-    .venv/bin/python bench/gate_facts_compare.py --old REV DIR_OR_FILE...
+    .venv/bin/python bench/gate_facts_compare.py --old REV [--every N] DIR_OR_FILE...
 
-Loads memlint/analysis/gate.py and ast_names.py as they were at ``REV``
+Loads memlint/analysis/gate.py, gate_loops.py and ast_names.py as they were at ``REV``
 (git show) next to the current ones, builds both on the same Python tree of
 every ``*.py`` file, and compares every public attribute, every property
 (the lazy ones included: loop_sites field by field, grad_on_writes as facts
@@ -25,12 +25,20 @@ from pathlib import Path
 from typing import Any
 
 from memlint.analysis import gate as new_gate
+from memlint.analysis.ast_names import ast_tokens
 from memlint.analysis.gate_loops import LoopSites
 from memlint.rule.registry import all_rules
 
 _NODE_LISTS = ("_calls", "_assigns", "_imports")
 # Caches of the lazy properties: compared through the properties themselves.
-_CACHES = ("_builds_module", "_saved_in_place", "_grad_on_writes", "_loop_without_grad", "_best_snapshot", "_loop_sites")
+_CACHES = (
+    "_builds_module",
+    "_saved_in_place",
+    "_grad_on_writes",
+    "_loop_without_grad",
+    "_best_snapshot",
+    "_loop_sites",
+)
 
 
 def _load(rev: str) -> types.ModuleType:
@@ -40,7 +48,16 @@ def _load(rev: str) -> types.ModuleType:
     names = types.ModuleType("_old_ast_names")
     exec(compile(source("memlint/analysis/ast_names.py"), "old ast_names.py", "exec"), names.__dict__)
     sys.modules["_old_ast_names"] = names
-    text = source("memlint/analysis/gate.py").replace("from memlint.analysis.ast_names import", "from _old_ast_names import")
+    loops = types.ModuleType("_old_gate_loops")
+    text = source("memlint/analysis/gate_loops.py").replace(
+        "from memlint.analysis.ast_names import", "from _old_ast_names import"
+    )
+    exec(compile(text, "old gate_loops.py", "exec"), loops.__dict__)
+    sys.modules["_old_gate_loops"] = loops
+    text = source("memlint/analysis/gate.py").replace(
+        "from memlint.analysis.ast_names import", "from _old_ast_names import"
+    )
+    text = text.replace("from memlint.analysis.gate_loops import", "from _old_gate_loops import")
     old = types.ModuleType("_old_gate")
     sys.modules["_old_gate"] = old
     exec(compile(text, "old gate.py", "exec"), old.__dict__)
@@ -48,7 +65,7 @@ def _load(rev: str) -> types.ModuleType:
 
 
 def _value(v: Any) -> Any:
-    if isinstance(v, LoopSites):
+    if type(v).__name__ == "LoopSites":
         return {k: getattr(v, k) for k in LoopSites.__slots__}
     return v
 
@@ -78,10 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", required=True, help="the commit whose gate.py is the reference")
     parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--every", type=int, default=1, help="compare every Nth file only")
     args = parser.parse_args(argv)
     old = _load(args.old)
     rules = all_rules()
-    files = [f for p in args.paths for f in (sorted(p.rglob("*.py")) if p.is_dir() else [p])]
+    files = [f for p in args.paths for f in (sorted(p.rglob("*.py")) if p.is_dir() else [p])][:: args.every]
     compared = differ = 0
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -96,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         ra = [r.code for r in old.enabled_by_gate(rules, a)]
         rb = [r.code for r in new_gate.enabled_by_gate(rules, b)]
         compared += 1
+        names = sys.modules["_old_ast_names"]
+        if any(names.ast_tokens(s) != ast_tokens(s) for s in ast.walk(tree) if isinstance(s, (ast.stmt, ast.expr))):
+            fa["ast_tokens"] = "differ"
         bad = sorted(k for k in fa.keys() | fb.keys() if fa.get(k, "<missing>") != fb.get(k, "<missing>"))
         if ra != rb:
             bad.append("enabled_by_gate")

@@ -32,14 +32,18 @@ _SIGNATURE = re.compile(r"^\s*(\w+)\((.*)\)\s*$")
 class Children:
     """The fields of one node class: ``singles`` (a node or None), ``lists``
     (lists of nodes, None allowed) and ``leaves`` (fields holding only
-    contexts, operators, aliases or type ignores)."""
+    contexts, operators, aliases or type ignores). ``generic``: the class's
+    signature could not be read, every field is a single child."""
 
-    __slots__ = ("singles", "lists", "leaves")
+    __slots__ = ("singles", "lists", "leaves", "generic")
 
-    def __init__(self, singles: tuple[str, ...], lists: tuple[str, ...], leaves: tuple[str, ...]) -> None:
+    def __init__(
+        self, singles: tuple[str, ...], lists: tuple[str, ...], leaves: tuple[str, ...], generic: bool = False
+    ) -> None:
         self.singles = singles
         self.lists = lists
         self.leaves = leaves
+        self.generic = generic
 
 
 def _children(cls: type) -> Children:
@@ -48,7 +52,7 @@ def _children(cls: type) -> Children:
     if not fields:
         return Children((), (), ())
     if match is None or match.group(1) != cls.__name__:
-        return Children(fields, (), ())  # unknown signature: every field, generically
+        return Children(fields, (), (), generic=True)  # unknown signature: every field, generically
     singles: list[str] = []
     lists: list[str] = []
     leaves: list[str] = []
@@ -56,7 +60,7 @@ def _children(cls: type) -> Children:
     for part in match.group(2).split(","):
         words = part.split()
         if len(words) != 2:
-            return Children(fields, (), ())
+            return Children(fields, (), (), generic=True)
         kind, name = words
         read.append(name)
         base = kind.rstrip("*?")
@@ -69,7 +73,7 @@ def _children(cls: type) -> Children:
         else:
             singles.append(name)
     if tuple(read) != fields:
-        return Children(fields, (), ())
+        return Children(fields, (), (), generic=True)
     return Children(tuple(singles), tuple(lists), tuple(leaves))
 
 
@@ -85,3 +89,24 @@ def _node_classes() -> list[type]:
 
 # Every concrete node class of this Python -> its Children.
 CHILDREN: dict[type, Children] = {cls: _children(cls) for cls in _node_classes() if cls.__module__ == "ast"}
+
+
+def nodes(root: ast.AST) -> list[ast.AST]:
+    """``root`` and every node below it that may hold code: what ``ast.walk``
+    yields, in another order, less the contexts, operators and aliases."""
+    out: list[ast.AST] = []
+    stack: list[object] = [root]
+    push, extend, pop, table = stack.append, stack.extend, stack.pop, CHILDREN
+    while stack:
+        node = pop()
+        children = table.get(type(node))
+        if children is None:
+            if type(node) is list:  # a field of a class whose signature was not read
+                extend(node)
+            continue  # None, or a scalar
+        out.append(node)  # type: ignore[arg-type]
+        for field in children.singles:
+            push(getattr(node, field))
+        for field in children.lists:
+            extend(getattr(node, field))
+    return out
