@@ -1,13 +1,15 @@
 """Names read off Python's own ``ast`` nodes, for the gate (gate.py,
 gate_loops.py): the ``ast`` counterparts of names.dotted_name and the name
-tokens loops.py matches. Child walks here read ``_fields`` directly, as the
-gate does everywhere: ``ast.walk`` costs about three times as much."""
+tokens loops.py matches. Child walks here read only the fields that may hold
+code (parse/ast_fields.py), as the gate does everywhere: ``ast.walk`` costs
+about three times as much."""
 
 from __future__ import annotations
 
 import ast
 
 from memlint.analysis.names import name_tokens
+from memlint.parse.ast_fields import CHILDREN
 
 
 def ast_dotted(expr: ast.AST) -> str | None:
@@ -37,24 +39,30 @@ def ast_tokens(expr: ast.AST) -> tuple[set[str], set[str]]:
     identifiers themselves (what loops' ``mentions`` may match)."""
     tokens: set[str] = set()
     idents: set[str] = set()
-    stack = [expr]
-    AST = ast.AST
+    stack: list[object] = [expr]
+    push, extend, pop, table = stack.append, stack.extend, stack.pop, CHILDREN
+    Name, Attribute, Constant = ast.Name, ast.Attribute, ast.Constant
     while stack:
-        node = stack.pop()
+        node = pop()
         kind = type(node)
-        if kind is ast.Name:
+        if kind is Name:
             idents.add(node.id)  # type: ignore[attr-defined]
             tokens |= name_tokens(node.id)  # type: ignore[attr-defined]
             continue
-        if kind is ast.Attribute:
+        if kind is Attribute:
             idents.add(node.attr)  # type: ignore[attr-defined]
             tokens |= name_tokens(node.attr)  # type: ignore[attr-defined]
-        elif kind is ast.Constant and isinstance(node.value, str):  # type: ignore[attr-defined]
-            tokens |= name_tokens(node.value.strip("'\""))  # type: ignore[attr-defined]
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                stack.extend(item for item in value if isinstance(item, AST))
-            elif isinstance(value, AST):
-                stack.append(value)
+        elif kind is Constant:
+            if isinstance(node.value, str):  # type: ignore[attr-defined]
+                tokens |= name_tokens(node.value.strip("'\""))  # type: ignore[attr-defined]
+            continue
+        children = table.get(kind)
+        if children is None:
+            if kind is list:  # a field of a class whose signature was not read
+                extend(node)  # type: ignore[arg-type]
+            continue  # None, or a scalar
+        for field in children.singles:
+            push(getattr(node, field))
+        for field in children.lists:
+            extend(getattr(node, field))
     return tokens, idents

@@ -38,6 +38,7 @@ from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 # evaluation, so the gate widens whenever they do.
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 from memlint.analysis.module_params import PARAMETER_ATTRS
+from memlint.parse import ast_fields
 
 _BACKWARD = frozenset({"backward", "manual_backward"})
 # grad_mode: what turns recording off (context managers, decorators, the
@@ -67,10 +68,50 @@ _LEAF_MARKS = frozenset(
         "ParameterDict",
     }
 )
+# The callees' last names GateFacts._call reads beyond ``called``.
+_CALLS_READ = (
+    _INPLACE_ALWAYS
+    | _INPLACE_WHEN_ASKED
+    | {"Sequential", "requires_grad_", "eval", "train", "checkpoint", "checkpoint_sequential"}
+)
 # Phases in the names of a framework's per-batch hooks.
 _PHASES = frozenset({"train", "training", "validation", "val", "valid", "test", "predict", "eval", "evaluation"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, *_COMPREHENSIONS})
+
+# What GateFacts._walk does with a node, by its class (0: only its children).
+_CALL, _KEYWORD, _ASSIGN, _LIST = 1, 2, 3, 4
+_AUG_ASSIGN, _BINDING, _FOR, _WHILE, _COMPREHENSION, _FUNCTION, _CLASS, _IMPORT = range(5, 13)
+_CODES: dict[type, int] = {
+    ast.Call: _CALL,
+    ast.keyword: _KEYWORD,
+    ast.Assign: _ASSIGN,
+    ast.AugAssign: _AUG_ASSIGN,
+    ast.AnnAssign: _BINDING,
+    ast.NamedExpr: _BINDING,
+    ast.For: _FOR,
+    ast.AsyncFor: _FOR,
+    ast.While: _WHILE,
+    **dict.fromkeys(_COMPREHENSIONS, _COMPREHENSION),
+    ast.FunctionDef: _FUNCTION,
+    ast.AsyncFunctionDef: _FUNCTION,
+    ast.ClassDef: _CLASS,
+    ast.Import: _IMPORT,
+    ast.ImportFrom: _IMPORT,
+}
+
+
+class _Walk(dict):  # type: ignore[type-arg]
+    """Node class -> (code, single child fields, list child fields). Anything
+    else met (None, or a scalar read through a class whose signature
+    parse/ast_fields.py could not read) has no children."""
+
+    def __missing__(self, key: type) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+        return (0, (), ())
+
+
+_WALK = _Walk({cls: (_CODES.get(cls, 0), ch.singles, ch.lists) for cls, ch in ast_fields.CHILDREN.items()})
+_WALK[list] = (_LIST, (), ())
 
 
 class GateFacts:
@@ -248,82 +289,65 @@ class GateFacts:
 
     # -- the walk ------------------------------------------------------------
     def _walk(self, tree: ast.AST) -> None:
-        """One pass over every node. Children are read from ``_fields``
-        directly (as parse/guard.nesting_depth does): ``ast.walk`` costs about
-        three times as much, and the gate runs on every file past the
-        pre-filter. Calls and assignments are read after the walk, once every
-        import alias is known."""
+        """One pass over the nodes that may hold code. Each node's class
+        gives, in one dict lookup (_WALK), what the walk does with it and
+        which of its fields hold children (parse/ast_fields.py: contexts,
+        operators and aliases are never visited): the gate runs on every
+        file past the pre-filter, and testing every field of every node cost
+        as much as Python's parse. Calls and assignments are read after the
+        walk, once every import alias is known."""
         idents, keywords = self.idents, self.keywords
         aliases = self._aliases
         calls, assigns, bindings = self._calls, self._assigns, self._bindings
         functions: list[ast.AST] = []
-        AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
+        add_ident, add_call = idents.add, calls.append
+        table, Name, Attribute, Load = _WALK, ast.Name, ast.Attribute, ast.Load
         stack = [tree]
-        push, pop = stack.append, stack.pop
+        push, extend, pop = stack.append, stack.extend, stack.pop
         while stack:
             node = pop()
             kind = type(node)
             if kind is Name:
-                idents.add(node.id)  # type: ignore[attr-defined]
+                add_ident(node.id)  # type: ignore[attr-defined]
                 if node.id == "self" and type(node.ctx) is not Load:  # type: ignore[attr-defined]
                     self._self_rebound = True
                 continue  # a name's only child is its context
-            if kind is Attribute:
-                idents.add(node.attr)  # type: ignore[attr-defined]
-            elif kind is Call:
-                calls.append(node)  # type: ignore[arg-type]
-            elif kind is ast.keyword:
-                if node.arg is not None:  # type: ignore[attr-defined]
-                    keywords.add(node.arg)  # type: ignore[attr-defined]
-            elif kind is ast.Assign:
-                assigns.append(node)  # type: ignore[arg-type]
-            elif kind is ast.AugAssign:
-                self._written_in_place(node.target)  # type: ignore[attr-defined]
-            elif kind is ast.AnnAssign or kind is ast.NamedExpr:
-                if node.value is not None:  # type: ignore[attr-defined]
-                    bindings.append((node.target, node.value))  # type: ignore[attr-defined]
-            elif kind is ast.For or kind is ast.AsyncFor:
-                self.loops = True
-                self._iter_tokens(node.iter)  # type: ignore[attr-defined]
-                if _may_iterate_parameters(node.iter):  # type: ignore[attr-defined]
-                    self.leaf_names |= _bare_names(node.target)  # type: ignore[attr-defined]
-            elif kind is ast.While:
-                self.loops = True
-                self._iter_tokens(node.test)  # type: ignore[attr-defined]
-            elif kind in _COMPREHENSIONS:
-                self.comprehensions = True
-                before = self.iter_tokens
-                self.iter_tokens = set()
-                for gen in node.generators:  # type: ignore[attr-defined]
-                    self._iter_tokens(gen.iter)
-                if self.iter_tokens & EVAL_DATA_TOKENS:
-                    self.eval_comprehension = True
-                self.iter_tokens = before | self.iter_tokens
-            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                idents.add(node.name)  # type: ignore[attr-defined]
-                self.def_names.add(node.name)  # type: ignore[attr-defined]
-                functions.append(node)
-            elif kind is ast.ClassDef:
-                idents.add(node.name)  # type: ignore[attr-defined]
-                self._classes.add(node.name)  # type: ignore[attr-defined]
-            elif kind is ast.Import or kind is ast.ImportFrom:
-                self._imports.append(node)  # type: ignore[arg-type]
-                if kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
-                    idents.update(node.module.split("."))  # type: ignore[attr-defined]
-                for alias in node.names:  # type: ignore[attr-defined]
-                    parts = alias.name.split(".")
-                    idents.update(parts)
-                    if alias.asname:
-                        idents.add(alias.asname)
-                        aliases[alias.asname] = parts[-1]
-            for field in node._fields:
-                value = getattr(node, field, None)
-                if type(value) is list:
-                    for item in value:
-                        if isinstance(item, AST):
-                            push(item)
-                elif isinstance(value, AST):
+            if kind is Attribute:  # a fifth of the nodes visited: read here whole
+                add_ident(node.attr)  # type: ignore[attr-defined]
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is Name:  # ``self.x``: an attribute's object is read, never bound
+                    add_ident(value.id)  # type: ignore[attr-defined]
+                else:
                     push(value)
+                continue
+            code, singles, lists = table[kind]
+            if code:
+                if code == _CALL:
+                    add_call(node)  # type: ignore[arg-type]
+                    func = node.func  # type: ignore[attr-defined]
+                    if type(func) is Name:  # a callee is read, never bound
+                        add_ident(func.id)
+                    else:
+                        push(func)
+                    extend(node.args)  # type: ignore[attr-defined]
+                    extend(node.keywords)  # type: ignore[attr-defined]
+                    continue
+                if code == _KEYWORD:
+                    if node.arg is not None:  # type: ignore[attr-defined]
+                        keywords.add(node.arg)  # type: ignore[attr-defined]
+                    push(node.value)  # type: ignore[attr-defined]
+                    continue
+                if code == _ASSIGN:
+                    assigns.append(node)  # type: ignore[arg-type]
+                elif code == _LIST:  # a field of a class whose signature was not read
+                    extend(node)  # type: ignore[arg-type]
+                    continue
+                else:
+                    self._visit(code, node, bindings, functions, aliases)
+            for field in singles:
+                push(getattr(node, field))
+            for field in lists:
+                extend(getattr(node, field))
         idents |= keywords
         for call in calls:
             self._call(call, aliases)
@@ -335,18 +359,72 @@ class GateFacts:
             for fn in functions
         )
 
+    def _visit(
+        self,
+        code: int,
+        node: ast.AST,
+        bindings: list[tuple[ast.AST, ast.AST]],
+        functions: list[ast.AST],
+        aliases: dict[str, str],
+    ) -> None:
+        """What _walk does with the nodes rarer than names, attributes, calls,
+        keywords and assignments."""
+        if code == _AUG_ASSIGN:
+            self._written_in_place(node.target)  # type: ignore[attr-defined]
+        elif code == _BINDING:
+            if node.value is not None:  # type: ignore[attr-defined]
+                bindings.append((node.target, node.value))  # type: ignore[attr-defined]
+        elif code == _FOR:
+            self.loops = True
+            self._iter_tokens(node.iter)  # type: ignore[attr-defined]
+            if _may_iterate_parameters(node.iter):  # type: ignore[attr-defined]
+                self.leaf_names |= _bare_names(node.target)  # type: ignore[attr-defined]
+        elif code == _WHILE:
+            self.loops = True
+            self._iter_tokens(node.test)  # type: ignore[attr-defined]
+        elif code == _COMPREHENSION:
+            self.comprehensions = True
+            before = self.iter_tokens
+            self.iter_tokens = set()
+            for gen in node.generators:  # type: ignore[attr-defined]
+                self._iter_tokens(gen.iter)
+            if self.iter_tokens & EVAL_DATA_TOKENS:
+                self.eval_comprehension = True
+            self.iter_tokens = before | self.iter_tokens
+        elif code == _FUNCTION:
+            self.idents.add(node.name)  # type: ignore[attr-defined]
+            self.def_names.add(node.name)  # type: ignore[attr-defined]
+            functions.append(node)
+        elif code == _CLASS:
+            self.idents.add(node.name)  # type: ignore[attr-defined]
+            self._classes.add(node.name)  # type: ignore[attr-defined]
+        elif code == _IMPORT:
+            self._imports.append(node)  # type: ignore[arg-type]
+            idents = self.idents
+            if type(node) is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
+                idents.update(node.module.split("."))  # type: ignore[attr-defined]
+            for alias in node.names:  # type: ignore[attr-defined]
+                parts = alias.name.split(".")
+                idents.update(parts)
+                if alias.asname:
+                    idents.add(alias.asname)
+                    aliases[alias.asname] = parts[-1]
+
     def _call(self, call: ast.Call, aliases: dict[str, str]) -> None:
         func = call.func
-        if type(func) is ast.Attribute:
+        kind = type(func)
+        if kind is ast.Attribute:
             last = func.attr
-            if is_inplace_method(last):  # what MEM401/MEM402 check (``p.detach_()`` writes no data)
+            if last[-1] == "_" and is_inplace_method(last):  # what MEM401/MEM402 check (``p.detach_()`` writes no data)
                 self.inplace_names |= _bare_names(func.value)  # ``n.add_(...)``
                 self._parameter_attr_written(func.value)
-        elif type(func) is ast.Name:
+        elif kind is ast.Name:
             last = aliases.get(func.id, func.id)
         else:
             return
         self.called.add(last)
+        if last not in _CALLS_READ:
+            return  # most calls: nothing below can hold
         names = {kw.arg for kw in call.keywords}
         if (last in _INPLACE_ALWAYS or ("inplace" in names and last in _INPLACE_WHEN_ASKED)) and call.args:
             self.inplace_names |= _bare_names(call.args[0])  # ``torch.relu_(n)``, ``F.relu(n, inplace=True)``
@@ -356,8 +434,8 @@ class GateFacts:
                 _last_name(prev, aliases) in _SAVING_MODULES and _may_run_inplace(cur)
                 for prev, cur in zip(elements, elements[1:])
             )
-        if last == "requires_grad_" and type(func) is ast.Attribute:
-            self.leaf_names |= _bare_names(func.value)
+        if last == "requires_grad_" and kind is ast.Attribute:
+            self.leaf_names |= _bare_names(func.value)  # type: ignore[attr-defined]
         if last == "eval" and not call.args and not call.keywords:
             self.eval_call = True
         elif last == "train" and (call.args or call.keywords):
@@ -375,19 +453,24 @@ class GateFacts:
             self.checkpoint_without_reentrant = True
 
     def _assign(self, node: ast.Assign, aliases: dict[str, str]) -> None:
-        for target in node.targets:
-            if type(target) is ast.Subscript:
+        targets = node.targets
+        for target in targets:
+            kind = type(target)
+            if kind is ast.Subscript:
                 self._written_in_place(target)
-            elif type(target) is ast.Attribute and target.attr == "requires_grad":
-                self.leaf_names |= _bare_names(target.value)  # ``n.requires_grad = True``
+            elif kind is ast.Attribute and target.attr == "requires_grad":  # type: ignore[attr-defined]
+                self.leaf_names |= _bare_names(target.value)  # type: ignore[attr-defined]  # ``n.requires_grad = True``
         value = node.value
-        if len(node.targets) == 1:
-            parts = value.values if type(value) is ast.Dict else [value]
-            if any(_state_dict_call(p) for p in parts if p is not None):
+        kind = type(value)
+        if kind is ast.Dict:
+            if len(targets) == 1 and any(_state_dict_call(p) for p in value.values if p is not None):  # type: ignore[attr-defined]
                 self.state_dict_snapshot = True
-        if type(value) is not ast.Call:
             return
-        func = value.func
+        if kind is not ast.Call:
+            return
+        if len(targets) == 1 and _state_dict_call(value):
+            self.state_dict_snapshot = True
+        func = value.func  # type: ignore[attr-defined]
         last = (
             func.attr
             if type(func) is ast.Attribute
@@ -395,12 +478,15 @@ class GateFacts:
             if type(func) is ast.Name
             else None
         )
-        names = {n for t in node.targets for n in _bare_names(t)}
-        if last in _SAVES_OUTPUT:
-            self.output_names |= names
+        saves = last in _SAVES_OUTPUT
         # ``n = nn.Parameter(...)``, ``n = torch.zeros(..., requires_grad=True)``, ``n = t.requires_grad_()``
-        if last in _LEAF_MARKS or any(kw.arg == "requires_grad" for kw in value.keywords):
-            self.leaf_names |= names
+        leaf = last in _LEAF_MARKS or any(kw.arg == "requires_grad" for kw in value.keywords)  # type: ignore[attr-defined]
+        if saves or leaf:
+            names = {n for t in targets for n in _bare_names(t)}
+            if saves:
+                self.output_names |= names
+            if leaf:
+                self.leaf_names |= names
 
     def _written_in_place(self, target: ast.AST) -> None:
         if type(target) is ast.Subscript:
@@ -814,12 +900,21 @@ def _builds_module(facts: GateFacts) -> bool:
     # What a loop's model call may name as its module (loops' receivers: the
     # callee, the object of ``m.forward(...)`` or of a method whose ``self``
     # is mapped back, an argument mapped back from a callee's parameter).
+    # Read off every call of the file, so only once a binding may build a module.
     used: set[str | None] = set()
-    for node in facts._calls:
-        func = node.func
-        used.add(ast_dotted(func.value) if type(func) is ast.Attribute else ast_dotted(func))
-        used.update(ast_dotted(a.value if type(a) is ast.Starred else a) for a in node.args)
-        used.update(ast_dotted(k.value) for k in node.keywords)
+    used_read = False
+
+    def may_be_used(spelled: str | None) -> bool:
+        nonlocal used_read
+        if not used_read:
+            used_read = True
+            for node in facts._calls:
+                func = node.func
+                used.add(ast_dotted(func.value) if type(func) is ast.Attribute else ast_dotted(func))
+                used.update(ast_dotted(a.value if type(a) is ast.Starred else a) for a in node.args)
+                used.update(ast_dotted(k.value) for k in node.keywords)
+        return spelled in used
+
     imported = _import_table(facts)
 
     def may_build(value: ast.AST, target: str | None) -> bool:
@@ -870,27 +965,15 @@ def _builds_module(facts: GateFacts) -> bool:
                     return True
                 continue
             spelled = ast_dotted(t)
-            if spelled in used and may_build(v, spelled):
+            if may_build(v, spelled) and may_be_used(spelled):
                 return True
     return False
 
 
 def _nodes(root: ast.AST) -> list[ast.AST]:
-    """``root`` and every node below it (what ``ast.walk`` yields, in another
-    order, at a third of the cost)."""
-    out: list[ast.AST] = []
-    stack = [root]
-    AST = ast.AST
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                stack.extend(item for item in value if isinstance(item, AST))
-            elif isinstance(value, AST):
-                stack.append(value)
-    return out
+    """``root`` and every node below it that may hold code (contexts,
+    operators and aliases left out: no caller looks for them)."""
+    return ast_fields.nodes(root)
 
 
 def enabled_by_gate(rules, facts: GateFacts):

@@ -15,6 +15,8 @@ import ast
 import re
 import warnings
 
+from memlint.parse.ast_fields import CHILDREN
+
 # Deeper than any real code (torch, the standard library, transformers: at
 # most ~70), and shallow enough that libcst answers in about a second.
 MAX_DEPTH = 400
@@ -84,28 +86,40 @@ def nesting_depth(tree: ast.AST, limit: int) -> int:
     """Depth of ``tree`` as libcst builds it, stopping once past ``limit``.
 
     A ``BoolOp`` with n values is one node here but n-1 nested ones in libcst.
-    Children are read from ``_fields`` directly: ``ast.iter_child_nodes``
-    costs three times as much, and this runs on every file that is parsed.
+    Children are read from the fields that may hold them (ast_fields.CHILDREN:
+    testing every field costs twice as much, and this runs on every file that
+    is parsed); a context, operator or alias is never pushed, but counts its
+    level as before.
     """
-    AST, BoolOp = ast.AST, ast.BoolOp
+    table, BoolOp = CHILDREN, ast.BoolOp
     deepest = 0
-    stack = [(tree, 1)]
+    stack: list[tuple[object, int]] = [(tree, 1)]
     push, pop = stack.append, stack.pop
     while stack:
         node, depth = pop()
+        children = table.get(type(node))
+        if children is None:
+            if type(node) is list:  # a field of a class whose signature was not read
+                for item in node:
+                    push((item, depth))
+            continue  # None, or a scalar: no level
         if depth > deepest:
             deepest = depth
             if deepest > limit:
                 return deepest
         below = depth + (len(node.values) if type(node) is BoolOp else 1)  # type: ignore[attr-defined]
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, AST):
-                        push((item, below))
-            elif isinstance(value, AST):
-                push((value, below))
+        for name in children.singles:
+            push((getattr(node, name), below))
+        for name in children.lists:
+            for item in getattr(node, name):
+                push((item, below))
+        if below > deepest:
+            for name in children.leaves:
+                if getattr(node, name):  # a context, an operator, an alias: one level
+                    deepest = below
+                    if deepest > limit:
+                        return deepest
+                    break
     return deepest
 
 

@@ -1,0 +1,131 @@
+"""Every fact of GateFacts, this checkout's against another commit's, file by file.
+
+    .venv/bin/python bench/gate_facts_compare.py --old REV [--every N] DIR_OR_FILE...
+
+Loads memlint/analysis/gate.py, gate_loops.py and ast_names.py as they were at ``REV``
+(git show) next to the current ones, builds both on the same Python tree of
+every ``*.py`` file, and compares every public attribute, every property
+(the lazy ones included: loop_sites field by field, grad_on_writes as facts
+of its own), the private state other modules read (the import aliases,
+classes, the kept calls, assignments, bindings and imports, as multisets of
+nodes: their order is not a fact), and which rules enabled_by_gate keeps
+(every rule). Prints each difference and the totals; exits 1 on any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+import types
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from memlint.analysis import gate as new_gate
+from memlint.analysis.ast_names import ast_tokens
+from memlint.analysis.gate_loops import LoopSites
+from memlint.rule.registry import all_rules
+
+_NODE_LISTS = ("_calls", "_assigns", "_imports")
+# Caches of the lazy properties: compared through the properties themselves.
+_CACHES = (
+    "_builds_module",
+    "_saved_in_place",
+    "_grad_on_writes",
+    "_loop_without_grad",
+    "_best_snapshot",
+    "_loop_sites",
+)
+
+
+def _load(rev: str) -> types.ModuleType:
+    def source(path: str) -> str:
+        return subprocess.run(["git", "show", f"{rev}:{path}"], capture_output=True, text=True, check=True).stdout
+
+    names = types.ModuleType("_old_ast_names")
+    exec(compile(source("memlint/analysis/ast_names.py"), "old ast_names.py", "exec"), names.__dict__)
+    sys.modules["_old_ast_names"] = names
+    loops = types.ModuleType("_old_gate_loops")
+    text = source("memlint/analysis/gate_loops.py").replace(
+        "from memlint.analysis.ast_names import", "from _old_ast_names import"
+    )
+    exec(compile(text, "old gate_loops.py", "exec"), loops.__dict__)
+    sys.modules["_old_gate_loops"] = loops
+    text = source("memlint/analysis/gate.py").replace(
+        "from memlint.analysis.ast_names import", "from _old_ast_names import"
+    )
+    text = text.replace("from memlint.analysis.gate_loops import", "from _old_gate_loops import")
+    old = types.ModuleType("_old_gate")
+    sys.modules["_old_gate"] = old
+    exec(compile(text, "old gate.py", "exec"), old.__dict__)
+    return old
+
+
+def _value(v: Any) -> Any:
+    if type(v).__name__ == "LoopSites":
+        return {k: getattr(v, k) for k in LoopSites.__slots__}
+    return v
+
+
+def _facts(f: Any, cls: type, depth: int = 0) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    props = sorted(n for n, v in vars(cls).items() if isinstance(v, property))
+    for name in props:
+        value = getattr(f, name)
+        if name == "grad_on_writes":
+            out[name] = "self" if value is f else (_facts(value, cls, depth + 1) if depth == 0 else "facts")
+        else:
+            out[name] = _value(value)
+    for name, value in vars(f).items():
+        if name in _CACHES or name == "_tree":
+            continue
+        if name in _NODE_LISTS:
+            out[name] = Counter(id(n) for n in value)
+        elif name == "_bindings":
+            out[name] = Counter((id(t), id(v)) for t, v in value)
+        else:
+            out[name] = value
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--old", required=True, help="the commit whose gate.py is the reference")
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--every", type=int, default=1, help="compare every Nth file only")
+    args = parser.parse_args(argv)
+    old = _load(args.old)
+    rules = all_rules()
+    files = [f for p in args.paths for f in (sorted(p.rglob("*.py")) if p.is_dir() else [p])][:: args.every]
+    compared = differ = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        a, b = old.GateFacts(tree), new_gate.GateFacts(tree)
+        fa, fb = _facts(a, old.GateFacts), _facts(b, new_gate.GateFacts)
+        ra = [r.code for r in old.enabled_by_gate(rules, a)]
+        rb = [r.code for r in new_gate.enabled_by_gate(rules, b)]
+        compared += 1
+        names = sys.modules["_old_ast_names"]
+        if any(names.ast_tokens(s) != ast_tokens(s) for s in ast.walk(tree) if isinstance(s, (ast.stmt, ast.expr))):
+            fa["ast_tokens"] = "differ"
+        bad = sorted(k for k in fa.keys() | fb.keys() if fa.get(k, "<missing>") != fb.get(k, "<missing>"))
+        if ra != rb:
+            bad.append("enabled_by_gate")
+        if bad:
+            differ += 1
+            print(f"{path}: {', '.join(bad)}")
+    print(f"{compared} files compared ({len(files)} found), {differ} differ")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Which fields of each Python ``ast`` node class can hold nodes worth a walk.
+
+The walks over Python's tree (the gate, analysis/gate.py; the nesting
+guard, guard.py) run on every file past the token pre-filter, so they read
+children from a table made once instead of testing every field's value
+(``getattr`` plus ``isinstance`` on each of ``_fields``: ``ast.walk`` and
+``iter_child_nodes`` cost about three times as much again).
+
+A class's fields are read off its ASDL signature (``Call(expr func, expr*
+args, keyword* keywords)``, its docstring): a field of a node type is a
+*single* child (possibly None) or a *list* of them (a ``Dict``'s keys may
+hold None). Fields that hold only a context (``Load``/``Store``), an
+operator, or an ``alias``/``type_ignore`` are *leaves*: leaf-only node
+classes nothing reads, whose presence the guard still counts as one level of
+depth. A class whose signature cannot be read (a Python whose docstrings
+differ) gets every field as a single child; a list met that way is a
+:data:`LIST` entry the walks extend generically, so nothing is missed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+# ASDL types whose values never hold a node any walk reads: scalars, and the
+# leaf-only node sums (contexts, operators) and products without node fields.
+_SCALARS = frozenset({"identifier", "int", "string", "constant"})
+_LEAF_TYPES = frozenset({"expr_context", "operator", "unaryop", "boolop", "cmpop", "alias", "type_ignore"})
+_SIGNATURE = re.compile(r"^\s*(\w+)\((.*)\)\s*$")
+
+
+class Children:
+    """The fields of one node class: ``singles`` (a node or None), ``lists``
+    (lists of nodes, None allowed) and ``leaves`` (fields holding only
+    contexts, operators, aliases or type ignores). ``generic``: the class's
+    signature could not be read, every field is a single child."""
+
+    __slots__ = ("singles", "lists", "leaves", "generic")
+
+    def __init__(
+        self, singles: tuple[str, ...], lists: tuple[str, ...], leaves: tuple[str, ...], generic: bool = False
+    ) -> None:
+        self.singles = singles
+        self.lists = lists
+        self.leaves = leaves
+        self.generic = generic
+
+
+def _children(cls: type) -> Children:
+    fields: tuple[str, ...] = getattr(cls, "_fields", ())
+    match = _SIGNATURE.match((cls.__doc__ or "").split("\n", 1)[0])
+    if not fields:
+        return Children((), (), ())
+    if match is None or match.group(1) != cls.__name__:
+        return Children(fields, (), (), generic=True)  # unknown signature: every field, generically
+    singles: list[str] = []
+    lists: list[str] = []
+    leaves: list[str] = []
+    read: list[str] = []
+    for part in match.group(2).split(","):
+        words = part.split()
+        if len(words) != 2:
+            return Children(fields, (), (), generic=True)
+        kind, name = words
+        read.append(name)
+        base = kind.rstrip("*?")
+        if base in _SCALARS:
+            continue
+        if base in _LEAF_TYPES:
+            leaves.append(name)
+        elif kind.endswith("*"):
+            lists.append(name)
+        else:
+            singles.append(name)
+    if tuple(read) != fields:
+        return Children(fields, (), (), generic=True)
+    return Children(tuple(singles), tuple(lists), tuple(leaves))
+
+
+def _node_classes() -> list[type]:
+    out: list[type] = []
+    stack: list[type] = [ast.AST]
+    while stack:
+        cls = stack.pop()
+        out.append(cls)
+        stack.extend(cls.__subclasses__())
+    return out
+
+
+# Every concrete node class of this Python -> its Children.
+CHILDREN: dict[type, Children] = {cls: _children(cls) for cls in _node_classes() if cls.__module__ == "ast"}
+
+
+def nodes(root: ast.AST) -> list[ast.AST]:
+    """``root`` and every node below it that may hold code: what ``ast.walk``
+    yields, in another order, less the contexts, operators and aliases."""
+    out: list[ast.AST] = []
+    stack: list[object] = [root]
+    push, extend, pop, table = stack.append, stack.extend, stack.pop, CHILDREN
+    while stack:
+        node = pop()
+        children = table.get(type(node))
+        if children is None:
+            if type(node) is list:  # a field of a class whose signature was not read
+                extend(node)
+            continue  # None, or a scalar
+        out.append(node)  # type: ignore[arg-type]
+        for field in children.singles:
+            push(getattr(node, field))
+        for field in children.lists:
+            extend(getattr(node, field))
+    return out
