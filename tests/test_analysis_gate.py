@@ -531,10 +531,10 @@ def fit(model, loader, criterion):
 
 def test_an_accumulation_must_read_its_target_back():
     """mem101._accumulates: ``x = a + b`` adds nothing to ``x``."""
-    loop = "import torch\nfor x in loader:\n    {}\n"
+    loop = "import torch\nfor x in loader:\n    out = model(x)\n    {}\n"
     assert facts(loop.format("total = total + model(x)")).loop_sites.accumulates
     assert facts(loop.format("self.t = (self.t * 3 + model(x)) / 4")).loop_sites.accumulates
-    assert facts(loop.format("t = {k: t[k] + v[k] for k in t}")).loop_sites.accumulates
+    assert facts(loop.format("t = {k: t[k] + out[k] for k in t}")).loop_sites.accumulates
     assert facts(loop.format("ema = out if ema is None else ema + out")).loop_sites.accumulates
     assert not facts(loop.format("h = a + model(x)")).loop_sites.accumulates
     assert not facts(loop.format("total = total * model(x)")).loop_sites.accumulates
@@ -593,9 +593,9 @@ def add(loss):
     class C:
         total = 1
     global total
-    total += loss
+    total += model(loss)
 for x in loader:
-    add(model(x))
+    add(x)
 """
     assert facts(src).loop_sites.accumulates
     assert not facts(src.replace("    global total\n", "    total = 0\n")).loop_sites.accumulates
