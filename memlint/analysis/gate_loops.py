@@ -463,7 +463,7 @@ class _Values:
             if scope.body is None:
                 return True
             if scope.written is None:
-                scope.written = _written(scope.body)
+                scope.written = _written(scope.body, self.facts._aliases)
             return e.id in scope.written  # type: ignore[attr-defined]
         if kind is ast.Attribute or kind is ast.Subscript or kind is ast.NamedExpr or kind is ast.Starred:
             return self.may_carry(e.value, scope)  # type: ignore[attr-defined]
@@ -513,42 +513,53 @@ class _Values:
         return head.id not in self._imported  # type: ignore[attr-defined]
 
 
+# training_verbs' backward calls, by the callee's last name.
+_BACKWARD_CALLS = frozenset({"backward", "manual_backward"})
 _NOT_WALKED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def _written(body: list[ast.stmt]) -> set[str]:
+def _written(body: list[ast.stmt], aliases: dict[str, str]) -> set[str]:
     """The names history.py's walk of ``body`` may give a value other than
     unknown: the root name of every target (``x``, ``x.a``, ``x[k]``, in any
-    binding), and every name in an expression statement that is a call
-    (``_mutation``, ``_backward_proves``). Nested functions, classes and
-    lambdas are not walked (``statement`` binds their name to NO, ``_ev``
-    returns NO for a lambda)."""
+    binding), the root of the receiver of a call that is an expression
+    statement (``_mutation``: ``x.append(v)``, ``x.add_(v)``), and every name
+    in a backward call that is one (``_backward_proves``: ``loss.backward()``,
+    ``accelerator.backward(loss)``, ``torch.autograd.backward(loss)``, by the
+    callee's last name as training_verbs finds them). Nested functions,
+    classes and lambdas are not walked (``statement`` binds their name to
+    NO, ``_ev`` returns NO for a lambda)."""
     written: set[str] = set()
     AST = ast.AST
     stack: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in body]
     while stack:
-        node, in_call = stack.pop()
+        node, in_backward = stack.pop()
         kind = type(node)
         if kind is ast.Name:
-            if in_call or type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+            if in_backward or type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
                 written.add(node.id)  # type: ignore[attr-defined]
             continue
         if isinstance(node, _NOT_WALKED):
             continue
+        root = None
         if (kind is ast.Attribute or kind is ast.Subscript) and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
             root = node
+        elif kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
+            func = node.value.func  # type: ignore[attr-defined]
+            if ast_callee(func, aliases) in _BACKWARD_CALLS:
+                in_backward = True
+            elif type(func) is ast.Attribute:
+                root = func.value  # type: ignore[attr-defined]
+        if root is not None:
             while type(root) is ast.Attribute or type(root) is ast.Subscript or type(root) is ast.Starred:
                 root = root.value  # type: ignore[attr-defined]
             if type(root) is ast.Name:
                 written.add(root.id)  # type: ignore[attr-defined]
-        if kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
-            in_call = True
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
-                stack.extend((item, in_call) for item in value if isinstance(item, AST))
+                stack.extend((item, in_backward) for item in value if isinstance(item, AST))
             elif isinstance(value, AST):
-                stack.append((value, in_call))
+                stack.append((value, in_backward))
     return written
 
 
