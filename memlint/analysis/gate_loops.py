@@ -21,6 +21,12 @@ facts ``ast`` cannot see:
   same locals as loops._local_names, never more), when the function's name is
   called in the file and some loop may be a batch loop (batch_loop_calling
   follows callers), or in a ``training_step`` (carried_by_framework);
+- MEM101/MEM102's statement is one the rule's visitor matches (``d[k] =``,
+  ``x.append(v)``, ``x += [v]``, ``x = torch.cat((x, v))``, ``x = x + [v]``;
+  ``total += v``, mem101._accumulates' forms), and a part of its value the
+  rule hands to history.py (mem102._terms, ``history_terms``) may carry
+  autograd history there (``_Values``: literals, displays of them,
+  comparisons, detaching methods and names the function never writes cannot);
 - MEM703's move sits in the body of its innermost loop (its _enclosing_loop
   stops at a function, lambda or class), and that loop may run per batch
   (_per_batch: a loader, the file's training verbs, the eval role) or per
