@@ -531,10 +531,10 @@ def fit(model, loader, criterion):
 
 def test_an_accumulation_must_read_its_target_back():
     """mem101._accumulates: ``x = a + b`` adds nothing to ``x``."""
-    loop = "import torch\nfor x in loader:\n    {}\n"
+    loop = "import torch\nfor x in loader:\n    out = model(x)\n    {}\n"
     assert facts(loop.format("total = total + model(x)")).loop_sites.accumulates
     assert facts(loop.format("self.t = (self.t * 3 + model(x)) / 4")).loop_sites.accumulates
-    assert facts(loop.format("t = {k: t[k] + v[k] for k in t}")).loop_sites.accumulates
+    assert facts(loop.format("t = {k: t[k] + out[k] for k in t}")).loop_sites.accumulates
     assert facts(loop.format("ema = out if ema is None else ema + out")).loop_sites.accumulates
     assert not facts(loop.format("h = a + model(x)")).loop_sites.accumulates
     assert not facts(loop.format("total = total * model(x)")).loop_sites.accumulates
@@ -593,9 +593,9 @@ def add(loss):
     class C:
         total = 1
     global total
-    total += loss
+    total += model(loss)
 for x in loader:
-    add(model(x))
+    add(x)
 """
     assert facts(src).loop_sites.accumulates
     assert not facts(src.replace("    global total\n", "    total = 0\n")).loop_sites.accumulates
@@ -680,3 +680,184 @@ def test_the_loop_sites_walk_reads_the_rules_own_words():
     mem102 = rule_by_code("MEM102")
     assert mem102 is not None
     assert sys.modules[mem102.__module__]._ADDERS == ADDERS
+
+
+# -- MEM101/MEM102: the statement as the rule matches it, and a value history.py may call history-carrying --
+
+_BATCH_LOOP = "import torch\nfor x, y in loader:\n    out = model(x)\n    loss = criterion(out, y)\n    {}\n"
+
+
+def _stores(stmt: str) -> bool:
+    return facts(_BATCH_LOOP.format(stmt)).loop_sites.stores
+
+
+def _accumulates(stmt: str) -> bool:
+    return facts(_BATCH_LOOP.format(stmt)).loop_sites.accumulates
+
+
+def _silent_without_gate(stmt: str, code: str) -> None:
+    """What the gate skips, the rule does not report without it either."""
+    assert not _findings(_BATCH_LOOP.format(stmt), [code], gate=False)
+
+
+@pytest.mark.parametrize(
+    "stmt",
+    [
+        "ema = out if ema is None else ema + out",  # mem102.visit_Assign matches no conditional
+        "t = {k: t[k] + out[k] for k in t}",  # nor a comprehension
+        "h = h * 0.9 + out",  # nor arithmetic other than ``lst + [...]``
+        "lst = lst + (out,)",  # ``+ [...]`` only
+        "lst = other + [out]",  # the target read back first
+    ],
+)
+def test_mem102_counts_only_the_assignments_it_visits(stmt):
+    assert not _stores(stmt)
+    _silent_without_gate(stmt, "MEM102")
+
+
+@pytest.mark.parametrize(
+    "stmt",
+    ["outs += [out]", "outs += (out,)", "outs -= [out]", "outs += [o for o in out]", "outs += {out}"],
+)
+def test_mem101_leaves_a_container_display_to_mem102(stmt):
+    """mem101._is_container."""
+    assert not _accumulates(stmt)
+    _silent_without_gate(stmt, "MEM101")
+
+
+@pytest.mark.parametrize(
+    "stmt",
+    [
+        "d[k] = 0",
+        "d[k] = None",
+        "d[k] = -1.5",
+        "d[k] = f'{loss}'",
+        "d[k] = '%.3f' % loss",
+        "d[k] = loss > 0",
+        "d[k] = not loss",
+        "d[k] = (1, 'a', [None])",
+        "d[k] = {'loss': 0.0, **{'n': 1}}",
+        "d[k] = loss and None",
+        "d[k] = loss if k else 0",
+        "d[k] = lambda: loss",
+        "d[k] = [0 for _ in out]",
+        "losses.append(loss.item())",
+        "losses.append(out.detach().cpu().numpy())",
+        "losses.append((loss.item(), out.argmax(1).tolist()))",
+        "losses.extend(out.size())",
+        "preds = torch.cat((preds, out.argmax(-1)))",
+        "lst = lst + [loss.item()]",
+        "lst += [f'{loss:.3f}']",
+    ],
+)
+def test_mem102_skips_values_history_never_calls_history_carrying(stmt):
+    assert not _stores(stmt)
+    _silent_without_gate(stmt, "MEM102")
+
+
+@pytest.mark.parametrize(
+    "stmt",
+    [
+        "total += loss.item()",
+        "total += 1",
+        "total -= loss.item() * 2 + 1",
+        "total = total + loss.detach()",
+        "total = 0.9 * total + 0.1 * loss.item()",
+        "count += (out.argmax(1) == y).sum().item()",
+        "t = {k: t[k] + out[k].item() for k in t}",
+        "total += loss.item() if k else 0",
+    ],
+)
+def test_mem101_skips_terms_history_never_calls_history_carrying(stmt):
+    assert not _accumulates(stmt)
+    _silent_without_gate(stmt, "MEM101")
+
+
+def test_a_name_its_function_never_writes_holds_what_history_calls_unknown():
+    """history.py walks a function once with unknown parameters and no
+    globals: a name the function never binds, mutates or hands to a call
+    statement is MAYBE, never YES."""
+    helper = """\
+import torch
+class Tracker:
+    def log(self, loss, step):
+        self.losses.append(loss)
+        self.total += loss
+        self.by_step[step] = LAST
+    def fit(self, loader):
+        for x, y in loader:
+            loss = self.criterion(self.model(x), y)
+            loss.backward()
+            self.log(loss, 0)
+"""
+    f = facts(helper)
+    assert not f.loop_sites.stores and not f.loop_sites.accumulates
+    assert not _findings(helper, ["MEM101", "MEM102"], gate=False)
+    # Bound in the helper: it may carry history.
+    bound = helper.replace("        self.losses.append(loss)\n", "        loss = self.model(loss)\n")
+    assert facts(bound).loop_sites.accumulates
+    _kept_with_its_findings(bound, "MEM101")
+    for writes in ("loss.mul_(2)", "loss[0] = step", "loss.extend(x)", "torch.autograd.backward(loss)"):
+        src = helper.replace("        self.by_step", f"        {writes}\n        self.by_step")
+        assert facts(src).loop_sites.stores, writes
+
+
+def test_a_name_written_in_a_nested_function_or_class_is_not_the_functions():
+    src = """\
+import torch
+def fit(model, loader, losses, loss):
+    for x, y in loader:
+        def inner():
+            loss = model(x)
+        class C:
+            loss = model(x)
+        losses.append(loss)
+"""
+    assert not facts(src).loop_sites.stores
+    assert not _findings(src, ["MEM102"], gate=False)
+    assert facts(
+        src.replace("    for x, y in loader:\n", "    for x, y in loader:\n        loss = model(x)\n")
+    ).loop_sites.stores
+
+
+@pytest.mark.parametrize(
+    "stmt",
+    [
+        "losses.append(out)",
+        "losses.append(loss * 2)",
+        "losses.append(loss or out)",
+        "losses.append(loss.mean())",
+        "losses.append(self.item())",  # kind_of(self.item): the class may define it
+        "losses.append(F.item(loss))",  # an import's function: library_call combines its arguments
+        "losses.append(item(loss))",
+        "losses.append((1, loss))",
+        "losses.append({'loss': loss})",
+        "losses.append(out[0])",
+        "losses.append(out.logits)",
+        "d[k] = loss if k else out",
+        "losses.append(object=loss)",  # mem102.visit_Call reads the last argument, a keyword too
+    ],
+)
+def test_mem102_keeps_what_may_carry_history(stmt):
+    src = "import torch.nn.functional as F\n" + _BATCH_LOOP.format(stmt)
+    assert facts(src).loop_sites.stores
+
+
+def test_a_detaching_method_named_by_a_function_of_the_file_may_carry_history():
+    """calls.resolve: ``x.item()`` may call the file's own ``item``."""
+    src = _BATCH_LOOP.format("losses.append(loss.item())") + "def item(self):\n    return self.model(x)\n"
+    assert facts(src).loop_sites.stores
+
+
+def test_the_gates_detaching_methods_are_historys():
+    from memlint.analysis import history
+    from memlint.analysis.gate_loops import DETACHING_METHODS
+
+    assert DETACHING_METHODS <= history._DETACHING_METHODS
+
+
+def test_a_stored_loss_keeps_mem101_and_mem102_with_their_findings():
+    stmt = "losses.append(loss)\n    total += loss\n    hist[k] = (loss, out.argmax(1))"
+    src = _BATCH_LOOP.format(stmt)
+    _kept_with_its_findings(src, "MEM102")
+    _kept_with_its_findings(src, "MEM101")

@@ -21,6 +21,12 @@ facts ``ast`` cannot see:
   same locals as loops._local_names, never more), when the function's name is
   called in the file and some loop may be a batch loop (batch_loop_calling
   follows callers), or in a ``training_step`` (carried_by_framework);
+- MEM101/MEM102's statement is one the rule's visitor matches (``d[k] =``,
+  ``x.append(v)``, ``x += [v]``, ``x = torch.cat((x, v))``, ``x = x + [v]``;
+  ``total += v``, mem101._accumulates' forms), and a part of its value the
+  rule hands to history.py (mem102._terms, ``history_terms``) may carry
+  autograd history there (``_Values``: literals, displays of them,
+  comparisons, detaching methods and names the function never writes cannot);
 - MEM703's move sits in the body of its innermost loop (its _enclosing_loop
   stops at a function, lambda or class), and that loop may run per batch
   (_per_batch: a loader, the file's training verbs, the eval role) or per
@@ -38,7 +44,7 @@ real corpora.
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, Callable
 
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
@@ -51,7 +57,40 @@ GateFacts = Any
 ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
 # MEM102's ``_concatenates``: ``x = torch.cat((x, v))``, by the callee's last name.
 _CONCATENATORS = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack"})
-_ACCUMULATING_OPS = (ast.Add, ast.Sub, ast.Div)  # mem101._accumulates: ``a + x``, ``(a * n + x) / (n + 1)``
+# Methods history.py's ``_DETACHING_METHODS`` says return no history (a
+# subset, the ones stored values end with; tests/test_analysis_gate.py holds
+# it to that set). Not imported: the gate stays clear of libcst.
+DETACHING_METHODS = frozenset(
+    {
+        "item",
+        "tolist",
+        "detach",
+        "numpy",
+        "size",
+        "dim",
+        "numel",
+        "argmax",
+        "argmin",
+        "argsort",
+        "long",
+        "int",
+        "bool",
+        "nonzero",
+        "any",
+        "all",
+        "eq",
+        "ne",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "unique",
+        "keys",
+        "stride",
+        "tobytes",
+    }
+)
+# mem101._is_container: ``outs += [out]`` is MEM102's, never MEM101's.
+_CONTAINERS = frozenset({ast.List, ast.Tuple, ast.ListComp, ast.Set, ast.Dict})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp)  # the comprehensions MEM201 visits
 
@@ -74,7 +113,19 @@ class _Scope:
     """A function (or the module, or a class body inside a function: its
     names are not the function's locals) as loops.LoopAnalysis scopes it."""
 
-    __slots__ = ("name", "function", "eval_named", "params", "locals", "declared", "pending", "owner", "method_body")
+    __slots__ = (
+        "name",
+        "function",
+        "eval_named",
+        "params",
+        "locals",
+        "declared",
+        "pending",
+        "owner",
+        "method_body",
+        "body",
+        "written",
+    )
 
     def __init__(self, name: str | None, owner: _Scope | None = None) -> None:
         self.name = name  # None: the module
@@ -89,6 +140,11 @@ class _Scope:
         self.pending: list[tuple[int, str, bool]] = []
         self.owner = owner if owner is not None else self  # the function whose pending these are
         self.method_body = False  # a class body: its functions are methods
+        # The statements history.py walks as one body (a function's, the
+        # module's; None for a class body, whose values it never records),
+        # and the names they may write (_written), read on first need.
+        self.body: list[ast.stmt] | None = None
+        self.written: set[str] | None = None
 
 
 class _Loop:
@@ -108,7 +164,6 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     trains_or_eval = facts.trains or facts.eval_call
     loader = facts.names_loader or "DataLoader" in facts.idents
     out.evaluates = trains_or_eval or "volatile" in facts.keywords or facts.eval_comprehension
-    aliases = facts._aliases
     # Per function name, computed on first need: a call of it passes an argument named for evaluation.
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
@@ -116,6 +171,8 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     scopes: list[_Scope] = []
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
     module = _Scope(None)
+    module.body = facts._tree.body  # type: ignore[attr-defined]
+    values = _Values(facts)
     stack: list[tuple[ast.AST, _Scope, _Loop | None, bool]] = [
         (stmt, module, None, False)
         for stmt in facts._tree.body  # type: ignore[attr-defined]
@@ -152,6 +209,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 push((child, scope, inner, carried))  # runs after the iterations
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             fn = _Scope(node.name)  # type: ignore[attr-defined]
+            fn.body = node.body  # type: ignore[attr-defined]
             scopes.append(fn)
             args = node.args  # type: ignore[attr-defined]
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
@@ -179,26 +237,23 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             for target in targets:
                 scope.locals.update(_flat_names(target))
             if len(targets) == 1:
-                target, value = targets[0], node.value  # type: ignore[attr-defined]
-                vkind = type(value)
-                if type(target) is ast.Subscript:
-                    _site(out, STORES, target, scope, carried)
-                elif vkind is ast.IfExp or vkind is ast.DictComp or vkind is ast.BinOp:
-                    if (vkind is not ast.BinOp or type(value.op) in _ACCUMULATING_OPS) and _mentions(value, target):
-                        _site(out, ACCUMULATES, target, scope, carried)
-                        _site(out, STORES, target, scope, carried)  # ``lst = lst + [out]``
-                elif vkind is ast.Call and ast_callee(value.func, aliases) in _CONCATENATORS:
-                    if _mentions(value, target):
-                        _site(out, STORES, target, scope, carried)
+                _assign_sites(out, targets[0], node.value, scope, carried, values)  # type: ignore[attr-defined]
         elif kind is ast.AugAssign:
             target = node.target  # type: ignore[attr-defined]
             if type(target) is ast.Name:
                 scope.locals.add(target.id)
             op = type(node.op)  # type: ignore[attr-defined]
-            if op is ast.Add or op is ast.Sub:
-                _site(out, ACCUMULATES, target, scope, carried)
-                if op is ast.Add and type(node.value) in (ast.List, ast.Tuple):  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            vkind = type(value)
+            if op is ast.Add and (vkind is ast.List or vkind is ast.Tuple):
+                # MEM102's ``outs += [out]`` (MEM101 leaves containers to it)
+                if not out.stores and _stripped_dotted(target) and values.may_carry(value, scope):
                     _site(out, STORES, target, scope, carried)
+            elif (op is ast.Add or op is ast.Sub) and vkind not in _CONTAINERS:
+                # MEM101's ``total += loss``: ``stats["loss"] += loss`` keeps ``stats``.
+                container = target.value if type(target) is ast.Subscript else target  # type: ignore[attr-defined]
+                if not out.accumulates and ast_dotted(container) is not None and values.any_term(value, None, scope):
+                    _site(out, ACCUMULATES, target, scope, carried)
         elif kind is ast.AnnAssign:
             if type(node.target) is ast.Name:  # type: ignore[attr-defined]
                 scope.locals.add(node.target.id)  # type: ignore[attr-defined]
@@ -206,7 +261,16 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             scope.declared.update(node.names)  # type: ignore[attr-defined]
         elif kind is ast.Expr:
             call = node.value  # type: ignore[attr-defined]
-            if type(call) is ast.Call and call.args and type(call.func) is ast.Attribute and call.func.attr in ADDERS:
+            if (
+                type(call) is ast.Call
+                and (call.args or call.keywords)
+                and type(call.func) is ast.Attribute
+                and call.func.attr in ADDERS
+                and not out.stores
+                and _stripped_dotted(call.func.value)
+                # mem102.visit_Call stores its last argument: any may be it.
+                and any(values.may_carry(a, scope) for a in (*call.args, *(k.value for k in call.keywords)))
+            ):
                 _site(out, STORES, call.func.value, scope, carried)
         else:
             # if, with, try, match (and their handlers and cases): their
@@ -240,6 +304,280 @@ def loop_sites(facts: GateFacts) -> LoopSites:
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _assign_sites(
+    out: LoopSites, target: ast.AST, value: ast.AST, scope: _Scope, carried: bool, values: _Values
+) -> None:
+    """The one-target assignments MEM101 and MEM102 visit, as they match
+    them (mem101.visit_Assign, mem102.visit_Assign), each counted only when
+    a part of the value the rule reads may carry history."""
+    vkind = type(value)
+    if type(target) is ast.Subscript:
+        # MEM102's ``d[k] = out`` (MEM101 needs a dotted target: never this one).
+        if not out.stores and _stripped_dotted(target) and values.may_carry(value, scope):
+            _site(out, STORES, target, scope, carried)
+        return
+    key = ast_dotted(target)
+    if key is None:
+        return  # both rules need dotted_name(target)
+    if not out.accumulates:
+        if vkind is ast.DictComp:
+            # mem101._rebuilds_entries: ``totals = {k: totals[k] + v[k] for k in totals}``
+            if len(value.generators) == 1 and ast_dotted(value.key) is not None:  # type: ignore[attr-defined]
+
+                def is_entry(e: ast.AST) -> bool:
+                    # Wider than the rule's (which also reads the index): never narrower.
+                    return type(e) is ast.Subscript and ast_dotted(e.value) == key  # type: ignore[attr-defined]
+
+                entries = value.value  # type: ignore[attr-defined]
+                if _accumulates(entries, is_entry) and values.any_term(entries, target, scope):
+                    _site(out, ACCUMULATES, target, scope, carried)
+        elif _accumulates(value, lambda e: ast_dotted(e) == key) and values.any_term(value, target, scope):
+            _site(out, ACCUMULATES, target, scope, carried)  # ``total = total + loss``
+    if out.stores:
+        return
+    if vkind is ast.Call and (ast_callee(value.func, _aliases_of(values)) or "") in _CONCATENATORS:  # type: ignore[attr-defined]
+        # mem102._concatenates: ``preds = torch.cat((preds, out))`` stores the other parts.
+        call = value
+        for parts in (*call.args[:1], *(k.value for k in call.keywords)):  # type: ignore[attr-defined]
+            if type(parts) is ast.List or type(parts) is ast.Tuple:
+                elements = parts.elts  # type: ignore[attr-defined]
+                if any(ast_dotted(el) == key for el in elements) and any(
+                    ast_dotted(el) != key and values.may_carry(el, scope) for el in elements
+                ):
+                    _site(out, STORES, target, scope, carried)
+                    return
+    elif vkind is ast.BinOp and type(value.op) is ast.Add:  # type: ignore[attr-defined]
+        # ``lst = lst + [out]``
+        right = value.right  # type: ignore[attr-defined]
+        if ast_dotted(value.left) == key and type(right) is ast.List and values.may_carry(right, scope):  # type: ignore[attr-defined]
+            _site(out, STORES, target, scope, carried)
+
+
+def _aliases_of(values: _Values) -> dict[str, str]:
+    return values.facts._aliases  # type: ignore[no-any-return]
+
+
+def _stripped_dotted(container: ast.AST) -> bool:
+    """mem102._check's container: ``history["loss"]`` is ``history``; it
+    reports only a dotted one."""
+    while type(container) is ast.Subscript:
+        container = container.value  # type: ignore[attr-defined]
+    return ast_dotted(container) is not None
+
+
+def _accumulates(value: ast.AST, is_acc: Callable[[ast.AST], bool]) -> bool:
+    """mem101._accumulates on ``ast``: ``key + x``, ``a * key + b * x``,
+    ``(key * n + x) / (n + 1)``, one branch of a conditional."""
+    kind = type(value)
+    if kind is ast.IfExp:
+        return _accumulates(value.body, is_acc) or _accumulates(value.orelse, is_acc)  # type: ignore[attr-defined]
+    if kind is not ast.BinOp:
+        return False
+    op = type(value.op)  # type: ignore[attr-defined]
+    if op is ast.Div:
+        return _accumulates(value.left, is_acc)  # type: ignore[attr-defined]
+    if op is not ast.Add and op is not ast.Sub:
+        return False
+    stack = [value]
+    while stack:
+        leaf = stack.pop()
+        if type(leaf) is ast.BinOp and type(leaf.op) in (ast.Add, ast.Sub):  # type: ignore[attr-defined]
+            stack += (leaf.left, leaf.right)  # type: ignore[attr-defined]
+        elif is_acc(leaf) or (
+            type(leaf) is ast.BinOp
+            and type(leaf.op) is ast.Mult  # type: ignore[attr-defined]
+            and (is_acc(leaf.left) or is_acc(leaf.right))  # type: ignore[attr-defined]
+        ):
+            return True
+    return False
+
+
+class _Values:
+    """Which stored or accumulated values history.py may call
+    history-carrying (``Val.h is H.YES``), by their syntax and the names
+    their own function writes: MEM102 reports a store only when
+    ``carries_history`` holds for a part of its value (mem102._terms), MEM101
+    an accumulation only when it does for a term (``history_terms``).
+    ``carries_history`` reads the values recorded by the one walk of the
+    function (or module) holding the expression, which starts from unknown
+    parameters (``_Walker.__init__``: MAYBE; summaries with the callers'
+    arguments record nothing). Each exemption mirrors ``_Walker._ev``,
+    ``call`` or ``method`` (analysis/history.py):
+
+    - a literal (``Integer``/``Float``/strings/``Ellipsis``, and the names
+      ``True``/``False``/``None``, read before the environment): NUMBER or NO;
+      an f-string: NO; a lambda: NO; ``yield``/``await``: MAYBE;
+    - a comparison and ``not x``: NUMBER; another unary operator: its operand;
+    - ``"%d" % x``: NO; another binary operation: ``combine`` of its operands
+      (YES only if one is);
+    - ``a and b``/``a or b``: ``join`` (YES only if every operand is);
+      ``a if c else b``: ``join`` of the branches;
+    - a tuple, list or set display: ``combine`` of its elements (and starred
+      values); a dict display: of its values; a comprehension: its element;
+      ``x[i]`` and ``x.a``: their base (an item of a display is one of its
+      elements; ``x.a`` is read from the environment only where its body
+      wrote it, see below); ``(n := v)``: ``v``;
+    - a name the walk's environment can only hold as unknown: one its body
+      (``_Scope.body``, less nested functions, classes and lambdas, which
+      the walk does not enter) never binds (``bind``: any target, ``x[k] =``,
+      a ``for``/``with``/comprehension/``:=`` target), nor uses in an
+      expression statement that calls something (``_mutation``'s
+      ``x.append(v)``, ``_backward_proves``' ``loss.backward()``): a
+      parameter, a global, a closure's name are MAYBE (``_ev``'s
+      ``env.get(name, MAYBE)``);
+    - ``r.m(...)`` with ``m`` in ``DETACHING_METHODS`` (``.item()``,
+      ``.detach()``, ``.tolist()``, ``.numpy()``, ``.size()``...): NO or
+      NUMBER in ``method``, and every branch of ``call`` before it says NO or
+      MAYBE, provided that no function of the file is named ``m``
+      (``calls.resolve``: a summary), the callee's head is not an import
+      (``names.call_name``: ``library_call`` may combine the arguments) and
+      ``r`` is not ``self`` (``kind_of(self.m)`` reads the class's
+      definitions: a model or loss call). ``is_loss_call``'s pattern matches
+      no such name, and ``kind_of`` of another ``r.m`` is None.
+
+    Everything else (any other call, a name its body writes) may carry it."""
+
+    __slots__ = ("facts", "_imported")
+
+    def __init__(self, facts: GateFacts) -> None:
+        self.facts = facts
+        self._imported: set[str] | None = None
+
+    def any_term(self, value: ast.AST, exclude: ast.AST | None, scope: _Scope) -> bool:
+        """Some term ``history_terms(value, exclude)`` may return: its
+        operands through arithmetic, unary operators and conditionals (not
+        the test), less those that mention ``exclude``."""
+        stack = [value]
+        while stack:
+            e = stack.pop()
+            kind = type(e)
+            if kind is ast.IfExp:
+                stack += (e.body, e.orelse)  # type: ignore[attr-defined]
+            elif kind is ast.BinOp:
+                stack += (e.left, e.right)  # type: ignore[attr-defined]
+            elif kind is ast.UnaryOp:
+                stack.append(e.operand)  # type: ignore[attr-defined]
+            elif (exclude is None or not _mentions(e, exclude)) and self.may_carry(e, scope):
+                return True
+        return False
+
+    def may_carry(self, e: ast.AST, scope: _Scope) -> bool:
+        kind = type(e)
+        if kind is ast.Name:
+            if scope.body is None:
+                return True
+            if scope.written is None:
+                scope.written = _written(scope.body, self.facts._aliases)
+            return e.id in scope.written  # type: ignore[attr-defined]
+        if kind is ast.Attribute or kind is ast.Subscript or kind is ast.NamedExpr or kind is ast.Starred:
+            return self.may_carry(e.value, scope)  # type: ignore[attr-defined]
+        if kind is ast.Constant or kind is ast.JoinedStr or kind is ast.Compare or kind is ast.Lambda:
+            return False
+        if kind is ast.Yield or kind is ast.YieldFrom or kind is ast.Await:
+            return False
+        if kind is ast.Tuple or kind is ast.List or kind is ast.Set:
+            return any(self.may_carry(el, scope) for el in e.elts)  # type: ignore[attr-defined]
+        if kind is ast.Dict:
+            return any(self.may_carry(v, scope) for v in e.values)  # type: ignore[attr-defined]
+        if kind is ast.UnaryOp:
+            return type(e.op) is not ast.Not and self.may_carry(e.operand, scope)  # type: ignore[attr-defined]
+        if kind is ast.BinOp:
+            left = e.left  # type: ignore[attr-defined]
+            if type(e.op) is ast.Mod and type(left) is ast.Constant and isinstance(left.value, (str, bytes)):  # type: ignore[attr-defined]
+                return False
+            return self.may_carry(left, scope) or self.may_carry(e.right, scope)  # type: ignore[attr-defined]
+        if kind is ast.BoolOp:
+            return all(self.may_carry(v, scope) for v in e.values)  # type: ignore[attr-defined]
+        if kind is ast.IfExp:
+            return self.may_carry(e.body, scope) and self.may_carry(e.orelse, scope)  # type: ignore[attr-defined]
+        if kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp:
+            return self.may_carry(e.elt, scope)  # type: ignore[attr-defined]
+        if kind is ast.DictComp:
+            return self.may_carry(e.value, scope)  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            return not self._detaching_method(e)  # type: ignore[arg-type]
+        return True
+
+    def _detaching_method(self, call: ast.Call) -> bool:
+        func = call.func
+        if type(func) is not ast.Attribute or func.attr not in DETACHING_METHODS:
+            return False
+        if func.attr in self.facts.def_names:
+            return False
+        receiver = func.value
+        if type(receiver) is ast.Name and receiver.id == "self":
+            return False
+        head = receiver
+        while type(head) is ast.Attribute:
+            head = head.value  # type: ignore[attr-defined]
+        if type(head) is not ast.Name:
+            return True  # ``model(x).item()``: names.call_name is None
+        if self._imported is None:
+            self._imported = _imported_names(self.facts)
+        return head.id not in self._imported  # type: ignore[attr-defined]
+
+
+# training_verbs' backward calls, by the callee's last name.
+_BACKWARD_CALLS = frozenset({"backward", "manual_backward"})
+_NOT_WALKED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _written(body: list[ast.stmt], aliases: dict[str, str]) -> set[str]:
+    """The names history.py's walk of ``body`` may give a value other than
+    unknown: the root name of every target (``x``, ``x.a``, ``x[k]``, in any
+    binding), the root of the receiver of a call that is an expression
+    statement (``_mutation``: ``x.append(v)``, ``x.add_(v)``), and every name
+    in a backward call that is one (``_backward_proves``: ``loss.backward()``,
+    ``accelerator.backward(loss)``, ``torch.autograd.backward(loss)``, by the
+    callee's last name as training_verbs finds them). Nested functions,
+    classes and lambdas are not walked (``statement`` binds their name to
+    NO, ``_ev`` returns NO for a lambda)."""
+    written: set[str] = set()
+    AST = ast.AST
+    stack: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in body]
+    while stack:
+        node, in_backward = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if in_backward or type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                written.add(node.id)  # type: ignore[attr-defined]
+            continue
+        if isinstance(node, _NOT_WALKED):
+            continue
+        root = None
+        if (kind is ast.Attribute or kind is ast.Subscript) and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+            root = node
+        elif kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
+            func = node.value.func  # type: ignore[attr-defined]
+            if ast_callee(func, aliases) in _BACKWARD_CALLS:
+                in_backward = True
+            elif type(func) is ast.Attribute:
+                root = func.value  # type: ignore[attr-defined]
+        if root is not None:
+            while type(root) is ast.Attribute or type(root) is ast.Subscript or type(root) is ast.Starred:
+                root = root.value  # type: ignore[attr-defined]
+            if type(root) is ast.Name:
+                written.add(root.id)  # type: ignore[attr-defined]
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend((item, in_backward) for item in value if isinstance(item, AST))
+            elif isinstance(value, AST):
+                stack.append((value, in_backward))
+    return written
+
+
+def _imported_names(facts: GateFacts) -> set[str]:
+    """Every name an import may bind (names.ImportTable.bindings' keys),
+    wide: the first part and the whole of a dotted name, and its alias."""
+    names: set[str] = set()
+    for imp in facts._imports:
+        for alias in imp.names:
+            names.add(alias.asname or alias.name)
+            names.add(alias.name.split(".", 1)[0])
+    return names
 
 
 def _read_expressions(stmt: ast.AST, out: LoopSites, moves: bool, comprehensions: bool) -> None:
