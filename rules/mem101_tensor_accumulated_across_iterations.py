@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from memlint.analysis.grad_mode import GradMode
@@ -847,6 +849,17 @@ def _rebuilds_entries(value: cst.BaseExpression, key: str) -> bool:
     return _accumulates(value.value, key, is_entry)
 
 
+def _additive_leaves(e: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The terms of a sum, left to right: ``a``, ``b * c``, ``d`` for ``a + b * c - d``."""
+    # Module level, not nested in _accumulates: a nested function that calls
+    # itself is a reference cycle through its own closure cell.
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, (cst.Add, cst.Subtract)):
+        yield from _additive_leaves(e.left)
+        yield from _additive_leaves(e.right)
+    else:
+        yield e
+
+
 def _accumulates(value: cst.BaseExpression, key: str, is_acc=None) -> bool:
     """``value`` adds to ``key``: ``key + x``, ``x + key``, ``a * key + b * x``,
     ``(key * n + x) / (n + 1)``, or one branch of ``loss if ema is None
@@ -863,14 +876,7 @@ def _accumulates(value: cst.BaseExpression, key: str, is_acc=None) -> bool:
     if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, (cst.Add, cst.Subtract)):
         return False
 
-    def additive_leaves(e: cst.BaseExpression):
-        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, (cst.Add, cst.Subtract)):
-            yield from additive_leaves(e.left)
-            yield from additive_leaves(e.right)
-        else:
-            yield e
-
-    for leaf in additive_leaves(value):
+    for leaf in _additive_leaves(value):
         if is_acc(leaf):
             return True
         if (

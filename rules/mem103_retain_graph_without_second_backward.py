@@ -831,31 +831,38 @@ for path in paths:
     ]
 
 
+class _DirectKeys(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, parents) -> None:
+        super().__init__()
+        self.parents = parents
+        self.found: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        key = dotted_name(node)
+        if key is not None and not _called(node, self.parents):
+            self.found.add(key)
+        return key is None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not _called(node, self.parents):
+            self.found.add(node.value)
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
 def _direct_keys(expr: cst.BaseExpression, parents) -> set[str]:
     """The names and attributes ``expr`` reads as values (not its callees):
     ``{"img", "self.mean"}`` for ``normalize(img - self.mean)``."""
-    found: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            key = dotted_name(node)
-            if key is not None and not _called(node, parents):
-                found.add(key)
-            return key is None
-
-        def visit_Name(self, node: cst.Name) -> None:
-            if not _called(node, parents):
-                found.add(node.value)
-
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-    expr.visit(_V())
-    return found
+    visitor = _DirectKeys(parents)
+    expr.visit(visitor)
+    return visitor.found
 
 
 def _bound_by_for(read: cst.CSTNode, parents) -> bool:

@@ -75,6 +75,21 @@ class _Scan(cst.CSTVisitor):
         return False
 
 
+class _SumReductions(cst.CSTVisitor):
+    """Arguments ``reduction="sum"``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Arg] = []
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "reduction":
+            if isinstance(node.value, cst.SimpleString) and node.value.evaluated_value == "sum":
+                self.found.append(node)
+
+
 class AccumulatedLossNotScaled(Rule):
     """
     ## What it does
@@ -155,16 +170,9 @@ class AccumulatedLossNotScaled(Rule):
                         self.report(backward.call, fix=self._fix(backward, divisor))
 
     def _sums_on_purpose(self, module: cst.Module) -> bool:
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Arg(self, node: cst.Arg) -> None:
-                if node.keyword is not None and node.keyword.value == "reduction":
-                    if isinstance(node.value, cst.SimpleString) and node.value.evaluated_value == "sum":
-                        found.append(node)
-
-        visit_fast(module, _V())
-        return bool(found)
+        visitor = _SumReductions()
+        visit_fast(module, visitor)
+        return bool(visitor.found)
 
     def _raw_loss(self, expr: cst.BaseExpression | None, values, seen: set[str]) -> bool:
         """``expr`` is a loss that nothing normalised: a loss call, a model

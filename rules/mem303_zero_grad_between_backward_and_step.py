@@ -10,6 +10,22 @@ from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
+class _GradWrites(cst.CSTVisitor):
+    """Assignments of something other than None to a ``.grad``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Assign] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" for t in node.targets) and not (
+            isinstance(node.value, cst.Name) and node.value.value == "None"
+        ):
+            self.found.append(node)
+
+
 class ZeroGradBetweenBackwardAndStep(Rule):
     """
     ## What it does
@@ -108,17 +124,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
         surgery, PCGrad): the step applies the gradients written by hand."""
         pos = self.facts.calls.pos
         after, before = pos(zero), pos(step)
-        written: list[cst.Assign] = []
-
-        class _Writes(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                if any(
-                    isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" for t in node.targets
-                ) and not (isinstance(node.value, cst.Name) and node.value.value == "None"):
-                    written.append(node)
-
-        visit_fast(region, _Writes())
-        return any(after < pos(node) < before for node in written)
+        writes = _GradWrites()
+        visit_fast(region, writes)
+        return any(after < pos(node) < before for node in writes.found)
 
     def _fix(self, region: cst.CSTNode, zero: Verb, backward: Verb) -> Fix | None:
         if not call_statement_only(zero.line, zero.call) or backward.line is None:

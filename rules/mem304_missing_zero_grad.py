@@ -16,6 +16,37 @@ from memlint.rule import Invalid, Rule, Safety, Valid
 _CLEARING_CALL = re.compile(r"(zero|reset|clear|free|set_to_none).*grad|grad.*(zero|reset|clear)", re.I)
 
 
+class _AssignsTo(cst.CSTVisitor):
+    """Assignment targets spelled ``key``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, key: str | None) -> None:
+        super().__init__()
+        self.key = key
+        self.found: list[cst.AssignTarget] = []
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if dotted_name(node.target) == self.key:
+            self.found.append(node)
+
+
+class _ClearingCalls(cst.CSTVisitor):
+    """Calls of a function whose name says it clears gradients."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        last = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+        # ``x.zero_grad()`` itself is a verb, paired per optimizer above.
+        if last != "zero_grad" and _CLEARING_CALL.search(last):
+            self.found.append(node)
+
+
 class MissingZeroGrad(Rule):
     """
     ## What it does
@@ -91,31 +122,17 @@ class MissingZeroGrad(Rule):
             self.report(step.call)
 
     def _built_in(self, loop: cst.CSTNode, optimizer: str | None) -> bool:
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-                if dotted_name(node.target) == optimizer:
-                    found.append(node)
-
-        visit_fast(loop, _V())
-        return bool(found)
+        visitor = _AssignsTo(optimizer)
+        visit_fast(loop, visitor)
+        return bool(visitor.found)
 
     def _clearing_helper(self, loop: cst.CSTNode, local_calls) -> bool:
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                last = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
-                # ``x.zero_grad()`` itself is a verb, paired per optimizer above.
-                if last != "zero_grad" and _CLEARING_CALL.search(last):
-                    found.append(node)
-
-        visit_fast(loop, _V())
+        visitor = _ClearingCalls()
+        visit_fast(loop, visitor)
         for call in local_calls:
             if call.callee is not None:
-                visit_fast(call.callee, _V())
-        return bool(found)
+                visit_fast(call.callee, visitor)
+        return bool(visitor.found)
 
     valid = [
         Valid(

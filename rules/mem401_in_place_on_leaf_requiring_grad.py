@@ -16,16 +16,55 @@ def _literal(expr: cst.BaseExpression, value: str) -> bool:
     return isinstance(expr, cst.Name) and expr.value == value
 
 
+class _GradAttributes(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Attribute] = []
+
+    def visit_Attribute(self, n: cst.Attribute) -> None:
+        if n.attr.value == "grad":
+            self.found.append(n)
+
+
 def _mentions_grad(node: cst.CSTNode) -> bool:
-    found = []
+    visitor = _GradAttributes()
+    node.visit(visitor)
+    return bool(visitor.found)
 
-    class _V(cst.CSTVisitor):
-        def visit_Attribute(self, n: cst.Attribute) -> None:
-            if n.attr.value == "grad":
-                found.append(n)
 
-    node.visit(_V())
-    return bool(found)
+class _OnlyUpdates(cst.CSTVisitor):
+    """Clears ``ok`` at a statement that neither updates one of ``names`` nor
+    handles ``.grad``, and at any nested loop, ``with``, ``try`` or def."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.ok = True
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        for small in node.body:
+            if isinstance(small, (cst.Pass, cst.Continue, cst.Break)) or _mentions_grad(small):
+                continue
+            root = None
+            if isinstance(small, cst.AugAssign):
+                root = small.target
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                root = small.value.func
+            while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+                root = root.func if isinstance(root, cst.Call) else root.value
+            if not (isinstance(root, cst.Name) and root.value in self.names):
+                self.ok = False
+        return False
+
+    def visit_For(self, node: cst.For) -> bool:
+        self.ok = False
+        return False
+
+    visit_While = visit_With = visit_Try = visit_FunctionDef = visit_For  # type: ignore[assignment]
 
 
 class InPlaceOnLeafRequiringGrad(Rule):
@@ -265,34 +304,9 @@ class InPlaceOnLeafRequiringGrad(Rule):
         """Every statement of the parameter loop updates a parameter or
         handles ``.grad``: nothing in it needs autograd."""
         names = {name for name, _ in parameter_loop_targets(loop.target, loop.iter)}
-        ok = True
-
-        class _V(cst.CSTVisitor):
-            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-                nonlocal ok
-                for small in node.body:
-                    if isinstance(small, (cst.Pass, cst.Continue, cst.Break)) or _mentions_grad(small):
-                        continue
-                    root = None
-                    if isinstance(small, cst.AugAssign):
-                        root = small.target
-                    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                        root = small.value.func
-                    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
-                        root = root.func if isinstance(root, cst.Call) else root.value
-                    if not (isinstance(root, cst.Name) and root.value in names):
-                        ok = False
-                return False
-
-            def visit_For(self, node: cst.For) -> bool:
-                nonlocal ok
-                ok = False
-                return False
-
-            visit_While = visit_With = visit_Try = visit_FunctionDef = visit_For  # type: ignore[assignment]
-
-        loop.body.visit(_V())
-        return ok
+        visitor = _OnlyUpdates(names)
+        loop.body.visit(visitor)
+        return visitor.ok
 
     def _wrap(self, statements: list[cst.BaseStatement]) -> Fix:
         torch = self.facts.names.local_name_for("torch")

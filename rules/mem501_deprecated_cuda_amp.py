@@ -51,15 +51,21 @@ COMPAT_EXCEPTIONS = ("ImportError", "ModuleNotFoundError", "AttributeError")
 _COMPAT_TEST = re.compile(r"version|hasattr|greater|less|torch\w*\d", re.IGNORECASE)
 
 
+class _Names(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Name] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.append(node)
+
+
 def _names_in(expr: cst.BaseExpression) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.append(node)
-
-    visit_fast(expr, _Names())
-    return found
+    visitor = _Names()
+    visit_fast(expr, visitor)
+    return visitor.found
 
 
 def deprecated(qualified: str | None) -> tuple[str, str] | None:

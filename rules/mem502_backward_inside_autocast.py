@@ -8,6 +8,22 @@ from memlint.analysis.training_verbs import Verb, VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
+class _ForwardCalls(cst.CSTVisitor):
+    """Model and loss calls other than ``backward``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, objects, backward: cst.CSTNode) -> None:
+        super().__init__()
+        self.objects = objects
+        self.backward = backward
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node is not self.backward and (self.objects.is_model_call(node) or self.objects.is_loss_call(node)):
+            self.found.append(node)
+
+
 class BackwardInsideAutocast(Rule):
     """
     ## What it does
@@ -92,17 +108,10 @@ class BackwardInsideAutocast(Rule):
         return Fix("End the autocast block before the backward", ((block, cst.FlattenSentinel(new)),))
 
     def _has_forward(self, statements, backward: cst.CSTNode) -> bool:
-        objects = self.facts.objects
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if node is not backward and (objects.is_model_call(node) or objects.is_loss_call(node)):
-                    found.append(node)
-
+        visitor = _ForwardCalls(self.facts.objects, backward)
         for stmt in statements:
-            stmt.visit(_V())
-        return bool(found)
+            stmt.visit(visitor)
+        return bool(visitor.found)
 
     valid = [
         Valid(

@@ -14,6 +14,24 @@ def _last_part(text: str | None) -> str:
     return (text or "").rsplit(".", 1)[-1]
 
 
+class _HandedToUnknown(cst.CSTVisitor):
+    """Calls of a function not defined here that are handed ``scaler``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, calls, scaler: str) -> None:
+        super().__init__()
+        self.calls = calls
+        self.scaler = scaler
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.calls.resolve(node) is not None:
+            return
+        if any(dotted_name(a.value) == self.scaler for a in node.args):
+            self.found.append(node)
+
+
 class ScalerStepWithoutUpdate(Rule):
     """
     ## What it does
@@ -143,18 +161,9 @@ class ScalerStepWithoutUpdate(Rule):
         return memo[scaler]
 
     def _walk_handed_away(self, module: cst.Module, scaler: str) -> bool:
-        calls = self.facts.calls
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if calls.resolve(node) is not None:
-                    return
-                if any(dotted_name(a.value) == scaler for a in node.args):
-                    found.append(node)
-
-        module.visit(_V())
-        return bool(found)
+        visitor = _HandedToUnknown(self.facts.calls, scaler)
+        module.visit(visitor)
+        return bool(visitor.found)
 
     def _fix(self, module: cst.Module, loop: cst.CSTNode, last) -> Fix | None:
         if last.line is None:

@@ -39,6 +39,28 @@ _NOT_TRAINING = frozenset(
 _MASTER_WEIGHTS = ("FP16_Optimizer", "amp.initialize", "master_params", "MixedPrecisionOptimizer", "deepspeed")
 
 
+class _OptimizerCalls(cst.CSTVisitor):
+    """Optimizer constructions, each with the function (or module) it is in."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, objects, module: cst.Module) -> None:
+        super().__init__()
+        self.objects = objects
+        self.found: list[tuple[cst.Call, cst.CSTNode]] = []
+        self.scopes: list[cst.CSTNode] = [module]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.objects.kind_of(node) is Kind.OPTIMIZER:
+            self.found.append((node, self.scopes[-1]))
+
+
 class HalfPrecisionTraining(Rule):
     """
     ## What it does
@@ -157,23 +179,9 @@ class HalfPrecisionTraining(Rule):
 
     def _optimizer_calls(self) -> list[tuple[cst.Call, cst.CSTNode]]:
         if not hasattr(self, "_optimizers"):
-            objects = self.facts.objects
-            found: list[tuple[cst.Call, cst.CSTNode]] = []
-            scopes: list[cst.CSTNode] = [self.context.module]
-
-            class _V(cst.CSTVisitor):
-                def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                    scopes.append(node)
-
-                def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-                    scopes.pop()
-
-                def visit_Call(self, node: cst.Call) -> None:
-                    if objects.kind_of(node) is Kind.OPTIMIZER:
-                        found.append((node, scopes[-1]))
-
-            visit_fast(self.context.module, _V())
-            self._optimizers = found
+            visitor = _OptimizerCalls(self.facts.objects, self.context.module)
+            visit_fast(self.context.module, visitor)
+            self._optimizers = visitor.found
         return self._optimizers
 
     valid = [

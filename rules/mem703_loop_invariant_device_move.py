@@ -46,29 +46,40 @@ _CONCATENATIONS = frozenset(
 )
 
 
+class _ConcatenatedOnto(cst.CSTVisitor):
+    """``key = torch.cat((key, ...))`` (or ``(..., key)``), except ``start``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, key: str, start: cst.Assign, names) -> None:
+        super().__init__()
+        self.key = key
+        self.start = start
+        self.names = names
+        self.found: list[cst.Assign] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value, key = node.value, self.key
+        if node is self.start or not isinstance(value, cst.Call) or self.names.call_name(value) not in _CONCATENATIONS:
+            return
+        parts = value.args[0].value if value.args else None
+        if not isinstance(parts, (cst.List, cst.Tuple)):
+            return
+        if any(dotted_name(t.target) == key for t in node.targets) and any(
+            dotted_name(el.value) == key for el in parts.elements
+        ):
+            self.found.append(node)
+
+
 def _grown_in(loop: cst.For | cst.While, key: str, start: cst.Assign, names) -> bool:
     """``acc = torch.Tensor([]).cuda()`` then ``acc = torch.cat((acc, out))``:
     a per-batch seed that the loop concatenates onto, not a constant. (A
     scalar seed summed onto, ``reg = torch.tensor(0.0).to(device)`` then
     ``reg = reg + ...``, stays reported: a Python ``0.0`` does the same
     without a copy to the device.)"""
-    found = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            if node is start or not isinstance(value, cst.Call) or names.call_name(value) not in _CONCATENATIONS:
-                return
-            parts = value.args[0].value if value.args else None
-            if not isinstance(parts, (cst.List, cst.Tuple)):
-                return
-            if any(dotted_name(t.target) == key for t in node.targets) and any(
-                dotted_name(el.value) == key for el in parts.elements
-            ):
-                found.append(node)
-
-    visit_fast(loop.body, _V())  # type: ignore[attr-defined]
-    return bool(found)
+    visitor = _ConcatenatedOnto(key, start, names)
+    visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
+    return bool(visitor.found)
 
 
 def _flag(test: cst.BaseExpression, names) -> str | None:
@@ -82,48 +93,158 @@ def _flag(test: cst.BaseExpression, names) -> str | None:
     return dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
 
 
+class _BindsAny(cst.CSTVisitor):
+    """Assignment, ``:=`` and ``for`` targets spelled one of ``roots``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, roots: set[str]) -> None:
+        super().__init__()
+        self.roots = roots
+        self.found: list[cst.BaseExpression] = []
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        for t in flat_targets(target):
+            if dotted_name(t) in self.roots:
+                self.found.append(t)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target)
+
+
 def _binds(loop: cst.For | cst.While, key: str) -> bool:
     """``key`` (or its root) is assigned in the loop or is its target."""
     if not key:
         return False
     roots = {key, key.split(".", 1)[0]} if not key.startswith("self.") else {key}
-    found = []
+    visitor = _BindsAny(roots)
+    visit_fast(loop, visitor)
+    return bool(visitor.found)
 
-    class _V(cst.CSTVisitor):
-        def _target(self, target: cst.BaseExpression) -> None:
-            for t in flat_targets(target):
-                if dotted_name(t) in roots:
-                    found.append(t)
 
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            self._target(node.target)
+class _UpperNames(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[str] = set()
 
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            self._target(node.target)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            self._target(node.target)
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            self._target(node.target)
-
-        def visit_For(self, node: cst.For) -> None:
-            self._target(node.target)
-
-    visit_fast(loop, _V())
-    return bool(found)
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value.isupper():
+            self.found.add(node.value)
 
 
 def _upper_names(expr: cst.BaseExpression) -> set[str]:
-    found: set[str] = set()
+    visitor = _UpperNames()
+    visit_fast(expr, visitor)
+    return visitor.found
 
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value.isupper():
-                found.add(node.value)
 
-    visit_fast(expr, _V())
-    return found
+class _Mutations(cst.CSTVisitor):
+    """In-place changes of ``key``: ``key.add_(...)``, ``key += ...``, ``key[i] = ...``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, key: str | None) -> None:
+        super().__init__()
+        self.key = key
+        self.found: list[cst.CSTNode] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and dotted_name(f.value) == self.key and is_inplace_method(f.attr.value):
+            self.found.append(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if dotted_name(node.target) == self.key:
+            self.found.append(node)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Subscript) and dotted_name(node.target.value) == self.key:
+            self.found.append(node)
+
+
+class _RunsModule(cst.CSTVisitor):
+    """Calls of ``key``, and calls handed ``key``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        key = self.key
+        if dotted_name(node.func) == key or any(dotted_name(a.value) == key for a in node.args):
+            self.found.append(node)
+
+
+class _Rebinds(cst.CSTVisitor):
+    """Bindings of ``key`` to a new object: assignments other than ``key =
+    move``, ``for`` and ``with ... as`` targets."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, key: str, move: cst.Call) -> None:
+        super().__init__()
+        self.key = key
+        self.move = move
+        self.found: list[cst.BaseExpression] = []
+
+    def _target(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            # ``x, model = x.to(dev), model.to(dev)``: element by element.
+            values = [None] * len(target.elements)
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(values):
+                values = [el.value for el in value.elements]
+            for el, v in zip(target.elements, values):
+                self._target(el.value, v)
+        elif dotted_name(target) == self.key:
+            # ``model = model.to(device)`` keeps the object.
+            if not (isinstance(value, cst.Call) and value is self.move):
+                self.found.append(target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._target(t.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target, None)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._target(node.asname.name, None)
+
+
+class _OtherMoves(cst.CSTVisitor):
+    """``key.cpu()``, ``key.to(...)``, ``key.cuda()`` other than ``move``."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, key: str, move: cst.Call) -> None:
+        super().__init__()
+        self.key = key
+        self.move = move
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if node is not self.move and isinstance(f, cst.Attribute) and dotted_name(f.value) == self.key:
+            if f.attr.value in ("cpu", "to", "cuda"):
+                self.found.append(node)
 
 
 class LoopInvariantDeviceMove(Rule):
@@ -214,25 +335,10 @@ class LoopInvariantDeviceMove(Rule):
         if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
             return False
         key = dotted_name(stmt.targets[0].target)
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                f = node.func
-                if isinstance(f, cst.Attribute) and dotted_name(f.value) == key and is_inplace_method(f.attr.value):
-                    found.append(node)
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                if dotted_name(node.target) == key:
-                    found.append(node)
-
-            def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-                if isinstance(node.target, cst.Subscript) and dotted_name(node.target.value) == key:
-                    found.append(node)
-
+        visitor = _Mutations(key)
         if key is not None:
-            visit_fast(loop.body, _V())  # type: ignore[attr-defined]
-        return bool(found) or (key is not None and _grown_in(loop, key, stmt, self.facts.names))
+            visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
+        return bool(visitor.found) or (key is not None and _grown_in(loop, key, stmt, self.facts.names))
 
     def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
         """The innermost loop whose body holds ``node`` unconditionally, or
@@ -278,63 +384,23 @@ class LoopInvariantDeviceMove(Rule):
         key = dotted_name(module)
         if info is None or key is None or not info.data_tokens & SAMPLE_TOKENS:
             return False
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if dotted_name(node.func) == key or any(dotted_name(a.value) == key for a in node.args):
-                    found.append(node)
-
-        visit_fast(loop.body, _V())  # type: ignore[attr-defined]
-        return bool(found)
+        visitor = _RunsModule(key)
+        visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
+        return bool(visitor.found)
 
     def _rebound_in(self, loop: cst.CSTNode, key: str, move: cst.Call) -> bool:
         """``key`` gets a new object in the loop (or is the loop variable)."""
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def _target(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-                if isinstance(target, (cst.Tuple, cst.List)):
-                    # ``x, model = x.to(dev), model.to(dev)``: element by element.
-                    values = [None] * len(target.elements)
-                    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(values):
-                        values = [el.value for el in value.elements]
-                    for el, v in zip(target.elements, values):
-                        self._target(el.value, v)
-                elif dotted_name(target) == key:
-                    # ``model = model.to(device)`` keeps the object.
-                    if not (isinstance(value, cst.Call) and value is move):
-                        found.append(target)
-
-            def visit_Assign(self, node: cst.Assign) -> None:
-                for t in node.targets:
-                    self._target(t.target, node.value)
-
-            def visit_For(self, node: cst.For) -> None:
-                self._target(node.target, None)
-
-            def visit_WithItem(self, node: cst.WithItem) -> None:
-                if node.asname is not None:
-                    self._target(node.asname.name, None)
-
         if isinstance(loop, cst.For) and key in _names(loop.target):
             return True
-        visit_fast(loop.body, _V())  # type: ignore[attr-defined]
-        return bool(found)
+        visitor = _Rebinds(key, move)
+        visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
+        return bool(visitor.found)
 
     def _moved_elsewhere(self, loop: cst.CSTNode, key: str, move: cst.Call) -> bool:
         """Other device moves of the same module in the loop: offloading."""
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                f = node.func
-                if node is not move and isinstance(f, cst.Attribute) and dotted_name(f.value) == key:
-                    if f.attr.value in ("cpu", "to", "cuda"):
-                        found.append(node)
-
-        visit_fast(loop.body, _V())  # type: ignore[attr-defined]
-        return bool(found)
+        visitor = _OtherMoves(key, move)
+        visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
+        return bool(visitor.found)
 
     def _constant_tensor(self, recv: cst.BaseExpression) -> bool:
         names = self.facts.names

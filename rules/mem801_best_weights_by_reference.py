@@ -21,22 +21,24 @@ def _breaks_or_returns(stmt: cst.CSTNode) -> bool:
     return jumps(stmt, (cst.Break, cst.Return))
 
 
+class _SelectionFinder(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    found = False
+
+    def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
+        if isinstance(node.operator, _ORDERING):
+            self.found = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if "best" in node.value.lower() or "improv" in node.value.lower():
+            self.found = True
+
+
 def _selects(test: cst.BaseExpression) -> bool:
     """A test that picks an improvement: an ordering comparison, or a name
     that says so (``is_best``, ``improved``)."""
-
-    class _Finder(cst.CSTVisitor):
-        found = False
-
-        def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
-            if isinstance(node.operator, _ORDERING):
-                self.found = True
-
-        def visit_Name(self, node: cst.Name) -> None:
-            if "best" in node.value.lower() or "improv" in node.value.lower():
-                self.found = True
-
-    finder = _Finder()
+    finder = _SelectionFinder()
     visit_fast(test, finder)
     return finder.found
 
@@ -69,16 +71,22 @@ def _none_test(parent: cst.CSTNode | None, read: cst.CSTNode) -> bool:
     )
 
 
+class _CallAttrs(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute):
+            self.found.add(node.func.attr.value)
+
+
 def _call_attrs(expr: cst.BaseExpression) -> set[str]:
-    found: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Attribute):
-                found.add(node.func.attr.value)
-
-    visit_fast(expr, _V())
-    return found
+    visitor = _CallAttrs()
+    visit_fast(expr, visitor)
+    return visitor.found
 
 
 class _Reads(cst.CSTVisitor):

@@ -23,6 +23,37 @@ def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
     return []
 
 
+class _TrainingCallsHanded(cst.CSTVisitor):
+    """Calls of a function not defined here, named for training, handed
+    ``optimizer`` (or, when it is None, any optimizer); not inside defs."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, objects, calls, optimizer: str | None) -> None:
+        super().__init__()
+        self.objects = objects
+        self.calls = calls
+        self.optimizer = optimizer
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.calls.resolve(node) is not None:
+            return
+        name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+        if not name_tokens(name) & {"train", "fit"}:
+            return
+        optimizer = self.optimizer
+        for arg in node.args:
+            text = dotted_name(arg.value)
+            if text is not None and (
+                text == optimizer or (optimizer is None and self.objects.kind_of(arg.value) is Kind.OPTIMIZER)
+            ):
+                self.found.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+
 class SchedulerBeforeOptimizerStep(Rule):
     """
     ## What it does
@@ -130,28 +161,9 @@ class SchedulerBeforeOptimizerStep(Rule):
     def _trains_elsewhere(self, stmt: cst.CSTNode, optimizer: str | None) -> bool:
         """``train_one_epoch(model, loader, optimizer)``: a function defined
         elsewhere, named for training, handed the optimizer, steps it."""
-        objects, calls = self.facts.objects, self.facts.calls
-        found = []
-
-        class _V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if calls.resolve(node) is not None:
-                    return
-                name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
-                if not name_tokens(name) & {"train", "fit"}:
-                    return
-                for arg in node.args:
-                    text = dotted_name(arg.value)
-                    if text is not None and (
-                        text == optimizer or (optimizer is None and objects.kind_of(arg.value) is Kind.OPTIMIZER)
-                    ):
-                        found.append(node)
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-                return False
-
-        visit_fast(stmt, _V())
-        return bool(found)
+        visitor = _TrainingCallsHanded(self.facts.objects, self.facts.calls, optimizer)
+        visit_fast(stmt, visitor)
+        return bool(visitor.found)
 
     def _enclosing_statement(self, block: cst.CSTNode | None) -> cst.CSTNode | None:
         """The statement (a child of a block) that holds ``block``."""

@@ -39,20 +39,26 @@ _METRIC_TOKENS = frozenset(
 )
 
 
+class _Tokens(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.update(name_tokens(node.value))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = node.evaluated_value
+        if isinstance(value, str):
+            self.found.update(name_tokens(value))
+
+
 def _tokens(expr: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.update(name_tokens(node.value))
-
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            value = node.evaluated_value
-            if isinstance(value, str):
-                found.update(name_tokens(value))
-
-    expr.visit(_V())
-    return found
+    visitor = _Tokens()
+    expr.visit(visitor)
+    return visitor.found
 
 
 class PlateauStepWithoutMetric(Rule):

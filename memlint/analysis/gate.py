@@ -505,25 +505,30 @@ class GateFacts:
         self.iter_tokens |= ast_tokens(expr)[0]
 
 
+def _collect_scopes(root: ast.AST, scopes: list[list[ast.AST]]) -> None:
+    """Appends to ``scopes`` the nodes of ``root``'s scope, then (depth
+    first) those of each function in it."""
+    # Module level, not nested in _per_scope: a nested function that calls
+    # itself is a reference cycle through its own closure cell, and this one
+    # held the file's whole ast tree.
+    nodes: list[ast.AST] = []
+    scopes.append(nodes)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                _collect_scopes(child, scopes)
+            else:
+                nodes.append(child)
+                stack.append(child)
+
+
 def _per_scope(tree: ast.AST, aliases: dict[str, str]) -> list[GateFacts]:
     """The in-place and saved-output facts of each function scope (and the
     module's), each from the nodes of that scope alone."""
     scopes: list[list[ast.AST]] = []
-
-    def collect(root: ast.AST) -> None:
-        nodes: list[ast.AST] = []
-        scopes.append(nodes)
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef):
-                    collect(child)
-                else:
-                    nodes.append(child)
-                    stack.append(child)
-
-    collect(tree)
+    _collect_scopes(tree, scopes)
     out = []
     for nodes in scopes:
         sub = GateFacts(ast.Module(body=[], type_ignores=[]))
@@ -947,27 +952,33 @@ def _builds_module(facts: GateFacts) -> bool:
                 return True
         return False
 
-    for target, value in bound:
-        if type(target) is ast.Attribute and not (
-            self_rebound and type(target.value) is ast.Name and target.value.id == "self"  # type: ignore[attr-defined]
-        ):
-            continue  # objects keys only names and ``self.x``, and reads ``self.x`` only where ``self`` is not a parameter
-        if type(target) is ast.Subscript:
-            continue
-        if type(value) in (ast.Tuple, ast.List) and type(target) in (ast.Tuple, ast.List):
-            # ``model, opt = Net(), SGD(...)``: element by element
-            pairs = list(zip(target.elts, value.elts))  # type: ignore[attr-defined]
-        else:
-            pairs = [(target, value)]
-        for t, v in pairs:
-            if type(t) in (ast.Tuple, ast.List, ast.Starred):
-                if may_build(v, None):
-                    return True
+    # may_build calls itself through its closure cell: a reference cycle
+    # that only the cyclic collector would free. Emptying the cell on the
+    # way out breaks it.
+    try:
+        for target, value in bound:
+            if type(target) is ast.Attribute and not (
+                self_rebound and type(target.value) is ast.Name and target.value.id == "self"  # type: ignore[attr-defined]
+            ):
+                continue  # objects keys only names and ``self.x``, and reads ``self.x`` only where ``self`` is not a parameter
+            if type(target) is ast.Subscript:
                 continue
-            spelled = ast_dotted(t)
-            if may_build(v, spelled) and may_be_used(spelled):
-                return True
-    return False
+            if type(value) in (ast.Tuple, ast.List) and type(target) in (ast.Tuple, ast.List):
+                # ``model, opt = Net(), SGD(...)``: element by element
+                pairs = list(zip(target.elts, value.elts))  # type: ignore[attr-defined]
+            else:
+                pairs = [(target, value)]
+            for t, v in pairs:
+                if type(t) in (ast.Tuple, ast.List, ast.Starred):
+                    if may_build(v, None):
+                        return True
+                    continue
+                spelled = ast_dotted(t)
+                if may_build(v, spelled) and may_be_used(spelled):
+                    return True
+        return False
+    finally:
+        may_build = None  # type: ignore[assignment]
 
 
 def _nodes(root: ast.AST) -> list[ast.AST]:

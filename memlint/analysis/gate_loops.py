@@ -138,7 +138,9 @@ class _Scope:
         self.declared: set[str] = set()
         # Statements no loop around them may carry: (kind, root name, through an attribute)
         self.pending: list[tuple[int, str, bool]] = []
-        self.owner = owner if owner is not None else self  # the function whose pending these are
+        # The function whose pending these are; None: this scope itself (not
+        # ``self``: a reference cycle, left to the cyclic collector).
+        self.owner = owner
         self.method_body = False  # a class body: its functions are methods
         # The statements history.py walks as one body (a function's, the
         # module's; None for a class body, whose values it never records),
@@ -226,7 +228,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 push((child, fn, None, False))
         elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in _FUNCTIONS)  # type: ignore[attr-defined]
-            body = _Scope(scope.name, scope.owner) if scope.function else _Scope(None)
+            body = _Scope(scope.name, scope.owner or scope) if scope.function else _Scope(None)
             body.function = scope.function
             body.eval_named, body.params = scope.eval_named, scope.params
             # carried_across's loop_of walks through a class, MEM703's _enclosing_loop stops there.
@@ -630,7 +632,7 @@ def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: bo
         else:
             out.stores = True
     elif scope.function:
-        scope.owner.pending.append((what, target.id, through))  # type: ignore[attr-defined]
+        (scope.owner or scope).pending.append((what, target.id, through))  # type: ignore[attr-defined]
 
 
 def _eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call]]) -> bool:
