@@ -197,21 +197,35 @@ def test_train_call_is_what_mode_call_reads_as_train():
 
 
 def test_builds_module_under_a_name_a_model_call_may_name():
-    assert facts("from nets import Net\nclass Net(nn.Module):\n    pass\nmodel = Net()\nmodel(x)").builds_module
+    assert facts(
+        "from torch import nn\nfrom nets import Net\nclass Net(nn.Module):\n    pass\nmodel = Net()\nmodel(x)"
+    ).builds_module
     assert facts("from torch import nn\nmodel = nn.Sequential(a, b).to(dev)\nevaluate(model, loader)").builds_module
     assert facts("import torch.nn as tnn\nmodel = tnn.Linear(2, 2)\nmodel(x)").builds_module
     assert facts("model = model.cuda()\nmodel.validate(loader)").builds_module
     assert facts("import torchvision\nnet = torchvision.models.resnet18()\nnet(x)").builds_module
     assert facts("from torchvision.models import resnet18\nnet = resnet18()\nnet(x)").builds_module
     assert facts("import timm\nm = timm.create_model('vit')\nrun(model=m)").builds_module
-    assert facts("class net(nn.Module):\n    pass\nm = net()\nm(x)").builds_module
-    assert facts("class G:\n    pass\nclass D:\n    pass\ng, d = G(), D()\nd(x)").builds_module
+    assert facts("import torch.nn as nn\nclass net(nn.Module):\n    pass\nm = net()\nm(x)").builds_module
+    assert facts(
+        "import torch\nclass G(torch.nn.Module):\n    pass\nclass D(G):\n    pass\ng, d = G(), D()\nd(x)"
+    ).builds_module
+    assert facts("import lightning as L\nclass D(L.LightningModule):\n    pass\nd = D()\nd(x)").builds_module
     # constructor_kind knows no module outside torch, torchvision and timm, nor an unimported callee
     assert not facts(
         "from transformers.modeling_outputs import BaseModelOutput\nout = BaseModelOutput(h)\nf(out)"
     ).builds_module
     assert not facts("from .modeling import Net\nmodel = Net()\nmodel(x)").builds_module  # a relative import
     assert not facts("model = Net()\nmodel(x)").builds_module  # bound nowhere in the file
+    # objects._class_kind: a class of this file is a module only through an imported base
+    assert not facts("class G:\n    pass\nclass D:\n    pass\ng, d = G(), D()\nd(x)").builds_module
+    assert not facts("class net(nn.Module):\n    pass\nm = net()\nm(x)").builds_module  # ``nn`` not imported
+    assert not facts("from .base import Base\nclass D(Base):\n    pass\nd = D()\nd(x)").builds_module
+    output = "from torch import nn\nclass Out(ModelOutput):\n    pass\nclass FocalLoss(nn.Module):\n    pass\n"
+    assert not facts(output + "o = Out(h)\nf(o)\nl = FocalLoss()\nl(x)").builds_module  # a loss, an output
+    assert not facts("from torch import nn\nloss_fct = nn.CrossEntropyLoss()\nloss_fct(x, y)").builds_module
+    assert not facts("import torch\np = torch.nn.Parameter(w)\nf(p)").builds_module
+    assert not facts("import torch\nm = torch.hub.load('a', 'b')\nm(x)").builds_module  # loaded, not built
     # timm's reparameterisation: a module built, filled and returned, never called here
     assert not facts("m = nn.Linear(2, 2)\nm.weight.data.copy_(w)\nreturn_it = m").builds_module
     assert not facts("model = build_model(cfg)\nmodel(x)").builds_module  # a factory of unknown kind

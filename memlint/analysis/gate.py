@@ -38,7 +38,7 @@ from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 # evaluation, so the gate widens whenever they do.
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 from memlint.analysis.module_params import PARAMETER_ATTRS
-from memlint.analysis.objects import Kind, guess_kind_from_name
+from memlint.analysis.objects import Kind, constructor_kind, guess_kind_from_name
 
 _BACKWARD = frozenset({"backward", "manual_backward"})
 # grad_mode: what turns recording off (context managers, decorators, the
@@ -117,6 +117,7 @@ class GateFacts:
         self._bindings: list[tuple[ast.AST, ast.AST]] = []  # ``: T =`` and ``:=``
         self._imports: list[ast.Import | ast.ImportFrom] = []
         self._classes: set[str] = set()
+        self._class_nodes: list[ast.ClassDef] = []  # for _module_classes (MEM202)
         self._self_rebound = False  # ``self`` assigned somewhere (a function rebinds it)
         self._builds_module: bool | None = None
         self._saved_in_place: bool | None = None
@@ -319,6 +320,7 @@ class GateFacts:
             elif kind is ast.ClassDef:
                 idents.add(node.name)  # type: ignore[attr-defined]
                 self._classes.add(node.name)  # type: ignore[attr-defined]
+                self._class_nodes.append(node)  # type: ignore[arg-type]
             elif kind is ast.Import or kind is ast.ImportFrom:
                 self._imports.append(node)  # type: ignore[arg-type]
                 if kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
@@ -984,6 +986,38 @@ _SELF_RETURNING = frozenset(
 )
 
 
+def _module_classes(facts: GateFacts) -> set[str]:
+    """The classes of this file objects._class_kind may find modules: a base
+    that is one of them, or imported from ``torch.nn`` (not a loss),
+    Lightning, or a transformers ``...Model``/``PreTrainedModel``; never a
+    class named for a loss (``...Loss``, ``...Criterion``). A transformers
+    ``ModelOutput`` dataclass is none (relative imports are not read)."""
+    imported = _import_table(facts)
+    found: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for cls in facts._class_nodes:
+            if cls.name in found or cls.name.endswith(("Loss", "Criterion")):
+                continue
+            for base in cls.bases:
+                dotted = ast_dotted(base)
+                if dotted is None:
+                    continue
+                head, _, rest = dotted.partition(".")
+                qualified = {f"{q}.{rest}" if rest else q for q in imported.get(head, ())}
+                if dotted in found or any(
+                    (q.startswith("torch.nn.") and not q.startswith("torch.nn.modules.loss") and q != "torch.nn._Loss")
+                    or q.startswith(("pytorch_lightning.", "lightning."))
+                    or (q.startswith("transformers.") and q.endswith("Model"))
+                    for q in qualified
+                ):
+                    found.add(cls.name)
+                    grew = True
+                    break
+    return found
+
+
 def _builds_module(facts: GateFacts) -> bool:
     """Some definition objects.built_in_train_mode may call fresh: a name (or,
     where a function rebinds ``self``, a ``self.x``) bound by ``=``, ``: T =``
@@ -992,7 +1026,7 @@ def _builds_module(facts: GateFacts) -> bool:
     capitalised callee of torch, torchvision or timm, ``create_model``,
     anything of torchvision), under a name a model call may name. Reads what
     the walk kept (calls, bindings, imports, classes)."""
-    classes = facts._classes
+    classes = _module_classes(facts)
     bound = [(t, node.value) for node in facts._assigns for t in node.targets] + facts._bindings
     if not bound:
         return False
@@ -1021,20 +1055,20 @@ def _builds_module(facts: GateFacts) -> bool:
                 if type(inner) is ast.Call:
                     return may_build(inner, target)
                 return target is None or ast_dotted(inner) == target
+        if type(func) is ast.Name and func.id in classes:
+            return True  # a class of this file (objects._module_classes, read for a bare name only)
         dotted = ast_dotted(func)
         if dotted is None:
             return False
-        if dotted in classes:
-            return True  # a class of this file (objects._module_classes)
         head, _, rest = dotted.partition(".")
-        # objects.constructor_kind is MODULE only for an imported callee of
-        # torch.nn, torch.optim.swa_utils, torchvision or timm.
+        # objects._fresh: an imported callee whose constructor_kind is MODULE
+        # (``nn.CrossEntropyLoss()`` is a LOSS, ``nn.Parameter`` none), not
+        # loaded (``from_pretrained``, ``torch.hub``, ``.load``).
         for qualified in imported.get(head, ()):
             qualified = f"{qualified}.{rest}" if rest else qualified
-            last = qualified.rsplit(".", 1)[-1]
-            if qualified.startswith(("torch.", "torchvision.", "timm.")) and (
-                last[:1].isupper() or qualified.startswith("torchvision.") or last == "create_model"
-            ):
+            if qualified.endswith((".from_pretrained", ".load")) or qualified.startswith("torch.hub"):
+                continue
+            if constructor_kind(qualified) is Kind.MODULE:
                 return True
         return False
 
