@@ -546,12 +546,13 @@ _MAY_TURN_OFF = _GRAD_OFF_CONTEXTS | {"set_grad_enabled"}
 class _Function:
     """What _loop_may_run_without_grad keeps of a function."""
 
-    __slots__ = ("name", "loops", "calls", "off_on_entry")
+    __slots__ = ("name", "loops", "statements", "calls", "off_on_entry")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.loops = False  # a loop in it (nested functions' included)
-        self.calls: set[str] = set()  # last names of what it calls
+        self.statements: list[ast.AST] = []  # its statements (not its nested functions'), itself first
+        self.calls: set[str] | None = None  # last names of what it calls, read on first need
         self.off_on_entry = False  # decorated so, or a framework's hook: this function, not its namesakes
 
 
@@ -561,30 +562,34 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
     context, when it is a bare name (bound elsewhere) or a call of a function
     of this file (a context manager of the project's own); a function may
     start with grad off when it is decorated so, is a framework hook, or a
-    call of its name runs where grad may be off."""
+    call of its name runs where grad may be off.
+
+    Walks statements only (most nodes of a file are expressions): loops,
+    ``with`` blocks and functions are statements. Calls are read from the
+    expressions of a statement only where grad may be off there, and a
+    function's calls only when the search for functions entered with grad
+    off reaches it."""
     if facts.called & {"set_grad_enabled", "enter_context"}:
         return True  # modes set by statements, not followed here
     aliases, defs = facts._aliases, facts.def_names
     seeds: set[str] = set()  # names called where grad may be off
+    for call in facts._calls:
+        func = call.func
+        if type(func) is ast.Call and _last_name(func, aliases) in _MAY_TURN_OFF:
+            # ``predict = torch.inference_mode()(_predict)``
+            seeds.update(a.id for a in call.args if type(a) is ast.Name)
     functions: list[_Function] = []
     autograd_methods: set[int] = set()  # an autograd.Function's forward/setup_context
-    AST = ast.AST
-    stack: list[tuple[ast.AST, bool, bool, _Function]] = [(facts._tree, False, False, _Function(""))]
+    top = _Function("")
+    stack: list[tuple[ast.AST, bool, bool, _Function]] = [
+        (stmt, False, False, top)
+        for stmt in getattr(facts._tree, "body", ())  # type: ignore[attr-defined]
+    ]
     push, pop = stack.append, stack.pop
     while stack:
         node, off, in_loop, fn = pop()
         kind = type(node)
-        if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            # callgraph resolves ``f()`` and ``self.f()`` by the name written
-            names = {_last_name(node, aliases), func.id if type(func) is ast.Name else None} - {None}
-            fn.calls |= names  # type: ignore[arg-type]
-            if off:
-                seeds |= names  # type: ignore[arg-type]
-            if type(func) is ast.Call and _last_name(func, aliases) in _MAY_TURN_OFF:
-                # ``predict = torch.inference_mode()(_predict)``
-                seeds.update(a.id for a in node.args if type(a) is ast.Name)  # type: ignore[attr-defined]
-        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
+        if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
             if off:
                 return True
             in_loop = fn.loops = True
@@ -592,13 +597,15 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
             if any(_may_turn_off(i.context_expr, aliases, defs) for i in node.items):  # type: ignore[attr-defined]
                 if in_loop:
                     return True  # ``for x in loader: with torch.no_grad(): model(x)``
+                fn.statements.append(node)
+                if off:
+                    seeds |= _names_called(node, aliases)  # its items
                 for stmt in node.body:  # type: ignore[attr-defined]
                     push((stmt, True, in_loop, fn))
-                for item in node.items:  # type: ignore[attr-defined]
-                    push((item, off, in_loop, fn))
                 continue
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            # grad_mode stops at a function: its body starts in its entry mode.
+            # grad_mode stops at a function: its body starts in its entry mode
+            # (its decorators and defaults are read as its own).
             name = node.name  # type: ignore[attr-defined]
             fn = _Function(name)
             functions.append(fn)
@@ -615,14 +622,16 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
                     for n in _nodes(node)
                     if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef) and n.name in _AUTOGRAD_FUNCTION_OFF  # type: ignore[attr-defined]
                 )
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        push((item, off, in_loop, fn))
-            elif isinstance(value, AST):
-                push((value, off, in_loop, fn))
+        fn.statements.append(node)
+        if off:
+            seeds |= _names_called(node, aliases)
+        for field in _STATEMENT_BLOCKS:
+            block = getattr(node, field, None)
+            if block:
+                for stmt in block:
+                    push((stmt, off, in_loop, fn))
+    if not any(f.loops for f in functions):
+        return False
     # grad_mode.entry_mode: off when every call site is; calls followed by
     # the name written (callgraph resolves ``f()`` and ``self.f()`` by name).
     maybe_off = set(seeds)
@@ -631,11 +640,52 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
         grew = False
         for f in functions:
             if f.off_on_entry or f.name in maybe_off:
+                if f.calls is None:
+                    f.calls = set()
+                    for stmt in f.statements:
+                        f.calls |= _names_called(stmt, aliases)
                 new = (f.calls & defs) - maybe_off
                 if new:
                     maybe_off |= new
                     grew = True
     return any(f.loops and (f.off_on_entry or f.name in maybe_off) for f in functions)
+
+
+# The fields of a statement (or an except handler, a match case) that hold statements.
+_STATEMENT_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _names_called(stmt: ast.AST, aliases: dict[str, str]) -> set[str]:
+    """The names the calls in ``stmt``'s own expressions (not its blocks)
+    are written with: the callee's last name and a bare name (callgraph
+    resolves ``f()`` and ``self.f()`` by them)."""
+    names: set[str] = set()
+    AST = ast.AST
+    stack: list[ast.AST] = []
+    for field in stmt._fields:
+        if field in _STATEMENT_BLOCKS:
+            continue
+        value = getattr(stmt, field, None)
+        if type(value) is list:
+            stack.extend(item for item in value if isinstance(item, AST))
+        elif isinstance(value, AST):
+            stack.append(value)
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            last = ast_callee(func, aliases)
+            if last is not None:
+                names.add(last)
+            if type(func) is ast.Name:
+                names.add(func.id)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, AST))
+            elif isinstance(value, AST):
+                stack.append(value)
+    return names
 
 
 def _may_turn_off(expr: ast.AST, aliases: dict[str, str], defs: set[str] | None) -> bool:
