@@ -694,3 +694,89 @@ def test_the_loop_sites_walk_reads_the_rules_own_words():
     mem102 = rule_by_code("MEM102")
     assert mem102 is not None
     assert sys.modules[mem102.__module__]._ADDERS == ADDERS
+
+
+# -- MEM201: an evaluation site that may run with grad on (gate.evaluates_with_grad)
+
+
+def test_mem201_needs_a_call_that_may_run_a_model_in_the_evaluation_loop():
+    """transformers' configs and processors: ``validate_inputs`` loops over
+    its arguments calling ``len``, ``isinstance``, ``ValueError`` and
+    methods of what it iterates; none of them is a module (objects.kind_of)
+    or a function of the file (callgraph), so ``_builds_graph`` fails."""
+    validate = """\
+import torch
+def validate_inputs(images, text):
+    for sample in text:
+        if not isinstance(sample, str) or len(sample) > sample.count("<image>"):
+            raise ValueError(f"bad {sample}")
+"""
+    assert facts(validate).loop_sites.evaluates  # what kept it before
+    assert not facts(validate).evaluates_with_grad
+    assert not _gated_in(validate, "MEM201")
+    assert not _findings(validate, ["MEM201"], gate=False)
+    # a model named like one, ``self.x``, ``x.forward``, a name bound in the file: kept
+    for call in ("model(sample)", "self.head(sample)", "m.forward(sample)", "check(sample)"):
+        src = validate.replace('raise ValueError(f"bad {sample}")', call) + "def check(x):\n    return x\n"
+        assert facts(src).evaluates_with_grad, call
+    evaluate = """\
+import torch
+def evaluate(model, data):
+    for x in data:
+        out = model(x)
+        print(out.sum().item())
+"""
+    _kept_with_its_findings(evaluate, "MEM201")
+    # ``len`` rebound in the file may be anything (objects' definitions first)
+    rebound = validate.replace("import torch\n", "import torch\nlen = load_model()\n")
+    assert facts(rebound).evaluates_with_grad
+
+
+def test_mem201_is_silent_where_grad_is_surely_set_around_the_loop():
+    """grad_mode.mode_at must be ENABLED with no local_mode: ``generate``
+    under ``@torch.no_grad()`` (transformers), a loop under ``with
+    torch.no_grad():``, give no evidence."""
+    generate = """\
+import torch
+class Model:
+    @torch.no_grad()
+    def generate(self, input_ids, steps):
+        for _ in range(steps):
+            input_ids = self.decode(input_ids)
+        return input_ids
+"""
+    assert facts(generate).loop_sites.evaluates  # what kept it before
+    assert not facts(generate).evaluates_with_grad
+    assert not _gated_in(generate, "MEM201")
+    with_block = (
+        "import torch\ndef predict(model, xs):\n    with torch.no_grad():\n        for x in xs:\n            model(x)\n"
+    )
+    assert not facts(with_block).evaluates_with_grad
+    # the decorator removed, or another one than a grad context: kept, with the finding
+    undecorated = """\
+import torch
+@cache
+def evaluate(model, data):
+    for x in data:
+        out = model(x)
+        print(out.sum().item())
+"""
+    _kept_with_its_findings(undecorated, "MEM201")
+    assert facts(generate.replace("@torch.no_grad()", "@torch.enable_grad()")).evaluates_with_grad
+    assert facts(generate.replace("@torch.no_grad()", "@no_grad_if(flag)")).evaluates_with_grad
+    # a nested function starts in its own entry mode
+    nested = "import torch\n@torch.no_grad()\ndef predict(model, xs):\n    def run():\n        for x in xs:\n            model(x)\n"
+    assert facts(nested.replace("def run", "def run_eval")).evaluates_with_grad
+    # ``torch`` rebound: names.ImportTable may not resolve the decorator
+    assert facts(generate + "def f(torch):\n    pass\n").evaluates_with_grad
+    # ``torch`` not imported: context_mode reads nothing
+    assert facts(generate.replace("import torch\n", "")).evaluates_with_grad
+
+
+def test_mem201_reads_a_parameter_loop_as_evidence_only_with_evaluation_data_passed():
+    run = "import torch\ndef run(model, items):\n    for x in items:\n        model(x)\n"
+    assert not facts(run + "run(net, train_items)\n").evaluates_with_grad
+    assert facts(run + "run(net, test_items)\n").evaluates_with_grad
+    # training, an eval call or ``volatile=`` anywhere open MEM201's other paths
+    assert facts(run + "net.eval()\n").evaluates_with_grad
+    assert facts(run + "loss.backward()\n").evaluates_with_grad
