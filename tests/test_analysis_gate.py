@@ -431,6 +431,26 @@ def test_a_loop_may_run_without_grad_only_where_grad_mode_may_find_it_off():
     )
 
 
+def test_the_walk_for_mem202_reads_calls_in_every_part_of_a_statement_where_grad_may_be_off():
+    """_loop_may_run_without_grad walks statements and reads a statement's
+    calls only where grad may be off: a condition, a handler, a case guard,
+    a lambda, a ``with`` item, and a function's defaults count as its own."""
+    run = "def run(loader):\n    for x in loader:\n        model(x)\n"
+
+    def off(src: str) -> bool:
+        return facts(run + src).loop_may_run_without_grad
+
+    assert off("with torch.no_grad():\n    if run(a):\n        pass\n")
+    assert off("with torch.no_grad():\n    try:\n        pass\n    except E:\n        run(a)\n")
+    assert off("with torch.no_grad():\n    match x:\n        case 1 if run(a):\n            pass\n")
+    assert off("with torch.no_grad():\n    f = lambda: run(a)\n")
+    assert off("with torch.no_grad():\n    with open(run(a)):\n        pass\n")
+    assert off("def outer(x=run(a)):\n    pass\nwith torch.no_grad():\n    outer()\n")
+    # the same calls with grad on, or in a function nobody calls with grad off
+    assert not off("if run(a):\n    pass\nf = lambda: run(a)\n")
+    assert not off("def outer(x=run(a)):\n    pass\nouter()\n")
+
+
 def test_mem202_is_gated_out_without_a_loop_that_may_run_without_grad():
     rules = select_rules(["MEM202"])
     model_file = (
