@@ -95,7 +95,10 @@ class InferenceWithoutNoGrad(Rule):
     tokens = TRAINING_CODE_TOKENS
     gate = staticmethod(
         lambda g: (
-            g.batch_evidence and (g.loops or g.comprehensions or g.eval_call or g.step_hooks) and g.loop_sites.evaluates
+            g.batch_evidence
+            and (g.loops or g.comprehensions or g.eval_call or g.step_hooks)
+            and g.loop_sites.evaluates
+            and g.evaluates_with_grad
         )
     )
 

@@ -197,21 +197,35 @@ def test_train_call_is_what_mode_call_reads_as_train():
 
 
 def test_builds_module_under_a_name_a_model_call_may_name():
-    assert facts("from nets import Net\nclass Net(nn.Module):\n    pass\nmodel = Net()\nmodel(x)").builds_module
+    assert facts(
+        "from torch import nn\nfrom nets import Net\nclass Net(nn.Module):\n    pass\nmodel = Net()\nmodel(x)"
+    ).builds_module
     assert facts("from torch import nn\nmodel = nn.Sequential(a, b).to(dev)\nevaluate(model, loader)").builds_module
     assert facts("import torch.nn as tnn\nmodel = tnn.Linear(2, 2)\nmodel(x)").builds_module
     assert facts("model = model.cuda()\nmodel.validate(loader)").builds_module
     assert facts("import torchvision\nnet = torchvision.models.resnet18()\nnet(x)").builds_module
     assert facts("from torchvision.models import resnet18\nnet = resnet18()\nnet(x)").builds_module
     assert facts("import timm\nm = timm.create_model('vit')\nrun(model=m)").builds_module
-    assert facts("class net(nn.Module):\n    pass\nm = net()\nm(x)").builds_module
-    assert facts("class G:\n    pass\nclass D:\n    pass\ng, d = G(), D()\nd(x)").builds_module
+    assert facts("import torch.nn as nn\nclass net(nn.Module):\n    pass\nm = net()\nm(x)").builds_module
+    assert facts(
+        "import torch\nclass G(torch.nn.Module):\n    pass\nclass D(G):\n    pass\ng, d = G(), D()\nd(x)"
+    ).builds_module
+    assert facts("import lightning as L\nclass D(L.LightningModule):\n    pass\nd = D()\nd(x)").builds_module
     # constructor_kind knows no module outside torch, torchvision and timm, nor an unimported callee
     assert not facts(
         "from transformers.modeling_outputs import BaseModelOutput\nout = BaseModelOutput(h)\nf(out)"
     ).builds_module
     assert not facts("from .modeling import Net\nmodel = Net()\nmodel(x)").builds_module  # a relative import
     assert not facts("model = Net()\nmodel(x)").builds_module  # bound nowhere in the file
+    # objects._class_kind: a class of this file is a module only through an imported base
+    assert not facts("class G:\n    pass\nclass D:\n    pass\ng, d = G(), D()\nd(x)").builds_module
+    assert not facts("class net(nn.Module):\n    pass\nm = net()\nm(x)").builds_module  # ``nn`` not imported
+    assert not facts("from .base import Base\nclass D(Base):\n    pass\nd = D()\nd(x)").builds_module
+    output = "from torch import nn\nclass Out(ModelOutput):\n    pass\nclass FocalLoss(nn.Module):\n    pass\n"
+    assert not facts(output + "o = Out(h)\nf(o)\nl = FocalLoss()\nl(x)").builds_module  # a loss, an output
+    assert not facts("from torch import nn\nloss_fct = nn.CrossEntropyLoss()\nloss_fct(x, y)").builds_module
+    assert not facts("import torch\np = torch.nn.Parameter(w)\nf(p)").builds_module
+    assert not facts("import torch\nm = torch.hub.load('a', 'b')\nm(x)").builds_module  # loaded, not built
     # timm's reparameterisation: a module built, filled and returned, never called here
     assert not facts("m = nn.Linear(2, 2)\nm.weight.data.copy_(w)\nreturn_it = m").builds_module
     assert not facts("model = build_model(cfg)\nmodel(x)").builds_module  # a factory of unknown kind
@@ -415,6 +429,26 @@ def test_a_loop_may_run_without_grad_only_where_grad_mode_may_find_it_off():
         "class Rope:\n    @torch.no_grad()\n    def forward(self, x):\n        return x\n"
         "class Model:\n    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x)\n"
     )
+
+
+def test_the_walk_for_mem202_reads_calls_in_every_part_of_a_statement_where_grad_may_be_off():
+    """_loop_may_run_without_grad walks statements and reads a statement's
+    calls only where grad may be off: a condition, a handler, a case guard,
+    a lambda, a ``with`` item, and a function's defaults count as its own."""
+    run = "def run(loader):\n    for x in loader:\n        model(x)\n"
+
+    def off(src: str) -> bool:
+        return facts(run + src).loop_may_run_without_grad
+
+    assert off("with torch.no_grad():\n    if run(a):\n        pass\n")
+    assert off("with torch.no_grad():\n    try:\n        pass\n    except E:\n        run(a)\n")
+    assert off("with torch.no_grad():\n    match x:\n        case 1 if run(a):\n            pass\n")
+    assert off("with torch.no_grad():\n    f = lambda: run(a)\n")
+    assert off("with torch.no_grad():\n    with open(run(a)):\n        pass\n")
+    assert off("def outer(x=run(a)):\n    pass\nwith torch.no_grad():\n    outer()\n")
+    # the same calls with grad on, or in a function nobody calls with grad off
+    assert not off("if run(a):\n    pass\nf = lambda: run(a)\n")
+    assert not off("def outer(x=run(a)):\n    pass\nouter()\n")
 
 
 def test_mem202_is_gated_out_without_a_loop_that_may_run_without_grad():
@@ -861,3 +895,89 @@ def test_a_stored_loss_keeps_mem101_and_mem102_with_their_findings():
     src = _BATCH_LOOP.format(stmt)
     _kept_with_its_findings(src, "MEM102")
     _kept_with_its_findings(src, "MEM101")
+
+
+# -- MEM201: an evaluation site that may run with grad on (gate.evaluates_with_grad)
+
+
+def test_mem201_needs_a_call_that_may_run_a_model_in_the_evaluation_loop():
+    """transformers' configs and processors: ``validate_inputs`` loops over
+    its arguments calling ``len``, ``isinstance``, ``ValueError`` and
+    methods of what it iterates; none of them is a module (objects.kind_of)
+    or a function of the file (callgraph), so ``_builds_graph`` fails."""
+    validate = """\
+import torch
+def validate_inputs(images, text):
+    for sample in text:
+        if not isinstance(sample, str) or len(sample) > sample.count("<image>"):
+            raise ValueError(f"bad {sample}")
+"""
+    assert facts(validate).loop_sites.evaluates  # what kept it before
+    assert not facts(validate).evaluates_with_grad
+    assert not _gated_in(validate, "MEM201")
+    assert not _findings(validate, ["MEM201"], gate=False)
+    # a model named like one, ``self.x``, ``x.forward``, a name bound in the file: kept
+    for call in ("model(sample)", "self.head(sample)", "m.forward(sample)", "check(sample)"):
+        src = validate.replace('raise ValueError(f"bad {sample}")', call) + "def check(x):\n    return x\n"
+        assert facts(src).evaluates_with_grad, call
+    evaluate = """\
+import torch
+def evaluate(model, data):
+    for x in data:
+        out = model(x)
+        print(out.sum().item())
+"""
+    _kept_with_its_findings(evaluate, "MEM201")
+    # ``len`` rebound in the file may be anything (objects' definitions first)
+    rebound = validate.replace("import torch\n", "import torch\nlen = load_model()\n")
+    assert facts(rebound).evaluates_with_grad
+
+
+def test_mem201_is_silent_where_grad_is_surely_set_around_the_loop():
+    """grad_mode.mode_at must be ENABLED with no local_mode: ``generate``
+    under ``@torch.no_grad()`` (transformers), a loop under ``with
+    torch.no_grad():``, give no evidence."""
+    generate = """\
+import torch
+class Model:
+    @torch.no_grad()
+    def generate(self, input_ids, steps):
+        for _ in range(steps):
+            input_ids = self.decode(input_ids)
+        return input_ids
+"""
+    assert facts(generate).loop_sites.evaluates  # what kept it before
+    assert not facts(generate).evaluates_with_grad
+    assert not _gated_in(generate, "MEM201")
+    with_block = (
+        "import torch\ndef predict(model, xs):\n    with torch.no_grad():\n        for x in xs:\n            model(x)\n"
+    )
+    assert not facts(with_block).evaluates_with_grad
+    # the decorator removed, or another one than a grad context: kept, with the finding
+    undecorated = """\
+import torch
+@cache
+def evaluate(model, data):
+    for x in data:
+        out = model(x)
+        print(out.sum().item())
+"""
+    _kept_with_its_findings(undecorated, "MEM201")
+    assert facts(generate.replace("@torch.no_grad()", "@torch.enable_grad()")).evaluates_with_grad
+    assert facts(generate.replace("@torch.no_grad()", "@no_grad_if(flag)")).evaluates_with_grad
+    # a nested function starts in its own entry mode
+    nested = "import torch\n@torch.no_grad()\ndef predict(model, xs):\n    def run():\n        for x in xs:\n            model(x)\n"
+    assert facts(nested.replace("def run", "def run_eval")).evaluates_with_grad
+    # ``torch`` rebound: names.ImportTable may not resolve the decorator
+    assert facts(generate + "def f(torch):\n    pass\n").evaluates_with_grad
+    # ``torch`` not imported: context_mode reads nothing
+    assert facts(generate.replace("import torch\n", "")).evaluates_with_grad
+
+
+def test_mem201_reads_a_parameter_loop_as_evidence_only_with_evaluation_data_passed():
+    run = "import torch\ndef run(model, items):\n    for x in items:\n        model(x)\n"
+    assert not facts(run + "run(net, train_items)\n").evaluates_with_grad
+    assert facts(run + "run(net, test_items)\n").evaluates_with_grad
+    # training, an eval call or ``volatile=`` anywhere open MEM201's other paths
+    assert facts(run + "net.eval()\n").evaluates_with_grad
+    assert facts(run + "loss.backward()\n").evaluates_with_grad

@@ -31,13 +31,14 @@ from memlint.analysis.activations import (
     is_inplace_method,
 )
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
-from memlint.analysis.gate_loops import LoopSites, loop_sites
+from memlint.analysis.gate_loops import LoopSites, _eval_argument, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
 # The very words loops.py uses to call a loop a batch loop or a function an
 # evaluation, so the gate widens whenever they do.
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 from memlint.analysis.module_params import PARAMETER_ATTRS
+from memlint.analysis.objects import Kind, constructor_kind, guess_kind_from_name
 from memlint.parse import ast_fields
 
 _BACKWARD = frozenset({"backward", "manual_backward"})
@@ -157,11 +158,13 @@ class GateFacts:
         self._bindings: list[tuple[ast.AST, ast.AST]] = []  # ``: T =`` and ``:=``
         self._imports: list[ast.Import | ast.ImportFrom] = []
         self._classes: set[str] = set()
+        self._class_nodes: list[ast.ClassDef] = []  # for _module_classes (MEM202)
         self._self_rebound = False  # ``self`` assigned somewhere (a function rebinds it)
         self._builds_module: bool | None = None
         self._saved_in_place: bool | None = None
         self._grad_on_writes: GateFacts | None = None
         self._loop_without_grad: bool | None = None
+        self._evaluates_with_grad: bool | None = None
         self._best_snapshot: bool | None = None
         self._loop_sites: LoopSites | None = None
         self._walk(tree)
@@ -271,6 +274,17 @@ class GateFacts:
         if self._loop_without_grad is None:
             self._loop_without_grad = _loop_may_run_without_grad(self)
         return self._loop_without_grad
+
+    @property
+    def evaluates_with_grad(self) -> bool:
+        """MEM201 may report: the file trains, switches a model to eval or
+        passes ``volatile=`` (what its other paths need), or some loop or
+        comprehension has evidence of evaluation, may run with grad on, and
+        holds a call that may run a model or a function of this file (see
+        _evaluates_with_grad). Computed on first use (MEM201)."""
+        if self._evaluates_with_grad is None:
+            self._evaluates_with_grad = _evaluates_with_grad(self)
+        return self._evaluates_with_grad
 
     @property
     def best_snapshot(self) -> bool:
@@ -398,6 +412,7 @@ class GateFacts:
         elif code == _CLASS:
             self.idents.add(node.name)  # type: ignore[attr-defined]
             self._classes.add(node.name)  # type: ignore[attr-defined]
+            self._class_nodes.append(node)  # type: ignore[arg-type]
         elif code == _IMPORT:
             self._imports.append(node)  # type: ignore[arg-type]
             idents = self.idents
@@ -622,12 +637,13 @@ _MAY_TURN_OFF = _GRAD_OFF_CONTEXTS | {"set_grad_enabled"}
 class _Function:
     """What _loop_may_run_without_grad keeps of a function."""
 
-    __slots__ = ("name", "loops", "calls", "off_on_entry")
+    __slots__ = ("name", "loops", "statements", "calls", "off_on_entry")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.loops = False  # a loop in it (nested functions' included)
-        self.calls: set[str] = set()  # last names of what it calls
+        self.statements: list[ast.AST] = []  # its statements (not its nested functions'), itself first
+        self.calls: set[str] | None = None  # last names of what it calls, read on first need
         self.off_on_entry = False  # decorated so, or a framework's hook: this function, not its namesakes
 
 
@@ -637,30 +653,34 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
     context, when it is a bare name (bound elsewhere) or a call of a function
     of this file (a context manager of the project's own); a function may
     start with grad off when it is decorated so, is a framework hook, or a
-    call of its name runs where grad may be off."""
+    call of its name runs where grad may be off.
+
+    Walks statements only (most nodes of a file are expressions): loops,
+    ``with`` blocks and functions are statements. Calls are read from the
+    expressions of a statement only where grad may be off there, and a
+    function's calls only when the search for functions entered with grad
+    off reaches it."""
     if facts.called & {"set_grad_enabled", "enter_context"}:
         return True  # modes set by statements, not followed here
     aliases, defs = facts._aliases, facts.def_names
     seeds: set[str] = set()  # names called where grad may be off
+    for call in facts._calls:
+        func = call.func
+        if type(func) is ast.Call and _last_name(func, aliases) in _MAY_TURN_OFF:
+            # ``predict = torch.inference_mode()(_predict)``
+            seeds.update(a.id for a in call.args if type(a) is ast.Name)
     functions: list[_Function] = []
     autograd_methods: set[int] = set()  # an autograd.Function's forward/setup_context
-    AST = ast.AST
-    stack: list[tuple[ast.AST, bool, bool, _Function]] = [(facts._tree, False, False, _Function(""))]
+    top = _Function("")
+    stack: list[tuple[ast.AST, bool, bool, _Function]] = [
+        (stmt, False, False, top)
+        for stmt in getattr(facts._tree, "body", ())  # type: ignore[attr-defined]
+    ]
     push, pop = stack.append, stack.pop
     while stack:
         node, off, in_loop, fn = pop()
         kind = type(node)
-        if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            # callgraph resolves ``f()`` and ``self.f()`` by the name written
-            names = {_last_name(node, aliases), func.id if type(func) is ast.Name else None} - {None}
-            fn.calls |= names  # type: ignore[arg-type]
-            if off:
-                seeds |= names  # type: ignore[arg-type]
-            if type(func) is ast.Call and _last_name(func, aliases) in _MAY_TURN_OFF:
-                # ``predict = torch.inference_mode()(_predict)``
-                seeds.update(a.id for a in node.args if type(a) is ast.Name)  # type: ignore[attr-defined]
-        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
+        if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
             if off:
                 return True
             in_loop = fn.loops = True
@@ -668,13 +688,15 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
             if any(_may_turn_off(i.context_expr, aliases, defs) for i in node.items):  # type: ignore[attr-defined]
                 if in_loop:
                     return True  # ``for x in loader: with torch.no_grad(): model(x)``
+                fn.statements.append(node)
+                if off:
+                    seeds |= _names_called(node, aliases)  # its items
                 for stmt in node.body:  # type: ignore[attr-defined]
                     push((stmt, True, in_loop, fn))
-                for item in node.items:  # type: ignore[attr-defined]
-                    push((item, off, in_loop, fn))
                 continue
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            # grad_mode stops at a function: its body starts in its entry mode.
+            # grad_mode stops at a function: its body starts in its entry mode
+            # (its decorators and defaults are read as its own).
             name = node.name  # type: ignore[attr-defined]
             fn = _Function(name)
             functions.append(fn)
@@ -691,14 +713,16 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
                     for n in _nodes(node)
                     if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef) and n.name in _AUTOGRAD_FUNCTION_OFF  # type: ignore[attr-defined]
                 )
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        push((item, off, in_loop, fn))
-            elif isinstance(value, AST):
-                push((value, off, in_loop, fn))
+        fn.statements.append(node)
+        if off:
+            seeds |= _names_called(node, aliases)
+        for field in _STATEMENT_BLOCKS:
+            block = getattr(node, field, None)
+            if block:
+                for stmt in block:
+                    push((stmt, off, in_loop, fn))
+    if not any(f.loops for f in functions):
+        return False
     # grad_mode.entry_mode: off when every call site is; calls followed by
     # the name written (callgraph resolves ``f()`` and ``self.f()`` by name).
     maybe_off = set(seeds)
@@ -707,11 +731,52 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
         grew = False
         for f in functions:
             if f.off_on_entry or f.name in maybe_off:
+                if f.calls is None:
+                    f.calls = set()
+                    for stmt in f.statements:
+                        f.calls |= _names_called(stmt, aliases)
                 new = (f.calls & defs) - maybe_off
                 if new:
                     maybe_off |= new
                     grew = True
     return any(f.loops and (f.off_on_entry or f.name in maybe_off) for f in functions)
+
+
+# The fields of a statement (or an except handler, a match case) that hold statements.
+_STATEMENT_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _names_called(stmt: ast.AST, aliases: dict[str, str]) -> set[str]:
+    """The names the calls in ``stmt``'s own expressions (not its blocks)
+    are written with: the callee's last name and a bare name (callgraph
+    resolves ``f()`` and ``self.f()`` by them)."""
+    names: set[str] = set()
+    AST = ast.AST
+    stack: list[ast.AST] = []
+    for field in stmt._fields:
+        if field in _STATEMENT_BLOCKS:
+            continue
+        value = getattr(stmt, field, None)
+        if type(value) is list:
+            stack.extend(item for item in value if isinstance(item, AST))
+        elif isinstance(value, AST):
+            stack.append(value)
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            last = ast_callee(func, aliases)
+            if last is not None:
+                names.add(last)
+            if type(func) is ast.Name:
+                names.add(func.id)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, AST))
+            elif isinstance(value, AST):
+                stack.append(value)
+    return names
 
 
 def _may_turn_off(expr: ast.AST, aliases: dict[str, str], defs: set[str] | None) -> bool:
@@ -729,6 +794,179 @@ def _may_turn_off(expr: ast.AST, aliases: dict[str, str], defs: set[str] | None)
     else:
         return False
     return last in _MAY_TURN_OFF or (call is not None and defs is not None and last in defs)
+
+
+# -- MEM201: an evaluation that may run with grad on --------------------------
+
+# objects._BUILTINS: names kind_of never guesses a kind for.
+_NO_GUESS = frozenset({"self", "cls", "super", "print", "len", "range", "None", "True", "False"})
+_EVAL_SITES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.GeneratorExp)  # what MEM201 visits
+
+
+class _EvalSite:
+    """A loop or comprehension MEM201 may report (see _evaluates_with_grad)."""
+
+    __slots__ = ("off", "via", "callees", "calls_self")
+
+    def __init__(self, off: bool, via: str | None) -> None:
+        self.off = off  # grad surely off or set around it (mode_at not ENABLED, or local_mode set)
+        # Its only evidence: its iterable names a parameter of the function ``via``,
+        # which a call of that name must fill with evaluation data (gate_loops._eval_argument).
+        self.via = via
+        self.callees: set[str] = set()  # bare names it calls
+        self.calls_self = False  # ``self.x(...)``, ``x.module(...)``, ``x.forward(...)``
+
+
+def _evaluates_with_grad(facts: GateFacts) -> bool:
+    """See GateFacts.evaluates_with_grad. Without training, an eval call or
+    ``volatile=``, MEM201 reports only a loop (``_check``, role "eval") or a
+    comprehension (``comprehension_is_eval``) whose evidence is its own:
+    its function named for evaluation, its iterable naming evaluation data
+    or (``_iterates_eval_argument``) a parameter of its function. It needs
+    grad_mode.mode_at ENABLED with no local_mode there, so nothing in its
+    own function surely sets a mode around it (``with torch.no_grad():``)
+    and no decorator turns its function off (``@torch.no_grad()`` on
+    transformers' ``generate``). And it needs a call that may build a graph
+    in its span (``_builds_graph``, ``comprehension_is_eval``'s model
+    calls): a callee objects.kind_of may find a module, or callgraph may
+    resolve to a function of this file. That is ``self.x(...)``,
+    ``cls.x(...)``, ``x.module(...)``, ``x.forward(...)``, or a bare name
+    that is bound in this file, read as ``name.attr`` (``_parameters_read``,
+    ``_used_as_module``), or named like a model (guess_kind_from_name).
+    ``isinstance``, ``len``, ``ValueError``, ``x.items()`` never are."""
+    if facts.trains or facts.eval_call or "volatile" in facts.keywords:
+        return True
+    qualified = _import_table(facts)
+    aliases = facts._aliases
+    heads: set[str] = set()  # the names each "off" was read through
+    rebound: set[str] = set()  # names.ImportTable drops an import rebound anywhere
+    bases: set[str] = set()  # names read as ``name.attr``
+    sites: list[_EvalSite] = []
+    methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
+    AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
+    # (node, its function's name, its parameters, grad surely set here, the sites around it)
+    top: tuple[_EvalSite, ...] = ()
+    stack: list[tuple[ast.AST, str, frozenset, bool, tuple[_EvalSite, ...]]] = [
+        (facts._tree, "", frozenset(), False, top)
+    ]
+    push, pop = stack.append, stack.pop
+    while stack:
+        node, fn_name, params, off, open_sites = pop()
+        kind = type(node)
+        if kind is Name:
+            if type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                rebound.add(node.id)  # type: ignore[attr-defined]
+            continue
+        if kind is Attribute:
+            if type(node.value) is Name:  # type: ignore[attr-defined]
+                bases.add(node.value.id)  # type: ignore[attr-defined]
+        elif kind is Call:
+            func = node.func  # type: ignore[attr-defined]
+            if open_sites:
+                if type(func) is Name:
+                    for site in open_sites:
+                        site.callees.add(func.id)
+                elif type(func) is Attribute and (
+                    func.attr in ("forward", "module")
+                    or (type(func.value) is Name and func.value.id in ("self", "cls"))
+                ):
+                    if any(not site.off and site.via is None for site in open_sites):
+                        return True  # a site may build a graph whatever the imports say
+                    for site in open_sites:
+                        site.calls_self = True
+        elif kind in _EVAL_SITES:
+            if kind is ast.While:
+                tokens, idents = ast_tokens(node.test)  # type: ignore[attr-defined]
+            elif kind is ast.For or kind is ast.AsyncFor:
+                tokens, idents = ast_tokens(node.iter)  # type: ignore[attr-defined]
+            else:
+                tokens, idents = set(), set()
+                for gen in node.generators:  # type: ignore[attr-defined]
+                    more, _ = ast_tokens(gen.iter)
+                    tokens |= more
+            if name_tokens(fn_name) & EVAL_FUNCTION_TOKENS or tokens & EVAL_DATA_TOKENS:
+                site = _EvalSite(off, None)
+            elif idents & params:
+                site = _EvalSite(off, fn_name)
+            else:
+                site = None
+            if site is not None:
+                sites.append(site)
+                open_sites = (*open_sites, site)
+        elif kind is ast.With or kind is ast.AsyncWith:
+            modes = [_context(i.context_expr, qualified, aliases, heads) for i in node.items]  # type: ignore[attr-defined]
+            for item in node.items:  # type: ignore[attr-defined]
+                push((item, fn_name, params, off, open_sites))
+            inner = off or "off" in modes  # a mode set around the body: local_mode is not None
+            for stmt in node.body:  # type: ignore[attr-defined]
+                push((stmt, fn_name, params, inner, open_sites))
+            continue
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            # grad_mode stops at a function: its decorators, defaults and body
+            # run in its entry mode, which a decorator sets first.
+            modes = [_decorator_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
+            off = "off" in modes and "on" not in modes
+            fn_name = node.name  # type: ignore[attr-defined]
+            rebound.add(fn_name)
+            args = node.args  # type: ignore[attr-defined]
+            positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+            names = {*positional, *(a.arg for a in args.kwonlyargs)}
+            names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+            rebound |= names
+            if id(node) in methods and positional and positional[0] in ("self", "cls"):
+                names.discard(positional[0])  # callgraph resolves a method only as ``self.m(...)``
+            params = frozenset(names)
+        elif kind is ast.ClassDef:
+            rebound.add(node.name)  # type: ignore[attr-defined]
+            methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
+        elif kind is ast.arg:
+            rebound.add(node.arg)  # type: ignore[attr-defined]
+        elif kind is ast.ExceptHandler and node.name:  # type: ignore[attr-defined]
+            rebound.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            rebound.update(node.names)  # type: ignore[attr-defined]
+        elif kind is ast.MatchAs or kind is ast.MatchStar:
+            if node.name:  # type: ignore[attr-defined]
+                rebound.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
+            rebound.add(node.rest)  # type: ignore[attr-defined]
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        push((item, fn_name, params, off, open_sites))
+            elif isinstance(value, AST):
+                push((value, fn_name, params, off, open_sites))
+    trusted_off = not heads & rebound  # else context_mode may not resolve ``torch``
+    bound = rebound | set(qualified) | bases
+    eval_arguments: dict[str, bool] = {}
+    calls_by_name: dict[str, list[ast.Call]] = {}
+    for site in sites:
+        if site.off and trusted_off:
+            continue
+        if not site.calls_self and not any(
+            n in bound or (n not in _NO_GUESS and guess_kind_from_name(n) is Kind.MODULE) for n in site.callees
+        ):
+            continue
+        if site.via is None:
+            return True
+        if site.via not in eval_arguments:
+            eval_arguments[site.via] = _eval_argument(facts, site.via, calls_by_name)
+        if eval_arguments[site.via]:
+            return True
+    return False
+
+
+def _decorator_context(
+    expr: ast.AST, qualified: dict[str, set[str]], aliases: dict[str, str], heads: set[str]
+) -> str | None:
+    """_context for a decorator: a bare name sets a mode only when it is one
+    of the grad contexts (``@no_grad`` imported from torch), unlike a bare
+    ``with ctx:``, bound to anything."""
+    if type(expr) is ast.Name and aliases.get(expr.id, expr.id) not in _GRAD_ON | _GRAD_OFF_CONTEXTS:  # type: ignore[attr-defined]
+        return None
+    return _context(expr, qualified, aliases, heads)
 
 
 def _context(expr: ast.AST, qualified: dict[str, set[str]], aliases: dict[str, str], heads: set[str]) -> str | None:
@@ -889,6 +1127,38 @@ _SELF_RETURNING = frozenset(
 )
 
 
+def _module_classes(facts: GateFacts) -> set[str]:
+    """The classes of this file objects._class_kind may find modules: a base
+    that is one of them, or imported from ``torch.nn`` (not a loss),
+    Lightning, or a transformers ``...Model``/``PreTrainedModel``; never a
+    class named for a loss (``...Loss``, ``...Criterion``). A transformers
+    ``ModelOutput`` dataclass is none (relative imports are not read)."""
+    imported = _import_table(facts)
+    found: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for cls in facts._class_nodes:
+            if cls.name in found or cls.name.endswith(("Loss", "Criterion")):
+                continue
+            for base in cls.bases:
+                dotted = ast_dotted(base)
+                if dotted is None:
+                    continue
+                head, _, rest = dotted.partition(".")
+                qualified = {f"{q}.{rest}" if rest else q for q in imported.get(head, ())}
+                if dotted in found or any(
+                    (q.startswith("torch.nn.") and not q.startswith("torch.nn.modules.loss") and q != "torch.nn._Loss")
+                    or q.startswith(("pytorch_lightning.", "lightning."))
+                    or (q.startswith("transformers.") and q.endswith("Model"))
+                    for q in qualified
+                ):
+                    found.add(cls.name)
+                    grew = True
+                    break
+    return found
+
+
 def _builds_module(facts: GateFacts) -> bool:
     """Some definition objects.built_in_train_mode may call fresh: a name (or,
     where a function rebinds ``self``, a ``self.x``) bound by ``=``, ``: T =``
@@ -897,7 +1167,7 @@ def _builds_module(facts: GateFacts) -> bool:
     capitalised callee of torch, torchvision or timm, ``create_model``,
     anything of torchvision), under a name a model call may name. Reads what
     the walk kept (calls, bindings, imports, classes)."""
-    classes = facts._classes
+    classes = _module_classes(facts)
     bound = [(t, node.value) for node in facts._assigns for t in node.targets] + facts._bindings
     if not bound:
         return False
@@ -935,20 +1205,20 @@ def _builds_module(facts: GateFacts) -> bool:
                 if type(inner) is ast.Call:
                     return may_build(inner, target)
                 return target is None or ast_dotted(inner) == target
+        if type(func) is ast.Name and func.id in classes:
+            return True  # a class of this file (objects._module_classes, read for a bare name only)
         dotted = ast_dotted(func)
         if dotted is None:
             return False
-        if dotted in classes:
-            return True  # a class of this file (objects._module_classes)
         head, _, rest = dotted.partition(".")
-        # objects.constructor_kind is MODULE only for an imported callee of
-        # torch.nn, torch.optim.swa_utils, torchvision or timm.
+        # objects._fresh: an imported callee whose constructor_kind is MODULE
+        # (``nn.CrossEntropyLoss()`` is a LOSS, ``nn.Parameter`` none), not
+        # loaded (``from_pretrained``, ``torch.hub``, ``.load``).
         for qualified in imported.get(head, ()):
             qualified = f"{qualified}.{rest}" if rest else qualified
-            last = qualified.rsplit(".", 1)[-1]
-            if qualified.startswith(("torch.", "torchvision.", "timm.")) and (
-                last[:1].isupper() or qualified.startswith("torchvision.") or last == "create_model"
-            ):
+            if qualified.endswith((".from_pretrained", ".load")) or qualified.startswith("torch.hub"):
+                continue
+            if constructor_kind(qualified) is Kind.MODULE:
                 return True
         return False
 
