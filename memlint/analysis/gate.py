@@ -31,7 +31,7 @@ from memlint.analysis.activations import (
     is_inplace_method,
 )
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
-from memlint.analysis.gate_loops import LoopSites, _eval_argument, loop_sites
+from memlint.analysis.gate_loops import LoopSites, eval_argument, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
 # The very words loops.py uses to call a loop a batch loop or a function an
@@ -811,7 +811,7 @@ class _EvalSite:
     def __init__(self, off: bool, via: str | None) -> None:
         self.off = off  # grad surely off or set around it (mode_at not ENABLED, or local_mode set)
         # Its only evidence: its iterable names a parameter of the function ``via``,
-        # which a call of that name must fill with evaluation data (gate_loops._eval_argument).
+        # which a call of that name must fill with evaluation data (gate_loops.eval_argument).
         self.via = via
         self.callees: set[str] = set()  # bare names it calls
         self.calls_self = False  # ``self.x(...)``, ``x.module(...)``, ``x.forward(...)``
@@ -952,7 +952,7 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
         if site.via is None:
             return True
         if site.via not in eval_arguments:
-            eval_arguments[site.via] = _eval_argument(facts, site.via, calls_by_name)
+            eval_arguments[site.via] = eval_argument(facts, site.via, calls_by_name)
         if eval_arguments[site.via]:
             return True
     return False

@@ -197,7 +197,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             if not evaluates and idents & scope.params:
                 name = scope.name or ""
                 if name not in eval_arguments:
-                    eval_arguments[name] = _eval_argument(facts, name, calls_by_name)
+                    eval_arguments[name] = eval_argument(facts, name, calls_by_name)
                 evaluates = eval_arguments[name]
             batch = trains_or_eval or evaluates or bool(tokens & DATA_TOKENS)
             any_batch = any_batch or batch
@@ -635,7 +635,7 @@ def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: bo
         (scope.owner or scope).pending.append((what, target.id, through))  # type: ignore[attr-defined]
 
 
-def _eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call]]) -> bool:
+def eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call]]) -> bool:
     """Some call of the function ``name`` (callgraph resolves ``f()`` and
     ``self.f()`` by the name written) passes an argument whose names or
     strings say validation or test data: loops._iterates_eval_argument needs
