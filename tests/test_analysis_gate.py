@@ -897,6 +897,68 @@ def test_a_stored_loss_keeps_mem101_and_mem102_with_their_findings():
     _kept_with_its_findings(src, "MEM101")
 
 
+# -- MEM102: a store into what its function returns, carried by a loop with no role (mem102._check) --
+
+_RETURNED = """\
+import torch
+def post_process(model, batches, batch_size):
+    results = []
+    for batch in batches:
+        out = model(batch)
+        results.append(out)
+    return results
+"""
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        _RETURNED,
+        # usage.reaches_return follows assignments (_ScopeUsage.deps) and yields
+        _RETURNED.replace("    return results\n", "    outputs = (out, results)\n    return outputs\n"),
+        _RETURNED.replace("    return results\n", "    yield results\n"),
+        _RETURNED.replace("results.append(out)", "results[len(results)] = out"),
+        # carried through a caller's loop (batch_loop_calling): a global the helper returns
+        """\
+import torch
+def helper(model, batch):
+    out = model(batch)
+    RESULTS.append(out)
+    return RESULTS
+def run(model, batches):
+    for batch in batches:
+        helper(model, batch)
+""",
+    ],
+)
+def test_mem102_skips_a_store_its_function_returns_when_no_loop_has_a_role(src):
+    """transformers' ``all_hidden_states += (h,)`` in a forward and
+    ``results.append(...)`` in post-processing: with no training and no
+    evaluation evidence in the file, the batch loop carried_across gives has
+    no role, and mem102._check stays silent on a container reaches_return
+    finds. The old gate kept these files."""
+    assert not facts(src).loop_sites.stores
+    assert not _findings(src, ["MEM102"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        _RETURNED.replace("    return results\n", "    return None\n"),  # not returned
+        _RETURNED.replace(
+            "        results.append(out)\n", "        results.append(out)\n        out.sum().backward()\n"
+        ),
+        _RETURNED.replace("post_process", "evaluate"),  # loops._eval_evidence: a function named for it
+        _RETURNED.replace("for batch in batches", "for batch in val_loader"),  # data named for it
+        _RETURNED.replace("    results = []\n", "    model.eval()\n    results = []\n"),  # a mode call
+    ],
+)
+def test_mem102_keeps_a_returned_store_a_loop_with_a_role_carries(src):
+    """A loop with a role ("train", "eval") is reported even when the
+    container is returned; a container not returned, whatever the loop."""
+    _kept_with_its_findings(src, "MEM102")
+
+
 # -- MEM201: an evaluation site that may run with grad on (gate.evaluates_with_grad)
 
 

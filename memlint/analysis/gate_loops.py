@@ -27,6 +27,12 @@ facts ``ast`` cannot see:
   rule hands to history.py (mem102._terms, ``history_terms``) may carry
   autograd history there (``_Values``: literals, displays of them,
   comparisons, detaching methods and names the function never writes cannot);
+- MEM102's store into a bare name its function returns (_returned_keys: the
+  names usage.reaches_return surely finds) counts only when some loop of the
+  file may have a role (LoopInfo.role "train" needs LoopInfo.trains, "eval"
+  loops._eval_evidence: the file trains or switches a model to eval, or a
+  loop has evaluation evidence of its own): mem102._check is silent on a
+  returned container its roleless carrying loop holds;
 - MEM703's move sits in the body of its innermost loop (its _enclosing_loop
   stops at a function, lambda or class), and that loop may run per batch
   (_per_batch: a loader, the file's training verbs, the eval role) or per
@@ -100,13 +106,16 @@ ACCUMULATES, STORES = 0, 1  # MEM101's and MEM102's statements
 class LoopSites:
     """What the walk found; see the module docstring."""
 
-    __slots__ = ("accumulates", "stores", "moves", "evaluates")
+    __slots__ = ("accumulates", "stores", "moves", "evaluates", "returned")
 
     def __init__(self) -> None:
         self.accumulates = False  # MEM101: an accumulation a batch loop may carry
         self.stores = False  # MEM102: a store a batch loop may carry
         self.moves = False  # MEM703: ``.to(``/``.cuda(`` in the body of a loop that may run per batch or sample
         self.evaluates = False  # MEM201: some evidence of evaluation
+        # MEM102's stores into a name its function returns, kept for the end
+        # of the walk: (root name, function, carried by a loop around it).
+        self.returned: list[tuple[str, _Scope, bool]] = []
 
 
 class _Scope:
@@ -125,6 +134,7 @@ class _Scope:
         "method_body",
         "body",
         "written",
+        "returns",
     )
 
     def __init__(self, name: str | None, owner: _Scope | None = None) -> None:
@@ -147,6 +157,7 @@ class _Scope:
         # and the names they may write (_written), read on first need.
         self.body: list[ast.stmt] | None = None
         self.written: set[str] | None = None
+        self.returns: set[str] | None = None  # _returned_keys(body), read on first need
 
 
 class _Loop:
@@ -170,6 +181,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
     any_batch = False
+    any_eval = False  # some loop has evaluation evidence of its own (loops._eval_evidence)
     scopes: list[_Scope] = []
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
     module = _Scope(None)
@@ -201,6 +213,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 evaluates = eval_arguments[name]
             batch = trains_or_eval or evaluates or bool(tokens & DATA_TOKENS)
             any_batch = any_batch or batch
+            any_eval = any_eval or evaluates
             out.evaluates = out.evaluates or evaluates
             loop = _Loop(batch, trains_or_eval or loader or evaluates or bool(tokens & SAMPLE_TOKENS))
             if kind is not ast.While:
@@ -282,6 +295,15 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 if block:
                     for child in block:
                         push((child, scope, inner, carried))
+    # MEM102 skips a store into a name its function returns when the loop
+    # carrying it has no role: only training or evaluation evidence gives one.
+    if out.returned and not out.stores and (trains_or_eval or any_eval):
+        for root, fn_scope, was_carried in out.returned:
+            if was_carried:
+                out.stores = True
+            else:
+                fn_scope.pending.append((STORES, root, False))
+    out.returned = []
     # Statements no loop of their own function may carry: a batch loop may
     # call the function (``self.x`` or a name it does not bind), or Lightning
     # calls its ``training_step``.
@@ -626,6 +648,12 @@ def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: bo
         target = target.value  # type: ignore[attr-defined]
     if type(target) is not ast.Name:
         return  # dotted_name of the container is None
+    if what == STORES and not through and scope.body is not None and scope.function and scope.owner is None:
+        if scope.returns is None:
+            scope.returns = _returned_keys(scope.body)
+        if target.id in scope.returns:  # type: ignore[attr-defined]
+            out.returned.append((target.id, scope, carried))  # type: ignore[attr-defined]
+            return
     if carried:
         if what == ACCUMULATES:
             out.accumulates = True
@@ -633,6 +661,82 @@ def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: bo
             out.stores = True
     elif scope.function:
         (scope.owner or scope).pending.append((what, target.id, through))  # type: ignore[attr-defined]
+
+
+def _returned_keys(body: list[ast.stmt]) -> set[str]:
+    """Keys usage.reaches_return surely finds returned by the function whose
+    body this is (never more): the names and dotted names of its ``return``
+    and ``yield`` values (_ScopeUsage.return_seeds, _Keys), closed over its
+    assignments (``deps``: ``x = v``, ``x[i] = v``, ``x += v``, ``x: T = v``
+    make ``x`` depend on the keys of ``v``; _ScopeUsage._depend). Nested
+    functions, classes and lambdas are left out (the analysis leaves out the
+    first and the last), as are its other dependencies (``for``, ``with``,
+    ``:=``, ``x.append(v)``): fewer keys, never a key it does not find.
+
+    MEM102 (mem102._check) stays silent on a store into such a key when the
+    loop carried_across gives has no role (``loop.role is None and
+    facts.usage.reaches_return(key, scope)``)."""
+    seeds: set[str] = set()
+    deps: dict[str, set[str]] = {}
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if isinstance(node, _NOT_WALKED):
+            continue
+        if kind is ast.Return or kind is ast.Yield or kind is ast.YieldFrom:
+            if node.value is not None:  # type: ignore[attr-defined]
+                seeds |= _expr_keys(node.value)  # type: ignore[attr-defined]
+        elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
+            if node.value is not None:  # type: ignore[attr-defined]
+                sources = _expr_keys(node.value)  # type: ignore[attr-defined]
+                targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+                for target in targets:
+                    for key in _depend_keys(target):
+                        deps.setdefault(key, set()).update(sources)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    seen = set(seeds)
+    todo = list(seeds)
+    while todo:
+        for src in deps.get(todo.pop(), ()):
+            if src not in seen:
+                seen.add(src)
+                todo.append(src)
+    return seen
+
+
+def _expr_keys(expr: ast.AST) -> set[str]:
+    """usage._keys on ``ast``, less what ``ast`` has no Name for (keyword
+    and attribute names, lambda parameters): every name and dotted name."""
+    keys: set[str] = set()
+    for node in ast.walk(expr):
+        kind = type(node)
+        if kind is ast.Name:
+            keys.add(node.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            key = ast_dotted(node)
+            if key is not None:
+                keys.add(key)
+    return keys
+
+
+def _depend_keys(target: ast.AST) -> list[str]:
+    """The keys _ScopeUsage._depend gives a target: each element of a
+    tuple or list, a starred one's value, ``x[i]``'s ``x`` (one subscript)."""
+    kind = type(target)
+    if kind is ast.Tuple or kind is ast.List:
+        return [k for el in target.elts for k in _depend_keys(el)]  # type: ignore[attr-defined]
+    if kind is ast.Starred:
+        return _depend_keys(target.value)  # type: ignore[attr-defined]
+    if kind is ast.Subscript:
+        target = target.value  # type: ignore[attr-defined]
+    key = ast_dotted(target)
+    return [] if key is None else [key]
 
 
 def eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call]]) -> bool:
