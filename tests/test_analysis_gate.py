@@ -237,13 +237,64 @@ def test_builds_module_under_a_name_a_model_call_may_name():
 
 
 def test_saved_output_written_in_place_in_the_same_function():
-    assert facts("def f(x):\n    s = torch.sigmoid(x)\n    s.mul_(2)\n").saved_output_written_in_place
-    assert facts("s = x.exp()\ns += 1\n").saved_output_written_in_place
+    forward = "class M(nn.Module):\n    def forward(self, x):\n        s = torch.sigmoid(x)\n        s.mul_(2)\n"
+    assert facts(forward).saved_output_written_in_place
+    assert facts("s = x.exp()\ns += 1\nloss.backward()\n").saved_output_written_in_place
     g = facts("def f(x):\n    s = torch.sigmoid(x)\n    return s\ndef g(w, s):\n    w.div_(s)\n    s += 1\n")
     assert not g.saved_output_written_in_place  # a name of the same spelling in another function
     assert not facts(
         "def f(w):\n    s = math.sqrt(2.0)\n    w.div_(s)\n"
     ).saved_output_written_in_place  # an argument, not written
+
+
+# Each: a file the old condition (a name saved and written in place in one
+# scope) sent to libcst, MEM402 silent without the gate; then its twin the
+# rule reports in, which the gate must keep.
+_MEM402_SKIPPED_AND_KEPT = [
+    (  # m2m_100's get_embedding: ``emb`` rebound by a non-saving op before the write
+        "import torch\nclass E(nn.Module):\n    def forward(self, x):\n        emb = torch.exp(x)\n"
+        "        emb = emb * 2\n        emb[0, :] = 0\n        return emb\n",
+        "import torch\nclass E(nn.Module):\n    def forward(self, x):\n        emb = self.proj(x)\n"
+        "        emb = torch.exp(emb)\n        emb[0, :] = 0\n        return emb\n",
+    ),
+    (  # falcon: the write comes before the saving op
+        "import torch.nn.functional as F\nclass A(nn.Module):\n    def forward(self, x):\n"
+        "        s = self.q(x) @ self.k(x)\n        s /= 8\n        s = F.softmax(s, dim=-1)\n        return s\n",
+        "import torch.nn.functional as F\nclass A(nn.Module):\n    def forward(self, x):\n"
+        "        s = self.q(x) @ self.k(x)\n        s = F.softmax(s, dim=-1)\n        s /= 8\n        return s\n",
+    ),
+    (  # the write in another branch than the saving statement
+        "import torch\nclass A(nn.Module):\n    def forward(self, x):\n        if self.flag:\n"
+        "            s = torch.sigmoid(self.proj(x))\n        else:\n            s = x\n            s += 1\n"
+        "        return s\n",
+        "import torch\nclass A(nn.Module):\n    def forward(self, x):\n        if self.flag:\n"
+        "            s = torch.sigmoid(self.proj(x))\n            s += 1\n        else:\n            s = x\n"
+        "        return s\n",
+    ),
+    (  # a pipeline's post-processing: neither forward nor a function with a backward
+        "import torch\ndef select(logits):\n    s = torch.softmax(logits, -1)\n    s[0] = 0\n    return s\n",
+        "import torch\ndef train(model, x):\n    logits = model(x)\n    s = torch.softmax(logits, -1)\n"
+        "    s[0] = 0\n    s.sum().backward()\n",
+    ),
+    (  # a helper named like nothing called, in a file with a forward
+        "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        return self.a(x)\n"
+        "    def unused(self, x):\n        s = torch.sigmoid(self.a(x))\n        s.mul_(2)\n        return s\n",
+        "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        return self.helper(x)\n"
+        "    def helper(self, x):\n        s = torch.sigmoid(self.a(x))\n        s.mul_(2)\n        return s\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("skipped", "kept"), _MEM402_SKIPPED_AND_KEPT)
+def test_mem402_needs_the_write_while_saved_in_training_code(skipped, kept):
+    """mem402._check: the name still saved (no rebinding between, the write
+    after and inside the saving block), in forward (or what it calls) or a
+    function with a backward."""
+    f = facts(skipped)
+    assert f.output_names & f.inplace_names  # what the old condition read
+    assert not _gated_in(skipped, "MEM402")
+    assert not _findings(skipped, ["MEM402"], gate=False)
+    _kept_with_its_findings(kept, "MEM402")
 
 
 def test_leaves_of_loops_only_over_parameters_or_a_list():

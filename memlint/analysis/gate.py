@@ -240,16 +240,15 @@ class GateFacts:
 
     @property
     def saved_output_written_in_place(self) -> bool:
-        """A name bound to an op's saved output and written in place in the
-        same function (MEM402 keeps its saved outputs per function scope, as
-        libcst's FunctionDef bounds it: decorators and defaults included,
-        lambdas and class bodies not). Computed on first use."""
+        """MEM402's operator case may fire: in some function scope (the
+        module's too), a name is written in place while the rule's
+        ``_Scope.saved`` may still hold it, inside the block of the statement
+        that saved it, and that scope is training code. See
+        _saved_output_written_in_training. Computed on first use."""
         if not self.output_names & self.inplace_names:
             return False
         if self._saved_in_place is None:
-            self._saved_in_place = any(
-                sub.output_names & sub.inplace_names for sub in _per_scope(self._tree, self._aliases)
-            )
+            self._saved_in_place = _saved_output_written_in_training(self)
         return self._saved_in_place
 
     @property
@@ -557,6 +556,169 @@ def _per_scope(tree: ast.AST, aliases: dict[str, str]) -> list[GateFacts]:
                 sub._written_in_place(node.target)  # type: ignore[attr-defined]
         out.append(sub)
     return out
+
+
+# The nodes that own a statement list (a body, an ``else``, a handler's).
+_BLOCK_OWNERS = (
+    ast.Module,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.ExceptHandler,
+    ast.match_case,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+)
+
+
+def _saved_output_written_in_training(facts: GateFacts) -> bool:
+    """See GateFacts.saved_output_written_in_place. Each condition mirrors
+    rules/mem402_in_place_on_saved_output.py:
+
+    - ``_Scope.saved``, one per FunctionDef (decorators and defaults
+      included; lambdas and class bodies belong to the enclosing one), is
+      filled by ``leave_Assign`` when a Name target is given a saving call
+      and emptied of a name when a later ``leave_Assign`` gives that Name
+      target anything else, when an ``AnnAssign`` with a value binds it, or
+      when ``visit_For`` binds it as its (bare) target. The writes are
+      checked at ``visit_Call``/``visit_AugAssign``/``visit_Assign``, before
+      the statement's own binding. This walk replays those events in the
+      order libcst visits them (statements in source order); where it cannot
+      tell (tuple targets, a binding the rule then drops for ``_needs_grad``)
+      the name stays saved.
+    - ``_check``: the write must lie inside the block of the saving
+      statement (``self.parent(line)``). Here the block is the compound
+      statement that owns the statement's list, which holds libcst's
+      IndentedBlock and, for a one-line body, the whole statement.
+    - ``_in_training_code``: the scope serves ``forward``
+      (loops.serves_forward: a method named ``forward``, or a function some
+      call here reaches by its name, with a ``forward`` defined somewhere),
+      or a backward verb (training_verbs: a call named ``backward`` or
+      ``manual_backward``) lies in the scope; ``_backpropagated_later``
+      needs the same verb outside ``forward``. A scope that names
+      ``backward`` anywhere counts."""
+    aliases = facts._aliases
+    # serves_forward follows resolved call sites (a bare name, ``self.x``,
+    # ``cls.x``) up to a ``forward``: the function's own name must be called.
+    called = facts.called | set(aliases)
+    has_forward = "forward" in facts.def_names
+    scratch = GateFacts(ast.Module(body=[], type_ignores=[]))
+
+    def written(node: ast.AST) -> set[str]:
+        scratch.inplace_names = set()
+        kind = type(node)
+        if kind is ast.Call:
+            scratch._call(node, aliases)  # type: ignore[arg-type]
+        elif kind is ast.AugAssign:
+            scratch._written_in_place(node.target)  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            for t in node.targets:  # type: ignore[attr-defined]
+                if type(t) is ast.Subscript:
+                    scratch._written_in_place(t)
+        return scratch.inplace_names
+
+    def scope_hit(root: ast.AST) -> bool:
+        """A write on a name still saved, inside the saving block, in the
+        scope ``root``; nested functions are their own scopes."""
+        saved: dict[str, int] = {}  # name -> id of the block owner of the saving statement
+        owners: list[int] = []
+        hit = False
+
+        def walk(node: ast.AST) -> None:
+            nonlocal hit
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                return  # a scope of its own
+            if isinstance(node, _BLOCK_OWNERS):
+                owners.append(id(node))
+            if kind is ast.For or kind is ast.AsyncFor:
+                if type(node.target) is ast.Name:  # type: ignore[attr-defined]
+                    saved.pop(node.target.id, None)  # type: ignore[attr-defined]  # visit_For's _rebind
+            if saved and kind in (ast.Call, ast.AugAssign, ast.Assign):
+                for name in written(node):
+                    owner = saved.get(name)
+                    if owner is not None and owner in owners:
+                        hit = True
+            for child in ast.iter_child_nodes(node):
+                if hit:
+                    return
+                walk(child)
+            if kind is ast.Assign:  # leave_Assign
+                value = node.value  # type: ignore[attr-defined]
+                saves = type(value) is ast.Call and _callee_last(value.func, aliases) in _SAVES_OUTPUT
+                for t in node.targets:  # type: ignore[attr-defined]
+                    if type(t) is ast.Name:
+                        if saves:
+                            saved[t.id] = owners[-1]
+                        else:
+                            saved.pop(t.id, None)
+            elif kind is ast.AnnAssign and node.value is not None and type(node.target) is ast.Name:  # type: ignore[attr-defined]
+                saved.pop(node.target.id, None)  # type: ignore[attr-defined]
+            if isinstance(node, _BLOCK_OWNERS):
+                owners.pop()
+
+        if type(root) is ast.Module:
+            walk(root)
+        else:
+            owners.append(id(root))  # the function's own body
+            for child in ast.iter_child_nodes(root):
+                if not hit:
+                    walk(child)
+        return hit
+
+    todo: list[ast.AST] = [facts._tree]
+    while todo:
+        root = todo.pop()
+        if scope_hit(root) and _training_scope(root, called, has_forward, aliases):
+            return True
+        todo.extend(_direct_functions(root))
+    return False
+
+
+def _direct_functions(root: ast.AST) -> list[ast.AST]:
+    """The functions defined in ``root``'s scope (not inside them)."""
+    out = []
+    stack = list(ast.iter_child_nodes(root))
+    while stack:
+        node = stack.pop()
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            out.append(node)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _training_scope(root: ast.AST, called: set[str], has_forward: bool, aliases: dict[str, str]) -> bool:
+    """MEM402's ``_in_training_code`` may hold for the scope ``root``."""
+    if type(root) is not ast.Module:
+        name = root.name  # type: ignore[attr-defined]
+        if name == "forward" or (has_forward and name in called):
+            return True
+    stack = list(ast.iter_child_nodes(root))
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            continue
+        if kind is ast.Attribute and node.attr in _BACKWARD:  # type: ignore[attr-defined]
+            return True
+        if kind is ast.Name and aliases.get(node.id, node.id) in _BACKWARD:  # type: ignore[attr-defined,operator]
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _callee_last(func: ast.AST, aliases: dict[str, str]) -> str | None:
+    """What GateFacts._assign reads as a call's last name."""
+    if type(func) is ast.Attribute:
+        return func.attr  # type: ignore[attr-defined]
+    if type(func) is ast.Name:
+        return aliases.get(func.id, func.id)  # type: ignore[attr-defined]
+    return None
 
 
 # grad_mode.context_mode: what a ``with`` item or decorator may turn grad on
