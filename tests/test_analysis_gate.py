@@ -297,6 +297,45 @@ def test_mem402_needs_the_write_while_saved_in_training_code(skipped, kept):
     _kept_with_its_findings(kept, "MEM402")
 
 
+# Each: a file the old condition (a name written in place, anywhere, that
+# some statement may make a leaf; grad maybe on there) sent to libcst, MEM401
+# silent without the gate; then its twin the rule reports in.
+_MEM401_SKIPPED_AND_KEPT = [
+    (  # hubert: marked ``requires_grad = True`` in one function, written in another
+        "def grads(x):\n    x.requires_grad = True\n    return x\ndef mask(x, m):\n    x[m] = 0\n    return x\n",
+        "def grads(x):\n    x.requires_grad = True\n    x[0] = 0\n    return x\n",
+    ),
+    (  # rebound to something else before the write
+        "import torch\ndef f(x):\n    w = torch.nn.Parameter(x)\n    w = w * 2\n    w += 1\n    return w\n",
+        "import torch\ndef f(x):\n    w = x * 2\n    w = torch.nn.Parameter(w)\n    w += 1\n    return w\n",
+    ),
+    (  # roformer: made with ``requires_grad=False``
+        "import torch\ndef table(n):\n    out = torch.empty(n, 4, requires_grad=False)\n    out[:, 0] = 1\n"
+        "    return out\n",
+        "import torch\ndef table(n):\n    out = torch.empty(n, 4, requires_grad=True)\n    out[:, 0] = 1\n"
+        "    return out\n",
+    ),
+    (  # the leaf written only under no_grad; a local of that name written with grad on
+        "import torch\ndef step(w):\n    with torch.no_grad():\n        w.requires_grad_()\n        w -= 1\n"
+        "def other(x):\n    w = x * 2\n    w += 1\n",
+        "import torch\ndef step(w):\n    w.requires_grad_()\n    w -= 1\ndef other(x):\n    w = x * 2\n    w += 1\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("skipped", "kept"), _MEM401_SKIPPED_AND_KEPT)
+def test_mem401_needs_a_leaf_at_the_write_with_grad_on(skipped, kept):
+    """mem401._leaf: a parameter loop around the write, the function's own
+    bindings in the order the rule reads them, or a leaf made outside the
+    function; and grad_mode.mode_at may be ENABLED at that write."""
+    f = facts(skipped)
+    assert f.inplace_names & f.leaf_names  # what the old condition read
+    assert f.grad_on_writes.inplace_names & f.leaf_names
+    assert not _gated_in(skipped, "MEM401")
+    assert not _findings(skipped, ["MEM401"], gate=False)
+    _kept_with_its_findings(kept, "MEM401")
+
+
 def test_leaves_of_loops_only_over_parameters_or_a_list():
     assert "p" in facts("for i, p in enumerate(model.parameters()):\n    pass\n").leaf_names
     assert "p" in facts("for n, p in zip(names, model.named_parameters()):\n    pass\n").leaf_names

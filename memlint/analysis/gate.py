@@ -163,6 +163,8 @@ class GateFacts:
         self._builds_module: bool | None = None
         self._saved_in_place: bool | None = None
         self._grad_on_writes: GateFacts | None = None
+        self._leaf_written: bool | None = None
+        self._on_nodes: set[int] = set()  # grad_on_writes: the writes it counts, by id
         self._loop_without_grad: bool | None = None
         self._evaluates_with_grad: bool | None = None
         self._best_snapshot: bool | None = None
@@ -248,8 +250,25 @@ class GateFacts:
         if not self.output_names & self.inplace_names:
             return False
         if self._saved_in_place is None:
-            self._saved_in_place = _saved_output_written_in_training(self)
+            try:
+                self._saved_in_place = _saved_output_written_in_training(self)
+            except RecursionError:  # nesting deeper than this walk goes: stay wide
+                self._saved_in_place = True
         return self._saved_in_place
+
+    @property
+    def leaf_written_with_grad(self) -> bool:
+        """MEM401's name case may fire: a name is written in place where the
+        rule's ``_leaf`` may take it for a leaf and grad may be on. See
+        _leaf_written_with_grad. Computed on first use."""
+        if not self.inplace_names & self.leaf_names:
+            return False
+        if self._leaf_written is None:
+            try:
+                self._leaf_written = _leaf_written_with_grad(self)
+            except RecursionError:  # nesting deeper than this walk goes: stay wide
+                self._leaf_written = True
+        return self._leaf_written
 
     @property
     def grad_on_writes(self) -> GateFacts:
@@ -679,6 +698,137 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
     return False
 
 
+def _leaf_written_with_grad(facts: GateFacts) -> bool:
+    """See GateFacts.leaf_written_with_grad. Each condition mirrors
+    rules/mem401_in_place_on_leaf_requiring_grad.py, whose ``_check`` takes a
+    bare name (``n += ...``, ``n[i] = ...``, ``n.add_(...)``) for a leaf when:
+
+    - ``_parameter_loop``: a ``for`` around the write binds it over
+      parameters or a bare name (here any such ``for`` around it, in any
+      function: _may_iterate_parameters);
+    - ``_leaves[-1]``: the function's own bindings say so at that point, in
+      the order the rule visits them (``visit_Assign`` binds before the
+      value's calls are checked): a Name target given a value that may
+      create a leaf (leaves.creates_leaf: what GateFacts._assign counts), a
+      ``n.requires_grad = True`` or a ``n.requires_grad_()`` statement set it;
+      any other value, ``requires_grad =`` or ``requires_grad_(...)`` drop it;
+    - ``leaves.module_leaf``: in a function whose ``_leaves`` never heard of
+      the name, a binding outside it creates a leaf (here: some Assign,
+      annotated assignment or ``:=`` anywhere in the file may).
+
+    and ``mode_at`` may find grad ENABLED there: the write is one
+    grad_on_writes counts."""
+    on = facts.grad_on_writes._on_nodes
+    if not on:
+        return False
+    aliases = facts._aliases
+    outer: set[str] = set()  # names some binding may give a leaf (module_leaf's values)
+    for node in ast.walk(facts._tree):
+        kind = type(node)
+        if kind is ast.Assign or kind is ast.AnnAssign or kind is ast.NamedExpr:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is ast.Call and _creates_leaf(value, aliases):
+                targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+                for t in targets:
+                    outer |= _bare_names(t)
+    loops: list[set[str]] = []
+    scopes: list[dict[str, bool]] = [{}]
+    in_function: list[bool] = [False]
+    # Names a Name target of the function already bound: local there, so not
+    # module_leaf's (loops.local_names also counts later bindings: fewer here).
+    local: list[set[str]] = [set()]
+
+    def leaf(name: str) -> bool:
+        if any(name in names for names in loops):
+            return True
+        own = scopes[-1]
+        if own.get(name):
+            return True
+        return in_function[-1] and name not in own and name not in local[-1] and name in outer
+
+    def target_name(target: ast.AST) -> str | None:
+        if type(target) is ast.Subscript:
+            target = target.value  # type: ignore[attr-defined]
+        return target.id if type(target) is ast.Name else None  # type: ignore[attr-defined]
+
+    def walk(node: ast.AST) -> bool:
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            scopes.append({})
+            in_function.append(True)
+            local.append(set())
+            try:
+                return any(walk(child) for child in ast.iter_child_nodes(node))
+            finally:
+                scopes.pop()
+                in_function.pop()
+                local.pop()
+        own = scopes[-1]
+        if kind is ast.Assign:
+            for t in node.targets:  # type: ignore[attr-defined]
+                tk = type(t)
+                if tk is ast.Subscript:
+                    name = target_name(t)
+                    if name is not None and leaf(name) and id(node) in on:
+                        return True
+                elif tk is ast.Name:
+                    local[-1].add(t.id)  # type: ignore[attr-defined]
+                    value = node.value  # type: ignore[attr-defined]
+                    if type(value) is ast.Call and _creates_leaf(value, aliases):
+                        own[t.id] = True  # type: ignore[attr-defined]
+                    else:
+                        own.pop(t.id, None)  # type: ignore[attr-defined]
+                elif tk is ast.Attribute and t.attr == "requires_grad" and type(t.value) is ast.Name:  # type: ignore[attr-defined]
+                    value = node.value  # type: ignore[attr-defined]
+                    if type(value) is ast.Constant and value.value is True:  # type: ignore[attr-defined]
+                        own[t.value.id] = True  # type: ignore[attr-defined]
+                    else:
+                        own.pop(t.value.id, None)  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign:
+            name = target_name(node.target)  # type: ignore[attr-defined]
+            if name is not None and leaf(name) and id(node) in on:
+                return True
+        elif kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
+            call = node.value  # type: ignore[attr-defined]
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "requires_grad_" and type(func.value) is ast.Name:
+                args = call.args
+                if not args or (type(args[0]) is ast.Constant and args[0].value is True):
+                    own[func.value.id] = True  # set when the rule visits the call, below: same order
+                else:
+                    own.pop(func.value.id, None)
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute and func.attr != "requires_grad_" and is_inplace_method(func.attr):
+                if type(func.value) is ast.Name and leaf(func.value.id) and id(node) in on:
+                    return True
+        pushed = kind in (ast.For, ast.AsyncFor) and _may_iterate_parameters(node.iter)  # type: ignore[attr-defined]
+        if pushed:
+            loops.append(_bare_names(node.target))  # type: ignore[attr-defined]
+        try:
+            return any(walk(child) for child in ast.iter_child_nodes(node))
+        finally:
+            if pushed:
+                loops.pop()
+
+    return walk(facts._tree)
+
+
+def _creates_leaf(value: ast.Call, aliases: dict[str, str]) -> bool:
+    """What GateFacts._assign counts as a leaf (a superset of
+    leaves.creates_leaf), less what creates_leaf surely refuses: a literal
+    ``requires_grad=False`` (``nn.Parameter``, the factories) or
+    ``requires_grad_(False)``."""
+    for kw in value.keywords:
+        if kw.arg == "requires_grad" and type(kw.value) is ast.Constant and kw.value.value is False:  # type: ignore[attr-defined]
+            return False
+    last = _callee_last(value.func, aliases)
+    if last == "requires_grad_" and value.args:
+        first = value.args[0]
+        return not (type(first) is ast.Constant and first.value is False)  # type: ignore[attr-defined]
+    return last in _LEAF_MARKS or any(kw.arg == "requires_grad" for kw in value.keywords)
+
+
 def _direct_functions(root: ast.AST) -> list[ast.AST]:
     """The functions defined in ``root``'s scope (not inside them)."""
     out = []
@@ -769,6 +919,8 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
             modes = [_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
             off = "off" in modes and "on" not in modes
         elif not off:
+            if kind is ast.Call or kind is ast.Assign or kind is ast.AugAssign:
+                out._on_nodes.add(id(node))
             if kind is ast.Call:
                 out._call(node, aliases)  # type: ignore[arg-type]
             elif kind is ast.Assign:
