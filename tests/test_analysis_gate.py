@@ -336,6 +336,12 @@ def test_mem401_needs_a_leaf_at_the_write_with_grad_on(skipped, kept):
     _kept_with_its_findings(kept, "MEM401")
 
 
+def test_mem401_counts_every_write_where_the_grad_walk_cannot_follow_the_mode():
+    """grad_on_writes gives up on a bare ``set_grad_enabled``: every leaf write counts."""
+    src = "import torch\ntorch.set_grad_enabled(True)\nw = torch.zeros(3, requires_grad=True)\nw += 1\n"
+    _kept_with_its_findings(src, "MEM401")
+
+
 def test_leaves_of_loops_only_over_parameters_or_a_list():
     assert "p" in facts("for i, p in enumerate(model.parameters()):\n    pass\n").leaf_names
     assert "p" in facts("for n, p in zip(names, model.named_parameters()):\n    pass\n").leaf_names

@@ -718,8 +718,12 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
 
     and ``mode_at`` may find grad ENABLED there: the write is one
     grad_on_writes counts."""
-    on = facts.grad_on_writes._on_nodes
-    if not on:
+    on_writes = facts.grad_on_writes
+    # grad_on_writes answers the file's own facts where it cannot follow the
+    # mode: then every write may run with grad on.
+    every = on_writes is facts
+    on = on_writes._on_nodes
+    if not on and not every:
         return False
     aliases = facts._aliases
     outer: set[str] = set()  # names some binding may give a leaf (module_leaf's values)
@@ -769,7 +773,7 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
                 tk = type(t)
                 if tk is ast.Subscript:
                     name = target_name(t)
-                    if name is not None and leaf(name) and id(node) in on:
+                    if name is not None and leaf(name) and (every or id(node) in on):
                         return True
                 elif tk is ast.Name:
                     local[-1].add(t.id)  # type: ignore[attr-defined]
@@ -786,7 +790,7 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
                         own.pop(t.value.id, None)  # type: ignore[attr-defined]
         elif kind is ast.AugAssign:
             name = target_name(node.target)  # type: ignore[attr-defined]
-            if name is not None and leaf(name) and id(node) in on:
+            if name is not None and leaf(name) and (every or id(node) in on):
                 return True
         elif kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
             call = node.value  # type: ignore[attr-defined]
@@ -800,7 +804,7 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
         elif kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             if type(func) is ast.Attribute and func.attr != "requires_grad_" and is_inplace_method(func.attr):
-                if type(func.value) is ast.Name and leaf(func.value.id) and id(node) in on:
+                if type(func.value) is ast.Name and leaf(func.value.id) and (every or id(node) in on):
                     return True
         pushed = kind in (ast.For, ast.AsyncFor) and _may_iterate_parameters(node.iter)  # type: ignore[attr-defined]
         if pushed:
