@@ -134,7 +134,7 @@ class InPlaceOnLeafRequiringGrad(Rule):
     gate = staticmethod(
         lambda g: (
             (bool(g.inplace_names & g.leaf_names) or g.inplace_parameter_attr)
-            and (bool(g.grad_on_writes.inplace_names & g.leaf_names) or g.grad_on_writes.inplace_parameter_attr)
+            and (g.grad_on_writes.inplace_parameter_attr or g.leaf_written_with_grad)
         )
     )
 

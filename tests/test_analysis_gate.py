@@ -237,13 +237,109 @@ def test_builds_module_under_a_name_a_model_call_may_name():
 
 
 def test_saved_output_written_in_place_in_the_same_function():
-    assert facts("def f(x):\n    s = torch.sigmoid(x)\n    s.mul_(2)\n").saved_output_written_in_place
-    assert facts("s = x.exp()\ns += 1\n").saved_output_written_in_place
+    forward = "class M(nn.Module):\n    def forward(self, x):\n        s = torch.sigmoid(x)\n        s.mul_(2)\n"
+    assert facts(forward).saved_output_written_in_place
+    assert facts("s = x.exp()\ns += 1\nloss.backward()\n").saved_output_written_in_place
     g = facts("def f(x):\n    s = torch.sigmoid(x)\n    return s\ndef g(w, s):\n    w.div_(s)\n    s += 1\n")
     assert not g.saved_output_written_in_place  # a name of the same spelling in another function
     assert not facts(
         "def f(w):\n    s = math.sqrt(2.0)\n    w.div_(s)\n"
     ).saved_output_written_in_place  # an argument, not written
+
+
+# Each: a file the old condition (a name saved and written in place in one
+# scope) sent to libcst, MEM402 silent without the gate; then its twin the
+# rule reports in, which the gate must keep.
+_MEM402_SKIPPED_AND_KEPT = [
+    (  # m2m_100's get_embedding: ``emb`` rebound by a non-saving op before the write
+        "import torch\nclass E(nn.Module):\n    def forward(self, x):\n        emb = torch.exp(x)\n"
+        "        emb = emb * 2\n        emb[0, :] = 0\n        return emb\n",
+        "import torch\nclass E(nn.Module):\n    def forward(self, x):\n        emb = self.proj(x)\n"
+        "        emb = torch.exp(emb)\n        emb[0, :] = 0\n        return emb\n",
+    ),
+    (  # falcon: the write comes before the saving op
+        "import torch.nn.functional as F\nclass A(nn.Module):\n    def forward(self, x):\n"
+        "        s = self.q(x) @ self.k(x)\n        s /= 8\n        s = F.softmax(s, dim=-1)\n        return s\n",
+        "import torch.nn.functional as F\nclass A(nn.Module):\n    def forward(self, x):\n"
+        "        s = self.q(x) @ self.k(x)\n        s = F.softmax(s, dim=-1)\n        s /= 8\n        return s\n",
+    ),
+    (  # the write in another branch than the saving statement
+        "import torch\nclass A(nn.Module):\n    def forward(self, x):\n        if self.flag:\n"
+        "            s = torch.sigmoid(self.proj(x))\n        else:\n            s = x\n            s += 1\n"
+        "        return s\n",
+        "import torch\nclass A(nn.Module):\n    def forward(self, x):\n        if self.flag:\n"
+        "            s = torch.sigmoid(self.proj(x))\n            s += 1\n        else:\n            s = x\n"
+        "        return s\n",
+    ),
+    (  # a pipeline's post-processing: neither forward nor a function with a backward
+        "import torch\ndef select(logits):\n    s = torch.softmax(logits, -1)\n    s[0] = 0\n    return s\n",
+        "import torch\ndef train(model, x):\n    logits = model(x)\n    s = torch.softmax(logits, -1)\n"
+        "    s[0] = 0\n    s.sum().backward()\n",
+    ),
+    (  # a helper named like nothing called, in a file with a forward
+        "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        return self.a(x)\n"
+        "    def unused(self, x):\n        s = torch.sigmoid(self.a(x))\n        s.mul_(2)\n        return s\n",
+        "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        return self.helper(x)\n"
+        "    def helper(self, x):\n        s = torch.sigmoid(self.a(x))\n        s.mul_(2)\n        return s\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("skipped", "kept"), _MEM402_SKIPPED_AND_KEPT)
+def test_mem402_needs_the_write_while_saved_in_training_code(skipped, kept):
+    """mem402._check: the name still saved (no rebinding between, the write
+    after and inside the saving block), in forward (or what it calls) or a
+    function with a backward."""
+    f = facts(skipped)
+    assert f.output_names & f.inplace_names  # what the old condition read
+    assert not _gated_in(skipped, "MEM402")
+    assert not _findings(skipped, ["MEM402"], gate=False)
+    _kept_with_its_findings(kept, "MEM402")
+
+
+# Each: a file the old condition (a name written in place, anywhere, that
+# some statement may make a leaf; grad maybe on there) sent to libcst, MEM401
+# silent without the gate; then its twin the rule reports in.
+_MEM401_SKIPPED_AND_KEPT = [
+    (  # hubert: marked ``requires_grad = True`` in one function, written in another
+        "def grads(x):\n    x.requires_grad = True\n    return x\ndef mask(x, m):\n    x[m] = 0\n    return x\n",
+        "def grads(x):\n    x.requires_grad = True\n    x[0] = 0\n    return x\n",
+    ),
+    (  # rebound to something else before the write
+        "import torch\ndef f(x):\n    w = torch.nn.Parameter(x)\n    w = w * 2\n    w += 1\n    return w\n",
+        "import torch\ndef f(x):\n    w = x * 2\n    w = torch.nn.Parameter(w)\n    w += 1\n    return w\n",
+    ),
+    (  # roformer: made with ``requires_grad=False``
+        "import torch\ndef table(n):\n    out = torch.empty(n, 4, requires_grad=False)\n    out[:, 0] = 1\n"
+        "    return out\n",
+        "import torch\ndef table(n):\n    out = torch.empty(n, 4, requires_grad=True)\n    out[:, 0] = 1\n"
+        "    return out\n",
+    ),
+    (  # the leaf written only under no_grad; a local of that name written with grad on
+        "import torch\ndef step(w):\n    with torch.no_grad():\n        w.requires_grad_()\n        w -= 1\n"
+        "def other(x):\n    w = x * 2\n    w += 1\n",
+        "import torch\ndef step(w):\n    w.requires_grad_()\n    w -= 1\ndef other(x):\n    w = x * 2\n    w += 1\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("skipped", "kept"), _MEM401_SKIPPED_AND_KEPT)
+def test_mem401_needs_a_leaf_at_the_write_with_grad_on(skipped, kept):
+    """mem401._leaf: a parameter loop around the write, the function's own
+    bindings in the order the rule reads them, or a leaf made outside the
+    function; and grad_mode.mode_at may be ENABLED at that write."""
+    f = facts(skipped)
+    assert f.inplace_names & f.leaf_names  # what the old condition read
+    assert f.grad_on_writes.inplace_names & f.leaf_names
+    assert not _gated_in(skipped, "MEM401")
+    assert not _findings(skipped, ["MEM401"], gate=False)
+    _kept_with_its_findings(kept, "MEM401")
+
+
+def test_mem401_counts_every_write_where_the_grad_walk_cannot_follow_the_mode():
+    """grad_on_writes gives up on a bare ``set_grad_enabled``: every leaf write counts."""
+    src = "import torch\ntorch.set_grad_enabled(True)\nw = torch.zeros(3, requires_grad=True)\nw += 1\n"
+    _kept_with_its_findings(src, "MEM401")
 
 
 def test_leaves_of_loops_only_over_parameters_or_a_list():

@@ -163,6 +163,8 @@ class GateFacts:
         self._builds_module: bool | None = None
         self._saved_in_place: bool | None = None
         self._grad_on_writes: GateFacts | None = None
+        self._leaf_written: bool | None = None
+        self._on_nodes: set[int] = set()  # grad_on_writes: the writes it counts, by id
         self._loop_without_grad: bool | None = None
         self._evaluates_with_grad: bool | None = None
         self._best_snapshot: bool | None = None
@@ -240,17 +242,33 @@ class GateFacts:
 
     @property
     def saved_output_written_in_place(self) -> bool:
-        """A name bound to an op's saved output and written in place in the
-        same function (MEM402 keeps its saved outputs per function scope, as
-        libcst's FunctionDef bounds it: decorators and defaults included,
-        lambdas and class bodies not). Computed on first use."""
+        """MEM402's operator case may fire: in some function scope (the
+        module's too), a name is written in place while the rule's
+        ``_Scope.saved`` may still hold it, inside the block of the statement
+        that saved it, and that scope is training code. See
+        _saved_output_written_in_training. Computed on first use."""
         if not self.output_names & self.inplace_names:
             return False
         if self._saved_in_place is None:
-            self._saved_in_place = any(
-                sub.output_names & sub.inplace_names for sub in _per_scope(self._tree, self._aliases)
-            )
+            try:
+                self._saved_in_place = _saved_output_written_in_training(self)
+            except RecursionError:  # nesting deeper than this walk goes: stay wide
+                self._saved_in_place = True
         return self._saved_in_place
+
+    @property
+    def leaf_written_with_grad(self) -> bool:
+        """MEM401's name case may fire: a name is written in place where the
+        rule's ``_leaf`` may take it for a leaf and grad may be on. See
+        _leaf_written_with_grad. Computed on first use."""
+        if not self.inplace_names & self.leaf_names:
+            return False
+        if self._leaf_written is None:
+            try:
+                self._leaf_written = _leaf_written_with_grad(self)
+            except RecursionError:  # nesting deeper than this walk goes: stay wide
+                self._leaf_written = True
+        return self._leaf_written
 
     @property
     def grad_on_writes(self) -> GateFacts:
@@ -559,6 +577,304 @@ def _per_scope(tree: ast.AST, aliases: dict[str, str]) -> list[GateFacts]:
     return out
 
 
+# The nodes that own a statement list (a body, an ``else``, a handler's).
+_BLOCK_OWNERS = (
+    ast.Module,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.ExceptHandler,
+    ast.match_case,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+)
+
+
+def _saved_output_written_in_training(facts: GateFacts) -> bool:
+    """See GateFacts.saved_output_written_in_place. Each condition mirrors
+    rules/mem402_in_place_on_saved_output.py:
+
+    - ``_Scope.saved``, one per FunctionDef (decorators and defaults
+      included; lambdas and class bodies belong to the enclosing one), is
+      filled by ``leave_Assign`` when a Name target is given a saving call
+      and emptied of a name when a later ``leave_Assign`` gives that Name
+      target anything else, when an ``AnnAssign`` with a value binds it, or
+      when ``visit_For`` binds it as its (bare) target. The writes are
+      checked at ``visit_Call``/``visit_AugAssign``/``visit_Assign``, before
+      the statement's own binding. This walk replays those events in the
+      order libcst visits them (statements in source order); where it cannot
+      tell (tuple targets, a binding the rule then drops for ``_needs_grad``)
+      the name stays saved.
+    - ``_check``: the write must lie inside the block of the saving
+      statement (``self.parent(line)``). Here the block is the compound
+      statement that owns the statement's list, which holds libcst's
+      IndentedBlock and, for a one-line body, the whole statement.
+    - ``_in_training_code``: the scope serves ``forward``
+      (loops.serves_forward: a method named ``forward``, or a function some
+      call here reaches by its name, with a ``forward`` defined somewhere),
+      or a backward verb (training_verbs: a call named ``backward`` or
+      ``manual_backward``) lies in the scope; ``_backpropagated_later``
+      needs the same verb outside ``forward``. A scope that names
+      ``backward`` anywhere counts."""
+    aliases = facts._aliases
+    # serves_forward follows resolved call sites (a bare name, ``self.x``,
+    # ``cls.x``) up to a ``forward``: the function's own name must be called.
+    called = facts.called | set(aliases)
+    has_forward = "forward" in facts.def_names
+    scratch = GateFacts(ast.Module(body=[], type_ignores=[]))
+
+    def written(node: ast.AST) -> set[str]:
+        scratch.inplace_names = set()
+        kind = type(node)
+        if kind is ast.Call:
+            scratch._call(node, aliases)  # type: ignore[arg-type]
+        elif kind is ast.AugAssign:
+            scratch._written_in_place(node.target)  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            for t in node.targets:  # type: ignore[attr-defined]
+                if type(t) is ast.Subscript:
+                    scratch._written_in_place(t)
+        return scratch.inplace_names
+
+    def scope_hit(root: ast.AST) -> bool:
+        """A write on a name still saved, inside the saving block, in the
+        scope ``root``; nested functions are their own scopes."""
+        saved: dict[str, int] = {}  # name -> id of the block owner of the saving statement
+        owners: list[int] = []
+        hit = False
+
+        def walk(node: ast.AST) -> None:
+            nonlocal hit
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                return  # a scope of its own
+            if isinstance(node, _BLOCK_OWNERS):
+                owners.append(id(node))
+            if kind is ast.For or kind is ast.AsyncFor:
+                if type(node.target) is ast.Name:  # type: ignore[attr-defined]
+                    saved.pop(node.target.id, None)  # type: ignore[attr-defined]  # visit_For's _rebind
+            if saved and kind in (ast.Call, ast.AugAssign, ast.Assign):
+                for name in written(node):
+                    owner = saved.get(name)
+                    if owner is not None and owner in owners:
+                        hit = True
+            for child in ast.iter_child_nodes(node):
+                if hit:
+                    return
+                walk(child)
+            if kind is ast.Assign:  # leave_Assign
+                value = node.value  # type: ignore[attr-defined]
+                saves = type(value) is ast.Call and _callee_last(value.func, aliases) in _SAVES_OUTPUT
+                for t in node.targets:  # type: ignore[attr-defined]
+                    if type(t) is ast.Name:
+                        if saves:
+                            saved[t.id] = owners[-1]
+                        else:
+                            saved.pop(t.id, None)
+            elif kind is ast.AnnAssign and node.value is not None and type(node.target) is ast.Name:  # type: ignore[attr-defined]
+                saved.pop(node.target.id, None)  # type: ignore[attr-defined]
+            if isinstance(node, _BLOCK_OWNERS):
+                owners.pop()
+
+        if type(root) is ast.Module:
+            walk(root)
+        else:
+            owners.append(id(root))  # the function's own body
+            for child in ast.iter_child_nodes(root):
+                if not hit:
+                    walk(child)
+        return hit
+
+    todo: list[ast.AST] = [facts._tree]
+    while todo:
+        root = todo.pop()
+        if scope_hit(root) and _training_scope(root, called, has_forward, aliases):
+            return True
+        todo.extend(_direct_functions(root))
+    return False
+
+
+def _leaf_written_with_grad(facts: GateFacts) -> bool:
+    """See GateFacts.leaf_written_with_grad. Each condition mirrors
+    rules/mem401_in_place_on_leaf_requiring_grad.py, whose ``_check`` takes a
+    bare name (``n += ...``, ``n[i] = ...``, ``n.add_(...)``) for a leaf when:
+
+    - ``_parameter_loop``: a ``for`` around the write binds it over
+      parameters or a bare name (here any such ``for`` around it, in any
+      function: _may_iterate_parameters);
+    - ``_leaves[-1]``: the function's own bindings say so at that point, in
+      the order the rule visits them (``visit_Assign`` binds before the
+      value's calls are checked): a Name target given a value that may
+      create a leaf (leaves.creates_leaf: what GateFacts._assign counts), a
+      ``n.requires_grad = True`` or a ``n.requires_grad_()`` statement set it;
+      any other value, ``requires_grad =`` or ``requires_grad_(...)`` drop it;
+    - ``leaves.module_leaf``: in a function whose ``_leaves`` never heard of
+      the name, a binding outside it creates a leaf (here: some Assign,
+      annotated assignment or ``:=`` anywhere in the file may).
+
+    and ``mode_at`` may find grad ENABLED there: the write is one
+    grad_on_writes counts."""
+    on_writes = facts.grad_on_writes
+    # grad_on_writes answers the file's own facts where it cannot follow the
+    # mode: then every write may run with grad on.
+    every = on_writes is facts
+    on = on_writes._on_nodes
+    if not on and not every:
+        return False
+    aliases = facts._aliases
+    outer: set[str] = set()  # names some binding may give a leaf (module_leaf's values)
+    for node in ast.walk(facts._tree):
+        kind = type(node)
+        if kind is ast.Assign or kind is ast.AnnAssign or kind is ast.NamedExpr:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is ast.Call and _creates_leaf(value, aliases):
+                targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+                for t in targets:
+                    outer |= _bare_names(t)
+    loops: list[set[str]] = []
+    scopes: list[dict[str, bool]] = [{}]
+    in_function: list[bool] = [False]
+    # Names a Name target of the function already bound: local there, so not
+    # module_leaf's (loops.local_names also counts later bindings: fewer here).
+    local: list[set[str]] = [set()]
+
+    def leaf(name: str) -> bool:
+        if any(name in names for names in loops):
+            return True
+        own = scopes[-1]
+        if own.get(name):
+            return True
+        return in_function[-1] and name not in own and name not in local[-1] and name in outer
+
+    def target_name(target: ast.AST) -> str | None:
+        if type(target) is ast.Subscript:
+            target = target.value  # type: ignore[attr-defined]
+        return target.id if type(target) is ast.Name else None  # type: ignore[attr-defined]
+
+    def walk(node: ast.AST) -> bool:
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            scopes.append({})
+            in_function.append(True)
+            local.append(set())
+            try:
+                return any(walk(child) for child in ast.iter_child_nodes(node))
+            finally:
+                scopes.pop()
+                in_function.pop()
+                local.pop()
+        own = scopes[-1]
+        if kind is ast.Assign:
+            for t in node.targets:  # type: ignore[attr-defined]
+                tk = type(t)
+                if tk is ast.Subscript:
+                    name = target_name(t)
+                    if name is not None and leaf(name) and (every or id(node) in on):
+                        return True
+                elif tk is ast.Name:
+                    local[-1].add(t.id)  # type: ignore[attr-defined]
+                    value = node.value  # type: ignore[attr-defined]
+                    if type(value) is ast.Call and _creates_leaf(value, aliases):
+                        own[t.id] = True  # type: ignore[attr-defined]
+                    else:
+                        own.pop(t.id, None)  # type: ignore[attr-defined]
+                elif tk is ast.Attribute and t.attr == "requires_grad" and type(t.value) is ast.Name:  # type: ignore[attr-defined]
+                    value = node.value  # type: ignore[attr-defined]
+                    if type(value) is ast.Constant and value.value is True:  # type: ignore[attr-defined]
+                        own[t.value.id] = True  # type: ignore[attr-defined]
+                    else:
+                        own.pop(t.value.id, None)  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign:
+            name = target_name(node.target)  # type: ignore[attr-defined]
+            if name is not None and leaf(name) and (every or id(node) in on):
+                return True
+        elif kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
+            call = node.value  # type: ignore[attr-defined]
+            func = call.func
+            if type(func) is ast.Attribute and func.attr == "requires_grad_" and type(func.value) is ast.Name:
+                args = call.args
+                if not args or (type(args[0]) is ast.Constant and args[0].value is True):
+                    own[func.value.id] = True  # set when the rule visits the call, below: same order
+                else:
+                    own.pop(func.value.id, None)
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute and func.attr != "requires_grad_" and is_inplace_method(func.attr):
+                if type(func.value) is ast.Name and leaf(func.value.id) and (every or id(node) in on):
+                    return True
+        pushed = kind in (ast.For, ast.AsyncFor) and _may_iterate_parameters(node.iter)  # type: ignore[attr-defined]
+        if pushed:
+            loops.append(_bare_names(node.target))  # type: ignore[attr-defined]
+        try:
+            return any(walk(child) for child in ast.iter_child_nodes(node))
+        finally:
+            if pushed:
+                loops.pop()
+
+    return walk(facts._tree)
+
+
+def _creates_leaf(value: ast.Call, aliases: dict[str, str]) -> bool:
+    """What GateFacts._assign counts as a leaf (a superset of
+    leaves.creates_leaf), less what creates_leaf surely refuses: a literal
+    ``requires_grad=False`` (``nn.Parameter``, the factories) or
+    ``requires_grad_(False)``."""
+    for kw in value.keywords:
+        if kw.arg == "requires_grad" and type(kw.value) is ast.Constant and kw.value.value is False:  # type: ignore[attr-defined]
+            return False
+    last = _callee_last(value.func, aliases)
+    if last == "requires_grad_" and value.args:
+        first = value.args[0]
+        return not (type(first) is ast.Constant and first.value is False)  # type: ignore[attr-defined]
+    return last in _LEAF_MARKS or any(kw.arg == "requires_grad" for kw in value.keywords)
+
+
+def _direct_functions(root: ast.AST) -> list[ast.AST]:
+    """The functions defined in ``root``'s scope (not inside them)."""
+    out = []
+    stack = list(ast.iter_child_nodes(root))
+    while stack:
+        node = stack.pop()
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            out.append(node)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _training_scope(root: ast.AST, called: set[str], has_forward: bool, aliases: dict[str, str]) -> bool:
+    """MEM402's ``_in_training_code`` may hold for the scope ``root``."""
+    if type(root) is not ast.Module:
+        name = root.name  # type: ignore[attr-defined]
+        if name == "forward" or (has_forward and name in called):
+            return True
+    stack = list(ast.iter_child_nodes(root))
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            continue
+        if kind is ast.Attribute and node.attr in _BACKWARD:  # type: ignore[attr-defined]
+            return True
+        if kind is ast.Name and aliases.get(node.id, node.id) in _BACKWARD:  # type: ignore[attr-defined,operator]
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _callee_last(func: ast.AST, aliases: dict[str, str]) -> str | None:
+    """What GateFacts._assign reads as a call's last name."""
+    if type(func) is ast.Attribute:
+        return func.attr  # type: ignore[attr-defined]
+    if type(func) is ast.Name:
+        return aliases.get(func.id, func.id)  # type: ignore[attr-defined]
+    return None
+
+
 # grad_mode.context_mode: what a ``with`` item or decorator may turn grad on
 # with (``inference_mode(False)`` too), and what surely turns it off.
 _GRAD_ON = frozenset({"enable_grad", "set_grad_enabled"})
@@ -607,6 +923,8 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
             modes = [_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
             off = "off" in modes and "on" not in modes
         elif not off:
+            if kind is ast.Call or kind is ast.Assign or kind is ast.AugAssign:
+                out._on_nodes.add(id(node))
             if kind is ast.Call:
                 out._call(node, aliases)  # type: ignore[arg-type]
             elif kind is ast.Assign:
