@@ -538,45 +538,6 @@ class GateFacts:
         self.iter_tokens |= ast_tokens(expr)[0]
 
 
-def _collect_scopes(root: ast.AST, scopes: list[list[ast.AST]]) -> None:
-    """Appends to ``scopes`` the nodes of ``root``'s scope, then (depth
-    first) those of each function in it."""
-    # Module level, not nested in _per_scope: a nested function that calls
-    # itself is a reference cycle through its own closure cell, and this one
-    # held the file's whole ast tree.
-    nodes: list[ast.AST] = []
-    scopes.append(nodes)
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef):
-                _collect_scopes(child, scopes)
-            else:
-                nodes.append(child)
-                stack.append(child)
-
-
-def _per_scope(tree: ast.AST, aliases: dict[str, str]) -> list[GateFacts]:
-    """The in-place and saved-output facts of each function scope (and the
-    module's), each from the nodes of that scope alone."""
-    scopes: list[list[ast.AST]] = []
-    _collect_scopes(tree, scopes)
-    out = []
-    for nodes in scopes:
-        sub = GateFacts(ast.Module(body=[], type_ignores=[]))
-        for node in nodes:
-            kind = type(node)
-            if kind is ast.Call:
-                sub._call(node, aliases)  # type: ignore[arg-type]
-            elif kind is ast.Assign:
-                sub._assign(node, aliases)  # type: ignore[arg-type]
-            elif kind is ast.AugAssign:
-                sub._written_in_place(node.target)  # type: ignore[attr-defined]
-        out.append(sub)
-    return out
-
-
 # The nodes that own a statement list (a body, an ``else``, a handler's).
 _BLOCK_OWNERS = (
     ast.Module,
