@@ -641,14 +641,20 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
             if isinstance(node, _BLOCK_OWNERS):
                 owners.pop()
 
-        if type(root) is ast.Module:
-            walk(root)
-        else:
-            owners.append(id(root))  # the function's own body
-            for child in ast.iter_child_nodes(root):
-                if not hit:
-                    walk(child)
-        return hit
+        # walk calls itself through its closure cell: a reference cycle that
+        # only the cyclic collector would free. Emptying the cell on the way
+        # out breaks it.
+        try:
+            if type(root) is ast.Module:
+                walk(root)
+            else:
+                owners.append(id(root))  # the function's own body
+                for child in ast.iter_child_nodes(root):
+                    if not hit:
+                        walk(child)
+            return hit
+        finally:
+            walk = None  # type: ignore[assignment]
 
     todo: list[ast.AST] = [facts._tree]
     while todo:
@@ -776,7 +782,12 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
             if pushed:
                 loops.pop()
 
-    return walk(facts._tree)
+    # walk calls itself through its closure cell: a reference cycle that only
+    # the cyclic collector would free. Emptying the cell on the way out breaks it.
+    try:
+        return walk(facts._tree)
+    finally:
+        walk = None  # type: ignore[assignment]
 
 
 def _creates_leaf(value: ast.Call, aliases: dict[str, str]) -> bool:
