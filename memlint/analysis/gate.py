@@ -160,6 +160,7 @@ class GateFacts:
         self._classes: set[str] = set()
         self._class_nodes: list[ast.ClassDef] = []  # for _module_classes (MEM202)
         self._self_rebound = False  # ``self`` assigned somewhere (a function rebinds it)
+        self._functions: list[ast.AST] = []  # every def, for _builds_module's scopes (MEM202)
         self._builds_module: bool | None = None
         self._saved_in_place: bool | None = None
         self._grad_on_writes: GateFacts | None = None
@@ -313,7 +314,7 @@ class GateFacts:
         idents, keywords = self.idents, self.keywords
         aliases = self._aliases
         calls, assigns, bindings = self._calls, self._assigns, self._bindings
-        functions: list[ast.AST] = []
+        functions = self._functions
         add_ident, add_call = idents.add, calls.append
         table, Name, Attribute, Load = _WALK, ast.Name, ast.Attribute, ast.Load
         stack = [tree]
@@ -1168,7 +1169,9 @@ def _builds_module(facts: GateFacts) -> bool:
     anything of torchvision), under a name a model call may name. Reads what
     the walk kept (calls, bindings, imports, classes)."""
     classes = _module_classes(facts)
-    bound = [(t, node.value) for node in facts._assigns for t in node.targets] + facts._bindings
+    bound = [(t, node.value) for node in facts._assigns for t in node.targets]
+    statements = len(bound)  # the first ``statements`` pairs are ``=`` statements
+    bound += facts._bindings
     if not bound:
         return False
     self_rebound = facts._self_rebound
@@ -1226,7 +1229,7 @@ def _builds_module(facts: GateFacts) -> bool:
     # that only the cyclic collector would free. Emptying the cell on the
     # way out breaks it.
     try:
-        for target, value in bound:
+        for i, (target, value) in enumerate(bound):
             if type(target) is ast.Attribute and not (
                 self_rebound and type(target.value) is ast.Name and target.value.id == "self"  # type: ignore[attr-defined]
             ):
@@ -1244,11 +1247,75 @@ def _builds_module(facts: GateFacts) -> bool:
                         return True
                     continue
                 spelled = ast_dotted(t)
-                if may_build(v, spelled) and may_be_used(spelled):
+                if (
+                    may_build(v, spelled)
+                    and may_be_used(spelled)
+                    and not (i < statements and _never_read_fresh(facts, t, may_build))
+                ):
                     return True
         return False
     finally:
         may_build = None  # type: ignore[assignment]
+
+
+def _innermost_function(functions: list[ast.AST], node: ast.AST) -> ast.AST | None:
+    """The innermost def whose span holds ``node`` (objects' ``_stack[-1]``
+    for a statement: a class body inside a def binds in the def)."""
+    pos = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    best = None
+    for fn in functions:
+        start = (fn.lineno, fn.col_offset)  # type: ignore[attr-defined]
+        if start <= pos <= (fn.end_lineno, fn.end_col_offset) and (  # type: ignore[attr-defined]
+            best is None or start > (best.lineno, best.col_offset)  # type: ignore[attr-defined]
+        ):
+            best = fn
+    return best
+
+
+def _parameters(fn: ast.AST) -> set[str]:
+    """loops._params: every parameter of ``fn``, starred ones included."""
+    a = fn.args  # type: ignore[attr-defined]
+    names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
+    return names
+
+
+def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
+    """A name bound by an ``=`` statement inside a def ``f`` whose
+    definitions objects.built_in_train_mode can never find all fresh. They
+    are keyed ``(f, "x")`` (objects._key: the innermost def; a class body
+    inside ``f`` binds in ``f``), and only loops._default_mode reads them,
+    for a receiver ``x`` local to the scope it is called in and no
+    parameter there (mode_before's ``_local_names(scope) - _params(scope)``):
+    in ``f`` itself, or in a def nested in ``f`` -- but a name local there
+    is bound there, so the read stops at that def's own key
+    (objects._key_for_read). Hence:
+
+    - ``x`` a parameter of ``f``: never read (mode_before goes to the
+      callers instead: ``hidden_states = hidden_states.to(torch.float32)``);
+    - another ``=`` statement of ``f`` binds the bare name ``x`` to a value
+      that is not fresh (not may_build: ``x = a * b`` then
+      ``x = x.to(dtype)``): built_in_train_mode needs every definition fresh.
+
+    Only ``=`` statements are read here (a walrus may sit in a decorator or
+    a lambda, keyed elsewhere or not at all); module-level names stay."""
+    if type(target) is not ast.Name:
+        return False
+    functions = facts._functions
+    fn = _innermost_function(functions, target)
+    if fn is None:
+        return False
+    name = target.id  # type: ignore[attr-defined]
+    if name in _parameters(fn):
+        return True
+    return any(
+        type(t) is ast.Name
+        and t.id == name  # type: ignore[attr-defined]
+        and not may_build(node.value, name)
+        and _innermost_function(functions, t) is fn
+        for node in facts._assigns
+        for t in node.targets
+    )
 
 
 def _nodes(root: ast.AST) -> list[ast.AST]:
