@@ -474,7 +474,9 @@ def test_builds_module_leaves_names_built_in_train_mode_can_never_find_all_fresh
     ).builds_module  # a class body in the def binds in the def (objects._key)
     # twins that may still be found built here
     assert facts("def f(x):\n    model = model.to(dev)\n    model(x)\n").builds_module  # no other definition
-    assert facts("import torch.nn as nn\ndef f(x):\n    m = nn.Linear(2, 2)\n    m = m.to(dev)\n    m(x)\n").builds_module
+    assert facts(
+        "import torch.nn as nn\ndef f(x):\n    m = nn.Linear(2, 2)\n    m = m.to(dev)\n    m(x)\n"
+    ).builds_module
     assert facts("model = model.cuda()\ndef f(model):\n    pass\nmodel(x)\n").builds_module  # the module's name
     # a def nested in the one with the parameter binds its own local
     assert facts("def f(model):\n    def g(x):\n        model = model.to(dev)\n        model(x)\n").builds_module
@@ -508,7 +510,8 @@ def test_mem202_skips_a_parameter_moved_to_a_device_and_keeps_a_module_built_her
     assert lint(_EVALUATE_A_PARAMETER, "m.py", rules)[0] == []
     assert parsed == []
     built = _EVALUATE_A_PARAMETER.replace(
-        "def evaluate(model, loader):\n", "def evaluate(loader):\n    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))\n"
+        "def evaluate(model, loader):\n",
+        "def evaluate(loader):\n    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))\n",
     )
     assert enabled_by_gate(rules, facts(built))
     assert [f.code for f in lint(built, "m.py", rules)[0]] == ["MEM202"]

@@ -1169,7 +1169,7 @@ def _builds_module(facts: GateFacts) -> bool:
     anything of torchvision), under a name a model call may name. Reads what
     the walk kept (calls, bindings, imports, classes)."""
     classes = _module_classes(facts)
-    bound = [(t, node.value) for node in facts._assigns for t in node.targets]
+    bound: list[tuple[ast.AST, ast.AST]] = [(t, node.value) for node in facts._assigns for t in node.targets]
     statements = len(bound)  # the first ``statements`` pairs are ``=`` statements
     bound += facts._bindings
     if not bound:
