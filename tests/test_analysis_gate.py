@@ -472,7 +472,12 @@ def test_builds_module_leaves_names_built_in_train_mode_can_never_find_all_fresh
     assert not facts(
         "def f(a, x):\n    class C:\n        h = a\n    h = h.to(dev)\n    h(x)\n"
     ).builds_module  # a class body in the def binds in the def (objects._key)
+    assert not facts("def f(a, x):\n    h, i = torch.topk(a, 2)\n    h = h.to(dev)\n    h(x)\n").builds_module
+    assert not facts("def f(a, x):\n    i, h = 1, a\n    h = h.to(dev)\n    h(x)\n").builds_module
     # twins that may still be found built here
+    assert facts(
+        "import torch.nn as nn\ndef f(x):\n    h, i = nn.Linear(2, 2), 1\n    h = h.to(dev)\n    h(x)\n"
+    ).builds_module
     assert facts("def f(x):\n    model = model.to(dev)\n    model(x)\n").builds_module  # no other definition
     assert facts(
         "import torch.nn as nn\ndef f(x):\n    m = nn.Linear(2, 2)\n    m = m.to(dev)\n    m(x)\n"

@@ -1293,8 +1293,9 @@ def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
 
     - ``x`` a parameter of ``f``: never read (mode_before goes to the
       callers instead: ``hidden_states = hidden_states.to(torch.float32)``);
-    - another ``=`` statement of ``f`` binds the bare name ``x`` to a value
-      that is not fresh (not may_build: ``x = a * b`` then
+    - another ``=`` statement of ``f`` binds the bare name ``x`` (alone or
+      as an element of a tuple target) to a value that is not fresh (not
+      may_build: ``x = a * b`` or ``x, i = torch.topk(a, 2)`` then
       ``x = x.to(dtype)``): built_in_train_mode needs every definition fresh.
 
     Only ``=`` statements are read here (a walrus may sit in a decorator or
@@ -1308,14 +1309,29 @@ def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
     name = target.id  # type: ignore[attr-defined]
     if name in _parameters(fn):
         return True
-    return any(
-        type(t) is ast.Name
-        and t.id == name  # type: ignore[attr-defined]
-        and not may_build(node.value, name)
-        and _innermost_function(functions, t) is fn
-        for node in facts._assigns
-        for t in node.targets
-    )
+    for node in facts._assigns:
+        for t in node.targets:
+            if type(t) is ast.Name:
+                if t.id == name and not may_build(node.value, name) and _innermost_function(functions, t) is fn:  # type: ignore[attr-defined]
+                    return True
+            elif type(t) in (ast.Tuple, ast.List):
+                # objects._bind: element by element where the value is a
+                # tuple of the same length without a star (_tuple_items),
+                # else ``("item", value, i)``, never fresh.
+                elts = t.elts  # type: ignore[attr-defined]
+                value = node.value
+                items = value.elts if type(value) in (ast.Tuple, ast.List) else None  # type: ignore[attr-defined]
+                if items is not None and (len(items) != len(elts) or any(type(v) is ast.Starred for v in items)):
+                    items = None
+                for k, el in enumerate(elts):
+                    if (
+                        type(el) is ast.Name
+                        and el.id == name  # type: ignore[attr-defined]
+                        and (items is None or not may_build(items[k], name))
+                        and _innermost_function(functions, el) is fn
+                    ):
+                        return True
+    return False
 
 
 def _nodes(root: ast.AST) -> list[ast.AST]:
