@@ -558,6 +558,66 @@ def test_mem202_is_gated_out_without_a_loop_that_may_run_without_grad():
     assert enabled_by_gate(rules, facts(model_file.replace("def fit", "@torch.no_grad()\ndef fit")))
 
 
+def test_builds_module_leaves_names_built_in_train_mode_can_never_find_all_fresh():
+    # a parameter of the def: loops.mode_before goes to the callers, never to _default_mode there
+    assert not facts("def f(model, x):\n    model = model.to(dev)\n    model(x)\n").builds_module
+    assert not facts("def f(model, x):\n    model = nn.Linear(2, 2)\n    model(x)\n").builds_module
+    assert not facts("def f(*models):\n    models = models.cuda()\n    models(x)\n").builds_module
+    # another ``=`` of the name in the same def is not fresh: not every definition builds a module
+    assert not facts("def f(a, x):\n    h = a * 2\n    h = h.float()\n    h(x)\n").builds_module
+    assert not facts(
+        "def f(a, x):\n    class C:\n        h = a\n    h = h.to(dev)\n    h(x)\n"
+    ).builds_module  # a class body in the def binds in the def (objects._key)
+    assert not facts("def f(a, x):\n    h, i = torch.topk(a, 2)\n    h = h.to(dev)\n    h(x)\n").builds_module
+    assert not facts("def f(a, x):\n    i, h = 1, a\n    h = h.to(dev)\n    h(x)\n").builds_module
+    # twins that may still be found built here
+    assert facts(
+        "import torch.nn as nn\ndef f(x):\n    h, i = nn.Linear(2, 2), 1\n    h = h.to(dev)\n    h(x)\n"
+    ).builds_module
+    assert facts("def f(x):\n    model = model.to(dev)\n    model(x)\n").builds_module  # no other definition
+    assert facts(
+        "import torch.nn as nn\ndef f(x):\n    m = nn.Linear(2, 2)\n    m = m.to(dev)\n    m(x)\n"
+    ).builds_module
+    assert facts("model = model.cuda()\ndef f(model):\n    pass\nmodel(x)\n").builds_module  # the module's name
+    # a def nested in the one with the parameter binds its own local
+    assert facts("def f(model):\n    def g(x):\n        model = model.to(dev)\n        model(x)\n").builds_module
+    # a non-fresh binding in another def, or in a nested def, leaves this def's name alone
+    assert facts(
+        "import torch.nn as nn\ndef f(a):\n    m = a * 2\ndef g(x):\n    m = nn.Linear(2, 2)\n    m(x)\n"
+    ).builds_module
+    assert facts(
+        "import torch.nn as nn\ndef g(x):\n    m = nn.Linear(2, 2)\n    def h(a):\n        m = a * 2\n    m(x)\n"
+    ).builds_module
+
+
+# A function that evaluates the model it is given; grad off, no ``.train()``.
+_EVALUATE_A_PARAMETER = """\
+import torch
+import torch.nn as nn
+def evaluate(model, loader):
+    model = model.to("cuda")
+    with torch.no_grad():
+        for x, y in loader:
+            model(x)
+"""
+
+
+def test_mem202_skips_a_parameter_moved_to_a_device_and_keeps_a_module_built_here(monkeypatch):
+    rules = select_rules(["MEM202"])
+    parsed = []
+    real = engine.parse_module
+    monkeypatch.setattr(engine, "parse_module", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    assert not enabled_by_gate(rules, facts(_EVALUATE_A_PARAMETER))
+    assert lint(_EVALUATE_A_PARAMETER, "m.py", rules)[0] == []
+    assert parsed == []
+    built = _EVALUATE_A_PARAMETER.replace(
+        "def evaluate(model, loader):\n",
+        "def evaluate(loader):\n    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))\n",
+    )
+    assert enabled_by_gate(rules, facts(built))
+    assert [f.code for f in lint(built, "m.py", rules)[0]] == ["MEM202"]
+
+
 def test_a_best_snapshot_is_named_best_or_taken_under_an_if():
     assert facts("best = model.state_dict()\n").best_snapshot
     assert facts("self.best_state = {'m': model.state_dict()}\n").best_snapshot

@@ -160,6 +160,7 @@ class GateFacts:
         self._classes: set[str] = set()
         self._class_nodes: list[ast.ClassDef] = []  # for _module_classes (MEM202)
         self._self_rebound = False  # ``self`` assigned somewhere (a function rebinds it)
+        self._functions: list[ast.AST] = []  # every def, for _builds_module's scopes (MEM202)
         self._builds_module: bool | None = None
         self._saved_in_place: bool | None = None
         self._grad_on_writes: GateFacts | None = None
@@ -331,7 +332,7 @@ class GateFacts:
         idents, keywords = self.idents, self.keywords
         aliases = self._aliases
         calls, assigns, bindings = self._calls, self._assigns, self._bindings
-        functions: list[ast.AST] = []
+        functions = self._functions
         add_ident, add_call = idents.add, calls.append
         table, Name, Attribute, Load = _WALK, ast.Name, ast.Attribute, ast.Load
         stack = [tree]
@@ -1458,7 +1459,9 @@ def _builds_module(facts: GateFacts) -> bool:
     anything of torchvision), under a name a model call may name. Reads what
     the walk kept (calls, bindings, imports, classes)."""
     classes = _module_classes(facts)
-    bound = [(t, node.value) for node in facts._assigns for t in node.targets] + facts._bindings
+    bound: list[tuple[ast.AST, ast.AST]] = [(t, node.value) for node in facts._assigns for t in node.targets]
+    statements = len(bound)  # the first ``statements`` pairs are ``=`` statements
+    bound += facts._bindings
     if not bound:
         return False
     self_rebound = facts._self_rebound
@@ -1516,7 +1519,7 @@ def _builds_module(facts: GateFacts) -> bool:
     # that only the cyclic collector would free. Emptying the cell on the
     # way out breaks it.
     try:
-        for target, value in bound:
+        for i, (target, value) in enumerate(bound):
             if type(target) is ast.Attribute and not (
                 self_rebound and type(target.value) is ast.Name and target.value.id == "self"  # type: ignore[attr-defined]
             ):
@@ -1534,11 +1537,91 @@ def _builds_module(facts: GateFacts) -> bool:
                         return True
                     continue
                 spelled = ast_dotted(t)
-                if may_build(v, spelled) and may_be_used(spelled):
+                if (
+                    may_build(v, spelled)
+                    and may_be_used(spelled)
+                    and not (i < statements and _never_read_fresh(facts, t, may_build))
+                ):
                     return True
         return False
     finally:
         may_build = None  # type: ignore[assignment]
+
+
+def _innermost_function(functions: list[ast.AST], node: ast.AST) -> ast.AST | None:
+    """The innermost def whose span holds ``node`` (objects' ``_stack[-1]``
+    for a statement: a class body inside a def binds in the def)."""
+    pos = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    best = None
+    for fn in functions:
+        start = (fn.lineno, fn.col_offset)  # type: ignore[attr-defined]
+        if start <= pos <= (fn.end_lineno, fn.end_col_offset) and (  # type: ignore[attr-defined]
+            best is None or start > (best.lineno, best.col_offset)  # type: ignore[attr-defined]
+        ):
+            best = fn
+    return best
+
+
+def _parameters(fn: ast.AST) -> set[str]:
+    """loops._params: every parameter of ``fn``, starred ones included."""
+    a = fn.args  # type: ignore[attr-defined]
+    names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
+    return names
+
+
+def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
+    """A name bound by an ``=`` statement inside a def ``f`` whose
+    definitions objects.built_in_train_mode can never find all fresh. They
+    are keyed ``(f, "x")`` (objects._key: the innermost def; a class body
+    inside ``f`` binds in ``f``), and only loops._default_mode reads them,
+    for a receiver ``x`` local to the scope it is called in and no
+    parameter there (mode_before's ``_local_names(scope) - _params(scope)``):
+    in ``f`` itself, or in a def nested in ``f`` -- but a name local there
+    is bound there, so the read stops at that def's own key
+    (objects._key_for_read). Hence:
+
+    - ``x`` a parameter of ``f``: never read (mode_before goes to the
+      callers instead: ``hidden_states = hidden_states.to(torch.float32)``);
+    - another ``=`` statement of ``f`` binds the bare name ``x`` (alone or
+      as an element of a tuple target) to a value that is not fresh (not
+      may_build: ``x = a * b`` or ``x, i = torch.topk(a, 2)`` then
+      ``x = x.to(dtype)``): built_in_train_mode needs every definition fresh.
+
+    Only ``=`` statements are read here (a walrus may sit in a decorator or
+    a lambda, keyed elsewhere or not at all); module-level names stay."""
+    if type(target) is not ast.Name:
+        return False
+    functions = facts._functions
+    fn = _innermost_function(functions, target)
+    if fn is None:
+        return False
+    name = target.id  # type: ignore[attr-defined]
+    if name in _parameters(fn):
+        return True
+    for node in facts._assigns:
+        for t in node.targets:
+            if type(t) is ast.Name:
+                if t.id == name and not may_build(node.value, name) and _innermost_function(functions, t) is fn:  # type: ignore[attr-defined]
+                    return True
+            elif type(t) in (ast.Tuple, ast.List):
+                # objects._bind: element by element where the value is a
+                # tuple of the same length without a star (_tuple_items),
+                # else ``("item", value, i)``, never fresh.
+                elts = t.elts  # type: ignore[attr-defined]
+                value = node.value
+                items = value.elts if type(value) in (ast.Tuple, ast.List) else None  # type: ignore[attr-defined]
+                if items is not None and (len(items) != len(elts) or any(type(v) is ast.Starred for v in items)):
+                    items = None
+                for k, el in enumerate(elts):
+                    if (
+                        type(el) is ast.Name
+                        and el.id == name  # type: ignore[attr-defined]
+                        and (items is None or not may_build(items[k], name))
+                        and _innermost_function(functions, el) is fn
+                    ):
+                        return True
+    return False
 
 
 def _nodes(root: ast.AST) -> list[ast.AST]:
