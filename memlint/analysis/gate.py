@@ -1033,8 +1033,7 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
     return any(f.loops and (f.off_on_entry or f.name in maybe_off) for f in functions)
 
 
-# The fields of a statement (or an except handler, a match case) that hold statements.
-_STATEMENT_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_STATEMENT_BLOCKS = ast_fields.STATEMENT_BLOCKS
 
 
 def _names_called(stmt: ast.AST, aliases: dict[str, str]) -> set[str]:
@@ -1042,18 +1041,7 @@ def _names_called(stmt: ast.AST, aliases: dict[str, str]) -> set[str]:
     are written with: the callee's last name and a bare name (callgraph
     resolves ``f()`` and ``self.f()`` by them)."""
     names: set[str] = set()
-    AST = ast.AST
-    stack: list[ast.AST] = []
-    for field in stmt._fields:
-        if field in _STATEMENT_BLOCKS:
-            continue
-        value = getattr(stmt, field, None)
-        if type(value) is list:
-            stack.extend(item for item in value if isinstance(item, AST))
-        elif isinstance(value, AST):
-            stack.append(value)
-    while stack:
-        node = stack.pop()
+    for node in ast_fields.expression_nodes(stmt):
         if type(node) is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             last = ast_callee(func, aliases)
@@ -1061,12 +1049,6 @@ def _names_called(stmt: ast.AST, aliases: dict[str, str]) -> set[str]:
                 names.add(last)
             if type(func) is ast.Name:
                 names.add(func.id)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                stack.extend(item for item in value if isinstance(item, AST))
-            elif isinstance(value, AST):
-                stack.append(value)
     return names
 
 

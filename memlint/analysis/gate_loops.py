@@ -54,6 +54,7 @@ from typing import Any, Callable
 
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
+from memlint.parse import ast_fields
 
 # analysis/gate.GateFacts, which imports this module (tests/test_layout.py
 # allows no import circle, not even under TYPE_CHECKING).
@@ -609,18 +610,7 @@ def _read_expressions(stmt: ast.AST, out: LoopSites, moves: bool, comprehensions
     call (``moves``: in a loop that may run per batch), a comprehension
     (``comprehensions``: in a function named for evaluation). A lambda's
     calls count too: MEM703 stops at a lambda, counting them is only wider."""
-    AST = ast.AST
-    stack: list[ast.AST] = []
-    for field in stmt._fields:
-        if field in _BLOCKS:
-            continue
-        value = getattr(stmt, field, None)
-        if type(value) is list:
-            stack.extend(item for item in value if isinstance(item, AST))
-        elif isinstance(value, AST):
-            stack.append(value)
-    while stack:
-        node = stack.pop()
+    for node in ast_fields.expression_nodes(stmt):
         kind = type(node)
         if kind is ast.Call and moves:
             func = node.func  # type: ignore[attr-defined]
@@ -628,12 +618,6 @@ def _read_expressions(stmt: ast.AST, out: LoopSites, moves: bool, comprehensions
                 out.moves = True
         elif kind in _COMPREHENSIONS and comprehensions:
             out.evaluates = True
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                stack.extend(item for item in value if isinstance(item, AST))
-            elif isinstance(value, AST):
-                stack.append(value)
 
 
 def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: bool) -> None:

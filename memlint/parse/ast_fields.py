@@ -110,3 +110,24 @@ def nodes(root: ast.AST) -> list[ast.AST]:
         for field in children.lists:
             extend(getattr(node, field))
     return out
+
+
+# The fields of a statement (or an except handler, a match case) that hold statements.
+STATEMENT_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def expression_nodes(stmt: ast.AST) -> list[ast.AST]:
+    """Every node that may hold code in ``stmt``'s own expressions (its test,
+    target, value, decorators...), none from its blocks of statements."""
+    children = CHILDREN.get(type(stmt))
+    if children is None:
+        return []
+    out: list[ast.AST] = []
+    for field in children.singles:
+        if field not in STATEMENT_BLOCKS:
+            out += nodes(getattr(stmt, field))
+    for field in children.lists:
+        if field not in STATEMENT_BLOCKS:
+            for item in getattr(stmt, field):
+                out += nodes(item)
+    return out
