@@ -22,6 +22,7 @@ from memlint.parse.budget import file_budget
 from memlint.parse.collector import collector_paused
 from memlint.parse.guard import TooDeep, check_nesting, python_tree
 from memlint.parse.traversal import run_batched
+from memlint.parse.unvalidated import parse_unvalidated
 from memlint.rule import Finding, Rule, RuleContext
 
 
@@ -35,7 +36,8 @@ def parse_module(text: str, python_tree: ast.Module | None = None) -> cst.Module
     except TooDeep as exc:
         raise ParseError(str(exc)) from None
     try:
-        return cst.parse_module(text)
+        # Validation finds nothing in text Python has parsed (parse/unvalidated.py).
+        return cst.parse_module(text) if python_error is not None else parse_unvalidated(text)
     except cst.ParserSyntaxError as exc:
         if python_error is not None:  # Python places and words it better
             where = f"{python_error.lineno}:{max((python_error.offset or 1) - 1, 0)}"
