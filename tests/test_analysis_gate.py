@@ -987,8 +987,17 @@ class Tracker:
     bound = helper.replace("        self.losses.append(loss)\n", "        loss = self.model(loss)\n")
     assert facts(bound).loop_sites.accumulates
     _kept_with_its_findings(bound, "MEM101")
-    for writes in ("loss.mul_(2)", "loss[0] = step", "loss.extend(x)", "torch.autograd.backward(loss)"):
+    # A name the helper writes may carry history only where its walk holds a
+    # seed (gate_seeds): a backward is one, ``mul_``/``x[0] =``/``extend`` of
+    # values without history are not ...
+    seeded = helper.replace("        self.by_step", "        torch.autograd.backward(loss)\n        self.by_step")
+    assert facts(seeded).loop_sites.stores
+    for writes in ("loss.mul_(2)", "loss[0] = step", "loss.extend(x)"):
         src = helper.replace("        self.by_step", f"        {writes}\n        self.by_step")
+        assert not facts(src).loop_sites.stores, writes
+        assert not _findings(src, ["MEM102"], gate=False), writes
+        # ... while a model call in the helper is.
+        src = src.replace("        self.losses.append", "        out = self.model(step)\n        self.losses.append")
         assert facts(src).loop_sites.stores, writes
 
 
@@ -1017,7 +1026,6 @@ def fit(model, loader, losses, loss):
         "losses.append(loss * 2)",
         "losses.append(loss or out)",
         "losses.append(loss.mean())",
-        "losses.append(self.item())",  # kind_of(self.item): the class may define it
         "losses.append(F.item(loss))",  # an import's function: library_call combines its arguments
         "losses.append(item(loss))",
         "losses.append((1, loss))",
@@ -1031,6 +1039,18 @@ def fit(model, loader, losses, loss):
 def test_mem102_keeps_what_may_carry_history(stmt):
     src = "import torch.nn.functional as F\n" + _BATCH_LOOP.format(stmt)
     assert facts(src).loop_sites.stores
+
+
+def test_a_self_attribute_call_seeds_history_only_where_it_may_be_a_module():
+    """kind_of(self.item) is MODULE only through a definition of the class
+    (``self.item = ...``), a ``.parameters()`` read, or the name guess; else
+    ``self.item()`` is no model call and its receiver is unknown."""
+    src = _BATCH_LOOP.format("losses.append(self.item())")
+    assert not facts(src).loop_sites.stores
+    _silent_without_gate("losses.append(self.item())", "MEM102")
+    for defines in ("self.item = make()\n", "opt = SGD(self.item.parameters())\n"):
+        assert facts(defines + src).loop_sites.stores, defines
+    assert facts(_BATCH_LOOP.format("losses.append(self.model_ema())")).loop_sites.stores
 
 
 def test_a_detaching_method_named_by_a_function_of_the_file_may_carry_history():
