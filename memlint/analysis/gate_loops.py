@@ -548,7 +548,7 @@ class _Values:
             return False
         if scope.body is None or self._seeds is None:
             return True
-        if self._seeds.seeds(call):
+        if self._seeds.seeds(call, scope.body):
             return True
         func = call.func
         if type(func) is ast.Attribute and self._may_carry(func.value, scope):  # type: ignore[attr-defined]

@@ -75,25 +75,28 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 class _Body:
     """One body a history walk evaluates (a function's, the module's)."""
 
-    __slots__ = ("name", "calls", "seeded")
+    __slots__ = ("name", "calls", "seeded", "parent", "bound")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, parent: _Body | None, bound: set[str] | None = None) -> None:
         self.name = name  # "": the module
         self.calls: list[ast.Call] = []
         self.seeded = False
+        # The body objects._key_for_read looks in next (the enclosing
+        # function's, the module's), and the names that may be module keys
+        # here: any target's, an annotated parameter's, the owner of a
+        # ``.parameters()`` call.
+        self.parent = parent
+        self.bound: set[str] = set() if bound is None else bound
 
 
 class Seeds:
     """The seed facts of one file, computed on first need (one walk)."""
 
-    __slots__ = ("_bound", "_attrs", "_aliases", "_bodies", "_tree", "_seeded_names")
+    __slots__ = ("_attrs", "_aliases", "_bodies", "_tree", "_seeded_names")
 
     def __init__(self, facts: GateFacts) -> None:
         self._tree: ast.Module = facts._tree
         self._aliases: dict[str, str] = facts._aliases
-        # Names that may be modules' keys: any target's, an annotated
-        # parameter's, the owner of a ``.parameters()`` call.
-        self._bound: set[str] = set()
         self._attrs: set[str] = set()  # ``self.a`` that may be a module: written, or ``a.parameters()``'s owner
         self._bodies: dict[int, _Body] | None = None  # by id of the body's statement list
         self._seeded_names: set[str] = set()  # the seeded functions' names
@@ -106,24 +109,24 @@ class Seeds:
         found = self._bodies.get(id(body))
         return found is None or found.seeded
 
-    def seeds(self, call: ast.Call) -> bool:
+    def seeds(self, call: ast.Call, body: list[ast.stmt]) -> bool:
         """``call`` may be ``H.YES`` whatever its arguments and receiver:
         a model call, a backward, ``functional_call``, or a call of a
         seeded function of the file."""
         if self._bodies is None:
             self._bodies = self._collect()
-        if self._direct(call):
+        found = self._bodies.get(id(body))
+        if found is None or self._direct(call, found):
             return True
         name = _resolvable_name(call.func)
         return name is not None and name in self._seeded_names
 
     # -- the walk ------------------------------------------------------------
     def _collect(self) -> dict[int, _Body]:
-        module = _Body("")
+        module = _Body("", None)
         bodies: dict[int, _Body] = {id(self._tree.body): module}
         functions: list[_Body] = []
-        none = _Body("")  # class bodies: no walk evaluates them
-        bound, attrs = self._bound, self._attrs
+        attrs = self._attrs
         stack: list[tuple[object, _Body]] = [(stmt, module) for stmt in self._tree.body]
         push, pop, table = stack.append, stack.pop, CHILDREN
         Name, Attribute, Call, Store, arg = ast.Name, ast.Attribute, ast.Call, ast.Store, ast.arg
@@ -135,12 +138,12 @@ class Seeds:
                 continue
             if kind is Name:
                 if type(node.ctx) is Store:  # type: ignore[attr-defined]
-                    bound.add(node.id)  # type: ignore[attr-defined]
+                    owner.bound.add(node.id)  # type: ignore[attr-defined]
                 continue
             if kind is arg:
                 # objects._param_kind: only an annotation (or the name guess) makes a parameter a module.
                 if node.annotation is not None:  # type: ignore[attr-defined]
-                    bound.add(node.arg)  # type: ignore[attr-defined]
+                    owner.bound.add(node.arg)  # type: ignore[attr-defined]
             elif kind is Attribute:
                 if type(node.ctx) is Store:  # type: ignore[attr-defined]
                     attrs.add(node.attr)  # type: ignore[attr-defined]
@@ -152,20 +155,27 @@ class Seeds:
                     if type(owner_of) is Attribute:
                         attrs.add(owner_of.attr)
                     elif type(owner_of) is Name:
-                        bound.add(owner_of.id)
+                        owner.bound.add(owner_of.id)
             elif kind in _FUNCTIONS:
-                fn = _Body(node.name)  # type: ignore[attr-defined]
+                fn = _Body(node.name, owner)  # type: ignore[attr-defined]
                 bodies[id(node.body)] = fn  # type: ignore[attr-defined]
                 functions.append(fn)
                 for stmt in node.body:  # type: ignore[attr-defined]
                     push((stmt, fn))
-                # Decorators, defaults, annotations: counted in the enclosing body (wider).
-                for field in ("decorator_list", "args", "returns"):
+                # The parameters (and their defaults: wider) are the
+                # function's keys; decorators and the return annotation
+                # count in the enclosing body (wider still).
+                push((node.args, fn))  # type: ignore[attr-defined]
+                for field in ("decorator_list", "returns"):
                     push((getattr(node, field), owner))
                 continue
             elif kind is ast.ClassDef:
+                # No walk evaluates a class body: its calls seed nothing. Its
+                # names count as the enclosing body's (objects binds them in
+                # a class inside a function; wider at the module).
+                inside = _Body("", owner, owner.bound)
                 for stmt in node.body:  # type: ignore[attr-defined]
-                    push((stmt, none))
+                    push((stmt, inside))
                 for field in ("bases", "keywords", "decorator_list"):
                     push((getattr(node, field), owner))
                 continue
@@ -179,7 +189,7 @@ class Seeds:
         # Direct seeds, then the functions calling a seeded one, to a fixpoint.
         calls: dict[int, set[str]] = {}
         for body in (module, *functions):
-            body.seeded = body.name == "training_step" or any(self._direct(c) for c in body.calls)
+            body.seeded = body.name == "training_step" or any(self._direct(c, body) for c in body.calls)
             names = {_resolvable_name(c.func) for c in body.calls}
             names.discard(None)
             calls[id(body)] = names  # type: ignore[assignment]
@@ -193,11 +203,11 @@ class Seeds:
                     seeded_names.add(fn.name)
         module.seeded = module.seeded or bool(calls[id(module)] & seeded_names)
         self._seeded_names = seeded_names
-        for fn in functions:
+        for fn in (module, *functions):
             fn.calls = []
         return bodies
 
-    def _direct(self, call: ast.Call) -> bool:
+    def _direct(self, call: ast.Call, body: _Body) -> bool:
         func = call.func
         kind = type(func)
         if kind is ast.Attribute:
@@ -206,14 +216,23 @@ class Seeds:
             if func.attr == "forward":  # type: ignore[attr-defined]
                 func = func.value  # type: ignore[attr-defined]
                 kind = type(func)
-        elif kind is ast.Name and self._aliases.get(func.id, func.id) in _SEEDING_CALLEES:  # type: ignore[attr-defined]
-            return True
-        return self._may_be_module(func, kind)
+        elif kind is ast.Name:
+            name: str = func.id  # type: ignore[attr-defined]
+            if self._aliases.get(name, name) in _SEEDING_CALLEES:
+                return True
+        return self._may_be_module(func, kind, body)
 
-    def _may_be_module(self, func: ast.AST, kind: type) -> bool:
+    def _may_be_module(self, func: ast.AST, kind: type, body: _Body) -> bool:
         if kind is ast.Name:
             name = func.id  # type: ignore[attr-defined]
-            return name == "self" or name in self._bound or MODULE_NAME.search(name) is not None
+            if name == "self" or MODULE_NAME.search(name) is not None:
+                return True
+            scope: _Body | None = body
+            while scope is not None:
+                if name in scope.bound:
+                    return True
+                scope = scope.parent
+            return False
         if kind is ast.Attribute:
             attr = func.attr  # type: ignore[attr-defined]
             receiver = func.value  # type: ignore[attr-defined]
