@@ -25,8 +25,10 @@ facts ``ast`` cannot see:
   ``x.append(v)``, ``x += [v]``, ``x = torch.cat((x, v))``, ``x = x + [v]``;
   ``total += v``, mem101._accumulates' forms), and a part of its value the
   rule hands to history.py (mem102._terms, ``history_terms``) may carry
-  autograd history there (``_Values``: literals, displays of them,
-  comparisons, detaching methods and names the function never writes cannot);
+  autograd history there (``_Values``: nothing in a body without a history
+  seed, gate_seeds; literals, displays of them, comparisons, detaching
+  methods, names the function never writes and calls that seed nothing
+  without such inputs cannot);
 - MEM102's store into a bare name its function returns (_returned_keys: the
   names usage.reaches_return surely finds) counts only when some loop of the
   file may have a role (LoopInfo.role "train" needs LoopInfo.trains, "eval"
@@ -463,7 +465,16 @@ class _Values:
       definitions: a model or loss call). ``is_loss_call``'s pattern matches
       no such name, and ``kind_of`` of another ``r.m`` is None.
 
-    Everything else (any other call, a name its body writes) may carry it."""
+    - a call that is no seed (gate_seeds.Seeds.seeds: a possible model
+      call, a backward, ``functional_call``, a function of the file whose
+      body holds a seed): ``combine``/``computed`` of its arguments (a loss
+      call, a torch function, a builtin) or, in ``method``, NO or MAYBE
+      unless its receiver is YES; so it may carry history only where an
+      argument or its receiver may;
+    - anything in a body whose walk holds no seed at all (gate_seeds: the
+      walk starts from MAYBE and only a seed makes YES).
+
+    Everything else (a seed, a name its body writes) may carry it."""
 
     __slots__ = ("facts", "_imported", "_seeds")
 
