@@ -987,8 +987,17 @@ class Tracker:
     bound = helper.replace("        self.losses.append(loss)\n", "        loss = self.model(loss)\n")
     assert facts(bound).loop_sites.accumulates
     _kept_with_its_findings(bound, "MEM101")
-    for writes in ("loss.mul_(2)", "loss[0] = step", "loss.extend(x)", "torch.autograd.backward(loss)"):
+    # A name the helper writes may carry history only where its walk holds a
+    # seed (gate_seeds): a backward is one, ``mul_``/``x[0] =``/``extend`` of
+    # values without history are not ...
+    seeded = helper.replace("        self.by_step", "        torch.autograd.backward(loss)\n        self.by_step")
+    assert facts(seeded).loop_sites.stores
+    for writes in ("loss.mul_(2)", "loss[0] = step", "loss.extend(x)"):
         src = helper.replace("        self.by_step", f"        {writes}\n        self.by_step")
+        assert not facts(src).loop_sites.stores, writes
+        assert not _findings(src, ["MEM102"], gate=False), writes
+        # ... while a model call in the helper is.
+        src = src.replace("        self.losses.append", "        out = self.model(step)\n        self.losses.append")
         assert facts(src).loop_sites.stores, writes
 
 
@@ -1017,7 +1026,6 @@ def fit(model, loader, losses, loss):
         "losses.append(loss * 2)",
         "losses.append(loss or out)",
         "losses.append(loss.mean())",
-        "losses.append(self.item())",  # kind_of(self.item): the class may define it
         "losses.append(F.item(loss))",  # an import's function: library_call combines its arguments
         "losses.append(item(loss))",
         "losses.append((1, loss))",
@@ -1031,6 +1039,18 @@ def fit(model, loader, losses, loss):
 def test_mem102_keeps_what_may_carry_history(stmt):
     src = "import torch.nn.functional as F\n" + _BATCH_LOOP.format(stmt)
     assert facts(src).loop_sites.stores
+
+
+def test_a_self_attribute_call_seeds_history_only_where_it_may_be_a_module():
+    """kind_of(self.item) is MODULE only through a definition of the class
+    (``self.item = ...``), a ``.parameters()`` read, or the name guess; else
+    ``self.item()`` is no model call and its receiver is unknown."""
+    src = _BATCH_LOOP.format("losses.append(self.item())")
+    assert not facts(src).loop_sites.stores
+    _silent_without_gate("losses.append(self.item())", "MEM102")
+    for defines in ("self.item = make()\n", "opt = SGD(self.item.parameters())\n"):
+        assert facts(defines + src).loop_sites.stores, defines
+    assert facts(_BATCH_LOOP.format("losses.append(self.model_ema())")).loop_sites.stores
 
 
 def test_a_detaching_method_named_by_a_function_of_the_file_may_carry_history():
@@ -1199,3 +1219,91 @@ def test_mem201_reads_a_parameter_loop_as_evidence_only_with_evaluation_data_pas
     # training, an eval call or ``volatile=`` anywhere open MEM201's other paths
     assert facts(run + "net.eval()\n").evaluates_with_grad
     assert facts(run + "loss.backward()\n").evaluates_with_grad
+
+
+# -- MEM101/MEM102's history seeds (analysis/gate_seeds.py) -------------------
+
+_SEEDLESS = """\
+import torch
+def collect(loader, make, layers, total):
+    for batch in loader:
+        layers.append(Layer(batch))
+        total += len(batch) * make()
+"""
+
+
+def test_a_function_without_a_history_seed_skips_mem101_and_mem102():
+    """No model call, backward, functional_call nor seeded function of the
+    file: history.py's walk of ``collect`` holds no YES, however its loop's
+    values are computed (the old gate kept any call)."""
+    f = facts(_SEEDLESS)
+    assert not f.loop_sites.stores and not f.loop_sites.accumulates
+    assert not _findings(_SEEDLESS, ["MEM101", "MEM102"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [
+        "        out = model(batch)\n",  # a module by the name guess
+        "        out = self_made(batch)\n        self_made = build()\n",  # a name the function binds
+        "        loss = step(batch)\n        loss.backward()\n",  # a backward
+        "        out = torch.func.functional_call(net, params, (batch,))\n",
+        "        out = helper(batch)\n",  # a function of the file holding a seed
+    ],
+)
+def test_a_history_seed_in_the_function_keeps_mem101_and_mem102(seed):
+    src = _SEEDLESS.replace("    for batch in loader:\n", "    for batch in loader:\n" + seed)
+    src += "def helper(x):\n    return model(x)\n"
+    f = facts(src)
+    assert f.loop_sites.stores and f.loop_sites.accumulates, seed
+
+
+def test_a_seeded_function_keeps_its_findings():
+    src = (
+        "import torch\n"
+        "def collect(loader, model, outs, total):\n"
+        "    for batch in loader:\n"
+        "        outs.append(torch.sigmoid(model(batch)))\n"
+        "        total += helper(batch)\n"
+        "def helper(x):\n"
+        "    return model(x).sum()\n"
+    )
+    _kept_with_its_findings(src, "MEM102")
+    _kept_with_its_findings(src, "MEM101")
+
+
+def test_a_call_that_seeds_nothing_carries_history_only_through_its_inputs():
+    """``Layer(batch)``, ``make()``: no model call (a class name, an
+    unannotated parameter: objects.kind_of is no MODULE), no function of
+    the file: MAYBE unless an argument or the receiver carries history."""
+    src = _SEEDLESS.replace("    for batch in loader:\n", "    for batch in loader:\n        out = model(batch)\n")
+    quiet = src.replace("Layer(batch)", "Layer(cfg)").replace("len(batch) * make()", "make()")
+    f = facts(quiet)
+    assert not f.loop_sites.stores and not f.loop_sites.accumulates
+    assert not _findings(quiet, ["MEM101", "MEM102"], gate=False)
+    # Through an argument or a receiver: kept, with the findings history gives.
+    loud = quiet.replace("Layer(cfg)", "Layer(out)").replace("make()", "out.sum().mul(2)")
+    assert facts(loud).loop_sites.stores
+    _kept_with_its_findings(loud, "MEM101")
+    # An annotated parameter may be a module (objects._param_kind).
+    typed = quiet.replace("make, layers", "make: torch.nn.Module, layers")
+    assert facts(typed).loop_sites.accumulates
+    _kept_with_its_findings(typed, "MEM101")
+
+
+def test_a_name_bound_in_another_function_is_no_module_key_here():
+    """objects._key_for_read looks in the function, its enclosing ones and
+    the module: a sibling's binding of ``make`` does not make it one."""
+    src = _SEEDLESS.replace("Layer(batch)", "Layer(cfg)").replace("len(batch) * make()", "make()")
+    sibling = src + "def other():\n    make = build()\n    return make\n"
+    assert not facts(sibling).loop_sites.accumulates
+    enclosing = "def outer():\n    make = build()\n" + textwrap.indent(src.replace("make, ", ""), "    ")
+    assert facts(enclosing).loop_sites.accumulates
+
+
+def test_the_gates_module_name_guess_is_objects():
+    from memlint.analysis import objects
+    from memlint.analysis.gate_seeds import MODULE_NAME
+
+    (pattern,) = [p for kind, p in objects._NAME_GUESSES if kind is objects.Kind.MODULE]
+    assert MODULE_NAME.pattern == pattern.pattern

@@ -25,8 +25,10 @@ facts ``ast`` cannot see:
   ``x.append(v)``, ``x += [v]``, ``x = torch.cat((x, v))``, ``x = x + [v]``;
   ``total += v``, mem101._accumulates' forms), and a part of its value the
   rule hands to history.py (mem102._terms, ``history_terms``) may carry
-  autograd history there (``_Values``: literals, displays of them,
-  comparisons, detaching methods and names the function never writes cannot);
+  autograd history there (``_Values``: nothing in a body without a history
+  seed, gate_seeds; literals, displays of them, comparisons, detaching
+  methods, names the function never writes and calls that seed nothing
+  without such inputs cannot);
 - MEM102's store into a bare name its function returns (_returned_keys: the
   names usage.reaches_return surely finds) counts only when some loop of the
   file may have a role (LoopInfo.role "train" needs LoopInfo.trains, "eval"
@@ -53,6 +55,7 @@ import ast
 from typing import Any, Callable
 
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
+from memlint.analysis.gate_seeds import Seeds
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
 from memlint.parse import ast_fields
 
@@ -462,13 +465,23 @@ class _Values:
       definitions: a model or loss call). ``is_loss_call``'s pattern matches
       no such name, and ``kind_of`` of another ``r.m`` is None.
 
-    Everything else (any other call, a name its body writes) may carry it."""
+    - a call that is no seed (gate_seeds.Seeds.seeds: a possible model
+      call, a backward, ``functional_call``, a function of the file whose
+      body holds a seed): ``combine``/``computed`` of its arguments (a loss
+      call, a torch function, a builtin) or, in ``method``, NO or MAYBE
+      unless its receiver is YES; so it may carry history only where an
+      argument or its receiver may;
+    - anything in a body whose walk holds no seed at all (gate_seeds: the
+      walk starts from MAYBE and only a seed makes YES).
 
-    __slots__ = ("facts", "_imported")
+    Everything else (a seed, a name its body writes) may carry it."""
+
+    __slots__ = ("facts", "_imported", "_seeds")
 
     def __init__(self, facts: GateFacts) -> None:
         self.facts = facts
         self._imported: set[str] | None = None
+        self._seeds: Seeds | None = None
 
     def any_term(self, value: ast.AST, exclude: ast.AST | None, scope: _Scope) -> bool:
         """Some term ``history_terms(value, exclude)`` may return: its
@@ -489,6 +502,16 @@ class _Values:
         return False
 
     def may_carry(self, e: ast.AST, scope: _Scope) -> bool:
+        """See the class docstring; first of all, the walk of the body
+        holding ``e`` must hold a seed (gate_seeds)."""
+        if scope.body is not None:
+            if self._seeds is None:
+                self._seeds = Seeds(self.facts)
+            if not self._seeds.seeded(scope.body):
+                return False
+        return self._may_carry(e, scope)
+
+    def _may_carry(self, e: ast.AST, scope: _Scope) -> bool:
         kind = type(e)
         if kind is ast.Name:
             if scope.body is None:
@@ -497,33 +520,51 @@ class _Values:
                 scope.written = _written(scope.body, self.facts._aliases)
             return e.id in scope.written  # type: ignore[attr-defined]
         if kind is ast.Attribute or kind is ast.Subscript or kind is ast.NamedExpr or kind is ast.Starred:
-            return self.may_carry(e.value, scope)  # type: ignore[attr-defined]
+            return self._may_carry(e.value, scope)  # type: ignore[attr-defined]
         if kind is ast.Constant or kind is ast.JoinedStr or kind is ast.Compare or kind is ast.Lambda:
             return False
         if kind is ast.Yield or kind is ast.YieldFrom or kind is ast.Await:
             return False
         if kind is ast.Tuple or kind is ast.List or kind is ast.Set:
-            return any(self.may_carry(el, scope) for el in e.elts)  # type: ignore[attr-defined]
+            return any(self._may_carry(el, scope) for el in e.elts)  # type: ignore[attr-defined]
         if kind is ast.Dict:
-            return any(self.may_carry(v, scope) for v in e.values)  # type: ignore[attr-defined]
+            return any(self._may_carry(v, scope) for v in e.values)  # type: ignore[attr-defined]
         if kind is ast.UnaryOp:
-            return type(e.op) is not ast.Not and self.may_carry(e.operand, scope)  # type: ignore[attr-defined]
+            return type(e.op) is not ast.Not and self._may_carry(e.operand, scope)  # type: ignore[attr-defined]
         if kind is ast.BinOp:
             left = e.left  # type: ignore[attr-defined]
             if type(e.op) is ast.Mod and type(left) is ast.Constant and isinstance(left.value, (str, bytes)):  # type: ignore[attr-defined]
                 return False
-            return self.may_carry(left, scope) or self.may_carry(e.right, scope)  # type: ignore[attr-defined]
+            return self._may_carry(left, scope) or self._may_carry(e.right, scope)  # type: ignore[attr-defined]
         if kind is ast.BoolOp:
-            return all(self.may_carry(v, scope) for v in e.values)  # type: ignore[attr-defined]
+            return all(self._may_carry(v, scope) for v in e.values)  # type: ignore[attr-defined]
         if kind is ast.IfExp:
-            return self.may_carry(e.body, scope) and self.may_carry(e.orelse, scope)  # type: ignore[attr-defined]
+            return self._may_carry(e.body, scope) and self._may_carry(e.orelse, scope)  # type: ignore[attr-defined]
         if kind is ast.ListComp or kind is ast.SetComp or kind is ast.GeneratorExp:
-            return self.may_carry(e.elt, scope)  # type: ignore[attr-defined]
+            return self._may_carry(e.elt, scope)  # type: ignore[attr-defined]
         if kind is ast.DictComp:
-            return self.may_carry(e.value, scope)  # type: ignore[attr-defined]
+            return self._may_carry(e.value, scope)  # type: ignore[attr-defined]
         if kind is ast.Call:
-            return not self._detaching_method(e)  # type: ignore[arg-type]
+            return self._call_may_carry(e, scope)  # type: ignore[arg-type]
         return True
+
+    def _call_may_carry(self, call: ast.Call, scope: _Scope) -> bool:
+        """A seed (gate_seeds: a model call, a backward, ``functional_call``,
+        a seeded function of the file), or a call that may combine a value
+        with history: one of its arguments, or its receiver (``method``
+        returns a receiver without history's NO or MAYBE, whatever the
+        arguments; a loss call, a torch function or a builtin combines its
+        arguments). A detaching method says NO."""
+        if self._detaching_method(call):
+            return False
+        if scope.body is None or self._seeds is None:
+            return True
+        if self._seeds.seeds(call, scope.body):
+            return True
+        func = call.func
+        if type(func) is ast.Attribute and self._may_carry(func.value, scope):  # type: ignore[attr-defined]
+            return True
+        return any(self._may_carry(a, scope) for a in (*call.args, *(k.value for k in call.keywords)))
 
     def _detaching_method(self, call: ast.Call) -> bool:
         func = call.func
