@@ -200,6 +200,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     trains_or_eval = trains or facts.eval_call
     aliases = facts._aliases
     eval_lines: list[int] | None = None  # lines of the file's eval-mode calls, read on first need
+    imported: frozenset[str] | None = None  # _imported_names, read on first need
     loader = facts.names_loader or "DataLoader" in facts.idents
     out.evaluates = trains_or_eval or "volatile" in facts.keywords or facts.eval_comprehension
     # Per function name, computed on first need: a call of it passes an argument named for evaluation.
@@ -232,7 +233,16 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             verbs = trains and not it.verb and not it.per_batch
         comprehensions = scope.eval_named and not out.evaluates
         if moves or verbs or comprehensions:
-            found, verb, comprehension = move_sites(node, moves, inner.targets if moves else _NONE, verbs, aliases)  # type: ignore[union-attr]
+            if moves and imported is None:
+                imported = frozenset(_imported_names(facts))
+            found, verb, comprehension = move_sites(
+                node,
+                moves,
+                inner.targets if moves else _NONE,  # type: ignore[union-attr]
+                verbs,
+                aliases,
+                imported or _NONE,
+            )
             if comprehension and comprehensions:
                 out.evaluates = True
             if verb and verbs:

@@ -77,68 +77,79 @@ def is_flag(test: ast.AST, aliases: dict[str, str]) -> bool:
     return (kind is ast.Name or kind is ast.Attribute) and ast_dotted(test) is not None
 
 
-def receiver(call: ast.Call, aliases: dict[str, str]) -> int | None:
+def receiver(call: ast.Call, aliases: dict[str, str], imported: frozenset[str]) -> int | None:
     """What the receiver of the move ``call`` may be for the rule to report
-    it: MODULE (a dotted name), CONSTANT (``_constant_tensor``), or None."""
+    it: MODULE (a dotted name), CONSTANT (``_constant_tensor``), or None.
+    ``imported``: the names an import may bind (the head of a qualified name)."""
     recv = call.func.value  # type: ignore[attr-defined]
     if ast_dotted(recv) is not None:
         return MODULE
     while type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in SHAPING:  # type: ignore[attr-defined]
-        if not all(_literal(a, frozenset()) for a in _arguments(recv)):  # type: ignore[arg-type]
+        if not all(_literal(a, imported) for a in _arguments(recv)):  # type: ignore[arg-type]
             return None
         recv = recv.func.value  # type: ignore[attr-defined]
     if type(recv) is not ast.Call:
         return None
-    # names.call_name's last part; an import alias counts as what it imports.
-    if ast_callee(recv.func, aliases) not in FACTORIES:  # type: ignore[attr-defined]
+    # names.call_name: its head an import, its last part a factory (an
+    # import alias counts as what it imports).
+    func = recv.func  # type: ignore[attr-defined]
+    callee = ast_dotted(func)
+    if callee is None or callee.split(".", 1)[0] not in imported or ast_callee(func, aliases) not in FACTORIES:
         return None
     if not (recv.args or recv.keywords):  # type: ignore[attr-defined]
         return None
     values = [*recv.args, *(k.value for k in recv.keywords if k.arg != "device")]  # type: ignore[attr-defined]
-    return CONSTANT if all(_literal(v, frozenset()) for v in values) else None
+    return CONSTANT if all(_literal(v, imported) for v in values) else None
 
 
 def _arguments(call: ast.Call) -> list[ast.AST]:
     return [*call.args, *(k.value for k in call.keywords)]
 
 
-def _literal(e: ast.AST, bound: frozenset[str]) -> bool:
+def _literal(e: ast.AST, imported: frozenset[str], bound: frozenset[str] = frozenset()) -> bool:
     """The rule's ``_literal`` (wider): any constant, arithmetic on literals,
     a list or tuple of them, a one-clause comprehension over them, an
     UPPER_CASE name (``_constants_in`` may find it constant), a name a
-    comprehension binds, an attribute whose last name is lowercase
-    (``torch.float32``: its qualified name is not read here)."""
+    comprehension binds, an attribute of an imported name whose last name is
+    lowercase (``torch.float32``: names.qualified_name needs the import; its
+    ``torch.`` head is not checked here)."""
     kind = type(e)
     if kind is ast.Constant:
         return True
     if kind is ast.UnaryOp:
-        return _literal(e.operand, bound)  # type: ignore[attr-defined]
+        return _literal(e.operand, imported, bound)  # type: ignore[attr-defined]
     if kind is ast.BinOp:
-        return _literal(e.left, bound) and _literal(e.right, bound)  # type: ignore[attr-defined]
+        return _literal(e.left, imported, bound) and _literal(e.right, imported, bound)  # type: ignore[attr-defined]
     if kind is ast.List or kind is ast.Tuple:
-        return all(_literal(el, bound) for el in e.elts)  # type: ignore[attr-defined]
+        return all(_literal(el, imported, bound) for el in e.elts)  # type: ignore[attr-defined]
     if kind is ast.Starred:
-        return _literal(e.value, bound)  # type: ignore[attr-defined]
+        return _literal(e.value, imported, bound)  # type: ignore[attr-defined]
     if kind is ast.ListComp or kind is ast.GeneratorExp:
         generators = e.generators  # type: ignore[attr-defined]
         if len(generators) != 1 or generators[0].ifs:
             return False
         names = frozenset(n.id for n in ast.walk(generators[0].target) if type(n) is ast.Name)  # type: ignore[attr-defined]
-        return _literal(generators[0].iter, bound) and _literal(e.elt, bound | names)  # type: ignore[attr-defined]
+        return _literal(generators[0].iter, imported, bound) and _literal(e.elt, imported, bound | names)  # type: ignore[attr-defined]
     if kind is ast.Name:
         return e.id in bound or e.id.isupper()  # type: ignore[attr-defined]
     if kind is ast.Attribute:
-        return e.attr[:1].islower()  # type: ignore[attr-defined]
+        key = ast_dotted(e)
+        return key is not None and key.split(".", 1)[0] in imported and e.attr[:1].islower()  # type: ignore[attr-defined]
     return False
 
 
 def move_sites(
-    stmt: ast.AST, moves: bool, targets: frozenset[str], verbs: bool, aliases: dict[str, str]
+    stmt: ast.AST,
+    moves: bool,
+    targets: frozenset[str],
+    verbs: bool,
+    aliases: dict[str, str],
+    imported: frozenset[str] = frozenset(),
 ) -> tuple[int, bool, bool]:
     """Read ``stmt``'s own expressions (not its blocks): the strongest move
     receiver found (``moves``: MODULE beats CONSTANT, 0 for none; a module
     named as one of the loop's ``targets`` is the loop's own, never
-    reported), whether a training verb is called (``verbs``), whether a
+    reported; ``imported``: see ``receiver``), whether a training verb is called (``verbs``), whether a
     comprehension MEM201 visits is there."""
     children = CHILDREN.get(type(stmt))
     if children is None:
@@ -163,7 +174,7 @@ def move_sites(
         if kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             if movable and type(func) is ast.Attribute and func.attr in _MOVES and found != MODULE:
-                what = receiver(node, aliases)  # type: ignore[arg-type]
+                what = receiver(node, aliases, imported)  # type: ignore[arg-type]
                 if what == CONSTANT or (what == MODULE and ast_dotted(func.value) not in targets):
                     found = max(found, what)  # type: ignore[type-var]
             if verbs and not verb and ast_callee(func, aliases) in VERB_CALLS:
