@@ -715,9 +715,14 @@ def fit(model, loader, criterion):
     # The loop holding them names no data: neither rule is left.
     other = src.replace("for x, y in loader:", "for x, y in pairs:")
     assert not _gated_in(other, "MEM101") and not _gated_in(other, "MEM102")
-    # ... unless the file trains: LoopInfo.trains follows calls.
-    trains = other + "def step(loss, opt):\n    loss.backward()\n    opt.step()\n"
-    assert _gated_in(trains, "MEM101") and _gated_in(trains, "MEM102")
+    # ... unless it trains: LoopInfo.trains follows calls (gate_trains.py),
+    # a file that trains elsewhere is not enough.
+    elsewhere = other + "def step(loss, opt):\n    loss.backward()\n    opt.step()\n"
+    assert not _gated_in(elsewhere, "MEM101") and not _gated_in(elsewhere, "MEM102")
+    assert not _findings(elsewhere, ["MEM101", "MEM102"], gate=False)
+    trains = elsewhere.replace("outs.append(out)\n", "outs.append(out)\n        step(criterion(out, y), opt)\n")
+    _kept_with_its_findings(trains, "MEM101")
+    _kept_with_its_findings(trains, "MEM102")
 
 
 def test_an_accumulation_must_read_its_target_back():

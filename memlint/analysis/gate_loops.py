@@ -54,6 +54,7 @@ from typing import Any, Callable
 
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.analysis.gate_moves import MODULE, is_flag, move_sites, target_keys
+from memlint.analysis.gate_trains import TrainingLines
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
 
 # analysis/gate.GateFacts, which imports this module (tests/test_layout.py
@@ -201,6 +202,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     aliases = facts._aliases
     eval_lines: list[int] | None = None  # lines of the file's eval-mode calls, read on first need
     imported: frozenset[str] | None = None  # _imported_names, read on first need
+    training: TrainingLines | None = None  # which loops may train, read on first need
     loader = facts.names_loader or "DataLoader" in facts.idents
     out.evaluates = trains_or_eval or "volatile" in facts.keywords or facts.eval_comprehension
     # Per function name, computed on first need: a call of it passes an argument named for evaluation.
@@ -262,15 +264,21 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 if name not in eval_arguments:
                     eval_arguments[name] = eval_argument(facts, name, calls_by_name)
                 evaluates = eval_arguments[name]
-            batch = trains_or_eval or evaluates or bool(tokens & DATA_TOKENS)
+            # LoopInfo.is_batch_loop: it trains, has the eval role, or names data.
+            eval_role = evaluates
+            if not eval_role and facts.eval_call:
+                if eval_lines is None:
+                    eval_lines = _eval_mode_lines(facts)
+                eval_role = _eval_mode_before(eval_lines, scope.lines, node.end_lineno)  # type: ignore[attr-defined]
+            batch = eval_role or bool(tokens & DATA_TOKENS)
+            if not batch and trains:
+                if training is None:
+                    training = TrainingLines(facts)
+                batch = training.may_train(node.lineno, node.end_lineno)  # type: ignore[attr-defined]
             any_batch = any_batch or batch
             any_eval = any_eval or evaluates
             out.evaluates = out.evaluates or evaluates
-            per_batch = loader or evaluates
-            if not per_batch and facts.eval_call:
-                if eval_lines is None:
-                    eval_lines = _eval_mode_lines(facts)
-                per_batch = _eval_mode_before(eval_lines, scope.lines, node.end_lineno)  # type: ignore[attr-defined]
+            per_batch = loader or eval_role
             targets = _NONE if kind is ast.While else target_keys(node.target)  # type: ignore[attr-defined]
             loop = _Loop(batch, per_batch, bool(tokens & SAMPLE_TOKENS), targets)
             if kind is not ast.While:
