@@ -725,6 +725,68 @@ def fit(model, loader, criterion):
     _kept_with_its_findings(trains, "MEM102")
 
 
+# MEM101/MEM102's loop side: LoopInfo.is_batch_loop, loop by loop.
+_ROLELESS_LOOP = """\
+import torch
+def run(model, items):
+    {}
+    total = 0
+    for x in items:
+        total += model(x)
+    return total
+"""
+
+
+def test_the_eval_role_needs_an_eval_call_in_the_loops_own_function():
+    """loops._eval_evidence: the last mode call before the loop's end in its scope."""
+    _kept_with_its_findings(_ROLELESS_LOOP.format("model.eval()"), "MEM101")
+    other = _ROLELESS_LOOP.format("pass") + "def setup(model):\n    model.eval()\n"
+    assert facts(other).eval_call  # what the old gate read
+    assert not _gated_in(other, "MEM101")
+    assert not _findings(other, ["MEM101"], gate=False)
+    after = _ROLELESS_LOOP.format("pass").replace("    return total\n", "    model.eval()\n    return total\n")
+    assert not _gated_in(after, "MEM101") and not _findings(after, ["MEM101"], gate=False)
+
+
+def test_a_loop_trains_through_the_functions_it_calls():
+    """LoopInfo.trains follows callgraph.resolve (``f()``, ``self.f()``), function by function."""
+    chain = (
+        _ROLELESS_LOOP.format("pass").replace("total += model(x)\n", "total += model(x)\n        outer(model(x))\n")
+        + "def outer(loss):\n    inner(loss)\ndef inner(loss):\n    loss.backward()\n"
+    )
+    _kept_with_its_findings(chain, "MEM101")
+    # ``obj.outer()`` never resolves to the file's ``outer``.
+    unresolved = chain.replace("outer(model(x))", "obj.outer(model(x))")
+    assert not _gated_in(unresolved, "MEM101")
+    assert not _findings(unresolved, ["MEM101"], gate=False)
+
+
+def test_training_lines():
+    from memlint.analysis.gate_trains import TrainingLines
+
+    src = """\
+import torch
+class Fit:
+    def step_all(self, loss):
+        self.update(loss)
+    def update(self, loss):
+        loss.backward()
+    def log(self, loss):
+        print(loss)
+def free(loss):
+    obj.update(loss)
+def grads(loss, x):
+    return torch.autograd.grad(loss, x)
+"""
+    lines = TrainingLines(facts(src))
+    assert lines.may_train(3, 4)  # step_all, through self.update
+    assert lines.may_train(6, 6)  # the backward itself
+    assert not lines.may_train(7, 8)  # log
+    assert not lines.may_train(9, 10)  # obj.update: not the file's method
+    assert lines.may_train(11, 12)  # torch.autograd.grad
+    assert TrainingLines(facts("def f(x):\n    return x\nfor x in y:\n    f(x)\n")).may_train(1, 4) is False
+
+
 def test_an_accumulation_must_read_its_target_back():
     """mem101._accumulates: ``x = a + b`` adds nothing to ``x``."""
     loop = "import torch\nfor x in loader:\n    out = model(x)\n    {}\n"
