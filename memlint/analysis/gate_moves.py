@@ -155,35 +155,47 @@ def move_sites(
     if children is None:
         return 0, False, False
     found, verb, comprehension = 0, False, False
-    stack: list[tuple[object, bool]] = []
+    # Two stacks, not a flag per node: what a move may be reported in, and
+    # what lies under a lambda or a comprehension (read after, for verbs
+    # and comprehensions only).
+    movable: list[object] = []
+    shut: list[object] = []
+    first = movable if moves else shut
     for field in children.singles:
         if field not in STATEMENT_BLOCKS:
-            stack.append((getattr(stmt, field), moves))
+            first.append(getattr(stmt, field))
     for field in children.lists:
         if field not in STATEMENT_BLOCKS:
-            stack.extend((item, moves) for item in getattr(stmt, field))
+            first.extend(getattr(stmt, field))
     table = CHILDREN
-    while stack:
-        node, movable = stack.pop()
-        kind = type(node)
-        children = table.get(kind)
-        if children is None:
-            if kind is list:
-                stack.extend((item, movable) for item in node)  # type: ignore[attr-defined]
-            continue
-        if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            if movable and type(func) is ast.Attribute and func.attr in _MOVES and found != MODULE:
-                what = receiver(node, aliases, imported)  # type: ignore[arg-type]
-                if what == CONSTANT or (what == MODULE and ast_dotted(func.value) not in targets):
-                    found = max(found, what)  # type: ignore[type-var]
-            if verbs and not verb and ast_callee(func, aliases) in VERB_CALLS:
-                verb = True
-        elif kind in _UNMOVABLE:
-            movable = False
-            comprehension = comprehension or kind in _COMPREHENSIONS
-        for field in children.singles:
-            stack.append((getattr(node, field), movable))
-        for field in children.lists:
-            stack.extend((item, movable) for item in getattr(node, field))
+    for stack, may_move in ((movable, True), (shut, False)):
+        push, extend, pop = stack.append, stack.extend, stack.pop
+        while stack:
+            node = pop()
+            kind = type(node)
+            children = table.get(kind)
+            if children is None:
+                if kind is list:
+                    extend(node)  # type: ignore[arg-type]
+                continue
+            if kind is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
+                if may_move and type(func) is ast.Attribute and func.attr in _MOVES and found != MODULE:
+                    what = receiver(node, aliases, imported)  # type: ignore[arg-type]
+                    if what == CONSTANT or (what == MODULE and ast_dotted(func.value) not in targets):
+                        found = max(found, what)  # type: ignore[type-var]
+                if verbs and not verb and ast_callee(func, aliases) in VERB_CALLS:
+                    verb = True
+            elif kind in _UNMOVABLE:
+                comprehension = comprehension or kind in _COMPREHENSIONS
+                if may_move:
+                    for field in children.singles:
+                        shut.append(getattr(node, field))
+                    for field in children.lists:
+                        shut.extend(getattr(node, field))
+                    continue
+            for field in children.singles:
+                push(getattr(node, field))
+            for field in children.lists:
+                extend(getattr(node, field))
     return found, verb, comprehension
