@@ -10,11 +10,14 @@ function, exactly as the rules' analyses do, and over-approximates only the
 facts ``ast`` cannot see:
 
 - a loop *may be a batch loop* (LoopInfo.is_batch_loop) when its iterable
-  names data, the file trains (a backward or a step anywhere: LoopInfo.trains
-  follows calls) or switches a model to eval (the eval role's last mode
-  call), its function is named for evaluation, or its iterable names a
-  parameter of its function while some call of that function's name passes
-  an argument named for validation data (``_iterates_eval_argument``);
+  names data, it may train (a backward or a step on its lines, or a call of
+  a file function that may train: LoopInfo.trains follows calls;
+  gate_trains.py), or it may have the eval role: an eval-mode call before
+  its end in its own function (the eval role's last mode call,
+  ``_eval_mode_before``), its function named for evaluation, or its iterable
+  naming a parameter of its function while some call of that function's
+  name passes an argument named for validation data
+  (``_iterates_eval_argument``);
 - MEM101/MEM102's statement is carried across a batch loop
   (LoopAnalysis.carried_across) when a loop around it in its own function
   may be one, or, for ``self.x`` or a name not local to its function (the
@@ -33,10 +36,12 @@ facts ``ast`` cannot see:
   loops._eval_evidence: the file trains or switches a model to eval, or a
   loop has evaluation evidence of its own): mem102._check is silent on a
   returned container its roleless carrying loop holds;
-- MEM703's move sits in the body of its innermost loop (its _enclosing_loop
-  stops at a function, lambda or class), and that loop may run per batch
-  (_per_batch: a loader, the file's training verbs, the eval role) or per
-  sample (``SAMPLE_TOKENS``);
+- MEM703's move is one the rule may report (gate_moves.py): in the body of
+  its innermost loop as _enclosing_loop finds it (``_Loop.blocked`` for the
+  blocks it does not pass), on a dotted receiver or a constant tensor, in a
+  loop that may run per batch (_per_batch: a loader, the eval role, a
+  backward or step in that loop's own iteration) or, for a dotted receiver,
+  per sample (``SAMPLE_TOKENS``);
 - MEM201 needs evidence of evaluation: an eval call or training in the file
   (mode_before, training_guards), ``volatile=``, a loop or comprehension in a
   function named for evaluation or over data named for it, or a loop that
