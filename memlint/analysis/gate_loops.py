@@ -318,9 +318,11 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             body.function = scope.function
             body.eval_named, body.params = scope.eval_named, scope.params
             body.lines = scope.lines
-            # carried_across's loop_of walks through a class, MEM703's _enclosing_loop stops there.
+            # carried_across's loop_of walks through a class, MEM703's
+            # _enclosing_loop stops there (training_verbs' path does not).
+            around = inner.blocked() if inner is not None else None
             for child in node.body:  # type: ignore[attr-defined]
-                push((child, body, None, carried))
+                push((child, body, around, carried))
         elif kind is ast.Assign:
             targets = node.targets  # type: ignore[attr-defined]
             for target in targets:
