@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import textwrap
 
 import libcst as cst
@@ -714,9 +715,76 @@ def fit(model, loader, criterion):
     # The loop holding them names no data: neither rule is left.
     other = src.replace("for x, y in loader:", "for x, y in pairs:")
     assert not _gated_in(other, "MEM101") and not _gated_in(other, "MEM102")
-    # ... unless the file trains: LoopInfo.trains follows calls.
-    trains = other + "def step(loss, opt):\n    loss.backward()\n    opt.step()\n"
-    assert _gated_in(trains, "MEM101") and _gated_in(trains, "MEM102")
+    # ... unless it trains: LoopInfo.trains follows calls (gate_trains.py),
+    # a file that trains elsewhere is not enough.
+    elsewhere = other + "def step(loss, opt):\n    loss.backward()\n    opt.step()\n"
+    assert not _gated_in(elsewhere, "MEM101") and not _gated_in(elsewhere, "MEM102")
+    assert not _findings(elsewhere, ["MEM101", "MEM102"], gate=False)
+    trains = elsewhere.replace("outs.append(out)\n", "outs.append(out)\n        step(criterion(out, y), opt)\n")
+    _kept_with_its_findings(trains, "MEM101")
+    _kept_with_its_findings(trains, "MEM102")
+
+
+# MEM101/MEM102's loop side: LoopInfo.is_batch_loop, loop by loop.
+_ROLELESS_LOOP = """\
+import torch
+def run(model, items):
+    {}
+    total = 0
+    for x in items:
+        total += model(x)
+    return total
+"""
+
+
+def test_the_eval_role_needs_an_eval_call_in_the_loops_own_function():
+    """loops._eval_evidence: the last mode call before the loop's end in its scope."""
+    _kept_with_its_findings(_ROLELESS_LOOP.format("model.eval()"), "MEM101")
+    other = _ROLELESS_LOOP.format("pass") + "def setup(model):\n    model.eval()\n"
+    assert facts(other).eval_call  # what the old gate read
+    assert not _gated_in(other, "MEM101")
+    assert not _findings(other, ["MEM101"], gate=False)
+    after = _ROLELESS_LOOP.format("pass").replace("    return total\n", "    model.eval()\n    return total\n")
+    assert not _gated_in(after, "MEM101") and not _findings(after, ["MEM101"], gate=False)
+
+
+def test_a_loop_trains_through_the_functions_it_calls():
+    """LoopInfo.trains follows callgraph.resolve (``f()``, ``self.f()``), function by function."""
+    chain = (
+        _ROLELESS_LOOP.format("pass").replace("total += model(x)\n", "total += model(x)\n        outer(model(x))\n")
+        + "def outer(loss):\n    inner(loss)\ndef inner(loss):\n    loss.backward()\n"
+    )
+    _kept_with_its_findings(chain, "MEM101")
+    # ``obj.outer()`` never resolves to the file's ``outer``.
+    unresolved = chain.replace("outer(model(x))", "obj.outer(model(x))")
+    assert not _gated_in(unresolved, "MEM101")
+    assert not _findings(unresolved, ["MEM101"], gate=False)
+
+
+def test_training_lines():
+    from memlint.analysis.gate_trains import TrainingLines
+
+    src = """\
+import torch
+class Fit:
+    def step_all(self, loss):
+        self.update(loss)
+    def update(self, loss):
+        loss.backward()
+    def log(self, loss):
+        print(loss)
+def free(loss):
+    obj.update(loss)
+def grads(loss, x):
+    return torch.autograd.grad(loss, x)
+"""
+    lines = TrainingLines(facts(src))
+    assert lines.may_train(3, 4)  # step_all, through self.update
+    assert lines.may_train(6, 6)  # the backward itself
+    assert not lines.may_train(7, 8)  # log
+    assert not lines.may_train(9, 10)  # obj.update: not the file's method
+    assert lines.may_train(11, 12)  # torch.autograd.grad
+    assert TrainingLines(facts("def f(x):\n    return x\nfor x in y:\n    f(x)\n")).may_train(1, 4) is False
 
 
 def test_an_accumulation_must_read_its_target_back():
@@ -829,6 +897,122 @@ def fit(model, loader, opt, criterion, device):
     assert not facts("for x in images:\n    for i in range(3):\n        w.to(d)\n").loop_sites.moves
     assert not facts("for x in images:\n    def f():\n        w.to(d)\n").loop_sites.moves
     assert not facts("for x in images:\n    class C:\n        w.to(d)\n").loop_sites.moves
+
+
+# MEM703, move by move (analysis/gate_moves.py). A training file whose loop
+# over a loader holds one statement: the old gate opened on any ``.to(`` in
+# any loop of a file that trains.
+_MOVE_LOOP = """\
+import torch
+def fit(model, loader, opt, criterion, device):
+    for step, (x, y) in enumerate(loader):
+        {}
+        loss = criterion(model(x.to(device)), y.to(device))
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "skipped, kept",
+    [
+        # _constant_tensor: shaping methods over a torch factory of literals only.
+        ("m = torch.arange(end=x.size(0)).to(device)", "m = torch.arange(8).view(2, 4).to(device)"),
+        ("m = torch.tensor(x.shape).float().cuda()", "m = torch.tensor([0.5, 0.5]).float().cuda()"),
+        ("m = torch.ones(3).view(x.size(0)).cuda()", "m = torch.ones(3).view(1, 3).cuda()"),
+        # Neither a constant nor a dotted name (a module's dotted_name): a subscript, a call, an operation.
+        ("h = x[0].to(device)", "h = model.to(device)"),
+        ("h = model.get_encoder().to(device)", "h = model.module.to(device)"),
+        ("h = (x + 1).to(device)", "h = criterion.to(device)"),
+        # _enclosing_loop: no else, elif, try block or handler, an if only on a flag.
+        ("if step == 0:\n            model.to(device)", "if use_cuda:\n            model.to(device)"),
+        (
+            "if use_cuda:\n            pass\n        else:\n            model.to(device)",
+            "if not args.cpu:\n            model.to(device)",
+        ),
+        (
+            "if step:\n            pass\n        elif use_cuda:\n            model.to(device)",
+            "with torch.no_grad():\n            model.to(device)",
+        ),
+        ("try:\n            model.to(device)\n        except RuntimeError:\n            pass", "model.to(device)"),
+        ("try:\n            pass\n        except RuntimeError:\n            model.to(device)", "model.to(device)"),
+        ("try:\n            pass\n        finally:\n            model.to(device)", "model.to(device)"),
+        # ... nor a lambda, a comprehension, an inner loop's header, a function's defaults.
+        ("move = lambda: model.to(device)", "move = model.to(device)"),
+        ("ms = [model.to(device) for _ in range(2)]", "ms = model.to(device)"),
+        ("for p in model.to(device).parameters():\n            pass", "model.to(device)"),
+        ("def f(m=model.to(device)):\n            pass", "model.to(device)"),
+    ],
+)
+def test_mem703_needs_a_move_the_rule_may_report(skipped, kept):
+    old = _MOVE_LOOP.format(skipped)
+    assert not _gated_in(old, "MEM703")
+    assert not _findings(old, ["MEM703"], gate=False)
+    _kept_with_its_findings(_MOVE_LOOP.format(kept).replace("device):", "device, use_cuda, args):"), "MEM703")
+
+
+def test_mem703_leaves_a_loops_own_target_to_it():
+    """_rebound_in: the loop variable is a new module each iteration."""
+    src = _MOVE_LOOP.replace("(x, y) in enumerate(loader)", "(x, y, model) in enumerate(loader)")
+    assert not _gated_in(src.format("model.to(device)"), "MEM703")
+    assert not _findings(src.format("model.to(device)"), ["MEM703"], gate=False)
+    assert _gated_in(src.format("criterion.to(device)"), "MEM703")
+
+
+# A loop over anything but a loader, in a file that trains: _per_batch needs
+# a training verb in that loop's own iteration (training_verbs.in_iteration).
+_VERB_LOOP = """\
+import torch
+def fit(model, steps, opt, criterion, device, x, y):
+    for i in range(steps):
+        model.to(device)
+        loss = criterion(model(x), y)
+        {}
+"""
+
+
+def test_mem703_needs_a_training_verb_in_the_moves_own_iteration():
+    _kept_with_its_findings(_VERB_LOOP.format("loss.backward()\n        opt.step()"), "MEM703")  # after the move
+    _kept_with_its_findings(_VERB_LOOP.format("if i % 4 == 0:\n            opt.step()"), "MEM703")  # under an if
+    elsewhere = _VERB_LOOP.format("pass") + "def train(loss, opt):\n    loss.backward()\n    opt.step()\n"
+    assert facts(elsewhere).trains  # what the old gate read
+    assert not _gated_in(elsewhere, "MEM703")
+    assert not _findings(elsewhere, ["MEM703"], gate=False)
+    # A verb in an inner loop is that loop's, one in the loop's else the outer one's.
+    inner = _VERB_LOOP.format("for k in range(2):\n            opt.step()")
+    assert not _gated_in(inner, "MEM703") and not _findings(inner, ["MEM703"], gate=False)
+    after = _VERB_LOOP.format("pass") + "    else:\n        opt.step()\n"
+    assert not _gated_in(after, "MEM703") and not _findings(after, ["MEM703"], gate=False)
+
+
+_EVAL_LOOP = """\
+import torch
+def run(model, items, device):
+    {}
+    for x in items:
+        model.to(device)
+        print(model(x))
+"""
+
+
+def test_mem703_reads_an_eval_call_in_the_loops_own_function():
+    """loops._eval_evidence: the last mode call before the loop ends, in its scope."""
+    _kept_with_its_findings(_EVAL_LOOP.format("model.eval()"), "MEM703")
+    _kept_with_its_findings(_EVAL_LOOP.format("model.train(False)"), "MEM703")
+    other = _EVAL_LOOP.format("pass") + "def setup(model):\n    model.eval()\n"
+    assert facts(other).eval_call  # what the old gate read
+    assert not _gated_in(other, "MEM703")
+    assert not _findings(other, ["MEM703"], gate=False)
+    outside = "import torch\nmodel.eval()\nfor x in items:\n    model.to(device)\n    print(model(x))\n"
+    _kept_with_its_findings(outside, "MEM703")  # a loop outside any function: the module's calls
+
+
+def test_the_gates_move_names_are_mem703s():
+    from memlint.analysis import gate_moves
+
+    module = importlib.import_module("memlint.rules.mem703_loop_invariant_device_move")
+    assert gate_moves.FACTORIES == module._FACTORIES
+    assert gate_moves.SHAPING == module._SHAPING
 
 
 def test_mem201_needs_evidence_of_evaluation():

@@ -10,11 +10,14 @@ function, exactly as the rules' analyses do, and over-approximates only the
 facts ``ast`` cannot see:
 
 - a loop *may be a batch loop* (LoopInfo.is_batch_loop) when its iterable
-  names data, the file trains (a backward or a step anywhere: LoopInfo.trains
-  follows calls) or switches a model to eval (the eval role's last mode
-  call), its function is named for evaluation, or its iterable names a
-  parameter of its function while some call of that function's name passes
-  an argument named for validation data (``_iterates_eval_argument``);
+  names data, it may train (a backward or a step on its lines, or a call of
+  a file function that may train: LoopInfo.trains follows calls;
+  gate_trains.py), or it may have the eval role: an eval-mode call before
+  its end in its own function (the eval role's last mode call,
+  ``_eval_mode_before``), its function named for evaluation, or its iterable
+  naming a parameter of its function while some call of that function's
+  name passes an argument named for validation data
+  (``_iterates_eval_argument``);
 - MEM101/MEM102's statement is carried across a batch loop
   (LoopAnalysis.carried_across) when a loop around it in its own function
   may be one, or, for ``self.x`` or a name not local to its function (the
@@ -35,10 +38,12 @@ facts ``ast`` cannot see:
   loops._eval_evidence: the file trains or switches a model to eval, or a
   loop has evaluation evidence of its own): mem102._check is silent on a
   returned container its roleless carrying loop holds;
-- MEM703's move sits in the body of its innermost loop (its _enclosing_loop
-  stops at a function, lambda or class), and that loop may run per batch
-  (_per_batch: a loader, the file's training verbs, the eval role) or per
-  sample (``SAMPLE_TOKENS``);
+- MEM703's move is one the rule may report (gate_moves.py): in the body of
+  its innermost loop as _enclosing_loop finds it (``_Loop.blocked`` for the
+  blocks it does not pass), on a dotted receiver or a constant tensor, in a
+  loop that may run per batch (_per_batch: a loader, the eval role, a
+  backward or step in that loop's own iteration) or, for a dotted receiver,
+  per sample (``SAMPLE_TOKENS``);
 - MEM201 needs evidence of evaluation: an eval call or training in the file
   (mode_before, training_guards), ``volatile=``, a loop or comprehension in a
   function named for evaluation or over data named for it, or a loop that
@@ -55,9 +60,10 @@ import ast
 from typing import Any, Callable
 
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
+from memlint.analysis.gate_moves import MODULE, is_flag, move_sites, target_keys
 from memlint.analysis.gate_seeds import Seeds
+from memlint.analysis.gate_trains import TrainingLines
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
-from memlint.parse import ast_fields
 
 # analysis/gate.GateFacts, which imports this module (tests/test_layout.py
 # allows no import circle, not even under TYPE_CHECKING).
@@ -102,7 +108,6 @@ DETACHING_METHODS = frozenset(
 # mem101._is_container: ``outs += [out]`` is MEM102's, never MEM101's.
 _CONTAINERS = frozenset({ast.List, ast.Tuple, ast.ListComp, ast.Set, ast.Dict})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp)  # the comprehensions MEM201 visits
 
 ACCUMULATES, STORES = 0, 1  # MEM101's and MEM102's statements
 
@@ -139,6 +144,7 @@ class _Scope:
         "body",
         "written",
         "returns",
+        "lines",
     )
 
     def __init__(self, name: str | None, owner: _Scope | None = None) -> None:
@@ -162,14 +168,35 @@ class _Scope:
         self.body: list[ast.stmt] | None = None
         self.written: set[str] | None = None
         self.returns: set[str] | None = None  # _returned_keys(body), read on first need
+        self.lines: tuple[int, int] | None = None  # a function's first and last line; None: the whole file
 
 
 class _Loop:
-    __slots__ = ("batch", "per_batch_or_sample")
+    """A loop's iteration. MEM703 (analysis/gate_moves.py) reads its moves
+    and its training verbs; ``blocked()`` is the same iteration seen from a
+    block the rule's _enclosing_loop does not pass (an ``else``, a ``try``,
+    an ``if`` on anything but a flag): verbs there are the loop's, moves
+    have no loop."""
 
-    def __init__(self, batch: bool, per_batch_or_sample: bool) -> None:
+    __slots__ = ("batch", "per_batch", "sample", "targets", "verb", "pending", "iteration")
+
+    def __init__(self, batch: bool, per_batch: bool, sample: bool, targets: frozenset[str]) -> None:
         self.batch = batch
-        self.per_batch_or_sample = per_batch_or_sample
+        # _per_batch without its verbs: the iterable may be a loader, or the
+        # loop may have the eval role (loops._eval_evidence).
+        self.per_batch = per_batch
+        self.sample = sample  # _per_sample: the iterable is named for samples
+        self.targets = targets  # _rebound_in: the dotted names the ``for`` binds
+        self.verb = False  # a backward or a step is called in this iteration (training_verbs.in_iteration)
+        self.pending = False  # a move only a verb of this iteration would make per batch
+        self.iteration: _Loop | None = None  # set on a blocked view: the loop it is
+
+    def blocked(self) -> _Loop:
+        if self.iteration is not None:
+            return self
+        view = _Loop(self.batch, False, False, frozenset())
+        view.iteration = self
+        return view
 
 
 def loop_sites(facts: GateFacts) -> LoopSites:
@@ -178,7 +205,12 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     expressions), with each statement's function, its innermost loop (for
     MEM703) and whether a loop around it may be a batch loop."""
     out = LoopSites()
-    trains_or_eval = facts.trains or facts.eval_call
+    trains = facts.trains
+    trains_or_eval = trains or facts.eval_call
+    aliases = facts._aliases
+    eval_lines: list[int] | None = None  # lines of the file's eval-mode calls, read on first need
+    imported: frozenset[str] | None = None  # _imported_names, read on first need
+    training: TrainingLines | None = None  # which loops may train, read on first need
     loader = facts.names_loader or "DataLoader" in facts.idents
     out.evaluates = trains_or_eval or "volatile" in facts.keywords or facts.eval_comprehension
     # Per function name, computed on first need: a call of it passes an argument named for evaluation.
@@ -199,13 +231,38 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     while stack:
         node, scope, inner, carried = pop()
         kind = type(node)
-        # Expressions, read only for a move in a loop that may run per batch
-        # (MEM703) or a comprehension in a function named for evaluation
-        # (MEM201's comprehension_is_eval; its iterables are facts.eval_comprehension).
-        moves = inner is not None and inner.per_batch_or_sample and not out.moves
+        # Expressions, read only for MEM703 (a move, or a training verb that
+        # makes its loop run per batch) or a comprehension in a function
+        # named for evaluation (MEM201's comprehension_is_eval; its iterables
+        # are facts.eval_comprehension).
+        moves = verbs = False
+        if inner is not None and not out.moves:
+            it = inner.iteration or inner
+            # A move in a header (a loop's iterable, a decorator) is not in the loop's body.
+            moves = inner.iteration is None and kind not in _HEADERS and (it.per_batch or it.sample or trains)
+            verbs = trains and not it.verb and not it.per_batch
         comprehensions = scope.eval_named and not out.evaluates
-        if moves or comprehensions:
-            _read_expressions(node, out, moves, comprehensions)
+        if moves or verbs or comprehensions:
+            if moves and imported is None:
+                imported = frozenset(_imported_names(facts))
+            found, verb, comprehension = move_sites(
+                node,
+                moves,
+                inner.targets if moves else _NONE,  # type: ignore[union-attr]
+                verbs,
+                aliases,
+                imported or _NONE,
+            )
+            if comprehension and comprehensions:
+                out.evaluates = True
+            if verb and verbs:
+                it.verb = True
+                out.moves = it.pending
+            if found:
+                if it.per_batch or (found == MODULE and it.sample) or it.verb:
+                    out.moves = True
+                else:
+                    it.pending = True
         if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
             iterable = node.test if kind is ast.While else node.iter  # type: ignore[attr-defined]
             tokens, idents = ast_tokens(iterable)
@@ -215,20 +272,35 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 if name not in eval_arguments:
                     eval_arguments[name] = eval_argument(facts, name, calls_by_name)
                 evaluates = eval_arguments[name]
-            batch = trains_or_eval or evaluates or bool(tokens & DATA_TOKENS)
+            # LoopInfo.is_batch_loop: it trains, has the eval role, or names data.
+            eval_role = evaluates
+            if not eval_role and facts.eval_call:
+                if eval_lines is None:
+                    eval_lines = _eval_mode_lines(facts)
+                eval_role = _eval_mode_before(eval_lines, scope.lines, node.end_lineno)  # type: ignore[attr-defined]
+            batch = eval_role or bool(tokens & DATA_TOKENS)
+            if not batch and trains:
+                if training is None:
+                    training = TrainingLines(facts)
+                batch = training.may_train(node.lineno, node.end_lineno)  # type: ignore[attr-defined]
             any_batch = any_batch or batch
             any_eval = any_eval or evaluates
             out.evaluates = out.evaluates or evaluates
-            loop = _Loop(batch, trains_or_eval or loader or evaluates or bool(tokens & SAMPLE_TOKENS))
+            per_batch = loader or eval_role
+            targets = _NONE if kind is ast.While else target_keys(node.target)  # type: ignore[attr-defined]
+            loop = _Loop(batch, per_batch, bool(tokens & SAMPLE_TOKENS), targets)
             if kind is not ast.While:
                 scope.locals.update(_flat_names(node.target))  # type: ignore[attr-defined]
             for child in node.body:  # type: ignore[attr-defined]
                 push((child, scope, loop, carried or batch))
+            # Runs after the iterations: in the outer loop's iteration, no move's loop.
+            after = inner.blocked() if inner is not None else None
             for child in node.orelse:  # type: ignore[attr-defined]
-                push((child, scope, inner, carried))  # runs after the iterations
+                push((child, scope, after, carried))
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             fn = _Scope(node.name)  # type: ignore[attr-defined]
             fn.body = node.body  # type: ignore[attr-defined]
+            fn.lines = (min(d.lineno for d in (node, *node.decorator_list)), node.end_lineno)  # type: ignore[attr-defined]
             scopes.append(fn)
             args = node.args  # type: ignore[attr-defined]
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
@@ -240,7 +312,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             fn.params = names
             if fn.eval_named and not out.evaluates:
                 # Decorators and defaults: libcst's scope_of puts them in the function.
-                _read_expressions(node, out, False, True)
+                out.evaluates = move_sites(node, False, _NONE, False, aliases)[2]
             for child in node.body:  # type: ignore[attr-defined]
                 push((child, fn, None, False))
         elif kind is ast.ClassDef:
@@ -248,9 +320,12 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             body = _Scope(scope.name, scope.owner or scope) if scope.function else _Scope(None)
             body.function = scope.function
             body.eval_named, body.params = scope.eval_named, scope.params
-            # carried_across's loop_of walks through a class, MEM703's _enclosing_loop stops there.
+            body.lines = scope.lines
+            # carried_across's loop_of walks through a class, MEM703's
+            # _enclosing_loop stops there (training_verbs' path does not).
+            around = inner.blocked() if inner is not None else None
             for child in node.body:  # type: ignore[attr-defined]
-                push((child, body, None, carried))
+                push((child, body, around, carried))
         elif kind is ast.Assign:
             targets = node.targets  # type: ignore[attr-defined]
             for target in targets:
@@ -291,6 +366,17 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 and any(values.may_carry(a, scope) for a in (*call.args, *(k.value for k in call.keywords)))
             ):
                 _site(out, STORES, call.func.value, scope, carried)
+        elif (kind is ast.If or kind is ast.Try) and inner is not None:
+            # Their blocks run in the same loop's iteration; MEM703's
+            # _enclosing_loop passes an ``if`` body under a flag only, and
+            # no ``else``, ``try`` block or handler.
+            blocked = inner.blocked()
+            body_loop = inner if kind is ast.If and is_flag(node.test, aliases) else blocked  # type: ignore[attr-defined]
+            for child in node.body:  # type: ignore[attr-defined]
+                push((child, scope, body_loop, carried))
+            for field in _AFTER_BODY:
+                for child in getattr(node, field, ()):
+                    push((child, scope, blocked, carried))
         else:
             # if, with, try, match (and their handlers and cases): their
             # blocks run in the same loops.
@@ -332,6 +418,44 @@ def loop_sites(facts: GateFacts) -> LoopSites:
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_AFTER_BODY = ("orelse", "finalbody", "handlers")  # an if's or a try's blocks after its body, in _BLOCKS' order
+# Statements whose own expressions are no loop's body: MEM703's
+# _enclosing_loop stops at a function or class, and a loop's iterable or
+# test is not its body.
+_HEADERS = frozenset({ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_NONE: frozenset[str] = frozenset()
+
+
+def _eval_mode_lines(facts: GateFacts) -> list[int]:
+    """The lines of the calls GateFacts.eval_call counts (``m.eval()``,
+    ``m.train(False)``: objects.mode_call's "eval", wider)."""
+    lines = []
+    aliases = facts._aliases
+    for call in facts._calls:
+        func = call.func
+        last = (
+            func.attr
+            if type(func) is ast.Attribute
+            else aliases.get(func.id, func.id)
+            if type(func) is ast.Name
+            else None
+        )
+        if last == "eval" and not call.args and not call.keywords:
+            lines.append(call.lineno)
+        elif last == "train" and (call.args or call.keywords):
+            first = call.args[0] if call.args else call.keywords[0].value
+            if type(first) is ast.Constant and first.value is False:
+                lines.append(call.lineno)
+    return lines
+
+
+def _eval_mode_before(lines: list[int], span: tuple[int, int] | None, end: int) -> bool:
+    """loops._eval_evidence's last mode call before the loop's end in its
+    function (``mode_calls`` of its scope) may be "eval": some eval-mode call
+    before the loop ends, in the loop's function (anywhere for a loop
+    outside any function)."""
+    first, last = span if span is not None else (0, end)
+    return any(first <= line <= min(last, end) for line in lines)
 
 
 def _assign_sites(
@@ -644,21 +768,6 @@ def _imported_names(facts: GateFacts) -> set[str]:
             names.add(alias.asname or alias.name)
             names.add(alias.name.split(".", 1)[0])
     return names
-
-
-def _read_expressions(stmt: ast.AST, out: LoopSites, moves: bool, comprehensions: bool) -> None:
-    """The expressions of ``stmt`` (not its blocks): a ``.to(``/``.cuda(``
-    call (``moves``: in a loop that may run per batch), a comprehension
-    (``comprehensions``: in a function named for evaluation). A lambda's
-    calls count too: MEM703 stops at a lambda, counting them is only wider."""
-    for node in ast_fields.expression_nodes(stmt):
-        kind = type(node)
-        if kind is ast.Call and moves:
-            func = node.func  # type: ignore[attr-defined]
-            if type(func) is ast.Attribute and (func.attr == "to" or func.attr == "cuda"):
-                out.moves = True
-        elif kind in _COMPREHENSIONS and comprehensions:
-            out.evaluates = True
 
 
 def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: bool) -> None:
