@@ -1136,7 +1136,7 @@ def validate_inputs(images, text):
     assert not _findings(validate, ["MEM201"], gate=False)
     # a model named like one, ``self.x``, ``x.forward``, a name bound in the file: kept
     for call in ("model(sample)", "self.head(sample)", "m.forward(sample)", "check(sample)"):
-        src = validate.replace('raise ValueError(f"bad {sample}")', call) + "def check(x):\n    return x\n"
+        src = validate.replace('raise ValueError(f"bad {sample}")', call) + "check = load()\nself.head = load()\n"
         assert facts(src).evaluates_with_grad, call
     evaluate = """\
 import torch
@@ -1151,6 +1151,90 @@ def evaluate(model, data):
     assert facts(rebound).evaluates_with_grad
 
 
+def test_mem201_follows_a_function_of_the_file_an_evaluation_loop_calls():
+    """loops.LoopInfo.calls_model: a loop's call of a def of the file counts
+    only when that def (or one it calls in turn) may call a model.
+    transformers' processors: ``validate_images`` loops calling
+    ``_is_valid_image``, which only reads ``isinstance``."""
+    src = """\
+import torch
+def validate_images(images):
+    for image in images:
+        if not _is_valid_image(image):
+            raise ValueError("bad image")
+def _is_valid_image(image):
+    return _is_array(image) or isinstance(image, str)
+def _is_array(x):
+    return hasattr(x, "shape")
+"""
+    assert not facts(src).evaluates_with_grad
+    assert not _gated_in(src, "MEM201")
+    assert not _findings(src, ["MEM201"], gate=False)
+    # the helper, or the helper's helper, runs what may be a model: kept, with the finding
+    calls_model = """\
+import torch
+def validate(model, images):
+    for image in images:
+        print(score(model, image).item())
+def score(model, image):
+    return _run(model, image).sum()
+def _run(model, image):
+    return model(image)
+"""
+    _kept_with_its_findings(calls_model, "MEM201")
+    assert facts(calls_model.replace("model(image)", "net.forward(image)")).evaluates_with_grad
+    assert facts(calls_model.replace("model(image)", "self.net(image)")).evaluates_with_grad
+    # bound otherwise too (``check = load()``): the call itself may run a model
+    assert facts(src + "_is_valid_image = load()\n").evaluates_with_grad
+    # a comprehension reads only the model calls in its own span
+    # an import, a class: objects binds neither, so only the name's guess may make a model of it
+    imported = "import torch\nfrom copy import deepcopy\nclass Box:\n    pass\n" + src.replace(
+        "if not _is_valid_image(image)", "if not deepcopy(image) and Box(image)"
+    )
+    assert not facts(imported).evaluates_with_grad
+    assert not _findings(imported, ["MEM201"], gate=False)
+    assert facts(imported.replace("deepcopy(image)", "model(image)")).evaluates_with_grad
+    comprehension = "import torch\ndef valid(xs):\n    return [f(x) for x in xs]\ndef f(x):\n    return model(x)\n"
+    assert not facts(comprehension).evaluates_with_grad
+    assert facts(
+        comprehension.replace("return [f(x)", "for x in xs:\n        f(x)\n    return [f(x)")
+    ).evaluates_with_grad
+
+
+SELF_CALLS = """\
+import torch
+from torch import nn
+class Evaluator:
+    def __init__(self):
+        self.head = nn.Linear(2, 2)
+    def validate(self, images):
+        for image in images:
+            print(self._score(image).item())
+    def _score(self, image):
+        return self.head(image)
+"""
+
+
+def test_mem201_reads_self_x_as_objects_does():
+    """``self.x(...)`` may be a model call only where ``self.x`` is assigned
+    in the file, read as ``self.x.attr``, or named like a model (objects'
+    key ``(class, "self.x")``); else it counts through the method it may
+    resolve to. transformers' ``_get_greenlist_ids``, ``_need_fallback``."""
+    _kept_with_its_findings(SELF_CALLS, "MEM201")
+    never_assigned = SELF_CALLS.replace("        self.head = nn.Linear(2, 2)\n", "        pass\n")
+    assert not facts(never_assigned).evaluates_with_grad
+    assert not _gated_in(never_assigned, "MEM201")
+    assert not _findings(never_assigned, ["MEM201"], gate=False)
+    # read as ``self.head.attr`` (``self.head.parameters()``), named like a model, ``self`` rebound: kept
+    assert facts(never_assigned + "    def n(self):\n        return self.head.weight\n").evaluates_with_grad
+    assert facts(never_assigned.replace("self.head(", "self.encoder(")).evaluates_with_grad
+    assert facts(never_assigned + "def f(self):\n    self = g()\n").evaluates_with_grad
+    # ``cls.x`` is never a model call: only the method it may resolve to counts
+    by_cls = never_assigned.replace("self._score(", "cls._score(")
+    assert not facts(by_cls).evaluates_with_grad
+    assert facts(by_cls.replace("return self.head(image)", "return model(image)")).evaluates_with_grad
+
+
 def test_mem201_is_silent_where_grad_is_surely_set_around_the_loop():
     """grad_mode.mode_at must be ENABLED with no local_mode: ``generate``
     under ``@torch.no_grad()`` (transformers), a loop under ``with
@@ -1161,7 +1245,7 @@ class Model:
     @torch.no_grad()
     def generate(self, input_ids, steps):
         for _ in range(steps):
-            input_ids = self.decode(input_ids)
+            input_ids = self.decoder(input_ids)
         return input_ids
 """
     assert facts(generate).loop_sites.evaluates  # what kept it before
@@ -1196,6 +1280,36 @@ def test_mem201_reads_a_parameter_loop_as_evidence_only_with_evaluation_data_pas
     run = "import torch\ndef run(model, items):\n    for x in items:\n        model(x)\n"
     assert not facts(run + "run(net, train_items)\n").evaluates_with_grad
     assert facts(run + "run(net, test_items)\n").evaluates_with_grad
-    # training, an eval call or ``volatile=`` anywhere open MEM201's other paths
+    # an eval call or ``volatile=`` anywhere open MEM201's other paths
     assert facts(run + "net.eval()\n").evaluates_with_grad
-    assert facts(run + "loss.backward()\n").evaluates_with_grad
+    assert facts(run + "net.step(x, volatile=True)\n").evaluates_with_grad
+
+
+def test_mem201_reads_training_only_for_a_loop_shared_with_evaluation():
+    """Without an eval call or ``volatile=``, training opens only
+    _check_shared_loop: a backward or step under ``if train:``, ``train`` a
+    parameter some call passes ``False``. transformers' trainers and
+    schedulers call ``step`` without one."""
+    shared = """\
+import torch
+def iteration(model, loader, opt, train=True):
+    for x, y in loader:
+        loss = model(x).sum()
+        if train:
+            loss.backward()
+            opt.step()
+def fit(model, loader, opt):
+    iteration(model, loader, opt)
+    iteration(model, loader, opt, train=False)
+"""
+    _kept_with_its_findings(shared, "MEM201")
+    assert facts(shared.replace("train=False)", "False)")).evaluates_with_grad  # positional
+    never_false = shared.replace("train=False", "train=True")
+    assert facts(never_false).trains and not facts(never_false).evaluates_with_grad
+    assert not _gated_in(never_false, "MEM201")
+    assert not _findings(never_false, ["MEM201"], gate=False)
+    unguarded = shared.replace("        if train:\n            loss", "        if x:\n            loss")
+    assert not facts(unguarded).evaluates_with_grad
+    assert not _findings(unguarded, ["MEM201"], gate=False)
+    scheduler = "import torch\ndef run(model, sched, steps):\n    for _ in range(steps):\n        sched.step()\n"
+    assert not facts(scheduler + "run(m, s, 3)\nf(x, flag=False)\n").evaluates_with_grad

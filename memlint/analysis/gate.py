@@ -1079,15 +1079,20 @@ _EVAL_SITES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.GeneratorExp)
 class _EvalSite:
     """A loop or comprehension MEM201 may report (see _evaluates_with_grad)."""
 
-    __slots__ = ("off", "via", "callees", "calls_self")
+    __slots__ = ("off", "via", "loop", "callees", "self_attrs", "cls_attrs", "calls_self")
 
-    def __init__(self, off: bool, via: str | None) -> None:
+    def __init__(self, off: bool, via: str | None, loop: bool) -> None:
         self.off = off  # grad surely off or set around it (mode_at not ENABLED, or local_mode set)
         # Its only evidence: its iterable names a parameter of the function ``via``,
         # which a call of that name must fill with evaluation data (gate_loops.eval_argument).
         self.via = via
+        # A loop (loops.LoopInfo.calls_model follows the functions it calls),
+        # not a comprehension (comprehension_is_eval reads its own model calls only).
+        self.loop = loop
         self.callees: set[str] = set()  # bare names it calls
-        self.calls_self = False  # ``self.x(...)``, ``x.module(...)``, ``x.forward(...)``
+        self.self_attrs: set[str] = set()  # ``x`` of a ``self.x(...)`` it calls
+        self.cls_attrs: set[str] = set()  # ``x`` of a ``cls.x(...)``
+        self.calls_self = False  # ``x.module(...)``, ``x.forward(...)``
 
 
 def _evaluates_with_grad(facts: GateFacts) -> bool:
@@ -1106,14 +1111,22 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
     ``cls.x(...)``, ``x.module(...)``, ``x.forward(...)``, or a bare name
     that is bound in this file, read as ``name.attr`` (``_parameters_read``,
     ``_used_as_module``), or named like a model (guess_kind_from_name).
-    ``isinstance``, ``len``, ``ValueError``, ``x.items()`` never are."""
-    if facts.trains or facts.eval_call or "volatile" in facts.keywords:
+    ``isinstance``, ``len``, ``ValueError``, ``x.items()`` never are; nor is
+    a name bound only by a ``def``, a ``class`` or an import, a ``self.x``
+    never assigned nor read as ``self.x.attr`` and not named like a model,
+    or a ``cls.x`` (see _ModelReach): a loop's call of one counts when the
+    function of the file it may resolve to may run a model in turn
+    (loops.LoopInfo.calls_model), a comprehension's never."""
+    if facts.eval_call or "volatile" in facts.keywords:
+        return True
+    if facts.trains and _trains_under_a_flag_passed_false(facts):
         return True
     qualified = _import_table(facts)
     aliases = facts._aliases
     heads: set[str] = set()  # the names each "off" was read through
     rebound: set[str] = set()  # names.ImportTable drops an import rebound anywhere
     bases: set[str] = set()  # names read as ``name.attr``
+    self_bound: set[str] = set()  # ``x`` of ``self.x`` assigned, or read as ``self.x.attr``
     sites: list[_EvalSite] = []
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
     AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
@@ -1131,22 +1144,28 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                 rebound.add(node.id)  # type: ignore[attr-defined]
             continue
         if kind is Attribute:
-            if type(node.value) is Name:  # type: ignore[attr-defined]
-                bases.add(node.value.id)  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is Name:
+                bases.add(value.id)
+                if value.id == "self" and type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                    self_bound.add(node.attr)  # type: ignore[attr-defined]
+            elif type(value) is Attribute and type(value.value) is Name and value.value.id == "self":
+                self_bound.add(value.attr)  # ``self.x.parameters()``: objects._parameters_read
         elif kind is Call:
             func = node.func  # type: ignore[attr-defined]
             if open_sites:
                 if type(func) is Name:
                     for site in open_sites:
                         site.callees.add(func.id)
-                elif type(func) is Attribute and (
-                    func.attr in ("forward", "module")
-                    or (type(func.value) is Name and func.value.id in ("self", "cls"))
-                ):
-                    if any(not site.off and site.via is None for site in open_sites):
-                        return True  # a site may build a graph whatever the imports say
-                    for site in open_sites:
-                        site.calls_self = True
+                elif type(func) is Attribute:
+                    if func.attr in ("forward", "module"):
+                        if any(not site.off and site.via is None for site in open_sites):
+                            return True  # a site may build a graph whatever the imports say
+                        for site in open_sites:
+                            site.calls_self = True
+                    elif type(func.value) is Name and func.value.id in ("self", "cls"):
+                        for site in open_sites:
+                            (site.self_attrs if func.value.id == "self" else site.cls_attrs).add(func.attr)
         elif kind in _EVAL_SITES:
             if kind is ast.While:
                 tokens, idents = ast_tokens(node.test)  # type: ignore[attr-defined]
@@ -1157,10 +1176,11 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                 for gen in node.generators:  # type: ignore[attr-defined]
                     more, _ = ast_tokens(gen.iter)
                     tokens |= more
+            loop = kind is ast.For or kind is ast.AsyncFor or kind is ast.While
             if name_tokens(fn_name) & EVAL_FUNCTION_TOKENS or tokens & EVAL_DATA_TOKENS:
-                site = _EvalSite(off, None)
+                site = _EvalSite(off, None, loop)
             elif idents & params:
-                site = _EvalSite(off, fn_name)
+                site = _EvalSite(off, fn_name, loop)
             else:
                 site = None
             if site is not None:
@@ -1180,7 +1200,6 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             modes = [_decorator_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
             off = "off" in modes and "on" not in modes
             fn_name = node.name  # type: ignore[attr-defined]
-            rebound.add(fn_name)
             args = node.args  # type: ignore[attr-defined]
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
             names = {*positional, *(a.arg for a in args.kwonlyargs)}
@@ -1190,7 +1209,6 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                 names.discard(positional[0])  # callgraph resolves a method only as ``self.m(...)``
             params = frozenset(names)
         elif kind is ast.ClassDef:
-            rebound.add(node.name)  # type: ignore[attr-defined]
             methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
         elif kind is ast.arg:
             rebound.add(node.arg)  # type: ignore[attr-defined]
@@ -1211,16 +1229,15 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                         push((item, fn_name, params, off, open_sites))
             elif isinstance(value, AST):
                 push((value, fn_name, params, off, open_sites))
-    trusted_off = not heads & rebound  # else context_mode may not resolve ``torch``
-    bound = rebound | set(qualified) | bases
+    # else context_mode may not resolve ``torch``
+    trusted_off = not heads & (rebound | facts.def_names | facts._classes)
+    reach = _ModelReach(facts, rebound | bases, self_bound)
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
     for site in sites:
         if site.off and trusted_off:
             continue
-        if not site.calls_self and not any(
-            n in bound or (n not in _NO_GUESS and guess_kind_from_name(n) is Kind.MODULE) for n in site.callees
-        ):
+        if not site.calls_self and not reach.site_may_run_model(site):
             continue
         if site.via is None:
             return True
@@ -1228,6 +1245,137 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             eval_arguments[site.via] = eval_argument(facts, site.via, calls_by_name)
         if eval_arguments[site.via]:
             return True
+    return False
+
+
+class _ModelReach:
+    """Whether a call objects.is_model_call may find a module call, or
+    callgraph may resolve to a function of this file that may run one
+    (loops.calls_model: its scope's model calls, or its resolved callees'
+    in turn). What objects.kind_of can find MODULE:
+
+    - a bare ``name`` with a definition key (objects' ``_defs``/``_params``:
+      assignments, parameters, loop and ``with`` targets; ``_parameters_read``
+      and ``_used_as_module`` need one too): ``bound``, every name the file
+      binds other than by ``def``, ``class`` or import (neither objects nor
+      callgraph binds a class; an import is LOSS or nothing), with the names
+      read as ``name.attr``. Else guess_kind_from_name, as for any name;
+    - ``self.x``: its key ``(class, "self.x")`` is MODULE only from a
+      ``self.x = ...`` of the file, a ``self.x.parameters()`` read
+      (``self_bound``: any ``self.x.attr``), or the guess on ``x``; a file
+      that rebinds ``self`` stays wide;
+    - ``cls.x`` never (no key; a ``cls.module`` is read with ``.forward``).
+
+    callgraph._lookup_call resolves a bare ``f(...)``, ``self.f(...)`` and
+    ``cls.f(...)`` to a def named ``f``: read wide, every def of that name,
+    nested defs and lambdas included, with the same test on its calls."""
+
+    def __init__(self, facts: GateFacts, bound: set[str], self_bound: set[str]) -> None:
+        self._facts = facts
+        self._bound = bound
+        self._self_bound = self_bound
+        self._by_name: dict[str, list[ast.AST]] | None = None
+        self._memo: dict[str, bool] = {}
+
+    def name_may_be_model(self, name: str) -> bool:
+        return name in self._bound or (name not in _NO_GUESS and guess_kind_from_name(name) is Kind.MODULE)
+
+    def self_attr_may_be_model(self, attr: str) -> bool:
+        return self._facts._self_rebound or attr in self._self_bound or guess_kind_from_name(attr) is Kind.MODULE
+
+    def site_may_run_model(self, site: _EvalSite) -> bool:
+        """A call in ``site`` may build a graph: run a model, or, in a loop,
+        a function of this file that may (``_builds_graph`` needs one, and
+        LoopInfo's "eval" role calls_model)."""
+        defined = self._facts.def_names
+        if any(self.name_may_be_model(n) for n in site.callees) or any(
+            self.self_attr_may_be_model(a) for a in site.self_attrs
+        ):
+            return True
+        if not site.loop:
+            return False  # comprehension_is_eval reads the model calls in its own span only
+        return any(
+            n in defined and self.may_run_model(n)
+            for names in (site.callees, site.self_attrs, site.cls_attrs)
+            for n in names
+        )
+
+    def may_run_model(self, name: str) -> bool:
+        """A def of this file named ``name`` may run a model (loops._fn_fact "model")."""
+        if name in self._memo:
+            return self._memo[name]
+        if self._by_name is None:
+            self._by_name = {}
+            for fn in self._facts._functions:
+                self._by_name.setdefault(fn.name, []).append(fn)  # type: ignore[attr-defined]
+        self._memo[name] = False  # a recursive call adds no model call (loops._fn_fact's guard)
+        try:
+            found = any(self._runs_model(fn) for fn in self._by_name.get(name, ()))
+        except RecursionError:  # a chain of calls deeper than this walk goes: stay wide
+            found = True
+        self._memo[name] = found
+        return found
+
+    def _runs_model(self, fn: ast.AST) -> bool:
+        defined = self._facts.def_names
+        for node in _nodes(fn):
+            if type(node) is not ast.Call:
+                continue
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute:
+                attr = func.attr
+                if attr in ("forward", "module"):
+                    return True
+                value = func.value
+                if type(value) is not ast.Name or value.id not in ("self", "cls"):
+                    continue
+                if value.id == "self" and self.self_attr_may_be_model(attr):
+                    return True
+                name = attr
+            elif type(func) is ast.Name:
+                name = func.id
+                if self.name_may_be_model(name):
+                    return True
+            else:
+                continue
+            if name in defined and self.may_run_model(name):
+                return True
+        return False
+
+
+_TRAINING_CALLS = _BACKWARD | {"step", "grad"}  # objects.is_backward_call, is_optimizer_step, autograd.grad
+
+
+def _trains_under_a_flag_passed_false(facts: GateFacts) -> bool:
+    """MEM201's path that needs training without an eval call or
+    ``volatile=`` (_check_shared_loop): loops.training_guards needs a
+    function whose own backward or step sits in the body of an ``if p:``,
+    ``p`` one of its parameters, and a call that binds a literal ``False`` to
+    ``p`` (callgraph.bound_params: ``p=False``, or a positional ``False``).
+    Read wide: any call with such an argument, any def, nested ones too."""
+    keywords: set[str] = set()
+    positional = False
+    for call in facts._calls:
+        positional = positional or any(type(a) is ast.Constant and a.value is False for a in call.args)
+        keywords.update(
+            k.arg
+            for k in call.keywords
+            if k.arg is not None and type(k.value) is ast.Constant and k.value.value is False
+        )
+    if not positional and not keywords:
+        return False
+    aliases = facts._aliases
+    for fn in facts._functions:
+        params = _parameters(fn)
+        flags = params if positional else params & keywords
+        if not flags:
+            continue
+        for node in _nodes(fn):
+            if type(node) is ast.If and type(node.test) is ast.Name and node.test.id in flags:  # type: ignore[attr-defined]
+                for inner in node.body:  # type: ignore[attr-defined]
+                    for n in _nodes(inner):
+                        if type(n) is ast.Call and ast_callee(n.func, aliases) in _TRAINING_CALLS:  # type: ignore[attr-defined]
+                            return True
     return False
 
 
