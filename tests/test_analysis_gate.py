@@ -507,7 +507,7 @@ def test_a_loop_may_run_without_grad_only_where_grad_mode_may_find_it_off():
         "def outer():\n    run(a)\nwith torch.no_grad():\n    outer()\n"
     )
     assert off("def run(loader):\n    for x in loader:\n        model(x)\npredict = torch.inference_mode()(run)\n")
-    assert off("class F(torch.autograd.Function):\n    def forward(ctx, x):\n        for i in x:\n            g(i)\n")
+    assert off("class F(torch.autograd.Function):\n    def forward(ctx, x):\n        for i in x:\n            net(i)\n")
     assert off("torch.set_grad_enabled(False)\nfor x in loader:\n    model(x)\n")  # not followed: kept
     # grad on everywhere a loop is
     assert not off("import torch\nwith torch.no_grad():\n    w.zero_()\nfor x in loader:\n    model(x)\n")
@@ -600,6 +600,52 @@ def evaluate(model, loader):
         for x, y in loader:
             model(x)
 """
+
+
+# transformers' modeling files: a module built here and a loop grad may be off
+# in (a ``@torch.no_grad()`` init, a ``with torch.no_grad():``) that runs no model.
+_NO_GRAD_LOOP_WITHOUT_A_MODEL = """\
+import torch
+import torch.nn as nn
+@torch.no_grad()
+def init_weights(params):
+    for p in params:
+        p.zero_()
+def evaluate(loader):
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    init_weights(model.parameters())
+    with torch.no_grad():
+        for x, y in loader:
+            print(x.sum())
+"""
+
+
+def test_mem202_needs_a_model_call_in_a_loop_that_may_run_without_grad():
+    """MEM202's ``_check`` needs ``info.model_calls``: a call in the loop
+    objects.is_model_call may find a module call (_ModelReach). A loop
+    under ``no_grad`` that calls ``p.zero_()`` or ``print`` never is."""
+    src = _NO_GRAD_LOOP_WITHOUT_A_MODEL
+    assert facts(src).builds_module and facts(src).grad_off  # what kept it before
+    assert not facts(src).loop_may_run_without_grad
+    assert not _gated_in(src, "MEM202")
+    assert not _findings(src, ["MEM202"], gate=False)
+    # the model run in the loop: kept, with the finding
+    runs = src.replace("print(x.sum())", "print(model(x).sum())")
+    _kept_with_its_findings(runs, "MEM202")
+    for call in ("self(x)", "self.forward(x)", "net(x)", "m.module(x)", "f(x)", "f.forward(x)"):
+        src2 = src.replace("print(x.sum())", call) + "f = load()\ndef m(self):\n    pass\n"
+        assert facts(src2).loop_may_run_without_grad, call
+    for call in ("self.count(x)", "g(x)", "x.view(x)", "self.a.b(x)"):  # kind_of finds no module in these
+        assert not facts(src.replace("print(x.sum())", call)).loop_may_run_without_grad, call
+    assert facts(src.replace("print(x.sum())", "self.head(x)") + "self.head = g()\n").loop_may_run_without_grad
+    # every path: a ``with`` in the loop, a function entered with grad off
+    inner_with = runs.replace(
+        "    with torch.no_grad():\n        for x, y in loader:\n            print(",
+        "    for x, y in loader:\n        with torch.no_grad():\n            print(",
+    )
+    _kept_with_its_findings(inner_with, "MEM202")
+    assert not facts(inner_with.replace("model(x)", "x")).loop_may_run_without_grad
+    assert facts(src.replace("p.zero_()", "net(p)")).loop_may_run_without_grad
 
 
 def test_mem202_skips_a_parameter_moved_to_a_device_and_keeps_a_module_built_here(monkeypatch):

@@ -168,6 +168,7 @@ class GateFacts:
         self._on_nodes: set[int] = set()  # grad_on_writes: the writes it counts, by id
         self._loop_without_grad: bool | None = None
         self._evaluates_with_grad: bool | None = None
+        self._model_reach: _ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
         self._loop_sites: LoopSites | None = None
         self._walk(tree)
@@ -932,7 +933,7 @@ class _Function:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.loops = False  # a loop in it (nested functions' included)
+        self.loops: list[ast.AST] = []  # its loops (not its nested functions')
         self.statements: list[ast.AST] = []  # its statements (not its nested functions'), itself first
         self.calls: set[str] | None = None  # last names of what it calls, read on first need
         self.off_on_entry = False  # decorated so, or a framework's hook: this function, not its namesakes
@@ -950,7 +951,14 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
     ``with`` blocks and functions are statements. Calls are read from the
     expressions of a statement only where grad may be off there, and a
     function's calls only when the search for functions entered with grad
-    off reaches it."""
+    off reaches it.
+
+    MEM202's ``_check`` needs ``info.model_calls`` (objects.is_model_call
+    in the loop's span) and ``_grad_off``: the loop DISABLED, or every model
+    call of it; so a loop counts only when it holds a call _ModelReach says
+    may be a model call, and a ``with`` that may turn grad off inside a loop
+    only when it holds one (a model call DISABLED in a loop that is not
+    lies under such a ``with``)."""
     if facts.called & {"set_grad_enabled", "enter_context"}:
         return True  # modes set by statements, not followed here
     aliases, defs = facts._aliases, facts.def_names
@@ -972,12 +980,13 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
         node, off, in_loop, fn = pop()
         kind = type(node)
         if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
-            if off:
+            if off and _ModelReach.of(facts).calls_model(node):
                 return True
-            in_loop = fn.loops = True
+            in_loop = True
+            fn.loops.append(node)
         elif kind is ast.With or kind is ast.AsyncWith:
             if any(_may_turn_off(i.context_expr, aliases, defs) for i in node.items):  # type: ignore[attr-defined]
-                if in_loop:
+                if in_loop and _ModelReach.of(facts).calls_model(node):
                     return True  # ``for x in loader: with torch.no_grad(): model(x)``
                 fn.statements.append(node)
                 if off:
@@ -1030,7 +1039,10 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
                 if new:
                     maybe_off |= new
                     grew = True
-    return any(f.loops and (f.off_on_entry or f.name in maybe_off) for f in functions)
+    reach = _ModelReach.of(facts)
+    return any(
+        (f.off_on_entry or f.name in maybe_off) and any(reach.calls_model(loop) for loop in f.loops) for f in functions
+    )
 
 
 _STATEMENT_BLOCKS = ast_fields.STATEMENT_BLOCKS
@@ -1124,12 +1136,9 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
     qualified = _import_table(facts)
     aliases = facts._aliases
     heads: set[str] = set()  # the names each "off" was read through
-    rebound: set[str] = set()  # names.ImportTable drops an import rebound anywhere
-    bases: set[str] = set()  # names read as ``name.attr``
-    self_bound: set[str] = set()  # ``x`` of ``self.x`` assigned, or read as ``self.x.attr``
     sites: list[_EvalSite] = []
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
-    AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
+    AST, Name, Attribute, Call = ast.AST, ast.Name, ast.Attribute, ast.Call
     # (node, its function's name, its parameters, grad surely set here, the sites around it)
     top: tuple[_EvalSite, ...] = ()
     stack: list[tuple[ast.AST, str, frozenset, bool, tuple[_EvalSite, ...]]] = [
@@ -1140,18 +1149,8 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
         node, fn_name, params, off, open_sites = pop()
         kind = type(node)
         if kind is Name:
-            if type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                rebound.add(node.id)  # type: ignore[attr-defined]
             continue
-        if kind is Attribute:
-            value = node.value  # type: ignore[attr-defined]
-            if type(value) is Name:
-                bases.add(value.id)
-                if value.id == "self" and type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                    self_bound.add(node.attr)  # type: ignore[attr-defined]
-            elif type(value) is Attribute and type(value.value) is Name and value.value.id == "self":
-                self_bound.add(value.attr)  # ``self.x.parameters()``: objects._parameters_read
-        elif kind is Call:
+        if kind is Call:
             func = node.func  # type: ignore[attr-defined]
             if open_sites:
                 if type(func) is Name:
@@ -1204,23 +1203,11 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
             names = {*positional, *(a.arg for a in args.kwonlyargs)}
             names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-            rebound |= names
             if id(node) in methods and positional and positional[0] in ("self", "cls"):
                 names.discard(positional[0])  # callgraph resolves a method only as ``self.m(...)``
             params = frozenset(names)
         elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
-        elif kind is ast.arg:
-            rebound.add(node.arg)  # type: ignore[attr-defined]
-        elif kind is ast.ExceptHandler and node.name:  # type: ignore[attr-defined]
-            rebound.add(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.Global or kind is ast.Nonlocal:
-            rebound.update(node.names)  # type: ignore[attr-defined]
-        elif kind is ast.MatchAs or kind is ast.MatchStar:
-            if node.name:  # type: ignore[attr-defined]
-                rebound.add(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
-            rebound.add(node.rest)  # type: ignore[attr-defined]
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
@@ -1229,9 +1216,11 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                         push((item, fn_name, params, off, open_sites))
             elif isinstance(value, AST):
                 push((value, fn_name, params, off, open_sites))
+    if not sites:
+        return False
+    reach = _ModelReach.of(facts)
     # else context_mode may not resolve ``torch``
-    trusted_off = not heads & (rebound | facts.def_names | facts._classes)
-    reach = _ModelReach(facts, rebound | bases, self_bound)
+    trusted_off = not heads & (reach.rebound | facts.def_names | facts._classes)
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
     for site in sites:
@@ -1270,12 +1259,47 @@ class _ModelReach:
     ``cls.f(...)`` to a def named ``f``: read wide, every def of that name,
     nested defs and lambdas included, with the same test on its calls."""
 
-    def __init__(self, facts: GateFacts, bound: set[str], self_bound: set[str]) -> None:
+    def __init__(self, facts: GateFacts) -> None:
         self._facts = facts
-        self._bound = bound
-        self._self_bound = self_bound
+        # Names bound other than by def, class or import (names.ImportTable
+        # also drops an import rebound so), and names read as ``name.attr``.
+        self.rebound: set[str] = set()
+        bases: set[str] = set()
+        self._self_bound: set[str] = set()  # ``x`` of ``self.x`` assigned, or read as ``self.x.attr``
+        rebound, self_bound = self.rebound, self._self_bound
+        Name, Attribute, Load = ast.Name, ast.Attribute, ast.Load
+        for node in _nodes(facts._tree):
+            kind = type(node)
+            if kind is Name:
+                if type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                    rebound.add(node.id)  # type: ignore[attr-defined]
+            elif kind is Attribute:
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is Name:
+                    bases.add(value.id)
+                    if value.id == "self" and type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                        self_bound.add(node.attr)  # type: ignore[attr-defined]
+                elif type(value) is Attribute and type(value.value) is Name and value.value.id == "self":
+                    self_bound.add(value.attr)  # ``self.x.parameters()``: objects._parameters_read
+            elif kind is ast.arg:
+                rebound.add(node.arg)  # type: ignore[attr-defined]
+            elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
+                if node.name:  # type: ignore[attr-defined]
+                    rebound.add(node.name)  # type: ignore[attr-defined]
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                rebound.update(node.names)  # type: ignore[attr-defined]
+            elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
+                rebound.add(node.rest)  # type: ignore[attr-defined]
+        self._bound = rebound | bases
         self._by_name: dict[str, list[ast.AST]] | None = None
         self._memo: dict[str, bool] = {}
+
+    @staticmethod
+    def of(facts: GateFacts) -> _ModelReach:
+        """The file's, built on first use (MEM201, MEM202)."""
+        if facts._model_reach is None:
+            facts._model_reach = _ModelReach(facts)
+        return facts._model_reach
 
     def name_may_be_model(self, name: str) -> bool:
         return name in self._bound or (name not in _NO_GUESS and guess_kind_from_name(name) is Kind.MODULE)
@@ -1299,6 +1323,24 @@ class _ModelReach:
             for names in (site.callees, site.self_attrs, site.cls_attrs)
             for n in names
         )
+
+    def calls_model(self, root: ast.AST) -> bool:
+        """objects.is_model_call may hold for a call in ``root`` (MEM202's
+        ``info.model_calls``: no call followed into a function)."""
+        return any(type(node) is ast.Call and self._model_call(node.func) for node in _nodes(root))  # type: ignore[attr-defined]
+
+    def _model_call(self, func: ast.AST) -> bool:
+        """objects._is_model_call: ``.forward`` stripped, kind_of MODULE."""
+        if type(func) is ast.Attribute and func.attr == "forward":  # type: ignore[attr-defined]
+            func = func.value  # type: ignore[attr-defined]
+        if type(func) is ast.Name:
+            return self.name_may_be_model(func.id)  # type: ignore[attr-defined]
+        if type(func) is not ast.Attribute:
+            return False
+        if func.attr == "module":  # type: ignore[attr-defined]
+            return True  # ``model.module``: its object may be a module
+        value = func.value  # type: ignore[attr-defined]
+        return type(value) is ast.Name and value.id == "self" and self.self_attr_may_be_model(func.attr)  # type: ignore[attr-defined]
 
     def may_run_model(self, name: str) -> bool:
         """A def of this file named ``name`` may run a model (loops._fn_fact "model")."""
