@@ -980,13 +980,13 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
         node, off, in_loop, fn = pop()
         kind = type(node)
         if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
-            if off and _ModelReach.of(facts).calls_model(node):
+            if off and _calls_model(facts, node):
                 return True
             in_loop = True
             fn.loops.append(node)
         elif kind is ast.With or kind is ast.AsyncWith:
             if any(_may_turn_off(i.context_expr, aliases, defs) for i in node.items):  # type: ignore[attr-defined]
-                if in_loop and _ModelReach.of(facts).calls_model(node):
+                if in_loop and _calls_model(facts, node):
                     return True  # ``for x in loader: with torch.no_grad(): model(x)``
                 fn.statements.append(node)
                 if off:
@@ -1039,9 +1039,9 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
                 if new:
                     maybe_off |= new
                     grew = True
-    reach = _ModelReach.of(facts)
     return any(
-        (f.off_on_entry or f.name in maybe_off) and any(reach.calls_model(loop) for loop in f.loops) for f in functions
+        (f.off_on_entry or f.name in maybe_off) and any(_calls_model(facts, loop) for loop in f.loops)
+        for f in functions
     )
 
 
@@ -1136,9 +1136,12 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
     qualified = _import_table(facts)
     aliases = facts._aliases
     heads: set[str] = set()  # the names each "off" was read through
+    rebound: set[str] = set()  # for _ModelReach, read as _ModelReach.of reads them
+    bases: set[str] = set()
+    self_bound: set[str] = set()
     sites: list[_EvalSite] = []
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
-    AST, Name, Attribute, Call = ast.AST, ast.Name, ast.Attribute, ast.Call
+    AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
     # (node, its function's name, its parameters, grad surely set here, the sites around it)
     top: tuple[_EvalSite, ...] = ()
     stack: list[tuple[ast.AST, str, frozenset, bool, tuple[_EvalSite, ...]]] = [
@@ -1149,8 +1152,12 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
         node, fn_name, params, off, open_sites = pop()
         kind = type(node)
         if kind is Name:
+            if type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                rebound.add(node.id)  # type: ignore[attr-defined]
             continue
-        if kind is Call:
+        if kind is Attribute:
+            _attribute_binding(node, bases, self_bound)
+        elif kind is Call:
             func = node.func  # type: ignore[attr-defined]
             if open_sites:
                 if type(func) is Name:
@@ -1163,6 +1170,12 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                         for site in open_sites:
                             site.calls_self = True
                     elif type(func.value) is Name and func.value.id in ("self", "cls"):
+                        if (
+                            func.value.id == "self"
+                            and guess_kind_from_name(func.attr) is Kind.MODULE
+                            and any(not site.off and site.via is None for site in open_sites)
+                        ):
+                            return True  # ``self.model(x)``: a model call whatever the file binds
                         for site in open_sites:
                             (site.self_attrs if func.value.id == "self" else site.cls_attrs).add(func.attr)
         elif kind in _EVAL_SITES:
@@ -1208,6 +1221,8 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             params = frozenset(names)
         elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
+        elif kind in _BINDERS:
+            _bind_names(node, kind, rebound)
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
@@ -1218,7 +1233,9 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                 push((value, fn_name, params, off, open_sites))
     if not sites:
         return False
-    reach = _ModelReach.of(facts)
+    if facts._model_reach is None:
+        facts._model_reach = _ModelReach(facts, rebound, bases, self_bound)
+    reach = facts._model_reach
     # else context_mode may not resolve ``torch``
     trusted_off = not heads & (reach.rebound | facts.def_names | facts._classes)
     eval_arguments: dict[str, bool] = {}
@@ -1235,6 +1252,65 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
         if eval_arguments[site.via]:
             return True
     return False
+
+
+def _calls_model(facts: GateFacts, root: ast.AST) -> bool:
+    """objects._is_model_call may hold for a call in ``root`` (MEM202's
+    ``info.model_calls``: no call followed into a function): ``.forward``
+    stripped, a callee _ModelReach may find MODULE. The file's bindings are
+    walked only for a call the names alone do not decide."""
+    pending: list[tuple[bool, str]] = []  # (a ``self.x``, its name)
+    for node in _nodes(root):
+        if type(node) is not ast.Call:
+            continue
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and func.attr == "forward":
+            func = func.value
+        if type(func) is ast.Name:
+            if func.id not in _NO_GUESS and guess_kind_from_name(func.id) is Kind.MODULE:
+                return True
+            pending.append((False, func.id))
+        elif type(func) is ast.Attribute:
+            if func.attr == "module":
+                return True  # ``model.module``: its object may be a module
+            value = func.value
+            if type(value) is ast.Name and value.id == "self":
+                if facts._self_rebound or guess_kind_from_name(func.attr) is Kind.MODULE:
+                    return True
+                pending.append((True, func.attr))
+    if not pending:
+        return False
+    reach = _ModelReach.of(facts)
+    return any(reach.self_attr_may_be_model(n) if is_self else reach.name_may_be_model(n) for is_self, n in pending)
+
+
+def _attribute_binding(node: ast.AST, bases: set[str], self_bound: set[str]) -> None:
+    """``name.attr`` read (objects' ``_parameters_read``), ``self.x``
+    assigned or read as ``self.x.attr`` (see _ModelReach)."""
+    value = node.value  # type: ignore[attr-defined]
+    if type(value) is ast.Name:
+        bases.add(value.id)
+        if value.id == "self" and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            self_bound.add(node.attr)  # type: ignore[attr-defined]
+    elif type(value) is ast.Attribute and type(value.value) is ast.Name and value.value.id == "self":  # type: ignore[attr-defined]
+        self_bound.add(value.attr)  # type: ignore[attr-defined]  # ``self.x.parameters()``
+
+
+# The nodes other than a stored ``ast.Name`` that bind a name.
+_BINDERS = frozenset(
+    {ast.arg, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.Global, ast.Nonlocal, ast.MatchMapping}
+)
+
+
+def _bind_names(node: ast.AST, kind: type, rebound: set[str]) -> None:
+    if kind is ast.arg:
+        rebound.add(node.arg)  # type: ignore[attr-defined]
+    elif kind is ast.Global or kind is ast.Nonlocal:
+        rebound.update(node.names)  # type: ignore[attr-defined]
+    else:
+        name = node.rest if kind is ast.MatchMapping else node.name  # type: ignore[attr-defined]
+        if name:
+            rebound.add(name)
 
 
 class _ModelReach:
@@ -1259,38 +1335,14 @@ class _ModelReach:
     ``cls.f(...)`` to a def named ``f``: read wide, every def of that name,
     nested defs and lambdas included, with the same test on its calls."""
 
-    def __init__(self, facts: GateFacts) -> None:
+    def __init__(self, facts: GateFacts, rebound: set[str], bases: set[str], self_bound: set[str]) -> None:
         self._facts = facts
         # Names bound other than by def, class or import (names.ImportTable
-        # also drops an import rebound so), and names read as ``name.attr``.
-        self.rebound: set[str] = set()
-        bases: set[str] = set()
-        self._self_bound: set[str] = set()  # ``x`` of ``self.x`` assigned, or read as ``self.x.attr``
-        rebound, self_bound = self.rebound, self._self_bound
-        Name, Attribute, Load = ast.Name, ast.Attribute, ast.Load
-        for node in _nodes(facts._tree):
-            kind = type(node)
-            if kind is Name:
-                if type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                    rebound.add(node.id)  # type: ignore[attr-defined]
-            elif kind is Attribute:
-                value = node.value  # type: ignore[attr-defined]
-                if type(value) is Name:
-                    bases.add(value.id)
-                    if value.id == "self" and type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                        self_bound.add(node.attr)  # type: ignore[attr-defined]
-                elif type(value) is Attribute and type(value.value) is Name and value.value.id == "self":
-                    self_bound.add(value.attr)  # ``self.x.parameters()``: objects._parameters_read
-            elif kind is ast.arg:
-                rebound.add(node.arg)  # type: ignore[attr-defined]
-            elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
-                if node.name:  # type: ignore[attr-defined]
-                    rebound.add(node.name)  # type: ignore[attr-defined]
-            elif kind is ast.Global or kind is ast.Nonlocal:
-                rebound.update(node.names)  # type: ignore[attr-defined]
-            elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
-                rebound.add(node.rest)  # type: ignore[attr-defined]
+        # also drops an import rebound so), names read as ``name.attr``, and
+        # the ``x`` of a ``self.x`` assigned or read as ``self.x.attr``.
+        self.rebound = rebound
         self._bound = rebound | bases
+        self._self_bound = self_bound
         self._by_name: dict[str, list[ast.AST]] | None = None
         self._memo: dict[str, bool] = {}
 
@@ -1298,7 +1350,20 @@ class _ModelReach:
     def of(facts: GateFacts) -> _ModelReach:
         """The file's, built on first use (MEM201, MEM202)."""
         if facts._model_reach is None:
-            facts._model_reach = _ModelReach(facts)
+            rebound: set[str] = set()
+            bases: set[str] = set()
+            self_bound: set[str] = set()
+            Name, Attribute, Load = ast.Name, ast.Attribute, ast.Load
+            for node in _nodes(facts._tree):
+                kind = type(node)
+                if kind is Name:  # as _evaluates_with_grad's walk reads it
+                    if type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                        rebound.add(node.id)  # type: ignore[attr-defined]
+                elif kind is Attribute:
+                    _attribute_binding(node, bases, self_bound)
+                elif kind in _BINDERS:
+                    _bind_names(node, kind, rebound)
+            facts._model_reach = _ModelReach(facts, rebound, bases, self_bound)
         return facts._model_reach
 
     def name_may_be_model(self, name: str) -> bool:
@@ -1323,24 +1388,6 @@ class _ModelReach:
             for names in (site.callees, site.self_attrs, site.cls_attrs)
             for n in names
         )
-
-    def calls_model(self, root: ast.AST) -> bool:
-        """objects.is_model_call may hold for a call in ``root`` (MEM202's
-        ``info.model_calls``: no call followed into a function)."""
-        return any(type(node) is ast.Call and self._model_call(node.func) for node in _nodes(root))  # type: ignore[attr-defined]
-
-    def _model_call(self, func: ast.AST) -> bool:
-        """objects._is_model_call: ``.forward`` stripped, kind_of MODULE."""
-        if type(func) is ast.Attribute and func.attr == "forward":  # type: ignore[attr-defined]
-            func = func.value  # type: ignore[attr-defined]
-        if type(func) is ast.Name:
-            return self.name_may_be_model(func.id)  # type: ignore[attr-defined]
-        if type(func) is not ast.Attribute:
-            return False
-        if func.attr == "module":  # type: ignore[attr-defined]
-            return True  # ``model.module``: its object may be a module
-        value = func.value  # type: ignore[attr-defined]
-        return type(value) is ast.Name and value.id == "self" and self.self_attr_may_be_model(func.attr)  # type: ignore[attr-defined]
 
     def may_run_model(self, name: str) -> bool:
         """A def of this file named ``name`` may run a model (loops._fn_fact "model")."""
