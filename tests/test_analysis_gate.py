@@ -1232,6 +1232,25 @@ def _run(model, image):
     assert facts(calls_model.replace("model(image)", "self.net(image)")).evaluates_with_grad
     # bound otherwise too (``check = load()``): the call itself may run a model
     assert facts(src + "_is_valid_image = load()\n").evaluates_with_grad
+    # a cycle of defs is read whole, whichever def an earlier site asked about first
+    cycle = """\
+import torch
+def validate(data):
+    for x in data:
+        print(b(x).sum().item())
+def run(items):
+    for x in items:
+        a(x)
+def a(x):
+    b(x)
+    return model(x)
+def b(x):
+    return a(x)
+run(train_items)
+"""
+    for order in (cycle, cycle.replace("    b(x)\n    return model(x)", "    y = model(x)\n    return b(y)")):
+        assert facts(order).evaluates_with_grad
+    _kept_with_its_findings(cycle, "MEM201")
     # a comprehension reads only the model calls in its own span
     # an import, a class: objects binds neither, so only the name's guess may make a model of it
     imported = "import torch\nfrom copy import deepcopy\nclass Box:\n    pass\n" + src.replace(

@@ -1390,23 +1390,38 @@ class _ModelReach:
         )
 
     def may_run_model(self, name: str) -> bool:
-        """A def of this file named ``name`` may run a model (loops._fn_fact "model")."""
+        """A def of this file named ``name`` may run a model, directly or
+        through the defs it may call (loops._fn_fact "model"). The whole
+        closure is read: _fn_fact's answer, memoized on a cycle in whatever
+        order the rule asks, is never more than that."""
         if name in self._memo:
             return self._memo[name]
         if self._by_name is None:
             self._by_name = {}
             for fn in self._facts._functions:
                 self._by_name.setdefault(fn.name, []).append(fn)  # type: ignore[attr-defined]
-        self._memo[name] = False  # a recursive call adds no model call (loops._fn_fact's guard)
-        try:
-            found = any(self._runs_model(fn) for fn in self._by_name.get(name, ()))
-        except RecursionError:  # a chain of calls deeper than this walk goes: stay wide
-            found = True
-        self._memo[name] = found
-        return found
+        seen = {name}
+        todo = [name]
+        while todo:
+            for fn in self._by_name.get(todo.pop(), ()):
+                found, callees = self._scan(fn)
+                if found or any(self._memo.get(c) for c in callees):
+                    self._memo[name] = True
+                    return True
+                for c in callees:
+                    if c not in seen and c not in self._memo:
+                        seen.add(c)
+                        todo.append(c)
+        for n in seen:  # each one reaches no more than ``name`` does
+            self._memo[n] = False
+        return False
 
-    def _runs_model(self, fn: ast.AST) -> bool:
+    def _scan(self, fn: ast.AST) -> tuple[bool, set[str]]:
+        """Whether ``fn`` (nested defs and lambdas included) holds a call
+        that may be a model call, and the defs of this file its other calls
+        may resolve to."""
         defined = self._facts.def_names
+        callees: set[str] = set()
         for node in _nodes(fn):
             if type(node) is not ast.Call:
                 continue
@@ -1414,22 +1429,22 @@ class _ModelReach:
             if type(func) is ast.Attribute:
                 attr = func.attr
                 if attr in ("forward", "module"):
-                    return True
+                    return True, callees
                 value = func.value
                 if type(value) is not ast.Name or value.id not in ("self", "cls"):
                     continue
                 if value.id == "self" and self.self_attr_may_be_model(attr):
-                    return True
+                    return True, callees
                 name = attr
             elif type(func) is ast.Name:
                 name = func.id
                 if self.name_may_be_model(name):
-                    return True
+                    return True, callees
             else:
                 continue
-            if name in defined and self.may_run_model(name):
-                return True
-        return False
+            if name in defined:
+                callees.add(name)
+        return False, callees
 
 
 _TRAINING_CALLS = _BACKWARD | {"step", "grad"}  # objects.is_backward_call, is_optimizer_step, autograd.grad
