@@ -508,7 +508,7 @@ def test_a_loop_may_run_without_grad_only_where_grad_mode_may_find_it_off():
         "def outer():\n    run(a)\nwith torch.no_grad():\n    outer()\n"
     )
     assert off("def run(loader):\n    for x in loader:\n        model(x)\npredict = torch.inference_mode()(run)\n")
-    assert off("class F(torch.autograd.Function):\n    def forward(ctx, x):\n        for i in x:\n            g(i)\n")
+    assert off("class F(torch.autograd.Function):\n    def forward(ctx, x):\n        for i in x:\n            net(i)\n")
     assert off("torch.set_grad_enabled(False)\nfor x in loader:\n    model(x)\n")  # not followed: kept
     # grad on everywhere a loop is
     assert not off("import torch\nwith torch.no_grad():\n    w.zero_()\nfor x in loader:\n    model(x)\n")
@@ -601,6 +601,52 @@ def evaluate(model, loader):
         for x, y in loader:
             model(x)
 """
+
+
+# transformers' modeling files: a module built here and a loop grad may be off
+# in (a ``@torch.no_grad()`` init, a ``with torch.no_grad():``) that runs no model.
+_NO_GRAD_LOOP_WITHOUT_A_MODEL = """\
+import torch
+import torch.nn as nn
+@torch.no_grad()
+def init_weights(params):
+    for p in params:
+        p.zero_()
+def evaluate(loader):
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    init_weights(model.parameters())
+    with torch.no_grad():
+        for x, y in loader:
+            print(x.sum())
+"""
+
+
+def test_mem202_needs_a_model_call_in_a_loop_that_may_run_without_grad():
+    """MEM202's ``_check`` needs ``info.model_calls``: a call in the loop
+    objects.is_model_call may find a module call (_ModelReach). A loop
+    under ``no_grad`` that calls ``p.zero_()`` or ``print`` never is."""
+    src = _NO_GRAD_LOOP_WITHOUT_A_MODEL
+    assert facts(src).builds_module and facts(src).grad_off  # what kept it before
+    assert not facts(src).loop_may_run_without_grad
+    assert not _gated_in(src, "MEM202")
+    assert not _findings(src, ["MEM202"], gate=False)
+    # the model run in the loop: kept, with the finding
+    runs = src.replace("print(x.sum())", "print(model(x).sum())")
+    _kept_with_its_findings(runs, "MEM202")
+    for call in ("self(x)", "self.forward(x)", "net(x)", "m.module(x)", "f(x)", "f.forward(x)"):
+        src2 = src.replace("print(x.sum())", call) + "f = load()\ndef m(self):\n    pass\n"
+        assert facts(src2).loop_may_run_without_grad, call
+    for call in ("self.count(x)", "g(x)", "x.view(x)", "self.a.b(x)"):  # kind_of finds no module in these
+        assert not facts(src.replace("print(x.sum())", call)).loop_may_run_without_grad, call
+    assert facts(src.replace("print(x.sum())", "self.head(x)") + "self.head = g()\n").loop_may_run_without_grad
+    # every path: a ``with`` in the loop, a function entered with grad off
+    inner_with = runs.replace(
+        "    with torch.no_grad():\n        for x, y in loader:\n            print(",
+        "    for x, y in loader:\n        with torch.no_grad():\n            print(",
+    )
+    _kept_with_its_findings(inner_with, "MEM202")
+    assert not facts(inner_with.replace("model(x)", "x")).loop_may_run_without_grad
+    assert facts(src.replace("p.zero_()", "net(p)")).loop_may_run_without_grad
 
 
 def test_mem202_skips_a_parameter_moved_to_a_device_and_keeps_a_module_built_here(monkeypatch):
@@ -1340,7 +1386,7 @@ def validate_inputs(images, text):
     assert not _findings(validate, ["MEM201"], gate=False)
     # a model named like one, ``self.x``, ``x.forward``, a name bound in the file: kept
     for call in ("model(sample)", "self.head(sample)", "m.forward(sample)", "check(sample)"):
-        src = validate.replace('raise ValueError(f"bad {sample}")', call) + "def check(x):\n    return x\n"
+        src = validate.replace('raise ValueError(f"bad {sample}")', call) + "check = load()\nself.head = load()\n"
         assert facts(src).evaluates_with_grad, call
     evaluate = """\
 import torch
@@ -1355,6 +1401,109 @@ def evaluate(model, data):
     assert facts(rebound).evaluates_with_grad
 
 
+def test_mem201_follows_a_function_of_the_file_an_evaluation_loop_calls():
+    """loops.LoopInfo.calls_model: a loop's call of a def of the file counts
+    only when that def (or one it calls in turn) may call a model.
+    transformers' processors: ``validate_images`` loops calling
+    ``_is_valid_image``, which only reads ``isinstance``."""
+    src = """\
+import torch
+def validate_images(images):
+    for image in images:
+        if not _is_valid_image(image):
+            raise ValueError("bad image")
+def _is_valid_image(image):
+    return _is_array(image) or isinstance(image, str)
+def _is_array(x):
+    return hasattr(x, "shape")
+"""
+    assert not facts(src).evaluates_with_grad
+    assert not _gated_in(src, "MEM201")
+    assert not _findings(src, ["MEM201"], gate=False)
+    # the helper, or the helper's helper, runs what may be a model: kept, with the finding
+    calls_model = """\
+import torch
+def validate(model, images):
+    for image in images:
+        print(score(model, image).item())
+def score(model, image):
+    return _run(model, image).sum()
+def _run(model, image):
+    return model(image)
+"""
+    _kept_with_its_findings(calls_model, "MEM201")
+    assert facts(calls_model.replace("model(image)", "net.forward(image)")).evaluates_with_grad
+    assert facts(calls_model.replace("model(image)", "self.net(image)")).evaluates_with_grad
+    # bound otherwise too (``check = load()``): the call itself may run a model
+    assert facts(src + "_is_valid_image = load()\n").evaluates_with_grad
+    # a cycle of defs is read whole, whichever def an earlier site asked about first
+    cycle = """\
+import torch
+def validate(data):
+    for x in data:
+        print(b(x).sum().item())
+def run(items):
+    for x in items:
+        a(x)
+def a(x):
+    b(x)
+    return model(x)
+def b(x):
+    return a(x)
+run(train_items)
+"""
+    for order in (cycle, cycle.replace("    b(x)\n    return model(x)", "    y = model(x)\n    return b(y)")):
+        assert facts(order).evaluates_with_grad
+    _kept_with_its_findings(cycle, "MEM201")
+    # a comprehension reads only the model calls in its own span
+    # an import, a class: objects binds neither, so only the name's guess may make a model of it
+    imported = "import torch\nfrom copy import deepcopy\nclass Box:\n    pass\n" + src.replace(
+        "if not _is_valid_image(image)", "if not deepcopy(image) and Box(image)"
+    )
+    assert not facts(imported).evaluates_with_grad
+    assert not _findings(imported, ["MEM201"], gate=False)
+    assert facts(imported.replace("deepcopy(image)", "model(image)")).evaluates_with_grad
+    comprehension = "import torch\ndef valid(xs):\n    return [f(x) for x in xs]\ndef f(x):\n    return model(x)\n"
+    assert not facts(comprehension).evaluates_with_grad
+    assert facts(
+        comprehension.replace("return [f(x)", "for x in xs:\n        f(x)\n    return [f(x)")
+    ).evaluates_with_grad
+
+
+SELF_CALLS = """\
+import torch
+from torch import nn
+class Evaluator:
+    def __init__(self):
+        self.head = nn.Linear(2, 2)
+    def validate(self, images):
+        for image in images:
+            print(self._score(image).item())
+    def _score(self, image):
+        return self.head(image)
+"""
+
+
+def test_mem201_reads_self_x_as_objects_does():
+    """``self.x(...)`` may be a model call only where ``self.x`` is assigned
+    in the file, read as ``self.x.attr``, or named like a model (objects'
+    key ``(class, "self.x")``); else it counts through the method it may
+    resolve to. transformers' ``_get_greenlist_ids``, ``_need_fallback``."""
+    _kept_with_its_findings(SELF_CALLS, "MEM201")
+    never_assigned = SELF_CALLS.replace("        self.head = nn.Linear(2, 2)\n", "        pass\n")
+    assert not facts(never_assigned).evaluates_with_grad
+    assert not _gated_in(never_assigned, "MEM201")
+    assert not _findings(never_assigned, ["MEM201"], gate=False)
+    # read as ``self.head.attr`` (``self.head.parameters()``), named like a model, ``self`` rebound: kept
+    assert facts(never_assigned + "    def n(self):\n        return self.head.weight\n").evaluates_with_grad
+    assert facts(never_assigned.replace("self.head(", "self.encoder(")).evaluates_with_grad
+    assert facts(never_assigned + "def f(self):\n    self = g()\n").evaluates_with_grad
+    # ``cls.x`` is never a model call: only the method it may resolve to counts
+    by_cls = never_assigned.replace("self._score(", "cls._score(")
+    assert not facts(by_cls).evaluates_with_grad
+    assert facts(by_cls.replace("return self.head(image)", "return model(image)")).evaluates_with_grad
+
+
 def test_mem201_is_silent_where_grad_is_surely_set_around_the_loop():
     """grad_mode.mode_at must be ENABLED with no local_mode: ``generate``
     under ``@torch.no_grad()`` (transformers), a loop under ``with
@@ -1365,7 +1514,7 @@ class Model:
     @torch.no_grad()
     def generate(self, input_ids, steps):
         for _ in range(steps):
-            input_ids = self.decode(input_ids)
+            input_ids = self.decoder(input_ids)
         return input_ids
 """
     assert facts(generate).loop_sites.evaluates  # what kept it before
@@ -1400,9 +1549,9 @@ def test_mem201_reads_a_parameter_loop_as_evidence_only_with_evaluation_data_pas
     run = "import torch\ndef run(model, items):\n    for x in items:\n        model(x)\n"
     assert not facts(run + "run(net, train_items)\n").evaluates_with_grad
     assert facts(run + "run(net, test_items)\n").evaluates_with_grad
-    # training, an eval call or ``volatile=`` anywhere open MEM201's other paths
+    # an eval call or ``volatile=`` anywhere open MEM201's other paths
     assert facts(run + "net.eval()\n").evaluates_with_grad
-    assert facts(run + "loss.backward()\n").evaluates_with_grad
+    assert facts(run + "net.step(x, volatile=True)\n").evaluates_with_grad
 
 
 # -- MEM101/MEM102's history seeds (analysis/gate_seeds.py) -------------------
@@ -1491,3 +1640,33 @@ def test_the_gates_module_name_guess_is_objects():
 
     (pattern,) = [p for kind, p in objects._NAME_GUESSES if kind is objects.Kind.MODULE]
     assert MODULE_NAME.pattern == pattern.pattern
+
+
+def test_mem201_reads_training_only_for_a_loop_shared_with_evaluation():
+    """Without an eval call or ``volatile=``, training opens only
+    _check_shared_loop: a backward or step under ``if train:``, ``train`` a
+    parameter some call passes ``False``. transformers' trainers and
+    schedulers call ``step`` without one."""
+    shared = """\
+import torch
+def iteration(model, loader, opt, train=True):
+    for x, y in loader:
+        loss = model(x).sum()
+        if train:
+            loss.backward()
+            opt.step()
+def fit(model, loader, opt):
+    iteration(model, loader, opt)
+    iteration(model, loader, opt, train=False)
+"""
+    _kept_with_its_findings(shared, "MEM201")
+    assert facts(shared.replace("train=False)", "False)")).evaluates_with_grad  # positional
+    never_false = shared.replace("train=False", "train=True")
+    assert facts(never_false).trains and not facts(never_false).evaluates_with_grad
+    assert not _gated_in(never_false, "MEM201")
+    assert not _findings(never_false, ["MEM201"], gate=False)
+    unguarded = shared.replace("        if train:\n            loss", "        if x:\n            loss")
+    assert not facts(unguarded).evaluates_with_grad
+    assert not _findings(unguarded, ["MEM201"], gate=False)
+    scheduler = "import torch\ndef run(model, sched, steps):\n    for _ in range(steps):\n        sched.step()\n"
+    assert not facts(scheduler + "run(m, s, 3)\nf(x, flag=False)\n").evaluates_with_grad

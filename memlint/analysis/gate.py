@@ -168,6 +168,7 @@ class GateFacts:
         self._on_nodes: set[int] = set()  # grad_on_writes: the writes it counts, by id
         self._loop_without_grad: bool | None = None
         self._evaluates_with_grad: bool | None = None
+        self._model_reach: _ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
         self._loop_sites: LoopSites | None = None
         self._walk(tree)
@@ -932,7 +933,7 @@ class _Function:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.loops = False  # a loop in it (nested functions' included)
+        self.loops: list[ast.AST] = []  # its loops (not its nested functions')
         self.statements: list[ast.AST] = []  # its statements (not its nested functions'), itself first
         self.calls: set[str] | None = None  # last names of what it calls, read on first need
         self.off_on_entry = False  # decorated so, or a framework's hook: this function, not its namesakes
@@ -950,7 +951,14 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
     ``with`` blocks and functions are statements. Calls are read from the
     expressions of a statement only where grad may be off there, and a
     function's calls only when the search for functions entered with grad
-    off reaches it."""
+    off reaches it.
+
+    MEM202's ``_check`` needs ``info.model_calls`` (objects.is_model_call
+    in the loop's span) and ``_grad_off``: the loop DISABLED, or every model
+    call of it; so a loop counts only when it holds a call _ModelReach says
+    may be a model call, and a ``with`` that may turn grad off inside a loop
+    only when it holds one (a model call DISABLED in a loop that is not
+    lies under such a ``with``)."""
     if facts.called & {"set_grad_enabled", "enter_context"}:
         return True  # modes set by statements, not followed here
     aliases, defs = facts._aliases, facts.def_names
@@ -972,12 +980,13 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
         node, off, in_loop, fn = pop()
         kind = type(node)
         if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
-            if off:
+            if off and _calls_model(facts, node):
                 return True
-            in_loop = fn.loops = True
+            in_loop = True
+            fn.loops.append(node)
         elif kind is ast.With or kind is ast.AsyncWith:
             if any(_may_turn_off(i.context_expr, aliases, defs) for i in node.items):  # type: ignore[attr-defined]
-                if in_loop:
+                if in_loop and _calls_model(facts, node):
                     return True  # ``for x in loader: with torch.no_grad(): model(x)``
                 fn.statements.append(node)
                 if off:
@@ -1030,7 +1039,10 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
                 if new:
                     maybe_off |= new
                     grew = True
-    return any(f.loops and (f.off_on_entry or f.name in maybe_off) for f in functions)
+    return any(
+        (f.off_on_entry or f.name in maybe_off) and any(_calls_model(facts, loop) for loop in f.loops)
+        for f in functions
+    )
 
 
 _STATEMENT_BLOCKS = ast_fields.STATEMENT_BLOCKS
@@ -1079,15 +1091,20 @@ _EVAL_SITES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.GeneratorExp)
 class _EvalSite:
     """A loop or comprehension MEM201 may report (see _evaluates_with_grad)."""
 
-    __slots__ = ("off", "via", "callees", "calls_self")
+    __slots__ = ("off", "via", "loop", "callees", "self_attrs", "cls_attrs", "calls_self")
 
-    def __init__(self, off: bool, via: str | None) -> None:
+    def __init__(self, off: bool, via: str | None, loop: bool) -> None:
         self.off = off  # grad surely off or set around it (mode_at not ENABLED, or local_mode set)
         # Its only evidence: its iterable names a parameter of the function ``via``,
         # which a call of that name must fill with evaluation data (gate_loops.eval_argument).
         self.via = via
+        # A loop (loops.LoopInfo.calls_model follows the functions it calls),
+        # not a comprehension (comprehension_is_eval reads its own model calls only).
+        self.loop = loop
         self.callees: set[str] = set()  # bare names it calls
-        self.calls_self = False  # ``self.x(...)``, ``x.module(...)``, ``x.forward(...)``
+        self.self_attrs: set[str] = set()  # ``x`` of a ``self.x(...)`` it calls
+        self.cls_attrs: set[str] = set()  # ``x`` of a ``cls.x(...)``
+        self.calls_self = False  # ``x.module(...)``, ``x.forward(...)``
 
 
 def _evaluates_with_grad(facts: GateFacts) -> bool:
@@ -1106,14 +1123,22 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
     ``cls.x(...)``, ``x.module(...)``, ``x.forward(...)``, or a bare name
     that is bound in this file, read as ``name.attr`` (``_parameters_read``,
     ``_used_as_module``), or named like a model (guess_kind_from_name).
-    ``isinstance``, ``len``, ``ValueError``, ``x.items()`` never are."""
-    if facts.trains or facts.eval_call or "volatile" in facts.keywords:
+    ``isinstance``, ``len``, ``ValueError``, ``x.items()`` never are; nor is
+    a name bound only by a ``def``, a ``class`` or an import, a ``self.x``
+    never assigned nor read as ``self.x.attr`` and not named like a model,
+    or a ``cls.x`` (see _ModelReach): a loop's call of one counts when the
+    function of the file it may resolve to may run a model in turn
+    (loops.LoopInfo.calls_model), a comprehension's never."""
+    if facts.eval_call or "volatile" in facts.keywords:
+        return True
+    if facts.trains and _trains_under_a_flag_passed_false(facts):
         return True
     qualified = _import_table(facts)
     aliases = facts._aliases
     heads: set[str] = set()  # the names each "off" was read through
-    rebound: set[str] = set()  # names.ImportTable drops an import rebound anywhere
-    bases: set[str] = set()  # names read as ``name.attr``
+    rebound: set[str] = set()  # for _ModelReach, read as _ModelReach.of reads them
+    bases: set[str] = set()
+    self_bound: set[str] = set()
     sites: list[_EvalSite] = []
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
     AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
@@ -1131,22 +1156,28 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                 rebound.add(node.id)  # type: ignore[attr-defined]
             continue
         if kind is Attribute:
-            if type(node.value) is Name:  # type: ignore[attr-defined]
-                bases.add(node.value.id)  # type: ignore[attr-defined]
+            _attribute_binding(node, bases, self_bound)
         elif kind is Call:
             func = node.func  # type: ignore[attr-defined]
             if open_sites:
                 if type(func) is Name:
                     for site in open_sites:
                         site.callees.add(func.id)
-                elif type(func) is Attribute and (
-                    func.attr in ("forward", "module")
-                    or (type(func.value) is Name and func.value.id in ("self", "cls"))
-                ):
-                    if any(not site.off and site.via is None for site in open_sites):
-                        return True  # a site may build a graph whatever the imports say
-                    for site in open_sites:
-                        site.calls_self = True
+                elif type(func) is Attribute:
+                    if func.attr in ("forward", "module"):
+                        if any(not site.off and site.via is None for site in open_sites):
+                            return True  # a site may build a graph whatever the imports say
+                        for site in open_sites:
+                            site.calls_self = True
+                    elif type(func.value) is Name and func.value.id in ("self", "cls"):
+                        if (
+                            func.value.id == "self"
+                            and guess_kind_from_name(func.attr) is Kind.MODULE
+                            and any(not site.off and site.via is None for site in open_sites)
+                        ):
+                            return True  # ``self.model(x)``: a model call whatever the file binds
+                        for site in open_sites:
+                            (site.self_attrs if func.value.id == "self" else site.cls_attrs).add(func.attr)
         elif kind in _EVAL_SITES:
             if kind is ast.While:
                 tokens, idents = ast_tokens(node.test)  # type: ignore[attr-defined]
@@ -1157,10 +1188,11 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                 for gen in node.generators:  # type: ignore[attr-defined]
                     more, _ = ast_tokens(gen.iter)
                     tokens |= more
+            loop = kind is ast.For or kind is ast.AsyncFor or kind is ast.While
             if name_tokens(fn_name) & EVAL_FUNCTION_TOKENS or tokens & EVAL_DATA_TOKENS:
-                site = _EvalSite(off, None)
+                site = _EvalSite(off, None, loop)
             elif idents & params:
-                site = _EvalSite(off, fn_name)
+                site = _EvalSite(off, fn_name, loop)
             else:
                 site = None
             if site is not None:
@@ -1180,29 +1212,17 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             modes = [_decorator_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
             off = "off" in modes and "on" not in modes
             fn_name = node.name  # type: ignore[attr-defined]
-            rebound.add(fn_name)
             args = node.args  # type: ignore[attr-defined]
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
             names = {*positional, *(a.arg for a in args.kwonlyargs)}
             names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-            rebound |= names
             if id(node) in methods and positional and positional[0] in ("self", "cls"):
                 names.discard(positional[0])  # callgraph resolves a method only as ``self.m(...)``
             params = frozenset(names)
         elif kind is ast.ClassDef:
-            rebound.add(node.name)  # type: ignore[attr-defined]
             methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
-        elif kind is ast.arg:
-            rebound.add(node.arg)  # type: ignore[attr-defined]
-        elif kind is ast.ExceptHandler and node.name:  # type: ignore[attr-defined]
-            rebound.add(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.Global or kind is ast.Nonlocal:
-            rebound.update(node.names)  # type: ignore[attr-defined]
-        elif kind is ast.MatchAs or kind is ast.MatchStar:
-            if node.name:  # type: ignore[attr-defined]
-                rebound.add(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
-            rebound.add(node.rest)  # type: ignore[attr-defined]
+        elif kind in _BINDERS:
+            _bind_names(node, kind, rebound)
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
@@ -1211,16 +1231,19 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                         push((item, fn_name, params, off, open_sites))
             elif isinstance(value, AST):
                 push((value, fn_name, params, off, open_sites))
-    trusted_off = not heads & rebound  # else context_mode may not resolve ``torch``
-    bound = rebound | set(qualified) | bases
+    if not sites:
+        return False
+    if facts._model_reach is None:
+        facts._model_reach = _ModelReach(facts, rebound, bases, self_bound)
+    reach = facts._model_reach
+    # else context_mode may not resolve ``torch``
+    trusted_off = not heads & (reach.rebound | facts.def_names | facts._classes)
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
     for site in sites:
         if site.off and trusted_off:
             continue
-        if not site.calls_self and not any(
-            n in bound or (n not in _NO_GUESS and guess_kind_from_name(n) is Kind.MODULE) for n in site.callees
-        ):
+        if not site.calls_self and not reach.site_may_run_model(site):
             continue
         if site.via is None:
             return True
@@ -1228,6 +1251,238 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             eval_arguments[site.via] = eval_argument(facts, site.via, calls_by_name)
         if eval_arguments[site.via]:
             return True
+    return False
+
+
+def _calls_model(facts: GateFacts, root: ast.AST) -> bool:
+    """objects._is_model_call may hold for a call in ``root`` (MEM202's
+    ``info.model_calls``: no call followed into a function): ``.forward``
+    stripped, a callee _ModelReach may find MODULE. The file's bindings are
+    walked only for a call the names alone do not decide."""
+    pending: list[tuple[bool, str]] = []  # (a ``self.x``, its name)
+    for node in _nodes(root):
+        if type(node) is not ast.Call:
+            continue
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and func.attr == "forward":
+            func = func.value
+        if type(func) is ast.Name:
+            if func.id not in _NO_GUESS and guess_kind_from_name(func.id) is Kind.MODULE:
+                return True
+            pending.append((False, func.id))
+        elif type(func) is ast.Attribute:
+            if func.attr == "module":
+                return True  # ``model.module``: its object may be a module
+            value = func.value
+            if type(value) is ast.Name and value.id == "self":
+                if facts._self_rebound or guess_kind_from_name(func.attr) is Kind.MODULE:
+                    return True
+                pending.append((True, func.attr))
+    if not pending:
+        return False
+    reach = _ModelReach.of(facts)
+    return any(reach.self_attr_may_be_model(n) if is_self else reach.name_may_be_model(n) for is_self, n in pending)
+
+
+def _attribute_binding(node: ast.AST, bases: set[str], self_bound: set[str]) -> None:
+    """``name.attr`` read (objects' ``_parameters_read``), ``self.x``
+    assigned or read as ``self.x.attr`` (see _ModelReach)."""
+    value = node.value  # type: ignore[attr-defined]
+    if type(value) is ast.Name:
+        bases.add(value.id)
+        if value.id == "self" and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            self_bound.add(node.attr)  # type: ignore[attr-defined]
+    elif type(value) is ast.Attribute and type(value.value) is ast.Name and value.value.id == "self":  # type: ignore[attr-defined]
+        self_bound.add(value.attr)  # type: ignore[attr-defined]  # ``self.x.parameters()``
+
+
+# The nodes other than a stored ``ast.Name`` that bind a name.
+_BINDERS = frozenset(
+    {ast.arg, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.Global, ast.Nonlocal, ast.MatchMapping}
+)
+
+
+def _bind_names(node: ast.AST, kind: type, rebound: set[str]) -> None:
+    if kind is ast.arg:
+        rebound.add(node.arg)  # type: ignore[attr-defined]
+    elif kind is ast.Global or kind is ast.Nonlocal:
+        rebound.update(node.names)  # type: ignore[attr-defined]
+    else:
+        name = node.rest if kind is ast.MatchMapping else node.name  # type: ignore[attr-defined]
+        if name:
+            rebound.add(name)
+
+
+class _ModelReach:
+    """Whether a call objects.is_model_call may find a module call, or
+    callgraph may resolve to a function of this file that may run one
+    (loops.calls_model: its scope's model calls, or its resolved callees'
+    in turn). What objects.kind_of can find MODULE:
+
+    - a bare ``name`` with a definition key (objects' ``_defs``/``_params``:
+      assignments, parameters, loop and ``with`` targets; ``_parameters_read``
+      and ``_used_as_module`` need one too): ``bound``, every name the file
+      binds other than by ``def``, ``class`` or import (neither objects nor
+      callgraph binds a class; an import is LOSS or nothing), with the names
+      read as ``name.attr``. Else guess_kind_from_name, as for any name;
+    - ``self.x``: its key ``(class, "self.x")`` is MODULE only from a
+      ``self.x = ...`` of the file, a ``self.x.parameters()`` read
+      (``self_bound``: any ``self.x.attr``), or the guess on ``x``; a file
+      that rebinds ``self`` stays wide;
+    - ``cls.x`` never (no key; a ``cls.module`` is read with ``.forward``).
+
+    callgraph._lookup_call resolves a bare ``f(...)``, ``self.f(...)`` and
+    ``cls.f(...)`` to a def named ``f``: read wide, every def of that name,
+    nested defs and lambdas included, with the same test on its calls."""
+
+    def __init__(self, facts: GateFacts, rebound: set[str], bases: set[str], self_bound: set[str]) -> None:
+        # What it reads of the facts, not the facts (which hold it: a reference cycle).
+        self._self_rebound: bool = facts._self_rebound
+        self._def_names: set[str] = facts.def_names
+        self._functions: list[ast.AST] = facts._functions
+        # Names bound other than by def, class or import (names.ImportTable
+        # also drops an import rebound so), names read as ``name.attr``, and
+        # the ``x`` of a ``self.x`` assigned or read as ``self.x.attr``.
+        self.rebound = rebound
+        self._bound = rebound | bases
+        self._self_bound = self_bound
+        self._by_name: dict[str, list[ast.AST]] | None = None
+        self._memo: dict[str, bool] = {}
+
+    @staticmethod
+    def of(facts: GateFacts) -> _ModelReach:
+        """The file's, built on first use (MEM201, MEM202)."""
+        if facts._model_reach is None:
+            rebound: set[str] = set()
+            bases: set[str] = set()
+            self_bound: set[str] = set()
+            Name, Attribute, Load = ast.Name, ast.Attribute, ast.Load
+            for node in _nodes(facts._tree):
+                kind = type(node)
+                if kind is Name:  # as _evaluates_with_grad's walk reads it
+                    if type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                        rebound.add(node.id)  # type: ignore[attr-defined]
+                elif kind is Attribute:
+                    _attribute_binding(node, bases, self_bound)
+                elif kind in _BINDERS:
+                    _bind_names(node, kind, rebound)
+            facts._model_reach = _ModelReach(facts, rebound, bases, self_bound)
+        return facts._model_reach
+
+    def name_may_be_model(self, name: str) -> bool:
+        return name in self._bound or (name not in _NO_GUESS and guess_kind_from_name(name) is Kind.MODULE)
+
+    def self_attr_may_be_model(self, attr: str) -> bool:
+        return self._self_rebound or attr in self._self_bound or guess_kind_from_name(attr) is Kind.MODULE
+
+    def site_may_run_model(self, site: _EvalSite) -> bool:
+        """A call in ``site`` may build a graph: run a model, or, in a loop,
+        a function of this file that may (``_builds_graph`` needs one, and
+        LoopInfo's "eval" role calls_model)."""
+        defined = self._def_names
+        if any(self.name_may_be_model(n) for n in site.callees) or any(
+            self.self_attr_may_be_model(a) for a in site.self_attrs
+        ):
+            return True
+        if not site.loop:
+            return False  # comprehension_is_eval reads the model calls in its own span only
+        return any(
+            n in defined and self.may_run_model(n)
+            for names in (site.callees, site.self_attrs, site.cls_attrs)
+            for n in names
+        )
+
+    def may_run_model(self, name: str) -> bool:
+        """A def of this file named ``name`` may run a model, directly or
+        through the defs it may call (loops._fn_fact "model"). The whole
+        closure is read: _fn_fact's answer, memoized on a cycle in whatever
+        order the rule asks, is never more than that."""
+        if name in self._memo:
+            return self._memo[name]
+        if self._by_name is None:
+            self._by_name = {}
+            for fn in self._functions:
+                self._by_name.setdefault(fn.name, []).append(fn)  # type: ignore[attr-defined]
+        seen = {name}
+        todo = [name]
+        while todo:
+            for fn in self._by_name.get(todo.pop(), ()):
+                found, callees = self._scan(fn)
+                if found or any(self._memo.get(c) for c in callees):
+                    self._memo[name] = True
+                    return True
+                for c in callees:
+                    if c not in seen and c not in self._memo:
+                        seen.add(c)
+                        todo.append(c)
+        for n in seen:  # each one reaches no more than ``name`` does
+            self._memo[n] = False
+        return False
+
+    def _scan(self, fn: ast.AST) -> tuple[bool, set[str]]:
+        """Whether ``fn`` (nested defs and lambdas included) holds a call
+        that may be a model call, and the defs of this file its other calls
+        may resolve to."""
+        defined = self._def_names
+        callees: set[str] = set()
+        for node in _nodes(fn):
+            if type(node) is not ast.Call:
+                continue
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute:
+                attr = func.attr
+                if attr in ("forward", "module"):
+                    return True, callees
+                value = func.value
+                if type(value) is not ast.Name or value.id not in ("self", "cls"):
+                    continue
+                if value.id == "self" and self.self_attr_may_be_model(attr):
+                    return True, callees
+                name = attr
+            elif type(func) is ast.Name:
+                name = func.id
+                if self.name_may_be_model(name):
+                    return True, callees
+            else:
+                continue
+            if name in defined:
+                callees.add(name)
+        return False, callees
+
+
+_TRAINING_CALLS = _BACKWARD | {"step", "grad"}  # objects.is_backward_call, is_optimizer_step, autograd.grad
+
+
+def _trains_under_a_flag_passed_false(facts: GateFacts) -> bool:
+    """MEM201's path that needs training without an eval call or
+    ``volatile=`` (_check_shared_loop): loops.training_guards needs a
+    function whose own backward or step sits in the body of an ``if p:``,
+    ``p`` one of its parameters, and a call that binds a literal ``False`` to
+    ``p`` (callgraph.bound_params: ``p=False``, or a positional ``False``).
+    Read wide: any call with such an argument, any def, nested ones too."""
+    keywords: set[str] = set()
+    positional = False
+    for call in facts._calls:
+        positional = positional or any(type(a) is ast.Constant and a.value is False for a in call.args)
+        keywords.update(
+            k.arg
+            for k in call.keywords
+            if k.arg is not None and type(k.value) is ast.Constant and k.value.value is False
+        )
+    if not positional and not keywords:
+        return False
+    aliases = facts._aliases
+    for fn in facts._functions:
+        params = _parameters(fn)
+        flags = params if positional else params & keywords
+        if not flags:
+            continue
+        for node in _nodes(fn):
+            if type(node) is ast.If and type(node.test) is ast.Name and node.test.id in flags:  # type: ignore[attr-defined]
+                for inner in node.body:  # type: ignore[attr-defined]
+                    for n in _nodes(inner):
+                        if type(n) is ast.Call and ast_callee(n.func, aliases) in _TRAINING_CALLS:  # type: ignore[attr-defined]
+                            return True
     return False
 
 
