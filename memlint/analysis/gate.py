@@ -741,7 +741,10 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
             in_function.append(True)
             local.append(set())
             try:
-                return any(walk(child) for child in children(node))
+                for child in children(node):
+                    if walk(child):
+                        return True
+                return False
             finally:
                 scopes.pop()
                 in_function.pop()
@@ -789,7 +792,10 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
         if pushed:
             loops.append(_bare_names(node.target))  # type: ignore[attr-defined]
         try:
-            return any(walk(child) for child in children(node))
+            for child in children(node):
+                if walk(child):
+                    return True
+            return False
         finally:
             if pushed:
                 loops.pop()

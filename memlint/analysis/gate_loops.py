@@ -697,16 +697,27 @@ def _returned_keys(body: list[ast.stmt]) -> set[str]:
             continue  # None, or a scalar
         if kind in _NOT_WALKED_KINDS:
             continue
+        # A value's keys are read off its nodes; the walk goes on below it
+        # only where a ``yield`` there may be a seed of its own.
         if kind is ast.Return or kind is ast.Yield or kind is ast.YieldFrom:
             if node.value is not None:
-                seeds |= _expr_keys(node.value)
+                inner = ast_fields.nodes(node.value)
+                seeds |= _expr_keys(inner)
+                if _YIELDS.isdisjoint(map(type, inner)):
+                    continue  # its value is its only child
         elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
             if node.value is not None:
-                sources = _expr_keys(node.value)
+                inner = ast_fields.nodes(node.value)
+                sources = _expr_keys(inner)
                 targets = node.targets if kind is ast.Assign else [node.target]
                 for target in targets:
                     for key in _depend_keys(target):
                         deps.setdefault(key, set()).update(sources)
+                if _YIELDS.isdisjoint(map(type, inner)):
+                    extend(targets)  # the other children: its targets, an annotation
+                    if kind is ast.AnnAssign:
+                        push(node.annotation)
+                    continue
         for field in children.singles:
             push(getattr(node, field))
         for field in children.lists:
@@ -721,11 +732,15 @@ def _returned_keys(body: list[ast.stmt]) -> set[str]:
     return seen
 
 
-def _expr_keys(expr: ast.AST) -> set[str]:
+_YIELDS = frozenset({ast.Yield, ast.YieldFrom})
+
+
+def _expr_keys(nodes: list[ast.AST]) -> set[str]:
     """usage._keys on ``ast``, less what ``ast`` has no Name for (keyword
-    and attribute names, lambda parameters): every name and dotted name."""
+    and attribute names, lambda parameters): every name and dotted name of
+    an expression, given its nodes (parse/ast_fields.nodes)."""
     keys: set[str] = set()
-    for node in ast_fields.nodes(expr):  # contexts, operators and aliases hold no name
+    for node in nodes:
         kind = type(node)
         if kind is ast.Name:
             keys.add(node.id)  # type: ignore[attr-defined]
