@@ -1,6 +1,6 @@
 """Every fact of GateFacts, this checkout's against another commit's, file by file.
 
-    .venv/bin/python bench/gate_facts_compare.py --old REV [--every N] DIR_OR_FILE...
+    .venv/bin/python bench/gate_facts_compare.py --old REV [--every N] [--examples] DIR_OR_FILE...
 
 Loads memlint/analysis/gate.py, gate_loops.py and ast_names.py as they were at ``REV``
 (git show) next to the current ones, builds both on the same Python tree of
@@ -9,7 +9,8 @@ every ``*.py`` file, and compares every public attribute, every property
 of its own), the private state other modules read (the import aliases,
 classes, the kept calls, assignments, bindings and imports, as multisets of
 nodes: their order is not a fact), and which rules enabled_by_gate keeps
-(every rule). Prints each difference and the totals; exits 1 on any.
+(every rule). ``--examples``: every rule's embedded examples and their fixed
+texts too. Prints each difference and the totals; exits 1 on any.
 """
 
 from __future__ import annotations
@@ -94,15 +95,25 @@ def _facts(f: Any, cls: type, depth: int = 0) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", required=True, help="the commit whose gate.py is the reference")
-    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("paths", nargs="*", type=Path)
+    parser.add_argument("--examples", action="store_true", help="the rules' examples and fixed texts too")
     parser.add_argument("--every", type=int, default=1, help="compare every Nth file only")
     args = parser.parse_args(argv)
     old = _load(args.old)
     rules = all_rules()
     files = [f for p in args.paths for f in (sorted(p.rglob("*.py")) if p.is_dir() else [p])][:: args.every]
+    texts: list[tuple[object, str]] = []
+    if args.examples:
+        for rule in rules:
+            for kind, examples in (("invalid", rule.invalid), ("valid", rule.valid)):
+                for i, ex in enumerate(examples):
+                    texts.append((f"{rule.code}-{kind}-{i}", ex.source))
+                    if getattr(ex, "fixed", None):
+                        texts.append((f"{rule.code}-{kind}-{i}-fixed", ex.fixed))
     compared = differ = 0
-    for path in files:
-        text = path.read_text(encoding="utf-8", errors="replace")
+    for path, text in [*texts, *((f, None) for f in files)]:
+        if text is None:
+            text = path.read_text(encoding="utf-8", errors="replace")  # type: ignore[attr-defined]
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -123,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         if bad:
             differ += 1
             print(f"{path}: {', '.join(bad)}")
-    print(f"{compared} files compared ({len(files)} found), {differ} differ")
+    print(f"{compared} files compared ({len(files) + len(texts)} found), {differ} differ")
     return 1 if differ else 0
 
 

@@ -1670,3 +1670,55 @@ def fit(model, loader, opt):
     assert not _findings(unguarded, ["MEM201"], gate=False)
     scheduler = "import torch\ndef run(model, sched, steps):\n    for _ in range(steps):\n        sched.step()\n"
     assert not facts(scheduler + "run(m, s, 3)\nf(x, flag=False)\n").evaluates_with_grad
+
+
+# -- the gate's own walks read parse/ast_fields' tables: the same answers ---------
+
+
+def test_returned_keys_follow_a_yield_inside_an_assigned_or_returned_value():
+    """_returned_keys reads a value's keys off its nodes and walks below it
+    only where a ``yield`` there is a seed of its own."""
+    from memlint.analysis.gate_loops import _returned_keys
+
+    fn = ast.parse(
+        textwrap.dedent(
+            """\
+            def gen(loader):
+                outs, extra, kept = [], [], []
+                got = yield outs
+                total: int = (yield from extra)
+                x = lambda: (yield kept)
+                return (yield got) + 1
+            """
+        )
+    ).body[0]
+    keys = _returned_keys(fn.body)  # type: ignore[attr-defined]
+    assert {"outs", "extra", "got"} <= keys
+    assert "kept" not in keys and "total" not in keys  # a lambda is left out; ``total`` is never returned
+
+
+def test_written_names_every_name_of_a_backward_statement_wherever_it_sits():
+    from memlint.analysis.gate_loops import _written
+
+    body = ast.parse(
+        textwrap.dedent(
+            """\
+            for b in loader:
+                if b:
+                    accelerator.backward(loss_fn(out, b))
+                hist.append(out)
+                state.x[0] = 1
+            f = lambda: grads.backward()
+            """
+        )
+    ).body
+    assert _written(body, {}) == {"b", "accelerator", "loss_fn", "out", "hist", "state", "f"}
+
+
+def test_a_leaf_bound_by_an_annotated_assignment_or_a_walrus_is_a_module_leaf():
+    """_leaf_written_with_grad reads module_leaf's bindings off the main walk's."""
+    for binding in ("w: Tensor = nn.Parameter(torch.ones(2))", "print(w := nn.Parameter(torch.ones(2)))"):
+        # ``w`` a leaf name by another function's loop; in ``step`` only the binding outside says so.
+        rest = "def other(model):\n    for w in model.parameters():\n        pass\ndef step():\n    w.add_(1)\n"
+        assert facts(f"{binding}\n{rest}").leaf_written_with_grad, binding
+        assert not facts(f"{binding.replace('nn.Parameter', 'make')}\n{rest}").leaf_written_with_grad, binding

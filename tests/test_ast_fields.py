@@ -177,3 +177,23 @@ def test_nesting_depth_is_the_depth_measured_reading_every_field(source):
     assert nesting_depth(tree, 10**9) == _depth_reading_every_field(tree, 10**9)
     for limit in (5, MAX_DEPTH):
         assert (nesting_depth(tree, limit) > limit) == (_depth_reading_every_field(tree, limit) > limit)
+
+
+@pytest.mark.parametrize("source", _sources())
+def test_children_are_iter_child_nodes_in_its_order_less_contexts_operators_and_aliases(source):
+    """The walks that replay a rule's visitor (MEM401's and MEM402's gate)
+    depend on the order: a ``for``'s iterable before its body, an
+    assignment's targets before its value, a def's body before its
+    decorators and return annotation."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        expected = [c for c in ast.iter_child_nodes(node) if not _leaf(c)]
+        assert [id(c) for c in ast_fields.children(node)] == [id(c) for c in expected], type(node).__name__
+
+
+def test_children_of_a_class_whose_signature_cannot_be_read_are_iter_child_nodes(monkeypatch):
+    tree = ast.parse("def f(a):\n    return g(a)\n")
+    fn = tree.body[0]
+    monkeypatch.setitem(ast_fields.ORDERED, ast.FunctionDef, None)
+    assert ast_fields.children(fn) == list(ast.iter_child_nodes(fn))
+    assert ast_fields.children("a string") == [] and ast_fields.children(None) == []

@@ -555,6 +555,7 @@ _BLOCK_OWNERS = (
     ast.match_case,
     *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
 )
+_BLOCK_OWNER_KINDS = frozenset(_BLOCK_OWNERS)
 
 
 def _saved_output_written_in_training(facts: GateFacts) -> bool:
@@ -603,9 +604,13 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
                     scratch._written_in_place(t)
         return scratch.inplace_names
 
-    def scope_hit(root: ast.AST) -> bool:
+    children, owner_kinds = ast_fields.children, _BLOCK_OWNER_KINDS
+
+    def scope_hit(root: ast.AST, functions: list[ast.AST]) -> bool:
         """A write on a name still saved, inside the saving block, in the
-        scope ``root``; nested functions are their own scopes."""
+        scope ``root``; nested functions are their own scopes, gathered into
+        ``functions`` (all of them only when the answer is False: the walk
+        stops at a hit)."""
         saved: dict[str, int] = {}  # name -> id of the block owner of the saving statement
         owners: list[int] = []
         hit = False
@@ -614,18 +619,21 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
             nonlocal hit
             kind = type(node)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                functions.append(node)
                 return  # a scope of its own
-            if isinstance(node, _BLOCK_OWNERS):
+            owns = kind in owner_kinds
+            if owns:
                 owners.append(id(node))
             if kind is ast.For or kind is ast.AsyncFor:
                 if type(node.target) is ast.Name:  # type: ignore[attr-defined]
                     saved.pop(node.target.id, None)  # type: ignore[attr-defined]  # visit_For's _rebind
-            if saved and kind in (ast.Call, ast.AugAssign, ast.Assign):
+            if saved and (kind is ast.Call or kind is ast.AugAssign or kind is ast.Assign):
                 for name in written(node):
                     owner = saved.get(name)
                     if owner is not None and owner in owners:
                         hit = True
-            for child in ast.iter_child_nodes(node):
+            # In iter_child_nodes' order (libcst's), contexts and operators left out.
+            for child in children(node):
                 if hit:
                     return
                 walk(child)
@@ -640,7 +648,7 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
                             saved.pop(t.id, None)
             elif kind is ast.AnnAssign and node.value is not None and type(node.target) is ast.Name:  # type: ignore[attr-defined]
                 saved.pop(node.target.id, None)  # type: ignore[attr-defined]
-            if isinstance(node, _BLOCK_OWNERS):
+            if owns:
                 owners.pop()
 
         # walk calls itself through its closure cell: a reference cycle that
@@ -651,7 +659,7 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
                 walk(root)
             else:
                 owners.append(id(root))  # the function's own body
-                for child in ast.iter_child_nodes(root):
+                for child in children(root):
                     if not hit:
                         walk(child)
             return hit
@@ -661,9 +669,12 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
     todo: list[ast.AST] = [facts._tree]
     while todo:
         root = todo.pop()
-        if scope_hit(root) and _training_scope(root, called, has_forward, aliases):
-            return True
-        todo.extend(_direct_functions(root))
+        functions: list[ast.AST] = []
+        if scope_hit(root, functions):
+            if _training_scope(root, called, has_forward, aliases):
+                return True
+            functions = _direct_functions(root)  # the walk stopped at the hit
+        todo.extend(functions)
     return False
 
 
@@ -696,20 +707,20 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
         return False
     aliases = facts._aliases
     outer: set[str] = set()  # names some binding may give a leaf (module_leaf's values)
-    for node in ast.walk(facts._tree):
-        kind = type(node)
-        if kind is ast.Assign or kind is ast.AnnAssign or kind is ast.NamedExpr:
-            value = node.value  # type: ignore[attr-defined]
-            if type(value) is ast.Call and _creates_leaf(value, aliases):
-                targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
-                for t in targets:
-                    outer |= _bare_names(t)
+    # Every ``=``, ``: T =`` and ``:=`` with a value, as the main walk kept them.
+    bindings = [(t, node.value) for node in facts._assigns for t in node.targets]
+    for target, value in bindings + facts._bindings:
+        if type(value) is ast.Call and _creates_leaf(value, aliases):  # type: ignore[arg-type]
+            outer |= _bare_names(target)
     loops: list[set[str]] = []
     scopes: list[dict[str, bool]] = [{}]
     in_function: list[bool] = [False]
     # Names a Name target of the function already bound: local there, so not
     # module_leaf's (loops.local_names also counts later bindings: fewer here).
     local: list[set[str]] = [set()]
+
+    # In iter_child_nodes' order (the rule's), contexts and operators left out.
+    children = ast_fields.children
 
     def leaf(name: str) -> bool:
         if any(name in names for names in loops):
@@ -731,7 +742,10 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
             in_function.append(True)
             local.append(set())
             try:
-                return any(walk(child) for child in ast.iter_child_nodes(node))
+                for child in children(node):
+                    if walk(child):
+                        return True
+                return False
             finally:
                 scopes.pop()
                 in_function.pop()
@@ -779,7 +793,10 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
         if pushed:
             loops.append(_bare_names(node.target))  # type: ignore[attr-defined]
         try:
-            return any(walk(child) for child in ast.iter_child_nodes(node))
+            for child in children(node):
+                if walk(child):
+                    return True
+            return False
         finally:
             if pushed:
                 loops.pop()
@@ -810,13 +827,14 @@ def _creates_leaf(value: ast.Call, aliases: dict[str, str]) -> bool:
 def _direct_functions(root: ast.AST) -> list[ast.AST]:
     """The functions defined in ``root``'s scope (not inside them)."""
     out = []
-    stack = list(ast.iter_child_nodes(root))
+    stack = ast_fields.children(root)
+    children = ast_fields.children
     while stack:
         node = stack.pop()
         if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
             out.append(node)
         else:
-            stack.extend(ast.iter_child_nodes(node))
+            stack += children(node)
     return out
 
 
@@ -826,7 +844,8 @@ def _training_scope(root: ast.AST, called: set[str], has_forward: bool, aliases:
         name = root.name  # type: ignore[attr-defined]
         if name == "forward" or (has_forward and name in called):
             return True
-    stack = list(ast.iter_child_nodes(root))
+    stack = ast_fields.children(root)
+    children = ast_fields.children
     while stack:
         node = stack.pop()
         kind = type(node)
@@ -836,7 +855,7 @@ def _training_scope(root: ast.AST, called: set[str], has_forward: bool, aliases:
             return True
         if kind is ast.Name and aliases.get(node.id, node.id) in _BACKWARD:  # type: ignore[attr-defined,operator]
             return True
-        stack.extend(ast.iter_child_nodes(node))
+        stack += children(node)
     return False
 
 
@@ -868,7 +887,7 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
     out = GateFacts(ast.Module(body=[], type_ignores=[]))
     heads: set[str] = set()  # the names each "off" was read through
     rebound: set[str] = set()  # names.ImportTable drops an import rebound anywhere
-    AST, Name, Load = ast.AST, ast.Name, ast.Load
+    Name, Load, table = ast.Name, ast.Load, ast_fields.CHILDREN
     stack: list[tuple[ast.AST, bool]] = [(facts._tree, False)]
     push, pop = stack.append, stack.pop
     while stack:
@@ -905,14 +924,20 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
                 out._assign(node, aliases)  # type: ignore[arg-type]
             elif kind is ast.AugAssign:
                 out._written_in_place(node.target)  # type: ignore[attr-defined]
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        push((item, off))
-            elif isinstance(value, AST):
+        # Contexts, operators and aliases say nothing here (parse/ast_fields).
+        children = table.get(kind)
+        if children is None:
+            if kind is list:  # a field of a class whose signature was not read
+                stack.extend((item, off) for item in node)  # type: ignore[attr-defined]
+            continue  # None, or a scalar
+        for field in children.singles:
+            value = getattr(node, field)
+            if value is not None:
                 push((value, off))
+        for field in children.lists:
+            for item in getattr(node, field):
+                if item is not None:
+                    push((item, off))
     if heads & rebound:
         return facts  # ``torch`` rebound somewhere: context_mode may not resolve it
     return out

@@ -64,6 +64,7 @@ from memlint.analysis.gate_moves import MODULE, is_flag, move_sites, target_keys
 from memlint.analysis.gate_seeds import Seeds
 from memlint.analysis.gate_trains import TrainingLines
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
+from memlint.parse import ast_fields
 
 # analysis/gate.GateFacts, which imports this module (tests/test_layout.py
 # allows no import circle, not even under TYPE_CHECKING).
@@ -725,38 +726,60 @@ def _written(body: list[ast.stmt], aliases: dict[str, str]) -> set[str]:
     classes and lambdas are not walked (``statement`` binds their name to
     NO, ``_ev`` returns NO for a lambda)."""
     written: set[str] = set()
-    AST = ast.AST
-    stack: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in body]
+    # A backward statement's names are all written: its subtree is walked
+    # again with ``in_backward`` once the rest is done (the same set either way).
+    backward = _walk_written(body, aliases, written, False)
+    while backward:
+        backward = _walk_written(backward, aliases, written, True)
+    return written
+
+
+_NOT_WALKED_KINDS = frozenset(_NOT_WALKED)
+
+
+def _walk_written(roots: list[Any], aliases: dict[str, str], written: set[str], in_backward: bool) -> list[Any]:
+    """_written's walk of ``roots`` (parse/ast_fields' tables: contexts,
+    operators and aliases hold no name), in or out of a backward call;
+    returns the backward statements met out of one, unwalked."""
+    later: list[Any] = []
+    table, Name, Store = ast_fields.CHILDREN, ast.Name, ast.Store
+    stack: list[Any] = list(roots)
+    push, extend, pop = stack.append, stack.extend, stack.pop
     while stack:
-        node, in_backward = stack.pop()
+        node = pop()
         kind = type(node)
-        if kind is ast.Name:
-            if in_backward or type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
-                written.add(node.id)  # type: ignore[attr-defined]
+        if kind is Name:
+            if in_backward or type(node.ctx) is Store:
+                written.add(node.id)
             continue
-        if isinstance(node, _NOT_WALKED):
+        children = table.get(kind)
+        if children is None:
+            if kind is list:  # a field of a class whose signature was not read
+                extend(node)
+            continue  # None, or a scalar
+        if kind in _NOT_WALKED_KINDS:
             continue
         root = None
-        if (kind is ast.Attribute or kind is ast.Subscript) and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+        if (kind is ast.Attribute or kind is ast.Subscript) and type(node.ctx) is Store:
             root = node
-        elif kind is ast.Expr and type(node.value) is ast.Call:  # type: ignore[attr-defined]
-            func = node.value.func  # type: ignore[attr-defined]
+        elif kind is ast.Expr and type(node.value) is ast.Call:
+            func = node.value.func
             if ast_callee(func, aliases) in _BACKWARD_CALLS:
-                in_backward = True
+                if not in_backward:
+                    later.append(node)
+                    continue
             elif type(func) is ast.Attribute:
-                root = func.value  # type: ignore[attr-defined]
+                root = func.value
         if root is not None:
             while type(root) is ast.Attribute or type(root) is ast.Subscript or type(root) is ast.Starred:
-                root = root.value  # type: ignore[attr-defined]
-            if type(root) is ast.Name:
-                written.add(root.id)  # type: ignore[attr-defined]
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                stack.extend((item, in_backward) for item in value if isinstance(item, AST))
-            elif isinstance(value, AST):
-                stack.append((value, in_backward))
-    return written
+                root = root.value
+            if type(root) is Name:
+                written.add(root.id)
+        for field in children.singles:
+            push(getattr(node, field))
+        for field in children.lists:
+            extend(getattr(node, field))
+    return later
 
 
 def _imported_names(facts: GateFacts) -> set[str]:
@@ -812,28 +835,44 @@ def _returned_keys(body: list[ast.stmt]) -> set[str]:
     facts.usage.reaches_return(key, scope)``)."""
     seeds: set[str] = set()
     deps: dict[str, set[str]] = {}
-    stack: list[ast.AST] = list(body)
+    table = ast_fields.CHILDREN
+    stack: list[Any] = list(body)
+    push, extend, pop = stack.append, stack.extend, stack.pop
     while stack:
-        node = stack.pop()
+        node = pop()
         kind = type(node)
-        if isinstance(node, _NOT_WALKED):
+        children = table.get(kind)
+        if children is None:
+            if kind is list:  # a field of a class whose signature was not read
+                extend(node)
+            continue  # None, or a scalar
+        if kind in _NOT_WALKED_KINDS:
             continue
+        # A value's keys are read off its nodes; the walk goes on below it
+        # only where a ``yield`` there may be a seed of its own.
         if kind is ast.Return or kind is ast.Yield or kind is ast.YieldFrom:
-            if node.value is not None:  # type: ignore[attr-defined]
-                seeds |= _expr_keys(node.value)  # type: ignore[attr-defined]
+            if node.value is not None:
+                inner = ast_fields.nodes(node.value)
+                seeds |= _expr_keys(inner)
+                if _YIELDS.isdisjoint(map(type, inner)):
+                    continue  # its value is its only child
         elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
-            if node.value is not None:  # type: ignore[attr-defined]
-                sources = _expr_keys(node.value)  # type: ignore[attr-defined]
-                targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+            if node.value is not None:
+                inner = ast_fields.nodes(node.value)
+                sources = _expr_keys(inner)
+                targets = node.targets if kind is ast.Assign else [node.target]
                 for target in targets:
                     for key in _depend_keys(target):
                         deps.setdefault(key, set()).update(sources)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                stack.extend(item for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+                if _YIELDS.isdisjoint(map(type, inner)):
+                    extend(targets)  # the other children: its targets, an annotation
+                    if kind is ast.AnnAssign:
+                        push(node.annotation)
+                    continue
+        for field in children.singles:
+            push(getattr(node, field))
+        for field in children.lists:
+            extend(getattr(node, field))
     seen = set(seeds)
     todo = list(seeds)
     while todo:
@@ -844,11 +883,15 @@ def _returned_keys(body: list[ast.stmt]) -> set[str]:
     return seen
 
 
-def _expr_keys(expr: ast.AST) -> set[str]:
+_YIELDS = frozenset({ast.Yield, ast.YieldFrom})
+
+
+def _expr_keys(nodes: list[ast.AST]) -> set[str]:
     """usage._keys on ``ast``, less what ``ast`` has no Name for (keyword
-    and attribute names, lambda parameters): every name and dotted name."""
+    and attribute names, lambda parameters): every name and dotted name of
+    an expression, given its nodes (parse/ast_fields.nodes)."""
     keys: set[str] = set()
-    for node in ast.walk(expr):
+    for node in nodes:
         kind = type(node)
         if kind is ast.Name:
             keys.add(node.id)  # type: ignore[attr-defined]
@@ -926,21 +969,25 @@ def _mentions(value: ast.AST, target: ast.AST) -> bool:
     if key is None:
         return False
     head = key.split(".", 1)[0]
-    stack = [value]
-    AST = ast.AST
+    table = ast_fields.CHILDREN
+    stack: list[Any] = [value]
+    push, extend, pop = stack.append, stack.extend, stack.pop
     while stack:
-        node = stack.pop()
+        node = pop()
         kind = type(node)
         if kind is ast.Name:
-            if node.id == head and key == head:  # type: ignore[attr-defined]
+            if node.id == head and key == head:
                 return True
             continue
         if kind is ast.Attribute and ast_dotted(node) == key:
             return True
-        for field in node._fields:
-            child = getattr(node, field, None)
-            if type(child) is list:
-                stack.extend(item for item in child if isinstance(item, AST))
-            elif isinstance(child, AST):
-                stack.append(child)
+        children = table.get(kind)
+        if children is None:
+            if kind is list:  # a field of a class whose signature was not read
+                extend(node)
+            continue  # None, or a scalar
+        for field in children.singles:
+            push(getattr(node, field))
+        for field in children.lists:
+            extend(getattr(node, field))
     return False

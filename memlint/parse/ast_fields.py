@@ -91,6 +91,36 @@ def _node_classes() -> list[type]:
 CHILDREN: dict[type, Children] = {cls: _children(cls) for cls in _node_classes() if cls.__module__ == "ast"}
 
 
+def _ordered(cls: type, children: Children) -> tuple[tuple[str, bool], ...] | None:
+    if children.generic:
+        return None
+    kept = set(children.singles) | set(children.lists)
+    return tuple((name, name in children.lists) for name in getattr(cls, "_fields", ()) if name in kept)
+
+
+# Node class -> its fields that may hold code, in ``_fields`` order, each with
+# whether it holds a list; None for a class read generically.
+ORDERED: dict[type, tuple[tuple[str, bool], ...] | None] = {cls: _ordered(cls, ch) for cls, ch in CHILDREN.items()}
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """``node``'s children that may hold code, in ``ast.iter_child_nodes``'s
+    order (the order libcst visits them in, for the walks that replay a
+    rule's visitor), less contexts, operators and aliases. A class read
+    generically gives what ``iter_child_nodes`` gives."""
+    fields = ORDERED.get(type(node), ())
+    if fields is None:
+        return list(ast.iter_child_nodes(node))
+    out: list[ast.AST] = []
+    for name, many in fields:
+        value = getattr(node, name)
+        if many:
+            out += [item for item in value if item is not None]  # a Dict's keys may hold None
+        elif value is not None:
+            out.append(value)
+    return out
+
+
 def nodes(root: ast.AST) -> list[ast.AST]:
     """``root`` and every node below it that may hold code: what ``ast.walk``
     yields, in another order, less the contexts, operators and aliases."""
