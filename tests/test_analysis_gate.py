@@ -1722,3 +1722,86 @@ def test_a_leaf_bound_by_an_annotated_assignment_or_a_walrus_is_a_module_leaf():
         rest = "def other(model):\n    for w in model.parameters():\n        pass\ndef step():\n    w.add_(1)\n"
         assert facts(f"{binding}\n{rest}").leaf_written_with_grad, binding
         assert not facts(f"{binding.replace('nn.Parameter', 'make')}\n{rest}").leaf_written_with_grad, binding
+
+
+# -- MEM401: a function some call surely enters without grad -------------------
+
+_ENTERED_OFF = """\
+import torch
+from torch import nn
+
+
+def copy_into(new_layer, w):
+    fresh = nn.Linear(2, 2)
+    fresh.weight.copy_(w)
+    return fresh
+
+
+class Backbone(nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        with torch.no_grad():
+            self.layer = copy_into(None, w)
+"""
+
+
+def test_mem401_skips_a_function_some_call_enters_without_grad():
+    """grad_mode.entry_mode joins the modes of the calls callgraph resolves
+    to ``copy_into``: one under ``torch.no_grad()`` makes it DISABLED or
+    UNKNOWN, never ENABLED, so MEM401 stays silent in it (the old gate kept
+    any write outside a no-grad ``with`` of its own function)."""
+    assert not facts(_ENTERED_OFF).grad_on_writes.inplace_parameter_attr
+    assert not _gated_in(_ENTERED_OFF, "MEM401")
+    assert not _findings(_ENTERED_OFF, ["MEM401"], gate=False)
+    # Another call with grad on as well: UNKNOWN, still silent.
+    both = _ENTERED_OFF + "\n\ndef build(w):\n    return copy_into(None, w)\n"
+    assert not _gated_in(both, "MEM401")
+    assert not _findings(both, ["MEM401"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # no call under no_grad: entry ENABLED
+        (
+            "        with torch.no_grad():\n            self.layer = copy_into(None, w)\n",
+            "        self.layer = copy_into(None, w)\n",
+        ),
+        # the mode set inside the function decides, not its entry
+        ("    fresh.weight.copy_(w)\n", "    with torch.enable_grad():\n        fresh.weight.copy_(w)\n"),
+        # set by a statement the walk does not follow
+        ("    fresh.weight.copy_(w)\n", "    torch.set_grad_enabled(True)\n    fresh.weight.copy_(w)\n"),
+    ],
+)
+def test_mem401_keeps_a_function_whose_entry_may_be_enabled(change):
+    src = _ENTERED_OFF.replace(*change)
+    assert src != _ENTERED_OFF
+    _kept_with_its_findings(src, "MEM401")
+
+
+def test_a_private_set_grad_enabled_statement_keeps_every_write():
+    """grad_mode's bare statements: a torch callee whose name ends in
+    ``set_grad_enabled``, ``torch._C._set_grad_enabled`` too."""
+    src = _ENTERED_OFF.replace(
+        "    fresh.weight.copy_(w)\n", "    torch._C._set_grad_enabled(True)\n    fresh.weight.copy_(w)\n"
+    )
+    f = facts(src)
+    assert f.grad_on_writes is f  # every write counts
+    assert _gated_in(src, "MEM401")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # two defs of that name: callgraph resolves neither call
+        ("class Backbone", "def copy_into(a, b):\n    return a\n\n\nclass Backbone"),
+        # a decorated def: the decorator's mode comes first
+        ("def copy_into", "@functools.cache\ndef copy_into"),
+        # a def inside a class: a bare call never resolves to it
+        ("def copy_into(new_layer, w):", "class Holder:\n  def copy_into(new_layer, w):"),
+    ],
+)
+def test_mem401_reads_only_calls_callgraph_surely_resolves(change):
+    src = _ENTERED_OFF.replace(*change)
+    assert src != _ENTERED_OFF
+    assert facts(src).grad_on_writes.inplace_parameter_attr

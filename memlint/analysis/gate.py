@@ -880,18 +880,23 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
     the mode may come from somewhere this walk does not follow (a bare
     ``set_grad_enabled`` statement, ``stack.enter_context``), every write
     counts."""
-    if facts.called & {"set_grad_enabled", "enter_context"}:
+    if _mode_set_by_statements(facts):
         return facts
     qualified = _import_table(facts)
     aliases = facts._aliases
     out = GateFacts(ast.Module(body=[], type_ignores=[]))
     heads: set[str] = set()  # the names each "off" was read through
     rebound: set[str] = set()  # names.ImportTable drops an import rebound anywhere
+    # The writes grad may be on at, each with the function whose entry mode
+    # decides it (None: set inside its function, or at module level).
+    writes: list[tuple[ast.AST, ast.AST | None]] = []
+    off_called: set[str] = set()  # ``f`` of a bare ``f(...)`` call where grad is surely off
     Name, Load, table = ast.Name, ast.Load, ast_fields.CHILDREN
-    stack: list[tuple[ast.AST, bool]] = [(facts._tree, False)]
+    # (node, surely off, the function whose entry mode holds there)
+    stack: list[tuple[ast.AST, bool, ast.AST | None]] = [(facts._tree, False, None)]
     push, pop = stack.append, stack.pop
     while stack:
-        node, off = pop()
+        node, off, entry = pop()
         kind = type(node)
         if kind is Name:
             if type(node.ctx) is not Load:  # type: ignore[attr-defined]
@@ -904,42 +909,106 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
         if kind is ast.With or kind is ast.AsyncWith:
             items = [item.context_expr for item in node.items]  # type: ignore[attr-defined]
             for item in node.items:  # type: ignore[attr-defined]
-                push((item, off))
+                push((item, off, entry))
             modes = [_context(item, qualified, aliases, heads) for item in items]
             inner = False if "on" in modes else True if "off" in modes else off
+            # grad_mode._local: a ``with`` may set the mode (a helper's too),
+            # so the function's entry no longer decides below it.
             for stmt in node.body:  # type: ignore[attr-defined]
-                push((stmt, inner))
+                push((stmt, inner, None))
             continue
+        body_entry = entry
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             # grad_mode.entry_mode: a decorator's mode, else the call sites'
-            # (followed no further here: grad may be on).
-            modes = [_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
+            # (see _entered_without_grad).
+            decorators = node.decorator_list  # type: ignore[attr-defined]
+            modes = [_context(d, qualified, aliases, heads) for d in decorators]
             off = "off" in modes and "on" not in modes
-        elif not off:
-            if kind is ast.Call or kind is ast.Assign or kind is ast.AugAssign:
-                out._on_nodes.add(id(node))
-            if kind is ast.Call:
-                out._call(node, aliases)  # type: ignore[arg-type]
-            elif kind is ast.Assign:
-                out._assign(node, aliases)  # type: ignore[arg-type]
-            elif kind is ast.AugAssign:
-                out._written_in_place(node.target)  # type: ignore[attr-defined]
+            body_entry = None if decorators else node
+        elif off:
+            if kind is ast.Call and type(node.func) is Name:  # type: ignore[attr-defined]
+                off_called.add(node.func.id)  # type: ignore[attr-defined]
+        elif kind is ast.Call or kind is ast.Assign or kind is ast.AugAssign:
+            writes.append((node, entry))
         # Contexts, operators and aliases say nothing here (parse/ast_fields).
         children = table.get(kind)
         if children is None:
             if kind is list:  # a field of a class whose signature was not read
-                stack.extend((item, off) for item in node)  # type: ignore[attr-defined]
+                stack.extend((item, off, entry) for item in node)  # type: ignore[attr-defined]
             continue  # None, or a scalar
         for field in children.singles:
             value = getattr(node, field)
             if value is not None:
-                push((value, off))
+                push((value, off, entry))
         for field in children.lists:
+            inside = body_entry if field == "body" else entry
             for item in getattr(node, field):
                 if item is not None:
-                    push((item, off))
+                    push((item, off, inside))
     if heads & rebound:
         return facts  # ``torch`` rebound somewhere: context_mode may not resolve it
+    entered_off = _entered_without_grad(facts, off_called)
+    for node, entry in writes:
+        if entry is not None and id(entry) in entered_off:
+            continue
+        out._on_nodes.add(id(node))
+        kind = type(node)
+        if kind is ast.Call:
+            out._call(node, aliases)  # type: ignore[arg-type]
+        elif kind is ast.Assign:
+            out._assign(node, aliases)  # type: ignore[arg-type]
+        else:
+            out._written_in_place(node.target)  # type: ignore[attr-defined]
+    return out
+
+
+def _mode_set_by_statements(facts: GateFacts) -> bool:
+    """A mode may be set by a statement, not a ``with`` (grad_mode's
+    ``_bare``: a torch callee whose name ends in ``set_grad_enabled``,
+    ``torch._C._set_grad_enabled`` too; ``_entered_table``:
+    ``stack.enter_context(...)``): the walks here do not follow those."""
+    return "enter_context" in facts.called or any(c.endswith("set_grad_enabled") for c in facts.called)
+
+
+def _entered_without_grad(facts: GateFacts, off_called: set[str]) -> set[int]:
+    """The ids of the defs grad_mode.entry_mode can never find ENABLED:
+    entry_mode joins the modes of the calls callgraph resolves to a def (an
+    escape adds ENABLED), so one call surely DISABLED makes it DISABLED or
+    UNKNOWN. Only calls whose resolution is sure count: a bare ``f(...)``
+    where the file holds one def named ``f``, at module level (callgraph's
+    ``_visible`` from any scope finds it and nothing else), undecorated (a
+    decorator's mode would come first)."""
+    if not off_called:
+        return set()
+    count: dict[str, int] = {}
+    for fn in facts._functions:
+        name = fn.name  # type: ignore[attr-defined]
+        count[name] = count.get(name, 0) + 1
+    found: set[int] = set()
+    for stmt in _module_level_statements(facts._tree):
+        kind = type(stmt)
+        if (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef) and not stmt.decorator_list:  # type: ignore[attr-defined]
+            name = stmt.name  # type: ignore[attr-defined]
+            if name in off_called and count.get(name) == 1:
+                found.add(id(stmt))
+    return found
+
+
+def _module_level_statements(tree: ast.AST) -> list[ast.AST]:
+    """The statements of the module's own scope: its body, and the blocks of
+    its ``if``/``try``/``with``/loops (no def or class body)."""
+    out: list[ast.AST] = []
+    stack = list(tree.body)  # type: ignore[attr-defined]
+    while stack:
+        stmt = stack.pop()
+        out.append(stmt)
+        kind = type(stmt)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+            continue
+        for field in ast_fields.STATEMENT_BLOCKS:
+            block = getattr(stmt, field, None)
+            if block:
+                stack.extend(block)  # a handler or a case: its body is walked next
     return out
 
 
@@ -984,7 +1053,7 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
     may be a model call, and a ``with`` that may turn grad off inside a loop
     only when it holds one (a model call DISABLED in a loop that is not
     lies under such a ``with``)."""
-    if facts.called & {"set_grad_enabled", "enter_context"}:
+    if _mode_set_by_statements(facts):
         return True  # modes set by statements, not followed here
     aliases, defs = facts._aliases, facts.def_names
     seeds: set[str] = set()  # names called where grad may be off
