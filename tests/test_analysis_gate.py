@@ -1805,3 +1805,30 @@ def test_mem401_reads_only_calls_callgraph_surely_resolves(change):
     src = _ENTERED_OFF.replace(*change)
     assert src != _ENTERED_OFF
     assert facts(src).grad_on_writes.inplace_parameter_attr
+
+
+_LOOP_OVER_A_NAME = """\
+import torch
+
+
+def tag(messages, content):
+    for message in messages:
+        message["content"] = content
+    return messages
+"""
+
+
+def test_mem401_reads_a_loop_over_a_bare_name_only_where_leaves_are_made():
+    """leaves.leaf_list needs every value of the name to be a display of
+    leaves, each made by creates_leaf; a file with no such call has none
+    (the old gate took any ``for x in name:`` for a loop over leaves)."""
+    assert not facts(_LOOP_OVER_A_NAME).leaf_written_with_grad
+    assert not _gated_in(_LOOP_OVER_A_NAME, "MEM401")
+    assert not _findings(_LOOP_OVER_A_NAME, ["MEM401"], gate=False)
+    made = (
+        _LOOP_OVER_A_NAME
+        + "\n\nw = torch.zeros(2, requires_grad=True)\nparams = [w]\nfor p in params:\n    p.add_(1)\n"
+    )
+    _kept_with_its_findings(made, "MEM401")
+    parameter = made.replace("torch.zeros(2, requires_grad=True)", "torch.nn.Parameter(torch.zeros(2))")
+    _kept_with_its_findings(parameter, "MEM401")

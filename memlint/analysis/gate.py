@@ -706,6 +706,12 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
     if not on and not every:
         return False
     aliases = facts._aliases
+    # ``for p in params`` binds leaves only over a list leaves.leaf_list
+    # proves: every value of ``params`` a display of leaves, each made by
+    # leaves.creates_leaf (``x.requires_grad_()``, ``nn.Parameter(...)``, a
+    # torch factory with ``requires_grad=True``), directly, through a
+    # function's returns or the lists callers pass. No such call: no list.
+    leaf_lists = bool(facts.called & {"requires_grad_", "Parameter"}) or "requires_grad" in facts.keywords
     outer: set[str] = set()  # names some binding may give a leaf (module_leaf's values)
     # Every ``=``, ``: T =`` and ``:=`` with a value, as the main walk kept them.
     bindings = [(t, node.value) for node in facts._assigns for t in node.targets]
@@ -789,7 +795,7 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
             if type(func) is ast.Attribute and func.attr != "requires_grad_" and is_inplace_method(func.attr):
                 if type(func.value) is ast.Name and leaf(func.value.id) and (every or id(node) in on):
                     return True
-        pushed = kind in (ast.For, ast.AsyncFor) and _may_iterate_parameters(node.iter)  # type: ignore[attr-defined]
+        pushed = kind in (ast.For, ast.AsyncFor) and _may_iterate_parameters(node.iter, leaf_lists)  # type: ignore[attr-defined]
         if pushed:
             loops.append(_bare_names(node.target))  # type: ignore[attr-defined]
         try:
@@ -1705,12 +1711,12 @@ def _may_run_inplace(expr: ast.AST) -> bool:
     )
 
 
-def _may_iterate_parameters(iterable: ast.AST) -> bool:
+def _may_iterate_parameters(iterable: ast.AST, bare: bool = True) -> bool:
     """A loop MEM401 may take for one over leaves (frozen.parameter_loop_targets:
     ``model.parameters()``, ``named_parameters()``, inside ``enumerate``/``zip``/
-    ``list``; or a bare name, a list of leaves)."""
+    ``list``; or, when ``bare``, a bare name, a list of leaves)."""
     if type(iterable) is ast.Name:
-        return True
+        return bare
     if type(iterable) is not ast.Call:
         return False
     return any(
