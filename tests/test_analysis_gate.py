@@ -1634,14 +1634,6 @@ def test_a_name_bound_in_another_function_is_no_module_key_here():
     assert facts(enclosing).loop_sites.accumulates
 
 
-def test_the_gates_module_name_guess_is_objects():
-    from memlint.analysis import objects
-    from memlint.analysis.gate_seeds import MODULE_NAME
-
-    (pattern,) = [p for kind, p in objects._NAME_GUESSES if kind is objects.Kind.MODULE]
-    assert MODULE_NAME.pattern == pattern.pattern
-
-
 def test_mem201_reads_training_only_for_a_loop_shared_with_evaluation():
     """Without an eval call or ``volatile=``, training opens only
     _check_shared_loop: a backward or step under ``if train:``, ``train`` a

@@ -389,7 +389,7 @@ class GateFacts:
             self._assign(assign, aliases)
         self.eval_function_loops = any(
             name_tokens(fn.name) & EVAL_FUNCTION_TOKENS  # type: ignore[attr-defined]
-            and any(type(n) in _LOOPS for n in _nodes(fn))
+            and any(type(n) in _LOOPS for n in ast_fields.nodes(fn))
             for fn in functions
         )
 
@@ -506,13 +506,7 @@ class GateFacts:
         if len(targets) == 1 and _state_dict_call(value):
             self.state_dict_snapshot = True
         func = value.func  # type: ignore[attr-defined]
-        last = (
-            func.attr
-            if type(func) is ast.Attribute
-            else aliases.get(func.id, func.id)
-            if type(func) is ast.Name
-            else None
-        )
+        last = ast_callee(func, aliases)
         saves = last in _SAVES_OUTPUT
         # ``n = nn.Parameter(...)``, ``n = torch.zeros(..., requires_grad=True)``, ``n = t.requires_grad_()``
         leaf = last in _LEAF_MARKS or any(kw.arg == "requires_grad" for kw in value.keywords)  # type: ignore[attr-defined]
@@ -639,7 +633,7 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
                 walk(child)
             if kind is ast.Assign:  # leave_Assign
                 value = node.value  # type: ignore[attr-defined]
-                saves = type(value) is ast.Call and _callee_last(value.func, aliases) in _SAVES_OUTPUT
+                saves = type(value) is ast.Call and ast_callee(value.func, aliases) in _SAVES_OUTPUT
                 for t in node.targets:  # type: ignore[attr-defined]
                     if type(t) is ast.Name:
                         if saves:
@@ -823,7 +817,7 @@ def _creates_leaf(value: ast.Call, aliases: dict[str, str]) -> bool:
     for kw in value.keywords:
         if kw.arg == "requires_grad" and type(kw.value) is ast.Constant and kw.value.value is False:  # type: ignore[attr-defined]
             return False
-    last = _callee_last(value.func, aliases)
+    last = ast_callee(value.func, aliases)
     if last == "requires_grad_" and value.args:
         first = value.args[0]
         return not (type(first) is ast.Constant and first.value is False)  # type: ignore[attr-defined]
@@ -863,15 +857,6 @@ def _training_scope(root: ast.AST, called: set[str], has_forward: bool, aliases:
             return True
         stack += children(node)
     return False
-
-
-def _callee_last(func: ast.AST, aliases: dict[str, str]) -> str | None:
-    """What GateFacts._assign reads as a call's last name."""
-    if type(func) is ast.Attribute:
-        return func.attr  # type: ignore[attr-defined]
-    if type(func) is ast.Name:
-        return aliases.get(func.id, func.id)  # type: ignore[attr-defined]
-    return None
 
 
 # grad_mode.context_mode: what a ``with`` item or decorator may turn grad on
@@ -1110,7 +1095,7 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
             if any((ast_dotted(b) or "").endswith("Function") for b in node.bases):  # type: ignore[attr-defined]
                 autograd_methods.update(
                     id(n)
-                    for n in _nodes(node)
+                    for n in ast_fields.nodes(node)
                     if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef) and n.name in _AUTOGRAD_FUNCTION_OFF  # type: ignore[attr-defined]
                 )
         fn.statements.append(node)
@@ -1360,7 +1345,7 @@ def _calls_model(facts: GateFacts, root: ast.AST) -> bool:
     stripped, a callee _ModelReach may find MODULE. The file's bindings are
     walked only for a call the names alone do not decide."""
     pending: list[tuple[bool, str]] = []  # (a ``self.x``, its name)
-    for node in _nodes(root):
+    for node in ast_fields.nodes(root):
         if type(node) is not ast.Call:
             continue
         func = node.func  # type: ignore[attr-defined]
@@ -1457,7 +1442,7 @@ class _ModelReach:
             bases: set[str] = set()
             self_bound: set[str] = set()
             Name, Attribute, Load = ast.Name, ast.Attribute, ast.Load
-            for node in _nodes(facts._tree):
+            for node in ast_fields.nodes(facts._tree):
                 kind = type(node)
                 if kind is Name:  # as _evaluates_with_grad's walk reads it
                     if type(node.ctx) is not Load:  # type: ignore[attr-defined]
@@ -1525,7 +1510,7 @@ class _ModelReach:
         may resolve to."""
         defined = self._def_names
         callees: set[str] = set()
-        for node in _nodes(fn):
+        for node in ast_fields.nodes(fn):
             if type(node) is not ast.Call:
                 continue
             func = node.func  # type: ignore[attr-defined]
@@ -1577,10 +1562,10 @@ def _trains_under_a_flag_passed_false(facts: GateFacts) -> bool:
         flags = params if positional else params & keywords
         if not flags:
             continue
-        for node in _nodes(fn):
+        for node in ast_fields.nodes(fn):
             if type(node) is ast.If and type(node.test) is ast.Name and node.test.id in flags:  # type: ignore[attr-defined]
                 for inner in node.body:  # type: ignore[attr-defined]
-                    for n in _nodes(inner):
+                    for n in ast_fields.nodes(inner):
                         if type(n) is ast.Call and ast_callee(n.func, aliases) in _TRAINING_CALLS:  # type: ignore[attr-defined]
                             return True
     return False
@@ -1607,9 +1592,7 @@ def _context(expr: ast.AST, qualified: dict[str, set[str]], aliases: dict[str, s
     func = call.func if call is not None else expr  # type: ignore[attr-defined]
     if type(func) is ast.Name and call is None:
         return "on"  # ``with ctx:``: bound to anything
-    last = (
-        func.attr if type(func) is ast.Attribute else aliases.get(func.id, func.id) if type(func) is ast.Name else None
-    )  # type: ignore[attr-defined]
+    last = ast_callee(func, aliases)
     if last in _GRAD_ON:
         return "on"
     if last not in _GRAD_OFF_CONTEXTS:
@@ -1721,7 +1704,7 @@ def _may_iterate_parameters(iterable: ast.AST, bare: bool = True) -> bool:
         return False
     return any(
         type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("parameters", "named_parameters")  # type: ignore[attr-defined]
-        for n in _nodes(iterable)
+        for n in ast_fields.nodes(iterable)
     )
 
 
@@ -1959,12 +1942,6 @@ def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
                     ):
                         return True
     return False
-
-
-def _nodes(root: ast.AST) -> list[ast.AST]:
-    """``root`` and every node below it that may hold code (contexts,
-    operators and aliases left out: no caller looks for them)."""
-    return ast_fields.nodes(root)
 
 
 def enabled_by_gate(rules, facts: GateFacts):

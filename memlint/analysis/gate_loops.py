@@ -433,14 +433,7 @@ def _eval_mode_lines(facts: GateFacts) -> list[int]:
     lines = []
     aliases = facts._aliases
     for call in facts._calls:
-        func = call.func
-        last = (
-            func.attr
-            if type(func) is ast.Attribute
-            else aliases.get(func.id, func.id)
-            if type(func) is ast.Name
-            else None
-        )
+        last = ast_callee(call.func, aliases)
         if last == "eval" and not call.args and not call.keywords:
             lines.append(call.lineno)
         elif last == "train" and (call.args or call.keywords):

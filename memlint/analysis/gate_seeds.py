@@ -48,21 +48,13 @@ function of the file with the callee's name counts.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
+from memlint.analysis.objects import Kind, guess_kind_from_name
 from memlint.parse.ast_fields import CHILDREN
 
 GateFacts = Any  # analysis/gate.GateFacts (no import circle)
 
-# objects._NAME_GUESSES' Kind.MODULE pattern (tests/test_analysis_gate.py
-# holds it equal; objects imports libcst, the gate does not).
-MODULE_NAME = re.compile(
-    r"^(model|net|network|generator|discriminator|encoder|decoder|classifier|backbone|"
-    r"policy|critic|actor|unet|vae|rnn|lstm|gru|cnn|mlp|transformer|net[GD])"
-    r"(_?[A-Z0-9][A-Za-z0-9]*|_[a-z]|_(student|teacher|ema|base|main|gen|disc|enc|dec|\d+))?$"
-    r"|^[a-z]+_(model|net)$|^[GD]$"
-)
 # Callees seeding history whatever their arguments, by the last name
 # (ast_names.ast_callee): backward calls (training_verbs: ``x.backward()``,
 # ``accelerator.backward(l)``, ``torch.autograd.backward(l)``,
@@ -225,7 +217,7 @@ class Seeds:
     def _may_be_module(self, func: ast.AST, kind: type, body: _Body) -> bool:
         if kind is ast.Name:
             name = func.id  # type: ignore[attr-defined]
-            if name == "self" or MODULE_NAME.search(name) is not None:
+            if name == "self" or guess_kind_from_name(name) is Kind.MODULE:
                 return True
             scope: _Body | None = body
             while scope is not None:
@@ -237,7 +229,7 @@ class Seeds:
             attr = func.attr  # type: ignore[attr-defined]
             receiver = func.value  # type: ignore[attr-defined]
             if type(receiver) is ast.Name and receiver.id == "self":
-                return attr in self._attrs or MODULE_NAME.search(attr) is not None
+                return attr in self._attrs or guess_kind_from_name(attr) is Kind.MODULE
             return attr == "module"
         return False
 
