@@ -305,3 +305,38 @@ def test_cli_json_output_is_identical_warm(tmp_path, run_memlint):
         warm = run_memlint("check", "--output-format", fmt, ".")
         assert (warm.returncode, warm.stdout) == (cold.returncode, cold.stdout)
         assert warm.stdout == run_memlint("check", "--no-cache", "--output-format", fmt, ".").stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__version__ = '1.9.0'\n",
+        'version: str\n__version__: str\n__version__ = version = "1.9.0"\n',  # vcs-versioning's chain
+    ],
+)
+def test_libcst_version_is_read_from_its_file_without_package_metadata(tmp_path, monkeypatch, text):
+    import importlib.metadata
+    import importlib.util
+    from types import SimpleNamespace
+
+    from memlint.run import cache as cache_module
+
+    (tmp_path / "_version.py").write_text(text)
+    spec = SimpleNamespace(submodule_search_locations=[str(tmp_path)])
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
+
+    def no_metadata(name):  # the fallback costs a warm run ~45 ms
+        raise AssertionError("read package metadata")
+
+    monkeypatch.setattr(importlib.metadata, "version", no_metadata)
+    assert cache_module._libcst_version() == "1.9.0"
+
+
+def test_libcst_version_of_the_installed_libcst_is_read_from_its_file(monkeypatch):
+    import importlib.metadata
+
+    from memlint.run import cache as cache_module
+
+    expected = importlib.metadata.version("libcst")
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "metadata")
+    assert cache_module._libcst_version() == expected

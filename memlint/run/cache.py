@@ -63,6 +63,11 @@ def source_fingerprint() -> str:
     return hash_sources(folders, header)
 
 
+# ``__version__ = "1.8.0"``, or chained as vcs-versioning writes it:
+# ``__version__ = version = '1.9.0'``.
+_VERSION = re.compile(r"""^__version__\s*=\s*(?:\w+\s*=\s*)*["']([^"']+)["']""", re.MULTILINE)
+
+
 def _libcst_version() -> str:
     """libcst's version, read without importing libcst (a warm run never
     needs it otherwise: 0.2 s of a 0.5 s run)."""
@@ -73,7 +78,7 @@ def _libcst_version() -> str:
         for folder in spec.submodule_search_locations:
             try:
                 with open(os.path.join(folder, "_version.py"), encoding="utf-8") as fh:
-                    match = re.search(r"""__version__\s*=\s*["']([^"']+)["']""", fh.read())
+                    match = _VERSION.search(fh.read())
             except OSError:
                 continue
             if match:

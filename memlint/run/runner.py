@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from memlint.parse.collector import collector_paused
 from memlint.read.source import SourceError, read_source, write_inside_tree
 from memlint.run.cache import FindingsCache, file_digest
 from memlint.run.results import FileReport, Settings, unified_diff
 from memlint.run.selection import select_codes
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16
@@ -165,6 +166,11 @@ def run(
     # A registry that fails to load is reported per file by the workers.
     with contextlib.suppress(Exception):
         rules_for(settings, ())
+    # The pool's modules (multiprocessing: ~40 ms) only where a pool starts:
+    # a warm run never needs them.
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     size = max(1, min(16, len(todo) // (jobs * 8)))
     chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_signals)
@@ -197,6 +203,9 @@ def _process_alone(path: str, settings: Settings, cache: FindingsCache | None) -
     """A file left over when a worker died (a crash in native code, the OOM
     killer), in a process of its own: the file that kills it is reported,
     the others are linted as usual."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_signals)
     try:
         report = pool.submit(_process_chunk, [path], settings, cache).result()[0]
