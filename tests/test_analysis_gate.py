@@ -1634,6 +1634,119 @@ def test_a_name_bound_in_another_function_is_no_module_key_here():
     assert facts(enclosing).loop_sites.accumulates
 
 
+# A ``generate`` under ``@torch.no_grad()``: history.py walks it with grad
+# off (grad_mode.decorator_mode), where a model call is ``fresh()`` = NO.
+_OFF_GENERATE = """\
+import torch
+class Sampler(torch.nn.Module):
+    @torch.no_grad()
+    def generate(self, loader):
+        for batch in loader:
+            out = self.model(batch)
+            self.samples.append(out)
+            self.total += out.sum()
+"""
+
+
+def test_a_body_decorated_with_no_grad_is_seeded_only_by_a_backward():
+    f = facts(_OFF_GENERATE)
+    assert not f.loop_sites.stores and not f.loop_sites.accumulates
+    assert not _findings(_OFF_GENERATE, ["MEM101", "MEM102"], gate=False)
+    inference = _OFF_GENERATE.replace("torch.no_grad()", "torch.inference_mode()")
+    assert not facts(inference).loop_sites.stores
+    imported = _OFF_GENERATE.replace("import torch\n", "import torch\nfrom torch import no_grad\n")
+    assert not facts(imported.replace("@torch.no_grad()", "@no_grad()")).loop_sites.stores
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("    @torch.no_grad()\n", ""),  # not decorated: the model call seeds
+        ("torch.no_grad()", "torch.enable_grad()"),
+        ("torch.no_grad()", "torch.inference_mode(False)"),
+        # grad turned back on inside: grad_mode.local_mode ENABLED
+        (
+            "            out = self.model(batch)\n",
+            "            with torch.enable_grad():\n                out = self.model(batch)\n",
+        ),
+    ],
+)
+def test_a_body_that_may_run_with_grad_keeps_mem101_and_mem102(change):
+    src = _OFF_GENERATE.replace(*change)
+    assert facts(src).loop_sites.stores and facts(src).loop_sites.accumulates, change
+    _kept_with_its_findings(src, "MEM102")
+
+
+def test_a_no_grad_body_is_still_seeded_by_a_backward_or_a_decorator_it_cannot_read():
+    """``_backward_proves`` reads no mode; a rebound ``torch`` leaves
+    names.ImportTable no import to read the decorator through; a function
+    decorated off that calls a function holding a backward gets its YES."""
+    backward = _OFF_GENERATE.replace("self.samples.append(out)", "out.backward()\n            self.samples.append(out)")
+    assert facts(backward).loop_sites.stores
+    helper = _OFF_GENERATE.replace("out = self.model(batch)", "out = self.fit(batch)")
+    helper += "    def fit(self, x):\n        loss = x.pow(2).sum()\n        loss.backward()\n        return loss\n"
+    assert facts(helper).loop_sites.stores
+    rebound = _OFF_GENERATE + "def f(torch):\n    return torch\n"
+    assert facts(rebound).loop_sites.stores
+
+
+def test_a_caller_of_a_no_grad_function_gets_no_history_from_it():
+    """``summary`` walks the callee in its decorator's mode: ``sample``
+    returns NO to ``collect``, whose own body holds no other seed."""
+    src = (
+        "import torch\n"
+        "@torch.no_grad()\n"
+        "def sample(model, x):\n"
+        "    return model(x)\n"
+        "def collect(loader, outs):\n"
+        "    for batch in loader:\n"
+        "        outs.append(sample(net, batch))\n"
+    )
+    assert not facts(src).loop_sites.stores
+    assert not _findings(src, ["MEM102"], gate=False)
+    assert facts(src.replace("@torch.no_grad()\n", "")).loop_sites.stores
+
+
+# A method with a store and no loop of its own: MEM102 reports it only when a
+# batch loop calls it through callgraph (loops.batch_loop_calling), which
+# resolves a method only from ``self.m()``/``cls.m()``.
+_RECORDER = """\
+import torch
+class Recorder:
+    def __init__(self, model):
+        self.model = model
+        self.outs = []
+    def record(self, x):
+        self.outs.append(self.model(x))
+def run(rec, loader):
+    for batch in loader:
+        rec.record(batch)
+"""
+
+
+def test_a_method_no_self_call_resolves_to_keeps_no_store():
+    f = facts(_RECORDER)
+    assert not f.loop_sites.stores
+    assert not _findings(_RECORDER, ["MEM102"], gate=False)
+    # ``super().__init__()`` resolves to nothing either
+    init = _RECORDER.replace(
+        "        self.outs = []\n", "        self.outs = {}\n        self.outs[0] = self.model(0)\n"
+    )
+    init += "class Child(Recorder):\n    def __init__(self, m):\n        super().__init__(m)\n"
+    assert not facts(init).loop_sites.stores
+    # a bare call of the method's name finds no method
+    assert not facts(_RECORDER.replace("rec.record(batch)", "record(batch)")).loop_sites.stores
+
+
+def test_a_method_a_batch_loop_calls_through_self_keeps_its_store():
+    src = _RECORDER.replace(
+        "def run(rec, loader):\n    for batch in loader:\n        rec.record(batch)\n",
+        "    def run(self, loader):\n        for batch in loader:\n            self.record(batch)\n",
+    )
+    assert facts(src).loop_sites.stores
+    _kept_with_its_findings(src, "MEM102")
+
+
 def test_mem201_reads_training_only_for_a_loop_shared_with_evaluation():
     """Without an eval call or ``volatile=``, training opens only
     _check_shared_loop: a backward or step under ``if train:``, ``train`` a

@@ -146,6 +146,7 @@ class _Scope:
         "written",
         "returns",
         "lines",
+        "method",
     )
 
     def __init__(self, name: str | None, owner: _Scope | None = None) -> None:
@@ -170,6 +171,7 @@ class _Scope:
         self.written: set[str] | None = None
         self.returns: set[str] | None = None  # _returned_keys(body), read on first need
         self.lines: tuple[int, int] | None = None  # a function's first and last line; None: the whole file
+        self.method = False  # right in a class body: callgraph resolves only ``self.m()``/``cls.m()`` to it
 
 
 class _Loop:
@@ -302,6 +304,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             fn = _Scope(node.name)  # type: ignore[attr-defined]
             fn.body = node.body  # type: ignore[attr-defined]
             fn.lines = (min(d.lineno for d in (node, *node.decorator_list)), node.end_lineno)  # type: ignore[attr-defined]
+            fn.method = id(node) in methods
             scopes.append(fn)
             args = node.args  # type: ignore[attr-defined]
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
@@ -398,13 +401,13 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     # Statements no loop of their own function may carry: a batch loop may
     # call the function (``self.x`` or a name it does not bind), or Lightning
     # calls its ``training_step``.
-    called: set[str] | None = None
+    called: tuple[set[str], set[str]] | None = None
     for fn in scopes:
         if not fn.pending:
             continue
         if called is None:
-            called = _called_names(facts) if any_batch else set()
-        runs_per_batch = fn.name in called
+            called = _called_names(facts) if any_batch else (set(), set())
+        runs_per_batch = fn.name in (called[1] if fn.method else called[0])
         outlived = fn.locals - fn.declared
         for what, root, through in fn.pending:
             attribute_of_self = root == "self" and through
@@ -929,17 +932,21 @@ def eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call]
     return False
 
 
-def _called_names(facts: GateFacts) -> set[str]:
-    """The names calls are written with (callgraph resolves ``f()`` and
-    ``self.f()`` by them)."""
-    names: set[str] = set()
+def _called_names(facts: GateFacts) -> tuple[set[str], set[str]]:
+    """The names callgraph may resolve calls by (CallGraph._lookup_call):
+    ``f`` of ``f()``, which finds no method, and ``m`` of ``self.m()`` and
+    ``cls.m()``, the only calls that find one (``super().__init__()``,
+    ``obj.m()`` find nothing). loops.batch_loop_calling follows only the
+    call sites callgraph resolves."""
+    bare: set[str] = set()
+    through_self: set[str] = set()
     for call in facts._calls:
         func = call.func
         if type(func) is ast.Name:
-            names.add(func.id)
-        elif type(func) is ast.Attribute:
-            names.add(func.attr)
-    return names
+            bare.add(func.id)
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in ("self", "cls"):
+            through_self.add(func.attr)
+    return bare, through_self
 
 
 def _flat_names(target: ast.AST) -> list[str]:
