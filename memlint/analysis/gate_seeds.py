@@ -83,7 +83,30 @@ _SEEDING_CALLEES = frozenset({"backward", "manual_backward", "functional_call"})
 _BACKWARD_CALLEES = frozenset({"backward", "manual_backward"})
 _OFF_DECORATORS = frozenset({"no_grad", "inference_mode"})
 _PARAMETER_METHODS = ("parameters", "named_parameters")
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+# What _collect does with a node, and the fields holding its children
+# (parse/ast_fields: contexts, operators and aliases hold nothing here), in
+# one lookup; anything else met (None, a scalar) has no children.
+_NAME, _ATTRIBUTE, _CALL, _ARG, _HANDLER, _FUNCTION, _CLASS, _LIST = range(1, 9)
+_SEED_CODES = {
+    ast.Name: _NAME,
+    ast.Attribute: _ATTRIBUTE,
+    ast.Call: _CALL,
+    ast.arg: _ARG,
+    ast.ExceptHandler: _HANDLER,
+    ast.FunctionDef: _FUNCTION,
+    ast.AsyncFunctionDef: _FUNCTION,
+    ast.ClassDef: _CLASS,
+}
+
+
+class _Table(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: type) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+        return (0, (), ())
+
+
+_SEED_WALK = _Table({cls: (_SEED_CODES.get(cls, 0), ch.singles, ch.lists) for cls, ch in CHILDREN.items()})
+_SEED_WALK[list] = (_LIST, (), ())
 
 
 class _Body:
@@ -150,72 +173,77 @@ class Seeds:
         attrs = self._attrs
         candidates: list[tuple[_Body, list[ast.expr]]] = []  # decorated with a grad-off name
         params: set[str] = set()  # every parameter and handler name: they rebind an import too
-        stack: list[tuple[object, _Body]] = [(stmt, module) for stmt in self._tree.body]
-        push, pop, table = stack.append, stack.pop, CHILDREN
-        Name, Attribute, Call, Store, arg = ast.Name, ast.Attribute, ast.Call, ast.Store, ast.arg
-        while stack:
-            node, owner = pop()
-            kind = type(node)
-            if kind is list:  # a field of a class whose signature was not read
-                stack.extend((item, owner) for item in node)  # type: ignore[attr-defined]
-                continue
-            if kind is Name:
-                if type(node.ctx) is Store:  # type: ignore[attr-defined]
-                    owner.bound.add(node.id)  # type: ignore[attr-defined]
-                continue
-            if kind is arg:
-                params.add(node.arg)  # type: ignore[attr-defined]
-                # objects._param_kind: only an annotation (or the name guess) makes a parameter a module.
-                if node.annotation is not None:  # type: ignore[attr-defined]
-                    owner.bound.add(node.arg)  # type: ignore[attr-defined]
-            elif kind is ast.ExceptHandler:
-                if node.name:  # type: ignore[attr-defined]
-                    params.add(node.name)  # type: ignore[attr-defined]
-            elif kind is Attribute:
-                if type(node.ctx) is Store:  # type: ignore[attr-defined]
-                    attrs.add(node.attr)  # type: ignore[attr-defined]
-            elif kind is Call:
-                owner.calls.append(node)  # type: ignore[arg-type]
-                func = node.func  # type: ignore[attr-defined]
-                if type(func) is Attribute and func.attr in _PARAMETER_METHODS:
-                    owner_of = func.value
-                    if type(owner_of) is Attribute:
-                        attrs.add(owner_of.attr)
-                    elif type(owner_of) is Name:
-                        owner.bound.add(owner_of.id)
-            elif kind in _FUNCTIONS:
-                fn = _Body(node.name, owner)  # type: ignore[attr-defined]
-                bodies[id(node.body)] = fn  # type: ignore[attr-defined]
-                functions.append(fn)
-                decorators = node.decorator_list  # type: ignore[attr-defined]
-                if decorators and any(self._off_name(d) for d in decorators):
-                    candidates.append((fn, decorators))
-                for stmt in node.body:  # type: ignore[attr-defined]
-                    push((stmt, fn))
-                # The parameters (and their defaults: wider) are the
-                # function's keys; decorators and the return annotation
-                # count in the enclosing body (wider still).
-                push((node.args, fn))  # type: ignore[attr-defined]
-                for field in ("decorator_list", "returns"):
-                    push((getattr(node, field), owner))
-                continue
-            elif kind is ast.ClassDef:
-                # No walk evaluates a class body: its calls seed nothing. Its
-                # names count as the enclosing body's (objects binds them in
-                # a class inside a function; wider at the module).
-                inside = _Body("", owner, owner.bound)
-                for stmt in node.body:  # type: ignore[attr-defined]
-                    push((stmt, inside))
-                for field in ("bases", "keywords", "decorator_list"):
-                    push((getattr(node, field), owner))
-                continue
-            children = table.get(kind)
-            if children is None:
-                continue  # None, or a scalar
-            for field in children.singles:
-                push((getattr(node, field), owner))
-            for field in children.lists:
-                stack.extend((item, owner) for item in getattr(node, field))
+        # One body at a time (a function's, the module's, a class's): its
+        # nodes need no owner each, and a def or class met hands its body on.
+        work: list[tuple[list[Any], _Body]] = [(self._tree.body, module)]
+        table = _SEED_WALK
+        Store, Attribute, Name = ast.Store, ast.Attribute, ast.Name
+        while work:
+            nodes, owner = work.pop()
+            bound, owner_calls = owner.bound, owner.calls
+            stack = list(nodes)
+            push, extend, pop = stack.append, stack.extend, stack.pop
+            while stack:
+                node = pop()
+                code, singles, lists = table[type(node)]
+                if code == _NAME:
+                    if type(node.ctx) is Store:
+                        bound.add(node.id)
+                    continue
+                if code:
+                    if code == _ATTRIBUTE:
+                        if type(node.ctx) is Store:
+                            attrs.add(node.attr)
+                    elif code == _CALL:
+                        owner_calls.append(node)
+                        func = node.func
+                        if type(func) is Attribute and func.attr in _PARAMETER_METHODS:
+                            owner_of = func.value
+                            if type(owner_of) is Attribute:
+                                attrs.add(owner_of.attr)
+                            elif type(owner_of) is Name:
+                                bound.add(owner_of.id)
+                    elif code == _ARG:
+                        params.add(node.arg)
+                        # objects._param_kind: only an annotation (or the name guess) makes a parameter a module.
+                        if node.annotation is not None:
+                            bound.add(node.arg)
+                    elif code == _HANDLER:
+                        if node.name:
+                            params.add(node.name)
+                    elif code == _FUNCTION:
+                        fn = _Body(node.name, owner)
+                        bodies[id(node.body)] = fn
+                        functions.append(fn)
+                        decorators = node.decorator_list
+                        if decorators and any(self._off_name(d) for d in decorators):
+                            candidates.append((fn, decorators))
+                        # The parameters (and their defaults: wider) are the
+                        # function's keys; decorators and the return annotation
+                        # count in the enclosing body (wider still).
+                        work.append(([node.args, *node.body], fn))
+                        extend(decorators)
+                        if node.returns is not None:
+                            push(node.returns)
+                        continue
+                    elif code == _CLASS:
+                        # No walk evaluates a class body: its calls seed nothing. Its
+                        # names count as the enclosing body's (objects binds them in
+                        # a class inside a function; wider at the module).
+                        work.append((node.body, _Body("", owner, bound)))
+                        extend(node.bases)
+                        extend(node.keywords)
+                        extend(node.decorator_list)
+                        continue
+                    elif code == _LIST:  # a field of a class whose signature was not read
+                        extend(node)
+                        continue
+                for field in singles:
+                    value = getattr(node, field)
+                    if value is not None:
+                        push(value)
+                for field in lists:
+                    extend(getattr(node, field))
         if candidates:
             stores: set[str] = set()
             for body in (module, *functions):
