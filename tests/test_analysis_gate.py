@@ -1222,13 +1222,23 @@ class Tracker:
     # values without history are not ...
     seeded = helper.replace("        self.by_step", "        torch.autograd.backward(loss)\n        self.by_step")
     assert facts(seeded).loop_sites.stores
-    for writes in ("loss.mul_(2)", "loss[0] = step", "loss.extend(x)"):
+    fed_by_a_model = {
+        "loss.mul_(2)": "loss.mul_(self.model(step))",
+        "loss[0] = step": "loss[0] = self.model(step)",
+        "loss.extend(x)": "loss.extend(self.model(step))",
+    }
+    for writes in fed_by_a_model:
         src = helper.replace("        self.by_step", f"        {writes}\n        self.by_step")
         assert not facts(src).loop_sites.stores, writes
         assert not _findings(src, ["MEM102"], gate=False), writes
-        # ... while a model call in the helper is.
-        src = src.replace("        self.losses.append", "        out = self.model(step)\n        self.losses.append")
-        assert facts(src).loop_sites.stores, writes
+        # A model call in the helper seeds, but only what takes its value
+        # may carry history (_Values._may_hold_history) ...
+        unused = src.replace("        self.losses.append", "        out = self.model(step)\n        self.losses.append")
+        assert not facts(unused).loop_sites.stores, writes
+        assert not _findings(unused, ["MEM102"], gate=False), writes
+        # ... as ``loss`` does when it is written with one.
+        fed = src.replace(writes, fed_by_a_model[writes])
+        assert facts(fed).loop_sites.stores, writes
 
 
 def test_a_name_written_in_a_nested_function_or_class_is_not_the_functions():
@@ -1586,6 +1596,8 @@ def test_a_function_without_a_history_seed_skips_mem101_and_mem102():
 )
 def test_a_history_seed_in_the_function_keeps_mem101_and_mem102(seed):
     src = _SEEDLESS.replace("    for batch in loader:\n", "    for batch in loader:\n" + seed)
+    src = src.replace("Layer(batch)", "Layer(out)").replace("make()", "make(out)")
+    src = src.replace("        loss.backward()\n", "        loss.backward()\n        out = loss\n")
     src += "def helper(x):\n    return model(x)\n"
     f = facts(src)
     assert f.loop_sites.stores and f.loop_sites.accumulates, seed
@@ -1802,8 +1814,8 @@ def test_returned_keys_follow_a_yield_inside_an_assigned_or_returned_value():
     assert "kept" not in keys and "total" not in keys  # a lambda is left out; ``total`` is never returned
 
 
-def test_written_names_every_name_of_a_backward_statement_wherever_it_sits():
-    from memlint.analysis.gate_loops import _written
+def test_bindings_give_every_name_of_a_backward_call_wherever_it_sits():
+    from memlint.analysis.gate_loops import _bindings
 
     body = ast.parse(
         textwrap.dedent(
@@ -1813,11 +1825,24 @@ def test_written_names_every_name_of_a_backward_statement_wherever_it_sits():
                     accelerator.backward(loss_fn(out, b))
                 hist.append(out)
                 state.x[0] = 1
+                y = (total := scaler.scale(z).backward())
             f = lambda: grads.backward()
             """
         )
     ).body
-    assert _written(body, {}) == {"b", "accelerator", "loss_fn", "out", "hist", "state", "f"}
+    pairs, always = _bindings(body, {}, False)
+    assert always == {"accelerator", "loss_fn", "out", "b", "scaler", "z"}
+    roots = {root for root, _ in pairs}
+    # ``accelerator.backward(...)`` is a method called by a statement too; a lambda is not walked
+    assert roots == {"b", "accelerator", "hist", "state", "y", "total", "f"}
+
+
+def test_bindings_give_the_names_a_training_step_returns():
+    from memlint.analysis.gate_loops import _bindings
+
+    body = ast.parse("loss = compute(batch)\nreturn {'loss': loss, 'n': n}\n").body
+    assert _bindings(body, {}, True)[1] == {"loss", "n"}
+    assert _bindings(body, {}, False)[1] == set()
 
 
 def test_a_leaf_bound_by_an_annotated_assignment_or_a_walrus_is_a_module_leaf():

@@ -166,7 +166,8 @@ class _Scope:
         self.method_body = False  # a class body: its functions are methods
         # The statements history.py walks as one body (a function's, the
         # module's; None for a class body, whose values it never records),
-        # and the names they may write (_written), read on first need.
+        # and the names its walk may give history (_Values._may_hold_history),
+        # read on first need.
         self.body: list[ast.stmt] | None = None
         self.written: set[str] | None = None
         self.returns: set[str] | None = None  # _returned_keys(body), read on first need
@@ -638,7 +639,7 @@ class _Values:
             if scope.body is None:
                 return True
             if scope.written is None:
-                scope.written = _written(scope.body, self.facts._aliases)
+                scope.written = self._may_hold_history(scope)
             return e.id in scope.written  # type: ignore[attr-defined]
         if kind is ast.Attribute or kind is ast.Subscript or kind is ast.NamedExpr or kind is ast.Starred:
             return self._may_carry(e.value, scope)  # type: ignore[attr-defined]
@@ -668,6 +669,28 @@ class _Values:
         if kind is ast.Call:
             return self._call_may_carry(e, scope)  # type: ignore[arg-type]
         return True
+
+    def _may_hold_history(self, scope: _Scope) -> set[str]:
+        """The names the walk of ``scope.body`` may bind to ``H.YES``: the
+        root of every binding whose value may carry history (least fixpoint:
+        a value reads the names found so far), and every name of a backward
+        call or of a ``training_step``'s return (see _bindings)."""
+        bindings, found = _bindings(scope.body, self.facts._aliases, scope.name == "training_step")  # type: ignore[arg-type]
+        scope.written = found  # grows below: a value's names are read from it
+        changed = True
+        while changed and bindings:
+            changed = False
+            rest = []
+            for root, value in bindings:
+                if root in found:
+                    continue
+                if self._may_carry(value, scope):
+                    found.add(root)
+                    changed = True
+                else:
+                    rest.append((root, value))
+            bindings = rest
+        return found
 
     def _call_may_carry(self, call: ast.Call, scope: _Scope) -> bool:
         """A seed (gate_seeds: a model call, a backward, ``functional_call``,
@@ -709,45 +732,42 @@ class _Values:
 # training_verbs' backward calls, by the callee's last name.
 _BACKWARD_CALLS = frozenset({"backward", "manual_backward"})
 _NOT_WALKED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def _written(body: list[ast.stmt], aliases: dict[str, str]) -> set[str]:
-    """The names history.py's walk of ``body`` may give a value other than
-    unknown: the root name of every target (``x``, ``x.a``, ``x[k]``, in any
-    binding), the root of the receiver of a call that is an expression
-    statement (``_mutation``: ``x.append(v)``, ``x.add_(v)``), and every name
-    in a backward call that is one (``_backward_proves``: ``loss.backward()``,
-    ``accelerator.backward(loss)``, ``torch.autograd.backward(loss)``, by the
-    callee's last name as training_verbs finds them). Nested functions,
-    classes and lambdas are not walked (``statement`` binds their name to
-    NO, ``_ev`` returns NO for a lambda)."""
-    written: set[str] = set()
-    # A backward statement's names are all written: its subtree is walked
-    # again with ``in_backward`` once the rest is done (the same set either way).
-    backward = _walk_written(body, aliases, written, False)
-    while backward:
-        backward = _walk_written(backward, aliases, written, True)
-    return written
-
-
 _NOT_WALKED_KINDS = frozenset(_NOT_WALKED)
 
 
-def _walk_written(roots: list[Any], aliases: dict[str, str], written: set[str], in_backward: bool) -> list[Any]:
-    """_written's walk of ``roots`` (parse/ast_fields' tables: contexts,
-    operators and aliases hold no name), in or out of a backward call;
-    returns the backward statements met out of one, unwalked."""
-    later: list[Any] = []
-    table, Name, Store = ast_fields.CHILDREN, ast.Name, ast.Store
-    stack: list[Any] = list(roots)
+def _bindings(
+    body: list[ast.stmt], aliases: dict[str, str], training_step: bool
+) -> tuple[list[tuple[str, Any]], set[str]]:
+    """How history.py's walk of ``body`` may give a name ``H.YES``, as
+    (root name, the value it takes it from) pairs, and the names it may give
+    it whatever their values. Everything else in the walk's environment
+    starts unknown (parameters, globals, closures: MAYBE) and stays so:
+
+    - ``bind``: an assignment's targets (``x``, and the root of ``x.a``,
+      ``x[k]``, in a tuple or a starred target: the value's items), an
+      annotated or augmented one (``combine`` with the old value), ``:=``;
+      a ``for`` or comprehension target takes an element of its iterable,
+      YES only if the iterable is (``_element_of``); a ``with`` target is
+      never YES (MAYBE or NO);
+    - ``_mutation``: ``x.append(v)``, ``x.add_(v)``, any method called by an
+      expression statement, combines the receiver with the arguments;
+    - ``_backward_proves`` and ``_proven``: a backward call (training_verbs'
+      ``backward``/``manual_backward``, by the callee's last name) makes its
+      operand YES, and the binding of it a later backward reads: every name
+      in such a call, wherever it sits (wider);
+    - backward_proof._lightning_returns: what a ``training_step`` returns
+      is proven as a backward's operand: every name of its returns.
+
+    Nested functions, classes and lambdas are not walked (``statement``
+    binds their name to NO, ``_ev`` returns NO for a lambda)."""
+    pairs: list[tuple[str, Any]] = []
+    always: set[str] = set()
+    table = ast_fields.CHILDREN
+    stack: list[Any] = list(body)
     push, extend, pop = stack.append, stack.extend, stack.pop
     while stack:
         node = pop()
         kind = type(node)
-        if kind is Name:
-            if in_backward or type(node.ctx) is Store:
-                written.add(node.id)
-            continue
         children = table.get(kind)
         if children is None:
             if kind is list:  # a field of a class whose signature was not read
@@ -755,27 +775,43 @@ def _walk_written(roots: list[Any], aliases: dict[str, str], written: set[str], 
             continue  # None, or a scalar
         if kind in _NOT_WALKED_KINDS:
             continue
-        root = None
-        if (kind is ast.Attribute or kind is ast.Subscript) and type(node.ctx) is Store:
-            root = node
-        elif kind is ast.Expr and type(node.value) is ast.Call:
-            func = node.value.func
-            if ast_callee(func, aliases) in _BACKWARD_CALLS:
-                if not in_backward:
-                    later.append(node)
-                    continue
-            elif type(func) is ast.Attribute:
-                root = func.value
-        if root is not None:
-            while type(root) is ast.Attribute or type(root) is ast.Subscript or type(root) is ast.Starred:
-                root = root.value
-            if type(root) is Name:
-                written.add(root.id)
+        if kind is ast.Assign:
+            for target in node.targets:
+                pairs += ((root, node.value) for root in _target_roots(target))
+        elif kind is ast.AugAssign or kind is ast.AnnAssign or kind is ast.NamedExpr:
+            if node.value is not None:
+                pairs += ((root, node.value) for root in _target_roots(node.target))
+        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+            pairs += ((root, node.iter) for root in _target_roots(node.target))
+        elif kind is ast.Expr:
+            call = node.value
+            if type(call) is ast.Call and type(call.func) is ast.Attribute:
+                for root in _target_roots(call.func.value):
+                    pairs += ((root, arg) for arg in (*call.args, *(k.value for k in call.keywords)))
+        elif kind is ast.Call:
+            if ast_callee(node.func, aliases) in _BACKWARD_CALLS:
+                always.update(n.id for n in ast_fields.nodes(node) if type(n) is ast.Name)
+        elif kind is ast.Return:
+            if training_step and node.value is not None:
+                always.update(n.id for n in ast_fields.nodes(node.value) if type(n) is ast.Name)
         for field in children.singles:
             push(getattr(node, field))
         for field in children.lists:
             extend(getattr(node, field))
-    return later
+    return pairs, always
+
+
+def _target_roots(target: ast.AST) -> list[str]:
+    """The names ``bind`` may change for a target: ``x``; the root ``x`` of
+    ``x.a``, ``x[k]``, ``x.a[k].b``; each element of a tuple or list, a
+    starred one's value."""
+    kind = type(target)
+    if kind is ast.Tuple or kind is ast.List:
+        return [r for el in target.elts for r in _target_roots(el)]  # type: ignore[attr-defined]
+    while kind is ast.Attribute or kind is ast.Subscript or kind is ast.Starred:
+        target = target.value  # type: ignore[attr-defined]
+        kind = type(target)
+    return [target.id] if kind is ast.Name else []  # type: ignore[attr-defined]
 
 
 def _imported_names(facts: GateFacts) -> set[str]:
