@@ -21,17 +21,20 @@ facts ``ast`` cannot see:
 - MEM101/MEM102's statement is carried across a batch loop
   (LoopAnalysis.carried_across) when a loop around it in its own function
   may be one, or, for ``self.x`` or a name not local to its function (the
-  same locals as loops._local_names, never more), when the function's name is
-  called in the file and some loop may be a batch loop (batch_loop_calling
-  follows callers), or in a ``training_step`` (carried_by_framework);
+  same locals as loops._local_names, never more), when a call callgraph may
+  resolve to the function exists (a bare ``f()`` for a function, ``self.m()``
+  or ``cls.m()`` for a method: _called_names) and some loop may be a batch
+  loop (batch_loop_calling follows the resolved callers), or in a
+  ``training_step`` (carried_by_framework);
 - MEM101/MEM102's statement is one the rule's visitor matches (``d[k] =``,
   ``x.append(v)``, ``x += [v]``, ``x = torch.cat((x, v))``, ``x = x + [v]``;
   ``total += v``, mem101._accumulates' forms), and a part of its value the
   rule hands to history.py (mem102._terms, ``history_terms``) may carry
   autograd history there (``_Values``: nothing in a body without a history
-  seed, gate_seeds; literals, displays of them, comparisons, detaching
-  methods, names the function never writes and calls that seed nothing
-  without such inputs cannot);
+  seed, gate_seeds, nor in a body decorated with ``no_grad`` without a
+  backward; literals, displays of them, comparisons, detaching methods,
+  names no binding in the function may give history and calls that seed
+  nothing without such inputs cannot);
 - MEM102's store into a bare name its function returns (_returned_keys: the
   names usage.reaches_return surely finds) counts only when some loop of the
   file may have a role (LoopInfo.role "train" needs LoopInfo.trains, "eval"
@@ -569,14 +572,16 @@ class _Values:
       ``x[i]`` and ``x.a``: their base (an item of a display is one of its
       elements; ``x.a`` is read from the environment only where its body
       wrote it, see below); ``(n := v)``: ``v``;
-    - a name the walk's environment can only hold as unknown: one its body
+    - a name the walk's environment never holds as YES: a parameter, a
+      global, a closure's name start MAYBE (``_ev``'s ``env.get(name,
+      MAYBE)``), and a name becomes YES only through a binding in its body
       (``_Scope.body``, less nested functions, classes and lambdas, which
-      the walk does not enter) never binds (``bind``: any target, ``x[k] =``,
-      a ``for``/``with``/comprehension/``:=`` target), nor uses in an
-      expression statement that calls something (``_mutation``'s
-      ``x.append(v)``, ``_backward_proves``' ``loss.backward()``): a
-      parameter, a global, a closure's name are MAYBE (``_ev``'s
-      ``env.get(name, MAYBE)``);
+      the walk does not enter) whose value may carry history (``bind``: a
+      target, ``x[k] =``, ``x.a =``, a ``for``/comprehension target from
+      its iterable, ``:=``; ``_mutation``: ``x.append(v)`` from its
+      arguments), or as the operand of a backward (``_backward_proves``,
+      ``_proven``) or a ``training_step``'s return (_bindings; the least
+      fixpoint is _may_hold_history);
     - ``r.m(...)`` with ``m`` in ``DETACHING_METHODS`` (``.item()``,
       ``.detach()``, ``.tolist()``, ``.numpy()``, ``.size()``...): NO or
       NUMBER in ``method``, and every branch of ``call`` before it says NO or
