@@ -681,6 +681,7 @@ class _Values:
         a value reads the names found so far), and every name of a backward
         call or of a ``training_step``'s return (see _bindings)."""
         bindings, found = _bindings(scope.body, self.facts._aliases, scope.name == "training_step")  # type: ignore[arg-type]
+        bindings.reverse()  # about source order (the walk's stack met the last first): most values read earlier names
         scope.written = found  # grows below: a value's names are read from it
         changed = True
         while changed and bindings:
