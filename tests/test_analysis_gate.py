@@ -1222,13 +1222,23 @@ class Tracker:
     # values without history are not ...
     seeded = helper.replace("        self.by_step", "        torch.autograd.backward(loss)\n        self.by_step")
     assert facts(seeded).loop_sites.stores
-    for writes in ("loss.mul_(2)", "loss[0] = step", "loss.extend(x)"):
+    fed_by_a_model = {
+        "loss.mul_(2)": "loss.mul_(self.model(step))",
+        "loss[0] = step": "loss[0] = self.model(step)",
+        "loss.extend(x)": "loss.extend(self.model(step))",
+    }
+    for writes in fed_by_a_model:
         src = helper.replace("        self.by_step", f"        {writes}\n        self.by_step")
         assert not facts(src).loop_sites.stores, writes
         assert not _findings(src, ["MEM102"], gate=False), writes
-        # ... while a model call in the helper is.
-        src = src.replace("        self.losses.append", "        out = self.model(step)\n        self.losses.append")
-        assert facts(src).loop_sites.stores, writes
+        # A model call in the helper seeds, but only what takes its value
+        # may carry history (_Values._may_hold_history) ...
+        unused = src.replace("        self.losses.append", "        out = self.model(step)\n        self.losses.append")
+        assert not facts(unused).loop_sites.stores, writes
+        assert not _findings(unused, ["MEM102"], gate=False), writes
+        # ... as ``loss`` does when it is written with one.
+        fed = src.replace(writes, fed_by_a_model[writes])
+        assert facts(fed).loop_sites.stores, writes
 
 
 def test_a_name_written_in_a_nested_function_or_class_is_not_the_functions():
@@ -1586,6 +1596,8 @@ def test_a_function_without_a_history_seed_skips_mem101_and_mem102():
 )
 def test_a_history_seed_in_the_function_keeps_mem101_and_mem102(seed):
     src = _SEEDLESS.replace("    for batch in loader:\n", "    for batch in loader:\n" + seed)
+    src = src.replace("Layer(batch)", "Layer(out)").replace("make()", "make(out)")
+    src = src.replace("        loss.backward()\n", "        loss.backward()\n        out = loss\n")
     src += "def helper(x):\n    return model(x)\n"
     f = facts(src)
     assert f.loop_sites.stores and f.loop_sites.accumulates, seed
@@ -1632,6 +1644,119 @@ def test_a_name_bound_in_another_function_is_no_module_key_here():
     assert not facts(sibling).loop_sites.accumulates
     enclosing = "def outer():\n    make = build()\n" + textwrap.indent(src.replace("make, ", ""), "    ")
     assert facts(enclosing).loop_sites.accumulates
+
+
+# A ``generate`` under ``@torch.no_grad()``: history.py walks it with grad
+# off (grad_mode.decorator_mode), where a model call is ``fresh()`` = NO.
+_OFF_GENERATE = """\
+import torch
+class Sampler(torch.nn.Module):
+    @torch.no_grad()
+    def generate(self, loader):
+        for batch in loader:
+            out = self.model(batch)
+            self.samples.append(out)
+            self.total += out.sum()
+"""
+
+
+def test_a_body_decorated_with_no_grad_is_seeded_only_by_a_backward():
+    f = facts(_OFF_GENERATE)
+    assert not f.loop_sites.stores and not f.loop_sites.accumulates
+    assert not _findings(_OFF_GENERATE, ["MEM101", "MEM102"], gate=False)
+    inference = _OFF_GENERATE.replace("torch.no_grad()", "torch.inference_mode()")
+    assert not facts(inference).loop_sites.stores
+    imported = _OFF_GENERATE.replace("import torch\n", "import torch\nfrom torch import no_grad\n")
+    assert not facts(imported.replace("@torch.no_grad()", "@no_grad()")).loop_sites.stores
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("    @torch.no_grad()\n", ""),  # not decorated: the model call seeds
+        ("torch.no_grad()", "torch.enable_grad()"),
+        ("torch.no_grad()", "torch.inference_mode(False)"),
+        # grad turned back on inside: grad_mode.local_mode ENABLED
+        (
+            "            out = self.model(batch)\n",
+            "            with torch.enable_grad():\n                out = self.model(batch)\n",
+        ),
+    ],
+)
+def test_a_body_that_may_run_with_grad_keeps_mem101_and_mem102(change):
+    src = _OFF_GENERATE.replace(*change)
+    assert facts(src).loop_sites.stores and facts(src).loop_sites.accumulates, change
+    _kept_with_its_findings(src, "MEM102")
+
+
+def test_a_no_grad_body_is_still_seeded_by_a_backward_or_a_decorator_it_cannot_read():
+    """``_backward_proves`` reads no mode; a rebound ``torch`` leaves
+    names.ImportTable no import to read the decorator through; a function
+    decorated off that calls a function holding a backward gets its YES."""
+    backward = _OFF_GENERATE.replace("self.samples.append(out)", "out.backward()\n            self.samples.append(out)")
+    assert facts(backward).loop_sites.stores
+    helper = _OFF_GENERATE.replace("out = self.model(batch)", "out = self.fit(batch)")
+    helper += "    def fit(self, x):\n        loss = x.pow(2).sum()\n        loss.backward()\n        return loss\n"
+    assert facts(helper).loop_sites.stores
+    rebound = _OFF_GENERATE + "def f(torch):\n    return torch\n"
+    assert facts(rebound).loop_sites.stores
+
+
+def test_a_caller_of_a_no_grad_function_gets_no_history_from_it():
+    """``summary`` walks the callee in its decorator's mode: ``sample``
+    returns NO to ``collect``, whose own body holds no other seed."""
+    src = (
+        "import torch\n"
+        "@torch.no_grad()\n"
+        "def sample(model, x):\n"
+        "    return model(x)\n"
+        "def collect(loader, outs):\n"
+        "    for batch in loader:\n"
+        "        outs.append(sample(net, batch))\n"
+    )
+    assert not facts(src).loop_sites.stores
+    assert not _findings(src, ["MEM102"], gate=False)
+    assert facts(src.replace("@torch.no_grad()\n", "")).loop_sites.stores
+
+
+# A method with a store and no loop of its own: MEM102 reports it only when a
+# batch loop calls it through callgraph (loops.batch_loop_calling), which
+# resolves a method only from ``self.m()``/``cls.m()``.
+_RECORDER = """\
+import torch
+class Recorder:
+    def __init__(self, model):
+        self.model = model
+        self.outs = []
+    def record(self, x):
+        self.outs.append(self.model(x))
+def run(rec, loader):
+    for batch in loader:
+        rec.record(batch)
+"""
+
+
+def test_a_method_no_self_call_resolves_to_keeps_no_store():
+    f = facts(_RECORDER)
+    assert not f.loop_sites.stores
+    assert not _findings(_RECORDER, ["MEM102"], gate=False)
+    # ``super().__init__()`` resolves to nothing either
+    init = _RECORDER.replace(
+        "        self.outs = []\n", "        self.outs = {}\n        self.outs[0] = self.model(0)\n"
+    )
+    init += "class Child(Recorder):\n    def __init__(self, m):\n        super().__init__(m)\n"
+    assert not facts(init).loop_sites.stores
+    # a bare call of the method's name finds no method
+    assert not facts(_RECORDER.replace("rec.record(batch)", "record(batch)")).loop_sites.stores
+
+
+def test_a_method_a_batch_loop_calls_through_self_keeps_its_store():
+    src = _RECORDER.replace(
+        "def run(rec, loader):\n    for batch in loader:\n        rec.record(batch)\n",
+        "    def run(self, loader):\n        for batch in loader:\n            self.record(batch)\n",
+    )
+    assert facts(src).loop_sites.stores
+    _kept_with_its_findings(src, "MEM102")
 
 
 def test_mem201_reads_training_only_for_a_loop_shared_with_evaluation():
@@ -1689,8 +1814,8 @@ def test_returned_keys_follow_a_yield_inside_an_assigned_or_returned_value():
     assert "kept" not in keys and "total" not in keys  # a lambda is left out; ``total`` is never returned
 
 
-def test_written_names_every_name_of_a_backward_statement_wherever_it_sits():
-    from memlint.analysis.gate_loops import _written
+def test_bindings_give_every_name_of_a_backward_call_wherever_it_sits():
+    from memlint.analysis.gate_loops import _bindings
 
     body = ast.parse(
         textwrap.dedent(
@@ -1700,11 +1825,24 @@ def test_written_names_every_name_of_a_backward_statement_wherever_it_sits():
                     accelerator.backward(loss_fn(out, b))
                 hist.append(out)
                 state.x[0] = 1
+                y = (total := scaler.scale(z).backward())
             f = lambda: grads.backward()
             """
         )
     ).body
-    assert _written(body, {}) == {"b", "accelerator", "loss_fn", "out", "hist", "state", "f"}
+    pairs, always = _bindings(body, {}, False)
+    assert always == {"accelerator", "loss_fn", "out", "b", "scaler", "z"}
+    roots = {root for root, _ in pairs}
+    # ``accelerator.backward(...)`` is a method called by a statement too; a lambda is not walked
+    assert roots == {"b", "accelerator", "hist", "state", "y", "total", "f"}
+
+
+def test_bindings_give_the_names_a_training_step_returns():
+    from memlint.analysis.gate_loops import _bindings
+
+    body = ast.parse("loss = compute(batch)\nreturn {'loss': loss, 'n': n}\n").body
+    assert _bindings(body, {}, True)[1] == {"loss", "n"}
+    assert _bindings(body, {}, False)[1] == set()
 
 
 def test_a_leaf_bound_by_an_annotated_assignment_or_a_walrus_is_a_module_leaf():

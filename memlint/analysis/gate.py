@@ -321,6 +321,16 @@ class GateFacts:
         """A name that may hold a data loader (objects' LOADER kind)."""
         return any("loader" in i.lower() or i.lower().endswith("dl") for i in self.idents)
 
+    def decorated_off(self, decorators: list[ast.expr], heads: set[str]) -> bool:
+        """grad_mode.decorator_mode surely finds these decorators DISABLED
+        (``@torch.no_grad()``, ``@torch.inference_mode()``) and none may turn
+        grad on, provided the names in ``heads`` (filled here: what each "off"
+        was read through) are never rebound in the file (names.ImportTable
+        drops such an import). For gate_seeds (MEM101/MEM102)."""
+        qualified = _import_table(self)
+        modes = [_decorator_context(d, qualified, self._aliases, heads) for d in decorators]
+        return "off" in modes and "on" not in modes
+
     # -- the walk ------------------------------------------------------------
     def _walk(self, tree: ast.AST) -> None:
         """One pass over the nodes that may hold code. Each node's class

@@ -21,17 +21,20 @@ facts ``ast`` cannot see:
 - MEM101/MEM102's statement is carried across a batch loop
   (LoopAnalysis.carried_across) when a loop around it in its own function
   may be one, or, for ``self.x`` or a name not local to its function (the
-  same locals as loops._local_names, never more), when the function's name is
-  called in the file and some loop may be a batch loop (batch_loop_calling
-  follows callers), or in a ``training_step`` (carried_by_framework);
+  same locals as loops._local_names, never more), when a call callgraph may
+  resolve to the function exists (a bare ``f()`` for a function, ``self.m()``
+  or ``cls.m()`` for a method: _called_names) and some loop may be a batch
+  loop (batch_loop_calling follows the resolved callers), or in a
+  ``training_step`` (carried_by_framework);
 - MEM101/MEM102's statement is one the rule's visitor matches (``d[k] =``,
   ``x.append(v)``, ``x += [v]``, ``x = torch.cat((x, v))``, ``x = x + [v]``;
   ``total += v``, mem101._accumulates' forms), and a part of its value the
   rule hands to history.py (mem102._terms, ``history_terms``) may carry
   autograd history there (``_Values``: nothing in a body without a history
-  seed, gate_seeds; literals, displays of them, comparisons, detaching
-  methods, names the function never writes and calls that seed nothing
-  without such inputs cannot);
+  seed, gate_seeds, nor in a body decorated with ``no_grad`` without a
+  backward; literals, displays of them, comparisons, detaching methods,
+  names no binding in the function may give history and calls that seed
+  nothing without such inputs cannot);
 - MEM102's store into a bare name its function returns (_returned_keys: the
   names usage.reaches_return surely finds) counts only when some loop of the
   file may have a role (LoopInfo.role "train" needs LoopInfo.trains, "eval"
@@ -146,6 +149,7 @@ class _Scope:
         "written",
         "returns",
         "lines",
+        "method",
     )
 
     def __init__(self, name: str | None, owner: _Scope | None = None) -> None:
@@ -165,11 +169,13 @@ class _Scope:
         self.method_body = False  # a class body: its functions are methods
         # The statements history.py walks as one body (a function's, the
         # module's; None for a class body, whose values it never records),
-        # and the names they may write (_written), read on first need.
+        # and the names its walk may give history (_Values._may_hold_history),
+        # read on first need.
         self.body: list[ast.stmt] | None = None
         self.written: set[str] | None = None
         self.returns: set[str] | None = None  # _returned_keys(body), read on first need
         self.lines: tuple[int, int] | None = None  # a function's first and last line; None: the whole file
+        self.method = False  # right in a class body: callgraph resolves only ``self.m()``/``cls.m()`` to it
 
 
 class _Loop:
@@ -302,6 +308,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             fn = _Scope(node.name)  # type: ignore[attr-defined]
             fn.body = node.body  # type: ignore[attr-defined]
             fn.lines = (min(d.lineno for d in (node, *node.decorator_list)), node.end_lineno)  # type: ignore[attr-defined]
+            fn.method = id(node) in methods
             scopes.append(fn)
             args = node.args  # type: ignore[attr-defined]
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
@@ -398,13 +405,13 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     # Statements no loop of their own function may carry: a batch loop may
     # call the function (``self.x`` or a name it does not bind), or Lightning
     # calls its ``training_step``.
-    called: set[str] | None = None
+    called: tuple[set[str], set[str]] | None = None
     for fn in scopes:
         if not fn.pending:
             continue
         if called is None:
-            called = _called_names(facts) if any_batch else set()
-        runs_per_batch = fn.name in called
+            called = _called_names(facts) if any_batch else (set(), set())
+        runs_per_batch = fn.name in (called[1] if fn.method else called[0])
         outlived = fn.locals - fn.declared
         for what, root, through in fn.pending:
             attribute_of_self = root == "self" and through
@@ -565,14 +572,16 @@ class _Values:
       ``x[i]`` and ``x.a``: their base (an item of a display is one of its
       elements; ``x.a`` is read from the environment only where its body
       wrote it, see below); ``(n := v)``: ``v``;
-    - a name the walk's environment can only hold as unknown: one its body
+    - a name the walk's environment never holds as YES: a parameter, a
+      global, a closure's name start MAYBE (``_ev``'s ``env.get(name,
+      MAYBE)``), and a name becomes YES only through a binding in its body
       (``_Scope.body``, less nested functions, classes and lambdas, which
-      the walk does not enter) never binds (``bind``: any target, ``x[k] =``,
-      a ``for``/``with``/comprehension/``:=`` target), nor uses in an
-      expression statement that calls something (``_mutation``'s
-      ``x.append(v)``, ``_backward_proves``' ``loss.backward()``): a
-      parameter, a global, a closure's name are MAYBE (``_ev``'s
-      ``env.get(name, MAYBE)``);
+      the walk does not enter) whose value may carry history (``bind``: a
+      target, ``x[k] =``, ``x.a =``, a ``for``/comprehension target from
+      its iterable, ``:=``; ``_mutation``: ``x.append(v)`` from its
+      arguments), or as the operand of a backward (``_backward_proves``,
+      ``_proven``) or a ``training_step``'s return (_bindings; the least
+      fixpoint is _may_hold_history);
     - ``r.m(...)`` with ``m`` in ``DETACHING_METHODS`` (``.item()``,
       ``.detach()``, ``.tolist()``, ``.numpy()``, ``.size()``...): NO or
       NUMBER in ``method``, and every branch of ``call`` before it says NO or
@@ -635,7 +644,7 @@ class _Values:
             if scope.body is None:
                 return True
             if scope.written is None:
-                scope.written = _written(scope.body, self.facts._aliases)
+                scope.written = self._may_hold_history(scope)
             return e.id in scope.written  # type: ignore[attr-defined]
         if kind is ast.Attribute or kind is ast.Subscript or kind is ast.NamedExpr or kind is ast.Starred:
             return self._may_carry(e.value, scope)  # type: ignore[attr-defined]
@@ -665,6 +674,29 @@ class _Values:
         if kind is ast.Call:
             return self._call_may_carry(e, scope)  # type: ignore[arg-type]
         return True
+
+    def _may_hold_history(self, scope: _Scope) -> set[str]:
+        """The names the walk of ``scope.body`` may bind to ``H.YES``: the
+        root of every binding whose value may carry history (least fixpoint:
+        a value reads the names found so far), and every name of a backward
+        call or of a ``training_step``'s return (see _bindings)."""
+        bindings, found = _bindings(scope.body, self.facts._aliases, scope.name == "training_step")  # type: ignore[arg-type]
+        bindings.reverse()  # about source order (the walk's stack met the last first): most values read earlier names
+        scope.written = found  # grows below: a value's names are read from it
+        changed = True
+        while changed and bindings:
+            changed = False
+            rest = []
+            for root, value in bindings:
+                if root in found:
+                    continue
+                if self._may_carry(value, scope):
+                    found.add(root)
+                    changed = True
+                else:
+                    rest.append((root, value))
+            bindings = rest
+        return found
 
     def _call_may_carry(self, call: ast.Call, scope: _Scope) -> bool:
         """A seed (gate_seeds: a model call, a backward, ``functional_call``,
@@ -706,45 +738,42 @@ class _Values:
 # training_verbs' backward calls, by the callee's last name.
 _BACKWARD_CALLS = frozenset({"backward", "manual_backward"})
 _NOT_WALKED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def _written(body: list[ast.stmt], aliases: dict[str, str]) -> set[str]:
-    """The names history.py's walk of ``body`` may give a value other than
-    unknown: the root name of every target (``x``, ``x.a``, ``x[k]``, in any
-    binding), the root of the receiver of a call that is an expression
-    statement (``_mutation``: ``x.append(v)``, ``x.add_(v)``), and every name
-    in a backward call that is one (``_backward_proves``: ``loss.backward()``,
-    ``accelerator.backward(loss)``, ``torch.autograd.backward(loss)``, by the
-    callee's last name as training_verbs finds them). Nested functions,
-    classes and lambdas are not walked (``statement`` binds their name to
-    NO, ``_ev`` returns NO for a lambda)."""
-    written: set[str] = set()
-    # A backward statement's names are all written: its subtree is walked
-    # again with ``in_backward`` once the rest is done (the same set either way).
-    backward = _walk_written(body, aliases, written, False)
-    while backward:
-        backward = _walk_written(backward, aliases, written, True)
-    return written
-
-
 _NOT_WALKED_KINDS = frozenset(_NOT_WALKED)
 
 
-def _walk_written(roots: list[Any], aliases: dict[str, str], written: set[str], in_backward: bool) -> list[Any]:
-    """_written's walk of ``roots`` (parse/ast_fields' tables: contexts,
-    operators and aliases hold no name), in or out of a backward call;
-    returns the backward statements met out of one, unwalked."""
-    later: list[Any] = []
-    table, Name, Store = ast_fields.CHILDREN, ast.Name, ast.Store
-    stack: list[Any] = list(roots)
+def _bindings(
+    body: list[ast.stmt], aliases: dict[str, str], training_step: bool
+) -> tuple[list[tuple[str, Any]], set[str]]:
+    """How history.py's walk of ``body`` may give a name ``H.YES``, as
+    (root name, the value it takes it from) pairs, and the names it may give
+    it whatever their values. Everything else in the walk's environment
+    starts unknown (parameters, globals, closures: MAYBE) and stays so:
+
+    - ``bind``: an assignment's targets (``x``, and the root of ``x.a``,
+      ``x[k]``, in a tuple or a starred target: the value's items), an
+      annotated or augmented one (``combine`` with the old value), ``:=``;
+      a ``for`` or comprehension target takes an element of its iterable,
+      YES only if the iterable is (``_element_of``); a ``with`` target is
+      never YES (MAYBE or NO);
+    - ``_mutation``: ``x.append(v)``, ``x.add_(v)``, any method called by an
+      expression statement, combines the receiver with the arguments;
+    - ``_backward_proves`` and ``_proven``: a backward call (training_verbs'
+      ``backward``/``manual_backward``, by the callee's last name) makes its
+      operand YES, and the binding of it a later backward reads: every name
+      in such a call, wherever it sits (wider);
+    - backward_proof._lightning_returns: what a ``training_step`` returns
+      is proven as a backward's operand: every name of its returns.
+
+    Nested functions, classes and lambdas are not walked (``statement``
+    binds their name to NO, ``_ev`` returns NO for a lambda)."""
+    pairs: list[tuple[str, Any]] = []
+    always: set[str] = set()
+    table = ast_fields.CHILDREN
+    stack: list[Any] = list(body)
     push, extend, pop = stack.append, stack.extend, stack.pop
     while stack:
         node = pop()
         kind = type(node)
-        if kind is Name:
-            if in_backward or type(node.ctx) is Store:
-                written.add(node.id)
-            continue
         children = table.get(kind)
         if children is None:
             if kind is list:  # a field of a class whose signature was not read
@@ -752,27 +781,43 @@ def _walk_written(roots: list[Any], aliases: dict[str, str], written: set[str], 
             continue  # None, or a scalar
         if kind in _NOT_WALKED_KINDS:
             continue
-        root = None
-        if (kind is ast.Attribute or kind is ast.Subscript) and type(node.ctx) is Store:
-            root = node
-        elif kind is ast.Expr and type(node.value) is ast.Call:
-            func = node.value.func
-            if ast_callee(func, aliases) in _BACKWARD_CALLS:
-                if not in_backward:
-                    later.append(node)
-                    continue
-            elif type(func) is ast.Attribute:
-                root = func.value
-        if root is not None:
-            while type(root) is ast.Attribute or type(root) is ast.Subscript or type(root) is ast.Starred:
-                root = root.value
-            if type(root) is Name:
-                written.add(root.id)
+        if kind is ast.Assign:
+            for target in node.targets:
+                pairs += ((root, node.value) for root in _target_roots(target))
+        elif kind is ast.AugAssign or kind is ast.AnnAssign or kind is ast.NamedExpr:
+            if node.value is not None:
+                pairs += ((root, node.value) for root in _target_roots(node.target))
+        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+            pairs += ((root, node.iter) for root in _target_roots(node.target))
+        elif kind is ast.Expr:
+            call = node.value
+            if type(call) is ast.Call and type(call.func) is ast.Attribute:
+                for root in _target_roots(call.func.value):
+                    pairs += ((root, arg) for arg in (*call.args, *(k.value for k in call.keywords)))
+        elif kind is ast.Call:
+            if ast_callee(node.func, aliases) in _BACKWARD_CALLS:
+                always.update(n.id for n in ast_fields.nodes(node) if type(n) is ast.Name)
+        elif kind is ast.Return:
+            if training_step and node.value is not None:
+                always.update(n.id for n in ast_fields.nodes(node.value) if type(n) is ast.Name)
         for field in children.singles:
             push(getattr(node, field))
         for field in children.lists:
             extend(getattr(node, field))
-    return later
+    return pairs, always
+
+
+def _target_roots(target: ast.AST) -> list[str]:
+    """The names ``bind`` may change for a target: ``x``; the root ``x`` of
+    ``x.a``, ``x[k]``, ``x.a[k].b``; each element of a tuple or list, a
+    starred one's value."""
+    kind = type(target)
+    if kind is ast.Tuple or kind is ast.List:
+        return [r for el in target.elts for r in _target_roots(el)]  # type: ignore[attr-defined]
+    while kind is ast.Attribute or kind is ast.Subscript or kind is ast.Starred:
+        target = target.value  # type: ignore[attr-defined]
+        kind = type(target)
+    return [target.id] if kind is ast.Name else []  # type: ignore[attr-defined]
 
 
 def _imported_names(facts: GateFacts) -> set[str]:
@@ -929,17 +974,21 @@ def eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call]
     return False
 
 
-def _called_names(facts: GateFacts) -> set[str]:
-    """The names calls are written with (callgraph resolves ``f()`` and
-    ``self.f()`` by them)."""
-    names: set[str] = set()
+def _called_names(facts: GateFacts) -> tuple[set[str], set[str]]:
+    """The names callgraph may resolve calls by (CallGraph._lookup_call):
+    ``f`` of ``f()``, which finds no method, and ``m`` of ``self.m()`` and
+    ``cls.m()``, the only calls that find one (``super().__init__()``,
+    ``obj.m()`` find nothing). loops.batch_loop_calling follows only the
+    call sites callgraph resolves."""
+    bare: set[str] = set()
+    through_self: set[str] = set()
     for call in facts._calls:
         func = call.func
         if type(func) is ast.Name:
-            names.add(func.id)
-        elif type(func) is ast.Attribute:
-            names.add(func.attr)
-    return names
+            bare.add(func.id)
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in ("self", "cls"):
+            through_self.add(func.attr)
+    return bare, through_self
 
 
 def _flat_names(target: ast.AST) -> list[str]:
