@@ -31,7 +31,7 @@ from memlint.analysis.activations import (
     is_inplace_method,
 )
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
-from memlint.analysis.gate_loops import LoopSites, eval_argument, loop_sites
+from memlint.analysis.gate_loops import LoopSites, eval_argument, eval_mode_call, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
 # The very words loops.py uses to call a loop a batch loop or a function an
@@ -1174,11 +1174,11 @@ _EVAL_SITES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.GeneratorExp)
 
 
 class _EvalSite:
-    """A loop or comprehension MEM201 may report (see _evaluates_with_grad)."""
+    """A loop, comprehension or scope MEM201 may report (see _evaluates_with_grad)."""
 
-    __slots__ = ("off", "via", "loop", "callees", "self_attrs", "cls_attrs", "calls_self")
+    __slots__ = ("off", "via", "loop", "mode_scope", "callees", "self_attrs", "cls_attrs", "calls_self")
 
-    def __init__(self, off: bool, via: str | None, loop: bool) -> None:
+    def __init__(self, off: bool, via: str | None, loop: bool, mode_scope: int | None = None) -> None:
         self.off = off  # grad surely off or set around it (mode_at not ENABLED, or local_mode set)
         # Its only evidence: its iterable names a parameter of the function ``via``,
         # which a call of that name must fill with evaluation data (gate_loops.eval_argument).
@@ -1186,55 +1186,83 @@ class _EvalSite:
         # A loop (loops.LoopInfo.calls_model follows the functions it calls),
         # not a comprehension (comprehension_is_eval reads its own model calls only).
         self.loop = loop
+        # Its only evidence: an eval-mode call in the scope keyed so (the id of
+        # its innermost def, 0 for the module): loops' ``mode_calls`` of that scope.
+        self.mode_scope = mode_scope
         self.callees: set[str] = set()  # bare names it calls
         self.self_attrs: set[str] = set()  # ``x`` of a ``self.x(...)`` it calls
         self.cls_attrs: set[str] = set()  # ``x`` of a ``cls.x(...)``
         self.calls_self = False  # ``x.module(...)``, ``x.forward(...)``
 
+    def sure(self) -> bool:
+        """Its evidence holds whatever the rest of the file says, and grad may be on."""
+        return not self.off and self.via is None and self.mode_scope is None
+
 
 def _evaluates_with_grad(facts: GateFacts) -> bool:
-    """See GateFacts.evaluates_with_grad. Without training, an eval call or
-    ``volatile=``, MEM201 reports only a loop (``_check``, role "eval") or a
-    comprehension (``comprehension_is_eval``) whose evidence is its own:
-    its function named for evaluation, its iterable naming evaluation data
-    or (``_iterates_eval_argument``) a parameter of its function. It needs
-    grad_mode.mode_at ENABLED with no local_mode there, so nothing in its
-    own function surely sets a mode around it (``with torch.no_grad():``)
-    and no decorator turns its function off (``@torch.no_grad()`` on
-    transformers' ``generate``). And it needs a call that may build a graph
-    in its span (``_builds_graph``, ``comprehension_is_eval``'s model
-    calls): a callee objects.kind_of may find a module, or callgraph may
-    resolve to a function of this file. That is ``self.x(...)``,
-    ``cls.x(...)``, ``x.module(...)``, ``x.forward(...)``, or a bare name
-    that is bound in this file, read as ``name.attr`` (``_parameters_read``,
-    ``_used_as_module``), or named like a model (guess_kind_from_name).
-    ``isinstance``, ``len``, ``ValueError``, ``x.items()`` never are; nor is
-    a name bound only by a ``def``, a ``class`` or an import, a ``self.x``
-    never assigned nor read as ``self.x.attr`` and not named like a model,
-    or a ``cls.x`` (see _ModelReach): a loop's call of one counts when the
-    function of the file it may resolve to may run a model in turn
-    (loops.LoopInfo.calls_model), a comprehension's never."""
-    if facts.eval_call or "volatile" in facts.keywords:
+    """See GateFacts.evaluates_with_grad. Without training or ``volatile=``,
+    MEM201 reports only a loop (``_check``, role "eval", or
+    ``_callers_evaluate``), a comprehension (``comprehension_is_eval``), a
+    function (``visit_FunctionDef``) or a statement of a scope
+    (``visit_Module``) with evidence of evaluation: its function named for
+    evaluation, its iterable naming evaluation data or
+    (``_iterates_eval_argument``) a parameter of its function; or an
+    eval-mode call (objects.mode_call "eval") in its own scope (loops'
+    ``mode_calls`` of the innermost def, the module's outside any:
+    ``_eval_evidence``'s and comprehension_is_eval's last mode call,
+    visit_FunctionDef's and visit_Module's ``mode_calls``); or, for
+    ``_callers_evaluate`` (whose ``mode_before`` follows callers and
+    callees), a loop of a function called in this file whose iterable names
+    data (LoopInfo.is_batch_loop without a role) in a file with an
+    eval-mode call. A function or a scope's statement is read as a site
+    that spans its whole body (nested defs included: wider).
+
+    It needs grad_mode.mode_at ENABLED with no local_mode there, so nothing
+    in its own function surely sets a mode around it (``with
+    torch.no_grad():``) and no decorator turns its function off
+    (``@torch.no_grad()`` on transformers' ``generate``; entry_mode, for
+    visit_FunctionDef). And it needs a call that may build a graph in its
+    span (``_builds_graph``, ``comprehension_is_eval``'s and the scopes'
+    model calls): a callee objects.kind_of may find a module, or, in a loop,
+    callgraph may resolve to a function of this file. That is
+    ``self.x(...)``, ``cls.x(...)``, ``x.module(...)``, ``x.forward(...)``,
+    or a bare name that is bound in this file, read as ``name.attr``
+    (``_parameters_read``, ``_used_as_module``), or named like a model
+    (guess_kind_from_name). ``isinstance``, ``len``, ``ValueError``,
+    ``x.items()`` never are; nor is a name bound only by a ``def``, a
+    ``class`` or an import, a ``self.x`` never assigned nor read as
+    ``self.x.attr`` and not named like a model, or a ``cls.x`` (see
+    _ModelReach): a loop's call of one counts when the function of the file
+    it may resolve to may run a model in turn (loops.LoopInfo.calls_model),
+    a comprehension's or a scope's never."""
+    if "volatile" in facts.keywords:
         return True
     if facts.trains and _trains_under_a_flag_passed_false(facts):
         return True
+    modes = facts.eval_call  # some eval-mode call: sites whose evidence is one in their scope
     qualified = _import_table(facts)
     aliases = facts._aliases
+    called = facts.called | facts._aliases.keys() if modes else set()  # callgraph's call_sites, by name, wide
     heads: set[str] = set()  # the names each "off" was read through
     rebound: set[str] = set()  # for _ModelReach, read as _ModelReach.of reads them
     bases: set[str] = set()
     self_bound: set[str] = set()
     sites: list[_EvalSite] = []
+    eval_scopes: set[int] = set()  # the scopes holding an eval-mode call (see _EvalSite.mode_scope)
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
     AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
-    # (node, its function's name, its parameters, grad surely set here, the sites around it)
+    table = ast_fields.CHILDREN
+    # (node, its function's name, its parameters, grad surely set here, the sites around it, its scope)
     top: tuple[_EvalSite, ...] = ()
-    stack: list[tuple[ast.AST, str, frozenset, bool, tuple[_EvalSite, ...]]] = [
-        (facts._tree, "", frozenset(), False, top)
+    if modes:  # visit_Module's statements of the module's own body
+        sites.append(_EvalSite(False, None, False, 0))
+        top = (sites[-1],)
+    stack: list[tuple[ast.AST, str, frozenset, bool, tuple[_EvalSite, ...], int]] = [
+        (facts._tree, "", frozenset(), False, top, 0)
     ]
     push, pop = stack.append, stack.pop
     while stack:
-        node, fn_name, params, off, open_sites = pop()
+        node, fn_name, params, off, open_sites, scope = pop()
         kind = type(node)
         if kind is Name:
             if type(node.ctx) is not Load:  # type: ignore[attr-defined]
@@ -1244,13 +1272,15 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             _attribute_binding(node, bases, self_bound)
         elif kind is Call:
             func = node.func  # type: ignore[attr-defined]
+            if modes and eval_mode_call(node, aliases):  # type: ignore[arg-type]
+                eval_scopes.add(scope)
             if open_sites:
                 if type(func) is Name:
                     for site in open_sites:
                         site.callees.add(func.id)
                 elif type(func) is Attribute:
                     if func.attr in ("forward", "module"):
-                        if any(not site.off and site.via is None for site in open_sites):
+                        if any(site.sure() for site in open_sites):
                             return True  # a site may build a graph whatever the imports say
                         for site in open_sites:
                             site.calls_self = True
@@ -1258,7 +1288,7 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                         if (
                             func.value.id == "self"
                             and guess_kind_from_name(func.attr) is Kind.MODULE
-                            and any(not site.off and site.via is None for site in open_sites)
+                            and any(site.sure() for site in open_sites)
                         ):
                             return True  # ``self.model(x)``: a model call whatever the file binds
                         for site in open_sites:
@@ -1276,27 +1306,35 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             loop = kind is ast.For or kind is ast.AsyncFor or kind is ast.While
             if name_tokens(fn_name) & EVAL_FUNCTION_TOKENS or tokens & EVAL_DATA_TOKENS:
                 site = _EvalSite(off, None, loop)
+            elif modes and loop and scope and tokens & DATA_TOKENS and fn_name in called:
+                site = _EvalSite(off, None, loop)  # _callers_evaluate
             elif idents & params:
                 site = _EvalSite(off, fn_name, loop)
+                if modes:  # or the eval role from an eval-mode call in its scope
+                    sites.append(_EvalSite(off, None, loop, scope))
+                    open_sites = (*open_sites, sites[-1])
+            elif modes:
+                site = _EvalSite(off, None, loop, scope)
             else:
                 site = None
             if site is not None:
                 sites.append(site)
                 open_sites = (*open_sites, site)
         elif kind is ast.With or kind is ast.AsyncWith:
-            modes = [_context(i.context_expr, qualified, aliases, heads) for i in node.items]  # type: ignore[attr-defined]
+            modes_set = [_context(i.context_expr, qualified, aliases, heads) for i in node.items]  # type: ignore[attr-defined]
             for item in node.items:  # type: ignore[attr-defined]
-                push((item, fn_name, params, off, open_sites))
-            inner = off or "off" in modes  # a mode set around the body: local_mode is not None
+                push((item, fn_name, params, off, open_sites, scope))
+            inner = off or "off" in modes_set  # a mode set around the body: local_mode is not None
             for stmt in node.body:  # type: ignore[attr-defined]
-                push((stmt, fn_name, params, inner, open_sites))
+                push((stmt, fn_name, params, inner, open_sites, scope))
             continue
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             # grad_mode stops at a function: its decorators, defaults and body
             # run in its entry mode, which a decorator sets first.
-            modes = [_decorator_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
-            off = "off" in modes and "on" not in modes
+            decorators = [_decorator_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
+            off = "off" in decorators and "on" not in decorators
             fn_name = node.name  # type: ignore[attr-defined]
+            scope = id(node)
             args = node.args  # type: ignore[attr-defined]
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
             names = {*positional, *(a.arg for a in args.kwonlyargs)}
@@ -1304,18 +1342,32 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             if id(node) in methods and positional and positional[0] in ("self", "cls"):
                 names.discard(positional[0])  # callgraph resolves a method only as ``self.m(...)``
             params = frozenset(names)
+            if modes:  # visit_FunctionDef, and visit_Module's statements of its body
+                sites.append(_EvalSite(off, None, False, scope))
+                open_sites = (*open_sites, sites[-1])
         elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
         elif kind in _BINDERS:
             _bind_names(node, kind, rebound)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        push((item, fn_name, params, off, open_sites))
-            elif isinstance(value, AST):
-                push((value, fn_name, params, off, open_sites))
+        children = table.get(kind)
+        if children is None or children.generic:  # a class whose signature was not read
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            push((item, fn_name, params, off, open_sites, scope))
+                elif isinstance(value, AST):
+                    push((value, fn_name, params, off, open_sites, scope))
+            continue
+        for field in children.singles:
+            value = getattr(node, field)
+            if value is not None:
+                push((value, fn_name, params, off, open_sites, scope))
+        for field in children.lists:
+            for item in getattr(node, field):
+                if item is not None:  # a Dict's keys may hold None
+                    push((item, fn_name, params, off, open_sites, scope))
     if not sites:
         return False
     if facts._model_reach is None:
@@ -1327,6 +1379,8 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
     calls_by_name: dict[str, list[ast.Call]] = {}
     for site in sites:
         if site.off and trusted_off:
+            continue
+        if site.mode_scope is not None and site.mode_scope not in eval_scopes:
             continue
         if not site.calls_self and not reach.site_may_run_model(site):
             continue
