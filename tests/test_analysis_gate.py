@@ -1549,9 +1549,100 @@ def test_mem201_reads_a_parameter_loop_as_evidence_only_with_evaluation_data_pas
     run = "import torch\ndef run(model, items):\n    for x in items:\n        model(x)\n"
     assert not facts(run + "run(net, train_items)\n").evaluates_with_grad
     assert facts(run + "run(net, test_items)\n").evaluates_with_grad
-    # an eval call or ``volatile=`` anywhere open MEM201's other paths
-    assert facts(run + "net.eval()\n").evaluates_with_grad
+    # ``volatile=`` anywhere opens MEM201's other paths; an eval call only in the loop's own scope
+    assert not facts(run + "net.eval()\n").evaluates_with_grad
+    assert not _findings(run + "net.eval()\n", ["MEM201"], gate=False)
+    assert facts(run.replace("    for x", "    model.eval()\n    for x")).evaluates_with_grad
     assert facts(run + "net.step(x, volatile=True)\n").evaluates_with_grad
+
+
+# transformers' frozen VQ models (chameleon, emu3, glm_image): ``self.eval()``
+# in ``__init__``, the model's loops and comprehension elsewhere.
+FROZEN = """\
+import torch
+from torch import nn
+class VQModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.encoder = Encoder(config)
+        self.quantize = Quantizer(config)
+        self.eval()  # frozen
+    def forward(self, pixels):
+        hidden = self.encoder(pixels)
+        for layer in self.layers:
+            hidden = layer(hidden)
+        return [self.quantize(h) for h in hidden]
+"""
+
+
+def test_mem201_takes_an_eval_call_as_evidence_only_in_its_own_scope():
+    """loops' ``mode_calls`` are per scope (the innermost def, the module
+    outside any): the eval role's and comprehension_is_eval's last mode
+    call, visit_FunctionDef's and visit_Module's eval call are all in the
+    reported node's own function. The old gate kept any file with an eval
+    call for MEM201."""
+    assert facts(FROZEN).eval_call and facts(FROZEN).loop_sites.evaluates  # what kept it before
+    assert not facts(FROZEN).evaluates_with_grad
+    assert not _gated_in(FROZEN, "MEM201")
+    assert not _findings(FROZEN, ["MEM201"], gate=False)
+    # the eval call where the loop, the comprehension or the forward is: kept
+    assert facts(
+        FROZEN.replace("        hidden = self.encoder(", "        self.eval()\n        hidden = self.encoder(")
+    ).evaluates_with_grad
+    loop = "import torch\ndef extract(model, batches):\n    model.eval()\n    for x in batches:\n        print(model(x).sum().item())\n"
+    comprehension = (
+        "import torch\ndef total(model, xs):\n    model.eval()\n    return sum(model(x).sum().item() for x in xs)\n"
+    )
+    function = """\
+import torch
+def test(model, data):
+    model.eval()
+    out = model(data.x)
+    return out.argmax(1).eq(data.y).sum().item()
+"""
+    script = """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.Dropout(0.2), nn.Linear(64, 2))
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(model(X_train), y_train).backward()
+    optimizer.step()
+model.eval()
+y_pred = model(X_test)
+print((y_pred.argmax(1) == y_test).float().mean())
+"""
+    for src in (loop, comprehension, function, script):
+        _kept_with_its_findings(src, "MEM201")
+    # the eval call moved into another function: none of them has evidence
+    for src in (loop, comprehension, function):
+        moved = src.replace("    model.eval()\n", "") + "def switch(model):\n    model.eval()\n"
+        assert not facts(moved).evaluates_with_grad
+        assert not _findings(moved, ["MEM201"], gate=False)
+
+
+def test_mem201_keeps_a_data_loop_its_callers_put_in_eval_mode():
+    """``_callers_evaluate``: mode_before follows the loop's callers (and
+    callees), so an eval call anywhere counts for a data loop of a function
+    called in the file."""
+    callers = """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()).data.cpu())
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+model.eval()
+bank = extract_feature(model, gallery_loader)
+"""
+    _kept_with_its_findings(callers, "MEM201")
+    # never called in the file (no call site to read the mode at), or an iterable that names no data: skipped
+    for src in (callers.replace("bank = extract_feature(", "bank = other("), callers.replace("dataloaders", "things")):
+        assert not facts(src).evaluates_with_grad
+        assert not _findings(src, ["MEM201"], gate=False)
 
 
 # -- MEM101/MEM102's history seeds (analysis/gate_seeds.py) -------------------

@@ -1215,7 +1215,7 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
     callees), a loop of a function called in this file whose iterable names
     data (LoopInfo.is_batch_loop without a role) in a file with an
     eval-mode call. A function or a scope's statement is read as a site
-    that spans its whole body (nested defs included: wider).
+    that spans its own scope (a nested def is a scope of its own).
 
     It needs grad_mode.mode_at ENABLED with no local_mode there, so nothing
     in its own function surely sets a mode around it (``with
@@ -1343,8 +1343,10 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                 names.discard(positional[0])  # callgraph resolves a method only as ``self.m(...)``
             params = frozenset(names)
             if modes:  # visit_FunctionDef, and visit_Module's statements of its body
-                sites.append(_EvalSite(off, None, False, scope))
-                open_sites = (*open_sites, sites[-1])
+                # The model calls of a scope are its own (loops' scope facts),
+                # a nested def's are not the enclosing scope's.
+                open_sites = (*(s for s in open_sites if s.mode_scope is None), _EvalSite(off, None, False, scope))
+                sites.append(open_sites[-1])
         elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
         elif kind in _BINDERS:
