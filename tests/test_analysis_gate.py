@@ -665,6 +665,78 @@ def test_mem202_skips_a_parameter_moved_to_a_device_and_keeps_a_module_built_her
     assert [f.code for f in lint(built, "m.py", rules)[0]] == ["MEM202"]
 
 
+# transformers' qwen3_omni_moe: a module list built in ``__init__``, the
+# ``@torch.no_grad()`` loop in another method that never calls it.
+_BUILT_ELSEWHERE = """\
+import torch
+from torch import nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        decoder = [nn.Linear(4, 4), nn.Dropout(0.1)]
+        self.decoder = nn.ModuleList(decoder)
+    @torch.no_grad()
+    def chunked_decode(self, codes):
+        wavs = []
+        for chunk in codes.split(300, dim=-1):
+            wavs.append(self(chunk))
+        return torch.cat(wavs, dim=-1)
+"""
+
+_BUILT_BY_A_CALLER = """\
+import torch
+import torch.nn as nn
+@torch.no_grad()
+def predict(model, loader):
+    for x in loader:
+        print(model(x).argmax(1))
+def run(model):
+    predict(model, test_loader)
+def main():
+    net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    run(net)
+"""
+
+
+def test_mem202_needs_the_module_built_where_mode_before_may_read_it():
+    """objects.built_in_train_mode reads a bare name keyed by its innermost
+    def, only for a receiver local to the scope loops.mode_before ends in:
+    the loop's, or a caller's (by call sites, transitively). A module built
+    in a def that is neither (transformers' ``__init__``) cannot make the
+    loop's state "default-*"; the old gate kept any module built anywhere."""
+    rules = select_rules(["MEM202"])
+    f = facts(_BUILT_ELSEWHERE)
+    assert f.builds_module and f.loop_may_run_without_grad  # what kept it before
+    assert not f.module_built_for_a_loop_without_grad
+    assert not enabled_by_gate(rules, f)
+    assert not _findings(_BUILT_ELSEWHERE, ["MEM202"], gate=False)
+    # built in a caller's caller, in the loop's own scope, at module level: kept, with the finding
+    _kept_with_its_findings(_BUILT_BY_A_CALLER, "MEM202")
+    own = _BUILT_BY_A_CALLER.replace(
+        "def predict(model, loader):\n",
+        "def predict(loader):\n    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))\n",
+    )
+    _kept_with_its_findings(own, "MEM202")
+    script = """\
+import torch
+import torch.nn as nn
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+net.load_state_dict(torch.load("net.pt"))
+with torch.no_grad():
+    for x in test_loader:
+        print(net(x).argmax(1))
+"""
+    _kept_with_its_findings(script, "MEM202")
+    # the chain of callers broken: skipped, and silent without the gate
+    broken = _BUILT_BY_A_CALLER.replace("    run(net)\n", "    net.to('cuda')\n    return net\n")
+    assert facts(broken).builds_module and not facts(broken).module_built_for_a_loop_without_grad
+    assert not _findings(broken, ["MEM202"], gate=False)
+    # a train call decides without the fresh module; modes set by statements keep every scope
+    assert facts(_BUILT_ELSEWHERE + "def fit(m):\n    m.train()\n").module_built_for_a_loop_without_grad is False
+    assert enabled_by_gate(rules, facts(_BUILT_ELSEWHERE + "def fit(m):\n    m.train()\n"))
+    assert facts(_BUILT_ELSEWHERE + "torch.set_grad_enabled(False)\n").module_built_for_a_loop_without_grad
+
+
 def test_a_best_snapshot_is_named_best_or_taken_under_an_if():
     assert facts("best = model.state_dict()\n").best_snapshot
     assert facts("self.best_state = {'m': model.state_dict()}\n").best_snapshot

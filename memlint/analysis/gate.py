@@ -166,7 +166,11 @@ class GateFacts:
         self._grad_on_writes: GateFacts | None = None
         self._leaf_written: bool | None = None
         self._on_nodes: set[int] = set()  # grad_on_writes: the writes it counts, by id
+        # The scopes (a def's id, 0 for the module) whose loops may run without
+        # grad holding a model call; None: any (modes set by statements).
+        self._off_loop_scopes: set[int] | None = None
         self._loop_without_grad: bool | None = None
+        self._built_for_off_loop: bool | None = None
         self._evaluates_with_grad: bool | None = None
         self._model_reach: _ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
@@ -239,7 +243,7 @@ class GateFacts:
         Computed on first use: only MEM202 asks, and only when the cheaper
         conditions hold."""
         if self._builds_module is None:
-            self._builds_module = _builds_module(self)
+            self._builds_module = _builds_module(self, None)
         return self._builds_module
 
     @property
@@ -292,8 +296,28 @@ class GateFacts:
         (decorated, a framework hook, or called from such a place, followed
         through the file by name). Computed on first use (MEM202)."""
         if self._loop_without_grad is None:
-            self._loop_without_grad = _loop_may_run_without_grad(self)
+            # The scopes are collected only where a fresh module may decide (no ``.train()``).
+            scopes = _loop_may_run_without_grad(self, collect=not self.train_call)
+            self._loop_without_grad = scopes is None or bool(scopes)
+            self._off_loop_scopes = scopes
         return self._loop_without_grad
+
+    @property
+    def module_built_for_a_loop_without_grad(self) -> bool:
+        """builds_module, counting only the bindings objects.built_in_train_mode
+        may read for MEM202: loops.mode_before ends in ``_default_mode`` at the
+        scope of a loop that may run without grad (loop_may_run_without_grad)
+        or at one of its callers', and reads the definitions of a receiver
+        local to that scope, keyed by it (objects._key_for_read: a bare name
+        is keyed by its innermost def, the module's outside any). See
+        _read_for_a_loop_without_grad. Computed on first use (MEM202)."""
+        if self._built_for_off_loop is None:
+            self._built_for_off_loop = (
+                self.builds_module
+                and self.loop_may_run_without_grad
+                and _builds_module(self, _read_for_a_loop_without_grad(self))
+            )
+        return self._built_for_off_loop
 
     @property
     def evaluates_with_grad(self) -> bool:
@@ -1014,23 +1038,31 @@ _MAY_TURN_OFF = _GRAD_OFF_CONTEXTS | {"set_grad_enabled"}
 class _Function:
     """What _loop_may_run_without_grad keeps of a function."""
 
-    __slots__ = ("name", "loops", "statements", "calls", "off_on_entry")
+    __slots__ = ("name", "key", "loops", "statements", "calls", "off_on_entry")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, key: int = 0) -> None:
         self.name = name
+        self.key = key  # the id of its def, 0 for the module's own statements
         self.loops: list[ast.AST] = []  # its loops (not its nested functions')
         self.statements: list[ast.AST] = []  # its statements (not its nested functions'), itself first
         self.calls: set[str] | None = None  # last names of what it calls, read on first need
         self.off_on_entry = False  # decorated so, or a framework's hook: this function, not its namesakes
 
 
-def _loop_may_run_without_grad(facts: GateFacts) -> bool:
-    """See GateFacts.loop_may_run_without_grad. Over-approximates
-    grad_mode: a ``with`` item may turn grad off when its last name is a grad
-    context, when it is a bare name (bound elsewhere) or a call of a function
-    of this file (a context manager of the project's own); a function may
-    start with grad off when it is decorated so, is a framework hook, or a
-    call of its name runs where grad may be off.
+def _loop_may_run_without_grad(facts: GateFacts, collect: bool) -> set[int] | None:
+    """See GateFacts.loop_may_run_without_grad: the scopes (a def's id, 0 for
+    the module) where loops.mode_before may end for a loop that may run
+    without grad, holding a model call; None where any may (modes set by
+    statements). With ``collect`` every such loop's scope and the callers of
+    its function by name (mode_before goes to the call sites callgraph
+    resolves, ``f()``, ``self.f()``, ``cls.f()``, every def of the name),
+    transitively; else only whether one exists (a set of one scope, or none).
+
+    Over-approximates grad_mode: a ``with`` item may turn grad off when its
+    last name is a grad context, when it is a bare name (bound elsewhere) or
+    a call of a function of this file (a context manager of the project's
+    own); a function may start with grad off when it is decorated so, is a
+    framework hook, or a call of its name runs where grad may be off.
 
     Walks statements only (most nodes of a file are expressions): loops,
     ``with`` blocks and functions are statements. Calls are read from the
@@ -1045,8 +1077,9 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
     only when it holds one (a model call DISABLED in a loop that is not
     lies under such a ``with``)."""
     if _mode_set_by_statements(facts):
-        return True  # modes set by statements, not followed here
+        return None  # modes set by statements, not followed here
     aliases, defs = facts._aliases, facts.def_names
+    found: set[int] = set()
     seeds: set[str] = set()  # names called where grad may be off
     for call in facts._calls:
         func = call.func
@@ -1065,14 +1098,19 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
         node, off, in_loop, fn = pop()
         kind = type(node)
         if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
-            if off and _calls_model(facts, node):
-                return True
+            if off and fn.key not in found and _calls_model(facts, node):
+                found.add(fn.key)
+                if not collect:
+                    return found
             in_loop = True
             fn.loops.append(node)
         elif kind is ast.With or kind is ast.AsyncWith:
             if any(_may_turn_off(i.context_expr, aliases, defs) for i in node.items):  # type: ignore[attr-defined]
-                if in_loop and _calls_model(facts, node):
-                    return True  # ``for x in loader: with torch.no_grad(): model(x)``
+                # ``for x in loader: with torch.no_grad(): model(x)``
+                if in_loop and fn.key not in found and _calls_model(facts, node):
+                    found.add(fn.key)
+                    if not collect:
+                        return found
                 fn.statements.append(node)
                 if off:
                     seeds |= _names_called(node, aliases)  # its items
@@ -1083,7 +1121,7 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
             # grad_mode stops at a function: its body starts in its entry mode
             # (its decorators and defaults are read as its own).
             name = node.name  # type: ignore[attr-defined]
-            fn = _Function(name)
+            fn = _Function(name, id(node))
             functions.append(fn)
             fn.off_on_entry = (
                 name in _OFF_ON_ENTRY
@@ -1106,28 +1144,60 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
             if block:
                 for stmt in block:
                     push((stmt, off, in_loop, fn))
-    if not any(f.loops for f in functions):
-        return False
-    # grad_mode.entry_mode: off when every call site is; calls followed by
-    # the name written (callgraph resolves ``f()`` and ``self.f()`` by name).
-    maybe_off = set(seeds)
+    if any(f.loops for f in functions):
+        # grad_mode.entry_mode: off when every call site is; calls followed by
+        # the name written (callgraph resolves ``f()`` and ``self.f()`` by name).
+        maybe_off = set(seeds)
+        grew = True
+        while grew:
+            grew = False
+            for f in functions:
+                if f.off_on_entry or f.name in maybe_off:
+                    new = (_calls_of(f, aliases) & defs) - maybe_off
+                    if new:
+                        maybe_off |= new
+                        grew = True
+        for f in functions:
+            if (
+                f.key not in found
+                and (f.off_on_entry or f.name in maybe_off)
+                and any(_calls_model(facts, loop) for loop in f.loops)
+            ):
+                found.add(f.key)
+                if not collect:
+                    return found
+    if not collect or not found:
+        return found
+    # mode_before's callers, by the name written, transitively
+    names = {f.name for f in functions if f.key in found}
     grew = True
     while grew:
         grew = False
-        for f in functions:
-            if f.off_on_entry or f.name in maybe_off:
-                if f.calls is None:
-                    f.calls = set()
-                    for stmt in f.statements:
-                        f.calls |= _names_called(stmt, aliases)
-                new = (f.calls & defs) - maybe_off
-                if new:
-                    maybe_off |= new
-                    grew = True
-    return any(
-        (f.off_on_entry or f.name in maybe_off) and any(_calls_model(facts, loop) for loop in f.loops)
-        for f in functions
-    )
+        for f in (top, *functions):
+            if f.key not in found and _calls_of(f, aliases) & names:
+                found.add(f.key)
+                if f is not top:
+                    names.add(f.name)
+                grew = True
+    return found
+
+
+def _calls_of(f: _Function, aliases: dict[str, str]) -> set[str]:
+    """The names ``f``'s own statements call with (_names_called), read once."""
+    if f.calls is None:
+        f.calls = set()
+        for stmt in f.statements:
+            f.calls |= _names_called(stmt, aliases)
+    return f.calls
+
+
+def _read_for_a_loop_without_grad(facts: GateFacts) -> set[int] | None:
+    """GateFacts.module_built_for_a_loop_without_grad's scopes: where
+    loops.mode_before may end for a loop that may run without grad (None:
+    anywhere)."""
+    if facts.train_call:  # loop_may_run_without_grad stopped at the first scope
+        return _loop_may_run_without_grad(facts, collect=True)
+    return facts._off_loop_scopes
 
 
 _STATEMENT_BLOCKS = ast_fields.STATEMENT_BLOCKS
@@ -1826,14 +1896,16 @@ def _module_classes(facts: GateFacts) -> set[str]:
     return found
 
 
-def _builds_module(facts: GateFacts) -> bool:
+def _builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
     """Some definition objects.built_in_train_mode may call fresh: a name (or,
     where a function rebinds ``self``, a ``self.x``) bound by ``=``, ``: T =``
     or ``:=`` to a call whose callee may build a module (objects._fresh and
     constructor_kind's MODULE cases: a class of this file; an imported
     capitalised callee of torch, torchvision or timm, ``create_model``,
-    anything of torchvision), under a name a model call may name. Reads what
-    the walk kept (calls, bindings, imports, classes)."""
+    anything of torchvision), under a name a model call may name; with
+    ``read_in``, a bare name only where its innermost def (0: the module) is
+    one of those scopes (objects._key_for_read's key for a local name).
+    Reads what the walk kept (calls, bindings, imports, classes)."""
     classes = _module_classes(facts)
     bound: list[tuple[ast.AST, ast.AST]] = [(t, node.value) for node in facts._assigns for t in node.targets]
     statements = len(bound)  # the first ``statements`` pairs are ``=`` statements
@@ -1916,6 +1988,7 @@ def _builds_module(facts: GateFacts) -> bool:
                 if (
                     may_build(v, spelled)
                     and may_be_used(spelled)
+                    and (read_in is None or type(t) is not ast.Name or _scope_key(facts, t) in read_in)
                     and not (i < statements and _never_read_fresh(facts, t, may_build))
                 ):
                     return True
@@ -1936,6 +2009,12 @@ def _innermost_function(functions: list[ast.AST], node: ast.AST) -> ast.AST | No
         ):
             best = fn
     return best
+
+
+def _scope_key(facts: GateFacts, node: ast.AST) -> int:
+    """The key of ``node``'s innermost def (its id), 0 outside any."""
+    fn = _innermost_function(facts._functions, node)
+    return 0 if fn is None else id(fn)
 
 
 def _parameters(fn: ast.AST) -> set[str]:
