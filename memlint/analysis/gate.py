@@ -1903,8 +1903,9 @@ def _builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
     constructor_kind's MODULE cases: a class of this file; an imported
     capitalised callee of torch, torchvision or timm, ``create_model``,
     anything of torchvision), under a name a model call may name; with
-    ``read_in``, a bare name only where its innermost def (0: the module) is
-    one of those scopes (objects._key_for_read's key for a local name).
+    ``read_in``, a bare name bound by ``=`` only where its innermost def (0:
+    the module) is one of those scopes (objects._key_for_read's key for a
+    local name, see _local_to).
     Reads what the walk kept (calls, bindings, imports, classes)."""
     classes = _module_classes(facts)
     bound: list[tuple[ast.AST, ast.AST]] = [(t, node.value) for node in facts._assigns for t in node.targets]
@@ -1988,7 +1989,7 @@ def _builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
                 if (
                     may_build(v, spelled)
                     and may_be_used(spelled)
-                    and (read_in is None or type(t) is not ast.Name or _scope_key(facts, t) in read_in)
+                    and (read_in is None or not _local_to(facts, t, i < statements, read_in))
                     and not (i < statements and _never_read_fresh(facts, t, may_build))
                 ):
                     return True
@@ -2011,10 +2012,15 @@ def _innermost_function(functions: list[ast.AST], node: ast.AST) -> ast.AST | No
     return best
 
 
-def _scope_key(facts: GateFacts, node: ast.AST) -> int:
-    """The key of ``node``'s innermost def (its id), 0 outside any."""
-    fn = _innermost_function(facts._functions, node)
-    return 0 if fn is None else id(fn)
+def _local_to(facts: GateFacts, target: ast.AST, statement: bool, scopes: set[int]) -> bool:
+    """``target`` is a bare name an ``=`` statement binds in a def (or the
+    module) outside ``scopes``: objects keys it by that innermost def, and
+    reads it only from there. A ``:=`` (it may sit in a decorator, keyed by
+    the def it decorates) and ``: T =`` stay wide."""
+    if not statement or type(target) is not ast.Name:
+        return False
+    fn = _innermost_function(facts._functions, target)
+    return (0 if fn is None else id(fn)) not in scopes
 
 
 def _parameters(fn: ast.AST) -> set[str]:
