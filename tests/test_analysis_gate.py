@@ -665,6 +665,78 @@ def test_mem202_skips_a_parameter_moved_to_a_device_and_keeps_a_module_built_her
     assert [f.code for f in lint(built, "m.py", rules)[0]] == ["MEM202"]
 
 
+# transformers' qwen3_omni_moe: a module list built in ``__init__``, the
+# ``@torch.no_grad()`` loop in another method that never calls it.
+_BUILT_ELSEWHERE = """\
+import torch
+from torch import nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        decoder = [nn.Linear(4, 4), nn.Dropout(0.1)]
+        self.decoder = nn.ModuleList(decoder)
+    @torch.no_grad()
+    def chunked_decode(self, codes):
+        wavs = []
+        for chunk in codes.split(300, dim=-1):
+            wavs.append(self(chunk))
+        return torch.cat(wavs, dim=-1)
+"""
+
+_BUILT_BY_A_CALLER = """\
+import torch
+import torch.nn as nn
+@torch.no_grad()
+def predict(model, loader):
+    for x in loader:
+        print(model(x).argmax(1))
+def run(model):
+    predict(model, test_loader)
+def main():
+    net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    run(net)
+"""
+
+
+def test_mem202_needs_the_module_built_where_mode_before_may_read_it():
+    """objects.built_in_train_mode reads a bare name keyed by its innermost
+    def, only for a receiver local to the scope loops.mode_before ends in:
+    the loop's, or a caller's (by call sites, transitively). A module built
+    in a def that is neither (transformers' ``__init__``) cannot make the
+    loop's state "default-*"; the old gate kept any module built anywhere."""
+    rules = select_rules(["MEM202"])
+    f = facts(_BUILT_ELSEWHERE)
+    assert f.builds_module and f.loop_may_run_without_grad  # what kept it before
+    assert not f.module_built_for_a_loop_without_grad
+    assert not enabled_by_gate(rules, f)
+    assert not _findings(_BUILT_ELSEWHERE, ["MEM202"], gate=False)
+    # built in a caller's caller, in the loop's own scope, at module level: kept, with the finding
+    _kept_with_its_findings(_BUILT_BY_A_CALLER, "MEM202")
+    own = _BUILT_BY_A_CALLER.replace(
+        "def predict(model, loader):\n",
+        "def predict(loader):\n    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))\n",
+    )
+    _kept_with_its_findings(own, "MEM202")
+    script = """\
+import torch
+import torch.nn as nn
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+net.load_state_dict(torch.load("net.pt"))
+with torch.no_grad():
+    for x in test_loader:
+        print(net(x).argmax(1))
+"""
+    _kept_with_its_findings(script, "MEM202")
+    # the chain of callers broken: skipped, and silent without the gate
+    broken = _BUILT_BY_A_CALLER.replace("    run(net)\n", "    net.to('cuda')\n    return net\n")
+    assert facts(broken).builds_module and not facts(broken).module_built_for_a_loop_without_grad
+    assert not _findings(broken, ["MEM202"], gate=False)
+    # a train call decides without the fresh module; modes set by statements keep every scope
+    assert facts(_BUILT_ELSEWHERE + "def fit(m):\n    m.train()\n").module_built_for_a_loop_without_grad is False
+    assert enabled_by_gate(rules, facts(_BUILT_ELSEWHERE + "def fit(m):\n    m.train()\n"))
+    assert facts(_BUILT_ELSEWHERE + "torch.set_grad_enabled(False)\n").module_built_for_a_loop_without_grad
+
+
 def test_a_best_snapshot_is_named_best_or_taken_under_an_if():
     assert facts("best = model.state_dict()\n").best_snapshot
     assert facts("self.best_state = {'m': model.state_dict()}\n").best_snapshot
@@ -1559,9 +1631,100 @@ def test_mem201_reads_a_parameter_loop_as_evidence_only_with_evaluation_data_pas
     run = "import torch\ndef run(model, items):\n    for x in items:\n        model(x)\n"
     assert not facts(run + "run(net, train_items)\n").evaluates_with_grad
     assert facts(run + "run(net, test_items)\n").evaluates_with_grad
-    # an eval call or ``volatile=`` anywhere open MEM201's other paths
-    assert facts(run + "net.eval()\n").evaluates_with_grad
+    # ``volatile=`` anywhere opens MEM201's other paths; an eval call only in the loop's own scope
+    assert not facts(run + "net.eval()\n").evaluates_with_grad
+    assert not _findings(run + "net.eval()\n", ["MEM201"], gate=False)
+    assert facts(run.replace("    for x", "    model.eval()\n    for x")).evaluates_with_grad
     assert facts(run + "net.step(x, volatile=True)\n").evaluates_with_grad
+
+
+# transformers' frozen VQ models (chameleon, emu3, glm_image): ``self.eval()``
+# in ``__init__``, the model's loops and comprehension elsewhere.
+FROZEN = """\
+import torch
+from torch import nn
+class VQModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.encoder = Encoder(config)
+        self.quantize = Quantizer(config)
+        self.eval()  # frozen
+    def forward(self, pixels):
+        hidden = self.encoder(pixels)
+        for layer in self.layers:
+            hidden = layer(hidden)
+        return [self.quantize(h) for h in hidden]
+"""
+
+
+def test_mem201_takes_an_eval_call_as_evidence_only_in_its_own_scope():
+    """loops' ``mode_calls`` are per scope (the innermost def, the module
+    outside any): the eval role's and comprehension_is_eval's last mode
+    call, visit_FunctionDef's and visit_Module's eval call are all in the
+    reported node's own function. The old gate kept any file with an eval
+    call for MEM201."""
+    assert facts(FROZEN).eval_call and facts(FROZEN).loop_sites.evaluates  # what kept it before
+    assert not facts(FROZEN).evaluates_with_grad
+    assert not _gated_in(FROZEN, "MEM201")
+    assert not _findings(FROZEN, ["MEM201"], gate=False)
+    # the eval call where the loop, the comprehension or the forward is: kept
+    assert facts(
+        FROZEN.replace("        hidden = self.encoder(", "        self.eval()\n        hidden = self.encoder(")
+    ).evaluates_with_grad
+    loop = "import torch\ndef extract(model, batches):\n    model.eval()\n    for x in batches:\n        print(model(x).sum().item())\n"
+    comprehension = (
+        "import torch\ndef total(model, xs):\n    model.eval()\n    return sum(model(x).sum().item() for x in xs)\n"
+    )
+    function = """\
+import torch
+def test(model, data):
+    model.eval()
+    out = model(data.x)
+    return out.argmax(1).eq(data.y).sum().item()
+"""
+    script = """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(20, 64), nn.Dropout(0.2), nn.Linear(64, 2))
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(model(X_train), y_train).backward()
+    optimizer.step()
+model.eval()
+y_pred = model(X_test)
+print((y_pred.argmax(1) == y_test).float().mean())
+"""
+    for src in (loop, comprehension, function, script):
+        _kept_with_its_findings(src, "MEM201")
+    # the eval call moved into another function: none of them has evidence
+    for src in (loop, comprehension, function):
+        moved = src.replace("    model.eval()\n", "") + "def switch(model):\n    model.eval()\n"
+        assert not facts(moved).evaluates_with_grad
+        assert not _findings(moved, ["MEM201"], gate=False)
+
+
+def test_mem201_keeps_a_data_loop_its_callers_put_in_eval_mode():
+    """``_callers_evaluate``: mode_before follows the loop's callers (and
+    callees), so an eval call anywhere counts for a data loop of a function
+    called in the file."""
+    callers = """\
+import torch
+import torchvision
+def extract_feature(model, dataloaders):
+    features = []
+    for img, _ in dataloaders:
+        features.append(model(img.cuda()).data.cpu())
+    return torch.cat(features)
+model = torchvision.models.resnet50()
+model.eval()
+bank = extract_feature(model, gallery_loader)
+"""
+    _kept_with_its_findings(callers, "MEM201")
+    # never called in the file (no call site to read the mode at), or an iterable that names no data: skipped
+    for src in (callers.replace("bank = extract_feature(", "bank = other("), callers.replace("dataloaders", "things")):
+        assert not facts(src).evaluates_with_grad
+        assert not _findings(src, ["MEM201"], gate=False)
 
 
 # -- MEM101/MEM102's history seeds (analysis/gate_seeds.py) -------------------

@@ -31,7 +31,7 @@ from memlint.analysis.activations import (
     is_inplace_method,
 )
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
-from memlint.analysis.gate_loops import LoopSites, eval_argument, loop_sites
+from memlint.analysis.gate_loops import LoopSites, eval_argument, eval_mode_call, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
 # The very words loops.py uses to call a loop a batch loop or a function an
@@ -166,7 +166,11 @@ class GateFacts:
         self._grad_on_writes: GateFacts | None = None
         self._leaf_written: bool | None = None
         self._on_nodes: set[int] = set()  # grad_on_writes: the writes it counts, by id
+        # The scopes (a def's id, 0 for the module) whose loops may run without
+        # grad holding a model call; None: any (modes set by statements).
+        self._off_loop_scopes: set[int] | None = None
         self._loop_without_grad: bool | None = None
+        self._built_for_off_loop: bool | None = None
         self._evaluates_with_grad: bool | None = None
         self._model_reach: _ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
@@ -239,7 +243,7 @@ class GateFacts:
         Computed on first use: only MEM202 asks, and only when the cheaper
         conditions hold."""
         if self._builds_module is None:
-            self._builds_module = _builds_module(self)
+            self._builds_module = _builds_module(self, None)
         return self._builds_module
 
     @property
@@ -292,8 +296,28 @@ class GateFacts:
         (decorated, a framework hook, or called from such a place, followed
         through the file by name). Computed on first use (MEM202)."""
         if self._loop_without_grad is None:
-            self._loop_without_grad = _loop_may_run_without_grad(self)
+            # The scopes are collected only where a fresh module may decide (no ``.train()``).
+            scopes = _loop_may_run_without_grad(self, collect=not self.train_call)
+            self._loop_without_grad = scopes is None or bool(scopes)
+            self._off_loop_scopes = scopes
         return self._loop_without_grad
+
+    @property
+    def module_built_for_a_loop_without_grad(self) -> bool:
+        """builds_module, counting only the bindings objects.built_in_train_mode
+        may read for MEM202: loops.mode_before ends in ``_default_mode`` at the
+        scope of a loop that may run without grad (loop_may_run_without_grad)
+        or at one of its callers', and reads the definitions of a receiver
+        local to that scope, keyed by it (objects._key_for_read: a bare name
+        is keyed by its innermost def, the module's outside any). See
+        _read_for_a_loop_without_grad. Computed on first use (MEM202)."""
+        if self._built_for_off_loop is None:
+            self._built_for_off_loop = (
+                self.builds_module
+                and self.loop_may_run_without_grad
+                and _builds_module(self, _read_for_a_loop_without_grad(self))
+            )
+        return self._built_for_off_loop
 
     @property
     def evaluates_with_grad(self) -> bool:
@@ -1024,23 +1048,31 @@ _MAY_TURN_OFF = _GRAD_OFF_CONTEXTS | {"set_grad_enabled"}
 class _Function:
     """What _loop_may_run_without_grad keeps of a function."""
 
-    __slots__ = ("name", "loops", "statements", "calls", "off_on_entry")
+    __slots__ = ("name", "key", "loops", "statements", "calls", "off_on_entry")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, key: int = 0) -> None:
         self.name = name
+        self.key = key  # the id of its def, 0 for the module's own statements
         self.loops: list[ast.AST] = []  # its loops (not its nested functions')
         self.statements: list[ast.AST] = []  # its statements (not its nested functions'), itself first
         self.calls: set[str] | None = None  # last names of what it calls, read on first need
         self.off_on_entry = False  # decorated so, or a framework's hook: this function, not its namesakes
 
 
-def _loop_may_run_without_grad(facts: GateFacts) -> bool:
-    """See GateFacts.loop_may_run_without_grad. Over-approximates
-    grad_mode: a ``with`` item may turn grad off when its last name is a grad
-    context, when it is a bare name (bound elsewhere) or a call of a function
-    of this file (a context manager of the project's own); a function may
-    start with grad off when it is decorated so, is a framework hook, or a
-    call of its name runs where grad may be off.
+def _loop_may_run_without_grad(facts: GateFacts, collect: bool) -> set[int] | None:
+    """See GateFacts.loop_may_run_without_grad: the scopes (a def's id, 0 for
+    the module) where loops.mode_before may end for a loop that may run
+    without grad, holding a model call; None where any may (modes set by
+    statements). With ``collect`` every such loop's scope and the callers of
+    its function by name (mode_before goes to the call sites callgraph
+    resolves, ``f()``, ``self.f()``, ``cls.f()``, every def of the name),
+    transitively; else only whether one exists (a set of one scope, or none).
+
+    Over-approximates grad_mode: a ``with`` item may turn grad off when its
+    last name is a grad context, when it is a bare name (bound elsewhere) or
+    a call of a function of this file (a context manager of the project's
+    own); a function may start with grad off when it is decorated so, is a
+    framework hook, or a call of its name runs where grad may be off.
 
     Walks statements only (most nodes of a file are expressions): loops,
     ``with`` blocks and functions are statements. Calls are read from the
@@ -1055,8 +1087,9 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
     only when it holds one (a model call DISABLED in a loop that is not
     lies under such a ``with``)."""
     if _mode_set_by_statements(facts):
-        return True  # modes set by statements, not followed here
+        return None  # modes set by statements, not followed here
     aliases, defs = facts._aliases, facts.def_names
+    found: set[int] = set()
     seeds: set[str] = set()  # names called where grad may be off
     for call in facts._calls:
         func = call.func
@@ -1075,14 +1108,19 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
         node, off, in_loop, fn = pop()
         kind = type(node)
         if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
-            if off and _calls_model(facts, node):
-                return True
+            if off and fn.key not in found and _calls_model(facts, node):
+                found.add(fn.key)
+                if not collect:
+                    return found
             in_loop = True
             fn.loops.append(node)
         elif kind is ast.With or kind is ast.AsyncWith:
             if any(_may_turn_off(i.context_expr, aliases, defs) for i in node.items):  # type: ignore[attr-defined]
-                if in_loop and _calls_model(facts, node):
-                    return True  # ``for x in loader: with torch.no_grad(): model(x)``
+                # ``for x in loader: with torch.no_grad(): model(x)``
+                if in_loop and fn.key not in found and _calls_model(facts, node):
+                    found.add(fn.key)
+                    if not collect:
+                        return found
                 fn.statements.append(node)
                 if off:
                     seeds |= _names_called(node, aliases)  # its items
@@ -1093,7 +1131,7 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
             # grad_mode stops at a function: its body starts in its entry mode
             # (its decorators and defaults are read as its own).
             name = node.name  # type: ignore[attr-defined]
-            fn = _Function(name)
+            fn = _Function(name, id(node))
             functions.append(fn)
             fn.off_on_entry = (
                 name in _OFF_ON_ENTRY
@@ -1116,28 +1154,60 @@ def _loop_may_run_without_grad(facts: GateFacts) -> bool:
             if block:
                 for stmt in block:
                     push((stmt, off, in_loop, fn))
-    if not any(f.loops for f in functions):
-        return False
-    # grad_mode.entry_mode: off when every call site is; calls followed by
-    # the name written (callgraph resolves ``f()`` and ``self.f()`` by name).
-    maybe_off = set(seeds)
+    if any(f.loops for f in functions):
+        # grad_mode.entry_mode: off when every call site is; calls followed by
+        # the name written (callgraph resolves ``f()`` and ``self.f()`` by name).
+        maybe_off = set(seeds)
+        grew = True
+        while grew:
+            grew = False
+            for f in functions:
+                if f.off_on_entry or f.name in maybe_off:
+                    new = (_calls_of(f, aliases) & defs) - maybe_off
+                    if new:
+                        maybe_off |= new
+                        grew = True
+        for f in functions:
+            if (
+                f.key not in found
+                and (f.off_on_entry or f.name in maybe_off)
+                and any(_calls_model(facts, loop) for loop in f.loops)
+            ):
+                found.add(f.key)
+                if not collect:
+                    return found
+    if not collect or not found:
+        return found
+    # mode_before's callers, by the name written, transitively
+    names = {f.name for f in functions if f.key in found}
     grew = True
     while grew:
         grew = False
-        for f in functions:
-            if f.off_on_entry or f.name in maybe_off:
-                if f.calls is None:
-                    f.calls = set()
-                    for stmt in f.statements:
-                        f.calls |= _names_called(stmt, aliases)
-                new = (f.calls & defs) - maybe_off
-                if new:
-                    maybe_off |= new
-                    grew = True
-    return any(
-        (f.off_on_entry or f.name in maybe_off) and any(_calls_model(facts, loop) for loop in f.loops)
-        for f in functions
-    )
+        for f in (top, *functions):
+            if f.key not in found and _calls_of(f, aliases) & names:
+                found.add(f.key)
+                if f is not top:
+                    names.add(f.name)
+                grew = True
+    return found
+
+
+def _calls_of(f: _Function, aliases: dict[str, str]) -> set[str]:
+    """The names ``f``'s own statements call with (_names_called), read once."""
+    if f.calls is None:
+        f.calls = set()
+        for stmt in f.statements:
+            f.calls |= _names_called(stmt, aliases)
+    return f.calls
+
+
+def _read_for_a_loop_without_grad(facts: GateFacts) -> set[int] | None:
+    """GateFacts.module_built_for_a_loop_without_grad's scopes: where
+    loops.mode_before may end for a loop that may run without grad (None:
+    anywhere)."""
+    if facts.train_call:  # loop_may_run_without_grad stopped at the first scope
+        return _loop_may_run_without_grad(facts, collect=True)
+    return facts._off_loop_scopes
 
 
 _STATEMENT_BLOCKS = ast_fields.STATEMENT_BLOCKS
@@ -1184,11 +1254,11 @@ _EVAL_SITES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.GeneratorExp)
 
 
 class _EvalSite:
-    """A loop or comprehension MEM201 may report (see _evaluates_with_grad)."""
+    """A loop, comprehension or scope MEM201 may report (see _evaluates_with_grad)."""
 
-    __slots__ = ("off", "via", "loop", "callees", "self_attrs", "cls_attrs", "calls_self")
+    __slots__ = ("off", "via", "loop", "mode_scope", "callees", "self_attrs", "cls_attrs", "calls_self")
 
-    def __init__(self, off: bool, via: str | None, loop: bool) -> None:
+    def __init__(self, off: bool, via: str | None, loop: bool, mode_scope: int | None = None) -> None:
         self.off = off  # grad surely off or set around it (mode_at not ENABLED, or local_mode set)
         # Its only evidence: its iterable names a parameter of the function ``via``,
         # which a call of that name must fill with evaluation data (gate_loops.eval_argument).
@@ -1196,55 +1266,83 @@ class _EvalSite:
         # A loop (loops.LoopInfo.calls_model follows the functions it calls),
         # not a comprehension (comprehension_is_eval reads its own model calls only).
         self.loop = loop
+        # Its only evidence: an eval-mode call in the scope keyed so (the id of
+        # its innermost def, 0 for the module): loops' ``mode_calls`` of that scope.
+        self.mode_scope = mode_scope
         self.callees: set[str] = set()  # bare names it calls
         self.self_attrs: set[str] = set()  # ``x`` of a ``self.x(...)`` it calls
         self.cls_attrs: set[str] = set()  # ``x`` of a ``cls.x(...)``
         self.calls_self = False  # ``x.module(...)``, ``x.forward(...)``
 
+    def sure(self) -> bool:
+        """Its evidence holds whatever the rest of the file says, and grad may be on."""
+        return not self.off and self.via is None and self.mode_scope is None
+
 
 def _evaluates_with_grad(facts: GateFacts) -> bool:
-    """See GateFacts.evaluates_with_grad. Without training, an eval call or
-    ``volatile=``, MEM201 reports only a loop (``_check``, role "eval") or a
-    comprehension (``comprehension_is_eval``) whose evidence is its own:
-    its function named for evaluation, its iterable naming evaluation data
-    or (``_iterates_eval_argument``) a parameter of its function. It needs
-    grad_mode.mode_at ENABLED with no local_mode there, so nothing in its
-    own function surely sets a mode around it (``with torch.no_grad():``)
-    and no decorator turns its function off (``@torch.no_grad()`` on
-    transformers' ``generate``). And it needs a call that may build a graph
-    in its span (``_builds_graph``, ``comprehension_is_eval``'s model
-    calls): a callee objects.kind_of may find a module, or callgraph may
-    resolve to a function of this file. That is ``self.x(...)``,
-    ``cls.x(...)``, ``x.module(...)``, ``x.forward(...)``, or a bare name
-    that is bound in this file, read as ``name.attr`` (``_parameters_read``,
-    ``_used_as_module``), or named like a model (guess_kind_from_name).
-    ``isinstance``, ``len``, ``ValueError``, ``x.items()`` never are; nor is
-    a name bound only by a ``def``, a ``class`` or an import, a ``self.x``
-    never assigned nor read as ``self.x.attr`` and not named like a model,
-    or a ``cls.x`` (see _ModelReach): a loop's call of one counts when the
-    function of the file it may resolve to may run a model in turn
-    (loops.LoopInfo.calls_model), a comprehension's never."""
-    if facts.eval_call or "volatile" in facts.keywords:
+    """See GateFacts.evaluates_with_grad. Without training or ``volatile=``,
+    MEM201 reports only a loop (``_check``, role "eval", or
+    ``_callers_evaluate``), a comprehension (``comprehension_is_eval``), a
+    function (``visit_FunctionDef``) or a statement of a scope
+    (``visit_Module``) with evidence of evaluation: its function named for
+    evaluation, its iterable naming evaluation data or
+    (``_iterates_eval_argument``) a parameter of its function; or an
+    eval-mode call (objects.mode_call "eval") in its own scope (loops'
+    ``mode_calls`` of the innermost def, the module's outside any:
+    ``_eval_evidence``'s and comprehension_is_eval's last mode call,
+    visit_FunctionDef's and visit_Module's ``mode_calls``); or, for
+    ``_callers_evaluate`` (whose ``mode_before`` follows callers and
+    callees), a loop of a function called in this file whose iterable names
+    data (LoopInfo.is_batch_loop without a role) in a file with an
+    eval-mode call. A function or a scope's statement is read as a site
+    that spans its own scope (a nested def is a scope of its own).
+
+    It needs grad_mode.mode_at ENABLED with no local_mode there, so nothing
+    in its own function surely sets a mode around it (``with
+    torch.no_grad():``) and no decorator turns its function off
+    (``@torch.no_grad()`` on transformers' ``generate``; entry_mode, for
+    visit_FunctionDef). And it needs a call that may build a graph in its
+    span (``_builds_graph``, ``comprehension_is_eval``'s and the scopes'
+    model calls): a callee objects.kind_of may find a module, or, in a loop,
+    callgraph may resolve to a function of this file. That is
+    ``self.x(...)``, ``cls.x(...)``, ``x.module(...)``, ``x.forward(...)``,
+    or a bare name that is bound in this file, read as ``name.attr``
+    (``_parameters_read``, ``_used_as_module``), or named like a model
+    (guess_kind_from_name). ``isinstance``, ``len``, ``ValueError``,
+    ``x.items()`` never are; nor is a name bound only by a ``def``, a
+    ``class`` or an import, a ``self.x`` never assigned nor read as
+    ``self.x.attr`` and not named like a model, or a ``cls.x`` (see
+    _ModelReach): a loop's call of one counts when the function of the file
+    it may resolve to may run a model in turn (loops.LoopInfo.calls_model),
+    a comprehension's or a scope's never."""
+    if "volatile" in facts.keywords:
         return True
     if facts.trains and _trains_under_a_flag_passed_false(facts):
         return True
+    modes = facts.eval_call  # some eval-mode call: sites whose evidence is one in their scope
     qualified = _import_table(facts)
     aliases = facts._aliases
+    called = facts.called | facts._aliases.keys() if modes else set()  # callgraph's call_sites, by name, wide
     heads: set[str] = set()  # the names each "off" was read through
     rebound: set[str] = set()  # for _ModelReach, read as _ModelReach.of reads them
     bases: set[str] = set()
     self_bound: set[str] = set()
     sites: list[_EvalSite] = []
+    eval_scopes: set[int] = set()  # the scopes holding an eval-mode call (see _EvalSite.mode_scope)
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
     AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
-    # (node, its function's name, its parameters, grad surely set here, the sites around it)
+    table = ast_fields.CHILDREN
+    # (node, its function's name, its parameters, grad surely set here, the sites around it, its scope)
     top: tuple[_EvalSite, ...] = ()
-    stack: list[tuple[ast.AST, str, frozenset, bool, tuple[_EvalSite, ...]]] = [
-        (facts._tree, "", frozenset(), False, top)
+    if modes:  # visit_Module's statements of the module's own body
+        sites.append(_EvalSite(False, None, False, 0))
+        top = (sites[-1],)
+    stack: list[tuple[ast.AST, str, frozenset, bool, tuple[_EvalSite, ...], int]] = [
+        (facts._tree, "", frozenset(), False, top, 0)
     ]
     push, pop = stack.append, stack.pop
     while stack:
-        node, fn_name, params, off, open_sites = pop()
+        node, fn_name, params, off, open_sites, scope = pop()
         kind = type(node)
         if kind is Name:
             if type(node.ctx) is not Load:  # type: ignore[attr-defined]
@@ -1254,13 +1352,15 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             _attribute_binding(node, bases, self_bound)
         elif kind is Call:
             func = node.func  # type: ignore[attr-defined]
+            if modes and eval_mode_call(node, aliases):  # type: ignore[arg-type]
+                eval_scopes.add(scope)
             if open_sites:
                 if type(func) is Name:
                     for site in open_sites:
                         site.callees.add(func.id)
                 elif type(func) is Attribute:
                     if func.attr in ("forward", "module"):
-                        if any(not site.off and site.via is None for site in open_sites):
+                        if any(site.sure() for site in open_sites):
                             return True  # a site may build a graph whatever the imports say
                         for site in open_sites:
                             site.calls_self = True
@@ -1268,7 +1368,7 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
                         if (
                             func.value.id == "self"
                             and guess_kind_from_name(func.attr) is Kind.MODULE
-                            and any(not site.off and site.via is None for site in open_sites)
+                            and any(site.sure() for site in open_sites)
                         ):
                             return True  # ``self.model(x)``: a model call whatever the file binds
                         for site in open_sites:
@@ -1286,27 +1386,35 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             loop = kind is ast.For or kind is ast.AsyncFor or kind is ast.While
             if name_tokens(fn_name) & EVAL_FUNCTION_TOKENS or tokens & EVAL_DATA_TOKENS:
                 site = _EvalSite(off, None, loop)
+            elif modes and loop and scope and tokens & DATA_TOKENS and fn_name in called:
+                site = _EvalSite(off, None, loop)  # _callers_evaluate
             elif idents & params:
                 site = _EvalSite(off, fn_name, loop)
+                if modes:  # or the eval role from an eval-mode call in its scope
+                    sites.append(_EvalSite(off, None, loop, scope))
+                    open_sites = (*open_sites, sites[-1])
+            elif modes:
+                site = _EvalSite(off, None, loop, scope)
             else:
                 site = None
             if site is not None:
                 sites.append(site)
                 open_sites = (*open_sites, site)
         elif kind is ast.With or kind is ast.AsyncWith:
-            modes = [_context(i.context_expr, qualified, aliases, heads) for i in node.items]  # type: ignore[attr-defined]
+            modes_set = [_context(i.context_expr, qualified, aliases, heads) for i in node.items]  # type: ignore[attr-defined]
             for item in node.items:  # type: ignore[attr-defined]
-                push((item, fn_name, params, off, open_sites))
-            inner = off or "off" in modes  # a mode set around the body: local_mode is not None
+                push((item, fn_name, params, off, open_sites, scope))
+            inner = off or "off" in modes_set  # a mode set around the body: local_mode is not None
             for stmt in node.body:  # type: ignore[attr-defined]
-                push((stmt, fn_name, params, inner, open_sites))
+                push((stmt, fn_name, params, inner, open_sites, scope))
             continue
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             # grad_mode stops at a function: its decorators, defaults and body
             # run in its entry mode, which a decorator sets first.
-            modes = [_decorator_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
-            off = "off" in modes and "on" not in modes
+            decorators = [_decorator_context(d, qualified, aliases, heads) for d in node.decorator_list]  # type: ignore[attr-defined]
+            off = "off" in decorators and "on" not in decorators
             fn_name = node.name  # type: ignore[attr-defined]
+            scope = id(node)
             args = node.args  # type: ignore[attr-defined]
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
             names = {*positional, *(a.arg for a in args.kwonlyargs)}
@@ -1314,18 +1422,34 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
             if id(node) in methods and positional and positional[0] in ("self", "cls"):
                 names.discard(positional[0])  # callgraph resolves a method only as ``self.m(...)``
             params = frozenset(names)
+            if modes:  # visit_FunctionDef, and visit_Module's statements of its body
+                # The model calls of a scope are its own (loops' scope facts),
+                # a nested def's are not the enclosing scope's.
+                open_sites = (*(s for s in open_sites if s.mode_scope is None), _EvalSite(off, None, False, scope))
+                sites.append(open_sites[-1])
         elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
         elif kind in _BINDERS:
             _bind_names(node, kind, rebound)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, AST):
-                        push((item, fn_name, params, off, open_sites))
-            elif isinstance(value, AST):
-                push((value, fn_name, params, off, open_sites))
+        children = table.get(kind)
+        if children is None or children.generic:  # a class whose signature was not read
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, AST):
+                            push((item, fn_name, params, off, open_sites, scope))
+                elif isinstance(value, AST):
+                    push((value, fn_name, params, off, open_sites, scope))
+            continue
+        for field in children.singles:
+            value = getattr(node, field)
+            if value is not None:
+                push((value, fn_name, params, off, open_sites, scope))
+        for field in children.lists:
+            for item in getattr(node, field):
+                if item is not None:  # a Dict's keys may hold None
+                    push((item, fn_name, params, off, open_sites, scope))
     if not sites:
         return False
     if facts._model_reach is None:
@@ -1337,6 +1461,8 @@ def _evaluates_with_grad(facts: GateFacts) -> bool:
     calls_by_name: dict[str, list[ast.Call]] = {}
     for site in sites:
         if site.off and trusted_off:
+            continue
+        if site.mode_scope is not None and site.mode_scope not in eval_scopes:
             continue
         if not site.calls_self and not reach.site_may_run_model(site):
             continue
@@ -1780,14 +1906,17 @@ def _module_classes(facts: GateFacts) -> set[str]:
     return found
 
 
-def _builds_module(facts: GateFacts) -> bool:
+def _builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
     """Some definition objects.built_in_train_mode may call fresh: a name (or,
     where a function rebinds ``self``, a ``self.x``) bound by ``=``, ``: T =``
     or ``:=`` to a call whose callee may build a module (objects._fresh and
     constructor_kind's MODULE cases: a class of this file; an imported
     capitalised callee of torch, torchvision or timm, ``create_model``,
-    anything of torchvision), under a name a model call may name. Reads what
-    the walk kept (calls, bindings, imports, classes)."""
+    anything of torchvision), under a name a model call may name; with
+    ``read_in``, a bare name bound by ``=`` only where its innermost def (0:
+    the module) is one of those scopes (objects._key_for_read's key for a
+    local name, see _local_to).
+    Reads what the walk kept (calls, bindings, imports, classes)."""
     classes = _module_classes(facts)
     bound: list[tuple[ast.AST, ast.AST]] = [(t, node.value) for node in facts._assigns for t in node.targets]
     statements = len(bound)  # the first ``statements`` pairs are ``=`` statements
@@ -1870,6 +1999,7 @@ def _builds_module(facts: GateFacts) -> bool:
                 if (
                     may_build(v, spelled)
                     and may_be_used(spelled)
+                    and (read_in is None or not _local_to(facts, t, i < statements, read_in))
                     and not (i < statements and _never_read_fresh(facts, t, may_build))
                 ):
                     return True
@@ -1890,6 +2020,17 @@ def _innermost_function(functions: list[ast.AST], node: ast.AST) -> ast.AST | No
         ):
             best = fn
     return best
+
+
+def _local_to(facts: GateFacts, target: ast.AST, statement: bool, scopes: set[int]) -> bool:
+    """``target`` is a bare name an ``=`` statement binds in a def (or the
+    module) outside ``scopes``: objects keys it by that innermost def, and
+    reads it only from there. A ``:=`` (it may sit in a decorator, keyed by
+    the def it decorates) and ``: T =`` stay wide."""
+    if not statement or type(target) is not ast.Name:
+        return False
+    fn = _innermost_function(facts._functions, target)
+    return (0 if fn is None else id(fn)) not in scopes
 
 
 def _parameters(fn: ast.AST) -> set[str]:

@@ -437,17 +437,21 @@ _NONE: frozenset[str] = frozenset()
 def _eval_mode_lines(facts: GateFacts) -> list[int]:
     """The lines of the calls GateFacts.eval_call counts (``m.eval()``,
     ``m.train(False)``: objects.mode_call's "eval", wider)."""
-    lines = []
     aliases = facts._aliases
-    for call in facts._calls:
-        last = ast_callee(call.func, aliases)
-        if last == "eval" and not call.args and not call.keywords:
-            lines.append(call.lineno)
-        elif last == "train" and (call.args or call.keywords):
-            first = call.args[0] if call.args else call.keywords[0].value
-            if type(first) is ast.Constant and first.value is False:
-                lines.append(call.lineno)
-    return lines
+    return [call.lineno for call in facts._calls if eval_mode_call(call, aliases)]
+
+
+def eval_mode_call(call: ast.Call, aliases: dict[str, str]) -> bool:
+    """A call GateFacts.eval_call counts: ``m.eval()``, ``m.train(False)``
+    (objects.mode_call's "eval", wider: any receiver; libcst's first
+    argument, keyword or not)."""
+    last = ast_callee(call.func, aliases)
+    if last == "eval":
+        return not call.args and not call.keywords
+    if last == "train" and (call.args or call.keywords):
+        first = call.args[0] if call.args else call.keywords[0].value
+        return type(first) is ast.Constant and first.value is False
+    return False
 
 
 def _eval_mode_before(lines: list[int], span: tuple[int, int] | None, end: int) -> bool:
