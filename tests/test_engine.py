@@ -61,6 +61,37 @@ def test_file_level_noqa():
     assert lint_text("# memlint: noqa\n" + LOOP, "x.py", [MEM702]) == []
 
 
+def _file_noqa_texts():
+    """Line starts, spellings and line ends around a file-level noqa, each
+    part chosen so that FILE_NOQA_RE's ``^\\s*`` or ``\\s*$`` may go either way."""
+    import itertools
+
+    heads = ["", "x", " ", "\t", "\r", "\x0c", "\x0b", "\xa0", "\u2028", "\x1c", "x ", " x", "#", "# "]
+    bodies = [
+        "# memlint: noqa",
+        "#memlint=noqa",
+        "#  MemLint :\tNOQA",
+        "# memlınt: noqa",
+        "# MEMLİNT: noqa",
+        "# memlint noqa",
+    ]
+    tails = ["", " ", "x", "\r", "\r\n", "\n", "\n x", "\u2028", " # memlint: noqa"]
+    befores = ["", "a\n", "a\r", "a\r\n", "# memlint: noqa x\n", "\n\n", "  \n"]
+    for before, head, body, tail in itertools.product(befores, heads, bodies, tails):
+        yield before + head + body + tail
+
+
+def test_file_level_noqa_is_the_pattern_searched_from_its_hash():
+    # file_is_exempt searches from each "#" instead of trying "^\\s*" at every
+    # position: the same answer as the whole pattern on every arrangement.
+    from memlint.lint.noqa import FILE_NOQA_RE
+
+    texts = list(_file_noqa_texts())
+    for text in texts:
+        assert file_is_exempt(text) == (FILE_NOQA_RE.search(text) is not None), repr(text)
+    assert 0 < sum(map(file_is_exempt, texts)) < len(texts)
+
+
 def test_fix_keeps_crlf_and_comments():
     text = LOOP.replace("\n", "\r\n").replace("f(x)", "f(x)  # keep me")
     result = fix_text(text, "x.py", [MEM702])

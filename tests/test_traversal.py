@@ -417,3 +417,38 @@ def test_statement_positions_fall_back_to_the_whole_module(python_text):
         sl, sc, el, ec = expected[node]
         assert lazy[node] == CodeRange(CodePosition(sl, sc), CodePosition(el, ec))
     assert lazy._ranges is not None
+
+
+def test_tree_index_is_the_walk_numbered_on_every_fixture_and_corpus_file():
+    """TreeIndex reads fields through per-class getters and keeps parents on a
+    stack beside the nodes': every list it builds equals the one made from
+    the plain walk (pre-order non-TRIVIA nodes, nearest indexed ancestor,
+    subtree end, per-class indices, id -> number)."""
+    checked = 0
+    for text in [KITCHEN_SINK, *_ODD_LAYOUTS, *_corpus_texts()]:
+        module = cst.parse_module(text)
+        tree = TreeIndex(module)
+        nodes = [n for n in walk(module) if type(n) not in TRIVIA]
+        number = {id(n): i for i, n in enumerate(nodes)}
+        parents = parent_map(module)
+
+        def indexed_parent(node):
+            up = parents.get(node)
+            while up is not None and type(up) in TRIVIA:
+                up = parents.get(up)
+            return -1 if up is None else number[id(up)]
+
+        assert len(tree.nodes) == len(nodes) and all(a is b for a, b in zip(tree.nodes, nodes))
+        up = [indexed_parent(n) for n in nodes]
+        assert tree.parent == up
+        size = [1] * len(nodes)
+        for i in range(len(nodes) - 1, 0, -1):
+            size[up[i]] += size[i]
+        assert tree.end == [i + s for i, s in enumerate(size)]
+        by_class: dict = {}
+        for i, n in enumerate(nodes):
+            by_class.setdefault(type(n), []).append(i)
+        assert tree.by_class == by_class
+        assert tree.index == number
+        checked += len(nodes)
+    assert checked > 10_000

@@ -16,9 +16,10 @@ from __future__ import annotations
 import dataclasses
 import typing
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
+from operator import attrgetter
 
 import libcst as cst
 
@@ -202,6 +203,32 @@ def _index_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+def _NO_FIELDS(node: cst.CSTNode) -> tuple:
+    """The getter of a class with no field TreeIndex reads (Name, Integer...:
+    a third of all nodes), which the loop tells by identity and never calls."""
+    return ()
+
+
+# node class -> a function of a node giving the values of _INDEXED_FIELDS, last first
+_GETTERS: dict[type, Callable[[cst.CSTNode], Sequence]] = {}
+
+
+def _getter(cls: type, node: cst.CSTNode) -> Callable[[cst.CSTNode], Sequence]:
+    fields = _INDEXED_FIELDS.get(cls)
+    if fields is None:
+        fields = _indexed_fields(node)
+    found: Callable[[cst.CSTNode], Sequence]
+    if not fields:
+        found = _NO_FIELDS
+    elif len(fields) == 1:
+        one = attrgetter(fields[0])
+        found = lambda node: (one(node),)  # noqa: E731 - attrgetter of one name returns the value bare
+    else:
+        found = attrgetter(*reversed(fields))
+    _GETTERS[cls] = found
+    return found
+
+
 class TreeIndex:
     """The nodes of a tree in pre-order, TRIVIA left out. ``end[i]`` is one
     past the last descendant of ``nodes[i]``; ``by_class`` lists the indices
@@ -210,33 +237,56 @@ class TreeIndex:
     __slots__ = ("nodes", "end", "parent", "index", "by_class")
 
     def __init__(self, root: cst.CSTNode) -> None:
+        # Every rule's walk and position lookup starts here (~1.5 CPU s on
+        # transformers' files past the gate), so this is _index_children
+        # inlined: one getter per class reads its fields (last first), and
+        # children go on the stack as they are read, their parent's number
+        # on a stack beside it (no list, no tuple per node).
         nodes: list[cst.CSTNode] = []
         parent: list[int] = []
-        index: dict[int, int] = {}  # id(node) -> i (CSTNode.__hash__ is slow Python code)
         by_class: dict[type, list[int]] = {}
-        stack: list[tuple[cst.CSTNode, int]] = [(root, -1)]
-        pop, push, add_node, add_parent = stack.pop, stack.extend, nodes.append, parent.append
+        todo: list[cst.CSTNode] = [root]
+        ups: list[int] = [-1]
+        pop, push, push_all, pop_up, push_ups = todo.pop, todo.append, todo.extend, ups.pop, ups.extend
+        add_node, add_parent = nodes.append, parent.append
+        getters, kinds, trivia = _GETTERS, _KIND, TRIVIA
         i = 0
-        while stack:
-            node, up = pop()
+        while todo:
+            node = pop()
             add_node(node)
-            add_parent(up)
-            index[id(node)] = i
-            found = by_class.get(node.__class__)
+            add_parent(pop_up())
+            cls = node.__class__
+            found = by_class.get(cls)
             if found is None:
-                by_class[node.__class__] = [i]
+                by_class[cls] = [i]
             else:
                 found.append(i)
-            kids = _index_children(node)
-            if kids:
-                push([(kid, i) for kid in reversed(kids)])
+            getter = getters.get(cls)
+            if getter is None:
+                getter = _getter(cls, node)
+            if getter is not _NO_FIELDS:
+                before = len(todo)
+                for value in getter(node):
+                    vcls = value.__class__
+                    kind = kinds.get(vcls)
+                    if kind is None:
+                        kind = kinds[vcls] = _kind(vcls)
+                    if kind == 1:
+                        if vcls not in trivia:
+                            push(value)
+                    elif kind == 2:
+                        push_all([v for v in reversed(value) if v.__class__ not in trivia])
+                added = len(todo) - before
+                if added:
+                    push_ups([i] * added)
             i += 1
         size = [1] * len(nodes)
         for i in range(len(nodes) - 1, 0, -1):
             size[parent[i]] += size[i]
         self.nodes = nodes
         self.parent = parent
-        self.index = index
+        # id(node) -> i (CSTNode.__hash__ is slow Python code)
+        self.index = dict(zip(map(id, nodes), range(len(nodes))))
         self.by_class = by_class
         self.end = [i + s for i, s in enumerate(size)]
 
