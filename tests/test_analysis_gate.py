@@ -1824,3 +1824,169 @@ def test_mem401_reads_a_loop_over_a_bare_name_only_where_leaves_are_made():
     _kept_with_its_findings(made, "MEM401")
     parameter = made.replace("torch.zeros(2, requires_grad=True)", "torch.nn.Parameter(torch.zeros(2))")
     _kept_with_its_findings(parameter, "MEM401")
+
+
+_LOADS_MAPPED = """\
+import torch
+
+
+def restore(model, path, **kwargs):
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(state, strict=False)
+    extra = torch.load(path, "cpu")
+    other = torch.load(path, **kwargs)
+    stats = torch.load(*kwargs["paths"])
+    return extra, other, stats
+"""
+
+
+def test_mem701_needs_a_load_without_map_location_and_a_load_state_dict_call():
+    """_is_load_without_map_location: no ``map_location=``, fewer than two
+    positional arguments, no ``*``/``**``; every report starts from a
+    ``.load_state_dict(...)`` call (the old gate kept any ``load`` call)."""
+    assert not facts(_LOADS_MAPPED).load_without_map_location
+    assert not _gated_in(_LOADS_MAPPED, "MEM701")
+    assert not _findings(_LOADS_MAPPED, ["MEM701"], gate=False)
+    unmapped = _LOADS_MAPPED.replace('map_location="cpu", ', "")
+    _kept_with_its_findings(unmapped, "MEM701")
+    aliased = unmapped.replace("import torch\n", "import torch\nfrom torch import load as read\n").replace(
+        "torch.load(path, weights_only", "read(path, weights_only"
+    )
+    _kept_with_its_findings(aliased, "MEM701")
+    # A load without map_location but no load_state_dict call: nothing to report.
+    no_state_dict = unmapped.replace("model.load_state_dict(state, strict=False)", "model.update(state)")
+    assert facts(no_state_dict).load_without_map_location
+    assert not _gated_in(no_state_dict, "MEM701")
+    assert not _findings(no_state_dict, ["MEM701"], gate=False)
+
+
+_EMPTY_CACHE_GUARDED = """\
+import gc
+import torch
+
+
+def free():
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def fit(model, loader, step):
+    for i, batch in enumerate(loader):
+        step(model, batch)
+        try:
+            model.flush()
+        except RuntimeError:
+            torch.cuda.empty_cache()
+        finally:
+            gc.collect()
+            torch.cuda.empty_cache()
+        if i % 100 == 0:
+            torch.cuda.empty_cache()
+        free()
+        def later():
+            torch.cuda.empty_cache()
+        later()
+    torch.cuda.empty_cache()
+
+
+def run(configs, loader, train_one):
+    if configs:
+        for cfg in configs:
+            train_one(cfg, loader)
+            torch.cuda.empty_cache()
+    CACHES = {"cuda": torch.cuda.empty_cache}
+    return CACHES
+"""
+
+
+def test_mem702_needs_an_unguarded_empty_cache_statement_in_a_loop_of_its_function():
+    """loop_of (a loop around the call in its own function) and _guarded
+    (no ``if`` body, ``except`` or ``finally`` up to the function, the loop
+    included): the old gate kept any file with a loop and ``empty_cache``."""
+    f = facts(_EMPTY_CACHE_GUARDED)
+    assert f.loops and "empty_cache" in f.idents  # what the old gate read
+    assert not f.empty_cache_in_loop
+    assert not _gated_in(_EMPTY_CACHE_GUARDED, "MEM702")
+    assert not _findings(_EMPTY_CACHE_GUARDED, ["MEM702"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # in the loop's body
+        ("        free()\n", "        torch.cuda.empty_cache()\n"),
+        # in the else of an emptiness test
+        ("        if i % 100 == 0:\n", "        if not batch:\n            pass\n        else:\n"),
+        # an alias of the function
+        ("        free()\n", "        from torch.cuda import empty_cache as ec\n        ec()\n"),
+        # the loop in a with block, a class body in the loop
+        (
+            "        free()\n",
+            "        with torch.no_grad():\n            class K:\n                torch.cuda.empty_cache()\n",
+        ),
+        # the if around the loop gone (a with block instead)
+        (
+            "    if configs:\n        for cfg in configs:\n            train_one(cfg, loader)\n",
+            "    with torch.no_grad():\n        for batch in loader:\n            configs(batch)\n",
+        ),
+    ],
+)
+def test_mem702_keeps_an_empty_cache_the_rule_reports(change):
+    src = _EMPTY_CACHE_GUARDED.replace(*change)
+    assert src != _EMPTY_CACHE_GUARDED
+    _kept_with_its_findings(src, "MEM702")
+
+
+_SNAPSHOT_UNDER_A_FLAG = """\
+import torch
+
+
+def fit(model, loader, evaluate, epochs, keep):
+    top = 0.0
+    for epoch in range(epochs):
+        for x, y in loader:
+            model.step(x, y)
+        acc = evaluate(model)
+        if keep and acc:
+            snap = model.state_dict()
+    model.load_state_dict(snap)
+    return top
+"""
+
+
+def test_mem801_needs_an_if_that_selects():
+    """_selected: only an ``if`` whose test ``_selects`` (an ordering
+    comparison, a name saying best/improv) makes a snapshot not named
+    ``best`` worth reporting (the old gate took any ``if``)."""
+    assert not facts(_SNAPSHOT_UNDER_A_FLAG).best_snapshot
+    assert not _gated_in(_SNAPSHOT_UNDER_A_FLAG, "MEM801")
+    assert not _findings(_SNAPSHOT_UNDER_A_FLAG, ["MEM801"], gate=False)
+    assert not facts("if ok:\n    w = m.state_dict()\n").best_snapshot
+
+
+@pytest.mark.parametrize(
+    "test",
+    ["acc > top", "keep and acc >= top", "keep.improved", "is_best(acc)", "keep(best=acc)", "(lambda best: best)(acc)"],
+)
+def test_mem801_keeps_a_snapshot_under_an_if_that_may_select(test):
+    src = _SNAPSHOT_UNDER_A_FLAG.replace("keep and acc", test)
+    assert facts(src).best_snapshot
+    if test in ("acc > top", "keep.improved"):
+        _kept_with_its_findings(src, "MEM801")
+
+
+def test_mem701_reads_torch_load_only_as_names_resolves_it():
+    """names.call_name gives ``torch.load`` only to ``load(...)`` imported
+    from torch or ``<a name bound to torch>.load(...)``: ``json.load(f)``
+    and ``self.torch.load(p)`` are other functions."""
+    src = _LOADS_MAPPED.replace('map_location="cpu", ', "").replace(
+        "torch.load(path, weights", "json.load(path, weights"
+    )
+    src = src.replace("import torch\n", "import json\nimport torch\n")
+    assert not facts(src).load_without_map_location
+    assert not _gated_in(src, "MEM701")
+    assert not _findings(src, ["MEM701"], gate=False)
+    assert not facts("import torch\nsd = self.torch.load(p)\nm.load_state_dict(sd)\n").load_without_map_location
+    for aliased in ("import torch as T\nsd = T.load(p)\n", "import foo.torch as T\nsd = T.load(p)\n"):
+        assert facts(aliased).load_without_map_location
+    _kept_with_its_findings(src.replace("json.load(path, weights", "torch.load(path, weights"), "MEM701")

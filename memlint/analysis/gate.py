@@ -31,6 +31,7 @@ from memlint.analysis.activations import (
     is_inplace_method,
 )
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
+from memlint.analysis.gate_empty_cache import empty_cache_in_loop
 from memlint.analysis.gate_loops import LoopSites, eval_argument, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
@@ -73,7 +74,7 @@ _LEAF_MARKS = frozenset(
 _CALLS_READ = (
     _INPLACE_ALWAYS
     | _INPLACE_WHEN_ASKED
-    | {"Sequential", "requires_grad_", "eval", "train", "checkpoint", "checkpoint_sequential"}
+    | {"Sequential", "requires_grad_", "eval", "train", "checkpoint", "checkpoint_sequential", "load"}
 )
 # Phases in the names of a framework's per-batch hooks.
 _PHASES = frozenset({"train", "training", "validation", "val", "valid", "test", "predict", "eval", "evaluation"})
@@ -139,6 +140,11 @@ class GateFacts:
         self.inplace_after_saver = False
         self.checkpoint_without_reentrant = False  # a ``checkpoint``/``checkpoint_sequential`` call MEM602 may flag
         self.state_dict_snapshot = False  # ``x = m.state_dict()`` (or its ``.copy()``, or in a dict display)
+        # A ``load`` call MEM701 may flag (its ``_is_load_without_map_location``):
+        # ``load(...)`` or ``torch.load(...)`` (names.call_name is ``torch.load``
+        # only for these two spellings), no ``map_location=``, fewer than two
+        # positional arguments, no ``*``/``**``.
+        self.load_without_map_location = False
         # Bare names written in place (``n += ...``, ``n[i] = ...``, ``n.add_(...)``,
         # ``f(n, inplace=True)``, ``torch.relu_(n)``): the only targets MEM401/MEM402 check.
         self.inplace_names: set[str] = set()
@@ -170,6 +176,7 @@ class GateFacts:
         self._evaluates_with_grad: bool | None = None
         self._model_reach: _ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
+        self._empty_cache_in_loop: bool | None = None
         self._loop_sites: LoopSites | None = None
         self._walk(tree)
 
@@ -307,11 +314,24 @@ class GateFacts:
         return self._evaluates_with_grad
 
     @property
+    def empty_cache_in_loop(self) -> bool:
+        """MEM702 may report: an ``empty_cache()`` statement in a loop of its
+        own function, under no ``if`` body, ``except`` or ``finally`` there
+        (analysis/gate_empty_cache.py). Computed on first use."""
+        if "empty_cache" not in self.called or not self.loops:
+            return False
+        if self._empty_cache_in_loop is None:
+            self._empty_cache_in_loop = empty_cache_in_loop(self._tree, self._aliases)  # type: ignore[arg-type]
+        return self._empty_cache_in_loop
+
+    @property
     def best_snapshot(self) -> bool:
         """A ``state_dict()`` snapshot MEM801 may call kept as the best
         weights: bound to a name that says ``best``, or taken under an ``if``
-        (its ``_selected``: an ``if`` between the assignment and the loop or
-        function around it). Computed on first use."""
+        that may select (its ``_selected``: an ``if`` between the assignment
+        and the loop or function around it whose test ``_selects``: an
+        ordering comparison, or a name saying ``best``/``improv``). Computed
+        on first use."""
         if self._best_snapshot is None:
             self._best_snapshot = self.state_dict_snapshot and _best_snapshot(self._tree)
         return self._best_snapshot
@@ -486,6 +506,15 @@ class GateFacts:
             self.train_call = True  # ``m.train(self.training)`` is "unknown" to mode_call, never "train"
         if last in ("checkpoint", "checkpoint_sequential") and "use_reentrant" not in names and None not in names:
             self.checkpoint_without_reentrant = True
+        if (
+            last == "load"
+            and (kind is ast.Name or _torch_module(func.value, aliases))  # type: ignore[attr-defined]
+            and len(call.args) < 2
+            and "map_location" not in names
+            and None not in names
+            and not any(type(a) is ast.Starred for a in call.args)
+        ):
+            self.load_without_map_location = True
 
     def _assign(self, node: ast.Assign, aliases: dict[str, str]) -> None:
         targets = node.targets
@@ -1631,6 +1660,31 @@ def _import_table(facts: GateFacts) -> dict[str, set[str]]:
 
 
 _SELECTION_BOUNDS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
+_ORDERING = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)
+
+
+def _selects(test: ast.AST) -> bool:
+    """MEM801's ``_selects``, wider: an ordering comparison in the test, or
+    a name, attribute, keyword or parameter there that says ``best`` or
+    ``improv`` (libcst's visit_Name sees all four)."""
+    for node in ast.walk(test):
+        kind = type(node)
+        if kind is ast.Compare:
+            if any(type(op) in _ORDERING for op in node.ops):  # type: ignore[attr-defined]
+                return True
+            continue
+        if kind is ast.Name:
+            name = node.id  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            name = node.attr  # type: ignore[attr-defined]
+        elif kind is ast.keyword or kind is ast.arg:
+            name = node.arg or ""  # type: ignore[attr-defined]
+        else:
+            continue
+        lowered = name.lower()
+        if "best" in lowered or "improv" in lowered:
+            return True
+    return False
 
 
 def _best_snapshot(tree: ast.AST) -> bool:
@@ -1650,7 +1704,7 @@ def _best_snapshot(tree: ast.AST) -> bool:
                 if in_if or "best" in name.lower():
                     return True
         elif kind is ast.If:
-            in_if = True
+            in_if = in_if or _selects(node.test)  # type: ignore[attr-defined]
         elif kind in _SELECTION_BOUNDS:
             in_if = False
         for field in node._fields:
@@ -1662,6 +1716,14 @@ def _best_snapshot(tree: ast.AST) -> bool:
             elif isinstance(value, AST):
                 push((value, in_if))
     return False
+
+
+def _torch_module(expr: ast.AST, aliases: dict[str, str]) -> bool:
+    """``expr`` may be the name of the ``torch`` module: ``torch``, or an
+    import alias of it (``import torch as T``). names.qualified_name joins
+    the import a head is bound to with the rest: ``torch.load`` only for a
+    head bound to ``torch`` and one attribute, ``load``."""
+    return type(expr) is ast.Name and aliases.get(expr.id, expr.id) == "torch"  # type: ignore[attr-defined]
 
 
 def _last_name(expr: ast.AST, aliases: dict[str, str]) -> str | None:
