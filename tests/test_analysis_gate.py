@@ -1990,3 +1990,37 @@ def test_mem701_reads_torch_load_only_as_names_resolves_it():
     for aliased in ("import torch as T\nsd = T.load(p)\n", "import foo.torch as T\nsd = T.load(p)\n"):
         assert facts(aliased).load_without_map_location
     _kept_with_its_findings(src.replace("json.load(path, weights", "torch.load(path, weights"), "MEM701")
+
+
+_ROUTER = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Router(nn.Module):
+    def forward(self, hidden_states):
+        router_logits = self.wg(hidden_states)
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        for [probs, *rest] in self.pairs:
+            probs = torch.sigmoid(router_logits)
+            for probs, _ in rest:
+                probs.mul_(2)
+        return router_logits, routing_weights, selected_experts
+"""
+
+
+def test_mem402_drops_a_name_a_tuple_target_or_a_for_target_rebinds():
+    """leave_Assign's ``_rebind`` drops every name of a tuple, list or
+    starred target (``w, idx = torch.topk(w, k)``), visit_For's every name
+    of the loop's target (the old gate kept a name a tuple rebound, and
+    dropped only a bare ``for`` target)."""
+    f = facts(_ROUTER)
+    assert f.output_names & f.inplace_names  # what the old gate read first
+    assert not f.saved_output_written_in_place
+    assert not _gated_in(_ROUTER, "MEM402")
+    assert not _findings(_ROUTER, ["MEM402"], gate=False)
+    _kept_with_its_findings(_ROUTER.replace("routing_weights, selected_experts = ", "selected_experts = "), "MEM402")
+    _kept_with_its_findings(_ROUTER.replace("for probs, _ in rest:", "for _ in rest:"), "MEM402")

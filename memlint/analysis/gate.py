@@ -590,12 +590,13 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
       filled by ``leave_Assign`` when a Name target is given a saving call
       and emptied of a name when a later ``leave_Assign`` gives that Name
       target anything else, when an ``AnnAssign`` with a value binds it, or
-      when ``visit_For`` binds it as its (bare) target. The writes are
-      checked at ``visit_Call``/``visit_AugAssign``/``visit_Assign``, before
-      the statement's own binding. This walk replays those events in the
-      order libcst visits them (statements in source order); where it cannot
-      tell (tuple targets, a binding the rule then drops for ``_needs_grad``)
-      the name stays saved.
+      when ``_rebind`` drops every name of a ``for`` target or of an
+      assignment's tuple, list or starred target (``w, idx = torch.topk(w,
+      k)``). The writes are checked at ``visit_Call``/``visit_AugAssign``/
+      ``visit_Assign``, before the statement's own binding. This walk
+      replays those events in the order libcst visits them (statements in
+      source order); where it cannot tell (a binding the rule then drops for
+      ``_needs_grad``) the name stays saved.
     - ``_check``: the write must lie inside the block of the saving
       statement (``self.parent(line)``). Here the block is the compound
       statement that owns the statement's list, which holds libcst's
@@ -648,8 +649,8 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
             if owns:
                 owners.append(id(node))
             if kind is ast.For or kind is ast.AsyncFor:
-                if type(node.target) is ast.Name:  # type: ignore[attr-defined]
-                    saved.pop(node.target.id, None)  # type: ignore[attr-defined]  # visit_For's _rebind
+                for name in _bare_names(node.target):  # type: ignore[attr-defined]
+                    saved.pop(name, None)  # visit_For's _rebind
             if saved and (kind is ast.Call or kind is ast.AugAssign or kind is ast.Assign):
                 for name in written(node):
                     owner = saved.get(name)
@@ -669,6 +670,9 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
                             saved[t.id] = owners[-1]
                         else:
                             saved.pop(t.id, None)
+                    else:  # ``w, idx = torch.topk(w, k)``: _rebind drops every name of the target
+                        for name in _bare_names(t):
+                            saved.pop(name, None)
             elif kind is ast.AnnAssign and node.value is not None and type(node.target) is ast.Name:  # type: ignore[attr-defined]
                 saved.pop(node.target.id, None)  # type: ignore[attr-defined]
             if owns:
