@@ -2024,3 +2024,59 @@ def test_mem402_drops_a_name_a_tuple_target_or_a_for_target_rebinds():
     assert not _findings(_ROUTER, ["MEM402"], gate=False)
     _kept_with_its_findings(_ROUTER.replace("routing_weights, selected_experts = ", "selected_experts = "), "MEM402")
     _kept_with_its_findings(_ROUTER.replace("for probs, _ in rest:", "for _ in rest:"), "MEM402")
+
+
+_XSOFTMAX = """\
+import torch
+
+
+class XSoftmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input, mask, dim):
+        rmask = ~(mask.to(torch.bool))
+        output = input.masked_fill(rmask, torch.tensor(torch.finfo(input.dtype).min))
+        output = torch.softmax(output, dim)
+        output.masked_fill_(rmask, 0)
+        ctx.save_for_backward(output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (output,) = ctx.saved_tensors
+        return output * grad_output, None, None
+"""
+
+
+def test_mem402_skips_the_methods_of_a_custom_autograd_function():
+    """grad_mode runs a custom ``torch.autograd.Function``'s forward with
+    grad off (its backward UNKNOWN): never ENABLED, so _check stays silent
+    (the old gate kept any write in a method named ``forward``)."""
+    f = facts(_XSOFTMAX)
+    assert not f.saved_output_written_in_place
+    assert not f.grad_on_writes.inplace_names & {"output"}
+    assert not _gated_in(_XSOFTMAX, "MEM402")
+    assert not _findings(_XSOFTMAX, ["MEM402"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # another base class
+        ("class XSoftmax(torch.autograd.Function):", "class XSoftmax(torch.nn.Module):"),
+        # grad turned back on inside the forward
+        (
+            "        output.masked_fill_(rmask, 0)\n",
+            "        with torch.enable_grad():\n            output.masked_fill_(rmask, 0)\n",
+        ),
+        # a decorator that sets the mode comes first
+        ("    @staticmethod\n    def forward", "    @staticmethod\n    @torch.enable_grad()\n    def forward"),
+        # ``torch`` rebound: names.ImportTable no longer resolves the base
+        ("import torch\n", "import torch\n\n\ndef torch():\n    pass\n"),
+    ],
+)
+def test_mem402_keeps_a_forward_grad_may_run_in(change):
+    src = _XSOFTMAX.replace(*change)
+    assert src != _XSOFTMAX
+    assert facts(src).saved_output_written_in_place
+    if "def torch" not in src:  # the rebound torch breaks the rule's own resolution too
+        _kept_with_its_findings(src, "MEM402")

@@ -607,7 +607,9 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
       or a backward verb (training_verbs: a call named ``backward`` or
       ``manual_backward``) lies in the scope; ``_backpropagated_later``
       needs the same verb outside ``forward``. A scope that names
-      ``backward`` anywhere counts."""
+      ``backward`` anywhere counts.
+    - ``grad_mode.mode_at(node)`` must be ENABLED at the write: a scope with
+      a hit is walked again counting only the writes grad_on_writes keeps."""
     aliases = facts._aliases
     # serves_forward follows resolved call sites (a bare name, ``self.x``,
     # ``cls.x``) up to a ``forward``: the function's own name must be called.
@@ -630,11 +632,11 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
 
     children, owner_kinds = ast_fields.children, _BLOCK_OWNER_KINDS
 
-    def scope_hit(root: ast.AST, functions: list[ast.AST]) -> bool:
+    def scope_hit(root: ast.AST, functions: list[ast.AST], on: set[int] | None) -> bool:
         """A write on a name still saved, inside the saving block, in the
-        scope ``root``; nested functions are their own scopes, gathered into
-        ``functions`` (all of them only when the answer is False: the walk
-        stops at a hit)."""
+        scope ``root`` (among the writes ``on`` holds, when given); nested
+        functions are their own scopes, gathered into ``functions`` (all of
+        them only when the answer is False: the walk stops at a hit)."""
         saved: dict[str, int] = {}  # name -> id of the block owner of the saving statement
         owners: list[int] = []
         hit = False
@@ -651,7 +653,11 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
             if kind is ast.For or kind is ast.AsyncFor:
                 for name in _bare_names(node.target):  # type: ignore[attr-defined]
                     saved.pop(name, None)  # visit_For's _rebind
-            if saved and (kind is ast.Call or kind is ast.AugAssign or kind is ast.Assign):
+            if (
+                saved
+                and (kind is ast.Call or kind is ast.AugAssign or kind is ast.Assign)
+                and (on is None or id(node) in on)
+            ):
                 for name in written(node):
                     owner = saved.get(name)
                     if owner is not None and owner in owners:
@@ -694,12 +700,19 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
             walk = None  # type: ignore[assignment]
 
     todo: list[ast.AST] = [facts._tree]
+    on_writes: GateFacts | None = None
     while todo:
         root = todo.pop()
         functions: list[ast.AST] = []
-        if scope_hit(root, functions):
+        if scope_hit(root, functions, None):
             if _training_scope(root, called, has_forward, aliases):
-                return True
+                # _check's ``mode_at(node) is not ENABLED``: ask again among
+                # the writes grad may be on at (grad_on_writes; every write
+                # when that is the file's own facts).
+                if on_writes is None:
+                    on_writes = facts.grad_on_writes
+                if on_writes is facts or scope_hit(root, [], on_writes._on_nodes):
+                    return True
             functions = _direct_functions(root)  # the walk stopped at the hit
         todo.extend(functions)
     return False
@@ -910,6 +923,7 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
     aliases = facts._aliases
     out = GateFacts(ast.Module(body=[], type_ignores=[]))
     heads: set[str] = set()  # the names each "off" was read through
+    autograd_methods = _autograd_function_methods(facts, qualified, heads)
     rebound: set[str] = set()  # names.ImportTable drops an import rebound anywhere
     # The writes grad may be on at, each with the function whose entry mode
     # decides it (None: set inside its function, or at module level).
@@ -948,6 +962,8 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
             decorators = node.decorator_list  # type: ignore[attr-defined]
             modes = [_context(d, qualified, aliases, heads) for d in decorators]
             off = "off" in modes and "on" not in modes
+            if id(node) in autograd_methods and not any(_may_set_mode(d, aliases) for d in decorators):
+                off = True  # grad_mode's _AUTOGRAD_FUNCTION_METHODS: DISABLED or UNKNOWN, never ENABLED
             body_entry = None if decorators else node
         elif off:
             if kind is ast.Call and type(node.func) is Name:  # type: ignore[attr-defined]
@@ -969,7 +985,7 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
             for item in getattr(node, field):
                 if item is not None:
                     push((item, off, inside))
-    if heads & rebound:
+    if heads & (rebound | facts.def_names | facts._classes):
         return facts  # ``torch`` rebound somewhere: context_mode may not resolve it
     entered_off = _entered_without_grad(facts, off_called)
     for node, entry in writes:
@@ -984,6 +1000,51 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
         else:
             out._written_in_place(node.target)  # type: ignore[attr-defined]
     return out
+
+
+# grad_mode._AUTOGRAD_FUNCTION_METHODS: run DISABLED (forward, setup_context)
+# or UNKNOWN (backward, jvp, vjp), never ENABLED, unless a decorator sets the mode.
+_AUTOGRAD_METHODS = frozenset({"forward", "setup_context", "backward", "jvp", "vjp"})
+
+
+def _autograd_function_methods(facts: GateFacts, qualified: dict[str, set[str]], heads: set[str]) -> set[int]:
+    """The ids of the defs grad_mode takes for a custom autograd Function's
+    methods: named as in _AUTOGRAD_METHODS, right in the body of a class with
+    a base the imports make ``torch.autograd.<...>Function``
+    (``_is_autograd_function``). The head each base was read through goes to
+    ``heads``: a rebinding anywhere makes names.ImportTable drop it."""
+    found: set[int] = set()
+    for cls in facts._class_nodes:
+        if not any(_autograd_function_base(b, qualified, heads) for b in cls.bases):
+            continue
+        for stmt in cls.body:
+            if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef) and stmt.name in _AUTOGRAD_METHODS:  # type: ignore[attr-defined]
+                found.add(id(stmt))
+    return found
+
+
+def _autograd_function_base(base: ast.AST, qualified: dict[str, set[str]], heads: set[str]) -> bool:
+    dotted = ast_dotted(base)
+    if dotted is None:
+        return False
+    head, _, rest = dotted.partition(".")
+    bound = qualified.get(head)
+    if bound is None or len(bound) != 1:
+        return False  # not imported, or ambiguous (names.ImportTable drops it)
+    (q,) = bound
+    q = f"{q}.{rest}" if rest else q
+    if q.startswith("torch.autograd.") and q.endswith("Function"):
+        heads.add(head)
+        return True
+    return False
+
+
+def _may_set_mode(decorator: ast.AST, aliases: dict[str, str]) -> bool:
+    """grad_mode.context_mode may find a mode in this decorator: a callee
+    named as a grad-mode context (decorators' modes come before the
+    autograd Function's)."""
+    func = decorator.func if type(decorator) is ast.Call else decorator  # type: ignore[attr-defined]
+    return ast_callee(func, aliases) in (_GRAD_ON | _GRAD_OFF_CONTEXTS)
 
 
 def _mode_set_by_statements(facts: GateFacts) -> bool:
