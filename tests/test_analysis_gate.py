@@ -2080,3 +2080,20 @@ def test_mem402_keeps_a_forward_grad_may_run_in(change):
     assert facts(src).saved_output_written_in_place
     if "def torch" not in src:  # the rebound torch breaks the rule's own resolution too
         _kept_with_its_findings(src, "MEM402")
+
+
+def test_mem401_reads_a_loop_over_a_bare_name_only_where_some_call_makes_a_leaf():
+    """``requires_grad_(False)`` and ``Parameter(..., requires_grad=False)``
+    make no leaf (leaves.creates_leaf): no list of leaves either (the old
+    gate took the callee's name for a leaf maker; the exporters of
+    transformers freeze their models this way)."""
+    frozen = (
+        _LOOP_OVER_A_NAME
+        + "\n\ndef freeze(model, t):\n    model.requires_grad_(False)\n"
+        + "    return torch.nn.Parameter(t, requires_grad=False)\n"
+    )
+    assert not facts(frozen).leaf_written_with_grad
+    assert not _gated_in(frozen, "MEM401")
+    assert not _findings(frozen, ["MEM401"], gate=False)
+    made = frozen + "\n\nw = torch.zeros(2).requires_grad_()\nparams = [w]\nfor p in params:\n    p.add_(1)\n"
+    _kept_with_its_findings(made, "MEM401")

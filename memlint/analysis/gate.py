@@ -750,8 +750,12 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
     # proves: every value of ``params`` a display of leaves, each made by
     # leaves.creates_leaf (``x.requires_grad_()``, ``nn.Parameter(...)``, a
     # torch factory with ``requires_grad=True``), directly, through a
-    # function's returns or the lists callers pass. No such call: no list.
-    leaf_lists = bool(facts.called & {"requires_grad_", "Parameter"}) or "requires_grad" in facts.keywords
+    # function's returns or the lists callers pass. No such call: no list
+    # (``requires_grad_(False)``, ``Parameter(..., requires_grad=False)``
+    # make none: _creates_leaf).
+    leaf_lists = (bool(facts.called & {"requires_grad_", "Parameter"}) or "requires_grad" in facts.keywords) and any(
+        _creates_leaf(call, aliases) for call in facts._calls
+    )
     outer: set[str] = set()  # names some binding may give a leaf (module_leaf's values)
     # Every ``=``, ``: T =`` and ``:=`` with a value, as the main walk kept them.
     bindings = [(t, node.value) for node in facts._assigns for t in node.targets]
