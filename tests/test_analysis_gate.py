@@ -2097,3 +2097,63 @@ def test_mem401_reads_a_loop_over_a_bare_name_only_where_some_call_makes_a_leaf(
     assert not _findings(frozen, ["MEM401"], gate=False)
     made = frozen + "\n\nw = torch.zeros(2).requires_grad_()\nparams = [w]\nfor p in params:\n    p.add_(1)\n"
     _kept_with_its_findings(made, "MEM401")
+
+
+_RECURRENT = """\
+import torch
+
+
+def train(model, loader, criterion, optimizer, batch_size):
+    hidden = model.init_hidden(batch_size)
+    for x, y in loader:
+        out, hidden = model(x, hidden)
+        loss = criterion(out, y)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # rebound earlier in the iteration (``_carried``: not carried)
+        ("    for x, y in loader:\n", "    for x, y in loader:\n        hidden = model.init_hidden(batch_size)\n"),
+        # a loop target, ``+=``, ``detach_()`` in the loop
+        ("    for x, y in loader:\n", "    for hidden in loader:\n"),
+        ("        loss.backward()\n", "        loss.backward()\n        hidden += 0\n"),
+        ("        loss.backward()\n", "        loss.backward()\n        hidden.detach_()\n"),
+        # fed only through ``*``
+        ("model(x, hidden)", "model(x, *hidden)"),
+        # no backward, grad or step on the loop's lines
+        ("        loss.backward()\n        optimizer.step()\n", "    loss.backward()\n    optimizer.step()\n"),
+    ],
+)
+def test_mem104_needs_a_fed_name_the_iteration_rebinds_after_the_call(change):
+    """recurrent.carried_states: a call in a training loop fed a name whose
+    every binding in the loop is an assignment at or after that call (the old
+    gate kept any file with a loop and a training verb)."""
+    src = _RECURRENT.replace(*change)
+    assert src != _RECURRENT
+    f = facts(src)
+    assert f.loops and f.trains  # what the old gate read
+    assert not f.carries_state
+    assert not _gated_in(src, "MEM104")
+    assert not _findings(src, ["MEM104"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("", ""),
+        # a tuple argument, a keyword, an attribute
+        ("model(x, hidden)", "model(x, state=(hidden, x))"),
+        ("hidden", "self.hidden"),
+        # rebound after the call, in another statement
+        ("        optimizer.step()\n", "        optimizer.step()\n        hidden = out\n"),
+    ],
+)
+def test_mem104_keeps_a_state_carried_to_the_next_batch(change):
+    src = _RECURRENT.replace(*change)
+    assert facts(src).carries_state
+    if change[1] != "self.hidden":
+        _kept_with_its_findings(src, "MEM104")

@@ -31,6 +31,7 @@ from memlint.analysis.activations import (
     is_inplace_method,
 )
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
+from memlint.analysis.gate_carried import carries_state
 from memlint.analysis.gate_empty_cache import empty_cache_in_loop
 from memlint.analysis.gate_loops import LoopSites, eval_argument, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
@@ -177,6 +178,7 @@ class GateFacts:
         self._model_reach: _ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
         self._empty_cache_in_loop: bool | None = None
+        self._carries_state: bool | None = None
         self._loop_sites: LoopSites | None = None
         self._walk(tree)
 
@@ -312,6 +314,17 @@ class GateFacts:
         if self._evaluates_with_grad is None:
             self._evaluates_with_grad = _evaluates_with_grad(self)
         return self._evaluates_with_grad
+
+    @property
+    def carries_state(self) -> bool:
+        """MEM104 may report: a loop that may train feeds a call a name that
+        only assignments at or after the call rebind in the loop
+        (analysis/gate_carried.py). Computed on first use."""
+        if not (self.loops and self.trains):
+            return False
+        if self._carries_state is None:
+            self._carries_state = carries_state(self)
+        return self._carries_state
 
     @property
     def empty_cache_in_loop(self) -> bool:
