@@ -2157,3 +2157,19 @@ def test_mem104_keeps_a_state_carried_to_the_next_batch(change):
     assert facts(src).carries_state
     if change[1] != "self.hidden":
         _kept_with_its_findings(src, "MEM104")
+
+
+@pytest.mark.parametrize(
+    ("names", "loader"),
+    [
+        ("train_loader = 1", True),
+        ("ValLoader = 1", True),
+        ("train_DL = 1", True),
+        ("dlx = 1\ndownload = 2", False),
+        ("x = 1", False),
+    ],
+)
+def test_names_loader_reads_each_identifier(names, loader):
+    """objects' LOADER guess by name: ``loader`` anywhere in it, or a name
+    ending in ``dl``, in any case (read once, on the joined identifiers)."""
+    assert facts(names).names_loader is loader
