@@ -44,17 +44,18 @@ Pos = tuple[int, int]
 def carries_state(facts: GateFacts) -> bool:
     """Some loop that may train feeds a call a name only assignments at or
     after that call rebind in the loop."""
-    training: TrainingLines | None = None
+    training = TrainingLines(facts)
     calls = sorted((((c.lineno, c.col_offset), c) for c in facts._calls), key=lambda pc: pc[0])
     starts = [pos for pos, _ in calls]
     tree = facts._tree
     for scope in (tree, *facts._functions):
+        # A loop's lines lie in its function's: no training call on those, none on the loop's.
+        if scope is not tree and not training.may_train(scope.lineno, scope.end_lineno):  # type: ignore[attr-defined]
+            continue
         bindings: list[tuple[str, int, Pos, ast.AST]] = []
         loops: list[ast.AST] = []
         _bindings(scope, scope is tree, bindings, loops)
         for loop in loops:
-            if training is None:
-                training = TrainingLines(facts)
             if not training.may_train(loop.lineno, loop.end_lineno):  # type: ignore[attr-defined]
                 continue
             start: Pos = (loop.lineno, loop.col_offset)  # type: ignore[attr-defined]
