@@ -62,7 +62,7 @@ class HiddenStateCarriedAcrossBatches(Rule):
     )
     fix_safety = Safety.UNSAFE
     tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(lambda g: g.loops and g.trains)
+    gate = staticmethod(lambda g: g.carries_state)
 
     def _check(self, node: cst.For | cst.While) -> None:
         facts = self.facts

@@ -92,7 +92,9 @@ class LoadWithoutMapLocation(Rule):
     )
     fix_safety = Safety.SAFE
     tokens = ("load_state_dict",)
-    gate = staticmethod(lambda g: "load" in g.called)
+    # Every report is of a load _is_load_without_map_location accepts, found
+    # from a ``.load_state_dict(...)`` call (_state_dict_arg) or feeding one.
+    gate = staticmethod(lambda g: g.load_without_map_location and "load_state_dict" in g.called)
 
     def __init__(self, context) -> None:
         super().__init__(context)

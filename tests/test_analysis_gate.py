@@ -2125,3 +2125,352 @@ def test_mem401_reads_a_loop_over_a_bare_name_only_where_leaves_are_made():
     _kept_with_its_findings(made, "MEM401")
     parameter = made.replace("torch.zeros(2, requires_grad=True)", "torch.nn.Parameter(torch.zeros(2))")
     _kept_with_its_findings(parameter, "MEM401")
+
+
+_LOADS_MAPPED = """\
+import torch
+
+
+def restore(model, path, **kwargs):
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(state, strict=False)
+    extra = torch.load(path, "cpu")
+    other = torch.load(path, **kwargs)
+    stats = torch.load(*kwargs["paths"])
+    return extra, other, stats
+"""
+
+
+def test_mem701_needs_a_load_without_map_location_and_a_load_state_dict_call():
+    """_is_load_without_map_location: no ``map_location=``, fewer than two
+    positional arguments, no ``*``/``**``; every report starts from a
+    ``.load_state_dict(...)`` call (the old gate kept any ``load`` call)."""
+    assert not facts(_LOADS_MAPPED).load_without_map_location
+    assert not _gated_in(_LOADS_MAPPED, "MEM701")
+    assert not _findings(_LOADS_MAPPED, ["MEM701"], gate=False)
+    unmapped = _LOADS_MAPPED.replace('map_location="cpu", ', "")
+    _kept_with_its_findings(unmapped, "MEM701")
+    aliased = unmapped.replace("import torch\n", "import torch\nfrom torch import load as read\n").replace(
+        "torch.load(path, weights_only", "read(path, weights_only"
+    )
+    _kept_with_its_findings(aliased, "MEM701")
+    # A load without map_location but no load_state_dict call: nothing to report.
+    no_state_dict = unmapped.replace("model.load_state_dict(state, strict=False)", "model.update(state)")
+    assert facts(no_state_dict).load_without_map_location
+    assert not _gated_in(no_state_dict, "MEM701")
+    assert not _findings(no_state_dict, ["MEM701"], gate=False)
+
+
+_EMPTY_CACHE_GUARDED = """\
+import gc
+import torch
+
+
+def free():
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def fit(model, loader, step):
+    for i, batch in enumerate(loader):
+        step(model, batch)
+        try:
+            model.flush()
+        except RuntimeError:
+            torch.cuda.empty_cache()
+        finally:
+            gc.collect()
+            torch.cuda.empty_cache()
+        if i % 100 == 0:
+            torch.cuda.empty_cache()
+        free()
+        def later():
+            torch.cuda.empty_cache()
+        later()
+    torch.cuda.empty_cache()
+
+
+def run(configs, loader, train_one):
+    if configs:
+        for cfg in configs:
+            train_one(cfg, loader)
+            torch.cuda.empty_cache()
+    CACHES = {"cuda": torch.cuda.empty_cache}
+    return CACHES
+"""
+
+
+def test_mem702_needs_an_unguarded_empty_cache_statement_in_a_loop_of_its_function():
+    """loop_of (a loop around the call in its own function) and _guarded
+    (no ``if`` body, ``except`` or ``finally`` up to the function, the loop
+    included): the old gate kept any file with a loop and ``empty_cache``."""
+    f = facts(_EMPTY_CACHE_GUARDED)
+    assert f.loops and "empty_cache" in f.idents  # what the old gate read
+    assert not f.empty_cache_in_loop
+    assert not _gated_in(_EMPTY_CACHE_GUARDED, "MEM702")
+    assert not _findings(_EMPTY_CACHE_GUARDED, ["MEM702"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # in the loop's body
+        ("        free()\n", "        torch.cuda.empty_cache()\n"),
+        # in the else of an emptiness test
+        ("        if i % 100 == 0:\n", "        if not batch:\n            pass\n        else:\n"),
+        # an alias of the function
+        ("        free()\n", "        from torch.cuda import empty_cache as ec\n        ec()\n"),
+        # the loop in a with block, a class body in the loop
+        (
+            "        free()\n",
+            "        with torch.no_grad():\n            class K:\n                torch.cuda.empty_cache()\n",
+        ),
+        # the if around the loop gone (a with block instead)
+        (
+            "    if configs:\n        for cfg in configs:\n            train_one(cfg, loader)\n",
+            "    with torch.no_grad():\n        for batch in loader:\n            configs(batch)\n",
+        ),
+    ],
+)
+def test_mem702_keeps_an_empty_cache_the_rule_reports(change):
+    src = _EMPTY_CACHE_GUARDED.replace(*change)
+    assert src != _EMPTY_CACHE_GUARDED
+    _kept_with_its_findings(src, "MEM702")
+
+
+_SNAPSHOT_UNDER_A_FLAG = """\
+import torch
+
+
+def fit(model, loader, evaluate, epochs, keep):
+    top = 0.0
+    for epoch in range(epochs):
+        for x, y in loader:
+            model.step(x, y)
+        acc = evaluate(model)
+        if keep and acc:
+            snap = model.state_dict()
+    model.load_state_dict(snap)
+    return top
+"""
+
+
+def test_mem801_needs_an_if_that_selects():
+    """_selected: only an ``if`` whose test ``_selects`` (an ordering
+    comparison, a name saying best/improv) makes a snapshot not named
+    ``best`` worth reporting (the old gate took any ``if``)."""
+    assert not facts(_SNAPSHOT_UNDER_A_FLAG).best_snapshot
+    assert not _gated_in(_SNAPSHOT_UNDER_A_FLAG, "MEM801")
+    assert not _findings(_SNAPSHOT_UNDER_A_FLAG, ["MEM801"], gate=False)
+    assert not facts("if ok:\n    w = m.state_dict()\n").best_snapshot
+
+
+@pytest.mark.parametrize(
+    "test",
+    ["acc > top", "keep and acc >= top", "keep.improved", "is_best(acc)", "keep(best=acc)", "(lambda best: best)(acc)"],
+)
+def test_mem801_keeps_a_snapshot_under_an_if_that_may_select(test):
+    src = _SNAPSHOT_UNDER_A_FLAG.replace("keep and acc", test)
+    assert facts(src).best_snapshot
+    if test in ("acc > top", "keep.improved"):
+        _kept_with_its_findings(src, "MEM801")
+
+
+def test_mem701_reads_torch_load_only_as_names_resolves_it():
+    """names.call_name gives ``torch.load`` only to ``load(...)`` imported
+    from torch or ``<a name bound to torch>.load(...)``: ``json.load(f)``
+    and ``self.torch.load(p)`` are other functions."""
+    src = _LOADS_MAPPED.replace('map_location="cpu", ', "").replace(
+        "torch.load(path, weights", "json.load(path, weights"
+    )
+    src = src.replace("import torch\n", "import json\nimport torch\n")
+    assert not facts(src).load_without_map_location
+    assert not _gated_in(src, "MEM701")
+    assert not _findings(src, ["MEM701"], gate=False)
+    assert not facts("import torch\nsd = self.torch.load(p)\nm.load_state_dict(sd)\n").load_without_map_location
+    for aliased in ("import torch as T\nsd = T.load(p)\n", "import foo.torch as T\nsd = T.load(p)\n"):
+        assert facts(aliased).load_without_map_location
+    _kept_with_its_findings(src.replace("json.load(path, weights", "torch.load(path, weights"), "MEM701")
+
+
+_ROUTER = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Router(nn.Module):
+    def forward(self, hidden_states):
+        router_logits = self.wg(hidden_states)
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, self.top_k, dim=-1)
+        routing_weights /= routing_weights.sum(dim=-1, keepdim=True)
+        for [probs, *rest] in self.pairs:
+            probs = torch.sigmoid(router_logits)
+            for probs, _ in rest:
+                probs.mul_(2)
+        return router_logits, routing_weights, selected_experts
+"""
+
+
+def test_mem402_drops_a_name_a_tuple_target_or_a_for_target_rebinds():
+    """leave_Assign's ``_rebind`` drops every name of a tuple, list or
+    starred target (``w, idx = torch.topk(w, k)``), visit_For's every name
+    of the loop's target (the old gate kept a name a tuple rebound, and
+    dropped only a bare ``for`` target)."""
+    f = facts(_ROUTER)
+    assert f.output_names & f.inplace_names  # what the old gate read first
+    assert not f.saved_output_written_in_place
+    assert not _gated_in(_ROUTER, "MEM402")
+    assert not _findings(_ROUTER, ["MEM402"], gate=False)
+    _kept_with_its_findings(_ROUTER.replace("routing_weights, selected_experts = ", "selected_experts = "), "MEM402")
+    _kept_with_its_findings(_ROUTER.replace("for probs, _ in rest:", "for _ in rest:"), "MEM402")
+
+
+_XSOFTMAX = """\
+import torch
+
+
+class XSoftmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input, mask, dim):
+        rmask = ~(mask.to(torch.bool))
+        output = input.masked_fill(rmask, torch.tensor(torch.finfo(input.dtype).min))
+        output = torch.softmax(output, dim)
+        output.masked_fill_(rmask, 0)
+        ctx.save_for_backward(output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (output,) = ctx.saved_tensors
+        return output * grad_output, None, None
+"""
+
+
+def test_mem402_skips_the_methods_of_a_custom_autograd_function():
+    """grad_mode runs a custom ``torch.autograd.Function``'s forward with
+    grad off (its backward UNKNOWN): never ENABLED, so _check stays silent
+    (the old gate kept any write in a method named ``forward``)."""
+    f = facts(_XSOFTMAX)
+    assert not f.saved_output_written_in_place
+    assert not f.grad_on_writes.inplace_names & {"output"}
+    assert not _gated_in(_XSOFTMAX, "MEM402")
+    assert not _findings(_XSOFTMAX, ["MEM402"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # another base class
+        ("class XSoftmax(torch.autograd.Function):", "class XSoftmax(torch.nn.Module):"),
+        # grad turned back on inside the forward
+        (
+            "        output.masked_fill_(rmask, 0)\n",
+            "        with torch.enable_grad():\n            output.masked_fill_(rmask, 0)\n",
+        ),
+        # a decorator that sets the mode comes first
+        ("    @staticmethod\n    def forward", "    @staticmethod\n    @torch.enable_grad()\n    def forward"),
+        # ``torch`` rebound: names.ImportTable no longer resolves the base
+        ("import torch\n", "import torch\n\n\ndef torch():\n    pass\n"),
+    ],
+)
+def test_mem402_keeps_a_forward_grad_may_run_in(change):
+    src = _XSOFTMAX.replace(*change)
+    assert src != _XSOFTMAX
+    assert facts(src).saved_output_written_in_place
+    if "def torch" not in src:  # the rebound torch breaks the rule's own resolution too
+        _kept_with_its_findings(src, "MEM402")
+
+
+def test_mem401_reads_a_loop_over_a_bare_name_only_where_some_call_makes_a_leaf():
+    """``requires_grad_(False)`` and ``Parameter(..., requires_grad=False)``
+    make no leaf (leaves.creates_leaf): no list of leaves either (the old
+    gate took the callee's name for a leaf maker; the exporters of
+    transformers freeze their models this way)."""
+    frozen = (
+        _LOOP_OVER_A_NAME
+        + "\n\ndef freeze(model, t):\n    model.requires_grad_(False)\n"
+        + "    return torch.nn.Parameter(t, requires_grad=False)\n"
+    )
+    assert not facts(frozen).leaf_written_with_grad
+    assert not _gated_in(frozen, "MEM401")
+    assert not _findings(frozen, ["MEM401"], gate=False)
+    made = frozen + "\n\nw = torch.zeros(2).requires_grad_()\nparams = [w]\nfor p in params:\n    p.add_(1)\n"
+    _kept_with_its_findings(made, "MEM401")
+
+
+_RECURRENT = """\
+import torch
+
+
+def train(model, loader, criterion, optimizer, batch_size):
+    hidden = model.init_hidden(batch_size)
+    for x, y in loader:
+        out, hidden = model(x, hidden)
+        loss = criterion(out, y)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # rebound earlier in the iteration (``_carried``: not carried)
+        ("    for x, y in loader:\n", "    for x, y in loader:\n        hidden = model.init_hidden(batch_size)\n"),
+        # a loop target, ``+=``, ``detach_()`` in the loop
+        ("    for x, y in loader:\n", "    for hidden in loader:\n"),
+        ("        loss.backward()\n", "        loss.backward()\n        hidden += 0\n"),
+        ("        loss.backward()\n", "        loss.backward()\n        hidden.detach_()\n"),
+        # fed only through ``*``
+        ("model(x, hidden)", "model(x, *hidden)"),
+        # no backward, grad or step on the loop's lines
+        ("        loss.backward()\n        optimizer.step()\n", "    loss.backward()\n    optimizer.step()\n"),
+    ],
+)
+def test_mem104_needs_a_fed_name_the_iteration_rebinds_after_the_call(change):
+    """recurrent.carried_states: a call in a training loop fed a name whose
+    every binding in the loop is an assignment at or after that call (the old
+    gate kept any file with a loop and a training verb)."""
+    src = _RECURRENT.replace(*change)
+    assert src != _RECURRENT
+    f = facts(src)
+    assert f.loops and f.trains  # what the old gate read
+    assert not f.carries_state
+    assert not _gated_in(src, "MEM104")
+    assert not _findings(src, ["MEM104"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("", ""),
+        # a tuple argument, a keyword, an attribute
+        ("model(x, hidden)", "model(x, state=(hidden, x))"),
+        ("hidden", "self.hidden"),
+        # rebound after the call, in another statement
+        ("        optimizer.step()\n", "        optimizer.step()\n        hidden = out\n"),
+    ],
+)
+def test_mem104_keeps_a_state_carried_to_the_next_batch(change):
+    src = _RECURRENT.replace(*change)
+    assert facts(src).carries_state
+    if change[1] != "self.hidden":
+        _kept_with_its_findings(src, "MEM104")
+
+
+@pytest.mark.parametrize(
+    ("names", "loader"),
+    [
+        ("train_loader = 1", True),
+        ("ValLoader = 1", True),
+        ("train_DL = 1", True),
+        ("dlx = 1\ndownload = 2", False),
+        ("x = 1", False),
+    ],
+)
+def test_names_loader_reads_each_identifier(names, loader):
+    """objects' LOADER guess by name: ``loader`` anywhere in it, or a name
+    ending in ``dl``, in any case (read once, on the joined identifiers)."""
+    assert facts(names).names_loader is loader

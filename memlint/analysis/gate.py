@@ -31,6 +31,8 @@ from memlint.analysis.activations import (
     is_inplace_method,
 )
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
+from memlint.analysis.gate_carried import carries_state
+from memlint.analysis.gate_empty_cache import empty_cache_in_loop
 from memlint.analysis.gate_loops import LoopSites, eval_argument, eval_mode_call, loop_sites
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
@@ -73,7 +75,7 @@ _LEAF_MARKS = frozenset(
 _CALLS_READ = (
     _INPLACE_ALWAYS
     | _INPLACE_WHEN_ASKED
-    | {"Sequential", "requires_grad_", "eval", "train", "checkpoint", "checkpoint_sequential"}
+    | {"Sequential", "requires_grad_", "eval", "train", "checkpoint", "checkpoint_sequential", "load"}
 )
 # Phases in the names of a framework's per-batch hooks.
 _PHASES = frozenset({"train", "training", "validation", "val", "valid", "test", "predict", "eval", "evaluation"})
@@ -139,6 +141,11 @@ class GateFacts:
         self.inplace_after_saver = False
         self.checkpoint_without_reentrant = False  # a ``checkpoint``/``checkpoint_sequential`` call MEM602 may flag
         self.state_dict_snapshot = False  # ``x = m.state_dict()`` (or its ``.copy()``, or in a dict display)
+        # A ``load`` call MEM701 may flag (its ``_is_load_without_map_location``):
+        # ``load(...)`` or ``torch.load(...)`` (names.call_name is ``torch.load``
+        # only for these two spellings), no ``map_location=``, fewer than two
+        # positional arguments, no ``*``/``**``.
+        self.load_without_map_location = False
         # Bare names written in place (``n += ...``, ``n[i] = ...``, ``n.add_(...)``,
         # ``f(n, inplace=True)``, ``torch.relu_(n)``): the only targets MEM401/MEM402 check.
         self.inplace_names: set[str] = set()
@@ -174,6 +181,9 @@ class GateFacts:
         self._evaluates_with_grad: bool | None = None
         self._model_reach: _ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
+        self._empty_cache_in_loop: bool | None = None
+        self._carries_state: bool | None = None
+        self._names_loader: bool | None = None
         self._loop_sites: LoopSites | None = None
         self._walk(tree)
 
@@ -331,19 +341,50 @@ class GateFacts:
         return self._evaluates_with_grad
 
     @property
+    def carries_state(self) -> bool:
+        """MEM104 may report: a loop that may train feeds a call a name that
+        only assignments at or after the call rebind in the loop
+        (analysis/gate_carried.py). Computed on first use."""
+        if not (self.loops and self.trains):
+            return False
+        if self._carries_state is None:
+            self._carries_state = carries_state(self)
+        return self._carries_state
+
+    @property
+    def empty_cache_in_loop(self) -> bool:
+        """MEM702 may report: an ``empty_cache()`` statement in a loop of its
+        own function, under no ``if`` body, ``except`` or ``finally`` there
+        (analysis/gate_empty_cache.py). Computed on first use."""
+        if "empty_cache" not in self.called or not self.loops:
+            return False
+        if self._empty_cache_in_loop is None:
+            self._empty_cache_in_loop = empty_cache_in_loop(self._tree, self._aliases)  # type: ignore[arg-type]
+        return self._empty_cache_in_loop
+
+    @property
     def best_snapshot(self) -> bool:
         """A ``state_dict()`` snapshot MEM801 may call kept as the best
         weights: bound to a name that says ``best``, or taken under an ``if``
-        (its ``_selected``: an ``if`` between the assignment and the loop or
-        function around it). Computed on first use."""
+        that may select (its ``_selected``: an ``if`` between the assignment
+        and the loop or function around it whose test ``_selects``: an
+        ordering comparison, or a name saying ``best``/``improv``). Computed
+        on first use."""
         if self._best_snapshot is None:
             self._best_snapshot = self.state_dict_snapshot and _best_snapshot(self._tree)
         return self._best_snapshot
 
     @property
     def names_loader(self) -> bool:
-        """A name that may hold a data loader (objects' LOADER kind)."""
-        return any("loader" in i.lower() or i.lower().endswith("dl") for i in self.idents)
+        """A name that may hold a data loader (objects' LOADER kind): one
+        that says ``loader`` or ends in ``dl``, in any case. Read once, on
+        the identifiers joined by newlines (which no identifier holds): one
+        search instead of two per identifier, asked by MEM703's gate and
+        gate_loops in half the files."""
+        if self._names_loader is None:
+            joined = "\n".join(self.idents).lower() + "\n"
+            self._names_loader = "loader" in joined or "dl\n" in joined
+        return self._names_loader
 
     def decorated_off(self, decorators: list[ast.expr], heads: set[str]) -> bool:
         """grad_mode.decorator_mode surely finds these decorators DISABLED
@@ -520,6 +561,15 @@ class GateFacts:
             self.train_call = True  # ``m.train(self.training)`` is "unknown" to mode_call, never "train"
         if last in ("checkpoint", "checkpoint_sequential") and "use_reentrant" not in names and None not in names:
             self.checkpoint_without_reentrant = True
+        if (
+            last == "load"
+            and (kind is ast.Name or _torch_module(func.value, aliases))  # type: ignore[attr-defined]
+            and len(call.args) < 2
+            and "map_location" not in names
+            and None not in names
+            and not any(type(a) is ast.Starred for a in call.args)
+        ):
+            self.load_without_map_location = True
 
     def _assign(self, node: ast.Assign, aliases: dict[str, str]) -> None:
         targets = node.targets
@@ -595,12 +645,13 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
       filled by ``leave_Assign`` when a Name target is given a saving call
       and emptied of a name when a later ``leave_Assign`` gives that Name
       target anything else, when an ``AnnAssign`` with a value binds it, or
-      when ``visit_For`` binds it as its (bare) target. The writes are
-      checked at ``visit_Call``/``visit_AugAssign``/``visit_Assign``, before
-      the statement's own binding. This walk replays those events in the
-      order libcst visits them (statements in source order); where it cannot
-      tell (tuple targets, a binding the rule then drops for ``_needs_grad``)
-      the name stays saved.
+      when ``_rebind`` drops every name of a ``for`` target or of an
+      assignment's tuple, list or starred target (``w, idx = torch.topk(w,
+      k)``). The writes are checked at ``visit_Call``/``visit_AugAssign``/
+      ``visit_Assign``, before the statement's own binding. This walk
+      replays those events in the order libcst visits them (statements in
+      source order); where it cannot tell (a binding the rule then drops for
+      ``_needs_grad``) the name stays saved.
     - ``_check``: the write must lie inside the block of the saving
       statement (``self.parent(line)``). Here the block is the compound
       statement that owns the statement's list, which holds libcst's
@@ -611,7 +662,9 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
       or a backward verb (training_verbs: a call named ``backward`` or
       ``manual_backward``) lies in the scope; ``_backpropagated_later``
       needs the same verb outside ``forward``. A scope that names
-      ``backward`` anywhere counts."""
+      ``backward`` anywhere counts.
+    - ``grad_mode.mode_at(node)`` must be ENABLED at the write: a scope with
+      a hit is walked again counting only the writes grad_on_writes keeps."""
     aliases = facts._aliases
     # serves_forward follows resolved call sites (a bare name, ``self.x``,
     # ``cls.x``) up to a ``forward``: the function's own name must be called.
@@ -634,11 +687,11 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
 
     children, owner_kinds = ast_fields.children, _BLOCK_OWNER_KINDS
 
-    def scope_hit(root: ast.AST, functions: list[ast.AST]) -> bool:
+    def scope_hit(root: ast.AST, functions: list[ast.AST], on: set[int] | None) -> bool:
         """A write on a name still saved, inside the saving block, in the
-        scope ``root``; nested functions are their own scopes, gathered into
-        ``functions`` (all of them only when the answer is False: the walk
-        stops at a hit)."""
+        scope ``root`` (among the writes ``on`` holds, when given); nested
+        functions are their own scopes, gathered into ``functions`` (all of
+        them only when the answer is False: the walk stops at a hit)."""
         saved: dict[str, int] = {}  # name -> id of the block owner of the saving statement
         owners: list[int] = []
         hit = False
@@ -653,9 +706,13 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
             if owns:
                 owners.append(id(node))
             if kind is ast.For or kind is ast.AsyncFor:
-                if type(node.target) is ast.Name:  # type: ignore[attr-defined]
-                    saved.pop(node.target.id, None)  # type: ignore[attr-defined]  # visit_For's _rebind
-            if saved and (kind is ast.Call or kind is ast.AugAssign or kind is ast.Assign):
+                for name in _bare_names(node.target):  # type: ignore[attr-defined]
+                    saved.pop(name, None)  # visit_For's _rebind
+            if (
+                saved
+                and (kind is ast.Call or kind is ast.AugAssign or kind is ast.Assign)
+                and (on is None or id(node) in on)
+            ):
                 for name in written(node):
                     owner = saved.get(name)
                     if owner is not None and owner in owners:
@@ -674,6 +731,9 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
                             saved[t.id] = owners[-1]
                         else:
                             saved.pop(t.id, None)
+                    else:  # ``w, idx = torch.topk(w, k)``: _rebind drops every name of the target
+                        for name in _bare_names(t):
+                            saved.pop(name, None)
             elif kind is ast.AnnAssign and node.value is not None and type(node.target) is ast.Name:  # type: ignore[attr-defined]
                 saved.pop(node.target.id, None)  # type: ignore[attr-defined]
             if owns:
@@ -695,12 +755,19 @@ def _saved_output_written_in_training(facts: GateFacts) -> bool:
             walk = None  # type: ignore[assignment]
 
     todo: list[ast.AST] = [facts._tree]
+    on_writes: GateFacts | None = None
     while todo:
         root = todo.pop()
         functions: list[ast.AST] = []
-        if scope_hit(root, functions):
+        if scope_hit(root, functions, None):
             if _training_scope(root, called, has_forward, aliases):
-                return True
+                # _check's ``mode_at(node) is not ENABLED``: ask again among
+                # the writes grad may be on at (grad_on_writes; every write
+                # when that is the file's own facts).
+                if on_writes is None:
+                    on_writes = facts.grad_on_writes
+                if on_writes is facts or scope_hit(root, [], on_writes._on_nodes):
+                    return True
             functions = _direct_functions(root)  # the walk stopped at the hit
         todo.extend(functions)
     return False
@@ -738,8 +805,12 @@ def _leaf_written_with_grad(facts: GateFacts) -> bool:
     # proves: every value of ``params`` a display of leaves, each made by
     # leaves.creates_leaf (``x.requires_grad_()``, ``nn.Parameter(...)``, a
     # torch factory with ``requires_grad=True``), directly, through a
-    # function's returns or the lists callers pass. No such call: no list.
-    leaf_lists = bool(facts.called & {"requires_grad_", "Parameter"}) or "requires_grad" in facts.keywords
+    # function's returns or the lists callers pass. No such call: no list
+    # (``requires_grad_(False)``, ``Parameter(..., requires_grad=False)``
+    # make none: _creates_leaf).
+    leaf_lists = (bool(facts.called & {"requires_grad_", "Parameter"}) or "requires_grad" in facts.keywords) and any(
+        _creates_leaf(call, aliases) for call in facts._calls
+    )
     outer: set[str] = set()  # names some binding may give a leaf (module_leaf's values)
     # Every ``=``, ``: T =`` and ``:=`` with a value, as the main walk kept them.
     bindings = [(t, node.value) for node in facts._assigns for t in node.targets]
@@ -911,6 +982,7 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
     aliases = facts._aliases
     out = GateFacts(ast.Module(body=[], type_ignores=[]))
     heads: set[str] = set()  # the names each "off" was read through
+    autograd_methods = _autograd_function_methods(facts, qualified, heads)
     rebound: set[str] = set()  # names.ImportTable drops an import rebound anywhere
     # The writes grad may be on at, each with the function whose entry mode
     # decides it (None: set inside its function, or at module level).
@@ -949,6 +1021,8 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
             decorators = node.decorator_list  # type: ignore[attr-defined]
             modes = [_context(d, qualified, aliases, heads) for d in decorators]
             off = "off" in modes and "on" not in modes
+            if id(node) in autograd_methods and not any(_may_set_mode(d, aliases) for d in decorators):
+                off = True  # grad_mode's _AUTOGRAD_FUNCTION_METHODS: DISABLED or UNKNOWN, never ENABLED
             body_entry = None if decorators else node
         elif off:
             if kind is ast.Call and type(node.func) is Name:  # type: ignore[attr-defined]
@@ -970,7 +1044,7 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
             for item in getattr(node, field):
                 if item is not None:
                     push((item, off, inside))
-    if heads & rebound:
+    if heads & (rebound | facts.def_names | facts._classes):
         return facts  # ``torch`` rebound somewhere: context_mode may not resolve it
     entered_off = _entered_without_grad(facts, off_called)
     for node, entry in writes:
@@ -985,6 +1059,51 @@ def _grad_on_writes(facts: GateFacts) -> GateFacts:
         else:
             out._written_in_place(node.target)  # type: ignore[attr-defined]
     return out
+
+
+# grad_mode._AUTOGRAD_FUNCTION_METHODS: run DISABLED (forward, setup_context)
+# or UNKNOWN (backward, jvp, vjp), never ENABLED, unless a decorator sets the mode.
+_AUTOGRAD_METHODS = frozenset({"forward", "setup_context", "backward", "jvp", "vjp"})
+
+
+def _autograd_function_methods(facts: GateFacts, qualified: dict[str, set[str]], heads: set[str]) -> set[int]:
+    """The ids of the defs grad_mode takes for a custom autograd Function's
+    methods: named as in _AUTOGRAD_METHODS, right in the body of a class with
+    a base the imports make ``torch.autograd.<...>Function``
+    (``_is_autograd_function``). The head each base was read through goes to
+    ``heads``: a rebinding anywhere makes names.ImportTable drop it."""
+    found: set[int] = set()
+    for cls in facts._class_nodes:
+        if not any(_autograd_function_base(b, qualified, heads) for b in cls.bases):
+            continue
+        for stmt in cls.body:
+            if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef) and stmt.name in _AUTOGRAD_METHODS:  # type: ignore[attr-defined]
+                found.add(id(stmt))
+    return found
+
+
+def _autograd_function_base(base: ast.AST, qualified: dict[str, set[str]], heads: set[str]) -> bool:
+    dotted = ast_dotted(base)
+    if dotted is None:
+        return False
+    head, _, rest = dotted.partition(".")
+    bound = qualified.get(head)
+    if bound is None or len(bound) != 1:
+        return False  # not imported, or ambiguous (names.ImportTable drops it)
+    (q,) = bound
+    q = f"{q}.{rest}" if rest else q
+    if q.startswith("torch.autograd.") and q.endswith("Function"):
+        heads.add(head)
+        return True
+    return False
+
+
+def _may_set_mode(decorator: ast.AST, aliases: dict[str, str]) -> bool:
+    """grad_mode.context_mode may find a mode in this decorator: a callee
+    named as a grad-mode context (decorators' modes come before the
+    autograd Function's)."""
+    func = decorator.func if type(decorator) is ast.Call else decorator  # type: ignore[attr-defined]
+    return ast_callee(func, aliases) in (_GRAD_ON | _GRAD_OFF_CONTEXTS)
 
 
 def _mode_set_by_statements(facts: GateFacts) -> bool:
@@ -1767,6 +1886,31 @@ def _import_table(facts: GateFacts) -> dict[str, set[str]]:
 
 
 _SELECTION_BOUNDS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
+_ORDERING = (ast.Lt, ast.Gt, ast.LtE, ast.GtE)
+
+
+def _selects(test: ast.AST) -> bool:
+    """MEM801's ``_selects``, wider: an ordering comparison in the test, or
+    a name, attribute, keyword or parameter there that says ``best`` or
+    ``improv`` (libcst's visit_Name sees all four)."""
+    for node in ast.walk(test):
+        kind = type(node)
+        if kind is ast.Compare:
+            if any(type(op) in _ORDERING for op in node.ops):  # type: ignore[attr-defined]
+                return True
+            continue
+        if kind is ast.Name:
+            name = node.id  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            name = node.attr  # type: ignore[attr-defined]
+        elif kind is ast.keyword or kind is ast.arg:
+            name = node.arg or ""  # type: ignore[attr-defined]
+        else:
+            continue
+        lowered = name.lower()
+        if "best" in lowered or "improv" in lowered:
+            return True
+    return False
 
 
 def _best_snapshot(tree: ast.AST) -> bool:
@@ -1786,7 +1930,7 @@ def _best_snapshot(tree: ast.AST) -> bool:
                 if in_if or "best" in name.lower():
                     return True
         elif kind is ast.If:
-            in_if = True
+            in_if = in_if or _selects(node.test)  # type: ignore[attr-defined]
         elif kind in _SELECTION_BOUNDS:
             in_if = False
         for field in node._fields:
@@ -1798,6 +1942,14 @@ def _best_snapshot(tree: ast.AST) -> bool:
             elif isinstance(value, AST):
                 push((value, in_if))
     return False
+
+
+def _torch_module(expr: ast.AST, aliases: dict[str, str]) -> bool:
+    """``expr`` may be the name of the ``torch`` module: ``torch``, or an
+    import alias of it (``import torch as T``). names.qualified_name joins
+    the import a head is bound to with the rest: ``torch.load`` only for a
+    head bound to ``torch`` and one attribute, ``load``."""
+    return type(expr) is ast.Name and aliases.get(expr.id, expr.id) == "torch"  # type: ignore[attr-defined]
 
 
 def _last_name(expr: ast.AST, aliases: dict[str, str]) -> str | None:
