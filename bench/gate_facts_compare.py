@@ -68,6 +68,8 @@ def _load(rev: str) -> types.ModuleType:
 def _value(v: Any) -> Any:
     if type(v).__name__ == "LoopSites":
         return {k: getattr(v, k) for k in LoopSites.__slots__}
+    if type(v).__name__.endswith("ModelReach"):  # MEM201/MEM202's reading of model calls: what it holds
+        return {k: x for k, x in vars(v).items() if k not in ("_functions", "_by_name")}
     return v
 
 
@@ -88,7 +90,7 @@ def _facts(f: Any, cls: type, depth: int = 0) -> dict[str, Any]:
         elif name == "_bindings":
             out[name] = Counter((id(t), id(v)) for t, v in value)
         else:
-            out[name] = value
+            out[name] = _value(value)
     return out
 
 
