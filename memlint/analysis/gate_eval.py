@@ -21,6 +21,7 @@ from memlint.analysis.gate_syntax import (
     grad_context,
     import_table,
     last_name,
+    qualify,
 )
 from memlint.analysis.grad_mode import LIGHTNING_NO_GRAD_HOOKS
 
@@ -726,8 +727,7 @@ def _module_classes(facts: GateFacts) -> set[str]:
                 dotted = ast_dotted(base)
                 if dotted is None:
                     continue
-                head, _, rest = dotted.partition(".")
-                qualified = {f"{q}.{rest}" if rest else q for q in imported.get(head, ())}
+                _, qualified = qualify(base, imported)
                 if dotted in found or any(
                     (q.startswith("torch.nn.") and not q.startswith("torch.nn.modules.loss") and q != "torch.nn._Loss")
                     or q.startswith(("pytorch_lightning.", "lightning."))
@@ -793,15 +793,10 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
                 return target is None or ast_dotted(inner) == target
         if type(func) is ast.Name and func.id in classes:
             return True  # a class of this file (objects._module_classes, read for a bare name only)
-        dotted = ast_dotted(func)
-        if dotted is None:
-            return False
-        head, _, rest = dotted.partition(".")
         # objects._fresh: an imported callee whose constructor_kind is MODULE
         # (``nn.CrossEntropyLoss()`` is a LOSS, ``nn.Parameter`` none), not
         # loaded (``from_pretrained``, ``torch.hub``, ``.load``).
-        for qualified in imported.get(head, ()):
-            qualified = f"{qualified}.{rest}" if rest else qualified
+        for qualified in qualify(func, imported)[1]:
             if qualified.endswith((".from_pretrained", ".load")) or qualified.startswith("torch.hub"):
                 continue
             if constructor_kind(qualified) is Kind.MODULE:

@@ -11,7 +11,7 @@ import ast
 from typing import Any
 
 from memlint.analysis.activations import is_inplace_method
-from memlint.analysis.ast_names import ast_callee, ast_dotted
+from memlint.analysis.ast_names import ast_callee
 from memlint.analysis.gate_syntax import (
     BACKWARD,
     GRAD_OFF_CONTEXTS,
@@ -22,6 +22,7 @@ from memlint.analysis.gate_syntax import (
     grad_context,
     import_table,
     may_iterate_parameters,
+    qualify,
 )
 from memlint.parse import ast_fields
 
@@ -486,15 +487,10 @@ def _autograd_function_methods(facts: GateFacts, qualified: dict[str, set[str]],
 
 
 def _autograd_function_base(base: ast.AST, qualified: dict[str, set[str]], heads: set[str]) -> bool:
-    dotted = ast_dotted(base)
-    if dotted is None:
-        return False
-    head, _, rest = dotted.partition(".")
-    bound = qualified.get(head)
-    if bound is None or len(bound) != 1:
+    head, names = qualify(base, qualified)
+    if len(names) != 1:
         return False  # not imported, or ambiguous (names.ImportTable drops it)
-    (q,) = bound
-    q = f"{q}.{rest}" if rest else q
+    (q,) = names
     if q.startswith("torch.autograd.") and q.endswith("Function"):
         heads.add(head)
         return True

@@ -65,6 +65,7 @@ from typing import Any, Callable
 from memlint.analysis.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.analysis.gate_moves import MODULE, is_flag, move_sites, target_keys
 from memlint.analysis.gate_seeds import Seeds
+from memlint.analysis.gate_syntax import bare_names
 from memlint.analysis.gate_trains import TrainingLines
 from memlint.analysis.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
 from memlint.parse import ast_fields
@@ -297,7 +298,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             targets = _NONE if kind is ast.While else target_keys(node.target)  # type: ignore[attr-defined]
             loop = _Loop(batch, per_batch, bool(tokens & SAMPLE_TOKENS), targets)
             if kind is not ast.While:
-                scope.locals.update(_flat_names(node.target))  # type: ignore[attr-defined]
+                scope.locals.update(bare_names(node.target))  # type: ignore[attr-defined]
             for child in node.body:  # type: ignore[attr-defined]
                 push((child, scope, loop, carried or batch))
             # Runs after the iterations: in the outer loop's iteration, no move's loop.
@@ -337,7 +338,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
         elif kind is ast.Assign:
             targets = node.targets  # type: ignore[attr-defined]
             for target in targets:
-                scope.locals.update(_flat_names(target))
+                scope.locals.update(bare_names(target))
             if len(targets) == 1:
                 _assign_sites(out, targets[0], node.value, scope, carried, values)  # type: ignore[attr-defined]
         elif kind is ast.AugAssign:
@@ -993,18 +994,6 @@ def _called_names(facts: GateFacts) -> tuple[set[str], set[str]]:
         elif type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in ("self", "cls"):
             through_self.add(func.attr)
     return bare, through_self
-
-
-def _flat_names(target: ast.AST) -> list[str]:
-    """names.flat_targets' plain names: ``a, (b, *c)`` -> a, b, c."""
-    kind = type(target)
-    if kind is ast.Name:
-        return [target.id]  # type: ignore[attr-defined]
-    if kind is ast.Tuple or kind is ast.List:
-        return [n for el in target.elts for n in _flat_names(el)]  # type: ignore[attr-defined]
-    if kind is ast.Starred:
-        return _flat_names(target.value)  # type: ignore[attr-defined]
-    return []
 
 
 def _mentions(value: ast.AST, target: ast.AST) -> bool:

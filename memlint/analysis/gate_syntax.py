@@ -61,6 +61,17 @@ def decorator_grad_context(
     return grad_context(expr, qualified, aliases, heads)
 
 
+def qualify(expr: ast.AST, qualified: dict[str, set[str]]) -> tuple[str, set[str]]:
+    """The head of ``expr``'s dotted name and what the imports may make the
+    whole name (``nn.Linear`` -> ``("nn", {"torch.nn.Linear"})``); an empty
+    set when ``expr`` is no dotted name or its head was not imported."""
+    dotted = ast_dotted(expr)
+    if dotted is None:
+        return "", set()
+    head, _, rest = dotted.partition(".")
+    return head, {f"{q}.{rest}" if rest else q for q in qualified.get(head, ())}
+
+
 def grad_context(expr: ast.AST, qualified: dict[str, set[str]], aliases: dict[str, str], heads: set[str]) -> str | None:
     """``"off"`` when grad_mode.context_mode surely finds a ``with`` item or
     decorator DISABLED (a callee that the imports make ``torch.no_grad`` or
@@ -79,15 +90,10 @@ def grad_context(expr: ast.AST, qualified: dict[str, set[str]], aliases: dict[st
     args = [*call.args, *(k.value for k in call.keywords)] if call is not None else []
     if args and not (len(args) == 1 and type(args[0]) is ast.Constant and args[0].value is True):  # type: ignore[attr-defined]
         return "on"  # ``inference_mode(False)``, ``inference_mode(mode=flag)``
-    dotted = ast_dotted(func)
-    if dotted is None:
-        return None
-    head, _, rest = dotted.partition(".")
-    bound = qualified.get(head)
-    if bound is None or len(bound) != 1:
+    head, names = qualify(func, qualified)
+    if len(names) != 1:
         return None  # not imported, or ambiguous (names.ImportTable drops it)
-    (q,) = bound
-    q = f"{q}.{rest}" if rest else q
+    (q,) = names
     if q.startswith("torch.") and q.rsplit(".", 1)[-1] in GRAD_OFF_CONTEXTS:
         heads.add(head)
         return "off"

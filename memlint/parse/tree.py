@@ -183,26 +183,6 @@ def _indexed_fields(node: cst.CSTNode) -> tuple[str, ...]:
     return found
 
 
-def _index_children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """``children(node)`` without the TRIVIA ones."""
-    fields = _INDEXED_FIELDS.get(node.__class__)
-    if fields is None:
-        fields = _indexed_fields(node)
-    out: list[cst.CSTNode] = []
-    for name in fields:
-        value = getattr(node, name)
-        cls = value.__class__
-        kind = _KIND.get(cls)
-        if kind is None:
-            kind = _KIND[cls] = _kind(cls)
-        if kind == 1:
-            if cls not in TRIVIA:
-                out.append(value)
-        elif kind == 2:
-            out.extend([v for v in value if v.__class__ not in TRIVIA])
-    return out
-
-
 def _NO_FIELDS(node: cst.CSTNode) -> tuple:
     """The getter of a class with no field TreeIndex reads (Name, Integer...:
     a third of all nodes), which the loop tells by identity and never calls."""
@@ -238,8 +218,8 @@ class TreeIndex:
 
     def __init__(self, root: cst.CSTNode) -> None:
         # Every rule's walk and position lookup starts here (~1.5 CPU s on
-        # transformers' files past the gate), so this is _index_children
-        # inlined: one getter per class reads its fields (last first), and
+        # transformers' files past the gate), so one getter per class reads
+        # the fields _indexed_fields keeps (last first), and
         # children go on the stack as they are read, their parent's number
         # on a stack beside it (no list, no tuple per node).
         nodes: list[cst.CSTNode] = []
