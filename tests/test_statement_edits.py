@@ -58,3 +58,25 @@ def test_wrap_in_with_and_call_statement_only():
     line = cst.parse_statement("opt.zero_grad()\n")
     assert call_statement_only(line, line.body[0].value)
     assert not call_statement_only(cst.parse_statement("a = opt.zero_grad()\n"), line.body[0].value)
+
+
+def test_a_statement_is_built_in_a_module_indented_with_a_form_feed():
+    # Python accepts "\x0c pass" as an indented block; libcst reads the
+    # indent but refuses it back as a parser setting (found by the fuzz test).
+    module = cst.parse_module("import torch\nclass A:\n\x0c pass\n")
+    built = statement("x = torch.zeros(2)", module)
+    assert cst.Module(body=[built]).code == "x = torch.zeros(2)\n"
+
+
+def test_mem104_fixes_a_file_indented_with_a_form_feed():
+    text = (
+        "class A:\n\x0c pass\n"
+        "import torch\nstate = (torch.zeros(2, 8, 64), torch.zeros(2, 8, 64))\n"
+        "for step, (x, y) in enumerate(loader):\n    out, state = lstm(x, state)\n"
+        "    loss = criterion(out, y)\n    loss.backward(retain_graph=True)\n    optimizer.step()\n"
+    )
+    from memlint.lint.engine import lint_text
+    from memlint.rule.registry import select_rules
+
+    findings = lint_text(text, "fuzz.py", select_rules(["MEM104"]))
+    assert "MEM104" in {f.code for f in findings}
