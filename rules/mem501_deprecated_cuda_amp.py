@@ -20,7 +20,7 @@ from memlint.fix.call_args import (
 )
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.rule.migrations import rows
+from memlint.rule.migrations import needed_by_fix, rows, torch_verdict
 
 
 def _modules() -> dict[str, tuple[str, str, frozenset[str]]]:
@@ -75,6 +75,11 @@ def deprecated(qualified: str | None) -> tuple[str, str] | None:
     module, _, name = qualified.rpartition(".")
     entry = MODULES.get(module)
     return (name, entry[1]) if entry and name in entry[2] else None
+
+
+def _new_code(module: cst.Module, fix: Fix) -> list[str]:
+    """The code a fix writes, to see which torch.amp names it needs."""
+    return [module.code_for_node(new) for _, new in fix.replacements if isinstance(new, cst.CSTNode)]
 
 
 def _device(device: str) -> cst.SimpleString:
@@ -172,6 +177,17 @@ class DeprecatedCudaAmp(Rule):
     after an early `return` under such a test; in an `except
     ImportError/AttributeError` handler) is left alone.
 
+    The fix follows the torch the project declares (its requirements,
+    pyproject, setup.py/setup.cfg, environment.yml, or the `torch-version`
+    setting; `memlint check --show-settings FILE` shows what was found):
+    `torch.amp.autocast("cuda")` needs torch 1.10, `torch.amp.GradScaler`
+    2.3, `torch.amp.custom_fwd`/`custom_bwd` 2.4. Where the project still
+    supports an older torch, the finding stays and the fix is withheld
+    with the reason (`fix withheld: the project supports torch 1.8
+    (requirements.txt:3); torch.amp.GradScaler needs torch 2.3`). Where every
+    torch it accepts predates 2.4 (`torch==1.8.1`, `torch<2.4`), nothing is
+    deprecated there and nothing is reported.
+
     ## References
     - https://pytorch.org/docs/stable/amp.html
     - https://pytorch.org/docs/stable/notes/amp_examples.html
@@ -192,6 +208,20 @@ class DeprecatedCudaAmp(Rule):
         self._tracked: dict[str, str] = {}
         self._refs: dict[str, list[cst.Name]] = {}
         self._imports: list[cst.Import | cst.ImportFrom] = []
+
+    def report(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None) -> None:
+        """Every finding passes the project's torch range: a project whose
+        every torch predates the deprecation hears nothing, and a fix that
+        needs a newer torch than the project supports is withheld (the
+        finding stays, and says why)."""
+        if self.context.torch is not None:
+            code = "" if fix is None else "\n".join(_new_code(self.context.module, fix))
+            verdict = torch_verdict(SINCE, needed_by_fix(self.code, code), self.context.torch)
+            if not verdict.report:
+                return
+            if verdict.withheld and fix is not None:
+                message, fix = f"{message or self.message} ({verdict.withheld})", None
+        super().report(node, message, fix)
 
     # -- compatibility paths ------------------------------------------------
     def _guarded(self, node: cst.CSTNode) -> bool:

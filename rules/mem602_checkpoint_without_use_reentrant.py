@@ -6,7 +6,7 @@ import libcst as cst
 
 from memlint.fix.call_args import append_keyword, has_star_kwargs, keyword_arg, positional_args
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.rule.migrations import lookup
+from memlint.rule.migrations import lookup, torch_verdict
 
 # The functions and how many positional arguments fill the parameters before
 # ``use_reentrant`` come from the migration table (memlint/rule/migrations.py;
@@ -51,7 +51,12 @@ class CheckpointWithoutUseReentrant(Rule):
     recommended mode and computes the same values, but code that relied on
     reentrant behaviour (for example on gradients being dropped for a segment
     whose inputs do not require grad) will behave differently. Calls that pass
-    `**kwargs` are not reported: `use_reentrant` may be among them.
+    `**kwargs` are not reported: `use_reentrant` may be among them. The
+    argument exists since torch 1.11 (`checkpoint_sequential`'s since 2.0):
+    where the project still supports an older torch (its requirements or
+    the `torch-version` setting) the fix is withheld and the message says
+    why; where every torch it accepts predates the warning (2.1, 2.2 for
+    `checkpoint_sequential`), nothing is reported.
 
     ## References
     - https://pytorch.org/docs/stable/checkpoint.html
@@ -72,6 +77,12 @@ class CheckpointWithoutUseReentrant(Rule):
         before = row.positional
         if before is not None and (len(positional_args(node)) > before or any(a.star for a in node.args)):
             return  # passed positionally, or hidden in ``*args``
+        verdict = torch_verdict(row.since, row, self.context.torch)
+        if not verdict.report:
+            return  # every torch the project accepts predates the warning
+        if verdict.withheld:
+            self.report(node, message=f"{self.message} ({verdict.withheld})")
+            return
         keyword, _, value = row.replacement.partition("=")
         new = append_keyword(node, keyword, cst.parse_expression(value))
         self.report(node, fix=Fix(f"Pass `{row.replacement}`", ((node, new),), row.safety))

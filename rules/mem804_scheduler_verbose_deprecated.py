@@ -6,7 +6,7 @@ import libcst as cst
 
 from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.rule.migrations import lookup, rows
+from memlint.rule.migrations import lookup, rows, torch_verdict
 
 # The migration table's row: ``verbose=`` on every ``torch.optim.lr_scheduler`` class.
 (VERBOSE,) = rows("MEM804")
@@ -40,7 +40,9 @@ class SchedulerVerboseDeprecated(Rule):
     Safe: the argument only controlled printing. The fix removes it and keeps
     the layout of the call (trailing commas, one argument per line, comments on
     other lines). Schedulers of other libraries (transformers, timm, Keras
-    callbacks) are not touched.
+    callbacks) are not touched. A project whose declared torch releases all
+    predate 2.2 (`torch<2.2` in its requirements, see the configuration's
+    `torch-version`) is not told: the argument is fine there.
 
     ## References
     - https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate
@@ -64,6 +66,8 @@ class SchedulerVerboseDeprecated(Rule):
         name = self.facts.names.call_name(node)
         if name is None or lookup(self.code, name) is None:
             return
+        if not torch_verdict(VERBOSE.since, None, self.context.torch).report:
+            return  # every torch the project accepts predates the deprecation: verbose= works there
         scheduler = name.rpartition(".")[2]
         fix = Fix(f"Remove `verbose=` from `{scheduler}`", ((node, remove_arg(node, arg)),), VERBOSE.safety)
         self.report(arg, message=f"`verbose=` passed to `{scheduler}`: {self.message}", fix=fix)

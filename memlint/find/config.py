@@ -32,10 +32,11 @@ class Config:
     unsafe_fixes: bool = False
     output_format: str | None = None
     cache_dir: str | None = None
+    torch_version: str | None = None  # the oldest torch the project supports (find/torch_floor.py)
 
 
 _LIST_KEYS = {"select", "extend-select", "ignore", "exclude", "extend-exclude"}
-_KNOWN = _LIST_KEYS | {"per-file-ignores", "unsafe-fixes", "output-format", "cache-dir"}
+_KNOWN = _LIST_KEYS | {"per-file-ignores", "unsafe-fixes", "output-format", "cache-dir", "torch-version"}
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -109,6 +110,16 @@ def parse_table(table: object, path: Path) -> Config:
             if not isinstance(value, str):
                 raise ConfigError(f"{where}: 'cache-dir' must be a string")
             config.cache_dir = value
+        elif key == "torch-version":
+            from memlint.find.torch_floor import TorchVersionError, range_of_setting
+
+            if not isinstance(value, str):
+                raise ConfigError(f'{where}: \'torch-version\' must be a string such as "1.8"')
+            try:
+                range_of_setting(value, where)
+            except TorchVersionError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            config.torch_version = value
     _check_codes(config, where)
     return config
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -17,6 +18,9 @@ from memlint.analysis.scope.names import ImportTable
 from memlint.lint.engine import ParseError, lint_module, parse_module, rules_to_run
 from memlint.lint.noqa import file_is_exempt
 from memlint.rule import Edit, Finding, Fix, Rule, Safety
+
+if TYPE_CHECKING:
+    from memlint.find.torch_floor import TorchRange
 
 MAX_ROUNDS = 10
 
@@ -161,7 +165,9 @@ def _is_import(stmt: cst.CSTNode) -> bool:
     )
 
 
-def fix_text(text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool = False) -> FixResult:
+def fix_text(
+    text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool = False, torch: TorchRange | None = None
+) -> FixResult:
     """Apply every allowed fix until none is left (or MAX_ROUNDS).
 
     Raises ParseError when the input itself does not parse. A fix whose result
@@ -178,7 +184,7 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool 
             result.remaining = []
             return result
         module = parse_module(result.text, tree)
-        findings = lint_module(module, result.text, path, active)
+        findings = lint_module(module, result.text, path, active, torch=torch)
         result.remaining = findings
         candidates = [f for f in findings if fix_allowed(f, unsafe) and (f.code, f.line, f.column) not in rejected]
         if not candidates:
@@ -231,7 +237,9 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool 
         result.applied.extend(f for _, f in chosen)
     # Bounded: report what is left after the last round.
     active, tree = rules_to_run(result.text, rules)
-    result.remaining = lint_module(parse_module(result.text, tree), result.text, path, active) if active else []
+    result.remaining = (
+        lint_module(parse_module(result.text, tree), result.text, path, active, torch=torch) if active else []
+    )
     return result
 
 

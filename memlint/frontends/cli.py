@@ -62,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--cache-dir", metavar="DIR", help="where the findings cache lives")
     check.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the settings each given file is checked with (rules, torch range and where it was read); "
+        "check nothing",
+    )
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", nargs="?", help="code (MEM101) or name")
@@ -188,7 +194,20 @@ def _settings(args: argparse.Namespace, config: Config, output_format: str):
         mode=mode,
         unsafe_fixes=bool(unsafe),
         with_edits=output_format in ("json", "json-lines", "sarif", "rdjson"),
+        torch_version=config.torch_version,
+        torch_version_where=f"{_shown(config.path)} [tool.memlint] torch-version" if config.path else "",
     )
+
+
+def _shown(path: Path | str) -> str:
+    """A path as the user may read it: relative to the working folder when inside it."""
+    import os
+
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -202,6 +221,8 @@ def run_check(args: argparse.Namespace) -> int:
     output_format = args.output_format or config.output_format or "text"
     settings = _settings(args, config, output_format)
     files = list(discover(paths, config, force_exclude=args.force_exclude))
+    if args.show_settings:
+        return _show_settings(files, config, settings)
     progress = _progress(args, len(files))
     try:
         reports = run(
@@ -260,6 +281,33 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_FINDINGS
     if remaining and not args.exit_zero:
         return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _show_settings(files: list[str], config: Config, settings) -> int:
+    """What each file is checked with, as ruff's --show-settings: the
+    configuration file, the rules and the torch range with its source."""
+    from memlint.find.torch_floor import format_version
+    from memlint.run.runner import codes_for, per_file_ignored
+
+    if not files:
+        print("memlint: error: --show-settings: no Python file or notebook among the paths", file=sys.stderr)
+        return EXIT_ERROR
+    for path in files:
+        torch = settings.torch_for(path)
+        print(f"Settings for {_shown(path)}:")
+        print(f"  configuration: {_shown(config.path) if config.path else '(none: the defaults)'}")
+        print(f"  rules: {', '.join(codes_for(settings, per_file_ignored(path, settings))) or '(none)'}")
+        print(f"  unsafe-fixes: {str(settings.unsafe_fixes).lower()}")
+        if torch is None:
+            print("  torch: not declared (migrations are reported and fixed for any torch)")
+            continue
+        floor = format_version(torch.floor) if torch.floor else "none"
+        if torch.ceiling is None:
+            ceiling = "none"
+        else:
+            ceiling = f"{'<=' if torch.ceiling_included else '<'}{format_version(torch.ceiling)}"
+        print(f"  torch: floor {floor}, ceiling {ceiling}, from {torch.where}: {torch.requirement}")
     return EXIT_OK
 
 

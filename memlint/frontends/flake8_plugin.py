@@ -61,6 +61,17 @@ def config_for(filename: str, explicit: str | None) -> Config:
     return _config_for_folder(folder, explicit)
 
 
+def _torch_range(filename: str, config: Config):
+    """The torch releases the file's project accepts, as the CLI reads them."""
+    from memlint.find.torch_floor import range_of_setting, torch_range_for
+
+    setting = None
+    if config.torch_version is not None:
+        setting = range_of_setting(config.torch_version, f"{config.path} [tool.memlint] torch-version")
+    folder = os.path.dirname(os.path.abspath(filename))
+    return torch_range_for(filename if os.path.isdir(folder) else os.path.join(os.getcwd(), "-"), setting)
+
+
 def _configured_codes(config: Config, filename: str) -> frozenset[str]:
     from memlint.find.discovery import is_excluded
 
@@ -116,13 +127,19 @@ class Flake8Checker:
         if not applicable_rules(text, rules):
             return
         try:
-            codes = _configured_codes(config_for(self.filename, self.config_path), self.filename)
+            config = config_for(self.filename, self.config_path)
+            codes = _configured_codes(config, self.filename)
         except ConfigError as exc:
             yield 1, 0, f"{PLUGIN_ERROR} memlint configuration error: {exc}", type(self)
             return
         try:
             findings, _ = lint(
-                text, self.filename, [r for r in rules if r.code in codes], noqa=self.apply_noqa, python_tree=self.tree
+                text,
+                self.filename,
+                [r for r in rules if r.code in codes],
+                noqa=self.apply_noqa,
+                python_tree=self.tree,
+                torch=_torch_range(self.filename, config),
             )
         except (ParseError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)

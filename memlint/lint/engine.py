@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -24,6 +25,9 @@ from memlint.parse.guard import TooDeep, check_nesting, python_tree
 from memlint.parse.traversal import run_batched
 from memlint.parse.unvalidated import parse_unvalidated
 from memlint.rule import Finding, Rule, RuleContext
+
+if TYPE_CHECKING:
+    from memlint.find.torch_floor import TorchRange
 
 
 class ParseError(Exception):
@@ -162,10 +166,20 @@ _SPACED = re.compile(r"[ \t\f]\.|\.[ \t\f]|\w[ \t\f]+[(\[]|[(\[][ \t\f]|\\\r?\n"
 
 
 def lint_module(
-    module: cst.Module, text: str, path: str, rules: Sequence[type[Rule]], *, noqa: bool = True
+    module: cst.Module,
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    *,
+    noqa: bool = True,
+    torch: TorchRange | None = None,
 ) -> list[Finding]:
+    """``torch``: the torch releases the file's project accepts, for the
+    migration rules (None: unknown)."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = RuleContext(path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper))
+    context = RuleContext(
+        path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper), torch=torch
+    )
     visitors = [rule(context) for rule in rules]
     try:
         with file_budget(path):  # raises budget.BudgetExceeded: the file is not checked
@@ -181,7 +195,13 @@ def lint_module(
 
 
 def lint(
-    text: str, path: str, rules: Sequence[type[Rule]], *, noqa: bool = True, python_tree: ast.Module | None = None
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    *,
+    noqa: bool = True,
+    python_tree: ast.Module | None = None,
+    torch: TorchRange | None = None,
 ) -> tuple[list[Finding], cst.Module | None]:
     """Findings for ``text`` and the module they refer to (None when it was not
     parsed). Raises ParseError when a rule applies but the text does not parse;
@@ -194,7 +214,7 @@ def lint(
         if not active:
             return [], None
         module = parse_module(text, python_tree)
-        return lint_module(module, text, path, active, noqa=noqa), module
+        return lint_module(module, text, path, active, noqa=noqa, torch=torch), module
 
 
 def lint_text(text: str, path: str, rules: Sequence[type[Rule]]) -> list[Finding]:

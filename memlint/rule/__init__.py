@@ -23,6 +23,7 @@ from memlint.lint.finding import Finding, Fix, Safety
 
 if TYPE_CHECKING:
     from memlint.analysis.facts import ModuleFacts
+    from memlint.find.torch_floor import TorchRange
     from memlint.gate.facts import GateFacts
 
 # The pre-filter of rules about training code: real training scripts often
@@ -63,6 +64,9 @@ class RuleContext:
     module: cst.Module
     facts_factory: object  # callable returning ModuleFacts, built once on first use
     findings: list[Finding] = field(default_factory=list)
+    # The torch releases the file's project accepts (find/torch_floor.py);
+    # None: not known, and migrations are reported and fixed as for any torch.
+    torch: TorchRange | None = None
     _facts: ModuleFacts | None = None
 
     @property

@@ -200,6 +200,7 @@ def tolerating_broken_cells(
 
 
 def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]]) -> FileReport:
+    torch = settings.torch_for(path)
     report = FileReport(path=path)
     notebook = load_notebook(path)
     report.digest = notebook.source.digest
@@ -209,7 +210,7 @@ def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]])
 
         def check(cells: Sequence[CodeCell]) -> list[Finding]:
             joined = join(cells)
-            findings, module = lint(joined.text, path, rules)
+            findings, module = lint(joined.text, path, rules, torch=torch)
             return to_cells(detach(findings, module, settings.with_edits), joined)
 
         report.findings, errors = tolerating_broken_cells(notebook.cells, check)
@@ -217,7 +218,7 @@ def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]])
 
         def fix(cells: Sequence[CodeCell]) -> tuple[Sequence[CodeCell], object, Joined]:
             joined = join(cells)
-            return cells, fix_text(joined.text, path, rules, unsafe=settings.unsafe_fixes), joined
+            return cells, fix_text(joined.text, path, rules, unsafe=settings.unsafe_fixes, torch=torch), joined
 
         (cells, result, joined), errors = tolerating_broken_cells(notebook.cells, fix)
         _apply(notebook, list(cells), result, joined, settings, report)

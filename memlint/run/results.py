@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from memlint.find.torch_floor import TorchRange
     from memlint.lint.finding import Finding
     from memlint.read.source import SourceFile
 
@@ -23,6 +24,20 @@ class Settings:
     mode: str = "check"  # check | fix | diff | add-noqa
     unsafe_fixes: bool = False
     with_edits: bool = False  # render fix edits (JSON/SARIF output)
+    # ``torch-version`` from the configuration, and where it was set; without
+    # it each file's torch range is read from its project (find/torch_floor.py).
+    torch_version: str | None = None
+    torch_version_where: str = ""
+
+    def torch_for(self, path: str) -> TorchRange | None:
+        """The torch releases the file's project accepts: the ``torch-version``
+        setting, else what its project files declare."""
+        from memlint.find.torch_floor import range_of_setting, torch_range_for
+
+        setting = None
+        if self.torch_version is not None:
+            setting = range_of_setting(self.torch_version, self.torch_version_where)
+        return torch_range_for(path, setting)
 
 
 @dataclass

@@ -73,20 +73,21 @@ def process_file(path: str, settings: Settings) -> FileReport:
             return process_notebook(path, settings, rules)
         source = read_source(path)
         report.digest = source.digest
+        torch = settings.torch_for(path)
         if settings.mode == "check":
-            findings, module = lint(source.text, path, rules)
+            findings, module = lint(source.text, path, rules, torch=torch)
             report.findings = detach(findings, module, settings.with_edits)
             return report
         if settings.mode == "add-noqa":
-            findings, module = lint(source.text, path, rules)
+            findings, module = lint(source.text, path, rules, torch=torch)
             text, report.noqa_added = add_noqa(source.text, [(f.line, f.code) for f in findings])
             if report.noqa_added:
                 write_inside_tree(source, text, settings.root)
             if report.noqa_added < len(findings):
-                findings, module = lint(text, path, rules)
+                findings, module = lint(text, path, rules, torch=torch)
                 report.findings = detach(findings, module, False)
             return report
-        result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes)
+        result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes, torch=torch)
         report.findings = detach(result.remaining, None, False)
         report.fixed = detach(result.applied, None, False)
         if result.changed:
@@ -110,7 +111,10 @@ def process_file(path: str, settings: Settings) -> FileReport:
 
 def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
     codes = codes_for(settings, per_file_ignored(path, settings))
-    return cache.key(path, digest, codes, settings.with_edits)
+    # The project's torch decides MEM501/MEM602/MEM804: editing requirements.txt
+    # must not serve findings made under the old pin.
+    torch = settings.torch_for(path)
+    return cache.key(path, digest, (*codes, f"torch={torch!r}"), settings.with_edits)
 
 
 def _check_and_store(path: str, settings: Settings, cache: FindingsCache | None) -> FileReport:

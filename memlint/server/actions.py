@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memlint.fix.fixer import apply_edits, fix_allowed, fix_text, single_fix_edits, text_edit
 from memlint.lint.add_noqa import add_noqa, physical_lines
 from memlint.rule import Edit, Finding, Rule, Safety
 from memlint.run.notebook import NotebookError, fixed_sources
 from memlint.server.linting import LintResult, Program
+
+if TYPE_CHECKING:
+    from memlint.find.torch_floor import TorchRange
 
 QUICKFIX = "quickfix"
 FIX_ALL = "source.fixAll.memlint"
@@ -60,11 +64,13 @@ def noqa_actions(text: str, findings: Sequence[Finding]) -> list[Action]:
     return actions
 
 
-def fix_all(result: LintResult, path: str, rules: Sequence[type[Rule]]) -> Action | None:
+def fix_all(
+    result: LintResult, path: str, rules: Sequence[type[Rule]], torch: TorchRange | None = None
+) -> Action | None:
     """Every safe fix, as ``memlint check --fix`` applies them."""
     if result.module is None or not any(fix_allowed(f, False) for f in result.findings):
         return None
-    fixed = fix_text(result.text, path, rules, unsafe=False)
+    fixed = fix_text(result.text, path, rules, unsafe=False, torch=torch)
     if not fixed.changed:
         return None
     return Action(
@@ -108,10 +114,12 @@ def cell_quick_fixes(program: Program, cell_index: int, findings: Sequence[Findi
     return actions
 
 
-def cell_fix_all(program: Program, path: str, rules: Sequence[type[Rule]]) -> CellAction | None:
+def cell_fix_all(
+    program: Program, path: str, rules: Sequence[type[Rule]], torch: TorchRange | None = None
+) -> CellAction | None:
     if program.lint.module is None or not any(fix_allowed(f, False) for f in program.lint.findings):
         return None
-    fixed = fix_text(program.joined.text, path, rules, unsafe=False)
+    fixed = fix_text(program.joined.text, path, rules, unsafe=False, torch=torch)
     per_cell = _cell_edits(program, fixed.text) if fixed.changed else None
     if not per_cell:
         return None

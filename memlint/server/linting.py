@@ -12,6 +12,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -20,6 +21,9 @@ from memlint.lint.engine import ParseError, applicable_rules, lint, lint_module,
 from memlint.read.notebook_magics import mask_cell
 from memlint.rule import Finding, Rule
 from memlint.run.notebook import CodeCell, Joined, join, to_cells, tolerating_broken_cells
+
+if TYPE_CHECKING:
+    from memlint.find.torch_floor import TorchRange
 
 
 @dataclass
@@ -31,19 +35,22 @@ class LintResult:
     rule_errors: list[str] = field(default_factory=list)  # internal errors, with tracebacks
 
 
-def lint_document(text: str, path: str, rules: Sequence[type[Rule]]) -> LintResult:
+def lint_document(text: str, path: str, rules: Sequence[type[Rule]], torch: TorchRange | None = None) -> LintResult:
+    """``torch``: the torch releases the document's project accepts (migrations)."""
     try:
-        findings, module = lint(text, path, rules)
+        findings, module = lint(text, path, rules, torch=torch)
     except ParseError as exc:
         return LintResult(text, problem=str(exc))
     except RecursionError:
         return LintResult(text, problem="the text is nested too deeply to analyse")
     except Exception:
-        return _rule_by_rule(text, path, rules, traceback.format_exc())
+        return _rule_by_rule(text, path, rules, traceback.format_exc(), torch)
     return LintResult(text, findings, module)
 
 
-def _rule_by_rule(text: str, path: str, rules: Sequence[type[Rule]], first_error: str) -> LintResult:
+def _rule_by_rule(
+    text: str, path: str, rules: Sequence[type[Rule]], first_error: str, torch: TorchRange | None = None
+) -> LintResult:
     """Some rule raised: lint with each rule alone on the one parsed module and
     keep the findings of every rule that works."""
     try:
@@ -53,7 +60,7 @@ def _rule_by_rule(text: str, path: str, rules: Sequence[type[Rule]], first_error
     result = LintResult(text, module=module)
     for rule in applicable_rules(text, rules):
         try:
-            result.findings += lint_module(module, text, path, [rule])
+            result.findings += lint_module(module, text, path, [rule], torch=torch)
         except Exception:
             result.rule_errors.append(f"rule {rule.code} ({rule.name}) failed:\n{traceback.format_exc()}")
     if not result.rule_errors:  # the failure was outside any one rule
@@ -89,7 +96,9 @@ class NotebookResult:
     program: Program | None = None  # None when no cell parses
 
 
-def lint_cells(cells: Sequence[tuple[int, str]], path: str, rules: Sequence[type[Rule]]) -> NotebookResult:
+def lint_cells(
+    cells: Sequence[tuple[int, str]], path: str, rules: Sequence[type[Rule]], torch: TorchRange | None = None
+) -> NotebookResult:
     """``cells``: (index among all the notebook's cells, text) of each code cell."""
     code_cells = []
     for index, text in cells:
@@ -100,7 +109,7 @@ def lint_cells(cells: Sequence[tuple[int, str]], path: str, rules: Sequence[type
 
     def check(chosen: Sequence[CodeCell]) -> Program:
         joined = join(chosen)
-        outcome = lint_document(joined.text, path, rules)
+        outcome = lint_document(joined.text, path, rules, torch)
         if outcome.problem is not None and not outcome.rule_errors:
             raise ParseError(outcome.problem)
         result.rule_errors += outcome.rule_errors

@@ -136,7 +136,7 @@ class MemlintServer(LanguageServer):
         if settings is None:
             self.publish(key, version, [])
             return
-        result = await self.on_lint_thread(lint_document, text, path, settings.rules)
+        result = await self.on_lint_thread(lint_document, text, path, settings.rules, settings.torch)
         if self.queue.is_due(key) or key not in self.workspace.text_documents:
             return  # edited or closed meanwhile: the newer text is due
         self.report_problems(key, result.problem, result.rule_errors)
@@ -161,7 +161,9 @@ class MemlintServer(LanguageServer):
             for _, uri, _ in code:
                 self.publish(uri, None, [])
             return
-        result = await self.on_lint_thread(lint_cells, [(i, text) for i, _, text in code], path, settings.rules)
+        result = await self.on_lint_thread(
+            lint_cells, [(i, text) for i, _, text in code], path, settings.rules, settings.torch
+        )
         if self.queue.is_due(key) or self.workspace.get_notebook_document(notebook_uri=key) is None:
             return
         self.report_problems(key, "; ".join(result.problems) or None, result.rule_errors)
@@ -199,7 +201,7 @@ class MemlintServer(LanguageServer):
         settings = self.settings_for(uri, path)
         if settings is None:
             return None
-        result = await self.on_lint_thread(lint_document, document.source, path, settings.rules)
+        result = await self.on_lint_thread(lint_document, document.source, path, settings.rules, settings.torch)
         return Linted(result, path, settings)
 
     def on_lint_thread(self, fn, *args):
@@ -406,7 +408,7 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
             actions += quick_fixes(result, here, linted.settings.unsafe_fixes)
             actions += noqa_actions(result.text, here)
         if wanted(FIX_ALL, only):
-            everything = fix_all(result, linted.path, linted.settings.rules)
+            everything = fix_all(result, linted.path, linted.settings.rules, linted.settings.torch)
             if everything is not None:
                 actions.append(everything)
         return actions
@@ -435,7 +437,7 @@ async def _cell_code_actions(
         if wanted(QUICKFIX, only):
             actions += [CellAction(a.title, a.kind, {index: a.edits[0]}, a.findings) for a in noqa_actions(text, here)]
         if program is not None and wanted(FIX_ALL, only):
-            everything = cell_fix_all(program, notebook.path, notebook.settings.rules)
+            everything = cell_fix_all(program, notebook.path, notebook.settings.rules, notebook.settings.torch)
             if everything is not None:
                 actions.append(everything)
         return actions

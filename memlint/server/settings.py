@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memlint.find.config import Config, ConfigError, load_config
+from memlint.find.torch_floor import TorchRange
 from memlint.rule import Rule
 from memlint.run.results import Settings
 from memlint.run.runner import per_file_ignored, rules_for
@@ -61,6 +62,7 @@ def _codes(data: dict, key: str) -> tuple[str, ...] | None:
 class DocumentSettings:
     rules: tuple[type[Rule], ...]
     unsafe_fixes: bool
+    torch: TorchRange | None = None  # the torch releases the document's project accepts
 
 
 class SettingsStore:
@@ -91,7 +93,9 @@ class SettingsStore:
             ignore=tuple(config.ignore) + client.ignore,
             per_file_ignores=tuple((k, tuple(v)) for k, v in config.per_file_ignores.items()),
             root=str(config.root),
+            torch_version=config.torch_version,
+            torch_version_where=f"{config.path} [tool.memlint] torch-version",
         )
         rules = rules_for(settings, per_file_ignored(path, settings))
         unsafe = config.unsafe_fixes if client.unsafe_fixes is None else client.unsafe_fixes
-        return DocumentSettings(rules=tuple(rules), unsafe_fixes=unsafe)
+        return DocumentSettings(rules=tuple(rules), unsafe_fixes=unsafe, torch=settings.torch_for(path))

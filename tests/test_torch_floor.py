@@ -1,0 +1,324 @@
+"""The project's torch range (memlint/find/torch_floor.py) and what the
+migration rules make of it: one test per source a project declares torch in,
+the setting that overrides them, and MEM501/MEM602/MEM804 through the CLI."""
+
+import json
+import textwrap
+
+import pytest
+
+from memlint.find import torch_floor
+from memlint.find.config import ConfigError, parse_table
+from memlint.find.torch_floor import (
+    TorchRange,
+    range_of_requirement,
+    range_of_setting,
+    torch_range_for,
+)
+from memlint.fix.fixer import fix_text
+from memlint.lint.engine import lint
+from memlint.rule.migrations import MIGRATIONS, needed_by_fix, torch_verdict
+from memlint.rule.registry import rule_by_code
+
+AMP = textwrap.dedent(
+    """\
+    import torch
+    from torch.cuda.amp import GradScaler, autocast
+
+    scaler = GradScaler()
+    for x in loader:
+        with autocast():
+            loss = model(x)
+        scaler.scale(loss).backward()
+    """
+)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_folders():
+    torch_floor._range_from.cache_clear()  # each test writes its own project files
+    yield
+    torch_floor._range_from.cache_clear()
+
+
+def project(tmp_path, files: dict[str, str]):
+    """A project root (``.git`` stops the climb) holding ``files``; returns
+    the path of a module inside it."""
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    module = tmp_path / "pkg" / "train.py"
+    module.parent.mkdir(exist_ok=True)
+    module.write_text(AMP)
+    return module
+
+
+def floor_of(tmp_path, files):
+    found = torch_range_for(project(tmp_path, files))
+    return None if found is None else (found.floor, found.ceiling, found.ceiling_included, found.where)
+
+
+# -- specifiers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("requirement", "floor", "ceiling", "included"),
+    [
+        ("torch>=1.8", (1, 8), None, False),
+        ("torch==1.8.1+cu111", (1, 8, 1), (1, 8, 1), True),
+        ("torch~=1.8", (1, 8), (2,), False),
+        ("torch~=1.8.1", (1, 8, 1), (1, 9), False),
+        ("torch==1.8.*", (1, 8), (1, 9), False),
+        ("torch>=1.8,<2.4", (1, 8), (2, 4), False),
+        ("torch<=2.3.1", None, (2, 3, 1), True),
+        ('Torch[opt] >= 2.0 ; python_version > "3.8"', (2, 0), None, False),
+    ],
+)
+def test_specifiers_give_the_accepted_range(requirement, floor, ceiling, included):
+    found = range_of_requirement(requirement, "x")
+    assert (found.floor, found.ceiling, found.ceiling_included) == (floor, ceiling, included)
+
+
+@pytest.mark.parametrize("requirement", ["torch", "torchvision>=0.9", "torch-tb-profiler==0.4", "torch @ file:///w.whl"])
+def test_no_range_from_a_bare_name_another_package_or_a_url(requirement):
+    assert range_of_requirement(requirement, "x") is None
+
+
+def test_a_range_older_than_a_fix_and_one_before_a_deprecation():
+    at_least_18 = range_of_requirement("torch>=1.8", "x")
+    assert at_least_18.older_than("2.3") and at_least_18.reaches("2.4")
+    pinned = range_of_requirement("torch==1.8.1", "x")
+    assert pinned.older_than("2.3") and not pinned.reaches("2.4")
+    below = range_of_requirement("torch<2.4", "x")
+    assert not below.reaches("2.4") and range_of_requirement("torch<=2.4", "x").reaches("2.4")
+    assert not range_of_requirement("torch>=2.3", "x").older_than("2.3")
+    assert range_of_requirement("torch>=1.10", "x").older_than("2.3")  # 1.10 is not 1.1
+
+
+# -- one test per source ----------------------------------------------------
+
+
+def test_pyproject_dependencies(tmp_path):
+    files = {"pyproject.toml": '[project]\nname = "p"\ndependencies = [\n  "numpy",\n  "torch>=1.8",\n]\n'}
+    assert floor_of(tmp_path, files) == ((1, 8), None, False, "pyproject.toml:5")
+
+
+def test_pyproject_optional_dependencies(tmp_path):
+    files = {
+        "pyproject.toml": """\
+            [project]
+            name = "p"
+            dependencies = ["numpy"]
+            [project.optional-dependencies]
+            train = ["torch>=1.9,<2.1"]
+            """
+    }
+    assert floor_of(tmp_path, files) == ((1, 9), (2, 1), False, "pyproject.toml:5")
+
+
+def test_requirements_with_an_include(tmp_path):
+    files = {
+        "requirements.txt": "numpy\n-r requirements/base.txt\n",
+        "requirements/base.txt": "# pinned for the paper\npillow\ntorch==1.8.1 --hash=sha256:00\n",
+    }
+    assert floor_of(tmp_path, files) == ((1, 8, 1), (1, 8, 1), True, "requirements/base.txt:3")
+
+
+def test_setup_py_read_statically_never_run(tmp_path):
+    files = {
+        "setup.py": """\
+            import sys
+            from setuptools import setup
+            open("RAN", "w").write("setup.py was executed")
+            requirements = ["numpy", "torch>=1.7.1"]
+            setup(name="p", install_requires=requirements, extras_require={"dev": ["pytest"]})
+            """
+    }
+    assert floor_of(tmp_path, files) == ((1, 7, 1), None, False, "setup.py:4")
+    assert not (tmp_path / "RAN").exists()
+
+
+def test_setup_cfg_install_requires(tmp_path):
+    files = {
+        "setup.cfg": """\
+            [metadata]
+            name = p
+            [options]
+            install_requires =
+                numpy
+                torch>=1.10
+            """
+    }
+    assert floor_of(tmp_path, files) == ((1, 10), None, False, "setup.cfg:6")
+
+
+def test_environment_yml_conda_and_pip(tmp_path):
+    conda = {
+        "environment.yml": """\
+            name: research
+            channels: [pytorch]
+            dependencies:
+              - python=3.8
+              - pytorch=1.8
+              - torchvision
+            """
+    }
+    assert floor_of(tmp_path, conda) == ((1, 8), (1, 9), False, "environment.yml:5")
+    torch_floor._range_from.cache_clear()
+    pip = {
+        "environment.yml": """\
+            dependencies:
+              - python=3.9
+              - pip:
+                - torch==1.13.1
+            """
+    }
+    assert floor_of(tmp_path, pip) == ((1, 13, 1), (1, 13, 1), True, "environment.yml:4")
+
+
+def test_the_setting_overrides_the_project_files(tmp_path):
+    module = project(tmp_path, {"requirements.txt": "torch==1.8.1\n"})
+    setting = range_of_setting("2.3", "pyproject.toml [tool.memlint] torch-version")
+    found = torch_range_for(module, setting)
+    assert (found.floor, found.ceiling, found.where) == ((2, 3), None, "pyproject.toml [tool.memlint] torch-version")
+
+
+def test_the_setting_is_validated(tmp_path):
+    config = parse_table({"torch-version": "1.8"}, tmp_path / "pyproject.toml")
+    assert config.torch_version == "1.8"
+    for bad in (">=1.8", "latest", 1.8):
+        with pytest.raises(ConfigError, match="torch-version"):
+            parse_table({"torch-version": bad}, tmp_path / "pyproject.toml")
+
+
+def test_several_requirements_combine_to_the_lowest_floor(tmp_path):
+    files = {
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch>=2.0"]\n',
+        "requirements-dev.txt": "torch==1.12.1\n",
+    }
+    assert floor_of(tmp_path, files) == ((1, 12, 1), None, False, "requirements-dev.txt:1")
+
+
+def test_the_nearest_declaring_folder_wins_and_the_climb_stops_at_the_root(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch>=1.6\n")
+    inner = tmp_path / "repo"
+    inner.mkdir()
+    (inner / ".git").mkdir()
+    (inner / "src").mkdir()
+    module = inner / "src" / "train.py"
+    module.write_text(AMP)
+    assert torch_range_for(module) is None  # repo/ is a root that declares nothing
+    (inner / "requirements.txt").write_text("torch>=1.9\n")
+    torch_floor._range_from.cache_clear()
+    assert torch_range_for(module).floor == (1, 9)
+
+
+def test_a_broken_project_file_says_nothing(tmp_path):
+    files = {"setup.py": "setup(install_requires=['torch>=1.8'\n", "pyproject.toml": "[project\ntorch"}
+    assert floor_of(tmp_path, files) is None
+
+
+# -- the verdicts -------------------------------------------------------------
+
+
+def test_every_migration_row_names_the_release_its_fix_needs():
+    for row in MIGRATIONS:
+        if row.rule == "MEM804":
+            assert row.requires == ""  # removing an argument works on every release
+        else:
+            assert row.requires, row.symbol
+    assert needed_by_fix("MEM501", "from torch.amp import GradScaler, autocast").requires == "2.3"
+    assert needed_by_fix("MEM501", 'torch.amp.autocast("cuda")').requires == "1.10"
+
+
+def test_verdicts():
+    at_least_18 = range_of_requirement("torch>=1.8", "requirements.txt:3")
+    row = needed_by_fix("MEM501", "torch.amp.GradScaler('cuda')")
+    verdict = torch_verdict("2.4", row, at_least_18)
+    assert verdict.report
+    assert verdict.withheld == (
+        "fix withheld: the project supports torch 1.8 (requirements.txt:3); "
+        "`torch.amp.GradScaler` needs torch 2.3"
+    )
+    assert not torch_verdict("2.4", row, range_of_requirement("torch==1.8.1", "x")).report
+    assert torch_verdict("2.4", row, range_of_requirement("torch>=2.3", "x")).withheld is None
+    assert torch_verdict("2.4", row, None) == torch_verdict("2.4", None, None)
+
+
+def _lint(source, code, torch: TorchRange | None):
+    return lint(source, "train.py", [rule_by_code(code)], torch=torch)[0]
+
+
+def test_mem501_on_torch_1_8_reports_without_a_fix_and_autocast_alone_keeps_it():
+    at_least_18 = range_of_requirement("torch>=1.8", "requirements.txt:1")
+    findings = _lint(AMP, "MEM501", at_least_18)
+    assert [f.fix for f in findings] == [None]
+    assert "torch.amp.GradScaler` needs torch 2.3" in findings[0].message
+    assert fix_text(AMP, "train.py", [rule_by_code("MEM501")], torch=at_least_18).text == AMP
+    # autocast alone needs 1.10: a project on 1.10 gets the fix.
+    only_autocast = "import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n"
+    assert _lint(only_autocast, "MEM501", range_of_requirement("torch>=1.10", "x"))[0].fix is not None
+    assert _lint(only_autocast, "MEM501", at_least_18)[0].fix is None
+
+
+def test_mem602_and_mem804_follow_the_range():
+    checkpoint = "import torch.utils.checkpoint\ny = torch.utils.checkpoint.checkpoint(fn, x)\n"
+    assert _lint(checkpoint, "MEM602", range_of_requirement("torch>=1.10", "x"))[0].fix is None
+    assert _lint(checkpoint, "MEM602", range_of_requirement("torch>=1.11", "x"))[0].fix is not None
+    assert _lint(checkpoint, "MEM602", range_of_requirement("torch==2.0.1", "x")) == []
+    verbose = "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10, verbose=True)\n"
+    assert _lint(verbose, "MEM804", range_of_requirement("torch<2.2", "x")) == []
+    assert _lint(verbose, "MEM804", range_of_requirement("torch>=1.8", "x"))[0].fix is not None
+
+
+# -- through the command line --------------------------------------------------
+
+
+def test_cli_fix_on_a_project_on_torch_1_8_reports_and_does_not_rewrite(tmp_path, run_memlint):
+    module = project(tmp_path, {"requirements.txt": "numpy\ntorch>=1.8\n"})
+    proc = run_memlint("check", "--fix", "--select", "MEM501", "pkg/train.py")
+    assert proc.returncode == 1, proc.stderr
+    assert module.read_text() == AMP
+    assert "fix withheld: the project supports torch 1.8 (requirements.txt:2)" in proc.stdout
+    # Pinned exactly to 1.8.1: torch.cuda.amp is not deprecated there, nothing to say.
+    (tmp_path / "requirements.txt").write_text("torch==1.8.1\n")
+    proc = run_memlint("check", "--fix", "--select", "MEM501", "pkg/train.py")
+    assert proc.returncode == 0 and module.read_text() == AMP, proc.stdout
+    # On torch 2.3 the fix is applied.
+    (tmp_path / "requirements.txt").write_text("torch>=2.3\n")
+    assert run_memlint("check", "--fix", "--select", "MEM501", "pkg/train.py").returncode == 0
+    assert "torch.amp" in module.read_text()
+
+
+def test_cli_setting_overrides_and_the_cache_follows_the_requirements(tmp_path, run_memlint):
+    project(tmp_path, {"requirements.txt": "torch>=2.4\n"})
+    check = ("check", "--select", "MEM501", "--output-format", "json", "pkg/train.py")
+    fixable = json.loads(run_memlint(*check).stdout)
+    assert [f["fix"] is not None for f in fixable] == [True]
+    (tmp_path / "requirements.txt").write_text("torch>=1.8\n")
+    withheld = json.loads(run_memlint(*check).stdout)  # cached run: the key holds the range
+    assert [f["fix"] for f in withheld] == [None]
+    (tmp_path / "pyproject.toml").write_text('[tool.memlint]\ntorch-version = "2.3"\n')
+    assert [f["fix"] is not None for f in json.loads(run_memlint(*check).stdout)] == [True]
+
+
+def test_cli_show_settings_names_the_floor_and_its_source(tmp_path, run_memlint):
+    project(tmp_path, {"setup.cfg": "[options]\ninstall_requires =\n    torch>=1.7,<2.0\n"})
+    proc = run_memlint("check", "--show-settings", "pkg/train.py")
+    assert proc.returncode == 0, proc.stderr
+    assert "Settings for pkg/train.py:" in proc.stdout
+    assert "torch: floor 1.7, ceiling <2.0, from setup.cfg:3: torch>=1.7,<2.0" in proc.stdout
+    assert "MEM501" in proc.stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.memlint]\ntorch-version = "1.12"\n')
+    proc = run_memlint("check", "--show-settings", "pkg/train.py")
+    assert "torch: floor 1.12, ceiling none, from pyproject.toml [tool.memlint] torch-version" in proc.stdout
+
+
+def test_flake8_plugin_reads_the_same_range(tmp_path):
+    from memlint.frontends.flake8_plugin import _torch_range, config_for
+
+    module = project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
+    found = _torch_range(str(module), config_for(str(module), None))
+    assert found is not None and found.floor == (1, 8) and found.where == "requirements.txt:1"
