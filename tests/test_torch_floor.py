@@ -81,7 +81,9 @@ def test_specifiers_give_the_accepted_range(requirement, floor, ceiling, include
     assert (found.floor, found.ceiling, found.ceiling_included) == (floor, ceiling, included)
 
 
-@pytest.mark.parametrize("requirement", ["torch", "torchvision>=0.9", "torch-tb-profiler==0.4", "torch @ file:///w.whl"])
+@pytest.mark.parametrize(
+    "requirement", ["torch", "torchvision>=0.9", "torch-tb-profiler==0.4", "torch @ file:///w.whl"]
+)
 def test_no_range_from_a_bare_name_another_package_or_a_url(requirement):
     assert range_of_requirement(requirement, "x") is None
 
@@ -239,8 +241,7 @@ def test_verdicts():
     verdict = torch_verdict("2.4", row, at_least_18)
     assert verdict.report
     assert verdict.withheld == (
-        "fix withheld: the project supports torch 1.8 (requirements.txt:3); "
-        "`torch.amp.GradScaler` needs torch 2.3"
+        "fix withheld: the project supports torch 1.8 (requirements.txt:3); `torch.amp.GradScaler` needs torch 2.3"
     )
     assert not torch_verdict("2.4", row, range_of_requirement("torch==1.8.1", "x")).report
     assert torch_verdict("2.4", row, range_of_requirement("torch>=2.3", "x")).withheld is None

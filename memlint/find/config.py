@@ -114,7 +114,7 @@ def parse_table(table: object, path: Path) -> Config:
             from memlint.find.torch_floor import TorchVersionError, range_of_setting
 
             if not isinstance(value, str):
-                raise ConfigError(f'{where}: \'torch-version\' must be a string such as "1.8"')
+                raise ConfigError(f"{where}: 'torch-version' must be a string such as \"1.8\"")
             try:
                 range_of_setting(value, where)
             except TorchVersionError as exc:
