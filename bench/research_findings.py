@@ -51,6 +51,7 @@ HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "research" / "repos.tsv"
 REVIEW = HERE / "research" / "reviewed.tsv"
 TREES = HERE / ".corpora" / "research"
+MANIFEST_FIELDS = ("repo", "commit", "kind", "what")
 REVIEW_FIELDS = ("repo", "path", "code", "line", "verdict", "why")
 VERDICTS = ("TP", "FP", "judgment")
 # Files a tree keeps: what memlint reads (sources, notebooks) and what says
@@ -92,16 +93,19 @@ class Scored:
         return f"{self.path}:cell{self.cell}:{self.row}" if self.cell is not None else f"{self.path}:{self.row}"
 
 
-def _rows(path: Path) -> Iterable[dict[str, str]]:
+def _rows(path: Path, fields: tuple[str, ...]) -> Iterable[dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as fh:
         # Plain tab-separated text: a source line may hold quotes, which csv must not interpret.
-        yield from csv.DictReader(
+        reader = csv.DictReader(
             (line for line in fh if not line.startswith("#")), delimiter="\t", quoting=csv.QUOTE_NONE
         )
+        if tuple(reader.fieldnames or ()) != fields:
+            raise SystemExit(f"{path}: columns {tuple(reader.fieldnames or ())}, expected {fields}")
+        yield from reader
 
 
 def load_manifest(path: Path = MANIFEST) -> list[Repo]:
-    return [Repo(r["repo"], r["commit"], r["kind"], r["what"]) for r in _rows(path)]
+    return [Repo(r["repo"], r["commit"], r["kind"], r["what"]) for r in _rows(path, MANIFEST_FIELDS)]
 
 
 def load_review(path: Path = REVIEW) -> dict[tuple[str, str, str, str], dict[str, str]]:
@@ -110,9 +114,7 @@ def load_review(path: Path = REVIEW) -> dict[tuple[str, str, str, str], dict[str
     review: dict[tuple[str, str, str, str], dict[str, str]] = {}
     if not path.is_file():
         return review
-    for r in _rows(path):
-        if tuple(r) != REVIEW_FIELDS:
-            raise SystemExit(f"{path}: columns {tuple(r)}, expected {REVIEW_FIELDS}")
+    for r in _rows(path, REVIEW_FIELDS):
         key = (r["repo"], r["path"], r["code"], r["line"])
         if r["verdict"] not in VERDICTS:
             raise SystemExit(f"{path}: unknown verdict {r['verdict']!r} for {key}")
@@ -266,14 +268,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print the per-family and per-rule tables")
     args = parser.parse_args(argv)
 
-    repos = load_manifest()
+    repos = load_manifest(MANIFEST)
     if args.repo:
         wanted = set(args.repo.split(","))
         unknown = wanted - {r.name for r in repos}
         if unknown:
             raise SystemExit(f"not in {MANIFEST.name}: {', '.join(sorted(unknown))}")
         repos = [r for r in repos if r.name in wanted]
-    review = load_review()
+    review = load_review(REVIEW)
     trees = Path(args.trees)
     scored: list[Scored] = []
     unchecked: list[str] = []
