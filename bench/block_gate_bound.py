@@ -21,7 +21,7 @@ import argparse
 import ast
 from pathlib import Path
 
-from memlint.analysis.gate import GateFacts, enabled_by_gate
+from memlint.gate.facts import GateFacts, enabled_by_gate
 from memlint.lint.engine import applicable_rules
 from memlint.rule.registry import select_rules
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/gate_facts_compare.py --old REV [--every N] [--examples] DIR_OR_FILE...
 
-Loads memlint/analysis/gate.py, gate_loops.py and ast_names.py as they were at ``REV``
+Loads memlint/gate/facts.py, gate/loops.py and gate/ast_names.py as they were at ``REV``
 (git show) next to the current ones, builds both on the same Python tree of
 every ``*.py`` file, and compares every public attribute, every property
 (the lazy ones included: loop_sites field by field, grad_on_writes as facts
@@ -25,9 +25,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memlint.analysis import gate as new_gate
-from memlint.analysis.ast_names import ast_tokens
-from memlint.analysis.gate_loops import LoopSites
+from memlint.gate import facts as new_gate
+from memlint.gate.ast_names import ast_tokens
+from memlint.gate.loops import LoopSites
 from memlint.rule.registry import all_rules
 
 _NODE_LISTS = ("_calls", "_assigns", "_imports")
@@ -43,25 +43,34 @@ _CACHES = (
 
 
 def _load(rev: str) -> types.ModuleType:
-    def source(path: str) -> str:
-        return subprocess.run(["git", "show", f"{rev}:{path}"], capture_output=True, text=True, check=True).stdout
+    # Before issue 32's move the gate lived in memlint/analysis/ (gate.py,
+    # gate_loops.py, ast_names.py): read whichever layout REV has.
+    def source(path: str, old_path: str) -> str:
+        for candidate in (path, old_path):
+            shown = subprocess.run(["git", "show", f"{rev}:{candidate}"], capture_output=True, text=True)
+            if shown.returncode == 0:
+                return shown.stdout
+        raise SystemExit(f"{rev} has neither {path} nor {old_path}")
+
+    def imports_old(text: str) -> str:
+        for spelling in ("memlint.gate.ast_names", "memlint.analysis.ast_names"):
+            text = text.replace(f"from {spelling} import", "from _old_ast_names import")
+        for spelling in ("memlint.gate.loops", "memlint.analysis.gate_loops"):
+            text = text.replace(f"from {spelling} import", "from _old_gate_loops import")
+        return text
 
     names = types.ModuleType("_old_ast_names")
-    exec(compile(source("memlint/analysis/ast_names.py"), "old ast_names.py", "exec"), names.__dict__)
+    text = source("memlint/gate/ast_names.py", "memlint/analysis/ast_names.py")
+    exec(compile(text, "old ast_names.py", "exec"), names.__dict__)
     sys.modules["_old_ast_names"] = names
     loops = types.ModuleType("_old_gate_loops")
-    text = source("memlint/analysis/gate_loops.py").replace(
-        "from memlint.analysis.ast_names import", "from _old_ast_names import"
-    )
-    exec(compile(text, "old gate_loops.py", "exec"), loops.__dict__)
+    text = imports_old(source("memlint/gate/loops.py", "memlint/analysis/gate_loops.py"))
+    exec(compile(text, "old gate/loops.py", "exec"), loops.__dict__)
     sys.modules["_old_gate_loops"] = loops
-    text = source("memlint/analysis/gate.py").replace(
-        "from memlint.analysis.ast_names import", "from _old_ast_names import"
-    )
-    text = text.replace("from memlint.analysis.gate_loops import", "from _old_gate_loops import")
+    text = imports_old(source("memlint/gate/facts.py", "memlint/analysis/gate.py"))
     old = types.ModuleType("_old_gate")
     sys.modules["_old_gate"] = old
-    exec(compile(text, "old gate.py", "exec"), old.__dict__)
+    exec(compile(text, "old gate/facts.py", "exec"), old.__dict__)
     return old
 
 
@@ -112,7 +121,7 @@ def _kept(rules: list[Any], facts: Any, unreadable: set[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--old", required=True, help="the commit whose gate.py is the reference")
+    parser.add_argument("--old", required=True, help="the commit whose gate/facts.py is the reference")
     parser.add_argument("paths", nargs="*", type=Path)
     parser.add_argument("--examples", action="store_true", help="the rules' examples and fixed texts too")
     parser.add_argument("--every", type=int, default=1, help="compare every Nth file only")

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memlint.analysis.gate import GateFacts, enabled_by_gate
+from memlint.gate.facts import GateFacts, enabled_by_gate
 from memlint.lint.engine import applicable_rules, python_tree
 from memlint.parse.collector import collector_paused
 from memlint.rule.registry import select_rules

@@ -1,5 +1,5 @@
 """Is every gate necessary on a real corpus? Runs, in one process, each file's
-rules that the gate skips (memlint/analysis/gate.py) with the gate off: any
+rules that the gate skips (memlint/gate/facts.py) with the gate off: any
 finding they produce is a file the gate would wrongly skip.
 
     .venv/bin/python bench/gate_soundness.py DIR [DIR ...] [--select ALL]

@@ -108,11 +108,11 @@ def instrument(phases: PhaseClock) -> None:
             setattr(ModuleFacts, name, wrapped)
     import memlint.analysis as analysis_pkg
 
-    for info in pkgutil.iter_modules(analysis_pkg.__path__):
-        if info.name == "facts":
+    for info in pkgutil.walk_packages(analysis_pkg.__path__, "memlint.analysis."):
+        if info.ispkg or info.name == "memlint.analysis.facts":
             continue
-        mod = importlib.import_module(f"memlint.analysis.{info.name}")
-        phase = f"analysis: {info.name}"
+        mod = importlib.import_module(info.name)
+        phase = f"analysis: {info.name.rpartition('.')[2]}"
         for obj_name, obj in list(vars(mod).items()):
             if inspect.isclass(obj) and obj.__module__ == mod.__name__:
                 for attr_name, attr in list(vars(obj).items()):
@@ -134,8 +134,8 @@ def _rebind_imported_names(phases: PhaseClock) -> None:
     import memlint.analysis as analysis_pkg
 
     wrapped: dict[int, object] = {}
-    for info in pkgutil.iter_modules(analysis_pkg.__path__):
-        mod = importlib.import_module(f"memlint.analysis.{info.name}")
+    for info in pkgutil.walk_packages(analysis_pkg.__path__, "memlint.analysis."):
+        mod = importlib.import_module(info.name)
         for value in vars(mod).values():
             original = getattr(value, "__wrapped__", None)
             if getattr(value, "__wrapped_phase__", None) and original is not None:

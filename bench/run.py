@@ -21,7 +21,7 @@ take turns, round by round, on the same files:
 TorchFix lives in its own virtual environment (``--torchfix-venv``, created
 with ``pip install torchfix flake8`` when missing), never in memlint's.
 
-Before timing, the gate (memlint/analysis/gate.py) is checked on each corpus:
+Before timing, the gate (memlint/gate/facts.py) is checked on each corpus:
 how many files the pre-filter and the gate leave to libcst, and the findings
 of ``memlint check --no-cache --output-format json`` with the gate on and off,
 which must be identical (``--no-gate-check`` skips this).

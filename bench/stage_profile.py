@@ -3,7 +3,7 @@
     .venv/bin/python bench/stage_profile.py DIR [--select CODES] [--top N]
 
 Stages: the token pre-filter, Python's ``ast`` parse, the gate's facts
-(memlint/analysis/gate.py), libcst's parse and the rules' analysis, for the
+(memlint/gate/facts.py), libcst's parse and the rules' analysis, for the
 files past the gate. Also: how many files each rule keeps past the gate, and
 how many it keeps alone (the rules whose conditions are worth sharpening),
 and the files that cost the most. CPU seconds (``time.process_time``),
@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memlint.analysis.gate import GateFacts, enabled_by_gate
+from memlint.gate.facts import GateFacts, enabled_by_gate
 from memlint.lint.engine import ParseError, applicable_rules, lint_module, parse_module, python_tree
 from memlint.parse.collector import collector_paused
 from memlint.rule.registry import select_rules

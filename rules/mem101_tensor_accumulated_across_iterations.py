@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.names import dotted_name
+from memlint.analysis.autograd.grad_mode import GradMode
+from memlint.analysis.scope.names import dotted_name
 from memlint.fix.expr_edits import call_method
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 

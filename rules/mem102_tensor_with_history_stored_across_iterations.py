@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.containers import holds_entries
-from memlint.analysis.names import dotted_name
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.containers import holds_entries
 from memlint.fix.expr_edits import call_method
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 

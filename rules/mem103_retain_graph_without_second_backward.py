@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.history import H, param_names
-from memlint.analysis.names import dotted_name
-from memlint.analysis.retained_graph import RetainedGraph
+from memlint.analysis.autograd.history import H, param_names
+from memlint.analysis.autograd.retained_graph import RetainedGraph
+from memlint.analysis.scope.names import dotted_name
 from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.callgraph import bound_params
-from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.history import MAYBE as _NONE
-from memlint.analysis.history import H
-from memlint.analysis.names import dotted_name, flat_targets, mentions
+from memlint.analysis.autograd.grad_mode import GradMode
+from memlint.analysis.autograd.history import MAYBE as _NONE
+from memlint.analysis.autograd.history import H
+from memlint.analysis.scope.callgraph import bound_params
+from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid

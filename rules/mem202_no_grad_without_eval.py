@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.names import dotted_name
+from memlint.analysis.autograd.grad_mode import GradMode
+from memlint.analysis.scope.names import dotted_name
 from memlint.fix.statement_edits import statement
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 

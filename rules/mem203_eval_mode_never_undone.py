@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.loops import ends_with_jump, is_eval_name
-from memlint.analysis.names import dotted_name
+from memlint.analysis.autograd.grad_mode import GradMode
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.loops import ends_with_jump, is_eval_name
 from memlint.fix.statement_edits import statement
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
@@ -628,7 +628,7 @@ def fit(net, loader, opt):
 
 
 def _callee(call: cst.Call) -> str | None:
-    from memlint.analysis.names import dotted_name
+    from memlint.analysis.scope.names import dotted_name
 
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":

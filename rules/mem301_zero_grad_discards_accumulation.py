@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.accumulation import accumulating_steps
-from memlint.analysis.training_verbs import Verb, VerbKind
+from memlint.analysis.training.accumulation import accumulating_steps
+from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.accumulation import accumulating_steps
-from memlint.analysis.names import dotted_name
-from memlint.analysis.training_verbs import Verb
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.accumulation import accumulating_steps
+from memlint.analysis.training.training_verbs import Verb
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 

@@ -6,8 +6,8 @@ import re
 
 import libcst as cst
 
-from memlint.analysis.names import dotted_name
-from memlint.analysis.training_verbs import VerbKind
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.activations import is_inplace_method
-from memlint.analysis.frozen import ever_frozen, parameter_loop_targets
-from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.leaves import creates_leaf
+from memlint.analysis.autograd.activations import is_inplace_method
+from memlint.analysis.autograd.frozen import ever_frozen, parameter_loop_targets
+from memlint.analysis.autograd.grad_mode import GradMode
+from memlint.analysis.autograd.leaves import creates_leaf
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.activations import (
+from memlint.analysis.autograd.activations import (
     function_saves_output,
     inplace_arg,
     inplace_function_target,
@@ -14,11 +14,11 @@ from memlint.analysis.activations import (
     runs_inplace,
     sequential_elements,
 )
-from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.history import H
-from memlint.analysis.loops import ends_with_jump
-from memlint.analysis.names import flat_targets
-from memlint.analysis.training_verbs import VerbKind
+from memlint.analysis.autograd.grad_mode import GradMode
+from memlint.analysis.autograd.history import H
+from memlint.analysis.scope.names import flat_targets
+from memlint.analysis.training.loops import ends_with_jump
+from memlint.analysis.training.training_verbs import VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 

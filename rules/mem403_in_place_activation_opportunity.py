@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from memlint.analysis.activations import (
+from memlint.analysis.autograd.activations import (
     INPUT_SAVING_LAYERS,
     inplace_arg,
     nn_class,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.grad_mode import GradMode
-from memlint.analysis.graph_reach import calls_module, graph_calls
-from memlint.analysis.training_verbs import Verb, VerbKind
+from memlint.analysis.autograd.grad_mode import GradMode
+from memlint.analysis.autograd.graph_reach import calls_module, graph_calls
+from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
 
 

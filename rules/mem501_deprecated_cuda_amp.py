@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from memlint.analysis.loops import ends_with_jump
-from memlint.analysis.names import dotted_name
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.loops import ends_with_jump
 from memlint.fix.call_args import (
     append_keyword,
     has_star_args,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.names import dotted_name
-from memlint.analysis.training_verbs import VerbKind
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.training_verbs import VerbKind
 from memlint.fix.statement_edits import StatementEdits, statement
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 

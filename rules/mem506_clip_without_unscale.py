@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.training_verbs import VerbKind
+from memlint.analysis.training.training_verbs import VerbKind
 from memlint.fix.statement_edits import StatementEdits, statement
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 

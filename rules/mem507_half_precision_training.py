@@ -5,11 +5,11 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from memlint.analysis.bindings import parameters_owners
-from memlint.analysis.loops import name_tokens
-from memlint.analysis.names import dotted_name
-from memlint.analysis.objects import Kind
-from memlint.analysis.training_verbs import VerbKind
+from memlint.analysis.scope.bindings import parameters_owners
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.objects import Kind
+from memlint.analysis.training.loops import name_tokens
+from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
 

@@ -6,9 +6,9 @@ import re
 
 import libcst as cst
 
-from memlint.analysis.cpu_saves import saves_only_cpu_tensors
-from memlint.analysis.names import dotted_name
-from memlint.analysis.objects import Kind, ObjectTable
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.objects import Kind, ObjectTable
+from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 

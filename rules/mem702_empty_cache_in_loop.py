@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.loops import is_emptiness_test
+from memlint.analysis.training.loops import is_emptiness_test
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 

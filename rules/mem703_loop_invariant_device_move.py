@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.activations import is_inplace_method
-from memlint.analysis.loops import SAMPLE_TOKENS
-from memlint.analysis.names import dotted_name, flat_targets
-from memlint.analysis.objects import Kind
-from memlint.analysis.training_verbs import VerbKind
+from memlint.analysis.autograd.activations import is_inplace_method
+from memlint.analysis.scope.names import dotted_name, flat_targets
+from memlint.analysis.scope.objects import Kind
+from memlint.analysis.training.loops import SAMPLE_TOKENS
+from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from memlint.analysis.loops import jumps
-from memlint.analysis.names import dotted_name, mentions
-from memlint.analysis.objects import Kind
+from memlint.analysis.scope.names import dotted_name, mentions
+from memlint.analysis.scope.objects import Kind
+from memlint.analysis.training.loops import jumps
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 

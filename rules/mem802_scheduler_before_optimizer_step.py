@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.loops import jumps, name_tokens
-from memlint.analysis.names import dotted_name
-from memlint.analysis.objects import Kind
-from memlint.analysis.training_verbs import Verb, VerbKind
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.objects import Kind
+from memlint.analysis.training.loops import jumps, name_tokens
+from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid

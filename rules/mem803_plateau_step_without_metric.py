@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.loops import name_tokens
-from memlint.analysis.training_verbs import VerbKind
+from memlint.analysis.training.loops import name_tokens
+from memlint.analysis.training.training_verbs import VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
 
 _TORCH_SCHEDULERS = "torch.optim.lr_scheduler."

@@ -1,8 +1,8 @@
-"""analysis/accumulation.py: which steps accumulate gradients over N iterations."""
+"""analysis/training/accumulation.py: which steps accumulate gradients over N iterations."""
 
 from analysis_helpers import facts_of
 
-from memlint.analysis.accumulation import accumulating_steps
+from memlint.analysis.training.accumulation import accumulating_steps
 
 
 def accumulating(src: str) -> list[tuple[str, str]]:

@@ -1,8 +1,8 @@
-"""analysis/activations.py: which ops save their output, in-place flags, Sequential."""
+"""analysis/autograd/activations.py: which ops save their output, in-place flags, Sequential."""
 
 import libcst as cst
 
-from memlint.analysis.activations import (
+from memlint.analysis.autograd.activations import (
     function_saves_output,
     inplace_arg,
     inplace_function_target,
@@ -10,7 +10,7 @@ from memlint.analysis.activations import (
     module_saves_output,
     sequential_elements,
 )
-from memlint.analysis.names import ImportTable
+from memlint.analysis.scope.names import ImportTable
 
 MODULE = cst.parse_module(
     "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nimport numpy as np\n"

@@ -1,10 +1,10 @@
-"""analysis/aliases.py: names that may hold the same module."""
+"""analysis/scope/aliases.py: names that may hold the same module."""
 
 import textwrap
 
 import libcst as cst
 
-from memlint.analysis.aliases import alias_pairs, related
+from memlint.analysis.scope.aliases import alias_pairs, related
 
 
 def pairs(src: str):

@@ -5,8 +5,8 @@ import textwrap
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from memlint.analysis.bindings import parameters_owners, unwrap_pass_through
 from memlint.analysis.facts import ModuleFacts
+from memlint.analysis.scope.bindings import parameters_owners, unwrap_pass_through
 
 
 def facts_of(src: str) -> ModuleFacts:

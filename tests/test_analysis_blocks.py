@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from memlint.analysis.blocks import Blocks
+from memlint.analysis.scope.blocks import Blocks
 from memlint.parse.traversal import ParentMap
 
 SOURCE = """\

@@ -1,8 +1,8 @@
-"""analysis/callgraph.py: which parameter each argument of a call binds to."""
+"""analysis/scope/callgraph.py: which parameter each argument of a call binds to."""
 
 import libcst as cst
 
-from memlint.analysis.callgraph import bound_params
+from memlint.analysis.scope.callgraph import bound_params
 
 
 def bound(fn_src: str, call_src: str) -> list[tuple[str, str]]:

@@ -1,10 +1,10 @@
-"""analysis/config_attrs.py: ``self`` attributes that only hold plain numbers."""
+"""analysis/scope/config_attrs.py: ``self`` attributes that only hold plain numbers."""
 
 import textwrap
 
 import libcst as cst
 
-from memlint.analysis.config_attrs import plain_number_attributes
+from memlint.analysis.scope.config_attrs import plain_number_attributes
 
 
 def attrs(src: str) -> set[str]:

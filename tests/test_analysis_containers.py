@@ -1,10 +1,10 @@
-"""analysis/containers.py: names that hold a dict or list of tensors, not a tensor."""
+"""analysis/training/containers.py: names that hold a dict or list of tensors, not a tensor."""
 
 import libcst as cst
 import pytest
 from analysis_helpers import facts_of, find
 
-from memlint.analysis.containers import holds_entries
+from memlint.analysis.training.containers import holds_entries
 
 SRC = """
 import torch

@@ -3,8 +3,8 @@
 import libcst as cst
 import pytest
 
-from memlint.analysis.cpu_saves import saves_only_cpu_tensors
-from memlint.analysis.names import ImportTable
+from memlint.analysis.scope.names import ImportTable
+from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 
 
 def cpu_only(src: str) -> bool:

@@ -1,10 +1,10 @@
-"""analysis/frozen.py: modules a function freezes with requires_grad."""
+"""analysis/autograd/frozen.py: modules a function freezes with requires_grad."""
 
 import textwrap
 
 import libcst as cst
 
-from memlint.analysis.frozen import ever_frozen, frozen_modules
+from memlint.analysis.autograd.frozen import ever_frozen, frozen_modules
 
 
 def frozen(src: str) -> set[str]:

@@ -1,4 +1,4 @@
-"""GateFacts (analysis/gate.py) and how the engine uses them."""
+"""GateFacts (gate/facts.py) and how the engine uses them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from memlint.analysis.gate import GateFacts, enabled_by_gate
+from memlint.gate.facts import GateFacts, enabled_by_gate
 from memlint.lint import engine
 from memlint.lint.engine import ParseError, applicable_rules, lint
 from memlint.rule import Rule
@@ -763,7 +763,7 @@ def test_train_false_as_a_keyword_is_an_eval_call():
     assert not facts("model.train(mode=flag)").eval_call
 
 
-# -- the loop rules, loop by loop (analysis/gate_loops.py) -------------------
+# -- the loop rules, loop by loop (gate/loops.py) -------------------
 
 LOOP_RULES = ("MEM101", "MEM102", "MEM201", "MEM703")
 
@@ -833,7 +833,7 @@ def fit(model, loader, criterion):
     # The loop holding them names no data: neither rule is left.
     other = src.replace("for x, y in loader:", "for x, y in pairs:")
     assert not _gated_in(other, "MEM101") and not _gated_in(other, "MEM102")
-    # ... unless it trains: LoopInfo.trains follows calls (gate_trains.py),
+    # ... unless it trains: LoopInfo.trains follows calls (gate/trains.py),
     # a file that trains elsewhere is not enough.
     elsewhere = other + "def step(loss, opt):\n    loss.backward()\n    opt.step()\n"
     assert not _gated_in(elsewhere, "MEM101") and not _gated_in(elsewhere, "MEM102")
@@ -880,7 +880,7 @@ def test_a_loop_trains_through_the_functions_it_calls():
 
 
 def test_training_lines():
-    from memlint.analysis.gate_trains import TrainingLines
+    from memlint.gate.trains import TrainingLines
 
     src = """\
 import torch
@@ -1017,7 +1017,7 @@ def fit(model, loader, opt, criterion, device):
     assert not facts("for x in images:\n    class C:\n        w.to(d)\n").loop_sites.moves
 
 
-# MEM703, move by move (analysis/gate_moves.py). A training file whose loop
+# MEM703, move by move (gate/moves.py). A training file whose loop
 # over a loader holds one statement: the old gate opened on any ``.to(`` in
 # any loop of a file that trains.
 _MOVE_LOOP = """\
@@ -1126,7 +1126,7 @@ def test_mem703_reads_an_eval_call_in_the_loops_own_function():
 
 
 def test_the_gates_move_names_are_mem703s():
-    from memlint.analysis import gate_moves
+    from memlint.gate import moves as gate_moves
 
     module = importlib.import_module("memlint.rules.mem703_loop_invariant_device_move")
     assert gate_moves.FACTORIES == module._FACTORIES
@@ -1166,7 +1166,7 @@ def test_the_loop_sites_walk_reads_the_rules_own_words():
     """MEM102's adders are the gate's: a new one must widen the gate."""
     import sys
 
-    from memlint.analysis.gate_loops import ADDERS
+    from memlint.gate.loops import ADDERS
     from memlint.rule.registry import rule_by_code
 
     mem102 = rule_by_code("MEM102")
@@ -1372,8 +1372,8 @@ def test_a_detaching_method_named_by_a_function_of_the_file_may_carry_history():
 
 
 def test_the_gates_detaching_methods_are_historys():
-    from memlint.analysis import history
-    from memlint.analysis.gate_loops import DETACHING_METHODS
+    from memlint.analysis.autograd import history
+    from memlint.gate.loops import DETACHING_METHODS
 
     assert DETACHING_METHODS <= history._DETACHING_METHODS
 
@@ -1727,7 +1727,7 @@ bank = extract_feature(model, gallery_loader)
         assert not _findings(src, ["MEM201"], gate=False)
 
 
-# -- MEM101/MEM102's history seeds (analysis/gate_seeds.py) -------------------
+# -- MEM101/MEM102's history seeds (gate/seeds.py) -------------------
 
 _SEEDLESS = """\
 import torch
@@ -1958,7 +1958,7 @@ def fit(model, loader, opt):
 def test_returned_keys_follow_a_yield_inside_an_assigned_or_returned_value():
     """_returned_keys reads a value's keys off its nodes and walks below it
     only where a ``yield`` there is a seed of its own."""
-    from memlint.analysis.gate_loops import _returned_keys
+    from memlint.gate.loops import _returned_keys
 
     fn = ast.parse(
         textwrap.dedent(
@@ -1978,7 +1978,7 @@ def test_returned_keys_follow_a_yield_inside_an_assigned_or_returned_value():
 
 
 def test_bindings_give_every_name_of_a_backward_call_wherever_it_sits():
-    from memlint.analysis.gate_loops import _bindings
+    from memlint.gate.loops import _bindings
 
     body = ast.parse(
         textwrap.dedent(
@@ -2001,7 +2001,7 @@ def test_bindings_give_every_name_of_a_backward_call_wherever_it_sits():
 
 
 def test_bindings_give_the_names_a_training_step_returns():
-    from memlint.analysis.gate_loops import _bindings
+    from memlint.gate.loops import _bindings
 
     body = ast.parse("loss = compute(batch)\nreturn {'loss': loss, 'n': n}\n").body
     assert _bindings(body, {}, True)[1] == {"loss", "n"}

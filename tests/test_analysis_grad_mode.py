@@ -3,7 +3,7 @@
 import libcst as cst
 from analysis_helpers import facts_of, find
 
-from memlint.analysis.grad_mode import GradMode
+from memlint.analysis.autograd.grad_mode import GradMode
 
 ON, OFF, UNKNOWN = GradMode.ENABLED, GradMode.DISABLED, GradMode.UNKNOWN
 

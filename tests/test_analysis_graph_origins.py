@@ -4,7 +4,7 @@ import libcst as cst
 import pytest
 from analysis_helpers import facts_of, find
 
-from memlint.analysis.graph_origins import graph_origins
+from memlint.analysis.autograd.graph_origins import graph_origins
 
 
 def _origins(src: str, expr: str, index: int = 0):

@@ -3,7 +3,7 @@
 import libcst as cst
 from analysis_helpers import facts_of, find
 
-from memlint.analysis.graph_reach import calls_module, graph_calls
+from memlint.analysis.autograd.graph_reach import calls_module, graph_calls
 
 
 def reached(src: str, expr_text: str, index: int = 0) -> list[str]:

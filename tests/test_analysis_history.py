@@ -4,7 +4,7 @@ import libcst as cst
 import pytest
 from analysis_helpers import facts_of, find
 
-from memlint.analysis.history import H
+from memlint.analysis.autograd.history import H
 
 
 def h(src: str, text: str, index: int = 0, kind=cst.BaseExpression):

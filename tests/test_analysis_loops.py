@@ -261,7 +261,7 @@ def test_outer_loops():
 
 
 def test_name_tokens_split_one_word_data_names():
-    from memlint.analysis.loops import name_tokens
+    from memlint.analysis.training.loops import name_tokens
 
     assert {"test", "loader"} <= name_tokens("testloader")
     assert {"val", "set"} <= name_tokens("valset")
@@ -269,7 +269,7 @@ def test_name_tokens_split_one_word_data_names():
 
 
 def test_sample_tokens_name_loops_over_single_inputs():
-    from memlint.analysis.loops import SAMPLE_TOKENS
+    from memlint.analysis.training.loops import SAMPLE_TOKENS
 
     _, (images, batches, imgs) = loop_infos(
         """
@@ -305,7 +305,7 @@ def test_eval_evidence_from_the_loaders_callers_pass():
 
 
 def test_holds_comprehension():
-    from memlint.analysis.loops import LoopAnalysis
+    from memlint.analysis.training.loops import LoopAnalysis
 
     stmt = lambda s: cst.parse_statement(s)  # noqa: E731
     assert LoopAnalysis.holds_comprehension(stmt("x = sum(f(a) for a in b)\n"))

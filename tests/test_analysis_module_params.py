@@ -4,8 +4,8 @@ import libcst as cst
 import pytest
 from analysis_helpers import facts_of, find_all
 
-from memlint.analysis.loops import is_emptiness_test
-from memlint.analysis.module_params import spelling
+from memlint.analysis.training.loops import is_emptiness_test
+from memlint.analysis.training.module_params import spelling
 
 SRC = """
 import torch

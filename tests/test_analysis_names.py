@@ -3,7 +3,7 @@
 import libcst as cst
 import pytest
 
-from memlint.analysis.names import ImportTable, dotted_name, name_tokens
+from memlint.analysis.scope.names import ImportTable, dotted_name, name_tokens
 
 
 def table(source: str) -> ImportTable:

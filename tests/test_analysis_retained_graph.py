@@ -4,7 +4,7 @@ import libcst as cst
 import pytest
 from analysis_helpers import facts_of, find
 
-from memlint.analysis.retained_graph import RetainedGraph
+from memlint.analysis.autograd.retained_graph import RetainedGraph
 
 
 def _fresh(src: str, first: str, later: str) -> bool:

@@ -7,7 +7,7 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
-from memlint.analysis.training_verbs import VerbKind, accumulation_divisor
+from memlint.analysis.training.training_verbs import VerbKind, accumulation_divisor
 
 
 def facts_of(src: str) -> ModuleFacts:

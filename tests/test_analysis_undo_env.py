@@ -2,7 +2,7 @@
 
 import pytest
 
-from memlint.analysis.undo_env import ABSENT, UndoEnv
+from memlint.analysis.scope.undo_env import ABSENT, UndoEnv
 
 
 def env_of(**values):

@@ -1,4 +1,4 @@
-"""The gate (analysis/gate.py) only skips work whose result is "no finding".
+"""The gate (gate/facts.py) only skips work whose result is "no finding".
 
 Every rule's examples (and their fixed texts), the mutated examples of the
 fuzz tests, the planted-bug corpus (tests/corpus) and the fixtures are linted

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from memlint.analysis.names import ImportTable
+from memlint.analysis.scope.names import ImportTable
 
 if TYPE_CHECKING:
-    from memlint.analysis.callgraph import CallGraph
-    from memlint.analysis.objects import ObjectTable
+    from memlint.analysis.scope.callgraph import CallGraph
+    from memlint.analysis.scope.objects import ObjectTable
 
 
 class ModuleFacts:
@@ -41,7 +41,7 @@ class ModuleFacts:
     @cached_property
     def calls(self) -> CallGraph:
         """Functions of this module and their call sites (analysis/callgraph.py)."""
-        from memlint.analysis.callgraph import CallGraph
+        from memlint.analysis.scope.callgraph import CallGraph
 
         return CallGraph(self.module)
 
@@ -50,7 +50,7 @@ class ModuleFacts:
         """What kind of torch object a name holds: ``facts.objects.kind_of(expr)``
         -> ``Kind.MODULE/OPTIMIZER/SCALER/SCHEDULER/LOSS/LOADER`` or None
         (analysis/objects.py)."""
-        from memlint.analysis.objects import ObjectTable
+        from memlint.analysis.scope.objects import ObjectTable
 
         return ObjectTable(self.wrapper, self.names, self.calls)
 
@@ -58,7 +58,7 @@ class ModuleFacts:
     def grad_mode(self):
         """Whether autograd records where a statement runs: ``mode_at(node)``
         -> ``GradMode.ENABLED/DISABLED/UNKNOWN`` (analysis/grad_mode.py)."""
-        from memlint.analysis.grad_mode import GradModeAnalysis
+        from memlint.analysis.autograd.grad_mode import GradModeAnalysis
 
         return GradModeAnalysis(self.wrapper, self.names, self.calls, lambda: self.bindings)
 
@@ -67,7 +67,7 @@ class ModuleFacts:
         """Training/evaluation/batch loops and what outlives an iteration:
         ``info(loop)``, ``loop_of(node)``, ``carried_across(target, stmt)``
         (analysis/loops.py)."""
-        from memlint.analysis.loops import LoopAnalysis
+        from memlint.analysis.training.loops import LoopAnalysis
 
         return LoopAnalysis(self.wrapper, self.names, self.calls, self.objects)
 
@@ -75,7 +75,7 @@ class ModuleFacts:
     def history(self):
         """Which values carry autograd history: ``value(expr)``,
         ``carries_history(expr)`` (analysis/history.py)."""
-        from memlint.analysis.history import HistoryAnalysis
+        from memlint.analysis.autograd.history import HistoryAnalysis
 
         return HistoryAnalysis(
             self.module, self.names, self.calls, self.objects, self.grad_mode, lambda: self.bindings, lambda: self.verbs
@@ -85,7 +85,7 @@ class ModuleFacts:
     def usage(self):
         """Where values go: into a backward, a return, numeric uses only
         (analysis/usage.py)."""
-        from memlint.analysis.usage import UsageAnalysis
+        from memlint.analysis.training.usage import UsageAnalysis
 
         return UsageAnalysis(self.wrapper, self.objects, self.calls)
 
@@ -93,7 +93,7 @@ class ModuleFacts:
     def recurrent(self):
         """State fed back into a model across training iterations (RNN hidden
         state): ``carried_states(loop)`` (analysis/recurrent.py)."""
-        from memlint.analysis.recurrent import RecurrentAnalysis
+        from memlint.analysis.training.recurrent import RecurrentAnalysis
 
         return RecurrentAnalysis(self)
 
@@ -101,7 +101,7 @@ class ModuleFacts:
     def blocks(self):
         """A statement's place in its block, what comes before and after it
         (analysis/blocks.py)."""
-        from memlint.analysis.blocks import Blocks
+        from memlint.analysis.scope.blocks import Blocks
         from memlint.parse.traversal import ParentMap
 
         return Blocks(ParentMap(self.module))
@@ -109,7 +109,7 @@ class ModuleFacts:
     @cached_property
     def bindings(self):
         """What was assigned to a name, by spelling (analysis/bindings.py)."""
-        from memlint.analysis.bindings import Bindings
+        from memlint.analysis.scope.bindings import Bindings
 
         return Bindings(self.module, self.names)
 
@@ -117,7 +117,7 @@ class ModuleFacts:
     def verbs(self):
         """zero_grad/backward/step/scaler/scheduler/clip calls in order, with
         the branches they run under (analysis/training_verbs.py)."""
-        from memlint.analysis.training_verbs import TrainingVerbs
+        from memlint.analysis.training.training_verbs import TrainingVerbs
 
         return TrainingVerbs(self.module, self.names, self.objects, self.bindings, self.calls)
 
@@ -125,7 +125,7 @@ class ModuleFacts:
     def instance_calls(self):
         """Call sites of a method, ``inst.method(...)`` on a local instance
         included: ``sites(method)`` or None (analysis/instance_calls.py)."""
-        from memlint.analysis.instance_calls import InstanceCalls
+        from memlint.analysis.scope.instance_calls import InstanceCalls
 
         return InstanceCalls(self)
 
@@ -133,7 +133,7 @@ class ModuleFacts:
     def leaves(self):
         """Leaf tensors requiring grad created in another scope: module-level
         weights, lists of them (analysis/leaves.py)."""
-        from memlint.analysis.leaves import LeafTable
+        from memlint.analysis.autograd.leaves import LeafTable
 
         return LeafTable(self)
 
@@ -141,13 +141,13 @@ class ModuleFacts:
     def module_params(self):
         """In-place writes into a module's ``.weight``/``.bias``
         (analysis/module_params.py)."""
-        from memlint.analysis.module_params import ParameterWrites
+        from memlint.analysis.training.module_params import ParameterWrites
 
         return ParameterWrites(self)
 
     @cached_property
     def autocast(self):
         """Which calls run inside an enabled ``autocast`` block (analysis/autocast.py)."""
-        from memlint.analysis.autocast import AutocastScopes
+        from memlint.analysis.autograd.autocast import AutocastScopes
 
         return AutocastScopes(self.module, self.names)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from memlint.analysis.names import ImportTable
+from memlint.analysis.scope.names import ImportTable
 from memlint.lint.engine import ParseError, lint_module, parse_module, rules_to_run
 from memlint.lint.noqa import file_is_exempt
 from memlint.rule import Edit, Finding, Fix, Rule, Safety

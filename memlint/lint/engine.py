@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
-from memlint.analysis.gate import GateFacts, enabled_by_gate
+from memlint.gate.facts import GateFacts, enabled_by_gate
 from memlint.lint.noqa import file_is_exempt, is_suppressed, noqa_map
 from memlint.parse.budget import file_budget
 from memlint.parse.collector import collector_paused

@@ -23,7 +23,7 @@ from memlint.lint.finding import Finding, Fix, Safety
 
 if TYPE_CHECKING:
     from memlint.analysis.facts import ModuleFacts
-    from memlint.analysis.gate import GateFacts
+    from memlint.gate.facts import GateFacts
 
 # The pre-filter of rules about training code: real training scripts often
 # import model, data and helpers from local modules and never say ``torch``,

@@ -1,0 +1,286 @@
+"""Activations, in-place flags and which ops autograd saves the output of.
+
+Facts checked against torch (2.x) by running each pair forward and backward:
+``sigmoid``, ``tanh``, ``exp``, ``exp2``, ``expm1``, ``sqrt``, ``rsqrt``,
+``reciprocal``, ``relu``, ``softmax``, ``log_softmax``, ``softmin`` save
+their output, so an in-place op on it breaks the backward; so do the
+in-place forms of ``relu``, ``elu``, ``leaky_relu``, ``selu``, ``celu``,
+``rrelu``. ``Linear``/``Conv``/``BatchNorm``/``LayerNorm``, ``gelu``,
+``silu``, ``elu`` (not in place), ``hardtanh``/``relu6``, ``softplus`` save
+their input: an in-place op on their output is harmless.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from memlint.analysis.scope.names import ImportTable
+
+# Module classes (torch.nn.X) whose backward needs their output.
+OUTPUT_SAVING_MODULES = frozenset({"Sigmoid", "Tanh", "ReLU", "Softmax", "LogSoftmax", "Softmin"})
+# ... and those that need it only when they run in place.
+OUTPUT_SAVING_WHEN_INPLACE = frozenset({"ELU", "LeakyReLU", "SELU", "CELU", "RReLU"})
+# Position of ``inplace`` among each module's positional parameters.
+INPLACE_POSITION = {
+    "ReLU": 0,
+    "ReLU6": 0,
+    "SELU": 0,
+    "SiLU": 0,
+    "Mish": 0,
+    "Hardswish": 0,
+    "Hardsigmoid": 0,
+    "LeakyReLU": 1,
+    "ELU": 1,
+    "CELU": 1,
+    "Dropout": 1,
+    "Dropout1d": 1,
+    "Dropout2d": 1,
+    "Dropout3d": 1,
+    "AlphaDropout": 1,
+    "FeatureAlphaDropout": 1,
+    "Hardtanh": 2,
+    "RReLU": 2,
+    "Threshold": 2,
+}
+# Functions (qualified) whose backward needs their output.
+OUTPUT_SAVING_FUNCTIONS = frozenset(
+    {
+        "torch.sigmoid",
+        "torch.tanh",
+        "torch.exp",
+        "torch.exp2",
+        "torch.expm1",
+        "torch.sqrt",
+        "torch.rsqrt",
+        "torch.reciprocal",
+        "torch.relu",
+        "torch.softmax",
+        "torch.log_softmax",
+        "torch.special.expit",
+        "torch.nn.functional.sigmoid",
+        "torch.nn.functional.tanh",
+        "torch.nn.functional.relu",
+        "torch.nn.functional.softmax",
+        "torch.nn.functional.log_softmax",
+        "torch.nn.functional.softmin",
+        "torch.relu_",
+        "torch.sigmoid_",
+        "torch.tanh_",
+        "torch.exp_",
+        "torch.nn.functional.relu_",
+        "torch.nn.functional.elu_",
+        "torch.nn.functional.leaky_relu_",
+        "torch.nn.functional.selu_",
+        "torch.nn.functional.celu_",
+        "torch.nn.functional.rrelu_",
+    }
+)
+# ... when called with ``inplace=True``.
+OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE = frozenset(
+    {
+        "torch.nn.functional.elu",
+        "torch.nn.functional.leaky_relu",
+        "torch.nn.functional.selu",
+        "torch.nn.functional.celu",
+        "torch.nn.functional.rrelu",
+    }
+)
+# Tensor methods whose backward needs their output.
+OUTPUT_SAVING_METHODS = frozenset(
+    {
+        "sigmoid",
+        "tanh",
+        "exp",
+        "exp2",
+        "expm1",
+        "sqrt",
+        "rsqrt",
+        "reciprocal",
+        "relu",
+        "softmax",
+        "log_softmax",
+        "sigmoid_",
+        "tanh_",
+        "exp_",
+        "relu_",
+        "sqrt_",
+        "rsqrt_",
+        "reciprocal_",
+    }
+)
+# Functions that modify their first argument when ``inplace=True`` (or always, ``_`` forms).
+INPLACE_FUNCTIONS = frozenset(
+    {
+        "torch.nn.functional.relu",
+        "torch.nn.functional.relu6",
+        "torch.nn.functional.elu",
+        "torch.nn.functional.leaky_relu",
+        "torch.nn.functional.selu",
+        "torch.nn.functional.celu",
+        "torch.nn.functional.rrelu",
+        "torch.nn.functional.hardtanh",
+        "torch.nn.functional.silu",
+        "torch.nn.functional.mish",
+        "torch.nn.functional.hardswish",
+        "torch.nn.functional.hardsigmoid",
+        "torch.nn.functional.dropout",
+        "torch.nn.functional.dropout1d",
+        "torch.nn.functional.dropout2d",
+        "torch.nn.functional.dropout3d",
+        "torch.nn.functional.alpha_dropout",
+        "torch.nn.functional.threshold",
+    }
+)
+ALWAYS_INPLACE_FUNCTIONS = frozenset(
+    {
+        "torch.relu_",
+        "torch.sigmoid_",
+        "torch.tanh_",
+        "torch.exp_",
+        "torch.nn.functional.relu_",
+        "torch.nn.functional.elu_",
+        "torch.nn.functional.leaky_relu_",
+        "torch.nn.functional.hardtanh_",
+        "torch.nn.functional.threshold_",
+        "torch.nn.functional.rrelu_",
+        "torch.nn.functional.celu_",
+        "torch.nn.functional.selu_",
+    }
+)
+# Layers whose output nothing saves, so the activation right after them may run in place.
+INPUT_SAVING_LAYERS = frozenset(
+    {
+        "Conv1d",
+        "Conv2d",
+        "Conv3d",
+        "ConvTranspose1d",
+        "ConvTranspose2d",
+        "ConvTranspose3d",
+        "LazyConv1d",
+        "LazyConv2d",
+        "LazyConv3d",
+        "Linear",
+        "LazyLinear",
+        "BatchNorm1d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "SyncBatchNorm",
+        "LayerNorm",
+    }
+)
+
+
+# In-place tensor methods that do not change the data.
+_NOT_DATA = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "detach_", "register_hook_", "set_"})
+
+
+def is_inplace_method(name: str) -> bool:
+    """``add_``, ``mul_``, ``clamp_``...: a tensor method that writes its receiver."""
+    return name.endswith("_") and not name.startswith("_") and not name.endswith("__") and name not in _NOT_DATA
+
+
+def nn_class(call: cst.BaseExpression, names: ImportTable) -> str | None:
+    """``"ReLU"`` for ``nn.ReLU(...)`` / ``torch.nn.ReLU(...)`` / ``ReLU(...)``
+    imported from torch.nn; None for anything else."""
+    if not isinstance(call, cst.Call):
+        return None
+    qn = names.call_name(call) or ""
+    for prefix in ("torch.nn.modules.activation.", "torch.nn.modules.", "torch.nn."):
+        if qn.startswith(prefix):
+            rest = qn[len(prefix) :]
+            last = rest.rsplit(".", 1)[-1]
+            return last if last[:1].isupper() else None
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def inplace_arg(call: cst.Call, cls: str) -> cst.Arg | None:
+    """The argument that sets ``inplace`` on a module constructor, if any."""
+    arg = keyword(call, "inplace")
+    if arg is not None:
+        return arg
+    position = INPLACE_POSITION.get(cls)
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if position is not None and len(positional) > position:
+        return positional[position]
+    return None
+
+
+def is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def runs_inplace(call: cst.Call, cls: str) -> bool:
+    arg = inplace_arg(call, cls)
+    return arg is not None and is_true(arg.value)
+
+
+def module_saves_output(call: cst.BaseExpression, names: ImportTable) -> bool:
+    cls = nn_class(call, names)
+    if cls is None:
+        return False
+    if cls in OUTPUT_SAVING_MODULES:
+        return True
+    return cls in OUTPUT_SAVING_WHEN_INPLACE and runs_inplace(call, cls)  # type: ignore[arg-type]
+
+
+def sequential_elements(call: cst.Call, names: ImportTable) -> list[cst.BaseExpression] | None:
+    """The modules of ``nn.Sequential(a, b, c)`` or
+    ``nn.Sequential(OrderedDict([("a", a), ...]))``, in order; None when
+    ``call`` is not a Sequential or its elements are not listed literally."""
+    if names.call_name(call) not in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
+        return None
+    if any(a.star for a in call.args) or any(a.keyword is not None for a in call.args):
+        return None
+    args = [a.value for a in call.args]
+    if len(args) == 1 and isinstance(args[0], cst.Call):
+        inner = args[0]
+        if (names.call_name(inner) or "").endswith("OrderedDict") and len(inner.args) == 1:
+            items = inner.args[0].value
+            if isinstance(items, (cst.List, cst.Tuple)):
+                out = []
+                for el in items.elements:
+                    pair = el.value
+                    if not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+                        return None
+                    out.append(pair.elements[1].value)
+                return out
+            return None
+    return args
+
+
+def function_saves_output(call: cst.BaseExpression, names: ImportTable) -> bool:
+    """``torch.sigmoid(x)``, ``F.softmax(x, -1)``, ``x.exp()``,
+    ``F.elu(x, inplace=True)``: the result is saved for the backward."""
+    if not isinstance(call, cst.Call):
+        return False
+    qn = names.call_name(call)
+    if qn is not None:
+        if qn in OUTPUT_SAVING_FUNCTIONS:
+            return True
+        if qn in OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE:
+            arg = keyword(call, "inplace")
+            return arg is not None and is_true(arg.value)
+        return False
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in OUTPUT_SAVING_METHODS:
+        # A method of a value, not of an import (``np.exp`` resolved above).
+        return names.qualified_name(func.value) is None
+    return False
+
+
+def inplace_function_target(call: cst.Call, names: ImportTable) -> cst.BaseExpression | None:
+    """The tensor ``F.relu(h, inplace=True)`` / ``torch.relu_(h)`` modifies."""
+    qn = names.call_name(call)
+    if qn is None or not call.args or call.args[0].keyword is not None:
+        return None
+    if qn in ALWAYS_INPLACE_FUNCTIONS:
+        return call.args[0].value
+    if qn in INPLACE_FUNCTIONS:
+        arg = keyword(call, "inplace")
+        if arg is not None and is_true(arg.value):
+            return call.args[0].value
+    return None

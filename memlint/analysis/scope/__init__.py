@@ -1,0 +1,2 @@
+"""What names, bindings, calls and objects a module holds: the scope facts
+every other analysis reads."""

@@ -1,0 +1,888 @@
+"""What kind of PyTorch object a name holds: module, optimizer, scaler, ...
+
+API (through ``facts.objects``):
+
+- ``kind_of(expr_or_name, scope_node=None) -> Kind | None`` — what ``model``,
+  ``self.opt``, ``criterion`` or ``optim.Adam(...)`` is. ``scope_node`` is any
+  node inside the function the name is read in (a ``FunctionDef`` or the
+  ``Module`` stands for its own body); for a node argument it defaults to the
+  node itself. None means "cannot tell".
+- ``is_model_call(call)``, ``is_loss_call(call)`` — calls that produce
+  tensors with autograd history.
+- ``built_in_train_mode(name, scope_node)`` — built here, so in train mode;
+  ``mode_dependent(name, scope_node)`` — has dropout/batch norm (True),
+  provably none (False), or unknown (None).
+- ``loss_reduction_none(call)`` — the loss object was built with
+  ``reduction="none"``.
+- ``is_backward_call(call)``, ``is_optimizer_step(call)``,
+  ``is_zero_grad(call)``, ``is_scaler_step(call)`` — the training verbs.
+- ``mode_call(call) -> "train" | "eval" | "unknown" | None`` — ``m.train()``,
+  ``m.eval()``, ``m.train(False)``, ``m.train(flag)`` on a module.
+
+Evidence, strongest first:
+
+1. Definitions in scope: ``nn.Linear(...)``, ``optim.Adam(...)``, a class of
+   this file that subclasses ``nn.Module``, ``torch.amp.GradScaler()``,
+   ``DataLoader(...)``, ``from_pretrained``, ``timm.create_model``,
+   ``model.to(device)``, ``copy.deepcopy(model)``, ``accelerator.prepare``,
+   functions of this file that return one of these, parameter annotations.
+   Any class called ``...Loss`` (torch, segmentation_models_pytorch, kornia)
+   builds a loss.
+2. Use: ``X.parameters()`` handed to an optimizer makes ``X`` a module.
+3. Names, only for names with no definition in the file (function parameters,
+   attributes set elsewhere): ``model``, ``netD``, ``optimizer``,
+   ``opt_g``, ``scaler``, ``scheduler``, ``criterion``, ``train_loader``...
+
+A name whose definitions disagree, or whose only definitions are calls we do
+not know, is None: precision first.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections import defaultdict
+from typing import Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from memlint.analysis.scope.bindings import parameters_owners
+from memlint.analysis.scope.callgraph import CallGraph, Scope
+from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
+from memlint.parse.traversal import visit_fast
+
+
+class Kind(enum.Enum):
+    MODULE = "module"
+    OPTIMIZER = "optimizer"
+    SCALER = "scaler"
+    SCHEDULER = "scheduler"
+    LOSS = "loss"
+    LOADER = "loader"
+
+
+# Methods that return the module itself, so ``model = model.to(dev)`` keeps its kind.
+_SELF_RETURNING = frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "to_empty"}
+)
+_SCHEDULER_SUFFIXES = ("LR", "Scheduler", "Schedule")
+_SCALER_NAMES = frozenset(
+    {
+        "torch.cuda.amp.GradScaler",
+        "torch.amp.GradScaler",
+        "torch.cpu.amp.GradScaler",
+        "torch.amp.grad_scaler.GradScaler",
+        "torch.cuda.amp.grad_scaler.GradScaler",
+        "torch.GradScaler",
+    }
+)
+# Factories named for what they return: nanoGPT's ``model.configure_optimizers(...)``,
+# timm's ``create_optimizer_v2(...)``, ``build_optimizer(cfg)``.
+_OPTIMIZER_FACTORY = re.compile(r"(configure|create|build|make|get|init|setup)_optimizers?(_v\d+)?")
+_F_LOSS = re.compile(
+    r"^torch\.nn\.functional\.(\w*_loss|cross_entropy|binary_cross_entropy(_with_logits)?|kl_div|nll_loss)$"
+)
+# A conventional suffix: ``optimizer_G``, ``optD``, ``opt2``, ``model_ema``.
+_SUFFIX = r"(_?[A-Z0-9][A-Za-z0-9]*|_[a-z]|_(student|teacher|ema|base|main|gen|disc|enc|dec|\d+))?"
+_NAME_GUESSES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
+    (Kind.OPTIMIZER, re.compile(rf"^(optim|optimi[sz]er|opt){_SUFFIX}$|^[a-z]+_(optim|optimi[sz]er|opt)$")),
+    (Kind.SCHEDULER, re.compile(rf"^(lr_)?sched(uler)?{_SUFFIX}$|^[a-z]+_sched(uler)?$")),
+    (Kind.SCALER, re.compile(r"^(grad_|amp_|loss_)?scaler$")),
+    (Kind.LOSS, re.compile(rf"^(criterion|loss_?fn|loss_?func(tion)?){_SUFFIX}$|^[a-z]+_criterion$")),
+    (Kind.LOADER, re.compile(r"^([a-z]+_)?(data)?loader$|^[a-z]+_dl$|^dl$")),
+    (
+        Kind.MODULE,
+        re.compile(
+            rf"^(model|net|network|generator|discriminator|encoder|decoder|classifier|backbone|"
+            rf"policy|critic|actor|unet|vae|rnn|lstm|gru|cnn|mlp|transformer|net[GD]){_SUFFIX}$"
+            r"|^[a-z]+_(model|net)$|^[GD]$"
+        ),
+    ),
+)
+
+
+def guess_kind_from_name(name: str) -> Kind | None:
+    """Kind suggested by a conventional name (``optimizer``, ``netD``...)."""
+    for kind, pattern in _NAME_GUESSES:
+        if pattern.search(name):
+            return kind
+    return None
+
+
+Expr = Union[cst.BaseExpression, str]
+
+
+class ObjectTable(cst.CSTVisitor):
+    def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph) -> None:
+        super().__init__()
+        self.names = names
+        self.calls = calls
+        self.parents = calls.parents
+        # (scope, name) -> value expressions bound to it; a ``None`` entry is
+        # a binding we cannot evaluate (for-loop target, ``with ... as``).
+        self._defs: dict[tuple[object, str], list[object]] = defaultdict(list)
+        self._params: dict[tuple[Scope, str], cst.Param] = {}
+        self._module_classes: dict[str, Kind] = {}
+        self._stack: list[Scope] = [wrapper.module]
+        self._class_stack: list[cst.ClassDef] = []
+        self._memo: dict[tuple[object, str], Kind | None] = {}
+        self._busy: set[tuple[object, str]] = set()
+        self._return_memo: dict[cst.FunctionDef, Kind | None] = {}
+        self._returns: dict[cst.FunctionDef, list[cst.BaseExpression]] = defaultdict(list)
+        self._used_as_module: set[tuple[object, str]] = set()
+        # Read through ``.parameters()`` somewhere: a module unless the name
+        # is also a loop target or similar (``for m in (accuracy,)``).
+        self._parameters_read: set[tuple[object, str]] = set()
+        self._pending_param_uses: list[tuple[cst.Call, Scope]] = []
+        self._model_memo: dict[cst.Call, bool] = {}
+        self._loss_memo: dict[cst.Call, bool] = {}
+        visit_fast(wrapper.module, self)
+        self._classify_classes()
+        for call, scope in self._pending_param_uses:
+            self._mark_parameters_owners(call, scope)
+
+    # == collection =========================================================
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._class_stack.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._class_stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._stack.append(node)
+        params = node.params
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self._params[(node, p.name.value)] = p
+        for p in (params.star_arg, params.star_kwarg):
+            if isinstance(p, cst.Param):
+                self._defs[(node, p.name.value)].append(None)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _key(self, target: cst.BaseExpression) -> tuple[object, str] | None:
+        if isinstance(target, cst.Name):
+            if len(self._stack) == 1 and self._class_stack:
+                return None  # class attribute, not a variable functions can see
+            return (self._stack[-1], target.value)
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+            and self._class_stack
+        ):
+            return (self._class_stack[-1], "self." + target.attr.value)
+        return None
+
+    def _bind(self, target: cst.BaseExpression, value: object) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = [el.value for el in target.elements]
+            values = _tuple_items(value, len(elements))
+            for i, el in enumerate(elements):
+                self._bind(el, values[i] if values else ("item", value, i))
+            return
+        if isinstance(target, cst.StarredElement):
+            self._bind(target.value, None)
+            return
+        key = self._key(target)
+        if key is not None:
+            self._defs[key].append(value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, node.value if node.value is not None else ("annotation", node.annotation))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, ("element", node.iter) if isinstance(node.target, cst.Name) else None)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        # ``[r(x) for r in self.rho]``: only a single name is bound (to what
+        # it iterates); tuple targets stay unknown as before.
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target, ("element", node.iter))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and isinstance(self._stack[-1], cst.FunctionDef):
+            self._returns[self._stack[-1]].append(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("parameters", "named_parameters")
+            and not any(a.keyword is None for a in node.args)
+        ):
+            # ``clip_grad_norm_(model.parameters(), 1.0)``, ``for p in model.parameters()``
+            self._pending_param_uses.append((node, self._stack[-1]))
+        elif self._constructor_kind(node) is Kind.OPTIMIZER:
+            self._pending_param_uses.append((node, self._stack[-1]))
+
+    def _mark_parameters_owners(self, call: cst.Call, scope: Scope) -> None:
+        """``optim.SGD(model.parameters())`` or any ``model.parameters()``:
+        ``model`` is a module."""
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parameters", "named_parameters"):
+            owners, evidence = [call.func.value], self._parameters_read
+        elif self._constructor_kind(call) is Kind.OPTIMIZER:
+            owners, evidence = parameters_owners(call), self._used_as_module
+        else:
+            return
+        for owner in owners:
+            key = self._key_for_read(owner, scope)
+            if key is not None:
+                evidence.add(key)
+
+    def _classify_classes(self) -> None:
+        """Classes of this file that are modules, losses or optimizers."""
+        pending = {name: defs for name, defs in self.calls.classes.items()}
+        changed = True
+        while changed:
+            changed = False
+            for name, defs in pending.items():
+                if name in self._module_classes:
+                    continue
+                for cls in defs:
+                    kind = self._class_kind(cls)
+                    if kind is not None:
+                        self._module_classes[name] = kind
+                        changed = True
+                        break
+
+    def _class_kind(self, cls: cst.ClassDef) -> Kind | None:
+        for base in cls.bases:
+            qn = self.names.qualified_name(base.value) or ""
+            local = dotted_name(base.value) or ""
+            if local in self._module_classes:
+                kind = self._module_classes[local]
+            elif qn.startswith("torch.optim") and qn.rsplit(".", 1)[-1] in ("Optimizer",):
+                kind = Kind.OPTIMIZER
+            elif qn.startswith("torch.optim.lr_scheduler"):
+                kind = Kind.SCHEDULER
+            elif qn.startswith("torch.nn.modules.loss") or qn in ("torch.nn._Loss", "torch.nn.modules.loss._Loss"):
+                kind = Kind.LOSS
+            elif qn.startswith("torch.nn.") or qn.startswith("pytorch_lightning.") or qn.startswith("lightning."):
+                kind = Kind.MODULE
+            elif qn.startswith("transformers.") and qn.endswith(("PreTrainedModel", "Model")):
+                kind = Kind.MODULE
+            else:
+                continue
+            if kind is Kind.MODULE and re.search(r"(Loss|Criterion)$", cls.name.value):
+                return Kind.LOSS
+            return kind
+        return None
+
+    # == scope helpers =====================================================
+    def scope_of(self, node: cst.CSTNode) -> Scope:
+        """The function (or module) a node is evaluated in; a function or
+        module given as ``node`` is its own scope."""
+        # Exact class tests: isinstance() on libcst's ABCs is slow on a miss.
+        kind = node.__class__
+        if kind is cst.FunctionDef or kind is cst.Module:
+            return node  # type: ignore[return-value]
+        if kind is cst.Call:
+            known = self.calls.scope_of_call(node)  # type: ignore[arg-type]
+            if known is not None:
+                return known
+        cur: cst.CSTNode | None = node
+        while cur is not None:
+            if cur.__class__ is cst.FunctionDef and cur is not node:
+                return cur  # type: ignore[return-value]
+            if cur.__class__ is cst.Module:
+                return cur  # type: ignore[return-value]
+            cur = self.parents.get(cur)
+        return self.calls.module
+
+    def _class_for_scope(self, scope: Scope) -> cst.ClassDef | None:
+        if isinstance(scope, cst.FunctionDef):
+            method = self.calls.method_owner(scope)
+            if method is not None:
+                return self.calls.class_of.get(method)
+        return None
+
+    def _key_for_read(self, expr: cst.BaseExpression, scope: Scope) -> tuple[object, str] | None:
+        """The definition key a read of ``expr`` in ``scope`` refers to."""
+        if isinstance(expr, cst.Name):
+            name = expr.value
+            cur: Scope = scope
+            while True:
+                if (
+                    (cur, name) in self._defs
+                    or (cur, name) in self._params
+                    or (cur, name) in self._used_as_module
+                    or (cur, name) in self._parameters_read
+                ):
+                    return (cur, name)
+                if isinstance(cur, cst.Module):
+                    return None
+                cur = self.calls.owner.get(cur, self.calls.module)  # type: ignore[arg-type]
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = self._class_for_scope(scope)
+            if cls is not None:
+                return (cls, "self." + expr.attr.value)
+        return None
+
+    # == queries ===========================================================
+    def kind_of(self, expr: Expr, scope_node: cst.CSTNode | None = None) -> Kind | None:
+        """What kind of object ``expr`` (a node, or a name/dotted string)
+        evaluates to, read inside the function containing ``scope_node``."""
+        if isinstance(expr, str):
+            try:
+                expr = cst.parse_expression(expr)
+            except Exception:
+                return None
+            scope = self.scope_of(scope_node) if scope_node is not None else self.calls.module
+        else:
+            scope = self.scope_of(scope_node if scope_node is not None else expr)
+        return self._eval(expr, scope)
+
+    def self_kind(self, node: cst.CSTNode) -> Kind | None:
+        """What ``self`` is in the method around ``node``: the kind of its
+        class (``Kind.MODULE`` for an ``nn.Module`` subclass), or None."""
+        cls = self._class_for_scope(self.scope_of(node))
+        return self._module_classes.get(cls.name.value) if cls is not None else None
+
+    def _eval(self, expr: cst.BaseExpression, scope: Scope) -> Kind | None:
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            key = self._key_for_read(expr, scope)
+            if key is not None:
+                return self._kind_of_key(key)
+            if isinstance(expr, cst.Name) and expr.value in self.names.bindings:
+                qn = self.names.bindings[expr.value]
+                return Kind.LOSS if _F_LOSS.match(qn) else None
+            if isinstance(expr, cst.Attribute):
+                qn = self.names.qualified_name(expr)
+                if qn is not None:
+                    return Kind.LOSS if _F_LOSS.match(qn) else None
+                if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+                    # An attribute set outside this file (a framework base class).
+                    return guess_kind_from_name(expr.attr.value)
+                # ``model.module`` (DataParallel) and ``self.model.backbone``.
+                if expr.attr.value == "module" and self._eval(expr.value, scope) is Kind.MODULE:
+                    return Kind.MODULE
+                return None
+            if isinstance(expr, cst.Name) and expr.value == "self":
+                # ``self(x)`` inside a LightningModule / nn.Module method.
+                cls = self._class_for_scope(scope)
+                return self._module_classes.get(cls.name.value) if cls is not None else None
+            if isinstance(expr, cst.Name):
+                return guess_kind_from_name(expr.value) if expr.value not in _BUILTINS else None
+            return None
+        if isinstance(expr, cst.Call):
+            return self._call_kind(expr, scope)
+        return None
+
+    def _kind_of_key(self, key: tuple[object, str]) -> Kind | None:
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            kind = self._compute_key(key)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = kind
+        return kind
+
+    def _compute_key(self, key: tuple[object, str]) -> Kind | None:
+        owner, name = key
+        kinds: set[Kind] = set()
+        unknown = False
+        param = self._params.get(key) if isinstance(owner, cst.FunctionDef) else None
+        if param is not None:
+            kind = self._param_kind(param, owner)  # type: ignore[arg-type]
+            if kind is not None:
+                kinds.add(kind)
+        scope = owner if not isinstance(owner, cst.ClassDef) else None
+        for value in self._defs.get(key, ()):
+            kind = self._value_kind(value, scope)
+            if kind is None:
+                unknown = True
+            else:
+                kinds.add(kind)
+        if key in self._used_as_module:
+            kinds.add(Kind.MODULE)
+        elif key in self._parameters_read and all(v is not None for v in self._defs.get(key, ())):
+            kinds.add(Kind.MODULE)
+        if len(kinds) == 1:
+            return next(iter(kinds))
+        if kinds or unknown:
+            return None
+        if param is not None or isinstance(owner, cst.ClassDef):
+            return guess_kind_from_name(name.rsplit(".", 1)[-1])
+        return None
+
+    def _param_kind(self, param: cst.Param, fn: cst.FunctionDef) -> Kind | None:
+        if param.annotation is not None:
+            qn = self.names.qualified_name(param.annotation.annotation) or ""
+            kind = _annotation_kind(qn)
+            if kind is not None:
+                return kind
+        if param.name.value == "self" and fn.params.params and fn.params.params[0] is param:
+            return self._self_kind(fn)
+        if param.name.value in ("self", "cls"):
+            return None
+        return guess_kind_from_name(param.name.value)
+
+    def _self_kind(self, fn: cst.FunctionDef) -> Kind | None:
+        """``self`` in a plain method of an ``nn.Module`` subclass of this file
+        is a module (``self.eval()``, ``self.forward(x)``); Lightning modules
+        and static/class methods are left alone."""
+        cls = self._class_for_scope(fn)
+        if cls is None or self._module_classes.get(cls.name.value) is not Kind.MODULE:
+            return None
+        if any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in fn.decorators):
+            return None
+        if is_lightning_module(cls, self.names):
+            return None
+        return Kind.MODULE
+
+    def _value_kind(self, value: object, scope: Scope | None) -> Kind | None:
+        if value is None:
+            return None
+        if isinstance(value, tuple):
+            if value[0] == "annotation":
+                return _annotation_kind(self.names.qualified_name(value[1].annotation) or "")
+            if value[0] == "item":
+                return self._item_kind(value[1], value[2], scope)
+            if value[0] == "element":
+                return self._element_kind(value[1], scope)
+            return None
+        assert isinstance(value, cst.BaseExpression)
+        if scope is None:
+            # ``self.x = value`` : evaluate the value in the method it is written in.
+            scope = self.scope_of(value)
+        return self._eval(value, scope)
+
+    def _element_kind(self, iterable: cst.BaseExpression, scope: Scope | None) -> Kind | None:
+        """``for block in self.blocks`` over ``nn.ModuleList([...])`` or
+        ``nn.Sequential(...)``: each element is a module. Other iterables
+        (a ``ModuleDict`` yields its keys) stay unknown."""
+        if not isinstance(iterable, (cst.Name, cst.Attribute)):
+            return None
+        scope = scope if scope is not None else self.scope_of(iterable)
+        key = self._key_for_read(iterable, scope)
+        values = self._defs.get(key, []) if key is not None else []
+        if not values or not all(
+            isinstance(v, cst.Call) and (self.names.call_name(v) or "") in _MODULE_SEQUENCES for v in values
+        ):
+            return None
+        return Kind.MODULE
+
+    def _item_kind(self, value: object, index: int, scope: Scope | None) -> Kind | None:
+        """``model, opt = accelerator.prepare(model, opt)`` and friends."""
+        if not isinstance(value, cst.Call):
+            return None
+        scope = scope if scope is not None else self.scope_of(value)
+        func = dotted_name(value.func) or ""
+        if func.rsplit(".", 1)[-1] in ("prepare", "initialize") and index < len(value.args):
+            return self._eval(value.args[index].value, scope)
+        return None
+
+    def _call_kind(self, call: cst.Call, scope: Scope) -> Kind | None:
+        kind = self._constructor_kind(call)
+        if kind is not None:
+            return kind
+        func = call.func
+        qn = self.names.call_name(call) or ""
+        if qn in ("copy.deepcopy", "torch.compile") and call.args:
+            return self._eval(call.args[0].value, scope)
+        if isinstance(func, cst.Attribute) and func.attr.value in _SELF_RETURNING:
+            inner = self._eval(func.value, scope)
+            return inner if inner is Kind.MODULE or inner is Kind.LOSS else None
+        target = self.calls.resolve(call)
+        if target is not None:
+            return self._return_kind(target)
+        last = (dotted_name(func) or "").rsplit(".", 1)[-1]
+        if _OPTIMIZER_FACTORY.fullmatch(last):
+            return Kind.OPTIMIZER
+        return None
+
+    def _return_kind(self, fn: cst.FunctionDef) -> Kind | None:
+        if fn in self._return_memo:
+            return self._return_memo[fn]
+        self._return_memo[fn] = None  # recursion guard
+        kinds = {self._eval(v, fn) for v in self._returns.get(fn, ())}
+        result = next(iter(kinds)) if len(kinds) == 1 else None
+        self._return_memo[fn] = result
+        return result
+
+    def _constructor_kind(self, call: cst.Call) -> Kind | None:
+        """Kind of object a call creates, from the callee alone."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in self._module_classes:
+            return self._module_classes[func.value]
+        qn = self.names.call_name(call)
+        if qn is None:
+            return None
+        return constructor_kind(qn)
+
+    # -- call classification ----------------------------------------------
+    def is_model_call(self, call: cst.Call) -> bool:
+        """``model(x)``, ``self.net(x)``, ``model.forward(x)`` on a module."""
+        found = self._model_memo.get(call)
+        if found is None:
+            found = self._model_memo[call] = self._is_model_call(call)
+        return found
+
+    def _is_model_call(self, call: cst.Call) -> bool:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return False
+        return self.kind_of(func, call) is Kind.MODULE
+
+    def is_loss_call(self, call: cst.Call) -> bool:
+        """``criterion(out, y)``, ``F.cross_entropy(out, y)``, ``nn.MSELoss()(a, b)``."""
+        found = self._loss_memo.get(call)
+        if found is None:
+            found = self._loss_memo[call] = self._is_loss_call(call)
+        return found
+
+    def _is_loss_call(self, call: cst.Call) -> bool:
+        qn = self.names.call_name(call)
+        if qn is not None and _F_LOSS.match(qn):
+            return True
+        func = call.func
+        if isinstance(func, cst.Call):
+            return self._constructor_kind(func) is Kind.LOSS
+        if isinstance(func, (cst.Name, cst.Attribute)):
+            return self.kind_of(func, call) is Kind.LOSS
+        return False
+
+    def built_in_train_mode(self, spelled: str, scope_node: cst.CSTNode) -> bool:
+        """Every definition of ``spelled`` in scope builds a fresh module
+        (``Net()``, ``nn.Sequential(...)``, ``torchvision.models.resnet18()``,
+        ``timm.create_model``), possibly moved with ``.to(device)``: it starts
+        in train mode. ``from_pretrained`` and ``torch.load`` do not count."""
+        try:
+            expr = cst.parse_expression(spelled)
+        except Exception:
+            return False
+        scope = scope_node if isinstance(scope_node, (cst.FunctionDef, cst.Module)) else self.scope_of(scope_node)
+        key = self._key_for_read(expr, scope)
+        values = self._defs.get(key, []) if key else []
+        return bool(values) and all(self._fresh(v, spelled, 0) for v in values)
+
+    def _fresh(self, value: object, spelled: str, depth: int) -> bool:
+        if not isinstance(value, cst.Call) or depth > 4:
+            return False
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _SELF_RETURNING:
+            inner = func.value
+            return dotted_name(inner) == spelled or self._fresh(inner, spelled, depth + 1)
+        if isinstance(func, cst.Name) and self._module_classes.get(func.value) is Kind.MODULE:
+            return True
+        qn = self.names.call_name(value) or ""
+        if qn.endswith(".from_pretrained") or qn.startswith("torch.hub") or qn.endswith(".load"):
+            return False
+        return constructor_kind(qn) is Kind.MODULE if qn else False
+
+    def mode_dependent(self, spelled: str, scope_node: cst.CSTNode) -> bool | None:
+        """Whether ``.train()``/``.eval()`` changes what the module computes:
+        True when it holds dropout or batch norm (or reads ``self.training``),
+        False when every part of it is known and none does, None when some
+        part comes from outside (a pretrained backbone, a parameter)."""
+        try:
+            expr = cst.parse_expression(spelled)
+        except Exception:
+            return None
+        scope = scope_node if isinstance(scope_node, (cst.FunctionDef, cst.Module)) else self.scope_of(scope_node)
+        key = self._key_for_read(expr, scope)
+        values = self._defs.get(key, []) if key else []
+        if not values:
+            return None
+        results = {self._value_mode_dependent(v, spelled, 0) for v in values}
+        if True in results:
+            return True
+        return False if results == {False} else None
+
+    def _value_mode_dependent(self, value: object, spelled: str, depth: int) -> bool | None:
+        if not isinstance(value, cst.Call) or depth > 4:
+            return None
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _SELF_RETURNING:
+            if dotted_name(func.value) == spelled:
+                return False  # ``model = model.to(device)`` adds nothing
+            return self._value_mode_dependent(func.value, spelled, depth + 1)
+        return _ModeDependence(self).of_call(value)
+
+    def loss_reduction_none(self, call: cst.Call) -> bool:
+        """The loss object called here was built with ``reduction="none"``
+        (or a reduction we cannot read), so its result is not one number."""
+        func = call.func
+        ctor: cst.BaseExpression | None = func if isinstance(func, cst.Call) else None
+        if ctor is None and isinstance(func, (cst.Name, cst.Attribute)):
+            key = self._key_for_read(func, self.scope_of(call))
+            values = [v for v in self._defs.get(key, ()) if isinstance(v, cst.Call)] if key else []
+            ctor = values[0] if len(values) == 1 else None
+        if not isinstance(ctor, cst.Call):
+            return False
+        for arg in ctor.args:
+            if arg.keyword is not None and arg.keyword.value in ("reduction", "reduce", "size_average"):
+                if arg.keyword.value != "reduction":
+                    return True
+                value = arg.value
+                return not (isinstance(value, cst.SimpleString) and value.evaluated_value in ("mean", "sum"))
+        return False
+
+    def is_backward_call(self, call: cst.Call) -> bool:
+        """``x.backward()``, ``scaler.scale(l).backward()``, ``torch.autograd.backward(l)``,
+        ``accelerator.backward(l)``, ``self.manual_backward(l)``."""
+        func = call.func
+        qn = self.names.call_name(call)
+        if qn in ("torch.autograd.backward", "torch.autograd.grad"):
+            return True
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            if attr == "manual_backward":
+                return True
+            if attr == "backward":
+                # ``accelerator.backward(loss)`` takes the loss; ``loss.backward()`` does not.
+                return True
+        return False
+
+    def is_optimizer_step(self, call: cst.Call) -> bool:
+        """``opt.step()`` on an optimizer, or ``scaler.step(opt)``."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "step"):
+            return False
+        kind = self.kind_of(func.value, call)
+        if kind is Kind.OPTIMIZER:
+            return True
+        return kind is Kind.SCALER and bool(call.args)
+
+    def is_scaler_step(self, call: cst.Call) -> bool:
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "step"
+            and self.kind_of(func.value, call) is Kind.SCALER
+        )
+
+    def is_zero_grad(self, call: cst.Call) -> bool:
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "zero_grad"
+
+    def mode_call(self, call: cst.Call) -> str | None:
+        """ "train"/"eval" for ``m.train()``/``m.eval()``/``m.train(False)`` on a
+        module, "unknown" for ``m.train(flag)``, None for anything else."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("train", "eval"):
+            return None
+        if func.attr.value == "eval" and call.args:
+            return None
+        if self.kind_of(func.value, call) is not Kind.MODULE:
+            return None
+        if func.attr.value == "eval":
+            return "eval"
+        if not call.args:
+            return "train"
+        arg = call.args[0].value
+        if isinstance(arg, cst.Name) and arg.value in ("True", "False"):
+            return "train" if arg.value == "True" else "eval"
+        return "unknown"
+
+
+def constructor_kind(qualified: str) -> Kind | None:
+    """Kind of object created by calling ``qualified`` (an imported callee)."""
+    head, _, last = qualified.rpartition(".")
+    if qualified in _SCALER_NAMES:
+        return Kind.SCALER
+    if qualified == "torch.optim.swa_utils.AveragedModel":
+        return Kind.MODULE
+    if qualified == "torch.optim.swa_utils.SWALR":
+        return Kind.SCHEDULER
+    if head.startswith("torch.optim.lr_scheduler") or head.startswith("timm.scheduler"):
+        return Kind.SCHEDULER
+    if qualified.startswith("transformers.") and "schedule" in last:
+        return Kind.SCHEDULER
+    if head.startswith("torch.optim") and last[:1].isupper() and last != "Optimizer" and "swa_utils" not in head:
+        return Kind.OPTIMIZER
+    if qualified in ("transformers.AdamW", "transformers.Adafactor", "transformers.optimization.AdamW"):
+        return Kind.OPTIMIZER
+    if head.startswith(("bitsandbytes.optim", "torch_optimizer", "timm.optim")) and last[:1].isupper():
+        return Kind.OPTIMIZER
+    if qualified.startswith("timm.optim.create_optimizer"):
+        return Kind.OPTIMIZER
+    if last == "DataLoader":
+        return Kind.LOADER
+    if last.endswith(("Loss", "Criterion")) and last[:1].isupper():
+        return Kind.LOSS  # torch.nn, segmentation_models_pytorch, kornia, timm, a project's ``Criterion(args)``
+    if head in ("torch.nn", "torch.nn.modules.loss") and last.endswith("Loss"):
+        return Kind.LOSS
+    if (
+        head.startswith("torch.nn")
+        and last[:1].isupper()
+        and last not in ("Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter", "Buffer")
+    ):
+        if not head.startswith(("torch.nn.utils", "torch.nn.init", "torch.nn.functional")):
+            return Kind.MODULE
+    if head.startswith("torchvision.models") and last[:1].islower() and not last.startswith("get_weight"):
+        return Kind.MODULE
+    if qualified in ("timm.create_model", "torch.hub.load"):
+        return Kind.MODULE
+    if last == "from_pretrained" and re.search(r"(Model|For[A-Z]\w*)$", head.rsplit(".", 1)[-1]):
+        return Kind.MODULE
+    return None
+
+
+_MODULE_SEQUENCES = frozenset(
+    {
+        "torch.nn.ModuleList",
+        "torch.nn.Sequential",
+        "torch.nn.modules.container.ModuleList",
+        "torch.nn.modules.container.Sequential",
+    }
+)
+
+
+def _annotation_kind(qn: str) -> Kind | None:
+    last = qn.rsplit(".", 1)[-1]
+    if qn.startswith("torch.nn") and last == "Module":
+        return Kind.MODULE
+    if qn.startswith("torch.optim") and last == "Optimizer":
+        return Kind.OPTIMIZER
+    if last in ("_LRScheduler", "LRScheduler", "LambdaLR") and qn.startswith("torch.optim"):
+        return Kind.SCHEDULER
+    if qn in _SCALER_NAMES:
+        return Kind.SCALER
+    if last == "DataLoader":
+        return Kind.LOADER
+    if last.endswith("Loss") and last[:1].isupper():
+        return Kind.LOSS  # torch.nn, segmentation_models_pytorch, kornia, timm...
+    return None
+
+
+def _tuple_items(value: object, n: int) -> list[object] | None:
+    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == n:
+        if not any(isinstance(el, cst.StarredElement) for el in value.elements):
+            return [el.value for el in value.elements]
+    return None
+
+
+_BUILTINS = frozenset({"self", "cls", "super", "print", "len", "range", "None", "True", "False"})
+
+
+# Layers whose output differs between train and eval mode.
+_MODE_DEPENDENT_LAYERS = re.compile(
+    r"^torch\.nn\.(\w*Dropout\w*|\w*BatchNorm\w*|RReLU|Transformer\w*)$"
+    r"|^torch\.nn\.functional\.(\w*dropout\w*|batch_norm|rrelu)$"
+)
+_RNN_LAYERS = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+
+
+class _ModeDependence:
+    """Does a module built by this call contain dropout or batch norm?"""
+
+    def __init__(self, table: ObjectTable) -> None:
+        self.table = table
+        self._classes: dict[str, bool | None] = {}
+
+    def of_call(self, call: cst.Call, depth: int = 0) -> bool | None:
+        if depth > 6:
+            return None
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in self.table.calls.classes:
+            return self.of_class(func.value, depth)
+        qn = self.table.names.call_name(call)
+        if qn is None:
+            return None
+        if _MODE_DEPENDENT_LAYERS.match(qn):
+            return True
+        if qn in _RNN_LAYERS:
+            return any(a.keyword is not None and a.keyword.value == "dropout" for a in call.args)
+        if qn.startswith("torch.nn.") and qn.rsplit(".", 1)[-1] in ("Sequential", "ModuleList", "ModuleDict"):
+            return self._all([a.value for a in call.args], depth)
+        if qn.startswith("torch.nn.") and constructor_kind(qn) is Kind.MODULE:
+            return False  # Linear, Conv2d, ReLU, LayerNorm...
+        return None  # torchvision, timm, transformers: assume the worst
+
+    def _all(self, exprs: list[cst.BaseExpression], depth: int) -> bool | None:
+        results: set[bool | None] = set()
+        stack = list(exprs)
+        while stack:
+            e = stack.pop()
+            if isinstance(e, cst.Call):
+                results.add(self.of_call(e, depth + 1))
+            elif isinstance(e, (cst.List, cst.Tuple)):
+                stack.extend(el.value for el in e.elements)
+            elif isinstance(e, cst.Dict):
+                stack.extend(el.value for el in e.elements if isinstance(el, cst.DictElement))
+            elif isinstance(e, (cst.Integer, cst.Float, cst.SimpleString, cst.FormattedString, cst.Comparison)):
+                continue
+            elif isinstance(e, (cst.Name, cst.Attribute)):
+                # ``self.hidden_size = hidden_size`` is no layer; ``self.backbone = backbone`` may be.
+                if self.table.kind_of(e) in (Kind.MODULE, None) and guess_kind_from_name(_last(e)) is Kind.MODULE:
+                    results.add(None)
+            elif isinstance(e, cst.BinaryOperation):
+                continue
+            else:
+                results.add(None)
+        if True in results:
+            return True
+        return None if None in results else False
+
+    def of_class(self, name: str, depth: int) -> bool | None:
+        if name in self._classes:
+            return self._classes[name]
+        self._classes[name] = None  # recursion guard
+        defs = self.table.calls.classes.get(name, [])
+        if len(defs) != 1 or self.table._module_classes.get(name) is not Kind.MODULE:
+            return None
+        cls = defs[0]
+        if any(dotted_name(b.value) in self.table.calls.classes for b in cls.bases):
+            return None  # behaviour inherited from another class of this file: not followed
+        visitor = _ClassModeParts(self.table.names)
+        visit_fast(cls.body, visitor)
+        result = True if visitor.reads_training else self._all(visitor.parts, depth)
+        self._classes[name] = result
+        return result
+
+
+class _ClassModeParts(cst.CSTVisitor):
+    """In a class body: the values assigned to ``self.x`` and what reads the
+    training mode (``self.training``, a dropout or batch-norm layer)."""
+
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, names: ImportTable) -> None:
+        super().__init__()
+        self.names = names
+        self.parts: list[cst.BaseExpression] = []
+        self.reads_training: list[cst.CSTNode] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self":
+                self.parts.append(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qn = self.names.call_name(node) or ""
+        if _MODE_DEPENDENT_LAYERS.match(qn):
+            self.reads_training.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "training" and dotted_name(node.value) == "self":
+            self.reads_training.append(node)
+
+
+def _last(e: cst.BaseExpression) -> str:
+    return e.attr.value if isinstance(e, cst.Attribute) else e.value if isinstance(e, cst.Name) else ""

@@ -1,0 +1,1126 @@
+"""Loop roles: which loops train, which evaluate, which iterate over data.
+
+API (through ``facts.loops``):
+
+- ``info(loop) -> LoopInfo`` for a ``For``/``While`` node; ``loop_of(node)``
+  the innermost loop around a node in its own function (or None);
+  ``all`` every loop of the module in source order.
+- ``LoopInfo.trains`` — a backward or an optimizer step runs in the loop,
+  directly or through functions of this module it calls.
+- ``LoopInfo.role`` — ``"train"``, ``"eval"`` (a model call, nothing that
+  needs gradients, and evidence of evaluation: after ``.eval()``, inside a
+  function named for validation/evaluation/testing/prediction, or iterating a
+  val/test loader) or None.
+- ``LoopInfo.is_batch_loop`` — each iteration is a training step, an
+  evaluation step, or the loop iterates over data (loaders, batches, epochs,
+  steps); time-step loops over a sequence are not. ``outer_loop(info)``: an
+  epoch, fold, model or experiment loop, whose iterations each run whole
+  batch loops.
+- ``carried_across(target, stmt) -> LoopInfo | None`` — the batch loop across
+  whose iterations the name/attribute written at ``stmt`` keeps its value
+  (not re-initialised earlier in the same iteration), or None.
+  ``carried_by_framework(key, stmt)``: the same for ``self.<attr>`` written in
+  a LightningModule's ``training_step``, which Lightning runs once per batch.
+- ``trains(fn)``, ``calls_model(fn)``, ``needs_grad(fn)`` for functions,
+  ``per_iteration(fn)`` for functions called once per batch,
+  ``runs_repeatedly(fn)`` for functions called in any loop,
+  ``training_guards(fn)`` the flag parameters under which all its training runs,
+  ``serves_forward(fn)`` for a ``forward`` and the helpers it calls.
+- ``mode_events(scope)`` — ``.train()``/``.eval()`` calls and training phases
+  in source order, for the MEM2xx rules; ``mode_before(node, receivers)`` the
+  mode those modules are in when ``node`` runs (a switch on an alias or a
+  part of them makes it unknown).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from memlint.analysis.autograd.grad_mode import GradMode, context_mode
+from memlint.analysis.scope.aliases import alias_pairs, related
+from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
+from memlint.analysis.scope.names import (
+    ImportTable,
+    dotted_name,
+    flat_targets,
+    is_lightning_module,
+    mentions,
+    name_tokens,
+)
+from memlint.analysis.scope.objects import ObjectTable
+from memlint.parse.traversal import visit_fast
+
+Loop = Union[cst.For, cst.While]
+
+EVAL_FUNCTION_TOKENS = frozenset(
+    {
+        "val",
+        "valid",
+        "validate",
+        "validation",
+        "validating",
+        "eval",
+        "evaluate",
+        "evaluation",
+        "evaluating",
+        "test",
+        "testing",
+        "predict",
+        "prediction",
+        "predictions",
+        "infer",
+        "inference",
+        "inferencing",
+        "score",
+        "scoring",
+        "generate",
+        "generation",
+    }
+)
+_EVAL_DATA_TOKENS = frozenset({"val", "valid", "validation", "test", "testing", "eval", "dev", "holdout"})
+EVAL_DATA_TOKENS = _EVAL_DATA_TOKENS  # what the gate reads as evidence of evaluation (analysis/gate_loops.py)
+DATA_TOKENS = (
+    frozenset(
+        {
+            "loader",
+            "loaders",
+            "dataloader",
+            "dataloaders",
+            "dl",
+            "batch",
+            "batches",
+            "dataset",
+            "ds",
+            "epoch",
+            "epochs",
+            "step",
+            "steps",
+            "iters",
+            "iter",
+            "iterations",
+            "iteration",
+            "episode",
+            "episodes",
+            "train",
+            "training",
+            "val",
+            "valid",
+            "validation",
+            "test",
+            "eval",
+            "data",
+            "updates",
+            "niter",
+            "minibatch",
+            "minibatches",
+        }
+    )
+    | _EVAL_DATA_TOKENS
+)
+_TRAIN_TOKENS = frozenset({"train", "training", "fit"})
+# Iterables of single inputs (``for img in val_images``): a loop over them
+# runs once per sample, not once per batch.
+SAMPLE_TOKENS = frozenset({"images", "imgs", "samples", "frames"})
+# Loops whose iterations each run a whole training or evaluation (RULES.md traps).
+_OUTER_LOOP_TOKENS = frozenset(
+    {
+        "epoch",
+        "epochs",
+        "fold",
+        "folds",
+        "model",
+        "models",
+        "checkpoint",
+        "checkpoints",
+        "ckpt",
+        "ckpts",
+        "config",
+        "configs",
+        "cfg",
+        "cfgs",
+        "run",
+        "runs",
+        "trial",
+        "trials",
+        "experiment",
+        "experiments",
+        "seed",
+        "seeds",
+        "split",
+        "splits",
+    }
+)
+_GRAD_HOOKS = frozenset(
+    {"register_hook", "register_full_backward_hook", "register_backward_hook", "retain_grad", "requires_grad_"}
+)
+_GRAD_NAME_TOKENS = frozenset(
+    {
+        "saliency",
+        "gradcam",
+        "cam",
+        "grad",
+        "grads",
+        "gradient",
+        "gradients",
+        "adversarial",
+        "attack",
+        "fgsm",
+        "pgd",
+        "integrated",
+        "attribution",
+        "attributions",
+        "explain",
+        "tta",
+        "adapt",
+        "smoothgrad",
+    }
+)
+
+
+_JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
+
+
+def jumps(stmt: cst.CSTNode, kinds: tuple[type, ...] = _JUMPS) -> bool:
+    """``stmt`` is, or is a line holding, a ``break``/``continue``/``return``/
+    ``raise`` of ``kinds``: nothing after it runs."""
+    small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    return any(isinstance(s, kinds) for s in small)
+
+
+def _last_mode_before(mode_calls: list[tuple[tuple[int, int], cst.Call, str]], at: tuple[int, int]) -> str | None:
+    """The mode of the last ``.train()``/``.eval()`` call before ``at``
+    (``mode_calls`` is in source order)."""
+    k = bisect_left(mode_calls, (at,))
+    return mode_calls[k - 1][2] if k else None
+
+
+def ends_with_jump(suite: cst.BaseSuite, kinds: tuple[type, ...] = _JUMPS) -> bool:
+    """The block's last statement jumps (``if done: ...; break``)."""
+    return bool(suite.body) and jumps(suite.body[-1], kinds)
+
+
+def is_emptiness_test(test: cst.BaseExpression) -> bool:
+    """``n == 0``, ``len(x) == 0``, ``not x``, ``x is None``: the test that
+    skips an empty item (``if num_gt == 0: ... else: <the work>``), so its
+    ``else`` runs on nearly every iteration."""
+    subject: cst.BaseExpression | None = None
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        subject = test.expression
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0]
+        right = op.comparator
+        if isinstance(op.operator, cst.Equal) and isinstance(right, cst.Integer) and right.value == "0":
+            subject = test.left
+        elif isinstance(op.operator, cst.Is) and isinstance(right, cst.Name) and right.value == "None":
+            subject = test.left
+    if isinstance(subject, cst.Call) and isinstance(subject.func, cst.Name) and subject.func.value == "len":
+        subject = subject.args[0].value if len(subject.args) == 1 else None
+    return isinstance(subject, (cst.Name, cst.Attribute, cst.Subscript))
+
+
+def is_eval_name(name: str) -> bool:
+    tokens = name_tokens(name)
+    return bool(tokens & EVAL_FUNCTION_TOKENS) and not tokens & _TRAIN_TOKENS
+
+
+@dataclass(eq=False)
+class LoopInfo:
+    node: Loop
+    scope: Scope
+    parent: LoopInfo | None
+    start: tuple[int, int]
+    end: tuple[int, int]
+    backward_calls: list[cst.Call] = field(default_factory=list)
+    step_calls: list[cst.Call] = field(default_factory=list)
+    model_calls: list[cst.Call] = field(default_factory=list)
+    callees: set[cst.FunctionDef] = field(default_factory=set)
+    grad_markers: list[cst.CSTNode] = field(default_factory=list)
+    data_tokens: set[str] = field(default_factory=set)
+    trains: bool = False
+    calls_model: bool = False
+    needs_grad: bool = False
+    role: str | None = None
+    is_batch_loop: bool = False
+
+    def contains(self, pos: tuple[int, int]) -> bool:
+        return self.start <= pos < self.end
+
+
+@dataclass(eq=False)
+class _ScopeFacts:
+    backward_calls: list[cst.Call] = field(default_factory=list)
+    step_calls: list[cst.Call] = field(default_factory=list)
+    model_calls: list[cst.Call] = field(default_factory=list)
+    grad_markers: list[cst.CSTNode] = field(default_factory=list)
+    mode_calls: list[tuple[tuple[int, int], cst.Call, str]] = field(default_factory=list)
+    loops: list[LoopInfo] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ModeEvent:
+    """A ``.train()``/``.eval()`` call, a training phase, or an opaque call
+    that may change the mode, at ``pos`` in a scope."""
+
+    pos: tuple[int, int]
+    kind: str  # "train" | "eval" | "unknown" | "training-phase"
+    node: cst.CSTNode
+    receiver: str | None = None  # the module switched, as this scope spells it
+    # Modules a training phase trains; "*" when it may train any.
+    receivers: frozenset = frozenset()
+
+    def trains_module(self, receiver: str) -> bool:
+        return receiver in self.receivers or "*" in self.receivers
+
+
+class _NameTokens(cst.CSTVisitor):
+    """The name tokens of the names and strings under a node. A module-level
+    class: one defined per call costs more than the walk (the class itself, and
+    visit_fast's hook tables for each new class)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.tokens.update(name_tokens(node.value))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.tokens.update(name_tokens(node.value.strip("'\"")))
+
+
+class LoopAnalysis(cst.CSTVisitor):
+    def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, objects: ObjectTable) -> None:
+        super().__init__()
+        self.names = names
+        self.calls = calls
+        self.objects = objects
+        self.parents = calls.parents
+        self._loops: dict[cst.CSTNode, LoopInfo] = {}
+        self.all: list[LoopInfo] = []
+        self._scopes: dict[Scope, _ScopeFacts] = {}
+        self._stack: list[tuple[Scope, list[LoopInfo]]] = [(wrapper.module, [])]
+        self._scopes[wrapper.module] = _ScopeFacts()
+        self._fn_memo: dict[tuple[str, cst.FunctionDef], bool] = {}
+        self._kill_memo: dict[tuple[int, str], list[int]] = {}
+        visit_fast(wrapper.module, self)
+        for info in self.all:
+            self._finish(info)
+        self._per_iteration: dict[cst.FunctionDef, bool] = {}
+        self._locals_memo: dict[cst.FunctionDef, set[str]] = {}
+        self._events_memo: dict[Scope, list[ModeEvent]] = {}
+        self._event_starts: dict[Scope, list] = {}  # positions of mode_events(scope), for bisection
+        self._aliases_memo: dict[Scope, frozenset[tuple[str, str]]] = {}
+
+    # == collection =========================================================
+    def pos(self, node: cst.CSTNode) -> tuple[int, int]:
+        return self.calls.pos(node)
+
+    def end(self, node: cst.CSTNode) -> tuple[int, int]:
+        return self.calls.end(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes[node] = _ScopeFacts()
+        self._stack.append((node, []))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _enter_loop(self, node: Loop) -> None:
+        scope, active = self._stack[-1]
+        info = LoopInfo(node, scope, active[-1] if active else None, self.pos(node), self.end(node))
+        iterable = node.iter if isinstance(node, cst.For) else node.test
+        info.data_tokens = self._tokens_of(iterable)
+        self._loops[node] = info
+        self.all.append(info)
+        self._scopes[scope].loops.append(info)
+        active.append(info)
+
+    def _leave_loop(self) -> None:
+        self._stack[-1][1].pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._enter_loop(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._leave_loop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_loop(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._leave_loop()
+
+    def _tokens_of(self, expr: cst.BaseExpression) -> set[str]:
+        names = _NameTokens()
+        visit_fast(expr, names)
+        return names.tokens
+
+    def _mark(self, attr: str, node: cst.CSTNode) -> None:
+        scope, active = self._stack[-1]
+        getattr(self._scopes[scope], attr).append(node)
+        for info in active:
+            getattr(info, attr).append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        o = self.objects
+        scope, active = self._stack[-1]
+        if o.is_backward_call(node):
+            self._mark("backward_calls", node)
+            self._mark("grad_markers", node)
+        elif o.is_optimizer_step(node):
+            self._mark("step_calls", node)
+            self._mark("grad_markers", node)
+        elif o.is_model_call(node):
+            self._mark("model_calls", node)
+        mode = o.mode_call(node)
+        if mode is not None:
+            self._scopes[scope].mode_calls.append((self.pos(node), node, mode))
+        func = node.func
+        qn = self.names.call_name(node) or ""
+        if isinstance(func, cst.Attribute) and func.attr.value in _GRAD_HOOKS:
+            if not (func.attr.value == "requires_grad_" and _first_arg_false(node)):
+                self._mark("grad_markers", node)
+        elif qn.startswith(("torch.autograd.functional", "captum", "torch.func.grad", "functorch")):
+            self._mark("grad_markers", node)
+        elif (context := context_mode(node, self.names)) is GradMode.ENABLED:
+            self._mark("grad_markers", node)
+        elif context is GradMode.DISABLED:
+            pass  # ``torch.no_grad()`` turns grad off: not a need for it, whatever its name says
+        else:
+            callee = dotted_name(func)
+            if callee and name_tokens(callee.rsplit(".", 1)[-1]) & _GRAD_NAME_TOKENS:
+                self._mark("grad_markers", node)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "requires_grad":
+                if not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+                    self._mark("grad_markers", node)
+        target = self.calls.resolve(node)
+        if target is not None:
+            for info in active:
+                info.callees.add(target)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        # ``x.grad`` read while evaluating: saliency maps, adversarial examples.
+        if node.attr.value in ("grad", "requires_grad") and not isinstance(self.parents.get(node), cst.Call):
+            parent = self.parents.get(node)
+            if node.attr.value == "requires_grad" and not isinstance(parent, cst.AssignTarget):
+                return
+            self._mark("grad_markers", node)
+
+    # == derived facts ======================================================
+    def _finish(self, info: LoopInfo) -> None:
+        fns = info.callees
+        info.trains = bool(info.backward_calls or info.step_calls) or any(self.trains(f) for f in fns)
+        info.calls_model = bool(info.model_calls) or any(self.calls_model(f) for f in fns)
+        info.needs_grad = bool(info.grad_markers) or any(self.needs_grad(f) for f in fns)
+        if info.trains:
+            info.role = "train"
+        elif info.calls_model and not info.needs_grad and self._eval_evidence(info):
+            info.role = "eval"
+        info.is_batch_loop = info.trains or info.role == "eval" or bool(info.data_tokens & DATA_TOKENS)
+
+    def _eval_evidence(self, info: LoopInfo) -> bool:
+        scope = info.scope
+        if isinstance(scope, cst.FunctionDef) and self.eval_named(scope):
+            return True
+        if info.data_tokens & _EVAL_DATA_TOKENS and not info.data_tokens & _TRAIN_TOKENS:
+            return True
+        if isinstance(scope, cst.FunctionDef) and self._iterates_eval_argument(scope, info):
+            return True
+        return _last_mode_before(self._scopes[scope].mode_calls, info.end) == "eval"
+
+    def _iterates_eval_argument(self, fn: cst.FunctionDef, info: LoopInfo) -> bool:
+        """The loop iterates a parameter of ``fn`` and every call in this
+        module passes a validation/test loader for it:
+        ``compute_accuracy(net, test_loader)`` once per epoch."""
+        iterable = info.node.iter if isinstance(info.node, cst.For) else info.node.test
+        params = {p for p in _params(fn) if mentions(iterable, p)}
+        sites = self.calls.call_sites.get(fn, ())
+        if not params or not sites or fn in self.calls.escapes:
+            return False
+        for call in sites:
+            bound = [arg for arg, param in bound_params(call, fn) if param in params]
+            if not bound:
+                return False
+            for arg in bound:
+                tokens = self._tokens_of(arg.value)
+                if not tokens & _EVAL_DATA_TOKENS or tokens & _TRAIN_TOKENS:
+                    return False
+        return True
+
+    @staticmethod
+    def holds_comprehension(stmt: cst.CSTNode) -> bool:
+        """``stmt`` holds a comprehension, generator expression or lambda."""
+        visitor = _HoldsComprehension()
+        visit_fast(stmt, visitor)
+        return visitor.found
+
+    def comprehension_is_eval(self, comp: cst.BaseExpression) -> list[cst.Call]:
+        """The model calls of a comprehension or generator expression that
+        evaluates (``sum(loss(model(x), y) for x, y in valid_dl)`` after
+        ``model.eval()``), or [] when it is not one."""
+        scope = self.scope_of(comp)
+        facts = self._scopes.get(scope)
+        if facts is None:
+            return []
+        start, end = self.pos(comp), self.end(comp)
+        between = self.calls.between  # the lists are in source order
+        model_calls = list(between(facts.model_calls, start, end))
+        if not model_calls or between(facts.grad_markers, start, end):
+            return []
+        callees = [self.calls.resolve(c) for c in between(self.calls.calls_in.get(scope, []), start, end)]
+        if any(f is not None and (self.trains(f) or self.needs_grad(f)) for f in callees):
+            return []
+        tokens: set[str] = set()
+        comp_for = getattr(comp, "for_in", None)
+        while comp_for is not None:
+            tokens |= self._tokens_of(comp_for.iter)
+            comp_for = comp_for.inner_for_in
+        evidence = (isinstance(scope, cst.FunctionDef) and self.eval_named(scope)) or bool(
+            tokens & _EVAL_DATA_TOKENS and not tokens & _TRAIN_TOKENS
+        )
+        if not evidence:
+            evidence = _last_mode_before(facts.mode_calls, start) == "eval"
+        return model_calls if evidence else []
+
+    def _fn_fact(self, key: str, fn: cst.FunctionDef) -> bool:
+        memo = (key, fn)
+        if memo in self._fn_memo:
+            return self._fn_memo[memo]
+        self._fn_memo[memo] = False  # recursion guard
+        facts = self._scopes.get(fn)
+        if facts is None:
+            return False
+        if key == "trains":
+            direct = bool(facts.backward_calls or facts.step_calls)
+        elif key == "steps":
+            direct = bool(facts.step_calls)
+        elif key == "model":
+            direct = bool(facts.model_calls)
+        else:
+            direct = bool(facts.grad_markers)
+        result = direct or any(self._fn_fact(key, f) for _, f in self.calls.callees(fn))
+        self._fn_memo[memo] = result
+        return result
+
+    def eval_named(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` is named for evaluation (``validate``, ``predict``...) and is
+        not part of a model's forward: ``_inference_forward`` called from
+        ``forward`` runs in whatever mode the model's caller chose."""
+        return is_eval_name(fn.name.value) and not self.serves_forward(fn)
+
+    def serves_forward(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` is a model's ``forward`` or is called from one (in this module)."""
+        seen: set[cst.FunctionDef] = set()
+        todo = [fn]
+        while todo:
+            cur = todo.pop()
+            if cur.name.value == "forward" and cur in self.calls.class_of:
+                return True
+            seen.add(cur)
+            for call in self.calls.call_sites.get(cur, ()):
+                caller = self.calls.scope_of_call(call)
+                if isinstance(caller, cst.FunctionDef) and caller not in seen:
+                    todo.append(caller)
+        return False
+
+    def trains(self, fn: cst.FunctionDef) -> bool:
+        """A backward or optimizer step runs in ``fn`` or what it calls."""
+        return self._fn_fact("trains", fn)
+
+    def steps(self, fn: cst.FunctionDef) -> bool:
+        """An optimizer step runs in ``fn`` or what it calls: it updates weights."""
+        return self._fn_fact("steps", fn)
+
+    def loop_steps(self, info: LoopInfo) -> bool:
+        return bool(info.step_calls) or any(self.steps(f) for f in info.callees)
+
+    def calls_model(self, fn: cst.FunctionDef) -> bool:
+        return self._fn_fact("model", fn)
+
+    def needs_grad(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` (or what it calls) needs gradients: backward, ``autograd.grad``,
+        ``.grad`` reads, hooks, ``requires_grad_``, ``enable_grad``..."""
+        return self._fn_fact("grad", fn)
+
+    # == queries ===========================================================
+    def info(self, loop: cst.CSTNode) -> LoopInfo | None:
+        return self._loops.get(loop)
+
+    def scope_loops(self, scope: Scope) -> list[LoopInfo]:
+        facts = self._scopes.get(scope)
+        return facts.loops if facts else []
+
+    def scope_facts(self, scope: Scope) -> _ScopeFacts | None:
+        return self._scopes.get(scope)
+
+    def loop_of(self, node: cst.CSTNode) -> LoopInfo | None:
+        """Innermost loop around ``node`` within its own function. A node in
+        a loop's ``else`` or header counts as inside; callers that care check
+        ``info.node.body``."""
+        cur = self.parents.get(node)
+        while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module, cst.Lambda)):
+            if cur in self._loops:
+                return self._loops[cur]
+            cur = self.parents.get(cur)
+        return None
+
+    def scope_of(self, node: cst.CSTNode) -> Scope:
+        cur = self.parents.get(node)
+        while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module)):
+            cur = self.parents.get(cur)
+        return cur if cur is not None else self.calls.module
+
+    def in_loop_body(self, node: cst.CSTNode, loop: LoopInfo) -> bool:
+        """``node`` runs once per iteration of ``loop`` (not in its header or else)."""
+        cur: cst.CSTNode | None = node
+        while cur is not None and cur is not loop.node:
+            parent = self.parents.get(cur)
+            if parent is loop.node:
+                return cur is loop.node.body
+            cur = parent
+        return False
+
+    def per_iteration(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` runs once per batch: called in a batch loop (possibly through
+        other functions), or a Lightning ``*_step`` hook."""
+        if fn in self._per_iteration:
+            return self._per_iteration[fn]
+        self._per_iteration[fn] = False
+        result = fn.name.value in ("training_step", "validation_step", "test_step", "predict_step") and (
+            fn in self.calls.class_of
+        )
+        for call in self.calls.call_sites.get(fn, ()):
+            if result:
+                break
+            loop = self.loop_of(call)
+            while loop is not None and not result:
+                result = loop.is_batch_loop
+                loop = loop.parent
+            if not result:
+                scope = self.calls.scope_of_call(call)
+                if isinstance(scope, cst.FunctionDef) and self.loop_of(call) is None:
+                    result = self.per_iteration(scope)
+        self._per_iteration[fn] = result
+        return result
+
+    def runs_repeatedly(self, fn: cst.FunctionDef, _seen: frozenset = frozenset()) -> bool:
+        """Some call of ``fn`` in this module sits in a loop (any loop: an
+        epoch loop over ``range(200)`` too), directly or through its callers."""
+        if fn in _seen:
+            return False
+        for call in self.calls.call_sites.get(fn, ()):
+            if self.loop_of(call) is not None:
+                return True
+            scope = self.calls.scope_of_call(call)
+            if isinstance(scope, cst.FunctionDef) and self.runs_repeatedly(scope, _seen | {fn}):
+                return True
+        return False
+
+    def training_guards(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """The parameters of ``fn`` that guard all its training: every
+        backward, optimizer step, gradient read and call into a function that
+        trains or needs gradients sits under ``if <param>:`` (the body, not
+        the ``else``). ``iteration(epoch, loader, train=True)`` shared by
+        ``train()`` and ``test()`` (BERT-pytorch) gives {"train"}; a function
+        that trains nothing, or trains outside such a guard, gives {}."""
+        facts = self._scopes.get(fn)
+        if facts is None:
+            return frozenset()
+        needs: list[cst.CSTNode] = list(facts.grad_markers)
+        for call in self.calls.calls_in.get(fn, ()):
+            callee = self.calls.resolve(call)
+            if callee is not None and (self.trains(callee) or self.needs_grad(callee)):
+                needs.append(call)
+        if not facts.backward_calls and not facts.step_calls:
+            return frozenset()
+        params = _params(fn)
+        guards: set[str] | None = None
+        for node in needs:
+            found = self.guarding_params(node, fn, params)
+            guards = found if guards is None else guards & found
+            if not guards:
+                return frozenset()
+        return frozenset(guards or ())
+
+    def guarding_params(self, node: cst.CSTNode, fn: cst.FunctionDef, params: set[str] | None = None) -> set[str]:
+        """Parameters ``p`` with ``node`` inside the body of an ``if p:`` of ``fn``."""
+        params = _params(fn) if params is None else params
+        found: set[str] = set()
+        child, cur = node, self.parents.get(node)
+        while cur is not None and cur is not fn:
+            if isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return set()  # a nested function: it runs whenever it is called
+            if isinstance(cur, cst.If) and child is cur.body:
+                test = cur.test
+                if isinstance(test, cst.Name) and test.value in params:
+                    found.add(test.value)
+            child, cur = cur, self.parents.get(cur)
+        return found
+
+    def carried_by_framework(self, key: str, stmt: cst.CSTNode) -> bool:
+        """``self.outputs.append(x)`` in a LightningModule's ``training_step``,
+        outside any loop of its own: Lightning calls the hook once per batch,
+        so ``self.<attr>`` (not re-bound earlier in the hook) keeps the value
+        across batches. Only classes that name a Lightning base count. In a
+        loop of the hook's own (over the samples of the batch), only when the
+        hook never gives ``self.<attr>`` a fresh value anywhere."""
+        if not key.startswith("self."):
+            return False
+        fn = self.scope_of(stmt)
+        if not isinstance(fn, cst.FunctionDef) or fn.name.value != "training_step":
+            return False
+        cls = self.calls.class_of.get(fn)
+        if cls is None or not is_lightning_module(cls, self.names):
+            return False
+        if self.loop_of(stmt) is not None and _kills_in(fn, key):
+            return False
+        cur = stmt
+        while cur is not fn:
+            parent = self.parents.get(cur)
+            if parent is None:
+                return False
+            if isinstance(parent, cst.IndentedBlock):
+                for sib in parent.body:
+                    if sib is cur:
+                        break
+                    if _kills(sib, key):
+                        return False
+            cur = parent
+        return True
+
+    def outer_loop(self, info: LoopInfo) -> bool:
+        """Each iteration of ``info`` runs whole passes over data: it is named
+        for epochs, folds, models, checkpoints, configurations or seeds, or
+        runs a batch loop per iteration (nested, or in a function it calls)."""
+        if info.data_tokens & _OUTER_LOOP_TOKENS:
+            return True
+        if isinstance(info.node, cst.For) and self._target_tokens(info.node.target) & _OUTER_LOOP_TOKENS:
+            return True
+        for other in self.scope_loops(info.scope):
+            if other is not info and other.is_batch_loop and info.contains(other.start):
+                return True
+        return any(self._runs_batch_loop(f, frozenset()) for f in info.callees)
+
+    @staticmethod
+    def _target_tokens(target: cst.BaseExpression) -> set[str]:
+        return {tok for t in flat_targets(target) if isinstance(t, cst.Name) for tok in name_tokens(t.value)}
+
+    def _runs_batch_loop(self, fn: cst.FunctionDef, seen: frozenset) -> bool:
+        if fn in seen:
+            return False
+        if any(l.is_batch_loop for l in self.scope_loops(fn)):
+            return True
+        return any(self._runs_batch_loop(f, seen | {fn}) for _, f in self.calls.callees(fn))
+
+    def batch_loop_calling(self, fn: cst.FunctionDef, _seen: frozenset = frozenset()) -> LoopInfo | None:
+        """A batch loop that calls ``fn`` on each iteration (through callers)."""
+        if fn in _seen:
+            return None
+        for call in self.calls.call_sites.get(fn, ()):
+            loop = self.loop_of(call)
+            while loop is not None:
+                if loop.is_batch_loop:
+                    return loop
+                loop = loop.parent
+            scope = self.calls.scope_of_call(call)
+            if isinstance(scope, cst.FunctionDef):
+                found = self.batch_loop_calling(scope, _seen | {fn})
+                if found is not None:
+                    return found
+        return None
+
+    # -- what outlives an iteration --------------------------------------
+    def carried_across(self, target: cst.BaseExpression | str, stmt: cst.CSTNode) -> LoopInfo | None:
+        """The batch loop across whose iterations ``target`` (a name, or an
+        attribute such as ``self.buf``) keeps the value written at ``stmt``.
+
+        Walks out from the innermost loop: a loop that re-initialises the
+        target earlier in the same iteration ends the search (nothing is
+        carried); the first batch loop that does not is the answer. A
+        statement in a function run once per batch carries ``self.x`` and
+        module-level names across that batch loop.
+        """
+        key = target if isinstance(target, str) else dotted_name(target)
+        if key is None:
+            return None
+        loop = self.loop_of(stmt)
+        while loop is not None:
+            if not self.in_loop_body(stmt, loop) or self._reinitialised(key, stmt, loop):
+                return None
+            if loop.is_batch_loop:
+                return loop
+            loop = loop.parent
+        scope = self.scope_of(stmt)
+        if isinstance(scope, cst.FunctionDef) and self._outlives_call(key, scope):
+            return self.batch_loop_calling(scope)
+        return None
+
+    def _outlives_call(self, key: str, fn: cst.FunctionDef) -> bool:
+        head = key.split(".")[0]
+        if head == "self" and "." in key:
+            return True
+        if fn not in self._locals_memo:
+            self._locals_memo[fn] = _local_names(fn)
+        return head not in self._locals_memo[fn]
+
+    def _reinitialised(self, key: str, stmt: cst.CSTNode, loop: LoopInfo) -> bool:
+        """``key`` is re-bound (not from itself) or cleared unconditionally
+        before ``stmt`` in the same iteration of ``loop``."""
+        cur = stmt
+        while cur is not loop.node:
+            parent = self.parents.get(cur)
+            if parent is None:
+                return False
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+                siblings = parent.body
+                for sib in siblings:
+                    if sib is cur:
+                        break
+                    if _kills(sib, key):
+                        return True
+            cur = parent
+        return False
+
+    # -- model mode timeline ----------------------------------------------
+    def mode_events(self, scope: Scope) -> list[ModeEvent]:
+        """``.train()``/``.eval()`` calls, training phases and opaque calls
+        that may flip the mode, in source order of ``scope``. A call into a
+        function of this module contributes that function's events, with
+        module names translated to the caller's arguments."""
+        if scope in self._events_memo:
+            return self._events_memo[scope]
+        self._events_memo[scope] = []  # recursion guard
+        facts = self._scopes.get(scope)
+        if facts is None:
+            return []
+        events = [ModeEvent(p, m, n, dotted_name(n.func.value)) for p, n, m in facts.mode_calls]  # type: ignore[attr-defined]
+        for info in facts.loops:
+            if self.loop_steps(info) and (info.parent is None or not self.loop_steps(info.parent) or info.step_calls):
+                events.append(ModeEvent(info.start, "training-phase", info.node, None, self._trained_by(info)))
+        mode_nodes = {id(n) for _, n, _ in facts.mode_calls}
+        for call in self.calls.calls_in.get(scope, ()):
+            if id(call) in mode_nodes:
+                continue
+            fn = self.calls.resolve(call)
+            if fn is not None:
+                sub = self.mode_events(fn) if fn is not scope else []
+                line, col = self.pos(call)
+                for i, e in enumerate(sub):
+                    receiver = self.map_receiver(call, fn, e.receiver) if e.receiver else None
+                    receivers = frozenset(self.map_receiver(call, fn, r) or "*" for r in e.receivers)
+                    events.append(ModeEvent((line, col + 1 + i), e.kind, call, receiver, receivers))
+                if self.steps(fn) and not any(e.kind == "training-phase" for e in sub):
+                    events.append(ModeEvent((line, col), "training-phase", call, None, frozenset({"*"})))
+            elif _may_set_mode(call) and not (self.names.call_name(call) or "").startswith("torch"):
+                events.append(ModeEvent(self.pos(call), "unknown", call))
+            elif (self.names.call_name(call) or "").endswith(("Module.train", "Module.eval")):
+                # ``nn.Module.train(model)``: the unbound method, on its argument
+                events.append(ModeEvent(self.pos(call), "unknown", call))
+        events.sort(key=lambda e: e.pos)
+        self._events_memo[scope] = events
+        return events
+
+    def _trained_by(self, info: LoopInfo) -> frozenset:
+        names = {dotted_name(_module_of(c.func)) for c in info.model_calls}
+        for call in self.calls.between(self.calls.calls_in.get(info.scope, []), info.start, info.end):
+            if self.calls.resolve(call) in info.callees:
+                names.update(dotted_name(a.value) for a in call.args)
+                names.add("*")
+        return frozenset(n for n in names if n)
+
+    def map_receiver(self, call: cst.Call, fn: cst.FunctionDef, receiver: str | None) -> str | None:
+        """``model`` inside ``evaluate(model)`` is ``net`` at ``evaluate(net)``."""
+        if receiver is None:
+            return None
+        head, dot, rest = receiver.partition(".")
+        if head == "self":
+            via_self = isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) == "self"
+            return receiver if via_self else None
+        params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+        if head in params:
+            for arg, param in bound_params(call, fn):
+                if param == head:
+                    base = dotted_name(arg.value)
+                    return base + dot + rest if base else None
+            return None
+        return receiver
+
+    def mode_before(
+        self,
+        node: cst.CSTNode,
+        receivers: frozenset,
+        trained: bool = False,
+        depth: int = 0,
+    ) -> str:
+        """The mode the modules ``receivers`` are in when ``node`` runs:
+
+        - ``"eval"``: the last switch before it was ``.eval()``;
+        - ``"train-trained"``: the last switch was ``.train()`` and a training
+          phase of these modules ran since (the classic missing ``.eval()``);
+        - ``"train-fresh"``: ``.train()`` right before, on purpose
+          (MC dropout, batch-norm recalibration);
+        - ``"default-trained"`` / ``"default-fresh"``: never switched since
+          being built in train mode here, with or without training since;
+        - ``"unknown"`` otherwise.
+
+        Walks back through the statement order of the scope, around enclosing
+        loops (the previous iteration's tail), then into callers.
+        """
+        scope = self.scope_of(node)
+        events = self.mode_events(scope)
+        starts = self._event_starts.get(scope)
+        if starts is None or len(starts) != len(events):
+            starts = self._event_starts[scope] = [e.pos for e in events]
+        start, end = self.pos(node), self.end(node)
+        # Ranges of ``events`` (in source order) to read backwards, found by
+        # bisection and read lazily: a query stops at the switch it meets first.
+        ranges: list[tuple[tuple[int, int], tuple[int, int]]] = []
+        cs, ce = start, end
+        loop = self.loop_of(node)
+        while loop is not None:
+            ranges += [(loop.start, cs), (ce, loop.end)]
+            cs, ce = loop.start, loop.end
+            loop = loop.parent
+        ranges.append(((-1, -1), cs))
+        seq = (
+            events[k] for lo, hi in ranges for k in range(bisect_left(starts, hi) - 1, bisect_left(starts, lo) - 1, -1)
+        )
+        for e in seq:
+            if e.kind == "training-phase":
+                trained = trained or any(e.trains_module(r) for r in receivers)
+                continue
+            if e.kind == "unknown":
+                return "unknown"
+            if e.receiver is not None and e.receiver not in receivers:
+                if all(r.startswith(e.receiver + ".") for r in receivers):
+                    pass  # ``model.eval()`` switches ``model.backbone`` too
+                elif any(related(e.receiver, r, self._aliases(scope)) for r in receivers):
+                    return "unknown"  # ``model_without_ddp.eval()``, ``model.head.train()``
+                else:
+                    continue
+            if e.receiver is None:
+                return "unknown"
+            if e.kind == "eval":
+                return "eval"
+            if e.kind == "train":
+                return "train-trained" if trained else "train-fresh"
+            return "unknown"
+        if isinstance(scope, cst.FunctionDef):
+            local = _local_names(scope) - _params(scope)
+            if all(r.split(".")[0] in local for r in receivers):
+                return self._default_mode(receivers, scope, trained)
+            sites = self.calls.call_sites.get(scope, [])
+            if not sites or scope in self.calls.escapes or depth > 3:
+                return "unknown"
+            results = set()
+            for site in sites:
+                mapped = frozenset(self.map_receiver(site, scope, r) or "?" for r in receivers)
+                if "?" in mapped:
+                    return "unknown"
+                results.add(self.mode_before(site, mapped, trained, depth + 1))
+            return results.pop() if len(results) == 1 else "unknown"
+        return self._default_mode(receivers, scope, trained)
+
+    def _aliases(self, scope: Scope) -> frozenset[tuple[str, str]]:
+        if scope not in self._aliases_memo:
+            self._aliases_memo[scope] = alias_pairs(scope)
+        return self._aliases_memo[scope]
+
+    def _default_mode(self, receivers: frozenset, scope: Scope, trained: bool) -> str:
+        if all(self.objects.built_in_train_mode(r, scope) for r in receivers):
+            return "default-trained" if trained else "default-fresh"
+        return "unknown"
+
+    def enclosing_loops(self, node: cst.CSTNode) -> list[LoopInfo]:
+        out = []
+        loop = self.loop_of(node)
+        while loop is not None:
+            out.append(loop)
+            loop = loop.parent
+        return out
+
+
+def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
+    """``model`` for ``model.forward``."""
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        return func.value
+    return func
+
+
+def _first_arg_false(call: cst.Call) -> bool:
+    return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
+
+
+# Words naming what a function builds or reports when it is not a model.
+_NOT_A_MODEL = frozenset(
+    {
+        "transform",
+        "transforms",
+        "dataset",
+        "datasets",
+        "loader",
+        "dataloader",
+        "sampler",
+        "metric",
+        "metrics",
+        "log",
+        "logger",
+        "print",
+        "csv",
+        "split",
+    }
+)
+
+
+def _may_set_mode(call: cst.Call) -> bool:
+    """An unknown call that may switch a model's mode: ``set_eval_mode(m)``,
+    ``model.apply(fn)``, ``enable_dropout(model)``."""
+    name = dotted_name(call.func) or ""
+    last = name.rsplit(".", 1)[-1]
+    if last[:1].isupper():
+        return False  # a constructor: ``nn.Dropout(0.5)``
+    tokens = name_tokens(last)
+    if tokens & _NOT_A_MODEL:
+        return False  # ``build_eval_transform(384)``, ``make_train_loader(cfg)``
+    return (
+        bool(tokens & {"eval", "train", "mode", "dropout", "bn", "batchnorm", "freeze", "unfreeze"}) or last == "apply"
+    )
+
+
+def _targets(stmt: cst.BaseSmallStatement) -> Iterable[tuple[cst.BaseExpression, cst.BaseExpression | None]]:
+    if isinstance(stmt, cst.Assign):
+        for t in stmt.targets:
+            yield t.target, stmt.value
+    elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+        yield stmt.target, stmt.value
+
+
+def _kills(stmt: cst.CSTNode, key: str) -> bool:
+    """``stmt`` unconditionally gives ``key`` a fresh value: ``total = 0``,
+    ``outs = []``, ``outs.clear()``, ``del outs[:]``; also inside ``with``."""
+    if isinstance(stmt, cst.With):
+        return any(_kills(s, key) for s in stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else False
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        for target, value in _targets(small):
+            for t in flat_targets(target):
+                if dotted_name(t) == key and value is not None and not mentions(value, key):
+                    return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "clear" and dotted_name(func.value) == key:
+                return True
+        if isinstance(small, cst.Del):
+            t = small.target
+            if isinstance(t, cst.Subscript) and dotted_name(t.value) == key:
+                return True
+    return False
+
+
+class _HoldsComprehension(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Lambda)):
+            self.found = True
+        return not self.found
+
+
+def _kills_in(fn: cst.FunctionDef, key: str) -> bool:
+    """Some statement of ``fn`` (outside nested functions) gives ``key`` a fresh value."""
+    visitor = _Kills(fn, key)
+    visit_fast(fn, visitor)
+    return visitor.found
+
+
+class _Kills(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, fn: cst.FunctionDef, key: str) -> None:
+        super().__init__()
+        self.fn = fn
+        self.key = key
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found or (isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not self.fn):
+            return False
+        if isinstance(node, (cst.SimpleStatementLine, cst.With)) and _kills(node, self.key):
+            self.found = True
+        return True
+
+
+def local_names(fn: cst.FunctionDef) -> set[str]:
+    """Names local to ``fn`` (see ``_local_names``)."""
+    return _local_names(fn)
+
+
+class _LocalNames(cst.CSTVisitor):
+    # A module-level class, not one per call: a class is a reference cycle,
+    # and its methods' closures would keep what they capture alive with it.
+    def __init__(self, fn: cst.FunctionDef) -> None:
+        super().__init__()
+        self.fn = fn
+        self.local = set(_params(fn))
+        self.declared: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.fn
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.local.update(t.value for t in flat_targets(node.target) if isinstance(t, cst.Name))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.local.add(node.target.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.local.add(node.target.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.local.update(t.value for t in flat_targets(node.target) if isinstance(t, cst.Name))
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.declared.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.declared.update(n.name.value for n in node.names)
+
+
+def _local_names(fn: cst.FunctionDef) -> set[str]:
+    """Names local to ``fn``: parameters and names it binds, minus those it
+    declares ``global``/``nonlocal``."""
+    visitor = _LocalNames(fn)
+    visit_fast(fn, visitor)
+    return visitor.local - visitor.declared
+
+
+def _params(fn: cst.FunctionDef) -> set[str]:
+    p = fn.params
+    names = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names

@@ -1,0 +1,201 @@
+"""MEM703's gate, move by move: which ``.to(``/``.cuda(`` calls the rule's
+visit_Call may report, read on Python's ``ast`` (analysis/gate_loops.py's
+walk calls it for the statements of a loop's iteration).
+
+rules/mem703_loop_invariant_device_move.py reports a move only when
+
+- its innermost loop holds it as ``_enclosing_loop`` finds it: not in a
+  lambda or a comprehension, not in a loop's header (its iterable, a
+  ``while`` test) nor a function's or class's (decorators, defaults, bases),
+  not in an ``else``/``elif`` block, nor in a ``try``'s blocks or handlers,
+  and in an ``if`` body only under a plain flag (``_flag``); the walk in
+  gate/loops.py follows these blocks (``_Loop.blocked``), this module the
+  expressions (``move_sites``);
+- its receiver is a module or a criterion (``Kind.MODULE``/``Kind.LOSS``:
+  the rule then needs ``dotted_name(recv)``, and is silent when that name is
+  the loop's own target, ``_rebound_in``), or a constant tensor
+  (``_constant_tensor``: shaping methods over a ``torch`` factory called
+  with literal arguments only): ``receiver``;
+- the loop runs per batch (``_per_batch``: its iterable may be a loader, a
+  backward or an optimizer step is called in its own iteration,
+  ``training_verbs.in_iteration``, or its role is "eval") or, for a module,
+  per sample (``_per_sample``).
+
+Every test here keeps what the rule's analysis might report: the object
+kinds (objects.kind_of) stay unknown, so any dotted name may be a module.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from memlint.gate.ast_names import ast_callee, ast_dotted
+from memlint.parse.ast_fields import CHILDREN, STATEMENT_BLOCKS
+
+# The rule's ``_FACTORIES`` and ``_SHAPING`` (tests/test_analysis_gate.py
+# holds them equal: the gate does not import the rules).
+FACTORIES = frozenset(
+    {"tensor", "ones", "zeros", "full", "eye", "arange", "linspace", "as_tensor", "Tensor", "FloatTensor", "LongTensor"}
+)
+SHAPING = frozenset({"view", "reshape", "float", "long", "unsqueeze", "expand", "double", "half", "t"})
+# training_verbs' BACKWARD and STEP verbs, by the callee's last name
+# (``loss.backward()``, ``accelerator.backward(loss)``, ``manual_backward``,
+# ``torch.autograd.backward``, ``optimizer.step()``, ``scaler.step(opt)``).
+VERB_CALLS = frozenset({"backward", "manual_backward", "step"})
+
+MODULE, CONSTANT = 1, 2  # what a move's receiver may be
+_MOVES = ("to", "cuda")
+_UNMOVABLE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp)  # the comprehensions MEM201 visits
+
+
+def target_keys(target: ast.AST) -> frozenset[str]:
+    """The rule's ``_names(loop.target)``: the dotted names a ``for`` binds."""
+    kind = type(target)
+    if kind is ast.Tuple or kind is ast.List:
+        return frozenset(k for el in target.elts for k in target_keys(el))  # type: ignore[attr-defined]
+    if kind is ast.Starred:
+        return target_keys(target.value)  # type: ignore[attr-defined]
+    key = ast_dotted(target)
+    return frozenset() if key is None else frozenset((key,))
+
+
+def is_flag(test: ast.AST, aliases: dict[str, str]) -> bool:
+    """The rule's ``_flag`` is not None: ``use_cuda``, ``not args.cpu``,
+    ``self.use_gpu``, ``torch.cuda.is_available()`` (by the callee's last
+    name: an alias resolves to it). Wider than the rule: it does not check
+    that the loop leaves the flag alone (``_binds``)."""
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:  # type: ignore[attr-defined]
+        test = test.operand  # type: ignore[attr-defined]
+    kind = type(test)
+    if kind is ast.Call:
+        return (
+            not test.args  # type: ignore[attr-defined]
+            and not test.keywords  # type: ignore[attr-defined]
+            and ast_callee(test.func, aliases) == "is_available"  # type: ignore[attr-defined]
+        )
+    return (kind is ast.Name or kind is ast.Attribute) and ast_dotted(test) is not None
+
+
+def receiver(call: ast.Call, aliases: dict[str, str], imported: frozenset[str]) -> int | None:
+    """What the receiver of the move ``call`` may be for the rule to report
+    it: MODULE (a dotted name), CONSTANT (``_constant_tensor``), or None.
+    ``imported``: the names an import may bind (the head of a qualified name)."""
+    recv = call.func.value  # type: ignore[attr-defined]
+    if ast_dotted(recv) is not None:
+        return MODULE
+    while type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in SHAPING:  # type: ignore[attr-defined]
+        if not all(_literal(a, imported) for a in _arguments(recv)):  # type: ignore[arg-type]
+            return None
+        recv = recv.func.value  # type: ignore[attr-defined]
+    if type(recv) is not ast.Call:
+        return None
+    # names.call_name: its head an import, its last part a factory (an
+    # import alias counts as what it imports).
+    func = recv.func  # type: ignore[attr-defined]
+    callee = ast_dotted(func)
+    if callee is None or callee.split(".", 1)[0] not in imported or ast_callee(func, aliases) not in FACTORIES:
+        return None
+    if not (recv.args or recv.keywords):  # type: ignore[attr-defined]
+        return None
+    values = [*recv.args, *(k.value for k in recv.keywords if k.arg != "device")]  # type: ignore[attr-defined]
+    return CONSTANT if all(_literal(v, imported) for v in values) else None
+
+
+def _arguments(call: ast.Call) -> list[ast.AST]:
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+def _literal(e: ast.AST, imported: frozenset[str], bound: frozenset[str] = frozenset()) -> bool:
+    """The rule's ``_literal`` (wider): any constant, arithmetic on literals,
+    a list or tuple of them, a one-clause comprehension over them, an
+    UPPER_CASE name (``_constants_in`` may find it constant), a name a
+    comprehension binds, an attribute of an imported name whose last name is
+    lowercase (``torch.float32``: names.qualified_name needs the import; its
+    ``torch.`` head is not checked here)."""
+    kind = type(e)
+    if kind is ast.Constant:
+        return True
+    if kind is ast.UnaryOp:
+        return _literal(e.operand, imported, bound)  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        return _literal(e.left, imported, bound) and _literal(e.right, imported, bound)  # type: ignore[attr-defined]
+    if kind is ast.List or kind is ast.Tuple:
+        return all(_literal(el, imported, bound) for el in e.elts)  # type: ignore[attr-defined]
+    if kind is ast.Starred:
+        return _literal(e.value, imported, bound)  # type: ignore[attr-defined]
+    if kind is ast.ListComp or kind is ast.GeneratorExp:
+        generators = e.generators  # type: ignore[attr-defined]
+        if len(generators) != 1 or generators[0].ifs:
+            return False
+        names = frozenset(n.id for n in ast.walk(generators[0].target) if type(n) is ast.Name)  # type: ignore[attr-defined]
+        return _literal(generators[0].iter, imported, bound) and _literal(e.elt, imported, bound | names)  # type: ignore[attr-defined]
+    if kind is ast.Name:
+        return e.id in bound or e.id.isupper()  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        key = ast_dotted(e)
+        return key is not None and key.split(".", 1)[0] in imported and e.attr[:1].islower()  # type: ignore[attr-defined]
+    return False
+
+
+def move_sites(
+    stmt: ast.AST,
+    moves: bool,
+    targets: frozenset[str],
+    verbs: bool,
+    aliases: dict[str, str],
+    imported: frozenset[str] = frozenset(),
+) -> tuple[int, bool, bool]:
+    """Read ``stmt``'s own expressions (not its blocks): the strongest move
+    receiver found (``moves``: MODULE beats CONSTANT, 0 for none; a module
+    named as one of the loop's ``targets`` is the loop's own, never
+    reported; ``imported``: see ``receiver``), whether a training verb is called (``verbs``), whether a
+    comprehension MEM201 visits is there."""
+    children = CHILDREN.get(type(stmt))
+    if children is None:
+        return 0, False, False
+    found, verb, comprehension = 0, False, False
+    # Two stacks, not a flag per node: what a move may be reported in, and
+    # what lies under a lambda or a comprehension (read after, for verbs
+    # and comprehensions only).
+    movable: list[object] = []
+    shut: list[object] = []
+    first = movable if moves else shut
+    for field in children.singles:
+        if field not in STATEMENT_BLOCKS:
+            first.append(getattr(stmt, field))
+    for field in children.lists:
+        if field not in STATEMENT_BLOCKS:
+            first.extend(getattr(stmt, field))
+    table = CHILDREN
+    for stack, may_move in ((movable, True), (shut, False)):
+        push, extend, pop = stack.append, stack.extend, stack.pop
+        while stack:
+            node = pop()
+            kind = type(node)
+            children = table.get(kind)
+            if children is None:
+                if kind is list:
+                    extend(node)  # type: ignore[arg-type]
+                continue
+            if kind is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
+                if may_move and type(func) is ast.Attribute and func.attr in _MOVES and found != MODULE:
+                    what = receiver(node, aliases, imported)  # type: ignore[arg-type]
+                    if what == CONSTANT or (what == MODULE and ast_dotted(func.value) not in targets):
+                        found = max(found, what)  # type: ignore[type-var]
+                if verbs and not verb and ast_callee(func, aliases) in VERB_CALLS:
+                    verb = True
+            elif kind in _UNMOVABLE:
+                comprehension = comprehension or kind in _COMPREHENSIONS
+                if may_move:
+                    for field in children.singles:
+                        shut.append(getattr(node, field))
+                    for field in children.lists:
+                        shut.extend(getattr(node, field))
+                    continue
+            for field in children.singles:
+                push(getattr(node, field))
+            for field in children.lists:
+                extend(getattr(node, field))
+    return found, verb, comprehension
