@@ -6,15 +6,10 @@ import re
 
 import libcst as cst
 
-from memlint.analysis.autograd.activations import (
-    INPUT_SAVING_LAYERS,
-    inplace_arg,
-    nn_class,
-    runs_inplace,
-    sequential_elements,
-)
+from memlint.analysis.autograd.activations import inplace_arg, nn_class, runs_inplace, sequential_elements
 from memlint.fix.call_args import append_keyword
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.ops import INPUT_SAVING_LAYERS
 
 # Activations whose in-place backward reads their output, so the in-place
 # form really reuses the buffer: each measured by bench/inplace_activations.py.
