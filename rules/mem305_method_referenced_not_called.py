@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.scope.objects import Kind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.kinds import Kind
 
 # The methods, and the kinds of receiver on which the bare reference is
 # certainly a forgotten call. ``backward`` is checked on tensors with
