@@ -82,7 +82,7 @@ class GradModeCallWithoutWith(Rule):
     name = "grad-mode-call-without-with"
     message = "a grad-mode context manager called as a statement is built and thrown away: the mode does not change"
     tokens = ("no_grad", "inference_mode", "enable_grad", "autocast")
-    gate = staticmethod(lambda g: bool(g.called & LAST_NAMES))  # type: ignore[assignment]  # the ClassVar reads as a method
+    gate = staticmethod(lambda g: bool(g.bare_calls & LAST_NAMES))  # type: ignore[assignment]  # the ClassVar reads as a method
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value

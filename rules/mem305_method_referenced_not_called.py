@@ -70,7 +70,7 @@ class MethodReferencedNotCalled(Rule):
     message = "a training method referenced but not called: the line does nothing"
     fix_safety = Safety.UNSAFE
     tokens = tuple(sorted(METHOD_NAMES))
-    gate = staticmethod(lambda g: bool(g.idents & METHOD_NAMES))  # type: ignore[assignment]  # the ClassVar reads as a method
+    gate = staticmethod(lambda g: bool(g.bare_attributes & METHOD_NAMES))  # type: ignore[assignment]  # the ClassVar reads as a method
 
     def visit_Expr(self, node: cst.Expr) -> None:
         attr = node.value

@@ -2474,3 +2474,17 @@ def test_names_loader_reads_each_identifier(names, loader):
     """objects' LOADER guess by name: ``loader`` anywhere in it, or a name
     ending in ``dl``, in any case (read once, on the joined identifiers)."""
     assert facts(names).names_loader is loader
+
+
+def test_bare_statements_for_mem204_and_mem305():
+    """Only a call or an attribute written as a statement of its own counts;
+    an import alias counts as what it imports."""
+    f = facts(
+        "import torch\nfrom torch import inference_mode as im\n"
+        "torch.no_grad()\nim()\nwith torch.enable_grad():\n    model.eval()\nmodel.train\nx = opt.step\n"
+    )
+    assert f.bare_calls >= {"no_grad", "inference_mode"} and "enable_grad" not in f.bare_calls
+    assert "eval" in f.bare_calls  # ``model.eval()`` as a statement: its callee counts
+    assert f.bare_attributes == {"train"}
+    decorated = facts("import torch\n@torch.no_grad()\ndef f(m):\n    return m.eval()\n")
+    assert not decorated.bare_calls & {"no_grad"} and not decorated.bare_attributes

@@ -98,8 +98,6 @@ class TorchRange:
 
     def describe(self) -> str:
         """``torch 1.8`` / ``torch <2.0``: how a message names the range."""
-        if self.floor is not None and self.ceiling == self.floor and self.ceiling_included:
-            return f"torch {format_version(self.floor)}"
         if self.floor is not None:
             return f"torch {format_version(self.floor)}"
         if self.ceiling is not None:
@@ -225,7 +223,7 @@ def torch_range_for(path: str | os.PathLike, setting: TorchRange | None = None) 
     return _range_from(str(Path(os.path.abspath(path)).parent))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
 def _range_from(folder: str) -> TorchRange | None:
     here = Path(folder)
     found = declared_in(here)
@@ -244,8 +242,8 @@ def declared_in(folder: Path) -> list[TorchRange] | None:
     for reader in (_pyproject, _setup_py, _setup_cfg, _requirements_files, _environment):
         try:
             got = reader(folder)
-        except (OSError, UnicodeDecodeError, ValueError, SyntaxError, RecursionError, configparser.Error):
-            continue  # a broken project file says nothing; it is not memlint's to report
+        except (OSError, ValueError, SyntaxError, RecursionError, configparser.Error, AttributeError, TypeError):
+            continue  # a broken or odd project file says nothing; it is not memlint's to report
         if got is not None:
             named = True
             ranges.extend(got)

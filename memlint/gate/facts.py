@@ -81,8 +81,9 @@ _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, *_COMPREHENSIONS})
 
 # What GateFacts._walk does with a node, by its class (0: only its children).
 _CALL, _KEYWORD, _ASSIGN, _LIST = 1, 2, 3, 4
-_AUG_ASSIGN, _BINDING, _FOR, _WHILE, _COMPREHENSION, _FUNCTION, _CLASS, _IMPORT = range(5, 13)
+_AUG_ASSIGN, _BINDING, _FOR, _WHILE, _COMPREHENSION, _FUNCTION, _CLASS, _IMPORT, _EXPR = range(5, 14)
 _CODES: dict[type, int] = {
+    ast.Expr: _EXPR,
     ast.Call: _CALL,
     ast.keyword: _KEYWORD,
     ast.Assign: _ASSIGN,
@@ -154,6 +155,11 @@ class GateFacts:
         # A layer's ``.weight``/``.bias`` (or a slice of it) written in place (MEM401,
         # analysis/module_params.py).
         self.inplace_parameter_attr = False
+        # Expression statements: the attribute of a bare ``x.attr`` (MEM305) and
+        # the callee's last name of a bare call, as written (MEM204; bare_calls
+        # resolves import aliases).
+        self.bare_attributes: set[str] = set()
+        self._bare_callees: set[str] = set()
         self._aliases: dict[str, str] = {}
         self._tree = tree  # for the facts computed only when a rule asks (saved_output_written_in_place)
         # What the walk keeps for builds_module, computed only when MEM202 asks.
@@ -185,6 +191,13 @@ class GateFacts:
         self._walk(tree)
 
     # -- what the rules ask ------------------------------------------------
+    @property
+    def bare_calls(self) -> set[str]:
+        """Last names of the callees of calls written as statements of their
+        own; an import alias counts as what it imports (MEM204)."""
+        aliases = self._aliases
+        return {aliases.get(name, name) for name in self._bare_callees}
+
     @property
     def backward(self) -> bool:
         """A backward may run (objects.is_backward_call, ``torch.autograd.grad`` included)."""
@@ -475,7 +488,18 @@ class GateFacts:
     ) -> None:
         """What _walk does with the nodes rarer than names, attributes, calls,
         keywords and assignments."""
-        if code == _AUG_ASSIGN:
+        if code == _EXPR:
+            value = node.value  # type: ignore[attr-defined]
+            kind = type(value)
+            if kind is ast.Attribute:
+                self.bare_attributes.add(value.attr)
+            elif kind is ast.Call:
+                func = value.func
+                if type(func) is ast.Name:
+                    self._bare_callees.add(func.id)
+                elif type(func) is ast.Attribute:
+                    self._bare_callees.add(func.attr)
+        elif code == _AUG_ASSIGN:
             self._written_in_place(node.target)  # type: ignore[attr-defined]
         elif code == _BINDING:
             if node.value is not None:  # type: ignore[attr-defined]
