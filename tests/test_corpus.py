@@ -32,7 +32,7 @@ def labels(text: str, kind: str = "expect") -> set[tuple[int, str]]:
 
 
 def test_rules_present():
-    assert CODES == {"MEM101", "MEM102", "MEM103", "MEM104", "MEM201", "MEM202", "MEM203"}
+    assert CODES == {"MEM101", "MEM102", "MEM103", "MEM104", "MEM201", "MEM202", "MEM203", "MEM204"}
 
 
 def test_corpus_is_big_enough():

@@ -20,6 +20,7 @@ CODES = {
     "MEM302",
     "MEM303",
     "MEM304",
+    "MEM305",
     "MEM401",
     "MEM402",
     "MEM403",

@@ -16,7 +16,7 @@ class MLPHead(nn.Module):
         self.net = nn.Sequential(
             nn.LayerNorm(dim),
             nn.Linear(dim, hidden),
-            nn.SiLU(),  # expect: MEM403
+            nn.SiLU(),  # reads its input in the backward: in place saves nothing (bench/inplace_activations.py)
             nn.Dropout(0.1),
             nn.Linear(hidden, out),
         )
