@@ -9,13 +9,14 @@ from __future__ import annotations
 import contextlib
 import os
 from functools import lru_cache
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Callable
 
 from memlint.parse.collector import collector_paused
 from memlint.read.source import SourceError, read_source, write_inside_tree
 from memlint.run.cache import FindingsCache, file_digest
 from memlint.run.results import FileReport, Settings, unified_diff
-from memlint.run.selection import select_codes
+from memlint.run.selection import Layer, select_layers
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -26,20 +27,27 @@ PARALLEL_THRESHOLD = 16
 
 @lru_cache(maxsize=64)
 def rules_for(settings: Settings, ignore_extra: tuple[str, ...]):
-    from memlint.rule.registry import select_rules
+    from memlint.rule.registry import rules_by_code
 
-    return tuple(select_rules(*_selection(settings, ignore_extra)))
+    by_code = rules_by_code()
+    return tuple(
+        by_code[c] for c in _select(settings, ignore_extra, {c: r.default_enabled for c, r in by_code.items()})
+    )
 
 
 @lru_cache(maxsize=64)
 def codes_for(settings: Settings, ignore_extra: tuple[str, ...]) -> tuple[str, ...]:
     """rules_for's codes, without importing a rule (the cache key)."""
-    return tuple(select_codes(*_selection(settings, ignore_extra)))
+    return tuple(_select(settings, ignore_extra, None))
 
 
-def _selection(settings: Settings, ignore_extra: tuple[str, ...]):
-    select = list(settings.select) if settings.select is not None else None
-    return select, list(settings.ignore) + list(ignore_extra), list(settings.extend_select)
+def _select(settings: Settings, ignore_extra: tuple[str, ...], codes: dict[str, bool] | None) -> list[str]:
+    """The config's layer, the command line's, then the file's per-file ignores
+    (which always remove, whatever was selected: ruff's per-file-ignores)."""
+    layers: list[Layer] = [(settings.select, settings.extend_select, settings.ignore), settings.override]
+    if ignore_extra:
+        layers.append((None, (), ignore_extra))
+    return select_layers(layers, codes)
 
 
 def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
@@ -123,22 +131,27 @@ def _check_and_store(path: str, settings: Settings, cache: FindingsCache | None)
     return report
 
 
-def _process_chunk(paths: list[str], settings: Settings, cache: FindingsCache | None = None) -> list[FileReport]:
-    return [_check_and_store(p, settings, cache) for p in paths]
+def _process_chunk(items: list[tuple[str, Settings]], cache: FindingsCache | None = None) -> list[FileReport]:
+    return [_check_and_store(p, s, cache) for p, s in items]
 
 
 def run(
     paths: list[str],
-    settings: Settings,
+    settings: Settings | Sequence[Settings],
     jobs: int | None = None,
     cache: FindingsCache | None = None,
     on_report: Callable[[FileReport], None] | None = None,
 ) -> list[FileReport]:
-    """Reports in the order of ``paths``. ``cache`` is used in check mode only:
-    a file whose entry is found is not read by a worker at all. ``on_report``
-    is called as each file's report arrives (progress)."""
+    """Reports in the order of ``paths``. ``settings``: one for every file, or
+    each file's own (its nearest config's), in the order of ``paths``; the mode
+    is the same for all. ``cache`` is used in check mode only: a file whose
+    entry is found is not read by a worker at all. ``on_report`` is called as
+    each file's report arrives (progress)."""
     done = on_report or (lambda report: None)
-    if settings.mode != "check":
+    per_file = [settings] * len(paths) if isinstance(settings, Settings) else list(settings)
+    if len(per_file) != len(paths):
+        raise ValueError("one Settings per path")
+    if not per_file or per_file[0].mode != "check":
         cache = None
     reports: list[FileReport | None] = [None] * len(paths)
     todo = list(range(len(paths)))
@@ -146,7 +159,7 @@ def run(
         todo = []
         for i, path in enumerate(paths):
             digest = file_digest(path)
-            hit = cache.load(path, _cache_key(cache, path, digest, settings)) if digest else None
+            hit = cache.load(path, _cache_key(cache, path, digest, per_file[i])) if digest else None
             if hit is None:
                 todo.append(i)
             else:
@@ -155,7 +168,7 @@ def run(
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for i in todo:
-            reports[i] = _check_and_store(paths[i], settings, cache)
+            reports[i] = _check_and_store(paths[i], per_file[i], cache)
             done(reports[i])  # type: ignore[arg-type]
         return reports  # type: ignore[return-value]
     # Biggest files first, in small chunks, so no worker is left with a large
@@ -165,7 +178,8 @@ def run(
     # workers inherit them instead of each importing them on its first file.
     # A registry that fails to load is reported per file by the workers.
     with contextlib.suppress(Exception):
-        rules_for(settings, ())
+        for one in dict.fromkeys(per_file):
+            rules_for(one, ())
     # The pool's modules (multiprocessing: ~40 ms) only where a pool starts:
     # a warm run never needs them.
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -176,7 +190,9 @@ def run(
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_signals)
     orphans: list[int] = []
     try:
-        futures = {pool.submit(_process_chunk, [paths[i] for i in chunk], settings, cache): chunk for chunk in chunks}
+        futures = {
+            pool.submit(_process_chunk, [(paths[i], per_file[i]) for i in chunk], cache): chunk for chunk in chunks
+        }
         for future in as_completed(futures):
             chunk = futures[future]
             try:
@@ -189,7 +205,7 @@ def run(
                 done(report)
         pool.shutdown()
         for i in sorted(orphans):
-            reports[i] = _process_alone(paths[i], settings, cache)
+            reports[i] = _process_alone(paths[i], per_file[i], cache)
             done(reports[i])  # type: ignore[arg-type]
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): stop now rather than finish every
@@ -208,7 +224,7 @@ def _process_alone(path: str, settings: Settings, cache: FindingsCache | None) -
 
     pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_signals)
     try:
-        report = pool.submit(_process_chunk, [path], settings, cache).result()[0]
+        report = pool.submit(_process_chunk, [(path, settings)], cache).result()[0]
     except BrokenProcessPool:
         report = FileReport(path=path, error="internal error: the process analysing this file died")
     except BaseException:
