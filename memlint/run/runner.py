@@ -67,10 +67,9 @@ def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
 def process_file(path: str, settings: Settings) -> FileReport:
     # Imported here: a run whose files are all in the cache never imports
     # libcst, the analyses or the rules (most of a warm run's time).
-    from memlint.fix.fixer import detach, fix_text
-    from memlint.lint.add_noqa import add_noqa
-    from memlint.lint.engine import ParseError, lint
+    from memlint.lint.engine import ParseError
     from memlint.parse.budget import BudgetExceeded
+    from memlint.run.script import view_maker
 
     report = FileReport(path=path)
     try:
@@ -81,27 +80,16 @@ def process_file(path: str, settings: Settings) -> FileReport:
             return process_notebook(path, settings, rules)
         source = read_source(path)
         report.digest = source.digest
-        if settings.mode == "check":
-            findings, module = lint(source.text, path, rules)
-            report.findings = detach(findings, module, settings.with_edits)
-            return report
-        if settings.mode == "add-noqa":
-            findings, module = lint(source.text, path, rules)
-            text, report.noqa_added = add_noqa(source.text, [(f.line, f.code) for f in findings])
-            if report.noqa_added:
-                write_inside_tree(source, text, settings.root)
-            if report.noqa_added < len(findings):
-                findings, module = lint(text, path, rules)
-                report.findings = detach(findings, module, False)
-            return report
-        result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes)
-        report.findings = detach(result.remaining, None, False)
-        report.fixed = detach(result.applied, None, False)
-        if result.changed:
-            if settings.mode == "diff":
-                report.diff = unified_diff(source, result.text)
-            else:
-                write_inside_tree(source, result.text, settings.root)
+        try:
+            _process_text(source, settings, rules, report)
+        except ParseError as exc:
+            view_of = view_maker(source.text, exc)
+            if view_of is None:
+                raise
+            try:
+                _process_text(source, settings, rules, report, view_of)
+            except ParseError:
+                raise exc from None  # the file's own error says more than the view's
     except (SourceError, ParseError) as exc:
         report.error = str(exc)
         report.findings, report.fixed = [], []
@@ -114,6 +102,58 @@ def process_file(path: str, settings: Settings) -> FileReport:
         report.error = f"internal error: {type(exc).__name__}: {exc}"
         report.findings, report.fixed = [], []
     return report
+
+
+def _process_text(source, settings: Settings, rules, report: FileReport, view_of=None) -> None:
+    """Check, fix or silence one .py file's text; ``view_of``: read it through
+    a view (memlint.run.script), when its own text does not parse."""
+    from memlint.fix.fixer import detach, fix_text
+    from memlint.lint.add_noqa import add_noqa
+    from memlint.lint.engine import lint
+
+    path = source.path
+    view = view_of(source.text) if view_of is not None else None
+    if settings.mode == "check":
+        if view is not None:
+            from memlint.run.script import lint_view
+
+            report.findings, report.notes = lint_view(view, path, rules, settings.with_edits)
+            return
+        findings, module = lint(source.text, path, rules)
+        report.findings = detach(findings, module, settings.with_edits)
+        return
+    if settings.mode == "add-noqa":
+        text = view.text if view is not None else source.text
+        findings, module = lint(text, path, rules)
+        new_text, report.noqa_added = add_noqa(text, [(f.line, f.code) for f in findings])
+        if view is not None and report.noqa_added:
+            restored = view.restore(new_text)
+            if restored is None:
+                raise SourceError(f"cannot add noqa comments: {view.why_unfixable}")
+            new_text = restored
+        if report.noqa_added:
+            write_inside_tree(source, new_text, settings.root)
+        if report.noqa_added < len(findings):
+            again = view_of(new_text) if view_of is not None else None
+            if again is not None:
+                from memlint.run.script import lint_view
+
+                report.findings, report.notes = lint_view(again, path, rules, False)
+            else:
+                findings, module = lint(new_text, path, rules)
+                report.findings = detach(findings, module, False)
+        elif view is not None:
+            report.notes = [view.note]
+        return
+    result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes, view_of=view_of)
+    report.findings = detach(result.remaining, None, False)
+    report.fixed = detach(result.applied, None, False)
+    report.notes = list(result.notes)
+    if result.changed:
+        if settings.mode == "diff":
+            report.diff = unified_diff(source, result.text)
+        else:
+            write_inside_tree(source, result.text, settings.root)
 
 
 def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
