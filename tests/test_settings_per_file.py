@@ -7,7 +7,6 @@ import json
 import os
 import textwrap
 
-
 LEAKY = textwrap.dedent(
     """\
     import torch

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from memlint import __version__
-from memlint.find.config import OUTPUT_FORMATS, Config, ConfigError, load_config
+from memlint.find.config import OUTPUT_FORMATS, Config, ConfigError
 from memlint.reporters.style import CHOICES
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

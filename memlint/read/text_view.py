@@ -27,7 +27,7 @@ class TextView:
     text: str  # what is parsed, linted and fixed
     original: str  # the file's text
     note: str  # said once per file: how it was read
-    restore: Callable[[str], "str | None"]  # fixed ``text`` -> the file's text, exactly, or None
+    restore: Callable[[str], str | None]  # fixed ``text`` -> the file's text, exactly, or None
     column: Callable[[int, int], int]  # (line, column in ``text``) -> column in ``original``
     why_unfixable: str = ""  # said when a fix is withheld because ``restore`` refused it
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
 from memlint.parse.collector import collector_paused

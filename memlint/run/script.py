@@ -15,7 +15,7 @@ from memlint.parse.guard import python_tree
 from memlint.read.notebook_magics import masked_view
 from memlint.read.tab_indent import expanded_view
 from memlint.read.text_view import TextView
-from memlint.rule import Finding, Fix, Rule
+from memlint.rule import Edit, Finding, Fix, Rule
 
 
 def view_maker(text: str, error: ParseError) -> Callable[[str], TextView | None] | None:
@@ -30,15 +30,15 @@ def view_maker(text: str, error: ParseError) -> Callable[[str], TextView | None]
     return None
 
 
-def lint_view(view: TextView, path: str, rules: Sequence[type[Rule]], with_edits: bool) -> tuple[list[Finding], list[str]]:
+def lint_view(
+    view: TextView, path: str, rules: Sequence[type[Rule]], with_edits: bool
+) -> tuple[list[Finding], list[str]]:
     """Findings (detached, at the file's positions) and the notes to say."""
     findings, module = lint(view.text, path, rules)
     out: list[Finding] = []
     withheld = 0
     for f in findings:
-        placed = replace(
-            f, column=view.column(f.line, f.column), end_column=view.column(f.end_line, f.end_column)
-        )
+        placed = replace(f, column=view.column(f.line, f.column), end_column=view.column(f.end_line, f.end_column))
         if f.fix is None or module is None:
             out.append(placed)
             continue
@@ -47,7 +47,7 @@ def lint_view(view: TextView, path: str, rules: Sequence[type[Rule]], with_edits
             withheld += 1
             out.append(replace(placed, fix=None))
             continue
-        edits = ()
+        edits: tuple[Edit, ...] = ()
         if with_edits:
             e = text_edit(view.original, restored)
             edits = (
@@ -68,12 +68,13 @@ def lint_view(view: TextView, path: str, rules: Sequence[type[Rule]], with_edits
 def _restored_alone(view: TextView, module, finding: Finding) -> str | None:
     """The file's text with this one fix applied, as --fix would write it, or
     None when the view cannot write it back exactly."""
+    fix = finding.fix
     try:
         source = module.code
-        if not view.text.startswith(source):
+        if fix is None or not view.text.startswith(source):
             return None
-        edit = text_edit(source, render_fix(module, finding.fix))
-        fixed = add_imports(apply_edits(source, [edit]), finding.fix.imports) + view.text[len(source) :]
+        edit = text_edit(source, render_fix(module, fix))
+        fixed = add_imports(apply_edits(source, [edit]), fix.imports) + view.text[len(source) :]
     except Exception:  # a fix that cannot be rendered is not offered
         return None
     return view.restore(fixed)
