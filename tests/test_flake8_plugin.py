@@ -80,6 +80,7 @@ def corpus(folder: Path) -> list[str]:
     files["crlf.py"] = LEAKY.replace("\n", "\r\n").encode()
     files["bom.py"] = b"\xef\xbb\xbf" + LEAKY.encode()
     files["tabs.py"] = LEAKY.replace("    ", "\t").encode()
+    files["mixed_tabs.py"] = LEAKY.replace("\n        ", "\n\t    ").encode()  # Python accepts, libcst does not
     files["noqa.py"] = (
         b"import torch\nfor b in loader:\n"
         b"    torch.cuda.empty_cache()  # noqa\n"
@@ -138,6 +139,13 @@ def test_select_and_ignore(tmp_path, args, reported):
     (tmp_path / "train.py").write_text(LEAKY)
     got = mem_lines(flake8("--isolated", *args, "train.py", cwd=tmp_path))
     assert bool(got) is reported
+
+
+def test_indentation_mixing_tabs_is_read_as_check_reads_it(tmp_path):
+    (tmp_path / "train.py").write_text(LEAKY.replace("\n        ", "\n\t    "))
+    expected, unparsed = cli_findings(["train.py"], tmp_path)
+    assert not unparsed and [e[1:4] for e in expected] == [(6, 6, "MEM702")]
+    assert mem_lines(flake8("--isolated", "train.py", cwd=tmp_path)) == expected
 
 
 def test_plugin_adds_only_its_config_option():

@@ -17,14 +17,16 @@ from __future__ import annotations
 import argparse
 import ast
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from memlint import __version__
 from memlint.find.config import Config, ConfigError
 from memlint.find.resolver import ConfigResolver
-from memlint.lint.engine import ParseError, applicable_rules, lint
+from memlint.lint.engine import LibcstLimitation, ParseError, applicable_rules, lint
 from memlint.parse.budget import BudgetExceeded
+from memlint.read.tab_indent import expanded_view
 from memlint.rule import Rule
 from memlint.rule.registry import all_rules
 from memlint.run.results import Settings
@@ -132,10 +134,20 @@ class Flake8Checker:
         except ConfigError as exc:
             yield 1, 0, f"{PLUGIN_ERROR} memlint configuration error: {exc}", type(self)
             return
+        chosen = [r for r in rules if r.code in codes]
         try:
-            findings, _ = lint(
-                text, self.filename, [r for r in rules if r.code in codes], noqa=self.apply_noqa, python_tree=self.tree
-            )
+            try:
+                findings, _ = lint(text, self.filename, chosen, noqa=self.apply_noqa, python_tree=self.tree)
+            except LibcstLimitation:
+                # Indentation mixing tabs and spaces that Python accepts: read
+                # as `memlint check` reads it, at the file's own columns.
+                view = expanded_view(text)
+                if view is None:
+                    raise
+                findings = [
+                    replace(f, column=view.column(f.line, f.column))
+                    for f in lint(view.text, self.filename, chosen, noqa=self.apply_noqa)[0]
+                ]
         except (ParseError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)
         except BudgetExceeded as exc:
