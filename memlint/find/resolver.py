@@ -27,11 +27,19 @@ class ConfigResolver:
         self._found: dict[str, tuple[Path | None, Path | None]] = {}
         self._configs: dict[Path, Config] = {}
         self._default: Config | None = None
+        self._by_folder: dict[str, Config] = {}  # the folder as asked, before resolving links
 
     def config_for(self, path: str | os.PathLike) -> Config:
         """The settings for a file (its folder's; a folder's own for a folder)."""
+        if self.forced is not None:
+            return self.forced
         absolute = os.path.abspath(path)
-        folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        # A source file found by the walk is a file: no stat needed to say so.
+        is_file = absolute.endswith((".py", ".pyi", ".ipynb")) or not os.path.isdir(absolute)
+        folder = os.path.dirname(absolute) if is_file else absolute
+        known = self._by_folder.get(folder)
+        if known is not None:
+            return known
         if not os.path.isdir(folder):  # stdin, an unsaved buffer: the working folder's
             folder = os.getcwd()
         return self.config_for_folder(folder)
@@ -39,6 +47,13 @@ class ConfigResolver:
     def config_for_folder(self, folder: str | os.PathLike) -> Config:
         if self.forced is not None:
             return self.forced
+        asked = os.fspath(folder)
+        known = self._by_folder.get(asked)
+        if known is None:
+            known = self._by_folder[asked] = self._config_of(asked)
+        return known
+
+    def _config_of(self, folder: str) -> Config:
         with_table, any_ = self._lookup(str(Path(folder).resolve()))
         path = with_table or any_
         if path is None:
@@ -55,6 +70,7 @@ class ConfigResolver:
         """Drop what was read (a pyproject.toml was edited: the server)."""
         self._found.clear()
         self._configs.clear()
+        self._by_folder.clear()
         self._default = None
 
     def _lookup(self, folder: str) -> tuple[Path | None, Path | None]:
