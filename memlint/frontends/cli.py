@@ -11,10 +11,14 @@ import contextlib
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memlint import __version__
 from memlint.find.config import OUTPUT_FORMATS, Config, ConfigError
 from memlint.reporters.style import CHOICES
+
+if TYPE_CHECKING:
+    from memlint.run.results import Settings
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -167,7 +171,7 @@ def run_rule(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _settings(args: argparse.Namespace, config: Config, output_format: str):
+def _settings(args: argparse.Namespace, config: Config, output_format: str) -> Settings:
     """The settings of the files ``config`` governs: the config's selection,
     then the command line's on top (ruff's order: a ``--select`` here replaces
     the config's selection and its ignores; ``--extend-select`` and
@@ -216,8 +220,9 @@ def run_check(args: argparse.Namespace) -> int:
     output_format = args.output_format or config.output_format or "text"
     settings = _settings(args, config, output_format)
     files = list(discover(paths, resolver, force_exclude=args.force_exclude))
-    # Each file is checked with its nearest config, whatever the command line.
-    per_config: dict[int, object] = {id(config): settings}
+    # Each file is checked with its nearest config, whatever the command line;
+    # one Settings per config, so the runner's selection caches are shared.
+    per_config = {id(config): settings}
     per_file = []
     for path in files:
         own = resolver.config_for(path)
@@ -228,7 +233,7 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         reports = run(
             files,
-            per_file,  # type: ignore[arg-type]
+            per_file,
             jobs=args.jobs,
             cache=_cache(args, config, settings),
             on_report=(lambda r: progress.update(len(r.findings))) if progress else None,
