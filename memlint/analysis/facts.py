@@ -162,6 +162,16 @@ class ModuleFacts:
         return FrozenModules(self.module, self.calls)
 
     @cached_property
+    def checkpoints(self):
+        """Whether the module saves CPU-only checkpoints (``saves_only_cpu``),
+        loads into a model still on the CPU (``into_cpu_model(call)``), hands
+        a state dict to a helper that loads it (``helper_loads(call, arg)``)
+        (analysis/training/state_loads.py)."""
+        from memlint.analysis.training.state_loads import Checkpoints
+
+        return Checkpoints(self.module, self.names, self.calls)
+
+    @cached_property
     def autocast(self):
         """Which calls run inside an enabled ``autocast`` block (analysis/autocast.py)."""
         from memlint.analysis.autograd.autocast import AutocastScopes
