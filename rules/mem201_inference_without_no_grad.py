@@ -1082,7 +1082,8 @@ for epoch in range(100):
             """\
 import torch
 def evaluate(model, loader):
-    model.eval().requires_grad_(False)
+    model.eval()
+    model.requires_grad_(False)
     model.head.requires_grad_(True)
     preds = []
     for x, y in loader:
@@ -1092,7 +1093,8 @@ def evaluate(model, loader):
             """\
 import torch
 def evaluate(model, loader):
-    model.eval().requires_grad_(False)
+    model.eval()
+    model.requires_grad_(False)
     model.head.requires_grad_(True)
     preds = []
     with torch.no_grad():

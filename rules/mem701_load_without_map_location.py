@@ -239,6 +239,22 @@ class LoadWithoutMapLocation(Rule):
         Valid(
             """\
 import torch
+model = Classifier()
+print(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+torch.save(model.state_dict(), "best.pt")
+model.load_state_dict(torch.load("best.pt"))
+""",
+            "a script that never moves its model off the CPU (printing it does not move it)",
+        ),
+        Valid(
+            """\
+import torch
 import torchvision
 def export(path):
     model = torchvision.models.resnet50()

@@ -36,6 +36,7 @@ def test_built_here_and_not_moved():
     def c(p):
         net = Net(10)
         net.train()
+        print(net)
         net.load_state_dict(sd)
         net.to("cuda")
     """

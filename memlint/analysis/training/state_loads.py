@@ -62,6 +62,8 @@ _STAYS = frozenset(
         "zero_grad",
     }
 )
+# Builtins that look at a model and never move it (``print(model)``).
+_LOOKS = frozenset({"print", "repr", "str", "len", "type", "id", "isinstance", "hasattr", "getattr"})
 _MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 
 
@@ -157,7 +159,8 @@ class _CpuModels(cst.CSTVisitor):
         if qn == "torch.set_default_device":
             self.device_default = True
         frame = self.frames[-1]
-        for arg in node.args:
+        looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
+        for arg in [] if looks else node.args:
             key = dotted_name(arg.value)
             if key is not None and key in frame:
                 self._lost(key)  # handed to a call that may move it
