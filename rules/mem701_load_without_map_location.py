@@ -80,8 +80,11 @@ class LoadWithoutMapLocation(Rule):
     `{k: v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered
     with `FullStateDictConfig(offload_to_cpu=True)`): those files hold CPU
     tensors; nor loads into a model still on the CPU (built in the same
-    function, `Net()` or `torchvision.models.resnet50()`, and neither moved
-    nor handed to a call before the load).
+    function, in a block around the load, by a constructor known to build
+    on the CPU: `torchvision.models.resnet50()`, `timm.create_model`,
+    `from_pretrained` without `device_map`, a class of this file that moves
+    nothing; neither moved nor handed to a call before the load; not a
+    wrapper such as `DataParallel(net)`).
     A load handed to a helper known to call `load_state_dict` on it (a
     function of this file whose body does, or peft's
     `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix.
@@ -239,6 +242,13 @@ class LoadWithoutMapLocation(Rule):
         Valid(
             """\
 import torch
+import torch.nn as nn
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.fc(x)
 model = Classifier()
 print(model)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -262,12 +272,12 @@ def export(path):
     model.load_state_dict(torch.load(path))
     return model
 def build(path, device):
-    net = Net(num_classes=10).eval()
+    net = torchvision.models.resnet18(num_classes=10).eval()
     state = torch.load(path)
     net.load_state_dict(state)
     return net.to(device)
 """,
-            "the model is still on the CPU where the checkpoint is loaded into it",
+            "the model is still on the CPU where the checkpoint is loaded into it (a torchvision constructor builds it there)",
         ),
         Valid(
             """\
@@ -452,16 +462,18 @@ def resume(model, path):
         Invalid(
             """\
 import torch
+import torchvision
 def evaluate_all(paths, device):
-    net = Net()
+    net = torchvision.models.resnet18()
     for p in paths:
         net.load_state_dict(torch.load(p))
         net.cuda()
 """,
             """\
 import torch
+import torchvision
 def evaluate_all(paths, device):
-    net = Net()
+    net = torchvision.models.resnet18()
     for p in paths:
         net.load_state_dict(torch.load(p, map_location="cpu"))
         net.cuda()

@@ -26,7 +26,12 @@ def cpu_loads(src: str) -> list[str]:
 def test_built_here_and_not_moved():
     src = """
     import torchvision
+    import torch.nn as nn
     from transformers import AutoModel
+    class Net(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc = nn.Linear(n, n)
     def a(p):
         model = torchvision.models.resnet50().eval()
         model.load_state_dict(sd)
@@ -46,6 +51,16 @@ def test_built_here_and_not_moved():
 def test_moved_handed_on_or_not_built_here():
     src = """
     import torch
+    import torch.nn as nn
+    from models import Imported
+    class Net(nn.Module):
+        def __init__(self, device=None):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    class SelfMoving(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2).cuda()
     def a(model):
         model.load_state_dict(sd)
     def b():
@@ -69,6 +84,25 @@ def test_moved_handed_on_or_not_built_here():
         for p in paths:
             net.load_state_dict(sd)
             net.to("cuda")
+    def h():
+        net = Net()
+        net = net.cuda()
+        if multi:
+            net = nn.DataParallel(net)
+        net.load_state_dict(sd)
+    def i():
+        net = nn.parallel.DistributedDataParallel(Net().cuda())
+        net.load_state_dict(sd)
+    def j(big):
+        net = Net().cuda()
+        if big:
+            net = Net()
+        net.load_state_dict(sd)
+    def k():
+        net = SelfMoving()
+        net.load_state_dict(sd)
+        other = Imported()
+        other.load_state_dict(sd)
     """
     assert cpu_loads(src) == []
 
@@ -76,8 +110,9 @@ def test_moved_handed_on_or_not_built_here():
 def test_a_default_device_means_no_model_is_known_on_the_cpu():
     src = """
     import torch
+    import torch.nn as nn
     with torch.device("cuda"):
-        net = Net()
+        net = nn.Linear(2, 2)
     net.load_state_dict(sd)
     """
     assert cpu_loads(src) == []

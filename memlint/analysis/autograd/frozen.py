@@ -336,6 +336,24 @@ def helper_summary(fn: cst.FunctionDef, helpers: Mapping[str, FreezeHelper] = KN
     return None
 
 
+_MAY_FREEZE = frozenset({"requires_grad_", "requires_grad", "detach_"})
+
+
+class _Mentions(cst.CSTVisitor):
+    """Whether the module spells anything that may freeze a model."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in _MAY_FREEZE or node.attr.value in KNOWN_HELPERS:
+            self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in KNOWN_HELPERS:
+            self.found = True  # defined in another module
+
+
 class FrozenModules:
     """The module's frozen models, asked per scope (``facts.frozen``)."""
 
@@ -347,6 +365,17 @@ class FrozenModules:
         self._top: frozenset[str] | None = None
         self._scopes: dict[int, frozenset[str]] = {}
         self._classes: dict[int, frozenset[str]] = {}
+        self._mentions: bool | None = None
+
+    def _may_freeze(self) -> bool:
+        """One cheap walk: a module that never names ``requires_grad``,
+        ``requires_grad_``, ``detach_`` (every helper of its own freezes
+        through one of them) nor calls a known helper freezes nothing."""
+        if self._mentions is None:
+            visitor = _Mentions()
+            visit_fast(self.module, visitor)
+            self._mentions = visitor.found
+        return self._mentions
 
     @property
     def helpers(self) -> Mapping[str, FreezeHelper]:
@@ -371,7 +400,7 @@ class FrozenModules:
     def ever_frozen(self) -> frozenset[str]:
         """Every dotted name the module freezes somewhere (copies included)."""
         if self._ever is None:
-            self._ever = ever_frozen(self.module, self.helpers)
+            self._ever = ever_frozen(self.module, self.helpers) if self._may_freeze() else frozenset()
         return self._ever
 
     def ever_frozen_key(self, key: str) -> bool:
@@ -400,7 +429,9 @@ class FrozenModules:
         """The dotted names frozen (and never thawed) where ``scope`` runs."""
         if id(scope) in self._scopes:
             return self._scopes[id(scope)]
-        if isinstance(scope, cst.Module):
+        if not self._may_freeze():
+            found: frozenset[str] = frozenset()
+        elif isinstance(scope, cst.Module):
             found = frozen_modules(scope, self.helpers)
         else:
             params = {p.name.value for p in (*scope.params.posonly_params, *scope.params.params)}

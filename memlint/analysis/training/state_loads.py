@@ -4,12 +4,17 @@ Two questions MEM701 asks about ``torch.load`` (``facts.checkpoints``):
 
 - ``into_cpu_model(call)``: the ``x.load_state_dict(...)`` call loads into a
   model that is still on the CPU at that point: bound earlier in the same
-  function to a newly built model (``Net(...)``, ``torchvision.models.resnet50()``,
-  ``AutoModel.from_pretrained(name)`` without ``device_map``), with nothing
-  in between that may move it (a device move, the model handed to any call,
-  rebound, or a loop around the load that moves it later). A file that builds
-  models on a device (``with torch.device("cuda"):``,
-  ``torch.set_default_device``) has no model known to be on the CPU.
+  function, in a block around the load (not in one branch), to a newly built
+  model whose constructor is known not to move it (a class of this module
+  whose methods make no device move, ``torchvision.models.resnet50()``,
+  ``timm.create_model``, a ``torch.nn`` layer, ``from_pretrained(name)``
+  without ``device_map``; not a wrapper of another model such as
+  ``DataParallel(net)``), with nothing in between that may move it (a device
+  move, the model handed to a call, rebound, or a loop around the load that
+  moves it later). A file that builds models on a device (``with
+  torch.device("cuda"):``, ``torch.set_default_device``) has no model known
+  to be on the CPU. A class of another module is not known (the project
+  stage may tell later).
 - ``helper_loads(call, arg)``: ``call`` is a function known to pass its
   argument ``arg`` to ``load_state_dict``: a function of this module whose
   body calls ``x.load_state_dict(param)`` on that parameter
@@ -22,7 +27,7 @@ checkpoint this module writes holds CPU tensors (cpu_saves.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
@@ -67,10 +72,30 @@ _LOOKS = frozenset({"print", "repr", "str", "len", "type", "id", "isinstance", "
 _MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 
 
-def _built_on_cpu(value: cst.BaseExpression, names: ImportTable) -> bool:
-    """A model built here, on the CPU: a class called (its name starts with a
-    capital), a torchvision model, ``from_pretrained`` without ``device_map``;
-    no ``device=`` argument, no device move in the chain."""
+_CPU_BUILDERS = ("torchvision.models.", "torch.nn.", "timm.create_model", "timm.models.")
+
+
+class _Moves(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
+            self.found = True
+
+
+def _moves_anything(node: cst.CSTNode) -> bool:
+    visitor = _Moves()
+    visit_fast(node, visitor)
+    return visitor.found
+
+
+def _built_on_cpu(
+    value: cst.BaseExpression, names: ImportTable, cpu_classes: Callable[[str], bool], seen: set[str]
+) -> bool:
+    """A model built here, on the CPU (see the module's docstring); no
+    ``device=`` argument, no device move in the chain or the arguments, no
+    argument that names a model bound before (a wrapper)."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         method = value.func.attr.value
         if method in _MOVES:
@@ -84,34 +109,59 @@ def _built_on_cpu(value: cst.BaseExpression, names: ImportTable) -> bool:
         return False
     if any(a.star for a in value.args):
         return False  # a device may be among them
+    for arg in value.args:
+        root = arg.value
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value in seen:
+            return False  # ``DataParallel(net)``: wraps a model built before
+        if _moves_anything(arg.value):
+            return False
     name = dotted_name(value.func)
     if name is None:
         return False
-    last = name.rsplit(".", 1)[-1]
-    if last == "from_pretrained":
+    if name.rsplit(".", 1)[-1] == "from_pretrained":
         return True
-    if last[:1].isupper():
+    if "." not in name and cpu_classes(name):
         return True
-    return (names.call_name(value) or "").startswith("torchvision.models.")
+    return (names.call_name(value) or "").startswith(_CPU_BUILDERS)
 
 
 class _CpuModels(cst.CSTVisitor):
     """In source order, per function: which names hold a model built on the
     CPU and not moved since; the ``load_state_dict`` calls made on one."""
 
-    def __init__(self, names: ImportTable) -> None:
+    def __init__(self, names: ImportTable, cpu_classes: Callable[[str], bool]) -> None:
         self.names = names
-        self.frames: list[dict[str, list[cst.CSTNode]]] = [{}]  # name -> loops open when it was bound
+        self.cpu_classes = cpu_classes
+        # name -> the blocks open when it was bound
+        self.frames: list[dict[str, tuple[int, ...]]] = [{}]
+        self.seen: list[set[str]] = [set()]  # names bound in the frame from a call
         self.loops: list[cst.CSTNode] = []
+        self.blocks: list[int] = []
         # load_state_dict call -> (receiver, the loops around it)
         self.candidates: dict[cst.Call, tuple[str, tuple[cst.CSTNode, ...]]] = {}
         self.device_default = False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.frames.append({})
+        self.seen.append(set())
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.frames.pop()
+        self.seen.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(id(node))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.blocks.append(id(node))
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self.blocks.pop()
 
     def _enter_loop(self, node: cst.CSTNode) -> None:
         self.loops.append(node)
@@ -151,8 +201,10 @@ class _CpuModels(cst.CSTVisitor):
             if key is None:
                 continue
             self._lost(key)
-            if _built_on_cpu(original_node.value, self.names):
-                self.frames[-1][key] = list(self.loops)
+            if _built_on_cpu(original_node.value, self.names, self.cpu_classes, self.seen[-1]):
+                self.frames[-1][key] = tuple(self.blocks)
+            if isinstance(original_node.value, cst.Call):
+                self.seen[-1].add(key.split(".", 1)[0])
 
     def visit_Call(self, node: cst.Call) -> None:
         qn = self.names.call_name(node) or ""
@@ -172,7 +224,9 @@ class _CpuModels(cst.CSTVisitor):
             return
         method = func.attr.value
         if method == "load_state_dict":
-            self.candidates[node] = (key, tuple(self.loops))
+            bound_in = frame[key]
+            if self.blocks[: len(bound_in)] == list(bound_in):  # bound in a block around the load
+                self.candidates[node] = (key, tuple(self.loops))
         elif method not in _STAYS:
             self._lost(key)
 
@@ -212,6 +266,7 @@ class Checkpoints:
         self._saves_only_cpu: bool | None = None
         self._cpu_loads: frozenset[int] | None = None
         self._loaded: dict[cst.FunctionDef, frozenset[str]] = {}
+        self._classes: dict[str, bool] = {}
 
     @property
     def saves_only_cpu(self) -> bool:
@@ -223,10 +278,17 @@ class Checkpoints:
     def into_cpu_model(self, call: cst.Call) -> bool:
         """``call`` (``model.load_state_dict(...)``) loads into a model still on the CPU."""
         if self._cpu_loads is None:
-            visitor = _CpuModels(self.names)
+            visitor = _CpuModels(self.names, self._cpu_class)
             visit_fast(self.module, visitor)
             self._cpu_loads = frozenset() if visitor.device_default else frozenset(map(id, visitor.candidates))
         return id(call) in self._cpu_loads
+
+    def _cpu_class(self, name: str) -> bool:
+        """A class of this module (one definition) whose code moves nothing to a device."""
+        if name not in self._classes:
+            defs = self.calls.classes.get(name, [])
+            self._classes[name] = len(defs) == 1 and not _moves_anything(defs[0])
+        return self._classes[name]
 
     def loaded_params(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The parameters ``fn`` passes to ``load_state_dict`` (a per-function summary)."""
