@@ -221,3 +221,16 @@ def test_a_method_sees_what_its_class_freezes():
             return self.avg(x)
     """
     assert frozen_at(src, "evaluate") == {"self.avg"}
+
+
+def test_a_helper_of_another_module_given_by_the_project_stage():
+    from memlint.analysis.autograd.frozen import FreezeHelper, FrozenModules
+    from memlint.analysis.scope.callgraph import CallGraph
+
+    src = "from utils import freeze_all\ndef run(ema, model):\n    freeze_all(ema)\n    return ema\n"
+    module = cst.parse_module(src)
+    calls = CallGraph(module)
+    run = calls.functions[0]
+    assert FrozenModules(module, calls).frozen_in(run) == frozenset()
+    told = FrozenModules(module, calls, {"freeze_all": FreezeHelper(0, "m")})
+    assert told.frozen_in(run) == {"ema"}

@@ -146,3 +146,14 @@ def test_helpers_that_load_their_argument():
     set_peft_model_state_dict(torch.load(p), sd)
     """
     assert helper_loads(src) == [True, True, True, True, False, False]
+
+
+def test_a_loader_of_another_module_given_by_the_project_stage():
+    src = "import torch\nfrom utils import restore\nrestore(model, torch.load(p))\n"
+    module = cst.parse_module(src)
+    calls = CallGraph(module)
+    call = next(c for c in calls.calls_in[module] if dotted_name(c.func) == "restore")
+    arg = call.args[1]
+    assert not Checkpoints(module, ImportTable(module), calls).helper_loads(call, arg)
+    told = Checkpoints(module, ImportTable(module), calls, {"utils.restore": (1, "state")})
+    assert told.helper_loads(call, arg)

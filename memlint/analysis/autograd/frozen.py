@@ -357,9 +357,14 @@ class _Mentions(cst.CSTVisitor):
 class FrozenModules:
     """The module's frozen models, asked per scope (``facts.frozen``)."""
 
-    def __init__(self, module: cst.Module, calls: CallGraph) -> None:
+    def __init__(
+        self, module: cst.Module, calls: CallGraph, imported: Mapping[str, FreezeHelper] | None = None
+    ) -> None:
         self.module = module
         self.calls = calls
+        # Helpers of other modules, by the name this module calls them
+        # (the project stage's door; this module's own functions win).
+        self._imported = dict(imported or {})
         self._helpers: dict[str, FreezeHelper] | None = None
         self._ever: frozenset[str] | None = None
         self._top: frozenset[str] | None = None
@@ -371,6 +376,8 @@ class FrozenModules:
         """One cheap walk: a module that never names ``requires_grad``,
         ``requires_grad_``, ``detach_`` (every helper of its own freezes
         through one of them) nor calls a known helper freezes nothing."""
+        if self._mentions is None and self._imported:
+            self._mentions = True  # a helper of another module may freeze
         if self._mentions is None:
             visitor = _Mentions()
             visit_fast(self.module, visitor)
@@ -388,7 +395,7 @@ class FrozenModules:
                 name = fn.name.value
                 found = helper_summary(fn)
                 own[name] = found if name not in own or own[name] == found else None
-            table = dict(KNOWN_HELPERS)
+            table = {**KNOWN_HELPERS, **self._imported}
             for name, found in own.items():
                 if found is None:
                     table.pop(name, None)  # a project function of that name that freezes nothing

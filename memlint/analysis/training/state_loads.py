@@ -27,6 +27,7 @@ checkpoint this module writes holds CPU tensors (cpu_saves.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
@@ -259,10 +260,19 @@ class Checkpoints:
     """``facts.checkpoints``: what a module's checkpoints hold and where a
     loaded state dict goes."""
 
-    def __init__(self, module: cst.Module, names: ImportTable, calls: CallGraph) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        names: ImportTable,
+        calls: CallGraph,
+        imported_loaders: Mapping[str, tuple[int, str]] | None = None,
+    ) -> None:
         self.module = module
         self.names = names
         self.calls = calls
+        # Functions of other modules that load an argument, by qualified name:
+        # (position, parameter name), as LIBRARY_LOADERS (the project stage's door).
+        self.loaders = {**LIBRARY_LOADERS, **(imported_loaders or {})}
         self._saves_only_cpu: bool | None = None
         self._cpu_loads: frozenset[int] | None = None
         self._loaded: dict[cst.FunctionDef, frozenset[str]] = {}
@@ -299,8 +309,8 @@ class Checkpoints:
     def helper_loads(self, call: cst.Call, arg: cst.Arg) -> bool:
         """``call`` passes ``arg`` on to ``load_state_dict``."""
         qn = self.names.call_name(call)
-        if qn is not None and qn in LIBRARY_LOADERS:
-            index, keyword = LIBRARY_LOADERS[qn]
+        if qn is not None and qn in self.loaders:
+            index, keyword = self.loaders[qn]
             if arg.keyword is not None:
                 return arg.keyword.value == keyword
             positional = [a for a in call.args if a.keyword is None]
