@@ -11,10 +11,14 @@ import contextlib
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memlint import __version__
-from memlint.find.config import OUTPUT_FORMATS, Config, ConfigError, load_config
+from memlint.find.config import OUTPUT_FORMATS, Config, ConfigError
 from memlint.reporters.style import CHOICES
+
+if TYPE_CHECKING:
+    from memlint.run.results import Settings
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -173,22 +177,20 @@ def run_rule(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _settings(args: argparse.Namespace, config: Config, output_format: str):
+def _settings(args: argparse.Namespace, config: Config, output_format: str) -> Settings:
+    """The settings of the files ``config`` governs: the config's selection,
+    then the command line's on top (ruff's order: a ``--select`` here replaces
+    the config's selection and its ignores; ``--extend-select`` and
+    ``--ignore`` alone refine it)."""
     from memlint.run.results import Settings
-    from memlint.run.selection import known_prefix
 
-    for code in (args.select or []) + args.extend_select + args.ignore:
-        if not known_prefix(code):
-            raise ConfigError(f"unknown rule code '{code}' on the command line")
     unsafe = config.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes
-    if args.add_noqa and (args.fix or args.diff):
-        raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     mode = "add-noqa" if args.add_noqa else "diff" if args.diff else "fix" if args.fix else "check"
-    select = args.select if args.select is not None else config.select
     return Settings(
-        select=tuple(select) if select is not None else None,
-        extend_select=tuple(config.extend_select + args.extend_select),
-        ignore=tuple(config.ignore + args.ignore),
+        select=tuple(config.select) if config.select is not None else None,
+        extend_select=tuple(config.extend_select),
+        ignore=tuple(config.ignore),
+        override=(tuple(args.select) if args.select else None, tuple(args.extend_select), tuple(args.ignore)),
         per_file_ignores=tuple((k, tuple(v)) for k, v in config.per_file_ignores.items()),
         root=str(config.root),
         mode=mode,
@@ -210,24 +212,49 @@ def _shown(path: Path | str) -> str:
     return str(path) if relative.startswith("..") else relative
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    from memlint.run.selection import known_prefix
+
+    for code in (args.select or []) + args.extend_select + args.ignore:
+        if not known_prefix(code):
+            raise ConfigError(f"unknown rule code '{code}' on the command line")
+    if args.add_noqa and (args.fix or args.diff):
+        raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
+
+
 def run_check(args: argparse.Namespace) -> int:
     from memlint.find.discovery import discover
+    from memlint.find.resolver import ConfigResolver
     from memlint.reporters import get_reporter
     from memlint.reporters.style import use_color
     from memlint.run.runner import run
 
+    _check_options(args)
     paths = args.paths or ["."]
-    config = load_config(args.config, _config_start(paths))
+    resolver = ConfigResolver(args.config)
+    # The run's own settings (output format, cache, the root paths are shown
+    # from): the config of the one path named, else of the working folder.
+    start = _config_start(paths)
+    config = resolver.config_for_folder(start or Path.cwd())
     output_format = args.output_format or config.output_format or "text"
     settings = _settings(args, config, output_format)
-    files = list(discover(paths, config, force_exclude=args.force_exclude))
+    files = list(discover(paths, resolver, force_exclude=args.force_exclude))
+    # Each file is checked with its nearest config, whatever the command line;
+    # one Settings per config, so the runner's selection caches are shared.
+    per_config = {id(config): settings}
+    per_file = []
+    for path in files:
+        own = resolver.config_for(path)
+        if id(own) not in per_config:
+            per_config[id(own)] = _settings(args, own, output_format)
+        per_file.append(per_config[id(own)])
     if args.show_settings:
-        return _show_settings(files, config, settings)
+        return _show_settings(files, [resolver.config_for(path) for path in files], per_file)
     progress = _progress(args, len(files))
     try:
         reports = run(
             files,
-            settings,
+            per_file,
             jobs=args.jobs,
             cache=_cache(args, config, settings),
             on_report=(lambda r: progress.update(len(r.findings))) if progress else None,
@@ -247,6 +274,10 @@ def run_check(args: argparse.Namespace) -> int:
         color = use_color(args.color, sys.stdout) and terminal_format in ("text", "concise")
         render = get_reporter(terminal_format)
         sys.stdout.write(render(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root), color=color))
+    if not args.quiet:
+        for r in reports:
+            for note in r.notes:
+                print(f"memlint: note: {r.path}: {note}", file=sys.stderr)
     errors = [r for r in reports if r.error]
     for r in errors:
         print(f"memlint: error: {r.path}: {r.error}", file=sys.stderr)
@@ -284,7 +315,7 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _show_settings(files: list[str], config: Config, settings) -> int:
+def _show_settings(files: list[str], configs: list[Config], settings: list) -> int:
     """What each file is checked with, as ruff's --show-settings: the
     configuration file, the rules and the torch range with its source."""
     from memlint.find.torch_floor import format_version
@@ -293,12 +324,12 @@ def _show_settings(files: list[str], config: Config, settings) -> int:
     if not files:
         print("memlint: error: --show-settings: no Python file or notebook among the paths", file=sys.stderr)
         return EXIT_ERROR
-    for path in files:
-        torch = settings.torch_for(path)
+    for path, config, own in zip(files, configs, settings):
+        torch = own.torch_for(path)
         print(f"Settings for {_shown(path)}:")
         print(f"  configuration: {_shown(config.path) if config.path else '(none: the defaults)'}")
-        print(f"  rules: {', '.join(codes_for(settings, per_file_ignored(path, settings))) or '(none)'}")
-        print(f"  unsafe-fixes: {str(settings.unsafe_fixes).lower()}")
+        print(f"  rules: {', '.join(codes_for(own, per_file_ignored(path, own))) or '(none)'}")
+        print(f"  unsafe-fixes: {str(own.unsafe_fixes).lower()}")
         if torch is None:
             print("  torch: not declared (migrations are reported and fixed for any torch)")
             continue
