@@ -263,9 +263,7 @@ def fix_text(
     view = view_of(result.text) if view_of is not None else None
     analysed = view.text if view is not None else result.text
     active, tree = rules_to_run(analysed, rules)
-    result.remaining = (
-        lint_module(parse_module(analysed, tree), analysed, path, active, torch=torch) if active else []
-    )
+    result.remaining = lint_module(parse_module(analysed, tree), analysed, path, active, torch=torch) if active else []
     return _finish(result, view, unmapped)
 
 
