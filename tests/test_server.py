@@ -401,7 +401,7 @@ def apply_cell_edits(cells: list[str], cell_uris: list[str], action) -> list[str
 
 
 NOTEBOOK_CELLS = [
-    "import torch\nmodel = torch.nn.Linear(2, 2)\n",
+    "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n",
     "def validate(model, loader):\n    model.eval()\n    for x, y in loader:\n        out = model(x)\n",
     "%matplotlib inline\nmodel.load_state_dict(torch.load('model.pt'))\n",
 ]
