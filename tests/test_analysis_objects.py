@@ -373,3 +373,52 @@ def test_an_element_of_a_module_list_is_a_module():
     assert facts.objects.is_model_call(find(facts.module, "block(x)", cst.Call))
     call = find(facts.module, "use(h, block, k)", cst.Call)
     assert facts.objects.kind_of(call.args[2].value) is None  # a ModuleDict yields its keys
+
+
+def test_mode_dependence_follows_helpers_bases_and_arguments():
+    src = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    def layer_init(layer, std=1.0):
+        torch.nn.init.orthogonal_(layer.weight, std)
+        return layer
+    def with_extra(layer):
+        layer.extra = make_extra()
+        return layer
+    def mlp(n):
+        return nn.Sequential(nn.Linear(n, n), nn.Tanh())
+    class Body(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = layer_init(nn.Linear(4, 4))
+            self.rnn = nn.LSTM(4, 4, num_layers=2, dropout=0.0)
+            self.head = mlp(4)
+    class Critic(Body):
+        def __init__(self):
+            super().__init__()
+            self.v = layer_init(nn.Linear(4, 1))
+    class Dropper(Body):
+        def forward(self, x):
+            return F.dropout(x, 0.1, training=self.training)
+    class Extra(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = with_extra(nn.Linear(4, 4))
+    a = Critic()
+    b = Dropper()
+    c = Extra()
+    d = nn.Sequential(layer_init(nn.Linear(2, 2)), nn.Dropout(0.1))
+    e = nn.MultiheadAttention(8, 2, dropout=0.1)
+    f = nn.MultiheadAttention(8, 2)
+    g = nn.InstanceNorm2d(3, track_running_stats=True)
+    h = nn.InstanceNorm2d(3, affine=True)
+    i = nn.LSTM(2, 2, 2, True, False, 0.3)
+    j = nn.GRU(2, 2, num_layers=2, dropout=0)
+    """
+    facts = facts_of(src)
+    md = lambda name: facts.objects.mode_dependent(name, facts.module)
+    assert [md(n) for n in "abcdefghij"] == [False, True, None, True, True, False, True, False, True, False]
+    assert facts.objects.class_mode_dependence("Critic") is False
+    assert facts.objects.class_mode_dependence("Dropper") is True
+    assert facts.objects.class_mode_dependence("Extra") is None  # the helper may add a layer

@@ -48,7 +48,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.scope.bindings import parameters_owners
-from memlint.analysis.scope.callgraph import CallGraph, Scope
+from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.parse.traversal import visit_fast
 
@@ -136,6 +136,7 @@ class ObjectTable(cst.CSTVisitor):
         self._parameters_read: set[tuple[object, str]] = set()
         self._pending_param_uses: list[tuple[cst.Call, Scope]] = []
         self._model_memo: dict[cst.Call, bool] = {}
+        self._class_modes: dict[str, bool | None] = {}  # _ModeDependence's answer per class
         self._loss_memo: dict[cst.Call, bool] = {}
         visit_fast(wrapper.module, self)
         self._classify_classes()
@@ -624,6 +625,15 @@ class ObjectTable(cst.CSTVisitor):
             return self._value_mode_dependent(func.value, spelled, depth + 1)
         return _ModeDependence(self).of_call(value)
 
+    def class_mode_dependence(self, name: str) -> bool | None:
+        """Whether ``.eval()`` changes what a module of the class ``name``
+        (defined in this module) computes: True (dropout, batch norm, running
+        statistics, ``self.training``), False (provably none, through its
+        submodules, its bases of this file and the helpers that build its
+        layers), None (a part we cannot follow). A fact per class, so that
+        the project stage can carry it to the modules that import the class."""
+        return _ModeDependence(self).of_class(name, 0)
+
     def loss_reduction_none(self, call: cst.Call) -> bool:
         """The loss object called here was built with ``reduction="none"``
         (or a reduction we cannot read), so its result is not one number."""
@@ -786,15 +796,25 @@ _MODE_DEPENDENT_LAYERS = re.compile(
     r"^torch\.nn\.(\w*Dropout\w*|\w*BatchNorm\w*|RReLU|Transformer\w*)$"
     r"|^torch\.nn\.functional\.(\w*dropout\w*|batch_norm|rrelu)$"
 )
-_RNN_LAYERS = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+# Layers whose ``dropout`` argument (keyword, or the positional index given)
+# switches with the mode when it is not zero.
+_DROPOUT_ARGUMENT = {"LSTM": 5, "GRU": 5, "RNN": 6, "MultiheadAttention": 2}
+# Instance norm is mode-dependent only with ``track_running_stats=True``
+# (the fourth positional parameter).
+_INSTANCE_NORMS = frozenset({"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
 
 
 class _ModeDependence:
-    """Does a module built by this call contain dropout or batch norm?"""
+    """Does a module built by this call change what it computes with the mode
+    (dropout, batch norm, running statistics, a read of ``self.training``)?
+    True, False when every part is known and none does, None when a part
+    comes from outside. The answer per class of this module is kept in the
+    table (``ObjectTable.class_mode_dependence``); built per question, so the
+    table holds no reference back to it (no cycle)."""
 
     def __init__(self, table: ObjectTable) -> None:
         self.table = table
-        self._classes: dict[str, bool | None] = {}
+        self._classes = table._class_modes
 
     def of_call(self, call: cst.Call, depth: int = 0) -> bool | None:
         if depth > 6:
@@ -802,18 +822,45 @@ class _ModeDependence:
         func = call.func
         if isinstance(func, cst.Name) and func.value in self.table.calls.classes:
             return self.of_class(func.value, depth)
+        helper = self.table.calls.resolve(call)
+        if helper is not None:
+            return self._of_helper(call, helper, depth)
         qn = self.table.names.call_name(call)
         if qn is None:
             return None
         if _MODE_DEPENDENT_LAYERS.match(qn):
             return True
-        if qn in _RNN_LAYERS:
-            return any(a.keyword is not None and a.keyword.value == "dropout" for a in call.args)
-        if qn.startswith("torch.nn.") and qn.rsplit(".", 1)[-1] in ("Sequential", "ModuleList", "ModuleDict"):
+        last = qn.rsplit(".", 1)[-1]
+        if qn.startswith("torch.nn.") and last in _DROPOUT_ARGUMENT:
+            return _nonzero_argument(call, "dropout", _DROPOUT_ARGUMENT[last], zero="0")
+        if qn.startswith("torch.nn.") and last in _INSTANCE_NORMS:
+            return _nonzero_argument(call, "track_running_stats", 3, zero="False")
+        if qn.startswith("torch.nn.") and last in ("Sequential", "ModuleList", "ModuleDict"):
             return self._all([a.value for a in call.args], depth)
         if qn.startswith("torch.nn.") and constructor_kind(qn) is Kind.MODULE:
             return False  # Linear, Conv2d, ReLU, LayerNorm...
         return None  # torchvision, timm, transformers: assume the worst
+
+    def _of_helper(self, call: cst.Call, fn: cst.FunctionDef, depth: int) -> bool | None:
+        """``layer_init(nn.Linear(4, 64))``: a function of this module that
+        returns the layer it is given (after initialising its weights), or
+        builds one: judged by what it returns. A helper that sets attributes
+        on its argument (it may add a layer) is not followed."""
+        returns = self.table._returns.get(fn, [])
+        if not returns:
+            return None
+        params = dict((param, arg.value) for arg, param in bound_params(call, fn))
+        parts: list[cst.BaseExpression] = []
+        for value in returns:
+            if isinstance(value, cst.Name) and value.value in params:
+                if _sets_attributes_on(fn, value.value):
+                    return None
+                parts.append(params[value.value])
+            elif isinstance(value, cst.Call):
+                parts.append(value)
+            else:
+                return None
+        return self._all(parts, depth)
 
     def _all(self, exprs: list[cst.BaseExpression], depth: int) -> bool | None:
         results: set[bool | None] = set()
@@ -848,13 +895,66 @@ class _ModeDependence:
         if len(defs) != 1 or self.table._module_classes.get(name) is not Kind.MODULE:
             return None
         cls = defs[0]
-        if any(dotted_name(b.value) in self.table.calls.classes for b in cls.bases):
-            return None  # behaviour inherited from another class of this file: not followed
+        local_bases = [b for b in (dotted_name(b.value) for b in cls.bases) if b in self.table.calls.classes]
         visitor = _ClassModeParts(self.table.names)
         visit_fast(cls.body, visitor)
-        result = True if visitor.reads_training else self._all(visitor.parts, depth)
+        if visitor.reads_training:
+            result: bool | None = True
+        else:
+            # A base class of this file adds its own layers: ``class Critic(MLP)``.
+            own = self._all(visitor.parts, depth)
+            inherited = {self.of_class(b, depth + 1) for b in local_bases}
+            results = {own, *inherited}
+            result = True if True in results else None if None in results else False
         self._classes[name] = result
         return result
+
+
+def _nonzero_argument(call: cst.Call, keyword: str, position: int, zero: str) -> bool | None:
+    """The argument is absent (False), a literal ``zero`` (False), anything
+    else (True for a literal, None for a value we cannot read)."""
+    value: cst.BaseExpression | None = None
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            value = arg.value
+        elif arg.keyword is None and arg.star:
+            return None
+        elif arg.keyword is None and i == position:
+            value = arg.value
+    if value is None:
+        return False
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return float(value.value) != 0.0
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return value.value != zero
+    return True if zero == "0" and not isinstance(value, (cst.Name, cst.Attribute)) else None
+
+
+def _sets_attributes_on(fn: cst.FunctionDef, name: str) -> bool:
+    finder = _AttributeWrites(name)
+    visit_fast(fn.body, finder)
+    return finder.found
+
+
+class _AttributeWrites(cst.CSTVisitor):
+    """``layer.extra = ...``, ``setattr(layer, ...)``, ``layer.add_module(...)``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.found = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if isinstance(target, cst.Attribute) and dotted_name(target.value) == self.name:
+            self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "setattr":
+            self.found = True
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("add_module", "register_module"):
+            self.found = self.found or dotted_name(func.value) == self.name
 
 
 class _ClassModeParts(cst.CSTVisitor):
