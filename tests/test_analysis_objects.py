@@ -422,3 +422,24 @@ def test_mode_dependence_follows_helpers_bases_and_arguments():
     assert facts.objects.class_mode_dependence("Critic") is False
     assert facts.objects.class_mode_dependence("Dropper") is True
     assert facts.objects.class_mode_dependence("Extra") is None  # the helper may add a layer
+
+
+def test_a_name_restored_and_switched_to_eval_is_a_module():
+    src = """
+    import torch
+    def evaluate(Model, envs, path, make_agent, opt_state):
+        model = Model(envs).to("cuda")
+        model.load_state_dict(torch.load(path))
+        model.eval()
+        agent = make_agent()
+        agent.eval()
+        opt = make_agent()
+        opt.load_state_dict(opt_state)
+        keep(model, agent, opt)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "keep(model, agent, opt)", cst.Call)
+    kinds = [facts.objects.kind_of(a.value) for a in call.args]
+    # Only both together say module: an optimizer loads a state dict too, and
+    # a project's agent class may have an eval() of its own.
+    assert kinds == [Kind.MODULE, None, None]

@@ -135,6 +135,11 @@ class ObjectTable(cst.CSTVisitor):
         # is also a loop target or similar (``for m in (accuracy,)``).
         self._parameters_read: set[tuple[object, str]] = set()
         self._pending_param_uses: list[tuple[cst.Call, Scope]] = []
+        # ``model.load_state_dict(...)`` then ``model.eval()`` on one name: a
+        # module restored for evaluation, whatever built it (``Model(envs)``
+        # with ``Model`` a parameter, a factory of another module).
+        self._pending_restores: list[tuple[cst.Call, Scope, str]] = []
+        self._restored: dict[tuple[object, str], set[str]] = defaultdict(set)
         self._model_memo: dict[cst.Call, bool] = {}
         self._class_modes: dict[str, bool | None] = {}  # _ModeDependence's answer per class
         self._loss_memo: dict[cst.Call, bool] = {}
@@ -142,6 +147,10 @@ class ObjectTable(cst.CSTVisitor):
         self._classify_classes()
         for call, scope in self._pending_param_uses:
             self._mark_parameters_owners(call, scope)
+        for call, scope, verb in self._pending_restores:
+            key = self._key_for_read(call.func.value, scope)  # type: ignore[attr-defined]
+            if key is not None:
+                self._restored[key].add(verb)
 
     # == collection =========================================================
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -234,6 +243,10 @@ class ObjectTable(cst.CSTVisitor):
             self._pending_param_uses.append((node, self._stack[-1]))
         elif self._constructor_kind(node) is Kind.OPTIMIZER:
             self._pending_param_uses.append((node, self._stack[-1]))
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Name, cst.Attribute)):
+            verb = func.attr.value
+            if (verb == "eval" and not node.args) or (verb == "load_state_dict" and node.args):
+                self._pending_restores.append((node, self._stack[-1], verb))
 
     def _mark_parameters_owners(self, call: cst.Call, scope: Scope) -> None:
         """``optim.SGD(model.parameters())`` or any ``model.parameters()``:
@@ -417,7 +430,7 @@ class ObjectTable(cst.CSTVisitor):
                 unknown = True
             else:
                 kinds.add(kind)
-        if key in self._used_as_module:
+        if key in self._used_as_module or len(self._restored.get(key, ())) == 2:
             kinds.add(Kind.MODULE)
         elif key in self._parameters_read and all(v is not None for v in self._defs.get(key, ())):
             kinds.add(Kind.MODULE)
