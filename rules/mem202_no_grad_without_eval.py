@@ -141,6 +141,42 @@ class NoGradWithoutEval(Rule):
     valid = [
         Valid(
             """\
+import torch
+from torch import nn
+import torch.nn.functional as F
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 10)
+    def forward(self, x):
+        return F.log_softmax(self.fc1(x), dim=1)
+model = Classifier()
+optimizer = torch.optim.Adam(model.parameters())
+for e in range(3):
+    for images, labels in trainloader:
+        optimizer.zero_grad()
+        F.nll_loss(model(images), labels).backward()
+        optimizer.step()
+    with torch.no_grad():
+        for images, labels in testloader:
+            ps = model(images)
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 10)
+        self.dropout = nn.Dropout(p=0.2)
+    def forward(self, x):
+        return F.log_softmax(self.dropout(self.fc1(x)), dim=1)
+model = Classifier()
+model.load_state_dict(torch.load("classifier.pt", map_location="cpu"))
+model.eval()
+with torch.no_grad():
+    ps = model(next(iter(testloader))[0])
+""",
+            "a notebook: the class in effect where the model is built has no dropout; a later cell redefines it",
+        ),
+        Valid(
+            """\
 import numpy as np
 import torch
 import torch.nn as nn

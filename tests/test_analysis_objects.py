@@ -443,3 +443,32 @@ def test_a_name_restored_and_switched_to_eval_is_a_module():
     # Only both together say module: an optimizer loads a state dict too, and
     # a project's agent class may have an eval() of its own.
     assert kinds == [Kind.MODULE, None, None]
+
+
+def test_mode_dependence_reads_the_definitions_in_effect():
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    model = Net()
+    first = model
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    model = Net()
+    second = model
+    def later():
+        return model
+    for i in range(2):
+        other = Net()
+        use(other)
+    """
+    facts = facts_of(src)
+    md = lambda name, at, kind: facts.objects.mode_dependent(name, find(facts.module, at, kind))
+    assert md("model", "first = model", cst.Assign) is False  # the first cell's Net, the first model
+    assert md("model", "second = model", cst.Assign) is True
+    assert md("model", "return model", cst.Return) is True  # a function may run later: both models
+    assert md("other", "use(other)", cst.Call) is True  # built in a loop: the last Net

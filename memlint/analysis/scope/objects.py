@@ -623,10 +623,59 @@ class ObjectTable(cst.CSTVisitor):
         values = self._defs.get(key, []) if key else []
         if not values:
             return None
+        if len(values) > 1 and scope is self.calls.module:
+            values = self.in_effect(values, scope_node)
         results = {self._value_mode_dependent(v, spelled, 0) for v in values}
         if True in results:
             return True
         return False if results == {False} else None
+
+    def in_effect(self, defs: list, node: cst.CSTNode) -> list:
+        """Of several definitions, the one in effect at ``node`` when the
+        script runs top to bottom: every definition is itself a statement of
+        the module's body (a notebook cell's ``model = Classifier()``, a
+        ``class Classifier`` redefined in a later cell, none inside a loop or
+        branch) and ``node`` runs in the module's body too (not in a function,
+        which may be called later): the last definition above ``node``.
+        Otherwise all of them."""
+        top = self._module_statement(node)
+        if top is None:
+            return defs
+        starts = []
+        for d in defs:
+            statement = self._direct_statement(d) if isinstance(d, cst.CSTNode) else None
+            if statement is None:
+                return defs
+            starts.append(self.calls.pos(statement))
+        at = self.calls.pos(top)
+        before = [d for d, start in zip(defs, starts) if start < at]
+        return before[-1:] if before else defs
+
+    def _module_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement of the module's body that holds ``node``, or None
+        inside a function, lambda or class body."""
+        cur: cst.CSTNode | None = node
+        while cur is not None:
+            parent = self.parents.get(cur)
+            if isinstance(parent, cst.Module):
+                return cur
+            if cur is not node and isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+            cur = parent
+        return None
+
+    def _direct_statement(self, definition: cst.CSTNode) -> cst.CSTNode | None:
+        """``definition`` (a class, or the value of an assignment) is a
+        statement of the module's body itself, not nested in any block."""
+        if isinstance(definition, cst.ClassDef):
+            return definition if isinstance(self.parents.get(definition), cst.Module) else None
+        small = self.parents.get(definition)
+        line = self.parents.get(small) if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+        return (
+            line
+            if isinstance(line, cst.SimpleStatementLine) and isinstance(self.parents.get(line), cst.Module)
+            else None
+        )
 
     def _value_mode_dependent(self, value: object, spelled: str, depth: int) -> bool | None:
         if not isinstance(value, cst.Call) or depth > 4:
@@ -834,7 +883,9 @@ class _ModeDependence:
             return None
         func = call.func
         if isinstance(func, cst.Name) and func.value in self.table.calls.classes:
-            return self.of_class(func.value, depth)
+            defs = self.table.calls.classes[func.value]
+            chosen = self.table.in_effect(defs, call) if len(defs) > 1 else defs
+            return self.of_class(func.value, depth, chosen[0] if len(chosen) == 1 else None)
         helper = self.table.calls.resolve(call)
         if helper is not None:
             return self._of_helper(call, helper, depth)
@@ -900,14 +951,20 @@ class _ModeDependence:
             return True
         return None if None in results else False
 
-    def of_class(self, name: str, depth: int) -> bool | None:
-        if name in self._classes:
-            return self._classes[name]
-        self._classes[name] = None  # recursion guard
+    def of_class(self, name: str, depth: int, cls: cst.ClassDef | None = None) -> bool | None:
+        """``cls``: the one of several definitions of ``name`` in effect
+        (``in_effect``); without it, a name defined more than once is unknown."""
         defs = self.table.calls.classes.get(name, [])
-        if len(defs) != 1 or self.table._module_classes.get(name) is not Kind.MODULE:
+        if cls is None:
+            if len(defs) != 1:
+                return None
+            cls = defs[0]
+        memo = name if len(defs) == 1 else f"{name}@{self.table.calls.pos(cls)[0]}"
+        if memo in self._classes:
+            return self._classes[memo]
+        self._classes[memo] = None  # recursion guard
+        if self.table._module_classes.get(name) is not Kind.MODULE:
             return None
-        cls = defs[0]
         local_bases = [b for b in (dotted_name(b.value) for b in cls.bases) if b in self.table.calls.classes]
         visitor = _ClassModeParts(self.table.names)
         visit_fast(cls.body, visitor)
@@ -919,7 +976,7 @@ class _ModeDependence:
             inherited = {self.of_class(b, depth + 1) for b in local_bases}
             results = {own, *inherited}
             result = True if True in results else None if None in results else False
-        self._classes[name] = result
+        self._classes[memo] = result
         return result
 
 
