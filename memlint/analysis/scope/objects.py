@@ -243,8 +243,8 @@ class ObjectTable(cst.CSTVisitor):
             self._pending_param_uses.append((node, self._stack[-1]))
         elif self._constructor_kind(node) is Kind.OPTIMIZER:
             self._pending_param_uses.append((node, self._stack[-1]))
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Name, cst.Attribute)):
-            verb = func.attr.value
+        elif isinstance(func, cst.Attribute) and dotted_name(func.value) not in (None, "self"):
+            verb = func.attr.value  # ``self``: a trainer or agent class may define both methods
             if (verb == "eval" and not node.args) or (verb == "load_state_dict" and node.args):
                 self._pending_restores.append((node, self._stack[-1], verb))
 
