@@ -108,7 +108,7 @@ def _constant_key(expr: cst.BaseExpression, scope: cst.CSTNode, bindings, owners
     if not isinstance(expr, cst.Name):
         return False
     name = expr.value
-    cur = scope
+    cur: cst.CSTNode | None = scope
     while isinstance(cur, cst.FunctionDef):
         if name in _param_names(cur):
             return False  # each call may pass another key

@@ -86,8 +86,12 @@ def _leaves_on_success(node: cst.Try) -> bool:
 
 def _catches_oom(handler: cst.ExceptHandler, names: ImportTable) -> bool:
     caught = handler.type
-    types = [el.value for el in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-    spelled = {names.qualified_name(t) or dotted_name(t) or "" for t in types if t is not None}
+    types: list[cst.BaseExpression] = []
+    if isinstance(caught, cst.Tuple):
+        types = [el.value for el in caught.elements]
+    elif caught is not None:
+        types = [caught]
+    spelled = {names.qualified_name(t) or dotted_name(t) or "" for t in types}
     if spelled & _OOM_ERRORS or any(s.rsplit(".", 1)[-1] == "OutOfMemoryError" for s in spelled):
         return True
     if caught is not None and not spelled & _BROAD_ERRORS:
