@@ -472,3 +472,20 @@ def test_mode_dependence_reads_the_definitions_in_effect():
     assert md("model", "second = model", cst.Assign) is True
     assert md("model", "return model", cst.Return) is True  # a function may run later: both models
     assert md("other", "use(other)", cst.Call) is True  # built in a loop: the last Net
+
+
+def test_a_factory_call_is_no_forward_pass():
+    src = """
+    import torch
+    def run(get_net, x):
+        m = build_model()
+        y = get_net(3)
+        z = model(x)
+        w = load_model("a.pt")
+    """
+    facts = facts_of(src)
+    objects = facts.objects
+    assert not objects.is_model_call(find(facts.module, "build_model()", cst.Call))
+    assert not objects.is_model_call(find(facts.module, "get_net(3)", cst.Call))
+    assert not objects.is_model_call(find(facts.module, 'load_model("a.pt")', cst.Call))
+    assert objects.is_model_call(find(facts.module, "model(x)", cst.Call))

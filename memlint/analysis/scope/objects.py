@@ -59,6 +59,10 @@ _SELF_RETURNING = frozenset(
 # Factories named for what they return: nanoGPT's ``model.configure_optimizers(...)``,
 # timm's ``create_optimizer_v2(...)``, ``build_optimizer(cfg)``.
 _OPTIMIZER_FACTORY = re.compile(r"(configure|create|build|make|get|init|setup)_optimizers?(_v\d+)?")
+# A callee named for building or fetching something (``build_model()``,
+# ``get_net(cfg)``, ``load_model(path)``) returns a module; it is no forward
+# pass, whatever the name guess says of ``*_model``.
+_FACTORY_CALLEE = re.compile(r"^(build|get|create|make|load|init|setup|construct)_")
 _F_LOSS = re.compile(
     r"^torch\.nn\.functional\.(\w*_loss|cross_entropy|binary_cross_entropy(_with_logits)?|kl_div|nll_loss)$"
 )
@@ -514,6 +518,8 @@ class ObjectTable(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and func.attr.value == "forward":
             func = func.value
         if not isinstance(func, (cst.Name, cst.Attribute)):
+            return False
+        if func is call.func and _FACTORY_CALLEE.match(_last(func)):
             return False
         return self.kind_of(func, call) is Kind.MODULE
 
