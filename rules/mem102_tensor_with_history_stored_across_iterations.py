@@ -50,8 +50,11 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     fix: it has no `.detach()`. Containers that are later
     backpropagated through (REINFORCE's saved log-probabilities, a loss summed
     over chunks) are not reported, nor values handed to the `add` of a
-    tracker object (`Averager()`), whose method may keep only a number, nor a
-    slot overwritten every iteration: `loss_dict["d"] = d_loss` under a
+    tracker object (`Averager()`), whose method may keep only a number,
+    nor the outputs of a frozen model (RULES.md, "Frozen means": also
+    frozen in one chained statement, `model.eval().requires_grad_(False)`,
+    or a copy of a frozen model) fed inputs without history, nor a slot
+    overwritten every iteration: `loss_dict["d"] = d_loss` under a
     constant key (a literal, or a name bound only to one) keeps one value
     at a time, as `self.last_loss = loss` does (`d[step] = out`,
     `d[f"{i}"] = out` and `d[k].append(out)` grow and are reported).
@@ -192,6 +195,18 @@ class Trainer:
             self.logs[-1] = loss
 """,
             "a slot under a constant key, or an attribute, overwritten every iteration: one value at a time",
+        ),
+        Valid(
+            """\
+import torch
+def predict(model, loader, device):
+    model.eval().requires_grad_(False)
+    outputs = []
+    for x, _ in loader:
+        outputs.append(model(x.to(device)))
+    return outputs
+""",
+            "the model is frozen in one chained statement: its outputs carry no history",
         ),
         Valid(
             """\
