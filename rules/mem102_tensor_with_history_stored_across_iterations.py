@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
-from memlint.analysis.training.containers import holds_entries
+from memlint.analysis.training.containers import holds_entries, overwrites_one_slot
 from memlint.fix.expr_edits import call_method
 from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
 
@@ -53,7 +53,11 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     tracker object (`Averager()`), whose method may keep only a number,
     nor the outputs of a frozen model (RULES.md, "Frozen means": also
     frozen in one chained statement, `model.eval().requires_grad_(False)`,
-    or a copy of a frozen model) fed inputs without history.
+    or a copy of a frozen model) fed inputs without history, nor a slot
+    overwritten every iteration: `loss_dict["d"] = d_loss` under a
+    constant key (a literal, or a name bound only to one) keeps one value
+    at a time, as `self.last_loss = loss` does (`d[step] = out`,
+    `d[f"{i}"] = out` and `d[k].append(out)` grow and are reported).
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
@@ -95,6 +99,9 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             return
         target = node.targets[0].target
         if isinstance(target, cst.Subscript):
+            facts = self.facts
+            if overwrites_one_slot(target, node.value, facts.loops.scope_of(node), facts.bindings, facts.calls.owner):
+                return  # ``loss_dict["d"] = d_loss``: one value per slot, replaced each iteration
             self._check(node, target.value, node.value, whole_value=True)
         elif isinstance(node.value, cst.Call) and self._concatenates(node.value, target):
             # ``preds = torch.cat((preds, out))``
@@ -157,6 +164,38 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         self.report(stmt, message=self.message.format(container=key), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+D_KEY = "loss_d"
+def train_gan(G, D, opt_g, opt_d, loader, crit):
+    loss_dict = {}
+    for real in loader:
+        fake = G(torch.randn(real.size(0), 64))
+        d_loss = crit(D(real), 1.0) + crit(D(fake.detach()), 0.0)
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+        g_loss = crit(D(fake), 1.0)
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+        loss_dict[D_KEY] = d_loss
+        loss_dict["g"] = g_loss
+        loss_dict["parts"][0] = g_loss
+    return loss_dict
+class Trainer:
+    def fit(self, loader):
+        for x, y in loader:
+            loss = self.crit(self.model(x), y)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            self.last_loss = loss
+            self.logs[-1] = loss
+""",
+            "a slot under a constant key, or an attribute, overwritten every iteration: one value at a time",
+        ),
         Valid(
             """\
 import torch
@@ -443,6 +482,39 @@ class Ensemble(L.LightningModule):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def train(model, loader, optimizer, criterion):
+    logs = {}
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        tag = "step"
+        tag = tag + str(i)
+        logs[f"step{i}"] = loss
+        logs[tag] = loss
+    return logs
+""",
+            """\
+import torch
+def train(model, loader, optimizer, criterion):
+    logs = {}
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        tag = "step"
+        tag = tag + str(i)
+        logs[f"step{i}"] = loss.detach()
+        logs[tag] = loss.detach()
+    return logs
+""",
+            count=2,
+        ),
         Invalid(
             """\
 import torch

@@ -25,7 +25,10 @@ class InferenceWithoutNoGrad(Rule):
     testing or prediction, or iterating a validation/test loader — that runs
     with autograd recording: not under `torch.no_grad()` or
     `torch.inference_mode()`, not in a function decorated with them, and not
-    in a function that this module only calls under such a context. A
+    in a function that this module only calls under such a context. The loop
+    may be a `while` over episodes (a policy evaluated in its environment),
+    and the model may come from a class it is handed: a name restored with
+    `load_state_dict` and switched with `.eval()` is a module. A
     function named for evaluation that calls `model.eval()` and runs the model
     without a loop (a full-graph GNN test) is reported too, on its `def`
     line, when it runs its model on an input it is handed or is called in
@@ -1078,6 +1081,41 @@ for epoch in range(100):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def evaluate(model_path, make_env, episodes, Model, device="cpu"):
+    envs = make_env()
+    model = Model(envs).to(device)
+    model.load_state_dict(torch.load(model_path, map_location=device))
+    model.eval()
+    obs, _ = envs.reset()
+    returns = []
+    while len(returns) < episodes:
+        actions = model(torch.as_tensor(obs)).argmax(1).numpy()
+        obs, _, done, _, info = envs.step(actions)
+        if done.any():
+            returns.append(info["return"])
+    return returns
+""",
+            """\
+import torch
+@torch.no_grad()
+def evaluate(model_path, make_env, episodes, Model, device="cpu"):
+    envs = make_env()
+    model = Model(envs).to(device)
+    model.load_state_dict(torch.load(model_path, map_location=device))
+    model.eval()
+    obs, _ = envs.reset()
+    returns = []
+    while len(returns) < episodes:
+        actions = model(torch.as_tensor(obs)).argmax(1).numpy()
+        obs, _, done, _, info = envs.step(actions)
+        if done.any():
+            returns.append(info["return"])
+    return returns
+""",
+        ),
         Invalid(
             """\
 import torch

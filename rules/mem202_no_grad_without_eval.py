@@ -142,6 +142,88 @@ class NoGradWithoutEval(Rule):
         Valid(
             """\
 import torch
+from torch import nn
+import torch.nn.functional as F
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 10)
+    def forward(self, x):
+        return F.log_softmax(self.fc1(x), dim=1)
+model = Classifier()
+optimizer = torch.optim.Adam(model.parameters())
+for e in range(3):
+    for images, labels in trainloader:
+        optimizer.zero_grad()
+        F.nll_loss(model(images), labels).backward()
+        optimizer.step()
+    with torch.no_grad():
+        for images, labels in testloader:
+            ps = model(images)
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 10)
+        self.dropout = nn.Dropout(p=0.2)
+    def forward(self, x):
+        return F.log_softmax(self.dropout(self.fc1(x)), dim=1)
+model = Classifier()
+model.load_state_dict(torch.load("classifier.pt", map_location="cpu"))
+model.eval()
+with torch.no_grad():
+    ps = model(next(iter(testloader))[0])
+""",
+            "a notebook: the class in effect where the model is built has no dropout; a later cell redefines it",
+        ),
+        Valid(
+            """\
+import numpy as np
+import torch
+import torch.nn as nn
+def layer_init(layer, std=np.sqrt(2)):
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, 0.0)
+    return layer
+class QNetwork(nn.Module):
+    def __init__(self, n_obs, n_actions):
+        super().__init__()
+        self.network = nn.Sequential(
+            layer_init(nn.Linear(n_obs, 64)),
+            nn.LayerNorm(64),
+            nn.ReLU(),
+            layer_init(nn.Linear(64, n_actions)),
+        )
+    def forward(self, x):
+        return self.network(x)
+class RecurrentQNetwork(QNetwork):
+    def __init__(self, n_obs, n_actions):
+        super().__init__(n_obs, n_actions)
+        self.lstm = nn.LSTM(n_obs, n_obs, num_layers=2, dropout=0.0)
+def train(env, n_obs, n_actions, iterations, num_steps, gamma=0.99):
+    q_network = QNetwork(n_obs, n_actions)
+    target_network = RecurrentQNetwork(n_obs, n_actions)
+    optimizer = torch.optim.Adam(q_network.parameters(), lr=2.5e-4)
+    obs = torch.as_tensor(env.reset())
+    for iteration in range(iterations):
+        observations, targets = [], []
+        for step in range(num_steps):
+            with torch.no_grad():
+                action = q_network(obs).argmax().item()
+                next_obs, reward = env.step(action)
+                next_obs = torch.as_tensor(next_obs)
+                targets.append(reward + gamma * target_network(next_obs).max())
+            observations.append(obs)
+            obs = next_obs
+        loss = (q_network(torch.stack(observations)).max(1).values - torch.stack(targets)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            "no mode-dependent layer (Linear, LayerNorm, an LSTM with dropout=0, a helper that inits a layer): eval() changes nothing",
+        ),
+        Valid(
+            """\
+import torch
 import torch.nn.functional as F
 def val(net, data_loader):
     correct = 0
@@ -280,6 +362,49 @@ class Net(pl.LightningModule):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(16, 4, dropout=0.1)
+        self.head = nn.Linear(16, 2)
+    def forward(self, x):
+        return self.head(self.attn(x, x, x)[0])
+policy = Policy()
+for epoch in range(10):
+    policy.train()
+    for x, y in train_loader:
+        criterion(policy(x), y).backward()
+        optimizer.step()
+    with torch.no_grad():
+        for x, y in val_loader:
+            policy(x)
+""",
+            """\
+import torch
+import torch.nn as nn
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(16, 4, dropout=0.1)
+        self.head = nn.Linear(16, 2)
+    def forward(self, x):
+        return self.head(self.attn(x, x, x)[0])
+policy = Policy()
+for epoch in range(10):
+    policy.train()
+    for x, y in train_loader:
+        criterion(policy(x), y).backward()
+        optimizer.step()
+    policy.eval()
+    with torch.no_grad():
+        for x, y in val_loader:
+            policy(x)
+""",
+        ),
         Invalid(
             """\
 import torch

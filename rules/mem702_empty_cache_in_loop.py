@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.training.loops import is_emptiness_test
+from memlint.analysis.training.retry_loops import retries_on_oom
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
@@ -57,7 +58,12 @@ class EmptyCacheInLoop(Rule):
     the ordinary path and is not a guard) are left alone, and so are calls right after a `del` or
     `gc.collect()` in the same block (memory was just released on purpose)
     and loops whose iterations each run a whole training or evaluation:
-    epochs, folds, models, checkpoints, configurations, seeds.
+    epochs, folds, models, checkpoints, configurations, seeds. Neither is an
+    out-of-memory retry loop, whose iterations are attempts, not batches
+    (`while True:` or `for attempt in range(3):` around a `try` that leaves
+    the loop on success and an `except` that catches the out-of-memory
+    error and shrinks the batch): clearing the cache before the next attempt
+    is its purpose.
 
     ## References
     - https://pytorch.org/docs/stable/notes/cuda.html#memory-management
@@ -99,6 +105,8 @@ class EmptyCacheInLoop(Rule):
             return
         if loops.outer_loop(loop):
             return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
+        if retries_on_oom(loop.node, self.facts.names):
+            return  # each iteration is an attempt after an out-of-memory error, not a batch
         block = self.parent(node)
         if self.facts.blocks.any_before(node, _frees):
             return  # ``del model; gc.collect(); empty_cache()``: the cache now holds what was freed
@@ -109,6 +117,31 @@ class EmptyCacheInLoop(Rule):
         self.report(stmt, fix=Fix("Remove `torch.cuda.empty_cache()` from the loop", ((node, replacement),)))
 
     valid = [
+        Valid(
+            """\
+import torch
+def largest_batch(run, batch_size):
+    while True:
+        torch.cuda.empty_cache()
+        try:
+            out = run(batch_size)
+            break
+        except RuntimeError as e:
+            if "out of memory" not in str(e):
+                raise
+            batch_size //= 2
+    return out, batch_size
+def generate(model, prompts, tries=3):
+    for attempt in range(tries):
+        try:
+            with torch.no_grad():
+                return model(prompts)
+        except torch.cuda.OutOfMemoryError:
+            prompts = prompts[: len(prompts) // 2]
+        torch.cuda.empty_cache()
+""",
+            "an out-of-memory retry loop: each iteration is an attempt, left on the first success",
+        ),
         Valid(
             """\
 import gc
@@ -207,6 +240,31 @@ def fit(model, loader, train_one_epoch, epochs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def train(model, loader, optimizer):
+    for batch in loader:
+        try:
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+        except torch.cuda.OutOfMemoryError:
+            continue
+        torch.cuda.empty_cache()
+""",
+            """\
+import torch
+def train(model, loader, optimizer):
+    for batch in loader:
+        try:
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+        except torch.cuda.OutOfMemoryError:
+            continue
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -2488,3 +2488,42 @@ def test_bare_statements_for_mem204_and_mem305():
     assert f.bare_attributes == {"train"}
     decorated = facts("import torch\n@torch.no_grad()\ndef f(m):\n    return m.eval()\n")
     assert not decorated.bare_calls & {"no_grad"} and not decorated.bare_attributes
+
+
+def test_a_module_restored_for_evaluation_seeds_history():
+    """objects._restored: ``q.load_state_dict(sd)`` and ``q.eval()`` make ``q``
+    (a parameter, or ``self.q`` never written) a module, so ``q(x)`` may carry
+    history: the gate must let MEM102 see it."""
+    from memlint.lint import engine
+    from memlint.lint.engine import lint
+    from memlint.rule.registry import all_rules
+
+    src = """\
+import torch
+class Runner:
+    def run(self, loader, sd):
+        self.q.load_state_dict(sd)
+        self.q.eval()
+        outs = []
+        for x in loader:
+            outs.append(self.q(x))
+        return outs
+def run(q, sd, loader):
+    q.load_state_dict(sd)
+    q.eval()
+    outs = []
+    for x in loader:
+        outs.append(q(x))
+    return outs
+"""
+    rules = list(all_rules())
+    results = []
+    for gate in (False, True):
+        old, engine.GATE = engine.GATE, gate
+        try:
+            found, _ = lint(src, "example.py", rules)
+        finally:
+            engine.GATE = old
+        results.append(sorted((f.code, f.line) for f in found))
+    assert ("MEM102", 8) in results[0] and ("MEM102", 15) in results[0]
+    assert results[0] == results[1]

@@ -373,3 +373,119 @@ def test_an_element_of_a_module_list_is_a_module():
     assert facts.objects.is_model_call(find(facts.module, "block(x)", cst.Call))
     call = find(facts.module, "use(h, block, k)", cst.Call)
     assert facts.objects.kind_of(call.args[2].value) is None  # a ModuleDict yields its keys
+
+
+def test_mode_dependence_follows_helpers_bases_and_arguments():
+    src = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    def layer_init(layer, std=1.0):
+        torch.nn.init.orthogonal_(layer.weight, std)
+        return layer
+    def with_extra(layer):
+        layer.extra = make_extra()
+        return layer
+    def mlp(n):
+        return nn.Sequential(nn.Linear(n, n), nn.Tanh())
+    class Body(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = layer_init(nn.Linear(4, 4))
+            self.rnn = nn.LSTM(4, 4, num_layers=2, dropout=0.0)
+            self.head = mlp(4)
+    class Critic(Body):
+        def __init__(self):
+            super().__init__()
+            self.v = layer_init(nn.Linear(4, 1))
+    class Dropper(Body):
+        def forward(self, x):
+            return F.dropout(x, 0.1, training=self.training)
+    class Extra(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = with_extra(nn.Linear(4, 4))
+    a = Critic()
+    b = Dropper()
+    c = Extra()
+    d = nn.Sequential(layer_init(nn.Linear(2, 2)), nn.Dropout(0.1))
+    e = nn.MultiheadAttention(8, 2, dropout=0.1)
+    f = nn.MultiheadAttention(8, 2)
+    g = nn.InstanceNorm2d(3, track_running_stats=True)
+    h = nn.InstanceNorm2d(3, affine=True)
+    i = nn.LSTM(2, 2, 2, True, False, 0.3)
+    j = nn.GRU(2, 2, num_layers=2, dropout=0)
+    """
+    facts = facts_of(src)
+    md = lambda name: facts.objects.mode_dependent(name, facts.module)
+    assert [md(n) for n in "abcdefghij"] == [False, True, None, True, True, False, True, False, True, False]
+    assert facts.objects.class_mode_dependence("Critic") is False
+    assert facts.objects.class_mode_dependence("Dropper") is True
+    assert facts.objects.class_mode_dependence("Extra") is None  # the helper may add a layer
+
+
+def test_a_name_restored_and_switched_to_eval_is_a_module():
+    src = """
+    import torch
+    def evaluate(Model, envs, path, make_agent, opt_state):
+        model = Model(envs).to("cuda")
+        model.load_state_dict(torch.load(path))
+        model.eval()
+        agent = make_agent()
+        agent.eval()
+        opt = make_agent()
+        opt.load_state_dict(opt_state)
+        keep(model, agent, opt)
+    """
+    facts = facts_of(src)
+    call = find(facts.module, "keep(model, agent, opt)", cst.Call)
+    kinds = [facts.objects.kind_of(a.value) for a in call.args]
+    # Only both together say module: an optimizer loads a state dict too, and
+    # a project's agent class may have an eval() of its own.
+    assert kinds == [Kind.MODULE, None, None]
+
+
+def test_mode_dependence_reads_the_definitions_in_effect():
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    model = Net()
+    first = model
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    model = Net()
+    second = model
+    def later():
+        return model
+    for i in range(2):
+        other = Net()
+        use(other)
+    """
+    facts = facts_of(src)
+    md = lambda name, at, kind: facts.objects.mode_dependent(name, find(facts.module, at, kind))
+    assert md("model", "first = model", cst.Assign) is False  # the first cell's Net, the first model
+    assert md("model", "second = model", cst.Assign) is True
+    assert md("model", "return model", cst.Return) is True  # a function may run later: both models
+    assert md("other", "use(other)", cst.Call) is True  # built in a loop: the last Net
+
+
+def test_a_factory_call_is_no_forward_pass():
+    src = """
+    import torch
+    def run(get_net, x):
+        m = build_model()
+        y = get_net(3)
+        z = model(x)
+        w = load_model("a.pt")
+    """
+    facts = facts_of(src)
+    objects = facts.objects
+    assert not objects.is_model_call(find(facts.module, "build_model()", cst.Call))
+    assert not objects.is_model_call(find(facts.module, "get_net(3)", cst.Call))
+    assert not objects.is_model_call(find(facts.module, 'load_model("a.pt")', cst.Call))
+    assert objects.is_model_call(find(facts.module, "model(x)", cst.Call))

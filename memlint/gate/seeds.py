@@ -32,12 +32,14 @@ of ``x``), which this module over-approximates from the callee's syntax
   objects reads), an annotated parameter's (``_param_kind``; another
   parameter is a module only by the name guess), the owner of a
   ``.parameters()``/``.named_parameters()`` call (``_used_as_module``,
-  ``_parameters_read``), or one ``guess_kind_from_name`` may call a module;
+  ``_parameters_read``) or, anywhere in the file, of a ``.load_state_dict()``
+  call (``_restored``, which also needs ``.eval()``), or one
+  ``guess_kind_from_name`` may call a module;
   an imported name the file never rebinds is a loss or nothing;
 - ``self.a``: an attribute some target of the file writes (``self.a = ...``),
-  the owner of a ``.parameters()``/``.named_parameters()`` call
-  (``_used_as_module``, ``_parameters_read``), or a name the guess may call
-  a module;
+  the owner of a ``.parameters()``/``.named_parameters()`` or
+  ``.load_state_dict()`` call (``_used_as_module``, ``_parameters_read``,
+  ``_restored``), or a name the guess may call a module;
 - another attribute: only ``x.module`` (DataParallel's) may be one.
 
 Everything is wider than the analysis, never narrower: a call written
@@ -203,6 +205,15 @@ class Seeds:
                                 attrs.add(owner_of.attr)
                             elif type(owner_of) is Name:
                                 bound.add(owner_of.id)
+                        elif type(func) is Attribute and func.attr == "load_state_dict":
+                            # objects._restored: with ``.eval()`` on it too, a module
+                            # (keyed where the name is defined: the module's set is
+                            # seen from every body, wider).
+                            owner_of = func.value
+                            if type(owner_of) is Attribute:
+                                attrs.add(owner_of.attr)
+                            elif type(owner_of) is Name:
+                                module.bound.add(owner_of.id)
                     elif code == _ARG:
                         params.add(node.arg)
                         # objects._param_kind: only an annotation (or the name guess) makes a parameter a module.

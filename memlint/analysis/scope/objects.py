@@ -47,7 +47,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.scope.bindings import parameters_owners
-from memlint.analysis.scope.callgraph import CallGraph, Scope
+from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name
@@ -59,6 +59,10 @@ _SELF_RETURNING = frozenset(
 # Factories named for what they return: nanoGPT's ``model.configure_optimizers(...)``,
 # timm's ``create_optimizer_v2(...)``, ``build_optimizer(cfg)``.
 _OPTIMIZER_FACTORY = re.compile(r"(configure|create|build|make|get|init|setup)_optimizers?(_v\d+)?")
+# A callee named for building or fetching something (``build_model()``,
+# ``get_net(cfg)``, ``load_model(path)``) returns a module; it is no forward
+# pass, whatever the name guess says of ``*_model``.
+_FACTORY_CALLEE = re.compile(r"^(build|get|create|make|load|init|setup|construct)_")
 _F_LOSS = re.compile(
     r"^torch\.nn\.functional\.(\w*_loss|cross_entropy|binary_cross_entropy(_with_logits)?|kl_div|nll_loss)$"
 )
@@ -89,12 +93,22 @@ class ObjectTable(cst.CSTVisitor):
         # is also a loop target or similar (``for m in (accuracy,)``).
         self._parameters_read: set[tuple[object, str]] = set()
         self._pending_param_uses: list[tuple[cst.Call, Scope]] = []
+        # ``model.load_state_dict(...)`` then ``model.eval()`` on one name: a
+        # module restored for evaluation, whatever built it (``Model(envs)``
+        # with ``Model`` a parameter, a factory of another module).
+        self._pending_restores: list[tuple[cst.Call, Scope, str]] = []
+        self._restored: dict[tuple[object, str], set[str]] = defaultdict(set)
         self._model_memo: dict[cst.Call, bool] = {}
+        self._class_modes: dict[str, bool | None] = {}  # _ModeDependence's answer per class
         self._loss_memo: dict[cst.Call, bool] = {}
         visit_fast(wrapper.module, self)
         self._classify_classes()
         for call, scope in self._pending_param_uses:
             self._mark_parameters_owners(call, scope)
+        for call, scope, verb in self._pending_restores:
+            key = self._key_for_read(call.func.value, scope)  # type: ignore[attr-defined]
+            if key is not None:
+                self._restored[key].add(verb)
 
     # == collection =========================================================
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -187,6 +201,10 @@ class ObjectTable(cst.CSTVisitor):
             self._pending_param_uses.append((node, self._stack[-1]))
         elif self._constructor_kind(node) is Kind.OPTIMIZER:
             self._pending_param_uses.append((node, self._stack[-1]))
+        elif isinstance(func, cst.Attribute) and dotted_name(func.value) not in (None, "self"):
+            verb = func.attr.value  # ``self``: a trainer or agent class may define both methods
+            if (verb == "eval" and not node.args) or (verb == "load_state_dict" and node.args):
+                self._pending_restores.append((node, self._stack[-1], verb))
 
     def _mark_parameters_owners(self, call: cst.Call, scope: Scope) -> None:
         """``optim.SGD(model.parameters())`` or any ``model.parameters()``:
@@ -370,7 +388,7 @@ class ObjectTable(cst.CSTVisitor):
                 unknown = True
             else:
                 kinds.add(kind)
-        if key in self._used_as_module:
+        if key in self._used_as_module or len(self._restored.get(key, ())) == 2:
             kinds.add(Kind.MODULE)
         elif key in self._parameters_read and all(v is not None for v in self._defs.get(key, ())):
             kinds.add(Kind.MODULE)
@@ -501,6 +519,8 @@ class ObjectTable(cst.CSTVisitor):
             func = func.value
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
+        if func is call.func and _FACTORY_CALLEE.match(_last(func)):
+            return False
         return self.kind_of(func, call) is Kind.MODULE
 
     def is_loss_call(self, call: cst.Call) -> bool:
@@ -563,10 +583,59 @@ class ObjectTable(cst.CSTVisitor):
         values = self._defs.get(key, []) if key else []
         if not values:
             return None
+        if len(values) > 1 and scope is self.calls.module:
+            values = self.in_effect(values, scope_node)
         results = {self._value_mode_dependent(v, spelled, 0) for v in values}
         if True in results:
             return True
         return False if results == {False} else None
+
+    def in_effect(self, defs: list, node: cst.CSTNode) -> list:
+        """Of several definitions, the one in effect at ``node`` when the
+        script runs top to bottom: every definition is itself a statement of
+        the module's body (a notebook cell's ``model = Classifier()``, a
+        ``class Classifier`` redefined in a later cell, none inside a loop or
+        branch) and ``node`` runs in the module's body too (not in a function,
+        which may be called later): the last definition above ``node``.
+        Otherwise all of them."""
+        top = self._module_statement(node)
+        if top is None:
+            return defs
+        starts = []
+        for d in defs:
+            statement = self._direct_statement(d) if isinstance(d, cst.CSTNode) else None
+            if statement is None:
+                return defs
+            starts.append(self.calls.pos(statement))
+        at = self.calls.pos(top)
+        before = [d for d, start in zip(defs, starts) if start < at]
+        return before[-1:] if before else defs
+
+    def _module_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement of the module's body that holds ``node``, or None
+        inside a function, lambda or class body."""
+        cur: cst.CSTNode | None = node
+        while cur is not None:
+            parent = self.parents.get(cur)
+            if isinstance(parent, cst.Module):
+                return cur
+            if cur is not node and isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+            cur = parent
+        return None
+
+    def _direct_statement(self, definition: cst.CSTNode) -> cst.CSTNode | None:
+        """``definition`` (a class, or the value of an assignment) is a
+        statement of the module's body itself, not nested in any block."""
+        if isinstance(definition, cst.ClassDef):
+            return definition if isinstance(self.parents.get(definition), cst.Module) else None
+        small = self.parents.get(definition)
+        line = self.parents.get(small) if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+        return (
+            line
+            if isinstance(line, cst.SimpleStatementLine) and isinstance(self.parents.get(line), cst.Module)
+            else None
+        )
 
     def _value_mode_dependent(self, value: object, spelled: str, depth: int) -> bool | None:
         if not isinstance(value, cst.Call) or depth > 4:
@@ -577,6 +646,15 @@ class ObjectTable(cst.CSTVisitor):
                 return False  # ``model = model.to(device)`` adds nothing
             return self._value_mode_dependent(func.value, spelled, depth + 1)
         return _ModeDependence(self).of_call(value)
+
+    def class_mode_dependence(self, name: str) -> bool | None:
+        """Whether ``.eval()`` changes what a module of the class ``name``
+        (defined in this module) computes: True (dropout, batch norm, running
+        statistics, ``self.training``), False (provably none, through its
+        submodules, its bases of this file and the helpers that build its
+        layers), None (a part we cannot follow). A fact per class, so that
+        the project stage can carry it to the modules that import the class."""
+        return _ModeDependence(self).of_class(name, 0)
 
     def loss_reduction_none(self, call: cst.Call) -> bool:
         """The loss object called here was built with ``reduction="none"``
@@ -697,34 +775,73 @@ _MODE_DEPENDENT_LAYERS = re.compile(
     r"^torch\.nn\.(\w*Dropout\w*|\w*BatchNorm\w*|RReLU|Transformer\w*)$"
     r"|^torch\.nn\.functional\.(\w*dropout\w*|batch_norm|rrelu)$"
 )
-_RNN_LAYERS = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+# Layers whose ``dropout`` argument (keyword, or the positional index given)
+# switches with the mode when it is not zero.
+_DROPOUT_ARGUMENT = {"LSTM": 5, "GRU": 5, "RNN": 6, "MultiheadAttention": 2}
+# Instance norm is mode-dependent only with ``track_running_stats=True``
+# (the fourth positional parameter).
+_INSTANCE_NORMS = frozenset({"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
 
 
 class _ModeDependence:
-    """Does a module built by this call contain dropout or batch norm?"""
+    """Does a module built by this call change what it computes with the mode
+    (dropout, batch norm, running statistics, a read of ``self.training``)?
+    True, False when every part is known and none does, None when a part
+    comes from outside. The answer per class of this module is kept in the
+    table (``ObjectTable.class_mode_dependence``); built per question, so the
+    table holds no reference back to it (no cycle)."""
 
     def __init__(self, table: ObjectTable) -> None:
         self.table = table
-        self._classes: dict[str, bool | None] = {}
+        self._classes = table._class_modes
 
     def of_call(self, call: cst.Call, depth: int = 0) -> bool | None:
         if depth > 6:
             return None
         func = call.func
         if isinstance(func, cst.Name) and func.value in self.table.calls.classes:
-            return self.of_class(func.value, depth)
+            defs = self.table.calls.classes[func.value]
+            chosen = self.table.in_effect(defs, call) if len(defs) > 1 else defs
+            return self.of_class(func.value, depth, chosen[0] if len(chosen) == 1 else None)
+        helper = self.table.calls.resolve(call)
+        if helper is not None:
+            return self._of_helper(call, helper, depth)
         qn = self.table.names.call_name(call)
         if qn is None:
             return None
         if _MODE_DEPENDENT_LAYERS.match(qn):
             return True
-        if qn in _RNN_LAYERS:
-            return any(a.keyword is not None and a.keyword.value == "dropout" for a in call.args)
-        if qn.startswith("torch.nn.") and qn.rsplit(".", 1)[-1] in ("Sequential", "ModuleList", "ModuleDict"):
+        last = qn.rsplit(".", 1)[-1]
+        if qn.startswith("torch.nn.") and last in _DROPOUT_ARGUMENT:
+            return _nonzero_argument(call, "dropout", _DROPOUT_ARGUMENT[last], zero="0")
+        if qn.startswith("torch.nn.") and last in _INSTANCE_NORMS:
+            return _nonzero_argument(call, "track_running_stats", 3, zero="False")
+        if qn.startswith("torch.nn.") and last in ("Sequential", "ModuleList", "ModuleDict"):
             return self._all([a.value for a in call.args], depth)
         if qn.startswith("torch.nn.") and constructor_kind(qn) is Kind.MODULE:
             return False  # Linear, Conv2d, ReLU, LayerNorm...
         return None  # torchvision, timm, transformers: assume the worst
+
+    def _of_helper(self, call: cst.Call, fn: cst.FunctionDef, depth: int) -> bool | None:
+        """``layer_init(nn.Linear(4, 64))``: a function of this module that
+        returns the layer it is given (after initialising its weights), or
+        builds one: judged by what it returns. A helper that sets attributes
+        on its argument (it may add a layer) is not followed."""
+        returns = self.table._returns.get(fn, [])
+        if not returns:
+            return None
+        params = dict((param, arg.value) for arg, param in bound_params(call, fn))
+        parts: list[cst.BaseExpression] = []
+        for value in returns:
+            if isinstance(value, cst.Name) and value.value in params:
+                if _sets_attributes_on(fn, value.value):
+                    return None
+                parts.append(params[value.value])
+            elif isinstance(value, cst.Call):
+                parts.append(value)
+            else:
+                return None
+        return self._all(parts, depth)
 
     def _all(self, exprs: list[cst.BaseExpression], depth: int) -> bool | None:
         results: set[bool | None] = set()
@@ -751,21 +868,80 @@ class _ModeDependence:
             return True
         return None if None in results else False
 
-    def of_class(self, name: str, depth: int) -> bool | None:
-        if name in self._classes:
-            return self._classes[name]
-        self._classes[name] = None  # recursion guard
+    def of_class(self, name: str, depth: int, cls: cst.ClassDef | None = None) -> bool | None:
+        """``cls``: the one of several definitions of ``name`` in effect
+        (``in_effect``); without it, a name defined more than once is unknown."""
         defs = self.table.calls.classes.get(name, [])
-        if len(defs) != 1 or self.table._module_classes.get(name) is not Kind.MODULE:
+        if cls is None:
+            if len(defs) != 1:
+                return None
+            cls = defs[0]
+        memo = name if len(defs) == 1 else f"{name}@{self.table.calls.pos(cls)[0]}"
+        if memo in self._classes:
+            return self._classes[memo]
+        self._classes[memo] = None  # recursion guard
+        if self.table._module_classes.get(name) is not Kind.MODULE:
             return None
-        cls = defs[0]
-        if any(dotted_name(b.value) in self.table.calls.classes for b in cls.bases):
-            return None  # behaviour inherited from another class of this file: not followed
+        local_bases = [b for b in (dotted_name(b.value) for b in cls.bases) if b in self.table.calls.classes]
         visitor = _ClassModeParts(self.table.names)
         visit_fast(cls.body, visitor)
-        result = True if visitor.reads_training else self._all(visitor.parts, depth)
-        self._classes[name] = result
+        if visitor.reads_training:
+            result: bool | None = True
+        else:
+            # A base class of this file adds its own layers: ``class Critic(MLP)``.
+            own = self._all(visitor.parts, depth)
+            inherited = {self.of_class(b, depth + 1) for b in local_bases}
+            results = {own, *inherited}
+            result = True if True in results else None if None in results else False
+        self._classes[memo] = result
         return result
+
+
+def _nonzero_argument(call: cst.Call, keyword: str, position: int, zero: str) -> bool | None:
+    """The argument is absent (False), a literal ``zero`` (False), anything
+    else (True for a literal, None for a value we cannot read)."""
+    value: cst.BaseExpression | None = None
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            value = arg.value
+        elif arg.keyword is None and arg.star:
+            return None
+        elif arg.keyword is None and i == position:
+            value = arg.value
+    if value is None:
+        return False
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return float(value.value) != 0.0
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return value.value != zero
+    return True if zero == "0" and not isinstance(value, (cst.Name, cst.Attribute)) else None
+
+
+def _sets_attributes_on(fn: cst.FunctionDef, name: str) -> bool:
+    finder = _AttributeWrites(name)
+    visit_fast(fn.body, finder)
+    return finder.found
+
+
+class _AttributeWrites(cst.CSTVisitor):
+    """``layer.extra = ...``, ``setattr(layer, ...)``, ``layer.add_module(...)``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.found = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if isinstance(target, cst.Attribute) and dotted_name(target.value) == self.name:
+            self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "setattr":
+            self.found = True
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("add_module", "register_module"):
+            self.found = self.found or dotted_name(func.value) == self.name
 
 
 class _ClassModeParts(cst.CSTVisitor):
