@@ -301,7 +301,7 @@ def render_human(outcome: Outcome, color: bool = False) -> str:
     failed = [
         (run, label) for run, label in ((o, "original failed"), (f, "fixed failed")) if run is not None and not run.ok
     ]
-    if len(failed) == 2 and o.error == f.error:
+    if len(failed) == 2 and f is not None and o.error == f.error:
         # The same failure in both runs is the script's own: shown once, from
         # the original (the twin's frames name its temporary copy).
         failed = [(o, "the script failed in both runs, the same way")]

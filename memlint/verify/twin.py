@@ -40,6 +40,10 @@ class Twin:
     remaining: list[str]  # codes memlint still reports on the twin
     why_unfixed: dict[str, str] = field(default_factory=dict)  # code -> why its findings were left
 
+    @property
+    def unsafe(self) -> list[FixedFinding]:
+        return [f for f in self.findings if f.safety == "unsafe"]
+
 
 def _why_unfixed(remaining: list[Finding], unsafe: bool) -> dict[str, str]:
     """Per code, why memlint left a finding in the twin."""
@@ -53,10 +57,6 @@ def _why_unfixed(remaining: list[Finding], unsafe: bool) -> dict[str, str]:
             why = "has a fix that could not be applied here"
         out.setdefault(f.code, why)
     return out
-
-    @property
-    def unsafe(self) -> list[FixedFinding]:
-        return [f for f in self.findings if f.safety == "unsafe"]
 
 
 def _rule_names(rules) -> dict[str, str]:
