@@ -60,7 +60,8 @@ real corpora.
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from memlint.analysis.training.loops import (
     DATA_TOKENS,

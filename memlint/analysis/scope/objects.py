@@ -42,7 +42,6 @@ from __future__ import annotations
 import enum
 import re
 from collections import defaultdict
-from typing import Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -110,7 +109,7 @@ def guess_kind_from_name(name: str) -> Kind | None:
     return None
 
 
-Expr = Union[cst.BaseExpression, str]
+Expr = cst.BaseExpression | str
 
 
 class ObjectTable(cst.CSTVisitor):

@@ -37,7 +37,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -56,7 +55,7 @@ from memlint.analysis.scope.names import (
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.parse.traversal import visit_fast
 
-Loop = Union[cst.For, cst.While]
+Loop = cst.For | cst.While
 
 EVAL_FUNCTION_TOKENS = frozenset(
     {

@@ -32,7 +32,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Union
 
 import libcst as cst
 
@@ -41,8 +40,8 @@ from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.analysis.scope.objects import Kind, ObjectTable
 from memlint.parse.traversal import visit_fast
 
-Scope = Union[cst.FunctionDef, cst.Module]
-Loop = Union[cst.For, cst.While]
+Scope = cst.FunctionDef | cst.Module
+Loop = cst.For | cst.While
 
 CLIP_FUNCTIONS = frozenset(
     {
