@@ -37,8 +37,9 @@ import libcst as cst
 
 from memlint.analysis.scope.bindings import Bindings, parameters_owners, parameters_owners_in
 from memlint.analysis.scope.names import ImportTable, dotted_name
-from memlint.analysis.scope.objects import Kind, ObjectTable
+from memlint.analysis.scope.objects import ObjectTable
 from memlint.parse.traversal import visit_fast
+from memlint.vocabulary.kinds import Kind
 
 Scope = cst.FunctionDef | cst.Module
 Loop = cst.For | cst.While
