@@ -36,3 +36,12 @@ def run_memlint(tmp_path):
         )
 
     return run
+
+
+@pytest.fixture
+def pytester(pytester):
+    """The inner pytest runs read a configuration of their own: give them the
+    asyncio setting pyproject.toml gives the outer run, or pytest-asyncio
+    (installed for the server's tests) warns in each of them."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    return pytester

@@ -1,7 +1,8 @@
 """The documentation site: it builds under --strict, a broken page fails that
 build, every rule has a page generated from its class, and every link memlint
-hands out (SARIF helpUri, the language server, the README) leads to a page the
-site builds."""
+hands out (SARIF helpUri, JSON url, the language server, the README) leads to a
+page: in the repository by default, on the built site when MEMLINT_DOCS_URL
+names it."""
 
 import importlib.util
 import json
@@ -15,9 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memlint import DOCS_URL, rule_doc_url
+from memlint import DOCS_URL_VARIABLE, REPOSITORY_DOCS_URL, REPOSITORY_URL, SITE_URL, docs_url, rule_doc_url
 from memlint.reporters import sarif
 from memlint.rule.registry import all_rules
+from memlint.rule.table import readable_message
 from memlint.server.rule_links import rule_link
 
 pytest.importorskip("mkdocs")
@@ -56,15 +58,51 @@ def site(tmp_path_factory):
 
 
 def built_page(site: Path, url: str) -> Path:
-    assert url.startswith(DOCS_URL), url
-    return site / url[len(DOCS_URL) :] / "index.html"
+    assert url.startswith(SITE_URL), url
+    return site / url[len(SITE_URL) :] / "index.html"
+
+
+def repository_file(url: str) -> Path:
+    """The file a link into the repository shows (``.../blob/main/docs/cli.md``)."""
+    prefix = f"{REPOSITORY_URL}/blob/main/"
+    assert url.startswith(prefix), url
+    return ROOT / url[len(prefix) :]
+
+
+@pytest.fixture
+def site_links(monkeypatch):
+    monkeypatch.setenv(DOCS_URL_VARIABLE, SITE_URL)
 
 
 def test_site_url_is_the_docs_url():
-    assert yaml.safe_load(CONFIG.read_text())["site_url"] == DOCS_URL
+    assert yaml.safe_load(CONFIG.read_text())["site_url"] == SITE_URL
 
 
-def test_every_rule_has_a_page_at_its_link(site):
+def test_links_lead_to_the_repository_by_default(monkeypatch):
+    """Before the site is published, every link memlint hands out is a file
+    of the repository (the docs/ pages, the rule's own module)."""
+    monkeypatch.delenv(DOCS_URL_VARIABLE, raising=False)
+    assert docs_url() == REPOSITORY_DOCS_URL and repository_file(docs_url()).is_dir()
+    log = json.loads(sarif.render([], root=str(ROOT)))
+    driver = log["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == REPOSITORY_DOCS_URL
+    for descriptor in driver["rules"]:
+        url = descriptor["helpUri"]
+        assert url == rule_doc_url(descriptor["id"]) == rule_link(descriptor["id"])
+        module = repository_file(url)
+        assert module.is_file() and f'code = "{descriptor["id"]}"' in module.read_text(), url
+
+
+def test_one_setting_moves_every_link(monkeypatch):
+    monkeypatch.setenv(DOCS_URL_VARIABLE, "https://mirror.example/memlint")
+    assert rule_doc_url("MEM101") == "https://mirror.example/memlint/rules/MEM101/"
+    driver = json.loads(sarif.render([], root=str(ROOT)))["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://mirror.example/memlint/"
+    assert driver["rules"][0]["helpUri"].startswith("https://mirror.example/memlint/rules/")
+    assert rule_link("MEM702") == "https://mirror.example/memlint/rules/MEM702/"
+
+
+def test_every_rule_has_a_page_at_its_link(site, site_links):
     for rule in all_rules():
         page = built_page(site, rule_doc_url(rule.code))
         assert page.is_file(), rule.code
@@ -82,7 +120,7 @@ def test_rule_page_holds_what_the_rule_class_holds(rule):
     # What `memlint rule CODE` prints, section by section.
     for title, text in rule.doc_sections().items():
         assert f"## {title}\n\n{text}\n" in page, title
-    assert rule.message in page
+    assert readable_message(rule.message) in page
     indented = lambda code: "\n".join(("    " + line).rstrip() for line in code.splitlines())  # noqa: E731
     for example in rule.invalid:
         assert indented(example.source) in page
@@ -95,21 +133,26 @@ def test_rule_page_holds_what_the_rule_class_holds(rule):
     assert f"**{rule.fix_safety.value}**" in page
 
 
-def test_sarif_help_uri_and_server_links_lead_to_rule_pages(site):
+def test_sarif_help_uri_and_server_links_lead_to_rule_pages(site, site_links):
     log = json.loads(sarif.render([], root=str(ROOT)))
     driver = log["runs"][0]["tool"]["driver"]
-    assert driver["informationUri"] == DOCS_URL
+    assert driver["informationUri"] == SITE_URL
     for descriptor in driver["rules"]:
         assert descriptor["helpUri"] == rule_doc_url(descriptor["id"])
         assert built_page(site, descriptor["helpUri"]).is_file()
         assert rule_link(descriptor["id"]) == descriptor["helpUri"]
 
 
-def test_readme_links_lead_to_built_pages(site):
-    links = re.findall(re.escape(DOCS_URL) + r"[\w/.-]*", (ROOT / "README.md").read_text())
-    assert len(links) >= 7
-    for link in links:
-        assert built_page(site, link if link.endswith("/") else link + "/").is_file(), link
+def test_readme_links_are_relative_and_lead_to_files():
+    """Links into docs/ render where the code is hosted; the site's address
+    (not published yet) appears only as that."""
+    text = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if "://" not in link]
+    assert sum(link.startswith("docs/") for link in local) >= 7
+    for link in local:
+        assert (ROOT / link).exists(), link
+    assert not [link for link in links if link.startswith(SITE_URL)]
 
 
 @pytest.mark.parametrize(

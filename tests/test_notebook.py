@@ -119,8 +119,35 @@ def test_json_and_sarif_carry_cell_and_line(tmp_path, run_memlint):
 def test_github_format_names_the_cell(tmp_path, memlint_cli):
     write_nb(tmp_path, leaky_notebook())
     out = memlint_cli("check", "--output-format", "github", "nb.ipynb").stdout
-    assert out.startswith("::warning file=nb.ipynb,line=3,col=5,")
-    assert "::cell 3, MEM702 " in out
+    # GitHub shows the .ipynb file's own lines: the annotation sits on the
+    # line of the JSON that holds the cell's third source line.
+    text = (tmp_path / "nb.ipynb").read_text()
+    (json_line,) = [n for n, line in enumerate(text.splitlines(), 1) if "torch.cuda.empty_cache()" in line]
+    assert out.startswith(f"::warning file=nb.ipynb,line={json_line},endLine={json_line},title=")
+    assert "::cell 3, line 3: MEM702 " in out
+
+
+def test_github_annotations_on_one_string_sources_and_split_lines(tmp_path, memlint_cli):
+    """A cell whose source is one string shows on the string's line; list
+    items that hold several lines are followed line by line."""
+    nb = notebook(code("import torch\n" + LOOP, as_list=False))
+    write_nb(tmp_path, nb)
+    text = (tmp_path / "nb.ipynb").read_text()
+    (json_line,) = [n for n, line in enumerate(text.splitlines(), 1) if "empty_cache" in line]
+    out = memlint_cli("check", "--output-format", "github", "nb.ipynb").stdout
+    assert out.startswith(f"::warning file=nb.ipynb,line={json_line},endLine={json_line},")
+    nb = notebook(code("import torch\n"), code(LOOP))
+    nb["cells"][1]["source"] = [
+        "for x, y in loader:\n    loss = model(x)\n",
+        "    torch.cuda.empty_cache()\n",
+        "    print(loss.item())",
+    ]
+    write_nb(tmp_path, nb)
+    text = (tmp_path / "nb.ipynb").read_text()
+    (json_line,) = [n for n, line in enumerate(text.splitlines(), 1) if "empty_cache" in line]
+    out = memlint_cli("check", "--output-format", "github", "nb.ipynb").stdout
+    assert out.startswith(f"::warning file=nb.ipynb,line={json_line},endLine={json_line},")
+    assert "cell 2, line 3: MEM702" in out
 
 
 def test_dataflow_reaches_across_cells(tmp_path, memlint_cli):

@@ -90,7 +90,9 @@ def test_rdjson_matches_schema_with_suggestions_in_utf8_columns(tmp_path, run_me
     report = json.loads(out.stdout)
     jsonschema.validate(report, _schema("rdjson.schema.json"))
     (diagnostic,) = report["diagnostics"]
-    assert diagnostic["code"] == {"value": "MEM804"}
+    assert diagnostic["code"]["value"] == "MEM804" and diagnostic["code"]["url"].endswith(
+        "mem804_scheduler_verbose_deprecated.py"
+    )
     assert diagnostic["severity"] == "WARNING"
     text = WIDE.splitlines()[0]
     char_col = text.index("verbose")

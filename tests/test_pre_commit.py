@@ -1,4 +1,5 @@
-"""The hooks in .pre-commit-hooks.yaml, run by the real `pre-commit try-repo`.
+"""The hooks in .pre-commit-hooks.yaml, run by the real `pre-commit try-repo`,
+and by `pre-commit run` with the configuration docs/integrations.md gives.
 
 try-repo installs a repository's committed HEAD, so the working tree (with
 its uncommitted changes) is copied into a scratch repository and committed
@@ -10,6 +11,7 @@ setup serves every assertion.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +20,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+import memlint
 
 pytestmark = pytest.mark.slow
 
@@ -129,8 +133,53 @@ def project(tmp_path_factory):
         )
 
     passing = try_repo("memlint", "--verbose", "--files", "clean.py", "vendored/leaky.py", "sub/leaky.py")
-    failing = try_repo("--verbose", "--files", "bad.py", "nb.ipynb", "clean.py", "vendored/leaky.py", "sub/leaky.py")
+    # The configuration docs/integrations.md gives, pointed at this snapshot:
+    # what a user pastes, run by the real `pre-commit run`.
+    config = documented_config()
+    assert config["repos"][0]["repo"] == memlint.REPOSITORY_URL
+    config["repos"][0]["repo"] = str(repo)
+    config["repos"][0]["rev"] = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    (root / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    failing = subprocess.run(
+        [
+            PRE_COMMIT,
+            "run",
+            "--verbose",
+            "--files",
+            "bad.py",
+            "nb.ipynb",
+            "clean.py",
+            "vendored/leaky.py",
+            "sub/leaky.py",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     return root, files, passing, failing
+
+
+def documented_config() -> dict:
+    """The `.pre-commit-config.yaml` block of docs/integrations.md."""
+    page = (ROOT / "docs" / "integrations.md").read_text()
+    section = page.split("## pre-commit", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    return yaml.safe_load(block)
+
+
+def test_documented_config_installs_from_the_repository_not_pypi():
+    """torch-memlint is not on PyPI: the snippet names the repository and a
+    rev, and lists the two hooks it ships."""
+    config = documented_config()
+    (entry,) = config["repos"]
+    assert entry["repo"] == memlint.REPOSITORY_URL and entry["rev"]
+    assert [h["id"] for h in entry["hooks"]] == ["memlint", "memlint-fix"]
+    assert all(set(h) == {"id"} for h in entry["hooks"])  # entry, language, types come from the hooks file
+    assert "additional_dependencies" not in yaml.safe_dump(config)
 
 
 def test_hooks_file_declares_both_hooks():

@@ -35,4 +35,8 @@ def test_check_works_without_the_server_extra(tmp_path):
 def test_server_without_the_extra_names_it(tmp_path):
     proc = run(tmp_path, "server")
     assert proc.returncode == 2
-    assert "torch-memlint[server]" in proc.stderr
+    # torch-memlint is not on PyPI: the hint names the extra's own packages
+    # (which are) and the command for a clone.
+    assert "pip install 'pygls>=2.1.1' 'lsprotocol>=2025.0.0'" in proc.stderr
+    assert "pip install '.[server]'" in proc.stderr
+    assert "torch-memlint[server]" not in proc.stderr

@@ -92,3 +92,10 @@ def test_a_fix_that_holds_passes_and_one_that_does_not_fails(pytester):
         ]
     )
     assert "the body runs only" not in result.stdout.str()
+
+
+def test_inner_pytest_runs_configure_without_deprecation_warnings(pytester):
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("-W", "error::pytest.PytestDeprecationWarning")
+    result.assert_outcomes(passed=1)
+    assert "PytestDeprecationWarning" not in result.stdout.str()

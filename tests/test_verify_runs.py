@@ -9,6 +9,7 @@ twins beside them are what those fixes produce (checked first, statically).
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,98 @@ def test_simulate_checks_a_model_larger_than_this_machine():
     assert run.max_rss < 2 * 2**30
     assert _growth(run, TENSOR) == 0
     assert not run.meters[HEAP].measured
+
+
+FAILS_AT_STEP_6 = """\
+import torch
+
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(20):
+    optimizer.zero_grad()
+    loss = model(torch.ones(2, 4)).sum()
+    loss.backward()
+    optimizer.step()
+    torch.cuda.empty_cache()
+    if step == 5:
+        raise RuntimeError("the data loader broke at step 6")
+"""
+
+
+def test_a_script_that_fails_by_itself_in_both_runs_says_so(tmp_path, run_memlint):
+    """Not "the fix did not hold up": the script fails without any fix, so
+    nothing was compared; the exit status and the traceback's last lines say
+    what happened."""
+    script = tmp_path / "train.py"
+    script.write_text(FAILS_AT_STEP_6)
+    proc = run_memlint("verify", script, "--device", "cpu", "--steps", STEPS)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "fixed MEM702 empty-cache-in-loop, line 10 (safe fix)" in out
+    assert "the script failed in both runs, the same way (exit status 1):" in out
+    assert 'raise RuntimeError("the data loader broke at step 6")' in out
+    assert out.count("RuntimeError: the data loader broke at step 6") == 2  # the traceback's last line, the note
+    assert "this says nothing about the fix" in out
+    assert "the fix did not hold up" not in out
+    assert out.rstrip().endswith(
+        "FAILED the script failed in both runs (exit status 1): this says nothing about the fix"
+    )
+    data = json.loads(run_memlint("verify", script, "--device", "cpu", "--steps", STEPS, "--json").stdout)
+    assert data["verdict"]["results"] == "both-failed" and data["ok"] is False
+    assert data["original"]["exit_status"] == data["fixed"]["exit_status"] == 1
+    assert any("says nothing about the fix" in n for n in data["verdict"]["notes"])
+
+
+def test_an_unapplied_unsafe_fix_is_not_nothing_to_fix(tmp_path, run_memlint):
+    """MEM202's fix is unsafe: without --unsafe-fixes nothing is fixed, and the
+    verdict says why rather than "nothing to fix"."""
+    script = tmp_path / "evaluate.py"
+    script.write_text(
+        textwrap.dedent(
+            """\
+            import torch
+            import torch.nn.functional as F
+            def val(net, data_loader):
+                correct = 0
+                for data, target in data_loader:
+                    with torch.no_grad():
+                        output = net(data)
+                        correct += (output.argmax(1) == target).sum().item()
+                return correct
+            def train(net, optimizer, data_loader, val_loader, epochs):
+                for e in range(epochs):
+                    net.train()
+                    for data, target in data_loader:
+                        optimizer.zero_grad()
+                        F.cross_entropy(net(data), target).backward()
+                        optimizer.step()
+                    val_acc = val(net, val_loader)
+            net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Dropout(0.5))
+            batches = [(torch.ones(2, 4), torch.tensor([0, 1]))] * 3
+            train(net, torch.optim.SGD(net.parameters(), lr=0.1), batches, batches, 2)
+            """
+        )
+    )
+    lint = run_memlint("check", "--no-cache", "--select", "MEM202", script)
+    assert "MEM202" in lint.stdout, lint.stdout
+    proc = run_memlint("verify", script, "--device", "cpu", "--steps", STEPS)
+    last = proc.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("OK no fix was applied, so nothing was compared: MEM202 has an unsafe fix"), proc.stdout
+    assert "--unsafe-fixes" in last and "nothing to fix" not in last
+
+
+def test_simulate_skips_torch_save_and_says_so(tmp_path, run_memlint):
+    """Pickling a fake tensor fails; most training scripts save a checkpoint.
+    Under --simulate the save writes nothing (no placeholder over a real
+    checkpoint) and the report counts it."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n\nmodel = torch.nn.Linear(64, 64)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for step in range(3):\n    optimizer.zero_grad()\n    model(torch.ones(8, 64)).sum().backward()\n"
+        "    optimizer.step()\n    torch.save(model.state_dict(), 'checkpoint.pt')\n"
+    )
+    proc = run_memlint("verify", script, "--simulate", "--steps", 10, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "the script called torch.save 3 times: under --simulate the tensors are fakes" in proc.stdout
+    assert "Can't pickle" not in proc.stdout and "failed" not in proc.stdout
+    assert not (tmp_path / "checkpoint.pt").exists()

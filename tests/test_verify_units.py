@@ -630,4 +630,37 @@ def test_missing_matplotlib_is_a_clear_usage_error(tmp_path, capsys, monkeypatch
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     assert cli.main([str(script), "--plot", str(tmp_path / "p.png")]) == 2
-    assert "--plot needs matplotlib: pip install 'torch-memlint[plot]'" in capsys.readouterr().err
+    assert (
+        "--plot needs matplotlib: pip install 'matplotlib>=3.5' (the `plot` extra; from a clone: pip install '.[plot]')"
+        in capsys.readouterr().err
+    )
+
+
+def test_every_row_the_report_prints_is_defined_in_the_docs():
+    """docs/verify.md's "Reading the table" defines each row label the human
+    report can print ("transient" included)."""
+    import re
+    from pathlib import Path
+
+    from memlint.verify.verdict import SEGMENT_LABELS
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "verify.md").read_text()
+    defined = set(re.findall(r"^\| \*\*(.+?)\*\* \|", docs, re.M))
+    orig, fixed = _raw(live=[1000 + 50 * i for i in range(20)]), _raw()
+    for raw in (orig, fixed):
+        raw["device"] = "cuda"
+        raw["samples"]["tensor_reserved"] = [2 * 2**20] * 20
+        raw["samples"]["tensor_peak"] = [v + 4096 for v in raw["samples"]["tensor_live"]]
+        raw["tail"] = {"tensor_live": 900, "tensor_peak": 5000, "graph_nodes": 11, "heap": 10**8}
+        raw["ended"] = "end"
+    text = render_human(_outcome(orig, fixed))
+    printed = set()
+    for line in text.splitlines():
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) >= 2 and re.match(r"[\d.≈+-]", cells[1]) and not re.match(r"[\d.≈+-]", cells[0]):
+            printed.add(cells[0])  # a row without a meter name
+        elif len(cells) >= 3 and re.match(r"[\d.≈+-]", cells[2]):
+            printed.add(cells[1])  # the meter's first row
+    assert {"transient", "reserved", "growth", "peak, whole run", "held at end"} <= printed, text
+    expected = printed | set(SEGMENT_LABELS.values()) | {"not measured"}
+    assert expected <= defined, expected - defined

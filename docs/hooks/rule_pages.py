@@ -4,8 +4,9 @@ The page reads the same class data as ``memlint rule CODE`` (the docstring's
 sections, ``fix_safety``, ``default_enabled``, ``tokens``) plus the embedded
 examples the test suite runs (``invalid`` with their exact fixed text,
 ``valid`` with why they stay silent), so the site cannot drift from the rules.
-Where a page lives comes from ``memlint.rule_doc_url``, the same function that
-SARIF's ``helpUri`` and the language server's links call.
+A page lives at ``rules/CODE/`` on the site, where ``memlint.rule_doc_url``
+points SARIF's ``helpUri``, JSON's ``url`` and the language server's links once
+MEMLINT_DOCS_URL names the site (tests/test_docs.py checks both agree).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import re
 import textwrap
 from pathlib import Path
 
-from memlint import DOCS_URL, rule_doc_url
 from memlint.rule import Rule, Safety
 from memlint.rule.registry import all_rules
+from memlint.rule.table import readable_message
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_INDEX = "rules/index.md"
@@ -25,10 +26,8 @@ LEADING_SECTIONS = ("What it does", "Why it matters", "Example", "Use instead", 
 
 
 def page_path(code: str) -> str:
-    """``rules/MEM101.md``: the source path that mkdocs serves at rule_doc_url(code)."""
-    url = rule_doc_url(code)
-    assert url.startswith(DOCS_URL) and url.endswith("/"), url
-    return url[len(DOCS_URL) :].rstrip("/") + ".md"
+    """``rules/MEM101.md``: the source path that mkdocs serves at ``rules/MEM101/``."""
+    return f"rules/{code}.md"
 
 
 def _fence(code: str, indent: str = "") -> str:
@@ -135,7 +134,7 @@ def render_rule_page(rule: type[Rule]) -> str:
     known = {r.code for r in all_rules()}
     sections = {t: _link_codes(x, rule.code, known) for t, x in rule.doc_sections().items()}
     out = [f"# {rule.code} {rule.name}", ""]
-    out.append(f"> {rule.message}")
+    out.append(f"> {readable_message(rule.message)}")
     out.append("")
     out.append(f"- Fix: {_fix_line(rule)}.")
     out.append("- " + ("Enabled by default." if rule.default_enabled else "Off by default (opt-in)."))
@@ -167,7 +166,7 @@ def render_rule_index(rules: tuple[type[Rule], ...]) -> str:
     for rule in rules:
         link = Path(page_path(rule.code)).relative_to(here).as_posix()
         fix = rule.fix_safety.value + ("" if rule.default_enabled else " (opt-in rule)")
-        message = rule.message.replace("|", "\\|")
+        message = readable_message(rule.message).replace("|", "\\|")
         out.append(f"| [{rule.code}]({link}) | {rule.name} | {message} | {fix} |")
     return "\n".join(out) + "\n"
 

@@ -16,7 +16,7 @@ the group.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 import libcst as cst
 

@@ -79,8 +79,34 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--markdown", action="store_true", help="with --all: the README's rule table")
 
     sub.add_parser("verify", help="run a script and its fixed twin; compare memory and results", add_help=False)
-    sub.add_parser("server", help="run the language server over stdio (needs the server extra)")
+    sub.add_parser(
+        "server",
+        help="run the language server over stdio (needs the server extra)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=SERVER_DESCRIPTION,
+    )
     return parser
+
+
+SERVER_DESCRIPTION = """\
+Run memlint's language server for editors: it speaks the Language Server
+Protocol (JSON-RPC) over stdio, so the editor starts `memlint server` and
+talks to it on its stdin and stdout; it takes no options.
+
+It publishes findings as you type (.py files and notebooks the editor syncs),
+offers their fixes as quick fixes and `source.fixAll.memlint`, and shows a
+rule's documentation on hover.
+
+Settings it reads:
+  [tool.memlint] in the pyproject.toml nearest each file (re-read when it changes)
+  the editor's initializationOptions and workspace/didChangeConfiguration,
+  bare or under a "memlint" key:
+    {"select": ["MEM1"], "ignore": ["MEM403"], "unsafeFixes": true}
+  (select replaces the configured selection, ignore adds to it, unsafeFixes
+  overrides unsafe-fixes)
+
+Needs the server extra (pygls, lsprotocol). Editor set-ups: docs/integrations.md.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,7 +296,9 @@ def run_check(args: argparse.Namespace) -> int:
             get_reporter(output_format)(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root)),
         )
         terminal_format = "text"
-    if settings.mode != "diff":
+    # --statistics replaces the findings and the summary with the table, as ruff's does.
+    table_only = args.statistics and terminal_format in ("text", "concise") and settings.mode == "check"
+    if settings.mode != "diff" and not table_only:
         color = use_color(args.color, sys.stdout) and terminal_format in ("text", "concise")
         render = get_reporter(terminal_format)
         sys.stdout.write(render(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root), color=color))
@@ -293,7 +321,7 @@ def run_check(args: argparse.Namespace) -> int:
                 print(f"  {f.path}:{f.line}:{f.column + 1}: {f.code} {f.fix.title if f.fix else ''}")
     if args.statistics:
         _print_statistics(remaining)
-    if terminal_format in ("text", "concise") and not args.quiet:
+    if terminal_format in ("text", "concise") and not args.quiet and not table_only:
         if settings.mode == "add-noqa":
             added = sum(r.noqa_added for r in reports)
             print(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
@@ -401,8 +429,10 @@ def _print_summary(remaining, fixed, settings, nfiles: int, errors: bool) -> Non
         return
     safe = sum(1 for f in remaining if f.fix is not None and f.fix.safety.value == "safe")
     unsafe = sum(1 for f in remaining if f.fix is not None and f.fix.safety.value == "unsafe")
+    # The files that have findings, not the files checked (ruff counts none).
+    nwith = len({f.path for f in remaining})
     print(
-        f"Found {len(remaining)} finding{'s' if len(remaining) != 1 else ''} in {nfiles} file{'s' if nfiles != 1 else ''}.",
+        f"Found {len(remaining)} finding{'s' if len(remaining) != 1 else ''} in {nwith} file{'s' if nwith != 1 else ''}.",
         file=out,
     )
     if settings.unsafe_fixes:

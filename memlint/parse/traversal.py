@@ -21,8 +21,7 @@ never hooked), and parent links come from the same list.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
-from typing import Callable
+from collections.abc import Callable, Mapping, Sequence
 from weakref import WeakKeyDictionary
 
 import libcst as cst

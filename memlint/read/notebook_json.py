@@ -5,10 +5,11 @@ byte what they were."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
+from collections.abc import Callable
 from json.decoder import scanstring
-from typing import Callable
 
 _WS = re.compile(r"[ \t\n\r]*")
 _SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
@@ -144,4 +145,39 @@ def replace_sources(text: str, new_sources: dict[int, str], cells: list[dict]) -
         line_indent = re.match(r"[ \t]*", text[line_start:start]).group(0)  # type: ignore[union-attr]
         value = render_source(new_sources[index], cells[index].get("source"), text[start:end], line_indent, text)
         out = out[:start] + value + out[end:]
+    return out
+
+
+def source_line_numbers(text: str) -> dict[int, list[int]]:
+    """0-based cell index -> for each line of the cell's source, the line of
+    the file (1-based) that shows it: nbformat's list form keeps each source
+    line in a string of its own, usually on a line of its own; a source kept
+    as one string shows all its lines on the string's line."""
+    newlines = [i for i, c in enumerate(text) if c == "\n"]
+
+    def line_at(offset: int) -> int:
+        return bisect.bisect_left(newlines, offset) + 1
+
+    scanner = _Scanner(text)
+    out: dict[int, list[int]] = {}
+    for index, (start, _end) in source_spans(text).items():
+        if text[start] != "[":
+            out[index] = [line_at(start)]
+            continue
+        lines: list[int] = []
+        at_line_start = True
+
+        def item(_: int, begin: int) -> int:
+            nonlocal at_line_start
+            if text[begin] != '"':
+                return scanner.value(begin)
+            value, end = scanstring(text, begin + 1)
+            for piece in value.splitlines(keepends=True):
+                if at_line_start:
+                    lines.append(line_at(begin))
+                at_line_start = piece.endswith(("\n", "\r"))
+            return end
+
+        scanner.array(start, item)
+        out[index] = lines or [line_at(start)]
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+from memlint import rule_doc_url
 from memlint.lint.finding import Finding
 from memlint.run.results import FileReport
 
@@ -37,7 +38,7 @@ def finding_to_dict(f: Finding) -> dict:
         "end_location": _loc(f.end_line, f.end_column),
         "noqa_row": f.line,
         "fix": fix,
-        "url": None,
+        "url": rule_doc_url(f.code),
     }
 
 

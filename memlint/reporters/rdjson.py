@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from memlint import rule_doc_url
 from memlint.lint.finding import Safety
 from memlint.reporters import relative_path, severity
 from memlint.run.results import FileReport
@@ -49,7 +50,7 @@ def render(reports: list[FileReport], root: str | None = None, unsafe_fixes: boo
                     },
                 },
                 "severity": severity(f.code).upper(),
-                "code": {"value": f.code},
+                "code": {"value": f.code, "url": rule_doc_url(f.code)},
             }
             allowed = f.fix is not None and (
                 f.fix.safety is Safety.SAFE or (unsafe_fixes and f.fix.safety is Safety.UNSAFE)

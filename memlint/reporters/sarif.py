@@ -6,9 +6,10 @@ import json
 import os
 from pathlib import Path
 
-from memlint import DOCS_URL, __version__, rule_doc_url
+from memlint import __version__, docs_url, rule_doc_url
 from memlint.reporters import severity
 from memlint.rule.registry import all_rules
+from memlint.rule.table import readable_message
 from memlint.run.results import FileReport
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -19,7 +20,7 @@ def _rule_descriptor(rule) -> dict:
     return {
         "id": rule.code,
         "name": "".join(part.capitalize() for part in rule.name.split("-")),
-        "shortDescription": {"text": rule.message},
+        "shortDescription": {"text": readable_message(rule.message)},
         "fullDescription": {"text": rule.summary()},
         "help": {"text": doc, "markdown": doc},
         "helpUri": rule_doc_url(rule.code),
@@ -76,7 +77,7 @@ def render(reports: list[FileReport], root: str | None = None, **_: object) -> s
                         "name": "memlint",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": DOCS_URL,
+                        "informationUri": docs_url(),
                         "rules": [_rule_descriptor(r) for r in rules],
                     }
                 },

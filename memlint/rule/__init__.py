@@ -10,9 +10,9 @@ by :mod:`memlint.analysis` and shared by every rule.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider

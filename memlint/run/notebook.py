@@ -14,9 +14,9 @@ keeps each fix inside its cell. IPython magics are masked first
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from memlint.fix.fixer import detach, fix_text
 from memlint.lint.add_noqa import add_noqa

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from memlint.parse.collector import collector_paused
 from memlint.read.source import SourceError, read_source, write_inside_tree

@@ -11,7 +11,6 @@ through the same function, so the two can never disagree.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Optional
 
 # Every rule's code and whether it runs by default (Rule.default_enabled).
 CODES: dict[str, bool] = {
@@ -65,7 +64,7 @@ def select_codes(
 
 # One layer of selection: (select, extend_select, ignore), as one source of
 # settings states it (the config file, then the command line).
-Layer = tuple[Optional[Sequence[str]], Sequence[str], Sequence[str]]
+Layer = tuple[Sequence[str] | None, Sequence[str], Sequence[str]]
 
 
 def select_layers(layers: list[Layer], codes: dict[str, bool] | None = None) -> list[str]:

@@ -12,7 +12,7 @@ imports this package, so ``check`` works without them.
 
 from __future__ import annotations
 
-MISSING = "memlint server needs the server extra: pip install 'torch-memlint[server]' ({})"
+from memlint import install_hint
 
 
 def main() -> int:
@@ -21,7 +21,9 @@ def main() -> int:
     except ImportError as exc:
         import sys
 
-        print(f"memlint: error: {MISSING.format(exc)}", file=sys.stderr)
+        print(
+            f"memlint: error: memlint server needs the server extra: {install_hint('server')} ({exc})", file=sys.stderr
+        )
         return 2
     import gc
 

@@ -1,5 +1,5 @@
-"""Where a diagnostic's code links to: the rule's page on the documentation
-site, generated from the same rule class that ``memlint rule CODE`` prints."""
+"""Where a diagnostic's code links to: the rule's documentation, wherever
+``memlint.docs_url`` (MEMLINT_DOCS_URL) says it is, as SARIF and JSON say."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ def _run(config: dict, out: dict) -> None:
     try:
         import torch
     except ImportError:
-        out["error"] = "torch is not installed in this environment (pip install 'torch-memlint[verify]')"
+        out["error"] = "torch is not installed in this environment (pip install torch, the `verify` extra)"
         return
     # Everything of memlint's is imported before sys.path becomes the script's.
     from memlint.verify import meters
@@ -124,13 +124,19 @@ def _run(config: dict, out: dict) -> None:
     except SystemExit as exc:
         out["status"] = "error"
         out["error"] = f"the script exited with status {exc.code}"
+        out["exit_status"] = exc.code if isinstance(exc.code, int) else 1
     except BaseException as exc:
         out["status"] = "error"
         out["error"] = f"{type(exc).__name__}: {exc}".strip()
         out["traceback"] = _script_traceback(exc, own)
+        out["exit_status"] = 1  # what `python SCRIPT` exits with on an uncaught exception
         _KEEP.append(exc)
     finally:
         probe.uninstall()
+        if config.get("simulate"):
+            from memlint.verify.simulate import saves_skipped
+
+            out["saves_skipped"] = saves_skipped()
     if out["status"] != "ok":
         out["ended"] = "error"
     out.update(probe.record())

@@ -56,11 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
             "and results (losses, parameters, forward outputs)."
         ),
         epilog=(
-            "Arguments after `--` are passed to both scripts. Exit status: 0 fix held up, 1 it did not, "
-            "2 usage error, 3 memory not measured (--device cuda, no CUDA allocation)."
+            "Arguments after `--` are passed to both scripts. SCRIPT may be a notebook (.ipynb): its code "
+            "cells run in order as one script, IPython magics and shell escapes skipped (as `check` masks "
+            "them). Both runs execute the script for real, from the current folder: the files it writes "
+            "(checkpoints, logs) are written there, by both runs, possibly at the same time; run it on a "
+            "copy when that matters. --simulate writes nothing for torch.save. Exit status: 0 fix held up, "
+            "1 it did not (or the script failed in both runs), 2 usage error (or a notebook with nothing "
+            "to run), 3 memory not measured (--device cuda, no CUDA allocation)."
         ),
     )
-    p.add_argument("script", help="the training or evaluation script to verify")
+    p.add_argument("script", help="the training or evaluation script (or notebook) to verify")
     p.add_argument(
         "--fixed",
         metavar="FIXED",
@@ -190,17 +195,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def verify(options: Options):
     """Check the inputs, make the twin, run both, decide. Raises UsageError."""
+    from memlint import install_hint
     from memlint.lint.engine import ParseError
-    from memlint.read.source import SourceError, read_source
     from memlint.verify.outcome import Outcome, RankOutcome, RunSummary, decide
     from memlint.verify.runner import RunSpec, run_all
     from memlint.verify.twin import explicit_twin, make_twin
 
     if importlib.util.find_spec("torch") is None:
-        raise UsageError("memlint verify runs PyTorch scripts and needs torch: pip install 'torch-memlint[verify]'")
+        raise UsageError(f"memlint verify runs PyTorch scripts and needs torch: {install_hint('verify')}")
     if options.plot:
         if importlib.util.find_spec("matplotlib") is None:
-            raise UsageError("--plot needs matplotlib: pip install 'torch-memlint[plot]'")
+            raise UsageError(f"--plot needs matplotlib: {install_hint('plot')}")
         if not options.plot.lower().endswith(".png"):
             raise UsageError("--plot writes a PNG file: give a name ending in .png")
         folder = os.path.dirname(os.path.abspath(options.plot))
@@ -221,28 +226,36 @@ def verify(options: Options):
         raise UsageError("--simulate runs one process: it cannot be combined with --nproc-per-node")
     if options.device == "cuda" and not options.simulate and not cuda_available():
         raise UsageError("--device cuda: no CUDA device is available to torch here")
-    try:
-        source = read_source(options.script)
-    except SourceError as exc:
-        raise UsageError(f"{options.script}: {exc}") from None
+    source, notebook = _read_script(options.script)
+    fixed_notebook = None
     try:
         if options.fixed:
-            try:
-                fixed_source = read_source(options.fixed)
-            except SourceError as exc:
-                raise UsageError(f"{options.fixed}: {exc}") from None
+            fixed_source, fixed_notebook = _read_script(options.fixed)
             twin = explicit_twin(source, fixed_source, options.select)
         else:
             twin = make_twin(source, options.select, options.unsafe_fixes)
     except ParseError as exc:
-        raise UsageError(f"{options.script}: {exc}") from None
+        cells = " (its code cells, joined in order)" if notebook else ""
+        raise UsageError(f"{options.script}{cells} does not parse, so it cannot run: {exc}") from None
+    if notebook is not None:
+        twin = notebook.locate(twin)
 
     script = os.path.abspath(options.script)
     script_dir = os.path.dirname(script)
     nothing_to_fix = options.fixed is None and twin.text == source.text
     with tempfile.TemporaryDirectory(prefix="memlint-verify-") as tmp:
         work = Path(tmp)
-        if options.fixed:
+        if notebook is not None:
+            # The cells run as `python NOTEBOOK.py` would run them; imports
+            # resolve beside the notebook (script_dir).
+            (work / "original").mkdir()
+            script = str(work / "original" / (Path(options.script).stem + ".py"))
+            Path(script).write_text(source.text, encoding="utf-8")
+        if options.fixed and fixed_notebook is not None:
+            (work / "twin").mkdir()
+            twin_path = str(work / "twin" / (Path(options.fixed).stem + ".py"))
+            Path(twin_path).write_text(twin.text, encoding="utf-8")
+        elif options.fixed:
             twin_path = os.path.abspath(options.fixed)
         else:
             # Same file name as the original, so `__file__`'s name and
@@ -276,6 +289,7 @@ def verify(options: Options):
         original=runs[0],
         fixed=runs[1] if len(runs) > 1 else None,
         unfixed=twin.remaining,
+        unfixed_reasons=twin.why_unfixed,
     )
     if options.nproc_per_node > 1:
         fixed_ranks = per_rank[1] if len(per_rank) > 1 else [None] * len(per_rank[0])
@@ -283,6 +297,21 @@ def verify(options: Options):
             RankOutcome(rank=i, original=a, fixed=b) for i, (a, b) in enumerate(zip(per_rank[0], fixed_ranks))
         ]
     return decide(outcome, simulate=options.simulate)
+
+
+def _read_script(path: str):
+    """(SourceFile, NotebookScript or None): a notebook's code cells joined
+    into one script, as ``check`` reads them. Raises UsageError."""
+    from memlint.read.source import SourceError, read_source
+    from memlint.verify.notebook_script import NotebookNotRunnable, is_notebook, notebook_script
+
+    try:
+        if is_notebook(path):
+            notebook = notebook_script(path)
+            return notebook.source, notebook
+        return read_source(path), None
+    except (SourceError, NotebookNotRunnable) as exc:
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def _parallel(options: Options) -> bool:

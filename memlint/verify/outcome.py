@@ -51,6 +51,8 @@ class RunSummary:
     process_group: bool = False  # the script called torch.distributed.init_process_group
     rank: int = 0
     world_size: int = 1
+    exit_status: int | None = None  # what `python SCRIPT` would have exited with, when the script failed
+    saves_skipped: int = 0  # --simulate: torch.save calls that wrote nothing
 
     @property
     def ok(self) -> bool:
@@ -105,6 +107,8 @@ class RunSummary:
             process_group=bool(raw.get("process_group")),
             rank=int(raw.get("rank") or 0),
             world_size=int(raw.get("world_size") or 1),
+            exit_status=raw.get("exit_status"),
+            saves_skipped=int(raw.get("saves_skipped") or 0),
         )
 
     def meter_names(self) -> list[str]:
@@ -150,6 +154,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     ok: bool = False
     unfixed: list[str] = field(default_factory=list)  # codes memlint still reports on the twin
+    unfixed_reasons: dict[str, str] = field(default_factory=dict)  # code -> why it was not fixed
     # Under --nproc-per-node: every rank's runs; original/fixed above are the
     # worst rank's (the highest tensor peak in the original).
     ranks: list[RankOutcome] = field(default_factory=list)
@@ -163,6 +168,20 @@ class Outcome:
         return self.original.step_kind or (self.fixed.step_kind if self.fixed else None)
 
 
+def exit_status_text(run: RunSummary) -> str:
+    """`` (exit status 1)``, or nothing when the process gave none (killed, timed out)."""
+    return f" (exit status {run.exit_status})" if run.exit_status is not None else ""
+
+
+def both_failed_note(o: RunSummary, f: RunSummary) -> str:
+    """The script fails without memlint's help: nothing was compared."""
+    how = f"the same way: {o.error}" if o.error == f.error else f"original: {o.error}; fixed: {f.error}"
+    return (
+        f"the script failed in both runs{exit_status_text(o)}, {how}; this says nothing about the fix: "
+        "make the script run on its own (`python SCRIPT ARGS`), then verify again"
+    )
+
+
 def decide(outcome: Outcome, simulate: bool = False) -> Outcome:
     """Fill in the verdict of ``outcome`` from its two runs (per rank under
     --nproc-per-node)."""
@@ -170,6 +189,12 @@ def decide(outcome: Outcome, simulate: bool = False) -> Outcome:
         _pick_rank(outcome)
     if simulate:
         outcome.notes.append(SIMULATE_NOTE)
+        saves = max(r.saves_skipped for r in (outcome.original, outcome.fixed) if r is not None)
+        if saves:
+            outcome.notes.append(
+                f"the script called torch.save {saves} time{'s' if saves != 1 else ''}: under --simulate the "
+                "tensors are fakes with no data, so nothing was written"
+            )
     o, f = outcome.original, outcome.fixed
     if f is None:
         outcome.memory = "unchanged"
@@ -179,8 +204,8 @@ def decide(outcome: Outcome, simulate: bool = False) -> Outcome:
         if outcome.unfixed:
             codes = ", ".join(dict.fromkeys(outcome.unfixed))
             outcome.notes.append(
-                f"memlint reports {codes} but applied no fix (some fixes need --unsafe-fixes, some rules have none): "
-                "write the fix and pass it with --fixed"
+                f"memlint reports {codes} but applied no fix: add --unsafe-fixes for an unsafe fix, or write "
+                "the fix and pass it with --fixed"
             )
         _growth_notes(outcome, o, "the script")
         if o.ok:
@@ -196,7 +221,7 @@ def decide(outcome: Outcome, simulate: bool = False) -> Outcome:
         outcome.memory = "not-compared"
         if not o.ok and not f.ok:
             outcome.results = "both-failed"
-            outcome.notes.append(f"both runs failed; original: {o.error}; fixed: {f.error}")
+            outcome.notes.append(both_failed_note(o, f))
         elif not o.ok:
             outcome.results = "original-failed"
             outcome.notes.append(f"the original failed and the fixed script ran {_steps(f)}")
@@ -225,7 +250,7 @@ def decide(outcome: Outcome, simulate: bool = False) -> Outcome:
     else:
         outcome.meter_verdicts, outcome.memory, outcome.results, outcome.results_detail = judged[0]
     if outcome.results == "changed":
-        unsafe = [f"{x.code} (line {x.line})" for x in outcome.findings if x.safety == "unsafe"]
+        unsafe = [f"{x.code} ({x.where})" for x in outcome.findings if x.safety == "unsafe"]
         if unsafe:
             outcome.notes.append(
                 "results changed; unsafe fixes were applied and may change results by design: " + ", ".join(unsafe)

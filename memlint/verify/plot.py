@@ -1,5 +1,5 @@
 """``--plot FILE.png``: each meter's timeline, original against fixed, one panel
-per meter. matplotlib is an optional extra (``torch-memlint[plot]``)."""
+per meter. matplotlib is an optional extra (the ``plot`` extra)."""
 
 from __future__ import annotations
 

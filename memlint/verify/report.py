@@ -12,7 +12,8 @@ JSON schema, version 1::
       "steps_requested": int,
       "step_kind": "optimizer" | "forward" | null,
       "findings": [str],                  # codes fixed, one per finding
-      "fixes": [{"code", "name", "line", "safety"}],
+      "fixes": [{"code", "name", "line", "safety"}],   # and "cell" for a notebook
+      "unfixed": {CODE: str},              # what memlint reports but did not fix, and why
       "original": RUN,
       "fixed": RUN | null,                # null when there was nothing to fix
       "verdict": {
@@ -41,6 +42,7 @@ JSON schema, version 1::
       "timeline": {"tensor_bytes": [int], "tensor_peak_bytes": [int],
                    "graph_nodes": [int], "heap_bytes": [int | null]},
       "ended": "end" | "stopped" | "error" | null,   # "end": the tail was measured
+      "exit_status": int | null,           # a failed script's: what `python SCRIPT` exits with
       "rank": int,
       "meters": {METER: {
           "observed": bool,                # false: the meter saw none of the script's allocations
@@ -63,7 +65,7 @@ from __future__ import annotations
 import json
 import math
 
-from memlint.verify.outcome import Outcome, RunSummary
+from memlint.verify.outcome import Outcome, RunSummary, exit_status_text
 from memlint.verify.verdict import (
     CPU_TENSOR,
     GRAPH,
@@ -124,6 +126,7 @@ def run_json(run: RunSummary | None) -> dict | None:
             "heap_bytes": h.values,
         },
         "ended": run.ended,
+        "exit_status": run.exit_status,
         "rank": run.rank,
         "meters": {name: _meter_json(stats) for name, stats in run.meters.items()},
     }
@@ -153,6 +156,7 @@ def to_json(outcome: Outcome) -> dict:
         "step_kind": outcome.step_kind,
         "findings": [f.code for f in outcome.findings],
         "fixes": [f.as_json() for f in outcome.findings],
+        "unfixed": {code: outcome.unfixed_reasons.get(code, "") for code in dict.fromkeys(outcome.unfixed)},
         "original": run_json(outcome.original),
         "fixed": run_json(outcome.fixed),
         "verdict": {
@@ -290,20 +294,26 @@ def render_human(outcome: Outcome, color: bool = False) -> str:
     for x in outcome.findings:
         name = f" {x.name}" if x.name else ""
         how = "by hand" if outcome.fixed_script else f"{x.safety} fix"
-        out.append(f"  fixed {x.code}{name}, line {x.line} ({how})")
+        out.append(f"  fixed {x.code}{name}, {x.where} ({how})")
     if f is not None and not outcome.findings:
         out.append("  memlint reports no finding that the twin fixes")
     out.append("")
-    for run, label in ((o, "original"), (f, "fixed")):
-        if run is not None and not run.ok:
-            tb = (run.traceback or "").rstrip().splitlines()
-            if tb:
-                out.append(f"  {label} failed:")
-                out.extend("    " + line for line in tb[-12:])
-            else:
-                out.append(f"  {label} failed: {run.error}")
-                out.extend("    " + line for line in run.stderr_tail.rstrip().splitlines()[-8:])
-            out.append("")
+    failed = [
+        (run, label) for run, label in ((o, "original failed"), (f, "fixed failed")) if run is not None and not run.ok
+    ]
+    if len(failed) == 2 and f is not None and o.error == f.error:
+        # The same failure in both runs is the script's own: shown once, from
+        # the original (the twin's frames name its temporary copy).
+        failed = [(o, "the script failed in both runs, the same way")]
+    for run, label in failed:
+        tb = (run.traceback or "").rstrip().splitlines()
+        if tb:
+            out.append(f"  {label}{exit_status_text(run)}:")
+            out.extend("    " + line for line in tb[-12:])
+        else:
+            out.append(f"  {label}{exit_status_text(run)}: {run.error}")
+            out.extend("    " + line for line in run.stderr_tail.rstrip().splitlines()[-8:])
+        out.append("")
     if o.ok and (f is None or f.ok):
         rows = _rows(outcome, device)
         header = ("", "", "original", "fixed" if f is not None else "", "")
@@ -324,15 +334,28 @@ def render_human(outcome: Outcome, color: bool = False) -> str:
 
 
 def _verdict_line(outcome: Outcome, color: bool) -> str:
+    tail = ""
     if outcome.nothing_to_fix:
         if outcome.memory == "not-measured":
             text = "nothing to fix; memory not measured"
+        elif outcome.unfixed:
+            # Not "nothing to fix" beside a finding memlint reports: say why
+            # nothing was fixed, and so nothing compared.
+            text = "no fix was applied, so nothing was compared: " + "; ".join(
+                f"{code} {outcome.unfixed_reasons.get(code, 'was not fixed')}"
+                for code in dict.fromkeys(outcome.unfixed)
+            )
+            if not outcome.ok:
+                text += "; the script failed"
         else:
             text = "nothing to fix" + ("" if outcome.ok else "; the script failed")
+    elif outcome.results == "both-failed":
+        text = f"the script failed in both runs{exit_status_text(outcome.original)}"
+        tail = ": this says nothing about the fix"
     else:
         text = f"memory {outcome.memory}, results {outcome.results}"
+        tail = ": the fix held up" if outcome.ok else ": the fix did not hold up"
     mark = "OK" if outcome.ok else "FAILED"
     if color:
         mark = f"\033[1;32m{mark}\033[0m" if outcome.ok else f"\033[1;31m{mark}\033[0m"
-    tail = "" if outcome.nothing_to_fix else (": the fix held up" if outcome.ok else ": the fix did not hold up")
     return f"{mark} {text}{tail}"

@@ -177,7 +177,9 @@ class _Child:
             code = self.proc.returncode
             why = f"killed by signal {-code}" if code and code < 0 else f"exited with status {code}"
             what = "the launcher" if self.spec.distributed else "the measured process"
-            return _failure(f"{what} {why} before writing its measurements", self, wall)
+            failure = _failure(f"{what} {why} before writing its measurements", self, wall)
+            failure["exit_status"] = code if code and code > 0 else None
+            return failure
         data.setdefault("wall_s", wall)
         data["stderr_tail"] = _tail(self.stderr)
         return data

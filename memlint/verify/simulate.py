@@ -30,7 +30,10 @@ What the simulation changes, and so its limits:
   library workspaces, the CUDA context; peaks estimate ``memory_allocated``;
 - no results are computed, so results are "not-compared";
 - data read from files still has to fit in memory (it is converted to fakes
-  when it meets the model).
+  when it meets the model);
+- ``torch.save`` writes nothing: fake tensors hold no data to pickle, and a
+  placeholder would overwrite the script's real checkpoint. The run counts the
+  saves and says so; a script that loads back a checkpoint it saved fails.
 """
 
 from __future__ import annotations
@@ -54,6 +57,20 @@ class _Target:
     cuda = False
     tracker = None  # the storage tracker, whose rounding follows the target
     workspace_added = False
+    saves_skipped = 0  # torch.save calls that wrote nothing
+
+
+def saves_skipped() -> int:
+    return _Target.saves_skipped
+
+
+def _skip_save(original):
+    # Pickling a fake tensor fails ("Can't pickle local object"), and most
+    # training scripts save a checkpoint: the save is counted, not written.
+    def save(obj, f, *args, **kwargs):
+        _Target.saves_skipped += 1
+
+    return save
 
 
 def _on_host(value):
@@ -218,7 +235,9 @@ def simulation(torch_module=torch, tracker=None, own=None):
     once the script aims at CUDA. ``own``: filename -> bool, the script's
     files, whose ``torch.cuda.is_available()`` is True."""
     _Target.cuda, _Target.tracker, _Target.workspace_added = False, tracker, False
+    _Target.saves_skipped = 0
     restore = [
+        _patched(torch, "save", _skip_save),
         _patched(torch.Tensor, "to", _device_args),
         _patched(torch.nn.Module, "_apply", _replace_tensors),
         _patched(torch.Tensor, "cuda", _stay),

@@ -4,12 +4,12 @@ with ``--fixed``; and which findings the twin no longer has."""
 from __future__ import annotations
 
 import collections
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memlint.fix.fixer import fix_text
 from memlint.lint.engine import lint_text
 from memlint.read.source import SourceFile
-from memlint.rule import Finding
+from memlint.rule import Finding, Safety
 from memlint.rule.registry import select_rules
 
 
@@ -20,9 +20,17 @@ class FixedFinding:
     line: int
     safety: str  # "safe" | "unsafe" | "none" (a hand-made twin fixed what memlint only reports)
     message: str
+    cell: int | None = None  # a notebook's cell (1-based, every cell counted); line is then within it
+
+    @property
+    def where(self) -> str:
+        return f"cell {self.cell}, line {self.line}" if self.cell is not None else f"line {self.line}"
 
     def as_json(self) -> dict:
-        return {"code": self.code, "name": self.name, "line": self.line, "safety": self.safety}
+        data = {"code": self.code, "name": self.name, "line": self.line, "safety": self.safety}
+        if self.cell is not None:
+            data["cell"] = self.cell
+        return data
 
 
 @dataclass
@@ -30,10 +38,25 @@ class Twin:
     text: str
     findings: list[FixedFinding]
     remaining: list[str]  # codes memlint still reports on the twin
+    why_unfixed: dict[str, str] = field(default_factory=dict)  # code -> why its findings were left
 
     @property
     def unsafe(self) -> list[FixedFinding]:
         return [f for f in self.findings if f.safety == "unsafe"]
+
+
+def _why_unfixed(remaining: list[Finding], unsafe: bool) -> dict[str, str]:
+    """Per code, why memlint left a finding in the twin."""
+    out: dict[str, str] = {}
+    for f in remaining:
+        if f.fix is not None and f.fix.safety is Safety.UNSAFE and not unsafe:
+            why = "has an unsafe fix (it may change results): add --unsafe-fixes to apply it"
+        elif f.fix is None:
+            why = "has no automatic fix: write it and pass the fixed script with --fixed"
+        else:
+            why = "has a fix that could not be applied here"
+        out.setdefault(f.code, why)
+    return out
 
 
 def _rule_names(rules) -> dict[str, str]:
@@ -60,6 +83,7 @@ def make_twin(source: SourceFile, select: list[str] | None, unsafe: bool) -> Twi
         text=result.text,
         findings=[_fixed(f, names) for f in result.applied],
         remaining=[f.code for f in result.remaining],
+        why_unfixed=_why_unfixed(result.remaining, unsafe),
     )
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import enum
 from bisect import bisect_left
-from typing import Callable
+from collections.abc import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper

@@ -30,9 +30,8 @@ calls into module functions are summarised with the caller's argument values.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 import libcst as cst
 

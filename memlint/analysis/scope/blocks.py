@@ -19,8 +19,7 @@ many statements ask.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import libcst as cst
 

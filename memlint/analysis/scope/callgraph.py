@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from typing import Union
 
 import libcst as cst
 
 from memlint.parse.traversal import ParentMap, tree_index
 
-Scope = Union[cst.FunctionDef, cst.Module]
+Scope = cst.FunctionDef | cst.Module
 
 
 def bound_params(call: cst.Call, fn: cst.FunctionDef) -> list[tuple[cst.Arg, str]]:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -68,7 +67,7 @@ _F_LOSS = re.compile(
 )
 
 
-Expr = Union[cst.BaseExpression, str]
+Expr = cst.BaseExpression | str
 
 
 class ObjectTable(cst.CSTVisitor):

@@ -37,7 +37,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -50,7 +49,7 @@ from memlint.analysis.scope.objects import ObjectTable
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 
-Loop = Union[cst.For, cst.While]
+Loop = cst.For | cst.While
 
 _TRAIN_TOKENS = frozenset({"train", "training", "fit"})
 # Loops whose iterations each run a whole training or evaluation (RULES.md traps).

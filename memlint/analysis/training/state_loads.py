@@ -27,8 +27,8 @@ checkpoint this module writes holds CPU tensors (cpu_saves.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import libcst as cst
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Union
 
 import libcst as cst
 
@@ -42,8 +41,8 @@ from memlint.analysis.scope.objects import ObjectTable
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.kinds import Kind
 
-Scope = Union[cst.FunctionDef, cst.Module]
-Loop = Union[cst.For, cst.While]
+Scope = cst.FunctionDef | cst.Module
+Loop = cst.For | cst.While
 
 CLIP_FUNCTIONS = frozenset(
     {
