@@ -9,10 +9,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "memlint"
-# find -> read -> gate -> parse -> analysis -> rule -> lint -> fix -> run -> reporters; the front-ends on top.
+# find -> read -> project -> gate -> parse -> analysis -> rule -> lint -> fix -> run -> reporters; the front-ends on top.
 STAGES = {
     "find",
     "read",
+    "project",
     "gate",
     "parse",
     "analysis",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
-from memlint.lint.engine import ParseError, lint_module, parse_module, rules_to_run
+from memlint.lint.engine import ProjectSource, ParseError, lint_module, parse_module, rules_to_run, with_project
 from memlint.lint.noqa import file_is_exempt
 from memlint.rule import Edit, Finding, Fix, Rule, Safety
 
@@ -161,7 +161,9 @@ def _is_import(stmt: cst.CSTNode) -> bool:
     )
 
 
-def fix_text(text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool = False) -> FixResult:
+def fix_text(
+    text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool = False, project: ProjectSource = None
+) -> FixResult:
     """Apply every allowed fix until none is left (or MAX_ROUNDS).
 
     Raises ParseError when the input itself does not parse. A fix whose result
@@ -177,8 +179,9 @@ def fix_text(text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool 
         if not active:
             result.remaining = []
             return result
+        view, active = with_project(result.text, rules, active, project)
         module = parse_module(result.text, tree)
-        findings = lint_module(module, result.text, path, active)
+        findings = lint_module(module, result.text, path, active, project=view)
         result.remaining = findings
         candidates = [f for f in findings if fix_allowed(f, unsafe) and (f.code, f.line, f.column) not in rejected]
         if not candidates:

@@ -109,6 +109,20 @@ class Flake8Checker:
         cls.apply_noqa = not getattr(options, "disable_noqa", False)
         cls.rules = _flake8_selected(options)
 
+    def _project(self):
+        """The file's project as it is on disk (project/index.py), read only
+        when a rule asks. flake8 hands over one file at a time: each process
+        builds the project's index once (summaries from memlint's cache
+        folder when there), and an unsaved buffer on stdin is seen by the
+        other modules as its saved version."""
+        if self.filename in ("stdin", "-") or not os.path.isfile(self.filename):
+            return None
+        from memlint.project.index import view_from_disk
+        from memlint.run.cache import resolve_cache_dir
+
+        config = config_for(self.filename, self.config_path)
+        return view_from_disk(self.filename, resolve_cache_dir(None, config.cache_dir, config.root))
+
     def run(self) -> Iterator[Result]:
         text = "".join(self.lines)
         rules = self.rules if self.rules is not None else all_rules()
@@ -122,7 +136,12 @@ class Flake8Checker:
             return
         try:
             findings, _ = lint(
-                text, self.filename, [r for r in rules if r.code in codes], noqa=self.apply_noqa, python_tree=self.tree
+                text,
+                self.filename,
+                [r for r in rules if r.code in codes],
+                noqa=self.apply_noqa,
+                python_tree=self.tree,
+                project=self._project,
             )
         except (ParseError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)

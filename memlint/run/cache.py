@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from memlint.run.results import FileReport
 
 DEFAULT_DIR_NAME = ".memlint_cache"
-FORMAT = 1  # bump when the entry layout changes
+FORMAT = 2  # bump when the entry layout changes
 
 
 def default_cache_dir(root: str | os.PathLike) -> str:
@@ -234,7 +234,15 @@ def _unlink(path: str) -> None:
 
 
 def _report_to_json(key: str, report: FileReport) -> dict:
-    return {"key": key, "error": report.error, "findings": [_finding_to_json(f) for f in report.findings]}
+    out = {"key": key, "error": report.error, "findings": [_finding_to_json(f) for f in report.findings]}
+    # The project stage: the module's summary (so a warm run builds the
+    # project's index without reading a file) and the digest of the project
+    # view its findings depend on (checked against the current one on load).
+    if report.summary is not None:
+        out["summary"] = report.summary.to_json()
+    if report.project is not None:
+        out["project"] = report.project
+    return out
 
 
 def _finding_to_json(f: Finding) -> dict:
@@ -263,7 +271,14 @@ def _report_from_json(path: str, data: dict) -> FileReport:
     error = data["error"]
     if error is not None and not isinstance(error, str):
         raise ValueError("bad error field")
-    return FileReport(path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error)
+    report = FileReport(path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error)
+    if data.get("summary") is not None:
+        from memlint.project.summary import ModuleSummary
+
+        report.summary = ModuleSummary.from_json(data["summary"])
+    project = data.get("project")
+    report.project = None if project is None else str(project)
+    return report
 
 
 def _finding_from_json(path: str, d: dict) -> Finding:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memlint.lint.finding import Finding
+    from memlint.project.summary import ModuleSummary
     from memlint.read.source import SourceFile
 
 
@@ -34,6 +35,12 @@ class FileReport:
     diff: str = ""
     digest: str | None = None  # sha256 of the bytes checked (for the cache)
     noqa_added: int = 0  # findings silenced by --add-noqa
+    # The project stage (memlint/project/): the module's summary (what other
+    # modules may ask of it), whether its lint waits for its project's view
+    # (a rule reads the project), and the digest of the view it was linted with.
+    summary: ModuleSummary | None = None
+    deferred: bool = False
+    project: str | None = None
 
 
 def unified_diff(source: SourceFile, new_text: str) -> str:

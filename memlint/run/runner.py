@@ -20,6 +20,8 @@ from memlint.run.selection import select_codes
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+    from memlint.project.view import ProjectView
+
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16
 
@@ -56,13 +58,28 @@ def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
     return tuple(sorted(set(codes)))
 
 
-def process_file(path: str, settings: Settings) -> FileReport:
+class NeedsProject(Exception):
+    """A rule of this file reads its project: the lint waits for the view."""
+
+
+# process_file's ``view`` before the project's index exists (the first pass).
+DEFER = "defer"
+
+
+def process_file(path: str, settings: Settings, view: ProjectView | str | None = DEFER) -> FileReport:
+    """Check, fix or diff one file. In check mode, ``view`` is the file's
+    project view, or DEFER: a file whose rules read the project is then
+    returned ``deferred`` (with its summary) for the runner to lint again
+    once every summary of the project is known. Fix, diff and add-noqa read
+    the project from disk (project/index.py)."""
     # Imported here: a run whose files are all in the cache never imports
     # libcst, the analyses or the rules (most of a warm run's time).
     from memlint.fix.fixer import detach, fix_text
     from memlint.lint.add_noqa import add_noqa
     from memlint.lint.engine import ParseError, lint
     from memlint.parse.budget import BudgetExceeded
+    from memlint.parse.guard import python_tree
+    from memlint.project.summary import ModuleSummary, summarise, worth_summarising
 
     report = FileReport(path=path)
     try:
@@ -74,19 +91,43 @@ def process_file(path: str, settings: Settings) -> FileReport:
         source = read_source(path)
         report.digest = source.digest
         if settings.mode == "check":
-            findings, module = lint(source.text, path, rules)
+            # One ``ast`` tree for the summary and the gate.
+            tree = python_tree(source.text) if worth_summarising(source.text) else None
+            if tree is not None:
+                report.summary = summarise(tree)
+            elif worth_summarising(source.text):
+                report.summary = ModuleSummary()  # Python cannot parse it
+            used: list[ProjectView | None] = []
+
+            def project() -> ProjectView | None:
+                if view == DEFER:
+                    raise NeedsProject
+                used.append(view)  # type: ignore[arg-type]
+                return view  # type: ignore[return-value]
+
+            try:
+                findings, module = lint(source.text, path, rules, python_tree=tree, project=project)
+            except NeedsProject:
+                report.deferred = True
+                return report
             report.findings = detach(findings, module, settings.with_edits)
+            if used and used[0] is not None:
+                report.project = used[0].digest()
             return report
+        from memlint.project.index import view_from_disk
+
+        def from_disk() -> ProjectView | None:
+            return view_from_disk(path)
         if settings.mode == "add-noqa":
-            findings, module = lint(source.text, path, rules)
+            findings, module = lint(source.text, path, rules, project=from_disk)
             text, report.noqa_added = add_noqa(source.text, [(f.line, f.code) for f in findings])
             if report.noqa_added:
                 write_inside_tree(source, text, settings.root)
             if report.noqa_added < len(findings):
-                findings, module = lint(text, path, rules)
+                findings, module = lint(text, path, rules, project=from_disk)
                 report.findings = detach(findings, module, False)
             return report
-        result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes)
+        result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes, project=from_disk)
         report.findings = detach(result.remaining, None, False)
         report.fixed = detach(result.applied, None, False)
         if result.changed:
@@ -113,18 +154,22 @@ def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings)
     return cache.key(path, digest, codes, settings.with_edits)
 
 
-def _check_and_store(path: str, settings: Settings, cache: FindingsCache | None) -> FileReport:
+def _check_and_store(
+    path: str, settings: Settings, cache: FindingsCache | None, view: ProjectView | str | None = DEFER
+) -> FileReport:
     with collector_paused():  # --fix and --diff too, not only lint()
-        report = process_file(path, settings)
-    if cache is not None and settings.mode == "check":
+        report = process_file(path, settings, view)
+    if cache is not None and settings.mode == "check" and not report.deferred:
         digest = report.digest or file_digest(path)  # notebooks: hashed here
         if digest is not None:
             cache.store(_cache_key(cache, path, digest, settings), report)
     return report
 
 
-def _process_chunk(paths: list[str], settings: Settings, cache: FindingsCache | None = None) -> list[FileReport]:
-    return [_check_and_store(p, settings, cache) for p in paths]
+def _process_chunk(
+    paths: list[str], settings: Settings, cache: FindingsCache | None = None, views: dict | None = None
+) -> list[FileReport]:
+    return [_check_and_store(p, settings, cache, views[p] if views is not None else DEFER) for p in paths]
 
 
 def run(
@@ -136,12 +181,20 @@ def run(
 ) -> list[FileReport]:
     """Reports in the order of ``paths``. ``cache`` is used in check mode only:
     a file whose entry is found is not read by a worker at all. ``on_report``
-    is called as each file's report arrives (progress)."""
+    is called as each file's report arrives (progress).
+
+    Check mode runs in two passes (the project stage, memlint/project/): the
+    first lints every file and returns its summary; a file whose rules read
+    the project waits, and is linted in the second pass with its view, built
+    from every summary of its project (those of files outside ``paths`` read
+    from disk). A cached entry made with a view is used only while the view
+    is unchanged."""
     done = on_report or (lambda report: None)
     if settings.mode != "check":
         cache = None
     reports: list[FileReport | None] = [None] * len(paths)
     todo = list(range(len(paths)))
+    pending: list[int] = []  # cache hits made with a view: valid while it is unchanged
     if cache is not None:
         todo = []
         for i, path in enumerate(paths):
@@ -149,18 +202,76 @@ def run(
             hit = cache.load(path, _cache_key(cache, path, digest, settings)) if digest else None
             if hit is None:
                 todo.append(i)
+            elif hit.project is not None:
+                reports[i] = hit
+                pending.append(i)
             else:
                 reports[i] = hit
                 done(hit)
+    first = done if settings.mode != "check" else (lambda r: None if r.deferred else done(r))
+    _execute(todo, paths, settings, cache, jobs, reports, first, None)
+    if settings.mode != "check":
+        return reports  # type: ignore[return-value]
+    waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
+    if not waiting:
+        return reports  # type: ignore[return-value]
+    views = _views(paths, waiting, reports, cache)  # type: ignore[arg-type]
+    again = []
+    for i in waiting:
+        report = reports[i]
+        view = views.get(paths[i])
+        if i in pending and report is not None and view is not None and report.project == view.digest():
+            done(report)
+        else:
+            again.append(i)
+    _execute(again, paths, settings, cache, jobs, reports, done, views)
+    return reports  # type: ignore[return-value]
+
+
+def _views(
+    paths: list[str], waiting: list[int], reports: list[FileReport | None], cache: FindingsCache | None
+) -> dict[str, ProjectView | None]:
+    """The project view of each waiting file. The summaries come from this
+    run's reports (cache hits included), then from the summary store or the
+    disk for the project's files that were not checked."""
+    from memlint.project.index import build_index
+    from memlint.project.roots import project_root
+    from memlint.project.store import SummaryStore
+
+    store = SummaryStore(cache.directory) if cache is not None else None
+    known = {r.path: r.summary for r in reports if r is not None and r.summary is not None}  # others: from disk
+    groups: dict[str, list[str]] = {}
+    for i in waiting:
+        groups.setdefault(project_root(paths[i], paths), []).append(paths[i])
+    views: dict[str, ProjectView | None] = {}
+    for root, group in groups.items():
+        index = build_index(root, known=known, store=store)
+        for path in group:
+            views[path] = index.view_for(path) if index is not None else None
+    return views
+
+
+def _execute(
+    todo: list[int],
+    paths: list[str],
+    settings: Settings,
+    cache: FindingsCache | None,
+    jobs: int | None,
+    reports: list[FileReport | None],
+    done: Callable[[FileReport], None],
+    views: dict | None,
+) -> None:
+    """Lint ``paths[i]`` for every i in ``todo`` into ``reports``, in worker
+    processes when there are enough of them."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for i in todo:
-            reports[i] = _check_and_store(paths[i], settings, cache)
+            reports[i] = _check_and_store(paths[i], settings, cache, views[paths[i]] if views is not None else DEFER)
             done(reports[i])  # type: ignore[arg-type]
-        return reports  # type: ignore[return-value]
+        return
     # Biggest files first, in small chunks, so no worker is left with a large
     # file at the end while the others idle; workers start once per run.
-    todo.sort(key=lambda i: -_size(paths[i]))
+    todo = sorted(todo, key=lambda i: -_size(paths[i]))
     # The rules (libcst, the analyses: ~0.15 CPU s) imported once here: forked
     # workers inherit them instead of each importing them on its first file.
     # A registry that fails to load is reported per file by the workers.
@@ -176,7 +287,11 @@ def run(
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_signals)
     orphans: list[int] = []
     try:
-        futures = {pool.submit(_process_chunk, [paths[i] for i in chunk], settings, cache): chunk for chunk in chunks}
+        futures = {}
+        for chunk in chunks:
+            chunk_paths = [paths[i] for i in chunk]
+            chunk_views = {p: views[p] for p in chunk_paths} if views is not None else None
+            futures[pool.submit(_process_chunk, chunk_paths, settings, cache, chunk_views)] = chunk
         for future in as_completed(futures):
             chunk = futures[future]
             try:
@@ -189,17 +304,18 @@ def run(
                 done(report)
         pool.shutdown()
         for i in sorted(orphans):
-            reports[i] = _process_alone(paths[i], settings, cache)
+            reports[i] = _process_alone(paths[i], settings, cache, views[paths[i]] if views is not None else DEFER)
             done(reports[i])  # type: ignore[arg-type]
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): stop now rather than finish every
         # queued chunk, as leaving a `with` block would.
         _stop_workers(pool)
         raise
-    return reports  # type: ignore[return-value]
 
 
-def _process_alone(path: str, settings: Settings, cache: FindingsCache | None) -> FileReport:
+def _process_alone(
+    path: str, settings: Settings, cache: FindingsCache | None, view: ProjectView | str | None = DEFER
+) -> FileReport:
     """A file left over when a worker died (a crash in native code, the OOM
     killer), in a process of its own: the file that kills it is reported,
     the others are linted as usual."""
@@ -208,7 +324,8 @@ def _process_alone(path: str, settings: Settings, cache: FindingsCache | None) -
 
     pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_signals)
     try:
-        report = pool.submit(_process_chunk, [path], settings, cache).result()[0]
+        views = {path: view} if view != DEFER else None
+        report = pool.submit(_process_chunk, [path], settings, cache, views).result()[0]
     except BrokenProcessPool:
         report = FileReport(path=path, error="internal error: the process analysing this file died")
     except BaseException:

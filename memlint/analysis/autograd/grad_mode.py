@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import enum
 from bisect import bisect_left
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -47,6 +47,9 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.scope.bindings import Bindings
 from memlint.analysis.scope.callgraph import CallGraph
 from memlint.analysis.scope.names import ImportTable, dotted_name, name_tokens
+
+if TYPE_CHECKING:
+    from memlint.project.view import Caller, ProjectView
 
 
 class GradMode(enum.Enum):
@@ -182,9 +185,15 @@ class GradModeAnalysis:
     No traversal of the module of its own."""
 
     def __init__(
-        self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, bindings: Callable[[], Bindings]
+        self,
+        wrapper: MetadataWrapper,
+        names: ImportTable,
+        calls: CallGraph,
+        bindings: Callable[[], Bindings],
+        project: ProjectView | None = None,
     ) -> None:
         self.wrapper = wrapper
+        self.project = project
         self._bindings = bindings  # built only when a ``with name:`` is asked about
         self.names = names
         self.calls = calls
@@ -386,6 +395,13 @@ class GradModeAnalysis:
         sites = self._method_calls.get(fn.name.value, [])
         return bool(sites) and all(self.mode_at(call) is GradMode.DISABLED for call in sites)
 
+    def external_callers(self, fn: cst.FunctionDef) -> tuple[Caller, ...]:
+        """Calls of ``fn`` (a module-level function) from other modules of the
+        project, with the grad mode around each; () when unknown."""
+        if self.project is None or fn in self.calls.class_of or self.calls.owner.get(fn) is not self.calls.module:
+            return ()
+        return self.project.callers_of(fn.name.value)
+
     def entry_mode(self, fn: cst.FunctionDef) -> GradMode:
         if fn in self._decorated:
             return self._decorated[fn]
@@ -398,6 +414,12 @@ class GradModeAnalysis:
             modes = {self.mode_at(call) for call in self.calls.call_sites.get(fn, ())}
             if not modes or fn in self.calls.escapes:
                 modes.add(GradMode.ENABLED)
+            if any(c.grad != "on" for c in self.external_callers(fn)):
+                # A caller in another module runs it with grad off (or we
+                # cannot tell): the mode it runs in is not this module's to
+                # say. Only ever towards unknown, so a finding the project
+                # removes is one the gate let through.
+                modes.add(GradMode.UNKNOWN)
             result = next(iter(modes)) if len(modes) == 1 else GradMode.UNKNOWN
         finally:
             self._busy.discard(fn)
