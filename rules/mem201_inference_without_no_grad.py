@@ -80,8 +80,11 @@ class InferenceWithoutNoGrad(Rule):
     and a transformers pipeline's `_forward` (the framework already disables
     grad), helpers called from a model's `forward` (`_inference_forward`: the
     model's caller chooses the mode), loops whose only model runs its
-    `forward` under `@torch.no_grad()`, and models whose parameters the
-    function freezes (`model.requires_grad_(False)`).
+    `forward` under `@torch.no_grad()`, models whose parameters the
+    function freezes (`model.requires_grad_(False)`), step functions handed
+    out by a factory (`make_val_step_fn` returning `perform_val_step_fn`:
+    whoever receives one chooses the mode), and helpers that a caller in
+    another module runs under `no_grad` or backpropagates through.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -104,6 +107,13 @@ class InferenceWithoutNoGrad(Rule):
     # Callers in other modules (project/): a helper that a caller elsewhere
     # runs under ``no_grad``, or backpropagates through, is not reported.
     reads_project = True
+    project_facts = (
+        "The callers of a module-level function, wherever they are in the project: a helper that a caller in "
+        "another module runs under `torch.no_grad()`/`inference_mode()` (a `with` around the call, or a "
+        "decorator on the calling function) is not reported, nor one whose caller backpropagates where it "
+        "calls it while the helper returns values that may carry a graph. When every caller elsewhere runs it "
+        'with grad on, the message names them ("called with autograd on from train.py:58").'
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -433,6 +443,33 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+
+
+def make_train_step(net, criterion, opt):
+    def train_step(inputs, targets):
+        net.train()
+        loss = criterion(net(inputs), targets)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.item()
+
+    return train_step
+
+
+def make_val_step(net, criterion):
+    def val_step(inputs, targets):
+        net.eval()
+        return criterion(net(inputs), targets).item()
+
+    return val_step
+""",
+            "a step function handed out by its factory: whoever receives it chooses the grad mode"
+            " (callers wrap the validation step in no_grad)",
+        ),
         Valid(
             """\
 import torch

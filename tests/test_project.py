@@ -41,6 +41,15 @@ def test_project_root_is_the_nearest_marked_folder(tmp_path):
     assert project_root(checked[0], checked) == str(tmp_path / "loose")
 
 
+def test_a_tree_kept_in_a_hidden_folder_of_a_repository_is_its_own_project(tmp_path):
+    """``repo/.corpora/proj/eval.py``: the walk of ``repo`` would never see
+    the file, so ``repo`` is not its project; the checked tree is."""
+    _write(tmp_path, {"repo/.git/HEAD": "", "repo/.corpora/proj/eval.py": "", "repo/.corpora/proj/utils.py": ""})
+    proj = tmp_path / "repo/.corpora/proj"
+    assert project_root(str(proj / "eval.py"), [str(proj)]) == str(proj)
+    assert project_root(str(proj / "eval.py")) == str(proj)
+
+
 def test_imports_resolve_inside_the_root(tmp_path):
     files = ["train.py", "utils.py", "pkg/__init__.py", "pkg/engine.py", "pkg/sub/__init__.py", "pkg/sub/deep.py"]
     modules = ModuleMap(str(tmp_path), [str(tmp_path / f) for f in files])

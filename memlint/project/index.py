@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import lru_cache
 
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
@@ -149,50 +148,83 @@ def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def summary_from_disk(path: str, store=None) -> ModuleSummary | None:
+def needles_for(paths: list[str], root: str) -> tuple[bytes, ...]:
+    """Words a module's text must hold to call into one of ``paths``: the
+    module's name, the names of the packages above it (``from pkg import
+    evaluate`` through a re-export), or a star import. A module without any
+    of them is not summarised for its calls (only its exports, if asked)."""
+    words = {b"import *"}
+    root = os.path.abspath(root)
+    for path in paths:
+        rel = os.path.relpath(os.path.abspath(path), root)
+        parts = rel.split(os.sep)
+        stem = parts[-1][:-3] if parts[-1].endswith(".py") else parts[-1]
+        if stem != "__init__":
+            words.add(stem.encode())
+        words.update(p.encode() for p in parts[:-1] if p not in (".", ".."))
+    return tuple(sorted(words))
+
+
+# Summaries read from disk in this process, by (path, size, mtime).
+_MEMO: dict[tuple[str, int, int], ModuleSummary | None] = {}
+
+
+def summary_from_disk(path: str, store=None, needles: tuple[bytes, ...] | None = None) -> ModuleSummary | None:
     """A file's summary, from ``store`` by its digest or read and parsed;
-    None for a file with no training word (summary.summarise_text)."""
+    None for a file with no training word (summary.summarise_text) or, with
+    ``needles``, one holding none of them."""
+    try:
+        st = os.stat(path)
+        stamp = (path, st.st_size, st.st_mtime_ns)
+    except OSError:
+        return None
+    if stamp in _MEMO:
+        return _MEMO[stamp]
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return None
+    if needles is not None and not any(n in data for n in needles):
+        return None  # not memoised: other needles may want it
     digest = digest_of(data)
-    if store is not None:
-        hit = store.load(digest)
-        if hit is not None:
-            return hit
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
-    summary = summarise_text(text)
-    if store is not None and summary is not None:
-        store.store(digest, summary)
+    summary = store.load(digest) if store is not None else None
+    if summary is None:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = ""
+        summary = summarise_text(text)
+        if store is not None and summary is not None:
+            store.store(digest, summary)
+    if len(_MEMO) > 100_000:
+        _MEMO.clear()
+    _MEMO[stamp] = summary
     return summary
 
 
 def build_index(
-    root: str, known: dict[str, ModuleSummary | None] | None = None, store=None, files: list[str] | None = None
+    root: str,
+    known: dict[str, ModuleSummary | None] | None = None,
+    store=None,
+    files: list[str] | None = None,
+    needles: tuple[bytes, ...] | None = None,
 ) -> ProjectIndex | None:
     """The index of the project at ``root``: summaries from ``known`` (already
-    computed, e.g. by the lint workers), else from ``store`` or the disk.
+    computed, e.g. by the lint workers), else from ``store`` or the disk
+    (only for files holding one of ``needles``: those whose calls may matter).
     None when the folder is too large to be one project."""
-    files = files if files is not None else project_files(root)
+    from memlint.project.roots import root_limit
+
+    files = files if files is not None else project_files(root, root_limit(root))
     if files is None:
         return None
     known = {os.path.abspath(p): s for p, s in (known or {}).items()}
     summaries = {}
     for f in files:
         f = os.path.abspath(f)
-        summaries[f] = known[f] if f in known else summary_from_disk(f, store)
+        summaries[f] = known[f] if f in known else summary_from_disk(f, store, needles)
     return ProjectIndex(root, summaries)
-
-
-@lru_cache(maxsize=8)
-def _index_on_disk(root: str, stamp: tuple, cache_dir: str | None) -> ProjectIndex | None:
-    store = _store(cache_dir)
-    return build_index(root, store=store, files=[p for p, _, _ in stamp])
 
 
 def _store(cache_dir: str | None):
@@ -205,19 +237,9 @@ def _store(cache_dir: str | None):
 
 def view_from_disk(path: str, cache_dir: str | None = None) -> ProjectView | None:
     """The view of ``path``'s project as it is on disk (the flake8 plugin, the
-    language server, fix and diff): the index is kept per process and built
-    again when a file of the project changes (its size or mtime); summaries
-    are read from ``cache_dir``'s store when there."""
+    language server, fix and diff). Summaries are kept per process by file
+    size and mtime (a changed file is read again) and in ``cache_dir``'s
+    store by digest; only modules that may call into ``path`` are parsed."""
     root = project_root(path)
-    files = project_files(root)
-    if files is None:
-        return None
-    stamp = []
-    for f in files:
-        try:
-            st = os.stat(f)
-        except OSError:
-            continue
-        stamp.append((os.path.abspath(f), st.st_size, st.st_mtime_ns))
-    index = _index_on_disk(root, tuple(stamp), cache_dir)
+    index = build_index(root, store=_store(cache_dir), needles=needles_for([path], root))
     return index.view_for(path) if index is not None else None

@@ -17,23 +17,27 @@ from memlint.find.discovery import DEFAULT_EXCLUDE
 
 # A folder this large is not a project (a home folder with a .git): no index.
 MAX_FILES = 50_000
+# Without a marker the project is the checked paths' folder: a file in a large
+# scratch folder (``/tmp/x.py``) is not a project of that size.
+MAX_UNMARKED_FILES = 5_000
 _SKIP = frozenset(DEFAULT_EXCLUDE)
 
 
-def project_files(root: str) -> list[str] | None:
+def project_files(root: str, limit: int = MAX_FILES) -> list[str] | None:
     """Every ``.py`` file under ``root``, skipping the folders discovery
-    skips by default and virtual environments; None past MAX_FILES."""
+    skips by default and virtual environments; None past ``limit``."""
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in _SKIP and not d.startswith(".") and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))
-        )
+        dirs[:] = sorted(d for d in dirs if not skipped_folder(folder, d))
         found.extend(os.path.join(folder, name) for name in sorted(files) if name.endswith(".py"))
-        if len(found) > MAX_FILES:
+        if len(found) > limit:
             return None
     return found
+
+
+def skipped_folder(parent: str, name: str) -> bool:
+    """A folder the project's walk does not enter."""
+    return name in _SKIP or name.startswith(".") or os.path.isfile(os.path.join(parent, name, "pyvenv.cfg"))
 
 
 class ModuleMap:

@@ -20,6 +20,20 @@ def marked_root(path: str) -> str | None:
         folder = parent
 
 
+def _walkable(root: str, path: str) -> bool:
+    from memlint.project.modules import skipped_folder
+
+    rel = os.path.relpath(os.path.dirname(os.path.abspath(path)), root)
+    if rel == ".":
+        return True
+    folder = root
+    for part in rel.split(os.sep):
+        if skipped_folder(folder, part):
+            return False
+        folder = os.path.join(folder, part)
+    return True
+
+
 def common_root(paths: Iterable[str]) -> str:
     """The deepest folder holding every one of ``paths``."""
     folders = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
@@ -31,11 +45,21 @@ def common_root(paths: Iterable[str]) -> str:
         return folders[0]
 
 
+def root_limit(root: str) -> int:
+    """How many files the project at ``root`` may hold (modules.project_files)."""
+    from memlint.project.modules import MAX_FILES, MAX_UNMARKED_FILES
+
+    return MAX_FILES if any(os.path.exists(os.path.join(root, m)) for m in MARKERS) else MAX_UNMARKED_FILES
+
+
 def project_root(path: str, checked: Iterable[str] = ()) -> str:
     """The project ``path`` belongs to: its marked root, else the common root
-    of the checked paths (``path``'s own folder when none are given)."""
+    of the checked paths (``path``'s own folder when none are given). A marked
+    root from which the file sits in a skipped folder (a hidden one, a
+    virtual environment, ``build``: a tree kept inside another repository's
+    ``.cache``) is not its project."""
     found = marked_root(path)
-    if found is not None:
+    if found is not None and _walkable(found, path):
         return found
     paths = list(checked) or [path]
     root = common_root(paths)

@@ -132,14 +132,16 @@ def summarise_text(text: str) -> ModuleSummary | None:
 
 def summarise_exports(text: str) -> ModuleSummary:
     """Only what a module binds at module level (``imports``, ``stars``,
-    ``defines``, ``all_names``): enough to follow a re-export or a star
-    import through a module with no training word (a package's ``__init__``)."""
+    ``defines``, ``all_names``, ``trackers``): enough to follow a re-export or
+    a star import through a module whose calls are not needed (a package's
+    ``__init__``, a module that cannot call the one asked about)."""
     tree = _parse(text)
     walker = _Walker.__new__(_Walker)
     walker.bindings, walker.summary, walker.module_defs, walker._has_star = {}, ModuleSummary(), set(), False
     if tree is not None:
         try:
             walker._collect_imports(tree)
+            walker.summary.trackers = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_tracker(n)]
         except RecursionError:
             return ModuleSummary()
     return walker.summary

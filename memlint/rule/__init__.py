@@ -96,6 +96,9 @@ class Rule(cst.BatchableCSTVisitor):
     # True when the rule asks ``facts.project`` (facts from other modules of
     # the project): the engine then builds the file's project view for it.
     reads_project: ClassVar[bool] = False
+    # For the rule's page: which facts may come from other modules (empty:
+    # only names arriving through a star import, as for every rule).
+    project_facts: ClassVar[str] = ""
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 

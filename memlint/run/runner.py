@@ -158,7 +158,8 @@ def _check_and_store(
     path: str, settings: Settings, cache: FindingsCache | None, view: ProjectView | str | None = DEFER
 ) -> FileReport:
     with collector_paused():  # --fix and --diff too, not only lint()
-        report = process_file(path, settings, view)
+        # The first pass calls it as it always was (path, settings).
+        report = process_file(path, settings) if view == DEFER else process_file(path, settings, view)
     if cache is not None and settings.mode == "check" and not report.deferred:
         digest = report.digest or file_digest(path)  # notebooks: hashed here
         if digest is not None:
@@ -234,7 +235,7 @@ def _views(
     """The project view of each waiting file. The summaries come from this
     run's reports (cache hits included), then from the summary store or the
     disk for the project's files that were not checked."""
-    from memlint.project.index import build_index
+    from memlint.project.index import build_index, needles_for
     from memlint.project.roots import project_root
     from memlint.project.store import SummaryStore
 
@@ -245,7 +246,7 @@ def _views(
         groups.setdefault(project_root(paths[i], paths), []).append(paths[i])
     views: dict[str, ProjectView | None] = {}
     for root, group in groups.items():
-        index = build_index(root, known=known, store=store)
+        index = build_index(root, known=known, store=store, needles=needles_for(group, root))
         for path in group:
             views[path] = index.view_for(path) if index is not None else None
     return views

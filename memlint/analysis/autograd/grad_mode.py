@@ -412,6 +412,11 @@ class GradModeAnalysis:
         self._busy.add(fn)
         try:
             modes = {self.mode_at(call) for call in self.calls.call_sites.get(fn, ())}
+            if fn in self.calls.escapes and isinstance(self.calls.owner.get(fn), cst.FunctionDef):
+                # A closure handed out by its factory (``make_val_step_fn``
+                # returns ``perform_val_step_fn``): whoever receives it calls
+                # it, in a mode this module does not show.
+                modes.add(GradMode.UNKNOWN)
             if not modes or fn in self.calls.escapes:
                 modes.add(GradMode.ENABLED)
             if any(c.grad != "on" for c in self.external_callers(fn)):
