@@ -299,6 +299,18 @@ def test_flake8_reads_the_project_from_disk():
     assert _flake8("utils.py") == [EXPECTED[1]]
 
 
+def test_the_language_server_lints_with_the_workspace_project():
+    from memlint.rule.registry import all_rules
+    from memlint.server.linting import lint_document
+
+    found = []
+    for name in ("amp_setup.py", "utils.py", "train.py"):
+        path = PROJECT / name
+        result = lint_document(path.read_text(), str(path), all_rules())
+        found += [(name, f.line, f.code, f.message) for f in result.findings]
+    assert sorted(found) == EXPECTED
+
+
 def test_the_cli_from_another_folder_finds_the_same_project():
     assert _cli(str(PROJECT / "utils.py"), cwd=ROOT) == [EXPECTED[1]]
 

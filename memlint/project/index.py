@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
@@ -209,10 +210,12 @@ def build_index(
     store=None,
     files: list[str] | None = None,
     needles: tuple[bytes, ...] | None = None,
+    viewed: Iterable[str] = (),
 ) -> ProjectIndex | None:
     """The index of the project at ``root``: summaries from ``known`` (already
     computed, e.g. by the lint workers), else from ``store`` or the disk
-    (only for files holding one of ``needles``: those whose calls may matter).
+    (only for files holding one of ``needles``, whose calls may matter, and
+    the ``viewed`` files themselves).
     None when the folder is too large to be one project."""
     from memlint.project.roots import root_limit
 
@@ -220,10 +223,14 @@ def build_index(
     if files is None:
         return None
     known = {os.path.abspath(p): s for p, s in (known or {}).items()}
+    viewed = frozenset(os.path.abspath(p) for p in viewed)
     summaries = {}
     for f in files:
         f = os.path.abspath(f)
-        summaries[f] = known[f] if f in known else summary_from_disk(f, store, needles)
+        if f in known:
+            summaries[f] = known[f]
+        else:
+            summaries[f] = summary_from_disk(f, store, None if f in viewed else needles)
     return ProjectIndex(root, summaries)
 
 
@@ -241,5 +248,5 @@ def view_from_disk(path: str, cache_dir: str | None = None) -> ProjectView | Non
     size and mtime (a changed file is read again) and in ``cache_dir``'s
     store by digest; only modules that may call into ``path`` are parsed."""
     root = project_root(path)
-    index = build_index(root, store=_store(cache_dir), needles=needles_for([path], root))
+    index = build_index(root, store=_store(cache_dir), needles=needles_for([path], root), viewed=[path])
     return index.view_for(path) if index is not None else None

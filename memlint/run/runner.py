@@ -246,7 +246,7 @@ def _views(
         groups.setdefault(project_root(paths[i], paths), []).append(paths[i])
     views: dict[str, ProjectView | None] = {}
     for root, group in groups.items():
-        index = build_index(root, known=known, store=store, needles=needles_for(group, root))
+        index = build_index(root, known=known, store=store, needles=needles_for(group, root), viewed=group)
         for path in group:
             views[path] = index.view_for(path) if index is not None else None
     return views
