@@ -265,9 +265,7 @@ def _cli(*args: str, cwd: Path = PROJECT) -> list[tuple[str, int, str, str]]:
         text=True,
         check=True,
     ).stdout
-    found = [
-        (Path(f["filename"]).name, f["location"]["row"], f["code"], f["message"]) for f in json.loads(out or "[]")
-    ]
+    found = [(Path(f["filename"]).name, f["location"]["row"], f["code"], f["message"]) for f in json.loads(out or "[]")]
     return sorted(found)
 
 

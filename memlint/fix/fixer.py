@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
-from memlint.lint.engine import ProjectSource, ParseError, lint_module, parse_module, rules_to_run, with_project
+from memlint.lint.engine import ParseError, ProjectSource, lint_module, parse_module, rules_to_run, with_project
 from memlint.lint.noqa import file_is_exempt
 from memlint.rule import Edit, Finding, Fix, Rule, Safety
 

@@ -198,9 +198,7 @@ def lint_module(
     project: ProjectView | None = None,
 ) -> list[Finding]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = RuleContext(
-        path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper, project)
-    )
+    context = RuleContext(path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper, project))
     visitors = [rule(context) for rule in rules]
     try:
         with file_budget(path):  # raises budget.BudgetExceeded: the file is not checked

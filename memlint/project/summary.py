@@ -160,7 +160,7 @@ class _Scope:
     decorator: str = ""  # its decorator's grad mode
     backprops: bool = False
     modes: set[str] = field(default_factory=set)
-    sites: list[tuple[int, str, int, bool, str]] = field(default_factory=list)  # (line, callee, grad, loop, kind)
+    sites: list[tuple[int, str, str, bool, str]] = field(default_factory=list)  # (line, callee, grad, loop, kind)
 
 
 class _Walker:

@@ -234,7 +234,7 @@ def _unlink(path: str) -> None:
 
 
 def _report_to_json(key: str, report: FileReport) -> dict:
-    out = {"key": key, "error": report.error, "findings": [_finding_to_json(f) for f in report.findings]}
+    out: dict = {"key": key, "error": report.error, "findings": [_finding_to_json(f) for f in report.findings]}
     # The project stage: the module's summary (so a warm run builds the
     # project's index without reading a file) and the digest of the project
     # view its findings depend on (checked against the current one on load).

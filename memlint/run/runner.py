@@ -20,6 +20,7 @@ from memlint.run.selection import select_codes
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+    from memlint.project.summary import ModuleSummary
     from memlint.project.view import ProjectView
 
 # Below this many files the cost of starting workers outweighs the gain.
@@ -118,6 +119,7 @@ def process_file(path: str, settings: Settings, view: ProjectView | str | None =
 
         def from_disk() -> ProjectView | None:
             return view_from_disk(path)
+
         if settings.mode == "add-noqa":
             findings, module = lint(source.text, path, rules, project=from_disk)
             text, report.noqa_added = add_noqa(source.text, [(f.line, f.code) for f in findings])
@@ -240,7 +242,10 @@ def _views(
     from memlint.project.store import SummaryStore
 
     store = SummaryStore(cache.directory) if cache is not None else None
-    known = {r.path: r.summary for r in reports if r is not None and r.summary is not None}  # others: from disk
+    # Others (no training word, unreadable, outside the checked paths): from disk.
+    known: dict[str, ModuleSummary | None] = {
+        r.path: r.summary for r in reports if r is not None and r.summary is not None
+    }
     groups: dict[str, list[str]] = {}
     for i in waiting:
         groups.setdefault(project_root(paths[i], paths), []).append(paths[i])
