@@ -309,6 +309,17 @@ def test_the_language_server_lints_with_the_workspace_project():
     assert sorted(found) == EXPECTED
 
 
+def test_diff_fixes_with_the_project(tmp_path):
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    out = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--diff", "."], cwd=project, capture_output=True, text=True
+    ).stdout
+    assert '+    return torch.amp.GradScaler("cuda")  # noqa: F405' in out
+    assert out.count("+@torch.no_grad()") == 1  # evaluate, not validate (train.py runs it under no_grad)
+    assert out.index("+@torch.no_grad()") < out.index("def evaluate(")
+
+
 def test_the_cli_from_another_folder_finds_the_same_project():
     assert _cli(str(PROJECT / "utils.py"), cwd=ROOT) == [EXPECTED[1]]
 

@@ -218,7 +218,10 @@ def run(
     waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
     if not waiting:
         return reports  # type: ignore[return-value]
-    views = _views(paths, waiting, reports, cache)  # type: ignore[arg-type]
+    try:
+        views = _views(paths, waiting, reports, cache)  # type: ignore[arg-type]
+    except Exception:  # a bug in the project stage must not stop the run: lint as if alone
+        views = {}
     again = []
     for i in waiting:
         report = reports[i]
@@ -227,7 +230,7 @@ def run(
             done(report)
         else:
             again.append(i)
-    _execute(again, paths, settings, cache, jobs, reports, done, views)
+    _execute(again, paths, settings, cache, jobs, reports, done, {paths[i]: views.get(paths[i]) for i in again})
     return reports  # type: ignore[return-value]
 
 
