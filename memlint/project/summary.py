@@ -30,6 +30,8 @@ import builtins
 import sys
 from dataclasses import asdict, dataclass, field
 
+from memlint.parse.ast_fields import children
+
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
 # Inside a function, before its entry mode is known (resolved after the walk).
@@ -178,28 +180,32 @@ class _Walker:
 
     # -- imports and module-level names ------------------------------------
     def _collect_imports(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self.bindings[alias.asname] = alias.name
-                    else:
-                        head = alias.name.split(".")[0]
-                        self.bindings[head] = head
-            elif isinstance(node, ast.ImportFrom):
-                base = "." * node.level + (node.module or "")
-                for alias in node.names:
-                    if alias.name == "*":
-                        self._has_star = True
-                        continue
-                    sep = "" if base.endswith(".") or not base else "."
-                    self.bindings[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
+        """The module-level names (imports inside functions are bound by the
+        walk, in source order, before the calls that follow them)."""
         for stmt in tree.body:
             self._module_statement(stmt)
+
+    def _bind(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.bindings[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    self.bindings[head] = head
+            return
+        base = "." * node.level + (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                self._has_star = True
+                continue
+            sep = "" if base.endswith(".") or not base else "."
+            self.bindings[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
 
     def _module_statement(self, stmt: ast.stmt) -> None:
         s = self.summary
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self._bind(stmt)
             for alias in stmt.names:
                 if alias.name == "*":
                     s.stars.append("." * stmt.level + (stmt.module or "") if isinstance(stmt, ast.ImportFrom) else "")
@@ -262,13 +268,16 @@ class _Walker:
             for stmt in node.orelse:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
             return
-        if cls in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
-            for child in ast.iter_child_nodes(node):
+        if cls in _COMPREHENSIONS:
+            for child in children(node):
                 self._visit(child, grad, True)
             return
         if cls is ast.Call:
             self._call(node, grad, loop)  # type: ignore[arg-type]
-        for child in ast.iter_child_nodes(node):
+        elif cls is ast.Import or cls is ast.ImportFrom:
+            self._bind(node)  # type: ignore[arg-type]
+            return
+        for child in children(node):
             self._visit(child, grad, loop)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
@@ -392,6 +401,7 @@ class _Walker:
 
 
 _BUILTINS = frozenset(dir(builtins))
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
 def _dotted(node: ast.AST) -> str:
