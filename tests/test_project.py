@@ -404,6 +404,14 @@ def test_editing_a_caller_relints_its_dependant_and_nothing_else(tmp_path, monke
         return report
 
     monkeypatch.setattr(runner, "process_file", counting)
+    indexed: list[int] = []
+    real_views = runner._views
+
+    def views(*args):
+        indexed.append(1)
+        return real_views(*args)
+
+    monkeypatch.setattr(runner, "_views", views)
 
     def check():
         linted.clear()
@@ -412,8 +420,10 @@ def test_editing_a_caller_relints_its_dependant_and_nothing_else(tmp_path, monke
 
     assert check() == [("amp_setup.py", 7, "MEM501"), ("utils.py", 11, "MEM201")]
     assert sorted(linted) == ["amp_setup.py", "engine.py", "models.py", "train.py", "utils.py"]
+    indexed.clear()
     assert check() == [("amp_setup.py", 7, "MEM501"), ("utils.py", 11, "MEM201")]
     assert linted == []  # warm: every view unchanged
+    assert indexed == []  # ... and no file of the project changed: no index built
     train = project / "train.py"
     train.write_text(
         train.read_text().replace(

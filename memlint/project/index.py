@@ -234,6 +234,30 @@ def build_index(
     return ProjectIndex(root, summaries)
 
 
+def project_state(root: str, digests: dict[str, str]) -> str | None:
+    """A digest of every file of the project at ``root`` and its bytes
+    (``digests``: those already known, by absolute path; the others are
+    read). Equal states give equal views, so a cached entry made in this
+    state is reused without building the index; None for too large a folder."""
+    from memlint.project.roots import root_limit
+
+    files = project_files(root, root_limit(root))
+    if files is None:
+        return None
+    h = hashlib.sha256()
+    for f in files:
+        f = os.path.abspath(f)
+        digest = digests.get(f)
+        if digest is None:
+            try:
+                with open(f, "rb") as fh:
+                    digest = digest_of(fh.read())
+            except OSError:
+                digest = "-"
+        h.update(f"{os.path.relpath(f, root)}\0{digest}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
 def _store(cache_dir: str | None):
     if cache_dir is None:
         return None

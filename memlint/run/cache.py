@@ -242,6 +242,7 @@ def _report_to_json(key: str, report: FileReport) -> dict:
         out["summary"] = report.summary.to_json()
     if report.project is not None:
         out["project"] = report.project
+        out["state"] = report.project_state
     return out
 
 
@@ -276,8 +277,9 @@ def _report_from_json(path: str, data: dict) -> FileReport:
         from memlint.project.summary import ModuleSummary
 
         report.summary = ModuleSummary.from_json(data["summary"])
-    project = data.get("project")
+    project, state = data.get("project"), data.get("state")
     report.project = None if project is None else str(project)
+    report.project_state = None if state is None else str(state)
     return report
 
 

@@ -41,6 +41,7 @@ class FileReport:
     summary: ModuleSummary | None = None
     deferred: bool = False
     project: str | None = None
+    project_state: str | None = None  # project/index.project_state when it was linted with a view
 
 
 def unified_diff(source: SourceFile, new_text: str) -> str:

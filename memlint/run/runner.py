@@ -157,11 +157,17 @@ def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings)
 
 
 def _check_and_store(
-    path: str, settings: Settings, cache: FindingsCache | None, view: ProjectView | str | None = DEFER
+    path: str,
+    settings: Settings,
+    cache: FindingsCache | None,
+    view: ProjectView | str | None = DEFER,
+    state: str | None = None,
 ) -> FileReport:
     with collector_paused():  # --fix and --diff too, not only lint()
         # The first pass calls it as it always was (path, settings).
         report = process_file(path, settings) if view == DEFER else process_file(path, settings, view)
+    if report.project is not None:
+        report.project_state = state
     if cache is not None and settings.mode == "check" and not report.deferred:
         digest = report.digest or file_digest(path)  # notebooks: hashed here
         if digest is not None:
@@ -172,7 +178,7 @@ def _check_and_store(
 def _process_chunk(
     paths: list[str], settings: Settings, cache: FindingsCache | None = None, views: dict | None = None
 ) -> list[FileReport]:
-    return [_check_and_store(p, settings, cache, views[p] if views is not None else DEFER) for p in paths]
+    return [_check_and_store(p, settings, cache, *(views[p] if views is not None else (DEFER, None))) for p in paths]
 
 
 def run(
@@ -198,10 +204,13 @@ def run(
     reports: list[FileReport | None] = [None] * len(paths)
     todo = list(range(len(paths)))
     pending: list[int] = []  # cache hits made with a view: valid while it is unchanged
+    digests: dict[str, str] = {}
     if cache is not None:
         todo = []
         for i, path in enumerate(paths):
             digest = file_digest(path)
+            if digest is not None:
+                digests[os.path.abspath(path)] = digest
             hit = cache.load(path, _cache_key(cache, path, digest, settings)) if digest else None
             if hit is None:
                 todo.append(i)
@@ -218,20 +227,53 @@ def run(
     waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
     if not waiting:
         return reports  # type: ignore[return-value]
+    for r in reports:
+        if r is not None and r.digest is not None:
+            digests[os.path.abspath(r.path)] = r.digest
     try:
-        views = _views(paths, waiting, reports, cache)  # type: ignore[arg-type]
+        states = _states(paths, waiting, digests)
+        # An entry made when every file of the project had the bytes it has
+        # now: its view is the same, no index needed (a warm run).
+        unchanged = {
+            i
+            for i in pending
+            if states.get(paths[i]) is not None and reports[i].project_state == states[paths[i]]  # type: ignore[union-attr]
+        }
+        for i in sorted(unchanged):
+            done(reports[i])  # type: ignore[arg-type]
+        waiting = [i for i in waiting if i not in unchanged]
+        views = _views(paths, waiting, reports, cache) if waiting else {}  # type: ignore[arg-type]
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
-        views = {}
+        states, views = {}, {}
     again = []
     for i in waiting:
         report = reports[i]
         view = views.get(paths[i])
         if i in pending and report is not None and view is not None and report.project == view.digest():
+            report.project_state = states.get(paths[i])
+            if cache is not None and report.digest is not None:  # the next run needs no index
+                cache.store(_cache_key(cache, report.path, report.digest, settings), report)
             done(report)
         else:
             again.append(i)
-    _execute(again, paths, settings, cache, jobs, reports, done, {paths[i]: views.get(paths[i]) for i in again})
+    jobs_views = {paths[i]: (views.get(paths[i]), states.get(paths[i])) for i in again}
+    _execute(again, paths, settings, cache, jobs, reports, done, jobs_views)
     return reports  # type: ignore[return-value]
+
+
+def _states(paths: list[str], waiting: list[int], digests: dict[str, str]) -> dict[str, str | None]:
+    """project/index.project_state of each waiting file's project."""
+    from memlint.project.index import project_state
+    from memlint.project.roots import project_root
+
+    by_root: dict[str, str | None] = {}
+    out: dict[str, str | None] = {}
+    for i in waiting:
+        root = project_root(paths[i], paths)
+        if root not in by_root:
+            by_root[root] = project_state(root, digests)
+        out[paths[i]] = by_root[root]
+    return out
 
 
 def _views(
@@ -275,7 +317,9 @@ def _execute(
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for i in todo:
-            reports[i] = _check_and_store(paths[i], settings, cache, views[paths[i]] if views is not None else DEFER)
+            reports[i] = _check_and_store(
+                paths[i], settings, cache, *(views[paths[i]] if views is not None else (DEFER, None))
+            )
             done(reports[i])  # type: ignore[arg-type]
         return
     # Biggest files first, in small chunks, so no worker is left with a large
@@ -313,7 +357,7 @@ def _execute(
                 done(report)
         pool.shutdown()
         for i in sorted(orphans):
-            reports[i] = _process_alone(paths[i], settings, cache, views[paths[i]] if views is not None else DEFER)
+            reports[i] = _process_alone(paths[i], settings, cache, views[paths[i]] if views is not None else None)
             done(reports[i])  # type: ignore[arg-type]
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): stop now rather than finish every
@@ -322,9 +366,7 @@ def _execute(
         raise
 
 
-def _process_alone(
-    path: str, settings: Settings, cache: FindingsCache | None, view: ProjectView | str | None = DEFER
-) -> FileReport:
+def _process_alone(path: str, settings: Settings, cache: FindingsCache | None, view: tuple | None = None) -> FileReport:
     """A file left over when a worker died (a crash in native code, the OOM
     killer), in a process of its own: the file that kills it is reported,
     the others are linted as usual."""
@@ -333,7 +375,7 @@ def _process_alone(
 
     pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_signals)
     try:
-        views = {path: view} if view != DEFER else None
+        views = {path: view} if view is not None else None
         report = pool.submit(_process_chunk, [path], settings, cache, views).result()[0]
     except BrokenProcessPool:
         report = FileReport(path=path, error="internal error: the process analysing this file died")
