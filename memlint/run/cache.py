@@ -240,6 +240,8 @@ def _report_to_json(key: str, report: FileReport) -> dict:
     # view its findings depend on (checked against the current one on load).
     if report.summary is not None:
         out["summary"] = report.summary.to_json()
+    elif report.summary_json is not None:
+        out["summary"] = report.summary_json
     if report.project is not None:
         out["project"] = report.project
         out["state"] = report.project_state
@@ -274,9 +276,7 @@ def _report_from_json(path: str, data: dict) -> FileReport:
         raise ValueError("bad error field")
     report = FileReport(path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error)
     if data.get("summary") is not None:
-        from memlint.project.summary import ModuleSummary
-
-        report.summary = ModuleSummary.from_json(data["summary"])
+        report.summary_json = data["summary"]  # made a ModuleSummary only if an index needs it
     project, state = data.get("project"), data.get("state")
     report.project = None if project is None else str(project)
     report.project_state = None if state is None else str(state)

@@ -42,6 +42,14 @@ class FileReport:
     deferred: bool = False
     project: str | None = None
     project_state: str | None = None  # project/index.project_state when it was linted with a view
+    summary_json: dict | None = None  # a cached entry's summary, read only when an index is built
+
+    def module_summary(self) -> ModuleSummary | None:
+        if self.summary is None and self.summary_json is not None:
+            from memlint.project.summary import ModuleSummary
+
+            self.summary = ModuleSummary.from_json(self.summary_json)
+        return self.summary
 
 
 def unified_diff(source: SourceFile, new_text: str) -> str:

@@ -288,9 +288,10 @@ def _views(
 
     store = SummaryStore(cache.directory) if cache is not None else None
     # Others (no training word, unreadable, outside the checked paths): from disk.
-    known: dict[str, ModuleSummary | None] = {
-        r.path: r.summary for r in reports if r is not None and r.summary is not None
-    }
+    known: dict[str, ModuleSummary | None] = {}
+    for r in reports:
+        if r is not None and r.module_summary() is not None:
+            known[r.path] = r.summary
     groups: dict[str, list[str]] = {}
     for i in waiting:
         groups.setdefault(project_root(paths[i], paths), []).append(paths[i])
