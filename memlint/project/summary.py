@@ -30,7 +30,7 @@ import builtins
 import sys
 from dataclasses import asdict, dataclass, field
 
-from memlint.parse.ast_fields import children
+from memlint.gate.ast_fields import children
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
