@@ -222,6 +222,21 @@ def test_unresolved_imports_stay_unknown(tmp_path):
     assert view.empty()
 
 
+def test_a_caller_without_training_words_is_read(tmp_path):
+    """``main.py`` wires the pieces and never names torch: its calls still count."""
+    _write(
+        tmp_path,
+        {
+            "setup.cfg": "",
+            "core/__init__.py": "from .test import eval_tgt\n",
+            "core/test.py": "import torch\n\ndef eval_tgt(model, loader):\n    pass\n",
+            "main.py": "import params\nfrom core import eval_tgt\n\neval_tgt(1, 2)\n",
+        },
+    )
+    view = view_from_disk(str(tmp_path / "core/test.py"))
+    assert [c.where() for c in view.callers_of("eval_tgt")] == ["main.py:4"]
+
+
 def test_view_from_disk_sees_a_changed_file(tmp_path):
     _write(
         tmp_path,

@@ -149,21 +149,13 @@ def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def needles_for(paths: list[str], root: str) -> tuple[bytes, ...]:
-    """Words a module's text must hold to call into one of ``paths``: the
-    module's name, the names of the packages above it (``from pkg import
-    evaluate`` through a re-export), or a star import. A module without any
-    of them is not summarised for its calls (only its exports, if asked)."""
-    words = {b"import *"}
-    root = os.path.abspath(root)
-    for path in paths:
-        rel = os.path.relpath(os.path.abspath(path), root)
-        parts = rel.split(os.sep)
-        stem = parts[-1][:-3] if parts[-1].endswith(".py") else parts[-1]
-        if stem != "__init__":
-            words.add(stem.encode())
-        words.update(p.encode() for p in parts[:-1] if p not in (".", ".."))
-    return tuple(sorted(words))
+def needles_for(summaries) -> tuple[bytes, ...]:
+    """Words a module's text must hold to call into the modules of
+    ``summaries``: the name of one of their module-level functions (a call
+    spells it, whether through ``from m import f``, ``m.f``, a re-export or a
+    star import). Only modules holding one are summarised for their calls."""
+    names = {f.name for s in summaries if s is not None for f in s.functions if "." not in f.name}
+    return tuple(sorted(n.encode() for n in names))
 
 
 # Summaries read from disk in this process, by (path, size, mtime).
@@ -179,7 +171,7 @@ def summary_from_disk(path: str, store=None, needles: tuple[bytes, ...] | None =
         stamp = (path, st.st_size, st.st_mtime_ns)
     except OSError:
         return None
-    if stamp in _MEMO:
+    if stamp in _MEMO and (_MEMO[stamp] is not None or needles is None):
         return _MEMO[stamp]
     try:
         with open(path, "rb") as fh:
@@ -188,6 +180,9 @@ def summary_from_disk(path: str, store=None, needles: tuple[bytes, ...] | None =
         return None
     if needles is not None and not any(n in data for n in needles):
         return None  # not memoised: other needles may want it
+    # A module that may call into the viewed ones is summarised even without
+    # a training word (``main.py`` calling ``core.eval_tgt``).
+    always = needles is not None
     digest = digest_of(data)
     summary = store.load(digest) if store is not None else None
     if summary is None:
@@ -195,7 +190,7 @@ def summary_from_disk(path: str, store=None, needles: tuple[bytes, ...] | None =
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             text = ""
-        summary = summarise_text(text)
+        summary = summarise_text(text, always=always)
         if store is not None and summary is not None:
             store.store(digest, summary)
     if len(_MEMO) > 100_000:
@@ -272,5 +267,7 @@ def view_from_disk(path: str, cache_dir: str | None = None) -> ProjectView | Non
     size and mtime (a changed file is read again) and in ``cache_dir``'s
     store by digest; only modules that may call into ``path`` are parsed."""
     root = project_root(path)
-    index = build_index(root, store=_store(cache_dir), needles=needles_for([path], root), viewed=[path])
+    store = _store(cache_dir)
+    own = summary_from_disk(os.path.abspath(path), store)
+    index = build_index(root, store=store, needles=needles_for([own]), viewed=[path])
     return index.view_for(path) if index is not None else None

@@ -122,11 +122,11 @@ def summarise(tree: ast.Module) -> ModuleSummary:
         return ModuleSummary()
 
 
-def summarise_text(text: str) -> ModuleSummary | None:
+def summarise_text(text: str, always: bool = False) -> ModuleSummary | None:
     """The summary of a module's text; None when it holds no training word
-    (its calls are not followed; what it imports is read only when another
+    and ``always`` is not asked (what it imports is read only when another
     module asks, with ``summarise_exports``)."""
-    if not worth_summarising(text):
+    if not always and not worth_summarising(text):
         return None
     tree = _parse(text)
     return summarise(tree) if tree is not None else ModuleSummary()

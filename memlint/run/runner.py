@@ -264,12 +264,13 @@ def run(
 def _states(paths: list[str], waiting: list[int], digests: dict[str, str]) -> dict[str, str | None]:
     """project/index.project_state of each waiting file's project."""
     from memlint.project.index import project_state
-    from memlint.project.roots import project_root
+    from memlint.project.roots import common_root, project_root
 
+    checked = [common_root(paths)]  # computed once, not per file
     by_root: dict[str, str | None] = {}
     out: dict[str, str | None] = {}
     for i in waiting:
-        root = project_root(paths[i], paths)
+        root = project_root(paths[i], checked)
         if root not in by_root:
             by_root[root] = project_state(root, digests)
         out[paths[i]] = by_root[root]
@@ -283,7 +284,7 @@ def _views(
     run's reports (cache hits included), then from the summary store or the
     disk for the project's files that were not checked."""
     from memlint.project.index import build_index, needles_for
-    from memlint.project.roots import project_root
+    from memlint.project.roots import common_root, project_root
     from memlint.project.store import SummaryStore
 
     store = SummaryStore(cache.directory) if cache is not None else None
@@ -293,11 +294,13 @@ def _views(
         if r is not None and r.module_summary() is not None:
             known[r.path] = r.summary
     groups: dict[str, list[str]] = {}
+    checked = [common_root(paths)]  # computed once, not per file
     for i in waiting:
-        groups.setdefault(project_root(paths[i], paths), []).append(paths[i])
+        groups.setdefault(project_root(paths[i], checked), []).append(paths[i])
     views: dict[str, ProjectView | None] = {}
     for root, group in groups.items():
-        index = build_index(root, known=known, store=store, needles=needles_for(group, root), viewed=group)
+        needles = needles_for([known.get(p) for p in group])
+        index = build_index(root, known=known, store=store, needles=needles, viewed=group)
         for path in group:
             views[path] = index.view_for(path) if index is not None else None
     return views
