@@ -23,10 +23,15 @@ _MAX_HOPS = 4
 
 
 class ProjectIndex:
-    def __init__(self, root: str, summaries: dict[str, ModuleSummary | None]) -> None:
+    def __init__(
+        self, root: str, summaries: dict[str, ModuleSummary | None], wanted: frozenset[str] | None = None
+    ) -> None:
         """``summaries``: every project file's summary, None for a file with no
-        training word (its exports are read from disk if another module asks)."""
+        training word (its exports are read from disk if another module asks).
+        ``wanted``: the only function names whose callers are asked for (the
+        viewed modules'); None for all. Other calls are never resolved."""
         self.root = os.path.abspath(root)
+        self.wanted = wanted
         self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
         self.modules = ModuleMap(self.root, list(self.summaries))
         self._exports_only: dict[str, ModuleSummary] = {}
@@ -100,7 +105,10 @@ class ProjectIndex:
     def _index_calls(self, path: str, summary: ModuleSummary) -> None:
         display = self.modules.display(path)
         star_exports: dict[str, tuple[str, str]] | None = None
+        wanted = self.wanted
         for site in summary.calls:
+            if wanted is not None and site.callee.rpartition(".")[2].lstrip("*") not in wanted:
+                continue
             if site.callee.startswith("*"):
                 if star_exports is None:
                     star_exports = {}
@@ -219,6 +227,7 @@ def build_index(
         return None
     known = {os.path.abspath(p): s for p, s in (known or {}).items()}
     viewed = frozenset(os.path.abspath(p) for p in viewed)
+    wanted = frozenset(n.decode() for n in needles) if needles is not None else None
     summaries = {}
     for f in files:
         f = os.path.abspath(f)
@@ -226,7 +235,7 @@ def build_index(
             summaries[f] = known[f]
         else:
             summaries[f] = summary_from_disk(f, store, None if f in viewed else needles)
-    return ProjectIndex(root, summaries)
+    return ProjectIndex(root, summaries, wanted)
 
 
 def project_state(root: str, digests: dict[str, str]) -> str | None:
