@@ -234,7 +234,12 @@ def _unlink(path: str) -> None:
 
 
 def _report_to_json(key: str, report: FileReport) -> dict:
-    out: dict = {"key": key, "error": report.error, "findings": [_finding_to_json(f) for f in report.findings]}
+    out: dict = {
+        "key": key,
+        "error": report.error,
+        "findings": [_finding_to_json(f) for f in report.findings],
+        "notes": list(report.notes),
+    }
     # The project stage: the module's summary (so a warm run builds the
     # project's index without reading a file) and the digest of the project
     # view its findings depend on (checked against the current one on load).
@@ -274,7 +279,12 @@ def _report_from_json(path: str, data: dict) -> FileReport:
     error = data["error"]
     if error is not None and not isinstance(error, str):
         raise ValueError("bad error field")
-    report = FileReport(path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error)
+    notes = data.get("notes", [])
+    if not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
+        raise ValueError("bad notes field")
+    report = FileReport(
+        path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error, notes=notes
+    )
     if data.get("summary") is not None:
         report.summary_json = data["summary"]  # made a ModuleSummary only if an index needs it
     project, state = data.get("project"), data.get("state")

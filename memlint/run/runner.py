@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
@@ -15,7 +16,7 @@ from memlint.parse.collector import collector_paused
 from memlint.read.source import SourceError, read_source, write_inside_tree
 from memlint.run.cache import FindingsCache, file_digest
 from memlint.run.results import FileReport, Settings, unified_diff
-from memlint.run.selection import select_codes
+from memlint.run.selection import Layer, select_layers
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -29,20 +30,27 @@ PARALLEL_THRESHOLD = 16
 
 @lru_cache(maxsize=64)
 def rules_for(settings: Settings, ignore_extra: tuple[str, ...]):
-    from memlint.rule.registry import select_rules
+    from memlint.rule.registry import rules_by_code
 
-    return tuple(select_rules(*_selection(settings, ignore_extra)))
+    by_code = rules_by_code()
+    return tuple(
+        by_code[c] for c in _select(settings, ignore_extra, {c: r.default_enabled for c, r in by_code.items()})
+    )
 
 
 @lru_cache(maxsize=64)
 def codes_for(settings: Settings, ignore_extra: tuple[str, ...]) -> tuple[str, ...]:
     """rules_for's codes, without importing a rule (the cache key)."""
-    return tuple(select_codes(*_selection(settings, ignore_extra)))
+    return tuple(_select(settings, ignore_extra, None))
 
 
-def _selection(settings: Settings, ignore_extra: tuple[str, ...]):
-    select = list(settings.select) if settings.select is not None else None
-    return select, list(settings.ignore) + list(ignore_extra), list(settings.extend_select)
+def _select(settings: Settings, ignore_extra: tuple[str, ...], codes: dict[str, bool] | None) -> list[str]:
+    """The config's layer, the command line's, then the file's per-file ignores
+    (which always remove, whatever was selected: ruff's per-file-ignores)."""
+    layers: list[Layer] = [(settings.select, settings.extend_select, settings.ignore), settings.override]
+    if ignore_extra:
+        layers.append((None, (), ignore_extra))
+    return select_layers(layers, codes)
 
 
 def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
@@ -75,12 +83,9 @@ def process_file(path: str, settings: Settings, view: ProjectView | str | None =
     the project from disk (project/index.py)."""
     # Imported here: a run whose files are all in the cache never imports
     # libcst, the analyses or the rules (most of a warm run's time).
-    from memlint.fix.fixer import detach, fix_text
-    from memlint.lint.add_noqa import add_noqa
-    from memlint.lint.engine import ParseError, lint
+    from memlint.lint.engine import ParseError
     from memlint.parse.budget import BudgetExceeded
-    from memlint.parse.guard import python_tree
-    from memlint.project.summary import ModuleSummary, summarise, worth_summarising
+    from memlint.run.script import view_maker
 
     report = FileReport(path=path)
     try:
@@ -91,52 +96,16 @@ def process_file(path: str, settings: Settings, view: ProjectView | str | None =
             return process_notebook(path, settings, rules)
         source = read_source(path)
         report.digest = source.digest
-        if settings.mode == "check":
-            # One ``ast`` tree for the summary and the gate.
-            tree = python_tree(source.text) if worth_summarising(source.text) else None
-            if tree is not None:
-                report.summary = summarise(tree)
-            elif worth_summarising(source.text):
-                report.summary = ModuleSummary()  # Python cannot parse it
-            used: list[ProjectView | None] = []
-
-            def project() -> ProjectView | None:
-                if view == DEFER:
-                    raise NeedsProject
-                used.append(view)  # type: ignore[arg-type]
-                return view  # type: ignore[return-value]
-
+        try:
+            _process_text(source, settings, rules, report, project_view=view)
+        except ParseError as exc:
+            view_of = view_maker(source.text, exc)
+            if view_of is None:
+                raise
             try:
-                findings, module = lint(source.text, path, rules, python_tree=tree, project=project)
-            except NeedsProject:
-                report.deferred = True
-                return report
-            report.findings = detach(findings, module, settings.with_edits)
-            if used and used[0] is not None:
-                report.project = used[0].digest()
-            return report
-        from memlint.project.index import view_from_disk
-
-        def from_disk() -> ProjectView | None:
-            return view_from_disk(path)
-
-        if settings.mode == "add-noqa":
-            findings, module = lint(source.text, path, rules, project=from_disk)
-            text, report.noqa_added = add_noqa(source.text, [(f.line, f.code) for f in findings])
-            if report.noqa_added:
-                write_inside_tree(source, text, settings.root)
-            if report.noqa_added < len(findings):
-                findings, module = lint(text, path, rules, project=from_disk)
-                report.findings = detach(findings, module, False)
-            return report
-        result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes, project=from_disk)
-        report.findings = detach(result.remaining, None, False)
-        report.fixed = detach(result.applied, None, False)
-        if result.changed:
-            if settings.mode == "diff":
-                report.diff = unified_diff(source, result.text)
-            else:
-                write_inside_tree(source, result.text, settings.root)
+                _process_text(source, settings, rules, report, view_of)
+            except ParseError:
+                raise exc from None  # the file's own error says more than the view's
     except (SourceError, ParseError) as exc:
         report.error = str(exc)
         report.findings, report.fixed = [], []
@@ -149,6 +118,95 @@ def process_file(path: str, settings: Settings, view: ProjectView | str | None =
         report.error = f"internal error: {type(exc).__name__}: {exc}"
         report.findings, report.fixed = [], []
     return report
+
+
+def _process_text(
+    source, settings: Settings, rules, report: FileReport, view_of=None, project_view: ProjectView | str | None = DEFER
+) -> None:
+    """Check, fix or silence one .py file's text; ``view_of``: read it through
+    a view (memlint.run.script), when its own text does not parse."""
+    from memlint.fix.fixer import detach, fix_text
+    from memlint.lint.add_noqa import add_noqa
+    from memlint.lint.engine import lint
+
+    path = source.path
+    view = view_of(source.text) if view_of is not None else None
+    if settings.mode == "check":
+        if view is not None:
+            from memlint.run.script import lint_view
+
+            report.findings, report.notes = lint_view(view, path, rules, settings.with_edits)
+            return
+        _check_with_project(source.text, path, rules, report, settings, project_view)
+        return
+    from memlint.project.index import view_from_disk
+
+    def from_disk() -> ProjectView | None:
+        return view_from_disk(path)
+
+    if settings.mode == "add-noqa":
+        text = view.text if view is not None else source.text
+        findings, module = lint(text, path, rules, project=from_disk)
+        new_text, report.noqa_added = add_noqa(text, [(f.line, f.code) for f in findings])
+        if view is not None and report.noqa_added:
+            restored = view.restore(new_text)
+            if restored is None:
+                raise SourceError(f"cannot add noqa comments: {view.why_unfixable}")
+            new_text = restored
+        if report.noqa_added:
+            write_inside_tree(source, new_text, settings.root)
+        if report.noqa_added < len(findings):
+            again = view_of(new_text) if view_of is not None else None
+            if again is not None:
+                from memlint.run.script import lint_view
+
+                report.findings, report.notes = lint_view(again, path, rules, False)
+            else:
+                findings, module = lint(new_text, path, rules, project=from_disk)
+                report.findings = detach(findings, module, False)
+        elif view is not None:
+            report.notes = [view.note]
+        return
+    result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes, view_of=view_of, project=from_disk)
+    report.findings = detach(result.remaining, None, False)
+    report.fixed = detach(result.applied, None, False)
+    report.notes = list(result.notes)
+    if result.changed:
+        if settings.mode == "diff":
+            report.diff = unified_diff(source, result.text)
+        else:
+            write_inside_tree(source, result.text, settings.root)
+
+
+def _check_with_project(text: str, path: str, rules, report: FileReport, settings: Settings, view) -> None:
+    """Check mode: the summary and the gate from one ``ast`` tree; a file
+    whose rules read the project is left ``deferred`` until its view is known."""
+    from memlint.fix.fixer import detach
+    from memlint.lint.engine import lint
+    from memlint.parse.guard import python_tree
+    from memlint.project.summary import ModuleSummary, summarise, worth_summarising
+
+    tree = python_tree(text) if worth_summarising(text) else None
+    if tree is not None:
+        report.summary = summarise(tree)
+    elif worth_summarising(text):
+        report.summary = ModuleSummary()  # Python cannot parse it
+    used: list[ProjectView | None] = []
+
+    def project() -> ProjectView | None:
+        if view == DEFER:
+            raise NeedsProject
+        used.append(view)  # type: ignore[arg-type]
+        return view  # type: ignore[return-value]
+
+    try:
+        findings, module = lint(text, path, rules, python_tree=tree, project=project)
+    except NeedsProject:
+        report.deferred = True
+        return
+    report.findings = detach(findings, module, settings.with_edits)
+    if used and used[0] is not None:
+        report.project = used[0].digest()
 
 
 def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
@@ -176,21 +234,23 @@ def _check_and_store(
 
 
 def _process_chunk(
-    paths: list[str], settings: Settings, cache: FindingsCache | None = None, views: dict | None = None
+    items: list[tuple[str, Settings]], cache: FindingsCache | None = None, views: dict | None = None
 ) -> list[FileReport]:
-    return [_check_and_store(p, settings, cache, *(views[p] if views is not None else (DEFER, None))) for p in paths]
+    return [_check_and_store(p, s, cache, *(views[p] if views is not None else (DEFER, None))) for p, s in items]
 
 
 def run(
     paths: list[str],
-    settings: Settings,
+    settings: Settings | Sequence[Settings],
     jobs: int | None = None,
     cache: FindingsCache | None = None,
     on_report: Callable[[FileReport], None] | None = None,
 ) -> list[FileReport]:
-    """Reports in the order of ``paths``. ``cache`` is used in check mode only:
-    a file whose entry is found is not read by a worker at all. ``on_report``
-    is called as each file's report arrives (progress).
+    """Reports in the order of ``paths``. ``settings``: one for every file, or
+    each file's own (its nearest config's), in the order of ``paths``; the mode
+    is the same for all. ``cache`` is used in check mode only: a file whose
+    entry is found is not read by a worker at all. ``on_report`` is called as
+    each file's report arrives (progress).
 
     Check mode runs in two passes (the project stage, memlint/project/): the
     first lints every file and returns its summary; a file whose rules read
@@ -199,7 +259,10 @@ def run(
     from disk). A cached entry made with a view is used only while the view
     is unchanged."""
     done = on_report or (lambda report: None)
-    if settings.mode != "check":
+    per_file = [settings] * len(paths) if isinstance(settings, Settings) else list(settings)
+    if len(per_file) != len(paths):
+        raise ValueError("one Settings per path")
+    if not per_file or per_file[0].mode != "check":
         cache = None
     reports: list[FileReport | None] = [None] * len(paths)
     todo = list(range(len(paths)))
@@ -211,7 +274,7 @@ def run(
             digest = file_digest(path)
             if digest is not None:
                 digests[os.path.abspath(path)] = digest
-            hit = cache.load(path, _cache_key(cache, path, digest, settings)) if digest else None
+            hit = cache.load(path, _cache_key(cache, path, digest, per_file[i])) if digest else None
             if hit is None:
                 todo.append(i)
             elif hit.project is not None:
@@ -220,9 +283,10 @@ def run(
             else:
                 reports[i] = hit
                 done(hit)
-    first = done if settings.mode != "check" else (lambda r: None if r.deferred else done(r))
-    _execute(todo, paths, settings, cache, jobs, reports, first, None)
-    if settings.mode != "check":
+    check = bool(per_file) and per_file[0].mode == "check"
+    first = done if not check else (lambda r: None if r.deferred else done(r))
+    _execute(todo, paths, per_file, cache, jobs, reports, first, None)
+    if not check:
         return reports  # type: ignore[return-value]
     waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
     if not waiting:
@@ -252,12 +316,12 @@ def run(
         if i in pending and report is not None and view is not None and report.project == view.digest():
             report.project_state = states.get(paths[i])
             if cache is not None and report.digest is not None:  # the next run needs no index
-                cache.store(_cache_key(cache, report.path, report.digest, settings), report)
+                cache.store(_cache_key(cache, report.path, report.digest, per_file[i]), report)
             done(report)
         else:
             again.append(i)
     jobs_views = {paths[i]: (views.get(paths[i]), states.get(paths[i])) for i in again}
-    _execute(again, paths, settings, cache, jobs, reports, done, jobs_views)
+    _execute(again, paths, per_file, cache, jobs, reports, done, jobs_views)
     return reports  # type: ignore[return-value]
 
 
@@ -309,7 +373,7 @@ def _views(
 def _execute(
     todo: list[int],
     paths: list[str],
-    settings: Settings,
+    per_file: list[Settings],
     cache: FindingsCache | None,
     jobs: int | None,
     reports: list[FileReport | None],
@@ -322,7 +386,7 @@ def _execute(
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for i in todo:
             reports[i] = _check_and_store(
-                paths[i], settings, cache, *(views[paths[i]] if views is not None else (DEFER, None))
+                paths[i], per_file[i], cache, *(views[paths[i]] if views is not None else (DEFER, None))
             )
             done(reports[i])  # type: ignore[arg-type]
         return
@@ -333,7 +397,8 @@ def _execute(
     # workers inherit them instead of each importing them on its first file.
     # A registry that fails to load is reported per file by the workers.
     with contextlib.suppress(Exception):
-        rules_for(settings, ())
+        for one in dict.fromkeys(per_file):
+            rules_for(one, ())
     # The pool's modules (multiprocessing: ~40 ms) only where a pool starts:
     # a warm run never needs them.
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -346,9 +411,9 @@ def _execute(
     try:
         futures = {}
         for chunk in chunks:
-            chunk_paths = [paths[i] for i in chunk]
-            chunk_views = {p: views[p] for p in chunk_paths} if views is not None else None
-            futures[pool.submit(_process_chunk, chunk_paths, settings, cache, chunk_views)] = chunk
+            items = [(paths[i], per_file[i]) for i in chunk]
+            chunk_views = {p: views[p] for p, _ in items} if views is not None else None
+            futures[pool.submit(_process_chunk, items, cache, chunk_views)] = chunk
         for future in as_completed(futures):
             chunk = futures[future]
             try:
@@ -361,7 +426,7 @@ def _execute(
                 done(report)
         pool.shutdown()
         for i in sorted(orphans):
-            reports[i] = _process_alone(paths[i], settings, cache, views[paths[i]] if views is not None else None)
+            reports[i] = _process_alone(paths[i], per_file[i], cache, views[paths[i]] if views is not None else None)
             done(reports[i])  # type: ignore[arg-type]
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): stop now rather than finish every
@@ -380,7 +445,7 @@ def _process_alone(path: str, settings: Settings, cache: FindingsCache | None, v
     pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_signals)
     try:
         views = {path: view} if view is not None else None
-        report = pool.submit(_process_chunk, [path], settings, cache, views).result()[0]
+        report = pool.submit(_process_chunk, [(path, settings)], cache, views).result()[0]
     except BrokenProcessPool:
         report = FileReport(path=path, error="internal error: the process analysing this file died")
     except BaseException:
