@@ -91,6 +91,10 @@ class InferenceWithoutNoGrad(Rule):
     frozen at the top of the module or in the class's `__init__`. A model
     thawed again, or any part of it (`model.head.requires_grad_(True)`),
     is not frozen.
+    Nor are step functions handed out by a factory (`make_val_step_fn`
+    returning `perform_val_step_fn`: whoever receives one chooses the mode),
+    nor helpers that a caller in another module runs under `no_grad` or
+    backpropagates through.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -109,6 +113,16 @@ class InferenceWithoutNoGrad(Rule):
             and g.loop_sites.evaluates
             and g.evaluates_with_grad
         )
+    )
+    # Callers in other modules (project/): a helper that a caller elsewhere
+    # runs under ``no_grad``, or backpropagates through, is not reported.
+    reads_project = True
+    project_facts = (
+        "The callers of a module-level function, wherever they are in the project: a helper that a caller in "
+        "another module runs under `torch.no_grad()`/`inference_mode()` (a `with` around the call, or a "
+        "decorator on the calling function) is not reported, nor one whose caller backpropagates where it "
+        "calls it while the helper returns values that may carry a graph. When every caller elsewhere runs it "
+        'with grad on, the message names them ("called with autograd on from train.py:58").'
     )
 
     def __init__(self, context) -> None:
@@ -146,8 +160,10 @@ class InferenceWithoutNoGrad(Rule):
         history = facts.history
         if not any((history.value(c) or _NONE).h is H.YES for c in scope_facts.model_calls):
             return
+        if self._backpropagated_elsewhere(node):
+            return
         self._decorated.add(id(node))
-        self.report(node, fix=self._decorator_fix(node))
+        self.report(node, message=self._with_callers(self.message, node), fix=self._decorator_fix(node))
 
     def visit_Module(self, node: cst.Module) -> None:
         """A forward pass after ``model.eval()`` with no loop, in the script
@@ -329,6 +345,8 @@ class InferenceWithoutNoGrad(Rule):
         if not self._builds_graph(info) and not self._volatile_forwards(info):
             return  # frozen models (an EMA copy), or outputs we cannot see
         scope = info.scope
+        if self._backpropagated_elsewhere(scope):
+            return
         if self._mc_dropout(info):
             return
         if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
@@ -347,7 +365,27 @@ class InferenceWithoutNoGrad(Rule):
             torch_no_grad, imports = self._no_grad_spelling()
             new_stmt = wrap_in_with(node, parse_expr(f"{torch_no_grad}()", self.context.module))
             fix = Fix(f"Run the loop under `with {torch_no_grad}():`", ((node, new_stmt),), Safety.SAFE, imports)
-        self.report(node, fix=fix)
+        self.report(node, message=self._with_callers(self.message, scope), fix=fix)
+
+    def _backpropagated_elsewhere(self, scope) -> bool:
+        """A caller in another module backpropagates in the scope that calls
+        ``scope``, and what ``scope`` returns may carry a graph: the forward
+        passes may be part of that backward (distillation targets)."""
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        sites = self.facts.grad_mode.external_callers(scope)
+        return any(site.backward for site in sites) and self.facts.history.returns(scope).h is not H.NO
+
+    def _with_callers(self, message: str, scope) -> str:
+        """The message, saying where the project calls the function from when
+        the callers that decide its grad mode live in other modules."""
+        if not isinstance(scope, cst.FunctionDef):
+            return message
+        sites = self.facts.grad_mode.external_callers(scope)
+        if not sites:
+            return message
+        where = ", ".join(site.where() for site in sites[:3]) + (", ..." if len(sites) > 3 else "")
+        return f"{message} (called with autograd on from {where})"
 
     def _callers_evaluate(self, info) -> bool:
         """``extract_feature(model, loader)``: a batch loop with no name or
@@ -415,6 +453,33 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+
+
+def make_train_step(net, criterion, opt):
+    def train_step(inputs, targets):
+        net.train()
+        loss = criterion(net(inputs), targets)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.item()
+
+    return train_step
+
+
+def make_val_step(net, criterion):
+    def val_step(inputs, targets):
+        net.eval()
+        return criterion(net(inputs), targets).item()
+
+    return val_step
+""",
+            "a step function handed out by its factory: whoever receives it chooses the grad mode"
+            " (callers wrap the validation step in no_grad)",
+        ),
         Valid(
             """\
 import torch

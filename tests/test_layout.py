@@ -9,11 +9,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "memlint"
-# find -> read -> gate -> parse -> analysis -> rule -> lint -> fix -> run -> reporters; the front-ends on top.
+# find -> read -> project -> gate -> parse -> analysis -> rule -> lint -> fix -> run -> reporters; the front-ends on top.
 STAGES = {
     "vocabulary",  # not a stage: the plain word lists gate/ and analysis/ share (a leaf)
     "find",
     "read",
+    "project",
     "gate",
     "parse",
     "analysis",

@@ -130,6 +130,22 @@ def _options(rule: type[Rule]) -> list[str]:
     ]
 
 
+def _project(rule: type[Rule]) -> list[str]:
+    """Which facts the rule may take from other modules of the project."""
+    out = ["## Facts from other modules", ""]
+    if rule.project_facts:
+        out.append(rule.project_facts)
+        out.append("")
+    out.append(
+        "Like every rule, it sees names that reach the file through `from module import *` of a module of the "
+        "project (`torch` from `from utils import *`). An import memlint cannot resolve inside the project is "
+        "unknown, and the rule stays silent where the answer depends on it. See "
+        "[the project stage](../architecture.md#the-project-stage)."
+    )
+    out.append("")
+    return out
+
+
 def render_rule_page(rule: type[Rule]) -> str:
     known = {r.code for r in all_rules()}
     sections = {t: _link_codes(x, rule.code, known) for t, x in rule.doc_sections().items()}
@@ -145,6 +161,7 @@ def render_rule_page(rule: type[Rule]) -> str:
             out += [f"## {title}", "", sections[title], ""]
     out += _flagged(rule)
     out += _left_alone(rule)
+    out += _project(rule)
     out += _options(rule)
     for title, text in sections.items():
         if title not in LEADING_SECTIONS and text:

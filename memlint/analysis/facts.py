@@ -17,12 +17,18 @@ from memlint.analysis.scope.names import ImportTable
 if TYPE_CHECKING:
     from memlint.analysis.scope.callgraph import CallGraph
     from memlint.analysis.scope.objects import ObjectTable
+    from memlint.project.view import ProjectView
 
 
 class ModuleFacts:
-    def __init__(self, wrapper: MetadataWrapper) -> None:
+    def __init__(self, wrapper: MetadataWrapper, project: ProjectView | None = None) -> None:
         self.wrapper = wrapper
         self.module: cst.Module = wrapper.module
+        # What other modules of the project say (project/view.py): callers of
+        # this module's functions, names a star import brings, trackers. None
+        # when the file was linted alone; rules read it through the analyses
+        # below or directly, and stay silent when it is None.
+        self.project = project
 
     def release(self) -> None:
         """Drop every analysis computed so far (each is recomputed if asked
@@ -31,12 +37,12 @@ class ModuleFacts:
         hold the whole tree, so without this a lint's objects are freed only
         by the cyclic collector, which walks them all first (a long-lived
         process such as ``memlint server`` pays that on every lint)."""
-        for name in [n for n in vars(self) if n not in ("wrapper", "module")]:
+        for name in [n for n in vars(self) if n not in ("wrapper", "module", "project")]:
             del self.__dict__[name]
 
     @cached_property
     def names(self) -> ImportTable:
-        return ImportTable(self.module)
+        return ImportTable(self.module, self.project.star_bindings if self.project is not None else ())
 
     @cached_property
     def calls(self) -> CallGraph:
@@ -60,7 +66,7 @@ class ModuleFacts:
         -> ``GradMode.ENABLED/DISABLED/UNKNOWN`` (analysis/grad_mode.py)."""
         from memlint.analysis.autograd.grad_mode import GradModeAnalysis
 
-        return GradModeAnalysis(self.wrapper, self.names, self.calls, lambda: self.bindings)
+        return GradModeAnalysis(self.wrapper, self.names, self.calls, lambda: self.bindings, self.project)
 
     @cached_property
     def loops(self):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
-from memlint.lint.engine import ParseError, lint_module, parse_module, rules_to_run
+from memlint.lint.engine import ParseError, ProjectSource, lint_module, parse_module, rules_to_run, with_project
 from memlint.lint.noqa import file_is_exempt
 from memlint.read.text_view import TextView, same_column
 from memlint.rule import Edit, Finding, Fix, Rule, Safety
@@ -175,6 +175,7 @@ def fix_text(
     unsafe: bool = False,
     view_of: Callable[[str], TextView | None] | None = None,
     torch: TorchRange | None = None,
+    project: ProjectSource = None,
 ) -> FixResult:
     """Apply every allowed fix until none is left (or MAX_ROUNDS).
 
@@ -201,8 +202,9 @@ def fix_text(
         if not active:
             result.remaining = []
             return _finish(result, view, unmapped)
+        project_view, active = with_project(analysed, rules, active, project)
         module = parse_module(analysed, tree)
-        findings = lint_module(module, analysed, path, active, torch=torch)
+        findings = lint_module(module, analysed, path, active, torch=torch, project=project_view)
         result.remaining = findings
         candidates = [f for f in findings if fix_allowed(f, unsafe) and _key(f) not in rejected]
         if not candidates:

@@ -135,6 +135,20 @@ class Flake8Checker:
         cls.rules = _flake8_selected(options)
         cls.opt_in = opt_in_named(options)
 
+    def _project(self):
+        """The file's project as it is on disk (project/index.py), read only
+        when a rule asks. flake8 hands over one file at a time: each process
+        builds the project's index once (summaries from memlint's cache
+        folder when there), and an unsaved buffer on stdin is seen by the
+        other modules as its saved version."""
+        if self.filename in ("stdin", "-") or not os.path.isfile(self.filename):
+            return None
+        from memlint.project.index import view_from_disk
+        from memlint.run.cache import resolve_cache_dir
+
+        config = config_for(self.filename, self.config_path)
+        return view_from_disk(self.filename, resolve_cache_dir(None, config.cache_dir, config.root))
+
     def run(self) -> Iterator[Result]:
         text = "".join(self.lines)
         rules = self.rules if self.rules is not None else all_rules()
@@ -157,6 +171,7 @@ class Flake8Checker:
                     noqa=self.apply_noqa,
                     python_tree=self.tree,
                     torch=_torch_range(self.filename, config),
+                    project=self._project,
                 )
             except LibcstLimitation:
                 # Indentation mixing tabs and spaces that Python accepts: read
@@ -166,7 +181,7 @@ class Flake8Checker:
                     raise
                 findings = [
                     replace(f, column=view.column(f.line, f.column))
-                    for f in lint(view.text, self.filename, chosen, noqa=self.apply_noqa)[0]
+                    for f in lint(view.text, self.filename, chosen, noqa=self.apply_noqa, project=self._project)[0]
                 ]
         except (ParseError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)

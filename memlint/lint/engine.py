@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -28,6 +28,11 @@ from memlint.rule import Finding, Rule, RuleContext
 
 if TYPE_CHECKING:
     from memlint.find.torch_floor import TorchRange
+    from memlint.project.view import ProjectView
+
+# What a lint is told of the file's project: the view itself, or a callable
+# that gives it (None when unknown) only if a rule may read it.
+ProjectSource = Union["ProjectView", Callable[[], "ProjectView | None"], None]
 
 
 class ParseError(Exception):
@@ -171,6 +176,25 @@ _SPACING = re.compile(r"[ \t\f]+|\\\r?\n")
 _SPACED = re.compile(r"[ \t\f]\.|\.[ \t\f]|\w[ \t\f]+[(\[]|[(\[][ \t\f]|\\\r?\n")
 
 
+def with_project(
+    text: str, rules: Sequence[type[Rule]], active: list[type[Rule]], project: ProjectSource
+) -> tuple[ProjectView | None, list[type[Rule]]]:
+    """The file's project view when a rule may read it, and the rules to run
+    with it. Asked for (``project`` called) only when an active rule reads
+    the project or the file star-imports: most files never need it. With
+    names arriving through a star import, the gate (which read the file's own
+    imports) no longer proves anything: every pre-filtered rule runs."""
+    star = "import *" in text
+    if project is None or not (star or any(rule.reads_project for rule in active)):
+        return None, active
+    view = project() if callable(project) else project
+    if view is None:
+        return None, active
+    if star and view.star_bindings and GATE:
+        active = applicable_rules(text, rules)
+    return view, active
+
+
 def lint_module(
     module: cst.Module,
     text: str,
@@ -179,12 +203,13 @@ def lint_module(
     *,
     noqa: bool = True,
     torch: TorchRange | None = None,
+    project: ProjectView | None = None,
 ) -> list[Finding]:
     """``torch``: the torch releases the file's project accepts, for the
     migration rules (None: unknown)."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = RuleContext(
-        path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper), torch=torch
+        path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper, project), torch=torch
     )
     visitors = [rule(context) for rule in rules]
     try:
@@ -208,20 +233,23 @@ def lint(
     noqa: bool = True,
     python_tree: ast.Module | None = None,
     torch: TorchRange | None = None,
+    project: ProjectSource = None,
 ) -> tuple[list[Finding], cst.Module | None]:
     """Findings for ``text`` and the module they refer to (None when it was not
     parsed). Raises ParseError when a rule applies but the text does not parse;
     a text no enabled rule can match (pre-filter, gate) is never parsed by libcst. ``python_tree``: the
-    ``ast`` tree of ``text``, when the caller already has one."""
+    ``ast`` tree of ``text``, when the caller already has one. ``project``:
+    what the rest of the file's project says (project/view.py), or None."""
     if file_is_exempt(text):
         return [], None
     with collector_paused():
         active, python_tree = rules_to_run(text, rules, python_tree)
         if not active:
             return [], None
+        view, active = with_project(text, rules, active, project)
         module = parse_module(text, python_tree)
-        return lint_module(module, text, path, active, noqa=noqa, torch=torch), module
+        return lint_module(module, text, path, active, noqa=noqa, torch=torch, project=view), module
 
 
-def lint_text(text: str, path: str, rules: Sequence[type[Rule]]) -> list[Finding]:
-    return lint(text, path, rules)[0]
+def lint_text(text: str, path: str, rules: Sequence[type[Rule]], project: ProjectSource = None) -> list[Finding]:
+    return lint(text, path, rules, project=project)[0]

@@ -97,6 +97,12 @@ class Rule(cst.BatchableCSTVisitor):
     # every file holding a finding of this rule satisfies. It must be
     # necessary, never a heuristic; None (the default) never skips the rule.
     gate: ClassVar[Callable[[GateFacts], bool] | None] = None
+    # True when the rule asks ``facts.project`` (facts from other modules of
+    # the project): the engine then builds the file's project view for it.
+    reads_project: ClassVar[bool] = False
+    # For the rule's page: which facts may come from other modules (empty:
+    # only names arriving through a star import, as for every rule).
+    project_facts: ClassVar[str] = ""
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from memlint.run.results import FileReport
 
 DEFAULT_DIR_NAME = ".memlint_cache"
-FORMAT = 1  # bump when the entry layout changes
+FORMAT = 2  # bump when the entry layout changes
 
 
 def default_cache_dir(root: str | os.PathLike) -> str:
@@ -234,12 +234,23 @@ def _unlink(path: str) -> None:
 
 
 def _report_to_json(key: str, report: FileReport) -> dict:
-    return {
+    out: dict = {
         "key": key,
         "error": report.error,
         "findings": [_finding_to_json(f) for f in report.findings],
         "notes": list(report.notes),
     }
+    # The project stage: the module's summary (so a warm run builds the
+    # project's index without reading a file) and the digest of the project
+    # view its findings depend on (checked against the current one on load).
+    if report.summary is not None:
+        out["summary"] = report.summary.to_json()
+    elif report.summary_json is not None:
+        out["summary"] = report.summary_json
+    if report.project is not None:
+        out["project"] = report.project
+        out["state"] = report.project_state
+    return out
 
 
 def _finding_to_json(f: Finding) -> dict:
@@ -271,9 +282,15 @@ def _report_from_json(path: str, data: dict) -> FileReport:
     notes = data.get("notes", [])
     if not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
         raise ValueError("bad notes field")
-    return FileReport(
+    report = FileReport(
         path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error, notes=notes
     )
+    if data.get("summary") is not None:
+        report.summary_json = data["summary"]  # made a ModuleSummary only if an index needs it
+    project, state = data.get("project"), data.get("state")
+    report.project = None if project is None else str(project)
+    report.project_state = None if state is None else str(state)
+    return report
 
 
 def _finding_from_json(path: str, d: dict) -> Finding:

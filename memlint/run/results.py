@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from memlint.find.torch_floor import TorchRange
     from memlint.lint.finding import Finding
+    from memlint.project.summary import ModuleSummary
     from memlint.read.source import SourceFile
 
 
@@ -58,6 +59,21 @@ class FileReport:
     digest: str | None = None  # sha256 of the bytes checked (for the cache)
     noqa_added: int = 0  # findings silenced by --add-noqa
     notes: list[str] = field(default_factory=list)  # said once per file, not findings (how it was read)
+    # The project stage (memlint/project/): the module's summary (what other
+    # modules may ask of it), whether its lint waits for its project's view
+    # (a rule reads the project), and the digest of the view it was linted with.
+    summary: ModuleSummary | None = None
+    deferred: bool = False
+    project: str | None = None
+    project_state: str | None = None  # project/index.project_state when it was linted with a view
+    summary_json: dict | None = None  # a cached entry's summary, read only when an index is built
+
+    def module_summary(self) -> ModuleSummary | None:
+        if self.summary is None and self.summary_json is not None:
+            from memlint.project.summary import ModuleSummary
+
+            self.summary = ModuleSummary.from_json(self.summary_json)
+        return self.summary
 
 
 def unified_diff(source: SourceFile, new_text: str) -> str:

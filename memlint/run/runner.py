@@ -21,6 +21,9 @@ from memlint.run.selection import Layer, select_layers
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+    from memlint.project.summary import ModuleSummary
+    from memlint.project.view import ProjectView
+
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16
 
@@ -64,7 +67,20 @@ def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
     return tuple(sorted(set(codes)))
 
 
-def process_file(path: str, settings: Settings) -> FileReport:
+class NeedsProject(Exception):
+    """A rule of this file reads its project: the lint waits for the view."""
+
+
+# process_file's ``view`` before the project's index exists (the first pass).
+DEFER = "defer"
+
+
+def process_file(path: str, settings: Settings, view: ProjectView | str | None = DEFER) -> FileReport:
+    """Check, fix or diff one file. In check mode, ``view`` is the file's
+    project view, or DEFER: a file whose rules read the project is then
+    returned ``deferred`` (with its summary) for the runner to lint again
+    once every summary of the project is known. Fix, diff and add-noqa read
+    the project from disk (project/index.py)."""
     # Imported here: a run whose files are all in the cache never imports
     # libcst, the analyses or the rules (most of a warm run's time).
     from memlint.lint.engine import ParseError
@@ -81,7 +97,7 @@ def process_file(path: str, settings: Settings) -> FileReport:
         source = read_source(path)
         report.digest = source.digest
         try:
-            _process_text(source, settings, rules, report)
+            _process_text(source, settings, rules, report, project_view=view)
         except ParseError as exc:
             view_of = view_maker(source.text, exc)
             if view_of is None:
@@ -104,7 +120,9 @@ def process_file(path: str, settings: Settings) -> FileReport:
     return report
 
 
-def _process_text(source, settings: Settings, rules, report: FileReport, view_of=None) -> None:
+def _process_text(
+    source, settings: Settings, rules, report: FileReport, view_of=None, project_view: ProjectView | str | None = DEFER
+) -> None:
     """Check, fix or silence one .py file's text; ``view_of``: read it through
     a view (memlint.run.script), when its own text does not parse."""
     from memlint.fix.fixer import detach, fix_text
@@ -120,12 +138,16 @@ def _process_text(source, settings: Settings, rules, report: FileReport, view_of
 
             report.findings, report.notes = lint_view(view, path, rules, settings.with_edits)
             return
-        findings, module = lint(source.text, path, rules, torch=torch)
-        report.findings = detach(findings, module, settings.with_edits)
+        _check_with_project(source.text, path, rules, report, settings, project_view, torch)
         return
+    from memlint.project.index import view_from_disk
+
+    def from_disk() -> ProjectView | None:
+        return view_from_disk(path)
+
     if settings.mode == "add-noqa":
         text = view.text if view is not None else source.text
-        findings, module = lint(text, path, rules, torch=torch)
+        findings, module = lint(text, path, rules, torch=torch, project=from_disk)
         new_text, report.noqa_added = add_noqa(text, [(f.line, f.code) for f in findings])
         if view is not None and report.noqa_added:
             restored = view.restore(new_text)
@@ -141,12 +163,14 @@ def _process_text(source, settings: Settings, rules, report: FileReport, view_of
 
                 report.findings, report.notes = lint_view(again, path, rules, False)
             else:
-                findings, module = lint(new_text, path, rules, torch=torch)
+                findings, module = lint(new_text, path, rules, torch=torch, project=from_disk)
                 report.findings = detach(findings, module, False)
         elif view is not None:
             report.notes = [view.note]
         return
-    result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes, view_of=view_of, torch=torch)
+    result = fix_text(
+        source.text, path, rules, unsafe=settings.unsafe_fixes, view_of=view_of, torch=torch, project=from_disk
+    )
     report.findings = detach(result.remaining, None, False)
     report.fixed = detach(result.applied, None, False)
     report.notes = list(result.notes)
@@ -157,6 +181,37 @@ def _process_text(source, settings: Settings, rules, report: FileReport, view_of
             write_inside_tree(source, result.text, settings.root)
 
 
+def _check_with_project(text: str, path: str, rules, report: FileReport, settings: Settings, view, torch=None) -> None:
+    """Check mode: the summary and the gate from one ``ast`` tree; a file
+    whose rules read the project is left ``deferred`` until its view is known."""
+    from memlint.fix.fixer import detach
+    from memlint.lint.engine import lint
+    from memlint.parse.guard import python_tree
+    from memlint.project.summary import ModuleSummary, summarise, worth_summarising
+
+    tree = python_tree(text) if worth_summarising(text) else None
+    if tree is not None:
+        report.summary = summarise(tree)
+    elif worth_summarising(text):
+        report.summary = ModuleSummary()  # Python cannot parse it
+    used: list[ProjectView | None] = []
+
+    def project() -> ProjectView | None:
+        if view == DEFER:
+            raise NeedsProject
+        used.append(view)  # type: ignore[arg-type]
+        return view  # type: ignore[return-value]
+
+    try:
+        findings, module = lint(text, path, rules, python_tree=tree, torch=torch, project=project)
+    except NeedsProject:
+        report.deferred = True
+        return
+    report.findings = detach(findings, module, settings.with_edits)
+    if used and used[0] is not None:
+        report.project = used[0].digest()
+
+
 def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
     codes = codes_for(settings, per_file_ignored(path, settings))
     # The project's torch decides MEM501/MEM602/MEM804: editing requirements.txt
@@ -165,18 +220,29 @@ def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings)
     return cache.key(path, digest, (*codes, f"torch={torch!r}"), settings.with_edits)
 
 
-def _check_and_store(path: str, settings: Settings, cache: FindingsCache | None) -> FileReport:
+def _check_and_store(
+    path: str,
+    settings: Settings,
+    cache: FindingsCache | None,
+    view: ProjectView | str | None = DEFER,
+    state: str | None = None,
+) -> FileReport:
     with collector_paused():  # --fix and --diff too, not only lint()
-        report = process_file(path, settings)
-    if cache is not None and settings.mode == "check":
+        # The first pass calls it as it always was (path, settings).
+        report = process_file(path, settings) if view == DEFER else process_file(path, settings, view)
+    if report.project is not None:
+        report.project_state = state
+    if cache is not None and settings.mode == "check" and not report.deferred:
         digest = report.digest or file_digest(path)  # notebooks: hashed here
         if digest is not None:
             cache.store(_cache_key(cache, path, digest, settings), report)
     return report
 
 
-def _process_chunk(items: list[tuple[str, Settings]], cache: FindingsCache | None = None) -> list[FileReport]:
-    return [_check_and_store(p, s, cache) for p, s in items]
+def _process_chunk(
+    items: list[tuple[str, Settings]], cache: FindingsCache | None = None, views: dict | None = None
+) -> list[FileReport]:
+    return [_check_and_store(p, s, cache, *(views[p] if views is not None else (DEFER, None))) for p, s in items]
 
 
 def run(
@@ -190,7 +256,14 @@ def run(
     each file's own (its nearest config's), in the order of ``paths``; the mode
     is the same for all. ``cache`` is used in check mode only: a file whose
     entry is found is not read by a worker at all. ``on_report`` is called as
-    each file's report arrives (progress)."""
+    each file's report arrives (progress).
+
+    Check mode runs in two passes (the project stage, memlint/project/): the
+    first lints every file and returns its summary; a file whose rules read
+    the project waits, and is linted in the second pass with its view, built
+    from every summary of its project (those of files outside ``paths`` read
+    from disk). A cached entry made with a view is used only while the view
+    is unchanged."""
     done = on_report or (lambda report: None)
     per_file = [settings] * len(paths) if isinstance(settings, Settings) else list(settings)
     if len(per_file) != len(paths):
@@ -199,25 +272,133 @@ def run(
         cache = None
     reports: list[FileReport | None] = [None] * len(paths)
     todo = list(range(len(paths)))
+    pending: list[int] = []  # cache hits made with a view: valid while it is unchanged
+    digests: dict[str, str] = {}
     if cache is not None:
         todo = []
         for i, path in enumerate(paths):
             digest = file_digest(path)
+            if digest is not None:
+                digests[os.path.abspath(path)] = digest
             hit = cache.load(path, _cache_key(cache, path, digest, per_file[i])) if digest else None
             if hit is None:
                 todo.append(i)
+            elif hit.project is not None:
+                reports[i] = hit
+                pending.append(i)
             else:
                 reports[i] = hit
                 done(hit)
+    check = bool(per_file) and per_file[0].mode == "check"
+    first = done if not check else (lambda r: None if r.deferred else done(r))
+    _execute(todo, paths, per_file, cache, jobs, reports, first, None)
+    if not check:
+        return reports  # type: ignore[return-value]
+    waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
+    if not waiting:
+        return reports  # type: ignore[return-value]
+    for r in reports:
+        if r is not None and r.digest is not None:
+            digests[os.path.abspath(r.path)] = r.digest
+    try:
+        states = _states(paths, waiting, digests)
+        # An entry made when every file of the project had the bytes it has
+        # now: its view is the same, no index needed (a warm run).
+        unchanged = {
+            i
+            for i in pending
+            if states.get(paths[i]) is not None and reports[i].project_state == states[paths[i]]  # type: ignore[union-attr]
+        }
+        for i in sorted(unchanged):
+            done(reports[i])  # type: ignore[arg-type]
+        waiting = [i for i in waiting if i not in unchanged]
+        views = _views(paths, waiting, reports, cache) if waiting else {}  # type: ignore[arg-type]
+    except Exception:  # a bug in the project stage must not stop the run: lint as if alone
+        states, views = {}, {}
+    again = []
+    for i in waiting:
+        report = reports[i]
+        view = views.get(paths[i])
+        if i in pending and report is not None and view is not None and report.project == view.digest():
+            report.project_state = states.get(paths[i])
+            if cache is not None and report.digest is not None:  # the next run needs no index
+                cache.store(_cache_key(cache, report.path, report.digest, per_file[i]), report)
+            done(report)
+        else:
+            again.append(i)
+    jobs_views = {paths[i]: (views.get(paths[i]), states.get(paths[i])) for i in again}
+    _execute(again, paths, per_file, cache, jobs, reports, done, jobs_views)
+    return reports  # type: ignore[return-value]
+
+
+def _states(paths: list[str], waiting: list[int], digests: dict[str, str]) -> dict[str, str | None]:
+    """project/index.project_state of each waiting file's project."""
+    from memlint.project.index import project_state
+    from memlint.project.roots import common_root, project_root
+
+    checked = [common_root(paths)]  # computed once, not per file
+    by_root: dict[str, str | None] = {}
+    out: dict[str, str | None] = {}
+    for i in waiting:
+        root = project_root(paths[i], checked)
+        if root not in by_root:
+            by_root[root] = project_state(root, digests)
+        out[paths[i]] = by_root[root]
+    return out
+
+
+def _views(
+    paths: list[str], waiting: list[int], reports: list[FileReport | None], cache: FindingsCache | None
+) -> dict[str, ProjectView | None]:
+    """The project view of each waiting file. The summaries come from this
+    run's reports (cache hits included), then from the summary store or the
+    disk for the project's files that were not checked."""
+    from memlint.project.index import build_index, needles_for
+    from memlint.project.roots import common_root, project_root
+    from memlint.project.store import SummaryStore
+
+    store = SummaryStore(cache.directory) if cache is not None else None
+    # Others (no training word, unreadable, outside the checked paths): from disk.
+    known: dict[str, ModuleSummary | None] = {}
+    for r in reports:
+        if r is not None and r.module_summary() is not None:
+            known[r.path] = r.summary
+    groups: dict[str, list[str]] = {}
+    checked = [common_root(paths)]  # computed once, not per file
+    for i in waiting:
+        groups.setdefault(project_root(paths[i], checked), []).append(paths[i])
+    views: dict[str, ProjectView | None] = {}
+    for root, group in groups.items():
+        needles = needles_for([known.get(p) for p in group])
+        index = build_index(root, known=known, store=store, needles=needles, viewed=group)
+        for path in group:
+            views[path] = index.view_for(path) if index is not None else None
+    return views
+
+
+def _execute(
+    todo: list[int],
+    paths: list[str],
+    per_file: list[Settings],
+    cache: FindingsCache | None,
+    jobs: int | None,
+    reports: list[FileReport | None],
+    done: Callable[[FileReport], None],
+    views: dict | None,
+) -> None:
+    """Lint ``paths[i]`` for every i in ``todo`` into ``reports``, in worker
+    processes when there are enough of them."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for i in todo:
-            reports[i] = _check_and_store(paths[i], per_file[i], cache)
+            reports[i] = _check_and_store(
+                paths[i], per_file[i], cache, *(views[paths[i]] if views is not None else (DEFER, None))
+            )
             done(reports[i])  # type: ignore[arg-type]
-        return reports  # type: ignore[return-value]
+        return
     # Biggest files first, in small chunks, so no worker is left with a large
     # file at the end while the others idle; workers start once per run.
-    todo.sort(key=lambda i: -_size(paths[i]))
+    todo = sorted(todo, key=lambda i: -_size(paths[i]))
     # The rules (libcst, the analyses: ~0.15 CPU s) imported once here: forked
     # workers inherit them instead of each importing them on its first file.
     # A registry that fails to load is reported per file by the workers.
@@ -234,9 +415,11 @@ def run(
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_signals)
     orphans: list[int] = []
     try:
-        futures = {
-            pool.submit(_process_chunk, [(paths[i], per_file[i]) for i in chunk], cache): chunk for chunk in chunks
-        }
+        futures = {}
+        for chunk in chunks:
+            items = [(paths[i], per_file[i]) for i in chunk]
+            chunk_views = {p: views[p] for p, _ in items} if views is not None else None
+            futures[pool.submit(_process_chunk, items, cache, chunk_views)] = chunk
         for future in as_completed(futures):
             chunk = futures[future]
             try:
@@ -249,17 +432,16 @@ def run(
                 done(report)
         pool.shutdown()
         for i in sorted(orphans):
-            reports[i] = _process_alone(paths[i], per_file[i], cache)
+            reports[i] = _process_alone(paths[i], per_file[i], cache, views[paths[i]] if views is not None else None)
             done(reports[i])  # type: ignore[arg-type]
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): stop now rather than finish every
         # queued chunk, as leaving a `with` block would.
         _stop_workers(pool)
         raise
-    return reports  # type: ignore[return-value]
 
 
-def _process_alone(path: str, settings: Settings, cache: FindingsCache | None) -> FileReport:
+def _process_alone(path: str, settings: Settings, cache: FindingsCache | None, view: tuple | None = None) -> FileReport:
     """A file left over when a worker died (a crash in native code, the OOM
     killer), in a process of its own: the file that kills it is reported,
     the others are linted as usual."""
@@ -268,7 +450,8 @@ def _process_alone(path: str, settings: Settings, cache: FindingsCache | None) -
 
     pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_signals)
     try:
-        report = pool.submit(_process_chunk, [(path, settings)], cache).result()[0]
+        views = {path: view} if view is not None else None
+        report = pool.submit(_process_chunk, [(path, settings)], cache, views).result()[0]
     except BrokenProcessPool:
         report = FileReport(path=path, error="internal error: the process analysing this file died")
     except BaseException:

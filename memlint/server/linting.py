@@ -9,6 +9,7 @@ rule's findings: the others are found by linting rule by rule.
 
 from __future__ import annotations
 
+import os
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,10 +36,25 @@ class LintResult:
     rule_errors: list[str] = field(default_factory=list)  # internal errors, with tracebacks
 
 
-def lint_document(text: str, path: str, rules: Sequence[type[Rule]], torch: TorchRange | None = None) -> LintResult:
+def workspace_view(path: str):
+    """The document's project as saved on disk (project/index.py): the other
+    modules' facts (callers, star imports) come from their saved text; the
+    index is rebuilt when a file of the project changes on disk."""
+    if not path.endswith(".py") or not os.path.isfile(path):
+        return None
+    from memlint.project.index import view_from_disk
+
+    return view_from_disk(path)
+
+
+def lint_document(
+    text: str, path: str, rules: Sequence[type[Rule]], torch: TorchRange | None = None, *, project: bool = True
+) -> LintResult:
     """``torch``: the torch releases the document's project accepts (migrations)."""
     try:
-        findings, module = lint(text, path, rules, torch=torch)
+        findings, module = lint(
+            text, path, rules, torch=torch, project=(lambda: workspace_view(path)) if project else None
+        )
     except ParseError as exc:
         return LintResult(text, problem=str(exc))
     except RecursionError:
@@ -109,7 +125,7 @@ def lint_cells(
 
     def check(chosen: Sequence[CodeCell]) -> Program:
         joined = join(chosen)
-        outcome = lint_document(joined.text, path, rules, torch)
+        outcome = lint_document(joined.text, path, rules, torch, project=False)
         if outcome.problem is not None and not outcome.rule_errors:
             raise ParseError(outcome.problem)
         result.rule_errors += outcome.rule_errors

@@ -332,7 +332,10 @@ def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -> None
         return
     document = ls.workspace.text_documents.get(uri)
     if document is not None and _is_python(document):
-        ls.queue.request(uri)
+        # A saved module may change what its dependants' rules read from the
+        # project (a caller now under no_grad): every open document is linted
+        # again, each with its project as now saved on disk.
+        ls.relint_all()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import enum
 from bisect import bisect_left
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -49,6 +50,9 @@ from memlint.analysis.scope.callgraph import CallGraph
 from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
 from memlint.vocabulary.tokens import name_tokens
+
+if TYPE_CHECKING:
+    from memlint.project.view import Caller, ProjectView
 
 
 class GradMode(enum.Enum):
@@ -171,9 +175,15 @@ class GradModeAnalysis:
     No traversal of the module of its own."""
 
     def __init__(
-        self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, bindings: Callable[[], Bindings]
+        self,
+        wrapper: MetadataWrapper,
+        names: ImportTable,
+        calls: CallGraph,
+        bindings: Callable[[], Bindings],
+        project: ProjectView | None = None,
     ) -> None:
         self.wrapper = wrapper
+        self.project = project
         self._bindings = bindings  # built only when a ``with name:`` is asked about
         self.names = names
         self.calls = calls
@@ -375,6 +385,13 @@ class GradModeAnalysis:
         sites = self._method_calls.get(fn.name.value, [])
         return bool(sites) and all(self.mode_at(call) is GradMode.DISABLED for call in sites)
 
+    def external_callers(self, fn: cst.FunctionDef) -> tuple[Caller, ...]:
+        """Calls of ``fn`` (a module-level function) from other modules of the
+        project, with the grad mode around each; () when unknown."""
+        if self.project is None or fn in self.calls.class_of or self.calls.owner.get(fn) is not self.calls.module:
+            return ()
+        return self.project.callers_of(fn.name.value)
+
     def entry_mode(self, fn: cst.FunctionDef) -> GradMode:
         if fn in self._decorated:
             return self._decorated[fn]
@@ -385,8 +402,19 @@ class GradModeAnalysis:
         self._busy.add(fn)
         try:
             modes = {self.mode_at(call) for call in self.calls.call_sites.get(fn, ())}
+            if fn in self.calls.escapes and isinstance(self.calls.owner.get(fn), cst.FunctionDef):
+                # A closure handed out by its factory (``make_val_step_fn``
+                # returns ``perform_val_step_fn``): whoever receives it calls
+                # it, in a mode this module does not show.
+                modes.add(GradMode.UNKNOWN)
             if not modes or fn in self.calls.escapes:
                 modes.add(GradMode.ENABLED)
+            if any(c.grad != "on" for c in self.external_callers(fn)):
+                # A caller in another module runs it with grad off (or we
+                # cannot tell): the mode it runs in is not this module's to
+                # say. Only ever towards unknown, so a finding the project
+                # removes is one the gate let through.
+                modes.add(GradMode.UNKNOWN)
             result = next(iter(modes)) if len(modes) == 1 else GradMode.UNKNOWN
         finally:
             self._busy.discard(fn)

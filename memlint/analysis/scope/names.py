@@ -9,7 +9,7 @@ with target) is ambiguous and resolves to nothing: precision first.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -76,9 +76,11 @@ class _Mention(cst.CSTVisitor):
 class ImportTable(cst.CSTVisitor):
     """Collects import bindings of a whole module (functions included)."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, star_bindings: Sequence[tuple[str, str]] = ()) -> None:
         super().__init__()
-        self.bindings: dict[str, str] = {}
+        # Names a ``from module import *`` of the project brings
+        # (project/view.py); the module's own imports and bindings win.
+        self.bindings: dict[str, str] = dict(star_bindings)
         self._ambiguous: set[str] = set()
         self._rebound: set[str] = set()
         # Top-level ``import X`` statements: where the engine adds imports.

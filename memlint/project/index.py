@@ -1,0 +1,282 @@
+"""The project index: every module's summary, imports resolved, callers
+listed per callee, and each checked module's ``ProjectView``.
+
+Built in one pass over the summaries (linear in the project): each call site
+is resolved once to the file and function it names; a view reads only the
+entries of its own module and of the modules it star-imports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+
+from memlint.project.modules import ModuleMap, project_files
+from memlint.project.roots import project_root
+from memlint.project.summary import ModuleSummary, summarise_text
+from memlint.project.view import Caller, ProjectView
+
+# How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
+# and nested star imports are followed before giving up: unknown.
+_MAX_HOPS = 4
+
+
+class ProjectIndex:
+    def __init__(
+        self, root: str, summaries: dict[str, ModuleSummary | None], wanted: frozenset[str] | None = None
+    ) -> None:
+        """``summaries``: every project file's summary, None for a file with no
+        training word (its exports are read from disk if another module asks).
+        ``wanted``: the only function names whose callers are asked for (the
+        viewed modules'); None for all. Other calls are never resolved."""
+        self.root = os.path.abspath(root)
+        self.wanted = wanted
+        self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
+        self.modules = ModuleMap(self.root, list(self.summaries))
+        self._exports_only: dict[str, ModuleSummary] = {}
+        self._callers: dict[tuple[str, str], list[Caller]] = {}
+        for path, summary in self.summaries.items():
+            if summary is not None:
+                self._index_calls(path, summary)
+
+    def summary(self, path: str) -> ModuleSummary | None:
+        """The file's summary; for a file with no training word, what it binds
+        at module level, read once on first use."""
+        found = self.summaries.get(path)
+        if found is not None or path not in self.summaries:
+            return found
+        if path not in self._exports_only:
+            from memlint.project.summary import summarise_exports
+
+            try:
+                with open(path, encoding="utf-8-sig") as fh:
+                    text = fh.read()
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            self._exports_only[path] = summarise_exports(text)
+        return self._exports_only[path]
+
+    # -- resolution ----------------------------------------------------------
+    def resolve(self, name: str, importer: str, hops: int = 0) -> tuple[str, str] | None:
+        """The project file and the name in it that ``name`` (as ``importer``
+        spells it after its imports) refers to, following re-exports."""
+        found = self.modules.resolve(name, importer)
+        if found is None or hops >= _MAX_HOPS:
+            return found
+        path, rest = found
+        head, _, tail = rest.partition(".")
+        summary = self.summary(path)
+        if head and summary is not None and head in summary.imports and head not in summary.defines:
+            again = self.resolve(summary.imports[head] + (f".{tail}" if tail else ""), path, hops + 1)
+            if again is not None:
+                return again
+        return found
+
+    def _star_sources(self, path: str) -> list[str]:
+        summary = self.summary(path)
+        if summary is None:
+            return []
+        out = []
+        for star in summary.stars:
+            found = self.modules.resolve(star, path) if star else None
+            if found is not None and not found[1]:
+                out.append(found[0])
+        return out
+
+    def _exports(self, path: str, seen: frozenset[str] = frozenset()) -> dict[str, tuple[str, str]]:
+        """What ``from <path> import *`` binds: name -> (kind, value), kind
+        "import" (value: the qualified name an import gave it) or "define"
+        (value: the file defining it)."""
+        summary = self.summary(path)
+        if summary is None or path in seen or len(seen) >= _MAX_HOPS:
+            return {}
+        out: dict[str, tuple[str, str]] = {}
+        for source in self._star_sources(path):
+            out.update(self._exports(source, seen | {path}))
+        for name, target in summary.imports.items():
+            out[name] = ("import", target)
+        for name in summary.defines:
+            out[name] = ("define", path)
+        allowed = summary.all_names
+        return {n: v for n, v in out.items() if (n in allowed if allowed is not None else not n.startswith("_"))}
+
+    # -- callers ---------------------------------------------------------------
+    def _index_calls(self, path: str, summary: ModuleSummary) -> None:
+        display = self.modules.display(path)
+        star_exports: dict[str, tuple[str, str]] | None = None
+        wanted = self.wanted
+        for site in summary.calls:
+            if wanted is not None and site.callee.rpartition(".")[2].lstrip("*") not in wanted:
+                continue
+            if site.callee.startswith("*"):
+                if star_exports is None:
+                    star_exports = {}
+                    for source in self._star_sources(path):
+                        star_exports.update(self._exports(source))
+                kind, where = star_exports.get(site.callee[1:], ("", ""))
+                target = (where, site.callee[1:]) if kind == "define" else None
+            else:
+                target = self.resolve(site.callee, path)
+            if target is None or not target[1] or target[0] == path:
+                continue
+            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward)
+            self._callers.setdefault(target, []).append(caller)
+
+    # -- views -------------------------------------------------------------------
+    def view_for(self, path: str) -> ProjectView:
+        path = os.path.abspath(path)
+        summary = self.summaries.get(path) or ModuleSummary()
+        star: dict[str, str] = {}
+        trackers: set[str] = set()
+        for source in self._star_sources(path):
+            for name, (kind, value) in self._exports(source).items():
+                if kind == "import" and not value.startswith("."):
+                    star[name] = value
+                elif kind == "define" and name in (self.summary(value) or ModuleSummary()).trackers:
+                    trackers.add(name)
+        for local, target in summary.imports.items():
+            found = self.resolve(target, path)
+            if found is not None and found[1] in (self.summary(found[0]) or ModuleSummary()).trackers:
+                trackers.add(local)
+        callers = []
+        for fn in summary.functions:
+            sites = self._callers.get((path, fn.name))
+            if sites:
+                callers.append((fn.name, tuple(sorted(sites, key=lambda c: (c.path, c.line)))))
+        return ProjectView(
+            root=self.root,
+            path=self.modules.display(path),
+            star_bindings=tuple(sorted(star.items())),
+            callers=tuple(callers),
+            trackers=tuple(sorted(trackers)),
+        )
+
+
+def digest_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def needles_for(summaries) -> tuple[bytes, ...]:
+    """Words a module's text must hold to call into the modules of
+    ``summaries``: the name of one of their module-level functions (a call
+    spells it, whether through ``from m import f``, ``m.f``, a re-export or a
+    star import). Only modules holding one are summarised for their calls."""
+    names = {f.name for s in summaries if s is not None for f in s.functions if "." not in f.name}
+    return tuple(sorted(n.encode() for n in names))
+
+
+# Summaries read from disk in this process, by (path, size, mtime).
+_MEMO: dict[tuple[str, int, int], ModuleSummary | None] = {}
+
+
+def summary_from_disk(path: str, store=None, needles: tuple[bytes, ...] | None = None) -> ModuleSummary | None:
+    """A file's summary, from ``store`` by its digest or read and parsed;
+    None for a file with no training word (summary.summarise_text) or, with
+    ``needles``, one holding none of them."""
+    try:
+        st = os.stat(path)
+        stamp = (path, st.st_size, st.st_mtime_ns)
+    except OSError:
+        return None
+    if stamp in _MEMO and (_MEMO[stamp] is not None or needles is None):
+        return _MEMO[stamp]
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if needles is not None and not any(n in data for n in needles):
+        return None  # not memoised: other needles may want it
+    # A module that may call into the viewed ones is summarised even without
+    # a training word (``main.py`` calling ``core.eval_tgt``).
+    always = needles is not None
+    digest = digest_of(data)
+    summary = store.load(digest) if store is not None else None
+    if summary is None:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = ""
+        summary = summarise_text(text, always=always)
+        if store is not None and summary is not None:
+            store.store(digest, summary)
+    if len(_MEMO) > 100_000:
+        _MEMO.clear()
+    _MEMO[stamp] = summary
+    return summary
+
+
+def build_index(
+    root: str,
+    known: dict[str, ModuleSummary | None] | None = None,
+    store=None,
+    files: list[str] | None = None,
+    needles: tuple[bytes, ...] | None = None,
+    viewed: Iterable[str] = (),
+) -> ProjectIndex | None:
+    """The index of the project at ``root``: summaries from ``known`` (already
+    computed, e.g. by the lint workers), else from ``store`` or the disk
+    (only for files holding one of ``needles``, whose calls may matter, and
+    the ``viewed`` files themselves).
+    None when the folder is too large to be one project."""
+    from memlint.project.roots import root_limit
+
+    files = files if files is not None else project_files(root, root_limit(root))
+    if files is None:
+        return None
+    known = {os.path.abspath(p): s for p, s in (known or {}).items()}
+    viewed = frozenset(os.path.abspath(p) for p in viewed)
+    wanted = frozenset(n.decode() for n in needles) if needles is not None else None
+    summaries = {}
+    for f in files:
+        f = os.path.abspath(f)
+        if f in known:
+            summaries[f] = known[f]
+        else:
+            summaries[f] = summary_from_disk(f, store, None if f in viewed else needles)
+    return ProjectIndex(root, summaries, wanted)
+
+
+def project_state(root: str, digests: dict[str, str]) -> str | None:
+    """A digest of every file of the project at ``root`` and its bytes
+    (``digests``: those already known, by absolute path; the others are
+    read). Equal states give equal views, so a cached entry made in this
+    state is reused without building the index; None for too large a folder."""
+    from memlint.project.roots import root_limit
+
+    files = project_files(root, root_limit(root))
+    if files is None:
+        return None
+    h = hashlib.sha256()
+    for f in files:
+        f = os.path.abspath(f)
+        digest = digests.get(f)
+        if digest is None:
+            try:
+                with open(f, "rb") as fh:
+                    digest = digest_of(fh.read())
+            except OSError:
+                digest = "-"
+        h.update(f"{os.path.relpath(f, root)}\0{digest}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _store(cache_dir: str | None):
+    if cache_dir is None:
+        return None
+    from memlint.project.store import SummaryStore
+
+    return SummaryStore(cache_dir)
+
+
+def view_from_disk(path: str, cache_dir: str | None = None) -> ProjectView | None:
+    """The view of ``path``'s project as it is on disk (the flake8 plugin, the
+    language server, fix and diff). Summaries are kept per process by file
+    size and mtime (a changed file is read again) and in ``cache_dir``'s
+    store by digest; only modules that may call into ``path`` are parsed."""
+    root = project_root(path)
+    store = _store(cache_dir)
+    own = summary_from_disk(os.path.abspath(path), store)
+    index = build_index(root, store=store, needles=needles_for([own]), viewed=[path])
+    return index.view_for(path) if index is not None else None

@@ -1,0 +1,88 @@
+"""The project's modules and how an import names one of them.
+
+Imports resolve inside the project root only, as Python would find them when
+the project is run from its root or a script is run from its own folder
+(``python train.py`` puts the script's folder first on ``sys.path``): an
+absolute name is looked up under the importing file's folder, the root and
+``root/src``; a relative one (``from .engine import evaluate``) from the
+importing file's package. Installed packages and anything else are not found:
+unknown.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memlint.find.discovery import DEFAULT_EXCLUDE
+
+# A folder this large is not a project (a home folder with a .git): no index.
+MAX_FILES = 50_000
+# Without a marker the project is the checked paths' folder: a file in a large
+# scratch folder (``/tmp/x.py``) is not a project of that size.
+MAX_UNMARKED_FILES = 5_000
+_SKIP = frozenset(DEFAULT_EXCLUDE)
+
+
+def project_files(root: str, limit: int = MAX_FILES) -> list[str] | None:
+    """Every ``.py`` file under ``root``, skipping the folders discovery
+    skips by default and virtual environments; None past ``limit``."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not skipped_folder(folder, d))
+        found.extend(os.path.join(folder, name) for name in sorted(files) if name.endswith(".py"))
+        if len(found) > limit:
+            return None
+    return found
+
+
+def skipped_folder(parent: str, name: str) -> bool:
+    """A folder the project's walk does not enter."""
+    return name in _SKIP or name.startswith(".") or os.path.isfile(os.path.join(parent, name, "pyvenv.cfg"))
+
+
+class ModuleMap:
+    """The project's files (absolute paths) and import resolution among them."""
+
+    def __init__(self, root: str, files: list[str]) -> None:
+        self.root = os.path.abspath(root)
+        self.files = frozenset(os.path.abspath(f) for f in files)
+
+    def display(self, path: str) -> str:
+        """The path as a message shows it: relative to the root, with ``/``."""
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
+
+    def resolve(self, name: str, importer: str) -> tuple[str, str] | None:
+        """``(file, rest)`` for a dotted name as written in ``importer`` (its
+        imports applied, a relative one keeps its leading dots): the project
+        file of the longest prefix that is a module, and the rest of the name
+        (``evaluate``, ``Trainer.validate``, empty for the module itself)."""
+        level = len(name) - len(name.lstrip("."))
+        parts = [p for p in name[level:].split(".") if p]
+        if level:
+            base = os.path.dirname(os.path.abspath(importer))
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            bases = [base]
+        else:
+            if not parts:
+                return None
+            here = os.path.dirname(os.path.abspath(importer))
+            # A script's folder is on the path when it is run (``python
+            # train.py``); a package's folder is not (no implicit relative imports).
+            script = os.path.join(here, "__init__.py") not in self.files
+            bases = list(dict.fromkeys([*([here] if script else []), self.root, os.path.join(self.root, "src")]))
+        for base in bases:
+            for k in range(len(parts), -1, -1):
+                if k == 0 and not level:
+                    break
+                found = self._module_file(base, parts[:k])
+                if found is not None:
+                    return found, ".".join(parts[k:])
+        return None
+
+    def _module_file(self, base: str, parts: list[str]) -> str | None:
+        stem = os.path.join(base, *parts)
+        for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if candidate in self.files:
+                return candidate
+        return None

@@ -1,0 +1,67 @@
+"""Where a file's project starts: the nearest folder holding a project marker."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def marked_root(path: str) -> str | None:
+    """The nearest folder at or above ``path``'s folder with a marker, or None."""
+    folder = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    while True:
+        if any(os.path.exists(os.path.join(folder, m)) for m in MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _walkable(root: str, path: str) -> bool:
+    from memlint.project.modules import skipped_folder
+
+    rel = os.path.relpath(os.path.dirname(os.path.abspath(path)), root)
+    if rel == ".":
+        return True
+    folder = root
+    for part in rel.split(os.sep):
+        if skipped_folder(folder, part):
+            return False
+        folder = os.path.join(folder, part)
+    return True
+
+
+def common_root(paths: Iterable[str]) -> str:
+    """The deepest folder holding every one of ``paths``."""
+    folders = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
+    if not folders:
+        return os.getcwd()
+    try:
+        return os.path.commonpath(folders)
+    except ValueError:  # different drives
+        return folders[0]
+
+
+def root_limit(root: str) -> int:
+    """How many files the project at ``root`` may hold (modules.project_files)."""
+    from memlint.project.modules import MAX_FILES, MAX_UNMARKED_FILES
+
+    return MAX_FILES if any(os.path.exists(os.path.join(root, m)) for m in MARKERS) else MAX_UNMARKED_FILES
+
+
+def project_root(path: str, checked: Iterable[str] = ()) -> str:
+    """The project ``path`` belongs to: its marked root, else the common root
+    of the checked paths (``path``'s own folder when none are given). A marked
+    root from which the file sits in a skipped folder (a hidden one, a
+    virtual environment, ``build``: a tree kept inside another repository's
+    ``.cache``) is not its project."""
+    found = marked_root(path)
+    if found is not None and _walkable(found, path):
+        return found
+    paths = list(checked) or [path]
+    root = common_root(paths)
+    here = os.path.abspath(path)
+    return root if here.startswith(root.rstrip(os.sep) + os.sep) else os.path.dirname(here)

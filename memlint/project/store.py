@@ -1,0 +1,50 @@
+"""Module summaries on disk, one JSON file per digest of the module's bytes,
+in the findings cache's folder (``<cache>/summaries/``). A summary depends on
+the bytes alone, so a module that did not change is never read again.
+Entries are written atomically; an unreadable one is a miss."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+
+from memlint.project import summary as summary_module
+from memlint.project.summary import ModuleSummary
+
+
+@lru_cache(maxsize=1)
+def summary_fingerprint() -> str:
+    """A hash of the code that makes summaries: editing it invalidates them."""
+    with open(summary_module.__file__, "rb") as fh:  # type: ignore[arg-type]
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+class SummaryStore:
+    def __init__(self, directory: str) -> None:
+        self.folder = os.path.join(os.path.abspath(directory), "summaries", summary_fingerprint()[:16])
+
+    def _entry(self, digest: str) -> str:
+        return os.path.join(self.folder, digest[:2], digest + ".json")
+
+    def load(self, digest: str) -> ModuleSummary | None:
+        try:
+            with open(self._entry(digest), "rb") as fh:
+                return ModuleSummary.from_json(json.loads(fh.read()))
+        except Exception:  # missing, truncated, from another layout: a miss
+            return None
+
+    def store(self, digest: str, summary: ModuleSummary) -> None:
+        entry = self._entry(digest)
+        tmp = f"{entry}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(entry), exist_ok=True)
+            with open(tmp, "wb") as fh:
+                fh.write(json.dumps(summary.to_json(), separators=(",", ":")).encode())
+            os.replace(tmp, entry)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

@@ -1,0 +1,481 @@
+"""A module's summary: what other modules of the project may ask of it.
+
+Read in one walk of Python's ``ast`` tree (the tree the gate already has), so
+a file that never reaches libcst costs no more than that walk. The summary
+depends on the file's bytes alone, so it is cached by their digest: names are
+kept as the module spells them after its imports (``engine.evaluate``,
+``.utils.evaluate`` for a relative import, ``*evaluate`` for a bare name that
+may come from a star import); ``index.py`` resolves them in the project.
+
+What it holds:
+
+- ``imports``: module-level names bound by an import, and what they name
+  (``{"torch": "torch", "nn": "torch.nn"}``), ``stars`` (modules imported with
+  ``*``), ``all_names`` (a literal ``__all__``) and ``defines`` (other names
+  bound at module level): what ``from this import *`` brings;
+- ``functions``: per module-level function and method, whether it
+  backpropagates, switches a model to eval/train, is decorated with a grad
+  mode;
+- ``calls``: every call of an imported (or star-imported) name, with its
+  context: the grad mode around it, inside a loop, in a scope that
+  backpropagates;
+- ``trackers``: classes whose ``update``/``add`` keeps a Python number
+  (``self.sum += val.item()``): a loss tracker, not a tensor.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+from dataclasses import asdict, dataclass, field
+
+from memlint.gate.ast_fields import children
+
+# Grad modes of a context: the call runs with grad on, off, or we cannot tell.
+ON, OFF, UNKNOWN = "on", "off", "unknown"
+# Inside a function, before its entry mode is known (resolved after the walk).
+_INHERIT = "inherit"
+
+# Heads that are never a project module: their calls are not kept.
+_EXTERNAL = frozenset(sys.stdlib_module_names) | {
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "numpy",
+    "scipy",
+    "pandas",
+    "sklearn",
+    "PIL",
+    "cv2",
+    "tqdm",
+    "matplotlib",
+    "einops",
+    "wandb",
+    "tensorboardX",
+}
+_OFF_CONTEXTS = frozenset({"no_grad", "inference_mode"})
+_BACKWARD = frozenset({"backward", "grad", "manual_backward"})
+_TRACKER_METHODS = frozenset({"update", "add", "append", "record", "accumulate", "log"})
+_UNKNOWN_CONTEXT_WORDS = ("eval", "infer", "no_grad", "nograd", "grad", "predict", "test")
+
+
+@dataclass(frozen=True)
+class CallSite:
+    callee: str  # as the caller's imports name it: "engine.evaluate", ".utils.evaluate", "*evaluate"
+    line: int
+    grad: str  # ON / OFF / UNKNOWN around the call
+    in_loop: bool
+    backward: bool  # the scope holding the call backpropagates (its result may be part of that graph)
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    name: str  # "evaluate", "Trainer.validate"
+    backprops: bool
+    mode: str  # "", "eval", "train" or "both": the model modes it switches to
+    grad: str  # its decorator's mode, "" without one
+
+
+@dataclass
+class ModuleSummary:
+    imports: dict[str, str] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)
+    all_names: list[str] | None = None
+    defines: list[str] = field(default_factory=list)
+    functions: list[FunctionFacts] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    trackers: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> ModuleSummary:
+        return cls(
+            imports={str(k): str(v) for k, v in data["imports"].items()},
+            stars=[str(s) for s in data["stars"]],
+            all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
+            defines=[str(n) for n in data["defines"]],
+            functions=[FunctionFacts(**f) for f in data["functions"]],
+            calls=[CallSite(**c) for c in data["calls"]],
+            trackers=[str(t) for t in data["trackers"]],
+        )
+
+
+# A module whose text holds none of these words (the default pre-filter of the
+# rules) says nothing other modules ask about: its summary is empty, whoever
+# computes it (the lint workers, the flake8 plugin), so every front end reads
+# the same project.
+_WORTH = ("torch", "backward", "zero_grad", ".step(")
+
+
+def worth_summarising(text: str) -> bool:
+    return any(word in text for word in _WORTH)
+
+
+def summarise(tree: ast.Module) -> ModuleSummary:
+    """The summary of one module's tree; an empty one for a tree too deep to walk."""
+    try:
+        return _Walker(tree).summary
+    except RecursionError:
+        return ModuleSummary()
+
+
+def summarise_text(text: str, always: bool = False) -> ModuleSummary | None:
+    """The summary of a module's text; None when it holds no training word
+    and ``always`` is not asked (what it imports is read only when another
+    module asks, with ``summarise_exports``)."""
+    if not always and not worth_summarising(text):
+        return None
+    tree = _parse(text)
+    return summarise(tree) if tree is not None else ModuleSummary()
+
+
+def summarise_exports(text: str) -> ModuleSummary:
+    """Only what a module binds at module level (``imports``, ``stars``,
+    ``defines``, ``all_names``, ``trackers``): enough to follow a re-export or
+    a star import through a module whose calls are not needed (a package's
+    ``__init__``, a module that cannot call the one asked about)."""
+    tree = _parse(text)
+    walker = _Walker.__new__(_Walker)
+    walker.bindings, walker.summary, walker.module_defs, walker._has_star = {}, ModuleSummary(), set(), False
+    if tree is not None:
+        try:
+            walker._collect_imports(tree)
+            walker.summary.trackers = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_tracker(n)]
+        except RecursionError:
+            return ModuleSummary()
+    return walker.summary
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+@dataclass
+class _Scope:
+    name: str  # qualified name of the function, "" for the module
+    decorator: str = ""  # its decorator's grad mode
+    backprops: bool = False
+    modes: set[str] = field(default_factory=set)
+    sites: list[tuple[int, str, str, bool, str]] = field(default_factory=list)  # (line, callee, grad, loop, kind)
+
+
+class _Walker:
+    def __init__(self, tree: ast.Module) -> None:
+        self.bindings: dict[str, str] = {}  # every import binding of the module (as ImportTable)
+        self.summary = ModuleSummary()
+        self.module_defs: set[str] = set()
+        self._has_star = False
+        self._collect_imports(tree)
+        self._scopes: list[_Scope] = []
+        self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
+        self._done: list[_Scope] = []
+        self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
+        self._finish()
+
+    # -- imports and module-level names ------------------------------------
+    def _collect_imports(self, tree: ast.Module) -> None:
+        """The module-level names (imports inside functions are bound by the
+        walk, in source order, before the calls that follow them)."""
+        for stmt in tree.body:
+            self._module_statement(stmt)
+
+    def _bind(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.bindings[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    self.bindings[head] = head
+            return
+        base = "." * node.level + (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                self._has_star = True
+                continue
+            sep = "" if base.endswith(".") or not base else "."
+            self.bindings[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
+
+    def _module_statement(self, stmt: ast.stmt) -> None:
+        s = self.summary
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self._bind(stmt)
+            for alias in stmt.names:
+                if alias.name == "*":
+                    s.stars.append("." * stmt.level + (stmt.module or "") if isinstance(stmt, ast.ImportFrom) else "")
+                    continue
+                local = alias.asname or alias.name.split(".")[0]
+                if local in self.bindings:
+                    s.imports[local] = self.bindings[local]
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            s.defines.append(stmt.name)
+            self.module_defs.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        s.defines.append(node.id)
+                        s.imports.pop(node.id, None)  # rebound: no longer the import
+                        if node.id == "__all__":
+                            s.all_names = _literal_names(stmt.value)
+        elif isinstance(stmt, (ast.If, ast.Try)):  # ``try: import x`` guards
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.stmt):
+                    self._module_statement(child)
+            for handler in getattr(stmt, "handlers", ()):
+                for child in handler.body:
+                    self._module_statement(child)
+
+    # -- the walk ----------------------------------------------------------
+    def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
+        self._scopes.append(scope)
+        for stmt in body:
+            self._visit(stmt, grad, loop)
+        self._scopes.pop()
+        self._done.append(scope)
+
+    def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
+        cls = node.__class__
+        if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+            self._function(node, grad)  # type: ignore[arg-type]
+            return
+        if cls is ast.ClassDef:
+            self._class(node)  # type: ignore[arg-type]
+            return
+        if cls is ast.Lambda:
+            return
+        if cls is ast.With or cls is ast.AsyncWith:
+            for item in node.items:  # type: ignore[attr-defined]
+                self._visit(item.context_expr, grad, loop)
+                grad = self._context_mode(item.context_expr) or grad
+            for stmt in node.body:  # type: ignore[attr-defined]
+                self._visit(stmt, grad, loop)
+            return
+        if cls is ast.For or cls is ast.AsyncFor or cls is ast.While:
+            for name in ("target", "iter", "test"):
+                child = getattr(node, name, None)
+                if child is not None:
+                    self._visit(child, grad, loop)
+            for stmt in node.body:  # type: ignore[attr-defined]
+                self._visit(stmt, grad, True)
+            for stmt in node.orelse:  # type: ignore[attr-defined]
+                self._visit(stmt, grad, loop)
+            return
+        if cls in _COMPREHENSIONS:
+            for child in children(node):
+                self._visit(child, grad, True)
+            return
+        if cls is ast.Call:
+            self._call(node, grad, loop)  # type: ignore[arg-type]
+        elif cls is ast.Import or cls is ast.ImportFrom:
+            self._bind(node)  # type: ignore[arg-type]
+            return
+        for child in children(node):
+            self._visit(child, grad, loop)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
+        outer = self._scopes[-1]
+        for dec in node.decorator_list:
+            self._visit(dec, grad, False)
+        decorator = ""
+        for dec in node.decorator_list:
+            decorator = self._context_mode(dec) or decorator
+        name = f"{outer.name}.{node.name}" if outer.name else node.name
+        scope = _Scope(name, decorator=decorator)
+        self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
+
+    def _class(self, node: ast.ClassDef) -> None:
+        outer = self._scopes[-1]
+        name = f"{outer.name}.{node.name}" if outer.name else node.name
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._scopes.append(_Scope(name))
+                self._function(stmt, ON)
+                self._scopes.pop()
+            else:
+                self._visit(stmt, ON, False)
+        if not outer.name and _is_tracker(node):
+            self.summary.trackers.append(node.name)
+
+    def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
+        scope = self._scopes[-1]
+        func = node.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
+            scope.backprops = True
+        if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
+            if func.attr == "eval" and not node.args:
+                scope.modes.add("eval")
+            elif func.attr == "train" and (not node.args or _is_false(node.args[0]) is not None):
+                scope.modes.add("eval" if node.args and _is_false(node.args[0]) else "train")
+        dotted = _dotted(func)
+        if not dotted:
+            return
+        head, _, rest = dotted.partition(".")
+        target = self.bindings.get(head)
+        if target is not None:
+            if target.split(".")[0] in _EXTERNAL:
+                return
+            sep = "" if target.endswith(".") else "."
+            callee = f"{target}{sep}{rest}" if rest else target
+            scope.sites.append((node.lineno, callee, grad, loop, "import"))  # type: ignore[arg-type]
+        elif not rest and head in self.module_defs:
+            scope.sites.append((node.lineno, head, grad, loop, "local"))  # type: ignore[arg-type]
+        elif not rest and self._has_star and head not in _BUILTINS:
+            scope.sites.append((node.lineno, "*" + head, grad, loop, "star"))  # type: ignore[arg-type]
+
+    def _context_mode(self, expr: ast.expr) -> str | None:
+        """The grad mode a ``with`` item or a decorator sets; None for other contexts."""
+        call = expr if isinstance(expr, ast.Call) else None
+        func = call.func if call is not None else expr
+        dotted = _dotted(func)
+        if not dotted:
+            return None
+        last = dotted.rsplit(".", 1)[-1]
+        if last in _OFF_CONTEXTS:
+            if last == "inference_mode" and call is not None and call.args and _is_false(call.args[0]):
+                return ON
+            return OFF
+        if last == "enable_grad":
+            return ON
+        if last == "set_grad_enabled":
+            if call is not None and call.args:
+                flag = _is_false(call.args[0])
+                return UNKNOWN if flag is None else OFF if flag else ON
+            return UNKNOWN
+        head = dotted.split(".")[0]
+        if self.bindings.get(head, "").startswith("torch") or head == "torch":
+            return None  # autocast, profiler, cuda.device: no grad mode
+        lowered = last.lower()
+        if any(word in lowered for word in _UNKNOWN_CONTEXT_WORDS):
+            return UNKNOWN  # a helper of the project's own that may turn grad off
+        return None
+
+    # -- after the walk -----------------------------------------------------
+    def _finish(self) -> None:
+        s = self.summary
+        local_modes: dict[str, set[str]] = {}
+        for scope in self._done:
+            for _line, callee, grad, _loop, kind in scope.sites:
+                if kind == "local":
+                    local_modes.setdefault(callee, set()).add(self._resolved(scope, grad, {}))
+        entries: dict[str, str] = {}
+        for scope in self._done:
+            if scope.name and "." not in scope.name:
+                modes = local_modes.get(scope.name, set())
+                if scope.decorator:
+                    entries[scope.name] = scope.decorator
+                elif modes:
+                    entries[scope.name] = modes.pop() if len(modes) == 1 else UNKNOWN
+        for scope in self._done:
+            if scope.name:
+                mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")
+                s.functions.append(FunctionFacts(scope.name, scope.backprops, mode, scope.decorator))
+            for line, callee, grad, loop, kind in scope.sites:
+                if kind != "local":
+                    grad = self._resolved(scope, grad, entries)
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops))
+        s.functions.sort(key=lambda f: f.name)
+        s.calls.sort(key=lambda c: (c.line, c.callee))
+
+    def _resolved(self, scope: _Scope, grad: str, entries: dict[str, str]) -> str:
+        """A call's mode when nothing around it inside its function sets one:
+        the mode the function is entered in (its decorator, or the mode of
+        every call of it in this module), grad on for a function nobody here
+        calls and for the module's own body."""
+        if grad != _INHERIT:
+            return grad
+        if scope.decorator:
+            return scope.decorator
+        top = scope.name.split(".")[0]
+        if top != scope.name:
+            return ON  # a method or nested function: its callers are not followed
+        return entries.get(top, ON)
+
+
+_BUILTINS = frozenset(dir(builtins))
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _dotted(node: ast.AST) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _is_false(node: ast.AST) -> bool | None:
+    """True for a literal False, False for a literal True, None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return not node.value
+    return None
+
+
+def _literal_names(node: ast.AST | None) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
+    ):
+        return [e.value for e in node.elts]  # type: ignore[attr-defined]
+    return None
+
+
+def _is_tracker(node: ast.ClassDef) -> bool:
+    """A class whose ``update``/``add`` stores Python numbers: every value it
+    adds to an attribute of ``self`` passes through ``.item()``, ``float()``
+    or ``int()`` (or the method converts its argument so), and no method
+    keeps a tensor (``torch.`` anywhere in it makes it unknown)."""
+    found = False
+    for stmt in node.body:
+        if not isinstance(stmt, ast.FunctionDef) or stmt.name not in _TRACKER_METHODS:
+            continue
+        params = {a.arg for a in stmt.args.args[1:]}
+        positional = stmt.args.args[1:]
+        defaults = positional[len(positional) - len(stmt.args.defaults) :] if stmt.args.defaults else []
+        # ``n=1``: a count with a number for its default.
+        converted = {
+            a.arg
+            for a, d in zip(defaults, stmt.args.defaults)
+            if isinstance(d, ast.Constant) and isinstance(d.value, (int, float)) and not isinstance(d.value, bool)
+        }
+        stores_numbers = False
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                if sub.targets[0].id in params and _is_number(sub.value, converted):
+                    converted.add(sub.targets[0].id)
+            if isinstance(sub, ast.AugAssign) and _self_attr(sub.target):
+                if not _is_number(sub.value, converted):
+                    return False
+                stores_numbers = True
+        found = found or stores_numbers
+    return found and "torch" not in ast.dump(node)
+
+
+def _is_number(expr: ast.AST, converted: set[str]) -> bool:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)):
+        return True
+    if isinstance(expr, ast.Name):
+        return expr.id in converted
+    if isinstance(expr, ast.Call):
+        f = expr.func
+        if isinstance(f, ast.Name) and f.id in ("float", "int"):
+            return True
+        if isinstance(f, ast.Attribute) and f.attr == "item" and not expr.args:
+            return True
+    if isinstance(expr, ast.BinOp):
+        return _is_number(expr.left, converted) and _is_number(expr.right, converted)
+    return False
+
+
+def _self_attr(target: ast.AST) -> bool:
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"

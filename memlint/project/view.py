@@ -1,0 +1,54 @@
+"""What one checked module may ask of the rest of its project (``ProjectView``).
+
+Small, plain data: it travels to worker processes, and its digest is part of
+the module's cache key, so the module is linted again exactly when a fact it
+may read from another module changed (a caller wrapped in ``no_grad``, a
+name a star import brings).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A call of one of this module's functions from another module."""
+
+    path: str  # the calling file, relative to the project root
+    line: int
+    grad: str  # "on", "off" or "unknown" around the call
+    in_loop: bool
+    backward: bool  # the calling scope backpropagates
+
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class ProjectView:
+    root: str
+    path: str  # this module, relative to the root
+    # Names a star import brings from a project module, and what they name
+    # (``("torch", "torch")``, ``("F", "torch.nn.functional")``).
+    star_bindings: tuple[tuple[str, str], ...] = ()
+    # Module-level functions of this module called from other modules.
+    callers: tuple[tuple[str, tuple[Caller, ...]], ...] = ()
+    # Local names of loss-tracker classes defined in other project modules.
+    trackers: tuple[str, ...] = ()
+
+    def callers_of(self, name: str) -> tuple[Caller, ...]:
+        for fn, sites in self.callers:
+            if fn == name:
+                return sites
+        return ()
+
+    def digest(self) -> str:
+        data = asdict(self)
+        data.pop("root")
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+    def empty(self) -> bool:
+        return not (self.star_bindings or self.callers or self.trackers)

@@ -1,0 +1,450 @@
+"""The project stage (memlint/project/): roots, import resolution, summaries,
+views, and what rules find with them on a multi-module project."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memlint.project.index import build_index, view_from_disk
+from memlint.project.modules import ModuleMap
+from memlint.project.roots import project_root
+from memlint.project.summary import CallSite, ModuleSummary, summarise, summarise_text
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = ROOT / "fixtures" / "projects" / "split_training"
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+# -- roots and imports ---------------------------------------------------------
+
+
+def test_project_root_is_the_nearest_marked_folder(tmp_path):
+    _write(tmp_path, {"repo/setup.cfg": "", "repo/src/pkg/mod.py": "", "loose/a/b.py": "", "loose/c.py": ""})
+    assert project_root(str(tmp_path / "repo/src/pkg/mod.py")) == str(tmp_path / "repo")
+    # No marker up the tree (tmp_path has none): the common root of the checked paths.
+    checked = [str(tmp_path / "loose/a/b.py"), str(tmp_path / "loose/c.py")]
+    assert project_root(checked[0], checked) == str(tmp_path / "loose")
+
+
+def test_a_tree_kept_in_a_hidden_folder_of_a_repository_is_its_own_project(tmp_path):
+    """``repo/.corpora/proj/eval.py``: the walk of ``repo`` would never see
+    the file, so ``repo`` is not its project; the checked tree is."""
+    _write(tmp_path, {"repo/.git/HEAD": "", "repo/.corpora/proj/eval.py": "", "repo/.corpora/proj/utils.py": ""})
+    proj = tmp_path / "repo/.corpora/proj"
+    assert project_root(str(proj / "eval.py"), [str(proj)]) == str(proj)
+    assert project_root(str(proj / "eval.py")) == str(proj)
+
+
+def test_imports_resolve_inside_the_root(tmp_path):
+    files = ["train.py", "utils.py", "pkg/__init__.py", "pkg/engine.py", "pkg/sub/__init__.py", "pkg/sub/deep.py"]
+    modules = ModuleMap(str(tmp_path), [str(tmp_path / f) for f in files])
+    train, deep = str(tmp_path / "train.py"), str(tmp_path / "pkg/sub/deep.py")
+    assert modules.resolve("utils.evaluate", train) == (str(tmp_path / "utils.py"), "evaluate")
+    assert modules.resolve("pkg.engine.Trainer.fit", train) == (str(tmp_path / "pkg/engine.py"), "Trainer.fit")
+    assert modules.resolve("pkg", train) == (str(tmp_path / "pkg/__init__.py"), "")
+    assert modules.resolve("..engine.step", deep) == (str(tmp_path / "pkg/engine.py"), "step")
+    assert modules.resolve(".deep.f", deep) == (str(tmp_path / "pkg/sub/deep.py"), "f")
+    assert modules.resolve("torch.nn.functional", train) is None  # installed: unknown
+    # A package's folder is not on the path (no implicit relative imports) ...
+    assert modules.resolve("engine.step", str(tmp_path / "pkg/engine.py")) is None
+
+
+def test_a_script_folder_is_on_the_path(tmp_path):
+    files = ["scripts/train.py", "scripts/helpers.py"]
+    modules = ModuleMap(str(tmp_path), [str(tmp_path / f) for f in files])
+    found = modules.resolve("helpers.evaluate", str(tmp_path / "scripts/train.py"))
+    assert found == (str(tmp_path / "scripts/helpers.py"), "evaluate")
+
+
+# -- summaries -------------------------------------------------------------------
+
+
+def _calls(text: str) -> dict[str, CallSite]:
+    return {c.callee: c for c in summarise_text(textwrap.dedent(text)).calls}
+
+
+def test_call_sites_keep_their_grad_mode_loop_and_backward():
+    calls = _calls(
+        """
+        import torch
+        import engine as eng
+        from utils import evaluate, validate
+        from .helpers import probe
+        from helpers2 import *
+
+        def main(loader):
+            for epoch in range(3):
+                eng.train_one_epoch(loader)
+                evaluate(loader)
+            with torch.no_grad():
+                validate(loader)
+            probe(loader)
+            star_helper(loader)
+
+        @torch.inference_mode()
+        def report(loader):
+            eng.summarise(loader)
+
+        def finetune(loss, loader):
+            eng.targets(loader)
+            loss.backward()
+        """
+    )
+    assert calls["engine.train_one_epoch"].in_loop and calls["engine.train_one_epoch"].grad == "on"
+    assert calls["utils.evaluate"].grad == "on" and calls["utils.evaluate"].in_loop
+    assert calls["utils.validate"].grad == "off" and not calls["utils.validate"].in_loop
+    assert calls[".helpers.probe"].grad == "on"
+    assert calls["*star_helper"].grad == "on"
+    assert calls["engine.summarise"].grad == "off"  # the decorator of the function around it
+    assert calls["engine.targets"].backward and not calls["utils.evaluate"].backward
+    assert "torch.no_grad" not in calls  # torch is never a project module
+
+
+def test_a_call_inherits_the_mode_its_function_is_called_in_here():
+    calls = _calls(
+        """
+        import torch
+        from utils import evaluate
+
+        def run_validation(model):
+            return evaluate(model)
+
+        def main(model):
+            with torch.no_grad():
+                run_validation(model)
+        """
+    )
+    assert calls["utils.evaluate"].grad == "off"
+
+
+def test_star_exports_and_trackers():
+    summary = summarise_text(
+        textwrap.dedent(
+            """
+            import torch
+            import torch.nn.functional as F
+            from torch import nn as _nn
+
+            class AverageMeter:
+                def update(self, val, n=1):
+                    val = float(val)
+                    self.sum += val * n
+                    self.count += n
+
+            class Keeper:
+                def update(self, loss):
+                    self.total += loss
+            """
+        )
+    )
+    assert summary.imports == {"torch": "torch", "F": "torch.nn.functional", "_nn": "torch.nn"}
+    assert summary.trackers == ["AverageMeter"]
+
+
+def test_summaries_round_trip_through_json():
+    summary = summarise_text((PROJECT / "train.py").read_text())
+    assert summary.calls
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
+
+
+def test_a_module_without_training_words_has_an_empty_summary():
+    assert summarise_text("from utils import evaluate\nevaluate(1)\n") is None
+    assert summarise(ast.parse("import torch\nx = 1")).defines == ["x"]
+
+
+# -- views ---------------------------------------------------------------------
+
+
+def _index(folder: Path):
+    return build_index(str(folder))
+
+
+def test_the_view_lists_callers_from_other_modules():
+    view = _index(PROJECT).view_for(str(PROJECT / "utils.py"))
+    evaluate = view.callers_of("evaluate")
+    assert [(c.path, c.grad, c.in_loop, c.backward) for c in evaluate] == [("train.py", "on", True, True)]
+    assert [c.grad for c in view.callers_of("validate")] == ["off"]
+    assert view.callers_of("device") == ()
+
+
+def test_the_view_lists_names_a_star_import_brings():
+    view = _index(PROJECT).view_for(str(PROJECT / "amp_setup.py"))
+    assert ("torch", "torch") in view.star_bindings
+    assert ("F", "torch.nn.functional") in view.star_bindings
+
+
+def test_star_exports_follow_all_and_nested_stars(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "setup.cfg": "",
+            "base.py": "import torch\nimport numpy as np\n",
+            "mid.py": "from base import *\n__all__ = ['torch']\n",
+            "script.py": "from mid import *\nscaler = torch.cuda.amp.GradScaler()\n",
+        },
+    )
+    view = _index(tmp_path).view_for(str(tmp_path / "script.py"))
+    assert view.star_bindings == (("torch", "torch"),)
+
+
+def test_re_exports_are_followed_to_the_defining_module(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "setup.cfg": "",
+            "pkg/__init__.py": "from .engine import evaluate\n",
+            "pkg/engine.py": "import torch\ndef evaluate(model):\n    pass\n",
+            "train.py": "import torch\nfrom pkg import evaluate\nwith torch.no_grad():\n    evaluate(1)\n",
+        },
+    )
+    view = _index(tmp_path).view_for(str(tmp_path / "pkg/engine.py"))
+    assert [(c.path, c.grad) for c in view.callers_of("evaluate")] == [("train.py", "off")]
+
+
+def test_unresolved_imports_stay_unknown(tmp_path):
+    _write(tmp_path, {"setup.cfg": "", "a.py": "import torch\nfrom installed_pkg import *\nimport numpy\n"})
+    view = _index(tmp_path).view_for(str(tmp_path / "a.py"))
+    assert view.empty()
+
+
+def test_a_caller_without_training_words_is_read(tmp_path):
+    """``main.py`` wires the pieces and never names torch: its calls still count."""
+    _write(
+        tmp_path,
+        {
+            "setup.cfg": "",
+            "core/__init__.py": "from .test import eval_tgt\n",
+            "core/test.py": "import torch\n\ndef eval_tgt(model, loader):\n    pass\n",
+            "main.py": "import params\nfrom core import eval_tgt\n\neval_tgt(1, 2)\n",
+        },
+    )
+    view = view_from_disk(str(tmp_path / "core/test.py"))
+    assert [c.where() for c in view.callers_of("eval_tgt")] == ["main.py:4"]
+
+
+def test_view_from_disk_sees_a_changed_file(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "setup.cfg": "",
+            "utils.py": "import torch\ndef evaluate(m):\n    pass\n",
+            "train.py": "import torch\nfrom utils import evaluate\nevaluate(1)\n",
+        },
+    )
+    assert [c.grad for c in view_from_disk(str(tmp_path / "utils.py")).callers_of("evaluate")] == ["on"]
+    train = tmp_path / "train.py"
+    train.write_text("import torch\nfrom utils import evaluate\nwith torch.no_grad():\n    evaluate(1)\n")
+    os.utime(train, ns=(1, 1))  # a new mtime even within the clock's resolution
+    assert [c.grad for c in view_from_disk(str(tmp_path / "utils.py")).callers_of("evaluate")] == ["off"]
+
+
+# -- rules with the project: the fixture project, every front end ---------------
+
+EXPECTED = [
+    (
+        "amp_setup.py",
+        7,
+        "MEM501",
+        '`torch.cuda.amp.GradScaler` is deprecated since torch 2.4: use `torch.amp.GradScaler("cuda", ...)`',
+    ),
+    (
+        "utils.py",
+        11,
+        "MEM201",
+        "evaluation loop runs with autograd on: every forward pass builds a graph nobody backpropagates"
+        " (called with autograd on from train.py:18)",
+    ),
+]
+
+
+def _cli(*args: str, cwd: Path = PROJECT) -> list[tuple[str, int, str, str]]:
+    out = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--no-cache", "--exit-zero", "--output-format", "json", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    found = [(Path(f["filename"]).name, f["location"]["row"], f["code"], f["message"]) for f in json.loads(out or "[]")]
+    return sorted(found)
+
+
+def _flake8(*args: str) -> list[tuple[str, int, str, str]]:
+    out = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "MEM", "--format", "%(path)s\t%(row)d\t%(code)s\t%(text)s", *args],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    found = []
+    for line in out.splitlines():
+        path, row, code, message = line.split("\t")
+        found.append((Path(path).name, int(row), code, message))
+    return sorted(found)
+
+
+def test_the_cli_on_the_tree_reads_the_project():
+    assert _cli(".") == EXPECTED
+
+
+def test_the_cli_on_one_file_reads_its_project_from_disk():
+    one_by_one = sorted(f for name in ("amp_setup.py", "utils.py", "train.py") for f in _cli(name))
+    assert one_by_one == EXPECTED
+
+
+def test_flake8_reads_the_project_from_disk():
+    assert _flake8(".") == EXPECTED
+    assert _flake8("utils.py") == [EXPECTED[1]]
+
+
+def test_the_language_server_lints_with_the_workspace_project():
+    from memlint.rule.registry import all_rules
+    from memlint.server.linting import lint_document
+
+    found = []
+    for name in ("amp_setup.py", "utils.py", "train.py"):
+        path = PROJECT / name
+        result = lint_document(path.read_text(), str(path), all_rules())
+        found += [(name, f.line, f.code, f.message) for f in result.findings]
+    assert sorted(found) == EXPECTED
+
+
+def test_diff_fixes_with_the_project(tmp_path):
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    out = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--diff", "."], cwd=project, capture_output=True, text=True
+    ).stdout
+    assert '+    return torch.amp.GradScaler("cuda")  # noqa: F405' in out
+    assert out.count("+@torch.no_grad()") == 1  # evaluate, not validate (train.py runs it under no_grad)
+    assert out.index("+@torch.no_grad()") < out.index("def evaluate(")
+
+
+def test_the_cli_from_another_folder_finds_the_same_project():
+    assert _cli(str(PROJECT / "utils.py"), cwd=ROOT) == [EXPECTED[1]]
+
+
+def _lint(path: Path, project=True):
+    from memlint.lint.engine import lint_text
+    from memlint.rule.registry import all_rules
+
+    view = (lambda: view_from_disk(str(path))) if project else None
+    return lint_text(path.read_text(), str(path), all_rules(), project=view)
+
+
+def test_without_the_project_the_evidence_elsewhere_is_not_seen():
+    """The same files linted alone: MEM501 cannot see torch, MEM201 cannot
+    see that train.py runs validate() under no_grad (today's false alarm)."""
+    alone = [(f.code, f.line) for f in _lint(PROJECT / "utils.py", project=False)]
+    assert alone == [("MEM201", 11), ("MEM201", 20)]
+    assert _lint(PROJECT / "amp_setup.py", project=False) == []
+    with_project = [(f.code, f.line) for f in _lint(PROJECT / "utils.py")]
+    assert with_project == [("MEM201", 11)]
+
+
+def test_a_caller_that_backpropagates_keeps_a_helper_silent(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "setup.cfg": "",
+            "helpers.py": """\
+                import torch
+
+                def predict(model, loader):
+                    model.eval()
+                    outs = []
+                    for x in loader:
+                        outs.append(model(x))
+                    return outs
+                """,
+            "train.py": """\
+                import torch
+                from helpers import predict
+
+                def main(model, loader):
+                    loss = sum(o.sum() for o in predict(model, loader))
+                    loss.backward()
+                """,
+        },
+    )
+    alone = _lint(tmp_path / "helpers.py", project=False)
+    assert [f.code for f in alone if f.code == "MEM201"] == ["MEM201"]
+    assert [f.code for f in _lint(tmp_path / "helpers.py") if f.code == "MEM201"] == []
+
+
+@pytest.mark.parametrize("gate", ["1", "0"])
+def test_the_gate_changes_nothing_on_the_project(gate, monkeypatch):
+    import memlint.lint.engine as engine
+
+    monkeypatch.setattr(engine, "GATE", gate == "1")
+    found = sorted((p.name, f.line, f.code) for p in PROJECT.glob("*.py") for f in _lint(p))
+    assert found == [(name, line, code) for name, line, code, _ in EXPECTED]
+
+
+# -- caching: a module is linted again when, and only when, a fact it read changed
+
+
+def test_editing_a_caller_relints_its_dependant_and_nothing_else(tmp_path, monkeypatch):
+    import memlint.run.runner as runner
+    from memlint.run.cache import FindingsCache
+    from memlint.run.results import Settings
+
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    files = sorted(str(p) for p in project.glob("*.py"))
+    cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
+    settings = Settings(root=str(project))
+    linted: list[str] = []
+    real = runner.process_file
+
+    def counting(path, settings, view=runner.DEFER):
+        report = real(path, settings, view)
+        if not report.deferred:
+            linted.append(os.path.basename(path))
+        return report
+
+    monkeypatch.setattr(runner, "process_file", counting)
+    indexed: list[int] = []
+    real_views = runner._views
+
+    def views(*args):
+        indexed.append(1)
+        return real_views(*args)
+
+    monkeypatch.setattr(runner, "_views", views)
+
+    def check():
+        linted.clear()
+        reports = runner.run(files, settings, jobs=1, cache=cache)
+        return sorted((os.path.basename(r.path), f.line, f.code) for r in reports for f in r.findings)
+
+    assert check() == [("amp_setup.py", 7, "MEM501"), ("utils.py", 11, "MEM201")]
+    assert sorted(linted) == ["amp_setup.py", "engine.py", "models.py", "train.py", "utils.py"]
+    indexed.clear()
+    assert check() == [("amp_setup.py", 7, "MEM501"), ("utils.py", 11, "MEM201")]
+    assert linted == []  # warm: every view unchanged
+    assert indexed == []  # ... and no file of the project changed: no index built
+    train = project / "train.py"
+    train.write_text(
+        train.read_text().replace(
+            "        val_loss = evaluate(model, val_loader)\n",
+            "        with torch.no_grad():\n            val_loss = evaluate(model, val_loader)\n",
+        )
+    )
+    assert check() == [("amp_setup.py", 7, "MEM501")]
+    assert sorted(linted) == ["train.py", "utils.py"]  # not models.py, engine.py, amp_setup.py
