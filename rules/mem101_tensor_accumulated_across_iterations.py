@@ -52,7 +52,9 @@ class TensorAccumulatedAcrossIterations(Rule):
     Accumulators that are backpropagated later on purpose (`total.backward()`:
     multi-task losses, unrolled RNNs, meta-learning), also through a function
     of the same module that backpropagates what it is passed, are not
-    reported.
+    reported; nor is recurrent state the model reads back in the next step
+    (`self.weights_cum += weights` fed into `self.cell(x + self.weights_cum, h)`),
+    which MEM104 judges.
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
@@ -116,6 +118,8 @@ class TensorAccumulatedAcrossIterations(Rule):
         usage = facts.usage
         if usage.reaches_backward(key, scope):
             return  # backpropagated on purpose later
+        if usage.feeds_model(key, scope, skip=stmt):
+            return  # recurrent state (cumulative attention, a running memory) read back by the model
         if loop is not None and loop.role is None and usage.reaches_return(key, scope):
             return  # a summed loss handed back to a caller that may backpropagate it
         numeric = (
@@ -135,6 +139,39 @@ class TensorAccumulatedAcrossIterations(Rule):
         self.report(stmt, message=self.message.format(acc=self.context.module.code_for_node(target)), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 8)
+        self.attention = nn.Linear(8, 8)
+    def reset(self, x):
+        self.h = torch.zeros_like(x)
+        self.weights_cum = torch.zeros_like(x)
+    def step(self, x):
+        self.h = self.cell(x + self.weights_cum, self.h)
+        self.weights = torch.softmax(self.attention(self.h), dim=1)
+        self.weights_cum += self.weights
+        return self.h
+    def forward(self, inputs):
+        self.reset(inputs[:, 0])
+        return torch.stack([self.step(x) for x in inputs.unbind(1)], 1)
+    def inference(self, x, max_steps=100):
+        self.reset(x)
+        outs = []
+        while True:
+            x = self.step(x)
+            outs.append(x.detach())
+            if len(outs) == max_steps:
+                break
+        return outs
+""",
+            "`self.weights_cum` is recurrent state (cumulative attention) that the model reads back in the "
+            "next step: it is part of the graph on purpose, and `.detach()` would change training's gradients",
+        ),
         Valid(
             """\
 import torch

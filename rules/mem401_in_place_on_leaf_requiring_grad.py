@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.autograd.activations import is_inplace_method
 from memlint.analysis.autograd.frozen import ever_frozen, parameter_loop_targets
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.autograd.leaves import creates_leaf
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.ops import is_inplace_method
 
 
 def _literal(expr: cst.BaseExpression, value: str) -> bool:

@@ -8,7 +8,6 @@ from memlint.analysis.autograd.activations import (
     function_saves_output,
     inplace_arg,
     inplace_function_target,
-    is_inplace_method,
     module_saves_output,
     nn_class,
     runs_inplace,
@@ -20,6 +19,7 @@ from memlint.analysis.scope.names import flat_targets
 from memlint.analysis.training.loops import ends_with_jump
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.ops import is_inplace_method
 
 
 class _Scope:

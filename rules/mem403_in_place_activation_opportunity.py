@@ -6,15 +6,10 @@ import re
 
 import libcst as cst
 
-from memlint.analysis.autograd.activations import (
-    INPUT_SAVING_LAYERS,
-    inplace_arg,
-    nn_class,
-    runs_inplace,
-    sequential_elements,
-)
+from memlint.analysis.autograd.activations import inplace_arg, nn_class, runs_inplace, sequential_elements
 from memlint.fix.call_args import append_keyword
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.ops import INPUT_SAVING_LAYERS
 
 _ACTIVATIONS = {"ReLU": 0, "ReLU6": 0, "SiLU": 0, "LeakyReLU": 1}
 # Code that reads layer outputs from outside the forward: an in-place

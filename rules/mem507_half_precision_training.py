@@ -7,11 +7,11 @@ from libcst.metadata import PositionProvider
 
 from memlint.analysis.scope.bindings import parameters_owners
 from memlint.analysis.scope.names import dotted_name
-from memlint.analysis.scope.objects import Kind
-from memlint.analysis.training.loops import name_tokens
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
+from memlint.vocabulary.kinds import Kind
+from memlint.vocabulary.tokens import name_tokens
 
 _HALF_DTYPES = frozenset({"torch.float16", "torch.half"})
 _HALF_TYPES = frozenset({"torch.float16", "torch.half", "torch.HalfTensor", "torch.cuda.HalfTensor"})

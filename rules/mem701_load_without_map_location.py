@@ -7,10 +7,11 @@ import re
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
-from memlint.analysis.scope.objects import Kind, ObjectTable
+from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.kinds import Kind
 
 # State dicts without weights: an LR scheduler's numbers, a GradScaler's
 # scale, a sampler's or data loader's position.

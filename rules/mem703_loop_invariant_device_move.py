@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.autograd.activations import is_inplace_method
 from memlint.analysis.scope.names import dotted_name, flat_targets
-from memlint.analysis.scope.objects import Kind
-from memlint.analysis.training.loops import SAMPLE_TOKENS
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
+from memlint.vocabulary.kinds import Kind
+from memlint.vocabulary.ops import is_inplace_method
+from memlint.vocabulary.tokens import SAMPLE_TOKENS
 
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "list", "islice", "trange"})
 _FACTORIES = frozenset(

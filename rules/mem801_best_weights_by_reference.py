@@ -6,10 +6,10 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from memlint.analysis.scope.names import dotted_name, mentions
-from memlint.analysis.scope.objects import Kind
 from memlint.analysis.training.loops import jumps
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.kinds import Kind
 
 _SAVES = frozenset({"torch.save", "save", "save_checkpoint", "safetensors.torch.save_file"})
 

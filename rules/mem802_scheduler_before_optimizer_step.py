@@ -5,12 +5,13 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
-from memlint.analysis.scope.objects import Kind
-from memlint.analysis.training.loops import jumps, name_tokens
+from memlint.analysis.training.loops import jumps
 from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.kinds import Kind
+from memlint.vocabulary.tokens import name_tokens
 
 
 def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:

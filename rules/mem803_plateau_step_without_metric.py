@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.training.loops import name_tokens
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
+from memlint.vocabulary.tokens import name_tokens
 
 _TORCH_SCHEDULERS = "torch.optim.lr_scheduler."
 _METRIC_TOKENS = frozenset(

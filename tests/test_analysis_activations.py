@@ -6,11 +6,11 @@ from memlint.analysis.autograd.activations import (
     function_saves_output,
     inplace_arg,
     inplace_function_target,
-    is_inplace_method,
     module_saves_output,
     sequential_elements,
 )
 from memlint.analysis.scope.names import ImportTable
+from memlint.vocabulary.ops import is_inplace_method
 
 MODULE = cst.parse_module(
     "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nimport numpy as np\n"

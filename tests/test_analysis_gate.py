@@ -1952,7 +1952,7 @@ def fit(model, loader, opt):
     assert not facts(scheduler + "run(m, s, 3)\nf(x, flag=False)\n").evaluates_with_grad
 
 
-# -- the gate's own walks read parse/ast_fields' tables: the same answers ---------
+# -- the gate's own walks read gate/ast_fields' tables: the same answers ---------
 
 
 def test_returned_keys_follow_a_yield_inside_an_assigned_or_returned_value():

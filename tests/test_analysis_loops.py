@@ -261,7 +261,7 @@ def test_outer_loops():
 
 
 def test_name_tokens_split_one_word_data_names():
-    from memlint.analysis.training.loops import name_tokens
+    from memlint.vocabulary.tokens import name_tokens
 
     assert {"test", "loader"} <= name_tokens("testloader")
     assert {"val", "set"} <= name_tokens("valset")
@@ -269,7 +269,7 @@ def test_name_tokens_split_one_word_data_names():
 
 
 def test_sample_tokens_name_loops_over_single_inputs():
-    from memlint.analysis.training.loops import SAMPLE_TOKENS
+    from memlint.vocabulary.tokens import SAMPLE_TOKENS
 
     _, (images, batches, imgs) = loop_infos(
         """

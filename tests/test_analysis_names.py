@@ -3,7 +3,8 @@
 import libcst as cst
 import pytest
 
-from memlint.analysis.scope.names import ImportTable, dotted_name, name_tokens
+from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.vocabulary.tokens import name_tokens
 
 
 def table(source: str) -> ImportTable:

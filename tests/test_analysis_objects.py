@@ -7,7 +7,7 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
-from memlint.analysis.scope.objects import Kind, guess_kind_from_name
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 
 def facts_of(src: str) -> ModuleFacts:

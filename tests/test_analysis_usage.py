@@ -102,3 +102,26 @@ def f(model, x):
     assert {"out", "model", "x"} <= facts.usage.sources(loss, fn)
     assert "other" not in facts.usage.sources(loss, fn)
     assert facts.usage.derived({"out"}, fn) == {"out", "loss", "probs", "outs"}
+
+
+def test_feeds_model_sees_state_read_back_by_a_module_call():
+    src = """
+    import torch.nn as nn
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = nn.GRUCell(8, 8)
+        def step(self, x):
+            self.h = self.cell(x + self.cum, self.h)
+            self.cum += self.h
+            self.total += self.h.sum()
+            print(self.total)
+            return self.h
+    """
+    facts = facts_of(src)
+    step = next(f for f in facts.calls.functions if f.name.value == "step")
+    stmts = step.body.body
+    usage = facts.usage
+    assert usage.feeds_model("self.cum", step, skip=stmts[1])
+    assert not usage.feeds_model("self.total", step, skip=stmts[2])  # printed, never fed to the model
+    assert not usage.feeds_model("self.cum", step, skip=step)  # the only reads skipped

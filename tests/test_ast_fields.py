@@ -1,4 +1,4 @@
-"""parse/ast_fields.py: the walks over Python's tree read only the fields that
+"""gate/ast_fields.py: the walks over Python's tree read only the fields that
 may hold code, and still reach every node ``ast.walk`` reaches (contexts,
 operators and aliases aside); the nesting guard's depth is the one it
 measured reading every field."""
@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from memlint.parse import ast_fields
-from memlint.parse.ast_fields import CHILDREN, Children, nodes
+from memlint.gate import ast_fields
+from memlint.gate.ast_fields import CHILDREN, Children, nodes
 from memlint.parse.guard import MAX_DEPTH, nesting_depth
 
 # Every kind of statement and expression this Python parses (3.9's syntax).

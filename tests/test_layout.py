@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "memlint"
 # find -> read -> gate -> parse -> analysis -> rule -> lint -> fix -> run -> reporters; the front-ends on top.
 STAGES = {
+    "vocabulary",  # not a stage: the plain word lists gate/ and analysis/ share (a leaf)
     "find",
     "read",
     "gate",
@@ -135,3 +136,77 @@ def test_no_private_name_imported_across_modules():
 
 def test_rule_authors_import_the_contract_from_memlint_rule():
     from memlint.rule import Fix, Invalid, Rule, Safety, Valid  # noqa: F401
+
+
+def _imports_of(folder: str) -> dict[str, set[str]]:
+    """module -> every module it imports (memlint's and third parties'), lazy imports included."""
+    modules = _modules()
+    return {
+        name: {target for target, _ in _imports(path, modules)}
+        for name, path in modules.items()
+        if name == f"memlint.{folder}" or name.startswith(f"memlint.{folder}.")
+    }
+
+
+def _offending(imports: dict[str, set[str]], allowed) -> list[str]:
+    return sorted(f"{m} imports {t}" for m, targets in imports.items() for t in targets if not allowed(t))
+
+
+def _memlint_module_allowed(prefixes: tuple[str, ...]):
+    def allowed(target: str) -> bool:
+        if target.split(".")[0] == "libcst":
+            return False
+        if not target.startswith("memlint"):
+            return True
+        return any(target == p or target.startswith(p + ".") for p in prefixes)
+
+    return allowed
+
+
+def test_the_vocabulary_is_a_leaf():
+    """The words both stages share import nothing of memlint and nothing of libcst."""
+    assert _offending(_imports_of("vocabulary"), _memlint_module_allowed(("memlint.vocabulary",))) == []
+
+
+def test_the_gate_reads_only_pythons_tree():
+    """gate/ runs before libcst parses: it never imports libcst, the analysis or a later stage."""
+    assert _offending(_imports_of("gate"), _memlint_module_allowed(("memlint.gate", "memlint.vocabulary"))) == []
+
+
+def test_the_analysis_never_imports_a_later_stage():
+    later = (
+        "memlint.lint",
+        "memlint.fix",
+        "memlint.run",
+        "memlint.reporters",
+        "memlint.frontends",
+        "memlint.server",
+        "memlint.verify",
+        "memlint.rules",
+        "memlint.rule",
+    )
+
+    def allowed(target: str) -> bool:
+        return not any(target == p or target.startswith(p + ".") for p in later)
+
+    assert _offending(_imports_of("analysis"), allowed) == []
+
+
+def test_rules_import_the_contract_the_facts_and_the_fix_helpers_only():
+    modules = _modules()
+    allowed = ("memlint.rule", "memlint.analysis", "memlint.vocabulary", "memlint.fix", "memlint.parse.traversal")
+    found = sorted(
+        f"{path.name} imports {target}"
+        for path in (ROOT / "rules").glob("*.py")
+        for target, _ in _imports(path, modules)
+        if target.startswith("memlint") and not any(target == p or target.startswith(p + ".") for p in allowed)
+    )
+    assert found == []
+
+
+def test_the_direction_tests_see_a_wrong_import():
+    imports = {"memlint.gate.x": {"libcst", "memlint.analysis.scope.names", "memlint.gate.y", "ast"}}
+    assert _offending(imports, _memlint_module_allowed(("memlint.gate",))) == [
+        "memlint.gate.x imports libcst",
+        "memlint.gate.x imports memlint.analysis.scope.names",
+    ]

@@ -1,15 +1,15 @@
 """Names read off Python's own ``ast`` nodes, for the gate (gate/facts.py,
 gate/loops.py): the ``ast`` counterparts of names.dotted_name and the name
 tokens loops.py matches. Child walks here read only the fields that may hold
-code (parse/ast_fields.py), as the gate does everywhere: ``ast.walk`` costs
+code (gate/ast_fields.py), as the gate does everywhere: ``ast.walk`` costs
 about three times as much."""
 
 from __future__ import annotations
 
 import ast
 
-from memlint.analysis.scope.names import name_tokens
-from memlint.parse.ast_fields import CHILDREN
+from memlint.gate.ast_fields import CHILDREN
+from memlint.vocabulary.tokens import name_tokens
 
 
 def ast_dotted(expr: ast.AST) -> str | None:

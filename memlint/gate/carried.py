@@ -27,9 +27,9 @@ import ast
 from bisect import bisect_left
 from typing import Any
 
+from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_dotted
 from memlint.gate.trains import TrainingLines
-from memlint.parse import ast_fields
 
 GateFacts = Any  # analysis/gate.GateFacts (no import circle, tests/test_layout.py)
 

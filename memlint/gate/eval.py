@@ -11,12 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from memlint.analysis.autograd.grad_mode import LIGHTNING_NO_GRAD_HOOKS
-from memlint.analysis.scope.objects import Kind, constructor_kind, guess_kind_from_name
-
-# The very words loops.py uses to call a loop a batch loop or a function an
-# evaluation, so the gate widens whenever they do.
-from memlint.analysis.training.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
+from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.gate.inplace import mode_set_by_statements
 from memlint.gate.loops import eval_argument, eval_mode_call
@@ -29,7 +24,12 @@ from memlint.gate.syntax import (
     last_name,
     qualify,
 )
-from memlint.parse import ast_fields
+from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
+from memlint.vocabulary.kinds import Kind, constructor_kind, guess_kind_from_name
+
+# The very words loops.py uses to call a loop a batch loop or a function an
+# evaluation, so the gate widens whenever they do.
+from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 
 GateFacts = Any  # analysis/gate.GateFacts (no import circle)
 

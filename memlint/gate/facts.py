@@ -20,19 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from memlint.analysis.autograd.activations import (
-    ALWAYS_INPLACE_FUNCTIONS,
-    INPLACE_FUNCTIONS,
-    OUTPUT_SAVING_MODULES,
-    OUTPUT_SAVING_WHEN_INPLACE,
-    is_inplace_method,
-)
-from memlint.analysis.autograd.grad_mode import LIGHTNING_NO_GRAD_HOOKS
-
-# The very words loops.py uses to call a loop a batch loop or a function an
-# evaluation, so the gate widens whenever they do.
-from memlint.analysis.training.loops import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
-from memlint.analysis.training.module_params import PARAMETER_ATTRS
+from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee, ast_tokens
 from memlint.gate.carried import carries_state
 from memlint.gate.empty_cache import empty_cache_in_loop
@@ -59,7 +47,19 @@ from memlint.gate.syntax import (
     last_name,
     may_iterate_parameters,
 )
-from memlint.parse import ast_fields
+from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
+from memlint.vocabulary.ops import (
+    ALWAYS_INPLACE_FUNCTIONS,
+    INPLACE_FUNCTIONS,
+    OUTPUT_SAVING_MODULES,
+    OUTPUT_SAVING_WHEN_INPLACE,
+    PARAMETER_ATTRS,
+    is_inplace_method,
+)
+
+# The very words loops.py uses to call a loop a batch loop or a function an
+# evaluation, so the gate widens whenever they do.
+from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 
 # grad_mode: what turns recording off (context managers, decorators, the
 # Lightning hooks run under no_grad).
@@ -104,7 +104,7 @@ _CODES: dict[type, int] = {
 class _Walk(dict):  # type: ignore[type-arg]
     """Node class -> (code, single child fields, list child fields). Anything
     else met (None, or a scalar read through a class whose signature
-    parse/ast_fields.py could not read) has no children."""
+    gate/ast_fields.py could not read) has no children."""
 
     def __missing__(self, key: type) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
         return (0, (), ())
@@ -397,7 +397,7 @@ class GateFacts:
     def _walk(self, tree: ast.AST) -> None:
         """One pass over the nodes that may hold code. Each node's class
         gives, in one dict lookup (_WALK), what the walk does with it and
-        which of its fields hold children (parse/ast_fields.py: contexts,
+        which of its fields hold children (gate/ast_fields.py: contexts,
         operators and aliases are never visited): the gate runs on every
         file past the pre-filter, and testing every field of every node cost
         as much as Python's parse. Calls and assignments are read after the

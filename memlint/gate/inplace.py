@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from memlint.analysis.autograd.activations import is_inplace_method
+from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee
 from memlint.gate.syntax import (
     BACKWARD,
@@ -24,7 +24,7 @@ from memlint.gate.syntax import (
     may_iterate_parameters,
     qualify,
 )
-from memlint.parse import ast_fields
+from memlint.vocabulary.ops import is_inplace_method
 
 GateFacts = Any  # analysis/gate.GateFacts (no import circle)
 
@@ -433,7 +433,7 @@ def compute_grad_on_writes(facts: GateFacts) -> GateFacts:
                 off_called.add(node.func.id)  # type: ignore[attr-defined]
         elif kind is ast.Call or kind is ast.Assign or kind is ast.AugAssign:
             writes.append((node, entry))
-        # Contexts, operators and aliases say nothing here (parse/ast_fields).
+        # Contexts, operators and aliases say nothing here (gate/ast_fields).
         children = table.get(kind)
         if children is None:
             if kind is list:  # a field of a class whose signature was not read

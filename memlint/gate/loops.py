@@ -62,19 +62,13 @@ from __future__ import annotations
 import ast
 from typing import Any, Callable
 
-from memlint.analysis.training.loops import (
-    DATA_TOKENS,
-    EVAL_DATA_TOKENS,
-    EVAL_FUNCTION_TOKENS,
-    SAMPLE_TOKENS,
-    name_tokens,
-)
+from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.gate.moves import MODULE, is_flag, move_sites, target_keys
 from memlint.gate.seeds import Seeds
 from memlint.gate.syntax import bare_names
 from memlint.gate.trains import TrainingLines
-from memlint.parse import ast_fields
+from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
 
 # analysis/gate.GateFacts, which imports this module (tests/test_layout.py
 # allows no import circle, not even under TYPE_CHECKING).
@@ -938,7 +932,7 @@ _YIELDS = frozenset({ast.Yield, ast.YieldFrom})
 def _expr_keys(nodes: list[ast.AST]) -> set[str]:
     """usage._keys on ``ast``, less what ``ast`` has no Name for (keyword
     and attribute names, lambda parameters): every name and dotted name of
-    an expression, given its nodes (parse/ast_fields.nodes)."""
+    an expression, given its nodes (gate/ast_fields.nodes)."""
     keys: set[str] = set()
     for node in nodes:
         kind = type(node)

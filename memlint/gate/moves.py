@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import ast
 
+from memlint.gate.ast_fields import CHILDREN, STATEMENT_BLOCKS
 from memlint.gate.ast_names import ast_callee, ast_dotted
-from memlint.parse.ast_fields import CHILDREN, STATEMENT_BLOCKS
 
 # The rule's ``_FACTORIES`` and ``_SHAPING`` (tests/test_analysis_gate.py
 # holds them equal: the gate does not import the rules).

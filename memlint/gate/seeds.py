@@ -67,9 +67,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from memlint.analysis.scope.objects import Kind, guess_kind_from_name
+from memlint.gate.ast_fields import CHILDREN
 from memlint.gate.ast_names import ast_callee
-from memlint.parse.ast_fields import CHILDREN
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 GateFacts = Any  # analysis/gate.GateFacts (no import circle)
 
@@ -85,7 +85,7 @@ _OFF_DECORATORS = frozenset({"no_grad", "inference_mode"})
 _PARAMETER_METHODS = ("parameters", "named_parameters")
 
 # What _collect does with a node, and the fields holding its children
-# (parse/ast_fields: contexts, operators and aliases hold nothing here), in
+# (gate/ast_fields: contexts, operators and aliases hold nothing here), in
 # one lookup; anything else met (None, a scalar) has no children.
 _NAME, _ATTRIBUTE, _CALL, _ARG, _HANDLER, _FUNCTION, _CLASS, _LIST = range(1, 9)
 _SEED_CODES = {

@@ -9,15 +9,15 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from memlint.analysis.autograd.activations import (
+from memlint.gate import ast_fields
+from memlint.gate.ast_names import ast_callee, ast_dotted
+from memlint.vocabulary.ops import (
     OUTPUT_SAVING_FUNCTIONS,
     OUTPUT_SAVING_FUNCTIONS_WHEN_INPLACE,
     OUTPUT_SAVING_METHODS,
     OUTPUT_SAVING_MODULES,
     OUTPUT_SAVING_WHEN_INPLACE,
 )
-from memlint.gate.ast_names import ast_callee, ast_dotted
-from memlint.parse import ast_fields
 
 GateFacts = Any  # analysis/gate.GateFacts (no import circle)
 

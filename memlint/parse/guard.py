@@ -15,7 +15,7 @@ import ast
 import re
 import warnings
 
-from memlint.parse.ast_fields import CHILDREN
+from memlint.gate.ast_fields import CHILDREN
 
 # Deeper than any real code (torch, the standard library, transformers: at
 # most ~70), and shallow enough that libcst answers in about a second.

@@ -46,7 +46,9 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.scope.bindings import Bindings
 from memlint.analysis.scope.callgraph import CallGraph
-from memlint.analysis.scope.names import ImportTable, dotted_name, name_tokens
+from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
+from memlint.vocabulary.tokens import name_tokens
 
 
 class GradMode(enum.Enum):
@@ -56,19 +58,6 @@ class GradMode(enum.Enum):
 
 
 _OFF = frozenset({"no_grad", "inference_mode"})
-LIGHTNING_NO_GRAD_HOOKS = frozenset(
-    {
-        "validation_step",
-        "test_step",
-        "predict_step",
-        "validation_epoch_end",
-        "test_epoch_end",
-        "on_validation_epoch_end",
-        "on_test_epoch_end",
-        "on_validation_batch_end",
-        "on_test_batch_end",
-    }
-)
 
 # What autograd runs the static methods of a custom ``torch.autograd.Function`` under.
 _AUTOGRAD_FUNCTION_METHODS = {

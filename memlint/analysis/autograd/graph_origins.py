@@ -37,8 +37,8 @@ import libcst as cst
 
 from memlint.analysis.autograd.graph_reach import CUTTING_ATTRIBUTES, CUTTING_FUNCTIONS, CUTTING_METHODS
 from memlint.analysis.scope.names import dotted_name
-from memlint.analysis.training.loops import DATA_TOKENS
 from memlint.parse.traversal import visit_fast
+from memlint.vocabulary.tokens import DATA_TOKENS
 
 # Results that are new leaves, whatever their arguments hold.
 _FACTORIES = frozenset(

@@ -43,9 +43,10 @@ from memlint.analysis.scope.bindings import Bindings, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.config_attrs import plain_number_attributes
 from memlint.analysis.scope.names import ImportTable, dotted_name, flat_targets, mentions
-from memlint.analysis.scope.objects import Kind, ObjectTable
+from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.scope.undo_env import ABSENT, UndoEnv
 from memlint.parse.budget import tick
+from memlint.vocabulary.kinds import Kind
 
 
 class H(enum.Enum):

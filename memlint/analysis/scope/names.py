@@ -9,7 +9,6 @@ with target) is ambiguous and resolves to nothing: precision first.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -222,33 +221,3 @@ def is_lightning_module(cls: cst.ClassDef, names: ImportTable) -> bool:
     return any(
         (names.qualified_name(b.value) or dotted_name(b.value) or "").endswith("LightningModule") for b in cls.bases
     )
-
-
-# ``testloader``, ``valset``: data names written as one word (the PyTorch
-# CIFAR tutorial's spelling) also yield their two halves.
-_COMPOUND_DATA = re.compile(r"(train|val|valid|test|eval|dev)(loader|loaders|dataloader|dl|ds|set|data)")
-
-
-def name_tokens(name: str) -> set[str]:
-    """``validateEpoch`` -> {"validate", "epoch"}; ``val_loader`` -> {"val", "loader"};
-    ``testloader`` -> {"testloader", "test", "loader"}."""
-    found = _TOKENS.get(name)
-    if found is None:
-        if len(_TOKENS) > 8192:  # a long-lived process (the server) sees every name it ever linted
-            _TOKENS.clear()
-        found = _TOKENS[name] = frozenset(_name_tokens(name))
-    return set(found)  # callers may add to their copy
-
-
-# name -> its tokens: the analyses ask about the same few hundred names many times per file.
-_TOKENS: dict[str, frozenset[str]] = {}
-
-
-def _name_tokens(name: str) -> set[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    tokens = {t for t in re.split(r"[_\W\d]+", spaced.lower()) if t}
-    for t in list(tokens):
-        m = _COMPOUND_DATA.fullmatch(t)
-        if m:
-            tokens.update(m.groups())
-    return tokens

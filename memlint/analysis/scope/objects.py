@@ -39,7 +39,6 @@ not know, is None: precision first.
 
 from __future__ import annotations
 
-import enum
 import re
 from collections import defaultdict
 from typing import Union
@@ -51,31 +50,11 @@ from memlint.analysis.scope.bindings import parameters_owners
 from memlint.analysis.scope.callgraph import CallGraph, Scope
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.parse.traversal import visit_fast
-
-
-class Kind(enum.Enum):
-    MODULE = "module"
-    OPTIMIZER = "optimizer"
-    SCALER = "scaler"
-    SCHEDULER = "scheduler"
-    LOSS = "loss"
-    LOADER = "loader"
-
+from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name
 
 # Methods that return the module itself, so ``model = model.to(dev)`` keeps its kind.
 _SELF_RETURNING = frozenset(
     {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "to_empty"}
-)
-_SCHEDULER_SUFFIXES = ("LR", "Scheduler", "Schedule")
-_SCALER_NAMES = frozenset(
-    {
-        "torch.cuda.amp.GradScaler",
-        "torch.amp.GradScaler",
-        "torch.cpu.amp.GradScaler",
-        "torch.amp.grad_scaler.GradScaler",
-        "torch.cuda.amp.grad_scaler.GradScaler",
-        "torch.GradScaler",
-    }
 )
 # Factories named for what they return: nanoGPT's ``model.configure_optimizers(...)``,
 # timm's ``create_optimizer_v2(...)``, ``build_optimizer(cfg)``.
@@ -83,31 +62,6 @@ _OPTIMIZER_FACTORY = re.compile(r"(configure|create|build|make|get|init|setup)_o
 _F_LOSS = re.compile(
     r"^torch\.nn\.functional\.(\w*_loss|cross_entropy|binary_cross_entropy(_with_logits)?|kl_div|nll_loss)$"
 )
-# A conventional suffix: ``optimizer_G``, ``optD``, ``opt2``, ``model_ema``.
-_SUFFIX = r"(_?[A-Z0-9][A-Za-z0-9]*|_[a-z]|_(student|teacher|ema|base|main|gen|disc|enc|dec|\d+))?"
-_NAME_GUESSES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
-    (Kind.OPTIMIZER, re.compile(rf"^(optim|optimi[sz]er|opt){_SUFFIX}$|^[a-z]+_(optim|optimi[sz]er|opt)$")),
-    (Kind.SCHEDULER, re.compile(rf"^(lr_)?sched(uler)?{_SUFFIX}$|^[a-z]+_sched(uler)?$")),
-    (Kind.SCALER, re.compile(r"^(grad_|amp_|loss_)?scaler$")),
-    (Kind.LOSS, re.compile(rf"^(criterion|loss_?fn|loss_?func(tion)?){_SUFFIX}$|^[a-z]+_criterion$")),
-    (Kind.LOADER, re.compile(r"^([a-z]+_)?(data)?loader$|^[a-z]+_dl$|^dl$")),
-    (
-        Kind.MODULE,
-        re.compile(
-            rf"^(model|net|network|generator|discriminator|encoder|decoder|classifier|backbone|"
-            rf"policy|critic|actor|unet|vae|rnn|lstm|gru|cnn|mlp|transformer|net[GD]){_SUFFIX}$"
-            r"|^[a-z]+_(model|net)$|^[GD]$"
-        ),
-    ),
-)
-
-
-def guess_kind_from_name(name: str) -> Kind | None:
-    """Kind suggested by a conventional name (``optimizer``, ``netD``...)."""
-    for kind, pattern in _NAME_GUESSES:
-        if pattern.search(name):
-            return kind
-    return None
 
 
 Expr = Union[cst.BaseExpression, str]
@@ -701,49 +655,6 @@ class ObjectTable(cst.CSTVisitor):
         return "unknown"
 
 
-def constructor_kind(qualified: str) -> Kind | None:
-    """Kind of object created by calling ``qualified`` (an imported callee)."""
-    head, _, last = qualified.rpartition(".")
-    if qualified in _SCALER_NAMES:
-        return Kind.SCALER
-    if qualified == "torch.optim.swa_utils.AveragedModel":
-        return Kind.MODULE
-    if qualified == "torch.optim.swa_utils.SWALR":
-        return Kind.SCHEDULER
-    if head.startswith("torch.optim.lr_scheduler") or head.startswith("timm.scheduler"):
-        return Kind.SCHEDULER
-    if qualified.startswith("transformers.") and "schedule" in last:
-        return Kind.SCHEDULER
-    if head.startswith("torch.optim") and last[:1].isupper() and last != "Optimizer" and "swa_utils" not in head:
-        return Kind.OPTIMIZER
-    if qualified in ("transformers.AdamW", "transformers.Adafactor", "transformers.optimization.AdamW"):
-        return Kind.OPTIMIZER
-    if head.startswith(("bitsandbytes.optim", "torch_optimizer", "timm.optim")) and last[:1].isupper():
-        return Kind.OPTIMIZER
-    if qualified.startswith("timm.optim.create_optimizer"):
-        return Kind.OPTIMIZER
-    if last == "DataLoader":
-        return Kind.LOADER
-    if last.endswith(("Loss", "Criterion")) and last[:1].isupper():
-        return Kind.LOSS  # torch.nn, segmentation_models_pytorch, kornia, timm, a project's ``Criterion(args)``
-    if head in ("torch.nn", "torch.nn.modules.loss") and last.endswith("Loss"):
-        return Kind.LOSS
-    if (
-        head.startswith("torch.nn")
-        and last[:1].isupper()
-        and last not in ("Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter", "Buffer")
-    ):
-        if not head.startswith(("torch.nn.utils", "torch.nn.init", "torch.nn.functional")):
-            return Kind.MODULE
-    if head.startswith("torchvision.models") and last[:1].islower() and not last.startswith("get_weight"):
-        return Kind.MODULE
-    if qualified in ("timm.create_model", "torch.hub.load"):
-        return Kind.MODULE
-    if last == "from_pretrained" and re.search(r"(Model|For[A-Z]\w*)$", head.rsplit(".", 1)[-1]):
-        return Kind.MODULE
-    return None
-
-
 _MODULE_SEQUENCES = frozenset(
     {
         "torch.nn.ModuleList",
@@ -762,7 +673,7 @@ def _annotation_kind(qn: str) -> Kind | None:
         return Kind.OPTIMIZER
     if last in ("_LRScheduler", "LRScheduler", "LambdaLR") and qn.startswith("torch.optim"):
         return Kind.SCHEDULER
-    if qn in _SCALER_NAMES:
+    if qn in SCALER_NAMES:
         return Kind.SCALER
     if last == "DataLoader":
         return Kind.LOADER

@@ -45,88 +45,14 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.autograd.grad_mode import GradMode, context_mode
 from memlint.analysis.scope.aliases import alias_pairs, related
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
-from memlint.analysis.scope.names import (
-    ImportTable,
-    dotted_name,
-    flat_targets,
-    is_lightning_module,
-    mentions,
-    name_tokens,
-)
+from memlint.analysis.scope.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.parse.traversal import visit_fast
+from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 
 Loop = Union[cst.For, cst.While]
 
-EVAL_FUNCTION_TOKENS = frozenset(
-    {
-        "val",
-        "valid",
-        "validate",
-        "validation",
-        "validating",
-        "eval",
-        "evaluate",
-        "evaluation",
-        "evaluating",
-        "test",
-        "testing",
-        "predict",
-        "prediction",
-        "predictions",
-        "infer",
-        "inference",
-        "inferencing",
-        "score",
-        "scoring",
-        "generate",
-        "generation",
-    }
-)
-_EVAL_DATA_TOKENS = frozenset({"val", "valid", "validation", "test", "testing", "eval", "dev", "holdout"})
-EVAL_DATA_TOKENS = _EVAL_DATA_TOKENS  # what the gate reads as evidence of evaluation (analysis/gate_loops.py)
-DATA_TOKENS = (
-    frozenset(
-        {
-            "loader",
-            "loaders",
-            "dataloader",
-            "dataloaders",
-            "dl",
-            "batch",
-            "batches",
-            "dataset",
-            "ds",
-            "epoch",
-            "epochs",
-            "step",
-            "steps",
-            "iters",
-            "iter",
-            "iterations",
-            "iteration",
-            "episode",
-            "episodes",
-            "train",
-            "training",
-            "val",
-            "valid",
-            "validation",
-            "test",
-            "eval",
-            "data",
-            "updates",
-            "niter",
-            "minibatch",
-            "minibatches",
-        }
-    )
-    | _EVAL_DATA_TOKENS
-)
 _TRAIN_TOKENS = frozenset({"train", "training", "fit"})
-# Iterables of single inputs (``for img in val_images``): a loop over them
-# runs once per sample, not once per batch.
-SAMPLE_TOKENS = frozenset({"images", "imgs", "samples", "frames"})
 # Loops whose iterations each run a whole training or evaluation (RULES.md traps).
 _OUTER_LOOP_TOKENS = frozenset(
     {
@@ -432,7 +358,7 @@ class LoopAnalysis(cst.CSTVisitor):
         scope = info.scope
         if isinstance(scope, cst.FunctionDef) and self.eval_named(scope):
             return True
-        if info.data_tokens & _EVAL_DATA_TOKENS and not info.data_tokens & _TRAIN_TOKENS:
+        if info.data_tokens & EVAL_DATA_TOKENS and not info.data_tokens & _TRAIN_TOKENS:
             return True
         if isinstance(scope, cst.FunctionDef) and self._iterates_eval_argument(scope, info):
             return True
@@ -453,7 +379,7 @@ class LoopAnalysis(cst.CSTVisitor):
                 return False
             for arg in bound:
                 tokens = self._tokens_of(arg.value)
-                if not tokens & _EVAL_DATA_TOKENS or tokens & _TRAIN_TOKENS:
+                if not tokens & EVAL_DATA_TOKENS or tokens & _TRAIN_TOKENS:
                     return False
         return True
 
@@ -486,7 +412,7 @@ class LoopAnalysis(cst.CSTVisitor):
             tokens |= self._tokens_of(comp_for.iter)
             comp_for = comp_for.inner_for_in
         evidence = (isinstance(scope, cst.FunctionDef) and self.eval_named(scope)) or bool(
-            tokens & _EVAL_DATA_TOKENS and not tokens & _TRAIN_TOKENS
+            tokens & EVAL_DATA_TOKENS and not tokens & _TRAIN_TOKENS
         )
         if not evidence:
             evidence = _last_mode_before(facts.mode_calls, start) == "eval"

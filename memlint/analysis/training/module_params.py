@@ -31,11 +31,11 @@ import libcst as cst
 
 from memlint.analysis.autograd.frozen import ever_frozen
 from memlint.analysis.autograd.history import param_names
-from memlint.analysis.scope.objects import Kind
-from memlint.analysis.training.loops import name_tokens
 from memlint.parse.traversal import visit_fast
+from memlint.vocabulary.kinds import Kind
+from memlint.vocabulary.ops import PARAMETER_ATTRS
+from memlint.vocabulary.tokens import name_tokens
 
-PARAMETER_ATTRS = frozenset({"weight", "bias"})
 _NOT_A_MODULE = frozenset({"data", "grad", "shape", "T", "mT"})
 _LOSS_TOKENS = frozenset({"loss", "losses", "criterion", "criterions", "crit"})
 _FREEZE_TOKENS = frozenset({"freeze", "frozen", "unfreeze", "requires", "grad"})

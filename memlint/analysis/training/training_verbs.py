@@ -38,8 +38,9 @@ import libcst as cst
 
 from memlint.analysis.scope.bindings import Bindings, parameters_owners, parameters_owners_in
 from memlint.analysis.scope.names import ImportTable, dotted_name
-from memlint.analysis.scope.objects import Kind, ObjectTable
+from memlint.analysis.scope.objects import ObjectTable
 from memlint.parse.traversal import visit_fast
+from memlint.vocabulary.kinds import Kind
 
 Scope = Union[cst.FunctionDef, cst.Module]
 Loop = Union[cst.For, cst.While]

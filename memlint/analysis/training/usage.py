@@ -265,6 +265,22 @@ class UsageAnalysis:
     def reads(self, key: str, scope: Scope) -> list[cst.CSTNode]:
         return self._scope(scope).reads.get(key, [])
 
+    def feeds_model(self, key: str, scope: Scope, skip: cst.CSTNode) -> bool:
+        """``key`` is read, outside ``skip``, within an argument of a model
+        call of ``scope`` (``self.rnn(x + self.weights_cum, h)``): state fed
+        back into the forward pass, part of the graph on purpose. Carrying it
+        across batches is MEM104's question, not an accumulator's."""
+        for node in self.reads(key, scope):
+            if self._inside(node, skip):
+                continue
+            cur = self.parents.get(node)
+            while cur is not None and not isinstance(cur, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                call = self.parents.get(cur) if isinstance(cur, cst.Arg) else None
+                if isinstance(call, cst.Call) and self.objects.is_model_call(call):
+                    return True
+                cur = self.parents.get(cur)
+        return False
+
     def numeric_uses_only(
         self, key: str, scope: Scope, after: tuple[int, int], skip: cst.CSTNode | None = None, _depth: int = 0
     ) -> bool:

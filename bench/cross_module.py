@@ -1,0 +1,591 @@
+"""Cross-module recall: whole training projects, each checked as one tree.
+
+    python bench/cross_module.py                    # default rules, every project
+    python bench/cross_module.py --markdown
+    python bench/cross_module.py --json out.json
+    python bench/cross_module.py --mirror /work/.mirror   # recreate missing trees from git mirrors
+    python bench/cross_module.py --fetch            # recreate missing trees with git over the network
+
+`cross_module/manifest.tsv` lists instances labelled by reading public,
+multi-file PyTorch training projects BEFORE memlint ran on them: a place
+where a rule should fire (`pos`) or a deliberate look-alike where it must stay
+silent (`neg`), and whether the fact that decides it lives in another module
+of the project (`cross_module` yes/no: the caller's `no_grad`, a helper
+defined elsewhere, `torch` arriving through a star import, a tracker class
+from another module...). Columns: repo, commit, path, line (a line or a range
+`a-b`), codes (comma-separated), label, cross_module, why. The family of an
+instance is the hundred of its first code (MEM2xx -> grad-mode).
+
+The projects are never committed. Each lives, as exported at the pinned
+commit (its `.py` files and pyproject.toml / setup.py / setup.cfg /
+requirements*.txt, nothing else), in the git-ignored
+`bench/.corpora/cross_module/<owner>__<repo>/`, with a `.commit` file naming
+the commit. A missing tree is recreated from a local git mirror
+(`--mirror DIR`, holding `DIR/<owner>+<repo>/repo` as a bare or normal git
+directory that contains the commit, e.g. what this workplace's `fetch` tool
+leaves under /work/.mirror) or, with `--fetch`, by `git fetch` of that one
+commit from github.com. A folder that is already there is used as it is (a
+`.commit` naming another commit is reported and the project skipped). What
+is still missing is listed with its repo and commit.
+
+memlint runs as a user would run it: the real CLI,
+`memlint check --output-format json --no-cache --exit-zero <tree>`, once per
+project, on the whole tree. Scoring, as bench/recall_real.py:
+
+- a finding matches an instance when it is in the same file, its code is one
+  of the instance's codes, and its line lies within the instance's line or
+  range widened by WINDOW lines each side; when several instances match, the
+  nearest one takes the finding (a `pos` wins a tie);
+- a `pos` instance is found when at least one finding matches it; a finding
+  that matches a `neg` instance is a false alarm;
+- a finding that matches nothing is "unlabelled": listed for a person to
+  judge and counted as a false alarm of the overall row, unless
+  `cross_module/reviewed_after.tsv` (repo, path, line, code, verdict TP/FP,
+  cross_module yes/no/empty, why) holds a verdict given after the run; those
+  are reported separately as labelled-after, and count in the same-file or
+  cross-module row when their cross_module column says which.
+
+Rows: overall, same-file (cross_module no), cross-module (cross_module yes),
+and one per family. recall = found / positives; precision = (found +
+labelled-after TP) / (that + false alarms). The exit status is 0 (a
+measurement), or 1 when a project is missing or not analysed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+HERE = BENCH / "cross_module"
+TREES = BENCH / ".corpora" / "cross_module"
+WINDOW = 3
+HEADER = ("repo", "commit", "path", "line", "codes", "label", "cross_module", "why")
+REVIEW_COLUMNS = ("repo", "path", "line", "code", "verdict")
+KEEP_SUFFIXES = (".py",)
+KEEP_NAMES = ("pyproject.toml", "setup.py", "setup.cfg")
+FAMILIES = {
+    "1": "autograd-history",
+    "2": "grad-mode",
+    "3": "optimizer-steps",
+    "4": "in-place",
+    "5": "mixed-precision",
+    "6": "checkpointing",
+    "7": "device-memory",
+    "8": "schedulers",
+}
+
+
+def family_of(code: str) -> str:
+    return FAMILIES.get(code[3:4], "other") if code.upper().startswith("MEM") else "other"
+
+
+@dataclass(frozen=True)
+class Instance:
+    repo: str
+    commit: str
+    path: str
+    first: int
+    last: int
+    codes: tuple[str, ...]
+    label: str
+    cross: bool
+    why: str
+
+    @property
+    def family(self) -> str:
+        return family_of(self.codes[0])
+
+    @property
+    def scope(self) -> str:
+        return "cross-module" if self.cross else "same-file"
+
+    @property
+    def lines(self) -> str:
+        return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
+
+    def distance(self, line: int) -> int:
+        """How far `line` lies outside the labelled span (0 inside)."""
+        return max(self.first - line, line - self.last, 0)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One memlint finding, keyed by repo and the path inside its tree."""
+
+    repo: str
+    path: str
+    line: int
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # TP or FP
+    cross: bool | None  # None: not said
+
+
+@dataclass
+class Score:
+    found: set[Instance] = field(default_factory=set)
+    true_hits: list[tuple[Hit, Instance]] = field(default_factory=list)
+    neg_hits: list[tuple[Hit, Instance]] = field(default_factory=list)
+    unlabelled: list[Hit] = field(default_factory=list)
+    after: list[tuple[Hit, Verdict]] = field(default_factory=list)
+
+
+def parse_lines(text: str) -> tuple[int, int]:
+    first, _, last = text.strip().partition("-")
+    lo, hi = int(first), int(last or first)
+    if lo < 1 or hi < lo:
+        raise ValueError(f"bad line or range: {text!r}")
+    return lo, hi
+
+
+def _yes_no(value: str, where: str) -> bool:
+    value = value.strip().lower()
+    if value not in ("yes", "no"):
+        raise SystemExit(f"{where}: cross_module must be yes or no, not {value!r}")
+    return value == "yes"
+
+
+def load_manifest(path: Path) -> list[Instance]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        if tuple(reader.fieldnames or ()) != HEADER:
+            raise SystemExit(f"{path}: header must be {' '.join(HEADER)}")
+        out = []
+        for number, row in enumerate(reader, start=2):
+            where = f"{path}:{number}"
+            if row["label"] not in ("pos", "neg"):
+                raise SystemExit(f"{where}: label must be pos or neg, not {row['label']!r}")
+            codes = tuple(c.strip().upper() for c in row["codes"].split(",") if c.strip())
+            if not codes:
+                raise SystemExit(f"{where}: no codes")
+            first, last = parse_lines(row["line"])
+            out.append(
+                Instance(
+                    repo=row["repo"],
+                    commit=row["commit"],
+                    path=row["path"],
+                    first=first,
+                    last=last,
+                    codes=codes,
+                    label=row["label"],
+                    cross=_yes_no(row["cross_module"], where),
+                    why=row["why"],
+                )
+            )
+        return out
+
+
+def load_review(path: Path) -> dict[tuple[str, str, int, str], Verdict]:
+    """(repo, path, line, code) -> verdict, for findings judged after the run."""
+    if not path.exists():
+        return {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = csv.DictReader((line for line in fh if not line.startswith("#")), delimiter="\t")
+        missing = [c for c in REVIEW_COLUMNS if c not in (rows.fieldnames or ())]
+        if missing:
+            raise SystemExit(f"{path}: missing columns {', '.join(missing)}")
+        review = {}
+        for row in rows:
+            verdict = row["verdict"].strip().upper()
+            if verdict not in ("TP", "FP"):
+                raise SystemExit(f"{path}: verdict must be TP or FP, not {row['verdict']!r}")
+            cross_text = (row.get("cross_module") or "").strip()
+            cross = _yes_no(cross_text, str(path)) if cross_text else None
+            key = (row["repo"], row["path"], int(row["line"]), row["code"].strip().upper())
+            review[key] = Verdict(verdict, cross)
+        return review
+
+
+# -- the trees ---------------------------------------------------------------
+
+
+def tree_dir(trees: Path, repo: str) -> Path:
+    return trees / repo.replace("/", "__")
+
+
+def projects(instances: list[Instance]) -> dict[str, str]:
+    """repo -> commit (one commit per repository)."""
+    out: dict[str, str] = {}
+    for inst in instances:
+        if out.setdefault(inst.repo, inst.commit) != inst.commit:
+            raise SystemExit(f"{inst.repo}: the manifest names two commits ({out[inst.repo]}, {inst.commit})")
+    return out
+
+
+def _keep(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return (
+        path.endswith(KEEP_SUFFIXES)
+        or name in KEEP_NAMES
+        or (name.startswith("requirements") and name.endswith(".txt"))
+    )
+
+
+def _git(git_dir: Path | None, *args: str, cwd: Path | None = None, data: bool = False) -> subprocess.CompletedProcess:
+    command = ["git"] + ([f"--git-dir={git_dir}"] if git_dir else []) + list(args)
+    return subprocess.run(command, cwd=cwd, capture_output=True, check=False, text=not data)
+
+
+def export_tree(git_dir: Path, commit: str, target: Path) -> str:
+    """Write the kept files of `commit` under `target`; returns what happened, in words."""
+    if _git(git_dir, "cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
+        return f"commit {commit} is not in {git_dir}"
+    listing = _git(git_dir, "ls-tree", "-r", "--name-only", "-z", commit)
+    if listing.returncode != 0:
+        return f"git ls-tree failed: {listing.stderr.strip()}"
+    paths = [p for p in listing.stdout.split("\0") if p and _keep(p)]
+    scratch = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        for rel in paths:
+            blob = _git(git_dir, "show", f"{commit}:{rel}", data=True)
+            if blob.returncode != 0:  # a submodule, or a blob the mirror lacks
+                continue
+            out = scratch / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(blob.stdout)
+        (scratch / ".commit").write_text(commit + "\n", encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        scratch.rename(target)
+    finally:
+        if scratch.exists():
+            shutil.rmtree(scratch)
+    return f"exported {len(paths)} files"
+
+
+def mirror_git_dir(mirror: Path, repo: str) -> Path | None:
+    base = mirror / repo.replace("/", "+") / "repo"
+    for candidate in (base / ".git", base):
+        if (candidate / "HEAD").is_file():
+            return candidate
+    return None
+
+
+def fetch_tree(repo: str, commit: str, target: Path, timeout: float = 300.0) -> str:
+    """`git fetch` the one commit from github.com into a scratch repository and export it."""
+    scratch = Path(tempfile.mkdtemp(prefix="cross_module_git."))
+    try:
+        if _git(None, "init", "-q", "--bare", str(scratch)).returncode != 0:
+            return "git init failed"
+        try:
+            url = f"https://github.com/{repo}.git"
+            command = ["git", f"--git-dir={scratch}", "fetch", "-q", "--depth", "1", url, commit]
+            got = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return "git fetch timed out"
+        if got.returncode != 0:
+            return f"git fetch failed: {got.stderr.strip()[:200]}"
+        return export_tree(scratch, commit, target)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def prepare_trees(
+    wanted: dict[str, str], trees: Path, mirror: Path | None, network: bool
+) -> tuple[dict[str, Path], list[str]]:
+    """The tree of every project, recreated where missing; and, in words, what is still missing."""
+    ready: dict[str, Path] = {}
+    problems: list[str] = []
+    for repo, commit in sorted(wanted.items()):
+        target = tree_dir(trees, repo)
+        marker = target / ".commit"
+        if target.is_dir():
+            recorded = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
+            if recorded and recorded != commit:
+                problems.append(f"{repo}: {target} holds {recorded}, the manifest wants {commit}: skipped")
+            else:
+                ready[repo] = target
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        notes = []
+        git_dir = mirror_git_dir(mirror, repo) if mirror else None
+        if git_dir is not None:
+            notes.append(f"mirror: {export_tree(git_dir, commit, target)}")
+        if not target.is_dir() and network:
+            notes.append(f"fetch: {fetch_tree(repo, commit, target)}")
+        if target.is_dir():
+            ready[repo] = target
+            print(f"recreated {repo}@{commit[:12]} ({'; '.join(notes)})")
+        else:
+            how = "; ".join(notes) or "no mirror given and --fetch not asked"
+            problems.append(
+                f"missing: {repo}@{commit} ({how}) -- export it into {target} "
+                f"(e.g. this workplace's fetch tool for github:{repo}, then --mirror /work/.mirror; or --fetch)"
+            )
+    return ready, problems
+
+
+def check_paths(instances: list[Instance], ready: dict[str, Path]) -> list[str]:
+    """Labelled files that a present tree lacks."""
+    seen, out = set(), []
+    for inst in instances:
+        key = (inst.repo, inst.path)
+        if inst.repo in ready and key not in seen:
+            seen.add(key)
+            if not (ready[inst.repo] / inst.path).is_file():
+                out.append(f"{inst.repo}: {inst.path} is not in {ready[inst.repo]}")
+    return out
+
+
+# -- running memlint ---------------------------------------------------------
+
+
+def memlint_command() -> list[str]:
+    """The CLI beside this interpreter (a virtual environment's), else the one on PATH."""
+    here = Path(sys.executable).parent / ("memlint.exe" if os.name == "nt" else "memlint")
+    if here.is_file():
+        return [str(here)]
+    found = shutil.which("memlint")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "memlint"]
+
+
+def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tuple[list[Hit], str | None]:
+    command = memlint_command() + ["check", "--output-format", "json", "--no-cache", "--exit-zero", "--quiet"]
+    if select:
+        command += ["--select", select]
+    if jobs:
+        command += ["--jobs", str(jobs)]
+    command.append(str(tree))
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return [], f"{repo}: memlint exited {done.returncode}: {done.stderr.strip()[-300:]}"
+    try:
+        findings = json.loads(done.stdout or "[]")
+    except json.JSONDecodeError as exc:
+        return [], f"{repo}: memlint's JSON did not parse ({exc})"
+    root = tree.resolve()
+    hits = []
+    for f in findings:
+        path = Path(f["filename"]).resolve()
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        hits.append(Hit(repo, rel, int(f["location"]["row"]), f["code"], f["message"]))
+    return hits, None
+
+
+# -- scoring -----------------------------------------------------------------
+
+
+def score(
+    instances: list[Instance], hits: list[Hit], review: dict[tuple[str, str, int, str], Verdict] | None = None
+) -> Score:
+    review = review or {}
+    by_file: dict[tuple[str, str], list[Instance]] = defaultdict(list)
+    for inst in instances:
+        by_file[(inst.repo, inst.path)].append(inst)
+    result = Score()
+    for hit in sorted(hits, key=lambda h: (h.repo, h.path, h.line, h.code)):
+        matches = [
+            inst
+            for inst in by_file.get((hit.repo, hit.path), ())
+            if hit.code in inst.codes and inst.distance(hit.line) <= WINDOW
+        ]
+        if matches:
+            best = min(matches, key=lambda i: (i.distance(hit.line), i.label != "pos"))
+            if best.label == "pos":
+                result.found.add(best)
+                result.true_hits.append((hit, best))
+            else:
+                result.neg_hits.append((hit, best))
+            continue
+        verdict = review.get((hit.repo, hit.path, hit.line, hit.code))
+        if verdict is None:
+            result.unlabelled.append(hit)
+        else:
+            result.after.append((hit, verdict))
+    return result
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def _row(name: str, c: Counter) -> dict:
+    good = c["found"] + c["after_tp"]
+    return {
+        "row": name,
+        "positives": c["positives"],
+        "found": c["found"],
+        "recall": _ratio(c["found"], c["positives"]),
+        "negatives": c["negatives"],
+        "false_alarms": c["false_alarms"],
+        "unlabelled": c["unlabelled"],
+        "labelled_after": f"{c['after_tp']} TP / {c['after_fp']} FP",
+        "precision": _ratio(good, good + c["false_alarms"]),
+    }
+
+
+def table(instances: list[Instance], result: Score) -> list[dict]:
+    """Rows: overall, same-file, cross-module, then one per family (sorted).
+
+    An unlabelled finding is a false alarm of the overall row and of its
+    code's family; it belongs to neither scope until a person judges it.
+    """
+    scopes: dict[str, Counter] = {"overall": Counter(), "same-file": Counter(), "cross-module": Counter()}
+    families: dict[str, Counter] = defaultdict(Counter)
+
+    def add(scope: str | None, family: str, key: str) -> None:
+        scopes["overall"][key] += 1
+        if scope:
+            scopes[scope][key] += 1
+        families[family][key] += 1
+
+    for inst in instances:
+        add(inst.scope, inst.family, "positives" if inst.label == "pos" else "negatives")
+    for inst in result.found:
+        add(inst.scope, inst.family, "found")
+    for _, inst in result.neg_hits:
+        add(inst.scope, inst.family, "false_alarms")
+    for hit in result.unlabelled:
+        add(None, family_of(hit.code), "false_alarms")
+        add(None, family_of(hit.code), "unlabelled")
+    for hit, verdict in result.after:
+        scope = None if verdict.cross is None else ("cross-module" if verdict.cross else "same-file")
+        if verdict.verdict == "TP":
+            add(scope, family_of(hit.code), "after_tp")
+        else:
+            add(scope, family_of(hit.code), "after_fp")
+            add(scope, family_of(hit.code), "false_alarms")
+    rows = [_row(name, c) for name, c in scopes.items()]
+    rows += [_row(f"family {name}", c) for name, c in sorted(families.items())]
+    return rows
+
+
+COLUMNS = (
+    "row",
+    "positives",
+    "found",
+    "recall",
+    "negatives",
+    "false_alarms",
+    "unlabelled",
+    "labelled_after",
+    "precision",
+)
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def render(rows: list[dict], markdown: bool) -> str:
+    cells = [[_fmt(r[c]) for c in COLUMNS] for r in rows]
+    if markdown:
+        lines = [
+            "| " + " | ".join(c.replace("_", " ") for c in COLUMNS) + " |",
+            "| --- |" + " ---: |" * (len(COLUMNS) - 1),
+        ]
+        lines += ["| " + " | ".join(row) + " |" for row in cells]
+        return "\n".join(lines)
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(COLUMNS)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--select", help="rule codes or prefixes, comma-separated (default: memlint's defaults)")
+    parser.add_argument("--json", metavar="OUT", help="write the table, misses and findings as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument(
+        "--mirror", metavar="DIR", help="recreate missing trees from git mirrors DIR/<owner>+<repo>/repo"
+    )
+    parser.add_argument("--fetch", action="store_true", help="recreate missing trees with git fetch from github.com")
+    parser.add_argument("--jobs", type=int, help="memlint worker processes per project (default: memlint's)")
+    parser.add_argument("--repo", help="score only repositories whose name contains this")
+    parser.add_argument("--manifest", default=str(HERE / "manifest.tsv"), help=argparse.SUPPRESS)
+    parser.add_argument("--review", default=str(HERE / "reviewed_after.tsv"), help=argparse.SUPPRESS)
+    parser.add_argument("--trees", default=str(TREES), help="where the exported projects live")
+    args = parser.parse_args(argv)
+
+    instances = load_manifest(Path(args.manifest))
+    if args.repo:
+        instances = [i for i in instances if args.repo in i.repo]
+    if not instances:
+        print("no instances to score", file=sys.stderr)
+        return 1
+    wanted = projects(instances)
+    ready, problems = prepare_trees(wanted, Path(args.trees), Path(args.mirror) if args.mirror else None, args.fetch)
+    problems += check_paths(instances, ready)
+
+    select = ",".join(c.strip().upper() for c in args.select.split(",")) if args.select else None
+    hits: list[Hit] = []
+    for repo, tree in sorted(ready.items()):
+        found, error = lint_tree(repo, tree, select, args.jobs)
+        hits += found
+        if error:
+            problems.append(f"not analysed: {error}")
+            ready.pop(repo)
+    usable = [i for i in instances if i.repo in ready]
+    result = score(usable, hits, load_review(Path(args.review)))
+    rows = table(usable, result)
+
+    for line in problems:
+        print(line)
+    pos = [i for i in usable if i.label == "pos"]
+    print(
+        f"{len(usable)} instances ({len(pos)} pos, {sum(i.cross for i in pos)} of them cross-module; "
+        f"{sum(i.label == 'neg' for i in usable)} neg) in {len(ready)} projects; "
+        f"{len(hits)} findings"
+    )
+    print(render(rows, args.markdown))
+    missed = sorted(
+        (i for i in pos if i not in result.found), key=lambda i: (not i.cross, i.family, i.repo, i.path, i.first)
+    )
+    print(f"\nmissed positives ({len(missed)}):")
+    for inst in missed:
+        print(
+            f"  [{inst.scope}, {inst.family}] {inst.repo}/{inst.path}:{inst.lines} {','.join(inst.codes)} -- {inst.why}"
+        )
+    print(f"\nfalse alarms on labelled look-alikes ({len(result.neg_hits)}):")
+    for hit, inst in result.neg_hits:
+        print(
+            f"  [{inst.scope}] {hit.repo}/{hit.path}:{hit.line} {hit.code} {hit.message} (neg {inst.lines}: {inst.why})"
+        )
+    print(f"\nunlabelled findings, counted as false alarms until reviewed ({len(result.unlabelled)}):")
+    for hit in result.unlabelled:
+        print(f"  {hit.repo}/{hit.path}:{hit.line} {hit.code} {hit.message}")
+    if result.after:
+        tp = sum(v.verdict == "TP" for _, v in result.after)
+        print(f"\nlabelled after the run: {tp} TP, {len(result.after) - tp} FP")
+
+    if args.json:
+        payload = {
+            "table": rows,
+            "projects": {repo: wanted[repo] for repo in sorted(ready)},
+            "missed": [asdict(i) | {"scope": i.scope, "family": i.family} for i in missed],
+            "found": [
+                asdict(i) | {"scope": i.scope} for i in sorted(result.found, key=lambda i: (i.repo, i.path, i.first))
+            ],
+            "false_alarms": [{"finding": asdict(h), "instance": asdict(i)} for h, i in result.neg_hits],
+            "unlabelled": [asdict(h) for h in result.unlabelled],
+            "labelled_after": [{"finding": asdict(h), "verdict": asdict(v)} for h, v in result.after],
+            "problems": problems,
+        }
+        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

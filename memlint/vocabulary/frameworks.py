@@ -1,0 +1,17 @@
+"""Framework hooks whose bodies the framework already runs under a grad mode."""
+
+from __future__ import annotations
+
+LIGHTNING_NO_GRAD_HOOKS = frozenset(
+    {
+        "validation_step",
+        "test_step",
+        "predict_step",
+        "validation_epoch_end",
+        "test_epoch_end",
+        "on_validation_epoch_end",
+        "on_test_epoch_end",
+        "on_validation_batch_end",
+        "on_test_batch_end",
+    }
+)

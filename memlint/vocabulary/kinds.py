@@ -1,0 +1,100 @@
+"""What kind of PyTorch object a constructor or a conventional name gives:
+module, optimizer, scaler, scheduler, loss, loader."""
+
+from __future__ import annotations
+
+import enum
+import re
+
+
+class Kind(enum.Enum):
+    MODULE = "module"
+    OPTIMIZER = "optimizer"
+    SCALER = "scaler"
+    SCHEDULER = "scheduler"
+    LOSS = "loss"
+    LOADER = "loader"
+
+
+SCALER_NAMES = frozenset(
+    {
+        "torch.cuda.amp.GradScaler",
+        "torch.amp.GradScaler",
+        "torch.cpu.amp.GradScaler",
+        "torch.amp.grad_scaler.GradScaler",
+        "torch.cuda.amp.grad_scaler.GradScaler",
+        "torch.GradScaler",
+    }
+)
+
+
+# A conventional suffix: ``optimizer_G``, ``optD``, ``opt2``, ``model_ema``.
+_SUFFIX = r"(_?[A-Z0-9][A-Za-z0-9]*|_[a-z]|_(student|teacher|ema|base|main|gen|disc|enc|dec|\d+))?"
+
+
+_NAME_GUESSES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
+    (Kind.OPTIMIZER, re.compile(rf"^(optim|optimi[sz]er|opt){_SUFFIX}$|^[a-z]+_(optim|optimi[sz]er|opt)$")),
+    (Kind.SCHEDULER, re.compile(rf"^(lr_)?sched(uler)?{_SUFFIX}$|^[a-z]+_sched(uler)?$")),
+    (Kind.SCALER, re.compile(r"^(grad_|amp_|loss_)?scaler$")),
+    (Kind.LOSS, re.compile(rf"^(criterion|loss_?fn|loss_?func(tion)?){_SUFFIX}$|^[a-z]+_criterion$")),
+    (Kind.LOADER, re.compile(r"^([a-z]+_)?(data)?loader$|^[a-z]+_dl$|^dl$")),
+    (
+        Kind.MODULE,
+        re.compile(
+            rf"^(model|net|network|generator|discriminator|encoder|decoder|classifier|backbone|"
+            rf"policy|critic|actor|unet|vae|rnn|lstm|gru|cnn|mlp|transformer|net[GD]){_SUFFIX}$"
+            r"|^[a-z]+_(model|net)$|^[GD]$"
+        ),
+    ),
+)
+
+
+def guess_kind_from_name(name: str) -> Kind | None:
+    """Kind suggested by a conventional name (``optimizer``, ``netD``...)."""
+    for kind, pattern in _NAME_GUESSES:
+        if pattern.search(name):
+            return kind
+    return None
+
+
+def constructor_kind(qualified: str) -> Kind | None:
+    """Kind of object created by calling ``qualified`` (an imported callee)."""
+    head, _, last = qualified.rpartition(".")
+    if qualified in SCALER_NAMES:
+        return Kind.SCALER
+    if qualified == "torch.optim.swa_utils.AveragedModel":
+        return Kind.MODULE
+    if qualified == "torch.optim.swa_utils.SWALR":
+        return Kind.SCHEDULER
+    if head.startswith("torch.optim.lr_scheduler") or head.startswith("timm.scheduler"):
+        return Kind.SCHEDULER
+    if qualified.startswith("transformers.") and "schedule" in last:
+        return Kind.SCHEDULER
+    if head.startswith("torch.optim") and last[:1].isupper() and last != "Optimizer" and "swa_utils" not in head:
+        return Kind.OPTIMIZER
+    if qualified in ("transformers.AdamW", "transformers.Adafactor", "transformers.optimization.AdamW"):
+        return Kind.OPTIMIZER
+    if head.startswith(("bitsandbytes.optim", "torch_optimizer", "timm.optim")) and last[:1].isupper():
+        return Kind.OPTIMIZER
+    if qualified.startswith("timm.optim.create_optimizer"):
+        return Kind.OPTIMIZER
+    if last == "DataLoader":
+        return Kind.LOADER
+    if last.endswith(("Loss", "Criterion")) and last[:1].isupper():
+        return Kind.LOSS  # torch.nn, segmentation_models_pytorch, kornia, timm, a project's ``Criterion(args)``
+    if head in ("torch.nn", "torch.nn.modules.loss") and last.endswith("Loss"):
+        return Kind.LOSS
+    if (
+        head.startswith("torch.nn")
+        and last[:1].isupper()
+        and last not in ("Parameter", "Module", "ParameterList", "ParameterDict", "UninitializedParameter", "Buffer")
+    ):
+        if not head.startswith(("torch.nn.utils", "torch.nn.init", "torch.nn.functional")):
+            return Kind.MODULE
+    if head.startswith("torchvision.models") and last[:1].islower() and not last.startswith("get_weight"):
+        return Kind.MODULE
+    if qualified in ("timm.create_model", "torch.hub.load"):
+        return Kind.MODULE
+    if last == "from_pretrained" and re.search(r"(Model|For[A-Z]\w*)$", head.rsplit(".", 1)[-1]):
+        return Kind.MODULE
+    return None

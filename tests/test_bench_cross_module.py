@@ -1,0 +1,235 @@
+"""The scoring and tree handling of bench/cross_module.py, on made-up projects (the real ones are not in CI)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+_SPEC = importlib.util.spec_from_file_location(
+    "cross_module", Path(__file__).resolve().parent.parent / "bench" / "cross_module.py"
+)
+cm = importlib.util.module_from_spec(_SPEC)
+sys.modules.setdefault("cross_module", cm)  # dataclasses look their module up there
+_SPEC.loader.exec_module(cm)
+
+COMMIT = "c" * 40
+
+
+def inst(line, codes="MEM201", label="pos", cross=False, path="utils.py", repo="o/r"):
+    first, last = cm.parse_lines(line)
+    return cm.Instance(repo, COMMIT, path, first, last, tuple(codes.split(",")), label, cross, "why")
+
+
+def hit(line, code="MEM201", path="utils.py", repo="o/r"):
+    return cm.Hit(repo, path, line, code, "message")
+
+
+def rows(instances, result):
+    return {r["row"]: r for r in cm.table(instances, result)}
+
+
+def test_window_is_three_lines_either_side_of_the_span():
+    pos = inst("10-12")
+    assert cm.score([pos], [hit(7)]).found == {pos}
+    assert cm.score([pos], [hit(15)]).found == {pos}
+    result = cm.score([pos], [hit(6), hit(16)])
+    assert result.found == set()
+    assert len(result.unlabelled) == 2
+
+
+def test_code_repo_and_file_must_match():
+    pos = inst("10", codes="MEM101,MEM102")
+    assert cm.score([pos], [hit(10, "MEM102")]).found == {pos}
+    result = cm.score([pos], [hit(10, "MEM201"), hit(10, "MEM101", path="train.py"), hit(10, "MEM101", repo="o/s")])
+    assert result.found == set()
+    assert len(result.unlabelled) == 3
+
+
+def test_nearest_instance_takes_the_finding_and_pos_wins_a_tie():
+    pos, neg = inst("10"), inst("14", label="neg")
+    result = cm.score([pos, neg], [hit(11), hit(13)])
+    assert result.found == {pos}
+    assert [i for _, i in result.neg_hits] == [neg]
+    tie = cm.score([pos, inst("14", label="neg")], [hit(12)])
+    assert tie.found == {pos} and not tie.neg_hits
+
+
+def test_same_file_and_cross_module_rows_are_scored_apart():
+    same_pos, cross_pos = inst("10"), inst("30", cross=True)
+    same_neg, cross_neg = inst("50", label="neg"), inst("70", label="neg", cross=True)
+    instances = [same_pos, cross_pos, same_neg, cross_neg]
+    table = rows(instances, cm.score(instances, [hit(10), hit(70)]))
+    same, cross, overall = table["same-file"], table["cross-module"], table["overall"]
+    assert (same["positives"], same["found"], same["recall"]) == (1, 1, 1.0)
+    assert (same["negatives"], same["false_alarms"], same["precision"]) == (1, 0, 1.0)
+    assert (cross["positives"], cross["found"], cross["recall"]) == (1, 0, 0.0)
+    assert (cross["false_alarms"], cross["precision"]) == (1, 0.0)
+    assert (overall["positives"], overall["found"], overall["false_alarms"]) == (2, 1, 1)
+    assert overall["precision"] == pytest.approx(0.5)
+
+
+def test_unlabelled_counts_only_in_the_overall_row_and_its_family():
+    pos = inst("10", cross=True)
+    table = rows([pos], cm.score([pos], [hit(10), hit(90, "MEM501")]))
+    assert (table["overall"]["false_alarms"], table["overall"]["unlabelled"]) == (1, 1)
+    assert table["cross-module"]["false_alarms"] == 0
+    assert table["same-file"]["false_alarms"] == 0
+    assert table["family mixed-precision"]["false_alarms"] == 1
+    assert table["family grad-mode"]["recall"] == 1.0
+
+
+def test_verdicts_given_after_the_run_are_reported_apart():
+    pos = inst("10")
+    review = {
+        ("o/r", "utils.py", 50, "MEM201"): cm.Verdict("TP", True),
+        ("o/r", "utils.py", 60, "MEM201"): cm.Verdict("FP", None),
+    }
+    result = cm.score([pos], [hit(10), hit(50), hit(60)], review)
+    assert not result.unlabelled
+    assert [(h.line, v.verdict) for h, v in result.after] == [(50, "TP"), (60, "FP")]
+    table = rows([pos], result)
+    assert table["overall"]["labelled_after"] == "1 TP / 1 FP"
+    assert table["overall"]["precision"] == pytest.approx(2 / 3)  # (1 found + 1 TP) / (that + 1 FP)
+    assert table["cross-module"]["labelled_after"] == "1 TP / 0 FP"
+    assert table["same-file"]["labelled_after"] == "0 TP / 0 FP"
+
+
+def test_family_is_the_hundred_of_the_first_code():
+    assert inst("1", codes="MEM301,MEM302").family == "optimizer-steps"
+    assert cm.family_of("MEM703") == "device-memory"
+    assert cm.family_of("E999") == "other"
+
+
+def write_manifest(folder: Path, lines: list[str]) -> Path:
+    path = folder / "manifest.tsv"
+    path.write_text("\n".join(["\t".join(cm.HEADER), *lines]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_manifest_is_parsed_and_checked(tmp_path):
+    path = write_manifest(
+        tmp_path,
+        [
+            f"o/r\t{COMMIT}\tsub/a.py\t3-5\tMEM101, mem102\tpos\tyes\ttracker elsewhere",
+            f"o/r\t{COMMIT}\tb.py\t7\tMEM201\tneg\tno\tunder no_grad",
+        ],
+    )
+    first, second = cm.load_manifest(path)
+    assert first.codes == ("MEM101", "MEM102") and (first.first, first.last) == (3, 5) and first.cross
+    assert second.label == "neg" and not second.cross and second.scope == "same-file"
+    assert cm.projects([first, second]) == {"o/r": COMMIT}
+    bad = write_manifest(tmp_path, [f"o/r\t{COMMIT}\ta.py\t1\tMEM101\tpos\tmaybe\twhy"])
+    with pytest.raises(SystemExit):
+        cm.load_manifest(bad)
+    two_commits = [inst("1"), cm.Instance("o/r", "d" * 40, "a.py", 1, 1, ("MEM101",), "pos", False, "why")]
+    with pytest.raises(SystemExit):
+        cm.projects(two_commits)
+
+
+@pytest.mark.parametrize("text", ["0", "5-3", "x"])
+def test_bad_line_spec_is_refused(text):
+    with pytest.raises(ValueError):
+        cm.parse_lines(text)
+
+
+def test_present_folders_are_used_and_a_wrong_commit_is_reported(tmp_path):
+    trees = tmp_path / "trees"
+    (trees / "o__plain").mkdir(parents=True)
+    (trees / "o__pinned").mkdir()
+    (trees / "o__pinned" / ".commit").write_text("e" * 40 + "\n")
+    wanted = {"o/plain": COMMIT, "o/pinned": COMMIT, "o/gone": COMMIT}
+    ready, problems = cm.prepare_trees(wanted, trees, mirror=None, network=False)
+    assert sorted(ready) == ["o/plain"]
+    assert any("o/pinned" in p and "skipped" in p for p in problems)
+    assert any(p.startswith("missing: o/gone@" + COMMIT) for p in problems)
+    missing_path = cm.check_paths([inst("1", repo="o/plain", path="nowhere.py")], ready)
+    assert missing_path and "nowhere.py" in missing_path[0]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_missing_tree_is_exported_from_a_mirror_at_the_pinned_commit(tmp_path):
+    work = tmp_path / "mirror" / "o+r" / "repo"
+    work.mkdir(parents=True)
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(work), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (work / "pkg").mkdir()
+    (work / "pkg" / "train.py").write_text("import torch\n")
+    (work / "README.md").write_text("not exported\n")
+    (work / "requirements.txt").write_text("torch\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    pinned = subprocess.run(
+        ["git", "-C", str(work), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    (work / "pkg" / "train.py").write_text("import torch  # later\n")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "two")
+
+    trees = tmp_path / "trees"
+    ready, problems = cm.prepare_trees({"o/r": pinned}, trees, mirror=tmp_path / "mirror", network=False)
+    assert not problems
+    tree = ready["o/r"]
+    assert (tree / "pkg" / "train.py").read_text() == "import torch\n"  # the pinned version, not HEAD
+    assert (tree / "requirements.txt").is_file() and not (tree / "README.md").exists()
+    assert (tree / ".commit").read_text().strip() == pinned
+    again, problems = cm.prepare_trees({"o/r": "f" * 40}, trees, mirror=tmp_path / "mirror", network=False)
+    assert not again and "skipped" in problems[0]
+
+
+TRAIN = """import torch
+
+from metrics import Tracker
+
+
+def train(model, loader, opt, crit):
+    total = 0
+    tracker = Tracker()
+    for x, y in loader:
+        loss = crit(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss
+        tracker.update(loss)
+    print(total / len(loader), tracker.value)
+"""
+
+METRICS = """class Tracker:
+    def __init__(self):
+        self.value = 0.0
+
+    def update(self, loss):
+        self.value += loss.item()
+"""
+
+
+def test_main_runs_the_cli_on_each_tree(tmp_path):
+    tree = tmp_path / "trees" / "o__r"
+    tree.mkdir(parents=True)
+    (tree / "train.py").write_text(TRAIN)
+    (tree / "metrics.py").write_text(METRICS)
+    manifest = write_manifest(
+        tmp_path,
+        [
+            f"o/r\t{COMMIT}\ttrain.py\t14\tMEM101\tpos\tno\tloss summed with its history",
+            f"o/r\t{COMMIT}\ttrain.py\t15\tMEM101,MEM102\tneg\tyes\tTracker.update (metrics.py) stores .item()",
+        ],
+    )
+    out = tmp_path / "out.json"
+    argv = ["--manifest", str(manifest), "--trees", str(tmp_path / "trees"), "--review", str(tmp_path / "none.tsv")]
+    assert cm.main([*argv, "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    table = {r["row"]: r for r in payload["table"]}
+    assert (table["same-file"]["positives"], table["same-file"]["found"]) == (1, 1)
+    assert table["cross-module"]["negatives"] == 1
+    assert payload["projects"] == {"o/r": COMMIT}
+    shutil.rmtree(tree)
+    assert cm.main(argv) == 1  # a missing project is reported, not scored
