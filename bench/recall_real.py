@@ -42,6 +42,7 @@ import hashlib
 import json
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
@@ -165,7 +166,8 @@ def local_file(files: Path, repo: str, path: str) -> Path:
 
 
 def raw_url(inst: Instance) -> str:
-    return f"https://raw.githubusercontent.com/{inst.repo}/{inst.commit}/{inst.path}"
+    # Paths may hold spaces ("Char09 SAC/SAC.py"): quoted, or urllib refuses the URL.
+    return f"https://raw.githubusercontent.com/{inst.repo}/{inst.commit}/{urllib.parse.quote(inst.path)}"
 
 
 def sha256_of(path: Path) -> str:
@@ -213,7 +215,7 @@ def fetch(inst: Instance, files: Path, timeout: float = 20.0) -> str:
     try:
         with urllib.request.urlopen(raw_url(inst), timeout=timeout) as resp:
             data = resp.read()
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, OSError, ValueError) as exc:
         return f"network refused or failed ({exc}); fetch it by hand"
     if hashlib.sha256(data).hexdigest() != inst.sha256:
         return "downloaded, but its sha256 differs from the manifest: not saved"

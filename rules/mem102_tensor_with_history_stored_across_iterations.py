@@ -50,7 +50,10 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     fix: it has no `.detach()`. Containers that are later
     backpropagated through (REINFORCE's saved log-probabilities, a loss summed
     over chunks) are not reported, nor values handed to the `add` of a
-    tracker object (`Averager()`), whose method may keep only a number.
+    tracker object (`Averager()`), whose method may keep only a number,
+    nor the outputs of a frozen model (RULES.md, "Frozen means": also
+    frozen in one chained statement, `model.eval().requires_grad_(False)`,
+    or a copy of a frozen model) fed inputs without history.
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
@@ -154,6 +157,18 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         self.report(stmt, message=self.message.format(container=key), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+def predict(model, loader, device):
+    model.eval().requires_grad_(False)
+    outputs = []
+    for x, _ in loader:
+        outputs.append(model(x.to(device)))
+    return outputs
+""",
+            "the model is frozen in one chained statement: its outputs carry no history",
+        ),
         Valid(
             """\
 import torch

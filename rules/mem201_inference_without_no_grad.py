@@ -80,8 +80,14 @@ class InferenceWithoutNoGrad(Rule):
     and a transformers pipeline's `_forward` (the framework already disables
     grad), helpers called from a model's `forward` (`_inference_forward`: the
     model's caller chooses the mode), loops whose only model runs its
-    `forward` under `@torch.no_grad()`, and models whose parameters the
-    function freezes (`model.requires_grad_(False)`).
+    `forward` under `@torch.no_grad()`, and frozen models (RULES.md,
+    "Frozen means"): `model.requires_grad_(False)`, also chained on the name
+    (`model.eval().requires_grad_(False).to(device)`), a parameter loop that
+    turns `requires_grad` off, a copy of a frozen model (`copy.deepcopy`,
+    `.eval()`, `.to()`, `.train(False)`), a part of a frozen parent, a model
+    frozen at the top of the module or in the class's `__init__`. A model
+    thawed again, or any part of it (`model.head.requires_grad_(True)`),
+    is not frozen.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -406,6 +412,54 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torchvision
+device = "cuda"
+scorer = torchvision.models.resnet18()
+scorer.eval().requires_grad_(False).to(device)
+def evaluate(loader):
+    scorer.eval()
+    scores = []
+    for x in loader:
+        scores.append(scorer(x.to(device)))
+    return scores
+""",
+            "frozen in one chained statement at the top of the module: its outputs carry no history",
+        ),
+        Valid(
+            """\
+import copy
+import torch
+def generate(G, latents, device):
+    G.train(False).requires_grad_(False).to(device)
+    G_avg = copy.deepcopy(G).cuda()
+    samples = []
+    for z in latents:
+        samples.append(G_avg(z.to(device)))
+    return samples
+""",
+            "a copy of a model frozen in one chained statement is frozen too",
+        ),
+        Valid(
+            """\
+import copy
+import torch
+class Trainer:
+    def __init__(self, net):
+        self.net = net
+        self.shadow = copy.deepcopy(net).eval()
+        self.shadow.requires_grad_(False)
+    def evaluate(self, loader):
+        self.shadow.eval()
+        preds = []
+        for x, y in loader:
+            preds.append(self.shadow(x))
+        return preds
+""",
+            "the class freezes its averaged copy in __init__; another method evaluates it",
+        ),
         Valid(
             """\
 import torch
@@ -1024,6 +1078,31 @@ for epoch in range(100):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def evaluate(model, loader):
+    model.eval()
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
+    preds = []
+    for x, y in loader:
+        preds.append(model(x).argmax(1))
+    return preds
+""",
+            """\
+import torch
+def evaluate(model, loader):
+    model.eval()
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
+    preds = []
+    with torch.no_grad():
+        for x, y in loader:
+            preds.append(model(x).argmax(1))
+    return preds
+""",
+        ),
         Invalid(
             """\
 import torch

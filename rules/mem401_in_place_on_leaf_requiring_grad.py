@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.autograd.frozen import ever_frozen, parameter_loop_targets
+from memlint.analysis.autograd.frozen import parameter_loop_targets
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.autograd.leaves import creates_leaf
 from memlint.fix.statement_edits import wrap_in_with
@@ -109,9 +109,15 @@ class InPlaceOnLeafRequiringGrad(Rule):
     in place included) are reported without a fix.
     Silent under `no_grad`/`inference_mode` and in functions only called
     there or decorated with them, for `.data`, `.grad`, `torch.nn.init.*_`,
-    tensors that do not require grad, and models frozen with
-    `requires_grad_(False)` (or DiT's and CycleGAN's `requires_grad(ema,
-    False)` / `set_requires_grad(net, False)` helpers), nor methods this
+    tensors that do not require grad, and frozen models (RULES.md, "Frozen
+    means"): `requires_grad_(False)`, also chained
+    (`Net().train().requires_grad_(False).to(device)`), a parameter loop that
+    turns `requires_grad` off, a copy of a model frozen before it was copied
+    (`G_ema = copy.deepcopy(G).eval()`), a part of a frozen parent
+    (`self.ema.block` after `self.ema.requires_grad_(False)`), a model
+    passed to a helper that freezes it (DiT's and CycleGAN's
+    `requires_grad(ema, False)` / `set_requires_grad(net, False)`, or a
+    function of the module whose body freezes its argument), nor methods this
     module only calls under `torch.no_grad()` (`ema.update(model)`). A
     layer's weight is left alone when the file touches its `requires_grad`
     (or its model's) anywhere, when it is reached through `.data`,
@@ -143,7 +149,6 @@ class InPlaceOnLeafRequiringGrad(Rule):
         self._leaves: list[dict[str, bool]] = [{}]
         self._fns: list[cst.FunctionDef] = []
         self._targets_memo: dict[cst.For, list[tuple[str, str]]] = {}
-        self._frozen: set[str] | None = None
         self._wrapped_loops: set[int] = set()
         self._reported_lines: set[int] = set()
 
@@ -229,9 +234,7 @@ class InPlaceOnLeafRequiringGrad(Rule):
         found = self._parameter_loop(expr)
         if found is not None:
             owner, loop = found
-            if self._frozen is None:
-                self._frozen = set(ever_frozen(self.context.module))
-            return None if owner in self._frozen else ("param", loop)
+            return None if self.facts.frozen.ever_frozen_key(owner) else ("param", loop)
         if self._leaves[-1].get(expr.value):
             return ("leaf", None)
         if (
@@ -323,6 +326,49 @@ class InPlaceOnLeafRequiringGrad(Rule):
         )
 
     valid = [
+        Valid(
+            """\
+import copy
+import torch
+G = Generator(z_dim=512).train().requires_grad_(False).to("cuda")
+G_ema = copy.deepcopy(G).eval()
+def accumulate(beta):
+    for p_ema, p in zip(G_ema.parameters(), G.parameters()):
+        p_ema.copy_(p.lerp(p_ema, beta))
+""",
+            "the EMA copy of a generator built frozen (StyleGAN's shape): no parameter of G_ema requires grad",
+        ),
+        Valid(
+            """\
+import copy
+import torch.nn as nn
+class Wrapper(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.avg = copy.deepcopy(net)
+        self.avg.requires_grad_(False)
+    def update_average(self, decay):
+        for pa, p in zip(self.avg.block.parameters(), self.net.block.parameters()):
+            pa.mul_(decay).add_(p.detach(), alpha=1 - decay)
+""",
+            "a part of a parent frozen whole",
+        ),
+        Valid(
+            """\
+import copy
+def no_grad_params(module):
+    for p in module.parameters():
+        p.requires_grad_(False)
+def make_average(model, decay):
+    avg = copy.deepcopy(model)
+    no_grad_params(avg)
+    for pa, p in zip(avg.parameters(), model.parameters()):
+        pa.mul_(decay).add_(p.detach(), alpha=1 - decay)
+    return avg
+""",
+            "a helper of this module turned requires_grad off before the write",
+        ),
         Valid(
             """\
 import copy
@@ -541,6 +587,28 @@ def load_embeddings(model, emb):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import copy
+def make_average(model, decay):
+    avg = copy.deepcopy(model)
+    model.requires_grad_(False)
+    for pa, p in zip(avg.parameters(), model.parameters()):
+        pa.mul_(decay).add_(p.detach(), alpha=1 - decay)
+    return avg
+""",
+            """\
+import copy
+import torch
+def make_average(model, decay):
+    avg = copy.deepcopy(model)
+    model.requires_grad_(False)
+    with torch.no_grad():
+        for pa, p in zip(avg.parameters(), model.parameters()):
+            pa.mul_(decay).add_(p.detach(), alpha=1 - decay)
+    return avg
+""",
+        ),
         Invalid(
             """\
 import torch

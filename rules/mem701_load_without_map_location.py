@@ -8,7 +8,6 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
-from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.vocabulary.kinds import Kind
@@ -77,8 +76,19 @@ class LoadWithoutMapLocation(Rule):
     `GradScaler`, a sampler, a data loader or training bookkeeping (early
     stopping, meters, trackers, callbacks), whose state holds no weights.
     Nor are loads in a file that writes its checkpoints from CPU tensors only
-    (`torch.save(net.cpu().state_dict(), p)`, or `model.cpu()` before
-    `torch.save(model.state_dict(), p)`): those files hold CPU tensors.
+    (`torch.save(net.cpu().state_dict(), p)`, or `model.cpu()` /
+    `model.eval().cpu()` before `torch.save(model.state_dict(), p)`,
+    `{k: v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered
+    with `FullStateDictConfig(offload_to_cpu=True)`): those files hold CPU
+    tensors; nor loads into a model still on the CPU (built in the same
+    function, in a block around the load, by a constructor known to build
+    on the CPU: `torchvision.models.resnet50()`, `timm.create_model`,
+    `from_pretrained` without `device_map`, a class of this file that moves
+    nothing; neither moved nor handed to a call before the load; not a
+    wrapper such as `DataParallel(net)`).
+    A load handed to a helper known to call `load_state_dict` on it (a
+    function of this file whose body does, or peft's
+    `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -92,10 +102,14 @@ class LoadWithoutMapLocation(Rule):
         'a second copy of the weights next to the model\'s; load them with map_location="cpu"'
     )
     fix_safety = Safety.SAFE
-    tokens = ("load_state_dict",)
+    tokens = ("load_state_dict", "set_peft_model_state_dict")
     # Every report is of a load _is_load_without_map_location accepts, found
-    # from a ``.load_state_dict(...)`` call (_state_dict_arg) or feeding one.
-    gate = staticmethod(lambda g: g.load_without_map_location and "load_state_dict" in g.called)
+    # from a ``.load_state_dict(...)`` call (_state_dict_arg) or feeding one,
+    # or handed to a helper that calls it (one of this file: its body calls
+    # load_state_dict; or a library's, state_loads.LIBRARY_LOADERS).
+    gate = staticmethod(
+        lambda g: g.load_without_map_location and bool(g.called & {"load_state_dict", "set_peft_model_state_dict"})
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -115,7 +129,7 @@ class LoadWithoutMapLocation(Rule):
         self._push()
         # A file that writes its checkpoints from CPU tensors only reads back
         # CPU tensors: torch.load makes no GPU copy there.
-        self._cpu_checkpoints = saves_only_cpu_tensors(node, self.facts.names)
+        self._cpu_checkpoints = self.facts.checkpoints.saves_only_cpu
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()
@@ -161,6 +175,8 @@ class LoadWithoutMapLocation(Rule):
             return
         arg = _state_dict_arg(node, self.facts.objects)
         if arg is not None:
+            if self.facts.checkpoints.into_cpu_model(node):
+                return  # the model is still on the CPU: it is not doubled on a GPU
             value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
             if isinstance(value, cst.Name):
                 for load in self._reaching(value.value, node):
@@ -171,6 +187,13 @@ class LoadWithoutMapLocation(Rule):
         if not self._is_load_without_map_location(node):
             return
         _, outer = self._outer(node)
+        if isinstance(outer, cst.Arg):
+            helper = self.parent(outer)
+            if isinstance(helper, cst.Call) and self.facts.checkpoints.helper_loads(helper, outer):
+                # ``set_peft_model_state_dict(model, torch.load(p))``: the helper
+                # loads it, and may use the checkpoint otherwise too (no fix).
+                self.report(node)
+                return
         wrapped = False
         while isinstance(outer, cst.Arg) and self._converts(outer):
             # ``convert_state_dict(torch.load(p)["model"])``: the same tensors,
@@ -179,12 +202,15 @@ class LoadWithoutMapLocation(Rule):
             wrapped = True
         if isinstance(outer, cst.Arg):
             target_call = self.parent(outer)
-            if isinstance(target_call, cst.Call) and _state_dict_arg(target_call, self.facts.objects) is outer:
-                new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
-                if wrapped:
-                    self.report(node)  # the helper may keep other tensors of the checkpoint
-                else:
-                    self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
+            if not isinstance(target_call, cst.Call) or _state_dict_arg(target_call, self.facts.objects) is not outer:
+                return
+            if self.facts.checkpoints.into_cpu_model(target_call):
+                return  # the model is still on the CPU: it is not doubled on a GPU
+            new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
+            if wrapped:
+                self.report(node)  # the helper may keep other tensors of the checkpoint
+            else:
+                self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
         elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
             target = outer.targets[0].target
             if isinstance(target, cst.Name):
@@ -214,6 +240,75 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(784, 10)
+    def forward(self, x):
+        return self.fc(x)
+model = Classifier()
+print(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+torch.save(model.state_dict(), "best.pt")
+model.load_state_dict(torch.load("best.pt"))
+""",
+            "a script that never moves its model off the CPU (printing it does not move it)",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def export(path):
+    model = torchvision.models.resnet50()
+    model.eval()
+    model.load_state_dict(torch.load(path))
+    return model
+def build(path, device):
+    net = torchvision.models.resnet18(num_classes=10).eval()
+    state = torch.load(path)
+    net.load_state_dict(state)
+    return net.to(device)
+""",
+            "the model is still on the CPU where the checkpoint is loaded into it (a torchvision constructor builds it there)",
+        ),
+        Valid(
+            """\
+import torch
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+from torch.distributed.fsdp import FullStateDictConfig, StateDictType
+def save(model, path):
+    cfg = FullStateDictConfig(offload_to_cpu=True, rank0_only=True)
+    with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT, cfg):
+        state = model.state_dict()
+    torch.save(state, path)
+def load(model, path):
+    model.load_state_dict(torch.load(path))
+""",
+            "FSDP gathers the full state dict into CPU memory before it is saved",
+        ),
+        Valid(
+            """\
+import torch
+def save(model, path):
+    model.eval().cpu()
+    torch.save(model.state_dict(), path)
+def save_ema(ema, path):
+    weights = {k: v.cpu() for k, v in ema.state_dict().items()}
+    torch.save(weights, path)
+def load(model, path):
+    model.load_state_dict(torch.load(path))
+""",
+            "moved to the CPU in one chained statement, or copied to the CPU, before every save",
+        ),
         Valid(
             """\
 import numpy as np
@@ -351,6 +446,40 @@ def load(path, **kwargs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from peft import set_peft_model_state_dict
+def load_weights(model, state):
+    model.load_state_dict(state, strict=False)
+def resume(model, path):
+    set_peft_model_state_dict(model, torch.load(path))
+    load_weights(model, torch.load(path + ".full"))
+    load_weights(model, torch.load(path + ".cpu", map_location="cpu"))
+""",
+            None,
+            count=2,
+        ),
+        Invalid(
+            """\
+import torch
+import torchvision
+def evaluate_all(paths, device):
+    net = torchvision.models.resnet18()
+    for p in paths:
+        net.load_state_dict(torch.load(p))
+        net.cuda()
+""",
+            """\
+import torch
+import torchvision
+def evaluate_all(paths, device):
+    net = torchvision.models.resnet18()
+    for p in paths:
+        net.load_state_dict(torch.load(p, map_location="cpu"))
+        net.cuda()
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -41,3 +41,57 @@ def test_cpu_checkpoints(src):
 )
 def test_not_known_to_be_cpu(src):
     assert not cpu_only(src)
+
+
+# -- issue 30: CPU checkpoints spelled otherwise -------------------------------
+
+FSDP_IMPORTS = (
+    "import torch\n"
+    "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, FullStateDictConfig, StateDictType\n"
+)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch\ndef s(m):\n    m.eval().cpu()\n    torch.save(m.state_dict(), p)\n",
+        "import torch\ndef s(m):\n    m.train(False).to('cpu')\n    torch.save(m.module.state_dict(), p)\n",
+        "import torch\ndef s(m):\n    sd = {k: v.cpu() for k, v in m.state_dict().items()}\n    torch.save(sd, p)\n",
+        "import torch\ndef s(m):\n    sd = m.cpu().state_dict()\n    torch.save(sd, p)\n",
+        FSDP_IMPORTS + "def s(m):\n"
+        "    cfg = FullStateDictConfig(offload_to_cpu=True, rank0_only=True)\n"
+        "    with FSDP.state_dict_type(m, StateDictType.FULL_STATE_DICT, cfg):\n"
+        "        state = m.state_dict()\n"
+        "    torch.save(state, p)\n",
+        FSDP_IMPORTS + "def s(m):\n"
+        "    with FSDP.state_dict_type(m, StateDictType.FULL_STATE_DICT, FullStateDictConfig(offload_to_cpu=True)):\n"
+        "        state = m.state_dict()\n"
+        "        torch.save(state, p)\n",
+    ],
+)
+def test_cpu_checkpoints_spelled_otherwise(src):
+    assert cpu_only(src)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch\ndef s(m):\n    m.eval().cuda()\n    torch.save(m.state_dict(), p)\n",
+        "import torch\ndef s(m):\n    sd = {k: v.cpu() for k, v in m.state_dict().items()}\n"
+        "    sd = m.state_dict()\n    torch.save(sd, p)\n",
+        "import torch\ndef a(m):\n    sd = m.cpu().state_dict()\ndef s(m):\n    torch.save(sd, p)\n",
+        FSDP_IMPORTS + "def s(m):\n"
+        "    cfg = FullStateDictConfig(rank0_only=True)\n"
+        "    with FSDP.state_dict_type(m, StateDictType.FULL_STATE_DICT, cfg):\n"
+        "        state = m.state_dict()\n"
+        "    torch.save(state, p)\n",
+        FSDP_IMPORTS + "def s(m):\n"
+        "    cfg = FullStateDictConfig(offload_to_cpu=True)\n"
+        "    with FSDP.state_dict_type(m, StateDictType.FULL_STATE_DICT, cfg):\n"
+        "        pass\n"
+        "    state = m.state_dict()\n"
+        "    torch.save(state, p)\n",
+    ],
+)
+def test_still_not_known_to_be_cpu(src):
+    assert not cpu_only(src)

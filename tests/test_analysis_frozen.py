@@ -81,3 +81,156 @@ def test_ever_frozen_keeps_a_module_thawed_later():
     module = cst.parse_module(textwrap.dedent(src))
     assert set(ever_frozen(module)) == {"model"}
     assert frozen(src) == set()
+
+
+# -- issue 30: every spelling that leaves no parameter requiring grad --------
+
+
+def frozen_at(src: str, fn: str | None = None) -> set[str]:
+    """What ``FrozenModules`` answers in function ``fn`` (the module if None)."""
+    from memlint.analysis.autograd.frozen import FrozenModules
+    from memlint.analysis.scope.callgraph import CallGraph
+
+    module = cst.parse_module(textwrap.dedent(src))
+    calls = CallGraph(module)
+    scope = module if fn is None else next(f for f in calls.functions if f.name.value == fn)
+    return set(FrozenModules(module, calls).frozen_in(scope))
+
+
+def test_chained_on_an_existing_name():
+    src = """
+    sampler.eval().requires_grad_(False).to(device)
+    model.requires_grad_(False).eval()
+    enc.train(False).cuda().requires_grad_(False)
+    """
+    assert frozen(src) == {"sampler", "model", "enc"}
+
+
+def test_chained_thaw_on_an_existing_name():
+    src = """
+    model.requires_grad_(False)
+    model.train().requires_grad_(True)
+    """
+    assert frozen(src) == set()
+
+
+def test_the_outermost_requires_grad_of_a_chain_decides():
+    assert frozen("net = Net().requires_grad_(False).requires_grad_(True)\n") == set()
+    assert frozen("net = Net().requires_grad_(True).eval().requires_grad_(False)\n") == {"net"}
+
+
+def test_a_copy_of_a_frozen_model_is_frozen():
+    src = """
+    G = Generator().train().requires_grad_(False).to(device)
+    G_ema = copy.deepcopy(G).eval()
+    G_cpu = G.cpu()
+    D_ema = copy.deepcopy(D).eval()
+    """
+    assert frozen(src) == {"G", "G_ema", "G_cpu"}
+
+
+def test_a_copy_made_before_the_freeze_is_not():
+    src = """
+    G_ema = copy.deepcopy(G).eval()
+    G.requires_grad_(False)
+    G2 = G
+    G2 = Net()
+    G3 = copy.deepcopy(G2)
+    """
+    assert frozen(src) == {"G", "G2"}
+
+
+def test_parameter_loop_with_requires_grad_():
+    src = """
+    for name, p in teacher.named_parameters():
+        p.requires_grad_(False)
+    """
+    assert frozen(src) == {"teacher"}
+
+
+def test_a_part_thawed_again_unfreezes_its_parent():
+    src = """
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
+    enc.requires_grad_(False)
+    """
+    assert frozen(src) == {"enc"}
+
+
+def test_a_frozen_parent_freezes_its_parts():
+    from memlint.analysis.autograd.frozen import is_frozen_key
+
+    assert is_frozen_key("self.ema.block", {"self.ema"})
+    assert not is_frozen_key("self.emax", {"self.ema"})
+    assert not is_frozen_key("self", {"self.ema"})
+
+
+def test_helpers_of_this_module_and_lists_of_models():
+    src = """
+    def freeze(module):
+        for p in module.parameters():
+            p.requires_grad = False
+    def toggle(net, on=True):
+        for p in net.parameters():
+            p.requires_grad = on
+    def run(a, b, c, d, e):
+        freeze(a)
+        toggle(b, False)
+        toggle(c)
+        self.set_requires_grad([d, e], False)
+    """
+    assert frozen_at(src, "run") == {"a", "b", "d", "e"}
+
+
+def test_a_function_sees_the_models_frozen_at_the_top_of_its_module():
+    src = """
+    sampler = Net()
+    sampler.eval().requires_grad_(False)
+    def sample(z):
+        return sampler(z)
+    def rebinds(z):
+        sampler = Net()
+        return sampler(z)
+    def takes(sampler):
+        return sampler(1)
+    """
+    assert frozen_at(src, "sample") == {"sampler"}
+    assert frozen_at(src, "rebinds") == set()
+    assert frozen_at(src, "takes") == set()
+
+
+def test_a_model_thawed_in_a_function_is_not_frozen_at_the_top():
+    src = """
+    D = Net().requires_grad_(False)
+    def train_d():
+        D.requires_grad_(True)
+    def score(x):
+        return D(x)
+    """
+    assert frozen_at(src, "score") == set()
+
+
+def test_a_method_sees_what_its_class_freezes():
+    src = """
+    class Trainer:
+        def __init__(self, net):
+            self.avg = copy.deepcopy(net).eval()
+            self.avg.requires_grad_(False)
+            self.other = net
+        def evaluate(self, x):
+            return self.avg(x)
+    """
+    assert frozen_at(src, "evaluate") == {"self.avg"}
+
+
+def test_a_helper_of_another_module_given_by_the_project_stage():
+    from memlint.analysis.autograd.frozen import FreezeHelper, FrozenModules
+    from memlint.analysis.scope.callgraph import CallGraph
+
+    src = "from utils import freeze_all\ndef run(ema, model):\n    freeze_all(ema)\n    return ema\n"
+    module = cst.parse_module(src)
+    calls = CallGraph(module)
+    run = calls.functions[0]
+    assert FrozenModules(module, calls).frozen_in(run) == frozenset()
+    told = FrozenModules(module, calls, {"freeze_all": FreezeHelper(0, "m")})
+    assert told.frozen_in(run) == {"ema"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -113,6 +114,8 @@ def test_manifest_and_saved_files(tmp_path):
     assert [i.path for i in changed] == ["b.py"]
     assert [i.path for i in usable] == ["sub/a.py"]
     assert rr.raw_url(instances[1]) == f"https://raw.githubusercontent.com/o/r/{'c' * 40}/gone.py"
+    spaced = dataclasses.replace(instances[1], path="Char09 SAC/SAC.py")
+    assert rr.raw_url(spaced).endswith("/Char09%20SAC/SAC.py")  # urllib refuses a raw space
 
 
 def test_two_versions_of_one_path_only_the_saved_one_is_scored(tmp_path):

@@ -80,6 +80,7 @@ def corpus(folder: Path) -> list[str]:
     files["crlf.py"] = LEAKY.replace("\n", "\r\n").encode()
     files["bom.py"] = b"\xef\xbb\xbf" + LEAKY.encode()
     files["tabs.py"] = LEAKY.replace("    ", "\t").encode()
+    files["mixed_tabs.py"] = LEAKY.replace("\n        ", "\n\t    ").encode()  # Python accepts, libcst does not
     files["noqa.py"] = (
         b"import torch\nfor b in loader:\n"
         b"    torch.cuda.empty_cache()  # noqa\n"
@@ -140,7 +141,14 @@ def test_select_and_ignore(tmp_path, args, reported):
     assert bool(got) is reported
 
 
-def test_off_by_default_rules_extend_flake8s_default_ignore():
+def test_indentation_mixing_tabs_is_read_as_check_reads_it(tmp_path):
+    (tmp_path / "train.py").write_text(LEAKY.replace("\n        ", "\n\t    "))
+    expected, unparsed = cli_findings(["train.py"], tmp_path)
+    assert not unparsed and [e[1:4] for e in expected] == [(6, 6, "MEM702")]
+    assert mem_lines(flake8("--isolated", "train.py", cwd=tmp_path)) == expected
+
+
+def test_plugin_adds_only_its_config_option():
     class Manager:
         def __init__(self):
             self.options, self.ignored = [], []
@@ -153,9 +161,55 @@ def test_off_by_default_rules_extend_flake8s_default_ignore():
 
     manager = Manager()
     Flake8Checker.add_options(manager)
-    assert manager.ignored == [r.code for r in OFF_BY_DEFAULT]
+    # The plugin decides what runs, as `memlint check` does; a default ignore
+    # in flake8 would hide an opt-in rule the project's config selects.
+    assert manager.ignored == []
     assert [a for a, _ in manager.options] == [("--memlint-config",)]
     assert manager.options[0][1]["parse_from_config"] is True
+
+
+@pytest.mark.parametrize("rule", OFF_BY_DEFAULT, ids=lambda r: r.code)
+@pytest.mark.parametrize("args", [(), ("--select", "MEM"), ("--select", "MEM4"), ("--extend-select", "MEM")])
+def test_off_by_default_rule_stays_off_as_in_check(tmp_path, rule, args):
+    # `--select MEM` restricts flake8's output to memlint's codes; it does not
+    # turn on a rule `memlint check` leaves off.
+    (tmp_path / "ex.py").write_text(rule.invalid[0].source)
+    expected, _ = cli_findings(["ex.py"], tmp_path)
+    assert rule.code not in {e[3] for e in expected}
+    assert rule.code not in {g[3] for g in mem_lines(flake8("--isolated", *args, "ex.py", cwd=tmp_path))}
+
+
+@pytest.mark.parametrize("rule", OFF_BY_DEFAULT, ids=lambda r: r.code)
+@pytest.mark.parametrize("key", ["extend-select", "select"])
+def test_off_by_default_rule_selected_in_config(tmp_path, rule, key):
+    (tmp_path / "pyproject.toml").write_text(f'[tool.memlint]\n{key} = ["{rule.code}"]\n')
+    (tmp_path / "ex.py").write_text(rule.invalid[0].source)
+    expected, _ = cli_findings(["ex.py"], tmp_path)
+    got = mem_lines(flake8("--isolated", "ex.py", cwd=tmp_path))
+    assert {g[3] for g in got} == {e[3] for e in expected} == {rule.code}
+
+
+def test_nearest_config_of_each_file_as_in_check(tmp_path):
+    # A nested project's settings hold for its files, a pattern in its
+    # per-file-ignores is relative to its folder, whatever folder flake8 runs in.
+    files = {
+        "pyproject.toml": '[tool.memlint]\nignore = ["MEM701"]\n',
+        "train.py": LEAKY,
+        "proj/pyproject.toml": '[tool.memlint]\nper-file-ignores = { "scripts/*" = ["MEM702"] }\n',
+        "proj/train.py": LEAKY,
+        "proj/scripts/legacy.py": LEAKY,
+        "proj/sub/pyproject.toml": '[tool.memlint]\nignore = ["MEM7"]\n',
+        "proj/sub/train.py": LEAKY,
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    names = [n for n in files if n.endswith(".py")]
+    expected, _ = cli_findings(names, tmp_path)
+    assert [e[0] for e in expected] == ["proj/train.py", "train.py"]
+    assert mem_lines(flake8("--isolated", *names, cwd=tmp_path)) == expected
+    got = mem_lines(flake8("--isolated", "train.py", "scripts/legacy.py", "sub/train.py", cwd=tmp_path / "proj"))
+    assert [g[0] for g in got] == ["train.py"]
 
 
 @pytest.mark.parametrize("rule", OFF_BY_DEFAULT, ids=lambda r: r.code)

@@ -108,6 +108,10 @@ def project(tmp_path_factory):
         "vendored/leaky.py": LEAKY,
         "bad.py": LEAKY,
         "nb.ipynb": json.dumps(NOTEBOOK, indent=1) + "\n",
+        # A nested project whose own settings hold for its files, though
+        # pre-commit names them beside others on one command line.
+        "sub/pyproject.toml": '[tool.memlint]\nignore = ["MEM702"]\n',
+        "sub/leaky.py": LEAKY,
     }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -124,8 +128,8 @@ def project(tmp_path_factory):
             timeout=900,
         )
 
-    passing = try_repo("memlint", "--verbose", "--files", "clean.py", "vendored/leaky.py")
-    failing = try_repo("--verbose", "--files", "bad.py", "nb.ipynb", "clean.py", "vendored/leaky.py")
+    passing = try_repo("memlint", "--verbose", "--files", "clean.py", "vendored/leaky.py", "sub/leaky.py")
+    failing = try_repo("--verbose", "--files", "bad.py", "nb.ipynb", "clean.py", "vendored/leaky.py", "sub/leaky.py")
     return root, files, passing, failing
 
 
@@ -143,7 +147,8 @@ def test_clean_file_passes_and_configured_excludes_hold(project):
     _, _, passing, _ = project
     assert passing.returncode == 0, passing.stdout + passing.stderr
     out = section(passing.stdout, "memlint")
-    assert "Passed" in out and "All checks passed! (1 file checked)" in out  # vendored/ was left out
+    # vendored/ was left out; sub/leaky.py was checked with sub/'s settings.
+    assert "Passed" in out and "All checks passed! (2 files checked)" in out
 
 
 def test_check_hook_fails_and_prints_the_findings(project):
@@ -153,7 +158,7 @@ def test_check_hook_fails_and_prints_the_findings(project):
     assert "Failed" in out
     assert "bad.py:6:9: MEM702" in out
     assert "nb.ipynb:cell 1:3:5: MEM702" in out
-    assert "vendored" not in out
+    assert "vendored" not in out and "sub/leaky.py" not in out
 
 
 def test_fix_hook_rewrites_the_files_and_fails(project):
@@ -165,7 +170,8 @@ def test_fix_hook_rewrites_the_files_and_fails(project):
     assert "empty_cache" not in fixed and fixed.startswith("import torch\n")
     notebook = json.loads((root / "nb.ipynb").read_text())
     assert notebook["cells"][0]["source"] == ["import torch\n", "for b in loader:\n", "    step(b)"]
-    for name in ("clean.py", "vendored/leaky.py", "pyproject.toml"):
+    # The nested project's config ignores MEM702: its file is not rewritten.
+    for name in ("clean.py", "vendored/leaky.py", "pyproject.toml", "sub/leaky.py"):
         assert (root / name).read_text() == files[name]
 
 

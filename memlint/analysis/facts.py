@@ -78,7 +78,14 @@ class ModuleFacts:
         from memlint.analysis.autograd.history import HistoryAnalysis
 
         return HistoryAnalysis(
-            self.module, self.names, self.calls, self.objects, self.grad_mode, lambda: self.bindings, lambda: self.verbs
+            self.module,
+            self.names,
+            self.calls,
+            self.objects,
+            self.grad_mode,
+            lambda: self.bindings,
+            lambda: self.verbs,
+            lambda: self.frozen,
         )
 
     @cached_property
@@ -144,6 +151,25 @@ class ModuleFacts:
         from memlint.analysis.training.module_params import ParameterWrites
 
         return ParameterWrites(self)
+
+    @cached_property
+    def frozen(self):
+        """Models whose parameters are all frozen: ``is_frozen(key, scope)``,
+        ``ever_frozen_key(key)``, and the module's freezing helpers
+        (analysis/autograd/frozen.py)."""
+        from memlint.analysis.autograd.frozen import FrozenModules
+
+        return FrozenModules(self.module, self.calls)
+
+    @cached_property
+    def checkpoints(self):
+        """Whether the module saves CPU-only checkpoints (``saves_only_cpu``),
+        loads into a model still on the CPU (``into_cpu_model(call)``), hands
+        a state dict to a helper that loads it (``helper_loads(call, arg)``)
+        (analysis/training/state_loads.py)."""
+        from memlint.analysis.training.state_loads import Checkpoints
+
+        return Checkpoints(self.module, self.names, self.calls)
 
     @cached_property
     def autocast(self):

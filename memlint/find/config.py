@@ -64,6 +64,12 @@ def load_config(explicit: str | None = None, start: Path | None = None) -> Confi
         path = find_pyproject((start or Path.cwd()).resolve())
         if path is None:
             return Config()
+    return read_config(path)
+
+
+def read_config(path: Path) -> Config:
+    """The settings in ``path``: ``[tool.memlint]`` of a pyproject.toml, or a
+    TOML file with the keys at its top level."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from memlint.find.config import Config, relative_to_root
+from memlint.find.resolver import ConfigResolver
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -87,32 +88,40 @@ def _is_venv(folder: str) -> bool:
     return os.path.isfile(os.path.join(folder, "pyvenv.cfg"))
 
 
-def discover(paths: list[str], config: Config, force_exclude: bool = False) -> Iterator[str]:
+def discover(paths: list[str], config: Config | ConfigResolver, force_exclude: bool = False) -> Iterator[str]:
     """Files to lint, in a stable order. A file named on the command line is
     linted even if excluded, unless ``force_exclude`` (as pre-commit needs).
-    Paths that do not exist are yielded as given so the caller reports them."""
-    patterns = exclude_patterns(config)
+    Paths that do not exist are yielded as given so the caller reports them.
+
+    ``config``: one Config for every file, or a resolver: then each folder
+    walked is filtered by the excludes of the config nearest to it, relative
+    to that config's folder (a nested project's excludes hold inside it)."""
+    config_for = config.config_for if isinstance(config, ConfigResolver) else (lambda path: config)
     seen: set[str] = set()
     for given in paths:
         if os.path.isdir(given):
             for folder, dirs, files in os.walk(given):
+                here = config_for(folder)
+                patterns = exclude_patterns(here)
                 dirs[:] = sorted(
                     d
                     for d in dirs
-                    if not is_excluded(os.path.join(folder, d), patterns, config.root)
+                    if not is_excluded(os.path.join(folder, d), patterns, here.root)
                     and not _is_venv(os.path.join(folder, d))
                 )
                 for name in sorted(files):
                     if not name.endswith(SOURCE_SUFFIXES):
                         continue
                     full = os.path.normpath(os.path.join(folder, name))
-                    if is_excluded(full, patterns, config.root) or full in seen:
+                    if is_excluded(full, patterns, here.root) or full in seen:
                         continue
                     seen.add(full)
                     yield full
         else:
-            if force_exclude and is_excluded(given, patterns, config.root):
-                continue
+            if force_exclude:
+                own = config_for(given)
+                if is_excluded(given, exclude_patterns(own), own.root):
+                    continue
             if given not in seen:
                 seen.add(given)
                 yield given

@@ -8,7 +8,7 @@ the text is linted again, up to ``MAX_ROUNDS`` times.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -17,6 +17,7 @@ from memlint.analysis.scope.names import ImportTable
 from memlint.fix.parser_config import parser_config
 from memlint.lint.engine import ParseError, lint_module, parse_module, rules_to_run
 from memlint.lint.noqa import file_is_exempt
+from memlint.read.text_view import TextView, same_column
 from memlint.rule import Edit, Finding, Fix, Rule, Safety
 
 MAX_ROUNDS = 10
@@ -27,6 +28,7 @@ class FixResult:
     text: str
     applied: list[Finding] = field(default_factory=list)
     remaining: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how the text was read (a view), said once
 
     @property
     def changed(self) -> bool:
@@ -161,77 +163,149 @@ def _is_import(stmt: cst.CSTNode) -> bool:
     )
 
 
-def fix_text(text: str, path: str, rules: Sequence[type[Rule]], *, unsafe: bool = False) -> FixResult:
+def fix_text(
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    *,
+    unsafe: bool = False,
+    view_of: Callable[[str], TextView | None] | None = None,
+) -> FixResult:
     """Apply every allowed fix until none is left (or MAX_ROUNDS).
 
     Raises ParseError when the input itself does not parse. A fix whose result
     would not parse is dropped, and its finding stays in ``remaining``.
+
+    ``view_of``: the text to analyse in place of the file's own, made afresh
+    from the file's text each round (memlint.read.text_view); each round's
+    fixed text goes back through its ``restore``, and a fix it refuses stays
+    unapplied: its finding is reported without a fix and a note says why.
+    Findings are at the file's own positions.
     """
     result = FixResult(text=text)
     if file_is_exempt(text):
         return result
     rejected: set[tuple[str, int, int]] = set()
+    unmapped: set[tuple[str, int, int]] = set()  # fixes a view could not restore
     must_compile: bool | None = None  # computed once, when a fix is first tried
+    view: TextView | None = None
     for _ in range(MAX_ROUNDS):
-        active, tree = rules_to_run(result.text, rules)
+        view = view_of(result.text) if view_of is not None else None
+        analysed = view.text if view is not None else result.text
+        active, tree = rules_to_run(analysed, rules)
         if not active:
             result.remaining = []
-            return result
-        module = parse_module(result.text, tree)
-        findings = lint_module(module, result.text, path, active)
+            return _finish(result, view, unmapped)
+        module = parse_module(analysed, tree)
+        findings = lint_module(module, analysed, path, active)
         result.remaining = findings
-        candidates = [f for f in findings if fix_allowed(f, unsafe) and (f.code, f.line, f.column) not in rejected]
+        candidates = [f for f in findings if fix_allowed(f, unsafe) and _key(f) not in rejected]
         if not candidates:
-            return result
+            return _finish(result, view, unmapped)
         chosen: list[tuple[Edit, Finding]] = []
         source = module.code
         # libcst drops a final lone "\r" (old Mac newlines); edits are made on
         # its text and the lost tail is put back. Anything else it does not
         # reproduce cannot be fixed without touching bytes outside the fix.
-        if not result.text.startswith(source):
-            return result
-        tail = result.text[len(source) :]
+        if not analysed.startswith(source):
+            return _finish(result, view, unmapped)
+        tail = analysed[len(source) :]
         if must_compile is None:
-            must_compile = _compiles(text)
+            must_compile = _compiles(analysed)
         for finding in candidates:
             try:
                 edit = text_edit(source, render_fix(module, finding.fix))  # type: ignore[arg-type]
             except Exception:
-                rejected.add((finding.code, finding.line, finding.column))
+                rejected.add(_key(finding))
                 continue
             if edit.start == edit.end and not edit.content:
-                rejected.add((finding.code, finding.line, finding.column))
+                rejected.add(_key(finding))
                 continue
             if any(_overlaps(edit, other) for other, _ in chosen):
                 continue  # next round
             chosen.append((edit, finding))
         if not chosen:
-            return result
+            return _finish(result, view, unmapped)
         new_text = apply_edits(source, [e for e, _ in chosen])
         imports = [m for _, f in chosen for m in f.fix.imports]  # type: ignore[union-attr]
         try:
             new_text = add_imports(new_text, imports) + tail
             _check_fixed(new_text, must_compile)
-        except ParseError:
+            new_text = _restored(view, new_text)
+        except ParseError as exc:
             # Try the fixes one at a time next round; a fix that breaks code
             # on its own is rejected for good.
             if len(chosen) == 1:
                 f = chosen[0][1]
-                rejected.add((f.code, f.line, f.column))
+                rejected.add(_key(f))
+                if isinstance(exc, _Unrestorable):
+                    unmapped.add(_key(f))
                 continue
             edit, f = chosen[0]
             try:
                 new_text = add_imports(apply_edits(source, [edit]), f.fix.imports) + tail  # type: ignore[union-attr]
                 _check_fixed(new_text, must_compile)
-            except ParseError:
-                rejected.add((f.code, f.line, f.column))
+                new_text = _restored(view, new_text)
+            except ParseError as exc_one:
+                rejected.add(_key(f))
+                if isinstance(exc_one, _Unrestorable):
+                    unmapped.add(_key(f))
                 continue
             chosen = chosen[:1]
         result.text = new_text
-        result.applied.extend(f for _, f in chosen)
+        result.applied.extend(_at_file_position(f, view) for _, f in chosen)
     # Bounded: report what is left after the last round.
-    active, tree = rules_to_run(result.text, rules)
-    result.remaining = lint_module(parse_module(result.text, tree), result.text, path, active) if active else []
+    view = view_of(result.text) if view_of is not None else None
+    analysed = view.text if view is not None else result.text
+    active, tree = rules_to_run(analysed, rules)
+    result.remaining = lint_module(parse_module(analysed, tree), analysed, path, active) if active else []
+    return _finish(result, view, unmapped)
+
+
+def _key(finding: Finding) -> tuple[str, int, int]:
+    return finding.code, finding.line, finding.column
+
+
+class _Unrestorable(ParseError):
+    """A view could not bring the fixed text back to the file's own."""
+
+
+def _restored(view: TextView | None, fixed: str) -> str:
+    if view is None:
+        return fixed
+    restored = view.restore(fixed)
+    if restored is None:
+        raise _Unrestorable(view.why_unfixable)
+    return restored
+
+
+def _at_file_position(finding: Finding, view: TextView | None) -> Finding:
+    """The finding at the file's own columns (a view may have moved them)."""
+    if view is None or view.column is same_column:
+        return finding
+    return replace(
+        finding,
+        column=view.column(finding.line, finding.column),
+        end_column=view.column(finding.end_line, finding.end_column),
+    )
+
+
+def _finish(result: FixResult, view: TextView | None, unmapped: set[tuple[str, int, int]]) -> FixResult:
+    """The remaining findings at the file's positions; a fix the view refused
+    is dropped from its finding, and a note says why."""
+    if view is None:
+        return result
+    withheld = 0
+    remaining = []
+    for finding in result.remaining:
+        if _key(finding) in unmapped and finding.fix is not None:
+            finding = replace(finding, fix=None)
+            withheld += 1
+        remaining.append(_at_file_position(finding, view))
+    result.remaining = remaining
+    result.notes.append(view.note)
+    if withheld:
+        result.notes.append(f"{withheld} fix{'es' if withheld != 1 else ''} not applied: {view.why_unfixable}")
     return result
 
 

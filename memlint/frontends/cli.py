@@ -11,10 +11,14 @@ import contextlib
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memlint import __version__
-from memlint.find.config import OUTPUT_FORMATS, Config, ConfigError, load_config
+from memlint.find.config import OUTPUT_FORMATS, Config, ConfigError
 from memlint.reporters.style import CHOICES
+
+if TYPE_CHECKING:
+    from memlint.run.results import Settings
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -167,22 +171,20 @@ def run_rule(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _settings(args: argparse.Namespace, config: Config, output_format: str):
+def _settings(args: argparse.Namespace, config: Config, output_format: str) -> Settings:
+    """The settings of the files ``config`` governs: the config's selection,
+    then the command line's on top (ruff's order: a ``--select`` here replaces
+    the config's selection and its ignores; ``--extend-select`` and
+    ``--ignore`` alone refine it)."""
     from memlint.run.results import Settings
-    from memlint.run.selection import known_prefix
 
-    for code in (args.select or []) + args.extend_select + args.ignore:
-        if not known_prefix(code):
-            raise ConfigError(f"unknown rule code '{code}' on the command line")
     unsafe = config.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes
-    if args.add_noqa and (args.fix or args.diff):
-        raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     mode = "add-noqa" if args.add_noqa else "diff" if args.diff else "fix" if args.fix else "check"
-    select = args.select if args.select is not None else config.select
     return Settings(
-        select=tuple(select) if select is not None else None,
-        extend_select=tuple(config.extend_select + args.extend_select),
-        ignore=tuple(config.ignore + args.ignore),
+        select=tuple(config.select) if config.select is not None else None,
+        extend_select=tuple(config.extend_select),
+        ignore=tuple(config.ignore),
+        override=(tuple(args.select) if args.select else None, tuple(args.extend_select), tuple(args.ignore)),
         per_file_ignores=tuple((k, tuple(v)) for k, v in config.per_file_ignores.items()),
         root=str(config.root),
         mode=mode,
@@ -191,22 +193,47 @@ def _settings(args: argparse.Namespace, config: Config, output_format: str):
     )
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    from memlint.run.selection import known_prefix
+
+    for code in (args.select or []) + args.extend_select + args.ignore:
+        if not known_prefix(code):
+            raise ConfigError(f"unknown rule code '{code}' on the command line")
+    if args.add_noqa and (args.fix or args.diff):
+        raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
+
+
 def run_check(args: argparse.Namespace) -> int:
     from memlint.find.discovery import discover
+    from memlint.find.resolver import ConfigResolver
     from memlint.reporters import get_reporter
     from memlint.reporters.style import use_color
     from memlint.run.runner import run
 
+    _check_options(args)
     paths = args.paths or ["."]
-    config = load_config(args.config, _config_start(paths))
+    resolver = ConfigResolver(args.config)
+    # The run's own settings (output format, cache, the root paths are shown
+    # from): the config of the one path named, else of the working folder.
+    start = _config_start(paths)
+    config = resolver.config_for_folder(start or Path.cwd())
     output_format = args.output_format or config.output_format or "text"
     settings = _settings(args, config, output_format)
-    files = list(discover(paths, config, force_exclude=args.force_exclude))
+    files = list(discover(paths, resolver, force_exclude=args.force_exclude))
+    # Each file is checked with its nearest config, whatever the command line;
+    # one Settings per config, so the runner's selection caches are shared.
+    per_config = {id(config): settings}
+    per_file = []
+    for path in files:
+        own = resolver.config_for(path)
+        if id(own) not in per_config:
+            per_config[id(own)] = _settings(args, own, output_format)
+        per_file.append(per_config[id(own)])
     progress = _progress(args, len(files))
     try:
         reports = run(
             files,
-            settings,
+            per_file,
             jobs=args.jobs,
             cache=_cache(args, config, settings),
             on_report=(lambda r: progress.update(len(r.findings))) if progress else None,
@@ -226,6 +253,10 @@ def run_check(args: argparse.Namespace) -> int:
         color = use_color(args.color, sys.stdout) and terminal_format in ("text", "concise")
         render = get_reporter(terminal_format)
         sys.stdout.write(render(reports, unsafe_fixes=settings.unsafe_fixes, root=str(config.root), color=color))
+    if not args.quiet:
+        for r in reports:
+            for note in r.notes:
+                print(f"memlint: note: {r.path}: {note}", file=sys.stderr)
     errors = [r for r in reports if r.error]
     for r in errors:
         print(f"memlint: error: {r.path}: {r.error}", file=sys.stderr)

@@ -4,25 +4,33 @@ The checker lints the very lines flake8 read (an editor's unsaved buffer on
 stdin included) with the engine the CLI uses, so findings and positions match
 ``memlint check``. flake8 then applies its own ``# noqa``, ``--select`` and
 ``--ignore``; ``[tool.memlint]`` in the nearest pyproject.toml still decides
-which rules run, since flake8 does not read pyproject.toml.
+which rules run, since flake8 does not read pyproject.toml: the same config
+``memlint check`` uses for the same file (memlint.find.resolver), with the
+same default selection. flake8's ``--select``/``--extend-select`` filter
+what memlint reports; naming an opt-in rule by its full code there
+(``--extend-select MEM403``) also turns it on, as memlint's own
+``--extend-select`` does.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import os
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from memlint import __version__
-from memlint.find.config import Config, ConfigError, load_config
-from memlint.lint.engine import ParseError, applicable_rules, lint
+from memlint.find.config import Config, ConfigError
+from memlint.find.resolver import ConfigResolver
+from memlint.lint.engine import LibcstLimitation, ParseError, applicable_rules, lint
 from memlint.parse.budget import BudgetExceeded
+from memlint.read.tab_indent import expanded_view
 from memlint.rule import Rule
-from memlint.rule.registry import all_rules, select_rules
+from memlint.rule.registry import all_rules
+from memlint.run.results import Settings
+from memlint.run.runner import per_file_ignored, rules_for
 
 # Not a rule: the code under which the plugin says it could not do its job
 # (a broken [tool.memlint], an internal error), instead of crashing flake8.
@@ -48,30 +56,35 @@ def _flake8_selected(options: argparse.Namespace) -> tuple[type[Rule], ...]:
         return all_rules()
 
 
-@lru_cache(maxsize=32)
-def _config_for_folder(folder: str, explicit: str | None) -> Config:
-    return load_config(explicit, Path(folder))
+@lru_cache(maxsize=8)
+def _resolver(explicit: str | None) -> ConfigResolver:
+    return ConfigResolver(explicit)
 
 
 def config_for(filename: str, explicit: str | None) -> Config:
     """``[tool.memlint]`` as the CLI finds it for this one file."""
-    folder = os.path.dirname(os.path.abspath(filename))
-    if not os.path.isdir(folder):  # stdin without a usable display name
-        folder = os.getcwd()
-    return _config_for_folder(folder, explicit)
+    return _resolver(explicit).config_for(filename)
 
 
-def _configured_codes(config: Config, filename: str) -> frozenset[str]:
-    from memlint.find.discovery import is_excluded
+def opt_in_named(options: argparse.Namespace) -> tuple[str, ...]:
+    """The opt-in rules flake8's --select/--extend-select name by full code."""
+    named = {c.strip().upper() for key in ("select", "extend_select") for c in (getattr(options, key, None) or [])}
+    return tuple(c for c in off_by_default() if c in named)
 
-    ignore = list(config.ignore)
-    for pattern, codes in config.per_file_ignores.items():
-        if is_excluded(filename, [pattern], config.root):
-            ignore.extend(codes)
-    # Rules that are off by default stay available: flake8's default ignore
-    # list hides them until `--extend-select MEM403` asks for them.
-    extend = list(config.extend_select) + (off_by_default() if config.select is None else [])
-    return frozenset(r.code for r in select_rules(config.select, ignore, extend))
+
+def _configured_codes(config: Config, filename: str, opt_in: tuple[str, ...] = ()) -> frozenset[str]:
+    """What ``memlint check`` would run on this file (runner.rules_for, on the
+    settings the CLI builds from the same config), plus the opt-in rules
+    flake8's own options name."""
+    settings = Settings(
+        select=tuple(config.select) if config.select is not None else None,
+        extend_select=tuple(config.extend_select),
+        ignore=tuple(config.ignore),
+        override=(None, opt_in, ()),
+        per_file_ignores=tuple((k, tuple(v)) for k, v in config.per_file_ignores.items()),
+        root=str(config.root),
+    )
+    return frozenset(r.code for r in rules_for(settings, per_file_ignored(filename, settings)))
 
 
 class Flake8Checker:
@@ -81,6 +94,7 @@ class Flake8Checker:
     # Set once per process by parse_options (flake8 calls it in every worker).
     rules: tuple[type[Rule], ...] | None = None
     config_path: str | None = None
+    opt_in: tuple[str, ...] = ()
     apply_noqa = True
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str) -> None:
@@ -101,13 +115,13 @@ class Flake8Checker:
             help="pyproject.toml (or TOML file) with memlint's settings; default: the nearest "
             "pyproject.toml above each file",
         )
-        manager.extend_default_ignore(off_by_default())
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         cls.config_path = getattr(options, "memlint_config", None)
         cls.apply_noqa = not getattr(options, "disable_noqa", False)
         cls.rules = _flake8_selected(options)
+        cls.opt_in = opt_in_named(options)
 
     def run(self) -> Iterator[Result]:
         text = "".join(self.lines)
@@ -116,14 +130,24 @@ class Flake8Checker:
         if not applicable_rules(text, rules):
             return
         try:
-            codes = _configured_codes(config_for(self.filename, self.config_path), self.filename)
+            codes = _configured_codes(config_for(self.filename, self.config_path), self.filename, self.opt_in)
         except ConfigError as exc:
             yield 1, 0, f"{PLUGIN_ERROR} memlint configuration error: {exc}", type(self)
             return
+        chosen = [r for r in rules if r.code in codes]
         try:
-            findings, _ = lint(
-                text, self.filename, [r for r in rules if r.code in codes], noqa=self.apply_noqa, python_tree=self.tree
-            )
+            try:
+                findings, _ = lint(text, self.filename, chosen, noqa=self.apply_noqa, python_tree=self.tree)
+            except LibcstLimitation:
+                # Indentation mixing tabs and spaces that Python accepts: read
+                # as `memlint check` reads it, at the file's own columns.
+                view = expanded_view(text)
+                if view is None:
+                    raise
+                findings = [
+                    replace(f, column=view.column(f.line, f.column))
+                    for f in lint(view.text, self.filename, chosen, noqa=self.apply_noqa)[0]
+                ]
         except (ParseError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)
         except BudgetExceeded as exc:

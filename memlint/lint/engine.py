@@ -30,6 +30,10 @@ class ParseError(Exception):
     """The text is not Python that libcst can parse; message has line and reason."""
 
 
+class LibcstLimitation(ParseError):
+    """Python parses the text; libcst does not."""
+
+
 def parse_module(text: str, python_tree: ast.Module | None = None) -> cst.Module:
     try:
         python_error = check_nesting(text, python_tree)  # texts that would crash or hang libcst's parser
@@ -43,7 +47,9 @@ def parse_module(text: str, python_tree: ast.Module | None = None) -> cst.Module
             where = f"{python_error.lineno}:{max((python_error.offset or 1) - 1, 0)}"
             raise ParseError(f"syntax error at {where}: {python_error.msg}") from None
         if _python_parses(text):
-            raise ParseError(f"cannot parse code that Python accepts (a libcst limitation): {exc.message}") from None
+            raise LibcstLimitation(
+                f"cannot parse code that Python accepts (a libcst limitation): {exc.message}"
+            ) from None
         raise ParseError(f"syntax error at {exc.raw_line}:{exc.raw_column}: {exc.message}") from None
     except (RecursionError, MemoryError) as exc:
         raise ParseError(f"cannot parse: {type(exc).__name__}") from None

@@ -12,6 +12,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from memlint.read.text_view import TextView, same_column
+
 # Cell magics whose body is Python that runs: the body is linted, the magic
 # line masked. Any other cell magic (%%bash, %%writefile, %%html…) makes the
 # cell something else, and it is skipped.
@@ -34,6 +36,7 @@ class MaskedCell:
     text: str
     original: str
     masked_lines: tuple[int, ...]  # 0-based indices of lines that were masked
+    script: bool = False  # masked as a .py export (mask_script), not as a cell
 
     @property
     def has_masks(self) -> bool:
@@ -110,14 +113,27 @@ def cell_magic(text: str) -> str | None:
     return None
 
 
+def mask_script(text: str) -> MaskedCell:
+    """A ``.py`` file exported from a notebook, as plain Python: its IPython
+    lines masked wherever a statement may start. A cell magic there
+    (``%%time`` between two cells' code) is masked like a line magic: the
+    code below it is Python that runs (a non-Python one, ``%%bash``, leaves a
+    body that does not parse, and the file is reported as before)."""
+    return _mask(text, None, script=True)
+
+
 def mask_cell(text: str) -> MaskedCell | None:
     """The cell as plain Python, or None when a cell magic makes it something
     other than Python."""
-    lines = _split(text)
-    masked: list[int] = []
     magic = cell_magic(text)
     if magic is not None and magic not in PYTHON_CELL_MAGICS:
         return None
+    return _mask(text, magic)
+
+
+def _mask(text: str, magic: str | None, script: bool = False) -> MaskedCell:
+    lines = _split(text)
+    masked: list[int] = []
     lexer = _Lexer()
     in_magic = False  # a magic continued onto the next line with a backslash
     seen_code = False
@@ -142,7 +158,7 @@ def mask_cell(text: str) -> MaskedCell | None:
             in_magic = body.endswith("\\")
             continue
         lexer.feed(line)
-    return MaskedCell(text="".join(lines), original=text, masked_lines=tuple(masked))
+    return MaskedCell(text="".join(lines), original=text, masked_lines=tuple(masked), script=script)
 
 
 def unmask(cell: MaskedCell, fixed: str) -> str | None:
@@ -167,5 +183,22 @@ def unmask(cell: MaskedCell, fixed: str) -> str | None:
     for index in cell.masked_lines:
         new[where[index]] = originals[index]
     restored = "".join(new)
-    again = mask_cell(restored)
+    again = mask_script(restored) if cell.script else mask_cell(restored)
     return restored if again is not None and again.text == fixed else None
+
+
+def masked_view(text: str) -> TextView | None:
+    """A ``.py`` export read with its IPython lines masked; None without any.
+    Masked lines keep their length and place: columns are the file's own."""
+    masked = mask_script(text)
+    if not masked.has_masks:
+        return None
+    return TextView(
+        text=masked.text,
+        original=text,
+        note=f"{len(masked.masked_lines)} IPython line{'s' if len(masked.masked_lines) != 1 else ''} "
+        "(magics, shell escapes, help) masked for analysis and kept as they are",
+        restore=lambda fixed: unmask(masked, fixed),
+        column=same_column,
+        why_unfixable="it would edit an IPython line",
+    )

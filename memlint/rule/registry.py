@@ -34,6 +34,10 @@ def rule_by_code(code: str) -> type[Rule] | None:
     return None
 
 
+def rules_by_code() -> dict[str, type[Rule]]:
+    return {r.code: r for r in all_rules()}
+
+
 def select_rules(
     select: list[str] | None = None,
     ignore: list[str] | None = None,

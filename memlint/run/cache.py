@@ -234,7 +234,12 @@ def _unlink(path: str) -> None:
 
 
 def _report_to_json(key: str, report: FileReport) -> dict:
-    return {"key": key, "error": report.error, "findings": [_finding_to_json(f) for f in report.findings]}
+    return {
+        "key": key,
+        "error": report.error,
+        "findings": [_finding_to_json(f) for f in report.findings],
+        "notes": list(report.notes),
+    }
 
 
 def _finding_to_json(f: Finding) -> dict:
@@ -263,7 +268,12 @@ def _report_from_json(path: str, data: dict) -> FileReport:
     error = data["error"]
     if error is not None and not isinstance(error, str):
         raise ValueError("bad error field")
-    return FileReport(path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error)
+    notes = data.get("notes", [])
+    if not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
+        raise ValueError("bad notes field")
+    return FileReport(
+        path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error, notes=notes
+    )
 
 
 def _finding_from_json(path: str, d: dict) -> Finding:

@@ -15,9 +15,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Settings:
+    """One file's settings: its config's, with the command line's on top.
+
+    ``select``/``extend_select``/``ignore`` are the config file's; ``override``
+    is the command line's (or an editor's) own (select, extend-select,
+    ignore), applied after them as ruff does: a ``--select`` there replaces
+    the config's selection, ignores included."""
+
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    override: tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...]] = (None, (), ())
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     root: str = "."
     mode: str = "check"  # check | fix | diff | add-noqa
@@ -34,6 +42,7 @@ class FileReport:
     diff: str = ""
     digest: str | None = None  # sha256 of the bytes checked (for the cache)
     noqa_added: int = 0  # findings silenced by --add-noqa
+    notes: list[str] = field(default_factory=list)  # said once per file, not findings (how it was read)
 
 
 def unified_diff(source: SourceFile, new_text: str) -> str:

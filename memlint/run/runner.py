@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
@@ -15,7 +16,7 @@ from memlint.parse.collector import collector_paused
 from memlint.read.source import SourceError, read_source, write_inside_tree
 from memlint.run.cache import FindingsCache, file_digest
 from memlint.run.results import FileReport, Settings, unified_diff
-from memlint.run.selection import select_codes
+from memlint.run.selection import Layer, select_layers
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -26,20 +27,27 @@ PARALLEL_THRESHOLD = 16
 
 @lru_cache(maxsize=64)
 def rules_for(settings: Settings, ignore_extra: tuple[str, ...]):
-    from memlint.rule.registry import select_rules
+    from memlint.rule.registry import rules_by_code
 
-    return tuple(select_rules(*_selection(settings, ignore_extra)))
+    by_code = rules_by_code()
+    return tuple(
+        by_code[c] for c in _select(settings, ignore_extra, {c: r.default_enabled for c, r in by_code.items()})
+    )
 
 
 @lru_cache(maxsize=64)
 def codes_for(settings: Settings, ignore_extra: tuple[str, ...]) -> tuple[str, ...]:
     """rules_for's codes, without importing a rule (the cache key)."""
-    return tuple(select_codes(*_selection(settings, ignore_extra)))
+    return tuple(_select(settings, ignore_extra, None))
 
 
-def _selection(settings: Settings, ignore_extra: tuple[str, ...]):
-    select = list(settings.select) if settings.select is not None else None
-    return select, list(settings.ignore) + list(ignore_extra), list(settings.extend_select)
+def _select(settings: Settings, ignore_extra: tuple[str, ...], codes: dict[str, bool] | None) -> list[str]:
+    """The config's layer, the command line's, then the file's per-file ignores
+    (which always remove, whatever was selected: ruff's per-file-ignores)."""
+    layers: list[Layer] = [(settings.select, settings.extend_select, settings.ignore), settings.override]
+    if ignore_extra:
+        layers.append((None, (), ignore_extra))
+    return select_layers(layers, codes)
 
 
 def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
@@ -59,10 +67,9 @@ def per_file_ignored(path: str, settings: Settings) -> tuple[str, ...]:
 def process_file(path: str, settings: Settings) -> FileReport:
     # Imported here: a run whose files are all in the cache never imports
     # libcst, the analyses or the rules (most of a warm run's time).
-    from memlint.fix.fixer import detach, fix_text
-    from memlint.lint.add_noqa import add_noqa
-    from memlint.lint.engine import ParseError, lint
+    from memlint.lint.engine import ParseError
     from memlint.parse.budget import BudgetExceeded
+    from memlint.run.script import view_maker
 
     report = FileReport(path=path)
     try:
@@ -73,27 +80,16 @@ def process_file(path: str, settings: Settings) -> FileReport:
             return process_notebook(path, settings, rules)
         source = read_source(path)
         report.digest = source.digest
-        if settings.mode == "check":
-            findings, module = lint(source.text, path, rules)
-            report.findings = detach(findings, module, settings.with_edits)
-            return report
-        if settings.mode == "add-noqa":
-            findings, module = lint(source.text, path, rules)
-            text, report.noqa_added = add_noqa(source.text, [(f.line, f.code) for f in findings])
-            if report.noqa_added:
-                write_inside_tree(source, text, settings.root)
-            if report.noqa_added < len(findings):
-                findings, module = lint(text, path, rules)
-                report.findings = detach(findings, module, False)
-            return report
-        result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes)
-        report.findings = detach(result.remaining, None, False)
-        report.fixed = detach(result.applied, None, False)
-        if result.changed:
-            if settings.mode == "diff":
-                report.diff = unified_diff(source, result.text)
-            else:
-                write_inside_tree(source, result.text, settings.root)
+        try:
+            _process_text(source, settings, rules, report)
+        except ParseError as exc:
+            view_of = view_maker(source.text, exc)
+            if view_of is None:
+                raise
+            try:
+                _process_text(source, settings, rules, report, view_of)
+            except ParseError:
+                raise exc from None  # the file's own error says more than the view's
     except (SourceError, ParseError) as exc:
         report.error = str(exc)
         report.findings, report.fixed = [], []
@@ -106,6 +102,58 @@ def process_file(path: str, settings: Settings) -> FileReport:
         report.error = f"internal error: {type(exc).__name__}: {exc}"
         report.findings, report.fixed = [], []
     return report
+
+
+def _process_text(source, settings: Settings, rules, report: FileReport, view_of=None) -> None:
+    """Check, fix or silence one .py file's text; ``view_of``: read it through
+    a view (memlint.run.script), when its own text does not parse."""
+    from memlint.fix.fixer import detach, fix_text
+    from memlint.lint.add_noqa import add_noqa
+    from memlint.lint.engine import lint
+
+    path = source.path
+    view = view_of(source.text) if view_of is not None else None
+    if settings.mode == "check":
+        if view is not None:
+            from memlint.run.script import lint_view
+
+            report.findings, report.notes = lint_view(view, path, rules, settings.with_edits)
+            return
+        findings, module = lint(source.text, path, rules)
+        report.findings = detach(findings, module, settings.with_edits)
+        return
+    if settings.mode == "add-noqa":
+        text = view.text if view is not None else source.text
+        findings, module = lint(text, path, rules)
+        new_text, report.noqa_added = add_noqa(text, [(f.line, f.code) for f in findings])
+        if view is not None and report.noqa_added:
+            restored = view.restore(new_text)
+            if restored is None:
+                raise SourceError(f"cannot add noqa comments: {view.why_unfixable}")
+            new_text = restored
+        if report.noqa_added:
+            write_inside_tree(source, new_text, settings.root)
+        if report.noqa_added < len(findings):
+            again = view_of(new_text) if view_of is not None else None
+            if again is not None:
+                from memlint.run.script import lint_view
+
+                report.findings, report.notes = lint_view(again, path, rules, False)
+            else:
+                findings, module = lint(new_text, path, rules)
+                report.findings = detach(findings, module, False)
+        elif view is not None:
+            report.notes = [view.note]
+        return
+    result = fix_text(source.text, path, rules, unsafe=settings.unsafe_fixes, view_of=view_of)
+    report.findings = detach(result.remaining, None, False)
+    report.fixed = detach(result.applied, None, False)
+    report.notes = list(result.notes)
+    if result.changed:
+        if settings.mode == "diff":
+            report.diff = unified_diff(source, result.text)
+        else:
+            write_inside_tree(source, result.text, settings.root)
 
 
 def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
@@ -123,22 +171,27 @@ def _check_and_store(path: str, settings: Settings, cache: FindingsCache | None)
     return report
 
 
-def _process_chunk(paths: list[str], settings: Settings, cache: FindingsCache | None = None) -> list[FileReport]:
-    return [_check_and_store(p, settings, cache) for p in paths]
+def _process_chunk(items: list[tuple[str, Settings]], cache: FindingsCache | None = None) -> list[FileReport]:
+    return [_check_and_store(p, s, cache) for p, s in items]
 
 
 def run(
     paths: list[str],
-    settings: Settings,
+    settings: Settings | Sequence[Settings],
     jobs: int | None = None,
     cache: FindingsCache | None = None,
     on_report: Callable[[FileReport], None] | None = None,
 ) -> list[FileReport]:
-    """Reports in the order of ``paths``. ``cache`` is used in check mode only:
-    a file whose entry is found is not read by a worker at all. ``on_report``
-    is called as each file's report arrives (progress)."""
+    """Reports in the order of ``paths``. ``settings``: one for every file, or
+    each file's own (its nearest config's), in the order of ``paths``; the mode
+    is the same for all. ``cache`` is used in check mode only: a file whose
+    entry is found is not read by a worker at all. ``on_report`` is called as
+    each file's report arrives (progress)."""
     done = on_report or (lambda report: None)
-    if settings.mode != "check":
+    per_file = [settings] * len(paths) if isinstance(settings, Settings) else list(settings)
+    if len(per_file) != len(paths):
+        raise ValueError("one Settings per path")
+    if not per_file or per_file[0].mode != "check":
         cache = None
     reports: list[FileReport | None] = [None] * len(paths)
     todo = list(range(len(paths)))
@@ -146,7 +199,7 @@ def run(
         todo = []
         for i, path in enumerate(paths):
             digest = file_digest(path)
-            hit = cache.load(path, _cache_key(cache, path, digest, settings)) if digest else None
+            hit = cache.load(path, _cache_key(cache, path, digest, per_file[i])) if digest else None
             if hit is None:
                 todo.append(i)
             else:
@@ -155,7 +208,7 @@ def run(
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for i in todo:
-            reports[i] = _check_and_store(paths[i], settings, cache)
+            reports[i] = _check_and_store(paths[i], per_file[i], cache)
             done(reports[i])  # type: ignore[arg-type]
         return reports  # type: ignore[return-value]
     # Biggest files first, in small chunks, so no worker is left with a large
@@ -165,7 +218,8 @@ def run(
     # workers inherit them instead of each importing them on its first file.
     # A registry that fails to load is reported per file by the workers.
     with contextlib.suppress(Exception):
-        rules_for(settings, ())
+        for one in dict.fromkeys(per_file):
+            rules_for(one, ())
     # The pool's modules (multiprocessing: ~40 ms) only where a pool starts:
     # a warm run never needs them.
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -176,7 +230,9 @@ def run(
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_signals)
     orphans: list[int] = []
     try:
-        futures = {pool.submit(_process_chunk, [paths[i] for i in chunk], settings, cache): chunk for chunk in chunks}
+        futures = {
+            pool.submit(_process_chunk, [(paths[i], per_file[i]) for i in chunk], cache): chunk for chunk in chunks
+        }
         for future in as_completed(futures):
             chunk = futures[future]
             try:
@@ -189,7 +245,7 @@ def run(
                 done(report)
         pool.shutdown()
         for i in sorted(orphans):
-            reports[i] = _process_alone(paths[i], settings, cache)
+            reports[i] = _process_alone(paths[i], per_file[i], cache)
             done(reports[i])  # type: ignore[arg-type]
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): stop now rather than finish every
@@ -208,7 +264,7 @@ def _process_alone(path: str, settings: Settings, cache: FindingsCache | None) -
 
     pool = ProcessPoolExecutor(max_workers=1, initializer=_worker_signals)
     try:
-        report = pool.submit(_process_chunk, [path], settings, cache).result()[0]
+        report = pool.submit(_process_chunk, [(path, settings)], cache).result()[0]
     except BrokenProcessPool:
         report = FileReport(path=path, error="internal error: the process analysing this file died")
     except BaseException:

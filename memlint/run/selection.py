@@ -10,6 +10,9 @@ through the same function, so the two can never disagree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Optional
+
 # Every rule's code and whether it runs by default (Rule.default_enabled).
 CODES: dict[str, bool] = {
     "MEM101": True,
@@ -55,15 +58,30 @@ def select_codes(
     """ruff's selection: ``select`` replaces the default set, ``extend_select``
     adds to it, ``ignore`` removes; entries are codes or prefixes (``MEM1``).
     ``codes``: code -> enabled by default (``CODES`` unless given)."""
+    return select_layers([(select, extend_select or [], ignore or [])], codes)
+
+
+# One layer of selection: (select, extend_select, ignore), as one source of
+# settings states it (the config file, then the command line).
+Layer = tuple[Optional[Sequence[str]], Sequence[str], Sequence[str]]
+
+
+def select_layers(layers: list[Layer], codes: dict[str, bool] | None = None) -> list[str]:
+    """ruff's resolution over sources of settings, in order (the config file,
+    then the command line, then a file's per-file ignores): a layer with a
+    ``select`` starts again from it, so the command line's ``--select`` drops
+    the config's selection and its ignores; without one a layer refines what
+    the layers before it chose (``extend_select`` adds, ``ignore`` removes).
+    Within a layer the more specific selector wins, as in select_codes."""
     table = CODES if codes is None else codes
-    if select:
-        chosen = {c for c in table if _matches(c, select)}
-    else:
-        chosen = {c for c, default in table.items() if default}
-    if extend_select:
-        chosen |= {c for c in table if _matches(c, extend_select)}
-    if ignore:
-        chosen = {c for c in chosen if not _matches_more_specific(c, ignore, select or [])}
+    chosen = {c for c, default in table.items() if default}
+    for select, extend_select, ignore in layers:
+        if select:
+            chosen = {c for c in table if _matches(c, list(select))}
+        if extend_select:
+            chosen |= {c for c in table if _matches(c, list(extend_select))}
+        if ignore:
+            chosen = {c for c in chosen if not _matches_more_specific(c, list(ignore), list(select or []))}
     return sorted(chosen)
 
 

@@ -6,9 +6,10 @@ either bare or under a ``memlint`` key)::
 
     {"select": ["MEM1"], "ignore": ["MEM403"], "unsafeFixes": true}
 
-``select`` replaces the configured selection, ``ignore`` adds to the configured
-ignores and ``unsafeFixes`` overrides ``unsafe-fixes``, as the same command-line
-options do for ``memlint check``.
+``select`` replaces the configured selection (its ignores included), ``ignore``
+adds to the configured ignores and ``unsafeFixes`` overrides ``unsafe-fixes``,
+as the same command-line options do for ``memlint check``. The config is the
+one ``memlint check`` uses for the same file (memlint.find.resolver).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memlint.find.config import Config, ConfigError, load_config
+from memlint.find.config import Config, ConfigError
+from memlint.find.resolver import ConfigResolver
 from memlint.rule import Rule
 from memlint.run.results import Settings
 from memlint.run.runner import per_file_ignored, rules_for
@@ -68,27 +70,23 @@ class SettingsStore:
 
     def __init__(self) -> None:
         self.client = ClientSettings()
-        self._configs: dict[Path, Config] = {}
+        self._resolver = ConfigResolver()
 
     def forget_configs(self) -> None:
-        self._configs.clear()
+        self._resolver.forget()
 
     def config_for(self, path: str) -> Config:
-        folder = Path(path).resolve().parent
-        config = self._configs.get(folder)
-        if config is None:
-            config = self._configs[folder] = load_config(None, folder)
-        return config
+        return self._resolver.config_for_folder(Path(path).resolve().parent)
 
     def for_document(self, path: str) -> DocumentSettings:
         """Raises ConfigError when the pyproject.toml that applies is broken."""
         config = self.config_for(path)
         client = self.client
-        select = client.select if client.select is not None else config.select
         settings = Settings(
-            select=tuple(select) if select is not None else None,
+            select=tuple(config.select) if config.select is not None else None,
             extend_select=tuple(config.extend_select),
-            ignore=tuple(config.ignore) + client.ignore,
+            ignore=tuple(config.ignore),
+            override=(client.select or None, (), client.ignore),
             per_file_ignores=tuple((k, tuple(v)) for k, v in config.per_file_ignores.items()),
             root=str(config.root),
         )

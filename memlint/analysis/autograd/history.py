@@ -37,7 +37,7 @@ from typing import Callable
 import libcst as cst
 
 from memlint.analysis.autograd.backward_proof import BackwardProof
-from memlint.analysis.autograd.frozen import frozen_modules
+from memlint.analysis.autograd.frozen import FrozenModules
 from memlint.analysis.autograd.grad_mode import GradMode, GradModeAnalysis
 from memlint.analysis.scope.bindings import Bindings, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
@@ -430,6 +430,7 @@ class HistoryAnalysis:
         grad: GradModeAnalysis,
         bindings: Callable[[], Bindings],
         verbs: Callable[[], object] | None = None,
+        frozen: Callable[[], FrozenModules] | None = None,
     ) -> None:
         self.module = module
         self._verbs = verbs
@@ -440,7 +441,8 @@ class HistoryAnalysis:
         self.grad = grad
         self._bindings = bindings  # built only for a module with a no_grad forward
         self._no_grad_classes_memo: frozenset[str] | None = None
-        self._frozen: dict[int, frozenset[str]] = {}
+        self._frozen_getter = frozen
+        self._frozen: FrozenModules | None = None
         self._number_attrs: dict[int, frozenset[str]] = {}
         self.values: dict[cst.CSTNode, Val] = {}
         self._summaries: dict[tuple, Val] = {}
@@ -461,14 +463,14 @@ class HistoryAnalysis:
         return self._number_attrs[id(cls)]
 
     def frozen_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
-        """``model(x)`` in a function that runs ``model.requires_grad_(False)``."""
+        """``model(x)`` where ``model`` is frozen (``model.requires_grad_(False)``,
+        a copy of a frozen model, a frozen parent: frozen.py)."""
         key = dotted_name(func)
         if key is None:
             return False
-        scope = self.objects.scope_of(call)
-        if id(scope) not in self._frozen:
-            self._frozen[id(scope)] = frozen_modules(scope)
-        return key in self._frozen[id(scope)]
+        if self._frozen is None:
+            self._frozen = self._frozen_getter() if self._frozen_getter else FrozenModules(self.module, self.calls)
+        return self._frozen.is_frozen(key, self.objects.scope_of(call))
 
     def no_grad_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``feat_net(x)`` where ``feat_net = FrozenEncoder(...)`` and that

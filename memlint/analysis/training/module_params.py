@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.autograd.frozen import ever_frozen
 from memlint.analysis.autograd.history import param_names
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.kinds import Kind
@@ -94,7 +93,7 @@ class ParameterWrites:
         if self._touched is None:
             visitor = _Freezing()
             visit_fast(self.facts.module, visitor)
-            self._touched = frozenset(visitor.touched | ever_frozen(self.facts.module))
+            self._touched = frozenset(visitor.touched | self.facts.frozen.ever_frozen())
         return self._touched
 
     def _maybe_frozen(self, path: str) -> bool:

@@ -1,0 +1,322 @@
+"""Where a checkpoint's state dict goes when it is loaded.
+
+Two questions MEM701 asks about ``torch.load`` (``facts.checkpoints``):
+
+- ``into_cpu_model(call)``: the ``x.load_state_dict(...)`` call loads into a
+  model that is still on the CPU at that point: bound earlier in the same
+  function, in a block around the load (not in one branch), to a newly built
+  model whose constructor is known not to move it (a class of this module
+  whose methods make no device move, ``torchvision.models.resnet50()``,
+  ``timm.create_model``, a ``torch.nn`` layer, ``from_pretrained(name)``
+  without ``device_map``; not a wrapper of another model such as
+  ``DataParallel(net)``), with nothing in between that may move it (a device
+  move, the model handed to a call, rebound, or a loop around the load that
+  moves it later). A file that builds models on a device (``with
+  torch.device("cuda"):``, ``torch.set_default_device``) has no model known
+  to be on the CPU. A class of another module is not known (the project
+  stage may tell later).
+- ``helper_loads(call, arg)``: ``call`` is a function known to pass its
+  argument ``arg`` to ``load_state_dict``: a function of this module whose
+  body calls ``x.load_state_dict(param)`` on that parameter
+  (``load_weights(model, torch.load(p))``), or a library helper documented
+  to do so (peft's ``set_peft_model_state_dict(model, state_dict)``).
+
+``saves_only_cpu`` is the module's summary for the project stage: every
+checkpoint this module writes holds CPU tensors (cpu_saves.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Callable
+
+import libcst as cst
+
+from memlint.analysis.scope.callgraph import bound_params
+from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
+from memlint.parse.traversal import visit_fast
+
+if TYPE_CHECKING:
+    from memlint.analysis.scope.callgraph import CallGraph
+
+# Library functions that call ``model.load_state_dict(sd)`` on the argument
+# at this position (or keyword): peft's set_peft_model_state_dict(model,
+# peft_model_state_dict, adapter_name="default", ...) loads it with
+# ``model.load_state_dict(..., strict=False)``.
+LIBRARY_LOADERS: dict[str, tuple[int, str]] = {
+    "peft.set_peft_model_state_dict": (1, "peft_model_state_dict"),
+    "peft.utils.set_peft_model_state_dict": (1, "peft_model_state_dict"),
+    "peft.utils.save_and_load.set_peft_model_state_dict": (1, "peft_model_state_dict"),
+}
+
+# Calls on a model that leave it where it is.
+_STAYS = frozenset(
+    {
+        "eval",
+        "train",
+        "float",
+        "double",
+        "requires_grad_",
+        "load_state_dict",
+        "state_dict",
+        "parameters",
+        "named_parameters",
+        "modules",
+        "named_modules",
+        "children",
+        "zero_grad",
+    }
+)
+# Builtins that look at a model and never move it (``print(model)``).
+_LOOKS = frozenset({"print", "repr", "str", "len", "type", "id", "isinstance", "hasattr", "getattr"})
+_MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
+
+
+_CPU_BUILDERS = ("torchvision.models.", "torch.nn.", "timm.create_model", "timm.models.")
+
+
+class _Moves(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
+            self.found = True
+
+
+def _moves_anything(node: cst.CSTNode) -> bool:
+    visitor = _Moves()
+    visit_fast(node, visitor)
+    return visitor.found
+
+
+def _built_on_cpu(
+    value: cst.BaseExpression, names: ImportTable, cpu_classes: Callable[[str], bool], seen: set[str]
+) -> bool:
+    """A model built here, on the CPU (see the module's docstring); no
+    ``device=`` argument, no device move in the chain or the arguments, no
+    argument that names a model bound before (a wrapper)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        method = value.func.attr.value
+        if method in _MOVES:
+            return False
+        if method not in ("eval", "train", "float", "double", "requires_grad_"):
+            break
+        value = value.func.value
+    if not isinstance(value, cst.Call):
+        return False
+    if any(a.keyword is not None and a.keyword.value in ("device", "device_map") for a in value.args):
+        return False
+    if any(a.star for a in value.args):
+        return False  # a device may be among them
+    for arg in value.args:
+        root = arg.value
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value in seen:
+            return False  # ``DataParallel(net)``: wraps a model built before
+        if _moves_anything(arg.value):
+            return False
+    name = dotted_name(value.func)
+    if name is None:
+        return False
+    if name.rsplit(".", 1)[-1] == "from_pretrained":
+        return True
+    if "." not in name and cpu_classes(name):
+        return True
+    return (names.call_name(value) or "").startswith(_CPU_BUILDERS)
+
+
+class _CpuModels(cst.CSTVisitor):
+    """In source order, per function: which names hold a model built on the
+    CPU and not moved since; the ``load_state_dict`` calls made on one."""
+
+    def __init__(self, names: ImportTable, cpu_classes: Callable[[str], bool]) -> None:
+        self.names = names
+        self.cpu_classes = cpu_classes
+        # name -> the blocks open when it was bound
+        self.frames: list[dict[str, tuple[int, ...]]] = [{}]
+        self.seen: list[set[str]] = [set()]  # names bound in the frame from a call
+        self.loops: list[cst.CSTNode] = []
+        self.blocks: list[int] = []
+        # load_state_dict call -> (receiver, the loops around it)
+        self.candidates: dict[cst.Call, tuple[str, tuple[cst.CSTNode, ...]]] = {}
+        self.device_default = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.frames.append({})
+        self.seen.append(set())
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.frames.pop()
+        self.seen.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(id(node))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self.blocks.append(id(node))
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self.blocks.pop()
+
+    def _enter_loop(self, node: cst.CSTNode) -> None:
+        self.loops.append(node)
+
+    def _leave_loop(self, node: cst.CSTNode) -> None:
+        self.loops.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._enter_loop(node)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._leave_loop(original_node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_loop(node)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._leave_loop(original_node)
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            if isinstance(item.item, cst.Call) and self.names.call_name(item.item) == "torch.device":
+                self.device_default = True
+
+    def _lost(self, key: str) -> None:
+        """``key`` may have moved: it and the loads of it in a loop open now
+        (the next iteration loads into a moved model) are not on the CPU."""
+        self.frames[-1].pop(key, None)
+        open_loops = {id(loop) for loop in self.loops}
+        for call, (receiver, loops) in list(self.candidates.items()):
+            if receiver == key and any(id(loop) in open_loops for loop in loops):
+                del self.candidates[call]
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        for t in original_node.targets:
+            key = dotted_name(t.target)
+            if key is None:
+                continue
+            self._lost(key)
+            if _built_on_cpu(original_node.value, self.names, self.cpu_classes, self.seen[-1]):
+                self.frames[-1][key] = tuple(self.blocks)
+            if isinstance(original_node.value, cst.Call):
+                self.seen[-1].add(key.split(".", 1)[0])
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qn = self.names.call_name(node) or ""
+        if qn == "torch.set_default_device":
+            self.device_default = True
+        frame = self.frames[-1]
+        looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
+        for arg in [] if looks else node.args:
+            key = dotted_name(arg.value)
+            if key is not None and key in frame:
+                self._lost(key)  # handed to a call that may move it
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        key = dotted_name(func.value)
+        if key is None or key not in frame:
+            return
+        method = func.attr.value
+        if method == "load_state_dict":
+            bound_in = frame[key]
+            if self.blocks[: len(bound_in)] == list(bound_in):  # bound in a block around the load
+                self.candidates[node] = (key, tuple(self.loops))
+        elif method not in _STAYS:
+            self._lost(key)
+
+
+def _loaded_params(fn: cst.FunctionDef) -> frozenset[str]:
+    """The parameters of ``fn`` its body passes straight to ``x.load_state_dict``."""
+    visitor = _LoadArgs()
+    visit_fast(fn.body, visitor)
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    return frozenset(visitor.loaded & params)
+
+
+class _LoadArgs(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.loaded: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and node.args):
+            return
+        arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == "state_dict"), node.args[0])
+        if arg.keyword is not None and arg.keyword.value != "state_dict":
+            return
+        value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
+        if isinstance(value, cst.Name):
+            self.loaded.add(value.value)
+
+
+class Checkpoints:
+    """``facts.checkpoints``: what a module's checkpoints hold and where a
+    loaded state dict goes."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        names: ImportTable,
+        calls: CallGraph,
+        imported_loaders: Mapping[str, tuple[int, str]] | None = None,
+    ) -> None:
+        self.module = module
+        self.names = names
+        self.calls = calls
+        # Functions of other modules that load an argument, by qualified name:
+        # (position, parameter name), as LIBRARY_LOADERS (the project stage's door).
+        self.loaders = {**LIBRARY_LOADERS, **(imported_loaders or {})}
+        self._saves_only_cpu: bool | None = None
+        self._cpu_loads: frozenset[int] | None = None
+        self._loaded: dict[cst.FunctionDef, frozenset[str]] = {}
+        self._classes: dict[str, bool] = {}
+
+    @property
+    def saves_only_cpu(self) -> bool:
+        """Every ``torch.save`` of this module writes CPU tensors (and there is one)."""
+        if self._saves_only_cpu is None:
+            self._saves_only_cpu = saves_only_cpu_tensors(self.module, self.names)
+        return self._saves_only_cpu
+
+    def into_cpu_model(self, call: cst.Call) -> bool:
+        """``call`` (``model.load_state_dict(...)``) loads into a model still on the CPU."""
+        if self._cpu_loads is None:
+            visitor = _CpuModels(self.names, self._cpu_class)
+            visit_fast(self.module, visitor)
+            self._cpu_loads = frozenset() if visitor.device_default else frozenset(map(id, visitor.candidates))
+        return id(call) in self._cpu_loads
+
+    def _cpu_class(self, name: str) -> bool:
+        """A class of this module (one definition) whose code moves nothing to a device."""
+        if name not in self._classes:
+            defs = self.calls.classes.get(name, [])
+            self._classes[name] = len(defs) == 1 and not _moves_anything(defs[0])
+        return self._classes[name]
+
+    def loaded_params(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """The parameters ``fn`` passes to ``load_state_dict`` (a per-function summary)."""
+        if fn not in self._loaded:
+            self._loaded[fn] = _loaded_params(fn)
+        return self._loaded[fn]
+
+    def helper_loads(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """``call`` passes ``arg`` on to ``load_state_dict``."""
+        qn = self.names.call_name(call)
+        if qn is not None and qn in self.loaders:
+            index, keyword = self.loaders[qn]
+            if arg.keyword is not None:
+                return arg.keyword.value == keyword
+            positional = [a for a in call.args if a.keyword is None]
+            return not any(a.star for a in call.args) and index < len(positional) and positional[index] is arg
+        fn = self.calls.resolve(call)
+        if fn is None:
+            return False
+        loaded = self.loaded_params(fn)
+        return any(a is arg and name in loaded for a, name in bound_params(call, fn))

@@ -1,0 +1,159 @@
+"""analysis/training/state_loads.py: where a loaded state dict goes."""
+
+import textwrap
+
+import libcst as cst
+
+from memlint.analysis.scope.callgraph import CallGraph
+from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.analysis.training.state_loads import Checkpoints
+
+
+def _checkpoints(src: str) -> tuple[Checkpoints, list[cst.Call]]:
+    module = cst.parse_module(textwrap.dedent(src))
+    calls = CallGraph(module)
+    found = [c for fn in [module, *calls.functions] for c in calls.calls_in[fn]]
+    return Checkpoints(module, ImportTable(module), calls), found
+
+
+def cpu_loads(src: str) -> list[str]:
+    """The receivers of the load_state_dict calls made into a CPU model, in order."""
+    cp, calls = _checkpoints(src)
+    loads = [c for c in calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "load_state_dict"]
+    return [dotted_name(c.func.value) for c in loads if cp.into_cpu_model(c)]  # type: ignore[union-attr]
+
+
+def test_built_here_and_not_moved():
+    src = """
+    import torchvision
+    import torch.nn as nn
+    from transformers import AutoModel
+    class Net(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc = nn.Linear(n, n)
+    def a(p):
+        model = torchvision.models.resnet50().eval()
+        model.load_state_dict(sd)
+    def b(p):
+        enc = AutoModel.from_pretrained("bert-base-uncased")
+        enc.load_state_dict(sd)
+    def c(p):
+        net = Net(10)
+        net.train()
+        print(net)
+        net.load_state_dict(sd)
+        net.to("cuda")
+    """
+    assert cpu_loads(src) == ["model", "enc", "net"]
+
+
+def test_moved_handed_on_or_not_built_here():
+    src = """
+    import torch
+    import torch.nn as nn
+    from models import Imported
+    class Net(nn.Module):
+        def __init__(self, device=None):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    class SelfMoving(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2).cuda()
+    def a(model):
+        model.load_state_dict(sd)
+    def b():
+        net = Net().cuda()
+        net.load_state_dict(sd)
+    def c():
+        net = Net()
+        setup(net)
+        net.load_state_dict(sd)
+    def d():
+        net = Net(device="cuda")
+        net.load_state_dict(sd)
+    def e():
+        net = build_model(cfg)
+        net.load_state_dict(sd)
+    def f():
+        net = AutoModel.from_pretrained(n, device_map="auto")
+        net.load_state_dict(sd)
+    def g(paths):
+        net = Net()
+        for p in paths:
+            net.load_state_dict(sd)
+            net.to("cuda")
+    def h():
+        net = Net()
+        net = net.cuda()
+        if multi:
+            net = nn.DataParallel(net)
+        net.load_state_dict(sd)
+    def i():
+        net = nn.parallel.DistributedDataParallel(Net().cuda())
+        net.load_state_dict(sd)
+    def j(big):
+        net = Net().cuda()
+        if big:
+            net = Net()
+        net.load_state_dict(sd)
+    def k():
+        net = SelfMoving()
+        net.load_state_dict(sd)
+        other = Imported()
+        other.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == []
+
+
+def test_a_default_device_means_no_model_is_known_on_the_cpu():
+    src = """
+    import torch
+    import torch.nn as nn
+    with torch.device("cuda"):
+        net = nn.Linear(2, 2)
+    net.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == []
+
+
+def helper_loads(src: str) -> list[bool]:
+    """For each call whose argument is ``torch.load(...)``: does it load it?"""
+    cp, calls = _checkpoints(src)
+    out = []
+    for call in calls:
+        for arg in call.args:
+            if isinstance(arg.value, cst.Call) and dotted_name(arg.value.func) == "torch.load":
+                out.append(cp.helper_loads(call, arg))
+    return out
+
+
+def test_helpers_that_load_their_argument():
+    src = """
+    import torch
+    from peft import set_peft_model_state_dict
+    from peft.utils import set_peft_model_state_dict as set_sd
+    def load_weights(model, state, strict=True):
+        model.load_state_dict(state["model"], strict=strict)
+    def show(state):
+        print(state)
+    set_peft_model_state_dict(model, torch.load(p))
+    set_sd(model, peft_model_state_dict=torch.load(p))
+    load_weights(model, torch.load(p))
+    load_weights(model, state=torch.load(p))
+    show(torch.load(p))
+    set_peft_model_state_dict(torch.load(p), sd)
+    """
+    assert helper_loads(src) == [True, True, True, True, False, False]
+
+
+def test_a_loader_of_another_module_given_by_the_project_stage():
+    src = "import torch\nfrom utils import restore\nrestore(model, torch.load(p))\n"
+    module = cst.parse_module(src)
+    calls = CallGraph(module)
+    call = next(c for c in calls.calls_in[module] if dotted_name(c.func) == "restore")
+    arg = call.args[1]
+    assert not Checkpoints(module, ImportTable(module), calls).helper_loads(call, arg)
+    told = Checkpoints(module, ImportTable(module), calls, {"utils.restore": (1, "state")})
+    assert told.helper_loads(call, arg)
