@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.autograd.history import H, param_names
-from memlint.analysis.autograd.retained_graph import RetainedGraph
-from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.autograd.retained_sites import RetainedSites
 from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
@@ -96,160 +94,22 @@ class RetainGraphWithoutSecondBackward(Rule):
             return  # last iteration's output feeds this one: the next backward may reach this graph
         loop = loops.loop_of(node)
         scope = loops.scope_of(node)
+        sites = RetainedSites(facts)
         # ``for l in losses[:-1]: l.backward(retain_graph=True)`` then
         # ``losses[-1].backward()``: later in an enclosing iteration counts.
-        if any(self._later_backward(node, scope, outer) for outer in loops.enclosing_loops(node) or [None]):
+        if any(sites.later_backward(node, scope, outer) for outer in loops.enclosing_loops(node) or [None]):
             return
         if loop is not None:
-            if not self._graph_built_in(node, loop):
+            if not sites.graph_built_in(node, loop):
                 return  # the same graph is backpropagated on every pass of this loop
         elif isinstance(scope, cst.FunctionDef) and not (
-            self.graph.dies_in(node, scope) or self.graph.built_here(node, scope)
+            sites.graph.dies_in(node, scope) or sites.graph.built_here(node, scope)
         ):
-            sites = self._sites(scope)
-            if not sites or not all(self._done_after(site, scope) for site in sites):
+            calls = sites.sites(scope)
+            if not calls or not all(sites.done_after(site, scope) for site in calls):
                 return
         fix = Fix("Drop `retain_graph=True`", ((node, remove_arg(node, arg)),), Safety.UNSAFE)
         self.report(node, fix=fix)
-
-    @property
-    def graph(self) -> RetainedGraph:
-        return RetainedGraph(self.facts)
-
-    def _sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
-        """Every call of ``fn`` in this module, or none when it escapes.
-        ``cam = GradCam(model)`` then ``cam.generate_cam(img)`` counts when
-        every call of that method name is known (analysis/instance_calls.py)."""
-        calls = self.facts.calls
-        if fn in calls.escapes:
-            return []
-        sites = calls.call_sites.get(fn, [])
-        if fn in calls.class_of:
-            sites = self.facts.instance_calls.sites(fn) or sites
-        return sites
-
-    def _done_after(self, site: cst.Call, fn: cst.FunctionDef, depth: int = 0) -> bool:
-        """Nothing backpropagates through what ``site`` hands to the helper
-        ``fn`` once it returns: no later backward (or call of a training
-        function) in the caller; the values passed, and anything sharing a
-        graph with them that is known to carry history, are not read after
-        the call (returned, stored, handed to another call of the helper) nor
-        passed again by the next iteration of a loop around it; and if they
-        come from the caller's parameters, every call of the caller is done
-        after too. Calls the analysis cannot see into are trusted not to
-        backpropagate, as for the later-backward check."""
-        facts = self.facts
-        loops = facts.loops
-        caller = loops.scope_of(site)
-        if self._later_backward(site, caller, loops.loop_of(site)):
-            return False
-        usage = facts.usage
-        keys: set[str] = set()
-        for arg in site.args:
-            keys |= _direct_keys(arg.value, facts.calls.parents)
-            keys |= {k for k in usage.sources(arg.value, caller) if self._known_history(k, caller)}
-        keys = {k for k in keys if self._may_hold_graph(k, caller)}
-        end = facts.calls.end(site)
-        index = facts.recurrent.bindings_in(caller)
-        enclosing = loops.enclosing_loops(site)
-        for key in usage.derived(keys, caller):
-            if key not in keys and self._helper_result(key, caller, fn):
-                continue
-            if "." in key or any(facts.calls.pos(read) >= end for read in usage.reads(key, caller)):
-                return False  # kept past the call: a later backward may go through it
-            for loop in enclosing:
-                if not any(loop.contains(b.pos) and self._new_each_time(b) for b in index.get(key, ())):
-                    return False  # the next iteration hands the same graph to the helper again
-        if isinstance(caller, cst.FunctionDef) and keys & (set(param_names(caller)) - {"self", "cls"}):
-            sites = self._sites(caller) if depth < 3 else []
-            return bool(sites) and all(self._done_after(s, caller, depth + 1) for s in sites)
-        return True
-
-    def _new_each_time(self, binding) -> bool:
-        """An assignment, or a ``for`` target over values not known to share
-        a graph (``for path in paths``, not ``for f in feats.split(1)``)."""
-        if binding.kind == "assign":
-            return True
-        if binding.kind != "for" or not isinstance(binding.stmt, cst.For):
-            return False
-        v = self.facts.history.value(binding.stmt.iter)
-        return v is None or v.h is not H.YES
-
-    def _known_history(self, key: str, scope) -> bool:
-        """Some read of ``key`` in ``scope`` carries history for sure."""
-        history = self.facts.history
-        return any((v := history.value(r)) is not None and v.h is H.YES for r in self.facts.usage.reads(key, scope))
-
-    def _may_hold_graph(self, key: str, scope) -> bool:
-        """``key`` may hold a tensor with history in ``scope``: it is no
-        module, optimizer, loss or loader, some read of it is not a call of
-        it, and not every read evaluates to a value without history."""
-        facts = self.facts
-        if "." not in key and facts.objects.kind_of(key, scope if isinstance(scope, cst.FunctionDef) else None):
-            return False
-        parents = facts.calls.parents
-        reads = [r for r in facts.usage.reads(key, scope) if not _called(r, parents) and not _bound_by_for(r, parents)]
-        if not reads:
-            return "." in key
-        values = [facts.history.value(r) for r in reads]
-        return not all(v is not None and v.h is H.NO for v in values)
-
-    def _helper_result(self, key: str, scope, fn: cst.FunctionDef) -> bool:
-        """Every binding of ``key`` is the result of a call of the helper
-        ``fn``, which returns no history (``heat = cam.generate(img)``)."""
-        if self.facts.history.returns(fn).h is not H.NO:
-            return False
-        sites = self._sites(fn)
-        bindings = self.facts.recurrent.bindings_in(scope).get(key, ())
-        return bool(bindings) and all(b.kind == "assign" and any(b.value is s for s in sites) for b in bindings)
-
-    def _later_backward(self, node: cst.CSTNode, scope, loop) -> bool:
-        """A backward (or a call into a training function) after ``node`` in
-        the same iteration of ``loop`` (or the rest of ``scope``)."""
-        loops = self.facts.loops
-        facts = loops.scope_facts(scope)
-        if facts is None:
-            return True
-        start = loops.pos(node)
-        end = loop.end if loop is not None else (10**9, 0)
-        for other in facts.backward_calls:
-            if other is not node and start < loops.pos(other) < end:
-                if not self._separate(node, other, loop, scope):
-                    return True
-        for call, fn in self.facts.calls.callees(scope):
-            if start < loops.pos(call) < end and loops.trains(fn):
-                return True
-        return False
-
-    def _separate(self, node: cst.CSTNode, other: cst.Call, loop, scope) -> bool:
-        """The later backward ``other`` cannot reach the graph ``node`` retained."""
-        if not isinstance(node, cst.Call) or not self.facts.objects.is_backward_call(node):
-            return False  # a call site of a helper: what it backpropagates is not known here
-        if loop is not None and self.graph.fresh(node, other, loop, scope):
-            return True
-        return self.graph.apart(node, other, scope)
-
-    def _graph_built_in(self, node: cst.Call, loop) -> bool:
-        """The tensors backpropagated here are computed inside ``loop``."""
-        facts = self.facts
-        receiver = (
-            node.func.value if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward" else None
-        )
-        if receiver is None or (isinstance(receiver, cst.Call) and not isinstance(receiver.func, cst.Attribute)):
-            receiver = node.args[0].value if node.args else None
-        if (
-            isinstance(receiver, cst.Call)
-            and isinstance(receiver.func, cst.Attribute)
-            and receiver.func.attr.value == "scale"
-        ):
-            receiver = receiver.args[0].value if receiver.args else None  # scaler.scale(loss)
-        if receiver is None:
-            return False
-        names = _history_names(receiver, facts.history)
-        if not names:
-            return False
-        index = facts.recurrent._index(loop.scope)
-        return all(any(loop.contains(b.pos) for b in index.get(n, ())) for n in names)
 
     valid = [
         Valid(
@@ -829,73 +689,3 @@ for path in paths:
 """,
         ),
     ]
-
-
-class _DirectKeys(cst.CSTVisitor):
-    # A module-level class, not one per call: a class is a reference cycle,
-    # and its methods' closures would keep what they capture alive with it.
-    def __init__(self, parents) -> None:
-        super().__init__()
-        self.parents = parents
-        self.found: set[str] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        key = dotted_name(node)
-        if key is not None and not _called(node, self.parents):
-            self.found.add(key)
-        return key is None
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if not _called(node, self.parents):
-            self.found.add(node.value)
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
-def _direct_keys(expr: cst.BaseExpression, parents) -> set[str]:
-    """The names and attributes ``expr`` reads as values (not its callees):
-    ``{"img", "self.mean"}`` for ``normalize(img - self.mean)``."""
-    visitor = _DirectKeys(parents)
-    expr.visit(visitor)
-    return visitor.found
-
-
-def _bound_by_for(read: cst.CSTNode, parents) -> bool:
-    """``read`` is (part of) a ``for`` loop's target."""
-    cur = parents.get(read)
-    while isinstance(cur, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-        read, cur = cur, parents.get(cur)
-    return isinstance(cur, cst.For) and cur.target is read
-
-
-def _called(read: cst.CSTNode, parents) -> bool:
-    """``read`` is the callee of a call (``backbone(x)``)."""
-    parent = parents.get(read)
-    return isinstance(parent, cst.Call) and parent.func is read
-
-
-def _history_names(expr: cst.BaseExpression, history) -> list[str]:
-    names: list[str] = []
-    stack = [expr]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, cst.Name):
-            v = history.value(e)
-            if v is not None and v.h is H.YES:
-                names.append(e.value)
-        elif isinstance(e, cst.BinaryOperation):
-            stack.extend((e.left, e.right))
-        elif isinstance(e, cst.UnaryOperation):
-            stack.append(e.expression)
-        elif isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute):
-            stack.append(e.func.value)
-        elif isinstance(e, (cst.Subscript, cst.Attribute)):
-            stack.append(e.value)
-        elif isinstance(e, (cst.List, cst.Tuple)):
-            stack.extend(el.value for el in e.elements)
-    return names

@@ -9,6 +9,32 @@ from memlint.analysis.autograd.graph_reach import calls_module, graph_calls
 from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
 
+# A GAN whose critic and generator updates sit in two guarded branches of one
+# iteration, both through `fake_score`. Whether the generator's backward can
+# follow the critic's step in the same iteration is all the examples below
+# differ in: the generator's guard, and whether the critic's branch ends the
+# iteration.
+_TWO_BRANCHES = """\
+import torch
+G, D = Generator(), Discriminator()
+opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
+opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
+step = 0
+for x, real in loader:
+    step += 1
+    fake = G(x)
+    real_score = D(real)
+    fake_score = D(fake)
+    if step % d_every == 0:
+        d_loss = (fake_score - real_score).mean()
+        d_loss.backward(retain_graph=True)
+        opt_d.step()
+{end_critic}    if {generator_guard}:
+        g_loss = -fake_score.mean()
+        g_loss.backward()
+        opt_g.step()
+"""
+
 
 class OptimizerStepBeforeSharedBackward(Rule):
     """
@@ -118,6 +144,11 @@ class OptimizerStepBeforeSharedBackward(Rule):
                     )
                     return
 
+    # The GAN examples repeat the same update lines (zero_grad, backward,
+    # step) on purpose: each is a whole program the rule reads on its own,
+    # and where those lines sit (which graph, which branch, before or after
+    # which step) is what each one tests. Those that differ in one guard
+    # only share _TWO_BRANCHES.
     valid = [
         Valid(
             """\
@@ -269,98 +300,21 @@ for it, real in enumerate(loader):
             "two independent branches whose conditions may exclude each other: cannot tell",
         ),
         Valid(
-            """\
-import torch
-G, D = Generator(), Discriminator()
-opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
-opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
-step = 0
-for x, real in loader:
-    step += 1
-    fake = G(x)
-    real_score = D(real)
-    fake_score = D(fake)
-    if step % d_every == 0:
-        d_loss = (fake_score - real_score).mean()
-        d_loss.backward(retain_graph=True)
-        opt_d.step()
-    if step % d_every == 1:
-        g_loss = -fake_score.mean()
-        g_loss.backward()
-        opt_g.step()
-""",
+            _TWO_BRANCHES.format(end_critic="", generator_guard="step % d_every == 1"),
             "`step % d_every == 1` and `== 0`: not both in one iteration when the periods are equal; cannot be told",
         ),
         Valid(
-            """\
-import torch
-G, D = Generator(), Discriminator()
-opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
-opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
-step = 0
-for x, real in loader:
-    step += 1
-    fake = G(x)
-    real_score = D(real)
-    fake_score = D(fake)
-    if step % d_every == 0:
-        d_loss = (fake_score - real_score).mean()
-        d_loss.backward(retain_graph=True)
-        opt_d.step()
-    if epoch % g_every == 0:
-        g_loss = -fake_score.mean()
-        g_loss.backward()
-        opt_g.step()
-""",
+            _TWO_BRANCHES.format(end_critic="", generator_guard="epoch % g_every == 0"),
             "two different counters: whether both branches run together cannot be told",
         ),
         Valid(
-            """\
-import torch
-G, D = Generator(), Discriminator()
-opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
-opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
-step = 0
-for x, real in loader:
-    step += 1
-    fake = G(x)
-    real_score = D(real)
-    fake_score = D(fake)
-    if step % d_every == 0:
-        d_loss = (fake_score - real_score).mean()
-        d_loss.backward(retain_graph=True)
-        opt_d.step()
-        continue
-    if step % g_every == 0:
-        g_loss = -fake_score.mean()
-        g_loss.backward()
-        opt_g.step()
-""",
+            _TWO_BRANCHES.format(end_critic="        continue\n", generator_guard="step % g_every == 0"),
             "the discriminator branch ends the iteration: the generator backward never follows its step",
         ),
     ]
     invalid = [
         Invalid(
-            """\
-import torch
-G, D = Generator(), Discriminator()
-opt_g = torch.optim.Adam(G.parameters(), lr=2e-4)
-opt_d = torch.optim.Adam(D.parameters(), lr=2e-4)
-step = 0
-for x, real in loader:
-    step += 1
-    fake = G(x)
-    real_score = D(real)
-    fake_score = D(fake)
-    if step % d_every == 0:
-        d_loss = (fake_score - real_score).mean()
-        d_loss.backward(retain_graph=True)
-        opt_d.step()
-    if step % g_every == 0:
-        g_loss = -fake_score.mean()
-        g_loss.backward()
-        opt_g.step()
-""",
+            _TWO_BRANCHES.format(end_critic="", generator_guard="step % g_every == 0"),
             None,
         ),
         Invalid(

@@ -327,6 +327,9 @@ for epoch in range(epochs):
             "a resumed run fast-forwards the schedule and skips the rest of the iteration",
         ),
     ]
+    # Each fixed text repeats its source but for the one `scheduler.step()`
+    # the fix moves: the examples test compares the fix's output with it
+    # byte for byte, and the rule's page shows both whole.
     invalid = [
         Invalid(
             """\

@@ -170,6 +170,7 @@ def test_a_broken_page_fails_the_strict_build(tmp_path, breakage):
     shutil.copy(CONFIG, tmp_path / "mkdocs.yml")
     (tmp_path / "bench").mkdir()
     shutil.copy(ROOT / "bench" / "README.md", tmp_path / "bench" / "README.md")
+    shutil.copytree(ROOT / "bench" / "history", tmp_path / "bench" / "history")
     shutil.copy(ROOT / "CONTRIBUTING.md", tmp_path / "CONTRIBUTING.md")
     if breakage is not None:
         name, text = breakage

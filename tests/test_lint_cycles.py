@@ -4,7 +4,7 @@
 analysis left reference cycles holding the libcst tree, every lint's tree
 would be freed only by the collector, which walks it all first: measured
 15-19 ms of a 105-120 ms lint of fixtures/server/train_classifier.py
-(bench/README.md). These tests lint with the collector off, drop the result,
+(bench/history/server-latency.md). These tests lint with the collector off, drop the result,
 and ask the collector what it finds: over every file of fixtures/,
 tests/corpus, the rules' examples and bench/recall_real/files, no reference
 cycle at all (but ast.literal_eval's, the standard library's), so no libcst

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.fix.parser_config import parser_config
+
 # Expressions an attribute can follow without parentheses.
 _ATOMS = (
     cst.Name,
@@ -38,4 +40,4 @@ def add_decorator(fn: cst.FunctionDef, decorator: cst.BaseExpression) -> cst.Fun
 
 
 def parse_expr(code: str, module: cst.Module) -> cst.BaseExpression:
-    return cst.parse_expression(code, config=module.config_for_parsing)
+    return cst.parse_expression(code, config=parser_config(module))

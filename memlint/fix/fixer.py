@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
+from memlint.fix.parser_config import parser_config
 from memlint.lint.engine import ParseError, ProjectSource, lint_module, parse_module, rules_to_run, with_project
 from memlint.lint.noqa import file_is_exempt
 from memlint.read.text_view import TextView, same_column
@@ -143,9 +144,8 @@ def add_imports(text: str, modules: Sequence[str]) -> str:
             index = i + 1
         else:
             break
-    new = [
-        cst.parse_statement(f"import {m}{module.default_newline}", config=module.config_for_parsing) for m in missing
-    ]
+    config = parser_config(module)
+    new = [cst.parse_statement(f"import {m}{module.default_newline}", config=config) for m in missing]
     if index < len(body) and index > 0 and not _is_import(body[index - 1]):
         # after a docstring, keep a blank line between it and the import
         new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine()])

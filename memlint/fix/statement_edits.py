@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from memlint.fix.parser_config import parser_config
+
 Replace = Callable[[cst.CSTNode], cst.CSTNode]
 
 
@@ -101,14 +103,7 @@ def wrap_in_with(stmt: cst.BaseStatement, item: cst.BaseExpression) -> cst.With:
 
 
 def statement(code: str, module: cst.Module) -> cst.BaseStatement:
-    try:
-        config = module.config_for_parsing
-    except ValueError:
-        # An indent libcst read from the file but will not take back as a
-        # setting (a form feed in ``\x0c pass``, which Python accepts). A
-        # statement carries its own indentation, so the default one serves.
-        config = cst.PartialParserConfig(default_newline=module.default_newline)
-    return cst.parse_statement(code + module.default_newline, config=config)
+    return cst.parse_statement(code + module.default_newline, config=parser_config(module))
 
 
 def call_statement_only(line: cst.SimpleStatementLine | None, call: cst.CSTNode) -> bool:

@@ -6,7 +6,7 @@ cyclic collector counts every allocation and, as the young objects survive,
 keeps walking them, and the whole heap on every full collection: measured on
 timm 1.0.31 in one process, Python's ``ast`` parse takes 2.6-4.4 CPU s with
 the collector on and 1.1-1.4 s with it off, libcst's parse 7.2 s and 5.8 s
-(bench/README.md, "Speed: the gate"). Pausing changes no result: objects
+(bench/history/speed-1-gate-sessions-2026-11-25.md). Pausing changes no result: objects
 freed by reference counting are freed as before, and the cycles made while
 paused are collected by the first collection after it (one file's worth).
 """

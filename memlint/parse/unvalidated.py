@@ -4,7 +4,7 @@ libcst validates every node it builds (``CSTNode.__post_init__`` calls
 ``_validate``): checks meant for trees built by hand, such as "a space must
 follow ``while``". For a parse they find nothing new: the text is Python that
 the ``ast`` parser has already accepted. They are not free, though: 10-18 %
-of libcst's parse (bench/README.md), the largest stage of a cold check. libcst
+of libcst's parse (bench/history/speed-2-session5-2026-11-26.md), the largest stage of a cold check. libcst
 flags the same cost in a ``PERF`` comment in that very method. They also reject
 some valid code (LibCST issue #1061: ``() if 0 else(lambda:())``), which
 memlint would report as a file it cannot parse.

@@ -85,14 +85,11 @@ _NO_ATTRS = frozenset(
         "indices",
     }
 )
-# Tensor methods whose result carries no history.
-_DETACHING_METHODS = frozenset(
+# Indices and comparisons: no history whether called as a tensor method
+# (``out.argmax()``) or a torch function (``torch.argmax(out)``); the two
+# lists below share them.
+_INDICES_AND_COMPARISONS = frozenset(
     {
-        "item",
-        "tolist",
-        "detach",
-        "detach_",
-        "numpy",
         "argmax",
         "argmin",
         "argsort",
@@ -105,6 +102,16 @@ _DETACHING_METHODS = frozenset(
         "isnan",
         "isinf",
         "isfinite",
+    }
+)
+# Tensor methods whose result carries no history.
+_DETACHING_METHODS = _INDICES_AND_COMPARISONS | frozenset(
+    {
+        "item",
+        "tolist",
+        "detach",
+        "detach_",
+        "numpy",
         "nonzero",
         "count_nonzero",
         "unique",
@@ -218,21 +225,9 @@ _SHAPE_KEEPING = frozenset(
 )
 # Methods returning (values, indices) when given a dimension.
 _VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
-_TORCH_NO_HISTORY = frozenset(
+_TORCH_NO_HISTORY = _INDICES_AND_COMPARISONS | frozenset(
     {
         "detach",
-        "argmax",
-        "argmin",
-        "argsort",
-        "eq",
-        "ne",
-        "lt",
-        "gt",
-        "le",
-        "ge",
-        "isnan",
-        "isinf",
-        "isfinite",
         "is_tensor",
         "numel",
         "zeros",
