@@ -234,3 +234,19 @@ def test_a_helper_of_another_module_given_by_the_project_stage():
     assert FrozenModules(module, calls).frozen_in(run) == frozenset()
     told = FrozenModules(module, calls, {"freeze_all": FreezeHelper(0, "m")})
     assert told.frozen_in(run) == {"ema"}
+
+
+def test_a_closure_sees_what_its_enclosing_function_froze():
+    src = """
+    def run(loader):
+        scorer = Net()
+        scorer.eval().requires_grad_(False)
+        def evaluate(x):
+            return scorer(x)
+        def rebinds(x):
+            scorer = Net()
+            return scorer(x)
+        return evaluate
+    """
+    assert frozen_at(src, "evaluate") == {"scorer"}
+    assert frozen_at(src, "rebinds") == set()  # its own scorer is another object

@@ -370,6 +370,7 @@ class FrozenModules:
         self._top: frozenset[str] | None = None
         self._scopes: dict[int, frozenset[str]] = {}
         self._classes: dict[int, frozenset[str]] = {}
+        self._closures: dict[int, frozenset[str]] = {}
         self._mentions: bool | None = None
 
     def _may_freeze(self) -> bool:
@@ -447,6 +448,9 @@ class FrozenModules:
             cls = self.calls.class_of.get(scope)
             if cls is not None:
                 inherited |= self._class_attributes(cls)
+            outer = self._enclosing_function(scope)
+            if outer is not None:  # a closure sees the models its enclosing function froze
+                inherited |= self._own_statements(outer)
             inherited = {k for k in inherited if k.startswith("self.") or k.split(".", 1)[0] not in params}
             visitor = _Freezes(self.helpers, frozenset(inherited))
             visit_fast(scope.body, visitor)
@@ -456,6 +460,20 @@ class FrozenModules:
             )
         self._scopes[id(scope)] = found
         return found
+
+    def _own_statements(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """Plain names ``fn``'s own statements freeze (its nested defs left out)."""
+        if id(fn) not in self._closures:
+            own = _Freezes(self.helpers, top_level_only=True)
+            visit_fast(fn.body, own)
+            self._closures[id(fn)] = frozenset(k for k in own.result() if not k.startswith("self."))
+        return self._closures[id(fn)]
+
+    def _enclosing_function(self, scope: cst.FunctionDef) -> cst.FunctionDef | None:
+        cur = self.calls.parents.get(scope)
+        while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.ClassDef)):
+            cur = self.calls.parents.get(cur)
+        return cur if isinstance(cur, cst.FunctionDef) else None
 
     def is_frozen(self, key: str, scope: Scope) -> bool:
         """``key`` (``model``, ``self.ema.block``) names a frozen module where ``scope`` runs."""
