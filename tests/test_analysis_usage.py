@@ -125,3 +125,22 @@ def test_feeds_model_sees_state_read_back_by_a_module_call():
     assert usage.feeds_model("self.cum", step, skip=stmts[1])
     assert not usage.feeds_model("self.total", step, skip=stmts[2])  # printed, never fed to the model
     assert not usage.feeds_model("self.cum", step, skip=step)  # the only reads skipped
+
+
+def test_feeds_model_follows_values_computed_from_the_state():
+    src = """
+    import torch
+    import torch.nn as nn
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = nn.Linear(16, 8)
+        def step(self, h):
+            cat = torch.cat((self.weights.unsqueeze(1), self.cum.unsqueeze(1)), dim=1)
+            self.weights = self.attention(h, cat)
+            self.cum += self.weights
+            return self.weights
+    """
+    facts = facts_of(src)
+    step = next(f for f in facts.calls.functions if f.name.value == "step")
+    assert facts.usage.feeds_model("self.cum", step, skip=step.body.body[2])

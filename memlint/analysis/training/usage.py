@@ -269,8 +269,11 @@ class UsageAnalysis:
         """``key`` is read, outside ``skip``, within an argument of a model
         call of ``scope`` (``self.rnn(x + self.weights_cum, h)``): state fed
         back into the forward pass, part of the graph on purpose. Carrying it
-        across batches is MEM104's question, not an accumulator's."""
-        for node in self.reads(key, scope):
+        across batches is MEM104's question, not an accumulator's. Values the
+        scope computes from ``key`` count too (``cat = torch.cat((w, self.cum))``
+        then ``self.attention(h, cat)``, as tacotron2 does)."""
+        fed = self.derived({key}, scope)
+        for node in (n for k in fed for n in self.reads(k, scope)):
             if self._inside(node, skip):
                 continue
             cur = self.parents.get(node)
