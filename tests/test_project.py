@@ -448,3 +448,39 @@ def test_editing_a_caller_relints_its_dependant_and_nothing_else(tmp_path, monke
     )
     assert check() == [("amp_setup.py", 7, "MEM501")]
     assert sorted(linted) == ["train.py", "utils.py"]  # not models.py, engine.py, amp_setup.py
+
+
+def test_a_model_class_of_another_module_that_moves_nothing_is_built_on_the_cpu(tmp_path):
+    """MEM701's CPU-model trap across modules: the class lives in nets.py."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "nets.py": """
+                import torch.nn as nn
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(2, 2)
+                class GpuNet(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(2, 2).cuda()
+            """,
+            "predict.py": """
+                import torch
+                from nets import GpuNet, Net
+                def restore(path):
+                    net = Net()
+                    net.load_state_dict(torch.load(path))
+                    return net
+                def restore_gpu(path):
+                    net = GpuNet()
+                    net.load_state_dict(torch.load(path))
+                    return net
+            """,
+        },
+    )
+    found = [(name, line, code) for name, line, code, _ in _cli(".", cwd=tmp_path)]
+    assert found == [("predict.py", 10, "MEM701")]  # GpuNet moves itself: its load doubles on the GPU
+    assert [(n, line, c) for n, line, c, _ in _cli("predict.py", cwd=tmp_path)] == found

@@ -175,7 +175,8 @@ class ModuleFacts:
         (analysis/training/state_loads.py)."""
         from memlint.analysis.training.state_loads import Checkpoints
 
-        return Checkpoints(self.module, self.names, self.calls)
+        cpu_classes = frozenset(self.project.cpu_classes) if self.project is not None else frozenset()
+        return Checkpoints(self.module, self.names, self.calls, imported_cpu_classes=cpu_classes)
 
     @cached_property
     def autocast(self):

@@ -129,16 +129,26 @@ class ProjectIndex:
         summary = self.summaries.get(path) or ModuleSummary()
         star: dict[str, str] = {}
         trackers: set[str] = set()
+        cpu_classes: set[str] = set()
         for source in self._star_sources(path):
             for name, (kind, value) in self._exports(source).items():
                 if kind == "import" and not value.startswith("."):
                     star[name] = value
-                elif kind == "define" and name in (self.summary(value) or ModuleSummary()).trackers:
-                    trackers.add(name)
+                elif kind == "define":
+                    defining = self.summary(value) or ModuleSummary()
+                    if name in defining.trackers:
+                        trackers.add(name)
+                    if name in defining.cpu_classes:
+                        cpu_classes.add(name)
         for local, target in summary.imports.items():
             found = self.resolve(target, path)
-            if found is not None and found[1] in (self.summary(found[0]) or ModuleSummary()).trackers:
+            if found is None:
+                continue
+            defining = self.summary(found[0]) or ModuleSummary()
+            if found[1] in defining.trackers:
                 trackers.add(local)
+            if found[1] in defining.cpu_classes:
+                cpu_classes.add(local)
         callers = []
         for fn in summary.functions:
             sites = self._callers.get((path, fn.name))
@@ -150,6 +160,7 @@ class ProjectIndex:
             star_bindings=tuple(sorted(star.items())),
             callers=tuple(callers),
             trackers=tuple(sorted(trackers)),
+            cpu_classes=tuple(sorted(cpu_classes)),
         )
 
 

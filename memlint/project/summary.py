@@ -86,6 +86,9 @@ class ModuleSummary:
     functions: list[FunctionFacts] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     trackers: list[str] = field(default_factory=list)
+    # Module-level classes whose code moves nothing to a device (no ``.to(``,
+    # ``.cuda(``...): a model built from one is on the CPU (MEM701).
+    cpu_classes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -100,6 +103,7 @@ class ModuleSummary:
             functions=[FunctionFacts(**f) for f in data["functions"]],
             calls=[CallSite(**c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
+            cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
         )
 
 
@@ -144,6 +148,9 @@ def summarise_exports(text: str) -> ModuleSummary:
         try:
             walker._collect_imports(tree)
             walker.summary.trackers = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_tracker(n)]
+            walker.summary.cpu_classes = [
+                n.name for n in tree.body if isinstance(n, ast.ClassDef) and not _moves_to_a_device(n)
+            ]
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -303,6 +310,8 @@ class _Walker:
                 self._visit(stmt, ON, False)
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
+        if not outer.name and not _moves_to_a_device(node):
+            self.summary.cpu_classes.append(node.name)
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
@@ -428,6 +437,16 @@ def _literal_names(node: ast.AST | None) -> list[str] | None:
     ):
         return [e.value for e in node.elts]  # type: ignore[attr-defined]
     return None
+
+
+_MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
+
+
+def _moves_to_a_device(node: ast.ClassDef) -> bool:
+    """Any ``x.to(...)``/``x.cuda()``... in the class: what it builds may leave the CPU."""
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MOVES for n in ast.walk(node)
+    )
 
 
 def _is_tracker(node: ast.ClassDef) -> bool:

@@ -38,6 +38,9 @@ class ProjectView:
     callers: tuple[tuple[str, tuple[Caller, ...]], ...] = ()
     # Local names of loss-tracker classes defined in other project modules.
     trackers: tuple[str, ...] = ()
+    # Local names of classes defined in other project modules whose code moves
+    # nothing to a device: a model built from one starts on the CPU.
+    cpu_classes: tuple[str, ...] = ()
 
     def callers_of(self, name: str) -> tuple[Caller, ...]:
         for fn, sites in self.callers:
@@ -51,4 +54,4 @@ class ProjectView:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def empty(self) -> bool:
-        return not (self.star_bindings or self.callers or self.trackers)
+        return not (self.star_bindings or self.callers or self.trackers or self.cpu_classes)

@@ -266,6 +266,7 @@ class Checkpoints:
         names: ImportTable,
         calls: CallGraph,
         imported_loaders: Mapping[str, tuple[int, str]] | None = None,
+        imported_cpu_classes: frozenset[str] = frozenset(),
     ) -> None:
         self.module = module
         self.names = names
@@ -277,6 +278,8 @@ class Checkpoints:
         self._cpu_loads: frozenset[int] | None = None
         self._loaded: dict[cst.FunctionDef, frozenset[str]] = {}
         self._classes: dict[str, bool] = {}
+        # Classes of other project modules that move nothing, by local name (the project stage).
+        self.imported_cpu_classes = imported_cpu_classes
 
     @property
     def saves_only_cpu(self) -> bool:
@@ -297,7 +300,10 @@ class Checkpoints:
         """A class of this module (one definition) whose code moves nothing to a device."""
         if name not in self._classes:
             defs = self.calls.classes.get(name, [])
-            self._classes[name] = len(defs) == 1 and not _moves_anything(defs[0])
+            if not defs:
+                self._classes[name] = name in self.imported_cpu_classes
+            else:
+                self._classes[name] = len(defs) == 1 and not _moves_anything(defs[0])
         return self._classes[name]
 
     def loaded_params(self, fn: cst.FunctionDef) -> frozenset[str]:
