@@ -66,6 +66,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+# A finding keyed by (repo, path), and a manifest's line or range: recall_real's, scored the same way.
+from recall_real import Hit, parse_lines  # noqa: E402
+
 HERE = BENCH / "cross_module"
 TREES = BENCH / ".corpora" / "cross_module"
 WINDOW = 3
@@ -119,17 +123,6 @@ class Instance:
 
 
 @dataclass(frozen=True)
-class Hit:
-    """One memlint finding, keyed by repo and the path inside its tree."""
-
-    repo: str
-    path: str
-    line: int
-    code: str
-    message: str
-
-
-@dataclass(frozen=True)
 class Verdict:
     verdict: str  # TP or FP
     cross: bool | None  # None: not said
@@ -142,14 +135,6 @@ class Score:
     neg_hits: list[tuple[Hit, Instance]] = field(default_factory=list)
     unlabelled: list[Hit] = field(default_factory=list)
     after: list[tuple[Hit, Verdict]] = field(default_factory=list)
-
-
-def parse_lines(text: str) -> tuple[int, int]:
-    first, _, last = text.strip().partition("-")
-    lo, hi = int(first), int(last or first)
-    if lo < 1 or hi < lo:
-        raise ValueError(f"bad line or range: {text!r}")
-    return lo, hi
 
 
 def _yes_no(value: str, where: str) -> bool:
