@@ -197,10 +197,6 @@ class DeprecatedCudaAmp(Rule):
     name = "deprecated-cuda-amp"
     message = f"torch.cuda.amp / torch.cpu.amp are deprecated since torch {SINCE}: use torch.amp with a device type"
     fix_safety = Safety.SAFE
-    # ``torch.cuda.amp``, ``cuda.amp``, ``import amp``, ``import (amp)``, ``x,amp``;
-    # a bare "amp" would also match every "sample" and "clamp".
-    tokens = (".amp", " amp", "(amp", ",amp")
-    gate = staticmethod(lambda g: "amp" in g.idents)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -297,15 +297,6 @@ class LoopInvariantDeviceMove(Rule):
     name = "loop-invariant-device-move"
     message = "loop-invariant device move inside the batch loop: move once, before the loop"
     fix_safety = Safety.NONE
-    tokens = (".to(", ".cuda(")
-    gate = staticmethod(
-        lambda g: (
-            g.loops
-            and bool(g.called & {"to", "cuda"})
-            and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
-            and g.loop_sites.moves
-        )
-    )
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
