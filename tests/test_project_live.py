@@ -74,3 +74,13 @@ def test_a_rescan_finds_files_changed_created_and_deleted(project):
     view = workspace.view(str(utils))
     assert [(c.where(), c.grad) for c in view.callers_of("evaluate")] == [("report.py:3", "on")]
     assert view == _disk(utils)
+
+
+def test_an_edit_that_changes_no_summary_leaves_every_view_standing(project):
+    workspace = Workspace()
+    utils, train = project / "utils.py", project / "train.py"
+    view = workspace.view(str(utils))
+    assert not workspace.set_text(str(train), train.read_text().replace("epochs=10", "epochs=12"))
+    assert workspace.view(str(utils)) is view  # not even computed again
+    assert workspace.set_text(str(train), train.read_text().replace(CALL, UNDER_NO_GRAD))
+    assert workspace.view(str(utils)) != view

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from memlint.project.index import ProjectIndex, called_name
 from memlint.project.modules import ModuleMap, project_files
-from memlint.project.roots import _walkable, project_root, root_limit
-from memlint.project.summary import ModuleSummary, summarise, worth_summarising
+from memlint.project.roots import project_root, root_limit, walkable
+from memlint.project.summary import CallSite, ModuleSummary, summarise, worth_summarising
 from memlint.project.view import Caller, ProjectView
 
 # A word a call may spell. Non-ASCII bytes are word bytes: an identifier's
@@ -58,6 +58,15 @@ class _Module:
     summary: ModuleSummary  # every fact, whether or not it holds a training word
     worth: bool  # summary.worth_summarising: its own view reads its facts
 
+    def __post_init__(self) -> None:
+        # Its call sites by the function name they spell (index.called_name).
+        self.sites: dict[str, list[CallSite]] = {}
+        for site in self.summary.calls:
+            self.sites.setdefault(called_name(site), []).append(site)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Module) and (self.summary, self.worth) == (other.summary, other.worth)
+
 
 class LiveIndex(ProjectIndex):
     """One project's index, kept up to date text by text."""
@@ -76,6 +85,10 @@ class LiveIndex(ProjectIndex):
         self._stale: set[int] = set()
         self._fresh: dict[int, frozenset[bytes]] = {}
         self._own_callers: dict[tuple[str, str], list[Caller]] = {}
+        # Bumped by every change of the project's texts or files: a view
+        # computed at the same generation is still the view.
+        self.generation = 0
+        self._views: dict[str, tuple[int, ProjectView]] = {}
         for path in files:
             path = os.path.abspath(path)
             data = self._read(path)
@@ -105,13 +118,13 @@ class LiveIndex(ProjectIndex):
 
     def owns(self, path: str) -> bool:
         """Whether ``path`` is a module of this project (or would be, once it exists)."""
-        return path.endswith(".py") and path.startswith(self.root + os.sep) and _walkable(self.root, path)
+        return path.endswith(".py") and path.startswith(self.root + os.sep) and walkable(self.root, path)
 
     def set_text(self, path: str, text: str, tree: ast.Module | None = None) -> bool:
         """An open document's text replaces its file's; True when the
         module's summary changed (its dependants' views may have). A text
-        that does not parse (mid-typing) keeps the module's last summary, so
-        its dependants do not flicker."""
+        that does not parse (mid-typing) keeps the module's last facts and
+        words, so its dependants do not flicker."""
         path = os.path.abspath(path)
         if self._texts.get(path) == text:
             return False
@@ -121,17 +134,22 @@ class LiveIndex(ProjectIndex):
                 tree = ast.parse(text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None
-        listed = self._list({path}, set())
-        self._set_words(path, text.encode("utf-8", "surrogatepass"))
-        if tree is None:
-            return listed
-        before = self._modules.get(path)
-        module = self._modules[path] = _Module(summarise(tree), worth_summarising(text))
-        if before is None:
-            # Never summarised: no view read its facts, and views found it by
-            # the words of the file. Opening a file as saved changes nothing.
-            return listed or text != _decode(self._read(path))
-        return listed or before != module
+        changed = self._list({path}, set())
+        if tree is not None:
+            self._set_words(path, text.encode("utf-8", "surrogatepass"))
+            before = self._modules.get(path)
+            module = self._modules[path] = _Module(summarise(tree), worth_summarising(text))
+            if before is None:
+                # Never summarised: no view read its facts, and views found it
+                # by the words of its file. Opened as saved, it changes nothing.
+                changed |= text != _decode(self._read(path))
+            else:
+                changed |= before != module
+        if changed:
+            self.generation += 1
+        # Otherwise every view stands: a view reads a module's summary, and its
+        # words only to find the modules whose summary to read.
+        return changed
 
     def drop_text(self, path: str) -> bool:
         """The document was closed: its file's text counts again."""
@@ -155,6 +173,7 @@ class LiveIndex(ProjectIndex):
             if stamp is not None and stamp == self._stamps.get(path) and path in self.modules.files:
                 continue  # what was read (a save of the open text, a repeated event)
             self._modules.pop(path, None)
+            self.generation += 1
             if stamp is None or not os.path.isfile(path):
                 if path in self.modules.files:
                     deleted.add(path)
@@ -184,6 +203,7 @@ class LiveIndex(ProjectIndex):
             return False
         for path in created:
             self._id(path)
+        self.generation += 1
         self.modules = ModuleMap(self.root, sorted((self.modules.files | created) - deleted))
         return True
 
@@ -227,11 +247,16 @@ class LiveIndex(ProjectIndex):
 
     def view_for(self, path: str) -> ProjectView:
         path = os.path.abspath(path)
+        cached = self._views.get(path)
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]  # the server asks for one view twice: its stale check, then the lint
         self._own_callers = self._callers_of(path)
         try:
-            return super().view_for(path)
+            view = super().view_for(path)
         finally:
             self._own_callers = {}
+        self._views[path] = (self.generation, view)
+        return view
 
     def _callers_of(self, path: str) -> dict[tuple[str, str], list[Caller]]:
         """Every call of ``path``'s module-level functions from the modules
@@ -244,17 +269,14 @@ class LiveIndex(ProjectIndex):
         callers: dict[tuple[str, str], list[Caller]] = {}
         stars: dict[str, dict[str, tuple[str, str]]] = {}
         for other in sorted(holding):
-            display = None
-            for site in self._module(other).summary.calls:
-                if called_name(site) not in names:
-                    continue
-                target = self.call_target(other, site, stars)
-                if target is None or target[0] != path:
-                    continue
-                display = display or self.modules.display(other)
-                callers.setdefault(target, []).append(
-                    Caller(display, site.line, site.grad, site.in_loop, site.backward)
-                )
+            sites = self._module(other).sites
+            for name in names:
+                for site in sites.get(name, ()):
+                    target = self.call_target(other, site, stars)
+                    if target is None or target[0] != path:
+                        continue
+                    caller = Caller(self.modules.display(other), site.line, site.grad, site.in_loop, site.backward)
+                    callers.setdefault(target, []).append(caller)
         return callers
 
 
