@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import warnings
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,6 +44,15 @@ def _decode(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return ""  # as index.summary_from_disk reads it
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():  # invalid escapes: not ours to report
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _stamp(path: str) -> tuple[int, int] | None:
@@ -130,10 +140,7 @@ class LiveIndex(ProjectIndex):
             return False
         self._texts[path] = text
         if tree is None:
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None
+            tree = _parse(text)
         changed = self._list({path}, set())
         if tree is not None:
             self._set_words(path, text.encode("utf-8", "surrogatepass"))
@@ -226,10 +233,7 @@ class LiveIndex(ProjectIndex):
             text = self._texts.get(path)
             if text is None:
                 text = _decode(self._read(path))
-            try:
-                tree: ast.Module | None = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None
+            tree = _parse(text)
             module = _Module(summarise(tree) if tree is not None else ModuleSummary(), worth_summarising(text))
             self._modules[path] = module
         return module

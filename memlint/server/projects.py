@@ -14,9 +14,9 @@ Used from the lint thread only: the index is not shared with the event loop.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable
 
+from memlint.parse.guard import python_tree
 from memlint.project.live import Workspace
 from memlint.project.view import ProjectView
 from memlint.server.linting import LintResult, lint_document
@@ -36,10 +36,7 @@ class ProjectSession:
     def lint(self, uri: str, text: str, path: str, settings: DocumentSettings) -> tuple[LintResult, list[str]]:
         """The document's lint with its project, and the other open
         documents its text makes stale."""
-        try:
-            tree: ast.Module | None = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = None
+        tree = python_tree(text)  # one parse: the summary's and the gate's
         changed = self.workspace.set_text(path, text, tree)
         seen: list[ProjectView | None] = []
 
