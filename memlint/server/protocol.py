@@ -97,9 +97,8 @@ class MemlintServer(LanguageServer):
         self._last_problem: dict[str, str | None] = {}
         self._config_errors_shown: set[str] = set()
         self.projects = ProjectSession()  # used on the lint thread only
-        self.project_changes: list[
-            tuple
-        ] = []  # for the lint thread: ("close", uri, path), ("disk", paths), ("rescan",)
+        # For the lint thread: ("close", uri, path), ("disk", paths), ("rescan",).
+        self.project_changes: list[tuple] = []
         self.watching_files = False  # the client reports changes of **/*.py
 
     # -- paths, settings, logging ------------------------------------------
