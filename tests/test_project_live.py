@@ -84,3 +84,17 @@ def test_an_edit_that_changes_no_summary_leaves_every_view_standing(project):
     assert workspace.view(str(utils)) is view  # not even computed again
     assert workspace.set_text(str(train), train.read_text().replace(CALL, UNDER_NO_GRAD))
     assert workspace.view(str(utils)) != view
+
+
+def test_the_servers_session_finds_what_check_finds_on_the_fixture_project():
+    from test_project import EXPECTED
+
+    from memlint.server.projects import ProjectSession
+    from memlint.server.settings import SettingsStore
+
+    session, settings = ProjectSession(), SettingsStore()
+    found = []
+    for path in sorted(PROJECT.glob("*.py")):
+        result, _ = session.lint(path.as_uri(), path.read_text(), str(path), settings.for_document(str(path)))
+        found += [(path.name, f.line, f.code, f.message) for f in result.findings]
+    assert sorted(found) == EXPECTED
