@@ -484,3 +484,42 @@ def test_a_model_class_of_another_module_that_moves_nothing_is_built_on_the_cpu(
     found = [(name, line, code) for name, line, code, _ in _cli(".", cwd=tmp_path)]
     assert found == [("predict.py", 10, "MEM701")]  # GpuNet moves itself: its load doubles on the GPU
     assert [(n, line, c) for n, line, c, _ in _cli("predict.py", cwd=tmp_path)] == found
+
+
+def test_deprecated_amp_names_from_a_star_import_are_reported_where_used(tmp_path):
+    """MEM501 on names that arrive through ``from common import *``: no
+    import here to rewrite, so each use is reported and fixed alone; the
+    module that imports them reports its import."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\ndependencies = ['torch>=2.4']\n",
+            "common.py": """
+                import torch
+                from torch.cuda import amp
+                from torch.cuda.amp import GradScaler
+            """,
+            "train.py": """
+                from common import *
+                scaler = GradScaler()
+                for x, y in loader:
+                    with amp.autocast():
+                        loss = model(x)
+                    scaler.scale(loss).backward()
+            """,
+        },
+    )
+    found = [(name, line, code) for name, line, code, _ in _cli("--select", "MEM501", ".", cwd=tmp_path)]
+    assert found == [("train.py", 3, "MEM501"), ("train.py", 5, "MEM501")]  # common.py constructs nothing
+    assert [(n, line, c) for n, line, c, _ in _cli("--select", "MEM501", "train.py", cwd=tmp_path)] == found
+    out = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--select", "MEM501", "--fix", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    fixed = (tmp_path / "train.py").read_text()
+    assert 'scaler = torch.amp.GradScaler("cuda")' in fixed
+    assert 'with torch.amp.autocast("cuda"):' in fixed
+    assert "Fixed 2 findings" in out.stdout
+    assert _cli("--select", "MEM501", ".", cwd=tmp_path) == []  # idempotent: nothing left
