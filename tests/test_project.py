@@ -523,3 +523,75 @@ def test_deprecated_amp_names_from_a_star_import_are_reported_where_used(tmp_pat
     assert 'with torch.amp.autocast("cuda"):' in fixed
     assert "Fixed 2 findings" in out.stdout
     assert _cli("--select", "MEM501", ".", cwd=tmp_path) == []  # idempotent: nothing left
+
+
+def test_a_constant_moved_per_call_in_a_class_another_module_runs_per_batch(tmp_path):
+    """MEM703 across modules: the loss's forward builds a constant and moves
+    it on every call, and train.py builds the loss where it trains (its
+    forward runs once per batch); a kernel moved in ``__init__`` of a class
+    that train.py builds inside its batch loop. The look-alikes stay silent:
+    a shape read from the input, a lazily cached buffer, an attribute set
+    again outside ``__init__``, and a class only a script without training
+    builds."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "losses.py": """
+                import torch
+                import torch.nn as nn
+                class BoxLoss(nn.Module):
+                    def __init__(self, priors):
+                        super().__init__()
+                        self.priors = priors
+                        self.scale = None
+                    def forward(self, scores, device):
+                        n = self.priors.size(0)
+                        ranks = torch.LongTensor(range(n)).unsqueeze(0).expand_as(scores).to(device)
+                        pos = torch.arange(scores.size(1)).to(device)
+                        if self.scale is None:
+                            self.scale = torch.tensor([0.1, 0.2]).to(device)
+                        return (scores * ranks * pos).sum()
+                class Blur:
+                    def __init__(self):
+                        self.kernel = torch.tensor([[1.0, 2.0, 1.0]]).cuda()
+                class Shifted(nn.Module):
+                    def __init__(self, width):
+                        super().__init__()
+                        self.width = width
+                    def forward(self, x):
+                        return x + torch.arange(self.width).cuda()
+                    def grow(self):
+                        self.width += 1
+                class Probe(nn.Module):
+                    def forward(self, x):
+                        return x + torch.tensor([1.0, 2.0]).cuda()
+            """,
+            "train.py": """
+                import torch
+                from losses import BoxLoss, Blur, Shifted
+                def main(model, loader, opt, priors):
+                    criterion = BoxLoss(priors)
+                    shift = Shifted(4)
+                    for x, y in loader:
+                        blur = Blur()
+                        loss = criterion(model(shift(x)), "cuda")
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+            """,
+            "export.py": """
+                import torch
+                from losses import Probe
+                probe = Probe()
+                torch.onnx.export(probe, torch.zeros(2), "probe.onnx")
+            """,
+        },
+    )
+    found = [(name, line, code) for name, line, code, _ in _cli("--select", "MEM703", ".", cwd=tmp_path)]
+    assert found == [("losses.py", 11, "MEM703"), ("losses.py", 18, "MEM703")]
+    messages = [m for _, _, _, m in _cli("--select", "MEM703", "losses.py", cwd=tmp_path)]
+    assert "train.py:5 builds the object where it trains" in messages[0]
+    assert "train.py:8 builds a `Blur` on every batch" in messages[1]
+    alone = [(f.code, f.line) for f in _lint(tmp_path / "losses.py", project=False)]
+    assert ("MEM703", 11) not in alone and ("MEM703", 18) not in alone  # the evidence is in train.py

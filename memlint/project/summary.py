@@ -20,7 +20,11 @@ What it holds:
   context: the grad mode around it, inside a loop, in a scope that
   backpropagates;
 - ``trackers``: classes whose ``update``/``add`` keeps a Python number
-  (``self.sum += val.item()``): a loss tracker, not a tensor.
+  (``self.sum += val.item()``): a loss tracker, not a tensor;
+- ``classes`` (module-level classes with a ``forward``, ``__call__`` or
+  ``__init__``) and ``trains`` (a backward runs inside a loop here): a class
+  another module builds in its training loop, or builds where it trains,
+  runs its methods once per batch (MEM703).
 """
 
 from __future__ import annotations
@@ -89,6 +93,8 @@ class ModuleSummary:
     # Module-level classes whose code moves nothing to a device (no ``.to(``,
     # ``.cuda(``...): a model built from one is on the CPU (MEM701).
     cpu_classes: list[str] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    trains: bool = False
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -104,6 +110,8 @@ class ModuleSummary:
             calls=[CallSite(**c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
+            classes=[str(c) for c in data.get("classes", [])],
+            trains=bool(data.get("trains", False)),
         )
 
 
@@ -312,6 +320,10 @@ class _Walker:
             self.summary.trackers.append(node.name)
         if not outer.name and not _moves_to_a_device(node):
             self.summary.cpu_classes.append(node.name)
+        if not outer.name and any(
+            isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body
+        ):
+            self.summary.classes.append(node.name)
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
@@ -319,6 +331,7 @@ class _Walker:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
+            self.summary.trains = self.summary.trains or loop
         if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
             if func.attr == "eval" and not node.args:
                 scope.modes.add("eval")
