@@ -146,7 +146,9 @@ class DeprecatedCudaAmp(Rule):
     `torch.cuda.amp.custom_fwd`/`custom_bwd`, `torch.cpu.amp.autocast`,
     `torch.cpu.amp.GradScaler`, whether reached through `torch.cuda.amp.X`,
     `from torch.cuda.amp import X`, `from torch.cuda import amp` or
-    `import torch.cuda.amp as amp`.
+    `import torch.cuda.amp as amp`: at the import and at each use (the
+    call where the warning is raised and the device type goes), whatever
+    the spelling.
 
     ## Why it matters
     Each use emits a `FutureWarning`, and deprecated aliases can be removed
@@ -213,6 +215,11 @@ class DeprecatedCudaAmp(Rule):
     # a bare "amp" would also match every "sample" and "clamp".
     tokens = (".amp", " amp", "(amp", ",amp")
     gate = staticmethod(lambda g: "amp" in g.idents)
+    project_facts = (
+        "Deprecated names that reach the file through `from common import *` of a project module that "
+        "imports them (`from torch.cuda import amp`): each use is reported where it is, with its own fix "
+        '(`torch.amp.autocast("cuda")`), since there is no import here to rewrite.'
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)
