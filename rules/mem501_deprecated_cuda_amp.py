@@ -227,6 +227,12 @@ class DeprecatedCudaAmp(Rule):
         self._tracked: dict[str, str] = {}
         self._refs: dict[str, list[cst.Name]] = {}
         self._imports: list[cst.Import | cst.ImportFrom] = []
+        # Uses already reported: two imports of one name (in two functions)
+        # share its uses, which are reported once.
+        self._reported_sites: set[int] = set()
+        # Names two deprecated imports bind (one per function): the uses of
+        # either are not all one import's, so each use is fixed alone.
+        self._bound_twice: set[str] = set()
 
     def report(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None) -> None:
         """Every finding passes the project's torch range: a project whose
@@ -363,6 +369,9 @@ class DeprecatedCudaAmp(Rule):
 
     # -- imports and their uses, decided once everything is seen ------------
     def leave_Module(self, original_node: cst.Module) -> None:
+        seen: set[str] = set()
+        for local in _import_locals(self._imports):
+            (self._bound_twice if local in seen else seen).add(local)
         for stmt in self._imports:
             if isinstance(stmt, cst.ImportFrom):
                 self._finish_import_from(stmt)
@@ -455,6 +464,8 @@ class DeprecatedCudaAmp(Rule):
         if self.facts.names.bindings.get(local) != qualified:
             alias.rewritable = False  # rebound somewhere: its uses are not all this import
             return alias
+        if local in self._bound_twice:
+            alias.rewritable = False  # its uses are counted, and fixed one by one
         source = self.context.source
         if "__all__" in source and (f'"{local}"' in source or f"'{local}'" in source):
             alias.rewritable = False  # re-exported: other modules call it the old way
@@ -511,6 +522,9 @@ class DeprecatedCudaAmp(Rule):
                 node = expr
             else:
                 continue
+            if id(node) in self._reported_sites:
+                continue
+            self._reported_sites.add(id(node))
             fix = whole if whole is not None else self._site_fix(node, *found)
             self.report(node, message=self._site_message(qualified, *found), fix=fix)
 
@@ -873,5 +887,33 @@ with torch.amp.autocast("cuda", enabled=use_amp):
     loss = model(x)
 """,
             count=2,
+        ),
+        Invalid(
+            """\
+def evaluate(model, x):
+    from torch.cuda.amp import autocast
+    with autocast():
+        return model(x)
+
+
+def predict(model, x):
+    from torch.cuda.amp import autocast
+    with autocast():
+        return model(x)
+""",
+            """\
+import torch
+def evaluate(model, x):
+    from torch.cuda.amp import autocast
+    with torch.amp.autocast("cuda"):
+        return model(x)
+
+
+def predict(model, x):
+    from torch.cuda.amp import autocast
+    with torch.amp.autocast("cuda"):
+        return model(x)
+""",
+            count=4,
         ),
     ]
