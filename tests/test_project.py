@@ -531,8 +531,8 @@ def test_a_constant_moved_per_call_in_a_class_another_module_runs_per_batch(tmp_
     forward runs once per batch); a kernel moved in ``__init__`` of a class
     that train.py builds inside its batch loop. The look-alikes stay silent:
     a shape read from the input, a lazily cached buffer, an attribute set
-    again outside ``__init__``, and a class only a script without training
-    builds."""
+    again outside ``__init__``, a class only a script without training
+    builds, and one built once per epoch (outside the batch loop)."""
     _write(
         tmp_path,
         {
@@ -566,19 +566,24 @@ def test_a_constant_moved_per_call_in_a_class_another_module_runs_per_batch(tmp_
                 class Probe(nn.Module):
                     def forward(self, x):
                         return x + torch.tensor([1.0, 2.0]).cuda()
+                class Smooth:
+                    def __init__(self):
+                        self.kernel = torch.tensor([0.25, 0.5, 0.25]).cuda()
             """,
             "train.py": """
                 import torch
-                from losses import BoxLoss, Blur, Shifted
-                def main(model, loader, opt, priors):
+                from losses import BoxLoss, Blur, Shifted, Smooth
+                def main(model, loader, opt, priors, epochs):
                     criterion = BoxLoss(priors)
                     shift = Shifted(4)
-                    for x, y in loader:
-                        blur = Blur()
-                        loss = criterion(model(shift(x)), "cuda")
-                        opt.zero_grad()
-                        loss.backward()
-                        opt.step()
+                    for epoch in range(epochs):
+                        smooth = Smooth()
+                        for x, y in loader:
+                            blur = Blur()
+                            loss = criterion(model(shift(smooth(x))), "cuda")
+                            opt.zero_grad()
+                            loss.backward()
+                            opt.step()
             """,
             "export.py": """
                 import torch
@@ -592,6 +597,6 @@ def test_a_constant_moved_per_call_in_a_class_another_module_runs_per_batch(tmp_
     assert found == [("losses.py", 11, "MEM703"), ("losses.py", 18, "MEM703")]
     messages = [m for _, _, _, m in _cli("--select", "MEM703", "losses.py", cwd=tmp_path)]
     assert "train.py:5 builds the object where it trains" in messages[0]
-    assert "train.py:8 builds a `Blur` on every batch" in messages[1]
+    assert "train.py:10 builds a `Blur` on every batch" in messages[1]  # Smooth: once per epoch
     alone = [(f.code, f.line) for f in _lint(tmp_path / "losses.py", project=False)]
     assert ("MEM703", 11) not in alone and ("MEM703", 18) not in alone  # the evidence is in train.py

@@ -127,7 +127,7 @@ class ProjectIndex:
             self._callers.setdefault(target, []).append(caller)
             if summary.trains:
                 self._called_per_batch.setdefault(target, caller.where())
-            if site.in_loop and site.backward:
+            if site.step:
                 self._built_per_batch.setdefault(target, caller.where())
 
     # -- views -------------------------------------------------------------------

@@ -71,6 +71,9 @@ class CallSite:
     grad: str  # ON / OFF / UNKNOWN around the call
     in_loop: bool
     backward: bool  # the scope holding the call backpropagates (its result may be part of that graph)
+    # The innermost loop around the call backpropagates in its own iteration
+    # (not only in a loop nested in it): the call runs once per batch.
+    step: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,7 +180,8 @@ class _Scope:
     decorator: str = ""  # its decorator's grad mode
     backprops: bool = False
     modes: set[str] = field(default_factory=set)
-    sites: list[tuple[int, str, str, bool, str]] = field(default_factory=list)  # (line, callee, grad, loop, kind)
+    # (line, callee, grad, loop, kind, the innermost loop's cell: [backpropagates in its own iteration])
+    sites: list[tuple[int, str, str, bool, str, list[bool] | None]] = field(default_factory=list)
 
 
 class _Walker:
@@ -190,6 +194,7 @@ class _Walker:
         self._scopes: list[_Scope] = []
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
         self._done: list[_Scope] = []
+        self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -278,8 +283,10 @@ class _Walker:
                 child = getattr(node, name, None)
                 if child is not None:
                     self._visit(child, grad, loop)
+            self._loops.append([False])
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, True)
+            self._loops.pop()
             for stmt in node.orelse:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
             return
@@ -304,7 +311,9 @@ class _Walker:
             decorator = self._context_mode(dec) or decorator
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         scope = _Scope(name, decorator=decorator)
+        outer_loops, self._loops = self._loops, []  # a function's body is not its definer's loop
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
+        self._loops = outer_loops
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scopes[-1]
@@ -332,6 +341,8 @@ class _Walker:
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
             self.summary.trains = self.summary.trains or loop
+            if self._loops:
+                self._loops[-1][0] = True
         if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
             if func.attr == "eval" and not node.args:
                 scope.modes.add("eval")
@@ -347,11 +358,14 @@ class _Walker:
                 return
             sep = "" if target.endswith(".") else "."
             callee = f"{target}{sep}{rest}" if rest else target
-            scope.sites.append((node.lineno, callee, grad, loop, "import"))  # type: ignore[arg-type]
+            scope.sites.append((node.lineno, callee, grad, loop, "import", self._cell()))  # type: ignore[arg-type]
         elif not rest and head in self.module_defs:
-            scope.sites.append((node.lineno, head, grad, loop, "local"))  # type: ignore[arg-type]
+            scope.sites.append((node.lineno, head, grad, loop, "local", None))  # type: ignore[arg-type]
         elif not rest and self._has_star and head not in _BUILTINS:
-            scope.sites.append((node.lineno, "*" + head, grad, loop, "star"))  # type: ignore[arg-type]
+            scope.sites.append((node.lineno, "*" + head, grad, loop, "star", self._cell()))  # type: ignore[arg-type]
+
+    def _cell(self) -> list[bool] | None:
+        return self._loops[-1] if self._loops else None
 
     def _context_mode(self, expr: ast.expr) -> str | None:
         """The grad mode a ``with`` item or a decorator sets; None for other contexts."""
@@ -385,7 +399,7 @@ class _Walker:
         s = self.summary
         local_modes: dict[str, set[str]] = {}
         for scope in self._done:
-            for _line, callee, grad, _loop, kind in scope.sites:
+            for _line, callee, grad, _loop, kind, _cell in scope.sites:
                 if kind == "local":
                     local_modes.setdefault(callee, set()).add(self._resolved(scope, grad, {}))
         entries: dict[str, str] = {}
@@ -400,10 +414,10 @@ class _Walker:
             if scope.name:
                 mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")
                 s.functions.append(FunctionFacts(scope.name, scope.backprops, mode, scope.decorator))
-            for line, callee, grad, loop, kind in scope.sites:
+            for line, callee, grad, loop, kind, cell in scope.sites:
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops))
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, bool(cell and cell[0])))
         s.functions.sort(key=lambda f: f.name)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
