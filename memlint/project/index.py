@@ -36,6 +36,9 @@ class ProjectIndex:
         self.modules = ModuleMap(self.root, list(self.summaries))
         self._exports_only: dict[str, ModuleSummary] = {}
         self._callers: dict[tuple[str, str], list[Caller]] = {}
+        # (file, class) built by a module that trains / inside a training step: where.
+        self._called_per_batch: dict[tuple[str, str], str] = {}
+        self._built_per_batch: dict[tuple[str, str], str] = {}
         for path, summary in self.summaries.items():
             if summary is not None:
                 self._index_calls(path, summary)
@@ -110,9 +113,14 @@ class ProjectIndex:
             if wanted is not None and called_name(site) not in wanted:
                 continue
             target = self.call_target(path, site, stars)
-            if target is not None:
-                caller = Caller(display, site.line, site.grad, site.in_loop, site.backward)
-                self._callers.setdefault(target, []).append(caller)
+            if target is None:
+                continue
+            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward)
+            self._callers.setdefault(target, []).append(caller)
+            if summary.trains:
+                self._called_per_batch.setdefault(target, caller.where())
+            if site.step:
+                self._built_per_batch.setdefault(target, caller.where())
 
     def call_target(
         self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
@@ -132,10 +140,6 @@ class ProjectIndex:
         if target is None or not target[1] or target[0] == path:
             return None
         return target
-
-    def callers_at(self, path: str, name: str) -> list[Caller] | None:
-        """The calls of function ``name`` of ``path`` from other modules."""
-        return self._callers.get((path, name))
 
     def own_summary(self, path: str) -> ModuleSummary:
         """The viewed module's summary: its functions and imports."""
@@ -169,9 +173,13 @@ class ProjectIndex:
                 cpu_classes.add(local)
         callers = []
         for fn in summary.functions:
-            sites = self.callers_at(path, fn.name)
+            sites = self._callers.get((path, fn.name))
             if sites:
                 callers.append((fn.name, tuple(sorted(sites, key=lambda c: (c.path, c.line)))))
+        called = self._called_per_batch
+        built = self._built_per_batch
+        called_per_batch = [(c, called[(path, c)]) for c in summary.classes if (path, c) in called]
+        built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -179,6 +187,8 @@ class ProjectIndex:
             callers=tuple(callers),
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
+            called_per_batch=tuple(called_per_batch),
+            built_per_batch=tuple(built_per_batch),
         )
 
 
@@ -198,6 +208,7 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     spells it, whether through ``from m import f``, ``m.f``, a re-export or a
     star import). Only modules holding one are summarised for their calls."""
     names = {f.name for s in summaries if s is not None for f in s.functions if "." not in f.name}
+    names.update(c for s in summaries if s is not None for c in s.classes)
     return tuple(sorted(n.encode() for n in names))
 
 

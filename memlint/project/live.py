@@ -94,7 +94,6 @@ class LiveIndex(ProjectIndex):
         self._postings: dict[bytes, array] = {}
         self._stale: set[int] = set()
         self._fresh: dict[int, frozenset[bytes]] = {}
-        self._own_callers: dict[tuple[str, str], list[Caller]] = {}
         # Bumped by every change of the project's texts or files: a view
         # computed at the same generation is still the view.
         self.generation = 0
@@ -246,42 +245,57 @@ class LiveIndex(ProjectIndex):
         module = self._module(path)
         return module.summary if module.worth else ModuleSummary()
 
-    def callers_at(self, path: str, name: str) -> list[Caller] | None:
-        return self._own_callers.get((path, name))
-
     def view_for(self, path: str) -> ProjectView:
         path = os.path.abspath(path)
         cached = self._views.get(path)
         if cached is not None and cached[0] == self.generation:
             return cached[1]  # the server asks for one view twice: its stale check, then the lint
-        self._own_callers = self._callers_of(path)
+        # ProjectIndex.view_for reads the calls into ``path`` only: those
+        # are found for this view alone.
+        self._callers, self._called_per_batch, self._built_per_batch = self._calls_into(path)
         try:
             view = super().view_for(path)
         finally:
-            self._own_callers = {}
+            self._callers, self._called_per_batch, self._built_per_batch = {}, {}, {}
         self._views[path] = (self.generation, view)
         return view
 
-    def _callers_of(self, path: str) -> dict[tuple[str, str], list[Caller]]:
-        """Every call of ``path``'s module-level functions from the modules
-        that spell their names (view_from_disk's needles)."""
-        names = {f.name for f in self.own_summary(path).functions if "." not in f.name}
+    def _calls_into(self, path: str) -> tuple[dict, dict, dict]:
+        """ProjectIndex's call indexes, restricted to the calls of ``path``'s
+        module-level functions and classes, from the modules that spell
+        their names (view_from_disk's needles), in the order its walk of the
+        project meets them (the first call per batch is the one named)."""
+        own = self.own_summary(path)
+        names = {f.name for f in own.functions if "." not in f.name} | set(own.classes)
         holding: set[str] = set()
         for name in names:
             holding |= self._holding(name.encode())
         holding.discard(path)
         callers: dict[tuple[str, str], list[Caller]] = {}
+        called: dict[tuple[str, str], str] = {}
+        built: dict[tuple[str, str], str] = {}
         stars: dict[str, dict[str, tuple[str, str]]] = {}
-        for other in sorted(holding):
-            sites = self._module(other).sites
-            for name in names:
-                for site in sites.get(name, ()):
-                    target = self.call_target(other, site, stars)
-                    if target is None or target[0] != path:
-                        continue
-                    caller = Caller(self.modules.display(other), site.line, site.grad, site.in_loop, site.backward)
-                    callers.setdefault(target, []).append(caller)
-        return callers
+        for other in sorted(holding, key=self._walk_order):
+            module = self._module(other)
+            display = self.modules.display(other)
+            sites = [s for name in names for s in module.sites.get(name, ())]
+            for site in sorted(sites, key=lambda s: (s.line, s.callee)):  # the summary's order
+                target = self.call_target(other, site, stars)
+                if target is None or target[0] != path:
+                    continue
+                caller = Caller(display, site.line, site.grad, site.in_loop, site.backward)
+                callers.setdefault(target, []).append(caller)
+                if module.summary.trains:
+                    called.setdefault(target, caller.where())
+                if site.step:
+                    built.setdefault(target, caller.where())
+        return callers, called, built
+
+    def _walk_order(self, path: str) -> tuple:
+        """modules.project_files' order: a folder's files (sorted), then its
+        subfolders (sorted), depth first."""
+        parts = os.path.relpath(path, self.root).split(os.sep)
+        return (*((1, d) for d in parts[:-1]), (0, parts[-1]))
 
 
 class Workspace:
