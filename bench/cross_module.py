@@ -5,6 +5,7 @@
     python bench/cross_module.py --json out.json
     python bench/cross_module.py --mirror /work/.mirror   # recreate missing trees from git mirrors
     python bench/cross_module.py --fetch            # recreate missing trees with git over the network
+    python bench/cross_module.py --batch unseen --fetch   # the second, unseen batch (its own labels and trees)
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -72,6 +73,32 @@ from recall_real import Hit, parse_lines  # noqa: E402
 
 HERE = BENCH / "cross_module"
 TREES = BENCH / ".corpora" / "cross_module"
+
+# Each batch keeps its own labels, verdicts and trees, so a batch added later
+# never moves the figures of an earlier one. "first": the 19 projects the
+# yardstick was built on; "unseen": 21 projects labelled later, never looked at
+# while memlint's project stage was written (the check of issue 29's "unseen
+# whole repositories" line).
+BATCHES = {
+    "first": (HERE / "manifest.tsv", HERE / "reviewed_after.tsv", TREES),
+    "unseen": (
+        HERE / "manifest_unseen.tsv",
+        HERE / "reviewed_after_unseen.tsv",
+        BENCH / ".corpora" / "cross_module_unseen",
+    ),
+}
+
+
+def batch_paths(batch: str, manifest: str | None, review: str | None, trees: str | None) -> tuple[Path, Path, Path]:
+    """The batch's manifest, verdicts and tree folder; an explicit path wins over the batch's."""
+    default_manifest, default_review, default_trees = BATCHES[batch]
+    return (
+        Path(manifest) if manifest else default_manifest,
+        Path(review) if review else default_review,
+        Path(trees) if trees else default_trees,
+    )
+
+
 WINDOW = 3
 HEADER = ("repo", "commit", "path", "line", "codes", "label", "cross_module", "why")
 REVIEW_COLUMNS = ("repo", "path", "line", "code", "verdict")
@@ -499,19 +526,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fetch", action="store_true", help="recreate missing trees with git fetch from github.com")
     parser.add_argument("--jobs", type=int, help="memlint worker processes per project (default: memlint's)")
     parser.add_argument("--repo", help="score only repositories whose name contains this")
-    parser.add_argument("--manifest", default=str(HERE / "manifest.tsv"), help=argparse.SUPPRESS)
-    parser.add_argument("--review", default=str(HERE / "reviewed_after.tsv"), help=argparse.SUPPRESS)
-    parser.add_argument("--trees", default=str(TREES), help="where the exported projects live")
+    parser.add_argument(
+        "--batch", choices=sorted(BATCHES), default="first", help="which labelled batch to score (default: first)"
+    )
+    parser.add_argument("--manifest", help=argparse.SUPPRESS)
+    parser.add_argument("--review", help=argparse.SUPPRESS)
+    parser.add_argument("--trees", help="where the exported projects live (default: the batch's folder)")
     args = parser.parse_args(argv)
+    manifest, review, trees = batch_paths(args.batch, args.manifest, args.review, args.trees)
 
-    instances = load_manifest(Path(args.manifest))
+    instances = load_manifest(manifest)
     if args.repo:
         instances = [i for i in instances if args.repo in i.repo]
     if not instances:
         print("no instances to score", file=sys.stderr)
         return 1
     wanted = projects(instances)
-    ready, problems = prepare_trees(wanted, Path(args.trees), Path(args.mirror) if args.mirror else None, args.fetch)
+    ready, problems = prepare_trees(wanted, trees, Path(args.mirror) if args.mirror else None, args.fetch)
     problems += check_paths(instances, ready)
 
     select = ",".join(c.strip().upper() for c in args.select.split(",")) if args.select else None
@@ -523,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
             problems.append(f"not analysed: {error}")
             ready.pop(repo)
     usable = [i for i in instances if i.repo in ready]
-    result = score(usable, hits, load_review(Path(args.review)))
+    result = score(usable, hits, load_review(review))
     rows = table(usable, result)
 
     for line in problems:

@@ -233,3 +233,37 @@ def test_main_runs_the_cli_on_each_tree(tmp_path):
     assert payload["projects"] == {"o/r": COMMIT}
     shutil.rmtree(tree)
     assert cm.main(argv) == 1  # a missing project is reported, not scored
+
+
+def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
+    first = cm.batch_paths("first", None, None, None)
+    unseen = cm.batch_paths("unseen", None, None, None)
+    assert first == (cm.HERE / "manifest.tsv", cm.HERE / "reviewed_after.tsv", cm.TREES)
+    assert unseen[0].name == "manifest_unseen.tsv" and unseen[1].name == "reviewed_after_unseen.tsv"
+    assert unseen[2] != first[2]  # a tree of one batch never shadows the other's
+    mine = tmp_path / "m.tsv"
+    assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
+
+
+def _repos_in(path):
+    with open(path, encoding="utf-8") as fh:
+        lines = [line for line in fh if not line.startswith("#")]
+    header = lines[0].rstrip("\n").split("\t")
+    column = header.index("repo")
+    return {line.split("\t")[column] for line in lines[1:] if line.strip()}
+
+
+def test_unseen_batch_holds_only_projects_no_other_manifest_has():
+    bench = cm.BENCH
+    unseen = cm.load_manifest(cm.BATCHES["unseen"][0])
+    repos = {i.repo for i in unseen}
+    earlier = _repos_in(cm.BATCHES["first"][0]) | _repos_in(bench / "research" / "repos.tsv")
+    for manifest in sorted((bench / "recall_real").glob("manifest_*.tsv")):
+        earlier |= _repos_in(manifest)
+    assert not repos & earlier
+    # the size issue 29 asks of a yardstick batch
+    pos = [i for i in unseen if i.label == "pos"]
+    assert len(repos) >= 12
+    assert len(pos) >= 40 and len(unseen) - len(pos) >= 40
+    assert sum(i.cross for i in pos) >= 12
+    assert len({(i.repo, i.commit) for i in unseen}) == len(repos)  # one pinned commit per project
