@@ -58,6 +58,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -367,7 +368,32 @@ def memlint_command() -> list[str]:
     return [sys.executable, "-m", "memlint"]
 
 
-def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tuple[list[Hit], str | None]:
+_SYNTAX_ERROR = re.compile(r"^memlint: error: (?P<path>.+?): syntax error at \d+:\d+")
+_NOT_CHECKED = re.compile(r"^\d+ files? could not be checked")
+
+
+def unparsable_files(stderr: str) -> list[str] | None:
+    """The files memlint could not parse, when that is all its errors say; else None.
+
+    A real project may hold a file that does not parse (a Python 2 leftover, a
+    half-edited script): memlint still checks every other file and prints their
+    findings, but exits 1 even with --exit-zero. Those findings are the
+    project's, so the tree counts as analysed and the skipped files are named.
+    """
+    files = []
+    for line in stderr.splitlines():
+        line = line.strip()
+        if not line or _NOT_CHECKED.match(line):
+            continue
+        match = _SYNTAX_ERROR.match(line)
+        if match is None:
+            return None
+        files.append(match["path"])
+    return files or None
+
+
+def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tuple[list[Hit], str | None, list[str]]:
+    """The findings on one tree; what went wrong, if the tree could not be analysed; the files memlint could not parse."""
     command = memlint_command() + ["check", "--output-format", "json", "--no-cache", "--exit-zero", "--quiet"]
     if select:
         command += ["--select", select]
@@ -375,12 +401,13 @@ def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tu
         command += ["--jobs", str(jobs)]
     command.append(str(tree))
     done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        return [], f"{repo}: memlint exited {done.returncode}: {done.stderr.strip()[-300:]}"
+    skipped = unparsable_files(done.stderr) if done.returncode != 0 else []
+    if skipped is None:
+        return [], f"{repo}: memlint exited {done.returncode}: {done.stderr.strip()[-300:]}", []
     try:
         findings = json.loads(done.stdout or "[]")
     except json.JSONDecodeError as exc:
-        return [], f"{repo}: memlint's JSON did not parse ({exc})"
+        return [], f"{repo}: memlint's JSON did not parse ({exc})", []
     root = tree.resolve()
     hits = []
     for f in findings:
@@ -390,7 +417,7 @@ def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tu
         except ValueError:
             rel = path.as_posix()
         hits.append(Hit(repo, rel, int(f["location"]["row"]), f["code"], f["message"]))
-    return hits, None
+    return hits, None, skipped
 
 
 # -- scoring -----------------------------------------------------------------
@@ -547,9 +574,11 @@ def main(argv: list[str] | None = None) -> int:
 
     select = ",".join(c.strip().upper() for c in args.select.split(",")) if args.select else None
     hits: list[Hit] = []
+    notes: list[str] = []
     for repo, tree in sorted(ready.items()):
-        found, error = lint_tree(repo, tree, select, args.jobs)
+        found, error, skipped = lint_tree(repo, tree, select, args.jobs)
         hits += found
+        notes += [f"{repo}: memlint could not parse {path} (the rest of the tree is checked)" for path in skipped]
         if error:
             problems.append(f"not analysed: {error}")
             ready.pop(repo)
@@ -558,6 +587,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = table(usable, result)
 
     for line in problems:
+        print(line)
+    for line in notes:
         print(line)
     pos = [i for i in usable if i.label == "pos"]
     print(
@@ -598,6 +629,7 @@ def main(argv: list[str] | None = None) -> int:
             "unlabelled": [asdict(h) for h in result.unlabelled],
             "labelled_after": [{"finding": asdict(h), "verdict": asdict(v)} for h, v in result.after],
             "problems": problems,
+            "notes": notes,
         }
         Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return 1 if problems else 0
