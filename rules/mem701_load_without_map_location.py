@@ -102,6 +102,11 @@ class LoadWithoutMapLocation(Rule):
         'a second copy of the weights next to the model\'s; load them with map_location="cpu"'
     )
     fix_safety = Safety.SAFE
+    project_facts = (
+        "Which model classes imported from other modules of the project move nothing to a device (no "
+        "`.to(`/`.cuda(` in their code): a model built from one is on the CPU at the load, and the load is "
+        "not reported."
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memlint.gate.moves import PER_CALL_METHODS
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
 from memlint.vocabulary.tokens import SAMPLE_TOKENS, TRAINING_CODE_TOKENS
@@ -274,7 +275,12 @@ _CARDS = (
             and bool(g.called & {"to", "cuda"})
             and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
             and g.loop_sites.moves
+            or bool(g.called & {"to", "cuda"})
+            and bool(g.def_names & PER_CALL_METHODS)
+            and g.constant_move_in_method
         ),
+        # Classes other modules call or build once per batch.
+        reads_project=True,
     ),
     Card(
         "MEM801",
