@@ -11,7 +11,7 @@ from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 _SHARED_LOOP_MESSAGE = "`{fn}` evaluates (its training flag is off) with autograd on: its forward passes build graphs nobody backpropagates"
 _FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
@@ -105,18 +105,6 @@ class InferenceWithoutNoGrad(Rule):
     name = "inference-without-no-grad"
     message = "evaluation loop runs with autograd on: every forward pass builds a graph nobody backpropagates"
     fix_safety = Safety.SAFE
-    tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(
-        lambda g: (
-            g.batch_evidence
-            and (g.loops or g.comprehensions or g.eval_call or g.step_hooks)
-            and g.loop_sites.evaluates
-            and g.evaluates_with_grad
-        )
-    )
-    # Callers in other modules (project/): a helper that a caller elsewhere
-    # runs under ``no_grad``, or backpropagates through, is not reported.
-    reads_project = True
     project_facts = (
         "The callers of a module-level function, wherever they are in the project: a helper that a caller in "
         "another module runs under `torch.no_grad()`/`inference_mode()` (a `with` around the call, or a "

@@ -7,7 +7,7 @@ import libcst as cst
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.scope.names import dotted_name
 from memlint.fix.statement_edits import statement
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 _FLAGGED = ("train-trained", "default-trained", "default-fresh")
 
@@ -65,19 +65,6 @@ class NoGradWithoutEval(Rule):
     name = "no-grad-without-eval"
     message = "evaluation under no_grad with `{model}` still in training mode: dropout and batch-norm statistics behave as in training"
     fix_safety = Safety.UNSAFE
-    tokens = TRAINING_CODE_TOKENS
-    # Flagged states need a ``.train()`` call or a module built here (loops.mode_before),
-    # and a loop grad_mode may find running without grad; a fresh module counts only
-    # where mode_before may read it for that loop (the cheaper builds_module first).
-    gate = staticmethod(
-        lambda g: (
-            g.loops
-            and g.grad_off
-            and (g.train_call or g.builds_module)
-            and g.loop_may_run_without_grad
-            and (g.train_call or g.module_built_for_a_loop_without_grad)
-        )
-    )
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)

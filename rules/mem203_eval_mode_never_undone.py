@@ -94,8 +94,6 @@ class EvalModeNeverUndone(Rule):
     name = "eval-mode-never-undone"
     message = "`{model}.eval()` inside the training loop is never undone: the next epochs train in eval mode"
     fix_safety = Safety.UNSAFE
-    tokens = ("eval",)
-    gate = staticmethod(lambda g: g.loops and g.eval_call and g.trains)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -389,9 +389,9 @@ def test_a_caller_that_backpropagates_keeps_a_helper_silent(tmp_path):
 
 @pytest.mark.parametrize("gate", ["1", "0"])
 def test_the_gate_changes_nothing_on_the_project(gate, monkeypatch):
-    import memlint.lint.engine as engine
+    import memlint.lint.screen as screen
 
-    monkeypatch.setattr(engine, "GATE", gate == "1")
+    monkeypatch.setattr(screen, "GATE", gate == "1")
     found = sorted((p.name, f.line, f.code) for p in PROJECT.glob("*.py") for f in _lint(p))
     assert found == [(name, line, code) for name, line, code, _ in EXPECTED]
 
