@@ -446,11 +446,17 @@ class InferenceWithoutNoGrad(Rule):
         mode on purpose for this loop (``.train()`` with no training since),
         or an opaque call such as ``enable_dropout(model)`` runs before it."""
         loops = self.facts.loops
+        receivers = frozenset(n for n in (dotted_name(_module_of(c.func)) for c in info.model_calls) if n)
+        names = frozenset(dotted_name(_module_of(c.func)) for c in info.model_calls)
+        state = loops.mode_before(info.node, receivers) if receivers and None not in names else "unknown"
+        if state == "eval":
+            # ``train_one_epoch(model, ...)`` then ``model.eval()``: whatever
+            # the opaque call did, the switch after it decides the mode.
+            return False
         events = loops.mode_events(info.scope)
         if any(e.kind == "unknown" and e.pos < info.start for e in events):
             return True
-        receivers = frozenset(n for n in (dotted_name(_module_of(c.func)) for c in info.model_calls) if n)
-        return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
+        return bool(receivers) and state == "train-fresh"
 
     valid = [
         Valid(

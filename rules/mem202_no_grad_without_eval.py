@@ -68,15 +68,31 @@ class NoGradWithoutEval(Rule):
     tokens = TRAINING_CODE_TOKENS
     # Flagged states need a ``.train()`` call or a module built here (loops.mode_before),
     # and a loop grad_mode may find running without grad; a fresh module counts only
-    # where mode_before may read it for that loop (the cheaper builds_module first).
+    # where mode_before may read it for that loop (the cheaper builds_module first);
+    # a helper with parameters may get its mode from callers in other modules.
     gate = staticmethod(
         lambda g: (
             g.loops
             and g.grad_off
-            and (g.train_call or g.builds_module)
+            and (g.train_call or bool(g.def_names) or g.builds_module)
             and g.loop_may_run_without_grad
-            and (g.train_call or g.module_built_for_a_loop_without_grad)
+            and (
+                g.train_call
+                or (g.builds_module and g.module_built_for_a_loop_without_grad)
+                or g.helper_loop_without_grad
+            )
         )
+    )
+
+    # Callers in other modules (project/): a helper whose every caller
+    # elsewhere hands it a model still in training mode is reported.
+    reads_project = True
+    project_facts = (
+        "The mode of the models the callers of a module-level function hand it, wherever they are in the project: "
+        "an evaluation helper under `no_grad` with no `.eval()` of its own is reported when every caller (in this "
+        "module or another) calls it after `model.train()` and a training phase, and says where "
+        '("called in training mode from train.py:58"); a caller that calls `model.eval()` first, hands the model '
+        "to a function that may switch its mode, or whose mode it cannot tell keeps it silent."
     )
 
     def visit_For(self, node: cst.For) -> None:
@@ -125,7 +141,19 @@ class NoGradWithoutEval(Rule):
             line = line.with_changes(leading_lines=anchor.leading_lines)
             new = cst.FlattenSentinel([line, anchor.with_changes(leading_lines=[])])
             fix = Fix(f"Call `{model}.eval()` before evaluating", ((anchor, new),), Safety.UNSAFE)
-        self.report(node, message=self.message.format(model=model), fix=fix)
+        message = self.message.format(model=model) + self._callers_note(info.scope, frozenset(receivers))  # type: ignore[arg-type]
+        self.report(node, message=message, fix=fix)
+
+    def _callers_note(self, scope, receivers: frozenset) -> str:
+        """Where the project calls the helper in training mode from, when
+        callers in other modules decided its model's mode."""
+        if not isinstance(scope, cst.FunctionDef):
+            return ""
+        sites = [c for c, state in self.facts.loops.external_modes(scope, receivers) if state != "unknown"]
+        if not sites:
+            return ""
+        where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")  # type: ignore[attr-defined]
+        return f" (called in training mode from {where})"
 
     def _recalibrates_batch_norm(self, info) -> bool:
         """Precise-BN / ``update_bn``: running statistics reset before the

@@ -323,6 +323,24 @@ class GateFacts:
         return self._loop_without_grad
 
     @property
+    def helper_loop_without_grad(self) -> bool:
+        """A module-level function with parameters holds a loop that may run
+        without grad (loop_may_run_without_grad's scopes): MEM202 may judge
+        the model it is handed by its callers in other modules
+        (loops.external_modes). Computed on first use (MEM202)."""
+        if not self.loop_may_run_without_grad:
+            return False
+        scopes = compute_loop_may_run_without_grad(self, collect=True)
+        if scopes is None:
+            return True
+        return any(
+            id(stmt) in scopes
+            for stmt in getattr(self._tree, "body", ())
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (stmt.args.posonlyargs or stmt.args.args or stmt.args.kwonlyargs)
+        )
+
+    @property
     def module_built_for_a_loop_without_grad(self) -> bool:
         """builds_module, counting only the bindings objects.built_in_train_mode
         may read for MEM202: loops.mode_before ends in ``_default_mode`` at the

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
-from memlint.project.summary import ModuleSummary, summarise_text
+from memlint.project.arg_modes import may_set_mode
+from memlint.project.summary import FunctionFacts, ModuleSummary, summarise_text
 from memlint.project.view import Caller, ProjectView
 
 # How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
@@ -109,19 +110,62 @@ class ProjectIndex:
         for site in summary.calls:
             if wanted is not None and site.callee.rpartition(".")[2].lstrip("*") not in wanted:
                 continue
+            if star_exports is None and (
+                site.callee.startswith("*") or any(v.startswith("*") for a in site.args for v in a[3])
+            ):
+                star_exports = {}
+                for source in self._star_sources(path):
+                    star_exports.update(self._exports(source))
             if site.callee.startswith("*"):
-                if star_exports is None:
-                    star_exports = {}
-                    for source in self._star_sources(path):
-                        star_exports.update(self._exports(source))
-                kind, where = star_exports.get(site.callee[1:], ("", ""))
+                kind, where = (star_exports or {}).get(site.callee[1:], ("", ""))
                 target = (where, site.callee[1:]) if kind == "define" else None
             else:
                 target = self.resolve(site.callee, path)
             if target is None or not target[1] or target[0] == path:
                 continue
-            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward)
+            modes = self._argument_modes(site, path, star_exports) if site.args else ()
+            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes)
             self._callers.setdefault(target, []).append(caller)
+
+    def _argument_modes(self, site, path: str, star_exports) -> tuple[tuple[str, str], ...]:
+        """The modes of the models the call hands over (CallSite.args) as
+        Caller.modes: "eval", "train-trained" (switched to train, then
+        trained) or "train-fresh"; an argument handed since its switch to a
+        project function that may switch modes is left out (unknown)."""
+        out = []
+        for key, mode, trained, via in site.args:
+            known = True
+            for callee in via:
+                facts = self._function_facts(callee, path, star_exports)
+                if facts is None:
+                    if may_set_mode(callee.rpartition(".")[2].lstrip("*")):
+                        known = False  # ``set_eval(model)`` we cannot read
+                    continue
+                if facts.mode not in ("", "train"):
+                    known = False
+                trained = trained or facts.backprops
+            if known:
+                out.append((key, "eval" if mode == "eval" else "train-trained" if trained else "train-fresh"))
+        return tuple(out)
+
+    def _function_facts(self, callee: str, path: str, star_exports) -> FunctionFacts | None:
+        """The summary facts of the project function ``callee`` (as ``path``
+        spells it), read in full whatever the needles kept; None when it is
+        not a function of the project."""
+        if callee.startswith("*"):
+            kind, where = (star_exports or {}).get(callee[1:], ("", ""))
+            target = (where, callee[1:]) if kind == "define" else None
+        else:
+            target = self.resolve(callee, path)
+        if target is None or not target[1]:
+            return None
+        summary = self.summaries.get(target[0])
+        if summary is None and target[0] in self.summaries:
+            summary = summary_from_disk(target[0])
+        for fn in summary.functions if summary is not None else ():
+            if fn.name == target[1]:
+                return fn
+        return None
 
     # -- views -------------------------------------------------------------------
     def view_for(self, path: str) -> ProjectView:

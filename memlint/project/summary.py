@@ -31,6 +31,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 from memlint.gate.ast_fields import children
+from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -67,6 +68,16 @@ class CallSite:
     grad: str  # ON / OFF / UNKNOWN around the call
     in_loop: bool
     backward: bool  # the scope holding the call backpropagates (its result may be part of that graph)
+    # The mode of the models it hands over (arg_modes.py), per argument that
+    # is a dotted name with a known mode: (parameter key: "0", "1"... or the
+    # keyword; "eval" or "train"; trained since the switch in the calling
+    # scope; the project functions it was handed to since, as spelled).
+    args: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = ()
+
+    @classmethod
+    def from_json(cls, data: dict) -> CallSite:
+        args = tuple((str(k), str(m), bool(t), tuple(str(v) for v in via)) for k, m, t, via in data.get("args", ()))
+        return cls(data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], args)
 
 
 @dataclass(frozen=True)
@@ -101,7 +112,7 @@ class ModuleSummary:
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
             functions=[FunctionFacts(**f) for f in data["functions"]],
-            calls=[CallSite(**c) for c in data["calls"]],
+            calls=[CallSite.from_json(c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
         )
@@ -170,6 +181,9 @@ class _Scope:
     backprops: bool = False
     modes: set[str] = field(default_factory=set)
     sites: list[tuple[int, str, str, bool, str]] = field(default_factory=list)  # (line, callee, grad, loop, kind)
+    site_calls: list[ast.Call] = field(default_factory=list)  # the call of each site
+    trace: ModeTrace = field(default_factory=ModeTrace)  # its mode switches, for the modes calls hand over
+    backwards: int = 0  # backward calls seen so far (a loop holding one trains)
 
 
 class _Walker:
@@ -270,8 +284,11 @@ class _Walker:
                 child = getattr(node, name, None)
                 if child is not None:
                     self._visit(child, grad, loop)
+            scope = self._scopes[-1]
+            before = scope.backwards
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, True)
+            scope.trace.loop(_start(node), _end(node), scope.backwards > before)
             for stmt in node.orelse:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
             return
@@ -319,26 +336,52 @@ class _Walker:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
+            scope.backwards += 1
+        receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
         if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
             if func.attr == "eval" and not node.args:
                 scope.modes.add("eval")
+                self._switch(node, EVAL, receiver)
             elif func.attr == "train" and (not node.args or _is_false(node.args[0]) is not None):
-                scope.modes.add("eval" if node.args and _is_false(node.args[0]) else "train")
+                mode = "eval" if node.args and _is_false(node.args[0]) else "train"
+                scope.modes.add(mode)
+                self._switch(node, mode, receiver)
+            else:
+                scope.trace.opaque(_start(node))
+            switched = True
+        else:
+            switched = False
         dotted = _dotted(func)
-        if not dotted:
-            return
         head, _, rest = dotted.partition(".")
-        target = self.bindings.get(head)
+        target = self.bindings.get(head) if dotted else None
+        kind, callee = "", ""
         if target is not None:
-            if target.split(".")[0] in _EXTERNAL:
-                return
-            sep = "" if target.endswith(".") else "."
-            callee = f"{target}{sep}{rest}" if rest else target
-            scope.sites.append((node.lineno, callee, grad, loop, "import"))  # type: ignore[arg-type]
-        elif not rest and head in self.module_defs:
-            scope.sites.append((node.lineno, head, grad, loop, "local"))  # type: ignore[arg-type]
-        elif not rest and self._has_star and head not in _BUILTINS:
-            scope.sites.append((node.lineno, "*" + head, grad, loop, "star"))  # type: ignore[arg-type]
+            if target.split(".")[0] not in _EXTERNAL:
+                sep = "" if target.endswith(".") else "."
+                kind, callee = "import", (f"{target}{sep}{rest}" if rest else target)
+        elif dotted and not rest and head in self.module_defs:
+            kind, callee = "local", head
+        elif dotted and not rest and self._has_star and head not in _BUILTINS:
+            kind, callee = "star", "*" + head
+        names = handed_names(node) if not switched else frozenset()
+        if switched:
+            pass
+        elif kind:
+            scope.trace.hand(_start(node), ("local:" + callee) if kind == "local" else callee, names)
+        elif may_set_mode(last) and not (target or head).startswith("torch") and names:
+            scope.trace.opaque(_start(node))  # ``enable_dropout(model)``
+        else:
+            scope.trace.hand(_start(node), "", names)  # a model run (``model(x)``): a loop may train it
+        if kind:
+            scope.sites.append((node.lineno, callee, grad, loop, kind))  # type: ignore[arg-type]
+            scope.site_calls.append(node)
+
+    def _switch(self, node: ast.Call, mode: str, receiver: str) -> None:
+        trace = self._scopes[-1].trace
+        if receiver:
+            trace.switch(_start(node), mode, receiver)
+        else:
+            trace.opaque(_start(node))  # ``get_model().eval()``: cannot tell which
 
     def _context_mode(self, expr: ast.expr) -> str | None:
         """The grad mode a ``with`` item or a decorator sets; None for other contexts."""
@@ -375,6 +418,7 @@ class _Walker:
             for _line, callee, grad, _loop, kind in scope.sites:
                 if kind == "local":
                     local_modes.setdefault(callee, set()).add(self._resolved(scope, grad, {}))
+        local_facts = {sc.name: sc for sc in self._done if sc.name and "." not in sc.name}
         entries: dict[str, str] = {}
         for scope in self._done:
             if scope.name and "." not in scope.name:
@@ -387,12 +431,38 @@ class _Walker:
             if scope.name:
                 mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")
                 s.functions.append(FunctionFacts(scope.name, scope.backprops, mode, scope.decorator))
-            for line, callee, grad, loop, kind in scope.sites:
+            for (line, callee, grad, loop, kind), call in zip(scope.sites, scope.site_calls):
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops))
+                    args = self._argument_modes(scope, call, local_facts)
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, args))
         s.functions.sort(key=lambda f: f.name)
         s.calls.sort(key=lambda c: (c.line, c.callee))
+
+    def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):
+        """arg_modes: the mode of each dotted-name argument of ``call`` when
+        it runs. Functions of this module the model was handed to since the
+        switch are judged here: one that switches a mode makes it unknown,
+        one that backpropagates trained it."""
+        out = []
+        for key, name in argument_keys(call):
+            mode, via = scope.trace.state(name, _start(call), _end(call))
+            if mode not in (EVAL, TRAIN):
+                continue
+            trained, imported, known = False, [], True
+            for callee in via:
+                if callee == "loop":
+                    trained = True
+                elif callee.startswith("local:"):
+                    fn = local_facts.get(callee[6:])
+                    if fn is not None and fn.modes - {"train"}:
+                        known = False  # it may have put the model in eval mode
+                    trained = trained or (fn is not None and fn.backprops)
+                else:
+                    imported.append(callee)
+            if known:
+                out.append((key, mode, trained, tuple(sorted(set(imported)))))
+        return tuple(out)
 
     def _resolved(self, scope: _Scope, grad: str, entries: dict[str, str]) -> str:
         """A call's mode when nothing around it inside its function sets one:
@@ -422,6 +492,14 @@ def _dotted(node: ast.AST) -> str:
         return ""
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0)  # type: ignore[attr-defined]
 
 
 def _is_false(node: ast.AST) -> bool | None:

@@ -22,6 +22,18 @@ class Caller:
     grad: str  # "on", "off" or "unknown" around the call
     in_loop: bool
     backward: bool  # the calling scope backpropagates
+    # The training mode of the models the call hands over, per parameter key
+    # ("0", "1"... or the keyword): "eval", "train-trained" (switched to
+    # train and trained since) or "train-fresh"; a key absent is unknown.
+    modes: tuple[tuple[str, str], ...] = ()
+
+    def mode_of(self, position: int | None, keyword: str) -> str:
+        """The mode of the model handed to the parameter at ``position``
+        (None: keyword-only) named ``keyword``; "unknown" when not known."""
+        for key, mode in self.modes:
+            if key == keyword or (position is not None and key == str(position)):
+                return mode
+        return "unknown"
 
     def where(self) -> str:
         return f"{self.path}:{self.line}"

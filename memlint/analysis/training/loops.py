@@ -220,8 +220,11 @@ class _NameTokens(cst.CSTVisitor):
 
 
 class LoopAnalysis(cst.CSTVisitor):
-    def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, objects: ObjectTable) -> None:
+    def __init__(
+        self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, objects: ObjectTable, project=None
+    ) -> None:
         super().__init__()
+        self.project = project  # project/view.py's ProjectView, or None
         self.names = names
         self.calls = calls
         self.objects = objects
@@ -845,7 +848,8 @@ class LoopAnalysis(cst.CSTVisitor):
             if all(r.split(".")[0] in local for r in receivers):
                 return self._default_mode(receivers, scope, trained)
             sites = self.calls.call_sites.get(scope, [])
-            if not sites or scope in self.calls.escapes or depth > 3:
+            external = self.external_modes(scope, receivers)
+            if (not sites and not external) or scope in self.calls.escapes or depth > 3:
                 return "unknown"
             results = set()
             for site in sites:
@@ -853,8 +857,37 @@ class LoopAnalysis(cst.CSTVisitor):
                 if "?" in mapped:
                     return "unknown"
                 results.add(self.mode_before(site, mapped, trained, depth + 1))
+            for _caller, state in external:
+                results.add("train-trained" if state == "train-fresh" and trained else state)
             return results.pop() if len(results) == 1 else "unknown"
         return self._default_mode(receivers, scope, trained)
+
+    def external_modes(self, fn: cst.FunctionDef, receivers: frozenset) -> list[tuple[object, str]]:
+        """(caller, mode) for each call of the module-level function ``fn``
+        from another module of the project (project/view.py's Caller.modes):
+        the mode the models it hands to the parameters named by
+        ``receivers`` are in there; "unknown" for a receiver that is not a
+        parameter, or handed in a mode the caller's module cannot tell."""
+        if self.project is None or fn in self.calls.class_of or self.calls.owner.get(fn) is not self.calls.module:
+            return []
+        callers = self.project.callers_of(fn.name.value)
+        if not callers:
+            return []
+        positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        keyword_only = {p.name.value for p in fn.params.kwonly_params}
+        out = []
+        for caller in callers:
+            states = set()
+            for r in receivers:
+                head = r.split(".")[0]
+                if head in positional:
+                    states.add(caller.mode_of(positional.index(head), head))
+                elif head in keyword_only:
+                    states.add(caller.mode_of(None, head))
+                else:
+                    states.add("unknown")
+            out.append((caller, states.pop() if len(states) == 1 else "unknown"))
+        return out
 
     def _aliases(self, scope: Scope) -> frozenset[tuple[str, str]]:
         if scope not in self._aliases_memo:
