@@ -1155,6 +1155,37 @@ for epoch in range(100):
         Invalid(
             """\
 import torch
+from engine import train_one_epoch
+if __name__ == "__main__":
+    model = get_model(num_classes=2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for epoch in range(6):
+        model.train()
+        train_one_epoch(model, optimizer, train_loader, epoch)
+    model.eval()
+    for images, targets in test_loader:
+        output = model(images)
+        visualise(images, output)
+""",
+            """\
+import torch
+from engine import train_one_epoch
+if __name__ == "__main__":
+    model = get_model(num_classes=2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for epoch in range(6):
+        model.train()
+        train_one_epoch(model, optimizer, train_loader, epoch)
+    model.eval()
+    with torch.no_grad():
+        for images, targets in test_loader:
+            output = model(images)
+            visualise(images, output)
+""",
+        ),
+        Invalid(
+            """\
+import torch
 def evaluate(model_path, make_env, episodes, Model, device="cpu"):
     envs = make_env()
     model = Model(envs).to(device)
