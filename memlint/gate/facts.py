@@ -59,10 +59,17 @@ from memlint.vocabulary.ops import (
 
 # The very words loops.py uses to call a loop a batch loop or a function an
 # evaluation, so the gate widens whenever they do.
-from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
+from memlint.vocabulary.tokens import (
+    DATA_TOKENS,
+    EVAL_DATA_TOKENS,
+    EVAL_FUNCTION_TOKENS,
+    SAMPLE_FUNCTION_TOKENS,
+    name_tokens,
+)
 
 # grad_mode: what turns recording off (context managers, decorators, the
 # Lightning hooks run under no_grad).
+_SAMPLER_WORDS = SAMPLE_FUNCTION_TOKENS | EVAL_FUNCTION_TOKENS
 _GRAD_OFF = frozenset({"no_grad", "inference_mode", "set_grad_enabled"}) | LIGHTNING_NO_GRAD_HOOKS
 _SAVING_MODULES = OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
 # activations.inplace_function_target's functions, by their last name.
@@ -321,6 +328,13 @@ class GateFacts:
             self._loop_without_grad = scopes is None or bool(scopes)
             self._off_loop_scopes = scopes
         return self._loop_without_grad
+
+    @property
+    def sampler_def(self) -> bool:
+        """A function named for evaluation or sampling (``validate``,
+        ``sample_images``): MEM202 reads one with no loop whose forwards all
+        run without grad (a GAN's sampler)."""
+        return any(name_tokens(n) & _SAMPLER_WORDS for n in self.def_names)
 
     @property
     def helper_loop_without_grad(self) -> bool:
