@@ -27,7 +27,8 @@ class InferenceWithoutNoGrad(Rule):
     `torch.inference_mode()`, not in a function decorated with them, and not
     in a function that this module only calls under such a context. The loop
     may be a `while` over episodes (a policy evaluated in its environment),
-    and the model may come from a class it is handed: a name restored with
+    and the model may come from a class it is handed (`self.__call__(x)` is
+    the model's own forward, as `self(x)` is): a name restored with
     `load_state_dict` and switched with `.eval()` is a module. A
     function named for evaluation that calls `model.eval()` and runs the model
     without a loop (a full-graph GNN test) is reported too, on its `def`
@@ -1155,6 +1156,45 @@ for epoch in range(100):
         Invalid(
             """\
 import torch
+class M(torch.nn.Module):
+    def run_epoch(self, iterator, val_iterator):
+        for i, (x, y) in enumerate(iterator):
+            self.optimizer.zero_grad()
+            y_pred = self.__call__(x)
+            loss = self.loss_op(y_pred, y)
+            loss.backward()
+            self.optimizer.step()
+            if (i + 1) % 50 == 0:
+                self.eval()
+                all_preds = []
+                for j, (x, y) in enumerate(val_iterator):
+                    y_pred = self.__call__(x.cuda())
+                    all_preds.extend(y_pred.argmax(1).numpy())
+                self.train()
+""",
+            """\
+import torch
+class M(torch.nn.Module):
+    def run_epoch(self, iterator, val_iterator):
+        for i, (x, y) in enumerate(iterator):
+            self.optimizer.zero_grad()
+            y_pred = self.__call__(x)
+            loss = self.loss_op(y_pred, y)
+            loss.backward()
+            self.optimizer.step()
+            if (i + 1) % 50 == 0:
+                self.eval()
+                all_preds = []
+                with torch.no_grad():
+                    for j, (x, y) in enumerate(val_iterator):
+                        y_pred = self.__call__(x.cuda())
+                        all_preds.extend(y_pred.argmax(1).numpy())
+                self.train()
+""",
+        ),
+        Invalid(
+            """\
+import torch
 from engine import train_one_epoch
 if __name__ == "__main__":
     model = get_model(num_classes=2)
@@ -1715,7 +1755,7 @@ print((y_pred.argmax(1) == y_test).float().mean())
 
 
 def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
         return func.value
     return func
 

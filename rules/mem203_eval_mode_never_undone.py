@@ -631,7 +631,7 @@ def _callee(call: cst.Call) -> str | None:
     from memlint.analysis.scope.names import dotted_name
 
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
         func = func.value
     return dotted_name(func)
 

@@ -355,7 +355,7 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
                     for site in open_sites:
                         site.callees.add(func.id)
                 elif type(func) is Attribute:
-                    if func.attr in ("forward", "module"):
+                    if func.attr in ("forward", "__call__", "module"):
                         if any(site.sure() for site in open_sites):
                             return True  # a site may build a graph whatever the imports say
                         for site in open_sites:
@@ -481,7 +481,7 @@ def _calls_model(facts: GateFacts, root: ast.AST) -> bool:
         if type(node) is not ast.Call:
             continue
         func = node.func  # type: ignore[attr-defined]
-        if type(func) is ast.Attribute and func.attr == "forward":
+        if type(func) is ast.Attribute and func.attr in ("forward", "__call__"):
             func = func.value
         if type(func) is ast.Name:
             if func.id not in _NO_GUESS and guess_kind_from_name(func.id) is Kind.MODULE:
@@ -648,7 +648,7 @@ class ModelReach:
             func = node.func  # type: ignore[attr-defined]
             if type(func) is ast.Attribute:
                 attr = func.attr
-                if attr in ("forward", "module"):
+                if attr in ("forward", "__call__", "module"):
                     return True, callees
                 value = func.value
                 if type(value) is not ast.Name or value.id not in ("self", "cls"):

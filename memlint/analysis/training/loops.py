@@ -910,7 +910,7 @@ class LoopAnalysis(cst.CSTVisitor):
 
 def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
     """``model`` for ``model.forward``."""
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
         return func.value
     return func
 
