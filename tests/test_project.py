@@ -622,3 +622,117 @@ def test_the_gate_lets_a_helper_judged_by_its_callers_through(gate, monkeypatch,
         ("MEM202", 7),
         ("MEM202", 19),
     ]
+
+
+# -- MEM203: functions of other modules that switch the mode or train --------
+
+_SWITCH_PROJECT = {
+    "pyproject.toml": "[project]\nname = 'p'\n",
+    "helpers.py": """\
+        def prepare(model):
+            return model.float()
+        """,
+    "engine.py": """\
+        import torch
+        import torch.nn.functional as F
+        from helpers import prepare
+
+
+        def train_one_epoch(model, opt, loader):
+            for x, y in loader:
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()
+
+
+        def train_and_switch(model, opt, loader):
+            model.train()
+            for x, y in loader:
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()
+
+
+        def run_epoch(model, opt, loader):
+            prepare(model)
+            train_one_epoch(model, opt, loader)
+
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            model.eval()
+            return sum(model(x).sum().item() for x, y in loader)
+        """,
+    "train.py": """\
+        from engine import evaluate, run_epoch, train_and_switch, train_one_epoch
+
+
+        def fit(model, opt, loader, val_loader, epochs):
+            model.train()
+            for epoch in range(epochs):
+                train_one_epoch(model, opt, loader)
+                evaluate(model, val_loader)
+
+
+        def fit_switching(model, opt, loader, val_loader, epochs):
+            for epoch in range(epochs):
+                train_and_switch(model, opt, loader)
+                evaluate(model, val_loader)
+
+
+        def fit_opaque(model, opt, loader, val_loader, epochs):
+            for epoch in range(epochs):
+                run_epoch(model, opt, loader)
+                evaluate(model, val_loader)
+        """,
+}
+
+
+def test_the_view_lists_the_switches_of_functions_this_module_calls(tmp_path):
+    _write(tmp_path, _SWITCH_PROJECT)
+    view = view_from_disk(str(tmp_path / "train.py"))
+    assert view.callee("evaluate").switches == (("model", "eval"),)
+    assert view.callee("train_one_epoch").switches == (("*", "training-phase"),)
+    assert view.callee("train_and_switch").switches == (("model", "train"), ("*", "training-phase"))
+    # it hands the model to prepare() of helpers.py: its switches are not all listed here
+    assert view.callee("run_epoch").opaque
+
+
+def test_a_switch_to_eval_in_another_module_never_undone_gets_mem203(tmp_path):
+    """fit: evaluate() of engine.py switches the model to eval and nothing in
+    the loop switches it back. fit_switching: train_and_switch calls
+    model.train(). fit_opaque: run_epoch hands the model to code we cannot
+    read. Without the project, nothing is seen."""
+    _write(tmp_path, _SWITCH_PROJECT)
+    message = (
+        "`model.eval()` inside the training loop is never undone: the next epochs train in eval mode"
+        " (`evaluate` of another module calls `.eval()` on it)"
+    )
+    expected = [("train.py", 8, "MEM203", message)]
+    assert [f for f in _cli(".", cwd=tmp_path) if f[2] == "MEM203"] == expected
+    assert [f for f in _cli("train.py", cwd=tmp_path) if f[2] == "MEM203"] == expected
+    flake8 = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "MEM203", "--format", "%(path)s\t%(row)d\t%(code)s\t%(text)s", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    ).stdout
+    rows = [line.split("\t") for line in flake8.splitlines()]
+    assert [(Path(p).name, int(r), c, m) for p, r, c, m in rows] == expected
+    assert [f.code for f in _lint(tmp_path / "train.py", project=False) if f.code == "MEM203"] == []
+    diff = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--no-cache", "--diff", "--unsafe-fixes", "--select", "MEM203", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "+        model.train()\n         train_one_epoch(model, opt, loader)" in diff
+
+
+@pytest.mark.parametrize("gate", ["1", "0"])
+def test_the_gate_lets_a_switch_in_another_module_through(gate, monkeypatch, tmp_path):
+    import memlint.lint.engine as engine
+
+    monkeypatch.setattr(engine, "GATE", gate == "1")
+    _write(tmp_path, _SWITCH_PROJECT)
+    assert [(f.code, f.line) for f in _lint(tmp_path / "train.py") if f.code == "MEM203"] == [("MEM203", 8)]

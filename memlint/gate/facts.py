@@ -70,6 +70,7 @@ from memlint.vocabulary.tokens import (
 # grad_mode: what turns recording off (context managers, decorators, the
 # Lightning hooks run under no_grad).
 _SAMPLER_WORDS = SAMPLE_FUNCTION_TOKENS | EVAL_FUNCTION_TOKENS
+_TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "torchtext"})
 _GRAD_OFF = frozenset({"no_grad", "inference_mode", "set_grad_enabled"}) | LIGHTNING_NO_GRAD_HOOKS
 _SAVING_MODULES = OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
 # activations.inplace_function_target's functions, by their last name.
@@ -328,6 +329,20 @@ class GateFacts:
             self._loop_without_grad = scopes is None or bool(scopes)
             self._off_loop_scopes = scopes
         return self._loop_without_grad
+
+    @property
+    def project_imports(self) -> bool:
+        """An import that may name a module of the project (anything but
+        torch and its family): a function called through it may switch a
+        model's mode or train it (loops.external_callee), read from the
+        project's summaries."""
+        for imp in self._imports:
+            if isinstance(imp, ast.ImportFrom):
+                if imp.level or (imp.module or "").split(".")[0] not in _TORCH_FAMILY:
+                    return True
+            elif any(alias.name.split(".")[0] not in _TORCH_FAMILY for alias in imp.names):
+                return True
+        return False
 
     @property
     def sampler_def(self) -> bool:

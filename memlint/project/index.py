@@ -170,7 +170,13 @@ class ProjectIndex:
     # -- views -------------------------------------------------------------------
     def view_for(self, path: str) -> ProjectView:
         path = os.path.abspath(path)
-        summary = self.summaries.get(path) or ModuleSummary()
+        summary = self.summaries.get(path)
+        if summary is None:
+            # No training word of its own (``train.py`` calling
+            # ``engine.train_one_epoch``): its calls still say which
+            # functions of other modules switch its models' modes.
+            summary = summary_from_disk(path, needles=_ANY) if path in self.summaries else None
+        summary = summary or ModuleSummary()
         star: dict[str, str] = {}
         trackers: set[str] = set()
         cpu_classes: set[str] = set()
@@ -193,6 +199,18 @@ class ProjectIndex:
                 trackers.add(local)
             if found[1] in defining.cpu_classes:
                 cpu_classes.add(local)
+        callees: dict[str, FunctionFacts] = {}
+        star_exports = None
+        for site in summary.calls:
+            if not site.written or site.written in callees:
+                continue
+            if site.callee.startswith("*") and star_exports is None:
+                star_exports = {}
+                for source in self._star_sources(path):
+                    star_exports.update(self._exports(source))
+            facts = self._function_facts(site.callee, path, star_exports)
+            if facts is not None and (facts.switches or facts.opaque or facts.steps):
+                callees[site.written] = facts
         callers = []
         for fn in summary.functions:
             sites = self._callers.get((path, fn.name))
@@ -205,6 +223,7 @@ class ProjectIndex:
             callers=tuple(callers),
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
+            callees=tuple(sorted(callees.items())),
         )
 
 
@@ -221,6 +240,8 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     return tuple(sorted(n.encode() for n in names))
 
 
+# Needles every text holds: summary_from_disk summarises the file whatever its words.
+_ANY = (b"",)
 # Summaries read from disk in this process, by (path, size, mtime).
 _MEMO: dict[tuple[str, int, int], ModuleSummary | None] = {}
 

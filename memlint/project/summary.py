@@ -73,11 +73,13 @@ class CallSite:
     # keyword; "eval" or "train"; trained since the switch in the calling
     # scope; the project functions it was handed to since, as spelled).
     args: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = ()
+    written: str = ""  # the callee as the call writes it ("evaluate", "H.run"): how the view names it
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
         args = tuple((str(k), str(m), bool(t), tuple(str(v) for v in via)) for k, m, t, via in data.get("args", ()))
-        return cls(data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], args)
+        written = str(data.get("written", ""))
+        return cls(data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], args, written)
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,30 @@ class FunctionFacts:
     backprops: bool
     mode: str  # "", "eval", "train" or "both": the model modes it switches to
     grad: str  # its decorator's mode, "" without one
+    # For a caller in another module to read its mode switches as its own
+    # (loops.mode_events): its positional and keyword-only parameters, its
+    # ``.eval()``/``.train()`` calls in order (receiver as it spells it,
+    # "eval" or "train"), whether it calls something that may switch a mode
+    # we cannot read, and whether it calls ``.step()`` (it may update weights).
+    params: tuple[str, ...] = ()
+    kwonly: tuple[str, ...] = ()
+    switches: tuple[tuple[str, str], ...] = ()
+    opaque: bool = False
+    steps: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict) -> FunctionFacts:
+        return cls(
+            str(data["name"]),
+            bool(data["backprops"]),
+            str(data["mode"]),
+            str(data["grad"]),
+            tuple(str(p) for p in data.get("params", ())),
+            tuple(str(p) for p in data.get("kwonly", ())),
+            tuple((str(r), str(k)) for r, k in data.get("switches", ())),
+            bool(data.get("opaque", False)),
+            bool(data.get("steps", False)),
+        )
 
 
 @dataclass
@@ -111,7 +137,7 @@ class ModuleSummary:
             stars=[str(s) for s in data["stars"]],
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
-            functions=[FunctionFacts(**f) for f in data["functions"]],
+            functions=[FunctionFacts.from_json(f) for f in data["functions"]],
             calls=[CallSite.from_json(c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
@@ -184,6 +210,9 @@ class _Scope:
     site_calls: list[ast.Call] = field(default_factory=list)  # the call of each site
     trace: ModeTrace = field(default_factory=ModeTrace)  # its mode switches, for the modes calls hand over
     backwards: int = 0  # backward calls seen so far (a loop holding one trains)
+    params: tuple[str, ...] = ()
+    kwonly: tuple[str, ...] = ()
+    steps: bool = False
 
 
 class _Walker:
@@ -313,6 +342,9 @@ class _Walker:
             decorator = self._context_mode(dec) or decorator
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         scope = _Scope(name, decorator=decorator)
+        args = node.args
+        scope.params = tuple(a.arg for a in (*args.posonlyargs, *args.args))
+        scope.kwonly = tuple(a.arg for a in args.kwonlyargs)
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
 
     def _class(self, node: ast.ClassDef) -> None:
@@ -337,6 +369,8 @@ class _Walker:
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
             scope.backwards += 1
+        elif last == "step" and isinstance(func, ast.Attribute):
+            scope.steps = True
         receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
         if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
             if func.attr == "eval" and not node.args:
@@ -427,15 +461,31 @@ class _Walker:
                     entries[scope.name] = scope.decorator
                 elif modes:
                     entries[scope.name] = modes.pop() if len(modes) == 1 else UNKNOWN
+        hidden = _hidden_switches(local_facts)
         for scope in self._done:
             if scope.name:
                 mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")
-                s.functions.append(FunctionFacts(scope.name, scope.backprops, mode, scope.decorator))
+                events = scope.trace.events
+                opaque = any(e.kind == "unknown" for e in events) or scope.name in hidden
+                s.functions.append(
+                    FunctionFacts(
+                        scope.name,
+                        scope.backprops,
+                        mode,
+                        scope.decorator,
+                        scope.params,
+                        scope.kwonly,
+                        _switches(scope.trace),
+                        opaque,
+                        scope.steps,
+                    )
+                )
             for (line, callee, grad, loop, kind), call in zip(scope.sites, scope.site_calls):
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
                     args = self._argument_modes(scope, call, local_facts)
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, args))
+                    written = _dotted(call.func)
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, args, written))
         s.functions.sort(key=lambda f: f.name)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
@@ -492,6 +542,40 @@ def _dotted(node: ast.AST) -> str:
         return ""
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def _hidden_switches(functions: dict[str, _Scope]) -> set[str]:
+    """Module-level functions whose switches FunctionFacts.switches does not
+    list: they hand a parameter (or ``self``) to a function of another module,
+    or to one of this module that switches a mode or does so in turn."""
+    switching = {name for name, sc in functions.items() if sc.modes or any(e.kind == "unknown" for e in sc.trace.events)}
+    calls: dict[str, set[str]] = {}
+    hidden: set[str] = set()
+    for name, sc in functions.items():
+        mine = set(sc.params) | set(sc.kwonly) | {"self"}
+        for e in sc.trace.events:
+            if e.kind != "call" or not e.callee or not any(n.split(".")[0] in mine for n in e.names):
+                continue
+            if e.callee.startswith("local:"):
+                calls.setdefault(name, set()).add(e.callee[6:])
+            else:
+                hidden.add(name)
+    grew = True
+    while grew:  # linear in practice: a few passes over the module's call graph
+        grew = False
+        for name, callees in calls.items():
+            if name not in hidden and callees & (switching | hidden):
+                hidden.add(name)
+                grew = True
+    return hidden
+
+
+def _switches(trace: ModeTrace) -> tuple[tuple[str, str], ...]:
+    """A function's ``.eval()``/``.train()`` calls and its training loops
+    (("*", "training-phase"): a loop holding a backward), in source order."""
+    items = [(e.pos, e.receiver, e.kind) for e in trace.events if e.receiver]
+    items += [(start, "*", "training-phase") for start, _end, trains in trace.loops if trains]
+    return tuple((receiver, kind) for _pos, receiver, kind in sorted(items))
 
 
 def _start(node: ast.AST) -> tuple[int, int]:

@@ -12,6 +12,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
+from memlint.project.summary import FunctionFacts
+
 
 @dataclass(frozen=True)
 class Caller:
@@ -53,6 +55,17 @@ class ProjectView:
     # Local names of classes defined in other project modules whose code moves
     # nothing to a device: a model built from one starts on the CPU.
     cpu_classes: tuple[str, ...] = ()
+    # Functions of other project modules this module calls that switch a
+    # model's mode or step an optimizer, by the name the call writes
+    # (``evaluate``, ``engine.evaluate``): loops.mode_events reads their
+    # switches as it reads those of a function of this module.
+    callees: tuple[tuple[str, FunctionFacts], ...] = ()
+
+    def callee(self, written: str) -> FunctionFacts | None:
+        for name, facts in self.callees:
+            if name == written:
+                return facts
+        return None
 
     def callers_of(self, name: str) -> tuple[Caller, ...]:
         for fn, sites in self.callers:
@@ -66,4 +79,4 @@ class ProjectView:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def empty(self) -> bool:
-        return not (self.star_bindings or self.callers or self.trackers or self.cpu_classes)
+        return not (self.star_bindings or self.callers or self.trackers or self.cpu_classes or self.callees)

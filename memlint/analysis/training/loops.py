@@ -470,7 +470,14 @@ class LoopAnalysis(cst.CSTVisitor):
         return self._fn_fact("steps", fn)
 
     def loop_steps(self, info: LoopInfo) -> bool:
-        return bool(info.step_calls) or any(self.steps(f) for f in info.callees)
+        if info.step_calls or any(self.steps(f) for f in info.callees):
+            return True
+        if self.project is None or not self.project.callees:
+            return False
+        calls = self.calls.between(self.calls.calls_in.get(info.scope, []), info.start, info.end)
+        return any(
+            isinstance(c, cst.Call) and (facts := self.external_callee(c)) is not None and facts.steps for c in calls
+        )
 
     def calls_model(self, fn: cst.FunctionDef) -> bool:
         return self._fn_fact("model", fn)
@@ -740,7 +747,10 @@ class LoopAnalysis(cst.CSTVisitor):
             if id(call) in mode_nodes:
                 continue
             fn = self.calls.resolve(call)
-            if fn is not None:
+            external = self.external_callee(call) if fn is None else None
+            if external is not None:
+                events += self._external_events(call, external)
+            elif fn is not None:
                 sub = self.mode_events(fn) if fn is not scope else []
                 line, col = self.pos(call)
                 for i, e in enumerate(sub):
@@ -757,6 +767,52 @@ class LoopAnalysis(cst.CSTVisitor):
         events.sort(key=lambda e: e.pos)
         self._events_memo[scope] = events
         return events
+
+    def external_callee(self, call: cst.Call):
+        """The summary facts (project/summary.py's FunctionFacts) of the
+        function of another project module that ``call`` runs, when it
+        switches a mode or steps an optimizer; None otherwise."""
+        if self.project is None or not self.project.callees:
+            return None
+        written = dotted_name(call.func)
+        return self.project.callee(written) if written else None
+
+    def _external_events(self, call: cst.Call, facts) -> list[ModeEvent]:
+        """``evaluate(model, loader)`` of ``engine.py``: its switches, with
+        its parameters translated to this call's arguments (as mode_events
+        does for a function of this module)."""
+        line, col = self.pos(call)
+        if facts.opaque:
+            return [ModeEvent((line, col), "unknown", call)]
+        out = []
+        for i, (receiver, kind) in enumerate(facts.switches):
+            pos = (line, col + 1 + i)
+            if kind == "training-phase":
+                out.append(ModeEvent(pos, kind, call, None, frozenset({"*"})))
+            else:
+                out.append(ModeEvent(pos, kind, call, self._map_external(call, facts, receiver)))
+        if facts.steps and not any(kind == "training-phase" for _, kind in facts.switches):
+            out.append(ModeEvent((line, col + 1 + len(facts.switches)), "training-phase", call, None, frozenset({"*"})))
+        return out
+
+    def _map_external(self, call: cst.Call, facts, receiver: str) -> str | None:
+        """``model`` inside ``engine.evaluate(model)`` is ``net`` at
+        ``evaluate(net)``; None for what the call does not hand over."""
+        head, dot, rest = receiver.partition(".")
+        arg = None
+        if head in facts.params:
+            index = facts.params.index(head)
+            positional = [a for a in call.args if a.keyword is None]
+            if any(a.star for a in positional[: index + 1]):
+                return None
+            if index < len(positional):
+                arg = positional[index]
+        if arg is None and (head in facts.params or head in facts.kwonly):
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == head), None)
+        if arg is None:
+            return None
+        base = dotted_name(arg.value)
+        return base + dot + rest if base else None
 
     def _trained_by(self, info: LoopInfo) -> frozenset:
         names = {dotted_name(_module_of(c.func)) for c in info.model_calls}
