@@ -548,6 +548,12 @@ _MODES_PROJECT = {
         def warm_up(model, loader):
             model.train()
             probe(model, loader)
+
+
+        def fit_by_method(model, loader, val_loader):
+            model.train()
+            model.fit_epoch(loader)
+            probe(model, val_loader)
         """,
     "engine.py": """\
         import torch.nn.functional as F
@@ -576,6 +582,7 @@ def test_call_sites_keep_the_mode_of_the_models_they_hand_over():
     assert modes[("utils.score", 16)] == (("0", "eval", False, ()),)
     assert modes[("utils.check", 24)] == (("0", "train", False, ("engine.train_one_epoch",)),)
     assert modes[("utils.probe", 29)] == (("0", "train", False, ()),)  # .train() with nothing trained since
+    assert modes[("utils.probe", 35)] == ()  # model.fit_epoch() since may have trained it: unknown
     assert modes[("engine.train_one_epoch", 23)] == (("0", "train", False, ()),)
     again = ModuleSummary.from_json(json.loads(json.dumps(summary.to_json())))
     assert again == summary
@@ -587,7 +594,7 @@ def test_the_view_judges_the_models_handed_to_a_helper(tmp_path):
     assert [c.modes for c in view.callers_of("validate")] == [(("0", "train-trained"),)]
     # train_one_epoch (engine.py) backpropagates: the model was trained since its switch
     assert [c.modes for c in view.callers_of("check")] == [(("0", "train-trained"),)]
-    assert sorted(c.modes for c in view.callers_of("probe")) == [(("0", "eval"),), (("0", "train-fresh"),)]
+    assert sorted(c.modes for c in view.callers_of("probe")) == [(), (("0", "eval"),), (("0", "train-fresh"),)]
 
 
 def test_a_helper_every_caller_runs_in_training_mode_gets_mem202(tmp_path):

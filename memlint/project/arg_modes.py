@@ -36,6 +36,7 @@ class _Event:
     kind: str  # "eval", "train", "unknown" (an opaque call that may switch), "call" (hands names to a function)
     receiver: str = ""  # "eval"/"train": the dotted name switched
     names: frozenset[str] = frozenset()  # "call": the dotted names handed over
+    runs: frozenset[str] = frozenset()  # "call": the names it only runs (``model(x)``, ``model.forward(x)``)
     callee: str = ""  # "call": a project function as spelled ("engine.train_one_epoch", "local:fit"), "" for others
 
 
@@ -54,9 +55,12 @@ class ModeTrace:
     def opaque(self, pos: Pos) -> None:
         self.events.append(_Event(pos, UNKNOWN))
 
-    def hand(self, pos: Pos, callee: str, names: frozenset[str]) -> None:
+    def hand(self, pos: Pos, callee: str, names: frozenset[str], runs: frozenset[str] = frozenset()) -> None:
         if names:
-            self.events.append(_Event(pos, "call", names=names, callee=callee))
+            self.events.append(_Event(pos, "call", names=names, callee=callee, runs=runs))
+
+    def backward(self, pos: Pos) -> None:
+        self.events.append(_Event(pos, "backward"))
 
     def loop(self, start: Pos, end: Pos, trains: bool) -> None:
         self.loops.append((start, end, trains))
@@ -71,8 +75,9 @@ class ModeTrace:
         """The mode ``name`` is in when the call spanning ``start``..``end``
         runs: ("eval", ()), ("train", via) or ("unknown", ()). ``via``: the
         project functions ``name`` was handed to since the switch (spelled
-        as the summary spells callees), and "loop" when a loop of this scope
-        holding a backward ran it since."""
+        as the summary spells callees), and "loop" when this scope ran it
+        and backpropagated since. Handed since to a call we cannot read
+        (``model.run_epoch(...)``) and not seen trained: unknown, not fresh."""
         self._ready()
         enclosing = sorted((lp for lp in self.loops if lp[0] < start and end <= lp[1]), key=lambda lp: lp[0])[::-1]
         ranges: list[tuple[Pos, Pos]] = []
@@ -82,36 +87,33 @@ class ModeTrace:
             cs, ce = lo, hi
         ranges.append(((-1, -1), cs))
         via: list[str] = []
+        handed = False  # to a call we cannot read (``model.run_epoch(...)``): it may have trained it
+        ran = backprop = False  # met since the switch, walking back: a forward of it, a backward
         for lo, hi in ranges:
             for k in range(bisect_left(self._starts, hi) - 1, bisect_left(self._starts, lo) - 1, -1):
                 e = self.events[k]
                 if e.kind == UNKNOWN:
                     return UNKNOWN, ()
+                if e.kind == "backward":
+                    backprop = True
+                    continue
                 if e.kind == "call":
+                    ran = ran or any(_same_or_part(name, n) for n in e.runs)
                     if e.callee and any(_same_or_part(name, n) for n in e.names):
                         via.append(e.callee)
+                    elif not e.callee and any(_same_or_part(name, n) for n in e.names - e.runs):
+                        handed = True
                     continue
                 if e.receiver == name or name.startswith(e.receiver + "."):
                     if e.kind == TRAIN:
-                        return TRAIN, tuple(via) + self._trained_by_loops(name, e.pos, start)
+                        trained = tuple(via) + (("loop",) if ran and backprop else ())
+                        if handed and "loop" not in trained:
+                            return UNKNOWN, ()  # trained or not, we cannot tell: not "fresh"
+                        return TRAIN, trained
                     return e.kind, ()
                 if e.receiver.startswith(name + "."):
                     return UNKNOWN, ()  # ``model.head.train()``: part of it switched
         return UNKNOWN, ()
-
-    def _trained_by_loops(self, name: str, since: Pos, until: Pos) -> tuple[str, ...]:
-        """"loop" when a loop holding a backward, between the switch and the
-        call (or enclosing the call: an earlier iteration), runs ``name``."""
-        for lo, hi, trains in self.loops:
-            if not trains:
-                continue
-            if (since < lo < until) or (lo < until < hi and lo > since):
-                if any(
-                    e.kind == "call" and lo <= e.pos < hi and any(_same_or_part(name, n) for n in e.names)
-                    for e in self.events
-                ):
-                    return ("loop",)
-        return ()
 
 
 def _same_or_part(name: str, other: str) -> bool:
@@ -127,6 +129,18 @@ def may_set_mode(last: str) -> bool:
     if tokens & _NOT_A_MODEL:
         return False
     return bool(tokens & _MODE_WORDS) or last == "apply"
+
+
+def run_names(call: ast.Call) -> frozenset[str]:
+    """The module a call only runs: ``model`` for ``model(x)``,
+    ``model.forward(x)``, ``model.__call__(x)``."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in ("forward", "__call__"):
+        func = func.value
+    elif isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return frozenset()  # ``model.run_epoch(...)``: a method, not a forward
+    name = dotted(func)
+    return frozenset({name}) if name else frozenset()
 
 
 def handed_names(call: ast.Call) -> frozenset[str]:

@@ -31,7 +31,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 from memlint.gate.ast_fields import children
-from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
+from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -369,6 +369,7 @@ class _Walker:
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
             scope.backwards += 1
+            scope.trace.backward(_start(node))
         elif last == "step" and isinstance(func, ast.Attribute):
             scope.steps = True
         receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
@@ -405,7 +406,8 @@ class _Walker:
         elif may_set_mode(last) and not (target or head).startswith("torch") and names:
             scope.trace.opaque(_start(node))  # ``enable_dropout(model)``
         else:
-            scope.trace.hand(_start(node), "", names)  # a model run (``model(x)``): a loop may train it
+            # a model run (``model(x)``: a loop may train it) or a call we cannot read
+            scope.trace.hand(_start(node), "", names, run_names(node))
         if kind:
             scope.sites.append((node.lineno, callee, grad, loop, kind))  # type: ignore[arg-type]
             scope.site_calls.append(node)
