@@ -609,7 +609,16 @@ def test_a_helper_every_caller_runs_in_training_mode_gets_mem202(tmp_path):
     assert [f for f in _cli(".", cwd=tmp_path) if f[2] == "MEM202"] == expected
     assert [f for f in _cli("utils.py", cwd=tmp_path) if f[2] == "MEM202"] == expected
     flake8 = subprocess.run(
-        [sys.executable, "-m", "flake8", "--select", "MEM202", "--format", "%(path)s\t%(row)d\t%(code)s\t%(text)s", "."],
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--select",
+            "MEM202",
+            "--format",
+            "%(path)s\t%(row)d\t%(code)s\t%(text)s",
+            ".",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -719,7 +728,16 @@ def test_a_switch_to_eval_in_another_module_never_undone_gets_mem203(tmp_path):
     assert [f for f in _cli(".", cwd=tmp_path) if f[2] == "MEM203"] == expected
     assert [f for f in _cli("train.py", cwd=tmp_path) if f[2] == "MEM203"] == expected
     flake8 = subprocess.run(
-        [sys.executable, "-m", "flake8", "--select", "MEM203", "--format", "%(path)s\t%(row)d\t%(code)s\t%(text)s", "."],
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--select",
+            "MEM203",
+            "--format",
+            "%(path)s\t%(row)d\t%(code)s\t%(text)s",
+            ".",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,

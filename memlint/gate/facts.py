@@ -30,6 +30,7 @@ from memlint.gate.eval import (
     compute_evaluates_with_grad,
     compute_loop_may_run_without_grad,
     compute_read_for_a_loop_without_grad,
+    compute_sampler_runs_a_model,
 )
 from memlint.gate.inplace import (
     compute_grad_on_writes,
@@ -188,6 +189,7 @@ class GateFacts:
         # grad holding a model call; None: any (modes set by statements).
         self._off_loop_scopes: set[int] | None = None
         self._loop_without_grad: bool | None = None
+        self._sampler: bool | None = None
         self._built_for_off_loop: bool | None = None
         self._evaluates_with_grad: bool | None = None
         self._model_reach: ModelReach | None = None  # MEM201's and MEM202's reading of model calls
@@ -347,9 +349,14 @@ class GateFacts:
     @property
     def sampler_def(self) -> bool:
         """A function named for evaluation or sampling (``validate``,
-        ``sample_images``): MEM202 reads one with no loop whose forwards all
-        run without grad (a GAN's sampler)."""
-        return any(name_tokens(n) & _SAMPLER_WORDS for n in self.def_names)
+        ``sample_images``) that may run a model: MEM202 reads one with no
+        loop whose forwards all run without grad (a GAN's sampler). Computed
+        on first use."""
+        if not any(name_tokens(n) & _SAMPLER_WORDS for n in self.def_names):
+            return False
+        if self._sampler is None:
+            self._sampler = compute_sampler_runs_a_model(self, _SAMPLER_WORDS)
+        return self._sampler
 
     @property
     def helper_loop_without_grad(self) -> bool:

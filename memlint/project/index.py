@@ -12,9 +12,9 @@ import hashlib
 import os
 from collections.abc import Iterable
 
+from memlint.project.arg_modes import may_set_mode
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
-from memlint.project.arg_modes import may_set_mode
 from memlint.project.summary import FunctionFacts, ModuleSummary, summarise_text
 from memlint.project.view import Caller, ProjectView
 

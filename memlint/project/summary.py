@@ -550,7 +550,9 @@ def _hidden_switches(functions: dict[str, _Scope]) -> set[str]:
     """Module-level functions whose switches FunctionFacts.switches does not
     list: they hand a parameter (or ``self``) to a function of another module,
     or to one of this module that switches a mode or does so in turn."""
-    switching = {name for name, sc in functions.items() if sc.modes or any(e.kind == "unknown" for e in sc.trace.events)}
+    switching = {
+        name for name, sc in functions.items() if sc.modes or any(e.kind == "unknown" for e in sc.trace.events)
+    }
     calls: dict[str, set[str]] = {}
     hidden: set[str] = set()
     for name, sc in functions.items():
