@@ -20,7 +20,11 @@ What it holds:
   context: the grad mode around it, inside a loop, in a scope that
   backpropagates;
 - ``trackers``: classes whose ``update``/``add`` keeps a Python number
-  (``self.sum += val.item()``): a loss tracker, not a tensor.
+  (``self.sum += val.item()``): a loss tracker, not a tensor;
+- ``classes`` (module-level classes with a ``forward``, ``__call__`` or
+  ``__init__``) and ``trains`` (a backward runs inside a loop here): a class
+  another module builds in its training loop, or builds where it trains,
+  runs its methods once per batch (MEM703).
 """
 
 from __future__ import annotations
@@ -68,6 +72,9 @@ class CallSite:
     grad: str  # ON / OFF / UNKNOWN around the call
     in_loop: bool
     backward: bool  # the scope holding the call backpropagates (its result may be part of that graph)
+    # The innermost loop around the call backpropagates in its own iteration
+    # (not only in a loop nested in it): the call runs once per batch.
+    step: bool = False
     # The mode of the models it hands over (arg_modes.py), per argument that
     # is a dotted name with a known mode: (parameter key: "0", "1"... or the
     # keyword; "eval" or "train"; trained since the switch in the calling
@@ -79,7 +86,8 @@ class CallSite:
     def from_json(cls, data: dict) -> CallSite:
         args = tuple((str(k), str(m), bool(t), tuple(str(v) for v in via)) for k, m, t, via in data.get("args", ()))
         written = str(data.get("written", ""))
-        return cls(data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], args, written)
+        step = bool(data.get("step", False))
+        return cls(data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], step, args, written)
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,8 @@ class ModuleSummary:
     # Module-level classes whose code moves nothing to a device (no ``.to(``,
     # ``.cuda(``...): a model built from one is on the CPU (MEM701).
     cpu_classes: list[str] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    trains: bool = False
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -141,6 +151,8 @@ class ModuleSummary:
             calls=[CallSite.from_json(c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
+            classes=[str(c) for c in data.get("classes", [])],
+            trains=bool(data.get("trains", False)),
         )
 
 
@@ -206,7 +218,8 @@ class _Scope:
     decorator: str = ""  # its decorator's grad mode
     backprops: bool = False
     modes: set[str] = field(default_factory=set)
-    sites: list[tuple[int, str, str, bool, str]] = field(default_factory=list)  # (line, callee, grad, loop, kind)
+    # (line, callee, grad, loop, kind, the innermost loop's cell: [backpropagates in its own iteration])
+    sites: list[tuple[int, str, str, bool, str, list[bool] | None]] = field(default_factory=list)
     site_calls: list[ast.Call] = field(default_factory=list)  # the call of each site
     trace: ModeTrace = field(default_factory=ModeTrace)  # its mode switches, for the modes calls hand over
     backwards: int = 0  # backward calls seen so far (a loop holding one trains)
@@ -225,6 +238,7 @@ class _Walker:
         self._scopes: list[_Scope] = []
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
         self._done: list[_Scope] = []
+        self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -315,8 +329,10 @@ class _Walker:
                     self._visit(child, grad, loop)
             scope = self._scopes[-1]
             before = scope.backwards
+            self._loops.append([False])
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, True)
+            self._loops.pop()
             scope.trace.loop(_start(node), _end(node), scope.backwards > before)
             for stmt in node.orelse:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
@@ -345,7 +361,9 @@ class _Walker:
         args = node.args
         scope.params = tuple(a.arg for a in (*args.posonlyargs, *args.args))
         scope.kwonly = tuple(a.arg for a in args.kwonlyargs)
+        outer_loops, self._loops = self._loops, []  # a function's body is not its definer's loop
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
+        self._loops = outer_loops
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scopes[-1]
@@ -361,6 +379,10 @@ class _Walker:
             self.summary.trackers.append(node.name)
         if not outer.name and not _moves_to_a_device(node):
             self.summary.cpu_classes.append(node.name)
+        if not outer.name and any(
+            isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body
+        ):
+            self.summary.classes.append(node.name)
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
@@ -370,6 +392,9 @@ class _Walker:
             scope.backprops = True
             scope.backwards += 1
             scope.trace.backward(_start(node))
+            self.summary.trains = self.summary.trains or loop
+            if self._loops:
+                self._loops[-1][0] = True
         elif last == "step" and isinstance(func, ast.Attribute):
             scope.steps = True
         receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
@@ -409,7 +434,8 @@ class _Walker:
             # a model run (``model(x)``: a loop may train it) or a call we cannot read
             scope.trace.hand(_start(node), "", names, run_names(node))
         if kind:
-            scope.sites.append((node.lineno, callee, grad, loop, kind))  # type: ignore[arg-type]
+            cell = None if kind == "local" else self._cell()
+            scope.sites.append((node.lineno, callee, grad, loop, kind, cell))  # type: ignore[arg-type]
             scope.site_calls.append(node)
 
     def _switch(self, node: ast.Call, mode: str, receiver: str) -> None:
@@ -418,6 +444,9 @@ class _Walker:
             trace.switch(_start(node), mode, receiver)
         else:
             trace.opaque(_start(node))  # ``get_model().eval()``: cannot tell which
+
+    def _cell(self) -> list[bool] | None:
+        return self._loops[-1] if self._loops else None
 
     def _context_mode(self, expr: ast.expr) -> str | None:
         """The grad mode a ``with`` item or a decorator sets; None for other contexts."""
@@ -451,7 +480,7 @@ class _Walker:
         s = self.summary
         local_modes: dict[str, set[str]] = {}
         for scope in self._done:
-            for _line, callee, grad, _loop, kind in scope.sites:
+            for _line, callee, grad, _loop, kind, _cell in scope.sites:
                 if kind == "local":
                     local_modes.setdefault(callee, set()).add(self._resolved(scope, grad, {}))
         local_facts = {sc.name: sc for sc in self._done if sc.name and "." not in sc.name}
@@ -482,12 +511,13 @@ class _Walker:
                         scope.steps,
                     )
                 )
-            for (line, callee, grad, loop, kind), call in zip(scope.sites, scope.site_calls):
+            for (line, callee, grad, loop, kind, cell), call in zip(scope.sites, scope.site_calls):
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
                     args = self._argument_modes(scope, call, local_facts)
                     written = _dotted(call.func)
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, args, written))
+                    step = bool(cell and cell[0])
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written))
         s.functions.sort(key=lambda f: f.name)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 

@@ -55,6 +55,14 @@ class ProjectView:
     # Local names of classes defined in other project modules whose code moves
     # nothing to a device: a model built from one starts on the CPU.
     cpu_classes: tuple[str, ...] = ()
+    # Classes of this module that other project modules run once per batch,
+    # with where (``("MultiBoxLoss", "train.py:65")``): ``called_per_batch``,
+    # built by a module whose loop backpropagates (its ``forward`` runs per
+    # batch); ``built_per_batch``, built inside a loop of a scope that
+    # backpropagates (its ``__init__`` runs per batch).
+    called_per_batch: tuple[tuple[str, str], ...] = ()
+    built_per_batch: tuple[tuple[str, str], ...] = ()
+
     # Functions of other project modules this module calls that switch a
     # model's mode or step an optimizer, by the name the call writes
     # (``evaluate``, ``engine.evaluate``): loops.mode_events reads their
@@ -79,4 +87,12 @@ class ProjectView:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def empty(self) -> bool:
-        return not (self.star_bindings or self.callers or self.trackers or self.cpu_classes or self.callees)
+        return not (
+            self.star_bindings
+            or self.callers
+            or self.trackers
+            or self.cpu_classes
+            or self.called_per_batch
+            or self.built_per_batch
+            or self.callees
+        )
