@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from memlint.project.arg_modes import may_set_mode
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
-from memlint.project.summary import FunctionFacts, ModuleSummary, summarise_text
+from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text
 from memlint.project.view import Caller, ProjectView
 
 # How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
@@ -108,25 +108,15 @@ class ProjectIndex:
     # -- callers ---------------------------------------------------------------
     def _index_calls(self, path: str, summary: ModuleSummary) -> None:
         display = self.modules.display(path)
-        star_exports: dict[str, tuple[str, str]] | None = None
+        stars: dict[str, dict[str, tuple[str, str]]] = {}
         wanted = self.wanted
         for site in summary.calls:
-            if wanted is not None and site.callee.rpartition(".")[2].lstrip("*") not in wanted:
+            if wanted is not None and called_name(site) not in wanted:
                 continue
-            if star_exports is None and (
-                site.callee.startswith("*") or any(v.startswith("*") for a in site.args for v in a[3])
-            ):
-                star_exports = {}
-                for source in self._star_sources(path):
-                    star_exports.update(self._exports(source))
-            if site.callee.startswith("*"):
-                kind, where = (star_exports or {}).get(site.callee[1:], ("", ""))
-                target = (where, site.callee[1:]) if kind == "define" else None
-            else:
-                target = self.resolve(site.callee, path)
-            if target is None or not target[1] or target[0] == path:
+            target = self.call_target(path, site, stars)
+            if target is None:
                 continue
-            modes = self._argument_modes(site, path, star_exports) if site.args else ()
+            modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
             caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes)
             self._callers.setdefault(target, []).append(caller)
             if summary.trains:
@@ -174,16 +164,46 @@ class ProjectIndex:
                 return fn
         return None
 
+    def call_target(
+        self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
+    ) -> tuple[str, str] | None:
+        """The (file, function) of another project module that a call site
+        of ``path`` names, or None. ``stars``: what ``path``'s star imports
+        export, filled on first need (shared by the sites of one file)."""
+        if site.callee.startswith("*"):
+            if path not in stars:
+                stars[path] = {}
+                for source in self._star_sources(path):
+                    stars[path].update(self._exports(source))
+            kind, where = stars[path].get(site.callee[1:], ("", ""))
+            target = (where, site.callee[1:]) if kind == "define" else None
+        else:
+            target = self.resolve(site.callee, path)
+        if target is None or not target[1] or target[0] == path:
+            return None
+        return target
+
+    def own_summary(self, path: str) -> ModuleSummary:
+        """The viewed module's summary: its functions and imports. One with no
+        training word of its own (``train.py`` calling
+        ``engine.train_one_epoch``) is read from disk: its calls still say
+        which functions of other modules switch its models' modes."""
+        summary = self.summaries.get(path)
+        if summary is None and path in self.summaries:
+            summary = summary_from_disk(path, needles=_ANY)
+        return summary or ModuleSummary()
+
+    def _path_stars(self, path: str, stars: dict[str, dict[str, tuple[str, str]]]) -> dict[str, tuple[str, str]]:
+        if path not in stars:
+            stars[path] = {}
+            for source in self._star_sources(path):
+                stars[path].update(self._exports(source))
+        return stars[path]
+
     # -- views -------------------------------------------------------------------
     def view_for(self, path: str) -> ProjectView:
         path = os.path.abspath(path)
-        summary = self.summaries.get(path)
-        if summary is None:
-            # No training word of its own (``train.py`` calling
-            # ``engine.train_one_epoch``): its calls still say which
-            # functions of other modules switch its models' modes.
-            summary = summary_from_disk(path, needles=_ANY) if path in self.summaries else None
-        summary = summary or ModuleSummary()
+        summary = self.own_summary(path)
         star: dict[str, str] = {}
         trackers: set[str] = set()
         cpu_classes: set[str] = set()
@@ -238,6 +258,12 @@ class ProjectIndex:
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
         )
+
+
+def called_name(site: CallSite) -> str:
+    """The function name a call site spells last (``evaluate`` for
+    ``engine.evaluate`` and ``*evaluate``): its text holds this word."""
+    return site.callee.rpartition(".")[2].lstrip("*")
 
 
 def digest_of(data: bytes) -> str:
