@@ -156,9 +156,7 @@ class ProjectIndex:
             target = self.resolve(callee, path)
         if target is None or not target[1]:
             return None
-        summary = self.summaries.get(target[0])
-        if summary is None and target[0] in self.summaries:
-            summary = summary_from_disk(target[0])
+        summary = self.full_summary(target[0])
         for fn in summary.functions if summary is not None else ():
             if fn.name == target[1]:
                 return fn
@@ -184,14 +182,26 @@ class ProjectIndex:
         return target
 
     def own_summary(self, path: str) -> ModuleSummary:
-        """The viewed module's summary: its functions and imports. One with no
-        training word of its own (``train.py`` calling
-        ``engine.train_one_epoch``) is read from disk: its calls still say
-        which functions of other modules switch its models' modes."""
+        """The viewed module's summary: its functions and imports."""
+        return self.summaries.get(path) or ModuleSummary()
+
+    def calls_summary(self, path: str) -> ModuleSummary:
+        """The viewed module's calls, for ``callees``: one with no training
+        word of its own (``train.py`` calling ``engine.train_one_epoch``) is
+        read from disk too, since its calls still say which functions of
+        other modules switch its models' modes."""
         summary = self.summaries.get(path)
         if summary is None and path in self.summaries:
             summary = summary_from_disk(path, needles=_ANY)
         return summary or ModuleSummary()
+
+    def full_summary(self, path: str) -> ModuleSummary | None:
+        """A project file's whole summary whatever the needles kept; None for
+        one with no training word (as every front end reads it)."""
+        summary = self.summaries.get(path)
+        if summary is None and path in self.summaries:
+            summary = summary_from_disk(path)
+        return summary
 
     def _path_stars(self, path: str, stars: dict[str, dict[str, tuple[str, str]]]) -> dict[str, tuple[str, str]]:
         if path not in stars:
@@ -228,7 +238,7 @@ class ProjectIndex:
                 cpu_classes.add(local)
         callees: dict[str, FunctionFacts] = {}
         star_exports = None
-        for site in summary.calls:
+        for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
                 continue
             if site.callee.startswith("*") and star_exports is None:
