@@ -654,8 +654,18 @@ def test_mem202_skips_a_parameter_moved_to_a_device_and_keeps_a_module_built_her
     parsed = []
     real = engine.parse_module
     monkeypatch.setattr(engine, "parse_module", lambda *a, **k: parsed.append(1) or real(*a, **k))
-    assert not enabled_by_gate(rules, facts(_EVALUATE_A_PARAMETER))
+    # A module-level helper handed its model: callers in other modules may hand
+    # it one they trained (loops.external_modes), so it is kept; alone, silent.
+    assert enabled_by_gate(rules, facts(_EVALUATE_A_PARAMETER))
     assert lint(_EVALUATE_A_PARAMETER, "m.py", rules)[0] == []
+    # A method handed its model: nobody elsewhere is followed to it.
+    method = "class E:\n" + textwrap.indent(_EVALUATE_A_PARAMETER.split("\n", 2)[2], "    ").replace(
+        "def evaluate(model", "def evaluate(self, model"
+    )
+    method = "import torch\nimport torch.nn as nn\n" + method
+    assert not enabled_by_gate(rules, facts(method))
+    parsed.clear()
+    assert lint(method, "m.py", rules)[0] == []
     assert parsed == []
     built = _EVALUATE_A_PARAMETER.replace(
         "def evaluate(model, loader):\n",

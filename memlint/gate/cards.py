@@ -124,16 +124,36 @@ _CARDS = (
         TRAINING_CODE_TOKENS,
         # Flagged states need a ``.train()`` call or a module built here (loops.mode_before),
         # and a loop grad_mode may find running without grad; a fresh module counts only
-        # where mode_before may read it for that loop (the cheaper builds_module first).
+        # where mode_before may read it for that loop (the cheaper builds_module first);
+        # a helper with parameters may get its mode from callers in other modules;
+        # a sampler with no loop (the rule's visit_FunctionDef) needs only its name.
         lambda g: (
-            g.loops
-            and g.grad_off
-            and (g.train_call or g.builds_module)
-            and g.loop_may_run_without_grad
-            and (g.train_call or g.module_built_for_a_loop_without_grad)
+            g.grad_off
+            and (g.train_call or bool(g.def_names) or g.builds_module)
+            and (
+                (
+                    g.loops
+                    and g.loop_may_run_without_grad
+                    and (
+                        g.train_call
+                        or (g.builds_module and g.module_built_for_a_loop_without_grad)
+                        or g.helper_loop_without_grad
+                    )
+                )
+                or g.sampler_def
+            )
         ),
+        reads_project=True,
     ),
-    Card("MEM203", "eval-mode-never-undone", "unsafe", ("eval",), lambda g: g.loops and g.eval_call and g.trains),
+    Card(
+        "MEM203",
+        "eval-mode-never-undone",
+        "unsafe",
+        ("eval",),
+        # A function of another project module may switch the mode or train (project_imports).
+        lambda g: g.loops and ((g.eval_call and g.trains) or g.project_imports),
+        reads_project=True,
+    ),
     Card(
         "MEM204",
         "grad-mode-call-without-with",

@@ -42,6 +42,10 @@ def _name_tokens(name: str) -> set[str]:
     return tokens
 
 
+# A GAN's sampler (``sample_images``, ``save_samples``): MEM202 reads one
+# like an evaluation function.
+SAMPLE_FUNCTION_TOKENS = frozenset({"sample", "samples", "sampling"})
+
 EVAL_FUNCTION_TOKENS = frozenset(
     {
         "val",
