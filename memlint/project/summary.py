@@ -67,6 +67,10 @@ class CallSite:
     grad: str  # ON / OFF / UNKNOWN around the call
     in_loop: bool
     backward: bool  # the scope holding the call backpropagates (its result may be part of that graph)
+    # Arguments that are a model built right there, on the CPU if its class
+    # moves nothing: (the parameter, "0" by position or its keyword; the
+    # constructor as the caller spells it, ":Name" for a class of its own).
+    built: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,16 @@ class ModuleSummary:
     # Module-level classes whose code moves nothing to a device (no ``.to(``,
     # ``.cuda(``...): a model built from one is on the CPU (MEM701).
     cpu_classes: list[str] = field(default_factory=list)
+    # Module-level classes built on builtins only (``class AttrDict(dict)``):
+    # what they build is never a model.
+    plain_classes: list[str] = field(default_factory=list)
+    # Module-level functions whose code moves nothing to a device (no
+    # ``.to(``, ``.cuda(``, ``accelerator.prepare(``...): a model handed to
+    # one stays where it is (MEM701).
+    cpu_functions: list[str] = field(default_factory=list)
+    # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
+    # written: relative ones are read from the script's own folder.
+    sys_paths: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -101,9 +115,15 @@ class ModuleSummary:
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
             functions=[FunctionFacts(**f) for f in data["functions"]],
-            calls=[CallSite(**c) for c in data["calls"]],
+            calls=[
+                CallSite(**{**c, "built": tuple(tuple(b) for b in c.get("built", ()))})  # type: ignore[arg-type]
+                for c in data["calls"]
+            ],
             trackers=[str(t) for t in data["trackers"]],
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
+            plain_classes=[str(c) for c in data.get("plain_classes", [])],
+            cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
+            sys_paths=[str(c) for c in data.get("sys_paths", [])],
         )
 
 
@@ -151,6 +171,8 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.cpu_classes = [
                 n.name for n in tree.body if isinstance(n, ast.ClassDef) and not _moves_to_a_device(n)
             ]
+            walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
+            walker.summary.cpu_functions = _cpu_functions(tree)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -169,7 +191,8 @@ class _Scope:
     decorator: str = ""  # its decorator's grad mode
     backprops: bool = False
     modes: set[str] = field(default_factory=set)
-    sites: list[tuple[int, str, str, bool, str]] = field(default_factory=list)  # (line, callee, grad, loop, kind)
+    # (line, callee, grad, loop, kind, built)
+    sites: list[tuple[int, str, str, bool, str, tuple[tuple[str, str], ...]]] = field(default_factory=list)
 
 
 class _Walker:
@@ -182,6 +205,7 @@ class _Walker:
         self._scopes: list[_Scope] = []
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
         self._done: list[_Scope] = []
+        self._tree = tree
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -232,6 +256,10 @@ class _Walker:
                         s.imports.pop(node.id, None)  # rebound: no longer the import
                         if node.id == "__all__":
                             s.all_names = _literal_names(stmt.value)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            folder = _sys_path_added(stmt.value)
+            if folder is not None:
+                s.sys_paths.append(folder)
         elif isinstance(stmt, (ast.If, ast.Try)):  # ``try: import x`` guards
             for child in ast.iter_child_nodes(stmt):
                 if isinstance(child, ast.stmt):
@@ -312,6 +340,8 @@ class _Walker:
             self.summary.trackers.append(node.name)
         if not outer.name and not _moves_to_a_device(node):
             self.summary.cpu_classes.append(node.name)
+        if not outer.name and _is_plain(node):
+            self.summary.plain_classes.append(node.name)
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
@@ -334,11 +364,48 @@ class _Walker:
                 return
             sep = "" if target.endswith(".") else "."
             callee = f"{target}{sep}{rest}" if rest else target
-            scope.sites.append((node.lineno, callee, grad, loop, "import"))  # type: ignore[arg-type]
+            scope.sites.append((node.lineno, callee, grad, loop, "import", self._built(node)))
         elif not rest and head in self.module_defs:
-            scope.sites.append((node.lineno, head, grad, loop, "local"))  # type: ignore[arg-type]
+            scope.sites.append((node.lineno, head, grad, loop, "local", ()))
         elif not rest and self._has_star and head not in _BUILTINS:
-            scope.sites.append((node.lineno, "*" + head, grad, loop, "star"))  # type: ignore[arg-type]
+            scope.sites.append((node.lineno, "*" + head, grad, loop, "star", self._built(node)))
+
+    def _spelling(self, func: ast.expr) -> str | None:
+        """How this module names a callee after its imports (``engine.Net``,
+        ``*Net`` for a star import), ``:Net`` for its own module-level name."""
+        dotted = _dotted(func)
+        if not dotted:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.bindings.get(head)
+        if target is not None:
+            if target.split(".")[0] in _EXTERNAL:
+                return None
+            sep = "" if target.endswith(".") else "."
+            return f"{target}{sep}{rest}" if rest else target
+        if not rest and head in self.module_defs:
+            return ":" + head
+        if not rest and self._has_star and head not in _BUILTINS:
+            return "*" + head
+        return None
+
+    def _built(self, node: ast.Call) -> tuple[tuple[str, str], ...]:
+        """The arguments of ``node`` that are a model built in place
+        (``init_model(LeNetEncoder(), path)``): CallSite.built."""
+        out = []
+        args = [(str(i), a) for i, a in enumerate(node.args)]
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            args = []  # the positions after a ``*args`` are unknown
+        args += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+        for key, value in args:
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _STAYS:
+                value = value.func.value  # ``Net().eval()``
+            if not isinstance(value, ast.Call) or _builds_elsewhere(value):
+                continue
+            spelling = self._spelling(value.func)
+            if spelling is not None:
+                out.append((key, spelling))
+        return tuple(out)
 
     def _context_mode(self, expr: ast.expr) -> str | None:
         """The grad mode a ``with`` item or a decorator sets; None for other contexts."""
@@ -372,7 +439,7 @@ class _Walker:
         s = self.summary
         local_modes: dict[str, set[str]] = {}
         for scope in self._done:
-            for _line, callee, grad, _loop, kind in scope.sites:
+            for _line, callee, grad, _loop, kind, _built in scope.sites:
                 if kind == "local":
                     local_modes.setdefault(callee, set()).add(self._resolved(scope, grad, {}))
         entries: dict[str, str] = {}
@@ -387,11 +454,12 @@ class _Walker:
             if scope.name:
                 mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")
                 s.functions.append(FunctionFacts(scope.name, scope.backprops, mode, scope.decorator))
-            for line, callee, grad, loop, kind in scope.sites:
+            for line, callee, grad, loop, kind, built in scope.sites:
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops))
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, built))
         s.functions.sort(key=lambda f: f.name)
+        s.cpu_functions = _cpu_functions(self._tree)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _resolved(self, scope: _Scope, grad: str, entries: dict[str, str]) -> str:
@@ -498,3 +566,66 @@ def _is_number(expr: ast.AST, converted: set[str]) -> bool:
 
 def _self_attr(target: ast.AST) -> bool:
     return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+
+
+# Calls that put a model on a device without ``.to(``: accelerate's and
+# Lightning Fabric's ``prepare``/``setup``, DeepSpeed's ``initialize``.
+_PLACES = _MOVES | {"prepare", "prepare_model", "setup", "setup_module", "initialize"}
+# Calls on a model that leave it where it is (``Net().eval()``).
+_STAYS = frozenset({"eval", "train", "float", "double", "requires_grad_"})
+# Bases of a class that is never a model.
+_PLAIN_BASES = frozenset(
+    {"object", "dict", "list", "tuple", "set", "str", "int", "float", "OrderedDict", "defaultdict"}
+)
+
+
+def _is_plain(node: ast.ClassDef) -> bool:
+    """A class built on builtins only (``class AttrDict(dict)``): not a model."""
+    return all(_dotted(b).rsplit(".", 1)[-1] in _PLAIN_BASES for b in node.bases) and not node.keywords
+
+
+def _builds_elsewhere(call: ast.Call) -> bool:
+    """A constructor call that may put what it builds on a device: a
+    ``device=`` argument, ``**kwargs`` (one may be among them), a move inside."""
+    if any(k.arg is None or k.arg in ("device", "device_map") for k in call.keywords):
+        return True
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _PLACES for n in ast.walk(call)
+    )
+
+
+def _cpu_functions(tree: ast.Module) -> list[str]:
+    """Module-level functions that move nothing to a device, directly or
+    through another function of the module they call."""
+    local: dict[str, tuple[bool, set[str]]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            moves, called = False, set()
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Call):
+                    if isinstance(n.func, ast.Attribute) and n.func.attr in _PLACES:
+                        moves = True
+                    elif isinstance(n.func, ast.Name):
+                        called.add(n.func.id)
+            if stmt.name in local:
+                moves = True  # defined twice: which one runs is not known
+            local[stmt.name] = (moves, called)
+    moving = {name for name, (moves, _) in local.items() if moves}
+    changed = True
+    while changed:  # a function calling a moving one moves too
+        changed = False
+        for name, (_, called) in local.items():
+            if name not in moving and called & moving:
+                moving.add(name)
+                changed = True
+    return sorted(set(local) - moving)
+
+
+def _sys_path_added(call: ast.Call) -> str | None:
+    """The folder of ``sys.path.append("..")`` / ``sys.path.insert(0, "..")``."""
+    if _dotted(call.func) not in ("sys.path.append", "sys.path.insert"):
+        return None
+    arg = call.args[-1] if call.args else None
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not call.keywords:
+        return arg.value
+    return None

@@ -22,6 +22,12 @@ class Caller:
     grad: str  # "on", "off" or "unknown" around the call
     in_loop: bool
     backward: bool  # the calling scope backpropagates
+    # The parameters ("0" by position, else the keyword) it passes a model
+    # built right there from a class that moves nothing: on the CPU.
+    cpu_args: tuple[str, ...] = ()
+
+    def passes_cpu_model(self, index: int, name: str) -> bool:
+        return str(index) in self.cpu_args or name in self.cpu_args
 
     def where(self) -> str:
         return f"{self.path}:{self.line}"
@@ -41,6 +47,12 @@ class ProjectView:
     # Local names of classes defined in other project modules whose code moves
     # nothing to a device: a model built from one starts on the CPU.
     cpu_classes: tuple[str, ...] = ()
+    # Local names (``Net``, ``models.Net``) of classes of other project modules
+    # built on builtins only (``class AttrDict(dict)``): never a model.
+    plain_classes: tuple[str, ...] = ()
+    # Local names of functions of other project modules that move nothing to
+    # a device: a model handed to one stays on the CPU.
+    cpu_functions: tuple[str, ...] = ()
 
     def callers_of(self, name: str) -> tuple[Caller, ...]:
         for fn, sites in self.callers:
@@ -54,4 +66,11 @@ class ProjectView:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def empty(self) -> bool:
-        return not (self.star_bindings or self.callers or self.trackers or self.cpu_classes)
+        return not (
+            self.star_bindings
+            or self.callers
+            or self.trackers
+            or self.cpu_classes
+            or self.plain_classes
+            or self.cpu_functions
+        )

@@ -93,7 +93,7 @@ def process_file(path: str, settings: Settings, view: ProjectView | str | None =
         if path.endswith(".ipynb"):
             from memlint.run.notebook import process_notebook
 
-            return process_notebook(path, settings, rules)
+            return process_notebook(path, settings, rules, view)
         source = read_source(path)
         report.digest = source.digest
         try:
