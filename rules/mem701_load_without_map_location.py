@@ -500,8 +500,75 @@ def load(name, path):
             "a class picked from a table of classes that move nothing, initialised with `apply`:"
             " still on the CPU at the load",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.fc = nn.Linear(8, classes)
+def tiny(pretrained=False, **kwargs):
+    model = Tiny(**kwargs)
+    if pretrained:
+        model.load_state_dict(torch.load("tiny.pth"))
+    return model
+def tiny_v2(path, classes=10):
+    model = _build(classes)
+    _load_pretrained(model, path)
+    return model
+def _build(classes):
+    return Tiny(classes)
+def _load_pretrained(model, path):
+    state = torch.load(path)
+    model.load_state_dict(state, strict=False)
+""",
+            "`**kwargs` into a class whose `__init__` takes no device; a builder function that returns a model built"
+            " on the CPU; a private helper whose every caller passes one",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
+    def __init__(self, classes=10, device=None):
+        super().__init__()
+        self.fc = nn.Linear(8, classes, device=device)
+def tiny(**kwargs):
+    model = Tiny(**kwargs)
+    model.load_state_dict(torch.load("tiny.pth"))
+    return model
+def tiny_gpu(path):
+    model = Tiny().cuda()
+    _load_pretrained(model, path)
+    _load_pretrained(Tiny(), path)
+def _load_pretrained(model, path):
+    state = torch.load(path)
+    model.load_state_dict(state, strict=False)
+""",
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
+    def __init__(self, classes=10, device=None):
+        super().__init__()
+        self.fc = nn.Linear(8, classes, device=device)
+def tiny(**kwargs):
+    model = Tiny(**kwargs)
+    model.load_state_dict(torch.load("tiny.pth", map_location="cpu"))
+    return model
+def tiny_gpu(path):
+    model = Tiny().cuda()
+    _load_pretrained(model, path)
+    _load_pretrained(Tiny(), path)
+def _load_pretrained(model, path):
+    state = torch.load(path)
+    model.load_state_dict(state, strict=False)
+""",
+            count=2,
+        ),
         Invalid(
             """\
 import torch

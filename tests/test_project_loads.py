@@ -175,6 +175,31 @@ def test_imports_through_sys_path_and_from_the_top_of_a_package(tmp_path):
     assert _mem701(tmp_path, "v2/plots/show.py", "v2/models/fusion.py") == []
 
 
+def test_a_helper_nobody_calls_that_moves_its_model_after_the_load(tmp_path):
+    """``init_model(net, restore)`` is called nowhere in the project and
+    moves ``net`` to the GPU itself after the load: it expects a model on the
+    CPU. ``resume(model, path)``, which never moves it, stays reported."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "utils.py": """
+                import torch
+                def init_model(net, restore):
+                    if restore:
+                        net.load_state_dict(torch.load(restore))
+                    if torch.cuda.is_available():
+                        net.cuda()
+                    return net
+                def resume(model, path):
+                    model.load_state_dict(torch.load(path))
+            """,
+        },
+    )
+    assert _mem701(tmp_path, ".") == [("utils.py", 10)]
+    assert _mem701(tmp_path, "utils.py") == [("utils.py", 10)]
+
+
 _NOTEBOOK_CELLS = [
     "%matplotlib inline\nimport torch\nimport fc",
     "model = fc.Network(4, 2)\nfc.train(model, loader, epochs=1)",

@@ -110,6 +110,7 @@ def _built_on_cpu(
     names: ImportTable,
     cpu_classes: Callable[[cst.BaseExpression], bool],
     wraps: Callable[[cst.BaseExpression], bool],
+    takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
 ) -> bool:
     """A model built here, on the CPU (see the module's docstring); no
     ``device=`` argument, no device move in the chain or the arguments, no
@@ -125,7 +126,7 @@ def _built_on_cpu(
         return False
     if any(a.keyword is not None and a.keyword.value in ("device", "device_map") for a in value.args):
         return False
-    if any(a.star for a in value.args):
+    if any(a.star for a in value.args) and not takes_no_device(value.func):
         return False  # a device may be among them
     for arg in value.args:
         if wraps(arg.value):
@@ -153,12 +154,22 @@ class _CpuModels(cst.CSTVisitor):
         may_be_model: Callable[[cst.BaseExpression, cst.Call | None], bool],
         stays: Callable[[cst.Call], bool],
         cpu_params: Callable[[cst.FunctionDef], frozenset[str]],
+        resolve: Callable[[cst.Call], cst.FunctionDef | None] = lambda call: None,
+        takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
     ) -> None:
         self.names = names
         self.cpu_classes = cpu_classes
         self.may_be_model = may_be_model  # (an argument, the call its name was bound from)
         self.stays = stays  # a call that moves none of its arguments (a project function)
         self.cpu_params = cpu_params  # the parameters every caller passes a CPU model
+        self.resolve_call = resolve  # the function of this module a call runs
+        self.takes_no_device = takes_no_device
+        # Per function of this module, each call of it here: parameter -> a
+        # model on the CPU is passed to it.
+        self.local_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
+        # Per function: every ``return`` gives a model on the CPU.
+        self.returns: dict[cst.FunctionDef, bool] = {}
+        self.functions: list[cst.FunctionDef] = []
         # name -> the blocks open when it was bound
         self.frames: list[dict[str, tuple[int, ...]]] = [{}]
         self.seen: list[dict[str, cst.Call]] = [{}]  # names bound in the frame from a call
@@ -171,6 +182,7 @@ class _CpuModels(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.frames.append({})
         self.seen.append({})
+        self.functions.append(node)
         body = node.body
         # Bound in the function's own block: what its callers pass.
         self.frames[-1].update(dict.fromkeys(self.cpu_params(node), (*self.blocks, id(body))))
@@ -178,6 +190,19 @@ class _CpuModels(cst.CSTVisitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.frames.pop()
         self.seen.pop()
+        self.functions.pop()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        # A builder returns a model on the CPU on every path (``return Net(...)``).
+        if self.functions:
+            value = node.value
+            cpu = value is not None and (dotted_name(value) in self.frames[-1] or self._built(value))
+            fn = self.functions[-1]
+            self.returns[fn] = self.returns.get(fn, True) and cpu
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self.functions:
+            self.returns[self.functions[-1]] = False
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.blocks.append(id(node))
@@ -229,10 +254,13 @@ class _CpuModels(cst.CSTVisitor):
             if key is None:
                 continue
             self._lost(key)
-            if _built_on_cpu(original_node.value, self.names, self.cpu_classes, self._wraps):
+            if self._built(original_node.value):
                 self.frames[-1][key] = tuple(self.blocks)
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
+
+    def _built(self, value: cst.BaseExpression) -> bool:
+        return _built_on_cpu(value, self.names, self.cpu_classes, self._wraps, self.takes_no_device)
 
     def _wraps(self, arg: cst.BaseExpression) -> bool:
         """``arg`` may be a model bound before (``DataParallel(net)``)."""
@@ -248,6 +276,14 @@ class _CpuModels(cst.CSTVisitor):
         if qn == "torch.set_default_device":
             self.device_default = True
         frame = self.frames[-1]
+        callee = self.resolve_call(node)
+        if callee is not None:  # what this call passes, before handing it over loses it
+            self.local_args.setdefault(callee, []).append(
+                {
+                    name: dotted_name(arg.value) in frame or self._built(arg.value)
+                    for arg, name in bound_params(node, callee)
+                }
+            )
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
         for arg in [] if looks or self.stays(node) else node.args:
             key = dotted_name(arg.value)
@@ -268,6 +304,18 @@ class _CpuModels(cst.CSTVisitor):
             self._lost(key)
 
 
+class _MovedNames(cst.CSTVisitor):
+    """Names moved to a device in place: ``net.cuda()``, ``net.to(device)``."""
+
+    def __init__(self) -> None:
+        self.moved: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES and isinstance(func.value, cst.Name):
+            self.moved.add(func.value.value)
+
+
 _MUTATORS = frozenset({"update", "setdefault", "__setitem__", "pop", "clear"})
 
 
@@ -279,6 +327,10 @@ class _Writes(cst.CSTVisitor):
     def __init__(self) -> None:
         self.bound: dict[str, int] = {}
         self.changed: set[str] = set()
+        self.defs: dict[str, int] = {}  # ``def name`` anywhere
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.defs[node.name.value] = self.defs.get(node.name.value, 0) + 1
 
     def _target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -365,6 +417,8 @@ class Checkpoints:
         self.project = project
         self._tables: dict[str, cst.Dict | None] | None = None
         self._writes: _Writes | None = None
+        self._local_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
+        self._builders: frozenset[cst.FunctionDef] = frozenset()
 
     @property
     def saves_only_cpu(self) -> bool:
@@ -376,10 +430,44 @@ class Checkpoints:
     def into_cpu_model(self, call: cst.Call) -> bool:
         """``call`` (``model.load_state_dict(...)``) loads into a model still on the CPU."""
         if self._cpu_loads is None:
-            visitor = _CpuModels(self.names, self._cpu_builder, self._may_be_model, self._stays, self._cpu_params)
-            visit_fast(self.module, visitor)
+            visitor = self._cpu_models(lambda fn: frozenset())
+            # Functions of this module that build a model on the CPU (``def
+            # Xception41(...): return Xception(...)``): a walk that knows them all.
+            builders = {fn for fn, cpu in visitor.returns.items() if cpu and self.calls.owner.get(fn) is self.module}
+            if builders:
+                self._builders = frozenset(builders)
+                visitor = self._cpu_models(lambda fn: frozenset())
+            # Parameters every caller passes a CPU model: a walk with them.
+            self._local_args = visitor.local_args
+            seeds = {fn: self._cpu_params(fn) for fn in self.calls.functions}
+            if any(seeds.values()):
+                visitor = self._cpu_models(lambda fn: seeds.get(fn, frozenset()))
             self._cpu_loads = frozenset() if visitor.device_default else frozenset(map(id, visitor.candidates))
         return id(call) in self._cpu_loads
+
+    def _cpu_models(self, cpu_params: Callable[[cst.FunctionDef], frozenset[str]]) -> _CpuModels:
+        visitor = _CpuModels(
+            self.names,
+            self._cpu_builder,
+            self._may_be_model,
+            self._stays,
+            cpu_params,
+            self.calls.resolve,
+            self._takes_no_device,
+        )
+        visit_fast(self.module, visitor)
+        return visitor
+
+    def _takes_no_device(self, func: cst.BaseExpression) -> bool:
+        """``func`` is a class of this module whose ``__init__`` takes no
+        device and no ``**kwargs``: ``AlexNet(**kwargs)`` passes none."""
+        if not isinstance(func, cst.Name) or len(self.calls.classes.get(func.value, [])) != 1:
+            return False
+        init = self.calls.find_method(self.calls.classes[func.value][0], "__init__")
+        if init is None or isinstance(init.params.star_kwarg, cst.Param):
+            return False
+        params = (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)
+        return not any(p.name.value in ("device", "device_map") for p in params)
 
     def _cpu_builder(self, func: cst.BaseExpression) -> bool:
         """``func(...)`` builds a model on the CPU: a class that moves nothing,
@@ -392,7 +480,19 @@ class Checkpoints:
                 for e in table.elements
             )
         name = dotted_name(func)
-        return name is not None and self._cpu_class(name)
+        if name is None:
+            return False
+        if self._builders and "." not in name and name not in self.calls.classes:
+            defs = [fn for fn in self._builders if fn.name.value == name]
+            return len(defs) == 1 and self._module_def(name)
+        return self._cpu_class(name)
+
+    def _module_def(self, name: str) -> bool:
+        """``name`` is bound once at module level, by its ``def``."""
+        if self._writes is None:
+            self._writes = _Writes()
+            visit_fast(self.module, self._writes)
+        return self._writes.bound.get(name, 0) == 0 and self._writes.defs.get(name, 0) == 1
 
     def _table(self, name: str) -> cst.Dict | None:
         """The dict literal ``name`` is bound to at module level, once and
@@ -451,18 +551,33 @@ class Checkpoints:
 
     def _cpu_params(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The parameters of the module-level function ``fn`` to which every
-        caller in the project passes a model built there on the CPU
-        (``init_model(LeNetEncoder(), path)`` in main.py); none when the
-        function is called or passed around in its own module."""
-        if self.project is None or self.calls.owner.get(fn) is not self.module or fn in self.calls.class_of:
+        caller passes a model on the CPU: built there (``init_model(LeNetEncoder(),
+        path)`` in main.py) or, in this module, a name still on the CPU at the
+        call. A function called nowhere in the project that moves the
+        parameter to a device itself (after the load) expects it on the CPU.
+        Without the project only a private function's callers are all known."""
+        if self.calls.owner.get(fn) is not self.module or fn in self.calls.class_of or fn in self.calls.escapes:
             return frozenset()
-        callers = self.project.callers_of(fn.name.value)
-        if not callers or self.calls.call_sites.get(fn) or fn in self.calls.escapes:
+        name = fn.name.value
+        if self.project is None and not name.startswith("_"):
             return frozenset()
-        params = fn.params.params
+        local = self._local_args.get(fn, [])
+        remote = self.project.callers_of(name) if self.project is not None else ()
+        params = [p.name.value for p in fn.params.params]
+        if not local and not remote:
+            return frozenset(self._moved_params(fn)) if self.project is not None else frozenset()
         return frozenset(
-            p.name.value for i, p in enumerate(params) if all(c.passes_cpu_model(i, p.name.value) for c in callers)
+            p
+            for i, p in enumerate(params)
+            if all(passed.get(p, False) for passed in local) and all(c.passes_cpu_model(i, p) for c in remote)
         )
+
+    def _moved_params(self, fn: cst.FunctionDef) -> set[str]:
+        """The parameters ``fn`` moves to a device itself (``net.cuda()``)."""
+        params = {p.name.value for p in fn.params.params}
+        visitor = _MovedNames()
+        visit_fast(fn.body, visitor)
+        return params & visitor.moved
 
     def _cpu_class(self, name: str) -> bool:
         """A class of this module (one definition) whose code moves nothing to a device."""
