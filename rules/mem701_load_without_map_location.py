@@ -533,6 +533,44 @@ def _load_pretrained(model, path):
 import torch
 import torch.nn as nn
 class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+def _build(on_gpu):
+    if on_gpu:
+        model = Tiny().cuda()
+    else:
+        model = Tiny()
+    return model
+def _load(model, path):
+    model.load_state_dict(torch.load(path))
+def run(path):
+    _load(_build(True), path)
+""",
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+def _build(on_gpu):
+    if on_gpu:
+        model = Tiny().cuda()
+    else:
+        model = Tiny()
+    return model
+def _load(model, path):
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+def run(path):
+    _load(_build(True), path)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
     def __init__(self, classes=10, device=None):
         super().__init__()
         self.fc = nn.Linear(8, classes, device=device)

@@ -196,7 +196,7 @@ class _CpuModels(cst.CSTVisitor):
         # A builder returns a model on the CPU on every path (``return Net(...)``).
         if self.functions:
             value = node.value
-            cpu = value is not None and (dotted_name(value) in self.frames[-1] or self._built(value))
+            cpu = value is not None and (self._on_cpu_here(value) or self._built(value))
             fn = self.functions[-1]
             self.returns[fn] = self.returns.get(fn, True) and cpu
 
@@ -259,6 +259,11 @@ class _CpuModels(cst.CSTVisitor):
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
 
+    def _on_cpu_here(self, value: cst.BaseExpression) -> bool:
+        """``value`` names a model on the CPU, bound in a block around this point."""
+        bound_in = self.frames[-1].get(dotted_name(value) or "")
+        return bound_in is not None and self.blocks[: len(bound_in)] == list(bound_in)
+
     def _built(self, value: cst.BaseExpression) -> bool:
         return _built_on_cpu(value, self.names, self.cpu_classes, self._wraps, self.takes_no_device)
 
@@ -280,7 +285,7 @@ class _CpuModels(cst.CSTVisitor):
         if callee is not None:  # what this call passes, before handing it over loses it
             self.local_args.setdefault(callee, []).append(
                 {
-                    name: dotted_name(arg.value) in frame or self._built(arg.value)
+                    name: self._on_cpu_here(arg.value) or self._built(arg.value)
                     for arg, name in bound_params(node, callee)
                 }
             )
