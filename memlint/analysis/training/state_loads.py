@@ -489,7 +489,8 @@ class Checkpoints:
             return False
         if self._builders and "." not in name and name not in self.calls.classes:
             defs = [fn for fn in self._builders if fn.name.value == name]
-            return len(defs) == 1 and self._module_def(name)
+            if defs:
+                return len(defs) == 1 and self._module_def(name)
         return self._cpu_class(name)
 
     def _module_def(self, name: str) -> bool:
