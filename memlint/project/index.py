@@ -36,6 +36,9 @@ class ProjectIndex:
         self.modules = ModuleMap(self.root, list(self.summaries))
         self._exports_only: dict[str, ModuleSummary] = {}
         self._callers: dict[tuple[str, str], list[Caller]] = {}
+        # (file, class) built by a module that trains / inside a training step: where.
+        self._called_per_batch: dict[tuple[str, str], str] = {}
+        self._built_per_batch: dict[tuple[str, str], str] = {}
         for path, summary in self.summaries.items():
             if summary is not None:
                 self._index_calls(path, summary)
@@ -132,6 +135,10 @@ class ProjectIndex:
             cpu_args = tuple(key for key, ctor in site.built if self._cpu_class(ctor, path))
             caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, cpu_args)
             self._callers.setdefault(target, []).append(caller)
+            if summary.trains:
+                self._called_per_batch.setdefault(target, caller.where())
+            if site.step:
+                self._built_per_batch.setdefault(target, caller.where())
 
     def _cpu_class(self, spelling: str, importer: str) -> bool:
         """``spelling`` (CallSite.built's) names a project class that moves nothing."""
@@ -199,6 +206,10 @@ class ProjectIndex:
             sites = self._callers.get((path, fn.name))
             if sites:
                 callers.append((fn.name, tuple(sorted(sites, key=lambda c: (c.path, c.line)))))
+        called = self._called_per_batch
+        built = self._built_per_batch
+        called_per_batch = [(c, called[(path, c)]) for c in summary.classes if (path, c) in called]
+        built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -208,6 +219,8 @@ class ProjectIndex:
             cpu_classes=tuple(sorted(cpu_classes)),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
+            called_per_batch=tuple(called_per_batch),
+            built_per_batch=tuple(built_per_batch),
         )
 
 
@@ -221,6 +234,7 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     spells it, whether through ``from m import f``, ``m.f``, a re-export or a
     star import). Only modules holding one are summarised for their calls."""
     names = {f.name for s in summaries if s is not None for f in s.functions if "." not in f.name}
+    names.update(c for s in summaries if s is not None for c in s.classes)
     return tuple(sorted(n.encode() for n in names))
 
 

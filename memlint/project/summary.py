@@ -20,7 +20,11 @@ What it holds:
   context: the grad mode around it, inside a loop, in a scope that
   backpropagates;
 - ``trackers``: classes whose ``update``/``add`` keeps a Python number
-  (``self.sum += val.item()``): a loss tracker, not a tensor.
+  (``self.sum += val.item()``): a loss tracker, not a tensor;
+- ``classes`` (module-level classes with a ``forward``, ``__call__`` or
+  ``__init__``) and ``trains`` (a backward runs inside a loop here): a class
+  another module builds in its training loop, or builds where it trains,
+  runs its methods once per batch (MEM703).
 """
 
 from __future__ import annotations
@@ -67,6 +71,9 @@ class CallSite:
     grad: str  # ON / OFF / UNKNOWN around the call
     in_loop: bool
     backward: bool  # the scope holding the call backpropagates (its result may be part of that graph)
+    # The innermost loop around the call backpropagates in its own iteration
+    # (not only in a loop nested in it): the call runs once per batch.
+    step: bool = False
     # Arguments that are a model built right there, on the CPU if its class
     # moves nothing: (the parameter, "0" by position or its keyword; the
     # constructor as the caller spells it, ":Name" for a class of its own).
@@ -103,6 +110,8 @@ class ModuleSummary:
     # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
     # written: relative ones are read from the script's own folder.
     sys_paths: list[str] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    trains: bool = False
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -124,6 +133,8 @@ class ModuleSummary:
             plain_classes=[str(c) for c in data.get("plain_classes", [])],
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
+            classes=[str(c) for c in data.get("classes", [])],
+            trains=bool(data.get("trains", False)),
         )
 
 
@@ -191,8 +202,11 @@ class _Scope:
     decorator: str = ""  # its decorator's grad mode
     backprops: bool = False
     modes: set[str] = field(default_factory=set)
-    # (line, callee, grad, loop, kind, built)
-    sites: list[tuple[int, str, str, bool, str, tuple[tuple[str, str], ...]]] = field(default_factory=list)
+    # (line, callee, grad, loop, kind, the innermost loop's cell: [backpropagates in its own
+    # iteration], the arguments that are a model built in place: CallSite.built)
+    sites: list[tuple[int, str, str, bool, str, list[bool] | None, tuple[tuple[str, str], ...]]] = field(
+        default_factory=list
+    )
 
 
 class _Walker:
@@ -206,6 +220,7 @@ class _Walker:
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
         self._done: list[_Scope] = []
         self._tree = tree
+        self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -298,8 +313,10 @@ class _Walker:
                 child = getattr(node, name, None)
                 if child is not None:
                     self._visit(child, grad, loop)
+            self._loops.append([False])
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, True)
+            self._loops.pop()
             for stmt in node.orelse:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
             return
@@ -324,7 +341,9 @@ class _Walker:
             decorator = self._context_mode(dec) or decorator
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         scope = _Scope(name, decorator=decorator)
+        outer_loops, self._loops = self._loops, []  # a function's body is not its definer's loop
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
+        self._loops = outer_loops
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scopes[-1]
@@ -342,6 +361,10 @@ class _Walker:
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
             self.summary.plain_classes.append(node.name)
+        if not outer.name and any(
+            isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body
+        ):
+            self.summary.classes.append(node.name)
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
@@ -349,6 +372,9 @@ class _Walker:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
+            self.summary.trains = self.summary.trains or loop
+            if self._loops:
+                self._loops[-1][0] = True
         if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
             if func.attr == "eval" and not node.args:
                 scope.modes.add("eval")
@@ -364,11 +390,11 @@ class _Walker:
                 return
             sep = "" if target.endswith(".") else "."
             callee = f"{target}{sep}{rest}" if rest else target
-            scope.sites.append((node.lineno, callee, grad, loop, "import", self._built(node)))
+            scope.sites.append((node.lineno, callee, grad, loop, "import", self._cell(), self._built(node)))
         elif not rest and head in self.module_defs:
-            scope.sites.append((node.lineno, head, grad, loop, "local", ()))
+            scope.sites.append((node.lineno, head, grad, loop, "local", None, ()))
         elif not rest and self._has_star and head not in _BUILTINS:
-            scope.sites.append((node.lineno, "*" + head, grad, loop, "star", self._built(node)))
+            scope.sites.append((node.lineno, "*" + head, grad, loop, "star", self._cell(), self._built(node)))
 
     def _spelling(self, func: ast.expr) -> str | None:
         """How this module names a callee after its imports (``engine.Net``,
@@ -407,6 +433,9 @@ class _Walker:
                 out.append((key, spelling))
         return tuple(out)
 
+    def _cell(self) -> list[bool] | None:
+        return self._loops[-1] if self._loops else None
+
     def _context_mode(self, expr: ast.expr) -> str | None:
         """The grad mode a ``with`` item or a decorator sets; None for other contexts."""
         call = expr if isinstance(expr, ast.Call) else None
@@ -439,7 +468,7 @@ class _Walker:
         s = self.summary
         local_modes: dict[str, set[str]] = {}
         for scope in self._done:
-            for _line, callee, grad, _loop, kind, _built in scope.sites:
+            for _line, callee, grad, _loop, kind, _cell, _built in scope.sites:
                 if kind == "local":
                     local_modes.setdefault(callee, set()).add(self._resolved(scope, grad, {}))
         entries: dict[str, str] = {}
@@ -454,10 +483,11 @@ class _Walker:
             if scope.name:
                 mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")
                 s.functions.append(FunctionFacts(scope.name, scope.backprops, mode, scope.decorator))
-            for line, callee, grad, loop, kind, built in scope.sites:
+            for line, callee, grad, loop, kind, cell, built in scope.sites:
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, built))
+                    step = bool(cell and cell[0])
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step=step, built=built))
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _cpu_functions(self._tree)
         s.calls.sort(key=lambda c: (c.line, c.callee))

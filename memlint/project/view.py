@@ -53,6 +53,13 @@ class ProjectView:
     # Local names of functions of other project modules that move nothing to
     # a device: a model handed to one stays on the CPU.
     cpu_functions: tuple[str, ...] = ()
+    # Classes of this module that other project modules run once per batch,
+    # with where (``("MultiBoxLoss", "train.py:65")``): ``called_per_batch``,
+    # built by a module whose loop backpropagates (its ``forward`` runs per
+    # batch); ``built_per_batch``, built inside a loop of a scope that
+    # backpropagates (its ``__init__`` runs per batch).
+    called_per_batch: tuple[tuple[str, str], ...] = ()
+    built_per_batch: tuple[tuple[str, str], ...] = ()
 
     def callers_of(self, name: str) -> tuple[Caller, ...]:
         for fn, sites in self.callers:
@@ -73,4 +80,6 @@ class ProjectView:
             or self.cpu_classes
             or self.plain_classes
             or self.cpu_functions
+            or self.called_per_batch
+            or self.built_per_batch
         )
