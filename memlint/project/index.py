@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
-from memlint.project.summary import ModuleSummary, summarise_text
+from memlint.project.summary import CallSite, ModuleSummary, summarise_text
 from memlint.project.view import Caller, ProjectView
 
 # How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
@@ -116,21 +116,13 @@ class ProjectIndex:
     # -- callers ---------------------------------------------------------------
     def _index_calls(self, path: str, summary: ModuleSummary) -> None:
         display = self.modules.display(path)
-        star_exports: dict[str, tuple[str, str]] | None = None
+        stars: dict[str, dict[str, tuple[str, str]]] = {}
         wanted = self.wanted
         for site in summary.calls:
-            if wanted is not None and site.callee.rpartition(".")[2].lstrip("*") not in wanted:
+            if wanted is not None and called_name(site) not in wanted:
                 continue
-            if site.callee.startswith("*"):
-                if star_exports is None:
-                    star_exports = {}
-                    for source in self._star_sources(path):
-                        star_exports.update(self._exports(source))
-                kind, where = star_exports.get(site.callee[1:], ("", ""))
-                target = (where, site.callee[1:]) if kind == "define" else None
-            else:
-                target = self.resolve(site.callee, path)
-            if target is None or not target[1] or target[0] == path:
+            target = self.call_target(path, site, stars)
+            if target is None:
                 continue
             cpu_args = tuple(key for key, ctor in site.built if self._cpu_class(ctor, path))
             caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, cpu_args)
@@ -157,10 +149,33 @@ class ProjectIndex:
         defining = self.summary(found[0])
         return defining is not None and found[1] in defining.cpu_classes
 
+    def call_target(
+        self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
+    ) -> tuple[str, str] | None:
+        """The (file, function) of another project module that a call site
+        of ``path`` names, or None. ``stars``: what ``path``'s star imports
+        export, filled on first need (shared by the sites of one file)."""
+        if site.callee.startswith("*"):
+            if path not in stars:
+                stars[path] = {}
+                for source in self._star_sources(path):
+                    stars[path].update(self._exports(source))
+            kind, where = stars[path].get(site.callee[1:], ("", ""))
+            target = (where, site.callee[1:]) if kind == "define" else None
+        else:
+            target = self.resolve(site.callee, path)
+        if target is None or not target[1] or target[0] == path:
+            return None
+        return target
+
+    def own_summary(self, path: str) -> ModuleSummary:
+        """The viewed module's summary: its functions and imports."""
+        return self.summaries.get(path) or ModuleSummary()
+
     # -- views -------------------------------------------------------------------
     def view_for(self, path: str) -> ProjectView:
         path = os.path.abspath(path)
-        summary = self.summaries.get(path) or ModuleSummary()
+        summary = self.own_summary(path)
         star: dict[str, str] = {}
         trackers: set[str] = set()
         cpu_classes: set[str] = set()
@@ -222,6 +237,12 @@ class ProjectIndex:
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
         )
+
+
+def called_name(site: CallSite) -> str:
+    """The function name a call site spells last (``evaluate`` for
+    ``engine.evaluate`` and ``*evaluate``): its text holds this word."""
+    return site.callee.rpartition(".")[2].lstrip("*")
 
 
 def digest_of(data: bytes) -> str:
