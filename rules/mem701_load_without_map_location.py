@@ -83,9 +83,14 @@ class LoadWithoutMapLocation(Rule):
     tensors; nor loads into a model still on the CPU (built in the same
     function, in a block around the load, by a constructor known to build
     on the CPU: `torchvision.models.resnet50()`, `timm.create_model`,
-    `from_pretrained` without `device_map`, a class of this file that moves
-    nothing; neither moved nor handed to a call before the load; not a
-    wrapper such as `DataParallel(net)`).
+    `from_pretrained` without `device_map`, a class of the project that moves
+    nothing, named directly, through its package (`vocoders.Generator`) or
+    picked from a module-level table of such classes (`ARCHS[name](10)`);
+    or a parameter to which every caller in the project, notebooks included,
+    passes a model just built so; neither moved nor handed to a call before
+    the load, other than a project function that moves nothing (`fc.train(model)`)
+    or `apply`; not a wrapper such as `DataParallel(net)`: an argument that
+    is a number, options or a part of the checkpoint is no model).
     A load handed to a helper known to call `load_state_dict` on it (a
     function of this file whose body does, or peft's
     `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix.
@@ -441,8 +446,204 @@ def load(path, **kwargs):
 """,
             "map_location may be in **kwargs",
         ),
+        Valid(
+            """\
+import json
+import torch
+import torch.nn as nn
+class Options(dict):
+    pass
+class Tagger(nn.Module):
+    def __init__(self, num_tags, opts):
+        super().__init__()
+        self.fc = nn.Linear(opts["dim"], num_tags)
+def predict(tags, path, device):
+    num_tags = len(tags)
+    opts = Options(json.load(open("opts.json")))
+    model = Tagger(num_tags=num_tags, opts=opts)
+    model.load_state_dict(torch.load(path))
+    return model.to(device)
+def restore(path):
+    ckpt = torch.load(path)
+    model = Tagger(ckpt["num_tags"], ckpt["opts"])
+    model.load_state_dict(ckpt["state_dict"])
+    return model
+""",
+            "the constructor's arguments are numbers, options or parts of the checkpoint, not a model it wraps:"
+            " the model is still on the CPU",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Small(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.fc = nn.Linear(8, classes)
+class Large(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.fc = nn.Linear(64, classes)
+ARCHS = {"small": Small, "large": Large}
+def init_weights(m):
+    nn.init.zeros_(m.weight) if isinstance(m, nn.Linear) else None
+def load(name, path):
+    model = ARCHS[name](10)
+    model.apply(init_weights)
+    model.load_state_dict(torch.load(path))
+    return model.cuda()
+""",
+            "a class picked from a table of classes that move nothing, initialised with `apply`:"
+            " still on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.fc = nn.Linear(8, classes)
+def tiny(pretrained=False, **kwargs):
+    model = Tiny(**kwargs)
+    if pretrained:
+        model.load_state_dict(torch.load("tiny.pth"))
+    return model
+def tiny_v2(path, classes=10):
+    model = _build(classes)
+    _load_pretrained(model, path)
+    return model
+def _build(classes):
+    return Tiny(classes)
+def _load_pretrained(model, path):
+    state = torch.load(path)
+    model.load_state_dict(state, strict=False)
+""",
+            "`**kwargs` into a class whose `__init__` takes no device; a builder function that returns a model built"
+            " on the CPU; a private helper whose every caller passes one",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+def _build(on_gpu):
+    if on_gpu:
+        model = Tiny().cuda()
+    else:
+        model = Tiny()
+    return model
+def _load(model, path):
+    model.load_state_dict(torch.load(path))
+def run(path):
+    _load(_build(True), path)
+""",
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+def _build(on_gpu):
+    if on_gpu:
+        model = Tiny().cuda()
+    else:
+        model = Tiny()
+    return model
+def _load(model, path):
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+def run(path):
+    _load(_build(True), path)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
+    def __init__(self, classes=10, device=None):
+        super().__init__()
+        self.fc = nn.Linear(8, classes, device=device)
+def tiny(**kwargs):
+    model = Tiny(**kwargs)
+    model.load_state_dict(torch.load("tiny.pth"))
+    return model
+def tiny_gpu(path):
+    model = Tiny().cuda()
+    _load_pretrained(model, path)
+    _load_pretrained(Tiny(), path)
+def _load_pretrained(model, path):
+    state = torch.load(path)
+    model.load_state_dict(state, strict=False)
+""",
+            """\
+import torch
+import torch.nn as nn
+class Tiny(nn.Module):
+    def __init__(self, classes=10, device=None):
+        super().__init__()
+        self.fc = nn.Linear(8, classes, device=device)
+def tiny(**kwargs):
+    model = Tiny(**kwargs)
+    model.load_state_dict(torch.load("tiny.pth", map_location="cpu"))
+    return model
+def tiny_gpu(path):
+    model = Tiny().cuda()
+    _load_pretrained(model, path)
+    _load_pretrained(Tiny(), path)
+def _load_pretrained(model, path):
+    state = torch.load(path)
+    model.load_state_dict(state, strict=False)
+""",
+            count=2,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Small(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.fc = nn.Linear(8, classes)
+class OnGpu(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.fc = nn.Linear(64, classes).cuda()
+ARCHS = {"small": Small, "gpu": OnGpu}
+def load(name, path):
+    net = Small(10).cuda()
+    model = nn.DataParallel(net)
+    model.load_state_dict(torch.load(path))
+    other = ARCHS[name](10)
+    other.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Small(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.fc = nn.Linear(8, classes)
+class OnGpu(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.fc = nn.Linear(64, classes).cuda()
+ARCHS = {"small": Small, "gpu": OnGpu}
+def load(name, path):
+    net = Small(10).cuda()
+    model = nn.DataParallel(net)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    other = ARCHS[name](10)
+    other.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+            count=2,
+        ),
         Invalid(
             """\
 import torch

@@ -176,7 +176,14 @@ class ModuleFacts:
         from memlint.analysis.training.state_loads import Checkpoints
 
         cpu_classes = frozenset(self.project.cpu_classes) if self.project is not None else frozenset()
-        return Checkpoints(self.module, self.names, self.calls, imported_cpu_classes=cpu_classes)
+        return Checkpoints(
+            self.module,
+            self.names,
+            self.calls,
+            imported_cpu_classes=cpu_classes,
+            objects=self.objects,
+            project=self.project,
+        )
 
     @cached_property
     def autocast(self):

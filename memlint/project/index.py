@@ -65,7 +65,7 @@ class ProjectIndex:
     def resolve(self, name: str, importer: str, hops: int = 0) -> tuple[str, str] | None:
         """The project file and the name in it that ``name`` (as ``importer``
         spells it after its imports) refers to, following re-exports."""
-        found = self.modules.resolve(name, importer)
+        found = self.modules.resolve(name, importer, self._sys_paths(importer))
         if found is None or hops >= _MAX_HOPS:
             return found
         path, rest = found
@@ -77,13 +77,22 @@ class ProjectIndex:
                 return again
         return found
 
+    def _sys_paths(self, importer: str) -> tuple[str, ...]:
+        """The project folders ``importer`` adds to ``sys.path`` (a relative
+        one from its own folder, where the script is run from)."""
+        summary = self.summaries.get(importer)
+        if not summary or not summary.sys_paths:
+            return ()
+        here = os.path.dirname(importer)
+        return tuple(os.path.normpath(os.path.join(here, p)) for p in summary.sys_paths)
+
     def _star_sources(self, path: str) -> list[str]:
         summary = self.summary(path)
         if summary is None:
             return []
         out = []
         for star in summary.stars:
-            found = self.modules.resolve(star, path) if star else None
+            found = self.modules.resolve(star, path, self._sys_paths(path)) if star else None
             if found is not None and not found[1]:
                 out.append(found[0])
         return out
@@ -117,7 +126,8 @@ class ProjectIndex:
             if target is None:
                 continue
             modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
-            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes)
+            cpu_args = tuple(key for key, ctor in site.built if self._cpu_class(ctor, path))
+            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes, cpu_args)
             self._callers.setdefault(target, []).append(caller)
             if summary.trains:
                 self._called_per_batch.setdefault(target, caller.where())
@@ -161,6 +171,23 @@ class ProjectIndex:
             if fn.name == target[1]:
                 return fn
         return None
+
+    def _cpu_class(self, spelling: str, importer: str) -> bool:
+        """``spelling`` (CallSite.built's) names a project class that moves nothing."""
+        if spelling.startswith(":"):
+            found: tuple[str, str] | None = (importer, spelling[1:])
+        elif spelling.startswith("*"):
+            exports: dict[str, tuple[str, str]] = {}
+            for source in self._star_sources(importer):
+                exports.update(self._exports(source))
+            kind, where = exports.get(spelling[1:], ("", ""))
+            found = (where, spelling[1:]) if kind == "define" else None
+        else:
+            found = self.resolve(spelling, importer)
+        if found is None:
+            return False
+        defining = self.summary(found[0])
+        return defining is not None and found[1] in defining.cpu_classes
 
     def call_target(
         self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
@@ -217,6 +244,17 @@ class ProjectIndex:
         star: dict[str, str] = {}
         trackers: set[str] = set()
         cpu_classes: set[str] = set()
+        plain_classes: set[str] = set()
+        cpu_functions: set[str] = set()
+
+        def defined(local: str, defining: ModuleSummary, name: str) -> None:
+            if name in defining.cpu_classes:
+                cpu_classes.add(local)
+            if name in defining.plain_classes:
+                plain_classes.add(local)
+            if name in defining.cpu_functions:
+                cpu_functions.add(local)
+
         for source in self._star_sources(path):
             for name, (kind, value) in self._exports(source).items():
                 if kind == "import" and not value.startswith("."):
@@ -225,8 +263,7 @@ class ProjectIndex:
                     defining = self.summary(value) or ModuleSummary()
                     if name in defining.trackers:
                         trackers.add(name)
-                    if name in defining.cpu_classes:
-                        cpu_classes.add(name)
+                    defined(name, defining, name)
         for local, target in summary.imports.items():
             found = self.resolve(target, path)
             if found is None:
@@ -234,8 +271,16 @@ class ProjectIndex:
             defining = self.summary(found[0]) or ModuleSummary()
             if found[1] in defining.trackers:
                 trackers.add(local)
-            if found[1] in defining.cpu_classes:
-                cpu_classes.add(local)
+            defined(local, defining, found[1])
+        # ``models.Net(...)`` after ``import models``: the calls name them.
+        locals_of = {target: local for local, target in summary.imports.items()}
+        for callee in sorted({site.callee for site in summary.calls}):
+            head, _, last = callee.rpartition(".")
+            if head not in locals_of:
+                continue
+            found = self.resolve(callee, path)
+            if found is not None and found[1] and "." not in found[1]:
+                defined(f"{locals_of[head]}.{last}", self.summary(found[0]) or ModuleSummary(), found[1])
         callees: dict[str, FunctionFacts] = {}
         star_exports = None
         for site in self.calls_summary(path).calls:
@@ -265,6 +310,8 @@ class ProjectIndex:
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
             callees=tuple(sorted(callees.items())),
+            plain_classes=tuple(sorted(plain_classes)),
+            cpu_functions=tuple(sorted(cpu_functions)),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
         )
@@ -324,6 +371,10 @@ def summary_from_disk(path: str, store=None, needles: tuple[bytes, ...] | None =
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             text = ""
+        if path.endswith(".ipynb"):
+            from memlint.project.notebook_code import notebook_code
+
+            text = notebook_code(text)
         summary = summarise_text(text, always=always)
         if store is not None and summary is not None:
             store.store(digest, summary)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from memlint.project.index import ProjectIndex, called_name
 from memlint.project.modules import ModuleMap, project_files
+from memlint.project.notebook_code import notebook_code
 from memlint.project.roots import project_root, root_limit, walkable
 from memlint.project.summary import CallSite, ModuleSummary, summarise, worth_summarising
 from memlint.project.view import Caller, ProjectView
@@ -232,6 +233,8 @@ class LiveIndex(ProjectIndex):
             text = self._texts.get(path)
             if text is None:
                 text = _decode(self._read(path))
+            if path.endswith(".ipynb"):  # its code cells, as the lint reads them
+                text = notebook_code(text)
             tree = _parse(text)
             module = _Module(summarise(tree) if tree is not None else ModuleSummary(), worth_summarising(text))
             self._modules[path] = module

@@ -24,12 +24,13 @@ _SKIP = frozenset(DEFAULT_EXCLUDE)
 
 
 def project_files(root: str, limit: int = MAX_FILES) -> list[str] | None:
-    """Every ``.py`` file under ``root``, skipping the folders discovery
+    """Every ``.py`` and ``.ipynb`` file under ``root``, skipping the folders discovery
     skips by default and virtual environments; None past ``limit``."""
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not skipped_folder(folder, d))
-        found.extend(os.path.join(folder, name) for name in sorted(files) if name.endswith(".py"))
+        # Notebooks too: they call the project's functions (notebook_code.py).
+        found.extend(os.path.join(folder, name) for name in sorted(files) if name.endswith((".py", ".ipynb")))
         if len(found) > limit:
             return None
     return found
@@ -51,11 +52,12 @@ class ModuleMap:
         """The path as a message shows it: relative to the root, with ``/``."""
         return os.path.relpath(path, self.root).replace(os.sep, "/")
 
-    def resolve(self, name: str, importer: str) -> tuple[str, str] | None:
+    def resolve(self, name: str, importer: str, extra: tuple[str, ...] = ()) -> tuple[str, str] | None:
         """``(file, rest)`` for a dotted name as written in ``importer`` (its
         imports applied, a relative one keeps its leading dots): the project
         file of the longest prefix that is a module, and the rest of the name
-        (``evaluate``, ``Trainer.validate``, empty for the module itself)."""
+        (``evaluate``, ``Trainer.validate``, empty for the module itself).
+        ``extra``: folders the importer puts on ``sys.path`` itself, after its own."""
         level = len(name) - len(name.lstrip("."))
         parts = [p for p in name[level:].split(".") if p]
         if level:
@@ -70,7 +72,13 @@ class ModuleMap:
             # A script's folder is on the path when it is run (``python
             # train.py``); a package's folder is not (no implicit relative imports).
             script = os.path.join(here, "__init__.py") not in self.files
-            bases = list(dict.fromkeys([*([here] if script else []), self.root, os.path.join(self.root, "src")]))
+            # A package's module is imported from the folder holding its
+            # top-level package (``models/fusion_net.py`` as ``models.fusion_net``
+            # from ``version2/``): its absolute imports resolve from there too.
+            top = here
+            while os.path.join(top, "__init__.py") in self.files and os.path.dirname(top) != top:
+                top = os.path.dirname(top)
+            bases = list(dict.fromkeys([here if script else top, *extra, self.root, os.path.join(self.root, "src")]))
         for base in bases:
             for k in range(len(parts), -1, -1):
                 if k == 0 and not level:

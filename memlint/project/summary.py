@@ -81,13 +81,20 @@ class CallSite:
     # scope; the project functions it was handed to since, as spelled).
     args: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = ()
     written: str = ""  # the callee as the call writes it ("evaluate", "H.run"): how the view names it
+    # Arguments that are a model built right there, on the CPU if its class
+    # moves nothing: (the parameter, "0" by position or its keyword; the
+    # constructor as the caller spells it, ":Name" for a class of its own).
+    built: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
         args = tuple((str(k), str(m), bool(t), tuple(str(v) for v in via)) for k, m, t, via in data.get("args", ()))
         written = str(data.get("written", ""))
         step = bool(data.get("step", False))
-        return cls(data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], step, args, written)
+        built = tuple((str(k), str(v)) for k, v in data.get("built", ()))
+        return cls(
+            data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], step, args, written, built
+        )
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,16 @@ class ModuleSummary:
     # Module-level classes whose code moves nothing to a device (no ``.to(``,
     # ``.cuda(``...): a model built from one is on the CPU (MEM701).
     cpu_classes: list[str] = field(default_factory=list)
+    # Module-level classes built on builtins only (``class AttrDict(dict)``):
+    # what they build is never a model.
+    plain_classes: list[str] = field(default_factory=list)
+    # Module-level functions whose code moves nothing to a device (no
+    # ``.to(``, ``.cuda(``, ``accelerator.prepare(``...): a model handed to
+    # one stays where it is (MEM701).
+    cpu_functions: list[str] = field(default_factory=list)
+    # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
+    # written: relative ones are read from the script's own folder.
+    sys_paths: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
 
@@ -151,6 +168,9 @@ class ModuleSummary:
             calls=[CallSite.from_json(c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
+            plain_classes=[str(c) for c in data.get("plain_classes", [])],
+            cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
+            sys_paths=[str(c) for c in data.get("sys_paths", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
         )
@@ -200,6 +220,8 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.cpu_classes = [
                 n.name for n in tree.body if isinstance(n, ast.ClassDef) and not _moves_to_a_device(n)
             ]
+            walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
+            walker.summary.cpu_functions = _cpu_functions(tree)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -218,8 +240,11 @@ class _Scope:
     decorator: str = ""  # its decorator's grad mode
     backprops: bool = False
     modes: set[str] = field(default_factory=set)
-    # (line, callee, grad, loop, kind, the innermost loop's cell: [backpropagates in its own iteration])
-    sites: list[tuple[int, str, str, bool, str, list[bool] | None]] = field(default_factory=list)
+    # (line, callee, grad, loop, kind, the innermost loop's cell: [backpropagates in its own
+    # iteration], the arguments that are a model built in place: CallSite.built)
+    sites: list[tuple[int, str, str, bool, str, list[bool] | None, tuple[tuple[str, str], ...]]] = field(
+        default_factory=list
+    )
     site_calls: list[ast.Call] = field(default_factory=list)  # the call of each site
     trace: ModeTrace = field(default_factory=ModeTrace)  # its mode switches, for the modes calls hand over
     backwards: int = 0  # backward calls seen so far (a loop holding one trains)
@@ -238,6 +263,7 @@ class _Walker:
         self._scopes: list[_Scope] = []
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
         self._done: list[_Scope] = []
+        self._tree = tree
         self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
@@ -289,6 +315,10 @@ class _Walker:
                         s.imports.pop(node.id, None)  # rebound: no longer the import
                         if node.id == "__all__":
                             s.all_names = _literal_names(stmt.value)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            folder = _sys_path_added(stmt.value)
+            if folder is not None:
+                s.sys_paths.append(folder)
         elif isinstance(stmt, (ast.If, ast.Try)):  # ``try: import x`` guards
             for child in ast.iter_child_nodes(stmt):
                 if isinstance(child, ast.stmt):
@@ -379,6 +409,8 @@ class _Walker:
             self.summary.trackers.append(node.name)
         if not outer.name and not _moves_to_a_device(node):
             self.summary.cpu_classes.append(node.name)
+        if not outer.name and _is_plain(node):
+            self.summary.plain_classes.append(node.name)
         if not outer.name and any(
             isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body
         ):
@@ -435,7 +467,8 @@ class _Walker:
             scope.trace.hand(_start(node), "", names, run_names(node))
         if kind:
             cell = None if kind == "local" else self._cell()
-            scope.sites.append((node.lineno, callee, grad, loop, kind, cell))  # type: ignore[arg-type]
+            built = () if kind == "local" else self._built(node)
+            scope.sites.append((node.lineno, callee, grad, loop, kind, cell, built))  # type: ignore[arg-type]
             scope.site_calls.append(node)
 
     def _switch(self, node: ast.Call, mode: str, receiver: str) -> None:
@@ -444,6 +477,43 @@ class _Walker:
             trace.switch(_start(node), mode, receiver)
         else:
             trace.opaque(_start(node))  # ``get_model().eval()``: cannot tell which
+
+    def _spelling(self, func: ast.expr) -> str | None:
+        """How this module names a callee after its imports (``engine.Net``,
+        ``*Net`` for a star import), ``:Net`` for its own module-level name."""
+        dotted = _dotted(func)
+        if not dotted:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.bindings.get(head)
+        if target is not None:
+            if target.split(".")[0] in _EXTERNAL:
+                return None
+            sep = "" if target.endswith(".") else "."
+            return f"{target}{sep}{rest}" if rest else target
+        if not rest and head in self.module_defs:
+            return ":" + head
+        if not rest and self._has_star and head not in _BUILTINS:
+            return "*" + head
+        return None
+
+    def _built(self, node: ast.Call) -> tuple[tuple[str, str], ...]:
+        """The arguments of ``node`` that are a model built in place
+        (``init_model(LeNetEncoder(), path)``): CallSite.built."""
+        out = []
+        args = [(str(i), a) for i, a in enumerate(node.args)]
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            args = []  # the positions after a ``*args`` are unknown
+        args += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+        for key, value in args:
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _STAYS:
+                value = value.func.value  # ``Net().eval()``
+            if not isinstance(value, ast.Call) or _builds_elsewhere(value):
+                continue
+            spelling = self._spelling(value.func)
+            if spelling is not None:
+                out.append((key, spelling))
+        return tuple(out)
 
     def _cell(self) -> list[bool] | None:
         return self._loops[-1] if self._loops else None
@@ -480,7 +550,7 @@ class _Walker:
         s = self.summary
         local_modes: dict[str, set[str]] = {}
         for scope in self._done:
-            for _line, callee, grad, _loop, kind, _cell in scope.sites:
+            for _line, callee, grad, _loop, kind, _cell, _built in scope.sites:
                 if kind == "local":
                     local_modes.setdefault(callee, set()).add(self._resolved(scope, grad, {}))
         local_facts = {sc.name: sc for sc in self._done if sc.name and "." not in sc.name}
@@ -511,14 +581,15 @@ class _Walker:
                         scope.steps,
                     )
                 )
-            for (line, callee, grad, loop, kind, cell), call in zip(scope.sites, scope.site_calls):
+            for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
                     args = self._argument_modes(scope, call, local_facts)
                     written = _dotted(call.func)
                     step = bool(cell and cell[0])
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written))
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built))
         s.functions.sort(key=lambda f: f.name)
+        s.cpu_functions = _cpu_functions(self._tree)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):
@@ -694,3 +765,66 @@ def _is_number(expr: ast.AST, converted: set[str]) -> bool:
 
 def _self_attr(target: ast.AST) -> bool:
     return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+
+
+# Calls that put a model on a device without ``.to(``: accelerate's and
+# Lightning Fabric's ``prepare``/``setup``, DeepSpeed's ``initialize``.
+_PLACES = _MOVES | {"prepare", "prepare_model", "setup", "setup_module", "initialize"}
+# Calls on a model that leave it where it is (``Net().eval()``).
+_STAYS = frozenset({"eval", "train", "float", "double", "requires_grad_"})
+# Bases of a class that is never a model.
+_PLAIN_BASES = frozenset(
+    {"object", "dict", "list", "tuple", "set", "str", "int", "float", "OrderedDict", "defaultdict"}
+)
+
+
+def _is_plain(node: ast.ClassDef) -> bool:
+    """A class built on builtins only (``class AttrDict(dict)``): not a model."""
+    return all(_dotted(b).rsplit(".", 1)[-1] in _PLAIN_BASES for b in node.bases) and not node.keywords
+
+
+def _builds_elsewhere(call: ast.Call) -> bool:
+    """A constructor call that may put what it builds on a device: a
+    ``device=`` argument, ``**kwargs`` (one may be among them), a move inside."""
+    if any(k.arg is None or k.arg in ("device", "device_map") for k in call.keywords):
+        return True
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _PLACES for n in ast.walk(call)
+    )
+
+
+def _cpu_functions(tree: ast.Module) -> list[str]:
+    """Module-level functions that move nothing to a device, directly or
+    through another function of the module they call."""
+    local: dict[str, tuple[bool, set[str]]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            moves, called = False, set()
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Call):
+                    if isinstance(n.func, ast.Attribute) and n.func.attr in _PLACES:
+                        moves = True
+                    elif isinstance(n.func, ast.Name):
+                        called.add(n.func.id)
+            if stmt.name in local:
+                moves = True  # defined twice: which one runs is not known
+            local[stmt.name] = (moves, called)
+    moving = {name for name, (moves, _) in local.items() if moves}
+    changed = True
+    while changed:  # a function calling a moving one moves too
+        changed = False
+        for name, (_, called) in local.items():
+            if name not in moving and called & moving:
+                moving.add(name)
+                changed = True
+    return sorted(set(local) - moving)
+
+
+def _sys_path_added(call: ast.Call) -> str | None:
+    """The folder of ``sys.path.append("..")`` / ``sys.path.insert(0, "..")``."""
+    if _dotted(call.func) not in ("sys.path.append", "sys.path.insert"):
+        return None
+    arg = call.args[-1] if call.args else None
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not call.keywords:
+        return arg.value
+    return None

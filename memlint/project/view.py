@@ -28,6 +28,9 @@ class Caller:
     # ("0", "1"... or the keyword): "eval", "train-trained" (switched to
     # train and trained since) or "train-fresh"; a key absent is unknown.
     modes: tuple[tuple[str, str], ...] = ()
+    # The parameters ("0" by position, else the keyword) it passes a model
+    # built right there from a class that moves nothing: on the CPU.
+    cpu_args: tuple[str, ...] = ()
 
     def mode_of(self, position: int | None, keyword: str) -> str:
         """The mode of the model handed to the parameter at ``position``
@@ -36,6 +39,9 @@ class Caller:
             if key == keyword or (position is not None and key == str(position)):
                 return mode
         return "unknown"
+
+    def passes_cpu_model(self, index: int, name: str) -> bool:
+        return str(index) in self.cpu_args or name in self.cpu_args
 
     def where(self) -> str:
         return f"{self.path}:{self.line}"
@@ -55,6 +61,12 @@ class ProjectView:
     # Local names of classes defined in other project modules whose code moves
     # nothing to a device: a model built from one starts on the CPU.
     cpu_classes: tuple[str, ...] = ()
+    # Local names (``Net``, ``models.Net``) of classes of other project modules
+    # built on builtins only (``class AttrDict(dict)``): never a model.
+    plain_classes: tuple[str, ...] = ()
+    # Local names of functions of other project modules that move nothing to
+    # a device: a model handed to one stays on the CPU.
+    cpu_functions: tuple[str, ...] = ()
     # Classes of this module that other project modules run once per batch,
     # with where (``("MultiBoxLoss", "train.py:65")``): ``called_per_batch``,
     # built by a module whose loop backpropagates (its ``forward`` runs per
@@ -92,6 +104,8 @@ class ProjectView:
             or self.callers
             or self.trackers
             or self.cpu_classes
+            or self.plain_classes
+            or self.cpu_functions
             or self.called_per_batch
             or self.built_per_batch
             or self.callees

@@ -16,18 +16,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from memlint.fix.fixer import detach, fix_text
 from memlint.lint.add_noqa import add_noqa
 from memlint.lint.engine import ParseError, lint, parse_module
+from memlint.project.notebook_code import MARKER  # the join the project stage summarises
 from memlint.read.notebook_json import replace_sources, split_source
 from memlint.read.notebook_magics import MaskedCell, mask_cell, unmask
 from memlint.read.source import SourceError, SourceFile, read_source, write_inside_tree
 from memlint.rule import Edit, Finding, Rule
 from memlint.run.results import FileReport, Settings, unified_diff
 
-MARKER = "__memlint_cell__ = {}"
+if TYPE_CHECKING:
+    from memlint.project.view import ProjectView
+
 T = TypeVar("T")
 
 
@@ -199,7 +202,21 @@ def tolerating_broken_cells(
         return action(good), errors
 
 
-def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]]) -> FileReport:
+class _Deferred(Exception):
+    """A rule reads the project: the check waits for the notebook's view."""
+
+
+def process_notebook(
+    path: str, settings: Settings, rules: Sequence[type[Rule]], view: ProjectView | str | None = None
+) -> FileReport:
+    """``view``: in check mode, the notebook's project view, None for none,
+    or ``"defer"`` (the runner's first pass): the report then carries the
+    notebook's summary and, when a rule reads the project, is ``deferred``
+    (runner.process_file). Fix and diff read the project from disk."""
+    from memlint.project.index import view_from_disk
+    from memlint.project.notebook_code import notebook_code
+    from memlint.project.summary import summarise_text
+
     torch = settings.torch_for(path)
     report = FileReport(path=path)
     notebook = load_notebook(path)
@@ -207,18 +224,37 @@ def process_notebook(path: str, settings: Settings, rules: Sequence[type[Rule]])
     if settings.mode == "add-noqa":
         errors = _add_noqa(notebook, settings, rules, report)
     elif settings.mode == "check":
+        # A notebook is a module of its project (project/notebook_code.py).
+        report.summary = summarise_text(notebook_code(notebook.source.text))
+        used: list[ProjectView | None] = []
+
+        def project() -> ProjectView | None:
+            if isinstance(view, str):
+                raise _Deferred
+            used.append(view)
+            return view
 
         def check(cells: Sequence[CodeCell]) -> list[Finding]:
             joined = join(cells)
-            findings, module = lint(joined.text, path, rules, torch=torch)
+            findings, module = lint(joined.text, path, rules, torch=torch, project=project)
             return to_cells(detach(findings, module, settings.with_edits), joined)
 
-        report.findings, errors = tolerating_broken_cells(notebook.cells, check)
+        try:
+            report.findings, errors = tolerating_broken_cells(notebook.cells, check)
+        except _Deferred:
+            report.deferred = True
+            return report
+        if used and used[0] is not None:
+            report.project = used[0].digest()
     else:
+
+        def from_disk() -> ProjectView | None:
+            return view_from_disk(path)
 
         def fix(cells: Sequence[CodeCell]) -> tuple[Sequence[CodeCell], object, Joined]:
             joined = join(cells)
-            return cells, fix_text(joined.text, path, rules, unsafe=settings.unsafe_fixes, torch=torch), joined
+            result = fix_text(joined.text, path, rules, unsafe=settings.unsafe_fixes, torch=torch, project=from_disk)
+            return cells, result, joined
 
         (cells, result, joined), errors = tolerating_broken_cells(notebook.cells, fix)
         _apply(notebook, list(cells), result, joined, settings, report)

@@ -101,7 +101,7 @@ def process_file(path: str, settings: Settings, view: ProjectView | str | None =
         if path.endswith(".ipynb"):
             from memlint.run.notebook import process_notebook
 
-            return process_notebook(path, settings, rules_for(settings, ignored))
+            return process_notebook(path, settings, rules_for(settings, ignored), view)
         source = read_source(path)
         report.digest = source.digest
         try:

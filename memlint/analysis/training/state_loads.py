@@ -39,6 +39,8 @@ from memlint.parse.traversal import visit_fast
 
 if TYPE_CHECKING:
     from memlint.analysis.scope.callgraph import CallGraph
+    from memlint.analysis.scope.objects import ObjectTable
+    from memlint.project.view import ProjectView
 
 # Library functions that call ``model.load_state_dict(sd)`` on the argument
 # at this position (or keyword): peft's set_peft_model_state_dict(model,
@@ -66,6 +68,7 @@ _STAYS = frozenset(
         "named_modules",
         "children",
         "zero_grad",
+        "apply",  # ``net.apply(init_weights)``: initialises the weights in place
     }
 )
 # Builtins that look at a model and never move it (``print(model)``).
@@ -74,6 +77,17 @@ _MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 
 
 _CPU_BUILDERS = ("torchvision.models.", "torch.nn.", "timm.create_model", "timm.models.")
+# Builtins and modules whose calls never return a model: an argument bound
+# from one (``num_tag = len(enc.classes_)``) is not a model being wrapped.
+_NOT_MODELS = frozenset(
+    {"len", "int", "float", "str", "bool", "list", "dict", "tuple", "set", "sorted", "range", "sum", "max", "min"}
+    | {"abs", "round", "open", "zip", "enumerate", "format", "vars"}
+)
+# Bases of a class that is never a model (``class AttrDict(dict)``).
+_PLAIN_BASES = frozenset(
+    {"object", "dict", "list", "tuple", "set", "str", "int", "float", "OrderedDict", "defaultdict"}
+)
+_NOT_MODEL_MODULES = ("json.", "yaml.", "os.", "math.", "argparse.", "re.", "numpy.", "random.", "torch.device")
 
 
 class _Moves(cst.CSTVisitor):
@@ -92,11 +106,15 @@ def _moves_anything(node: cst.CSTNode) -> bool:
 
 
 def _built_on_cpu(
-    value: cst.BaseExpression, names: ImportTable, cpu_classes: Callable[[str], bool], seen: set[str]
+    value: cst.BaseExpression,
+    names: ImportTable,
+    cpu_classes: Callable[[cst.BaseExpression], bool],
+    wraps: Callable[[cst.BaseExpression], bool],
+    takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
 ) -> bool:
     """A model built here, on the CPU (see the module's docstring); no
     ``device=`` argument, no device move in the chain or the arguments, no
-    argument that names a model bound before (a wrapper)."""
+    argument that may be a model (a wrapper, ``wraps``)."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         method = value.func.attr.value
         if method in _MOVES:
@@ -108,22 +126,19 @@ def _built_on_cpu(
         return False
     if any(a.keyword is not None and a.keyword.value in ("device", "device_map") for a in value.args):
         return False
-    if any(a.star for a in value.args):
+    if any(a.star for a in value.args) and not takes_no_device(value.func):
         return False  # a device may be among them
     for arg in value.args:
-        root = arg.value
-        while isinstance(root, (cst.Attribute, cst.Subscript)):
-            root = root.value
-        if isinstance(root, cst.Name) and root.value in seen:
+        if wraps(arg.value):
             return False  # ``DataParallel(net)``: wraps a model built before
         if _moves_anything(arg.value):
             return False
+    if cpu_classes(value.func):
+        return True
     name = dotted_name(value.func)
     if name is None:
         return False
     if name.rsplit(".", 1)[-1] == "from_pretrained":
-        return True
-    if "." not in name and cpu_classes(name):
         return True
     return (names.call_name(value) or "").startswith(_CPU_BUILDERS)
 
@@ -132,12 +147,32 @@ class _CpuModels(cst.CSTVisitor):
     """In source order, per function: which names hold a model built on the
     CPU and not moved since; the ``load_state_dict`` calls made on one."""
 
-    def __init__(self, names: ImportTable, cpu_classes: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        names: ImportTable,
+        cpu_classes: Callable[[cst.BaseExpression], bool],
+        may_be_model: Callable[[cst.BaseExpression, cst.Call | None], bool],
+        stays: Callable[[cst.Call], bool],
+        cpu_params: Callable[[cst.FunctionDef], frozenset[str]],
+        resolve: Callable[[cst.Call], cst.FunctionDef | None] = lambda call: None,
+        takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
+    ) -> None:
         self.names = names
         self.cpu_classes = cpu_classes
+        self.may_be_model = may_be_model  # (an argument, the call its name was bound from)
+        self.stays = stays  # a call that moves none of its arguments (a project function)
+        self.cpu_params = cpu_params  # the parameters every caller passes a CPU model
+        self.resolve_call = resolve  # the function of this module a call runs
+        self.takes_no_device = takes_no_device
+        # Per function of this module, each call of it here: parameter -> a
+        # model on the CPU is passed to it.
+        self.local_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
+        # Per function: every ``return`` gives a model on the CPU.
+        self.returns: dict[cst.FunctionDef, bool] = {}
+        self.functions: list[cst.FunctionDef] = []
         # name -> the blocks open when it was bound
         self.frames: list[dict[str, tuple[int, ...]]] = [{}]
-        self.seen: list[set[str]] = [set()]  # names bound in the frame from a call
+        self.seen: list[dict[str, cst.Call]] = [{}]  # names bound in the frame from a call
         self.loops: list[cst.CSTNode] = []
         self.blocks: list[int] = []
         # load_state_dict call -> (receiver, the loops around it)
@@ -146,11 +181,28 @@ class _CpuModels(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.frames.append({})
-        self.seen.append(set())
+        self.seen.append({})
+        self.functions.append(node)
+        body = node.body
+        # Bound in the function's own block: what its callers pass.
+        self.frames[-1].update(dict.fromkeys(self.cpu_params(node), (*self.blocks, id(body))))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.frames.pop()
         self.seen.pop()
+        self.functions.pop()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        # A builder returns a model on the CPU on every path (``return Net(...)``).
+        if self.functions:
+            value = node.value
+            cpu = value is not None and (self._on_cpu_here(value) or self._built(value))
+            fn = self.functions[-1]
+            self.returns[fn] = self.returns.get(fn, True) and cpu
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self.functions:
+            self.returns[self.functions[-1]] = False
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.blocks.append(id(node))
@@ -202,18 +254,43 @@ class _CpuModels(cst.CSTVisitor):
             if key is None:
                 continue
             self._lost(key)
-            if _built_on_cpu(original_node.value, self.names, self.cpu_classes, self.seen[-1]):
+            if self._built(original_node.value):
                 self.frames[-1][key] = tuple(self.blocks)
             if isinstance(original_node.value, cst.Call):
-                self.seen[-1].add(key.split(".", 1)[0])
+                self.seen[-1][key.split(".", 1)[0]] = original_node.value
+
+    def _on_cpu_here(self, value: cst.BaseExpression) -> bool:
+        """``value`` names a model on the CPU, bound in a block around this point."""
+        bound_in = self.frames[-1].get(dotted_name(value) or "")
+        return bound_in is not None and self.blocks[: len(bound_in)] == list(bound_in)
+
+    def _built(self, value: cst.BaseExpression) -> bool:
+        return _built_on_cpu(value, self.names, self.cpu_classes, self._wraps, self.takes_no_device)
+
+    def _wraps(self, arg: cst.BaseExpression) -> bool:
+        """``arg`` may be a model bound before (``DataParallel(net)``)."""
+        root = arg
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        return self.may_be_model(arg, self.seen[-1].get(root.value))
 
     def visit_Call(self, node: cst.Call) -> None:
         qn = self.names.call_name(node) or ""
         if qn == "torch.set_default_device":
             self.device_default = True
         frame = self.frames[-1]
+        callee = self.resolve_call(node)
+        if callee is not None:  # what this call passes, before handing it over loses it
+            self.local_args.setdefault(callee, []).append(
+                {
+                    name: self._on_cpu_here(arg.value) or self._built(arg.value)
+                    for arg, name in bound_params(node, callee)
+                }
+            )
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
-        for arg in [] if looks else node.args:
+        for arg in [] if looks or self.stays(node) else node.args:
             key = dotted_name(arg.value)
             if key is not None and key in frame:
                 self._lost(key)  # handed to a call that may move it
@@ -230,6 +307,65 @@ class _CpuModels(cst.CSTVisitor):
                 self.candidates[node] = (key, tuple(self.loops))
         elif method not in _STAYS:
             self._lost(key)
+
+
+class _MovedNames(cst.CSTVisitor):
+    """Names moved to a device in place: ``net.cuda()``, ``net.to(device)``."""
+
+    def __init__(self) -> None:
+        self.moved: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES and isinstance(func.value, cst.Name):
+            self.moved.add(func.value.value)
+
+
+_MUTATORS = frozenset({"update", "setdefault", "__setitem__", "pop", "clear"})
+
+
+class _Writes(cst.CSTVisitor):
+    """Names bound (how many times) and names written into (``d[k] = v``,
+    ``d.update(...)``) anywhere in the module: a table of model classes is
+    trusted only when it is neither."""
+
+    def __init__(self) -> None:
+        self.bound: dict[str, int] = {}
+        self.changed: set[str] = set()
+        self.defs: dict[str, int] = {}  # ``def name`` anywhere
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.defs[node.name.value] = self.defs.get(node.name.value, 0) + 1
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.bound[target.value] = self.bound.get(target.value, 0) + 1
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.changed.add(target.value.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._target(t.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+        if isinstance(node.target, cst.Name):
+            self.changed.add(node.target.value)  # ``MODELS |= {...}``
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in _MUTATORS:
+            self.changed.add(func.value.value)
+
+
+def _plain_base(base: cst.BaseExpression) -> bool:
+    return (dotted_name(base) or "").rsplit(".", 1)[-1] in _PLAIN_BASES
 
 
 def _loaded_params(fn: cst.FunctionDef) -> frozenset[str]:
@@ -267,6 +403,8 @@ class Checkpoints:
         calls: CallGraph,
         imported_loaders: Mapping[str, tuple[int, str]] | None = None,
         imported_cpu_classes: frozenset[str] = frozenset(),
+        objects: ObjectTable | None = None,
+        project: ProjectView | None = None,
     ) -> None:
         self.module = module
         self.names = names
@@ -279,7 +417,13 @@ class Checkpoints:
         self._loaded: dict[cst.FunctionDef, frozenset[str]] = {}
         self._classes: dict[str, bool] = {}
         # Classes of other project modules that move nothing, by local name (the project stage).
-        self.imported_cpu_classes = imported_cpu_classes
+        self.imported_cpu_classes = imported_cpu_classes | frozenset(project.cpu_classes if project else ())
+        self.objects = objects
+        self.project = project
+        self._tables: dict[str, cst.Dict | None] | None = None
+        self._writes: _Writes | None = None
+        self._local_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
+        self._builders: frozenset[cst.FunctionDef] = frozenset()
 
     @property
     def saves_only_cpu(self) -> bool:
@@ -291,10 +435,155 @@ class Checkpoints:
     def into_cpu_model(self, call: cst.Call) -> bool:
         """``call`` (``model.load_state_dict(...)``) loads into a model still on the CPU."""
         if self._cpu_loads is None:
-            visitor = _CpuModels(self.names, self._cpu_class)
-            visit_fast(self.module, visitor)
+            visitor = self._cpu_models(lambda fn: frozenset())
+            # Functions of this module that build a model on the CPU (``def
+            # Xception41(...): return Xception(...)``): a walk that knows them all.
+            builders = {fn for fn, cpu in visitor.returns.items() if cpu and self.calls.owner.get(fn) is self.module}
+            if builders:
+                self._builders = frozenset(builders)
+                visitor = self._cpu_models(lambda fn: frozenset())
+            # Parameters every caller passes a CPU model: a walk with them.
+            self._local_args = visitor.local_args
+            seeds = {fn: self._cpu_params(fn) for fn in self.calls.functions}
+            if any(seeds.values()):
+                visitor = self._cpu_models(lambda fn: seeds.get(fn, frozenset()))
             self._cpu_loads = frozenset() if visitor.device_default else frozenset(map(id, visitor.candidates))
         return id(call) in self._cpu_loads
+
+    def _cpu_models(self, cpu_params: Callable[[cst.FunctionDef], frozenset[str]]) -> _CpuModels:
+        visitor = _CpuModels(
+            self.names,
+            self._cpu_builder,
+            self._may_be_model,
+            self._stays,
+            cpu_params,
+            self.calls.resolve,
+            self._takes_no_device,
+        )
+        visit_fast(self.module, visitor)
+        return visitor
+
+    def _takes_no_device(self, func: cst.BaseExpression) -> bool:
+        """``func`` is a class of this module whose ``__init__`` takes no
+        device and no ``**kwargs``: ``AlexNet(**kwargs)`` passes none."""
+        if not isinstance(func, cst.Name) or len(self.calls.classes.get(func.value, [])) != 1:
+            return False
+        init = self.calls.find_method(self.calls.classes[func.value][0], "__init__")
+        if init is None or isinstance(init.params.star_kwarg, cst.Param):
+            return False
+        params = (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)
+        return not any(p.name.value in ("device", "device_map") for p in params)
+
+    def _cpu_builder(self, func: cst.BaseExpression) -> bool:
+        """``func(...)`` builds a model on the CPU: a class that moves nothing,
+        of this module or another of the project (``Net``, ``models.Net``), or
+        one picked from a module-level table of them (``MODELS[name](...)``)."""
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            table = self._table(func.value.value)
+            return table is not None and all(
+                isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and self._cpu_class(e.value.value)
+                for e in table.elements
+            )
+        name = dotted_name(func)
+        if name is None:
+            return False
+        if self._builders and "." not in name and name not in self.calls.classes:
+            defs = [fn for fn in self._builders if fn.name.value == name]
+            if defs:
+                return len(defs) == 1 and self._module_def(name)
+        return self._cpu_class(name)
+
+    def _module_def(self, name: str) -> bool:
+        """``name`` is bound once at module level, by its ``def``."""
+        if self._writes is None:
+            self._writes = _Writes()
+            visit_fast(self.module, self._writes)
+        return self._writes.bound.get(name, 0) == 0 and self._writes.defs.get(name, 0) == 1
+
+    def _table(self, name: str) -> cst.Dict | None:
+        """The dict literal ``name`` is bound to at module level, once and
+        never written into (``MODELS = {"alex": AlexNet, ...}``)."""
+        if self._tables is None:
+            tables: dict[str, cst.Dict | None] = {}
+            for stmt in self.module.body:
+                for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                        target = small.targets[0].target
+                        if isinstance(target, cst.Name) and isinstance(small.value, cst.Dict):
+                            # bound twice: which one a call sees is not known
+                            tables[target.value] = None if target.value in tables else small.value
+            self._tables = {n: t for n, t in tables.items() if t is not None and not self._written(n)}
+        return self._tables.get(name)
+
+    def _written(self, name: str) -> bool:
+        """``name[k] = v``, ``name.update(...)``, or ``name`` bound again anywhere."""
+        if self._writes is None:
+            self._writes = _Writes()
+            visit_fast(self.module, self._writes)
+        return name in self._writes.changed or self._writes.bound.get(name, 0) > 1
+
+    def _may_be_model(self, arg: cst.BaseExpression, bound_from: cst.Call | None) -> bool:
+        """``arg`` (a constructor's argument) may be a model: of a model's kind,
+        or a plain name bound from a call that may return one."""
+        if self.objects is not None and self.objects.kind_of(arg) is not None:
+            return True  # a module, or an optimizer or loader tied to one
+        if not isinstance(arg, cst.Name) or bound_from is None:
+            return False  # ``checkpoint["input_size"]``, ``cfg.dim``: a part, not the model
+        func = bound_from.func
+        if isinstance(func, cst.Name) and func.value in _NOT_MODELS and func.value not in self.calls.classes:
+            return False
+        if (self.names.call_name(bound_from) or "").startswith(_NOT_MODEL_MODULES):
+            return False
+        name = dotted_name(func)
+        if name is not None and (
+            name in self._plain_classes() or name in (self.project.plain_classes if self.project else ())
+        ):
+            return False
+        return True
+
+    def _plain_classes(self) -> frozenset[str]:
+        return frozenset(
+            name
+            for name, defs in self.calls.classes.items()
+            if len(defs) == 1
+            and all(_plain_base(b.value) for b in defs[0].bases)
+            and not any(b.keyword for b in defs[0].bases)
+        )
+
+    def _stays(self, call: cst.Call) -> bool:
+        """``call`` is a function of another project module that moves nothing."""
+        name = dotted_name(call.func)
+        return self.project is not None and name is not None and name in self.project.cpu_functions
+
+    def _cpu_params(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """The parameters of the module-level function ``fn`` to which every
+        caller passes a model on the CPU: built there (``init_model(LeNetEncoder(),
+        path)`` in main.py) or, in this module, a name still on the CPU at the
+        call. A function called nowhere in the project that moves the
+        parameter to a device itself (after the load) expects it on the CPU.
+        Without the project only a private function's callers are all known."""
+        if self.calls.owner.get(fn) is not self.module or fn in self.calls.class_of or fn in self.calls.escapes:
+            return frozenset()
+        name = fn.name.value
+        if self.project is None and not name.startswith("_"):
+            return frozenset()
+        local = self._local_args.get(fn, [])
+        remote = self.project.callers_of(name) if self.project is not None else ()
+        params = [p.name.value for p in fn.params.params]
+        if not local and not remote:
+            return frozenset(self._moved_params(fn)) if self.project is not None else frozenset()
+        return frozenset(
+            p
+            for i, p in enumerate(params)
+            if all(passed.get(p, False) for passed in local) and all(c.passes_cpu_model(i, p) for c in remote)
+        )
+
+    def _moved_params(self, fn: cst.FunctionDef) -> set[str]:
+        """The parameters ``fn`` moves to a device itself (``net.cuda()``)."""
+        params = {p.name.value for p in fn.params.params}
+        visitor = _MovedNames()
+        visit_fast(fn.body, visitor)
+        return params & visitor.moved
 
     def _cpu_class(self, name: str) -> bool:
         """A class of this module (one definition) whose code moves nothing to a device."""

@@ -1,0 +1,273 @@
+"""MEM701 reads the project: where a model is built, what is handed to it,
+who calls the function that loads into it (issue 30's false alarms on whole
+research projects). Each project is checked as a tree and as one file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from memlint.project.index import build_index
+from memlint.project.summary import summarise_text
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def _mem701(cwd: Path, *paths: str) -> list[tuple[str, int]]:
+    out = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--no-cache", "--exit-zero", "--output-format", "json"]
+        + ["--select", "MEM701", *paths],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    found = json.loads(out or "[]")
+    return sorted(
+        (Path(f["filename"]).resolve().relative_to(cwd.resolve()).as_posix(), f["location"]["row"]) for f in found
+    )
+
+
+_NETS = """
+    import torch.nn as nn
+    class Generator(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.fc = nn.Linear(cfg["dim"], 2)
+    class OnGpu(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.fc = nn.Linear(cfg["dim"], 2).cuda()
+"""
+
+
+def test_a_class_named_through_its_package_and_options_that_are_no_model(tmp_path):
+    """``vocoders.Generator(cfg)`` after ``import vocoders`` (re-exported by
+    the package), ``cfg`` built by a dict subclass of a module with no torch:
+    a model on the CPU, loaded before its ``.to(device)``."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "vocoders/__init__.py": "from .models import Generator, OnGpu\nfrom .env import Options\n",
+            "vocoders/models.py": _NETS,
+            "vocoders/env.py": """
+                class Options(dict):
+                    def __getattr__(self, name):
+                        return self[name]
+            """,
+            "synth.py": """
+                import json
+                import torch
+                import vocoders
+                def vocoder(which, device):
+                    cfg = vocoders.Options(json.load(open("cfg.json")))
+                    voc = vocoders.Generator(cfg)
+                    if which == "a":
+                        ckpt = torch.load("a.pt")
+                    else:
+                        ckpt = torch.load("b.pt")
+                    voc.load_state_dict(ckpt["generator"])
+                    voc.to(device)
+                    gpu = vocoders.OnGpu(cfg)
+                    gpu.load_state_dict(torch.load("c.pt"))
+                    return voc, gpu
+            """,
+        },
+    )
+    assert _mem701(tmp_path, ".") == [("synth.py", 15)]  # OnGpu moves itself: its load doubles on the GPU
+    assert _mem701(tmp_path, "synth.py") == [("synth.py", 15)]
+
+
+def test_a_helper_whose_every_caller_passes_a_model_built_on_the_cpu(tmp_path):
+    """``init_model(net, restore)`` loads into its parameter; every caller in
+    the project passes a model just built from a class that moves nothing."""
+    files = {
+        "pyproject.toml": "[project]\nname = 'p'\n",
+        "models/__init__.py": "from .lenet import Encoder, Critic\n",
+        "models/lenet.py": """
+            import torch.nn as nn
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 2)
+            class Critic(nn.Module):
+                def __init__(self, dims):
+                    super().__init__()
+                    self.fc = nn.Linear(dims, 1)
+        """,
+        "utils.py": """
+            import os
+            import torch
+            def init_weights(m):
+                pass
+            def init_model(net, restore):
+                net.apply(init_weights)
+                if restore is not None and os.path.exists(restore):
+                    net.load_state_dict(torch.load(restore))
+                if torch.cuda.is_available():
+                    net.cuda()
+                return net
+        """,
+        "main.py": """
+            from models import Critic, Encoder
+            from utils import init_model
+            encoder = init_model(net=Encoder(), restore="enc.pt")
+            critic = init_model(Critic(dims=3).eval(), restore="critic.pt")
+        """,
+    }
+    _write(tmp_path, files)
+    assert _mem701(tmp_path, ".") == []
+    assert _mem701(tmp_path, "utils.py") == []
+    # One caller hands it a model already on the GPU: the load doubles there.
+    (tmp_path / "resume.py").write_text(
+        "from models import Encoder\nimport utils\nutils.init_model(Encoder().cuda(), 'e.pt')\n"
+    )
+    assert _mem701(tmp_path, ".") == [("utils.py", 9)]
+    assert _mem701(tmp_path, "utils.py") == [("utils.py", 9)]
+
+
+def test_imports_through_sys_path_and_from_the_top_of_a_package(tmp_path):
+    """``sys.path.append("..")`` in a script run from its folder, and a
+    package module importing ``models.alex`` as the scripts above it do:
+    both reach the class, which moves nothing; a table of such classes too."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "v2/models/__init__.py": "",
+            "v2/models/alex.py": """
+                import torch.nn as nn
+                class AlexNet(nn.Module):
+                    def __init__(self, out=10):
+                        super().__init__()
+                        self.fc = nn.Linear(4, out)
+            """,
+            "v2/models/fusion.py": """
+                import torch
+                from models.alex import AlexNet
+                TABLE = {"alex": AlexNet}
+                def load_model(name, path):
+                    model = TABLE[name](4)
+                    model.load_state_dict(torch.load(path))
+                    model.cuda()
+                    return model
+            """,
+            "v2/plots/show.py": """
+                import sys
+                import torch
+                sys.path.append("..")
+                from models.alex import AlexNet
+                model = AlexNet()
+                model.load_state_dict(torch.load("../ckpt/model.pth"))
+            """,
+        },
+    )
+    assert _mem701(tmp_path, ".") == []
+    assert _mem701(tmp_path, "v2/plots/show.py", "v2/models/fusion.py") == []
+
+
+def test_a_helper_nobody_calls_that_moves_its_model_after_the_load(tmp_path):
+    """``init_model(net, restore)`` is called nowhere in the project and
+    moves ``net`` to the GPU itself after the load: it expects a model on the
+    CPU. ``resume(model, path)``, which never moves it, stays reported."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "utils.py": """
+                import torch
+                def init_model(net, restore):
+                    if restore:
+                        net.load_state_dict(torch.load(restore))
+                    if torch.cuda.is_available():
+                        net.cuda()
+                    return net
+                def resume(model, path):
+                    model.load_state_dict(torch.load(path))
+            """,
+        },
+    )
+    assert _mem701(tmp_path, ".") == [("utils.py", 10)]
+    assert _mem701(tmp_path, "utils.py") == [("utils.py", 10)]
+
+
+_NOTEBOOK_CELLS = [
+    "%matplotlib inline\nimport torch\nimport fc",
+    "model = fc.Network(4, 2)\nfc.train(model, loader, epochs=1)",
+    "torch.save(model.state_dict(), 'c.pth')",
+    "state = torch.load('c.pth')\nmodel.load_state_dict(state)",
+    "gpu = fc.Network(4, 2)\nfc.train_on_gpu(gpu, loader)\ngpu.load_state_dict(torch.load('c.pth'))",
+]
+
+
+def _notebook(cells: list[str]) -> str:
+    return json.dumps(
+        {
+            "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": c} for c in cells],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+
+
+def test_a_notebook_is_a_module_of_its_project(tmp_path):
+    """The notebook builds its model from fc.py and hands it to fc.train,
+    which moves nothing to a device: the model is on the CPU at the load.
+    fc.train_on_gpu moves it: that load is reported. And the notebook's
+    calls count as callers of fc.py's functions."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "fc.py": """
+                import torch
+                import torch.nn as nn
+                class Network(nn.Module):
+                    def __init__(self, n_in, n_out):
+                        super().__init__()
+                        self.fc = nn.Linear(n_in, n_out)
+                def validation(model, loader):
+                    return sum(float(model(x).sum()) for x in loader)
+                def train(model, loader, epochs=5):
+                    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                    for _ in range(epochs):
+                        for x, y in loader:
+                            opt.zero_grad()
+                            loss = ((model(x) - y) ** 2).mean()
+                            loss.backward()
+                            opt.step()
+                        validation(model, loader)
+                def train_on_gpu(model, loader):
+                    model.cuda()
+                    train(model, loader)
+            """,
+        },
+    )
+    (tmp_path / "Part 6.ipynb").write_text(_notebook(_NOTEBOOK_CELLS))
+    assert _mem701(tmp_path, ".") == [("Part 6.ipynb", 3)]  # cell 5, its third line
+    assert _mem701(tmp_path, "Part 6.ipynb") == [("Part 6.ipynb", 3)]
+    index = build_index(str(tmp_path))
+    assert index is not None
+    callers = index.view_for(str(tmp_path / "fc.py")).callers_of("train")
+    assert [c.path for c in callers] == ["Part 6.ipynb"]
+
+
+def test_a_notebook_summary_reads_its_code_cells():
+    summary = summarise_text(
+        __import__("memlint.project.notebook_code", fromlist=["notebook_code"]).notebook_code(
+            _notebook(_NOTEBOOK_CELLS)
+        )
+    )
+    assert summary is not None
+    assert summary.imports == {"torch": "torch", "fc": "fc"}
+    assert {c.callee for c in summary.calls} == {"fc.Network", "fc.train", "fc.train_on_gpu"}
