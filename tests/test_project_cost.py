@@ -1,0 +1,104 @@
+"""The project stage's cost: the summary is one walk of the module's tree, and
+its JSON is what ``dataclasses.asdict`` would give (the cache's format)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import asdict
+
+from memlint.project import summary as summary_module
+from memlint.project.summary import _moves_to_a_device, summarise, summarise_text
+
+# A move to a device in every place the summary's walk does not enter (a
+# lambda, a signature, a class's decorator, bases and keywords, a ``with``
+# target, a nested class's bases): each class still moves something.
+MOVES_EVERYWHERE = textwrap.dedent(
+    """
+    import torch
+
+    class Plain(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    class InALambda:
+        f = lambda self, x: x.to("cuda")
+
+    class InADefault:
+        def forward(self, x, w=torch.ones(2).cuda()):
+            return x
+
+    class InAnAnnotation:
+        def forward(self, x) -> x.to("cuda"):
+            return x
+
+    @register(torch.ones(1).to("cuda"))
+    class InADecorator:
+        pass
+
+    class InABase(make_base(torch.ones(1).cuda())):
+        pass
+
+    class InAKeyword(Base, meta=torch.ones(1).xpu()):
+        pass
+
+    class InAWithTarget:
+        def run(self):
+            with ctx() as self.slots[torch.ones(1).to("cuda")]:
+                pass
+
+    class Outer:
+        class Inner(make_base(torch.ones(1).npu())):
+            pass
+
+    class InANestedFunction:
+        def build(self):
+            def helper(x=torch.zeros(1).to("mps")):
+                return x
+            return helper
+
+    class InABody:
+        def forward(self, x):
+            return self.net(x.to_empty(device="cuda"))
+
+    if torch.cuda.is_available():
+        class Guarded:
+            def go(self):
+                return [lambda: t.cuda() for t in self.ts]
+    """
+)
+
+
+def test_cpu_classes_see_a_move_anywhere_in_the_class():
+    tree = ast.parse(MOVES_EVERYWHERE)
+    summary = summarise(tree)
+    assert summary.cpu_classes == ["Plain"]
+    # The same answer as a walk of each class (what the summary used to do).
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    assert [c.name for c in classes if not _moves_to_a_device(c)] == ["Plain"]
+
+
+def test_the_summary_walks_each_class_once(monkeypatch):
+    # A module of many classes: the summary reads them in its one walk of the
+    # module, not one more walk per class (nested classes made that quadratic).
+    source = "import torch\n" + "".join(
+        f"class C{i}:\n    def f(self, x):\n        return x + {i}\n" for i in range(50)
+    )
+    walks: list[ast.AST] = []
+    real = ast.walk
+
+    def counting(node):
+        walks.append(node)
+        return real(node)
+
+    monkeypatch.setattr(summary_module.ast, "walk", counting)
+    summary = summarise_text(source)
+    assert summary is not None and len(summary.cpu_classes) == 50
+    assert len(walks) < 50
+
+
+def test_the_summary_json_is_asdicts():
+    summary = summarise_text(MOVES_EVERYWHERE + "\nfrom engine import evaluate\nevaluate(1)\n__all__ = ['Plain']\n")
+    assert summary is not None and summary.calls and summary.functions
+    assert summary.to_json() == asdict(summary)
+    assert list(summary.to_json()) == list(asdict(summary))  # the same keys, in the same order
