@@ -302,7 +302,8 @@ class _Walker:
             self._bind(node)  # type: ignore[arg-type]
             return
         for child in children(node):
-            self._visit(child, grad, loop)
+            if child.__class__ not in _LEAVES:  # half the nodes: not worth a call
+                self._visit(child, grad, loop)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         outer = self._scopes[-1]
@@ -440,6 +441,8 @@ class _Walker:
 
 _BUILTINS = frozenset(dir(builtins))
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# Nodes without children that may hold code: nothing to visit.
+_LEAVES = frozenset({ast.Name, ast.Constant})
 
 
 def _dotted(node: ast.AST) -> str:
