@@ -102,3 +102,53 @@ def test_the_summary_json_is_asdicts():
     assert summary is not None and summary.calls and summary.functions
     assert summary.to_json() == asdict(summary)
     assert list(summary.to_json()) == list(asdict(summary))  # the same keys, in the same order
+
+
+HELPER = """import torch
+
+
+def evaluate_{i}(model, loader):
+    model.eval()
+    outs = []
+    for x, y in loader:
+        outs.append(model(x))
+    return outs
+"""
+
+
+def test_the_second_pass_of_several_files_runs_in_workers(tmp_path, monkeypatch):
+    # The files that wait for their project's view are the ones past the gate
+    # (libcst's work): a few of them already share the workers.
+    from concurrent import futures
+
+    import memlint.run.runner as runner
+    from memlint.run.results import Settings
+
+    (tmp_path / "pyproject.toml").write_text("")
+    files = []
+    for i in range(4):
+        path = tmp_path / f"helper_{i}.py"
+        path.write_text(HELPER.format(i=i))
+        files.append(str(path))
+    settings = Settings(root=str(tmp_path))
+    alone = runner.run(files, settings, jobs=1)
+    submitted: list[str] = []
+
+    class InlinePool:
+        def __init__(self, max_workers=None, initializer=None):
+            pass
+
+        def submit(self, fn, items, *args):
+            submitted.extend(p for p, _ in items)
+            done: futures.Future = futures.Future()
+            done.set_result(fn(items, *args))
+            return done
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
+
+    monkeypatch.setattr(futures, "ProcessPoolExecutor", InlinePool)
+    pooled = runner.run(files, settings, jobs=2)
+    assert sorted(submitted) == files  # the first pass (four files) ran inline, the second in the pool
+    assert [r.findings for r in pooled] == [r.findings for r in alone]
+    assert all(not r.deferred for r in pooled) and all(r.findings for r in alone)

@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16
+# The second pass's files are past the gate (a rule asked for the project):
+# libcst on each, the largest files of the project (transformers' trainer.py,
+# modeling_utils.py...). A few already fill the workers; one at a time they
+# left the other cores idle at the end of a cold run.
+SECOND_PASS_THRESHOLD = 4
 
 
 @lru_cache(maxsize=64)
@@ -389,7 +394,7 @@ def _execute(
     """Lint ``paths[i]`` for every i in ``todo`` into ``reports``, in worker
     processes when there are enough of them."""
     jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
+    if jobs <= 1 or len(todo) < (PARALLEL_THRESHOLD if views is None else SECOND_PASS_THRESHOLD):
         for i in todo:
             reports[i] = _check_and_store(
                 paths[i], per_file[i], cache, *(views[paths[i]] if views is not None else (DEFER, None))
