@@ -4,6 +4,7 @@ its JSON is what ``dataclasses.asdict`` would give (the cache's format)."""
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
 from dataclasses import asdict
 
@@ -152,3 +153,42 @@ def test_the_second_pass_of_several_files_runs_in_workers(tmp_path, monkeypatch)
     assert sorted(submitted) == files  # the first pass (four files) ran inline, the second in the pool
     assert [r.findings for r in pooled] == [r.findings for r in alone]
     assert all(not r.deferred for r in pooled) and all(r.findings for r in alone)
+
+
+def test_a_warm_run_after_an_edit_does_not_read_again_files_without_the_needles(tmp_path, monkeypatch):
+    # Files without a training word are read for the index only to look for
+    # a name of the viewed modules' functions; the summary store remembers the
+    # digests that hold none, so the next index reads only what changed.
+    import memlint.project.index as index
+    import memlint.run.runner as runner
+    from memlint.run.cache import FindingsCache
+    from memlint.run.results import Settings
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "core.py").write_text(HELPER.format(i=0))
+    (tmp_path / "main.py").write_text("from core import evaluate_0\n\n\ndef main(m, d):\n    return evaluate_0(m, d)\n")
+    for i in range(3):
+        (tmp_path / f"notes_{i}.py").write_text(f"NOTE = {i}\n")
+    other = tmp_path / "other.py"
+    other.write_text("import torch\n\nx = torch.zeros(1)\n")
+    files = sorted(str(p) for p in tmp_path.glob("*.py"))
+    settings = Settings(root=str(tmp_path))
+    cache = FindingsCache(str(tmp_path / ".cache"), fingerprint="test")
+    opened: list[str] = []
+
+    def counting(path, *args, **kwargs):
+        opened.append(os.path.basename(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(index, "open", counting, raising=False)
+    first = runner.run(files, settings, jobs=1, cache=cache)
+    assert {"notes_0.py", "main.py"} <= set(opened)  # the first index reads them
+    other.write_text("import torch\n\nx = torch.zeros(2)\n")
+    opened.clear()
+    index._MEMO.clear()  # a new process, as the next command line run
+    again = runner.run(files, settings, jobs=1, cache=cache)
+    assert "main.py" in opened  # it holds the needle: summarised for its call
+    assert not [name for name in opened if name.startswith("notes_")]
+    fresh = runner.run(files, settings, jobs=1)
+    assert [r.findings for r in again] == [r.findings for r in first] == [r.findings for r in fresh]
+    assert any(r.findings for r in fresh) and any(r.project for r in again)

@@ -317,7 +317,7 @@ def run(
         for i in sorted(unchanged):
             done(reports[i])  # type: ignore[arg-type]
         waiting = [i for i in waiting if i not in unchanged]
-        views = _views(paths, waiting, reports, cache) if waiting else {}  # type: ignore[arg-type]
+        views = _views(paths, waiting, reports, cache, digests) if waiting else {}  # type: ignore[arg-type]
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
         states, views = {}, {}
     again = []
@@ -353,11 +353,16 @@ def _states(paths: list[str], waiting: list[int], digests: dict[str, str]) -> di
 
 
 def _views(
-    paths: list[str], waiting: list[int], reports: list[FileReport | None], cache: FindingsCache | None
+    paths: list[str],
+    waiting: list[int],
+    reports: list[FileReport | None],
+    cache: FindingsCache | None,
+    digests: dict[str, str] | None = None,
 ) -> dict[str, ProjectView | None]:
     """The project view of each waiting file. The summaries come from this
     run's reports (cache hits included), then from the summary store or the
-    disk for the project's files that were not checked."""
+    disk for the project's files that were not checked (``digests``: the
+    bytes this run read, by absolute path)."""
     from memlint.project.index import build_index, needles_for
     from memlint.project.roots import common_root, project_root
     from memlint.project.store import SummaryStore
@@ -375,7 +380,7 @@ def _views(
     views: dict[str, ProjectView | None] = {}
     for root, group in groups.items():
         needles = needles_for([known.get(p) for p in group])
-        index = build_index(root, known=known, store=store, needles=needles, viewed=group)
+        index = build_index(root, known=known, store=store, needles=needles, viewed=group, digests=digests)
         for path in group:
             views[path] = index.view_for(path) if index is not None else None
     return views
