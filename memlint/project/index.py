@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
-from memlint.project.summary import ModuleSummary, summarise_text
+from memlint.project.summary import CallSite, ModuleSummary, summarise_text
 from memlint.project.view import Caller, ProjectView
 
 # How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
@@ -24,10 +24,12 @@ _MAX_HOPS = 4
 
 class ProjectIndex:
     def __init__(
-        self, root: str, summaries: dict[str, ModuleSummary | None], wanted: frozenset[str] | None = None
+        self, root: str, summaries: dict[str, ModuleSummary | dict | None], wanted: frozenset[str] | None = None
     ) -> None:
         """``summaries``: every project file's summary, None for a file with no
-        training word (its exports are read from disk if another module asks).
+        training word (its exports are read from disk if another module asks),
+        or its JSON (a cache entry's: made into a ModuleSummary only if asked;
+        of its calls, only those of a ``wanted`` name are read).
         ``wanted``: the only function names whose callers are asked for (the
         viewed modules'); None for all. Other calls are never resolved."""
         self.root = os.path.abspath(root)
@@ -37,13 +39,31 @@ class ProjectIndex:
         self._exports_only: dict[str, ModuleSummary] = {}
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         for path, summary in self.summaries.items():
-            if summary is not None:
-                self._index_calls(path, summary)
+            if isinstance(summary, dict):
+                self._index_calls(path, self._wanted_calls(summary))
+            elif summary is not None:
+                self._index_calls(path, summary.calls)
+
+    def _wanted_calls(self, data: dict) -> list[CallSite]:
+        """The call sites of a summary's JSON that ``_index_calls`` keeps."""
+        wanted = self.wanted
+        return [
+            CallSite(**c)
+            for c in data["calls"]
+            if wanted is None or c["callee"].rpartition(".")[2].lstrip("*") in wanted
+        ]
+
+    def _full(self, path: str) -> ModuleSummary | None:
+        """``summaries[path]``, made from its JSON on first use."""
+        found = self.summaries.get(path)
+        if isinstance(found, dict):
+            found = self.summaries[path] = ModuleSummary.from_json(found)
+        return found
 
     def summary(self, path: str) -> ModuleSummary | None:
         """The file's summary; for a file with no training word, what it binds
         at module level, read once on first use."""
-        found = self.summaries.get(path)
+        found = self._full(path)
         if found is not None or path not in self.summaries:
             return found
         if path not in self._exports_only:
@@ -102,11 +122,11 @@ class ProjectIndex:
         return {n: v for n, v in out.items() if (n in allowed if allowed is not None else not n.startswith("_"))}
 
     # -- callers ---------------------------------------------------------------
-    def _index_calls(self, path: str, summary: ModuleSummary) -> None:
+    def _index_calls(self, path: str, calls: list[CallSite]) -> None:
         display = self.modules.display(path)
         star_exports: dict[str, tuple[str, str]] | None = None
         wanted = self.wanted
-        for site in summary.calls:
+        for site in calls:
             if wanted is not None and site.callee.rpartition(".")[2].lstrip("*") not in wanted:
                 continue
             if site.callee.startswith("*"):
@@ -126,7 +146,7 @@ class ProjectIndex:
     # -- views -------------------------------------------------------------------
     def view_for(self, path: str) -> ProjectView:
         path = os.path.abspath(path)
-        summary = self.summaries.get(path) or ModuleSummary()
+        summary = self._full(path) or ModuleSummary()
         star: dict[str, str] = {}
         trackers: set[str] = set()
         cpu_classes: set[str] = set()
@@ -245,7 +265,7 @@ class Needleless:
 
 def build_index(
     root: str,
-    known: dict[str, ModuleSummary | None] | None = None,
+    known: dict[str, ModuleSummary | dict | None] | None = None,
     store=None,
     files: list[str] | None = None,
     needles: tuple[bytes, ...] | None = None,

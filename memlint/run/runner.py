@@ -369,21 +369,31 @@ def _views(
 
     store = SummaryStore(cache.directory) if cache is not None else None
     # Others (no training word, unreadable, outside the checked paths): from disk.
-    known: dict[str, ModuleSummary | None] = {}
+    known: dict[str, ModuleSummary | dict | None] = {}
     for r in reports:
-        if r is not None and r.module_summary() is not None:
-            known[r.path] = r.summary
+        if r is not None and (r.summary is not None or r.summary_json is not None):
+            # A cache hit's summary stays JSON: the index reads the few it needs.
+            known[r.path] = r.summary if r.summary is not None else r.summary_json
     groups: dict[str, list[str]] = {}
     checked = [common_root(paths)]  # computed once, not per file
     for i in waiting:
         groups.setdefault(project_root(paths[i], checked), []).append(paths[i])
     views: dict[str, ProjectView | None] = {}
     for root, group in groups.items():
-        needles = needles_for([known.get(p) for p in group])
+        needles = needles_for([_summary_of(known, p) for p in group])
         index = build_index(root, known=known, store=store, needles=needles, viewed=group, digests=digests)
         for path in group:
             views[path] = index.view_for(path) if index is not None else None
     return views
+
+
+def _summary_of(known: dict, path: str) -> ModuleSummary | None:
+    from memlint.project.summary import ModuleSummary
+
+    found = known.get(path)
+    if isinstance(found, dict):
+        found = known[path] = ModuleSummary.from_json(found)
+    return found
 
 
 def _execute(
