@@ -5,6 +5,7 @@
     python bench/cross_module.py --json out.json
     python bench/cross_module.py --mirror /work/.mirror   # recreate missing trees from git mirrors
     python bench/cross_module.py --fetch            # recreate missing trees with git over the network
+    python bench/cross_module.py --batch unseen --fetch   # the second, unseen batch (its own labels and trees)
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -57,6 +58,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -72,6 +74,32 @@ from recall_real import Hit, parse_lines  # noqa: E402
 
 HERE = BENCH / "cross_module"
 TREES = BENCH / ".corpora" / "cross_module"
+
+# Each batch keeps its own labels, verdicts and trees, so a batch added later
+# never moves the figures of an earlier one. "first": the 19 projects the
+# yardstick was built on; "unseen": 26 projects labelled later, never looked at
+# while memlint's project stage was written (the check of issue 29's "unseen
+# whole repositories" line).
+BATCHES = {
+    "first": (HERE / "manifest.tsv", HERE / "reviewed_after.tsv", TREES),
+    "unseen": (
+        HERE / "manifest_unseen.tsv",
+        HERE / "reviewed_after_unseen.tsv",
+        BENCH / ".corpora" / "cross_module_unseen",
+    ),
+}
+
+
+def batch_paths(batch: str, manifest: str | None, review: str | None, trees: str | None) -> tuple[Path, Path, Path]:
+    """The batch's manifest, verdicts and tree folder; an explicit path wins over the batch's."""
+    default_manifest, default_review, default_trees = BATCHES[batch]
+    return (
+        Path(manifest) if manifest else default_manifest,
+        Path(review) if review else default_review,
+        Path(trees) if trees else default_trees,
+    )
+
+
 WINDOW = 3
 HEADER = ("repo", "commit", "path", "line", "codes", "label", "cross_module", "why")
 REVIEW_COLUMNS = ("repo", "path", "line", "code", "verdict")
@@ -340,7 +368,32 @@ def memlint_command() -> list[str]:
     return [sys.executable, "-m", "memlint"]
 
 
-def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tuple[list[Hit], str | None]:
+_SYNTAX_ERROR = re.compile(r"^memlint: error: (?P<path>.+?): syntax error at \d+:\d+")
+_NOT_CHECKED = re.compile(r"^\d+ files? could not be checked")
+
+
+def unparsable_files(stderr: str) -> list[str] | None:
+    """The files memlint could not parse, when that is all its errors say; else None.
+
+    A real project may hold a file that does not parse (a Python 2 leftover, a
+    half-edited script): memlint still checks every other file and prints their
+    findings, but exits 1 even with --exit-zero. Those findings are the
+    project's, so the tree counts as analysed and the skipped files are named.
+    """
+    files = []
+    for line in stderr.splitlines():
+        line = line.strip()
+        if not line or _NOT_CHECKED.match(line):
+            continue
+        match = _SYNTAX_ERROR.match(line)
+        if match is None:
+            return None
+        files.append(match["path"])
+    return files or None
+
+
+def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tuple[list[Hit], str | None, list[str]]:
+    """The findings on one tree; what went wrong, if the tree could not be analysed; the files memlint could not parse."""
     command = memlint_command() + ["check", "--output-format", "json", "--no-cache", "--exit-zero", "--quiet"]
     if select:
         command += ["--select", select]
@@ -348,12 +401,13 @@ def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tu
         command += ["--jobs", str(jobs)]
     command.append(str(tree))
     done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        return [], f"{repo}: memlint exited {done.returncode}: {done.stderr.strip()[-300:]}"
+    skipped = unparsable_files(done.stderr) if done.returncode != 0 else []
+    if skipped is None:
+        return [], f"{repo}: memlint exited {done.returncode}: {done.stderr.strip()[-300:]}", []
     try:
         findings = json.loads(done.stdout or "[]")
     except json.JSONDecodeError as exc:
-        return [], f"{repo}: memlint's JSON did not parse ({exc})"
+        return [], f"{repo}: memlint's JSON did not parse ({exc})", []
     root = tree.resolve()
     hits = []
     for f in findings:
@@ -363,7 +417,7 @@ def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tu
         except ValueError:
             rel = path.as_posix()
         hits.append(Hit(repo, rel, int(f["location"]["row"]), f["code"], f["message"]))
-    return hits, None
+    return hits, None, skipped
 
 
 # -- scoring -----------------------------------------------------------------
@@ -499,34 +553,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fetch", action="store_true", help="recreate missing trees with git fetch from github.com")
     parser.add_argument("--jobs", type=int, help="memlint worker processes per project (default: memlint's)")
     parser.add_argument("--repo", help="score only repositories whose name contains this")
-    parser.add_argument("--manifest", default=str(HERE / "manifest.tsv"), help=argparse.SUPPRESS)
-    parser.add_argument("--review", default=str(HERE / "reviewed_after.tsv"), help=argparse.SUPPRESS)
-    parser.add_argument("--trees", default=str(TREES), help="where the exported projects live")
+    parser.add_argument(
+        "--batch", choices=sorted(BATCHES), default="first", help="which labelled batch to score (default: first)"
+    )
+    parser.add_argument("--manifest", help=argparse.SUPPRESS)
+    parser.add_argument("--review", help=argparse.SUPPRESS)
+    parser.add_argument("--trees", help="where the exported projects live (default: the batch's folder)")
     args = parser.parse_args(argv)
+    manifest, review, trees = batch_paths(args.batch, args.manifest, args.review, args.trees)
 
-    instances = load_manifest(Path(args.manifest))
+    instances = load_manifest(manifest)
     if args.repo:
         instances = [i for i in instances if args.repo in i.repo]
     if not instances:
         print("no instances to score", file=sys.stderr)
         return 1
     wanted = projects(instances)
-    ready, problems = prepare_trees(wanted, Path(args.trees), Path(args.mirror) if args.mirror else None, args.fetch)
+    ready, problems = prepare_trees(wanted, trees, Path(args.mirror) if args.mirror else None, args.fetch)
     problems += check_paths(instances, ready)
 
     select = ",".join(c.strip().upper() for c in args.select.split(",")) if args.select else None
     hits: list[Hit] = []
+    notes: list[str] = []
     for repo, tree in sorted(ready.items()):
-        found, error = lint_tree(repo, tree, select, args.jobs)
+        found, error, skipped = lint_tree(repo, tree, select, args.jobs)
         hits += found
+        notes += [f"{repo}: memlint could not parse {path} (the rest of the tree is checked)" for path in skipped]
         if error:
             problems.append(f"not analysed: {error}")
             ready.pop(repo)
     usable = [i for i in instances if i.repo in ready]
-    result = score(usable, hits, load_review(Path(args.review)))
+    result = score(usable, hits, load_review(review))
     rows = table(usable, result)
 
     for line in problems:
+        print(line)
+    for line in notes:
         print(line)
     pos = [i for i in usable if i.label == "pos"]
     print(
@@ -567,6 +629,7 @@ def main(argv: list[str] | None = None) -> int:
             "unlabelled": [asdict(h) for h in result.unlabelled],
             "labelled_after": [{"finding": asdict(h), "verdict": asdict(v)} for h, v in result.after],
             "problems": problems,
+            "notes": notes,
         }
         Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return 1 if problems else 0

@@ -12,6 +12,17 @@ on a shared machine. A parse timed once after the edits is printed beside it
 for comparison (on a loaded machine it can differ from the edits' by 2x).
 
 Run: .venv/bin/python bench/server_latency.py [--edits N] [--json]
+
+With ``--project TREE`` it times the workspace's project instead: TREE (a
+released package, e.g. /work/corpora/timm) is copied to a temporary folder
+with a project marker, the multi-module fixture (fixtures/projects/
+split_training) is put inside it, and the server opens the fixture's
+train.py and utils.py. Timed: opening both (the index of the whole tree is
+built), a keystroke in train.py (change -> its diagnostics), and wrapping
+the call of utils.evaluate in ``torch.no_grad()`` and back (change ->
+utils.py's re-publish; a server that only re-reads the project on save gets
+the file saved and a didSave, and is timed from the save). The server's peak
+RSS (VmHWM) is read at the end.
 """
 
 from __future__ import annotations
@@ -21,8 +32,10 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -176,11 +189,150 @@ async def measure(edits: int) -> dict:
     }
 
 
+FIXTURE = ROOT / "fixtures" / "projects" / "split_training"
+CALL = "        val_loss = evaluate(model, val_loader)\n"
+UNDER_NO_GRAD = "        with torch.no_grad():\n            val_loss = evaluate(model, val_loader)\n"
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+async def measure_project(tree: Path, edits: int) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="memlint-server-bench-"))
+    root = work / tree.name
+    shutil.copytree(tree, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "setup.cfg").write_text("")
+    shutil.copytree(FIXTURE, root / "split_training")
+    (root / "split_training" / "setup.cfg").unlink()  # one project: the tree's
+    files = sum(1 for _ in root.rglob("*.py"))
+    train, utils = root / "split_training" / "train.py", root / "split_training" / "utils.py"
+    client = LanguageClient("server-latency", "1")
+    seen: list[tuple[str, int | None, float, list]] = []
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        seen.append((params.uri, params.version, time.perf_counter(), list(params.diagnostics)))
+
+    async def arrival(uri: str, after: int, version: int | None = None, timeout: float = 120) -> tuple[float, list]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for u, v, at, diagnostics in seen[after:]:
+                if u == uri and (version is None or v == version):
+                    return at, diagnostics
+            await asyncio.sleep(0.002)
+        raise TimeoutError(uri)
+
+    await client.start_io(sys.executable, "-m", "memlint", "server", cwd=str(root))
+    await client.initialize_async(
+        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=root.as_uri())
+    )
+    client.initialized(types.InitializedParams())
+    pid = client._server.pid if client._server else None  # noqa: SLF001
+    texts = {train: train.read_text(), utils: utils.read_text()}
+    start = time.perf_counter()
+    for path in (utils, train):
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=path.as_uri(), language_id="python", version=1, text=texts[path])
+            )
+        )
+    for path in (utils, train):
+        await arrival(path.as_uri(), 0, 1)
+    open_ms = (time.perf_counter() - start) * 1000
+    version = {train: 1, utils: 1}
+
+    async def keystrokes(path: Path, typed: str, choices: list[str]) -> list[float]:
+        """Retype ``typed`` (same width) in ``path``, one edit at a time."""
+        line = next(i for i, ln in enumerate(texts[path].splitlines()) if typed in ln)
+        column = texts[path].splitlines()[line].index(typed)
+        out = []
+        for i in range(edits):
+            version[path] += 1
+            after, sent = len(seen), time.perf_counter()
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=version[path]),
+                    content_changes=[
+                        types.TextDocumentContentChangePartial(
+                            range=types.Range(types.Position(line, column), types.Position(line, column + len(typed))),
+                            text=choices[i % len(choices)],
+                        )
+                    ],
+                )
+            )
+            out.append((await arrival(path.as_uri(), after, version[path]))[0] - sent)
+            await asyncio.sleep(0.05)
+        return out
+
+    # train.py's rules read nothing of the project; utils.py's (MEM201) read its callers.
+    typed_train = await keystrokes(train, "epochs=10", ["epochs=11", "epochs=10"])
+    typed_utils = await keystrokes(utils, "total = 0.0", ["total = 0.5", "total = 0.0"])
+    text = texts[train].replace("epochs=10", "epochs=11" if edits % 2 else "epochs=10")
+    dependant, via_save = [], False
+    for i in range(edits):
+        version[train] += 1
+        text = text.replace(CALL, UNDER_NO_GRAD) if i % 2 == 0 else text.replace(UNDER_NO_GRAD, CALL)
+        after, sent = len(seen), time.perf_counter()
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=train.as_uri(), version=version[train]),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+        try:
+            at, diagnostics = await arrival(utils.as_uri(), after, timeout=3 if not via_save else 0.5)
+        except TimeoutError:  # the edit does not reach the dependant: save it
+            via_save = True
+            train.write_text(text)
+            after, sent = len(seen), time.perf_counter()
+            client.text_document_did_save(
+                types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=train.as_uri()))
+            )
+            at, diagnostics = await arrival(utils.as_uri(), after)
+        codes = [d.code for d in diagnostics]
+        assert codes.count("MEM201") == (0 if i % 2 == 0 else 1), codes
+        dependant.append(at - sent)
+        await asyncio.sleep(0.05)
+    peak = peak_rss_mb(pid) if pid else None
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    shutil.rmtree(work, ignore_errors=True)
+    import memlint
+
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "memlint": str(Path(memlint.__file__).parent),
+        "tree": str(tree),
+        "python_files": files,
+        "edits": edits,
+        "open_two_modules_ms": round(open_ms, 1),
+        "keystroke_train_py_median_ms": round(statistics.median(typed_train) * 1000, 1),
+        "keystroke_utils_py_median_ms": round(statistics.median(typed_utils) * 1000, 1),
+        "keystroke_utils_py_min_max_ms": [round(min(typed_utils) * 1000, 1), round(max(typed_utils) * 1000, 1)],
+        "dependant_republish_after": "save" if via_save else "unsaved edit",
+        "dependant_republish_median_ms": round(statistics.median(dependant) * 1000, 1),
+        "dependant_min_max_ms": [round(min(dependant) * 1000, 1), round(max(dependant) * 1000, 1)],
+        "server_peak_rss_mb": round(peak, 1) if peak is not None else None,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--edits", type=int, default=15)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--project", type=Path, help="time the workspace's project on a copy of this tree")
     args = parser.parse_args()
+    if args.project is not None:
+        print(json.dumps(asyncio.run(measure_project(args.project, args.edits)), indent=2))
+        return 0
     result = asyncio.run(measure(args.edits))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -106,6 +106,18 @@ def _decorator_call(func: cst.BaseExpression, device: str) -> cst.Call:
     return cst.Call(func=func, args=[make_keyword("device_type", _device(device))])
 
 
+def _import_locals(stmts: list[cst.Import | cst.ImportFrom]):
+    """The names these import statements bind."""
+    for stmt in stmts:
+        if isinstance(stmt.names, cst.ImportStar):
+            continue
+        for alias in stmt.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                yield alias.asname.name.value
+            elif isinstance(alias.name, cst.Name):
+                yield alias.name.value
+
+
 def _head(expr: cst.BaseExpression) -> cst.Name | None:
     while isinstance(expr, cst.Attribute):
         expr = expr.value
@@ -134,7 +146,9 @@ class DeprecatedCudaAmp(Rule):
     `torch.cuda.amp.custom_fwd`/`custom_bwd`, `torch.cpu.amp.autocast`,
     `torch.cpu.amp.GradScaler`, whether reached through `torch.cuda.amp.X`,
     `from torch.cuda.amp import X`, `from torch.cuda import amp` or
-    `import torch.cuda.amp as amp`.
+    `import torch.cuda.amp as amp`: at the import and at each use (the
+    call where the warning is raised and the device type goes), whatever
+    the spelling.
 
     ## Why it matters
     Each use emits a `FutureWarning`, and deprecated aliases can be removed
@@ -201,6 +215,11 @@ class DeprecatedCudaAmp(Rule):
     # a bare "amp" would also match every "sample" and "clamp".
     tokens = (".amp", " amp", "(amp", ",amp")
     gate = staticmethod(lambda g: "amp" in g.idents)
+    project_facts = (
+        "Deprecated names that reach the file through `from common import *` of a project module that "
+        "imports them (`from torch.cuda import amp`): each use is reported where it is, with its own fix "
+        '(`torch.amp.autocast("cuda")`), since there is no import here to rewrite.'
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -208,6 +227,12 @@ class DeprecatedCudaAmp(Rule):
         self._tracked: dict[str, str] = {}
         self._refs: dict[str, list[cst.Name]] = {}
         self._imports: list[cst.Import | cst.ImportFrom] = []
+        # Uses already reported: two imports of one name (in two functions)
+        # share its uses, which are reported once.
+        self._reported_sites: set[int] = set()
+        # Names two deprecated imports bind (one per function): the uses of
+        # either are not all one import's, so each use is fixed alone.
+        self._bound_twice: set[str] = set()
 
     def report(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None) -> None:
         """Every finding passes the project's torch range: a project whose
@@ -344,12 +369,34 @@ class DeprecatedCudaAmp(Rule):
 
     # -- imports and their uses, decided once everything is seen ------------
     def leave_Module(self, original_node: cst.Module) -> None:
+        seen: set[str] = set()
+        for local in _import_locals(self._imports):
+            (self._bound_twice if local in seen else seen).add(local)
         for stmt in self._imports:
             if isinstance(stmt, cst.ImportFrom):
                 self._finish_import_from(stmt)
             else:
                 for alias in stmt.names:
                     self._finish_import_alias(alias)
+        self._finish_star_names()
+
+    def _finish_star_names(self) -> None:
+        """Deprecated names that arrive through ``from utils import *`` (a
+        project module that imports ``amp`` from ``torch.cuda``): there is
+        no import here to rewrite, so each use is reported and fixed alone."""
+        project = self.facts.project
+        if project is None or not project.star_bindings:
+            return
+        star = dict(project.star_bindings)
+        imported_here = set(_import_locals(self._imports))
+        for local, target in self._tracked.items():
+            if local in imported_here or star.get(local) != target:
+                continue
+            if target in MODULES:
+                self._report_sites(_Alias(local, target, "module", MODULES[target][1], ""))
+            elif deprecated(target):
+                name, device = deprecated(target)  # type: ignore[misc]
+                self._report_sites(_Alias(local, target, name, device, ""))
 
     def _finish_import_from(self, stmt: cst.ImportFrom) -> None:
         base = dotted_name(stmt.module)  # type: ignore[arg-type]
@@ -375,12 +422,15 @@ class DeprecatedCudaAmp(Rule):
         )
         if fixable:
             new_stmt = stmt.with_changes(module=cst.parse_expression(known[0].new_base))
-            self._report_import(stmt, module, ((stmt, new_stmt),) + tuple(s for a in known for s in a.sites))
+            fix = self._report_import(stmt, module, ((stmt, new_stmt),) + tuple(s for a in known for s in a.sites))
+            for alias in known:
+                self._report_sites(alias, fix)
             return
-        # Modules imported under a name: fix their uses one by one instead.
+        # Fix the uses one by one instead (``torch.amp.X("cuda")``), each
+        # where it is, as the spelled-out ``torch.cuda.amp.X()`` is.
         for alias in known:
-            if alias.name == "module":
-                self._fix_sites_one_by_one(alias)
+            if alias.name == "module" or self.facts.names.bindings.get(alias.local) == alias.qualified:
+                self._report_sites(alias)
         if any(a.name != "module" and a.uses for a in known):
             self._report_import(stmt, module, None)
 
@@ -391,11 +441,14 @@ class DeprecatedCudaAmp(Rule):
         alias = self._collect(node.asname.name.value, qualified, "module", MODULES[qualified][1], "")
         if alias.rewritable and alias.uses:
             new = node.with_changes(name=cst.parse_expression(MODULES[qualified][0]))
-            self._report_import(node, qualified, ((node, new),) + tuple(alias.sites))
+            fix = self._report_import(node, qualified, ((node, new),) + tuple(alias.sites))
+            self._report_sites(alias, fix)
         else:
-            self._fix_sites_one_by_one(alias)
+            self._report_sites(alias)
 
-    def _report_import(self, node: cst.CSTNode, module: str, replacements) -> None:
+    def _report_import(self, node: cst.CSTNode, module: str, replacements) -> Fix | None:
+        """Reports the import; returns its fix (the import and every use, one
+        edit), which each use's finding carries too."""
         fix = None
         if replacements is not None and not self._nested([old for old, _ in replacements[1:]]):
             fix = Fix("Import from `torch.amp` and pass the device type", replacements)
@@ -403,6 +456,7 @@ class DeprecatedCudaAmp(Rule):
             f"the `{module}` API is deprecated since torch {SINCE}: import from `torch.amp` and pass the device type"
         )
         self.report(node, message=message, fix=fix)
+        return fix
 
     def _collect(self, local: str, qualified: str, name: str, device: str, new_base: str) -> _Alias:
         """The uses of an imported name and their rewrites."""
@@ -410,6 +464,8 @@ class DeprecatedCudaAmp(Rule):
         if self.facts.names.bindings.get(local) != qualified:
             alias.rewritable = False  # rebound somewhere: its uses are not all this import
             return alias
+        if local in self._bound_twice:
+            alias.rewritable = False  # its uses are counted, and fixed one by one
         source = self.context.source
         if "__all__" in source and (f'"{local}"' in source or f"'{local}'" in source):
             alias.rewritable = False  # re-exported: other modules call it the old way
@@ -442,20 +498,35 @@ class DeprecatedCudaAmp(Rule):
         else:
             alias.rewritable = False
 
-    def _fix_sites_one_by_one(self, alias: _Alias) -> None:
+    def _report_sites(self, alias: _Alias, whole: Fix | None = None) -> None:
+        """A finding at each call (or decorator) of an imported deprecated
+        name, as the spelled-out ``torch.cuda.amp.autocast()`` gets: it is
+        where the FutureWarning comes from and where the device type goes.
+        ``whole``: the import's fix (import and uses in one edit), carried by
+        each use; without it each use gets its own ``torch.amp.X("cuda")``."""
         for ref in self._refs.get(alias.local, []):
-            parent = self.parent(ref)
-            if not (isinstance(parent, cst.Attribute) and parent.value is ref):
-                continue
-            qualified = self.facts.names.qualified_name(parent)
+            expr: cst.BaseExpression = ref
+            if alias.name == "module":
+                parent = self.parent(ref)
+                if not (isinstance(parent, cst.Attribute) and parent.value is ref):
+                    continue
+                expr = parent
+            qualified = self.facts.names.qualified_name(expr)
             found = deprecated(qualified)
-            site = self.parent(parent)
+            site = self.parent(expr)
             if found is None:
                 continue
-            if isinstance(site, cst.Call) and site.func is parent:
-                self.report(site, message=self._site_message(qualified, *found), fix=self._site_fix(site, *found))
+            if isinstance(site, cst.Call) and site.func is expr:
+                node: cst.CSTNode = site
             elif isinstance(site, cst.Decorator) and found[0] in DECORATORS:
-                self.report(parent, message=self._site_message(qualified, *found), fix=self._site_fix(parent, *found))
+                node = expr
+            else:
+                continue
+            if id(node) in self._reported_sites:
+                continue
+            self._reported_sites.add(id(node))
+            fix = whole if whole is not None else self._site_fix(node, *found)
+            self.report(node, message=self._site_message(qualified, *found), fix=fix)
 
     def _in_annotation(self, node: cst.CSTNode) -> bool:
         parent = self.parent(node)
@@ -611,6 +682,7 @@ def train(model, loader, optimizer, device):
         scaler.step(optimizer)
         scaler.update()
 """,
+            count=3,
         ),
         Invalid(
             """\
@@ -639,6 +711,7 @@ for x, y in loader:
     scaler.step(optimizer)
     scaler.update()
 """,
+            count=3,
         ),
         Invalid(
             """\
@@ -685,6 +758,7 @@ scaler = amp.GradScaler(
 def forward(model, x):
     return model(x)
 """,
+            count=3,
         ),
         Invalid(
             """\
@@ -721,6 +795,7 @@ class ScaledMatmul(torch.autograd.Function):
         a, b = ctx.saved_tensors
         return grad @ b.t(), a.t() @ grad
 """,
+            count=3,
         ),
         Invalid(
             """\
@@ -793,6 +868,7 @@ def train(model, loader, scaler: Scaler):
 
 train(model, loader, Scaler("cuda", enabled=use_amp))
 """,
+            count=3,
         ),
         Invalid(
             """\
@@ -802,5 +878,42 @@ ctx = autocast if use_amp else contextlib.nullcontext
 with autocast(enabled=use_amp):
     loss = model(x)
 """,
+            """\
+import contextlib
+from torch.cuda.amp import autocast
+import torch
+ctx = autocast if use_amp else contextlib.nullcontext
+with torch.amp.autocast("cuda", enabled=use_amp):
+    loss = model(x)
+""",
+            count=2,
+        ),
+        Invalid(
+            """\
+def evaluate(model, x):
+    from torch.cuda.amp import autocast
+    with autocast():
+        return model(x)
+
+
+def predict(model, x):
+    from torch.cuda.amp import autocast
+    with autocast():
+        return model(x)
+""",
+            """\
+import torch
+def evaluate(model, x):
+    from torch.cuda.amp import autocast
+    with torch.amp.autocast("cuda"):
+        return model(x)
+
+
+def predict(model, x):
+    from torch.cuda.amp import autocast
+    with torch.amp.autocast("cuda"):
+        return model(x)
+""",
+            count=4,
         ),
     ]

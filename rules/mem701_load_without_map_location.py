@@ -103,6 +103,11 @@ class LoadWithoutMapLocation(Rule):
     )
     fix_safety = Safety.SAFE
     reads_project = True  # a model class of another module that moves nothing builds on the CPU
+    project_facts = (
+        "Which model classes imported from other modules of the project move nothing to a device (no "
+        "`.to(`/`.cuda(` in their code): a model built from one is on the CPU at the load, and the load is "
+        "not reported."
+    )
     tokens = ("load_state_dict", "set_peft_model_state_dict")
     # Every report is of a load _is_load_without_map_location accepts, found
     # from a ``.load_state_dict(...)`` call (_state_dict_arg) or feeding one,

@@ -17,6 +17,9 @@ _FACTORIES = frozenset(
     {"tensor", "ones", "zeros", "full", "eye", "arange", "linspace", "as_tensor", "Tensor", "FloatTensor", "LongTensor"}
 )
 _SHAPING = frozenset({"view", "reshape", "float", "long", "unsqueeze", "expand", "double", "half", "t"})
+_BROADCASTS = frozenset({"expand", "expand_as"})  # the per-call path: a view over the constant
+_SIZES = frozenset({"size", "numel", "dim"})
+_PER_CALL_METHODS = frozenset({"forward", "__call__", "__init__"})
 
 
 def _literal(expr: cst.BaseExpression, names, constants: frozenset[str] = frozenset()) -> bool:
@@ -252,7 +255,11 @@ class LoopInvariantDeviceMove(Rule):
     ## What it does
     Flags `model.to(device)` / `model.cuda()` (or a criterion) inside the
     batch loop, and constant tensors built and moved to the GPU on every
-    batch (`torch.tensor([0.485, 0.456, 0.406]).cuda()`).
+    batch (`torch.tensor([0.485, 0.456, 0.406]).cuda()`). Across modules,
+    also a constant built and moved in the `forward` of a class that another
+    module of the project builds where it trains (a loss called once per
+    batch), or in the `__init__` of a class another module builds inside its
+    training loop.
 
     ## Why it matters
     The model does not move between batches: after the first iteration the
@@ -297,6 +304,13 @@ class LoopInvariantDeviceMove(Rule):
     name = "loop-invariant-device-move"
     message = "loop-invariant device move inside the batch loop: move once, before the loop"
     fix_safety = Safety.NONE
+    reads_project = True  # classes other modules call or build once per batch
+    project_facts = (
+        "Which classes of this module other modules of the project run once per batch: a class built by a "
+        "module whose loop backpropagates (its `forward` runs once per batch) or built inside such a loop "
+        "(its `__init__` runs once per batch). A constant built and moved there is reported, and the message "
+        'names the module that builds the object ("train.py:65 builds the object where it trains").'
+    )
     tokens = (".to(", ".cuda(")
     gate = staticmethod(
         lambda g: (
@@ -304,6 +318,9 @@ class LoopInvariantDeviceMove(Rule):
             and bool(g.called & {"to", "cuda"})
             and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
             and g.loop_sites.moves
+            or bool(g.called & {"to", "cuda"})
+            and bool(g.def_names & _PER_CALL_METHODS)
+            and g.constant_move_in_method
         )
     )
 
@@ -313,6 +330,7 @@ class LoopInvariantDeviceMove(Rule):
             return
         loop = self._enclosing_loop(node)
         if loop is None:
+            self._per_call(node)
             return
         recv = func.value
         kind = self.facts.objects.kind_of(recv, node)
@@ -434,6 +452,133 @@ class LoopInvariantDeviceMove(Rule):
             elif len(values) == 1 and values[0] is not None and _literal(values[0], self.facts.names):
                 found.add(name)
         return frozenset(found)
+
+    # -- a method another module runs once per batch (the project) ----------
+    def _per_call(self, move: cst.Call) -> None:
+        """``MultiBoxLoss.forward`` builds ``torch.LongTensor(range(n))`` and
+        moves it on every call, and ``train.py`` builds the loss where it
+        trains: a copy to the device per batch. Or ``__init__`` moves a
+        literal kernel and another module builds the object inside its
+        training loop. Only unconditional moves in the method's own body."""
+        project = self.facts.project
+        if project is None or not (project.called_per_batch or project.built_per_batch):
+            return
+        method = self._method_of(move)
+        if method is None:
+            return
+        fn, cls = method
+        per_batch = project.built_per_batch if fn.name.value == "__init__" else project.called_per_batch
+        where = next((w for c, w in per_batch if c == cls.name.value), None)
+        if where is None:
+            return
+        recv = move.func.value  # type: ignore[attr-defined]
+        if not self._invariant_tensor(recv, fn, cls):
+            return
+        name = f"{cls.name.value}.{fn.name.value}"
+        if fn.name.value == "__init__":
+            why = (
+                f"`{name}` builds a constant tensor and copies it to the device, and {where} builds"
+                f" a `{cls.name.value}` on every batch: build the object once, before the loop"
+            )
+        else:
+            why = (
+                f"`{name}` builds a constant tensor and copies it to the device on every call, once per batch"
+                f" ({where} builds the object where it trains): build it once, as a buffer in `__init__`"
+            )
+        self.report(move, message=why)
+
+    def _method_of(self, node: cst.CSTNode) -> tuple[cst.FunctionDef, cst.ClassDef] | None:
+        """The ``forward``/``__call__``/``__init__`` of a module-level class
+        whose own body runs ``node`` on every call: through statements and
+        ``with`` blocks only (an ``if``, a loop or a ``try`` may pick calls:
+        ``if self.cache is None:``)."""
+        cur = self.parent(node)
+        while cur is not None and not isinstance(cur, cst.FunctionDef):
+            if isinstance(cur, (cst.If, cst.IfExp, cst.For, cst.While, cst.Try, cst.Lambda, cst.ClassDef)):
+                return None
+            if isinstance(cur, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp, cst.BooleanOperation)):
+                return None
+            cur = self.parent(cur)
+        if cur is None or cur.name.value not in _PER_CALL_METHODS:
+            return None
+        block = self.parent(cur)
+        cls = self.parent(block) if block is not None else None
+        if not isinstance(cls, cst.ClassDef) or not isinstance(self.parent(cls), cst.Module):
+            return None
+        return cur, cls
+
+    def _invariant_tensor(self, recv: cst.BaseExpression, fn: cst.FunctionDef, cls: cst.ClassDef) -> bool:
+        """A ``torch`` factory over values fixed across calls, through shaping
+        and broadcasting methods (``.unsqueeze(0).expand_as(x)``: the data is
+        the constant, only its view follows the batch)."""
+        names = self.facts.names
+        while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute):
+            attr = recv.func.attr.value
+            if attr in _BROADCASTS:
+                pass
+            elif attr not in _SHAPING or not all(self._fixed(a.value, fn, 0) for a in recv.args):
+                break
+            recv = recv.func.value
+        if not isinstance(recv, cst.Call):
+            return False
+        head, _, last = (names.call_name(recv) or "").rpartition(".")
+        if head != "torch" or last not in _FACTORIES or not recv.args:
+            return False
+        return all(self._fixed(a.value, fn, 0) for a in recv.args if a.keyword is None or a.keyword.value != "device")
+
+    def _fixed(self, expr: cst.BaseExpression, fn: cst.FunctionDef, depth: int) -> bool:
+        """The same value on every call of ``fn``: literals and module
+        constants; in a ``forward``, also attributes only ``__init__`` sets
+        (``self.priors``, ``self.priors.size(0)``, ``len(self.priors)``),
+        ``range`` of such, and local names bound once to such."""
+        names = self.facts.names
+        if depth > 4:
+            return False
+        if _literal(expr, names, self._constants_in(expr)):
+            return True
+        if fn.name.value == "__init__":
+            return False  # its parameters differ between constructions
+        nxt = depth + 1
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("range", "len"):
+            return bool(expr.args) and all(self._fixed(a.value, fn, nxt) for a in expr.args)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SIZES:
+            return self._init_attribute(expr.func.value) and all(_literal(a.value, names) for a in expr.args)
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
+            return self._init_attribute(expr.value)
+        if isinstance(expr, cst.Subscript):
+            return self._fixed(expr.value, fn, nxt) and all(
+                isinstance(el.slice, cst.Index) and _literal(el.slice.value, names) for el in expr.slice
+            )
+        if isinstance(expr, cst.BinaryOperation):
+            return self._fixed(expr.left, fn, nxt) and self._fixed(expr.right, fn, nxt)
+        if isinstance(expr, cst.Name):
+            values = self.facts.bindings.values_in(expr.value, fn)
+            return len(values) == 1 and values[0] is not None and self._fixed(values[0], fn, nxt)
+        return self._init_attribute(expr)
+
+    def _init_attribute(self, expr: cst.BaseExpression) -> bool:
+        """``self.x`` assigned in this module only by ``__init__`` methods."""
+        key = dotted_name(expr)
+        if key is None or not key.startswith("self.") or key.count(".") != 1:
+            return False
+        values = self.facts.bindings.values(key)
+        if not values:
+            return False
+        inits = [v for f in self._inits() for v in self.facts.bindings.values_in(key, f)]
+        return len(inits) == len(values)
+
+    def _inits(self) -> list[cst.FunctionDef]:
+        found = self.__dict__.get("_init_methods")
+        if found is None:
+            found = [
+                stmt
+                for cls in self.context.module.body
+                if isinstance(cls, cst.ClassDef)
+                for stmt in cls.body.body
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__"
+            ]
+            self.__dict__["_init_methods"] = found
+        return found
 
     valid = [
         Valid(

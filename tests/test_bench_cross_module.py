@@ -233,3 +233,62 @@ def test_main_runs_the_cli_on_each_tree(tmp_path):
     assert payload["projects"] == {"o/r": COMMIT}
     shutil.rmtree(tree)
     assert cm.main(argv) == 1  # a missing project is reported, not scored
+
+
+def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
+    first = cm.batch_paths("first", None, None, None)
+    unseen = cm.batch_paths("unseen", None, None, None)
+    assert first == (cm.HERE / "manifest.tsv", cm.HERE / "reviewed_after.tsv", cm.TREES)
+    assert unseen[0].name == "manifest_unseen.tsv" and unseen[1].name == "reviewed_after_unseen.tsv"
+    assert unseen[2] != first[2]  # a tree of one batch never shadows the other's
+    mine = tmp_path / "m.tsv"
+    assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
+
+
+def _repos_in(path):
+    with open(path, encoding="utf-8") as fh:
+        lines = [line for line in fh if not line.startswith("#")]
+    header = lines[0].rstrip("\n").split("\t")
+    column = header.index("repo")
+    return {line.split("\t")[column] for line in lines[1:] if line.strip()}
+
+
+def test_unseen_batch_holds_only_projects_no_other_manifest_has():
+    bench = cm.BENCH
+    unseen = cm.load_manifest(cm.BATCHES["unseen"][0])
+    repos = {i.repo for i in unseen}
+    earlier = _repos_in(cm.BATCHES["first"][0]) | _repos_in(bench / "research" / "repos.tsv")
+    for manifest in sorted((bench / "recall_real").glob("manifest_*.tsv")):
+        earlier |= _repos_in(manifest)
+    assert not repos & earlier
+    # the size issue 29 asks of a yardstick batch
+    pos = [i for i in unseen if i.label == "pos"]
+    assert len(repos) >= 12
+    assert len(pos) >= 40 and len(unseen) - len(pos) >= 40
+    assert sum(i.cross for i in pos) >= 12
+    assert len({(i.repo, i.commit) for i in unseen}) == len(repos)  # one pinned commit per project
+
+
+def test_a_file_that_does_not_parse_leaves_the_rest_of_the_tree_scored(tmp_path, capsys):
+    # Real projects ship such files (p-christ's results/HRL_Taxi_Experiments.py):
+    # memlint skips it and exits 1, but its findings on the other files stand.
+    tree = tmp_path / "trees" / "o__r"
+    tree.mkdir(parents=True)
+    (tree / "train.py").write_text(TRAIN)
+    (tree / "metrics.py").write_text(METRICS)
+    (tree / "broken.py").write_text("import torch\nconfig = {\n    'a': {\n")
+    manifest = write_manifest(tmp_path, [f"o/r\t{COMMIT}\ttrain.py\t14\tMEM101\tpos\tno\tloss summed with its history"])
+    out = tmp_path / "out.json"
+    argv = ["--manifest", str(manifest), "--trees", str(tmp_path / "trees"), "--review", str(tmp_path / "none.tsv")]
+    assert cm.main([*argv, "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert {r["row"]: r for r in payload["table"]}["overall"]["found"] == 1
+    assert [n for n in payload["notes"] if "broken.py" in n]
+    assert "broken.py" in capsys.readouterr().out
+
+
+def test_only_syntax_errors_count_as_a_partly_checked_tree():
+    stderr = "memlint: error: /t/a.py: syntax error at 3:9: '{' was never closed\n1 file could not be checked (see the errors above).\n"
+    assert cm.unparsable_files(stderr) == ["/t/a.py"]
+    assert cm.unparsable_files("memlint: error: no such option --frob\n") is None
+    assert cm.unparsable_files("") is None

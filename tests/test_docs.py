@@ -133,6 +133,20 @@ def test_rule_page_holds_what_the_rule_class_holds(rule):
     assert f"**{rule.fix_safety.value}**" in page
 
 
+def test_a_rule_that_reads_the_project_says_what_on_its_page():
+    """A rule whose findings depend on other modules (``reads_project``) names
+    those facts, and its page shows them under "Facts from other modules"."""
+    from memlint.rule.registry import all_rules
+
+    for rule in all_rules():
+        page = rule_pages.render_rule_page(rule)
+        assert "## Facts from other modules" in page
+        if rule.reads_project:
+            assert rule.project_facts, f"{rule.code} reads the project but its page does not say what"
+        if rule.project_facts:
+            assert rule.project_facts in page
+
+
 def test_sarif_help_uri_and_server_links_lead_to_rule_pages(site, site_links):
     log = json.loads(sarif.render([], root=str(ROOT)))
     driver = log["runs"][0]["tool"]["driver"]

@@ -484,3 +484,119 @@ def test_a_model_class_of_another_module_that_moves_nothing_is_built_on_the_cpu(
     found = [(name, line, code) for name, line, code, _ in _cli(".", cwd=tmp_path)]
     assert found == [("predict.py", 10, "MEM701")]  # GpuNet moves itself: its load doubles on the GPU
     assert [(n, line, c) for n, line, c, _ in _cli("predict.py", cwd=tmp_path)] == found
+
+
+def test_deprecated_amp_names_from_a_star_import_are_reported_where_used(tmp_path):
+    """MEM501 on names that arrive through ``from common import *``: no
+    import here to rewrite, so each use is reported and fixed alone; the
+    module that imports them reports its import."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\ndependencies = ['torch>=2.4']\n",
+            "common.py": """
+                import torch
+                from torch.cuda import amp
+                from torch.cuda.amp import GradScaler
+            """,
+            "train.py": """
+                from common import *
+                scaler = GradScaler()
+                for x, y in loader:
+                    with amp.autocast():
+                        loss = model(x)
+                    scaler.scale(loss).backward()
+            """,
+        },
+    )
+    found = [(name, line, code) for name, line, code, _ in _cli("--select", "MEM501", ".", cwd=tmp_path)]
+    assert found == [("train.py", 3, "MEM501"), ("train.py", 5, "MEM501")]  # common.py constructs nothing
+    assert [(n, line, c) for n, line, c, _ in _cli("--select", "MEM501", "train.py", cwd=tmp_path)] == found
+    out = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--select", "MEM501", "--fix", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    fixed = (tmp_path / "train.py").read_text()
+    assert 'scaler = torch.amp.GradScaler("cuda")' in fixed
+    assert 'with torch.amp.autocast("cuda"):' in fixed
+    assert "Fixed 2 findings" in out.stdout
+    assert _cli("--select", "MEM501", ".", cwd=tmp_path) == []  # idempotent: nothing left
+
+
+def test_a_constant_moved_per_call_in_a_class_another_module_runs_per_batch(tmp_path):
+    """MEM703 across modules: the loss's forward builds a constant and moves
+    it on every call, and train.py builds the loss where it trains (its
+    forward runs once per batch); a kernel moved in ``__init__`` of a class
+    that train.py builds inside its batch loop. The look-alikes stay silent:
+    a shape read from the input, a lazily cached buffer, an attribute set
+    again outside ``__init__``, a class only a script without training
+    builds, and one built once per epoch (outside the batch loop)."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "losses.py": """
+                import torch
+                import torch.nn as nn
+                class BoxLoss(nn.Module):
+                    def __init__(self, priors):
+                        super().__init__()
+                        self.priors = priors
+                        self.scale = None
+                    def forward(self, scores, device):
+                        n = self.priors.size(0)
+                        ranks = torch.LongTensor(range(n)).unsqueeze(0).expand_as(scores).to(device)
+                        pos = torch.arange(scores.size(1)).to(device)
+                        if self.scale is None:
+                            self.scale = torch.tensor([0.1, 0.2]).to(device)
+                        return (scores * ranks * pos).sum()
+                class Blur:
+                    def __init__(self):
+                        self.kernel = torch.tensor([[1.0, 2.0, 1.0]]).cuda()
+                class Shifted(nn.Module):
+                    def __init__(self, width):
+                        super().__init__()
+                        self.width = width
+                    def forward(self, x):
+                        return x + torch.arange(self.width).cuda()
+                    def grow(self):
+                        self.width += 1
+                class Probe(nn.Module):
+                    def forward(self, x):
+                        return x + torch.tensor([1.0, 2.0]).cuda()
+                class Smooth:
+                    def __init__(self):
+                        self.kernel = torch.tensor([0.25, 0.5, 0.25]).cuda()
+            """,
+            "train.py": """
+                import torch
+                from losses import BoxLoss, Blur, Shifted, Smooth
+                def main(model, loader, opt, priors, epochs):
+                    criterion = BoxLoss(priors)
+                    shift = Shifted(4)
+                    for epoch in range(epochs):
+                        smooth = Smooth()
+                        for x, y in loader:
+                            blur = Blur()
+                            loss = criterion(model(shift(smooth(x))), "cuda")
+                            opt.zero_grad()
+                            loss.backward()
+                            opt.step()
+            """,
+            "export.py": """
+                import torch
+                from losses import Probe
+                probe = Probe()
+                torch.onnx.export(probe, torch.zeros(2), "probe.onnx")
+            """,
+        },
+    )
+    found = [(name, line, code) for name, line, code, _ in _cli("--select", "MEM703", ".", cwd=tmp_path)]
+    assert found == [("losses.py", 11, "MEM703"), ("losses.py", 18, "MEM703")]
+    messages = [m for _, _, _, m in _cli("--select", "MEM703", "losses.py", cwd=tmp_path)]
+    assert "train.py:5 builds the object where it trains" in messages[0]
+    assert "train.py:10 builds a `Blur` on every batch" in messages[1]  # Smooth: once per epoch
+    alone = [(f.code, f.line) for f in _lint(tmp_path / "losses.py", project=False)]
+    assert ("MEM703", 11) not in alone and ("MEM703", 18) not in alone  # the evidence is in train.py

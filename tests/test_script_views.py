@@ -131,7 +131,7 @@ def test_mixed_indent_script_gets_its_findings_at_its_own_columns(tmp_path, run_
     proc = run_memlint("check", "--no-cache", "--output-format", "json", "train.py")
     got = [(i["code"], i["location"]["row"], i["location"]["column"]) for i in json.loads(proc.stdout)]
     # 1-based columns of the file itself: "\t    torch" -> column 6.
-    assert got == [("MEM501", 2, 1), ("MEM304", 9, 6), ("MEM702", 11, 6)], got
+    assert got == [("MEM501", 2, 1), ("MEM501", 6, 11), ("MEM304", 9, 6), ("MEM702", 11, 6)], got
     assert "error" not in proc.stderr
     (note,) = notes(proc.stderr)
     assert "tabs" in note
@@ -142,7 +142,7 @@ def test_mixed_indent_fixes_keep_the_files_tabs_and_it_compiles(tmp_path, run_me
     diff = run_memlint("check", "--no-cache", "--diff", "train.py")
     assert "-\t    torch.cuda.empty_cache()" in diff.stdout, diff.stdout + diff.stderr
     proc = run_memlint("check", "--no-cache", "--fix", "train.py")
-    assert "Fixed 2 findings." in proc.stdout, proc.stdout + proc.stderr
+    assert "Fixed 3 findings." in proc.stdout, proc.stdout + proc.stderr
     fixed = path.read_text()
     compile(fixed, "train.py", "exec")
     # The import and the autocast call rewritten (the latter inside the

@@ -255,7 +255,8 @@ def _lint(source, code, torch: TorchRange | None):
 def test_mem501_on_torch_1_8_reports_without_a_fix_and_autocast_alone_keeps_it():
     at_least_18 = range_of_requirement("torch>=1.8", "requirements.txt:1")
     findings = _lint(AMP, "MEM501", at_least_18)
-    assert [f.fix for f in findings] == [None]
+    # The import and its two uses (lines 2, 4, 6), each without the fix.
+    assert [(f.line, f.fix) for f in findings] == [(2, None), (4, None), (6, None)]
     assert "torch.amp.GradScaler` needs torch 2.3" in findings[0].message
     assert fix_text(AMP, "train.py", [rule_by_code("MEM501")], torch=at_least_18).text == AMP
     # autocast alone needs 1.10: a project on 1.10 gets the fix.
@@ -297,12 +298,12 @@ def test_cli_setting_overrides_and_the_cache_follows_the_requirements(tmp_path, 
     project(tmp_path, {"requirements.txt": "torch>=2.4\n"})
     check = ("check", "--select", "MEM501", "--output-format", "json", "pkg/train.py")
     fixable = json.loads(run_memlint(*check).stdout)
-    assert [f["fix"] is not None for f in fixable] == [True]
+    assert [f["fix"] is not None for f in fixable] == [True, True, True]  # the import and its two uses
     (tmp_path / "requirements.txt").write_text("torch>=1.8\n")
     withheld = json.loads(run_memlint(*check).stdout)  # cached run: the key holds the range
-    assert [f["fix"] for f in withheld] == [None]
+    assert [f["fix"] for f in withheld] == [None, None, None]
     (tmp_path / "pyproject.toml").write_text('[tool.memlint]\ntorch-version = "2.3"\n')
-    assert [f["fix"] is not None for f in json.loads(run_memlint(*check).stdout)] == [True]
+    assert [f["fix"] is not None for f in json.loads(run_memlint(*check).stdout)] == [True, True, True]
 
 
 def test_cli_show_settings_names_the_floor_and_its_source(tmp_path, run_memlint):

@@ -219,7 +219,14 @@ def fix_text(
         tail = analysed[len(source) :]
         if must_compile is None:
             must_compile = _compiles(analysed)
+        # Findings that carry one shared fix (MEM501: an import and each of
+        # its uses, rewritten in one edit) ride with the first one chosen:
+        # the edit is rendered once and counts for all of them.
+        riders: dict[int, list[Finding]] = {}
         for finding in candidates:
+            if id(finding.fix) in riders:
+                riders[id(finding.fix)].append(finding)
+                continue
             try:
                 edit = text_edit(source, render_fix(module, finding.fix))  # type: ignore[arg-type]
             except Exception:
@@ -231,6 +238,7 @@ def fix_text(
             if any(_overlaps(edit, other) for other, _ in chosen):
                 continue  # next round
             chosen.append((edit, finding))
+            riders[id(finding.fix)] = []
         if not chosen:
             return _finish(result, view, unmapped)
         new_text = apply_edits(source, [e for e, _ in chosen])
@@ -260,7 +268,8 @@ def fix_text(
                 continue
             chosen = chosen[:1]
         result.text = new_text
-        result.applied.extend(_at_file_position(f, view) for _, f in chosen)
+        for _, f in chosen:
+            result.applied.extend(_at_file_position(g, view) for g in (f, *riders[id(f.fix)]))
     # Bounded: report what is left after the last round.
     view = view_of(result.text) if view_of is not None else None
     analysed = view.text if view is not None else result.text

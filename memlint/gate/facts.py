@@ -37,6 +37,7 @@ from memlint.gate.inplace import (
     compute_saved_output_written_in_training,
 )
 from memlint.gate.loops import LoopSites, loop_sites
+from memlint.gate.moves import constant_move_in_method
 from memlint.gate.syntax import (
     BACKWARD,
     LEAF_MARKS,
@@ -188,6 +189,7 @@ class GateFacts:
         self._carries_state: bool | None = None
         self._names_loader: bool | None = None
         self._loop_sites: LoopSites | None = None
+        self._constant_move: bool | None = None
         self._walk(tree)
 
     # -- what the rules ask ------------------------------------------------
@@ -244,6 +246,14 @@ class GateFacts:
         """Code that runs once per batch may exist: a loop with batch
         evidence, or a per-batch framework hook."""
         return self.batch_evidence and (self.loops or self.step_hooks)
+
+    @property
+    def constant_move_in_method(self) -> bool:
+        """A ``.to(``/``.cuda(`` of a ``torch`` factory call in a ``forward``,
+        ``__call__`` or ``__init__`` (MEM703's per-call path, gate/moves.py)."""
+        if self._constant_move is None:
+            self._constant_move = constant_move_in_method(self)
+        return self._constant_move
 
     @property
     def loop_sites(self) -> LoopSites:

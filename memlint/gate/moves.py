@@ -199,3 +199,33 @@ def move_sites(
             for field in children.lists:
                 extend(getattr(node, field))
     return found, verb, comprehension
+
+
+# The methods that run on every call of an object (``forward``) or every
+# construction (``__init__``): MEM703's per-call path (a class of a project
+# whose other modules call or build it once per batch).
+PER_CALL_METHODS = frozenset({"forward", "__call__", "__init__"})
+_BROADCASTS = frozenset({"expand", "expand_as"})
+
+
+def constant_move_in_method(facts) -> bool:
+    """A ``.to(``/``.cuda(`` on a ``torch`` factory call (through shaping
+    and broadcasting methods) in a ``forward``/``__call__``/``__init__`` of a
+    module-level class: the only moves MEM703's per-call path reports
+    (``_per_call``)."""
+    return any(
+        _moves_a_factory(node, facts._aliases)
+        for cls in facts._class_nodes
+        for stmt in cls.body
+        if type(stmt) is ast.FunctionDef and stmt.name in PER_CALL_METHODS
+        for node in ast.walk(stmt)
+    )
+
+
+def _moves_a_factory(node: ast.AST, aliases: dict[str, str]) -> bool:
+    if type(node) is not ast.Call or type(node.func) is not ast.Attribute or node.func.attr not in _MOVES:  # type: ignore[attr-defined]
+        return False
+    recv = node.func.value  # type: ignore[attr-defined]
+    while type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in SHAPING | _BROADCASTS:  # type: ignore[attr-defined]
+        recv = recv.func.value  # type: ignore[attr-defined]
+    return type(recv) is ast.Call and ast_callee(recv.func, aliases) in FACTORIES  # type: ignore[attr-defined]

@@ -8,6 +8,6 @@ resolves imports inside it (``modules.py``), keeps a small serialisable
 summary per module read from Python's ``ast`` tree (``summary.py``, cached by
 digest in ``store.py``), and answers, per checked file, the few questions its
 rules may ask of the rest of the project (``view.py``: ``ProjectView``, built
-by ``index.py``). Anything it cannot resolve is unknown, and unknown stays
-silent.
+by ``index.py``; ``live.py`` keeps one in memory for the language server).
+Anything it cannot resolve is unknown, and unknown stays silent.
 """

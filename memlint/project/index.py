@@ -38,11 +38,14 @@ class ProjectIndex:
         self.modules = ModuleMap(self.root, list(self.summaries))
         self._exports_only: dict[str, ModuleSummary] = {}
         self._callers: dict[tuple[str, str], list[Caller]] = {}
+        # (file, class) built by a module that trains / inside a training step: where.
+        self._called_per_batch: dict[tuple[str, str], str] = {}
+        self._built_per_batch: dict[tuple[str, str], str] = {}
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
-                self._index_calls(path, self._wanted_calls(summary))
+                self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
             elif summary is not None:
-                self._index_calls(path, summary.calls)
+                self._index_calls(path, summary.calls, summary.trains)
 
     def _wanted_calls(self, data: dict) -> list[CallSite]:
         """The call sites of a summary's JSON that ``_index_calls`` keeps."""
@@ -122,31 +125,50 @@ class ProjectIndex:
         return {n: v for n, v in out.items() if (n in allowed if allowed is not None else not n.startswith("_"))}
 
     # -- callers ---------------------------------------------------------------
-    def _index_calls(self, path: str, calls: list[CallSite]) -> None:
+    def _index_calls(self, path: str, calls: list[CallSite], trains: bool) -> None:
         display = self.modules.display(path)
-        star_exports: dict[str, tuple[str, str]] | None = None
+        stars: dict[str, dict[str, tuple[str, str]]] = {}
         wanted = self.wanted
         for site in calls:
-            if wanted is not None and site.callee.rpartition(".")[2].lstrip("*") not in wanted:
+            if wanted is not None and called_name(site) not in wanted:
                 continue
-            if site.callee.startswith("*"):
-                if star_exports is None:
-                    star_exports = {}
-                    for source in self._star_sources(path):
-                        star_exports.update(self._exports(source))
-                kind, where = star_exports.get(site.callee[1:], ("", ""))
-                target = (where, site.callee[1:]) if kind == "define" else None
-            else:
-                target = self.resolve(site.callee, path)
-            if target is None or not target[1] or target[0] == path:
+            target = self.call_target(path, site, stars)
+            if target is None:
                 continue
             caller = Caller(display, site.line, site.grad, site.in_loop, site.backward)
             self._callers.setdefault(target, []).append(caller)
+            if trains:
+                self._called_per_batch.setdefault(target, caller.where())
+            if site.step:
+                self._built_per_batch.setdefault(target, caller.where())
+
+    def call_target(
+        self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
+    ) -> tuple[str, str] | None:
+        """The (file, function) of another project module that a call site
+        of ``path`` names, or None. ``stars``: what ``path``'s star imports
+        export, filled on first need (shared by the sites of one file)."""
+        if site.callee.startswith("*"):
+            if path not in stars:
+                stars[path] = {}
+                for source in self._star_sources(path):
+                    stars[path].update(self._exports(source))
+            kind, where = stars[path].get(site.callee[1:], ("", ""))
+            target = (where, site.callee[1:]) if kind == "define" else None
+        else:
+            target = self.resolve(site.callee, path)
+        if target is None or not target[1] or target[0] == path:
+            return None
+        return target
+
+    def own_summary(self, path: str) -> ModuleSummary:
+        """The viewed module's summary: its functions and imports."""
+        return self._full(path) or ModuleSummary()
 
     # -- views -------------------------------------------------------------------
     def view_for(self, path: str) -> ProjectView:
         path = os.path.abspath(path)
-        summary = self._full(path) or ModuleSummary()
+        summary = self.own_summary(path)
         star: dict[str, str] = {}
         trackers: set[str] = set()
         cpu_classes: set[str] = set()
@@ -174,6 +196,10 @@ class ProjectIndex:
             sites = self._callers.get((path, fn.name))
             if sites:
                 callers.append((fn.name, tuple(sorted(sites, key=lambda c: (c.path, c.line)))))
+        called = self._called_per_batch
+        built = self._built_per_batch
+        called_per_batch = [(c, called[(path, c)]) for c in summary.classes if (path, c) in called]
+        built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -181,7 +207,15 @@ class ProjectIndex:
             callers=tuple(callers),
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
+            called_per_batch=tuple(called_per_batch),
+            built_per_batch=tuple(built_per_batch),
         )
+
+
+def called_name(site: CallSite) -> str:
+    """The function name a call site spells last (``evaluate`` for
+    ``engine.evaluate`` and ``*evaluate``): its text holds this word."""
+    return site.callee.rpartition(".")[2].lstrip("*")
 
 
 def digest_of(data: bytes) -> str:
@@ -194,6 +228,7 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     spells it, whether through ``from m import f``, ``m.f``, a re-export or a
     star import). Only modules holding one are summarised for their calls."""
     names = {f.name for s in summaries if s is not None for f in s.functions if "." not in f.name}
+    names.update(c for s in summaries if s is not None for c in s.classes)
     return tuple(sorted(n.encode() for n in names))
 
 

@@ -20,7 +20,7 @@ def marked_root(path: str) -> str | None:
         folder = parent
 
 
-def _walkable(root: str, path: str) -> bool:
+def walkable(root: str, path: str) -> bool:
     from memlint.project.modules import skipped_folder
 
     rel = os.path.relpath(os.path.dirname(os.path.abspath(path)), root)
@@ -59,7 +59,7 @@ def project_root(path: str, checked: Iterable[str] = ()) -> str:
     virtual environment, ``build``: a tree kept inside another repository's
     ``.cache``) is not its project."""
     found = marked_root(path)
-    if found is not None and _walkable(found, path):
+    if found is not None and walkable(found, path):
         return found
     paths = list(checked) or [path]
     root = common_root(paths)

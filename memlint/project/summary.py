@@ -20,7 +20,11 @@ What it holds:
   context: the grad mode around it, inside a loop, in a scope that
   backpropagates;
 - ``trackers``: classes whose ``update``/``add`` keeps a Python number
-  (``self.sum += val.item()``): a loss tracker, not a tensor.
+  (``self.sum += val.item()``): a loss tracker, not a tensor;
+- ``classes`` (module-level classes with a ``forward``, ``__call__`` or
+  ``__init__``) and ``trains`` (a backward runs inside a loop here): a class
+  another module builds in its training loop, or builds where it trains,
+  runs its methods once per batch (MEM703).
 """
 
 from __future__ import annotations
@@ -67,6 +71,9 @@ class CallSite:
     grad: str  # ON / OFF / UNKNOWN around the call
     in_loop: bool
     backward: bool  # the scope holding the call backpropagates (its result may be part of that graph)
+    # The innermost loop around the call backpropagates in its own iteration
+    # (not only in a loop nested in it): the call runs once per batch.
+    step: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,8 @@ class ModuleSummary:
     # Module-level classes whose code moves nothing to a device (no ``.to(``,
     # ``.cuda(``...): a model built from one is on the CPU (MEM701).
     cpu_classes: list[str] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    trains: bool = False
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -102,6 +111,8 @@ class ModuleSummary:
             "calls": [dict(c.__dict__) for c in self.calls],
             "trackers": list(self.trackers),
             "cpu_classes": list(self.cpu_classes),
+            "classes": list(self.classes),
+            "trains": self.trains,
         }
 
     @classmethod
@@ -115,6 +126,8 @@ class ModuleSummary:
             calls=[CallSite(**c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
+            classes=[str(c) for c in data.get("classes", [])],
+            trains=bool(data.get("trains", False)),
         )
 
 
@@ -180,7 +193,8 @@ class _Scope:
     decorator: str = ""  # its decorator's grad mode
     backprops: bool = False
     modes: set[str] = field(default_factory=set)
-    sites: list[tuple[int, str, str, bool, str]] = field(default_factory=list)  # (line, callee, grad, loop, kind)
+    # (line, callee, grad, loop, kind, the innermost loop's cell: [backpropagates in its own iteration])
+    sites: list[tuple[int, str, str, bool, str, list[bool] | None]] = field(default_factory=list)
 
 
 class _Walker:
@@ -197,6 +211,7 @@ class _Walker:
         # order: a class is a cpu class when its walk adds none (one walk of
         # the module, not one more of every class).
         self._moves = 0
+        self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -287,8 +302,10 @@ class _Walker:
                 child = getattr(node, name, None)
                 if child is not None:
                     self._visit(child, grad, loop)
+            self._loops.append([False])
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, True)
+            self._loops.pop()
             for stmt in node.orelse:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
             return
@@ -315,7 +332,9 @@ class _Walker:
             decorator = self._context_mode(dec) or decorator
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         scope = _Scope(name, decorator=decorator)
+        outer_loops, self._loops = self._loops, []  # a function's body is not its definer's loop
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
+        self._loops = outer_loops
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scopes[-1]
@@ -333,6 +352,10 @@ class _Walker:
             self.summary.trackers.append(node.name)
         if not outer.name and self._moves == moves:  # as _moves_to_a_device(node), without its walk
             self.summary.cpu_classes.append(node.name)
+        if not outer.name and any(
+            isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body
+        ):
+            self.summary.classes.append(node.name)
 
     def _unvisited(self, *parts: ast.AST | None) -> None:
         """Parts of the tree the walk does not enter (a lambda, a signature,
@@ -349,6 +372,9 @@ class _Walker:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
+            self.summary.trains = self.summary.trains or loop
+            if self._loops:
+                self._loops[-1][0] = True
         if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
             if func.attr == "eval" and not node.args:
                 scope.modes.add("eval")
@@ -364,11 +390,14 @@ class _Walker:
                 return
             sep = "" if target.endswith(".") else "."
             callee = f"{target}{sep}{rest}" if rest else target
-            scope.sites.append((node.lineno, callee, grad, loop, "import"))  # type: ignore[arg-type]
+            scope.sites.append((node.lineno, callee, grad, loop, "import", self._cell()))  # type: ignore[arg-type]
         elif not rest and head in self.module_defs:
-            scope.sites.append((node.lineno, head, grad, loop, "local"))  # type: ignore[arg-type]
+            scope.sites.append((node.lineno, head, grad, loop, "local", None))  # type: ignore[arg-type]
         elif not rest and self._has_star and head not in _BUILTINS:
-            scope.sites.append((node.lineno, "*" + head, grad, loop, "star"))  # type: ignore[arg-type]
+            scope.sites.append((node.lineno, "*" + head, grad, loop, "star", self._cell()))  # type: ignore[arg-type]
+
+    def _cell(self) -> list[bool] | None:
+        return self._loops[-1] if self._loops else None
 
     def _context_mode(self, expr: ast.expr) -> str | None:
         """The grad mode a ``with`` item or a decorator sets; None for other contexts."""
@@ -402,7 +431,7 @@ class _Walker:
         s = self.summary
         local_modes: dict[str, set[str]] = {}
         for scope in self._done:
-            for _line, callee, grad, _loop, kind in scope.sites:
+            for _line, callee, grad, _loop, kind, _cell in scope.sites:
                 if kind == "local":
                     local_modes.setdefault(callee, set()).add(self._resolved(scope, grad, {}))
         entries: dict[str, str] = {}
@@ -417,10 +446,10 @@ class _Walker:
             if scope.name:
                 mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")
                 s.functions.append(FunctionFacts(scope.name, scope.backprops, mode, scope.decorator))
-            for line, callee, grad, loop, kind in scope.sites:
+            for line, callee, grad, loop, kind, cell in scope.sites:
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops))
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, bool(cell and cell[0])))
         s.functions.sort(key=lambda f: f.name)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 

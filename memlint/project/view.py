@@ -41,6 +41,13 @@ class ProjectView:
     # Local names of classes defined in other project modules whose code moves
     # nothing to a device: a model built from one starts on the CPU.
     cpu_classes: tuple[str, ...] = ()
+    # Classes of this module that other project modules run once per batch,
+    # with where (``("MultiBoxLoss", "train.py:65")``): ``called_per_batch``,
+    # built by a module whose loop backpropagates (its ``forward`` runs per
+    # batch); ``built_per_batch``, built inside a loop of a scope that
+    # backpropagates (its ``__init__`` runs per batch).
+    called_per_batch: tuple[tuple[str, str], ...] = ()
+    built_per_batch: tuple[tuple[str, str], ...] = ()
 
     def callers_of(self, name: str) -> tuple[Caller, ...]:
         for fn, sites in self.callers:
@@ -54,4 +61,11 @@ class ProjectView:
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def empty(self) -> bool:
-        return not (self.star_bindings or self.callers or self.trackers or self.cpu_classes)
+        return not (
+            self.star_bindings
+            or self.callers
+            or self.trackers
+            or self.cpu_classes
+            or self.called_per_batch
+            or self.built_per_batch
+        )

@@ -6,6 +6,8 @@ imports this package, so ``check`` works without them.
 - :mod:`.protocol`: the LSP messages the server answers;
 - :mod:`.documents`: coalescing edits so only the newest text is linted;
 - :mod:`.linting`: the engine on a document or a notebook's cells;
+- :mod:`.projects`: the workspace's project index, and which open documents
+  a change makes stale;
 - :mod:`.actions`, :mod:`.hover`: quick fixes, fix-all, noqa; rule docs on hover;
 - :mod:`.settings`: ``[tool.memlint]`` and the client's settings.
 """

@@ -9,9 +9,10 @@ rule's findings: the others are found by linting rule by rule.
 
 from __future__ import annotations
 
+import ast
 import os
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from memlint.run.notebook import CodeCell, Joined, join, to_cells, tolerating_br
 
 if TYPE_CHECKING:
     from memlint.find.torch_floor import TorchRange
+    from memlint.project.view import ProjectView
 
 
 @dataclass
@@ -36,10 +38,9 @@ class LintResult:
     rule_errors: list[str] = field(default_factory=list)  # internal errors, with tracebacks
 
 
-def workspace_view(path: str):
-    """The document's project as saved on disk (project/index.py): the other
-    modules' facts (callers, star imports) come from their saved text; the
-    index is rebuilt when a file of the project changes on disk."""
+def workspace_view(path: str) -> ProjectView | None:
+    """The document's project as saved on disk (project/index.py), for a
+    lint outside the server's session (projects.py keeps the live one)."""
     if not path.endswith(".py") or not os.path.isfile(path):
         return None
     from memlint.project.index import view_from_disk
@@ -48,13 +49,21 @@ def workspace_view(path: str):
 
 
 def lint_document(
-    text: str, path: str, rules: Sequence[type[Rule]], torch: TorchRange | None = None, *, project: bool = True
+    text: str,
+    path: str,
+    rules: Sequence[type[Rule]],
+    torch: TorchRange | None = None,
+    *,
+    project: bool | Callable[[], ProjectView | None] = True,
+    tree: ast.Module | None = None,
 ) -> LintResult:
-    """``torch``: the torch releases the document's project accepts (migrations)."""
+    """``torch``: the torch releases the document's project accepts
+    (migrations). ``project``: True for the project as saved on disk, or
+    what gives the document's view (the server's live index, projects.py).
+    ``tree``: the text's ``ast`` tree, when the caller has one."""
+    source = (lambda: workspace_view(path)) if project is True else project or None
     try:
-        findings, module = lint(
-            text, path, rules, torch=torch, project=(lambda: workspace_view(path)) if project else None
-        )
+        findings, module = lint(text, path, rules, torch=torch, project=source, python_tree=tree)
     except ParseError as exc:
         return LintResult(text, problem=str(exc))
     except RecursionError:

@@ -1,7 +1,10 @@
 """The LSP wiring: which messages the server answers and how.
 
 Linting runs on one thread (see :mod:`memlint.server.documents`), so the
-event loop keeps reading messages while a document is linted. Code actions
+event loop keeps reading messages while a document is linted. The
+workspace's project index lives on that thread too (:mod:`.projects`): a
+lint, a closed document or a file changed on disk updates it there, and the
+open documents whose project view changed are linted again. Code actions
 and hover use the latest result when it is for the document's current text;
 otherwise, and for rendering fixes, they too run on that one thread, since
 the engine keeps per-module state while it walks a module.
@@ -39,11 +42,14 @@ from memlint.server.actions import (
 )
 from memlint.server.documents import LintQueue
 from memlint.server.hover import hover_markdown
-from memlint.server.linting import LintResult, Program, lint_cells, lint_document
+from memlint.server.linting import LintResult, Program, lint_cells
+from memlint.server.projects import ProjectSession
 from memlint.server.rule_links import rule_link
 from memlint.server.settings import ClientSettings, DocumentSettings, SettingsStore
 
 SOURCE = "memlint"
+# The queue's key for pending project changes (never a document's uri).
+PROJECT = "memlint:project"
 
 
 @dataclass
@@ -90,6 +96,10 @@ class MemlintServer(LanguageServer):
         self.notebook_of: dict[str, str] = {}  # cell uri -> notebook uri
         self._last_problem: dict[str, str | None] = {}
         self._config_errors_shown: set[str] = set()
+        self.projects = ProjectSession()  # used on the lint thread only
+        # For the lint thread: ("close", uri, path), ("disk", paths), ("rescan",).
+        self.project_changes: list[tuple] = []
+        self.watching_files = False  # the client reports changes of **/*.py
 
     # -- paths, settings, logging ------------------------------------------
     def path_of(self, uri: str) -> str:
@@ -122,8 +132,28 @@ class MemlintServer(LanguageServer):
         for uri in list(self.workspace.notebook_documents):
             self.queue.request(uri)
 
+    def project_changed(self, change: tuple) -> None:
+        self.project_changes.append(change)
+        self.queue.request(PROJECT)
+
+    def _apply_project_changes(self, changes: list[tuple]) -> list[str]:
+        stale: set[str] = set()
+        for change in changes:
+            if change[0] == "close":
+                stale.update(self.projects.close(change[1], change[2]))
+            elif change[0] == "disk":
+                stale.update(self.projects.disk_changed(change[1]))
+            else:
+                stale.update(self.projects.rescan())
+        return sorted(stale)
+
     # -- linting -------------------------------------------------------------
     async def _lint_due(self, key: str) -> None:
+        if key == PROJECT:
+            changes, self.project_changes = self.project_changes, []
+            for uri in await self.on_lint_thread(self._apply_project_changes, changes):
+                self.queue.request(uri)
+            return
         notebook = self.workspace.get_notebook_document(notebook_uri=key)
         if notebook is not None:
             await self._lint_notebook(key, notebook)
@@ -136,7 +166,9 @@ class MemlintServer(LanguageServer):
         if settings is None:
             self.publish(key, version, [])
             return
-        result = await self.on_lint_thread(lint_document, text, path, settings.rules, settings.torch)
+        result, stale = await self.on_lint_thread(self.projects.lint, key, text, path, settings)
+        for uri in stale:  # their view changed with this text: their findings may have
+            self.queue.request(uri)
         if self.queue.is_due(key) or key not in self.workspace.text_documents:
             return  # edited or closed meanwhile: the newer text is due
         self.report_problems(key, result.problem, result.rule_errors)
@@ -201,7 +233,9 @@ class MemlintServer(LanguageServer):
         settings = self.settings_for(uri, path)
         if settings is None:
             return None
-        result = await self.on_lint_thread(lint_document, document.source, path, settings.rules, settings.torch)
+        result, stale = await self.on_lint_thread(self.projects.lint, uri, document.source, path, settings)
+        for other in stale:
+            self.queue.request(other)
         return Linted(result, path, settings)
 
     def on_lint_thread(self, fn, *args):
@@ -290,6 +324,9 @@ def _set_client_settings(ls: MemlintServer, data) -> None:
 def initialized(ls: MemlintServer, params: types.InitializedParams) -> None:
     watched = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
     if watched and watched.dynamic_registration:
+        # pyproject.toml: settings; *.py: the project index (a git checkout,
+        # another tool's write, a file created or deleted).
+        ls.watching_files = True
         ls.client_register_capability(
             types.RegistrationParams(
                 registrations=[
@@ -297,7 +334,10 @@ def initialized(ls: MemlintServer, params: types.InitializedParams) -> None:
                         id="memlint-pyproject",
                         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                         register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                            watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+                            watchers=[
+                                types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                                types.FileSystemWatcher(glob_pattern="**/*.py"),
+                            ]
                         ),
                     )
                 ]
@@ -332,10 +372,9 @@ def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -> None
         return
     document = ls.workspace.text_documents.get(uri)
     if document is not None and _is_python(document):
-        # A saved module may change what its dependants' rules read from the
-        # project (a caller now under no_grad): every open document is linted
-        # again, each with its project as now saved on disk.
-        ls.relint_all()
+        # The index already holds the saved text (the editor's); without
+        # file events, a save is when other changes on disk are looked for.
+        ls.project_changed(("disk", [ls.path_of(uri)]) if ls.watching_files else ("rescan",))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -344,6 +383,7 @@ def did_close(ls: MemlintServer, params: types.DidCloseTextDocumentParams) -> No
     ls.queue.discard(uri)
     ls.linted.pop(uri, None)
     ls.publish(uri, None, [])
+    ls.project_changed(("close", uri, ls.path_of(uri)))
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
@@ -381,6 +421,9 @@ def watched_files(ls: MemlintServer, params: types.DidChangeWatchedFilesParams) 
     if any(change.uri.endswith("pyproject.toml") for change in params.changes):
         ls.settings.forget_configs()
         ls.relint_all()
+    modules = [ls.path_of(change.uri) for change in params.changes if change.uri.endswith(".py")]
+    if modules:
+        ls.project_changed(("disk", modules))
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -1,0 +1,339 @@
+"""The project index a long-lived process keeps in memory (the language
+server): the same views as ``index.view_from_disk``, without reading the
+whole project again on every lint, and with the editor's unsaved texts
+standing in for their files.
+
+Per project root, a ``LiveIndex`` holds the project's file list, each
+module's summary (computed on first need, from the open document's text or
+the file), and a word index: which files spell which identifier. A view of
+module ``m`` needs the calls of ``m``'s functions from other modules; a call
+spells the function's name, so only the files holding one of those words are
+summarised (as ``view_from_disk`` does with its needles), and the word index
+finds them without reading the project again. When a text changes, only its
+own entries are replaced: the index costs one read of the project when it is
+built and one module per change after that.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import warnings
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memlint.project.index import ProjectIndex, called_name
+from memlint.project.modules import ModuleMap, project_files
+from memlint.project.roots import project_root, root_limit, walkable
+from memlint.project.summary import CallSite, ModuleSummary, summarise, worth_summarising
+from memlint.project.view import Caller, ProjectView
+
+# A word a call may spell. Non-ASCII bytes are word bytes: an identifier's
+# UTF-8 bytes are all >= 0x80.
+_WORD = re.compile(rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*")
+
+
+def _words(data: bytes) -> frozenset[bytes]:
+    return frozenset(_WORD.findall(data))
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return ""  # as index.summary_from_disk reads it
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():  # invalid escapes: not ours to report
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+@dataclass
+class _Module:
+    summary: ModuleSummary  # every fact, whether or not it holds a training word
+    worth: bool  # summary.worth_summarising: its own view reads its facts
+
+    def __post_init__(self) -> None:
+        # Its call sites by the function name they spell (index.called_name).
+        self.sites: dict[str, list[CallSite]] = {}
+        for site in self.summary.calls:
+            self.sites.setdefault(called_name(site), []).append(site)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Module) and (self.summary, self.worth) == (other.summary, other.worth)
+
+
+class LiveIndex(ProjectIndex):
+    """One project's index, kept up to date text by text."""
+
+    def __init__(self, root: str, files: list[str]) -> None:
+        super().__init__(root, {})
+        self._paths: list[str] = []  # file id -> path; ids are never reused
+        self._ids: dict[str, int] = {}
+        self._stamps: dict[str, tuple[int, int] | None] = {}  # the disk text the entries were read from
+        self._texts: dict[str, str] = {}  # open documents: their text, not the file's
+        self._modules: dict[str, _Module] = {}  # summaries computed so far
+        # The word index: postings read once from disk when the index is
+        # built (never edited), ``_stale`` the ids whose postings no longer
+        # hold, ``_fresh`` the words of their text now.
+        self._postings: dict[bytes, array] = {}
+        self._stale: set[int] = set()
+        self._fresh: dict[int, frozenset[bytes]] = {}
+        # Bumped by every change of the project's texts or files: a view
+        # computed at the same generation is still the view.
+        self.generation = 0
+        self._views: dict[str, tuple[int, ProjectView]] = {}
+        for path in files:
+            path = os.path.abspath(path)
+            data = self._read(path)
+            ident = self._id(path)
+            for word in _words(data):
+                found = self._postings.get(word)
+                if found is None:
+                    found = self._postings[word] = array("I")
+                found.append(ident)
+        self.modules = ModuleMap(self.root, list(self._ids))
+
+    # -- files and texts -----------------------------------------------------
+    def _id(self, path: str) -> int:
+        ident = self._ids.get(path)
+        if ident is None:
+            ident = self._ids[path] = len(self._paths)
+            self._paths.append(path)
+        return ident
+
+    def _read(self, path: str) -> bytes:
+        self._stamps[path] = _stamp(path)
+        try:
+            with open(path, "rb") as fh:
+                return fh.read()
+        except OSError:
+            return b""
+
+    def owns(self, path: str) -> bool:
+        """Whether ``path`` is a module of this project (or would be, once it exists)."""
+        return path.endswith(".py") and path.startswith(self.root + os.sep) and walkable(self.root, path)
+
+    def set_text(self, path: str, text: str, tree: ast.Module | None = None) -> bool:
+        """An open document's text replaces its file's; True when the
+        module's summary changed (its dependants' views may have). A text
+        that does not parse (mid-typing) keeps the module's last facts and
+        words, so its dependants do not flicker."""
+        path = os.path.abspath(path)
+        if self._texts.get(path) == text:
+            return False
+        self._texts[path] = text
+        if tree is None:
+            tree = _parse(text)
+        changed = self._list({path}, set())
+        if tree is not None:
+            self._set_words(path, text.encode("utf-8", "surrogatepass"))
+            before = self._modules.get(path)
+            module = self._modules[path] = _Module(summarise(tree), worth_summarising(text))
+            if before is None:
+                # Never summarised: no view read its facts, and views found it
+                # by the words of its file. Opened as saved, it changes nothing.
+                changed |= text != _decode(self._read(path))
+            else:
+                changed |= before != module
+        if changed:
+            self.generation += 1
+        # Otherwise every view stands: a view reads a module's summary, and its
+        # words only to find the modules whose summary to read.
+        return changed
+
+    def drop_text(self, path: str) -> bool:
+        """The document was closed: its file's text counts again."""
+        path = os.path.abspath(path)
+        if self._texts.pop(path, None) is None:
+            return False
+        self._stamps.pop(path, None)  # read the file again
+        return self.disk_changed([path])
+
+    def disk_changed(self, paths: Iterable[str]) -> bool:
+        """Files created, changed or deleted on disk (by the editor's save,
+        by git): read again; True when any of them changed."""
+        created: set[str] = set()
+        deleted: set[str] = set()
+        changed = False
+        for path in paths:
+            path = os.path.abspath(path)
+            if not self.owns(path) or path in self._texts:
+                continue  # an open document's text stands for its file
+            stamp = _stamp(path)
+            if stamp is not None and stamp == self._stamps.get(path) and path in self.modules.files:
+                continue  # what was read (a save of the open text, a repeated event)
+            self._modules.pop(path, None)
+            self.generation += 1
+            if stamp is None or not os.path.isfile(path):
+                if path in self.modules.files:
+                    deleted.add(path)
+                    self._stale.add(self._ids[path])
+                    self._fresh.pop(self._ids[path], None)
+                    self._stamps.pop(path, None)
+                continue
+            if path not in self.modules.files:
+                created.add(path)
+            self._set_words(path, self._read(path))
+            changed = True
+        return self._list(created, deleted) or changed
+
+    def rescan(self) -> bool:
+        """Without file events from the editor: find what changed on disk
+        (one walk and a ``stat`` per file)."""
+        files = project_files(self.root, root_limit(self.root)) or []
+        now = {os.path.abspath(f) for f in files}
+        moved = [p for p in now | set(self.modules.files) if _stamp(p) != self._stamps.get(p)]
+        return self.disk_changed(moved)
+
+    def _list(self, created: set[str], deleted: set[str]) -> bool:
+        """Add and remove files of the project: imports resolve anew."""
+        created = {p for p in created if p not in self.modules.files and os.path.isfile(p)}
+        deleted &= self.modules.files
+        if not created and not deleted:
+            return False
+        for path in created:
+            self._id(path)
+        self.generation += 1
+        self.modules = ModuleMap(self.root, sorted((self.modules.files | created) - deleted))
+        return True
+
+    def _set_words(self, path: str, data: bytes) -> None:
+        ident = self._id(path)
+        self._stale.add(ident)
+        self._fresh[ident] = _words(data)
+
+    def _holding(self, word: bytes) -> set[str]:
+        """The project's files whose text spells ``word``."""
+        paths = self._paths
+        found = {paths[i] for i in self._postings.get(word, ()) if i not in self._stale}
+        found.update(paths[i] for i, words in self._fresh.items() if word in words)
+        return found & self.modules.files
+
+    # -- summaries -------------------------------------------------------------
+    def _module(self, path: str) -> _Module:
+        module = self._modules.get(path)
+        if module is None:
+            text = self._texts.get(path)
+            if text is None:
+                text = _decode(self._read(path))
+            tree = _parse(text)
+            module = _Module(summarise(tree) if tree is not None else ModuleSummary(), worth_summarising(text))
+            self._modules[path] = module
+        return module
+
+    def summary(self, path: str) -> ModuleSummary | None:
+        return self._module(path).summary if path in self.modules.files else None
+
+    def own_summary(self, path: str) -> ModuleSummary:
+        # As view_from_disk: a module without a training word asks nothing of others.
+        module = self._module(path)
+        return module.summary if module.worth else ModuleSummary()
+
+    def view_for(self, path: str) -> ProjectView:
+        path = os.path.abspath(path)
+        cached = self._views.get(path)
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]  # the server asks for one view twice: its stale check, then the lint
+        # ProjectIndex.view_for reads the calls into ``path`` only: those
+        # are found for this view alone.
+        self._callers, self._called_per_batch, self._built_per_batch = self._calls_into(path)
+        try:
+            view = super().view_for(path)
+        finally:
+            self._callers, self._called_per_batch, self._built_per_batch = {}, {}, {}
+        self._views[path] = (self.generation, view)
+        return view
+
+    def _calls_into(self, path: str) -> tuple[dict, dict, dict]:
+        """ProjectIndex's call indexes, restricted to the calls of ``path``'s
+        module-level functions and classes, from the modules that spell
+        their names (view_from_disk's needles), in the order its walk of the
+        project meets them (the first call per batch is the one named)."""
+        own = self.own_summary(path)
+        names = {f.name for f in own.functions if "." not in f.name} | set(own.classes)
+        holding: set[str] = set()
+        for name in names:
+            holding |= self._holding(name.encode())
+        holding.discard(path)
+        callers: dict[tuple[str, str], list[Caller]] = {}
+        called: dict[tuple[str, str], str] = {}
+        built: dict[tuple[str, str], str] = {}
+        stars: dict[str, dict[str, tuple[str, str]]] = {}
+        for other in sorted(holding, key=self._walk_order):
+            module = self._module(other)
+            display = self.modules.display(other)
+            sites = [s for name in names for s in module.sites.get(name, ())]
+            for site in sorted(sites, key=lambda s: (s.line, s.callee)):  # the summary's order
+                target = self.call_target(other, site, stars)
+                if target is None or target[0] != path:
+                    continue
+                caller = Caller(display, site.line, site.grad, site.in_loop, site.backward)
+                callers.setdefault(target, []).append(caller)
+                if module.summary.trains:
+                    called.setdefault(target, caller.where())
+                if site.step:
+                    built.setdefault(target, caller.where())
+        return callers, called, built
+
+    def _walk_order(self, path: str) -> tuple:
+        """modules.project_files' order: a folder's files (sorted), then its
+        subfolders (sorted), depth first."""
+        parts = os.path.relpath(path, self.root).split(os.sep)
+        return (*((1, d) for d in parts[:-1]), (0, parts[-1]))
+
+
+class Workspace:
+    """The live indexes of every project an editor has a document of, by root."""
+
+    def __init__(self) -> None:
+        self.indexes: dict[str, LiveIndex | None] = {}  # None: too large to be one project
+
+    def index_for(self, path: str) -> LiveIndex | None:
+        root = project_root(path)
+        if root not in self.indexes:
+            files = project_files(root, root_limit(root))
+            self.indexes[root] = LiveIndex(root, files) if files is not None else None
+        return self.indexes[root]
+
+    def view(self, path: str) -> ProjectView | None:
+        """The document's view, as view_from_disk gives it for its saved text
+        (a file not saved yet has none)."""
+        if not path.endswith(".py") or not os.path.isfile(path):
+            return None
+        index = self.index_for(path)
+        return index.view_for(path) if index is not None else None
+
+    def set_text(self, path: str, text: str, tree: ast.Module | None = None) -> bool:
+        if not path.endswith(".py") or not os.path.isfile(path):
+            return False
+        index = self.index_for(path)
+        return index.set_text(path, text, tree) if index is not None else False
+
+    def drop_text(self, path: str) -> bool:
+        return any(index.drop_text(path) for index in self._live())
+
+    def disk_changed(self, paths: Iterable[str]) -> bool:
+        paths = list(paths)
+        return any([index.disk_changed(paths) for index in self._live()])
+
+    def rescan(self) -> bool:
+        return any([index.rescan() for index in self._live()])
+
+    def _live(self) -> list[LiveIndex]:
+        return [index for index in self.indexes.values() if index is not None]
