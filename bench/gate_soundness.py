@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memlint.lint import engine
+from memlint.lint import screen
 from memlint.lint.engine import ParseError, applicable_rules, lint, rules_to_run
 from memlint.rule.registry import select_rules
 
@@ -30,20 +30,20 @@ def check(folder: Path, rules) -> int:
         if not before:
             continue
         past_prefilter += 1
-        engine.GATE = True
+        screen.GATE = True
         after, _ = rules_to_run(text, rules)
         past_gate += bool(after)
         skipped = [r for r in before if r not in after]
         skipped_runs += len(skipped)
         if not skipped:
             continue
-        engine.GATE = False
+        screen.GATE = False
         try:
             found, _ = lint(text, str(path), skipped)
         except ParseError:
             continue
         finally:
-            engine.GATE = True
+            screen.GATE = True
         wrong += [f"{path}:{f.line}:{f.column}: {f.code} (skipped by the gate)" for f in found]
     print(
         f"{folder}: {len(files)} files, {past_prefilter} past the pre-filter, {past_gate} past the gate, "

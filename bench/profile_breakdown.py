@@ -7,7 +7,7 @@ Every file goes through the same path as ``memlint check`` (runner.process_file)
 the phases are timed by wrapping the functions that make them up:
 
 - read:       reading and decoding the file (source.read_source)
-- pre-filter: ``# memlint: noqa`` and the token scan (engine.applicable_rules)
+- pre-filter: ``# memlint: noqa`` and the token scan (screen.applicable_rules)
 - parse:      libcst (engine.parse_module)
 - metadata:   positions (positions.syntactic_ranges, lazily) and the module's
               node index that every walk and parent lookup reads (traversal.TreeIndex)
@@ -82,14 +82,15 @@ def instrument(phases: PhaseClock) -> None:
     """Wrap the functions that make up each phase, where they are looked up."""
     import memlint.fix.fixer as fixer
     import memlint.lint.engine as engine
+    import memlint.lint.screen as screen
     import memlint.parse.positions as positions
     import memlint.parse.traversal as traversal
     import memlint.run.runner as runner
     from memlint.analysis.facts import ModuleFacts
 
     _patch(runner, "read_source", phases, "read")
-    _patch(engine, "file_is_exempt", phases, "pre-filter")
-    _patch(engine, "applicable_rules", phases, "pre-filter")
+    _patch(screen, "file_is_exempt", phases, "pre-filter")
+    _patch(screen, "applicable_rules", phases, "pre-filter")
     _patch(engine, "parse_module", phases, "parse: libcst")
     if hasattr(engine, "check_nesting"):
         _patch(engine, "check_nesting", phases, "parse: nesting guard")
@@ -176,12 +177,13 @@ def switch_off(steps: list[str]) -> Patches:
     from libcst.metadata import ParentNodeProvider, PositionProvider
 
     import memlint.lint.engine as engine
+    import memlint.lint.screen as screen
     import memlint.parse.traversal as traversal
     import memlint.parse.tree as tree
 
     patches = Patches()
     if "prefilter" in steps:
-        patches.set(engine, "applicable_rules", lambda text, rules: list(rules))
+        patches.set(screen, "applicable_rules", lambda text, rules: list(rules))
     if "index" in steps:
         patches.set(traversal, "tree_of", lambda node: None)
         patches.set(tree, "tree_of", lambda node: None)

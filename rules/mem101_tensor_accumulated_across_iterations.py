@@ -9,7 +9,7 @@ import libcst as cst
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.scope.names import dotted_name
 from memlint.fix.expr_edits import call_method
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
 class TensorAccumulatedAcrossIterations(Rule):
@@ -66,8 +66,6 @@ class TensorAccumulatedAcrossIterations(Rule):
         "`{acc}` accumulates a tensor that carries autograd history across iterations; every batch's graph stays alive"
     )
     fix_safety = Safety.SAFE
-    tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(lambda g: g.across_iterations and g.loop_sites.accumulates)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):

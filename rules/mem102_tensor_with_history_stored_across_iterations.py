@@ -7,7 +7,7 @@ import libcst as cst
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.containers import holds_entries, overwrites_one_slot
 from memlint.fix.expr_edits import call_method
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 _ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
 # Builders of containers whose adders keep the value itself (compared by
@@ -69,8 +69,6 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         "`{container}` keeps a tensor that carries autograd history across iterations; every batch's graph stays alive"
     )
     fix_safety = Safety.SAFE
-    tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(lambda g: g.across_iterations and g.loop_sites.stores)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -74,8 +74,6 @@ class RetainGraphWithoutSecondBackward(Rule):
         "`retain_graph=True` but nothing backpropagates through this graph again; its buffers are kept for nothing"
     )
     fix_safety = Safety.UNSAFE
-    tokens = ("retain_graph",)
-    gate = staticmethod(lambda g: "retain_graph" in g.keywords)
 
     def visit_Call(self, node: cst.Call) -> None:
         arg = keyword_arg(node, "retain_graph")

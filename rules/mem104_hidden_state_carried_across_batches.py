@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.fix.statement_edits import statement
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
 class HiddenStateCarriedAcrossBatches(Rule):
@@ -61,8 +61,6 @@ class HiddenStateCarriedAcrossBatches(Rule):
         "`{names}` is fed back into the model on the next batch without `.detach()`; the graph grows across all batches"
     )
     fix_safety = Safety.UNSAFE
-    tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(lambda g: g.carries_state)
 
     def _check(self, node: cst.For | cst.While) -> None:
         facts = self.facts

@@ -11,7 +11,7 @@ from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 _SHARED_LOOP_MESSAGE = "`{fn}` evaluates (its training flag is off) with autograd on: its forward passes build graphs nobody backpropagates"
 _FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
@@ -27,7 +27,8 @@ class InferenceWithoutNoGrad(Rule):
     `torch.inference_mode()`, not in a function decorated with them, and not
     in a function that this module only calls under such a context. The loop
     may be a `while` over episodes (a policy evaluated in its environment),
-    and the model may come from a class it is handed: a name restored with
+    and the model may come from a class it is handed (`self.__call__(x)` is
+    the model's own forward, as `self(x)` is): a name restored with
     `load_state_dict` and switched with `.eval()` is a module. A
     function named for evaluation that calls `model.eval()` and runs the model
     without a loop (a full-graph GNN test) is reported too, on its `def`
@@ -105,18 +106,6 @@ class InferenceWithoutNoGrad(Rule):
     name = "inference-without-no-grad"
     message = "evaluation loop runs with autograd on: every forward pass builds a graph nobody backpropagates"
     fix_safety = Safety.SAFE
-    tokens = TRAINING_CODE_TOKENS
-    gate = staticmethod(
-        lambda g: (
-            g.batch_evidence
-            and (g.loops or g.comprehensions or g.eval_call or g.step_hooks)
-            and g.loop_sites.evaluates
-            and g.evaluates_with_grad
-        )
-    )
-    # Callers in other modules (project/): a helper that a caller elsewhere
-    # runs under ``no_grad``, or backpropagates through, is not reported.
-    reads_project = True
     project_facts = (
         "The callers of a module-level function, wherever they are in the project: a helper that a caller in "
         "another module runs under `torch.no_grad()`/`inference_mode()` (a `with` around the call, or a "
@@ -446,11 +435,17 @@ class InferenceWithoutNoGrad(Rule):
         mode on purpose for this loop (``.train()`` with no training since),
         or an opaque call such as ``enable_dropout(model)`` runs before it."""
         loops = self.facts.loops
+        receivers = frozenset(n for n in (dotted_name(_module_of(c.func)) for c in info.model_calls) if n)
+        names = frozenset(dotted_name(_module_of(c.func)) for c in info.model_calls)
+        state = loops.mode_before(info.node, receivers) if receivers and None not in names else "unknown"
+        if state == "eval":
+            # ``train_one_epoch(model, ...)`` then ``model.eval()``: whatever
+            # the opaque call did, the switch after it decides the mode.
+            return False
         events = loops.mode_events(info.scope)
         if any(e.kind == "unknown" and e.pos < info.start for e in events):
             return True
-        receivers = frozenset(n for n in (dotted_name(_module_of(c.func)) for c in info.model_calls) if n)
-        return bool(receivers) and loops.mode_before(info.node, receivers) == "train-fresh"
+        return bool(receivers) and state == "train-fresh"
 
     valid = [
         Valid(
@@ -1149,6 +1144,76 @@ for epoch in range(100):
         Invalid(
             """\
 import torch
+class M(torch.nn.Module):
+    def run_epoch(self, iterator, val_iterator):
+        for i, (x, y) in enumerate(iterator):
+            self.optimizer.zero_grad()
+            y_pred = self.__call__(x)
+            loss = self.loss_op(y_pred, y)
+            loss.backward()
+            self.optimizer.step()
+            if (i + 1) % 50 == 0:
+                self.eval()
+                all_preds = []
+                for j, (x, y) in enumerate(val_iterator):
+                    y_pred = self.__call__(x.cuda())
+                    all_preds.extend(y_pred.argmax(1).numpy())
+                self.train()
+""",
+            """\
+import torch
+class M(torch.nn.Module):
+    def run_epoch(self, iterator, val_iterator):
+        for i, (x, y) in enumerate(iterator):
+            self.optimizer.zero_grad()
+            y_pred = self.__call__(x)
+            loss = self.loss_op(y_pred, y)
+            loss.backward()
+            self.optimizer.step()
+            if (i + 1) % 50 == 0:
+                self.eval()
+                all_preds = []
+                with torch.no_grad():
+                    for j, (x, y) in enumerate(val_iterator):
+                        y_pred = self.__call__(x.cuda())
+                        all_preds.extend(y_pred.argmax(1).numpy())
+                self.train()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from engine import train_one_epoch
+if __name__ == "__main__":
+    model = get_model(num_classes=2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for epoch in range(6):
+        model.train()
+        train_one_epoch(model, optimizer, train_loader, epoch)
+    model.eval()
+    for images, targets in test_loader:
+        output = model(images)
+        visualise(images, output)
+""",
+            """\
+import torch
+from engine import train_one_epoch
+if __name__ == "__main__":
+    model = get_model(num_classes=2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for epoch in range(6):
+        model.train()
+        train_one_epoch(model, optimizer, train_loader, epoch)
+    model.eval()
+    with torch.no_grad():
+        for images, targets in test_loader:
+            output = model(images)
+            visualise(images, output)
+""",
+        ),
+        Invalid(
+            """\
+import torch
 def evaluate(model_path, make_env, episodes, Model, device="cpu"):
     envs = make_env()
     model = Model(envs).to(device)
@@ -1678,7 +1743,7 @@ print((y_pred.argmax(1) == y_test).float().mean())
 
 
 def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
         return func.value
     return func
 

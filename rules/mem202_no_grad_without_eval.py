@@ -6,10 +6,16 @@ import libcst as cst
 
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.loops import is_eval_name
 from memlint.fix.statement_edits import statement
-from memlint.rule import TRAINING_CODE_TOKENS, Fix, Invalid, Rule, Safety, Valid
+from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.tokens import SAMPLE_FUNCTION_TOKENS, name_tokens
 
 _FLAGGED = ("train-trained", "default-trained", "default-fresh")
+_SAMPLER_MESSAGE = (
+    "`{fn}` runs `{model}` under no_grad while it is still in training mode: its dropout and batch-norm"
+    " layers behave as in training on the sampled batch"
+)
 
 
 class NoGradWithoutEval(Rule):
@@ -18,7 +24,14 @@ class NoGradWithoutEval(Rule):
     Flags an evaluation loop under `torch.no_grad()` (or `inference_mode`,
     or a decorated function) whose model is still in training mode: the last
     switch before it was `model.train()` followed by training, or the model
-    was built here and never switched to `model.eval()`.
+    was built here and never switched to `model.eval()`. A helper that
+    evaluates the model it is handed is judged by its callers, in this
+    module or another (`validate(model, val_loader)` right after a training
+    phase in `train.py`), and the message names them. A sampler with no loop
+    (a GAN's `sample_images`: one forward over a validation batch under
+    `no_grad`) is reported when the class of its generator is known to hold
+    dropout or batch norm; it gets no fix, since `G.eval()` alone would leave
+    the generator in eval mode for the training that calls it.
 
     ## Why it matters
     `no_grad()` only stops autograd; it does not change how layers behave.
@@ -65,22 +78,53 @@ class NoGradWithoutEval(Rule):
     name = "no-grad-without-eval"
     message = "evaluation under no_grad with `{model}` still in training mode: dropout and batch-norm statistics behave as in training"
     fix_safety = Safety.UNSAFE
-    tokens = TRAINING_CODE_TOKENS
-    # Flagged states need a ``.train()`` call or a module built here (loops.mode_before),
-    # and a loop grad_mode may find running without grad; a fresh module counts only
-    # where mode_before may read it for that loop (the cheaper builds_module first).
-    gate = staticmethod(
-        lambda g: (
-            g.loops
-            and g.grad_off
-            and (g.train_call or g.builds_module)
-            and g.loop_may_run_without_grad
-            and (g.train_call or g.module_built_for_a_loop_without_grad)
-        )
+
+    # Callers in other modules (project/, the card's reads_project): a helper
+    # whose every caller elsewhere hands it a model still in training mode is reported.
+    project_facts = (
+        "The mode of the models the callers of a module-level function hand it, wherever they are in the project: "
+        "an evaluation helper under `no_grad` with no `.eval()` of its own is reported when every caller (in this "
+        "module or another) calls it after `model.train()` and a training phase, and says where "
+        '("called in training mode from train.py:58"); a caller that calls `model.eval()` first, hands the model '
+        "to a function that may switch its mode, or whose mode it cannot tell keeps it silent."
     )
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """A sampler with no loop (``sample_images``): every forward of it runs
+        without grad, on models whose class holds batch norm or dropout and
+        that are in training mode where it is called."""
+        facts = self.facts
+        loops = facts.loops
+        name = node.name.value
+        if not (name_tokens(name) & SAMPLE_FUNCTION_TOKENS or is_eval_name(name)) or loops.serves_forward(node):
+            return
+        if name.startswith("test_"):
+            return  # a unit test
+        scope_facts = loops.scope_facts(node)
+        if scope_facts is None or not scope_facts.model_calls or loops.scope_loops(node):
+            return  # no forward, or loops (reported, or not, by _check)
+        if loops.trains(node) or loops.needs_grad(node):
+            return
+        grad = facts.grad_mode
+        calls = scope_facts.model_calls
+        if not all(grad.mode_at(c) is GradMode.DISABLED for c in calls):
+            return
+        receivers = frozenset(dotted_name(_module_of(c.func)) for c in calls)
+        if None in receivers or any(e.kind == "unknown" for e in loops.mode_events(node)):
+            return
+        if not all(facts.objects.mode_dependent(r, node) is True for r in receivers):  # type: ignore[arg-type]
+            return  # only a class known to hold batch norm or dropout: eval() changes its output
+        first = min(calls, key=loops.pos)
+        if loops.mode_before(first, receivers) not in _FLAGGED:
+            return
+        if self._resets_running_stats(node, loops.pos(first)):
+            return
+        model = sorted(receivers)[0]  # type: ignore[type-var]
+        message = _SAMPLER_MESSAGE.format(fn=name, model=model) + self._callers_note(node, receivers)
+        self.report(node, message=message)
 
     def visit_While(self, node: cst.While) -> None:
         self._check(node)
@@ -125,20 +169,165 @@ class NoGradWithoutEval(Rule):
             line = line.with_changes(leading_lines=anchor.leading_lines)
             new = cst.FlattenSentinel([line, anchor.with_changes(leading_lines=[])])
             fix = Fix(f"Call `{model}.eval()` before evaluating", ((anchor, new),), Safety.UNSAFE)
-        self.report(node, message=self.message.format(model=model), fix=fix)
+        message = self.message.format(model=model) + self._callers_note(info.scope, frozenset(receivers))  # type: ignore[arg-type]
+        self.report(node, message=message, fix=fix)
+
+    def _callers_note(self, scope, receivers: frozenset) -> str:
+        """Where the project calls the helper in training mode from, when
+        callers in other modules decided its model's mode."""
+        if not isinstance(scope, cst.FunctionDef):
+            return ""
+        sites = [c for c, state in self.facts.loops.external_modes(scope, receivers) if state != "unknown"]
+        if not sites:
+            return ""
+        where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")  # type: ignore[attr-defined]
+        return f" (called in training mode from {where})"
 
     def _recalibrates_batch_norm(self, info) -> bool:
         """Precise-BN / ``update_bn``: running statistics reset before the
         loop, then re-estimated in train mode on purpose."""
+        return self._resets_running_stats(info.scope, info.start)
+
+    def _resets_running_stats(self, scope, before) -> bool:
         loops = self.facts.loops
         return any(
             isinstance(call.func, cst.Attribute)
             and call.func.attr.value == "reset_running_stats"
-            and loops.pos(call) < info.start
-            for call in self.facts.calls.calls_in.get(info.scope, ())
+            and loops.pos(call) < before
+            for call in self.facts.calls.calls_in.get(scope, ())
         )
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from torchvision.utils import save_image
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 64, 3), nn.ReLU(), nn.Conv2d(64, 3, 3), nn.Tanh())
+    def forward(self, x):
+        return self.net(x)
+G = Generator()
+D = nn.Sequential(nn.Conv2d(3, 1, 4))
+opt_G = torch.optim.Adam(G.parameters(), lr=2e-4)
+@torch.no_grad()
+def sample_images(step):
+    real_A = next(iter(val_dataloader))["A"]
+    fake_B = G(real_A)
+    save_image(torch.cat((real_A, fake_B), -1), f"images/{step}.png")
+for epoch in range(200):
+    for i, batch in enumerate(dataloader):
+        opt_G.zero_grad()
+        D(G(batch["A"])).mean().backward()
+        opt_G.step()
+        if i % 100 == 0:
+            sample_images(i)
+""",
+            "a sampler whose generator has no dropout or batch norm: eval() changes nothing",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from torchvision.utils import save_image
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Conv2d(64, 3, 3), nn.Tanh())
+    def forward(self, x):
+        return self.net(x)
+G = Generator()
+D = nn.Sequential(nn.Conv2d(3, 1, 4))
+opt_G = torch.optim.Adam(G.parameters(), lr=2e-4)
+@torch.no_grad()
+def sample_images(step):
+    real_A = next(iter(val_dataloader))["A"]
+    G.eval()
+    fake_B = G(real_A)
+    G.train()
+    save_image(torch.cat((real_A, fake_B), -1), f"images/{step}.png")
+for epoch in range(200):
+    for i, batch in enumerate(dataloader):
+        opt_G.zero_grad()
+        D(G(batch["A"])).mean().backward()
+        opt_G.step()
+        if i % 100 == 0:
+            sample_images(i)
+""",
+            "the sampler switches the generator to eval and back",
+        ),
+        Valid(
+            """\
+import torch
+from torchvision.utils import save_image
+@torch.no_grad()
+def sample_images(G, step):
+    real_A = next(iter(val_dataloader))["A"]
+    fake_B = G(real_A)
+    save_image(torch.cat((real_A, fake_B), -1), f"images/{step}.png")
+""",
+            "a sampler handed a generator of unknown class by callers we cannot see",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from torchvision.utils import save_image
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Conv2d(64, 3, 3), nn.Tanh())
+    def forward(self, x):
+        return self.net(x)
+G = Generator()
+D = nn.Sequential(nn.Conv2d(3, 1, 4))
+opt_G = torch.optim.Adam(G.parameters(), lr=2e-4)
+@torch.no_grad()
+def sample_images(step):
+    real_A = next(iter(val_dataloader))["A"]
+    G.train()  # dropout as noise, as pix2pix samples
+    fake_B = G(real_A)
+    save_image(torch.cat((real_A, fake_B), -1), f"images/{step}.png")
+for epoch in range(200):
+    for i, batch in enumerate(dataloader):
+        opt_G.zero_grad()
+        D(G(batch["A"])).mean().backward()
+        opt_G.step()
+        if i % 100 == 0:
+            sample_images(i)
+""",
+            "train mode right before sampling, on purpose (dropout as noise)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from torchvision.utils import save_image
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Conv2d(64, 3, 3), nn.Tanh())
+    def forward(self, x):
+        return self.net(x)
+G = Generator()
+D = nn.Sequential(nn.Conv2d(3, 1, 4))
+opt_G = torch.optim.Adam(G.parameters(), lr=2e-4)
+def sample_images(step):
+    real_A = next(iter(val_dataloader))["A"]
+    fake_B = G(real_A)
+    save_image(torch.cat((real_A, fake_B), -1), f"images/{step}.png")
+for epoch in range(200):
+    for i, batch in enumerate(dataloader):
+        opt_G.zero_grad()
+        D(G(batch["A"])).mean().backward()
+        opt_G.step()
+        if i % 100 == 0:
+            sample_images(i)
+""",
+            "a sampler with grad on: not an evaluation under no_grad (MEM201's concern)",
+        ),
         Valid(
             """\
 import torch
@@ -366,6 +555,35 @@ class Net(pl.LightningModule):
             """\
 import torch
 import torch.nn as nn
+from torchvision.utils import save_image
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Conv2d(64, 3, 3), nn.Tanh())
+    def forward(self, x):
+        return self.net(x)
+G = Generator()
+D = nn.Sequential(nn.Conv2d(3, 1, 4))
+opt_G = torch.optim.Adam(G.parameters(), lr=2e-4)
+@torch.no_grad()
+def sample_images(step):
+    real_A = next(iter(val_dataloader))["A"]
+    fake_B = G(real_A)
+    save_image(torch.cat((real_A, fake_B), -1), f"images/{step}.png")
+for epoch in range(200):
+    for i, batch in enumerate(dataloader):
+        opt_G.zero_grad()
+        D(G(batch["A"])).mean().backward()
+        opt_G.step()
+        if i % 100 == 0:
+            sample_images(i)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
 class Policy(nn.Module):
     def __init__(self):
         super().__init__()
@@ -529,6 +747,6 @@ def fit(model, loader):
 
 
 def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
         return func.value
     return func

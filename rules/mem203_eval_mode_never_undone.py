@@ -47,7 +47,9 @@ class EvalModeNeverUndone(Rule):
     """
     ## What it does
     Flags `model.eval()` inside an epoch (or step) loop that also trains the
-    model, when nothing in the loop ever calls `model.train()` again.
+    model, when nothing in the loop ever calls `model.train()` again. The
+    switch and the training may sit in functions of other modules
+    (`evaluate(model, val_loader)` of `engine.py` calling `model.eval()`).
 
     ## Why it matters
     After the first validation the model stays in eval mode, and every later
@@ -76,8 +78,10 @@ class EvalModeNeverUndone(Rule):
     ## Fix safety
     Unsafe: `model.train()` is inserted at the start of the training phase of
     the loop; it changes the results of every epoch after the first (that is
-    the point). A `.train()` anywhere in the loop, also inside a function of
-    this module it calls, counts as undoing the switch. Silent when the
+    the point). A `.train()` anywhere in the loop, also inside a function it
+    calls (of this module or another one of the project), counts as undoing
+    the switch; a function of another module that hands the model on to code
+    the project's summaries cannot list keeps the loop silent. Silent when the
     switch sits in a branch that ends the loop (`break`, `return`) or runs
     only on the last iteration (`if epoch == epochs - 1:`), and when
     `model.eval()` comes before the training phase with nothing evaluated in
@@ -94,8 +98,17 @@ class EvalModeNeverUndone(Rule):
     name = "eval-mode-never-undone"
     message = "`{model}.eval()` inside the training loop is never undone: the next epochs train in eval mode"
     fix_safety = Safety.UNSAFE
-    tokens = ("eval",)
-    gate = staticmethod(lambda g: g.loops and g.eval_call and g.trains)
+
+    # Functions of other modules (project/): ``evaluate(model)`` of
+    # ``engine.py`` that switches its model to eval, ``train_one_epoch``
+    # that trains it, read as if they were this module's.
+    project_facts = (
+        "The mode switches and training of the functions it calls, wherever they are in the project: "
+        "`evaluate(model, loader)` of another module that calls `model.eval()` switches the caller's `model`, "
+        "`train_one_epoch(model, ...)` that steps an optimizer is a training phase, and one that calls "
+        "`model.train()` undoes the switch. A function of another module that hands the model on to code it "
+        "cannot read keeps the loop silent."
+    )
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -208,9 +221,13 @@ class EvalModeNeverUndone(Rule):
             if any(any(e.node is event.node for e, _ in self._findings(o)) for o in inner):
                 continue  # reported for the innermost loop
             self._reported.add(id(event.node))
+            message = self.message.format(model=event.receiver)
+            external = self.facts.loops.external_callee(event.node) if isinstance(event.node, cst.Call) else None
+            if external is not None:
+                message += f" (`{dotted_name(event.node.func)}` of another module calls `.eval()` on it)"  # type: ignore[attr-defined]
             self.report(
                 event.node,
-                message=self.message.format(model=event.receiver),
+                message=message,
                 fix=self._fix(info, phase, event.receiver),
             )
 
@@ -631,7 +648,7 @@ def _callee(call: cst.Call) -> str | None:
     from memlint.analysis.scope.names import dotted_name
 
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
         func = func.value
     return dotted_name(func)
 

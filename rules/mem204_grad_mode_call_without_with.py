@@ -5,30 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.rule import Invalid, Rule, Valid
-
-# Context managers whose constructor changes nothing: only entering them
-# (``with``, or as a decorator) switches the mode. ``set_grad_enabled`` is
-# not here: its constructor sets the mode, so as a statement it works.
-_CONTEXT_ONLY = {
-    "torch.no_grad": "no_grad",
-    "torch.enable_grad": "enable_grad",
-    "torch.inference_mode": "inference_mode",
-    "torch.autograd.no_grad": "no_grad",
-    "torch.autograd.enable_grad": "enable_grad",
-    "torch.autograd.inference_mode": "inference_mode",
-    "torch.autograd.grad_mode.no_grad": "no_grad",
-    "torch.autograd.grad_mode.enable_grad": "enable_grad",
-    "torch.autograd.grad_mode.inference_mode": "inference_mode",
-    "torch.autocast": "autocast",
-    "torch.amp.autocast": "autocast",
-    "torch.amp.autocast_mode.autocast": "autocast",
-    "torch.cuda.amp.autocast": "autocast",
-    "torch.cuda.amp.autocast_mode.autocast": "autocast",
-    "torch.cpu.amp.autocast": "autocast",
-    "torch.cpu.amp.autocast_mode.autocast": "autocast",
-}
-# The callees' last names, for the gate (an import alias counts as what it imports).
-LAST_NAMES = frozenset(_CONTEXT_ONLY.values())
+from memlint.vocabulary.ops import CONTEXT_ONLY
 
 
 class GradModeCallWithoutWith(Rule):
@@ -81,15 +58,13 @@ class GradModeCallWithoutWith(Rule):
     code = "MEM204"
     name = "grad-mode-call-without-with"
     message = "a grad-mode context manager called as a statement is built and thrown away: the mode does not change"
-    tokens = ("no_grad", "inference_mode", "enable_grad", "autocast")
-    gate = staticmethod(lambda g: bool(g.bare_calls & LAST_NAMES))  # type: ignore[assignment]  # the ClassVar reads as a method
 
     def visit_Expr(self, node: cst.Expr) -> None:
         call = node.value
         if not isinstance(call, cst.Call):
             return
         qualified = self.facts.names.call_name(call)
-        short = _CONTEXT_ONLY.get(qualified or "")
+        short = CONTEXT_ONLY.get(qualified or "")
         if short is None:
             return
         spelled = self.context.module.code_for_node(call.func)

@@ -64,8 +64,6 @@ class ZeroGradDiscardsAccumulation(Rule):
     name = "zero-grad-discards-accumulation"
     message = "zero_grad() runs every iteration but step() only every N: the accumulated gradients are discarded"
     fix_safety = Safety.UNSAFE
-    tokens = ("zero_grad", ".grad = None", ".grad.zero_")
-    gate = staticmethod(lambda g: bool(g.idents & {"zero_grad", "grad"}))
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

@@ -144,8 +144,6 @@ class AccumulatedLossNotScaled(Rule):
     name = "accumulated-loss-not-scaled"
     message = "gradients are accumulated over N micro-batches but the loss is not divided by N before backward"
     fix_safety = Safety.UNSAFE
-    tokens = ("backward",)  # an unscaled loss only matters where it is backpropagated
-    gate = staticmethod(lambda g: g.backward)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

@@ -77,8 +77,6 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     name = "zero-grad-between-backward-and-step"
     message = "zero_grad() between backward() and step(): the step sees no gradients"
     fix_safety = Safety.UNSAFE
-    tokens = ("zero_grad", ".grad = None", ".grad.zero_")
-    gate = staticmethod(lambda g: bool(g.idents & {"zero_grad", "grad"}))
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

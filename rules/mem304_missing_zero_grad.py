@@ -96,8 +96,6 @@ class MissingZeroGrad(Rule):
         "backward() and step() run every iteration but the gradients are never cleared: they accumulate across steps"
     )
     fix_safety = Safety.NONE
-    tokens = ("backward",)
-    gate = staticmethod(lambda g: g.backward)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

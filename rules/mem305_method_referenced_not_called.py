@@ -5,20 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.vocabulary.kinds import Kind
-
-# The methods, and the kinds of receiver on which the bare reference is
-# certainly a forgotten call. ``backward`` is checked on tensors with
-# autograd history instead. ``scaler.step`` takes the optimizer, so adding
-# ``()`` would not fix it: it is left out.
-_METHODS: dict[str, frozenset[Kind]] = {
-    "eval": frozenset({Kind.MODULE}),
-    "train": frozenset({Kind.MODULE}),
-    "zero_grad": frozenset({Kind.OPTIMIZER, Kind.MODULE}),
-    "step": frozenset({Kind.OPTIMIZER, Kind.SCHEDULER}),
-    "update": frozenset({Kind.SCALER}),
-}
-METHOD_NAMES = frozenset(_METHODS) | {"backward"}
+from memlint.vocabulary.kinds import BARE_METHOD_NAMES, BARE_METHOD_RECEIVERS
 
 
 class MethodReferencedNotCalled(Rule):
@@ -69,18 +56,16 @@ class MethodReferencedNotCalled(Rule):
     name = "method-referenced-not-called"
     message = "a training method referenced but not called: the line does nothing"
     fix_safety = Safety.UNSAFE
-    tokens = tuple(sorted(METHOD_NAMES))
-    gate = staticmethod(lambda g: bool(g.bare_attributes & METHOD_NAMES))  # type: ignore[assignment]  # the ClassVar reads as a method
 
     def visit_Expr(self, node: cst.Expr) -> None:
         attr = node.value
-        if not isinstance(attr, cst.Attribute) or attr.attr.value not in METHOD_NAMES:
+        if not isinstance(attr, cst.Attribute) or attr.attr.value not in BARE_METHOD_NAMES:
             return
         method = attr.attr.value
         if method == "backward":
             if not self.facts.history.carries_history(attr.value):
                 return
-        elif self.facts.objects.kind_of(attr.value, node) not in _METHODS[method]:
+        elif self.facts.objects.kind_of(attr.value, node) not in BARE_METHOD_RECEIVERS[method]:
             return
         spelled = self.context.module.code_for_node(attr)
         self.report(

@@ -136,13 +136,6 @@ class InPlaceOnLeafRequiringGrad(Rule):
         "in-place update of a leaf tensor that requires grad outside torch.no_grad(): autograd raises a RuntimeError"
     )
     fix_safety = Safety.SAFE
-    tokens = ("parameters()", "requires_grad", "Parameter", ".weight", ".bias")
-    gate = staticmethod(
-        lambda g: (
-            (bool(g.inplace_names & g.leaf_names) or g.inplace_parameter_attr)
-            and (g.grad_on_writes.inplace_parameter_attr or g.leaf_written_with_grad)
-        )
-    )
 
     def __init__(self, context) -> None:
         super().__init__(context)

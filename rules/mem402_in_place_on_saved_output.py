@@ -113,33 +113,6 @@ class InPlaceOnSavedOutput(Rule):
     name = "in-place-on-saved-output"
     message = "in-place operation on an output that autograd saved for the backward: the backward raises a RuntimeError"
     fix_safety = Safety.SAFE
-    # Every finding involves an op whose backward needs its output (or an
-    # in-place flag); generic tokens such as "+=" would let every file through.
-    # "exp" and "elu" alone would match "except" and "help".
-    tokens = (
-        "inplace",
-        "sigmoid",
-        "Sigmoid",
-        "tanh",
-        "Tanh",
-        "relu",
-        "ReLU",
-        "softmax",
-        "Softmax",
-        "softmin",
-        "Softmin",
-        "exp(",
-        "exp_(",
-        "exp2",
-        "expm1",
-        "sqrt",
-        "reciprocal",
-        "elu(",
-        "elu_(",
-        "ELU",
-        "LU(",
-    )
-    gate = staticmethod(lambda g: g.inplace_after_saver or g.saved_output_written_in_place)
 
     def __init__(self, context) -> None:
         super().__init__(context)

@@ -85,8 +85,6 @@ class InPlaceActivationOpportunity(Rule):
     message = "activation after a Conv/Linear/Norm layer can run in place (saves about one activation)"
     fix_safety = Safety.SAFE
     default_enabled = False
-    tokens = ("Sequential",)
-    gate = staticmethod(lambda g: "Sequential" in g.idents)
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.facts.names

@@ -99,8 +99,6 @@ class OptimizerStepBeforeSharedBackward(Rule):
         "built with them before the step: a RuntimeError (modified by an inplace operation) since torch 1.5"
     )
     fix_safety = Safety.NONE
-    tokens = ("backward",)
-    gate = staticmethod(lambda g: "step" in g.called and bool(g.backward))
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

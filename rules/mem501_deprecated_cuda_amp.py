@@ -211,10 +211,6 @@ class DeprecatedCudaAmp(Rule):
     name = "deprecated-cuda-amp"
     message = f"torch.cuda.amp / torch.cpu.amp are deprecated since torch {SINCE}: use torch.amp with a device type"
     fix_safety = Safety.SAFE
-    # ``torch.cuda.amp``, ``cuda.amp``, ``import amp``, ``import (amp)``, ``x,amp``;
-    # a bare "amp" would also match every "sample" and "clamp".
-    tokens = (".amp", " amp", "(amp", ",amp")
-    gate = staticmethod(lambda g: "amp" in g.idents)
     project_facts = (
         "Deprecated names that reach the file through `from common import *` of a project module that "
         "imports them (`from torch.cuda import amp`): each use is reported where it is, with its own fix "

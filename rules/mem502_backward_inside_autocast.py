@@ -76,8 +76,6 @@ class BackwardInsideAutocast(Rule):
     name = "backward-inside-autocast"
     message = "backward() inside an autocast block: end the block after the loss is computed"
     fix_safety = Safety.SAFE
-    tokens = ("autocast",)
-    gate = staticmethod(lambda g: "autocast" in g.idents and g.backward)
 
     def visit_Module(self, node: cst.Module) -> None:
         autocast = self.facts.autocast

@@ -85,8 +85,6 @@ class ScalerStepWithoutUpdate(Rule):
     name = "scaler-step-without-update"
     message = "scaler.step() without scaler.update(): the second step raises a RuntimeError"
     fix_safety = Safety.SAFE
-    tokens = ("scaler", "Scaler")
-    gate = staticmethod(lambda g: "step" in g.called)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

@@ -54,8 +54,6 @@ class OptimizerStepBypassesScaler(Rule):
     name = "optimizer-step-bypasses-scaler"
     message = "optimizer.step() after a scaled backward: the gradients are still scaled and infs are not skipped"
     fix_safety = Safety.UNSAFE
-    tokens = ("scale(",)
-    gate = staticmethod(lambda g: "scale" in g.called and "step" in g.called)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

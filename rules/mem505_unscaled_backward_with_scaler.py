@@ -51,8 +51,6 @@ class UnscaledBackwardWithScaler(Rule):
     name = "unscaled-backward-with-scaler"
     message = "backward() on an unscaled loss while scaler.step() unscales the gradients: updates are far too small"
     fix_safety = Safety.UNSAFE
-    tokens = ("scaler", "Scaler")
-    gate = staticmethod(lambda g: "step" in g.called and g.backward)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

@@ -58,8 +58,6 @@ class ClipWithoutUnscale(Rule):
     name = "clip-without-unscale"
     message = "gradients clipped while still scaled by the GradScaler: call scaler.unscale_(optimizer) first"
     fix_safety = Safety.UNSAFE
-    tokens = ("clip_grad",)
-    gate = staticmethod(lambda g: "scale" in g.called and any(i.startswith("clip_grad") for i in g.idents))
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

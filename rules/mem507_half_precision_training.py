@@ -110,8 +110,6 @@ class HalfPrecisionTraining(Rule):
     name = "half-precision-training"
     message = "model converted to float16 and trained without fp32 master weights: small updates round away"
     fix_safety = Safety.NONE
-    tokens = ("half", "float16")
-    gate = staticmethod(lambda g: g.trains and bool(g.idents & {"half", "float16"}))
 
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, PositionProvider)
 

@@ -58,8 +58,6 @@ class CheckpointSequentialSingleSegment(Rule):
     name = "checkpoint-sequential-single-segment"
     message = "checkpoint_sequential with one segment checkpoints nothing: the last segment keeps its activations"
     fix_safety = Safety.NONE
-    tokens = ("checkpoint_sequential",)
-    gate = staticmethod(lambda g: "checkpoint_sequential" in g.idents)
 
     def visit_Call(self, node: cst.Call) -> None:
         segments = keyword_arg(node, "segments") or self._second_positional(node)

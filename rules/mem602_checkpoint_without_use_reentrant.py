@@ -66,9 +66,6 @@ class CheckpointWithoutUseReentrant(Rule):
     name = "checkpoint-without-use-reentrant"
     message = "activation checkpoint without `use_reentrant=`: pass `use_reentrant=False` (the recommended mode)"
     fix_safety = Safety.UNSAFE
-    # A call of either function; a bare "checkpoint" matches every file that saves one.
-    tokens = ("checkpoint(", "checkpoint_sequential")
-    gate = staticmethod(lambda g: g.checkpoint_without_reentrant and "utils" in g.idents)
 
     def visit_Call(self, node: cst.Call) -> None:
         row = lookup(self.code, self.facts.names.call_name(node))

@@ -102,19 +102,10 @@ class LoadWithoutMapLocation(Rule):
         'a second copy of the weights next to the model\'s; load them with map_location="cpu"'
     )
     fix_safety = Safety.SAFE
-    reads_project = True  # a model class of another module that moves nothing builds on the CPU
     project_facts = (
         "Which model classes imported from other modules of the project move nothing to a device (no "
         "`.to(`/`.cuda(` in their code): a model built from one is on the CPU at the load, and the load is "
         "not reported."
-    )
-    tokens = ("load_state_dict", "set_peft_model_state_dict")
-    # Every report is of a load _is_load_without_map_location accepts, found
-    # from a ``.load_state_dict(...)`` call (_state_dict_arg) or feeding one,
-    # or handed to a helper that calls it (one of this file: its body calls
-    # load_state_dict; or a library's, state_loads.LIBRARY_LOADERS).
-    gate = staticmethod(
-        lambda g: g.load_without_map_location and bool(g.called & {"load_state_dict", "set_peft_model_state_dict"})
     )
 
     def __init__(self, context) -> None:

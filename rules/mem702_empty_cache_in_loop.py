@@ -73,8 +73,6 @@ class EmptyCacheInLoop(Rule):
     name = "empty-cache-in-loop"
     message = "torch.cuda.empty_cache() inside a loop frees nothing held by live tensors and slows every step"
     fix_safety = Safety.SAFE
-    tokens = ("empty_cache",)
-    gate = staticmethod(lambda g: g.empty_cache_in_loop)
 
     def _guarded(self, line: cst.SimpleStatementLine) -> bool:
         """Under an ``if`` (``if step % 100 == 0:``), an ``except`` (after an

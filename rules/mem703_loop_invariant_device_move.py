@@ -304,24 +304,11 @@ class LoopInvariantDeviceMove(Rule):
     name = "loop-invariant-device-move"
     message = "loop-invariant device move inside the batch loop: move once, before the loop"
     fix_safety = Safety.NONE
-    reads_project = True  # classes other modules call or build once per batch
     project_facts = (
         "Which classes of this module other modules of the project run once per batch: a class built by a "
         "module whose loop backpropagates (its `forward` runs once per batch) or built inside such a loop "
         "(its `__init__` runs once per batch). A constant built and moved there is reported, and the message "
         'names the module that builds the object ("train.py:65 builds the object where it trains").'
-    )
-    tokens = (".to(", ".cuda(")
-    gate = staticmethod(
-        lambda g: (
-            g.loops
-            and bool(g.called & {"to", "cuda"})
-            and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
-            and g.loop_sites.moves
-            or bool(g.called & {"to", "cuda"})
-            and bool(g.def_names & _PER_CALL_METHODS)
-            and g.constant_move_in_method
-        )
     )
 
     def visit_Call(self, node: cst.Call) -> None:

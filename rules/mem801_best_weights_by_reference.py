@@ -180,8 +180,6 @@ class BestWeightsByReference(Rule):
     name = "best-weights-by-reference"
     message = "state_dict() returns references to the live weights: later steps overwrite this snapshot"
     fix_safety = Safety.UNSAFE
-    tokens = ("state_dict",)
-    gate = staticmethod(lambda g: g.state_dict_snapshot and g.best_snapshot)
 
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, PositionProvider)
 

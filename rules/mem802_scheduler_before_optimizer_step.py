@@ -110,8 +110,6 @@ class SchedulerBeforeOptimizerStep(Rule):
     name = "scheduler-before-optimizer-step"
     message = "scheduler.step() before optimizer.step(): the first learning rate of the schedule is skipped"
     fix_safety = Safety.UNSAFE
-    tokens = ("sched", "Sched", "LR")
-    gate = staticmethod(lambda g: "step" in g.called)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

@@ -108,8 +108,6 @@ class PlateauStepWithoutMetric(Rule):
     name = "plateau-step-without-metric"
     message = "ReduceLROnPlateau.step() needs the monitored metric"
     fix_safety = Safety.NONE
-    tokens = ("lr_scheduler", "LR", "Plateau")
-    gate = staticmethod(lambda g: "step" in g.called)
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

@@ -55,9 +55,6 @@ class SchedulerVerboseDeprecated(Rule):
         f"`verbose=` of torch LR schedulers is deprecated since torch {VERBOSE.since} and rejected by recent releases"
     )
     fix_safety = Safety.SAFE
-    tokens = ("verbose",)
-    # A callee named ``torch.optim.lr_scheduler.X`` needs ``lr_scheduler`` in an import or the call.
-    gate = staticmethod(lambda g: "verbose" in g.keywords and "lr_scheduler" in g.idents)
 
     def visit_Call(self, node: cst.Call) -> None:
         arg = keyword_arg(node, VERBOSE.keyword)

@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 
 from memlint.gate.facts import GateFacts, enabled_by_gate
-from memlint.lint import engine
+from memlint.lint import engine, screen
 from memlint.lint.engine import ParseError, applicable_rules, lint
 from memlint.rule import Rule
 from memlint.rule.registry import select_rules
@@ -89,7 +89,7 @@ def test_a_file_no_rule_can_fire_in_is_not_parsed_by_libcst(monkeypatch):
     assert applicable_rules(MODEL_FILE, rules)  # the pre-filter lets it through (it says torch)
     assert lint(MODEL_FILE, "m.py", rules) == ([], None)
     assert calls == []
-    monkeypatch.setattr(engine, "GATE", False)
+    monkeypatch.setattr(screen, "GATE", False)
     assert lint(MODEL_FILE, "m.py", rules)[0] == []
     assert calls == [MODEL_FILE]
 
@@ -654,8 +654,18 @@ def test_mem202_skips_a_parameter_moved_to_a_device_and_keeps_a_module_built_her
     parsed = []
     real = engine.parse_module
     monkeypatch.setattr(engine, "parse_module", lambda *a, **k: parsed.append(1) or real(*a, **k))
-    assert not enabled_by_gate(rules, facts(_EVALUATE_A_PARAMETER))
+    # A module-level helper handed its model: callers in other modules may hand
+    # it one they trained (loops.external_modes), so it is kept; alone, silent.
+    assert enabled_by_gate(rules, facts(_EVALUATE_A_PARAMETER))
     assert lint(_EVALUATE_A_PARAMETER, "m.py", rules)[0] == []
+    # A method handed its model: nobody elsewhere is followed to it.
+    method = "class E:\n" + textwrap.indent(_EVALUATE_A_PARAMETER.split("\n", 2)[2], "    ").replace(
+        "def evaluate(model", "def evaluate(self, model"
+    )
+    method = "import torch\nimport torch.nn as nn\n" + method
+    assert not enabled_by_gate(rules, facts(method))
+    parsed.clear()
+    assert lint(method, "m.py", rules)[0] == []
     assert parsed == []
     built = _EVALUATE_A_PARAMETER.replace(
         "def evaluate(model, loader):\n",
@@ -791,11 +801,11 @@ def _gated_in(src: str, code: str) -> bool:
 
 
 def _findings(src: str, codes, gate: bool) -> list[tuple[str, int]]:
-    engine.GATE = gate
+    screen.GATE = gate
     try:
         found, _ = lint(textwrap.dedent(src), "train.py", select_rules(list(codes)))
     finally:
-        engine.GATE = True
+        screen.GATE = True
     return sorted((f.code, f.line) for f in found)
 
 
@@ -2494,7 +2504,7 @@ def test_a_module_restored_for_evaluation_seeds_history():
     """objects._restored: ``q.load_state_dict(sd)`` and ``q.eval()`` make ``q``
     (a parameter, or ``self.q`` never written) a module, so ``q(x)`` may carry
     history: the gate must let MEM102 see it."""
-    from memlint.lint import engine
+    from memlint.lint import screen
     from memlint.lint.engine import lint
     from memlint.rule.registry import all_rules
 
@@ -2519,11 +2529,11 @@ def run(q, sd, loader):
     rules = list(all_rules())
     results = []
     for gate in (False, True):
-        old, engine.GATE = engine.GATE, gate
+        old, screen.GATE = screen.GATE, gate
         try:
             found, _ = lint(src, "example.py", rules)
         finally:
-            engine.GATE = old
+            screen.GATE = old
         results.append(sorted((f.code, f.line) for f in found))
     assert ("MEM102", 8) in results[0] and ("MEM102", 15) in results[0]
     assert results[0] == results[1]

@@ -282,7 +282,7 @@ def test_internal_error_is_reported_not_raised(monkeypatch):
     def broken(*args, **kwargs):
         raise ValueError("boom")
 
-    monkeypatch.setattr(flake8_plugin, "lint", broken)
+    monkeypatch.setattr("memlint.lint.engine.lint", broken)
     ((line, col, message, _),) = run_checker(LEAKY)
     assert (line, col) == (1, 0) and message.startswith("MEM000 memlint internal error: ValueError: boom")
 
@@ -291,7 +291,7 @@ def test_file_without_torch_costs_only_the_prefilter(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("a file no rule can match must not be configured or parsed")
 
-    monkeypatch.setattr(flake8_plugin, "lint", forbidden)
+    monkeypatch.setattr("memlint.lint.engine.lint", forbidden)
     monkeypatch.setattr(flake8_plugin, "config_for", forbidden)
     assert run_checker("import numpy as np\n\nfor i in range(3):\n    print(np.ones(i))\n" * 50) == []
 

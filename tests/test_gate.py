@@ -16,7 +16,7 @@ from test_robustness_fuzz import MUTATIONS
 
 from memlint.fix.fixer import fix_text
 from memlint.frontends.flake8_plugin import Flake8Checker
-from memlint.lint import engine
+from memlint.lint import engine, screen
 from memlint.lint.engine import lint
 from memlint.rule.registry import all_rules
 
@@ -71,9 +71,9 @@ def _flake8(text: str) -> list:
 def _same_with_and_without_gate(monkeypatch, text: str, full: bool = True) -> None:
     """``full``: fixes and the flake8 plugin too (the mutated examples, over
     3,000 texts, compare findings only, to keep the suite's time in bounds)."""
-    monkeypatch.setattr(engine, "GATE", False)
+    monkeypatch.setattr(screen, "GATE", False)
     off = _findings(text), _fixed(text) if full else None, _flake8(text) if full else None
-    monkeypatch.setattr(engine, "GATE", True)
+    monkeypatch.setattr(screen, "GATE", True)
     on = _findings(text), _fixed(text) if full else None, _flake8(text) if full else None
     assert on[0] == off[0], "findings differ with the gate on"
     assert on[1] == off[1], "fixes differ with the gate on"

@@ -211,3 +211,92 @@ def test_the_direction_tests_see_a_wrong_import():
         "memlint.gate.x imports libcst",
         "memlint.gate.x imports memlint.analysis.scope.names",
     ]
+
+
+# The screening (read -> pre-filter -> gate -> which rules may run) and the
+# ways into it: none of them may import libcst, a rule, the engine or the
+# fixer when loaded, so a file no rule can match is checked without them
+# (lint/screen.py). They import those lazily, for a file that reaches a rule.
+SCREENING = (
+    "memlint.__main__",
+    "memlint.gate.cards",
+    "memlint.lint.screen",
+    "memlint.parse.errors",
+    "memlint.run.selection",
+    "memlint.run.runner",
+    "memlint.frontends.cli",
+    "memlint.frontends.flake8_plugin",
+    "memlint.project.index",
+    "memlint.project.store",
+)
+NOT_WHILE_SCREENING = (
+    "libcst",
+    "memlint.rules",
+    "memlint.rule",
+    "memlint.lint.engine",
+    "memlint.fix",
+    "memlint.analysis",
+)
+
+
+def _loaded_imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    """What loading the module imports: its module-level imports, not those
+    inside functions or under ``if TYPE_CHECKING:``."""
+    this = _module_name(path)
+    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
+    found: set[str] = set()
+
+    def walk(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([base] if base else []))
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules)
+            elif isinstance(node, ast.If):
+                if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                    walk(node.body)
+                walk(node.orelse)
+            elif isinstance(node, ast.Try):
+                walk(node.body + [s for h in node.handlers for s in h.body] + node.orelse + node.finalbody)
+
+    walk(ast.parse(path.read_text(encoding="utf-8")).body)
+    return found
+
+
+def _loaded_with(module: str, modules: dict[str, Path]) -> set[str]:
+    """Every module loading ``module`` loads (its packages' ``__init__`` included)."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:i])
+            if prefix in seen:
+                continue
+            seen.add(prefix)
+            if prefix in modules:
+                todo.extend(_loaded_imports(modules[prefix], modules))
+    return seen
+
+
+def test_the_screening_loads_neither_libcst_nor_a_rule():
+    modules = _modules()
+    offending = sorted(
+        f"{m} loads {t}"
+        for m in SCREENING
+        for t in _loaded_with(m, modules)
+        if any(t == p or t.startswith(p + ".") for p in NOT_WHILE_SCREENING)
+    )
+    assert offending == []
+
+
+def test_the_screening_test_sees_a_module_that_loads_libcst():
+    modules = _modules()
+    assert "libcst" in _loaded_with("memlint.lint.engine", modules)
+    assert "libcst" in _loaded_with("memlint.rule.registry", modules)  # through memlint/rule/__init__.py

@@ -1,6 +1,6 @@
 """The token pre-filter selects exactly the rules its first, plain form did.
 
-engine.applicable_rules scans each token once, in the squeezed text alone
+screen.applicable_rules scans each token once, in the squeezed text alone
 where it can, and squeezes spacing with str.replace where no line
 continuation is present: speed-ups only. The reference below is the pre-filter as it was written first (a scan
 per rule and token, the regex squeeze): every text here must get the same
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memlint.lint.engine import _SPACED, _SPACING, _squeeze, applicable_rules
+from memlint.lint.screen import _SPACED, _SPACING, _squeeze, applicable_rules
 from memlint.rule.registry import all_rules
 
 RULES = list(all_rules())

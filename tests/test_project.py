@@ -389,9 +389,9 @@ def test_a_caller_that_backpropagates_keeps_a_helper_silent(tmp_path):
 
 @pytest.mark.parametrize("gate", ["1", "0"])
 def test_the_gate_changes_nothing_on_the_project(gate, monkeypatch):
-    import memlint.lint.engine as engine
+    import memlint.lint.screen as screen
 
-    monkeypatch.setattr(engine, "GATE", gate == "1")
+    monkeypatch.setattr(screen, "GATE", gate == "1")
     found = sorted((p.name, f.line, f.code) for p in PROJECT.glob("*.py") for f in _lint(p))
     assert found == [(name, line, code) for name, line, code, _ in EXPECTED]
 
@@ -484,6 +484,283 @@ def test_a_model_class_of_another_module_that_moves_nothing_is_built_on_the_cpu(
     found = [(name, line, code) for name, line, code, _ in _cli(".", cwd=tmp_path)]
     assert found == [("predict.py", 10, "MEM701")]  # GpuNet moves itself: its load doubles on the GPU
     assert [(n, line, c) for n, line, c, _ in _cli("predict.py", cwd=tmp_path)] == found
+
+
+# -- MEM202: a helper judged by the modes its callers elsewhere hand it --------
+
+_MODES_PROJECT = {
+    "pyproject.toml": "[project]\nname = 'p'\n",
+    "utils.py": """\
+        import torch
+
+
+        @torch.no_grad()
+        def validate(model, loader):
+            total = 0.0
+            for x, y in loader:
+                total += model(x).sum().item()
+            return total
+
+
+        def score(net, loader):
+            with torch.no_grad():
+                return [net(x).argmax(1) for x in loader]
+
+
+        @torch.no_grad()
+        def check(model, loader):
+            for x in loader:
+                model(x)
+
+
+        @torch.no_grad()
+        def probe(model, loader):
+            for x in loader:
+                model(x)
+        """,
+    "train.py": """\
+        import torch
+        import torch.nn.functional as F
+        from utils import check, probe, score, validate
+        from engine import train_one_epoch
+
+
+        def fit(model, opt, train_loader, val_loader, epochs):
+            for epoch in range(epochs):
+                model.train()
+                for x, y in train_loader:
+                    opt.zero_grad()
+                    F.cross_entropy(model(x), y).backward()
+                    opt.step()
+                validate(model, val_loader)
+                model.eval()
+                score(model, val_loader)
+                probe(model, val_loader)
+
+
+        def fit_with_helper(model, opt, loader, val_loader, epochs):
+            for epoch in range(epochs):
+                model.train()
+                train_one_epoch(model, opt, loader)
+                check(model, val_loader)
+
+
+        def warm_up(model, loader):
+            model.train()
+            probe(model, loader)
+
+
+        def fit_by_method(model, loader, val_loader):
+            model.train()
+            model.fit_epoch(loader)
+            probe(model, val_loader)
+        """,
+    "engine.py": """\
+        import torch.nn.functional as F
+
+
+        def train_one_epoch(model, opt, loader):
+            model.train()
+            for x, y in loader:
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()
+        """,
+}
+
+_MEM202 = (
+    "evaluation under no_grad with `{}` still in training mode: dropout and batch-norm statistics behave as in"
+    " training (called in training mode from {})"
+)
+
+
+def test_call_sites_keep_the_mode_of_the_models_they_hand_over():
+    summary = summarise_text(textwrap.dedent(_MODES_PROJECT["train.py"]))
+    assert summary is not None
+    modes = {(c.callee, c.line): c.args for c in summary.calls}
+    assert modes[("utils.validate", 14)] == (("0", "train", True, ()),)  # trained by the loop since .train()
+    assert modes[("utils.score", 16)] == (("0", "eval", False, ()),)
+    assert modes[("utils.check", 24)] == (("0", "train", False, ("engine.train_one_epoch",)),)
+    assert modes[("utils.probe", 29)] == (("0", "train", False, ()),)  # .train() with nothing trained since
+    assert modes[("utils.probe", 35)] == ()  # model.fit_epoch() since may have trained it: unknown
+    assert modes[("engine.train_one_epoch", 23)] == (("0", "train", False, ()),)
+    again = ModuleSummary.from_json(json.loads(json.dumps(summary.to_json())))
+    assert again == summary
+
+
+def test_the_view_judges_the_models_handed_to_a_helper(tmp_path):
+    _write(tmp_path, _MODES_PROJECT)
+    view = view_from_disk(str(tmp_path / "utils.py"))
+    assert [c.modes for c in view.callers_of("validate")] == [(("0", "train-trained"),)]
+    # train_one_epoch (engine.py) backpropagates: the model was trained since its switch
+    assert [c.modes for c in view.callers_of("check")] == [(("0", "train-trained"),)]
+    assert sorted(c.modes for c in view.callers_of("probe")) == [(), (("0", "eval"),), (("0", "train-fresh"),)]
+
+
+def test_a_helper_every_caller_runs_in_training_mode_gets_mem202(tmp_path):
+    """validate and check: every caller, in another module, trained the model
+    and never switched it to eval. score and probe: a caller switched it to
+    eval (or on purpose to train, MC dropout): silent."""
+    _write(tmp_path, _MODES_PROJECT)
+    expected = [
+        ("utils.py", 7, "MEM202", _MEM202.format("model", "train.py:14")),
+        ("utils.py", 19, "MEM202", _MEM202.format("model", "train.py:24")),
+    ]
+    assert [f for f in _cli(".", cwd=tmp_path) if f[2] == "MEM202"] == expected
+    assert [f for f in _cli("utils.py", cwd=tmp_path) if f[2] == "MEM202"] == expected
+    flake8 = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--select",
+            "MEM202",
+            "--format",
+            "%(path)s\t%(row)d\t%(code)s\t%(text)s",
+            ".",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    ).stdout
+    rows = [line.split("\t") for line in flake8.splitlines()]
+    assert sorted((Path(p).name, int(r), c, m) for p, r, c, m in rows) == expected
+    assert [f.code for f in _lint(tmp_path / "utils.py", project=False) if f.code == "MEM202"] == []
+
+
+@pytest.mark.parametrize("gate", ["1", "0"])
+def test_the_gate_lets_a_helper_judged_by_its_callers_through(gate, monkeypatch, tmp_path):
+    import memlint.lint.screen as screen
+
+    monkeypatch.setattr(screen, "GATE", gate == "1")
+    _write(tmp_path, _MODES_PROJECT)
+    assert [(f.code, f.line) for f in _lint(tmp_path / "utils.py") if f.code == "MEM202"] == [
+        ("MEM202", 7),
+        ("MEM202", 19),
+    ]
+
+
+# -- MEM203: functions of other modules that switch the mode or train --------
+
+_SWITCH_PROJECT = {
+    "pyproject.toml": "[project]\nname = 'p'\n",
+    "helpers.py": """\
+        def prepare(model):
+            return model.float()
+        """,
+    "engine.py": """\
+        import torch
+        import torch.nn.functional as F
+        from helpers import prepare
+
+
+        def train_one_epoch(model, opt, loader):
+            for x, y in loader:
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()
+
+
+        def train_and_switch(model, opt, loader):
+            model.train()
+            for x, y in loader:
+                opt.zero_grad()
+                F.cross_entropy(model(x), y).backward()
+                opt.step()
+
+
+        def run_epoch(model, opt, loader):
+            prepare(model)
+            train_one_epoch(model, opt, loader)
+
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            model.eval()
+            return sum(model(x).sum().item() for x, y in loader)
+        """,
+    "train.py": """\
+        from engine import evaluate, run_epoch, train_and_switch, train_one_epoch
+
+
+        def fit(model, opt, loader, val_loader, epochs):
+            model.train()
+            for epoch in range(epochs):
+                train_one_epoch(model, opt, loader)
+                evaluate(model, val_loader)
+
+
+        def fit_switching(model, opt, loader, val_loader, epochs):
+            for epoch in range(epochs):
+                train_and_switch(model, opt, loader)
+                evaluate(model, val_loader)
+
+
+        def fit_opaque(model, opt, loader, val_loader, epochs):
+            for epoch in range(epochs):
+                run_epoch(model, opt, loader)
+                evaluate(model, val_loader)
+        """,
+}
+
+
+def test_the_view_lists_the_switches_of_functions_this_module_calls(tmp_path):
+    _write(tmp_path, _SWITCH_PROJECT)
+    view = view_from_disk(str(tmp_path / "train.py"))
+    assert view.callee("evaluate").switches == (("model", "eval"),)
+    assert view.callee("train_one_epoch").switches == (("*", "training-phase"),)
+    assert view.callee("train_and_switch").switches == (("model", "train"), ("*", "training-phase"))
+    # it hands the model to prepare() of helpers.py: its switches are not all listed here
+    assert view.callee("run_epoch").opaque
+
+
+def test_a_switch_to_eval_in_another_module_never_undone_gets_mem203(tmp_path):
+    """fit: evaluate() of engine.py switches the model to eval and nothing in
+    the loop switches it back. fit_switching: train_and_switch calls
+    model.train(). fit_opaque: run_epoch hands the model to code we cannot
+    read. Without the project, nothing is seen."""
+    _write(tmp_path, _SWITCH_PROJECT)
+    message = (
+        "`model.eval()` inside the training loop is never undone: the next epochs train in eval mode"
+        " (`evaluate` of another module calls `.eval()` on it)"
+    )
+    expected = [("train.py", 8, "MEM203", message)]
+    assert [f for f in _cli(".", cwd=tmp_path) if f[2] == "MEM203"] == expected
+    assert [f for f in _cli("train.py", cwd=tmp_path) if f[2] == "MEM203"] == expected
+    flake8 = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--select",
+            "MEM203",
+            "--format",
+            "%(path)s\t%(row)d\t%(code)s\t%(text)s",
+            ".",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    ).stdout
+    rows = [line.split("\t") for line in flake8.splitlines()]
+    assert [(Path(p).name, int(r), c, m) for p, r, c, m in rows] == expected
+    assert [f.code for f in _lint(tmp_path / "train.py", project=False) if f.code == "MEM203"] == []
+    diff = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--no-cache", "--diff", "--unsafe-fixes", "--select", "MEM203", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "+        model.train()\n         train_one_epoch(model, opt, loader)" in diff
+
+
+@pytest.mark.parametrize("gate", ["1", "0"])
+def test_the_gate_lets_a_switch_in_another_module_through(gate, monkeypatch, tmp_path):
+    import memlint.lint.screen as screen
+
+    monkeypatch.setattr(screen, "GATE", gate == "1")
+    _write(tmp_path, _SWITCH_PROJECT)
+    assert [(f.code, f.line) for f in _lint(tmp_path / "train.py") if f.code == "MEM203"] == [("MEM203", 8)]
 
 
 def test_deprecated_amp_names_from_a_star_import_are_reported_where_used(tmp_path):

@@ -75,7 +75,7 @@ class ModuleFacts:
         (analysis/loops.py)."""
         from memlint.analysis.training.loops import LoopAnalysis
 
-        return LoopAnalysis(self.wrapper, self.names, self.calls, self.objects)
+        return LoopAnalysis(self.wrapper, self.names, self.calls, self.objects, self.project)
 
     @cached_property
     def history(self):

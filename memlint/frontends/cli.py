@@ -405,14 +405,14 @@ def _config_start(paths: list[str]) -> Path | None:
 
 
 def _print_statistics(findings) -> None:
-    from memlint.rule.registry import rule_by_code
+    from memlint.gate.cards import CARDS  # the names, without importing a rule
 
     counts = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if f.fix is not None)
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        rule = rule_by_code(code)
+        card = CARDS.get(code)
         mark = "[*]" if fixable[code] else "   "
-        print(f"{count:5d}  {code}  {mark} {rule.name if rule else ''}")
+        print(f"{count:5d}  {code}  {mark} {card.name if card else ''}")
 
 
 def _print_summary(remaining, fixed, settings, nfiles: int, errors: bool) -> None:

@@ -20,18 +20,29 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memlint import __version__
 from memlint.find.config import Config, ConfigError
 from memlint.find.resolver import ConfigResolver
-from memlint.lint.engine import LibcstLimitation, ParseError, applicable_rules, lint
+from memlint.gate.cards import CARDS, Card
+from memlint.lint.screen import applicable_rules, screen
 from memlint.parse.budget import BudgetExceeded
+from memlint.parse.collector import collector_paused
+from memlint.parse.errors import LibcstLimitation, ParseError
 from memlint.read.tab_indent import expanded_view
-from memlint.rule import Rule
-from memlint.rule.registry import all_rules
 from memlint.run.results import Settings
-from memlint.run.runner import per_file_ignored, rules_for
+from memlint.run.runner import codes_for, per_file_ignored
+
+if TYPE_CHECKING:
+    from memlint.rule import Rule
+
+    Candidate = Card | type[Rule]
+
+# flake8 loads this module in every run: it screens a file with the rules'
+# cards (gate/cards.py) and imports libcst, the engine and the rules only
+# when some card lets the file through (a file without torch costs a
+# substring scan). Tests hand the checker rule classes, screened the same way.
 
 # Not a rule: the code under which the plugin says it could not do its job
 # (a broken [tool.memlint], an internal error), instead of crashing flake8.
@@ -41,10 +52,10 @@ Result = tuple[int, int, str, type]
 
 
 def off_by_default() -> list[str]:
-    return [r.code for r in all_rules() if not r.default_enabled]
+    return [card.code for card in CARDS.values() if not card.default_enabled]
 
 
-def _flake8_selected(options: argparse.Namespace) -> tuple[type[Rule], ...]:
+def _flake8_selected(options: argparse.Namespace) -> tuple[Card, ...]:
     """The rules whose codes flake8 would report; running the others is wasted
     time. flake8's decision engine is internal, so any surprise there falls
     back to running every rule and letting flake8 filter."""
@@ -52,9 +63,18 @@ def _flake8_selected(options: argparse.Namespace) -> tuple[type[Rule], ...]:
         from flake8.style_guide import Decision, DecisionEngine
 
         engine = DecisionEngine(options)
-        return tuple(r for r in all_rules() if engine.decision_for(r.code) is Decision.Selected)
+        return tuple(card for card in CARDS.values() if engine.decision_for(card.code) is Decision.Selected)
     except Exception:
-        return all_rules()
+        return tuple(CARDS.values())
+
+
+def _rule_classes(chosen: Sequence[Candidate]) -> list[type[Rule]]:
+    """The rule classes of the chosen cards (a rule class stays itself): the
+    first file that reaches a rule imports them, and libcst."""
+    from memlint.rule.registry import rules_by_code
+
+    by_code = rules_by_code()
+    return [by_code[c.code] if isinstance(c, Card) else c for c in chosen]
 
 
 @lru_cache(maxsize=8)
@@ -96,15 +116,16 @@ def _configured_codes(config: Config, filename: str, opt_in: tuple[str, ...] = (
         per_file_ignores=tuple((k, tuple(v)) for k, v in config.per_file_ignores.items()),
         root=str(config.root),
     )
-    return frozenset(r.code for r in rules_for(settings, per_file_ignored(filename, settings)))
+    return frozenset(codes_for(settings, per_file_ignored(filename, settings)))
 
 
 class Flake8Checker:
     name = "memlint"
     version = __version__
 
-    # Set once per process by parse_options (flake8 calls it in every worker).
-    rules: tuple[type[Rule], ...] | None = None
+    # Set once per process by parse_options (flake8 calls it in every worker):
+    # the cards of the rules flake8 selects (a test may set rule classes).
+    rules: Sequence[Candidate] | None = None
     config_path: str | None = None
     opt_in: tuple[str, ...] = ()
     apply_noqa = True
@@ -151,9 +172,9 @@ class Flake8Checker:
 
     def run(self) -> Iterator[Result]:
         text = "".join(self.lines)
-        rules = self.rules if self.rules is not None else all_rules()
+        candidates: Sequence[Candidate] = self.rules if self.rules is not None else tuple(CARDS.values())
         # The pre-filter first: a file without torch costs a substring scan.
-        if not applicable_rules(text, rules):
+        if not applicable_rules(text, candidates):
             return
         try:
             config = config_for(self.filename, self.config_path)
@@ -161,17 +182,24 @@ class Flake8Checker:
         except ConfigError as exc:
             yield 1, 0, f"{PLUGIN_ERROR} memlint configuration error: {exc}", type(self)
             return
-        chosen = [r for r in rules if r.code in codes]
         try:
+            with collector_paused():
+                passed, tree = screen(text, [c for c in candidates if c.code in codes], self.tree)
+            if not passed:
+                return  # no rule can report anything here: libcst stays unimported
+            from memlint.lint.engine import lint
+
+            chosen = _rule_classes([c for c in candidates if c.code in codes])
             try:
                 findings, _ = lint(
                     text,
                     self.filename,
                     chosen,
                     noqa=self.apply_noqa,
-                    python_tree=self.tree,
+                    python_tree=tree,
                     torch=_torch_range(self.filename, config),
                     project=self._project,
+                    active=_rule_classes(passed),
                 )
             except LibcstLimitation:
                 # Indentation mixing tabs and spaces that Python accepts: read

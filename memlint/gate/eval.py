@@ -355,7 +355,7 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
                     for site in open_sites:
                         site.callees.add(func.id)
                 elif type(func) is Attribute:
-                    if func.attr in ("forward", "module"):
+                    if func.attr in ("forward", "__call__", "module"):
                         if any(site.sure() for site in open_sites):
                             return True  # a site may build a graph whatever the imports say
                         for site in open_sites:
@@ -471,6 +471,32 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     return False
 
 
+def compute_sampler_runs_a_model(facts: GateFacts, words: frozenset[str]) -> bool:
+    """See GateFacts.sampler_def: a function whose name holds one of
+    ``words`` (evaluation, sampling), with no loop of its own, holds a call
+    objects.is_model_call may find a module call (MEM202's
+    visit_FunctionDef needs both)."""
+    for node in ast_fields.nodes(facts._tree):
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and name_tokens(node.name) & words:  # type: ignore[attr-defined]
+            if not _has_own_loop(node) and _calls_model(facts, node):
+                return True
+    return False
+
+
+def _has_own_loop(fn: ast.AST) -> bool:
+    """A ``for``/``while`` of ``fn`` itself (not of a function or class inside it)."""
+    stack = list(fn.body)  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (ast.For, ast.AsyncFor, ast.While):
+            return True
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _calls_model(facts: GateFacts, root: ast.AST) -> bool:
     """objects._is_model_call may hold for a call in ``root`` (MEM202's
     ``info.model_calls``: no call followed into a function): ``.forward``
@@ -481,7 +507,7 @@ def _calls_model(facts: GateFacts, root: ast.AST) -> bool:
         if type(node) is not ast.Call:
             continue
         func = node.func  # type: ignore[attr-defined]
-        if type(func) is ast.Attribute and func.attr == "forward":
+        if type(func) is ast.Attribute and func.attr in ("forward", "__call__"):
             func = func.value
         if type(func) is ast.Name:
             if func.id not in _NO_GUESS and guess_kind_from_name(func.id) is Kind.MODULE:
@@ -648,7 +674,7 @@ class ModelReach:
             func = node.func  # type: ignore[attr-defined]
             if type(func) is ast.Attribute:
                 attr = func.attr
-                if attr in ("forward", "module"):
+                if attr in ("forward", "__call__", "module"):
                     return True, callees
                 value = func.value
                 if type(value) is not ast.Name or value.id not in ("self", "cls"):

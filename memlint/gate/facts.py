@@ -30,6 +30,7 @@ from memlint.gate.eval import (
     compute_evaluates_with_grad,
     compute_loop_may_run_without_grad,
     compute_read_for_a_loop_without_grad,
+    compute_sampler_runs_a_model,
 )
 from memlint.gate.inplace import (
     compute_grad_on_writes,
@@ -60,10 +61,18 @@ from memlint.vocabulary.ops import (
 
 # The very words loops.py uses to call a loop a batch loop or a function an
 # evaluation, so the gate widens whenever they do.
-from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
+from memlint.vocabulary.tokens import (
+    DATA_TOKENS,
+    EVAL_DATA_TOKENS,
+    EVAL_FUNCTION_TOKENS,
+    SAMPLE_FUNCTION_TOKENS,
+    name_tokens,
+)
 
 # grad_mode: what turns recording off (context managers, decorators, the
 # Lightning hooks run under no_grad).
+_SAMPLER_WORDS = SAMPLE_FUNCTION_TOKENS | EVAL_FUNCTION_TOKENS
+_TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "torchtext"})
 _GRAD_OFF = frozenset({"no_grad", "inference_mode", "set_grad_enabled"}) | LIGHTNING_NO_GRAD_HOOKS
 _SAVING_MODULES = OUTPUT_SAVING_MODULES | OUTPUT_SAVING_WHEN_INPLACE
 # activations.inplace_function_target's functions, by their last name.
@@ -181,6 +190,7 @@ class GateFacts:
         # grad holding a model call; None: any (modes set by statements).
         self._off_loop_scopes: set[int] | None = None
         self._loop_without_grad: bool | None = None
+        self._sampler: bool | None = None
         self._built_for_off_loop: bool | None = None
         self._evaluates_with_grad: bool | None = None
         self._model_reach: ModelReach | None = None  # MEM201's and MEM202's reading of model calls
@@ -331,6 +341,50 @@ class GateFacts:
             self._loop_without_grad = scopes is None or bool(scopes)
             self._off_loop_scopes = scopes
         return self._loop_without_grad
+
+    @property
+    def project_imports(self) -> bool:
+        """An import that may name a module of the project (anything but
+        torch and its family): a function called through it may switch a
+        model's mode or train it (loops.external_callee), read from the
+        project's summaries."""
+        for imp in self._imports:
+            if isinstance(imp, ast.ImportFrom):
+                if imp.level or (imp.module or "").split(".")[0] not in _TORCH_FAMILY:
+                    return True
+            elif any(alias.name.split(".")[0] not in _TORCH_FAMILY for alias in imp.names):
+                return True
+        return False
+
+    @property
+    def sampler_def(self) -> bool:
+        """A function named for evaluation or sampling (``validate``,
+        ``sample_images``) that may run a model: MEM202 reads one with no
+        loop whose forwards all run without grad (a GAN's sampler). Computed
+        on first use."""
+        if not any(name_tokens(n) & _SAMPLER_WORDS for n in self.def_names):
+            return False
+        if self._sampler is None:
+            self._sampler = compute_sampler_runs_a_model(self, _SAMPLER_WORDS)
+        return self._sampler
+
+    @property
+    def helper_loop_without_grad(self) -> bool:
+        """A module-level function with parameters holds a loop that may run
+        without grad (loop_may_run_without_grad's scopes): MEM202 may judge
+        the model it is handed by its callers in other modules
+        (loops.external_modes). Computed on first use (MEM202)."""
+        if not self.loop_may_run_without_grad:
+            return False
+        scopes = compute_loop_may_run_without_grad(self, collect=True)
+        if scopes is None:
+            return True
+        return any(
+            id(stmt) in scopes
+            for stmt in getattr(self._tree, "body", ())
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (stmt.args.posonlyargs or stmt.args.args or stmt.args.kwonlyargs)
+        )
 
     @property
     def module_built_for_a_loop_without_grad(self) -> bool:

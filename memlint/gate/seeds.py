@@ -313,7 +313,7 @@ class Seeds:
         if kind is ast.Attribute:
             if func.attr in _SEEDING_CALLEES:  # type: ignore[attr-defined]
                 return True
-            if func.attr == "forward":  # type: ignore[attr-defined]
+            if func.attr in ("forward", "__call__"):  # type: ignore[attr-defined]
                 func = func.value  # type: ignore[attr-defined]
                 kind = type(func)
         elif kind is ast.Name:

@@ -1,26 +1,32 @@
-"""Lint one text: pre-filter, one parse, one batched traversal, suppressions.
+"""Lint one text: the screening (screen.py), one parse, one batched
+traversal, suppressions.
 
 This is the single entry point shared by the CLI, the flake8 plugin, notebooks
-and the verifier, so every interface reports the same findings.
+and the verifier, so every interface reports the same findings. It imports
+libcst: a caller that may have nothing to lint screens first, with the rules'
+cards (screen.py), and imports this module only when some rule may run.
 """
 
 from __future__ import annotations
 
 import ast
-import os
-import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
-from memlint.gate.facts import GateFacts, enabled_by_gate
-from memlint.lint.noqa import file_is_exempt, is_suppressed, noqa_map
+from memlint.lint import screen
+from memlint.lint.noqa import is_suppressed, noqa_map
+
+# The screening's functions, for the callers that always lint (tests, benches).
+from memlint.lint.screen import applicable_rules as applicable_rules
+from memlint.lint.screen import rules_to_run as rules_to_run
 from memlint.parse.budget import file_budget
 from memlint.parse.collector import collector_paused
+from memlint.parse.errors import LibcstLimitation as LibcstLimitation
+from memlint.parse.errors import ParseError as ParseError
 from memlint.parse.guard import TooDeep, check_nesting, python_tree
 from memlint.parse.traversal import run_batched
 from memlint.parse.unvalidated import parse_unvalidated
@@ -33,14 +39,6 @@ if TYPE_CHECKING:
 # What a lint is told of the file's project: the view itself, or a callable
 # that gives it (None when unknown) only if a rule may read it.
 ProjectSource = Union["ProjectView", Callable[[], "ProjectView | None"], None]
-
-
-class ParseError(Exception):
-    """The text is not Python that libcst can parse; message has line and reason."""
-
-
-class LibcstLimitation(ParseError):
-    """Python parses the text; libcst does not."""
 
 
 def parse_module(text: str, python_tree: ast.Module | None = None) -> cst.Module:
@@ -72,110 +70,6 @@ def _python_parses(text: str) -> bool:
     return python_tree(text) is not None
 
 
-def applicable_rules(text: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
-    """The pre-filter: rules whose tokens occur in the text at all.
-
-    Tokens such as ``.to(`` or ``scale(`` hold punctuation, and Python allows
-    ``x . to (dev)``: where such spacing occurs (``_SPACED``), a token also
-    counts when it occurs in the text without spaces, tabs and line
-    continuations. A token found in the text is found there too (squeezing
-    removes none of its characters but spaces, which its squeezed form lacks
-    as well), so only tokens holding other spacing characters need the text
-    itself: one scan of the squeezed text per token.
-    """
-    if not _SPACED.search(text):
-        in_text = _finder(text)
-        return [rule for rule in rules if any(map(in_text, rule.tokens))]
-    if len(set(rules)) != len(rules):  # a rule listed twice: the order of the first form
-        return _two_scans(text, rules)
-    in_text, in_squeezed = _finder(text), _finder(_squeeze(text))
-
-    def occurs(token: str) -> bool:
-        squeezed, text_too = _token_forms(token)
-        return in_squeezed(squeezed) or (text_too and in_text(token))
-
-    return [rule for rule in rules if any(map(occurs, rule.tokens))]
-
-
-@lru_cache(maxsize=1024)
-def _token_forms(token: str) -> tuple[str, bool]:
-    """The token as looked for in the squeezed text, and whether it must also be
-    looked for in the text (it holds a character, other than a space, that
-    the squeeze removes, so an occurrence in the text may not survive it)."""
-    return token.replace(" ", ""), any(c in token for c in "\t\f\\\r\n")
-
-
-def _two_scans(text: str, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
-    """The pre-filter's first form: the text, then the squeezed text for the
-    rules left (their order kept as it always was)."""
-    occurs = _finder(text)
-    chosen, left = [], []
-    for rule in rules:
-        (chosen if any(map(occurs, rule.tokens)) else left).append(rule)
-    if left:
-        occurs = _finder(_squeeze(text))
-        chosen += [r for r in left if any(occurs(tok.replace(" ", "")) for tok in r.tokens)]
-        chosen.sort(key=list(rules).index)
-    return chosen
-
-
-def _finder(text: str) -> Callable[[str], bool]:
-    """``token in text``, each token scanned once: rules share tokens
-    (``torch``, ``zero_grad``, ``scaler``, ``LR``...), and a scan of a token
-    that is absent reads the whole text."""
-    seen: dict[str, bool] = {}
-
-    def occurs(token: str) -> bool:
-        found = seen.get(token)
-        if found is None:
-            found = seen[token] = token in text
-        return found
-
-    return occurs
-
-
-def _squeeze(text: str) -> str:
-    """``_SPACING.sub("", text)``. Without a line continuation that is every
-    space, tab and form feed deleted, which ``str.replace`` does several
-    times faster than the regex (the pre-filter's costliest step on large
-    corpora)."""
-    if "\\\n" in text or "\\\r" in text:
-        return _SPACING.sub("", text)
-    text = text.replace(" ", "")
-    if "\t" in text:
-        text = text.replace("\t", "")
-    if "\f" in text:
-        text = text.replace("\f", "")
-    return text
-
-
-# The gate (analysis/gate.py) on or off: only the tests and the benchmark turn
-# it off, to prove it changes nothing (MEMLINT_GATE=0 for a whole run).
-GATE = os.environ.get("MEMLINT_GATE", "1") != "0"
-
-
-def rules_to_run(
-    text: str, rules: Sequence[type[Rule]], tree: ast.Module | None = None
-) -> tuple[list[type[Rule]], ast.Module | None]:
-    """The pre-filter, then the gate on Python's tree (``tree``, or parsed
-    here, once: the nesting guard reuses it). Returns the rules that may
-    report something in ``text`` and the tree. A text Python cannot parse is
-    not gated: libcst's parse reports the error as before."""
-    active = applicable_rules(text, rules)
-    if not active or not GATE:
-        return active, tree
-    if tree is None:
-        tree = python_tree(text)
-        if tree is None:
-            return active, None
-    return enabled_by_gate(active, GateFacts(tree)), tree
-
-
-_SPACING = re.compile(r"[ \t\f]+|\\\r?\n")
-# Spacing that can split a token: around a dot or an opening bracket.
-_SPACED = re.compile(r"[ \t\f]\.|\.[ \t\f]|\w[ \t\f]+[(\[]|[(\[][ \t\f]|\\\r?\n")
-
-
 def with_project(
     text: str, rules: Sequence[type[Rule]], active: list[type[Rule]], project: ProjectSource
 ) -> tuple[ProjectView | None, list[type[Rule]]]:
@@ -190,7 +84,7 @@ def with_project(
     view = project() if callable(project) else project
     if view is None:
         return None, active
-    if star and view.star_bindings and GATE:
+    if star and view.star_bindings and screen.GATE:
         active = applicable_rules(text, rules)
     return view, active
 
@@ -234,21 +128,25 @@ def lint(
     python_tree: ast.Module | None = None,
     torch: TorchRange | None = None,
     project: ProjectSource = None,
+    active: Sequence[type[Rule]] | None = None,
 ) -> tuple[list[Finding], cst.Module | None]:
     """Findings for ``text`` and the module they refer to (None when it was not
     parsed). Raises ParseError when a rule applies but the text does not parse;
     a text no enabled rule can match (pre-filter, gate) is never parsed by libcst. ``python_tree``: the
     ``ast`` tree of ``text``, when the caller already has one. ``project``:
-    what the rest of the file's project says (project/view.py), or None."""
-    if file_is_exempt(text):
-        return [], None
+    what the rest of the file's project says (project/view.py), or None.
+    ``active``: the rules of ``rules`` that the caller's screening of this
+    text let through (screen.screen), so the text is not screened again."""
     with collector_paused():
-        active, python_tree = rules_to_run(text, rules, python_tree)
-        if not active:
+        if active is None:
+            chosen, python_tree = screen.screen(text, rules, python_tree)
+        else:
+            chosen = list(active)
+        if not chosen:
             return [], None
-        view, active = with_project(text, rules, active, project)
+        view, chosen = with_project(text, rules, chosen, project)
         module = parse_module(text, python_tree)
-        return lint_module(module, text, path, active, noqa=noqa, torch=torch, project=view), module
+        return lint_module(module, text, path, chosen, noqa=noqa, torch=torch, project=view), module
 
 
 def lint_text(text: str, path: str, rules: Sequence[type[Rule]], project: ProjectSource = None) -> list[Finding]:

@@ -12,9 +12,10 @@ import hashlib
 import os
 from collections.abc import Iterable
 
+from memlint.project.arg_modes import may_set_mode
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
-from memlint.project.summary import CallSite, ModuleSummary, summarise_text
+from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text
 from memlint.project.view import Caller, ProjectView
 
 # How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
@@ -135,12 +136,51 @@ class ProjectIndex:
             target = self.call_target(path, site, stars)
             if target is None:
                 continue
-            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward)
+            modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
+            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes)
             self._callers.setdefault(target, []).append(caller)
             if trains:
                 self._called_per_batch.setdefault(target, caller.where())
             if site.step:
                 self._built_per_batch.setdefault(target, caller.where())
+
+    def _argument_modes(self, site, path: str, star_exports) -> tuple[tuple[str, str], ...]:
+        """The modes of the models the call hands over (CallSite.args) as
+        Caller.modes: "eval", "train-trained" (switched to train, then
+        trained) or "train-fresh"; an argument handed since its switch to a
+        project function that may switch modes is left out (unknown)."""
+        out = []
+        for key, mode, trained, via in site.args:
+            known = True
+            for callee in via:
+                facts = self._function_facts(callee, path, star_exports)
+                if facts is None:
+                    if may_set_mode(callee.rpartition(".")[2].lstrip("*")):
+                        known = False  # ``set_eval(model)`` we cannot read
+                    continue
+                if facts.mode not in ("", "train"):
+                    known = False
+                trained = trained or facts.backprops
+            if known:
+                out.append((key, "eval" if mode == "eval" else "train-trained" if trained else "train-fresh"))
+        return tuple(out)
+
+    def _function_facts(self, callee: str, path: str, star_exports) -> FunctionFacts | None:
+        """The summary facts of the project function ``callee`` (as ``path``
+        spells it), read in full whatever the needles kept; None when it is
+        not a function of the project."""
+        if callee.startswith("*"):
+            kind, where = (star_exports or {}).get(callee[1:], ("", ""))
+            target = (where, callee[1:]) if kind == "define" else None
+        else:
+            target = self.resolve(callee, path)
+        if target is None or not target[1]:
+            return None
+        summary = self.full_summary(target[0])
+        for fn in summary.functions if summary is not None else ():
+            if fn.name == target[1]:
+                return fn
+        return None
 
     def call_target(
         self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
@@ -164,6 +204,31 @@ class ProjectIndex:
     def own_summary(self, path: str) -> ModuleSummary:
         """The viewed module's summary: its functions and imports."""
         return self._full(path) or ModuleSummary()
+
+    def calls_summary(self, path: str) -> ModuleSummary:
+        """The viewed module's calls, for ``callees``: one with no training
+        word of its own (``train.py`` calling ``engine.train_one_epoch``) is
+        read from disk too, since its calls still say which functions of
+        other modules switch its models' modes."""
+        summary = self.summaries.get(path)
+        if summary is None and path in self.summaries:
+            summary = summary_from_disk(path, needles=_ANY)
+        return summary or ModuleSummary()
+
+    def full_summary(self, path: str) -> ModuleSummary | None:
+        """A project file's whole summary whatever the needles kept; None for
+        one with no training word (as every front end reads it)."""
+        summary = self.summaries.get(path)
+        if summary is None and path in self.summaries:
+            summary = summary_from_disk(path)
+        return summary
+
+    def _path_stars(self, path: str, stars: dict[str, dict[str, tuple[str, str]]]) -> dict[str, tuple[str, str]]:
+        if path not in stars:
+            stars[path] = {}
+            for source in self._star_sources(path):
+                stars[path].update(self._exports(source))
+        return stars[path]
 
     # -- views -------------------------------------------------------------------
     def view_for(self, path: str) -> ProjectView:
@@ -191,6 +256,18 @@ class ProjectIndex:
                 trackers.add(local)
             if found[1] in defining.cpu_classes:
                 cpu_classes.add(local)
+        callees: dict[str, FunctionFacts] = {}
+        star_exports = None
+        for site in self.calls_summary(path).calls:
+            if not site.written or site.written in callees:
+                continue
+            if site.callee.startswith("*") and star_exports is None:
+                star_exports = {}
+                for source in self._star_sources(path):
+                    star_exports.update(self._exports(source))
+            facts = self._function_facts(site.callee, path, star_exports)
+            if facts is not None and (facts.switches or facts.opaque or facts.steps):
+                callees[site.written] = facts
         callers = []
         for fn in summary.functions:
             sites = self._callers.get((path, fn.name))
@@ -207,6 +284,7 @@ class ProjectIndex:
             callers=tuple(callers),
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
+            callees=tuple(sorted(callees.items())),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
         )
@@ -232,6 +310,8 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     return tuple(sorted(n.encode() for n in names))
 
 
+# Needles every text holds: summary_from_disk summarises the file whatever its words.
+_ANY = (b"",)
 # Summaries read from disk in this process, by (path, size, mtime).
 _MEMO: dict[tuple[str, int, int], ModuleSummary | None] = {}
 

@@ -240,10 +240,20 @@ class LiveIndex(ProjectIndex):
     def summary(self, path: str) -> ModuleSummary | None:
         return self._module(path).summary if path in self.modules.files else None
 
+    def full_summary(self, path: str) -> ModuleSummary | None:
+        if path not in self.modules.files:
+            return None
+        module = self._module(path)
+        return module.summary if module.worth else None
+
     def own_summary(self, path: str) -> ModuleSummary:
         # As view_from_disk: a module without a training word asks nothing of others.
         module = self._module(path)
         return module.summary if module.worth else ModuleSummary()
+
+    def calls_summary(self, path: str) -> ModuleSummary:
+        # As ProjectIndex.calls_summary: read whole, training words or not.
+        return self._module(path).summary
 
     def view_for(self, path: str) -> ProjectView:
         path = os.path.abspath(path)
@@ -283,7 +293,8 @@ class LiveIndex(ProjectIndex):
                 target = self.call_target(other, site, stars)
                 if target is None or target[0] != path:
                     continue
-                caller = Caller(display, site.line, site.grad, site.in_loop, site.backward)
+                modes = self._argument_modes(site, other, self._path_stars(other, stars)) if site.args else ()
+                caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes)
                 callers.setdefault(target, []).append(caller)
                 if module.summary.trains:
                     called.setdefault(target, caller.where())

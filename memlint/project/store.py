@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable
 from functools import lru_cache
 
+from memlint.project import arg_modes
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
 
@@ -18,8 +19,11 @@ from memlint.project.summary import ModuleSummary
 @lru_cache(maxsize=1)
 def summary_fingerprint() -> str:
     """A hash of the code that makes summaries: editing it invalidates them."""
-    with open(summary_module.__file__, "rb") as fh:  # type: ignore[arg-type]
-        return hashlib.sha256(fh.read()).hexdigest()
+    h = hashlib.sha256()
+    for module in (summary_module, arg_modes):
+        with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
+            h.update(fh.read())
+    return h.hexdigest()
 
 
 class SummaryStore:

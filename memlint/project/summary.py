@@ -35,6 +35,7 @@ import sys
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
+from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -74,6 +75,19 @@ class CallSite:
     # The innermost loop around the call backpropagates in its own iteration
     # (not only in a loop nested in it): the call runs once per batch.
     step: bool = False
+    # The mode of the models it hands over (arg_modes.py), per argument that
+    # is a dotted name with a known mode: (parameter key: "0", "1"... or the
+    # keyword; "eval" or "train"; trained since the switch in the calling
+    # scope; the project functions it was handed to since, as spelled).
+    args: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = ()
+    written: str = ""  # the callee as the call writes it ("evaluate", "H.run"): how the view names it
+
+    @classmethod
+    def from_json(cls, data: dict) -> CallSite:
+        args = tuple((str(k), str(m), bool(t), tuple(str(v) for v in via)) for k, m, t, via in data.get("args", ()))
+        written = str(data.get("written", ""))
+        step = bool(data.get("step", False))
+        return cls(data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], step, args, written)
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,30 @@ class FunctionFacts:
     backprops: bool
     mode: str  # "", "eval", "train" or "both": the model modes it switches to
     grad: str  # its decorator's mode, "" without one
+    # For a caller in another module to read its mode switches as its own
+    # (loops.mode_events): its positional and keyword-only parameters, its
+    # ``.eval()``/``.train()`` calls in order (receiver as it spells it,
+    # "eval" or "train"), whether it calls something that may switch a mode
+    # we cannot read, and whether it calls ``.step()`` (it may update weights).
+    params: tuple[str, ...] = ()
+    kwonly: tuple[str, ...] = ()
+    switches: tuple[tuple[str, str], ...] = ()
+    opaque: bool = False
+    steps: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict) -> FunctionFacts:
+        return cls(
+            str(data["name"]),
+            bool(data["backprops"]),
+            str(data["mode"]),
+            str(data["grad"]),
+            tuple(str(p) for p in data.get("params", ())),
+            tuple(str(p) for p in data.get("kwonly", ())),
+            tuple((str(r), str(k)) for r, k in data.get("switches", ())),
+            bool(data.get("opaque", False)),
+            bool(data.get("steps", False)),
+        )
 
 
 @dataclass
@@ -122,8 +160,8 @@ class ModuleSummary:
             stars=[str(s) for s in data["stars"]],
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
-            functions=[FunctionFacts(**f) for f in data["functions"]],
-            calls=[CallSite(**c) for c in data["calls"]],
+            functions=[FunctionFacts.from_json(f) for f in data["functions"]],
+            calls=[CallSite.from_json(c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
             classes=[str(c) for c in data.get("classes", [])],
@@ -195,6 +233,12 @@ class _Scope:
     modes: set[str] = field(default_factory=set)
     # (line, callee, grad, loop, kind, the innermost loop's cell: [backpropagates in its own iteration])
     sites: list[tuple[int, str, str, bool, str, list[bool] | None]] = field(default_factory=list)
+    site_calls: list[ast.Call] = field(default_factory=list)  # the call of each site
+    trace: ModeTrace = field(default_factory=ModeTrace)  # its mode switches, for the modes calls hand over
+    backwards: int = 0  # backward calls seen so far (a loop holding one trains)
+    params: tuple[str, ...] = ()
+    kwonly: tuple[str, ...] = ()
+    steps: bool = False
 
 
 class _Walker:
@@ -302,10 +346,13 @@ class _Walker:
                 child = getattr(node, name, None)
                 if child is not None:
                     self._visit(child, grad, loop)
+            scope = self._scopes[-1]
+            before = scope.backwards
             self._loops.append([False])
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, True)
             self._loops.pop()
+            scope.trace.loop(_start(node), _end(node), scope.backwards > before)
             for stmt in node.orelse:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
             return
@@ -332,6 +379,9 @@ class _Walker:
             decorator = self._context_mode(dec) or decorator
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         scope = _Scope(name, decorator=decorator)
+        args = node.args
+        scope.params = tuple(a.arg for a in (*args.posonlyargs, *args.args))
+        scope.kwonly = tuple(a.arg for a in args.kwonlyargs)
         outer_loops, self._loops = self._loops, []  # a function's body is not its definer's loop
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
         self._loops = outer_loops
@@ -372,29 +422,60 @@ class _Walker:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
+            scope.backwards += 1
+            scope.trace.backward(_start(node))
             self.summary.trains = self.summary.trains or loop
             if self._loops:
                 self._loops[-1][0] = True
+        elif last == "step" and isinstance(func, ast.Attribute):
+            scope.steps = True
+        receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
         if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
             if func.attr == "eval" and not node.args:
                 scope.modes.add("eval")
+                self._switch(node, EVAL, receiver)
             elif func.attr == "train" and (not node.args or _is_false(node.args[0]) is not None):
-                scope.modes.add("eval" if node.args and _is_false(node.args[0]) else "train")
+                mode = "eval" if node.args and _is_false(node.args[0]) else "train"
+                scope.modes.add(mode)
+                self._switch(node, mode, receiver)
+            else:
+                scope.trace.opaque(_start(node))
+            switched = True
+        else:
+            switched = False
         dotted = _dotted(func)
-        if not dotted:
-            return
         head, _, rest = dotted.partition(".")
-        target = self.bindings.get(head)
+        target = self.bindings.get(head) if dotted else None
+        kind, callee = "", ""
         if target is not None:
-            if target.split(".")[0] in _EXTERNAL:
-                return
-            sep = "" if target.endswith(".") else "."
-            callee = f"{target}{sep}{rest}" if rest else target
-            scope.sites.append((node.lineno, callee, grad, loop, "import", self._cell()))  # type: ignore[arg-type]
-        elif not rest and head in self.module_defs:
-            scope.sites.append((node.lineno, head, grad, loop, "local", None))  # type: ignore[arg-type]
-        elif not rest and self._has_star and head not in _BUILTINS:
-            scope.sites.append((node.lineno, "*" + head, grad, loop, "star", self._cell()))  # type: ignore[arg-type]
+            if target.split(".")[0] not in _EXTERNAL:
+                sep = "" if target.endswith(".") else "."
+                kind, callee = "import", (f"{target}{sep}{rest}" if rest else target)
+        elif dotted and not rest and head in self.module_defs:
+            kind, callee = "local", head
+        elif dotted and not rest and self._has_star and head not in _BUILTINS:
+            kind, callee = "star", "*" + head
+        names = handed_names(node) if not switched else frozenset()
+        if switched:
+            pass
+        elif kind:
+            scope.trace.hand(_start(node), ("local:" + callee) if kind == "local" else callee, names)
+        elif may_set_mode(last) and not (target or head).startswith("torch") and names:
+            scope.trace.opaque(_start(node))  # ``enable_dropout(model)``
+        else:
+            # a model run (``model(x)``: a loop may train it) or a call we cannot read
+            scope.trace.hand(_start(node), "", names, run_names(node))
+        if kind:
+            cell = None if kind == "local" else self._cell()
+            scope.sites.append((node.lineno, callee, grad, loop, kind, cell))  # type: ignore[arg-type]
+            scope.site_calls.append(node)
+
+    def _switch(self, node: ast.Call, mode: str, receiver: str) -> None:
+        trace = self._scopes[-1].trace
+        if receiver:
+            trace.switch(_start(node), mode, receiver)
+        else:
+            trace.opaque(_start(node))  # ``get_model().eval()``: cannot tell which
 
     def _cell(self) -> list[bool] | None:
         return self._loops[-1] if self._loops else None
@@ -434,6 +515,7 @@ class _Walker:
             for _line, callee, grad, _loop, kind, _cell in scope.sites:
                 if kind == "local":
                     local_modes.setdefault(callee, set()).add(self._resolved(scope, grad, {}))
+        local_facts = {sc.name: sc for sc in self._done if sc.name and "." not in sc.name}
         entries: dict[str, str] = {}
         for scope in self._done:
             if scope.name and "." not in scope.name:
@@ -442,16 +524,59 @@ class _Walker:
                     entries[scope.name] = scope.decorator
                 elif modes:
                     entries[scope.name] = modes.pop() if len(modes) == 1 else UNKNOWN
+        hidden = _hidden_switches(local_facts)
         for scope in self._done:
             if scope.name:
                 mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")
-                s.functions.append(FunctionFacts(scope.name, scope.backprops, mode, scope.decorator))
-            for line, callee, grad, loop, kind, cell in scope.sites:
+                events = scope.trace.events
+                opaque = any(e.kind == "unknown" for e in events) or scope.name in hidden
+                s.functions.append(
+                    FunctionFacts(
+                        scope.name,
+                        scope.backprops,
+                        mode,
+                        scope.decorator,
+                        scope.params,
+                        scope.kwonly,
+                        _switches(scope.trace),
+                        opaque,
+                        scope.steps,
+                    )
+                )
+            for (line, callee, grad, loop, kind, cell), call in zip(scope.sites, scope.site_calls):
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, bool(cell and cell[0])))
+                    args = self._argument_modes(scope, call, local_facts)
+                    written = _dotted(call.func)
+                    step = bool(cell and cell[0])
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written))
         s.functions.sort(key=lambda f: f.name)
         s.calls.sort(key=lambda c: (c.line, c.callee))
+
+    def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):
+        """arg_modes: the mode of each dotted-name argument of ``call`` when
+        it runs. Functions of this module the model was handed to since the
+        switch are judged here: one that switches a mode makes it unknown,
+        one that backpropagates trained it."""
+        out = []
+        for key, name in argument_keys(call):
+            mode, via = scope.trace.state(name, _start(call), _end(call))
+            if mode not in (EVAL, TRAIN):
+                continue
+            trained, imported, known = False, [], True
+            for callee in via:
+                if callee == "loop":
+                    trained = True
+                elif callee.startswith("local:"):
+                    fn = local_facts.get(callee[6:])
+                    if fn is not None and fn.modes - {"train"}:
+                        known = False  # it may have put the model in eval mode
+                    trained = trained or (fn is not None and fn.backprops)
+                else:
+                    imported.append(callee)
+            if known:
+                out.append((key, mode, trained, tuple(sorted(set(imported)))))
+        return tuple(out)
 
     def _resolved(self, scope: _Scope, grad: str, entries: dict[str, str]) -> str:
         """A call's mode when nothing around it inside its function sets one:
@@ -483,6 +608,50 @@ def _dotted(node: ast.AST) -> str:
         return ""
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def _hidden_switches(functions: dict[str, _Scope]) -> set[str]:
+    """Module-level functions whose switches FunctionFacts.switches does not
+    list: they hand a parameter (or ``self``) to a function of another module,
+    or to one of this module that switches a mode or does so in turn."""
+    switching = {
+        name for name, sc in functions.items() if sc.modes or any(e.kind == "unknown" for e in sc.trace.events)
+    }
+    calls: dict[str, set[str]] = {}
+    hidden: set[str] = set()
+    for name, sc in functions.items():
+        mine = set(sc.params) | set(sc.kwonly) | {"self"}
+        for e in sc.trace.events:
+            if e.kind != "call" or not e.callee or not any(n.split(".")[0] in mine for n in e.names):
+                continue
+            if e.callee.startswith("local:"):
+                calls.setdefault(name, set()).add(e.callee[6:])
+            else:
+                hidden.add(name)
+    grew = True
+    while grew:  # linear in practice: a few passes over the module's call graph
+        grew = False
+        for name, callees in calls.items():
+            if name not in hidden and callees & (switching | hidden):
+                hidden.add(name)
+                grew = True
+    return hidden
+
+
+def _switches(trace: ModeTrace) -> tuple[tuple[str, str], ...]:
+    """A function's ``.eval()``/``.train()`` calls and its training loops
+    (("*", "training-phase"): a loop holding a backward), in source order."""
+    items = [(e.pos, e.receiver, e.kind) for e in trace.events if e.receiver]
+    items += [(start, "*", "training-phase") for start, _end, trains in trace.loops if trains]
+    return tuple((receiver, kind) for _pos, receiver, kind in sorted(items))
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0)  # type: ignore[attr-defined]
 
 
 def _is_false(node: ast.AST) -> bool | None:

@@ -12,6 +12,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
+from memlint.project.summary import FunctionFacts
+
 
 @dataclass(frozen=True)
 class Caller:
@@ -22,6 +24,18 @@ class Caller:
     grad: str  # "on", "off" or "unknown" around the call
     in_loop: bool
     backward: bool  # the calling scope backpropagates
+    # The training mode of the models the call hands over, per parameter key
+    # ("0", "1"... or the keyword): "eval", "train-trained" (switched to
+    # train and trained since) or "train-fresh"; a key absent is unknown.
+    modes: tuple[tuple[str, str], ...] = ()
+
+    def mode_of(self, position: int | None, keyword: str) -> str:
+        """The mode of the model handed to the parameter at ``position``
+        (None: keyword-only) named ``keyword``; "unknown" when not known."""
+        for key, mode in self.modes:
+            if key == keyword or (position is not None and key == str(position)):
+                return mode
+        return "unknown"
 
     def where(self) -> str:
         return f"{self.path}:{self.line}"
@@ -49,6 +63,18 @@ class ProjectView:
     called_per_batch: tuple[tuple[str, str], ...] = ()
     built_per_batch: tuple[tuple[str, str], ...] = ()
 
+    # Functions of other project modules this module calls that switch a
+    # model's mode or step an optimizer, by the name the call writes
+    # (``evaluate``, ``engine.evaluate``): loops.mode_events reads their
+    # switches as it reads those of a function of this module.
+    callees: tuple[tuple[str, FunctionFacts], ...] = ()
+
+    def callee(self, written: str) -> FunctionFacts | None:
+        for name, facts in self.callees:
+            if name == written:
+                return facts
+        return None
+
     def callers_of(self, name: str) -> tuple[Caller, ...]:
         for fn, sites in self.callers:
             if fn == name:
@@ -68,4 +94,5 @@ class ProjectView:
             or self.cpu_classes
             or self.called_per_batch
             or self.built_per_batch
+            or self.callees
         )

@@ -17,19 +17,21 @@ from typing import TYPE_CHECKING, ClassVar
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
+from memlint.gate.cards import CARDS
+
 # The findings' data, re-exported: rule authors import the whole contract from here.
 from memlint.lint.finding import Edit as Edit
 from memlint.lint.finding import Finding, Fix, Safety
+from memlint.vocabulary.tokens import TRAINING_CODE_TOKENS as TRAINING_CODE_TOKENS
 
 if TYPE_CHECKING:
     from memlint.analysis.facts import ModuleFacts
     from memlint.find.torch_floor import TorchRange
     from memlint.gate.facts import GateFacts
 
-# The pre-filter of rules about training code: real training scripts often
-# import model, data and helpers from local modules and never say ``torch``,
-# but they call the training verbs (issue 14, item 7).
-TRAINING_CODE_TOKENS = ("torch", "backward", "zero_grad", ".step(")
+
+# What the screening reads of a rule: written on its card, never on its class.
+_SCREENING = ("tokens", "gate", "reads_project")
 
 DOC_SECTIONS = (
     "What it does",
@@ -90,15 +92,12 @@ class Rule(cst.BatchableCSTVisitor):
     message: ClassVar[str] = ""
     fix_safety: ClassVar[Safety] = Safety.NONE
     default_enabled: ClassVar[bool] = True
-    # Pre-filter: a file that contains none of these substrings cannot hold a
-    # finding of this rule and is not parsed for it.
+    # The screening's attributes come from the rule's card (gate/cards.py,
+    # read without importing the rule): the pre-filter's tokens, the gate on
+    # Python's ``ast`` facts (None never skips the rule) and whether the rule
+    # reads the project. A class without a card (a test's) sets its own.
     tokens: ClassVar[tuple[str, ...]] = TRAINING_CODE_TOKENS
-    # The gate (analysis/gate.py): a condition on Python's ``ast`` facts that
-    # every file holding a finding of this rule satisfies. It must be
-    # necessary, never a heuristic; None (the default) never skips the rule.
     gate: ClassVar[Callable[[GateFacts], bool] | None] = None
-    # True when the rule asks ``facts.project`` (facts from other modules of
-    # the project): the engine then builds the file's project view for it.
     reads_project: ClassVar[bool] = False
     # For the rule's page: which facts may come from other modules (empty:
     # only names arriving through a star import, as for every rule).
@@ -107,6 +106,18 @@ class Rule(cst.BatchableCSTVisitor):
     invalid: ClassVar[Sequence[Invalid]] = ()
 
     METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        card = CARDS.get(cls.code) if "code" in vars(cls) else None
+        if card is None:  # a test's rule, or a variant of a rule: its own screening
+            return
+        for attr in _SCREENING:
+            if attr in vars(cls):
+                raise TypeError(f"{cls.code}: {attr} is written on its card (memlint/gate/cards.py), not its class")
+        cls.tokens = card.tokens
+        cls.gate = staticmethod(card.gate) if card.gate is not None else None  # type: ignore[assignment]
+        cls.reads_project = card.reads_project
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__()

@@ -12,7 +12,10 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from memlint.gate.cards import CARDS, Card
+from memlint.lint.screen import screen
 from memlint.parse.collector import collector_paused
+from memlint.parse.errors import ParseError
 from memlint.read.source import SourceError, read_source, write_inside_tree
 from memlint.run.cache import FindingsCache, file_digest
 from memlint.run.results import FileReport, Settings, unified_diff
@@ -47,6 +50,12 @@ def rules_for(settings: Settings, ignore_extra: tuple[str, ...]):
 def codes_for(settings: Settings, ignore_extra: tuple[str, ...]) -> tuple[str, ...]:
     """rules_for's codes, without importing a rule (the cache key)."""
     return tuple(_select(settings, ignore_extra, None))
+
+
+@lru_cache(maxsize=64)
+def cards_for(settings: Settings, ignore_extra: tuple[str, ...]) -> tuple[Card, ...]:
+    """rules_for's cards (gate/cards.py): the screening without importing a rule."""
+    return tuple(CARDS[code] for code in codes_for(settings, ignore_extra))
 
 
 def _select(settings: Settings, ignore_extra: tuple[str, ...], codes: dict[str, bool] | None) -> list[str]:
@@ -86,29 +95,30 @@ def process_file(path: str, settings: Settings, view: ProjectView | str | None =
     returned ``deferred`` (with its summary) for the runner to lint again
     once every summary of the project is known. Fix, diff and add-noqa read
     the project from disk (project/index.py)."""
-    # Imported here: a run whose files are all in the cache never imports
-    # libcst, the analyses or the rules (most of a warm run's time).
-    from memlint.lint.engine import ParseError
+    # libcst, the analyses and the rules are imported only for a file that
+    # some rule's card lets through (lint/screen.py): a warm run, and a file
+    # no rule can report anything in, never import them.
     from memlint.parse.budget import BudgetExceeded
-    from memlint.run.script import view_maker
 
     report = FileReport(path=path)
     try:
-        rules = rules_for(settings, per_file_ignored(path, settings))
+        ignored = per_file_ignored(path, settings)
         if path.endswith(".ipynb"):
             from memlint.run.notebook import process_notebook
 
-            return process_notebook(path, settings, rules)
+            return process_notebook(path, settings, rules_for(settings, ignored))
         source = read_source(path)
         report.digest = source.digest
         try:
-            _process_text(source, settings, rules, report, project_view=view)
+            _process_text(source, settings, ignored, report, project_view=view)
         except ParseError as exc:
+            from memlint.run.script import view_maker
+
             view_of = view_maker(source.text, exc)
             if view_of is None:
                 raise
             try:
-                _process_text(source, settings, rules, report, view_of)
+                _process_text(source, settings, ignored, report, view_of)
             except ParseError:
                 raise exc from None  # the file's own error says more than the view's
     except (SourceError, ParseError) as exc:
@@ -126,25 +136,33 @@ def process_file(path: str, settings: Settings, view: ProjectView | str | None =
 
 
 def _process_text(
-    source, settings: Settings, rules, report: FileReport, view_of=None, project_view: ProjectView | str | None = DEFER
+    source,
+    settings: Settings,
+    ignored: tuple[str, ...],
+    report: FileReport,
+    view_of=None,
+    project_view: ProjectView | str | None = DEFER,
 ) -> None:
     """Check, fix or silence one .py file's text; ``view_of``: read it through
-    a view (memlint.run.script), when its own text does not parse."""
-    from memlint.fix.fixer import detach, fix_text
-    from memlint.lint.add_noqa import add_noqa
-    from memlint.lint.engine import lint
-
+    a view (memlint.run.script), when its own text does not parse.
+    ``ignored``: the file's per-file ignores."""
     path = source.path
     view = view_of(source.text) if view_of is not None else None
     torch = settings.torch_for(path)  # the project's torch range (migration rules)
     if settings.mode == "check":
-        if view is not None:
-            from memlint.run.script import lint_view
-
-            report.findings, report.notes = lint_view(view, path, rules, settings.with_edits)
+        if view is None:
+            _check_with_project(source.text, path, ignored, report, settings, project_view, torch)
             return
-        _check_with_project(source.text, path, rules, report, settings, project_view, torch)
+        from memlint.run.script import lint_view
+
+        report.findings, report.notes = lint_view(view, path, rules_for(settings, ignored), settings.with_edits)
         return
+    if view is None and not screen(source.text, cards_for(settings, ignored))[0]:
+        return  # no rule can report anything here: nothing to fix or silence
+    rules = rules_for(settings, ignored)
+    from memlint.fix.fixer import detach, fix_text
+    from memlint.lint.add_noqa import add_noqa
+    from memlint.lint.engine import lint
     from memlint.project.index import view_from_disk
 
     def from_disk() -> ProjectView | None:
@@ -186,11 +204,11 @@ def _process_text(
             write_inside_tree(source, result.text, settings.root)
 
 
-def _check_with_project(text: str, path: str, rules, report: FileReport, settings: Settings, view, torch=None) -> None:
-    """Check mode: the summary and the gate from one ``ast`` tree; a file
+def _check_with_project(
+    text: str, path: str, ignored: tuple[str, ...], report: FileReport, settings: Settings, view, torch=None
+) -> None:
+    """Check mode: the summary and the screening from one ``ast`` tree; a file
     whose rules read the project is left ``deferred`` until its view is known."""
-    from memlint.fix.fixer import detach
-    from memlint.lint.engine import lint
     from memlint.parse.guard import python_tree
     from memlint.project.summary import ModuleSummary, summarise, worth_summarising
 
@@ -199,6 +217,16 @@ def _check_with_project(text: str, path: str, rules, report: FileReport, setting
         report.summary = summarise(tree)
     elif worth_summarising(text):
         report.summary = ModuleSummary()  # Python cannot parse it
+    with collector_paused():
+        passed, tree = screen(text, cards_for(settings, ignored), tree)
+    if not passed:
+        return  # no rule can report anything here: libcst and the rules stay unimported
+    from memlint.fix.fixer import detach
+    from memlint.lint.engine import lint
+
+    rules = rules_for(settings, ignored)
+    by_code = {rule.code: rule for rule in rules}
+    active = [by_code[card.code] for card in passed]
     used: list[ProjectView | None] = []
 
     def project() -> ProjectView | None:
@@ -208,7 +236,7 @@ def _check_with_project(text: str, path: str, rules, report: FileReport, setting
         return view  # type: ignore[return-value]
 
     try:
-        findings, module = lint(text, path, rules, python_tree=tree, torch=torch, project=project)
+        findings, module = lint(text, path, rules, python_tree=tree, torch=torch, project=project, active=active)
     except NeedsProject:
         report.deferred = True
         return

@@ -2,52 +2,21 @@
 
 A warm ``memlint check`` (every file's findings in the cache) needs only the
 selected codes, for the cache key: importing the rules would import libcst and
-the analyses, most of a warm run's time. ``CODES`` mirrors the registry
-(tests/test_selection.py fails when a rule is added, removed or changes its
-default without this table); ``memlint.rule.registry.select_rules`` selects
-through the same function, so the two can never disagree.
+the analyses, most of a warm run's time. ``CODES`` comes from the rules' cards
+(gate/cards.py; tests/test_cards.py fails when a rule is added, removed or
+changes its default without its card); ``memlint.rule.registry.select_rules``
+selects through the same function, so the two can never disagree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-# Every rule's code and whether it runs by default (Rule.default_enabled).
-CODES: dict[str, bool] = {
-    "MEM101": True,
-    "MEM102": True,
-    "MEM103": True,
-    "MEM104": True,
-    "MEM201": True,
-    "MEM202": True,
-    "MEM203": True,
-    "MEM204": True,
-    "MEM301": True,
-    "MEM302": True,
-    "MEM303": True,
-    "MEM304": True,
-    "MEM305": True,
-    "MEM401": True,
-    "MEM402": True,
-    "MEM403": False,
-    "MEM404": True,
-    "MEM501": True,
-    "MEM502": True,
-    "MEM503": True,
-    "MEM504": True,
-    "MEM505": True,
-    "MEM506": True,
-    "MEM507": True,
-    "MEM601": True,
-    "MEM602": True,
-    "MEM701": True,
-    "MEM702": True,
-    "MEM703": True,
-    "MEM801": True,
-    "MEM802": True,
-    "MEM803": True,
-    "MEM804": True,
-}
+from memlint.gate.cards import CARDS
+
+# Every rule's code and whether it runs by default (Rule.default_enabled),
+# from the rules' cards (gate/cards.py), which never import a rule.
+CODES: dict[str, bool] = {code: card.default_enabled for code, card in CARDS.items()}
 
 
 def select_codes(

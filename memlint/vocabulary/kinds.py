@@ -98,3 +98,17 @@ def constructor_kind(qualified: str) -> Kind | None:
     if last == "from_pretrained" and re.search(r"(Model|For[A-Z]\w*)$", head.rsplit(".", 1)[-1]):
         return Kind.MODULE
     return None
+
+
+# MEM305: the methods, and the kinds of receiver on which the bare reference is
+# certainly a forgotten call. ``backward`` is checked on tensors with
+# autograd history instead. ``scaler.step`` takes the optimizer, so adding
+# ``()`` would not fix it: it is left out.
+BARE_METHOD_RECEIVERS: dict[str, frozenset[Kind]] = {
+    "eval": frozenset({Kind.MODULE}),
+    "train": frozenset({Kind.MODULE}),
+    "zero_grad": frozenset({Kind.OPTIMIZER, Kind.MODULE}),
+    "step": frozenset({Kind.OPTIMIZER, Kind.SCHEDULER}),
+    "update": frozenset({Kind.SCALER}),
+}
+BARE_METHOD_NAMES = frozenset(BARE_METHOD_RECEIVERS) | {"backward"}

@@ -183,3 +183,28 @@ def is_inplace_method(name: str) -> bool:
 
 
 PARAMETER_ATTRS = frozenset({"weight", "bias"})
+
+
+# Context managers whose constructor changes nothing (MEM204): only entering them
+# (``with``, or as a decorator) switches the mode. ``set_grad_enabled`` is
+# not here: its constructor sets the mode, so as a statement it works.
+CONTEXT_ONLY = {
+    "torch.no_grad": "no_grad",
+    "torch.enable_grad": "enable_grad",
+    "torch.inference_mode": "inference_mode",
+    "torch.autograd.no_grad": "no_grad",
+    "torch.autograd.enable_grad": "enable_grad",
+    "torch.autograd.inference_mode": "inference_mode",
+    "torch.autograd.grad_mode.no_grad": "no_grad",
+    "torch.autograd.grad_mode.enable_grad": "enable_grad",
+    "torch.autograd.grad_mode.inference_mode": "inference_mode",
+    "torch.autocast": "autocast",
+    "torch.amp.autocast": "autocast",
+    "torch.amp.autocast_mode.autocast": "autocast",
+    "torch.cuda.amp.autocast": "autocast",
+    "torch.cuda.amp.autocast_mode.autocast": "autocast",
+    "torch.cpu.amp.autocast": "autocast",
+    "torch.cpu.amp.autocast_mode.autocast": "autocast",
+}
+# Their last names, for MEM204's gate (an import alias counts as what it imports).
+CONTEXT_ONLY_NAMES = frozenset(CONTEXT_ONLY.values())

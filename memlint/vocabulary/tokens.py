@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import re
 
+# The pre-filter of rules about training code: real training scripts often
+# import model, data and helpers from local modules and never say ``torch``,
+# but they call the training verbs (issue 14, item 7).
+TRAINING_CODE_TOKENS = ("torch", "backward", "zero_grad", ".step(")
+
 
 def name_tokens(name: str) -> set[str]:
     """``validateEpoch`` -> {"validate", "epoch"}; ``val_loader`` -> {"val", "loader"};
@@ -36,6 +41,10 @@ def _name_tokens(name: str) -> set[str]:
             tokens.update(m.groups())
     return tokens
 
+
+# A GAN's sampler (``sample_images``, ``save_samples``): MEM202 reads one
+# like an evaluation function.
+SAMPLE_FUNCTION_TOKENS = frozenset({"sample", "samples", "sampling"})
 
 EVAL_FUNCTION_TOKENS = frozenset(
     {

@@ -179,7 +179,7 @@ class RetainedGraph:
         """``self.value(state)``, ``self.critic.forward(s, a)``, ``self.criterion(a, b)``:
         a call on an attribute of ``self`` only ever assigned a class instance."""
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
             func = func.value
         key = dotted_name(func)
         if key is None or not key.startswith("self.") or key.count(".") != 1:

@@ -514,7 +514,7 @@ class ObjectTable(cst.CSTVisitor):
 
     def _is_model_call(self, call: cst.Call) -> bool:
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
             func = func.value
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False

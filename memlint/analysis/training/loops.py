@@ -220,8 +220,11 @@ class _NameTokens(cst.CSTVisitor):
 
 
 class LoopAnalysis(cst.CSTVisitor):
-    def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, objects: ObjectTable) -> None:
+    def __init__(
+        self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, objects: ObjectTable, project=None
+    ) -> None:
         super().__init__()
+        self.project = project  # project/view.py's ProjectView, or None
         self.names = names
         self.calls = calls
         self.objects = objects
@@ -467,7 +470,14 @@ class LoopAnalysis(cst.CSTVisitor):
         return self._fn_fact("steps", fn)
 
     def loop_steps(self, info: LoopInfo) -> bool:
-        return bool(info.step_calls) or any(self.steps(f) for f in info.callees)
+        if info.step_calls or any(self.steps(f) for f in info.callees):
+            return True
+        if self.project is None or not self.project.callees:
+            return False
+        calls = self.calls.between(self.calls.calls_in.get(info.scope, []), info.start, info.end)
+        return any(
+            isinstance(c, cst.Call) and (facts := self.external_callee(c)) is not None and facts.steps for c in calls
+        )
 
     def calls_model(self, fn: cst.FunctionDef) -> bool:
         return self._fn_fact("model", fn)
@@ -737,7 +747,10 @@ class LoopAnalysis(cst.CSTVisitor):
             if id(call) in mode_nodes:
                 continue
             fn = self.calls.resolve(call)
-            if fn is not None:
+            external = self.external_callee(call) if fn is None else None
+            if external is not None:
+                events += self._external_events(call, external)
+            elif fn is not None:
                 sub = self.mode_events(fn) if fn is not scope else []
                 line, col = self.pos(call)
                 for i, e in enumerate(sub):
@@ -754,6 +767,52 @@ class LoopAnalysis(cst.CSTVisitor):
         events.sort(key=lambda e: e.pos)
         self._events_memo[scope] = events
         return events
+
+    def external_callee(self, call: cst.Call):
+        """The summary facts (project/summary.py's FunctionFacts) of the
+        function of another project module that ``call`` runs, when it
+        switches a mode or steps an optimizer; None otherwise."""
+        if self.project is None or not self.project.callees:
+            return None
+        written = dotted_name(call.func)
+        return self.project.callee(written) if written else None
+
+    def _external_events(self, call: cst.Call, facts) -> list[ModeEvent]:
+        """``evaluate(model, loader)`` of ``engine.py``: its switches, with
+        its parameters translated to this call's arguments (as mode_events
+        does for a function of this module)."""
+        line, col = self.pos(call)
+        if facts.opaque:
+            return [ModeEvent((line, col), "unknown", call)]
+        out = []
+        for i, (receiver, kind) in enumerate(facts.switches):
+            pos = (line, col + 1 + i)
+            if kind == "training-phase":
+                out.append(ModeEvent(pos, kind, call, None, frozenset({"*"})))
+            else:
+                out.append(ModeEvent(pos, kind, call, self._map_external(call, facts, receiver)))
+        if facts.steps and not any(kind == "training-phase" for _, kind in facts.switches):
+            out.append(ModeEvent((line, col + 1 + len(facts.switches)), "training-phase", call, None, frozenset({"*"})))
+        return out
+
+    def _map_external(self, call: cst.Call, facts, receiver: str) -> str | None:
+        """``model`` inside ``engine.evaluate(model)`` is ``net`` at
+        ``evaluate(net)``; None for what the call does not hand over."""
+        head, dot, rest = receiver.partition(".")
+        arg = None
+        if head in facts.params:
+            index = facts.params.index(head)
+            positional = [a for a in call.args if a.keyword is None]
+            if any(a.star for a in positional[: index + 1]):
+                return None
+            if index < len(positional):
+                arg = positional[index]
+        if arg is None and (head in facts.params or head in facts.kwonly):
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == head), None)
+        if arg is None:
+            return None
+        base = dotted_name(arg.value)
+        return base + dot + rest if base else None
 
     def _trained_by(self, info: LoopInfo) -> frozenset:
         names = {dotted_name(_module_of(c.func)) for c in info.model_calls}
@@ -845,7 +904,8 @@ class LoopAnalysis(cst.CSTVisitor):
             if all(r.split(".")[0] in local for r in receivers):
                 return self._default_mode(receivers, scope, trained)
             sites = self.calls.call_sites.get(scope, [])
-            if not sites or scope in self.calls.escapes or depth > 3:
+            external = self.external_modes(scope, receivers)
+            if (not sites and not external) or scope in self.calls.escapes or depth > 3:
                 return "unknown"
             results = set()
             for site in sites:
@@ -853,8 +913,37 @@ class LoopAnalysis(cst.CSTVisitor):
                 if "?" in mapped:
                     return "unknown"
                 results.add(self.mode_before(site, mapped, trained, depth + 1))
+            for _caller, state in external:
+                results.add("train-trained" if state == "train-fresh" and trained else state)
             return results.pop() if len(results) == 1 else "unknown"
         return self._default_mode(receivers, scope, trained)
+
+    def external_modes(self, fn: cst.FunctionDef, receivers: frozenset) -> list[tuple[object, str]]:
+        """(caller, mode) for each call of the module-level function ``fn``
+        from another module of the project (project/view.py's Caller.modes):
+        the mode the models it hands to the parameters named by
+        ``receivers`` are in there; "unknown" for a receiver that is not a
+        parameter, or handed in a mode the caller's module cannot tell."""
+        if self.project is None or fn in self.calls.class_of or self.calls.owner.get(fn) is not self.calls.module:
+            return []
+        callers = self.project.callers_of(fn.name.value)
+        if not callers:
+            return []
+        positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        keyword_only = {p.name.value for p in fn.params.kwonly_params}
+        out = []
+        for caller in callers:
+            states = set()
+            for r in receivers:
+                head = r.split(".")[0]
+                if head in positional:
+                    states.add(caller.mode_of(positional.index(head), head))
+                elif head in keyword_only:
+                    states.add(caller.mode_of(None, head))
+                else:
+                    states.add("unknown")
+            out.append((caller, states.pop() if len(states) == 1 else "unknown"))
+        return out
 
     def _aliases(self, scope: Scope) -> frozenset[tuple[str, str]]:
         if scope not in self._aliases_memo:
@@ -877,7 +966,7 @@ class LoopAnalysis(cst.CSTVisitor):
 
 def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
     """``model`` for ``model.forward``."""
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
         return func.value
     return func
 

@@ -1,0 +1,331 @@
+"""Each rule's card: what the screening reads of a rule, without importing it.
+
+A rule's class (``rules/``) is a libcst visitor, so importing it imports
+libcst and the analyses: most of a one-file check's time. The screening (the
+token pre-filter, then the gate on Python's ``ast`` tree) needs only the
+rule's code, tokens, gate and whether it reads the project, so those live
+here, in a module that imports nothing of libcst: a file on which no card
+passes is checked without importing a rule at all (lint/screen.py).
+
+The card is where a rule's ``tokens``, ``gate`` and ``reads_project`` are
+written: ``Rule`` gives every rule class its card's (rule/__init__.py), and
+tests/test_cards.py requires the card's code, name, fix safety and default
+to equal the class's, so the two cannot drift.
+
+- ``tokens``: substrings a file must contain for the rule to possibly fire
+  (the pre-filter); ``TRAINING_CODE_TOKENS`` is ``torch`` or a training verb.
+- ``gate``: a condition on ``GateFacts`` (facts.py) that every file holding a
+  finding of the rule satisfies: necessary, never a heuristic; None never
+  skips the rule. tests/test_gate.py lints every example and corpus with the
+  gate on and off and requires the same findings and fixes.
+- ``reads_project``: the rule asks ``facts.project`` (other modules of the
+  project), so the engine builds the file's project view for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memlint.gate.moves import PER_CALL_METHODS
+from memlint.vocabulary.kinds import BARE_METHOD_NAMES
+from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
+from memlint.vocabulary.tokens import SAMPLE_TOKENS, TRAINING_CODE_TOKENS
+
+if TYPE_CHECKING:
+    from memlint.gate.facts import GateFacts
+
+Gate = Callable[["GateFacts"], bool]
+
+
+@dataclass(frozen=True)
+class Card:
+    code: str
+    name: str
+    fix_safety: str  # Safety's value: "safe", "unsafe" or "none"
+    tokens: tuple[str, ...]
+    gate: Gate | None
+    default_enabled: bool = True
+    reads_project: bool = False
+
+
+# MEM402: every finding involves an op whose backward needs its output (or an
+# in-place flag); generic tokens such as "+=" would let every file through.
+# "exp" and "elu" alone would match "except" and "help".
+_OUTPUT_SAVING_TOKENS = (
+    "inplace",
+    "sigmoid",
+    "Sigmoid",
+    "tanh",
+    "Tanh",
+    "relu",
+    "ReLU",
+    "softmax",
+    "Softmax",
+    "softmin",
+    "Softmin",
+    "exp(",
+    "exp_(",
+    "exp2",
+    "expm1",
+    "sqrt",
+    "reciprocal",
+    "elu(",
+    "elu_(",
+    "ELU",
+    "LU(",
+)
+
+_ZERO_GRAD_TOKENS = ("zero_grad", ".grad = None", ".grad.zero_")
+
+_CARDS = (
+    Card(
+        "MEM101",
+        "tensor-accumulated-across-iterations",
+        "safe",
+        TRAINING_CODE_TOKENS,
+        lambda g: g.across_iterations and g.loop_sites.accumulates,
+    ),
+    Card(
+        "MEM102",
+        "tensor-with-history-stored-across-iterations",
+        "safe",
+        TRAINING_CODE_TOKENS,
+        lambda g: g.across_iterations and g.loop_sites.stores,
+    ),
+    Card(
+        "MEM103",
+        "retain-graph-without-second-backward",
+        "unsafe",
+        ("retain_graph",),
+        lambda g: "retain_graph" in g.keywords,
+    ),
+    Card("MEM104", "hidden-state-carried-across-batches", "unsafe", TRAINING_CODE_TOKENS, lambda g: g.carries_state),
+    Card(
+        "MEM201",
+        "inference-without-no-grad",
+        "safe",
+        TRAINING_CODE_TOKENS,
+        lambda g: (
+            g.batch_evidence
+            and (g.loops or g.comprehensions or g.eval_call or g.step_hooks)
+            and g.loop_sites.evaluates
+            and g.evaluates_with_grad
+        ),
+        # Callers in other modules (project/): a helper that a caller elsewhere
+        # runs under ``no_grad``, or backpropagates through, is not reported.
+        reads_project=True,
+    ),
+    Card(
+        "MEM202",
+        "no-grad-without-eval",
+        "unsafe",
+        TRAINING_CODE_TOKENS,
+        # Flagged states need a ``.train()`` call or a module built here (loops.mode_before),
+        # and a loop grad_mode may find running without grad; a fresh module counts only
+        # where mode_before may read it for that loop (the cheaper builds_module first);
+        # a helper with parameters may get its mode from callers in other modules;
+        # a sampler with no loop (the rule's visit_FunctionDef) needs only its name.
+        lambda g: (
+            g.grad_off
+            and (g.train_call or bool(g.def_names) or g.builds_module)
+            and (
+                (
+                    g.loops
+                    and g.loop_may_run_without_grad
+                    and (
+                        g.train_call
+                        or (g.builds_module and g.module_built_for_a_loop_without_grad)
+                        or g.helper_loop_without_grad
+                    )
+                )
+                or g.sampler_def
+            )
+        ),
+        reads_project=True,
+    ),
+    Card(
+        "MEM203",
+        "eval-mode-never-undone",
+        "unsafe",
+        ("eval",),
+        # A function of another project module may switch the mode or train (project_imports).
+        lambda g: g.loops and ((g.eval_call and g.trains) or g.project_imports),
+        reads_project=True,
+    ),
+    Card(
+        "MEM204",
+        "grad-mode-call-without-with",
+        "none",
+        ("no_grad", "inference_mode", "enable_grad", "autocast"),
+        lambda g: bool(g.bare_calls & CONTEXT_ONLY_NAMES),
+    ),
+    Card(
+        "MEM301",
+        "zero-grad-discards-accumulation",
+        "unsafe",
+        _ZERO_GRAD_TOKENS,
+        lambda g: bool(g.idents & {"zero_grad", "grad"}),
+    ),
+    # An unscaled loss only matters where it is backpropagated.
+    Card("MEM302", "accumulated-loss-not-scaled", "unsafe", ("backward",), lambda g: g.backward),
+    Card(
+        "MEM303",
+        "zero-grad-between-backward-and-step",
+        "unsafe",
+        _ZERO_GRAD_TOKENS,
+        lambda g: bool(g.idents & {"zero_grad", "grad"}),
+    ),
+    Card("MEM304", "missing-zero-grad", "none", ("backward",), lambda g: g.backward),
+    Card(
+        "MEM305",
+        "method-referenced-not-called",
+        "unsafe",
+        tuple(sorted(BARE_METHOD_NAMES)),
+        lambda g: bool(g.bare_attributes & BARE_METHOD_NAMES),
+    ),
+    Card(
+        "MEM401",
+        "in-place-on-leaf-requiring-grad",
+        "safe",
+        ("parameters()", "requires_grad", "Parameter", ".weight", ".bias"),
+        lambda g: (
+            (bool(g.inplace_names & g.leaf_names) or g.inplace_parameter_attr)
+            and (g.grad_on_writes.inplace_parameter_attr or g.leaf_written_with_grad)
+        ),
+    ),
+    Card(
+        "MEM402",
+        "in-place-on-saved-output",
+        "safe",
+        _OUTPUT_SAVING_TOKENS,
+        lambda g: g.inplace_after_saver or g.saved_output_written_in_place,
+    ),
+    Card(
+        "MEM403",
+        "in-place-activation-opportunity",
+        "safe",
+        ("Sequential",),
+        lambda g: "Sequential" in g.idents,
+        default_enabled=False,
+    ),
+    Card(
+        "MEM404",
+        "optimizer-step-before-shared-backward",
+        "none",
+        ("backward",),
+        lambda g: "step" in g.called and bool(g.backward),
+    ),
+    # ``torch.cuda.amp``, ``cuda.amp``, ``import amp``, ``import (amp)``, ``x,amp``;
+    # a bare "amp" would also match every "sample" and "clamp".
+    Card("MEM501", "deprecated-cuda-amp", "safe", (".amp", " amp", "(amp", ",amp"), lambda g: "amp" in g.idents),
+    Card(
+        "MEM502",
+        "backward-inside-autocast",
+        "safe",
+        ("autocast",),
+        lambda g: "autocast" in g.idents and g.backward,
+    ),
+    Card("MEM503", "scaler-step-without-update", "safe", ("scaler", "Scaler"), lambda g: "step" in g.called),
+    Card(
+        "MEM504",
+        "optimizer-step-bypasses-scaler",
+        "unsafe",
+        ("scale(",),
+        lambda g: "scale" in g.called and "step" in g.called,
+    ),
+    Card(
+        "MEM505",
+        "unscaled-backward-with-scaler",
+        "unsafe",
+        ("scaler", "Scaler"),
+        lambda g: "step" in g.called and g.backward,
+    ),
+    Card(
+        "MEM506",
+        "clip-without-unscale",
+        "unsafe",
+        ("clip_grad",),
+        lambda g: "scale" in g.called and any(i.startswith("clip_grad") for i in g.idents),
+    ),
+    Card(
+        "MEM507",
+        "half-precision-training",
+        "none",
+        ("half", "float16"),
+        lambda g: g.trains and bool(g.idents & {"half", "float16"}),
+    ),
+    Card(
+        "MEM601",
+        "checkpoint-sequential-single-segment",
+        "none",
+        ("checkpoint_sequential",),
+        lambda g: "checkpoint_sequential" in g.idents,
+    ),
+    # A call of either function; a bare "checkpoint" matches every file that saves one.
+    Card(
+        "MEM602",
+        "checkpoint-without-use-reentrant",
+        "unsafe",
+        ("checkpoint(", "checkpoint_sequential"),
+        lambda g: g.checkpoint_without_reentrant and "utils" in g.idents,
+    ),
+    # Every report is of a load _is_load_without_map_location accepts, found
+    # from a ``.load_state_dict(...)`` call (_state_dict_arg) or feeding one,
+    # or handed to a helper that calls it (one of this file: its body calls
+    # load_state_dict; or a library's, state_loads.LIBRARY_LOADERS).
+    Card(
+        "MEM701",
+        "load-without-map-location",
+        "safe",
+        ("load_state_dict", "set_peft_model_state_dict"),
+        lambda g: g.load_without_map_location and bool(g.called & {"load_state_dict", "set_peft_model_state_dict"}),
+        # A model class of another module that moves nothing builds on the CPU.
+        reads_project=True,
+    ),
+    Card("MEM702", "empty-cache-in-loop", "safe", ("empty_cache",), lambda g: g.empty_cache_in_loop),
+    Card(
+        "MEM703",
+        "loop-invariant-device-move",
+        "none",
+        (".to(", ".cuda("),
+        lambda g: (
+            g.loops
+            and bool(g.called & {"to", "cuda"})
+            and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
+            and g.loop_sites.moves
+            or bool(g.called & {"to", "cuda"})
+            and bool(g.def_names & PER_CALL_METHODS)
+            and g.constant_move_in_method
+        ),
+        # Classes other modules call or build once per batch.
+        reads_project=True,
+    ),
+    Card(
+        "MEM801",
+        "best-weights-by-reference",
+        "unsafe",
+        ("state_dict",),
+        lambda g: g.state_dict_snapshot and g.best_snapshot,
+    ),
+    Card("MEM802", "scheduler-before-optimizer-step", "unsafe", ("sched", "Sched", "LR"), lambda g: "step" in g.called),
+    Card(
+        "MEM803",
+        "plateau-step-without-metric",
+        "none",
+        ("lr_scheduler", "LR", "Plateau"),
+        lambda g: "step" in g.called,
+    ),
+    # A callee named ``torch.optim.lr_scheduler.X`` needs ``lr_scheduler`` in an import or the call.
+    Card(
+        "MEM804",
+        "scheduler-verbose-deprecated",
+        "safe",
+        ("verbose",),
+        lambda g: "verbose" in g.keywords and "lr_scheduler" in g.idents,
+    ),
+)
+
+# Every rule's card by code, in code order (the order rules run and report in).
+CARDS: dict[str, Card] = {card.code: card for card in _CARDS}
