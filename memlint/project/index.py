@@ -52,7 +52,7 @@ class ProjectIndex:
         """The call sites of a summary's JSON that ``_index_calls`` keeps."""
         wanted = self.wanted
         return [
-            CallSite(**c)
+            CallSite.from_json(c)
             for c in data["calls"]
             if wanted is None or c["callee"].rpartition(".")[2].lstrip("*") in wanted
         ]
@@ -210,7 +210,7 @@ class ProjectIndex:
         word of its own (``train.py`` calling ``engine.train_one_epoch``) is
         read from disk too, since its calls still say which functions of
         other modules switch its models' modes."""
-        summary = self.summaries.get(path)
+        summary = self._full(path)
         if summary is None and path in self.summaries:
             summary = summary_from_disk(path, needles=_ANY)
         return summary or ModuleSummary()
@@ -218,7 +218,7 @@ class ProjectIndex:
     def full_summary(self, path: str) -> ModuleSummary | None:
         """A project file's whole summary whatever the needles kept; None for
         one with no training word (as every front end reads it)."""
-        summary = self.summaries.get(path)
+        summary = self._full(path)
         if summary is None and path in self.summaries:
             summary = summary_from_disk(path)
         return summary
