@@ -2,7 +2,9 @@
 
     .venv/bin/python bench/stage_profile.py DIR [--select CODES] [--top N]
 
-Stages: the token pre-filter, Python's ``ast`` parse, the gate's facts
+Stages: the token pre-filter, Python's ``ast`` parse, the project stage's
+module summary (memlint/project/summary.py, on every file holding a training
+word, as the runner makes it) and its JSON for the cache, the gate's facts
 (memlint/gate/facts.py), libcst's parse and the rules' analysis, for the
 files past the gate. Also: how many files each rule keeps past the gate, and
 how many it keeps alone (the rules whose conditions are worth sharpening),
@@ -13,6 +15,7 @@ with the cyclic collector paused per file as the engine does.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -21,6 +24,7 @@ from pathlib import Path
 from memlint.gate.facts import GateFacts, enabled_by_gate
 from memlint.lint.engine import ParseError, applicable_rules, lint_module, parse_module, python_tree
 from memlint.parse.collector import collector_paused
+from memlint.project.summary import summarise, worth_summarising
 from memlint.rule.registry import select_rules
 
 
@@ -44,14 +48,24 @@ def main(argv: list[str] | None = None) -> int:
             active = applicable_rules(text, rules)
             t1 = time.process_time()
             stages["pre-filter"] += t1 - t0
-            if not active:
+            worth = worth_summarising(text)
+            if not active and not worth:
                 continue
-            passed += 1
             tree = python_tree(text)
             t2 = time.process_time()
             stages["ast parse"] += t2 - t1
             if tree is None:
                 continue
+            if worth:  # the runner summarises every such file, past the gate or not
+                summary = summarise(tree)
+                t3 = time.process_time()
+                stages["summary"] += t3 - t2
+                json.dumps(summary.to_json(), separators=(",", ":"))
+                t2 = time.process_time()
+                stages["summary json"] += t2 - t3
+            if not active:
+                continue
+            passed += 1
             run = enabled_by_gate(active, GateFacts(tree))
             t3 = time.process_time()
             stages["gate facts"] += t3 - t2

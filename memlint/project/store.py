@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from functools import lru_cache
 
 from memlint.project import arg_modes
@@ -40,15 +41,32 @@ class SummaryStore:
             return None
 
     def store(self, digest: str, summary: ModuleSummary) -> None:
-        entry = self._entry(digest)
+        self._write(self._entry(digest), json.dumps(summary.to_json(), separators=(",", ":")).encode())
+
+    def _write(self, entry: str, data: bytes) -> None:
         tmp = f"{entry}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         try:
             os.makedirs(os.path.dirname(entry), exist_ok=True)
             with open(tmp, "wb") as fh:
-                fh.write(json.dumps(summary.to_json(), separators=(",", ":")).encode())
+                fh.write(data)
             os.replace(tmp, entry)
         except OSError:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+    # -- which files hold none of a set of needles (index.Needleless) ---------
+    def _needles_entry(self, needles: tuple[bytes, ...]) -> str:
+        key = hashlib.sha256(b"\0".join(sorted(needles))).hexdigest()
+        return os.path.join(self.folder, "needles", key + ".json")
+
+    def needleless(self, needles: tuple[bytes, ...]) -> frozenset[str]:
+        try:
+            with open(self._needles_entry(needles), "rb") as fh:
+                return frozenset(str(d) for d in json.loads(fh.read()))
+        except Exception:  # missing, truncated: none known
+            return frozenset()
+
+    def store_needleless(self, needles: tuple[bytes, ...], digests: Iterable[str]) -> None:
+        self._write(self._needles_entry(needles), json.dumps(sorted(digests), separators=(",", ":")).encode())

@@ -32,9 +32,9 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
-from memlint.gate.ast_fields import children
+from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
@@ -155,7 +155,20 @@ class ModuleSummary:
     trains: bool = False
 
     def to_json(self) -> dict:
-        return asdict(self)
+        # dataclasses.asdict's result, written out: asdict deep-copies field
+        # by field, a third of the cost of a cold run's cache writes.
+        return {
+            "imports": dict(self.imports),
+            "stars": list(self.stars),
+            "all_names": None if self.all_names is None else list(self.all_names),
+            "defines": list(self.defines),
+            "functions": [dict(f.__dict__) for f in self.functions],
+            "calls": [dict(c.__dict__) for c in self.calls],
+            "trackers": list(self.trackers),
+            "cpu_classes": list(self.cpu_classes),
+            "classes": list(self.classes),
+            "trains": self.trains,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> ModuleSummary:
@@ -264,6 +277,10 @@ class _Walker:
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
         self._done: list[_Scope] = []
         self._tree = tree
+        # Calls that may move something to a device, met so far in source
+        # order: a class is a cpu class when its walk adds none (one walk of
+        # the module, not one more of every class).
+        self._moves = 0
         self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
@@ -344,10 +361,12 @@ class _Walker:
             self._class(node)  # type: ignore[arg-type]
             return
         if cls is ast.Lambda:
+            self._unvisited(node)
             return
         if cls is ast.With or cls is ast.AsyncWith:
             for item in node.items:  # type: ignore[attr-defined]
                 self._visit(item.context_expr, grad, loop)
+                self._unvisited(item.optional_vars)
                 grad = self._context_mode(item.context_expr) or grad
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
@@ -377,12 +396,14 @@ class _Walker:
             self._bind(node)  # type: ignore[arg-type]
             return
         for child in children(node):
-            self._visit(child, grad, loop)
+            if child.__class__ not in _LEAVES:  # half the nodes: not worth a call
+                self._visit(child, grad, loop)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         outer = self._scopes[-1]
         for dec in node.decorator_list:
             self._visit(dec, grad, False)
+        self._unvisited(node.args, node.returns, *getattr(node, "type_params", ()))
         decorator = ""
         for dec in node.decorator_list:
             decorator = self._context_mode(dec) or decorator
@@ -398,6 +419,8 @@ class _Walker:
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scopes[-1]
         name = f"{outer.name}.{node.name}" if outer.name else node.name
+        moves = self._moves
+        self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
@@ -407,7 +430,7 @@ class _Walker:
                 self._visit(stmt, ON, False)
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
-        if not outer.name and not _moves_to_a_device(node):
+        if not outer.name and self._moves == moves:  # as _moves_to_a_device(node), without its walk
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
             self.summary.plain_classes.append(node.name)
@@ -416,9 +439,18 @@ class _Walker:
         ):
             self.summary.classes.append(node.name)
 
+    def _unvisited(self, *parts: ast.AST | None) -> None:
+        """Parts of the tree the walk does not enter (a lambda, a signature,
+        a class's bases, a ``with``'s target): scanned for device moves only."""
+        for part in parts:
+            if part is not None:
+                self._moves += sum(map(_is_move, nodes(part)))
+
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
         func = node.func
+        if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
+            self._moves += 1
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
@@ -634,6 +666,8 @@ class _Walker:
 
 _BUILTINS = frozenset(dir(builtins))
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# Nodes without children that may hold code: nothing to visit.
+_LEAVES = frozenset({ast.Name, ast.Constant})
 
 
 def _dotted(node: ast.AST) -> str:
@@ -711,9 +745,11 @@ _MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 
 def _moves_to_a_device(node: ast.ClassDef) -> bool:
     """Any ``x.to(...)``/``x.cuda()``... in the class: what it builds may leave the CPU."""
-    return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MOVES for n in ast.walk(node)
-    )
+    return any(map(_is_move, nodes(node)))
+
+
+def _is_move(node: ast.AST) -> bool:
+    return node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in _MOVES  # type: ignore[attr-defined]
 
 
 def _is_tracker(node: ast.ClassDef) -> bool:

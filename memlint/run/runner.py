@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16
+# The second pass's files are past the gate (a rule asked for the project):
+# libcst on each, the largest files of the project (transformers' trainer.py,
+# modeling_utils.py...). A few already fill the workers; one at a time they
+# left the other cores idle at the end of a cold run.
+SECOND_PASS_THRESHOLD = 4
 
 
 @lru_cache(maxsize=64)
@@ -340,7 +345,7 @@ def run(
         for i in sorted(unchanged):
             done(reports[i])  # type: ignore[arg-type]
         waiting = [i for i in waiting if i not in unchanged]
-        views = _views(paths, waiting, reports, cache) if waiting else {}  # type: ignore[arg-type]
+        views = _views(paths, waiting, reports, cache, digests) if waiting else {}  # type: ignore[arg-type]
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
         states, views = {}, {}
     again = []
@@ -376,32 +381,47 @@ def _states(paths: list[str], waiting: list[int], digests: dict[str, str]) -> di
 
 
 def _views(
-    paths: list[str], waiting: list[int], reports: list[FileReport | None], cache: FindingsCache | None
+    paths: list[str],
+    waiting: list[int],
+    reports: list[FileReport | None],
+    cache: FindingsCache | None,
+    digests: dict[str, str] | None = None,
 ) -> dict[str, ProjectView | None]:
     """The project view of each waiting file. The summaries come from this
     run's reports (cache hits included), then from the summary store or the
-    disk for the project's files that were not checked."""
+    disk for the project's files that were not checked (``digests``: the
+    bytes this run read, by absolute path)."""
     from memlint.project.index import build_index, needles_for
     from memlint.project.roots import common_root, project_root
     from memlint.project.store import SummaryStore
 
     store = SummaryStore(cache.directory) if cache is not None else None
     # Others (no training word, unreadable, outside the checked paths): from disk.
-    known: dict[str, ModuleSummary | None] = {}
+    known: dict[str, ModuleSummary | dict | None] = {}
     for r in reports:
-        if r is not None and r.module_summary() is not None:
-            known[r.path] = r.summary
+        if r is not None and (r.summary is not None or r.summary_json is not None):
+            # A cache hit's summary stays JSON: the index reads the few it needs.
+            known[r.path] = r.summary if r.summary is not None else r.summary_json
     groups: dict[str, list[str]] = {}
     checked = [common_root(paths)]  # computed once, not per file
     for i in waiting:
         groups.setdefault(project_root(paths[i], checked), []).append(paths[i])
     views: dict[str, ProjectView | None] = {}
     for root, group in groups.items():
-        needles = needles_for([known.get(p) for p in group])
-        index = build_index(root, known=known, store=store, needles=needles, viewed=group)
+        needles = needles_for([_summary_of(known, p) for p in group])
+        index = build_index(root, known=known, store=store, needles=needles, viewed=group, digests=digests)
         for path in group:
             views[path] = index.view_for(path) if index is not None else None
     return views
+
+
+def _summary_of(known: dict, path: str) -> ModuleSummary | None:
+    from memlint.project.summary import ModuleSummary
+
+    found = known.get(path)
+    if isinstance(found, dict):
+        found = known[path] = ModuleSummary.from_json(found)
+    return found
 
 
 def _execute(
@@ -417,7 +437,7 @@ def _execute(
     """Lint ``paths[i]`` for every i in ``todo`` into ``reports``, in worker
     processes when there are enough of them."""
     jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
+    if jobs <= 1 or len(todo) < (PARALLEL_THRESHOLD if views is None else SECOND_PASS_THRESHOLD):
         for i in todo:
             reports[i] = _check_and_store(
                 paths[i], per_file[i], cache, *(views[paths[i]] if views is not None else (DEFER, None))

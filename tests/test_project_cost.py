@@ -1,0 +1,194 @@
+"""The project stage's cost: the summary is one walk of the module's tree, and
+its JSON is what ``dataclasses.asdict`` would give (the cache's format)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import textwrap
+from dataclasses import asdict
+
+from memlint.project import summary as summary_module
+from memlint.project.summary import _moves_to_a_device, summarise, summarise_text
+
+# A move to a device in every place the summary's walk does not enter (a
+# lambda, a signature, a class's decorator, bases and keywords, a ``with``
+# target, a nested class's bases): each class still moves something.
+MOVES_EVERYWHERE = textwrap.dedent(
+    """
+    import torch
+
+    class Plain(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    class InALambda:
+        f = lambda self, x: x.to("cuda")
+
+    class InADefault:
+        def forward(self, x, w=torch.ones(2).cuda()):
+            return x
+
+    class InAnAnnotation:
+        def forward(self, x) -> x.to("cuda"):
+            return x
+
+    @register(torch.ones(1).to("cuda"))
+    class InADecorator:
+        pass
+
+    class InABase(make_base(torch.ones(1).cuda())):
+        pass
+
+    class InAKeyword(Base, meta=torch.ones(1).xpu()):
+        pass
+
+    class InAWithTarget:
+        def run(self):
+            with ctx() as self.slots[torch.ones(1).to("cuda")]:
+                pass
+
+    class Outer:
+        class Inner(make_base(torch.ones(1).npu())):
+            pass
+
+    class InANestedFunction:
+        def build(self):
+            def helper(x=torch.zeros(1).to("mps")):
+                return x
+            return helper
+
+    class InABody:
+        def forward(self, x):
+            return self.net(x.to_empty(device="cuda"))
+
+    if torch.cuda.is_available():
+        class Guarded:
+            def go(self):
+                return [lambda: t.cuda() for t in self.ts]
+    """
+)
+
+
+def test_cpu_classes_see_a_move_anywhere_in_the_class():
+    tree = ast.parse(MOVES_EVERYWHERE)
+    summary = summarise(tree)
+    assert summary.cpu_classes == ["Plain"]
+    # The same answer as a walk of each class (what the summary used to do).
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    assert [c.name for c in classes if not _moves_to_a_device(c)] == ["Plain"]
+
+
+def test_the_summary_walks_each_class_once(monkeypatch):
+    # A module of many classes: the summary reads them in its one walk of the
+    # module, not one more walk per class (nested classes made that quadratic).
+    source = "import torch\n" + "".join(
+        f"class C{i}:\n    def f(self, x):\n        return x + {i}\n" for i in range(50)
+    )
+    walks: list[ast.AST] = []
+    real = ast.walk
+
+    def counting(node):
+        walks.append(node)
+        return real(node)
+
+    monkeypatch.setattr(summary_module.ast, "walk", counting)
+    summary = summarise_text(source)
+    assert summary is not None and len(summary.cpu_classes) == 50
+    assert len(walks) < 50
+
+
+def test_the_summary_json_is_asdicts():
+    summary = summarise_text(MOVES_EVERYWHERE + "\nfrom engine import evaluate\nevaluate(1)\n__all__ = ['Plain']\n")
+    assert summary is not None and summary.calls and summary.functions
+    assert summary.to_json() == asdict(summary)
+    assert list(summary.to_json()) == list(asdict(summary))  # the same keys, in the same order
+
+
+HELPER = """import torch
+
+
+def evaluate_{i}(model, loader):
+    model.eval()
+    outs = []
+    for x, y in loader:
+        outs.append(model(x))
+    return outs
+"""
+
+
+def test_the_second_pass_of_several_files_runs_in_workers(tmp_path, monkeypatch):
+    # The files that wait for their project's view are the ones past the gate
+    # (libcst's work): a few of them already share the workers.
+    from concurrent import futures
+
+    import memlint.run.runner as runner
+    from memlint.run.results import Settings
+
+    (tmp_path / "pyproject.toml").write_text("")
+    files = []
+    for i in range(4):
+        path = tmp_path / f"helper_{i}.py"
+        path.write_text(HELPER.format(i=i))
+        files.append(str(path))
+    settings = Settings(root=str(tmp_path))
+    alone = runner.run(files, settings, jobs=1)
+    submitted: list[str] = []
+
+    class InlinePool:
+        def __init__(self, max_workers=None, initializer=None):
+            pass
+
+        def submit(self, fn, items, *args):
+            submitted.extend(p for p, _ in items)
+            done: futures.Future = futures.Future()
+            done.set_result(fn(items, *args))
+            return done
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
+
+    monkeypatch.setattr(futures, "ProcessPoolExecutor", InlinePool)
+    pooled = runner.run(files, settings, jobs=2)
+    assert sorted(submitted) == files  # the first pass (four files) ran inline, the second in the pool
+    assert [r.findings for r in pooled] == [r.findings for r in alone]
+    assert all(not r.deferred for r in pooled) and all(r.findings for r in alone)
+
+
+def test_a_warm_run_after_an_edit_does_not_read_again_files_without_the_needles(tmp_path, monkeypatch):
+    # Files without a training word are read for the index only to look for
+    # a name of the viewed modules' functions; the summary store remembers the
+    # digests that hold none, so the next index reads only what changed.
+    import memlint.project.index as index
+    import memlint.run.runner as runner
+    from memlint.run.cache import FindingsCache
+    from memlint.run.results import Settings
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "core.py").write_text(HELPER.format(i=0))
+    (tmp_path / "main.py").write_text("from core import evaluate_0\n\n\ndef main(m, d):\n    return evaluate_0(m, d)\n")
+    for i in range(3):
+        (tmp_path / f"notes_{i}.py").write_text(f"NOTE = {i}\n")
+    other = tmp_path / "other.py"
+    other.write_text("import torch\n\nx = torch.zeros(1)\n")
+    files = sorted(str(p) for p in tmp_path.glob("*.py"))
+    settings = Settings(root=str(tmp_path))
+    cache = FindingsCache(str(tmp_path / ".cache"), fingerprint="test")
+    opened: list[str] = []
+
+    def counting(path, *args, **kwargs):
+        opened.append(os.path.basename(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(index, "open", counting, raising=False)
+    first = runner.run(files, settings, jobs=1, cache=cache)
+    assert {"notes_0.py", "main.py"} <= set(opened)  # the first index reads them
+    other.write_text("import torch\n\nx = torch.zeros(2)\n")
+    opened.clear()
+    index._MEMO.clear()  # a new process, as the next command line run
+    again = runner.run(files, settings, jobs=1, cache=cache)
+    assert "main.py" in opened  # it holds the needle: summarised for its call
+    assert not [name for name in opened if name.startswith("notes_")]
+    fresh = runner.run(files, settings, jobs=1)
+    assert [r.findings for r in again] == [r.findings for r in first] == [r.findings for r in fresh]
+    assert any(r.findings for r in fresh) and any(r.project for r in again)
