@@ -166,6 +166,9 @@ class ModuleSummary:
             "calls": [dict(c.__dict__) for c in self.calls],
             "trackers": list(self.trackers),
             "cpu_classes": list(self.cpu_classes),
+            "plain_classes": list(self.plain_classes),
+            "cpu_functions": list(self.cpu_functions),
+            "sys_paths": list(self.sys_paths),
             "classes": list(self.classes),
             "trains": self.trains,
         }
