@@ -271,3 +271,28 @@ def test_a_notebook_summary_reads_its_code_cells():
     assert summary is not None
     assert summary.imports == {"torch": "torch", "fc": "fc"}
     assert {c.callee for c in summary.calls} == {"fc.Network", "fc.train", "fc.train_on_gpu"}
+
+
+def test_a_cached_summary_kept_as_json_still_adds_its_sys_path(tmp_path):
+    """A warm run keeps a cache hit's summary as JSON in the index
+    (project/index.py): the folders its script adds to ``sys.path`` must be
+    read from the JSON too (reading them as attributes raised)."""
+    from memlint.project.index import ProjectIndex
+    from memlint.project.summary import summarise_text
+
+    _write(
+        tmp_path,
+        {
+            "lib/net.py": "import torch.nn as nn\nclass Net(nn.Module):\n    pass\n",
+            "tools/show.py": 'import sys\nimport torch\nsys.path.append("../lib")\nfrom net import Net\n',
+        },
+    )
+    files = [tmp_path / "lib/net.py", tmp_path / "tools/show.py"]
+    for as_json in (False, True):
+        summaries = {}
+        for f in files:
+            summary = summarise_text(f.read_text(), always=True)
+            assert summary is not None
+            summaries[str(f)] = summary.to_json() if as_json else summary
+        index = ProjectIndex(str(tmp_path), summaries)
+        assert index.resolve("net.Net", str(tmp_path / "tools/show.py")) == (str(tmp_path / "lib/net.py"), "Net")

@@ -100,11 +100,13 @@ class ProjectIndex:
     def _sys_paths(self, importer: str) -> tuple[str, ...]:
         """The project folders ``importer`` adds to ``sys.path`` (a relative
         one from its own folder, where the script is run from)."""
-        summary = self.summaries.get(importer)
-        if not summary or not summary.sys_paths:
+        found = self.summaries.get(importer)
+        # A cache entry's JSON is read as it is: made into a summary only if asked.
+        paths = found.get("sys_paths", ()) if isinstance(found, dict) else found.sys_paths if found else ()
+        if not paths:
             return ()
         here = os.path.dirname(importer)
-        return tuple(os.path.normpath(os.path.join(here, p)) for p in summary.sys_paths)
+        return tuple(os.path.normpath(os.path.join(here, p)) for p in paths)
 
     def _star_sources(self, path: str) -> list[str]:
         summary = self.summary(path)
