@@ -19,6 +19,7 @@ import ast
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
+from memlint.gate.ast_names import ast_dotted
 from memlint.vocabulary.tokens import name_tokens
 
 Pos = tuple[int, int]
@@ -178,11 +179,5 @@ def argument_keys(call: ast.Call) -> list[tuple[str, str]]:
 
 
 def dotted(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    """``a.b.c`` for a chain of names, "" for anything else."""
+    return ast_dotted(node) or ""

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
+from memlint.project.arg_modes import dotted as _dotted
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -671,17 +672,6 @@ _BUILTINS = frozenset(dir(builtins))
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Nodes without children that may hold code: nothing to visit.
 _LEAVES = frozenset({ast.Name, ast.Constant})
-
-
-def _dotted(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _hidden_switches(functions: dict[str, _Scope]) -> set[str]:
