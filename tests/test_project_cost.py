@@ -192,3 +192,40 @@ def test_a_warm_run_after_an_edit_does_not_read_again_files_without_the_needles(
     fresh = runner.run(files, settings, jobs=1)
     assert [r.findings for r in again] == [r.findings for r in first] == [r.findings for r in fresh]
     assert any(r.findings for r in fresh) and any(r.project for r in again)
+
+
+_LOOP_CALLS_A_HELPER = textwrap.dedent(
+    """
+    import torch
+    from engine import evaluate
+
+    def fit(model, loader, epochs):
+        for epoch in range(epochs):
+            evaluate(model, loader)
+    """
+)
+
+
+def test_a_gate_passed_only_for_the_project_is_read_again_with_the_view():
+    """MEM203's gate lets a loop that calls a function of another module
+    through (it may switch the model's mode); once the view says no function
+    it calls switches or trains (no callees), the rule is dropped before
+    libcst parses the file (engine.lint returns no module)."""
+    from memlint.lint import engine
+    from memlint.project.summary import FunctionFacts
+    from memlint.project.view import ProjectView
+    from memlint.rule.registry import rule_by_code
+
+    rule = rule_by_code("MEM203")
+    quiet = ProjectView(root="/p", path="train.py")
+    switching = ProjectView(
+        root="/p",
+        path="train.py",
+        callees=(
+            ("evaluate", FunctionFacts("evaluate", False, "eval", "", ("model", "loader"), (), (("model", "eval"),))),
+        ),
+    )
+    assert engine.lint(_LOOP_CALLS_A_HELPER, "train.py", [rule], project=quiet)[1] is None
+    assert engine.lint(_LOOP_CALLS_A_HELPER, "train.py", [rule], project=None)[1] is None
+    findings, module = engine.lint(_LOOP_CALLS_A_HELPER, "train.py", [rule], project=switching)
+    assert module is not None

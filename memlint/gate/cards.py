@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memlint.gate.moves import PER_CALL_METHODS
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
@@ -48,6 +48,12 @@ class Card:
     gate: Gate | None
     default_enabled: bool = True
     reads_project: bool = False
+    # A gate that passes a file only for what another module may hold is
+    # checked again once the file's project view is known (lint/engine.py
+    # with_project), before libcst: ``local_gate`` is the gate without its
+    # project part, ``project_matters`` what the view must hold for that part.
+    local_gate: Gate | None = None
+    project_matters: Callable[[Any], bool] | None = None  # of a project.view.ProjectView (a later stage)
 
 
 # MEM402: every finding involves an op whose backward needs its output (or an
@@ -150,9 +156,18 @@ _CARDS = (
         "eval-mode-never-undone",
         "unsafe",
         ("eval",),
-        # A function of another project module may switch the mode or train (project_imports).
-        lambda g: g.loops and ((g.eval_call and g.trains) or g.project_imports),
+        # A function of another project module called in a loop may switch the mode or
+        # train; its switch reaches this file only through an argument (no eval here).
+        lambda g: (
+            g.loops
+            and ((g.eval_call and g.trains) or (g.project_imports and g.loop_calls_project(with_args=not g.eval_call)))
+        ),
         reads_project=True,
+        # loops.external_callee reads only ProjectView.callees (functions that
+        # switch a mode, step or cannot be read): with none, only the file's
+        # own switches and training count.
+        local_gate=lambda g: g.loops and g.eval_call and g.trains,
+        project_matters=lambda view: bool(view.callees),
     ),
     Card(
         "MEM204",

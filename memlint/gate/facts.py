@@ -28,6 +28,7 @@ from memlint.gate.eval import (
     ModelReach,
     compute_builds_module,
     compute_evaluates_with_grad,
+    compute_loop_calls_project,
     compute_loop_may_run_without_grad,
     compute_read_for_a_loop_without_grad,
     compute_sampler_runs_a_model,
@@ -174,6 +175,7 @@ class GateFacts:
         self._tree = tree  # for the facts computed only when a rule asks (saved_output_written_in_place)
         # What the walk keeps for builds_module, computed only when MEM202 asks.
         self._calls: list[ast.Call] = []
+        self._loop_nodes: list[ast.AST] = []  # every for/while (loop_calls_project reads their lines)
         self._assigns: list[ast.Assign] = []
         self._bindings: list[tuple[ast.AST, ast.AST]] = []  # ``: T =`` and ``:=``
         self._imports: list[ast.Import | ast.ImportFrom] = []
@@ -355,6 +357,13 @@ class GateFacts:
             elif any(alias.name.split(".")[0] not in _TORCH_FAMILY for alias in imp.names):
                 return True
         return False
+
+    def loop_calls_project(self, with_args: bool) -> bool:
+        """A loop calls a function an import that may name a project module
+        brings (eval.compute_loop_calls_project): MEM203 reads the switches
+        and training of such functions only. Computed per ask (MEM203, after
+        its cheaper conditions)."""
+        return compute_loop_calls_project(self, _TORCH_FAMILY, with_args)
 
     @property
     def sampler_def(self) -> bool:
@@ -570,11 +579,13 @@ class GateFacts:
                 bindings.append((node.target, node.value))  # type: ignore[attr-defined]
         elif code == _FOR:
             self.loops = True
+            self._loop_nodes.append(node)
             self._iter_tokens(node.iter)  # type: ignore[attr-defined]
             if may_iterate_parameters(node.iter):  # type: ignore[attr-defined]
                 self.leaf_names |= bare_names(node.target)  # type: ignore[attr-defined]
         elif code == _WHILE:
             self.loops = True
+            self._loop_nodes.append(node)
             self._iter_tokens(node.test)  # type: ignore[attr-defined]
         elif code == _COMPREHENSION:
             self.comprehensions = True

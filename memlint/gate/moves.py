@@ -31,6 +31,7 @@ import ast
 
 from memlint.gate.ast_fields import CHILDREN, STATEMENT_BLOCKS
 from memlint.gate.ast_names import ast_callee, ast_dotted
+from memlint.gate.syntax import in_spans, line_spans
 
 # The rule's ``_FACTORIES`` and ``_SHAPING`` (tests/test_analysis_gate.py
 # holds them equal: the gate does not import the rules).
@@ -213,13 +214,19 @@ def constant_move_in_method(facts) -> bool:
     and broadcasting methods) in a ``forward``/``__call__``/``__init__`` of a
     module-level class: the only moves MEM703's per-call path reports
     (``_per_call``)."""
-    return any(
-        _moves_a_factory(node, facts._aliases)
-        for cls in facts._class_nodes
-        for stmt in cls.body
-        if type(stmt) is ast.FunctionDef and stmt.name in PER_CALL_METHODS
-        for node in ast.walk(stmt)
+    aliases = facts._aliases
+    moves = [call for call in facts._calls if _moves_a_factory(call, aliases)]
+    if not moves:
+        return False
+    spans = line_spans(
+        [
+            stmt
+            for cls in facts._class_nodes
+            for stmt in cls.body
+            if type(stmt) is ast.FunctionDef and stmt.name in PER_CALL_METHODS
+        ]
     )
+    return any(in_spans(call, spans) for call in moves)
 
 
 def _moves_a_factory(node: ast.AST, aliases: dict[str, str]) -> bool:

@@ -146,3 +146,20 @@ def bare_names(target: ast.AST) -> set[str]:
     if kind is ast.Starred:
         return bare_names(target.value)  # type: ignore[attr-defined]
     return set()
+
+
+def line_spans(statements: list[ast.AST]) -> list[tuple[int, int]]:
+    """The first and last lines of each statement (a decorated one from its
+    first decorator), sorted: in_spans tells whether a node lies inside one,
+    as ``ast.walk`` of the statement would meet it."""
+    spans = []
+    for stmt in statements:
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])  # type: ignore[attr-defined]
+        spans.append((first, stmt.end_lineno or stmt.lineno))  # type: ignore[attr-defined]
+    spans.sort()
+    return spans
+
+
+def in_spans(node: ast.AST, spans: list[tuple[int, int]]) -> bool:
+    line = node.lineno  # type: ignore[attr-defined]
+    return any(first <= line <= last for first, last in spans)

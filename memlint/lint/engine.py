@@ -71,7 +71,11 @@ def _python_parses(text: str) -> bool:
 
 
 def with_project(
-    text: str, rules: Sequence[type[Rule]], active: list[type[Rule]], project: ProjectSource
+    text: str,
+    rules: Sequence[type[Rule]],
+    active: list[type[Rule]],
+    project: ProjectSource,
+    tree: ast.Module | None = None,
 ) -> tuple[ProjectView | None, list[type[Rule]]]:
     """The file's project view when a rule may read it, and the rules to run
     with it. Asked for (``project`` called) only when an active rule reads
@@ -80,13 +84,31 @@ def with_project(
     imports) no longer proves anything: every pre-filtered rule runs."""
     star = "import *" in text
     if project is None or not (star or any(rule.reads_project for rule in active)):
-        return None, active
+        return None, _without_project(active, None, tree)
     view = project() if callable(project) else project
     if view is None:
-        return None, active
+        return None, _without_project(active, None, tree)
     if star and view.star_bindings and screen.GATE:
-        active = applicable_rules(text, rules)
-    return view, active
+        return view, applicable_rules(text, rules)  # the gate read the file's own imports only
+    return view, _without_project(active, view, tree)
+
+
+def _without_project(active: list[type[Rule]], view: ProjectView | None, tree: ast.Module | None) -> list[type[Rule]]:
+    """``active`` less the rules whose gate let the file through only for
+    what its project might hold, when the view (None: no project) holds
+    none of it: MEM203's loop calls functions of other modules, but none of
+    them switches a mode or trains. Python's tree is read again only when
+    such a rule is active."""
+    if tree is None or not screen.GATE:
+        return active
+    waiting = [r for r in active if r.project_matters is not None and (view is None or not r.project_matters(view))]
+    if not waiting:
+        return active
+    from memlint.gate.facts import GateFacts
+
+    facts = GateFacts(tree)
+    dropped = {r for r in waiting if r.local_gate is not None and not r.local_gate(facts)}
+    return [r for r in active if r not in dropped]
 
 
 def lint_module(
@@ -144,7 +166,9 @@ def lint(
             chosen = list(active)
         if not chosen:
             return [], None
-        view, chosen = with_project(text, rules, chosen, project)
+        view, chosen = with_project(text, rules, chosen, project, python_tree)
+        if not chosen:
+            return [], None
         module = parse_module(text, python_tree)
         return lint_module(module, text, path, chosen, noqa=noqa, torch=torch, project=view), module
 

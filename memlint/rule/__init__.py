@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memlint.analysis.facts import ModuleFacts
     from memlint.find.torch_floor import TorchRange
     from memlint.gate.facts import GateFacts
+    from memlint.project.view import ProjectView
 
 
 # What the screening reads of a rule: written on its card, never on its class.
@@ -99,6 +100,10 @@ class Rule(cst.BatchableCSTVisitor):
     tokens: ClassVar[tuple[str, ...]] = TRAINING_CODE_TOKENS
     gate: ClassVar[Callable[[GateFacts], bool] | None] = None
     reads_project: ClassVar[bool] = False
+    # The card's gate without its project part, and what the view must hold
+    # for that part (gate/cards.py): None for a gate with no project part.
+    local_gate: ClassVar[Callable[[GateFacts], bool] | None] = None
+    project_matters: ClassVar[Callable[[ProjectView], bool] | None] = None
     # For the rule's page: which facts may come from other modules (empty:
     # only names arriving through a star import, as for every rule).
     project_facts: ClassVar[str] = ""
@@ -118,6 +123,10 @@ class Rule(cst.BatchableCSTVisitor):
         cls.tokens = card.tokens
         cls.gate = staticmethod(card.gate) if card.gate is not None else None  # type: ignore[assignment]
         cls.reads_project = card.reads_project
+        cls.local_gate = staticmethod(card.local_gate) if card.local_gate is not None else None  # type: ignore[assignment]
+        cls.project_matters = (
+            staticmethod(card.project_matters) if card.project_matters is not None else None  # type: ignore[assignment]
+        )
 
     def __init__(self, context: RuleContext) -> None:
         super().__init__()
