@@ -42,8 +42,9 @@ class InferenceWithoutNoGrad(Rule):
     has put its model in eval mode and the function hands back no graph
     (`extract_feature(model, loader)` after `model.eval()`). A loop shared
     by training and evaluation (`iteration(epoch, loader, train=True)`,
-    every backward and step under `if train:`) is reported where it is
-    called with the flag off and grad on, and fixed there:
+    every backward and step under `if train:`, or under a negated flag,
+    `if not cross_valid:`) is reported where it is
+    called with the flag off (`cross_valid=True`) and grad on, and fixed there:
     `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
     (wrapping the loop itself would stop its training too). So is a data
     loop that trains nothing and asks a model wrapper for a forward with
@@ -197,7 +198,7 @@ class InferenceWithoutNoGrad(Rule):
             return
         grad = facts.grad_mode
         for call in facts.calls.call_sites.get(fn, ()):
-            if not any(param in guards and _is_false(arg.value) for arg, param in bound_params(call, fn)):
+            if not any(_turns_training_off(arg.value, param, guards) for arg, param in bound_params(call, fn)):
                 continue
             if grad.mode_at(call) is not GradMode.ENABLED or grad.local_mode(call) is GradMode.ENABLED:
                 continue
@@ -756,6 +757,22 @@ def fit(model, train_loader, optimizer, epochs):
         run_epoch(model, train_loader, optimizer, train=True)
 """,
             "the training flag is on at every call",
+        ),
+        Valid(
+            """\
+class Solver:
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self._run_one_epoch(epoch, cross_valid=False)
+    def _run_one_epoch(self, epoch, cross_valid=False):
+        for x, y in self.loader:
+            loss = self.criterion(self.model(x), y)
+            if not cross_valid:
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+""",
+            "a negated training flag (`if not cross_valid:`) passed False at every call: every call trains",
         ),
         Valid(
             """\
@@ -1371,6 +1388,50 @@ for path in checkpoints:
         ),
         Invalid(
             """\
+class Solver:
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.model.train()
+            tr_loss = self._run_one_epoch(epoch)
+            self.model.eval()
+            val_loss = self._run_one_epoch(epoch, cross_valid=True)
+    def _run_one_epoch(self, epoch, cross_valid=False):
+        total = 0.0
+        loader = self.tr_loader if not cross_valid else self.cv_loader
+        for x, y in loader:
+            loss = self.criterion(self.model(x), y)
+            if not cross_valid:
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            total += loss.item()
+        return total / len(loader)
+""",
+            """\
+import torch
+class Solver:
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.model.train()
+            tr_loss = self._run_one_epoch(epoch)
+            self.model.eval()
+            with torch.no_grad():
+                val_loss = self._run_one_epoch(epoch, cross_valid=True)
+    def _run_one_epoch(self, epoch, cross_valid=False):
+        total = 0.0
+        loader = self.tr_loader if not cross_valid else self.cv_loader
+        for x, y in loader:
+            loss = self.criterion(self.model(x), y)
+            if not cross_valid:
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            total += loss.item()
+        return total / len(loader)
+""",
+        ),
+        Invalid(
+            """\
 import torch
 class Trainer:
     def __init__(self, model, optimizer, criterion, train_loader, test_loader):
@@ -1762,6 +1823,14 @@ def _is_true(expr: cst.BaseExpression) -> bool:
 
 def _is_false(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _turns_training_off(value: cst.BaseExpression, param: str, guards: frozenset[str]) -> bool:
+    """``train=False`` for a guard ``if train:``, ``cross_valid=True`` for
+    a negated one, ``if not cross_valid:`` (loops.training_guards)."""
+    if param in guards and _is_false(value):
+        return True
+    return "!" + param in guards and isinstance(value, cst.Name) and value.value == "True"
 
 
 def _is_pytest_test(fn: cst.FunctionDef, path: str) -> bool:

@@ -703,31 +703,40 @@ def _trains_under_a_flag_passed_false(facts: GateFacts) -> bool:
     ``volatile=`` (_check_shared_loop): loops.training_guards needs a
     function whose own backward or step sits in the body of an ``if p:``,
     ``p`` one of its parameters, and a call that binds a literal ``False`` to
-    ``p`` (callgraph.bound_params: ``p=False``, or a positional ``False``).
+    ``p`` (callgraph.bound_params: ``p=False``, or a positional ``False``);
+    or in the body of an ``if not p:`` and a call binding a literal ``True``.
     Read wide: any call with such an argument, any def, nested ones too."""
-    keywords: set[str] = set()
-    positional = False
+    keywords: dict[bool, set[str]] = {False: set(), True: set()}
+    positional = {False: False, True: False}
     for call in facts._calls:
-        positional = positional or any(type(a) is ast.Constant and a.value is False for a in call.args)
-        keywords.update(
-            k.arg
-            for k in call.keywords
-            if k.arg is not None and type(k.value) is ast.Constant and k.value.value is False
-        )
-    if not positional and not keywords:
+        for a in call.args:
+            if type(a) is ast.Constant and type(a.value) is bool:
+                positional[a.value] = True
+        for k in call.keywords:
+            if k.arg is not None and type(k.value) is ast.Constant and type(k.value.value) is bool:
+                keywords[k.value.value].add(k.arg)
+    if not any(positional.values()) and not keywords[False] and not keywords[True]:
         return False
     aliases = facts._aliases
     for fn in facts._functions:
         params = _parameters(fn)
-        flags = params if positional else params & keywords
-        if not flags:
+        flags = params if positional[False] else params & keywords[False]
+        negated = params if positional[True] else params & keywords[True]
+        if not flags and not negated:
             continue
         for node in ast_fields.nodes(fn):
-            if type(node) is ast.If and type(node.test) is ast.Name and node.test.id in flags:  # type: ignore[attr-defined]
-                for inner in node.body:  # type: ignore[attr-defined]
-                    for n in ast_fields.nodes(inner):
-                        if type(n) is ast.Call and ast_callee(n.func, aliases) in _TRAINING_CALLS:  # type: ignore[attr-defined]
-                            return True
+            if type(node) is not ast.If:
+                continue
+            test = node.test  # type: ignore[attr-defined]
+            if type(test) is ast.UnaryOp and type(test.op) is ast.Not and type(test.operand) is ast.Name:
+                if test.operand.id not in negated:
+                    continue
+            elif type(test) is not ast.Name or test.id not in flags:
+                continue
+            for inner in node.body:  # type: ignore[attr-defined]
+                for n in ast_fields.nodes(inner):
+                    if type(n) is ast.Call and ast_callee(n.func, aliases) in _TRAINING_CALLS:  # type: ignore[attr-defined]
+                        return True
     return False
 
 

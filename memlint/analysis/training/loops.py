@@ -24,7 +24,8 @@ API (through ``facts.loops``):
 - ``trains(fn)``, ``calls_model(fn)``, ``needs_grad(fn)`` for functions,
   ``per_iteration(fn)`` for functions called once per batch,
   ``runs_repeatedly(fn)`` for functions called in any loop,
-  ``training_guards(fn)`` the flag parameters under which all its training runs,
+  ``training_guards(fn)`` the flag parameters under which all its training runs
+  (``"!p"`` for a negated one, ``if not p:``),
   ``serves_forward(fn)`` for a ``forward`` and the helpers it calls.
 - ``mode_events(scope)`` — ``.train()``/``.eval()`` calls and training phases
   in source order, for the MEM2xx rules; ``mode_before(node, receivers)`` the
@@ -588,7 +589,9 @@ class LoopAnalysis(cst.CSTVisitor):
         return frozenset(guards or ())
 
     def guarding_params(self, node: cst.CSTNode, fn: cst.FunctionDef, params: set[str] | None = None) -> set[str]:
-        """Parameters ``p`` with ``node`` inside the body of an ``if p:`` of ``fn``."""
+        """Parameters ``p`` with ``node`` inside the body of an ``if p:`` of
+        ``fn``, and ``"!p"`` inside the body of an ``if not p:`` (a negated
+        evaluation flag: ``if not cross_valid: loss.backward()``)."""
         params = _params(fn) if params is None else params
         found: set[str] = set()
         child, cur = node, self.parents.get(node)
@@ -599,6 +602,8 @@ class LoopAnalysis(cst.CSTVisitor):
                 test = cur.test
                 if isinstance(test, cst.Name) and test.value in params:
                     found.add(test.value)
+                elif _negated_name(test) in params:
+                    found.add("!" + _negated_name(test))  # type: ignore[operator]
             child, cur = cur, self.parents.get(cur)
         return found
 
@@ -1138,3 +1143,12 @@ def _params(fn: cst.FunctionDef) -> set[str]:
         if isinstance(star, cst.Param):
             names.add(star.name.value)
     return names
+
+
+def _negated_name(test: cst.BaseExpression) -> str | None:
+    """``p`` of ``not p``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = test.expression
+        if isinstance(inner, cst.Name) and not inner.lpar:
+            return inner.value
+    return None
