@@ -369,6 +369,29 @@ def test_training_guards_of_a_loop_shared_by_training_and_evaluation():
     assert loops.training_guards(fns["nested_guard"]) == {"train"}
 
 
+def test_training_guards_read_a_negated_flag():
+    """Conv-TasNet: ``if not cross_valid:`` guards the backward and step."""
+    src = """
+    def run_one_epoch(model, loader, opt, cross_valid=False):
+        for x, y in loader:
+            loss = model(x).mean()
+            if not cross_valid:
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    def not_of_an_expression(model, loader, opt, cross_valid=False):
+        for x, y in loader:
+            loss = model(x).mean()
+            if not (cross_valid and x):
+                loss.backward()
+                opt.step()
+    """
+    facts = facts_of(src)
+    fns = {fn.name.value: fn for fn in facts.calls.functions}
+    assert facts.loops.training_guards(fns["run_one_epoch"]) == {"!cross_valid"}
+    assert facts.loops.training_guards(fns["not_of_an_expression"]) == frozenset()
+
+
 def test_runs_repeatedly_through_callers():
     src = """
     def test(model, data):
