@@ -24,7 +24,10 @@ class NoGradWithoutEval(Rule):
     Flags an evaluation loop under `torch.no_grad()` (or `inference_mode`,
     or a decorated function) whose model is still in training mode: the last
     switch before it was `model.train()` followed by training, or the model
-    was built here and never switched to `model.eval()`. A helper that
+    was built here and never switched to `model.eval()`, or is an attribute
+    a plain class builds (`self.G = Generator()`) that no code of the
+    project ever switches, read in a method entered from outside the class
+    (StarGAN's `Solver.test`, called from main.py). A helper that
     evaluates the model it is handed is judged by its callers, in this
     module or another (`validate(model, val_loader)` right after a training
     phase in `train.py`), and the message names them. A sampler with no loop
@@ -198,6 +201,130 @@ class NoGradWithoutEval(Rule):
         )
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))
+    def forward(self, x):
+        return self.net(x)
+class Solver(object):
+    def __init__(self, loader):
+        self.loader = loader
+        self.build_model()
+    def build_model(self):
+        self.G = Generator()
+        self.opt = torch.optim.Adam(self.G.parameters(), 1e-4)
+        self.G.to("cuda")
+    def restore(self):
+        self.G.load_state_dict(torch.load("G.ckpt", map_location="cpu"))
+    def set_eval(self):
+        self.G.eval()
+    def test(self):
+        self.restore()
+        with torch.no_grad():
+            for x in self.loader:
+                self.save(self.G(x))
+""",
+            "a method of the class switches `self.G`: which mode `test` finds depends on the calls",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))
+    def forward(self, x):
+        return self.net(x)
+class Solver(object):
+    def __init__(self, loader):
+        self.loader = loader
+        self.build_model()
+    def build_model(self):
+        self.G = Generator()
+        self.opt = torch.optim.Adam(self.G.parameters(), 1e-4)
+        self.G.to("cuda")
+    def restore(self):
+        self.G.load_state_dict(torch.load("G.ckpt", map_location="cpu"))
+    def train(self):
+        for i, x in enumerate(self.loader):
+            loss = self.G(x).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            if i % 100 == 0:
+                with torch.no_grad():
+                    for c in range(3):
+                        self.save(self.G(x + c))
+    def save(self, out):
+        print(out.shape)
+""",
+            "a preview inside the training loop: training resumes at once, so the generator stays in train mode on purpose",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))
+    def forward(self, x):
+        return self.net(x)
+class Solver(Base):
+    def __init__(self, loader):
+        self.loader = loader
+        self.build_model()
+    def build_model(self):
+        self.G = Generator()
+        self.opt = torch.optim.Adam(self.G.parameters(), 1e-4)
+        self.G.to("cuda")
+    def restore(self):
+        self.G.load_state_dict(torch.load("G.ckpt", map_location="cpu"))
+    def test(self):
+        self.restore()
+        with torch.no_grad():
+            for x in self.loader:
+                self.save(self.G(x))
+""",
+            "a class with a base: the base may switch `self.G`",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))
+    def forward(self, x):
+        return self.net(x)
+class Solver(object):
+    def __init__(self, loader):
+        self.loader = loader
+        self.build_model()
+    def build_model(self):
+        self.G = Generator()
+        self.opt = torch.optim.Adam(self.G.parameters(), 1e-4)
+        self.G.to("cuda")
+    def restore(self):
+        self.G.load_state_dict(torch.load("G.ckpt", map_location="cpu"))
+    def test(self):
+        self.restore()
+        with torch.no_grad():
+            for x in self.loader:
+                self.save(self.G(x))
+solver = Solver(loader)
+solver.G.eval()
+solver.test()
+""",
+            "the module switches `solver.G` before calling `test`",
+        ),
         Valid(
             """\
 import torch
@@ -551,6 +678,63 @@ class Net(pl.LightningModule):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))
+    def forward(self, x):
+        return self.net(x)
+class Solver(object):
+    def __init__(self, loader):
+        self.loader = loader
+        self.build_model()
+    def build_model(self):
+        self.G = Generator()
+        self.opt = torch.optim.Adam(self.G.parameters(), 1e-4)
+        self.G.to("cuda")
+    def restore(self):
+        self.G.load_state_dict(torch.load("G.ckpt", map_location="cpu"))
+    def save(self, out):
+        print(out.shape)
+    def test(self):
+        self.restore()
+        with torch.no_grad():
+            for x in self.loader:
+                self.save(self.G(x))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))
+    def forward(self, x):
+        return self.net(x)
+class Solver(object):
+    def __init__(self, loader):
+        self.loader = loader
+        self.build_model()
+    def build_model(self):
+        self.G = Generator()
+        self.opt = torch.optim.Adam(self.G.parameters(), 1e-4)
+        self.G.to("cuda")
+    def restore(self):
+        self.G.load_state_dict(torch.load("G.ckpt", map_location="cpu"))
+    def save(self, out):
+        print(out.shape)
+    def test(self):
+        self.restore()
+        self.G.eval()
+        with torch.no_grad():
+            for x in self.loader:
+                self.save(self.G(x))
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -132,7 +132,8 @@ _CARDS = (
         # and a loop grad_mode may find running without grad; a fresh module counts only
         # where mode_before may read it for that loop (the cheaper builds_module first);
         # a helper with parameters may get its mode from callers in other modules;
-        # a sampler with no loop (the rule's visit_FunctionDef) needs only its name.
+        # a sampler with no loop (the rule's visit_FunctionDef) needs only its name;
+        # a plain class's method may read a ``self.<attr>`` the class builds (_attribute_mode).
         lambda g: (
             g.grad_off
             and (g.train_call or bool(g.def_names) or g.builds_module)
@@ -144,6 +145,7 @@ _CARDS = (
                         g.train_call
                         or (g.builds_module and g.module_built_for_a_loop_without_grad)
                         or g.helper_loop_without_grad
+                        or g.plain_class_loop_without_grad
                     )
                 )
                 or g.sampler_def

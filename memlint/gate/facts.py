@@ -396,6 +396,35 @@ class GateFacts:
         )
 
     @property
+    def plain_class_loop_without_grad(self) -> bool:
+        """A method of a plain class (no base but ``object``) holds a loop
+        that may run without grad, and a method of the class binds
+        ``self.<attr>`` to a call: MEM202 may read the attribute as a model
+        the class builds fresh and never switches (loops._attribute_mode,
+        StarGAN's ``Solver.test``). Computed on first use (MEM202)."""
+        if not self.loop_may_run_without_grad:
+            return False
+        scopes = compute_loop_may_run_without_grad(self, collect=True)
+        for cls in self._class_nodes:
+            if cls.keywords or any(not (type(b) is ast.Name and b.id == "object") for b in cls.bases):
+                continue
+            methods = [s for s in cls.body if type(s) is ast.FunctionDef or type(s) is ast.AsyncFunctionDef]
+            if scopes is not None and not any(id(m) in scopes for m in methods):
+                continue
+            for m in methods:
+                for n in ast.walk(m):
+                    if (
+                        type(n) is ast.Assign
+                        and type(n.value) is ast.Call
+                        and any(
+                            type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self"
+                            for t in n.targets
+                        )
+                    ):
+                        return True
+        return False
+
+    @property
     def module_built_for_a_loop_without_grad(self) -> bool:
         """builds_module, counting only the bindings objects.built_in_train_mode
         may read for MEM202: loops.mode_before ends in ``_default_mode`` at the

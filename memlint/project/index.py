@@ -269,7 +269,11 @@ class ProjectIndex:
         plain_classes: set[str] = set()
         cpu_functions: set[str] = set()
 
+        model_classes: set[str] = set()
+
         def defined(local: str, defining: ModuleSummary, name: str) -> None:
+            if name in defining.model_classes:
+                model_classes.add(local)
             if name in defining.cpu_classes:
                 cpu_classes.add(local)
             if name in defining.plain_classes:
@@ -324,6 +328,7 @@ class ProjectIndex:
         built = self._built_per_batch
         called_per_batch = [(c, called[(path, c)]) for c in summary.classes if (path, c) in called]
         built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
+        switched = self._switched_attrs(path, summary) if summary.plain_attrs else ()
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -336,7 +341,22 @@ class ProjectIndex:
             cpu_functions=tuple(sorted(cpu_functions)),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
+            model_classes=tuple(sorted(model_classes)),
+            switched_attrs=switched,
         )
+
+    def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
+        """The attributes of ``path``'s plain classes that another module of
+        the project may switch (``solver.G.eval()``): summary.attr_switches.
+        Read only for a module whose plain classes assign attributes."""
+        mine = set(summary.plain_attrs)
+        found: set[str] = set()
+        for other, data in self.summaries.items():
+            if other == path or data is None:
+                continue
+            names = data.get("attr_switches", ()) if isinstance(data, dict) else data.attr_switches
+            found.update(mine.intersection(names))
+        return tuple(sorted(found))
 
 
 def called_name(site: CallSite) -> str:

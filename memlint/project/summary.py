@@ -24,7 +24,13 @@ What it holds:
 - ``classes`` (module-level classes with a ``forward``, ``__call__`` or
   ``__init__``) and ``trains`` (a backward runs inside a loop here): a class
   another module builds in its training loop, or builds where it trains,
-  runs its methods once per batch (MEM703).
+  runs its methods once per batch (MEM703);
+- ``model_classes`` (module-level ``nn.Module`` subclasses: what they build
+  starts in train mode), ``plain_attrs`` (the ``self.<attr>`` a plain
+  class assigns) and ``attr_switches`` (the attributes whose mode this
+  module may switch from outside: ``solver.G.eval()``, ``evaluate(solver.G)``):
+  a plain class's model attribute no module switches stays in train mode
+  in every method (MEM202, StarGAN's ``Solver.test``).
 """
 
 from __future__ import annotations
@@ -154,6 +160,9 @@ class ModuleSummary:
     sys_paths: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
+    model_classes: list[str] = field(default_factory=list)
+    plain_attrs: list[str] = field(default_factory=list)
+    attr_switches: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -172,6 +181,9 @@ class ModuleSummary:
             "sys_paths": list(self.sys_paths),
             "classes": list(self.classes),
             "trains": self.trains,
+            "model_classes": list(self.model_classes),
+            "plain_attrs": list(self.plain_attrs),
+            "attr_switches": list(self.attr_switches),
         }
 
     @classmethod
@@ -190,6 +202,9 @@ class ModuleSummary:
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
+            model_classes=[str(c) for c in data.get("model_classes", [])],
+            plain_attrs=[str(c) for c in data.get("plain_attrs", [])],
+            attr_switches=[str(c) for c in data.get("attr_switches", [])],
         )
 
 
@@ -239,6 +254,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
+            walker.summary.model_classes = _model_classes(tree, walker.bindings)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -286,6 +302,8 @@ class _Walker:
         # the module, not one more of every class).
         self._moves = 0
         self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
+        self._switched: set[str] = set()  # attr_switches
+        self._class_stack: list[bool] = []  # per class around the walk: it has a base
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -425,6 +443,7 @@ class _Walker:
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         moves = self._moves
         self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
+        self._class_stack.append(not _is_plain(node) or bool(node.keywords))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
@@ -432,12 +451,15 @@ class _Walker:
                 self._scopes.pop()
             else:
                 self._visit(stmt, ON, False)
+        self._class_stack.pop()
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
         if not outer.name and self._moves == moves:  # as _moves_to_a_device(node), without its walk
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
             self.summary.plain_classes.append(node.name)
+            if not node.keywords:
+                self.summary.plain_attrs.extend(_self_attrs(node))
         if not outer.name and any(
             isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body
         ):
@@ -491,6 +513,8 @@ class _Walker:
             kind, callee = "local", head
         elif dotted and not rest and self._has_star and head not in _BUILTINS:
             kind, callee = "star", "*" + head
+        if switched:
+            self._outside(receiver)
         names = handed_names(node) if not switched else frozenset()
         if switched:
             pass
@@ -498,14 +522,30 @@ class _Walker:
             scope.trace.hand(_start(node), ("local:" + callee) if kind == "local" else callee, names)
         elif may_set_mode(last) and not (target or head).startswith("torch") and names:
             scope.trace.opaque(_start(node))  # ``enable_dropout(model)``
+            for name in names:
+                self._outside(name)
         else:
             # a model run (``model(x)``: a loop may train it) or a call we cannot read
             scope.trace.hand(_start(node), "", names, run_names(node))
         if kind:
+            for name in names - {dotted}:
+                self._outside(name)  # ``evaluate(solver.G)``: a project function may switch it
             cell = None if kind == "local" else self._cell()
             built = () if kind == "local" else self._built(node)
             scope.sites.append((node.lineno, callee, grad, loop, kind, cell, built))  # type: ignore[arg-type]
             scope.site_calls.append(node)
+
+    def _outside(self, dotted: str) -> None:
+        """``solver.G`` switched or handed over: ``G`` is in attr_switches
+        (``self.G`` inside a plain class is read by the module's own analysis)."""
+        head, _, rest = dotted.partition(".")
+        if rest and head != "self":
+            self._switched.update(rest.split("."))
+        elif rest and self._in_subclass():
+            self._switched.update(rest.split("."))  # a subclass may switch its base's attribute
+
+    def _in_subclass(self) -> bool:
+        return self._class_stack[-1] if self._class_stack else False
 
     def _switch(self, node: ast.Call, mode: str, receiver: str) -> None:
         trace = self._scopes[-1].trace
@@ -626,6 +666,8 @@ class _Walker:
                     s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built))
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _cpu_functions(self._tree)
+        s.model_classes = _model_classes(self._tree, self.bindings)
+        s.attr_switches = sorted(self._switched)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):
@@ -857,3 +899,34 @@ def _sys_path_added(call: ast.Call) -> str | None:
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not call.keywords:
         return arg.value
     return None
+
+
+def _model_classes(tree: ast.Module, bindings: dict[str, str]) -> list[str]:
+    """Module-level classes built on ``torch.nn.Module`` (directly, or on
+    another such class of the module): a fresh one starts in train mode."""
+    found: list[str] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.ClassDef):
+            continue
+        for base in stmt.bases:
+            spelled = _dotted(base)
+            head, _, rest = spelled.partition(".")
+            target = bindings.get(head)
+            qualified = (f"{target}.{rest}" if rest else target) if target else spelled
+            if qualified in ("torch.nn.Module", "torch.nn.modules.module.Module") or spelled in found:
+                found.append(stmt.name)
+                break
+    return found
+
+
+def _self_attrs(node: ast.ClassDef) -> list[str]:
+    """The ``self.<attr>`` a class's methods assign."""
+    out: set[str] = set()
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Assign):
+                    for target in sub.targets:
+                        if _self_attr(target):
+                            out.add(target.attr)  # type: ignore[attr-defined]
+    return sorted(out)

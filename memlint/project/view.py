@@ -80,6 +80,12 @@ class ProjectView:
     # (``evaluate``, ``engine.evaluate``): loops.mode_events reads their
     # switches as it reads those of a function of this module.
     callees: tuple[tuple[str, FunctionFacts], ...] = ()
+    # Local names of ``nn.Module`` subclasses of other project modules
+    # (``Generator``, ``model.Generator``): a fresh one is in train mode.
+    model_classes: tuple[str, ...] = ()
+    # Attributes of this module's plain classes (``self.G`` of ``Solver``)
+    # whose mode another module may switch (``solver.G.eval()``).
+    switched_attrs: tuple[str, ...] = ()
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -109,4 +115,6 @@ class ProjectView:
             or self.called_per_batch
             or self.built_per_batch
             or self.callees
+            or self.model_classes
+            or self.switched_attrs
         )

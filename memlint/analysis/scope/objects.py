@@ -540,11 +540,13 @@ class ObjectTable(cst.CSTVisitor):
             return self.kind_of(func, call) is Kind.LOSS
         return False
 
-    def built_in_train_mode(self, spelled: str, scope_node: cst.CSTNode) -> bool:
+    def built_in_train_mode(self, spelled: str, scope_node: cst.CSTNode, classes: frozenset[str] = frozenset()) -> bool:
         """Every definition of ``spelled`` in scope builds a fresh module
         (``Net()``, ``nn.Sequential(...)``, ``torchvision.models.resnet18()``,
         ``timm.create_model``), possibly moved with ``.to(device)``: it starts
-        in train mode. ``from_pretrained`` and ``torch.load`` do not count."""
+        in train mode. ``from_pretrained`` and ``torch.load`` do not count.
+        ``classes``: local names of module classes of other project modules
+        (ProjectView.model_classes)."""
         try:
             expr = cst.parse_expression(spelled)
         except Exception:
@@ -552,16 +554,18 @@ class ObjectTable(cst.CSTVisitor):
         scope = scope_node if isinstance(scope_node, (cst.FunctionDef, cst.Module)) else self.scope_of(scope_node)
         key = self._key_for_read(expr, scope)
         values = self._defs.get(key, []) if key else []
-        return bool(values) and all(self._fresh(v, spelled, 0) for v in values)
+        return bool(values) and all(self._fresh(v, spelled, 0, classes) for v in values)
 
-    def _fresh(self, value: object, spelled: str, depth: int) -> bool:
+    def _fresh(self, value: object, spelled: str, depth: int, classes: frozenset[str] = frozenset()) -> bool:
         if not isinstance(value, cst.Call) or depth > 4:
             return False
         func = value.func
         if isinstance(func, cst.Attribute) and func.attr.value in _SELF_RETURNING:
             inner = func.value
-            return dotted_name(inner) == spelled or self._fresh(inner, spelled, depth + 1)
+            return dotted_name(inner) == spelled or self._fresh(inner, spelled, depth + 1, classes)
         if isinstance(func, cst.Name) and self._module_classes.get(func.value) is Kind.MODULE:
+            return True
+        if classes and dotted_name(func) in classes:
             return True
         qn = self.names.call_name(value) or ""
         if qn.endswith(".from_pretrained") or qn.startswith("torch.hub") or qn.endswith(".load"):

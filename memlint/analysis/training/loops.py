@@ -910,6 +910,8 @@ class LoopAnalysis(cst.CSTVisitor):
                 return self._default_mode(receivers, scope, trained)
             sites = self.calls.call_sites.get(scope, [])
             external = self.external_modes(scope, receivers)
+            if not sites and not external and not trained and scope in self.calls.class_of:
+                return self._attribute_mode(receivers, self.calls.class_of[scope], scope)
             if (not sites and not external) or scope in self.calls.escapes or depth > 3:
                 return "unknown"
             results = set()
@@ -922,6 +924,63 @@ class LoopAnalysis(cst.CSTVisitor):
                 results.add("train-trained" if state == "train-fresh" and trained else state)
             return results.pop() if len(results) == 1 else "unknown"
         return self._default_mode(receivers, scope, trained)
+
+    def _attribute_mode(self, receivers: frozenset, cls: cst.ClassDef, method: cst.FunctionDef) -> str:
+        """A method entered from outside its class (StarGAN's
+        ``Solver.test``, called from main.py) running ``self.G``: when
+        ``G`` is a model the class builds fresh and nothing ever switches
+        its mode (no method of the class, no code of the module or, per the
+        project view, of another module), it is in train mode whenever a
+        method runs: "default-fresh" (no training seen on the way here; a
+        preview inside a training loop stays unknown). Only plain classes
+        (no base but ``object``, no subclass here): a ``model.eval()`` on an
+        ``nn.Module`` switches its children, a base class may switch them."""
+        attrs = set()
+        for r in receivers:
+            head, _, rest = r.partition(".")
+            if head != "self" or not rest:
+                return "unknown"
+            attrs.add(rest.split(".")[0])
+        if not self._plain_unsubclassed(cls):
+            return "unknown"
+        if self.project is not None and attrs & set(self.project.switched_attrs):
+            return "unknown"
+        classes = frozenset(self.project.model_classes) if self.project is not None else frozenset()
+        if not all(self.objects.built_in_train_mode(f"self.{a}", method, classes) for a in attrs):
+            return "unknown"
+        start, end = self.pos(cls), self.end(cls)
+        for scope in self._scopes:
+            if not (isinstance(scope, cst.FunctionDef) and start <= self.pos(scope) < end):
+                continue
+            for e in self.mode_events(scope):
+                if e.kind not in ("eval", "train", "unknown"):
+                    continue
+                parts = (e.receiver or "").split(".")
+                if e.receiver is None or parts[0] != "self" or len(parts) == 1 or parts[1] in attrs:
+                    return "unknown"  # the class switches it, or something it may alias
+        # Outside the class, in this module: ``solver.G.eval()``, ``evaluate(solver.G)``.
+        for scope, calls in self.calls.calls_in.items():
+            for call in calls:
+                if start <= self.pos(call) < end:
+                    continue
+                handed = [dotted_name(a.value) for a in call.args]
+                func = call.func
+                if isinstance(func, cst.Attribute) and (func.attr.value in ("eval", "train") or _may_set_mode(call)):
+                    handed.append(dotted_name(func.value))
+                for name in handed:
+                    parts = (name or "").split(".")
+                    if parts[0] != "self" and attrs.intersection(parts[1:]):
+                        return "unknown"
+        return "default-fresh"
+
+    def _plain_unsubclassed(self, cls: cst.ClassDef) -> bool:
+        if cls.keywords or any(dotted_name(b.value) != "object" for b in cls.bases):
+            return False
+        name = cls.name.value
+        for other in self.calls.module.body:
+            if isinstance(other, cst.ClassDef) and any(dotted_name(b.value) == name for b in other.bases):
+                return False
+        return True
 
     def external_modes(self, fn: cst.FunctionDef, receivers: frozenset) -> list[tuple[object, str]]:
         """(caller, mode) for each call of the module-level function ``fn``
