@@ -10,6 +10,12 @@ from memlint.fix.expr_edits import call_method
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 _ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
+# Methods of a tracker object that may keep what they are given (project/trackers.py).
+_TRACKER_METHODS = frozenset({"update", "add", "append", "record", "accumulate"})
+_TRACKER_MESSAGE = (
+    "`{call}` keeps a tensor that carries autograd history across iterations: `{cls}.{method}` ({where})"
+    " adds it to `self.{attr}`, so every batch's graph stays alive"
+)
 # Builders of containers whose adders keep the value itself (compared by
 # their last dotted part: collections.deque, omegaconf's ListConfig).
 _CONTAINERS = frozenset({"list", "set", "dict", "tuple", "deque", "defaultdict", "OrderedDict", "ListConfig"})
@@ -50,7 +56,10 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     fix: it has no `.detach()`. Containers that are later
     backpropagated through (REINFORCE's saved log-probabilities, a loss summed
     over chunks) are not reported, nor values handed to the `add` of a
-    tracker object (`Averager()`), whose method may keep only a number,
+    tracker object (`Averager()`), whose method may keep only a number
+    (a tracker whose `update`/`add` keeps the very tensor it is given,
+    `self.sum += val * n`, is reported at the call, whichever module of
+    the project defines it),
     nor the outputs of a frozen model (RULES.md, "Frozen means": also
     frozen in one chained statement, `model.eval().requires_grad_(False)`,
     or a copy of a frozen model) fed inputs without history, nor a slot
@@ -70,17 +79,59 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     )
     fix_safety = Safety.SAFE
 
+    project_facts = (
+        "Tracker classes of any module of the project: `losses.update(loss, n)` in a training loop is reported when "
+        "the class `losses` is built from (`AverageMeter`, in this module or another) keeps the tensor its "
+        "`update`/`add` is given (`self.sum += val * n`, `self.values.append(val)`) with nothing in the method that "
+        "may turn it into a number or detach it, and the message names the line that keeps it "
+        '("`AverageMeter.update` (utils.py:14) adds it to `self.sum`"); a tracker that stores `.item()`, '
+        "`float(val)` or `val.detach()`, or one whose method cannot be read, keeps it silent."
+    )
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in _ADDERS or not node.args:
+        if not isinstance(func, cst.Attribute) or not node.args:
+            return
+        if func.attr.value not in _ADDERS and func.attr.value not in _TRACKER_METHODS:
             return
         stmt = self.parent(node)
         if not isinstance(stmt, cst.Expr):
+            return
+        if func.attr.value in _TRACKER_METHODS:
+            scope = self.facts.loops.scope_of(stmt)
+            kept = self.facts.tensor_trackers.kept(func.value, func.attr.value, scope)
+            if kept is not None:
+                self._check_tracker(node, stmt, kept)
+                return
+        if func.attr.value not in _ADDERS:
             return
         if self._user_object(func.value, stmt):
             return
         value = node.args[-1].value
         self._check(stmt, func.value, value, whole_value=func.attr.value != "extend")
+
+    def _check_tracker(self, call: cst.Call, stmt: cst.CSTNode, kept) -> None:
+        """``losses.update(loss, n)`` where ``AverageMeter.update`` (in this
+        module or another) adds its ``val`` to ``self.sum``: the tracker
+        keeps the loss's graph, and chains each batch's onto the last."""
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args):
+            return  # ``update(*vals)``: which argument lands where is unknown
+        if kept.index < len(positional):
+            arg = positional[kept.index]
+        else:
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == kept.param), None)
+        if arg is None:
+            return
+        receiver = dotted_name(call.func.value)  # type: ignore[attr-defined]
+        message = _TRACKER_MESSAGE.format(
+            call=f"{receiver}.{kept.method}",
+            cls=kept.cls.rsplit(".", 1)[-1],
+            method=kept.method,
+            where=kept.where,
+            attr=kept.attr,
+        )
+        self._check(stmt, call.func.value, arg.value, whole_value=True, message=message)  # type: ignore[attr-defined]
 
     def _user_object(self, receiver: cst.BaseExpression, stmt: cst.CSTNode) -> bool:
         """``loss_avg = Averager()`` then ``loss_avg.add(cost)``: the receiver
@@ -132,6 +183,7 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         container: cst.BaseExpression,
         value: cst.BaseExpression,
         whole_value: bool,
+        message: str | None = None,
     ) -> None:
         while isinstance(container, cst.Subscript):
             container = container.value  # ``history["train_loss"].append(loss)``
@@ -159,9 +211,57 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         fix = None
         if fixable:
             fix = Fix("Store `.detach()`ed tensors", tuple((t, call_method(t, "detach")) for t in terms), Safety.SAFE)
-        self.report(stmt, message=self.message.format(container=key), fix=fix)
+        self.report(stmt, message=message or self.message.format(container=key), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+class AverageMeter(object):
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val.item() * n
+        self.count += n
+        self.avg = self.sum / self.count
+def train(model, loader, optimizer, criterion):
+    losses = AverageMeter()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.update(loss, x.size(0))
+""",
+            "the tracker's update stores `val.item()`: a number",
+        ),
+        Valid(
+            """\
+import torch
+class AverageMeter(object):
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+def train(model, loader, optimizer, criterion):
+    losses = AverageMeter()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.update(loss.item(), x.size(0))
+        last = AverageMeter()
+        last.update(loss)
+""",
+            "the loss is handed over as a number; a tracker built afresh in each iteration keeps one graph at most",
+        ),
         Valid(
             """\
 import torch
@@ -480,6 +580,50 @@ class Ensemble(L.LightningModule):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+class AverageMeter(object):
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+def train(model, loader, optimizer, criterion):
+    losses = AverageMeter()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.update(loss, x.size(0))
+    print(losses.avg)
+""",
+            """\
+import torch
+class AverageMeter(object):
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+def train(model, loader, optimizer, criterion):
+    losses = AverageMeter()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.update(loss.detach(), x.size(0))
+    print(losses.avg)
+""",
+        ),
         Invalid(
             """\
 import torch

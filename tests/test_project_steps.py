@@ -182,3 +182,105 @@ def test_summaries_carry_model_classes_plain_attributes_and_switches():
     assert summary.plain_attrs == ["G", "n"]
     assert summary.attr_switches == ["G"]  # engine is not a project module here: not a call of the project
     assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
+
+
+# -- MEM102: a tracker of another module that keeps the loss's graph -----------
+
+_TRACKER = {
+    "utils.py": """\
+        class AverageMeter(object):
+            def __init__(self):
+                self.sum = 0
+                self.count = 0
+
+            def update(self, val, n=1):
+                self.val = val
+                self.sum += val * n
+                self.count += n
+                self.avg = self.sum / self.count
+
+
+        class NumberMeter(object):
+            def __init__(self):
+                self.sum = 0
+
+            def update(self, val, n=1):
+                self.sum += val.item() * n
+        """,
+    "train.py": """\
+        import torch
+        import utils
+        from utils import AverageMeter, NumberMeter
+
+
+        def train(model, loader, optimizer, criterion):
+            losses = AverageMeter()
+            numbers = NumberMeter()
+            grads = utils.AverageMeter()
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                losses.update(loss, x.size(0))
+                numbers.update(loss, x.size(0))
+                grads.update(val=loss)
+            return losses.avg
+        """,
+}
+_MEM102 = (
+    "`{0}.update` keeps a tensor that carries autograd history across iterations: `AverageMeter.update`"
+    " (utils.py:8) adds it to `self.sum`, so every batch's graph stays alive"
+)
+
+
+def test_a_tracker_of_another_module_that_keeps_the_tensor_gets_mem102(tmp_path):
+    """utils.py (no training word: read for its exports) defines a meter
+    whose update adds the tensor itself to ``self.sum``; train.py feeds it
+    the loss once per batch. A meter that stores ``.item()`` stays silent."""
+    _write(tmp_path, _TRACKER)
+    expected = [
+        ("train.py", 15, "MEM102", _MEM102.format("losses")),
+        ("train.py", 17, "MEM102", _MEM102.format("grads")),
+    ]
+    assert [f for f in _cli(".", cwd=tmp_path) if f[2] == "MEM102"] == expected
+    assert [f for f in _cli("train.py", cwd=tmp_path) if f[2] == "MEM102"] == expected
+    assert _flake8("MEM102", tmp_path) == expected
+    assert [f.code for f in _lint(tmp_path / "train.py", project=False) if f.code == "MEM102"] == []
+    view = view_from_disk(str(tmp_path / "train.py"))
+    assert view is not None
+    assert view.tensor_trackers == (
+        ("AverageMeter", "update", 0, "val", "sum", "utils.py:8"),
+        ("utils.AverageMeter", "update", 0, "val", "sum", "utils.py:8"),
+    )
+
+
+@pytest.mark.parametrize("gate", ["1", "0"])
+def test_the_gate_lets_a_tracker_call_through(gate, monkeypatch, tmp_path):
+    import memlint.lint.screen as screen
+
+    monkeypatch.setattr(screen, "GATE", gate == "1")
+    _write(tmp_path, _TRACKER)
+    assert [(f.code, f.line) for f in _lint(tmp_path / "train.py") if f.code == "MEM102"] == [
+        ("MEM102", 15),
+        ("MEM102", 17),
+    ]
+
+
+def test_the_fix_detaches_what_the_tracker_is_given(tmp_path):
+    _write(tmp_path, _TRACKER)
+    out = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--no-cache", "--select", "MEM102", "--diff", "train.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "+        losses.update(loss.detach(), x.size(0))" in out
+    assert "+        grads.update(val=loss.detach())" in out
+
+
+def test_summaries_carry_tensor_trackers():
+    summary = summarise_text("import torch\n" + textwrap.dedent(_TRACKER["utils.py"]))
+    assert summary is not None
+    assert [tuple(t) for t in summary.tensor_trackers] == [("AverageMeter", "update", 0, "val", "sum", 9)]
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary

@@ -186,6 +186,15 @@ class ModuleFacts:
         )
 
     @cached_property
+    def tensor_trackers(self):
+        """Tracker objects whose ``update``/``add`` keeps the tensor handed to
+        them, in this module or another: ``kept(receiver, method, scope)``
+        (analysis/training/tensor_trackers.py)."""
+        from memlint.analysis.training.tensor_trackers import TensorTrackers
+
+        return TensorTrackers(self.module, self.bindings, self.project)
+
+    @cached_property
     def autocast(self):
         """Which calls run inside an enabled ``autocast`` block (analysis/autocast.py)."""
         from memlint.analysis.autograd.autocast import AutocastScopes

@@ -99,6 +99,8 @@ _CARDS = (
         "safe",
         TRAINING_CODE_TOKENS,
         lambda g: g.across_iterations and g.loop_sites.stores,
+        # A tracker class of another module may keep what ``meter.update(loss)`` hands it.
+        reads_project=True,
     ),
     Card(
         "MEM103",

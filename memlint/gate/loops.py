@@ -75,8 +75,10 @@ from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTI
 # allows no import circle, not even under TYPE_CHECKING).
 GateFacts = Any
 
-# MEM102's ``_ADDERS``: ``x.append(v)`` and friends as a statement.
-ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
+# MEM102's ``_ADDERS``: ``x.append(v)`` and friends as a statement; and its
+# ``_TRACKER_METHODS``: ``meter.update(loss)`` of a tracker that keeps the
+# tensor (project/trackers.py, in this module or another).
+ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add", "update", "record", "accumulate"})
 # MEM102's ``_concatenates``: ``x = torch.cat((x, v))``, by the callee's last name.
 _CONCATENATORS = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack"})
 # Methods history.py's ``_DETACHING_METHODS`` says return no history (a

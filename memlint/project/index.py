@@ -270,10 +270,14 @@ class ProjectIndex:
         cpu_functions: set[str] = set()
 
         model_classes: set[str] = set()
+        tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
 
-        def defined(local: str, defining: ModuleSummary, name: str) -> None:
+        def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
             if name in defining.model_classes:
                 model_classes.add(local)
+            for t in defining.tensor_trackers:
+                if t.cls == name and where:
+                    tensor_trackers.add((local, t.method, t.index, t.param, t.attr, f"{self.modules.display(where)}:{t.line}"))
             if name in defining.cpu_classes:
                 cpu_classes.add(local)
             if name in defining.plain_classes:
@@ -289,7 +293,7 @@ class ProjectIndex:
                     defining = self.summary(value) or ModuleSummary()
                     if name in defining.trackers:
                         trackers.add(name)
-                    defined(name, defining, name)
+                    defined(name, defining, name, value)
         for local, target in summary.imports.items():
             found = self.resolve(target, path)
             if found is None:
@@ -297,7 +301,7 @@ class ProjectIndex:
             defining = self.summary(found[0]) or ModuleSummary()
             if found[1] in defining.trackers:
                 trackers.add(local)
-            defined(local, defining, found[1])
+            defined(local, defining, found[1], found[0])
         # ``models.Net(...)`` after ``import models``: the calls name them.
         locals_of = {target: local for local, target in summary.imports.items()}
         for callee in sorted({site.callee for site in summary.calls}):
@@ -306,7 +310,7 @@ class ProjectIndex:
                 continue
             found = self.resolve(callee, path)
             if found is not None and found[1] and "." not in found[1]:
-                defined(f"{locals_of[head]}.{last}", self.summary(found[0]) or ModuleSummary(), found[1])
+                defined(f"{locals_of[head]}.{last}", self.summary(found[0]) or ModuleSummary(), found[1], found[0])
         callees: dict[str, FunctionFacts] = {}
         star_exports = None
         for site in self.calls_summary(path).calls:
@@ -343,6 +347,7 @@ class ProjectIndex:
             built_per_batch=tuple(built_per_batch),
             model_classes=tuple(sorted(model_classes)),
             switched_attrs=switched,
+            tensor_trackers=tuple(sorted(tensor_trackers)),
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:

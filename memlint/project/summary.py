@@ -30,7 +30,10 @@ What it holds:
   class assigns) and ``attr_switches`` (the attributes whose mode this
   module may switch from outside: ``solver.G.eval()``, ``evaluate(solver.G)``):
   a plain class's model attribute no module switches stays in train mode
-  in every method (MEM202, StarGAN's ``Solver.test``).
+  in every method (MEM202, StarGAN's ``Solver.test``);
+- ``tensor_trackers``: classes whose ``update``/``add`` keeps the tensor it
+  is given (``self.sum += val * n``, trackers.py): fed a loss with history
+  in another module's loop, they keep every batch's graph (MEM102).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from dataclasses import dataclass, field
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
 from memlint.project.arg_modes import dotted as _dotted
+from memlint.project.trackers import TensorTracker, tensor_trackers
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -163,6 +167,7 @@ class ModuleSummary:
     model_classes: list[str] = field(default_factory=list)
     plain_attrs: list[str] = field(default_factory=list)
     attr_switches: list[str] = field(default_factory=list)
+    tensor_trackers: list[TensorTracker] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -184,6 +189,7 @@ class ModuleSummary:
             "model_classes": list(self.model_classes),
             "plain_attrs": list(self.plain_attrs),
             "attr_switches": list(self.attr_switches),
+            "tensor_trackers": [list(t) for t in self.tensor_trackers],
         }
 
     @classmethod
@@ -205,6 +211,10 @@ class ModuleSummary:
             model_classes=[str(c) for c in data.get("model_classes", [])],
             plain_attrs=[str(c) for c in data.get("plain_attrs", [])],
             attr_switches=[str(c) for c in data.get("attr_switches", [])],
+            tensor_trackers=[
+                TensorTracker(str(c), str(m), int(i), str(p), str(a), int(n))
+                for c, m, i, p, a, n in data.get("tensor_trackers", [])
+            ],
         )
 
 
@@ -255,6 +265,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
+            walker.summary.tensor_trackers = tensor_trackers(tree)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -668,6 +679,7 @@ class _Walker:
         s.cpu_functions = _cpu_functions(self._tree)
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.attr_switches = sorted(self._switched)
+        s.tensor_trackers = tensor_trackers(self._tree)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):

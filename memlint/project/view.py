@@ -86,6 +86,11 @@ class ProjectView:
     # Attributes of this module's plain classes (``self.G`` of ``Solver``)
     # whose mode another module may switch (``solver.G.eval()``).
     switched_attrs: tuple[str, ...] = ()
+    # Tracker classes of other project modules that keep the tensor they are
+    # given (summary.tensor_trackers), by local name: (``AverageMeter`` or
+    # ``utils.AverageMeter``, method, index of the kept parameter, its name,
+    # the attribute it is kept in, where: ``utils.py:14``).
+    tensor_trackers: tuple[tuple[str, str, int, str, str, str], ...] = ()
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -117,4 +122,5 @@ class ProjectView:
             or self.callees
             or self.model_classes
             or self.switched_attrs
+            or self.tensor_trackers
         )

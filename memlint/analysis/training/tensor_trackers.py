@@ -1,0 +1,84 @@
+"""Tracker objects that keep the tensor handed to them (``meter.update(loss)``
+where ``AverageMeter.update`` does ``self.sum += val * n``), whichever module
+of the project defines the class: ``kept(receiver, method, scope)``.
+
+The classes come from project/trackers.py, read on Python's ``ast`` tree:
+those of other modules from the project view (``ProjectView.tensor_trackers``),
+those of this module from its own text, parsed only when a receiver is
+built by one of its module-level classes.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, NamedTuple
+
+import libcst as cst
+
+from memlint.analysis.scope.bindings import Bindings, unwrap_pass_through
+from memlint.analysis.scope.names import dotted_name
+
+if TYPE_CHECKING:
+    from memlint.project.view import ProjectView
+
+
+class KeptBy(NamedTuple):
+    """``cls.method`` keeps its parameter ``param`` (positional ``index``)
+    in ``self.<attr>``; ``where``: ``utils.py:14``, or ``line 14`` here."""
+
+    cls: str
+    method: str
+    index: int
+    param: str
+    attr: str
+    where: str
+
+
+class TensorTrackers:
+    def __init__(self, module: cst.Module, bindings: Bindings, project: ProjectView | None) -> None:
+        self.module = module
+        self.bindings = bindings
+        self._remote: dict[tuple[str, str], KeptBy] = {}
+        for local, method, index, param, attr, where in project.tensor_trackers if project is not None else ():
+            self._remote[(local, method)] = KeptBy(local, method, index, param, attr, where)
+        self._classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
+        self._own: dict[tuple[str, str], KeptBy] | None = None
+
+    def kept(self, receiver: cst.BaseExpression, method: str, scope: cst.CSTNode) -> KeptBy | None:
+        """What ``receiver.method(...)`` keeps, when every value bound to
+        ``receiver`` is built by one tensor-tracker class; None otherwise."""
+        key = dotted_name(receiver)
+        if key is None:
+            return None
+        values = self.bindings.values(key, scope)
+        if not values:
+            return None
+        found = set()
+        for value in values:
+            call = unwrap_pass_through(value)
+            name = dotted_name(call.func) if call is not None else None
+            if name is None:
+                return None
+            found.add(name)
+        if len(found) != 1:
+            return None
+        name = found.pop()
+        if (name, method) in self._remote:
+            return self._remote[(name, method)]
+        if name in self._classes:
+            return self._own_trackers().get((name, method))
+        return None
+
+    def _own_trackers(self) -> dict[tuple[str, str], KeptBy]:
+        if self._own is None:
+            from memlint.project.trackers import tensor_trackers
+
+            try:
+                tree = ast.parse(self.module.code)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+            self._own = {
+                (t.cls, t.method): KeptBy(t.cls, t.method, t.index, t.param, t.attr, f"line {t.line}")
+                for t in (tensor_trackers(tree) if tree is not None else ())
+            }
+        return self._own

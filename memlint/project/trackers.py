@@ -1,0 +1,124 @@
+"""Loss trackers that keep the tensor they are given.
+
+``AverageMeter.update(self, val, n=1)`` doing ``self.sum += val * n``: fed a
+loss that carries autograd history, once per batch, it chains every batch's
+graph onto ``self.sum`` (MEM102, reported where the loss is handed over,
+which is often another module's training loop). Read on Python's ``ast``
+tree: the module summary keeps these for other modules, and the analysis
+reads the checked module's own the same way.
+
+Precision first: only a plain class (no base but ``object``), only a method
+named like a tracker's, and only when nothing in the method may turn the
+value into a number or drop its graph (``.item()``, ``float()``,
+``.detach()``, ``.data``, ``torch.``..., a parameter rebound): then the
+method keeps exactly what it is given.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple
+
+TRACKER_METHODS = frozenset({"update", "add", "append", "record", "accumulate"})
+# Any call of these methods in the method (``.data`` read at all): it may
+# convert or detach what it stores.
+_CONVERTS = frozenset(
+    {"item", "detach", "detach_", "cpu", "numpy", "tolist", "float", "int", "double", "clone", "sum", "mean", "to"}
+)
+_CONVERTERS = frozenset({"float", "int", "round", "isinstance", "hasattr", "type", "np", "numpy", "torch", "math"})
+_PLAIN_BASES = frozenset({"object"})
+
+
+class TensorTracker(NamedTuple):
+    """``cls.method`` keeps its parameter ``param`` (positional ``index``,
+    0 after ``self``) in ``self.<attr>`` across calls, at ``line``."""
+
+    cls: str
+    method: str
+    index: int
+    param: str
+    attr: str
+    line: int
+
+
+def tensor_trackers(tree: ast.Module) -> list[TensorTracker]:
+    """The tensor trackers among the module-level classes of ``tree``."""
+    out = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.keywords:
+            continue
+        if any(not (isinstance(b, ast.Name) and b.id in _PLAIN_BASES) for b in node.bases):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name in TRACKER_METHODS:
+                found = _keeps(node.name, stmt)
+                if found is not None:
+                    out.append(found)
+    return out
+
+
+def _keeps(cls: str, fn: ast.FunctionDef) -> TensorTracker | None:
+    args = fn.args
+    if args.posonlyargs or args.vararg or args.kwarg or not args.args or fn.decorator_list:
+        return None
+    params = [a.arg for a in args.args[1:]]
+    defaults = len(args.defaults)
+    # Parameters without a default: the values handed over (``n=1`` is a count).
+    values = params[: len(params) - defaults] if defaults else params
+    if not values:
+        return None
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _CONVERTS:
+            return None
+        if isinstance(sub, ast.Attribute) and sub.attr == "data":
+            return None
+        if isinstance(sub, ast.Name) and sub.id in _CONVERTERS:
+            return None
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.With)):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [getattr(sub, "target", None)]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in params:
+                    return None  # rebound: what it holds now is unknown
+    for stmt in ast.walk(fn):
+        param = None
+        attr = ""
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and _self_attr(stmt.target):
+            param, attr = _operand(stmt.value, values), stmt.target.attr  # type: ignore[attr-defined]
+        elif (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and _self_attr(stmt.targets[0])
+            and isinstance(stmt.value, ast.BinOp)
+            and isinstance(stmt.value.op, ast.Add)
+            and _same_attr(stmt.value.left, stmt.targets[0])
+        ):
+            param, attr = _operand(stmt.value.right, values), stmt.targets[0].attr  # type: ignore[attr-defined]
+        elif (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute)
+            and stmt.value.func.attr == "append"
+            and _self_attr(stmt.value.func.value)
+            and len(stmt.value.args) == 1
+        ):
+            param, attr = _operand(stmt.value.args[0], values), stmt.value.func.value.attr  # type: ignore[attr-defined]
+        if param is not None:
+            return TensorTracker(cls, fn.name, params.index(param), param, attr, stmt.lineno)
+    return None
+
+
+def _operand(expr: ast.expr, params: list[str]) -> str | None:
+    """``val``, ``val * n``, ``n * val``, ``val / n``: the parameter kept."""
+    if isinstance(expr, ast.Name) and expr.id in params:
+        return expr.id
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
+        return _operand(expr.left, params) or (_operand(expr.right, params) if isinstance(expr.op, ast.Mult) else None)
+    return None
+
+
+def _self_attr(target: ast.AST) -> bool:
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+
+
+def _same_attr(a: ast.AST, b: ast.AST) -> bool:
+    return _self_attr(a) and a.attr == b.attr  # type: ignore[attr-defined]
