@@ -117,8 +117,8 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         positional = [a for a in call.args if a.keyword is None]
         if any(a.star for a in call.args):
             return  # ``update(*vals)``: which argument lands where is unknown
-        if kept.index < len(positional):
-            arg = positional[kept.index]
+        if kept.position < len(positional):
+            arg = positional[kept.position]
         else:
             arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == kept.param), None)
         if arg is None:

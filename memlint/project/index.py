@@ -277,7 +277,9 @@ class ProjectIndex:
                 model_classes.add(local)
             for t in defining.tensor_trackers:
                 if t.cls == name and where:
-                    tensor_trackers.add((local, t.method, t.index, t.param, t.attr, f"{self.modules.display(where)}:{t.line}"))
+                    tensor_trackers.add(
+                        (local, t.method, t.position, t.param, t.attr, f"{self.modules.display(where)}:{t.line}")
+                    )
             if name in defining.cpu_classes:
                 cpu_classes.add(local)
             if name in defining.plain_classes:

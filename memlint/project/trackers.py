@@ -30,12 +30,12 @@ _PLAIN_BASES = frozenset({"object"})
 
 
 class TensorTracker(NamedTuple):
-    """``cls.method`` keeps its parameter ``param`` (positional ``index``,
+    """``cls.method`` keeps its parameter ``param`` (positional ``position``,
     0 after ``self``) in ``self.<attr>`` across calls, at ``line``."""
 
     cls: str
     method: str
-    index: int
+    position: int
     param: str
     attr: str
     line: int
@@ -74,16 +74,13 @@ def _keeps(cls: str, fn: ast.FunctionDef) -> TensorTracker | None:
             return None
         if isinstance(sub, ast.Name) and sub.id in _CONVERTERS:
             return None
-        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.With)):
-            targets = sub.targets if isinstance(sub, ast.Assign) else [getattr(sub, "target", None)]
-            for target in targets:
-                if isinstance(target, ast.Name) and target.id in params:
-                    return None  # rebound: what it holds now is unknown
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)) and sub.id in params:
+            return None  # rebound: what it holds now is unknown
     for stmt in ast.walk(fn):
         param = None
         attr = ""
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and _self_attr(stmt.target):
-            param, attr = _operand(stmt.value, values), stmt.target.attr  # type: ignore[attr-defined]
+            param, attr = _operand(stmt.value, values), stmt.target.attr  # type: ignore[union-attr]
         elif (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
@@ -103,7 +100,7 @@ def _keeps(cls: str, fn: ast.FunctionDef) -> TensorTracker | None:
         ):
             param, attr = _operand(stmt.value.args[0], values), stmt.value.func.value.attr  # type: ignore[attr-defined]
         if param is not None:
-            return TensorTracker(cls, fn.name, params.index(param), param, attr, stmt.lineno)
+            return TensorTracker(cls, fn.name, params.index(param), param, attr, stmt.lineno)  # type: ignore[attr-defined]
     return None
 
 

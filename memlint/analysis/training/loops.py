@@ -959,7 +959,7 @@ class LoopAnalysis(cst.CSTVisitor):
                 if e.receiver is None or parts[0] != "self" or len(parts) == 1 or parts[1] in attrs:
                     return "unknown"  # the class switches it, or something it may alias
         # Outside the class, in this module: ``solver.G.eval()``, ``evaluate(solver.G)``.
-        for scope, calls in self.calls.calls_in.items():
+        for calls in self.calls.calls_in.values():
             for call in calls:
                 if start <= self.pos(call) < end:
                     continue

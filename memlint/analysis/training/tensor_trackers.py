@@ -23,12 +23,12 @@ if TYPE_CHECKING:
 
 
 class KeptBy(NamedTuple):
-    """``cls.method`` keeps its parameter ``param`` (positional ``index``)
+    """``cls.method`` keeps its parameter ``param`` (positional ``position``)
     in ``self.<attr>``; ``where``: ``utils.py:14``, or ``line 14`` here."""
 
     cls: str
     method: str
-    index: int
+    position: int
     param: str
     attr: str
     where: str
@@ -78,7 +78,7 @@ class TensorTrackers:
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None
             self._own = {
-                (t.cls, t.method): KeptBy(t.cls, t.method, t.index, t.param, t.attr, f"line {t.line}")
+                (t.cls, t.method): KeptBy(t.cls, t.method, t.position, t.param, t.attr, f"line {t.line}")
                 for t in (tensor_trackers(tree) if tree is not None else ())
             }
         return self._own
