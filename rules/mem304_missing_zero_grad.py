@@ -79,7 +79,10 @@ class MissingZeroGrad(Rule):
 
     ## Fix safety
     No fix: where the gradients should be cleared depends on whether
-    accumulation was meant. Any clearing in the loop counts, also in local
+    accumulation was meant. A step split across functions (`train_step`
+    backpropagates and steps, a loop of another function of the module
+    calls it once per iteration) is judged on that loop. Any clearing in
+    the loop counts, also in local
     functions it calls and helpers named for it (`reset_grad()`); zero_grad
     and step are paired per optimizer, so a GAN that clears only one
     network's optimizer is reported for the other. LBFGS-style
@@ -118,6 +121,38 @@ class MissingZeroGrad(Rule):
             if self._clearing_helper(loop, [v for v in in_loop if v.kind is VerbKind.CALL]):
                 continue
             self.report(step.call)
+        self._steps_in_helpers()
+
+    def _steps_in_helpers(self) -> None:
+        """A training step split across functions: ``train_step`` runs the
+        backward and the step with no loop of its own, and a loop of
+        another function of this module calls it once per iteration
+        (``for x, y in loader: self.train_step(x, y)``). Judged on the loop:
+        every verb it reaches through the functions it calls."""
+        verbs = self.facts.verbs
+        reported: set[int] = set()
+        for call in verbs.verbs:
+            if call.kind is not VerbKind.CALL or call.callee is None or not call.loops:
+                continue
+            loop = call.loops[-1]
+            in_loop = verbs.reached(verbs.in_loop(loop))
+            if not any(v.kind is VerbKind.BACKWARD for v in in_loop):
+                continue
+            steps = [v for v in in_loop if v.kind is VerbKind.STEP]
+            for step in steps:
+                if step.loops or step.closure or id(step.call) in reported:
+                    continue  # a step in a loop of its own function is judged there
+                if self._built_in(loop, step.target):
+                    continue
+                if any(v.kind is VerbKind.ZERO_GRAD and verbs.pairs(v, step, steps) is not False for v in in_loop):
+                    continue
+                if self._clearing_helper(loop, [v for v in in_loop if v.kind is VerbKind.CALL]):
+                    continue
+                reported.add(id(step.call))
+                helper = step.scope.name.value if isinstance(step.scope, cst.FunctionDef) else "its function"
+                caller = call.scope.name.value if isinstance(call.scope, cst.FunctionDef) else "the module"
+                note = f" (`{helper}` runs once per iteration of a loop in `{caller}`)"
+                self.report(step.call, message=self.message + note)
 
     def _built_in(self, loop: cst.CSTNode, optimizer: str | None) -> bool:
         visitor = _AssignsTo(optimizer)
@@ -133,6 +168,46 @@ class MissingZeroGrad(Rule):
         return bool(visitor.found)
 
     valid = [
+        Valid(
+            """\
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model, optimizer, loader):
+        self.model = model
+        self.optimizer = optimizer
+        self.loader = loader
+    def train_step(self, x, y):
+        loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+    def fit(self):
+        for x, y in self.loader:
+            self.optimizer.zero_grad()
+            self.train_step(x, y)
+""",
+            "the loop that calls the step helper clears the optimizer's gradients each iteration",
+        ),
+        Valid(
+            """\
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model, optimizer, loader):
+        self.model = model
+        self.optimizer = optimizer
+        self.loader = loader
+    def train_step(self, x, y):
+        loss = F.cross_entropy(self.model(x), y)
+        self.model.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+    def fit(self):
+        for x, y in self.loader:
+            self.train_step(x, y)
+""",
+            "the step helper clears the model's gradients itself",
+        ),
         Valid(
             """\
 for x, y in loader:
@@ -238,6 +313,25 @@ for x in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model, optimizer, loader):
+        self.model = model
+        self.optimizer = optimizer
+        self.loader = loader
+    def train_step(self, x, y):
+        loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+    def fit(self):
+        for x, y in self.loader:
+            self.train_step(x, y)
+""",
+            None,
+        ),
         Invalid(
             """\
 for x, y in loader:
