@@ -314,7 +314,8 @@ class _Walker:
         self._moves = 0
         self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._switched: set[str] = set()  # attr_switches
-        self._class_stack: list[bool] = []  # per class around the walk: it has a base
+        # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
+        self._class_stack: list[tuple[bool, set[str]]] = []
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -423,6 +424,10 @@ class _Walker:
             for child in children(node):
                 self._visit(child, grad, True)
             return
+        if cls is ast.Assign and self._class_stack:
+            for target in node.targets:  # type: ignore[attr-defined]
+                if _self_attr(target):
+                    self._class_stack[-1][1].add(target.attr)  # type: ignore[attr-defined]
         if cls is ast.Call:
             self._call(node, grad, loop)  # type: ignore[arg-type]
         elif cls is ast.Import or cls is ast.ImportFrom:
@@ -454,7 +459,7 @@ class _Walker:
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         moves = self._moves
         self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
-        self._class_stack.append(not _is_plain(node) or bool(node.keywords))
+        self._class_stack.append((not _is_plain(node) or bool(node.keywords), set()))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
@@ -462,7 +467,7 @@ class _Walker:
                 self._scopes.pop()
             else:
                 self._visit(stmt, ON, False)
-        self._class_stack.pop()
+        _has_base, assigned = self._class_stack.pop()
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
         if not outer.name and self._moves == moves:  # as _moves_to_a_device(node), without its walk
@@ -470,7 +475,7 @@ class _Walker:
         if not outer.name and _is_plain(node):
             self.summary.plain_classes.append(node.name)
             if not node.keywords:
-                self.summary.plain_attrs.extend(_self_attrs(node))
+                self.summary.plain_attrs.extend(sorted(assigned))
         if not outer.name and any(
             isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body
         ):
@@ -556,7 +561,7 @@ class _Walker:
             self._switched.update(rest.split("."))  # a subclass may switch its base's attribute
 
     def _in_subclass(self) -> bool:
-        return self._class_stack[-1] if self._class_stack else False
+        return self._class_stack[-1][0] if self._class_stack else False
 
     def _switch(self, node: ast.Call, mode: str, receiver: str) -> None:
         trace = self._scopes[-1].trace
@@ -929,16 +934,3 @@ def _model_classes(tree: ast.Module, bindings: dict[str, str]) -> list[str]:
                 found.append(stmt.name)
                 break
     return found
-
-
-def _self_attrs(node: ast.ClassDef) -> list[str]:
-    """The ``self.<attr>`` a class's methods assign."""
-    out: set[str] = set()
-    for stmt in node.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for sub in ast.walk(stmt):
-                if isinstance(sub, ast.Assign):
-                    for target in sub.targets:
-                        if _self_attr(target):
-                            out.add(target.attr)  # type: ignore[attr-defined]
-    return sorted(out)
