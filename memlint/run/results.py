@@ -66,6 +66,9 @@ class FileReport:
     deferred: bool = False
     project: str | None = None
     project_state: str | None = None  # project/index.project_state when it was linted with a view
+    # The project files that view read, relative to the project's root
+    # (project/states.py: a later state keeps the entry unless one changed).
+    deps: tuple[str, ...] | None = None
     summary_json: dict | None = None  # a cached entry's summary, read only when an index is built
 
     def module_summary(self) -> ModuleSummary | None:

@@ -259,12 +259,13 @@ def _check_and_store(
     cache: FindingsCache | None,
     view: ProjectView | str | None = DEFER,
     state: str | None = None,
+    deps: tuple[str, ...] | None = None,
 ) -> FileReport:
     with collector_paused():  # --fix and --diff too, not only lint()
         # The first pass calls it as it always was (path, settings).
         report = process_file(path, settings) if view == DEFER else process_file(path, settings, view)
     if report.project is not None:
-        report.project_state = state
+        report.project_state, report.deps = state, deps
     if cache is not None and settings.mode == "check" and not report.deferred:
         digest = report.digest or file_digest(path)  # notebooks: hashed here
         if digest is not None:
@@ -275,7 +276,7 @@ def _check_and_store(
 def _process_chunk(
     items: list[tuple[str, Settings]], cache: FindingsCache | None = None, views: dict | None = None
 ) -> list[FileReport]:
-    return [_check_and_store(p, s, cache, *(views[p] if views is not None else (DEFER, None))) for p, s in items]
+    return [_check_and_store(p, s, cache, *(views[p] if views is not None else (DEFER,))) for p, s in items]
 
 
 def run(
@@ -333,8 +334,10 @@ def run(
     for r in reports:
         if r is not None and r.digest is not None:
             digests[os.path.abspath(r.path)] = r.digest
+    deps: dict[str, tuple[str, ...]] = {}
     try:
-        states = _states(paths, waiting, digests)
+        projects = _states(paths, waiting, digests)
+        states = {p: state for p, (_, state, _) in projects.items()}
         # An entry made when every file of the project had the bytes it has
         # now: its view is the same, no index needed (a warm run).
         unchanged = {
@@ -342,42 +345,89 @@ def run(
             for i in pending
             if states.get(paths[i]) is not None and reports[i].project_state == states[paths[i]]  # type: ignore[union-attr]
         }
+        if cache is not None:
+            # ... or when no file changed since touches what its view read.
+            unchanged |= _unaffected(paths, [i for i in pending if i not in unchanged], reports, projects, cache)  # type: ignore[arg-type]
         for i in sorted(unchanged):
             done(reports[i])  # type: ignore[arg-type]
         waiting = [i for i in waiting if i not in unchanged]
-        views = _views(paths, waiting, reports, cache, digests) if waiting else {}  # type: ignore[arg-type]
+        views = _views(paths, waiting, reports, cache, digests, deps) if waiting else {}  # type: ignore[arg-type]
+        if views and cache is not None:
+            _keep_manifests(waiting, paths, projects, cache)
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
-        states, views = {}, {}
+        states, views, deps = {}, {}, {}
     again = []
     for i in waiting:
         report = reports[i]
         view = views.get(paths[i])
         if i in pending and report is not None and view is not None and report.project == view.digest():
-            report.project_state = states.get(paths[i])
+            report.project_state, report.deps = states.get(paths[i]), deps.get(paths[i])
             if cache is not None and report.digest is not None:  # the next run needs no index
                 cache.store(_cache_key(cache, report.path, report.digest, per_file[i]), report)
             done(report)
         else:
             again.append(i)
-    jobs_views = {paths[i]: (views.get(paths[i]), states.get(paths[i])) for i in again}
+    jobs_views = {paths[i]: (views.get(paths[i]), states.get(paths[i]), deps.get(paths[i])) for i in again}
     _execute(again, paths, per_file, cache, jobs, reports, done, jobs_views)
     return reports  # type: ignore[return-value]
 
 
-def _states(paths: list[str], waiting: list[int], digests: dict[str, str]) -> dict[str, str | None]:
-    """project/index.project_state of each waiting file's project."""
-    from memlint.project.index import project_state
+def _states(
+    paths: list[str], waiting: list[int], digests: dict[str, str]
+) -> dict[str, tuple[str, str | None, dict[str, str] | None]]:
+    """Each waiting file's project: its root, project/index.project_state and
+    manifest (every file's digest)."""
+    from memlint.project.index import project_manifest, state_of
     from memlint.project.roots import common_root, project_root
 
     checked = [common_root(paths)]  # computed once, not per file
-    by_root: dict[str, str | None] = {}
-    out: dict[str, str | None] = {}
+    by_root: dict[str, tuple[str, str | None, dict[str, str] | None]] = {}
+    out = {}
     for i in waiting:
         root = project_root(paths[i], checked)
         if root not in by_root:
-            by_root[root] = project_state(root, digests)
+            manifest = project_manifest(root, digests)
+            by_root[root] = (root, state_of(manifest) if manifest is not None else None, manifest)
         out[paths[i]] = by_root[root]
     return out
+
+
+def _unaffected(
+    paths: list[str],
+    pending: list[int],
+    reports: list[FileReport],
+    projects: dict[str, tuple[str, str | None, dict[str, str] | None]],
+    cache: FindingsCache,
+) -> set[int]:
+    """The cache hits made in an earlier state of their project whose view
+    no file changed since can touch (project/states.py): kept as they are,
+    so one edit builds the view of the edited file, not of every module."""
+    from memlint.project.states import Changes, StateStore, module_names
+
+    changes = Changes(StateStore(cache.directory))
+    out = set()
+    for i in pending:
+        report = reports[i]
+        root, state, manifest = projects.get(paths[i], ("", None, None))
+        if state is None or manifest is None or report.project_state is None or report.deps is None:
+            continue
+        names = module_names(report.summary_json) if report.summary is None else module_names(report.summary.to_json())
+        if changes.still_holds(root, report.project_state, state, manifest, report.deps, names):
+            out.add(i)
+    return out
+
+
+def _keep_manifests(
+    waiting: list[int], paths: list[str], projects: dict[str, tuple[str, str | None, dict[str, str] | None]], cache
+) -> None:
+    """Record the manifest of each state views were built in: the entries
+    stored with it are judged against it later (_unaffected)."""
+    from memlint.project.states import StateStore
+
+    store = StateStore(cache.directory)
+    for state, manifest in {projects[paths[i]][1]: projects[paths[i]][2] for i in waiting if paths[i] in projects}.items():
+        if state is not None and manifest is not None:
+            store.store(state, manifest)
 
 
 def _views(
@@ -386,6 +436,7 @@ def _views(
     reports: list[FileReport | None],
     cache: FindingsCache | None,
     digests: dict[str, str] | None = None,
+    deps: dict[str, tuple[str, ...]] | None = None,
 ) -> dict[str, ProjectView | None]:
     """The project view of each waiting file. The summaries come from this
     run's reports (cache hits included), then from the summary store or the
@@ -412,6 +463,9 @@ def _views(
         index = build_index(root, known=known, store=store, needles=needles, viewed=group, digests=digests)
         for path in group:
             views[path] = index.view_for(path) if index is not None else None
+            if index is not None and deps is not None:
+                reads = index.view_reads.get(os.path.abspath(path), frozenset())
+                deps[path] = tuple(sorted(os.path.relpath(p, root) for p in reads))
     return views
 
 
