@@ -63,13 +63,13 @@ class ProjectIndex:
             if wanted is None or c["callee"].rpartition(".")[2].lstrip("*") in wanted
         ]
 
-    def _read(self, path: str) -> None:
+    def _note_read(self, path: str) -> None:
         if self._reading is not None:
             self._reading.add(path)
 
     def _full(self, path: str) -> ModuleSummary | None:
         """``summaries[path]``, made from its JSON on first use."""
-        self._read(path)
+        self._note_read(path)
         found = self.summaries.get(path)
         if isinstance(found, dict):
             found = self.summaries[path] = ModuleSummary.from_json(found)
@@ -78,7 +78,7 @@ class ProjectIndex:
     def summary(self, path: str) -> ModuleSummary | None:
         """The file's summary; for a file with no training word, what it binds
         at module level, read once on first use."""
-        self._read(path)
+        self._note_read(path)
         found = self._full(path)
         if found is not None or path not in self.summaries:
             return found
@@ -112,7 +112,7 @@ class ProjectIndex:
     def _sys_paths(self, importer: str) -> tuple[str, ...]:
         """The project folders ``importer`` adds to ``sys.path`` (a relative
         one from its own folder, where the script is run from)."""
-        self._read(importer)
+        self._note_read(importer)
         found = self.summaries.get(importer)
         # A cache entry's JSON is read as it is: made into a summary only if asked.
         paths = found.get("sys_paths", ()) if isinstance(found, dict) else found.sys_paths if found else ()
@@ -266,7 +266,7 @@ class ProjectIndex:
         word of its own (``train.py`` calling ``engine.train_one_epoch``) is
         read from disk too, since its calls still say which functions of
         other modules switch its models' modes."""
-        self._read(path)
+        self._note_read(path)
         summary = self._full(path)
         if summary is None and path in self.summaries:
             summary = summary_from_disk(path, needles=_ANY)
@@ -275,7 +275,7 @@ class ProjectIndex:
     def full_summary(self, path: str) -> ModuleSummary | None:
         """A project file's whole summary whatever the needles kept; None for
         one with no training word (as every front end reads it)."""
-        self._read(path)
+        self._note_read(path)
         summary = self._full(path)
         if summary is None and path in self.summaries:
             summary = summary_from_disk(path)

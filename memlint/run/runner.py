@@ -425,7 +425,9 @@ def _keep_manifests(
     from memlint.project.states import StateStore
 
     store = StateStore(cache.directory)
-    for state, manifest in {projects[paths[i]][1]: projects[paths[i]][2] for i in waiting if paths[i] in projects}.items():
+    for state, manifest in {
+        projects[paths[i]][1]: projects[paths[i]][2] for i in waiting if paths[i] in projects
+    }.items():
         if state is not None and manifest is not None:
             store.store(state, manifest)
 
