@@ -486,12 +486,16 @@ def test_an_unrelated_edit_builds_no_view_of_the_other_modules(tmp_path, monkeyp
     models.write_text(models.read_text() + "# an edit\n")
     assert check() == expected
     assert set(viewed) <= {"models.py"}  # not utils.py, amp_setup.py, train.py...
+    # A comment that names utils.evaluate in its caller: train.py's summary is the same.
+    train = project / "train.py"
+    train.write_text(train.read_text() + "# evaluate(model) once per epoch\n")
+    assert check() == expected
+    assert viewed == ["train.py"]  # its own view: utils.py keeps its entry
     # A new caller of utils.evaluate (the name is spelled in models.py): utils.py's view again.
     models.write_text(models.read_text() + "from utils import evaluate\n")
     assert check() == expected
     assert "utils.py" in viewed
     # train.py is what utils.py's view read: the edit that wraps its call in no_grad is seen.
-    train = project / "train.py"
     train.write_text(
         train.read_text().replace(
             "        val_loss = evaluate(model, val_loader)\n",

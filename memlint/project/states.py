@@ -15,7 +15,10 @@ view is unchanged when none of them
 - holds a star import (what it exports moves with other modules: we do not
   follow that far, so any one means the index is built).
 
-A file added or removed changes how imports resolve: the index is built.
+A changed module whose summary is the same as before (a comment, a
+docstring: the lint of this run and the old cache entry say) changes no
+view: it is not counted. A file added or removed changes how imports
+resolve: the index is built.
 Editing one file of a 3,000-file project then needs the view of that file
 alone, not of every module that reads the project.
 """
@@ -25,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 # An identifier a call or an import may spell (bytes >= 0x80: non-ASCII names).
 _WORD = re.compile(rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*")
@@ -99,12 +102,16 @@ class Changes:
     """The files changed between recorded states and the current one, each
     read once for its words."""
 
-    def __init__(self, store: StateStore) -> None:
+    def __init__(self, store: StateStore, same_summary: Callable[[str, str], bool] | None = None) -> None:
+        """``same_summary(path, old_digest)``: the module's summary now is the
+        one its bytes of ``old_digest`` had (both known)."""
         self.store = store
+        self.same_summary = same_summary
         self._changed: dict[tuple[str, str], frozenset[str] | None] = {}
+        self._seen: dict[str, bool] = {}  # changed file -> whether a view may see the change
         self._words: dict[str, frozenset[bytes] | None] = {}  # None: a star import
 
-    def changed(self, old_state: str, state: str, manifest: dict[str, str]) -> frozenset[str] | None:
+    def changed(self, root: str, old_state: str, state: str, manifest: dict[str, str]) -> frozenset[str] | None:
         """The files (relative to the root) whose bytes differ between
         ``old_state`` and ``state`` (whose ``manifest`` is given); None when
         unknown or a file was added or removed."""
@@ -114,8 +121,17 @@ class Changes:
             if old is None or old.keys() != manifest.keys():
                 self._changed[key] = None
             else:
-                self._changed[key] = frozenset(f for f, d in manifest.items() if old[f] != d)
+                changed = {f for f, d in manifest.items() if old[f] != d}
+                self._changed[key] = frozenset(f for f in changed if self._visible(os.path.join(root, f), old[f]))
         return self._changed[key]
+
+    def _visible(self, path: str, old_digest: str) -> bool:
+        if self.same_summary is None:
+            return True
+        key = f"{path}\0{old_digest}"
+        if key not in self._seen:
+            self._seen[key] = not self.same_summary(path, old_digest)
+        return self._seen[key]
 
     def words(self, path: str) -> frozenset[bytes] | None:
         """The identifiers ``path`` spells now; None when it holds a star import."""
@@ -139,7 +155,7 @@ class Changes:
     ) -> bool:
         """Whether a view made in ``old_state`` that read ``reads`` (relative
         to ``root``) for a module defining ``names`` is its view in ``state``."""
-        changed = self.changed(old_state, state, manifest)
+        changed = self.changed(root, old_state, state, manifest)
         if changed is None:
             return False
         if not changed:

@@ -335,6 +335,10 @@ def run(
         if r is not None and r.digest is not None:
             digests[os.path.abspath(r.path)] = r.digest
     deps: dict[str, tuple[str, ...]] = {}
+    # A view reads the summaries of the modules that hold a name of the
+    # modules viewed with it (index.needles_for): every module that reads the
+    # project is in the group, viewed or kept, as in a cold run of these paths.
+    group = list(waiting)
     try:
         projects = _states(paths, waiting, digests)
         states = {p: state for p, (_, state, _) in projects.items()}
@@ -347,11 +351,12 @@ def run(
         }
         if cache is not None:
             # ... or when no file changed since touches what its view read.
-            unchanged |= _unaffected(paths, [i for i in pending if i not in unchanged], reports, projects, cache)  # type: ignore[arg-type]
+            others = [i for i in pending if i not in unchanged]
+            unchanged |= _unaffected(paths, others, reports, projects, cache, per_file)  # type: ignore[arg-type]
         for i in sorted(unchanged):
             done(reports[i])  # type: ignore[arg-type]
         waiting = [i for i in waiting if i not in unchanged]
-        views = _views(paths, waiting, reports, cache, digests, deps) if waiting else {}  # type: ignore[arg-type]
+        views = _views(paths, waiting, reports, cache, digests, deps, group) if waiting else {}  # type: ignore[arg-type]
         if views and cache is not None:
             _keep_manifests(waiting, paths, projects, cache)
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
@@ -398,13 +403,31 @@ def _unaffected(
     reports: list[FileReport],
     projects: dict[str, tuple[str, str | None, dict[str, str] | None]],
     cache: FindingsCache,
+    per_file: list[Settings],
 ) -> set[int]:
     """The cache hits made in an earlier state of their project whose view
     no file changed since can touch (project/states.py): kept as they are,
     so one edit builds the view of the edited file, not of every module."""
+    import json
+
     from memlint.project.states import Changes, StateStore, module_names
 
-    changes = Changes(StateStore(cache.directory))
+    where = {os.path.abspath(p): i for i, p in enumerate(paths)}
+
+    def same_summary(path: str, old_digest: str) -> bool:
+        """A checked module whose summary (this run's) is its old entry's."""
+        i = where.get(path)
+        if i is None or reports[i] is None:
+            return False
+        report = reports[i]
+        now = report.summary.to_json() if report.summary is not None else report.summary_json
+        old = cache.load(paths[i], _cache_key(cache, paths[i], old_digest, per_file[i]))
+        then = old.summary_json if old is not None else None
+        return (
+            now is not None and then is not None and json.dumps(now, sort_keys=True) == json.dumps(then, sort_keys=True)
+        )
+
+    changes = Changes(StateStore(cache.directory), same_summary)
     out = set()
     for i in pending:
         report = reports[i]
@@ -439,6 +462,7 @@ def _views(
     cache: FindingsCache | None,
     digests: dict[str, str] | None = None,
     deps: dict[str, tuple[str, ...]] | None = None,
+    group: list[int] | None = None,
 ) -> dict[str, ProjectView | None]:
     """The project view of each waiting file. The summaries come from this
     run's reports (cache hits included), then from the summary store or the
@@ -455,15 +479,21 @@ def _views(
         if r is not None and (r.summary is not None or r.summary_json is not None):
             # A cache hit's summary stays JSON: the index reads the few it needs.
             known[r.path] = r.summary if r.summary is not None else r.summary_json
+    # The index is built for every module of ``group`` (default: the waiting
+    # ones) in a project where one waits; only the waiting are viewed.
     groups: dict[str, list[str]] = {}
     checked = [common_root(paths)]  # computed once, not per file
-    for i in waiting:
+    for i in waiting if group is None else group:
         groups.setdefault(project_root(paths[i], checked), []).append(paths[i])
+    todo = {paths[i] for i in waiting}
     views: dict[str, ProjectView | None] = {}
-    for root, group in groups.items():
-        needles = needles_for([_summary_of(known, p) for p in group])
-        index = build_index(root, known=known, store=store, needles=needles, viewed=group, digests=digests)
-        for path in group:
+    for root, members in groups.items():
+        viewed = [p for p in members if p in todo]
+        if not viewed:
+            continue
+        needles = needles_for([_summary_of(known, p) for p in members])
+        index = build_index(root, known=known, store=store, needles=needles, viewed=members, digests=digests)
+        for path in viewed:
             views[path] = index.view_for(path) if index is not None else None
             if index is not None and deps is not None:
                 reads = index.view_reads.get(os.path.abspath(path), frozenset())
