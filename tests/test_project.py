@@ -486,6 +486,14 @@ def test_an_unrelated_edit_builds_no_view_of_the_other_modules(tmp_path, monkeyp
     models.write_text(models.read_text() + "# an edit\n")
     assert check() == expected
     assert set(viewed) <= {"models.py"}  # not utils.py, amp_setup.py, train.py...
+    # A star import, or a new module: what imports bring may have moved, views again.
+    models.write_text(models.read_text() + "from engine import *\n")
+    assert check() == expected
+    assert "utils.py" in viewed
+    (project / "extra.py").write_text("import torch\n")
+    files.append(str(project / "extra.py"))
+    assert check() == expected
+    assert "utils.py" in viewed
     # A comment that names utils.evaluate in its caller: train.py's summary is the same.
     train = project / "train.py"
     train.write_text(train.read_text() + "# evaluate(model) once per epoch\n")

@@ -367,8 +367,11 @@ def run(
         view = views.get(paths[i])
         if i in pending and report is not None and view is not None and report.project == view.digest():
             report.project_state, report.deps = states.get(paths[i]), deps.get(paths[i])
-            if cache is not None and report.digest is not None:  # the next run needs no index
-                cache.store(_cache_key(cache, report.path, report.digest, per_file[i]), report)
+            # The next run needs no index. A cache hit has no digest of its own:
+            # the one this run read (it was never stored again before).
+            digest = report.digest or digests.get(os.path.abspath(report.path))
+            if cache is not None and digest is not None:
+                cache.store(_cache_key(cache, report.path, digest, per_file[i]), report)
             done(report)
         else:
             again.append(i)
