@@ -226,7 +226,21 @@ def test_the_twin_checks_each_file_with_the_settings_check_gives_it(tmp_path, se
     )
     config = ConfigResolver().config_for(str(tmp_path / "train.py"))
     args = argparse.Namespace(
-        unsafe_fixes=True if unsafe else None, add_noqa=False, diff=False, fix=False,
-        select=select, extend_select=[], ignore=[],
+        unsafe_fixes=True if unsafe else None,
+        add_noqa=False,
+        diff=False,
+        fix=False,
+        select=select,
+        extend_select=[],
+        ignore=[],
     )
     assert check_settings(config, select, unsafe) == _settings(args, config, "text")
+
+
+def test_a_script_that_does_not_parse_is_refused(tmp_path):
+    from memlint.lint.engine import ParseError
+
+    script = tmp_path / "train.py"
+    script.write_text("import torch\ndef (:\n")
+    with pytest.raises(ParseError, match="syntax error"):
+        _twin(script)

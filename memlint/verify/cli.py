@@ -198,8 +198,8 @@ def verify(options: Options):
     from memlint import install_hint
     from memlint.lint.engine import ParseError
     from memlint.verify.outcome import Outcome, RankOutcome, RunSummary, decide
-    from memlint.verify.runner import RunSpec, run_all
     from memlint.verify.project_twin import project_twin
+    from memlint.verify.runner import RunSpec, run_all
     from memlint.verify.twin import explicit_twin, make_twin
 
     if importlib.util.find_spec("torch") is None:

@@ -51,7 +51,9 @@ class OverlayFinder:
         # The last part of the module names that may hit (a cheap filter:
         # any other import goes straight to the usual finders).
         self.names = {
-            os.path.basename(os.path.dirname(p)) if os.path.basename(p) == "__init__.py" else os.path.splitext(os.path.basename(p))[0]
+            os.path.basename(os.path.dirname(p))
+            if os.path.basename(p) == "__init__.py"
+            else os.path.splitext(os.path.basename(p))[0]
             for p in overlay
         }
 

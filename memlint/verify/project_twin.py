@@ -120,14 +120,13 @@ def project_twin(script: str, text: str, select: list[str] | None, unsafe: bool)
     # As on the tree: a file its configuration excludes is not checked.
     files = list(discover(closure, resolver, force_exclude=True))
     checks = [check_settings(resolver.config_for(f), select, unsafe) for f in files]
-    reports = dict(zip(files, run(files, checks, jobs=1)))
+    reports = dict(zip(files, run(files, checks)))
     own = reports.get(script)
-    if own is not None and own.error and not own.findings:
-        if "parse" in own.error or "syntax" in own.error:
-            raise ParseError(own.error)
+    if own is not None and own.error and not _parses(text):
+        raise ParseError(own.error)
     with_findings = [f for f in files if reports[f].findings]
     diffs = [replace(checks[files.index(f)], mode="diff") for f in with_findings]
-    fixed = dict(zip(with_findings, run(with_findings, diffs, jobs=1)))
+    fixed = dict(zip(with_findings, run(with_findings, diffs)))
 
     names = {code: rule.name for code, rule in rules_by_code().items()}
     twin = Twin(text=text, findings=[], remaining=[], root=root)
@@ -142,7 +141,9 @@ def project_twin(script: str, text: str, select: list[str] | None, unsafe: bool)
             if applied[finding.code]:
                 applied[finding.code] -= 1
                 twin.findings.append(
-                    FixedFinding(finding.code, name, finding.line, finding.fix_safety.value, finding.message, path=shown)
+                    FixedFinding(
+                        finding.code, name, finding.line, finding.fix_safety.value, finding.message, path=shown
+                    )
                 )
                 continue
             why = why_left(remaining.get(finding.code, finding), left_unsafe)
@@ -158,6 +159,14 @@ def project_twin(script: str, text: str, select: list[str] | None, unsafe: bool)
         else:
             twin.modules[path] = made.fixed_text
     return twin
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return True
 
 
 def check_settings(config, select: list[str] | None, unsafe: bool):
