@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
             "and results (losses, parameters, forward outputs)."
         ),
         epilog=(
+            "The twin is the project's: the modules SCRIPT imports that `memlint check --fix` on its project "
+            "would change are fixed too, in the twin's run only (the files are not touched). "
             "Arguments after `--` are passed to both scripts. SCRIPT may be a notebook (.ipynb): its code "
             "cells run in order as one script, IPython magics and shell escapes skipped (as `check` masks "
             "them). Both runs execute the script for real, from the current folder: the files it writes "
@@ -69,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fixed",
         metavar="FIXED",
-        help="the fixed twin to compare with (default: memlint's own fix, in a temporary folder)",
+        help="the fixed twin to compare with (default: memlint's own fix of the script and the project modules it imports)",
     )
     p.add_argument(
         "--select",
