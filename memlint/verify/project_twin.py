@@ -120,12 +120,13 @@ def project_twin(script: str, text: str, select: list[str] | None, unsafe: bool)
     # As on the tree: a file its configuration excludes is not checked.
     files = list(discover(closure, resolver, force_exclude=True))
     checks = [check_settings(resolver.config_for(f), select, unsafe) for f in files]
+    settings = dict(zip(files, checks))
     reports = dict(zip(files, run(files, checks)))
     own = reports.get(script)
     if own is not None and own.error and not _parses(text):
         raise ParseError(own.error)
     with_findings = [f for f in files if reports[f].findings]
-    diffs = [replace(checks[files.index(f)], mode="diff") for f in with_findings]
+    diffs = [replace(settings[f], mode="diff") for f in with_findings]
     fixed = dict(zip(with_findings, run(with_findings, diffs)))
 
     names = {code: rule.name for code, rule in rules_by_code().items()}
@@ -133,7 +134,7 @@ def project_twin(script: str, text: str, select: list[str] | None, unsafe: bool)
     for path in with_findings:
         shown = os.path.relpath(path, root).replace(os.sep, "/")
         made = fixed[path]
-        left_unsafe = checks[files.index(path)].unsafe_fixes
+        left_unsafe = settings[path].unsafe_fixes
         applied = collections.Counter(f.code for f in made.fixed)
         remaining = {f.code: f for f in made.findings}
         for finding in sorted(reports[path].findings, key=lambda f: (f.line, f.column, f.code)):
