@@ -200,6 +200,7 @@ def _process_text(
     if result.changed:
         if settings.mode == "diff":
             report.diff = unified_diff(source, result.text)
+            report.fixed_text = result.text
         else:
             write_inside_tree(source, result.text, settings.root)
 
