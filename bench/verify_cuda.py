@@ -29,6 +29,7 @@ CASES = [
     ("predict after training, tail (MEM201+MEM102)", VERIFY / "cuda" / "tail_predict.py", None),
     ("AMP, total leak (MEM101)", VERIFY / "cuda" / "amp_training.py", None),
     ("clean training", VERIFY / "cuda" / "clean_training.py", None),
+    ("project, fixed in lib/engine.py (MEM201+MEM101)", VERIFY / "cuda" / "project" / "train.py", None),
     ("CPU-only script, --device auto", VERIFY / "mem101_epoch_loss.py", "auto"),
     ("CPU-only script, --device cuda", VERIFY / "mem101_epoch_loss.py", "cuda"),
 ]

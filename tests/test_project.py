@@ -450,6 +450,76 @@ def test_editing_a_caller_relints_its_dependant_and_nothing_else(tmp_path, monke
     assert sorted(linted) == ["train.py", "utils.py"]  # not models.py, engine.py, amp_setup.py
 
 
+def test_an_unrelated_edit_builds_no_view_of_the_other_modules(tmp_path, monkeypatch):
+    """Issue 29 point 6: after an edit of models.py (no other module's view
+    reads it, none calls into it), the warm run keeps every other module's
+    cached findings without building their views; an edit that adds a caller
+    of utils.evaluate, or one that changes what a view read, does build it."""
+    import memlint.run.runner as runner
+    from memlint.project.index import ProjectIndex
+    from memlint.run.cache import FindingsCache
+    from memlint.run.results import Settings
+
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    files = sorted(str(p) for p in project.glob("*.py"))
+    cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
+    settings = Settings(root=str(project))
+    viewed: list[str] = []
+    real_view = ProjectIndex.view_for
+
+    def counting_view(self, path):
+        viewed.append(os.path.basename(path))
+        return real_view(self, path)
+
+    monkeypatch.setattr(ProjectIndex, "view_for", counting_view)
+
+    def check():
+        viewed.clear()
+        reports = runner.run(files, settings, jobs=1, cache=cache)
+        return sorted((os.path.basename(r.path), f.line, f.code) for r in reports for f in r.findings)
+
+    expected = [("amp_setup.py", 7, "MEM501"), ("utils.py", 11, "MEM201")]
+    assert check() == expected
+    assert {"utils.py", "amp_setup.py"} <= set(viewed)
+    models = project / "models.py"
+    models.write_text(models.read_text() + "# an edit\n")
+    assert check() == expected
+    assert set(viewed) <= {"models.py"}  # not utils.py, amp_setup.py, train.py...
+    # A star import, or a new module: what imports bring may have moved, views again.
+    models.write_text(models.read_text() + "from engine import *\n")
+    assert check() == expected
+    assert "utils.py" in viewed
+    (project / "extra.py").write_text("import torch\n")
+    files.append(str(project / "extra.py"))
+    assert check() == expected
+    assert "utils.py" in viewed
+    # A comment that names utils.evaluate in its caller: train.py's summary is the same.
+    train = project / "train.py"
+    train.write_text(train.read_text() + "# evaluate(model) once per epoch\n")
+    assert check() == expected
+    assert viewed == ["train.py"]  # its own view: utils.py keeps its entry
+    # A new caller of utils.evaluate (the name is spelled in models.py): utils.py's view again.
+    models.write_text(models.read_text() + "from utils import evaluate\n")
+    assert check() == expected
+    assert "utils.py" in viewed
+    # train.py is what utils.py's view read: the edit that wraps its call in no_grad is seen.
+    train.write_text(
+        train.read_text().replace(
+            "        val_loss = evaluate(model, val_loader)\n",
+            "        with torch.no_grad():\n            val_loss = evaluate(model, val_loader)\n",
+        )
+    )
+    assert check() == [("amp_setup.py", 7, "MEM501")]
+    assert "utils.py" in viewed
+    # The same findings as a cold run of the tree in this state.
+    fresh = FindingsCache(str(tmp_path / "cold"), fingerprint="test")
+    reports = runner.run(files, settings, jobs=1, cache=fresh)
+    assert sorted((os.path.basename(r.path), f.line, f.code) for r in reports for f in r.findings) == [
+        ("amp_setup.py", 7, "MEM501")
+    ]
+
+
 def test_a_model_class_of_another_module_that_moves_nothing_is_built_on_the_cpu(tmp_path):
     """MEM701's CPU-model trap across modules: the class lives in nets.py."""
     _write(

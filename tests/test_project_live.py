@@ -98,3 +98,30 @@ def test_the_servers_session_finds_what_check_finds_on_the_fixture_project():
         result, _ = session.lint(path.as_uri(), path.read_text(), str(path), settings.for_document(str(path)))
         found += [(path.name, f.line, f.code, f.message) for f in result.findings]
     assert sorted(found) == EXPECTED
+
+
+def test_only_files_that_call_a_name_are_summarised_for_its_callers(project):
+    """The first view of a module in a large project: files that spell one
+    of its function names without calling it (``torch.device``'s word, a
+    docstring) are not summarised (transformers: most of 2,865 files spell
+    ``device``); a call across a line break and an aliased import are still
+    found, and the view is view_from_disk's."""
+    (project / "notes.py").write_text(
+        '"""How to evaluate, validate and distill_targets: see utils."""\n\nimport torch\n\nDEVICE = torch.device\n'
+    )
+    (project / "report.py").write_text(
+        "import torch\nfrom utils import evaluate as score\n\n\ndef run(model, loader):\n"
+        "    for _ in range(3):\n        print(score(model, loader))\n"
+    )
+    (project / "bench.py").write_text(
+        "import torch\nimport utils\n\n\ndef run(model, loader):\n"
+        "    with torch.no_grad():\n        return (utils.validate  # the helper\n            (model, loader))\n"
+    )
+    workspace = Workspace()
+    utils = project / "utils.py"
+    view = workspace.view(str(utils))
+    assert view == _disk(utils)
+    assert sorted(c.path for c in view.callers_of("evaluate")) == ["report.py", "train.py"]
+    assert [c.path for c in view.callers_of("validate")] == ["bench.py", "train.py"]
+    live = workspace.index_for(str(utils))
+    assert str(project / "notes.py") not in live._modules

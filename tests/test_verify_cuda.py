@@ -87,6 +87,25 @@ def test_amp_training_with_a_total_leak():
     assert out.memory == "dropped" and out.results in SAME and out.ok
 
 
+def test_a_project_whose_leaks_are_fixed_in_a_helper_module():
+    """fixtures/verify/cuda/project/: train.py is clean; the fixes lie in
+    lib/engine.py (MEM201 known from train.py's call, two MEM101), reached by
+    the twin's import overlay."""
+    out = _verify(CUDA / "project" / "train.py")
+    assert out.original.device == "cuda" and out.fixed_modules == ["lib/engine.py"]
+    assert [(f.code, f.path) for f in out.findings] == [
+        ("MEM101", "lib/engine.py"),
+        ("MEM201", "lib/engine.py"),
+        ("MEM101", "lib/engine.py"),
+    ]
+    o, f = out.original.meters[TENSOR], out.fixed.meters[TENSOR]
+    # evaluate() kept 64 batches' activations (about 2 MiB each) until it returned.
+    assert o.peak - f.peak > 32 * 2**20
+    assert out.original.meters[GRAPH].peak > 10 * out.fixed.meters[GRAPH].peak
+    assert _status(out, TENSOR) == "dropped"
+    assert out.memory == "dropped" and out.results in SAME and out.ok
+
+
 def test_clean_training_has_nothing_to_fix_and_does_not_grow():
     out = _verify(CUDA / "clean_training.py")
     assert out.nothing_to_fix and out.ok

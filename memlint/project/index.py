@@ -42,6 +42,12 @@ class ProjectIndex:
         # (file, class) built by a module that trains / inside a training step: where.
         self._called_per_batch: dict[tuple[str, str], str] = {}
         self._built_per_batch: dict[tuple[str, str], str] = {}
+        # What each view read (its dependencies, ``reads_of``): the files whose
+        # entries were asked since ``_reading`` was set, and, per module, the
+        # files read to resolve the calls found to land in it.
+        self._reading: set[str] | None = None
+        self._target_reads: dict[str, set[str]] = {}
+        self.view_reads: dict[str, frozenset[str]] = {}
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
@@ -57,8 +63,13 @@ class ProjectIndex:
             if wanted is None or c["callee"].rpartition(".")[2].lstrip("*") in wanted
         ]
 
+    def _note_read(self, path: str) -> None:
+        if self._reading is not None:
+            self._reading.add(path)
+
     def _full(self, path: str) -> ModuleSummary | None:
         """``summaries[path]``, made from its JSON on first use."""
+        self._note_read(path)
         found = self.summaries.get(path)
         if isinstance(found, dict):
             found = self.summaries[path] = ModuleSummary.from_json(found)
@@ -67,6 +78,7 @@ class ProjectIndex:
     def summary(self, path: str) -> ModuleSummary | None:
         """The file's summary; for a file with no training word, what it binds
         at module level, read once on first use."""
+        self._note_read(path)
         found = self._full(path)
         if found is not None or path not in self.summaries:
             return found
@@ -100,6 +112,7 @@ class ProjectIndex:
     def _sys_paths(self, importer: str) -> tuple[str, ...]:
         """The project folders ``importer`` adds to ``sys.path`` (a relative
         one from its own folder, where the script is run from)."""
+        self._note_read(importer)
         found = self.summaries.get(importer)
         # A cache entry's JSON is read as it is: made into a summary only if asked.
         paths = found.get("sys_paths", ()) if isinstance(found, dict) else found.sys_paths if found else ()
@@ -138,6 +151,19 @@ class ProjectIndex:
 
     # -- callers ---------------------------------------------------------------
     def _index_calls(self, path: str, calls: list[CallSite], trains: bool) -> None:
+        """Index ``path``'s calls into other modules; every file read to
+        resolve them counts as a dependency of each module they land in
+        (``stars`` is shared by the file's sites, so per file, not per site)."""
+        self._reading = {path}
+        targets: set[str] = set()
+        try:
+            self._index_sites(path, calls, trains, targets)
+        finally:
+            reads, self._reading = self._reading, None
+        for target in targets:
+            self._target_reads.setdefault(target, set()).update(reads)
+
+    def _index_sites(self, path: str, calls: list[CallSite], trains: bool, targets: set[str]) -> None:
         display = self.modules.display(path)
         stars: dict[str, dict[str, tuple[str, str]]] = {}
         wanted = self.wanted
@@ -147,6 +173,7 @@ class ProjectIndex:
             target = self.call_target(path, site, stars)
             if target is None:
                 continue
+            targets.add(target[0])
             modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
             cpu_args = tuple(key for key, ctor in site.built if self._cpu_class(ctor, path))
             caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes, cpu_args)
@@ -239,6 +266,7 @@ class ProjectIndex:
         word of its own (``train.py`` calling ``engine.train_one_epoch``) is
         read from disk too, since its calls still say which functions of
         other modules switch its models' modes."""
+        self._note_read(path)
         summary = self._full(path)
         if summary is None and path in self.summaries:
             summary = summary_from_disk(path, needles=_ANY)
@@ -247,6 +275,7 @@ class ProjectIndex:
     def full_summary(self, path: str) -> ModuleSummary | None:
         """A project file's whole summary whatever the needles kept; None for
         one with no training word (as every front end reads it)."""
+        self._note_read(path)
         summary = self._full(path)
         if summary is None and path in self.summaries:
             summary = summary_from_disk(path)
@@ -261,7 +290,18 @@ class ProjectIndex:
 
     # -- views -------------------------------------------------------------------
     def view_for(self, path: str) -> ProjectView:
+        """``path``'s view; ``view_reads[path]`` then holds the project files
+        it depends on (all but the file list and ``path`` itself)."""
         path = os.path.abspath(path)
+        self._reading = {path}
+        try:
+            view = self._view(path)
+        finally:
+            reads, self._reading = self._reading, None
+        self.view_reads[path] = frozenset(reads | self._target_reads.get(path, set()))
+        return view
+
+    def _view(self, path: str) -> ProjectView:
         summary = self.own_summary(path)
         star: dict[str, str] = {}
         trackers: set[str] = set()
@@ -505,12 +545,19 @@ def project_state(root: str, digests: dict[str, str]) -> str | None:
     (``digests``: those already known, by absolute path; the others are
     read). Equal states give equal views, so a cached entry made in this
     state is reused without building the index; None for too large a folder."""
+    manifest = project_manifest(root, digests)
+    return state_of(manifest) if manifest is not None else None
+
+
+def project_manifest(root: str, digests: dict[str, str]) -> dict[str, str] | None:
+    """Every file of the project at ``root`` (relative to it, in the walk's
+    order) and the digest of its bytes (project_state's ``digests``)."""
     from memlint.project.roots import root_limit
 
     files = project_files(root, root_limit(root))
     if files is None:
         return None
-    h = hashlib.sha256()
+    out = {}
     for f in files:
         f = os.path.abspath(f)
         digest = digests.get(f)
@@ -520,7 +567,14 @@ def project_state(root: str, digests: dict[str, str]) -> str | None:
                     digest = digest_of(fh.read())
             except OSError:
                 digest = "-"
-        h.update(f"{os.path.relpath(f, root)}\0{digest}\0".encode("utf-8", "surrogateescape"))
+        out[os.path.relpath(f, root)] = digest
+    return out
+
+
+def state_of(manifest: dict[str, str]) -> str:
+    h = hashlib.sha256()
+    for rel, digest in manifest.items():
+        h.update(f"{rel}\0{digest}\0".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 

@@ -5,10 +5,11 @@ standing in for their files.
 
 Per project root, a ``LiveIndex`` holds the project's file list, each
 module's summary (computed on first need, from the open document's text or
-the file), and a word index: which files spell which identifier. A view of
-module ``m`` needs the calls of ``m``'s functions from other modules; a call
-spells the function's name, so only the files holding one of those words are
-summarised (as ``view_from_disk`` does with its needles), and the word index
+the file), and a word index: which files spell which identifier before a
+call's parenthesis. A view of module ``m`` needs the calls of ``m``'s
+functions from other modules; a call spells the function's name, so only
+the files calling one of those words are summarised (``view_from_disk``'s
+needles, narrowed to calls), and the word index
 finds them without reading the project again. When a text changes, only its
 own entries are replaced: the index costs one read of the project when it is
 built and one module per change after that.
@@ -31,13 +32,23 @@ from memlint.project.roots import project_root, root_limit, walkable
 from memlint.project.summary import CallSite, ModuleSummary, summarise, worth_summarising
 from memlint.project.view import Caller, ProjectView
 
-# A word a call may spell. Non-ASCII bytes are word bytes: an identifier's
-# UTF-8 bytes are all >= 0x80.
-_WORD = re.compile(rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*")
+# A word a call may spell last: the name before a call's parenthesis
+# (``evaluate(``, ``engine.evaluate (``, across a line break or a comment
+# inside brackets) or before ``as`` (``from utils import evaluate as ev``:
+# ``ev(...)`` is a call of ``evaluate``). Every call site of a name spells it
+# so; a file that only mentions it (``torch.device`` as a word, a docstring)
+# is not summarised for its calls: on transformers, most of the files that
+# spell ``device`` or ``main`` call neither. Non-ASCII bytes are word bytes:
+# an identifier's UTF-8 bytes are all >= 0x80. ``#[^\n]*\n`` ends at the
+# line's end, so a line of ``#`` never backtracks.
+_CALLED = re.compile(
+    rb"(?<![A-Za-z0-9_\x80-\xff])([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)"
+    rb"(?:[ \t\r\n\f\\]|#[^\n]*\n)*(?:\(|as\b)"
+)
 
 
 def _words(data: bytes) -> frozenset[bytes]:
-    return frozenset(_WORD.findall(data))
+    return frozenset(_CALLED.findall(data))
 
 
 def _decode(data: bytes) -> str:
@@ -276,7 +287,7 @@ class LiveIndex(ProjectIndex):
     def _calls_into(self, path: str) -> tuple[dict, dict, dict]:
         """ProjectIndex's call indexes, restricted to the calls of ``path``'s
         module-level functions and classes, from the modules that spell
-        their names (view_from_disk's needles), in the order its walk of the
+        their names before a call's parenthesis (view_from_disk's needles), in the order its walk of the
         project meets them (the first call per batch is the one named)."""
         own = self.own_summary(path)
         names = {f.name for f in own.functions if "." not in f.name} | set(own.classes)

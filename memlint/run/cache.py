@@ -250,6 +250,8 @@ def _report_to_json(key: str, report: FileReport) -> dict:
     if report.project is not None:
         out["project"] = report.project
         out["state"] = report.project_state
+        if report.deps is not None:
+            out["deps"] = list(report.deps)
     return out
 
 
@@ -290,6 +292,8 @@ def _report_from_json(path: str, data: dict) -> FileReport:
     project, state = data.get("project"), data.get("state")
     report.project = None if project is None else str(project)
     report.project_state = None if state is None else str(state)
+    deps = data.get("deps")
+    report.deps = tuple(str(d) for d in deps) if isinstance(deps, list) else None
     return report
 
 

@@ -66,7 +66,13 @@ class FileReport:
     deferred: bool = False
     project: str | None = None
     project_state: str | None = None  # project/index.project_state when it was linted with a view
+    # The project files that view read, relative to the project's root
+    # (project/states.py: a later state keeps the entry unless one changed).
+    deps: tuple[str, ...] | None = None
     summary_json: dict | None = None  # a cached entry's summary, read only when an index is built
+    # --diff: the text --fix would write (memlint verify's project twin reads it
+    # rather than a diff to apply); None in the other modes.
+    fixed_text: str | None = None
 
     def module_summary(self) -> ModuleSummary | None:
         if self.summary is None and self.summary_json is not None:

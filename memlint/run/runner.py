@@ -200,6 +200,7 @@ def _process_text(
     if result.changed:
         if settings.mode == "diff":
             report.diff = unified_diff(source, result.text)
+            report.fixed_text = result.text
         else:
             write_inside_tree(source, result.text, settings.root)
 
@@ -259,12 +260,13 @@ def _check_and_store(
     cache: FindingsCache | None,
     view: ProjectView | str | None = DEFER,
     state: str | None = None,
+    deps: tuple[str, ...] | None = None,
 ) -> FileReport:
     with collector_paused():  # --fix and --diff too, not only lint()
         # The first pass calls it as it always was (path, settings).
         report = process_file(path, settings) if view == DEFER else process_file(path, settings, view)
     if report.project is not None:
-        report.project_state = state
+        report.project_state, report.deps = state, deps
     if cache is not None and settings.mode == "check" and not report.deferred:
         digest = report.digest or file_digest(path)  # notebooks: hashed here
         if digest is not None:
@@ -275,7 +277,7 @@ def _check_and_store(
 def _process_chunk(
     items: list[tuple[str, Settings]], cache: FindingsCache | None = None, views: dict | None = None
 ) -> list[FileReport]:
-    return [_check_and_store(p, s, cache, *(views[p] if views is not None else (DEFER, None))) for p, s in items]
+    return [_check_and_store(p, s, cache, *(views[p] if views is not None else (DEFER,))) for p, s in items]
 
 
 def run(
@@ -333,8 +335,14 @@ def run(
     for r in reports:
         if r is not None and r.digest is not None:
             digests[os.path.abspath(r.path)] = r.digest
+    deps: dict[str, tuple[str, ...]] = {}
+    # A view reads the summaries of the modules that hold a name of the
+    # modules viewed with it (index.needles_for): every module that reads the
+    # project is in the group, viewed or kept, as in a cold run of these paths.
+    group = list(waiting)
     try:
-        states = _states(paths, waiting, digests)
+        projects = _states(paths, waiting, digests)
+        states = {p: state for p, (_, state, _) in projects.items()}
         # An entry made when every file of the project had the bytes it has
         # now: its view is the same, no index needed (a warm run).
         unchanged = {
@@ -342,42 +350,113 @@ def run(
             for i in pending
             if states.get(paths[i]) is not None and reports[i].project_state == states[paths[i]]  # type: ignore[union-attr]
         }
+        if cache is not None:
+            # ... or when no file changed since touches what its view read.
+            others = [i for i in pending if i not in unchanged]
+            unchanged |= _unaffected(paths, others, reports, projects, cache, per_file)  # type: ignore[arg-type]
         for i in sorted(unchanged):
             done(reports[i])  # type: ignore[arg-type]
         waiting = [i for i in waiting if i not in unchanged]
-        views = _views(paths, waiting, reports, cache, digests) if waiting else {}  # type: ignore[arg-type]
+        views = _views(paths, waiting, reports, cache, digests, deps, group) if waiting else {}  # type: ignore[arg-type]
+        if views and cache is not None:
+            _keep_manifests(waiting, paths, projects, cache)
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
-        states, views = {}, {}
+        states, views, deps = {}, {}, {}
     again = []
     for i in waiting:
         report = reports[i]
         view = views.get(paths[i])
         if i in pending and report is not None and view is not None and report.project == view.digest():
-            report.project_state = states.get(paths[i])
-            if cache is not None and report.digest is not None:  # the next run needs no index
-                cache.store(_cache_key(cache, report.path, report.digest, per_file[i]), report)
+            report.project_state, report.deps = states.get(paths[i]), deps.get(paths[i])
+            # The next run needs no index. A cache hit has no digest of its own:
+            # the one this run read (it was never stored again before).
+            digest = report.digest or digests.get(os.path.abspath(report.path))
+            if cache is not None and digest is not None:
+                cache.store(_cache_key(cache, report.path, digest, per_file[i]), report)
             done(report)
         else:
             again.append(i)
-    jobs_views = {paths[i]: (views.get(paths[i]), states.get(paths[i])) for i in again}
+    jobs_views = {paths[i]: (views.get(paths[i]), states.get(paths[i]), deps.get(paths[i])) for i in again}
     _execute(again, paths, per_file, cache, jobs, reports, done, jobs_views)
     return reports  # type: ignore[return-value]
 
 
-def _states(paths: list[str], waiting: list[int], digests: dict[str, str]) -> dict[str, str | None]:
-    """project/index.project_state of each waiting file's project."""
-    from memlint.project.index import project_state
+def _states(
+    paths: list[str], waiting: list[int], digests: dict[str, str]
+) -> dict[str, tuple[str, str | None, dict[str, str] | None]]:
+    """Each waiting file's project: its root, project/index.project_state and
+    manifest (every file's digest)."""
+    from memlint.project.index import project_manifest, state_of
     from memlint.project.roots import common_root, project_root
 
     checked = [common_root(paths)]  # computed once, not per file
-    by_root: dict[str, str | None] = {}
-    out: dict[str, str | None] = {}
+    by_root: dict[str, tuple[str, str | None, dict[str, str] | None]] = {}
+    out = {}
     for i in waiting:
         root = project_root(paths[i], checked)
         if root not in by_root:
-            by_root[root] = project_state(root, digests)
+            manifest = project_manifest(root, digests)
+            by_root[root] = (root, state_of(manifest) if manifest is not None else None, manifest)
         out[paths[i]] = by_root[root]
     return out
+
+
+def _unaffected(
+    paths: list[str],
+    pending: list[int],
+    reports: list[FileReport],
+    projects: dict[str, tuple[str, str | None, dict[str, str] | None]],
+    cache: FindingsCache,
+    per_file: list[Settings],
+) -> set[int]:
+    """The cache hits made in an earlier state of their project whose view
+    no file changed since can touch (project/states.py): kept as they are,
+    so one edit builds the view of the edited file, not of every module."""
+    import json
+
+    from memlint.project.states import Changes, StateStore, module_names
+
+    where = {os.path.abspath(p): i for i, p in enumerate(paths)}
+
+    def same_summary(path: str, old_digest: str) -> bool:
+        """A checked module whose summary (this run's) is its old entry's."""
+        i = where.get(path)
+        if i is None or reports[i] is None:
+            return False
+        report = reports[i]
+        now = report.summary.to_json() if report.summary is not None else report.summary_json
+        old = cache.load(paths[i], _cache_key(cache, paths[i], old_digest, per_file[i]))
+        then = old.summary_json if old is not None else None
+        return (
+            now is not None and then is not None and json.dumps(now, sort_keys=True) == json.dumps(then, sort_keys=True)
+        )
+
+    changes = Changes(StateStore(cache.directory), same_summary)
+    out = set()
+    for i in pending:
+        report = reports[i]
+        root, state, manifest = projects.get(paths[i], ("", None, None))
+        if state is None or manifest is None or report.project_state is None or report.deps is None:
+            continue
+        names = module_names(report.summary_json) if report.summary is None else module_names(report.summary.to_json())
+        if changes.still_holds(root, report.project_state, state, manifest, report.deps, names):
+            out.add(i)
+    return out
+
+
+def _keep_manifests(
+    waiting: list[int], paths: list[str], projects: dict[str, tuple[str, str | None, dict[str, str] | None]], cache
+) -> None:
+    """Record the manifest of each state views were built in: the entries
+    stored with it are judged against it later (_unaffected)."""
+    from memlint.project.states import StateStore
+
+    store = StateStore(cache.directory)
+    for state, manifest in {
+        projects[paths[i]][1]: projects[paths[i]][2] for i in waiting if paths[i] in projects
+    }.items():
+        if state is not None and manifest is not None:
+            store.store(state, manifest)
 
 
 def _views(
@@ -386,6 +465,8 @@ def _views(
     reports: list[FileReport | None],
     cache: FindingsCache | None,
     digests: dict[str, str] | None = None,
+    deps: dict[str, tuple[str, ...]] | None = None,
+    group: list[int] | None = None,
 ) -> dict[str, ProjectView | None]:
     """The project view of each waiting file. The summaries come from this
     run's reports (cache hits included), then from the summary store or the
@@ -402,16 +483,25 @@ def _views(
         if r is not None and (r.summary is not None or r.summary_json is not None):
             # A cache hit's summary stays JSON: the index reads the few it needs.
             known[r.path] = r.summary if r.summary is not None else r.summary_json
+    # The index is built for every module of ``group`` (default: the waiting
+    # ones) in a project where one waits; only the waiting are viewed.
     groups: dict[str, list[str]] = {}
     checked = [common_root(paths)]  # computed once, not per file
-    for i in waiting:
+    for i in waiting if group is None else group:
         groups.setdefault(project_root(paths[i], checked), []).append(paths[i])
+    todo = {paths[i] for i in waiting}
     views: dict[str, ProjectView | None] = {}
-    for root, group in groups.items():
-        needles = needles_for([_summary_of(known, p) for p in group])
-        index = build_index(root, known=known, store=store, needles=needles, viewed=group, digests=digests)
-        for path in group:
+    for root, members in groups.items():
+        viewed = [p for p in members if p in todo]
+        if not viewed:
+            continue
+        needles = needles_for([_summary_of(known, p) for p in members])
+        index = build_index(root, known=known, store=store, needles=needles, viewed=members, digests=digests)
+        for path in viewed:
             views[path] = index.view_for(path) if index is not None else None
+            if index is not None and deps is not None:
+                reads = index.view_reads.get(os.path.abspath(path), frozenset())
+                deps[path] = tuple(sorted(os.path.relpath(p, root) for p in reads))
     return views
 
 

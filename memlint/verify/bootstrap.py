@@ -55,7 +55,7 @@ def _run(config: dict, out: dict) -> None:
         out["error"] = "torch is not installed in this environment (pip install torch, the `verify` extra)"
         return
     # Everything of memlint's is imported before sys.path becomes the script's.
-    from memlint.verify import meters
+    from memlint.verify import meters, overlay
     from memlint.verify.probe import Probe, StopRun
 
     if config.get("simulate"):
@@ -75,7 +75,9 @@ def _run(config: dict, out: dict) -> None:
 
     script = os.path.abspath(config["script"])
     script_dir = os.path.abspath(config.get("script_dir") or os.path.dirname(script))
-    own = meters.own_file_matcher(script, script_dir)
+    # A project twin's fixed modules (absolute original path -> fixed text's file).
+    fixed_modules = config.get("overlay") or {}
+    own = meters.own_file_matcher(script, script_dir, tuple(fixed_modules))
     tracker = _tensor_meter(meters, device)
     # --device auto on a CUDA machine: the CPU tracker too, for a script
     # whose tensors stay on the host (the CUDA counters would see nothing).
@@ -99,6 +101,7 @@ def _run(config: dict, out: dict) -> None:
     # temporary folder).
     sys.argv = [script, *config.get("args", [])]
     _set_path(script_dir, config.get("memlint_root"), config.get("launch_dir"))
+    overlay.install(fixed_modules)
 
     out["status"] = "ok"
     out["ended"] = "end"

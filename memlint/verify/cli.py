@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
             "and results (losses, parameters, forward outputs)."
         ),
         epilog=(
+            "The twin is the project's: the modules SCRIPT imports that `memlint check --fix` on its project "
+            "would change are fixed too, in the twin's run only (the files are not touched). "
             "Arguments after `--` are passed to both scripts. SCRIPT may be a notebook (.ipynb): its code "
             "cells run in order as one script, IPython magics and shell escapes skipped (as `check` masks "
             "them). Both runs execute the script for real, from the current folder: the files it writes "
@@ -69,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fixed",
         metavar="FIXED",
-        help="the fixed twin to compare with (default: memlint's own fix, in a temporary folder)",
+        help="the fixed twin to compare with (default: memlint's own fix of the script and the project modules it imports)",
     )
     p.add_argument(
         "--select",
@@ -198,6 +200,7 @@ def verify(options: Options):
     from memlint import install_hint
     from memlint.lint.engine import ParseError
     from memlint.verify.outcome import Outcome, RankOutcome, RunSummary, decide
+    from memlint.verify.project_twin import project_twin
     from memlint.verify.runner import RunSpec, run_all
     from memlint.verify.twin import explicit_twin, make_twin
 
@@ -232,8 +235,12 @@ def verify(options: Options):
         if options.fixed:
             fixed_source, fixed_notebook = _read_script(options.fixed)
             twin = explicit_twin(source, fixed_source, options.select)
-        else:
+        elif notebook is not None:
             twin = make_twin(source, options.select, options.unsafe_fixes)
+        else:
+            # The script's project, as `memlint check` reads it: the fixes of
+            # the modules it imports too (project_twin.py).
+            twin = project_twin(options.script, source.text, options.select, options.unsafe_fixes)
     except ParseError as exc:
         cells = " (its code cells, joined in order)" if notebook else ""
         raise UsageError(f"{options.script}{cells} does not parse, so it cannot run: {exc}") from None
@@ -242,7 +249,7 @@ def verify(options: Options):
 
     script = os.path.abspath(options.script)
     script_dir = os.path.dirname(script)
-    nothing_to_fix = options.fixed is None and twin.text == source.text
+    nothing_to_fix = options.fixed is None and twin.text == source.text and not twin.modules
     with tempfile.TemporaryDirectory(prefix="memlint-verify-") as tmp:
         work = Path(tmp)
         if notebook is not None:
@@ -263,6 +270,7 @@ def verify(options: Options):
             (work / "twin").mkdir()
             twin_path = str(work / "twin" / os.path.basename(script))
             Path(twin_path).write_bytes(source.encode(twin.text))
+        overlay = _write_modules(twin.modules, work / "modules")
         common = dict(
             script_dir=script_dir,
             args=list(options.args),
@@ -275,7 +283,7 @@ def verify(options: Options):
         )
         specs = [RunSpec(label="original", script=script, **common)]
         if not nothing_to_fix:
-            specs.append(RunSpec(label="fixed", script=twin_path, **common))
+            specs.append(RunSpec(label="fixed", script=twin_path, overlay=overlay, **common))
         raws = run_all(specs, work, parallel=_parallel(options), progress=options.progress)
 
     per_rank = [[RunSummary.from_raw(r) for r in ranks] for ranks in raws]
@@ -290,6 +298,9 @@ def verify(options: Options):
         fixed=runs[1] if len(runs) > 1 else None,
         unfixed=twin.remaining,
         unfixed_reasons=twin.why_unfixed,
+        left=twin.left,
+        project_root=twin.root,
+        fixed_modules=sorted(os.path.relpath(p, twin.root or script_dir).replace(os.sep, "/") for p in twin.modules),
     )
     if options.nproc_per_node > 1:
         fixed_ranks = per_rank[1] if len(per_rank) > 1 else [None] * len(per_rank[0])
@@ -297,6 +308,20 @@ def verify(options: Options):
             RankOutcome(rank=i, original=a, fixed=b) for i, (a, b) in enumerate(zip(per_rank[0], fixed_ranks))
         ]
     return decide(outcome, simulate=options.simulate)
+
+
+def _write_modules(modules: dict[str, str], folder: Path) -> dict[str, str]:
+    """Each fixed module's text in a file of its own, in the original's
+    encoding: original path -> that file (the twin's import overlay)."""
+    from memlint.read.source import read_source
+
+    overlay: dict[str, str] = {}
+    for i, (original, text) in enumerate(sorted(modules.items())):
+        folder.mkdir(exist_ok=True)
+        target = folder / f"{i}_{os.path.basename(original)}"
+        target.write_bytes(read_source(original).encode(text))
+        overlay[original] = str(target)
+    return overlay
 
 
 def _read_script(path: str):

@@ -576,18 +576,20 @@ class HeapBytes:
         return int(info.uordblks + info.hblkhd)
 
 
-def own_file_matcher(script: str, script_dir: str):
-    """filename -> bool: the script itself, and the modules beside it that are
-    not installed packages."""
+def own_file_matcher(script: str, script_dir: str, others: tuple[str, ...] = ()):
+    """filename -> bool: the script itself, the modules beside it that are
+    not installed packages, and ``others`` (a project twin's fixed modules,
+    wherever they lie in the project)."""
     script = os.path.abspath(script)
     prefix = os.path.abspath(script_dir) + os.sep
+    mine = {script, *(os.path.abspath(p) for p in others)}
     cache: dict[str, bool] = {}
 
     def own(filename: str) -> bool:
         hit = cache.get(filename)
         if hit is None:
             path = os.path.abspath(filename) if filename and not filename.startswith("<") else ""
-            hit = path == script or (
+            hit = path in mine or (
                 path.startswith(prefix) and "site-packages" not in path and "dist-packages" not in path
             )
             cache[filename] = hit

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memlint.verify.results import compare_results
-from memlint.verify.twin import FixedFinding
+from memlint.verify.twin import FixedFinding, LeftFinding
 from memlint.verify.verdict import (
     CPU_TENSOR,
     GRAPH,
@@ -158,6 +158,11 @@ class Outcome:
     # Under --nproc-per-node: every rank's runs; original/fixed above are the
     # worst rank's (the highest tensor peak in the original).
     ranks: list[RankOutcome] = field(default_factory=list)
+    # A project twin's (project_twin.py): each finding left, with its file and
+    # why; the project's root; the modules other than the script it fixed.
+    left: list[LeftFinding] = field(default_factory=list)
+    project_root: str | None = None
+    fixed_modules: list[str] = field(default_factory=list)
 
     @property
     def nothing_to_fix(self) -> bool:

@@ -12,8 +12,12 @@ JSON schema, version 1::
       "steps_requested": int,
       "step_kind": "optimizer" | "forward" | null,
       "findings": [str],                  # codes fixed, one per finding
-      "fixes": [{"code", "name", "line", "safety"}],   # and "cell" for a notebook
+      "fixes": [{"code", "name", "line", "safety"}],   # and "cell" for a notebook,
+                                          # "path" (from the project root) for a script's twin
       "unfixed": {CODE: str},              # what memlint reports but did not fix, and why
+      "left": [{"code", "name", "path", "line", "why"}],  # each finding not fixed, where, why
+      "project": {"root": str, "fixed_modules": [str]} | null,  # the script's project; the
+                                          # modules other than the script that the twin fixed
       "original": RUN,
       "fixed": RUN | null,                # null when there was nothing to fix
       "verdict": {
@@ -157,6 +161,12 @@ def to_json(outcome: Outcome) -> dict:
         "findings": [f.code for f in outcome.findings],
         "fixes": [f.as_json() for f in outcome.findings],
         "unfixed": {code: outcome.unfixed_reasons.get(code, "") for code in dict.fromkeys(outcome.unfixed)},
+        "left": [x.as_json() for x in outcome.left],
+        "project": (
+            {"root": outcome.project_root, "fixed_modules": list(outcome.fixed_modules)}
+            if outcome.project_root is not None
+            else None
+        ),
         "original": run_json(outcome.original),
         "fixed": run_json(outcome.fixed),
         "verdict": {
@@ -291,12 +301,19 @@ def render_human(outcome: Outcome, color: bool = False) -> str:
     out.append(f"  original: {_run_line(o)}")
     if f is not None:
         out.append(f"  fixed:    {_run_line(f)}" + (f"  [{outcome.fixed_script}]" if outcome.fixed_script else ""))
+    paths = _across_files(outcome)
     for x in outcome.findings:
         name = f" {x.name}" if x.name else ""
         how = "by hand" if outcome.fixed_script else f"{x.safety} fix"
-        out.append(f"  fixed {x.code}{name}, {x.where} ({how})")
+        where = f"{x.path}:{x.line}" if paths and x.path else x.where
+        out.append(f"  fixed {x.code}{name}, {where} ({how})")
     if f is not None and not outcome.findings:
         out.append("  memlint reports no finding that the twin fixes")
+    if f is not None or paths:  # with nothing fixed, the verdict line says why (where: here)
+        for x in outcome.left:
+            name = f" {x.name}" if x.name else ""
+            where = f"{x.path}:{x.line}" if paths else f"line {x.line}"
+            out.append(f"  left {x.code}{name}, {where}: {x.why}")
     out.append("")
     failed = [
         (run, label) for run, label in ((o, "original failed"), (f, "fixed failed")) if run is not None and not run.ok
@@ -331,6 +348,19 @@ def render_human(outcome: Outcome, color: bool = False) -> str:
         out.append(f"  note: {note}")
     out.append(_verdict_line(outcome, color))
     return "\n".join(out) + "\n"
+
+
+def _across_files(outcome: Outcome) -> bool:
+    """Whether the findings lie in more files than the script: each is then
+    shown with its file (``engine.py:12``), else with its line alone."""
+    if outcome.fixed_modules:
+        return True
+    import os
+
+    if outcome.project_root is None:
+        return False
+    script = os.path.relpath(os.path.abspath(outcome.script), outcome.project_root).replace(os.sep, "/")
+    return any(x.path not in (None, script) for x in [*outcome.findings, *outcome.left])
 
 
 def _verdict_line(outcome: Outcome, color: bool) -> str:

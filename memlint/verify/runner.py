@@ -35,6 +35,9 @@ class RunSpec:
     # process per rank; launcher_args pass through to the launcher.
     nproc_per_node: int = 1
     launcher_args: list[str] = field(default_factory=list)
+    # A project twin's modules the fix changed: original path -> the file
+    # holding its fixed text, imported in their place (overlay.py).
+    overlay: dict[str, str] = field(default_factory=dict)
 
     @property
     def distributed(self) -> bool:
@@ -111,6 +114,7 @@ class _Child:
             "memlint_root": _ROOT,
             "launch_dir": str(workdir),
             "distributed": spec.distributed,
+            "overlay": spec.overlay,
         }
         config_path = workdir / f"{spec.label}.config.json"
         config_path.write_text(json.dumps(config), encoding="utf-8")

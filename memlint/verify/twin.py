@@ -1,5 +1,7 @@
 """The fixed twin: made by the same engine as ``memlint check --fix``, or given
-with ``--fixed``; and which findings the twin no longer has."""
+with ``--fixed``; and which findings the twin no longer has. The twin of a
+script whose project memlint reads (every module it imports) is made in
+project_twin.py."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ class FixedFinding:
     safety: str  # "safe" | "unsafe" | "none" (a hand-made twin fixed what memlint only reports)
     message: str
     cell: int | None = None  # a notebook's cell (1-based, every cell counted); line is then within it
+    path: str | None = None  # the file, relative to the project root (a project twin's)
 
     @property
     def where(self) -> str:
@@ -30,7 +33,23 @@ class FixedFinding:
         data = {"code": self.code, "name": self.name, "line": self.line, "safety": self.safety}
         if self.cell is not None:
             data["cell"] = self.cell
+        if self.path is not None:
+            data["path"] = self.path
         return data
+
+
+@dataclass(frozen=True)
+class LeftFinding:
+    """A finding ``memlint check`` reports that the twin does not fix, and why."""
+
+    code: str
+    name: str
+    path: str  # relative to the project root
+    line: int  # in the original file
+    why: str
+
+    def as_json(self) -> dict:
+        return {"code": self.code, "name": self.name, "path": self.path, "line": self.line, "why": self.why}
 
 
 @dataclass
@@ -39,23 +58,32 @@ class Twin:
     findings: list[FixedFinding]
     remaining: list[str]  # codes memlint still reports on the twin
     why_unfixed: dict[str, str] = field(default_factory=dict)  # code -> why its findings were left
+    # A project twin's: the other modules the fix changed (absolute path of
+    # the original -> its fixed text), each finding left with its place, the
+    # project's root. Empty for a single-file twin.
+    modules: dict[str, str] = field(default_factory=dict)
+    left: list[LeftFinding] = field(default_factory=list)
+    root: str | None = None
 
     @property
     def unsafe(self) -> list[FixedFinding]:
         return [f for f in self.findings if f.safety == "unsafe"]
 
 
+def why_left(finding: Finding, unsafe: bool) -> str:
+    """Why memlint left ``finding`` in the twin."""
+    if finding.fix is not None and finding.fix.safety is Safety.UNSAFE and not unsafe:
+        return "has an unsafe fix (it may change results): add --unsafe-fixes to apply it"
+    if finding.fix is None:
+        return "has no automatic fix: write it and pass the fixed script with --fixed"
+    return "has a fix that could not be applied here"
+
+
 def _why_unfixed(remaining: list[Finding], unsafe: bool) -> dict[str, str]:
     """Per code, why memlint left a finding in the twin."""
     out: dict[str, str] = {}
     for f in remaining:
-        if f.fix is not None and f.fix.safety is Safety.UNSAFE and not unsafe:
-            why = "has an unsafe fix (it may change results): add --unsafe-fixes to apply it"
-        elif f.fix is None:
-            why = "has no automatic fix: write it and pass the fixed script with --fixed"
-        else:
-            why = "has a fix that could not be applied here"
-        out.setdefault(f.code, why)
+        out.setdefault(f.code, why_left(f, unsafe))
     return out
 
 
