@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
 from memlint.project.arg_modes import dotted as _dotted
+from memlint.project.sys_paths import PathSetup
+from memlint.vocabulary.loading import loading_name
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -152,6 +154,14 @@ class ModuleSummary:
     # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
     # written: relative ones are read from the script's own folder.
     sys_paths: list[str] = field(default_factory=list)
+    # Folders it puts on ``sys.path`` computed from its own file
+    # (``osp.join(osp.dirname(__file__), "lib")``, sys_paths.py), relative to
+    # its folder: they hold for the modules that import it too.
+    file_sys_paths: list[str] = field(default_factory=list)
+    # Attribute names the module uses (``net.load_pretrained_model(...)``,
+    # called or not, on any receiver) that say they load weights (LOADING):
+    # a method of that name in another module may run from here (MEM701).
+    loading_uses: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
 
@@ -170,6 +180,8 @@ class ModuleSummary:
             "plain_classes": list(self.plain_classes),
             "cpu_functions": list(self.cpu_functions),
             "sys_paths": list(self.sys_paths),
+            "file_sys_paths": list(self.file_sys_paths),
+            "loading_uses": list(self.loading_uses),
             "classes": list(self.classes),
             "trains": self.trains,
         }
@@ -188,6 +200,8 @@ class ModuleSummary:
             plain_classes=[str(c) for c in data.get("plain_classes", [])],
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
+            file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
+            loading_uses=[str(c) for c in data.get("loading_uses", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
         )
@@ -268,6 +282,10 @@ class _Scope:
     params: tuple[str, ...] = ()
     kwonly: tuple[str, ...] = ()
     steps: bool = False
+    # Uses of a loading name on a plain name (name, receiver), and the names
+    # bound from a class of this module (``model = DLA(...)``): loading_uses.
+    loading: list[tuple[str, str]] = field(default_factory=list)
+    built_here: dict[str, str] = field(default_factory=dict)
 
 
 class _Walker:
@@ -286,6 +304,7 @@ class _Walker:
         # the module, not one more of every class).
         self._moves = 0
         self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
+        self._loading: set[str] = set()  # ModuleSummary.loading_uses
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -293,8 +312,11 @@ class _Walker:
     def _collect_imports(self, tree: ast.Module) -> None:
         """The module-level names (imports inside functions are bound by the
         walk, in source order, before the calls that follow them)."""
+        self._paths = PathSetup(self.bindings)
+        self._class_methods: dict[str, set[str] | None] = {}  # module-level class -> its own methods
         for stmt in tree.body:
             self._module_statement(stmt)
+        self.summary.file_sys_paths = self._paths.folders(tree)
 
     def _bind(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):
@@ -327,8 +349,12 @@ class _Walker:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             s.defines.append(stmt.name)
             self.module_defs.add(stmt.name)
+            if isinstance(stmt, ast.ClassDef):
+                methods = {f.name for f in stmt.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                self._class_methods[stmt.name] = None if stmt.name in self._class_methods else methods
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            self._paths.assign(targets, None if isinstance(stmt, ast.AugAssign) else stmt.value)
             for target in targets:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
@@ -340,6 +366,7 @@ class _Walker:
             folder = _sys_path_added(stmt.value)
             if folder is not None:
                 s.sys_paths.append(folder)
+            self._paths.call(stmt.value)
         elif isinstance(stmt, (ast.If, ast.Try)):  # ``try: import x`` guards
             for child in ast.iter_child_nodes(stmt):
                 if isinstance(child, ast.stmt):
@@ -355,6 +382,45 @@ class _Walker:
             self._visit(stmt, grad, loop)
         self._scopes.pop()
         self._done.append(scope)
+        if scope.loading:
+            self._loading_uses(node, scope)
+
+    def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
+        """Keep the scope's uses of loading names, but for a call on a name
+        bound once, in the scope, to a class of this module that defines the
+        method itself (``model = DLA(...); model.load_pretrained_model()``):
+        that call runs this module's method, never another module's."""
+        stores: dict[str, int] = {}
+        for sub in ast.walk(node):
+            kind = sub.__class__
+            if kind is ast.Name and sub.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
+                stores[sub.id] = stores.get(sub.id, 0) + 1  # type: ignore[attr-defined]
+                continue
+            if kind is ast.arg:
+                bound = [sub.arg]  # type: ignore[attr-defined]
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                bound = list(sub.names)  # type: ignore[attr-defined]
+            elif kind is ast.alias:
+                bound = [(sub.asname or sub.name).split(".")[0]]  # type: ignore[attr-defined]
+            elif kind in (
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.ClassDef,
+                ast.ExceptHandler,
+                ast.MatchAs,
+                ast.MatchStar,
+            ):
+                bound = [getattr(sub, "name", None)]
+            else:
+                continue
+            for name in bound:
+                if isinstance(name, str):
+                    stores[name] = stores.get(name, 0) + 2  # bound otherwise: never trusted
+        for name, receiver in scope.loading:
+            cls = scope.built_here.get(receiver)
+            methods = self._class_methods.get(cls) if cls is not None else None
+            if not (methods is not None and name in methods and stores.get(receiver) == 1):
+                self._loading.add(name)
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
         cls = node.__class__
@@ -396,6 +462,20 @@ class _Walker:
             return
         if cls is ast.Call:
             self._call(node, grad, loop)  # type: ignore[arg-type]
+        elif cls is ast.Attribute and loading_name(node.attr):  # type: ignore[attr-defined]
+            receiver = node.value  # type: ignore[attr-defined]
+            if receiver.__class__ is ast.Name:
+                self._scopes[-1].loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]
+            else:
+                self._loading.add(node.attr)  # type: ignore[attr-defined]
+        elif cls is ast.Assign and len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            if (
+                value.__class__ is ast.Call
+                and value.func.__class__ is ast.Name
+                and value.func.id in self._class_methods
+            ):
+                self._scopes[-1].built_here[node.targets[0].id] = value.func.id  # type: ignore[attr-defined]
         elif cls is ast.Import or cls is ast.ImportFrom:
             self._bind(node)  # type: ignore[arg-type]
             return
@@ -429,7 +509,8 @@ class _Walker:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
                 self._function(stmt, ON)
-                self._scopes.pop()
+                decorators = self._scopes.pop()  # what the method's decorators use
+                self._loading.update(used for used, _ in decorators.loading)
             else:
                 self._visit(stmt, ON, False)
         if not outer.name and _is_tracker(node):
@@ -448,7 +529,9 @@ class _Walker:
         a class's bases, a ``with``'s target): scanned for device moves only."""
         for part in parts:
             if part is not None:
-                self._moves += sum(map(_is_move, nodes(part)))
+                found = list(nodes(part))
+                self._moves += sum(map(_is_move, found))
+                self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
@@ -626,6 +709,7 @@ class _Walker:
                     s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built))
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _cpu_functions(self._tree)
+        s.loading_uses = sorted(self._loading)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):

@@ -80,6 +80,10 @@ class ProjectView:
     # (``evaluate``, ``engine.evaluate``): loops.mode_events reads their
     # switches as it reads those of a function of this module.
     callees: tuple[tuple[str, FunctionFacts], ...] = ()
+    # Methods of this module that load weights (``load_pretrained_model``)
+    # whose name another project module uses (``net.load_pretrained_model()``):
+    # not every call of them is in this module (MEM701).
+    loading_elsewhere: tuple[str, ...] = ()
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -109,4 +113,5 @@ class ProjectView:
             or self.called_per_batch
             or self.built_per_batch
             or self.callees
+            or self.loading_elsewhere
         )
