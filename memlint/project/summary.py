@@ -38,7 +38,7 @@ from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.sys_paths import PathSetup
-from memlint.vocabulary.loading import loading_name
+from memlint.vocabulary.loading import LOADING_NAMES, loading_name
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -462,10 +462,11 @@ class _Walker:
             return
         if cls is ast.Call:
             self._call(node, grad, loop)  # type: ignore[arg-type]
-        elif cls is ast.Attribute and loading_name(node.attr):  # type: ignore[attr-defined]
+        elif cls is ast.Attribute and LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
             receiver = node.value  # type: ignore[attr-defined]
-            if receiver.__class__ is ast.Name:
-                self._scopes[-1].loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]
+            scope = self._scopes[-1]
+            if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
+                scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
             else:
                 self._loading.add(node.attr)  # type: ignore[attr-defined]
         elif cls is ast.Assign and len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:  # type: ignore[attr-defined]

@@ -9,14 +9,22 @@ from __future__ import annotations
 import re
 
 _LOADING = re.compile(r"load|pretrain|restore|resume|weight|ckpt|checkpoint", re.IGNORECASE)
-_SEEN: dict[str, bool] = {}
+
+
+class _Verdicts(dict):
+    """name -> loading_name(name), computed once per name (the summary asks
+    for every attribute of every module: a plain dict lookup after the first)."""
+
+    def __missing__(self, name: str) -> bool:
+        if len(self) > 100_000:
+            self.clear()
+        found = self[name] = bool(_LOADING.search(name)) and not name.startswith("__")
+        return found
+
+
+LOADING_NAMES = _Verdicts()
 
 
 def loading_name(name: str) -> bool:
     """``name`` says it loads weights (a dunder never does)."""
-    found = _SEEN.get(name)
-    if found is None:
-        if len(_SEEN) > 100_000:
-            _SEEN.clear()
-        found = _SEEN[name] = bool(_LOADING.search(name)) and not name.startswith("__")
-    return found
+    return LOADING_NAMES[name]
