@@ -85,7 +85,11 @@ class LoadWithoutMapLocation(Rule):
     on the CPU: `torchvision.models.resnet50()`, `timm.create_model`,
     `from_pretrained` without `device_map`, a class of the project that moves
     nothing, named directly, through its package (`vocoders.Generator`) or
-    picked from a module-level table of such classes (`ARCHS[name](10)`);
+    picked from a table of such classes bound once, at module level or in
+    the function around the load (`ARCHS[name](10)`); `self` in the
+    `__init__` of a class that moves nothing (bases included), a model under
+    construction; `self` in a method named for loading (`load_pretrained_model`)
+    whose every use in the project is a call on a model just built so;
     or a parameter to which every caller in the project, notebooks included,
     passes a model just built so; neither moved nor handed to a call before
     the load, other than a project function that moves nothing (`fc.train(model)`)
@@ -110,7 +114,8 @@ class LoadWithoutMapLocation(Rule):
     project_facts = (
         "Which model classes imported from other modules of the project move nothing to a device (no "
         "`.to(`/`.cuda(` in their code): a model built from one is on the CPU at the load, and the load is "
-        "not reported."
+        "not reported. Whether another module uses the name of a method that loads into `self` "
+        "(`net.load_pretrained_model()`): if none does, its calls here are all its calls."
     )
 
     def __init__(self, context) -> None:
@@ -522,8 +527,130 @@ def _load_pretrained(model, path):
             "`**kwargs` into a class whose `__init__` takes no device; a builder function that returns a model built"
             " on the CPU; a private helper whose every caller passes one",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Small(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.fc = nn.Linear(8, classes)
+def main(name, path, device):
+    archs = {"small": Small}
+    def build(classes):
+        return Small(classes)
+    model = archs[name](10)
+    model.load_state_dict(torch.load(path))
+    other = build(10)
+    other.load_state_dict(torch.load(path))
+    return model.to(device), other.to(device)
+""",
+            "a table of classes and a builder bound once inside the function that uses them: still read",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class DLA(nn.Module):
+    def __init__(self, levels, pretrained=None):
+        super().__init__()
+        self.levels = self._make_levels(levels)
+        if pretrained:
+            self.load_state_dict(torch.load(pretrained))
+    def _make_levels(self, levels):
+        return nn.Sequential(*[nn.Linear(8, 8) for _ in range(levels)])
+    def _load_pretrained_model(self, path):
+        weights = torch.load(path)
+        self.fc = nn.Linear(8, len(weights["fc.bias"]))
+        self.load_state_dict(weights)
+def dla34(pretrained=False, **kwargs):
+    model = DLA(4, **kwargs)
+    if pretrained:
+        model._load_pretrained_model("dla34.pth")
+    return model
+""",
+            "a load into `self` while `__init__` builds it, or in a method whose every call is on a model just"
+            " built on the CPU: by construction nothing is on a GPU yet",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Small(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.fc = nn.Linear(8, classes)
+def setup():
+    archs = {"small": Small}
+    return archs
+def load(archs, name, path):
+    model = archs[name](10)
+    model.load_state_dict(torch.load(path))
+    return model
+""",
+            """\
+import torch
+import torch.nn as nn
+class Small(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.fc = nn.Linear(8, classes)
+def setup():
+    archs = {"small": Small}
+    return archs
+def load(archs, name, path):
+    model = archs[name](10)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    return model
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class OnGpu(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+        self.cuda()
+        self.load_state_dict(torch.load(path))
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+    def _load_pretrained(self, path):
+        state = torch.load(path)
+        self.load_state_dict(state)
+def build(path):
+    net = Net().cuda()
+    net._load_pretrained(path)
+    return net
+""",
+            """\
+import torch
+import torch.nn as nn
+class OnGpu(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+        self.cuda()
+        self.load_state_dict(torch.load(path, map_location="cpu"))
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+    def _load_pretrained(self, path):
+        state = torch.load(path)
+        self.load_state_dict(state)
+def build(path):
+    net = Net().cuda()
+    net._load_pretrained(path)
+    return net
+""",
+            count=2,
+        ),
         Invalid(
             """\
 import torch

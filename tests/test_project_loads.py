@@ -296,3 +296,117 @@ def test_a_cached_summary_kept_as_json_still_adds_its_sys_path(tmp_path):
             summaries[str(f)] = summary.to_json() if as_json else summary
         index = ProjectIndex(str(tmp_path), summaries)
         assert index.resolve("net.Net", str(tmp_path / "tools/show.py")) == (str(tmp_path / "lib/net.py"), "Net")
+
+
+def test_a_folder_init_paths_puts_on_the_path_from_its_own_file(tmp_path):
+    """``import _init_paths`` beside the scripts (faster-rcnn's layout):
+    it inserts ``osp.join(this_dir, "..", "lib")`` through a helper, so
+    ``from model.vgg import Vgg`` resolves and Vgg, which moves nothing,
+    builds a model on the CPU. OnGpu moves itself: its load is reported."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "lib/model/__init__.py": "",
+            "lib/model/vgg.py": """
+                import torch.nn as nn
+                class Vgg(nn.Module):
+                    def __init__(self, classes=10):
+                        super().__init__()
+                        self.fc = nn.Linear(4, classes)
+                class OnGpu(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 2).cuda()
+            """,
+            "tools/_init_paths.py": """
+                import os.path as osp
+                import sys
+                def add_path(path):
+                    if path not in sys.path:
+                        sys.path.insert(0, path)
+                this_dir = osp.dirname(__file__)
+                add_path(osp.join(this_dir, "..", "lib"))
+            """,
+            "tools/test_net.py": """
+                import _init_paths
+                import torch
+                from model.vgg import OnGpu, Vgg
+                def main(path):
+                    net = Vgg(classes=3)
+                    net.load_state_dict(torch.load(path))
+                    net.cuda()
+                    gpu = OnGpu()
+                    gpu.load_state_dict(torch.load(path))
+            """,
+        },
+    )
+    assert _mem701(tmp_path, ".") == [("tools/test_net.py", 10)]
+    assert _mem701(tmp_path, "tools/test_net.py") == [("tools/test_net.py", 10)]
+
+
+def test_the_folders_a_module_computes_from_its_own_file():
+    summary = summarise_text(
+        textwrap.dedent(
+            """
+            import os, sys
+            from pathlib import Path
+            ROOT = Path(__file__).resolve().parents[1]
+            sys.path.append(str(ROOT / "src"))
+            sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "lib")))
+            here = os.path.dirname(os.path.realpath(__file__))
+            sys.path.insert(0, here)
+            sys.path.append(os.path.join(os.getcwd(), "other"))
+            sys.path.append("plain")
+            twice = os.path.dirname(__file__)
+            twice = "/opt"
+            sys.path.append(twice)
+            """
+        ),
+        always=True,
+    )
+    assert summary is not None
+    assert summary.file_sys_paths == ["../src", "../lib", "."]  # the working folder's is unknown
+    assert summary.sys_paths == ["plain"]
+
+
+_DLA = """
+    import torch
+    import torch.nn as nn
+    class DLA(nn.Module):
+        def __init__(self, levels):
+            super().__init__()
+            self.fc = nn.Linear(8, levels)
+        def load_pretrained_model(self, name):
+            weights = torch.load(name)
+            self.load_state_dict(weights)
+    def dla34(pretrained=True, **kwargs):
+        model = DLA(4, **kwargs)
+        if pretrained:
+            model.load_pretrained_model("dla34.pth")
+        return model
+"""
+
+
+def test_a_method_loading_into_self_called_only_on_models_just_built(tmp_path):
+    """CenterNet's ``load_pretrained_model`` loads into ``self``; its calls,
+    in two modules, are each on a model their own builder just made from the
+    module's own class: on the CPU. Once another module calls it on a model
+    moved to the GPU, both loads are reported."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "nets/__init__.py": "",
+            "nets/dla.py": _DLA,
+            "nets/pose_dla.py": _DLA,
+            "main.py": "from nets.dla import dla34\nmodel = dla34(True).cuda()\n",
+        },
+    )
+    assert _mem701(tmp_path, ".") == []
+    assert _mem701(tmp_path, "nets/dla.py") == []
+    (tmp_path / "resume.py").write_text(
+        "from nets.dla import DLA\nm = DLA(4).cuda()\nm.load_pretrained_model('last.pth')\n"
+    )
+    assert _mem701(tmp_path, ".") == [("nets/dla.py", 9), ("nets/pose_dla.py", 9)]
+    assert _mem701(tmp_path, "nets/dla.py") == [("nets/dla.py", 9)]

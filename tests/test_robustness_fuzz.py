@@ -304,17 +304,7 @@ MUTATIONS = {**EXACT, **TREE}
 MAY_SILENCE = {"decorated_defs", "nested_in_decorated_method"}
 
 # Known gaps, reported to the rules' owners: (code, example index, mutation).
-KNOWN_GAPS: dict[tuple[str, int, str], str] = {
-    # MEM701 trusts a table of model classes (``ARCHS[name](...)``) and a
-    # builder function only where they are module-level; nested in a function
-    # they are not read, the CPU model is not seen and the load is reported
-    # (state_loads._table, _builders: module scope only). Found by this test
-    # on 2026-11-28, left open in issue 29's note.
-    ("MEM701", 17, "nested_in_function"): "class table read at module level only",
-    ("MEM701", 17, "nested_in_decorated_method"): "class table read at module level only",
-    ("MEM701", 18, "nested_in_function"): "builder functions read at module level only",
-    ("MEM701", 18, "nested_in_decorated_method"): "builder functions read at module level only",
-}
+KNOWN_GAPS: dict[tuple[str, int, str], str] = {}
 
 
 INVALID = [

@@ -17,6 +17,7 @@ from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text
 from memlint.project.view import Caller, ProjectView
+from memlint.vocabulary.loading import loading_name
 
 # How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
 # and nested star imports are followed before giving up: unknown.
@@ -38,6 +39,10 @@ class ProjectIndex:
         self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
         self.modules = ModuleMap(self.root, list(self.summaries))
         self._exports_only: dict[str, ModuleSummary] = {}
+        # importer -> (its sys.path folders, the files read to find them)
+        self._sys_path_cache: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
+        self._sys_path_generation = 0
+        self._loading_users: dict[str, set[str]] | None = None  # loading_used_elsewhere
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # (file, class) built by a module that trains / inside a training step: where.
         self._called_per_batch: dict[tuple[str, str], str] = {}
@@ -111,15 +116,47 @@ class ProjectIndex:
 
     def _sys_paths(self, importer: str) -> tuple[str, ...]:
         """The project folders ``importer`` adds to ``sys.path`` (a relative
-        one from its own folder, where the script is run from)."""
+        one from its own folder, where the script is run from), and those a
+        module beside it that it imports adds from its own file
+        (``import _init_paths``: summary.file_sys_paths)."""
         self._note_read(importer)
+        generation = getattr(self, "generation", 0)  # the live index's texts change (live.py)
+        if generation != self._sys_path_generation:
+            self._sys_path_cache.clear()
+            self._sys_path_generation = generation
+        cached = self._sys_path_cache.get(importer)
+        if cached is None:
+            outer, self._reading = self._reading, set()
+            try:
+                paths = self._read_sys_paths(importer)
+            finally:
+                inner, self._reading = self._reading, outer
+            cached = self._sys_path_cache[importer] = (paths, frozenset(inner or ()))
+        for path in cached[1]:  # a view asking again reads them too (incremental re-lint, states.py)
+            self._note_read(path)
+        return cached[0]
+
+    def _read_sys_paths(self, importer: str) -> tuple[str, ...]:
         found = self.summaries.get(importer)
-        # A cache entry's JSON is read as it is: made into a summary only if asked.
-        paths = found.get("sys_paths", ()) if isinstance(found, dict) else found.sys_paths if found else ()
-        if not paths:
-            return ()
+        if found is None and importer not in self.summaries:
+            found = self.summary(importer)  # an index that computes summaries when asked (live.py)
         here = os.path.dirname(importer)
-        return tuple(os.path.normpath(os.path.join(here, p)) for p in paths)
+        paths = [os.path.join(here, p) for p in _field(found, "sys_paths") + _field(found, "file_sys_paths")]
+        # A script's neighbours it imports by name (its folder is no package):
+        # one that puts folders on the path from its own file adds them here too.
+        if os.path.join(here, "__init__.py") not in self.modules.files:
+            imports = found.get("imports", {}) if isinstance(found, dict) else found.imports if found else {}
+            for value in imports.values():
+                beside = os.path.join(here, value.split(".")[0] + ".py")
+                if beside != importer and beside in self.modules.files:
+                    paths += [os.path.join(here, p) for p in _field(self._neighbour(beside), "file_sys_paths")]
+        return tuple(dict.fromkeys(os.path.normpath(p) for p in paths))
+
+    def _neighbour(self, path: str) -> ModuleSummary | dict | None:
+        """``path``'s summary as the index holds it (a cache entry's JSON
+        stays JSON), or what it binds, read from disk (it has no training word)."""
+        found = self.summaries.get(path)
+        return found if found is not None else self.summary(path)
 
     def _star_sources(self, path: str) -> list[str]:
         summary = self.summary(path)
@@ -390,6 +427,7 @@ class ProjectIndex:
             model_classes=tuple(sorted(model_classes)),
             switched_attrs=switched,
             tensor_trackers=tuple(sorted(tensor_trackers)),
+            loading_elsewhere=tuple(self.loading_used_elsewhere(path, _loading_methods(summary))),
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
@@ -402,8 +440,26 @@ class ProjectIndex:
             if other == path or data is None:
                 continue
             names = data.get("attr_switches", ()) if isinstance(data, dict) else data.attr_switches
-            found.update(mine.intersection(names))
+            if mine.intersection(names):
+                self._note_read(other)  # the view depends on it (incremental re-lint)
+                found.update(mine.intersection(names))
         return tuple(sorted(found))
+
+    def loading_used_elsewhere(self, path: str, names: set[str]) -> list[str]:
+        """The ``names`` (methods of ``path`` that load weights) another
+        project module uses as an attribute (summary.loading_uses)."""
+        if not names:
+            return []
+        if self._loading_users is None:
+            self._loading_users = {}
+            for other, found in self.summaries.items():
+                for name in _field(found, "loading_uses"):
+                    self._loading_users.setdefault(name, set()).add(other)
+        used = [n for n in names if self._loading_users.get(n, set()) - {path}]
+        for name in used:  # the view depends on those modules (a new user spells the name: states.py)
+            for other in self._loading_users[name] - {path}:
+                self._note_read(other)
+        return sorted(used)
 
 
 def called_name(site: CallSite) -> str:
@@ -423,6 +479,8 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     star import). Only modules holding one are summarised for their calls."""
     names = {f.name for s in summaries if s is not None for f in s.functions if "." not in f.name}
     names.update(c for s in summaries if s is not None for c in s.classes)
+    # A method that loads weights is called on instances: every module spelling it is read.
+    names.update(n for s in summaries if s is not None for n in _loading_methods(s))
     return tuple(sorted(n.encode() for n in names))
 
 
@@ -596,3 +654,15 @@ def view_from_disk(path: str, cache_dir: str | None = None) -> ProjectView | Non
     own = summary_from_disk(os.path.abspath(path), store)
     index = build_index(root, store=store, needles=needles_for([own]), viewed=[path])
     return index.view_for(path) if index is not None else None
+
+
+def _field(summary: ModuleSummary | dict | None, name: str) -> list[str]:
+    """A list field of a summary or of its JSON (a cache entry's, read as it is)."""
+    if summary is None:
+        return []
+    return list(summary.get(name, ())) if isinstance(summary, dict) else list(getattr(summary, name))
+
+
+def _loading_methods(summary: ModuleSummary) -> set[str]:
+    """The module's method names that say they load weights (``DLA.load_pretrained_model``)."""
+    return {m for f in summary.functions if "." in f.name for m in [f.name.rpartition(".")[2]] if loading_name(m)}

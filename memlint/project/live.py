@@ -316,6 +316,14 @@ class LiveIndex(ProjectIndex):
                     built.setdefault(target, caller.where())
         return callers, called, built
 
+    def loading_used_elsewhere(self, path: str, names: set[str]) -> list[str]:
+        # The modules spelling a name are found by the word index, then read.
+        return sorted(
+            n
+            for n in names
+            if any(n in self._module(other).summary.loading_uses for other in self._holding(n.encode()) - {path})
+        )
+
     def _walk_order(self, path: str) -> tuple:
         """modules.project_files' order: a folder's files (sorted), then its
         subfolders (sorted), depth first."""

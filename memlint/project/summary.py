@@ -46,7 +46,9 @@ from dataclasses import dataclass, field
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
 from memlint.project.arg_modes import dotted as _dotted
+from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
+from memlint.vocabulary.loading import LOADING_NAMES, loading_name
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -162,6 +164,14 @@ class ModuleSummary:
     # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
     # written: relative ones are read from the script's own folder.
     sys_paths: list[str] = field(default_factory=list)
+    # Folders it puts on ``sys.path`` computed from its own file
+    # (``osp.join(osp.dirname(__file__), "lib")``, sys_paths.py), relative to
+    # its folder: they hold for the modules that import it too.
+    file_sys_paths: list[str] = field(default_factory=list)
+    # Attribute names the module uses (``net.load_pretrained_model(...)``,
+    # called or not, on any receiver) that say they load weights (LOADING):
+    # a method of that name in another module may run from here (MEM701).
+    loading_uses: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
     model_classes: list[str] = field(default_factory=list)
@@ -184,6 +194,8 @@ class ModuleSummary:
             "plain_classes": list(self.plain_classes),
             "cpu_functions": list(self.cpu_functions),
             "sys_paths": list(self.sys_paths),
+            "file_sys_paths": list(self.file_sys_paths),
+            "loading_uses": list(self.loading_uses),
             "classes": list(self.classes),
             "trains": self.trains,
             "model_classes": list(self.model_classes),
@@ -206,6 +218,8 @@ class ModuleSummary:
             plain_classes=[str(c) for c in data.get("plain_classes", [])],
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
+            file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
+            loading_uses=[str(c) for c in data.get("loading_uses", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
@@ -295,6 +309,10 @@ class _Scope:
     params: tuple[str, ...] = ()
     kwonly: tuple[str, ...] = ()
     steps: bool = False
+    # Uses of a loading name on a plain name (name, receiver), and the names
+    # bound from a class of this module (``model = DLA(...)``): loading_uses.
+    loading: list[tuple[str, str]] = field(default_factory=list)
+    built_here: dict[str, str] = field(default_factory=dict)
 
 
 class _Walker:
@@ -316,6 +334,7 @@ class _Walker:
         self._switched: set[str] = set()  # attr_switches
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
         self._class_stack: list[tuple[bool, set[str]]] = []
+        self._loading: set[str] = set()  # ModuleSummary.loading_uses
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -323,8 +342,11 @@ class _Walker:
     def _collect_imports(self, tree: ast.Module) -> None:
         """The module-level names (imports inside functions are bound by the
         walk, in source order, before the calls that follow them)."""
+        self._paths = PathSetup(self.bindings)
+        self._class_methods: dict[str, set[str] | None] = {}  # module-level class -> its own methods
         for stmt in tree.body:
             self._module_statement(stmt)
+        self.summary.file_sys_paths = self._paths.folders(tree)
 
     def _bind(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):
@@ -357,8 +379,12 @@ class _Walker:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             s.defines.append(stmt.name)
             self.module_defs.add(stmt.name)
+            if isinstance(stmt, ast.ClassDef):
+                methods = {f.name for f in stmt.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                self._class_methods[stmt.name] = None if stmt.name in self._class_methods else methods
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            self._paths.assign(targets, None if isinstance(stmt, ast.AugAssign) else stmt.value)
             for target in targets:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
@@ -370,6 +396,7 @@ class _Walker:
             folder = _sys_path_added(stmt.value)
             if folder is not None:
                 s.sys_paths.append(folder)
+            self._paths.call(stmt.value)
         elif isinstance(stmt, (ast.If, ast.Try)):  # ``try: import x`` guards
             for child in ast.iter_child_nodes(stmt):
                 if isinstance(child, ast.stmt):
@@ -385,6 +412,45 @@ class _Walker:
             self._visit(stmt, grad, loop)
         self._scopes.pop()
         self._done.append(scope)
+        if scope.loading:
+            self._loading_uses(node, scope)
+
+    def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
+        """Keep the scope's uses of loading names, but for a call on a name
+        bound once, in the scope, to a class of this module that defines the
+        method itself (``model = DLA(...); model.load_pretrained_model()``):
+        that call runs this module's method, never another module's."""
+        stores: dict[str, int] = {}
+        for sub in ast.walk(node):
+            kind = sub.__class__
+            if kind is ast.Name and sub.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
+                stores[sub.id] = stores.get(sub.id, 0) + 1  # type: ignore[attr-defined]
+                continue
+            if kind is ast.arg:
+                bound = [sub.arg]  # type: ignore[attr-defined]
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                bound = list(sub.names)  # type: ignore[attr-defined]
+            elif kind is ast.alias:
+                bound = [(sub.asname or sub.name).split(".")[0]]  # type: ignore[attr-defined]
+            elif kind in (
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.ClassDef,
+                ast.ExceptHandler,
+                ast.MatchAs,
+                ast.MatchStar,
+            ):
+                bound = [getattr(sub, "name", None)]
+            else:
+                continue
+            for name in bound:
+                if isinstance(name, str):
+                    stores[name] = stores.get(name, 0) + 2  # bound otherwise: never trusted
+        for name, receiver in scope.loading:
+            cls = scope.built_here.get(receiver)
+            methods = self._class_methods.get(cls) if cls is not None else None
+            if not (methods is not None and name in methods and stores.get(receiver) == 1):
+                self._loading.add(name)
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
         cls = node.__class__
@@ -430,6 +496,21 @@ class _Walker:
                     self._class_stack[-1][1].add(target.attr)  # type: ignore[attr-defined]
         if cls is ast.Call:
             self._call(node, grad, loop)  # type: ignore[arg-type]
+        elif cls is ast.Attribute and LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
+            receiver = node.value  # type: ignore[attr-defined]
+            scope = self._scopes[-1]
+            if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
+                scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
+            else:
+                self._loading.add(node.attr)  # type: ignore[attr-defined]
+        elif cls is ast.Assign and len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            if (
+                value.__class__ is ast.Call
+                and value.func.__class__ is ast.Name
+                and value.func.id in self._class_methods
+            ):
+                self._scopes[-1].built_here[node.targets[0].id] = value.func.id  # type: ignore[attr-defined]
         elif cls is ast.Import or cls is ast.ImportFrom:
             self._bind(node)  # type: ignore[arg-type]
             return
@@ -464,7 +545,8 @@ class _Walker:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
                 self._function(stmt, ON)
-                self._scopes.pop()
+                decorators = self._scopes.pop()  # what the method's decorators use
+                self._loading.update(used for used, _ in decorators.loading)
             else:
                 self._visit(stmt, ON, False)
         _has_base, assigned = self._class_stack.pop()
@@ -486,7 +568,9 @@ class _Walker:
         a class's bases, a ``with``'s target): scanned for device moves only."""
         for part in parts:
             if part is not None:
-                self._moves += sum(map(_is_move, nodes(part)))
+                found = list(nodes(part))
+                self._moves += sum(map(_is_move, found))
+                self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
@@ -685,6 +769,7 @@ class _Walker:
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
+        s.loading_uses = sorted(self._loading)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):

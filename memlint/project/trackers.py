@@ -17,6 +17,7 @@ method keeps exactly what it is given.
 from __future__ import annotations
 
 import ast
+import collections
 from typing import NamedTuple
 
 TRACKER_METHODS = frozenset({"update", "add", "append", "record", "accumulate"})
@@ -42,10 +43,14 @@ class TensorTracker(NamedTuple):
 
 
 def tensor_trackers(tree: ast.Module) -> list[TensorTracker]:
-    """The tensor trackers among the module-level classes of ``tree``."""
+    """The tensor trackers among the classes of ``tree``, at any depth (a
+    class defined in a function is used there by its name); a name given to
+    two classes is ambiguous and left out."""
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    named = collections.Counter(n.name for n in classes)
     out = []
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef) or node.keywords:
+    for node in classes:
+        if node.keywords or named[node.name] > 1:
             continue
         if any(not (isinstance(b, ast.Name) and b.id in _PLAIN_BASES) for b in node.bases):
             continue

@@ -91,6 +91,10 @@ class ProjectView:
     # ``utils.AverageMeter``, method, index of the kept parameter, its name,
     # the attribute it is kept in, where: ``utils.py:14``).
     tensor_trackers: tuple[tuple[str, str, int, str, str, str], ...] = ()
+    # Methods of this module that load weights (``load_pretrained_model``)
+    # whose name another project module uses (``net.load_pretrained_model()``):
+    # not every call of them is in this module (MEM701).
+    loading_elsewhere: tuple[str, ...] = ()
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -123,4 +127,5 @@ class ProjectView:
             or self.model_classes
             or self.switched_attrs
             or self.tensor_trackers
+            or self.loading_elsewhere
         )

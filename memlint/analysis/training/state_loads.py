@@ -36,6 +36,7 @@ from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 from memlint.parse.traversal import visit_fast
+from memlint.vocabulary.loading import loading_name
 
 if TYPE_CHECKING:
     from memlint.analysis.scope.callgraph import CallGraph
@@ -178,6 +179,11 @@ class _CpuModels(cst.CSTVisitor):
         # load_state_dict call -> (receiver, the loops around it)
         self.candidates: dict[cst.Call, tuple[str, tuple[cst.CSTNode, ...]]] = {}
         self.device_default = False
+        # Per method name that says it loads weights: for each use of it
+        # (``net.load_pretrained_model(...)``), whether it is a call on a model
+        # on the CPU at that point (a reference that is no call: False).
+        self.method_uses: dict[str, list[bool]] = {}
+        self._call_funcs: set[int] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.frames.append({})
@@ -276,11 +282,20 @@ class _CpuModels(cst.CSTVisitor):
             return False
         return self.may_be_model(arg, self.seen[-1].get(root.value))
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if id(node) not in self._call_funcs and loading_name(node.attr.value):
+            self.method_uses.setdefault(node.attr.value, []).append(False)
+
     def visit_Call(self, node: cst.Call) -> None:
         qn = self.names.call_name(node) or ""
         if qn == "torch.set_default_device":
             self.device_default = True
         frame = self.frames[-1]
+        if isinstance(node.func, cst.Attribute):
+            self._call_funcs.add(id(node.func))
+            if loading_name(node.func.attr.value):
+                on_cpu = self._on_cpu_here(node.func.value) or self._built(node.func.value)
+                self.method_uses.setdefault(node.func.attr.value, []).append(on_cpu)
         callee = self.resolve_call(node)
         if callee is not None:  # what this call passes, before handing it over loses it
             self.local_args.setdefault(callee, []).append(
@@ -305,7 +320,7 @@ class _CpuModels(cst.CSTVisitor):
             bound_in = frame[key]
             if self.blocks[: len(bound_in)] == list(bound_in):  # bound in a block around the load
                 self.candidates[node] = (key, tuple(self.loops))
-        elif method not in _STAYS:
+        elif method not in _STAYS and not self.stays(node):
             self._lost(key)
 
 
@@ -333,9 +348,54 @@ class _Writes(cst.CSTVisitor):
         self.bound: dict[str, int] = {}
         self.changed: set[str] = set()
         self.defs: dict[str, int] = {}  # ``def name`` anywhere
+        # Bound any other way (a parameter, an import, a loop or ``with``
+        # target, a class...): a name bound in a function is trusted only
+        # when it is bound nowhere else in the module, whatever the form.
+        self.other: dict[str, int] = {}
+        # Each dict literal assigned to a plain name, anywhere: (the name, the assignment).
+        self.dicts: list[tuple[str, cst.Assign]] = []
+
+    def _other(self, name: cst.BaseExpression | None) -> None:
+        if isinstance(name, cst.Name):
+            self.other[name.value] = self.other.get(name.value, 0) + 1
+        elif isinstance(name, (cst.Tuple, cst.List)):
+            for element in name.elements:
+                self._other(element.value)
+        elif isinstance(name, cst.StarredElement):
+            self._other(name.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defs[node.name.value] = self.defs.get(node.name.value, 0) + 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._other(node.name)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._other(node.name)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:  # ``import a as b``: visit_AsName counts ``b``
+            self._other(cst.Name((dotted_name(node.name) or "").split(".")[0]))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._other(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._other(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._other(node.name)  # ``with ... as x``, ``except E as x`` (imports are counted above)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._other(node.target)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._other(item.name)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self._other(item.name)
 
     def _target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -349,6 +409,8 @@ class _Writes(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             self._target(t.target)
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Dict):
+            self.dicts.append((node.targets[0].target.value, node))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._target(node.target)
@@ -362,6 +424,11 @@ class _Writes(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in _MUTATORS:
             self.changed.add(func.value.value)
+
+
+def _no_instance(fn: cst.FunctionDef) -> bool:
+    """A static or class method: its first parameter is no instance."""
+    return any((dotted_name(d.decorator) or "") in ("staticmethod", "classmethod") for d in fn.decorators)
 
 
 def _plain_base(base: cst.BaseExpression) -> bool:
@@ -424,6 +491,7 @@ class Checkpoints:
         self._writes: _Writes | None = None
         self._local_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
         self._builders: frozenset[cst.FunctionDef] = frozenset()
+        self._method_uses: dict[str, list[bool]] = {}
 
     @property
     def saves_only_cpu(self) -> bool:
@@ -435,15 +503,19 @@ class Checkpoints:
     def into_cpu_model(self, call: cst.Call) -> bool:
         """``call`` (``model.load_state_dict(...)``) loads into a model still on the CPU."""
         if self._cpu_loads is None:
-            visitor = self._cpu_models(lambda fn: frozenset())
+            # ``self`` in the ``__init__`` of a class that moves nothing: a model under construction.
+            constructing = {fn: self._self_built(fn) for fn in self.calls.functions if fn.name.value == "__init__"}
+            visitor = self._cpu_models(lambda fn: constructing.get(fn, frozenset()))
             # Functions of this module that build a model on the CPU (``def
             # Xception41(...): return Xception(...)``): a walk that knows them all.
-            builders = {fn for fn, cpu in visitor.returns.items() if cpu and self.calls.owner.get(fn) is self.module}
+            # Nested ones too (not methods): a call reaches one only through its own scope.
+            builders = {fn for fn, cpu in visitor.returns.items() if cpu and self._builder_scope(fn)}
             if builders:
                 self._builders = frozenset(builders)
-                visitor = self._cpu_models(lambda fn: frozenset())
+                visitor = self._cpu_models(lambda fn: constructing.get(fn, frozenset()))
             # Parameters every caller passes a CPU model: a walk with them.
             self._local_args = visitor.local_args
+            self._method_uses = visitor.method_uses
             seeds = {fn: self._cpu_params(fn) for fn in self.calls.functions}
             if any(seeds.values()):
                 visitor = self._cpu_models(lambda fn: seeds.get(fn, frozenset()))
@@ -463,6 +535,11 @@ class Checkpoints:
         visit_fast(self.module, visitor)
         return visitor
 
+    def _builder_scope(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` is a function of the module or nested in one, not a method."""
+        owner = self.calls.owner.get(fn)
+        return owner is self.module or (isinstance(owner, cst.FunctionDef) and fn not in self.calls.class_of)
+
     def _takes_no_device(self, func: cst.BaseExpression) -> bool:
         """``func`` is a class of this module whose ``__init__`` takes no
         device and no ``**kwargs``: ``AlexNet(**kwargs)`` passes none."""
@@ -479,7 +556,7 @@ class Checkpoints:
         of this module or another of the project (``Net``, ``models.Net``), or
         one picked from a module-level table of them (``MODELS[name](...)``)."""
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
-            table = self._table(func.value.value)
+            table = self._table(func.value.value) or self._local_table(func.value.value, func)
             return table is not None and all(
                 isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and self._cpu_class(e.value.value)
                 for e in table.elements
@@ -489,16 +566,63 @@ class Checkpoints:
             return False
         if self._builders and "." not in name and name not in self.calls.classes:
             defs = [fn for fn in self._builders if fn.name.value == name]
+            if len(defs) == 1 and self.calls.owner.get(defs[0]) is not self.module:
+                return self._local_def_called(func, defs[0])
             if defs:
                 return len(defs) == 1 and self._module_def(name)
         return self._cpu_class(name)
 
     def _module_def(self, name: str) -> bool:
         """``name`` is bound once at module level, by its ``def``."""
+        writes = self._all_writes()
+        return writes.bound.get(name, 0) == 0 and writes.defs.get(name, 0) == 1
+
+    def _all_writes(self) -> _Writes:
         if self._writes is None:
             self._writes = _Writes()
             visit_fast(self.module, self._writes)
-        return self._writes.bound.get(name, 0) == 0 and self._writes.defs.get(name, 0) == 1
+        return self._writes
+
+    def _bound_once(self, name: str, defs: int) -> bool:
+        """``name`` is bound nowhere in the module but by its one ``def``
+        (``defs=1``) or its one assignment (``defs=0``), in any form."""
+        writes = self._all_writes()
+        return (
+            writes.defs.get(name, 0) == defs
+            and writes.bound.get(name, 0) == 1 - defs
+            and not writes.other.get(name, 0)
+            and name not in writes.changed
+        )
+
+    def _local_def_called(self, func: cst.BaseExpression, fn: cst.FunctionDef) -> bool:
+        """``func(...)`` calls the nested function ``fn``, whose name nothing else binds."""
+        call = self.calls.parents.get(func)
+        return (
+            isinstance(call, cst.Call)
+            and call.func is func
+            and self.calls.resolve(call) is fn
+            and self._bound_once(fn.name.value, defs=1)
+        )
+
+    def _local_table(self, name: str, use: cst.CSTNode) -> cst.Dict | None:
+        """The dict literal ``name`` is bound to in a function around ``use``
+        (a table of classes built where it is used): its one binding in the
+        whole module, whatever the form, and never written into."""
+        if not self._bound_once(name, defs=0):
+            return None
+        found = [assign for n, assign in self._all_writes().dicts if n == name]
+        if len(found) != 1:
+            return None
+        scope = self.calls.parents.get(found[0])
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            scope = self.calls.parents.get(scope)
+        if not isinstance(scope, cst.FunctionDef):
+            return None  # module level: ``_table``; a class body is not seen from its methods
+        node = self.calls.parents.get(use)
+        while node is not None and node is not scope:
+            node = self.calls.parents.get(node)
+        value = found[0].value
+        return value if node is scope and isinstance(value, cst.Dict) else None
 
     def _table(self, name: str) -> cst.Dict | None:
         """The dict literal ``name`` is bound to at module level, once and
@@ -517,10 +641,8 @@ class Checkpoints:
 
     def _written(self, name: str) -> bool:
         """``name[k] = v``, ``name.update(...)``, or ``name`` bound again anywhere."""
-        if self._writes is None:
-            self._writes = _Writes()
-            visit_fast(self.module, self._writes)
-        return name in self._writes.changed or self._writes.bound.get(name, 0) > 1
+        writes = self._all_writes()
+        return name in writes.changed or writes.bound.get(name, 0) > 1
 
     def _may_be_model(self, arg: cst.BaseExpression, bound_from: cst.Call | None) -> bool:
         """``arg`` (a constructor's argument) may be a model: of a model's kind,
@@ -551,9 +673,65 @@ class Checkpoints:
         )
 
     def _stays(self, call: cst.Call) -> bool:
-        """``call`` is a function of another project module that moves nothing."""
+        """``call`` is a function of another project module that moves
+        nothing, or ``self.method(...)`` of a class of this module that moves nothing."""
+        fn = self.calls.resolve(call) if isinstance(call.func, cst.Attribute) else None
+        if fn is not None and fn in self.calls.class_of:
+            return self._cpu_class(self.calls.class_of[fn].name.value)
         name = dotted_name(call.func)
         return self.project is not None and name is not None and name in self.project.cpu_functions
+
+    def _self_built(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """``{"self"}`` for the ``__init__`` of a class whose construction
+        stays on the CPU (``_constructed_on_cpu``): its ``self`` is a model
+        under construction, on the CPU until something moves it."""
+        cls = self.calls.class_of.get(fn)
+        params = fn.params.params
+        if cls is None or not params or _no_instance(fn) or not self._constructed_on_cpu(cls, 0):
+            return frozenset()
+        return frozenset({params[0].name.value})
+
+    def _constructed_on_cpu(self, cls: cst.ClassDef, depth: int) -> bool:
+        """``cls`` (one definition) and each of its bases move nothing: a
+        ``torch.nn`` class, a class of this module (so again) or of another
+        project module that moves nothing; no metaclass."""
+        name = cls.name.value
+        if depth > 8 or len(self.calls.classes.get(name, [])) != 1 or not self._cpu_class(name):
+            return False
+        for base in cls.bases:
+            spelled = dotted_name(base.value)
+            if base.keyword is not None or spelled is None:
+                return False
+            if (self.names.qualified_name(base.value) or "").startswith("torch.nn."):
+                continue
+            local = self.calls.classes.get(spelled, [])
+            if len(local) == 1 and local[0] is not cls:
+                if not self._constructed_on_cpu(local[0], depth + 1):
+                    return False
+            elif spelled not in self.imported_cpu_classes:
+                return False
+        return True
+
+    def _self_on_cpu(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """``{"self"}`` for a method that says it loads weights
+        (``load_pretrained_model``) whose every use is a call on a model on
+        the CPU (``model = DLA(...); model.load_pretrained_model()`` in a
+        builder): in this module, and no other module of the project uses
+        its name (without the project, only a private method's are known)."""
+        params = fn.params.params
+        name = fn.name.value
+        if fn.name.value == "__init__":
+            return self._self_built(fn)
+        if not params or _no_instance(fn) or not loading_name(name):
+            return frozenset()
+        uses = self._method_uses.get(name, [])
+        if not uses or not all(uses):
+            return frozenset()
+        if self.project is None and not name.startswith("_"):
+            return frozenset()
+        if self.project is not None and name in self.project.loading_elsewhere:
+            return frozenset()
+        return frozenset({params[0].name.value})
 
     def _cpu_params(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The parameters of the module-level function ``fn`` to which every
@@ -561,9 +739,20 @@ class Checkpoints:
         path)`` in main.py) or, in this module, a name still on the CPU at the
         call. A function called nowhere in the project that moves the
         parameter to a device itself (after the load) expects it on the CPU.
-        Without the project only a private function's callers are all known."""
-        if self.calls.owner.get(fn) is not self.module or fn in self.calls.class_of or fn in self.calls.escapes:
+        Without the project only a private function's callers are all known;
+        a nested function's callers are all in its own scope, in this module."""
+        if fn in self.calls.class_of:
+            return self._self_on_cpu(fn)
+        if fn in self.calls.escapes:
             return frozenset()
+        owner = self.calls.owner.get(fn)
+        if owner is not self.module:
+            local = self._local_args.get(fn, []) if isinstance(owner, cst.FunctionDef) else []
+            return frozenset(
+                p.name.value
+                for p in fn.params.params
+                if local and all(passed.get(p.name.value, False) for passed in local)
+            )
         name = fn.name.value
         if self.project is None and not name.startswith("_"):
             return frozenset()

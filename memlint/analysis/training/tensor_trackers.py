@@ -11,6 +11,7 @@ built by one of its module-level classes.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 import libcst as cst
@@ -41,7 +42,7 @@ class TensorTrackers:
         self._remote: dict[tuple[str, str], KeptBy] = {}
         for local, method, index, param, attr, where in project.tensor_trackers if project is not None else ():
             self._remote[(local, method)] = KeptBy(local, method, index, param, attr, where)
-        self._classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
+        self._classes: set[str] | None = None  # the module's class names, at any depth, when first asked
         self._own: dict[tuple[str, str], KeptBy] | None = None
 
     def kept(self, receiver: cst.BaseExpression, method: str, scope: cst.CSTNode) -> KeptBy | None:
@@ -65,6 +66,8 @@ class TensorTrackers:
         name = found.pop()
         if (name, method) in self._remote:
             return self._remote[(name, method)]
+        if self._classes is None:
+            self._classes = set(_class_names(self.module.body))
         if name in self._classes:
             return self._own_trackers().get((name, method))
         return None
@@ -82,3 +85,28 @@ class TensorTrackers:
                 for t in (tensor_trackers(tree) if tree is not None else ())
             }
         return self._own
+
+
+def _class_names(body) -> Iterator[str]:
+    """The names of the classes among ``body``'s statements and those nested
+    in them (a tracker class defined in the function that uses it); only
+    statements are walked, never expressions."""
+    for stmt in body:
+        if isinstance(stmt, cst.ClassDef):
+            yield stmt.name.value
+        if isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for part in (
+            stmt,
+            getattr(stmt, "orelse", None),
+            getattr(stmt, "finalbody", None),
+            *getattr(stmt, "handlers", ()),
+        ):
+            if part is not stmt and isinstance(part, cst.If):  # elif: its own else follows
+                yield from _class_names([part])
+                continue
+            inner = getattr(part, "body", None)
+            if isinstance(inner, cst.BaseSuite):
+                inner = getattr(inner, "body", ())
+            if isinstance(inner, (list, tuple)):
+                yield from _class_names(inner)
