@@ -572,6 +572,33 @@ def dla34(pretrained=False, **kwargs):
             "a load into `self` while `__init__` builds it, or in a method whose every call is on a model just"
             " built on the CPU: by construction nothing is on a GPU yet",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+use_cuda = torch.cuda.is_available()
+class Encoder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.gru = nn.GRU(hidden, hidden)
+    def init_hidden(self):
+        result = Variable(torch.zeros(1, 1, self.hidden))
+        if use_cuda:
+            return result.cuda()
+        return result
+    def forward(self, x, h):
+        noise = torch.randn(x.shape).to(x.device)
+        return self.gru(x + noise, h)
+encoder = Encoder(256)
+encoder.load_state_dict(torch.load("encoder.pth"))
+if use_cuda:
+    encoder = encoder.cuda()
+""",
+            "a class whose methods move only tensors they build themselves (a fresh hidden state, noise):"
+            " `Tensor.cuda()` returns a copy, the module stays on the CPU until `encoder.cuda()`",
+        ),
     ]
     invalid = [
         Invalid(
@@ -870,6 +897,34 @@ ema.load_state_dict(state_dict=T.load(
 )["ema"])
 """,
             count=2,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.gru = nn.GRU(hidden, hidden)
+        self.register_buffer("h0", self.init_hidden(hidden))
+    def init_hidden(self, hidden):
+        return torch.zeros(1, 1, hidden).cuda()
+decoder = Decoder(256)
+decoder.load_state_dict(torch.load("decoder.pth"))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.gru = nn.GRU(hidden, hidden)
+        self.register_buffer("h0", self.init_hidden(hidden))
+    def init_hidden(self, hidden):
+        return torch.zeros(1, 1, hidden).cuda()
+decoder = Decoder(256)
+decoder.load_state_dict(torch.load("decoder.pth", map_location="cpu"))
+""",
         ),
         Invalid(
             """\

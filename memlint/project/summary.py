@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
 from memlint.project.arg_modes import dotted as _dotted
+from memlint.project.class_moves import MOVES as _MOVES
+from memlint.project.class_moves import class_moves_to_a_device, is_move
 from memlint.project.sys_paths import PathSetup
 from memlint.vocabulary.loading import loading_name
 
@@ -249,7 +251,9 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker._collect_imports(tree)
             walker.summary.trackers = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_tracker(n)]
             walker.summary.cpu_classes = [
-                n.name for n in tree.body if isinstance(n, ast.ClassDef) and not _moves_to_a_device(n)
+                n.name
+                for n in tree.body
+                if isinstance(n, ast.ClassDef) and not class_moves_to_a_device(n, walker.bindings)
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
@@ -515,7 +519,9 @@ class _Walker:
                 self._visit(stmt, ON, False)
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
-        if not outer.name and self._moves == moves:  # as _moves_to_a_device(node), without its walk
+        # No move met in its walk (most classes), or only moves of fresh
+        # tensors (class_moves.py reads the class again only then).
+        if not outer.name and (self._moves == moves or not class_moves_to_a_device(node, self.bindings)):
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
             self.summary.plain_classes.append(node.name)
@@ -530,7 +536,7 @@ class _Walker:
         for part in parts:
             if part is not None:
                 found = list(nodes(part))
-                self._moves += sum(map(_is_move, found))
+                self._moves += sum(map(is_move, found))
                 self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
@@ -815,18 +821,6 @@ def _literal_names(node: ast.AST | None) -> list[str] | None:
     ):
         return [e.value for e in node.elts]  # type: ignore[attr-defined]
     return None
-
-
-_MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
-
-
-def _moves_to_a_device(node: ast.ClassDef) -> bool:
-    """Any ``x.to(...)``/``x.cuda()``... in the class: what it builds may leave the CPU."""
-    return any(map(_is_move, nodes(node)))
-
-
-def _is_move(node: ast.AST) -> bool:
-    return node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in _MOVES  # type: ignore[attr-defined]
 
 
 def _is_tracker(node: ast.ClassDef) -> bool:

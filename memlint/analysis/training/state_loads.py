@@ -27,6 +27,8 @@ checkpoint this module writes holds CPU tensors (cpu_saves.py).
 
 from __future__ import annotations
 
+import ast
+import textwrap
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -36,6 +38,7 @@ from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 from memlint.parse.traversal import visit_fast
+from memlint.project.class_moves import class_moves_to_a_device
 from memlint.vocabulary.loading import loading_name
 
 if TYPE_CHECKING:
@@ -781,8 +784,21 @@ class Checkpoints:
             if not defs:
                 self._classes[name] = name in self.imported_cpu_classes
             else:
-                self._classes[name] = len(defs) == 1 and not _moves_anything(defs[0])
+                self._classes[name] = len(defs) == 1 and not self._class_moves(defs[0])
         return self._classes[name]
+
+    def _class_moves(self, cls: cst.ClassDef) -> bool:
+        """``cls`` may move what it builds to a device: a move that is not of a
+        fresh tensor (project/class_moves.py, read on the class's ``ast`` as the
+        project summary reads other modules' classes)."""
+        if not _moves_anything(cls):
+            return False
+        try:
+            tree = ast.parse(textwrap.dedent(self.module.code_for_node(cls)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        found = tree.body[-1] if tree.body else None
+        return not isinstance(found, ast.ClassDef) or class_moves_to_a_device(found, self.names.bindings)
 
     def loaded_params(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The parameters ``fn`` passes to ``load_state_dict`` (a per-function summary)."""
