@@ -599,6 +599,29 @@ if use_cuda:
             "a class whose methods move only tensors they build themselves (a fresh hidden state, noise):"
             " `Tensor.cuda()` returns a copy, the module stays on the CPU until `encoder.cuda()`",
         ),
+        Valid(
+            """\
+import timm
+import torch
+from torchvision import models
+from torchvision.models import alexnet
+def train(net, loader):
+    net.to("cuda")
+if __name__ == "__main__":
+    net = alexnet(True)
+    if args.train:
+        train(net, loader)
+    elif args.prune:
+        net.load_state_dict(torch.load(args.trained_model))
+    else:
+        backbone = models.resnet50(pretrained=True)
+        backbone.load_state_dict(torch.load(args.backbone))
+        head = timm.create_model("resnet18", pretrained=False)
+        head.load_state_dict(torch.load(args.head))
+""",
+            "torchvision and timm constructors build on the CPU; the model handed to `train` in one branch is"
+            " still on the CPU in the branches that exclude it",
+        ),
     ]
     invalid = [
         Invalid(
@@ -897,6 +920,32 @@ ema.load_state_dict(state_dict=T.load(
 )["ema"])
 """,
             count=2,
+        ),
+        Invalid(
+            """\
+import torch
+from torchvision.models import alexnet
+def build(path, gpu):
+    net = alexnet(True)
+    if gpu:
+        net.cuda()
+    else:
+        net.eval()
+    net.load_state_dict(torch.load(path))
+    return net
+""",
+            """\
+import torch
+from torchvision.models import alexnet
+def build(path, gpu):
+    net = alexnet(True)
+    if gpu:
+        net.cuda()
+    else:
+        net.eval()
+    net.load_state_dict(torch.load(path, map_location="cpu"))
+    return net
+""",
         ),
         Invalid(
             """\

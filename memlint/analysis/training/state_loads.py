@@ -179,6 +179,8 @@ class _CpuModels(cst.CSTVisitor):
         self.seen: list[dict[str, cst.Call]] = [{}]  # names bound in the frame from a call
         self.loops: list[cst.CSTNode] = []
         self.blocks: list[int] = []
+        # Per ``if`` open now: the node, the frame at the start of its body, the frame at its end.
+        self.ifs: list[list] = []
         # load_state_dict call -> (receiver, the loops around it)
         self.candidates: dict[cst.Call, tuple[str, tuple[cst.CSTNode, ...]]] = {}
         self.device_default = False
@@ -215,15 +217,43 @@ class _CpuModels(cst.CSTVisitor):
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.blocks.append(id(node))
+        self._enter_branch(node)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self.blocks.pop()
+        self._leave_branch(original_node)
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self.blocks.append(id(node))
+        self._enter_branch(node)
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self.blocks.pop()
+        self._leave_branch(original_node)
+
+    # An ``if``'s branches exclude each other: what one does to a model (hands
+    # it to ``train(net)``) does not reach a load in another (``elif``/``else``).
+    # Each branch starts from the frame at the start of the ``if`` body; after
+    # the ``if``, a name is on the CPU only when it is so at the end of both.
+    def visit_If(self, node: cst.If) -> None:
+        self.ifs.append([node, None, None])
+
+    def _enter_branch(self, block: cst.CSTNode) -> None:
+        if self.ifs and self.ifs[-1][0].body is block:
+            self.ifs[-1][1] = dict(self.frames[-1])
+
+    def _leave_branch(self, block: cst.CSTNode) -> None:
+        if self.ifs and self.ifs[-1][0].body is block and self.ifs[-1][1] is not None:
+            self.ifs[-1][2] = dict(self.frames[-1])
+            self.frames[-1].clear()
+            self.frames[-1].update(self.ifs[-1][1])
+
+    def leave_If(self, original_node: cst.If) -> None:
+        _, _, body_end = self.ifs.pop()
+        if body_end is not None:
+            frame = self.frames[-1]
+            for key in [k for k, v in frame.items() if body_end.get(k) != v]:
+                del frame[key]
 
     def _enter_loop(self, node: cst.CSTNode) -> None:
         self.loops.append(node)
