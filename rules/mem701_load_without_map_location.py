@@ -622,6 +622,27 @@ if __name__ == "__main__":
             "torchvision and timm constructors build on the CPU; the model handed to `train` in one branch is"
             " still on the CPU in the branches that exclude it",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from configs.ddpm import cifar10 as configs
+from options import make_parser
+class DDPM(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.fc = nn.Linear(config.dim, 2)
+config = configs.get_config()
+parser = make_parser()
+args = parser.parse_args()
+checkpoint = torch.load("ddpm.pth")
+model = DDPM(config)
+model.load_state_dict(checkpoint)
+other = DDPM(args)
+other.load_state_dict(torch.load(args.ckpt))
+""",
+            "a model built from settings (`get_config()`, `parse_args()`), not wrapping another model: on the CPU",
+        ),
     ]
     invalid = [
         Invalid(

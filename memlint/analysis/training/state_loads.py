@@ -28,6 +28,7 @@ checkpoint this module writes holds CPU tensors (cpu_saves.py).
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -92,6 +93,12 @@ _PLAIN_BASES = frozenset(
     {"object", "dict", "list", "tuple", "set", "str", "int", "float", "OrderedDict", "defaultdict"}
 )
 _NOT_MODEL_MODULES = ("json.", "yaml.", "os.", "math.", "argparse.", "re.", "numpy.", "random.", "torch.device")
+# Callees named for the settings they return (``configs.get_config()``,
+# ``load_cfg(path)``, ``parser.parse_args()``): what they return is no model.
+_SETTINGS_CALLEE = re.compile(
+    r"(get|load|make|parse|read)_?(config|configs|cfg|conf|args|arguments|opts?|options|hparams|settings)",
+    re.IGNORECASE,
+)
 
 
 class _Moves(cst.CSTVisitor):
@@ -688,6 +695,8 @@ class Checkpoints:
         if isinstance(func, cst.Name) and func.value in _NOT_MODELS and func.value not in self.calls.classes:
             return False
         if (self.names.call_name(bound_from) or "").startswith(_NOT_MODEL_MODULES):
+            return False
+        if _SETTINGS_CALLEE.fullmatch((dotted_name(func) or "").rsplit(".", 1)[-1]):
             return False
         name = dotted_name(func)
         if name is not None and (
