@@ -504,3 +504,61 @@ def test_a_class_that_moves_only_tensors_it_builds_is_built_on_the_cpu(tmp_path)
     lines = (tmp_path / "evaluate.py").read_text().splitlines()
     loads = [i + 1 for i, line in enumerate(lines) if "load_state_dict" in line]
     assert _mem701(tmp_path, "evaluate.py") == [("evaluate.py", n) for n in loads[2:]]
+
+
+def test_a_builder_of_another_module_and_a_load_in_a_branch_that_excludes_training(tmp_path):
+    """pytorch-ssd's prune_alexnet.py: ``net = alexnet(True)`` (a builder in
+    vision/nn/alexnet.py returning ``AlexNet(**kwargs)``, a class that moves
+    nothing) is handed to ``train(net)`` in the ``if`` and loaded in the
+    ``elif``: still on the CPU there. A builder that moves its model, wraps a
+    model it is given or passes a device builds nothing known."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "vision/__init__.py": "",
+            "vision/nn/__init__.py": "",
+            "vision/nn/alexnet.py": """
+                import torch.nn as nn
+                import torch.utils.model_zoo as model_zoo
+                class AlexNet(nn.Module):
+                    def __init__(self, num_classes=1000):
+                        super(AlexNet, self).__init__()
+                        self.classifier = nn.Linear(8, num_classes)
+                def alexnet(pretrained=False, **kwargs):
+                    model = AlexNet(**kwargs)
+                    if pretrained:
+                        model.load_state_dict(model_zoo.load_url("https://x/alexnet.pth"))
+                    return model
+                def alexnet_gpu(**kwargs):
+                    return AlexNet(**kwargs).cuda()
+                class Wrapper(nn.Module):
+                    def __init__(self, net):
+                        super().__init__()
+                        self.net = net
+                def wrap(net):
+                    return Wrapper(net)
+            """,
+            "prune_alexnet.py": """
+                import torch
+                from vision.nn.alexnet import alexnet, alexnet_gpu, wrap
+                DEVICE = torch.device("cuda:0")
+                def train(net):
+                    net = net.to(DEVICE)
+                if __name__ == '__main__':
+                    net = alexnet(True)
+                    if args.train:
+                        train(net)
+                    elif args.prune:
+                        net.load_state_dict(torch.load(args.trained_model))
+                    gpu = alexnet_gpu()
+                    gpu.load_state_dict(torch.load(args.gpu_model))
+                    wrapped = wrap(gpu)
+                    wrapped.load_state_dict(torch.load(args.wrapped))
+                    net.load_state_dict(torch.load(args.after))
+            """,
+        },
+    )
+    expected = [("prune_alexnet.py", 14), ("prune_alexnet.py", 16), ("prune_alexnet.py", 17)]
+    assert _mem701(tmp_path, ".") == expected
+    assert _mem701(tmp_path, "prune_alexnet.py") == expected

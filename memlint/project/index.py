@@ -238,7 +238,7 @@ class ProjectIndex:
         if found is None:
             return False
         defining = self.summary(found[0])
-        return defining is not None and found[1] in defining.cpu_classes
+        return defining is not None and (found[1] in defining.cpu_classes or found[1] in defining.cpu_builders)
 
     def call_target(
         self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
@@ -299,7 +299,7 @@ class ProjectIndex:
         cpu_functions: set[str] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str) -> None:
-            if name in defining.cpu_classes:
+            if name in defining.cpu_classes or name in defining.cpu_builders:  # a call builds on the CPU
                 cpu_classes.add(local)
             if name in defining.plain_classes:
                 plain_classes.add(local)

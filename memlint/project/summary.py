@@ -39,6 +39,7 @@ from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, han
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, is_move
+from memlint.project.cpu_builders import cpu_builders
 from memlint.project.sys_paths import PathSetup
 from memlint.vocabulary.loading import loading_name
 
@@ -153,6 +154,9 @@ class ModuleSummary:
     # ``.to(``, ``.cuda(``, ``accelerator.prepare(``...): a model handed to
     # one stays where it is (MEM701).
     cpu_functions: list[str] = field(default_factory=list)
+    # Module-level functions among them that return a model of a cpu class
+    # (``def alexnet(**kwargs): return AlexNet(**kwargs)``, cpu_builders.py).
+    cpu_builders: list[str] = field(default_factory=list)
     # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
     # written: relative ones are read from the script's own folder.
     sys_paths: list[str] = field(default_factory=list)
@@ -181,6 +185,7 @@ class ModuleSummary:
             "cpu_classes": list(self.cpu_classes),
             "plain_classes": list(self.plain_classes),
             "cpu_functions": list(self.cpu_functions),
+            "cpu_builders": list(self.cpu_builders),
             "sys_paths": list(self.sys_paths),
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
@@ -201,6 +206,7 @@ class ModuleSummary:
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
             plain_classes=[str(c) for c in data.get("plain_classes", [])],
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
+            cpu_builders=[str(c) for c in data.get("cpu_builders", [])],
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
@@ -257,6 +263,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
+            walker.summary.cpu_builders = cpu_builders(tree, walker.summary.cpu_classes, walker.summary.cpu_functions)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -715,6 +722,7 @@ class _Walker:
                     s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built))
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _cpu_functions(self._tree)
+        s.cpu_builders = cpu_builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.loading_uses = sorted(self._loading)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
