@@ -6,10 +6,13 @@ Two questions MEM701 asks about ``torch.load`` (``facts.checkpoints``):
   model that is still on the CPU at that point: bound earlier in the same
   function, in a block around the load (not in one branch), to a newly built
   model whose constructor is known not to move it (a class of this module
-  whose methods make no device move, ``torchvision.models.resnet50()``,
+  whose methods make no device move but of tensors they build and hand back,
+  project/class_moves.py; a function of the project returning one, project/
+  cpu_builders.py; ``torchvision.models.resnet50()``,
   ``timm.create_model``, a ``torch.nn`` layer, ``from_pretrained(name)``
   without ``device_map``; not a wrapper of another model such as
-  ``DataParallel(net)``), with nothing in between that may move it (a device
+  ``DataParallel(net)``; an argument from ``get_config()`` is none), with
+  nothing in between (an ``if``'s other branches excluded) that may move it (a device
   move, the model handed to a call, rebound, or a loop around the load that
   moves it later). A file that builds models on a device (``with
   torch.device("cuda"):``, ``torch.set_default_device``) has no model known
