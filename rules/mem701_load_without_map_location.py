@@ -572,6 +572,77 @@ def dla34(pretrained=False, **kwargs):
             "a load into `self` while `__init__` builds it, or in a method whose every call is on a model just"
             " built on the CPU: by construction nothing is on a GPU yet",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+use_cuda = torch.cuda.is_available()
+class Encoder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self.gru = nn.GRU(hidden, hidden)
+    def init_hidden(self):
+        result = Variable(torch.zeros(1, 1, self.hidden))
+        if use_cuda:
+            return result.cuda()
+        return result
+    def forward(self, x, h):
+        noise = torch.randn(x.shape).to(x.device)
+        return self.gru(x + noise, h)
+encoder = Encoder(256)
+encoder.load_state_dict(torch.load("encoder.pth"))
+if use_cuda:
+    encoder = encoder.cuda()
+""",
+            "a class whose methods move only tensors they build themselves (a fresh hidden state, noise):"
+            " `Tensor.cuda()` returns a copy, the module stays on the CPU until `encoder.cuda()`",
+        ),
+        Valid(
+            """\
+import timm
+import torch
+from torchvision import models
+from torchvision.models import alexnet
+def train(net, loader):
+    net.to("cuda")
+if __name__ == "__main__":
+    net = alexnet(True)
+    if args.train:
+        train(net, loader)
+    elif args.prune:
+        net.load_state_dict(torch.load(args.trained_model))
+    else:
+        backbone = models.resnet50(pretrained=True)
+        backbone.load_state_dict(torch.load(args.backbone))
+        head = timm.create_model("resnet18", pretrained=False)
+        head.load_state_dict(torch.load(args.head))
+""",
+            "torchvision and timm constructors build on the CPU; the model handed to `train` in one branch is"
+            " still on the CPU in the branches that exclude it",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from configs.ddpm import cifar10 as configs
+from options import make_parser
+class DDPM(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.fc = nn.Linear(config.dim, 2)
+config = configs.get_config()
+parser = make_parser()
+args = parser.parse_args()
+checkpoint = torch.load("ddpm.pth")
+model = DDPM(config)
+model.load_state_dict(checkpoint)
+other = DDPM(args)
+other.load_state_dict(torch.load(args.ckpt))
+""",
+            "a model built from settings (`get_config()`, `parse_args()`), not wrapping another model: on the CPU",
+        ),
     ]
     invalid = [
         Invalid(
@@ -870,6 +941,60 @@ ema.load_state_dict(state_dict=T.load(
 )["ema"])
 """,
             count=2,
+        ),
+        Invalid(
+            """\
+import torch
+from torchvision.models import alexnet
+def build(path, gpu):
+    net = alexnet(True)
+    if gpu:
+        net.cuda()
+    else:
+        net.eval()
+    net.load_state_dict(torch.load(path))
+    return net
+""",
+            """\
+import torch
+from torchvision.models import alexnet
+def build(path, gpu):
+    net = alexnet(True)
+    if gpu:
+        net.cuda()
+    else:
+        net.eval()
+    net.load_state_dict(torch.load(path, map_location="cpu"))
+    return net
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.gru = nn.GRU(hidden, hidden)
+        self.register_buffer("h0", self.init_hidden(hidden))
+    def init_hidden(self, hidden):
+        return torch.zeros(1, 1, hidden).cuda()
+decoder = Decoder(256)
+decoder.load_state_dict(torch.load("decoder.pth"))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.gru = nn.GRU(hidden, hidden)
+        self.register_buffer("h0", self.init_hidden(hidden))
+    def init_hidden(self, hidden):
+        return torch.zeros(1, 1, hidden).cuda()
+decoder = Decoder(256)
+decoder.load_state_dict(torch.load("decoder.pth", map_location="cpu"))
+""",
         ),
         Invalid(
             """\

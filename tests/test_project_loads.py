@@ -410,3 +410,155 @@ def test_a_method_loading_into_self_called_only_on_models_just_built(tmp_path):
     )
     assert _mem701(tmp_path, ".") == [("nets/dla.py", 9), ("nets/pose_dla.py", 9)]
     assert _mem701(tmp_path, "nets/dla.py") == [("nets/dla.py", 9)]
+
+
+_SEQ2SEQ = """
+    import torch
+    from torch import nn
+    from torch.autograd import Variable
+    use_cuda = torch.cuda.is_available()
+    class EncoderRNN(nn.Module):
+        def __init__(self, size, hidden):
+            super(EncoderRNN, self).__init__()
+            self.hidden_size = hidden
+            self.embedding = nn.Embedding(size, hidden)
+        def initHidden(self):
+            result = Variable(torch.zeros(1, 1, self.hidden_size))
+            if use_cuda:
+                return result.cuda()
+            else:
+                return result
+    class Noisy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+        def forward(self, x, timesteps):
+            emb = torch.arange(4, dtype=torch.float32).to(timesteps.device)
+            return self.fc(x) + emb
+    class KeepsHidden(nn.Module):
+        def __init__(self, hidden):
+            super().__init__()
+            self.fc = nn.Linear(hidden, hidden)
+            self.reset(hidden)
+        def reset(self, hidden):
+            self.register_buffer("h0", self.fresh(hidden))
+        def fresh(self, hidden):
+            return torch.zeros(1, hidden).cuda()
+    class MovesItsWeights(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+        def to_gpu(self):
+            self.fc.weight.data = torch.zeros(4, 4).cuda()
+    class MovesItself(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+        def gpu(self):
+            layer = self.fc
+            return layer.cuda()
+"""
+
+
+def test_a_class_that_moves_only_tensors_it_builds_is_built_on_the_cpu(tmp_path):
+    """seq2seq's ``initHidden`` returns ``result.cuda()`` (a fresh hidden
+    state) and a forward moves a fresh embedding: ``Tensor.cuda()`` returns a
+    copy, so the module is still on the CPU at the load. A class that keeps
+    such a tensor (a buffer filled by a helper, a weight written through
+    ``.data``) or moves a submodule still moves itself."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "model/__init__.py": "",
+            "model/seq2seq.py": _SEQ2SEQ,
+            "evaluate.py": """
+                import torch
+                from model.seq2seq import EncoderRNN, KeepsHidden, MovesItself, MovesItsWeights, Noisy
+                encoder = EncoderRNN(10, 256)
+                encoder.load_state_dict(torch.load('./encoder.pth'))
+                noisy = Noisy()
+                noisy.load_state_dict(torch.load('./noisy.pth'))
+                keeps = KeepsHidden(8)
+                keeps.load_state_dict(torch.load('./keeps.pth'))
+                weights = MovesItsWeights()
+                weights.load_state_dict(torch.load('./weights.pth'))
+                itself = MovesItself()
+                itself.load_state_dict(torch.load('./itself.pth'))
+                encoder = encoder.cuda()
+            """,
+        },
+    )
+    summary = summarise_text(textwrap.dedent(_SEQ2SEQ), always=True)
+    assert summary is not None and summary.cpu_classes == ["EncoderRNN", "Noisy"]
+    expected = [("evaluate.py", 9), ("evaluate.py", 11), ("evaluate.py", 13)]
+    assert _mem701(tmp_path, ".") == expected
+    assert _mem701(tmp_path, "evaluate.py") == expected
+    # The same classes in the module that loads them: read on its own tree.
+    (tmp_path / "evaluate.py").write_text(
+        textwrap.dedent(_SEQ2SEQ)
+        + textwrap.dedent((tmp_path / "evaluate.py").read_text()).replace(
+            "from model.seq2seq import EncoderRNN, KeepsHidden, MovesItself, MovesItsWeights, Noisy\n", ""
+        )
+    )
+    lines = (tmp_path / "evaluate.py").read_text().splitlines()
+    loads = [i + 1 for i, line in enumerate(lines) if "load_state_dict" in line]
+    assert _mem701(tmp_path, "evaluate.py") == [("evaluate.py", n) for n in loads[2:]]
+
+
+def test_a_builder_of_another_module_and_a_load_in_a_branch_that_excludes_training(tmp_path):
+    """pytorch-ssd's prune_alexnet.py: ``net = alexnet(True)`` (a builder in
+    vision/nn/alexnet.py returning ``AlexNet(**kwargs)``, a class that moves
+    nothing) is handed to ``train(net)`` in the ``if`` and loaded in the
+    ``elif``: still on the CPU there. A builder that moves its model, wraps a
+    model it is given or passes a device builds nothing known."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "vision/__init__.py": "",
+            "vision/nn/__init__.py": "",
+            "vision/nn/alexnet.py": """
+                import torch.nn as nn
+                import torch.utils.model_zoo as model_zoo
+                class AlexNet(nn.Module):
+                    def __init__(self, num_classes=1000):
+                        super(AlexNet, self).__init__()
+                        self.classifier = nn.Linear(8, num_classes)
+                def alexnet(pretrained=False, **kwargs):
+                    model = AlexNet(**kwargs)
+                    if pretrained:
+                        model.load_state_dict(model_zoo.load_url("https://x/alexnet.pth"))
+                    return model
+                def alexnet_gpu(**kwargs):
+                    return AlexNet(**kwargs).cuda()
+                class Wrapper(nn.Module):
+                    def __init__(self, net):
+                        super().__init__()
+                        self.net = net
+                def wrap(net):
+                    return Wrapper(net)
+            """,
+            "prune_alexnet.py": """
+                import torch
+                from vision.nn.alexnet import alexnet, alexnet_gpu, wrap
+                DEVICE = torch.device("cuda:0")
+                def train(net):
+                    net = net.to(DEVICE)
+                if __name__ == '__main__':
+                    net = alexnet(True)
+                    if args.train:
+                        train(net)
+                    elif args.prune:
+                        net.load_state_dict(torch.load(args.trained_model))
+                    gpu = alexnet_gpu()
+                    gpu.load_state_dict(torch.load(args.gpu_model))
+                    wrapped = wrap(gpu)
+                    wrapped.load_state_dict(torch.load(args.wrapped))
+                    net.load_state_dict(torch.load(args.after))
+            """,
+        },
+    )
+    expected = [("prune_alexnet.py", 14), ("prune_alexnet.py", 16), ("prune_alexnet.py", 17)]
+    assert _mem701(tmp_path, ".") == expected
+    assert _mem701(tmp_path, "prune_alexnet.py") == expected

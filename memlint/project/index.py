@@ -273,7 +273,7 @@ class ProjectIndex:
         if found is None:
             return False
         defining = self.summary(found[0])
-        return defining is not None and found[1] in defining.cpu_classes
+        return defining is not None and (found[1] in defining.cpu_classes or found[1] in defining.cpu_builders)
 
     def call_target(
         self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
@@ -357,7 +357,7 @@ class ProjectIndex:
                     tensor_trackers.add(
                         (local, t.method, t.position, t.param, t.attr, f"{self.modules.display(where)}:{t.line}")
                     )
-            if name in defining.cpu_classes:
+            if name in defining.cpu_classes or name in defining.cpu_builders:  # a call builds on the CPU
                 cpu_classes.add(local)
             if name in defining.plain_classes:
                 plain_classes.add(local)

@@ -46,6 +46,9 @@ from dataclasses import dataclass, field
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
 from memlint.project.arg_modes import dotted as _dotted
+from memlint.project.class_moves import MOVES as _MOVES
+from memlint.project.class_moves import class_moves_to_a_device, is_move
+from memlint.project.cpu_builders import cpu_builders
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
@@ -161,6 +164,9 @@ class ModuleSummary:
     # ``.to(``, ``.cuda(``, ``accelerator.prepare(``...): a model handed to
     # one stays where it is (MEM701).
     cpu_functions: list[str] = field(default_factory=list)
+    # Module-level functions among them that return a model of a cpu class
+    # (``def alexnet(**kwargs): return AlexNet(**kwargs)``, cpu_builders.py).
+    cpu_builders: list[str] = field(default_factory=list)
     # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
     # written: relative ones are read from the script's own folder.
     sys_paths: list[str] = field(default_factory=list)
@@ -193,6 +199,7 @@ class ModuleSummary:
             "cpu_classes": list(self.cpu_classes),
             "plain_classes": list(self.plain_classes),
             "cpu_functions": list(self.cpu_functions),
+            "cpu_builders": list(self.cpu_builders),
             "sys_paths": list(self.sys_paths),
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
@@ -217,6 +224,7 @@ class ModuleSummary:
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
             plain_classes=[str(c) for c in data.get("plain_classes", [])],
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
+            cpu_builders=[str(c) for c in data.get("cpu_builders", [])],
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
@@ -274,12 +282,15 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker._collect_imports(tree)
             walker.summary.trackers = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_tracker(n)]
             walker.summary.cpu_classes = [
-                n.name for n in tree.body if isinstance(n, ast.ClassDef) and not _moves_to_a_device(n)
+                n.name
+                for n in tree.body
+                if isinstance(n, ast.ClassDef) and not class_moves_to_a_device(n, walker.bindings)
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.tensor_trackers = tensor_trackers(tree)
+            walker.summary.cpu_builders = cpu_builders(tree, walker.summary.cpu_classes, walker.summary.cpu_functions)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -552,7 +563,9 @@ class _Walker:
         _has_base, assigned = self._class_stack.pop()
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
-        if not outer.name and self._moves == moves:  # as _moves_to_a_device(node), without its walk
+        # No move met in its walk (most classes), or only moves of fresh
+        # tensors (class_moves.py reads the class again only then).
+        if not outer.name and (self._moves == moves or not class_moves_to_a_device(node, self.bindings)):
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
             self.summary.plain_classes.append(node.name)
@@ -569,7 +582,7 @@ class _Walker:
         for part in parts:
             if part is not None:
                 found = list(nodes(part))
-                self._moves += sum(map(_is_move, found))
+                self._moves += sum(map(is_move, found))
                 self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
@@ -769,6 +782,7 @@ class _Walker:
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
+        s.cpu_builders = cpu_builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.loading_uses = sorted(self._loading)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
@@ -875,18 +889,6 @@ def _literal_names(node: ast.AST | None) -> list[str] | None:
     ):
         return [e.value for e in node.elts]  # type: ignore[attr-defined]
     return None
-
-
-_MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
-
-
-def _moves_to_a_device(node: ast.ClassDef) -> bool:
-    """Any ``x.to(...)``/``x.cuda()``... in the class: what it builds may leave the CPU."""
-    return any(map(_is_move, nodes(node)))
-
-
-def _is_move(node: ast.AST) -> bool:
-    return node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in _MOVES  # type: ignore[attr-defined]
 
 
 def _is_tracker(node: ast.ClassDef) -> bool:

@@ -6,10 +6,13 @@ Two questions MEM701 asks about ``torch.load`` (``facts.checkpoints``):
   model that is still on the CPU at that point: bound earlier in the same
   function, in a block around the load (not in one branch), to a newly built
   model whose constructor is known not to move it (a class of this module
-  whose methods make no device move, ``torchvision.models.resnet50()``,
+  whose methods make no device move but of tensors they build and hand back,
+  project/class_moves.py; a function of the project returning one, project/
+  cpu_builders.py; ``torchvision.models.resnet50()``,
   ``timm.create_model``, a ``torch.nn`` layer, ``from_pretrained(name)``
   without ``device_map``; not a wrapper of another model such as
-  ``DataParallel(net)``), with nothing in between that may move it (a device
+  ``DataParallel(net)``; an argument from ``get_config()`` is none), with
+  nothing in between (an ``if``'s other branches excluded) that may move it (a device
   move, the model handed to a call, rebound, or a loop around the load that
   moves it later). A file that builds models on a device (``with
   torch.device("cuda"):``, ``torch.set_default_device``) has no model known
@@ -27,6 +30,9 @@ checkpoint this module writes holds CPU tensors (cpu_saves.py).
 
 from __future__ import annotations
 
+import ast
+import re
+import textwrap
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -36,6 +42,7 @@ from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 from memlint.parse.traversal import visit_fast
+from memlint.project.class_moves import class_moves_to_a_device
 from memlint.vocabulary.loading import loading_name
 
 if TYPE_CHECKING:
@@ -89,6 +96,12 @@ _PLAIN_BASES = frozenset(
     {"object", "dict", "list", "tuple", "set", "str", "int", "float", "OrderedDict", "defaultdict"}
 )
 _NOT_MODEL_MODULES = ("json.", "yaml.", "os.", "math.", "argparse.", "re.", "numpy.", "random.", "torch.device")
+# Callees named for the settings they return (``configs.get_config()``,
+# ``load_cfg(path)``, ``parser.parse_args()``): what they return is no model.
+_SETTINGS_CALLEE = re.compile(
+    r"(get|load|make|parse|read)_?(config|configs|cfg|conf|args|arguments|opts?|options|hparams|settings)",
+    re.IGNORECASE,
+)
 
 
 class _Moves(cst.CSTVisitor):
@@ -176,6 +189,8 @@ class _CpuModels(cst.CSTVisitor):
         self.seen: list[dict[str, cst.Call]] = [{}]  # names bound in the frame from a call
         self.loops: list[cst.CSTNode] = []
         self.blocks: list[int] = []
+        # Per ``if`` open now: the node, the frame at the start of its body, the frame at its end.
+        self.ifs: list[list] = []
         # load_state_dict call -> (receiver, the loops around it)
         self.candidates: dict[cst.Call, tuple[str, tuple[cst.CSTNode, ...]]] = {}
         self.device_default = False
@@ -212,15 +227,43 @@ class _CpuModels(cst.CSTVisitor):
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.blocks.append(id(node))
+        self._enter_branch(node)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self.blocks.pop()
+        self._leave_branch(original_node)
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self.blocks.append(id(node))
+        self._enter_branch(node)
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self.blocks.pop()
+        self._leave_branch(original_node)
+
+    # An ``if``'s branches exclude each other: what one does to a model (hands
+    # it to ``train(net)``) does not reach a load in another (``elif``/``else``).
+    # Each branch starts from the frame at the start of the ``if`` body; after
+    # the ``if``, a name is on the CPU only when it is so at the end of both.
+    def visit_If(self, node: cst.If) -> None:
+        self.ifs.append([node, None, None])
+
+    def _enter_branch(self, block: cst.CSTNode) -> None:
+        if self.ifs and self.ifs[-1][0].body is block:
+            self.ifs[-1][1] = dict(self.frames[-1])
+
+    def _leave_branch(self, block: cst.CSTNode) -> None:
+        if self.ifs and self.ifs[-1][0].body is block and self.ifs[-1][1] is not None:
+            self.ifs[-1][2] = dict(self.frames[-1])
+            self.frames[-1].clear()
+            self.frames[-1].update(self.ifs[-1][1])
+
+    def leave_If(self, original_node: cst.If) -> None:
+        _, _, body_end = self.ifs.pop()
+        if body_end is not None:
+            frame = self.frames[-1]
+            for key in [k for k, v in frame.items() if body_end.get(k) != v]:
+                del frame[key]
 
     def _enter_loop(self, node: cst.CSTNode) -> None:
         self.loops.append(node)
@@ -656,6 +699,8 @@ class Checkpoints:
             return False
         if (self.names.call_name(bound_from) or "").startswith(_NOT_MODEL_MODULES):
             return False
+        if _SETTINGS_CALLEE.fullmatch((dotted_name(func) or "").rsplit(".", 1)[-1]):
+            return False
         name = dotted_name(func)
         if name is not None and (
             name in self._plain_classes() or name in (self.project.plain_classes if self.project else ())
@@ -781,8 +826,21 @@ class Checkpoints:
             if not defs:
                 self._classes[name] = name in self.imported_cpu_classes
             else:
-                self._classes[name] = len(defs) == 1 and not _moves_anything(defs[0])
+                self._classes[name] = len(defs) == 1 and not self._class_moves(defs[0])
         return self._classes[name]
+
+    def _class_moves(self, cls: cst.ClassDef) -> bool:
+        """``cls`` may move what it builds to a device: a move that is not of a
+        fresh tensor (project/class_moves.py, read on the class's ``ast`` as the
+        project summary reads other modules' classes)."""
+        if not _moves_anything(cls):
+            return False
+        try:
+            tree = ast.parse(textwrap.dedent(self.module.code_for_node(cls)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        found = tree.body[-1] if tree.body else None
+        return not isinstance(found, ast.ClassDef) or class_moves_to_a_device(found, self.names.bindings)
 
     def loaded_params(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The parameters ``fn`` passes to ``load_state_dict`` (a per-function summary)."""

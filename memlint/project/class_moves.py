@@ -1,0 +1,180 @@
+"""Does a class move what it builds to a device? (MEM701's CPU-built classes)
+
+A class whose code calls ``.to(``/``.cuda(``... may put its parameters on a
+device, so a model built from it is not known to be on the CPU. One kind of
+move leaves the module where it is: a tensor the method builds itself
+(``torch.zeros(...)``, ``Variable(torch.zeros(...))``, a local name bound only
+to such), moved and handed back or used. ``Tensor.cuda()`` returns a copy;
+only ``Module.to``/``.cuda`` move in place. seq2seq's
+``def initHidden(self): result = Variable(torch.zeros(...)); return result.cuda()``
+is such a move.
+
+Such a move still counts when its method may keep the copy in the module: the
+method stores into ``self`` (an attribute, ``register_buffer``, ``setattr``,
+a ``Parameter``), is ``__init__``, or is called as ``self.method()`` from a
+method that stores into ``self``. Any other move (``self.cuda()``,
+``self.fc.to(d)``, ``layer.cuda()`` over ``self.layers``, ``Net().cuda()``)
+counts, as does every move outside a method (a class body, a decorator).
+
+Read on Python's ``ast`` by the project summary (summary.py) and, for a class
+of the module being linted, by analysis/training/state_loads.py, so both
+sides judge a class alike.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+
+MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
+# ``torch`` functions that return a new tensor (never a module).
+FRESH_FACTORIES = frozenset(
+    {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "randn", "rand", "randint"}
+    | {"randperm", "tensor", "as_tensor", "from_numpy", "zeros_like", "ones_like", "empty_like", "full_like"}
+    | {"rand_like", "randn_like", "randint_like", "Tensor", "FloatTensor", "LongTensor", "ByteTensor"}
+)
+_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+# Tensor methods that return a tensor again (``torch.zeros(n).float()``).
+_TENSOR_METHODS = frozenset(
+    {"view", "reshape", "float", "long", "int", "double", "half", "bool", "unsqueeze", "squeeze", "expand"}
+    | {"contiguous", "t", "fill_", "zero_", "normal_", "uniform_", "detach", "clone", "requires_grad_"}
+)
+# Calls that may keep a value in a module: any receiver, any spelling.
+_KEEPS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module", "setattr"})
+_KEEPS_BY_NAME = frozenset({"setattr", "Parameter", "Buffer"})
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def is_move(node: ast.AST) -> bool:
+    return node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in MOVES  # type: ignore[attr-defined]
+
+
+def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> bool:
+    """``cls`` has a move that may put the module (or a part it keeps) on a
+    device; ``bindings`` maps the module's import names to qualified names."""
+    for part in (*cls.decorator_list, *cls.bases, *cls.keywords):
+        if any(map(is_move, ast.walk(part))):
+            return True
+    methods: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for stmt in cls.body:
+        if isinstance(stmt, _FUNCTIONS):
+            methods.append(stmt)
+        elif any(map(is_move, ast.walk(stmt))):
+            return True
+    keeping = _keeping_methods(methods)
+    for method in methods:
+        moves = [n for n in ast.walk(method) if is_move(n)]
+        if not moves:
+            continue
+        if method.name == "__init__" or method.name in keeping:
+            return True
+        fresh = _fresh_names(method, bindings)
+        if not all(_fresh(move.func.value, fresh, bindings) for move in moves):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _keeping_methods(methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> set[str]:
+    """The methods that store into ``self``, and those they call as ``self.m()`` (again)."""
+    keeping = {m.name for m in methods if _stores_into_self(m)}
+    calls = {m.name: _self_calls(m) for m in methods}
+    todo = list(keeping)
+    while todo:
+        for called in calls.get(todo.pop(), ()):
+            if called not in keeping:
+                keeping.add(called)
+                todo.append(called)
+    return keeping
+
+
+def _self_name(method: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    positional = (*method.args.posonlyargs, *method.args.args)
+    return positional[0].arg if positional else None
+
+
+def _root(node: ast.AST) -> ast.AST:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node
+
+
+def _stores_into_self(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    this = _self_name(method)
+    for node in ast.walk(method):
+        if isinstance(node, ast.Call):
+            func = node.func
+            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if (isinstance(func, ast.Attribute) and last in _KEEPS) or last in _KEEPS_BY_NAME:
+                return True
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True  # ``self.h = ...``, or through an alias (``m = self.fc; m.w = ...``)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            root = _root(node)
+            if not isinstance(root, ast.Name) or root.id == this:
+                return True
+        elif isinstance(node, ast.Name) and node.id == this and isinstance(node.ctx, ast.Store):
+            return True  # ``self`` rebound: what it names is not known
+    return False
+
+
+def _self_calls(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    this = _self_name(method)
+    return {
+        node.func.attr
+        for node in ast.walk(method)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == this
+    }
+
+
+def _fresh_names(method: ast.FunctionDef | ast.AsyncFunctionDef, bindings: Mapping[str, str]) -> set[str]:
+    """Local names every binding of which (in any form) is ``name = <fresh tensor>``."""
+    stores: dict[str, int] = {}
+    values: dict[str, list[ast.expr]] = {}
+    declared: set[str] = set()
+    for node in ast.walk(method):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+    args = method.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    fresh = {n for n, v in values.items() if len(v) == stores.get(n, 0) and n not in params and n not in declared}
+    changed = True
+    while changed:  # a name bound from another fresh name (``h = result.float()``)
+        changed = False
+        for name in list(fresh):
+            if not all(_fresh(v, fresh, bindings) for v in values[name]):
+                fresh.discard(name)
+                changed = True
+    return fresh
+
+
+def _fresh(expr: ast.AST, fresh: set[str], bindings: Mapping[str, str]) -> bool:
+    """``expr`` is a tensor built here: a factory of ``torch``, ``Variable`` of one, a tensor method on one."""
+    if isinstance(expr, ast.Name):
+        return expr.id in fresh
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    if isinstance(func, ast.Attribute) and func.attr in _TENSOR_METHODS and _fresh(func.value, fresh, bindings):
+        return True
+    qualified = _qualified(func, bindings)
+    if qualified in _VARIABLE:
+        return len(expr.args) == 1 and not expr.keywords and _fresh(expr.args[0], fresh, bindings)
+    head, _, last = qualified.rpartition(".")
+    return head == "torch" and last in FRESH_FACTORIES
+
+
+def _qualified(func: ast.AST, bindings: Mapping[str, str]) -> str:
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in bindings:
+        return ""
+    return ".".join((bindings[func.id], *reversed(parts)))
