@@ -229,3 +229,88 @@ def test_a_gate_passed_only_for_the_project_is_read_again_with_the_view():
     assert engine.lint(_LOOP_CALLS_A_HELPER, "train.py", [rule], project=None)[1] is None
     findings, module = engine.lint(_LOOP_CALLS_A_HELPER, "train.py", [rule], project=switching)
     assert module is not None
+
+
+# Functions of ``tree.body`` that place something on a device (or not) in
+# every place the summary's walk reads differently: a decorator, a default,
+# a lambda, a nested class's bases, a ``with`` target, a name defined twice,
+# a call of another one, a function under an ``if`` (not of ``tree.body``).
+PLACES_EVERYWHERE = textwrap.dedent(
+    """
+    import torch
+
+    def plain(x):
+        return x * 2
+
+    def calls_plain(x):
+        return plain(x)
+
+    @register(torch.ones(1).to("cuda"))
+    def in_a_decorator(x):
+        return x
+
+    def in_a_default(x, w=torch.ones(2).cuda()):
+        return x
+
+    def in_a_lambda(xs):
+        return map(lambda t: t.to("cuda"), xs)
+
+    def in_a_nested_class():
+        class Inner(make_base(accelerator.prepare(1))):
+            pass
+        return Inner
+
+    def in_a_with_target(self):
+        with ctx() as self.slots[torch.ones(1).to("cuda")]:
+            pass
+
+    def calls_a_placing_one(x):
+        return in_a_lambda(x)
+
+    def twice(x):
+        return x
+
+    def twice(x):
+        return x
+
+    if torch.cuda.is_available():
+        def guarded(x):
+            return x
+    """
+)
+
+
+def test_cpu_functions_are_read_in_the_summary_walk(monkeypatch):
+    tree = ast.parse(PLACES_EVERYWHERE)
+    expected = summary_module._cpu_functions(tree)
+    assert expected == ["calls_plain", "plain"]
+
+    def no_second_walk(tree):
+        raise AssertionError("the summary walks the functions again")
+
+    monkeypatch.setattr(summary_module, "_cpu_functions", no_second_walk)
+    assert summarise(tree).cpu_functions == expected
+
+
+def test_a_scope_that_switches_no_model_never_reads_its_calls_names(monkeypatch):
+    # The modes a call hands over (arg_modes.py) need a switch (``.eval()``,
+    # ``.train()``) of the name in the calling scope: in a scope without one,
+    # the names every call runs or hands over are never worked out.
+    from memlint.project import arg_modes
+
+    read: list[ast.Call] = []
+    real = arg_modes.run_names
+
+    def counting(call):
+        read.append(call)
+        return real(call)
+
+    monkeypatch.setattr(arg_modes, "run_names", counting)
+    body = "".join(f"    y = model(x{i}) + head(y, x{i})\n    engine.step(model, y)\n" for i in range(30))
+    quiet = "import torch\nimport engine\n\n\ndef fit(model, head, x0):\n" + body
+    summary = summarise_text(quiet)
+    assert summary is not None and len(summary.calls) == 30 and not read
+    switched = summarise_text(quiet.replace("    y = model(x0)", "    model.train()\n    y = model(x0)", 1))
+    assert switched is not None and read  # the switch makes the walk back read them
+    assert switched.calls[0].args == (("0", "train", False, ()),)
+    assert switched.calls[1].args == (("0", "train", False, ("engine.step",)),)  # handed to it since
