@@ -5,14 +5,22 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
+from types import ModuleType
 
 from memlint.rule import Rule
 from memlint.run.selection import select_codes
 
 
-@lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
-    package = importlib.import_module("memlint.rules")
+    # Keyed by the package object: a host that drops memlint's modules from
+    # sys.modules (pytester's in-process runs restore a snapshot) gets the
+    # rules again along with the analysis modules they are checked against,
+    # not stale classes whose enums and facts no longer compare equal.
+    return _discover(importlib.import_module("memlint.rules"))
+
+
+@lru_cache(maxsize=1)
+def _discover(package: ModuleType) -> tuple[type[Rule], ...]:
     found: dict[str, type[Rule]] = {}
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
         module = importlib.import_module(f"memlint.rules.{info.name}")
