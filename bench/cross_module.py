@@ -6,6 +6,7 @@
     python bench/cross_module.py --mirror /work/.mirror   # recreate missing trees from git mirrors
     python bench/cross_module.py --fetch            # recreate missing trees with git over the network
     python bench/cross_module.py --batch unseen --fetch   # the second, unseen batch (its own labels and trees)
+    python bench/cross_module.py --batch fresh --mirror /work/.mirror   # the third batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -86,6 +87,13 @@ BATCHES = {
         HERE / "manifest_unseen.tsv",
         HERE / "reviewed_after_unseen.tsv",
         BENCH / ".corpora" / "cross_module_unseen",
+    ),
+    # "fresh": a third batch labelled after the first two had been used to tune
+    # memlint, so that its first-sight figure is not flattered by that tuning.
+    "fresh": (
+        HERE / "manifest_fresh.tsv",
+        HERE / "reviewed_after_fresh.tsv",
+        BENCH / ".corpora" / "cross_module_fresh",
     ),
 }
 

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -238,9 +239,12 @@ def test_main_runs_the_cli_on_each_tree(tmp_path):
 def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     first = cm.batch_paths("first", None, None, None)
     unseen = cm.batch_paths("unseen", None, None, None)
+    fresh = cm.batch_paths("fresh", None, None, None)
     assert first == (cm.HERE / "manifest.tsv", cm.HERE / "reviewed_after.tsv", cm.TREES)
     assert unseen[0].name == "manifest_unseen.tsv" and unseen[1].name == "reviewed_after_unseen.tsv"
     assert unseen[2] != first[2]  # a tree of one batch never shadows the other's
+    assert fresh[0].name == "manifest_fresh.tsv" and fresh[1].name == "reviewed_after_fresh.tsv"
+    assert len({first[2], unseen[2], fresh[2]}) == 3
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -267,6 +271,29 @@ def test_unseen_batch_holds_only_projects_no_other_manifest_has():
     assert len(pos) >= 40 and len(unseen) - len(pos) >= 40
     assert sum(i.cross for i in pos) >= 12
     assert len({(i.repo, i.commit) for i in unseen}) == len(repos)  # one pinned commit per project
+
+
+def test_fresh_batch_is_new_to_every_other_yardstick_and_not_carried_by_one_project():
+    # The third batch exists because the first two were used to tune memlint:
+    # none of its projects may appear in any earlier manifest, and no single
+    # project may carry its recall (the unseen batch's figure rested on one).
+    bench = cm.BENCH
+    fresh = cm.load_manifest(cm.BATCHES["fresh"][0])
+    repos = {i.repo for i in fresh}
+    earlier = (
+        _repos_in(cm.BATCHES["first"][0])
+        | _repos_in(cm.BATCHES["unseen"][0])
+        | _repos_in(bench / "research" / "repos.tsv")
+    )
+    for manifest in sorted((bench / "recall_real").glob("manifest_*.tsv")):
+        earlier |= _repos_in(manifest)
+    assert not repos & earlier
+    pos = [i for i in fresh if i.label == "pos"]
+    assert len(repos) >= 14
+    assert len(pos) >= 45 and len(fresh) - len(pos) >= 60
+    assert sum(i.cross for i in fresh) >= 15
+    assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
+    assert len({(i.repo, i.commit) for i in fresh}) == len(repos)
 
 
 def test_a_file_that_does_not_parse_leaves_the_rest_of_the_tree_scored(tmp_path, capsys):
