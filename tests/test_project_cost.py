@@ -234,3 +234,215 @@ def test_a_gate_passed_only_for_the_project_is_read_again_with_the_view():
     assert engine.lint(_LOOP_CALLS_A_HELPER, "train.py", [rule], project=None)[1] is None
     findings, module = engine.lint(_LOOP_CALLS_A_HELPER, "train.py", [rule], project=switching)
     assert module is not None
+
+
+# Functions of ``tree.body`` that place something on a device (or not) in
+# every place the summary's walk reads differently: a decorator, a default,
+# a lambda, a nested class's bases, a ``with`` target, a name defined twice,
+# a call of another one, a function under an ``if`` (not of ``tree.body``).
+PLACES_EVERYWHERE = textwrap.dedent(
+    """
+    import torch
+
+    def plain(x):
+        return x * 2
+
+    def calls_plain(x):
+        return plain(x)
+
+    @register(torch.ones(1).to("cuda"))
+    def in_a_decorator(x):
+        return x
+
+    def in_a_default(x, w=torch.ones(2).cuda()):
+        return x
+
+    def in_a_lambda(xs):
+        return map(lambda t: t.to("cuda"), xs)
+
+    def in_a_nested_class():
+        class Inner(make_base(accelerator.prepare(1))):
+            pass
+        return Inner
+
+    def in_a_with_target(self):
+        with ctx() as self.slots[torch.ones(1).to("cuda")]:
+            pass
+
+    def calls_a_placing_one(x):
+        return in_a_lambda(x)
+
+    def twice(x):
+        return x
+
+    def twice(x):
+        return x
+
+    if torch.cuda.is_available():
+        def guarded(x):
+            return x
+    """
+)
+
+
+def test_cpu_functions_are_read_in_the_summary_walk(monkeypatch):
+    tree = ast.parse(PLACES_EVERYWHERE)
+    expected = summary_module._cpu_functions(tree)
+    assert expected == ["calls_plain", "plain"]
+
+    def no_second_walk(tree):
+        raise AssertionError("the summary walks the functions again")
+
+    monkeypatch.setattr(summary_module, "_cpu_functions", no_second_walk)
+    assert summarise(tree).cpu_functions == expected
+
+
+def test_a_scope_that_switches_no_model_never_reads_its_calls_names(monkeypatch):
+    # The modes a call hands over (arg_modes.py) need a switch (``.eval()``,
+    # ``.train()``) of the name in the calling scope: in a scope without one,
+    # the names every call runs or hands over are never worked out.
+    from memlint.project import arg_modes
+
+    read: list[ast.Call] = []
+    real = arg_modes.run_names
+
+    def counting(call):
+        read.append(call)
+        return real(call)
+
+    monkeypatch.setattr(arg_modes, "run_names", counting)
+    body = "".join(f"    y = model(x{i}) + head(y, x{i})\n    engine.step(model, y)\n" for i in range(30))
+    quiet = "import torch\nimport engine\n\n\ndef fit(model, head, x0):\n" + body
+    summary = summarise_text(quiet)
+    assert summary is not None and len(summary.calls) == 30 and not read
+    switched = summarise_text(quiet.replace("    y = model(x0)", "    model.train()\n    y = model(x0)", 1))
+    assert switched is not None and read  # the switch makes the walk back read them
+    assert switched.calls[0].args == (("0", "train", False, ()),)
+    assert switched.calls[1].args == (("0", "train", False, ("engine.step",)),)  # handed to it since
+
+
+_HELPER_WITHOUT_GRAD = textwrap.dedent(
+    """
+    import torch
+
+    def evaluate(model, loader):
+        with torch.no_grad():
+            for x, y in loader:
+                model(x)
+    """
+)
+
+_SAMPLER = textwrap.dedent(
+    """
+    import torch
+
+    @torch.no_grad()
+    def sample_images(model, z):
+        return model(z)
+    """
+)
+
+_MOVES_PER_CALL = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+
+    class Loss(nn.Module):
+        def forward(self, x):
+            w = torch.ones(3).cuda()
+            return (x * w).sum()
+    """
+)
+
+
+def _view(**fields):
+    from memlint.project.view import ProjectView
+
+    return ProjectView(root="/p", path="utils.py", **fields)
+
+
+def _parsed(source: str, code: str, view) -> bool:
+    """libcst parsed ``source`` for rule ``code`` (engine.lint returns its module)."""
+    from memlint.lint import engine
+    from memlint.rule.registry import rule_by_code
+
+    return engine.lint(source, "utils.py", [rule_by_code(code)], project=view)[1] is not None
+
+
+def test_mem202s_helper_waits_for_a_caller_in_training_mode():
+    """A helper whose loop runs without grad is flagged only for a model its
+    callers elsewhere hand it in training mode: a view without such a caller
+    (none, or one in eval mode) keeps libcst away from the file."""
+    from memlint.lint import engine
+    from memlint.project.view import Caller
+    from memlint.rule.registry import rule_by_code
+
+    def caller(mode: str) -> Caller:
+        return Caller("train.py", 9, "on", True, True, modes=(("0", mode),))
+
+    assert not _parsed(_HELPER_WITHOUT_GRAD, "MEM202", None)
+    assert not _parsed(_HELPER_WITHOUT_GRAD, "MEM202", _view())
+    assert not _parsed(_HELPER_WITHOUT_GRAD, "MEM202", _view(callers=(("evaluate", (caller("eval"),)),)))
+    training = _view(callers=(("evaluate", (caller("train-trained"),)),))
+    findings = engine.lint_text(_HELPER_WITHOUT_GRAD, "utils.py", [rule_by_code("MEM202")], project=training)
+    assert [(f.code, f.line) for f in findings] == [("MEM202", 6)]
+    assert "train.py:9" in findings[0].message
+
+
+def test_mem202s_sampler_needs_a_model_in_training_mode_from_somewhere():
+    """A sampler with no loop is flagged only for a model in training mode:
+    switched by ``.train()`` or built in this file, or from another module
+    (a function it calls that switches one, a caller handing one)."""
+    from memlint.project.summary import FunctionFacts
+
+    assert not _parsed(_SAMPLER, "MEM202", None)
+    assert _parsed(_SAMPLER.replace("return model(z)", "model.train()\n    return model(z)"), "MEM202", None)
+    evaluating = FunctionFacts("prepare", False, "eval", "", ("model",), (), (("model", "eval"),))
+    assert not _parsed(_SAMPLER, "MEM202", _view(callees=(("prepare", evaluating),)))
+    training = FunctionFacts("prepare", False, "train", "", ("model",), (), (("model", "train"),))
+    assert _parsed(_SAMPLER, "MEM202", _view(callees=(("prepare", training),)))
+    opaque = FunctionFacts("prepare", False, "train", "", ("model",), (), (("model", "train"),), True)
+    assert not _parsed(_SAMPLER, "MEM202", _view(callees=(("prepare", opaque),)))
+
+
+def test_mem703s_method_waits_for_a_module_that_runs_its_class_per_batch():
+    from memlint.lint import engine
+    from memlint.rule.registry import rule_by_code
+
+    assert not _parsed(_MOVES_PER_CALL, "MEM703", None)
+    assert not _parsed(_MOVES_PER_CALL, "MEM703", _view(callers=(("evaluate", ()),)))
+    per_batch = _view(called_per_batch=(("Loss", "train.py:12"),))
+    findings = engine.lint_text(_MOVES_PER_CALL, "utils.py", [rule_by_code("MEM703")], project=per_batch)
+    assert [(f.code, f.line) for f in findings] == [("MEM703", 7)]
+
+
+def test_mem203_ignores_a_callee_that_cannot_be_read():
+    """An opaque function of another module adds only an unknown event to the
+    loop (which silences MEM203), and one that only calls ``.train()``
+    undoes a switch: neither lets MEM203 reach libcst."""
+    from memlint.project.summary import FunctionFacts
+
+    switch = (("model", "eval"),)
+    opaque = FunctionFacts("evaluate", False, "eval", "", ("model", "loader"), (), switch, True)
+    assert not _parsed(_LOOP_CALLS_A_HELPER, "MEM203", _view(callees=(("evaluate", opaque),)))
+    undoes = FunctionFacts("evaluate", False, "train", "", ("model", "loader"), (), (("model", "train"),))
+    assert not _parsed(_LOOP_CALLS_A_HELPER, "MEM203", _view(callees=(("evaluate", undoes),)))
+    steps = FunctionFacts("evaluate", True, "", "", ("model", "loader"), (), (), True, True)
+    assert _parsed(_LOOP_CALLS_A_HELPER, "MEM203", _view(callees=(("evaluate", steps),)))
+
+
+def test_the_gate_is_read_again_with_the_view_without_a_second_walk(monkeypatch):
+    from memlint.gate import facts as gate_facts
+    from memlint.lint import engine
+    from memlint.rule.registry import rule_by_code
+
+    walks: list[ast.AST] = []
+    real = gate_facts.GateFacts.__init__
+
+    def counting(self, tree):
+        walks.append(tree)
+        real(self, tree)
+
+    monkeypatch.setattr(gate_facts.GateFacts, "__init__", counting)
+    assert engine.lint(_LOOP_CALLS_A_HELPER, "train.py", [rule_by_code("MEM203")], project=_view())[1] is None
+    assert len(walks) <= 1  # the screening's (none when its tree was already screened)

@@ -56,6 +56,58 @@ class Card:
     project_matters: Callable[[Any], bool] | None = None  # of a project.view.ProjectView (a later stage)
 
 
+def _mem202_gate(g: GateFacts, project: bool) -> bool:
+    """MEM202's gate; without ``project``, its part that needs no other module
+    (_may_hand_a_model_in_training_mode: a view that may supply a model in
+    training mode)."""
+    # Flagged states (loops.mode_before) need a ``.train()`` call or a module built here,
+    # or, from another module, a caller handing a model in training mode or a function
+    # called that switches one to it; and a loop grad_mode may find running without grad:
+    # a fresh module counts only where mode_before may read it for that loop (the cheaper
+    # builds_module first), a helper with parameters may get its mode from callers in other
+    # modules; or a sampler with no loop (the rule's visit_FunctionDef), found by its name.
+    return bool(
+        g.grad_off
+        and (g.train_call or bool(g.def_names) or g.builds_module)
+        and (
+            (
+                g.loops
+                and g.loop_may_run_without_grad
+                and (
+                    g.train_call
+                    or (g.builds_module and g.module_built_for_a_loop_without_grad)
+                    or (project and g.helper_loop_without_grad)
+                    or g.plain_class_loop_without_grad
+                )
+            )
+            or (g.sampler_def and (project or g.train_call or g.builds_module))
+        )
+    )
+
+
+def _may_hand_a_model_in_training_mode(view: Any) -> bool:
+    """What of another module may put a model in training mode for MEM202:
+    a caller handing one of this module's functions a model in training mode
+    (Caller.modes, read by loops.external_modes; "eval" and unknown are never
+    flagged), or a function called here that switches a model to training
+    mode and can be read (loops._external_events; an opaque one adds only an
+    unknown event)."""
+    return any(mode.startswith("train") for _fn, sites in view.callers for c in sites for _key, mode in c.modes) or any(
+        not f.opaque and any(kind == "train" for _r, kind in f.switches) for _name, f in view.callees
+    )
+
+
+def _switches_or_trains(view: Any) -> bool:
+    """Some function of another module this module calls steps an optimizer
+    (loops.loop_steps), or switches a model to eval or trains it and can be
+    read (loops._external_events): an opaque one adds only an unknown event,
+    which silences MEM203, and one that only calls ``.train()`` undoes a switch."""
+    return any(
+        f.steps or (not f.opaque and any(kind in ("eval", "training-phase") for _r, kind in f.switches))
+        for _name, f in view.callees
+    )
+
+
 # MEM402: every finding involves an op whose backward needs its output (or an
 # in-place flag); generic tokens such as "+=" would let every file through.
 # "exp" and "elu" alone would match "except" and "help".
@@ -134,26 +186,11 @@ _CARDS = (
         # and a loop grad_mode may find running without grad; a fresh module counts only
         # where mode_before may read it for that loop (the cheaper builds_module first);
         # a helper with parameters may get its mode from callers in other modules;
-        # a sampler with no loop (the rule's visit_FunctionDef) needs only its name;
-        # a plain class's method may read a ``self.<attr>`` the class builds (_attribute_mode).
-        lambda g: (
-            g.grad_off
-            and (g.train_call or bool(g.def_names) or g.builds_module)
-            and (
-                (
-                    g.loops
-                    and g.loop_may_run_without_grad
-                    and (
-                        g.train_call
-                        or (g.builds_module and g.module_built_for_a_loop_without_grad)
-                        or g.helper_loop_without_grad
-                        or g.plain_class_loop_without_grad
-                    )
-                )
-                or g.sampler_def
-            )
-        ),
+        # a sampler with no loop (the rule's visit_FunctionDef) needs only its name.
+        lambda g: _mem202_gate(g, project=True),
         reads_project=True,
+        local_gate=lambda g: _mem202_gate(g, project=False),
+        project_matters=lambda view: _may_hand_a_model_in_training_mode(view),
     ),
     Card(
         "MEM203",
@@ -171,7 +208,7 @@ _CARDS = (
         # switch a mode, step or cannot be read): with none, only the file's
         # own switches and training count.
         local_gate=lambda g: g.loops and g.eval_call and g.trains,
-        project_matters=lambda view: bool(view.callees),
+        project_matters=lambda view: _switches_or_trains(view),
     ),
     Card(
         "MEM204",
@@ -320,6 +357,15 @@ _CARDS = (
         ),
         # Classes other modules call or build once per batch.
         reads_project=True,
+        # The per-call path (the rule's _per_call) reports only for a class the
+        # view says another module calls or builds once per batch.
+        local_gate=lambda g: (
+            g.loops
+            and bool(g.called & {"to", "cuda"})
+            and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
+            and g.loop_sites.moves
+        ),
+        project_matters=lambda view: bool(view.called_per_batch or view.built_per_batch),
     ),
     Card(
         "MEM801",

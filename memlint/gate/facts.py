@@ -845,6 +845,22 @@ def _state_dict_call(value: ast.AST) -> bool:
     return type(func) is ast.Attribute and func.attr == "state_dict"
 
 
+# The facts of the last tree screened: the engine reads them again, once the
+# file's project view is known (lint/engine.py's with_project), without a
+# second walk. One slot: it keeps a single tree alive.
+_LAST: tuple[ast.AST, GateFacts] | None = None
+
+
+def facts_of(tree: ast.AST) -> GateFacts:
+    """``GateFacts(tree)``, walked once for the same tree object."""
+    global _LAST
+    if _LAST is not None and _LAST[0] is tree:
+        return _LAST[1]
+    facts = GateFacts(tree)
+    _LAST = (tree, facts)
+    return facts
+
+
 def enabled_by_gate(rules, facts: GateFacts):
     """The rules whose declared condition holds (a rule without one always)."""
     return [r for r in rules if r.gate is None or r.gate(facts)]

@@ -97,16 +97,18 @@ def _without_project(active: list[type[Rule]], view: ProjectView | None, tree: a
     """``active`` less the rules whose gate let the file through only for
     what its project might hold, when the view (None: no project) holds
     none of it: MEM203's loop calls functions of other modules, but none of
-    them switches a mode or trains. Python's tree is read again only when
-    such a rule is active."""
+    them switches a mode or trains; MEM202's helper, but no caller hands it
+    a model in training mode; MEM703's method, but no module runs its class
+    once per batch. The screening's facts are read again (gate/facts.py's
+    facts_of), not walked again."""
     if tree is None or not screen.GATE:
         return active
     waiting = [r for r in active if r.project_matters is not None and (view is None or not r.project_matters(view))]
     if not waiting:
         return active
-    from memlint.gate.facts import GateFacts
+    from memlint.gate.facts import facts_of
 
-    facts = GateFacts(tree)
+    facts = facts_of(tree)  # the screening's, not walked again
     dropped = {r for r in waiting if r.local_gate is not None and not r.local_gate(facts)}
     return [r for r in active if r not in dropped]
 

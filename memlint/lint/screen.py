@@ -150,9 +150,9 @@ def rules_to_run(text: str, rules: Sequence[S], tree: ast.Module | None = None) 
         tree = python_tree(text)
         if tree is None:
             return active, None
-    from memlint.gate.facts import GateFacts, enabled_by_gate  # only for a text the pre-filter lets through
+    from memlint.gate.facts import enabled_by_gate, facts_of  # only for a text the pre-filter lets through
 
-    return enabled_by_gate(active, GateFacts(tree)), tree
+    return enabled_by_gate(active, facts_of(tree)), tree
 
 
 _SPACING = re.compile(r"[ \t\f]+|\\\r?\n")

@@ -39,6 +39,9 @@ class _Event:
     names: frozenset[str] = frozenset()  # "call": the dotted names handed over
     runs: frozenset[str] = frozenset()  # "call": the names it only runs (``model(x)``, ``model.forward(x)``)
     callee: str = ""  # "call": a project function as spelled ("engine.train_one_epoch", "local:fit"), "" for others
+    # "run": a call of nothing the summary follows (``model(x)``, ``model.run_epoch(...)``);
+    # its ``names`` and ``runs`` are read from it only when ``state`` walks past it.
+    call: ast.Call | None = None
 
 
 @dataclass
@@ -48,9 +51,12 @@ class ModeTrace:
 
     events: list[_Event] = field(default_factory=list)
     loops: list[tuple[Pos, Pos, bool]] = field(default_factory=list)  # (start, end, trains: holds a backward)
+    receivers: set[str] = field(default_factory=set)  # every name switched: ``state`` can know only these
     _sorted: bool = False
+    _handed: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)  # "run" events read
 
     def switch(self, pos: Pos, kind: str, receiver: str) -> None:
+        self.receivers.add(receiver)
         self.events.append(_Event(pos, kind, receiver))
 
     def opaque(self, pos: Pos) -> None:
@@ -59,6 +65,12 @@ class ModeTrace:
     def hand(self, pos: Pos, callee: str, names: frozenset[str], runs: frozenset[str] = frozenset()) -> None:
         if names:
             self.events.append(_Event(pos, "call", names=names, callee=callee, runs=runs))
+
+    def run(self, pos: Pos, call: ast.Call) -> None:
+        """``hand(pos, "", handed_names(call), run_names(call))``, the names
+        read only if ``state`` walks past it: most scopes switch no model,
+        and a call's names are then never asked for."""
+        self.events.append(_Event(pos, "run", call=call))
 
     def backward(self, pos: Pos) -> None:
         self.events.append(_Event(pos, "backward"))
@@ -79,6 +91,8 @@ class ModeTrace:
         as the summary spells callees), and "loop" when this scope ran it
         and backpropagated since. Handed since to a call we cannot read
         (``model.run_epoch(...)``) and not seen trained: unknown, not fresh."""
+        if not self.may_know(name):
+            return UNKNOWN, ()  # no switch of it, of a part of it or of what holds it
         self._ready()
         enclosing = sorted((lp for lp in self.loops if lp[0] < start and end <= lp[1]), key=lambda lp: lp[0])[::-1]
         ranges: list[tuple[Pos, Pos]] = []
@@ -98,6 +112,11 @@ class ModeTrace:
                 if e.kind == "backward":
                     backprop = True
                     continue
+                if e.kind == "run":
+                    names, runs = self._names_of(k, e.call)  # type: ignore[arg-type]
+                    ran = ran or any(_same_or_part(name, n) for n in runs)
+                    handed = handed or any(_same_or_part(name, n) for n in names - runs)
+                    continue
                 if e.kind == "call":
                     ran = ran or any(_same_or_part(name, n) for n in e.runs)
                     if e.callee and any(_same_or_part(name, n) for n in e.names):
@@ -115,6 +134,28 @@ class ModeTrace:
                 if e.receiver.startswith(name + "."):
                     return UNKNOWN, ()  # ``model.head.train()``: part of it switched
         return UNKNOWN, ()
+
+    def may_know(self, name: str) -> bool:
+        """Some switch in this scope is of ``name``, of what holds it
+        (``model`` for ``model.head``) or of a part of it: without one,
+        ``state`` walks to the scope's start and finds it unknown."""
+        receivers = self.receivers
+        if not receivers:
+            return False
+        if name in receivers or any(r.startswith(name + ".") for r in receivers):
+            return True
+        head = name
+        while "." in head:
+            head = head.rsplit(".", 1)[0]
+            if head in receivers:
+                return True
+        return False
+
+    def _names_of(self, index: int, call: ast.Call) -> tuple[frozenset[str], frozenset[str]]:
+        found = self._handed.get(index)
+        if found is None:
+            found = self._handed[index] = (handed_names(call), run_names(call))
+        return found
 
 
 def _same_or_part(name: str, other: str) -> bool:

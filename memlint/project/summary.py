@@ -44,7 +44,7 @@ import sys
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
-from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode, run_names
+from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, is_move
@@ -341,6 +341,12 @@ class _Walker:
         # order: a class is a cpu class when its walk adds none (one walk of
         # the module, not one more of every class).
         self._moves = 0
+        # _cpu_functions, read in the same walk: per function of ``tree.body``
+        # (in order), whether a call in it may place something on a device,
+        # and the bare names it calls; the one being walked, with its nested code.
+        self._top_defs = {id(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self._placing: dict[str, tuple[bool, set[str]]] = {}
+        self._in_top: list | None = None  # [places, called] of the function of tree.body being walked
         self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._switched: set[str] = set()  # attr_switches
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
@@ -530,6 +536,18 @@ class _Walker:
                 self._visit(child, grad, loop)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
+        if id(node) in self._top_defs:
+            self._in_top = [False, set()]
+            self._walk_function(node, grad)
+            places, called = self._in_top
+            self._in_top = None
+            if node.name in self._placing:
+                places = True  # defined twice: which one runs is not known
+            self._placing[node.name] = (places, called)
+        else:
+            self._walk_function(node, grad)
+
+    def _walk_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         outer = self._scopes[-1]
         for dec in node.decorator_list:
             self._visit(dec, grad, False)
@@ -584,10 +602,25 @@ class _Walker:
                 found = list(nodes(part))
                 self._moves += sum(map(is_move, found))
                 self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
+                if self._in_top is not None:
+                    for node in found:
+                        if node.__class__ is ast.Call:
+                            self._placed(node)  # type: ignore[arg-type]
+
+    def _placed(self, call: ast.Call) -> None:
+        """_cpu_functions' reading of one call of the function of ``tree.body`` being walked."""
+        func = call.func
+        if func.__class__ is ast.Attribute:
+            if func.attr in _PLACES:  # type: ignore[attr-defined]
+                self._in_top[0] = True  # type: ignore[index]
+        elif func.__class__ is ast.Name:
+            self._in_top[1].add(func.id)  # type: ignore[attr-defined,index]
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
         func = node.func
+        if self._in_top is not None:
+            self._placed(node)
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -626,20 +659,19 @@ class _Walker:
             kind, callee = "local", head
         elif dotted and not rest and self._has_star and head not in _BUILTINS:
             kind, callee = "star", "*" + head
+        names: frozenset[str] = frozenset()
         if switched:
             self._outside(receiver)
-        names = handed_names(node) if not switched else frozenset()
-        if switched:
-            pass
         elif kind:
+            names = handed_names(node)
             scope.trace.hand(_start(node), ("local:" + callee) if kind == "local" else callee, names)
-        elif may_set_mode(last) and not (target or head).startswith("torch") and names:
+        elif may_set_mode(last) and not (target or head).startswith("torch") and handed_names(node):
             scope.trace.opaque(_start(node))  # ``enable_dropout(model)``
-            for name in names:
+            for name in handed_names(node):
                 self._outside(name)
         else:
             # a model run (``model(x)``: a loop may train it) or a call we cannot read
-            scope.trace.hand(_start(node), "", names, run_names(node))
+            scope.trace.run(_start(node), node)
         if kind:
             for name in names - {dotted}:
                 self._outside(name)  # ``evaluate(solver.G)``: a project function may switch it
@@ -778,7 +810,7 @@ class _Walker:
                     step = bool(cell and cell[0])
                     s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built))
         s.functions.sort(key=lambda f: f.name)
-        s.cpu_functions = _cpu_functions(self._tree)
+        s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
@@ -791,6 +823,8 @@ class _Walker:
         it runs. Functions of this module the model was handed to since the
         switch are judged here: one that switches a mode makes it unknown,
         one that backpropagates trained it."""
+        if not scope.trace.receivers:
+            return ()  # nothing switched in this scope: every mode is unknown
         out = []
         for key, name in argument_keys(call):
             mode, via = scope.trace.state(name, _start(call), _end(call))
@@ -970,7 +1004,8 @@ def _builds_elsewhere(call: ast.Call) -> bool:
 
 def _cpu_functions(tree: ast.Module) -> list[str]:
     """Module-level functions that move nothing to a device, directly or
-    through another function of the module they call."""
+    through another function of the module they call (the summary's walk
+    reads the same in passing: _Walker._placed)."""
     local: dict[str, tuple[bool, set[str]]] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -984,6 +1019,13 @@ def _cpu_functions(tree: ast.Module) -> list[str]:
             if stmt.name in local:
                 moves = True  # defined twice: which one runs is not known
             local[stmt.name] = (moves, called)
+    return _not_placing(local)
+
+
+def _not_placing(local: dict[str, tuple[bool, set[str]]]) -> list[str]:
+    """The functions of ``local`` (name: whether it places something on a
+    device, the names it calls) that place nothing, directly or through
+    another of them."""
     moving = {name for name, (moves, _) in local.items() if moves}
     changed = True
     while changed:  # a function calling a moving one moves too
