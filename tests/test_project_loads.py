@@ -562,3 +562,73 @@ def test_a_builder_of_another_module_and_a_load_in_a_branch_that_excludes_traini
     expected = [("prune_alexnet.py", 14), ("prune_alexnet.py", 16), ("prune_alexnet.py", 17)]
     assert _mem701(tmp_path, ".") == expected
     assert _mem701(tmp_path, "prune_alexnet.py") == expected
+
+
+def test_a_builder_of_classes_reached_through_star_imports_and_a_load_into_a_part(tmp_path):
+    """deeplab-pytorch: ``DeepLabV2_MSC(n)`` in models/__init__.py returns
+    ``MSC(base=DeepLabV2(n))``, both classes reached through ``from .msc
+    import *`` / ``from .deeplabv2 import *``; the script loads into
+    ``model.base`` before ``model.to(device)``: a part of a model on the CPU.
+    A builder of a class that moves itself, a part rebound to something else,
+    or a part moved before the load keep the finding."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "libs/__init__.py": "",
+            "libs/models/__init__.py": """
+                from .deeplabv2 import *
+                from .msc import *
+                def DeepLabV2_MSC(n_classes):
+                    return MSC(base=DeepLabV2(n_classes=n_classes), scales=[0.5, 0.75])
+                def DeepLabV3_MSC(n_classes):
+                    base = DeepLabV3(n_classes=n_classes)
+                    return MSC(base=base)
+            """,
+            "libs/models/deeplabv2.py": """
+                import torch.nn as nn
+                __all__ = ["DeepLabV2", "DeepLabV3"]
+                class DeepLabV2(nn.Sequential):
+                    def __init__(self, n_classes):
+                        super().__init__()
+                        self.add_module("head", nn.Conv2d(8, n_classes, 1))
+                class DeepLabV3(nn.Sequential):
+                    def __init__(self, n_classes):
+                        super().__init__()
+                        self.add_module("head", nn.Conv2d(8, n_classes, 1).cuda())
+            """,
+            "libs/models/msc.py": """
+                import torch.nn as nn
+                class MSC(nn.Module):
+                    def __init__(self, base, scales=None):
+                        super().__init__()
+                        self.base = base
+                        self.scales = scales
+            """,
+            "main.py": """
+                import torch
+                import torch.nn as nn
+                from libs.models import DeepLabV2_MSC, DeepLabV3_MSC
+                def train(device):
+                    model = DeepLabV2_MSC(n_classes=21)
+                    state_dict = torch.load("init.pth")
+                    model.base.load_state_dict(state_dict, strict=False)
+                    model = nn.DataParallel(model)
+                    model.to(device)
+                def moved_part(device):
+                    model = DeepLabV2_MSC(n_classes=21)
+                    model.base.to(device)
+                    model.base.load_state_dict(torch.load("init.pth"))
+                def rebound_part(net):
+                    model = DeepLabV2_MSC(n_classes=21)
+                    model.base = net
+                    model.base.load_state_dict(torch.load("init.pth"))
+                def v3():
+                    model = DeepLabV3_MSC(n_classes=21)
+                    model.base.load_state_dict(torch.load("init.pth"))
+            """,
+        },
+    )
+    expected = [("main.py", 14), ("main.py", 18), ("main.py", 21)]
+    assert _mem701(tmp_path, ".") == expected
+    assert _mem701(tmp_path, "main.py") == expected

@@ -273,7 +273,41 @@ class ProjectIndex:
         if found is None:
             return False
         defining = self.summary(found[0])
-        return defining is not None and (found[1] in defining.cpu_classes or found[1] in defining.cpu_builders)
+        return defining is not None and (
+            found[1] in defining.cpu_classes
+            or found[1] in defining.cpu_builders
+            or self._foreign_cpu_builder(found[0], defining, found[1])
+        )
+
+    def _foreign_cpu_builder(self, path: str, defining: ModuleSummary, name: str) -> bool:
+        """``name``, a function of ``path``, returns classes other modules
+        define (``return MSC(base=DeepLabV2(...))`` after ``from .msc import
+        *``), each a CPU class of the module that defines it."""
+        for entry in defining.foreign_builders:
+            function, _, needed = entry.partition("=")
+            if function == name:
+                return all(self._names_cpu_class(path, n) for n in needed.split(","))
+        return False
+
+    def _names_cpu_class(self, path: str, name: str) -> bool:
+        """``name``, as ``path`` binds it (an import, or a star import), is a
+        class that moves nothing, of the module that defines it."""
+        summary = self.summary(path)
+        if summary is None:
+            return False
+        found: tuple[str, str] | None = None
+        if name in summary.imports:
+            found = self.resolve(summary.imports[name], path)
+        else:
+            exports: dict[str, tuple[str, str]] = {}
+            for source in self._star_sources(path):
+                exports.update(self._exports(source))
+            kind, where = exports.get(name, ("", ""))
+            found = (where, name) if kind == "define" else None
+        if found is None or not found[1] or "." in found[1]:
+            return False
+        defining = self.summary(found[0])
+        return defining is not None and found[1] in defining.cpu_classes
 
     def call_target(
         self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
@@ -358,6 +392,8 @@ class ProjectIndex:
                         (local, t.method, t.position, t.param, t.attr, f"{self.modules.display(where)}:{t.line}")
                     )
             if name in defining.cpu_classes or name in defining.cpu_builders:  # a call builds on the CPU
+                cpu_classes.add(local)
+            elif where and defining.foreign_builders and self._foreign_cpu_builder(where, defining, name):
                 cpu_classes.add(local)
             if name in defining.plain_classes:
                 plain_classes.add(local)

@@ -48,7 +48,7 @@ from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, han
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, is_move
-from memlint.project.cpu_builders import cpu_builders
+from memlint.project.cpu_builders import cpu_builders, foreign_builders
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
@@ -167,6 +167,11 @@ class ModuleSummary:
     # Module-level functions among them that return a model of a cpu class
     # (``def alexnet(**kwargs): return AlexNet(**kwargs)``, cpu_builders.py).
     cpu_builders: list[str] = field(default_factory=list)
+    # Builders of classes other modules define (``def DeepLabV2_MSC(n):
+    # return MSC(base=DeepLabV2(n))`` after ``from .msc import *``), as
+    # ``"fn=MSC,DeepLabV2"``: CPU builders when the project finds every name
+    # a CPU class of its module (index.py).
+    foreign_builders: list[str] = field(default_factory=list)
     # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
     # written: relative ones are read from the script's own folder.
     sys_paths: list[str] = field(default_factory=list)
@@ -200,6 +205,7 @@ class ModuleSummary:
             "plain_classes": list(self.plain_classes),
             "cpu_functions": list(self.cpu_functions),
             "cpu_builders": list(self.cpu_builders),
+            "foreign_builders": list(self.foreign_builders),
             "sys_paths": list(self.sys_paths),
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
@@ -225,6 +231,7 @@ class ModuleSummary:
             plain_classes=[str(c) for c in data.get("plain_classes", [])],
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
             cpu_builders=[str(c) for c in data.get("cpu_builders", [])],
+            foreign_builders=[str(c) for c in data.get("foreign_builders", [])],
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
@@ -291,6 +298,9 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders = cpu_builders(tree, walker.summary.cpu_classes, walker.summary.cpu_functions)
+            walker.summary.foreign_builders = foreign_builders(
+                tree, walker.summary.cpu_classes, walker.summary.cpu_functions
+            )
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -815,6 +825,7 @@ class _Walker:
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders = cpu_builders(self._tree, s.cpu_classes, s.cpu_functions)
+        s.foreign_builders = foreign_builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.loading_uses = sorted(self._loading)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 

@@ -14,7 +14,8 @@ Two questions MEM701 asks about ``torch.load`` (``facts.checkpoints``):
   ``DataParallel(net)``; an argument from ``get_config()`` is none), with
   nothing in between (an ``if``'s other branches excluded) that may move it (a device
   move, the model handed to a call, rebound, or a loop around the load that
-  moves it later). A file that builds models on a device (``with
+  moves it later). A load into a part of such a model (``model.base``) is
+  into it; a part rebound to a name or moved loses it. A file that builds models on a device (``with
   torch.device("cuda"):``, ``torch.set_default_device``) has no model known
   to be on the CPU. A class of another module is not known (the project
   stage may tell later).
@@ -303,10 +304,22 @@ class _CpuModels(cst.CSTVisitor):
             if key is None:
                 continue
             self._lost(key)
+            owner = self._owner(key)
+            value = original_node.value
+            if owner is not None and (isinstance(value, (cst.Name, cst.Attribute)) or _moves_anything(value)):
+                self._lost(owner)  # ``model.base = net``: a part that may be anywhere
             if self._built(original_node.value):
                 self.frames[-1][key] = tuple(self.blocks)
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
+
+    def _owner(self, key: str | None) -> str | None:
+        """``key`` if it names a model on the CPU here, else the one of its
+        owners that does (``model`` for ``model.base``)."""
+        frame = self.frames[-1]
+        while key is not None and key not in frame:
+            key = key.rsplit(".", 1)[0] if "." in key else None
+        return key
 
     def _on_cpu_here(self, value: cst.BaseExpression) -> bool:
         """``value`` names a model on the CPU, bound in a block around this point."""
@@ -349,14 +362,15 @@ class _CpuModels(cst.CSTVisitor):
             )
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
         for arg in [] if looks or self.stays(node) else node.args:
-            key = dotted_name(arg.value)
-            if key is not None and key in frame:
-                self._lost(key)  # handed to a call that may move it
+            key = self._owner(dotted_name(arg.value))
+            if key is not None:
+                self._lost(key)  # handed to a call that may move it (or a part of it)
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
-        key = dotted_name(func.value)
-        if key is None or key not in frame:
+        # ``model.base.load_state_dict(sd)``: a part of a model on the CPU is on the CPU.
+        key = self._owner(dotted_name(func.value))
+        if key is None:
             return
         method = func.attr.value
         if method == "load_state_dict":
