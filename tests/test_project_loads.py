@@ -632,3 +632,69 @@ def test_a_builder_of_classes_reached_through_star_imports_and_a_load_into_a_par
     expected = [("main.py", 14), ("main.py", 18), ("main.py", 21)]
     assert _mem701(tmp_path, ".") == expected
     assert _mem701(tmp_path, "main.py") == expected
+
+
+def test_a_class_whose_submodules_move_themselves_is_not_built_on_the_cpu(tmp_path):
+    """NCRF++: ``SeqLabel(data)`` moves nothing itself, but the
+    ``WordSequence`` it builds (model/wordsequence.py) calls
+    ``self.lstm.cuda()`` in its ``__init__``: the model may be on the GPU at
+    the load. A class whose parts and bases all move nothing stays a CPU
+    class, and so does one built of torch.nn layers only."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "model/__init__.py": "",
+            "model/wordsequence.py": """
+                import torch.nn as nn
+                class WordSequence(nn.Module):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.lstm = nn.LSTM(8, 8)
+                        if data.HP_gpu:
+                            self.lstm = self.lstm.cuda()
+                class Embedder(nn.Module):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.emb = nn.Embedding(10, 8)
+            """,
+            "model/base.py": """
+                import torch.nn as nn
+                class Base(nn.Module):
+                    def place(self):
+                        self.cuda()
+            """,
+            "model/seqlabel.py": """
+                import torch.nn as nn
+                from .wordsequence import WordSequence, Embedder
+                from .base import Base
+                class SeqLabel(nn.Module):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.word_hidden = WordSequence(data)
+                class Tagger(nn.Module):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.emb = Embedder(data)
+                        self.out = nn.Linear(8, 2)
+                class Derived(Base):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.out = nn.Linear(8, 2)
+            """,
+            "main.py": """
+                import torch
+                from model.seqlabel import SeqLabel, Tagger, Derived
+                def decode(data):
+                    model = SeqLabel(data)
+                    model.load_state_dict(torch.load(data.load_model_dir))
+                    tagger = Tagger(data)
+                    tagger.load_state_dict(torch.load(data.tagger_dir))
+                    derived = Derived(data)
+                    derived.load_state_dict(torch.load(data.derived_dir))
+            """,
+        },
+    )
+    expected = [("main.py", 6), ("main.py", 10)]
+    assert _mem701(tmp_path, ".") == expected
+    assert _mem701(tmp_path, "main.py") == expected

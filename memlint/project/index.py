@@ -42,6 +42,9 @@ class ProjectIndex:
         # importer -> (its sys.path folders, the files read to find them)
         self._sys_path_cache: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._sys_path_generation = 0
+        # (file, class) -> (a CPU class with all it needs, the files read to tell), _cpu_class_of
+        self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
+        self._cpu_deep_generation = 0
         self._loading_users: dict[str, set[str]] | None = None  # loading_used_elsewhere
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # (file, class) built by a module that trains / inside a training step: where.
@@ -274,10 +277,75 @@ class ProjectIndex:
             return False
         defining = self.summary(found[0])
         return defining is not None and (
-            found[1] in defining.cpu_classes
+            self._cpu_class_of(found[0], defining, found[1])
             or found[1] in defining.cpu_builders
             or self._foreign_cpu_builder(found[0], defining, found[1])
         )
+
+    def _cpu_class_of(self, path: str, defining: ModuleSummary, name: str, depth: int = 0) -> bool:
+        """``name`` is a class of ``path`` that moves nothing, and so is every
+        class of the project it derives from or constructs (class_needs)."""
+        if name not in defining.cpu_classes:
+            return False
+        prefix = name + "="
+        needs = next((e[len(prefix) :] for e in defining.class_needs if e.startswith(prefix)), "")
+        if not needs:
+            return True
+        generation = getattr(self, "generation", 0)  # the live index's texts change (live.py)
+        if generation != self._cpu_deep_generation:
+            self._cpu_deep.clear()
+            self._cpu_deep_generation = generation
+        key = (path, name)
+        cached = self._cpu_deep.get(key)
+        if cached is None:
+            self._cpu_deep[key] = (True, frozenset())  # a cycle of classes building each other: judged by the rest
+            outer, self._reading = self._reading, set()
+            try:
+                verdict = depth < _MAX_HOPS and all(
+                    self._needed_on_cpu(path, defining, n, depth) for n in needs.split(",")
+                )
+            finally:
+                inner, self._reading = self._reading, outer
+            cached = self._cpu_deep[key] = (verdict, frozenset(inner or ()))
+        for read in cached[1]:  # a view asking again reads them too (incremental re-lint)
+            self._note_read(read)
+        return cached[0]
+
+    def _needed_on_cpu(self, path: str, defining: ModuleSummary, spelled: str, depth: int) -> bool:
+        target = self._class_named(path, defining, spelled)
+        if target is None:
+            return True  # not of the project: torch.nn's, a library's
+        where, name = target
+        summary = self.summary(where)
+        if summary is None:
+            return True
+        if name in summary.cpu_classes:
+            return self._cpu_class_of(where, summary, name, depth + 1)
+        if name in summary.cpu_builders or self._foreign_cpu_builder(where, summary, name):
+            return True
+        # A class that moves (or a capitalised function that may build one).
+        return not (name in summary.classes or name[:1].isupper())
+
+    def _class_named(self, path: str, summary: ModuleSummary, spelled: str) -> tuple[str, str] | None:
+        """What ``spelled`` names in ``path``, if a project module defines it
+        (there, imported, or through a star import); None for anything else."""
+        head = spelled.split(".")[0]
+        if "." not in spelled and spelled in summary.defines:
+            found: tuple[str, str] | None = (path, spelled)
+        elif head in summary.imports:
+            found = self.resolve(summary.imports[head] + spelled[len(head) :], path)
+        elif "." not in spelled:
+            exports: dict[str, tuple[str, str]] = {}
+            for source in self._star_sources(path):
+                exports.update(self._exports(source))
+            kind, where = exports.get(spelled, ("", ""))
+            found = (where, spelled) if kind == "define" else None
+        else:
+            found = None
+        if found is None or not found[1] or "." in found[1]:
+            return None
+        defining = self.summary(found[0])
+        return found if defining is not None and found[1] in defining.defines else None
 
     def _foreign_cpu_builder(self, path: str, defining: ModuleSummary, name: str) -> bool:
         """``name``, a function of ``path``, returns classes other modules
@@ -307,7 +375,7 @@ class ProjectIndex:
         if found is None or not found[1] or "." in found[1]:
             return False
         defining = self.summary(found[0])
-        return defining is not None and found[1] in defining.cpu_classes
+        return defining is not None and self._cpu_class_of(found[0], defining, found[1])
 
     def call_target(
         self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
@@ -391,8 +459,9 @@ class ProjectIndex:
                     tensor_trackers.add(
                         (local, t.method, t.position, t.param, t.attr, f"{self.modules.display(where)}:{t.line}")
                     )
-            if name in defining.cpu_classes or name in defining.cpu_builders:  # a call builds on the CPU
-                cpu_classes.add(local)
+            on_cpu = self._cpu_class_of(where, defining, name) if where else name in defining.cpu_classes
+            if on_cpu or name in defining.cpu_builders:
+                cpu_classes.add(local)  # a call builds on the CPU
             elif where and defining.foreign_builders and self._foreign_cpu_builder(where, defining, name):
                 cpu_classes.add(local)
             if name in defining.plain_classes:

@@ -47,7 +47,7 @@ from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
-from memlint.project.class_moves import class_moves_to_a_device, is_move
+from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
 from memlint.project.cpu_builders import cpu_builders, foreign_builders
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
@@ -172,6 +172,9 @@ class ModuleSummary:
     # ``"fn=MSC,DeepLabV2"``: CPU builders when the project finds every name
     # a CPU class of its module (index.py).
     foreign_builders: list[str] = field(default_factory=list)
+    # What each CPU class's being on the CPU depends on: its bases and the
+    # classes it constructs, as spelled here (class_moves.class_needs).
+    class_needs: list[str] = field(default_factory=list)
     # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
     # written: relative ones are read from the script's own folder.
     sys_paths: list[str] = field(default_factory=list)
@@ -206,6 +209,7 @@ class ModuleSummary:
             "cpu_functions": list(self.cpu_functions),
             "cpu_builders": list(self.cpu_builders),
             "foreign_builders": list(self.foreign_builders),
+            "class_needs": list(self.class_needs),
             "sys_paths": list(self.sys_paths),
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
@@ -232,6 +236,7 @@ class ModuleSummary:
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
             cpu_builders=[str(c) for c in data.get("cpu_builders", [])],
             foreign_builders=[str(c) for c in data.get("foreign_builders", [])],
+            class_needs=[str(c) for c in data.get("class_needs", [])],
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
@@ -301,6 +306,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.foreign_builders = foreign_builders(
                 tree, walker.summary.cpu_classes, walker.summary.cpu_functions
             )
+            walker.summary.class_needs = class_needs(tree, walker.summary.cpu_classes)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -826,6 +832,7 @@ class _Walker:
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders = cpu_builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.foreign_builders = foreign_builders(self._tree, s.cpu_classes, s.cpu_functions)
+        s.class_needs = class_needs(self._tree, s.cpu_classes)
         s.loading_uses = sorted(self._loading)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
