@@ -698,3 +698,72 @@ def test_a_class_whose_submodules_move_themselves_is_not_built_on_the_cpu(tmp_pa
     expected = [("main.py", 6), ("main.py", 10)]
     assert _mem701(tmp_path, ".") == expected
     assert _mem701(tmp_path, "main.py") == expected
+
+
+def test_a_model_built_in_every_branch_and_set_up_by_an_inherited_method(tmp_path):
+    """faster-rcnn's test_net.py: ``fasterRCNN`` is built in each branch of an
+    ``if``/``elif`` chain whose ``else`` only prints (the name stays unbound
+    there), then ``fasterRCNN.create_architecture()``, a method of the base
+    class ``_fasterRCNN`` of another module, runs before the load: nothing
+    in the classes or their bases moves, so the model is on the CPU. A
+    branch that builds with an unknown function, or an inherited method
+    that moves the model, keep the finding."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "model/__init__.py": "",
+            "model/faster_rcnn.py": """
+                import torch.nn as nn
+                class _fasterRCNN(nn.Module):
+                    def __init__(self, classes):
+                        super().__init__()
+                        self.n_classes = len(classes)
+                    def create_architecture(self):
+                        self._init_modules()
+                class _Placed(nn.Module):
+                    def create_architecture(self):
+                        self.cuda()
+            """,
+            "model/vgg16.py": """
+                import torch.nn as nn
+                from model.faster_rcnn import _fasterRCNN, _Placed
+                class vgg16(_fasterRCNN):
+                    def _init_modules(self):
+                        self.head = nn.Linear(8, self.n_classes)
+                class resnet(_fasterRCNN):
+                    def _init_modules(self):
+                        self.head = nn.Linear(16, self.n_classes)
+                class placed(_Placed):
+                    def __init__(self, classes):
+                        super().__init__()
+                        self.head = nn.Linear(8, len(classes))
+            """,
+            "test_net.py": """
+                import pdb
+                import torch
+                from model.vgg16 import vgg16, resnet, placed
+                if __name__ == '__main__':
+                    if args.net == 'vgg16':
+                        fasterRCNN = vgg16(classes)
+                    elif args.net == 'res101':
+                        fasterRCNN = resnet(classes)
+                    else:
+                        print("network is not defined")
+                        pdb.set_trace()
+                    fasterRCNN.create_architecture()
+                    fasterRCNN.load_state_dict(torch.load(load_name)['model'])
+                    if args.net == 'vgg16':
+                        other = vgg16(classes)
+                    else:
+                        other = build_other(classes)
+                    other.load_state_dict(torch.load(load_name)['model'])
+                    moved = placed(classes)
+                    moved.create_architecture()
+                    moved.load_state_dict(torch.load(load_name)['model'])
+            """,
+        },
+    )
+    expected = [("test_net.py", 19), ("test_net.py", 22)]
+    assert _mem701(tmp_path, ".") == expected
+    assert _mem701(tmp_path, "test_net.py") == expected

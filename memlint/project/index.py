@@ -324,7 +324,7 @@ class ProjectIndex:
         if name in summary.cpu_builders or self._foreign_cpu_builder(where, summary, name):
             return True
         # A class that moves (or a capitalised function that may build one).
-        return not (name in summary.classes or name[:1].isupper())
+        return not (name in summary.classes or name.lstrip("_")[:1].isupper())
 
     def _class_named(self, path: str, summary: ModuleSummary, spelled: str) -> tuple[str, str] | None:
         """What ``spelled`` names in ``path``, if a project module defines it
