@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -322,7 +323,9 @@ class _CpuModels(cst.CSTVisitor):
 
     def _written(self, key: str, start: int, end: int) -> bool:
         """``key`` was bound (in any form) between the two points of the walk."""
-        return any(start <= at < end for at in self.writes[-1].get(key, ()))
+        points = self.writes[-1].get(key, ())  # in walk order
+        first = bisect_left(points, start)
+        return first < len(points) and points[first] < end
 
     def _write(self, key: str | None) -> None:
         if key is not None:
@@ -476,8 +479,10 @@ class _CpuModels(cst.CSTVisitor):
             bound_in = frame[key]
             if self.blocks[: len(bound_in)] == list(bound_in):  # bound in a block around the load
                 self.candidates[node] = (key, tuple(self.loops))
-        elif method not in _STAYS and not self.stays(node) and not self._own_method(key, method):
-            self._lost(key)
+        elif method not in _STAYS and not self.stays(node):
+            # A method of the model itself (not of a part, whose class is not known here).
+            if not (key == dotted_name(func.value) and self._own_method(key, method)):
+                self._lost(key)
 
 
 class _MovedNames(cst.CSTVisitor):
