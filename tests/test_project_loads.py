@@ -661,6 +661,8 @@ def test_a_class_whose_submodules_move_themselves_is_not_built_on_the_cpu(tmp_pa
             "model/base.py": """
                 import torch.nn as nn
                 class Base(nn.Module):
+                    def forward(self, x):
+                        return x
                     def place(self):
                         self.cuda()
             """,
@@ -722,6 +724,8 @@ def test_a_model_built_in_every_branch_and_set_up_by_an_inherited_method(tmp_pat
                     def create_architecture(self):
                         self._init_modules()
                 class _Placed(nn.Module):
+                    def __init__(self):
+                        super().__init__()
                     def create_architecture(self):
                         self.cuda()
             """,

@@ -323,8 +323,9 @@ class ProjectIndex:
             return self._cpu_class_of(where, summary, name, depth + 1)
         if name in summary.cpu_builders or self._foreign_cpu_builder(where, summary, name):
             return True
-        # A class that moves (or a capitalised function that may build one).
-        return not (name in summary.classes or name.lstrip("_")[:1].isupper())
+        # A model class of the project that moves; anything else (an alias
+        # ``Upsample = layers.Upsample``, a function) is not known: no answer.
+        return name not in summary.classes
 
     def _class_named(self, path: str, summary: ModuleSummary, spelled: str) -> tuple[str, str] | None:
         """What ``spelled`` names in ``path``, if a project module defines it

@@ -307,9 +307,16 @@ def summarise_exports(text: str) -> ModuleSummary:
                 tree, walker.summary.cpu_classes, walker.summary.cpu_functions
             )
             walker.summary.class_needs = class_needs(tree, walker.summary.cpu_classes)
+            # The model classes, moving or not, as the full walk lists them
+            # (a class another module builds is judged by them, index.py).
+            walker.summary.classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _model_like(n)]
         except RecursionError:
             return ModuleSummary()
     return walker.summary
+
+
+def _model_like(node: ast.ClassDef) -> bool:
+    return any(isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body)
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -605,9 +612,7 @@ class _Walker:
             self.summary.plain_classes.append(node.name)
             if not node.keywords:
                 self.summary.plain_attrs.extend(sorted(assigned))
-        if not outer.name and any(
-            isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body
-        ):
+        if not outer.name and _model_like(node):
             self.summary.classes.append(node.name)
 
     def _unvisited(self, *parts: ast.AST | None) -> None:
