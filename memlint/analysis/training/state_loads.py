@@ -412,7 +412,7 @@ class _CpuModels(cst.CSTVisitor):
         """``net.create_architecture()`` on a model built from classes none of
         whose code, bases included, moves anything: a method of its own (or
         of ``nn.Module`` but a move) leaves it where it is."""
-        classes = self.built_by[-1].get(key)
+        classes = self.built_by[-1].get(key, set())
         return bool(classes) and method not in _MOVES and all(map(self.cpu_hierarchy, classes))
 
     def _owner(self, key: str | None) -> str | None:
