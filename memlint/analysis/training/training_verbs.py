@@ -88,6 +88,9 @@ class Verb:
     closure: bool = False  # STEP with a closure (LBFGS)
     callee: cst.FunctionDef | None = None  # CALL
     loops: tuple[Loop, ...] = field(default=())
+    # A copy of a local function's verb read at its call (inlined_verbs.py):
+    # the outermost call of the region it was inlined into.
+    via: Verb | None = None
 
     @property
     def loop(self) -> Loop | None:
