@@ -110,8 +110,15 @@ def _last_binding(
     if text is None or not bindings.binds_in(text, scope):
         return None
     values = bindings.values(text, scope)
-    if any(v is None for v in values):
-        return None  # a binding we cannot evaluate: its place is unknown
+    unknown = sum(v is None for v in values)
+    if unknown:
+        # ``D_fake, D_cont = D(G_)``: an element of a call's result runs back
+        # through that call; any other binding we cannot evaluate leaves its
+        # place unknown.
+        unpacked = bindings.unpacked_in(text, scope)
+        if len(unpacked) != unknown:
+            return None
+        values = [*(v for v in values if v is not None), *unpacked]
     at = pos(read)
     before = [v for v in values if v is not None and end(v) <= at]
     return max(before, key=pos) if before else None
