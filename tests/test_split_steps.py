@@ -270,3 +270,104 @@ def test_bindings_know_the_call_a_name_is_unpacked_from():
     assert bindings.unpacked_in("b", fn) == []  # nested: which part is unknown
     assert bindings.unpacked_in("d", fn) == []  # a tuple of values, not a call
     assert bindings.values("a", fn) == [None]
+
+
+# -- MEM304: the loop's step is another module's helper -------------------------
+
+_STEP_HELPER = {
+    "utils.py": """\
+        import torch
+
+
+        def optimizer_step(optimizer, scaler, model):
+            \"\"\"Unscale, clip, step.\"\"\"
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+            scaler.step(optimizer)
+            scaler.update()
+
+
+        def step_and_clear(optimizer):
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+        def maybe_step(optimizer, i):
+            if i % 2 == 0:
+                optimizer.step()
+        """,
+    "train.py": """\
+        import torch
+        import utils
+        from utils import maybe_step, step_and_clear
+
+
+        def train(model, loader):
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+            scaler = torch.amp.GradScaler("cuda")
+            for x, y in loader:
+                with torch.autocast("cuda"):
+                    loss = torch.nn.functional.cross_entropy(model(x), y)
+                scaler.scale(loss).backward()
+                utils.optimizer_step(optimizer, scaler, model)
+
+
+        def train_clearing(model, loader):
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+            for x, y in loader:
+                torch.nn.functional.cross_entropy(model(x), y).backward()
+                step_and_clear(optimizer)
+
+
+        def train_branching(model, loader):
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+            for i, (x, y) in enumerate(loader):
+                torch.nn.functional.cross_entropy(model(x), y).backward()
+                maybe_step(optimizer, i)
+
+
+        def train_handing(model, loader, hooks):
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+            scaler = torch.amp.GradScaler("cuda")
+            for x, y in loader:
+                hooks.before_batch(optimizer)
+                scaler.scale(torch.nn.functional.cross_entropy(model(x), y)).backward()
+                utils.optimizer_step(optimizer, scaler, model)
+        """,
+}
+_MEM304 = (
+    "backward() and step() run every iteration but the gradients are never cleared: they accumulate across steps"
+    " (`utils.optimizer_step` steps `optimizer`, utils.py:8)"
+)
+
+
+@pytest.mark.parametrize("target", [".", "train.py"])
+def test_a_step_helper_of_another_module_is_the_loops_step(tmp_path, target):
+    """train.py backpropagates and calls utils.optimizer_step, which only
+    unscales, clips and steps: nothing clears the gradients. Helpers that
+    clear or step on some paths only, and a loop that hands the optimizer to
+    another call, stay silent."""
+    _write(tmp_path, _STEP_HELPER)
+    expected = [("train.py", 13, "MEM304", _MEM304)]
+    assert [f for f in _cli(target, cwd=tmp_path) if f[2].startswith("MEM")] == expected
+    assert _flake8("MEM", tmp_path) == expected
+
+
+def test_summaries_and_views_carry_step_helpers(tmp_path):
+    from memlint.project.index import view_from_disk
+    from memlint.project.summary import ModuleSummary, summarise_text
+
+    summary = summarise_text(textwrap.dedent(_STEP_HELPER["utils.py"]))
+    assert summary is not None
+    assert [(f.name, f.stepped, f.step_line) for f in summary.functions] == [
+        ("maybe_step", (), 0),
+        ("optimizer_step", ("optimizer",), 8),
+        ("step_and_clear", (), 0),
+    ]
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
+    _write(tmp_path, _STEP_HELPER)
+    view = view_from_disk(str(tmp_path / "train.py"))
+    assert view is not None
+    assert view.step_helpers == (
+        ("utils.optimizer_step", ("optimizer",), ("optimizer", "scaler", "model"), "utils.py:8"),
+    )

@@ -245,6 +245,11 @@ class ProjectIndex:
         """The summary facts of the project function ``callee`` (as ``path``
         spells it), read in full whatever the needles kept; None when it is
         not a function of the project."""
+        found = self._function_facts_at(callee, path, star_exports)
+        return found[1] if found is not None else None
+
+    def _function_facts_at(self, callee: str, path: str, star_exports) -> tuple[str, FunctionFacts] | None:
+        """``_function_facts`` with the file that defines the function."""
         if callee.startswith("*"):
             kind, where = (star_exports or {}).get(callee[1:], ("", ""))
             target = (where, callee[1:]) if kind == "define" else None
@@ -255,7 +260,7 @@ class ProjectIndex:
         summary = self.full_summary(target[0])
         for fn in summary.functions if summary is not None else ():
             if fn.name == target[1]:
-                return fn
+                return target[0], fn
         return None
 
     def _cpu_class(self, spelling: str, importer: str) -> bool:
@@ -391,6 +396,7 @@ class ProjectIndex:
             if found is not None and found[1] and "." not in found[1]:
                 defined(f"{locals_of[head]}.{last}", self.summary(found[0]) or ModuleSummary(), found[1], found[0])
         callees: dict[str, FunctionFacts] = {}
+        step_helpers: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {}
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -399,9 +405,13 @@ class ProjectIndex:
                 star_exports = {}
                 for source in self._star_sources(path):
                     star_exports.update(self._exports(source))
-            facts = self._function_facts(site.callee, path, star_exports)
+            located = self._function_facts_at(site.callee, path, star_exports)
+            facts = located[1] if located is not None else None
             if facts is not None and (facts.switches or facts.opaque or facts.steps):
                 callees[site.written] = facts
+            if located is not None and located[1].stepped and located[0] != path:
+                where = f"{self.modules.display(located[0])}:{located[1].step_line}"
+                step_helpers[site.written] = (located[1].stepped, located[1].params, where)
         callers = []
         for fn in summary.functions:
             sites = self._callers.get((path, fn.name))
@@ -420,6 +430,7 @@ class ProjectIndex:
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
             callees=tuple(sorted(callees.items())),
+            step_helpers=tuple((name, *facts) for name, facts in sorted(step_helpers.items())),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
             called_per_batch=tuple(called_per_batch),

@@ -49,6 +49,7 @@ from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, is_move
 from memlint.project.cpu_builders import cpu_builders
+from memlint.project.step_helpers import stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
@@ -129,6 +130,11 @@ class FunctionFacts:
     switches: tuple[tuple[str, str], ...] = ()
     opaque: bool = False
     steps: bool = False
+    # The parameters it only steps (``def optimizer_step(opt): opt.step()``,
+    # project/step_helpers.py) and the line of that step; () when it does
+    # anything else (it may clear the gradients itself).
+    stepped: tuple[str, ...] = ()
+    step_line: int = 0
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -142,6 +148,8 @@ class FunctionFacts:
             tuple((str(r), str(k)) for r, k in data.get("switches", ())),
             bool(data.get("opaque", False)),
             bool(data.get("steps", False)),
+            tuple(str(p) for p in data.get("stepped", ())),
+            int(data.get("step_line", 0)),
         )
 
 
@@ -320,6 +328,7 @@ class _Scope:
     params: tuple[str, ...] = ()
     kwonly: tuple[str, ...] = ()
     steps: bool = False
+    stepped: tuple[tuple[str, ...], int] = ((), 0)  # FunctionFacts.stepped, step_line
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
     loading: list[tuple[str, str]] = field(default_factory=list)
@@ -560,6 +569,8 @@ class _Walker:
         args = node.args
         scope.params = tuple(a.arg for a in (*args.posonlyargs, *args.args))
         scope.kwonly = tuple(a.arg for a in args.kwonlyargs)
+        if not outer.name:  # a module-level function: another module may call it
+            scope.stepped = stepped_parameters(node)
         outer_loops, self._loops = self._loops, []  # a function's body is not its definer's loop
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
         self._loops = outer_loops
@@ -800,6 +811,7 @@ class _Walker:
                         _switches(scope.trace),
                         opaque,
                         scope.steps,
+                        *scope.stepped,
                     )
                 )
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):
