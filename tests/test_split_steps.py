@@ -371,3 +371,60 @@ def test_summaries_and_views_carry_step_helpers(tmp_path):
     assert view.step_helpers == (
         ("utils.optimizer_step", ("optimizer",), ("optimizer", "scaler", "model"), "utils.py:8"),
     )
+
+
+# -- MEM202: where another module calls the method ------------------------------
+
+
+def test_mem202_names_where_another_module_calls_the_method(tmp_path):
+    """StarGAN: ``Solver.test`` evaluates ``self.G`` in training mode and is
+    entered from main.py (``solver = Solver(...); solver.test()``): the
+    message says where, alike for the CLI, flake8 and the language server's
+    index."""
+    from test_project_steps import _MEM202, _STARGAN
+
+    from memlint.project.index import view_from_disk
+    from memlint.project.live import Workspace
+
+    files = dict(_STARGAN)
+    files["main.py"] = (
+        "import solver as solvers\nfrom solver import Solver\n\nsolver = Solver(loader=[])\nsolver.test()\n"
+    )
+    files["other.py"] = "from solver import Solver\n\ns = Solver(loader=[])\ns = 3\ns.test()\n"
+    _write(tmp_path, files)
+    expected = [("solver.py", 21, "MEM202", _MEM202 + " (`test` is called from main.py:5)")]
+    assert [f for f in _cli(".", cwd=tmp_path) if f[2] == "MEM202"] == expected
+    assert [f for f in _cli("solver.py", cwd=tmp_path) if f[2] == "MEM202"] == expected
+    assert _flake8("MEM202", tmp_path) == expected
+    view = view_from_disk(str(tmp_path / "solver.py"))
+    assert view is not None and view.method_callers == (("Solver.test", ("main.py:5",)),)
+    assert Workspace().view(str(tmp_path / "solver.py")) == view
+
+
+def test_summaries_carry_method_calls_on_instances_of_imported_classes():
+    from memlint.project.summary import ModuleSummary, summarise_text
+
+    text = textwrap.dedent(
+        """\
+        import torch
+        import solver as solvers
+        from solver import Solver
+        from collections import OrderedDict
+
+
+        def main(loader):
+            a = Solver(loader)
+            b = solvers.Solver(loader)
+            c = OrderedDict()
+            d = Solver(loader)
+            d = None
+            a.test()
+            b.train(1)
+            c.update()
+            d.test()
+        """
+    )
+    summary = summarise_text(text)
+    assert summary is not None
+    assert summary.method_calls == [("solver.Solver.test", 13), ("solver.Solver.train", 14)]
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary

@@ -44,6 +44,8 @@ class ProjectIndex:
         self._sys_path_generation = 0
         self._loading_users: dict[str, set[str]] | None = None  # loading_used_elsewhere
         self._callers: dict[tuple[str, str], list[Caller]] = {}
+        # file -> "Class.method" -> where other modules call it on an instance.
+        self._method_callers: dict[str, dict[str, list[str]]] = {}
         # (file, class) built by a module that trains / inside a training step: where.
         self._called_per_batch: dict[tuple[str, str], str] = {}
         self._built_per_batch: dict[tuple[str, str], str] = {}
@@ -56,8 +58,14 @@ class ProjectIndex:
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
+                methods = [(str(m), int(n)) for m, n in summary.get("method_calls", ())]
             elif summary is not None:
                 self._index_calls(path, summary.calls, summary.trains)
+                methods = summary.method_calls
+            else:
+                methods = []
+            if methods:
+                self._index_methods(path, methods)
 
     def _wanted_calls(self, data: dict) -> list[CallSite]:
         """The call sites of a summary's JSON that ``_index_calls`` keeps."""
@@ -219,6 +227,26 @@ class ProjectIndex:
                 self._called_per_batch.setdefault(target, caller.where())
             if site.step:
                 self._built_per_batch.setdefault(target, caller.where())
+
+    def _index_methods(self, path: str, methods: list[tuple[str, int]]) -> None:
+        """Index ``path``'s calls of methods on instances of project classes
+        (summary.method_calls); the files read to resolve them are
+        dependencies of the class's module, as for ``_index_calls``."""
+        self._reading = {path}
+        display = self.modules.display(path)
+        try:
+            for spelled, line in methods:
+                cls, _, method = spelled.rpartition(".")
+                if self.wanted is not None and cls.rpartition(".")[2] not in self.wanted:
+                    continue
+                target = self.resolve(cls, path)
+                if target is None or not target[1] or "." in target[1] or target[0] == path:
+                    continue
+                sites = self._method_callers.setdefault(target[0], {}).setdefault(f"{target[1]}.{method}", [])
+                sites.append(f"{display}:{line}")
+                self._target_reads.setdefault(target[0], set()).update(self._reading)
+        finally:
+            self._reading = None
 
     def _argument_modes(self, site, path: str, star_exports) -> tuple[tuple[str, str], ...]:
         """The modes of the models the call hands over (CallSite.args) as
@@ -431,6 +459,9 @@ class ProjectIndex:
             cpu_classes=tuple(sorted(cpu_classes)),
             callees=tuple(sorted(callees.items())),
             step_helpers=tuple((name, *facts) for name, facts in sorted(step_helpers.items())),
+            method_callers=tuple(
+                (name, tuple(sorted(set(sites)))) for name, sites in sorted(self._method_callers.get(path, {}).items())
+            ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
             called_per_batch=tuple(called_per_batch),

@@ -100,6 +100,16 @@ class ProjectView:
     # name the call writes: (``utils.optimizer_step``, the parameters it
     # steps, its positional parameters, where it steps: ``utils.py:3``).
     step_helpers: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...] = ()
+    # Methods of this module's classes that other modules call on an
+    # instance (``solver = Solver(...); solver.test()``): ("Solver.test",
+    # ("main.py:49",)).
+    method_callers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def method_callers_of(self, qualified: str) -> tuple[str, ...]:
+        for name, sites in self.method_callers:
+            if name == qualified:
+                return sites
+        return ()
 
     def step_helper(self, written: str) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
         for name, stepped, params, where in self.step_helpers:
@@ -140,4 +150,5 @@ class ProjectView:
             or self.tensor_trackers
             or self.loading_elsewhere
             or self.step_helpers
+            or self.method_callers
         )
