@@ -131,7 +131,9 @@ class OptimizerStepBeforeSharedBackward(Rule):
                 )
             ):
                 continue
-            graph = graph_calls(backward.loss, step.scope, facts.bindings, calls.pos, calls.end)
+            graph = graph_calls(
+                backward.loss, step.scope, facts.bindings, calls.pos, calls.end, facts.objects.is_model_call
+            )
             for call in graph:
                 if calls.pos(call) >= at or facts.grad_mode.mode_at(call) is not GradMode.ENABLED:
                     continue
@@ -150,6 +152,30 @@ class OptimizerStepBeforeSharedBackward(Rule):
     # which step) is what each one tests. Those that differ in one guard
     # only share _TWO_BRANCHES.
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+G, D = Generator(), Discriminator()
+opt_d = torch.optim.Adam(D.parameters())
+opt_g = torch.optim.Adam(G.parameters())
+for real in loader:
+    fake, _ = G(torch.randn(8, 512))
+    real_pred = D(real)
+    d_loss = F.softplus(D(fake.detach())).mean() + F.softplus(-real_pred).mean()
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    p = tuner.tune(real_pred)
+    fake, _ = G(torch.randn(8, 512))
+    fake, _ = augment(fake, p)
+    g_loss = F.softplus(-D(fake)).mean()
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+""",
+            "StyleGAN2's adaptive augmentation: `augment` is no model, so what it unpacks is not followed into `p` (a probability tuned on the critic's score)",
+        ),
         Valid(
             """\
 import torch
