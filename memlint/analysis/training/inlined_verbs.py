@@ -48,7 +48,15 @@ class _Exits(cst.CSTVisitor):
 
 def straight_line(verbs, fn: cst.FunctionDef) -> list[Verb] | None:
     """The verbs of ``fn`` when each runs at most once per call and nothing
-    but a branch decides whether it runs; None otherwise."""
+    but a branch decides whether it runs; None otherwise. Read once per
+    function (kept on ``verbs``), however many regions call it."""
+    memo = verbs.__dict__.setdefault("_straight_line", {})
+    if fn not in memo:
+        memo[fn] = _straight_line(verbs, fn)
+    return memo[fn]
+
+
+def _straight_line(verbs, fn: cst.FunctionDef) -> list[Verb] | None:
     own = verbs.in_scope(fn)
     if any(v.loops for v in own):
         return None
