@@ -423,7 +423,9 @@ class _Warm:
                 continue
             if report.digest is not None and report.digest != digests.get(self.absolute[i]):
                 continue  # the file changed while it was read: hashed again next time
-            self.index.note(self.absolute[i], key, _report_to_json(key, report, summary=False))
+            data = _report_to_json(key, report, summary=False)
+            del data["key"]  # the record holds it
+            self.index.note(self.absolute[i], key, data)
         self.index.save()
 
 
@@ -511,7 +513,7 @@ def _states(
     a file whose stamp is unchanged is not read)."""
     from memlint.project.manifest import project_manifest, state_of
 
-    roots = _roots(paths, waiting)
+    roots = _roots(paths, waiting, warm.absolute if warm is not None else None)
     by_root: dict[str, tuple[str, str | None, dict[str, str] | None]] = {}
     out = {}
     for i in waiting:
@@ -530,13 +532,13 @@ def _absolute(paths: list[str]) -> list[str]:
     return [os.path.normpath(p if os.path.isabs(p) else os.path.join(cwd, p)) for p in paths]
 
 
-def _roots(paths: list[str], indices: Iterable[int]) -> dict[int, str]:
+def _roots(paths: list[str], indices: Iterable[int], absolute: list[str] | None = None) -> dict[int, str]:
     """The project root of each ``paths[i]`` (roots.project_root with the
     run's common root), looked up once per folder: it depends on the folder
     alone, and hundreds of files share one."""
     from memlint.project.roots import common_root, project_root
 
-    absolute = _absolute(paths)
+    absolute = absolute or _absolute(paths)
     checked = [common_root(absolute)]
     by_folder: dict[str, str] = {}
     out = {}

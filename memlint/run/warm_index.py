@@ -112,8 +112,9 @@ class WarmIndex:
         tmp = f"{self.path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            data = json.dumps(records, separators=(",", ":"))  # one C call: json.dump streams in chunks
             with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-                json.dump(records, fh, separators=(",", ":"))
+                fh.write(data)
             os.replace(tmp, self.path)
             self._dirty = False
         except (OSError, ValueError):
@@ -126,7 +127,7 @@ class WarmIndex:
 def _load(path: str) -> dict[str, list]:
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            data = json.load(fh)
+            data = json.loads(fh.read())
     except Exception:  # missing, truncated, corrupt: every file is hashed again
         return {}
     if not isinstance(data, dict):
