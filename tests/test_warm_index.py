@@ -137,7 +137,7 @@ def test_a_file_changed_within_the_racy_window_is_never_trusted(tmp_path, monkey
     cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
     counts = _Counts(monkeypatch)
     runner.run([str(path)], Settings(), jobs=1, cache=cache)
-    assert str(path) not in cache.warm_index().records
+    assert str(path) not in warm_index.WarmIndex(cache.folder).records
     counts.clear()
     runner.run([str(path)], Settings(), jobs=1, cache=cache)
     assert counts.hashed == ["train.py"]
@@ -181,7 +181,7 @@ def test_an_unreadable_or_corrupt_index_is_an_empty_one(project, tmp_path):
     cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
     settings = Settings(root=str(project))
     runner.run(files, settings, jobs=1, cache=cache)
-    index = Path(cache.warm_index().path)
+    index = Path(warm_index.WarmIndex(cache.folder).path)
     assert index.is_file()
     for garbage in ("", "{", "[1, 2]", '{"x": [1]}', '{"%s": [1, 2, 3, 4, "d", "k", {"findings": 7}]}' % files[0]):
         index.write_text(garbage)

@@ -140,11 +140,10 @@ class FindingsCache:
     def _entry(self, key: str) -> str:
         return os.path.join(self._folder, key[:2], key + ".json")
 
-    def warm_index(self):
-        """The index of stamps, digests and reports a run loads once (warm_index.py)."""
-        from memlint.run.warm_index import WarmIndex
-
-        return WarmIndex(self._folder)
+    @property
+    def folder(self) -> str:
+        """This build's entries (and run/warm_index.py's index) live here."""
+        return self._folder
 
     # -- reading --------------------------------------------------------------
     def load(self, path: str, key: str) -> FileReport | None:
@@ -287,6 +286,14 @@ def _finding_to_json(f: Finding) -> dict:
             "edits": [[e.start, e.end, e.content, e.start_pos, e.end_pos] for e in f.fix.edits],
         }
     return out
+
+
+def record_of(key: str, report: FileReport) -> dict:
+    """The warm index's record of ``report`` (run/warm_index.py): its entry
+    without the summary, the view's reads and the key (the index holds it)."""
+    data = _report_to_json(key, report, summary=False)
+    del data["key"]
+    return data
 
 
 def report_from_json(path: str, data: dict) -> FileReport | None:

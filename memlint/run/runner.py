@@ -350,7 +350,9 @@ class _Warm:
 
     def __init__(self, cache: FindingsCache, paths: list[str]) -> None:
         self.cache = cache
-        self.index = cache.warm_index()
+        from memlint.run.warm_index import WarmIndex
+
+        self.index = WarmIndex(cache.folder)
         self.absolute = _absolute(paths)
         self.keys: dict[int, str] = {}
         self.records: dict[int, dict] = {}  # the index's records this run used
@@ -406,7 +408,7 @@ class _Warm:
     def remember(self, paths: list[str], reports: list[FileReport | None], digests: dict[str, str]) -> None:
         """Record each checked file's report for the next run, then write the
         index (only if a record changed)."""
-        from memlint.run.cache import _report_to_json, cacheable
+        from memlint.run.cache import cacheable, record_of
 
         for i, report in enumerate(reports):
             key = self.keys.get(i)
@@ -423,9 +425,7 @@ class _Warm:
                 continue
             if report.digest is not None and report.digest != digests.get(self.absolute[i]):
                 continue  # the file changed while it was read: hashed again next time
-            data = _report_to_json(key, report, summary=False)
-            del data["key"]  # the record holds it
-            self.index.note(self.absolute[i], key, data)
+            self.index.note(self.absolute[i], key, record_of(key, report))
         self.index.save()
 
 

@@ -2,7 +2,7 @@
 
 Per absolute path: the stat stamp its bytes had when they were hashed (size,
 mtime, ctime, inode), their digest, and the cache key and report of its last
-check without the module summary (``cache._report_to_json``). A warm run
+check without the module summary (``cache.record_of``). A warm run
 then neither reads nor hashes a file whose stamp is unchanged, nor opens its
 cache entry: one file is read for the whole project instead of every source
 file and every entry (transformers + timm, 3,166 files: the warm pass was
@@ -87,7 +87,7 @@ class WarmIndex:
 
     # -- reports ----------------------------------------------------------------
     def report(self, path: str, key: str) -> dict | None:
-        """The report recorded for ``path`` under ``key`` (cache._report_to_json's
+        """The report recorded for ``path`` under ``key`` (cache.record_of's
         shape, without a summary), or None."""
         record = self.records.get(os.path.abspath(path))
         if record is None or record[5] != key or not isinstance(record[6], dict):
