@@ -644,8 +644,7 @@ def _views(
     # The index is built for every module of ``group`` (default: the waiting
     # ones) in a project where one waits; only the waiting are viewed.
     groups: dict[str, list[str]] = {}
-    members = waiting if group is None else group
-    for i, root in _roots(paths, members).items():
+    for i, root in _roots(paths, waiting if group is None else group).items():
         groups.setdefault(root, []).append(paths[i])
     todo = {paths[i] for i in waiting}
     views: dict[str, ProjectView | None] = {}
