@@ -8,11 +8,14 @@ entries of its own module and of the modules it star-imports.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 
 from memlint.project.arg_modes import may_set_mode
+
+# The project's state (a digest of every file's bytes) lives in manifest.py,
+# which a warm run imports without the summaries' machinery.
+from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text
@@ -47,6 +50,8 @@ class ProjectIndex:
         self._cpu_deep_generation = 0
         self._loading_users: dict[str, set[str]] | None = None  # loading_used_elsewhere
         self._callers: dict[tuple[str, str], list[Caller]] = {}
+        # file -> "Class.method" -> where other modules call it on an instance.
+        self._method_callers: dict[str, dict[str, list[str]]] = {}
         # (file, class) built by a module that trains / inside a training step: where.
         self._called_per_batch: dict[tuple[str, str], str] = {}
         self._built_per_batch: dict[tuple[str, str], str] = {}
@@ -59,8 +64,14 @@ class ProjectIndex:
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
+                methods = [(str(m), int(n)) for m, n in summary.get("method_calls", ())]
             elif summary is not None:
                 self._index_calls(path, summary.calls, summary.trains)
+                methods = summary.method_calls
+            else:
+                methods = []
+            if methods:
+                self._index_methods(path, methods)
 
     def _wanted_calls(self, data: dict) -> list[CallSite]:
         """The call sites of a summary's JSON that ``_index_calls`` keeps."""
@@ -223,6 +234,26 @@ class ProjectIndex:
             if site.step:
                 self._built_per_batch.setdefault(target, caller.where())
 
+    def _index_methods(self, path: str, methods: list[tuple[str, int]]) -> None:
+        """Index ``path``'s calls of methods on instances of project classes
+        (summary.method_calls); the files read to resolve them are
+        dependencies of the class's module, as for ``_index_calls``."""
+        self._reading = {path}
+        display = self.modules.display(path)
+        try:
+            for spelled, line in methods:
+                cls, _, method = spelled.rpartition(".")
+                if self.wanted is not None and cls.rpartition(".")[2] not in self.wanted:
+                    continue
+                target = self.resolve(cls, path)
+                if target is None or not target[1] or "." in target[1] or target[0] == path:
+                    continue
+                sites = self._method_callers.setdefault(target[0], {}).setdefault(f"{target[1]}.{method}", [])
+                sites.append(f"{display}:{line}")
+                self._target_reads.setdefault(target[0], set()).update(self._reading)
+        finally:
+            self._reading = None
+
     def _argument_modes(self, site, path: str, star_exports) -> tuple[tuple[str, str], ...]:
         """The modes of the models the call hands over (CallSite.args) as
         Caller.modes: "eval", "train-trained" (switched to train, then
@@ -248,6 +279,11 @@ class ProjectIndex:
         """The summary facts of the project function ``callee`` (as ``path``
         spells it), read in full whatever the needles kept; None when it is
         not a function of the project."""
+        found = self._function_facts_at(callee, path, star_exports)
+        return found[1] if found is not None else None
+
+    def _function_facts_at(self, callee: str, path: str, star_exports) -> tuple[str, FunctionFacts] | None:
+        """``_function_facts`` with the file that defines the function."""
         if callee.startswith("*"):
             kind, where = (star_exports or {}).get(callee[1:], ("", ""))
             target = (where, callee[1:]) if kind == "define" else None
@@ -258,7 +294,7 @@ class ProjectIndex:
         summary = self.full_summary(target[0])
         for fn in summary.functions if summary is not None else ():
             if fn.name == target[1]:
-                return fn
+                return target[0], fn
         return None
 
     def _cpu_class(self, spelling: str, importer: str) -> bool:
@@ -497,6 +533,7 @@ class ProjectIndex:
             if found is not None and found[1] and "." not in found[1]:
                 defined(f"{locals_of[head]}.{last}", self.summary(found[0]) or ModuleSummary(), found[1], found[0])
         callees: dict[str, FunctionFacts] = {}
+        step_helpers: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {}
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -505,9 +542,13 @@ class ProjectIndex:
                 star_exports = {}
                 for source in self._star_sources(path):
                     star_exports.update(self._exports(source))
-            facts = self._function_facts(site.callee, path, star_exports)
+            located = self._function_facts_at(site.callee, path, star_exports)
+            facts = located[1] if located is not None else None
             if facts is not None and (facts.switches or facts.opaque or facts.steps):
                 callees[site.written] = facts
+            if located is not None and located[1].stepped and located[0] != path:
+                where = f"{self.modules.display(located[0])}:{located[1].step_line}"
+                step_helpers[site.written] = (located[1].stepped, located[1].params, where)
         callers = []
         for fn in summary.functions:
             sites = self._callers.get((path, fn.name))
@@ -526,6 +567,10 @@ class ProjectIndex:
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
             callees=tuple(sorted(callees.items())),
+            step_helpers=tuple((name, *facts) for name, facts in sorted(step_helpers.items())),
+            method_callers=tuple(
+                (name, tuple(sorted(set(sites)))) for name, sites in sorted(self._method_callers.get(path, {}).items())
+            ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
             called_per_batch=tuple(called_per_batch),
@@ -572,10 +617,6 @@ def called_name(site: CallSite) -> str:
     """The function name a call site spells last (``evaluate`` for
     ``engine.evaluate`` and ``*evaluate``): its text holds this word."""
     return site.callee.rpartition(".")[2].lstrip("*")
-
-
-def digest_of(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def needles_for(summaries) -> tuple[bytes, ...]:
@@ -702,44 +743,6 @@ def build_index(
     if needleless is not None and needleless.found - needleless.known:
         store.store_needleless(needles, needleless.known | needleless.found)
     return ProjectIndex(root, summaries, wanted)
-
-
-def project_state(root: str, digests: dict[str, str]) -> str | None:
-    """A digest of every file of the project at ``root`` and its bytes
-    (``digests``: those already known, by absolute path; the others are
-    read). Equal states give equal views, so a cached entry made in this
-    state is reused without building the index; None for too large a folder."""
-    manifest = project_manifest(root, digests)
-    return state_of(manifest) if manifest is not None else None
-
-
-def project_manifest(root: str, digests: dict[str, str]) -> dict[str, str] | None:
-    """Every file of the project at ``root`` (relative to it, in the walk's
-    order) and the digest of its bytes (project_state's ``digests``)."""
-    from memlint.project.roots import root_limit
-
-    files = project_files(root, root_limit(root))
-    if files is None:
-        return None
-    out = {}
-    for f in files:
-        f = os.path.abspath(f)
-        digest = digests.get(f)
-        if digest is None:
-            try:
-                with open(f, "rb") as fh:
-                    digest = digest_of(fh.read())
-            except OSError:
-                digest = "-"
-        out[os.path.relpath(f, root)] = digest
-    return out
-
-
-def state_of(manifest: dict[str, str]) -> str:
-    h = hashlib.sha256()
-    for rel, digest in manifest.items():
-        h.update(f"{rel}\0{digest}\0".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
 
 
 def _store(cache_dir: str | None):
