@@ -146,3 +146,62 @@ def test_a_star_import_is_screened_again_with_its_view(tmp_path):
     reports = runner.run(files, Settings(root=str(tmp_path)), jobs=1)
     first = reports[files.index(str(tmp_path / "train.py"))]
     assert first.screened is None and [f.code for f in first.findings] == ["MEM203"]
+
+
+# A class in every statement that holds statements, in ``ast.walk``'s order.
+CLASSES_EVERYWHERE = textwrap.dedent(
+    """
+    class A:
+        class Inner:
+            pass
+    def f():
+        class InF:
+            pass
+        return lambda: [x for x in range(3)]
+    try:
+        class InTry:
+            pass
+    except ValueError:
+        class InHandler:
+            pass
+    else:
+        class InElse:
+            pass
+    finally:
+        class InFinally:
+            pass
+    match command:
+        case [x]:
+            class InCase:
+                pass
+    if flag:
+        class InIf:
+            pass
+    else:
+        for i in range(2):
+            while True:
+                with ctx():
+                    class Deep:
+                        pass
+    """
+)
+
+
+def test_the_tracker_search_finds_classes_without_walking_the_module(monkeypatch):
+    import ast
+
+    from memlint.project import trackers
+
+    tree = ast.parse(CLASSES_EVERYWHERE)
+    expected = [n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    assert [n.name for n in trackers.class_defs(tree)] == expected
+    walked: list = []
+    real = ast.walk
+
+    def recording(node):
+        walked.append(node)
+        return real(node)
+
+    monkeypatch.setattr(trackers.ast, "walk", recording)
+    trackers.tensor_trackers(tree)
+    assert tree not in walked  # every expression of the module is not read to find its classes
