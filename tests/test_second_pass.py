@@ -205,3 +205,47 @@ def test_the_tracker_search_finds_classes_without_walking_the_module(monkeypatch
     monkeypatch.setattr(trackers.ast, "walk", recording)
     trackers.tensor_trackers(tree)
     assert tree not in walked  # every expression of the module is not read to find its classes
+
+
+def test_a_move_in_init_needs_no_read_of_what_the_methods_keep(monkeypatch):
+    # class_moves_to_a_device (every summarised class with a move): a move in
+    # ``__init__`` decides alone; the other methods are walked for what they
+    # keep into ``self`` only when a move elsewhere asks.
+    import ast
+
+    from memlint.project import class_moves
+
+    source = textwrap.dedent(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2).cuda()
+
+            def reset(self):
+                self.h = None
+
+            def forward(self, x):
+                return self.fc(x)
+
+        class Helper:
+            def state(self):
+                return torch.zeros(2).cuda()
+
+            def keep(self):
+                self.s = self.state()
+        """
+    )
+    net, helper = (n for n in ast.parse(source).body if isinstance(n, ast.ClassDef))
+    read: list[str] = []
+    real = class_moves._stores_and_self_calls
+
+    def recording(method):
+        read.append(method.name)
+        return real(method)
+
+    monkeypatch.setattr(class_moves, "_stores_and_self_calls", recording)
+    assert class_moves.class_moves_to_a_device(net, {})
+    assert read == []
+    assert class_moves.class_moves_to_a_device(helper, {"torch": "torch"})  # kept through self.state()
+    assert sorted(read) == ["keep", "state"]
