@@ -71,11 +71,11 @@ def class_defs(tree: ast.Module) -> list[ast.ClassDef]:
     """Every class of ``tree``, in ``ast.walk``'s order (breadth first), found
     through statements only: ``ast.walk`` also enters every expression, a
     whole walk of the module (~3 CPU s over transformers) to find a few classes."""
-    out = []
-    todo = collections.deque([tree])
+    out: list[ast.ClassDef] = []
+    todo: collections.deque[ast.AST] = collections.deque([tree])
     while todo:
         node = todo.popleft()
-        if node.__class__ is ast.ClassDef:
+        if isinstance(node, ast.ClassDef):
             out.append(node)
         for name in node._fields:  # in their order, as ast.walk
             if name in _STATEMENT_FIELDS:

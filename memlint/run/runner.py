@@ -429,17 +429,17 @@ def run(
                 cache.store(_cache_key(cache, report.path, digest, per_file[i]), report)
             done(report)
             continue
-        first = report.screened if report is not None else None
-        if first is not None:
+        handed = report.screened if report is not None else None
+        if handed is not None:
             report.screened = None  # type: ignore[union-attr]
-            codes = settle(first, view)
+            codes = settle(handed, view)
             if not codes:  # the view rules out every rule left: no worker reads the file again
                 report.deferred, report.project = False, view.digest() if view is not None else None  # type: ignore[union-attr]
                 _store(report, paths[i], per_file[i], cache, states.get(paths[i]), deps.get(paths[i]))  # type: ignore[arg-type]
                 done(report)  # type: ignore[arg-type]
                 continue
-            first = replace(first, passed=codes, local_misses=frozenset())
-        settled[paths[i]] = first
+            handed = replace(handed, passed=codes, local_misses=frozenset())
+        settled[paths[i]] = handed
         again.append(i)
     jobs_views = {
         paths[i]: (views.get(paths[i]), states.get(paths[i]), deps.get(paths[i]), settled[paths[i]]) for i in again
