@@ -8,11 +8,14 @@ entries of its own module and of the modules it star-imports.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 
 from memlint.project.arg_modes import may_set_mode
+
+# The project's state (a digest of every file's bytes) lives in manifest.py,
+# which a warm run imports without the summaries' machinery.
+from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text
@@ -510,10 +513,6 @@ def called_name(site: CallSite) -> str:
     return site.callee.rpartition(".")[2].lstrip("*")
 
 
-def digest_of(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def needles_for(summaries) -> tuple[bytes, ...]:
     """Words a module's text must hold to call into the modules of
     ``summaries``: the name of one of their module-level functions (a call
@@ -638,44 +637,6 @@ def build_index(
     if needleless is not None and needleless.found - needleless.known:
         store.store_needleless(needles, needleless.known | needleless.found)
     return ProjectIndex(root, summaries, wanted)
-
-
-def project_state(root: str, digests: dict[str, str]) -> str | None:
-    """A digest of every file of the project at ``root`` and its bytes
-    (``digests``: those already known, by absolute path; the others are
-    read). Equal states give equal views, so a cached entry made in this
-    state is reused without building the index; None for too large a folder."""
-    manifest = project_manifest(root, digests)
-    return state_of(manifest) if manifest is not None else None
-
-
-def project_manifest(root: str, digests: dict[str, str]) -> dict[str, str] | None:
-    """Every file of the project at ``root`` (relative to it, in the walk's
-    order) and the digest of its bytes (project_state's ``digests``)."""
-    from memlint.project.roots import root_limit
-
-    files = project_files(root, root_limit(root))
-    if files is None:
-        return None
-    out = {}
-    for f in files:
-        f = os.path.abspath(f)
-        digest = digests.get(f)
-        if digest is None:
-            try:
-                with open(f, "rb") as fh:
-                    digest = digest_of(fh.read())
-            except OSError:
-                digest = "-"
-        out[os.path.relpath(f, root)] = digest
-    return out
-
-
-def state_of(manifest: dict[str, str]) -> str:
-    h = hashlib.sha256()
-    for rel, digest in manifest.items():
-        h.update(f"{rel}\0{digest}\0".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
 
 
 def _store(cache_dir: str | None):
