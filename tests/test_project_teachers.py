@@ -1,0 +1,87 @@
+"""False alarms of the fourth yardstick batch whose deciding fact is in
+another module (issue 29): a teacher copy run only under ``no_grad`` beside
+an attack helper of another module, weights copied by a helper whose every
+caller holds the ``no_grad``, models built by builders of other modules.
+Each project is checked as a tree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def _findings(cwd: Path, code: str, *paths: str) -> list[tuple[str, int]]:
+    out = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--no-cache", "--exit-zero", "--output-format", "json"]
+        + ["--select", code, *paths],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    found = json.loads(out or "[]")
+    return sorted(
+        (Path(f["filename"]).resolve().relative_to(cwd.resolve()).as_posix(), f["location"]["row"]) for f in found
+    )
+
+
+_ATTACK = """
+    import copy
+    import torch
+    def attack(model, img):
+        model = copy.deepcopy(model)
+        inputs = img.clone().requires_grad_(True)
+        for _ in range(4):
+            model(inputs).sum().backward()
+            inputs = (inputs + inputs.grad.sign()).detach().requires_grad_(True)
+        return inputs.detach()
+"""
+
+_TRAIN = """
+    import torch
+    from torch.optim import swa_utils
+    from attack import attack
+    def fit(model, criterion, optimizer, loader, epochs):
+        swa_model = swa_utils.AveragedModel(model)
+        for epoch in range(epochs):
+            model.train()
+            for x, y in loader:
+                x = attack(model, x)
+                out = model(x)
+                swa_model.eval()
+                with torch.no_grad():
+                    teacher = swa_model(x)
+                loss = criterion(out, y) + (out - teacher).pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            swa_model.update_parameters(model)
+"""
+
+
+def test_a_teacher_run_under_no_grad_beside_an_attack_of_another_module(tmp_path):
+    """``swa_model.eval()`` on an averaged copy run only under ``no_grad``;
+    ``attack(model, x)`` of attack.py backpropagates, so it is a phase that
+    may train what it is handed, but it is not handed ``swa_model``."""
+    _write(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "attack.py": _ATTACK, "train.py": _TRAIN})
+    assert _findings(tmp_path, "MEM203", ".") == []
+
+
+def test_a_module_handed_to_the_helper_of_another_module_still_fires(tmp_path):
+    """The same loop where the helper is handed the module switched to eval
+    (and it is run with grad on): the switch is never undone."""
+    train = _TRAIN.replace("x = attack(model, x)", "x = attack(swa_model, x)").replace(
+        "with torch.no_grad():\n                    teacher", "if True:\n                    teacher"
+    )
+    _write(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "attack.py": _ATTACK, "train.py": train})
+    assert _findings(tmp_path, "MEM203", ".") == [("train.py", 12)]
