@@ -267,7 +267,8 @@ class InPlaceOnLeafRequiringGrad(Rule):
         fn = self.parent(node)
         while fn is not None and not isinstance(fn, cst.FunctionDef):
             fn = self.parent(fn)
-        return fn is not None and self.facts.grad_mode.method_called_without_grad(fn)
+        grad = self.facts.grad_mode
+        return fn is not None and (grad.method_called_without_grad(fn) or grad.loader_called_without_grad(fn))
 
     def _run_of_updates(self, line: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         """``line`` and the lines right after it that also update leaves in

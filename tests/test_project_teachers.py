@@ -85,3 +85,58 @@ def test_a_module_handed_to_the_helper_of_another_module_still_fires(tmp_path):
     )
     _write(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "attack.py": _ATTACK, "train.py": train})
     assert _findings(tmp_path, "MEM203", ".") == [("train.py", 12)]
+
+
+_BLOCKS = """
+    import torch.nn as nn
+    class Bottleneck(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 3, 1)
+        def load_from(self, weights, name):
+            self.conv.weight.copy_(weights[name + "/kernel"])
+            self.conv.bias.copy_(weights[name + "/bias"])
+"""
+
+_MODEL = """
+    import torch
+    import torch.nn as nn
+    from blocks import Bottleneck
+    class Backbone(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.units = nn.ModuleList([Bottleneck(), Bottleneck()])
+        def copy_weights(self, weights):
+            with torch.no_grad():
+                for i, unit in enumerate(self.units):
+                    unit.load_from(weights, name=str(i))
+"""
+
+
+def test_a_weight_loader_whose_every_caller_in_the_project_holds_the_no_grad(tmp_path):
+    """``Bottleneck.load_from`` copies into parameters in place; its only
+    caller, in model.py, runs it inside ``torch.no_grad()``: no crash."""
+    _write(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "blocks.py": _BLOCKS, "model.py": _MODEL})
+    assert _findings(tmp_path, "MEM401", ".") == []
+
+
+def test_a_weight_loader_called_with_grad_on_in_another_module_still_fires(tmp_path):
+    """The same loader, called once more from a script with grad on: autograd
+    raises on the in-place copy into a leaf that requires grad."""
+    script = """
+        import torch
+        from model import Backbone
+        net = Backbone()
+        weights = torch.load("w.pt", map_location="cpu")
+        net.units[0].load_from(weights, name="0")
+    """
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "blocks.py": _BLOCKS,
+            "model.py": _MODEL,
+            "script.py": script,
+        },
+    )
+    assert _findings(tmp_path, "MEM401", ".") == [("blocks.py", 8), ("blocks.py", 9)]

@@ -42,7 +42,7 @@ class ProjectIndex:
         # importer -> (its sys.path folders, the files read to find them)
         self._sys_path_cache: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._sys_path_generation = 0
-        self._loading_users: dict[str, set[str]] | None = None  # loading_used_elsewhere
+        self._loading_users: dict[str, dict[str, set[str]]] = {}  # loading_used_elsewhere, per summary field
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # (file, class) built by a module that trains / inside a training step: where.
         self._called_per_batch: dict[tuple[str, str], str] = {}
@@ -412,6 +412,7 @@ class ProjectIndex:
         called_per_batch = [(c, called[(path, c)]) for c in summary.classes if (path, c) in called]
         built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         switched = self._switched_attrs(path, summary) if summary.plain_attrs else ()
+        loading = _loading_methods(summary)
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -427,7 +428,8 @@ class ProjectIndex:
             model_classes=tuple(sorted(model_classes)),
             switched_attrs=switched,
             tensor_trackers=tuple(sorted(tensor_trackers)),
-            loading_elsewhere=tuple(self.loading_used_elsewhere(path, _loading_methods(summary))),
+            loading_elsewhere=tuple(self.loading_used_elsewhere(path, loading)),
+            loading_grad_elsewhere=tuple(self.loading_used_elsewhere(path, loading, "loading_grad_uses")),
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
@@ -445,19 +447,21 @@ class ProjectIndex:
                 found.update(mine.intersection(names))
         return tuple(sorted(found))
 
-    def loading_used_elsewhere(self, path: str, names: set[str]) -> list[str]:
+    def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
         """The ``names`` (methods of ``path`` that load weights) another
-        project module uses as an attribute (summary.loading_uses)."""
+        project module uses as an attribute (summary.loading_uses), or, for
+        ``loading_grad_uses``, uses otherwise than called under ``no_grad``."""
         if not names:
             return []
-        if self._loading_users is None:
-            self._loading_users = {}
+        users = self._loading_users.get(kind)
+        if users is None:
+            users = self._loading_users[kind] = {}
             for other, found in self.summaries.items():
-                for name in _field(found, "loading_uses"):
-                    self._loading_users.setdefault(name, set()).add(other)
-        used = [n for n in names if self._loading_users.get(n, set()) - {path}]
+                for name in _field(found, kind):
+                    users.setdefault(name, set()).add(other)
+        used = [n for n in names if users.get(n, set()) - {path}]
         for name in used:  # the view depends on those modules (a new user spells the name: states.py)
-            for other in self._loading_users[name] - {path}:
+            for other in users[name] - {path}:
                 self._note_read(other)
         return sorted(used)
 

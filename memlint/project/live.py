@@ -316,12 +316,14 @@ class LiveIndex(ProjectIndex):
                     built.setdefault(target, caller.where())
         return callers, called, built
 
-    def loading_used_elsewhere(self, path: str, names: set[str]) -> list[str]:
+    def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
         # The modules spelling a name are found by the word index, then read.
         return sorted(
             n
             for n in names
-            if any(n in self._module(other).summary.loading_uses for other in self._holding(n.encode()) - {path})
+            if any(
+                n in getattr(self._module(other).summary, kind) for other in self._holding(n.encode()) - {path}
+            )
         )
 
     def _walk_order(self, path: str) -> tuple:

@@ -178,6 +178,10 @@ class ModuleSummary:
     # called or not, on any receiver) that say they load weights (LOADING):
     # a method of that name in another module may run from here (MEM701).
     loading_uses: list[str] = field(default_factory=list)
+    # Of those, the names used otherwise than called under ``no_grad``
+    # (``unit.load_from(w)`` with grad on, or not called): MEM401 trusts a
+    # weight loader's in-place copies only when no module uses it so.
+    loading_grad_uses: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
     model_classes: list[str] = field(default_factory=list)
@@ -203,6 +207,7 @@ class ModuleSummary:
             "sys_paths": list(self.sys_paths),
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
+            "loading_grad_uses": list(self.loading_grad_uses),
             "classes": list(self.classes),
             "trains": self.trains,
             "model_classes": list(self.model_classes),
@@ -228,6 +233,7 @@ class ModuleSummary:
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
+            loading_grad_uses=[str(c) for c in data.get("loading_grad_uses", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
@@ -352,6 +358,8 @@ class _Walker:
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
         self._class_stack: list[tuple[bool, set[str]]] = []
         self._loading: set[str] = set()  # ModuleSummary.loading_uses
+        self._loading_grad: set[str] = set()  # ModuleSummary.loading_grad_uses
+        self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -514,6 +522,8 @@ class _Walker:
         if cls is ast.Call:
             self._call(node, grad, loop)  # type: ignore[arg-type]
         elif cls is ast.Attribute and LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
+            if id(node) not in self._off_calls:
+                self._loading_grad.add(node.attr)  # type: ignore[attr-defined]
             receiver = node.value  # type: ignore[attr-defined]
             scope = self._scopes[-1]
             if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
@@ -623,6 +633,8 @@ class _Walker:
             self._placed(node)
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
+        if grad == OFF and func.__class__ is ast.Attribute:
+            self._off_calls.add(id(func))
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
@@ -816,6 +828,7 @@ class _Walker:
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders = cpu_builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.loading_uses = sorted(self._loading)
+        s.loading_grad_uses = sorted(self._loading_grad)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):

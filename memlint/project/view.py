@@ -95,6 +95,9 @@ class ProjectView:
     # whose name another project module uses (``net.load_pretrained_model()``):
     # not every call of them is in this module (MEM701).
     loading_elsewhere: tuple[str, ...] = ()
+    # Of those, the ones another module uses otherwise than called under
+    # ``no_grad`` (MEM401: a weight loader's in-place copies need no_grad).
+    loading_grad_elsewhere: tuple[str, ...] = ()
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -128,4 +131,5 @@ class ProjectView:
             or self.switched_attrs
             or self.tensor_trackers
             or self.loading_elsewhere
+            or self.loading_grad_elsewhere
         )
