@@ -140,3 +140,21 @@ def test_a_weight_loader_called_with_grad_on_in_another_module_still_fires(tmp_p
         },
     )
     assert _findings(tmp_path, "MEM401", ".") == [("blocks.py", 8), ("blocks.py", 9)]
+
+
+def test_a_loader_of_the_same_name_on_another_class_called_with_grad_on(tmp_path):
+    """ViT's shape: the script calls ``VisionTransformer.load_from`` (a
+    class of another module that defines ``load_from`` itself and holds the
+    ``no_grad`` inside) with grad on; ``Bottleneck.load_from`` is only
+    reached from under that ``no_grad``: silent. Before, any use of the
+    name with grad on counted."""
+    model = _MODEL.replace("def copy_weights(self, weights):", "def load_from(self, weights):")
+    script = """
+        import torch
+        from model import Backbone
+        net = Backbone()
+        net.load_from(torch.load("w.pt", map_location="cpu"))
+    """
+    files = {"pyproject.toml": "[project]\nname = 'p'\n", "blocks.py": _BLOCKS, "model.py": model, "script.py": script}
+    _write(tmp_path, files)
+    assert _findings(tmp_path, "MEM401", ".") == []

@@ -457,13 +457,38 @@ class ProjectIndex:
         if users is None:
             users = self._loading_users[kind] = {}
             for other, found in self.summaries.items():
-                for name in _field(found, kind):
-                    users.setdefault(name, set()).add(other)
-        used = [n for n in names if users.get(n, set()) - {path}]
-        for name in used:  # the view depends on those modules (a new user spells the name: states.py)
-            for other in users[name] - {path}:
+                for entry in _field(found, kind):
+                    users.setdefault(entry.partition("@")[0], set()).add(other)
+        used = []
+        for name in names:
+            others = users.get(name, set()) - {path}
+            for other in others:  # the view depends on those modules (a new user spells the name: states.py)
                 self._note_read(other)
+            if kind == "loading_uses" and others:
+                used.append(name)
+            elif any(
+                self.grad_use_reaches(path, name, other, _field(self.summaries.get(other), kind))
+                for other in sorted(others)
+            ):
+                used.append(name)
         return sorted(used)
+
+    def grad_use_reaches(self, path: str, name: str, other: str, entries: list[str]) -> bool:
+        """``other``'s ``entries`` (summary.loading_grad_uses) use the loading
+        method ``name`` with grad on in a way that may run ``path``'s: not
+        only on an instance of a class of the project that defines ``name``
+        itself elsewhere (``name@target``)."""
+        for entry in entries:
+            used, _, target = entry.partition("@")
+            if used != name:
+                continue
+            found = self.resolve(target, other) if target else None
+            if found is None or found[0] == path or not found[1]:
+                return True
+            defining = self.summary(found[0])
+            if defining is None or f"{found[1]}.{name}" not in {f.name for f in defining.functions}:
+                return True  # it may inherit ``path``'s method
+        return False
 
 
 def called_name(site: CallSite) -> str:

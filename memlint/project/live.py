@@ -322,7 +322,10 @@ class LiveIndex(ProjectIndex):
             n
             for n in names
             if any(
-                n in getattr(self._module(other).summary, kind) for other in self._holding(n.encode()) - {path}
+                self.grad_use_reaches(path, n, other, self._module(other).summary.loading_grad_uses)
+                if kind != "loading_uses"
+                else n in self._module(other).summary.loading_uses
+                for other in self._holding(n.encode()) - {path}
             )
         )
 

@@ -330,6 +330,10 @@ class _Scope:
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
     loading: list[tuple[str, str]] = field(default_factory=list)
     built_here: dict[str, str] = field(default_factory=dict)
+    # The same for uses not called under no_grad (loading_grad_uses), and the
+    # names bound from an imported name (``model = VisionTransformer(...)``).
+    grad_loading: list[tuple[str, str]] = field(default_factory=list)
+    built_imported: dict[str, str] = field(default_factory=dict)
 
 
 class _Walker:
@@ -437,7 +441,7 @@ class _Walker:
             self._visit(stmt, grad, loop)
         self._scopes.pop()
         self._done.append(scope)
-        if scope.loading:
+        if scope.loading or scope.grad_loading:
             self._loading_uses(node, scope)
 
     def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
@@ -476,6 +480,18 @@ class _Walker:
             methods = self._class_methods.get(cls) if cls is not None else None
             if not (methods is not None and name in methods and stores.get(receiver) == 1):
                 self._loading.add(name)
+        for name, receiver in scope.grad_loading:
+            cls = scope.built_here.get(receiver)
+            methods = self._class_methods.get(cls) if cls is not None else None
+            if stores.get(receiver) != 1:
+                self._loading_grad.add(name)
+            elif cls is not None:
+                if not (methods is not None and name in methods):
+                    self._loading_grad.add(name)
+            else:
+                # ``name@target``: the index tells whether that class defines
+                # the method itself (then the call never reaches another class's).
+                self._loading_grad.add(f"{name}@{scope.built_imported[receiver]}")
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
         cls = node.__class__
@@ -522,10 +538,16 @@ class _Walker:
         if cls is ast.Call:
             self._call(node, grad, loop)  # type: ignore[arg-type]
         elif cls is ast.Attribute and LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
-            if id(node) not in self._off_calls:
-                self._loading_grad.add(node.attr)  # type: ignore[attr-defined]
             receiver = node.value  # type: ignore[attr-defined]
             scope = self._scopes[-1]
+            if id(node) in self._off_calls:
+                pass
+            elif receiver.__class__ is ast.Name and (
+                receiver.id in scope.built_here or receiver.id in scope.built_imported  # type: ignore[attr-defined]
+            ):
+                scope.grad_loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
+            else:
+                self._loading_grad.add(node.attr)  # type: ignore[attr-defined]
             if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
                 scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
             else:
@@ -538,6 +560,8 @@ class _Walker:
                 and value.func.id in self._class_methods
             ):
                 self._scopes[-1].built_here[node.targets[0].id] = value.func.id  # type: ignore[attr-defined]
+            elif value.__class__ is ast.Call and value.func.__class__ is ast.Name and value.func.id in self.bindings:
+                self._scopes[-1].built_imported[node.targets[0].id] = self.bindings[value.func.id]  # type: ignore[attr-defined]
         elif cls is ast.Import or cls is ast.ImportFrom:
             self._bind(node)  # type: ignore[arg-type]
             return
