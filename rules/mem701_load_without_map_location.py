@@ -251,6 +251,24 @@ class LoadWithoutMapLocation(Rule):
             """\
 import torch
 import torch.nn as nn
+class PoseNet(nn.Module):
+    def __init__(self, cfg, **kwargs):
+        super().__init__()
+        self.head = nn.Conv2d(cfg.channels, cfg.joints, 1)
+def get_pose_net(cfg, **kwargs):
+    model = PoseNet(cfg, **kwargs)
+    return model
+def main(cfg):
+    model = get_pose_net(cfg)
+    model.load_state_dict(torch.load(cfg.model_file))
+    model = torch.nn.DataParallel(model).cuda()
+""",
+            "a builder of a class whose `__init__` takes `**kwargs` and never reads them: no `device=` reaches a layer, the model is on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
 class Classifier(nn.Module):
     def __init__(self):
         super().__init__()
@@ -645,6 +663,38 @@ other.load_state_dict(torch.load(args.ckpt))
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class PoseNet(nn.Module):
+    def __init__(self, cfg, **kwargs):
+        super().__init__()
+        self.head = nn.Conv2d(cfg.channels, cfg.joints, 1, **kwargs)
+def get_pose_net(cfg, **kwargs):
+    model = PoseNet(cfg, **kwargs)
+    return model
+def main(cfg):
+    model = get_pose_net(cfg)
+    model.load_state_dict(torch.load(cfg.model_file))
+    model = torch.nn.DataParallel(model).cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+class PoseNet(nn.Module):
+    def __init__(self, cfg, **kwargs):
+        super().__init__()
+        self.head = nn.Conv2d(cfg.channels, cfg.joints, 1, **kwargs)
+def get_pose_net(cfg, **kwargs):
+    model = PoseNet(cfg, **kwargs)
+    return model
+def main(cfg):
+    model = get_pose_net(cfg)
+    model.load_state_dict(torch.load(cfg.model_file, map_location="cpu"))
+    model = torch.nn.DataParallel(model).cuda()
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -8,7 +8,7 @@ no call of a module function that moves), and every ``return`` gives a class
 of the same module that moves nothing (``cpu_classes``), called with no
 ``device=``/``device_map=``, either directly or through a local name bound
 only so. ``**kwargs`` is accepted when the class's ``__init__`` takes no
-device and no ``**kwargs`` itself. As analysis/training/state_loads.py's
+device and takes no ``**kwargs`` itself or never reads it. As analysis/training/state_loads.py's
 ``_built_on_cpu`` for a builder of the module being linted, on Python's
 ``ast`` (the project summary's tree).
 """
@@ -83,12 +83,21 @@ def _built(value: ast.expr, classes: set[str], inits: dict[str, ast.FunctionDef 
         return False  # ``Wrapper(net)`` wraps a model that may be on a device
     if any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
         init = inits.get(value.func.id)
-        if init is None or init.args.kwarg is not None or init.args.vararg is not None:
+        if init is None or not _swallowed(init, init.args.kwarg) or not _swallowed(init, init.args.vararg):
             return False
         params = (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)
         if any(p.arg in _DEVICE_WORDS for p in params):
             return False
     return True
+
+
+def _swallowed(init: ast.FunctionDef, star: ast.arg | None) -> bool:
+    """``init``'s ``**kwargs`` (or ``*args``) is absent or never read:
+    HRNet's ``def __init__(self, cfg, **kwargs)`` takes what its builder
+    passes on and drops it, so no ``device=`` can reach a layer."""
+    if star is None:
+        return True
+    return not any(isinstance(n, ast.Name) and n.id == star.arg for n in ast.walk(init))
 
 
 def _no_model(arg: ast.expr) -> bool:

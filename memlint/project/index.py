@@ -43,6 +43,7 @@ class ProjectIndex:
         self._sys_path_cache: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._sys_path_generation = 0
         self._loading_users: dict[str, dict[str, set[str]]] = {}  # loading_used_elsewhere, per summary field
+        self._definers: dict[str, set[str]] | None = None  # cpu_builders_everywhere: name -> the modules defining it
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # (file, class) built by a module that trains / inside a training step: where.
         self._called_per_batch: dict[tuple[str, str], str] = {}
@@ -430,6 +431,7 @@ class ProjectIndex:
             tensor_trackers=tuple(sorted(tensor_trackers)),
             loading_elsewhere=tuple(self.loading_used_elsewhere(path, loading)),
             loading_grad_elsewhere=tuple(self.loading_used_elsewhere(path, loading, "loading_grad_uses")),
+            eval_builders=tuple(self.cpu_builders_everywhere(path, summary.eval_names)),
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
@@ -472,6 +474,24 @@ class ProjectIndex:
             ):
                 used.append(name)
         return sorted(used)
+
+    def cpu_builders_everywhere(self, path: str, names: list[str]) -> list[str]:
+        """The ``names`` (called through ``eval`` of a string) that every
+        module of the project defining one defines as a CPU builder
+        (summary.cpu_builders), and at least one does."""
+        if not names:
+            return []
+        if self._definers is None:
+            self._definers = {}
+            for other, found in self.summaries.items():
+                for name in _field(found, "defines"):
+                    self._definers.setdefault(name, set()).add(other)
+        return [n for n in names if self._all_build_on_cpu(n, self._definers.get(n, set()))]
+
+    def _all_build_on_cpu(self, name: str, definers: set[str]) -> bool:
+        for other in definers:
+            self._note_read(other)  # the view depends on each (one may stop being a builder)
+        return bool(definers) and all(name in _field(self.full_summary(o), "cpu_builders") for o in definers)
 
     def grad_use_reaches(self, path: str, name: str, other: str, entries: list[str]) -> bool:
         """``other``'s ``entries`` (summary.loading_grad_uses) use the loading

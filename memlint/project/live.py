@@ -329,6 +329,16 @@ class LiveIndex(ProjectIndex):
             )
         )
 
+    def cpu_builders_everywhere(self, path: str, names: list[str]) -> list[str]:
+        # The modules defining a name spell it: found by the word index, then read.
+        return [
+            n
+            for n in names
+            if self._all_build_on_cpu(
+                n, {o for o in self._holding(n.encode()) if n in self._module(o).summary.defines}
+            )
+        ]
+
     def _walk_order(self, path: str) -> tuple:
         """modules.project_files' order: a folder's files (sorted), then its
         subfolders (sorted), depth first."""

@@ -182,6 +182,10 @@ class ModuleSummary:
     # (``unit.load_from(w)`` with grad on, or not called): MEM401 trusts a
     # weight loader's in-place copies only when no module uses it so.
     loading_grad_uses: list[str] = field(default_factory=list)
+    # Functions named by a string handed to ``eval`` and called
+    # (``eval('models.' + cfg.NAME + '.get_pose_net')(cfg)``): MEM701 trusts
+    # such a call when every function of that name in the project is a CPU builder.
+    eval_names: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
     model_classes: list[str] = field(default_factory=list)
@@ -208,6 +212,7 @@ class ModuleSummary:
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
             "loading_grad_uses": list(self.loading_grad_uses),
+            "eval_names": list(self.eval_names),
             "classes": list(self.classes),
             "trains": self.trains,
             "model_classes": list(self.model_classes),
@@ -234,6 +239,7 @@ class ModuleSummary:
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
             loading_grad_uses=[str(c) for c in data.get("loading_grad_uses", [])],
+            eval_names=[str(c) for c in data.get("eval_names", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
@@ -364,6 +370,7 @@ class _Walker:
         self._loading: set[str] = set()  # ModuleSummary.loading_uses
         self._loading_grad: set[str] = set()  # ModuleSummary.loading_grad_uses
         self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
+        self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -659,6 +666,10 @@ class _Walker:
             self._moves += 1
         if grad == OFF and func.__class__ is ast.Attribute:
             self._off_calls.add(id(func))
+        if func.__class__ is ast.Call:
+            named = evaluated_name(func)  # type: ignore[arg-type]
+            if named:
+                self._eval_names.add(named)
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
@@ -853,6 +864,7 @@ class _Walker:
         s.cpu_builders = cpu_builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.loading_uses = sorted(self._loading)
         s.loading_grad_uses = sorted(self._loading_grad)
+        s.eval_names = sorted(self._eval_names)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):
@@ -1057,6 +1069,21 @@ def _cpu_functions(tree: ast.Module) -> list[str]:
                 moves = True  # defined twice: which one runs is not known
             local[stmt.name] = (moves, called)
     return _not_placing(local)
+
+
+def evaluated_name(call: ast.Call) -> str:
+    """``get_pose_net`` for ``eval('models.' + name + '.get_pose_net')``: the
+    last part of a string ``eval`` is handed, when the string ends with a
+    literal ``.identifier``; "" otherwise."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "eval" and len(call.args) == 1 and not call.keywords):
+        return ""
+    tail = call.args[0]
+    while isinstance(tail, ast.BinOp) and isinstance(tail.op, ast.Add):
+        tail = tail.right
+    if not (isinstance(tail, ast.Constant) and isinstance(tail.value, str) and "." in tail.value):
+        return ""
+    name = tail.value.rpartition(".")[2]
+    return name if name.isidentifier() else ""
 
 
 def _not_placing(local: dict[str, tuple[bool, set[str]]]) -> list[str]:

@@ -98,6 +98,10 @@ class ProjectView:
     # Of those, the ones another module uses otherwise than called under
     # ``no_grad`` (MEM401: a weight loader's in-place copies need no_grad).
     loading_grad_elsewhere: tuple[str, ...] = ()
+    # Functions this module calls through ``eval`` of a string
+    # (summary.eval_names) that every project module defining one defines
+    # as a builder on the CPU (MEM701).
+    eval_builders: tuple[str, ...] = ()
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -132,4 +136,5 @@ class ProjectView:
             or self.tensor_trackers
             or self.loading_elsewhere
             or self.loading_grad_elsewhere
+            or self.eval_builders
         )

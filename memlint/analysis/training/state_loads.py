@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from memlint.analysis.scope.callgraph import bound_params
-from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
 from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
@@ -102,6 +102,33 @@ _SETTINGS_CALLEE = re.compile(
     r"(get|load|make|parse|read)_?(config|configs|cfg|conf|args|arguments|opts?|options|hparams|settings)",
     re.IGNORECASE,
 )
+
+
+def _evaluated_name(call: cst.Call) -> str:
+    """As project/summary.py's ``evaluated_name``, on libcst: ``get_pose_net``
+    for ``eval('models.' + name + '.get_pose_net')``."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "eval" and len(call.args) == 1):
+        return ""
+    arg = call.args[0]
+    if arg.keyword is not None or arg.star:
+        return ""
+    tail = arg.value
+    while isinstance(tail, cst.BinaryOperation) and isinstance(tail.operator, cst.Add):
+        tail = tail.right
+    value = tail.evaluated_value if isinstance(tail, cst.SimpleString) else None
+    if not isinstance(value, str) or "." not in value:
+        return ""
+    name = value.rpartition(".")[2]
+    return name if name.isidentifier() else ""
+
+
+def _swallowed(init: cst.FunctionDef, star: object) -> bool:
+    """``init``'s ``**kwargs`` is absent or never read (HRNet's
+    ``def __init__(self, cfg, **kwargs)``): no ``device=`` reaches a layer.
+    As project/cpu_builders.py's ``_swallowed``."""
+    if not isinstance(star, cst.Param):
+        return True
+    return not mentions(init.body, star.name.value)
 
 
 class _Moves(cst.CSTVisitor):
@@ -589,7 +616,7 @@ class Checkpoints:
         if not isinstance(func, cst.Name) or len(self.calls.classes.get(func.value, [])) != 1:
             return False
         init = self.calls.find_method(self.calls.classes[func.value][0], "__init__")
-        if init is None or isinstance(init.params.star_kwarg, cst.Param):
+        if init is None or not _swallowed(init, init.params.star_kwarg):
             return False
         params = (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)
         return not any(p.name.value in ("device", "device_map") for p in params)
@@ -598,6 +625,11 @@ class Checkpoints:
         """``func(...)`` builds a model on the CPU: a class that moves nothing,
         of this module or another of the project (``Net``, ``models.Net``), or
         one picked from a module-level table of them (``MODELS[name](...)``)."""
+        if isinstance(func, cst.Call):
+            # ``eval('models.' + cfg.MODEL.NAME + '.get_pose_net')(cfg)``: every
+            # function of that name in the project builds on the CPU.
+            named = _evaluated_name(func)
+            return bool(named) and self.project is not None and named in self.project.eval_builders
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             table = self._table(func.value.value) or self._local_table(func.value.value, func)
             return table is not None and all(

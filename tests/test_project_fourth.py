@@ -158,3 +158,79 @@ def test_a_loader_of_the_same_name_on_another_class_called_with_grad_on(tmp_path
     files = {"pyproject.toml": "[project]\nname = 'p'\n", "blocks.py": _BLOCKS, "model.py": model, "script.py": script}
     _write(tmp_path, files)
     assert _findings(tmp_path, "MEM401", ".") == []
+
+
+_HRNET = """
+    import os
+    import torch
+    import torch.nn as nn
+    class HighResolutionNet(nn.Module):
+        def __init__(self, cfg, **kwargs):
+            super().__init__()
+            self.conv = nn.Conv2d(3, cfg.width, 3)
+        def init_weights(self, pretrained=""):
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight)
+            if os.path.isfile(pretrained):
+                self.load_state_dict(torch.load(pretrained))
+    def get_cls_net(config, **kwargs):
+        model = HighResolutionNet(config, **kwargs)
+        model.init_weights()
+        return model
+"""
+
+_VALID = """
+    import torch
+    import models
+    from models.cls_hrnet import get_cls_net
+    def main(config):
+        model = get_cls_net(config)
+        model.load_state_dict(torch.load(config.MODEL_FILE))
+        model = torch.nn.DataParallel(model).cuda()
+        other = eval("models." + config.NAME + ".get_cls_net")(config)
+        other.load_state_dict(torch.load(config.MODEL_FILE))
+        other = torch.nn.DataParallel(other).cuda()
+"""
+
+
+def _hrnet(tmp_path: Path, net: str, extra: dict[str, str] | None = None) -> list[tuple[str, int]]:
+    files = {
+        "pyproject.toml": "[project]\nname = 'p'\n",
+        "models/__init__.py": "from . import cls_hrnet\n",
+        "models/cls_hrnet.py": net,
+        "tools/valid.py": _VALID,
+        **(extra or {}),
+    }
+    _write(tmp_path, files)
+    return _findings(tmp_path, "MEM701", ".")
+
+
+def test_a_builder_that_initialises_the_fresh_model_and_its_eval_spelling(tmp_path):
+    """HRNet: ``get_cls_net`` builds ``HighResolutionNet(config, **kwargs)``
+    (an ``__init__`` that takes ``**kwargs`` and never reads it), calls
+    ``init_weights()`` on it and returns it; the script loads into what it
+    returns, by name and through ``eval('models.' + NAME + '.get_cls_net')``
+    (every ``get_cls_net`` of the project is such a builder), and
+    ``init_weights`` loads into ``self``, a model only ever built there."""
+    assert _hrnet(tmp_path, _HRNET) == []
+
+
+def test_a_class_that_hands_its_kwargs_on_is_not_known_to_stay_on_the_cpu(tmp_path):
+    """The same builder, whose class passes ``**kwargs`` on to a layer
+    (``device=`` may be among them): every load is reported as before."""
+    net = _HRNET.replace("nn.Conv2d(3, cfg.width, 3)", "nn.Conv2d(3, cfg.width, 3, **kwargs)")
+    assert _hrnet(tmp_path, net) == [("models/cls_hrnet.py", 14), ("tools/valid.py", 7), ("tools/valid.py", 10)]
+
+
+def test_an_eval_spelling_with_one_candidate_that_moves_stays_reported(tmp_path):
+    """Another module of the project also defines ``get_cls_net``, and its
+    model goes to the GPU: the ``eval`` spelling may run either, so that
+    load is reported; the import spelling still names the CPU builder."""
+    gpu = """
+        import torch.nn as nn
+        def get_cls_net(config):
+            return nn.Linear(2, 2).cuda()
+    """
+    found = _hrnet(tmp_path, _HRNET, {"models/gpu_net.py": gpu})
+    assert found == [("tools/valid.py", 10)]
