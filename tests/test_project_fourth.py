@@ -234,3 +234,47 @@ def test_an_eval_spelling_with_one_candidate_that_moves_stays_reported(tmp_path)
     """
     found = _hrnet(tmp_path, _HRNET, {"models/gpu_net.py": gpu})
     assert found == [("tools/valid.py", 10)]
+
+
+_ZOO = """
+    import torch.nn as nn
+    class MobileNetV2(nn.Module):
+        def __init__(self, T, feature_dim, width_mult=1.0):
+            super().__init__()
+            self.fc = nn.Linear(int(32 * width_mult), feature_dim)
+    def mobilenetv2_T_w(T, W, feature_dim=100):
+        model = MobileNetV2(T=T, feature_dim=feature_dim, width_mult=W)
+        return model
+    def mobile_half(num_classes):
+        return mobilenetv2_T_w(6, 0.5, num_classes)
+    class OnGpu(nn.Module):
+        def __init__(self, num_classes):
+            super().__init__()
+            self.fc = nn.Linear(2, num_classes).cuda()
+"""
+
+_TEACHER = """
+    import torch
+    from models import model_dict
+    def load_teacher(model_path, name, n_cls):
+        model = model_dict[name](num_classes=n_cls)
+        model.load_state_dict(torch.load(model_path)["model"])
+        return model.cuda()
+"""
+
+
+def test_a_table_of_builders_of_another_module(tmp_path):
+    """RepDistiller: ``model_dict[name](num_classes=n)``, a table in
+    models/__init__.py of builders that move nothing (one returning another
+    builder's model): the model is on the CPU at the load."""
+    init = "from .zoo import mobile_half, MobileNetV2\nmodel_dict = {'mobile_half': mobile_half, 'mnv2': MobileNetV2}\n"
+    files = {"pyproject.toml": "[project]\nname = 'p'\n", "models/__init__.py": init, "models/zoo.py": _ZOO}
+    _write(tmp_path, {**files, "teacher.py": _TEACHER})
+    assert _findings(tmp_path, "MEM701", ".") == []
+
+
+def test_a_table_holding_a_class_that_moves_stays_reported(tmp_path):
+    init = "from .zoo import mobile_half, OnGpu\nmodel_dict = {'mobile_half': mobile_half, 'gpu': OnGpu}\n"
+    files = {"pyproject.toml": "[project]\nname = 'p'\n", "models/__init__.py": init, "models/zoo.py": _ZOO}
+    _write(tmp_path, {**files, "teacher.py": _TEACHER})
+    assert _findings(tmp_path, "MEM701", ".") == [("teacher.py", 6)]

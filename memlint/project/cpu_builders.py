@@ -36,12 +36,20 @@ def cpu_builders(tree: ast.Module, cpu_classes: Collection[str], cpu_functions: 
                 (s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
             )
     classes = {name for name in cpu_classes if counts.get(name) == 1 and name in inits}
-    found = []
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions and counts.get(stmt.name) == 1:
-            if _builds_on_cpu(stmt, classes, inits):
+    candidates = [
+        stmt
+        for stmt in tree.body
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions and counts.get(stmt.name) == 1
+    ]
+    found: list[str] = []
+    changed = True
+    while changed:  # a builder returning another builder's model (``return mobilenetv2_T_w(6, 0.5, n)``)
+        changed = False
+        for stmt in candidates:
+            if stmt.name not in found and _builds_on_cpu(stmt, classes | set(found), inits):
                 found.append(stmt.name)
-    return found
+                changed = True
+    return [stmt.name for stmt in candidates if stmt.name in found]
 
 
 def _builds_on_cpu(fn: ast.FunctionDef, classes: set[str], inits: dict[str, ast.FunctionDef | None]) -> bool:

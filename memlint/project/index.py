@@ -374,11 +374,14 @@ class ProjectIndex:
                     if name in defining.trackers:
                         trackers.add(name)
                     defined(name, defining, name, value)
+        cpu_tables: list[str] = []
         for local, target in summary.imports.items():
             found = self.resolve(target, path)
             if found is None:
                 continue
             defining = self.summary(found[0]) or ModuleSummary()
+            if found[1] in defining.tables and self._cpu_table(found[0], defining, defining.tables[found[1]]):
+                cpu_tables.append(local)
             if found[1] in defining.trackers:
                 trackers.add(local)
             defined(local, defining, found[1], found[0])
@@ -432,6 +435,7 @@ class ProjectIndex:
             loading_elsewhere=tuple(self.loading_used_elsewhere(path, loading)),
             loading_grad_elsewhere=tuple(self.loading_used_elsewhere(path, loading, "loading_grad_uses")),
             eval_builders=tuple(self.cpu_builders_everywhere(path, summary.eval_names)),
+            cpu_tables=tuple(sorted(cpu_tables)),
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
@@ -474,6 +478,20 @@ class ProjectIndex:
             ):
                 used.append(name)
         return sorted(used)
+
+    def _cpu_table(self, where: str, defining: ModuleSummary, names: list[str]) -> bool:
+        """Every name a table of ``where`` holds is a class or builder of the
+        project that moves nothing (its own, or one it imports)."""
+        for name in names:
+            if name in defining.imports:
+                found = self.resolve(defining.imports[name], where)
+                holder = self.summary(found[0]) if found is not None else None
+                name = found[1] if found is not None else ""
+            else:
+                holder = defining
+            if holder is None or not name or (name not in holder.cpu_classes and name not in holder.cpu_builders):
+                return False
+        return True
 
     def cpu_builders_everywhere(self, path: str, names: list[str]) -> list[str]:
         """The ``names`` (called through ``eval`` of a string) that every

@@ -49,6 +49,7 @@ from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, is_move
 from memlint.project.cpu_builders import cpu_builders
+from memlint.project.model_tables import model_tables
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
@@ -186,6 +187,9 @@ class ModuleSummary:
     # (``eval('models.' + cfg.NAME + '.get_pose_net')(cfg)``): MEM701 trusts
     # such a call when every function of that name in the project is a CPU builder.
     eval_names: list[str] = field(default_factory=list)
+    # Module-level dict literals of plain names, never written into
+    # (``model_dict = {'resnet8': resnet8}``): name -> the names it holds (model_tables.py).
+    tables: dict[str, list[str]] = field(default_factory=dict)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
     model_classes: list[str] = field(default_factory=list)
@@ -213,6 +217,7 @@ class ModuleSummary:
             "loading_uses": list(self.loading_uses),
             "loading_grad_uses": list(self.loading_grad_uses),
             "eval_names": list(self.eval_names),
+            "tables": {k: list(v) for k, v in self.tables.items()},
             "classes": list(self.classes),
             "trains": self.trains,
             "model_classes": list(self.model_classes),
@@ -240,6 +245,7 @@ class ModuleSummary:
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
             loading_grad_uses=[str(c) for c in data.get("loading_grad_uses", [])],
             eval_names=[str(c) for c in data.get("eval_names", [])],
+            tables={str(k): [str(n) for n in v] for k, v in data.get("tables", {}).items()},
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
@@ -303,6 +309,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders = cpu_builders(tree, walker.summary.cpu_classes, walker.summary.cpu_functions)
+            walker.summary.tables = model_tables(tree)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -865,6 +872,7 @@ class _Walker:
         s.loading_uses = sorted(self._loading)
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
+        s.tables = model_tables(self._tree)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):

@@ -102,6 +102,9 @@ class ProjectView:
     # (summary.eval_names) that every project module defining one defines
     # as a builder on the CPU (MEM701).
     eval_builders: tuple[str, ...] = ()
+    # Tables of another module this one imports whose every value is a
+    # class or builder that moves nothing (``model_dict[name](...)``, model_tables.py).
+    cpu_tables: tuple[str, ...] = ()
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -137,4 +140,5 @@ class ProjectView:
             or self.loading_elsewhere
             or self.loading_grad_elsewhere
             or self.eval_builders
+            or self.cpu_tables
         )

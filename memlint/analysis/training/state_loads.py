@@ -631,6 +631,8 @@ class Checkpoints:
             named = _evaluated_name(func)
             return bool(named) and self.project is not None and named in self.project.eval_builders
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            if self._imported_table(func.value.value):
+                return True
             table = self._table(func.value.value) or self._local_table(func.value.value, func)
             return table is not None and all(
                 isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and self._cpu_class(e.value.value)
@@ -646,6 +648,15 @@ class Checkpoints:
             if defs:
                 return len(defs) == 1 and self._module_def(name)
         return self._cpu_class(name)
+
+    def _imported_table(self, name: str) -> bool:
+        """``name`` is a table of classes or builders that move nothing, of
+        another project module (``from models import model_dict``), bound
+        here by its import only and never written into."""
+        if self.project is None or name not in self.project.cpu_tables:
+            return False
+        writes = self._all_writes()
+        return not writes.bound.get(name, 0) and name not in writes.changed and writes.other.get(name, 0) == 1
 
     def _module_def(self, name: str) -> bool:
         """``name`` is bound once at module level, by its ``def``."""
