@@ -278,3 +278,45 @@ def test_a_table_holding_a_class_that_moves_stays_reported(tmp_path):
     files = {"pyproject.toml": "[project]\nname = 'p'\n", "models/__init__.py": init, "models/zoo.py": _ZOO}
     _write(tmp_path, {**files, "teacher.py": _TEACHER})
     assert _findings(tmp_path, "MEM701", ".") == [("teacher.py", 6)]
+
+
+_LUNA = """
+    import math
+    import torch
+    from torch import nn as nn
+    class LunaModel(nn.Module):
+        def __init__(self, in_channels=1):
+            super().__init__()
+            self.fc = nn.Linear(8, 2)
+    class LunaBlock(nn.Module):
+        def __init__(self, channels=8):
+            super().__init__()
+            self.conv = nn.Conv3d(channels, channels, 3)
+"""
+
+_ANALYSIS = """
+    import torch
+    import zoo.model
+    def init_models(path, name):
+        cls_dict = torch.load(path)
+        model_cls = getattr(zoo.model, name)
+        cls_model = model_cls()
+        cls_model.load_state_dict(cls_dict["model_state"])
+        cls_model.eval()
+        return cls_model.cuda()
+"""
+
+
+def test_a_class_fetched_with_getattr_from_a_module_whose_classes_stay_on_the_cpu(tmp_path):
+    """dlwpt: ``getattr(p2ch14.model, name)()``: whatever class the module
+    gives moves nothing, so the model is on the CPU at the load."""
+    files = {"pyproject.toml": "[project]\nname = 'p'\n", "zoo/__init__.py": "", "zoo/model.py": _LUNA}
+    _write(tmp_path, {**files, "analysis.py": _ANALYSIS})
+    assert _findings(tmp_path, "MEM701", ".") == []
+
+
+def test_a_class_fetched_with_getattr_from_a_module_with_a_gpu_class_stays_reported(tmp_path):
+    luna = _LUNA.replace("self.fc = nn.Linear(8, 2)", "self.fc = nn.Linear(8, 2).cuda()")
+    files = {"pyproject.toml": "[project]\nname = 'p'\n", "zoo/__init__.py": "", "zoo/model.py": luna}
+    _write(tmp_path, {**files, "analysis.py": _ANALYSIS})
+    assert _findings(tmp_path, "MEM701", ".") == [("analysis.py", 5)]

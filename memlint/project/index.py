@@ -436,6 +436,7 @@ class ProjectIndex:
             loading_grad_elsewhere=tuple(self.loading_used_elsewhere(path, loading, "loading_grad_uses")),
             eval_builders=tuple(self.cpu_builders_everywhere(path, summary.eval_names)),
             cpu_tables=tuple(sorted(cpu_tables)),
+            cpu_modules=tuple(m for m in summary.getattr_modules if self._cpu_module(path, summary, m)),
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
@@ -478,6 +479,18 @@ class ProjectIndex:
             ):
                 used.append(name)
         return sorted(used)
+
+    def _cpu_module(self, path: str, summary: ModuleSummary, spelled: str) -> bool:
+        """``spelled`` (``p2ch14.model`` after ``import p2ch14.model``) is a
+        project module whose every class is built on the CPU."""
+        head, dot, rest = spelled.partition(".")
+        if head not in summary.imports:
+            return False
+        found = self.resolve(summary.imports[head] + dot + rest, path)
+        if found is None or found[1]:
+            return False  # not a module of the project, or a name in one
+        defining = self.summary(found[0])
+        return defining is not None and defining.cpu_module
 
     def _cpu_table(self, where: str, defining: ModuleSummary, names: list[str]) -> bool:
         """Every name a table of ``where`` holds is a class or builder of the

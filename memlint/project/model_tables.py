@@ -51,3 +51,18 @@ def model_tables(tree: ast.Module) -> dict[str, list[str]]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in candidates:
             bound[node.name] = 2
     return {n: v for n, v in sorted(candidates.items()) if bound.get(n, 0) == 1}
+
+
+def builds_only_on_cpu(tree: ast.Module, cpu_classes: list[str]) -> bool:
+    """Every class ``getattr(module, name)`` can give is built on the CPU
+    (dlwpt's ``getattr(p2ch14.model, cli_args.cls_model)()``): the module
+    defines at least one class, every class it defines moves nothing, and it
+    imports no name spelled as a class (``from x import Net``) but from torch."""
+    classes = [s.name for s in tree.body if isinstance(s, ast.ClassDef)]
+    if not classes or not set(classes) <= set(cpu_classes):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not (node.module or "").split(".")[0] == "torch":
+            if any((a.asname or a.name)[:1].isupper() or a.name == "*" for a in node.names):
+                return False
+    return True

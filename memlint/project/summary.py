@@ -49,7 +49,7 @@ from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, is_move
 from memlint.project.cpu_builders import cpu_builders
-from memlint.project.model_tables import model_tables
+from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
@@ -190,6 +190,11 @@ class ModuleSummary:
     # Module-level dict literals of plain names, never written into
     # (``model_dict = {'resnet8': resnet8}``): name -> the names it holds (model_tables.py).
     tables: dict[str, list[str]] = field(default_factory=dict)
+    # Every class ``getattr(this_module, name)`` can give moves nothing
+    # (model_tables.builds_only_on_cpu); the modules this one hands to
+    # ``getattr`` as written (``p2ch14.model``).
+    cpu_module: bool = False
+    getattr_modules: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
     model_classes: list[str] = field(default_factory=list)
@@ -218,6 +223,8 @@ class ModuleSummary:
             "loading_grad_uses": list(self.loading_grad_uses),
             "eval_names": list(self.eval_names),
             "tables": {k: list(v) for k, v in self.tables.items()},
+            "cpu_module": self.cpu_module,
+            "getattr_modules": list(self.getattr_modules),
             "classes": list(self.classes),
             "trains": self.trains,
             "model_classes": list(self.model_classes),
@@ -246,6 +253,8 @@ class ModuleSummary:
             loading_grad_uses=[str(c) for c in data.get("loading_grad_uses", [])],
             eval_names=[str(c) for c in data.get("eval_names", [])],
             tables={str(k): [str(n) for n in v] for k, v in data.get("tables", {}).items()},
+            cpu_module=bool(data.get("cpu_module", False)),
+            getattr_modules=[str(c) for c in data.get("getattr_modules", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
@@ -310,6 +319,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders = cpu_builders(tree, walker.summary.cpu_classes, walker.summary.cpu_functions)
             walker.summary.tables = model_tables(tree)
+            walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -378,6 +388,7 @@ class _Walker:
         self._loading_grad: set[str] = set()  # ModuleSummary.loading_grad_uses
         self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
+        self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -677,6 +688,10 @@ class _Walker:
             named = evaluated_name(func)  # type: ignore[arg-type]
             if named:
                 self._eval_names.add(named)
+        elif func.__class__ is ast.Name and func.id == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
+            spelled = _dotted(node.args[0])
+            if spelled and spelled.partition(".")[0] in self.bindings:
+                self._getattr_modules.add(spelled)
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
@@ -873,6 +888,8 @@ class _Walker:
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
         s.tables = model_tables(self._tree)
+        s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
+        s.getattr_modules = sorted(self._getattr_modules)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):

@@ -105,6 +105,9 @@ class ProjectView:
     # Tables of another module this one imports whose every value is a
     # class or builder that moves nothing (``model_dict[name](...)``, model_tables.py).
     cpu_tables: tuple[str, ...] = ()
+    # Modules handed to ``getattr`` here (as written) whose every class is
+    # built on the CPU (summary.cpu_module): ``getattr(p2ch14.model, name)()``.
+    cpu_modules: tuple[str, ...] = ()
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -141,4 +144,5 @@ class ProjectView:
             or self.loading_grad_elsewhere
             or self.eval_builders
             or self.cpu_tables
+            or self.cpu_modules
         )

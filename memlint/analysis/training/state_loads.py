@@ -197,8 +197,12 @@ class _CpuModels(cst.CSTVisitor):
         cpu_params: Callable[[cst.FunctionDef], frozenset[str]],
         resolve: Callable[[cst.Call], cst.FunctionDef | None] = lambda call: None,
         takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
+        cpu_module: Callable[[str], bool] = lambda spelled: False,
     ) -> None:
         self.names = names
+        self.cpu_module = cpu_module  # a module whose every class is built on the CPU (``getattr(m, name)``)
+        # Per frame: names bound to ``getattr(<such a module>, name)``, with the blocks open then.
+        self.aliases: list[dict[str, tuple[int, ...]]] = [{}]
         self.cpu_classes = cpu_classes
         self.may_be_model = may_be_model  # (an argument, the call its name was bound from)
         self.stays = stays  # a call that moves none of its arguments (a project function)
@@ -230,6 +234,7 @@ class _CpuModels(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.frames.append({})
         self.seen.append({})
+        self.aliases.append({})
         self.functions.append(node)
         body = node.body
         # Bound in the function's own block: what its callers pass.
@@ -238,6 +243,7 @@ class _CpuModels(cst.CSTVisitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.frames.pop()
         self.seen.pop()
+        self.aliases.pop()
         self.functions.pop()
 
     def visit_Return(self, node: cst.Return) -> None:
@@ -330,8 +336,11 @@ class _CpuModels(cst.CSTVisitor):
             if key is None:
                 continue
             self._lost(key)
+            self.aliases[-1].pop(key, None)
             if self._built(original_node.value):
                 self.frames[-1][key] = tuple(self.blocks)
+            elif "." not in key and self._cpu_getattr(original_node.value):
+                self.aliases[-1][key] = tuple(self.blocks)
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
 
@@ -341,7 +350,27 @@ class _CpuModels(cst.CSTVisitor):
         return bound_in is not None and self.blocks[: len(bound_in)] == list(bound_in)
 
     def _built(self, value: cst.BaseExpression) -> bool:
-        return _built_on_cpu(value, self.names, self.cpu_classes, self._wraps, self.takes_no_device)
+        return _built_on_cpu(value, self.names, self._cpu_callee, self._wraps, self.takes_no_device)
+
+    def _cpu_callee(self, func: cst.BaseExpression) -> bool:
+        """A class or builder that moves nothing, or a name bound here (in a
+        block around this point) to a class fetched from a module whose every
+        class moves nothing (``model_cls = getattr(p2ch14.model, name)``)."""
+        if self._cpu_getattr(func):
+            return True
+        if isinstance(func, cst.Name) and func.value in self.aliases[-1]:
+            bound_in = self.aliases[-1][func.value]
+            return self.blocks[: len(bound_in)] == list(bound_in)
+        return self.cpu_classes(func)
+
+    def _cpu_getattr(self, value: cst.BaseExpression) -> bool:
+        """``getattr(p2ch14.model, name)`` of a module whose every class is built on the CPU."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "getattr"):
+            return False
+        if len(value.args) not in (2, 3) or any(a.keyword is not None or a.star for a in value.args):
+            return False
+        spelled = dotted_name(value.args[0].value)
+        return spelled is not None and self.cpu_module(spelled)
 
     def _wraps(self, arg: cst.BaseExpression) -> bool:
         """``arg`` may be a model bound before (``DataParallel(net)``)."""
@@ -601,6 +630,7 @@ class Checkpoints:
             cpu_params,
             self.calls.resolve,
             self._takes_no_device,
+            lambda spelled: self.project is not None and spelled in self.project.cpu_modules,
         )
         visit_fast(self.module, visitor)
         return visitor
