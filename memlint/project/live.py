@@ -334,9 +334,7 @@ class LiveIndex(ProjectIndex):
         return [
             n
             for n in names
-            if self._all_build_on_cpu(
-                n, {o for o in self._holding(n.encode()) if n in self._module(o).summary.defines}
-            )
+            if self._all_build_on_cpu(n, {o for o in self._holding(n.encode()) if n in self._module(o).summary.defines})
         ]
 
     def _walk_order(self, path: str) -> tuple:
