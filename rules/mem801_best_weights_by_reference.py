@@ -166,7 +166,8 @@ class BestWeightsByReference(Rule):
     model's device. Silent when the state dict is serialised at once
     (`torch.save(model.state_dict(), path)`), cloned, deep-copied or copied
     to CPU (also on the very next line), when it is not used after the loop
-    (reading only a checkpoint dict's other entries, such as
+    (a name bound anew after the loop, `state = {...}; torch.save(state, p)`,
+    is read as the new value; reading only a checkpoint dict's other entries, such as
     `best["epoch"]`, does not count), when it is taken in `__init__`, and
     when it is taken on every iteration rather than selected (`if acc >
     best:`), as the last weights are then what is wanted.
