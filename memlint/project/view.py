@@ -108,6 +108,27 @@ class ProjectView:
     # Modules handed to ``getattr`` here (as written) whose every class is
     # built on the CPU (summary.cpu_module): ``getattr(p2ch14.model, name)()``.
     cpu_modules: tuple[str, ...] = ()
+    # Functions of other project modules this module calls that only step
+    # the optimizers they are handed (summary FunctionFacts.stepped), by the
+    # name the call writes: (``utils.optimizer_step``, the parameters it
+    # steps, its positional parameters, where it steps: ``utils.py:3``).
+    step_helpers: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...] = ()
+    # Methods of this module's classes that other modules call on an
+    # instance (``solver = Solver(...); solver.test()``): ("Solver.test",
+    # ("main.py:49",)).
+    method_callers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def method_callers_of(self, qualified: str) -> tuple[str, ...]:
+        for name, sites in self.method_callers:
+            if name == qualified:
+                return sites
+        return ()
+
+    def step_helper(self, written: str) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
+        for name, stepped, params, where in self.step_helpers:
+            if name == written:
+                return stepped, params, where
+        return None
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -145,4 +166,6 @@ class ProjectView:
             or self.eval_builders
             or self.cpu_tables
             or self.cpu_modules
+            or self.step_helpers
+            or self.method_callers
         )
