@@ -142,6 +142,11 @@ class EvalModeNeverUndone(Rule):
                 if p.kind == "training-phase" and p.node is not info.node and p.trains_module(e.receiver)
             ]
             grad = self.facts.grad_mode
+            if self._teacher_only(info, e.receiver):
+                # ``swa_model`` (an EMA copy) run only under no_grad, and the
+                # phases may train "any" module only because they are handed
+                # others (``ODFA(model, x)``): none of them trains it.
+                phases = [p for p in phases if e.receiver in p.receivers or _hands(p, e.receiver)]
             # Called with grad on in this loop: a target network or an EMA copy
             # only ever run under no_grad is not what the loop trains.
             direct = any(loops.loop_of(c) is info for c in info.step_calls) and any(
@@ -159,6 +164,12 @@ class EvalModeNeverUndone(Rule):
             if phases or direct:
                 out.append((e, phases[0] if phases and not direct else None))
         return out
+
+    def _teacher_only(self, info, receiver: str) -> bool:
+        """``receiver`` is run in this loop, and only under ``no_grad``."""
+        runs = [c for c in info.model_calls if _callee(c) == receiver]
+        grad = self.facts.grad_mode
+        return bool(runs) and all(grad.mode_at(c) is GradMode.DISABLED for c in runs)
 
     def _evaluated_before(self, info, receiver: str) -> bool:
         """``model.eval(); evaluate(model)`` (a baseline) right before the
@@ -642,6 +653,18 @@ def fit(net, loader, opt):
 """,
         ),
     ]
+
+
+def _hands(event, receiver: str) -> bool:
+    """The phase is a call that is handed ``receiver`` (or a part of it) as an argument."""
+    node = event.node
+    if not isinstance(node, cst.Call):
+        return True  # a loop of this scope: judged as before
+    for arg in node.args:
+        name = dotted_name(arg.value)
+        if name is None or name == receiver or name.startswith(receiver + ".") or receiver.startswith(name + "."):
+            return True
+    return False
 
 
 def _callee(call: cst.Call) -> str | None:

@@ -118,7 +118,9 @@ class InPlaceOnLeafRequiringGrad(Rule):
     passed to a helper that freezes it (DiT's and CycleGAN's
     `requires_grad(ema, False)` / `set_requires_grad(net, False)`, or a
     function of the module whose body freezes its argument), nor methods this
-    module only calls under `torch.no_grad()` (`ema.update(model)`). A
+    module only calls under `torch.no_grad()` (`ema.update(model)`), nor a
+    weight loader (a method named for loading, `load_from`) whose every use
+    in the project is a call under `torch.no_grad()`. A
     layer's weight is left alone when the file touches its `requires_grad`
     (or its model's) anywhere, when it is reached through `.data`,
     `.detach()` or a loss object (class weights are buffers), for
@@ -132,6 +134,13 @@ class InPlaceOnLeafRequiringGrad(Rule):
 
     code = "MEM401"
     name = "in-place-on-leaf-requiring-grad"
+    project_facts = (
+        "The callers of a weight loader, wherever they are in the project: a method named for loading "
+        "(`PreActBottleneck.load_from`) whose every use in the project is a call under `torch.no_grad()` "
+        "(`unit.load_from(weights)` inside another module's `with torch.no_grad():`) copies into its "
+        "parameters without a finding; a call of a method of the same name on an instance of another class "
+        "that defines it itself does not count."
+    )
     message = (
         "in-place update of a leaf tensor that requires grad outside torch.no_grad(): autograd raises a RuntimeError"
     )
@@ -267,7 +276,8 @@ class InPlaceOnLeafRequiringGrad(Rule):
         fn = self.parent(node)
         while fn is not None and not isinstance(fn, cst.FunctionDef):
             fn = self.parent(fn)
-        return fn is not None and self.facts.grad_mode.method_called_without_grad(fn)
+        grad = self.facts.grad_mode
+        return fn is not None and (grad.method_called_without_grad(fn) or grad.loader_called_without_grad(fn))
 
     def _run_of_updates(self, line: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         """``line`` and the lines right after it that also update leaves in

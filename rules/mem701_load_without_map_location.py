@@ -86,7 +86,12 @@ class LoadWithoutMapLocation(Rule):
     `from_pretrained` without `device_map`, a class of the project that moves
     nothing, named directly, through its package (`vocoders.Generator`) or
     picked from a table of such classes bound once, at module level or in
-    the function around the load (`ARCHS[name](10)`); `self` in the
+    the function around the load (`ARCHS[name](10)`), or in another module
+    of the project (`model_dict[name](...)`), fetched with
+    `getattr(module, name)` from a project module whose every class moves
+    nothing, or a builder named through `eval` of a string when every
+    function of that name in the project builds on the CPU (a class whose
+    `__init__` takes `**kwargs` and never reads them counts); `self` in the
     `__init__` of a class that moves nothing (bases included), a model under
     construction; `self` in a method named for loading (`load_pretrained_model`)
     whose every use in the project is a call on a model just built so;
@@ -118,7 +123,11 @@ class LoadWithoutMapLocation(Rule):
         "function of the project (`return MSC(base=DeepLabV2(...))`, classes reached through star imports "
         "too), is on the CPU at the load, and the load is not reported; its own methods, inherited ones "
         "included, leave it there. Whether another module uses the name of a method that loads into `self` "
-        "(`net.load_pretrained_model()`): if none does, its calls here are all its calls."
+        "(`net.load_pretrained_model()`): if none does, its calls here are all its calls. Tables of such "
+        "classes or builders in another module (`from models import model_dict`, `model_dict[name](...)`); "
+        "modules whose every class moves nothing, for a class fetched with `getattr(models.zoo, name)`; "
+        "every project function named by a string handed to `eval` "
+        "(`eval('models.' + NAME + '.get_pose_net')(cfg)`) being a builder on the CPU."
     )
 
     def __init__(self, context) -> None:
@@ -250,6 +259,24 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class PoseNet(nn.Module):
+    def __init__(self, cfg, **kwargs):
+        super().__init__()
+        self.head = nn.Conv2d(cfg.channels, cfg.joints, 1)
+def get_pose_net(cfg, **kwargs):
+    model = PoseNet(cfg, **kwargs)
+    return model
+def main(cfg):
+    model = get_pose_net(cfg)
+    model.load_state_dict(torch.load(cfg.model_file))
+    model = torch.nn.DataParallel(model).cuda()
+""",
+            "a builder of a class whose `__init__` takes `**kwargs` and never reads them: no `device=` reaches a layer, the model is on the CPU at the load",
+        ),
         Valid(
             """\
 import torch
@@ -648,6 +675,38 @@ other.load_state_dict(torch.load(args.ckpt))
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class PoseNet(nn.Module):
+    def __init__(self, cfg, **kwargs):
+        super().__init__()
+        self.head = nn.Conv2d(cfg.channels, cfg.joints, 1, **kwargs)
+def get_pose_net(cfg, **kwargs):
+    model = PoseNet(cfg, **kwargs)
+    return model
+def main(cfg):
+    model = get_pose_net(cfg)
+    model.load_state_dict(torch.load(cfg.model_file))
+    model = torch.nn.DataParallel(model).cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+class PoseNet(nn.Module):
+    def __init__(self, cfg, **kwargs):
+        super().__init__()
+        self.head = nn.Conv2d(cfg.channels, cfg.joints, 1, **kwargs)
+def get_pose_net(cfg, **kwargs):
+    model = PoseNet(cfg, **kwargs)
+    return model
+def main(cfg):
+    model = get_pose_net(cfg)
+    model.load_state_dict(torch.load(cfg.model_file, map_location="cpu"))
+    model = torch.nn.DataParallel(model).cuda()
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import is_emptiness_test
 from memlint.analysis.training.retry_loops import retries_on_oom
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -19,6 +20,40 @@ def _frees(stmt: cst.CSTNode) -> bool:
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = small.value.func
             if isinstance(func, cst.Attribute) and func.attr.value == "collect":
+                return True
+    return False
+
+
+# Methods that run a whole training or experiment on the object they are called on.
+_RUNS = frozenset({"train", "fit", "run"})
+
+
+def _builds_and_runs(body: cst.BaseSuite) -> bool:
+    """The loop body builds an object of a class (``exp = Exp(args)``, a
+    capitalised callee) and then runs it (``exp.train(setting)``, with an
+    argument that is no ``True``/``False``: ``model.train(False)`` only
+    switches a mode): each iteration is a whole experiment, not a batch."""
+    built: set[str] = set()
+    for line in getattr(body, "body", ()):
+        for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+            if not isinstance(value, cst.Call):
+                continue
+            if isinstance(small, cst.Assign):
+                target = small.targets[0].target if len(small.targets) == 1 else None
+                callee = dotted_name(value.func) or ""
+                if isinstance(target, cst.Name) and callee.rsplit(".", 1)[-1][:1].isupper():
+                    built.add(target.value)
+                continue
+            func = value.func
+            if (
+                isinstance(func, cst.Attribute)
+                and isinstance(func.value, cst.Name)
+                and func.value.value in built
+                and func.attr.value in _RUNS
+                and value.args
+                and not all(isinstance(a.value, cst.Name) and a.value.value in ("True", "False") for a in value.args)
+            ):
                 return True
     return False
 
@@ -101,7 +136,7 @@ class EmptyCacheInLoop(Rule):
         loop = loops.loop_of(stmt.value)  # in its own function: a def in a loop body is not run by the loop
         if loop is None or self._guarded(node):
             return
-        if loops.outer_loop(loop):
+        if loops.outer_loop(loop) or _builds_and_runs(loop.node.body):
             return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
         if retries_on_oom(loop.node, self.facts.names):
             return  # each iteration is an attempt after an out-of-memory error, not a batch
@@ -115,6 +150,19 @@ class EmptyCacheInLoop(Rule):
         self.report(stmt, fix=Fix("Remove `torch.cuda.empty_cache()` from the loop", ((node, replacement),)))
 
     valid = [
+        Valid(
+            """\
+import torch
+from exp.exp_informer import Exp_Informer
+for ii in range(args.itr):
+    setting = "{}_{}".format(args.model, ii)
+    exp = Exp_Informer(args)
+    exp.train(setting)
+    exp.test(setting)
+    torch.cuda.empty_cache()
+""",
+            "each iteration builds and runs a whole experiment (a loop over experiments)",
+        ),
         Valid(
             """\
 import torch
@@ -238,6 +286,25 @@ def fit(model, loader, train_one_epoch, epochs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+for batch in loader:
+    model = Net()
+    model.train(True)
+    loss = model(batch).sum()
+    loss.backward()
+    torch.cuda.empty_cache()
+""",
+            """\
+import torch
+for batch in loader:
+    model = Net()
+    model.train(True)
+    loss = model(batch).sum()
+    loss.backward()
+""",
+        ),
         Invalid(
             """\
 import torch

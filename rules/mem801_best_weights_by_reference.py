@@ -166,7 +166,8 @@ class BestWeightsByReference(Rule):
     model's device. Silent when the state dict is serialised at once
     (`torch.save(model.state_dict(), path)`), cloned, deep-copied or copied
     to CPU (also on the very next line), when it is not used after the loop
-    (reading only a checkpoint dict's other entries, such as
+    (a name bound anew after the loop, `state = {...}; torch.save(state, p)`,
+    is read as the new value; reading only a checkpoint dict's other entries, such as
     `best["epoch"]`, does not count), when it is taken in `__init__`, and
     when it is taken on every iteration rather than selected (`if acc >
     best:`), as the last weights are then what is wanted.
@@ -320,11 +321,31 @@ class BestWeightsByReference(Rule):
         if loop is None or scope is None:
             return False
         end = self._pos(loop).end
+        rebound = self._rebound_after(loop, name)
         return any(
-            (self._pos(n).start.line, self._pos(n).start.column) > (end.line, end.column)
+            (end.line, end.column) < (self._pos(n).start.line, self._pos(n).start.column) < rebound
             and not self._other_entry(n, keys)
             for n, _ in self._reads(scope, False).get(name, ())
         )
+
+    def _rebound_after(self, loop: cst.CSTNode, name: str) -> tuple[int, int]:
+        """Where ``name`` is first bound again after ``loop``, in the block
+        holding the loop (``state = {...}; torch.save(state, p)`` once more
+        after the epochs): reads from there on see the new value, not the
+        snapshot. A binding whose value reads ``name`` does not count."""
+        located = self.facts.blocks.locate(loop)
+        if located is not None:
+            body, i = located
+            for stmt in body[i + 1 :]:
+                if isinstance(stmt, cst.SimpleStatementLine) and any(
+                    isinstance(small, cst.Assign)
+                    and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets)
+                    and not mentions(small.value, name)
+                    for small in stmt.body
+                ):
+                    start = self._pos(stmt).start
+                    return (start.line, start.column)
+        return (1 << 62, 0)
 
     def _other_entry(self, read: cst.CSTNode, keys: frozenset[str] | None) -> bool:
         """``best_ckpt["epoch"]`` when the weights are under ``"model"``;
@@ -360,6 +381,23 @@ class BestWeightsByReference(Rule):
         return False
 
     valid = [
+        Valid(
+            """\
+import torch
+def main(model, optimizer, train, validate, epochs, path):
+    best_acc = 0.0
+    for epoch in range(epochs):
+        train(model, optimizer)
+        acc = validate(model)
+        if acc > best_acc:
+            best_acc = acc
+            state = {"epoch": epoch, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+            torch.save(state, path + "_best.pth")
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
+    torch.save(state, path + "_last.pth")
+""",
+            "the checkpoint dict is saved at once; after the loop the name is bound to a new dict before it is read",
+        ),
         Valid(
             """\
 import torch
@@ -535,6 +573,34 @@ def train(model, loader, epochs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+for epoch in range(epochs):
+    train(model)
+    acc = evaluate(model)
+    if acc > best_acc:
+        best_acc = acc
+        state = {"epoch": epoch, "model": model.state_dict()}
+        torch.save(state, "best.pt")
+model.load_state_dict(state["model"])
+state = {"model": model.state_dict()}
+torch.save(state, "last.pt")
+""",
+            """\
+import torch
+for epoch in range(epochs):
+    train(model)
+    acc = evaluate(model)
+    if acc > best_acc:
+        best_acc = acc
+        state = {"epoch": epoch, "model": {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}}
+        torch.save(state, "best.pt")
+model.load_state_dict(state["model"])
+state = {"model": model.state_dict()}
+torch.save(state, "last.pt")
+""",
+        ),
         Invalid(
             """\
 for epoch in range(num_epochs):

@@ -252,6 +252,9 @@ _CARDS = (
             (bool(g.inplace_names & g.leaf_names) or g.inplace_parameter_attr)
             and (g.grad_on_writes.inplace_parameter_attr or g.leaf_written_with_grad)
         ),
+        # A weight loader (``unit.load_from(w)``) whose every caller in the
+        # project holds the ``no_grad`` (summary.loading_grad_uses).
+        reads_project=True,
     ),
     Card(
         "MEM402",

@@ -8,7 +8,7 @@ no call of a module function that moves), and every ``return`` gives a class
 of the same module that moves nothing (``cpu_classes``), called with no
 ``device=``/``device_map=``, either directly or through a local name bound
 only so. ``**kwargs`` is accepted when the class's ``__init__`` takes no
-device and no ``**kwargs`` itself. As analysis/training/state_loads.py's
+device and takes no ``**kwargs`` itself or never reads it. As analysis/training/state_loads.py's
 ``_built_on_cpu`` for a builder of the module being linted, on Python's
 ``ast`` (the project summary's tree).
 """
@@ -57,15 +57,32 @@ def builders(
         if a.name != "*"
     }
     star = any(isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names) for stmt in tree.body)
-    found, foreign = [], []
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions and counts.get(stmt.name) == 1:
+    candidates = [
+        stmt
+        for stmt in tree.body
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions and counts.get(stmt.name) == 1
+    ]
+    found: list[str] = []
+    foreign: dict[str, str] = {}
+    changed = True
+    while changed:  # a builder returning another builder's model (``return mobilenetv2_T_w(6, 0.5, n)``)
+        changed = False
+        for stmt in candidates:
+            if stmt.name in found or stmt.name in foreign:
+                continue
             # Names of classes the module does not define, bound once by an
             # import or reached through a star import (never assigned).
             needed: set[str] = set()
-            if _builds_on_cpu(stmt, classes, inits, _Foreign(bound, imported, star, needed)):
-                (foreign.append(f"{stmt.name}={','.join(sorted(needed))}") if needed else found.append(stmt.name))
-    return found, foreign
+            if _builds_on_cpu(stmt, classes | set(found), inits, _Foreign(bound, imported, star, needed)):
+                if needed:
+                    foreign[stmt.name] = f"{stmt.name}={','.join(sorted(needed))}"
+                else:
+                    found.append(stmt.name)
+                    changed = True
+    return (
+        [stmt.name for stmt in candidates if stmt.name in found],
+        [foreign[stmt.name] for stmt in candidates if stmt.name in foreign],
+    )
 
 
 class _Foreign:
@@ -199,12 +216,21 @@ def _built(
             return False
     if any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
         init = inits.get(value.func.id)
-        if init is None or init.args.kwarg is not None or init.args.vararg is not None:
+        if init is None or not _swallowed(init, init.args.kwarg) or not _swallowed(init, init.args.vararg):
             return False
         params = (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)
         if any(p.arg in _DEVICE_WORDS for p in params):
             return False
     return True
+
+
+def _swallowed(init: ast.FunctionDef, star: ast.arg | None) -> bool:
+    """``init``'s ``**kwargs`` (or ``*args``) is absent or never read:
+    HRNet's ``def __init__(self, cfg, **kwargs)`` takes what its builder
+    passes on and drops it, so no ``device=`` can reach a layer."""
+    if star is None:
+        return True
+    return not any(isinstance(n, ast.Name) and n.id == star.arg for n in ast.walk(init))
 
 
 def _no_model(arg: ast.expr) -> bool:

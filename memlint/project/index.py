@@ -48,7 +48,8 @@ class ProjectIndex:
         # (file, class) -> (a CPU class with all it needs, the files read to tell), _cpu_class_of
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
         self._cpu_deep_generation = 0
-        self._loading_users: dict[str, set[str]] | None = None  # loading_used_elsewhere
+        self._loading_users: dict[str, dict[str, set[str]]] = {}  # loading_used_elsewhere, per summary field
+        self._definers: dict[str, set[str]] | None = None  # cpu_builders_everywhere: name -> the modules defining it
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # file -> "Class.method" -> where other modules call it on an instance.
         self._method_callers: dict[str, dict[str, list[str]]] = {}
@@ -515,11 +516,14 @@ class ProjectIndex:
                     if name in defining.trackers:
                         trackers.add(name)
                     defined(name, defining, name, value)
+        cpu_tables: list[str] = []
         for local, target in summary.imports.items():
             found = self.resolve(target, path)
             if found is None:
                 continue
             defining = self.summary(found[0]) or ModuleSummary()
+            if found[1] in defining.tables and self._cpu_table(found[0], defining, defining.tables[found[1]]):
+                cpu_tables.append(local)
             if found[1] in defining.trackers:
                 trackers.add(local)
             defined(local, defining, found[1], found[0])
@@ -559,6 +563,7 @@ class ProjectIndex:
         called_per_batch = [(c, called[(path, c)]) for c in summary.classes if (path, c) in called]
         built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         switched = self._switched_attrs(path, summary) if summary.plain_attrs else ()
+        loading = _loading_methods(summary)
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -578,7 +583,11 @@ class ProjectIndex:
             model_classes=tuple(sorted(model_classes)),
             switched_attrs=switched,
             tensor_trackers=tuple(sorted(tensor_trackers)),
-            loading_elsewhere=tuple(self.loading_used_elsewhere(path, _loading_methods(summary))),
+            loading_elsewhere=tuple(self.loading_used_elsewhere(path, loading)),
+            loading_grad_elsewhere=tuple(self.loading_used_elsewhere(path, loading, "loading_grad_uses")),
+            eval_builders=tuple(self.cpu_builders_everywhere(path, summary.eval_names)),
+            cpu_tables=tuple(sorted(cpu_tables)),
+            cpu_modules=tuple(m for m in summary.getattr_modules if self._cpu_module(path, summary, m)),
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
@@ -596,21 +605,92 @@ class ProjectIndex:
                 found.update(mine.intersection(names))
         return tuple(sorted(found))
 
-    def loading_used_elsewhere(self, path: str, names: set[str]) -> list[str]:
+    def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
         """The ``names`` (methods of ``path`` that load weights) another
-        project module uses as an attribute (summary.loading_uses)."""
+        project module uses as an attribute (summary.loading_uses), or, for
+        ``loading_grad_uses``, uses otherwise than called under ``no_grad``."""
         if not names:
             return []
-        if self._loading_users is None:
-            self._loading_users = {}
+        users = self._loading_users.get(kind)
+        if users is None:
+            users = self._loading_users[kind] = {}
             for other, found in self.summaries.items():
-                for name in _field(found, "loading_uses"):
-                    self._loading_users.setdefault(name, set()).add(other)
-        used = [n for n in names if self._loading_users.get(n, set()) - {path}]
-        for name in used:  # the view depends on those modules (a new user spells the name: states.py)
-            for other in self._loading_users[name] - {path}:
+                for entry in _field(found, kind):
+                    users.setdefault(entry.partition("@")[0], set()).add(other)
+        used = []
+        for name in names:
+            others = users.get(name, set()) - {path}
+            for other in others:  # the view depends on those modules (a new user spells the name: states.py)
                 self._note_read(other)
+            if kind == "loading_uses" and others:
+                used.append(name)
+            elif any(
+                self.grad_use_reaches(path, name, other, _field(self.summaries.get(other), kind))
+                for other in sorted(others)
+            ):
+                used.append(name)
         return sorted(used)
+
+    def _cpu_module(self, path: str, summary: ModuleSummary, spelled: str) -> bool:
+        """``spelled`` (``p2ch14.model`` after ``import p2ch14.model``) is a
+        project module whose every class is built on the CPU."""
+        head, dot, rest = spelled.partition(".")
+        if head not in summary.imports:
+            return False
+        found = self.resolve(summary.imports[head] + dot + rest, path)
+        if found is None or found[1]:
+            return False  # not a module of the project, or a name in one
+        defining = self.summary(found[0])
+        return defining is not None and defining.cpu_module
+
+    def _cpu_table(self, where: str, defining: ModuleSummary, names: list[str]) -> bool:
+        """Every name a table of ``where`` holds is a class or builder of the
+        project that moves nothing (its own, or one it imports)."""
+        for name in names:
+            if name in defining.imports:
+                found = self.resolve(defining.imports[name], where)
+                holder = self.summary(found[0]) if found is not None else None
+                name = found[1] if found is not None else ""
+            else:
+                holder = defining
+            if holder is None or not name or (name not in holder.cpu_classes and name not in holder.cpu_builders):
+                return False
+        return True
+
+    def cpu_builders_everywhere(self, path: str, names: list[str]) -> list[str]:
+        """The ``names`` (called through ``eval`` of a string) that every
+        module of the project defining one defines as a CPU builder
+        (summary.cpu_builders), and at least one does."""
+        if not names:
+            return []
+        if self._definers is None:
+            self._definers = {}
+            for other, found in self.summaries.items():
+                for name in _field(found, "defines"):
+                    self._definers.setdefault(name, set()).add(other)
+        return [n for n in names if self._all_build_on_cpu(n, self._definers.get(n, set()))]
+
+    def _all_build_on_cpu(self, name: str, definers: set[str]) -> bool:
+        for other in definers:
+            self._note_read(other)  # the view depends on each (one may stop being a builder)
+        return bool(definers) and all(name in _field(self.full_summary(o), "cpu_builders") for o in definers)
+
+    def grad_use_reaches(self, path: str, name: str, other: str, entries: list[str]) -> bool:
+        """``other``'s ``entries`` (summary.loading_grad_uses) use the loading
+        method ``name`` with grad on in a way that may run ``path``'s: not
+        only on an instance of a class of the project that defines ``name``
+        itself elsewhere (``name@target``)."""
+        for entry in entries:
+            used, _, target = entry.partition("@")
+            if used != name:
+                continue
+            found = self.resolve(target, other) if target else None
+            if found is None or found[0] == path or not found[1]:
+                return True
+            defining = self.summary(found[0])
+            if defining is None or f"{found[1]}.{name}" not in {f.name for f in defining.functions}:
+                return True  # it may inherit ``path``'s method
+        return False
 
 
 def called_name(site: CallSite) -> str:

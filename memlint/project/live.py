@@ -343,13 +343,26 @@ class LiveIndex(ProjectIndex):
                     out.setdefault(f"{target[1]}.{method}", []).append(f"{display}:{line}")
         return out
 
-    def loading_used_elsewhere(self, path: str, names: set[str]) -> list[str]:
+    def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
         # The modules spelling a name are found by the word index, then read.
         return sorted(
             n
             for n in names
-            if any(n in self._module(other).summary.loading_uses for other in self._holding(n.encode()) - {path})
+            if any(
+                self.grad_use_reaches(path, n, other, self._module(other).summary.loading_grad_uses)
+                if kind != "loading_uses"
+                else n in self._module(other).summary.loading_uses
+                for other in self._holding(n.encode()) - {path}
+            )
         )
+
+    def cpu_builders_everywhere(self, path: str, names: list[str]) -> list[str]:
+        # The modules defining a name spell it: found by the word index, then read.
+        return [
+            n
+            for n in names
+            if self._all_build_on_cpu(n, {o for o in self._holding(n.encode()) if n in self._module(o).summary.defines})
+        ]
 
     def _walk_order(self, path: str) -> tuple:
         """modules.project_files' order: a folder's files (sorted), then its

@@ -49,6 +49,7 @@ from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
 from memlint.project.cpu_builders import builders
+from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.step_helpers import stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
@@ -194,6 +195,22 @@ class ModuleSummary:
     # called or not, on any receiver) that say they load weights (LOADING):
     # a method of that name in another module may run from here (MEM701).
     loading_uses: list[str] = field(default_factory=list)
+    # Of those, the names used otherwise than called under ``no_grad``
+    # (``unit.load_from(w)`` with grad on, or not called): MEM401 trusts a
+    # weight loader's in-place copies only when no module uses it so.
+    loading_grad_uses: list[str] = field(default_factory=list)
+    # Functions named by a string handed to ``eval`` and called
+    # (``eval('models.' + cfg.NAME + '.get_pose_net')(cfg)``): MEM701 trusts
+    # such a call when every function of that name in the project is a CPU builder.
+    eval_names: list[str] = field(default_factory=list)
+    # Module-level dict literals of plain names, never written into
+    # (``model_dict = {'resnet8': resnet8}``): name -> the names it holds (model_tables.py).
+    tables: dict[str, list[str]] = field(default_factory=dict)
+    # Every class ``getattr(this_module, name)`` can give moves nothing
+    # (model_tables.builds_only_on_cpu); the modules this one hands to
+    # ``getattr`` as written (``p2ch14.model``).
+    cpu_module: bool = False
+    getattr_modules: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
     model_classes: list[str] = field(default_factory=list)
@@ -226,6 +243,11 @@ class ModuleSummary:
             "sys_paths": list(self.sys_paths),
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
+            "loading_grad_uses": list(self.loading_grad_uses),
+            "eval_names": list(self.eval_names),
+            "tables": {k: list(v) for k, v in self.tables.items()},
+            "cpu_module": self.cpu_module,
+            "getattr_modules": list(self.getattr_modules),
             "classes": list(self.classes),
             "trains": self.trains,
             "model_classes": list(self.model_classes),
@@ -254,6 +276,11 @@ class ModuleSummary:
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
+            loading_grad_uses=[str(c) for c in data.get("loading_grad_uses", [])],
+            eval_names=[str(c) for c in data.get("eval_names", [])],
+            tables={str(k): [str(n) for n in v] for k, v in data.get("tables", {}).items()},
+            cpu_module=bool(data.get("cpu_module", False)),
+            getattr_modules=[str(c) for c in data.get("getattr_modules", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
@@ -324,6 +351,8 @@ def summarise_exports(text: str) -> ModuleSummary:
             # The model classes, moving or not, as the full walk lists them
             # (a class another module builds is judged by them, index.py).
             walker.summary.classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _model_like(n)]
+            walker.summary.tables = model_tables(tree)
+            walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
@@ -362,6 +391,10 @@ class _Scope:
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
     loading: list[tuple[str, str]] = field(default_factory=list)
     built_here: dict[str, str] = field(default_factory=dict)
+    # The same for uses not called under no_grad (loading_grad_uses), and the
+    # names bound from an imported name (``model = VisionTransformer(...)``).
+    grad_loading: list[tuple[str, str]] = field(default_factory=list)
+    built_imported: dict[str, str] = field(default_factory=dict)
     # Names bound (once) to an instance of an imported class: the class as the
     # imports name it; "" for a name bound otherwise too (method_calls).
     instances: dict[str, str] = field(default_factory=dict)
@@ -393,6 +426,10 @@ class _Walker:
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
         self._class_stack: list[tuple[bool, set[str]]] = []
         self._loading: set[str] = set()  # ModuleSummary.loading_uses
+        self._loading_grad: set[str] = set()  # ModuleSummary.loading_grad_uses
+        self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
+        self._eval_names: set[str] = set()  # ModuleSummary.eval_names
+        self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -470,7 +507,7 @@ class _Walker:
             self._visit(stmt, grad, loop)
         self._scopes.pop()
         self._done.append(scope)
-        if scope.loading:
+        if scope.loading or scope.grad_loading:
             self._loading_uses(node, scope)
 
     def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
@@ -509,6 +546,18 @@ class _Walker:
             methods = self._class_methods.get(cls) if cls is not None else None
             if not (methods is not None and name in methods and stores.get(receiver) == 1):
                 self._loading.add(name)
+        for name, receiver in scope.grad_loading:
+            cls = scope.built_here.get(receiver)
+            methods = self._class_methods.get(cls) if cls is not None else None
+            if stores.get(receiver) != 1:
+                self._loading_grad.add(name)
+            elif cls is not None:
+                if not (methods is not None and name in methods):
+                    self._loading_grad.add(name)
+            else:
+                # ``name@target``: the index tells whether that class defines
+                # the method itself (then the call never reaches another class's).
+                self._loading_grad.add(f"{name}@{scope.built_imported[receiver]}")
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
         cls = node.__class__
@@ -557,6 +606,14 @@ class _Walker:
         elif cls is ast.Attribute and LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
             receiver = node.value  # type: ignore[attr-defined]
             scope = self._scopes[-1]
+            if id(node) in self._off_calls:
+                pass
+            elif receiver.__class__ is ast.Name and (
+                receiver.id in scope.built_here or receiver.id in scope.built_imported  # type: ignore[attr-defined]
+            ):
+                scope.grad_loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
+            else:
+                self._loading_grad.add(node.attr)  # type: ignore[attr-defined]
             if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
                 scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
             else:
@@ -569,6 +626,8 @@ class _Walker:
                 and value.func.id in self._class_methods
             ):
                 self._scopes[-1].built_here[node.targets[0].id] = value.func.id  # type: ignore[attr-defined]
+            elif value.__class__ is ast.Call and value.func.__class__ is ast.Name and value.func.id in self.bindings:
+                self._scopes[-1].built_imported[node.targets[0].id] = self.bindings[value.func.id]  # type: ignore[attr-defined]
             self._instance(node.targets[0].id, value)  # type: ignore[attr-defined]
         elif cls is ast.Import or cls is ast.ImportFrom:
             self._bind(node)  # type: ignore[arg-type]
@@ -665,6 +724,16 @@ class _Walker:
             self._placed(node)
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
+        if grad == OFF and func.__class__ is ast.Attribute:
+            self._off_calls.add(id(func))
+        if func.__class__ is ast.Call:
+            named = evaluated_name(func)  # type: ignore[arg-type]
+            if named:
+                self._eval_names.add(named)
+        elif func.__class__ is ast.Name and func.id == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
+            spelled = _dotted(node.args[0])
+            if spelled and spelled.partition(".")[0] in self.bindings:
+                self._getattr_modules.add(spelled)
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
@@ -885,6 +954,11 @@ class _Walker:
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.class_needs = class_needs(self._tree, s.cpu_classes)
         s.loading_uses = sorted(self._loading)
+        s.loading_grad_uses = sorted(self._loading_grad)
+        s.eval_names = sorted(self._eval_names)
+        s.tables = model_tables(self._tree)
+        s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
+        s.getattr_modules = sorted(self._getattr_modules)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):
@@ -1089,6 +1163,21 @@ def _cpu_functions(tree: ast.Module) -> list[str]:
                 moves = True  # defined twice: which one runs is not known
             local[stmt.name] = (moves, called)
     return _not_placing(local)
+
+
+def evaluated_name(call: ast.Call) -> str:
+    """``get_pose_net`` for ``eval('models.' + name + '.get_pose_net')``: the
+    last part of a string ``eval`` is handed, when the string ends with a
+    literal ``.identifier``; "" otherwise."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "eval" and len(call.args) == 1 and not call.keywords):
+        return ""
+    tail = call.args[0]
+    while isinstance(tail, ast.BinOp) and isinstance(tail.op, ast.Add):
+        tail = tail.right
+    if not (isinstance(tail, ast.Constant) and isinstance(tail.value, str) and "." in tail.value):
+        return ""
+    name = tail.value.rpartition(".")[2]
+    return name if name.isidentifier() else ""
 
 
 def _not_placing(local: dict[str, tuple[bool, set[str]]]) -> list[str]:

@@ -95,6 +95,19 @@ class ProjectView:
     # whose name another project module uses (``net.load_pretrained_model()``):
     # not every call of them is in this module (MEM701).
     loading_elsewhere: tuple[str, ...] = ()
+    # Of those, the ones another module uses otherwise than called under
+    # ``no_grad`` (MEM401: a weight loader's in-place copies need no_grad).
+    loading_grad_elsewhere: tuple[str, ...] = ()
+    # Functions this module calls through ``eval`` of a string
+    # (summary.eval_names) that every project module defining one defines
+    # as a builder on the CPU (MEM701).
+    eval_builders: tuple[str, ...] = ()
+    # Tables of another module this one imports whose every value is a
+    # class or builder that moves nothing (``model_dict[name](...)``, model_tables.py).
+    cpu_tables: tuple[str, ...] = ()
+    # Modules handed to ``getattr`` here (as written) whose every class is
+    # built on the CPU (summary.cpu_module): ``getattr(p2ch14.model, name)()``.
+    cpu_modules: tuple[str, ...] = ()
     # Functions of other project modules this module calls that only step
     # the optimizers they are handed (summary FunctionFacts.stepped), by the
     # name the call writes: (``utils.optimizer_step``, the parameters it
@@ -149,6 +162,10 @@ class ProjectView:
             or self.switched_attrs
             or self.tensor_trackers
             or self.loading_elsewhere
+            or self.loading_grad_elsewhere
+            or self.eval_builders
+            or self.cpu_tables
+            or self.cpu_modules
             or self.step_helpers
             or self.method_callers
         )

@@ -49,6 +49,7 @@ from memlint.analysis.scope.bindings import Bindings
 from memlint.analysis.scope.callgraph import CallGraph
 from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
+from memlint.vocabulary.loading import loading_name
 from memlint.vocabulary.tokens import name_tokens
 
 if TYPE_CHECKING:
@@ -384,6 +385,22 @@ class GradModeAnalysis:
                         self._method_calls.setdefault(call.func.attr.value, []).append(call)
         sites = self._method_calls.get(fn.name.value, [])
         return bool(sites) and all(self.mode_at(call) is GradMode.DISABLED for call in sites)
+
+    def loader_called_without_grad(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` is a method that says it loads weights (``load_from``),
+        called from another module of the project, and every use of its
+        name in the project is a call under ``no_grad`` (ViT's
+        ``unit.load_from(weights)`` inside the caller's ``with
+        torch.no_grad():``): the in-place copies it makes record nothing."""
+        project = self.project
+        name = fn.name.value
+        if project is None or fn not in self.calls.class_of or not loading_name(name):
+            return False
+        if name not in project.loading_elsewhere or name in project.loading_grad_elsewhere:
+            return False
+        self.method_called_without_grad(fn)  # lists this module's method calls once
+        local = (self._method_calls or {}).get(name, [])
+        return all(self.mode_at(call) is GradMode.DISABLED for call in local)
 
     def external_callers(self, fn: cst.FunctionDef) -> tuple[Caller, ...]:
         """Calls of ``fn`` (a module-level function) from other modules of the

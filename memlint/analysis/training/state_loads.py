@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from memlint.analysis.scope.callgraph import bound_params
-from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
 from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
@@ -104,6 +104,33 @@ _SETTINGS_CALLEE = re.compile(
     r"(get|load|make|parse|read)_?(config|configs|cfg|conf|args|arguments|opts?|options|hparams|settings)",
     re.IGNORECASE,
 )
+
+
+def _evaluated_name(call: cst.Call) -> str:
+    """As project/summary.py's ``evaluated_name``, on libcst: ``get_pose_net``
+    for ``eval('models.' + name + '.get_pose_net')``."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "eval" and len(call.args) == 1):
+        return ""
+    arg = call.args[0]
+    if arg.keyword is not None or arg.star:
+        return ""
+    tail = arg.value
+    while isinstance(tail, cst.BinaryOperation) and isinstance(tail.operator, cst.Add):
+        tail = tail.right
+    value = tail.evaluated_value if isinstance(tail, cst.SimpleString) else None
+    if not isinstance(value, str) or "." not in value:
+        return ""
+    name = value.rpartition(".")[2]
+    return name if name.isidentifier() else ""
+
+
+def _swallowed(init: cst.FunctionDef, star: object) -> bool:
+    """``init``'s ``**kwargs`` is absent or never read (HRNet's
+    ``def __init__(self, cfg, **kwargs)``): no ``device=`` reaches a layer.
+    As project/cpu_builders.py's ``_swallowed``."""
+    if not isinstance(star, cst.Param):
+        return True
+    return not mentions(init.body, star.name.value)
 
 
 class _Moves(cst.CSTVisitor):
@@ -182,9 +209,13 @@ class _CpuModels(cst.CSTVisitor):
         resolve: Callable[[cst.Call], cst.FunctionDef | None] = lambda call: None,
         takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
         cpu_hierarchy: Callable[[str], bool] = lambda name: False,
+        cpu_module: Callable[[str], bool] = lambda spelled: False,
     ) -> None:
         self.names = names
         self.cpu_hierarchy = cpu_hierarchy  # a class whose code and bases move nothing
+        self.cpu_module = cpu_module  # a module whose every class is built on the CPU (``getattr(m, name)``)
+        # Per frame: names bound to ``getattr(<such a module>, name)``, with the blocks open then.
+        self.aliases: list[dict[str, tuple[int, ...]]] = [{}]
         self.cpu_classes = cpu_classes
         self.may_be_model = may_be_model  # (an argument, the call its name was bound from)
         self.stays = stays  # a call that moves none of its arguments (a project function)
@@ -230,6 +261,7 @@ class _CpuModels(cst.CSTVisitor):
                 self._write(star.name.value)
         self.frames.append({})
         self.seen.append({})
+        self.aliases.append({})
         self.functions.append(node)
         body = node.body
         # Bound in the function's own block: what its callers pass.
@@ -240,6 +272,7 @@ class _CpuModels(cst.CSTVisitor):
         self.built_by.pop()
         self.frames.pop()
         self.seen.pop()
+        self.aliases.pop()
         self.functions.pop()
 
     def visit_Return(self, node: cst.Return) -> None:
@@ -401,10 +434,13 @@ class _CpuModels(cst.CSTVisitor):
             value = original_node.value
             if owner is not None and (isinstance(value, (cst.Name, cst.Attribute)) or _moves_anything(value)):
                 self._lost(owner)  # ``model.base = net``: a part that may be anywhere
+            self.aliases[-1].pop(key, None)
             if self._built(original_node.value):
                 self.frames[-1][key] = tuple(self.blocks)
                 # Every class this name was built from, in any branch (judged together).
                 self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
+            elif "." not in key and self._cpu_getattr(original_node.value):
+                self.aliases[-1][key] = tuple(self.blocks)
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
 
@@ -429,7 +465,27 @@ class _CpuModels(cst.CSTVisitor):
         return bound_in is not None and self.blocks[: len(bound_in)] == list(bound_in)
 
     def _built(self, value: cst.BaseExpression) -> bool:
-        return _built_on_cpu(value, self.names, self.cpu_classes, self._wraps, self.takes_no_device)
+        return _built_on_cpu(value, self.names, self._cpu_callee, self._wraps, self.takes_no_device)
+
+    def _cpu_callee(self, func: cst.BaseExpression) -> bool:
+        """A class or builder that moves nothing, or a name bound here (in a
+        block around this point) to a class fetched from a module whose every
+        class moves nothing (``model_cls = getattr(p2ch14.model, name)``)."""
+        if self._cpu_getattr(func):
+            return True
+        if isinstance(func, cst.Name) and func.value in self.aliases[-1]:
+            bound_in = self.aliases[-1][func.value]
+            return self.blocks[: len(bound_in)] == list(bound_in)
+        return self.cpu_classes(func)
+
+    def _cpu_getattr(self, value: cst.BaseExpression) -> bool:
+        """``getattr(p2ch14.model, name)`` of a module whose every class is built on the CPU."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "getattr"):
+            return False
+        if len(value.args) not in (2, 3) or any(a.keyword is not None or a.star for a in value.args):
+            return False
+        spelled = dotted_name(value.args[0].value)
+        return spelled is not None and self.cpu_module(spelled)
 
     def _wraps(self, arg: cst.BaseExpression) -> bool:
         """``arg`` may be a model bound before (``DataParallel(net)``)."""
@@ -693,6 +749,7 @@ class Checkpoints:
             self.calls.resolve,
             self._takes_no_device,
             self._cpu_hierarchy,
+            lambda spelled: self.project is not None and spelled in self.project.cpu_modules,
         )
         visit_fast(self.module, visitor)
         return visitor
@@ -708,7 +765,7 @@ class Checkpoints:
         if not isinstance(func, cst.Name) or len(self.calls.classes.get(func.value, [])) != 1:
             return False
         init = self.calls.find_method(self.calls.classes[func.value][0], "__init__")
-        if init is None or isinstance(init.params.star_kwarg, cst.Param):
+        if init is None or not _swallowed(init, init.params.star_kwarg):
             return False
         params = (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)
         return not any(p.name.value in ("device", "device_map") for p in params)
@@ -717,7 +774,14 @@ class Checkpoints:
         """``func(...)`` builds a model on the CPU: a class that moves nothing,
         of this module or another of the project (``Net``, ``models.Net``), or
         one picked from a module-level table of them (``MODELS[name](...)``)."""
+        if isinstance(func, cst.Call):
+            # ``eval('models.' + cfg.MODEL.NAME + '.get_pose_net')(cfg)``: every
+            # function of that name in the project builds on the CPU.
+            named = _evaluated_name(func)
+            return bool(named) and self.project is not None and named in self.project.eval_builders
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            if self._imported_table(func.value.value):
+                return True
             table = self._table(func.value.value) or self._local_table(func.value.value, func)
             return table is not None and all(
                 isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and self._cpu_class(e.value.value)
@@ -733,6 +797,15 @@ class Checkpoints:
             if defs:
                 return len(defs) == 1 and self._module_def(name)
         return self._cpu_class(name)
+
+    def _imported_table(self, name: str) -> bool:
+        """``name`` is a table of classes or builders that move nothing, of
+        another project module (``from models import model_dict``), bound
+        here by its import only and never written into."""
+        if self.project is None or name not in self.project.cpu_tables:
+            return False
+        writes = self._all_writes()
+        return not writes.bound.get(name, 0) and name not in writes.changed and writes.other.get(name, 0) == 1
 
     def _module_def(self, name: str) -> bool:
         """``name`` is bound once at module level, by its ``def``."""

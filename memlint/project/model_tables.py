@@ -1,0 +1,68 @@
+"""Module-level tables of model classes or builders (MEM701 across modules):
+``model_dict = {'resnet8': resnet8, 'vgg13': vgg13}`` in models/__init__.py,
+used as ``model_dict[name](num_classes=n)`` by a script.
+
+A table here is a dict literal bound once at module level, whose every value
+is a plain name, and that nothing in the module writes into (``t[k] = v``,
+``t.update(...)``) or binds again. The index judges each value (a class or
+builder of the project that moves nothing); the summary only lists them.
+Read on Python's ``ast`` tree of the project summary.
+"""
+
+from __future__ import annotations
+
+import ast
+
+_WRITES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
+
+
+def model_tables(tree: ast.Module) -> dict[str, list[str]]:
+    candidates: dict[str, list[str]] = {}
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Dict)
+            and stmt.value.values
+            and None not in stmt.value.keys
+            and all(isinstance(v, ast.Name) for v in stmt.value.values)
+        ):
+            name = stmt.targets[0].id
+            values = [v.id for v in stmt.value.values]  # type: ignore[attr-defined]
+            candidates[name] = [] if name in candidates else sorted(set(values))  # bound twice: dropped below
+    candidates = {n: v for n, v in candidates.items() if v}
+    if not candidates:
+        return {}
+    # Only a module with a candidate pays for this walk.
+    bound: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id in candidates:
+            bound[node.id] = bound.get(node.id, 0) + 1
+        elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+            if isinstance(node.value, ast.Name):
+                bound[node.value.id] = 2
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _WRITES:
+            if isinstance(node.func.value, ast.Name):
+                bound[node.func.value.id] = 2
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                bound[name] = 2
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in candidates:
+            bound[node.name] = 2
+    return {n: v for n, v in sorted(candidates.items()) if bound.get(n, 0) == 1}
+
+
+def builds_only_on_cpu(tree: ast.Module, cpu_classes: list[str]) -> bool:
+    """Every class ``getattr(module, name)`` can give is built on the CPU
+    (dlwpt's ``getattr(p2ch14.model, cli_args.cls_model)()``): the module
+    defines at least one class, every class it defines moves nothing, and it
+    imports no name spelled as a class (``from x import Net``) but from torch."""
+    classes = [s.name for s in tree.body if isinstance(s, ast.ClassDef)]
+    if not classes or not set(classes) <= set(cpu_classes):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not (node.module or "").split(".")[0] == "torch":
+            if any((a.asname or a.name)[:1].isupper() or a.name == "*" for a in node.names):
+                return False
+    return True
