@@ -9,6 +9,7 @@ from memlint.analysis.autograd.history import MAYBE as _NONE
 from memlint.analysis.autograd.history import H
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
+from memlint.analysis.training.loops import is_eval_name
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -320,19 +321,27 @@ class InferenceWithoutNoGrad(Rule):
         facts = self.facts
         loops = facts.loops
         info = loops.info(node)
-        if info is None or (
-            info.role != "eval" and not self._callers_evaluate(info) and not self._volatile_forwards(info)
-        ):
+        if info is None:
             return
+        through = None
+        if info.role != "eval" and not self._callers_evaluate(info) and not self._volatile_forwards(info):
+            through = self._object_forward(info)
+            if through is None:
+                return
         grad = facts.grad_mode
         if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
             return  # off, unknown, or switched on explicitly with enable_grad()
         parent = info.parent
         while parent is not None:
-            if parent.role == "eval" or self._callers_evaluate(parent) or self._volatile_forwards(parent):
+            if (
+                parent.role == "eval"
+                or self._callers_evaluate(parent)
+                or self._volatile_forwards(parent)
+                or self._object_forward(parent) is not None
+            ):
                 return  # the outer evaluation loop is reported
             parent = parent.parent
-        if not self._builds_graph(info) and not self._volatile_forwards(info):
+        if through is None and not self._builds_graph(info) and not self._volatile_forwards(info):
             return  # frozen models (an EMA copy), or outputs we cannot see
         scope = info.scope
         if self._backpropagated_elsewhere(scope):
@@ -355,7 +364,44 @@ class InferenceWithoutNoGrad(Rule):
             torch_no_grad, imports = self._no_grad_spelling()
             new_stmt = wrap_in_with(node, parse_expr(f"{torch_no_grad}()", self.context.module))
             fix = Fix(f"Run the loop under `with {torch_no_grad}():`", ((node, new_stmt),), Safety.SAFE, imports)
-        self.report(node, message=self._with_callers(self.message, scope), fix=fix)
+        message = self.message if through is None else f"{self.message} ({through})"
+        self.report(node, message=self._with_callers(message, scope), fix=fix)
+
+    def _object_forward(self, info) -> str | None:
+        """``policy.select_action(state)`` in a loop that trains nothing,
+        where the project types ``policy`` (from every call site, a factory's
+        return, a constructor argument: project/typed_objects.py) and every
+        class it may be runs a model forward with grad on in that method.
+        Each such call needs evidence of evaluation: the function is named
+        for it or switched its models to eval, the method is named for it
+        (``model.inference(x)``), or the call asks for it (``evaluate=True``).
+        The description of the callee, or None."""
+        project = self.facts.project
+        if project is None or not project.object_forwards or info.role == "train" or info.trains or info.needs_grad:
+            return None
+        loops = self.facts.loops
+        calls = self.facts.calls
+        scope = info.scope
+        if isinstance(scope, cst.FunctionDef):
+            cls = calls.class_of.get(scope)
+            scope_name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+            evaluating = loops.eval_named(scope)
+        else:
+            scope_name, evaluating = "", False
+        found = None
+        for call in calls.between(calls.calls_in.get(scope, []), info.start, info.end):
+            if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+                continue
+            func = call.func
+            receiver = dotted_name(func.value)
+            method = func.attr.value
+            message = project.forward_through(scope_name, receiver, method) if receiver else None
+            if message is None:
+                continue
+            if not (evaluating or is_eval_name(method) or _asks_for_eval(call)):
+                return None  # the same object also acts in training here
+            found = found or f"`{receiver}.{method}`: {message}"
+        return found
 
     def _backpropagated_elsewhere(self, scope) -> bool:
         """A caller in another module backpropagates in the scope that calls
@@ -1815,6 +1861,12 @@ def _forwards_its_input(fn: cst.FunctionDef, model_calls) -> bool:
     params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     params.discard("self")
     return any(mentions(arg.value, p) for c in model_calls for arg in c.args for p in params)
+
+
+def _asks_for_eval(call: cst.Call) -> bool:
+    """``agent.select_action(state, evaluate=True)``: a keyword named for
+    evaluation set to True."""
+    return any(a.keyword is not None and is_eval_name(a.keyword.value) and _is_true(a.value) for a in call.args)
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:

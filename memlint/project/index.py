@@ -16,6 +16,7 @@ from memlint.project.arg_modes import may_set_mode
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text
+from memlint.project.typed_objects import TypedObjects, object_facts
 from memlint.project.view import Caller, ProjectView
 from memlint.vocabulary.loading import loading_name
 
@@ -53,6 +54,7 @@ class ProjectIndex:
         self._reading: set[str] | None = None
         self._target_reads: dict[str, set[str]] = {}
         self.view_reads: dict[str, frozenset[str]] = {}
+        self._typed: TypedObjects | None = None
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
@@ -67,6 +69,12 @@ class ProjectIndex:
             for c in data["calls"]
             if wanted is None or c["callee"].rpartition(".")[2].lstrip("*") in wanted
         ]
+
+    def typed_objects(self) -> TypedObjects:
+        """Types from call sites (typed_objects.py), shared by the views."""
+        if self._typed is None:
+            self._typed = TypedObjects(self)
+        return self._typed
 
     def _note_read(self, path: str) -> None:
         if self._reading is not None:
@@ -412,6 +420,7 @@ class ProjectIndex:
         called_per_batch = [(c, called[(path, c)]) for c in summary.classes if (path, c) in called]
         built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         switched = self._switched_attrs(path, summary) if summary.plain_attrs else ()
+        object_forwards, object_types = object_facts(self, path)
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -428,6 +437,8 @@ class ProjectIndex:
             switched_attrs=switched,
             tensor_trackers=tuple(sorted(tensor_trackers)),
             loading_elsewhere=tuple(self.loading_used_elsewhere(path, _loading_methods(summary))),
+            object_forwards=object_forwards,
+            object_types=object_types,
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:

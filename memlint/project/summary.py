@@ -49,6 +49,7 @@ from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, is_move
 from memlint.project.cpu_builders import cpu_builders
+from memlint.project.object_types import ObjectTypes, object_types
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
@@ -184,6 +185,9 @@ class ModuleSummary:
     plain_attrs: list[str] = field(default_factory=list)
     attr_switches: list[str] = field(default_factory=list)
     tensor_trackers: list[TensorTracker] = field(default_factory=list)
+    # Types from call sites (object_types.py): typed names, call sites with
+    # typed arguments, factories' returns, methods that run a model's forward.
+    objects: ObjectTypes | None = None
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -209,6 +213,7 @@ class ModuleSummary:
             "plain_attrs": list(self.plain_attrs),
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
+            "objects": self.objects.to_json() if self.objects is not None else None,
         }
 
     @classmethod
@@ -237,6 +242,7 @@ class ModuleSummary:
                 TensorTracker(str(c), str(m), int(i), str(p), str(a), int(n))
                 for c, m, i, p, a, n in data.get("tensor_trackers", [])
             ],
+            objects=ObjectTypes.from_json(data["objects"]) if data.get("objects") else None,
         )
 
 
@@ -254,7 +260,9 @@ def worth_summarising(text: str) -> bool:
 def summarise(tree: ast.Module) -> ModuleSummary:
     """The summary of one module's tree; an empty one for a tree too deep to walk."""
     try:
-        return _Walker(tree).summary
+        walker = _Walker(tree)
+        walker.summary.objects = object_types(tree, walker.bindings, walker._has_star)
+        return walker.summary
     except RecursionError:
         return ModuleSummary()
 
@@ -291,6 +299,9 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders = cpu_builders(tree, walker.summary.cpu_classes, walker.summary.cpu_functions)
+            # A class or factory of a module with no training word may still
+            # be what a typed name holds (project/typed_objects.py).
+            walker.summary.objects = object_types(tree, walker.bindings, walker._has_star)
         except RecursionError:
             return ModuleSummary()
     return walker.summary

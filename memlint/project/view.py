@@ -95,6 +95,29 @@ class ProjectView:
     # whose name another project module uses (``net.load_pretrained_model()``):
     # not every call of them is in this module (MEM701).
     loading_elsewhere: tuple[str, ...] = ()
+    # Types from call sites (typed_objects.py): ``<receiver>.<method>(...)``
+    # in a scope ("" for the module, ``eval_policy``, ``Trainer.train_epoch``)
+    # whose receiver's every possible class runs a model forward with grad
+    # on in that method: (scope, receiver, method, "TD3.select_action runs
+    # the actor with autograd on, TD3.py:101").
+    object_forwards: tuple[tuple[str, str, str, str], ...] = ()
+    # The types of the typed receivers: (scope, receiver, types), an
+    # installed class by dotted name, a project one as ``file.py:Class``.
+    object_types: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+    def forward_through(self, scope: str, receiver: str, method: str) -> str | None:
+        """The callee's description when ``receiver.method(...)`` in
+        ``scope`` runs a model forward with grad on (object_forwards)."""
+        for s, r, m, message in self.object_forwards:
+            if s == scope and r == receiver and m == method:
+                return message
+        return None
+
+    def types_of(self, scope: str, receiver: str) -> tuple[str, ...] | None:
+        for s, r, types in self.object_types:
+            if s == scope and r == receiver:
+                return types
+        return None
 
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
@@ -128,4 +151,6 @@ class ProjectView:
             or self.switched_attrs
             or self.tensor_trackers
             or self.loading_elsewhere
+            or self.object_forwards
+            or self.object_types
         )
