@@ -97,7 +97,11 @@ class InferenceWithoutNoGrad(Rule):
     Nor are step functions handed out by a factory (`make_val_step_fn`
     returning `perform_val_step_fn`: whoever receives one chooses the mode),
     nor helpers that a caller in another module runs under `no_grad` or
-    backpropagates through.
+    backpropagates through. A method of an object the loop is handed
+    (`policy.select_action(state)`) is judged only when the project types
+    the object (see "Facts from other modules"): not when some caller passes
+    an object of unknown type, nor when one of the classes it may be runs its
+    forward under `no_grad`.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -113,7 +117,15 @@ class InferenceWithoutNoGrad(Rule):
         "another module runs under `torch.no_grad()`/`inference_mode()` (a `with` around the call, or a "
         "decorator on the calling function) is not reported, nor one whose caller backpropagates where it "
         "calls it while the helper returns values that may carry a graph. When every caller elsewhere runs it "
-        'with grad on, the message names them ("called with autograd on from train.py:58").'
+        'with grad on, the message names them ("called with autograd on from train.py:58"). '
+        "Types from call sites: a loop with evidence of evaluation that calls a method of a project object "
+        "(`policy.select_action(state)`, `model.inference(x)`) is reported when the project says what the "
+        "object is (a parameter every call site in the project passes an instance of one or more project "
+        "classes, `self.x` set from a constructor argument typed so, the result of a project factory whose "
+        "every `return` builds one of its classes) and, for every class it may be, that method runs a model's "
+        "forward with grad on (a `no_grad` only on a `torch.__version__` branch does not count); the message "
+        "names the callee (`TD3.select_action runs the actor with autograd on, TD3.py:101`). Any untyped call "
+        "site, a class we cannot read, or a method that runs its forward under `no_grad` keeps it silent."
     )
 
     def __init__(self, context) -> None:
@@ -495,6 +507,65 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and state == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+
+
+class Agent:
+    def __init__(self, actor):
+        self.actor = actor
+
+    def select_action(self, state):
+        with torch.no_grad():
+            return self.actor(state).numpy()
+
+
+def eval_policy(policy, env, episodes=10):
+    for _ in range(episodes):
+        state, done = env.reset(), False
+        while not done:
+            state, reward, done = env.step(policy.select_action(state))
+
+
+eval_policy(Agent(torch.nn.Linear(3, 1)), None)
+""",
+            "the typed argument's method runs its forward under no_grad",
+        ),
+        Valid(
+            """\
+import torch
+
+
+class Greedy:
+    def __init__(self):
+        self.actor = torch.nn.Linear(3, 1)
+
+    def select_action(self, state):
+        return self.actor(state).detach().numpy()
+
+
+class Careful:
+    def __init__(self):
+        self.actor = torch.nn.Linear(3, 1)
+
+    def select_action(self, state):
+        with torch.no_grad():
+            return self.actor(state).numpy()
+
+
+def eval_policy(policy, env, episodes=10):
+    for _ in range(episodes):
+        state, done = env.reset(), False
+        while not done:
+            state, reward, done = env.step(policy.select_action(state))
+
+
+eval_policy(Greedy(), None)
+eval_policy(Careful(), None)
+""",
+            "callers pass two classes and one runs its forward under no_grad: not every path builds a graph",
+        ),
         Valid(
             """\
 import torch

@@ -110,6 +110,12 @@ class SchedulerBeforeOptimizerStep(Rule):
     name = "scheduler-before-optimizer-step"
     message = "scheduler.step() before optimizer.step(): the first learning rate of the schedule is skipped"
     fix_safety = Safety.UNSAFE
+    project_facts = (
+        "What a scheduler attribute holds: `self.scheduler` set in `__init__` from a constructor argument "
+        "is a library scheduler when every construction site in the project passes one, built right there "
+        "or by a project function whose every `return` builds one (`get_linear_schedule_with_warmup` "
+        "returning `LambdaLR(...)`). A project scheduler class, or any untyped construction site, keeps it silent."
+    )
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

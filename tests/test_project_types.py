@@ -350,3 +350,81 @@ def test_the_gate_changes_nothing(gate, tmp_path, monkeypatch):
     monkeypatch.setattr(screen, "GATE", gate == "1")
     _write(tmp_path, {"agents.py": _AGENTS, "main.py": _MAIN.replace("{cls}", "TD3")})
     assert [line for line, _c, _m in _lint(tmp_path / "main.py", "MEM201")] == [9]
+
+
+# -- caching: the typed module is linted again when a fact it read changed -------
+
+_EVALUATE = """\
+    import numpy as np
+    import torch
+
+
+    def eval_policy(policy, env, episodes=10):
+        total = 0.0
+        for _ in range(episodes):
+            state, done = env.reset(), False
+            while not done:
+                state, reward, done = env.step(policy.select_action(np.array(state)))
+                total += reward
+        return total / episodes
+    """
+
+_RUN = """\
+    import torch
+
+    import agents
+    from evaluate import eval_policy
+
+    policy = agents.TD3()
+    print(eval_policy(policy, None))
+    """
+
+
+def test_editing_the_class_or_the_caller_relints_the_typed_module(tmp_path, monkeypatch):
+    import os
+
+    import memlint.run.runner as runner
+    from memlint.run.cache import FindingsCache
+    from memlint.run.results import Settings
+
+    project = tmp_path / "proj"
+    _write(
+        project,
+        {
+            "agents.py": _AGENTS,
+            "evaluate.py": _EVALUATE,
+            "run.py": _RUN,
+            "unrelated.py": "import torch\n\n\ndef f(x):\n    return x\n",
+        },
+    )
+    files = sorted(str(p) for p in project.glob("*.py"))
+    cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
+    settings = Settings(root=str(project), select=("MEM201",))
+    linted: list[str] = []
+    real = runner.process_file
+
+    def counting(path, settings, view=runner.DEFER):
+        report = real(path, settings, view)
+        if not report.deferred:
+            linted.append(os.path.basename(path))
+        return report
+
+    monkeypatch.setattr(runner, "process_file", counting)
+
+    def check():
+        linted.clear()
+        reports = runner.run(files, settings, jobs=1, cache=cache)
+        return sorted((os.path.basename(r.path), f.line, f.code) for r in reports for f in r.findings)
+
+    assert check() == [("evaluate.py", 7, "MEM201")]
+    assert check() == [("evaluate.py", 7, "MEM201")] and linted == []
+    agents = project / "agents.py"
+    agents.write_text(
+        agents.read_text().replace("return self.actor(state).cpu()", "return self.actor(state).detach().cpu()")
+    )
+    assert check() == [("evaluate.py", 7, "MEM201")]  # still a forward with grad on
+    assert "unrelated.py" not in linted
+    run = project / "run.py"
+    run.write_text(run.read_text().replace("policy = agents.TD3()", "policy = agents.Careful()"))
+    assert check() == []  # the caller now passes a class that runs it under no_grad
+    assert "evaluate.py" in linted and "unrelated.py" not in linted

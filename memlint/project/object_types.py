@@ -43,6 +43,12 @@ import sys
 from dataclasses import dataclass, field
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
+# Installed packages whose calls are never a project function's call site
+# (summary._EXTERNAL): their classes may still be a type (``LambdaLR``).
+_NOT_PROJECT = frozenset(
+    {"torch", "torchvision", "torchaudio", "numpy", "scipy", "pandas", "sklearn", "PIL", "cv2", "tqdm"}
+    | {"matplotlib", "einops", "wandb", "tensorboardX"}
+)
 # Calls that hand back the object they are called on (a module's ``.to``)
 # or wrap it without changing which methods a caller reaches through it.
 _SAME_OBJECT = frozenset({"to", "cuda", "cpu", "eval", "train", "float", "half", "double", "requires_grad_"})
@@ -301,7 +307,7 @@ class _Types:
 
     def _site(self, call: ast.Call, local: dict[str, str], typed: dict[str, tuple[str, ...]]) -> None:
         spelled = self.spell(call.func, local)
-        if spelled is None:
+        if spelled is None or spelled.split(".")[0] in _NOT_PROJECT:
             return
         args = []
         for i, arg in enumerate(call.args):
