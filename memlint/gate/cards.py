@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memlint.gate.moves import PER_CALL_METHODS
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
-from memlint.vocabulary.tokens import SAMPLE_TOKENS, TRAINING_CODE_TOKENS
+from memlint.vocabulary.tokens import EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, TRAINING_CODE_TOKENS, name_tokens
 
 if TYPE_CHECKING:
     from memlint.gate.facts import GateFacts
@@ -64,6 +64,16 @@ def _mem201_gate(g: GateFacts) -> bool:
         and g.loop_sites.evaluates
         and g.evaluates_with_grad
     )
+
+
+def _may_evaluate_a_project_object(g: GateFacts) -> bool:
+    """MEM201's path through a typed project object (``_object_forward``):
+    a loop, an import that may name a project module, and its evidence of
+    evaluation: a function named for it holding a loop, or a callee or
+    keyword named for it (``model.inference(x)``, ``evaluate=True``)."""
+    if not (g.loops and g.project_imports):
+        return False
+    return g.eval_function_loops or any(name_tokens(n) & EVAL_FUNCTION_TOKENS for n in g.called | g.keywords)
 
 
 def _mem202_gate(g: GateFacts, project: bool) -> bool:
@@ -177,7 +187,7 @@ _CARDS = (
         "inference-without-no-grad",
         "safe",
         TRAINING_CODE_TOKENS,
-        lambda g: _mem201_gate(g) or bool(g.loops and g.project_imports),
+        lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g),
         # Callers in other modules (project/): a helper that a caller elsewhere
         # runs under ``no_grad``, or backpropagates through, is not reported.
         reads_project=True,
