@@ -6,7 +6,8 @@
     python bench/cross_module.py --mirror /work/.mirror   # recreate missing trees from git mirrors
     python bench/cross_module.py --fetch            # recreate missing trees with git over the network
     python bench/cross_module.py --batch unseen --fetch   # the second, unseen batch (its own labels and trees)
-    python bench/cross_module.py --batch fresh --mirror /work/.mirror   # the third batch, labelled last
+    python bench/cross_module.py --batch fresh --mirror /work/.mirror   # the third batch
+    python bench/cross_module.py --batch fourth --mirror /work/.mirror  # the fourth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -94,6 +95,13 @@ BATCHES = {
         HERE / "manifest_fresh.tsv",
         HERE / "reviewed_after_fresh.tsv",
         BENCH / ".corpora" / "cross_module_fresh",
+    ),
+    # "fourth": labelled after all three earlier batches had been used to tune
+    # memlint, weighted towards instances whose evidence is in another module.
+    "fourth": (
+        HERE / "manifest_fourth.tsv",
+        HERE / "reviewed_after_fourth.tsv",
+        BENCH / ".corpora" / "cross_module_fourth",
     ),
 }
 

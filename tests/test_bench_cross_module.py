@@ -245,6 +245,9 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     assert unseen[2] != first[2]  # a tree of one batch never shadows the other's
     assert fresh[0].name == "manifest_fresh.tsv" and fresh[1].name == "reviewed_after_fresh.tsv"
     assert len({first[2], unseen[2], fresh[2]}) == 3
+    fourth = cm.batch_paths("fourth", None, None, None)
+    assert fourth[0].name == "manifest_fourth.tsv" and fourth[1].name == "reviewed_after_fourth.tsv"
+    assert len({first[2], unseen[2], fresh[2], fourth[2]}) == 4
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -294,6 +297,28 @@ def test_fresh_batch_is_new_to_every_other_yardstick_and_not_carried_by_one_proj
     assert sum(i.cross for i in fresh) >= 15
     assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
     assert len({(i.repo, i.commit) for i in fresh}) == len(repos)
+
+
+def test_fourth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_evidence():
+    # The fourth batch exists because the first three were used to tune
+    # memlint: none of its projects may appear in any earlier manifest or
+    # review, no single project may carry its recall, and it weighs what
+    # the first three held least of: instances decided in another module.
+    bench = cm.BENCH
+    fourth = cm.load_manifest(cm.BATCHES["fourth"][0])
+    repos = {i.repo for i in fourth}
+    earlier = _repos_in(bench / "research" / "repos.tsv") | _repos_in(bench / "research" / "reviewed.tsv")
+    for batch in ("first", "unseen", "fresh"):
+        earlier |= _repos_in(cm.BATCHES[batch][0])
+    for manifest in sorted((bench / "recall_real").glob("*.tsv")):
+        earlier |= _repos_in(manifest)
+    assert not {r.lower() for r in repos} & {r.lower() for r in earlier}
+    pos = [i for i in fourth if i.label == "pos"]
+    assert len(repos) >= 14
+    assert len(pos) >= 40 and len(fourth) - len(pos) >= 60
+    assert sum(i.cross for i in fourth) >= 20 and sum(i.cross for i in pos) >= 10
+    assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
+    assert len({(i.repo, i.commit) for i in fourth}) == len(repos)
 
 
 def test_a_file_that_does_not_parse_leaves_the_rest_of_the_tree_scored(tmp_path, capsys):
