@@ -42,6 +42,8 @@ import ast
 import sys
 from dataclasses import dataclass, field
 
+from memlint.gate.ast_fields import nodes
+
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
 # Installed packages whose calls are never a project function's call site
 # (summary._EXTERNAL): their classes may still be a type (``LambdaLR``).
@@ -144,7 +146,7 @@ def _is_off_context(expr: ast.AST) -> bool:
 def _version_test(test: ast.AST) -> bool:
     """``if torch.__version__.startswith('0.4'):``: a branch taken on some
     torch versions only."""
-    return any(isinstance(n, ast.Attribute) and n.attr == "__version__" for n in ast.walk(test))
+    return any(isinstance(n, ast.Attribute) and n.attr == "__version__" for n in nodes(test))
 
 
 class _Types:
@@ -395,31 +397,33 @@ class _Types:
         name = f"{outer}.{node.name}" if outer else node.name
         bases = tuple(s for s in (self.spell(b, local) or _dotted(b) or "?" for b in node.bases))
         self.out.bases.append((name, bases))
+        # One pass over each method: what each ``self.<attr>`` is assigned
+        # (a call's type, or None), and how often, in any method.
         model_attrs: dict[str, list[str | None]] = {}
+        counts: dict[str, int] = {}
         methods = [f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for fn in methods:
-            for sub in ast.walk(fn):
-                if isinstance(sub, ast.Assign):
-                    for target in sub.targets:
-                        if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
-                            t = self.type_of(sub.value, local, {})
-                            ctor = "|".join(t) if t is not None else None
-                            model_attrs.setdefault(target.attr, []).append(ctor)
-            if fn.name == "__init__":
-                self._init_attrs(name, fn)
+            for sub in nodes(fn):
+                kind = sub.__class__
+                if kind is not ast.Assign and kind is not ast.AugAssign and kind is not ast.AnnAssign:
+                    continue
+                for target in sub.targets if kind is ast.Assign else [sub.target]:  # type: ignore[attr-defined]
+                    if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
+                        counts[target.attr] = counts.get(target.attr, 0) + 1
+                        if kind is ast.Assign:
+                            t = self.type_of(sub.value, local, {})  # type: ignore[attr-defined]
+                            model_attrs.setdefault(target.attr, []).append("|".join(t) if t is not None else None)
         for fn in methods:
+            if fn.name == "__init__":
+                self._init_attrs(name, fn, counts)
             self._function(fn, name, local, node)
             if fn.name not in ("__init__", "forward"):
                 self._forwards(name, fn, model_attrs)
 
-    def _init_attrs(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def _init_attrs(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, counts: dict[str, int]) -> None:
+        """``self.<attr> = <param>`` in ``__init__``'s own body, the only
+        assignment of that attribute in the class."""
         params = {p.arg for p in fn.args.args[1:] + fn.args.kwonlyargs}
-        counts: dict[str, int] = {}
-        for sub in ast.walk(fn):
-            if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                for target in sub.targets if isinstance(sub, ast.Assign) else [sub.target]:
-                    if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
-                        counts[target.attr] = counts.get(target.attr, 0) + 1
         for stmt in fn.body:
             if (
                 isinstance(stmt, ast.Assign)
