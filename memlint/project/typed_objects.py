@@ -245,7 +245,8 @@ class TypedObjects:
 def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple]:
     """The view's ``object_forwards`` (scope, receiver, method, message) and
     ``object_types`` (scope, receiver, types: installed classes by dotted
-    name, project classes as ``file:Class``) of ``path``."""
+    name, project classes as ``file:Class``; receivers of ``.step()``) of
+    ``path``."""
     typed = index.typed_objects()
     objects = typed.objects(path)
     if objects is None or not objects.receivers:
@@ -258,7 +259,9 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple]:
         if key not in seen:
             seen[key] = typed.receiver_types(path, scope, receiver)
             types = seen[key]
-            if types is not None:
+            # Kept in the view only for what a rule asks (MEM802: the object
+            # a ``.step()`` goes to), so a view holds no more than it needs.
+            if types is not None and method == "step":
                 shown = tuple(
                     f"{index.modules.display(t.split(chr(0))[0])}:{t.split(chr(0))[1]}" if "\0" in t else t
                     for t in types

@@ -101,8 +101,9 @@ class ProjectView:
     # on in that method: (scope, receiver, method, "TD3.select_action runs
     # the actor with autograd on, TD3.py:101").
     object_forwards: tuple[tuple[str, str, str, str], ...] = ()
-    # The types of the typed receivers: (scope, receiver, types), an
-    # installed class by dotted name, a project one as ``file.py:Class``.
+    # The types of the typed receivers of a ``.step()`` call (MEM802):
+    # (scope, receiver, types), an installed class by dotted name, a
+    # project one as ``file.py:Class``.
     object_types: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     def forward_through(self, scope: str, receiver: str, method: str) -> str | None:
