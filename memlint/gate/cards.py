@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memlint.gate.moves import PER_CALL_METHODS
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
-from memlint.vocabulary.tokens import EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, TRAINING_CODE_TOKENS, name_tokens
+from memlint.vocabulary.tokens import SAMPLE_TOKENS, TRAINING_CODE_TOKENS
 
 if TYPE_CHECKING:
     from memlint.gate.facts import GateFacts
@@ -73,7 +73,7 @@ def _may_evaluate_a_project_object(g: GateFacts) -> bool:
     keyword named for it (``model.inference(x)``, ``evaluate=True``)."""
     if not (g.loops and g.project_imports):
         return False
-    return g.eval_function_loops or any(name_tokens(n) & EVAL_FUNCTION_TOKENS for n in g.called | g.keywords)
+    return g.eval_function_loops or g.asks_an_object_to_evaluate
 
 
 def _mem202_gate(g: GateFacts, project: bool) -> bool:
