@@ -20,12 +20,12 @@ dependency of the view (``ProjectIndex._note_read``, via ``summary``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from memlint.project.object_types import ObjectTypes
 
-if TYPE_CHECKING:
-    from memlint.project.index import ProjectIndex
+# ``index``: the ProjectIndex (index.py imports this module, so no import back).
+ProjectIndex = Any
 
 _MAX_HOPS = 4
 # A base class that defines none of a project class's methods.
