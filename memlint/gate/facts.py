@@ -469,6 +469,8 @@ class GateFacts:
                     head = func.value
                     if type(head) is ast.Attribute:
                         head = head.value  # type: ignore[attr-defined]
+                    elif type(head) is ast.Name and head.id == "self":  # type: ignore[attr-defined]
+                        continue  # ``self.generate(...)``: the object itself is never a typed receiver
                     if type(head) is ast.Name and head.id not in self._aliases:  # type: ignore[attr-defined]
                         self._asks_an_object = True
                         break
