@@ -35,6 +35,12 @@ class RetainGraphWithoutSecondBackward(Rule):
     its graph dies with it, or when every call of it in the module
     (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
     followed by nothing that could backpropagate through what it was given.
+    Later backwards are followed through the values they were computed from,
+    so a GAN that rebuilds the generator's pass (`G_ = self.G(z_)` again)
+    before the generator's loss does not count as a second backward through
+    the discriminator's retained graph; a name assigned on some paths only
+    (`if gpu: z_ = z_.cuda()`) counts as holding no graph only when every
+    value it may hold has none.
 
     ## Why it matters
     `retain_graph=True` keeps every buffer the backward pass needed (the saved
@@ -110,6 +116,31 @@ class RetainGraphWithoutSecondBackward(Rule):
         self.report(node, fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+class GAN:
+    def train(self, loader):
+        for x_, _ in loader:
+            z_ = torch.rand(x_.size(0), 62)
+            if self.gpu_mode:
+                x_, z_ = x_.cuda(), z_.cuda()
+            if self.refine:
+                z_ = self.encoder(x_)
+            self.D_optimizer.zero_grad()
+            G_ = self.G(z_)
+            D_loss = self.D(x_).mean() - self.D(G_).mean()
+            self.hist.append(D_loss.item())
+            D_loss.backward(retain_graph=True)
+            self.D_optimizer.step()
+            self.G_optimizer.zero_grad()
+            G_ = self.G(z_)
+            G_loss = -self.D(G_).mean()
+            G_loss.backward()
+            self.G_optimizer.step()
+""",
+            "the noise may come from the encoder on some paths: both generator passes then share its graph",
+        ),
         Valid(
             """\
 import torch.nn.functional as F
@@ -453,6 +484,48 @@ save(cam.generate(second, 1))
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+class GAN:
+    def train(self, loader):
+        for x_, _ in loader:
+            z_ = torch.rand(x_.size(0), 62)
+            if self.gpu_mode:
+                x_, z_ = x_.cuda(), z_.cuda()
+            self.D_optimizer.zero_grad()
+            G_ = self.G(z_)
+            D_loss = self.D(x_).mean() - self.D(G_).mean()
+            self.hist.append(D_loss.item())
+            D_loss.backward(retain_graph=True)
+            self.D_optimizer.step()
+            self.G_optimizer.zero_grad()
+            G_ = self.G(z_)
+            G_loss = -self.D(G_).mean()
+            G_loss.backward()
+            self.G_optimizer.step()
+""",
+            """\
+import torch
+class GAN:
+    def train(self, loader):
+        for x_, _ in loader:
+            z_ = torch.rand(x_.size(0), 62)
+            if self.gpu_mode:
+                x_, z_ = x_.cuda(), z_.cuda()
+            self.D_optimizer.zero_grad()
+            G_ = self.G(z_)
+            D_loss = self.D(x_).mean() - self.D(G_).mean()
+            self.hist.append(D_loss.item())
+            D_loss.backward()
+            self.D_optimizer.step()
+            self.G_optimizer.zero_grad()
+            G_ = self.G(z_)
+            G_loss = -self.D(G_).mean()
+            G_loss.backward()
+            self.G_optimizer.step()
+""",
+        ),
         Invalid(
             """\
 import torch

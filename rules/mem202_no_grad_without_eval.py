@@ -182,9 +182,22 @@ class NoGradWithoutEval(Rule):
             return ""
         sites = [c for c, state in self.facts.loops.external_modes(scope, receivers) if state != "unknown"]
         if not sites:
-            return ""
+            return self._method_callers_note(scope)
         where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")  # type: ignore[attr-defined]
         return f" (called in training mode from {where})"
+
+    def _method_callers_note(self, method: cst.FunctionDef) -> str:
+        """Where other modules call the method on an instance of its class
+        (``solver = Solver(...); solver.test()`` in main.py)."""
+        project = self.facts.project
+        cls = self.facts.calls.class_of.get(method)
+        if project is None or cls is None:
+            return ""
+        sites = project.method_callers_of(f"{cls.name.value}.{method.name.value}")
+        if not sites:
+            return ""
+        where = ", ".join(sites[:3]) + (", ..." if len(sites) > 3 else "")
+        return f" (`{method.name.value}` is called from {where})"
 
     def _recalibrates_batch_norm(self, info) -> bool:
         """Precise-BN / ``update_bn``: running statistics reset before the

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from memlint.analysis.training.accumulation import accumulating_steps
+from memlint.analysis.training.inlined_verbs import inlined, where
 from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -53,7 +55,14 @@ class ZeroGradDiscardsAccumulation(Rule):
     optimizer built from `model.parameters()`. Loops whose guarded block runs
     its own backward (`if i % n_critic == 0:` in a GAN), accumulation
     handled by `accelerator.accumulate`, and loops where another optimizer
-    steps every iteration (local SGD, DiLoCo) are left alone.
+    steps every iteration (local SGD, DiLoCo) are left alone. A step split
+    across methods (`fit()` loops and steps every N iterations, the
+    `train_step()` it calls clears every time; or the step in a helper
+    called under the guard) is read as one iteration, when each helper
+    runs its verbs once per call (no loop of its own, no early `return`);
+    the message names the helper and the line calling it, and no fix is
+    offered (moving a statement into another function changes what its
+    other callers do).
 
     ## References
     - https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-accumulation
@@ -67,19 +76,34 @@ class ZeroGradDiscardsAccumulation(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs
-        loops = {id(v.loop): v.loop for v in verbs.verbs if v.loop is not None and v.kind is VerbKind.STEP}
+        # Loops whose iteration steps, itself or through a local function it
+        # calls (a step split across methods: inlined_verbs.py).
+        kinds = (VerbKind.STEP, VerbKind.CALL)
+        loops = {id(v.loop): v.loop for v in verbs.verbs if v.loop is not None and v.kind in kinds}
         reported: set[int] = set()
         for loop in loops.values():
-            iteration = verbs.in_iteration(loop)
+            iteration = inlined(verbs, loop, iteration_only=True)
             steps = [v for v in iteration if v.kind is VerbKind.STEP]
-            for step, _guard, _n, _outside in accumulating_steps(verbs, loop):
+            for step, _guard, _n, _outside in accumulating_steps(verbs, loop, iteration):
                 for zero in iteration:
-                    if zero.kind is not VerbKind.ZERO_GRAD or id(zero) in reported:
+                    if zero.kind is not VerbKind.ZERO_GRAD or id(zero.call) in reported:
                         continue
                     if verbs.conditions(zero, loop) or verbs.pairs(zero, step, steps) is not True:
                         continue
-                    reported.add(id(zero))
-                    self.report(zero.call, fix=self._fix(verbs, loop, zero, step))
+                    reported.add(id(zero.call))
+                    if zero.via is None and step.via is None:
+                        self.report(zero.call, fix=self._fix(verbs, loop, zero, step))
+                    else:
+                        self.report(zero.call, message=self._split_message(zero, step))
+
+    def _split_message(self, zero: Verb, step: Verb) -> str:
+        """The message of a step split across functions: where each half runs.
+        No fix: moving a statement from one function into another may change
+        what the function's other callers do."""
+        return f"{self.message} (zero_grad() {where(zero, self._line)}; step() {where(step, self._line)})"
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
 
     def _fix(self, verbs, loop, zero: Verb, step: Verb) -> Fix | None:
         if not call_statement_only(zero.line, zero.call) or step.line is None:
@@ -97,6 +121,45 @@ class ZeroGradDiscardsAccumulation(Rule):
         return Fix(f"Move `{target}.zero_grad()` after the guarded step", ((loop, edits.apply(loop)),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model, optimizer, loader, accum):
+        self.model, self.optimizer, self.loader, self.accum = model, optimizer, loader, accum
+    def _step(self):
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+    def fit(self):
+        for i, (x, y) in enumerate(self.loader):
+            loss = F.cross_entropy(self.model(x), y) / self.accum
+            loss.backward()
+            if (i + 1) % self.accum == 0:
+                self._step()
+""",
+            "the helper that clears the gradients runs only with the guarded step",
+        ),
+        Valid(
+            """\
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model, optimizer, loader, accum):
+        self.model, self.optimizer, self.loader, self.accum = model, optimizer, loader, accum
+    def train_step(self, x, y):
+        if self.model.frozen:
+            return None
+        self.optimizer.zero_grad()
+        loss = F.cross_entropy(self.model(x), y) / self.accum
+        loss.backward()
+        return loss.item()
+    def fit(self):
+        for i, (x, y) in enumerate(self.loader):
+            self.train_step(x, y)
+            if (i + 1) % self.accum == 0:
+                self.optimizer.step()
+""",
+            "a helper that may return early is not read at its call: whether it clears every iteration is unknown",
+        ),
         Valid(
             """\
 import torch
@@ -198,6 +261,47 @@ for i, (x, y) in enumerate(loader):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model, optimizer, loader, accum):
+        self.model, self.optimizer, self.loader, self.accum = model, optimizer, loader, accum
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = F.cross_entropy(self.model(x), y) / self.accum
+        loss.backward()
+        return loss.item()
+    def fit(self):
+        for i, (x, y) in enumerate(self.loader):
+            self.train_step(x, y)
+            if (i + 1) % self.accum == 0:
+                self.optimizer.step()
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model, loader, accum):
+        self.model, self.loader, self.accum = model, loader, accum
+        self.optimizer = torch.optim.AdamW(model.parameters())
+        self.scaler = torch.amp.GradScaler("cuda")
+    def _step(self):
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+    def fit(self):
+        for i, (x, y) in enumerate(self.loader):
+            self.optimizer.zero_grad()
+            loss = F.cross_entropy(self.model(x), y) / self.accum
+            self.scaler.scale(loss).backward()
+            if (i + 1) % self.accum == 0:
+                self._step()
+""",
+            None,
+        ),
         Invalid(
             """\
 for i, (x, y) in enumerate(loader):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
+from memlint.analysis.training.inlined_verbs import inlined, where
 from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
@@ -64,7 +66,11 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     the other's backward and step is correct and stays silent, as does a
     `model.zero_grad()` of a model the stepped optimizer does not own
     (also through `itertools.chain(...)` or a list of parameters), and
-    gradient surgery that writes `p.grad = ...` after the clear. When
+    gradient surgery that writes `p.grad = ...` after the clear. A step
+    split across methods (`train_step()` backpropagates, the loop calling
+    it clears and steps) is read as one iteration when each helper runs its
+    verbs once per call (no loop of its own, no early `return`); the
+    message names the helpers and the lines calling them, with no fix. When
     the backward is not in the same block as the `zero_grad()` (e.g. it is
     in a helper function) no fix is offered.
 
@@ -81,50 +87,70 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs
         reported: set[int] = set()
-        for step in verbs.verbs:
-            if step.kind is not VerbKind.STEP or step.closure:
-                continue
-            region = verbs.region(step)
-            since = step.loop
-            flat = verbs.in_region(region)
-            steps = [v for v in flat if v.kind is VerbKind.STEP]
-            zeros = [
-                z
-                for z in flat
-                if z.kind is VerbKind.ZERO_GRAD
-                and verbs.dominates(z, step, since)
-                and verbs.pairs(z, step, steps) is True
-            ]
-            if not zeros:
-                continue
-            zero = zeros[-1]
-            if id(zero) in reported:
-                continue
-            reached = verbs.reached
-            between = [v for v in flat if zero.index < v.index < step.index]
-            if any(v.kind is VerbKind.BACKWARD for v in reached(between)):
-                continue
-            if self._grads_written(region, zero.call, step.call):
-                continue
-            earlier = [v for v in flat if v.index < zero.index]
-            # The backwards since the last step of this optimizer.
-            last_step = max(
-                (v.index for v in earlier if v.kind is VerbKind.STEP and v.target == step.target), default=-1
-            )
-            backwards = [v for v in earlier if v.kind is VerbKind.BACKWARD and v.index > last_step]
-            if not backwards:
-                continue
-            reported.add(id(zero))
-            self.report(zero.call, fix=self._fix(region, zero, backwards[0]))
+        # Each region (a loop's iteration, a function's straight-line code)
+        # with the local functions it calls read at their call
+        # (inlined_verbs.py): ``train_step()`` backpropagates, the loop
+        # calling it then clears and steps.
+        regions = {id(r): r for r in (verbs.region(v) for v in verbs.verbs)}
+        for region in regions.values():
+            is_loop = isinstance(region, (cst.For, cst.While))
+            flat = inlined(verbs, region)
+            for step in flat:
+                if step.kind is VerbKind.STEP and not step.closure and step.loop is (region if is_loop else None):
+                    self._check(region if is_loop else None, region, flat, step, reported)
 
-    def _grads_written(self, region: cst.CSTNode, zero: cst.Call, step: cst.Call) -> bool:
+    def _check(self, since, region: cst.CSTNode, flat: list[Verb], step: Verb, reported: set[int]) -> None:
+        verbs = self.facts.verbs
+        steps = [v for v in flat if v.kind is VerbKind.STEP]
+        zeros = [
+            z
+            for z in flat
+            if z.kind is VerbKind.ZERO_GRAD and verbs.dominates(z, step, since) and verbs.pairs(z, step, steps) is True
+        ]
+        if not zeros:
+            return
+        zero = zeros[-1]
+        if id(zero.call) in reported:
+            return
+        between = [v for v in flat if zero.index < v.index < step.index]
+        if any(v.kind is VerbKind.BACKWARD for v in verbs.reached(between)):
+            return
+        if self._grads_written(region, zero, step):
+            return
+        earlier = [v for v in flat if v.index < zero.index]
+        # The backwards since the last step of this optimizer.
+        last_step = max((v.index for v in earlier if v.kind is VerbKind.STEP and v.target == step.target), default=-1)
+        backwards = [v for v in earlier if v.kind is VerbKind.BACKWARD and v.index > last_step]
+        if not backwards:
+            return
+        reported.add(id(zero.call))
+        backward = backwards[0]
+        if zero.via is None and step.via is None and backward.via is None:
+            self.report(zero.call, fix=self._fix(region, zero, backward))
+            return
+        # Split across functions: no fix (moving a statement into another
+        # function changes what its other callers do).
+        where_ = (where(backward, self._line), where(zero, self._line), where(step, self._line))
+        self.report(zero.call, message=self.message + " (backward() {}; zero_grad() {}; step() {})".format(*where_))
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def _grads_written(self, region: cst.CSTNode, zero: Verb, step: Verb) -> bool:
         """``p.grad = merged`` between the clear and the step (gradient
-        surgery, PCGrad): the step applies the gradients written by hand."""
+        surgery, PCGrad): the step applies the gradients written by hand.
+        Across functions, any such write in the region or in the functions
+        of the clear and the step counts."""
         pos = self.facts.calls.pos
-        after, before = pos(zero), pos(step)
         writes = _GradWrites()
         visit_fast(region, writes)
-        return any(after < pos(node) < before for node in writes.found)
+        if zero.via is None and step.via is None:
+            after, before = pos(zero.call), pos(step.call)
+            return any(after < pos(node) < before for node in writes.found)
+        for verb in (zero, step):
+            if verb.via is not None:
+                visit_fast(verb.scope, writes)
+        return bool(writes.found)
 
     def _fix(self, region: cst.CSTNode, zero: Verb, backward: Verb) -> Fix | None:
         if not call_statement_only(zero.line, zero.call) or backward.line is None:
@@ -143,6 +169,26 @@ class ZeroGradBetweenBackwardAndStep(Rule):
         return Fix("Move `zero_grad()` before the backward", ((root, edits.apply(root)),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+class GAN:
+    def __init__(self, G, D):
+        self.G, self.D = G, D
+        self.opt_G = torch.optim.Adam(G.parameters())
+        self.opt_D = torch.optim.Adam(D.parameters())
+    def backward_D(self, real, fake):
+        loss_D = self.D(fake.detach()).mean() - self.D(real).mean()
+        loss_D.backward()
+    def optimize(self, loader):
+        for real, z in loader:
+            fake = self.G(z)
+            self.backward_D(real, fake)
+            self.opt_G.zero_grad()
+            self.opt_D.step()
+""",
+            "the helper backpropagates the critic; the clear between is the generator's optimizer",
+        ),
         Valid(
             """\
 import torch
@@ -246,6 +292,43 @@ for i, (x, y) in enumerate(loader):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch.nn.functional as F
+class Trainer:
+    def __init__(self, model, optimizer, loader):
+        self.model, self.optimizer, self.loader = model, optimizer, loader
+    def train_step(self, x, y):
+        loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        return loss.item()
+    def fit(self):
+        for x, y in self.loader:
+            self.train_step(x, y)
+            self.optimizer.zero_grad()
+            self.optimizer.step()
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    def reset(self):
+        self.optimizer.zero_grad()
+    def update(self):
+        self.reset()
+        self.optimizer.step()
+    def fit(self):
+        for x in self.loader:
+            self.model(x).mean().backward()
+            self.update()
+""",
+            None,
+        ),
         Invalid(
             """\
 for x, y in loader:

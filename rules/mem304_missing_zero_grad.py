@@ -47,6 +47,26 @@ class _ClearingCalls(cst.CSTVisitor):
             self.found.append(node)
 
 
+class _Handed(cst.CSTVisitor):
+    """A call other than ``skip`` with ``key`` among its arguments."""
+
+    # A module-level class, not one per call: see _ClearingCalls.
+    def __init__(self, key: str | None, skip: cst.CSTNode) -> None:
+        super().__init__()
+        self.key = key
+        self.skip = skip
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node is not self.skip and any(dotted_name(a.value) == self.key for a in node.args):
+            self.found = True
+
+
+# An optimizer's step: its own ``opt.step()``, or a call of another module's
+# function that only steps it (``utils.optimizer_step(opt)``).
+_STEPS = (VerbKind.STEP, VerbKind.HELPER_STEP)
+
+
 class MissingZeroGrad(Rule):
     """
     ## What it does
@@ -100,10 +120,18 @@ class MissingZeroGrad(Rule):
     )
     fix_safety = Safety.NONE
 
+    project_facts = (
+        "Step helpers of other modules of the project: `utils.optimizer_step(optimizer)` in a training loop is the "
+        "loop's step when that function only steps the optimizer it is handed (`optimizer.step()`, or "
+        "`scaler.step(optimizer)` and `scaler.update()`, with gradient clipping at most: nothing that may clear "
+        "the gradients), and the message names the line that steps. A loop that hands the optimizer to any other "
+        "call stays silent (it may clear the gradients)."
+    )
+
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs
         for step in verbs.verbs:
-            if step.kind is not VerbKind.STEP or step.closure:
+            if step.kind not in _STEPS or step.closure:
                 continue
             loop = None
             for candidate in reversed(step.loops):
@@ -115,10 +143,16 @@ class MissingZeroGrad(Rule):
             if self._built_in(loop, step.target):
                 continue  # a fresh optimizer per iteration: a numeric check, not a training loop
             in_loop = verbs.reached(verbs.in_loop(loop))
-            steps = [v for v in in_loop if v.kind is VerbKind.STEP]
+            steps = [v for v in in_loop if v.kind in _STEPS]
             if any(v.kind is VerbKind.ZERO_GRAD and verbs.pairs(v, step, steps) is not False for v in in_loop):
                 continue
             if self._clearing_helper(loop, [v for v in in_loop if v.kind is VerbKind.CALL]):
+                continue
+            if step.helper:
+                if self._handed_elsewhere(loop, step):
+                    continue  # another call may clear what it is handed
+                name = self.context.module.code_for_node(step.call.func)  # type: ignore[attr-defined]
+                self.report(step.call, message=f"{self.message} (`{name}` steps `{step.target}`, {step.helper})")
                 continue
             self.report(step.call)
         self._steps_in_helpers()
@@ -153,6 +187,12 @@ class MissingZeroGrad(Rule):
                 caller = call.scope.name.value if isinstance(call.scope, cst.FunctionDef) else "the module"
                 note = f" (`{helper}` runs once per iteration of a loop in `{caller}`)"
                 self.report(step.call, message=self.message + note)
+
+    def _handed_elsewhere(self, loop: cst.CSTNode, step) -> bool:
+        """Another call in the loop is handed the optimizer a helper steps."""
+        visitor = _Handed(step.target, step.call)
+        visit_fast(loop, visitor)
+        return visitor.found
 
     def _built_in(self, loop: cst.CSTNode, optimizer: str | None) -> bool:
         visitor = _AssignsTo(optimizer)

@@ -72,7 +72,9 @@ class OptimizerStepBeforeSharedBackward(Rule):
     (the generator then sees the updated discriminator, as in the PyTorch
     DCGAN example), while moving the step changes the update order. Only
     graphs this function builds are followed, through local names to their
-    last assignment; a loss recomputed after the step, a graph cut with
+    last assignment (a name unpacked from a call, `D_fake, D_code = D(G_)`,
+    runs back through that call; the optimizer may be built in another
+    method, `self.opt = Adam(self.G.parameters())` in `__init__`); a loss recomputed after the step, a graph cut with
     `.detach()` (`D(fake.detach())`), optimizers whose parameters the graph
     does not reach, calls under `torch.no_grad()`, a step and a backward
     that need not run in the same iteration (exclusive branches, a branch
@@ -129,7 +131,9 @@ class OptimizerStepBeforeSharedBackward(Rule):
                 )
             ):
                 continue
-            graph = graph_calls(backward.loss, step.scope, facts.bindings, calls.pos, calls.end)
+            graph = graph_calls(
+                backward.loss, step.scope, facts.bindings, calls.pos, calls.end, facts.objects.is_model_call
+            )
             for call in graph:
                 if calls.pos(call) >= at or facts.grad_mode.mode_at(call) is not GradMode.ENABLED:
                     continue
@@ -148,6 +152,51 @@ class OptimizerStepBeforeSharedBackward(Rule):
     # which step) is what each one tests. Those that differ in one guard
     # only share _TWO_BRANCHES.
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+G, D = Generator(), Discriminator()
+opt_d = torch.optim.Adam(D.parameters())
+opt_g = torch.optim.Adam(G.parameters())
+for real in loader:
+    fake, _ = G(torch.randn(8, 512))
+    real_pred = D(real)
+    d_loss = F.softplus(D(fake.detach())).mean() + F.softplus(-real_pred).mean()
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    p = tuner.tune(real_pred)
+    fake, _ = G(torch.randn(8, 512))
+    fake, _ = augment(fake, p)
+    g_loss = F.softplus(-D(fake)).mean()
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+""",
+            "StyleGAN2's adaptive augmentation: `augment` is no model, so what it unpacks is not followed into `p` (a probability tuned on the critic's score)",
+        ),
+        Valid(
+            """\
+import torch
+class InfoGAN:
+    def __init__(self, G, D):
+        self.G, self.D = G, D
+        self.G_optimizer = torch.optim.Adam(self.G.parameters(), lr=2e-4)
+    def train(self, loader):
+        for z, code in loader:
+            self.G_optimizer.zero_grad()
+            G_ = self.G(z)
+            D_fake, D_code = self.D(G_)
+            G_loss = -D_fake.mean()
+            G_loss.backward(retain_graph=True)
+            self.G_optimizer.step()
+            D_fake, D_code = self.D(self.G(z))
+            info_loss = (D_code - code).pow(2).mean()
+            info_loss.backward()
+""",
+            "the code head's outputs are unpacked again from a forward run after the step",
+        ),
         Valid(
             """\
 import torch
@@ -311,6 +360,26 @@ for it, real in enumerate(loader):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+class InfoGAN:
+    def __init__(self, G, D):
+        self.G, self.D = G, D
+        self.G_optimizer = torch.optim.Adam(self.G.parameters(), lr=2e-4)
+    def train(self, loader):
+        for z, code in loader:
+            self.G_optimizer.zero_grad()
+            G_ = self.G(z)
+            D_fake, D_code = self.D(G_)
+            G_loss = -D_fake.mean()
+            G_loss.backward(retain_graph=True)
+            self.G_optimizer.step()
+            info_loss = (D_code - code).pow(2).mean()
+            info_loss.backward()
+""",
+            None,
+        ),
         Invalid(
             _TWO_BRANCHES.format(end_critic="", generator_guard="step % g_every == 0"),
             None,

@@ -111,7 +111,8 @@ def test_a_plain_class_generator_switched_nowhere_gets_mem202(tmp_path):
     ``build_model``, evaluated in ``test`` under no_grad, switched by no code
     of the project: in train mode whenever ``test`` runs."""
     _write(tmp_path, _STARGAN)
-    expected = [("solver.py", 21, "MEM202", _MEM202)]
+    # The message names where the project calls ``test`` on a Solver.
+    expected = [("solver.py", 21, "MEM202", _MEM202 + " (`test` is called from main.py:4)")]
     assert [f for f in _cli(".", cwd=tmp_path) if f[2] == "MEM202"] == expected
     assert [f for f in _cli("solver.py", cwd=tmp_path) if f[2] == "MEM202"] == expected
     assert _flake8("MEM202", tmp_path) == expected

@@ -132,7 +132,7 @@ class ModuleFacts:
         the branches they run under (analysis/training_verbs.py)."""
         from memlint.analysis.training.training_verbs import TrainingVerbs
 
-        return TrainingVerbs(self.module, self.names, self.objects, self.bindings, self.calls)
+        return TrainingVerbs(self.module, self.names, self.objects, self.bindings, self.calls, self.project)
 
     @cached_property
     def instance_calls(self):

@@ -253,7 +253,9 @@ _CARDS = (
         _ZERO_GRAD_TOKENS,
         lambda g: bool(g.idents & {"zero_grad", "grad"}),
     ),
-    Card("MEM304", "missing-zero-grad", "none", ("backward",), lambda g: g.backward),
+    # reads_project: another module's function may be the loop's step
+    # (``utils.optimizer_step(opt)``, project/step_helpers.py).
+    Card("MEM304", "missing-zero-grad", "none", ("backward",), lambda g: g.backward, reads_project=True),
     Card(
         "MEM305",
         "method-referenced-not-called",

@@ -45,6 +45,8 @@ class ProjectIndex:
         self._sys_path_generation = 0
         self._loading_users: dict[str, set[str]] | None = None  # loading_used_elsewhere
         self._callers: dict[tuple[str, str], list[Caller]] = {}
+        # file -> "Class.method" -> where other modules call it on an instance.
+        self._method_callers: dict[str, dict[str, list[str]]] = {}
         # (file, class) built by a module that trains / inside a training step: where.
         self._called_per_batch: dict[tuple[str, str], str] = {}
         self._built_per_batch: dict[tuple[str, str], str] = {}
@@ -58,8 +60,14 @@ class ProjectIndex:
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
+                methods = [(str(m), int(n)) for m, n in summary.get("method_calls", ())]
             elif summary is not None:
                 self._index_calls(path, summary.calls, summary.trains)
+                methods = summary.method_calls
+            else:
+                methods = []
+            if methods:
+                self._index_methods(path, methods)
 
     def _wanted_calls(self, data: dict) -> list[CallSite]:
         """The call sites of a summary's JSON that ``_index_calls`` keeps."""
@@ -228,6 +236,26 @@ class ProjectIndex:
             if site.step:
                 self._built_per_batch.setdefault(target, caller.where())
 
+    def _index_methods(self, path: str, methods: list[tuple[str, int]]) -> None:
+        """Index ``path``'s calls of methods on instances of project classes
+        (summary.method_calls); the files read to resolve them are
+        dependencies of the class's module, as for ``_index_calls``."""
+        self._reading = {path}
+        display = self.modules.display(path)
+        try:
+            for spelled, line in methods:
+                cls, _, method = spelled.rpartition(".")
+                if self.wanted is not None and cls.rpartition(".")[2] not in self.wanted:
+                    continue
+                target = self.resolve(cls, path)
+                if target is None or not target[1] or "." in target[1] or target[0] == path:
+                    continue
+                sites = self._method_callers.setdefault(target[0], {}).setdefault(f"{target[1]}.{method}", [])
+                sites.append(f"{display}:{line}")
+                self._target_reads.setdefault(target[0], set()).update(self._reading)
+        finally:
+            self._reading = None
+
     def _argument_modes(self, site, path: str, star_exports) -> tuple[tuple[str, str], ...]:
         """The modes of the models the call hands over (CallSite.args) as
         Caller.modes: "eval", "train-trained" (switched to train, then
@@ -253,6 +281,11 @@ class ProjectIndex:
         """The summary facts of the project function ``callee`` (as ``path``
         spells it), read in full whatever the needles kept; None when it is
         not a function of the project."""
+        found = self._function_facts_at(callee, path, star_exports)
+        return found[1] if found is not None else None
+
+    def _function_facts_at(self, callee: str, path: str, star_exports) -> tuple[str, FunctionFacts] | None:
+        """``_function_facts`` with the file that defines the function."""
         if callee.startswith("*"):
             kind, where = (star_exports or {}).get(callee[1:], ("", ""))
             target = (where, callee[1:]) if kind == "define" else None
@@ -263,7 +296,7 @@ class ProjectIndex:
         summary = self.full_summary(target[0])
         for fn in summary.functions if summary is not None else ():
             if fn.name == target[1]:
-                return fn
+                return target[0], fn
         return None
 
     def _cpu_class(self, spelling: str, importer: str) -> bool:
@@ -399,6 +432,7 @@ class ProjectIndex:
             if found is not None and found[1] and "." not in found[1]:
                 defined(f"{locals_of[head]}.{last}", self.summary(found[0]) or ModuleSummary(), found[1], found[0])
         callees: dict[str, FunctionFacts] = {}
+        step_helpers: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {}
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -407,9 +441,13 @@ class ProjectIndex:
                 star_exports = {}
                 for source in self._star_sources(path):
                     star_exports.update(self._exports(source))
-            facts = self._function_facts(site.callee, path, star_exports)
+            located = self._function_facts_at(site.callee, path, star_exports)
+            facts = located[1] if located is not None else None
             if facts is not None and (facts.switches or facts.opaque or facts.steps):
                 callees[site.written] = facts
+            if located is not None and located[1].stepped and located[0] != path:
+                where = f"{self.modules.display(located[0])}:{located[1].step_line}"
+                step_helpers[site.written] = (located[1].stepped, located[1].params, where)
         callers = []
         for fn in summary.functions:
             sites = self._callers.get((path, fn.name))
@@ -429,6 +467,10 @@ class ProjectIndex:
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
             callees=tuple(sorted(callees.items())),
+            step_helpers=tuple((name, *facts) for name, facts in sorted(step_helpers.items())),
+            method_callers=tuple(
+                (name, tuple(sorted(set(sites)))) for name, sites in sorted(self._method_callers.get(path, {}).items())
+            ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
             called_per_batch=tuple(called_per_batch),

@@ -50,6 +50,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, is_move
 from memlint.project.cpu_builders import cpu_builders
 from memlint.project.object_types import ObjectTypes, object_types
+from memlint.project.step_helpers import stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
@@ -130,6 +131,11 @@ class FunctionFacts:
     switches: tuple[tuple[str, str], ...] = ()
     opaque: bool = False
     steps: bool = False
+    # The parameters it only steps (``def optimizer_step(opt): opt.step()``,
+    # project/step_helpers.py) and the line of that step; () when it does
+    # anything else (it may clear the gradients itself).
+    stepped: tuple[str, ...] = ()
+    step_line: int = 0
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -143,6 +149,8 @@ class FunctionFacts:
             tuple((str(r), str(k)) for r, k in data.get("switches", ())),
             bool(data.get("opaque", False)),
             bool(data.get("steps", False)),
+            tuple(str(p) for p in data.get("stepped", ())),
+            int(data.get("step_line", 0)),
         )
 
 
@@ -185,6 +193,11 @@ class ModuleSummary:
     plain_attrs: list[str] = field(default_factory=list)
     attr_switches: list[str] = field(default_factory=list)
     tensor_trackers: list[TensorTracker] = field(default_factory=list)
+    # Calls of a method on an instance of an imported class built in the
+    # same scope (``solver = Solver(...); solver.test()``): the method as the
+    # imports name it (``solver.Solver.test``) and the line. The index tells
+    # the class's module where its methods are called from (MEM202's message).
+    method_calls: list[tuple[str, int]] = field(default_factory=list)
     # Types from call sites (object_types.py): typed names, call sites with
     # typed arguments, factories' returns, methods that run a model's forward.
     objects: ObjectTypes | None = None
@@ -213,6 +226,7 @@ class ModuleSummary:
             "plain_attrs": list(self.plain_attrs),
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
+            "method_calls": [list(m) for m in self.method_calls],
             "objects": self.objects.to_json() if self.objects is not None else None,
         }
 
@@ -242,6 +256,7 @@ class ModuleSummary:
                 TensorTracker(str(c), str(m), int(i), str(p), str(a), int(n))
                 for c, m, i, p, a, n in data.get("tensor_trackers", [])
             ],
+            method_calls=[(str(m), int(n)) for m, n in data.get("method_calls", [])],
             objects=ObjectTypes.from_json(data["objects"]) if data.get("objects") else None,
         )
 
@@ -331,10 +346,14 @@ class _Scope:
     params: tuple[str, ...] = ()
     kwonly: tuple[str, ...] = ()
     steps: bool = False
+    stepped: tuple[tuple[str, ...], int] = ((), 0)  # FunctionFacts.stepped, step_line
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
     loading: list[tuple[str, str]] = field(default_factory=list)
     built_here: dict[str, str] = field(default_factory=dict)
+    # Names bound (once) to an instance of an imported class: the class as the
+    # imports name it; "" for a name bound otherwise too (method_calls).
+    instances: dict[str, str] = field(default_factory=dict)
 
 
 class _Walker:
@@ -539,6 +558,7 @@ class _Walker:
                 and value.func.id in self._class_methods
             ):
                 self._scopes[-1].built_here[node.targets[0].id] = value.func.id  # type: ignore[attr-defined]
+            self._instance(node.targets[0].id, value)  # type: ignore[attr-defined]
         elif cls is ast.Import or cls is ast.ImportFrom:
             self._bind(node)  # type: ignore[arg-type]
             return
@@ -571,6 +591,8 @@ class _Walker:
         args = node.args
         scope.params = tuple(a.arg for a in (*args.posonlyargs, *args.args))
         scope.kwonly = tuple(a.arg for a in args.kwonlyargs)
+        if not outer.name:  # a module-level function: another module may call it
+            scope.stepped = stepped_parameters(node)
         outer_loops, self._loops = self._loops, []  # a function's body is not its definer's loop
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
         self._loops = outer_loops
@@ -645,6 +667,10 @@ class _Walker:
         elif last == "step" and isinstance(func, ast.Attribute):
             scope.steps = True
         receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            instance = scope.instances.get(func.value.id)
+            if instance:
+                self.summary.method_calls.append((f"{instance}.{func.attr}", node.lineno))
         if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
             if func.attr == "eval" and not node.args:
                 scope.modes.add("eval")
@@ -690,6 +716,27 @@ class _Walker:
             built = () if kind == "local" else self._built(node)
             scope.sites.append((node.lineno, callee, grad, loop, kind, cell, built))  # type: ignore[arg-type]
             scope.site_calls.append(node)
+
+    def _instance(self, name: str, value: ast.expr) -> None:
+        """``solver = Solver(...)`` with ``Solver`` (or ``solver_mod.Solver``)
+        imported from a module that may be the project's: ``solver``'s
+        methods are that class's (``Scope.instances``)."""
+        scope = self._scopes[-1]
+        target = ""
+        func = value.func if isinstance(value, ast.Call) else None
+        if isinstance(func, ast.Name) and func.id in self.bindings and func.id[:1].isupper():
+            target = self.bindings[func.id]
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.bindings
+            and func.attr[:1].isupper()
+        ):
+            target = f"{self.bindings[func.value.id]}.{func.attr}"
+        if target.lstrip(".").split(".")[0] in _EXTERNAL:
+            target = ""
+        known = scope.instances.get(name)
+        scope.instances[name] = target if known is None or known == target else ""
 
     def _outside(self, dotted: str) -> None:
         """``solver.G`` switched or handed over: ``G`` is in attr_switches
@@ -811,6 +858,7 @@ class _Walker:
                         _switches(scope.trace),
                         opaque,
                         scope.steps,
+                        *scope.stepped,
                     )
                 )
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):

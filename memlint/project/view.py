@@ -95,6 +95,16 @@ class ProjectView:
     # whose name another project module uses (``net.load_pretrained_model()``):
     # not every call of them is in this module (MEM701).
     loading_elsewhere: tuple[str, ...] = ()
+    # Functions of other project modules this module calls that only step
+    # the optimizers they are handed (summary FunctionFacts.stepped), by the
+    # name the call writes: (``utils.optimizer_step``, the parameters it
+    # steps, its positional parameters, where it steps: ``utils.py:3``).
+    step_helpers: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...] = ()
+    # Methods of this module's classes that other modules call on an
+    # instance (``solver = Solver(...); solver.test()``): ("Solver.test",
+    # ("main.py:49",)).
+    method_callers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
     # Types from call sites (typed_objects.py): ``<receiver>.<method>(...)``
     # in a scope ("" for the module, ``eval_policy``, ``Trainer.train_epoch``)
     # whose receiver's every possible class runs a model forward with grad
@@ -105,6 +115,18 @@ class ProjectView:
     # (scope, receiver, types), an installed class by dotted name, a
     # project one as ``file.py:Class``.
     object_types: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+    def method_callers_of(self, qualified: str) -> tuple[str, ...]:
+        for name, sites in self.method_callers:
+            if name == qualified:
+                return sites
+        return ()
+
+    def step_helper(self, written: str) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
+        for name, stepped, params, where in self.step_helpers:
+            if name == written:
+                return stepped, params, where
+        return None
 
     def forward_through(self, scope: str, receiver: str, method: str) -> str | None:
         """The callee's description when ``receiver.method(...)`` in
@@ -152,6 +174,8 @@ class ProjectView:
             or self.switched_attrs
             or self.tensor_trackers
             or self.loading_elsewhere
+            or self.step_helpers
+            or self.method_callers
             or self.object_forwards
             or self.object_types
         )

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from memlint.analysis.autograd.graph_reach import CUTTING_ATTRIBUTES, CUTTING_FUNCTIONS, CUTTING_METHODS
+from memlint.analysis.autograd.history import param_names
 from memlint.analysis.scope.names import dotted_name
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.tokens import DATA_TOKENS
@@ -134,6 +135,7 @@ class _Walk:
         self.out = Origins()
         self.memo: dict[cst.CSTNode, int] = {}
         self.mutated = _mutated_keys(scope)
+        self.declared: set[str] | None = None  # ``global``/``nonlocal`` names, on first need
 
     # -- expressions -------------------------------------------------------
     def eval(self, node: cst.CSTNode) -> int:
@@ -233,8 +235,7 @@ class _Walk:
             self.out.complete = False
             return _GRAPH
         if not self._dominates(b.stmt, node):
-            self.out.complete = False
-            return _GRAPH
+            return self._branches(node, before)
         if b.stmt in self.memo:
             return self.memo[b.stmt]
         self.memo[b.stmt] = _GRAPH  # a cycle cannot happen in straight-line code; be safe
@@ -243,6 +244,44 @@ class _Walk:
         if kind == _GRAPH:
             self.out.bindings.add(b.stmt)
         return kind
+
+    def _branches(self, read: cst.CSTNode, before: list) -> int:
+        """The last assignment before ``read`` runs only on some paths
+        (``if gpu: z = z.cuda()``, ``if supervised: y = ... else: y = ...``):
+        the value is one of the assignments back to one every path runs (or
+        to the target of the data loop around the read).
+        When each of them holds no graph (tensor factories, data batches),
+        neither does the read; otherwise the walk cannot tell."""
+        for b in sorted(before, key=lambda b: b.pos, reverse=True):
+            if b.kind == "for" and self._batch_target(b.stmt, read):
+                return _NONE  # ``for x, y in loader:`` runs before every read in its body
+            if b.kind != "assign" or b.value is None or not isinstance(b.stmt, cst.Assign):
+                break
+            if b.stmt not in self.memo:
+                self.memo[b.stmt] = _GRAPH  # be safe on a cycle
+                self.memo[b.stmt] = self.eval(b.value)
+            if self.memo[b.stmt] != _NONE:
+                break
+            if self._dominates(b.stmt, read):
+                return _NONE
+        else:
+            # Every assignment before the read holds no graph and none runs
+            # on every path: a local name (no parameter, global or
+            # attribute) read unassigned would raise, so it holds one of them.
+            if self._plain_local(before[0].key):
+                return _NONE
+        self.out.complete = False
+        return _GRAPH
+
+    def _plain_local(self, key: str) -> bool:
+        scope = self.scope
+        if "." in key or not isinstance(scope, cst.FunctionDef) or key in param_names(scope):
+            return False
+        if self.declared is None:
+            found = _Declared()
+            visit_fast(scope, found)
+            self.declared = found.names
+        return key not in self.declared
 
     def _dominates(self, stmt: cst.CSTNode, read: cst.CSTNode) -> bool:
         return dominates(stmt, read, self.facts)
@@ -296,6 +335,21 @@ def _target_keys(target: cst.BaseExpression) -> set[str]:
         return _target_keys(target.value)
     key = dotted_name(target)
     return {key} if key is not None else set()
+
+
+class _Declared(cst.CSTVisitor):
+    """The names a function declares ``global`` or ``nonlocal``."""
+
+    # A module-level class, not one per call: see _MutatedKeys.
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.names.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.names.update(n.name.value for n in node.names)
 
 
 class _MutatedKeys(cst.CSTVisitor):

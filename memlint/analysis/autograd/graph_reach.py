@@ -8,9 +8,11 @@ and each call to its receiver and arguments. What cuts a graph stops it:
 
 API:
 
-- ``graph_calls(expr, scope, bindings, pos, end)`` -> the calls the graph of
-  ``expr`` runs back through, in no particular order. A name bound by a loop,
-  tuple unpacking, ``with ... as`` or an augmented assignment (where the walk
+- ``graph_calls(expr, scope, bindings, pos, end, unpacks=None)`` -> the
+  calls the graph of ``expr`` runs back through, in no particular order. A
+  name unpacked from the result of a call ``unpacks`` accepts (``fake, code
+  = D(x)``, a model's) runs back through that call. A name bound by a loop,
+  other tuple unpacking, ``with ... as`` or an augmented assignment (where the walk
   cannot tell what it holds), or bound only outside ``scope``, ends the walk:
   callers that report use this as "not reached", which keeps them silent.
 - ``calls_module(call, module)`` -> ``call`` runs the module spelled
@@ -82,8 +84,17 @@ def calls_module(call: cst.Call, module: str) -> bool:
     return callee.rsplit(".", 1)[-1] not in _MODULE_BOOKKEEPING
 
 
-def graph_calls(expr: cst.BaseExpression, scope: cst.CSTNode, bindings: Bindings, pos: Pos, end: Pos) -> list[cst.Call]:
-    """The calls whose results the graph of ``expr`` runs back through."""
+def graph_calls(
+    expr: cst.BaseExpression,
+    scope: cst.CSTNode,
+    bindings: Bindings,
+    pos: Pos,
+    end: Pos,
+    unpacks: Callable[[cst.Call], bool] | None = None,
+) -> list[cst.Call]:
+    """The calls whose results the graph of ``expr`` runs back through.
+    ``unpacks``: the calls whose unpacked results are followed (a model's,
+    ``D_fake, D_code = self.D(G_)``); None: none."""
     found: list[cst.Call] = []
     seen: set[int] = set()
     todo: list[cst.BaseExpression] = [expr]
@@ -95,14 +106,19 @@ def graph_calls(expr: cst.BaseExpression, scope: cst.CSTNode, bindings: Bindings
         reads: list[cst.CSTNode] = []
         _walk(node, found, reads)
         for read in reads:
-            value = _last_binding(read, scope, bindings, pos, end)
+            value = _last_binding(read, scope, bindings, pos, end, unpacks)
             if value is not None:
                 todo.append(value)
     return found
 
 
 def _last_binding(
-    read: cst.CSTNode, scope: cst.CSTNode, bindings: Bindings, pos: Pos, end: Pos
+    read: cst.CSTNode,
+    scope: cst.CSTNode,
+    bindings: Bindings,
+    pos: Pos,
+    end: Pos,
+    unpacks: Callable[[cst.Call], bool] | None = None,
 ) -> cst.BaseExpression | None:
     """The value last assigned to the name ``read`` before it is read, in
     ``scope``; None when it cannot tell."""
@@ -110,8 +126,17 @@ def _last_binding(
     if text is None or not bindings.binds_in(text, scope):
         return None
     values = bindings.values(text, scope)
-    if any(v is None for v in values):
-        return None  # a binding we cannot evaluate: its place is unknown
+    unknown = sum(v is None for v in values)
+    if unknown:
+        # ``D_fake, D_cont = D(G_)``: an element of a model's outputs runs
+        # back through that call. Not of any function's (``img, _ =
+        # augment(img, p)``: the walk would follow ``p`` too, often a number
+        # computed from an older graph); any other binding we cannot
+        # evaluate leaves its place unknown.
+        unpacked = bindings.unpacked_in(text, scope)
+        if unpacks is None or len(unpacked) != unknown or not all(unpacks(c) for c in unpacked):
+            return None
+        values = [*(v for v in values if v is not None), *unpacked]
     at = pos(read)
     before = [v for v in values if v is not None and end(v) <= at]
     return max(before, key=pos) if before else None

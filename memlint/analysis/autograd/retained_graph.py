@@ -123,7 +123,7 @@ class RetainedGraph:
         torch function (which might keep it)."""
         usage = self.facts.usage
         keys = graph.keys()
-        if any("." in k for k in keys | usage.derived(keys, scope)):
+        if any("." in k for k in keys | usage.derived(keys, scope, graph=True)):
             return True
         for key in keys:
             for read in usage.reads(key, scope):

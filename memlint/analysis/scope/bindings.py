@@ -14,6 +14,8 @@ the name is read in:
 - ``values(text, scope=None)``: the expressions assigned to ``text``; a
   ``None`` entry is a binding we cannot evaluate (loop target, tuple
   unpacking, ``with ... as``).
+- ``unpacked_in(text, scope)``: the calls ``scope`` unpacks into ``text``
+  (``a, b = f(x)``), one per such None entry.
 - ``constructors(text, scope=None)``: the qualified (or, for local classes,
   plain) names of the calls assigned to ``text``, or None when any binding is
   not a call (``None`` itself is ignored).
@@ -41,6 +43,8 @@ class Bindings(cst.CSTVisitor):
         self._module = module
         self._names = names
         self._values: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = defaultdict(list)
+        # ``fake, code = D(G(z))``: the call each unpacked name was taken from.
+        self._unpacked: dict[str, list[tuple[cst.CSTNode, cst.Call]]] = defaultdict(list)
         self._scopes: list[cst.CSTNode] = [module]
         visit_fast(module, self)
 
@@ -70,6 +74,11 @@ class Bindings(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             self._bind(t.target, node.value)
+            if isinstance(t.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
+                for el in t.target.elements:
+                    text = self._text(el.value) if isinstance(el, cst.Element) else None
+                    if text is not None:
+                        self._unpacked[text].append((self._scopes[-1], node.value))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -102,6 +111,12 @@ class Bindings(cst.CSTVisitor):
         """The expressions ``scope`` itself (a function, or the module's own
         statements) assigns to ``text``."""
         return [v for s, v in self._values.get(text, ()) if s is scope]
+
+    def unpacked_in(self, text: str, scope: cst.CSTNode) -> list[cst.Call]:
+        """The calls whose results ``scope`` unpacks into ``text``
+        (``D_fake, D_cont = self.D(G_)``): each is one of the bindings
+        ``values`` gives as None."""
+        return [v for s, v in self._unpacked.get(text, ()) if s is scope]
 
     def binds_in(self, text: str, scope: cst.CSTNode) -> bool:
         """``scope`` itself assigns ``text`` (it is a local variable there)."""

@@ -45,11 +45,16 @@ def framework_accumulates(step: Verb) -> bool:
     return False
 
 
-def accumulating_steps(verbs, loop) -> list[tuple[Verb, cst.If, cst.BaseExpression, list[Verb]]]:
+def accumulating_steps(
+    verbs, loop, iteration: list[Verb] | None = None
+) -> list[tuple[Verb, cst.If, cst.BaseExpression, list[Verb]]]:
     """Steps that run every N iterations of ``loop`` while the backward runs
-    every iteration: ``(step, guard, N, backwards outside the guard)``."""
+    every iteration: ``(step, guard, N, backwards outside the guard)``.
+    ``iteration``: the verbs of one iteration (``in_iteration`` by default;
+    ``inlined_verbs.inlined`` to read the functions it calls as well)."""
     found = []
-    iteration = verbs.in_iteration(loop)
+    if iteration is None:
+        iteration = verbs.in_iteration(loop)
     for step in iteration:
         if step.kind is not VerbKind.STEP or step.closure or framework_accumulates(step):
             continue

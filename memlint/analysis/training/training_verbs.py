@@ -16,6 +16,8 @@ API (through ``facts.verbs``):
   runs after ``a`` whenever ``a`` runs; ``co_occur(a, b)``: ``a`` then ``b``
   run in one iteration for some value of a counter (``if i % n == 0:`` and
   ``if i % m == 0:``).
+- ``HELPER_STEP`` verbs: a call of another project module's function that
+  only steps the optimizer it is handed (with the project view only).
 - ``reached(verb)``: verbs in local functions the call of a ``CALL`` verb
   reaches (``train(epoch)`` -> the steps inside ``train``).
 - ``accumulation_divisor(if_node)``: ``N`` for ``if (i + 1) % N == 0:``.
@@ -68,6 +70,11 @@ class VerbKind(enum.Enum):
     SCHED_STEP = "sched_step"
     CLIP = "clip"
     CALL = "call"  # a call of a function defined in this module
+    # ``utils.optimizer_step(opt)``: a function of another project module that
+    # only steps the optimizer it is handed (project/step_helpers.py). Its own
+    # kind: a rule opts in (MEM304), since a fix written for ``opt.step()``
+    # must not rewrite the helper's call.
+    HELPER_STEP = "helper_step"
 
 
 @dataclass(eq=False)
@@ -88,6 +95,12 @@ class Verb:
     closure: bool = False  # STEP with a closure (LBFGS)
     callee: cst.FunctionDef | None = None  # CALL
     loops: tuple[Loop, ...] = field(default=())
+    # STEP by a function of another project module (``utils.optimizer_step(opt)``):
+    # where it steps, ``utils.py:3``.
+    helper: str = ""
+    # A copy of a local function's verb read at its call (inlined_verbs.py):
+    # the outermost call of the region it was inlined into.
+    via: Verb | None = None
 
     @property
     def loop(self) -> Loop | None:
@@ -111,8 +124,11 @@ class _Jumps(cst.CSTVisitor):
 
 
 class TrainingVerbs(cst.CSTVisitor):
-    def __init__(self, module: cst.Module, names: ImportTable, objects: ObjectTable, bindings: Bindings, calls) -> None:
+    def __init__(
+        self, module: cst.Module, names: ImportTable, objects: ObjectTable, bindings: Bindings, calls, project=None
+    ) -> None:
         super().__init__()
+        self.project = project  # ProjectView or None: step helpers of other modules
         self.names = names
         self.objects = objects
         self.bindings = bindings
@@ -252,6 +268,8 @@ class TrainingVerbs(cst.CSTVisitor):
         if callee is not None:
             self._add(VerbKind.CALL, node, callee=callee)
             return
+        if self.project is not None and self.project.step_helpers and self._helper_step(node):
+            return
         if not isinstance(func, cst.Attribute):
             return
         attr, recv = func.attr.value, func.value
@@ -266,6 +284,31 @@ class TrainingVerbs(cst.CSTVisitor):
             self._add(VerbKind.BACKWARD, node, loss=node.args[0].value, framework=True)
         elif attr in ("step", "update", "unscale_", "scale"):
             self._step_like(node, attr, recv)
+
+    def _helper_step(self, node: cst.Call) -> bool:
+        """``utils.optimizer_step(opt)``: a function of another project module
+        that only steps the optimizer it is handed (project/step_helpers.py)
+        is that optimizer's step, here. Every parameter it steps must be
+        handed an object known to be an optimizer, else nothing is recorded."""
+        written = dotted_name(node.func)
+        found = self.project.step_helper(written) if written is not None else None
+        if found is None:
+            return False
+        stepped, params, where = found
+        handed: dict[str, cst.BaseExpression] = {}
+        for i, arg in enumerate(node.args):
+            if arg.star:
+                return False
+            if arg.keyword is not None:
+                handed[arg.keyword.value] = arg.value
+            elif i < len(params):
+                handed[params[i]] = arg.value
+        targets = [handed.get(p) for p in stepped]
+        if any(t is None or self._kind(t, node) is not Kind.OPTIMIZER for t in targets):
+            return False
+        for target in targets:
+            self._add(VerbKind.HELPER_STEP, node, target=self._code(target), target_kind=Kind.OPTIMIZER, helper=where)  # type: ignore[arg-type]
+        return True
 
     def _backward(self, node: cst.Call, recv: cst.BaseExpression) -> None:
         positional = [a for a in node.args if a.keyword is None and not a.star]

@@ -28,6 +28,7 @@ from collections import defaultdict
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from memlint.analysis.autograd.graph_reach import CUTTING_FUNCTIONS, CUTTING_METHODS
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
@@ -60,6 +61,23 @@ def _keys(expr: cst.CSTNode) -> set[str]:
     return visitor.out
 
 
+class _GraphKeys(_Keys):
+    """The keys whose graph ``expr`` may carry: not those read only under
+    ``.item()``, ``.detach()``, ``float()``... (a number or a cut graph)."""
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in CUTTING_METHODS:
+            return False
+        return not (isinstance(func, cst.Name) and func.value in CUTTING_FUNCTIONS)
+
+
+def _graph_keys(expr: cst.CSTNode) -> set[str]:
+    visitor = _GraphKeys()
+    visit_fast(expr, visitor)
+    return visitor.out
+
+
 class _ScopeUsage(cst.CSTVisitor):
     """Reads, dependencies and backward/return seeds of one function (or of
     the module's own statements), nested functions excluded."""
@@ -70,6 +88,9 @@ class _ScopeUsage(cst.CSTVisitor):
         self.objects = objects
         self.reads: dict[str, list[cst.CSTNode]] = defaultdict(list)
         self.deps: dict[str, set[str]] = defaultdict(set)
+        # The dependencies a graph can follow: ``hist.append(loss.item())``
+        # makes ``hist`` depend on ``loss`` in ``deps``, not here.
+        self.graph_deps: dict[str, set[str]] = defaultdict(set)
         self.backward_seeds: set[str] = set()
         self.return_seeds: set[str] = set()
         visit_fast(scope, self)
@@ -88,52 +109,57 @@ class _ScopeUsage(cst.CSTVisitor):
         if key is not None:
             self.reads[key].append(node)
 
-    def _depend(self, target: cst.BaseExpression, sources: set[str]) -> None:
+    def _depend(self, target: cst.BaseExpression, *values: cst.CSTNode) -> None:
+        sources: set[str] = set()
+        graph: set[str] = set()
+        for value in values:
+            sources |= _keys(value)
+            graph |= _graph_keys(value)
+        self._depend_keys(target, sources, graph)
+
+    def _depend_keys(self, target: cst.BaseExpression, sources: set[str], graph: set[str]) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
-                self._depend(el.value, sources)
+                self._depend_keys(el.value, sources, graph)
             return
         if isinstance(target, cst.StarredElement):
-            self._depend(target.value, sources)
+            self._depend_keys(target.value, sources, graph)
             return
         if isinstance(target, cst.Subscript):
             target = target.value
         key = dotted_name(target)
         if key is not None:
             self.deps[key] |= sources
+            self.graph_deps[key] |= graph
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        sources = _keys(node.value)
         for t in node.targets:
-            self._depend(t.target, sources)
+            self._depend(t.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
-            self._depend(node.target, _keys(node.value))
+            self._depend(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._depend(node.target, _keys(node.value))
+        self._depend(node.target, node.value)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._depend(node.target, _keys(node.value))
+        self._depend(node.target, node.value)
 
     def visit_For(self, node: cst.For) -> None:
-        self._depend(node.target, _keys(node.iter))
+        self._depend(node.target, node.iter)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._depend(node.target, _keys(node.iter))
+        self._depend(node.target, node.iter)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            self._depend(node.asname.name, _keys(node.item))
+            self._depend(node.asname.name, node.item)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _CONTAINER_ADD:
-            sources: set[str] = set()
-            for arg in node.args:
-                sources |= _keys(arg.value)
-            self._depend(func.value, sources)
+            self._depend(func.value, *(arg.value for arg in node.args))
         if self.objects.is_backward_call(node):
             seeds = set() if not isinstance(func, cst.Attribute) else _keys(func.value)
             for arg in node.args:
@@ -238,14 +264,17 @@ class UsageAnalysis:
         through assignments and container adds (flow-insensitive)."""
         return self._scope(scope).closure(_keys(expr))
 
-    def derived(self, keys: set[str], scope: Scope) -> set[str]:
-        """``keys`` and every name/attribute of ``scope`` computed from them."""
+    def derived(self, keys: set[str], scope: Scope, graph: bool = False) -> set[str]:
+        """``keys`` and every name/attribute of ``scope`` computed from them;
+        with ``graph``, only through what may carry their autograd graph
+        (not ``hist.append(loss.item())``)."""
         data = self._scope(scope)
+        deps = data.graph_deps if graph else data.deps
         out = set(keys)
         changed = True
         while changed:
             changed = False
-            for target, srcs in data.deps.items():
+            for target, srcs in deps.items():
                 if target not in out and srcs & out:
                     out.add(target)
                     changed = True
