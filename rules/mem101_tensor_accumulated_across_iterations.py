@@ -140,6 +140,23 @@ class TensorAccumulatedAcrossIterations(Rule):
         Valid(
             """\
 import torch
+def validate(model_d, loader, names):
+    for fake, real in loader:
+        with torch.no_grad():
+            disc_fake, disc_real = model_d(fake), model_d(real)
+        gap = 0.0
+        for (_, score_fake), (_, score_real) in zip(disc_fake, disc_real):
+            gap += (score_real - score_fake).mean()
+        total = 0.0
+        for name, (x, y) in zip(names, loader):
+            total += x.sum()
+        print(gap.item(), total.item())
+""",
+            "zip over outputs computed under no_grad, or over a loader's batches: no history to keep",
+        ),
+        Valid(
+            """\
+import torch
 import torch.nn as nn
 class Decoder(nn.Module):
     def __init__(self):
@@ -855,6 +872,42 @@ for epoch in range(epochs):
         optimizer.step()
         totals = {k: totals[k] + losses[k].detach() * x.size(0) for k in totals.keys()}
     print({k: v.item() / len(loader.dataset) for k, v in totals.items()})
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(model_g, model_d, loader, optim_d, rep):
+    for mel, audio in loader:
+        fake = model_g(mel).detach()
+        loss_d_sum = 0.0
+        for _ in range(rep):
+            optim_d.zero_grad()
+            disc_fake, disc_real = model_d(fake), model_d(audio)
+            loss_d = 0.0
+            for (_, score_fake), (_, score_real) in zip(disc_fake, disc_real):
+                loss_d += torch.mean((score_real - 1.0) ** 2) + torch.mean(score_fake**2)
+            loss_d.backward()
+            optim_d.step()
+            loss_d_sum += loss_d
+        print(loss_d_sum.item() / rep)
+""",
+            """\
+import torch
+def train(model_g, model_d, loader, optim_d, rep):
+    for mel, audio in loader:
+        fake = model_g(mel).detach()
+        loss_d_sum = 0.0
+        for _ in range(rep):
+            optim_d.zero_grad()
+            disc_fake, disc_real = model_d(fake), model_d(audio)
+            loss_d = 0.0
+            for (_, score_fake), (_, score_real) in zip(disc_fake, disc_real):
+                loss_d += torch.mean((score_real - 1.0) ** 2) + torch.mean(score_fake**2)
+            loss_d.backward()
+            optim_d.step()
+            loss_d_sum += loss_d.detach()
+        print(loss_d_sum.item() / rep)
 """,
         ),
     ]

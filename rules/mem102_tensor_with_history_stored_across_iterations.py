@@ -7,7 +7,9 @@ import libcst as cst
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.containers import holds_entries, overwrites_one_slot
 from memlint.fix.expr_edits import call_method
+from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.tokens import DATA_TOKENS
 
 _ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
 # Methods of a tracker object that may keep what they are given (project/trackers.py).
@@ -19,6 +21,31 @@ _TRACKER_MESSAGE = (
 # Builders of containers whose adders keep the value itself (compared by
 # their last dotted part: collections.deque, omegaconf's ListConfig).
 _CONTAINERS = frozenset({"list", "set", "dict", "tuple", "deque", "defaultdict", "OrderedDict", "ListConfig"})
+
+
+class _ForwardsReading(cst.CSTVisitor):
+    """Model calls with an argument that is ``key`` (or an expression of it)."""
+
+    def __init__(self, key: str, is_model_call) -> None:
+        super().__init__()
+        self.key = key
+        self.is_model_call = is_model_call
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(self.key in _names_of(a.value) for a in node.args) and self.is_model_call(node):
+            self.found.append(node)
+
+
+def _names_of(expr: cst.BaseExpression) -> set[str]:
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    key = dotted_name(expr)
+    if key is not None:
+        return {key.split(".")[0]}
+    if isinstance(expr, cst.Subscript):
+        return _names_of(expr.value)
+    return set()
 
 
 class TensorWithHistoryStoredAcrossIterations(Rule):
@@ -168,6 +195,24 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.Tuple)):
             self._check(node, node.target, node.value, whole_value=False)
 
+    def _feeds_forward_after(self, key: str, loop, scope) -> bool:
+        """``encoder_outputs[ei] = out`` over the time steps of one input, then
+        ``decoder(x, h, encoder_outputs)``: a local buffer filled by a loop that
+        neither trains nor iterates over data, and read by a later forward of
+        the same call, holds that forward's own inputs; it dies with the call
+        (evaluating with grad on is MEM201's finding, not this one)."""
+        if loop.trains or loop.data_tokens & DATA_TOKENS or not isinstance(scope, cst.FunctionDef):
+            return False
+        if "." in key or self.facts.loops.outlives_call(key, scope):
+            return False
+        finder = _ForwardsReading(key, self.facts.objects.is_model_call)
+        visit_fast(scope.body, finder)
+        end = self.facts.usage.pos(loop.node)
+        # A forward after the loop's start and outside it (``pos`` is the start).
+        return any(
+            self.facts.usage.pos(call) > end and not self.facts.loops.in_loop_body(call, loop) for call in finder.found
+        )
+
     def _concatenates(self, call: cst.Call, target: cst.BaseExpression) -> bool:
         qn = self.facts.names.call_name(call) or ""
         if qn not in ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"):
@@ -202,6 +247,8 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             return
         if loop is not None and loop.role is None and facts.usage.reaches_return(key, scope):
             return
+        if loop is not None and self._feeds_forward_after(key, loop, scope):
+            return
         fixable = (
             all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms)
             and (whole_value or value is not terms[0])
@@ -214,6 +261,23 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         self.report(stmt, message=message or self.message.format(container=key), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+def evaluate(encoder, decoder, seq, max_length=10):
+    hidden = encoder.init_hidden()
+    encoder_outputs = torch.zeros(max_length, encoder.hidden_size)
+    for ei in range(seq.size(1)):
+        encoder_output, hidden = encoder(seq[:, ei], hidden)
+        encoder_outputs[ei] = encoder_output[0][0]
+    words = []
+    for di in range(max_length):
+        out, hidden, attn = decoder(token, hidden, encoder_outputs)
+        words.append(out.argmax().item())
+    return words
+""",
+            "a buffer filled over the time steps of one input and read by a later forward of the same call",
+        ),
         Valid(
             """\
 import torch

@@ -510,6 +510,29 @@ class InferenceWithoutNoGrad(Rule):
         Valid(
             """\
 import torch
+import torch.nn as nn
+from torchvision import models
+
+backbone = models.resnet18(pretrained=True)
+backbone.fc = nn.Linear(backbone.fc.in_features, 2)
+for param in backbone.parameters():
+    param.requires_grad = False
+encoder = models.resnet50(pretrained=True)
+encoder.requires_grad_(False)
+encoder.fc = nn.Identity()
+backbone.eval()
+encoder.eval()
+feats = []
+for img, label in val_loader:
+    out = backbone(img)
+    correct += (out.argmax(1) == label).sum().item()
+    feats.append(encoder(img))
+""",
+            "frozen after its head is replaced, or given a head without parameters: the outputs carry no history",
+        ),
+        Valid(
+            """\
+import torch
 
 
 class Agent:
@@ -1275,6 +1298,55 @@ for epoch in range(100):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+from torchvision import models
+
+model = models.resnet18(pretrained=True)
+for param in model.parameters():
+    param.requires_grad = False
+model.fc = nn.Linear(model.fc.in_features, 2)
+optimizer = torch.optim.Adam(model.fc.parameters(), lr=1e-3)
+for epoch in range(10):
+    model.train()
+    for img, label in train_loader:
+        loss = criterion(model(img), label)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    correct = 0
+    for img, label in val_loader:
+        out = model(img)
+        correct += (out.argmax(1) == label).sum().item()
+""",
+            """\
+import torch
+import torch.nn as nn
+from torchvision import models
+
+model = models.resnet18(pretrained=True)
+for param in model.parameters():
+    param.requires_grad = False
+model.fc = nn.Linear(model.fc.in_features, 2)
+optimizer = torch.optim.Adam(model.fc.parameters(), lr=1e-3)
+for epoch in range(10):
+    model.train()
+    for img, label in train_loader:
+        loss = criterion(model(img), label)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for img, label in val_loader:
+            out = model(img)
+            correct += (out.argmax(1) == label).sum().item()
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -10,6 +10,7 @@ from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
+from memlint.vocabulary.kinds import Kind
 
 # ``reset_grad()``, ``zero_grads(params)``, ``clear_grad(model)``: helpers we
 # cannot see into that clear gradients by their name.
@@ -105,7 +106,10 @@ class MissingZeroGrad(Rule):
     the loop counts, also in local
     functions it calls and helpers named for it (`reset_grad()`); zero_grad
     and step are paired per optimizer, so a GAN that clears only one
-    network's optimizer is reported for the other. LBFGS-style
+    network's optimizer is reported for the other, and an optimizer over
+    several networks' parameters (`Adam(chain(G.parameters(),
+    D.parameters()))`) counts as cleared when the zero_grad of others
+    clears every one of them. LBFGS-style
     `step(closure)`, framework engines (DeepSpeed, Lightning) and full-batch
     accumulation with one step after the loop are left alone.
 
@@ -146,6 +150,8 @@ class MissingZeroGrad(Rule):
             steps = [v for v in in_loop if v.kind in _STEPS]
             if any(v.kind is VerbKind.ZERO_GRAD and verbs.pairs(v, step, steps) is not False for v in in_loop):
                 continue
+            if self._cleared_by_others(step, in_loop):
+                continue
             if self._clearing_helper(loop, [v for v in in_loop if v.kind is VerbKind.CALL]):
                 continue
             if step.helper:
@@ -180,6 +186,8 @@ class MissingZeroGrad(Rule):
                     continue
                 if any(v.kind is VerbKind.ZERO_GRAD and verbs.pairs(v, step, steps) is not False for v in in_loop):
                     continue
+                if self._cleared_by_others(step, in_loop):
+                    continue
                 if self._clearing_helper(loop, [v for v in in_loop if v.kind is VerbKind.CALL]):
                     continue
                 reported.add(id(step.call))
@@ -187,6 +195,25 @@ class MissingZeroGrad(Rule):
                 caller = call.scope.name.value if isinstance(call.scope, cst.FunctionDef) else "the module"
                 note = f" (`{helper}` runs once per iteration of a loop in `{caller}`)"
                 self.report(step.call, message=self.message + note)
+
+    def _cleared_by_others(self, step, in_loop) -> bool:
+        """``info_opt = Adam(chain(G.parameters(), D.parameters()))`` steps
+        while ``G_opt.zero_grad()`` and ``D_opt.zero_grad()`` (or
+        ``G.zero_grad()``...) run in the same iteration: every module whose
+        parameters the optimizer owns is cleared by another's zero_grad."""
+        verbs = self.facts.verbs
+        owners = verbs.optimizer_modules(step.target or "", step.scope)
+        if not owners:
+            return False
+        cleared: set[str] = set()
+        for verb in in_loop:
+            if verb.kind is not VerbKind.ZERO_GRAD or verb.target is None:
+                continue
+            if verb.target_kind is Kind.OPTIMIZER:
+                cleared |= verbs.optimizer_modules(verb.target, verb.scope) or set()
+            elif verb.target_kind is Kind.MODULE:
+                cleared.add(verb.target)
+        return all(any(o == c or o.startswith(c + ".") for c in cleared) for o in owners)
 
     def _handed_elsewhere(self, loop: cst.CSTNode, step) -> bool:
         """Another call in the loop is handed the optimizer a helper steps."""
@@ -351,8 +378,50 @@ for x in loader:
 """,
             "model.zero_grad() clears the parameters of both sub-module optimizers",
         ),
+        Valid(
+            """\
+import itertools
+import torch
+class InfoGAN:
+    def __init__(self, G, D):
+        self.G, self.D = G, D
+        self.G_opt = torch.optim.Adam(self.G.parameters())
+        self.D_opt = torch.optim.Adam(self.D.parameters())
+        self.info_opt = torch.optim.Adam(itertools.chain(self.G.parameters(), self.D.parameters()))
+    def train(self, loader):
+        for x, z in loader:
+            self.D_opt.zero_grad()
+            d_loss = self.D(x).mean() - self.D(self.G(z).detach()).mean()
+            d_loss.backward()
+            self.D_opt.step()
+            self.G_opt.zero_grad()
+            g_loss = -self.D(self.G(z)).mean()
+            g_loss.backward(retain_graph=True)
+            self.G_opt.step()
+            info_loss = self.D(self.G(z)).var()
+            info_loss.backward()
+            self.info_opt.step()
+""",
+            "the optimizer over G's and D's parameters is cleared by the two others' zero_grad every iteration",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import itertools
+import torch
+G_opt = torch.optim.Adam(G.parameters())
+info_opt = torch.optim.Adam(itertools.chain(G.parameters(), Q.parameters()))
+for x, z in loader:
+    G_opt.zero_grad()
+    g_loss = -D(G(z)).mean()
+    g_loss.backward(retain_graph=True)
+    G_opt.step()
+    info_loss = Q(G(z)).var()
+    info_loss.backward()
+    info_opt.step()
+""",
+        ),
         Invalid(
             """\
 import torch.nn.functional as F

@@ -138,6 +138,33 @@ class _Alias:
     rewritable: bool = True
 
 
+@dataclass
+class _Stored:
+    """A deprecated class stored to be called later: ``ref`` (the reference),
+    ``holder`` (the node the fix replaces: ``ref`` or the ``partial`` call
+    around it) and ``target``, the name it is stored in, if a plain name."""
+
+    ref: cst.Attribute
+    holder: cst.BaseExpression
+    qualified: str
+    name: str
+    device: str
+    target: str | None
+
+
+class _NameUses(cst.CSTVisitor):
+    """Every read of the given names (a module-level class: see _Names)."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.found: dict[str, list[cst.Name]] = {}
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names:
+            self.found.setdefault(node.value, []).append(node)
+
+
 class DeprecatedCudaAmp(Rule):
     """
     ## What it does
@@ -148,7 +175,9 @@ class DeprecatedCudaAmp(Rule):
     `from torch.cuda.amp import X`, `from torch.cuda import amp` or
     `import torch.cuda.amp as amp`: at the import and at each use (the
     call where the warning is raised and the device type goes), whatever
-    the spelling.
+    the spelling. A class stored to be called later (`amp_autocast =
+    torch.cuda.amp.autocast`, `functools.partial(torch.cuda.amp.autocast,
+    ...)`) is reported where it is stored.
 
     ## Why it matters
     Each use emits a `FutureWarning`, and deprecated aliases can be removed
@@ -186,7 +215,11 @@ class DeprecatedCudaAmp(Rule):
     every call that uses its names, in one edit, so that the device type is
     added exactly where it is needed; when some use cannot be rewritten (the
     name passed around as a value, `*args`) the import is reported without a
-    fix. Code on a compatibility path (in a branch of an `if` or conditional
+    fix. A stored class becomes `functools.partial(torch.amp.autocast,
+    "cuda")` only when every read of the name it is stored in is a call
+    with keyword arguments (a positional one would land on another
+    parameter of the new signature; a name passed on may be called
+    anywhere); otherwise it is reported without a fix. Code on a compatibility path (in a branch of an `if` or conditional
     expression on the torch version, `hasattr`, or a flag computed from them;
     after an early `return` under such a test; in an `except
     ImportError/AttributeError` handler) is left alone.
@@ -229,6 +262,9 @@ class DeprecatedCudaAmp(Rule):
         # Names two deprecated imports bind (one per function): the uses of
         # either are not all one import's, so each use is fixed alone.
         self._bound_twice: set[str] = set()
+        # Stored references (``amp_autocast = torch.cuda.amp.autocast``),
+        # reported once every use of the name they are stored in is known.
+        self._stored: list[_Stored] = []
 
     def report(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None) -> None:
         """Every finding passes the project's torch range: a project whose
@@ -332,6 +368,99 @@ class DeprecatedCudaAmp(Rule):
         if isinstance(node.decorator, cst.Attribute) and node.decorator.attr.value in DECORATORS:
             self._check_site(node.decorator, node.decorator)
 
+    # ``amp_autocast = torch.cuda.amp.autocast`` (or ``... if use_amp else
+    # suppress``, or ``functools.partial(torch.cuda.amp.autocast, ...)``): a
+    # reference stored to be called later, where the warning is raised.
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        local = target.value if isinstance(target, cst.Name) else None
+        values = [node.value]
+        if isinstance(node.value, cst.IfExp):
+            values = [node.value.body, node.value.orelse]
+        for value in values:
+            self._check_stored(value, local)
+
+    def _check_stored(self, value: cst.BaseExpression, target: str | None) -> None:
+        ref: cst.BaseExpression = value
+        if isinstance(value, cst.Call) and self.facts.names.call_name(value) == "functools.partial":
+            if not value.args or value.args[0].keyword is not None or any(a.star for a in value.args):
+                return
+            ref = value.args[0].value
+        if not isinstance(ref, cst.Attribute):
+            return
+        qualified = self.facts.names.qualified_name(ref)
+        found = deprecated(qualified)
+        # Only the classes: a decorator stored by reference is rare, and its
+        # fix (a call with the device type) changes what the name holds.
+        if found is None or found[0] not in OLD_POSITIONAL or self._guarded(ref):
+            return
+        head = _head(ref)
+        if head is None or head.value in self._tracked:
+            return  # an imported amp module's attribute: its import is reported
+        self._stored.append(_Stored(ref, value, qualified or "", found[0], found[1], target))
+
+    def _finish_stored(self) -> None:
+        """Reports each stored reference; its fix binds the device type with
+        ``functools.partial`` when every read of the name it is stored in is a
+        call with keyword arguments of the old signature only: a positional
+        argument would land on another parameter of the new signature, and
+        a name passed on may be called anywhere."""
+        if not self._stored:
+            return
+        uses = _NameUses({s.target for s in self._stored if s.target is not None})
+        visit_fast(self.context.module, uses)
+        for stored in self._stored:
+            fix = None
+            if stored.target is not None and self._called_by_keywords(uses.found.get(stored.target, []), stored.name):
+                fix = self._stored_fix(stored)
+            use = f'functools.partial(torch.amp.{stored.name}, "{stored.device}")'
+            message = (
+                f"`{stored.qualified}` is deprecated since torch {SINCE}, and this stored reference is called "
+                f"later: use `{use}`"
+            )
+            self.report(stored.ref, message=message, fix=fix)
+
+    def _called_by_keywords(self, names: list[cst.Name], name: str) -> bool:
+        calls = 0
+        for node in names:
+            parent = self.parent(node)
+            if isinstance(parent, (cst.AssignTarget, cst.Param)) or (
+                isinstance(parent, cst.Arg) and parent.keyword is node
+            ):
+                continue  # a binding, or a keyword's name
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue  # ``obj.amp_autocast``: another name
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return False
+            if any(a.keyword is None or a.keyword.value not in OLD_KEYWORDS[name] for a in parent.args):
+                return False
+            calls += 1
+        return calls > 0
+
+    def _stored_fix(self, stored: _Stored) -> Fix | None:
+        torch, imports = self._torch()
+        func = cst.parse_expression(f"{torch}.amp.{stored.name}")
+        partial = self.facts.names.local_name_for("functools.partial")
+        if partial is None:
+            partial, imports = "functools.partial", (*imports, "functools")
+        if stored.holder is stored.ref:
+            new: cst.BaseExpression = cst.Call(
+                func=cst.parse_expression(partial), args=[cst.Arg(func), cst.Arg(_device(stored.device))]
+            )
+        else:
+            holder = stored.holder
+            assert isinstance(holder, cst.Call)
+            # The partial's own arguments, mapped as a call's would be.
+            bound = rewrite_call(cst.Call(func=func, args=holder.args[1:]), stored.name, stored.device)
+            if bound is None:
+                return None
+            new = holder.with_changes(args=[holder.args[0].with_changes(value=func), *bound.args])
+        return Fix(
+            f'Bind the device type: `functools.partial(torch.amp.{stored.name}, "{stored.device}")`',
+            ((stored.holder, new),),
+            imports=imports,
+        )
+
     def _check_site(self, expr: cst.Attribute, site: cst.BaseExpression) -> None:
         qualified = self.facts.names.qualified_name(expr)
         found = deprecated(qualified)
@@ -375,6 +504,7 @@ class DeprecatedCudaAmp(Rule):
                 for alias in stmt.names:
                     self._finish_import_alias(alias)
         self._finish_star_names()
+        self._finish_stored()
 
     def _finish_star_names(self) -> None:
         """Deprecated names that arrive through ``from utils import *`` (a
@@ -647,6 +777,17 @@ def run(model, x, autocast=autocast):
 """,
             "the imported name is shadowed by a parameter",
         ),
+        Valid(
+            """\
+import torch
+from contextlib import suppress
+autocast_cls = torch.amp.autocast
+if version.parse(torch.__version__) < version.parse("2.4"):
+    amp_autocast = torch.cuda.amp.autocast
+scaler_type = type(scaler) is torch.cuda.amp.GradScaler
+""",
+            "a stored reference to torch.amp, or on a compatibility path; a class compared, not stored",
+        ),
     ]
     invalid = [
         Invalid(
@@ -911,5 +1052,53 @@ def predict(model, x):
         return model(x)
 """,
             count=4,
+        ),
+        Invalid(
+            """\
+import functools
+import torch
+from contextlib import suppress
+
+def main(model, loader, use_amp):
+    amp_autocast = torch.cuda.amp.autocast if use_amp else suppress
+    bf16 = functools.partial(torch.cuda.amp.autocast, dtype=torch.bfloat16)
+    for x in loader:
+        with amp_autocast(enabled=use_amp):
+            loss = model(x)
+        with bf16():
+            out = model(x)
+""",
+            """\
+import functools
+import torch
+from contextlib import suppress
+
+def main(model, loader, use_amp):
+    amp_autocast = functools.partial(torch.amp.autocast, "cuda") if use_amp else suppress
+    bf16 = functools.partial(torch.amp.autocast, "cuda", dtype=torch.bfloat16)
+    for x in loader:
+        with amp_autocast(enabled=use_amp):
+            loss = model(x)
+        with bf16():
+            out = model(x)
+""",
+            count=2,
+        ),
+        Invalid(
+            """\
+import torch
+from contextlib import suppress
+
+def train_one_epoch(model, loader, amp_autocast=suppress):
+    for x in loader:
+        with amp_autocast():
+            loss = model(x)
+
+amp_autocast = suppress
+if args.amp:
+    amp_autocast = torch.cuda.amp.autocast
+train_one_epoch(model, loader, amp_autocast=amp_autocast)
+""",
+            None,
         ),
     ]

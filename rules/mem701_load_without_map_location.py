@@ -113,8 +113,11 @@ class LoadWithoutMapLocation(Rule):
     fix_safety = Safety.SAFE
     project_facts = (
         "Which model classes imported from other modules of the project move nothing to a device (no "
-        "`.to(`/`.cuda(` in their code): a model built from one is on the CPU at the load, and the load is "
-        "not reported. Whether another module uses the name of a method that loads into `self` "
+        "`.to(`/`.cuda(` in their code, nor in the project classes they derive from or build: a submodule "
+        "whose `__init__` calls `self.lstm.cuda()` counts): a model built from one, or returned by a builder "
+        "function of the project (`return MSC(base=DeepLabV2(...))`, classes reached through star imports "
+        "too), is on the CPU at the load, and the load is not reported; its own methods, inherited ones "
+        "included, leave it there. Whether another module uses the name of a method that loads into `self` "
         "(`net.load_pretrained_model()`): if none does, its calls here are all its calls."
     )
 

@@ -562,3 +562,212 @@ def test_a_builder_of_another_module_and_a_load_in_a_branch_that_excludes_traini
     expected = [("prune_alexnet.py", 14), ("prune_alexnet.py", 16), ("prune_alexnet.py", 17)]
     assert _mem701(tmp_path, ".") == expected
     assert _mem701(tmp_path, "prune_alexnet.py") == expected
+
+
+def test_a_builder_of_classes_reached_through_star_imports_and_a_load_into_a_part(tmp_path):
+    """deeplab-pytorch: ``DeepLabV2_MSC(n)`` in models/__init__.py returns
+    ``MSC(base=DeepLabV2(n))``, both classes reached through ``from .msc
+    import *`` / ``from .deeplabv2 import *``; the script loads into
+    ``model.base`` before ``model.to(device)``: a part of a model on the CPU.
+    A builder of a class that moves itself, a part rebound to something else,
+    or a part moved before the load keep the finding."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "libs/__init__.py": "",
+            "libs/models/__init__.py": """
+                from .deeplabv2 import *
+                from .msc import *
+                def DeepLabV2_MSC(n_classes):
+                    return MSC(base=DeepLabV2(n_classes=n_classes), scales=[0.5, 0.75])
+                def DeepLabV3_MSC(n_classes):
+                    base = DeepLabV3(n_classes=n_classes)
+                    return MSC(base=base)
+            """,
+            "libs/models/deeplabv2.py": """
+                import torch.nn as nn
+                __all__ = ["DeepLabV2", "DeepLabV3"]
+                class DeepLabV2(nn.Sequential):
+                    def __init__(self, n_classes):
+                        super().__init__()
+                        self.add_module("head", nn.Conv2d(8, n_classes, 1))
+                class DeepLabV3(nn.Sequential):
+                    def __init__(self, n_classes):
+                        super().__init__()
+                        self.add_module("head", nn.Conv2d(8, n_classes, 1).cuda())
+            """,
+            "libs/models/msc.py": """
+                import torch.nn as nn
+                class MSC(nn.Module):
+                    def __init__(self, base, scales=None):
+                        super().__init__()
+                        self.base = base
+                        self.scales = scales
+            """,
+            "main.py": """
+                import torch
+                import torch.nn as nn
+                from libs.models import DeepLabV2_MSC, DeepLabV3_MSC
+                def train(device):
+                    model = DeepLabV2_MSC(n_classes=21)
+                    state_dict = torch.load("init.pth")
+                    model.base.load_state_dict(state_dict, strict=False)
+                    model = nn.DataParallel(model)
+                    model.to(device)
+                def moved_part(device):
+                    model = DeepLabV2_MSC(n_classes=21)
+                    model.base.to(device)
+                    model.base.load_state_dict(torch.load("init.pth"))
+                def rebound_part(net):
+                    model = DeepLabV2_MSC(n_classes=21)
+                    model.base = net
+                    model.base.load_state_dict(torch.load("init.pth"))
+                def v3():
+                    model = DeepLabV3_MSC(n_classes=21)
+                    model.base.load_state_dict(torch.load("init.pth"))
+            """,
+        },
+    )
+    expected = [("main.py", 14), ("main.py", 18), ("main.py", 21)]
+    assert _mem701(tmp_path, ".") == expected
+    assert _mem701(tmp_path, "main.py") == expected
+
+
+def test_a_class_whose_submodules_move_themselves_is_not_built_on_the_cpu(tmp_path):
+    """NCRF++: ``SeqLabel(data)`` moves nothing itself, but the
+    ``WordSequence`` it builds (model/wordsequence.py) calls
+    ``self.lstm.cuda()`` in its ``__init__``: the model may be on the GPU at
+    the load. A class whose parts and bases all move nothing stays a CPU
+    class, and so does one built of torch.nn layers only."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "model/__init__.py": "",
+            "model/wordsequence.py": """
+                import torch.nn as nn
+                class WordSequence(nn.Module):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.lstm = nn.LSTM(8, 8)
+                        if data.HP_gpu:
+                            self.lstm = self.lstm.cuda()
+                class Embedder(nn.Module):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.emb = nn.Embedding(10, 8)
+            """,
+            "model/base.py": """
+                import torch.nn as nn
+                class Base(nn.Module):
+                    def forward(self, x):
+                        return x
+                    def place(self):
+                        self.cuda()
+            """,
+            "model/seqlabel.py": """
+                import torch.nn as nn
+                from .wordsequence import WordSequence, Embedder
+                from .base import Base
+                class SeqLabel(nn.Module):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.word_hidden = WordSequence(data)
+                class Tagger(nn.Module):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.emb = Embedder(data)
+                        self.out = nn.Linear(8, 2)
+                class Derived(Base):
+                    def __init__(self, data):
+                        super().__init__()
+                        self.out = nn.Linear(8, 2)
+            """,
+            "main.py": """
+                import torch
+                from model.seqlabel import SeqLabel, Tagger, Derived
+                def decode(data):
+                    model = SeqLabel(data)
+                    model.load_state_dict(torch.load(data.load_model_dir))
+                    tagger = Tagger(data)
+                    tagger.load_state_dict(torch.load(data.tagger_dir))
+                    derived = Derived(data)
+                    derived.load_state_dict(torch.load(data.derived_dir))
+            """,
+        },
+    )
+    expected = [("main.py", 6), ("main.py", 10)]
+    assert _mem701(tmp_path, ".") == expected
+    assert _mem701(tmp_path, "main.py") == expected
+
+
+def test_a_model_built_in_every_branch_and_set_up_by_an_inherited_method(tmp_path):
+    """faster-rcnn's test_net.py: ``fasterRCNN`` is built in each branch of an
+    ``if``/``elif`` chain whose ``else`` only prints (the name stays unbound
+    there), then ``fasterRCNN.create_architecture()``, a method of the base
+    class ``_fasterRCNN`` of another module, runs before the load: nothing
+    in the classes or their bases moves, so the model is on the CPU. A
+    branch that builds with an unknown function, or an inherited method
+    that moves the model, keep the finding."""
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "model/__init__.py": "",
+            "model/faster_rcnn.py": """
+                import torch.nn as nn
+                class _fasterRCNN(nn.Module):
+                    def __init__(self, classes):
+                        super().__init__()
+                        self.n_classes = len(classes)
+                    def create_architecture(self):
+                        self._init_modules()
+                class _Placed(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                    def create_architecture(self):
+                        self.cuda()
+            """,
+            "model/vgg16.py": """
+                import torch.nn as nn
+                from model.faster_rcnn import _fasterRCNN, _Placed
+                class vgg16(_fasterRCNN):
+                    def _init_modules(self):
+                        self.head = nn.Linear(8, self.n_classes)
+                class resnet(_fasterRCNN):
+                    def _init_modules(self):
+                        self.head = nn.Linear(16, self.n_classes)
+                class placed(_Placed):
+                    def __init__(self, classes):
+                        super().__init__()
+                        self.head = nn.Linear(8, len(classes))
+            """,
+            "test_net.py": """
+                import pdb
+                import torch
+                from model.vgg16 import vgg16, resnet, placed
+                if __name__ == '__main__':
+                    if args.net == 'vgg16':
+                        fasterRCNN = vgg16(classes)
+                    elif args.net == 'res101':
+                        fasterRCNN = resnet(classes)
+                    else:
+                        print("network is not defined")
+                        pdb.set_trace()
+                    fasterRCNN.create_architecture()
+                    fasterRCNN.load_state_dict(torch.load(load_name)['model'])
+                    if args.net == 'vgg16':
+                        other = vgg16(classes)
+                    else:
+                        other = build_other(classes)
+                    other.load_state_dict(torch.load(load_name)['model'])
+                    moved = placed(classes)
+                    moved.create_architecture()
+                    moved.load_state_dict(torch.load(load_name)['model'])
+            """,
+        },
+    )
+    expected = [("test_net.py", 19), ("test_net.py", 22)]
+    assert _mem701(tmp_path, ".") == expected
+    assert _mem701(tmp_path, "test_net.py") == expected

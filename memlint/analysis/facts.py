@@ -15,15 +15,22 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.scope.names import ImportTable
 
 if TYPE_CHECKING:
+    import ast
+
     from memlint.analysis.scope.callgraph import CallGraph
     from memlint.analysis.scope.objects import ObjectTable
     from memlint.project.view import ProjectView
 
 
 class ModuleFacts:
-    def __init__(self, wrapper: MetadataWrapper, project: ProjectView | None = None) -> None:
+    def __init__(
+        self, wrapper: MetadataWrapper, project: ProjectView | None = None, python_tree: ast.Module | None = None
+    ) -> None:
         self.wrapper = wrapper
         self.module: cst.Module = wrapper.module
+        # The module's ``ast`` tree when the caller parsed one (the gate's):
+        # analyses that read ``ast`` facts use it instead of parsing again.
+        self.python_tree = python_tree
         # What other modules of the project say (project/view.py): callers of
         # this module's functions, names a star import brings, trackers. None
         # when the file was linted alone; rules read it through the analyses
@@ -37,7 +44,7 @@ class ModuleFacts:
         hold the whole tree, so without this a lint's objects are freed only
         by the cyclic collector, which walks them all first (a long-lived
         process such as ``memlint server`` pays that on every lint)."""
-        for name in [n for n in vars(self) if n not in ("wrapper", "module", "project")]:
+        for name in [n for n in vars(self) if n not in ("wrapper", "module", "project", "python_tree")]:
             del self.__dict__[name]
 
     @cached_property
@@ -192,7 +199,7 @@ class ModuleFacts:
         (analysis/training/tensor_trackers.py)."""
         from memlint.analysis.training.tensor_trackers import TensorTrackers
 
-        return TensorTrackers(self.module, self.bindings, self.project)
+        return TensorTrackers(self.module, self.bindings, self.project, self.python_tree)
 
     @cached_property
     def autocast(self):

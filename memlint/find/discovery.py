@@ -49,7 +49,11 @@ DEFAULT_EXCLUDE = (
 def is_excluded(path: str, patterns: list[str], root: Path) -> bool:
     """A pattern matches the path relative to the project root, or any one of
     its components (``build`` excludes every folder named build)."""
-    rel = relative_to_root(path, root)
+    return _excluded(relative_to_root(path, root), patterns)
+
+
+def _excluded(rel: str, patterns: list[str]) -> bool:
+    """is_excluded of the path ``rel`` relative to the root (with ``/``)."""
     whole, component = _matchers(tuple(patterns))
     if whole is not None and whole.match(os.path.normcase(rel)):
         return True
@@ -103,17 +107,18 @@ def discover(paths: list[str], config: Config | ConfigResolver, force_exclude: b
             for folder, dirs, files in os.walk(given):
                 here = config_for(folder)
                 patterns = exclude_patterns(here)
+                # Each entry's path relative to the root is the folder's and
+                # its name (is_excluded's, without a relpath per file).
+                base = relative_to_root(folder, here.root)
+                prefix = "" if base == "." else base + "/"
                 dirs[:] = sorted(
-                    d
-                    for d in dirs
-                    if not is_excluded(os.path.join(folder, d), patterns, here.root)
-                    and not _is_venv(os.path.join(folder, d))
+                    d for d in dirs if not _excluded(prefix + d, patterns) and not _is_venv(os.path.join(folder, d))
                 )
                 for name in sorted(files):
                     if not name.endswith(SOURCE_SUFFIXES):
                         continue
                     full = os.path.normpath(os.path.join(folder, name))
-                    if is_excluded(full, patterns, here.root) or full in seen:
+                    if _excluded(prefix + name, patterns) or full in seen:
                         continue
                     seen.add(full)
                     yield full

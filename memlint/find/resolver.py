@@ -50,8 +50,19 @@ class ConfigResolver:
         asked = os.fspath(folder)
         known = self._by_folder.get(asked)
         if known is None:
-            known = self._by_folder[asked] = self._config_of(asked)
+            known = self._by_folder[asked] = self._inherited(asked) or self._config_of(asked)
         return known
+
+    def _inherited(self, folder: str) -> Config | None:
+        """The parent folder's config, already known, when ``folder`` is a
+        plain subfolder (not a link) without a pyproject.toml: the nearest
+        one is then its parent's. A walk asks per folder; resolving each
+        path again cost more than the rest of a warm run's discovery."""
+        parent, name = os.path.split(folder)
+        known = self._by_folder.get(parent)
+        if known is None or name in ("", ".", "..") or os.path.islink(folder):
+            return None
+        return None if os.path.isfile(os.path.join(folder, "pyproject.toml")) else known
 
     def _config_of(self, folder: str) -> Config:
         with_table, any_ = self._lookup(str(Path(folder).resolve()))

@@ -220,18 +220,39 @@ def torch_range_for(path: str | os.PathLike, setting: TorchRange | None = None) 
     (from ``torch-version``) wins when given."""
     if setting is not None:
         return setting
-    return _range_from(str(Path(os.path.abspath(path)).parent))
+    return _range_from(os.path.dirname(os.path.abspath(path)))  # asked per file: no Path objects
 
 
 @lru_cache(maxsize=4096)
 def _range_from(folder: str) -> TorchRange | None:
     here = Path(folder)
+    if not _may_declare(folder):  # one listing, not a stat per project file name
+        return None if here.parent == here else _range_from(str(here.parent))
     found = declared_in(here)
     if found is not None:
         return combine(found)
     if any((here / marker).exists() for marker in _ROOT_MARKERS) or here.parent == here:
         return None
     return _range_from(str(here.parent))
+
+
+# Every name declared_in and the root markers look for (lower case: a
+# case-insensitive filesystem finds ``Setup.py`` too).
+_LOOKED_FOR = frozenset(("pyproject.toml", "setup.py", "setup.cfg", "requirements", ".git", *_ENVIRONMENT_FILES))
+
+
+def _may_declare(folder: str) -> bool:
+    """Whether the folder holds a file that declared_in reads or a root
+    marker; False only when its listing shows none (most source folders)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return True  # unknown: ask the readers
+    for name in names:
+        low = name.lower()
+        if low in _LOOKED_FOR or (low.startswith("requirements") and low.endswith(".txt")):
+            return True
+    return False
 
 
 def declared_in(folder: Path) -> list[TorchRange] | None:

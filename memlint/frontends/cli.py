@@ -249,6 +249,8 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    import os
+
     from memlint.find.discovery import discover
     from memlint.find.resolver import ConfigResolver
     from memlint.reporters import get_reporter
@@ -269,8 +271,14 @@ def run_check(args: argparse.Namespace) -> int:
     # one Settings per config, so the runner's selection caches are shared.
     per_config = {id(config): settings}
     per_file = []
+    by_folder: dict[str, Config] = {}  # a source file's config is its folder's: asked once per folder
     for path in files:
-        own = resolver.config_for(path)
+        source = path.endswith((".py", ".pyi", ".ipynb"))
+        own = by_folder.get(os.path.dirname(path)) if source else None
+        if own is None:
+            own = resolver.config_for(path)
+            if source:
+                by_folder[os.path.dirname(path)] = own
         if id(own) not in per_config:
             per_config[id(own)] = _settings(args, own, output_format)
         per_file.append(per_config[id(own)])

@@ -122,12 +122,18 @@ def lint_module(
     noqa: bool = True,
     torch: TorchRange | None = None,
     project: ProjectView | None = None,
+    python_tree: ast.Module | None = None,
 ) -> list[Finding]:
     """``torch``: the torch releases the file's project accepts, for the
-    migration rules (None: unknown)."""
+    migration rules (None: unknown). ``python_tree``: the text's ``ast``
+    tree, when the caller has one (the analyses read it, not parse again)."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = RuleContext(
-        path=path, source=text, module=module, facts_factory=lambda: ModuleFacts(wrapper, project), torch=torch
+        path=path,
+        source=text,
+        module=module,
+        facts_factory=lambda: ModuleFacts(wrapper, project, python_tree),
+        torch=torch,
     )
     visitors = [rule(context) for rule in rules]
     try:
@@ -172,7 +178,10 @@ def lint(
         if not chosen:
             return [], None
         module = parse_module(text, python_tree)
-        return lint_module(module, text, path, chosen, noqa=noqa, torch=torch, project=view), module
+        findings = lint_module(
+            module, text, path, chosen, noqa=noqa, torch=torch, project=view, python_tree=python_tree
+        )
+        return findings, module
 
 
 def lint_text(text: str, path: str, rules: Sequence[type[Rule]], project: ProjectSource = None) -> list[Finding]:

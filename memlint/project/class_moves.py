@@ -178,3 +178,37 @@ def _qualified(func: ast.AST, bindings: Mapping[str, str]) -> str:
     if not isinstance(func, ast.Name) or func.id not in bindings:
         return ""
     return ".".join((bindings[func.id], *reversed(parts)))
+
+
+def class_needs(tree: ast.Module, cpu_classes: list[str]) -> list[str]:
+    """For each class of ``cpu_classes`` (its own code moves nothing), the
+    classes its being on the CPU depends on, as the module spells them: its
+    bases and the classes its methods construct (a name whose last part is
+    capitalised): ``"SeqLabel=CRF,WordSequence,nn.Module"``. A submodule whose
+    ``__init__`` calls ``self.lstm.cuda()`` puts the model that builds it on
+    the GPU (NCRF++'s ``WordSequence``); the project stage resolves each name
+    and keeps the class a CPU class only when every one of the project's is
+    (index.py)."""
+    wanted = set(cpu_classes)
+    out = []
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef) or cls.name not in wanted:
+            continue
+        names = {n for n in map(_spelled, cls.bases) if n}
+        for node in ast.walk(cls):
+            if node.__class__ is ast.Call:
+                name = _spelled(node.func)  # type: ignore[attr-defined]
+                if name and name.rsplit(".", 1)[-1][:1].isupper():
+                    names.add(name)
+        names.discard(cls.name)
+        if names:
+            out.append(f"{cls.name}={','.join(sorted(names))}")
+    return out
+
+
+def _spelled(node: ast.AST) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join((node.id, *reversed(parts))) if isinstance(node, ast.Name) else ""

@@ -16,6 +16,7 @@ device and no ``**kwargs`` itself. As analysis/training/state_loads.py's
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Collection
 
 from memlint.vocabulary.kinds import guess_kind_from_name
@@ -23,9 +24,24 @@ from memlint.vocabulary.kinds import guess_kind_from_name
 _DEVICE_WORDS = frozenset({"device", "device_map"})
 # Calls in an argument that return no model (``AlexNet(num_classes=len(names))``).
 _PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "tuple", "list", "dict", "min", "max", "sum"})
+_BUILTINS = frozenset(dir(builtins))
 
 
 def cpu_builders(tree: ast.Module, cpu_classes: Collection[str], cpu_functions: Collection[str]) -> list[str]:
+    return _builders(tree, cpu_classes, cpu_functions)[0]
+
+
+def foreign_builders(tree: ast.Module, cpu_classes: Collection[str], cpu_functions: Collection[str]) -> list[str]:
+    """Builders that would be ``cpu_builders`` if some classes they build,
+    which this module does not define (imported, or through ``from .msc
+    import *``), are CPU classes of their own module: ``"fn=MSC,DeepLabV2"``
+    (the project stage resolves the names, index.py)."""
+    return _builders(tree, cpu_classes, cpu_functions)[1]
+
+
+def _builders(
+    tree: ast.Module, cpu_classes: Collection[str], cpu_functions: Collection[str]
+) -> tuple[list[str], list[str]]:
     inits: dict[str, ast.FunctionDef | None] = {}
     counts: dict[str, int] = {}
     for stmt in tree.body:
@@ -36,15 +52,73 @@ def cpu_builders(tree: ast.Module, cpu_classes: Collection[str], cpu_functions: 
                 (s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
             )
     classes = {name for name in cpu_classes if counts.get(name) == 1 and name in inits}
-    found = []
+    bound = _module_bindings(tree)
+    imported = {
+        (a.asname or a.name).split(".")[0]
+        for stmt in tree.body
+        if isinstance(stmt, (ast.Import, ast.ImportFrom))
+        for a in stmt.names
+        if a.name != "*"
+    }
+    star = any(isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names) for stmt in tree.body)
+    found, foreign = [], []
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions and counts.get(stmt.name) == 1:
-            if _builds_on_cpu(stmt, classes, inits):
-                found.append(stmt.name)
-    return found
+            # Names of classes the module does not define, bound once by an
+            # import or reached through a star import (never assigned).
+            needed: set[str] = set()
+            if _builds_on_cpu(stmt, classes, inits, _Foreign(bound, imported, star, needed)):
+                (foreign.append(f"{stmt.name}={','.join(sorted(needed))}") if needed else found.append(stmt.name))
+    return found, foreign
 
 
-def _builds_on_cpu(fn: ast.FunctionDef, classes: set[str], inits: dict[str, ast.FunctionDef | None]) -> bool:
+class _Foreign:
+    """Class names a builder may build that other modules define: a name
+    bound once at module level, by a top-level import, or one not bound here
+    at all when the module has a star import (nor a builtin); the ones used
+    land in ``needed``."""
+
+    def __init__(self, bound: dict[str, int], imported: set[str], star: bool, needed: set[str]) -> None:
+        self.bound = bound
+        self.imported = imported
+        self.star = star
+        self.needed = needed
+
+    def accepts(self, name: str) -> bool:
+        count = self.bound.get(name, 0)
+        if (count == 1 and name in self.imported) or (count == 0 and self.star and name not in _BUILTINS):
+            self.needed.add(name)
+            return True
+        return False
+
+
+def _module_bindings(tree: ast.Module) -> dict[str, int]:
+    """How often each name is bound at module level, in any form; imports
+    count once per alias, ``from m import *`` binds nothing named."""
+    counts: dict[str, int] = {}
+    for stmt in tree.body:
+        for node in ast.walk(stmt):
+            names: list[str] = []
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names = [node.id]
+            elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node is not stmt:
+                continue
+            for name in names:
+                counts[name] = counts.get(name, 0) + 1
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            counts[stmt.name] = counts.get(stmt.name, 0) + 1
+    return counts
+
+
+def _builds_on_cpu(
+    fn: ast.FunctionDef,
+    classes: set[str],
+    inits: dict[str, ast.FunctionDef | None],
+    foreign: _Foreign | None = None,
+) -> bool:
     returns: list[ast.expr | None] = []
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
@@ -62,25 +136,71 @@ def _builds_on_cpu(fn: ast.FunctionDef, classes: set[str], inits: dict[str, ast.
             return False
     if not returns:
         return False
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    local = _Locals(stores, values, params)
     for value in returns:
-        if isinstance(value, ast.Name):
-            bound = values.get(value.id, [])
-            if not bound or len(bound) != stores.get(value.id, 0):
-                return False
-            if not all(_built(v, classes, inits) for v in bound):
-                return False
-        elif value is None or not _built(value, classes, inits):
+        if value is None or not _built_or_bound(value, classes, inits, foreign, local):
             return False
     return True
 
 
-def _built(value: ast.expr, classes: set[str], inits: dict[str, ast.FunctionDef | None]) -> bool:
-    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name) or value.func.id not in classes:
+class _Locals:
+    """A builder's local names: how often each is stored, what it is bound to."""
+
+    def __init__(self, stores: dict[str, int], values: dict[str, list[ast.expr]], params: set[str]) -> None:
+        self.stores = stores
+        self.values = values
+        self.params = params
+
+    def names(self) -> set[str]:
+        return set(self.stores) | self.params
+
+
+def _built_or_bound(
+    value: ast.expr,
+    classes: set[str],
+    inits: dict[str, ast.FunctionDef | None],
+    foreign: _Foreign | None,
+    local: _Locals | None,
+) -> bool:
+    """``value`` builds a model on the CPU, or is a local name every binding of which does."""
+    if isinstance(value, ast.Name) and local is not None and value.id in local.stores:
+        bound = local.values.get(value.id, [])
+        if not bound or len(bound) != local.stores[value.id]:
+            return False
+        # Not through another local name: one level, no cycles.
+        return all(_built(v, classes, inits, foreign, None) for v in bound)
+    return _built(value, classes, inits, foreign, local)
+
+
+def _built(
+    value: ast.expr,
+    classes: set[str],
+    inits: dict[str, ast.FunctionDef | None],
+    foreign: _Foreign | None = None,
+    local: _Locals | None = None,
+) -> bool:
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+        return False
+    name = value.func.id
+    if local is not None and name in local.names():
+        return False
+    if name not in classes and (foreign is None or not foreign.accepts(name)):
         return False
     if any(k.arg in _DEVICE_WORDS for k in value.keywords):
         return False
-    if not all(map(_no_model, (*value.args, *(k.value for k in value.keywords)))):
-        return False  # ``Wrapper(net)`` wraps a model that may be on a device
+    # ``MSC(base=DeepLabV2(...))``, or ``base`` bound so: a part built here, on
+    # the CPU, is no model from elsewhere; ``Wrapper(net)`` wraps a model that
+    # may be on a device.
+    for part in (*value.args, *(k.value for k in value.keywords)):
+        if isinstance(part, ast.Name) and local is not None and part.id in local.stores:
+            bound = local.values.get(part.id, [])
+            if not bound or len(bound) != local.stores[part.id]:
+                return False
+            if not all(_no_model(v) or _built(v, classes, inits, foreign, None) for v in bound):
+                return False
+        elif not (_no_model(part) or _built(part, classes, inits, foreign, local)):
+            return False
     if any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
         init = inits.get(value.func.id)
         if init is None or init.args.kwarg is not None or init.args.vararg is not None:

@@ -8,11 +8,14 @@ entries of its own module and of the modules it star-imports.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 
 from memlint.project.arg_modes import may_set_mode
+
+# The project's state (a digest of every file's bytes) lives in manifest.py,
+# which a warm run imports without the summaries' machinery.
+from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text
@@ -43,6 +46,9 @@ class ProjectIndex:
         # importer -> (its sys.path folders, the files read to find them)
         self._sys_path_cache: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._sys_path_generation = 0
+        # (file, class) -> (a CPU class with all it needs, the files read to tell), _cpu_class_of
+        self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
+        self._cpu_deep_generation = 0
         self._loading_users: dict[str, set[str]] | None = None  # loading_used_elsewhere
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # file -> "Class.method" -> where other modules call it on an instance.
@@ -314,7 +320,107 @@ class ProjectIndex:
         if found is None:
             return False
         defining = self.summary(found[0])
-        return defining is not None and (found[1] in defining.cpu_classes or found[1] in defining.cpu_builders)
+        return defining is not None and (
+            self._cpu_class_of(found[0], defining, found[1])
+            or found[1] in defining.cpu_builders
+            or self._foreign_cpu_builder(found[0], defining, found[1])
+        )
+
+    def _cpu_class_of(self, path: str, defining: ModuleSummary, name: str, depth: int = 0) -> bool:
+        """``name`` is a class of ``path`` that moves nothing, and so is every
+        class of the project it derives from or constructs (class_needs)."""
+        if name not in defining.cpu_classes:
+            return False
+        prefix = name + "="
+        needs = next((e[len(prefix) :] for e in defining.class_needs if e.startswith(prefix)), "")
+        if not needs:
+            return True
+        generation = getattr(self, "generation", 0)  # the live index's texts change (live.py)
+        if generation != self._cpu_deep_generation:
+            self._cpu_deep.clear()
+            self._cpu_deep_generation = generation
+        key = (path, name)
+        cached = self._cpu_deep.get(key)
+        if cached is None:
+            self._cpu_deep[key] = (True, frozenset())  # a cycle of classes building each other: judged by the rest
+            outer, self._reading = self._reading, set()
+            try:
+                verdict = depth < _MAX_HOPS and all(
+                    self._needed_on_cpu(path, defining, n, depth) for n in needs.split(",")
+                )
+            finally:
+                inner, self._reading = self._reading, outer
+            cached = self._cpu_deep[key] = (verdict, frozenset(inner or ()))
+        for read in cached[1]:  # a view asking again reads them too (incremental re-lint)
+            self._note_read(read)
+        return cached[0]
+
+    def _needed_on_cpu(self, path: str, defining: ModuleSummary, spelled: str, depth: int) -> bool:
+        target = self._class_named(path, defining, spelled)
+        if target is None:
+            return True  # not of the project: torch.nn's, a library's
+        where, name = target
+        summary = self.summary(where)
+        if summary is None:
+            return True
+        if name in summary.cpu_classes:
+            return self._cpu_class_of(where, summary, name, depth + 1)
+        if name in summary.cpu_builders or self._foreign_cpu_builder(where, summary, name):
+            return True
+        # A model class of the project that moves; anything else (an alias
+        # ``Upsample = layers.Upsample``, a function) is not known: no answer.
+        return name not in summary.classes
+
+    def _class_named(self, path: str, summary: ModuleSummary, spelled: str) -> tuple[str, str] | None:
+        """What ``spelled`` names in ``path``, if a project module defines it
+        (there, imported, or through a star import); None for anything else."""
+        head = spelled.split(".")[0]
+        if "." not in spelled and spelled in summary.defines:
+            found: tuple[str, str] | None = (path, spelled)
+        elif head in summary.imports:
+            found = self.resolve(summary.imports[head] + spelled[len(head) :], path)
+        elif "." not in spelled:
+            exports: dict[str, tuple[str, str]] = {}
+            for source in self._star_sources(path):
+                exports.update(self._exports(source))
+            kind, where = exports.get(spelled, ("", ""))
+            found = (where, spelled) if kind == "define" else None
+        else:
+            found = None
+        if found is None or not found[1] or "." in found[1]:
+            return None
+        defining = self.summary(found[0])
+        return found if defining is not None and found[1] in defining.defines else None
+
+    def _foreign_cpu_builder(self, path: str, defining: ModuleSummary, name: str) -> bool:
+        """``name``, a function of ``path``, returns classes other modules
+        define (``return MSC(base=DeepLabV2(...))`` after ``from .msc import
+        *``), each a CPU class of the module that defines it."""
+        for entry in defining.foreign_builders:
+            function, _, needed = entry.partition("=")
+            if function == name:
+                return all(self._names_cpu_class(path, n) for n in needed.split(","))
+        return False
+
+    def _names_cpu_class(self, path: str, name: str) -> bool:
+        """``name``, as ``path`` binds it (an import, or a star import), is a
+        class that moves nothing, of the module that defines it."""
+        summary = self.summary(path)
+        if summary is None:
+            return False
+        found: tuple[str, str] | None = None
+        if name in summary.imports:
+            found = self.resolve(summary.imports[name], path)
+        else:
+            exports: dict[str, tuple[str, str]] = {}
+            for source in self._star_sources(path):
+                exports.update(self._exports(source))
+            kind, where = exports.get(name, ("", ""))
+            found = (where, name) if kind == "define" else None
+        if found is None or not found[1] or "." in found[1]:
+            return False
+        defining = self.summary(found[0])
+        return defining is not None and self._cpu_class_of(found[0], defining, found[1])
 
     def call_target(
         self, path: str, site: CallSite, stars: dict[str, dict[str, tuple[str, str]]]
@@ -398,7 +504,10 @@ class ProjectIndex:
                     tensor_trackers.add(
                         (local, t.method, t.position, t.param, t.attr, f"{self.modules.display(where)}:{t.line}")
                     )
-            if name in defining.cpu_classes or name in defining.cpu_builders:  # a call builds on the CPU
+            on_cpu = self._cpu_class_of(where, defining, name) if where else name in defining.cpu_classes
+            if on_cpu or name in defining.cpu_builders:
+                cpu_classes.add(local)  # a call builds on the CPU
+            elif where and defining.foreign_builders and self._foreign_cpu_builder(where, defining, name):
                 cpu_classes.add(local)
             if name in defining.plain_classes:
                 plain_classes.add(local)
@@ -519,10 +628,6 @@ def called_name(site: CallSite) -> str:
     """The function name a call site spells last (``evaluate`` for
     ``engine.evaluate`` and ``*evaluate``): its text holds this word."""
     return site.callee.rpartition(".")[2].lstrip("*")
-
-
-def digest_of(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def needles_for(summaries) -> tuple[bytes, ...]:
@@ -649,44 +754,6 @@ def build_index(
     if needleless is not None and needleless.found - needleless.known:
         store.store_needleless(needles, needleless.known | needleless.found)
     return ProjectIndex(root, summaries, wanted)
-
-
-def project_state(root: str, digests: dict[str, str]) -> str | None:
-    """A digest of every file of the project at ``root`` and its bytes
-    (``digests``: those already known, by absolute path; the others are
-    read). Equal states give equal views, so a cached entry made in this
-    state is reused without building the index; None for too large a folder."""
-    manifest = project_manifest(root, digests)
-    return state_of(manifest) if manifest is not None else None
-
-
-def project_manifest(root: str, digests: dict[str, str]) -> dict[str, str] | None:
-    """Every file of the project at ``root`` (relative to it, in the walk's
-    order) and the digest of its bytes (project_state's ``digests``)."""
-    from memlint.project.roots import root_limit
-
-    files = project_files(root, root_limit(root))
-    if files is None:
-        return None
-    out = {}
-    for f in files:
-        f = os.path.abspath(f)
-        digest = digests.get(f)
-        if digest is None:
-            try:
-                with open(f, "rb") as fh:
-                    digest = digest_of(fh.read())
-            except OSError:
-                digest = "-"
-        out[os.path.relpath(f, root)] = digest
-    return out
-
-
-def state_of(manifest: dict[str, str]) -> str:
-    h = hashlib.sha256()
-    for rel, digest in manifest.items():
-        h.update(f"{rel}\0{digest}\0".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
 
 
 def _store(cache_dir: str | None):

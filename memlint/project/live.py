@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import sys
 import warnings
 from array import array
 from collections.abc import Iterable
@@ -40,10 +41,16 @@ from memlint.project.view import Caller, ProjectView
 # is not summarised for its calls: on transformers, most of the files that
 # spell ``device`` or ``main`` call neither. Non-ASCII bytes are word bytes:
 # an identifier's UTF-8 bytes are all >= 0x80. ``#[^\n]*\n`` ends at the
-# line's end, so a line of ``#`` never backtracks.
+# line's end, so a line of ``#`` never backtracks. The identifier is taken
+# whole (possessive from Python 3.11; before, it must end there): backtracking
+# into it found only prefixes of longer names (``h`` of ``has``, ``bi`` of
+# ``bias as``), words no call spells, and cost most of the first open of a
+# large project (transformers: 17 of 24 CPU s, now about half of that).
+_WHOLE = rb"*+)" if sys.version_info >= (3, 11) else rb"*)(?![A-Za-z0-9_\x80-\xff])"
 _CALLED = re.compile(
-    rb"(?<![A-Za-z0-9_\x80-\xff])([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)"
-    rb"(?:[ \t\r\n\f\\]|#[^\n]*\n)*(?:\(|as\b)"
+    rb"(?<![A-Za-z0-9_\x80-\xff])([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]"
+    + _WHOLE
+    + rb"(?:[ \t\r\n\f\\]|#[^\n]*\n)*(?:\(|as\b)"
 )
 
 

@@ -36,7 +36,16 @@ def walkable(root: str, path: str) -> bool:
 
 def common_root(paths: Iterable[str]) -> str:
     """The deepest folder holding every one of ``paths``."""
-    folders = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
+    # A source file (what a walk yields: a run's thousands of paths) is no
+    # folder: no stat to say so.
+    folders = list(
+        dict.fromkeys(  # each folder once: a run's files share a few hundred
+            os.path.dirname(os.path.abspath(p))
+            if p.endswith((".py", ".pyi", ".ipynb")) or not os.path.isdir(p)
+            else os.path.abspath(p)
+            for p in paths
+        )
+    )
     if not folders:
         return os.getcwd()
     try:

@@ -150,19 +150,23 @@ class Changes:
         old_state: str,
         state: str,
         manifest: dict[str, str],
-        reads: Iterable[str],
-        names: frozenset[str],
+        reads: Iterable[str] | Callable[[], Iterable[str] | None],
+        names: frozenset[str] | Callable[[], frozenset[str]],
     ) -> bool:
         """Whether a view made in ``old_state`` that read ``reads`` (relative
-        to ``root``) for a module defining ``names`` is its view in ``state``."""
+        to ``root``) for a module defining ``names`` is its view in ``state``
+        (``reads`` and ``names``: or functions giving them, called only when
+        a visible change is to be judged: the module's cache entry is then
+        read; reads None: unknown, the view is built)."""
         changed = self.changed(root, old_state, state, manifest)
         if changed is None:
             return False
         if not changed:
             return True
-        if not changed.isdisjoint(reads):
+        read = reads() if callable(reads) else reads
+        if read is None or not changed.isdisjoint(read):
             return False
-        wanted = {n.encode() for n in names}
+        wanted = {n.encode() for n in (names() if callable(names) else names)}
         for rel in changed:
             words = self.words(os.path.join(root, rel))
             if words is None or not words.isdisjoint(wanted):

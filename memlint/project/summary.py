@@ -47,8 +47,8 @@ from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
-from memlint.project.class_moves import class_moves_to_a_device, is_move
-from memlint.project.cpu_builders import cpu_builders
+from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
+from memlint.project.cpu_builders import cpu_builders, foreign_builders
 from memlint.project.object_types import ObjectTypes, object_types
 from memlint.project.step_helpers import stepped_parameters
 from memlint.project.sys_paths import PathSetup
@@ -176,6 +176,14 @@ class ModuleSummary:
     # Module-level functions among them that return a model of a cpu class
     # (``def alexnet(**kwargs): return AlexNet(**kwargs)``, cpu_builders.py).
     cpu_builders: list[str] = field(default_factory=list)
+    # Builders of classes other modules define (``def DeepLabV2_MSC(n):
+    # return MSC(base=DeepLabV2(n))`` after ``from .msc import *``), as
+    # ``"fn=MSC,DeepLabV2"``: CPU builders when the project finds every name
+    # a CPU class of its module (index.py).
+    foreign_builders: list[str] = field(default_factory=list)
+    # What each CPU class's being on the CPU depends on: its bases and the
+    # classes it constructs, as spelled here (class_moves.class_needs).
+    class_needs: list[str] = field(default_factory=list)
     # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
     # written: relative ones are read from the script's own folder.
     sys_paths: list[str] = field(default_factory=list)
@@ -217,6 +225,8 @@ class ModuleSummary:
             "plain_classes": list(self.plain_classes),
             "cpu_functions": list(self.cpu_functions),
             "cpu_builders": list(self.cpu_builders),
+            "foreign_builders": list(self.foreign_builders),
+            "class_needs": list(self.class_needs),
             "sys_paths": list(self.sys_paths),
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
@@ -244,6 +254,8 @@ class ModuleSummary:
             plain_classes=[str(c) for c in data.get("plain_classes", [])],
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
             cpu_builders=[str(c) for c in data.get("cpu_builders", [])],
+            foreign_builders=[str(c) for c in data.get("foreign_builders", [])],
+            class_needs=[str(c) for c in data.get("class_needs", [])],
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
@@ -314,12 +326,23 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders = cpu_builders(tree, walker.summary.cpu_classes, walker.summary.cpu_functions)
+            walker.summary.foreign_builders = foreign_builders(
+                tree, walker.summary.cpu_classes, walker.summary.cpu_functions
+            )
+            walker.summary.class_needs = class_needs(tree, walker.summary.cpu_classes)
+            # The model classes, moving or not, as the full walk lists them
+            # (a class another module builds is judged by them, index.py).
+            walker.summary.classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _model_like(n)]
             # A class or factory of a module with no training word may still
             # be what a typed name holds (project/typed_objects.py).
             walker.summary.objects = object_types(tree, walker.bindings, walker._has_star)
         except RecursionError:
             return ModuleSummary()
     return walker.summary
+
+
+def _model_like(node: ast.ClassDef) -> bool:
+    return any(isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body)
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -622,9 +645,7 @@ class _Walker:
             self.summary.plain_classes.append(node.name)
             if not node.keywords:
                 self.summary.plain_attrs.extend(sorted(assigned))
-        if not outer.name and any(
-            isinstance(s, ast.FunctionDef) and s.name in ("forward", "__call__", "__init__") for s in node.body
-        ):
+        if not outer.name and _model_like(node):
             self.summary.classes.append(node.name)
 
     def _unvisited(self, *parts: ast.AST | None) -> None:
@@ -874,6 +895,8 @@ class _Walker:
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders = cpu_builders(self._tree, s.cpu_classes, s.cpu_functions)
+        s.foreign_builders = foreign_builders(self._tree, s.cpu_classes, s.cpu_functions)
+        s.class_needs = class_needs(self._tree, s.cpu_classes)
         s.loading_uses = sorted(self._loading)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 

@@ -140,6 +140,11 @@ class FindingsCache:
     def _entry(self, key: str) -> str:
         return os.path.join(self._folder, key[:2], key + ".json")
 
+    @property
+    def folder(self) -> str:
+        """This build's entries (and run/warm_index.py's index) live here."""
+        return self._folder
+
     # -- reading --------------------------------------------------------------
     def load(self, path: str, key: str) -> FileReport | None:
         """The cached report of ``path`` under ``key``; None when absent or unusable."""
@@ -192,6 +197,8 @@ def cacheable(report: FileReport) -> bool:
     """Results that depend on the bytes alone. An internal error may be a bug
     fixed by the next edit of memlint (the key changes then, but keep the cache
     honest anyway); a read error may be a passing permission problem."""
+    if report.partial:  # its summary and reads are still in the entry: never overwrite it without
+        return False
     if report.error is None:
         return True
     return report.error.startswith(_CONTENT_ERRORS)
@@ -233,7 +240,10 @@ def _unlink(path: str) -> None:
 # -- (de)serialisation: plain JSON, never pickle (a cache may be shared) ------
 
 
-def _report_to_json(key: str, report: FileReport) -> dict:
+def _report_to_json(key: str, report: FileReport, summary: bool = True) -> dict:
+    """The entry of ``report``; without ``summary``: the warm index's record,
+    whose module summary and view reads stay in the entry (read only when
+    an index is built or a file of the project changed)."""
     out: dict = {
         "key": key,
         "error": report.error,
@@ -243,14 +253,17 @@ def _report_to_json(key: str, report: FileReport) -> dict:
     # The project stage: the module's summary (so a warm run builds the
     # project's index without reading a file) and the digest of the project
     # view its findings depend on (checked against the current one on load).
-    if report.summary is not None:
+    if not summary:  # the entry holds more: a summary, or a view's reads
+        has_reads = report.project is not None and report.deps is not None
+        out["partial"] = report.summary is not None or report.summary_json is not None or has_reads or report.partial
+    elif report.summary is not None:
         out["summary"] = report.summary.to_json()
     elif report.summary_json is not None:
         out["summary"] = report.summary_json
     if report.project is not None:
         out["project"] = report.project
         out["state"] = report.project_state
-        if report.deps is not None:
+        if report.deps is not None and summary:
             out["deps"] = list(report.deps)
     return out
 
@@ -275,6 +288,22 @@ def _finding_to_json(f: Finding) -> dict:
     return out
 
 
+def record_of(key: str, report: FileReport) -> dict:
+    """The warm index's record of ``report`` (run/warm_index.py): its entry
+    without the summary, the view's reads and the key (the index holds it)."""
+    data = _report_to_json(key, report, summary=False)
+    del data["key"]
+    return data
+
+
+def report_from_json(path: str, data: dict) -> FileReport | None:
+    """An entry's (or a warm index record's) report; None when it is unusable."""
+    try:
+        return _report_from_json(path, data)
+    except Exception:
+        return None
+
+
 def _report_from_json(path: str, data: dict) -> FileReport:
     from memlint.run.results import FileReport
 
@@ -289,6 +318,7 @@ def _report_from_json(path: str, data: dict) -> FileReport:
     )
     if data.get("summary") is not None:
         report.summary_json = data["summary"]  # made a ModuleSummary only if an index needs it
+    report.partial = data.get("partial") is True
     project, state = data.get("project"), data.get("state")
     report.project = None if project is None else str(project)
     report.project_state = None if state is None else str(state)

@@ -70,6 +70,9 @@ class FileReport:
     # (project/states.py: a later state keeps the entry unless one changed).
     deps: tuple[str, ...] | None = None
     summary_json: dict | None = None  # a cached entry's summary, read only when an index is built
+    # Read from the warm index (run/warm_index.py): the summary is in the
+    # cache entry, loaded only when an index of the project is built.
+    partial: bool = False
     # --diff: the text --fix would write (memlint verify's project twin reads it
     # rather than a diff to apply); None in the other modes.
     fixed_text: str | None = None

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from memlint.gate.cards import CARDS, Card
-from memlint.lint.screen import screen
 from memlint.parse.collector import collector_paused
 from memlint.parse.errors import ParseError
 from memlint.read.source import SourceError, read_source, write_inside_tree
@@ -24,6 +22,7 @@ from memlint.run.selection import Layer, select_layers
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+    from memlint.gate.cards import Card
     from memlint.project.summary import ModuleSummary
     from memlint.project.view import ProjectView
 
@@ -55,6 +54,9 @@ def codes_for(settings: Settings, ignore_extra: tuple[str, ...]) -> tuple[str, .
 @lru_cache(maxsize=64)
 def cards_for(settings: Settings, ignore_extra: tuple[str, ...]) -> tuple[Card, ...]:
     """rules_for's cards (gate/cards.py): the screening without importing a rule."""
+    # Imported here: a warm run screens no file and never needs the gate.
+    from memlint.gate.cards import CARDS
+
     return tuple(CARDS[code] for code in codes_for(settings, ignore_extra))
 
 
@@ -157,6 +159,8 @@ def _process_text(
 
         report.findings, report.notes = lint_view(view, path, rules_for(settings, ignored), settings.with_edits)
         return
+    from memlint.lint.screen import screen
+
     if view is None and not screen(source.text, cards_for(settings, ignored))[0]:
         return  # no rule can report anything here: nothing to fix or silence
     rules = rules_for(settings, ignored)
@@ -210,6 +214,7 @@ def _check_with_project(
 ) -> None:
     """Check mode: the summary and the screening from one ``ast`` tree; a file
     whose rules read the project is left ``deferred`` until its view is known."""
+    from memlint.lint.screen import screen
     from memlint.parse.guard import python_tree
     from memlint.project.summary import ModuleSummary, summarise, worth_summarising
 
@@ -247,11 +252,15 @@ def _check_with_project(
 
 
 def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
+    return cache.key(path, digest, _key_parts(path, settings), settings.with_edits)
+
+
+def _key_parts(path: str, settings: Settings) -> tuple[str, ...]:
     codes = codes_for(settings, per_file_ignored(path, settings))
     # The project's torch decides MEM501/MEM602/MEM804: editing requirements.txt
     # must not serve findings made under the old pin.
     torch = settings.torch_for(path)
-    return cache.key(path, digest, (*codes, f"torch={torch!r}"), settings.with_edits)
+    return (*codes, f"torch={torch!r}")
 
 
 def _check_and_store(
@@ -309,13 +318,11 @@ def run(
     todo = list(range(len(paths)))
     pending: list[int] = []  # cache hits made with a view: valid while it is unchanged
     digests: dict[str, str] = {}
-    if cache is not None:
+    warm = _Warm(cache, paths) if cache is not None else None
+    if warm is not None:
         todo = []
         for i, path in enumerate(paths):
-            digest = file_digest(path)
-            if digest is not None:
-                digests[os.path.abspath(path)] = digest
-            hit = cache.load(path, _cache_key(cache, path, digest, per_file[i])) if digest else None
+            hit = warm.load(i, path, per_file[i], digests)
             if hit is None:
                 todo.append(i)
             elif hit.project is not None:
@@ -327,11 +334,115 @@ def run(
     check = bool(per_file) and per_file[0].mode == "check"
     first = done if not check else (lambda r: None if r.deferred else done(r))
     _execute(todo, paths, per_file, cache, jobs, reports, first, None)
-    if not check:
-        return reports  # type: ignore[return-value]
-    waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
-    if not waiting:
-        return reports  # type: ignore[return-value]
+    if check:
+        waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
+        if waiting:
+            _second_pass(paths, per_file, cache, jobs, reports, done, pending, waiting, digests, warm)
+    if warm is not None:
+        warm.remember(paths, reports, digests)
+    return reports  # type: ignore[return-value]
+
+
+class _Warm:
+    """The run's side of the cache: digests and reports through the warm
+    index (warm_index.py), each file's key, and the entries read in full
+    only when a summary is asked of a report the index held."""
+
+    def __init__(self, cache: FindingsCache, paths: list[str]) -> None:
+        self.cache = cache
+        from memlint.run.warm_index import WarmIndex
+
+        self.index = WarmIndex(cache.folder)
+        self.absolute = _absolute(paths)
+        self.keys: dict[int, str] = {}
+        self.records: dict[int, dict] = {}  # the index's records this run used
+        self.hits: dict[int, FileReport] = {}  # and the reports made of them
+        self._parts: dict[tuple[int, str], tuple[str, ...]] = {}  # per_file holds the Settings alive
+
+    def load(self, i: int, path: str, settings: Settings, digests: dict[str, str]) -> FileReport | None:
+        full = self.absolute[i]  # every lookup below is by the absolute path
+        digest = self.index.digest(full)
+        if digest is None:
+            return None
+        digests[full] = digest
+        key = self.keys[i] = self._key(path, full, digest, settings)
+        data = self.index.report(full, key)
+        if data is not None:
+            from memlint.run.cache import report_from_json
+
+            hit = report_from_json(path, data)
+            if hit is not None:
+                self.records[i], self.hits[i] = data, hit
+                return hit
+        return self.cache.load(path, key)
+
+    def _key(self, path: str, full: str, digest: str, settings: Settings) -> str:
+        """_cache_key's, with the rules and the torch range of each settings
+        and folder found once (thousands of files share them)."""
+        if settings.per_file_ignores:
+            return _cache_key(self.cache, path, digest, settings)
+        folder = os.path.dirname(full)
+        # By the settings' identity: hashing a Settings hashes all its fields.
+        parts = self._parts.get((id(settings), folder))
+        if parts is None:
+            parts = self._parts[(id(settings), folder)] = _key_parts(full, settings)
+        return self.cache.key(full, digest, parts, settings.with_edits)
+
+    def full(self, i: int, path: str, report: FileReport) -> FileReport:
+        """``report`` with what the index left in its entry (summary, view
+        reads) read from the entry; both None when the entry is gone."""
+        if report.partial:
+            entry = self.cache.load(path, self.keys[i]) if i in self.keys else None
+            report.summary_json = entry.summary_json if entry is not None else None
+            report.deps = entry.deps if entry is not None else None
+            report.partial = False
+        return report
+
+    def summary_json(self, i: int, path: str, report: FileReport) -> dict | None:
+        """``report``'s summary as JSON."""
+        self.full(i, path, report)
+        if report.summary is not None:
+            return report.summary.to_json()
+        return report.summary_json
+
+    def remember(self, paths: list[str], reports: list[FileReport | None], digests: dict[str, str]) -> None:
+        """Record each checked file's report for the next run, then write the
+        index (only if a record changed)."""
+        from memlint.run.cache import cacheable, record_of
+
+        for i, report in enumerate(reports):
+            key = self.keys.get(i)
+            if key is None or report is None or report.deferred:
+                continue
+            record = self.records.get(i)
+            if record is not None and self.hits[i] is report:
+                # The index's own record (its view may have been found
+                # unchanged in a later state: the state is all that moves).
+                if record.get("state") != report.project_state:
+                    self.index.note(self.absolute[i], key, {**record, "state": report.project_state})
+                continue
+            if not cacheable(report):
+                continue
+            if report.digest is not None and report.digest != digests.get(self.absolute[i]):
+                continue  # the file changed while it was read: hashed again next time
+            self.index.note(self.absolute[i], key, record_of(key, report))
+        self.index.save()
+
+
+def _second_pass(
+    paths: list[str],
+    per_file: list[Settings],
+    cache: FindingsCache | None,
+    jobs: int | None,
+    reports: list[FileReport | None],
+    done: Callable[[FileReport], None],
+    pending: list[int],
+    waiting: list[int],
+    digests: dict[str, str],
+    warm: _Warm | None,
+) -> None:
+    """Lint again, with its view, each waiting file (deferred by the first
+    pass, or a cache hit made with a view) whose view may have changed."""
     for r in reports:
         if r is not None and r.digest is not None:
             digests[os.path.abspath(r.path)] = r.digest
@@ -341,7 +452,7 @@ def run(
     # project is in the group, viewed or kept, as in a cold run of these paths.
     group = list(waiting)
     try:
-        projects = _states(paths, waiting, digests)
+        projects = _states(paths, waiting, digests, warm)
         states = {p: state for p, (_, state, _) in projects.items()}
         # An entry made when every file of the project had the bytes it has
         # now: its view is the same, no index needed (a warm run).
@@ -350,13 +461,27 @@ def run(
             for i in pending
             if states.get(paths[i]) is not None and reports[i].project_state == states[paths[i]]  # type: ignore[union-attr]
         }
-        if cache is not None:
+        if warm is not None:
             # ... or when no file changed since touches what its view read.
             others = [i for i in pending if i not in unchanged]
-            unchanged |= _unaffected(paths, others, reports, projects, cache, per_file)  # type: ignore[arg-type]
+            kept = _unaffected(paths, others, reports, projects, warm, per_file) if others else set()  # type: ignore[arg-type]
+            # Their views are those of this state: recorded so (the warm
+            # index), the next run compares its state with this one, not
+            # with the older one again (a warm run after an edit).
+            for i in kept:
+                reports[i].project_state = states[paths[i]]  # type: ignore[union-attr]
+            if kept and cache is not None:
+                _keep_manifests(sorted(kept), paths, projects, cache)
+            unchanged |= kept
         for i in sorted(unchanged):
             done(reports[i])  # type: ignore[arg-type]
         waiting = [i for i in waiting if i not in unchanged]
+        if waiting and warm is not None:
+            # The index reads every module's summary: those the warm index
+            # held are read from their entries now.
+            for i, r in enumerate(reports):
+                if r is not None and r.partial:
+                    warm.summary_json(i, paths[i], r)
         views = _views(paths, waiting, reports, cache, digests, deps, group) if waiting else {}  # type: ignore[arg-type]
         if views and cache is not None:
             _keep_manifests(waiting, paths, projects, cache)
@@ -378,26 +503,51 @@ def run(
             again.append(i)
     jobs_views = {paths[i]: (views.get(paths[i]), states.get(paths[i]), deps.get(paths[i])) for i in again}
     _execute(again, paths, per_file, cache, jobs, reports, done, jobs_views)
-    return reports  # type: ignore[return-value]
 
 
 def _states(
-    paths: list[str], waiting: list[int], digests: dict[str, str]
+    paths: list[str], waiting: list[int], digests: dict[str, str], warm: _Warm | None = None
 ) -> dict[str, tuple[str, str | None, dict[str, str] | None]]:
     """Each waiting file's project: its root, project/index.project_state and
-    manifest (every file's digest)."""
-    from memlint.project.index import project_manifest, state_of
-    from memlint.project.roots import common_root, project_root
+    manifest (every file's digest; those not checked through the warm index:
+    a file whose stamp is unchanged is not read)."""
+    from memlint.project.manifest import project_manifest, state_of
 
-    checked = [common_root(paths)]  # computed once, not per file
+    roots = _roots(paths, waiting, warm.absolute if warm is not None else None)
     by_root: dict[str, tuple[str, str | None, dict[str, str] | None]] = {}
     out = {}
     for i in waiting:
-        root = project_root(paths[i], checked)
+        root = roots[i]
         if root not in by_root:
-            manifest = project_manifest(root, digests)
+            manifest = project_manifest(root, digests, warm.index.digest if warm is not None else None)
             by_root[root] = (root, state_of(manifest) if manifest is not None else None, manifest)
         out[paths[i]] = by_root[root]
+    return out
+
+
+def _absolute(paths: list[str]) -> list[str]:
+    """os.path.abspath of each path, the working folder read once (abspath
+    asks the system for it per relative path)."""
+    cwd = os.getcwd()
+    return [os.path.normpath(p if os.path.isabs(p) else os.path.join(cwd, p)) for p in paths]
+
+
+def _roots(paths: list[str], indices: Iterable[int], absolute: list[str] | None = None) -> dict[int, str]:
+    """The project root of each ``paths[i]`` (roots.project_root with the
+    run's common root), looked up once per folder: it depends on the folder
+    alone, and hundreds of files share one."""
+    from memlint.project.roots import common_root, project_root
+
+    absolute = absolute or _absolute(paths)
+    checked = [common_root(absolute)]
+    by_folder: dict[str, str] = {}
+    out = {}
+    for i in indices:
+        folder = os.path.dirname(absolute[i])
+        root = by_folder.get(folder)
+        if root is None:
+            root = by_folder[folder] = project_root(paths[i], checked)
+        out[i] = root
     return out
 
 
@@ -406,7 +556,7 @@ def _unaffected(
     pending: list[int],
     reports: list[FileReport],
     projects: dict[str, tuple[str, str | None, dict[str, str] | None]],
-    cache: FindingsCache,
+    warm: _Warm,
     per_file: list[Settings],
 ) -> set[int]:
     """The cache hits made in an earlier state of their project whose view
@@ -416,6 +566,7 @@ def _unaffected(
 
     from memlint.project.states import Changes, StateStore, module_names
 
+    cache = warm.cache
     where = {os.path.abspath(p): i for i, p in enumerate(paths)}
 
     def same_summary(path: str, old_digest: str) -> bool:
@@ -423,8 +574,7 @@ def _unaffected(
         i = where.get(path)
         if i is None or reports[i] is None:
             return False
-        report = reports[i]
-        now = report.summary.to_json() if report.summary is not None else report.summary_json
+        now = warm.summary_json(i, paths[i], reports[i])
         old = cache.load(paths[i], _cache_key(cache, paths[i], old_digest, per_file[i]))
         then = old.summary_json if old is not None else None
         return (
@@ -436,10 +586,19 @@ def _unaffected(
     for i in pending:
         report = reports[i]
         root, state, manifest = projects.get(paths[i], ("", None, None))
-        if state is None or manifest is None or report.project_state is None or report.deps is None:
+        if state is None or manifest is None or report.project_state is None:
             continue
-        names = module_names(report.summary_json) if report.summary is None else module_names(report.summary.to_json())
-        if changes.still_holds(root, report.project_state, state, manifest, report.deps, names):
+        if report.deps is None and not report.partial:
+            continue
+
+        # Read from the entry only when a file changed that a view may see.
+        def reads(i: int = i, report: FileReport = report) -> tuple[str, ...] | None:
+            return warm.full(i, paths[i], report).deps
+
+        def names(i: int = i, report: FileReport = report) -> frozenset[str]:
+            return module_names(warm.summary_json(i, paths[i], report))
+
+        if changes.still_holds(root, report.project_state, state, manifest, reads, names):
             out.add(i)
     return out
 
@@ -473,7 +632,6 @@ def _views(
     disk for the project's files that were not checked (``digests``: the
     bytes this run read, by absolute path)."""
     from memlint.project.index import build_index, needles_for
-    from memlint.project.roots import common_root, project_root
     from memlint.project.store import SummaryStore
 
     store = SummaryStore(cache.directory) if cache is not None else None
@@ -486,9 +644,8 @@ def _views(
     # The index is built for every module of ``group`` (default: the waiting
     # ones) in a project where one waits; only the waiting are viewed.
     groups: dict[str, list[str]] = {}
-    checked = [common_root(paths)]  # computed once, not per file
-    for i in waiting if group is None else group:
-        groups.setdefault(project_root(paths[i], checked), []).append(paths[i])
+    for i, root in _roots(paths, waiting if group is None else group).items():
+        groups.setdefault(root, []).append(paths[i])
     todo = {paths[i] for i in waiting}
     views: dict[str, ProjectView | None] = {}
     for root, members in groups.items():

@@ -57,13 +57,14 @@ def _read(path: str) -> str:
 def _imported_files(text: str, importer: str, modules) -> list[str]:
     """The project files an import statement of ``text`` (at any depth: a
     ``main()`` importing lazily runs it too) names, with the packages above them."""
-    from memlint.project.summary import summarise_text
+    from memlint.project.summary import summarise
 
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    summary = summarise_text(text, always=True)
+    # The summary of the tree just parsed (summarise_text would parse the text again).
+    summary = summarise(tree)
     here = os.path.dirname(importer)
     extra = tuple(os.path.normpath(os.path.join(here, p)) for p in (summary.sys_paths if summary else ()))
     names: list[str] = []

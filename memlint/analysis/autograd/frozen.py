@@ -16,8 +16,10 @@ and the model's outputs carry no history for inputs that need none.
 
 Within one scope the answer is flow-insensitive: a module is frozen when it is
 frozen somewhere and never thawed, nor any part of it nor any parent
-(``requires_grad_(True)``, ``p.requires_grad = flag``); only a copy looks at
-the order (the original must be frozen before it is copied). A function also
+(``requires_grad_(True)``, ``p.requires_grad = flag``); only a copy and a
+new part look at the order (the original must be frozen before it is copied;
+``model.fc = nn.Linear(d, 2)`` after ``model`` is frozen thaws it in part,
+before it is frozen with the rest). A function also
 sees the module-level models frozen at the top of its module (names it does
 not bind itself) and a method the ``self.`` attributes its class freezes.
 
@@ -177,6 +179,46 @@ def _copied(value: cst.BaseExpression) -> str | None:
     return dotted_name(root)
 
 
+# torch.nn layers that hold parameters (compared by the constructor's last
+# dotted part). A parameter-free replacement (``model.fc = nn.Identity()``)
+# leaves a frozen model frozen.
+_TRAINABLE_LAYERS = frozenset(
+    {
+        "Linear",
+        "Bilinear",
+        "Conv1d",
+        "Conv2d",
+        "Conv3d",
+        "ConvTranspose1d",
+        "ConvTranspose2d",
+        "ConvTranspose3d",
+        "Embedding",
+        "LSTM",
+        "GRU",
+        "RNN",
+        "BatchNorm1d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "LayerNorm",
+        "GroupNorm",
+        "MultiheadAttention",
+    }
+)
+
+
+def _fresh_trainable(value: cst.BaseExpression) -> bool:
+    """``nn.Linear(d, 2)``, or ``nn.Sequential(...)`` holding one: a new
+    layer with parameters that require grad."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+    if name in _TRAINABLE_LAYERS:
+        return True
+    if name == "Sequential":
+        return any(_fresh_trainable(a.value) for a in value.args)
+    return False
+
+
 def _bind(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
     positional = [a for a in call.args if a.keyword is None and not a.star]
     for arg in call.args:
@@ -307,6 +349,10 @@ class _Freezes(cst.CSTVisitor):
             source = _copied(node.value)
             if source is not None and source != key and self._frozen_now(source):
                 self._record(key, True)  # a copy (or another name) of a frozen module
+            elif "." in key and self._frozen_now(key.rsplit(".", 1)[0]) and _fresh_trainable(node.value):
+                # ``model.fc = nn.Linear(d, 2)`` after freezing ``model``: the new
+                # head's parameters require grad, so the model trains again in part.
+                self._set(key, False)
             else:
                 # Bound to something else: not known to be frozen from here on.
                 for other in [k for k in self.state if _related(k, key) and k.startswith(key)]:

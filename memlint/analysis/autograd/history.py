@@ -746,12 +746,31 @@ class _Walker:
             self.statement(stmt.orelse.body)
 
     def _element_of(self, iterable: cst.BaseExpression, v: Val) -> Val:
+        zipped = self._zipped(iterable)
+        if zipped is not None:
+            # ``for (_, score_f), (_, score_r) in zip(outs_f, outs_r)``: each
+            # element is a tuple of one element of each argument, so a nested
+            # target takes history from the model output it unpacks.
+            items = tuple(self._element_of(arg.value, val) for arg, val in zipped)
+            return Val(combine(items).h, items=items)
         if v.h is H.YES:
             return Val(H.YES)
         kind = self._kind_in_iterable(iterable)
         if kind is Kind.LOADER or v.h is H.NO:
             return NO
         return MAYBE
+
+    def _zipped(self, iterable: cst.BaseExpression) -> list[tuple[cst.Arg, Val]] | None:
+        """The arguments of a call of the builtin ``zip`` and their values."""
+        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name)):
+            return None
+        if iterable.func.value != "zip" or "zip" in self.env or self.a.names.call_name(iterable) is not None:
+            return None
+        args = self.last_args.get(iterable)
+        positional = [a for a in iterable.args if a.keyword is None]
+        if args is None or not positional or any(a.star for a in iterable.args):
+            return None
+        return [(a, v) for a, v in zip(iterable.args, args) if a.keyword is None]
 
     def _kind_in_iterable(self, expr: cst.BaseExpression) -> Kind | None:
         # ``enumerate(tqdm(loader))`` -> the loader.

@@ -705,6 +705,11 @@ class LoopAnalysis(cst.CSTVisitor):
             return self.batch_loop_calling(scope)
         return None
 
+    def outlives_call(self, key: str, fn: cst.FunctionDef) -> bool:
+        """``key`` (a name or ``self.x``) is not a local of ``fn``: what it
+        holds survives the call."""
+        return self._outlives_call(key, fn)
+
     def _outlives_call(self, key: str, fn: cst.FunctionDef) -> bool:
         head = key.split(".")[0]
         if head == "self" and "." in key:

@@ -14,7 +14,8 @@ Two questions MEM701 asks about ``torch.load`` (``facts.checkpoints``):
   ``DataParallel(net)``; an argument from ``get_config()`` is none), with
   nothing in between (an ``if``'s other branches excluded) that may move it (a device
   move, the model handed to a call, rebound, or a loop around the load that
-  moves it later). A file that builds models on a device (``with
+  moves it later). A load into a part of such a model (``model.base``) is
+  into it; a part rebound to a name or moved loses it. A file that builds models on a device (``with
   torch.device("cuda"):``, ``torch.set_default_device``) has no model known
   to be on the CPU. A class of another module is not known (the project
   stage may tell later).
@@ -33,6 +34,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -113,6 +115,15 @@ class _Moves(cst.CSTVisitor):
             self.found = True
 
 
+def _constructor(value: cst.BaseExpression) -> str:
+    """``Net`` for ``Net(...).eval()``: the callee under a chain of methods ("" if none)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if value.func.attr.value not in ("eval", "train", "float", "double", "requires_grad_"):
+            break
+        value = value.func.value
+    return (dotted_name(value.func) or "") if isinstance(value, cst.Call) else ""
+
+
 def _moves_anything(node: cst.CSTNode) -> bool:
     visitor = _Moves()
     visit_fast(node, visitor)
@@ -170,8 +181,10 @@ class _CpuModels(cst.CSTVisitor):
         cpu_params: Callable[[cst.FunctionDef], frozenset[str]],
         resolve: Callable[[cst.Call], cst.FunctionDef | None] = lambda call: None,
         takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
+        cpu_hierarchy: Callable[[str], bool] = lambda name: False,
     ) -> None:
         self.names = names
+        self.cpu_hierarchy = cpu_hierarchy  # a class whose code and bases move nothing
         self.cpu_classes = cpu_classes
         self.may_be_model = may_be_model  # (an argument, the call its name was bound from)
         self.stays = stays  # a call that moves none of its arguments (a project function)
@@ -191,6 +204,11 @@ class _CpuModels(cst.CSTVisitor):
         self.blocks: list[int] = []
         # Per ``if`` open now: the node, the frame at the start of its body, the frame at its end.
         self.ifs: list[list] = []
+        # Per function: each name's bindings (any form), as points of the walk.
+        self.writes: list[dict[str, list[int]]] = [{}]
+        # Per function: the constructors a name was built on the CPU from.
+        self.built_by: list[dict[str, set[str]]] = [{}]
+        self.seq = 0
         # load_state_dict call -> (receiver, the loops around it)
         self.candidates: dict[cst.Call, tuple[str, tuple[cst.CSTNode, ...]]] = {}
         self.device_default = False
@@ -201,6 +219,15 @@ class _CpuModels(cst.CSTVisitor):
         self._call_funcs: set[int] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._write(node.name.value)
+        self.writes.append({})
+        self.built_by.append({})
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self._write(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self._write(star.name.value)
         self.frames.append({})
         self.seen.append({})
         self.functions.append(node)
@@ -209,6 +236,8 @@ class _CpuModels(cst.CSTVisitor):
         self.frames[-1].update(dict.fromkeys(self.cpu_params(node), (*self.blocks, id(body))))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.writes.pop()
+        self.built_by.pop()
         self.frames.pop()
         self.seen.pop()
         self.functions.pop()
@@ -245,8 +274,16 @@ class _CpuModels(cst.CSTVisitor):
     # it to ``train(net)``) does not reach a load in another (``elif``/``else``).
     # Each branch starts from the frame at the start of the ``if`` body; after
     # the ``if``, a name is on the CPU only when it is so at the end of both.
+    #
+    # A name built on the CPU in every branch of an ``if``/``elif``/``else``
+    # (``if args.net == "vgg16": net = vgg16(...) elif ...: net = resnet(...)
+    # else: print(...)``) is on the CPU after it: a branch that leaves the name
+    # unbound (never bound before the ``if`` nor in the branch) cannot reach
+    # a later use of it.
     def visit_If(self, node: cst.If) -> None:
-        self.ifs.append([node, None, None])
+        # An ``elif`` is an ``if`` in its parent's ``orelse``: "before" is before the whole chain.
+        chain = self.ifs[-1][5] if self.ifs and self.ifs[-1][0].orelse is node else self.seq
+        self.ifs.append([node, None, None, self.seq, self.seq, chain])
 
     def _enter_branch(self, block: cst.CSTNode) -> None:
         if self.ifs and self.ifs[-1][0].body is block:
@@ -255,15 +292,70 @@ class _CpuModels(cst.CSTVisitor):
     def _leave_branch(self, block: cst.CSTNode) -> None:
         if self.ifs and self.ifs[-1][0].body is block and self.ifs[-1][1] is not None:
             self.ifs[-1][2] = dict(self.frames[-1])
+            self.ifs[-1][4] = self.seq
             self.frames[-1].clear()
             self.frames[-1].update(self.ifs[-1][1])
 
     def leave_If(self, original_node: cst.If) -> None:
-        _, _, body_end = self.ifs.pop()
+        _, _, body_end, start, middle, chain = self.ifs.pop()
         if body_end is not None:
             frame = self.frames[-1]
+            both = self._bound_in_every_branch(body_end, start, middle, chain)
             for key in [k for k, v in frame.items() if body_end.get(k) != v]:
                 del frame[key]
+            for key in both:
+                frame[key] = tuple(self.blocks)
+
+    def _bound_in_every_branch(self, body_end: dict, start: int, middle: int, chain: int) -> list[str]:
+        after, end = self.frames[-1], self.seq
+        found = []
+        for key in {*body_end, *after}:
+            if not self._written(key, start, end) or self._written(key, -1, chain):
+                continue  # bound on the CPU before the ``if`` (kept as before), or bound before it
+            in_body = self._written(key, start, middle)
+            in_else = self._written(key, middle, end)
+            # A branch that does not bind it leaves a plain name unbound; an
+            # attribute may have been set anywhere (another method).
+            unbound = "." not in key
+            if (key in body_end if in_body else unbound) and (key in after if in_else else unbound):
+                found.append(key)
+        return found
+
+    def _written(self, key: str, start: int, end: int) -> bool:
+        """``key`` was bound (in any form) between the two points of the walk."""
+        points = self.writes[-1].get(key, ())  # in walk order
+        first = bisect_left(points, start)
+        return first < len(points) and points[first] < end
+
+    def _write(self, key: str | None) -> None:
+        if key is not None:
+            self.writes[-1].setdefault(key, []).append(self.seq)
+            self.seq += 1
+
+    def _write_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._write_target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._write_target(target.value)
+        else:
+            self._write(dotted_name(target))
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._write_target(node.name)  # ``with ... as x``, ``except E as x``, ``import a as x``
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            self._write((dotted_name(node.name) or "").split(".")[0] or None)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._write_target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._write_target(node.target)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._write(node.name.value)
 
     def _enter_loop(self, node: cst.CSTNode) -> None:
         self.loops.append(node)
@@ -272,6 +364,7 @@ class _CpuModels(cst.CSTVisitor):
         self.loops.pop()
 
     def visit_For(self, node: cst.For) -> None:
+        self._write_target(node.target)
         self._enter_loop(node)
 
     def leave_For(self, original_node: cst.For) -> None:
@@ -299,14 +392,36 @@ class _CpuModels(cst.CSTVisitor):
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         for t in original_node.targets:
+            self._write_target(t.target)
             key = dotted_name(t.target)
             if key is None:
                 continue
             self._lost(key)
+            owner = self._owner(key)
+            value = original_node.value
+            if owner is not None and (isinstance(value, (cst.Name, cst.Attribute)) or _moves_anything(value)):
+                self._lost(owner)  # ``model.base = net``: a part that may be anywhere
             if self._built(original_node.value):
                 self.frames[-1][key] = tuple(self.blocks)
+                # Every class this name was built from, in any branch (judged together).
+                self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
+
+    def _own_method(self, key: str, method: str) -> bool:
+        """``net.create_architecture()`` on a model built from classes none of
+        whose code, bases included, moves anything: a method of its own (or
+        of ``nn.Module`` but a move) leaves it where it is."""
+        classes = self.built_by[-1].get(key, set())
+        return bool(classes) and method not in _MOVES and all(map(self.cpu_hierarchy, classes))
+
+    def _owner(self, key: str | None) -> str | None:
+        """``key`` if it names a model on the CPU here, else the one of its
+        owners that does (``model`` for ``model.base``)."""
+        frame = self.frames[-1]
+        while key is not None and key not in frame:
+            key = key.rsplit(".", 1)[0] if "." in key else None
+        return key
 
     def _on_cpu_here(self, value: cst.BaseExpression) -> bool:
         """``value`` names a model on the CPU, bound in a block around this point."""
@@ -349,14 +464,15 @@ class _CpuModels(cst.CSTVisitor):
             )
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
         for arg in [] if looks or self.stays(node) else node.args:
-            key = dotted_name(arg.value)
-            if key is not None and key in frame:
-                self._lost(key)  # handed to a call that may move it
+            key = self._owner(dotted_name(arg.value))
+            if key is not None:
+                self._lost(key)  # handed to a call that may move it (or a part of it)
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
-        key = dotted_name(func.value)
-        if key is None or key not in frame:
+        # ``model.base.load_state_dict(sd)``: a part of a model on the CPU is on the CPU.
+        key = self._owner(dotted_name(func.value))
+        if key is None:
             return
         method = func.attr.value
         if method == "load_state_dict":
@@ -364,7 +480,9 @@ class _CpuModels(cst.CSTVisitor):
             if self.blocks[: len(bound_in)] == list(bound_in):  # bound in a block around the load
                 self.candidates[node] = (key, tuple(self.loops))
         elif method not in _STAYS and not self.stays(node):
-            self._lost(key)
+            # A method of the model itself (not of a part, whose class is not known here).
+            if not (key == dotted_name(func.value) and self._own_method(key, method)):
+                self._lost(key)
 
 
 class _MovedNames(cst.CSTVisitor):
@@ -574,6 +692,7 @@ class Checkpoints:
             cpu_params,
             self.calls.resolve,
             self._takes_no_device,
+            self._cpu_hierarchy,
         )
         visit_fast(self.module, visitor)
         return visitor
@@ -725,6 +844,15 @@ class Checkpoints:
             return self._cpu_class(self.calls.class_of[fn].name.value)
         name = dotted_name(call.func)
         return self.project is not None and name is not None and name in self.project.cpu_functions
+
+    def _cpu_hierarchy(self, name: str) -> bool:
+        """``name`` is a class whose code and bases move nothing: one of this
+        module (bases checked here), or of another project module (the
+        project stage checked its bases and the classes it builds)."""
+        local = self.calls.classes.get(name, [])
+        if local:
+            return len(local) == 1 and self._constructed_on_cpu(local[0], 0)
+        return name in self.imported_cpu_classes
 
     def _self_built(self, fn: cst.FunctionDef) -> frozenset[str]:
         """``{"self"}`` for the ``__init__`` of a class whose construction

@@ -36,8 +36,11 @@ class KeptBy(NamedTuple):
 
 
 class TensorTrackers:
-    def __init__(self, module: cst.Module, bindings: Bindings, project: ProjectView | None) -> None:
+    def __init__(
+        self, module: cst.Module, bindings: Bindings, project: ProjectView | None, tree: ast.Module | None = None
+    ) -> None:
         self.module = module
+        self._tree = tree  # the module's ``ast`` tree, when the linter has it: not parsed again
         self.bindings = bindings
         self._remote: dict[tuple[str, str], KeptBy] = {}
         for local, method, index, param, attr, where in project.tensor_trackers if project is not None else ():
@@ -76,10 +79,12 @@ class TensorTrackers:
         if self._own is None:
             from memlint.project.trackers import tensor_trackers
 
-            try:
-                tree = ast.parse(self.module.code)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None
+            tree = self._tree
+            if tree is None:  # linted without the gate's tree (fix, the server's single rules)
+                try:
+                    tree = ast.parse(self.module.code)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
             self._own = {
                 (t.cls, t.method): KeptBy(t.cls, t.method, t.position, t.param, t.attr, f"line {t.line}")
                 for t in (tensor_trackers(tree) if tree is not None else ())
