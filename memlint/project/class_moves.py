@@ -61,12 +61,18 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
             methods.append(stmt)
         elif any(map(is_move, ast.walk(stmt))):
             return True
-    keeping = _keeping_methods(methods)
+    # One walk of each method, and which methods keep into ``self`` (a walk
+    # of each again) only once a move outside ``__init__`` asks.
+    keeping: set[str] | None = None
     for method in methods:
         moves = [n for n in ast.walk(method) if is_move(n)]
         if not moves:
             continue
-        if method.name == "__init__" or method.name in keeping:
+        if method.name == "__init__":
+            return True
+        if keeping is None:
+            keeping = _keeping_methods(methods)
+        if method.name in keeping:
             return True
         fresh = _fresh_names(method, bindings)
         if not all(_fresh(move.func.value, fresh, bindings) for move in moves):  # type: ignore[attr-defined]
@@ -76,8 +82,12 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
 
 def _keeping_methods(methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> set[str]:
     """The methods that store into ``self``, and those they call as ``self.m()`` (again)."""
-    keeping = {m.name for m in methods if _stores_into_self(m)}
-    calls = {m.name: _self_calls(m) for m in methods}
+    keeping: set[str] = set()
+    calls: dict[str, set[str]] = {}
+    for m in methods:
+        stores, calls[m.name] = _stores_and_self_calls(m)
+        if stores:
+            keeping.add(m.name)
     todo = list(keeping)
     while todo:
         for called in calls.get(todo.pop(), ()):
@@ -98,35 +108,31 @@ def _root(node: ast.AST) -> ast.AST:
     return node
 
 
-def _stores_into_self(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _stores_and_self_calls(method: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[bool, set[str]]:
+    """Whether the method stores into ``self``, and the methods it calls as
+    ``self.m()``: one walk for both."""
     this = _self_name(method)
+    stores = False
+    calls: set[str] = set()
     for node in ast.walk(method):
         if isinstance(node, ast.Call):
             func = node.func
             last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if (isinstance(func, ast.Attribute) and last in _KEEPS) or last in _KEEPS_BY_NAME:
-                return True
+                stores = True
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == this:
+                calls.add(func.attr)
+        elif stores:
+            continue
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return True  # ``self.h = ...``, or through an alias (``m = self.fc; m.w = ...``)
+            stores = True  # ``self.h = ...``, or through an alias (``m = self.fc; m.w = ...``)
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
             root = _root(node)
             if not isinstance(root, ast.Name) or root.id == this:
-                return True
+                stores = True
         elif isinstance(node, ast.Name) and node.id == this and isinstance(node.ctx, ast.Store):
-            return True  # ``self`` rebound: what it names is not known
-    return False
-
-
-def _self_calls(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    this = _self_name(method)
-    return {
-        node.func.attr
-        for node in ast.walk(method)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == this
-    }
+            stores = True  # ``self`` rebound: what it names is not known
+    return stores, calls
 
 
 def _fresh_names(method: ast.FunctionDef | ast.AsyncFunctionDef, bindings: Mapping[str, str]) -> set[str]:

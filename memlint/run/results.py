@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from memlint.lint.finding import Finding
     from memlint.project.summary import ModuleSummary
     from memlint.read.source import SourceFile
+    from memlint.run.second_pass import Screened
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class FileReport:
     # (project/states.py: a later state keeps the entry unless one changed).
     deps: tuple[str, ...] | None = None
     summary_json: dict | None = None  # a cached entry's summary, read only when an index is built
+    # A deferred file's screening (run/second_pass.py), for the second pass: never cached.
+    screened: Screened | None = None
     # Read from the warm index (run/warm_index.py): the summary is in the
     # cache entry, loaded only when an index of the project is built.
     partial: bool = False

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from memlint.gate.cards import Card
     from memlint.project.summary import ModuleSummary
     from memlint.project.view import ProjectView
+    from memlint.run.second_pass import Screened
 
 # Below this many files the cost of starting workers outweighs the gain.
 PARALLEL_THRESHOLD = 16
@@ -91,12 +93,16 @@ class NeedsProject(Exception):
 DEFER = "defer"
 
 
-def process_file(path: str, settings: Settings, view: ProjectView | str | None = DEFER) -> FileReport:
+def process_file(
+    path: str, settings: Settings, view: ProjectView | str | None = DEFER, first: Screened | None = None
+) -> FileReport:
     """Check, fix or diff one file. In check mode, ``view`` is the file's
     project view, or DEFER: a file whose rules read the project is then
-    returned ``deferred`` (with its summary) for the runner to lint again
-    once every summary of the project is known. Fix, diff and add-noqa read
-    the project from disk (project/index.py)."""
+    returned ``deferred`` (with its summary and its screening, ``screened``)
+    for the runner to lint again once every summary of the project is known;
+    ``first``: that screening, settled with the view (second_pass.py), so
+    the file is not summarised and screened again. Fix, diff and add-noqa
+    read the project from disk (project/index.py)."""
     # libcst, the analyses and the rules are imported only for a file that
     # some rule's card lets through (lint/screen.py): a warm run, and a file
     # no rule can report anything in, never import them.
@@ -112,7 +118,7 @@ def process_file(path: str, settings: Settings, view: ProjectView | str | None =
         source = read_source(path)
         report.digest = source.digest
         try:
-            _process_text(source, settings, ignored, report, project_view=view)
+            _process_text(source, settings, ignored, report, project_view=view, first=first)
         except ParseError as exc:
             from memlint.run.script import view_maker
 
@@ -144,6 +150,7 @@ def _process_text(
     report: FileReport,
     view_of=None,
     project_view: ProjectView | str | None = DEFER,
+    first: Screened | None = None,
 ) -> None:
     """Check, fix or silence one .py file's text; ``view_of``: read it through
     a view (memlint.run.script), when its own text does not parse.
@@ -152,6 +159,9 @@ def _process_text(
     view = view_of(source.text) if view_of is not None else None
     torch = settings.torch_for(path)  # the project's torch range (migration rules)
     if settings.mode == "check":
+        if view is None and first is not None and project_view != DEFER and first.digest == source.digest:
+            _check_settled(source.text, path, ignored, report, settings, project_view, first, torch)  # type: ignore[arg-type]
+            return
         if view is None:
             _check_with_project(source.text, path, ignored, report, settings, project_view, torch)
             return
@@ -245,10 +255,40 @@ def _check_with_project(
         findings, module = lint(text, path, rules, python_tree=tree, torch=torch, project=project, active=active)
     except NeedsProject:
         report.deferred = True
+        from memlint.lint import screen as screening
+        from memlint.run.second_pass import screened
+
+        report.screened = screened(text, report.digest, passed, tree, report.summary, screening.GATE)
         return
     report.findings = detach(findings, module, settings.with_edits)
     if used and used[0] is not None:
         report.project = used[0].digest()
+
+
+def _check_settled(
+    text: str,
+    path: str,
+    ignored: tuple[str, ...],
+    report: FileReport,
+    settings: Settings,
+    view: ProjectView | None,
+    first: Screened,
+    torch=None,
+) -> None:
+    """The second pass of a file whose first pass screened it (``first``:
+    its summary and the rules left once the view was known, second_pass.settle):
+    libcst and those rules only, as lint() would run them with the view."""
+    from memlint.fix.fixer import detach
+    from memlint.lint.engine import lint_module, parse_module
+
+    report.summary = first.summary
+    by_code = {rule.code: rule for rule in rules_for(settings, ignored)}
+    with collector_paused():
+        module = parse_module(text)  # its nesting guard parses with ``ast`` again: the one repeat left
+        findings = lint_module(module, text, path, [by_code[c] for c in first.passed], torch=torch, project=view)
+    report.findings = detach(findings, module, settings.with_edits)
+    if view is not None:
+        report.project = view.digest()
 
 
 def _cache_key(cache: FindingsCache, path: str, digest: str, settings: Settings) -> str:
@@ -270,17 +310,32 @@ def _check_and_store(
     view: ProjectView | str | None = DEFER,
     state: str | None = None,
     deps: tuple[str, ...] | None = None,
+    first: Screened | None = None,
 ) -> FileReport:
     with collector_paused():  # --fix and --diff too, not only lint()
         # The first pass calls it as it always was (path, settings).
-        report = process_file(path, settings) if view == DEFER else process_file(path, settings, view)
+        if view == DEFER:
+            report = process_file(path, settings)
+        else:
+            report = process_file(path, settings, view) if first is None else process_file(path, settings, view, first)
+    _store(report, path, settings, cache, state, deps)
+    return report
+
+
+def _store(
+    report: FileReport,
+    path: str,
+    settings: Settings,
+    cache: FindingsCache | None,
+    state: str | None,
+    deps: tuple[str, ...] | None,
+) -> None:
     if report.project is not None:
         report.project_state, report.deps = state, deps
     if cache is not None and settings.mode == "check" and not report.deferred:
         digest = report.digest or file_digest(path)  # notebooks: hashed here
         if digest is not None:
             cache.store(_cache_key(cache, path, digest, settings), report)
-    return report
 
 
 def _process_chunk(
@@ -488,6 +543,7 @@ def _second_pass(
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
         states, views, deps = {}, {}, {}
     again = []
+    settled: dict[str, Screened | None] = {}
     for i in waiting:
         report = reports[i]
         view = views.get(paths[i])
@@ -499,9 +555,24 @@ def _second_pass(
             if cache is not None and digest is not None:
                 cache.store(_cache_key(cache, report.path, digest, per_file[i]), report)
             done(report)
-        else:
-            again.append(i)
-    jobs_views = {paths[i]: (views.get(paths[i]), states.get(paths[i]), deps.get(paths[i])) for i in again}
+            continue
+        handed = report.screened if report is not None else None
+        if handed is not None:
+            report.screened = None  # type: ignore[union-attr]
+            from memlint.run.second_pass import settle
+
+            codes = settle(handed, view)
+            if not codes:  # the view rules out every rule left: no worker reads the file again
+                report.deferred, report.project = False, view.digest() if view is not None else None  # type: ignore[union-attr]
+                _store(report, paths[i], per_file[i], cache, states.get(paths[i]), deps.get(paths[i]))  # type: ignore[arg-type]
+                done(report)  # type: ignore[arg-type]
+                continue
+            handed = replace(handed, passed=codes, local_misses=frozenset())
+        settled[paths[i]] = handed
+        again.append(i)
+    jobs_views = {
+        paths[i]: (views.get(paths[i]), states.get(paths[i]), deps.get(paths[i]), settled[paths[i]]) for i in again
+    }
     _execute(again, paths, per_file, cache, jobs, reports, done, jobs_views)
 
 

@@ -1,0 +1,73 @@
+"""The runner's second pass without redoing the first's work.
+
+A file whose rules read the project waits for its view (runner.py). Its
+first pass already parsed it with ``ast``, summarised it and screened it;
+the second used to do all three again before libcst (on transformers, 271
+files: about a third of their first-pass cost was spent twice). Now the
+first pass hands the screening's outcome to the parent (``Screened``), and
+the parent settles, with the view in hand, which rules still run
+(``settle``: the engine's with_project, from the cards): a file left with
+none is reported there, without a worker reading it again; the others go
+to a worker with the rules to run and the summary, and meet ``ast`` once
+more only for the nesting guard before libcst.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memlint.gate.cards import CARDS
+
+if TYPE_CHECKING:
+    import ast
+
+    from memlint.project.summary import ModuleSummary
+    from memlint.project.view import ProjectView
+
+
+@dataclass(frozen=True)
+class Screened:
+    """What the first pass learnt of a waiting file, for the second.
+    ``passed``: the codes the screening let through, in order;
+    ``local_misses``: those whose gate holds only for what another module
+    may hold (a card's ``local_gate`` fails), dropped unless the view holds
+    it (``project_matters``); ``digest``: the bytes screened (a file changed
+    in between is screened again)."""
+
+    digest: str
+    passed: tuple[str, ...]
+    local_misses: frozenset[str]
+    summary: ModuleSummary | None
+
+
+def screened(
+    text: str, digest: str | None, passed: list, tree: ast.Module | None, summary: ModuleSummary | None, gate: bool
+) -> Screened | None:
+    """The first pass's outcome for a waiting file, or None when the second
+    pass must screen it again: a star import (with_project then reruns every
+    pre-filtered rule, ungated, when the view binds its names)."""
+    if digest is None or "import *" in text:
+        return None
+    misses: set[str] = set()
+    if tree is not None and gate:  # without a tree or the gate, engine._without_project drops nothing
+        from memlint.gate.facts import facts_of
+
+        facts = None
+        for card in passed:
+            if card.project_matters is not None and card.local_gate is not None:
+                facts = facts if facts is not None else facts_of(tree)  # the screening's, not walked again
+                if not card.local_gate(facts):
+                    misses.add(card.code)
+    return Screened(digest, tuple(card.code for card in passed), frozenset(misses), summary)
+
+
+def settle(first: Screened, view: ProjectView | None) -> tuple[str, ...]:
+    """The codes left to run with ``view`` (None: no project): engine.with_project's
+    choice, made from the cards in the parent."""
+
+    def dropped(code: str) -> bool:
+        matters = CARDS[code].project_matters
+        return code in first.local_misses and matters is not None and (view is None or not matters(view))
+
+    return tuple(code for code in first.passed if not dropped(code))
