@@ -400,15 +400,14 @@ def test_editing_the_class_or_the_caller_relints_the_typed_module(tmp_path, monk
     cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
     settings = Settings(root=str(project), select=("MEM201",))
     linted: list[str] = []
-    real = runner.process_file
+    real = runner._store
 
-    def counting(path, settings, view=runner.DEFER):
-        report = real(path, settings, view)
+    def counting(report, *args):  # every lint's report, whether a worker or the second pass made it
         if not report.deferred:
-            linted.append(os.path.basename(path))
-        return report
+            linted.append(os.path.basename(report.path))
+        return real(report, *args)
 
-    monkeypatch.setattr(runner, "process_file", counting)
+    monkeypatch.setattr(runner, "_store", counting)
 
     def check():
         linted.clear()
