@@ -27,21 +27,17 @@ _PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "tuple", "list",
 _BUILTINS = frozenset(dir(builtins))
 
 
-def cpu_builders(tree: ast.Module, cpu_classes: Collection[str], cpu_functions: Collection[str]) -> list[str]:
-    return _builders(tree, cpu_classes, cpu_functions)[0]
-
-
-def foreign_builders(tree: ast.Module, cpu_classes: Collection[str], cpu_functions: Collection[str]) -> list[str]:
-    """Builders that would be ``cpu_builders`` if some classes they build,
-    which this module does not define (imported, or through ``from .msc
-    import *``), are CPU classes of their own module: ``"fn=MSC,DeepLabV2"``
-    (the project stage resolves the names, index.py)."""
-    return _builders(tree, cpu_classes, cpu_functions)[1]
-
-
-def _builders(
+def builders(
     tree: ast.Module, cpu_classes: Collection[str], cpu_functions: Collection[str]
 ) -> tuple[list[str], list[str]]:
+    """``(cpu_builders, foreign_builders)``: the second are builders that
+    would be CPU builders if some classes they build, which this module does
+    not define (imported, or through ``from .msc import *``), are CPU classes
+    of their own module: ``"fn=MSC,DeepLabV2"`` (the project stage resolves
+    the names, index.py)."""
+    # Most modules have no candidate: skip the module-wide binding count.
+    if not any(isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions for stmt in tree.body):
+        return [], []
     inits: dict[str, ast.FunctionDef | None] = {}
     counts: dict[str, int] = {}
     for stmt in tree.body:

@@ -48,7 +48,7 @@ from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, han
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
-from memlint.project.cpu_builders import cpu_builders, foreign_builders
+from memlint.project.cpu_builders import builders
 from memlint.project.object_types import ObjectTypes, object_types
 from memlint.project.step_helpers import stepped_parameters
 from memlint.project.sys_paths import PathSetup
@@ -325,8 +325,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.cpu_functions = _cpu_functions(tree)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.tensor_trackers = tensor_trackers(tree)
-            walker.summary.cpu_builders = cpu_builders(tree, walker.summary.cpu_classes, walker.summary.cpu_functions)
-            walker.summary.foreign_builders = foreign_builders(
+            walker.summary.cpu_builders, walker.summary.foreign_builders = builders(
                 tree, walker.summary.cpu_classes, walker.summary.cpu_functions
             )
             walker.summary.class_needs = class_needs(tree, walker.summary.cpu_classes)
@@ -894,8 +893,7 @@ class _Walker:
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
-        s.cpu_builders = cpu_builders(self._tree, s.cpu_classes, s.cpu_functions)
-        s.foreign_builders = foreign_builders(self._tree, s.cpu_classes, s.cpu_functions)
+        s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.class_needs = class_needs(self._tree, s.cpu_classes)
         s.loading_uses = sorted(self._loading)
         s.calls.sort(key=lambda c: (c.line, c.callee))
