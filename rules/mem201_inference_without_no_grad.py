@@ -9,6 +9,7 @@ from memlint.analysis.autograd.history import MAYBE as _NONE
 from memlint.analysis.autograd.history import H
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
+from memlint.analysis.training.loops import is_eval_name
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -96,7 +97,11 @@ class InferenceWithoutNoGrad(Rule):
     Nor are step functions handed out by a factory (`make_val_step_fn`
     returning `perform_val_step_fn`: whoever receives one chooses the mode),
     nor helpers that a caller in another module runs under `no_grad` or
-    backpropagates through.
+    backpropagates through. A method of an object the loop is handed
+    (`policy.select_action(state)`) is judged only when the project types
+    the object (see "Facts from other modules"): not when some caller passes
+    an object of unknown type, nor when one of the classes it may be runs its
+    forward under `no_grad`.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -112,7 +117,15 @@ class InferenceWithoutNoGrad(Rule):
         "another module runs under `torch.no_grad()`/`inference_mode()` (a `with` around the call, or a "
         "decorator on the calling function) is not reported, nor one whose caller backpropagates where it "
         "calls it while the helper returns values that may carry a graph. When every caller elsewhere runs it "
-        'with grad on, the message names them ("called with autograd on from train.py:58").'
+        'with grad on, the message names them ("called with autograd on from train.py:58"). '
+        "Types from call sites: a loop with evidence of evaluation that calls a method of a project object "
+        "(`policy.select_action(state)`, `model.inference(x)`) is reported when the project says what the "
+        "object is (a parameter every call site in the project passes an instance of one or more project "
+        "classes, `self.x` set from a constructor argument typed so, the result of a project factory whose "
+        "every `return` builds one of its classes) and, for every class it may be, that method runs a model's "
+        "forward with grad on (a `no_grad` only on a `torch.__version__` branch does not count); the message "
+        "names the callee (`TD3.select_action runs the actor with autograd on, TD3.py:101`). Any untyped call "
+        "site, a class we cannot read, or a method that runs its forward under `no_grad` keeps it silent."
     )
 
     def __init__(self, context) -> None:
@@ -320,19 +333,27 @@ class InferenceWithoutNoGrad(Rule):
         facts = self.facts
         loops = facts.loops
         info = loops.info(node)
-        if info is None or (
-            info.role != "eval" and not self._callers_evaluate(info) and not self._volatile_forwards(info)
-        ):
+        if info is None:
             return
+        through = None
+        if info.role != "eval" and not self._callers_evaluate(info) and not self._volatile_forwards(info):
+            through = self._object_forward(info)
+            if through is None:
+                return
         grad = facts.grad_mode
         if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
             return  # off, unknown, or switched on explicitly with enable_grad()
         parent = info.parent
         while parent is not None:
-            if parent.role == "eval" or self._callers_evaluate(parent) or self._volatile_forwards(parent):
+            if (
+                parent.role == "eval"
+                or self._callers_evaluate(parent)
+                or self._volatile_forwards(parent)
+                or self._object_forward(parent) is not None
+            ):
                 return  # the outer evaluation loop is reported
             parent = parent.parent
-        if not self._builds_graph(info) and not self._volatile_forwards(info):
+        if through is None and not self._builds_graph(info) and not self._volatile_forwards(info):
             return  # frozen models (an EMA copy), or outputs we cannot see
         scope = info.scope
         if self._backpropagated_elsewhere(scope):
@@ -355,7 +376,44 @@ class InferenceWithoutNoGrad(Rule):
             torch_no_grad, imports = self._no_grad_spelling()
             new_stmt = wrap_in_with(node, parse_expr(f"{torch_no_grad}()", self.context.module))
             fix = Fix(f"Run the loop under `with {torch_no_grad}():`", ((node, new_stmt),), Safety.SAFE, imports)
-        self.report(node, message=self._with_callers(self.message, scope), fix=fix)
+        message = self.message if through is None else f"{self.message} ({through})"
+        self.report(node, message=self._with_callers(message, scope), fix=fix)
+
+    def _object_forward(self, info) -> str | None:
+        """``policy.select_action(state)`` in a loop that trains nothing,
+        where the project types ``policy`` (from every call site, a factory's
+        return, a constructor argument: project/typed_objects.py) and every
+        class it may be runs a model forward with grad on in that method.
+        Each such call needs evidence of evaluation: the function is named
+        for it or switched its models to eval, the method is named for it
+        (``model.inference(x)``), or the call asks for it (``evaluate=True``).
+        The description of the callee, or None."""
+        project = self.facts.project
+        if project is None or not project.object_forwards or info.role == "train" or info.trains or info.needs_grad:
+            return None
+        loops = self.facts.loops
+        calls = self.facts.calls
+        scope = info.scope
+        if isinstance(scope, cst.FunctionDef):
+            cls = calls.class_of.get(scope)
+            scope_name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+            evaluating = loops.eval_named(scope)
+        else:
+            scope_name, evaluating = "", False
+        found = None
+        for call in calls.between(calls.calls_in.get(scope, []), info.start, info.end):
+            if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+                continue
+            func = call.func
+            receiver = dotted_name(func.value)
+            method = func.attr.value
+            message = project.forward_through(scope_name, receiver, method) if receiver else None
+            if message is None:
+                continue
+            if not (evaluating or is_eval_name(method) or _asks_for_eval(call)):
+                return None  # the same object also acts in training here
+            found = found or f"`{receiver}.{method}`: {message}"
+        return found
 
     def _backpropagated_elsewhere(self, scope) -> bool:
         """A caller in another module backpropagates in the scope that calls
@@ -471,6 +529,65 @@ for img, label in val_loader:
     feats.append(encoder(img))
 """,
             "frozen after its head is replaced, or given a head without parameters: the outputs carry no history",
+        ),
+        Valid(
+            """\
+import torch
+
+
+class Agent:
+    def __init__(self, actor):
+        self.actor = actor
+
+    def select_action(self, state):
+        with torch.no_grad():
+            return self.actor(state).numpy()
+
+
+def eval_policy(policy, env, episodes=10):
+    for _ in range(episodes):
+        state, done = env.reset(), False
+        while not done:
+            state, reward, done = env.step(policy.select_action(state))
+
+
+eval_policy(Agent(torch.nn.Linear(3, 1)), None)
+""",
+            "the typed argument's method runs its forward under no_grad",
+        ),
+        Valid(
+            """\
+import torch
+
+
+class Greedy:
+    def __init__(self):
+        self.actor = torch.nn.Linear(3, 1)
+
+    def select_action(self, state):
+        return self.actor(state).detach().numpy()
+
+
+class Careful:
+    def __init__(self):
+        self.actor = torch.nn.Linear(3, 1)
+
+    def select_action(self, state):
+        with torch.no_grad():
+            return self.actor(state).numpy()
+
+
+def eval_policy(policy, env, episodes=10):
+    for _ in range(episodes):
+        state, done = env.reset(), False
+        while not done:
+            state, reward, done = env.step(policy.select_action(state))
+
+
+eval_policy(Greedy(), None)
+eval_policy(Careful(), None)
+""",
+            "callers pass two classes and one runs its forward under no_grad: not every path builds a graph",
         ),
         Valid(
             """\
@@ -1887,6 +2004,12 @@ def _forwards_its_input(fn: cst.FunctionDef, model_calls) -> bool:
     params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     params.discard("self")
     return any(mentions(arg.value, p) for c in model_calls for arg in c.args for p in params)
+
+
+def _asks_for_eval(call: cst.Call) -> bool:
+    """``agent.select_action(state, evaluate=True)``: a keyword named for
+    evaluation set to True."""
+    return any(a.keyword is not None and is_eval_name(a.keyword.value) and _is_true(a.value) for a in call.args)
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:

@@ -110,6 +110,12 @@ class SchedulerBeforeOptimizerStep(Rule):
     name = "scheduler-before-optimizer-step"
     message = "scheduler.step() before optimizer.step(): the first learning rate of the schedule is skipped"
     fix_safety = Safety.UNSAFE
+    project_facts = (
+        "What a scheduler attribute holds: `self.scheduler` set in `__init__` from a constructor argument "
+        "is a library scheduler when every construction site in the project passes one, built right there "
+        "or by a project function whose every `return` builds one (`get_linear_schedule_with_warmup` "
+        "returning `LambdaLR(...)`). A project scheduler class, or any untyped construction site, keeps it silent."
+    )
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs
@@ -216,12 +222,29 @@ class SchedulerBeforeOptimizerStep(Rule):
         for the coming step". Unknown construction (a parameter) counts."""
         names = self.facts.bindings.constructors(sched.target or "", sched.scope)
         if names is None:
+            typed = self._project_types(sched)
+            if typed is not None:
+                # ``self.scheduler`` from a constructor argument that every
+                # construction site in the project builds with a library
+                # scheduler, maybe through a project factory
+                # (project/typed_objects.py); a project class stays home-made.
+                return all(n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed)
             return not self.facts.bindings.values(sched.target or "", sched.scope)
         return all(
             n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers."))
             or self._torch_scheduler_subclass(n)
             for n in names
         )
+
+    def _project_types(self, sched: Verb) -> tuple[str, ...] | None:
+        """The scheduler's types as the project's call sites give them."""
+        project = self.facts.project
+        scope = sched.scope
+        if project is None or not project.object_types or not isinstance(scope, cst.FunctionDef) or not sched.target:
+            return None
+        cls = self.facts.calls.class_of.get(scope)
+        name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+        return project.types_of(name, sched.target)
 
     def _torch_scheduler_subclass(self, name: str) -> bool:
         """``class FindLR(_LRScheduler)`` with its own ``get_lr`` but torch's

@@ -56,6 +56,26 @@ class Card:
     project_matters: Callable[[Any], bool] | None = None  # of a project.view.ProjectView (a later stage)
 
 
+def _mem201_gate(g: GateFacts) -> bool:
+    """MEM201's gate without the project: evidence of evaluation in the file."""
+    return bool(
+        g.batch_evidence
+        and (g.loops or g.comprehensions or g.eval_call or g.step_hooks)
+        and g.loop_sites.evaluates
+        and g.evaluates_with_grad
+    )
+
+
+def _may_evaluate_a_project_object(g: GateFacts) -> bool:
+    """MEM201's path through a typed project object (``_object_forward``):
+    a loop, an import that may name a project module, and its evidence of
+    evaluation: a function named for it holding a loop, or a callee or
+    keyword named for it (``model.inference(x)``, ``evaluate=True``)."""
+    if not (g.loops and g.project_imports):
+        return False
+    return g.eval_function_loops or g.asks_an_object_to_evaluate
+
+
 def _mem202_gate(g: GateFacts, project: bool) -> bool:
     """MEM202's gate; without ``project``, its part that needs no other module
     (_may_hand_a_model_in_training_mode: a view that may supply a model in
@@ -167,15 +187,15 @@ _CARDS = (
         "inference-without-no-grad",
         "safe",
         TRAINING_CODE_TOKENS,
-        lambda g: (
-            g.batch_evidence
-            and (g.loops or g.comprehensions or g.eval_call or g.step_hooks)
-            and g.loop_sites.evaluates
-            and g.evaluates_with_grad
-        ),
+        lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g),
         # Callers in other modules (project/): a helper that a caller elsewhere
         # runs under ``no_grad``, or backpropagates through, is not reported.
         reads_project=True,
+        # A loop calling a method of a project object (``policy.select_action``)
+        # is an evaluation only for what the project says of the object's
+        # class (project/typed_objects.py): without such a call, the local gate.
+        local_gate=_mem201_gate,
+        project_matters=lambda view: bool(view.object_forwards),
     ),
     Card(
         "MEM202",
@@ -379,7 +399,15 @@ _CARDS = (
         ("state_dict",),
         lambda g: g.state_dict_snapshot and g.best_snapshot,
     ),
-    Card("MEM802", "scheduler-before-optimizer-step", "unsafe", ("sched", "Sched", "LR"), lambda g: "step" in g.called),
+    Card(
+        "MEM802",
+        "scheduler-before-optimizer-step",
+        "unsafe",
+        ("sched", "Sched", "LR"),
+        lambda g: "step" in g.called,
+        # ``self.scheduler`` typed by the constructor's call sites (project/typed_objects.py).
+        reads_project=True,
+    ),
     Card(
         "MEM803",
         "plateau-step-without-metric",

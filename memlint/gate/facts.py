@@ -195,6 +195,7 @@ class GateFacts:
         self._sampler: bool | None = None
         self._built_for_off_loop: bool | None = None
         self._evaluates_with_grad: bool | None = None
+        self._asks_an_object: bool | None = None  # asks_an_object_to_evaluate
         self._model_reach: ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
         self._empty_cache_in_loop: bool | None = None
@@ -451,6 +452,38 @@ class GateFacts:
         if self._evaluates_with_grad is None:
             self._evaluates_with_grad = compute_evaluates_with_grad(self)
         return self._evaluates_with_grad
+
+    @property
+    def asks_an_object_to_evaluate(self) -> bool:
+        """MEM201's evidence for a loop through a project object
+        (``_object_forward``), besides a function named for evaluation: a
+        method named for it called on a name or ``self.<attr>`` that no
+        import binds (``model.inference(x)``), or a keyword named for it set
+        to ``True`` (``agent.select_action(s, evaluate=True)``). One pass
+        over the calls, on first use."""
+        if self._asks_an_object is None:
+            self._asks_an_object = False
+            for call in self._calls:
+                func = call.func
+                if type(func) is ast.Attribute and name_tokens(func.attr) & EVAL_FUNCTION_TOKENS:
+                    head = func.value
+                    if type(head) is ast.Attribute:
+                        head = head.value  # type: ignore[attr-defined]
+                    elif type(head) is ast.Name and head.id == "self":  # type: ignore[attr-defined]
+                        continue  # ``self.generate(...)``: the object itself is never a typed receiver
+                    if type(head) is ast.Name and head.id not in self._aliases:  # type: ignore[attr-defined]
+                        self._asks_an_object = True
+                        break
+                if any(
+                    k.arg is not None
+                    and name_tokens(k.arg) & EVAL_FUNCTION_TOKENS
+                    and type(k.value) is ast.Constant
+                    and k.value.value is True
+                    for k in call.keywords
+                ):
+                    self._asks_an_object = True
+                    break
+        return self._asks_an_object
 
     @property
     def carries_state(self) -> bool:

@@ -19,6 +19,7 @@ from memlint.project.manifest import digest_of, project_manifest, project_state,
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text
+from memlint.project.typed_objects import TypedObjects, object_facts
 from memlint.project.view import Caller, ProjectView
 from memlint.vocabulary.loading import loading_name
 
@@ -62,6 +63,7 @@ class ProjectIndex:
         self._reading: set[str] | None = None
         self._target_reads: dict[str, set[str]] = {}
         self.view_reads: dict[str, frozenset[str]] = {}
+        self._typed: TypedObjects | None = None
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
@@ -82,6 +84,12 @@ class ProjectIndex:
             for c in data["calls"]
             if wanted is None or c["callee"].rpartition(".")[2].lstrip("*") in wanted
         ]
+
+    def typed_objects(self) -> TypedObjects:
+        """Types from call sites (typed_objects.py), shared by the views."""
+        if self._typed is None:
+            self._typed = TypedObjects(self)
+        return self._typed
 
     def _note_read(self, path: str) -> None:
         if self._reading is not None:
@@ -564,6 +572,7 @@ class ProjectIndex:
         built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         switched = self._switched_attrs(path, summary) if summary.plain_attrs else ()
         loading = _loading_methods(summary)
+        object_forwards, object_types = object_facts(self, path)
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -588,6 +597,8 @@ class ProjectIndex:
             eval_builders=tuple(self.cpu_builders_everywhere(path, summary.eval_names)),
             cpu_tables=tuple(sorted(cpu_tables)),
             cpu_modules=tuple(m for m in summary.getattr_modules if self._cpu_module(path, summary, m)),
+            object_forwards=object_forwards,
+            object_types=object_types,
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:

@@ -50,6 +50,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
+from memlint.project.object_types import ObjectTypes, object_types
 from memlint.project.step_helpers import stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
@@ -222,6 +223,9 @@ class ModuleSummary:
     # imports name it (``solver.Solver.test``) and the line. The index tells
     # the class's module where its methods are called from (MEM202's message).
     method_calls: list[tuple[str, int]] = field(default_factory=list)
+    # Types from call sites (object_types.py): typed names, call sites with
+    # typed arguments, factories' returns, methods that run a model's forward.
+    objects: ObjectTypes | None = None
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -255,6 +259,7 @@ class ModuleSummary:
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
             "method_calls": [list(m) for m in self.method_calls],
+            "objects": self.objects.to_json() if self.objects is not None else None,
         }
 
     @classmethod
@@ -291,6 +296,7 @@ class ModuleSummary:
                 for c, m, i, p, a, n in data.get("tensor_trackers", [])
             ],
             method_calls=[(str(m), int(n)) for m, n in data.get("method_calls", [])],
+            objects=ObjectTypes.from_json(data["objects"]) if data.get("objects") else None,
         )
 
 
@@ -308,7 +314,9 @@ def worth_summarising(text: str) -> bool:
 def summarise(tree: ast.Module) -> ModuleSummary:
     """The summary of one module's tree; an empty one for a tree too deep to walk."""
     try:
-        return _Walker(tree).summary
+        walker = _Walker(tree)
+        walker.summary.objects = object_types(tree, walker.bindings, walker._has_star)
+        return walker.summary
     except RecursionError:
         return ModuleSummary()
 
@@ -353,6 +361,9 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _model_like(n)]
             walker.summary.tables = model_tables(tree)
             walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
+            # A class or factory of a module with no training word may still
+            # be what a typed name holds (project/typed_objects.py).
+            walker.summary.objects = object_types(tree, walker.bindings, walker._has_star)
         except RecursionError:
             return ModuleSummary()
     return walker.summary

@@ -118,6 +118,17 @@ class ProjectView:
     # ("main.py:49",)).
     method_callers: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
+    # Types from call sites (typed_objects.py): ``<receiver>.<method>(...)``
+    # in a scope ("" for the module, ``eval_policy``, ``Trainer.train_epoch``)
+    # whose receiver's every possible class runs a model forward with grad
+    # on in that method: (scope, receiver, method, "TD3.select_action runs
+    # the actor with autograd on, TD3.py:101").
+    object_forwards: tuple[tuple[str, str, str, str], ...] = ()
+    # The types of the typed receivers of a ``.step()`` call (MEM802):
+    # (scope, receiver, types), an installed class by dotted name, a
+    # project one as ``file.py:Class``.
+    object_types: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
     def method_callers_of(self, qualified: str) -> tuple[str, ...]:
         for name, sites in self.method_callers:
             if name == qualified:
@@ -128,6 +139,20 @@ class ProjectView:
         for name, stepped, params, where in self.step_helpers:
             if name == written:
                 return stepped, params, where
+        return None
+
+    def forward_through(self, scope: str, receiver: str, method: str) -> str | None:
+        """The callee's description when ``receiver.method(...)`` in
+        ``scope`` runs a model forward with grad on (object_forwards)."""
+        for s, r, m, message in self.object_forwards:
+            if s == scope and r == receiver and m == method:
+                return message
+        return None
+
+    def types_of(self, scope: str, receiver: str) -> tuple[str, ...] | None:
+        for s, r, types in self.object_types:
+            if s == scope and r == receiver:
+                return types
         return None
 
     def callee(self, written: str) -> FunctionFacts | None:
@@ -168,4 +193,6 @@ class ProjectView:
             or self.cpu_modules
             or self.step_helpers
             or self.method_callers
+            or self.object_forwards
+            or self.object_types
         )

@@ -1,0 +1,505 @@
+"""Types from call sites: what project object a name holds (summary side).
+
+A rule that meets ``policy.select_action(state)`` in an evaluation loop
+cannot tell, from the file alone, what ``policy`` is. The project can: every
+call of ``eval_policy(policy, ...)`` passes an object built as
+``TD3.TD3(...)``; ``self.scheduler`` is the constructor's ``scheduler``
+argument, built at the one construction site by a project function whose
+every ``return`` is ``LambdaLR(...)``. This module records, in one walk of
+a module's ``ast`` tree, the pieces those answers are made of; ``index.py``
+joins them across modules (``ProjectIndex.object_types``):
+
+- ``bound``: per scope, the names every binding of which is a call (a
+  constructor or a factory) or another typed name, as the module spells the
+  callee (``TD3.TD3``, ``:Actor`` for a class of its own, ``*SAC`` for a name
+  that may come from a star import);
+- ``sites``: every call of a function or class the module defines or
+  imports from outside the standard library, with the arguments whose type
+  is known that way, by parameter key (``"0"`` by position, else the keyword);
+- ``escaped``: the module's own functions and classes used other than as the
+  callee of a call (handed out as values: their call sites are not all seen);
+- ``returns``: module-level functions whose every ``return`` is typed;
+- ``params``: each function's parameters, in order (``self`` dropped for
+  methods), to bind a call site's keys;
+- ``init_attrs``: ``self.<attr> = <param>`` in a class's ``__init__``;
+- ``receivers``: ``<name>.<method>(...)`` calls whose receiver may be typed
+  (a parameter, a bound name, ``self.<attr>``): only these are resolved;
+- ``forwards``: methods that run a model attribute's forward with grad on
+  (``self.actor(state)``, ``self.netG.forward(x)``), and no forward under
+  ``no_grad`` but one guarded by a ``torch.__version__`` test (a branch
+  dead on current torch); ``self_forwards``: methods that run the object's
+  own forward (``mean, std = self.forward(state)``);
+- ``bases`` and ``model_attrs``: per class, its bases as spelled, and the
+  attributes assigned a call of a class (``self.actor = Actor(...).to(d)``).
+
+Names and spellings only: no resolution here, so the facts depend on the
+file's bytes alone and are cached with its summary.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass, field
+
+from memlint.gate.ast_fields import nodes
+
+_STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
+# Installed packages whose calls are never a project function's call site
+# (summary._EXTERNAL): their classes may still be a type (``LambdaLR``).
+_NOT_PROJECT = frozenset(
+    {"torch", "torchvision", "torchaudio", "numpy", "scipy", "pandas", "sklearn", "PIL", "cv2", "tqdm"}
+    | {"matplotlib", "einops", "wandb", "tensorboardX"}
+)
+# Calls that hand back the object they are called on (a module's ``.to``)
+# or wrap it without changing which methods a caller reaches through it.
+_SAME_OBJECT = frozenset({"to", "cuda", "cpu", "eval", "train", "float", "half", "double", "requires_grad_"})
+_WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
+_OFF = frozenset({"no_grad", "inference_mode"})
+# nn.Module's own API: calling one of these on a model attribute is not a forward.
+_MODULE_API = frozenset(
+    {
+        "parameters",
+        "named_parameters",
+        "state_dict",
+        "load_state_dict",
+        "zero_grad",
+        "apply",
+        "modules",
+        "children",
+        "named_modules",
+        "buffers",
+        "register_buffer",
+        "register_forward_hook",
+        "add_module",
+        "step",
+        "backward",
+    }
+    | _SAME_OBJECT
+)
+
+
+@dataclass
+class ObjectTypes:
+    bound: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
+    sites: list[tuple[str, int, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=list)
+    escaped: list[str] = field(default_factory=list)
+    returns: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    params: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    init_attrs: list[tuple[str, str, str]] = field(default_factory=list)
+    receivers: list[tuple[str, str, str]] = field(default_factory=list)
+    # (method "Class.m", attribute, line, the attribute's constructors as
+    # spelled, joined by "|", or "" for an explicit ``.forward(``, the
+    # attribute's method called: "" for the call itself)
+    forwards: list[tuple[str, str, int, str, str]] = field(default_factory=list)
+    self_forwards: list[str] = field(default_factory=list)
+    bases: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        # dataclasses.asdict's shape (tuples stay tuples; json writes them as lists)
+        return {name: list(getattr(self, name)) for name in self.__dataclass_fields__}
+
+    @classmethod
+    def from_json(cls, data: dict) -> ObjectTypes:
+        def strs(xs) -> tuple[str, ...]:
+            return tuple(str(x) for x in xs)
+
+        return cls(
+            bound=[(str(s), str(n), strs(t)) for s, n, t in data.get("bound", ())],
+            sites=[
+                (str(c), int(ln), tuple((str(k), strs(t)) for k, t in args)) for c, ln, args in data.get("sites", ())
+            ],
+            escaped=[str(e) for e in data.get("escaped", ())],
+            returns=[(str(f), strs(t)) for f, t in data.get("returns", ())],
+            params=[(str(f), strs(p)) for f, p in data.get("params", ())],
+            init_attrs=[(str(c), str(a), str(p)) for c, a, p in data.get("init_attrs", ())],
+            receivers=[(str(s), str(r), str(m)) for s, r, m in data.get("receivers", ())],
+            forwards=[(str(m), str(a), int(ln), str(c), str(v)) for m, a, ln, c, v in data.get("forwards", ())],
+            self_forwards=[str(m) for m in data.get("self_forwards", ())],
+            bases=[(str(c), strs(b)) for c, b in data.get("bases", ())],
+        )
+
+
+def object_types(tree: ast.Module, bindings: dict[str, str], has_star: bool) -> ObjectTypes:
+    """The module's object-type facts (see the module docstring)."""
+    return _Types(tree, bindings, has_star).out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _is_off_context(expr: ast.AST) -> bool:
+    if isinstance(expr, ast.Call):
+        expr = expr.func
+    name = _dotted(expr) or ""
+    return name.rpartition(".")[2] in _OFF
+
+
+def _version_test(test: ast.AST) -> bool:
+    """``if torch.__version__.startswith('0.4'):``: a branch taken on some
+    torch versions only."""
+    return any(isinstance(n, ast.Attribute) and n.attr == "__version__" for n in nodes(test))
+
+
+class _Types:
+    def __init__(self, tree: ast.Module, bindings: dict[str, str], has_star: bool) -> None:
+        self.bindings = bindings
+        self.has_star = has_star
+        self.defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        self.out = ObjectTypes()
+        self._called: set[int] = set()  # ids of Name nodes that are a call's callee
+        self._escaped: set[str] = set()
+        self._scope("", tree.body, {}, None, ())
+        self.out.escaped = sorted(self._escaped)
+
+    # -- spellings -----------------------------------------------------------
+    def spell(self, func: ast.AST, local: dict[str, str]) -> str | None:
+        """The callee as this module spells it after its imports; None for a
+        name it cannot place (a builtin, a local variable, the stdlib)."""
+        name = _dotted(func)
+        if name is None:
+            return None
+        head, _, tail = name.partition(".")
+        rest = f".{tail}" if tail else ""
+        if head in local:
+            target = local[head]
+        elif head in self.defs:
+            return f":{name}" if not tail else None
+        elif head in self.bindings:
+            target = self.bindings[head]
+        elif self.has_star and not tail:
+            return f"*{name}"
+        else:
+            return None
+        if target.split(".")[0] in _STDLIB:
+            return None
+        return target + rest
+
+    # -- scopes --------------------------------------------------------------
+    def _scope(
+        self,
+        name: str,
+        body: list[ast.stmt],
+        local: dict[str, str],
+        cls: ast.ClassDef | None,
+        params: tuple[str, ...],
+    ) -> None:
+        """One function (or the module): its typed names, call sites,
+        receivers; nested functions and classes get scopes of their own."""
+        local = dict(local)
+        stores: dict[str, list[ast.AST | None]] = {p: [None] for p in params}
+        calls: list[ast.Call] = []
+        nested: list[ast.AST] = []
+        todo: list[ast.AST] = list(body)
+        while todo:
+            node = todo.pop()
+            kind = node.__class__
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                nested.append(node)
+                stores.setdefault(node.name, []).append(None)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.Lambda:
+                continue
+            if kind is ast.Import or kind is ast.ImportFrom:
+                self._local_import(node, local)  # type: ignore[arg-type]
+                continue
+            if kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):  # type: ignore[attr-defined]
+                stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
+                todo.append(node.value)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.Name:
+                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                    stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
+                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
+                    self._escaped.add(node.id)  # type: ignore[attr-defined]
+                continue
+            if kind in (ast.Global, ast.Nonlocal):
+                for n in node.names:  # type: ignore[attr-defined]
+                    stores.setdefault(n, []).append(None)
+                continue
+            if kind is ast.Call:
+                calls.append(node)  # type: ignore[arg-type]
+                if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
+                    self._called.add(id(node.func))  # type: ignore[attr-defined]
+            todo.extend(ast.iter_child_nodes(node))
+        typed: dict[str, tuple[str, ...]] = {}
+        # Names bound only to typed values, to a fixed point over chains of
+        # names (``model = net`` after ``net = Net()``): at most one pass per name.
+        pending = {n: vs for n, vs in stores.items() if n not in params and all(v is not None for v in vs)}
+        changed = True
+        while changed and pending:
+            changed = False
+            for n in list(pending):
+                types: set[str] = set()
+                ok = True
+                for v in pending[n]:
+                    t = self.type_of(v, local, typed)  # type: ignore[arg-type]
+                    if t is None:
+                        ok = False
+                        break
+                    types.update(t)
+                if ok:
+                    typed[n] = tuple(sorted(types))
+                    del pending[n]
+                    changed = True
+        for n, t in sorted(typed.items()):
+            self.out.bound.append((name, n, t))
+        may_type = set(typed) | {p for p in params if len(stores.get(p, ())) == 1}
+        for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
+            self._site(call, local, typed)
+            func = call.func
+            if isinstance(func, ast.Attribute):
+                recv = _dotted(func.value)
+                if recv is None:
+                    continue
+                if recv in may_type or (cls is not None and recv.startswith("self.") and recv.count(".") == 1):
+                    entry = (name, recv, func.attr)
+                    if entry not in self.out.receivers:
+                        self.out.receivers.append(entry)
+        for node in sorted(nested, key=lambda n: n.lineno):  # type: ignore[attr-defined]
+            if isinstance(node, ast.ClassDef):
+                self._class(node, name, local)
+            else:
+                self._function(node, name, local, None)  # type: ignore[arg-type]
+
+    def _local_import(self, node: ast.Import | ast.ImportFrom, local: dict[str, str]) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
+            return
+        base = "." * node.level + (node.module or "")
+        for alias in node.names:
+            if alias.name != "*":
+                sep = "" if base.endswith(".") or not base else "."
+                local[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
+
+    def type_of(
+        self, value: ast.AST, local: dict[str, str], typed: dict[str, tuple[str, ...]]
+    ) -> tuple[str, ...] | None:
+        """The types ``value`` may hold, as spelled: a call of a project
+        name or of a class, through ``.to(...)``-style calls and parallel
+        wrappers; a typed name; None when unknown."""
+        for _ in range(8):
+            if isinstance(value, ast.Name):
+                return typed.get(value.id)
+            if not isinstance(value, ast.Call):
+                return None
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in _SAME_OBJECT:
+                value = func.value
+                continue
+            if isinstance(func, (ast.Name, ast.Attribute)) and (_dotted(func) or "").rpartition(".")[2] in _WRAPPERS:
+                if not value.args:
+                    return None
+                value = value.args[0]
+                continue
+            spelled = self.spell(func, local)
+            return (spelled,) if spelled is not None else None
+        return None
+
+    def _site(self, call: ast.Call, local: dict[str, str], typed: dict[str, tuple[str, ...]]) -> None:
+        spelled = self.spell(call.func, local)
+        if spelled is None or spelled.split(".")[0] in _NOT_PROJECT:
+            return
+        args = []
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            t = self.type_of(arg, local, typed)
+            if t is not None:
+                args.append((str(i), t))
+        for kw in call.keywords:
+            if kw.arg is not None:
+                t = self.type_of(kw.value, local, typed)
+                if t is not None:
+                    args.append((kw.arg, t))
+        self.out.sites.append((spelled, call.lineno, tuple(args)))
+
+    def _function(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, outer: str, local: dict[str, str], cls: ast.ClassDef | None
+    ) -> None:
+        name = f"{outer}.{node.name}" if outer else node.name
+        a = node.args
+        params = [p.arg for p in a.posonlyargs + a.args]
+        if cls is not None and params and not any(_dotted(d) == "staticmethod" for d in node.decorator_list):
+            params = params[1:]
+        all_params = tuple(params) + tuple(p.arg for p in a.kwonlyargs)
+        self.out.params.append((name, all_params))
+        if cls is None and not outer:
+            self._returns(node, name, local)
+        self._scope(name, node.body, local, cls, all_params)
+
+    def _returns(self, node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, local: dict[str, str]) -> None:
+        """A factory: every ``return`` hands back a typed value (a call of a
+        class or of another factory, or a name bound only to such calls)."""
+        local = dict(local)
+        stores: dict[str, list[ast.AST | None]] = {}
+        returns: list[ast.AST | None] = []
+        todo: list[ast.AST] = list(node.body)
+        while todo:
+            sub = todo.pop()
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                self._local_import(sub, local)
+            elif isinstance(sub, (ast.Yield, ast.YieldFrom)):
+                return
+            elif isinstance(sub, ast.Return):
+                returns.append(sub.value)
+            elif isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+                stores.setdefault(sub.targets[0].id, []).append(sub.value)
+                continue
+            elif isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+                stores.setdefault(sub.id, []).append(None)
+            todo.extend(ast.iter_child_nodes(sub))
+        if not returns or any(r is None for r in returns):
+            return
+        typed: dict[str, tuple[str, ...]] = {}
+        for n, vs in stores.items():
+            types: set[str] = set()
+            for v in vs:
+                # ``model = DataParallel(model)``: the name's own earlier value
+                if (
+                    isinstance(v, ast.Call)
+                    and (_dotted(v.func) or "").rpartition(".")[2] in _WRAPPERS
+                    and v.args
+                    and isinstance(v.args[0], ast.Name)
+                    and v.args[0].id == n
+                ):
+                    continue
+                t = self.type_of(v, local, {}) if v is not None else None
+                if t is None:
+                    break
+                types.update(t)
+            else:
+                if types:
+                    typed[n] = tuple(sorted(types))
+        found: set[str] = set()
+        for r in returns:
+            t = self.type_of(r, local, typed)  # type: ignore[arg-type]
+            if t is None:
+                return
+            found.update(t)
+        self.out.returns.append((name, tuple(sorted(found))))
+
+    # -- classes -------------------------------------------------------------
+    def _class(self, node: ast.ClassDef, outer: str, local: dict[str, str]) -> None:
+        name = f"{outer}.{node.name}" if outer else node.name
+        bases = tuple(s for s in (self.spell(b, local) or _dotted(b) or "?" for b in node.bases))
+        self.out.bases.append((name, bases))
+        # One pass over each method: what each ``self.<attr>`` is assigned
+        # (a call's type, or None), and how often, in any method.
+        model_attrs: dict[str, list[str | None]] = {}
+        counts: dict[str, int] = {}
+        methods = [f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for fn in methods:
+            for sub in nodes(fn):
+                kind = sub.__class__
+                if kind is not ast.Assign and kind is not ast.AugAssign and kind is not ast.AnnAssign:
+                    continue
+                for target in sub.targets if kind is ast.Assign else [sub.target]:  # type: ignore[attr-defined]
+                    if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
+                        counts[target.attr] = counts.get(target.attr, 0) + 1
+                        if kind is ast.Assign:
+                            t = self.type_of(sub.value, local, {})  # type: ignore[attr-defined]
+                            model_attrs.setdefault(target.attr, []).append("|".join(t) if t is not None else None)
+        for fn in methods:
+            if fn.name == "__init__":
+                self._init_attrs(name, fn, counts)
+            self._function(fn, name, local, node)
+            if fn.name not in ("__init__", "forward"):
+                self._forwards(name, fn, model_attrs)
+
+    def _init_attrs(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, counts: dict[str, int]) -> None:
+        """``self.<attr> = <param>`` in ``__init__``'s own body, the only
+        assignment of that attribute in the class."""
+        params = {p.arg for p in fn.args.args[1:] + fn.args.kwonlyargs}
+        for stmt in fn.body:
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Attribute)
+                and _dotted(stmt.targets[0].value) == "self"
+                and isinstance(stmt.value, ast.Name)
+                and stmt.value.id in params
+                and counts.get(stmt.targets[0].attr) == 1
+            ):
+                self.out.init_attrs.append((cls, stmt.targets[0].attr, stmt.value.id))
+
+    def _forwards(
+        self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: dict[str, list[str | None]]
+    ) -> None:
+        """``fn`` runs a model attribute's forward with grad on, and none
+        under ``no_grad`` but on a torch-version branch."""
+        if any(_is_off_context(d) for d in fn.decorator_list):
+            return
+        name = f"{cls}.{fn.name}"
+        on: list[tuple[str, int, str, str]] = []
+        off = False
+        own = False
+
+        def visit(node: ast.AST, grad_off: bool, guarded: bool) -> None:
+            nonlocal off, own
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                return
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                inner = grad_off or any(_is_off_context(i.context_expr) for i in node.items)
+                for stmt in node.body:
+                    visit(stmt, inner, guarded)
+                return
+            if isinstance(node, ast.If) and _version_test(node.test):
+                for stmt in node.body + node.orelse:
+                    visit(stmt, grad_off, True)
+                return
+            if isinstance(node, ast.Call):
+                found = self._forward_call(node, attrs)
+                if found is not None:
+                    if not grad_off:
+                        on.append((found[0], node.lineno, found[1], found[2]))
+                    elif not guarded:
+                        off = True
+                func = _dotted(node.func)
+                if func in ("self", "self.forward"):
+                    own = True
+            for child in ast.iter_child_nodes(node):
+                visit(child, grad_off, guarded)
+
+        for stmt in fn.body:
+            visit(stmt, False, False)
+        if own:
+            self.out.self_forwards.append(name)
+        if on and not off:
+            attr, line, ctor, via = on[-1]  # the last: after any guarded branch, the one that runs
+            self.out.forwards.append((name, attr, line, ctor, via))
+
+    @staticmethod
+    def _forward_call(call: ast.Call, attrs: dict[str, list[str | None]]) -> tuple[str, str, str] | None:
+        """(attribute, its constructor or "", the method called or "") for
+        ``self.X(...)``, ``self.X.forward(...)`` or ``self.X.m(...)`` on a
+        model attribute; None for any other call."""
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        if _dotted(func.value) == "self":
+            ctors = attrs.get(func.attr, [])
+            if ctors and None not in ctors:
+                return func.attr, "|".join(sorted(set(ctors))), ""  # type: ignore[arg-type]
+            return None
+        recv = func.value
+        if isinstance(recv, ast.Attribute) and _dotted(recv.value) == "self":
+            if func.attr == "forward":
+                return recv.attr, "", ""
+            ctors = attrs.get(recv.attr, [])
+            if func.attr not in _MODULE_API and ctors and None not in ctors:
+                return recv.attr, "|".join(sorted(set(ctors))), func.attr  # type: ignore[arg-type]
+        return None

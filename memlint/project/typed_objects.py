@@ -1,0 +1,276 @@
+"""Types from call sites, joined across the project (index side).
+
+``object_types.py`` records, per module, spellings only: which names hold
+the result of which call, every call of a project function with the typed
+arguments it passes, the factories' returns, the methods that run a model
+attribute's forward with grad on. Here they are resolved in the project:
+
+- a parameter is typed when every call site of its function, in any
+  module, passes an argument of known type for it (and the function is
+  never handed out as a value): the union of those types;
+- ``self.<attr>`` set from an ``__init__`` parameter has that parameter's
+  type over every construction site of the class;
+- a factory's result is what each of its ``return`` s builds ("one of"
+  several classes, through other factories, up to ``_MAX_HOPS``).
+
+Precision first: an untyped site, an unresolved spelling, a class we cannot
+read makes the whole answer unknown. Every module read counts as a
+dependency of the view (``ProjectIndex._note_read``, via ``summary``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memlint.project.object_types import ObjectTypes
+
+# ``index``: the ProjectIndex (index.py imports this module, so no import back).
+ProjectIndex = Any
+
+_MAX_HOPS = 4
+# A base class that defines none of a project class's methods.
+_EMPTY_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "torch.nn.modules.module.Module"})
+YES, NO, ABSENT = "yes", "no", "absent"
+
+
+class TypedObjects:
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self._sites: dict[str, list[tuple[str, tuple]]] | None = None  # last name -> (file, site)
+
+    # -- reading -------------------------------------------------------------
+    def objects(self, path: str) -> ObjectTypes | None:
+        summary = self.index.full_summary(path)
+        if summary is None:  # no training word: what it binds, read once (index.summary)
+            summary = self.index.summary(path)
+        return summary.objects if summary is not None else None
+
+    def qualify(self, spelling: str, path: str, hops: int = 0) -> tuple[str, ...] | None:
+        """The types a value spelled ``spelling`` in ``path`` may hold:
+        ``file\\0Class`` for a project class, the dotted name for an
+        installed one; None when unknown."""
+        if hops > _MAX_HOPS:
+            return None
+        if spelling.startswith(":"):
+            found: tuple[str, str] | None = (path, spelling[1:])
+        elif spelling.startswith("*"):
+            exports: dict[str, tuple[str, str]] = {}
+            for source in self.index._star_sources(path):
+                exports.update(self.index._exports(source))
+            kind, where = exports.get(spelling[1:], ("", ""))
+            found = (where, spelling[1:]) if kind == "define" else None
+            if found is None:
+                return None
+        else:
+            found = self.index.resolve(spelling, path)
+            if found is None:
+                if spelling.startswith(".") or not spelling.rpartition(".")[2][:1].isupper():
+                    return None
+                return (spelling,)  # an installed class (``torch.optim.lr_scheduler.LambdaLR``)
+        if found is None or not found[1]:
+            return None
+        objects = self.objects(found[0])
+        if objects is None:
+            return None
+        name = found[1]
+        if any(c == name for c, _ in objects.bases):
+            return (f"{found[0]}\0{name}",)
+        for fn, returns in objects.returns:
+            if fn == name:
+                out: set[str] = set()
+                for r in returns:
+                    t = self.qualify(r, found[0], hops + 1)
+                    if t is None:
+                        return None
+                    out.update(t)
+                return tuple(sorted(out))
+        return None
+
+    def _all_sites(self) -> dict[str, list[tuple[str, tuple]]]:
+        """Every recorded call site of the project, by the last name it
+        spells; built once per index (linear in the project)."""
+        if self._sites is None:
+            self._sites = {}
+            for path, data in self.index.summaries.items():
+                if data is None:
+                    continue
+                if isinstance(data, dict):
+                    raw = (data.get("objects") or {}).get("sites", ())
+                    sites = [(str(c), int(ln), tuple((str(k), tuple(t)) for k, t in args)) for c, ln, args in raw]
+                else:
+                    sites = data.objects.sites if data.objects is not None else []
+                for site in sites:
+                    last = site[0].rpartition(".")[2].lstrip(":*")
+                    self._sites.setdefault(last, []).append((path, site))
+        return self._sites
+
+    def param_types(self, path: str, function: str, param: str) -> tuple[str, ...] | None:
+        """The types every call site in the project passes for ``param`` of
+        ``function`` (a module-level function, or ``Class.__init__``: its
+        construction sites) in ``path``."""
+        objects = self.objects(path)
+        if objects is None:
+            return None
+        callee = function[: -len(".__init__")] if function.endswith(".__init__") else function
+        if "." in callee or callee in objects.escaped:
+            return None
+        params = next((p for f, p in objects.params if f == function), None)
+        if params is None or param not in params:
+            return None
+        position = params.index(param)
+        found: set[str] = set()
+        seen = False
+        for where, (spelling, _line, args) in self._all_sites().get(callee, ()):
+            if where == path:
+                if spelling != f":{callee}":
+                    continue
+            else:
+                if spelling.startswith(":"):
+                    continue
+                target = self._target(spelling, where)
+                if target != (path, callee):
+                    continue
+                self.index._note_read(where)
+            seen = True
+            types = next((t for k, t in args if k == param or k == str(position)), None)
+            if types is None:
+                return None
+            for spelled in types:
+                q = self.qualify(spelled, where)
+                if q is None:
+                    return None
+                found.update(q)
+        return tuple(sorted(found)) if seen and found else None
+
+    def _target(self, spelling: str, where: str) -> tuple[str, str] | None:
+        if spelling.startswith("*"):
+            exports: dict[str, tuple[str, str]] = {}
+            for source in self.index._star_sources(where):
+                exports.update(self.index._exports(source))
+            kind, defining = exports.get(spelling[1:], ("", ""))
+            return (defining, spelling[1:]) if kind == "define" else None
+        return self.index.resolve(spelling, where)
+
+    def receiver_types(self, path: str, scope: str, receiver: str) -> tuple[str, ...] | None:
+        """The types ``receiver`` (a name, or ``self.<attr>``) holds in
+        ``scope`` ("" for the module, ``f``, ``Class.method``) of ``path``."""
+        objects = self.objects(path)
+        if objects is None:
+            return None
+        if receiver.startswith("self."):
+            cls, _, _method = scope.rpartition(".")
+            attr = receiver[len("self.") :]
+            for c, a, p in objects.init_attrs:
+                if c == cls and a == attr:
+                    return self.param_types(path, f"{cls}.__init__", p)
+            return None
+        for s, n, spelled in objects.bound:
+            if s == scope and n == receiver:
+                out: set[str] = set()
+                for sp in spelled:
+                    q = self.qualify(sp, path)
+                    if q is None:
+                        return None
+                    out.update(q)
+                return tuple(sorted(out))
+        return self.param_types(path, scope, receiver)
+
+    # -- methods -------------------------------------------------------------
+    def forward_of(self, typ: str, method: str, hops: int = 0) -> tuple[str, str] | None:
+        """(YES, "Class.m runs the attr with autograd on, file:line"), (NO, "")
+        for a method that runs none that way, (ABSENT, "") for a class that
+        does not have it; None when we cannot tell."""
+        if "\0" not in typ or hops > _MAX_HOPS:
+            return None
+        path, cls = typ.split("\0")
+        objects = self.objects(path)
+        if objects is None:
+            return None
+        summary = self.index.full_summary(path)
+        name = f"{cls}.{method}"
+        for m, attr, line, ctor, via in objects.forwards:
+            if m != name:
+                continue
+            facts = next((f for f in summary.functions if f.name == name), None) if summary is not None else None
+            if facts is not None and (facts.backprops or facts.steps or facts.grad == "off"):
+                return (NO, "")
+            if ctor and not all(self._model_class(c, path, via) for c in ctor.split("|")):
+                return None
+            where = f"{self.index.modules.display(path)}:{line}"
+            return (YES, f"{name} runs the {attr} with autograd on, {where}")
+        if any(f == name for f, _ in objects.params):
+            return (NO, "")
+        bases = next((b for c, b in objects.bases if c == cls), None)
+        if bases is None:
+            return None
+        for base in bases:
+            if base.rpartition(".")[2] in ("object", "Module") or base in _EMPTY_BASES:
+                continue
+            q = self.qualify(base, path) if not base.startswith(":") else (f"{path}\0{base[1:]}",)
+            if q is None or len(q) != 1:
+                return None
+            found = self.forward_of(q[0], method, hops + 1)
+            if found is None or found[0] != ABSENT:
+                return found
+        return (ABSENT, "")
+
+    def _model_class(self, ctor: str, path: str, via: str) -> bool:
+        """``ctor`` (as ``path`` spells it) builds a project ``nn.Module``;
+        with ``via``, one whose method ``via`` runs its own forward."""
+        q = self.qualify(ctor, path)
+        if q is None or len(q) != 1 or "\0" not in q[0]:
+            return False
+        where, cls = q[0].split("\0")
+        summary = self.index.full_summary(where)
+        if summary is None or cls not in summary.model_classes:
+            return False
+        if not via:
+            return True
+        objects = summary.objects
+        return objects is not None and f"{cls}.{via}" in objects.self_forwards
+
+    def method_forward(self, types: tuple[str, ...], method: str) -> str | None:
+        """The message part naming the callee when the method runs a model
+        forward with grad on for every type that has it; None otherwise."""
+        found = None
+        for typ in types:
+            answer = self.forward_of(typ, method)
+            if answer is None or answer[0] == NO:
+                return None
+            if answer[0] == YES and found is None:
+                found = answer[1]
+        return found
+
+
+def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple]:
+    """The view's ``object_forwards`` (scope, receiver, method, message) and
+    ``object_types`` (scope, receiver, types: installed classes by dotted
+    name, project classes as ``file:Class``; receivers of ``.step()``) of
+    ``path``."""
+    typed = index.typed_objects()
+    objects = typed.objects(path)
+    if objects is None or not objects.receivers:
+        return (), ()
+    forwards = []
+    types_out = []
+    seen: dict[tuple[str, str], tuple[str, ...] | None] = {}
+    for scope, receiver, method in objects.receivers:
+        key = (scope, receiver)
+        if key not in seen:
+            seen[key] = typed.receiver_types(path, scope, receiver)
+            types = seen[key]
+            # Kept in the view only for what a rule asks (MEM802: the object
+            # a ``.step()`` goes to), so a view holds no more than it needs.
+            if types is not None and method == "step":
+                shown = tuple(
+                    f"{index.modules.display(t.split(chr(0))[0])}:{t.split(chr(0))[1]}" if "\0" in t else t
+                    for t in types
+                )
+                types_out.append((scope, receiver, shown))
+        types = seen[key]
+        if types is None:
+            continue
+        message = typed.method_forward(types, method)
+        if message is not None:
+            forwards.append((scope, receiver, method, message))
+    return tuple(forwards), tuple(types_out)
