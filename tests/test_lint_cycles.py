@@ -193,7 +193,8 @@ def test_release_drops_the_analyses_and_they_are_recomputed_on_demand() -> None:
     first = facts.history
     assert facts.names is first.names
     facts.release()
-    assert set(vars(facts)) == {"wrapper", "module", "project"}  # the project view is input, not an analysis
+    # The project view and the caller's ast tree are input, not analyses.
+    assert set(vars(facts)) == {"wrapper", "module", "project", "python_tree"}
     assert facts.history is not first  # asked again: built again, on the same tree
     assert facts.module is facts.wrapper.module
 
