@@ -114,7 +114,7 @@ def _self_attr(target: ast.AST, this: str | None) -> bool:
 
 
 def _stored_plain(
-    move: ast.Call, method: ast.FunctionDef | ast.AsyncFunctionDef, fresh: set[str], bindings: Mapping[str, str]
+    move: ast.AST, method: ast.FunctionDef | ast.AsyncFunctionDef, fresh: set[str], bindings: Mapping[str, str]
 ) -> bool:
     """``move`` moves a tensor built here and is, through tensor methods and
     ``Variable``, the whole value of ``self.name = ...``."""
