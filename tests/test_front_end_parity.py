@@ -116,3 +116,27 @@ def test_the_live_views_are_those_of_the_project_on_disk():
         index._MEMO.clear()  # view_from_disk's memo keeps summaries across calls
         path = str(PROJECT / name)
         assert workspace.view(path) == index.view_from_disk(path), name
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit: a module that switches solver.G but spells none of solver.py's names (it gets the"
+    " Solver from a factory) is read by the CLI on the tree (it has a training word: its summary is known)"
+    " but not by a view from disk, which reads only the modules spelling the viewed module's names: the CLI on"
+    " one file, flake8 and the server report MEM202 there. Reading every module spelling the attribute would"
+    " summarise most of a large project for flake8 and the server.",
+)
+def test_a_switch_from_a_module_that_spells_no_name_of_the_viewed_one(tmp_path):
+    import shutil
+
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECT, project)
+    (project / "factory.py").write_text(
+        "from solver import Solver\n\n\ndef make_solver():\n    return Solver(loader=[])\n"
+    )
+    (project / "main.py").write_text(
+        "import torch\nfrom factory import make_solver\n\nsolver = make_solver()\nsolver.G.eval()\nsolver.test()\n"
+    )
+    tree = [f for f in _cli(str(project)) if f[0] == "solver.py"]
+    one = [f for f in _cli(str(project / "solver.py")) if f[0] == "solver.py"]
+    assert tree == one == []
