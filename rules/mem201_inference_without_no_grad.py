@@ -41,7 +41,12 @@ class InferenceWithoutNoGrad(Rule):
     backpropagates or reads gradients. A loop over data in a function that
     says nothing of evaluation is reported when every caller in the module
     has put its model in eval mode and the function hands back no graph
-    (`extract_feature(model, loader)` after `model.eval()`). A loop shared
+    (`extract_feature(model, loader)` after `model.eval()`). The forward may
+    sit in a function of this module the loop calls per step, a sibling
+    method (`self._process_one_batch(x)`) or a per-image helper
+    (`inference(net, image)`): it counts when that function runs a model
+    with grad on outside loops of its own, even if what it returns has lost
+    its history (`.numpy()`). A loop shared
     by training and evaluation (`iteration(epoch, loader, train=True)`,
     every backward and step under `if train:`, or under a negated flag,
     `if not cross_valid:`) is reported where it is
@@ -483,11 +488,40 @@ class InferenceWithoutNoGrad(Rule):
         calls = self.facts.calls
         loops = self.facts.loops
         for call in calls.calls_in.get(info.scope, ()):
-            if calls.resolve(call) is not None and info.contains(loops.pos(call)):
+            callee = calls.resolve(call)
+            if callee is not None and info.contains(loops.pos(call)):
                 v = history.value(call)
                 if v is not None and v.h is H.YES:
                     return True
+                if self._helper_forwards(call, callee):
+                    return True
         return False
+
+    def _helper_forwards(self, call: cst.Call, callee: cst.FunctionDef) -> bool:
+        """``self._process_one_batch(x)`` or ``inference(net, image)`` called
+        per step: a function of this module (a sibling method, one inherited
+        from a class defined here) whose own body runs a model with autograd
+        on. What it hands back may have lost its history on the way
+        (``.numpy()``, an opaque ``inverse_transform``), yet the graph was
+        built for every step. The loop's own facts (it trains nothing, needs
+        no grad) already cover the callee's. Only forwards outside the
+        callee's own loops count: a helper with a batch loop of its own
+        (``extract_feature(model, loader)``) is judged, and reported, there."""
+        facts = self.facts
+        grad = facts.grad_mode
+        if grad.mode_at(call) is not GradMode.ENABLED or grad.local_mode(call) is GradMode.ENABLED:
+            return False
+        loops = facts.loops
+        body = loops.scope_facts(callee)
+        if body is None or not body.model_calls or loops.serves_forward(callee):
+            return False
+        history = facts.history
+        return any(
+            (history.value(c) or _NONE).h is H.YES
+            and grad.local_mode(c) is not GradMode.DISABLED
+            and loops.loop_of(c) is None
+            for c in body.model_calls
+        )
 
     def _mc_dropout(self, info) -> bool:
         """Monte-Carlo dropout or BN recalibration: the model is put in train
@@ -1296,6 +1330,45 @@ for epoch in range(100):
 """,
             "a baseline forward before the script trains: training later may need grad (cannot tell)",
         ),
+        Valid(
+            """\
+import torch
+class Experiment:
+    def __init__(self, model):
+        self.model = model
+
+    def vali(self, loader, criterion):
+        self.model.eval()
+        losses = []
+        for x, y in loader:
+            pred = self._one_batch(x)
+            losses.append(criterion(pred, y).item())
+        self.model.train()
+        return sum(losses) / len(losses)
+
+    def _one_batch(self, x):
+        with torch.no_grad():
+            out = self.model(x.float())
+        return self.scaler.inverse_transform(out)
+""",
+            "the sibling method the loop calls per step runs the model under no_grad itself",
+        ),
+        Valid(
+            """\
+import torch
+def predict_one(net, image):
+    image = torch.from_numpy(image).unsqueeze(0).requires_grad_(True)
+    net(image).max().backward()
+    return image.grad.abs().numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    for path in paths:
+        save(path, predict_one(net, read_image(path)))
+""",
+            "the per-image helper backpropagates to its input (a saliency map): it needs the graph",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1987,6 +2060,76 @@ model.eval()
 with torch.no_grad():
     y_pred = model(X_test)
 print((y_pred.argmax(1) == y_test).float().mean())
+""",
+        ),
+        Invalid(
+            """\
+import torch
+class Experiment:
+    def __init__(self, model, scaler):
+        self.model = model
+        self.scaler = scaler
+
+    def vali(self, loader, criterion):
+        self.model.eval()
+        losses = []
+        for x, y in loader:
+            pred = self._one_batch(x)
+            losses.append(criterion(pred.detach(), y).item())
+        self.model.train()
+        return sum(losses) / len(losses)
+
+    def _one_batch(self, x):
+        out = self.model(x.float())
+        return self.scaler.inverse_transform(out)
+""",
+            """\
+import torch
+class Experiment:
+    def __init__(self, model, scaler):
+        self.model = model
+        self.scaler = scaler
+
+    def vali(self, loader, criterion):
+        self.model.eval()
+        losses = []
+        with torch.no_grad():
+            for x, y in loader:
+                pred = self._one_batch(x)
+                losses.append(criterion(pred.detach(), y).item())
+        self.model.train()
+        return sum(losses) / len(losses)
+
+    def _one_batch(self, x):
+        out = self.model(x.float())
+        return self.scaler.inverse_transform(out)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def predict_one(net, image):
+    pred = net(torch.from_numpy(image).unsqueeze(0))
+    return pred.squeeze().cpu().data.numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    for path in paths:
+        save(path, predict_one(net, read_image(path)))
+""",
+            """\
+import torch
+def predict_one(net, image):
+    pred = net(torch.from_numpy(image).unsqueeze(0))
+    return pred.squeeze().cpu().data.numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    with torch.no_grad():
+        for path in paths:
+            save(path, predict_one(net, read_image(path)))
 """,
         ),
     ]
