@@ -94,7 +94,7 @@ class SchedulerBeforeOptimizerStep(Rule):
     optimizer steps after that branch, it is reported without a fix.
     Left alone: home-made scheduler classes (which may set the rate for the
     coming step; a subclass of a torch scheduler that keeps torch's `step()`
-    is a torch scheduler), schedulers stepped after an inner loop that steps the
+    is a torch scheduler, in this module or another of the project), schedulers stepped after an inner loop that steps the
     optimizer, under a condition that skips the first iteration
     (`if epoch > 0:`), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
