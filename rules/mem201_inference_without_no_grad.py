@@ -46,7 +46,8 @@ class InferenceWithoutNoGrad(Rule):
     method (`self._process_one_batch(x)`) or a per-image helper
     (`inference(net, image)`): it counts when that function runs a model
     with grad on outside loops of its own, even if what it returns has lost
-    its history (`.numpy()`). A loop shared
+    its history (`.numpy()`). A helper named for evaluation that hands back
+    no graph is reported, and decorated, itself; otherwise the loop is. A loop shared
     by training and evaluation (`iteration(epoch, loader, train=True)`,
     every backward and step under `if train:`, or under a negated flag,
     `if not cross_valid:`) is reported where it is
@@ -367,6 +368,14 @@ class InferenceWithoutNoGrad(Rule):
             return
         if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
             return  # a unit test of the model, not an evaluation
+        helper = self._evaluating_helper(info) if through is None else None
+        if helper is not None:
+            # ``inference(net, image)`` per image: the helper is the
+            # evaluation, so it is what gets ``@torch.no_grad()``.
+            if id(helper) not in self._decorated:
+                self._decorated.add(id(helper))
+                self.report(helper, message=self._with_callers(self.message, helper), fix=self._decorator_fix(helper))
+            return
         if (
             isinstance(scope, cst.FunctionDef)
             and loops.eval_named(scope)
@@ -496,6 +505,31 @@ class InferenceWithoutNoGrad(Rule):
                 if self._helper_forwards(call, callee):
                     return True
         return False
+
+    def _evaluating_helper(self, info) -> cst.FunctionDef | None:
+        """The one function of this module the loop calls per step that runs
+        the loop's only forwards (``_helper_forwards``), when it is named for
+        evaluation (``inference``, ``predict_one``), escapes nowhere and
+        hands back no graph: decorating it cannot take a graph from any
+        caller, here or in another module."""
+        history = self.facts.history
+        if any((history.value(c) or _NONE).h is H.YES for c in info.model_calls):
+            return None  # the loop runs a model itself
+        calls = self.facts.calls
+        loops = self.facts.loops
+        found = {
+            callee
+            for call in calls.calls_in.get(info.scope, ())
+            if (callee := calls.resolve(call)) is not None
+            and info.contains(loops.pos(call))
+            and self._helper_forwards(call, callee)
+        }
+        if len(found) != 1:
+            return None
+        helper = found.pop()
+        if not loops.eval_named(helper) or helper in calls.escapes or loops.scope_loops(helper):
+            return None
+        return helper if history.returns(helper).h is H.NO else None
 
     def _helper_forwards(self, call: cst.Call, callee: cst.FunctionDef) -> bool:
         """``self._process_one_batch(x)`` or ``inference(net, image)`` called
@@ -2120,7 +2154,34 @@ def main(paths):
 """,
             """\
 import torch
+@torch.no_grad()
 def predict_one(net, image):
+    pred = net(torch.from_numpy(image).unsqueeze(0))
+    return pred.squeeze().cpu().data.numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    for path in paths:
+        save(path, predict_one(net, read_image(path)))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def run_net(net, image):
+    pred = net(torch.from_numpy(image).unsqueeze(0))
+    return pred.squeeze().cpu().data.numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    for path in paths:
+        save(path, run_net(net, read_image(path)))
+""",
+            """\
+import torch
+def run_net(net, image):
     pred = net(torch.from_numpy(image).unsqueeze(0))
     return pred.squeeze().cpu().data.numpy()
 def main(paths):
@@ -2129,7 +2190,7 @@ def main(paths):
     net.eval()
     with torch.no_grad():
         for path in paths:
-            save(path, predict_one(net, read_image(path)))
+            save(path, run_net(net, read_image(path)))
 """,
         ),
     ]
