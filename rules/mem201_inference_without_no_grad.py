@@ -527,7 +527,7 @@ class InferenceWithoutNoGrad(Rule):
         if len(found) != 1:
             return None
         helper = found.pop()
-        if not loops.eval_named(helper) or helper in calls.escapes or loops.scope_loops(helper):
+        if not loops.eval_named(helper) or helper in calls.escapes:
             return None
         return helper if history.returns(helper).h is H.NO else None
 
@@ -538,22 +538,21 @@ class InferenceWithoutNoGrad(Rule):
         on. What it hands back may have lost its history on the way
         (``.numpy()``, an opaque ``inverse_transform``), yet the graph was
         built for every step. The loop's own facts (it trains nothing, needs
-        no grad) already cover the callee's. Only forwards outside the
-        callee's own loops count: a helper with a batch loop of its own
-        (``extract_feature(model, loader)``) is judged, and reported, there."""
+        no grad) already cover the callee's. Only a callee with no loop of
+        its own counts: one that loops (``extract_feature(model, loader)``,
+        an ``edit()`` whose inner evaluation loops are reported) is judged,
+        and reported, there."""
         facts = self.facts
         grad = facts.grad_mode
         if grad.mode_at(call) is not GradMode.ENABLED or grad.local_mode(call) is GradMode.ENABLED:
             return False
         loops = facts.loops
         body = loops.scope_facts(callee)
-        if body is None or not body.model_calls or loops.serves_forward(callee):
+        if body is None or not body.model_calls or body.loops or loops.serves_forward(callee):
             return False
         history = facts.history
         return any(
-            (history.value(c) or _NONE).h is H.YES
-            and grad.local_mode(c) is not GradMode.DISABLED
-            and loops.loop_of(c) is None
+            (history.value(c) or _NONE).h is H.YES and grad.local_mode(c) is not GradMode.DISABLED
             for c in body.model_calls
         )
 
