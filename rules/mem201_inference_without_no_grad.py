@@ -509,9 +509,10 @@ class InferenceWithoutNoGrad(Rule):
     def _evaluating_helper(self, info) -> cst.FunctionDef | None:
         """The one function of this module the loop calls per step that runs
         the loop's only forwards (``_helper_forwards``), when it is named for
-        evaluation (``inference``, ``predict_one``), escapes nowhere and
-        hands back no graph: decorating it cannot take a graph from any
-        caller, here or in another module."""
+        evaluation (``inference``, ``predict_one``), is not a method, escapes
+        nowhere, hands back no graph and is only called from evaluation
+        loops (and by no caller elsewhere that backpropagates): decorating it
+        takes a graph from nobody."""
         history = self.facts.history
         if any((history.value(c) or _NONE).h is H.YES for c in info.model_calls):
             return None  # the loop runs a model itself
@@ -527,9 +528,19 @@ class InferenceWithoutNoGrad(Rule):
         if len(found) != 1:
             return None
         helper = found.pop()
-        if not loops.eval_named(helper) or helper in calls.escapes:
+        if not loops.eval_named(helper) or helper in calls.escapes or helper in calls.class_of:
+            return None  # a method's callers in other modules are not all known
+        if history.returns(helper).h is not H.NO:
             return None
-        return helper if history.returns(helper).h is H.NO else None
+        # Every call runs in an evaluation loop, here and elsewhere: a graph the
+        # helper leaves behind (``self.out = net(x)``) serves no backward.
+        for site in calls.call_sites.get(helper, ()):
+            around = loops.loop_of(site)
+            if around is None or around.role != "eval":
+                return None
+        if any(caller.backward for caller in self.facts.grad_mode.external_callers(helper)):
+            return None
+        return helper
 
     def _helper_forwards(self, call: cst.Call, callee: cst.FunctionDef) -> bool:
         """``self._process_one_batch(x)`` or ``inference(net, image)`` called
@@ -2190,6 +2201,39 @@ def main(paths):
     with torch.no_grad():
         for path in paths:
             save(path, run_net(net, read_image(path)))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def predict_one(net, image):
+    net.last = net(image)
+    return net.last.argmax().item()
+def train(net, loader, opt):
+    for image, y in loader:
+        predict_one(net, image)
+        net.last.sum().backward()
+        opt.step()
+def main(net, paths):
+    net.eval()
+    for path in paths:
+        save(path, predict_one(net, read_image(path)))
+""",
+            """\
+import torch
+def predict_one(net, image):
+    net.last = net(image)
+    return net.last.argmax().item()
+def train(net, loader, opt):
+    for image, y in loader:
+        predict_one(net, image)
+        net.last.sum().backward()
+        opt.step()
+def main(net, paths):
+    net.eval()
+    with torch.no_grad():
+        for path in paths:
+            save(path, predict_one(net, read_image(path)))
 """,
         ),
     ]
