@@ -499,6 +499,7 @@ class ProjectIndex:
         cpu_functions: set[str] = set()
 
         model_classes: set[str] = set()
+        scheduler_classes: set[str] = set()
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
@@ -518,6 +519,8 @@ class ProjectIndex:
                 plain_classes.add(local)
             if name in defining.cpu_functions:
                 cpu_functions.add(local)
+            if where and name.lstrip("_")[:1].isupper() and self.typed_objects().torch_scheduler(where, name):
+                scheduler_classes.add(local)
 
         for source in self._star_sources(path):
             for name, (kind, value) in self._exports(source).items():
@@ -603,6 +606,7 @@ class ProjectIndex:
             cpu_modules=tuple(m for m in summary.getattr_modules if self._cpu_module(path, summary, m)),
             object_forwards=object_forwards,
             object_types=object_types,
+            scheduler_classes=tuple(sorted(scheduler_classes)),
         )
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:

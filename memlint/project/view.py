@@ -128,6 +128,10 @@ class ProjectView:
     # (scope, receiver, types), an installed class by dotted name, a
     # project one as ``file.py:Class``.
     object_types: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # Local names (``WarmupPolyLR``, ``sched.WarmupPolyLR``) of classes of
+    # other project modules that subclass a torch LR scheduler and keep its
+    # ``step()`` (typed_objects.torch_scheduler): torch schedulers (MEM802).
+    scheduler_classes: tuple[str, ...] = ()
 
     def method_callers_of(self, qualified: str) -> tuple[str, ...]:
         for name, sites in self.method_callers:
@@ -195,4 +199,5 @@ class ProjectView:
             or self.method_callers
             or self.object_forwards
             or self.object_types
+            or self.scheduler_classes
         )

@@ -71,10 +71,15 @@ Expr = cst.BaseExpression | str
 
 
 class ObjectTable(cst.CSTVisitor):
-    def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph) -> None:
+    def __init__(
+        self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, schedulers: frozenset[str] = frozenset()
+    ) -> None:
         super().__init__()
         self.names = names
         self.calls = calls
+        # Local names of torch scheduler subclasses of other project modules
+        # (ProjectView.scheduler_classes): a call of one builds a scheduler.
+        self._schedulers = schedulers
         self.parents = calls.parents
         # (scope, name) -> value expressions bound to it; a ``None`` entry is
         # a binding we cannot evaluate (for-loop target, ``with ... as``).
@@ -499,6 +504,8 @@ class ObjectTable(cst.CSTVisitor):
         func = call.func
         if isinstance(func, cst.Name) and func.value in self._module_classes:
             return self._module_classes[func.value]
+        if self._schedulers and dotted_name(func) in self._schedulers:
+            return Kind.SCHEDULER
         qn = self.names.call_name(call)
         if qn is None:
             return None
