@@ -78,7 +78,7 @@ class ZeroGradDiscardsAccumulation(Rule):
         verbs = self.facts.verbs
         # Loops whose iteration steps, itself or through a local function it
         # calls (a step split across methods: inlined_verbs.py).
-        kinds = (VerbKind.STEP, VerbKind.CALL)
+        kinds = (VerbKind.STEP, VerbKind.CALL, VerbKind.PROJECT_CALL)
         loops = {id(v.loop): v.loop for v in verbs.verbs if v.loop is not None and v.kind in kinds}
         reported: set[int] = set()
         for loop in loops.values():

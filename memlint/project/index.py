@@ -546,6 +546,7 @@ class ProjectIndex:
                 defined(f"{locals_of[head]}.{last}", self.summary(found[0]) or ModuleSummary(), found[1], found[0])
         callees: dict[str, FunctionFacts] = {}
         step_helpers: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {}
+        step_sequences: dict[str, tuple] = {}
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -561,6 +562,8 @@ class ProjectIndex:
             if located is not None and located[1].stepped and located[0] != path:
                 where = f"{self.modules.display(located[0])}:{located[1].step_line}"
                 step_helpers[site.written] = (located[1].stepped, located[1].params, where)
+            if located is not None and located[1].sequence and located[0] != path:
+                step_sequences[site.written] = (located[1].sequence, located[1].params, self.modules.display(located[0]))
         callers = []
         for fn in summary.functions:
             sites = self._callers.get((path, fn.name))
@@ -582,6 +585,7 @@ class ProjectIndex:
             cpu_classes=tuple(sorted(cpu_classes)),
             callees=tuple(sorted(callees.items())),
             step_helpers=tuple((name, *facts) for name, facts in sorted(step_helpers.items())),
+            step_sequences=tuple((name, *facts) for name, facts in sorted(step_sequences.items())),
             method_callers=tuple(
                 (name, tuple(sorted(set(sites)))) for name, sites in sorted(self._method_callers.get(path, {}).items())
             ),

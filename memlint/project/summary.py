@@ -51,7 +51,7 @@ from memlint.project.class_moves import class_moves_to_a_device, class_needs, is
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.object_types import ObjectTypes, object_types
-from memlint.project.step_helpers import stepped_parameters
+from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
@@ -137,6 +137,10 @@ class FunctionFacts:
     # anything else (it may clear the gradients itself).
     stepped: tuple[str, ...] = ()
     step_line: int = 0
+    # A module-level function's training verbs in the order one call runs
+    # them, each on the parameter it acts on (project/step_helpers.py
+    # step_sequence): a caller's loop reads them at the call (MEM301/MEM303).
+    sequence: tuple[tuple[str, str, int], ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -152,6 +156,7 @@ class FunctionFacts:
             bool(data.get("steps", False)),
             tuple(str(p) for p in data.get("stepped", ())),
             int(data.get("step_line", 0)),
+            tuple((str(k), str(p), int(n)) for k, p, n in data.get("sequence", ())),
         )
 
 
@@ -398,6 +403,7 @@ class _Scope:
     kwonly: tuple[str, ...] = ()
     steps: bool = False
     stepped: tuple[tuple[str, ...], int] = ((), 0)  # FunctionFacts.stepped, step_line
+    sequence: tuple[tuple[str, str, int], ...] = ()  # FunctionFacts.sequence
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
     loading: list[tuple[str, str]] = field(default_factory=list)
@@ -677,6 +683,8 @@ class _Walker:
         outer_loops, self._loops = self._loops, []  # a function's body is not its definer's loop
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
         self._loops = outer_loops
+        if not outer.name and (scope.backprops or scope.steps):  # the few that train: read once more
+            scope.sequence = step_sequence(node, self.module_defs)
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scopes[-1]
@@ -948,6 +956,7 @@ class _Walker:
                         opaque,
                         scope.steps,
                         *scope.stepped,
+                        scope.sequence,
                     )
                 )
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):

@@ -113,6 +113,11 @@ class ProjectView:
     # name the call writes: (``utils.optimizer_step``, the parameters it
     # steps, its positional parameters, where it steps: ``utils.py:3``).
     step_helpers: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...] = ()
+    # Functions of other project modules this module calls whose training
+    # verbs run in a known order once per call (summary FunctionFacts.sequence),
+    # by the name the call writes: (``utils.train_step``, the verbs, its
+    # positional parameters, its file ``utils.py``). MEM301/MEM303 read them at the call.
+    step_sequences: tuple[tuple[str, tuple[tuple[str, str, int], ...], tuple[str, ...], str], ...] = ()
     # Methods of this module's classes that other modules call on an
     # instance (``solver = Solver(...); solver.test()``): ("Solver.test",
     # ("main.py:49",)).
@@ -139,6 +144,12 @@ class ProjectView:
         for name, stepped, params, where in self.step_helpers:
             if name == written:
                 return stepped, params, where
+        return None
+
+    def step_sequence(self, written: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], str] | None:
+        for name, sequence, params, path in self.step_sequences:
+            if name == written:
+                return sequence, params, path
         return None
 
     def forward_through(self, scope: str, receiver: str, method: str) -> str | None:
@@ -192,6 +203,7 @@ class ProjectView:
             or self.cpu_tables
             or self.cpu_modules
             or self.step_helpers
+            or self.step_sequences
             or self.method_callers
             or self.object_forwards
             or self.object_types
