@@ -195,6 +195,8 @@ _CARDS = (
         "unsafe",
         ("retain_graph",),
         lambda g: "retain_graph" in g.keywords,
+        # A helper's callers may be in other modules (project/closed_instances.py).
+        reads_project=True,
     ),
     Card("MEM104", "hidden-state-carried-across-batches", "unsafe", TRAINING_CODE_TOKENS, lambda g: g.carries_state),
     Card(

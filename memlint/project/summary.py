@@ -47,6 +47,7 @@ from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.class_moves import MOVES as _MOVES
+from memlint.project.closed_instances import closed_instances
 from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
@@ -231,6 +232,13 @@ class ModuleSummary:
     # Types from call sites (object_types.py): typed names, call sites with
     # typed arguments, factories' returns, methods that run a model's forward.
     objects: ObjectTypes | None = None
+    # Instances of imported classes whose every use ends the graphs it is
+    # handed (closed_instances.py): the class as the imports name it and the
+    # line of the constructor call; and the imported classes this module
+    # subclasses, as the imports name them (a subclass may call a method and
+    # backpropagate again). The index tells the class's module (MEM103).
+    closed_instances: list[tuple[str, int]] = field(default_factory=list)
+    subclassed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -264,6 +272,8 @@ class ModuleSummary:
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
             "method_calls": [list(m) for m in self.method_calls],
+            "closed_instances": [list(c) for c in self.closed_instances],
+            "subclassed": list(self.subclassed),
             "objects": self.objects.to_json() if self.objects is not None else None,
         }
 
@@ -301,6 +311,8 @@ class ModuleSummary:
                 for c, m, i, p, a, n in data.get("tensor_trackers", [])
             ],
             method_calls=[(str(m), int(n)) for m, n in data.get("method_calls", [])],
+            closed_instances=[(str(c), int(n)) for c, n in data.get("closed_instances", [])],
+            subclassed=[str(b) for b in data.get("subclassed", [])],
             objects=ObjectTypes.from_json(data["objects"]) if data.get("objects") else None,
         )
 
@@ -524,6 +536,9 @@ class _Walker:
             self._visit(stmt, grad, loop)
         self._scopes.pop()
         self._done.append(scope)
+        if scope.instances and not scope.backprops:  # the few scopes that build a project object
+            params = {*scope.params, *scope.kwonly}
+            self.summary.closed_instances.extend(closed_instances(body, params, scope.instances, self.bindings))
         if scope.loading or scope.grad_loading:
             self._loading_uses(node, scope)
 
@@ -691,6 +706,10 @@ class _Walker:
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         moves = self._moves
         self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
+        for base in node.bases:
+            head, _, rest = _dotted(base).partition(".")
+            if head in self.bindings:
+                self.summary.subclassed.append(self.bindings[head] + (f".{rest}" if rest else ""))
         self._class_stack.append((not _is_plain(node) or bool(node.keywords), set()))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
