@@ -36,7 +36,12 @@ class RetainGraphWithoutSecondBackward(Rule):
     that backpropagates once per call (saliency, Grad-CAM) is reported when
     its graph dies with it, or when every call of it in the module
     (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
-    followed by nothing that could backpropagate through what it was given.
+    followed by nothing that could backpropagate through what it was given,
+    or, when its module never calls it, when every other module of the
+    project that builds its class (`cam = GradCAM(model)` in main.py) uses
+    the instance only to call it, on values fresh at that call (a name
+    bound in the loop around it, read nowhere after it), in a scope with no
+    backward, and no module subclasses the class.
     Later backwards are followed through the values they were computed from,
     so a GAN that rebuilds the generator's pass (`G_ = self.G(z_)` again)
     before the generator's loss does not count as a second backward through
