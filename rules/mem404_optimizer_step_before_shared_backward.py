@@ -240,7 +240,7 @@ class OptimizerStepBeforeSharedBackward(Rule):
                 facts.objects.is_model_call,
                 outside=attrs,
             )
-            before = _entered(flat, 0, at.index) - {backward.scope}
+            before = {fn for fn in _entered(flat, 0, at.index) if fn is not backward.scope}
             between = _entered(flat, at.index + 1, backward.index + 1)
             for attr in dict.fromkeys(attrs):
                 if any(facts.bindings.binds_in(attr, fn) for fn in between):

@@ -72,7 +72,16 @@ def _cli(*args: str, cwd: Path) -> list[tuple[str, int, str, str]]:
 
 def _flake8(cwd: Path) -> list[tuple[str, int, str, str]]:
     out = subprocess.run(
-        [sys.executable, "-m", "flake8", "--select", "MEM103", "--format", "%(path)s\t%(row)d\t%(code)s\t%(text)s", "."],
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--select",
+            "MEM103",
+            "--format",
+            "%(path)s\t%(row)d\t%(code)s\t%(text)s",
+            ".",
+        ],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -126,11 +135,16 @@ _TRAPS = {
         "the loop hands pieces of one tensor: the calls share its graph",
     ),
     "two-calls": (
-        _MAIN.replace("    for img in loader:\n        heat = cam.generate(img, 0)\n", "    feats = backbone(loader)\n    first, second = feats[:1], feats[1:]\n    heat = cam.generate(first, 0)\n    heat = cam.generate(second, 1)\n"),
+        _MAIN.replace(
+            "    for img in loader:\n        heat = cam.generate(img, 0)\n",
+            "    feats = backbone(loader)\n    first, second = feats[:1], feats[1:]\n    heat = cam.generate(first, 0)\n    heat = cam.generate(second, 1)\n",
+        ),
         "the second call backpropagates through the backbone's graph, shared with what the first got",
     ),
     "values-from-the-callers-parameters": (
-        _MAIN.replace("    for img in loader:\n        heat = cam.generate(img, 0)\n", "    heat = cam.generate(loader, 0)\n"),
+        _MAIN.replace(
+            "    for img in loader:\n        heat = cam.generate(img, 0)\n", "    heat = cam.generate(loader, 0)\n"
+        ),
         "the value comes from the caller's caller, which may backpropagate through it",
     ),
     "value-kept": (

@@ -100,12 +100,15 @@ def test_a_clear_in_another_modules_step_discards_the_accumulation(tmp_path, tar
     "helper, why",
     [
         (
-            _UTILS.replace("        optimizer.zero_grad()\n", "        if x.numel():\n            optimizer.zero_grad()\n"),
+            _UTILS.replace(
+                "        optimizer.zero_grad()\n", "        if x.numel():\n            optimizer.zero_grad()\n"
+            ),
             "the clear runs under a branch of the helper",
         ),
         (
             _UTILS.replace(
-                "        optimizer.zero_grad()\n", "        if y is None:\n            return 0.0\n        optimizer.zero_grad()\n"
+                "        optimizer.zero_grad()\n",
+                "        if y is None:\n            return 0.0\n        optimizer.zero_grad()\n",
             ),
             "the helper may return before its clear",
         ),
@@ -115,7 +118,9 @@ def test_a_clear_in_another_modules_step_discards_the_accumulation(tmp_path, tar
             "the helper calls another function of its module",
         ),
         (
-            _UTILS.replace("        optimizer.zero_grad()\n", "        for _ in range(2):\n            optimizer.zero_grad()\n"),
+            _UTILS.replace(
+                "        optimizer.zero_grad()\n", "        for _ in range(2):\n            optimizer.zero_grad()\n"
+            ),
             "the clear runs in a loop of the helper",
         ),
         (
@@ -132,7 +137,8 @@ def test_a_helper_that_is_not_one_straight_line_step_stays_unread(tmp_path, help
 
 def test_a_helper_that_clears_after_its_own_step_is_a_plain_step(tmp_path):
     helper = _UTILS.replace("        optimizer.zero_grad()\n", "").replace(
-        "        loss.backward()\n", "        loss.backward()\n        optimizer.step()\n        optimizer.zero_grad()\n"
+        "        loss.backward()\n",
+        "        loss.backward()\n        optimizer.step()\n        optimizer.zero_grad()\n",
     )
     train = _TRAIN.replace("        if (i + 1) % 4 == 0:\n            opt.step()\n", "")
     assert helper.count("zero_grad") == 1 and "opt.step" not in train
@@ -182,7 +188,10 @@ def test_another_modules_backward_that_clears_after_it_starves_the_step(tmp_path
 
 
 def test_another_modules_backward_that_clears_first_is_right(tmp_path):
-    engine = _ENGINE.replace("        loss.backward()\n        optimizer.zero_grad()\n", "        optimizer.zero_grad()\n        loss.backward()\n")
+    engine = _ENGINE.replace(
+        "        loss.backward()\n        optimizer.zero_grad()\n",
+        "        optimizer.zero_grad()\n        loss.backward()\n",
+    )
     _write(tmp_path, {"engine.py": engine, "train.py": _LOOP})
     assert _cli(".", cwd=tmp_path) == []
 
@@ -193,7 +202,9 @@ def test_a_helper_that_steps_what_the_call_does_not_know_is_not_read(tmp_path):
     ``opt.step()`` still sees gradients) is unknown: the call stays unread."""
     engine = _ENGINE.replace("    def backward(loss, optimizer):", "    def backward(loss, optimizer, thing):")
     engine = engine.replace("optimizer.zero_grad()", "optimizer.zero_grad()\n        thing.step()")
-    _write(tmp_path, {"engine.py": engine, "train.py": _LOOP.replace("backward(loss, opt)", "backward(loss, opt, cfg)")})
+    _write(
+        tmp_path, {"engine.py": engine, "train.py": _LOOP.replace("backward(loss, opt)", "backward(loss, opt, cfg)")}
+    )
     assert "thing.step()" in textwrap.dedent(engine)
     assert _cli(".", cwd=tmp_path) == []
 

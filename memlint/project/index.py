@@ -607,7 +607,11 @@ class ProjectIndex:
                 where = f"{self.modules.display(located[0])}:{located[1].step_line}"
                 step_helpers[site.written] = (located[1].stepped, located[1].params, where)
             if located is not None and located[1].sequence and located[0] != path:
-                step_sequences[site.written] = (located[1].sequence, located[1].params, self.modules.display(located[0]))
+                step_sequences[site.written] = (
+                    located[1].sequence,
+                    located[1].params,
+                    self.modules.display(located[0]),
+                )
         callers = []
         for fn in summary.functions:
             sites = self._callers.get((path, fn.name))

@@ -93,7 +93,9 @@ _GRAD_WRITES = frozenset({"zero_", "fill_", "mul_", "copy_"})
 _SCALER_PASS = frozenset({"update", "unscale_"})
 
 
-def step_sequence(fn: ast.FunctionDef | ast.AsyncFunctionDef, module_defs: set[str]) -> tuple[tuple[str, str, int], ...]:
+def step_sequence(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, module_defs: set[str]
+) -> tuple[tuple[str, str, int], ...]:
     """The training verbs of a module-level function, in the order each call
     runs them: ``(("zero_grad", "optimizer", 7), ("backward", "", 9),
     ("step", "optimizer", 10))``; the second field is the parameter the verb
