@@ -272,9 +272,9 @@ class ModuleSummary:
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
             "method_calls": [list(m) for m in self.method_calls],
+            "objects": self.objects.to_json() if self.objects is not None else None,
             "closed_instances": [list(c) for c in self.closed_instances],
             "subclassed": list(self.subclassed),
-            "objects": self.objects.to_json() if self.objects is not None else None,
         }
 
     @classmethod
