@@ -20,12 +20,16 @@ back) is the documented limit: ``--no-cache`` or clearing the cache reads it.
 
 The index is written atomically and only when a record changed; runs that
 share a cache keep the last writer's index (the others' records are read
-again from the entries next time, never wrongly).
+again from the entries next time, never wrongly). It is stored with marshal
+behind a header naming its format (3,166 records: ~4 ms to read and write,
+against ~35 ms as JSON, a tenth of a one-edit re-lint's own work); a file
+without the header, or whose payload does not decode to the records' shape,
+is an empty index: every file is hashed again, nothing is trusted.
 """
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import time
 
@@ -38,7 +42,9 @@ RACY_NS = 3_000_000_000
 # Past this many records, those not seen by the run that writes are dropped
 # (a cache shared by many trees; a dropped record costs one read).
 MAX_RECORDS = 200_000
-NAME = "warm-index.json"
+NAME = "warm-index.bin"
+# Names the payload's format: another memlint's (or a JSON) index is ignored.
+HEADER = b"memlint warm index 1 marshal 4\n"
 
 Stamp = tuple[int, int, int, int]
 
@@ -113,8 +119,8 @@ class WarmIndex:
         tmp = f"{self.path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            data = json.dumps(records, separators=(",", ":"))  # one C call: json.dump streams in chunks
-            with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            data = encode(records)
+            with open(tmp, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, self.path)
             self._dirty = False
@@ -125,16 +131,38 @@ class WarmIndex:
                 pass
 
 
-def _load(path: str) -> dict[str, list]:
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            data = json.loads(fh.read())
-    except Exception:  # missing, truncated, corrupt: every file is hashed again
+def encode(records: dict[str, list]) -> bytes:
+    return HEADER + marshal.dumps(records, 4)
+
+
+def decode(data: bytes) -> dict[str, list]:
+    """The records in ``data``; {} for anything but encode's output with
+    every record in its shape (a foreign or corrupt file is never trusted)."""
+    if not data.startswith(HEADER):
         return {}
-    if not isinstance(data, dict):
+    try:
+        records = marshal.loads(memoryview(data)[len(HEADER) :])
+    except Exception:  # truncated, corrupt: every file is hashed again
+        return {}
+    if not isinstance(records, dict):
         return {}
     return {
         p: r
-        for p, r in data.items()
-        if isinstance(r, list) and len(r) == 7 and all(isinstance(v, int) for v in r[:4]) and isinstance(r[4], str)
+        for p, r in records.items()
+        if isinstance(p, str)
+        and type(r) is list
+        and len(r) == 7
+        and all(type(v) is int for v in r[:4])
+        and isinstance(r[4], str)
+        and (r[5] is None or isinstance(r[5], str))
+        and (r[6] is None or type(r[6]) is dict)
     }
+
+
+def _load(path: str) -> dict[str, list]:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:  # missing: every file is hashed again
+        return {}
+    return decode(data)
