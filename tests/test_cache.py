@@ -261,14 +261,18 @@ def test_cache_dir_resolution(tmp_path, monkeypatch):
 def _poison(cache_dir: Path) -> None:
     """Make every cached report claim the file is clean: the entries and
     the warm index's records (run/warm_index.py)."""
+    from memlint.run import warm_index
+
+    for entry in cache_dir.rglob(warm_index.NAME):
+        records = warm_index.decode(entry.read_bytes())
+        assert records  # the run wrote one: an unread index would not prove the poison answered
+        for record in records.values():
+            if isinstance(record[6], dict):
+                record[6]["findings"] = []
+        entry.write_bytes(warm_index.encode(records))
     for entry in cache_dir.rglob("*.json"):
         data = json.loads(entry.read_text())
-        if entry.name == "warm-index.json":
-            for record in data.values():
-                if isinstance(record[6], dict):
-                    record[6]["findings"] = []
-        else:
-            data["findings"] = []
+        data["findings"] = []
         entry.write_text(json.dumps(data))
 
 

@@ -6,6 +6,8 @@ the edit, not with the older one again."""
 
 from __future__ import annotations
 
+import json
+import marshal
 import os
 import shutil
 import subprocess
@@ -186,6 +188,90 @@ def test_an_unreadable_or_corrupt_index_is_an_empty_one(project, tmp_path):
     for garbage in ("", "{", "[1, 2]", '{"x": [1]}', '{"%s": [1, 2, 3, 4, "d", "k", {"findings": 7}]}' % files[0]):
         index.write_text(garbage)
         assert _found(runner.run(files, settings, jobs=1, cache=cache)) == EXPECTED
+
+
+def test_an_index_in_another_format_is_never_trusted(project, tmp_path):
+    """The index is marshal behind a header (a fast read and write); the
+    same records as JSON (the old format), under another header, or with a
+    corrupt payload are ignored: here they claim every file is clean."""
+    files = _files(project)
+    cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
+    settings = Settings(root=str(project))
+    runner.run(files, settings, jobs=1, cache=cache)
+    index = Path(warm_index.WarmIndex(cache.folder).path)
+    records = warm_index.decode(index.read_bytes())
+    assert {os.path.abspath(f) for f in files} <= set(records)
+    for record in records.values():
+        if isinstance(record[6], dict):
+            record[6]["findings"] = []
+    clean = warm_index.encode(records)
+    assert _found(runner.run(files, settings, jobs=1, cache=cache)) == EXPECTED  # the real index
+    payload = clean[len(warm_index.HEADER) :]
+    foreign = (
+        json.dumps(records).encode(),
+        b"memlint warm index 0 marshal 4\n" + payload,
+        warm_index.HEADER + payload[: len(payload) // 2],
+        warm_index.HEADER + marshal.dumps([records]),
+        warm_index.HEADER + marshal.dumps(records),
+        warm_index.HEADER + marshal.dumps(({p: tuple(r) for p, r in records.items()}, {})),
+    )
+    for data in foreign:
+        index.write_bytes(data)
+        assert warm_index.decode(data) == {}
+        assert _found(runner.run(files, settings, jobs=1, cache=cache)) == EXPECTED
+    index.write_bytes(clean)  # the poisoned index, in the format: trusted (what the test above relies on)
+    assert _found(runner.run(files, settings, jobs=1, cache=cache)) == []
+
+
+def test_the_project_walk_is_skipped_until_a_folder_changes(project, tmp_path, monkeypatch):
+    """A warm run stats the folders the last walk listed instead of walking
+    the project; an entry added, removed or renamed (a file, a folder, a
+    pyvenv.cfg that makes a folder a skipped virtual environment) is seen."""
+    import memlint.project.modules as modules
+
+    files = _files(project)
+    settings = Settings(root=str(project))
+    cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
+    walked: list[str] = []
+    real = modules.project_files
+
+    def counting(root, *args):
+        walked.append(root)
+        return real(root, *args)
+
+    monkeypatch.setattr(modules, "project_files", counting)
+
+    def check(expect_walk: bool) -> None:
+        walked.clear()
+        reports = runner.run(files, settings, jobs=1, cache=cache)
+        assert bool(walked) == expect_walk
+        cold = runner.run(files, settings, jobs=1, cache=FindingsCache(str(tmp_path / "cold"), fingerprint="test"))
+        assert _found(reports) == _found(cold)
+        shutil.rmtree(tmp_path / "cold")
+        walks = warm_index.WarmIndex(cache.folder).walks
+        assert len(walks) == 1
+        ((root, (_, _, listed)),) = walks.items()
+        assert listed == real(root)
+        time.sleep(0.05)  # the next change is in a later tick of a coarse clock
+
+    check(True)
+    check(False)  # nothing changed: no walk
+    pkg = project / "pkg"
+    changes = [
+        lambda: (project / "new.py").write_text(LEAKY),
+        lambda: (project / "new.py").rename(project / "renamed.py"),
+        lambda: (project / "renamed.py").unlink(),
+        lambda: pkg.mkdir(),
+        lambda: (pkg / "deep.py").write_text(LEAKY),
+        lambda: (pkg / "pyvenv.cfg").write_text("home = /usr\n"),
+        lambda: (pkg / "pyvenv.cfg").unlink(),
+        lambda: (pkg / "deep.py").rename(pkg / "deeper.py"),
+        lambda: shutil.rmtree(pkg),
+    ]
+    for change in changes:
+        change()
+        check(True)
+        check(False)
 
 
 WARM_IMPORTS = textwrap.dedent(

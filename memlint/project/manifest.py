@@ -29,16 +29,20 @@ def project_state(root: str, digests: dict[str, str]) -> str | None:
 
 
 def project_manifest(
-    root: str, digests: dict[str, str], read: Callable[[str], str | None] | None = None
+    root: str,
+    digests: dict[str, str],
+    read: Callable[[str], str | None] | None = None,
+    walk: Callable[[str, int], list[str] | None] | None = None,
 ) -> dict[str, str] | None:
     """Every file of the project at ``root`` (relative to it, in the walk's
     order) and the digest of its bytes (project_state's ``digests``; the
     others from ``read``, the warm index's, which trusts an unchanged stat,
-    else read and hashed)."""
+    else read and hashed). ``walk``: project_files or the warm index's,
+    which trusts an unchanged stat of every folder the last walk listed."""
     from memlint.project.roots import root_limit
 
     root = os.path.abspath(root)
-    files = project_files(root, root_limit(root))
+    files = (walk or project_files)(root, root_limit(root))
     if files is None:
         return None
     prefix = root.rstrip(os.sep) + os.sep

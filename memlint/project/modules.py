@@ -23,12 +23,16 @@ MAX_UNMARKED_FILES = 5_000
 _SKIP = frozenset(DEFAULT_EXCLUDE)
 
 
-def project_files(root: str, limit: int = MAX_FILES) -> list[str] | None:
+def project_files(root: str, limit: int = MAX_FILES, folders: list[str] | None = None) -> list[str] | None:
     """Every ``.py`` and ``.ipynb`` file under ``root``, skipping the folders discovery
-    skips by default and virtual environments; None past ``limit``."""
+    skips by default and virtual environments; None past ``limit``. ``folders``
+    gets every folder whose entries the result depends on (those walked and
+    the virtual environments skipped: a ``pyvenv.cfg`` removed un-skips one)."""
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not skipped_folder(folder, d))
+        dirs[:] = sorted(d for d in dirs if not skipped_folder(folder, d, folders))
+        if folders is not None:
+            folders.append(folder)
         # Notebooks too: they call the project's functions (notebook_code.py).
         found.extend(os.path.join(folder, name) for name in sorted(files) if name.endswith((".py", ".ipynb")))
         if len(found) > limit:
@@ -36,9 +40,15 @@ def project_files(root: str, limit: int = MAX_FILES) -> list[str] | None:
     return found
 
 
-def skipped_folder(parent: str, name: str) -> bool:
-    """A folder the project's walk does not enter."""
-    return name in _SKIP or name.startswith(".") or os.path.isfile(os.path.join(parent, name, "pyvenv.cfg"))
+def skipped_folder(parent: str, name: str, folders: list[str] | None = None) -> bool:
+    """A folder the project's walk does not enter (``folders``: project_files')."""
+    if name in _SKIP or name.startswith("."):
+        return True
+    if os.path.isfile(os.path.join(parent, name, "pyvenv.cfg")):
+        if folders is not None:
+            folders.append(os.path.join(parent, name))
+        return True
+    return False
 
 
 class ModuleMap:

@@ -596,7 +596,10 @@ def _states(
     for i in waiting:
         root = roots[i]
         if root not in by_root:
-            manifest = project_manifest(root, digests, warm.index.digest if warm is not None else None)
+            if warm is not None:
+                manifest = project_manifest(root, digests, warm.index.digest, warm.index.project_files)
+            else:
+                manifest = project_manifest(root, digests)
             by_root[root] = (root, state_of(manifest) if manifest is not None else None, manifest)
         out[paths[i]] = by_root[root]
     return out

@@ -20,12 +20,16 @@ back) is the documented limit: ``--no-cache`` or clearing the cache reads it.
 
 The index is written atomically and only when a record changed; runs that
 share a cache keep the last writer's index (the others' records are read
-again from the entries next time, never wrongly).
+again from the entries next time, never wrongly). It is stored with marshal
+behind a header naming its format (3,166 records: ~4 ms to read and write,
+against ~35 ms as JSON, a tenth of a one-edit re-lint's own work); a file
+without the header, or whose payload does not decode to the records' shape,
+is an empty index: every file is hashed again, nothing is trusted.
 """
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import time
 
@@ -38,7 +42,9 @@ RACY_NS = 3_000_000_000
 # Past this many records, those not seen by the run that writes are dropped
 # (a cache shared by many trees; a dropped record costs one read).
 MAX_RECORDS = 200_000
-NAME = "warm-index.json"
+NAME = "warm-index.bin"
+# Names the payload's format: another memlint's (or a JSON) index is ignored.
+HEADER = b"memlint warm index 1 marshal 4\n"
 
 Stamp = tuple[int, int, int, int]
 
@@ -52,7 +58,7 @@ class WarmIndex:
         """``folder``: the cache's folder for this memlint build (keys and
         reports depend on it; stamps do not, but live beside them)."""
         self.path = os.path.join(folder, NAME)
-        self.records: dict[str, list] = _load(self.path)
+        self.records, self.walks = _load(self.path)
         self._seen: set[str] = set()
         self._dirty = False
         self.hashed = 0  # files read and hashed by this run (tests, benches)
@@ -86,6 +92,46 @@ class WarmIndex:
             self._dirty = True
         return digest
 
+    # -- the project's files --------------------------------------------------
+    def project_files(self, root: str, limit: int) -> list[str] | None:
+        """project_files(root, limit): the last walk's files while every
+        folder it listed keeps its stamp (adding, removing or renaming an
+        entry moves its folder's mtime and ctime; an edit of a file's bytes is
+        the digests' business), else walked again and recorded unless a
+        folder changed within RACY_NS of the walk's start (a change in the
+        same clock tick as the listing would keep its stamp)."""
+        from memlint.project.modules import project_files
+
+        walk = self.walks.get(root)
+        if walk is not None and walk[0] == limit:
+            try:
+                if all(_folder_stamp(os.stat(f)) == tuple(st) for f, *st in walk[1]):
+                    return list(walk[2])
+            except OSError:
+                pass
+        folders: list[str] = []
+        # Before the walk: a folder changed while or after it was listed has
+        # a later stamp, so it is never recorded with the listing it missed.
+        start = time.time_ns()
+        files = project_files(root, limit, folders)
+        if walk is not None:
+            del self.walks[root]
+            self._dirty = True
+        if files is None:
+            return None
+        stamps = []
+        try:
+            for f in folders:
+                st = os.stat(f)
+                if start - max(st.st_mtime_ns, st.st_ctime_ns) <= RACY_NS:
+                    return files
+                stamps.append([f, *_folder_stamp(st)])
+        except OSError:
+            return files
+        self.walks[root] = [limit, stamps, files]
+        self._dirty = True
+        return files
+
     # -- reports ----------------------------------------------------------------
     def report(self, path: str, key: str, normal: bool = False) -> dict | None:
         """The report recorded for ``path`` under ``key`` (cache.record_of's
@@ -113,8 +159,8 @@ class WarmIndex:
         tmp = f"{self.path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            data = json.dumps(records, separators=(",", ":"))  # one C call: json.dump streams in chunks
-            with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            data = encode(records, self.walks)
+            with open(tmp, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, self.path)
             self._dirty = False
@@ -125,16 +171,68 @@ class WarmIndex:
                 pass
 
 
-def _load(path: str) -> dict[str, list]:
+def _folder_stamp(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def encode(records: dict[str, list], walks: dict[str, list] | None = None) -> bytes:
+    return HEADER + marshal.dumps((records, walks or {}), 4)
+
+
+def decode(data: bytes) -> dict[str, list]:
+    """The records in ``data``; {} for anything but encode's output with
+    every record in its shape (a foreign or corrupt file is never trusted)."""
+    return decode_all(data)[0]
+
+
+def decode_all(data: bytes) -> tuple[dict[str, list], dict[str, list]]:
+    """decode's records, and the project walks (WarmIndex.project_files) in
+    their shape: root -> [limit, [[folder, mtime, ctime, inode], ...], files]."""
+    if not data.startswith(HEADER):
+        return {}, {}
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            data = json.loads(fh.read())
-    except Exception:  # missing, truncated, corrupt: every file is hashed again
-        return {}
-    if not isinstance(data, dict):
-        return {}
+        payload = marshal.loads(memoryview(data)[len(HEADER) :])
+    except Exception:  # truncated, corrupt: every file is hashed again
+        return {}, {}
+    if not (type(payload) is tuple and len(payload) == 2 and type(payload[0]) is dict and type(payload[1]) is dict):
+        return {}, {}
+    records, walks = payload
+    return _records(records), {r: w for r, w in walks.items() if isinstance(r, str) and _walk_shape(w)}
+
+
+def _walk_shape(w: object) -> bool:
+    return (
+        type(w) is list
+        and len(w) == 3
+        and type(w[0]) is int
+        and type(w[1]) is list
+        and all(
+            type(f) is list and len(f) == 4 and isinstance(f[0], str) and all(type(v) is int for v in f[1:])
+            for f in w[1]
+        )
+        and type(w[2]) is list
+        and all(isinstance(f, str) for f in w[2])
+    )
+
+
+def _records(records: dict) -> dict[str, list]:
     return {
         p: r
-        for p, r in data.items()
-        if isinstance(r, list) and len(r) == 7 and all(isinstance(v, int) for v in r[:4]) and isinstance(r[4], str)
+        for p, r in records.items()
+        if isinstance(p, str)
+        and type(r) is list
+        and len(r) == 7
+        and all(type(v) is int for v in r[:4])
+        and isinstance(r[4], str)
+        and (r[5] is None or isinstance(r[5], str))
+        and (r[6] is None or type(r[6]) is dict)
     }
+
+
+def _load(path: str) -> tuple[dict[str, list], dict[str, list]]:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:  # missing: every file is hashed again
+        return {}, {}
+    return decode_all(data)
