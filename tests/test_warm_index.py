@@ -300,3 +300,30 @@ def test_a_warm_run_imports_neither_libcst_nor_the_summaries(project, tmp_path):
     assert "memlint.project.summary" in out.read_text()  # the cold run summarised the modules
     subprocess.run(run, env=env, check=True, capture_output=True)
     assert out.read_text() == ""
+
+
+def test_reports_made_when_the_project_stage_failed_are_never_kept(project, tmp_path, monkeypatch):
+    """A failure in the project stage lints the waiting files alone so the run
+    goes on; those reports lack every cross-module fact and must not be
+    trusted by the next run (neither the warm index nor the findings cache)."""
+    files = _files(project)
+    cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
+    settings = Settings(root=str(project))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the project stage")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runner, "_states", broken)
+        alone = _found(runner.run(files, settings, jobs=1, cache=cache))
+    assert alone != EXPECTED  # the cross-module finding needs the project
+    assert _found(runner.run(files, settings, jobs=1, cache=cache)) == EXPECTED
+    # The findings cache alone (no warm index) holds no project-less entry either.
+    with monkeypatch.context() as patch:
+        patch.setattr(runner, "_states", broken)
+        runner.run(files, settings, jobs=1, cache=FindingsCache(str(tmp_path / "other"), fingerprint="test"))
+    (tmp_path / "other" / warm_index.NAME).unlink(missing_ok=True)
+    assert (
+        _found(runner.run(files, settings, jobs=1, cache=FindingsCache(str(tmp_path / "other"), fingerprint="test")))
+        == EXPECTED
+    )

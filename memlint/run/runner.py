@@ -416,6 +416,7 @@ class _Warm:
         self.keys: dict[int, str] = {}
         self.records: dict[int, dict] = {}  # the index's records this run used
         self.hits: dict[int, FileReport] = {}  # and the reports made of them
+        self.untrusted: set[int] = set()  # linted alone after the project stage failed
         self._heads: dict[tuple[int, str], Any] = {}  # key_head's; per_file holds the Settings alive
 
     def load(self, i: int, path: str, settings: Settings, digests: dict[str, str]) -> FileReport | None:
@@ -472,7 +473,7 @@ class _Warm:
 
         for i, report in enumerate(reports):
             key = self.keys.get(i)
-            if key is None or report is None or report.deferred:
+            if key is None or report is None or report.deferred or i in self.untrusted:
                 continue
             record = self.records.get(i)
             if record is not None and self.hits[i] is report:
@@ -548,6 +549,11 @@ def _second_pass(
             _keep_manifests(waiting, paths, projects, cache)
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
         states, views, deps = {}, {}, {}
+        # ... but keep none of those reports: they lack every cross-module fact,
+        # and a later run (the bug fixed, or a passing failure) must not trust them.
+        cache = None
+        if warm is not None:
+            warm.untrusted.update(waiting)
     again = []
     settled: dict[str, Screened | None] = {}
     for i in waiting:
