@@ -1296,6 +1296,28 @@ for epoch in range(100):
 """,
             "a baseline forward before the script trains: training later may need grad (cannot tell)",
         ),
+        Valid(
+            """\
+import numpy as np
+import torch
+
+
+def eval_model(attention, step, plot_dir):
+    np.save(plot_dir + str(step), attention)
+
+
+def train(model, loader, optimizer, hparams):
+    for i, (x, y) in enumerate(loader):
+        out, attention = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        for sample_idx in range(hparams.eval_num_samples):
+            eval_model(attention=attention[sample_idx].detach().cpu().numpy(), step=i, plot_dir="x")
+""",
+            "a helper of this module named eval_model only saves arrays: its body, not its name, says it runs no model",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1987,6 +2009,45 @@ model.eval()
 with torch.no_grad():
     y_pred = model(X_test)
 print((y_pred.argmax(1) == y_test).float().mean())
+""",
+        ),
+        Invalid(
+            """\
+import numpy as np
+import torch
+
+
+def eval_model(model, x):
+    return model(x)
+
+
+def train(model, loader, optimizer, hparams):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        for sample_idx in range(hparams.eval_num_samples):
+            np.save("out", eval_model(model, x[sample_idx]).detach().cpu().numpy())
+""",
+            """\
+import numpy as np
+import torch
+
+
+def eval_model(model, x):
+    return model(x)
+
+
+def train(model, loader, optimizer, hparams):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            for sample_idx in range(hparams.eval_num_samples):
+                np.save("out", eval_model(model, x[sample_idx]).detach().cpu().numpy())
 """,
         ),
     ]

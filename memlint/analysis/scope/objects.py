@@ -520,6 +520,10 @@ class ObjectTable(cst.CSTVisitor):
             return False
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
             return False
+        if func is call.func and isinstance(func, cst.Name) and self.calls.resolve(call) is not None:
+            # ``eval_model(...)``, a function of this module: the name guess
+            # says nothing; its body (a loop's callees) decides whether it runs a model.
+            return False
         return self.kind_of(func, call) is Kind.MODULE
 
     def is_loss_call(self, call: cst.Call) -> bool:
