@@ -209,6 +209,8 @@ class LoadWithoutMapLocation(Rule):
                         self._reported.add(id(load))
                         self.report(load)
             return
+        if node.args and self.facts.calls.resolve(node) is not None:
+            self._handed_to_helper(node)
         if not self._is_load_without_map_location(node):
             return
         if self._reads_cpu_checkpoint(node):
@@ -242,6 +244,24 @@ class LoadWithoutMapLocation(Rule):
             target = outer.targets[0].target
             if isinstance(target, cst.Name):
                 self._frames[-1][target.value][-1][1].append(node)
+
+    def _handed_to_helper(self, call: cst.Call) -> None:
+        """``state_dict = torch.load(f); self.parse_state_dict(state_dict)``:
+        a name holding a load handed to a function of this module (a method
+        of the class included) that passes that parameter on to
+        ``load_state_dict`` (``v.load_state_dict(state_dict[k])``). The
+        helper may use the checkpoint otherwise too: no fix."""
+        checkpoints = self.facts.checkpoints
+        for arg in call.args:
+            value = arg.value
+            if not isinstance(value, cst.Name) or not self._frames[-1].get(value.value):
+                continue
+            if not checkpoints.helper_loads(call, arg):
+                continue
+            for load in self._reaching(value.value, call):
+                if id(load) not in self._reported:
+                    self._reported.add(id(load))
+                    self.report(load)
 
     def _reads_cpu_checkpoint(self, load: cst.Call) -> bool:
         """The file names in ``load``'s path (string literals in it, or in
@@ -289,6 +309,37 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import os
+
+import torch
+
+
+class CheckpointIO(object):
+    def __init__(self, checkpoint_dir="./chkpts", **kwargs):
+        self.module_dict = kwargs
+        self.checkpoint_dir = checkpoint_dir
+
+    def save(self, filename, **kwargs):
+        outdict = kwargs
+        for k, v in self.module_dict.items():
+            outdict[k] = v.state_dict()
+        torch.save(outdict, os.path.join(self.checkpoint_dir, filename))
+
+    def load_file(self, filename):
+        state_dict = torch.load(filename)
+        scalars = self.parse_state_dict(state_dict)
+        return scalars
+
+    def parse_state_dict(self, state_dict):
+        for k, v in self.module_dict.items():
+            if k in state_dict:
+                print(k, v, state_dict[k].shape)
+        return {k: v for k, v in state_dict.items() if k not in self.module_dict}
+""",
+            "the method the loaded state dict is handed to only reads it: nothing reaches load_state_dict",
+        ),
         Valid(
             """\
 import torch
@@ -1142,6 +1193,36 @@ def build(model, path):
     else:
         state = model.state_dict()
     model.load_state_dict(state)
+""",
+        ),
+        Invalid(
+            """\
+import os
+
+import torch
+
+
+class CheckpointIO(object):
+    def __init__(self, checkpoint_dir="./chkpts", **kwargs):
+        self.module_dict = kwargs
+        self.checkpoint_dir = checkpoint_dir
+
+    def save(self, filename, **kwargs):
+        outdict = kwargs
+        for k, v in self.module_dict.items():
+            outdict[k] = v.state_dict()
+        torch.save(outdict, os.path.join(self.checkpoint_dir, filename))
+
+    def load_file(self, filename):
+        state_dict = torch.load(filename)
+        scalars = self.parse_state_dict(state_dict)
+        return scalars
+
+    def parse_state_dict(self, state_dict):
+        for k, v in self.module_dict.items():
+            if k in state_dict:
+                v.load_state_dict(state_dict[k])
+        return {k: v for k, v in state_dict.items() if k not in self.module_dict}
 """,
         ),
     ]
