@@ -65,7 +65,8 @@ class ModuleFacts:
         (analysis/objects.py)."""
         from memlint.analysis.scope.objects import ObjectTable
 
-        return ObjectTable(self.wrapper, self.names, self.calls)
+        classes = frozenset(self.project.model_classes) if self.project is not None else frozenset()
+        return ObjectTable(self.wrapper, self.names, self.calls, classes)
 
     @cached_property
     def grad_mode(self):

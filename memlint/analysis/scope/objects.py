@@ -71,10 +71,19 @@ Expr = cst.BaseExpression | str
 
 
 class ObjectTable(cst.CSTVisitor):
-    def __init__(self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph) -> None:
+    def __init__(
+        self,
+        wrapper: MetadataWrapper,
+        names: ImportTable,
+        calls: CallGraph,
+        project_classes: frozenset[str] = frozenset(),
+    ) -> None:
         super().__init__()
         self.names = names
         self.calls = calls
+        # Local names of ``nn.Module`` subclasses of other project modules
+        # (ProjectView.model_classes): ``Tacotron(...)`` builds a module.
+        self._project_classes = project_classes
         self.parents = calls.parents
         # (scope, name) -> value expressions bound to it; a ``None`` entry is
         # a binding we cannot evaluate (for-loop target, ``with ... as``).
@@ -499,6 +508,8 @@ class ObjectTable(cst.CSTVisitor):
         func = call.func
         if isinstance(func, cst.Name) and func.value in self._module_classes:
             return self._module_classes[func.value]
+        if self._project_classes and dotted_name(func) in self._project_classes:
+            return Kind.MODULE
         qn = self.names.call_name(call)
         if qn is None:
             return None
