@@ -125,7 +125,9 @@ class InferenceWithoutNoGrad(Rule):
         "every `return` builds one of its classes) and, for every class it may be, that method runs a model's "
         "forward with grad on (a `no_grad` only on a `torch.__version__` branch does not count); the message "
         "names the callee (`TD3.select_action runs the actor with autograd on, TD3.py:101`). Any untyped call "
-        "site, a class we cannot read, or a method that runs its forward under `no_grad` keeps it silent."
+        "site, a class we cannot read, or a method that runs its forward under `no_grad` keeps it silent. "
+        "A class imported from another project module that derives from `nn.Module` builds a model "
+        "(`model = Tacotron(...)` after `from synthesizer.models.tacotron import Tacotron`), as a class of the file does."
     )
 
     def __init__(self, context) -> None:
