@@ -8,10 +8,10 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
-from memlint.parse.traversal import visit_fast
-from memlint.project.checkpoint_files import file_name
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
+from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.checkpoint_files import file_name
 from memlint.vocabulary.kinds import Kind
 
 # State dicts without weights: an LR scheduler's numbers, a GradScaler's

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import ast
 
-_EXTENSIONS = (".pth", ".pt", ".ckpt", ".tar", ".bin", ".pkl", ".pickle", ".model")
+from memlint.vocabulary.checkpoint_files import file_name
+
 _RETURNS_SELF = frozenset({"eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"})
 _KEEPS_DEVICE = frozenset({"clone", "detach", "contiguous", "float", "half"})
 
@@ -71,13 +72,6 @@ def _ends_on_cpu(expr: ast.expr) -> bool:
             return False
         expr = expr.func.value
     return False
-
-
-def file_name(value: object) -> str | None:
-    if not isinstance(value, str) or not value.lower().endswith(_EXTENSIONS):
-        return None
-    name = value.replace("\\", "/").rsplit("/", 1)[-1]
-    return name if len(name) > 1 and "{" not in name else None
 
 
 class _Files(ast.NodeVisitor):

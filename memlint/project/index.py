@@ -50,7 +50,9 @@ class ProjectIndex:
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
         self._cpu_deep_generation = 0
         self._loading_users: dict[str, dict[str, set[str]]] = {}  # loading_used_elsewhere, per summary field
-        self._savers: dict[tuple[str, str], list[tuple[str, bool]]] | None = None  # _cpu_saved_files: (folder, file name) -> (module, from CPU)
+        self._savers: dict[tuple[str, str], list[tuple[str, bool]]] | None = (
+            None  # _cpu_saved_files: (folder, file name) -> (module, from CPU)
+        )
         self._definers: dict[str, set[str]] | None = None  # cpu_builders_everywhere: name -> the modules defining it
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # file -> "Class.method" -> where other modules call it on an instance.

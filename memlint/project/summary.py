@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
-from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.checkpoint_files import checkpoint_files
+from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
