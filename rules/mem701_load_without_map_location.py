@@ -98,10 +98,16 @@ class LoadWithoutMapLocation(Rule):
     construction; `self` in a method named for loading (`load_pretrained_model`)
     whose every use in the project is a call on a model just built so;
     or a parameter to which every caller in the project, notebooks included,
-    passes a model just built so; neither moved nor handed to a call before
-    the load, other than a project function that moves nothing (`fc.train(model)`)
-    or `apply`; not a wrapper such as `DataParallel(net)`: an argument that
-    is a number, options or a part of the checkpoint is no model).
+    passes a model just built so (built in every arm of an `if`, or rebuilt
+    on the CPU by a later `if` without `else`); neither moved nor handed to a
+    call before the load, other than a project function that moves nothing
+    (`fc.train(model)`) or `apply`; not a wrapper such as `DataParallel(net)`
+    (`AveragedModel(net)` without a device copies a CPU model on the CPU): an
+    argument that is a number, options or a part of the checkpoint is no
+    model). A class that moves only tensors it builds into plain attributes
+    (`self.noise = torch.randn(n).cuda()`, in no state dict) or into locals
+    moves nothing. A constructor bound nowhere in the module (never
+    imported, no star import) is not known: nothing is claimed.
     A load handed to a helper known to call `load_state_dict` on it (a
     function of this file whose body does, or peft's
     `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix.
@@ -129,7 +135,8 @@ class LoadWithoutMapLocation(Rule):
         "classes or builders in another module (`from models import model_dict`, `model_dict[name](...)`); "
         "modules whose every class moves nothing, for a class fetched with `getattr(models.zoo, name)`; "
         "every project function named by a string handed to `eval` "
-        "(`eval('models.' + NAME + '.get_pose_net')(cfg)`) being a builder on the CPU. "
+        "(`eval('models.' + NAME + '.get_pose_net')(cfg)`) being a builder on the CPU. A model's tree of project "
+        "classes is followed up to twelve classes deep. "
         "A checkpoint file the load names (a string literal in its path, or in what a name of the path was "
         "bound to in the same function, `osp.join(respth, 'model_final.pth')`) that modules of the loading "
         "module's own folder save, every one of them from a state on the CPU (`net.cpu()` before "
@@ -777,6 +784,66 @@ other.load_state_dict(torch.load(args.ckpt))
 """,
             "a model built from settings (`get_config()`, `parse_args()`), not wrapping another model: on the CPU",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from torch.optim import swa_utils
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+class Parts(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 6)
+def _load_network(network, path, average):
+    try:
+        network.load_state_dict(torch.load(path))
+    except RuntimeError:
+        if average:
+            network = swa_utils.AveragedModel(network)
+        network.load_state_dict(torch.load(path))
+    return network
+if opt.small:
+    structure = Small(opt.n)
+else:
+    structure = Parts(opt.n)
+if opt.parts:
+    structure = Parts(opt.n)
+model = _load_network(structure, opt.path, opt.average).cuda()
+""",
+            "every call passes a model still on the CPU: built in each arm of an `if`/`else`, then rebuilt on "
+            "the CPU by a later `if` without `else`; `AveragedModel(network)` without a device copies it where it is",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class Trainer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.gen = nn.Linear(dim, dim)
+        self.noise = torch.randn(8, dim).cuda()
+    def update(self, x):
+        z = Variable(torch.randn(x.size(0), 4).cuda())
+        self.loss = (self.gen(x) - z).abs().mean()
+        return self.loss
+def load_inception(path):
+    state_dict = torch.load(path)
+    model = inception_v3(pretrained=False)
+    model.aux_logits = False
+    model.load_state_dict(state_dict)
+    return model
+trainer = Trainer(16)
+trainer.gen.load_state_dict(torch.load("gen.pt"))
+trainer.cuda()
+""",
+            "a fresh tensor moved into a plain attribute (`self.noise = torch.randn(...).cuda()`, in no state "
+            "dict) or into a local does not move the module; `inception_v3` is bound nowhere in the module "
+            "(never imported): what it builds is not known, so nothing is claimed",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1224,6 +1291,75 @@ class CheckpointIO(object):
                 v.load_state_dict(state_dict[k])
         return {k: v for k, v in state_dict.items() if k not in self.module_dict}
 """,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+def _load_network(network, path):
+    network.load_state_dict(torch.load(path))
+    return network
+structure = Small(opt.n)
+if opt.gpu:
+    structure = Small(opt.n).cuda()
+model = _load_network(structure, opt.path)
+""",
+            """\
+import torch
+import torch.nn as nn
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+def _load_network(network, path):
+    network.load_state_dict(torch.load(path, map_location="cpu"))
+    return network
+structure = Small(opt.n)
+if opt.gpu:
+    structure = Small(opt.n).cuda()
+model = _load_network(structure, opt.path)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Coded(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.gen = nn.Linear(dim, dim)
+        self.register_buffer("codes", torch.randn(8, dim).cuda())
+class Embedded(nn.Module):
+    def __init__(self, table):
+        super().__init__()
+        self.emb = nn.Embedding.from_pretrained(torch.tensor(table).cuda())
+coded = Coded(16)
+coded.load_state_dict(torch.load("coded.pt"))
+embedded = Embedded([[0.0, 1.0]])
+embedded.load_state_dict(torch.load("embedded.pt"))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Coded(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.gen = nn.Linear(dim, dim)
+        self.register_buffer("codes", torch.randn(8, dim).cuda())
+class Embedded(nn.Module):
+    def __init__(self, table):
+        super().__init__()
+        self.emb = nn.Embedding.from_pretrained(torch.tensor(table).cuda())
+coded = Coded(16)
+coded.load_state_dict(torch.load("coded.pt", map_location="cpu"))
+embedded = Embedded([[0.0, 1.0]])
+embedded.load_state_dict(torch.load("embedded.pt", map_location="cpu"))
+""",
+            count=2,
         ),
     ]
 

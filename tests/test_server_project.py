@@ -118,3 +118,21 @@ async def test_a_module_changed_on_disk_republishes_its_dependant(client, tmp_pa
     ]
     await asyncio.sleep(0.5)
     assert _count(client, uris["models.py"], before) == 0
+
+
+WORDLESS = PROJECT.parent / "wordless_callers"
+
+
+async def test_the_deciding_modules_may_hold_no_training_word(client, tmp_path):
+    """tests/test_front_end_parity.py's project over stdio: MEM201 from a
+    parameter typed by a word-less caller, no MEM202 on a generator a
+    word-less module switches (the CLI's findings)."""
+    project = tmp_path / "wordless"
+    shutil.copytree(WORDLESS, project)
+    names = ("agents.py", "evaluation.py", "main.py", "model.py", "run.py", "solver.py")
+    uris = await _open(client, project, names)
+    found = []
+    for name in names:
+        params = await published(client, uris[name], version=1)
+        found += [(name, d.range.start.line + 1, str(d.code)) for d in params.diagnostics]
+    assert sorted(found) == [("evaluation.py", 7, "MEM201")]

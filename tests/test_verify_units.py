@@ -69,6 +69,23 @@ def test_growth_that_starts_is_an_increase():
     assert v.status == "increased"
 
 
+def test_heap_growth_that_ends_no_higher_is_timing_not_cost():
+    # Measured on an H200 (fixtures/verify/cuda/project): both twins' heaps
+    # rose about 58 MB over 20 steps and ended level, but the original took
+    # most of it in the warm-up (lazily loaded CUDA kernels) and the fixed
+    # twin during the steps: +1.78 against +4.06 MB/step after the warm-up.
+    start = 511_843_248
+    orig = _stats(HEAP, [start, start + 30_000_000] + _line(start + 30_000_000, 1_780_000, 18))
+    fixed = _stats(HEAP, _line(start, 3_170_000))
+    assert fixed.growth_per_step > 1.5 * orig.growth_per_step
+    assert fixed.values[-1] <= orig.values[-1]
+    assert compare_meter(orig, fixed, "cuda").status == "unchanged"
+    # Ending higher is still a cost.
+    higher = _stats(HEAP, _line(start, 4_060_000))
+    assert higher.values[-1] > orig.values[-1]
+    assert compare_meter(orig, higher, "cuda").reasons == ["grows faster"]
+
+
 def test_a_one_off_rise_is_not_growth():
     # Measured: the first validation pass left the heap 365 KiB higher, once.
     heap = [114_258_000 + (365_000 if i >= 10 else 0) + 50 * i for i in range(30)]

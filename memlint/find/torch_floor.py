@@ -31,7 +31,6 @@ requirement sets no upper bound. A bare ``torch`` says nothing: no floor.
 from __future__ import annotations
 
 import ast
-import configparser
 import os
 import re
 import sys
@@ -263,7 +262,7 @@ def declared_in(folder: Path) -> list[TorchRange] | None:
     for reader in (_pyproject, _setup_py, _setup_cfg, _requirements_files, _environment):
         try:
             got = reader(folder)
-        except (OSError, ValueError, SyntaxError, RecursionError, configparser.Error, AttributeError, TypeError):
+        except (OSError, ValueError, SyntaxError, RecursionError, AttributeError, TypeError):
             continue  # a broken or odd project file says nothing; it is not memlint's to report
         if got is not None:
             named = True
@@ -310,14 +309,21 @@ def _setup_cfg(folder: Path) -> list[TorchRange] | None:
     text = _read(folder / "setup.cfg")
     if text is None or "torch" not in text:
         return None
+    # Imported here: only a setup.cfg naming torch needs it, and a warm run
+    # (which finds every folder's torch range) would import it for nothing.
+    import configparser
+
     parser = configparser.ConfigParser(interpolation=None)
-    parser.read_string(text)
     lines: list[str] = []
-    if parser.has_option("options", "install_requires"):
-        lines += parser.get("options", "install_requires").splitlines()
-    if parser.has_section("options.extras_require"):
-        for _, value in parser.items("options.extras_require"):
-            lines += value.splitlines()
+    try:
+        parser.read_string(text)
+        if parser.has_option("options", "install_requires"):
+            lines += parser.get("options", "install_requires").splitlines()
+        if parser.has_section("options.extras_require"):
+            for _, value in parser.items("options.extras_require"):
+                lines += value.splitlines()
+    except configparser.Error as exc:  # declared_in's: says nothing
+        raise ValueError(str(exc)) from exc
     return _from_lines([line.strip() for line in lines], "setup.cfg", text)
 
 

@@ -16,6 +16,12 @@ method that stores into ``self``. Any other move (``self.cuda()``,
 ``self.fc.to(d)``, ``layer.cuda()`` over ``self.layers``, ``Net().cuda()``)
 counts, as does every move outside a method (a class body, a decorator).
 
+In a class that registers nothing by a call (no ``register_buffer``,
+``setattr``, ``Parameter``...), a plain attribute is in no state dict: a
+fresh tensor moved straight into one (``self.noise = torch.randn(n).cuda()``,
+MUNIT's fixed sampling codes) does not count, even in ``__init__``, nor does
+``self.loss = a + b`` (no constructor in the value) make a method keep.
+
 Read on Python's ``ast`` by the project summary (summary.py) and, for a class
 of the module being linted, by analysis/training/state_loads.py, so both
 sides judge a class alike.
@@ -62,30 +68,83 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
         elif any(map(is_move, ast.walk(stmt))):
             return True
     # One walk of each method, and which methods keep into ``self`` (a walk
-    # of each again) only once a move outside ``__init__`` asks.
+    # of each again) only once a move asks.
     keeping: set[str] | None = None
+    registers: bool | None = None
     for method in methods:
         moves = [n for n in ast.walk(method) if is_move(n)]
         if not moves:
             continue
+        if registers is None:
+            registers = _registers(cls)
+        fresh = _fresh_names(method, bindings)
+        if not registers:
+            # ``self.noise = torch.randn(n).cuda()``: a plain tensor attribute,
+            # in no state dict (the class registers no buffer it could be).
+            moves = [m for m in moves if not _stored_plain(m, method, fresh, bindings)]
+            if not moves:
+                continue
         if method.name == "__init__":
             return True
         if keeping is None:
-            keeping = _keeping_methods(methods)
+            keeping = _keeping_methods(methods, plain=not registers)
         if method.name in keeping:
             return True
-        fresh = _fresh_names(method, bindings)
         if not all(_fresh(move.func.value, fresh, bindings) for move in moves):  # type: ignore[attr-defined]
             return True
     return False
 
 
-def _keeping_methods(methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> set[str]:
-    """The methods that store into ``self``, and those they call as ``self.m()`` (again)."""
+def _registers(cls: ast.ClassDef) -> bool:
+    """``cls`` registers a buffer, a parameter or a module by a call anywhere
+    (``register_buffer``, ``setattr``, ``Parameter``): a plain attribute
+    store may then be one of those."""
+    for node in ast.walk(cls):
+        if node.__class__ is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if last in _KEEPS or last in _KEEPS_BY_NAME:
+                return True
+    return False
+
+
+def _self_attr(target: ast.AST, this: str | None) -> bool:
+    """``self.name``: a plain attribute of the instance."""
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == this
+
+
+def _stored_plain(
+    move: ast.AST, method: ast.FunctionDef | ast.AsyncFunctionDef, fresh: set[str], bindings: Mapping[str, str]
+) -> bool:
+    """``move`` moves a tensor built here and is, through tensor methods and
+    ``Variable``, the whole value of ``self.name = ...``."""
+    if not _fresh(move.func.value, fresh, bindings):  # type: ignore[attr-defined]
+        return False
+    this = _self_name(method)
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0], this):
+            value = node.value
+            while value is not move and isinstance(value, ast.Call):
+                func = value.func
+                if isinstance(func, ast.Attribute) and func.attr in _TENSOR_METHODS:
+                    value = func.value
+                elif _qualified(func, bindings) in _VARIABLE and len(value.args) == 1 and not value.keywords:
+                    value = value.args[0]
+                else:
+                    break
+            if value is move:
+                return True
+    return False
+
+
+def _keeping_methods(methods: list[ast.FunctionDef | ast.AsyncFunctionDef], plain: bool = False) -> set[str]:
+    """The methods that store into ``self``, and those they call as ``self.m()``
+    (again). ``plain``: the class registers nothing, so ``self.loss = a + b``
+    (a plain attribute, no constructor in the value) keeps nothing in its state."""
     keeping: set[str] = set()
     calls: dict[str, set[str]] = {}
     for m in methods:
-        stores, calls[m.name] = _stores_and_self_calls(m)
+        stores, calls[m.name] = _stores_and_self_calls(m, plain)
         if stores:
             keeping.add(m.name)
     todo = list(keeping)
@@ -108,13 +167,19 @@ def _root(node: ast.AST) -> ast.AST:
     return node
 
 
-def _stores_and_self_calls(method: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[bool, set[str]]:
+def _stores_and_self_calls(method: ast.FunctionDef | ast.AsyncFunctionDef, plain: bool) -> tuple[bool, set[str]]:
     """Whether the method stores into ``self``, and the methods it calls as
-    ``self.m()``: one walk for both."""
+    ``self.m()``: one walk for both (an ``Assign`` comes before its target)."""
     this = _self_name(method)
     stores = False
     calls: set[str] = set()
+    harmless: set[int] = set()
     for node in ast.walk(method):
+        if plain and isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0], this):
+            if not any(map(_constructs, ast.walk(node.value))):
+                harmless.add(id(node.targets[0]))
+        if id(node) in harmless:
+            continue
         if isinstance(node, ast.Call):
             func = node.func
             last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -133,6 +198,16 @@ def _stores_and_self_calls(method: ast.FunctionDef | ast.AsyncFunctionDef) -> tu
         elif isinstance(node, ast.Name) and node.id == this and isinstance(node.ctx, ast.Store):
             stores = True  # ``self`` rebound: what it names is not known
     return stores, calls
+
+
+def _constructs(node: ast.AST) -> bool:
+    """A call that may build a module or a parameter: a capitalised callee
+    (``nn.Linear``, ``Parameter``) or a ``from_pretrained``."""
+    if node.__class__ is not ast.Call:
+        return False
+    func = node.func  # type: ignore[attr-defined]
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return last[:1].isupper() or last == "from_pretrained" or not last
 
 
 def _fresh_names(method: ast.FunctionDef | ast.AsyncFunctionDef, bindings: Mapping[str, str]) -> set[str]:

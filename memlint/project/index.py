@@ -26,6 +26,10 @@ from memlint.vocabulary.loading import loading_name
 # How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
 # and nested star imports are followed before giving up: unknown.
 _MAX_HOPS = 4
+# How deep a model's tree of project classes (a class building a class
+# building ...) is followed: networks nest blocks five or six deep
+# (generator > encoder > res-blocks > res-block > conv-block > norm).
+_MAX_NESTING = 12
 
 
 class ProjectIndex:
@@ -349,7 +353,7 @@ class ProjectIndex:
             self._cpu_deep[key] = (True, frozenset())  # a cycle of classes building each other: judged by the rest
             outer, self._reading = self._reading, set()
             try:
-                verdict = depth < _MAX_HOPS and all(
+                verdict = depth < _MAX_NESTING and all(
                     self._needed_on_cpu(path, defining, n, depth) for n in needs.split(",")
                 )
             finally:

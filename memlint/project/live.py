@@ -31,6 +31,7 @@ from memlint.project.modules import ModuleMap, project_files
 from memlint.project.notebook_code import notebook_code
 from memlint.project.roots import project_root, root_limit, walkable
 from memlint.project.summary import CallSite, ModuleSummary, summarise, worth_summarising
+from memlint.project.typed_objects import TypedObjects
 from memlint.project.view import Caller, ProjectView
 
 # A word a call may spell last: the name before a call's parenthesis
@@ -364,11 +365,51 @@ class LiveIndex(ProjectIndex):
             if self._all_build_on_cpu(n, {o for o in self._holding(n.encode()) if n in self._module(o).summary.defines})
         ]
 
+    def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
+        # ProjectIndex's reads every summary it holds, and this index holds
+        # none until asked: the modules that may call into ``path`` are read
+        # (those spelling one of its functions or classes before a call's
+        # parenthesis, word-less ones included: view_from_disk's needles).
+        mine = set(summary.plain_attrs)
+        names = {f.name for f in summary.functions if "." not in f.name} | set(summary.classes)
+        holding: set[str] = set()
+        for name in names:
+            holding |= self._holding(name.encode())
+        holding.discard(path)
+        found: set[str] = set()
+        for other in holding:
+            found |= mine.intersection(self._module(other).summary.attr_switches)
+        return tuple(sorted(found))
+
+    def typed_objects(self) -> TypedObjects:
+        if self._typed is None:
+            self._typed = _LiveTyped(self)
+        return self._typed
+
     def _walk_order(self, path: str) -> tuple:
         """modules.project_files' order: a folder's files (sorted), then its
         subfolders (sorted), depth first."""
         parts = os.path.relpath(path, self.root).split(os.sep)
         return (*((1, d) for d in parts[:-1]), (0, parts[-1]))
+
+
+class _LiveTyped(TypedObjects):
+    """Types from call sites over the live index, whose ``summaries`` stay
+    empty (modules are summarised on need): the sites of a name are read
+    from the files that spell it before a call's parenthesis (the word
+    index, as ``_calls_into``), word-less ones included, as view_from_disk's
+    needles read them. Not kept across calls: texts change between views."""
+
+    index: LiveIndex
+
+    def sites_of(self, name: str) -> list[tuple[str, tuple]]:
+        index = self.index
+        out = []
+        for other in sorted(index._holding(name.encode()), key=index._walk_order):
+            objects = index._module(other).summary.objects
+            if objects is not None:
+                out += [(other, s) for s in objects.sites if s[0].rpartition(".")[2].lstrip(":*") == name]
+        return out
 
 
 class Workspace:

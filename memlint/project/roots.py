@@ -8,16 +8,29 @@ from collections.abc import Iterable
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def marked_root(path: str) -> str | None:
-    """The nearest folder at or above ``path``'s folder with a marker, or None."""
+def marked_root(path: str, memo: dict[str, str | None] | None = None) -> str | None:
+    """The nearest folder at or above ``path``'s folder with a marker, or
+    None. ``memo``: each folder's answer, kept by the caller for one run (the
+    hundreds of folders of a project share their parents: a stat per marker
+    and folder once, not once per folder below it)."""
     folder = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    seen = []
+    found = None
     while True:
+        if memo is not None and folder in memo:
+            found = memo[folder]
+            break
+        seen.append(folder)
         if any(os.path.exists(os.path.join(folder, m)) for m in MARKERS):
-            return folder
+            found = folder
+            break
         parent = os.path.dirname(folder)
         if parent == folder:
-            return None
+            break
         folder = parent
+    if memo is not None:
+        memo.update(dict.fromkeys(seen, found))
+    return found
 
 
 def walkable(root: str, path: str) -> bool:
@@ -34,15 +47,17 @@ def walkable(root: str, path: str) -> bool:
     return True
 
 
-def common_root(paths: Iterable[str]) -> str:
-    """The deepest folder holding every one of ``paths``."""
+def common_root(paths: Iterable[str], normal: bool = False) -> str:
+    """The deepest folder holding every one of ``paths`` (``normal``: each
+    already absolute and normal, abspath's)."""
+    absolute = (lambda p: p) if normal else os.path.abspath
     # A source file (what a walk yields: a run's thousands of paths) is no
     # folder: no stat to say so.
     folders = list(
         dict.fromkeys(  # each folder once: a run's files share a few hundred
-            os.path.dirname(os.path.abspath(p))
+            os.path.dirname(absolute(p))
             if p.endswith((".py", ".pyi", ".ipynb")) or not os.path.isdir(p)
-            else os.path.abspath(p)
+            else absolute(p)
             for p in paths
         )
     )
@@ -61,13 +76,13 @@ def root_limit(root: str) -> int:
     return MAX_FILES if any(os.path.exists(os.path.join(root, m)) for m in MARKERS) else MAX_UNMARKED_FILES
 
 
-def project_root(path: str, checked: Iterable[str] = ()) -> str:
+def project_root(path: str, checked: Iterable[str] = (), memo: dict[str, str | None] | None = None) -> str:
     """The project ``path`` belongs to: its marked root, else the common root
     of the checked paths (``path``'s own folder when none are given). A marked
     root from which the file sits in a skipped folder (a hidden one, a
     virtual environment, ``build``: a tree kept inside another repository's
-    ``.cache``) is not its project."""
-    found = marked_root(path)
+    ``.cache``) is not its project. ``memo``: marked_root's."""
+    found = marked_root(path, memo)
     if found is not None and walkable(found, path):
         return found
     paths = list(checked) or [path]

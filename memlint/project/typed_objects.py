@@ -104,6 +104,11 @@ class TypedObjects:
                     self._sites.setdefault(last, []).append((path, site))
         return self._sites
 
+    def sites_of(self, name: str) -> list[tuple[str, tuple]]:
+        """The recorded call sites spelling ``name`` last, (file, site), in
+        the walk's order (the live index finds them by its word index)."""
+        return self._all_sites().get(name, [])
+
     def param_types(self, path: str, function: str, param: str) -> tuple[str, ...] | None:
         """The types every call site in the project passes for ``param`` of
         ``function`` (a module-level function, or ``Class.__init__``: its
@@ -120,7 +125,7 @@ class TypedObjects:
         position = params.index(param)
         found: set[str] = set()
         seen = False
-        for where, (spelling, _line, args) in self._all_sites().get(callee, ()):
+        for where, (spelling, _line, args) in self.sites_of(callee):
             if where == path:
                 if spelling != f":{callee}":
                     continue

@@ -134,8 +134,21 @@ class FindingsCache:
 
     # -- keys ---------------------------------------------------------------
     def key(self, path: str, digest: str, codes: Iterable[str], with_edits: bool) -> str:
-        parts = (self.fingerprint, "edits" if with_edits else "-", ",".join(codes), os.path.abspath(path), digest)
-        return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+        return self.key_of(self.key_head(codes, with_edits), os.path.abspath(path), digest)
+
+    def key_head(self, codes: Iterable[str], with_edits: bool):
+        """The hash of what a key shares with every file checked with the
+        same rules, to be finished by ``key_of``: a warm run makes it once
+        per folder, not the rules' string and its hash once per file."""
+        parts = (self.fingerprint, "edits" if with_edits else "-", ",".join(codes), "")
+        return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape"))
+
+    @staticmethod
+    def key_of(head, absolute: str, digest: str) -> str:
+        """``key``'s value from ``key_head``'s hash, ``absolute``: os.path.abspath of the path."""
+        h = head.copy()
+        h.update(f"{absolute}\0{digest}".encode("utf-8", "surrogateescape"))
+        return h.hexdigest()
 
     def _entry(self, key: str) -> str:
         return os.path.join(self._folder, key[:2], key + ".json")

@@ -4,7 +4,6 @@ processes, the notebook path, the cache and the reporters."""
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -91,6 +90,8 @@ class FileReport:
 def unified_diff(source: SourceFile, new_text: str) -> str:
     old = source.text.splitlines(keepends=True)
     new = new_text.splitlines(keepends=True)
+    import difflib  # only --diff needs it
+
     lines = difflib.unified_diff(old, new, fromfile=f"a/{source.path}", tofile=f"b/{source.path}")
     out = []
     for line in lines:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memlint.parse.collector import collector_paused
 from memlint.parse.errors import ParseError
@@ -412,16 +412,16 @@ class _Warm:
         self.keys: dict[int, str] = {}
         self.records: dict[int, dict] = {}  # the index's records this run used
         self.hits: dict[int, FileReport] = {}  # and the reports made of them
-        self._parts: dict[tuple[int, str], tuple[str, ...]] = {}  # per_file holds the Settings alive
+        self._heads: dict[tuple[int, str], Any] = {}  # key_head's; per_file holds the Settings alive
 
     def load(self, i: int, path: str, settings: Settings, digests: dict[str, str]) -> FileReport | None:
         full = self.absolute[i]  # every lookup below is by the absolute path
-        digest = self.index.digest(full)
+        digest = self.index.digest(full, normal=True)
         if digest is None:
             return None
         digests[full] = digest
         key = self.keys[i] = self._key(path, full, digest, settings)
-        data = self.index.report(full, key)
+        data = self.index.report(full, key, normal=True)
         if data is not None:
             from memlint.run.cache import report_from_json
 
@@ -438,10 +438,11 @@ class _Warm:
             return _cache_key(self.cache, path, digest, settings)
         folder = os.path.dirname(full)
         # By the settings' identity: hashing a Settings hashes all its fields.
-        parts = self._parts.get((id(settings), folder))
-        if parts is None:
-            parts = self._parts[(id(settings), folder)] = _key_parts(full, settings)
-        return self.cache.key(full, digest, parts, settings.with_edits)
+        head = self._heads.get((id(settings), folder))
+        if head is None:
+            parts = _key_parts(full, settings)
+            head = self._heads[(id(settings), folder)] = self.cache.key_head(parts, settings.with_edits)
+        return self.cache.key_of(head, full, digest)  # ``full``: absolute and normal, abspath's
 
     def full(self, i: int, path: str, report: FileReport) -> FileReport:
         """``report`` with what the index left in its entry (summary, view
@@ -610,14 +611,15 @@ def _roots(paths: list[str], indices: Iterable[int], absolute: list[str] | None 
     from memlint.project.roots import common_root, project_root
 
     absolute = absolute or _absolute(paths)
-    checked = [common_root(absolute)]
+    checked = [common_root(absolute, normal=True)]
     by_folder: dict[str, str] = {}
+    marks: dict[str, str | None] = {}
     out = {}
     for i in indices:
         folder = os.path.dirname(absolute[i])
         root = by_folder.get(folder)
         if root is None:
-            root = by_folder[folder] = project_root(paths[i], checked)
+            root = by_folder[folder] = project_root(paths[i], checked, marks)
         out[i] = root
     return out
 

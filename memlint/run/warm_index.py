@@ -58,10 +58,11 @@ class WarmIndex:
         self.hashed = 0  # files read and hashed by this run (tests, benches)
 
     # -- digests --------------------------------------------------------------
-    def digest(self, path: str) -> str | None:
+    def digest(self, path: str, normal: bool = False) -> str | None:
         """sha256 of the file's bytes: the recorded one while its stamp is
-        unchanged, else read and hashed (recorded unless racy). None if unreadable."""
-        full = os.path.abspath(path)
+        unchanged, else read and hashed (recorded unless racy). None if
+        unreadable. ``normal``: ``path`` is already absolute and normal."""
+        full = path if normal else os.path.abspath(path)
         self._seen.add(full)
         try:
             st = os.stat(full)
@@ -86,10 +87,10 @@ class WarmIndex:
         return digest
 
     # -- reports ----------------------------------------------------------------
-    def report(self, path: str, key: str) -> dict | None:
+    def report(self, path: str, key: str, normal: bool = False) -> dict | None:
         """The report recorded for ``path`` under ``key`` (cache.record_of's
         shape, without a summary), or None."""
-        record = self.records.get(os.path.abspath(path))
+        record = self.records.get(path if normal else os.path.abspath(path))
         if record is None or record[5] != key or not isinstance(record[6], dict):
             return None
         return record[6]

@@ -32,6 +32,7 @@ checkpoint this module writes holds CPU tensors (cpu_saves.py).
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import textwrap
 from bisect import bisect_left
@@ -85,6 +86,10 @@ _STAYS = frozenset(
 _LOOKS = frozenset({"print", "repr", "str", "len", "type", "id", "isinstance", "hasattr", "getattr"})
 _MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 
+
+# Wrappers that deep-copy the model they are given and leave the copy on its
+# device unless told one (``AveragedModel(model, device=None, ...)``).
+_COPIES_IN_PLACE = frozenset({"torch.optim.swa_utils.AveragedModel"})
 
 _CPU_BUILDERS = ("torchvision.models.", "torch.nn.", "timm.create_model", "timm.models.")
 # Builtins and modules whose calls never return a model: an argument bound
@@ -248,6 +253,8 @@ class _CpuModels(cst.CSTVisitor):
         # on the CPU at that point (a reference that is no call: False).
         self.method_uses: dict[str, list[bool]] = {}
         self._call_funcs: set[int] = set()
+        # Wrappers of a model on the CPU that copy it where it is (``AveragedModel(net)``).
+        self._cpu_copies: set[int] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._write(node.name.value)
@@ -333,11 +340,27 @@ class _CpuModels(cst.CSTVisitor):
         _, _, body_end, start, middle, chain = self.ifs.pop()
         if body_end is not None:
             frame = self.frames[-1]
+            other = original_node.orelse.body if isinstance(original_node.orelse, cst.Else) else None
             both = self._bound_in_every_branch(body_end, start, middle, chain)
             for key in [k for k, v in frame.items() if body_end.get(k) != v]:
+                # Rebuilt on the CPU in the body (``if opt.PCB: net = PCB(n)``)
+                # and on the CPU on the other path too: on the CPU after the ``if``.
+                if (
+                    key in body_end
+                    and self._joins(body_end[key], original_node.body)
+                    and self._joins(frame[key], other)
+                ):
+                    both.append(key)
                 del frame[key]
             for key in both:
                 frame[key] = tuple(self.blocks)
+
+    def _joins(self, bound_in: tuple[int, ...], branch: cst.CSTNode | None) -> bool:
+        """A binding made in a block around the ``if`` being left or in the
+        branch's own block (not in a loop or block nested in it): it holds
+        at the end of that branch. An ``elif`` was joined when it was left."""
+        outer = list(bound_in[: len(self.blocks)]) == self.blocks[: len(bound_in)]
+        return outer and (len(bound_in) <= len(self.blocks) or (branch is not None and bound_in[-1] == id(branch)))
 
     def _bound_in_every_branch(self, body_end: dict, start: int, middle: int, chain: int) -> list[str]:
         after, end = self.frames[-1], self.seq
@@ -432,10 +455,13 @@ class _CpuModels(cst.CSTVisitor):
             self._lost(key)
             owner = self._owner(key)
             value = original_node.value
-            if owner is not None and (isinstance(value, (cst.Name, cst.Attribute)) or _moves_anything(value)):
+            named = isinstance(value, cst.Attribute) or (
+                isinstance(value, cst.Name) and value.value not in ("True", "False", "None")
+            )
+            if owner is not None and (named or _moves_anything(value)):
                 self._lost(owner)  # ``model.base = net``: a part that may be anywhere
             self.aliases[-1].pop(key, None)
-            if self._built(original_node.value):
+            if self._built(original_node.value) or id(original_node.value) in self._cpu_copies:
                 self.frames[-1][key] = tuple(self.blocks)
                 # Every class this name was built from, in any branch (judged together).
                 self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
@@ -487,6 +513,13 @@ class _CpuModels(cst.CSTVisitor):
         spelled = dotted_name(value.args[0].value)
         return spelled is not None and self.cpu_module(spelled)
 
+    def _copies_cpu_model(self, call: cst.Call) -> bool:
+        """``AveragedModel(net)`` of a model on the CPU here, with no device
+        (by keyword or position): its copy of ``net`` is on the CPU too."""
+        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+            return False
+        return self._on_cpu_here(call.args[0].value)
+
     def _wraps(self, arg: cst.BaseExpression) -> bool:
         """``arg`` may be a model bound before (``DataParallel(net)``)."""
         root = arg
@@ -518,6 +551,8 @@ class _CpuModels(cst.CSTVisitor):
                     for arg, name in bound_params(node, callee)
                 }
             )
+        if qn in _COPIES_IN_PLACE and self._copies_cpu_model(node):
+            self._cpu_copies.add(id(node))  # before handing the model over loses it
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
         for arg in [] if looks or self.stays(node) else node.args:
             key = self._owner(dotted_name(arg.value))
@@ -571,6 +606,11 @@ class _Writes(cst.CSTVisitor):
         self.other: dict[str, int] = {}
         # Each dict literal assigned to a plain name, anywhere: (the name, the assignment).
         self.dicts: list[tuple[str, cst.Assign]] = []
+        self.star = False  # ``from m import *``: any name may be bound
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            self.star = True
 
     def _other(self, name: cst.BaseExpression | None) -> None:
         if isinstance(name, cst.Name):
@@ -790,6 +830,8 @@ class Checkpoints:
         name = dotted_name(func)
         if name is None:
             return False
+        if isinstance(func, cst.Name) and self._undefined(func.value):
+            return True  # what it builds is not known: nothing is claimed
         if self._builders and "." not in name and name not in self.calls.classes:
             defs = [fn for fn in self._builders if fn.name.value == name]
             if len(defs) == 1 and self.calls.owner.get(defs[0]) is not self.module:
@@ -797,6 +839,16 @@ class Checkpoints:
             if defs:
                 return len(defs) == 1 and self._module_def(name)
         return self._cpu_class(name)
+
+    def _undefined(self, name: str) -> bool:
+        """``name`` is bound nowhere in the module (no import, ``def``, class,
+        assignment, parameter...), is no builtin, and no star import may
+        bring it: the code cannot run as written (``inception_v3(...)``
+        never imported), so the model it would build is not known."""
+        writes = self._all_writes()
+        if name in writes.bound or name in writes.defs or name in writes.other or writes.star:
+            return False
+        return not hasattr(builtins, name) and name not in self.names.bindings
 
     def _imported_table(self, name: str) -> bool:
         """``name`` is a table of classes or builders that move nothing, of
