@@ -264,11 +264,11 @@ class ModuleSummary:
             "plain_attrs": list(self.plain_attrs),
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
+            "method_calls": [list(m) for m in self.method_calls],
+            "objects": self.objects.to_json() if self.objects is not None else None,
             "cpu_saved": list(self.cpu_saved),
             "other_saved": list(self.other_saved),
             "loaded_files": list(self.loaded_files),
-            "method_calls": [list(m) for m in self.method_calls],
-            "objects": self.objects.to_json() if self.objects is not None else None,
         }
 
     @classmethod
