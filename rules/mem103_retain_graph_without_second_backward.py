@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from memlint.analysis.autograd.retained_sites import RetainedSites
@@ -34,7 +36,12 @@ class RetainGraphWithoutSecondBackward(Rule):
     that backpropagates once per call (saliency, Grad-CAM) is reported when
     its graph dies with it, or when every call of it in the module
     (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
-    followed by nothing that could backpropagate through what it was given.
+    followed by nothing that could backpropagate through what it was given,
+    or, when its module never calls it, when every other module of the
+    project that builds its class (`cam = GradCAM(model)` in main.py) uses
+    the instance only to call it, on values fresh at that call (a name
+    bound in the loop around it, read nowhere after it), in a scope with no
+    backward, and no module subclasses the class.
     Later backwards are followed through the values they were computed from,
     so a GAN that rebuilds the generator's pass (`G_ = self.G(z_)` again)
     before the generator's loss does not count as a second backward through
@@ -98,6 +105,7 @@ class RetainGraphWithoutSecondBackward(Rule):
             return  # last iteration's output feeds this one: the next backward may reach this graph
         loop = loops.loop_of(node)
         scope = loops.scope_of(node)
+        message = None
         sites = RetainedSites(facts)
         # ``for l in losses[:-1]: l.backward(retain_graph=True)`` then
         # ``losses[-1].backward()``: later in an enclosing iteration counts.
@@ -110,10 +118,34 @@ class RetainGraphWithoutSecondBackward(Rule):
             sites.graph.dies_in(node, scope) or sites.graph.built_here(node, scope)
         ):
             calls = sites.sites(scope)
-            if not calls or not all(sites.done_after(site, scope) for site in calls):
+            if not calls:
+                built = self._built_elsewhere(scope)
+                if not built:
+                    return
+                where = ", ".join(built[:3]) + (", ..." if len(built) > 3 else "")
+                message = f"{self.message} (its class is built only at {where}: no caller backpropagates again)"
+            elif not all(sites.done_after(site, scope) for site in calls):
                 return
         fix = Fix("Drop `retain_graph=True`", ((node, remove_arg(node, arg)),), Safety.UNSAFE)
-        self.report(node, fix=fix)
+        self.report(node, message=message, fix=fix)
+
+    def _built_elsewhere(self, method: cst.FunctionDef) -> tuple[str, ...]:
+        """Where other modules build the method's class, when every one of
+        them builds a closed instance (project/closed_instances.py: used
+        only to call it, on fresh values kept nowhere, in a scope with no
+        backward) and this module neither calls the method nor names the
+        class again (a factory here could hand an instance anywhere)."""
+        facts = self.facts
+        project = facts.project
+        cls = facts.calls.class_of.get(method)
+        if project is None or cls is None or cls not in self.context.module.body:
+            return ()
+        if method in facts.calls.escapes or facts.instance_calls.sites(method) != []:
+            return ()
+        name = cls.name.value
+        if len(re.findall(rf"(?<!super\()\b{re.escape(name)}\b", self.context.source)) != 1:
+            return ()
+        return project.closed_class(name)
 
     valid = [
         Valid(

@@ -41,7 +41,13 @@ class InferenceWithoutNoGrad(Rule):
     backpropagates or reads gradients. A loop over data in a function that
     says nothing of evaluation is reported when every caller in the module
     has put its model in eval mode and the function hands back no graph
-    (`extract_feature(model, loader)` after `model.eval()`). A loop shared
+    (`extract_feature(model, loader)` after `model.eval()`). The forward may
+    sit in a function of this module the loop calls per step, a sibling
+    method (`self._process_one_batch(x)`) or a per-image helper
+    (`inference(net, image)`): it counts when that function runs a model
+    with grad on outside loops of its own, even if what it returns has lost
+    its history (`.numpy()`). A helper named for evaluation that hands back
+    no graph is reported, and decorated, itself; otherwise the loop is. A loop shared
     by training and evaluation (`iteration(epoch, loader, train=True)`,
     every backward and step under `if train:`, or under a negated flag,
     `if not cross_valid:`) is reported where it is
@@ -364,6 +370,14 @@ class InferenceWithoutNoGrad(Rule):
             return
         if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
             return  # a unit test of the model, not an evaluation
+        helper = self._evaluating_helper(info) if through is None else None
+        if helper is not None:
+            # ``inference(net, image)`` per image: the helper is the
+            # evaluation, so it is what gets ``@torch.no_grad()``.
+            if id(helper) not in self._decorated:
+                self._decorated.add(id(helper))
+                self.report(helper, message=self._with_callers(self.message, helper), fix=self._decorator_fix(helper))
+            return
         if (
             isinstance(scope, cst.FunctionDef)
             and loops.eval_named(scope)
@@ -485,11 +499,75 @@ class InferenceWithoutNoGrad(Rule):
         calls = self.facts.calls
         loops = self.facts.loops
         for call in calls.calls_in.get(info.scope, ()):
-            if calls.resolve(call) is not None and info.contains(loops.pos(call)):
+            callee = calls.resolve(call)
+            if callee is not None and info.contains(loops.pos(call)):
                 v = history.value(call)
                 if v is not None and v.h is H.YES:
                     return True
+                if self._helper_forwards(call, callee):
+                    return True
         return False
+
+    def _evaluating_helper(self, info) -> cst.FunctionDef | None:
+        """The one function of this module the loop calls per step that runs
+        the loop's only forwards (``_helper_forwards``), when it is named for
+        evaluation (``inference``, ``predict_one``), is not a method, escapes
+        nowhere, hands back no graph and is only called from evaluation
+        loops (and by no caller elsewhere that backpropagates): decorating it
+        takes a graph from nobody."""
+        history = self.facts.history
+        if any((history.value(c) or _NONE).h is H.YES for c in info.model_calls):
+            return None  # the loop runs a model itself
+        calls = self.facts.calls
+        loops = self.facts.loops
+        found = {
+            callee
+            for call in calls.calls_in.get(info.scope, ())
+            if (callee := calls.resolve(call)) is not None
+            and info.contains(loops.pos(call))
+            and self._helper_forwards(call, callee)
+        }
+        if len(found) != 1:
+            return None
+        helper = found.pop()
+        if not loops.eval_named(helper) or helper in calls.escapes or helper in calls.class_of:
+            return None  # a method's callers in other modules are not all known
+        if history.returns(helper).h is not H.NO:
+            return None
+        # Every call runs in an evaluation loop, here and elsewhere: a graph the
+        # helper leaves behind (``self.out = net(x)``) serves no backward.
+        for site in calls.call_sites.get(helper, ()):
+            around = loops.loop_of(site)
+            if around is None or around.role != "eval":
+                return None
+        if any(caller.backward for caller in self.facts.grad_mode.external_callers(helper)):
+            return None
+        return helper
+
+    def _helper_forwards(self, call: cst.Call, callee: cst.FunctionDef) -> bool:
+        """``self._process_one_batch(x)`` or ``inference(net, image)`` called
+        per step: a function of this module (a sibling method, one inherited
+        from a class defined here) whose own body runs a model with autograd
+        on. What it hands back may have lost its history on the way
+        (``.numpy()``, an opaque ``inverse_transform``), yet the graph was
+        built for every step. The loop's own facts (it trains nothing, needs
+        no grad) already cover the callee's. Only a callee with no loop of
+        its own counts: one that loops (``extract_feature(model, loader)``,
+        an ``edit()`` whose inner evaluation loops are reported) is judged,
+        and reported, there."""
+        facts = self.facts
+        grad = facts.grad_mode
+        if grad.mode_at(call) is not GradMode.ENABLED or grad.local_mode(call) is GradMode.ENABLED:
+            return False
+        loops = facts.loops
+        body = loops.scope_facts(callee)
+        if body is None or not body.model_calls or body.loops or loops.serves_forward(callee):
+            return False
+        history = facts.history
+        return any(
+            (history.value(c) or _NONE).h is H.YES and grad.local_mode(c) is not GradMode.DISABLED
+            for c in body.model_calls
+        )
 
     def _mc_dropout(self, info) -> bool:
         """Monte-Carlo dropout or BN recalibration: the model is put in train
@@ -1320,6 +1398,45 @@ def train(model, loader, optimizer, hparams):
 """,
             "a helper of this module named eval_model only saves arrays: its body, not its name, says it runs no model",
         ),
+        Valid(
+            """\
+import torch
+class Experiment:
+    def __init__(self, model):
+        self.model = model
+
+    def vali(self, loader, criterion):
+        self.model.eval()
+        losses = []
+        for x, y in loader:
+            pred = self._one_batch(x)
+            losses.append(criterion(pred, y).item())
+        self.model.train()
+        return sum(losses) / len(losses)
+
+    def _one_batch(self, x):
+        with torch.no_grad():
+            out = self.model(x.float())
+        return self.scaler.inverse_transform(out)
+""",
+            "the sibling method the loop calls per step runs the model under no_grad itself",
+        ),
+        Valid(
+            """\
+import torch
+def predict_one(net, image):
+    image = torch.from_numpy(image).unsqueeze(0).requires_grad_(True)
+    net(image).max().backward()
+    return image.grad.abs().numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    for path in paths:
+        save(path, predict_one(net, read_image(path)))
+""",
+            "the per-image helper backpropagates to its input (a saliency map): it needs the graph",
+        ),
     ]
     invalid = [
         Invalid(
@@ -2050,6 +2167,136 @@ def train(model, loader, optimizer, hparams):
         with torch.no_grad():
             for sample_idx in range(hparams.eval_num_samples):
                 np.save("out", eval_model(model, x[sample_idx]).detach().cpu().numpy())
+""",
+        ),
+        Invalid(
+            """\
+import torch
+class Experiment:
+    def __init__(self, model, scaler):
+        self.model = model
+        self.scaler = scaler
+
+    def vali(self, loader, criterion):
+        self.model.eval()
+        losses = []
+        for x, y in loader:
+            pred = self._one_batch(x)
+            losses.append(criterion(pred.detach(), y).item())
+        self.model.train()
+        return sum(losses) / len(losses)
+
+    def _one_batch(self, x):
+        out = self.model(x.float())
+        return self.scaler.inverse_transform(out)
+""",
+            """\
+import torch
+class Experiment:
+    def __init__(self, model, scaler):
+        self.model = model
+        self.scaler = scaler
+
+    def vali(self, loader, criterion):
+        self.model.eval()
+        losses = []
+        with torch.no_grad():
+            for x, y in loader:
+                pred = self._one_batch(x)
+                losses.append(criterion(pred.detach(), y).item())
+        self.model.train()
+        return sum(losses) / len(losses)
+
+    def _one_batch(self, x):
+        out = self.model(x.float())
+        return self.scaler.inverse_transform(out)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def predict_one(net, image):
+    pred = net(torch.from_numpy(image).unsqueeze(0))
+    return pred.squeeze().cpu().data.numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    for path in paths:
+        save(path, predict_one(net, read_image(path)))
+""",
+            """\
+import torch
+@torch.no_grad()
+def predict_one(net, image):
+    pred = net(torch.from_numpy(image).unsqueeze(0))
+    return pred.squeeze().cpu().data.numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    for path in paths:
+        save(path, predict_one(net, read_image(path)))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def run_net(net, image):
+    pred = net(torch.from_numpy(image).unsqueeze(0))
+    return pred.squeeze().cpu().data.numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    for path in paths:
+        save(path, run_net(net, read_image(path)))
+""",
+            """\
+import torch
+def run_net(net, image):
+    pred = net(torch.from_numpy(image).unsqueeze(0))
+    return pred.squeeze().cpu().data.numpy()
+def main(paths):
+    net = build_net()
+    net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+    net.eval()
+    with torch.no_grad():
+        for path in paths:
+            save(path, run_net(net, read_image(path)))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def predict_one(net, image):
+    net.last = net(image)
+    return net.last.argmax().item()
+def train(net, loader, opt):
+    for image, y in loader:
+        predict_one(net, image)
+        net.last.sum().backward()
+        opt.step()
+def main(net, paths):
+    net.eval()
+    for path in paths:
+        save(path, predict_one(net, read_image(path)))
+""",
+            """\
+import torch
+def predict_one(net, image):
+    net.last = net(image)
+    return net.last.argmax().item()
+def train(net, loader, opt):
+    for image, y in loader:
+        predict_one(net, image)
+        net.last.sum().backward()
+        opt.step()
+def main(net, paths):
+    net.eval()
+    with torch.no_grad():
+        for path in paths:
+            save(path, predict_one(net, read_image(path)))
 """,
         ),
     ]

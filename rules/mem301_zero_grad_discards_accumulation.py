@@ -60,6 +60,10 @@ class ZeroGradDiscardsAccumulation(Rule):
     `train_step()` it calls clears every time; or the step in a helper
     called under the guard) is read as one iteration, when each helper
     runs its verbs once per call (no loop of its own, no early `return`);
+    so is a function of another module of the project
+    (`utils.train_step(model, opt, x, y)`) whose verbs sit in its
+    straight-line code, on parameters the call hands an optimizer (or a
+    model) it knows, and which calls no other function of its own module;
     the message names the helper and the line calling it, and no fix is
     offered (moving a statement into another function changes what its
     other callers do).
@@ -78,7 +82,7 @@ class ZeroGradDiscardsAccumulation(Rule):
         verbs = self.facts.verbs
         # Loops whose iteration steps, itself or through a local function it
         # calls (a step split across methods: inlined_verbs.py).
-        kinds = (VerbKind.STEP, VerbKind.CALL)
+        kinds = (VerbKind.STEP, VerbKind.CALL, VerbKind.PROJECT_CALL)
         loops = {id(v.loop): v.loop for v in verbs.verbs if v.loop is not None and v.kind in kinds}
         reported: set[int] = set()
         for loop in loops.values():

@@ -69,8 +69,11 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     gradient surgery that writes `p.grad = ...` after the clear. A step
     split across methods (`train_step()` backpropagates, the loop calling
     it clears and steps) is read as one iteration when each helper runs its
-    verbs once per call (no loop of its own, no early `return`); the
-    message names the helpers and the lines calling them, with no fix. When
+    verbs once per call (no loop of its own, no early `return`), and so is
+    a function of another module of the project (`engine.backward(loss,
+    opt)`) whose verbs sit in its straight-line code on the parameters the
+    call hands over; the message names the helpers (and their files) and
+    the lines calling them, with no fix. When
     the backward is not in the same block as the `zero_grad()` (e.g. it is
     in a helper function) no fix is offered.
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.autograd.graph_reach import calls_module, graph_calls
+from memlint.analysis.training.inlined_verbs import inlined, where
 from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.rule import Invalid, Rule, Safety, Valid
 
@@ -33,6 +35,46 @@ for x, real in loader:
         g_loss = -fake_score.mean()
         g_loss.backward()
         opt_g.step()
+"""
+
+# A pix2pix/CycleGAN-style model: forward() stores the generator's output on
+# `self`, each backward_*() method reads it, optimize_parameters() runs them.
+_PIX2PIX = """\
+import torch
+class Pix2Pix:
+    def __init__(self, netG, netD):
+        self.netG = netG
+        self.netD = netD
+        self.optimizer_G = torch.optim.Adam(self.netG.parameters())
+        self.optimizer_D = torch.optim.Adam(self.netD.parameters())
+    def forward(self):
+        self.fake_B = self.netG(self.real_A)
+    def backward_G(self):
+        self.loss_G = -self.netD(self.fake_B).mean()
+        self.loss_G.backward(retain_graph=True)
+    def backward_D(self):
+        pred_fake = self.netD({fake})
+        self.loss_D = pred_fake.mean() - self.netD(self.real_B).mean()
+        self.loss_D.backward()
+    def optimize_parameters(self):
+{order}"""
+_G_THEN_D = """\
+        self.forward()
+        self.optimizer_G.zero_grad()
+        self.backward_G()
+        self.optimizer_G.step()
+{again}        self.optimizer_D.zero_grad()
+        self.backward_D()
+        self.optimizer_D.step()
+"""
+_D_THEN_G = """\
+        self.forward()
+        self.optimizer_D.zero_grad()
+        self.backward_D()
+        self.optimizer_D.step()
+        self.optimizer_G.zero_grad()
+        self.backward_G()
+        self.optimizer_G.step()
 """
 
 
@@ -74,7 +116,14 @@ class OptimizerStepBeforeSharedBackward(Rule):
     graphs this function builds are followed, through local names to their
     last assignment (a name unpacked from a call, `D_fake, D_code = D(G_)`,
     runs back through that call; the optimizer may be built in another
-    method, `self.opt = Adam(self.G.parameters())` in `__init__`); a loss recomputed after the step, a graph cut with
+    method, `self.opt = Adam(self.G.parameters())` in `__init__`). A step
+    split across methods (pix2pix/CycleGAN: `forward()` stores
+    `self.fake_B = self.netG(self.real_A)`, `optimize_parameters()` steps
+    `optimizer_G` and then calls `backward_D()`, whose loss reads
+    `self.fake_B` without `.detach()`) is followed from the backward's
+    method to the `self.<attr>` it reads and never assigns, and from there
+    to its assignment in a method run before the step; an attribute a
+    method run after the step assigns again is fresh. A loss recomputed after the step, a graph cut with
     `.detach()` (`D(fake.detach())`), optimizers whose parameters the graph
     does not reach, calls under `torch.no_grad()`, a step and a backward
     that need not run in the same iteration (exclusive branches, a branch
@@ -106,14 +155,15 @@ class OptimizerStepBeforeSharedBackward(Rule):
         verbs = self.facts.verbs
         for step in verbs.verbs:
             if step.kind is VerbKind.STEP and not step.closure and step.target:
-                self._check(step)
+                if not self._check(step):
+                    self._check_methods(step)
 
-    def _check(self, step: Verb) -> None:
+    def _check(self, step: Verb) -> bool:
         facts = self.facts
         verbs = facts.verbs
         owners = verbs.optimizer_modules(step.target or "", step.scope)
         if not owners:
-            return  # which parameters it owns cannot be told
+            return False  # which parameters it owns cannot be told
         region = verbs.region(step)
         since = region if isinstance(region, (cst.For, cst.While)) else None
         calls = facts.calls
@@ -144,7 +194,89 @@ class OptimizerStepBeforeSharedBackward(Rule):
                         step.call,
                         message=self.detail.format(step=code(step.call), module=module, backward=code(backward.call)),
                     )
+                    return True
+        return False
+
+    def _check_methods(self, step: Verb) -> None:
+        """A step split across methods (pix2pix/CycleGAN): ``forward()``
+        stores ``self.fake_B = self.netG(self.real_A)``, the region steps
+        ``optimizer_G`` and then calls ``backward_D()``, whose loss reads
+        ``self.fake_B`` without ``.detach()``. Each backward a local method
+        runs after the step (inlined_verbs.py) is followed back to the
+        ``self.<attr>`` its method never assigns, and each of those to its
+        last assignment in a method the region called before the step; an
+        attribute some method called between the step and the backward
+        assigns again (a fresh forward) is not followed."""
+        facts = self.facts
+        verbs = facts.verbs
+        if step.via is not None or not isinstance(step.scope, cst.FunctionDef):
+            return
+        owners = verbs.optimizer_modules(step.target or "", step.scope)
+        if not owners:
+            return
+        region = verbs.region(step)
+        since = region if isinstance(region, (cst.For, cst.While)) else None
+        flat = inlined(verbs, region)
+        at = next((v for v in flat if v.call is step.call and v.via is None), None)
+        if at is None:
+            return
+        calls = facts.calls
+        for backward in flat:
+            if (
+                backward.kind is not VerbKind.BACKWARD
+                or backward.via is None
+                or backward.loss is None
+                or backward.index < at.index
+                or not (verbs.dominates(at, backward, since) or verbs.follows(at, backward, since))
+            ):
+                continue
+            attrs: list[str] = []
+            graph_calls(
+                backward.loss,
+                backward.scope,
+                facts.bindings,
+                calls.pos,
+                calls.end,
+                facts.objects.is_model_call,
+                outside=attrs,
+            )
+            before = {fn for fn in _entered(flat, 0, at.index) if fn is not backward.scope}
+            between = _entered(flat, at.index + 1, backward.index + 1)
+            for attr in dict.fromkeys(attrs):
+                if any(facts.bindings.binds_in(attr, fn) for fn in between):
+                    continue  # assigned again after the step: a fresh graph
+                module = self._built_through(attr, before, owners)
+                if module is not None:
+                    code = self.context.module.code_for_node
+                    message = self.detail.format(step=code(step.call), module=module, backward=code(backward.call))
+                    self.report(step.call, message=f"{message} (`{attr}`, {where(backward, self._line)})")
                     return
+
+    def _built_through(self, attr: str, methods: set[cst.FunctionDef], owners: set[str]) -> str | None:
+        """The owner module whose forward the last assignment of ``attr`` in
+        one of ``methods`` runs with grad on; None when none does, or when
+        several of them assign it (which ran last is not read here)."""
+        facts = self.facts
+        assigning = [fn for fn in methods if facts.bindings.binds_in(attr, fn)]
+        if len(assigning) != 1:
+            return None
+        fn = assigning[0]
+        calls = facts.calls
+        values = [v for v in facts.bindings.values_in(attr, fn)]
+        if not values or any(v is None for v in values):
+            return None
+        value = max(values, key=calls.pos)  # type: ignore[arg-type]
+        graph = graph_calls(value, fn, facts.bindings, calls.pos, calls.end, facts.objects.is_model_call)  # type: ignore[arg-type]
+        for call in graph:
+            if facts.grad_mode.mode_at(call) is not GradMode.ENABLED:
+                continue
+            module = next((o for o in sorted(owners) if calls_module(call, o)), None)
+            if module is not None:
+                return module
+        return None
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
 
     # The GAN examples repeat the same update lines (zero_grad, backward,
     # step) on purpose: each is a whole program the rule reads on its own,
@@ -358,6 +490,22 @@ for it, real in enumerate(loader):
             _TWO_BRANCHES.format(end_critic="        continue\n", generator_guard="step % g_every == 0"),
             "the discriminator branch ends the iteration: the generator backward never follows its step",
         ),
+        Valid(
+            _PIX2PIX.format(fake="self.fake_B.detach()", order=_D_THEN_G),
+            "pix2pix: the discriminator's loss detaches the stored fake; the generator's runs a fresh netD forward after its step",
+        ),
+        Valid(
+            _PIX2PIX.format(fake="self.fake_B", order=_D_THEN_G),
+            "the discriminator's loss reaches netG through the stored fake, but optimizer_D owns netD only (netD runs again after its step)",
+        ),
+        Valid(
+            _PIX2PIX.format(fake="self.fake_B.detach()", order=_G_THEN_D.format(again="")),
+            "generator first: the discriminator's loss detaches the fake built before the generator's step",
+        ),
+        Valid(
+            _PIX2PIX.format(fake="self.fake_B", order=_G_THEN_D.format(again="        self.forward()\n")),
+            "forward() runs again after the generator's step: the discriminator's loss reads a fresh fake",
+        ),
     ]
     invalid = [
         Invalid(
@@ -489,4 +637,48 @@ for real in loader:
 """,
             None,
         ),
+        Invalid(
+            _PIX2PIX.format(fake="self.fake_B", order=_G_THEN_D.format(again="")),
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+class GAN:
+    def __init__(self, netG, netD):
+        self.netG, self.netD = netG, netD
+        self.opt_G = torch.optim.Adam(self.netG.parameters())
+        self.opt_D = torch.optim.Adam(self.netD.parameters())
+    def forward(self, z):
+        self.fake = self.netG(z)
+    def backward_D(self, real):
+        self.pred_fake = self.netD(self.fake.detach())
+        loss_D = self.pred_fake.mean() - self.netD(real).mean()
+        loss_D.backward(retain_graph=True)
+    def backward_G(self):
+        loss_G = -self.pred_fake.mean()
+        loss_G.backward()
+    def step(self, z, real):
+        self.forward(z)
+        self.opt_D.zero_grad()
+        self.backward_D(real)
+        self.opt_D.step()
+        self.opt_G.zero_grad()
+        self.backward_G()
+        self.opt_G.step()
+""",
+            None,
+        ),
     ]
+
+
+def _entered(flat: list[Verb], start: int, stop: int) -> set[cst.FunctionDef]:
+    """The local functions the verbs ``flat[start:stop]`` run in or call:
+    the scopes of inlined copies and the callees of calls left whole."""
+    out: set[cst.FunctionDef] = set()
+    for verb in flat[start:stop]:
+        if verb.via is not None and isinstance(verb.scope, cst.FunctionDef):
+            out.add(verb.scope)
+        if verb.kind is VerbKind.CALL and verb.callee is not None:
+            out.add(verb.callee)
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.scope.bindings import unwrap_pass_through
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import jumps
 from memlint.analysis.training.training_verbs import Verb, VerbKind
@@ -93,7 +94,7 @@ class SchedulerBeforeOptimizerStep(Rule):
     optimizer steps after that branch, it is reported without a fix.
     Left alone: home-made scheduler classes (which may set the rate for the
     coming step; a subclass of a torch scheduler that keeps torch's `step()`
-    is a torch scheduler), schedulers stepped after an inner loop that steps the
+    is a torch scheduler, in this module or another of the project), schedulers stepped after an inner loop that steps the
     optimizer, under a condition that skips the first iteration
     (`if epoch > 0:`), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
@@ -114,7 +115,10 @@ class SchedulerBeforeOptimizerStep(Rule):
         "What a scheduler attribute holds: `self.scheduler` set in `__init__` from a constructor argument "
         "is a library scheduler when every construction site in the project passes one, built right there "
         "or by a project function whose every `return` builds one (`get_linear_schedule_with_warmup` "
-        "returning `LambdaLR(...)`). A project scheduler class, or any untyped construction site, keeps it silent."
+        "returning `LambdaLR(...)`). A class of another project module counts as the torch scheduler it "
+        "subclasses (`class WarmupPolyLR(_LRScheduler)`, `class WarmupCosineSchedule(LambdaLR)`, through "
+        "one base per class) when no class on the way defines its own `step()`. A project scheduler class "
+        "with its own `step()`, or any untyped construction site, keeps it silent."
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -230,11 +234,28 @@ class SchedulerBeforeOptimizerStep(Rule):
                 # (project/typed_objects.py); a project class stays home-made.
                 return all(n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed)
             return not self.facts.bindings.values(sched.target or "", sched.scope)
+        project = self._project_schedulers(sched)
         return all(
             n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers."))
             or self._torch_scheduler_subclass(n)
+            or n in project
             for n in names
         )
+
+    def _project_schedulers(self, sched: Verb) -> set[str]:
+        """The constructors of ``sched.target`` (as ``constructors`` names
+        them) that build a class of another project module subclassing a
+        torch scheduler and keeping its ``step()`` (ProjectView.scheduler_classes)."""
+        project = self.facts.project
+        if project is None or not project.scheduler_classes:
+            return set()
+        bindings = self.facts.bindings
+        found = set()
+        for value in bindings.values(sched.target or "", sched.scope):
+            call = unwrap_pass_through(value)
+            if call is not None and dotted_name(call.func) in project.scheduler_classes:
+                found.add(bindings.call_name(call) or "")
+        return found
 
     def _project_types(self, sched: Verb) -> tuple[str, ...] | None:
         """The scheduler's types as the project's call sites give them."""

@@ -450,3 +450,39 @@ def test_the_gate_is_read_again_with_the_view_without_a_second_walk(monkeypatch)
     monkeypatch.setattr(gate_facts.GateFacts, "__init__", counting)
     assert engine.lint(_LOOP_CALLS_A_HELPER, "train.py", [rule_by_code("MEM203")], project=_view())[1] is None
     assert len(walks) <= 1  # the screening's (none when its tree was already screened)
+
+
+def test_cpu_builders_count_module_bindings_once_and_only_when_asked() -> None:
+    """A builder that returns a class of its own module never asks how often
+    a name is bound; builders returning imported classes share one count."""
+    from memlint.project import cpu_builders
+
+    own = textwrap.dedent(
+        """
+        class Net:
+            def __init__(self, n):
+                self.n = n
+
+        def net(n):
+            return Net(n)
+
+        def small():
+            return Net(1)
+        """
+    )
+    imported = textwrap.dedent(
+        """
+        from .models import AlexNet, VGG
+
+        def alexnet(n):
+            return AlexNet(n)
+
+        def vgg(n):
+            return VGG(n)
+        """
+    )
+    before = cpu_builders._LazyBindings.walks
+    assert summarise(ast.parse(own)).cpu_builders == ["net", "small"]
+    assert cpu_builders._LazyBindings.walks == before
+    assert summarise(ast.parse(imported)).foreign_builders == ["alexnet=AlexNet", "vgg=VGG"]
+    assert cpu_builders._LazyBindings.walks == before + 1

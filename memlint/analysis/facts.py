@@ -66,7 +66,8 @@ class ModuleFacts:
         from memlint.analysis.scope.objects import ObjectTable
 
         classes = frozenset(self.project.model_classes) if self.project is not None else frozenset()
-        return ObjectTable(self.wrapper, self.names, self.calls, classes)
+        schedulers = frozenset(self.project.scheduler_classes) if self.project is not None else frozenset()
+        return ObjectTable(self.wrapper, self.names, self.calls, schedulers, classes)
 
     @cached_property
     def grad_mode(self):

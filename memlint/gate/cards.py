@@ -156,6 +156,21 @@ _OUTPUT_SAVING_TOKENS = (
 )
 
 _ZERO_GRAD_TOKENS = ("zero_grad", ".grad = None", ".grad.zero_")
+# A loop may clear the gradients or step through a function of another module
+# (``utils.train_step(model, opt, batch)``, project/step_helpers.py
+# step_sequence). Every such finding needs a step in the iteration and a
+# zero_grad: written here, or in a function the loop calls, named for what
+# it does in practice (``train_step``, ``backward``). A file whose every verb
+# comes from functions of other modules named otherwise is not read (the
+# limit of a necessary token).
+_SPLIT_STEP_TOKENS = (*_ZERO_GRAD_TOKENS, "step(", "backward")
+
+
+def _calls_a_project_step(g: GateFacts) -> bool:
+    """An import that may name a project module: a function it brings may be
+    a step written there, called here directly or from a local function."""
+    return bool(g.project_imports)
+
 
 _CARDS = (
     Card(
@@ -180,6 +195,8 @@ _CARDS = (
         "unsafe",
         ("retain_graph",),
         lambda g: "retain_graph" in g.keywords,
+        # A helper's callers may be in other modules (project/closed_instances.py).
+        reads_project=True,
     ),
     Card("MEM104", "hidden-state-carried-across-batches", "unsafe", TRAINING_CODE_TOKENS, lambda g: g.carries_state),
     Card(
@@ -241,8 +258,11 @@ _CARDS = (
         "MEM301",
         "zero-grad-discards-accumulation",
         "unsafe",
-        _ZERO_GRAD_TOKENS,
-        lambda g: bool(g.idents & {"zero_grad", "grad"}),
+        _SPLIT_STEP_TOKENS,
+        lambda g: bool(g.idents & {"zero_grad", "grad"}) or _calls_a_project_step(g),
+        reads_project=True,
+        local_gate=lambda g: bool(g.idents & {"zero_grad", "grad"}),
+        project_matters=lambda view: bool(view.step_sequences),
     ),
     # An unscaled loss only matters where it is backpropagated.
     Card("MEM302", "accumulated-loss-not-scaled", "unsafe", ("backward",), lambda g: g.backward),
@@ -250,8 +270,11 @@ _CARDS = (
         "MEM303",
         "zero-grad-between-backward-and-step",
         "unsafe",
-        _ZERO_GRAD_TOKENS,
-        lambda g: bool(g.idents & {"zero_grad", "grad"}),
+        _SPLIT_STEP_TOKENS,
+        lambda g: bool(g.idents & {"zero_grad", "grad"}) or _calls_a_project_step(g),
+        reads_project=True,
+        local_gate=lambda g: bool(g.idents & {"zero_grad", "grad"}),
+        project_matters=lambda view: bool(view.step_sequences),
     ),
     # reads_project: another module's function may be the loop's step
     # (``utils.optimizer_step(opt)``, project/step_helpers.py).

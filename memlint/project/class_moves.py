@@ -32,6 +32,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from memlint.gate.ast_fields import nodes
+
 MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 # ``torch`` functions that return a new tensor (never a module).
 FRESH_FACTORIES = frozenset(
@@ -59,20 +61,20 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
     """``cls`` has a move that may put the module (or a part it keeps) on a
     device; ``bindings`` maps the module's import names to qualified names."""
     for part in (*cls.decorator_list, *cls.bases, *cls.keywords):
-        if any(map(is_move, ast.walk(part))):
+        if any(map(is_move, nodes(part))):
             return True
     methods: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for stmt in cls.body:
         if isinstance(stmt, _FUNCTIONS):
             methods.append(stmt)
-        elif any(map(is_move, ast.walk(stmt))):
+        elif any(map(is_move, nodes(stmt))):
             return True
     # One walk of each method, and which methods keep into ``self`` (a walk
     # of each again) only once a move asks.
     keeping: set[str] | None = None
     registers: bool | None = None
     for method in methods:
-        moves = [n for n in ast.walk(method) if is_move(n)]
+        moves = [n for n in nodes(method) if is_move(n)]
         if not moves:
             continue
         if registers is None:
@@ -215,7 +217,7 @@ def _fresh_names(method: ast.FunctionDef | ast.AsyncFunctionDef, bindings: Mappi
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
     declared: set[str] = set()
-    for node in ast.walk(method):
+    for node in nodes(method):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -276,7 +278,7 @@ def class_needs(tree: ast.Module, cpu_classes: list[str]) -> list[str]:
         if not isinstance(cls, ast.ClassDef) or cls.name not in wanted:
             continue
         names = {n for n in map(_spelled, cls.bases) if n}
-        for node in ast.walk(cls):
+        for node in nodes(cls):
             if node.__class__ is ast.Call:
                 name = _spelled(node.func)  # type: ignore[attr-defined]
                 if name and name.rsplit(".", 1)[-1][:1].isupper():

@@ -19,6 +19,7 @@ import ast
 import builtins
 from collections.abc import Collection
 
+from memlint.gate.ast_fields import nodes
 from memlint.vocabulary.kinds import guess_kind_from_name
 
 _DEVICE_WORDS = frozenset({"device", "device_map"})
@@ -48,7 +49,9 @@ def builders(
                 (s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
             )
     classes = {name for name in cpu_classes if counts.get(name) == 1 and name in inits}
-    bound = _module_bindings(tree)
+    # Counted once, and only when a builder returns a class the module does
+    # not define (most builders return one of its own).
+    bound = _LazyBindings(tree)
     imported = {
         (a.asname or a.name).split(".")[0]
         for stmt in tree.body
@@ -91,18 +94,34 @@ class _Foreign:
     at all when the module has a star import (nor a builtin); the ones used
     land in ``needed``."""
 
-    def __init__(self, bound: dict[str, int], imported: set[str], star: bool, needed: set[str]) -> None:
+    def __init__(self, bound: _LazyBindings, imported: set[str], star: bool, needed: set[str]) -> None:
         self.bound = bound
         self.imported = imported
         self.star = star
         self.needed = needed
 
     def accepts(self, name: str) -> bool:
-        count = self.bound.get(name, 0)
+        count = self.bound.counts().get(name, 0)
         if (count == 1 and name in self.imported) or (count == 0 and self.star and name not in _BUILTINS):
             self.needed.add(name)
             return True
         return False
+
+
+class _LazyBindings:
+    """``_module_bindings(tree)``, counted on the first question only."""
+
+    walks = 0  # module walks so far, for the cost test
+
+    def __init__(self, tree: ast.Module) -> None:
+        self._tree = tree
+        self._counts: dict[str, int] | None = None
+
+    def counts(self) -> dict[str, int]:
+        if self._counts is None:
+            _LazyBindings.walks += 1
+            self._counts = _module_bindings(self._tree)
+        return self._counts
 
 
 def _module_bindings(tree: ast.Module) -> dict[str, int]:
@@ -110,7 +129,7 @@ def _module_bindings(tree: ast.Module) -> dict[str, int]:
     count once per alias, ``from m import *`` binds nothing named."""
     counts: dict[str, int] = {}
     for stmt in tree.body:
-        for node in ast.walk(stmt):
+        for node in nodes(stmt):
             names: list[str] = []
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
@@ -135,7 +154,7 @@ def _builds_on_cpu(
     returns: list[ast.expr | None] = []
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(fn):
+    for node in nodes(fn):
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
             if node is not fn:
                 return False  # a generator, or a nested scope whose returns are not the builder's
@@ -230,12 +249,12 @@ def _swallowed(init: ast.FunctionDef, star: ast.arg | None) -> bool:
     passes on and drops it, so no ``device=`` can reach a layer."""
     if star is None:
         return True
-    return not any(isinstance(n, ast.Name) and n.id == star.arg for n in ast.walk(init))
+    return not any(isinstance(n, ast.Name) and n.id == star.arg for n in nodes(init))
 
 
 def _no_model(arg: ast.expr) -> bool:
     """``arg`` is no model: no name guessed to be one (``net``, ``self.model``), no call but of a builtin."""
-    for node in ast.walk(arg):
+    for node in nodes(arg):
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _PLAIN_CALLS):
             return False
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None

@@ -61,6 +61,10 @@ class ProjectIndex:
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # file -> "Class.method" -> where other modules call it on an instance.
         self._method_callers: dict[str, dict[str, list[str]]] = {}
+        # (file, class) -> where other modules build a closed instance of it
+        # (closed_instances.py); the classes some module subclasses.
+        self._closed: dict[tuple[str, str], set[tuple[str, int]]] = {}
+        self._subclassed: set[tuple[str, str]] = set()
         # (file, class) built by a module that trains / inside a training step: where.
         self._called_per_batch: dict[tuple[str, str], str] = {}
         self._built_per_batch: dict[tuple[str, str], str] = {}
@@ -82,6 +86,7 @@ class ProjectIndex:
                 methods = []
             if methods:
                 self._index_methods(path, methods)
+            self._index_closed(path, summary)
 
     def _wanted_calls(self, data: dict) -> list[CallSite]:
         """The call sites of a summary's JSON that ``_index_calls`` keeps."""
@@ -269,6 +274,45 @@ class ProjectIndex:
                 self._target_reads.setdefault(target[0], set()).update(self._reading)
         finally:
             self._reading = None
+
+    def _index_closed(self, path: str, summary) -> None:
+        """Index ``path``'s closed instances and subclassed imported classes
+        (summary.closed_instances, summary.subclassed) under the class's file."""
+        if isinstance(summary, dict):
+            closed = [(str(c), int(n)) for c, n in summary.get("closed_instances", ())]
+            bases = [str(b) for b in summary.get("subclassed", ())]
+        elif summary is not None:
+            closed, bases = summary.closed_instances, summary.subclassed
+        else:
+            return
+        if not (closed or bases):
+            return
+        self._reading = {path}
+        display = self.modules.display(path)
+        try:
+            for spelled, line in closed:
+                target = self.resolve(spelled, path)
+                if target is not None and target[1] and "." not in target[1] and target[0] != path:
+                    self._closed.setdefault(target, set()).add((display, line))
+                    self._target_reads.setdefault(target[0], set()).update(self._reading)
+            for spelled in bases:
+                target = self.resolve(spelled, path)
+                if target is not None and target[1]:
+                    self._subclassed.add(target)
+                    self._target_reads.setdefault(target[0], set()).update(self._reading)
+        finally:
+            self._reading = None
+
+    def closed_classes(self, path: str, classes: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The classes of ``path`` that other modules build (at least once),
+        each time as a closed instance, and none subclasses: (class, where)."""
+        out = []
+        for name in classes:
+            key = (path, name)
+            sites = {(c.path, c.line) for c in self._callers.get(key, ())}
+            if sites and key not in self._subclassed and sites <= self._closed.get(key, set()):
+                out.append((name, tuple(f"{p}:{n}" for p, n in sorted(sites))))
+        return tuple(out)
 
     def _argument_modes(self, site, path: str, star_exports) -> tuple[tuple[str, str], ...]:
         """The modes of the models the call hands over (CallSite.args) as
@@ -502,6 +546,7 @@ class ProjectIndex:
         cpu_functions: set[str] = set()
 
         model_classes: set[str] = set()
+        scheduler_classes: set[str] = set()
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
@@ -521,6 +566,8 @@ class ProjectIndex:
                 plain_classes.add(local)
             if name in defining.cpu_functions:
                 cpu_functions.add(local)
+            if where and name.lstrip("_")[:1].isupper() and self.typed_objects().torch_scheduler(where, name):
+                scheduler_classes.add(local)
 
         for source in self._star_sources(path):
             for name, (kind, value) in self._exports(source).items():
@@ -553,6 +600,7 @@ class ProjectIndex:
                 defined(f"{locals_of[head]}.{last}", self.summary(found[0]) or ModuleSummary(), found[1], found[0])
         callees: dict[str, FunctionFacts] = {}
         step_helpers: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {}
+        step_sequences: dict[str, tuple] = {}
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -568,6 +616,12 @@ class ProjectIndex:
             if located is not None and located[1].stepped and located[0] != path:
                 where = f"{self.modules.display(located[0])}:{located[1].step_line}"
                 step_helpers[site.written] = (located[1].stepped, located[1].params, where)
+            if located is not None and located[1].sequence and located[0] != path:
+                step_sequences[site.written] = (
+                    located[1].sequence,
+                    located[1].params,
+                    self.modules.display(located[0]),
+                )
         callers = []
         for fn in summary.functions:
             sites = self._callers.get((path, fn.name))
@@ -589,6 +643,8 @@ class ProjectIndex:
             cpu_classes=tuple(sorted(cpu_classes)),
             callees=tuple(sorted(callees.items())),
             step_helpers=tuple((name, *facts) for name, facts in sorted(step_helpers.items())),
+            step_sequences=tuple((name, *facts) for name, facts in sorted(step_sequences.items())),
+            closed_classes=self.closed_classes(path, summary.classes),
             method_callers=tuple(
                 (name, tuple(sorted(set(sites)))) for name, sites in sorted(self._method_callers.get(path, {}).items())
             ),
@@ -607,6 +663,7 @@ class ProjectIndex:
             cpu_saved_files=self._cpu_saved_files(path, summary),
             object_forwards=object_forwards,
             object_types=object_types,
+            scheduler_classes=tuple(sorted(scheduler_classes)),
         )
 
     def _cpu_saved_files(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 
+from memlint.gate.ast_fields import nodes
+
 _WRITES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
 
 
@@ -36,7 +38,7 @@ def model_tables(tree: ast.Module) -> dict[str, list[str]]:
         return {}
     # Only a module with a candidate pays for this walk.
     bound: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id in candidates:
             bound[node.id] = bound.get(node.id, 0) + 1
         elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
@@ -61,7 +63,7 @@ def builds_only_on_cpu(tree: ast.Module, cpu_classes: list[str]) -> bool:
     classes = [s.name for s in tree.body if isinstance(s, ast.ClassDef)]
     if not classes or not set(classes) <= set(cpu_classes):
         return False
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.ImportFrom) and not (node.module or "").split(".")[0] == "torch":
             if any((a.asname or a.name)[:1].isupper() or a.name == "*" for a in node.names):
                 return False

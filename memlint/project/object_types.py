@@ -42,7 +42,7 @@ import ast
 import sys
 from dataclasses import dataclass, field
 
-from memlint.gate.ast_fields import nodes
+from memlint.gate.ast_fields import children, nodes
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
 # Installed packages whose calls are never a project function's call site
@@ -229,7 +229,7 @@ class _Types:
                 calls.append(node)  # type: ignore[arg-type]
                 if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
                     self._called.add(id(node.func))  # type: ignore[attr-defined]
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(children(node))
         typed: dict[str, tuple[str, ...]] = {}
         # Names bound only to typed values, to a fixed point over chains of
         # names (``model = net`` after ``net = Net()``): at most one pass per name.
@@ -361,7 +361,7 @@ class _Types:
                 continue
             elif isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
                 stores.setdefault(sub.id, []).append(None)
-            todo.extend(ast.iter_child_nodes(sub))
+            todo.extend(children(sub))
         if not returns or any(r is None for r in returns):
             return
         typed: dict[str, tuple[str, ...]] = {}
@@ -471,7 +471,7 @@ class _Types:
                 func = _dotted(node.func)
                 if func in ("self", "self.forward"):
                     own = True
-            for child in ast.iter_child_nodes(node):
+            for child in children(node):
                 visit(child, grad_off, guarded)
 
         for stmt in fn.body:

@@ -49,10 +49,11 @@ from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.checkpoint_files import checkpoint_files
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
+from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.object_types import ObjectTypes, object_types
-from memlint.project.step_helpers import stepped_parameters
+from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
@@ -138,6 +139,10 @@ class FunctionFacts:
     # anything else (it may clear the gradients itself).
     stepped: tuple[str, ...] = ()
     step_line: int = 0
+    # A module-level function's training verbs in the order one call runs
+    # them, each on the parameter it acts on (project/step_helpers.py
+    # step_sequence): a caller's loop reads them at the call (MEM301/MEM303).
+    sequence: tuple[tuple[str, str, int], ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -153,6 +158,7 @@ class FunctionFacts:
             bool(data.get("steps", False)),
             tuple(str(p) for p in data.get("stepped", ())),
             int(data.get("step_line", 0)),
+            tuple((str(k), str(p), int(n)) for k, p, n in data.get("sequence", ())),
         )
 
 
@@ -227,6 +233,13 @@ class ModuleSummary:
     # Types from call sites (object_types.py): typed names, call sites with
     # typed arguments, factories' returns, methods that run a model's forward.
     objects: ObjectTypes | None = None
+    # Instances of imported classes whose every use ends the graphs it is
+    # handed (closed_instances.py): the class as the imports name it and the
+    # line of the constructor call; and the imported classes this module
+    # subclasses, as the imports name them (a subclass may call a method and
+    # backpropagate again). The index tells the class's module (MEM103).
+    closed_instances: list[tuple[str, int]] = field(default_factory=list)
+    subclassed: list[str] = field(default_factory=list)
     # Checkpoint file names (checkpoint_files.py): written from a CPU state,
     # written from anything else, read by ``torch.load`` (MEM701).
     cpu_saved: list[str] = field(default_factory=list)
@@ -266,6 +279,8 @@ class ModuleSummary:
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
             "method_calls": [list(m) for m in self.method_calls],
             "objects": self.objects.to_json() if self.objects is not None else None,
+            "closed_instances": [list(c) for c in self.closed_instances],
+            "subclassed": list(self.subclassed),
             "cpu_saved": list(self.cpu_saved),
             "other_saved": list(self.other_saved),
             "loaded_files": list(self.loaded_files),
@@ -305,6 +320,8 @@ class ModuleSummary:
                 for c, m, i, p, a, n in data.get("tensor_trackers", [])
             ],
             method_calls=[(str(m), int(n)) for m, n in data.get("method_calls", [])],
+            closed_instances=[(str(c), int(n)) for c, n in data.get("closed_instances", [])],
+            subclassed=[str(b) for b in data.get("subclassed", [])],
             objects=ObjectTypes.from_json(data["objects"]) if data.get("objects") else None,
             cpu_saved=[str(c) for c in data.get("cpu_saved", [])],
             other_saved=[str(c) for c in data.get("other_saved", [])],
@@ -410,6 +427,7 @@ class _Scope:
     kwonly: tuple[str, ...] = ()
     steps: bool = False
     stepped: tuple[tuple[str, ...], int] = ((), 0)  # FunctionFacts.stepped, step_line
+    sequence: tuple[tuple[str, str, int], ...] = ()  # FunctionFacts.sequence
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
     loading: list[tuple[str, str]] = field(default_factory=list)
@@ -531,6 +549,9 @@ class _Walker:
             self._visit(stmt, grad, loop)
         self._scopes.pop()
         self._done.append(scope)
+        if scope.instances and not scope.backprops:  # the few scopes that build a project object
+            params = {*scope.params, *scope.kwonly}
+            self.summary.closed_instances.extend(closed_instances(body, params, scope.instances, self.bindings))
         if scope.loading or scope.grad_loading:
             self._loading_uses(node, scope)
 
@@ -690,12 +711,18 @@ class _Walker:
         outer_loops, self._loops = self._loops, []  # a function's body is not its definer's loop
         self._scope(node, scope, node.body, grad=decorator or _INHERIT, loop=False)
         self._loops = outer_loops
+        if not outer.name and (scope.backprops or scope.steps):  # the few that train: read once more
+            scope.sequence = step_sequence(node, self.module_defs)
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scopes[-1]
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         moves = self._moves
         self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
+        for base in node.bases:
+            head, _, rest = _dotted(base).partition(".")
+            if head in self.bindings:
+                self.summary.subclassed.append(self.bindings[head] + (f".{rest}" if rest else ""))
         self._class_stack.append((not _is_plain(node) or bool(node.keywords), set()))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -963,6 +990,7 @@ class _Walker:
                         opaque,
                         scope.steps,
                         *scope.stepped,
+                        scope.sequence,
                     )
                 )
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):

@@ -31,6 +31,7 @@ _MAX_HOPS = 4
 # A base class that defines none of a project class's methods.
 _EMPTY_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "torch.nn.modules.module.Module"})
 YES, NO, ABSENT = "yes", "no", "absent"
+_TORCH_SCHEDULERS = "torch.optim.lr_scheduler."
 
 
 class TypedObjects:
@@ -180,6 +181,33 @@ class TypedObjects:
                 return tuple(sorted(out))
         return self.param_types(path, scope, receiver)
 
+    def torch_scheduler(self, path: str, cls: str, hops: int = 0) -> str | None:
+        """The torch LR scheduler (dotted name) that the project class
+        ``cls`` of ``path`` subclasses, through one base per class, with no
+        class on the way defining its own ``step()``: stepping it moves to the
+        next rate as torch's does (``class WarmupPolyLR(_LRScheduler)`` with
+        its own ``get_lr``). None otherwise, and for ``ReduceLROnPlateau``,
+        whose ``step`` takes a metric."""
+        objects = self.objects(path) if hops <= _MAX_HOPS else None
+        if objects is None:
+            return None
+        bases = next((b for c, b in objects.bases if c == cls), None)
+        if bases is None or len(bases) != 1 or any(f == f"{cls}.step" for f, _ in objects.params):
+            return None
+        base = bases[0]
+        if base.startswith(_TORCH_SCHEDULERS):
+            return None if base.endswith("ReduceLROnPlateau") else base
+        found = (
+            (path, base[1:])
+            if base.startswith(":")
+            else None
+            if base.startswith("*")
+            else self.index.resolve(base, path)
+        )
+        if found is None or not found[1] or "." in found[1]:
+            return None
+        return self.torch_scheduler(found[0], found[1], hops + 1)
+
     # -- methods -------------------------------------------------------------
     def forward_of(self, typ: str, method: str, hops: int = 0) -> tuple[str, str] | None:
         """(YES, "Class.m runs the attr with autograd on, file:line"), (NO, "")
@@ -267,10 +295,7 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple]:
             # Kept in the view only for what a rule asks (MEM802: the object
             # a ``.step()`` goes to), so a view holds no more than it needs.
             if types is not None and method == "step":
-                shown = tuple(
-                    f"{index.modules.display(t.split(chr(0))[0])}:{t.split(chr(0))[1]}" if "\0" in t else t
-                    for t in types
-                )
+                shown = tuple(_shown(index, typed, t) for t in types)
                 types_out.append((scope, receiver, shown))
         types = seen[key]
         if types is None:
@@ -279,3 +304,13 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple]:
         if message is not None:
             forwards.append((scope, receiver, method, message))
     return tuple(forwards), tuple(types_out)
+
+
+def _shown(index: ProjectIndex, typed: TypedObjects, typ: str) -> str:
+    """A type as the view shows it: an installed class by dotted name; a
+    project class as ``file.py:Class``, or as the torch scheduler it
+    subclasses when it keeps torch's ``step()`` (MEM802 reads it as one)."""
+    if "\0" not in typ:
+        return typ
+    path, cls = typ.split("\0")
+    return typed.torch_scheduler(path, cls) or f"{index.modules.display(path)}:{cls}"

@@ -116,6 +116,16 @@ class ProjectView:
     # name the call writes: (``utils.optimizer_step``, the parameters it
     # steps, its positional parameters, where it steps: ``utils.py:3``).
     step_helpers: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...] = ()
+    # Functions of other project modules this module calls whose training
+    # verbs run in a known order once per call (summary FunctionFacts.sequence),
+    # by the name the call writes: (``utils.train_step``, the verbs, its
+    # positional parameters, its file ``utils.py``). MEM301/MEM303 read them at the call.
+    step_sequences: tuple[tuple[str, tuple[tuple[str, str, int], ...], tuple[str, ...], str], ...] = ()
+    # Classes of this module that other modules build, each time as an
+    # instance whose every use ends the graphs it hands over (summary
+    # closed_instances), and no module subclasses: (class, where they are
+    # built). MEM103 reads a method's callers there.
+    closed_classes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # Methods of this module's classes that other modules call on an
     # instance (``solver = Solver(...); solver.test()``): ("Solver.test",
     # ("main.py:49",)).
@@ -131,6 +141,10 @@ class ProjectView:
     # (scope, receiver, types), an installed class by dotted name, a
     # project one as ``file.py:Class``.
     object_types: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # Local names (``WarmupPolyLR``, ``sched.WarmupPolyLR``) of classes of
+    # other project modules that subclass a torch LR scheduler and keep its
+    # ``step()`` (typed_objects.torch_scheduler): torch schedulers (MEM802).
+    scheduler_classes: tuple[str, ...] = ()
 
     def method_callers_of(self, qualified: str) -> tuple[str, ...]:
         for name, sites in self.method_callers:
@@ -142,6 +156,18 @@ class ProjectView:
         for name, stepped, params, where in self.step_helpers:
             if name == written:
                 return stepped, params, where
+        return None
+
+    def closed_class(self, name: str) -> tuple[str, ...]:
+        for cls, sites in self.closed_classes:
+            if cls == name:
+                return sites
+        return ()
+
+    def step_sequence(self, written: str) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...], str] | None:
+        for name, sequence, params, path in self.step_sequences:
+            if name == written:
+                return sequence, params, path
         return None
 
     def forward_through(self, scope: str, receiver: str, method: str) -> str | None:
@@ -196,7 +222,10 @@ class ProjectView:
             or self.cpu_modules
             or self.cpu_saved_files
             or self.step_helpers
+            or self.step_sequences
+            or self.closed_classes
             or self.method_callers
             or self.object_forwards
             or self.object_types
+            or self.scheduler_classes
         )

@@ -388,11 +388,15 @@ def run(
                 done(hit)
     check = bool(per_file) and per_file[0].mode == "check"
     first = done if not check else (lambda r: None if r.deferred else done(r))
-    _execute(todo, paths, per_file, cache, jobs, reports, first, None)
-    if check:
-        waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
-        if waiting:
-            _second_pass(paths, per_file, cache, jobs, reports, done, pending, waiting, digests, warm)
+    workers = _Workers()
+    try:
+        _execute(todo, paths, per_file, cache, jobs, reports, first, None, workers)
+        if check:
+            waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
+            if waiting:
+                _second_pass(paths, per_file, cache, jobs, reports, done, pending, waiting, digests, warm, workers)
+    finally:
+        workers.close()
     if warm is not None:
         warm.remember(paths, reports, digests)
     return reports  # type: ignore[return-value]
@@ -496,6 +500,7 @@ def _second_pass(
     waiting: list[int],
     digests: dict[str, str],
     warm: _Warm | None,
+    workers: _Workers | None = None,
 ) -> None:
     """Lint again, with its view, each waiting file (deferred by the first
     pass, or a cache hit made with a view) whose view may have changed."""
@@ -574,7 +579,7 @@ def _second_pass(
     jobs_views = {
         paths[i]: (views.get(paths[i]), states.get(paths[i]), deps.get(paths[i]), settled[paths[i]]) for i in again
     }
-    _execute(again, paths, per_file, cache, jobs, reports, done, jobs_views)
+    _execute(again, paths, per_file, cache, jobs, reports, done, jobs_views, workers)
 
 
 def _states(
@@ -753,9 +758,11 @@ def _execute(
     reports: list[FileReport | None],
     done: Callable[[FileReport], None],
     views: dict | None,
+    workers: _Workers | None = None,
 ) -> None:
     """Lint ``paths[i]`` for every i in ``todo`` into ``reports``, in worker
-    processes when there are enough of them."""
+    processes when there are enough of them (``workers``'s, kept for the
+    run's next pass; else a pool of this call's own)."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < (PARALLEL_THRESHOLD if views is None else SECOND_PASS_THRESHOLD):
         for i in todo:
@@ -775,12 +782,14 @@ def _execute(
             rules_for(one, ())
     # The pool's modules (multiprocessing: ~40 ms) only where a pool starts:
     # a warm run never needs them.
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     size = max(1, min(16, len(todo) // (jobs * 8)))
     chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_signals)
+    own = workers is None
+    workers = workers if workers is not None else _Workers()
+    pool = workers.get(min(jobs, len(chunks)))
     orphans: list[int] = []
     try:
         futures = {}
@@ -798,15 +807,49 @@ def _execute(
             for i, report in zip(chunk, results):
                 reports[i] = report
                 done(report)
-        pool.shutdown()
+        if orphans:
+            workers.close()  # broken: the next pass starts a pool of its own
         for i in sorted(orphans):
             reports[i] = _process_alone(paths[i], per_file[i], cache, views[paths[i]] if views is not None else None)
             done(reports[i])  # type: ignore[arg-type]
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): stop now rather than finish every
         # queued chunk, as leaving a `with` block would.
-        _stop_workers(pool)
+        workers.stop()
         raise
+    if own:
+        workers.close()
+
+
+class _Workers:
+    """A run's worker processes: started (forked) by the first pass that
+    needs them and kept for the second, so they never carry what the parent
+    builds in between. A pool forked after the project index held the
+    parent's ~140 MB in each worker (transformers: 541 MB for the tree)."""
+
+    def __init__(self) -> None:
+        self.pool: ProcessPoolExecutor | None = None
+        self.size = 0
+
+    def get(self, size: int) -> ProcessPoolExecutor:
+        """A pool of at least ``size`` workers (a smaller one is replaced)."""
+        if self.pool is not None and self.size < size:
+            self.close()
+        if self.pool is None:
+            from concurrent.futures import ProcessPoolExecutor
+
+            self.pool, self.size = ProcessPoolExecutor(max_workers=size, initializer=_worker_signals), size
+        return self.pool
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
+
+    def stop(self) -> None:
+        if self.pool is not None:
+            _stop_workers(self.pool)
+            self.pool = None
 
 
 def _process_alone(path: str, settings: Settings, cache: FindingsCache | None, view: tuple | None = None) -> FileReport:

@@ -15,6 +15,8 @@ API:
   other tuple unpacking, ``with ... as`` or an augmented assignment (where the walk
   cannot tell what it holds), or bound only outside ``scope``, ends the walk:
   callers that report use this as "not reached", which keeps them silent.
+  With ``outside``, the ``self.<attr>`` it reads that ``scope`` never
+  assigns are collected there (MEM404 follows them into other methods).
 - ``calls_module(call, module)`` -> ``call`` runs the module spelled
   ``module`` (``D(x)``, ``D.forward(x)``, ``model.encoder(x)`` for
   ``model``), not a method that returns no tensor (``D.parameters()``).
@@ -91,10 +93,13 @@ def graph_calls(
     pos: Pos,
     end: Pos,
     unpacks: Callable[[cst.Call], bool] | None = None,
+    outside: list[str] | None = None,
 ) -> list[cst.Call]:
     """The calls whose results the graph of ``expr`` runs back through.
     ``unpacks``: the calls whose unpacked results are followed (a model's,
-    ``D_fake, D_code = self.D(G_)``); None: none."""
+    ``D_fake, D_code = self.D(G_)``); None: none. ``outside``: where to add
+    the ``self.<attr>`` the graph reads that ``scope`` never assigns (set by
+    another method: ``self.fake_B`` of ``forward()``)."""
     found: list[cst.Call] = []
     seen: set[int] = set()
     todo: list[cst.BaseExpression] = [expr]
@@ -109,6 +114,10 @@ def graph_calls(
             value = _last_binding(read, scope, bindings, pos, end, unpacks)
             if value is not None:
                 todo.append(value)
+            elif outside is not None:
+                text = dotted_name(read)  # type: ignore[arg-type]
+                if text is not None and text.startswith("self.") and not bindings.binds_in(text, scope):
+                    outside.append(text)
     return found
 
 

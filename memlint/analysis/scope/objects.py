@@ -76,11 +76,15 @@ class ObjectTable(cst.CSTVisitor):
         wrapper: MetadataWrapper,
         names: ImportTable,
         calls: CallGraph,
+        schedulers: frozenset[str] = frozenset(),
         project_classes: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.names = names
         self.calls = calls
+        # Local names of torch scheduler subclasses of other project modules
+        # (ProjectView.scheduler_classes): a call of one builds a scheduler.
+        self._schedulers = schedulers
         # Local names of ``nn.Module`` subclasses of other project modules
         # (ProjectView.model_classes): ``Tacotron(...)`` builds a module.
         self._project_classes = project_classes
@@ -508,6 +512,8 @@ class ObjectTable(cst.CSTVisitor):
         func = call.func
         if isinstance(func, cst.Name) and func.value in self._module_classes:
             return self._module_classes[func.value]
+        if self._schedulers and dotted_name(func) in self._schedulers:
+            return Kind.SCHEDULER
         if self._project_classes and dotted_name(func) in self._project_classes:
             return Kind.MODULE
         qn = self.names.call_name(call)

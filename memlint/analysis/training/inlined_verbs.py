@@ -26,6 +26,7 @@ import dataclasses
 
 import libcst as cst
 
+from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.parse.traversal import visit_fast
 
@@ -86,6 +87,11 @@ def inlined(verbs, region: cst.CSTNode, iteration_only: bool = False) -> list[Ve
 
 
 def _expand(verbs, verb: Verb, via: Verb | None, stack: tuple[cst.FunctionDef, ...], depth: int) -> list[Verb]:
+    if verb.kind is VerbKind.PROJECT_CALL:
+        # Another module's function (summary FunctionFacts.sequence): its
+        # verbs, already read on what the call hands over.
+        outer = via or verb
+        return [dataclasses.replace(v, path=verb.path, loops=verb.loops, via=outer) for v in verb.foreign]
     if verb.kind is not VerbKind.CALL or verb.callee is None or depth >= _DEPTH or verb.callee in stack:
         return [verb]
     body = straight_line(verbs, verb.callee)
@@ -101,7 +107,12 @@ def _expand(verbs, verb: Verb, via: Verb | None, stack: tuple[cst.FunctionDef, .
 
 def where(verb: Verb, line_of) -> str:
     """``in `train_step`, called at line 14`` for a verb reached through a
-    call, ``at line 9`` for the region's own (``line_of``: a node's first line)."""
+    call, ``in `utils.train_step` (utils.py:7), called at line 14`` through
+    another module's, ``at line 9`` for the region's own (``line_of``: a
+    node's first line)."""
+    if verb.via is not None and verb.helper and isinstance(verb.call, cst.Call):
+        callee = dotted_name(verb.call.func) or "a helper"
+        return f"in `{callee}` ({verb.helper}), called at line {line_of(verb.via.call)}"
     if verb.via is None or not isinstance(verb.scope, cst.FunctionDef):
         return f"at line {line_of(verb.call)}"
     return f"in `{verb.scope.name.value}`, called at line {line_of(verb.via.call)}"

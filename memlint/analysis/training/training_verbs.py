@@ -75,6 +75,12 @@ class VerbKind(enum.Enum):
     # kind: a rule opts in (MEM304), since a fix written for ``opt.step()``
     # must not rewrite the helper's call.
     HELPER_STEP = "helper_step"
+    # ``utils.train_step(model, opt, batch)``: a function of another project
+    # module whose verbs run in a known order once per call (summary
+    # FunctionFacts.sequence). Its verbs ride on it (``Verb.foreign``) and
+    # only ``inlined_verbs.inlined`` lays them out at the call (MEM301,
+    # MEM303), so no other rule mistakes the call for a verb of its own.
+    PROJECT_CALL = "project_call"
 
 
 @dataclass(eq=False)
@@ -101,6 +107,10 @@ class Verb:
     # A copy of a local function's verb read at its call (inlined_verbs.py):
     # the outermost call of the region it was inlined into.
     via: Verb | None = None
+    # PROJECT_CALL: the callee's verbs as they act at the call (each ``call``
+    # is the call, ``target`` what the call hands over, ``helper`` where the
+    # verb is written: ``utils.py:7``).
+    foreign: tuple[Verb, ...] = ()
 
     @property
     def loop(self) -> Loop | None:
@@ -270,6 +280,8 @@ class TrainingVerbs(cst.CSTVisitor):
             return
         if self.project is not None and self.project.step_helpers and self._helper_step(node):
             return
+        if self.project is not None and self.project.step_sequences and self._project_call(node):
+            return
         if not isinstance(func, cst.Attribute):
             return
         attr, recv = func.attr.value, func.value
@@ -308,6 +320,51 @@ class TrainingVerbs(cst.CSTVisitor):
             return False
         for target in targets:
             self._add(VerbKind.HELPER_STEP, node, target=self._code(target), target_kind=Kind.OPTIMIZER, helper=where)  # type: ignore[arg-type]
+        return True
+
+    def _project_call(self, node: cst.Call) -> bool:
+        """``utils.train_step(model, opt, batch)``: a PROJECT_CALL verb
+        carrying the callee's verbs on what this call hands over. Every
+        parameter a verb acts on must be handed something; a stepped one must
+        be known to be an optimizer (or a scheduler), else nothing is recorded
+        and the call stays unread, as before."""
+        written = dotted_name(node.func)
+        found = self.project.step_sequence(written) if written is not None else None
+        if found is None or self._lambda:
+            return False
+        sequence, params, path = found
+        handed: dict[str, cst.BaseExpression] = {}
+        for i, arg in enumerate(node.args):
+            if arg.star:
+                return False
+            if arg.keyword is not None:
+                handed[arg.keyword.value] = arg.value
+            elif i < len(params):
+                handed[params[i]] = arg.value
+        loops = tuple(n for n, f in self._path if isinstance(n, (cst.For, cst.While)) and f == "body")
+        foreign: list[Verb] = []
+        for kind, param, line in sequence:
+            at = f"{path}:{line}"
+            common = dict(line=self._line[-1], scope=self._scope[-1], path=tuple(self._path), loops=loops, helper=at)
+            if kind == "backward":
+                foreign.append(Verb(VerbKind.BACKWARD, node, index=0, **common))  # type: ignore[arg-type]
+                continue
+            target = handed.get(param)
+            if target is None:
+                return False
+            target_kind = self._kind(target, node)
+            if kind == "zero_grad":
+                verb = VerbKind.ZERO_GRAD
+            elif target_kind is Kind.OPTIMIZER:
+                verb = VerbKind.STEP
+            elif target_kind is Kind.SCHEDULER:
+                verb = VerbKind.SCHED_STEP
+            else:
+                return False  # a step of something not known to be an optimizer
+            foreign.append(
+                Verb(verb, node, index=0, target=self._code(target), target_kind=target_kind, **common)  # type: ignore[arg-type]
+            )
+        self._add(VerbKind.PROJECT_CALL, node, foreign=tuple(foreign))
         return True
 
     def _backward(self, node: cst.Call, recv: cst.BaseExpression) -> None:
