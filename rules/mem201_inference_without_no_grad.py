@@ -131,7 +131,9 @@ class InferenceWithoutNoGrad(Rule):
         "every `return` builds one of its classes) and, for every class it may be, that method runs a model's "
         "forward with grad on (a `no_grad` only on a `torch.__version__` branch does not count); the message "
         "names the callee (`TD3.select_action runs the actor with autograd on, TD3.py:101`). Any untyped call "
-        "site, a class we cannot read, or a method that runs its forward under `no_grad` keeps it silent."
+        "site, a class we cannot read, or a method that runs its forward under `no_grad` keeps it silent. "
+        "A class imported from another project module that derives from `nn.Module` builds a model "
+        "(`model = Tacotron(...)` after `from synthesizer.models.tacotron import Tacotron`), as a class of the file does."
     )
 
     def __init__(self, context) -> None:
@@ -1376,6 +1378,28 @@ for epoch in range(100):
         ),
         Valid(
             """\
+import numpy as np
+import torch
+
+
+def eval_model(attention, step, plot_dir):
+    np.save(plot_dir + str(step), attention)
+
+
+def train(model, loader, optimizer, hparams):
+    for i, (x, y) in enumerate(loader):
+        out, attention = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        for sample_idx in range(hparams.eval_num_samples):
+            eval_model(attention=attention[sample_idx].detach().cpu().numpy(), step=i, plot_dir="x")
+""",
+            "a helper of this module named eval_model only saves arrays: its body, not its name, says it runs no model",
+        ),
+        Valid(
+            """\
 import torch
 class Experiment:
     def __init__(self, model):
@@ -2104,6 +2128,45 @@ model.eval()
 with torch.no_grad():
     y_pred = model(X_test)
 print((y_pred.argmax(1) == y_test).float().mean())
+""",
+        ),
+        Invalid(
+            """\
+import numpy as np
+import torch
+
+
+def eval_model(model, x):
+    return model(x)
+
+
+def train(model, loader, optimizer, hparams):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        for sample_idx in range(hparams.eval_num_samples):
+            np.save("out", eval_model(model, x[sample_idx]).detach().cpu().numpy())
+""",
+            """\
+import numpy as np
+import torch
+
+
+def eval_model(model, x):
+    return model(x)
+
+
+def train(model, loader, optimizer, hparams):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            for sample_idx in range(hparams.eval_num_samples):
+                np.save("out", eval_model(model, x[sample_idx]).detach().cpu().numpy())
 """,
         ),
         Invalid(

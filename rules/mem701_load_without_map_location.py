@@ -9,7 +9,9 @@ import libcst as cst
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
+from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.checkpoint_files import file_name
 from memlint.vocabulary.kinds import Kind
 
 # State dicts without weights: an LR scheduler's numbers, a GradScaler's
@@ -134,7 +136,11 @@ class LoadWithoutMapLocation(Rule):
         "modules whose every class moves nothing, for a class fetched with `getattr(models.zoo, name)`; "
         "every project function named by a string handed to `eval` "
         "(`eval('models.' + NAME + '.get_pose_net')(cfg)`) being a builder on the CPU. A model's tree of project "
-        "classes is followed up to twelve classes deep."
+        "classes is followed up to twelve classes deep. "
+        "A checkpoint file the load names (a string literal in its path, or in what a name of the path was "
+        "bound to in the same function, `osp.join(respth, 'model_final.pth')`) that modules of the loading "
+        "module's own folder save, every one of them from a state on the CPU (`net.cpu()` before "
+        "`state = net.state_dict()`): nothing is reported."
     )
 
     def __init__(self, context) -> None:
@@ -210,8 +216,12 @@ class LoadWithoutMapLocation(Rule):
                         self._reported.add(id(load))
                         self.report(load)
             return
+        if node.args and self.facts.calls.resolve(node) is not None:
+            self._handed_to_helper(node)
         if not self._is_load_without_map_location(node):
             return
+        if self._reads_cpu_checkpoint(node):
+            return  # every module of the project that writes this file saves CPU tensors
         _, outer = self._outer(node)
         if isinstance(outer, cst.Arg):
             helper = self.parent(outer)
@@ -242,6 +252,46 @@ class LoadWithoutMapLocation(Rule):
             if isinstance(target, cst.Name):
                 self._frames[-1][target.value][-1][1].append(node)
 
+    def _handed_to_helper(self, call: cst.Call) -> None:
+        """``state_dict = torch.load(f); self.parse_state_dict(state_dict)``:
+        a name holding a load handed to a function of this module (a method
+        of the class included) that passes that parameter on to
+        ``load_state_dict`` (``v.load_state_dict(state_dict[k])``). The
+        helper may use the checkpoint otherwise too: no fix."""
+        checkpoints = self.facts.checkpoints
+        for arg in call.args:
+            value = arg.value
+            if not isinstance(value, cst.Name) or not self._frames[-1].get(value.value):
+                continue
+            if not checkpoints.helper_loads(call, arg):
+                continue
+            for load in self._reaching(value.value, call):
+                if id(load) not in self._reported:
+                    self._reported.add(id(load))
+                    self.report(load)
+
+    def _reads_cpu_checkpoint(self, load: cst.Call) -> bool:
+        """The file names in ``load``'s path (string literals in it, or in
+        any value a name of it is bound to in the same function) are all
+        ones the project writes only from CPU state (``net.cpu()`` before
+        ``torch.save(net.state_dict(), osp.join(d, "model_final.pth"))`` in
+        train.py): project/checkpoint_files.py."""
+        project = self.facts.project
+        if project is None or not project.cpu_saved_files or not load.args:
+            return False
+        path = load.args[0].value
+        names = _Strings()
+        visit_fast(path, names)
+        if names.names:
+            scope = self.parent(load)
+            while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+                scope = self.parent(scope)
+            if scope is not None:
+                bound = _Bound(names.names)
+                visit_fast(scope, bound)
+                names.files |= bound.files
+        return bool(names.files) and names.files <= set(project.cpu_saved_files)
+
     def _outer(self, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.CSTNode | None]:
         """``expr`` with the subscripts applied to it (``torch.load(p)["model"]``
         is the same load, indexed), and the node holding that."""
@@ -266,6 +316,60 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import os
+
+import torch
+
+
+class CheckpointIO(object):
+    def __init__(self, checkpoint_dir="./chkpts", **kwargs):
+        self.module_dict = kwargs
+        self.checkpoint_dir = checkpoint_dir
+
+    def save(self, filename, **kwargs):
+        outdict = kwargs
+        for k, v in self.module_dict.items():
+            outdict[k] = v.state_dict()
+        torch.save(outdict, os.path.join(self.checkpoint_dir, filename))
+
+    def load_file(self, filename):
+        state_dict = torch.load(filename)
+        scalars = self.parse_state_dict(state_dict)
+        return scalars
+
+    def parse_state_dict(self, state_dict):
+        for k, v in self.module_dict.items():
+            if k in state_dict:
+                print(k, v, state_dict[k].shape)
+        return {k: v for k, v in state_dict.items() if k not in self.module_dict}
+""",
+            "the method the loaded state dict is handed to only reads it: nothing reaches load_state_dict",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def train(net, loader, optim, save_pth):
+    net.cuda()
+    for x, y in loader:
+        loss = net(x).sum()
+        optim.zero_grad()
+        loss.backward()
+        optim.step()
+    net.cpu()
+    state = net.module.state_dict() if hasattr(net, "module") else net.state_dict()
+    torch.save(state, save_pth)
+
+
+def evaluate(net, save_pth):
+    net.cuda()
+    net.load_state_dict(torch.load(save_pth))
+""",
+            "the module saves its checkpoint after a bare `net.cpu()`, whichever branch of the conditional state dict runs: CPU tensors",
+        ),
         Valid(
             """\
 import torch
@@ -1160,6 +1264,36 @@ def build(model, path):
         ),
         Invalid(
             """\
+import os
+
+import torch
+
+
+class CheckpointIO(object):
+    def __init__(self, checkpoint_dir="./chkpts", **kwargs):
+        self.module_dict = kwargs
+        self.checkpoint_dir = checkpoint_dir
+
+    def save(self, filename, **kwargs):
+        outdict = kwargs
+        for k, v in self.module_dict.items():
+            outdict[k] = v.state_dict()
+        torch.save(outdict, os.path.join(self.checkpoint_dir, filename))
+
+    def load_file(self, filename):
+        state_dict = torch.load(filename)
+        scalars = self.parse_state_dict(state_dict)
+        return scalars
+
+    def parse_state_dict(self, state_dict):
+        for k, v in self.module_dict.items():
+            if k in state_dict:
+                v.load_state_dict(state_dict[k])
+        return {k: v for k, v in state_dict.items() if k not in self.module_dict}
+""",
+        ),
+        Invalid(
+            """\
 import torch
 import torch.nn as nn
 class Small(nn.Module):
@@ -1228,3 +1362,39 @@ embedded.load_state_dict(torch.load("embedded.pt", map_location="cpu"))
             count=2,
         ),
     ]
+
+
+class _Strings(cst.CSTVisitor):
+    """The checkpoint file names spelled in an expression, and the dotted names it reads."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.names: set[str] = set()
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        named = file_name(node.evaluated_value)
+        if named:
+            self.files.add(named)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        spelled = dotted_name(node)
+        if spelled:
+            self.names.add(spelled)
+        return True
+
+
+class _Bound(cst.CSTVisitor):
+    """The checkpoint file names in every value a scope binds to one of ``names``."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.files: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(dotted_name(t.target) in self.names for t in node.targets):
+            strings = _Strings()
+            visit_fast(node.value, strings)
+            self.files |= strings.files

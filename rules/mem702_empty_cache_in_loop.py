@@ -153,6 +153,25 @@ class EmptyCacheInLoop(Rule):
         Valid(
             """\
 import torch
+
+
+def validate(model, val_loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in val_loader:
+            model(x)
+
+
+def repeat(model, val_loader, times):
+    for i in range(times):
+        validate(model, val_loader)
+        torch.cuda.empty_cache()
+""",
+            "each iteration runs a whole pass of a function looping over a validation loader",
+        ),
+        Valid(
+            """\
+import torch
 from exp.exp_informer import Exp_Informer
 for ii in range(args.itr):
     setting = "{}_{}".format(args.model, ii)
@@ -415,6 +434,59 @@ class Head(nn.Module):
                     fg_mask, num_fg_img = self.get_assignments(batch_idx, labels, "cpu")
                 num_fg += num_fg_img
         return num_fg
+""",
+        ),
+        Invalid(
+            """\
+import torch
+
+
+class MscEval:
+    def __init__(self, scales, crop):
+        self.scales = scales
+        self.crop = crop
+
+    def crop_eval(self, net, im):
+        n_h, n_w = im.shape[2] // self.crop, im.shape[3] // self.crop
+        prob = torch.zeros_like(im)
+        for i in range(n_h):
+            for j in range(n_w):
+                part = im[:, :, i * self.crop : (i + 1) * self.crop, j * self.crop : (j + 1) * self.crop]
+                prob[:, :, i * self.crop : (i + 1) * self.crop, j * self.crop : (j + 1) * self.crop] = net(part)
+        return prob
+
+    @torch.no_grad()
+    def __call__(self, net, dl):
+        for imgs, label in dl:
+            probs = torch.zeros_like(imgs)
+            for sc in self.scales:
+                probs += self.crop_eval(net, imgs * sc)
+            torch.cuda.empty_cache()
+""",
+            """\
+import torch
+
+
+class MscEval:
+    def __init__(self, scales, crop):
+        self.scales = scales
+        self.crop = crop
+
+    def crop_eval(self, net, im):
+        n_h, n_w = im.shape[2] // self.crop, im.shape[3] // self.crop
+        prob = torch.zeros_like(im)
+        for i in range(n_h):
+            for j in range(n_w):
+                part = im[:, :, i * self.crop : (i + 1) * self.crop, j * self.crop : (j + 1) * self.crop]
+                prob[:, :, i * self.crop : (i + 1) * self.crop, j * self.crop : (j + 1) * self.crop] = net(part)
+        return prob
+
+    @torch.no_grad()
+    def __call__(self, net, dl):
+        for imgs, label in dl:
+            probs = torch.zeros_like(imgs)
+            for sc in self.scales:
+                probs += self.crop_eval(net, imgs * sc)
 """,
         ),
     ]

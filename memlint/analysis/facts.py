@@ -65,8 +65,9 @@ class ModuleFacts:
         (analysis/objects.py)."""
         from memlint.analysis.scope.objects import ObjectTable
 
+        classes = frozenset(self.project.model_classes) if self.project is not None else frozenset()
         schedulers = frozenset(self.project.scheduler_classes) if self.project is not None else frozenset()
-        return ObjectTable(self.wrapper, self.names, self.calls, schedulers)
+        return ObjectTable(self.wrapper, self.names, self.calls, schedulers, classes)
 
     @cached_property
     def grad_mode(self):

@@ -54,6 +54,9 @@ class ProjectIndex:
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
         self._cpu_deep_generation = 0
         self._loading_users: dict[str, dict[str, set[str]]] = {}  # loading_used_elsewhere, per summary field
+        self._savers: dict[tuple[str, str], list[tuple[str, bool]]] | None = (
+            None  # _cpu_saved_files: (folder, file name) -> (module, from CPU)
+        )
         self._definers: dict[str, set[str]] | None = None  # cpu_builders_everywhere: name -> the modules defining it
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # file -> "Class.method" -> where other modules call it on an instance.
@@ -657,10 +660,36 @@ class ProjectIndex:
             eval_builders=tuple(self.cpu_builders_everywhere(path, summary.eval_names)),
             cpu_tables=tuple(sorted(cpu_tables)),
             cpu_modules=tuple(m for m in summary.getattr_modules if self._cpu_module(path, summary, m)),
+            cpu_saved_files=self._cpu_saved_files(path, summary),
             object_forwards=object_forwards,
             object_types=object_types,
             scheduler_classes=tuple(sorted(scheduler_classes)),
         )
+
+    def _cpu_saved_files(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
+        """The file names ``path``'s module loads that some module of its own
+        folder saves (scripts side by side share their relative paths:
+        ``train.py`` writes ``res/model_final.pth``, ``evaluate.py`` reads
+        it) and none of them saves from a state not known to be on the CPU.
+        A module elsewhere writing the same name writes another file."""
+        if not summary.loaded_files:
+            return ()
+        savers = self._savers
+        if savers is None:
+            savers = self._savers = {}
+            for other in self.summaries:
+                for key in ("cpu_saved", "other_saved"):
+                    for name in _field(self.summaries.get(other), key):
+                        savers.setdefault((os.path.dirname(other), name), []).append((other, key == "cpu_saved"))
+        found = []
+        folder = os.path.dirname(path)
+        for name in summary.loaded_files:
+            writers = savers.get((folder, name), [])
+            for other, _cpu in writers:
+                self._note_read(other)
+            if writers and all(cpu for _other, cpu in writers):
+                found.append(name)
+        return tuple(found)
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
         """The attributes of ``path``'s plain classes that another module of
@@ -780,6 +809,8 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     names.update(c for s in summaries if s is not None for c in s.classes)
     # A method that loads weights is called on instances: every module spelling it is read.
     names.update(n for s in summaries if s is not None for n in _loading_methods(s))
+    # A checkpoint file it loads: a module writing it spells its name (_cpu_saved_files).
+    names.update(n for s in summaries if s is not None for n in s.loaded_files)
     return tuple(sorted(n.encode() for n in names))
 
 

@@ -11,9 +11,10 @@ import os
 from collections.abc import Iterable
 from functools import lru_cache
 
-from memlint.project import arg_modes, class_moves, cpu_builders, object_types, sys_paths
+from memlint.project import arg_modes, checkpoint_files, class_moves, cpu_builders, object_types, sys_paths
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
+from memlint.vocabulary import checkpoint_files as checkpoint_names
 from memlint.vocabulary import loading
 
 
@@ -21,7 +22,17 @@ from memlint.vocabulary import loading
 def summary_fingerprint() -> str:
     """A hash of the code that makes summaries: editing it invalidates them."""
     h = hashlib.sha256()
-    for module in (summary_module, arg_modes, class_moves, cpu_builders, sys_paths, loading, object_types):
+    for module in (
+        summary_module,
+        arg_modes,
+        class_moves,
+        cpu_builders,
+        sys_paths,
+        loading,
+        object_types,
+        checkpoint_files,
+        checkpoint_names,
+    ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())
     return h.hexdigest()

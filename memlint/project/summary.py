@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
+from memlint.project.checkpoint_files import checkpoint_files
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
 from memlint.project.closed_instances import closed_instances
@@ -239,6 +240,11 @@ class ModuleSummary:
     # backpropagate again). The index tells the class's module (MEM103).
     closed_instances: list[tuple[str, int]] = field(default_factory=list)
     subclassed: list[str] = field(default_factory=list)
+    # Checkpoint file names (checkpoint_files.py): written from a CPU state,
+    # written from anything else, read by ``torch.load`` (MEM701).
+    cpu_saved: list[str] = field(default_factory=list)
+    other_saved: list[str] = field(default_factory=list)
+    loaded_files: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -275,6 +281,9 @@ class ModuleSummary:
             "objects": self.objects.to_json() if self.objects is not None else None,
             "closed_instances": [list(c) for c in self.closed_instances],
             "subclassed": list(self.subclassed),
+            "cpu_saved": list(self.cpu_saved),
+            "other_saved": list(self.other_saved),
+            "loaded_files": list(self.loaded_files),
         }
 
     @classmethod
@@ -314,6 +323,9 @@ class ModuleSummary:
             closed_instances=[(str(c), int(n)) for c, n in data.get("closed_instances", [])],
             subclassed=[str(b) for b in data.get("subclassed", [])],
             objects=ObjectTypes.from_json(data["objects"]) if data.get("objects") else None,
+            cpu_saved=[str(c) for c in data.get("cpu_saved", [])],
+            other_saved=[str(c) for c in data.get("other_saved", [])],
+            loaded_files=[str(c) for c in data.get("loaded_files", [])],
         )
 
 
@@ -459,6 +471,7 @@ class _Walker:
         self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
+        self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -773,6 +786,8 @@ class _Walker:
             if spelled and spelled.partition(".")[0] in self.bindings:
                 self._getattr_modules.add(spelled)
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if last in ("save", "load") and func.__class__ is ast.Attribute:
+            self._checkpoints = True
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
             scope.backwards += 1
@@ -998,6 +1013,8 @@ class _Walker:
         s.tables = model_tables(self._tree)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
+        if self._checkpoints:
+            s.cpu_saved, s.other_saved, s.loaded_files = checkpoint_files(self._tree, self.bindings)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):

@@ -108,6 +108,9 @@ class ProjectView:
     # Modules handed to ``getattr`` here (as written) whose every class is
     # built on the CPU (summary.cpu_module): ``getattr(p2ch14.model, name)()``.
     cpu_modules: tuple[str, ...] = ()
+    # Checkpoint file names this module loads that the project writes, and
+    # writes only from a state on the CPU (checkpoint_files.py, MEM701).
+    cpu_saved_files: tuple[str, ...] = ()
     # Functions of other project modules this module calls that only step
     # the optimizers they are handed (summary FunctionFacts.stepped), by the
     # name the call writes: (``utils.optimizer_step``, the parameters it
@@ -217,6 +220,7 @@ class ProjectView:
             or self.eval_builders
             or self.cpu_tables
             or self.cpu_modules
+            or self.cpu_saved_files
             or self.step_helpers
             or self.step_sequences
             or self.closed_classes

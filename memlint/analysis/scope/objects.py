@@ -72,7 +72,12 @@ Expr = cst.BaseExpression | str
 
 class ObjectTable(cst.CSTVisitor):
     def __init__(
-        self, wrapper: MetadataWrapper, names: ImportTable, calls: CallGraph, schedulers: frozenset[str] = frozenset()
+        self,
+        wrapper: MetadataWrapper,
+        names: ImportTable,
+        calls: CallGraph,
+        schedulers: frozenset[str] = frozenset(),
+        project_classes: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.names = names
@@ -80,6 +85,9 @@ class ObjectTable(cst.CSTVisitor):
         # Local names of torch scheduler subclasses of other project modules
         # (ProjectView.scheduler_classes): a call of one builds a scheduler.
         self._schedulers = schedulers
+        # Local names of ``nn.Module`` subclasses of other project modules
+        # (ProjectView.model_classes): ``Tacotron(...)`` builds a module.
+        self._project_classes = project_classes
         self.parents = calls.parents
         # (scope, name) -> value expressions bound to it; a ``None`` entry is
         # a binding we cannot evaluate (for-loop target, ``with ... as``).
@@ -506,6 +514,8 @@ class ObjectTable(cst.CSTVisitor):
             return self._module_classes[func.value]
         if self._schedulers and dotted_name(func) in self._schedulers:
             return Kind.SCHEDULER
+        if self._project_classes and dotted_name(func) in self._project_classes:
+            return Kind.MODULE
         qn = self.names.call_name(call)
         if qn is None:
             return None
@@ -526,6 +536,10 @@ class ObjectTable(cst.CSTVisitor):
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
+            return False
+        if func is call.func and isinstance(func, cst.Name) and self.calls.resolve(call) is not None:
+            # ``eval_model(...)``, a function of this module: the name guess
+            # says nothing; its body (a loop's callees) decides whether it runs a model.
             return False
         return self.kind_of(func, call) is Kind.MODULE
 

@@ -14,6 +14,7 @@ state dict known to live on the CPU where it is saved:
   ``X.cpu()`` / ``X.to("cpu")`` (a move under a condition counts: the author
   saves from the CPU on purpose),
 - ``{k: v.cpu() for k, v in ...}``,
+- a conditional expression whose both branches are one of those,
 - a name bound, earlier in the same function, to one of those, or to
   ``model.state_dict()`` inside ``with FSDP.state_dict_type(model, ...,
   cfg)`` where ``cfg`` is ``FullStateDictConfig(offload_to_cpu=True)``
@@ -176,6 +177,8 @@ class _Saves(cst.CSTVisitor):
                 self.moves[-1][key] = moved
 
     def _cpu_state(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.IfExp):  # ``net.module.state_dict() if hasattr(net, "module") else net.state_dict()``
+            return self._cpu_state(value.body) and self._cpu_state(value.orelse)
         if isinstance(value, cst.DictComp):
             return _ends_on_cpu(value.value)
         name = dotted_name(value)

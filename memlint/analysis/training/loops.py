@@ -658,7 +658,10 @@ class LoopAnalysis(cst.CSTVisitor):
     def _runs_batch_loop(self, fn: cst.FunctionDef, seen: frozenset) -> bool:
         if fn in seen:
             return False
-        if any(l.is_batch_loop for l in self.scope_loops(fn)):
+        # A loop that trains or iterates data (``for x, y in loader``), not one
+        # that is a batch loop only by its function's name: ``crop_eval``'s
+        # ``for i in range(n_h)`` over crops of one batch is part of that batch.
+        if any(l.is_batch_loop and (l.trains or l.data_tokens & DATA_TOKENS) for l in self.scope_loops(fn)):
             return True
         return any(self._runs_batch_loop(f, seen | {fn}) for _, f in self.calls.callees(fn))
 

@@ -1,0 +1,185 @@
+"""Which checkpoint files a module writes, from what, and which it reads.
+
+``net.cpu(); state = net.state_dict(); torch.save(state, osp.join(d,
+"model_final.pth"))`` in train.py, ``net.load_state_dict(torch.load(
+osp.join(d, "model_final.pth")))`` in evaluate.py: the file evaluate.py reads
+holds CPU tensors, so loading it without ``map_location`` makes no GPU copy
+(MEM701). The link between the two modules is the file's name, a string
+literal in the path (directly, or in what a name of the same function was
+bound to before).
+
+``checkpoint_files(tree, bindings)`` -> ``(cpu, other, loaded)``: the file
+names saved from a state known to be on the CPU (the proofs of
+analysis/training/cpu_saves.py, on ``ast``: ``X.cpu().state_dict()``, the
+last device move of ``X`` before ``X.state_dict()`` in the same function is
+``.cpu()``/``.to("cpu")``, a bare ``net.cpu()`` statement included, a
+``{k: v.cpu() ...}`` comprehension, a conditional expression whose both
+branches are one of those, a name bound to one), the names saved from
+anything else, and the names ``torch.load`` reads. Read only for a module
+that calls a ``save`` or ``load`` attribute (summary.py), in one walk.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from memlint.vocabulary.checkpoint_files import file_name
+
+_RETURNS_SELF = frozenset({"eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"})
+_KEEPS_DEVICE = frozenset({"clone", "detach", "contiguous", "float", "half"})
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+def _to_cpu(call: ast.Call) -> bool | None:
+    """True for a move to the CPU, False for a move elsewhere, None for no move."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr == "cpu":
+        return True
+    if func.attr == "cuda":
+        return False
+    if func.attr == "to" and call.args:
+        first = call.args[0]
+        if isinstance(first, ast.Call) and _dotted(first.func) in ("torch.device", "device") and first.args:
+            first = first.args[0]
+        return isinstance(first, ast.Constant) and first.value == "cpu"
+    return None
+
+
+def _module_receiver(expr: ast.expr) -> str | None:
+    """``model`` for ``model``, ``model.eval()``, ``model.train(False).float()``."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _RETURNS_SELF:
+        expr = expr.func.value
+    return _dotted(expr)
+
+
+def _ends_on_cpu(expr: ast.expr) -> bool:
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        if _to_cpu(expr) is True:
+            return True
+        if expr.func.attr not in _KEEPS_DEVICE:
+            return False
+        expr = expr.func.value
+    return False
+
+
+class _Files(ast.NodeVisitor):
+    def __init__(self, bindings: dict[str, str]) -> None:
+        self.bindings = bindings
+        # Per function (and the module): last device move of each name, names
+        # bound to a CPU state, file names each name was bound to.
+        self.moves: list[dict[str, bool]] = [{}]
+        self.cpu_states: list[set[str]] = [set()]
+        self.paths: list[dict[str, set[str]]] = [{}]
+        self.cpu: set[str] = set()
+        self.other: set[str] = set()
+        self.loaded: set[str] = set()
+
+    def _function(self, node: ast.AST) -> None:
+        self.moves.append({})
+        self.cpu_states.append(set())
+        self.paths.append({})
+        self.generic_visit(node)
+        self.moves.pop()
+        self.cpu_states.pop()
+        self.paths.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.generic_visit(node)  # the value's calls first: ``net.cpu()`` in it is known
+        cpu = self._cpu_state(node.value)
+        files = self._files(node.value)
+        for target in node.targets:
+            key = _dotted(target)
+            if key is None:
+                continue
+            if cpu:
+                self.cpu_states[-1].add(key)
+            else:
+                self.cpu_states[-1].discard(key)
+            self.paths[-1][key] = files
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)  # inner calls first: ``torch.save(net.cpu().state_dict(), p)``
+        name = self._qualified(node.func)
+        if name == "torch.save" and len(node.args) >= 2:
+            files = self._files(node.args[1])
+            (self.cpu if self._cpu_state(node.args[0]) else self.other).update(files)
+            return
+        if name == "torch.load" and node.args:
+            self.loaded.update(self._files(node.args[0]))
+            return
+        moved = _to_cpu(node)
+        if moved is not None:
+            key = _module_receiver(node.func.value)  # type: ignore[attr-defined]
+            if key is not None:
+                self.moves[-1][key] = moved
+
+    def _qualified(self, func: ast.expr) -> str | None:
+        spelled = _dotted(func)
+        if spelled is None:
+            return None
+        head, dot, rest = spelled.partition(".")
+        bound = self.bindings.get(head)
+        return (bound + dot + rest) if bound else spelled
+
+    def _files(self, expr: ast.expr) -> set[str]:
+        found: set[str] = set()
+        for sub in ast.walk(expr):
+            if isinstance(sub, ast.Constant):
+                named = file_name(sub.value)
+                if named:
+                    found.add(named)
+            elif isinstance(sub, (ast.Name, ast.Attribute)):
+                key = _dotted(sub)
+                if key is not None:
+                    found |= self.paths[-1].get(key, set())
+        return found
+
+    def _cpu_state(self, value: ast.expr) -> bool:
+        if isinstance(value, ast.IfExp):
+            return self._cpu_state(value.body) and self._cpu_state(value.orelse)
+        if isinstance(value, ast.DictComp):
+            return _ends_on_cpu(value.value)
+        name = _dotted(value)
+        if name is not None:
+            return name in self.cpu_states[-1]
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+            return False
+        if value.func.attr != "state_dict" or value.args or value.keywords:
+            return False
+        receiver = value.func.value
+        cur: ast.expr = receiver
+        while isinstance(cur, (ast.Call, ast.Attribute)):
+            if isinstance(cur, ast.Call):
+                if _to_cpu(cur) is True:
+                    return True
+                cur = cur.func
+            else:
+                cur = cur.value
+        key = _module_receiver(receiver)
+        if key is None:
+            return False
+        parts = key.split(".")
+        for owner in (".".join(parts[:i]) for i in range(len(parts), 0, -1)):  # ``net.module``, then ``net``
+            if owner in self.moves[-1]:
+                return self.moves[-1][owner]
+        return False
+
+
+def checkpoint_files(tree: ast.Module, bindings: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+    visitor = _Files(bindings)
+    visitor.visit(tree)
+    return sorted(visitor.cpu), sorted(visitor.other), sorted(visitor.loaded)

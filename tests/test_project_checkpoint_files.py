@@ -1,0 +1,123 @@
+"""MEM701 reads how the project writes the checkpoint a module loads: a
+script beside it that saves the file from CPU state (``net.cpu()`` before
+``state = net.state_dict()``) makes the load copy nothing to a GPU (issue 29,
+the fifth batch's BiSeNet ``old/evaluate.py``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from memlint.project.summary import summarise_text
+
+_TRAIN = """
+    import os.path as osp
+    import torch
+    def train(net, loader, optim, respth):
+        net.cuda()
+        for x, y in loader:
+            loss = net(x).sum()
+            optim.zero_grad()
+            loss.backward()
+            optim.step()
+        save_pth = osp.join(respth, "model_final.pth")
+        net.cpu()
+        state = net.module.state_dict() if hasattr(net, "module") else net.state_dict()
+        torch.save(state, save_pth)
+"""
+
+_EVALUATE = """
+    import os.path as osp
+    import torch
+    from model import Net
+    def evaluate(respth="./res"):
+        net = Net()
+        net.cuda()
+        save_pth = osp.join(respth, "model_final.pth")
+        net.load_state_dict(torch.load(save_pth))
+        net.eval()
+"""
+
+_GPU_SAVE = """
+    import torch
+    def finetune(net, respth):
+        net.cuda()
+        torch.save(net.state_dict(), respth + "/model_final.pth")
+"""
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def _mem701(cwd: Path, *paths: str) -> list[tuple[str, int]]:
+    out = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--no-cache", "--exit-zero", "--output-format", "json"]
+        + ["--select", "MEM701", *paths],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return sorted(
+        (Path(f["filename"]).resolve().relative_to(cwd.resolve()).as_posix(), f["location"]["row"])
+        for f in json.loads(out or "[]")
+    )
+
+
+def test_summary_names_the_files_saved_from_cpu_and_loaded():
+    train = summarise_text(textwrap.dedent(_TRAIN))
+    assert train is not None and train.cpu_saved == ["model_final.pth"] and train.other_saved == []
+    gpu = summarise_text(textwrap.dedent(_GPU_SAVE))
+    assert gpu is not None and gpu.cpu_saved == [] and gpu.other_saved == ["model_final.pth"]
+    evaluate = summarise_text(textwrap.dedent(_EVALUATE))
+    assert evaluate is not None and evaluate.loaded_files == ["model_final.pth"]
+
+
+def test_a_load_of_a_file_its_folder_saves_from_cpu_state_is_silent(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "model.py": "import torch.nn as nn\nclass Net(nn.Module):\n    pass\n",
+            "train.py": _TRAIN,
+            "evaluate.py": _EVALUATE,
+            # Another folder writing the same name writes another file.
+            "other/finetune.py": _GPU_SAVE,
+        },
+    )
+    assert _mem701(tmp_path, ".") == []
+    assert _mem701(tmp_path, "evaluate.py") == []
+
+
+def test_a_gpu_save_of_the_same_file_beside_it_keeps_the_finding(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "model.py": "import torch.nn as nn\nclass Net(nn.Module):\n    pass\n",
+            "train.py": _TRAIN,
+            "evaluate.py": _EVALUATE,
+            "finetune.py": _GPU_SAVE,
+        },
+    )
+    assert _mem701(tmp_path, ".") == [("evaluate.py", 9)]
+
+
+def test_a_save_without_a_cpu_move_keeps_the_finding(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "model.py": "import torch.nn as nn\nclass Net(nn.Module):\n    pass\n",
+            "train.py": _TRAIN.replace("        net.cpu()\n", ""),
+            "evaluate.py": _EVALUATE,
+        },
+    )
+    assert _mem701(tmp_path, ".") == [("evaluate.py", 9)]
