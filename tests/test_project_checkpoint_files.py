@@ -121,3 +121,39 @@ def test_a_save_without_a_cpu_move_keeps_the_finding(tmp_path):
         },
     )
     assert _mem701(tmp_path, ".") == [("evaluate.py", 9)]
+
+
+def test_a_module_that_starts_saving_the_loaded_file_from_the_gpu_is_seen_by_a_cached_view(tmp_path, monkeypatch):
+    """The cached view of evaluate.py read only the modules spelling its
+    checkpoint's name; finetune.py, which spelled nothing of it, starts
+    writing that file from a GPU state: the view is built again (states.py
+    counts a loaded file's words among the module's names), not reused."""
+    import os
+
+    import memlint.run.runner as runner
+    import memlint.run.warm_index as warm_index
+    from memlint.run.cache import FindingsCache
+    from memlint.run.results import Settings
+
+    monkeypatch.setattr(warm_index, "RACY_NS", 0)
+    _write(
+        tmp_path,
+        {
+            "train.py": _TRAIN,
+            "evaluate.py": _EVALUATE,
+            "model.py": "import torch\nclass Net(torch.nn.Module):\n    pass\n",
+            "finetune.py": "import torch\ndef finetune(net):\n    net.cuda()\n",
+        },
+    )
+    files = sorted(str(p) for p in tmp_path.glob("*.py"))
+    cache = FindingsCache(str(tmp_path / ".cache"), fingerprint="test")
+    settings = Settings(root=str(tmp_path), select=("MEM701",))
+
+    def found() -> list[tuple[str, str]]:
+        reports = runner.run(files, settings, jobs=1, cache=cache)
+        return sorted((os.path.basename(r.path), f.code) for r in reports for f in r.findings)
+
+    assert found() == [] and found() == []
+    (tmp_path / "finetune.py").write_text(textwrap.dedent(_GPU_SAVE))
+    assert _mem701(tmp_path, ".") == [("evaluate.py", 9)]  # a cold run's answer
+    assert found() == [("evaluate.py", "MEM701")]
