@@ -230,7 +230,7 @@ def test_a_move_in_init_needs_no_read_of_what_the_methods_keep(monkeypatch):
 
         class Helper:
             def state(self):
-                return torch.zeros(2).cuda()
+                return nn.Linear(2, 2).cuda()
 
             def keep(self):
                 self.s = self.state()
@@ -240,9 +240,9 @@ def test_a_move_in_init_needs_no_read_of_what_the_methods_keep(monkeypatch):
     read: list[str] = []
     real = class_moves._stores_and_self_calls
 
-    def recording(method):
+    def recording(method, *rest):
         read.append(method.name)
-        return real(method)
+        return real(method, *rest)
 
     monkeypatch.setattr(class_moves, "_stores_and_self_calls", recording)
     assert class_moves.class_moves_to_a_device(net, {})
