@@ -87,6 +87,13 @@ class RetainGraphWithoutSecondBackward(Rule):
         "`retain_graph=True` but nothing backpropagates through this graph again; its buffers are kept for nothing"
     )
     fix_safety = Safety.UNSAFE
+    project_facts = (
+        "The modules that build a class whose method backpropagates with `retain_graph=True` when its own "
+        "module never calls it (a Grad-CAM class in cam.py, built in main.py): reported when every other "
+        "module of the project builds it only as a closed instance (bound once, used only to call it, on "
+        "values fresh at that call, in a scope with no backward) and no module subclasses it; the message "
+        'names where ("its class is built only at main.py:7").'
+    )
 
     def visit_Call(self, node: cst.Call) -> None:
         arg = keyword_arg(node, "retain_graph")

@@ -86,6 +86,13 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     name = "zero-grad-between-backward-and-step"
     message = "zero_grad() between backward() and step(): the step sees no gradients"
     fix_safety = Safety.UNSAFE
+    project_facts = (
+        "Training steps split across modules: a loop that calls a straight-line function of another project "
+        "module (`engine.backward_and_clear(loss, optimizer)`) is read with that function's `zero_grad()`, "
+        "`backward()` and `step()` in order, each mapped onto what the call hands over; a helper with a branch, "
+        "loop, `try`, early return or a call into its own module is not read, and nothing is claimed. The "
+        "message names the helper and its file; no fix is offered across modules."
+    )
 
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs

@@ -52,7 +52,7 @@ def test_moved_handed_on_or_not_built_here():
     src = """
     import torch
     import torch.nn as nn
-    from models import Imported
+    from models import Imported, build_model  # imported: unknown (an undefined name claims nothing)
     class Net(nn.Module):
         def __init__(self, device=None):
             super().__init__()
