@@ -307,14 +307,9 @@ class TrainingVerbs(cst.CSTVisitor):
         if found is None:
             return False
         stepped, params, where = found
-        handed: dict[str, cst.BaseExpression] = {}
-        for i, arg in enumerate(node.args):
-            if arg.star:
-                return False
-            if arg.keyword is not None:
-                handed[arg.keyword.value] = arg.value
-            elif i < len(params):
-                handed[params[i]] = arg.value
+        handed = _handed(node, params)
+        if handed is None:
+            return False
         targets = [handed.get(p) for p in stepped]
         if any(t is None or self._kind(t, node) is not Kind.OPTIMIZER for t in targets):
             return False
@@ -333,14 +328,9 @@ class TrainingVerbs(cst.CSTVisitor):
         if found is None or self._lambda:
             return False
         sequence, params, path = found
-        handed: dict[str, cst.BaseExpression] = {}
-        for i, arg in enumerate(node.args):
-            if arg.star:
-                return False
-            if arg.keyword is not None:
-                handed[arg.keyword.value] = arg.value
-            elif i < len(params):
-                handed[params[i]] = arg.value
+        handed = _handed(node, params)
+        if handed is None:
+            return False
         loops = tuple(n for n, f in self._path if isinstance(n, (cst.For, cst.While)) and f == "body")
         foreign: list[Verb] = []
         for kind, param, line in sequence:
@@ -619,3 +609,17 @@ def _periodic_counter(node: cst.CSTNode) -> str | None:
         ):
             return dotted_name(mod.left)
     return None
+
+
+def _handed(node: cst.Call, params) -> dict[str, cst.BaseExpression] | None:
+    """What ``node`` hands each parameter of the callee it names (by position
+    or keyword); None when a ``*``/``**`` argument makes that unknowable."""
+    handed: dict[str, cst.BaseExpression] = {}
+    for i, arg in enumerate(node.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            handed[arg.keyword.value] = arg.value
+        elif i < len(params):
+            handed[params[i]] = arg.value
+    return handed
