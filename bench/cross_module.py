@@ -8,7 +8,8 @@
     python bench/cross_module.py --batch unseen --fetch   # the second, unseen batch (its own labels and trees)
     python bench/cross_module.py --batch fresh --mirror /work/.mirror   # the third batch
     python bench/cross_module.py --batch fourth --mirror /work/.mirror  # the fourth batch
-    python bench/cross_module.py --batch fifth --mirror /work/.mirror   # the fifth batch, labelled last
+    python bench/cross_module.py --batch fifth --mirror /work/.mirror   # the fifth batch
+    python bench/cross_module.py --batch sixth --mirror /work/.mirror   # the sixth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -110,6 +111,13 @@ BATCHES = {
         HERE / "manifest_fifth.tsv",
         HERE / "reviewed_after_fifth.tsv",
         BENCH / ".corpora" / "cross_module_fifth",
+    ),
+    # "sixth": labelled after the first five had been used to tune memlint;
+    # research code, GNN/skeleton/video/flow/time-series/RL projects, chosen by kind.
+    "sixth": (
+        HERE / "manifest_sixth.tsv",
+        HERE / "reviewed_after_sixth.tsv",
+        BENCH / ".corpora" / "cross_module_sixth",
     ),
 }
 

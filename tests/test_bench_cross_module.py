@@ -251,6 +251,9 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     fifth = cm.batch_paths("fifth", None, None, None)
     assert fifth[0].name == "manifest_fifth.tsv" and fifth[1].name == "reviewed_after_fifth.tsv"
     assert len({first[2], unseen[2], fresh[2], fourth[2], fifth[2]}) == 5
+    sixth = cm.batch_paths("sixth", None, None, None)
+    assert sixth[0].name == "manifest_sixth.tsv" and sixth[1].name == "reviewed_after_sixth.tsv"
+    assert len({first[2], unseen[2], fresh[2], fourth[2], fifth[2], sixth[2]}) == 6
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -350,6 +353,34 @@ def test_fifth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_e
     assert sum(i.cross for i in fifth) >= 20 and sum(i.cross for i in pos) >= 10
     assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
     assert len({(i.repo, i.commit) for i in fifth}) == len(repos)
+
+
+def test_sixth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_evidence():
+    # The sixth batch exists because the first five were used to tune
+    # memlint: none of its projects may appear in any earlier manifest,
+    # review or real-code verdict, no single project may carry its recall,
+    # and it keeps the earlier batches' weight of cross-module instances.
+    bench = cm.BENCH
+    sixth = cm.load_manifest(cm.BATCHES["sixth"][0])
+    repos = {i.repo for i in sixth}
+    earlier = _repos_in(bench / "research" / "repos.tsv") | _repos_in(bench / "research" / "reviewed.tsv")
+    for batch in ("first", "unseen", "fresh", "fourth", "fifth"):
+        earlier |= _repos_in(cm.BATCHES[batch][0])
+        if cm.BATCHES[batch][1].exists():
+            earlier |= _repos_in(cm.BATCHES[batch][1])
+    for manifest in sorted((bench / "recall_real").glob("*.tsv")):
+        earlier |= _repos_in(manifest)
+    assert not {r.lower() for r in repos} & {r.lower() for r in earlier}
+    # real_code_reviewed.tsv names corpora (released packages), not repositories
+    with open(bench / "real_code_reviewed.tsv", encoding="utf-8") as fh:
+        corpora = {line.split("\t")[0].lower() for line in fh if line.strip() and not line.startswith("#")}
+    assert not {r.split("/")[1].lower() for r in repos} & corpora
+    pos = [i for i in sixth if i.label == "pos"]
+    assert len(repos) >= 14
+    assert len(pos) >= 40 and len(sixth) - len(pos) >= 60
+    assert sum(i.cross for i in sixth) >= 20 and sum(i.cross for i in pos) >= 10
+    assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
+    assert len({(i.repo, i.commit) for i in sixth}) == len(repos)
 
 
 def test_a_file_that_does_not_parse_leaves_the_rest_of_the_tree_scored(tmp_path, capsys):
