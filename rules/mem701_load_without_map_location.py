@@ -844,6 +844,23 @@ trainer.cuda()
             "dict) or into a local does not move the module; `inception_v3` is bound nowhere in the module "
             "(never imported): what it builds is not known, so nothing is claimed",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def count_params(net):
+    return sum(p.numel() for p in net.parameters())
+def report(net):
+    print(count_params(net))
+def run(path):
+    model = nn.DataParallel(nn.Linear(4, 2))
+    report(model)
+    model.load_state_dict(torch.load(path))
+    model.cuda()
+""",
+            "the fresh model is handed to a function of this module that only reads it (directly or through "
+            "another that moves nothing): it is still on the CPU at the load",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1360,6 +1377,32 @@ embedded = Embedded([[0.0, 1.0]])
 embedded.load_state_dict(torch.load("embedded.pt", map_location="cpu"))
 """,
             count=2,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def place(net):
+    net.cuda()
+def prepare(net):
+    place(net)
+def run(path):
+    model = nn.Linear(4, 2)
+    prepare(model)
+    model.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+def place(net):
+    net.cuda()
+def prepare(net):
+    place(net)
+def run(path):
+    model = nn.Linear(4, 2)
+    prepare(model)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+""",
         ),
     ]
 

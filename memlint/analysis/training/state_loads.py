@@ -147,6 +147,26 @@ class _Moves(cst.CSTVisitor):
             self.found = True
 
 
+# Calls that may place what they are handed on a device (the project summary's ``_PLACES``).
+_PLACES = _MOVES | {"prepare", "prepare_model", "setup", "setup_module", "initialize"}
+
+
+class _Placing(cst.CSTVisitor):
+    """In a function: whether a call in it may place something on a device,
+    and its plain calls (``helper(m)``), to follow into this module's functions."""
+
+    def __init__(self) -> None:
+        self.places = False
+        self.called: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            self.places = self.places or func.attr.value in _PLACES
+        elif isinstance(func, cst.Name):
+            self.called.append(node)
+
+
 def _constructor(value: cst.BaseExpression) -> str:
     """``Net`` for ``Net(...).eval()``: the callee under a chain of methods ("" if none)."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
@@ -749,6 +769,7 @@ class Checkpoints:
         self._local_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
         self._builders: frozenset[cst.FunctionDef] = frozenset()
         self._method_uses: dict[str, list[bool]] = {}
+        self._placing: dict[cst.FunctionDef, bool] = {}
 
     @property
     def saves_only_cpu(self) -> bool:
@@ -967,8 +988,30 @@ class Checkpoints:
         fn = self.calls.resolve(call) if isinstance(call.func, cst.Attribute) else None
         if fn is not None and fn in self.calls.class_of:
             return self._cpu_class(self.calls.class_of[fn].name.value)
+        if fn is None and isinstance(call.func, cst.Name):
+            local = self.calls.resolve(call)
+            if local is not None and self.calls.owner.get(local) is self.module and local not in self.calls.class_of:
+                # ``count_parameters(model)``: a function of this module that places nothing.
+                return not self._places(local)
         name = dotted_name(call.func)
         return self.project is not None and name is not None and name in self.project.cpu_functions
+
+    def _places(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` may place something on a device: a move in its body, or a
+        call of a function of this module that may (as ``cpu_functions``
+        reads another module's); memoised, a cycle counts as placing."""
+        if fn not in self._placing:
+            self._placing[fn] = True  # while it is read: a recursive call is not known to stay
+            found = _Placing()
+            visit_fast(fn, found)
+            places = found.places
+            for call in found.called:
+                if places:
+                    break
+                callee = self.calls.resolve(call)
+                places = callee is not None and callee is not fn and self._places(callee)
+            self._placing[fn] = places
+        return self._placing[fn]
 
     def _cpu_hierarchy(self, name: str) -> bool:
         """``name`` is a class whose code and bases move nothing: one of this
