@@ -861,6 +861,23 @@ def run(path):
             "the fresh model is handed to a function of this module that only reads it (directly or through "
             "another that moves nothing): it is still on the CPU at the load",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self, mode, path):
+        super().__init__()
+        if mode == "small":
+            self.net = nn.Linear(3, 1)
+        elif mode == "wide":
+            self.net = nn.Linear(3, 8)
+        self.net.load_state_dict(torch.load(path))
+        self.net.cuda()
+""",
+            "in the `__init__` of a plain `nn.Module` subclass, an attribute built on the CPU in every arm of an "
+            "`if`/`elif` was set by nothing before: it is on the CPU at the load, moved only after it",
+        ),
     ]
     invalid = [
         Invalid(

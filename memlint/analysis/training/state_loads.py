@@ -167,6 +167,28 @@ class _Placing(cst.CSTVisitor):
             self.called.append(node)
 
 
+_MODULE_BASES = frozenset({"nn.Module", "torch.nn.Module"})
+
+
+def _plain_module(cls: cst.ClassDef) -> bool:
+    """``class Decoder(nn.Module)``: one base, ``nn.Module`` itself, no metaclass."""
+    return len(cls.bases) == 1 and not cls.keywords and dotted_name(cls.bases[0].value) in _MODULE_BASES
+
+
+def _class_names(cls: cst.ClassDef) -> set[str]:
+    """The names a class body binds at its own level (class attributes, methods)."""
+    bound: set[str] = set()
+    for stmt in cls.body.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            bound.add(stmt.name.value)
+        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+            if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = [small.target]
+            bound.update(t.value for t in targets if isinstance(t, cst.Name))
+    return bound
+
+
 def _constructor(value: cst.BaseExpression) -> str:
     """``Net`` for ``Net(...).eval()``: the callee under a chain of methods ("" if none)."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
@@ -253,6 +275,10 @@ class _CpuModels(cst.CSTVisitor):
         # Per function: every ``return`` gives a model on the CPU.
         self.returns: dict[cst.FunctionDef, bool] = {}
         self.functions: list[cst.FunctionDef] = []
+        self.classes: list[cst.ClassDef | None] = [None]  # the class whose body is being walked (per scope)
+        # Per function: its ``self`` when it is the ``__init__`` of a plain
+        # ``nn.Module`` subclass (no attribute of it is set before it runs).
+        self.fresh_self: list[tuple[str, cst.ClassDef] | None] = [None]
         # name -> the blocks open when it was bound
         self.frames: list[dict[str, tuple[int, ...]]] = [{}]
         self.seen: list[dict[str, cst.Call]] = [{}]  # names bound in the frame from a call
@@ -290,11 +316,17 @@ class _CpuModels(cst.CSTVisitor):
         self.seen.append({})
         self.aliases.append({})
         self.functions.append(node)
+        cls = self.classes[-1]
+        fresh = node.name.value == "__init__" and cls is not None and params.params and _plain_module(cls)
+        self.fresh_self.append((params.params[0].name.value, cls) if fresh and cls is not None else None)
+        self.classes.append(None)
         body = node.body
         # Bound in the function's own block: what its callers pass.
         self.frames[-1].update(dict.fromkeys(self.cpu_params(node), (*self.blocks, id(body))))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.fresh_self.pop()
+        self.classes.pop()
         self.writes.pop()
         self.built_by.pop()
         self.frames.pop()
@@ -391,11 +423,20 @@ class _CpuModels(cst.CSTVisitor):
             in_body = self._written(key, start, middle)
             in_else = self._written(key, middle, end)
             # A branch that does not bind it leaves a plain name unbound; an
-            # attribute may have been set anywhere (another method).
-            unbound = "." not in key
+            # attribute may have been set anywhere (another method), but in
+            # the ``__init__`` of a plain ``nn.Module`` subclass
+            # (``self.model = A(...)`` in every arm) nothing set it before.
+            unbound = "." not in key or self._unset_attribute(key)
             if (key in body_end if in_body else unbound) and (key in after if in_else else unbound):
                 found.append(key)
         return found
+
+    def _unset_attribute(self, key: str) -> bool:
+        """``key`` is ``self.name`` in the ``__init__`` of a plain ``nn.Module``
+        subclass whose body does not bind ``name`` (no class attribute)."""
+        fresh = self.fresh_self[-1]
+        owner, _, attr = key.partition(".")
+        return fresh is not None and owner == fresh[0] and "." not in attr and attr not in _class_names(fresh[1])
 
     def _written(self, key: str, start: int, end: int) -> bool:
         """``key`` was bound (in any form) between the two points of the walk."""
@@ -432,6 +473,10 @@ class _CpuModels(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._write(node.name.value)
+        self.classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
 
     def _enter_loop(self, node: cst.CSTNode) -> None:
         self.loops.append(node)
