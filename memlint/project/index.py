@@ -53,6 +53,9 @@ class ProjectIndex:
         # (file, class) -> (a CPU class with all it needs, the files read to tell), _cpu_class_of
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
         self._cpu_deep_generation = 0
+        # Per file: its classes whose ``__call__`` backpropagates or steps (trainer_classes).
+        self._call_trainers: dict[str, frozenset[str]] = {}
+        self._call_trainers_generation = 0
         self._loading_users: dict[str, dict[str, set[str]]] = {}  # loading_used_elsewhere, per summary field
         self._savers: dict[tuple[str, str], list[tuple[str, bool]]] | None = (
             None  # _cpu_saved_files: (folder, file name) -> (module, from CPU)
@@ -547,6 +550,7 @@ class ProjectIndex:
 
         model_classes: set[str] = set()
         scheduler_classes: set[str] = set()
+        trainer_classes: set[str] = set()
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
@@ -568,6 +572,8 @@ class ProjectIndex:
                 cpu_functions.add(local)
             if where and name.lstrip("_")[:1].isupper() and self.typed_objects().torch_scheduler(where, name):
                 scheduler_classes.add(local)
+            if where and name.lstrip("_")[:1].isupper() and name in self._trainers_of(where):
+                trainer_classes.add(local)
 
         for source in self._star_sources(path):
             for name, (kind, value) in self._exports(source).items():
@@ -664,7 +670,27 @@ class ProjectIndex:
             object_forwards=object_forwards,
             object_types=object_types,
             scheduler_classes=tuple(sorted(scheduler_classes)),
+            trainer_classes=tuple(sorted(trainer_classes)),
         )
+
+    def _trainers_of(self, path: str) -> frozenset[str]:
+        """The classes of ``path`` whose ``__call__`` backpropagates or steps
+        an optimizer (``compute_loss(x, y)`` on one of them trains); read in
+        full whatever the needles kept (view_from_disk's index keeps only
+        the exports of a module the viewed one does not call into by name)."""
+        generation = getattr(self, "generation", 0)  # the live index's texts change (live.py)
+        if generation != self._call_trainers_generation:
+            self._call_trainers.clear()
+            self._call_trainers_generation = generation
+        found = self._call_trainers.get(path)
+        if found is None:
+            defining = self.full_summary(path)
+            found = self._call_trainers[path] = frozenset(
+                fn.name[: -len(".__call__")]
+                for fn in (defining.functions if defining is not None else ())
+                if fn.name.endswith(".__call__") and (fn.backprops or fn.steps)
+            )
+        return found
 
     def _cpu_saved_files(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
         """The file names ``path``'s module loads that some module of its own

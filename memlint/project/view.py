@@ -145,6 +145,9 @@ class ProjectView:
     # other project modules that subclass a torch LR scheduler and keep its
     # ``step()`` (typed_objects.torch_scheduler): torch schedulers (MEM802).
     scheduler_classes: tuple[str, ...] = ()
+    # Local names of classes of other project modules whose ``__call__``
+    # backpropagates or steps an optimizer: calling an instance trains.
+    trainer_classes: tuple[str, ...] = ()
 
     def method_callers_of(self, qualified: str) -> tuple[str, ...]:
         for name, sites in self.method_callers:
@@ -228,4 +231,5 @@ class ProjectView:
             or self.object_forwards
             or self.object_types
             or self.scheduler_classes
+            or self.trainer_classes
         )

@@ -78,8 +78,12 @@ class ObjectTable(cst.CSTVisitor):
         calls: CallGraph,
         schedulers: frozenset[str] = frozenset(),
         project_classes: frozenset[str] = frozenset(),
+        trainer_classes: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
+        # Local names of classes of other project modules whose ``__call__``
+        # trains (ProjectView.trainer_classes).
+        self._trainer_classes = trainer_classes
         self.names = names
         self.calls = calls
         # Local names of torch scheduler subclasses of other project modules
@@ -714,6 +718,29 @@ class ObjectTable(cst.CSTVisitor):
                 # ``accelerator.backward(loss)`` takes the loss; ``loss.backward()`` does not.
                 return True
         return False
+
+    def trains_through_call(self, call: cst.Call) -> cst.FunctionDef | bool:
+        """``compute_loss(x, y)`` on a name every binding of which is an
+        instance of one class with a ``__call__``: True for a class of
+        another project module whose ``__call__`` backpropagates or steps,
+        that ``__call__`` for a class of this module (its caller asks what
+        it does); False otherwise."""
+        func = call.func
+        if not isinstance(func, cst.Name):
+            return False
+        key = self._key_for_read(func, self.scope_of(call))
+        values = self._defs.get(key, []) if key is not None else []
+        if not values or key in self._params:  # type: ignore[comparison-overlap]
+            return False
+        spelled = {dotted_name(v.func) if isinstance(v, cst.Call) else None for v in values}
+        if len(spelled) != 1 or None in spelled:
+            return False
+        cls = spelled.pop()
+        if cls in self._trainer_classes:
+            return True
+        defs = self.calls.classes.get(cls or "", [])
+        method = self.calls.find_method(defs[0], "__call__") if len(defs) == 1 else None
+        return method if method is not None else False
 
     def is_optimizer_step(self, call: cst.Call) -> bool:
         """``opt.step()`` on an optimizer, or ``scaler.step(opt)``."""

@@ -168,6 +168,7 @@ class LoopInfo:
     callees: set[cst.FunctionDef] = field(default_factory=set)
     grad_markers: list[cst.CSTNode] = field(default_factory=list)
     data_tokens: set[str] = field(default_factory=set)
+    trainer_calls: bool = False  # an instance of another module's class whose ``__call__`` trains is called
     trains: bool = False
     calls_model: bool = False
     needs_grad: bool = False
@@ -333,6 +334,14 @@ class LoopAnalysis(cst.CSTVisitor):
                 if not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
                     self._mark("grad_markers", node)
         target = self.calls.resolve(node)
+        if target is None and isinstance(func, cst.Name):
+            # ``compute_loss(x, y)`` on an instance of a class whose ``__call__`` trains.
+            through = o.trains_through_call(node)
+            if through is True:
+                for info in active:
+                    info.trainer_calls = True
+            elif isinstance(through, cst.FunctionDef):
+                target = through
         if target is not None:
             for info in active:
                 info.callees.add(target)
@@ -348,7 +357,9 @@ class LoopAnalysis(cst.CSTVisitor):
     # == derived facts ======================================================
     def _finish(self, info: LoopInfo) -> None:
         fns = info.callees
-        info.trains = bool(info.backward_calls or info.step_calls) or any(self.trains(f) for f in fns)
+        info.trains = bool(info.backward_calls or info.step_calls or info.trainer_calls) or any(
+            self.trains(f) for f in fns
+        )
         info.calls_model = bool(info.model_calls) or any(self.calls_model(f) for f in fns)
         info.needs_grad = bool(info.grad_markers) or any(self.needs_grad(f) for f in fns)
         if info.trains:

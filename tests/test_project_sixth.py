@@ -1,0 +1,82 @@
+"""The sixth yardstick batch's misses and false alarms whose deciding fact
+is in another module (issue 29): a callable object of another module that
+trains, an imported validation helper that leaves the model in eval mode,
+a load helper's return value fed to ``load_state_dict``. Each file is
+linted in process with its project view."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from memlint.project.index import view_from_disk
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def _codes(path: Path, code: str) -> list[int]:
+    from memlint.lint.engine import lint_text
+    from memlint.rule.registry import all_rules
+
+    found = lint_text(path.read_text(), str(path), all_rules(), project=lambda: view_from_disk(str(path)))
+    return sorted(f.line for f in found if f.code == code)
+
+
+# -- MEM201: a callable object of another module runs backward and step ----------
+
+_LOSS = """\
+    import torch
+
+    class LossCompute:
+        def __init__(self, criterion, opt):
+            self.criterion = criterion
+            self.opt = opt
+
+        def __call__(self, y, logits):
+            loss = self.criterion(logits, y)
+            loss.backward()
+            self.opt.step()
+            self.opt.zero_grad()
+            return loss.item()
+"""
+
+_TRAIN = """\
+    import torch
+    import torch.nn as nn
+    from lossmod import LossCompute
+
+    def evaluate(loader):
+        with torch.no_grad():
+            model.eval()
+            for x, y in loader:
+                model(x)
+
+    def run_epoch(loader):
+        for x, y in loader:
+            logits = model(x)
+            compute_loss(y, logits)
+
+    if __name__ == "__main__":
+        model = nn.Linear(2, 2)
+        loader = [(torch.zeros(1, 2), torch.zeros(1, dtype=torch.long))]
+        compute_loss = LossCompute(nn.CrossEntropyLoss(), torch.optim.SGD(model.parameters(), lr=0.1))
+        for epoch in range(3):
+            run_epoch(loader)
+            evaluate(loader)
+"""
+
+
+def test_a_loop_calling_an_object_whose_call_trains_is_a_training_loop(tmp_path):
+    _write(tmp_path, {"lossmod.py": _LOSS, "train.py": _TRAIN})
+    assert _codes(tmp_path / "train.py", "MEM201") == []
+
+
+def test_the_same_object_that_only_computes_a_loss_leaves_the_loop_evaluating(tmp_path):
+    quiet = _LOSS.replace("            loss.backward()\n", "").replace("            self.opt.step()\n", "")
+    _write(tmp_path, {"lossmod.py": quiet.replace("            self.opt.zero_grad()\n", ""), "train.py": _TRAIN})
+    assert _codes(tmp_path / "train.py", "MEM201") == [12]
