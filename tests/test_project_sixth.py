@@ -80,3 +80,21 @@ def test_the_same_object_that_only_computes_a_loss_leaves_the_loop_evaluating(tm
     quiet = _LOSS.replace("            loss.backward()\n", "").replace("            self.opt.step()\n", "")
     _write(tmp_path, {"lossmod.py": quiet.replace("            self.opt.zero_grad()\n", ""), "train.py": _TRAIN})
     assert _codes(tmp_path / "train.py", "MEM201") == [12]
+
+
+# -- MEM501: a class attribute does not rebind a module import in the methods --------
+
+
+def test_a_class_attribute_named_as_an_import_leaves_the_import_resolved_in_methods():
+    import libcst as cst
+
+    from memlint.analysis.scope.names import ImportTable
+
+    methods_only = (
+        "from torch.cuda import amp\nclass Shape:\n    amp = False\n    def f(self):\n        return amp.autocast()\n"
+    )
+    assert ImportTable(cst.parse_module(methods_only)).bindings.get("amp") == "torch.cuda.amp"
+    # Read in the class body itself after its own binding: which one is meant is not known.
+    read_in_body = methods_only.replace("    amp = False\n", "    amp = False\n    use = amp\n")
+    assert "amp" not in ImportTable(cst.parse_module(read_in_body)).bindings
+    assert "amp" not in ImportTable(cst.parse_module(methods_only + "amp = 2\n")).bindings

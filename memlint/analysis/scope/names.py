@@ -83,11 +83,17 @@ class ImportTable(cst.CSTVisitor):
         self.bindings: dict[str, str] = dict(star_bindings)
         self._ambiguous: set[str] = set()
         self._rebound: set[str] = set()
+        # A class attribute (``amp = False`` in a class body) shadows an import
+        # only in that body, not in its methods: kept unless the body reads it.
+        self._class_bound: set[str] = set()
+        self._class_reads: set[str] = set()
+        self._class_targets: set[int] = set()
+        self._scopes: list[bool] = [False]  # per scope open now: a class body
         # Top-level ``import X`` statements: where the engine adds imports.
         self.top_level_imports: list[cst.SimpleStatementLine] = []
         self._call_names: dict[int, tuple[cst.CSTNode, str | None]] = {}
         visit_fast(module, self)
-        for name in self._rebound | self._ambiguous:
+        for name in self._rebound | self._ambiguous | (self._class_bound & self._class_reads):
             self.bindings.pop(name, None)
 
     # -- collection -------------------------------------------------------
@@ -131,12 +137,23 @@ class ImportTable(cst.CSTVisitor):
         elif isinstance(target, cst.StarredElement):
             self._rebind_target(target.value)
 
+    def _assign_target(self, target: cst.BaseExpression) -> None:
+        if self._scopes[-1] and isinstance(target, cst.Name):
+            self._class_bound.add(target.value)
+            self._class_targets.add(id(target))  # a binding, not a read
+        else:
+            self._rebind_target(target)
+
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._rebind_target(node.target)
+        self._assign_target(node.target)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
-            self._rebind_target(node.target)
+            self._assign_target(node.target)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self._scopes[-1] and id(node) not in self._class_targets:
+            self._class_reads.add(node.value)
 
     def visit_For(self, node: cst.For) -> None:
         self._rebind_target(node.target)
@@ -167,9 +184,23 @@ class ImportTable(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._rebound.add(node.name.value)
+        self._scopes.append(False)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._scopes.append(False)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._scopes.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._rebound.add(node.name.value)
+        self._scopes.append(True)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._scopes.pop()
 
     def visit_Module(self, node: cst.Module) -> None:
         for stmt in node.body:
