@@ -98,3 +98,38 @@ def test_a_class_attribute_named_as_an_import_leaves_the_import_resolved_in_meth
     read_in_body = methods_only.replace("    amp = False\n", "    amp = False\n    use = amp\n")
     assert "amp" not in ImportTable(cst.parse_module(read_in_body)).bindings
     assert "amp" not in ImportTable(cst.parse_module(methods_only + "amp = 2\n")).bindings
+
+
+# -- MEM203: an imported validation helper switches to eval, nothing switches back ------
+
+_VAL = """\
+    import torch
+
+    def validate(net, loader):
+        net.eval()
+        with torch.no_grad():
+            return sum(net(x).sum().item() for x, _ in loader)
+"""
+
+_FIT = """\
+    from val import validate
+
+    def fit(net, loader, opt, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                loss = (net(x) - y).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            validate(net, loader)
+"""
+
+
+def test_a_file_that_never_spells_eval_gets_mem203_from_an_imported_validate(tmp_path):
+    _write(tmp_path, {"val.py": _VAL, "fit.py": _FIT})
+    assert _codes(tmp_path / "fit.py", "MEM203") == [10]
+    undone = _FIT.replace(
+        "        for epoch in range(epochs):\n", "        for epoch in range(epochs):\n            net.train()\n"
+    )
+    _write(tmp_path, {"fit.py": undone})
+    assert _codes(tmp_path / "fit.py", "MEM203") == []
