@@ -222,7 +222,11 @@ class DeprecatedCudaAmp(Rule):
     anywhere); otherwise it is reported without a fix. Code on a compatibility path (in a branch of an `if` or conditional
     expression on the torch version, `hasattr`, or a flag computed from them;
     after an early `return` under such a test; in an `except
-    ImportError/AttributeError` handler) is left alone.
+    ImportError/AttributeError` handler) is left alone; the import in the
+    `try` body before such a handler is the main path: where the handler
+    defines a stand-in of the same name (`class GradScaler: ...`) and the
+    module uses the name, the import is reported without a fix (which
+    binding a use sees depends on the torch installed).
 
     The fix follows the torch the project declares (its requirements,
     pyproject, setup.py/setup.cfg, environment.yml, or the `torch-version`
@@ -542,6 +546,8 @@ class DeprecatedCudaAmp(Rule):
         known = [a for a in aliases if a is not None]
         module = base if base in MODULES else known[0].qualified
         if not any(a.uses for a in known):
+            if self._used_beside_fallback(stmt, {a.local for a in known}):
+                self._report_import(stmt, module, None)
             return  # nothing here constructs the deprecated objects (a re-export, a type check)
         fixable = (
             len(known) == len(aliases) and len({a.new_base for a in known}) == 1 and all(a.rewritable for a in known)
@@ -571,6 +577,29 @@ class DeprecatedCudaAmp(Rule):
             self._report_sites(alias, fix)
         else:
             self._report_sites(alias)
+
+    def _used_beside_fallback(self, stmt: cst.ImportFrom, locals_: set[str]) -> bool:
+        """``try: from torch.cuda.amp import GradScaler`` / ``except: class
+        GradScaler: ...``: the import is the main path (only the handler is
+        the compatibility one), and the module reads the name outside that
+        ``try``. Which binding a read sees is not known: reported, no fix."""
+        line = self.parent(stmt)
+        block = self.parent(line) if line is not None else None
+        node = self.parent(block) if block is not None else None
+        if not (isinstance(node, cst.Try) and node.body is block):
+            return False
+        fallback = set()
+        for handler in node.handlers:
+            for inner in handler.body.body:
+                if isinstance(inner, (cst.ClassDef, cst.FunctionDef)) and inner.name.value in locals_:
+                    fallback.add(inner.name.value)
+        if not fallback:
+            return False
+        uses = _NameUses(fallback)
+        for top in self.context.module.body:
+            if top is not node:
+                visit_fast(top, uses)
+        return bool(uses.found)
 
     def _report_import(self, node: cst.CSTNode, module: str, replacements) -> Fix | None:
         """Reports the import; returns its fix (the import and every use, one
@@ -790,6 +819,18 @@ scaler_type = type(scaler) is torch.cuda.amp.GradScaler
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+try:
+    from torch.cuda.amp import GradScaler
+except ImportError:
+    class GradScaler:
+        def scale(self, loss):
+            return loss
+scaler = GradScaler()
+"""
+        ),
         Invalid(
             """\
 import torch
