@@ -111,6 +111,10 @@ class LoadWithoutMapLocation(Rule):
     A load handed to a helper known to call `load_state_dict` on it (a
     function of this file whose body does, or peft's
     `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix.
+    So is a load a function of this file returns (`return torch.load(f)`,
+    or a name bound only to such a load) when a caller in this file feeds
+    that return value to `load_state_dict` of a model not known to be on
+    the CPU (the helper's other callers may want the tensors where they were).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -150,6 +154,9 @@ class LoadWithoutMapLocation(Rule):
         self._frames: list[dict[str, list[tuple[cst.CSTNode | None, list[cst.Call]]]]] = []
         self._reported: set[int] = set()
         self._cpu_checkpoints = False
+        # Functions of this module that return a load (``return torch.load(f)``,
+        # or a name bound to one): a call of one is that load, for its callers.
+        self._returning: dict[cst.FunctionDef, list[cst.Call]] = {}
 
     def _push(self) -> None:
         self._frames.append({})
@@ -162,6 +169,10 @@ class LoadWithoutMapLocation(Rule):
         # A file that writes its checkpoints from CPU tensors only reads back
         # CPU tensors: torch.load makes no GPU copy there.
         self._cpu_checkpoints = self.facts.checkpoints.saves_only_cpu
+        if not self._cpu_checkpoints:
+            returns = _ReturnedLoads(self._is_load_without_map_location)
+            visit_fast(node, returns)
+            self._returning = {fn: loads for fn, loads in returns.found.items() if loads}
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()
@@ -218,6 +229,8 @@ class LoadWithoutMapLocation(Rule):
             return
         if node.args and self.facts.calls.resolve(node) is not None:
             self._handed_to_helper(node)
+        if self._returning and self._helper_load(node):
+            return
         if not self._is_load_without_map_location(node):
             return
         if self._reads_cpu_checkpoint(node):
@@ -251,6 +264,36 @@ class LoadWithoutMapLocation(Rule):
             target = outer.targets[0].target
             if isinstance(target, cst.Name):
                 self._frames[-1][target.value][-1][1].append(node)
+
+    def _helper_load(self, call: cst.Call) -> bool:
+        """``state = load_checkpoint(p)`` / ``model.load_state_dict(
+        load_checkpoint(p)["model"])`` with ``load_checkpoint`` a function of
+        this module returning a ``torch.load`` without ``map_location``: its
+        loads reach this use. Reported at the load, without a fix (the helper
+        serves its other callers too)."""
+        fn = self.facts.calls.resolve(call)
+        loads = [ld for ld in self._returning.get(fn, ()) if not self._reads_cpu_checkpoint(ld)] if fn else []
+        if not loads:
+            return False
+        _, outer = self._outer(call)
+        while isinstance(outer, cst.Arg) and self._converts(outer):
+            _, outer = self._outer(self.parent(outer))
+        if isinstance(outer, cst.Arg):
+            target_call = self.parent(outer)
+            if (
+                isinstance(target_call, cst.Call)
+                and _state_dict_arg(target_call, self.facts.objects) is outer
+                and not self.facts.checkpoints.into_cpu_model(target_call)
+            ):
+                for load in loads:
+                    if id(load) not in self._reported:
+                        self._reported.add(id(load))
+                        self.report(load)
+        elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
+            target = outer.targets[0].target
+            if isinstance(target, cst.Name):
+                self._frames[-1][target.value][-1][1].extend(loads)
+        return True
 
     def _handed_to_helper(self, call: cst.Call) -> None:
         """``state_dict = torch.load(f); self.parse_state_dict(state_dict)``:
@@ -878,6 +921,20 @@ class Decoder(nn.Module):
             "in the `__init__` of a plain `nn.Module` subclass, an attribute built on the CPU in every arm of an "
             "`if`/`elif` was set by nothing before: it is on the CPU at the load, moved only after it",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def read_checkpoint(path):
+    state = torch.load(path)
+    return state
+def resume(path):
+    model = nn.Linear(4, 2)
+    model.load_state_dict(read_checkpoint(path)["model"])
+    model.cuda()
+""",
+            "the helper's load is returned to a caller that loads it into a model still on the CPU",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1421,7 +1478,59 @@ def run(path):
     model.load_state_dict(torch.load(path, map_location="cpu"))
 """,
         ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def read_checkpoint(path):
+    state = torch.load(path)
+    return state
+def resume(path):
+    model = nn.Linear(4, 2).cuda()
+    checkpoint = read_checkpoint(path)
+    model.load_state_dict(checkpoint["model"])
+"""
+        ),
     ]
+
+
+class _ReturnedLoads(cst.CSTVisitor):
+    """Per function, the loads it returns: ``return torch.load(f)``, or
+    ``return ckpt`` where the function binds ``ckpt`` only to such loads
+    (``ckpt = torch.load(f)``). Nested functions are their own."""
+
+    def __init__(self, is_load) -> None:
+        self.is_load = is_load
+        self.found: dict[cst.FunctionDef, list[cst.Call]] = {}
+        self._stack: list[tuple[cst.FunctionDef, dict[str, list[cst.Call | None]], list[cst.BaseExpression]]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._stack.append((node, {}, []))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        fn, bound, returned = self._stack.pop()
+        loads: list[cst.Call] = []
+        for value in returned:
+            if isinstance(value, cst.Call) and self.is_load(value):
+                loads.append(value)
+            elif isinstance(value, cst.Name) and bound.get(value.value) and None not in bound[value.value]:
+                loads.extend(ld for ld in bound[value.value] if ld is not None)
+            else:
+                return  # another value may be returned: its callers are not told what
+        self.found[fn] = loads
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self._stack:
+            return
+        bound = self._stack[-1][1]
+        load = node.value if isinstance(node.value, cst.Call) and self.is_load(node.value) else None
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                bound.setdefault(target.target.value, []).append(load)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._stack and node.value is not None:
+            self._stack[-1][2].append(node.value)
 
 
 class _Strings(cst.CSTVisitor):
