@@ -1035,8 +1035,9 @@ class Checkpoints:
             return self._cpu_class(self.calls.class_of[fn].name.value)
         if fn is None and isinstance(call.func, cst.Name):
             local = self.calls.resolve(call)
-            if local is not None and self.calls.owner.get(local) is self.module and local not in self.calls.class_of:
-                # ``count_parameters(model)``: a function of this module that places nothing.
+            if local is not None and self._builder_scope(local):
+                # ``count_parameters(model)``: a function of this module (nested ones
+                # too, not methods) that places nothing.
                 return not self._places(local)
         name = dotted_name(call.func)
         return self.project is not None and name is not None and name in self.project.cpu_functions
