@@ -67,7 +67,8 @@ class ModuleFacts:
 
         classes = frozenset(self.project.model_classes) if self.project is not None else frozenset()
         schedulers = frozenset(self.project.scheduler_classes) if self.project is not None else frozenset()
-        return ObjectTable(self.wrapper, self.names, self.calls, schedulers, classes)
+        parameterless = frozenset(self.project.parameterless_classes) if self.project is not None else frozenset()
+        return ObjectTable(self.wrapper, self.names, self.calls, schedulers, classes, parameterless)
 
     @cached_property
     def grad_mode(self):

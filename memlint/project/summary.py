@@ -53,6 +53,7 @@ from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.object_types import ObjectTypes, object_types
+from memlint.project.parameterless import holds_no_parameters
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
@@ -222,6 +223,9 @@ class ModuleSummary:
     classes: list[str] = field(default_factory=list)
     trains: bool = False
     model_classes: list[str] = field(default_factory=list)
+    # Of those, the ones proved to own no parameter (buffers and functional
+    # ops only, parameterless.py): running one records no graph of its own.
+    parameterless: list[str] = field(default_factory=list)
     plain_attrs: list[str] = field(default_factory=list)
     attr_switches: list[str] = field(default_factory=list)
     tensor_trackers: list[TensorTracker] = field(default_factory=list)
@@ -274,6 +278,7 @@ class ModuleSummary:
             "classes": list(self.classes),
             "trains": self.trains,
             "model_classes": list(self.model_classes),
+            "parameterless": list(self.parameterless),
             "plain_attrs": list(self.plain_attrs),
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
@@ -313,6 +318,7 @@ class ModuleSummary:
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
+            parameterless=[str(c) for c in data.get("parameterless", [])],
             plain_attrs=[str(c) for c in data.get("plain_attrs", [])],
             attr_switches=[str(c) for c in data.get("attr_switches", [])],
             tensor_trackers=[
@@ -380,6 +386,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
+            walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders, walker.summary.foreign_builders = builders(
                 tree, walker.summary.cpu_classes, walker.summary.cpu_functions
@@ -1003,6 +1010,7 @@ class _Walker:
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
+        s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
@@ -1259,6 +1267,18 @@ def _sys_path_added(call: ast.Call) -> str | None:
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not call.keywords:
         return arg.value
     return None
+
+
+def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[str, str]) -> list[str]:
+    """The model classes proved to own no parameter (parameterless.py)."""
+    if not model_classes:
+        return []
+    named = set(model_classes)
+    proved: dict[str, bool] = {}
+    for n in tree.body:
+        if isinstance(n, ast.ClassDef) and n.name in named:  # every definition of the name
+            proved[n.name] = proved.get(n.name, True) and holds_no_parameters(n, bindings)
+    return [name for name, ok in proved.items() if ok]
 
 
 def _model_classes(tree: ast.Module, bindings: dict[str, str]) -> list[str]:

@@ -83,6 +83,10 @@ class ProjectView:
     # Local names of ``nn.Module`` subclasses of other project modules
     # (``Generator``, ``model.Generator``): a fresh one is in train mode.
     model_classes: tuple[str, ...] = ()
+    # Of those, the ones proved to own no parameter (``Audio2Mel``: buffers
+    # and functional ops, project/parameterless.py): a call of one records no
+    # graph the input did not have (MEM201).
+    parameterless_classes: tuple[str, ...] = ()
     # Attributes of this module's plain classes (``self.G`` of ``Solver``)
     # whose mode another module may switch (``solver.G.eval()``).
     switched_attrs: tuple[str, ...] = ()
@@ -213,6 +217,7 @@ class ProjectView:
             or self.built_per_batch
             or self.callees
             or self.model_classes
+            or self.parameterless_classes
             or self.switched_attrs
             or self.tensor_trackers
             or self.loading_elsewhere
