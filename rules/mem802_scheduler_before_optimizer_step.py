@@ -31,16 +31,26 @@ class _TrainingCallsHanded(cst.CSTVisitor):
 
     # A module-level class, not one per call: a class is a reference cycle,
     # and its methods' closures would keep what they capture alive with it.
-    def __init__(self, objects, calls, optimizer: str | None) -> None:
+    def __init__(self, objects, calls, optimizer: str | None, methods: dict[tuple[str, str], str]) -> None:
         super().__init__()
         self.objects = objects
         self.calls = calls
         self.optimizer = optimizer
         self.found: list[cst.Call] = []
+        # Typed receivers' methods and what they step (MEM802._object_calls),
+        # and the (receiver, steps) of the calls of them met.
+        self.methods = methods
+        self.object_steps: list[tuple[str, str]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.calls.resolve(node) is not None:
             return
+        func = node.func
+        if self.methods and isinstance(func, cst.Attribute):
+            receiver = dotted_name(func.value)
+            kinds = self.methods.get((receiver or "", func.attr.value))
+            if kinds:
+                self.object_steps.append((receiver or "", kinds))
         name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
         if not name_tokens(name) & {"train", "fit"}:
             return
@@ -100,7 +110,8 @@ class SchedulerBeforeOptimizerStep(Rule):
     (`continue`), with an epoch argument (timm), and optimizer steps
     hidden in functions this module does not define, unless the function is
     named for training and handed the optimizer (`train_one_epoch(model,
-    loader, optimizer)`).
+    loader, optimizer)`) or a method of a project trainer built with the
+    optimizer that steps it (see "Facts from other modules").
     Schedulers are paired with the optimizer they were built on.
 
     ## References
@@ -118,7 +129,13 @@ class SchedulerBeforeOptimizerStep(Rule):
         "returning `LambdaLR(...)`). A class of another project module counts as the torch scheduler it "
         "subclasses (`class WarmupPolyLR(_LRScheduler)`, `class WarmupCosineSchedule(LambdaLR)`, through "
         "one base per class) when no class on the way defines its own `step()`. A project scheduler class "
-        "with its own `step()`, or any untyped construction site, keeps it silent."
+        "with its own `step()`, or any untyped construction site, keeps it silent. "
+        "A name bound to a project factory (`g_scheduler = build_lr_scheduler(g_optimizer, config)`) is a "
+        "scheduler when every `return` of the factory builds a library one. "
+        "Methods of a project object typed the same way: `trainer.train_step(x)` steps the optimizer when "
+        "the method of every class the object may be calls `self.<optimizer>.step()` (an attribute named for "
+        "an optimizer), and the object was built here with the scheduler's optimizer among its arguments "
+        "(`Trainer(model, g_optimizer, d_optimizer)`)."
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -155,7 +172,7 @@ class SchedulerBeforeOptimizerStep(Rule):
                             break
                         if self._steps(
                             verbs, [v for v in in_loop if verbs.contains(later, v)], optimizer
-                        ) or self._trains_elsewhere(later, optimizer):
+                        ) or self._trains_elsewhere(later, optimizer, sched.scope):
                             stepping = later
                             break
                     if stepping is not None or leaves:
@@ -167,12 +184,34 @@ class SchedulerBeforeOptimizerStep(Rule):
             fix = self._fix(sched, self.parent(stepping), stepping) if same_block else None
             self.report(call, fix=fix)
 
-    def _trains_elsewhere(self, stmt: cst.CSTNode, optimizer: str | None) -> bool:
+    def _trains_elsewhere(self, stmt: cst.CSTNode, optimizer: str | None, scope=None) -> bool:
         """``train_one_epoch(model, loader, optimizer)``: a function defined
-        elsewhere, named for training, handed the optimizer, steps it."""
-        visitor = _TrainingCallsHanded(self.facts.objects, self.facts.calls, optimizer)
+        elsewhere, named for training, handed the optimizer, steps it; or
+        ``trainer.train_step(x)``, a method of a project object that steps an
+        optimizer it holds (``_object_steps``)."""
+        visitor = _TrainingCallsHanded(self.facts.objects, self.facts.calls, optimizer, self._object_calls(scope))
         visit_fast(stmt, visitor)
-        return bool(visitor.found)
+        return bool(visitor.found) or any(
+            "o" in kinds and self._holds(receiver, optimizer, scope) for receiver, kinds in visitor.object_steps
+        )
+
+    def _object_calls(self, scope) -> dict[tuple[str, str], str]:
+        """(receiver, method) -> what the method steps, for the typed
+        receivers of ``scope`` (ProjectView.object_steps)."""
+        project = self.facts.project
+        if project is None or not project.object_steps or scope is None:
+            return {}
+        name = self._scope_name(scope)
+        return {(r, m): kinds for s, r, m, kinds in project.object_steps if s == name}
+
+    def _holds(self, receiver: str, optimizer: str | None, scope) -> bool:
+        """The object was built here with the scheduler's optimizer among its
+        arguments (``Trainer(G, D, g_optimizer, d_optimizer)``): the optimizer
+        its method steps may be that one. Any optimizer when it is unknown."""
+        if optimizer is None:
+            return True
+        call = self.facts.bindings.call_of(receiver, scope)
+        return call is not None and any(dotted_name(a.value) == optimizer for a in call.args)
 
     def _enclosing_statement(self, block: cst.CSTNode | None) -> cst.CSTNode | None:
         """The statement (a child of a block) that holds ``block``."""
@@ -235,11 +274,18 @@ class SchedulerBeforeOptimizerStep(Rule):
                 return all(n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed)
             return not self.facts.bindings.values(sched.target or "", sched.scope)
         project = self._project_schedulers(sched)
-        return all(
+        if all(
             n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers."))
             or self._torch_scheduler_subclass(n)
             or n in project
             for n in names
+        ):
+            return True
+        # ``build_lr_scheduler(optimizer, config)``, a project factory whose
+        # every ``return`` builds a library scheduler (project/typed_objects.py).
+        typed = self._project_types(sched)
+        return bool(typed) and all(
+            n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed or ()
         )
 
     def _project_schedulers(self, sched: Verb) -> set[str]:
@@ -260,12 +306,16 @@ class SchedulerBeforeOptimizerStep(Rule):
     def _project_types(self, sched: Verb) -> tuple[str, ...] | None:
         """The scheduler's types as the project's call sites give them."""
         project = self.facts.project
-        scope = sched.scope
-        if project is None or not project.object_types or not isinstance(scope, cst.FunctionDef) or not sched.target:
+        if project is None or not project.object_types or not sched.target:
             return None
+        return project.types_of(self._scope_name(sched.scope), sched.target)
+
+    def _scope_name(self, scope) -> str:
+        """``Class.method``, ``function`` or "" (the module), as the project names scopes."""
+        if not isinstance(scope, cst.FunctionDef):
+            return ""
         cls = self.facts.calls.class_of.get(scope)
-        name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
-        return project.types_of(name, sched.target)
+        return f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
 
     def _torch_scheduler_subclass(self, name: str) -> bool:
         """``class FindLR(_LRScheduler)`` with its own ``get_lr`` but torch's

@@ -636,7 +636,7 @@ class ProjectIndex:
         built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         switched = self._switched_attrs(path, summary) if summary.plain_attrs else ()
         loading = _loading_methods(summary)
-        object_forwards, object_types = object_facts(self, path)
+        object_forwards, object_types, object_steps = object_facts(self, path)
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -667,6 +667,7 @@ class ProjectIndex:
             cpu_saved_files=self._cpu_saved_files(path, summary),
             object_forwards=object_forwards,
             object_types=object_types,
+            object_steps=object_steps,
             scheduler_classes=tuple(sorted(scheduler_classes)),
         )
 

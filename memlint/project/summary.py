@@ -57,6 +57,7 @@ from memlint.project.parameterless import holds_no_parameters
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
@@ -144,6 +145,12 @@ class FunctionFacts:
     # them, each on the parameter it acts on (project/step_helpers.py
     # step_sequence): a caller's loop reads them at the call (MEM301/MEM303).
     sequence: tuple[tuple[str, str, int], ...] = ()
+    # A method's ``self.<attr>.step()`` calls (no argument) in source order,
+    # by what the attribute's name says it holds: "o" an optimizer
+    # (``self.g_optimizer``), "s" a scheduler (``self.dis_scheduler``). A
+    # caller in another module reads ``trainer.dis_update(...)`` as an
+    # optimizer step (MEM802, typed_objects.method_steps).
+    step_kinds: str = ""
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -160,6 +167,7 @@ class FunctionFacts:
             tuple(str(p) for p in data.get("stepped", ())),
             int(data.get("step_line", 0)),
             tuple((str(k), str(p), int(n)) for k, p, n in data.get("sequence", ())),
+            str(data.get("step_kinds", "")),
         )
 
 
@@ -435,6 +443,7 @@ class _Scope:
     steps: bool = False
     stepped: tuple[tuple[str, ...], int] = ((), 0)  # FunctionFacts.stepped, step_line
     sequence: tuple[tuple[str, str, int], ...] = ()  # FunctionFacts.sequence
+    step_kinds: str = ""  # FunctionFacts.step_kinds
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
     loading: list[tuple[str, str]] = field(default_factory=list)
@@ -804,6 +813,7 @@ class _Walker:
                 self._loops[-1][0] = True
         elif last == "step" and isinstance(func, ast.Attribute):
             scope.steps = True
+            scope.step_kinds += _step_kind(node, func)
         receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             instance = scope.instances.get(func.value.id)
@@ -998,6 +1008,7 @@ class _Walker:
                         scope.steps,
                         *scope.stepped,
                         scope.sequence,
+                        scope.step_kinds,
                     )
                 )
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):
@@ -1267,6 +1278,18 @@ def _sys_path_added(call: ast.Call) -> str | None:
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not call.keywords:
         return arg.value
     return None
+
+
+def _step_kind(call: ast.Call, func: ast.Attribute) -> str:
+    """``self.<attr>.step()`` by the attribute's name: "o" an optimizer, "s"
+    a scheduler, "" anything else (an argument: a metric, an epoch)."""
+    held = func.value
+    if call.args or call.keywords or not (isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name)):
+        return ""
+    if held.value.id != "self":
+        return ""
+    kind = guess_kind_from_name(held.attr)
+    return "o" if kind is Kind.OPTIMIZER else "s" if kind is Kind.SCHEDULER else ""
 
 
 def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[str, str]) -> list[str]:

@@ -274,17 +274,36 @@ class TypedObjects:
                 found = answer[1]
         return found
 
+    def method_steps(self, types: tuple[str, ...], method: str) -> str | None:
+        """What ``<receiver>.method(...)`` steps (FunctionFacts.step_kinds:
+        "o" an optimizer, "s" a scheduler, in order) when every type is a
+        project class defining ``method`` and all of them step alike; None
+        otherwise (an installed class, an inherited method, a difference)."""
+        found: set[str] = set()
+        for typ in types:
+            if "\0" not in typ:
+                return None
+            path, cls = typ.split("\0")
+            summary = self.index.full_summary(path)
+            facts = next((f for f in summary.functions if f.name == f"{cls}.{method}"), None) if summary else None
+            if facts is None:
+                return None
+            found.add(facts.step_kinds)
+        return found.pop() if len(found) == 1 else None
 
-def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple]:
+
+def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple]:
     """The view's ``object_forwards`` (scope, receiver, method, message) and
     ``object_types`` (scope, receiver, types: installed classes by dotted
     name, project classes as ``file:Class``; receivers of ``.step()``) of
-    ``path``."""
+    ``path``, and its ``object_steps`` (scope, receiver, method, what the
+    method steps: ``method_steps``)."""
     typed = index.typed_objects()
     objects = typed.objects(path)
     if objects is None or not objects.receivers:
-        return (), ()
+        return (), (), ()
     forwards = []
+    steps = []
     types_out = []
     seen: dict[tuple[str, str], tuple[str, ...] | None] = {}
     for scope, receiver, method in objects.receivers:
@@ -303,7 +322,10 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple]:
         message = typed.method_forward(types, method)
         if message is not None:
             forwards.append((scope, receiver, method, message))
-    return tuple(forwards), tuple(types_out)
+        stepped = typed.method_steps(types, method) if method != "step" else None
+        if stepped:
+            steps.append((scope, receiver, method, stepped))
+    return tuple(forwards), tuple(types_out), tuple(steps)
 
 
 def _shown(index: ProjectIndex, typed: TypedObjects, typ: str) -> str:

@@ -43,6 +43,7 @@ import ast
 import re
 import textwrap
 from collections import defaultdict
+from collections.abc import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -82,6 +83,7 @@ class ObjectTable(cst.CSTVisitor):
         schedulers: frozenset[str] = frozenset(),
         project_classes: frozenset[str] = frozenset(),
         parameterless: frozenset[str] = frozenset(),
+        typed: Callable[[str, str], tuple[str, ...] | None] | None = None,
     ) -> None:
         super().__init__()
         self._module = wrapper.module
@@ -89,6 +91,9 @@ class ObjectTable(cst.CSTVisitor):
         # (ProjectView.parameterless_classes); this module's own are proved here.
         self._parameterless = parameterless
         self._local_parameterless: dict[str, bool] = {}
+        # ProjectView.types_of: what the project's call sites and factories
+        # say a name of a scope holds (``g_scheduler = build_lr_scheduler(...)``).
+        self._typed = typed
         self.names = names
         self.calls = calls
         # Local names of torch scheduler subclasses of other project modules
@@ -415,11 +420,25 @@ class ObjectTable(cst.CSTVisitor):
             kinds.add(Kind.MODULE)
         if len(kinds) == 1:
             return next(iter(kinds))
+        if unknown and not kinds and self._typed is not None and not isinstance(owner, cst.ClassDef):
+            return self._project_kind(owner, name)
         if kinds or unknown:
             return None
         if param is not None or isinstance(owner, cst.ClassDef):
             return guess_kind_from_name(name.rsplit(".", 1)[-1])
         return None
+
+    def _project_kind(self, owner: object, name: str) -> Kind | None:
+        """The kind every type the project gives ``name`` in ``owner`` builds
+        (installed classes only: ``torch.optim.lr_scheduler.StepLR``), or None."""
+        if isinstance(owner, cst.FunctionDef):
+            cls = self.calls.class_of.get(owner)
+            scope = f"{cls.name.value}.{owner.name.value}" if cls is not None else owner.name.value
+        else:
+            scope = ""
+        types = self._typed(scope, name) if self._typed is not None else None
+        kinds = {constructor_kind(t) for t in types or ()}
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _param_kind(self, param: cst.Param, fn: cst.FunctionDef) -> Kind | None:
         if param.annotation is not None:
