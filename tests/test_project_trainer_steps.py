@@ -87,3 +87,78 @@ def test_a_trainer_built_on_another_optimizer_steps_not_this_one(tmp_path):
 
 def test_a_trainer_method_that_steps_nothing(tmp_path):
     assert _lint(_project(tmp_path, method="log")) == []
+
+
+_GAN_TRAINER = """\
+    import torch
+    from torch.optim import lr_scheduler
+
+
+    class Plain:
+        def step(self):
+            pass
+
+
+    def get_scheduler(optimizer, policy):
+        if policy == "constant":
+            scheduler = None
+        elif policy == "step":
+            scheduler = lr_scheduler.StepLR(optimizer, step_size=10)
+        else:
+            return NotImplementedError(policy)
+        return scheduler
+
+
+    class GANTrainer(torch.nn.Module):
+        def __init__(self, net, policy):
+            super().__init__()
+            self.net = net
+            self.gen_opt = torch.optim.Adam(net.parameters())
+            self.gen_scheduler = {builder}
+
+        def update(self, x):
+            self.gen_opt.zero_grad()
+            self.net(x).mean().backward()
+            self.gen_opt.step()
+
+        def update_learning_rate(self):
+            if self.gen_scheduler is not None:
+                self.gen_scheduler.step()
+    """
+
+_GAN_TRAIN = """\
+    import torch
+
+    from trainer import GANTrainer
+
+    trainer = GANTrainer(net, "step")
+    for x in loader:
+        {first}
+        {second}
+    """
+
+
+def _gan(tmp_path: Path, builder: str, first: str, second: str) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "trainer.py").write_text(textwrap.dedent(_GAN_TRAINER.format(builder=builder)))
+    train = tmp_path / "train.py"
+    train.write_text(textwrap.dedent(_GAN_TRAIN.format(first=first, second=second)))
+    return train
+
+
+def test_a_trainer_method_that_steps_its_schedulers_before_the_one_that_steps_its_optimizer(tmp_path):
+    """MUNIT: both steps are methods of a trainer of another module; the
+    scheduler comes from a factory that may also return None or, by mistake,
+    an exception object."""
+    factory = "get_scheduler(self.gen_opt, policy)"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert _lint(_gan(tmp_path / "a", factory, "trainer.update_learning_rate()", "trainer.update(x)")) == [
+        (7, "MEM802")
+    ]
+    assert _lint(_gan(tmp_path / "b", factory, "trainer.update(x)", "trainer.update_learning_rate()")) == []
+
+
+def test_a_home_made_scheduler_in_a_trainer_stays_silent(tmp_path):
+    train = _gan(tmp_path, "Plain()", "trainer.update_learning_rate()", "trainer.update(x)")
+    assert _lint(train) == []

@@ -146,11 +146,11 @@ class FunctionFacts:
     # step_sequence): a caller's loop reads them at the call (MEM301/MEM303).
     sequence: tuple[tuple[str, str, int], ...] = ()
     # A method's ``self.<attr>.step()`` calls (no argument) in source order,
-    # by what the attribute's name says it holds: "o" an optimizer
-    # (``self.g_optimizer``), "s" a scheduler (``self.dis_scheduler``). A
+    # by what the attribute's name says it holds, with the attribute: ("o",
+    # "g_optimizer") an optimizer, ("s", "dis_scheduler") a scheduler. A
     # caller in another module reads ``trainer.dis_update(...)`` as an
     # optimizer step (MEM802, typed_objects.method_steps).
-    step_kinds: str = ""
+    step_attrs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -167,7 +167,7 @@ class FunctionFacts:
             tuple(str(p) for p in data.get("stepped", ())),
             int(data.get("step_line", 0)),
             tuple((str(k), str(p), int(n)) for k, p, n in data.get("sequence", ())),
-            str(data.get("step_kinds", "")),
+            tuple((str(k), str(a)) for k, a in data.get("step_attrs", ())),
         )
 
 
@@ -443,7 +443,7 @@ class _Scope:
     steps: bool = False
     stepped: tuple[tuple[str, ...], int] = ((), 0)  # FunctionFacts.stepped, step_line
     sequence: tuple[tuple[str, str, int], ...] = ()  # FunctionFacts.sequence
-    step_kinds: str = ""  # FunctionFacts.step_kinds
+    step_attrs: tuple[tuple[str, str], ...] = ()  # FunctionFacts.step_attrs
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
     loading: list[tuple[str, str]] = field(default_factory=list)
@@ -813,7 +813,9 @@ class _Walker:
                 self._loops[-1][0] = True
         elif last == "step" and isinstance(func, ast.Attribute):
             scope.steps = True
-            scope.step_kinds += _step_kind(node, func)
+            stepped = _step_kind(node, func)
+            if stepped:
+                scope.step_attrs += (stepped,)
         receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             instance = scope.instances.get(func.value.id)
@@ -1008,7 +1010,7 @@ class _Walker:
                         scope.steps,
                         *scope.stepped,
                         scope.sequence,
-                        scope.step_kinds,
+                        scope.step_attrs,
                     )
                 )
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):
@@ -1280,16 +1282,17 @@ def _sys_path_added(call: ast.Call) -> str | None:
     return None
 
 
-def _step_kind(call: ast.Call, func: ast.Attribute) -> str:
-    """``self.<attr>.step()`` by the attribute's name: "o" an optimizer, "s"
-    a scheduler, "" anything else (an argument: a metric, an epoch)."""
+def _step_kind(call: ast.Call, func: ast.Attribute) -> tuple[str, str] | None:
+    """``self.<attr>.step()`` by the attribute's name: ("o", attr) an
+    optimizer, ("s", attr) a scheduler; None for anything else (an argument:
+    a metric, an epoch)."""
     held = func.value
     if call.args or call.keywords or not (isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name)):
-        return ""
+        return None
     if held.value.id != "self":
-        return ""
+        return None
     kind = guess_kind_from_name(held.attr)
-    return "o" if kind is Kind.OPTIMIZER else "s" if kind is Kind.SCHEDULER else ""
+    return ("o", held.attr) if kind is Kind.OPTIMIZER else ("s", held.attr) if kind is Kind.SCHEDULER else None
 
 
 def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[str, str]) -> list[str]:

@@ -275,10 +275,11 @@ class TypedObjects:
         return found
 
     def method_steps(self, types: tuple[str, ...], method: str) -> str | None:
-        """What ``<receiver>.method(...)`` steps (FunctionFacts.step_kinds:
-        "o" an optimizer, "s" a scheduler, in order) when every type is a
-        project class defining ``method`` and all of them step alike; None
-        otherwise (an installed class, an inherited method, a difference)."""
+        """What ``<receiver>.method(...)`` steps, in order: "o" an optimizer,
+        "s" a library scheduler (FunctionFacts.step_attrs), when every type
+        is a project class defining ``method`` and all of them step alike;
+        None otherwise (an installed class, an inherited method, a
+        difference, a scheduler attribute not known to hold a library one)."""
         found: set[str] = set()
         for typ in types:
             if "\0" not in typ:
@@ -288,8 +289,23 @@ class TypedObjects:
             facts = next((f for f in summary.functions if f.name == f"{cls}.{method}"), None) if summary else None
             if facts is None:
                 return None
-            found.add(facts.step_kinds)
+            if any(k == "s" and not self._library_scheduler_attr(path, cls, a) for k, a in facts.step_attrs):
+                return None
+            found.add("".join(k for k, _ in facts.step_attrs))
         return found.pop() if len(found) == 1 else None
+
+    def _library_scheduler_attr(self, path: str, cls: str, attr: str) -> bool:
+        """``self.<attr>`` of ``cls`` holds a torch scheduler wherever the
+        class assigns it (``get_scheduler(self.dis_opt, hp)``, a factory)."""
+        objects = self.objects(path)
+        spelled = next((t for c, a, t in objects.scheduler_attrs if c == cls and a == attr), None) if objects else None
+        if not spelled:
+            return False
+        for sp in spelled:
+            q = self.qualify(sp, path)
+            if not q or not all(t.startswith(_TORCH_SCHEDULERS) for t in q):
+                return False
+        return True
 
 
 def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple]:
