@@ -118,25 +118,40 @@ def test_the_live_views_are_those_of_the_project_on_disk():
         assert workspace.view(path) == index.view_from_disk(path), name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limit: a module that switches solver.G but spells none of solver.py's names (it gets the"
-    " Solver from a factory) is read by the CLI on the tree (it has a training word: its summary is known)"
-    " but not by a view from disk, which reads only the modules spelling the viewed module's names: the CLI on"
-    " one file, flake8 and the server report MEM202 there. Reading every module spelling the attribute would"
-    " summarise most of a large project for flake8 and the server.",
-)
-def test_a_switch_from_a_module_that_spells_no_name_of_the_viewed_one(tmp_path):
+# A module that gets the Solver from a factory and switches its ``G``,
+# spelling no name of solver.py: with a training word (the CLI on the tree
+# summarised it, the views from disk did not read it) and without one (no
+# front end read it). Every module switching ``G`` spells ``.G``: a needle.
+FACTORY = "from solver import Solver\n\n\ndef make_solver():\n    return Solver(loader=[])\n"
+SWITCHING = "from factory import make_solver\n\nsolver = make_solver()\nsolver.G.eval()\nsolver.test()\n"
+
+
+@pytest.mark.parametrize("head", ["import torch\n", ""], ids=["training word", "word-less"])
+def test_a_switch_from_a_module_that_spells_no_name_of_the_viewed_one(tmp_path, head):
     import shutil
+
+    import memlint.project.index as index
+    from memlint.project.live import Workspace
+    from memlint.rule.registry import all_rules
+    from memlint.server.linting import lint_document
+    from memlint.server.projects import ProjectSession
+    from memlint.server.settings import SettingsStore
 
     project = tmp_path / "proj"
     shutil.copytree(PROJECT, project)
-    (project / "factory.py").write_text(
-        "from solver import Solver\n\n\ndef make_solver():\n    return Solver(loader=[])\n"
+    (project / "factory.py").write_text(FACTORY)
+    (project / "main.py").write_text(head + SWITCHING)
+    solver = project / "solver.py"
+    assert [f for f in _cli(str(project)) if f[0] == "solver.py"] == []
+    assert _cli(str(solver)) == []
+    assert _flake8(str(solver)) == []
+    assert lint_document(solver.read_text(), str(solver), all_rules()).findings == []
+    session = ProjectSession()
+    result, _stale = session.lint(
+        solver.as_uri(), solver.read_text(), str(solver), SettingsStore().for_document(str(solver))
     )
-    (project / "main.py").write_text(
-        "import torch\nfrom factory import make_solver\n\nsolver = make_solver()\nsolver.G.eval()\nsolver.test()\n"
-    )
-    tree = [f for f in _cli(str(project)) if f[0] == "solver.py"]
-    one = [f for f in _cli(str(project / "solver.py")) if f[0] == "solver.py"]
-    assert tree == one == []
+    assert result.findings == []
+    assert Workspace().view(str(solver)).switched_attrs == ("G",)
+    index._MEMO.clear()
+    (project / "main.py").write_text(head + SWITCHING.replace("solver.G.eval()\n", ""))
+    assert [f.code for f in lint_document(solver.read_text(), str(solver), all_rules()).findings] == ["MEM202"]

@@ -811,7 +811,13 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     names.update(n for s in summaries if s is not None for n in _loading_methods(s))
     # A checkpoint file it loads: a module writing it spells its name (_cpu_saved_files).
     names.update(n for s in summaries if s is not None for n in s.loaded_files)
-    return tuple(sorted(n.encode() for n in names))
+    needles = {n.encode() for n in names}
+    # An attribute of a plain class that another module may switch
+    # (``solver.G.eval()``, _switched_attrs): a module doing so spells
+    # ``.G``, whether or not it spells a name of the class's module (it may
+    # get the Solver from a factory).
+    needles.update(b"." + a.encode() for s in summaries if s is not None for a in s.plain_attrs)
+    return tuple(sorted(needles))
 
 
 # Needles every text holds: summary_from_disk summarises the file whatever its words.
