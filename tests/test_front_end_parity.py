@@ -118,16 +118,25 @@ def test_the_live_views_are_those_of_the_project_on_disk():
         assert workspace.view(path) == index.view_from_disk(path), name
 
 
-# A module that gets the Solver from a factory and switches its ``G``,
+# A module that gets the Solver from a factory and switches its ``G``
+# (``solver.G.eval()``) or hands it to a function that may (``prepare``),
 # spelling no name of solver.py: with a training word (the CLI on the tree
 # summarised it, the views from disk did not read it) and without one (no
-# front end read it). Every module switching ``G`` spells ``.G``: a needle.
-FACTORY = "from solver import Solver\n\n\ndef make_solver():\n    return Solver(loader=[])\n"
-SWITCHING = "from factory import make_solver\n\nsolver = make_solver()\nsolver.G.eval()\nsolver.test()\n"
+# front end read it). Such a module spells ``.G.eval(`` or ``.G)``: needles.
+FACTORY = (
+    "from solver import Solver\n\n\ndef make_solver():\n    return Solver(loader=[])\n\n\n"
+    "def prepare(model):\n    model.eval()\n"
+)
+SWITCHING = "from factory import make_solver, prepare\n\nsolver = make_solver()\nsolver.G.eval()\nsolver.test()\n"
+HANDING = SWITCHING.replace("solver.G.eval()", "prepare(solver.G)")
 
 
-@pytest.mark.parametrize("head", ["import torch\n", ""], ids=["training word", "word-less"])
-def test_a_switch_from_a_module_that_spells_no_name_of_the_viewed_one(tmp_path, head):
+@pytest.mark.parametrize(
+    "head, switching",
+    [("import torch\n", SWITCHING), ("", SWITCHING), ("", HANDING)],
+    ids=["training word", "word-less", "word-less, handed over"],
+)
+def test_a_switch_from_a_module_that_spells_no_name_of_the_viewed_one(tmp_path, head, switching):
     import shutil
 
     import memlint.project.index as index
@@ -140,7 +149,7 @@ def test_a_switch_from_a_module_that_spells_no_name_of_the_viewed_one(tmp_path, 
     project = tmp_path / "proj"
     shutil.copytree(PROJECT, project)
     (project / "factory.py").write_text(FACTORY)
-    (project / "main.py").write_text(head + SWITCHING)
+    (project / "main.py").write_text(head + switching)
     solver = project / "solver.py"
     assert [f for f in _cli(str(project)) if f[0] == "solver.py"] == []
     assert _cli(str(solver)) == []
@@ -153,7 +162,9 @@ def test_a_switch_from_a_module_that_spells_no_name_of_the_viewed_one(tmp_path, 
     assert result.findings == []
     assert Workspace().view(str(solver)).switched_attrs == ("G",)
     index._MEMO.clear()
-    (project / "main.py").write_text(head + SWITCHING.replace("solver.G.eval()\n", ""))
+    (project / "main.py").write_text(
+        head + switching.replace("solver.G.eval()\n", "").replace("prepare(solver.G)\n", "")
+    )
     assert [f.code for f in lint_document(solver.read_text(), str(solver), all_rules()).findings] == ["MEM202"]
 
 

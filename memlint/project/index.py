@@ -821,11 +821,23 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     names.update(n for s in summaries if s is not None for n in s.loaded_files)
     needles = {n.encode() for n in names}
     # An attribute of a plain class that another module may switch
-    # (``solver.G.eval()``, _switched_attrs): a module doing so spells
-    # ``.G``, whether or not it spells a name of the class's module (it may
-    # get the Solver from a factory).
-    needles.update(b"." + a.encode() for s in summaries if s is not None for a in s.plain_attrs)
+    # (``solver.G.eval()``, ``evaluate(solver.G)``: _switched_attrs): a
+    # module doing so spells it so, whether or not it spells a name of the
+    # class's module (it may get the Solver from a factory).
+    needles.update(n for s in summaries if s is not None for a in s.plain_attrs for n in attribute_needles(a))
     return tuple(sorted(needles))
+
+
+# What follows ``.G`` where a module switches it (``.G.eval(``), runs it
+# (``.G.forward(``) or hands it to a function that may (``f(solver.G)``,
+# ``f(solver.G, x)``): the live index's attribute words are those so followed.
+# Not every attribute spelled: on transformers almost every word-less module
+# spells one of the plain classes' attributes (``.config``), 1 in 10 so.
+ATTRIBUTE_TAILS = (b".eval(", b".train(", b".forward(", b".__call__(", b")", b",")
+
+
+def attribute_needles(attr: str) -> list[bytes]:
+    return [b"." + attr.encode() + tail for tail in ATTRIBUTE_TAILS]
 
 
 # Needles every text holds: summary_from_disk summarises the file whatever its words.

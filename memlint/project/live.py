@@ -6,7 +6,7 @@ standing in for their files.
 Per project root, a ``LiveIndex`` holds the project's file list, each
 module's summary (computed on first need, from the open document's text or
 the file), and a word index: which files spell which identifier before a
-call's parenthesis (and which attribute, ``.G``). A view of module ``m`` needs the calls of ``m``'s
+call's parenthesis (and which attribute before a switch, ``.G.eval(``). A view of module ``m`` needs the calls of ``m``'s
 functions from other modules; a call spells the function's name, so only
 the files calling one of those words are summarised (``view_from_disk``'s
 needles, narrowed to calls), and the word index
@@ -26,7 +26,7 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memlint.project.index import ProjectIndex, called_name
+from memlint.project.index import ATTRIBUTE_TAILS, ProjectIndex, called_name
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.notebook_code import notebook_code
 from memlint.project.roots import project_root, root_limit, walkable
@@ -55,13 +55,17 @@ _CALLED = re.compile(
 )
 
 
-# An attribute a module spells (``solver.G``), indexed as ``.G``: a module
-# that switches a plain class's attribute (``make_solver().G.eval()``,
-# ``evaluate(solver.G)``) may spell no call of the class's module, and this
-# is view_from_disk's needle for it (index.needles_for; ``solver. G``, a
-# space after the dot, is neither's). About a tenth of the call words' scan
-# (transformers: 0.2 s of 2.2 s), twice the postings.
-_ATTRIBUTE = re.compile(rb"\.([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]" + _WHOLE)
+# An attribute a module spells as a switch may (``solver.G.eval()``,
+# ``evaluate(solver.G)``), indexed as ``.G``: such a module may spell no call
+# of the class's module, and view_from_disk reads it by the same bytes
+# (index.attribute_needles). About a tenth of the call words' scan.
+_ATTRIBUTE = re.compile(
+    rb"\.([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]"
+    + _WHOLE
+    + rb"(?="
+    + b"|".join(re.escape(t) for t in ATTRIBUTE_TAILS)
+    + rb")"
+)
 
 
 def _words(data: bytes) -> frozenset[bytes]:
