@@ -14,9 +14,7 @@ CLI_PAGE = ROOT / "docs" / "cli.md"
 
 # The README's two promises, word for word (.ci/run runs the second).
 TRY_IT = "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/memlint check fixtures/examples/"
-RUN_TESTS = (
-    "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt -e . && .venv/bin/python -m pytest -q -n auto"
-)
+RUN_TESTS = "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt -e . && .venv/bin/python -m pytest -q -n auto"
 
 
 def test_rule_table_in_sync():
