@@ -99,3 +99,30 @@ def test_discover_walks_the_same_files(tmp_path):
     config = load_config(None, Path(tmp_path))
     found = [Path(p).relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)], config)]
     assert found == ["a.py", "src/c.py", "src/e.ipynb", "venvish/f.py"]
+
+
+def test_a_folders_entries_are_excluded_as_each_path_alone():
+    """discover matches a folder's own components once for all its entries
+    (_entry_matcher): the same answer as is_excluded of every path."""
+    from memlint.find.discovery import _entry_matcher, _excluded
+
+    groups = [[p] for p in PATTERNS] + [PATTERNS, []]
+    for patterns in groups:
+        for rel in PATHS:
+            folder, _, name = rel.rpartition("/")
+            prefix = folder + "/" if folder else ""
+            assert _entry_matcher(prefix, patterns)(name) == _excluded(rel, patterns), (patterns, rel)
+
+
+def test_discovered_paths_are_normal_whatever_the_spelling_of_the_folder(tmp_path, monkeypatch):
+    (tmp_path / "proj" / "sub").mkdir(parents=True)
+    for rel in ("proj/a.py", "proj/sub/b.py"):
+        (tmp_path / rel).write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    config = load_config(None, Path(tmp_path))
+    for given in ("proj", "./proj", "proj/", "proj/./sub/..", "."):
+        assert list(discover([given], config)) == ["proj/a.py", "proj/sub/b.py"], given
+    assert list(discover([str(tmp_path / "proj")], config)) == [
+        str(tmp_path / "proj" / "a.py"),
+        str(tmp_path / "proj" / "sub" / "b.py"),
+    ]

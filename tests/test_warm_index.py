@@ -327,3 +327,33 @@ def test_reports_made_when_the_project_stage_failed_are_never_kept(project, tmp_
         _found(runner.run(files, settings, jobs=1, cache=FindingsCache(str(tmp_path / "other"), fingerprint="test")))
         == EXPECTED
     )
+
+
+def test_an_edit_that_starts_switching_a_plain_class_attribute_re_lints_its_module(tmp_path, monkeypatch):
+    """main.py gets the Solver from a factory and starts switching its ``G``
+    to eval mode, spelling no name of solver.py: solver.py's view changes
+    (its MEM202 falls silent). Before, the kept entry was trusted: the edit
+    spelled none of the names the view was judged by (states.module_names)."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    wordless = ROOT / "fixtures" / "projects" / "wordless_callers"
+    shutil.copy(wordless / "model.py", folder / "model.py")
+    # Its checkpoint's name spells no ``G`` (its words count as the module's names).
+    (folder / "solver.py").write_text((wordless / "solver.py").read_text().replace('"G.ckpt"', '"weights.pt"'))
+    (folder / "factory.py").write_text(
+        "from solver import Solver\n\n\ndef make_solver():\n    return Solver(loader=[])\n"
+    )
+    main = folder / "main.py"
+    main.write_text("import torch\nfrom factory import make_solver\n\nsolver = make_solver()\n")
+    monkeypatch.setattr(warm_index, "RACY_NS", 0)
+    files = _files(folder)
+    cache = FindingsCache(str(tmp_path / "cache"), fingerprint="test")
+    settings = Settings(root=str(folder))
+    assert [c for _, _, c in _found(runner.run(files, settings, jobs=1, cache=cache))] == ["MEM202"]
+    main.write_text(main.read_text() + "solver.G.eval()\n")
+    os.utime(main, ns=(0, time.time_ns() - 10_000_000_000))
+    assert _found(runner.run(files, settings, jobs=1, cache=cache)) == []
+    assert (
+        _found(runner.run(files, settings, jobs=1, cache=FindingsCache(str(tmp_path / "cold"), fingerprint="test")))
+        == []
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -60,6 +60,26 @@ def _excluded(rel: str, patterns: list[str]) -> bool:
     return component is not None and any(component.match(os.path.normcase(part)) for part in rel.split("/"))
 
 
+def _entry_matcher(prefix: str, patterns: list[str]) -> Callable[[str], bool]:
+    """``_excluded(prefix + name, patterns)`` for the entries ``name`` of one
+    folder (``prefix``: its path relative to the root, with a trailing ``/``,
+    or empty): the folder's own components are matched once, not again for
+    each of its files (every component of a deep path, per file, was a third
+    of a warm run's discovery)."""
+    whole, component = _matchers(tuple(patterns))
+    if component is not None and prefix and any(component.match(os.path.normcase(p)) for p in prefix[:-1].split("/")):
+        return lambda name: True
+    if whole is None and component is None:
+        return lambda name: False
+
+    def excluded(name: str) -> bool:
+        if whole is not None and whole.match(os.path.normcase(prefix + name)):
+            return True
+        return component is not None and any(component.match(os.path.normcase(p)) for p in name.split("/"))
+
+    return excluded
+
+
 @lru_cache(maxsize=64)
 def _matchers(patterns: tuple[str, ...]) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
     """Every pattern in two regexes, compiled once: one for the whole relative
@@ -111,14 +131,17 @@ def discover(paths: list[str], config: Config | ConfigResolver, force_exclude: b
                 # its name (is_excluded's, without a relpath per file).
                 base = relative_to_root(folder, here.root)
                 prefix = "" if base == "." else base + "/"
-                dirs[:] = sorted(
-                    d for d in dirs if not _excluded(prefix + d, patterns) and not _is_venv(os.path.join(folder, d))
-                )
+                excluded = _entry_matcher(prefix, patterns)
+                dirs[:] = sorted(d for d in dirs if not excluded(d) and not _is_venv(os.path.join(folder, d)))
+                # normpath(join(folder, name)) of a listed name (no separator,
+                # never ``.`` or ``..``): the folder normalised once.
+                normal = os.path.normpath(folder)
+                head = "" if normal == os.curdir else os.path.join(normal, "")
                 for name in sorted(files):
                     if not name.endswith(SOURCE_SUFFIXES):
                         continue
-                    full = os.path.normpath(os.path.join(folder, name))
-                    if _excluded(prefix + name, patterns) or full in seen:
+                    full = head + name
+                    if excluded(name) or full in seen:
                         continue
                     seen.add(full)
                     yield full

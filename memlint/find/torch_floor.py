@@ -224,15 +224,17 @@ def torch_range_for(path: str | os.PathLike, setting: TorchRange | None = None) 
 
 @lru_cache(maxsize=4096)
 def _range_from(folder: str) -> TorchRange | None:
-    here = Path(folder)
+    # Strings, not Path objects: asked for each folder of a warm run's files.
+    parent = os.path.dirname(folder)
     if not _may_declare(folder):  # one listing, not a stat per project file name
-        return None if here.parent == here else _range_from(str(here.parent))
+        return None if parent == folder else _range_from(parent)
+    here = Path(folder)
     found = declared_in(here)
     if found is not None:
         return combine(found)
-    if any((here / marker).exists() for marker in _ROOT_MARKERS) or here.parent == here:
+    if any((here / marker).exists() for marker in _ROOT_MARKERS) or parent == folder:
         return None
-    return _range_from(str(here.parent))
+    return _range_from(parent)
 
 
 # Every name declared_in and the root markers look for (lower case: a

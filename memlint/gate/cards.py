@@ -76,6 +76,15 @@ def _may_evaluate_a_project_object(g: GateFacts) -> bool:
     return g.eval_function_loops or g.asks_an_object_to_evaluate
 
 
+def _names_a_scheduler(g: GateFacts) -> bool:
+    """A name, attribute or import part spells a scheduler (the pre-filter's
+    ``sched``/``LR`` tokens, in code only): without one, a file's own steps
+    order no scheduler, and only the project path (a loop, a project import)
+    is left. Keeps plain training files (``optimizer.step()``) off the
+    second pass."""
+    return any("sched" in i or "Sched" in i or "LR" in i for i in g.idents)
+
+
 def _mem202_gate(g: GateFacts, project: bool) -> bool:
     """MEM202's gate; without ``project``, its part that needs no other module
     (_may_hand_a_model_in_training_mode: a view that may supply a model in
@@ -429,7 +438,7 @@ _CARDS = (
         "scheduler-before-optimizer-step",
         "unsafe",
         ("sched", "Sched", "LR", *TRAINING_CODE_TOKENS),
-        lambda g: "step" in g.called or bool(g.loops and g.project_imports),
+        lambda g: ("step" in g.called and _names_a_scheduler(g)) or bool(g.loops and g.project_imports),
         # ``self.scheduler`` typed by the constructor's call sites (project/typed_objects.py).
         reads_project=True,
         # A loop calling a project object's method that steps its schedulers

@@ -18,7 +18,7 @@ from memlint.project.arg_modes import may_set_mode
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.roots import project_root
-from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text
+from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
 from memlint.project.typed_objects import TypedObjects, object_facts
 from memlint.project.view import Caller, ProjectView
 from memlint.vocabulary.loading import loading_name
@@ -78,6 +78,8 @@ class ProjectIndex:
         self._target_reads: dict[str, set[str]] = {}
         self.view_reads: dict[str, frozenset[str]] = {}
         self._typed: TypedObjects | None = None
+        # Viewed files without a training word, summarised for their calls only.
+        self.wordless: frozenset[str] = frozenset()
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
@@ -497,7 +499,11 @@ class ProjectIndex:
         return target
 
     def own_summary(self, path: str) -> ModuleSummary:
-        """The viewed module's summary: its functions and imports."""
+        """The viewed module's summary: its functions and imports (none for
+        one without a training word, summarised only for its calls)."""
+        if path in self.wordless:
+            self._note_read(path)
+            return ModuleSummary()
         return self._full(path) or ModuleSummary()
 
     def calls_summary(self, path: str) -> ModuleSummary:
@@ -515,6 +521,8 @@ class ProjectIndex:
         """A project file's whole summary whatever the needles kept; None for
         one with no training word (as every front end reads it)."""
         self._note_read(path)
+        if path in self.wordless:
+            return None
         summary = self._full(path)
         if summary is None and path in self.summaries:
             summary = summary_from_disk(path)
@@ -842,13 +850,36 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     names.update(n for s in summaries if s is not None for n in _loading_methods(s))
     # A checkpoint file it loads: a module writing it spells its name (_cpu_saved_files).
     names.update(n for s in summaries if s is not None for n in s.loaded_files)
-    return tuple(sorted(n.encode() for n in names))
+    needles = {n.encode() for n in names}
+    # An attribute of a plain class that another module may switch
+    # (``solver.G.eval()``, ``evaluate(solver.G)``: _switched_attrs): a
+    # module doing so spells it so, whether or not it spells a name of the
+    # class's module (it may get the Solver from a factory).
+    needles.update(n for s in summaries if s is not None for a in s.plain_attrs for n in attribute_needles(a))
+    return tuple(sorted(needles))
+
+
+# What follows ``.G`` where a module switches it (``.G.eval(``), runs it
+# (``.G.forward(``) or hands it to a function that may (``f(solver.G)``,
+# ``f(solver.G, x)``): the live index's attribute words are those so followed.
+# Not every attribute spelled: on transformers almost every word-less module
+# spells one of the plain classes' attributes (``.config``), 1 in 10 so.
+ATTRIBUTE_TAILS = (b".eval(", b".train(", b".forward(", b".__call__(", b")", b",")
+
+
+def attribute_needles(attr: str) -> list[bytes]:
+    return [b"." + attr.encode() + tail for tail in ATTRIBUTE_TAILS]
 
 
 # Needles every text holds: summary_from_disk summarises the file whatever its words.
 _ANY = (b"",)
-# Summaries read from disk in this process, by (path, size, mtime).
-_MEMO: dict[tuple[str, int, int], ModuleSummary | None] = {}
+# Summaries read from disk in this process, by (path, size, mtime): the
+# summary, and whether the file holds a training word (None: not known).
+# A word-less file summarised for needles (it may call into a viewed module)
+# is still word-less to a call without needles: its own view asks nothing of
+# others whatever was read before (flake8 and the server lint many files in
+# one process; the order they come in must not change a view).
+_MEMO: dict[tuple[str, int, int], tuple[ModuleSummary | None, bool | None]] = {}
 
 
 def summary_from_disk(
@@ -869,8 +900,15 @@ def summary_from_disk(
         stamp = (path, st.st_size, st.st_mtime_ns)
     except OSError:
         return None
-    if stamp in _MEMO and (_MEMO[stamp] is not None or needles is None):
-        return _MEMO[stamp]
+    memo = _MEMO.get(stamp)
+    if memo is not None:
+        summary, worth = memo
+        if worth:
+            return summary
+        if needles is None and worth is False:
+            return None
+        if needles is not None and summary is not None:
+            return summary
     if needleless is not None and digest is not None and digest in needleless.known:
         return None
     try:
@@ -887,22 +925,34 @@ def summary_from_disk(
     always = needles is not None
     digest = digest_of(data)
     summary = store.load(digest) if store is not None else None
-    if summary is None:
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            text = ""
-        if path.endswith(".ipynb"):
-            from memlint.project.notebook_code import notebook_code
-
-            text = notebook_code(text)
-        summary = summarise_text(text, always=always)
-        if store is not None and summary is not None:
-            store.store(digest, summary)
+    worth = None
+    if summary is None or not always:
+        text = _text(path, data)
+        worth = worth_summarising(text)
+        if summary is None:
+            summary = summarise_text(text, always=always)
+            if store is not None and summary is not None:
+                store.store(digest, summary)
+        if not always and not worth:
+            summary = None  # the store's, made for needles: word-less all the same
     if len(_MEMO) > 100_000:
         _MEMO.clear()
-    _MEMO[stamp] = summary
+    known = _MEMO.get(stamp)
+    _MEMO[stamp] = (summary if summary is not None or known is None else known[0], worth)
     return summary
+
+
+def _text(path: str, data: bytes) -> str:
+    """The text summarised: a notebook's code cells."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = ""
+    if path.endswith(".ipynb"):
+        from memlint.project.notebook_code import notebook_code
+
+        text = notebook_code(text)
+    return text
 
 
 class Needleless:
@@ -946,17 +996,25 @@ def build_index(
     if store is not None and needles is not None and digests:
         needleless = Needleless(store.needleless(needles))
     summaries = {}
+    wordless = set()
     for f in files:
         f = os.path.abspath(f)
         if f in known:
             summaries[f] = known[f]
         elif f in viewed:
             summaries[f] = summary_from_disk(f, store)
+            if summaries[f] is None and needles is not None:
+                # Word-less, so its own view asks nothing of others; but its
+                # calls count in the others' views, as when it is not viewed.
+                summaries[f] = summary_from_disk(f, store, _ANY)
+                wordless.add(f)
         else:
             summaries[f] = summary_from_disk(f, store, needles, digests.get(f), needleless)
     if needleless is not None and needleless.found - needleless.known:
         store.store_needleless(needles, needleless.known | needleless.found)
-    return ProjectIndex(root, summaries, wanted)
+    index = ProjectIndex(root, summaries, wanted)
+    index.wordless = frozenset(wordless)
+    return index
 
 
 def _store(cache_dir: str | None):

@@ -13,7 +13,9 @@ def marked_root(path: str, memo: dict[str, str | None] | None = None) -> str | N
     None. ``memo``: each folder's answer, kept by the caller for one run (the
     hundreds of folders of a project share their parents: a stat per marker
     and folder once, not once per folder below it)."""
-    folder = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    # A source file (what a walk yields) is no folder: no stat to say so.
+    source = path.endswith((".py", ".pyi", ".ipynb"))
+    folder = os.path.dirname(os.path.abspath(path)) if source or not os.path.isdir(path) else os.path.abspath(path)
     seen = []
     found = None
     while True:
@@ -33,18 +35,32 @@ def marked_root(path: str, memo: dict[str, str | None] | None = None) -> str | N
     return found
 
 
-def walkable(root: str, path: str) -> bool:
-    from memlint.project.modules import skipped_folder
-
-    rel = os.path.relpath(os.path.dirname(os.path.abspath(path)), root)
+def walkable(root: str, path: str, memo: dict[tuple[str, str], bool] | None = None) -> bool:
+    """Whether the project's walk from ``root`` reaches ``path``'s folder.
+    ``memo``: each (root, folder)'s answer, kept by the caller for one run
+    (the folders of a project share their parents: their stats once)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    rel = os.path.relpath(folder, root)
     if rel == ".":
         return True
-    folder = root
-    for part in rel.split(os.sep):
-        if skipped_folder(folder, part):
-            return False
-        folder = os.path.join(folder, part)
-    return True
+    if memo is None:
+        memo = {}
+    return _walkable_folder(root, folder, rel.split(os.sep), memo)
+
+
+def _walkable_folder(root: str, folder: str, parts: list[str], memo: dict[tuple[str, str], bool]) -> bool:
+    """``folder`` (``root`` joined with ``parts``) is reached by the walk:
+    its parent is, and the walk enters it (``..``, outside the root: never)."""
+    from memlint.project.modules import skipped_folder
+
+    if not parts:
+        return True
+    known = memo.get((root, folder))
+    if known is None:
+        parent = os.path.dirname(folder) if len(parts) > 1 else root
+        known = _walkable_folder(root, parent, parts[:-1], memo) and not skipped_folder(parent, parts[-1])
+        memo[(root, folder)] = known
+    return known
 
 
 def common_root(paths: Iterable[str], normal: bool = False) -> str:
@@ -76,14 +92,20 @@ def root_limit(root: str) -> int:
     return MAX_FILES if any(os.path.exists(os.path.join(root, m)) for m in MARKERS) else MAX_UNMARKED_FILES
 
 
-def project_root(path: str, checked: Iterable[str] = (), memo: dict[str, str | None] | None = None) -> str:
+def project_root(
+    path: str,
+    checked: Iterable[str] = (),
+    memo: dict[str, str | None] | None = None,
+    walks: dict[tuple[str, str], bool] | None = None,
+) -> str:
     """The project ``path`` belongs to: its marked root, else the common root
     of the checked paths (``path``'s own folder when none are given). A marked
     root from which the file sits in a skipped folder (a hidden one, a
     virtual environment, ``build``: a tree kept inside another repository's
-    ``.cache``) is not its project. ``memo``: marked_root's."""
+    ``.cache``) is not its project. ``memo``: marked_root's; ``walks``:
+    walkable's."""
     found = marked_root(path, memo)
-    if found is not None and walkable(found, path):
+    if found is not None and walkable(found, path, walks):
         return found
     paths = list(checked) or [path]
     root = common_root(paths)

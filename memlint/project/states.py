@@ -92,11 +92,15 @@ def module_names(summary_json: dict | None) -> frozenset[str]:
     """The names a call into the module spells last: its functions' (a
     method's own name too) and its classes'; and the words of each checkpoint
     file it loads (``model_final.pth``: a module that starts writing that file
-    spells them, and MEM701 judges the load by every writer)."""
+    spells them, and MEM701 judges the load by every writer); the attributes
+    of its plain classes."""
     if not summary_json:
         return frozenset()
     names = {str(f["name"]).rpartition(".")[2] for f in summary_json.get("functions", ())}
     names.update(str(c) for c in summary_json.get("classes", ()))
+    # A module that starts switching an attribute of its plain classes
+    # (``solver.G.eval()``, index._switched_attrs) spells the attribute.
+    names.update(str(a) for a in summary_json.get("plain_attrs", ()))
     for loaded in summary_json.get("loaded_files", ()):
         names.update(w.decode("utf-8", "replace") for w in _WORD.findall(str(loaded).encode()))
     return frozenset(names)

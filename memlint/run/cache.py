@@ -324,11 +324,12 @@ def _report_from_json(path: str, data: dict) -> FileReport:
     if error is not None and not isinstance(error, str):
         raise ValueError("bad error field")
     notes = data.get("notes", [])
-    if not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
+    if not isinstance(notes, list) or (notes and not all(isinstance(n, str) for n in notes)):
         raise ValueError("bad notes field")
-    report = FileReport(
-        path=path, findings=[_finding_from_json(path, d) for d in data["findings"]], error=error, notes=notes
-    )
+    # Most of a warm run's thousands of reports hold no finding: no list built.
+    found = data["findings"]
+    findings = [] if found == [] else [_finding_from_json(path, d) for d in found]
+    report = FileReport(path=path, findings=findings, error=error, notes=notes)
     if data.get("summary") is not None:
         report.summary_json = data["summary"]  # made a ModuleSummary only if an index needs it
     report.partial = data.get("partial") is True

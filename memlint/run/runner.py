@@ -418,6 +418,8 @@ class _Warm:
         self.hits: dict[int, FileReport] = {}  # and the reports made of them
         self.untrusted: set[int] = set()  # linted alone after the project stage failed
         self._heads: dict[tuple[int, str], Any] = {}  # key_head's; per_file holds the Settings alive
+        self._codes: dict[int, tuple[str, ...]] = {}  # codes_for(settings, ()) by the settings' identity
+        self._parts: dict[tuple[int, tuple[str, ...]], Any] = {}  # key_head's by its parts
 
     def load(self, i: int, path: str, settings: Settings, digests: dict[str, str]) -> FileReport | None:
         full = self.absolute[i]  # every lookup below is by the absolute path
@@ -438,15 +440,23 @@ class _Warm:
 
     def _key(self, path: str, full: str, digest: str, settings: Settings) -> str:
         """_cache_key's, with the rules and the torch range of each settings
-        and folder found once (thousands of files share them)."""
+        and folder found once (thousands of files share them), and the key's
+        head hashed once per settings and torch range (a project has one or
+        two: hundreds of folders share them)."""
         if settings.per_file_ignores:
             return _cache_key(self.cache, path, digest, settings)
-        folder = os.path.dirname(full)
+        folder = full[: full.rfind(os.sep)] or os.sep  # os.path.dirname of an absolute, normal path
         # By the settings' identity: hashing a Settings hashes all its fields.
         head = self._heads.get((id(settings), folder))
         if head is None:
-            parts = _key_parts(full, settings)
-            head = self._heads[(id(settings), folder)] = self.cache.key_head(parts, settings.with_edits)
+            codes = self._codes.get(id(settings))
+            if codes is None:
+                codes = self._codes[id(settings)] = codes_for(settings, ())
+            parts = (*codes, f"torch={settings.torch_for(full)!r}")  # _key_parts's, without per-file ignores
+            head = self._parts.get((id(settings), parts))
+            if head is None:
+                head = self._parts[(id(settings), parts)] = self.cache.key_head(parts, settings.with_edits)
+            self._heads[(id(settings), folder)] = head
         return self.cache.key_of(head, full, digest)  # ``full``: absolute and normal, abspath's
 
     def full(self, i: int, path: str, report: FileReport) -> FileReport:
@@ -628,12 +638,13 @@ def _roots(paths: list[str], indices: Iterable[int], absolute: list[str] | None 
     checked = [common_root(absolute, normal=True)]
     by_folder: dict[str, str] = {}
     marks: dict[str, str | None] = {}
+    walks: dict[tuple[str, str], bool] = {}
     out = {}
     for i in indices:
         folder = os.path.dirname(absolute[i])
         root = by_folder.get(folder)
         if root is None:
-            root = by_folder[folder] = project_root(paths[i], checked, marks)
+            root = by_folder[folder] = project_root(paths[i], checked, marks, walks)
         out[i] = root
     return out
 

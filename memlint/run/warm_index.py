@@ -222,7 +222,10 @@ def _records(records: dict) -> dict[str, list]:
         if isinstance(p, str)
         and type(r) is list
         and len(r) == 7
-        and all(type(v) is int for v in r[:4])
+        and type(r[0]) is int  # no generator per record: thousands are checked per run
+        and type(r[1]) is int
+        and type(r[2]) is int
+        and type(r[3]) is int
         and isinstance(r[4], str)
         and (r[5] is None or isinstance(r[5], str))
         and (r[6] is None or type(r[6]) is dict)
