@@ -43,6 +43,7 @@ import sys
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
 # Installed packages whose calls are never a project function's call site
@@ -94,6 +95,10 @@ class ObjectTypes:
     forwards: list[tuple[str, str, int, str, str]] = field(default_factory=list)
     self_forwards: list[str] = field(default_factory=list)
     bases: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    # Attributes named for a scheduler whose every assignment in the class is
+    # typed (``None`` aside): (class, attr, spellings). MEM802 reads a
+    # method's ``self.gen_scheduler.step()`` as a library scheduler's.
+    scheduler_attrs: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's shape (tuples stay tuples; json writes them as lists)
@@ -117,6 +122,7 @@ class ObjectTypes:
             forwards=[(str(m), str(a), int(ln), str(c), str(v)) for m, a, ln, c, v in data.get("forwards", ())],
             self_forwards=[str(m) for m in data.get("self_forwards", ())],
             bases=[(str(c), strs(b)) for c, b in data.get("bases", ())],
+            scheduler_attrs=[(str(c), str(a), strs(t)) for c, a, t in data.get("scheduler_attrs", ())],
         )
 
 
@@ -368,6 +374,8 @@ class _Types:
         for n, vs in stores.items():
             types: set[str] = set()
             for v in vs:
+                if _is_none(v):
+                    continue  # ``scheduler = None  # constant``: no object to call a method of
                 # ``model = DataParallel(model)``: the name's own earlier value
                 if (
                     isinstance(v, ast.Call)
@@ -386,11 +394,14 @@ class _Types:
                     typed[n] = tuple(sorted(types))
         found: set[str] = set()
         for r in returns:
+            if _is_none(r) or _exception(r):
+                continue  # ``return None``, ``return NotImplementedError(...)``: no object of another type
             t = self.type_of(r, local, typed)  # type: ignore[arg-type]
             if t is None:
                 return
             found.update(t)
-        self.out.returns.append((name, tuple(sorted(found))))
+        if found:
+            self.out.returns.append((name, tuple(sorted(found))))
 
     # -- classes -------------------------------------------------------------
     def _class(self, node: ast.ClassDef, outer: str, local: dict[str, str]) -> None:
@@ -400,6 +411,7 @@ class _Types:
         # One pass over each method: what each ``self.<attr>`` is assigned
         # (a call's type, or None), and how often, in any method.
         model_attrs: dict[str, list[str | None]] = {}
+        held: dict[str, list[tuple[str, ...] | None]] = {}  # the same, ``None`` left out, for scheduler_attrs
         counts: dict[str, int] = {}
         methods = [f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for fn in methods:
@@ -413,6 +425,13 @@ class _Types:
                         if kind is ast.Assign:
                             t = self.type_of(sub.value, local, {})  # type: ignore[attr-defined]
                             model_attrs.setdefault(target.attr, []).append("|".join(t) if t is not None else None)
+                            if t is not None or not _is_none(sub.value):  # type: ignore[attr-defined]
+                                # ``self.scheduler = None`` holds no object of another type
+                                held.setdefault(target.attr, []).append(t)
+        for attr, types in sorted(held.items()):
+            if types and None not in types and guess_kind_from_name(attr) is Kind.SCHEDULER:
+                spelled = sorted({c for t in types for c in t or ()})
+                self.out.scheduler_attrs.append((name, attr, tuple(spelled)))
         for fn in methods:
             if fn.name == "__init__":
                 self._init_attrs(name, fn, counts)
@@ -503,3 +522,16 @@ class _Types:
             if func.attr not in _MODULE_API and ctors and None not in ctors:
                 return recv.attr, "|".join(sorted(set(ctors))), func.attr  # type: ignore[arg-type]
         return None
+
+
+def _is_none(value: ast.AST | None) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
+
+
+def _exception(value: ast.AST | None) -> bool:
+    """``NotImplementedError(...)``: an exception object, returned by mistake for a raise."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id.endswith(("Error", "Exception"))
+    )
