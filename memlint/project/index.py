@@ -17,6 +17,7 @@ from memlint.project.arg_modes import may_set_mode
 # which a warm run imports without the summaries' machinery.
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.modules import ModuleMap, project_files
+from memlint.project.needle_scan import holds_needle
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
 from memlint.project.typed_objects import TypedObjects, object_facts
@@ -916,7 +917,7 @@ def summary_from_disk(
             data = fh.read()
     except OSError:
         return None
-    if needles is not None and not any(n in data for n in needles):
+    if needles is not None and not holds_needle(data, needles):
         if needleless is not None:
             needleless.found.add(digest_of(data))
         return None  # not memoised: other needles may want it
