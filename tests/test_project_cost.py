@@ -486,3 +486,58 @@ def test_cpu_builders_count_module_bindings_once_and_only_when_asked() -> None:
     assert cpu_builders._LazyBindings.walks == before
     assert summarise(ast.parse(imported)).foreign_builders == ["alexnet=AlexNet", "vgg=VGG"]
     assert cpu_builders._LazyBindings.walks == before + 1
+
+
+def test_closed_instances_read_only_scopes_that_build_an_imported_class(monkeypatch):
+    # Every scope binds names; only one bound to an imported class's
+    # instance can be a closed instance, so only such a scope is read again.
+    read: list[int] = []
+    real = summary_module.closed_instances
+
+    def counting(body, params, instances, bindings):
+        read.append(len(body))
+        return real(body, params, instances, bindings)
+
+    monkeypatch.setattr(summary_module, "closed_instances", counting)
+    plain = "import torch\n" + "".join(f"def f{i}(x):\n    y = x + 1\n    return y\n" for i in range(5))
+    assert summarise(ast.parse(plain)).closed_instances == []
+    assert read == []
+    built = "from cam import GradCAM\n\ndef main(paths):\n    cam = GradCAM(1)\n    for p in paths:\n        cam(p)\n"
+    assert summarise(ast.parse(built)).closed_instances == [("cam.GradCAM", 4)]
+    assert read == [2]
+
+
+def test_cpu_builders_walk_each_candidate_once_whatever_the_passes(monkeypatch):
+    # ``c`` builds through ``b`` through ``a``: three passes over the
+    # candidates; each function's body is still walked once.
+    from memlint.project import cpu_builders
+
+    source = textwrap.dedent(
+        """
+        class Net:
+            def __init__(self, n):
+                self.n = n
+
+        def c(n):
+            return b(n)
+
+        def b(n):
+            return a(n)
+
+        def a(n):
+            return Net(n)
+
+        def other(n):
+            return n
+        """
+    )
+    scanned: list[str] = []
+    real = cpu_builders._scan
+
+    def counting(fn):
+        scanned.append(fn.name)
+        return real(fn)
+
+    monkeypatch.setattr(cpu_builders, "_scan", counting)
+    assert summarise(ast.parse(source)).cpu_builders == ["c", "b", "a"]
+    assert sorted(scanned) == ["a", "b", "c", "other"]
