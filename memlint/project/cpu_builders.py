@@ -108,6 +108,8 @@ class _Foreign:
         self.needed = needed
 
     def accepts(self, name: str) -> bool:
+        if name not in self.imported and (not self.star or name in _BUILTINS):
+            return False  # neither case below can hold: no need to count (timm's ``_create_resnet``)
         count = self.bound.counts().get(name, 0)
         if (count == 1 and name in self.imported) or (count == 0 and self.star and name not in _BUILTINS):
             self.needed.add(name)
