@@ -99,7 +99,9 @@ class InferenceWithoutNoGrad(Rule):
     `.eval()`, `.to()`, `.train(False)`), a part of a frozen parent, a model
     frozen at the top of the module or in the class's `__init__`. A model
     thawed again, or any part of it (`model.head.requires_grad_(True)`),
-    is not frozen.
+    is not frozen. Nor is a loop whose only module owns no parameter (an
+    `nn.Module` that keeps buffers and runs functional ops, a spectrogram
+    front end): its output has the history of its input, no more.
     Nor are step functions handed out by a factory (`make_val_step_fn`
     returning `perform_val_step_fn`: whoever receives one chooses the mode),
     nor helpers that a caller in another module runs under `no_grad` or
@@ -133,7 +135,9 @@ class InferenceWithoutNoGrad(Rule):
         "names the callee (`TD3.select_action runs the actor with autograd on, TD3.py:101`). Any untyped call "
         "site, a class we cannot read, or a method that runs its forward under `no_grad` keeps it silent. "
         "A class imported from another project module that derives from `nn.Module` builds a model "
-        "(`model = Tacotron(...)` after `from synthesizer.models.tacotron import Tacotron`), as a class of the file does."
+        "(`model = Tacotron(...)` after `from synthesizer.models.tacotron import Tacotron`), as a class of the file does, "
+        "unless the summary of its module proves it owns no parameter (only `nn.Module` bases, buffers, functional "
+        "ops and attributes of constants: melgan's `Audio2Mel`); calling one records no graph of its own."
     )
 
     def __init__(self, context) -> None:
@@ -587,6 +591,30 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and state == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+from torch import nn
+
+
+class Spectrogram(nn.Module):
+    def __init__(self, n_fft=512):
+        super().__init__()
+        self.register_buffer("window", torch.hann_window(n_fft))
+        self.n_fft = n_fft
+
+    def forward(self, audio):
+        return torch.stft(audio, self.n_fft, window=self.window, return_complex=True).abs()
+
+
+spec = Spectrogram().cuda()
+spec.eval()
+feats = [spec(x.cuda()) for x in test_loader]
+for x in test_loader:
+    feats.append(spec(x.cuda()))
+""",
+            "a module that owns no parameter (buffers and functional ops only) records no graph of its own",
+        ),
         Valid(
             """\
 import torch

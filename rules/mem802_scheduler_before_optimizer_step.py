@@ -31,16 +31,26 @@ class _TrainingCallsHanded(cst.CSTVisitor):
 
     # A module-level class, not one per call: a class is a reference cycle,
     # and its methods' closures would keep what they capture alive with it.
-    def __init__(self, objects, calls, optimizer: str | None) -> None:
+    def __init__(self, objects, calls, optimizer: str | None, methods: dict[tuple[str, str], str]) -> None:
         super().__init__()
         self.objects = objects
         self.calls = calls
         self.optimizer = optimizer
         self.found: list[cst.Call] = []
+        # Typed receivers' methods and what they step (MEM802._object_calls),
+        # and the (receiver, steps) of the calls of them met.
+        self.methods = methods
+        self.object_steps: list[tuple[str, str, str]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.calls.resolve(node) is not None:
             return
+        func = node.func
+        if self.methods and isinstance(func, cst.Attribute):
+            receiver = dotted_name(func.value)
+            kinds = self.methods.get((receiver or "", func.attr.value))
+            if kinds:
+                self.object_steps.append((receiver or "", func.attr.value, kinds))
         name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
         if not name_tokens(name) & {"train", "fit"}:
             return
@@ -100,7 +110,8 @@ class SchedulerBeforeOptimizerStep(Rule):
     (`continue`), with an epoch argument (timm), and optimizer steps
     hidden in functions this module does not define, unless the function is
     named for training and handed the optimizer (`train_one_epoch(model,
-    loader, optimizer)`).
+    loader, optimizer)`) or a method of a project trainer built with the
+    optimizer that steps it (see "Facts from other modules").
     Schedulers are paired with the optimizer they were built on.
 
     ## References
@@ -118,7 +129,16 @@ class SchedulerBeforeOptimizerStep(Rule):
         "returning `LambdaLR(...)`). A class of another project module counts as the torch scheduler it "
         "subclasses (`class WarmupPolyLR(_LRScheduler)`, `class WarmupCosineSchedule(LambdaLR)`, through "
         "one base per class) when no class on the way defines its own `step()`. A project scheduler class "
-        "with its own `step()`, or any untyped construction site, keeps it silent."
+        "with its own `step()`, or any untyped construction site, keeps it silent. "
+        "A name bound to a project factory (`g_scheduler = build_lr_scheduler(g_optimizer, config)`) is a "
+        "scheduler when every `return` of the factory builds a library one. "
+        "Methods of a project object typed the same way: `trainer.train_step(x)` steps the optimizer when "
+        "the method of every class the object may be calls `self.<optimizer>.step()` (an attribute named for "
+        "an optimizer), and the object was built here with the scheduler's optimizer among its arguments "
+        "(`Trainer(model, g_optimizer, d_optimizer)`). Both steps in methods of one such object "
+        "(`trainer.update_learning_rate()` stepping `self.gen_scheduler`, then `trainer.gen_update(x)` stepping "
+        "`self.gen_opt`) are reported at the first call when every assignment of the scheduler attribute in the "
+        "class builds a library scheduler (through a factory that may also return None)."
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -136,43 +156,113 @@ class SchedulerBeforeOptimizerStep(Rule):
             before = [v for v in in_loop if v.index < sched.index]
             if self._steps(verbs, before, optimizer):
                 continue
-            # The statements that run after it in the same iteration: its
-            # later siblings, then those of each enclosing statement.
-            stmt: cst.CSTNode | None = sched.line
-            stepping = None
-            same_block = True
-            while stmt is not None and stmt is not sched.loop:
-                block = self.parent(stmt)
-                located = self.facts.blocks.locate(stmt)
-                if located is not None:
-                    leaves = False
-                    body, i = located
-                    for later in body[i + 1 :]:
-                        if jumps(later):
-                            # ``if epoch < start_epoch: scheduler.step(); continue``
-                            # fast-forwards a resumed schedule.
-                            leaves = True
-                            break
-                        if self._steps(
-                            verbs, [v for v in in_loop if verbs.contains(later, v)], optimizer
-                        ) or self._trains_elsewhere(later, optimizer):
-                            stepping = later
-                            break
-                    if stepping is not None or leaves:
-                        break
-                stmt = self._enclosing_statement(block)
-                same_block = False
+            stepping, same_block = self._stepped_after(
+                sched.line,
+                sched.loop,
+                lambda later: self._steps(verbs, [v for v in in_loop if verbs.contains(later, v)], optimizer)
+                or self._trains_elsewhere(later, optimizer, sched.scope),
+            )
             if stepping is None:
                 continue
             fix = self._fix(sched, self.parent(stepping), stepping) if same_block else None
             self.report(call, fix=fix)
+        self._scheduler_methods()
 
-    def _trains_elsewhere(self, stmt: cst.CSTNode, optimizer: str | None) -> bool:
+    def _stepped_after(self, line: cst.CSTNode, loop: cst.CSTNode, steps) -> tuple[cst.CSTNode | None, bool]:
+        """The first statement after ``line`` in the same iteration of
+        ``loop`` for which ``steps`` holds (its later siblings, then those of
+        each enclosing statement), and whether it is a sibling; (None, _) when
+        none does or the iteration may end first (``continue``)."""
+        stmt: cst.CSTNode | None = line
+        same_block = True
+        while stmt is not None and stmt is not loop:
+            block = self.parent(stmt)
+            located = self.facts.blocks.locate(stmt)
+            if located is not None:
+                body, i = located
+                for later in body[i + 1 :]:
+                    if jumps(later):
+                        # ``if epoch < start_epoch: scheduler.step(); continue``
+                        # fast-forwards a resumed schedule.
+                        return None, same_block
+                    if steps(later):
+                        return later, same_block
+            stmt = self._enclosing_statement(block)
+            same_block = False
+        return None, same_block
+
+    def _scheduler_methods(self) -> None:
+        """``trainer.update_learning_rate()`` (a project method that only
+        steps library schedulers the trainer holds) in a loop, before a call
+        of a method of the same object that steps its optimizer
+        (``trainer.dis_update(x)``): both read from the project (MUNIT)."""
+        project = self.facts.project
+        if project is None or not any(set(kinds) == {"s"} for *_, kinds in project.object_steps):
+            return
+        loops = self.facts.loops
+        for scope, calls in self.facts.calls.calls_in.items():
+            methods = self._object_calls(scope)
+            for call in calls:
+                func = call.func
+                if not isinstance(func, cst.Attribute) or call.args:
+                    continue
+                receiver = dotted_name(func.value) or ""
+                if set(methods.get((receiver, func.attr.value), "o")) != {"s"}:
+                    continue
+                line = self._statement_of(call)
+                enclosing = loops.enclosing_loops(call)
+                if line is None or not enclosing:
+                    continue
+
+                stepper: list[str] = []
+
+                def steps(later: cst.CSTNode, receiver: str = receiver, methods=methods, stepper=stepper) -> bool:
+                    visitor = _TrainingCallsHanded(self.facts.objects, self.facts.calls, None, methods)
+                    visit_fast(later, visitor)
+                    stepper.extend(m for r, m, kinds in visitor.object_steps if r == receiver and "o" in kinds)
+                    return bool(stepper)
+
+                stepping, _same_block = self._stepped_after(line, enclosing[0].node, steps)
+                if stepping is not None:
+                    said = f"`{receiver}.{func.attr.value}()` steps its schedulers before `{receiver}.{stepper[0]}()` steps the optimizer"
+                    self.report(call, message=f"{self.message} ({said})")
+
+    def _statement_of(self, call: cst.Call) -> cst.CSTNode | None:
+        """The simple statement line that is just this call."""
+        parent = self.parent(call)
+        if not isinstance(parent, cst.Expr):
+            return None
+        line = self.parent(parent)
+        return line if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+
+    def _trains_elsewhere(self, stmt: cst.CSTNode, optimizer: str | None, scope=None) -> bool:
         """``train_one_epoch(model, loader, optimizer)``: a function defined
-        elsewhere, named for training, handed the optimizer, steps it."""
-        visitor = _TrainingCallsHanded(self.facts.objects, self.facts.calls, optimizer)
+        elsewhere, named for training, handed the optimizer, steps it; or
+        ``trainer.train_step(x)``, a method of a project object that steps an
+        optimizer it holds (``_object_steps``)."""
+        visitor = _TrainingCallsHanded(self.facts.objects, self.facts.calls, optimizer, self._object_calls(scope))
         visit_fast(stmt, visitor)
-        return bool(visitor.found)
+        return bool(visitor.found) or any(
+            "o" in kinds and self._holds(receiver, optimizer, scope) for receiver, _m, kinds in visitor.object_steps
+        )
+
+    def _object_calls(self, scope) -> dict[tuple[str, str], str]:
+        """(receiver, method) -> what the method steps, for the typed
+        receivers of ``scope`` (ProjectView.object_steps)."""
+        project = self.facts.project
+        if project is None or not project.object_steps or scope is None:
+            return {}
+        name = self._scope_name(scope)
+        return {(r, m): kinds for s, r, m, kinds in project.object_steps if s == name}
+
+    def _holds(self, receiver: str, optimizer: str | None, scope) -> bool:
+        """The object was built here with the scheduler's optimizer among its
+        arguments (``Trainer(G, D, g_optimizer, d_optimizer)``): the optimizer
+        its method steps may be that one. Any optimizer when it is unknown."""
+        if optimizer is None:
+            return True
+        call = self.facts.bindings.call_of(receiver, scope)
+        return call is not None and any(dotted_name(a.value) == optimizer for a in call.args)
 
     def _enclosing_statement(self, block: cst.CSTNode | None) -> cst.CSTNode | None:
         """The statement (a child of a block) that holds ``block``."""
@@ -235,11 +325,18 @@ class SchedulerBeforeOptimizerStep(Rule):
                 return all(n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed)
             return not self.facts.bindings.values(sched.target or "", sched.scope)
         project = self._project_schedulers(sched)
-        return all(
+        if all(
             n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers."))
             or self._torch_scheduler_subclass(n)
             or n in project
             for n in names
+        ):
+            return True
+        # ``build_lr_scheduler(optimizer, config)``, a project factory whose
+        # every ``return`` builds a library scheduler (project/typed_objects.py).
+        typed = self._project_types(sched)
+        return bool(typed) and all(
+            n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed or ()
         )
 
     def _project_schedulers(self, sched: Verb) -> set[str]:
@@ -260,12 +357,16 @@ class SchedulerBeforeOptimizerStep(Rule):
     def _project_types(self, sched: Verb) -> tuple[str, ...] | None:
         """The scheduler's types as the project's call sites give them."""
         project = self.facts.project
-        scope = sched.scope
-        if project is None or not project.object_types or not isinstance(scope, cst.FunctionDef) or not sched.target:
+        if project is None or not project.object_types or not sched.target:
             return None
+        return project.types_of(self._scope_name(sched.scope), sched.target)
+
+    def _scope_name(self, scope) -> str:
+        """``Class.method``, ``function`` or "" (the module), as the project names scopes."""
+        if not isinstance(scope, cst.FunctionDef):
+            return ""
         cls = self.facts.calls.class_of.get(scope)
-        name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
-        return project.types_of(name, sched.target)
+        return f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
 
     def _torch_scheduler_subclass(self, name: str) -> bool:
         """``class FindLR(_LRScheduler)`` with its own ``get_lr`` but torch's

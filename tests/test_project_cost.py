@@ -549,7 +549,9 @@ def test_object_types_walk_each_method_once(monkeypatch):
     # from the one walk of each method, not from two more walks of it.
     from memlint.project import object_types
 
-    source = "import torch\nfrom nets import Net\n\nclass Agent:\n    def __init__(self, n):\n        self.net = Net(n)\n"
+    source = (
+        "import torch\nfrom nets import Net\n\nclass Agent:\n    def __init__(self, n):\n        self.net = Net(n)\n"
+    )
     source += "".join(
         f"    def m{i}(self, x):\n        y = self.helper_{i}(x)\n        z = [self.scale * v for v in y]\n        return z\n"
         for i in range(30)

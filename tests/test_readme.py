@@ -14,9 +14,7 @@ CLI_PAGE = ROOT / "docs" / "cli.md"
 
 # The README's two promises, word for word (.ci/run runs the second).
 TRY_IT = "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/memlint check fixtures/examples/"
-RUN_TESTS = (
-    "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt -e . && .venv/bin/python -m pytest -q"
-)
+RUN_TESTS = "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt -e . && .venv/bin/python -m pytest -q -n auto"
 
 
 def test_rule_table_in_sync():
@@ -46,5 +44,5 @@ def test_readme_keeps_its_two_commands_and_stays_short():
     text = README.read_text()
     assert TRY_IT in text and RUN_TESTS in text
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "pip install -q -r requirements-dev.txt -e ." in ci and "python -m pytest -q" in ci
+    assert "pip install -q -r requirements-dev.txt -e ." in ci and "python -m pytest -q -n auto" in ci
     assert len(text.splitlines()) < 150, "the README is for newcomers; reference material goes in docs/"

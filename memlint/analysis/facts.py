@@ -67,7 +67,9 @@ class ModuleFacts:
 
         classes = frozenset(self.project.model_classes) if self.project is not None else frozenset()
         schedulers = frozenset(self.project.scheduler_classes) if self.project is not None else frozenset()
-        return ObjectTable(self.wrapper, self.names, self.calls, schedulers, classes)
+        parameterless = frozenset(self.project.parameterless_classes) if self.project is not None else frozenset()
+        typed = self.project.types_of if self.project is not None and self.project.object_types else None
+        return ObjectTable(self.wrapper, self.names, self.calls, schedulers, classes, parameterless, typed)
 
     @cached_property
     def grad_mode(self):

@@ -426,10 +426,15 @@ _CARDS = (
         "MEM802",
         "scheduler-before-optimizer-step",
         "unsafe",
-        ("sched", "Sched", "LR"),
-        lambda g: "step" in g.called,
+        ("sched", "Sched", "LR", *TRAINING_CODE_TOKENS),
+        lambda g: "step" in g.called or bool(g.loops and g.project_imports),
         # ``self.scheduler`` typed by the constructor's call sites (project/typed_objects.py).
         reads_project=True,
+        # A loop calling a project object's method that steps its schedulers
+        # (``trainer.update_learning_rate()``, typed_objects.method_steps):
+        # without a ``.step()`` here, only what the view says of such methods.
+        local_gate=lambda g: "step" in g.called,
+        project_matters=lambda view: any(set(kinds) == {"s"} for *_, kinds in view.object_steps),
     ),
     Card(
         "MEM803",

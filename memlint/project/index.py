@@ -546,12 +546,15 @@ class ProjectIndex:
         cpu_functions: set[str] = set()
 
         model_classes: set[str] = set()
+        parameterless: set[str] = set()
         scheduler_classes: set[str] = set()
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
             if name in defining.model_classes:
                 model_classes.add(local)
+            if name in defining.parameterless:
+                parameterless.add(local)
             for t in defining.tensor_trackers:
                 if t.cls == name and where:
                     tensor_trackers.add(
@@ -633,7 +636,7 @@ class ProjectIndex:
         built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         switched = self._switched_attrs(path, summary) if summary.plain_attrs else ()
         loading = _loading_methods(summary)
-        object_forwards, object_types = object_facts(self, path)
+        object_forwards, object_types, object_steps = object_facts(self, path)
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -653,6 +656,7 @@ class ProjectIndex:
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
             model_classes=tuple(sorted(model_classes)),
+            parameterless_classes=tuple(sorted(parameterless)),
             switched_attrs=switched,
             tensor_trackers=tuple(sorted(tensor_trackers)),
             loading_elsewhere=tuple(self.loading_used_elsewhere(path, loading)),
@@ -663,6 +667,7 @@ class ProjectIndex:
             cpu_saved_files=self._cpu_saved_files(path, summary),
             object_forwards=object_forwards,
             object_types=object_types,
+            object_steps=object_steps,
             scheduler_classes=tuple(sorted(scheduler_classes)),
         )
 

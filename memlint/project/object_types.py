@@ -43,6 +43,7 @@ import sys
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
 # Installed packages whose calls are never a project function's call site
@@ -94,6 +95,10 @@ class ObjectTypes:
     forwards: list[tuple[str, str, int, str, str]] = field(default_factory=list)
     self_forwards: list[str] = field(default_factory=list)
     bases: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    # Attributes named for a scheduler whose every assignment in the class is
+    # typed (``None`` aside): (class, attr, spellings). MEM802 reads a
+    # method's ``self.gen_scheduler.step()`` as a library scheduler's.
+    scheduler_attrs: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's shape (tuples stay tuples; json writes them as lists)
@@ -117,6 +122,7 @@ class ObjectTypes:
             forwards=[(str(m), str(a), int(ln), str(c), str(v)) for m, a, ln, c, v in data.get("forwards", ())],
             self_forwards=[str(m) for m in data.get("self_forwards", ())],
             bases=[(str(c), strs(b)) for c, b in data.get("bases", ())],
+            scheduler_attrs=[(str(c), str(a), strs(t)) for c, a, t in data.get("scheduler_attrs", ())],
         )
 
 
@@ -168,11 +174,13 @@ class _Types:
         self._init_attrs: list = []
         self._forwards: list = []
         self._self_forwards: list = []
+        self._scheduler_attrs: list = []
         self._scope("", tree.body, {}, None, ())
         self.out.escaped = sorted(self._escaped)
         self.out.init_attrs = _flat(self._init_attrs)
         self.out.forwards = _flat(self._forwards)
         self.out.self_forwards = _flat(self._self_forwards)
+        self.out.scheduler_attrs = _flat(self._scheduler_attrs)
 
     # -- spellings -----------------------------------------------------------
     def spell(self, func: ast.AST, local: dict[str, str]) -> str | None:
@@ -406,6 +414,8 @@ class _Types:
         for n, vs in stores.items():
             types: set[str] = set()
             for v in vs:
+                if _is_none(v):
+                    continue  # ``scheduler = None  # constant``: no object to call a method of
                 # ``model = DataParallel(model)``: the name's own earlier value
                 if (
                     isinstance(v, ast.Call)
@@ -424,11 +434,14 @@ class _Types:
                     typed[n] = tuple(sorted(types))
         found: set[str] = set()
         for r in returns:
+            if _is_none(r) or _exception(r):
+                continue  # ``return None``, ``return NotImplementedError(...)``: no object of another type
             t = self.type_of(r, local, typed)  # type: ignore[arg-type]
             if t is None:
                 return
             found.update(t)
-        self.out.returns.append((name, tuple(sorted(found))))
+        if found:
+            self.out.returns.append((name, tuple(sorted(found))))
 
     # -- classes -------------------------------------------------------------
     def _class(self, node: ast.ClassDef, outer: str, local: dict[str, str]) -> None:
@@ -445,6 +458,8 @@ class _Types:
                     for sub in nodes(stmt):
                         if sub.__class__ in (ast.Assign, ast.AugAssign, ast.AnnAssign):
                             self._assigned(sub)  # type: ignore[arg-type]
+        scheduler: list = []  # scheduler_attrs: the class's own before its methods' nested classes'
+        self._scheduler_attrs.append(scheduler)
         self._classes.append(attrs)
         slots: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list, list, list, _Probe]] = []
         for fn in methods:
@@ -460,10 +475,18 @@ class _Types:
             slots.append((fn, init, forwards, own, probe))
         self._classes.pop()
         model_attrs: dict[str, list[str | None]] = {}
+        held: dict[str, list[tuple[str, ...] | None]] = {}  # the same, ``None`` left out, for scheduler_attrs
         for attr, values in attrs.values.items():
             for value in values:
                 t = self.type_of(value, local, {})
                 model_attrs.setdefault(attr, []).append("|".join(t) if t is not None else None)
+                if t is not None or not _is_none(value):
+                    # ``self.scheduler = None`` holds no object of another type
+                    held.setdefault(attr, []).append(t)
+        for attr, types in sorted(held.items()):
+            if types and None not in types and guess_kind_from_name(attr) is Kind.SCHEDULER:
+                spelled = sorted({c for t in types for c in t or ()})
+                scheduler.append((name, attr, tuple(spelled)))
         for fn, init, forwards, own, probe in slots:
             if fn.name == "__init__":
                 init.extend(self._init_attrs_of(name, fn, attrs.counts))
@@ -620,3 +643,16 @@ def _flat(slotted: list) -> list:
         else:
             out.append(item)
     return out
+
+
+def _is_none(value: ast.AST | None) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
+
+
+def _exception(value: ast.AST | None) -> bool:
+    """``NotImplementedError(...)``: an exception object, returned by mistake for a raise."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id.endswith(("Error", "Exception"))
+    )

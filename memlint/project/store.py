@@ -11,7 +11,15 @@ import os
 from collections.abc import Iterable
 from functools import lru_cache
 
-from memlint.project import arg_modes, checkpoint_files, class_moves, cpu_builders, object_types, sys_paths
+from memlint.project import (
+    arg_modes,
+    checkpoint_files,
+    class_moves,
+    cpu_builders,
+    object_types,
+    parameterless,
+    sys_paths,
+)
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
 from memlint.vocabulary import checkpoint_files as checkpoint_names
@@ -26,6 +34,7 @@ def summary_fingerprint() -> str:
         summary_module,
         arg_modes,
         class_moves,
+        parameterless,
         cpu_builders,
         sys_paths,
         loading,

@@ -53,9 +53,11 @@ from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.object_types import ObjectTypes, object_types
+from memlint.project.parameterless import holds_no_parameters
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
@@ -143,6 +145,12 @@ class FunctionFacts:
     # them, each on the parameter it acts on (project/step_helpers.py
     # step_sequence): a caller's loop reads them at the call (MEM301/MEM303).
     sequence: tuple[tuple[str, str, int], ...] = ()
+    # A method's ``self.<attr>.step()`` calls (no argument) in source order,
+    # by what the attribute's name says it holds, with the attribute: ("o",
+    # "g_optimizer") an optimizer, ("s", "dis_scheduler") a scheduler. A
+    # caller in another module reads ``trainer.dis_update(...)`` as an
+    # optimizer step (MEM802, typed_objects.method_steps).
+    step_attrs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -159,6 +167,7 @@ class FunctionFacts:
             tuple(str(p) for p in data.get("stepped", ())),
             int(data.get("step_line", 0)),
             tuple((str(k), str(p), int(n)) for k, p, n in data.get("sequence", ())),
+            tuple((str(k), str(a)) for k, a in data.get("step_attrs", ())),
         )
 
 
@@ -222,6 +231,9 @@ class ModuleSummary:
     classes: list[str] = field(default_factory=list)
     trains: bool = False
     model_classes: list[str] = field(default_factory=list)
+    # Of those, the ones proved to own no parameter (buffers and functional
+    # ops only, parameterless.py): running one records no graph of its own.
+    parameterless: list[str] = field(default_factory=list)
     plain_attrs: list[str] = field(default_factory=list)
     attr_switches: list[str] = field(default_factory=list)
     tensor_trackers: list[TensorTracker] = field(default_factory=list)
@@ -274,6 +286,7 @@ class ModuleSummary:
             "classes": list(self.classes),
             "trains": self.trains,
             "model_classes": list(self.model_classes),
+            "parameterless": list(self.parameterless),
             "plain_attrs": list(self.plain_attrs),
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
@@ -313,6 +326,7 @@ class ModuleSummary:
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
+            parameterless=[str(c) for c in data.get("parameterless", [])],
             plain_attrs=[str(c) for c in data.get("plain_attrs", [])],
             attr_switches=[str(c) for c in data.get("attr_switches", [])],
             tensor_trackers=[
@@ -380,6 +394,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
+            walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders, walker.summary.foreign_builders = builders(
                 tree, walker.summary.cpu_classes, walker.summary.cpu_functions
@@ -428,6 +443,7 @@ class _Scope:
     steps: bool = False
     stepped: tuple[tuple[str, ...], int] = ((), 0)  # FunctionFacts.stepped, step_line
     sequence: tuple[tuple[str, str, int], ...] = ()  # FunctionFacts.sequence
+    step_attrs: tuple[tuple[str, str], ...] = ()  # FunctionFacts.step_attrs
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
     loading: list[tuple[str, str]] = field(default_factory=list)
@@ -799,6 +815,9 @@ class _Walker:
                 self._loops[-1][0] = True
         elif last == "step" and isinstance(func, ast.Attribute):
             scope.steps = True
+            stepped = _step_kind(node, func)
+            if stepped:
+                scope.step_attrs += (stepped,)
         receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             instance = scope.instances.get(func.value.id)
@@ -993,6 +1012,7 @@ class _Walker:
                         scope.steps,
                         *scope.stepped,
                         scope.sequence,
+                        scope.step_attrs,
                     )
                 )
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):
@@ -1005,6 +1025,7 @@ class _Walker:
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
+        s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
@@ -1261,6 +1282,31 @@ def _sys_path_added(call: ast.Call) -> str | None:
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not call.keywords:
         return arg.value
     return None
+
+
+def _step_kind(call: ast.Call, func: ast.Attribute) -> tuple[str, str] | None:
+    """``self.<attr>.step()`` by the attribute's name: ("o", attr) an
+    optimizer, ("s", attr) a scheduler; None for anything else (an argument:
+    a metric, an epoch)."""
+    held = func.value
+    if call.args or call.keywords or not (isinstance(held, ast.Attribute) and isinstance(held.value, ast.Name)):
+        return None
+    if held.value.id != "self":
+        return None
+    kind = guess_kind_from_name(held.attr)
+    return ("o", held.attr) if kind is Kind.OPTIMIZER else ("s", held.attr) if kind is Kind.SCHEDULER else None
+
+
+def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[str, str]) -> list[str]:
+    """The model classes proved to own no parameter (parameterless.py)."""
+    if not model_classes:
+        return []
+    named = set(model_classes)
+    proved: dict[str, bool] = {}
+    for n in tree.body:
+        if isinstance(n, ast.ClassDef) and n.name in named:  # every definition of the name
+            proved[n.name] = proved.get(n.name, True) and holds_no_parameters(n, bindings)
+    return [name for name, ok in proved.items() if ok]
 
 
 def _model_classes(tree: ast.Module, bindings: dict[str, str]) -> list[str]:

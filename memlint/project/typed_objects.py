@@ -274,17 +274,52 @@ class TypedObjects:
                 found = answer[1]
         return found
 
+    def method_steps(self, types: tuple[str, ...], method: str) -> str | None:
+        """What ``<receiver>.method(...)`` steps, in order: "o" an optimizer,
+        "s" a library scheduler (FunctionFacts.step_attrs), when every type
+        is a project class defining ``method`` and all of them step alike;
+        None otherwise (an installed class, an inherited method, a
+        difference, a scheduler attribute not known to hold a library one)."""
+        found: set[str] = set()
+        for typ in types:
+            if "\0" not in typ:
+                return None
+            path, cls = typ.split("\0")
+            summary = self.index.full_summary(path)
+            facts = next((f for f in summary.functions if f.name == f"{cls}.{method}"), None) if summary else None
+            if facts is None:
+                return None
+            if any(k == "s" and not self._library_scheduler_attr(path, cls, a) for k, a in facts.step_attrs):
+                return None
+            found.add("".join(k for k, _ in facts.step_attrs))
+        return found.pop() if len(found) == 1 else None
 
-def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple]:
+    def _library_scheduler_attr(self, path: str, cls: str, attr: str) -> bool:
+        """``self.<attr>`` of ``cls`` holds a torch scheduler wherever the
+        class assigns it (``get_scheduler(self.dis_opt, hp)``, a factory)."""
+        objects = self.objects(path)
+        spelled = next((t for c, a, t in objects.scheduler_attrs if c == cls and a == attr), None) if objects else None
+        if not spelled:
+            return False
+        for sp in spelled:
+            q = self.qualify(sp, path)
+            if not q or not all(t.startswith(_TORCH_SCHEDULERS) for t in q):
+                return False
+        return True
+
+
+def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple]:
     """The view's ``object_forwards`` (scope, receiver, method, message) and
     ``object_types`` (scope, receiver, types: installed classes by dotted
     name, project classes as ``file:Class``; receivers of ``.step()``) of
-    ``path``."""
+    ``path``, and its ``object_steps`` (scope, receiver, method, what the
+    method steps: ``method_steps``)."""
     typed = index.typed_objects()
     objects = typed.objects(path)
     if objects is None or not objects.receivers:
-        return (), ()
+        return (), (), ()
     forwards = []
+    steps = []
     types_out = []
     seen: dict[tuple[str, str], tuple[str, ...] | None] = {}
     for scope, receiver, method in objects.receivers:
@@ -303,7 +338,10 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple]:
         message = typed.method_forward(types, method)
         if message is not None:
             forwards.append((scope, receiver, method, message))
-    return tuple(forwards), tuple(types_out)
+        stepped = typed.method_steps(types, method) if method != "step" else None
+        if stepped:
+            steps.append((scope, receiver, method, stepped))
+    return tuple(forwards), tuple(types_out), tuple(steps)
 
 
 def _shown(index: ProjectIndex, typed: TypedObjects, typ: str) -> str:

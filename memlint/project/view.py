@@ -83,6 +83,10 @@ class ProjectView:
     # Local names of ``nn.Module`` subclasses of other project modules
     # (``Generator``, ``model.Generator``): a fresh one is in train mode.
     model_classes: tuple[str, ...] = ()
+    # Of those, the ones proved to own no parameter (``Audio2Mel``: buffers
+    # and functional ops, project/parameterless.py): a call of one records no
+    # graph the input did not have (MEM201).
+    parameterless_classes: tuple[str, ...] = ()
     # Attributes of this module's plain classes (``self.G`` of ``Solver``)
     # whose mode another module may switch (``solver.G.eval()``).
     switched_attrs: tuple[str, ...] = ()
@@ -145,6 +149,11 @@ class ProjectView:
     # other project modules that subclass a torch LR scheduler and keep its
     # ``step()`` (typed_objects.torch_scheduler): torch schedulers (MEM802).
     scheduler_classes: tuple[str, ...] = ()
+    # Methods of typed receivers that step what their class holds
+    # (typed_objects.method_steps): (scope, receiver, method, "o"/"s" per
+    # ``self.<attr>.step()`` in order). MEM802 reads ``trainer.dis_update(...)``
+    # as an optimizer step.
+    object_steps: tuple[tuple[str, str, str, str], ...] = ()
 
     def method_callers_of(self, qualified: str) -> tuple[str, ...]:
         for name, sites in self.method_callers:
@@ -177,6 +186,12 @@ class ProjectView:
             if s == scope and r == receiver and m == method:
                 return message
         return None
+
+    def steps_of(self, scope: str, receiver: str, method: str) -> str:
+        for s, r, m, kinds in self.object_steps:
+            if s == scope and r == receiver and m == method:
+                return kinds
+        return ""
 
     def types_of(self, scope: str, receiver: str) -> tuple[str, ...] | None:
         for s, r, types in self.object_types:
@@ -213,6 +228,8 @@ class ProjectView:
             or self.built_per_batch
             or self.callees
             or self.model_classes
+            or self.parameterless_classes
+            or self.object_steps
             or self.switched_attrs
             or self.tensor_trackers
             or self.loading_elsewhere

@@ -14,6 +14,7 @@ import io
 import os
 import signal
 import stat
+import threading
 import tokenize
 from dataclasses import dataclass
 
@@ -201,7 +202,35 @@ _DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHU
 @contextlib.contextmanager
 def _signals_deferred():
     """Hold back SIGINT/SIGTERM/SIGHUP for the few system calls of a write;
-    they are delivered (and their handlers run) as soon as it is done."""
+    they are delivered (and their handlers run) as soon as it is done.
+
+    A signal mask covers only the calling thread: in a process with other
+    threads (the language server, pytest-xdist's workers) the kernel hands a
+    process-wide signal to a thread that does not block it, and the handler
+    then runs mid-write. So the main thread also swaps in handlers that only
+    record what arrived, and raises it again once the file is in place."""
+    if threading.current_thread() is not threading.main_thread():
+        with _signals_masked():
+            yield
+        return
+    arrived: list[int] = []
+    # A handler installed outside Python reads as None and cannot be put back.
+    previous = {signum: signal.getsignal(signum) for signum in _DEFERRED}
+    previous = {signum: handler for signum, handler in previous.items() if handler is not None}
+    for signum in previous:
+        signal.signal(signum, lambda signum, _frame: arrived.append(signum))
+    try:
+        with _signals_masked():
+            yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(arrived):
+            signal.raise_signal(signum)
+
+
+@contextlib.contextmanager
+def _signals_masked():
     if not hasattr(signal, "pthread_sigmask"):  # Windows: best effort only
         yield
         return

@@ -1052,6 +1052,8 @@ class _Walker:
             self.ev(func)
             if self.a.no_grad_module(func, c):
                 return NO
+            if o.parameterless_module(func, c):
+                return self.computed(args)
             return self.fresh() if not (_frozen_name(func) or self.a.frozen_module(func, c)) else MAYBE
         qn = self.a.names.call_name(c)
         if qn is not None:

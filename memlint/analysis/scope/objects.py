@@ -39,16 +39,20 @@ not know, is None: precision first.
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from collections import defaultdict
+from collections.abc import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from memlint.analysis.scope.bindings import parameters_owners
+from memlint.analysis.scope.bindings import parameters_owners, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.parse.traversal import visit_fast
+from memlint.project.parameterless import holds_no_parameters
 from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name
 
 # Methods that return the module itself, so ``model = model.to(dev)`` keeps its kind.
@@ -78,8 +82,18 @@ class ObjectTable(cst.CSTVisitor):
         calls: CallGraph,
         schedulers: frozenset[str] = frozenset(),
         project_classes: frozenset[str] = frozenset(),
+        parameterless: frozenset[str] = frozenset(),
+        typed: Callable[[str, str], tuple[str, ...] | None] | None = None,
     ) -> None:
         super().__init__()
+        self._module = wrapper.module
+        # Of those, the ones proved to own no parameter
+        # (ProjectView.parameterless_classes); this module's own are proved here.
+        self._parameterless = parameterless
+        self._local_parameterless: dict[str, bool] = {}
+        # ProjectView.types_of: what the project's call sites and factories
+        # say a name of a scope holds (``g_scheduler = build_lr_scheduler(...)``).
+        self._typed = typed
         self.names = names
         self.calls = calls
         # Local names of torch scheduler subclasses of other project modules
@@ -406,11 +420,25 @@ class ObjectTable(cst.CSTVisitor):
             kinds.add(Kind.MODULE)
         if len(kinds) == 1:
             return next(iter(kinds))
+        if unknown and not kinds and self._typed is not None and not isinstance(owner, cst.ClassDef):
+            return self._project_kind(owner, name)
         if kinds or unknown:
             return None
         if param is not None or isinstance(owner, cst.ClassDef):
             return guess_kind_from_name(name.rsplit(".", 1)[-1])
         return None
+
+    def _project_kind(self, owner: object, name: str) -> Kind | None:
+        """The kind every type the project gives ``name`` in ``owner`` builds
+        (installed classes only: ``torch.optim.lr_scheduler.StepLR``), or None."""
+        if isinstance(owner, cst.FunctionDef):
+            cls = self.calls.class_of.get(owner)
+            scope = f"{cls.name.value}.{owner.name.value}" if cls is not None else owner.name.value
+        else:
+            scope = ""
+        types = self._typed(scope, name) if self._typed is not None else None
+        kinds = {constructor_kind(t) for t in types or ()}
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _param_kind(self, param: cst.Param, fn: cst.FunctionDef) -> Kind | None:
         if param.annotation is not None:
@@ -542,6 +570,42 @@ class ObjectTable(cst.CSTVisitor):
             # says nothing; its body (a loop's callees) decides whether it runs a model.
             return False
         return self.kind_of(func, call) is Kind.MODULE
+
+    def parameterless_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
+        """``fft(x)`` where every binding of ``fft`` builds (``.cuda()``,
+        ``.to(d)`` kept) a class proved to own no parameter: melgan's
+        ``Audio2Mel``, buffers and functional ops only (project/parameterless.py),
+        of this module or another project module. Its output has the history
+        of its inputs, no more."""
+        if not self._parameterless and not self.calls.classes:
+            return False
+        key = self._key_for_read(func, self.scope_of(call))
+        values = self._defs.get(key, []) if key else []
+        if not values:
+            return False
+        for v in values:
+            ctor = unwrap_pass_through(v) if isinstance(v, cst.BaseExpression) else None
+            name = dotted_name(ctor.func) if ctor is not None else None
+            if name is None or not (name in self._parameterless or self._proved_parameterless(name)):
+                return False
+        return True
+
+    def _proved_parameterless(self, name: str) -> bool:
+        """Every class of this module called ``name`` owns no parameter."""
+        found = self._local_parameterless.get(name)
+        if found is None:
+            found = self._local_parameterless[name] = bool(self.calls.classes.get(name)) and all(
+                self._holds_no_parameters(cls) for cls in self.calls.classes[name]
+            )
+        return found
+
+    def _holds_no_parameters(self, cls: cst.ClassDef) -> bool:
+        try:
+            tree = ast.parse(textwrap.dedent(self._module.code_for_node(cls)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        found = tree.body[-1] if tree.body else None
+        return isinstance(found, ast.ClassDef) and holds_no_parameters(found, self.names.bindings)
 
     def is_loss_call(self, call: cst.Call) -> bool:
         """``criterion(out, y)``, ``F.cross_entropy(out, y)``, ``nn.MSELoss()(a, b)``."""
