@@ -486,3 +486,178 @@ def test_cpu_builders_count_module_bindings_once_and_only_when_asked() -> None:
     assert cpu_builders._LazyBindings.walks == before
     assert summarise(ast.parse(imported)).foreign_builders == ["alexnet=AlexNet", "vgg=VGG"]
     assert cpu_builders._LazyBindings.walks == before + 1
+
+
+def test_closed_instances_read_only_scopes_that_build_an_imported_class(monkeypatch):
+    # Every scope binds names; only one bound to an imported class's
+    # instance can be a closed instance, so only such a scope is read again.
+    read: list[int] = []
+    real = summary_module.closed_instances
+
+    def counting(body, params, instances, bindings):
+        read.append(len(body))
+        return real(body, params, instances, bindings)
+
+    monkeypatch.setattr(summary_module, "closed_instances", counting)
+    plain = "import torch\n" + "".join(f"def f{i}(x):\n    y = x + 1\n    return y\n" for i in range(5))
+    assert summarise(ast.parse(plain)).closed_instances == []
+    assert read == []
+    built = "from cam import GradCAM\n\ndef main(paths):\n    cam = GradCAM(1)\n    for p in paths:\n        cam(p)\n"
+    assert summarise(ast.parse(built)).closed_instances == [("cam.GradCAM", 4)]
+    assert read == [2]
+
+
+def test_cpu_builders_walk_each_candidate_once_whatever_the_passes(monkeypatch):
+    # ``c`` builds through ``b`` through ``a``: three passes over the
+    # candidates; each function's body is still walked once.
+    from memlint.project import cpu_builders
+
+    source = textwrap.dedent(
+        """
+        class Net:
+            def __init__(self, n):
+                self.n = n
+
+        def c(n):
+            return b(n)
+
+        def b(n):
+            return a(n)
+
+        def a(n):
+            return Net(n)
+
+        def other(n):
+            return n
+        """
+    )
+    scanned: list[str] = []
+    real = cpu_builders._scan
+
+    def counting(fn):
+        scanned.append(fn.name)
+        return real(fn)
+
+    monkeypatch.setattr(cpu_builders, "_scan", counting)
+    assert summarise(ast.parse(source)).cpu_builders == ["c", "b", "a"]
+    assert sorted(scanned) == ["a", "b", "c", "other"]
+
+
+def test_object_types_walk_each_method_once(monkeypatch):
+    # The object-type facts of a class read what every method assigns to
+    # ``self`` and which methods run a model attribute's forward: both come
+    # from the one walk of each method, not from two more walks of it.
+    from memlint.project import object_types
+
+    source = (
+        "import torch\nfrom nets import Net\n\nclass Agent:\n    def __init__(self, n):\n        self.net = Net(n)\n"
+    )
+    source += "".join(
+        f"    def m{i}(self, x):\n        y = self.helper_{i}(x)\n        z = [self.scale * v for v in y]\n        return z\n"
+        for i in range(30)
+    )
+    source += "    def act(self, s):\n        return self.net(s)\n"
+    tree = ast.parse(source)
+    size = len(nodes_of(tree))
+    visited = 0
+    real_children, real_nodes = object_types.children, object_types.nodes
+
+    def counting_children(node):
+        nonlocal visited
+        visited += 1
+        return real_children(node)
+
+    def counting_nodes(node):
+        nonlocal visited
+        found = real_nodes(node)
+        visited += len(found)
+        return found
+
+    monkeypatch.setattr(object_types, "children", counting_children)
+    monkeypatch.setattr(object_types, "nodes", counting_nodes)
+    facts = object_types.object_types(tree, {"torch": "torch", "Net": "nets.Net"}, False)
+    assert facts.forwards == [("Agent.act", "net", 128, "nets.Net", "")]
+    assert visited <= size
+
+
+def nodes_of(tree):
+    from memlint.gate.ast_fields import nodes
+
+    return nodes(tree)
+
+
+def test_object_types_keep_their_order_with_classes_inside_methods():
+    # A class defined in a method: its entries come where its method's walk
+    # meets it, and its methods' ``self`` assignments count for the outer
+    # class too (the order and counts of one walk per method).
+    source = textwrap.dedent(
+        """
+        from nets import Net, Head
+
+        class Outer:
+            def __init__(self, a):
+                self.a = a
+                class Inner:
+                    def __init__(self, b):
+                        self.b = b
+                    def run(self, x):
+                        return self.b(x)
+                self.inner = Inner
+                self.net = Net()
+
+            def act(self, x):
+                return self.net(x)
+
+            def later(self):
+                self.a = 1
+                class Late:
+                    def __init__(self):
+                        self.head = Head()
+                    def go(self, x):
+                        return self.head(x)
+                return Late
+        """
+    )
+    from memlint.project.object_types import object_types
+
+    facts = object_types(ast.parse(source), {"Net": "nets.Net", "Head": "nets.Head"}, False)
+    assert facts.init_attrs == [("Outer.__init__.Inner", "b", "b")]  # ``self.a`` is assigned twice in Outer
+    assert [f[:2] for f in facts.forwards] == [("Outer.act", "net"), ("Outer.later.Late.go", "head")]
+
+
+def test_cpu_builders_do_not_count_bindings_for_a_name_neither_imported_nor_starred():
+    # timm's ``def resnet18(**kw): return _create_resnet(...)``: the callee
+    # is the module's own function, never a foreign class: nothing to count.
+    from memlint.project import cpu_builders
+
+    source = textwrap.dedent(
+        """
+        import torch
+
+        def _create(n):
+            return n
+
+        def resnet18(n):
+            return _create(n)
+        """
+    )
+    before = cpu_builders._LazyBindings.walks
+    summary = summarise(ast.parse(source))
+    assert summary.cpu_builders == [] and summary.foreign_builders == []
+    assert cpu_builders._LazyBindings.walks == before
+
+
+def test_builds_only_on_cpu_reads_statements_not_every_expression(monkeypatch):
+    # The imports it looks for are statements: it never walks the module's
+    # expressions, and still finds an import nested anywhere.
+    from memlint.project import model_tables
+
+    monkeypatch.setattr(model_tables, "nodes", lambda _node: (_ for _ in ()).throw(AssertionError("walked")))
+    head = "class Net:\n    def f(self):\n        return [x * 2 for x in self.xs]\n"
+    assert model_tables.builds_only_on_cpu(ast.parse(head), ["Net"])
+    for nested in (
+        "try:\n    pass\nexcept ImportError:\n    from a import Other\n",
+        "def g():\n    with open('f'):\n        from a import Other\n",
+        "match x:\n    case 1:\n        from a import *\n",
+    ):
+        assert not model_tables.builds_only_on_cpu(ast.parse(head + nested), ["Net"])

@@ -67,6 +67,8 @@ def builders(
     ]
     found: list[str] = []
     foreign: dict[str, str] = {}
+    # Each candidate's walk, once: the passes below re-judge only its returns.
+    scans: dict[int, tuple[list[ast.expr | None], _Locals] | None] = {}
     changed = True
     while changed:  # a builder returning another builder's model (``return mobilenetv2_T_w(6, 0.5, n)``)
         changed = False
@@ -76,7 +78,12 @@ def builders(
             # Names of classes the module does not define, bound once by an
             # import or reached through a star import (never assigned).
             needed: set[str] = set()
-            if _builds_on_cpu(stmt, classes | set(found), inits, _Foreign(bound, imported, star, needed)):
+            if id(stmt) not in scans:
+                scans[id(stmt)] = _scan(stmt)
+            scan = scans[id(stmt)]
+            if scan is not None and _returns_built(
+                *scan, classes | set(found), inits, _Foreign(bound, imported, star, needed)
+            ):
                 if needed:
                     foreign[stmt.name] = f"{stmt.name}={','.join(sorted(needed))}"
                 else:
@@ -101,6 +108,8 @@ class _Foreign:
         self.needed = needed
 
     def accepts(self, name: str) -> bool:
+        if name not in self.imported and (not self.star or name in _BUILTINS):
+            return False  # neither case below can hold: no need to count (timm's ``_create_resnet``)
         count = self.bound.counts().get(name, 0)
         if (count == 1 and name in self.imported) or (count == 0 and self.star and name not in _BUILTINS):
             self.needed.add(name)
@@ -145,19 +154,17 @@ def _module_bindings(tree: ast.Module) -> dict[str, int]:
     return counts
 
 
-def _builds_on_cpu(
-    fn: ast.FunctionDef,
-    classes: set[str],
-    inits: dict[str, ast.FunctionDef | None],
-    foreign: _Foreign | None = None,
-) -> bool:
+def _scan(fn: ast.FunctionDef) -> tuple[list[ast.expr | None], _Locals] | None:
+    """A builder candidate's returns and local names, in one walk; None for
+    a function that is no builder whatever the classes (a generator, a
+    nested scope, ``global``, no ``return``)."""
     returns: list[ast.expr | None] = []
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
     for node in nodes(fn):
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
             if node is not fn:
-                return False  # a generator, or a nested scope whose returns are not the builder's
+                return None  # a generator, or a nested scope whose returns are not the builder's
         elif isinstance(node, ast.Return):
             returns.append(node.value)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -165,11 +172,20 @@ def _builds_on_cpu(
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             values.setdefault(node.targets[0].id, []).append(node.value)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            return False
+            return None
     if not returns:
-        return False
+        return None
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    local = _Locals(stores, values, params)
+    return returns, _Locals(stores, values, params)
+
+
+def _returns_built(
+    returns: list[ast.expr | None],
+    local: _Locals,
+    classes: set[str],
+    inits: dict[str, ast.FunctionDef | None],
+    foreign: _Foreign | None,
+) -> bool:
     for value in returns:
         if value is None or not _built_or_bound(value, classes, inits, foreign, local):
             return False

@@ -163,8 +163,24 @@ class _Types:
         self.out = ObjectTypes()
         self._called: set[int] = set()  # ids of Name nodes that are a call's callee
         self._escaped: set[str] = set()
+        # The classes whose methods (nested code included) are being walked,
+        # innermost last: each gets every ``self.<attr>`` assignment met
+        # (_Attrs), so a method is walked once, not once more per question.
+        self._classes: list[_Attrs] = []
+        # A class's init_attrs and forwards need all its methods walked: each
+        # is a slot (a list) kept in its place in the output, filled when the
+        # class is done, flattened at the end (the entries' order is the
+        # order of a walk per method).
+        self._init_attrs: list = []
+        self._forwards: list = []
+        self._self_forwards: list = []
+        self._scheduler_attrs: list = []
         self._scope("", tree.body, {}, None, ())
         self.out.escaped = sorted(self._escaped)
+        self.out.init_attrs = _flat(self._init_attrs)
+        self.out.forwards = _flat(self._forwards)
+        self.out.self_forwards = _flat(self._self_forwards)
+        self.out.scheduler_attrs = _flat(self._scheduler_attrs)
 
     # -- spellings -----------------------------------------------------------
     def spell(self, func: ast.AST, local: dict[str, str]) -> str | None:
@@ -197,17 +213,23 @@ class _Types:
         local: dict[str, str],
         cls: ast.ClassDef | None,
         params: tuple[str, ...],
-    ) -> None:
+    ) -> _Probe:
         """One function (or the module): its typed names, call sites,
-        receivers; nested functions and classes get scopes of their own."""
+        receivers; nested functions and classes get scopes of their own.
+        Returns what the walk saw that ``_returns`` and ``_forward_of`` need."""
         local = dict(local)
         stores: dict[str, list[ast.AST | None]] = {p: [None] for p in params}
         calls: list[ast.Call] = []
         nested: list[ast.AST] = []
+        returns: list[ast.AST | None] = []
         todo: list[ast.AST] = list(body)
         while todo:
             node = todo.pop()
             kind = node.__class__
+            if self._classes and (kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign):
+                self._assigned(node)  # type: ignore[arg-type]
+            elif kind is ast.Return:
+                returns.append(node.value)  # type: ignore[attr-defined]
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
                 nested.append(node)
                 stores.setdefault(node.name, []).append(None)  # type: ignore[attr-defined]
@@ -270,11 +292,26 @@ class _Types:
                     entry = (name, recv, func.attr)
                     if entry not in self.out.receivers:
                         self.out.receivers.append(entry)
+        probe = _Probe(bool(returns) and all(r is not None for r in returns))
+        if cls is not None:
+            for call in calls:
+                _probe_forward(call, probe)
         for node in sorted(nested, key=lambda n: n.lineno):  # type: ignore[attr-defined]
             if isinstance(node, ast.ClassDef):
                 self._class(node, name, local)
             else:
                 self._function(node, name, local, None)  # type: ignore[arg-type]
+        return probe
+
+    def _assigned(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
+        """A ``self.<attr>`` assignment in a method of every class around."""
+        for target in node.targets if node.__class__ is ast.Assign else [node.target]:  # type: ignore[union-attr]
+            if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
+                value = node.value if node.__class__ is ast.Assign else None
+                for attrs in self._classes:
+                    attrs.counts[target.attr] = attrs.counts.get(target.attr, 0) + 1
+                    if value is not None:
+                        attrs.values.setdefault(target.attr, []).append(value)
 
     def _local_import(self, node: ast.Import | ast.ImportFrom, local: dict[str, str]) -> None:
         if isinstance(node, ast.Import):
@@ -333,7 +370,7 @@ class _Types:
 
     def _function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, outer: str, local: dict[str, str], cls: ast.ClassDef | None
-    ) -> None:
+    ) -> _Probe:
         name = f"{outer}.{node.name}" if outer else node.name
         a = node.args
         params = [p.arg for p in a.posonlyargs + a.args]
@@ -341,9 +378,12 @@ class _Types:
             params = params[1:]
         all_params = tuple(params) + tuple(p.arg for p in a.kwonlyargs)
         self.out.params.append((name, all_params))
-        if cls is None and not outer:
+        probe = self._scope(name, node.body, local, cls, all_params)
+        # Only module-level functions append ``returns``: after the scope's
+        # walk, in the same order; read again only when every return has a value.
+        if cls is None and not outer and probe.returns:
             self._returns(node, name, local)
-        self._scope(name, node.body, local, cls, all_params)
+        return probe
 
     def _returns(self, node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, local: dict[str, str]) -> None:
         """A factory: every ``return`` hands back a typed value (a call of a
@@ -408,41 +448,61 @@ class _Types:
         name = f"{outer}.{node.name}" if outer else node.name
         bases = tuple(s for s in (self.spell(b, local) or _dotted(b) or "?" for b in node.bases))
         self.out.bases.append((name, bases))
-        # One pass over each method: what each ``self.<attr>`` is assigned
-        # (a call's type, or None), and how often, in any method.
+        # What each ``self.<attr>`` is assigned (a call's type, or None), and
+        # how often, in any method: gathered by the methods' own walks.
+        attrs = _Attrs()
+        methods = [f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if self._classes:  # a class inside a method: its other statements are that method's code too
+            for stmt in node.body:
+                if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for sub in nodes(stmt):
+                        if sub.__class__ in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+                            self._assigned(sub)  # type: ignore[arg-type]
+        scheduler: list = []  # scheduler_attrs: the class's own before its methods' nested classes'
+        self._scheduler_attrs.append(scheduler)
+        self._classes.append(attrs)
+        slots: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list, list, list, _Probe]] = []
+        for fn in methods:
+            init: list = []
+            if fn.name == "__init__":
+                self._init_attrs.append(init)
+            probe = self._function(fn, name, local, node)
+            forwards: list = []
+            own: list = []
+            if fn.name not in ("__init__", "forward"):
+                self._self_forwards.append(own)
+                self._forwards.append(forwards)
+            slots.append((fn, init, forwards, own, probe))
+        self._classes.pop()
         model_attrs: dict[str, list[str | None]] = {}
         held: dict[str, list[tuple[str, ...] | None]] = {}  # the same, ``None`` left out, for scheduler_attrs
-        counts: dict[str, int] = {}
-        methods = [f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        for fn in methods:
-            for sub in nodes(fn):
-                kind = sub.__class__
-                if kind is not ast.Assign and kind is not ast.AugAssign and kind is not ast.AnnAssign:
-                    continue
-                for target in sub.targets if kind is ast.Assign else [sub.target]:  # type: ignore[attr-defined]
-                    if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
-                        counts[target.attr] = counts.get(target.attr, 0) + 1
-                        if kind is ast.Assign:
-                            t = self.type_of(sub.value, local, {})  # type: ignore[attr-defined]
-                            model_attrs.setdefault(target.attr, []).append("|".join(t) if t is not None else None)
-                            if t is not None or not _is_none(sub.value):  # type: ignore[attr-defined]
-                                # ``self.scheduler = None`` holds no object of another type
-                                held.setdefault(target.attr, []).append(t)
+        for attr, values in attrs.values.items():
+            for value in values:
+                t = self.type_of(value, local, {})
+                model_attrs.setdefault(attr, []).append("|".join(t) if t is not None else None)
+                if t is not None or not _is_none(value):
+                    # ``self.scheduler = None`` holds no object of another type
+                    held.setdefault(attr, []).append(t)
         for attr, types in sorted(held.items()):
             if types and None not in types and guess_kind_from_name(attr) is Kind.SCHEDULER:
                 spelled = sorted({c for t in types for c in t or ()})
-                self.out.scheduler_attrs.append((name, attr, tuple(spelled)))
-        for fn in methods:
+                scheduler.append((name, attr, tuple(spelled)))
+        for fn, init, forwards, own, probe in slots:
             if fn.name == "__init__":
-                self._init_attrs(name, fn, counts)
-            self._function(fn, name, local, node)
-            if fn.name not in ("__init__", "forward"):
-                self._forwards(name, fn, model_attrs)
+                init.extend(self._init_attrs_of(name, fn, attrs.counts))
+            elif fn.name != "forward" and (
+                probe.own or any(_model_attr(model_attrs, a) for a in probe.attrs)
+            ):  # a method that calls no model attribute has no forward to find
+                self._forwards_of(name, fn, model_attrs, forwards, own)
 
-    def _init_attrs(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, counts: dict[str, int]) -> None:
+    @staticmethod
+    def _init_attrs_of(
+        cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, counts: dict[str, int]
+    ) -> list[tuple[str, str, str]]:
         """``self.<attr> = <param>`` in ``__init__``'s own body, the only
         assignment of that attribute in the class."""
         params = {p.arg for p in fn.args.args[1:] + fn.args.kwonlyargs}
+        out = []
         for stmt in fn.body:
             if (
                 isinstance(stmt, ast.Assign)
@@ -453,10 +513,16 @@ class _Types:
                 and stmt.value.id in params
                 and counts.get(stmt.targets[0].attr) == 1
             ):
-                self.out.init_attrs.append((cls, stmt.targets[0].attr, stmt.value.id))
+                out.append((cls, stmt.targets[0].attr, stmt.value.id))
+        return out
 
-    def _forwards(
-        self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: dict[str, list[str | None]]
+    def _forwards_of(
+        self,
+        cls: str,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        attrs: dict[str, list[str | None]],
+        forwards: list,
+        self_forwards: list,
     ) -> None:
         """``fn`` runs a model attribute's forward with grad on, and none
         under ``no_grad`` but on a torch-version branch."""
@@ -496,10 +562,10 @@ class _Types:
         for stmt in fn.body:
             visit(stmt, False, False)
         if own:
-            self.out.self_forwards.append(name)
+            self_forwards.append(name)
         if on and not off:
             attr, line, ctor, via = on[-1]  # the last: after any guarded branch, the one that runs
-            self.out.forwards.append((name, attr, line, ctor, via))
+            forwards.append((name, attr, line, ctor, via))
 
     @staticmethod
     def _forward_call(call: ast.Call, attrs: dict[str, list[str | None]]) -> tuple[str, str, str] | None:
@@ -522,6 +588,61 @@ class _Types:
             if func.attr not in _MODULE_API and ctors and None not in ctors:
                 return recv.attr, "|".join(sorted(set(ctors))), func.attr  # type: ignore[arg-type]
         return None
+
+
+@dataclass
+class _Attrs:
+    """A class's ``self.<attr>`` assignments in its methods: how many per
+    attribute, and the values of the plain ``=`` ones."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    values: dict[str, list[ast.AST]] = field(default_factory=dict)
+
+
+@dataclass
+class _Probe:
+    """What a scope's walk saw: every ``return`` has a value (a factory may
+    hand back a type), the ``self.<attr>`` whose forward a call may run, a
+    call of the object's own forward or of ``self.<attr>.forward``."""
+
+    returns: bool
+    attrs: set[str] = field(default_factory=set)
+    own: bool = False
+
+
+def _probe_forward(call: ast.Call, probe: _Probe) -> None:
+    """Note what ``_Types._forward_call`` and the own-forward test could
+    match in ``call``, before the class's attributes are known."""
+    func = call.func
+    if _dotted(func) in ("self", "self.forward"):
+        probe.own = True
+    if not isinstance(func, ast.Attribute):
+        return
+    if _dotted(func.value) == "self":
+        probe.attrs.add(func.attr)
+        return
+    recv = func.value
+    if isinstance(recv, ast.Attribute) and _dotted(recv.value) == "self":
+        if func.attr == "forward":
+            probe.own = True  # always a forward: walk the method
+        elif func.attr not in _MODULE_API:
+            probe.attrs.add(recv.attr)
+
+
+def _model_attr(attrs: dict[str, list[str | None]], attr: str) -> bool:
+    ctors = attrs.get(attr, [])
+    return bool(ctors) and None not in ctors
+
+
+def _flat(slotted: list) -> list:
+    """The entries, in order, of a list of entries and slots (lists)."""
+    out = []
+    for item in slotted:
+        if isinstance(item, list):
+            out.extend(item)
+        else:
+            out.append(item)
+    return out
 
 
 def _is_none(value: ast.AST | None) -> bool:

@@ -565,7 +565,9 @@ class _Walker:
             self._visit(stmt, grad, loop)
         self._scopes.pop()
         self._done.append(scope)
-        if scope.instances and not scope.backprops:  # the few scopes that build a project object
+        # The few scopes that build an instance of an imported class (most
+        # scopes bind names to other values: ``instances`` maps them to "").
+        if not scope.backprops and any(scope.instances.values()):
             params = {*scope.params, *scope.kwonly}
             self.summary.closed_instances.extend(closed_instances(body, params, scope.instances, self.bindings))
         if scope.loading or scope.grad_loading:
