@@ -70,7 +70,10 @@ class ModuleFacts:
         parameterless = frozenset(self.project.parameterless_classes) if self.project is not None else frozenset()
         typed = self.project.types_of if self.project is not None and self.project.object_types else None
         trainers = frozenset(self.project.trainer_classes) if self.project is not None else frozenset()
-        return ObjectTable(self.wrapper, self.names, self.calls, schedulers, classes, parameterless, typed, trainers)
+        forwards = frozenset(self.project.forward_methods) if self.project is not None else frozenset()
+        return ObjectTable(
+            self.wrapper, self.names, self.calls, schedulers, classes, parameterless, typed, trainers, forwards
+        )
 
     @cached_property
     def grad_mode(self):

@@ -213,7 +213,7 @@ _CARDS = (
         "inference-without-no-grad",
         "safe",
         TRAINING_CODE_TOKENS,
-        lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g),
+        lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g) or (g.loops and g.calls_a_model_method),
         # Callers in other modules (project/): a helper that a caller elsewhere
         # runs under ``no_grad``, or backpropagates through, is not reported.
         reads_project=True,
@@ -221,7 +221,9 @@ _CARDS = (
         # is an evaluation only for what the project says of the object's
         # class (project/typed_objects.py): without such a call, the local gate.
         local_gate=_mem201_gate,
-        project_matters=lambda view: bool(view.object_forwards),
+        # ``self.model.extract_feature(x)``: a method every project class
+        # defining it runs a layer in (project/typed_objects.named_forward).
+        project_matters=lambda view: bool(view.object_forwards or view.forward_methods),
     ),
     Card(
         "MEM202",

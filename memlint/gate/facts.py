@@ -40,6 +40,7 @@ from memlint.gate.inplace import (
 )
 from memlint.gate.loops import LoopSites, loop_sites
 from memlint.gate.moves import constant_move_in_method
+from memlint.project.object_types import names_a_model_method
 from memlint.gate.syntax import (
     BACKWARD,
     LEAF_MARKS,
@@ -196,6 +197,7 @@ class GateFacts:
         self._built_for_off_loop: bool | None = None
         self._evaluates_with_grad: bool | None = None
         self._asks_an_object: bool | None = None  # asks_an_object_to_evaluate
+        self._model_method: bool | None = None  # calls_a_model_method
         self._model_reach: ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
         self._empty_cache_in_loop: bool | None = None
@@ -484,6 +486,25 @@ class GateFacts:
                     self._asks_an_object = True
                     break
         return self._asks_an_object
+
+    @property
+    def calls_a_model_method(self) -> bool:
+        """MEM201's path through a named method of a model
+        (``self.model.extract_feature(x)``, ProjectView.forward_methods): a
+        call of a method other than nn.Module's API on a receiver named for
+        a model (object_types.names_a_model_method). One pass, on first use."""
+        if self._model_method is None:
+            self._model_method = False
+            for call in self._calls:
+                func = call.func
+                if type(func) is ast.Attribute:
+                    value = func.value  # type: ignore[attr-defined]
+                    kind = type(value)
+                    receiver = value.attr if kind is ast.Attribute else value.id if kind is ast.Name else ""
+                    if receiver and names_a_model_method(receiver, func.attr):  # type: ignore[attr-defined]
+                        self._model_method = True
+                        break
+        return self._model_method
 
     @property
     def carries_state(self) -> bool:

@@ -20,7 +20,7 @@ from memlint.project.modules import ModuleMap, project_files
 from memlint.project.needle_scan import holds_needle
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
-from memlint.project.typed_objects import TypedObjects, object_facts
+from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
 from memlint.project.view import Caller, ProjectView
 from memlint.vocabulary.loading import loading_name
 
@@ -685,6 +685,7 @@ class ProjectIndex:
             object_steps=object_steps,
             scheduler_classes=tuple(sorted(scheduler_classes)),
             trainer_classes=tuple(sorted(trainer_classes)),
+            forward_methods=named_forwards(self, path),
         )
 
     def _trainers_of(self, path: str) -> frozenset[str]:
@@ -851,6 +852,9 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     names.update(n for s in summaries if s is not None for n in _loading_methods(s))
     # A checkpoint file it loads: a module writing it spells its name (_cpu_saved_files).
     names.update(n for s in summaries if s is not None for n in s.loaded_files)
+    # A method run on a model (``self.model.extract_feature(x)``): the
+    # modules defining one say whether it is a forward (named_forwards).
+    names.update(m for s in summaries if s is not None for m in model_methods(s.objects))
     needles = {n.encode() for n in names}
     # An attribute of a plain class that another module may switch
     # (``solver.G.eval()``, ``evaluate(solver.G)``: _switched_attrs): a

@@ -427,6 +427,16 @@ class _LiveTyped(TypedObjects):
                 out += [(other, s) for s in objects.sites if s[0].rpartition(".")[2].lstrip(":*") == name]
         return out
 
+    def definers_of(self, method: str) -> list[str]:
+        # The files spelling the name (the word index), then their own summaries.
+        index = self.index
+        out = []
+        for other in sorted(index._holding(method.encode()), key=index._walk_order):
+            names = (f.name.rpartition(".") for f in index._module(other).summary.functions)
+            if any(dot and m == method and "." not in cls for cls, dot, m in names):
+                out.append(other)
+        return out
+
 
 class Workspace:
     """The live indexes of every project an editor has a document of, by root."""

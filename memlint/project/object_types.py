@@ -80,6 +80,19 @@ _MODULE_API = frozenset(
 )
 
 
+def names_a_model_method(receiver: str, method: str) -> bool:
+    """``<receiver>.<method>(...)`` may run a named method of a model
+    (``self.model.extract_feature(x)``): the receiver's last name is one for
+    a model and the method is none of nn.Module's own API. The one test the
+    gate, the summary's needles and ObjectTable share (typed_objects.named_forward)."""
+    return (
+        method not in _MODULE_API
+        and method != "forward"
+        and not method.startswith("__")
+        and guess_kind_from_name(receiver.rpartition(".")[2]) is Kind.MODULE
+    )
+
+
 @dataclass
 class ObjectTypes:
     bound: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)

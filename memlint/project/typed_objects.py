@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memlint.project.object_types import ObjectTypes
+from memlint.project.object_types import ObjectTypes, names_a_model_method
 
 # ``index``: the ProjectIndex (index.py imports this module, so no import back).
 ProjectIndex = Any
@@ -31,6 +31,12 @@ _MAX_HOPS = 4
 # A base class that defines none of a project class's methods.
 _EMPTY_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "torch.nn.modules.module.Module"})
 YES, NO, ABSENT = "yes", "no", "absent"
+# torch.nn layers that own parameters as built by default: running one records a graph.
+_TORCH_LAYERS = frozenset(
+    {"Linear", "Bilinear", "Embedding", "EmbeddingBag", "LSTM", "GRU", "RNN", "MultiheadAttention", "PReLU"}
+    | {f"{k}{d}d" for k in ("Conv", "ConvTranspose", "BatchNorm") for d in (1, 2, 3)}
+    | {"LayerNorm", "GroupNorm", "Transformer", "TransformerEncoder", "TransformerDecoder"}
+)
 _TORCH_SCHEDULERS = "torch.optim.lr_scheduler."
 
 
@@ -38,6 +44,7 @@ class TypedObjects:
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
         self._sites: dict[str, list[tuple[str, tuple]]] | None = None  # last name -> (file, site)
+        self._definers: dict[str, set[str]] | None = None  # method name -> files defining one
 
     # -- reading -------------------------------------------------------------
     def objects(self, path: str) -> ObjectTypes | None:
@@ -109,6 +116,68 @@ class TypedObjects:
         """The recorded call sites spelling ``name`` last, (file, site), in
         the walk's order (the live index finds them by its word index)."""
         return self._all_sites().get(name, [])
+
+    def definers_of(self, method: str) -> list[str]:
+        """The project files defining a method named ``method`` in a class
+        (``Model.extract_feature``); the map is built once per index."""
+        if self._definers is None:
+            self._definers = {}
+            for path, data in self.index.summaries.items():
+                if data is None:
+                    continue
+                if isinstance(data, dict):
+                    names = [str(f.get("name", "")) for f in data.get("functions", ())]
+                else:
+                    names = [f.name for f in data.functions]
+                for name in names:
+                    cls, dot, m = name.rpartition(".")
+                    if dot and "." not in cls:
+                        self._definers.setdefault(m, set()).add(path)
+        return sorted(self._definers.get(method, ()))
+
+    def named_forward(self, method: str) -> str | None:
+        """``self.model.extract_feature(x)`` on a model whose class the
+        project cannot name (ST-GCN builds it from a config string): the
+        callee's description when every project class defining ``method``
+        is an ``nn.Module`` whose ``method`` runs one of its layers with grad
+        on (forward_of); None for a definer that is no model, a method that
+        runs no layer (reads attributes, sums parameters), or none at all."""
+        found = None
+        for path in self.definers_of(method):
+            summary = self.index.full_summary(path)
+            if summary is None:
+                return None
+            for f in summary.functions:
+                cls, dot, m = f.name.rpartition(".")
+                if not dot or m != method:
+                    continue
+                if cls not in summary.model_classes:
+                    return None
+                if f.backprops or f.steps or f.grad == "off":
+                    return None
+                answer = self._runs_layer(path, f.name)
+                if answer is None:
+                    return None
+                found = found or answer
+        return found
+
+    def _runs_layer(self, path: str, name: str) -> str | None:
+        """``Model.extract_feature`` (of ``path``) runs, with grad on, a
+        layer that owns parameters: a torch layer (``self.fcn = nn.Conv2d(...)``)
+        or a project ``nn.Module``; its description, else None."""
+        objects = self.objects(path)
+        for m, attr, line, ctor, via in objects.forwards if objects is not None else ():
+            if m != name or not ctor:
+                continue
+            for c in ctor.split("|"):
+                q = self.qualify(c, path)
+                torch_layer = q is not None and len(q) == 1 and q[0].startswith("torch.nn.")
+                if not (torch_layer and q[0].rpartition(".")[2] in _TORCH_LAYERS) and not self._model_class(
+                    c, path, via
+                ):
+                    return None
+            return f"{name} runs the {attr} with autograd on, {self.index.modules.display(path)}:{line}"
+        return None
 
     def param_types(self, path: str, function: str, param: str) -> tuple[str, ...] | None:
         """The types every call site in the project passes for ``param`` of
@@ -342,6 +411,27 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple]:
         if stepped:
             steps.append((scope, receiver, method, stepped))
     return tuple(forwards), tuple(types_out), tuple(steps)
+
+
+def named_forwards(index: ProjectIndex, path: str) -> tuple[str, ...]:
+    """The view's ``forward_methods``: the methods ``path`` calls on a
+    receiver (``self.model.extract_feature(x)``) that run a model forward
+    wherever the project defines them (TypedObjects.named_forward)."""
+    typed = index.typed_objects()
+    objects = typed.objects(path)
+    if objects is None or not objects.receivers:
+        return ()
+    return tuple(sorted(m for m in model_methods(objects) if typed.named_forward(m) is not None))
+
+
+def model_methods(objects: ObjectTypes | None) -> set[str]:
+    """The methods a module calls on a receiver named for a model
+    (``self.model.extract_feature``, ``net.encode``) other than nn.Module's
+    own API: the names whose definers decide whether the call is a forward
+    (also needles: a module defining one is read, index.needles_for)."""
+    if objects is None:
+        return set()
+    return {m for _, r, m in objects.receivers if names_a_model_method(r, m)}
 
 
 def _shown(index: ProjectIndex, typed: TypedObjects, typ: str) -> str:

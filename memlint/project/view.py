@@ -157,6 +157,10 @@ class ProjectView:
     # Local names of classes of other project modules whose ``__call__``
     # backpropagates or steps an optimizer: calling an instance trains.
     trainer_classes: tuple[str, ...] = ()
+    # Methods this module calls on a receiver that run a model forward in
+    # every project class defining them (typed_objects.named_forward):
+    # ``self.model.extract_feature(x)`` is a forward whatever builds the model.
+    forward_methods: tuple[str, ...] = ()
 
     def method_callers_of(self, qualified: str) -> tuple[str, ...]:
         for name, sites in self.method_callers:
@@ -249,4 +253,5 @@ class ProjectView:
             or self.object_types
             or self.scheduler_classes
             or self.trainer_classes
+            or self.forward_methods
         )

@@ -52,6 +52,7 @@ from memlint.analysis.scope.bindings import parameters_owners, unwrap_pass_throu
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.parse.traversal import visit_fast
+from memlint.project.object_types import names_a_model_method
 from memlint.project.parameterless import holds_no_parameters
 from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name
 
@@ -85,8 +86,12 @@ class ObjectTable(cst.CSTVisitor):
         parameterless: frozenset[str] = frozenset(),
         typed: Callable[[str, str], tuple[str, ...] | None] | None = None,
         trainer_classes: frozenset[str] = frozenset(),
+        forward_methods: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
+        # Methods every project class defining them runs a layer in
+        # (ProjectView.forward_methods): ``model.extract_feature(x)`` on a module is a forward.
+        self._forward_methods = forward_methods
         # Local names of classes of other project modules whose ``__call__``
         # trains (ProjectView.trainer_classes).
         self._trainer_classes = trainer_classes
@@ -565,6 +570,13 @@ class ObjectTable(cst.CSTVisitor):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
             func = func.value
+        elif isinstance(func, cst.Attribute) and func.attr.value in self._forward_methods:
+            receiver = dotted_name(func.value)
+            return (
+                receiver is not None
+                and names_a_model_method(receiver, func.attr.value)
+                and self.kind_of(func.value, call) is Kind.MODULE
+            )
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
