@@ -40,7 +40,6 @@ from memlint.gate.inplace import (
 )
 from memlint.gate.loops import LoopSites, loop_sites
 from memlint.gate.moves import constant_move_in_method
-from memlint.project.object_types import names_a_model_method
 from memlint.gate.syntax import (
     BACKWARD,
     LEAF_MARKS,
@@ -51,6 +50,7 @@ from memlint.gate.syntax import (
     last_name,
     may_iterate_parameters,
 )
+from memlint.project.object_types import names_a_model_method
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
 from memlint.vocabulary.ops import (
     ALWAYS_INPLACE_FUNCTIONS,
