@@ -50,8 +50,8 @@ from memlint.gate.syntax import (
     last_name,
     may_iterate_parameters,
 )
-from memlint.project.object_types import names_a_model_method
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
+from memlint.vocabulary.kinds import names_a_model_method
 from memlint.vocabulary.ops import (
     ALWAYS_INPLACE_FUNCTIONS,
     INPLACE_FUNCTIONS,
@@ -492,7 +492,7 @@ class GateFacts:
         """MEM201's path through a named method of a model
         (``self.model.extract_feature(x)``, ProjectView.forward_methods): a
         call of a method other than nn.Module's API on a receiver named for
-        a model (object_types.names_a_model_method). One pass, on first use."""
+        a model (vocabulary.kinds.names_a_model_method). One pass, on first use."""
         if self._model_method is None:
             self._model_method = False
             for call in self._calls:

@@ -43,7 +43,7 @@ import sys
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
-from memlint.vocabulary.kinds import Kind, guess_kind_from_name
+from memlint.vocabulary.kinds import MODULE_API, Kind, guess_kind_from_name
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
 # Installed packages whose calls are never a project function's call site
@@ -58,39 +58,7 @@ _SAME_OBJECT = frozenset({"to", "cuda", "cpu", "eval", "train", "float", "half",
 _WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
 _OFF = frozenset({"no_grad", "inference_mode"})
 # nn.Module's own API: calling one of these on a model attribute is not a forward.
-_MODULE_API = frozenset(
-    {
-        "parameters",
-        "named_parameters",
-        "state_dict",
-        "load_state_dict",
-        "zero_grad",
-        "apply",
-        "modules",
-        "children",
-        "named_modules",
-        "buffers",
-        "register_buffer",
-        "register_forward_hook",
-        "add_module",
-        "step",
-        "backward",
-    }
-    | _SAME_OBJECT
-)
-
-
-def names_a_model_method(receiver: str, method: str) -> bool:
-    """``<receiver>.<method>(...)`` may run a named method of a model
-    (``self.model.extract_feature(x)``): the receiver's last name is one for
-    a model and the method is none of nn.Module's own API. The one test the
-    gate, the summary's needles and ObjectTable share (typed_objects.named_forward)."""
-    return (
-        method not in _MODULE_API
-        and method != "forward"
-        and not method.startswith("__")
-        and guess_kind_from_name(receiver.rpartition(".")[2]) is Kind.MODULE
-    )
+_MODULE_API = MODULE_API
 
 
 @dataclass

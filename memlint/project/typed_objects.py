@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memlint.project.object_types import ObjectTypes, names_a_model_method
+from memlint.project.object_types import ObjectTypes
+from memlint.vocabulary.kinds import names_a_model_method
 
 # ``index``: the ProjectIndex (index.py imports this module, so no import back).
 ProjectIndex = Any

@@ -112,3 +112,41 @@ BARE_METHOD_RECEIVERS: dict[str, frozenset[Kind]] = {
     "update": frozenset({Kind.SCALER}),
 }
 BARE_METHOD_NAMES = frozenset(BARE_METHOD_RECEIVERS) | {"backward"}
+
+
+# nn.Module's own API (and the calls handing back the module they are called
+# on): calling one of these on a model is not a forward.
+MODULE_API = frozenset(
+    {
+        "parameters",
+        "named_parameters",
+        "state_dict",
+        "load_state_dict",
+        "zero_grad",
+        "apply",
+        "modules",
+        "children",
+        "named_modules",
+        "buffers",
+        "register_buffer",
+        "register_forward_hook",
+        "add_module",
+        "step",
+        "backward",
+    }
+    | {"to", "cuda", "cpu", "eval", "train", "float", "half", "double", "requires_grad_"}
+)
+
+
+def names_a_model_method(receiver: str, method: str) -> bool:
+    """``<receiver>.<method>(...)`` may run a named method of a model
+    (``self.model.extract_feature(x)``): the receiver's last name is one for
+    a model and the method is none of nn.Module's own API. The one test the
+    gate, the summary's needles and ObjectTable share
+    (project/typed_objects.named_forward)."""
+    return (
+        method not in MODULE_API
+        and method != "forward"
+        and not method.startswith("__")
+        and guess_kind_from_name(receiver.rpartition(".")[2]) is Kind.MODULE
+    )

@@ -52,9 +52,8 @@ from memlint.analysis.scope.bindings import parameters_owners, unwrap_pass_throu
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.parse.traversal import visit_fast
-from memlint.project.object_types import names_a_model_method
 from memlint.project.parameterless import holds_no_parameters
-from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name
+from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name, names_a_model_method
 
 # Methods that return the module itself, so ``model = model.to(dev)`` keeps its kind.
 _SELF_RETURNING = frozenset(
