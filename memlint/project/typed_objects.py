@@ -171,11 +171,9 @@ class TypedObjects:
             if m != name or not ctor:
                 continue
             for c in ctor.split("|"):
-                q = self.qualify(c, path)
-                torch_layer = q is not None and len(q) == 1 and q[0].startswith("torch.nn.")
-                if not (torch_layer and q[0].rpartition(".")[2] in _TORCH_LAYERS) and not self._model_class(
-                    c, path, via
-                ):
+                q = self.qualify(c, path) or ()
+                torch_layer = len(q) == 1 and q[0].startswith("torch.nn.") and q[0].rpartition(".")[2] in _TORCH_LAYERS
+                if not torch_layer and not self._model_class(c, path, via):
                     return None
             return f"{name} runs the {attr} with autograd on, {self.index.modules.display(path)}:{line}"
         return None
