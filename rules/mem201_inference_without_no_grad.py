@@ -137,7 +137,11 @@ class InferenceWithoutNoGrad(Rule):
         "A class imported from another project module that derives from `nn.Module` builds a model "
         "(`model = Tacotron(...)` after `from synthesizer.models.tacotron import Tacotron`), as a class of the file does, "
         "unless the summary of its module proves it owns no parameter (only `nn.Module` bases, buffers, functional "
-        "ops and attributes of constants: melgan's `Audio2Mel`); calling one records no graph of its own."
+        "ops and attributes of constants: melgan's `Audio2Mel`); calling one records no graph of its own. "
+        "A named method called on a model (`self.model.extract_feature(x)`, the receiver named for a model and "
+        "known as one in the file) is a forward when every project class defining a method of that name, in "
+        "any module, is an `nn.Module` whose method runs, with grad on, a layer that owns parameters (a torch "
+        "layer or a project model); a definer that is no model, or a method that runs no layer, keeps it silent."
     )
 
     def __init__(self, context) -> None:
