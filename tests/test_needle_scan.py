@@ -53,8 +53,11 @@ def test_random_dotted_texts_agree_with_the_substring_scan():
     for _ in range(400):
         data = "".join(rng.choice(["a", "ab", "_", ".", "(", ")", ",", " ", "\n", "\u00e9"]) for _ in range(30))
         needles = tuple(
-            ("." + "".join(rng.choice("ab_") for _ in range(rng.randrange(1, 3))) + rng.choice([")", ",", ".a(", "", "b"]))
-            .encode()
+            (
+                "."
+                + "".join(rng.choice("ab_") for _ in range(rng.randrange(1, 3)))
+                + rng.choice([")", ",", ".a(", "", "b"])
+            ).encode()
             for _ in range(rng.randrange(0, 6))
         )
         assert holds_needle(data.encode(), needles) == naive(data.encode(), needles), (data, needles)
