@@ -33,3 +33,31 @@ def test_random_texts_agree_with_the_substring_scan():
             for _ in range(rng.randrange(0, 6))
         )
         assert holds_needle(data, needles) == naive(data, needles), (data, needles)
+
+
+def test_attribute_needles_are_looked_up_by_the_word_after_a_dot_not_scanned_each():
+    from memlint.project.index import attribute_needles
+    from memlint.project.needle_scan import _prepared
+
+    needles = tuple(sorted(n for attr in ("G", "config", "net") for n in attribute_needles(attr)))
+    assert _prepared(needles)[2] == ()  # no substring scan per attribute needle
+    assert holds_needle(b"evaluate(solver.G)", needles)
+    assert holds_needle(b"self.net.eval()", needles)
+    assert not holds_needle(b"self.network.eval()", needles)  # the word ends at the tail
+    assert not holds_needle(b"self.config.vocab_size", needles)
+    assert not holds_needle(b"G.eval() ; config)", needles)  # no dot before the word
+
+
+def test_random_dotted_texts_agree_with_the_substring_scan():
+    rng = random.Random(6)
+    for _ in range(400):
+        data = "".join(rng.choice(["a", "ab", "_", ".", "(", ")", ",", " ", "\n", "\u00e9"]) for _ in range(30))
+        needles = tuple(
+            (
+                "."
+                + "".join(rng.choice("ab_") for _ in range(rng.randrange(1, 3)))
+                + rng.choice([")", ",", ".a(", "", "b"])
+            ).encode()
+            for _ in range(rng.randrange(0, 6))
+        )
+        assert holds_needle(data.encode(), needles) == naive(data.encode(), needles), (data, needles)

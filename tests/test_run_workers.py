@@ -53,3 +53,50 @@ def test_the_second_pass_reuses_the_first_pass_workers(tmp_path: Path, monkeypat
     assert len(pools) == 1
     assert [(r.path, r.error, r.findings) for r in together] == [(r.path, r.error, r.findings) for r in alone]
     assert any(r.findings for r in together)
+
+
+# No training word, but it calls into the module above: the index summarises
+# it for its calls (index.summary_from_disk with needles).
+CALLER = textwrap.dedent(
+    """\
+    from pkg.steps import train
+
+    def main(model, loader, opt):
+        model.cuda()
+        train(model, loader, opt)
+    """
+)
+
+
+def test_a_word_less_callers_summary_comes_from_its_worker_not_the_disk(tmp_path: Path, monkeypatch) -> None:
+    from memlint.project import index
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "steps.py").write_text(TRAINS)
+    (tmp_path / "pkg" / "main.py").write_text(CALLER)
+    files = [str(tmp_path / "pkg" / "steps.py"), str(tmp_path / "pkg" / "main.py")]
+    parent: list[str] = []
+    original = index.summarise_text
+
+    def counted(text: str, always: bool = False):
+        parent.append(text)
+        return original(text, always)
+
+    monkeypatch.setattr(index, "summarise_text", counted)
+    monkeypatch.setattr(index, "_MEMO", {})
+    reports = run(files, Settings(), jobs=1)
+    assert CALLER not in parent  # the worker's tree was summarised, the parent parsed nothing again
+    # ... and the view is the one the disk gives: the same findings as each file viewed from disk.
+    monkeypatch.setattr(runner, "_views", _views_from_disk(runner._views))
+    again = run(files, Settings(), jobs=1)
+    assert [(r.path, r.findings) for r in reports] == [(r.path, r.findings) for r in again]
+
+
+def _views_from_disk(views):
+    def without_prepared(paths, waiting, reports, *args, **kwargs):
+        for r in reports:
+            if r is not None:
+                r.needle_summary = None
+        return views(paths, waiting, reports, *args, **kwargs)
+
+    return without_prepared

@@ -893,13 +893,15 @@ def summary_from_disk(
     needles: tuple[bytes, ...] | None = None,
     digest: str | None = None,
     needleless: Needleless | None = None,
+    prepared: tuple[str, ModuleSummary] | None = None,
 ) -> ModuleSummary | None:
     """A file's summary, from ``store`` by its digest or read and parsed;
     None for a file with no training word (summary.summarise_text) or, with
     ``needles``, one holding none of them. ``needleless``: the digests known
     to hold none of ``needles`` (a file of that ``digest``, its bytes as
     the caller read them, is not read again), and where the ones found so
-    are added."""
+    are added. ``prepared``: the digest of the file's bytes and their summary
+    with ``always`` (a lint worker made it from the tree it parsed)."""
     try:
         st = os.stat(path)
         stamp = (path, st.st_size, st.st_mtime_ns)
@@ -935,7 +937,10 @@ def summary_from_disk(
         text = _text(path, data)
         worth = worth_summarising(text)
         if summary is None:
-            summary = summarise_text(text, always=always)
+            if always and prepared is not None and prepared[0] == digest:
+                summary = prepared[1]  # the same bytes: summarise_text(text, always=True)
+            else:
+                summary = summarise_text(text, always=always)
             if store is not None and summary is not None:
                 store.store(digest, summary)
         if not always and not worth:
@@ -980,6 +985,7 @@ def build_index(
     needles: tuple[bytes, ...] | None = None,
     viewed: Iterable[str] = (),
     digests: dict[str, str] | None = None,
+    prepared: dict[str, tuple[str, ModuleSummary]] | None = None,
 ) -> ProjectIndex | None:
     """The index of the project at ``root``: summaries from ``known`` (already
     computed, e.g. by the lint workers), else from ``store`` or the disk
@@ -987,7 +993,8 @@ def build_index(
     the ``viewed`` files themselves). ``digests``: the digests of files
     this run has read, by absolute path (with ``store`` and ``needles``:
     a file the store knows to hold no needle is not read again).
-    None when the folder is too large to be one project."""
+    ``prepared``: word-less files' needle summaries the lint workers made,
+    by absolute path (summary_from_disk). None when the folder is too large to be one project."""
     from memlint.project.roots import root_limit
 
     files = files if files is not None else project_files(root, root_limit(root))
@@ -997,6 +1004,7 @@ def build_index(
     viewed = frozenset(os.path.abspath(p) for p in viewed)
     wanted = frozenset(n.decode() for n in needles) if needles is not None else None
     digests = digests or {}
+    prepared = prepared or {}
     needleless = None
     if store is not None and needles is not None and digests:
         needleless = Needleless(store.needleless(needles))
@@ -1011,10 +1019,10 @@ def build_index(
             if summaries[f] is None and needles is not None:
                 # Word-less, so its own view asks nothing of others; but its
                 # calls count in the others' views, as when it is not viewed.
-                summaries[f] = summary_from_disk(f, store, _ANY)
+                summaries[f] = summary_from_disk(f, store, _ANY, prepared=prepared.get(f))
                 wordless.add(f)
         else:
-            summaries[f] = summary_from_disk(f, store, needles, digests.get(f), needleless)
+            summaries[f] = summary_from_disk(f, store, needles, digests.get(f), needleless, prepared.get(f))
     if needleless is not None and needleless.found - needleless.known:
         store.store_needleless(needles, needleless.known | needleless.found)
     index = ProjectIndex(root, summaries, wanted)

@@ -70,6 +70,11 @@ class FileReport:
     # (project/states.py: a later state keeps the entry unless one changed).
     deps: tuple[str, ...] | None = None
     summary_json: dict | None = None  # a cached entry's summary, read only when an index is built
+    # A word-less .py file's summary as the index makes it for a module that
+    # spells a needle (index.summary_from_disk), made by the worker from the
+    # tree its gate parsed: the parent neither reads nor parses it again.
+    # Never cached; dropped once the views are built.
+    needle_summary: ModuleSummary | None = None
     # A deferred file's screening (run/second_pass.py), for the second pass: never cached.
     screened: Screened | None = None
     # Read from the warm index (run/warm_index.py): the summary is in the

@@ -163,7 +163,9 @@ def _process_text(
             _check_settled(source.text, path, ignored, report, settings, project_view, first, torch)  # type: ignore[arg-type]
             return
         if view is None:
-            _check_with_project(source.text, path, ignored, report, settings, project_view, torch)
+            # The index's text of a file is its bytes decoded as UTF-8 (index._text).
+            utf8 = source.encoding == "utf-8" and path.endswith(".py")
+            _check_with_project(source.text, path, ignored, report, settings, project_view, torch, utf8)
             return
         from memlint.run.script import lint_view
 
@@ -220,10 +222,19 @@ def _process_text(
 
 
 def _check_with_project(
-    text: str, path: str, ignored: tuple[str, ...], report: FileReport, settings: Settings, view, torch=None
+    text: str,
+    path: str,
+    ignored: tuple[str, ...],
+    report: FileReport,
+    settings: Settings,
+    view,
+    torch=None,
+    utf8: bool = False,
 ) -> None:
     """Check mode: the summary and the screening from one ``ast`` tree; a file
-    whose rules read the project is left ``deferred`` until its view is known."""
+    whose rules read the project is left ``deferred`` until its view is known.
+    ``utf8``: ``text`` is the file's bytes decoded as UTF-8 (a word-less file
+    then hands back its needle summary, FileReport.needle_summary)."""
     from memlint.lint.screen import screen
     from memlint.parse.guard import python_tree
     from memlint.project.summary import ModuleSummary, summarise, worth_summarising
@@ -235,6 +246,11 @@ def _check_with_project(
         report.summary = ModuleSummary()  # Python cannot parse it
     with collector_paused():
         passed, tree = screen(text, cards_for(settings, ignored), tree)
+    if report.summary is None and tree is not None and utf8 and view == DEFER:
+        # Word-less, but the gate parsed it: the summary the index makes of a
+        # module that may call into the viewed ones (summarise_text(text,
+        # always=True)), from this tree rather than from the disk in the parent.
+        report.needle_summary = summarise(tree)
     if not passed:
         return  # no rule can report anything here: libcst and the rules stay unimported
     from memlint.fix.fixer import detach
@@ -735,7 +751,12 @@ def _views(
     store = SummaryStore(cache.directory) if cache is not None else None
     # Others (no training word, unreadable, outside the checked paths): from disk.
     known: dict[str, ModuleSummary | dict | None] = {}
+    # Word-less files' needle summaries, made by the workers: (digest, summary).
+    prepared: dict[str, tuple[str, ModuleSummary]] = {}
     for r in reports:
+        if r is not None and r.needle_summary is not None and r.digest is not None:
+            prepared[os.path.abspath(r.path)] = (r.digest, r.needle_summary)
+            r.needle_summary = None
         if r is not None and (r.summary is not None or r.summary_json is not None):
             # A cache hit's summary stays JSON: the index reads the few it needs.
             known[r.path] = r.summary if r.summary is not None else r.summary_json
@@ -751,7 +772,9 @@ def _views(
         if not viewed:
             continue
         needles = needles_for([_summary_of(known, p) for p in members])
-        index = build_index(root, known=known, store=store, needles=needles, viewed=members, digests=digests)
+        index = build_index(
+            root, known=known, store=store, needles=needles, viewed=members, digests=digests, prepared=prepared
+        )
         # Each view reads hundreds of the same modules (transformers: 143,000
         # reads, ~1,000 files): os.path.relpath once per file, not per read.
         relative: dict[str, str] = {}
