@@ -6,26 +6,7 @@ linted in process with its project view."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
-from memlint.project.index import view_from_disk
-
-
-def _write(folder: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-
-
-def _codes(path: Path, code: str) -> list[int]:
-    from memlint.lint.engine import lint_text
-    from memlint.rule.registry import all_rules
-
-    found = lint_text(path.read_text(), str(path), all_rules(), project=lambda: view_from_disk(str(path)))
-    return sorted(f.line for f in found if f.code == code)
-
+from project_helpers import finding_lines, write_project
 
 _NET = """\
     import torch.nn as nn
@@ -69,14 +50,14 @@ _DEMO = """\
 
 
 def test_a_named_method_that_runs_the_models_layers_is_a_forward(tmp_path):
-    _write(tmp_path, {"net.py": _NET, "io_base.py": _IO, "demo.py": _DEMO})
-    assert _codes(tmp_path / "demo.py", "MEM201") == [7]
+    write_project(tmp_path, {"net.py": _NET, "io_base.py": _IO, "demo.py": _DEMO})
+    assert finding_lines(tmp_path / "demo.py", "MEM201") == [7]
 
 
 def test_a_named_method_that_runs_no_layer_is_no_forward(tmp_path):
     net = _NET.replace("return self.fcn(x), x", "return self.fcn.weight, x")
-    _write(tmp_path, {"net.py": net, "io_base.py": _IO, "demo.py": _DEMO})
-    assert _codes(tmp_path / "demo.py", "MEM201") == []
+    write_project(tmp_path, {"net.py": net, "io_base.py": _IO, "demo.py": _DEMO})
+    assert finding_lines(tmp_path / "demo.py", "MEM201") == []
 
 
 def test_a_method_name_some_non_model_class_defines_too_stays_unknown(tmp_path):
@@ -85,5 +66,5 @@ def test_a_method_name_some_non_model_class_defines_too_stays_unknown(tmp_path):
             def extract_feature(self, x):
                 return x, x
     """
-    _write(tmp_path, {"net.py": _NET, "io_base.py": _IO, "reader.py": other, "demo.py": _DEMO})
-    assert _codes(tmp_path / "demo.py", "MEM201") == []
+    write_project(tmp_path, {"net.py": _NET, "io_base.py": _IO, "reader.py": other, "demo.py": _DEMO})
+    assert finding_lines(tmp_path / "demo.py", "MEM201") == []

@@ -6,26 +6,7 @@ linted in process with its project view."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
-from memlint.project.index import view_from_disk
-
-
-def _write(folder: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-
-
-def _codes(path: Path, code: str) -> list[int]:
-    from memlint.lint.engine import lint_text
-    from memlint.rule.registry import all_rules
-
-    found = lint_text(path.read_text(), str(path), all_rules(), project=lambda: view_from_disk(str(path)))
-    return sorted(f.line for f in found if f.code == code)
-
+from project_helpers import finding_lines, write_project
 
 # -- MEM201: a callable object of another module runs backward and step ----------
 
@@ -72,14 +53,14 @@ _TRAIN = """\
 
 
 def test_a_loop_calling_an_object_whose_call_trains_is_a_training_loop(tmp_path):
-    _write(tmp_path, {"lossmod.py": _LOSS, "train.py": _TRAIN})
-    assert _codes(tmp_path / "train.py", "MEM201") == []
+    write_project(tmp_path, {"lossmod.py": _LOSS, "train.py": _TRAIN})
+    assert finding_lines(tmp_path / "train.py", "MEM201") == []
 
 
 def test_the_same_object_that_only_computes_a_loss_leaves_the_loop_evaluating(tmp_path):
     quiet = _LOSS.replace("            loss.backward()\n", "").replace("            self.opt.step()\n", "")
-    _write(tmp_path, {"lossmod.py": quiet.replace("            self.opt.zero_grad()\n", ""), "train.py": _TRAIN})
-    assert _codes(tmp_path / "train.py", "MEM201") == [12]
+    write_project(tmp_path, {"lossmod.py": quiet.replace("            self.opt.zero_grad()\n", ""), "train.py": _TRAIN})
+    assert finding_lines(tmp_path / "train.py", "MEM201") == [12]
 
 
 # -- MEM501: a class attribute does not rebind a module import in the methods --------
@@ -126,10 +107,10 @@ _FIT = """\
 
 
 def test_a_file_that_never_spells_eval_gets_mem203_from_an_imported_validate(tmp_path):
-    _write(tmp_path, {"val.py": _VAL, "fit.py": _FIT})
-    assert _codes(tmp_path / "fit.py", "MEM203") == [10]
+    write_project(tmp_path, {"val.py": _VAL, "fit.py": _FIT})
+    assert finding_lines(tmp_path / "fit.py", "MEM203") == [10]
     undone = _FIT.replace(
         "        for epoch in range(epochs):\n", "        for epoch in range(epochs):\n            net.train()\n"
     )
-    _write(tmp_path, {"fit.py": undone})
-    assert _codes(tmp_path / "fit.py", "MEM203") == []
+    write_project(tmp_path, {"fit.py": undone})
+    assert finding_lines(tmp_path / "fit.py", "MEM203") == []
