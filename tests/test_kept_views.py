@@ -1,7 +1,7 @@
 """An edited file settled with its last view (run/kept_views.py, issue 29
 point 6): a comment appended to a module that waited only for a card's
 project part (MEM802: a loop and a project import, no ``.step()`` of its
-own) builds no index; a change elsewhere that its view reads, or a file
+own) builds no index and imports no rule; a change elsewhere that its view reads, or a file
 added, builds it, and the finding it makes is reported."""
 
 from __future__ import annotations
@@ -83,11 +83,14 @@ def test_a_comment_in_a_settled_file_builds_no_index(tmp_path, monkeypatch):
     built = _counting(monkeypatch)
     assert _run(files, cache, tmp_path) == []
     assert built  # the cold run settles train.py with its view
+    imported: list[object] = []  # the rules (and libcst): never asked for
+    real_rules = runner.rules_for
+    monkeypatch.setattr(runner, "rules_for", lambda *a: imported.append(a) or real_rules(*a))
     for n in range(2):  # and again after the first edit: the edit's state is kept
         built.clear()
         _append(tmp_path / "train.py", f"# edit {n}\n")
         assert _run(files, cache, tmp_path) == []
-        assert built == []
+        assert built == [] and imported == []
     assert _run(files, None, tmp_path) == []  # type: ignore[arg-type]
 
 

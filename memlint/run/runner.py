@@ -254,6 +254,13 @@ def _check_with_project(
         report.needle_summary = summarise(tree)
     if not passed:
         return  # no rule can report anything here: libcst and the rules stay unimported
+    if view == DEFER and ("import *" in text or any(card.reads_project for card in passed)):
+        # lint() would ask for the view first (engine.with_project: a star
+        # import or a rule reading the project) and be deferred: deferred
+        # here, before libcst and the rules are imported (an edit of a file
+        # then settled with its last view never imports them: kept_views.py).
+        _defer(text, report, passed, tree)
+        return
     from memlint.fix.fixer import detach
     from memlint.lint.engine import lint
 
@@ -271,15 +278,20 @@ def _check_with_project(
     try:
         findings, module = lint(text, path, rules, python_tree=tree, torch=torch, project=project, active=active)
     except NeedsProject:
-        report.deferred = True
-        from memlint.lint import screen as screening
-        from memlint.run.second_pass import screened
-
-        report.screened = screened(text, report.digest, passed, tree, report.summary, screening.GATE)
+        _defer(text, report, passed, tree)
         return
     report.findings = detach(findings, module, settings.with_edits)
     if used and used[0] is not None:
         report.project = used[0].digest()
+
+
+def _defer(text: str, report: FileReport, passed: list[Card], tree) -> None:
+    """``report`` waits for its view, with its screening for the second pass."""
+    from memlint.lint import screen as screening
+    from memlint.run.second_pass import screened
+
+    report.deferred = True
+    report.screened = screened(text, report.digest, passed, tree, report.summary, screening.GATE)
 
 
 def _check_settled(
