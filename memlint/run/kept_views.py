@@ -23,19 +23,25 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memlint.project.states import Changes
     from memlint.run.results import FileReport, Settings
-    from memlint.run.runner import _Warm
 
 
-def changes(paths: list[str], reports: list[FileReport | None], warm: _Warm, per_file: list[Settings]) -> Changes:
+def changes(
+    paths: list[str],
+    reports: list[FileReport | None],
+    warm: Any,
+    per_file: list[Settings],
+    cache_key: Callable[[Any, str, str, Settings], str],
+) -> Changes:
     """The run's judge of which changed files a view may see; a checked
-    module whose summary now is its old entry's is not counted."""
+    module whose summary now is its old entry's is not counted. ``warm``:
+    the runner's _Warm; ``cache_key``: its key of a file's entry."""
     from memlint.project.states import Changes, StateStore
-    from memlint.run.runner import _cache_key
 
     cache = warm.cache
     where = {os.path.abspath(p): i for i, p in enumerate(paths)}
@@ -46,7 +52,7 @@ def changes(paths: list[str], reports: list[FileReport | None], warm: _Warm, per
         if i is None or report is None:
             return False
         now = warm.summary_json(i, paths[i], report)
-        old = cache.load(paths[i], _cache_key(cache, paths[i], old_digest, per_file[i]))
+        old = cache.load(paths[i], cache_key(cache, paths[i], old_digest, per_file[i]))
         then = old.summary_json if old is not None else None
         return (
             now is not None and then is not None and json.dumps(now, sort_keys=True) == json.dumps(then, sort_keys=True)
@@ -60,7 +66,7 @@ def settle_edited(
     candidates: list[int],
     reports: list[FileReport | None],
     projects: dict[str, tuple[str, str | None, dict[str, str] | None]],
-    warm: _Warm,
+    warm: Any,
     judge: Changes,
 ) -> dict[int, tuple[str, tuple[str, ...]]]:
     """Of ``candidates`` (waiting files linted by this run's first pass),

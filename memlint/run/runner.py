@@ -565,7 +565,7 @@ def _second_pass(
         if warm is not None:
             from memlint.run import kept_views
 
-            judge = kept_views.changes(paths, reports, warm, per_file)
+            judge = kept_views.changes(paths, reports, warm, per_file, _cache_key)
             # ... or when no file changed since touches what its view read.
             others = [i for i in pending if i not in unchanged]
             kept = _unaffected(paths, others, reports, projects, warm, judge) if others else set()  # type: ignore[arg-type]
