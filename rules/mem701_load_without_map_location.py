@@ -173,6 +173,31 @@ class LoadWithoutMapLocation(Rule):
             returns = _ReturnedLoads(self._is_load_without_map_location)
             visit_fast(node, returns)
             self._returning = {fn: loads for fn, loads in returns.found.items() if loads}
+            self._fed_elsewhere(node)
+
+    def _fed_elsewhere(self, module: cst.Module) -> None:
+        """A module-level function of this file returning a load that a
+        caller in another module loads into a model it moved to a device
+        (``checkpoint = load_checkpoint(p)`` then
+        ``model.module.load_state_dict(checkpoint["state_dict"])`` after
+        ``model.cuda()``; project/state_feeds.py): reported at the load,
+        without a fix, naming that caller."""
+        project = self.facts.project
+        if project is None or not project.callers or not self._returning:
+            return
+        for fn in module.body:
+            loads = self._returning.get(fn) if isinstance(fn, cst.FunctionDef) else None
+            if not loads:
+                continue
+            sites = [c for c in project.callers_of(fn.name.value) if c.gpu_state]
+            if not sites:
+                continue
+            where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")
+            message = f"{self.message} (returned by {fn.name.value}, loaded into a model on a GPU at {where})"
+            for load in loads:
+                if id(load) not in self._reported and not self._reads_cpu_checkpoint(load):
+                    self._reported.add(id(load))
+                    self.report(load, message)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()

@@ -114,6 +114,11 @@ def _mem202_gate(g: GateFacts, project: bool) -> bool:
     )
 
 
+def _mem701_local(g: GateFacts) -> bool:
+    """MEM701's evidence in the file: it calls ``load_state_dict`` (or peft's)."""
+    return bool(g.called & {"load_state_dict", "set_peft_model_state_dict"})
+
+
 def _may_hand_a_model_in_training_mode(view: Any) -> bool:
     """What of another module may put a model in training mode for MEM202:
     a caller handing one of this module's functions a model in training mode
@@ -391,15 +396,19 @@ _CARDS = (
     # Every report is of a load _is_load_without_map_location accepts, found
     # from a ``.load_state_dict(...)`` call (_state_dict_arg) or feeding one,
     # or handed to a helper that calls it (one of this file: its body calls
-    # load_state_dict; or a library's, state_loads.LIBRARY_LOADERS).
+    # load_state_dict; or a library's, state_loads.LIBRARY_LOADERS); or
+    # returned by a function whose caller in another module loads it into a
+    # model on a GPU (Caller.gpu_state): "load" is spelled by every such file.
     Card(
         "MEM701",
         "load-without-map-location",
         "safe",
-        ("load_state_dict", "set_peft_model_state_dict"),
-        lambda g: g.load_without_map_location and bool(g.called & {"load_state_dict", "set_peft_model_state_dict"}),
+        ("load",),
+        lambda g: g.load_without_map_location and (_mem701_local(g) or bool(g.def_names)),
         # A model class of another module that moves nothing builds on the CPU.
         reads_project=True,
+        local_gate=lambda g: g.load_without_map_location and _mem701_local(g),
+        project_matters=lambda view: any(c.gpu_state for _fn, sites in view.callers for c in sites),
     ),
     Card("MEM702", "empty-cache-in-loop", "safe", ("empty_cache",), lambda g: g.empty_cache_in_loop),
     Card(

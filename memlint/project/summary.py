@@ -54,6 +54,7 @@ from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.object_types import ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
+from memlint.project.state_feeds import gpu_state_calls
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
@@ -108,6 +109,9 @@ class CallSite:
     # moves nothing: (the parameter, "0" by position or its keyword; the
     # constructor as the caller spells it, ":Name" for a class of its own).
     built: tuple[tuple[str, str], ...] = ()
+    # Its result is loaded into a model the calling scope moved to a device
+    # (state_feeds.py): a ``torch.load`` the callee returns makes a GPU copy (MEM701).
+    gpu_state: bool = False
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
@@ -115,8 +119,18 @@ class CallSite:
         written = str(data.get("written", ""))
         step = bool(data.get("step", False))
         built = tuple((str(k), str(v)) for k, v in data.get("built", ()))
+        gpu_state = bool(data.get("gpu_state", False))
         return cls(
-            data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], step, args, written, built
+            data["callee"],
+            data["line"],
+            data["grad"],
+            data["in_loop"],
+            data["backward"],
+            step,
+            args,
+            written,
+            built,
+            gpu_state,
         )
 
 
@@ -455,6 +469,7 @@ class _Scope:
     # Names bound (once) to an instance of an imported class: the class as the
     # imports name it; "" for a name bound otherwise too (method_calls).
     instances: dict[str, str] = field(default_factory=dict)
+    loads_state: bool = False  # it calls ``.load_state_dict(``: state_feeds.py reads it
 
 
 class _Walker:
@@ -488,6 +503,7 @@ class _Walker:
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
+        self._gpu_state: set[int] = set()  # calls whose result a moved model loads (CallSite.gpu_state)
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -572,6 +588,8 @@ class _Walker:
             self.summary.closed_instances.extend(closed_instances(body, params, scope.instances, self.bindings))
         if scope.loading or scope.grad_loading:
             self._loading_uses(node, scope)
+        if scope.loads_state:
+            self._gpu_state |= gpu_state_calls(body)
 
     def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
         """Keep the scope's uses of loading names, but for a call on a name
@@ -806,6 +824,8 @@ class _Walker:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in ("save", "load") and func.__class__ is ast.Attribute:
             self._checkpoints = True
+        elif last == "load_state_dict":
+            scope.loads_state = True
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
             scope.backwards += 1
@@ -1021,7 +1041,10 @@ class _Walker:
                     args = self._argument_modes(scope, call, local_facts)
                     written = _dotted(call.func)
                     step = bool(cell and cell[0])
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built))
+                    gpu = id(call) in self._gpu_state
+                    s.calls.append(
+                        CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu)
+                    )
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
