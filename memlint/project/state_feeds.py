@@ -119,7 +119,9 @@ class _Walk:
         if func.attr != "load_state_dict" or not self.on_device(func.value):
             return
         for keyword in call.keywords:
-            if keyword.arg == "assign" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is False):
+            if keyword.arg == "assign" and not (
+                isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+            ):
                 return  # the loaded tensors become the parameters: another question
         state = next((k.value for k in call.keywords if k.arg == "state_dict"), None)
         if state is None and call.args and not isinstance(call.args[0], ast.Starred):

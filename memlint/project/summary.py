@@ -1042,9 +1042,7 @@ class _Walker:
                     written = _dotted(call.func)
                     step = bool(cell and cell[0])
                     gpu = id(call) in self._gpu_state
-                    s.calls.append(
-                        CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu)
-                    )
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu))
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
