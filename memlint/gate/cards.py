@@ -69,11 +69,13 @@ def _mem201_gate(g: GateFacts) -> bool:
 def _may_evaluate_a_project_object(g: GateFacts) -> bool:
     """MEM201's path through a typed project object (``_object_forward``):
     a loop, an import that may name a project module, and its evidence of
-    evaluation: a function named for it holding a loop, or a callee or
-    keyword named for it (``model.inference(x)``, ``evaluate=True``)."""
+    evaluation: a function named for it holding a loop, a callee or
+    keyword named for it (``model.inference(x)``, ``evaluate=True``), or
+    a switch to eval (``trainer.eval()``, ``.train(False)``)."""
     if not (g.loops and g.project_imports):
         return False
-    return g.eval_function_loops or g.asks_an_object_to_evaluate
+    # ``trainer.eval()`` before ``trainer.gen_a.encode(x)``: an eval switch (eval_call).
+    return g.eval_function_loops or g.asks_an_object_to_evaluate or g.eval_call
 
 
 def _names_a_scheduler(g: GateFacts) -> bool:

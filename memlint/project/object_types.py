@@ -30,7 +30,12 @@ joins them across modules (``ProjectIndex.object_types``):
   dead on current torch); ``self_forwards``: methods that run the object's
   own forward (``mean, std = self.forward(state)``);
 - ``bases`` and ``model_attrs``: per class, its bases as spelled, and the
-  attributes assigned a call of a class (``self.actor = Actor(...).to(d)``).
+  attributes assigned a call of a class (``self.actor = Actor(...).to(d)``);
+  ``attr_types``, those of a project class or factory (a receiver chain
+  ``trainer.gen_a`` is typed through them);
+- ``receivers`` also holds ``<name>.<attr>.<method>(...)`` on a typed name,
+  and bound-method aliases (``encode = trainer.gen_a.encode if a2b else
+  trainer.gen_b.encode``): each arm's receiver and method.
 
 Names and spellings only: no resolution here, so the facts depend on the
 file's bytes alone and are cached with its summary.
@@ -80,6 +85,10 @@ class ObjectTypes:
     # typed (``None`` aside): (class, attr, spellings). MEM802 reads a
     # method's ``self.gen_scheduler.step()`` as a library scheduler's.
     scheduler_attrs: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
+    # Attributes whose every assignment in the class is a call of a class or
+    # factory other than an installed package's (``self.gen_a = AdaINGen(...)``):
+    # (class, attr, spellings). ``trainer.gen_a.encode`` is typed through them.
+    attr_types: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's shape (tuples stay tuples; json writes them as lists)
@@ -104,6 +113,7 @@ class ObjectTypes:
             self_forwards=[str(m) for m in data.get("self_forwards", ())],
             bases=[(str(c), strs(b)) for c, b in data.get("bases", ())],
             scheduler_attrs=[(str(c), str(a), strs(t)) for c, a, t in data.get("scheduler_attrs", ())],
+            attr_types=[(str(c), str(a), strs(t)) for c, a, t in data.get("attr_types", ())],
         )
 
 
@@ -262,17 +272,29 @@ class _Types:
         for n, t in sorted(typed.items()):
             self.out.bound.append((name, n, t))
         may_type = set(typed) | {p for p in params if len(stores.get(p, ())) == 1}
+
+        def receiver(func: ast.Attribute) -> None:
+            recv = _dotted(func.value)
+            if recv is None:
+                return
+            head, dot, rest = recv.partition(".")
+            if (
+                recv in may_type
+                or (cls is not None and head == "self" and dot and "." not in rest)
+                or (head in may_type and dot and "." not in rest)  # ``trainer.gen_a``: through attr_types
+            ):
+                entry = (name, recv, func.attr)
+                if entry not in self.out.receivers:
+                    self.out.receivers.append(entry)
+
         for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
             self._site(call, local, typed)
-            func = call.func
-            if isinstance(func, ast.Attribute):
-                recv = _dotted(func.value)
-                if recv is None:
-                    continue
-                if recv in may_type or (cls is not None and recv.startswith("self.") and recv.count(".") == 1):
-                    entry = (name, recv, func.attr)
-                    if entry not in self.out.receivers:
-                        self.out.receivers.append(entry)
+            if isinstance(call.func, ast.Attribute):
+                receiver(call.func)
+        for _n, values in sorted(stores.items()):
+            arms = _bound_methods(values)
+            for arm in arms or ():
+                receiver(arm)
         probe = _Probe(bool(returns) and all(r is not None for r in returns))
         if cls is not None:
             for call in calls:
@@ -468,6 +490,10 @@ class _Types:
             if types and None not in types and guess_kind_from_name(attr) is Kind.SCHEDULER:
                 spelled = sorted({c for t in types for c in t or ()})
                 scheduler.append((name, attr, tuple(spelled)))
+            elif types and None not in types and None not in model_attrs[attr]:
+                spelled = sorted({c for t in types for c in t or ()})
+                if any(sp.split(".")[0] not in _NOT_PROJECT for sp in spelled):
+                    self.out.attr_types.append((name, attr, tuple(spelled)))
         for fn, init, forwards, own, probe in slots:
             if fn.name == "__init__":
                 init.extend(self._init_attrs_of(name, fn, attrs.counts))
@@ -613,6 +639,23 @@ def _probe_forward(call: ast.Call, probe: _Probe) -> None:
 def _model_attr(attrs: dict[str, list[str | None]], attr: str) -> bool:
     ctors = attrs.get(attr, [])
     return bool(ctors) and None not in ctors
+
+
+def _bound_methods(values: list[ast.AST | None]) -> list[ast.Attribute] | None:
+    """A name bound only to methods of objects (``encode = trainer.gen_a.encode
+    if a2b else trainer.gen_b.encode``): every arm's attribute; None otherwise."""
+    arms: list[ast.Attribute] = []
+    for value in values:
+        todo = [value]
+        while todo:
+            v = todo.pop()
+            if isinstance(v, ast.IfExp):
+                todo += [v.body, v.orelse]
+            elif isinstance(v, ast.Attribute) and isinstance(v.value, (ast.Name, ast.Attribute)):
+                arms.append(v)
+            else:
+                return None
+    return arms or None
 
 
 def _flat(slotted: list) -> list:

@@ -357,6 +357,28 @@ class ObjectTable(cst.CSTVisitor):
             scope = self.scope_of(scope_node if scope_node is not None else expr)
         return self._eval(expr, scope)
 
+    def bound_methods(self, name: cst.Name) -> list[cst.Attribute] | None:
+        """``encode(x)`` where every binding of ``encode`` in its own scope is
+        a method of an object (``encode = trainer.gen_a.encode if a2b else
+        trainer.gen_b.encode``): every arm's attribute; None otherwise (a
+        parameter, a name of an enclosing scope, any other value)."""
+        scope = self.scope_of(name)
+        key = self._key_for_read(name, scope)
+        if key is None or key[0] is not scope or key in self._params:
+            return None
+        arms: list[cst.Attribute] = []
+        for value in self._defs.get(key, ()):
+            todo = [value]
+            while todo:
+                v = todo.pop()
+                if isinstance(v, cst.IfExp):
+                    todo += [v.orelse, v.body]  # the body's arm first
+                elif isinstance(v, cst.Attribute) and isinstance(v.value, (cst.Name, cst.Attribute)):
+                    arms.append(v)
+                else:
+                    return None
+        return arms or None
+
     def self_kind(self, node: cst.CSTNode) -> Kind | None:
         """What ``self`` is in the method around ``node``: the kind of its
         class (``Kind.MODULE`` for an ``nn.Module`` subclass), or None."""
