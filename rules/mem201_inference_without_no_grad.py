@@ -109,7 +109,10 @@ class InferenceWithoutNoGrad(Rule):
     (`policy.select_action(state)`) is judged only when the project types
     the object (see "Facts from other modules"): not when some caller passes
     an object of unknown type, nor when one of the classes it may be runs its
-    forward under `no_grad`.
+    forward under `no_grad`. The same holds for an attribute of such an
+    object (`trainer.gen_a.encode(x)`) and for a name bound only to such
+    methods (`encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`):
+    silent when one arm runs no layer.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -141,7 +144,12 @@ class InferenceWithoutNoGrad(Rule):
         "A named method called on a model (`self.model.extract_feature(x)`, the receiver named for a model and "
         "known as one in the file) is a forward when every project class defining a method of that name, in "
         "any module, is an `nn.Module` whose method runs, with grad on, a layer that owns parameters (a torch "
-        "layer or a project model); a definer that is no model, or a method that runs no layer, keeps it silent."
+        "layer or a project model); a definer that is no model, or a method that runs no layer, keeps it silent. "
+        "An attribute of a typed object is typed by the assignments of its class (`trainer.gen_a.encode(x)` "
+        "where every class `trainer` may be assigns `self.gen_a = AdaINGen(...)` and nothing else), and a name "
+        "bound only to such methods (`encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`) runs a "
+        "forward when every arm does; `trainer.eval()` earlier in the same scope, still in effect at the call, is "
+        "evidence of evaluation (an opaque call before it is then no MC dropout)."
     )
 
     def __init__(self, context) -> None:

@@ -114,7 +114,12 @@ class LoadWithoutMapLocation(Rule):
     So is a load a function of this file returns (`return torch.load(f)`,
     or a name bound only to such a load) when a caller in this file feeds
     that return value to `load_state_dict` of a model not known to be on
-    the CPU (the helper's other callers may want the tensors where they were).
+    the CPU (the helper's other callers may want the tensors where they were),
+    or when a caller in another module of the project loads it into a model
+    it moved to a device earlier in the same function
+    (`model = nn.DataParallel(model).cuda()` ...
+    `model.module.load_state_dict(load_checkpoint(p)["state_dict"])`); the
+    message names that caller.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -144,7 +149,12 @@ class LoadWithoutMapLocation(Rule):
         "A checkpoint file the load names (a string literal in its path, or in what a name of the path was "
         "bound to in the same function, `osp.join(respth, 'model_final.pth')`) that modules of the loading "
         "module's own folder save, every one of them from a state on the CPU (`net.cpu()` before "
-        "`state = net.state_dict()`): nothing is reported."
+        "`state = net.state_dict()`): nothing is reported. "
+        "The callers, in other modules, of a module-level function that returns a load (`return torch.load(f)`, "
+        "or a name bound only to one): when one of them loads the returned value into a model it moved to a "
+        "device earlier in the same function (`model = nn.DataParallel(model).cuda()`, then "
+        "`model.module.load_state_dict(checkpoint['state_dict'])` with `checkpoint = load_checkpoint(p)`), the "
+        "load is reported, without a fix, naming that caller; a model not known to be moved keeps it silent."
     )
 
     def __init__(self, context) -> None:
