@@ -689,6 +689,34 @@ class Net(pl.LightningModule):
 """,
             "Lightning switches to eval mode itself",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.drop(self.fc(x))
+def get_model(path):
+    model = Net()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model.eval()
+    if torch.cuda.is_available():
+        return model.cuda()
+    model.eval()
+    return model
+def predict(model, loader):
+    with torch.no_grad():
+        for x in loader:
+            print(model(x).sum().item())
+model = get_model("m.pt")
+predict(model, [torch.zeros(1, 4)])
+""",
+            "the factory switches its model to eval before the GPU path returns it",
+        ),
     ]
     invalid = [
         Invalid(
@@ -938,6 +966,57 @@ def fit(model, loader):
             criterion(model(x), y).backward()
             opt.step()
         validate(model, loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.drop(self.fc(x))
+def get_model(path):
+    model = Net()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    if torch.cuda.is_available():
+        return model.cuda()
+    model.eval()
+    return model
+def predict(model, loader):
+    with torch.no_grad():
+        for x in loader:
+            print(model(x).sum().item())
+model = get_model("m.pt")
+predict(model, [torch.zeros(1, 4)])
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.drop(self.fc(x))
+def get_model(path):
+    model = Net()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    if torch.cuda.is_available():
+        return model.cuda()
+    model.eval()
+    return model
+def predict(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x in loader:
+            print(model(x).sum().item())
+model = get_model("m.pt")
+predict(model, [torch.zeros(1, 4)])
 """,
         ),
     ]
