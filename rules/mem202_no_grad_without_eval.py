@@ -24,7 +24,11 @@ class NoGradWithoutEval(Rule):
     Flags an evaluation loop under `torch.no_grad()` (or `inference_mode`,
     or a decorated function) whose model is still in training mode: the last
     switch before it was `model.train()` followed by training, or the model
-    was built here and never switched to `model.eval()`, or is an attribute
+    was built here and never switched to `model.eval()` (or comes from a
+    factory of this module whose every return hands back a model it built
+    and never switched: `model = get_model(path)`; returns in the `else`
+    of, or after, `if torch.cuda.is_available(): return model.cuda()` run
+    only on a machine without a GPU and are not read), or is an attribute
     a plain class builds (`self.G = Generator()`) that no code of the
     project ever switches, read in a method entered from outside the class
     (StarGAN's `Solver.test`, called from main.py). A helper that
