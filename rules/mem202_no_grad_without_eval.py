@@ -716,8 +716,8 @@ def predict(model, loader):
     with torch.no_grad():
         for x in loader:
             print(model(x).sum().item())
-model = get_model("m.pt")
-predict(model, [torch.zeros(1, 4)])
+net = get_model("m.pt")
+predict(net, [torch.zeros(1, 4)])
 """,
             "the factory switches its model to eval before the GPU path returns it",
         ),
@@ -994,8 +994,8 @@ def predict(model, loader):
     with torch.no_grad():
         for x in loader:
             print(model(x).sum().item())
-model = get_model("m.pt")
-predict(model, [torch.zeros(1, 4)])
+net = get_model("m.pt")
+predict(net, [torch.zeros(1, 4)])
 """,
             """\
 import torch
@@ -1019,8 +1019,8 @@ def predict(model, loader):
     with torch.no_grad():
         for x in loader:
             print(model(x).sum().item())
-model = get_model("m.pt")
-predict(model, [torch.zeros(1, 4)])
+net = get_model("m.pt")
+predict(net, [torch.zeros(1, 4)])
 """,
         ),
     ]
