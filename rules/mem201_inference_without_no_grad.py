@@ -450,12 +450,12 @@ class InferenceWithoutNoGrad(Rule):
                 methods = self.facts.objects.bound_methods(call.func)
             else:
                 methods = None
-            arms = []
+            arms: list[tuple[str, str, str]] = []
             for func in methods or ():
                 receiver = dotted_name(func.value)
                 method = func.attr.value
                 message = project.forward_through(scope_name, receiver, method) if receiver else None
-                if message is None:
+                if receiver is None or message is None:
                     break
                 arms.append((receiver, method, message))
             if not arms or len(arms) != len(methods or ()):

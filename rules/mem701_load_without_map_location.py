@@ -196,7 +196,9 @@ class LoadWithoutMapLocation(Rule):
         if project is None or not project.callers or not self._returning:
             return
         for fn in module.body:
-            loads = self._returning.get(fn) if isinstance(fn, cst.FunctionDef) else None
+            if not isinstance(fn, cst.FunctionDef):
+                continue
+            loads = self._returning.get(fn)
             if not loads:
                 continue
             sites = [c for c in project.callers_of(fn.name.value) if c.gpu_state]

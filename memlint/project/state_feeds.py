@@ -68,7 +68,7 @@ class _Walk:
                     elif isinstance(item, ast.AST):
                         self.part(item)
             elif isinstance(value, ast.AST):
-                if field == "target":  # a loop's target, bound at each iteration
+                if field == "target" and isinstance(value, ast.expr):  # a loop's target, bound each iteration
                     self.bind(value, None)
                 else:
                     self.part(value)
