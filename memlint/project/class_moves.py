@@ -282,7 +282,9 @@ def _qualified(func: ast.AST, bindings: Mapping[str, str]) -> str:
     return ".".join((bindings[func.id], *reversed(parts)))
 
 
-def class_needs(tree: ast.Module, cpu_classes: list[str]) -> list[str]:
+def class_needs(
+    tree: ast.Module, cpu_classes: list[str], constructed: Mapping[int, set[str]] | None = None
+) -> list[str]:
     """For each class of ``cpu_classes`` (its own code moves nothing), the
     classes its being on the CPU depends on, as the module spells them: its
     bases and the classes its methods construct (a name whose last part is
@@ -290,18 +292,23 @@ def class_needs(tree: ast.Module, cpu_classes: list[str]) -> list[str]:
     ``__init__`` calls ``self.lstm.cuda()`` puts the model that builds it on
     the GPU (NCRF++'s ``WordSequence``); the project stage resolves each name
     and keeps the class a CPU class only when every one of the project's is
-    (index.py)."""
+    (index.py). ``constructed``: per class (by ``id``), the capitalised
+    callees its code calls, as the summary's walk found them (the class is
+    then not walked again)."""
     wanted = set(cpu_classes)
     out = []
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef) or cls.name not in wanted:
             continue
         names = {n for n in map(_spelled, cls.bases) if n}
-        for node in nodes(cls):
-            if node.__class__ is ast.Call:
-                name = _spelled(node.func)  # type: ignore[attr-defined]
-                if name and name.rsplit(".", 1)[-1][:1].isupper():
-                    names.add(name)
+        if constructed is not None and id(cls) in constructed:
+            names |= constructed[id(cls)]
+        else:
+            for node in nodes(cls):
+                if node.__class__ is ast.Call:
+                    name = _spelled(node.func)  # type: ignore[attr-defined]
+                    if name and name.rsplit(".", 1)[-1][:1].isupper():
+                        names.add(name)
         names.discard(cls.name)
         if names:
             out.append(f"{cls.name}={','.join(sorted(names))}")

@@ -488,6 +488,10 @@ class _Walker:
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
+        # class_needs, read in the same walk: the capitalised callees (as
+        # spelled) of the module-level class being walked, and per class.
+        self._class_calls: set[str] | None = None
+        self._calls_of: dict[int, set[str]] = {}
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -736,6 +740,9 @@ class _Walker:
         outer = self._scopes[-1]
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         moves = self._moves
+        top = not outer.name and self._class_calls is None
+        if top:
+            self._class_calls = set()
         self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
         for base in node.bases:
             head, _, rest = _dotted(base).partition(".")
@@ -751,6 +758,9 @@ class _Walker:
             else:
                 self._visit(stmt, ON, False)
         _has_base, assigned = self._class_stack.pop()
+        if top:
+            self._calls_of[id(node)] = self._class_calls  # type: ignore[assignment]
+            self._class_calls = None
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
         # No move met in its walk (most classes), or only moves of fresh
@@ -771,6 +781,10 @@ class _Walker:
             if part is not None:
                 found = list(nodes(part))
                 self._moves += sum(map(is_move, found))
+                if self._class_calls is not None:
+                    for node in found:
+                        if node.__class__ is ast.Call:
+                            self._constructs(_dotted(node.func))  # type: ignore[attr-defined]
                 self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
                 if self._in_top is not None:
                     for node in found:
@@ -837,6 +851,8 @@ class _Walker:
         else:
             switched = False
         dotted = _dotted(func)
+        if self._class_calls is not None:
+            self._constructs(dotted)
         head, _, rest = dotted.partition(".")
         target = self.bindings.get(head) if dotted else None
         kind, callee = "", ""
@@ -868,6 +884,12 @@ class _Walker:
             built = () if kind == "local" else self._built(node)
             scope.sites.append((node.lineno, callee, grad, loop, kind, cell, built))  # type: ignore[arg-type]
             scope.site_calls.append(node)
+
+    def _constructs(self, dotted: str) -> None:
+        """class_needs: a call in the class being walked whose callee's last
+        name is capitalised (a class it may construct)."""
+        if dotted and dotted.rsplit(".", 1)[-1][:1].isupper():
+            self._class_calls.add(dotted)  # type: ignore[union-attr]
 
     def _instance(self, name: str, value: ast.expr) -> None:
         """``solver = Solver(...)`` with ``Solver`` (or ``solver_mod.Solver``)
@@ -1029,7 +1051,7 @@ class _Walker:
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
-        s.class_needs = class_needs(self._tree, s.cpu_classes)
+        s.class_needs = class_needs(self._tree, s.cpu_classes, self._calls_of)
         s.loading_uses = sorted(self._loading)
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
