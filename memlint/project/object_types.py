@@ -59,6 +59,11 @@ _WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
 _OFF = frozenset({"no_grad", "inference_mode"})
 # nn.Module's own API: calling one of these on a model attribute is not a forward.
 _MODULE_API = MODULE_API
+# The node classes _Types._scope reads (any other is only walked through).
+_READ_IN_SCOPE = frozenset(
+    {ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+    | {ast.Lambda, ast.Import, ast.ImportFrom, ast.Name, ast.Global, ast.Nonlocal, ast.Call}
+)
 
 
 @dataclass
@@ -207,6 +212,15 @@ class _Types:
         while todo:
             node = todo.pop()
             kind = node.__class__
+            if kind not in _READ_IN_SCOPE:  # most nodes: only their children matter
+                todo.extend(children(node))
+                continue
+            if kind is ast.Name:
+                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                    stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
+                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
+                    self._escaped.add(node.id)  # type: ignore[attr-defined]
+                continue
             if self._classes and (kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign):
                 self._assigned(node)  # type: ignore[arg-type]
             elif kind is ast.Return:
@@ -223,12 +237,6 @@ class _Types:
             if kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):  # type: ignore[attr-defined]
                 stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
                 todo.append(node.value)  # type: ignore[attr-defined]
-                continue
-            if kind is ast.Name:
-                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                    stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
-                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
-                    self._escaped.add(node.id)  # type: ignore[attr-defined]
                 continue
             if kind in (ast.Global, ast.Nonlocal):
                 for n in node.names:  # type: ignore[attr-defined]
