@@ -52,7 +52,7 @@ from memlint.project.class_moves import class_moves_to_a_device, class_needs, is
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
-from memlint.project.object_types import ObjectTypes, object_types
+from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
@@ -358,7 +358,7 @@ def summarise(tree: ast.Module) -> ModuleSummary:
     """The summary of one module's tree; an empty one for a tree too deep to walk."""
     try:
         walker = _Walker(tree)
-        walker.summary.objects = object_types(tree, walker.bindings, walker._has_star)
+        walker.summary.objects = object_types(tree, walker.bindings, walker._has_star, walker.scope_nodes)
         return walker.summary
     except RecursionError:
         return ModuleSummary()
@@ -492,6 +492,12 @@ class _Walker:
         # spelled) of the module-level class being walked, and per class.
         self._class_calls: set[str] | None = None
         self._calls_of: dict[int, set[str]] = {}
+        # object_types, read off this walk: per scope (the module's tree, a
+        # function) the nodes of its own code object_types reads
+        # (READ_IN_SCOPE), in a pre-order; None outside any scope's own code
+        # (a class body, decorators).
+        self.scope_nodes: dict[int, list[ast.AST]] = {}
+        self._own: list[ast.AST] | None = None
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -565,8 +571,10 @@ class _Walker:
     # -- the walk ----------------------------------------------------------
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
         self._scopes.append(scope)
+        outer_own, self._own = self._own, self.scope_nodes.setdefault(id(node), [])
         for stmt in body:
             self._visit(stmt, grad, loop)
+        self._own = outer_own
         self._scopes.pop()
         self._done.append(scope)
         # The few scopes that build an instance of an imported class (most
@@ -628,6 +636,9 @@ class _Walker:
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
         cls = node.__class__
+        own = self._own
+        if own is not None and cls in READ_IN_SCOPE:
+            own.append(node)
         if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
             self._function(node, grad)  # type: ignore[arg-type]
             return
@@ -641,6 +652,8 @@ class _Walker:
             for item in node.items:  # type: ignore[attr-defined]
                 self._visit(item.context_expr, grad, loop)
                 self._unvisited(item.optional_vars)
+                if own is not None and item.optional_vars is not None:  # object_types reads a with's target
+                    own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
                 grad = self._context_mode(item.context_expr) or grad
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
@@ -702,6 +715,8 @@ class _Walker:
         for child in children(node):
             if child.__class__ not in _LEAVES:  # half the nodes: not worth a call
                 self._visit(child, grad, loop)
+            elif own is not None and child.__class__ is ast.Name:
+                own.append(child)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         if id(node) in self._top_defs:
@@ -717,8 +732,10 @@ class _Walker:
 
     def _walk_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         outer = self._scopes[-1]
+        own, self._own = self._own, None  # object_types reads no decorator
         for dec in node.decorator_list:
             self._visit(dec, grad, False)
+        self._own = own
         self._unvisited(node.args, node.returns, *getattr(node, "type_params", ()))
         decorator = ""
         for dec in node.decorator_list:
@@ -749,6 +766,7 @@ class _Walker:
             if head in self.bindings:
                 self.summary.subclassed.append(self.bindings[head] + (f".{rest}" if rest else ""))
         self._class_stack.append((not _is_plain(node) or bool(node.keywords), set()))
+        own, self._own = self._own, None  # object_types reads a class's methods only
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
@@ -757,6 +775,7 @@ class _Walker:
                 self._loading.update(used for used, _ in decorators.loading)
             else:
                 self._visit(stmt, ON, False)
+        self._own = own
         _has_base, assigned = self._class_stack.pop()
         if top:
             self._calls_of[id(node)] = self._class_calls  # type: ignore[assignment]
