@@ -732,3 +732,79 @@ def test_class_needs_come_from_the_summarys_walk(monkeypatch):
     summary = summarise(tree)
     assert summary.class_needs == expected
     assert not any(isinstance(node, ast.ClassDef) for node in read)
+
+
+# Every shape whose reading by object_types' own walk the summary's walk
+# must match: local imports of one name twice (the walk keeps the first in
+# source order), a ``with`` target, ``x = value`` (its name is no store of
+# an unknown value), lambdas, decorators and defaults of nested functions,
+# a class body's own statements, comprehensions, ``global``.
+OBJECT_SHAPES = textwrap.dedent(
+    """
+    import torch
+    from nets import Net, Other
+
+    def make(n):
+        from nets import Net as M
+        from other import Net as M
+        model = M(n)
+        return model
+
+    @wrap(Net())
+    def outer(policy, x=Net()):
+        global g
+        with open_run(Net()) as self.run[Net()]:
+            pass
+        net = Net()
+        other = lambda: Other()
+        nets = [Net() for _ in range(2)]
+        @deco(other)
+        def inner(y=Other()):
+            return Net()
+        evaluate(net, policy=net)
+        return outer
+
+    class Agent:
+        table = Net()
+        def __init__(self, net):
+            self.net = net
+            self.actor = Net()
+        def act(self, s):
+            return self.actor(s)
+    """
+)
+
+
+def test_object_types_read_off_the_summarys_walk_are_its_own_walks():
+    from memlint.project import object_types
+    from memlint.project.summary import _Walker
+
+    tree = ast.parse(OBJECT_SHAPES)
+    walker = _Walker(tree)
+    own = object_types.object_types(tree, walker.bindings, walker._has_star)
+    assert ("make", "model", ("nets.Net",)) in own.bound  # the first import of M in source order
+    assert walker.scope_nodes  # every scope's nodes, gathered by the summary
+    read = object_types.object_types(tree, walker.bindings, walker._has_star, walker.scope_nodes)
+    assert read.to_json() == own.to_json()
+    assert summarise(tree).objects.to_json() == own.to_json()  # type: ignore[union-attr]
+
+
+def test_the_summary_walks_a_module_once_for_its_object_types(monkeypatch):
+    # object_types reads the nodes the summary's walk gathered: it walks
+    # none itself (it walked every scope's code once more).
+    from memlint.project import object_types
+
+    walked = 0
+    real = object_types.children
+
+    def counting(node):
+        nonlocal walked
+        walked += 1
+        return real(node)
+
+    monkeypatch.setattr(object_types, "children", counting)
+    source = "import torch\nfrom nets import Net\nfrom engine import evaluate\n\ndef run(policy):\n    net = Net()\n"
+    source += "".join(f"    evaluate(net.step(policy + {i}), [policy] * {i})\n" for i in range(20))
+    summary = summarise(ast.parse(source))
+    assert summary.objects is not None and len(summary.objects.sites) == 21
+    assert walked == 0
