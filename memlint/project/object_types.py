@@ -5,9 +5,11 @@ cannot tell, from the file alone, what ``policy`` is. The project can: every
 call of ``eval_policy(policy, ...)`` passes an object built as
 ``TD3.TD3(...)``; ``self.scheduler`` is the constructor's ``scheduler``
 argument, built at the one construction site by a project function whose
-every ``return`` is ``LambdaLR(...)``. This module records, in one walk of
-a module's ``ast`` tree, the pieces those answers are made of; ``index.py``
-joins them across modules (``ProjectIndex.object_types``):
+every ``return`` is ``LambdaLR(...)``. This module records, from one walk of
+a module's ``ast`` tree (the summary's: it gathers, per scope, the nodes
+read here; a module summarised without it, summarise_exports, is walked
+here), the pieces those answers are made of; ``index.py`` joins them across
+modules (``ProjectIndex.object_types``):
 
 - ``bound``: per scope, the names every binding of which is a call (a
   constructor or a factory) or another typed name, as the module spells the
