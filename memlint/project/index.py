@@ -50,13 +50,12 @@ class ProjectIndex:
         self._exports_only: dict[str, ModuleSummary] = {}
         # importer -> (its sys.path folders, the files read to find them)
         self._sys_path_cache: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
-        self._sys_path_generation = 0
         # (file, class) -> (a CPU class with all it needs, the files read to tell), _cpu_class_of
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
-        self._cpu_deep_generation = 0
         # Per file: its classes whose ``__call__`` backpropagates or steps (trainer_classes).
         self._call_trainers: dict[str, frozenset[str]] = {}
-        self._call_trainers_generation = 0
+        # The live index's generation each of those three caches was filled at (_current).
+        self._filled_at: dict[str, int] = {}
         self._loading_users: dict[str, dict[str, set[str]]] = {}  # loading_used_elsewhere, per summary field
         self._savers: dict[tuple[str, str], list[tuple[str, bool]]] | None = (
             None  # _cpu_saved_files: (folder, file name) -> (module, from CPU)
@@ -156,17 +155,23 @@ class ProjectIndex:
                 return again
         return found
 
+    def _current(self, name: str) -> dict:
+        """The cache held in attribute ``name``, emptied first when the live
+        index's texts changed since it was filled (live.py's generation):
+        what it holds was read from the old texts."""
+        generation = getattr(self, "generation", 0)
+        if self._filled_at.get(name, 0) != generation:
+            getattr(self, name).clear()
+            self._filled_at[name] = generation
+        return getattr(self, name)
+
     def _sys_paths(self, importer: str) -> tuple[str, ...]:
         """The project folders ``importer`` adds to ``sys.path`` (a relative
         one from its own folder, where the script is run from), and those a
         module beside it that it imports adds from its own file
         (``import _init_paths``: summary.file_sys_paths)."""
         self._note_read(importer)
-        generation = getattr(self, "generation", 0)  # the live index's texts change (live.py)
-        if generation != self._sys_path_generation:
-            self._sys_path_cache.clear()
-            self._sys_path_generation = generation
-        cached = self._sys_path_cache.get(importer)
+        cached = self._current("_sys_path_cache").get(importer)
         if cached is None:
             outer, self._reading = self._reading, set()
             try:
@@ -394,12 +399,8 @@ class ProjectIndex:
         needs = next((e[len(prefix) :] for e in defining.class_needs if e.startswith(prefix)), "")
         if not needs:
             return True
-        generation = getattr(self, "generation", 0)  # the live index's texts change (live.py)
-        if generation != self._cpu_deep_generation:
-            self._cpu_deep.clear()
-            self._cpu_deep_generation = generation
         key = (path, name)
-        cached = self._cpu_deep.get(key)
+        cached = self._current("_cpu_deep").get(key)
         if cached is None:
             self._cpu_deep[key] = (True, frozenset())  # a cycle of classes building each other: judged by the rest
             outer, self._reading = self._reading, set()
@@ -694,11 +695,7 @@ class ProjectIndex:
         an optimizer (``compute_loss(x, y)`` on one of them trains); read in
         full whatever the needles kept (view_from_disk's index keeps only
         the exports of a module the viewed one does not call into by name)."""
-        generation = getattr(self, "generation", 0)  # the live index's texts change (live.py)
-        if generation != self._call_trainers_generation:
-            self._call_trainers.clear()
-            self._call_trainers_generation = generation
-        found = self._call_trainers.get(path)
+        found = self._current("_call_trainers").get(path)
         if found is None:
             defining = self.full_summary(path)
             found = self._call_trainers[path] = frozenset(
