@@ -179,8 +179,8 @@ class ProjectIndex:
             finally:
                 inner, self._reading = self._reading, outer
             cached = self._sys_path_cache[importer] = (paths, frozenset(inner or ()))
-        for path in cached[1]:  # a view asking again reads them too (incremental re-lint, states.py)
-            self._note_read(path)
+        if self._reading is not None:  # a view asking again reads them too (incremental re-lint, states.py)
+            self._reading.update(cached[1])
         return cached[0]
 
     def _read_sys_paths(self, importer: str) -> tuple[str, ...]:
