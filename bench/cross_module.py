@@ -9,7 +9,8 @@
     python bench/cross_module.py --batch fresh --mirror /work/.mirror   # the third batch
     python bench/cross_module.py --batch fourth --mirror /work/.mirror  # the fourth batch
     python bench/cross_module.py --batch fifth --mirror /work/.mirror   # the fifth batch
-    python bench/cross_module.py --batch sixth --mirror /work/.mirror   # the sixth batch, labelled last
+    python bench/cross_module.py --batch sixth --mirror /work/.mirror   # the sixth batch
+    python bench/cross_module.py --batch seventh --mirror /work/.mirror # the seventh batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -118,6 +119,15 @@ BATCHES = {
         HERE / "manifest_sixth.tsv",
         HERE / "reviewed_after_sixth.tsv",
         BENCH / ".corpora" / "cross_module_sixth",
+    ),
+    # "seventh": labelled after the first six had been used to tune memlint;
+    # chosen by kind (research, course, detection, segmentation, GAN, diffusion,
+    # NLP, RL, speech, self-supervised, graph, recommendation, time series, 3D),
+    # each project's torch pin read before labelling the migration rules.
+    "seventh": (
+        HERE / "manifest_seventh.tsv",
+        HERE / "reviewed_after_seventh.tsv",
+        BENCH / ".corpora" / "cross_module_seventh",
     ),
 }
 

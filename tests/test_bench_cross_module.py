@@ -254,6 +254,9 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     sixth = cm.batch_paths("sixth", None, None, None)
     assert sixth[0].name == "manifest_sixth.tsv" and sixth[1].name == "reviewed_after_sixth.tsv"
     assert len({first[2], unseen[2], fresh[2], fourth[2], fifth[2], sixth[2]}) == 6
+    seventh = cm.batch_paths("seventh", None, None, None)
+    assert seventh[0].name == "manifest_seventh.tsv" and seventh[1].name == "reviewed_after_seventh.tsv"
+    assert len({first[2], unseen[2], fresh[2], fourth[2], fifth[2], sixth[2], seventh[2]}) == 7
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -381,6 +384,34 @@ def test_sixth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_e
     assert sum(i.cross for i in sixth) >= 20 and sum(i.cross for i in pos) >= 10
     assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
     assert len({(i.repo, i.commit) for i in sixth}) == len(repos)
+
+
+def test_seventh_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_evidence():
+    # The seventh batch exists because the first six were used to tune
+    # memlint: none of its projects may appear in any earlier manifest,
+    # review or real-code verdict, no single project may carry its recall,
+    # and it keeps the earlier batches' weight of cross-module instances.
+    bench = cm.BENCH
+    seventh = cm.load_manifest(cm.BATCHES["seventh"][0])
+    repos = {i.repo for i in seventh}
+    earlier = _repos_in(bench / "research" / "repos.tsv") | _repos_in(bench / "research" / "reviewed.tsv")
+    for batch in ("first", "unseen", "fresh", "fourth", "fifth", "sixth"):
+        earlier |= _repos_in(cm.BATCHES[batch][0])
+        if cm.BATCHES[batch][1].exists():
+            earlier |= _repos_in(cm.BATCHES[batch][1])
+    for manifest in sorted((bench / "recall_real").glob("*.tsv")):
+        earlier |= _repos_in(manifest)
+    assert not {r.lower() for r in repos} & {r.lower() for r in earlier}
+    # real_code_reviewed.tsv names corpora (released packages), not repositories
+    with open(bench / "real_code_reviewed.tsv", encoding="utf-8") as fh:
+        corpora = {line.split("\t")[0].lower() for line in fh if line.strip() and not line.startswith("#")}
+    assert not {r.split("/")[1].lower() for r in repos} & corpora
+    pos = [i for i in seventh if i.label == "pos"]
+    assert len(repos) >= 12
+    assert len(pos) >= 35 and len(seventh) - len(pos) >= 50
+    assert sum(i.cross for i in seventh) >= 15 and sum(i.cross for i in pos) >= 8
+    assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
+    assert len({(i.repo, i.commit) for i in seventh}) == len(repos)
 
 
 def test_a_file_that_does_not_parse_leaves_the_rest_of_the_tree_scored(tmp_path, capsys):

@@ -5,9 +5,11 @@ cannot tell, from the file alone, what ``policy`` is. The project can: every
 call of ``eval_policy(policy, ...)`` passes an object built as
 ``TD3.TD3(...)``; ``self.scheduler`` is the constructor's ``scheduler``
 argument, built at the one construction site by a project function whose
-every ``return`` is ``LambdaLR(...)``. This module records, in one walk of
-a module's ``ast`` tree, the pieces those answers are made of; ``index.py``
-joins them across modules (``ProjectIndex.object_types``):
+every ``return`` is ``LambdaLR(...)``. This module records, from one walk of
+a module's ``ast`` tree (the summary's: it gathers, per scope, the nodes
+read here; a module summarised without it, summarise_exports, is walked
+here), the pieces those answers are made of; ``index.py`` joins them across
+modules (``ProjectIndex.object_types``):
 
 - ``bound``: per scope, the names every binding of which is a call (a
   constructor or a factory) or another typed name, as the module spells the
@@ -59,6 +61,11 @@ _WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
 _OFF = frozenset({"no_grad", "inference_mode"})
 # nn.Module's own API: calling one of these on a model attribute is not a forward.
 _MODULE_API = MODULE_API
+# The node classes _Types._scope reads (any other is only walked through).
+READ_IN_SCOPE = frozenset(
+    {ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+    | {ast.Lambda, ast.Import, ast.ImportFrom, ast.Name, ast.Global, ast.Nonlocal, ast.Call}
+)
 
 
 @dataclass
@@ -107,9 +114,15 @@ class ObjectTypes:
         )
 
 
-def object_types(tree: ast.Module, bindings: dict[str, str], has_star: bool) -> ObjectTypes:
-    """The module's object-type facts (see the module docstring)."""
-    return _Types(tree, bindings, has_star).out
+def object_types(
+    tree: ast.Module, bindings: dict[str, str], has_star: bool, scope_nodes: dict[int, list[ast.AST]] | None = None
+) -> ObjectTypes:
+    """The module's object-type facts (see the module docstring).
+    ``scope_nodes``: per scope (by the ``id`` of the module's tree or of a
+    function), the nodes of its own code of a READ_IN_SCOPE class, in a
+    pre-order (the summary's walk gathers them: summary.py); a scope
+    missing there is walked here."""
+    return _Types(tree, bindings, has_star, scope_nodes or {}).out
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -137,8 +150,11 @@ def _version_test(test: ast.AST) -> bool:
 
 
 class _Types:
-    def __init__(self, tree: ast.Module, bindings: dict[str, str], has_star: bool) -> None:
+    def __init__(
+        self, tree: ast.Module, bindings: dict[str, str], has_star: bool, scope_nodes: dict[int, list[ast.AST]]
+    ) -> None:
         self.bindings = bindings
+        self._scope_nodes = scope_nodes
         self.has_star = has_star
         self.defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         self.out = ObjectTypes()
@@ -156,7 +172,7 @@ class _Types:
         self._forwards: list = []
         self._self_forwards: list = []
         self._scheduler_attrs: list = []
-        self._scope("", tree.body, {}, None, ())
+        self._scope("", tree, tree.body, {}, None, ())
         self.out.escaped = sorted(self._escaped)
         self.out.init_attrs = _flat(self._init_attrs)
         self.out.forwards = _flat(self._forwards)
@@ -190,6 +206,7 @@ class _Types:
     def _scope(
         self,
         name: str,
+        owner: ast.AST,
         body: list[ast.stmt],
         local: dict[str, str],
         cls: ast.ClassDef | None,
@@ -203,10 +220,22 @@ class _Types:
         calls: list[ast.Call] = []
         nested: list[ast.AST] = []
         returns: list[ast.AST | None] = []
-        todo: list[ast.AST] = list(body)
+        read = self._scope_nodes.get(id(owner))
+        if read is not None:
+            self._read(read, stores, calls, nested, returns, local)
+        todo: list[ast.AST] = [] if read is not None else list(body)
         while todo:
             node = todo.pop()
             kind = node.__class__
+            if kind not in READ_IN_SCOPE:  # most nodes: only their children matter
+                todo.extend(children(node))
+                continue
+            if kind is ast.Name:
+                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                    stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
+                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
+                    self._escaped.add(node.id)  # type: ignore[attr-defined]
+                continue
             if self._classes and (kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign):
                 self._assigned(node)  # type: ignore[arg-type]
             elif kind is ast.Return:
@@ -223,12 +252,6 @@ class _Types:
             if kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):  # type: ignore[attr-defined]
                 stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
                 todo.append(node.value)  # type: ignore[attr-defined]
-                continue
-            if kind is ast.Name:
-                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                    stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
-                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
-                    self._escaped.add(node.id)  # type: ignore[attr-defined]
                 continue
             if kind in (ast.Global, ast.Nonlocal):
                 for n in node.names:  # type: ignore[attr-defined]
@@ -283,6 +306,54 @@ class _Types:
             else:
                 self._function(node, name, local, None)  # type: ignore[arg-type]
         return probe
+
+    def _read(
+        self,
+        read: list[ast.AST],
+        stores: dict[str, list[ast.AST | None]],
+        calls: list[ast.Call],
+        nested: list[ast.AST],
+        returns: list[ast.AST | None],
+        local: dict[str, str],
+    ) -> None:
+        """_scope's walk, from the scope's nodes the summary gathered (a
+        pre-order, children left to right): the same reading, and the same
+        facts, as the walk's (children right to left). Only the local
+        imports' order tells: a name imported twice ends with the walk's
+        last one, the first in source order."""
+        skipped: set[int] = set()  # the ``x`` of ``x = value``: the walk never visits it
+        imports: list[ast.Import | ast.ImportFrom] = []
+        for node in read:
+            kind = node.__class__
+            if kind is ast.Name:
+                if id(node) in skipped:
+                    continue
+                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                    stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
+                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
+                    self._escaped.add(node.id)  # type: ignore[attr-defined]
+                continue
+            if self._classes and (kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign):
+                self._assigned(node)  # type: ignore[arg-type]
+            elif kind is ast.Return:
+                returns.append(node.value)  # type: ignore[attr-defined]
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                nested.append(node)
+                stores.setdefault(node.name, []).append(None)  # type: ignore[attr-defined]
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                imports.append(node)  # type: ignore[arg-type]
+            elif kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):  # type: ignore[attr-defined]
+                stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
+                skipped.add(id(node.targets[0]))  # type: ignore[attr-defined]
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                for n in node.names:  # type: ignore[attr-defined]
+                    stores.setdefault(n, []).append(None)
+            elif kind is ast.Call:
+                calls.append(node)  # type: ignore[arg-type]
+                if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
+                    self._called.add(id(node.func))  # type: ignore[attr-defined]
+        for node in reversed(imports):
+            self._local_import(node, local)
 
     def _assigned(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         """A ``self.<attr>`` assignment in a method of every class around."""
@@ -359,7 +430,7 @@ class _Types:
             params = params[1:]
         all_params = tuple(params) + tuple(p.arg for p in a.kwonlyargs)
         self.out.params.append((name, all_params))
-        probe = self._scope(name, node.body, local, cls, all_params)
+        probe = self._scope(name, node, node.body, local, cls, all_params)
         # Only module-level functions append ``returns``: after the scope's
         # walk, in the same order; read again only when every return has a value.
         if cls is None and not outer and probe.returns:

@@ -52,7 +52,7 @@ from memlint.project.class_moves import class_moves_to_a_device, class_needs, is
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
-from memlint.project.object_types import ObjectTypes, object_types
+from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
@@ -358,7 +358,7 @@ def summarise(tree: ast.Module) -> ModuleSummary:
     """The summary of one module's tree; an empty one for a tree too deep to walk."""
     try:
         walker = _Walker(tree)
-        walker.summary.objects = object_types(tree, walker.bindings, walker._has_star)
+        walker.summary.objects = object_types(tree, walker.bindings, walker._has_star, walker.scope_nodes)
         return walker.summary
     except RecursionError:
         return ModuleSummary()
@@ -488,6 +488,16 @@ class _Walker:
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
+        # class_needs, read in the same walk: the capitalised callees (as
+        # spelled) of the module-level class being walked, and per class.
+        self._class_calls: set[str] | None = None
+        self._calls_of: dict[int, set[str]] = {}
+        # object_types, read off this walk: per scope (the module's tree, a
+        # function) the nodes of its own code object_types reads
+        # (READ_IN_SCOPE), in a pre-order; None outside any scope's own code
+        # (a class body, decorators).
+        self.scope_nodes: dict[int, list[ast.AST]] = {}
+        self._own: list[ast.AST] | None = None
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -561,8 +571,10 @@ class _Walker:
     # -- the walk ----------------------------------------------------------
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
         self._scopes.append(scope)
+        outer_own, self._own = self._own, self.scope_nodes.setdefault(id(node), [])
         for stmt in body:
             self._visit(stmt, grad, loop)
+        self._own = outer_own
         self._scopes.pop()
         self._done.append(scope)
         # The few scopes that build an instance of an imported class (most
@@ -624,6 +636,9 @@ class _Walker:
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
         cls = node.__class__
+        own = self._own
+        if own is not None and cls in READ_IN_SCOPE:
+            own.append(node)
         if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
             self._function(node, grad)  # type: ignore[arg-type]
             return
@@ -637,6 +652,8 @@ class _Walker:
             for item in node.items:  # type: ignore[attr-defined]
                 self._visit(item.context_expr, grad, loop)
                 self._unvisited(item.optional_vars)
+                if own is not None and item.optional_vars is not None:  # object_types reads a with's target
+                    own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
                 grad = self._context_mode(item.context_expr) or grad
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
@@ -698,6 +715,8 @@ class _Walker:
         for child in children(node):
             if child.__class__ not in _LEAVES:  # half the nodes: not worth a call
                 self._visit(child, grad, loop)
+            elif own is not None and child.__class__ is ast.Name:
+                own.append(child)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         if id(node) in self._top_defs:
@@ -713,8 +732,10 @@ class _Walker:
 
     def _walk_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         outer = self._scopes[-1]
+        own, self._own = self._own, None  # object_types reads no decorator
         for dec in node.decorator_list:
             self._visit(dec, grad, False)
+        self._own = own
         self._unvisited(node.args, node.returns, *getattr(node, "type_params", ()))
         decorator = ""
         for dec in node.decorator_list:
@@ -736,12 +757,16 @@ class _Walker:
         outer = self._scopes[-1]
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         moves = self._moves
+        top = not outer.name and self._class_calls is None
+        if top:
+            self._class_calls = set()
         self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
         for base in node.bases:
             head, _, rest = _dotted(base).partition(".")
             if head in self.bindings:
                 self.summary.subclassed.append(self.bindings[head] + (f".{rest}" if rest else ""))
         self._class_stack.append((not _is_plain(node) or bool(node.keywords), set()))
+        own, self._own = self._own, None  # object_types reads a class's methods only
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
@@ -750,7 +775,11 @@ class _Walker:
                 self._loading.update(used for used, _ in decorators.loading)
             else:
                 self._visit(stmt, ON, False)
+        self._own = own
         _has_base, assigned = self._class_stack.pop()
+        if top:
+            self._calls_of[id(node)] = self._class_calls  # type: ignore[assignment]
+            self._class_calls = None
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
         # No move met in its walk (most classes), or only moves of fresh
@@ -771,6 +800,10 @@ class _Walker:
             if part is not None:
                 found = list(nodes(part))
                 self._moves += sum(map(is_move, found))
+                if self._class_calls is not None:
+                    for node in found:
+                        if node.__class__ is ast.Call:
+                            self._constructs(_dotted(node.func))  # type: ignore[attr-defined]
                 self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
                 if self._in_top is not None:
                     for node in found:
@@ -837,6 +870,8 @@ class _Walker:
         else:
             switched = False
         dotted = _dotted(func)
+        if self._class_calls is not None:
+            self._constructs(dotted)
         head, _, rest = dotted.partition(".")
         target = self.bindings.get(head) if dotted else None
         kind, callee = "", ""
@@ -868,6 +903,12 @@ class _Walker:
             built = () if kind == "local" else self._built(node)
             scope.sites.append((node.lineno, callee, grad, loop, kind, cell, built))  # type: ignore[arg-type]
             scope.site_calls.append(node)
+
+    def _constructs(self, dotted: str) -> None:
+        """class_needs: a call in the class being walked whose callee's last
+        name is capitalised (a class it may construct)."""
+        if dotted and dotted.rsplit(".", 1)[-1][:1].isupper():
+            self._class_calls.add(dotted)  # type: ignore[union-attr]
 
     def _instance(self, name: str, value: ast.expr) -> None:
         """``solver = Solver(...)`` with ``Solver`` (or ``solver_mod.Solver``)
@@ -1029,7 +1070,7 @@ class _Walker:
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
-        s.class_needs = class_needs(self._tree, s.cpu_classes)
+        s.class_needs = class_needs(self._tree, s.cpu_classes, self._calls_of)
         s.loading_uses = sorted(self._loading)
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
