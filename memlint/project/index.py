@@ -61,6 +61,7 @@ class ProjectIndex:
             None  # _cpu_saved_files: (folder, file name) -> (module, from CPU)
         )
         self._definers: dict[str, set[str]] | None = None  # cpu_builders_everywhere: name -> the modules defining it
+        self._switchers: dict[str, list[str]] | None = None  # _switched_attrs: attribute -> the modules switching it
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # file -> "Class.method" -> where other modules call it on an instance.
         self._method_callers: dict[str, dict[str, list[str]]] = {}
@@ -178,8 +179,8 @@ class ProjectIndex:
             finally:
                 inner, self._reading = self._reading, outer
             cached = self._sys_path_cache[importer] = (paths, frozenset(inner or ()))
-        for path in cached[1]:  # a view asking again reads them too (incremental re-lint, states.py)
-            self._note_read(path)
+        if self._reading is not None:  # a view asking again reads them too (incremental re-lint, states.py)
+            self._reading.update(cached[1])
         return cached[0]
 
     def _read_sys_paths(self, importer: str) -> tuple[str, ...]:
@@ -733,15 +734,18 @@ class ProjectIndex:
         """The attributes of ``path``'s plain classes that another module of
         the project may switch (``solver.G.eval()``): summary.attr_switches.
         Read only for a module whose plain classes assign attributes."""
-        mine = set(summary.plain_attrs)
+        if self._switchers is None:  # attribute -> the modules switching one so, built once
+            self._switchers = {}
+            for other, data in self.summaries.items():
+                names = _field(data, "attr_switches")
+                for name in names:
+                    self._switchers.setdefault(name, []).append(other)
         found: set[str] = set()
-        for other, data in self.summaries.items():
-            if other == path or data is None:
-                continue
-            names = data.get("attr_switches", ()) if isinstance(data, dict) else data.attr_switches
-            if mine.intersection(names):
-                self._note_read(other)  # the view depends on it (incremental re-lint)
-                found.update(mine.intersection(names))
+        for name in set(summary.plain_attrs):
+            for other in self._switchers.get(name, ()):
+                if other != path:
+                    self._note_read(other)  # the view depends on it (incremental re-lint)
+                    found.add(name)
         return tuple(sorted(found))
 
     def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
