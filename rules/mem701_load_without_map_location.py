@@ -785,6 +785,28 @@ if use_cuda:
         ),
         Valid(
             """\
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class STN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 9)
+    def forward(self, x):
+        iden = Variable(torch.from_numpy(np.eye(3).flatten())).view(1, 9).repeat(x.size(0), 1)
+        if x.is_cuda:
+            iden = iden.cuda()
+        return self.fc(x) + iden
+net = STN()
+net.load_state_dict(torch.load("stn.pth"))
+net.cuda()
+""",
+            "a local rebound to its own move (`iden = iden.cuda()`, pointnet's STN3d) is a copy of a tensor the"
+            " method built: the class moves nothing of its own, the model is on the CPU at the load",
+        ),
+        Valid(
+            """\
 import timm
 import torch
 from torchvision import models
