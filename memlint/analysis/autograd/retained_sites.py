@@ -111,6 +111,7 @@ class RetainedSites:
         end = facts.calls.end(site)
         index = facts.recurrent.bindings_in(caller)
         enclosing = loops.enclosing_loops(site)
+
         # Only through what may carry their graph (``n = n + len(batch)``,
         # ``total += loss.item()``), and not through the helper's own result
         # when it returns none (``total = total + self.step(batch)``).
