@@ -34,16 +34,22 @@ from memlint.parse.traversal import visit_fast
 _DYNAMIC = frozenset({"setattr", "getattr", "delattr", "vars", "__dict__", "__setattr__", "__getattribute__"})
 
 
+def _no_instance(fn: cst.FunctionDef) -> bool:
+    """A static or class method: its first parameter is no instance."""
+    return any((dotted_name(d.decorator) or "") in ("staticmethod", "classmethod") for d in fn.decorators)
+
+
 class _AttrUses(cst.CSTVisitor):
     def __init__(self, cls: cst.ClassDef, stays: Collection[str], built: Callable[[cst.BaseExpression], bool]) -> None:
         self.cls = cls
         self.stays = stays
         self.built = built
-        # The class's own methods (not static, not class methods): their instance name.
+        # The class's own methods (not static, not class methods; another
+        # decorator keeps the instance first): their instance name.
         self.own = {
             id(fn): fn.params.params[0].name.value
             for fn in cls.body.body
-            if isinstance(fn, cst.FunctionDef) and fn.params.params and not fn.decorators
+            if isinstance(fn, cst.FunctionDef) and fn.params.params and not _no_instance(fn)
         }
         self.selves: list[str | None] = [None]  # per scope: the name of the class's instance there
         self.in_class = 0
