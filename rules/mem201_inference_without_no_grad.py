@@ -109,7 +109,10 @@ class InferenceWithoutNoGrad(Rule):
     (`policy.select_action(state)`) is judged only when the project types
     the object (see "Facts from other modules"): not when some caller passes
     an object of unknown type, nor when one of the classes it may be runs its
-    forward under `no_grad`.
+    forward under `no_grad`. The same holds for an attribute of such an
+    object (`trainer.gen_a.encode(x)`) and for a name bound only to such
+    methods (`encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`):
+    silent when one arm runs no layer.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -141,12 +144,19 @@ class InferenceWithoutNoGrad(Rule):
         "A named method called on a model (`self.model.extract_feature(x)`, the receiver named for a model and "
         "known as one in the file) is a forward when every project class defining a method of that name, in "
         "any module, is an `nn.Module` whose method runs, with grad on, a layer that owns parameters (a torch "
-        "layer or a project model); a definer that is no model, or a method that runs no layer, keeps it silent."
+        "layer or a project model); a definer that is no model, or a method that runs no layer, keeps it silent. "
+        "An attribute of a typed object is typed by the assignments of its class (`trainer.gen_a.encode(x)` "
+        "where every class `trainer` may be assigns `self.gen_a = AdaINGen(...)` and nothing else), and a name "
+        "bound only to such methods (`encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`) runs a "
+        "forward when every arm does; `trainer.eval()` earlier in the same scope, still in effect at the call, is "
+        "evidence of evaluation (an opaque call before it is then no MC dropout)."
     )
 
     def __init__(self, context) -> None:
         super().__init__(context)
         self._decorated: set[int] = set()
+        # Loops whose project objects (_object_forward) were each switched to eval here.
+        self._eval_switched: set[int] = set()
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)
@@ -374,7 +384,7 @@ class InferenceWithoutNoGrad(Rule):
         scope = info.scope
         if self._backpropagated_elsewhere(scope):
             return
-        if self._mc_dropout(info):
+        if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
         if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
             return  # a unit test of the model, not an evaluation
@@ -409,9 +419,12 @@ class InferenceWithoutNoGrad(Rule):
         return, a constructor argument: project/typed_objects.py) and every
         class it may be runs a model forward with grad on in that method.
         Each such call needs evidence of evaluation: the function is named
-        for it or switched its models to eval, the method is named for it
+        for it or switched the object to eval before (``trainer.eval()``,
+        for ``trainer.gen_a.encode(x)`` too), the method is named for it
         (``model.inference(x)``), or the call asks for it (``evaluate=True``).
-        The description of the callee, or None."""
+        A call of a bound-method alias (``encode = trainer.gen_a.encode if
+        a2b else trainer.gen_b.encode``; ``encode(x)``) counts when every
+        arm does. The description of the callee, or None."""
         project = self.facts.project
         if project is None or not project.object_forwards or info.role == "train" or info.trains or info.needs_grad:
             return None
@@ -425,19 +438,72 @@ class InferenceWithoutNoGrad(Rule):
         else:
             scope_name, evaluating = "", False
         found = None
+        eval_switched = True  # every object found was switched to eval in this scope
         for call in calls.between(calls.calls_in.get(scope, []), info.start, info.end):
-            if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            if not isinstance(call, cst.Call):
                 continue
-            func = call.func
-            receiver = dotted_name(func.value)
-            method = func.attr.value
-            message = project.forward_through(scope_name, receiver, method) if receiver else None
-            if message is None:
+            if isinstance(call.func, cst.Attribute):
+                methods: list[cst.Attribute] | None = [call.func]
+            elif isinstance(call.func, cst.Name):
+                # ``encode(x)`` after ``encode = trainer.gen_a.encode if a2b else ...``:
+                # a forward only if every arm is one.
+                methods = self.facts.objects.bound_methods(call.func)
+            else:
+                methods = None
+            arms: list[tuple[str, str, str]] = []
+            for func in methods or ():
+                receiver = dotted_name(func.value)
+                method = func.attr.value
+                message = project.forward_through(scope_name, receiver, method) if receiver else None
+                if receiver is None or message is None:
+                    break
+                arms.append((receiver, method, message))
+            if not arms or len(arms) != len(methods or ()):
                 continue
-            if not (evaluating or is_eval_name(method) or _asks_for_eval(call)):
-                return None  # the same object also acts in training here
+            for receiver, method, _ in arms:
+                if self._switched_to_eval_here(scope, receiver, call):
+                    continue
+                eval_switched = False
+                if not (evaluating or is_eval_name(method) or _asks_for_eval(call)):
+                    return None  # the same object also acts in training here
+            receiver, method, message = arms[0]
             found = found or f"`{receiver}.{method}`: {message}"
+        if found is not None and eval_switched:
+            self._eval_switched.add(id(info.node))
         return found
+
+    def _objects_in_eval(self, info, through: str | None) -> bool:
+        """The loop runs project objects' forwards (``_object_forward``)
+        each switched to eval in this scope and still in eval at the call
+        (``trainer.eval()`` before ``trainer.gen_a.encode(x)``): an opaque
+        call before that switch (``get_loader(...)``) is no MC dropout."""
+        if through is None and self._object_forward(info) is None:
+            return False
+        return id(info.node) in self._eval_switched
+
+    def _switched_to_eval_here(self, scope, receiver: str, call: cst.Call) -> bool:
+        """``trainer.eval()`` (or ``.train(False)``) in the same scope before
+        ``call``, on ``receiver`` or an object holding it (``trainer`` for
+        ``trainer.gen_a``), and still its mode at the call."""
+        for c in self.facts.calls.calls_in.get(scope, []):
+            if not isinstance(c, cst.Call) or c is call or not isinstance(c.func, cst.Attribute):
+                continue
+            attr = c.func.attr.value
+            args = c.args
+            if not (
+                (attr == "eval" and not args)
+                or (
+                    attr == "train"
+                    and len(args) == 1
+                    and isinstance(args[0].value, cst.Name)
+                    and args[0].value.value == "False"
+                )
+            ):
+                continue
+            switched = dotted_name(c.func.value)
+            if switched and (receiver == switched or receiver.startswith(switched + ".")):
+                return self.facts.loops.mode_before(call, frozenset({receiver})) == "eval"
+        return False
 
     def _backpropagated_elsewhere(self, scope) -> bool:
         """A caller in another module backpropagates in the scope that calls

@@ -24,7 +24,11 @@ class NoGradWithoutEval(Rule):
     Flags an evaluation loop under `torch.no_grad()` (or `inference_mode`,
     or a decorated function) whose model is still in training mode: the last
     switch before it was `model.train()` followed by training, or the model
-    was built here and never switched to `model.eval()`, or is an attribute
+    was built here and never switched to `model.eval()` (or comes from a
+    factory of this module whose every return hands back a model it built
+    and never switched: `model = get_model(path)`; returns in the `else`
+    of, or after, `if torch.cuda.is_available(): return model.cuda()` run
+    only on a machine without a GPU and are not read), or is an attribute
     a plain class builds (`self.G = Generator()`) that no code of the
     project ever switches, read in a method entered from outside the class
     (StarGAN's `Solver.test`, called from main.py). A helper that
@@ -689,6 +693,34 @@ class Net(pl.LightningModule):
 """,
             "Lightning switches to eval mode itself",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.drop(self.fc(x))
+def get_model(path):
+    model = Net()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model.eval()
+    if torch.cuda.is_available():
+        return model.cuda()
+    model.eval()
+    return model
+def predict(model, loader):
+    with torch.no_grad():
+        for x in loader:
+            print(model(x).sum().item())
+net = get_model("m.pt")
+predict(net, [torch.zeros(1, 4)])
+""",
+            "the factory switches its model to eval before the GPU path returns it",
+        ),
     ]
     invalid = [
         Invalid(
@@ -938,6 +970,57 @@ def fit(model, loader):
             criterion(model(x), y).backward()
             opt.step()
         validate(model, loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.drop(self.fc(x))
+def get_model(path):
+    model = Net()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    if torch.cuda.is_available():
+        return model.cuda()
+    model.eval()
+    return model
+def predict(model, loader):
+    with torch.no_grad():
+        for x in loader:
+            print(model(x).sum().item())
+net = get_model("m.pt")
+predict(net, [torch.zeros(1, 4)])
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.drop = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.drop(self.fc(x))
+def get_model(path):
+    model = Net()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    if torch.cuda.is_available():
+        return model.cuda()
+    model.eval()
+    return model
+def predict(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x in loader:
+            print(model(x).sum().item())
+net = get_model("m.pt")
+predict(net, [torch.zeros(1, 4)])
 """,
         ),
     ]

@@ -121,7 +121,12 @@ class LoadWithoutMapLocation(Rule):
     So is a load a function of this file returns (`return torch.load(f)`,
     or a name bound only to such a load) when a caller in this file feeds
     that return value to `load_state_dict` of a model not known to be on
-    the CPU (the helper's other callers may want the tensors where they were).
+    the CPU (the helper's other callers may want the tensors where they were),
+    or when a caller in another module of the project loads it into a model
+    it moved to a device earlier in the same function
+    (`model = nn.DataParallel(model).cuda()` ...
+    `model.module.load_state_dict(load_checkpoint(p)["state_dict"])`); the
+    message names that caller.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -153,7 +158,12 @@ class LoadWithoutMapLocation(Rule):
         "A checkpoint file the load names (a string literal in its path, or in what a name of the path was "
         "bound to in the same function, `osp.join(respth, 'model_final.pth')`) that modules of the loading "
         "module's own folder save, every one of them from a state on the CPU (`net.cpu()` before "
-        "`state = net.state_dict()`): nothing is reported."
+        "`state = net.state_dict()`): nothing is reported. "
+        "The callers, in other modules, of a module-level function that returns a load (`return torch.load(f)`, "
+        "or a name bound only to one): when one of them loads the returned value into a model it moved to a "
+        "device earlier in the same function (`model = nn.DataParallel(model).cuda()`, then "
+        "`model.module.load_state_dict(checkpoint['state_dict'])` with `checkpoint = load_checkpoint(p)`), the "
+        "load is reported, without a fix, naming that caller; a model not known to be moved keeps it silent."
     )
 
     def __init__(self, context) -> None:
@@ -182,6 +192,33 @@ class LoadWithoutMapLocation(Rule):
             returns = _ReturnedLoads(self._is_load_without_map_location)
             visit_fast(node, returns)
             self._returning = {fn: loads for fn, loads in returns.found.items() if loads}
+            self._fed_elsewhere(node)
+
+    def _fed_elsewhere(self, module: cst.Module) -> None:
+        """A module-level function of this file returning a load that a
+        caller in another module loads into a model it moved to a device
+        (``checkpoint = load_checkpoint(p)`` then
+        ``model.module.load_state_dict(checkpoint["state_dict"])`` after
+        ``model.cuda()``; project/state_feeds.py): reported at the load,
+        without a fix, naming that caller."""
+        project = self.facts.project
+        if project is None or not project.callers or not self._returning:
+            return
+        for fn in module.body:
+            if not isinstance(fn, cst.FunctionDef):
+                continue
+            loads = self._returning.get(fn)
+            if not loads:
+                continue
+            sites = [c for c in project.callers_of(fn.name.value) if c.gpu_state]
+            if not sites:
+                continue
+            where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")
+            message = f"{self.message} (returned by {fn.name.value}, loaded into a model on a GPU at {where})"
+            for load in loads:
+                if id(load) not in self._reported and not self._reads_cpu_checkpoint(load):
+                    self._reported.add(id(load))
+                    self.report(load, message)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()

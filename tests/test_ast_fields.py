@@ -194,6 +194,6 @@ def test_children_are_iter_child_nodes_in_its_order_less_contexts_operators_and_
 def test_children_of_a_class_whose_signature_cannot_be_read_are_iter_child_nodes(monkeypatch):
     tree = ast.parse("def f(a):\n    return g(a)\n")
     fn = tree.body[0]
-    monkeypatch.setitem(ast_fields.ORDERED, ast.FunctionDef, None)
+    monkeypatch.setitem(ast_fields._READERS, ast.FunctionDef, None)
     assert ast_fields.children(fn) == list(ast.iter_child_nodes(fn))
     assert ast_fields.children("a string") == [] and ast_fields.children(None) == []

@@ -661,3 +661,150 @@ def test_builds_only_on_cpu_reads_statements_not_every_expression(monkeypatch):
         "match x:\n    case 1:\n        from a import *\n",
     ):
         assert not model_tables.builds_only_on_cpu(ast.parse(head + nested), ["Net"])
+
+
+def test_class_moves_reads_each_method_once(monkeypatch):
+    # A class that moves a fresh tensor in one method and registers a buffer:
+    # the moves, the registers, the stores into ``self`` and the fresh names
+    # all read one list of each method's nodes (each was a walk more).
+    from memlint.project import class_moves
+
+    source = "import torch\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n"
+    source += "        super().__init__()\n        self.register_buffer('b', torch.zeros(1))\n"
+    source += "".join(f"    def m{i}(self, x):\n        self.h{i} = self.f(x)\n        return x\n" for i in range(20))
+    source += "    def hidden(self):\n        h = torch.zeros(2)\n        return h.cuda()\n"
+    cls = ast.parse(source).body[1]
+    methods: list[ast.AST] = []
+    walked = 0
+    real_nodes, real_walk = class_moves.nodes, ast.walk
+
+    def recording(node):
+        if isinstance(node, ast.FunctionDef):
+            methods.append(node)
+        return real_nodes(node)
+
+    def counting(node):
+        nonlocal walked
+        for child in real_walk(node):
+            walked += 1
+            yield child
+
+    monkeypatch.setattr(class_moves, "nodes", recording)
+    monkeypatch.setattr(class_moves.ast, "walk", counting)
+    assert not class_moves.class_moves_to_a_device(cls, {"torch": "torch"})
+    assert walked == 0
+    assert len(methods) == 22 and len(set(map(id, methods))) == 22  # each method read once
+
+
+def test_class_needs_come_from_the_summarys_walk(monkeypatch):
+    # The classes a CPU class constructs (class_needs) are gathered by the
+    # summary's own walk of the class, calls in its signatures, lambdas and
+    # nested classes included: the class is not walked again.
+    from memlint.project import class_moves
+
+    source = textwrap.dedent(
+        """
+        import torch
+        from nets import Encoder
+
+        class Model(Base, nets.Mixin):
+            act = staticmethod(lambda x: Act(x))
+            def __init__(self, n, norm=nets.Norm(2)):
+                self.enc = Encoder(n)
+                self.dec = build(n)
+                class Inner:
+                    head = Head()
+            def forward(self, x):
+                return self.dec(self.enc(x))
+        """
+    )
+    tree = ast.parse(source)
+    expected = class_moves.class_needs(tree, ["Model"])
+    assert expected == ["Model=Act,Base,Encoder,Head,nets.Mixin,nets.Norm"]
+    read: list[ast.AST] = []
+    real = class_moves.nodes
+
+    def recording(node):
+        read.append(node)
+        return real(node)
+
+    monkeypatch.setattr(class_moves, "nodes", recording)
+    summary = summarise(tree)
+    assert summary.class_needs == expected
+    assert not any(isinstance(node, ast.ClassDef) for node in read)
+
+
+# Every shape whose reading by object_types' own walk the summary's walk
+# must match: local imports of one name twice (the walk keeps the first in
+# source order), a ``with`` target, ``x = value`` (its name is no store of
+# an unknown value), lambdas, decorators and defaults of nested functions,
+# a class body's own statements, comprehensions, ``global``.
+OBJECT_SHAPES = textwrap.dedent(
+    """
+    import torch
+    from nets import Net, Other
+
+    def make(n):
+        from nets import Net as M
+        from other import Net as M
+        model = M(n)
+        return model
+
+    @wrap(Net())
+    def outer(policy, x=Net()):
+        global g
+        with open_run(Net()) as self.run[Net()]:
+            pass
+        net = Net()
+        other = lambda: Other()
+        nets = [Net() for _ in range(2)]
+        @deco(other)
+        def inner(y=Other()):
+            return Net()
+        evaluate(net, policy=net)
+        return outer
+
+    class Agent:
+        table = Net()
+        def __init__(self, net):
+            self.net = net
+            self.actor = Net()
+        def act(self, s):
+            return self.actor(s)
+    """
+)
+
+
+def test_object_types_read_off_the_summarys_walk_are_its_own_walks():
+    from memlint.project import object_types
+    from memlint.project.summary import _Walker
+
+    tree = ast.parse(OBJECT_SHAPES)
+    walker = _Walker(tree)
+    own = object_types.object_types(tree, walker.bindings, walker._has_star)
+    assert ("make", "model", ("nets.Net",)) in own.bound  # the first import of M in source order
+    assert walker.scope_nodes  # every scope's nodes, gathered by the summary
+    read = object_types.object_types(tree, walker.bindings, walker._has_star, walker.scope_nodes)
+    assert read.to_json() == own.to_json()
+    assert summarise(tree).objects.to_json() == own.to_json()  # type: ignore[union-attr]
+
+
+def test_the_summary_walks_a_module_once_for_its_object_types(monkeypatch):
+    # object_types reads the nodes the summary's walk gathered: it walks
+    # none itself (it walked every scope's code once more).
+    from memlint.project import object_types
+
+    walked = 0
+    real = object_types.children
+
+    def counting(node):
+        nonlocal walked
+        walked += 1
+        return real(node)
+
+    monkeypatch.setattr(object_types, "children", counting)
+    source = "import torch\nfrom nets import Net\nfrom engine import evaluate\n\ndef run(policy):\n    net = Net()\n"
+    source += "".join(f"    evaluate(net.step(policy + {i}), [policy] * {i})\n" for i in range(20))
+    summary = summarise(ast.parse(source))
+    assert summary.objects is not None and len(summary.objects.sites) == 21
+    assert walked == 0

@@ -103,22 +103,50 @@ def _ordered(cls: type, children: Children) -> tuple[tuple[str, bool], ...] | No
 ORDERED: dict[type, tuple[tuple[str, bool], ...] | None] = {cls: _ordered(cls, ch) for cls, ch in CHILDREN.items()}
 
 
+def _reader(fields: tuple[tuple[str, bool], ...]):
+    """A function giving the children of a node with ``fields`` (ORDERED's
+    entry of its class), as :func:`children` reads them, written out for the
+    class: the summary's and object types' walks call :func:`children` on
+    every node of every module, and a loop over the fields with ``getattr``
+    cost a third more. Built from the field names of the ``ast`` module's
+    own classes only (identifiers, ``str.isidentifier``-checked)."""
+    lines = ["def read(node):", "    out = []"]
+    for name, many in fields:
+        if not name.isidentifier():
+            raise ValueError(name)
+        if many:
+            lines.append(f"    out += node.{name}")
+        else:
+            lines += [f"    value = node.{name}", "    if value is not None:", "        out.append(value)"]
+    if any(many for _name, many in fields):
+        # A Dict's keys (``**d``) and arguments' kw_defaults may hold None.
+        lines += ["    if None in out:", "        out = [item for item in out if item is not None]"]
+    lines.append("    return out")
+    namespace: dict[str, object] = {}
+    exec("\n".join(lines), namespace)  # only the ast module's own field names reach it
+    return namespace["read"]
+
+
+# Node class -> its children reader (ORDERED, written out); None for a class read generically.
+_READERS = {cls: (None if fields is None else _reader(fields)) for cls, fields in ORDERED.items()}
+
+
 def children(node: ast.AST) -> list[ast.AST]:
     """``node``'s children that may hold code, in ``ast.iter_child_nodes``'s
     order (the order libcst visits them in, for the walks that replay a
     rule's visitor), less contexts, operators and aliases. A class read
     generically gives what ``iter_child_nodes`` gives."""
-    fields = ORDERED.get(type(node), ())
-    if fields is None:
+    read = _READERS.get(node.__class__, _READ_NOTHING)
+    if read is None:
         return list(ast.iter_child_nodes(node))
-    out: list[ast.AST] = []
-    for name, many in fields:
-        value = getattr(node, name)
-        if many:
-            out += [item for item in value if item is not None]  # a Dict's keys may hold None
-        elif value is not None:
-            out.append(value)
-    return out
+    return read(node)  # type: ignore[operator]
+
+
+def _read_nothing(node: ast.AST) -> list[ast.AST]:
+    return []
+
+
+_READ_NOTHING = _read_nothing
 
 
 def nodes(root: ast.AST) -> list[ast.AST]:

@@ -69,11 +69,13 @@ def _mem201_gate(g: GateFacts) -> bool:
 def _may_evaluate_a_project_object(g: GateFacts) -> bool:
     """MEM201's path through a typed project object (``_object_forward``):
     a loop, an import that may name a project module, and its evidence of
-    evaluation: a function named for it holding a loop, or a callee or
-    keyword named for it (``model.inference(x)``, ``evaluate=True``)."""
+    evaluation: a function named for it holding a loop, a callee or
+    keyword named for it (``model.inference(x)``, ``evaluate=True``), or
+    a switch to eval (``trainer.eval()``, ``.train(False)``)."""
     if not (g.loops and g.project_imports):
         return False
-    return g.eval_function_loops or g.asks_an_object_to_evaluate
+    # ``trainer.eval()`` before ``trainer.gen_a.encode(x)``: an eval switch (eval_call).
+    return g.eval_function_loops or g.asks_an_object_to_evaluate or g.eval_call
 
 
 def _names_a_scheduler(g: GateFacts) -> bool:
@@ -112,6 +114,11 @@ def _mem202_gate(g: GateFacts, project: bool) -> bool:
             or (g.sampler_def and (project or g.train_call or g.builds_module))
         )
     )
+
+
+def _mem701_local(g: GateFacts) -> bool:
+    """MEM701's evidence in the file: it calls ``load_state_dict`` (or peft's)."""
+    return bool(g.called & {"load_state_dict", "set_peft_model_state_dict"})
 
 
 def _may_hand_a_model_in_training_mode(view: Any) -> bool:
@@ -391,15 +398,19 @@ _CARDS = (
     # Every report is of a load _is_load_without_map_location accepts, found
     # from a ``.load_state_dict(...)`` call (_state_dict_arg) or feeding one,
     # or handed to a helper that calls it (one of this file: its body calls
-    # load_state_dict; or a library's, state_loads.LIBRARY_LOADERS).
+    # load_state_dict; or a library's, state_loads.LIBRARY_LOADERS); or
+    # returned by a function whose caller in another module loads it into a
+    # model on a GPU (Caller.gpu_state): "load" is spelled by every such file.
     Card(
         "MEM701",
         "load-without-map-location",
         "safe",
-        ("load_state_dict", "set_peft_model_state_dict"),
-        lambda g: g.load_without_map_location and bool(g.called & {"load_state_dict", "set_peft_model_state_dict"}),
+        ("load",),
+        lambda g: g.load_without_map_location and (_mem701_local(g) or bool(g.def_names)),
         # A model class of another module that moves nothing builds on the CPU.
         reads_project=True,
+        local_gate=lambda g: g.load_without_map_location and _mem701_local(g),
+        project_matters=lambda view: any(c.gpu_state for _fn, sites in view.callers for c in sites),
     ),
     Card("MEM702", "empty-cache-in-loop", "safe", ("empty_cache",), lambda g: g.empty_cache_in_loop),
     Card(

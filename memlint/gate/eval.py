@@ -830,6 +830,8 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
                 return target is None or ast_dotted(inner) == target
         if type(func) is ast.Name and func.id in classes:
             return True  # a class of this file (objects._module_classes, read for a bare name only)
+        if type(func) is ast.Name and func.id in facts.def_names:
+            return True  # a factory of this file whose returns build one (objects._factory_fresh)
         # objects._fresh: an imported callee whose constructor_kind is MODULE
         # (``nn.CrossEntropyLoss()`` is a LOSS, ``nn.Parameter`` none), not
         # loaded (``from_pretrained``, ``torch.hub``, ``.load``).

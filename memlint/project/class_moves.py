@@ -69,32 +69,40 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
         if any(map(is_move, nodes(part))):
             return True
     methods: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    others: list[ast.AST] = []  # the nodes of the class's other statements
     for stmt in cls.body:
         if isinstance(stmt, _FUNCTIONS):
             methods.append(stmt)
-        elif any(map(is_move, nodes(stmt))):
-            return True
-    # One walk of each method, and which methods keep into ``self`` (a walk
-    # of each again) only once a move asks.
+        else:
+            found = nodes(stmt)
+            if any(map(is_move, found)):
+                return True
+            others += found
+    # One walk of each method: every question below (moves, registers,
+    # stores into ``self``, fresh names) reads its list of nodes, not the
+    # tree again (a large class was walked three times more).
+    walked = [nodes(method) for method in methods]
     keeping: set[str] | None = None
     registers: bool | None = None
-    for method in methods:
-        moves = [n for n in nodes(method) if is_move(n)]
+    for method, found in zip(methods, walked):
+        moves = [n for n in found if is_move(n)]
         if not moves:
             continue
         if registers is None:
-            registers = _registers(cls)
-        fresh = _fresh_names(method, bindings)
+            heads = (*cls.decorator_list, *cls.bases, *cls.keywords, *getattr(cls, "type_params", ()))
+            parts = [nodes(part) for part in heads]
+            registers = any(map(_registers, (*parts, others, *walked)))
+        fresh = _fresh_names(method, found, bindings)
         if not registers:
             # ``self.noise = torch.randn(n).cuda()``: a plain tensor attribute,
             # in no state dict (the class registers no buffer it could be).
-            moves = [m for m in moves if not _stored_plain(m, method, fresh, bindings)]
+            moves = [m for m in moves if not _stored_plain(m, method, found, fresh, bindings)]
             if not moves:
                 continue
         if method.name == "__init__":
             return True
         if keeping is None:
-            keeping = _keeping_methods(methods, plain=not registers)
+            keeping = _keeping_methods(methods, walked, plain=not registers)
         if method.name in keeping:
             return True
         if not all(_fresh(move.func.value, fresh, bindings) for move in moves):  # type: ignore[attr-defined]
@@ -102,11 +110,11 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
     return False
 
 
-def _registers(cls: ast.ClassDef) -> bool:
-    """``cls`` registers a buffer, a parameter or a module by a call anywhere
-    (``register_buffer``, ``setattr``, ``Parameter``): a plain attribute
-    store may then be one of those."""
-    for node in ast.walk(cls):
+def _registers(found: list[ast.AST]) -> bool:
+    """Some node of ``found`` registers a buffer, a parameter or a module by
+    a call (``register_buffer``, ``setattr``, ``Parameter``): a plain
+    attribute store in the class may then be one of those."""
+    for node in found:
         if node.__class__ is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -121,16 +129,20 @@ def _self_attr(target: ast.AST, this: str | None) -> bool:
 
 
 def _stored_plain(
-    move: ast.AST, method: ast.FunctionDef | ast.AsyncFunctionDef, fresh: set[str], bindings: Mapping[str, str]
+    move: ast.AST,
+    method: ast.FunctionDef | ast.AsyncFunctionDef,
+    found: list[ast.AST],
+    fresh: set[str],
+    bindings: Mapping[str, str],
 ) -> bool:
     """``move`` moves a tensor built here and is, through tensor methods and
     ``Variable``, the whole value of ``self.name = ...``."""
     if not _fresh(move.func.value, fresh, bindings):  # type: ignore[attr-defined]
         return False
     this = _self_name(method)
-    for node in ast.walk(method):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0], this):
-            value = node.value
+    for node in found:
+        if node.__class__ is ast.Assign and len(node.targets) == 1 and _self_attr(node.targets[0], this):  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
             while value is not move and isinstance(value, ast.Call):
                 func = value.func
                 if isinstance(func, ast.Attribute) and func.attr in _TENSOR_METHODS:
@@ -144,14 +156,16 @@ def _stored_plain(
     return False
 
 
-def _keeping_methods(methods: list[ast.FunctionDef | ast.AsyncFunctionDef], plain: bool = False) -> set[str]:
+def _keeping_methods(
+    methods: list[ast.FunctionDef | ast.AsyncFunctionDef], walked: list[list[ast.AST]], plain: bool = False
+) -> set[str]:
     """The methods that store into ``self``, and those they call as ``self.m()``
     (again). ``plain``: the class registers nothing, so ``self.loss = a + b``
     (a plain attribute, no constructor in the value) keeps nothing in its state."""
     keeping: set[str] = set()
     calls: dict[str, set[str]] = {}
-    for m in methods:
-        stores, calls[m.name] = _stores_and_self_calls(m, plain)
+    for m, found in zip(methods, walked):
+        stores, calls[m.name] = _stores_and_self_calls(m, found, plain)
         if stores:
             keeping.add(m.name)
     todo = list(keeping)
@@ -174,14 +188,17 @@ def _root(node: ast.AST) -> ast.AST:
     return node
 
 
-def _stores_and_self_calls(method: ast.FunctionDef | ast.AsyncFunctionDef, plain: bool) -> tuple[bool, set[str]]:
+def _stores_and_self_calls(
+    method: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST], plain: bool
+) -> tuple[bool, set[str]]:
     """Whether the method stores into ``self``, and the methods it calls as
-    ``self.m()``: one walk for both (an ``Assign`` comes before its target)."""
+    ``self.m()``: one pass over its nodes for both (``found``, in
+    ``ast_fields.nodes``' order: an ``Assign`` comes before its target)."""
     this = _self_name(method)
     stores = False
     calls: set[str] = set()
     harmless: set[int] = set()
-    for node in ast.walk(method):
+    for node in found:
         if plain and isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0], this):
             if not any(map(_constructs, ast.walk(node.value))):
                 harmless.add(id(node.targets[0]))
@@ -217,12 +234,14 @@ def _constructs(node: ast.AST) -> bool:
     return last[:1].isupper() or last == "from_pretrained" or not last
 
 
-def _fresh_names(method: ast.FunctionDef | ast.AsyncFunctionDef, bindings: Mapping[str, str]) -> set[str]:
+def _fresh_names(
+    method: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST], bindings: Mapping[str, str]
+) -> set[str]:
     """Local names every binding of which (in any form) is ``name = <fresh tensor>``."""
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
     declared: set[str] = set()
-    for node in nodes(method):
+    for node in found:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -268,7 +287,9 @@ def _qualified(func: ast.AST, bindings: Mapping[str, str]) -> str:
     return ".".join((bindings[func.id], *reversed(parts)))
 
 
-def class_needs(tree: ast.Module, cpu_classes: list[str]) -> list[str]:
+def class_needs(
+    tree: ast.Module, cpu_classes: list[str], constructed: Mapping[int, set[str]] | None = None
+) -> list[str]:
     """For each class of ``cpu_classes`` (its own code moves nothing), the
     classes its being on the CPU depends on, as the module spells them: its
     bases and the classes its methods construct (a name whose last part is
@@ -276,18 +297,23 @@ def class_needs(tree: ast.Module, cpu_classes: list[str]) -> list[str]:
     ``__init__`` calls ``self.lstm.cuda()`` puts the model that builds it on
     the GPU (NCRF++'s ``WordSequence``); the project stage resolves each name
     and keeps the class a CPU class only when every one of the project's is
-    (index.py)."""
+    (index.py). ``constructed``: per class (by ``id``), the capitalised
+    callees its code calls, as the summary's walk found them (the class is
+    then not walked again)."""
     wanted = set(cpu_classes)
     out = []
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef) or cls.name not in wanted:
             continue
         names = {n for n in map(_spelled, cls.bases) if n}
-        for node in nodes(cls):
-            if node.__class__ is ast.Call:
-                name = _spelled(node.func)  # type: ignore[attr-defined]
-                if name and name.rsplit(".", 1)[-1][:1].isupper():
-                    names.add(name)
+        if constructed is not None and id(cls) in constructed:
+            names |= constructed[id(cls)]
+        else:
+            for node in nodes(cls):
+                if node.__class__ is ast.Call:
+                    name = _spelled(node.func)  # type: ignore[attr-defined]
+                    if name and name.rsplit(".", 1)[-1][:1].isupper():
+                        names.add(name)
         names.discard(cls.name)
         if names:
             out.append(f"{cls.name}={','.join(sorted(names))}")

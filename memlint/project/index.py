@@ -259,7 +259,7 @@ class ProjectIndex:
             targets.add(target[0])
             modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
             cpu_args = tuple(key for key, ctor in site.built if self._cpu_class(ctor, path))
-            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes, cpu_args)
+            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes, cpu_args, site.gpu_state)
             self._callers.setdefault(target, []).append(caller)
             if trains:
                 self._called_per_batch.setdefault(target, caller.where())

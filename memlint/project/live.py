@@ -331,7 +331,9 @@ class LiveIndex(ProjectIndex):
                 if target is None or target[0] != path:
                     continue
                 modes = self._argument_modes(site, other, self._path_stars(other, stars)) if site.args else ()
-                caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes)
+                caller = Caller(
+                    display, site.line, site.grad, site.in_loop, site.backward, modes, gpu_state=site.gpu_state
+                )
                 callers.setdefault(target, []).append(caller)
                 if module.summary.trains:
                     called.setdefault(target, caller.where())

@@ -5,9 +5,11 @@ cannot tell, from the file alone, what ``policy`` is. The project can: every
 call of ``eval_policy(policy, ...)`` passes an object built as
 ``TD3.TD3(...)``; ``self.scheduler`` is the constructor's ``scheduler``
 argument, built at the one construction site by a project function whose
-every ``return`` is ``LambdaLR(...)``. This module records, in one walk of
-a module's ``ast`` tree, the pieces those answers are made of; ``index.py``
-joins them across modules (``ProjectIndex.object_types``):
+every ``return`` is ``LambdaLR(...)``. This module records, from one walk of
+a module's ``ast`` tree (the summary's: it gathers, per scope, the nodes
+read here; a module summarised without it, summarise_exports, is walked
+here), the pieces those answers are made of; ``index.py`` joins them across
+modules (``ProjectIndex.object_types``):
 
 - ``bound``: per scope, the names every binding of which is a call (a
   constructor or a factory) or another typed name, as the module spells the
@@ -30,7 +32,12 @@ joins them across modules (``ProjectIndex.object_types``):
   dead on current torch); ``self_forwards``: methods that run the object's
   own forward (``mean, std = self.forward(state)``);
 - ``bases`` and ``model_attrs``: per class, its bases as spelled, and the
-  attributes assigned a call of a class (``self.actor = Actor(...).to(d)``).
+  attributes assigned a call of a class (``self.actor = Actor(...).to(d)``);
+  ``attr_types``, those of a project class or factory (a receiver chain
+  ``trainer.gen_a`` is typed through them);
+- ``receivers`` also holds ``<name>.<attr>.<method>(...)`` on a typed name,
+  and bound-method aliases (``encode = trainer.gen_a.encode if a2b else
+  trainer.gen_b.encode``): each arm's receiver and method.
 
 Names and spellings only: no resolution here, so the facts depend on the
 file's bytes alone and are cached with its summary.
@@ -59,6 +66,11 @@ _WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
 _OFF = frozenset({"no_grad", "inference_mode"})
 # nn.Module's own API: calling one of these on a model attribute is not a forward.
 _MODULE_API = MODULE_API
+# The node classes _Types._scope reads (any other is only walked through).
+READ_IN_SCOPE = frozenset(
+    {ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+    | {ast.Lambda, ast.Import, ast.ImportFrom, ast.Name, ast.Global, ast.Nonlocal, ast.Call}
+)
 
 
 @dataclass
@@ -80,6 +92,10 @@ class ObjectTypes:
     # typed (``None`` aside): (class, attr, spellings). MEM802 reads a
     # method's ``self.gen_scheduler.step()`` as a library scheduler's.
     scheduler_attrs: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
+    # Attributes whose every assignment in the class is a call of a class or
+    # factory other than an installed package's (``self.gen_a = AdaINGen(...)``):
+    # (class, attr, spellings). ``trainer.gen_a.encode`` is typed through them.
+    attr_types: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's shape (tuples stay tuples; json writes them as lists)
@@ -104,12 +120,19 @@ class ObjectTypes:
             self_forwards=[str(m) for m in data.get("self_forwards", ())],
             bases=[(str(c), strs(b)) for c, b in data.get("bases", ())],
             scheduler_attrs=[(str(c), str(a), strs(t)) for c, a, t in data.get("scheduler_attrs", ())],
+            attr_types=[(str(c), str(a), strs(t)) for c, a, t in data.get("attr_types", ())],
         )
 
 
-def object_types(tree: ast.Module, bindings: dict[str, str], has_star: bool) -> ObjectTypes:
-    """The module's object-type facts (see the module docstring)."""
-    return _Types(tree, bindings, has_star).out
+def object_types(
+    tree: ast.Module, bindings: dict[str, str], has_star: bool, scope_nodes: dict[int, list[ast.AST]] | None = None
+) -> ObjectTypes:
+    """The module's object-type facts (see the module docstring).
+    ``scope_nodes``: per scope (by the ``id`` of the module's tree or of a
+    function), the nodes of its own code of a READ_IN_SCOPE class, in a
+    pre-order (the summary's walk gathers them: summary.py); a scope
+    missing there is walked here."""
+    return _Types(tree, bindings, has_star, scope_nodes or {}).out
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -137,8 +160,11 @@ def _version_test(test: ast.AST) -> bool:
 
 
 class _Types:
-    def __init__(self, tree: ast.Module, bindings: dict[str, str], has_star: bool) -> None:
+    def __init__(
+        self, tree: ast.Module, bindings: dict[str, str], has_star: bool, scope_nodes: dict[int, list[ast.AST]]
+    ) -> None:
         self.bindings = bindings
+        self._scope_nodes = scope_nodes
         self.has_star = has_star
         self.defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         self.out = ObjectTypes()
@@ -156,7 +182,7 @@ class _Types:
         self._forwards: list = []
         self._self_forwards: list = []
         self._scheduler_attrs: list = []
-        self._scope("", tree.body, {}, None, ())
+        self._scope("", tree, tree.body, {}, None, ())
         self.out.escaped = sorted(self._escaped)
         self.out.init_attrs = _flat(self._init_attrs)
         self.out.forwards = _flat(self._forwards)
@@ -190,6 +216,7 @@ class _Types:
     def _scope(
         self,
         name: str,
+        owner: ast.AST,
         body: list[ast.stmt],
         local: dict[str, str],
         cls: ast.ClassDef | None,
@@ -203,10 +230,22 @@ class _Types:
         calls: list[ast.Call] = []
         nested: list[ast.AST] = []
         returns: list[ast.AST | None] = []
-        todo: list[ast.AST] = list(body)
+        read = self._scope_nodes.get(id(owner))
+        if read is not None:
+            self._read(read, stores, calls, nested, returns, local)
+        todo: list[ast.AST] = [] if read is not None else list(body)
         while todo:
             node = todo.pop()
             kind = node.__class__
+            if kind not in READ_IN_SCOPE:  # most nodes: only their children matter
+                todo.extend(children(node))
+                continue
+            if kind is ast.Name:
+                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                    stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
+                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
+                    self._escaped.add(node.id)  # type: ignore[attr-defined]
+                continue
             if self._classes and (kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign):
                 self._assigned(node)  # type: ignore[arg-type]
             elif kind is ast.Return:
@@ -223,12 +262,6 @@ class _Types:
             if kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):  # type: ignore[attr-defined]
                 stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
                 todo.append(node.value)  # type: ignore[attr-defined]
-                continue
-            if kind is ast.Name:
-                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
-                    stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
-                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
-                    self._escaped.add(node.id)  # type: ignore[attr-defined]
                 continue
             if kind in (ast.Global, ast.Nonlocal):
                 for n in node.names:  # type: ignore[attr-defined]
@@ -262,17 +295,29 @@ class _Types:
         for n, t in sorted(typed.items()):
             self.out.bound.append((name, n, t))
         may_type = set(typed) | {p for p in params if len(stores.get(p, ())) == 1}
+
+        def receiver(func: ast.Attribute) -> None:
+            recv = _dotted(func.value)
+            if recv is None:
+                return
+            head, dot, rest = recv.partition(".")
+            if (
+                recv in may_type
+                or (cls is not None and head == "self" and dot and "." not in rest)
+                or (head in may_type and dot and "." not in rest)  # ``trainer.gen_a``: through attr_types
+            ):
+                entry = (name, recv, func.attr)
+                if entry not in self.out.receivers:
+                    self.out.receivers.append(entry)
+
         for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
             self._site(call, local, typed)
-            func = call.func
-            if isinstance(func, ast.Attribute):
-                recv = _dotted(func.value)
-                if recv is None:
-                    continue
-                if recv in may_type or (cls is not None and recv.startswith("self.") and recv.count(".") == 1):
-                    entry = (name, recv, func.attr)
-                    if entry not in self.out.receivers:
-                        self.out.receivers.append(entry)
+            if isinstance(call.func, ast.Attribute):
+                receiver(call.func)
+        for _n, values in sorted(stores.items()):
+            arms = _bound_methods(values)
+            for arm in arms or ():
+                receiver(arm)
         probe = _Probe(bool(returns) and all(r is not None for r in returns))
         if cls is not None:
             for call in calls:
@@ -283,6 +328,54 @@ class _Types:
             else:
                 self._function(node, name, local, None)  # type: ignore[arg-type]
         return probe
+
+    def _read(
+        self,
+        read: list[ast.AST],
+        stores: dict[str, list[ast.AST | None]],
+        calls: list[ast.Call],
+        nested: list[ast.AST],
+        returns: list[ast.AST | None],
+        local: dict[str, str],
+    ) -> None:
+        """_scope's walk, from the scope's nodes the summary gathered (a
+        pre-order, children left to right): the same reading, and the same
+        facts, as the walk's (children right to left). Only the local
+        imports' order tells: a name imported twice ends with the walk's
+        last one, the first in source order."""
+        skipped: set[int] = set()  # the ``x`` of ``x = value``: the walk never visits it
+        imports: list[ast.Import | ast.ImportFrom] = []
+        for node in read:
+            kind = node.__class__
+            if kind is ast.Name:
+                if id(node) in skipped:
+                    continue
+                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                    stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
+                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
+                    self._escaped.add(node.id)  # type: ignore[attr-defined]
+                continue
+            if self._classes and (kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign):
+                self._assigned(node)  # type: ignore[arg-type]
+            elif kind is ast.Return:
+                returns.append(node.value)  # type: ignore[attr-defined]
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                nested.append(node)
+                stores.setdefault(node.name, []).append(None)  # type: ignore[attr-defined]
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                imports.append(node)  # type: ignore[arg-type]
+            elif kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):  # type: ignore[attr-defined]
+                stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
+                skipped.add(id(node.targets[0]))  # type: ignore[attr-defined]
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                for n in node.names:  # type: ignore[attr-defined]
+                    stores.setdefault(n, []).append(None)
+            elif kind is ast.Call:
+                calls.append(node)  # type: ignore[arg-type]
+                if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
+                    self._called.add(id(node.func))  # type: ignore[attr-defined]
+        for node in reversed(imports):
+            self._local_import(node, local)
 
     def _assigned(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         """A ``self.<attr>`` assignment in a method of every class around."""
@@ -359,7 +452,7 @@ class _Types:
             params = params[1:]
         all_params = tuple(params) + tuple(p.arg for p in a.kwonlyargs)
         self.out.params.append((name, all_params))
-        probe = self._scope(name, node.body, local, cls, all_params)
+        probe = self._scope(name, node, node.body, local, cls, all_params)
         # Only module-level functions append ``returns``: after the scope's
         # walk, in the same order; read again only when every return has a value.
         if cls is None and not outer and probe.returns:
@@ -468,6 +561,10 @@ class _Types:
             if types and None not in types and guess_kind_from_name(attr) is Kind.SCHEDULER:
                 spelled = sorted({c for t in types for c in t or ()})
                 scheduler.append((name, attr, tuple(spelled)))
+            elif types and None not in types and None not in model_attrs[attr]:
+                spelled = sorted({c for t in types for c in t or ()})
+                if any(sp.split(".")[0] not in _NOT_PROJECT for sp in spelled):
+                    self.out.attr_types.append((name, attr, tuple(spelled)))
         for fn, init, forwards, own, probe in slots:
             if fn.name == "__init__":
                 init.extend(self._init_attrs_of(name, fn, attrs.counts))
@@ -613,6 +710,23 @@ def _probe_forward(call: ast.Call, probe: _Probe) -> None:
 def _model_attr(attrs: dict[str, list[str | None]], attr: str) -> bool:
     ctors = attrs.get(attr, [])
     return bool(ctors) and None not in ctors
+
+
+def _bound_methods(values: list[ast.AST | None]) -> list[ast.Attribute] | None:
+    """A name bound only to methods of objects (``encode = trainer.gen_a.encode
+    if a2b else trainer.gen_b.encode``): every arm's attribute; None otherwise."""
+    arms: list[ast.Attribute] = []
+    for value in values:
+        todo = [value]
+        while todo:
+            v = todo.pop()
+            if isinstance(v, ast.IfExp):
+                todo += [v.body, v.orelse]
+            elif isinstance(v, ast.Attribute) and isinstance(v.value, (ast.Name, ast.Attribute)):
+                arms.append(v)
+            else:
+                return None
+    return arms or None
 
 
 def _flat(slotted: list) -> list:

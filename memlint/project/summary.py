@@ -53,8 +53,9 @@ from memlint.project.class_moves import class_moves_to_a_device, class_needs, is
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
-from memlint.project.object_types import ObjectTypes, object_types
+from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
+from memlint.project.state_feeds import gpu_state_calls
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
@@ -109,6 +110,9 @@ class CallSite:
     # moves nothing: (the parameter, "0" by position or its keyword; the
     # constructor as the caller spells it, ":Name" for a class of its own).
     built: tuple[tuple[str, str], ...] = ()
+    # Its result is loaded into a model the calling scope moved to a device
+    # (state_feeds.py): a ``torch.load`` the callee returns makes a GPU copy (MEM701).
+    gpu_state: bool = False
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
@@ -116,8 +120,18 @@ class CallSite:
         written = str(data.get("written", ""))
         step = bool(data.get("step", False))
         built = tuple((str(k), str(v)) for k, v in data.get("built", ()))
+        gpu_state = bool(data.get("gpu_state", False))
         return cls(
-            data["callee"], data["line"], data["grad"], data["in_loop"], data["backward"], step, args, written, built
+            data["callee"],
+            data["line"],
+            data["grad"],
+            data["in_loop"],
+            data["backward"],
+            step,
+            args,
+            written,
+            built,
+            gpu_state,
         )
 
 
@@ -359,7 +373,7 @@ def summarise(tree: ast.Module) -> ModuleSummary:
     """The summary of one module's tree; an empty one for a tree too deep to walk."""
     try:
         walker = _Walker(tree)
-        walker.summary.objects = object_types(tree, walker.bindings, walker._has_star)
+        walker.summary.objects = object_types(tree, walker.bindings, walker._has_star, walker.scope_nodes)
         return walker.summary
     except RecursionError:
         return ModuleSummary()
@@ -456,6 +470,7 @@ class _Scope:
     # Names bound (once) to an instance of an imported class: the class as the
     # imports name it; "" for a name bound otherwise too (method_calls).
     instances: dict[str, str] = field(default_factory=dict)
+    loads_state: bool = False  # it calls ``.load_state_dict(``: state_feeds.py reads it
 
 
 class _Walker:
@@ -489,6 +504,17 @@ class _Walker:
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
+        self._gpu_state: set[int] = set()  # calls whose result a moved model loads (CallSite.gpu_state)
+        # class_needs, read in the same walk: the capitalised callees (as
+        # spelled) of the module-level class being walked, and per class.
+        self._class_calls: set[str] | None = None
+        self._calls_of: dict[int, set[str]] = {}
+        # object_types, read off this walk: per scope (the module's tree, a
+        # function) the nodes of its own code object_types reads
+        # (READ_IN_SCOPE), in a pre-order; None outside any scope's own code
+        # (a class body, decorators).
+        self.scope_nodes: dict[int, list[ast.AST]] = {}
+        self._own: list[ast.AST] | None = None
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -562,8 +588,10 @@ class _Walker:
     # -- the walk ----------------------------------------------------------
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
         self._scopes.append(scope)
+        outer_own, self._own = self._own, self.scope_nodes.setdefault(id(node), [])
         for stmt in body:
             self._visit(stmt, grad, loop)
+        self._own = outer_own
         self._scopes.pop()
         self._done.append(scope)
         # The few scopes that build an instance of an imported class (most
@@ -573,6 +601,8 @@ class _Walker:
             self.summary.closed_instances.extend(closed_instances(body, params, scope.instances, self.bindings))
         if scope.loading or scope.grad_loading:
             self._loading_uses(node, scope)
+        if scope.loads_state:
+            self._gpu_state |= gpu_state_calls(body)
 
     def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
         """Keep the scope's uses of loading names, but for a call on a name
@@ -625,6 +655,9 @@ class _Walker:
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
         cls = node.__class__
+        own = self._own
+        if own is not None and cls in READ_IN_SCOPE:
+            own.append(node)
         if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
             self._function(node, grad)  # type: ignore[arg-type]
             return
@@ -638,6 +671,8 @@ class _Walker:
             for item in node.items:  # type: ignore[attr-defined]
                 self._visit(item.context_expr, grad, loop)
                 self._unvisited(item.optional_vars)
+                if own is not None and item.optional_vars is not None:  # object_types reads a with's target
+                    own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
                 grad = self._context_mode(item.context_expr) or grad
             for stmt in node.body:  # type: ignore[attr-defined]
                 self._visit(stmt, grad, loop)
@@ -699,6 +734,8 @@ class _Walker:
         for child in children(node):
             if child.__class__ not in _LEAVES:  # half the nodes: not worth a call
                 self._visit(child, grad, loop)
+            elif own is not None and child.__class__ is ast.Name:
+                own.append(child)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         if id(node) in self._top_defs:
@@ -714,8 +751,10 @@ class _Walker:
 
     def _walk_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         outer = self._scopes[-1]
+        own, self._own = self._own, None  # object_types reads no decorator
         for dec in node.decorator_list:
             self._visit(dec, grad, False)
+        self._own = own
         self._unvisited(node.args, node.returns, *getattr(node, "type_params", ()))
         decorator = ""
         for dec in node.decorator_list:
@@ -737,12 +776,16 @@ class _Walker:
         outer = self._scopes[-1]
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         moves = self._moves
+        top = not outer.name and self._class_calls is None
+        if top:
+            self._class_calls = set()
         self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
         for base in node.bases:
             head, _, rest = _dotted(base).partition(".")
             if head in self.bindings:
                 self.summary.subclassed.append(self.bindings[head] + (f".{rest}" if rest else ""))
         self._class_stack.append((not _is_plain(node) or bool(node.keywords), set()))
+        own, self._own = self._own, None  # object_types reads a class's methods only
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
@@ -751,7 +794,11 @@ class _Walker:
                 self._loading.update(used for used, _ in decorators.loading)
             else:
                 self._visit(stmt, ON, False)
+        self._own = own
         _has_base, assigned = self._class_stack.pop()
+        if top:
+            self._calls_of[id(node)] = self._class_calls  # type: ignore[assignment]
+            self._class_calls = None
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
         # No move met in its walk (most classes), or only moves of fresh
@@ -772,6 +819,10 @@ class _Walker:
             if part is not None:
                 found = list(nodes(part))
                 self._moves += sum(map(is_move, found))
+                if self._class_calls is not None:
+                    for node in found:
+                        if node.__class__ is ast.Call:
+                            self._constructs(_dotted(node.func))  # type: ignore[attr-defined]
                 self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
                 if self._in_top is not None:
                     for node in found:
@@ -808,6 +859,8 @@ class _Walker:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in ("save", "load") and func.__class__ is ast.Attribute:
             self._checkpoints = True
+        elif last == "load_state_dict":
+            scope.loads_state = True
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
             scope.backwards += 1
@@ -839,6 +892,8 @@ class _Walker:
         else:
             switched = False
         dotted = _dotted(func)
+        if self._class_calls is not None:
+            self._constructs(dotted)
         head, _, rest = dotted.partition(".")
         target = self.bindings.get(head) if dotted else None
         kind, callee = "", ""
@@ -870,6 +925,12 @@ class _Walker:
             built = () if kind == "local" else self._built(node)
             scope.sites.append((node.lineno, callee, grad, loop, kind, cell, built))  # type: ignore[arg-type]
             scope.site_calls.append(node)
+
+    def _constructs(self, dotted: str) -> None:
+        """class_needs: a call in the class being walked whose callee's last
+        name is capitalised (a class it may construct)."""
+        if dotted and dotted.rsplit(".", 1)[-1][:1].isupper():
+            self._class_calls.add(dotted)  # type: ignore[union-attr]
 
     def _instance(self, name: str, value: ast.expr) -> None:
         """``solver = Solver(...)`` with ``Solver`` (or ``solver_mod.Solver``)
@@ -1023,7 +1084,8 @@ class _Walker:
                     args = self._argument_modes(scope, call, local_facts)
                     written = _dotted(call.func)
                     step = bool(cell and cell[0])
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built))
+                    gpu = id(call) in self._gpu_state
+                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu))
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
@@ -1031,7 +1093,7 @@ class _Walker:
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
-        s.class_needs = class_needs(self._tree, s.cpu_classes)
+        s.class_needs = class_needs(self._tree, s.cpu_classes, self._calls_of)
         s.loading_uses = sorted(self._loading)
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)

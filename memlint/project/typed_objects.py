@@ -231,6 +231,10 @@ class TypedObjects:
         objects = self.objects(path)
         if objects is None:
             return None
+        head, dot, attr = receiver.partition(".")
+        if dot and head != "self" and "." not in attr:
+            owners = self.receiver_types(path, scope, head)
+            return self.attribute_types(owners, attr) if owners else None
         if receiver.startswith("self."):
             cls, _, _method = scope.rpartition(".")
             attr = receiver[len("self.") :]
@@ -248,6 +252,27 @@ class TypedObjects:
                     out.update(q)
                 return tuple(sorted(out))
         return self.param_types(path, scope, receiver)
+
+    def attribute_types(self, owners: tuple[str, ...], attr: str) -> tuple[str, ...] | None:
+        """The types ``<object>.<attr>`` holds for an object of one of the
+        project classes ``owners`` (``trainer.gen_a``: ``self.gen_a =
+        AdaINGen(...)`` in ``MUNIT_Trainer``, ObjectTypes.attr_types); None
+        when one of them is installed, or does not assign it itself."""
+        out: set[str] = set()
+        for typ in owners:
+            if "\0" not in typ:
+                return None
+            path, cls = typ.split("\0")
+            objects = self.objects(path)
+            spelled = next((t for c, a, t in objects.attr_types if c == cls and a == attr), None) if objects else None
+            if not spelled:
+                return None
+            for sp in spelled:
+                q = self.qualify(sp, path) if not sp.startswith(":") else (f"{path}\0{sp[1:]}",)
+                if q is None:
+                    return None
+                out.update(q)
+        return tuple(sorted(out))
 
     def torch_scheduler(self, path: str, cls: str, hops: int = 0) -> str | None:
         """The torch LR scheduler (dotted name) that the project class

@@ -31,6 +31,9 @@ class Caller:
     # The parameters ("0" by position, else the keyword) it passes a model
     # built right there from a class that moves nothing: on the CPU.
     cpu_args: tuple[str, ...] = ()
+    # The call's result is loaded into a model the caller moved to a device
+    # (CallSite.gpu_state): a load the function returns makes a GPU copy (MEM701).
+    gpu_state: bool = False
 
     def mode_of(self, position: int | None, keyword: str) -> str:
         """The mode of the model handed to the parameter at ``position``

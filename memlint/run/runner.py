@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     from memlint.gate.cards import Card
+    from memlint.project.states import Changes
     from memlint.project.summary import ModuleSummary
     from memlint.project.view import ProjectView
     from memlint.run.second_pass import Screened
@@ -253,6 +254,13 @@ def _check_with_project(
         report.needle_summary = summarise(tree)
     if not passed:
         return  # no rule can report anything here: libcst and the rules stay unimported
+    if view == DEFER and ("import *" in text or any(card.reads_project for card in passed)):
+        # lint() would ask for the view first (engine.with_project: a star
+        # import or a rule reading the project) and be deferred: deferred
+        # here, before libcst and the rules are imported (an edit of a file
+        # then settled with its last view never imports them: kept_views.py).
+        _defer(text, report, passed, tree)
+        return
     from memlint.fix.fixer import detach
     from memlint.lint.engine import lint
 
@@ -270,15 +278,20 @@ def _check_with_project(
     try:
         findings, module = lint(text, path, rules, python_tree=tree, torch=torch, project=project, active=active)
     except NeedsProject:
-        report.deferred = True
-        from memlint.lint import screen as screening
-        from memlint.run.second_pass import screened
-
-        report.screened = screened(text, report.digest, passed, tree, report.summary, screening.GATE)
+        _defer(text, report, passed, tree)
         return
     report.findings = detach(findings, module, settings.with_edits)
     if used and used[0] is not None:
         report.project = used[0].digest()
+
+
+def _defer(text: str, report: FileReport, passed: list[Card], tree) -> None:
+    """``report`` waits for its view, with its screening for the second pass."""
+    from memlint.lint import screen as screening
+    from memlint.run.second_pass import screened
+
+    report.deferred = True
+    report.screened = screened(text, report.digest, passed, tree, report.summary, screening.GATE)
 
 
 def _check_settled(
@@ -550,17 +563,29 @@ def _second_pass(
             if states.get(paths[i]) is not None and reports[i].project_state == states[paths[i]]  # type: ignore[union-attr]
         }
         if warm is not None:
+            from memlint.run import kept_views
+
+            judge = kept_views.changes(paths, reports, warm, per_file, _cache_key)
             # ... or when no file changed since touches what its view read.
             others = [i for i in pending if i not in unchanged]
-            kept = _unaffected(paths, others, reports, projects, warm, per_file) if others else set()  # type: ignore[arg-type]
+            kept = _unaffected(paths, others, reports, projects, warm, judge) if others else set()  # type: ignore[arg-type]
+            # An edited file settled with its last view's answers: no index.
+            edited = [i for i in waiting if i not in unchanged and i not in pending]
+            settled_kept = kept_views.settle_edited(paths, edited, reports, projects, warm, judge) if edited else {}
+            for i, (view_digest, view_deps) in settled_kept.items():
+                report = reports[i]
+                report.screened = None  # type: ignore[union-attr]
+                report.deferred, report.project = False, view_digest  # type: ignore[union-attr]
+                _store(report, paths[i], per_file[i], cache, states[paths[i]], view_deps)  # type: ignore[arg-type]
+                warm.index.note_settled(warm.absolute[i], warm.keys[i], view_digest)
             # Their views are those of this state: recorded so (the warm
             # index), the next run compares its state with this one, not
             # with the older one again (a warm run after an edit).
             for i in kept:
                 reports[i].project_state = states[paths[i]]  # type: ignore[union-attr]
-            if kept and cache is not None:
-                _keep_manifests(sorted(kept), paths, projects, cache)
-            unchanged |= kept
+            if (kept or settled_kept) and cache is not None:
+                _keep_manifests(sorted(kept | settled_kept.keys()), paths, projects, cache)
+            unchanged |= kept | settled_kept.keys()
         for i in sorted(unchanged):
             done(reports[i])  # type: ignore[arg-type]
         waiting = [i for i in waiting if i not in unchanged]
@@ -602,6 +627,12 @@ def _second_pass(
             codes = settle(handed, view)
             if not codes:  # the view rules out every rule left: no worker reads the file again
                 report.deferred, report.project = False, view.digest() if view is not None else None  # type: ignore[union-attr]
+                key = warm.keys.get(i) if warm is not None else None
+                if key is not None and view is not None and report.digest == digests.get(warm.absolute[i]):  # type: ignore[union-attr]
+                    from memlint.run.second_pass import matters_of
+
+                    # What settle asked of this view: its file's next edit is settled without it.
+                    warm.index.note_settled(warm.absolute[i], key, report.project, matters_of(view))  # type: ignore[union-attr, arg-type]
                 _store(report, paths[i], per_file[i], cache, states.get(paths[i]), deps.get(paths[i]))  # type: ignore[arg-type]
                 done(report)  # type: ignore[arg-type]
                 continue
@@ -671,31 +702,14 @@ def _unaffected(
     reports: list[FileReport],
     projects: dict[str, tuple[str, str | None, dict[str, str] | None]],
     warm: _Warm,
-    per_file: list[Settings],
+    changes: Changes,
 ) -> set[int]:
     """The cache hits made in an earlier state of their project whose view
-    no file changed since can touch (project/states.py): kept as they are,
-    so one edit builds the view of the edited file, not of every module."""
-    import json
+    no file changed since can touch (project/states.py; ``changes``:
+    kept_views.changes): kept as they are, so one edit builds the view of
+    the edited file, not of every module."""
+    from memlint.project.states import module_names
 
-    from memlint.project.states import Changes, StateStore, module_names
-
-    cache = warm.cache
-    where = {os.path.abspath(p): i for i, p in enumerate(paths)}
-
-    def same_summary(path: str, old_digest: str) -> bool:
-        """A checked module whose summary (this run's) is its old entry's."""
-        i = where.get(path)
-        if i is None or reports[i] is None:
-            return False
-        now = warm.summary_json(i, paths[i], reports[i])
-        old = cache.load(paths[i], _cache_key(cache, paths[i], old_digest, per_file[i]))
-        then = old.summary_json if old is not None else None
-        return (
-            now is not None and then is not None and json.dumps(now, sort_keys=True) == json.dumps(then, sort_keys=True)
-        )
-
-    changes = Changes(StateStore(cache.directory), same_summary)
     out = set()
     for i in pending:
         report = reports[i]

@@ -71,3 +71,19 @@ def settle(first: Screened, view: ProjectView | None) -> tuple[str, ...]:
         return code in first.local_misses and matters is not None and (view is None or not matters(view))
 
     return tuple(code for code in first.passed if not dropped(code))
+
+
+def matters_of(view: ProjectView) -> list[str]:
+    """The codes whose card says ``view`` holds what their project part needs:
+    settle's every question of the view, kept (warm index) so that the same
+    view settles a later edit of its file without being built again."""
+    return [code for code, card in CARDS.items() if card.project_matters is not None and card.project_matters(view)]
+
+
+def settle_known(first: Screened, matters: frozenset[str]) -> tuple[str, ...]:
+    """settle's codes with a view whose matters_of is ``matters``."""
+
+    def dropped(code: str) -> bool:
+        return code in first.local_misses and CARDS[code].project_matters is not None and code not in matters
+
+    return tuple(code for code in first.passed if not dropped(code))

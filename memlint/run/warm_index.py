@@ -25,6 +25,12 @@ behind a header naming its format (3,166 records: ~4 ms to read and write,
 against ~35 ms as JSON, a tenth of a one-edit re-lint's own work); a file
 without the header, or whose payload does not decode to the records' shape,
 is an empty index: every file is hashed again, nothing is trusted.
+
+It also keeps, per project view digest, the codes whose card says the view
+matters (``project_matters``, gate/cards.py), and per file the cache key of
+its last report settled with a view (a file saved just before the run is
+never recorded above: racy): an edited file whose summary and view did not
+move is settled with them, without an index (run/kept_views.py).
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ RACY_NS = 3_000_000_000
 MAX_RECORDS = 200_000
 NAME = "warm-index.bin"
 # Names the payload's format: another memlint's (or a JSON) index is ignored.
-HEADER = b"memlint warm index 1 marshal 4\n"
+HEADER = b"memlint warm index 2 marshal 4\n"
 
 Stamp = tuple[int, int, int, int]
 
@@ -58,7 +64,7 @@ class WarmIndex:
         """``folder``: the cache's folder for this memlint build (keys and
         reports depend on it; stamps do not, but live beside them)."""
         self.path = os.path.join(folder, NAME)
-        self.records, self.walks = _load(self.path)
+        self.records, self.walks, self.verdicts, self.settled = _load(self.path)
         self._seen: set[str] = set()
         self._dirty = False
         self.hashed = 0  # files read and hashed by this run (tests, benches)
@@ -133,6 +139,27 @@ class WarmIndex:
         return files
 
     # -- reports ----------------------------------------------------------------
+    def last_settled(self, full: str) -> str | None:
+        """The cache key of the last report of ``full`` (absolute, normal)
+        settled with a view, whatever its bytes now."""
+        return self.settled.get(full)
+
+    def verdict(self, view: str) -> frozenset[str] | None:
+        """The codes whose card's project part matters in the view of digest
+        ``view``, if known."""
+        codes = self.verdicts.get(view)
+        return None if codes is None else frozenset(codes)
+
+    def note_settled(self, full: str, key: str, view: str, codes: list[str] | None = None) -> None:
+        """``full``'s report of cache key ``key`` was settled with the view
+        of digest ``view``, whose matters are ``codes`` (None: known)."""
+        if codes is not None and self.verdicts.get(view) != codes:
+            self.verdicts[view] = codes
+            self._dirty = True
+        if self.settled.get(full) != key:
+            self.settled[full] = key
+            self._dirty = True
+
     def report(self, path: str, key: str, normal: bool = False) -> dict | None:
         """The report recorded for ``path`` under ``key`` (cache.record_of's
         shape, without a summary), or None."""
@@ -154,12 +181,17 @@ class WarmIndex:
         if not self._dirty:
             return
         records = self.records
+        verdicts, settled = self.verdicts, self.settled
         if len(records) > MAX_RECORDS:
             records = {p: r for p, r in records.items() if p in self._seen}
+        if len(settled) > MAX_RECORDS or len(verdicts) > MAX_RECORDS:
+            # Only this run's: a dropped one costs one index build.
+            settled = {p: k for p, k in settled.items() if p in self._seen}
+            verdicts = {}
         tmp = f"{self.path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            data = encode(records, self.walks)
+            data = encode(records, self.walks, verdicts, settled)
             with open(tmp, "wb") as fh:
                 fh.write(data)
             os.replace(tmp, self.path)
@@ -175,8 +207,13 @@ def _folder_stamp(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def encode(records: dict[str, list], walks: dict[str, list] | None = None) -> bytes:
-    return HEADER + marshal.dumps((records, walks or {}), 4)
+def encode(
+    records: dict[str, list],
+    walks: dict[str, list] | None = None,
+    verdicts: dict[str, list] | None = None,
+    settled: dict[str, str] | None = None,
+) -> bytes:
+    return HEADER + marshal.dumps((records, walks or {}, verdicts or {}, settled or {}), 4)
 
 
 def decode(data: bytes) -> dict[str, list]:
@@ -185,19 +222,30 @@ def decode(data: bytes) -> dict[str, list]:
     return decode_all(data)[0]
 
 
-def decode_all(data: bytes) -> tuple[dict[str, list], dict[str, list]]:
-    """decode's records, and the project walks (WarmIndex.project_files) in
-    their shape: root -> [limit, [[folder, mtime, ctime, inode], ...], files]."""
+def decode_all(data: bytes) -> tuple[dict[str, list], dict[str, list], dict[str, list], dict[str, str]]:
+    """decode's records, the project walks (WarmIndex.project_files) in
+    their shape: root -> [limit, [[folder, mtime, ctime, inode], ...], files],
+    the views' verdicts: view digest -> [code, ...], and the files' last
+    settled keys: path -> key."""
     if not data.startswith(HEADER):
-        return {}, {}
+        return {}, {}, {}, {}
     try:
         payload = marshal.loads(memoryview(data)[len(HEADER) :])
     except Exception:  # truncated, corrupt: every file is hashed again
-        return {}, {}
-    if not (type(payload) is tuple and len(payload) == 2 and type(payload[0]) is dict and type(payload[1]) is dict):
-        return {}, {}
-    records, walks = payload
-    return _records(records), {r: w for r, w in walks.items() if isinstance(r, str) and _walk_shape(w)}
+        return {}, {}, {}, {}
+    if not (type(payload) is tuple and len(payload) == 4 and all(type(p) is dict for p in payload)):
+        return {}, {}, {}, {}
+    records, walks, verdicts, settled = payload
+    return (
+        _records(records),
+        {r: w for r, w in walks.items() if isinstance(r, str) and _walk_shape(w)},
+        {
+            v: c
+            for v, c in verdicts.items()
+            if isinstance(v, str) and type(c) is list and all(isinstance(code, str) for code in c)
+        },
+        {p: k for p, k in settled.items() if isinstance(p, str) and isinstance(k, str)},
+    )
 
 
 def _walk_shape(w: object) -> bool:
@@ -232,10 +280,10 @@ def _records(records: dict) -> dict[str, list]:
     }
 
 
-def _load(path: str) -> tuple[dict[str, list], dict[str, list]]:
+def _load(path: str) -> tuple[dict[str, list], dict[str, list], dict[str, list], dict[str, str]]:
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:  # missing: every file is hashed again
-        return {}, {}
+        return {}, {}, {}, {}
     return decode_all(data)

@@ -56,6 +56,10 @@ from memlint.project.parameterless import holds_no_parameters
 from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name, names_a_model_method
 
 # Methods that return the module itself, so ``model = model.to(dev)`` keeps its kind.
+# Calls that hand back the module where it is moved, mode unchanged; and
+# what loads weights into it: neither switches its mode (_factory_fresh).
+_MOVES_ONLY = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "requires_grad_", "to_empty"})
+_LOADS = frozenset({"load_state_dict", "parameters", "named_parameters", "state_dict"})
 _SELF_RETURNING = frozenset(
     {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "to_empty"}
 )
@@ -135,6 +139,7 @@ class ObjectTable(cst.CSTVisitor):
         self._model_memo: dict[cst.Call, bool] = {}
         self._class_modes: dict[str, bool | None] = {}  # _ModeDependence's answer per class
         self._loss_memo: dict[cst.Call, bool] = {}
+        self._factory_memo: dict[cst.FunctionDef, bool] = {}
         visit_fast(wrapper.module, self)
         self._classify_classes()
         for call, scope in self._pending_param_uses:
@@ -356,6 +361,28 @@ class ObjectTable(cst.CSTVisitor):
         else:
             scope = self.scope_of(scope_node if scope_node is not None else expr)
         return self._eval(expr, scope)
+
+    def bound_methods(self, name: cst.Name) -> list[cst.Attribute] | None:
+        """``encode(x)`` where every binding of ``encode`` in its own scope is
+        a method of an object (``encode = trainer.gen_a.encode if a2b else
+        trainer.gen_b.encode``): every arm's attribute; None otherwise (a
+        parameter, a name of an enclosing scope, any other value)."""
+        scope = self.scope_of(name)
+        key = self._key_for_read(name, scope)
+        if key is None or key[0] is not scope or key in self._params:
+            return None
+        arms: list[cst.Attribute] = []
+        for value in self._defs.get(key, ()):
+            todo = [value]
+            while todo:
+                v = todo.pop()
+                if isinstance(v, cst.IfExp):
+                    todo += [v.orelse, v.body]  # the body's arm first
+                elif isinstance(v, cst.Attribute) and isinstance(v.value, (cst.Name, cst.Attribute)):
+                    arms.append(v)
+                else:
+                    return None
+        return arms or None
 
     def self_kind(self, node: cst.CSTNode) -> Kind | None:
         """What ``self`` is in the method around ``node``: the kind of its
@@ -667,10 +694,74 @@ class ObjectTable(cst.CSTVisitor):
             return True
         if classes and dotted_name(func) in classes:
             return True
+        if isinstance(func, cst.Name):
+            fn = self.calls.resolve(value)
+            if fn is not None and fn not in self.calls.class_of:
+                return self._factory_fresh(fn, depth, classes)
         qn = self.names.call_name(value) or ""
         if qn.endswith(".from_pretrained") or qn.startswith("torch.hub") or qn.endswith(".load"):
             return False
         return constructor_kind(qn) is Kind.MODULE if qn else False
+
+    def fresh_factory(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` returns a fresh model in train mode (_factory_fresh): its own
+        switches of that model are on a path a GPU machine never takes."""
+        if fn not in self._factory_memo:
+            self._factory_memo[fn] = False  # a recursion is no factory
+            self._factory_memo[fn] = self._factory_fresh(fn, 0, frozenset())
+        return self._factory_memo[fn]
+
+    def _factory_fresh(self, fn: cst.FunctionDef, depth: int, classes: frozenset[str]) -> bool:
+        """``model = get_model(path)`` with ``get_model`` a function of this
+        module whose every return hands back a model it built fresh
+        (``Net()``, a project model class) and never switched nor handed to
+        another call (``model.load_state_dict(state)`` and moves aside):
+        in train mode. Returns after ``if torch.cuda.is_available(): return
+        model.cuda()`` run only on a machine without a GPU and are not read
+        (robot-surgery's ``get_model`` calls ``model.eval()`` only there)."""
+        returns = self._returns.get(fn)
+        if not returns:
+            return False
+        classes = classes or self._project_classes
+        cut = _gpu_return_guard(fn, self.names)
+        for value in returns:
+            if cut is not None and self.calls.pos(value) >= self.calls.end(cut.body):
+                continue  # its ``else`` or after it: a CPU-only machine's path
+            inner = value
+            while (
+                isinstance(inner, cst.Call)
+                and isinstance(inner.func, cst.Attribute)
+                and inner.func.attr.value in _MOVES_ONLY
+            ):
+                inner = inner.func.value
+            if isinstance(inner, cst.Call):
+                if not self._fresh(inner, "", depth + 1, classes):
+                    return False
+                continue
+            if not isinstance(inner, cst.Name):
+                return False
+            values = self._defs.get((fn, inner.value), [])
+            if not values or not all(self._fresh(v, inner.value, depth + 1, classes) for v in values):
+                return False
+            if self._touched_before(fn, inner.value, value):
+                return False
+        return True
+
+    def _touched_before(self, fn: cst.FunctionDef, name: str, before: cst.CSTNode) -> bool:
+        """A call in ``fn`` before ``before`` that may switch ``name``'s mode:
+        a method of it other than loading and moves (``model.eval()``,
+        ``model.apply(f)``), or any call handed it (``enable_dropout(model)``)."""
+        end = self.calls.pos(before)
+        for call in self.calls.calls_in.get(fn, ()):
+            if self.calls.pos(call) >= end:
+                continue
+            func = call.func
+            if isinstance(func, cst.Attribute) and dotted_name(func.value) == name:
+                if func.attr.value not in _MOVES_ONLY and func.attr.value not in _LOADS:
+                    return True
+            if any(dotted_name(a.value) == name for a in call.args):
+                return True
+        return False
 
     def mode_dependent(self, spelled: str, scope_node: cst.CSTNode) -> bool | None:
         """Whether ``.train()``/``.eval()`` changes what the module computes:
@@ -857,6 +948,27 @@ class ObjectTable(cst.CSTVisitor):
         if isinstance(arg, cst.Name) and arg.value in ("True", "False"):
             return "train" if arg.value == "True" else "eval"
         return "unknown"
+
+
+def _gpu_return_guard(fn: cst.FunctionDef, names: ImportTable) -> cst.If | None:
+    """A statement of ``fn``'s body ``if torch.cuda.is_available(): ... return
+    ...``: its ``else`` and what follows it run only where no GPU is."""
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        if not isinstance(stmt, cst.If) or isinstance(stmt.orelse, cst.If):
+            continue  # an ``elif``: another condition
+        test = stmt.test
+        if not (isinstance(test, cst.Call) and not test.args and names.call_name(test) == "torch.cuda.is_available"):
+            continue
+        last = stmt.body.body[-1] if isinstance(stmt.body, cst.IndentedBlock) and stmt.body.body else None
+        if (
+            isinstance(last, cst.SimpleStatementLine)
+            and last.body
+            and isinstance(last.body[-1], cst.Return)
+            and last.body[-1].value is not None
+        ):
+            return stmt
+    return None
 
 
 _MODULE_SEQUENCES = frozenset(

@@ -776,6 +776,12 @@ class LoopAnalysis(cst.CSTVisitor):
                 events += self._external_events(call, external)
             elif fn is not None:
                 sub = self.mode_events(fn) if fn is not scope else []
+                if sub and self.objects.fresh_factory(fn):
+                    # ``model = get_model(p)``: its switches of the models it builds
+                    # are on a CPU-only path (ObjectTable.fresh_factory); the
+                    # caller reads what it returns as built in train mode.
+                    own = _params(fn)
+                    sub = [e for e in sub if e.receiver is None or e.receiver.split(".")[0] in own]
                 line, col = self.pos(call)
                 for i, e in enumerate(sub):
                     receiver = self.map_receiver(call, fn, e.receiver) if e.receiver else None

@@ -1,0 +1,203 @@
+"""Calls whose result a scope loads into a model it has moved to a device.
+
+``checkpoint = load_checkpoint(path)`` then ``model.module.load_state_dict(
+checkpoint["state_dict"])`` after ``model = nn.DataParallel(model).cuda()``:
+the value ``load_checkpoint`` returns is copied into a model on a GPU. When
+``load_checkpoint`` is another module's function returning ``torch.load(f)``
+without ``map_location``, that load puts a second copy of the weights on the
+GPU, and MEM701 reports it there, in the helper's module (its own analysis
+cannot see this caller). summary.py keeps the answer per call site
+(``CallSite.gpu_state``); the index hands it to the helper's module
+(``Caller.gpu_state``).
+
+The model must be known to be moved (``.cuda()``, ``.to(device)``) earlier
+in the same scope, in source order: where that is not known, the caller says
+nothing (precision first; the same-module path reads the caller with
+libcst's fuller device facts).
+"""
+
+from __future__ import annotations
+
+import ast
+
+# Names of a ``.to(x)`` argument that say it is a device (``device``,
+# ``args.device``, ``local_rank``, ``gpu``), not a dtype.
+_DEVICE_WORDS = ("dev", "gpu", "cuda", "rank")
+# Methods that return the module they are called on, where it is.
+_KEEPS_DEVICE = frozenset({"half", "float", "train", "eval", "requires_grad_"})
+# Wrappers that keep the wrapped model where it is.
+_WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
+
+
+def gpu_state_calls(body: list[ast.stmt]) -> set[int]:
+    """The ids of the calls in ``body`` (one scope: nested functions and
+    classes are their own) whose result reaches ``load_state_dict`` of a
+    model the scope moved to a device before, directly or indexed
+    (``f(p)["model"]``), or through a name bound to it."""
+    walk = _Walk()
+    for stmt in body:
+        walk.statement(stmt)
+    return walk.found
+
+
+class _Walk:
+    def __init__(self) -> None:
+        self.placed: set[str] = set()  # dotted names of models moved to a device
+        self.held: dict[str, ast.Call] = {}  # names bound to a call's result
+        self.found: set[int] = set()
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.unbind(stmt.name)
+            return
+        if isinstance(stmt, ast.Assign):
+            self.expression(stmt.value)
+            for target in stmt.targets:
+                self.bind(target, stmt.value)
+            return
+        if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            if stmt.value is not None:
+                self.expression(stmt.value)
+            self.bind(stmt.target, None)
+            return
+        for field, value in ast.iter_fields(stmt):
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.stmt):
+                        self.statement(item)
+                    elif isinstance(item, ast.AST):
+                        self.part(item)
+            elif isinstance(value, ast.AST):
+                if field == "target" and isinstance(value, ast.expr):  # a loop's target, bound each iteration
+                    self.bind(value, None)
+                else:
+                    self.part(value)
+
+    def part(self, node: ast.AST) -> None:
+        """A part of a statement that is no statement: an expression, a
+        handler, a ``with`` item."""
+        if isinstance(node, ast.expr):
+            self.expression(node)
+            return
+        for field, value in ast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for item in items:
+                if isinstance(item, ast.stmt):
+                    self.statement(item)
+                elif isinstance(item, ast.expr) and field == "optional_vars":
+                    self.bind(item, None)
+                elif isinstance(item, ast.AST):
+                    self.part(item)
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            self.unbind(node.name)
+
+    def expression(self, expr: ast.expr) -> None:
+        """Read the calls of ``expr``: moves of a name (``model.cuda()``) and
+        ``load_state_dict`` of a moved model. Lambdas are their own scope."""
+        stack: list[ast.AST] = [expr]
+        calls: list[ast.Call] = []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.Call):
+                calls.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+        # Inner calls run first: ``model.cuda().load_state_dict(...)``.
+        for call in sorted(calls, key=lambda c: (c.end_lineno or 0, c.end_col_offset or 0)):
+            self.call(call)
+
+    def call(self, call: ast.Call) -> None:
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return
+        if _is_device_move(call):
+            receiver = _dotted(func.value)
+            if receiver:
+                self.placed.add(receiver)  # ``model.cuda()``: a module moves in place
+            return
+        if func.attr != "load_state_dict" or not self.on_device(func.value):
+            return
+        for keyword in call.keywords:
+            if keyword.arg == "assign" and not (
+                isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+            ):
+                return  # the loaded tensors become the parameters: another question
+        state = next((k.value for k in call.keywords if k.arg == "state_dict"), None)
+        if state is None and call.args and not isinstance(call.args[0], ast.Starred):
+            state = call.args[0]
+        while isinstance(state, ast.Subscript):
+            state = state.value
+        if isinstance(state, ast.Call):
+            self.found.add(id(state))
+        elif isinstance(state, ast.Name) and state.id in self.held:
+            self.found.add(id(self.held[state.id]))
+
+    def on_device(self, receiver: ast.expr) -> bool:
+        """``model`` or ``model.module`` with ``model`` moved before."""
+        dotted = _dotted(receiver)
+        while dotted:
+            if dotted in self.placed:
+                return True
+            dotted = dotted.rpartition(".")[0]
+        return False
+
+    def bind(self, target: ast.expr, value: ast.expr | None) -> None:
+        name = _dotted(target)
+        if not name:
+            for sub in ast.walk(target):  # a tuple, a starred or subscripted target
+                if isinstance(sub, ast.Name):
+                    self.unbind(sub.id)
+            return
+        self.unbind(name)
+        if isinstance(value, ast.Call):
+            if _moved_value(value, self.placed):
+                self.placed.add(name)
+            if "." not in name:
+                self.held[name] = value
+
+    def unbind(self, name: str) -> None:
+        self.held.pop(name, None)
+        self.placed = {p for p in self.placed if p != name and not p.startswith(name + ".")}
+
+
+def _moved_value(value: ast.Call, placed: set[str]) -> bool:
+    """``nn.DataParallel(model).cuda()``, ``model.to(device)``; or a wrapper
+    of a model already moved (``DataParallel(model)``, ``model.half()``)."""
+    if _is_device_move(value):
+        return True
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr in _KEEPS_DEVICE:
+        return _dotted(func.value) in placed
+    if _dotted(func).rpartition(".")[2] in _WRAPPERS and value.args:
+        return _dotted(value.args[0]) in placed
+    return False
+
+
+def _is_device_move(call: ast.Call) -> bool:
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr == "cuda":
+        return True
+    if func.attr != "to":
+        return False
+    device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    if isinstance(device, ast.Constant):
+        return isinstance(device.value, str) and device.value.startswith("cuda")
+    if isinstance(device, ast.Call) and _dotted(device.func).endswith("device"):
+        first = device.args[0] if device.args else None
+        return not (isinstance(first, ast.Constant) and first.value == "cpu")
+    last = _dotted(device).rpartition(".")[2].lower() if device is not None else ""
+    return any(word in last for word in _DEVICE_WORDS)
+
+
+def _dotted(node: ast.AST | None) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))
