@@ -798,4 +798,38 @@ for path in paths:
     save(explain(net, path))
 """,
         ),
+        Invalid(
+            """\
+class Trainer:
+    def step(self, batch):
+        self.optimizer.zero_grad()
+        loss = self.model(batch).sum()
+        loss.backward(retain_graph=True)
+        self.optimizer.step()
+        return loss.item()
+    def fit(self, batches):
+        seen, total = 0, 0.0
+        for batch in batches:
+            score = self.step(batch)
+            total = total + score * len(batch)
+            seen = seen + len(batch)
+            print(total / seen, batch.shape)
+""",
+            """\
+class Trainer:
+    def step(self, batch):
+        self.optimizer.zero_grad()
+        loss = self.model(batch).sum()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+    def fit(self, batches):
+        seen, total = 0, 0.0
+        for batch in batches:
+            score = self.step(batch)
+            total = total + score * len(batch)
+            seen = seen + len(batch)
+            print(total / seen, batch.shape)
+""",
+        ),
     ]

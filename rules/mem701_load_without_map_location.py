@@ -97,6 +97,13 @@ class LoadWithoutMapLocation(Rule):
     `__init__` of a class that moves nothing (bases included), a model under
     construction; `self` in a method named for loading (`load_pretrained_model`)
     whose every use in the project is a call on a model just built so;
+    `self.model` in any method of a plain class (no base but `object`, not
+    subclassed) whose every store of it is a model just built so, and whose
+    methods only call it or a method that leaves it in place (`eval`,
+    `state_dict`...), never move, hand over or alias it; no other code of
+    the module spells it and no other module of the project switches, moves
+    or hands it over (`trainer.model.cuda()`; without the project, private
+    attributes only);
     or a parameter to which every caller in the project, notebooks included,
     passes a model just built so (built in every arm of an `if`, or rebuilt
     on the CPU by a later `if` without `else`); neither moved nor handed to a
@@ -140,7 +147,9 @@ class LoadWithoutMapLocation(Rule):
         "function of the project (`return MSC(base=DeepLabV2(...))`, classes reached through star imports "
         "too), is on the CPU at the load, and the load is not reported; its own methods, inherited ones "
         "included, leave it there. Whether another module uses the name of a method that loads into `self` "
-        "(`net.load_pretrained_model()`): if none does, its calls here are all its calls. Tables of such "
+        "(`net.load_pretrained_model()`): if none does, its calls here are all its calls. Whether another "
+        "module switches, moves or hands over an attribute of a plain class (`trainer.model.cuda()`): if none "
+        "does, a model its methods build on the CPU and only call stays there. Tables of such "
         "classes or builders in another module (`from models import model_dict`, `model_dict[name](...)`); "
         "modules whose every class moves nothing, for a class fetched with `getattr(models.zoo, name)`; "
         "every project function named by a string handed to `eval` "
@@ -819,6 +828,49 @@ if use_cuda:
 """,
             "a class whose methods move only tensors they build themselves (a fresh hidden state, noise):"
             " `Tensor.cuda()` returns a copy, the module stays on the CPU until `encoder.cuda()`",
+        ),
+        Valid(
+            """\
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class STN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 9)
+    def forward(self, x):
+        iden = Variable(torch.from_numpy(np.eye(3).flatten())).view(1, 9).repeat(x.size(0), 1)
+        if x.is_cuda:
+            iden = iden.cuda()
+        return self.fc(x) + iden
+net = STN()
+net.load_state_dict(torch.load("stn.pth"))
+net.cuda()
+""",
+            "a local rebound to its own move (`iden = iden.cuda()`, pointnet's STN3d) is a copy of a tensor the"
+            " method built: the class moves nothing of its own, the model is on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Trainer:
+    def __init__(self, path):
+        self.path = path
+        self.setup()
+    def setup(self):
+        self._model = nn.Linear(4, 2)
+    def fit(self, batches):
+        self._model.train()
+        for x in batches:
+            self._model(x).sum().backward()
+    def load(self):
+        self._model.load_state_dict(torch.load(self.path))
+""",
+            "an attribute of a plain class built on the CPU in one method, loaded into in another, and in every"
+            " method only called or switched (never moved, handed over or aliased; a public one: no other module"
+            " moves it either): on the CPU at the load",
         ),
         Valid(
             """\

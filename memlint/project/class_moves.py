@@ -7,7 +7,9 @@ move leaves the module where it is: a tensor the method builds itself
 to such), moved and handed back or used. ``Tensor.cuda()`` returns a copy;
 only ``Module.to``/``.cuda`` move in place. seq2seq's
 ``def initHidden(self): result = Variable(torch.zeros(...)); return result.cuda()``
-is such a move.
+is such a move, and so is a local rebound to its own move (pointnet's
+``iden = Variable(torch.from_numpy(...)); iden = iden.cuda()``): the copy is
+a tensor built here too.
 
 Such a move still counts when its method may keep the copy in the module: the
 method stores into ``self`` (an attribute, ``register_buffer``, ``setattr``,
@@ -46,7 +48,10 @@ _VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Varia
 _TENSOR_METHODS = frozenset(
     {"view", "reshape", "float", "long", "int", "double", "half", "bool", "unsqueeze", "squeeze", "expand"}
     | {"contiguous", "t", "fill_", "zero_", "normal_", "uniform_", "detach", "clone", "requires_grad_"}
+    | {"repeat", "expand_as", "permute", "transpose", "flatten", "type_as"}
 )
+# A move of a tensor built here returns a copy, itself built here.
+_COPIES = _TENSOR_METHODS | MOVES
 # Calls that may keep a value in a module: any receiver, any spelling.
 _KEEPS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module", "setattr"})
 _KEEPS_BY_NAME = frozenset({"setattr", "Parameter", "Buffer"})
@@ -263,7 +268,7 @@ def _fresh(expr: ast.AST, fresh: set[str], bindings: Mapping[str, str]) -> bool:
     if not isinstance(expr, ast.Call):
         return False
     func = expr.func
-    if isinstance(func, ast.Attribute) and func.attr in _TENSOR_METHODS and _fresh(func.value, fresh, bindings):
+    if isinstance(func, ast.Attribute) and func.attr in _COPIES and _fresh(func.value, fresh, bindings):
         return True
     qualified = _qualified(func, bindings)
     if qualified in _VARIABLE:

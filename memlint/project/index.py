@@ -870,7 +870,8 @@ def needles_for(summaries) -> tuple[bytes, ...]:
 # ``f(solver.G, x)``): the live index's attribute words are those so followed.
 # Not every attribute spelled: on transformers almost every word-less module
 # spells one of the plain classes' attributes (``.config``), 1 in 10 so.
-ATTRIBUTE_TAILS = (b".eval(", b".train(", b".forward(", b".__call__(", b")", b",")
+# ``.cuda(``/``.to(``: ``trainer.model.cuda()`` moves a plain class's attribute (MEM701).
+ATTRIBUTE_TAILS = (b".eval(", b".train(", b".forward(", b".__call__(", b".cuda(", b".to(", b")", b",")
 
 
 def attribute_needles(attr: str) -> list[bytes]:

@@ -27,10 +27,11 @@ What it holds:
   runs its methods once per batch (MEM703);
 - ``model_classes`` (module-level ``nn.Module`` subclasses: what they build
   starts in train mode), ``plain_attrs`` (the ``self.<attr>`` a plain
-  class assigns) and ``attr_switches`` (the attributes whose mode this
-  module may switch from outside: ``solver.G.eval()``, ``evaluate(solver.G)``):
-  a plain class's model attribute no module switches stays in train mode
-  in every method (MEM202, StarGAN's ``Solver.test``);
+  class assigns) and ``attr_switches`` (the attributes whose mode or
+  device this module may set from outside: ``solver.G.eval()``,
+  ``evaluate(solver.G)``, ``trainer.model.cuda()``): a plain class's model
+  attribute no module switches stays in train mode in every method (MEM202,
+  StarGAN's ``Solver.test``), one none moves on the CPU (MEM701);
 - ``tensor_trackers``: classes whose ``update``/``add`` keeps the tensor it
   is given (``self.sum += val * n``, trackers.py): fed a loss with history
   in another module's loop, they keep every batch's graph (MEM102).
@@ -844,6 +845,7 @@ class _Walker:
             self._placed(node)
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
+            self._outside(_dotted(func.value))  # type: ignore[attr-defined]  # ``trainer.model.cuda()``: moved here
         if grad == OFF and func.__class__ is ast.Attribute:
             self._off_calls.add(id(func))
         if func.__class__ is ast.Call:
@@ -952,7 +954,7 @@ class _Walker:
         scope.instances[name] = target if known is None or known == target else ""
 
     def _outside(self, dotted: str) -> None:
-        """``solver.G`` switched or handed over: ``G`` is in attr_switches
+        """``solver.G`` switched, moved or handed over: ``G`` is in attr_switches
         (``self.G`` inside a plain class is read by the module's own analysis)."""
         head, _, rest = dotted.partition(".")
         if rest and head != "self":

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.autograd.graph_reach import CUTTING_ATTRIBUTES, CUTTING_FUNCTIONS, CUTTING_METHODS
 from memlint.analysis.autograd.history import H, param_names
 from memlint.analysis.autograd.retained_graph import RetainedGraph
 from memlint.analysis.scope.names import dotted_name
@@ -91,8 +92,9 @@ class RetainedSites:
     def done_after(self, site: cst.Call, fn: cst.FunctionDef, depth: int = 0) -> bool:
         """No later backward (or call of a training function) in the caller;
         the values passed, and anything sharing a graph with them that is
-        known to carry history, are not read after the call (returned,
-        stored, handed to another call of the helper) nor passed again by the
+        known to carry history, are not read after the call but as a number
+        or a cut graph (``len(batch)``, ``x.item()``, ``x.shape``): returned,
+        stored, handed to another call of the helper; nor passed again by the
         next iteration of a loop around it; and if they come from the
         caller's parameters, every call of the caller is done after too."""
         facts = self.facts
@@ -109,10 +111,16 @@ class RetainedSites:
         end = facts.calls.end(site)
         index = facts.recurrent.bindings_in(caller)
         enclosing = loops.enclosing_loops(site)
-        for key in usage.derived(keys, caller):
-            if key not in keys and self.helper_result(key, caller, fn):
-                continue
-            if "." in key or any(facts.calls.pos(read) >= end for read in usage.reads(key, caller)):
+
+        # Only through what may carry their graph (``n = n + len(batch)``,
+        # ``total += loss.item()``), and not through the helper's own result
+        # when it returns none (``total = total + self.step(batch)``).
+        def helper_result(key: str) -> bool:
+            return key not in keys and self.helper_result(key, caller, fn)
+
+        for key in usage.derived(keys, caller, graph=True, stop=helper_result):
+            later = [r for r in usage.reads(key, caller) if facts.calls.pos(r) >= end]
+            if "." in key or any(not _cut(r, facts.calls.parents) for r in later):
                 return False  # kept past the call: a later backward may go through it
             for loop in enclosing:
                 if not any(loop.contains(b.pos) and self._new_each_time(b) for b in index.get(key, ())):
@@ -199,6 +207,26 @@ def _bound_by_for(read: cst.CSTNode, parents) -> bool:
     while isinstance(cur, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
         read, cur = cur, parents.get(cur)
     return isinstance(cur, cst.For) and cur.target is read
+
+
+def _cut(read: cst.CSTNode, parents) -> bool:
+    """``read`` is seen only as a number or a cut graph: ``len(batch)``,
+    ``loss.item()``, ``x.size(0)``, ``x.shape`` (graph_reach's cutting reads)."""
+    parent = parents.get(read)
+    if isinstance(parent, cst.Arg):
+        call = parents.get(parent)
+        return (
+            isinstance(call, cst.Call)
+            and len(call.args) == 1
+            and isinstance(call.func, cst.Name)
+            and call.func.value in CUTTING_FUNCTIONS
+        )
+    if isinstance(parent, cst.Attribute) and parent.value is read:
+        if parent.attr.value in CUTTING_ATTRIBUTES:
+            return True
+        call = parents.get(parent)
+        return isinstance(call, cst.Call) and call.func is parent and parent.attr.value in CUTTING_METHODS
+    return False
 
 
 def _called(read: cst.CSTNode, parents) -> bool:

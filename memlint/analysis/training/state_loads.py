@@ -43,6 +43,7 @@ import libcst as cst
 
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
+from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
@@ -815,6 +816,7 @@ class Checkpoints:
         self._builders: frozenset[cst.FunctionDef] = frozenset()
         self._method_uses: dict[str, list[bool]] = {}
         self._placing: dict[cst.FunctionDef, bool] = {}
+        self._stable: dict[cst.ClassDef, frozenset[str]] = {}
 
     @property
     def saves_only_cpu(self) -> bool:
@@ -1104,13 +1106,23 @@ class Checkpoints:
         (``load_pretrained_model``) whose every use is a call on a model on
         the CPU (``model = DLA(...); model.load_pretrained_model()`` in a
         builder): in this module, and no other module of the project uses
-        its name (without the project, only a private method's are known)."""
+        its name (without the project, only a private method's are known).
+        With ``self.model`` for each attribute of a plain class that holds a
+        model on the CPU in every method (``_stable_attrs``)."""
         params = fn.params.params
         name = fn.name.value
         if fn.name.value == "__init__":
             return self._self_built(fn)
-        if not params or _no_instance(fn) or not loading_name(name):
+        if not params or _no_instance(fn):
             return frozenset()
+        this = params[0].name.value
+        stable = frozenset(f"{this}.{attr}" for attr in self._stable_attrs(fn))
+        return stable | self._loading_self(fn) if loading_name(name) else stable
+
+    def _loading_self(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """``{"self"}`` when every use of the loading method ``fn`` is on a model on the CPU."""
+        params = fn.params.params
+        name = fn.name.value
         uses = self._method_uses.get(name, [])
         if not uses or not all(uses):
             return frozenset()
@@ -1119,6 +1131,27 @@ class Checkpoints:
         if self.project is not None and name in self.project.loading_elsewhere:
             return frozenset()
         return frozenset({params[0].name.value})
+
+    def _stable_attrs(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """The attributes of the plain class of the method ``fn`` that hold a
+        model on the CPU in every method (cpu_attrs.py: SimGNN's trainer's
+        ``self.model``), that no other project module switches, moves or
+        hands over (without the project: private ones only)."""
+        cls = self.calls.class_of.get(fn)
+        if cls is None or cls.name.value not in self._plain_classes():
+            return frozenset()
+        if cls not in self._stable:
+            wraps = lambda arg: self._may_be_model(arg, None)  # noqa: E731
+            built = lambda value: _built_on_cpu(  # noqa: E731
+                value, self.names, self._cpu_builder, wraps, self._takes_no_device
+            )
+            found = stable_cpu_attrs(self.module, cls, _STAYS, built)
+            if self.project is None:
+                found = frozenset(a for a in found if a.startswith("_"))
+            else:
+                found -= frozenset(self.project.switched_attrs)
+            self._stable[cls] = found
+        return self._stable[cls]
 
     def _cpu_params(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The parameters of the module-level function ``fn`` to which every

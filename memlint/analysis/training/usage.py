@@ -24,6 +24,7 @@ Keys are dotted spellings: ``total``, ``self.buf``, ``policy.saved_log_probs``.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -264,10 +265,13 @@ class UsageAnalysis:
         through assignments and container adds (flow-insensitive)."""
         return self._scope(scope).closure(_keys(expr))
 
-    def derived(self, keys: set[str], scope: Scope, graph: bool = False) -> set[str]:
+    def derived(
+        self, keys: set[str], scope: Scope, graph: bool = False, stop: Callable[[str], bool] | None = None
+    ) -> set[str]:
         """``keys`` and every name/attribute of ``scope`` computed from them;
         with ``graph``, only through what may carry their autograd graph
-        (not ``hist.append(loss.item())``)."""
+        (not ``hist.append(loss.item())``); never through a name ``stop``
+        accepts (a helper's result known to hold no graph)."""
         data = self._scope(scope)
         deps = data.graph_deps if graph else data.deps
         out = set(keys)
@@ -275,7 +279,7 @@ class UsageAnalysis:
         while changed:
             changed = False
             for target, srcs in deps.items():
-                if target not in out and srcs & out:
+                if target not in out and srcs & out and not (stop is not None and stop(target)):
                     out.add(target)
                     changed = True
         return out
