@@ -814,6 +814,45 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
         return spelled in used
 
     imported = import_table(facts)
+    found_factories: set[str] | None = None
+    reading_factories = False
+
+    def factories() -> set[str]:
+        """The defs objects._factory_fresh may call factories: a def with a
+        ``return`` of a value and a call in it that may build a module (every
+        return it reads hands back such a call, or a name bound to one, moves
+        aside), or a call of another such def (a factory of a factory). Most
+        files call many defs of their own (``rotate_half(x)``) and none of
+        them builds a module: read once, the first time a def's call is bound."""
+        nonlocal found_factories, reading_factories
+        if reading_factories:
+            return set()  # the defs' own calls are gathered apart, for the fixed point below
+        if found_factories is None:
+            reading_factories = True
+            found: set[str] = set()
+            calling: list[tuple[str, set[str]]] = []  # a def that returns, and the defs it calls
+            try:
+                for fn in facts._functions:
+                    nodes = list(ast.walk(fn))
+                    if not any(type(n) is ast.Return and n.value is not None for n in nodes):  # type: ignore[attr-defined]
+                        continue
+                    calls = [n for n in nodes if type(n) is ast.Call and not _moves_only(n)]
+                    if any(may_build(n, None) for n in calls):
+                        found.add(fn.name)  # type: ignore[attr-defined]
+                    else:
+                        defs = {n.func.id for n in calls if type(n.func) is ast.Name} & facts.def_names  # type: ignore[attr-defined]
+                        calling.append((fn.name, defs))  # type: ignore[attr-defined]
+            finally:
+                reading_factories = False
+            grew = True
+            while grew:
+                grew = False
+                for name, defs in calling:
+                    if name not in found and defs & found:
+                        found.add(name)
+                        grew = True
+            found_factories = found
+        return found_factories
 
     def may_build(value: ast.AST, target: str | None) -> bool:
         if type(value) in (ast.Tuple, ast.List):  # ``model, opt = Net(), SGD(...)``
@@ -830,7 +869,7 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
                 return target is None or ast_dotted(inner) == target
         if type(func) is ast.Name and func.id in classes:
             return True  # a class of this file (objects._module_classes, read for a bare name only)
-        if type(func) is ast.Name and func.id in facts.def_names:
+        if type(func) is ast.Name and func.id in facts.def_names and func.id in factories():
             return True  # a factory of this file whose returns build one (objects._factory_fresh)
         # objects._fresh: an imported callee whose constructor_kind is MODULE
         # (``nn.CrossEntropyLoss()`` is a LOSS, ``nn.Parameter`` none), not
@@ -874,6 +913,13 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
         return False
     finally:
         may_build = None  # type: ignore[assignment]
+
+
+def _moves_only(call: ast.AST) -> bool:
+    """``x.cuda()``, ``x.to(dev)``...: builds nothing itself (its receiver's
+    call, if any, is another node of the walk)."""
+    func = call.func  # type: ignore[attr-defined]
+    return type(func) is ast.Attribute and func.attr in _SELF_RETURNING
 
 
 def _innermost_function(functions: list[ast.AST], node: ast.AST) -> ast.AST | None:
