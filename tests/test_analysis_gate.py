@@ -247,6 +247,12 @@ def test_builds_module_through_a_factory_of_this_file_only_when_it_may_build_one
     helper = "import torch\ndef rotate_half(x):\n    return torch.cat((-x[1], x[0])).to(x.device)\n"
     assert not facts(helper + "model = rotate_half(q)\nmodel(x)").builds_module
     assert not facts("def get():\n    nn.Linear(2, 2)\nfrom torch import nn\nmodel = get()\nmodel(x)").builds_module
+    # a class of another module of the project (the view's model classes): imported, relative or starred
+    project = "def get():\n    model = UNet16(2)\n    return model.cuda()\nmodel = get()\nmodel(x)\n"
+    assert facts("from models import UNet16\n" + project).builds_module
+    assert facts("from .models import UNet16\n" + project).builds_module
+    assert facts("from models import *\n" + project).builds_module
+    assert not facts("from torch import zeros as UNet16\n" + project).builds_module  # a library callee
 
 
 def test_saved_output_written_in_place_in_the_same_function():

@@ -9,6 +9,7 @@ gate/facts.py for what a gate condition must be (necessary, never a heuristic).
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import Any
 
 from memlint.gate import ast_fields
@@ -829,6 +830,7 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
             return set()  # the defs' own calls are gathered apart, for the fixed point below
         if found_factories is None:
             reading_factories = True
+            relative = _relative_names(facts)
             found: set[str] = set()
             calling: list[tuple[str, set[str]]] = []  # a def that returns, and the defs it calls
             try:
@@ -837,7 +839,7 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
                     if not any(type(n) is ast.Return and n.value is not None for n in nodes):  # type: ignore[attr-defined]
                         continue
                     calls = [n for n in nodes if type(n) is ast.Call and not _moves_only(n)]
-                    if any(may_build(n, None) for n in calls):
+                    if any(may_build(n, None) or _may_be_a_project_class(n, imported, relative) for n in calls):
                         found.add(fn.name)  # type: ignore[attr-defined]
                     else:
                         defs = {n.func.id for n in calls if type(n.func) is ast.Name} & facts.def_names  # type: ignore[attr-defined]
@@ -913,6 +915,42 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
         return False
     finally:
         may_build = None  # type: ignore[assignment]
+
+
+# Roots of imports that hold no class of the checked project (objects' project
+# classes are the project's own nn.Module classes, spelled as imported here).
+_LIBRARY_ROOTS = frozenset(
+    {"torch", "numpy", "math", "os", "sys", "re", "json", "typing", "collections", "functools", "itertools"}
+    | {"copy", "logging", "warnings", "random", "time", "dataclasses", "inspect", "importlib", "pathlib", "abc"}
+    | {"enum", "contextlib"}
+)
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _may_be_a_project_class(call: ast.AST, imported: dict[str, set[str]], relative: set[str] | None) -> bool:
+    """``UNet16(num_classes=n)`` with ``UNet16`` imported from the project (by
+    an absolute import of no library, or a relative one; ``relative`` None: a
+    star import may bind any name): objects' project classes (the view's
+    model_classes, spelled as imported) may make it a fresh module."""
+    func = call.func  # type: ignore[attr-defined]
+    head, qualified = qualify(func, imported)
+    if not head or head in ("self", "cls") or head in _BUILTINS:
+        return False  # no dotted name, a method's receiver, a builtin
+    if qualified:
+        return any(q.split(".")[0] not in _LIBRARY_ROOTS for q in qualified)
+    return relative is None or head in relative
+
+
+def _relative_names(facts: GateFacts) -> set[str] | None:
+    """The names relative imports bind; None when a star import may bind any."""
+    names: set[str] = set()
+    for imp in facts._imports:
+        for alias in imp.names:  # type: ignore[attr-defined]
+            if alias.name == "*":
+                return None
+            if isinstance(imp, ast.ImportFrom) and imp.level:
+                names.add(alias.asname or alias.name)
+    return names
 
 
 def _moves_only(call: ast.AST) -> bool:
