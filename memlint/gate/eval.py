@@ -29,6 +29,7 @@ from memlint.gate.syntax import (
 )
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
 from memlint.vocabulary.kinds import Kind, constructor_kind, guess_kind_from_name
+from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
 
 # The very words loops.py uses to call a loop a batch loop or a function an
 # evaluation, so the gate widens whenever they do.
@@ -917,13 +918,6 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
         may_build = None  # type: ignore[assignment]
 
 
-# Roots of imports that hold no class of the checked project (objects' project
-# classes are the project's own nn.Module classes, spelled as imported here).
-_LIBRARY_ROOTS = frozenset(
-    {"torch", "numpy", "math", "os", "sys", "re", "json", "typing", "collections", "functools", "itertools"}
-    | {"copy", "logging", "warnings", "random", "time", "dataclasses", "inspect", "importlib", "pathlib", "abc"}
-    | {"enum", "contextlib"}
-)
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -937,7 +931,7 @@ def _may_be_a_project_class(call: ast.AST, imported: dict[str, set[str]], relati
     if not head or head in ("self", "cls") or head in _BUILTINS:
         return False  # no dotted name, a method's receiver, a builtin
     if qualified:
-        return any(q.split(".")[0] not in _LIBRARY_ROOTS for q in qualified)
+        return any(q.split(".")[0] not in NEVER_PROJECT_ROOTS for q in qualified)
     return relative is None or head in relative
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import sys
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
@@ -61,6 +60,7 @@ from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES, loading_name
+from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -68,22 +68,7 @@ ON, OFF, UNKNOWN = "on", "off", "unknown"
 _INHERIT = "inherit"
 
 # Heads that are never a project module: their calls are not kept.
-_EXTERNAL = frozenset(sys.stdlib_module_names) | {
-    "torch",
-    "torchvision",
-    "torchaudio",
-    "numpy",
-    "scipy",
-    "pandas",
-    "sklearn",
-    "PIL",
-    "cv2",
-    "tqdm",
-    "matplotlib",
-    "einops",
-    "wandb",
-    "tensorboardX",
-}
+_EXTERNAL = NEVER_PROJECT_ROOTS
 _OFF_CONTEXTS = frozenset({"no_grad", "inference_mode"})
 _BACKWARD = frozenset({"backward", "grad", "manual_backward"})
 _TRACKER_METHODS = frozenset({"update", "add", "append", "record", "accumulate", "log"})
