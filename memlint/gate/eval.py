@@ -832,6 +832,7 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
         if found_factories is None:
             reading_factories = True
             relative = _relative_names(facts)
+            known = facts.project_classes
             found: set[str] = set()
             calling: list[tuple[str, set[str]]] = []  # a def that returns, and the defs it calls
             try:
@@ -840,7 +841,7 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
                     if not any(type(n) is ast.Return and n.value is not None for n in nodes):  # type: ignore[attr-defined]
                         continue
                     calls = [n for n in nodes if type(n) is ast.Call and not _moves_only(n)]
-                    if any(may_build(n, None) or _may_be_a_project_class(n, imported, relative) for n in calls):
+                    if any(may_build(n, None) or _may_be_a_project_class(n, imported, relative, known) for n in calls):
                         found.add(fn.name)  # type: ignore[attr-defined]
                     else:
                         defs = {n.func.id for n in calls if type(n.func) is ast.Name} & facts.def_names  # type: ignore[attr-defined]
@@ -921,18 +922,41 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
 _BUILTINS = frozenset(dir(builtins))
 
 
-def _may_be_a_project_class(call: ast.AST, imported: dict[str, set[str]], relative: set[str] | None) -> bool:
+def _may_be_a_project_class(
+    call: ast.AST, imported: dict[str, set[str]], relative: set[str] | None, known: frozenset[str] | None = None
+) -> bool:
     """``UNet16(num_classes=n)`` with ``UNet16`` imported from the project (by
     an absolute import of no library, or a relative one; ``relative`` None: a
     star import may bind any name): objects' project classes (the view's
-    model_classes, spelled as imported) may make it a fresh module."""
+    model_classes, spelled as imported) may make it a fresh module.
+    ``known``: those classes, once the view is known (GateFacts.project_classes,
+    gate/project_gate.py): objects._fresh reads no other."""
     func = call.func  # type: ignore[attr-defined]
     head, qualified = qualify(func, imported)
     if not head or head in ("self", "cls") or head in _BUILTINS:
         return False  # no dotted name, a method's receiver, a builtin
     if qualified:
-        return any(q.split(".")[0] not in NEVER_PROJECT_ROOTS for q in qualified)
-    return relative is None or head in relative
+        found = any(q.split(".")[0] not in NEVER_PROJECT_ROOTS for q in qualified)
+    else:
+        found = relative is None or head in relative
+    return found and (known is None or ast_dotted(func) in known)
+
+
+def project_class_spellings(facts: GateFacts) -> frozenset[str]:
+    """Every callee spelling that _may_be_a_project_class may take for a
+    project class where compute_builds_module asks (the calls of the defs):
+    the view's model_classes must hold one of them for
+    GateFacts.project_classes to change an answer."""
+    imported = import_table(facts)
+    relative = _relative_names(facts)
+    found = set()
+    for fn in facts._functions:
+        for n in ast.walk(fn):
+            if type(n) is ast.Call and not _moves_only(n) and _may_be_a_project_class(n, imported, relative):
+                spelled = ast_dotted(n.func)
+                if spelled is not None:
+                    found.add(spelled)
+    return frozenset(found)
 
 
 def _relative_names(facts: GateFacts) -> set[str] | None:

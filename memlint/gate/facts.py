@@ -19,6 +19,7 @@ the gate sharper than the token pre-filter.
 from __future__ import annotations
 
 import ast
+import copy
 
 from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee, ast_tokens
@@ -184,6 +185,9 @@ class GateFacts:
         self._class_nodes: list[ast.ClassDef] = []  # for _module_classes (MEM202)
         self._self_rebound = False  # ``self`` assigned somewhere (a function rebinds it)
         self._functions: list[ast.AST] = []  # every def, for compute_builds_module's scopes (MEM202)
+        # The project's model classes as this file spells them, once its view is
+        # known (given_project_classes); None: any project import may name one.
+        self.project_classes: frozenset[str] | None = None
         self._builds_module: bool | None = None
         self._saved_in_place: bool | None = None
         self._grad_on_writes: GateFacts | None = None
@@ -279,6 +283,15 @@ class GateFacts:
         if self._loop_sites is None:
             self._loop_sites = loop_sites(self)
         return self._loop_sites
+
+    def given_project_classes(self, classes: frozenset[str]) -> GateFacts:
+        """These facts with the project's model classes known (project_classes):
+        a copy sharing the walk, with the answers that read them unasked."""
+        other = copy.copy(self)
+        other.project_classes = classes
+        other._builds_module = None
+        other._built_for_off_loop = None
+        return other
 
     @property
     def builds_module(self) -> bool:

@@ -14,7 +14,7 @@ more only for the nesting guard before libcst.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memlint.gate.cards import CARDS
@@ -33,12 +33,16 @@ class Screened:
     ``local_misses``: those whose gate holds only for what another module
     may hold (a card's ``local_gate`` fails), dropped unless the view holds
     it (``project_matters``); ``digest``: the bytes screened (a file changed
-    in between is screened again)."""
+    in between is screened again); ``class_bound``: codes whose local gate
+    passed only for a call that may build a project model class, with the
+    callees' spellings (gate/project_gate.py): a local miss unless the view
+    makes one of them a model class."""
 
     digest: str
     passed: tuple[str, ...]
     local_misses: frozenset[str]
     summary: ModuleSummary | None
+    class_bound: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def screened(
@@ -50,6 +54,7 @@ def screened(
     if digest is None or "import *" in text:
         return None
     misses: set[str] = set()
+    bound: dict[str, frozenset[str]] = {}
     if tree is not None and gate:  # without a tree or the gate, engine._without_project drops nothing
         from memlint.gate.facts import facts_of
 
@@ -59,16 +64,23 @@ def screened(
                 facts = facts if facts is not None else facts_of(tree)  # the screening's, not walked again
                 if not card.local_gate(facts):
                     misses.add(card.code)
-    return Screened(digest, tuple(card.code for card in passed), frozenset(misses), summary)
+        if facts is not None:
+            from memlint.gate.project_gate import class_bound
+
+            bound = class_bound(passed, facts, misses)
+    return Screened(digest, tuple(card.code for card in passed), frozenset(misses), summary, bound)
 
 
 def settle(first: Screened, view: ProjectView | None) -> tuple[str, ...]:
     """The codes left to run with ``view`` (None: no project): engine.with_project's
     choice, made from the cards in the parent."""
 
+    from memlint.gate.project_gate import ruled_out
+
     def dropped(code: str) -> bool:
         matters = CARDS[code].project_matters
-        return code in first.local_misses and matters is not None and (view is None or not matters(view))
+        missed = code in first.local_misses or (code in first.class_bound and ruled_out(first.class_bound[code], view))
+        return missed and matters is not None and (view is None or not matters(view))
 
     return tuple(code for code in first.passed if not dropped(code))
 
@@ -81,7 +93,8 @@ def matters_of(view: ProjectView) -> list[str]:
 
 
 def settle_known(first: Screened, matters: frozenset[str]) -> tuple[str, ...]:
-    """settle's codes with a view whose matters_of is ``matters``."""
+    """settle's codes with a view whose matters_of is ``matters``: a
+    class-bound code is kept (its view's model classes are not at hand)."""
 
     def dropped(code: str) -> bool:
         return code in first.local_misses and CARDS[code].project_matters is not None and code not in matters
