@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memlint.gate.grad_clears import may_clear_gradients
 from memlint.gate.moves import PER_CALL_METHODS
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
@@ -281,7 +282,7 @@ _CARDS = (
         _SPLIT_STEP_TOKENS,
         lambda g: bool(g.idents & {"zero_grad", "grad"}) or _calls_a_project_step(g),
         reads_project=True,
-        local_gate=lambda g: bool(g.idents & {"zero_grad", "grad"}),
+        local_gate=may_clear_gradients,
         project_matters=lambda view: bool(view.step_sequences),
     ),
     # An unscaled loss only matters where it is backpropagated.
@@ -293,7 +294,7 @@ _CARDS = (
         _SPLIT_STEP_TOKENS,
         lambda g: bool(g.idents & {"zero_grad", "grad"}) or _calls_a_project_step(g),
         reads_project=True,
-        local_gate=lambda g: bool(g.idents & {"zero_grad", "grad"}),
+        local_gate=may_clear_gradients,
         project_matters=lambda view: bool(view.step_sequences),
     ),
     # reads_project: another module's function may be the loop's step
