@@ -139,3 +139,56 @@ def test_the_same_findings_with_the_re_gate_on_and_off(tmp_path, monkeypatch, sa
     on = _run(files, tmp_path)
     monkeypatch.setattr(project_gate, "ENABLED", False)
     assert _run(files, tmp_path) == on
+
+
+# An optimizer reads ``p.grad`` and imports from its project: MEM301/MEM303
+# pass its first screening for what a step of another module may do.
+OPTIMIZER = """
+import torch
+from utils import clip
+
+
+class SGD(torch.optim.Optimizer):
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = clip(p.grad)
+                grad.mul_(group["momentum"])
+                p.data.add_(grad, alpha=-group["lr"])
+"""
+
+
+def test_an_optimizer_reading_grad_is_not_parsed_again(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "optim.py").write_text(textwrap.dedent(OPTIMIZER))
+    (tmp_path / "utils.py").write_text("def clip(g):\n    return g\n")
+    files = sorted(str(p) for p in tmp_path.glob("*.py"))
+    parsed = _second_passes(monkeypatch)
+    assert all(codes == [] for _path, codes in _run(files, tmp_path))
+    assert parsed == []  # no gradient is cleared in it, and no step of utils.py clears one
+
+
+@pytest.mark.parametrize(
+    "line, clears",
+    [
+        ("opt.zero_grad()", True),
+        ("p.grad = None", True),
+        ("a.grad = b = None", True),
+        ("del p.grad", True),
+        ("del a, p.grad", True),
+        ("p.grad.zero_()", True),
+        ("p.grad.data.mul_(0)", True),
+        ("p.grad.fill_(0)", True),
+        ("g = p.grad; g.zero_()", False),  # training_verbs reads no alias either
+        ("p.grad.add_(1)", False),
+        ("p.grad += 1", False),
+        ("x = p.grad", False),
+    ],
+)
+def test_the_gradient_clears_the_verbs_may_record(line, clears):
+    import ast
+
+    from memlint.gate.facts import GateFacts
+    from memlint.gate.grad_clears import may_clear_gradients
+
+    assert may_clear_gradients(GateFacts(ast.parse(line))) is clears
