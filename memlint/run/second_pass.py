@@ -9,7 +9,9 @@ the parent settles, with the view in hand, which rules still run
 (``settle``: the engine's with_project, from the cards): a file left with
 none is reported there, without a worker reading it again; the others go
 to a worker with the rules to run and the summary, and meet ``ast`` once
-more only for the nesting guard before libcst.
+more only for the nesting guard before libcst. A card whose local gate
+passed only for a call that may build a project model class is asked again
+with the view's model classes (gate/project_gate.py, ``class_bound``).
 """
 
 from __future__ import annotations
