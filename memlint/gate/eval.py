@@ -205,9 +205,7 @@ def compute_read_for_a_loop_without_grad(facts: GateFacts) -> set[int] | None:
     """GateFacts.module_built_for_a_loop_without_grad's scopes: where
     loops.mode_before may end for a loop that may run without grad (None:
     anywhere)."""
-    if facts.train_call:  # loop_may_run_without_grad stopped at the first scope
-        return compute_loop_may_run_without_grad(facts, collect=True)
-    return facts._off_loop_scopes
+    return facts.off_loop_scopes()  # type: ignore[no-any-return]
 
 
 _STATEMENT_BLOCKS = ast_fields.STATEMENT_BLOCKS

@@ -192,6 +192,7 @@ class GateFacts:
         # The scopes (a def's id, 0 for the module) whose loops may run without
         # grad holding a model call; None: any (modes set by statements).
         self._off_loop_scopes: set[int] | None = None
+        self._off_loop_scopes_read = False  # _off_loop_scopes holds the collected scopes (off_loop_scopes)
         self._loop_without_grad: bool | None = None
         self._sampler: bool | None = None
         self._built_for_off_loop: bool | None = None
@@ -342,10 +343,22 @@ class GateFacts:
         through the file by name). Computed on first use (MEM202)."""
         if self._loop_without_grad is None:
             # The scopes are collected only where a fresh module may decide (no ``.train()``).
-            scopes = compute_loop_may_run_without_grad(self, collect=not self.train_call)
+            collect = not self.train_call
+            scopes = compute_loop_may_run_without_grad(self, collect=collect)
             self._loop_without_grad = scopes is None or bool(scopes)
-            self._off_loop_scopes = scopes
+            if collect:
+                self._off_loop_scopes, self._off_loop_scopes_read = scopes, True
         return self._loop_without_grad
+
+    def off_loop_scopes(self) -> set[int] | None:
+        """compute_loop_may_run_without_grad's collected scopes (None: any),
+        computed once: MEM202's gate reads them for helpers, plain classes
+        and the modules built for such a loop, after loop_may_run_without_grad
+        (which collects them too where no ``.train()`` call stops it early)."""
+        if not self._off_loop_scopes_read:
+            self._off_loop_scopes = compute_loop_may_run_without_grad(self, collect=True)
+            self._off_loop_scopes_read = True
+        return self._off_loop_scopes
 
     @property
     def project_imports(self) -> bool:
@@ -388,7 +401,7 @@ class GateFacts:
         (loops.external_modes). Computed on first use (MEM202)."""
         if not self.loop_may_run_without_grad:
             return False
-        scopes = compute_loop_may_run_without_grad(self, collect=True)
+        scopes = self.off_loop_scopes()
         if scopes is None:
             return True
         return any(
@@ -407,7 +420,7 @@ class GateFacts:
         StarGAN's ``Solver.test``). Computed on first use (MEM202)."""
         if not self.loop_may_run_without_grad:
             return False
-        scopes = compute_loop_may_run_without_grad(self, collect=True)
+        scopes = self.off_loop_scopes()
         for cls in self._class_nodes:
             if cls.keywords or any(not (type(b) is ast.Name and b.id == "object") for b in cls.bases):
                 continue

@@ -1,0 +1,67 @@
+"""The gate's cost: facts the per-card gates share are computed once per file.
+
+The gate runs on every file past the token pre-filter, so a lazy fact that
+several cards (or several parts of MEM202's gate) read must not be
+recomputed per reader. These tests count the work, not the time.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from memlint.gate import eval as gate_eval
+from memlint.gate import facts as gate_facts
+from memlint.gate.cards import CARDS
+
+# A ``.train()`` call (loop_may_run_without_grad stops at its first scope),
+# a helper with parameters, a plain class and a module built in the file:
+# every part of MEM202's gate that reads the collected scopes is asked.
+_MEM202_ALL_PARTS = textwrap.dedent(
+    """
+    import torch
+
+    class Net(torch.nn.Module):
+        pass
+
+    class Solver:
+        def __init__(self):
+            self.net = Net()
+
+        def test(self, loader):
+            with torch.no_grad():
+                for x in loader:
+                    self.net(x)
+
+    def evaluate(model, loader):
+        with torch.no_grad():
+            for x in loader:
+                model(x)
+
+    model = Net()
+    model.train()
+    with torch.no_grad():
+        for x in range(3):
+            model(x)
+    """
+)
+
+
+def test_mem202_gate_collects_the_off_loop_scopes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[bool] = []
+    real = gate_eval.compute_loop_may_run_without_grad
+
+    def counted(facts, collect):  # type: ignore[no-untyped-def]
+        calls.append(collect)
+        return real(facts, collect)
+
+    monkeypatch.setattr(gate_facts, "compute_loop_may_run_without_grad", counted)
+    monkeypatch.setattr(gate_eval, "compute_loop_may_run_without_grad", counted)
+    g = gate_facts.GateFacts(ast.parse(_MEM202_ALL_PARTS))
+    assert CARDS["MEM202"].gate(g)  # type: ignore[misc]
+    assert g.helper_loop_without_grad and g.plain_class_loop_without_grad and g.module_built_for_a_loop_without_grad
+    # Once to learn whether any loop may run without grad (stopping early), once collected.
+    assert calls.count(True) == 1
+    assert len(calls) <= 2
