@@ -65,3 +65,56 @@ def test_mem202_gate_collects_the_off_loop_scopes_once(monkeypatch: pytest.Monke
     # Once to learn whether any loop may run without grad (stopping early), once collected.
     assert calls.count(True) == 1
     assert len(calls) <= 2
+
+
+# A sampler with no loop, and a factory of this file bound in an evaluation
+# loop without grad: MEM202's sampler_def and builds_module are both read.
+_SAMPLER_AND_FACTORY = textwrap.dedent(
+    """
+    import torch
+
+    def build():
+        net = torch.nn.Linear(2, 2)
+        return net
+
+    def sample_images(gen, z):
+        with torch.no_grad():
+            return gen(z)
+
+    def main(loader):
+        model = build()
+        with torch.no_grad():
+            for x in loader:
+                model(x)
+    """
+)
+
+
+def test_mem202_gate_reads_defs_from_the_walk_not_by_walking_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = ast.parse(_SAMPLER_AND_FACTORY)
+    g = gate_facts.GateFacts(tree)
+    gate_eval.ModelReach.of(g)  # the one walk of the module MEM201 and MEM202 share
+    roots: list[ast.AST] = []
+    real_nodes = gate_eval.ast_fields.nodes
+
+    def nodes(root):  # type: ignore[no-untyped-def]
+        roots.append(root)
+        return real_nodes(root)
+
+    walked: list[ast.AST] = []
+    real_walk = ast.walk
+
+    def walk(root):  # type: ignore[no-untyped-def]
+        walked.append(root)
+        return real_walk(root)
+
+    monkeypatch.setattr(gate_eval.ast_fields, "nodes", nodes)
+    monkeypatch.setattr(ast, "walk", walk)
+    found = g.sampler_def and g.builds_module
+    monkeypatch.undo()
+    assert found
+    # The defs come from the main walk (GateFacts._functions), not from a
+    # walk of the module, and the factories' from the gate's field table.
+    assert tree not in roots
+    mine = {id(n) for n in real_walk(tree)}
+    assert not [n for n in walked if id(n) in mine]

@@ -478,10 +478,9 @@ def compute_sampler_runs_a_model(facts: GateFacts, words: frozenset[str]) -> boo
     ``words`` (evaluation, sampling), with no loop of its own, holds a call
     objects.is_model_call may find a module call (MEM202's
     visit_FunctionDef needs both)."""
-    for node in ast_fields.nodes(facts._tree):
-        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and name_tokens(node.name) & words:  # type: ignore[attr-defined]
-            if not _has_own_loop(node) and _calls_model(facts, node):
-                return True
+    for node in facts._functions:  # every def of the file, as the main walk met them
+        if name_tokens(node.name) & words and not _has_own_loop(node) and _calls_model(facts, node):
+            return True
     return False
 
 
@@ -834,7 +833,7 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
             calling: list[tuple[str, set[str]]] = []  # a def that returns, and the defs it calls
             try:
                 for fn in facts._functions:
-                    nodes = list(ast.walk(fn))
+                    nodes = ast_fields.nodes(fn)  # every Return and Call, less contexts and operators
                     if not any(type(n) is ast.Return and n.value is not None for n in nodes):  # type: ignore[attr-defined]
                         continue
                     calls = [n for n in nodes if type(n) is ast.Call and not _moves_only(n)]
