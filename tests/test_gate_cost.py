@@ -118,3 +118,39 @@ def test_mem202_gate_reads_defs_from_the_walk_not_by_walking_again(monkeypatch: 
     assert tree not in roots
     mine = {id(n) for n in real_walk(tree)}
     assert not [n for n in walked if id(n) in mine]
+
+
+_STATEMENTS = textwrap.dedent(
+    """
+    @deco(f(1))
+    def fn(a=g(2), *, b=lambda: h(3)) -> r(4):
+        inner(5)
+
+    class C(Base(6), metaclass=m(7)):
+        x = y(8)
+
+    with ctx(9) as c, other(10):
+        body(11)
+
+    for i in it(12):
+        loop(13)
+    else:
+        after(14)
+
+    x = {k(15): v(16) for k in ks(17)}[i(18)]
+    """
+)
+
+
+def test_expression_calls_are_the_calls_of_expression_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memlint.gate import ast_fields
+
+    for stmt in ast.parse(_STATEMENTS).body:
+        expected = [n for n in ast_fields.expression_nodes(stmt) if type(n) is ast.Call]
+        got = ast_fields.expression_calls(stmt)
+        assert sorted(id(n) for n in got) == sorted(id(n) for n in expected)
+        assert all(type(n) is ast.Call for n in got)
+    # The grad-mode search reads a statement's calls without listing its every node.
+    monkeypatch.setattr(ast_fields, "nodes", None)
+    stmt = ast.parse("with torch.no_grad():\n    model(x)").body[0]
+    assert gate_eval._names_called(stmt, {}) == {"no_grad"}

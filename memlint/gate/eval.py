@@ -216,14 +216,13 @@ def _names_called(stmt: ast.AST, aliases: dict[str, str]) -> set[str]:
     are written with: the callee's last name and a bare name (callgraph
     resolves ``f()`` and ``self.f()`` by them)."""
     names: set[str] = set()
-    for node in ast_fields.expression_nodes(stmt):
-        if type(node) is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            last = ast_callee(func, aliases)
-            if last is not None:
-                names.add(last)
-            if type(func) is ast.Name:
-                names.add(func.id)
+    for node in ast_fields.expression_calls(stmt):
+        func = node.func
+        last = ast_callee(func, aliases)
+        if last is not None:
+            names.add(last)
+        if type(func) is ast.Name:
+            names.add(func.id)
     return names
 
 
