@@ -44,6 +44,11 @@ _CACHES = (
     "_loop_sites",
     "_off_loop_scopes",  # off_loop_scopes() and loop_may_run_without_grad read it
     "_off_loop_scopes_read",
+    # What ModelReach reads, gathered by the main walk since s17-speed10:
+    # compared through _model_reach, built for both facts (main).
+    "_rebound",
+    "_bases",
+    "_self_bound",
 )
 
 
@@ -182,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         a, b = old.GateFacts(tree), new_gate.GateFacts(tree)
+        for module, facts in ((old, a), (new_gate, b)):
+            reach = getattr(module, "ModelReach", None)
+            if reach is not None:  # what it holds is compared in every file, asked or not
+                reach.of(facts)
         fa, fb = _facts(a, old.GateFacts), _facts(b, new_gate.GateFacts)
         ra = _kept(rules, a, unreadable)
         rb = [r.code for r in new_gate.enabled_by_gate(rules, b)]

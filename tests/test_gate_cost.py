@@ -154,3 +154,49 @@ def test_expression_calls_are_the_calls_of_expression_nodes(monkeypatch: pytest.
     monkeypatch.setattr(ast_fields, "nodes", None)
     stmt = ast.parse("with torch.no_grad():\n    model(x)").body[0]
     assert gate_eval._names_called(stmt, {}) == {"no_grad"}
+
+
+_BINDINGS = textwrap.dedent(
+    """
+    import torch as T
+    from m import net
+
+    def f(a, *rest, k=1, **kw):
+        global g
+        x = a.b.c
+        self.enc = build()
+        self.dec.parameters()
+        y: int = 2
+        for i, (j, k2) in enumerate(z):
+            del q
+        try:
+            pass
+        except E as err:
+            pass
+        match v:
+            case {"a": 1, **others}:
+                pass
+            case [first, *tail]:
+                pass
+            case C(attr=bound) as whole:
+                pass
+        return (w := model(x)), lambda lam: lam
+    """
+)
+
+
+def test_model_reach_is_read_off_the_main_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = ast.parse(_BINDINGS)
+    g = gate_facts.GateFacts(tree)
+    # What the file binds other than by def, class or import; what it reads as ``name.attr``.
+    assert g._rebound == {
+        *("a", "rest", "k", "kw", "g", "x", "y", "i", "j", "k2", "q", "err"),
+        *("others", "first", "tail", "bound", "whole", "w", "lam"),
+    }
+    assert g._bases == {"a", "self"}
+    assert g._self_bound == {"enc", "dec"}
+    # ModelReach.of builds on them: no walk of its own.
+    monkeypatch.setattr(gate_eval.ast_fields, "nodes", None)
+    reach = gate_eval.ModelReach.of(g)
+    assert reach.name_may_be_model("x") and not reach.name_may_be_model("print")
+    assert reach.self_attr_may_be_model("dec") and not reach.self_attr_may_be_model("lr")

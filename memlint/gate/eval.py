@@ -321,13 +321,10 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     aliases = facts._aliases
     called = facts.called | facts._aliases.keys() if modes else set()  # callgraph's call_sites, by name, wide
     heads: set[str] = set()  # the names each "off" was read through
-    rebound: set[str] = set()  # for ModelReach, read as ModelReach.of reads them
-    bases: set[str] = set()
-    self_bound: set[str] = set()
     sites: list[_EvalSite] = []
     eval_scopes: set[int] = set()  # the scopes holding an eval-mode call (see _EvalSite.mode_scope)
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
-    AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
+    AST, Name, Attribute, Call = ast.AST, ast.Name, ast.Attribute, ast.Call
     table = ast_fields.CHILDREN
     # (node, its function's name, its parameters, grad surely set here, the sites around it, its scope)
     top: tuple[_EvalSite, ...] = ()
@@ -342,12 +339,8 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
         node, fn_name, params, off, open_sites, scope = pop()
         kind = type(node)
         if kind is Name:
-            if type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                rebound.add(node.id)  # type: ignore[attr-defined]
-            continue
-        if kind is Attribute:
-            _attribute_binding(node, bases, self_bound)
-        elif kind is Call:
+            continue  # what ModelReach reads of names GateFacts' walk gathered
+        if kind is Call:
             func = node.func  # type: ignore[attr-defined]
             if modes and eval_mode_call(node, aliases):  # type: ignore[arg-type]
                 eval_scopes.add(scope)
@@ -426,8 +419,6 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
                 sites.append(open_sites[-1])
         elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
-        elif kind in _BINDERS:
-            _bind_names(node, kind, rebound)
         children = table.get(kind)
         if children is None or children.generic:  # a class whose signature was not read
             for field in node._fields:
@@ -449,9 +440,7 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
                     push((item, fn_name, params, off, open_sites, scope))
     if not sites:
         return False
-    if facts._model_reach is None:
-        facts._model_reach = ModelReach(facts, rebound, bases, self_bound)
-    reach = facts._model_reach
+    reach = ModelReach.of(facts)
     # else context_mode may not resolve ``torch``
     trusted_off = not heads & (reach.rebound | facts.def_names | facts._classes)
     eval_arguments: dict[str, bool] = {}
@@ -527,25 +516,13 @@ def _calls_model(facts: GateFacts, root: ast.AST) -> bool:
     return any(reach.self_attr_may_be_model(n) if is_self else reach.name_may_be_model(n) for is_self, n in pending)
 
 
-def _attribute_binding(node: ast.AST, bases: set[str], self_bound: set[str]) -> None:
-    """``name.attr`` read (objects' ``_parameters_read``), ``self.x``
-    assigned or read as ``self.x.attr`` (see ModelReach)."""
-    value = node.value  # type: ignore[attr-defined]
-    if type(value) is ast.Name:
-        bases.add(value.id)
-        if value.id == "self" and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
-            self_bound.add(node.attr)  # type: ignore[attr-defined]
-    elif type(value) is ast.Attribute and type(value.value) is ast.Name and value.value.id == "self":  # type: ignore[attr-defined]
-        self_bound.add(value.attr)  # type: ignore[attr-defined]  # ``self.x.parameters()``
-
-
 # The nodes other than a stored ``ast.Name`` that bind a name.
-_BINDERS = frozenset(
+BINDERS = frozenset(
     {ast.arg, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.Global, ast.Nonlocal, ast.MatchMapping}
 )
 
 
-def _bind_names(node: ast.AST, kind: type, rebound: set[str]) -> None:
+def bind_names(node: ast.AST, kind: type, rebound: set[str]) -> None:
     if kind is ast.arg:
         rebound.add(node.arg)  # type: ignore[attr-defined]
     elif kind is ast.Global or kind is ast.Nonlocal:
@@ -594,22 +571,13 @@ class ModelReach:
 
     @staticmethod
     def of(facts: GateFacts) -> ModelReach:
-        """The file's, built on first use (MEM201, MEM202)."""
+        """The file's, built on first use (MEM201, MEM202) from what
+        GateFacts' walk gathered (its ``_rebound``, ``_bases`` and
+        ``_self_bound``: a Name not loaded, a binder's names, the object
+        of ``name.attr``, the ``x`` of a ``self.x`` stored or of a
+        ``self.x.attr``)."""
         if facts._model_reach is None:
-            rebound: set[str] = set()
-            bases: set[str] = set()
-            self_bound: set[str] = set()
-            Name, Attribute, Load = ast.Name, ast.Attribute, ast.Load
-            for node in ast_fields.nodes(facts._tree):
-                kind = type(node)
-                if kind is Name:  # as compute_evaluates_with_grad's walk reads it
-                    if type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                        rebound.add(node.id)  # type: ignore[attr-defined]
-                elif kind is Attribute:
-                    _attribute_binding(node, bases, self_bound)
-                elif kind in _BINDERS:
-                    _bind_names(node, kind, rebound)
-            facts._model_reach = ModelReach(facts, rebound, bases, self_bound)
+            facts._model_reach = ModelReach(facts, facts._rebound, facts._bases, facts._self_bound)
         return facts._model_reach
 
     def name_may_be_model(self, name: str) -> bool:
