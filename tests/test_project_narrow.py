@@ -9,6 +9,7 @@ from pathlib import Path
 
 from project_helpers import write_project
 
+import memlint.project.index as index_module
 from memlint.project.index import build_index, needles_for, summary_from_disk, triage_for
 from memlint.project.narrow import EAGER, LAZY, _uses
 
@@ -38,6 +39,11 @@ FILES = {
             for x in loader:
                 total += model(x).sum().item()
             return total
+
+
+        class Solver:
+            def __init__(self):
+                self.G = Net()
         """,
     # Callers, each through another spelling: all read up front.
     "lib/train.py": """
@@ -127,10 +133,22 @@ FILES = {
         def restore(model):
             model.load_pretrained("w.pt")
         """,
+    # Switches an attribute of solver.G (no attribute needle spells it so):
+    # read when the view asks who may switch Solver's attributes.
+    "lib/tune.py": """
+        import torch
+
+
+        def tune(solver):
+            solver.G.fc.eval()
+        """,
 }
 
 
 def _narrow_index(root: Path, path: Path):
+    """The index a cold ``memlint check <path>`` builds (runner._views), in
+    a fresh process: no summary memoised by an earlier view."""
+    index_module._MEMO.clear()
     own = summary_from_disk(str(path))
     needles = needles_for([own])
     return build_index(
@@ -152,23 +170,22 @@ def test_one_module_cold_reads_only_the_modules_that_may_call_into_it(tmp_path):
     index = _narrow_index(tmp_path, helpers)
     read = {os.path.relpath(p, tmp_path) for p, s in index.summaries.items() if s is not None}
     assert {"lib/train.py", "lib/attr.py", "lib/reexport.py", "lib/star.py"} <= read
-    assert not read & {"lib/own.py", "lib/relative_own.py", "lib/mentions.py", "lib/user.py"}
+    assert not read & {"lib/own.py", "lib/relative_own.py", "lib/mentions.py", "lib/user.py", "lib/tune.py"}
     view = index.view_for(str(helpers))
     assert {c.path for c in view.callers_of("evaluate")} == {"lib/train.py", "lib/attr.py", "lib/star.py"}
     assert view.loading_elsewhere == ("load_pretrained",)  # lib/user.py, read when asked
+    assert view.switched_attrs == ("G",)  # lib/tune.py, read when asked
     assert os.path.join(str(tmp_path), "lib", "user.py") in {os.path.abspath(p) for p in index.view_reads[str(helpers)]}
 
 
 def test_each_module_s_narrowed_view_is_the_whole_index_s(tmp_path):
     write_project(tmp_path, FILES)
+    paths = [tmp_path / n for n in FILES if n.endswith(".py") and summary_from_disk(str(tmp_path / n)) is not None]
+    narrow = {path: _narrow_index(tmp_path, path).view_for(str(path)) for path in paths}
+    index_module._MEMO.clear()
     full = _full_index(tmp_path)
-    for name in FILES:
-        if not name.endswith(".py"):
-            continue
-        path = tmp_path / name
-        if summary_from_disk(str(path)) is None:
-            continue
-        assert _narrow_index(tmp_path, path).view_for(str(path)) == full.view_for(str(path)), name
+    for path in paths:
+        assert narrow[path] == full.view_for(str(path)), path.name
 
 
 def _kinds(text: str, word: str) -> list[str]:

@@ -145,6 +145,15 @@ class ProjectIndex:
             self.summaries[path] = summary_from_disk(path, store, needles)
         return self.summaries.get(path)
 
+    def _candidate(self, path: str) -> ModuleSummary | dict | None:
+        """A lazily asked holder's summary (narrow.py): ``_held``'s, or, for
+        one holding no needle (``.G`` spelled ``solver.G.lr``), the
+        summary of its calls every module of a tree run has."""
+        found = self._held(path)
+        if found is None and path in self.lazy_words:
+            found = summary_from_disk(path, self._lazy_from[0], _ANY)
+        return found
+
     def lazy_holding(self, word: str) -> list[str]:
         """The needle holders left for later that hold ``word``, sorted."""
         return sorted(p for p, words in self.lazy_words.items() if word in words)
@@ -774,6 +783,13 @@ class ProjectIndex:
                 if other != path:
                     self._note_read(other)  # the view depends on it (incremental re-lint)
                     found.add(name)
+            if name in found:
+                continue
+            for other in self.lazy_holding("." + name):  # left for later (narrow.py): the first that switches it
+                if other != path and name in _field(self._candidate(other), "attr_switches"):
+                    self._note_read(other)
+                    found.add(name)
+                    break
         return tuple(sorted(found))
 
     def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
@@ -923,7 +939,8 @@ def triage_for(needles: tuple[bytes, ...], summaries, paths: Iterable[str]) -> T
     calls.update(c for s in found for c in s.classes)
     lazy = {n for s in found for n in _loading_methods(s)}
     lazy.update(m for s in found for m in model_methods(s.objects))
-    return Triage(needles, calls, lazy, {n for s in found for n in s.eval_names}, paths)
+    attributes = {a for s in found for a in s.plain_attrs}
+    return Triage(needles, calls, lazy, {n for s in found for n in s.eval_names}, paths, attributes)
 
 
 def attribute_needles(attr: str) -> list[bytes]:

@@ -42,6 +42,8 @@ LAZY, EAGER = 1, 2
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _RUN = re.compile(rb"[A-Za-z0-9_]+")
+# An attribute needle's head: a dot and the attribute (index.attribute_needles).
+_ATTRIBUTE_NEEDLE = re.compile(rb"\.[A-Za-z0-9_]+(?![A-Za-z0-9_])")
 _STAR = re.compile(rb"import\s*\*")
 # The bytes of a word (an empty slice, at either end of the text, is none).
 _WORD_BYTES = frozenset(bytes([c]) for c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -66,15 +68,22 @@ class Triage:
         lazy: Iterable[str],
         eval_names: Iterable[str] = (),
         paths: Iterable[str] = (),
+        attributes: Iterable[str] = (),
     ) -> None:
         calls, lazy = set(calls), set(lazy)
         words = {n for n in needles if _WORD.fullmatch(n)}
+        # Attribute needles (``.G.eval(``) of the plain classes' attributes:
+        # their holders, any module spelling ``.G``, are read lazily
+        # (index._switched_attrs).
+        self.attributes = tuple(sorted(a.encode() for a in set(attributes)))
+        dotted = {b"." + a for a in self.attributes}
         self.needles = needles
         self.calls = tuple(sorted(n for n in words if n.decode() in calls))
         self.lazy = tuple(sorted(n for n in words if n.decode() in lazy))
         # A call word that is also a loading or model method is still read
         # lazily for those questions when no occurrence can call.
         known = set(self.calls) | set(self.lazy)
+        known.update(n for n in needles if _ATTRIBUTE_NEEDLE.match(n) and _ATTRIBUTE_NEEDLE.match(n).group(0) in dotted)
         # Summarised whenever held, as before; plus the names called through
         # ``eval`` (cpu_builders_everywhere reads the holders' definitions).
         eager = [n for n in needles if n not in known]
@@ -96,7 +105,8 @@ class Triage:
         calls = [n for n in self.calls if n in held]
         if calls and (_STAR.search(data) or any(self._calls(data, n, path) for n in calls)):
             return EAGER, frozenset()
-        return LAZY, frozenset(n.decode() for n in self.lazy if n in held)
+        attributes = [b"." + a for a in self.attributes if _spells_attribute(data, a)]
+        return LAZY, frozenset(n.decode() for n in [*(n for n in self.lazy if n in held), *attributes])
 
     def _words(self, data: bytes) -> set[bytes] | tuple[bytes, ...]:
         """The call and lazy words ``data`` holds as whole words: one pass
@@ -120,7 +130,7 @@ class Triage:
         """``from <source> import <word>`` in ``path`` binds the ``word``
         that another project module than the viewed ones defines itself:
         ``source`` relative, its file a module that defines ``word`` at
-        column 0, imports nothing of that name and star-imports nothing."""
+        column 0, spells it in no import or attribute and star-imports nothing."""
         target = _relative_file(path, source) if path else None
         if target is None or target in self.paths:
             return False
@@ -132,8 +142,8 @@ class Triage:
             except OSError:
                 text = b""
             owns = re.search(rb"^(?:async[ \t]+)?(?:def|class)[ \t]+" + re.escape(word) + rb"\b", text, re.M)
-            imported = any(_in_spans(text, start) for start, _ in _uses(text, word))
-            self._owners[key] = bool(owns) and not imported and not _STAR.search(text)
+            # Any import or attribute spelling it may bind another's: not owned.
+            self._owners[key] = bool(owns) and next(_uses(text, word), None) is None and not _STAR.search(text)
         return self._owners[key]
 
 
@@ -148,12 +158,19 @@ def _occurrences(data: bytes, word: bytes) -> Iterator[tuple[int, int]]:
         start = data.find(word, start + 1)
 
 
+def _spells_attribute(data: bytes, word: bytes) -> bool:
+    """``data`` holds ``.word`` ending there (``solver.G.eval()``, ``f(solver.G)``)."""
+    dotted = b"." + word
+    start = data.find(dotted)
+    while start != -1:
+        if data[start + len(dotted) : start + len(dotted) + 1] not in _WORD_BYTES:
+            return True
+        start = data.find(dotted, start + 1)
+    return False
+
+
 def _has_word(data: bytes, word: bytes) -> bool:
     return next(_occurrences(data, word), None) is not None
-
-
-def _in_spans(data: bytes, start: int) -> bool:
-    return any(s <= start < e for s, e, _ in _import_spans(data))
 
 
 def _relative_file(importer: str, source: bytes) -> str | None:
@@ -189,8 +206,8 @@ def _uses(data: bytes, word: bytes) -> Iterator[tuple[int, bytes | None]]:
         if j >= 0 and data[j] == ord("."):
             receiver = _RECEIVER.search(data, max(0, j - 64), j)
             if receiver is not None and receiver.group(1) in (b"self", b"cls"):
-                k = receiver.start() - 1
-                if k < 0 or data[k] != ord("."):
+                before = data[receiver.start() - 1 : receiver.start()]
+                if before != b"." and before not in _WORD_BYTES:
                     continue  # a method of the instance: never a module's name
             yield start, None
             continue
