@@ -17,7 +17,7 @@ from memlint.project.arg_modes import may_set_mode
 # which a warm run imports without the summaries' machinery.
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.modules import ModuleMap, project_files
-from memlint.project.narrow import EAGER, LAZY, Triage
+from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
@@ -1099,10 +1099,10 @@ def build_index(
                 wordless.add(f)
         elif triage is not None and f not in prepared and not _known_needleless(needleless, digests.get(f)):
             summaries[f] = None
-            verdict, words = _triaged(f, triage)
+            verdict, words = _triaged(f, triage, needleless)
             if verdict == EAGER:
                 summaries[f] = summary_from_disk(f, store, _ANY)
-            else:
+            elif verdict == LAZY:
                 lazy[f] = words
         else:
             summaries[f] = summary_from_disk(f, store, needles, digests.get(f), needleless, prepared.get(f))
@@ -1117,15 +1117,19 @@ def _known_needleless(needleless: Needleless | None, digest: str | None) -> bool
     return needleless is not None and digest is not None and digest in needleless.known
 
 
-def _triaged(path: str, triage: Triage) -> tuple[int, frozenset[str]]:
+def _triaged(path: str, triage: Triage, needleless: Needleless | None) -> tuple[int, frozenset[str]]:
     """narrow.py's verdict on the file at ``path`` and the lazily asked
-    words it holds."""
+    words it holds; one known to hold no needle is remembered so
+    (``needleless``: the next run does not read it)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return LAZY, frozenset()
-    return triage.verdict(data, path)
+    verdict, words = triage.verdict(data, path)
+    if verdict == NONE and needleless is not None:
+        needleless.found.add(digest_of(data))
+    return verdict, words
 
 
 def _store(cache_dir: str | None):

@@ -38,7 +38,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 
-LAZY, EAGER = 1, 2
+NONE, LAZY, EAGER = 0, 1, 2
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _RUN = re.compile(rb"[A-Za-z0-9_]+")
@@ -95,25 +95,31 @@ class Triage:
         self._owners: dict[tuple[str, bytes], bool] = {}
 
     def verdict(self, data: bytes, path: str = "") -> tuple[int, frozenset[str]]:
-        """EAGER or LAZY, and the lazily asked words ``data`` holds (whole
-        words: a call, a loading use, a definition spells them so). A LAZY
-        file may hold no needle at all: the index asks, when a view needs
-        it, what it asked before (summary_from_disk with the needles)."""
+        """EAGER, LAZY or NONE (known to hold no needle), and the lazily
+        asked words ``data`` holds (whole words: a call, a loading use, a
+        definition spells them so). A LAZY file may hold no needle at all:
+        the index asks, when a view needs it, what it asked before
+        (summary_from_disk with the needles)."""
         if any(n in data for n in self.eager):
             return EAGER, frozenset()
-        held = self._words(data)
+        held, anywhere = self._words(data)
         calls = [n for n in self.calls if n in held]
         if calls and (_STAR.search(data) or any(self._calls(data, n, path) for n in calls)):
             return EAGER, frozenset()
+        if not anywhere and not any(b"." + a in data for a in self.attributes):
+            return NONE, frozenset()  # no needle, not even inside a longer word
         attributes = [b"." + a for a in self.attributes if _spells_attribute(data, a)]
         return LAZY, frozenset(n.decode() for n in [*(n for n in self.lazy if n in held), *attributes])
 
-    def _words(self, data: bytes) -> set[bytes] | tuple[bytes, ...]:
-        """The call and lazy words ``data`` holds as whole words: one pass
-        over its words when there are many, else one scan per word."""
+    def _words(self, data: bytes) -> tuple[set[bytes] | tuple[bytes, ...], bool]:
+        """The call and lazy words ``data`` holds as whole words, and whether
+        it may hold one anywhere (inside a longer word too): one pass over
+        its words when there are many (then not known: True), else one scan
+        per word."""
         if len(self._all) > 64:
-            return self._set.intersection(_RUN.findall(data))
-        return tuple(n for n in self._all if n in data and _has_word(data, n))
+            return self._set.intersection(_RUN.findall(data)), True
+        present = [n for n in self._all if n in data]
+        return tuple(n for n in present if _has_word(data, n)), bool(present)
 
     def _calls(self, data: bytes, word: bytes, path: str) -> bool:
         """Some occurrence of ``word`` in ``data`` (the file at ``path``) may
