@@ -96,6 +96,7 @@ class ProjectIndex:
         self.lazy_words = {os.path.abspath(p): w for p, w in (lazy or {}).items()}
         self._lazy = set(self.lazy_words)
         self._lazy_from = lazy_from  # (store, needles)
+        self._lazy_map: dict[str, list[str]] | None = None
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
@@ -155,8 +156,14 @@ class ProjectIndex:
         return found
 
     def lazy_holding(self, word: str) -> list[str]:
-        """The needle holders left for later that hold ``word``, sorted."""
-        return sorted(p for p, words in self.lazy_words.items() if word in words)
+        """The needle holders left for later that hold ``word``, sorted (the
+        word -> holders map built once: every view asks it)."""
+        if self._lazy_map is None:
+            self._lazy_map = {}
+            for path, words in self.lazy_words.items():
+                for held in words:
+                    self._lazy_map.setdefault(held, []).append(path)
+        return sorted(self._lazy_map.get(word, ()))
 
     def summary(self, path: str) -> ModuleSummary | None:
         """The file's summary; for a file with no training word, what it binds
