@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 
 NONE, LAZY, EAGER = 0, 1, 2
 
@@ -83,7 +83,7 @@ class Triage:
         # A call word that is also a loading or model method is still read
         # lazily for those questions when no occurrence can call.
         known = set(self.calls) | set(self.lazy)
-        known.update(n for n in needles if _ATTRIBUTE_NEEDLE.match(n) and _ATTRIBUTE_NEEDLE.match(n).group(0) in dotted)
+        known.update(n for n in needles if _attribute_head(n) in dotted)
         # Summarised whenever held, as before; plus the names called through
         # ``eval`` (cpu_builders_everywhere reads the holders' definitions).
         eager = [n for n in needles if n not in known]
@@ -111,7 +111,7 @@ class Triage:
         attributes = [b"." + a for a in self.attributes if _spells_attribute(data, a)]
         return LAZY, frozenset(n.decode() for n in [*(n for n in self.lazy if n in held), *attributes])
 
-    def _words(self, data: bytes) -> tuple[set[bytes] | tuple[bytes, ...], bool]:
+    def _words(self, data: bytes) -> tuple[Collection[bytes], bool]:
         """The call and lazy words ``data`` holds as whole words, and whether
         it may hold one anywhere (inside a longer word too): one pass over
         its words when there are many (then not known: True), else one scan
@@ -162,6 +162,12 @@ def _occurrences(data: bytes, word: bytes) -> Iterator[tuple[int, int]]:
         if data[start - 1 : start] not in _WORD_BYTES and data[end : end + 1] not in _WORD_BYTES:
             yield start, end
         start = data.find(word, start + 1)
+
+
+def _attribute_head(needle: bytes) -> bytes | None:
+    """``.G`` of the attribute needle ``.G.eval(``; None for another needle."""
+    found = _ATTRIBUTE_NEEDLE.match(needle)
+    return found.group(0) if found is not None else None
 
 
 def _spells_attribute(data: bytes, word: bytes) -> bool:
