@@ -112,8 +112,10 @@ class LoadWithoutMapLocation(Rule):
     (`AveragedModel(net)` without a device copies a CPU model on the CPU): an
     argument that is a number, options or a part of the checkpoint is no
     model). A class that moves only tensors it builds into plain attributes
-    (`self.noise = torch.randn(n).cuda()`, in no state dict) or into locals
-    moves nothing. A constructor bound nowhere in the module (never
+    (`self.noise = torch.randn(n).cuda()`, in no state dict, also through a
+    conditional), into items of a plain dict attribute
+    (`self._targets[k] = labels`, no `ParameterDict` in the class) or into
+    locals moves nothing. A constructor bound nowhere in the module (never
     imported, no star import) is not known: nothing is claimed.
     A load handed to a helper known to call `load_state_dict` on it (a
     function of this file whose body does, or peft's
@@ -1024,6 +1026,33 @@ def resume(path):
 """,
             "the helper's load is returned to a caller that loads it into a model still on the CPU",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+        self._device = "cuda"
+        self._targets = {}
+    def _label(self, labels):
+        labels = torch.from_numpy(labels).float().to(self._device)
+        self._targets["labels"] = labels
+        return labels
+    def forward(self, x, boxes=None):
+        torch.backends.cudnn.benchmark = False
+        self._boxes = torch.from_numpy(boxes).to(self._device) if boxes is not None else None
+        self._label(x)
+        return self.head(x)
+net = Detector()
+net.load_state_dict(torch.load("detector.pth"))
+net.cuda()
+""",
+            "faster-rcnn's `Network`: fresh tensors moved into a plain dict of the instance, or into an attribute "
+            "through a conditional, and a store into `torch.backends`, keep nothing in its state: the class "
+            "moves nothing, and the net is on the CPU at the load",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1540,6 +1569,36 @@ embedded = Embedded([[0.0, 1.0]])
 embedded.load_state_dict(torch.load("embedded.pt", map_location="cpu"))
 """,
             count=2,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = nn.ParameterDict()
+    def grow(self, name):
+        scale = torch.ones(1).cuda()
+        self.scales[name] = scale
+        return scale
+net = Scaled()
+net.load_state_dict(torch.load("scaled.pt"))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = nn.ParameterDict()
+    def grow(self, name):
+        scale = torch.ones(1).cuda()
+        self.scales[name] = scale
+        return scale
+net = Scaled()
+net.load_state_dict(torch.load("scaled.pt", map_location="cpu"))
+""",
         ),
         Invalid(
             """\
