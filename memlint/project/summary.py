@@ -639,88 +639,104 @@ class _Walker:
                 self._loading_grad.add(f"{name}@{scope.built_imported[receiver]}")
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
+        # Called on every node of every module but leaves: the common classes
+        # (calls, attributes, plain expressions) are told apart first, and
+        # the few that the walk enters its own way through one table lookup.
         cls = node.__class__
         own = self._own
         if own is not None and cls in READ_IN_SCOPE:
             own.append(node)
-        if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
-            self._function(node, grad)  # type: ignore[arg-type]
-            return
-        if cls is ast.ClassDef:
-            self._class(node)  # type: ignore[arg-type]
-            return
-        if cls is ast.Lambda:
-            self._unvisited(node)
-            return
-        if cls is ast.With or cls is ast.AsyncWith:
-            for item in node.items:  # type: ignore[attr-defined]
-                self._visit(item.context_expr, grad, loop)
-                self._unvisited(item.optional_vars)
-                if own is not None and item.optional_vars is not None:  # object_types reads a with's target
-                    own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
-                grad = self._context_mode(item.context_expr) or grad
-            for stmt in node.body:  # type: ignore[attr-defined]
-                self._visit(stmt, grad, loop)
-            return
-        if cls is ast.For or cls is ast.AsyncFor or cls is ast.While:
-            for name in ("target", "iter", "test"):
-                child = getattr(node, name, None)
-                if child is not None:
-                    self._visit(child, grad, loop)
-            scope = self._scopes[-1]
-            before = scope.backwards
-            self._loops.append([False])
-            for stmt in node.body:  # type: ignore[attr-defined]
-                self._visit(stmt, grad, True)
-            self._loops.pop()
-            scope.trace.loop(_start(node), _end(node), scope.backwards > before)
-            for stmt in node.orelse:  # type: ignore[attr-defined]
-                self._visit(stmt, grad, loop)
-            return
-        if cls in _COMPREHENSIONS:
-            for child in children(node):
-                self._visit(child, grad, True)
-            return
-        if cls is ast.Assign and self._class_stack:
-            for target in node.targets:  # type: ignore[attr-defined]
-                if _self_attr(target):
-                    self._class_stack[-1][1].add(target.attr)  # type: ignore[attr-defined]
         if cls is ast.Call:
             self._call(node, grad, loop)  # type: ignore[arg-type]
-        elif cls is ast.Attribute and LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
-            receiver = node.value  # type: ignore[attr-defined]
-            scope = self._scopes[-1]
-            if id(node) in self._off_calls:
-                pass
-            elif receiver.__class__ is ast.Name and (
-                receiver.id in scope.built_here or receiver.id in scope.built_imported  # type: ignore[attr-defined]
-            ):
-                scope.grad_loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
-            else:
-                self._loading_grad.add(node.attr)  # type: ignore[attr-defined]
-            if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
-                scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
-            else:
-                self._loading.add(node.attr)  # type: ignore[attr-defined]
-        elif cls is ast.Assign and len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:  # type: ignore[attr-defined]
-            value = node.value  # type: ignore[attr-defined]
-            if (
-                value.__class__ is ast.Call
-                and value.func.__class__ is ast.Name
-                and value.func.id in self._class_methods
-            ):
-                self._scopes[-1].built_here[node.targets[0].id] = value.func.id  # type: ignore[attr-defined]
-            elif value.__class__ is ast.Call and value.func.__class__ is ast.Name and value.func.id in self.bindings:
-                self._scopes[-1].built_imported[node.targets[0].id] = self.bindings[value.func.id]  # type: ignore[attr-defined]
-            self._instance(node.targets[0].id, value)  # type: ignore[attr-defined]
+        elif cls is ast.Attribute:
+            if LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
+                self._loading_attribute(node)  # type: ignore[arg-type]
+        elif cls in _ENTERED:
+            _ENTERED[cls](self, node, grad, loop)
+            return
+        elif cls is ast.Assign:
+            self._assign(node)  # type: ignore[arg-type]
         elif cls is ast.Import or cls is ast.ImportFrom:
             self._bind(node)  # type: ignore[arg-type]
             return
+        visit = self._visit
         for child in children(node):
             if child.__class__ not in _LEAVES:  # half the nodes: not worth a call
-                self._visit(child, grad, loop)
+                visit(child, grad, loop)
             elif own is not None and child.__class__ is ast.Name:
                 own.append(child)
+
+    def _enter_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str, _loop: bool) -> None:
+        self._function(node, grad)
+
+    def _enter_class(self, node: ast.ClassDef, _grad: str, _loop: bool) -> None:
+        self._class(node)
+
+    def _enter_lambda(self, node: ast.Lambda, _grad: str, _loop: bool) -> None:
+        self._unvisited(node)
+
+    def _enter_with(self, node: ast.With | ast.AsyncWith, grad: str, loop: bool) -> None:
+        own = self._own
+        for item in node.items:
+            self._visit(item.context_expr, grad, loop)
+            self._unvisited(item.optional_vars)
+            if own is not None and item.optional_vars is not None:  # object_types reads a with's target
+                own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
+            grad = self._context_mode(item.context_expr) or grad
+        for stmt in node.body:
+            self._visit(stmt, grad, loop)
+
+    def _enter_loop(self, node: ast.For | ast.AsyncFor | ast.While, grad: str, loop: bool) -> None:
+        for name in ("target", "iter", "test"):
+            child = getattr(node, name, None)
+            if child is not None:
+                self._visit(child, grad, loop)
+        scope = self._scopes[-1]
+        before = scope.backwards
+        self._loops.append([False])
+        for stmt in node.body:
+            self._visit(stmt, grad, True)
+        self._loops.pop()
+        scope.trace.loop(_start(node), _end(node), scope.backwards > before)
+        for stmt in node.orelse:
+            self._visit(stmt, grad, loop)
+
+    def _enter_comprehension(self, node: ast.AST, grad: str, _loop: bool) -> None:
+        for child in children(node):
+            self._visit(child, grad, True)
+
+    def _loading_attribute(self, node: ast.Attribute) -> None:
+        """An attribute whose name says it loads weights (``net.load_pretrained(...)``)."""
+        receiver = node.value
+        scope = self._scopes[-1]
+        if id(node) in self._off_calls:
+            pass
+        elif receiver.__class__ is ast.Name and (
+            receiver.id in scope.built_here or receiver.id in scope.built_imported  # type: ignore[attr-defined]
+        ):
+            scope.grad_loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
+        else:
+            self._loading_grad.add(node.attr)
+        if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
+            scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
+        else:
+            self._loading.add(node.attr)
+
+    def _assign(self, node: ast.Assign) -> None:
+        if self._class_stack:
+            for target in node.targets:
+                if _self_attr(target):
+                    self._class_stack[-1][1].add(target.attr)  # type: ignore[attr-defined]
+        if len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:
+            name = node.targets[0].id  # type: ignore[attr-defined]
+            value = node.value
+            if value.__class__ is ast.Call and value.func.__class__ is ast.Name:  # type: ignore[attr-defined]
+                called = value.func.id  # type: ignore[attr-defined]
+                if called in self._class_methods:
+                    self._scopes[-1].built_here[name] = called
+                elif called in self.bindings:
+                    self._scopes[-1].built_imported[name] = self.bindings[called]
+            self._instance(name, value)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         if id(node) in self._top_defs:
@@ -1135,6 +1151,19 @@ _BUILTINS = frozenset(dir(builtins))
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Nodes without children that may hold code: nothing to visit.
 _LEAVES = frozenset({ast.Name, ast.Constant})
+# Node classes the walk enters its own way (a scope, a grad-mode block, a loop).
+_ENTERED = {
+    ast.FunctionDef: _Walker._enter_function,
+    ast.AsyncFunctionDef: _Walker._enter_function,
+    ast.ClassDef: _Walker._enter_class,
+    ast.Lambda: _Walker._enter_lambda,
+    ast.With: _Walker._enter_with,
+    ast.AsyncWith: _Walker._enter_with,
+    ast.For: _Walker._enter_loop,
+    ast.AsyncFor: _Walker._enter_loop,
+    ast.While: _Walker._enter_loop,
+    **{cls: _Walker._enter_comprehension for cls in _COMPREHENSIONS},
+}
 
 
 def _hidden_switches(functions: dict[str, _Scope]) -> set[str]:
