@@ -52,6 +52,7 @@ from memlint.project.class_moves import class_moves_to_a_device, class_needs, is
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
+from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.state_feeds import gpu_state_calls
@@ -382,6 +383,7 @@ def summarise_exports(text: str) -> ModuleSummary:
     tree = _parse(text)
     walker = _Walker.__new__(_Walker)
     walker.bindings, walker.summary, walker.module_defs, walker._has_star = {}, ModuleSummary(), set(), False
+    walk = NodeLists()  # class_moves and parameterless read the same methods
     if tree is not None:
         try:
             walker._collect_imports(tree)
@@ -389,12 +391,12 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.cpu_classes = [
                 n.name
                 for n in tree.body
-                if isinstance(n, ast.ClassDef) and not class_moves_to_a_device(n, walker.bindings)
+                if isinstance(n, ast.ClassDef) and not class_moves_to_a_device(n, walker.bindings, walk)
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
-            walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings)
+            walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings, walk)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders, walker.summary.foreign_builders = builders(
                 tree, walker.summary.cpu_classes, walker.summary.cpu_functions
@@ -469,6 +471,9 @@ class _Walker:
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
         self._done: list[_Scope] = []
         self._tree = tree
+        # The node lists of the methods class_moves.py walks, read again by
+        # parameterless.py in _finish.
+        self._node_lists = NodeLists()
         # Calls that may move something to a device, met so far in source
         # order: a class is a cpu class when its walk adds none (one walk of
         # the module, not one more of every class).
@@ -804,7 +809,9 @@ class _Walker:
             self.summary.trackers.append(node.name)
         # No move met in its walk (most classes), or only moves of fresh
         # tensors (class_moves.py reads the class again only then).
-        if not outer.name and (self._moves == moves or not class_moves_to_a_device(node, self.bindings)):
+        if not outer.name and (
+            self._moves == moves or not class_moves_to_a_device(node, self.bindings, self._node_lists)
+        ):
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
             self.summary.plain_classes.append(node.name)
@@ -1090,7 +1097,7 @@ class _Walker:
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
-        s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings)
+        s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings, self._node_lists)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
@@ -1375,7 +1382,9 @@ def _step_kind(call: ast.Call, func: ast.Attribute) -> tuple[str, str] | None:
     return ("o", held.attr) if kind is Kind.OPTIMIZER else ("s", held.attr) if kind is Kind.SCHEDULER else None
 
 
-def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[str, str]) -> list[str]:
+def _parameterless(
+    tree: ast.Module, model_classes: list[str], bindings: dict[str, str], walk: NodeLists
+) -> list[str]:
     """The model classes proved to own no parameter (parameterless.py)."""
     if not model_classes:
         return []
@@ -1383,7 +1392,7 @@ def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[st
     proved: dict[str, bool] = {}
     for n in tree.body:
         if isinstance(n, ast.ClassDef) and n.name in named:  # every definition of the name
-            proved[n.name] = proved.get(n.name, True) and holds_no_parameters(n, bindings)
+            proved[n.name] = proved.get(n.name, True) and holds_no_parameters(n, bindings, walk)
     return [name for name, ok in proved.items() if ok]
 
 

@@ -1,0 +1,81 @@
+"""The summary's helpers read each part of a module's tree once: class_moves.py
+and parameterless.py ask of the same methods (node_lists.py)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import textwrap
+from collections import Counter
+
+from memlint.project.arg_modes import ModeTrace
+from memlint.project.summary import summarise
+
+# A model class with a move in a method (the summary asks class_moves.py
+# whether it moves itself) that is also a parameterless candidate (its
+# methods are read again by parameterless.py).
+MOVING_MODULE = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.k = 2
+
+        def forward(self, x):
+            return x.to(self.k) * self.k
+
+    class Shift(nn.Module):
+        def forward(self, x):
+            return x.cuda() + 1
+    """
+)
+
+
+def _count_walks(monkeypatch) -> Counter:
+    walked: Counter = Counter()
+    names = ["memlint.project.class_moves", "memlint.project.parameterless", "memlint.project.node_lists"]
+    for name in names:
+        if importlib.util.find_spec(name) is None:
+            continue  # before node_lists.py
+        module = importlib.import_module(name)
+        real = module.nodes
+
+        def recording(part, real=real):
+            walked[id(part)] += 1
+            return real(part)
+
+        monkeypatch.setattr(module, "nodes", recording)
+    return walked
+
+
+def test_each_method_is_walked_once_for_class_moves_and_parameterless(monkeypatch):
+    tree = ast.parse(MOVING_MODULE)
+    methods = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    walked = _count_walks(monkeypatch)
+    summary = summarise(tree)
+    assert summary.model_classes == ["Scale", "Shift"]
+    assert summary.parameterless == ["Scale", "Shift"]  # both read to the end
+    assert summary.cpu_classes == []  # both walked by class_moves
+    assert all(walked[id(m)] == 1 for m in methods), [walked[id(m)] for m in methods]
+    assert max(walked.values()) == 1
+
+
+def test_summary_of_the_same_tree_twice_is_the_same():
+    # The kept node lists belong to one summary: a second one of the same
+    # tree reads the same facts.
+    tree = ast.parse(MOVING_MODULE)
+    assert summarise(tree).to_json() == summarise(tree).to_json()
+
+
+def test_a_mode_event_is_a_slotted_object():
+    # One per call the walk cannot read (most calls of every module): no
+    # instance dict, no frozen dataclass's object.__setattr__ per field.
+    trace = ModeTrace()
+    trace.run((1, 0), ast.parse("f(x)").body[0].value)  # type: ignore[attr-defined]
+    event = trace.events[0]
+    assert event.kind == "run" and event.pos == (1, 0)
+    assert not hasattr(event, "__dict__")
