@@ -79,3 +79,30 @@ def test_a_mode_event_is_a_slotted_object():
     event = trace.events[0]
     assert event.kind == "run" and event.pos == (1, 0)
     assert not hasattr(event, "__dict__")
+
+
+def test_checkpoint_files_read_only_a_module_that_saves_or_loads_with_torch(monkeypatch):
+    # ``np.load``/``json.load`` make the walk ask for checkpoint files; the
+    # second walk of the whole module (checkpoint_files) runs only when some
+    # callee is torch.save/torch.load under the module's imports.
+    from memlint.project import summary as summary_module
+
+    calls: list[ast.Module] = []
+    real = summary_module.checkpoint_files
+
+    def counting(tree, bindings):
+        calls.append(tree)
+        return real(tree, bindings)
+
+    monkeypatch.setattr(summary_module, "checkpoint_files", counting)
+    plain = "import json\nimport numpy as np\nimport torch\nw = np.load('w.npy')\ncfg = json.load(open('c'))\n"
+    assert summarise(ast.parse(plain)).other_saved == []
+    assert calls == []
+    # ``save`` imported from torch, called bare; the trigger is another module's ``.load``.
+    saving = plain + "from torch import save\ndef dump(net):\n    save(net.state_dict(), 'net.pt')\n"
+    summary = summarise(ast.parse(saving))
+    assert len(calls) == 1 and summary.other_saved == ["net.pt"]
+    # In a lambda (a part the walk does not enter) under an alias bound after it.
+    late = plain + "dump = lambda net: T.save(net.cpu().state_dict(), 'cpu.pt')\nimport torch as T\n"
+    summary = summarise(ast.parse(late))
+    assert len(calls) == 2 and summary.cpu_saved == ["cpu.pt"]

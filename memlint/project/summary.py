@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
-from memlint.project.checkpoint_files import checkpoint_files
+from memlint.project.checkpoint_files import checkpoint_files, names_a_checkpoint_call
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
 from memlint.project.closed_instances import closed_instances
@@ -71,6 +71,7 @@ _INHERIT = "inherit"
 # Heads that are never a project module: their calls are not kept.
 _EXTERNAL = NEVER_PROJECT_ROOTS
 _OFF_CONTEXTS = frozenset({"no_grad", "inference_mode"})
+_SAVE_LOAD = frozenset({"save", "load"})
 _BACKWARD = frozenset({"backward", "grad", "manual_backward"})
 _TRACKER_METHODS = frozenset({"update", "add", "append", "record", "accumulate", "log"})
 _UNKNOWN_CONTEXT_WORDS = ("eval", "infer", "no_grad", "nograd", "grad", "predict", "test")
@@ -494,6 +495,11 @@ class _Walker:
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
+        # The callees named ``save``/``load`` (``torch.save``, ``np.load``,
+        # ``save`` of ``from torch import save``), in the walk or in the parts
+        # it does not enter: checkpoint_files finds nothing unless one is
+        # ``torch.save``/``torch.load`` under the module's final imports.
+        self._save_loads: list[ast.expr] = []
         self._gpu_state: set[int] = set()  # calls whose result a moved model loads (CallSite.gpu_state)
         # class_needs, read in the same walk: the capitalised callees (as
         # spelled) of the module-level class being walked, and per class.
@@ -836,6 +842,13 @@ class _Walker:
                     for node in found:
                         if node.__class__ is ast.Call:
                             self._placed(node)  # type: ignore[arg-type]
+                for node in found:
+                    if node.__class__ is ast.Call:
+                        func = node.func  # type: ignore[attr-defined]
+                        kind = func.__class__
+                        last = func.attr if kind is ast.Attribute else func.id if kind is ast.Name else ""
+                        if last in _SAVE_LOAD:
+                            self._save_loads.append(func)
 
     def _placed(self, call: ast.Call) -> None:
         """_cpu_functions' reading of one call of the function of ``tree.body`` being walked."""
@@ -865,8 +878,10 @@ class _Walker:
             if spelled and spelled.partition(".")[0] in self.bindings:
                 self._getattr_modules.add(spelled)
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if last in ("save", "load") and func.__class__ is ast.Attribute:
-            self._checkpoints = True
+        if last in _SAVE_LOAD:
+            self._save_loads.append(func)
+            if func.__class__ is ast.Attribute:
+                self._checkpoints = True
         elif last == "load_state_dict":
             scope.loads_state = True
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
@@ -1108,7 +1123,7 @@ class _Walker:
         s.tables = model_tables(self._tree)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
-        if self._checkpoints:
+        if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):
             s.cpu_saved, s.other_saved, s.loaded_files = checkpoint_files(self._tree, self.bindings)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
