@@ -48,7 +48,7 @@ from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, han
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.checkpoint_files import checkpoint_files, names_a_checkpoint_call
 from memlint.project.class_moves import MOVES as _MOVES
-from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
+from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
@@ -60,7 +60,7 @@ from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
-from memlint.vocabulary.loading import LOADING_NAMES, loading_name
+from memlint.vocabulary.loading import LOADING_NAMES
 from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
@@ -828,27 +828,31 @@ class _Walker:
 
     def _unvisited(self, *parts: ast.AST | None) -> None:
         """Parts of the tree the walk does not enter (a lambda, a signature,
-        a class's bases, a ``with``'s target): scanned for device moves only."""
+        a class's bases, a ``with``'s target): scanned for device moves, the
+        names a class constructs, loading names, placing calls and
+        ``save``/``load`` callees only, in one pass over each part's nodes
+        (every signature of every function comes here)."""
         for part in parts:
-            if part is not None:
-                found = list(nodes(part))
-                self._moves += sum(map(is_move, found))
-                if self._class_calls is not None:
-                    for node in found:
-                        if node.__class__ is ast.Call:
-                            self._constructs(_dotted(node.func))  # type: ignore[attr-defined]
-                self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
-                if self._in_top is not None:
-                    for node in found:
-                        if node.__class__ is ast.Call:
-                            self._placed(node)  # type: ignore[arg-type]
-                for node in found:
-                    if node.__class__ is ast.Call:
-                        func = node.func  # type: ignore[attr-defined]
-                        kind = func.__class__
-                        last = func.attr if kind is ast.Attribute else func.id if kind is ast.Name else ""
-                        if last in _SAVE_LOAD:
+            if part is None:
+                continue
+            for node in nodes(part):
+                kind = node.__class__
+                if kind is ast.Call:
+                    func = node.func  # type: ignore[attr-defined]
+                    callee = func.__class__
+                    if callee is ast.Attribute:
+                        if func.attr in _MOVES:
+                            self._moves += 1
+                        if func.attr in _SAVE_LOAD:
                             self._save_loads.append(func)
+                    elif callee is ast.Name and func.id in _SAVE_LOAD:
+                        self._save_loads.append(func)
+                    if self._class_calls is not None:
+                        self._constructs(_dotted(func))
+                    if self._in_top is not None:
+                        self._placed(node)  # type: ignore[arg-type]
+                elif kind is ast.Attribute and LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
+                    self._loading.add(node.attr)  # type: ignore[attr-defined]
 
     def _placed(self, call: ast.Call) -> None:
         """_cpu_functions' reading of one call of the function of ``tree.body`` being walked."""
