@@ -106,3 +106,23 @@ def test_checkpoint_files_read_only_a_module_that_saves_or_loads_with_torch(monk
     late = plain + "dump = lambda net: T.save(net.cpu().state_dict(), 'cpu.pt')\nimport torch as T\n"
     summary = summarise(ast.parse(late))
     assert len(calls) == 2 and summary.cpu_saved == ["cpu.pt"]
+
+
+def test_may_set_mode_splits_a_name_once(monkeypatch):
+    # Asked of most calls of every module: each distinct name is split into
+    # tokens once, and the answers stay what they were.
+    from memlint.project import arg_modes
+
+    split: list[str] = []
+    real = arg_modes.name_tokens
+
+    def counting(name):
+        split.append(name)
+        return real(name)
+
+    monkeypatch.setattr(arg_modes, "name_tokens", counting)
+    names = ["enable_dropout_xq", "set_eval_mode_xq", "get_loader_xq", "apply", "Linear"]
+    first = [arg_modes.may_set_mode(n) for n in names]
+    assert first == [True, True, False, True, False]
+    assert [arg_modes.may_set_mode(n) for n in names] == first
+    assert sorted(split) == sorted(n for n in names if not n[:1].isupper())

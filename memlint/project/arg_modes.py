@@ -183,6 +183,20 @@ def may_set_mode(last: str) -> bool:
     ``set_eval_mode(m)``, ``m.apply(fn)``); constructors are not."""
     if not last or last[:1].isupper():
         return False
+    found = _MAY_SET_MODE.get(last)
+    if found is None:
+        if len(_MAY_SET_MODE) > 100_000:
+            _MAY_SET_MODE.clear()
+        found = _MAY_SET_MODE[last] = _may_set_mode(last)
+    return found
+
+
+# last name -> may_set_mode: asked of most calls of every module the summary
+# walks, of a few thousand distinct names.
+_MAY_SET_MODE: dict[str, bool] = {}
+
+
+def _may_set_mode(last: str) -> bool:
     tokens = name_tokens(last)
     if tokens & _NOT_A_MODEL:
         return False

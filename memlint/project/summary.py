@@ -900,7 +900,12 @@ class _Walker:
             stepped = _step_kind(node, func)
             if stepped:
                 scope.step_attrs += (stepped,)
-        receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
+        if func.__class__ is ast.Attribute:
+            # The callee's spelling from its receiver's: one walk of the chain, not two.
+            receiver = _dotted(func.value)  # type: ignore[attr-defined]
+            dotted = f"{receiver}.{func.attr}" if receiver else ""  # type: ignore[attr-defined]
+        else:
+            receiver, dotted = "", _dotted(func)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             instance = scope.instances.get(func.value.id)
             if instance:
@@ -918,7 +923,6 @@ class _Walker:
             switched = True
         else:
             switched = False
-        dotted = _dotted(func)
         if self._class_calls is not None:
             self._constructs(dotted)
         head, _, rest = dotted.partition(".")
