@@ -182,6 +182,7 @@ class _Types:
         self.out = ObjectTypes()
         self._called: set[int] = set()  # ids of Name nodes that are a call's callee
         self._escaped: set[str] = set()
+        self._receivers: set[tuple[str, str, str]] = set()  # out.receivers, for membership
         # The classes whose methods (nested code included) are being walked,
         # innermost last: each gets every ``self.<attr>`` assignment met
         # (_Attrs), so a method is walked once, not once more per question.
@@ -319,7 +320,8 @@ class _Types:
                 or (head in may_type and dot and "." not in rest)  # ``trainer.gen_a``: through attr_types
             ):
                 entry = (name, recv, func.attr)
-                if entry not in self.out.receivers:
+                if entry not in self._receivers:  # a set beside the list: a module may hold thousands
+                    self._receivers.add(entry)
                     self.out.receivers.append(entry)
 
         for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
