@@ -10,7 +10,8 @@
     python bench/cross_module.py --batch fourth --mirror /work/.mirror  # the fourth batch
     python bench/cross_module.py --batch fifth --mirror /work/.mirror   # the fifth batch
     python bench/cross_module.py --batch sixth --mirror /work/.mirror   # the sixth batch
-    python bench/cross_module.py --batch seventh --mirror /work/.mirror # the seventh batch, labelled last
+    python bench/cross_module.py --batch seventh --mirror /work/.mirror # the seventh batch
+    python bench/cross_module.py --batch eighth --mirror /work/.mirror  # the eighth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -128,6 +129,15 @@ BATCHES = {
         HERE / "manifest_seventh.tsv",
         HERE / "reviewed_after_seventh.tsv",
         BENCH / ".corpora" / "cross_module_seventh",
+    ),
+    # "eighth": labelled after the first seven had been used to tune memlint;
+    # fields the earlier batches lack (federated, continual and meta-learning,
+    # video, pose, OCR, tracking, point clouds, NeRF, medical, audio), famous
+    # research code first, each project's torch pin read before labelling.
+    "eighth": (
+        HERE / "manifest_eighth.tsv",
+        HERE / "reviewed_after_eighth.tsv",
+        BENCH / ".corpora" / "cross_module_eighth",
     ),
 }
 

@@ -257,6 +257,9 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     seventh = cm.batch_paths("seventh", None, None, None)
     assert seventh[0].name == "manifest_seventh.tsv" and seventh[1].name == "reviewed_after_seventh.tsv"
     assert len({first[2], unseen[2], fresh[2], fourth[2], fifth[2], sixth[2], seventh[2]}) == 7
+    eighth = cm.batch_paths("eighth", None, None, None)
+    assert eighth[0].name == "manifest_eighth.tsv" and eighth[1].name == "reviewed_after_eighth.tsv"
+    assert len({first[2], unseen[2], fresh[2], fourth[2], fifth[2], sixth[2], seventh[2], eighth[2]}) == 8
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
