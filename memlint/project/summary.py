@@ -1405,9 +1405,7 @@ def _step_kind(call: ast.Call, func: ast.Attribute) -> tuple[str, str] | None:
     return ("o", held.attr) if kind is Kind.OPTIMIZER else ("s", held.attr) if kind is Kind.SCHEDULER else None
 
 
-def _parameterless(
-    tree: ast.Module, model_classes: list[str], bindings: dict[str, str], walk: NodeLists
-) -> list[str]:
+def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[str, str], walk: NodeLists) -> list[str]:
     """The model classes proved to own no parameter (parameterless.py)."""
     if not model_classes:
         return []
