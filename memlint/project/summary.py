@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
@@ -1182,7 +1183,7 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Nodes without children that may hold code: nothing to visit.
 _LEAVES = frozenset({ast.Name, ast.Constant})
 # Node classes the walk enters its own way (a scope, a grad-mode block, a loop).
-_ENTERED = {
+_ENTERED: dict[type, Callable[..., None]] = {
     ast.FunctionDef: _Walker._enter_function,
     ast.AsyncFunctionDef: _Walker._enter_function,
     ast.ClassDef: _Walker._enter_class,
