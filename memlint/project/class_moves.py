@@ -63,12 +63,13 @@ def is_move(node: ast.AST) -> bool:
 
 
 def class_moves_to_a_device(
-    cls: ast.ClassDef, bindings: Mapping[str, str], walk: Callable[[ast.AST], list[ast.AST]] = nodes
+    cls: ast.ClassDef, bindings: Mapping[str, str], walk: Callable[[ast.AST], list[ast.AST]] | None = None
 ) -> bool:
     """``cls`` has a move that may put the module (or a part it keeps) on a
     device; ``bindings`` maps the module's import names to qualified names.
     ``walk``: ``nodes``, or the summary's NodeLists (node_lists.py), which
     keeps each method's list for parameterless.py to read again."""
+    walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     for part in (*cls.decorator_list, *cls.bases, *cls.keywords):
         if any(map(is_move, walk(part))):
             return True

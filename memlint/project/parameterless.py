@@ -56,12 +56,13 @@ def _qualified(e: ast.AST, bindings: Mapping[str, str]) -> str:
 
 
 def holds_no_parameters(
-    cls: ast.ClassDef, bindings: Mapping[str, str], walk: Callable[[ast.AST], list[ast.AST]] = nodes
+    cls: ast.ClassDef, bindings: Mapping[str, str], walk: Callable[[ast.AST], list[ast.AST]] | None = None
 ) -> bool:
     """``cls`` is an ``nn.Module`` proved to own no parameter and no submodule;
     ``bindings`` maps the module's import names to qualified names.
     ``walk``: ``nodes``, or the summary's NodeLists (node_lists.py): the
     methods class_moves.py has walked are not walked again."""
+    walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     if not cls.bases or cls.keywords:
         return False
     if any(_qualified(b, bindings) not in _MODULE_BASES for b in cls.bases):
@@ -90,9 +91,10 @@ def holds_no_parameters(
 
 
 def _stores_inert(
-    method: ast.FunctionDef | ast.AsyncFunctionDef, walk: Callable[[ast.AST], list[ast.AST]] = nodes
+    method: ast.FunctionDef | ast.AsyncFunctionDef, walk: Callable[[ast.AST], list[ast.AST]] | None = None
 ) -> bool:
     """Every ``self.x = value`` of ``method`` stores an inert value."""
+    walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     args = method.args
     positional = [*args.posonlyargs, *args.args]
     if not positional:
