@@ -36,7 +36,7 @@ sides judge a class alike.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from memlint.gate.ast_fields import nodes
 
@@ -66,11 +66,16 @@ def is_move(node: ast.AST) -> bool:
     return node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in MOVES  # type: ignore[attr-defined]
 
 
-def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> bool:
+def class_moves_to_a_device(
+    cls: ast.ClassDef, bindings: Mapping[str, str], walk: Callable[[ast.AST], list[ast.AST]] | None = None
+) -> bool:
     """``cls`` has a move that may put the module (or a part it keeps) on a
-    device; ``bindings`` maps the module's import names to qualified names."""
+    device; ``bindings`` maps the module's import names to qualified names.
+    ``walk``: ``nodes``, or the summary's NodeLists (node_lists.py), which
+    keeps each method's list for parameterless.py to read again."""
+    walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     for part in (*cls.decorator_list, *cls.bases, *cls.keywords):
-        if any(map(is_move, nodes(part))):
+        if any(map(is_move, walk(part))):
             return True
     methods: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     others: list[ast.AST] = []  # the nodes of the class's other statements
@@ -78,14 +83,14 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
         if isinstance(stmt, _FUNCTIONS):
             methods.append(stmt)
         else:
-            found = nodes(stmt)
+            found = walk(stmt)
             if any(map(is_move, found)):
                 return True
             others += found
     # One walk of each method: every question below (moves, registers,
     # stores into ``self``, fresh names) reads its list of nodes, not the
     # tree again (a large class was walked three times more).
-    walked = [nodes(method) for method in methods]
+    walked = [walk(method) for method in methods]
     keeping: set[str] | None = None
     registers: bool | None = None
     for method, found in zip(methods, walked):
@@ -94,7 +99,7 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
             continue
         if registers is None:
             heads = (*cls.decorator_list, *cls.bases, *cls.keywords, *getattr(cls, "type_params", ()))
-            parts = [nodes(part) for part in heads]
+            parts = [walk(part) for part in heads]
             registers = any(map(_registers, (*parts, others, *walked)))
         fresh = _fresh_names(method, found, bindings)
         if not registers:
