@@ -174,6 +174,10 @@ class FunctionFacts:
 @dataclass
 class ModuleSummary:
     imports: dict[str, str] = field(default_factory=dict)
+    # Imports a module-level assignment rebinds to what it builds from them
+    # (``crnn = crnn.CRNN(...)`` after ``import models.crnn as crnn``): the
+    # call still names the import's class (the view's CPU classes, MEM701).
+    rebuilt: dict[str, str] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)
     all_names: list[str] | None = None
     defines: list[str] = field(default_factory=list)
@@ -263,6 +267,7 @@ class ModuleSummary:
         # by field, a third of the cost of a cold run's cache writes.
         return {
             "imports": dict(self.imports),
+            "rebuilt": dict(self.rebuilt),
             "stars": list(self.stars),
             "all_names": None if self.all_names is None else list(self.all_names),
             "defines": list(self.defines),
@@ -303,6 +308,7 @@ class ModuleSummary:
     def from_json(cls, data: dict) -> ModuleSummary:
         return cls(
             imports={str(k): str(v) for k, v in data["imports"].items()},
+            rebuilt={str(k): str(v) for k, v in data.get("rebuilt", {}).items()},
             stars=[str(s) for s in data["stars"]],
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
@@ -554,6 +560,8 @@ class _Walker:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
                         s.defines.append(node.id)
+                        if node.id in s.imports and _builds_from(stmt.value, node.id):
+                            s.rebuilt[node.id] = s.imports[node.id]
                         s.imports.pop(node.id, None)  # rebound: no longer the import
                         if node.id == "__all__":
                             s.all_names = _literal_names(stmt.value)
@@ -710,8 +718,10 @@ class _Walker:
                 and value.func.id in self._class_methods
             ):
                 self._scopes[-1].built_here[node.targets[0].id] = value.func.id  # type: ignore[attr-defined]
-            elif value.__class__ is ast.Call and value.func.__class__ is ast.Name and value.func.id in self.bindings:
-                self._scopes[-1].built_imported[node.targets[0].id] = self.bindings[value.func.id]  # type: ignore[attr-defined]
+            elif (built := _unchained(value)).__class__ is ast.Call and built.func.__class__ is ast.Name:  # type: ignore[attr-defined]
+                if built.func.id in self.bindings:  # type: ignore[attr-defined]
+                    # ``net = ViT_seg(...).cuda()`` is still the instance built (TransUNet's train.py).
+                    self._scopes[-1].built_imported[node.targets[0].id] = self.bindings[built.func.id]  # type: ignore[attr-defined]
             self._instance(node.targets[0].id, value)  # type: ignore[attr-defined]
         elif cls is ast.Import or cls is ast.ImportFrom:
             self._bind(node)  # type: ignore[arg-type]
@@ -1241,6 +1251,34 @@ def _is_number(expr: ast.AST, converted: set[str]) -> bool:
     if isinstance(expr, ast.BinOp):
         return _is_number(expr.left, converted) and _is_number(expr.right, converted)
     return False
+
+
+# Methods of a module that return the module itself (``Net().cuda().eval()``).
+_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_"})
+
+
+def _unchained(value: ast.AST) -> ast.AST:
+    """``Net(...)`` for ``Net(...).cuda().eval()``: the call under a chain of such methods."""
+    while (
+        value.__class__ is ast.Call
+        and value.func.__class__ is ast.Attribute  # type: ignore[attr-defined]
+        and value.func.attr in _RETURNS_MODULE  # type: ignore[attr-defined]
+        and value.func.value.__class__ is ast.Call  # type: ignore[attr-defined]
+    ):
+        value = value.func.value  # type: ignore[attr-defined]
+    return value
+
+
+def _builds_from(value: ast.AST | None, name: str) -> bool:
+    """``value`` is ``name.Cls(...)`` (possibly ``.cuda()``-chained): built from the module ``name``."""
+    func = getattr(_unchained(value), "func", None) if value is not None else None
+    return (
+        value is not None
+        and _unchained(value).__class__ is ast.Call
+        and func.__class__ is ast.Attribute
+        and func.value.__class__ is ast.Name  # type: ignore[union-attr]
+        and func.value.id == name  # type: ignore[union-attr]
+    )
 
 
 def _self_attr(target: ast.AST) -> bool:
