@@ -1024,8 +1024,72 @@ def resume(path):
 """,
             "the helper's load is returned to a caller that loads it into a model still on the CPU",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def train(path):
+    net = nn.Linear(4, 2)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    checkpoint = torch.load(path)
+    net.load_state_dict(checkpoint["state_dict"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    net = nn.DataParallel(net).cuda()
+""",
+            "lightweight-pose's resume: an optimizer over a model still on the CPU casts the state it loads to "
+            "its parameters' device, the CPU; the model moves after both loads",
+        ),
+        Valid(
+            """\
+import importlib
+import torch
+def run(args):
+    model = getattr(importlib.import_module(args.cam_network), "CAM")()
+    model.load_state_dict(torch.load(args.cam_weights_name + ".pth"), strict=True)
+    model.eval()
+    model.cuda()
+""",
+            "CCT's make_cam: a class picked by name from a module named at run time, built without a device: "
+            "what it builds is not known, so the load into it is not claimed",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import importlib
+import torch
+def run(args):
+    model = getattr(importlib.import_module(args.cam_network), "CAM")().cuda()
+    model.load_state_dict(torch.load(args.cam_weights_name + ".pth"), strict=True)
+""",
+            """\
+import importlib
+import torch
+def run(args):
+    model = getattr(importlib.import_module(args.cam_network), "CAM")().cuda()
+    model.load_state_dict(torch.load(args.cam_weights_name + ".pth", map_location="cpu"), strict=True)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def train(path):
+    net = nn.Linear(4, 2)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    net.cuda()
+    optimizer.load_state_dict(torch.load(path)["optimizer"])
+""",
+            """\
+import torch
+import torch.nn as nn
+def train(path):
+    net = nn.Linear(4, 2)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    net.cuda()
+    optimizer.load_state_dict(torch.load(path, map_location="cpu")["optimizer"])
+""",
+        ),
         Invalid(
             """\
 import torch

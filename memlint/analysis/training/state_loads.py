@@ -283,6 +283,10 @@ class _CpuModels(cst.CSTVisitor):
         # name -> the blocks open when it was bound
         self.frames: list[dict[str, tuple[int, ...]]] = [{}]
         self.seen: list[dict[str, cst.Call]] = [{}]  # names bound in the frame from a call
+        # Per function: an optimizer built over a model on the CPU here, and
+        # that model (``opt = Adam(net.parameters())``): it loads its state
+        # onto the CPU while the model is still there.
+        self.optimizers: list[dict[str, str]] = [{}]
         self.loops: list[cst.CSTNode] = []
         self.blocks: list[int] = []
         # Per ``if`` open now: the node, the frame at the start of its body, the frame at its end.
@@ -315,6 +319,7 @@ class _CpuModels(cst.CSTVisitor):
                 self._write(star.name.value)
         self.frames.append({})
         self.seen.append({})
+        self.optimizers.append({})
         self.aliases.append({})
         self.functions.append(node)
         cls = self.classes[-1]
@@ -332,6 +337,7 @@ class _CpuModels(cst.CSTVisitor):
         self.built_by.pop()
         self.frames.pop()
         self.seen.pop()
+        self.optimizers.pop()
         self.aliases.pop()
         self.functions.pop()
 
@@ -533,8 +539,30 @@ class _CpuModels(cst.CSTVisitor):
                 self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
             elif "." not in key and self._cpu_getattr(original_node.value):
                 self.aliases[-1][key] = tuple(self.blocks)
+            elif (model := self._optimized_cpu_model(original_node.value)) is not None:
+                self.frames[-1][key] = tuple(self.blocks)
+                self.optimizers[-1][key] = model
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
+
+    def _optimized_cpu_model(self, value: cst.BaseExpression) -> str | None:
+        """The model on the CPU here whose parameters ``value`` builds a torch
+        optimizer over (``torch.optim.Adam(net.parameters(), lr)``), else None."""
+        if not isinstance(value, cst.Call) or not (self.names.call_name(value) or "").startswith("torch.optim."):
+            return None
+        if "lr_scheduler" in (self.names.call_name(value) or "") or not value.args:
+            return None
+        first = value.args[0]
+        params = first.value if first.keyword is None and not first.star else None
+        if not (
+            isinstance(params, cst.Call)
+            and not params.args
+            and isinstance(params.func, cst.Attribute)
+            and params.func.attr.value == "parameters"
+        ):
+            return None
+        model = dotted_name(params.func.value)
+        return model if model is not None and self._on_cpu_here(params.func.value) else None
 
     def _own_method(self, key: str, method: str) -> bool:
         """``net.create_architecture()`` on a model built from classes none of
@@ -634,6 +662,9 @@ class _CpuModels(cst.CSTVisitor):
         method = func.attr.value
         if method == "load_state_dict":
             bound_in = frame[key]
+            model = self.optimizers[-1].get(key)
+            if model is not None and model not in frame:
+                return  # the model its parameters belong to has moved since: so has its state
             if self.blocks[: len(bound_in)] == list(bound_in):  # bound in a block around the load
                 self.candidates[node] = (key, tuple(self.loops))
         elif method not in _STAYS and not self.stays(node):
@@ -886,6 +917,8 @@ class Checkpoints:
             # ``eval('models.' + cfg.MODEL.NAME + '.get_pose_net')(cfg)``: every
             # function of that name in the project builds on the CPU.
             named = _evaluated_name(func)
+            if self._dynamic_class(func):
+                return True  # what it builds is not known: nothing is claimed
             return bool(named) and self.project is not None and named in self.project.eval_builders
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             if self._imported_table(func.value.value):
@@ -907,6 +940,16 @@ class Checkpoints:
             if defs:
                 return len(defs) == 1 and self._module_def(name)
         return self._cpu_class(name)
+
+    def _dynamic_class(self, func: cst.Call) -> bool:
+        """``getattr(importlib.import_module(args.cam_network), "CAM")``: a
+        class picked by name from a module named at run time (CCT's
+        make_cam.py). Which class, and whether it moves itself, is not known;
+        built without a device, the load into it is not claimed."""
+        if not (isinstance(func.func, cst.Name) and func.func.value == "getattr") or len(func.args) != 2:
+            return False
+        inner = func.args[0].value
+        return isinstance(inner, cst.Call) and self.names.call_name(inner) == "importlib.import_module"
 
     def _undefined(self, name: str) -> bool:
         """``name`` is bound nowhere in the module (no import, ``def``, class,
