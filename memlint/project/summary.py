@@ -1254,7 +1254,9 @@ def _is_number(expr: ast.AST, converted: set[str]) -> bool:
 
 
 # Methods of a module that return the module itself (``Net().cuda().eval()``).
-_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_"})
+_RETURNS_MODULE = frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_"}
+)
 
 
 def _unchained(value: ast.AST) -> ast.AST:
@@ -1271,14 +1273,11 @@ def _unchained(value: ast.AST) -> ast.AST:
 
 def _builds_from(value: ast.AST | None, name: str) -> bool:
     """``value`` is ``name.Cls(...)`` (possibly ``.cuda()``-chained): built from the module ``name``."""
-    func = getattr(_unchained(value), "func", None) if value is not None else None
-    return (
-        value is not None
-        and _unchained(value).__class__ is ast.Call
-        and func.__class__ is ast.Attribute
-        and func.value.__class__ is ast.Name  # type: ignore[union-attr]
-        and func.value.id == name  # type: ignore[union-attr]
-    )
+    if value is None:
+        return False
+    built = _unchained(value)
+    func = built.func if built.__class__ is ast.Call else None  # type: ignore[attr-defined]
+    return func.__class__ is ast.Attribute and func.value.__class__ is ast.Name and func.value.id == name  # type: ignore[union-attr]
 
 
 def _self_attr(target: ast.AST) -> bool:
