@@ -1028,16 +1028,24 @@ def resume(path):
             """\
 import torch
 import torch.nn as nn
+def bn_params(model, name):
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            yield getattr(m, name)
 def train(path):
-    net = nn.Linear(4, 2)
-    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    net = nn.Sequential(nn.Linear(4, 2), nn.BatchNorm1d(2))
+    optimizer = torch.optim.Adam(
+        [{"params": bn_params(net, "weight")}, {"params": bn_params(net, "bias"), "lr": 1e-2}], lr=1e-3
+    )
+    scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[10])
     checkpoint = torch.load(path)
     net.load_state_dict(checkpoint["state_dict"])
     optimizer.load_state_dict(checkpoint["optimizer"])
     net = nn.DataParallel(net).cuda()
 """,
-            "lightweight-pose's resume: an optimizer over a model still on the CPU casts the state it loads to "
-            "its parameters' device, the CPU; the model moves after both loads",
+            "lightweight-pose's resume: an optimizer over parameter groups drawn from a model still on the CPU "
+            "(its scheduler moves nothing) casts the state it loads to its parameters' device, the CPU; the "
+            "model moves after both loads",
         ),
         Valid(
             """\

@@ -199,6 +199,17 @@ def _constructor(value: cst.BaseExpression) -> str:
     return (dotted_name(value.func) or "") if isinstance(value, cst.Call) else ""
 
 
+def _params_entry(group: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The ``"params"`` value of an optimizer's parameter group (a dict literal)."""
+    if not isinstance(group, cst.Dict):
+        return None
+    for element in group.elements:
+        key = element.key if isinstance(element, cst.DictElement) else None
+        if isinstance(key, cst.SimpleString) and key.evaluated_value == "params":
+            return element.value  # type: ignore[union-attr]
+    return None
+
+
 def _moves_anything(node: cst.CSTNode) -> bool:
     visitor = _Moves()
     visit_fast(node, visitor)
@@ -547,22 +558,44 @@ class _CpuModels(cst.CSTVisitor):
 
     def _optimized_cpu_model(self, value: cst.BaseExpression) -> str | None:
         """The model on the CPU here whose parameters ``value`` builds a torch
-        optimizer over (``torch.optim.Adam(net.parameters(), lr)``), else None."""
-        if not isinstance(value, cst.Call) or not (self.names.call_name(value) or "").startswith("torch.optim."):
+        optimizer over, else None: ``torch.optim.Adam(net.parameters(), lr)``,
+        or parameter groups each drawn from parts of it
+        (``[{"params": get_parameters_conv(net.model, "weight")}, ...]``,
+        lightweight-pose's train.py)."""
+        qn = self.names.call_name(value) if isinstance(value, cst.Call) else None
+        if not isinstance(value, cst.Call) or not (qn or "").startswith("torch.optim.") or "lr_scheduler" in qn:
             return None
-        if "lr_scheduler" in (self.names.call_name(value) or "") or not value.args:
+        first = value.args[0] if value.args else None
+        if first is None or first.keyword is not None or first.star:
             return None
-        first = value.args[0]
-        params = first.value if first.keyword is None and not first.star else None
-        if not (
-            isinstance(params, cst.Call)
-            and not params.args
-            and isinstance(params.func, cst.Attribute)
-            and params.func.attr.value == "parameters"
-        ):
+        groups: list[cst.BaseExpression] = [first.value]
+        if isinstance(first.value, (cst.List, cst.Tuple)):
+            groups = []
+            for element in first.value.elements:
+                found = _params_entry(element.value)
+                if found is None:
+                    return None
+                groups.append(found)
+        owners = {self._params_owner(group) for group in groups}
+        return owners.pop() if len(owners) == 1 and None not in owners else None
+
+    def _params_owner(self, params: cst.BaseExpression) -> str | None:
+        """The model on the CPU here that ``params`` draws its parameters from:
+        ``net.parameters()``, or a call handed only parts of it and constants
+        (``get_parameters_bn(net.cpm, "bias")``)."""
+        if not isinstance(params, cst.Call):
             return None
-        model = dotted_name(params.func.value)
-        return model if model is not None and self._on_cpu_here(params.func.value) else None
+        func = params.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "parameters" and not params.args:
+            return self._owner(dotted_name(func.value)) if self._on_cpu_here(func.value) else None
+        owners: set[str | None] = set()
+        for arg in params.args:
+            if arg.star or isinstance(arg.value, (cst.SimpleString, cst.Integer, cst.Float)):
+                continue
+            spelled = dotted_name(arg.value)
+            owner = self._owner(spelled) if spelled is not None else None
+            owners.add(owner if owner is not None and self._key_here(owner) else None)
+        return owners.pop() if len(owners) == 1 else None
 
     def _own_method(self, key: str, method: str) -> bool:
         """``net.create_architecture()`` on a model built from classes none of
@@ -581,7 +614,10 @@ class _CpuModels(cst.CSTVisitor):
 
     def _on_cpu_here(self, value: cst.BaseExpression) -> bool:
         """``value`` names a model on the CPU, bound in a block around this point."""
-        bound_in = self.frames[-1].get(dotted_name(value) or "")
+        return self._key_here(dotted_name(value) or "")
+
+    def _key_here(self, key: str) -> bool:
+        bound_in = self.frames[-1].get(key)
         return bound_in is not None and self.blocks[: len(bound_in)] == list(bound_in)
 
     def _built(self, value: cst.BaseExpression) -> bool:
@@ -648,6 +684,8 @@ class _CpuModels(cst.CSTVisitor):
         if qn in _COPIES_IN_PLACE and self._copies_cpu_model(node):
             self._cpu_copies.add(id(node))  # before handing the model over loses it
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
+        # ``MultiStepLR(optimizer, ...)``: a scheduler reads the optimizer's learning rates, moves nothing.
+        looks = looks or qn.startswith("torch.optim.lr_scheduler.")
         for arg in [] if looks or self.stays(node) else node.args:
             key = self._owner(dotted_name(arg.value))
             if key is not None:
