@@ -74,7 +74,10 @@ class NoGradWithoutEval(Rule):
     a module we cannot follow (an EMA copy, a model loaded elsewhere), nor a
     model whose alias or part was switched (`model_without_ddp = model.module`
     then `model_without_ddp.eval()`), nor batch-norm recalibration after
-    `reset_running_stats()` (Precise-BN, `update_bn`).
+    `reset_running_stats()` (Precise-BN, `update_bn`), nor a model with no
+    dropout and no batch norm: a class that keeps the module it is handed
+    (`self.net = net`) is judged with the call's argument
+    (`TemporalShift(nn.Sequential())` holds neither).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval

@@ -114,7 +114,13 @@ class LoadWithoutMapLocation(Rule):
     model). A class that moves only tensors it builds into plain attributes
     (`self.noise = torch.randn(n).cuda()`, in no state dict) or into locals
     moves nothing. A constructor bound nowhere in the module (never
-    imported, no star import) is not known: nothing is claimed.
+    imported, no star import), or a class picked by name from a module named
+    at run time (`getattr(importlib.import_module(name), "CAM")()`), is not
+    known: nothing is claimed. A torch optimizer over such a model's
+    parameters (`Adam(net.parameters())`, or parameter groups drawn from its
+    parts: `{"params": get_parameters_conv(net.model, "weight")}`) loads its
+    state onto the CPU too while the model has not moved; a torch LR
+    scheduler built on the optimizer moves nothing.
     A load handed to a helper known to call `load_state_dict` on it (a
     function of this file whose body does, or peft's
     `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix.
@@ -152,6 +158,8 @@ class LoadWithoutMapLocation(Rule):
         "does, a model its methods build on the CPU and only call stays there. Tables of such "
         "classes or builders in another module (`from models import model_dict`, `model_dict[name](...)`); "
         "modules whose every class moves nothing, for a class fetched with `getattr(models.zoo, name)`; "
+        "an import rebound to the model built from it (`crnn = crnn.CRNN(...)` after `import models.crnn as "
+        "crnn`) still names that class; "
         "every project function named by a string handed to `eval` "
         "(`eval('models.' + NAME + '.get_pose_net')(cfg)`) being a builder on the CPU. A model's tree of project "
         "classes is followed up to twelve classes deep. "
