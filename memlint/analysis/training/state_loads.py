@@ -562,8 +562,8 @@ class _CpuModels(cst.CSTVisitor):
         or parameter groups each drawn from parts of it
         (``[{"params": get_parameters_conv(net.model, "weight")}, ...]``,
         lightweight-pose's train.py)."""
-        qn = self.names.call_name(value) if isinstance(value, cst.Call) else None
-        if not isinstance(value, cst.Call) or not (qn or "").startswith("torch.optim.") or "lr_scheduler" in qn:
+        qn = (self.names.call_name(value) if isinstance(value, cst.Call) else None) or ""
+        if not isinstance(value, cst.Call) or not qn.startswith("torch.optim.") or "lr_scheduler" in qn:
             return None
         first = value.args[0] if value.args else None
         if first is None or first.keyword is not None or first.star:
