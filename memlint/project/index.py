@@ -655,6 +655,8 @@ class ProjectIndex:
             defined(local, defining, found[1], found[0])
         # ``models.Net(...)`` after ``import models``: the calls name them.
         locals_of = {target: local for local, target in summary.imports.items()}
+        for local, target in summary.rebuilt.items():  # ``crnn = crnn.CRNN(...)``: named before it was rebound
+            locals_of.setdefault(target, local)
         for callee in sorted({site.callee for site in summary.calls}):
             head, _, last = callee.rpartition(".")
             if head not in locals_of:

@@ -177,6 +177,10 @@ class FunctionFacts:
 @dataclass
 class ModuleSummary:
     imports: dict[str, str] = field(default_factory=dict)
+    # Imports a module-level assignment rebinds to what it builds from them
+    # (``crnn = crnn.CRNN(...)`` after ``import models.crnn as crnn``): the
+    # call still names the import's class (the view's CPU classes, MEM701).
+    rebuilt: dict[str, str] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)
     all_names: list[str] | None = None
     defines: list[str] = field(default_factory=list)
@@ -266,6 +270,7 @@ class ModuleSummary:
         # by field, a third of the cost of a cold run's cache writes.
         return {
             "imports": dict(self.imports),
+            "rebuilt": dict(self.rebuilt),
             "stars": list(self.stars),
             "all_names": None if self.all_names is None else list(self.all_names),
             "defines": list(self.defines),
@@ -306,6 +311,7 @@ class ModuleSummary:
     def from_json(cls, data: dict) -> ModuleSummary:
         return cls(
             imports={str(k): str(v) for k, v in data["imports"].items()},
+            rebuilt={str(k): str(v) for k, v in data.get("rebuilt", {}).items()},
             stars=[str(s) for s in data["stars"]],
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
@@ -566,6 +572,8 @@ class _Walker:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
                         s.defines.append(node.id)
+                        if node.id in s.imports and _builds_from(stmt.value, node.id):
+                            s.rebuilt[node.id] = s.imports[node.id]
                         s.imports.pop(node.id, None)  # rebound: no longer the import
                         if node.id == "__all__":
                             s.all_names = _literal_names(stmt.value)
@@ -742,12 +750,16 @@ class _Walker:
         if len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:
             name = node.targets[0].id  # type: ignore[attr-defined]
             value = node.value
-            if value.__class__ is ast.Call and value.func.__class__ is ast.Name:  # type: ignore[attr-defined]
-                called = value.func.id  # type: ignore[attr-defined]
-                if called in self._class_methods:
-                    self._scopes[-1].built_here[name] = called
-                elif called in self.bindings:
-                    self._scopes[-1].built_imported[name] = self.bindings[called]
+            if (
+                value.__class__ is ast.Call
+                and value.func.__class__ is ast.Name  # type: ignore[attr-defined]
+                and value.func.id in self._class_methods  # type: ignore[attr-defined]
+            ):
+                self._scopes[-1].built_here[name] = value.func.id  # type: ignore[attr-defined]
+            elif (built := _unchained(value)).__class__ is ast.Call and built.func.__class__ is ast.Name:  # type: ignore[attr-defined]
+                if built.func.id in self.bindings:  # type: ignore[attr-defined]
+                    # ``net = ViT_seg(...).cuda()`` is still the instance built (TransUNet's train.py).
+                    self._scopes[-1].built_imported[name] = self.bindings[built.func.id]  # type: ignore[attr-defined]
             self._instance(name, value)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
@@ -1301,6 +1313,33 @@ def _is_number(expr: ast.AST, converted: set[str]) -> bool:
     if isinstance(expr, ast.BinOp):
         return _is_number(expr.left, converted) and _is_number(expr.right, converted)
     return False
+
+
+# Methods of a module that return the module itself (``Net().cuda().eval()``).
+_RETURNS_MODULE = frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_"}
+)
+
+
+def _unchained(value: ast.AST) -> ast.AST:
+    """``Net(...)`` for ``Net(...).cuda().eval()``: the call under a chain of such methods."""
+    while (
+        value.__class__ is ast.Call
+        and value.func.__class__ is ast.Attribute  # type: ignore[attr-defined]
+        and value.func.attr in _RETURNS_MODULE  # type: ignore[attr-defined]
+        and value.func.value.__class__ is ast.Call  # type: ignore[attr-defined]
+    ):
+        value = value.func.value  # type: ignore[attr-defined]
+    return value
+
+
+def _builds_from(value: ast.AST | None, name: str) -> bool:
+    """``value`` is ``name.Cls(...)`` (possibly ``.cuda()``-chained): built from the module ``name``."""
+    if value is None:
+        return False
+    built = _unchained(value)
+    func = built.func if built.__class__ is ast.Call else None  # type: ignore[attr-defined]
+    return func.__class__ is ast.Attribute and func.value.__class__ is ast.Name and func.value.id == name  # type: ignore[union-attr]
 
 
 def _self_attr(target: ast.AST) -> bool:
