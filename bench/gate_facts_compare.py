@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/gate_facts_compare.py --old REV [--every N] [--examples] DIR_OR_FILE...
 
-Loads memlint/gate/facts.py, gate/loops.py and gate/ast_names.py as they were at ``REV``
-(git show) next to the current ones, builds both on the same Python tree of
+Loads every module of memlint/gate/ as it was at ``REV`` (git show; facts.py,
+loops.py and ast_names.py for a REV before the gate had a package) next to
+the current ones, builds both on the same Python tree of
 every ``*.py`` file, and compares every public attribute, every property
 (the lazy ones included: loop_sites field by field, grad_on_writes as facts
 of its own), the private state other modules read (the import aliases,
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import subprocess
 import sys
+import tempfile
 import types
 import warnings
 from collections import Counter
@@ -39,10 +42,45 @@ _CACHES = (
     "_loop_without_grad",
     "_best_snapshot",
     "_loop_sites",
+    "_off_loop_scopes",  # off_loop_scopes() and loop_may_run_without_grad read it
+    "_off_loop_scopes_read",
+    # What ModelReach reads, gathered by the main walk since s17-speed10:
+    # compared through _model_reach, built for both facts (main).
+    "_rebound",
+    "_bases",
+    "_self_bound",
 )
 
 
+def _load_package(rev: str) -> types.ModuleType | None:
+    """Every module of REV's memlint/gate/ as the package ``_old_gate_pkg``
+    (its own imports of memlint.gate rewritten to it), so a change to any
+    of them (eval.py, seeds.py, ast_fields.py...), not only to facts.py and
+    loops.py, is compared; None where REV has no memlint/gate/."""
+    listed = subprocess.run(["git", "ls-tree", "--name-only", f"{rev}:memlint/gate"], capture_output=True, text=True)
+    if listed.returncode != 0:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="gate_facts_compare_"))
+    package = folder / "_old_gate_pkg"
+    package.mkdir()
+    for name in listed.stdout.split():
+        if name.endswith(".py"):
+            text = subprocess.run(
+                ["git", "show", f"{rev}:memlint/gate/{name}"], capture_output=True, text=True, check=True
+            ).stdout
+            text = text.replace("from memlint.gate import", "from _old_gate_pkg import")
+            (package / name).write_text(text.replace("memlint.gate.", "_old_gate_pkg."), encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    old = importlib.import_module("_old_gate_pkg.facts")
+    sys.modules["_old_ast_names"] = importlib.import_module("_old_gate_pkg.ast_names")
+    return old
+
+
 def _load(rev: str) -> types.ModuleType:
+    whole = _load_package(rev)
+    if whole is not None:
+        return whole
+
     # Before issue 32's move the gate lived in memlint/analysis/ (gate.py,
     # gate_loops.py, ast_names.py): read whichever layout REV has.
     def source(path: str, old_path: str) -> str:
@@ -149,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         a, b = old.GateFacts(tree), new_gate.GateFacts(tree)
+        for module, facts in ((old, a), (new_gate, b)):
+            reach = getattr(module, "ModelReach", None)
+            if reach is not None:  # what it holds is compared in every file, asked or not
+                reach.of(facts)
         fa, fb = _facts(a, old.GateFacts), _facts(b, new_gate.GateFacts)
         ra = _kept(rules, a, unreadable)
         rb = [r.code for r in new_gate.enabled_by_gate(rules, b)]

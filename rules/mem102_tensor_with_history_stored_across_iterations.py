@@ -82,7 +82,9 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     `output` whose `output["loss"]` is backpropagated) is reported without a
     fix: it has no `.detach()`. Containers that are later
     backpropagated through (REINFORCE's saved log-probabilities, a loss summed
-    over chunks) are not reported, nor values handed to the `add` of a
+    over chunks) are not reported, unless only added to in the loop and
+    detached by their first use after it (`values = torch.cat(values).detach()`,
+    the graphs were kept for nothing), nor values handed to the `add` of a
     tracker object (`Averager()`), whose method may keep only a number
     (a tracker whose `update`/`add` keeps the very tensor it is given,
     `self.sum += val * n`, is reported at the call, whichever module of
@@ -213,6 +215,53 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             self.facts.usage.pos(call) > end and not self.facts.loops.in_loop_body(call, loop) for call in finder.found
         )
 
+    def _detached_after(self, key: str, loop, scope) -> bool:
+        """``values.append(model(x))`` in the loop, and its first use after
+        the loop is ``values = torch.cat(values).detach()`` (Mario PPO): the
+        name's graph is dropped there, so the backward the scope reaches
+        through ``values`` reads the detached copy, not the list (the
+        analysis is by name, not by binding). Inside the loop the list may
+        only be added to: a REINFORCE list read there stays silent."""
+        if "." in key:
+            return False
+        usage = self.facts.usage
+        start = usage.pos(loop.node)
+        after: list[cst.CSTNode] = []
+        for node in usage.reads(key, scope):
+            if self._inside(node, loop.node):
+                attr = self.parent(node)
+                if not (isinstance(attr, cst.Attribute) and attr.attr.value in _ADDERS):
+                    return False  # read in the loop: it may feed a loss there
+                if not isinstance(self.parent(attr), cst.Call):
+                    return False
+            elif usage.pos(node) > start:
+                after.append(node)
+        if not after:
+            return False
+        first = min(after, key=usage.pos)
+        stmt = self.parent(first)
+        while stmt is not None and not isinstance(stmt, cst.BaseSmallStatement):
+            stmt = self.parent(stmt)
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and dotted_name(stmt.targets[0].target) == key):
+            return False
+        value = stmt.value
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+            return False
+        if value.func.attr.value != "detach" or value.args:
+            return False
+        # Every use of the name in the statement: its target, or inside what is detached.
+        receiver = value.func.value
+        uses = [n for n in after if self._inside(n, stmt)]
+        return all(n is stmt.targets[0].target or self._inside(n, receiver) for n in uses)
+
+    def _inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+        cur: cst.CSTNode | None = node
+        while cur is not None:
+            if cur is outer:
+                return True
+            cur = self.parent(cur)
+        return False
+
     def _concatenates(self, call: cst.Call, target: cst.BaseExpression) -> bool:
         qn = self.facts.names.call_name(call) or ""
         if qn not in ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"):
@@ -243,7 +292,9 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         if loop is None and not facts.loops.carried_by_framework(key, stmt):
             return
         scope = facts.loops.scope_of(stmt)
-        if facts.usage.reaches_backward(key, scope):
+        if facts.usage.reaches_backward(key, scope) and not (
+            loop is not None and self._detached_after(key, loop, scope)
+        ):
             return
         if loop is not None and loop.role is None and facts.usage.reaches_return(key, scope):
             return
@@ -450,6 +501,21 @@ for x, y in loader:
         Valid(
             """\
 import torch
+def update(model, opt, states):
+    values = []
+    for s in states:
+        values.append(model(s))
+    loss = torch.cat(values).pow(2).mean()
+    values = torch.cat(values).detach()
+    opt.zero_grad()
+    loss.backward()
+    return values
+""",
+            "the list's first use after the loop keeps its graph for the backward; only a later one detaches it",
+        ),
+        Valid(
+            """\
+import torch
 saved_log_probs = []
 rewards = []
 state = env.reset()
@@ -644,6 +710,42 @@ class Ensemble(L.LightningModule):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def rollout(model, optimizer, opt, state, returns):
+    while True:
+        values = []
+        for _ in range(opt.num_local_steps):
+            logits, value = model(state)
+            values.append(value.squeeze())
+            state = env_step(logits)
+        values = torch.cat(values).detach()
+        for _ in range(opt.num_epochs):
+            _, v = model(state)
+            loss = (returns - values - v).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
+            """\
+import torch
+def rollout(model, optimizer, opt, state, returns):
+    while True:
+        values = []
+        for _ in range(opt.num_local_steps):
+            logits, value = model(state)
+            values.append(value.squeeze().detach())
+            state = env_step(logits)
+        values = torch.cat(values).detach()
+        for _ in range(opt.num_epochs):
+            _, v = model(state)
+            loss = (returns - values - v).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
+        ),
         Invalid(
             """\
 import torch

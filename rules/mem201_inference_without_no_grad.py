@@ -38,7 +38,11 @@ class InferenceWithoutNoGrad(Rule):
     of samples at the end, only passes a peak), and so is a
     forward pass in the script body after `model.eval()`
     (`y_pred = model(X_test)`) when nothing later in the script
-    backpropagates or reads gradients. A loop over data in a function that
+    backpropagates or reads gradients. So is one in an `if` block closing a
+    training loop's body (`if i % 10 == 0:`, `classifier.eval()`, one test
+    batch) that backpropagates nothing, when every name the block binds to
+    a value with a graph is bound afresh at the top of the loop's body
+    before its backward (no later backward reads that graph). A loop over data in a function that
     says nothing of evaluation is reported when every caller in the module
     has put its model in eval mode and the function hands back no graph
     (`extract_feature(model, loader)` after `model.eval()`). The forward may
@@ -222,8 +226,112 @@ class InferenceWithoutNoGrad(Rule):
                     new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
                     fix = Fix(f"Run it under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
                     self.report(stmt, message=_FORWARD_MESSAGE, fix=fix)
+            self._check_periodic_eval(scope)
         for fn in facts.calls.functions:
             self._check_shared_loop(fn)
+
+    def _check_periodic_eval(self, scope) -> None:
+        """pointnet's ``if i % 10 == 0:`` closing the training loop's body:
+        ``classifier.eval()`` and one test batch through it with grad on.
+        The block is judged on its own: it backpropagates nothing, and every
+        name it binds from the forward's graph is bound afresh at the top of
+        the loop's body before the next backward, so no later backward reads
+        that graph."""
+        loops = self.facts.loops
+        for info in loops.scope_loops(scope):
+            body = info.node.body
+            if not (info.is_batch_loop and info.backward_calls and isinstance(body, cst.IndentedBlock)):
+                continue
+            block = body.body[-1] if body.body else None
+            if not (isinstance(block, cst.If) and block.orelse is None and isinstance(block.body, cst.IndentedBlock)):
+                continue
+            start, end = loops.pos(block), loops.end(block)
+            if any(start <= loops.pos(m) < end for m in info.grad_markers):
+                continue
+            first = min(loops.pos(b) for b in info.backward_calls)  # the first graph read in an iteration
+            for stmt in block.body.body:
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                s_start, s_end = loops.pos(stmt), loops.end(stmt)
+                calls = [c for c in info.model_calls if s_start <= loops.pos(c) < s_end]
+                if calls and self._block_forward(scope, info, block, stmt, calls, first):
+                    torch_no_grad, imports = self._no_grad_spelling()
+                    new_stmt = wrap_in_with(stmt, parse_expr(f"{torch_no_grad}()", self.context.module))
+                    fix = Fix(f"Run it under `with {torch_no_grad}():`", ((stmt, new_stmt),), Safety.SAFE, imports)
+                    self.report(stmt, message=_FORWARD_MESSAGE, fix=fix)
+
+    def _block_forward(self, scope, info, block: cst.If, stmt: cst.SimpleStatementLine, calls, first) -> bool:
+        facts = self.facts
+        loops = facts.loops
+        grad = facts.grad_mode
+        if grad.mode_at(stmt) is not GradMode.ENABLED or grad.local_mode(stmt) is GradMode.ENABLED:
+            return False
+        if not all(isinstance(s, (cst.Assign, cst.Expr)) for s in stmt.body) or loops.holds_comprehension(stmt):
+            return False
+        if not any((facts.history.value(c) or _NONE).h is H.YES for c in calls):
+            return False
+        receivers = frozenset(dotted_name(_module_of(c.func)) for c in calls)
+        if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
+            return False
+        start, end = loops.pos(block), loops.end(block)
+        for call in facts.calls.calls_in.get(scope, ()):
+            fn = facts.calls.resolve(call)
+            if fn is not None and start <= loops.pos(call) < end and (loops.trains(fn) or loops.needs_grad(fn)):
+                return False
+        # Every name the block binds to a value that may carry a graph (the
+        # forward's outputs, a loss computed from them) is bound afresh at the
+        # top of the loop's body before its next backward.
+        carried: set[str] = set()
+        for line in block.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                return False  # a nested block: what it binds is not followed
+            for small in line.body:
+                if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    return False
+                if not isinstance(small, cst.Assign):
+                    continue
+                history = (facts.history.value(small.value) or _NONE).h
+                for target in small.targets:
+                    for name in flat_targets(target.target):
+                        if not isinstance(name, cst.Name):
+                            if history is not H.NO:
+                                return False  # ``self.out = ...`` outlives the iteration
+                        elif history is not H.NO or line is stmt:
+                            carried.add(name.value)
+        if isinstance(scope, cst.FunctionDef) and any(facts.usage.reaches_return(n, scope) for n in carried):
+            return False
+        return all(self._only_stored(n, scope) or self._bound_afresh(n, info, first, scope) for n in carried)
+
+    def _only_stored(self, name: str, scope) -> bool:
+        """``name`` is never read in ``scope``, only assigned (``pred, _, _ = ...``)."""
+        for node in self.facts.usage.reads(name, scope):
+            cur = self.parent(node)
+            while isinstance(cur, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+                cur = self.parent(cur)
+            if not isinstance(cur, cst.AssignTarget):
+                return False
+        return True
+
+    def _bound_afresh(self, name: str, info, first, scope) -> bool:
+        """``name``'s first mention in ``info``'s loop is a plain assignment
+        at the top of its body, before the loop's first backward or step."""
+        loops = self.facts.loops
+        mentions_in = [n for n in self.facts.usage.reads(name, scope) if info.contains(loops.pos(n))]
+        if not mentions_in:
+            return False
+        earliest = min(mentions_in, key=loops.pos)
+        if loops.pos(earliest) >= first:
+            return False
+        target = getattr(info.node, "target", None)
+        if target is not None and any(n is earliest for n in flat_targets(target)):
+            return True  # ``for i, (points, target) in ...``: bound by each iteration
+        small = self.parent(earliest)
+        while isinstance(small, (cst.Tuple, cst.List, cst.Element, cst.StarredElement, cst.AssignTarget)):
+            small = self.parent(small)
+        line = self.parent(small) if isinstance(small, cst.Assign) else None
+        if line is None or self.parent(line) is not info.node.body:
+            return False
+        return any(earliest in flat_targets(t.target) for t in small.targets)  # type: ignore[union-attr]
 
     def _check_shared_loop(self, fn: cst.FunctionDef) -> None:
         """``self.iteration(epoch, test_loader, train=False)``: a loop shared
@@ -661,6 +769,29 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and state == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn.functional as F
+from pointnet.model import PointNetCls
+classifier = PointNetCls(k=10)
+optimizer = torch.optim.Adam(classifier.parameters())
+for epoch in range(10):
+    for i, (points, target) in enumerate(train_loader):
+        optimizer.zero_grad()
+        classifier = classifier.train()
+        pred = classifier(points)
+        loss = F.nll_loss(pred, target)
+        if i > 0:
+            loss = loss + 0.1 * probe.mean()
+        loss.backward()
+        optimizer.step()
+        if i % 10 == 0:
+            classifier = classifier.eval()
+            probe = classifier(anchor)
+""",
+            "the test batch inside the training loop feeds the next iteration's loss: its graph is backpropagated",
+        ),
         Valid(
             """\
 import torch
@@ -1537,6 +1668,51 @@ def main(paths):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+from pointnet.model import PointNetCls
+classifier = PointNetCls(k=10)
+optimizer = torch.optim.Adam(classifier.parameters())
+for epoch in range(10):
+    for i, (points, target) in enumerate(train_loader):
+        optimizer.zero_grad()
+        classifier = classifier.train()
+        pred = classifier(points)
+        loss = F.nll_loss(pred, target)
+        loss.backward()
+        optimizer.step()
+        if i % 10 == 0:
+            points, target = next(iter(test_loader))
+            classifier = classifier.eval()
+            pred, _ = classifier(points)
+            loss = F.nll_loss(pred, target)
+            print(loss.item())
+""",
+            """\
+import torch
+import torch.nn.functional as F
+from pointnet.model import PointNetCls
+classifier = PointNetCls(k=10)
+optimizer = torch.optim.Adam(classifier.parameters())
+for epoch in range(10):
+    for i, (points, target) in enumerate(train_loader):
+        optimizer.zero_grad()
+        classifier = classifier.train()
+        pred = classifier(points)
+        loss = F.nll_loss(pred, target)
+        loss.backward()
+        optimizer.step()
+        if i % 10 == 0:
+            points, target = next(iter(test_loader))
+            classifier = classifier.eval()
+            with torch.no_grad():
+                pred, _ = classifier(points)
+            loss = F.nll_loss(pred, target)
+            print(loss.item())
+""",
+        ),
         Invalid(
             """\
 import torch

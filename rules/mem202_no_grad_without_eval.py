@@ -74,7 +74,10 @@ class NoGradWithoutEval(Rule):
     a module we cannot follow (an EMA copy, a model loaded elsewhere), nor a
     model whose alias or part was switched (`model_without_ddp = model.module`
     then `model_without_ddp.eval()`), nor batch-norm recalibration after
-    `reset_running_stats()` (Precise-BN, `update_bn`).
+    `reset_running_stats()` (Precise-BN, `update_bn`), nor a model with no
+    dropout and no batch norm: a class that keeps the module it is handed
+    (`self.net = net`) is judged with the call's argument
+    (`TemporalShift(nn.Sequential())` holds neither).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval
@@ -721,8 +724,60 @@ predict(net, [torch.zeros(1, 4)])
 """,
             "the factory switches its model to eval before the GPU path returns it",
         ),
+        Valid(
+            """\
+import torch
+from torch import nn
+class TemporalShift(nn.Module):
+    def __init__(self, net, n_segment=3):
+        super().__init__()
+        self.net = net
+        self.n_segment = n_segment
+    def forward(self, x):
+        return self.net(torch.roll(x, 1, 0))
+tsm = TemporalShift(nn.Sequential(), n_segment=8)
+with torch.no_grad():
+    for i in range(10):
+        y = tsm(torch.rand(16, 3, 8, 8))
+""",
+            "TSM's self-test: a class that keeps the module it is handed, here an empty `nn.Sequential()`: "
+            "no dropout, no batch norm, so eval() changes nothing",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from torch import nn
+class TemporalShift(nn.Module):
+    def __init__(self, net, n_segment=3):
+        super().__init__()
+        self.net = net
+        self.n_segment = n_segment
+    def forward(self, x):
+        return self.net(torch.roll(x, 1, 0))
+tsm = TemporalShift(nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3)), n_segment=8)
+with torch.no_grad():
+    for i in range(10):
+        y = tsm(torch.rand(16, 3, 8, 8))
+""",
+            """\
+import torch
+from torch import nn
+class TemporalShift(nn.Module):
+    def __init__(self, net, n_segment=3):
+        super().__init__()
+        self.net = net
+        self.n_segment = n_segment
+    def forward(self, x):
+        return self.net(torch.roll(x, 1, 0))
+tsm = TemporalShift(nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3)), n_segment=8)
+tsm.eval()
+with torch.no_grad():
+    for i in range(10):
+        y = tsm(torch.rand(16, 3, 8, 8))
+""",
+        ),
         Invalid(
             """\
 import torch

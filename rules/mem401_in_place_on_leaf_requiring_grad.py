@@ -139,7 +139,8 @@ class InPlaceOnLeafRequiringGrad(Rule):
         "(`PreActBottleneck.load_from`) whose every use in the project is a call under `torch.no_grad()` "
         "(`unit.load_from(weights)` inside another module's `with torch.no_grad():`) copies into its "
         "parameters without a finding; a call of a method of the same name on an instance of another class "
-        "that defines it itself does not count."
+        "that defines it itself does not count (`net = VisionTransformer(...).cuda()`: the class under a chain "
+        "of `.cuda()`, `.to()`, `.eval()` is the instance's)."
     )
     message = (
         "in-place update of a leaf tensor that requires grad outside torch.no_grad(): autograd raises a RuntimeError"

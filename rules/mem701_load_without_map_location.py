@@ -112,9 +112,17 @@ class LoadWithoutMapLocation(Rule):
     (`AveragedModel(net)` without a device copies a CPU model on the CPU): an
     argument that is a number, options or a part of the checkpoint is no
     model). A class that moves only tensors it builds into plain attributes
-    (`self.noise = torch.randn(n).cuda()`, in no state dict) or into locals
-    moves nothing. A constructor bound nowhere in the module (never
-    imported, no star import) is not known: nothing is claimed.
+    (`self.noise = torch.randn(n).cuda()`, in no state dict, also through a
+    conditional), into items of a plain dict attribute
+    (`self._targets[k] = labels`, no `ParameterDict` in the class) or into
+    locals moves nothing. A constructor bound nowhere in the module (never
+    imported, no star import), or a class picked by name from a module named
+    at run time (`getattr(importlib.import_module(name), "CAM")()`), is not
+    known: nothing is claimed. A torch optimizer over such a model's
+    parameters (`Adam(net.parameters())`, or parameter groups drawn from its
+    parts: `{"params": get_parameters_conv(net.model, "weight")}`) loads its
+    state onto the CPU too while the model has not moved; a torch LR
+    scheduler built on the optimizer moves nothing.
     A load handed to a helper known to call `load_state_dict` on it (a
     function of this file whose body does, or peft's
     `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix.
@@ -152,6 +160,8 @@ class LoadWithoutMapLocation(Rule):
         "does, a model its methods build on the CPU and only call stays there. Tables of such "
         "classes or builders in another module (`from models import model_dict`, `model_dict[name](...)`); "
         "modules whose every class moves nothing, for a class fetched with `getattr(models.zoo, name)`; "
+        "an import rebound to the model built from it (`crnn = crnn.CRNN(...)` after `import models.crnn as "
+        "crnn`) still names that class; "
         "every project function named by a string handed to `eval` "
         "(`eval('models.' + NAME + '.get_pose_net')(cfg)`) being a builder on the CPU. A model's tree of project "
         "classes is followed up to twelve classes deep. "
@@ -1024,8 +1034,107 @@ def resume(path):
 """,
             "the helper's load is returned to a caller that loads it into a model still on the CPU",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+        self._device = "cuda"
+        self._targets = {}
+    def _label(self, labels):
+        labels = torch.from_numpy(labels).float().to(self._device)
+        self._targets["labels"] = labels
+        return labels
+    def forward(self, x, boxes=None):
+        torch.backends.cudnn.benchmark = False
+        self._boxes = torch.from_numpy(boxes).to(self._device) if boxes is not None else None
+        self._label(x)
+        return self.head(x)
+net = Detector()
+net.load_state_dict(torch.load("detector.pth"))
+net.cuda()
+""",
+            "faster-rcnn's `Network`: fresh tensors moved into a plain dict of the instance, or into an attribute "
+            "through a conditional, and a store into `torch.backends`, keep nothing in its state: the class "
+            "moves nothing, and the net is on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def bn_params(model, name):
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            yield getattr(m, name)
+def train(path):
+    net = nn.Sequential(nn.Linear(4, 2), nn.BatchNorm1d(2))
+    optimizer = torch.optim.Adam(
+        [{"params": bn_params(net, "weight")}, {"params": bn_params(net, "bias"), "lr": 1e-2}], lr=1e-3
+    )
+    scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[10])
+    checkpoint = torch.load(path)
+    net.load_state_dict(checkpoint["state_dict"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    net = nn.DataParallel(net).cuda()
+""",
+            "lightweight-pose's resume: an optimizer over parameter groups drawn from a model still on the CPU "
+            "(its scheduler moves nothing) casts the state it loads to its parameters' device, the CPU; the "
+            "model moves after both loads",
+        ),
+        Valid(
+            """\
+import importlib
+import torch
+def run(args):
+    model = getattr(importlib.import_module(args.cam_network), "CAM")()
+    model.load_state_dict(torch.load(args.cam_weights_name + ".pth"), strict=True)
+    model.eval()
+    model.cuda()
+""",
+            "CCT's make_cam: a class picked by name from a module named at run time, built without a device: "
+            "what it builds is not known, so the load into it is not claimed",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import importlib
+import torch
+def run(args):
+    model = getattr(importlib.import_module(args.cam_network), "CAM")().cuda()
+    model.load_state_dict(torch.load(args.cam_weights_name + ".pth"), strict=True)
+""",
+            """\
+import importlib
+import torch
+def run(args):
+    model = getattr(importlib.import_module(args.cam_network), "CAM")().cuda()
+    model.load_state_dict(torch.load(args.cam_weights_name + ".pth", map_location="cpu"), strict=True)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def train(path):
+    net = nn.Linear(4, 2)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    net.cuda()
+    optimizer.load_state_dict(torch.load(path)["optimizer"])
+""",
+            """\
+import torch
+import torch.nn as nn
+def train(path):
+    net = nn.Linear(4, 2)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    net.cuda()
+    optimizer.load_state_dict(torch.load(path, map_location="cpu")["optimizer"])
+""",
+        ),
         Invalid(
             """\
 import torch
@@ -1540,6 +1649,36 @@ embedded = Embedded([[0.0, 1.0]])
 embedded.load_state_dict(torch.load("embedded.pt", map_location="cpu"))
 """,
             count=2,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = nn.ParameterDict()
+    def grow(self, name):
+        scale = torch.ones(1).cuda()
+        self.scales[name] = scale
+        return scale
+net = Scaled()
+net.load_state_dict(torch.load("scaled.pt"))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = nn.ParameterDict()
+    def grow(self, name):
+        scale = torch.ones(1).cuda()
+        self.scales[name] = scale
+        return scale
+net = Scaled()
+net.load_state_dict(torch.load("scaled.pt", map_location="cpu"))
+""",
         ),
         Invalid(
             """\

@@ -20,6 +20,16 @@ _SHAPING = frozenset({"view", "reshape", "float", "long", "unsqueeze", "expand",
 _BROADCASTS = frozenset({"expand", "expand_as"})  # the per-call path: a view over the constant
 _SIZES = frozenset({"size", "numel", "dim"})
 _PER_CALL_METHODS = frozenset({"forward", "__call__", "__init__"})
+# ``metric_logger.log_every(data_loader, print_freq, header)`` (DeiT, MAE,
+# VideoMAE's MetricLogger): yields its first argument's items, with timing.
+_LOGGING_WRAPPERS = frozenset({"log_every"})
+
+
+def _wrapper(func: cst.BaseExpression) -> bool:
+    """``enumerate``/``tqdm``... or ``logger.log_every``: iterates its first argument."""
+    if isinstance(func, cst.Name):
+        return func.value in _WRAPPERS
+    return isinstance(func, cst.Attribute) and func.attr.value in _LOGGING_WRAPPERS
 
 
 def _literal(expr: cst.BaseExpression, names, constants: frozenset[str] = frozenset()) -> bool:
@@ -371,7 +381,7 @@ class LoopInvariantDeviceMove(Rule):
     def _per_batch(self, loop: cst.For | cst.While) -> bool:
         if isinstance(loop, cst.For):
             it = loop.iter
-            while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in _WRAPPERS and it.args:
+            while isinstance(it, cst.Call) and _wrapper(it.func) and it.args:
                 it = it.args[0].value
             if self.facts.objects.kind_of(it, loop) is Kind.LOADER:
                 return True
@@ -571,6 +581,17 @@ class LoopInvariantDeviceMove(Rule):
         Valid(
             """\
 import torch
+def compare(models, metric_logger, device, x):
+    for name, model in metric_logger.log_every(models, 1, "Models"):
+        model.to(device)
+        scale = torch.tensor([0.5, 2.0]).to(device)
+        print(name, model(x.to(device) * scale))
+""",
+            "a logger's `log_every` over a list of models, not a loader: a loop over models, not batches",
+        ),
+        Valid(
+            """\
+import torch
 def test(model, images, loader):
     offload = False
     for i, image in enumerate(images):
@@ -698,6 +719,19 @@ for x, y in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def train_one_epoch(model, data_loader, metric_logger, device):
+    for step, batch in enumerate(metric_logger.log_every(data_loader, 10, "Epoch")):
+        videos = batch.to(device, non_blocking=True)
+        with torch.no_grad():
+            mean = torch.as_tensor([0.485, 0.456, 0.406]).to(device)[None, :, None]
+            target = videos * 2 - mean
+        loss = (model(videos) - target).pow(2).mean()
+""",
+            count=1,
+        ),
         Invalid(
             """\
 import torch

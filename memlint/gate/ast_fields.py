@@ -189,3 +189,44 @@ def expression_nodes(stmt: ast.AST) -> list[ast.AST]:
             for item in getattr(stmt, field):
                 out += nodes(item)
     return out
+
+
+def _expression_fields(children: Children) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (
+        tuple(f for f in children.singles if f not in STATEMENT_BLOCKS),
+        tuple(f for f in children.lists if f not in STATEMENT_BLOCKS),
+    )
+
+
+# Node class -> its fields outside STATEMENT_BLOCKS (singles, lists).
+_EXPRESSION_FIELDS = {cls: _expression_fields(ch) for cls, ch in CHILDREN.items()}
+
+
+def expression_calls(stmt: ast.AST) -> list[ast.Call]:
+    """The ``ast.Call`` nodes of :func:`expression_nodes`, in one walk: the
+    gate asks a statement's calls once per statement of a scope it reads
+    (eval.py's _names_called), and a list of every node per field cost
+    several times the calls themselves."""
+    fields = _EXPRESSION_FIELDS.get(type(stmt))
+    if fields is None:
+        return []
+    singles, lists = fields
+    stack: list[object] = [getattr(stmt, field) for field in singles]
+    for field in lists:
+        stack += getattr(stmt, field)
+    out: list[ast.Call] = []
+    push, extend, pop, table, Call = stack.append, stack.extend, stack.pop, CHILDREN, ast.Call
+    while stack:
+        node = pop()
+        children = table.get(type(node))
+        if children is None:
+            if type(node) is list:  # a field of a class whose signature was not read
+                extend(node)
+            continue  # None, or a scalar
+        if type(node) is Call:
+            out.append(node)  # type: ignore[arg-type]
+        for field in children.singles:
+            push(getattr(node, field))
+        for field in children.lists:
+            extend(getattr(node, field))
+    return out

@@ -205,9 +205,7 @@ def compute_read_for_a_loop_without_grad(facts: GateFacts) -> set[int] | None:
     """GateFacts.module_built_for_a_loop_without_grad's scopes: where
     loops.mode_before may end for a loop that may run without grad (None:
     anywhere)."""
-    if facts.train_call:  # loop_may_run_without_grad stopped at the first scope
-        return compute_loop_may_run_without_grad(facts, collect=True)
-    return facts._off_loop_scopes
+    return facts.off_loop_scopes()  # type: ignore[no-any-return]
 
 
 _STATEMENT_BLOCKS = ast_fields.STATEMENT_BLOCKS
@@ -218,14 +216,13 @@ def _names_called(stmt: ast.AST, aliases: dict[str, str]) -> set[str]:
     are written with: the callee's last name and a bare name (callgraph
     resolves ``f()`` and ``self.f()`` by them)."""
     names: set[str] = set()
-    for node in ast_fields.expression_nodes(stmt):
-        if type(node) is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            last = ast_callee(func, aliases)
-            if last is not None:
-                names.add(last)
-            if type(func) is ast.Name:
-                names.add(func.id)
+    for node in ast_fields.expression_calls(stmt):
+        func = node.func
+        last = ast_callee(func, aliases)
+        if last is not None:
+            names.add(last)
+        if type(func) is ast.Name:
+            names.add(func.id)
     return names
 
 
@@ -324,13 +321,10 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     aliases = facts._aliases
     called = facts.called | facts._aliases.keys() if modes else set()  # callgraph's call_sites, by name, wide
     heads: set[str] = set()  # the names each "off" was read through
-    rebound: set[str] = set()  # for ModelReach, read as ModelReach.of reads them
-    bases: set[str] = set()
-    self_bound: set[str] = set()
     sites: list[_EvalSite] = []
     eval_scopes: set[int] = set()  # the scopes holding an eval-mode call (see _EvalSite.mode_scope)
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
-    AST, Name, Attribute, Call, Load = ast.AST, ast.Name, ast.Attribute, ast.Call, ast.Load
+    AST, Name, Attribute, Call = ast.AST, ast.Name, ast.Attribute, ast.Call
     table = ast_fields.CHILDREN
     # (node, its function's name, its parameters, grad surely set here, the sites around it, its scope)
     top: tuple[_EvalSite, ...] = ()
@@ -345,12 +339,8 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
         node, fn_name, params, off, open_sites, scope = pop()
         kind = type(node)
         if kind is Name:
-            if type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                rebound.add(node.id)  # type: ignore[attr-defined]
-            continue
-        if kind is Attribute:
-            _attribute_binding(node, bases, self_bound)
-        elif kind is Call:
+            continue  # what ModelReach reads of names GateFacts' walk gathered
+        if kind is Call:
             func = node.func  # type: ignore[attr-defined]
             if modes and eval_mode_call(node, aliases):  # type: ignore[arg-type]
                 eval_scopes.add(scope)
@@ -429,8 +419,6 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
                 sites.append(open_sites[-1])
         elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef))  # type: ignore[attr-defined]
-        elif kind in _BINDERS:
-            _bind_names(node, kind, rebound)
         children = table.get(kind)
         if children is None or children.generic:  # a class whose signature was not read
             for field in node._fields:
@@ -452,9 +440,7 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
                     push((item, fn_name, params, off, open_sites, scope))
     if not sites:
         return False
-    if facts._model_reach is None:
-        facts._model_reach = ModelReach(facts, rebound, bases, self_bound)
-    reach = facts._model_reach
+    reach = ModelReach.of(facts)
     # else context_mode may not resolve ``torch``
     trusted_off = not heads & (reach.rebound | facts.def_names | facts._classes)
     eval_arguments: dict[str, bool] = {}
@@ -480,10 +466,9 @@ def compute_sampler_runs_a_model(facts: GateFacts, words: frozenset[str]) -> boo
     ``words`` (evaluation, sampling), with no loop of its own, holds a call
     objects.is_model_call may find a module call (MEM202's
     visit_FunctionDef needs both)."""
-    for node in ast_fields.nodes(facts._tree):
-        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and name_tokens(node.name) & words:  # type: ignore[attr-defined]
-            if not _has_own_loop(node) and _calls_model(facts, node):
-                return True
+    for node in facts._functions:  # every def of the file, as the main walk met them
+        if name_tokens(node.name) & words and not _has_own_loop(node) and _calls_model(facts, node):
+            return True
     return False
 
 
@@ -531,25 +516,13 @@ def _calls_model(facts: GateFacts, root: ast.AST) -> bool:
     return any(reach.self_attr_may_be_model(n) if is_self else reach.name_may_be_model(n) for is_self, n in pending)
 
 
-def _attribute_binding(node: ast.AST, bases: set[str], self_bound: set[str]) -> None:
-    """``name.attr`` read (objects' ``_parameters_read``), ``self.x``
-    assigned or read as ``self.x.attr`` (see ModelReach)."""
-    value = node.value  # type: ignore[attr-defined]
-    if type(value) is ast.Name:
-        bases.add(value.id)
-        if value.id == "self" and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
-            self_bound.add(node.attr)  # type: ignore[attr-defined]
-    elif type(value) is ast.Attribute and type(value.value) is ast.Name and value.value.id == "self":  # type: ignore[attr-defined]
-        self_bound.add(value.attr)  # type: ignore[attr-defined]  # ``self.x.parameters()``
-
-
 # The nodes other than a stored ``ast.Name`` that bind a name.
-_BINDERS = frozenset(
+BINDERS = frozenset(
     {ast.arg, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.Global, ast.Nonlocal, ast.MatchMapping}
 )
 
 
-def _bind_names(node: ast.AST, kind: type, rebound: set[str]) -> None:
+def bind_names(node: ast.AST, kind: type, rebound: set[str]) -> None:
     if kind is ast.arg:
         rebound.add(node.arg)  # type: ignore[attr-defined]
     elif kind is ast.Global or kind is ast.Nonlocal:
@@ -598,22 +571,13 @@ class ModelReach:
 
     @staticmethod
     def of(facts: GateFacts) -> ModelReach:
-        """The file's, built on first use (MEM201, MEM202)."""
+        """The file's, built on first use (MEM201, MEM202) from what
+        GateFacts' walk gathered (its ``_rebound``, ``_bases`` and
+        ``_self_bound``: a Name not loaded, a binder's names, the object
+        of ``name.attr``, the ``x`` of a ``self.x`` stored or of a
+        ``self.x.attr``)."""
         if facts._model_reach is None:
-            rebound: set[str] = set()
-            bases: set[str] = set()
-            self_bound: set[str] = set()
-            Name, Attribute, Load = ast.Name, ast.Attribute, ast.Load
-            for node in ast_fields.nodes(facts._tree):
-                kind = type(node)
-                if kind is Name:  # as compute_evaluates_with_grad's walk reads it
-                    if type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                        rebound.add(node.id)  # type: ignore[attr-defined]
-                elif kind is Attribute:
-                    _attribute_binding(node, bases, self_bound)
-                elif kind in _BINDERS:
-                    _bind_names(node, kind, rebound)
-            facts._model_reach = ModelReach(facts, rebound, bases, self_bound)
+            facts._model_reach = ModelReach(facts, facts._rebound, facts._bases, facts._self_bound)
         return facts._model_reach
 
     def name_may_be_model(self, name: str) -> bool:
@@ -837,7 +801,7 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
             calling: list[tuple[str, set[str]]] = []  # a def that returns, and the defs it calls
             try:
                 for fn in facts._functions:
-                    nodes = list(ast.walk(fn))
+                    nodes = ast_fields.nodes(fn)  # every Return and Call, less contexts and operators
                     if not any(type(n) is ast.Return and n.value is not None for n in nodes):  # type: ignore[attr-defined]
                         continue
                     calls = [n for n in nodes if type(n) is ast.Call and not _moves_only(n)]

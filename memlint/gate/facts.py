@@ -26,7 +26,9 @@ from memlint.gate.ast_names import ast_callee, ast_tokens
 from memlint.gate.carried import carries_state
 from memlint.gate.empty_cache import empty_cache_in_loop
 from memlint.gate.eval import (
+    BINDERS,
     ModelReach,
+    bind_names,
     compute_builds_module,
     compute_evaluates_with_grad,
     compute_loop_calls_project,
@@ -94,7 +96,7 @@ _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, *_COMPREHENSIONS})
 
 # What GateFacts._walk does with a node, by its class (0: only its children).
 _CALL, _KEYWORD, _ASSIGN, _LIST = 1, 2, 3, 4
-_AUG_ASSIGN, _BINDING, _FOR, _WHILE, _COMPREHENSION, _FUNCTION, _CLASS, _IMPORT, _EXPR = range(5, 14)
+_AUG_ASSIGN, _BINDING, _FOR, _WHILE, _COMPREHENSION, _FUNCTION, _CLASS, _IMPORT, _EXPR, _BINDER = range(5, 15)
 _CODES: dict[type, int] = {
     ast.Expr: _EXPR,
     ast.Call: _CALL,
@@ -112,6 +114,7 @@ _CODES: dict[type, int] = {
     ast.ClassDef: _CLASS,
     ast.Import: _IMPORT,
     ast.ImportFrom: _IMPORT,
+    **dict.fromkeys(BINDERS, _BINDER),
 }
 
 
@@ -184,6 +187,13 @@ class GateFacts:
         self._classes: set[str] = set()
         self._class_nodes: list[ast.ClassDef] = []  # for _module_classes (MEM202)
         self._self_rebound = False  # ``self`` assigned somewhere (a function rebinds it)
+        # What ModelReach reads of the file (eval.ModelReach.of), gathered by
+        # the walk instead of a walk of its own: names bound other than by
+        # def, class or import, names read as ``name.attr``, and the ``x`` of
+        # a ``self.x`` assigned or read as ``self.x.attr``.
+        self._rebound: set[str] = set()
+        self._bases: set[str] = set()
+        self._self_bound: set[str] = set()
         self._functions: list[ast.AST] = []  # every def, for compute_builds_module's scopes (MEM202)
         # The project's model classes as this file spells them, once its view is
         # known (given_project_classes); None: any project import may name one.
@@ -196,6 +206,7 @@ class GateFacts:
         # The scopes (a def's id, 0 for the module) whose loops may run without
         # grad holding a model call; None: any (modes set by statements).
         self._off_loop_scopes: set[int] | None = None
+        self._off_loop_scopes_read = False  # _off_loop_scopes holds the collected scopes (off_loop_scopes)
         self._loop_without_grad: bool | None = None
         self._sampler: bool | None = None
         self._built_for_off_loop: bool | None = None
@@ -355,10 +366,22 @@ class GateFacts:
         through the file by name). Computed on first use (MEM202)."""
         if self._loop_without_grad is None:
             # The scopes are collected only where a fresh module may decide (no ``.train()``).
-            scopes = compute_loop_may_run_without_grad(self, collect=not self.train_call)
+            collect = not self.train_call
+            scopes = compute_loop_may_run_without_grad(self, collect=collect)
             self._loop_without_grad = scopes is None or bool(scopes)
-            self._off_loop_scopes = scopes
+            if collect:
+                self._off_loop_scopes, self._off_loop_scopes_read = scopes, True
         return self._loop_without_grad
+
+    def off_loop_scopes(self) -> set[int] | None:
+        """compute_loop_may_run_without_grad's collected scopes (None: any),
+        computed once: MEM202's gate reads them for helpers, plain classes
+        and the modules built for such a loop, after loop_may_run_without_grad
+        (which collects them too where no ``.train()`` call stops it early)."""
+        if not self._off_loop_scopes_read:
+            self._off_loop_scopes = compute_loop_may_run_without_grad(self, collect=True)
+            self._off_loop_scopes_read = True
+        return self._off_loop_scopes
 
     @property
     def project_imports(self) -> bool:
@@ -401,7 +424,7 @@ class GateFacts:
         (loops.external_modes). Computed on first use (MEM202)."""
         if not self.loop_may_run_without_grad:
             return False
-        scopes = compute_loop_may_run_without_grad(self, collect=True)
+        scopes = self.off_loop_scopes()
         if scopes is None:
             return True
         return any(
@@ -420,7 +443,7 @@ class GateFacts:
         StarGAN's ``Solver.test``). Computed on first use (MEM202)."""
         if not self.loop_may_run_without_grad:
             return False
-        scopes = compute_loop_may_run_without_grad(self, collect=True)
+        scopes = self.off_loop_scopes()
         for cls in self._class_nodes:
             if cls.keywords or any(not (type(b) is ast.Name and b.id == "object") for b in cls.bases):
                 continue
@@ -589,6 +612,7 @@ class GateFacts:
         calls, assigns, bindings = self._calls, self._assigns, self._bindings
         functions = self._functions
         add_ident, add_call = idents.add, calls.append
+        add_rebound, add_base, add_self_bound = self._rebound.add, self._bases.add, self._self_bound.add
         table, Name, Attribute, Load = _WALK, ast.Name, ast.Attribute, ast.Load
         stack = [tree]
         push, extend, pop = stack.append, stack.extend, stack.pop
@@ -597,15 +621,22 @@ class GateFacts:
             kind = type(node)
             if kind is Name:
                 add_ident(node.id)  # type: ignore[attr-defined]
-                if node.id == "self" and type(node.ctx) is not Load:  # type: ignore[attr-defined]
-                    self._self_rebound = True
+                if type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                    add_rebound(node.id)  # type: ignore[attr-defined]
+                    if node.id == "self":  # type: ignore[attr-defined]
+                        self._self_rebound = True
                 continue  # a name's only child is its context
             if kind is Attribute:  # a fifth of the nodes visited: read here whole
                 add_ident(node.attr)  # type: ignore[attr-defined]
                 value = node.value  # type: ignore[attr-defined]
                 if type(value) is Name:  # ``self.x``: an attribute's object is read, never bound
                     add_ident(value.id)  # type: ignore[attr-defined]
+                    add_base(value.id)  # type: ignore[attr-defined]
+                    if value.id == "self" and type(node.ctx) is not Load:  # type: ignore[attr-defined]
+                        add_self_bound(node.attr)  # type: ignore[attr-defined]
                 else:
+                    if type(value) is Attribute and type(value.value) is Name and value.value.id == "self":  # type: ignore[attr-defined]
+                        add_self_bound(value.attr)  # type: ignore[attr-defined]  # ``self.x.parameters()``
                     push(value)
                 continue
             code, singles, lists = table[kind]
@@ -700,6 +731,8 @@ class GateFacts:
             self.idents.add(node.name)  # type: ignore[attr-defined]
             self._classes.add(node.name)  # type: ignore[attr-defined]
             self._class_nodes.append(node)  # type: ignore[arg-type]
+        elif code == _BINDER:
+            bind_names(node, type(node), self._rebound)
         elif code == _IMPORT:
             self._imports.append(node)  # type: ignore[arg-type]
             idents = self.idents

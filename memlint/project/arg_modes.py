@@ -31,17 +31,33 @@ _MODE_WORDS = frozenset({"eval", "train", "mode", "dropout", "bn", "batchnorm", 
 _NOT_A_MODEL = frozenset({"transform", "transforms", "dataset", "datasets", "loader", "dataloader", "sampler"})
 
 
-@dataclass(frozen=True)
 class _Event:
-    pos: Pos
-    kind: str  # "eval", "train", "unknown" (an opaque call that may switch), "call" (hands names to a function)
-    receiver: str = ""  # "eval"/"train": the dotted name switched
-    names: frozenset[str] = frozenset()  # "call": the dotted names handed over
-    runs: frozenset[str] = frozenset()  # "call": the names it only runs (``model(x)``, ``model.forward(x)``)
-    callee: str = ""  # "call": a project function as spelled ("engine.train_one_epoch", "local:fit"), "" for others
-    # "run": a call of nothing the summary follows (``model(x)``, ``model.run_epoch(...)``);
-    # its ``names`` and ``runs`` are read from it only when ``state`` walks past it.
-    call: ast.Call | None = None
+    """One thing a scope does to model modes. A plain class with slots, not
+    a frozen dataclass: the summary's walk makes one per call it cannot
+    read (most calls of every module), and a frozen dataclass's ``__init__``
+    sets each field through ``object.__setattr__``."""
+
+    __slots__ = ("pos", "kind", "receiver", "names", "runs", "callee", "call")
+
+    def __init__(
+        self,
+        pos: Pos,
+        kind: str,  # "eval", "train", "unknown" (an opaque call that may switch), "call" (hands names to a function)
+        receiver: str = "",  # "eval"/"train": the dotted name switched
+        names: frozenset[str] = frozenset(),  # "call": the dotted names handed over
+        runs: frozenset[str] = frozenset(),  # "call": the names it only runs (``model(x)``, ``model.forward(x)``)
+        callee: str = "",  # "call": a project function as spelled ("engine.train_one_epoch", "local:fit"), "" for others
+        # "run": a call of nothing the summary follows (``model(x)``, ``model.run_epoch(...)``);
+        # its ``names`` and ``runs`` are read from it only when ``state`` walks past it.
+        call: ast.Call | None = None,
+    ) -> None:
+        self.pos = pos
+        self.kind = kind
+        self.receiver = receiver
+        self.names = names
+        self.runs = runs
+        self.callee = callee
+        self.call = call
 
 
 @dataclass
@@ -167,6 +183,20 @@ def may_set_mode(last: str) -> bool:
     ``set_eval_mode(m)``, ``m.apply(fn)``); constructors are not."""
     if not last or last[:1].isupper():
         return False
+    found = _MAY_SET_MODE.get(last)
+    if found is None:
+        if len(_MAY_SET_MODE) > 100_000:
+            _MAY_SET_MODE.clear()
+        found = _MAY_SET_MODE[last] = _may_set_mode(last)
+    return found
+
+
+# last name -> may_set_mode: asked of most calls of every module the summary
+# walks, of a few thousand distinct names.
+_MAY_SET_MODE: dict[str, bool] = {}
+
+
+def _may_set_mode(last: str) -> bool:
     tokens = name_tokens(last)
     if tokens & _NOT_A_MODEL:
         return False
@@ -221,4 +251,6 @@ def argument_keys(call: ast.Call) -> list[tuple[str, str]]:
 
 def dotted(node: ast.AST) -> str:
     """``a.b.c`` for a chain of names, "" for anything else."""
+    if node.__class__ is ast.Name:  # most callees and arguments: no chain to spell
+        return node.id  # type: ignore[attr-defined]
     return ast_dotted(node) or ""

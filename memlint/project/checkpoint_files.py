@@ -128,12 +128,7 @@ class _Files(ast.NodeVisitor):
                 self.moves[-1][key] = moved
 
     def _qualified(self, func: ast.expr) -> str | None:
-        spelled = _dotted(func)
-        if spelled is None:
-            return None
-        head, dot, rest = spelled.partition(".")
-        bound = self.bindings.get(head)
-        return (bound + dot + rest) if bound else spelled
+        return _qualified(func, self.bindings)
 
     def _files(self, expr: ast.expr) -> set[str]:
         found: set[str] = set()
@@ -177,6 +172,27 @@ class _Files(ast.NodeVisitor):
             if owner in self.moves[-1]:
                 return self.moves[-1][owner]
         return False
+
+
+def _qualified(func: ast.expr, bindings: dict[str, str]) -> str | None:
+    spelled = _dotted(func)
+    if spelled is None:
+        return None
+    head, dot, rest = spelled.partition(".")
+    bound = bindings.get(head)
+    return (bound + dot + rest) if bound else spelled
+
+
+# The calls whose files checkpoint_files keeps: without one, all three lists are empty.
+CHECKPOINT_CALLS = frozenset({"torch.save", "torch.load"})
+
+
+def names_a_checkpoint_call(func: ast.expr, bindings: dict[str, str]) -> bool:
+    """``func`` (a callee whose last name is ``save`` or ``load``) is
+    ``torch.save``/``torch.load`` once ``bindings`` (the module's imports, as
+    checkpoint_files gets them) qualify it: the summary reads the whole
+    module again (checkpoint_files) only when some callee is."""
+    return _qualified(func, bindings) in CHECKPOINT_CALLS
 
 
 def checkpoint_files(tree: ast.Module, bindings: dict[str, str]) -> tuple[list[str], list[str], list[str]]:

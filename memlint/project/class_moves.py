@@ -21,8 +21,12 @@ counts, as does every move outside a method (a class body, a decorator).
 In a class that registers nothing by a call (no ``register_buffer``,
 ``setattr``, ``Parameter``...), a plain attribute is in no state dict: a
 fresh tensor moved straight into one (``self.noise = torch.randn(n).cuda()``,
-MUNIT's fixed sampling codes) does not count, even in ``__init__``, nor does
-``self.loss = a + b`` (no constructor in the value) make a method keep.
+MUNIT's fixed sampling codes, or through a conditional) does not count, even
+in ``__init__``, nor does ``self.loss = a + b`` (no constructor in the value)
+make a method keep, nor ``self.targets[k] = t`` (an item of a plain dict, when
+the class names no ``ParameterDict``/``ParameterList``), nor a store into an
+imported module (``torch.backends.cudnn.benchmark = True``): faster-rcnn's
+``Network``.
 
 Read on Python's ``ast`` by the project summary (summary.py) and, for a class
 of the module being linted, by analysis/training/state_loads.py, so both
@@ -32,7 +36,7 @@ sides judge a class alike.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from memlint.gate.ast_fields import nodes
 
@@ -62,11 +66,16 @@ def is_move(node: ast.AST) -> bool:
     return node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in MOVES  # type: ignore[attr-defined]
 
 
-def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> bool:
+def class_moves_to_a_device(
+    cls: ast.ClassDef, bindings: Mapping[str, str], walk: Callable[[ast.AST], list[ast.AST]] | None = None
+) -> bool:
     """``cls`` has a move that may put the module (or a part it keeps) on a
-    device; ``bindings`` maps the module's import names to qualified names."""
+    device; ``bindings`` maps the module's import names to qualified names.
+    ``walk``: ``nodes``, or the summary's NodeLists (node_lists.py), which
+    keeps each method's list for parameterless.py to read again."""
+    walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     for part in (*cls.decorator_list, *cls.bases, *cls.keywords):
-        if any(map(is_move, nodes(part))):
+        if any(map(is_move, walk(part))):
             return True
     methods: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     others: list[ast.AST] = []  # the nodes of the class's other statements
@@ -74,14 +83,14 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
         if isinstance(stmt, _FUNCTIONS):
             methods.append(stmt)
         else:
-            found = nodes(stmt)
+            found = walk(stmt)
             if any(map(is_move, found)):
                 return True
             others += found
     # One walk of each method: every question below (moves, registers,
     # stores into ``self``, fresh names) reads its list of nodes, not the
     # tree again (a large class was walked three times more).
-    walked = [nodes(method) for method in methods]
+    walked = [walk(method) for method in methods]
     keeping: set[str] | None = None
     registers: bool | None = None
     for method, found in zip(methods, walked):
@@ -90,7 +99,7 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
             continue
         if registers is None:
             heads = (*cls.decorator_list, *cls.bases, *cls.keywords, *getattr(cls, "type_params", ()))
-            parts = [nodes(part) for part in heads]
+            parts = [walk(part) for part in heads]
             registers = any(map(_registers, (*parts, others, *walked)))
         fresh = _fresh_names(method, found, bindings)
         if not registers:
@@ -102,7 +111,9 @@ def class_moves_to_a_device(cls: ast.ClassDef, bindings: Mapping[str, str]) -> b
         if method.name == "__init__":
             return True
         if keeping is None:
-            keeping = _keeping_methods(methods, walked, plain=not registers)
+            keeping = _keeping_methods(
+                methods, walked, plain=not registers, plain_items=not _parameter_containers(walked), imports=bindings
+            )
         if method.name in keeping:
             return True
         if not all(_fresh(move.func.value, fresh, bindings) for move in moves):  # type: ignore[attr-defined]
@@ -142,22 +153,46 @@ def _stored_plain(
     this = _self_name(method)
     for node in found:
         if node.__class__ is ast.Assign and len(node.targets) == 1 and _self_attr(node.targets[0], this):  # type: ignore[attr-defined]
-            value = node.value  # type: ignore[attr-defined]
-            while value is not move and isinstance(value, ast.Call):
-                func = value.func
-                if isinstance(func, ast.Attribute) and func.attr in _TENSOR_METHODS:
-                    value = func.value
-                elif _qualified(func, bindings) in _VARIABLE and len(value.args) == 1 and not value.keywords:
-                    value = value.args[0]
-                else:
-                    break
-            if value is move:
+            if _whole_value(node.value, move, bindings):  # type: ignore[attr-defined]
+                return True
+    return False
+
+
+def _whole_value(value: ast.AST, move: ast.AST, bindings: Mapping[str, str]) -> bool:
+    """``move`` is ``value`` through tensor methods, ``Variable`` and either
+    arm of a conditional (``t.to(d) if t is not None else None``)."""
+    while value is not move:
+        if isinstance(value, ast.IfExp):
+            return _whole_value(value.body, move, bindings) or _whole_value(value.orelse, move, bindings)
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr in _TENSOR_METHODS:
+            value = func.value
+        elif _qualified(func, bindings) in _VARIABLE and len(value.args) == 1 and not value.keywords:
+            value = value.args[0]
+        else:
+            return False
+    return True
+
+
+def _parameter_containers(walked: list[list[ast.AST]]) -> bool:
+    """A method names ``ParameterDict``/``ParameterList``...: an item stored
+    into an attribute may become a parameter."""
+    for found in walked:
+        for node in found:
+            name = node.id if node.__class__ is ast.Name else node.attr if node.__class__ is ast.Attribute else ""  # type: ignore[attr-defined]
+            if name.startswith("Parameter"):
                 return True
     return False
 
 
 def _keeping_methods(
-    methods: list[ast.FunctionDef | ast.AsyncFunctionDef], walked: list[list[ast.AST]], plain: bool = False
+    methods: list[ast.FunctionDef | ast.AsyncFunctionDef],
+    walked: list[list[ast.AST]],
+    plain: bool = False,
+    plain_items: bool = False,
+    imports: Mapping[str, str] | None = None,
 ) -> set[str]:
     """The methods that store into ``self``, and those they call as ``self.m()``
     (again). ``plain``: the class registers nothing, so ``self.loss = a + b``
@@ -165,7 +200,7 @@ def _keeping_methods(
     keeping: set[str] = set()
     calls: dict[str, set[str]] = {}
     for m, found in zip(methods, walked):
-        stores, calls[m.name] = _stores_and_self_calls(m, found, plain)
+        stores, calls[m.name] = _stores_and_self_calls(m, found, plain, plain_items, imports or {})
         if stores:
             keeping.add(m.name)
     todo = list(keeping)
@@ -189,7 +224,11 @@ def _root(node: ast.AST) -> ast.AST:
 
 
 def _stores_and_self_calls(
-    method: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST], plain: bool
+    method: ast.FunctionDef | ast.AsyncFunctionDef,
+    found: list[ast.AST],
+    plain: bool,
+    plain_items: bool = False,
+    imports: Mapping[str, str] | None = None,
 ) -> tuple[bool, set[str]]:
     """Whether the method stores into ``self``, and the methods it calls as
     ``self.m()``: one pass over its nodes for both (``found``, in
@@ -199,9 +238,15 @@ def _stores_and_self_calls(
     calls: set[str] = set()
     harmless: set[int] = set()
     for node in found:
-        if plain and isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0], this):
-            if not any(map(_constructs, ast.walk(node.value))):
-                harmless.add(id(node.targets[0]))
+        if plain and isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            # ``self.h = a + b``, and ``self.d[k] = t`` into a plain dict or
+            # list (faster-rcnn's ``self._anchor_targets[k] = labels``) when
+            # the class names no ``ParameterDict``/``ParameterList``, which
+            # would make ``t`` a parameter.
+            item = isinstance(target, ast.Subscript) and _self_attr(target.value, this) and plain_items
+            if (_self_attr(target, this) or item) and not any(map(_constructs, ast.walk(node))):
+                harmless.add(id(target))
         if id(node) in harmless:
             continue
         if isinstance(node, ast.Call):
@@ -214,7 +259,8 @@ def _stores_and_self_calls(
         elif stores:
             continue
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stores = True  # ``self.h = ...``, or through an alias (``m = self.fc; m.w = ...``)
+            if not _imported_root(node, imports or {}, found):
+                stores = True  # ``self.h = ...``, or through an alias (``m = self.fc; m.w = ...``)
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
             root = _root(node)
             if not isinstance(root, ast.Name) or root.id == this:
@@ -222,6 +268,15 @@ def _stores_and_self_calls(
         elif isinstance(node, ast.Name) and node.id == this and isinstance(node.ctx, ast.Store):
             stores = True  # ``self`` rebound: what it names is not known
     return stores, calls
+
+
+def _imported_root(target: ast.AST, imports: Mapping[str, str], found: list[ast.AST]) -> bool:
+    """``torch.backends.cudnn.benchmark = True``: a store into an imported
+    module (a name the method never binds), no alias of ``self``."""
+    root = _root(target)
+    if not (isinstance(root, ast.Name) and root.id in imports):
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == root.id and isinstance(n.ctx, ast.Store) for n in found)
 
 
 def _constructs(node: ast.AST) -> bool:

@@ -9,7 +9,7 @@ entries of its own module and of the modules it star-imports.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from memlint.project.arg_modes import may_set_mode
 
@@ -17,6 +17,7 @@ from memlint.project.arg_modes import may_set_mode
 # which a warm run imports without the summaries' machinery.
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.modules import ModuleMap, project_files
+from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
@@ -35,14 +36,23 @@ _MAX_NESTING = 12
 
 class ProjectIndex:
     def __init__(
-        self, root: str, summaries: dict[str, ModuleSummary | dict | None], wanted: frozenset[str] | None = None
+        self,
+        root: str,
+        summaries: dict[str, ModuleSummary | dict | None],
+        wanted: frozenset[str] | None = None,
+        lazy: dict[str, frozenset[str]] | None = None,
+        lazy_from: tuple = (None, {}),
     ) -> None:
         """``summaries``: every project file's summary, None for a file with no
         training word (its exports are read from disk if another module asks),
         or its JSON (a cache entry's: made into a ModuleSummary only if asked;
         of its calls, only those of a ``wanted`` name are read).
         ``wanted``: the only function names whose callers are asked for (the
-        viewed modules'); None for all. Other calls are never resolved."""
+        viewed modules'); None for all. Other calls are never resolved.
+        ``lazy``: files left unsummarised (None in ``summaries``) until
+        asked (narrow.py), with the lazily asked words each holds;
+        ``lazy_from``: the summary store and the needles to make them as
+        build_index would have (None for a file holding no needle)."""
         self.root = os.path.abspath(root)
         self.wanted = wanted
         self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
@@ -81,6 +91,12 @@ class ProjectIndex:
         self._typed: TypedObjects | None = None
         # Viewed files without a training word, summarised for their calls only.
         self.wordless: frozenset[str] = frozenset()
+        # Needle holders summarised only when asked (narrow.py): path -> the
+        # lazily asked words it holds; those not summarised yet; how to.
+        self.lazy_words = {os.path.abspath(p): w for p, w in (lazy or {}).items()}
+        self._lazy = set(self.lazy_words)
+        self._lazy_from = lazy_from  # (store, needles)
+        self._lazy_map: dict[str, list[str]] | None = None
         for path, summary in self.summaries.items():
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
@@ -116,10 +132,38 @@ class ProjectIndex:
     def _full(self, path: str) -> ModuleSummary | None:
         """``summaries[path]``, made from its JSON on first use."""
         self._note_read(path)
-        found = self.summaries.get(path)
+        found = self._held(path)
         if isinstance(found, dict):
             found = self.summaries[path] = ModuleSummary.from_json(found)
         return found
+
+    def _held(self, path: str) -> ModuleSummary | dict | None:
+        """``summaries.get(path)``; a needle holder left for later
+        (narrow.py) summarised now, as build_index would have."""
+        if path in self._lazy:
+            store, needles = self._lazy_from
+            self._lazy.discard(path)
+            self.summaries[path] = summary_from_disk(path, store, needles)
+        return self.summaries.get(path)
+
+    def _candidate(self, path: str) -> ModuleSummary | dict | None:
+        """A lazily asked holder's summary (narrow.py): ``_held``'s, or, for
+        one holding no needle (``.G`` spelled ``solver.G.lr``), the
+        summary of its calls every module of a tree run has."""
+        found = self._held(path)
+        if found is None and path in self.lazy_words:
+            found = summary_from_disk(path, self._lazy_from[0], _ANY)
+        return found
+
+    def lazy_holding(self, word: str) -> list[str]:
+        """The needle holders left for later that hold ``word``, sorted (the
+        word -> holders map built once: every view asks it)."""
+        if self._lazy_map is None:
+            self._lazy_map = {}
+            for path, words in self.lazy_words.items():
+                for held in words:
+                    self._lazy_map.setdefault(held, []).append(path)
+        return sorted(self._lazy_map.get(word, ()))
 
     def summary(self, path: str) -> ModuleSummary | None:
         """The file's summary; for a file with no training word, what it binds
@@ -184,7 +228,7 @@ class ProjectIndex:
         return cached[0]
 
     def _read_sys_paths(self, importer: str) -> tuple[str, ...]:
-        found = self.summaries.get(importer)
+        found = self._held(importer)
         if found is None and importer not in self.summaries:
             found = self.summary(importer)  # an index that computes summaries when asked (live.py)
         here = os.path.dirname(importer)
@@ -202,7 +246,7 @@ class ProjectIndex:
     def _neighbour(self, path: str) -> ModuleSummary | dict | None:
         """``path``'s summary as the index holds it (a cache entry's JSON
         stays JSON), or what it binds, read from disk (it has no training word)."""
-        found = self.summaries.get(path)
+        found = self._held(path)
         return found if found is not None else self.summary(path)
 
     def _star_sources(self, path: str) -> list[str]:
@@ -611,6 +655,8 @@ class ProjectIndex:
             defined(local, defining, found[1], found[0])
         # ``models.Net(...)`` after ``import models``: the calls name them.
         locals_of = {target: local for local, target in summary.imports.items()}
+        for local, target in summary.rebuilt.items():  # ``crnn = crnn.CRNN(...)``: named before it was rebound
+            locals_of.setdefault(target, local)
         for callee in sorted({site.callee for site in summary.calls}):
             head, _, last = callee.rpartition(".")
             if head not in locals_of:
@@ -746,6 +792,13 @@ class ProjectIndex:
                 if other != path:
                     self._note_read(other)  # the view depends on it (incremental re-lint)
                     found.add(name)
+            if name in found:
+                continue
+            for other in self.lazy_holding("." + name):  # left for later (narrow.py): the first that switches it
+                if other != path and name in _field(self._candidate(other), "attr_switches"):
+                    self._note_read(other)
+                    found.add(name)
+                    break
         return tuple(sorted(found))
 
     def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
@@ -765,14 +818,26 @@ class ProjectIndex:
             others = users.get(name, set()) - {path}
             for other in others:  # the view depends on those modules (a new user spells the name: states.py)
                 self._note_read(other)
-            if kind == "loading_uses" and others:
-                used.append(name)
+            users_of = self._users_in_order(path, name, kind, others)
+            if kind == "loading_uses":
+                if others or next(users_of, None) is not None:
+                    used.append(name)
             elif any(
-                self.grad_use_reaches(path, name, other, _field(self.summaries.get(other), kind))
-                for other in sorted(others)
+                self.grad_use_reaches(path, name, other, _field(self.summaries.get(other), kind)) for other in users_of
             ):
                 used.append(name)
         return sorted(used)
+
+    def _users_in_order(self, path: str, name: str, kind: str, others: set[str]) -> Iterator[str]:
+        """``others`` and the needle holders left for later (narrow.py) whose
+        ``kind`` entries use ``name``, sorted; a holder is summarised only
+        when the question before it did not settle the answer."""
+        for other in sorted(others.union(self.lazy_holding(name)) - {path}):
+            if other in others:
+                yield other
+            elif any(e.partition("@")[0] == name for e in _field(self._held(other), kind)):
+                self._note_read(other)
+                yield other
 
     def _cpu_module(self, path: str, summary: ModuleSummary, spelled: str) -> bool:
         """``spelled`` (``p2ch14.model`` after ``import p2ch14.model``) is a
@@ -872,6 +937,19 @@ def needles_for(summaries) -> tuple[bytes, ...]:
 # spells one of the plain classes' attributes (``.config``), 1 in 10 so.
 # ``.cuda(``/``.to(``: ``trainer.model.cuda()`` moves a plain class's attribute (MEM701).
 ATTRIBUTE_TAILS = (b".eval(", b".train(", b".forward(", b".__call__(", b".cuda(", b".to(", b")", b",")
+
+
+def triage_for(needles: tuple[bytes, ...], summaries, paths: Iterable[str]) -> Triage:
+    """narrow.Triage for views of the modules at ``paths`` whose summaries
+    are ``summaries`` and needles ``needles`` (needles_for): which needle
+    names their functions and classes, which a loading or model method."""
+    found = [s for s in summaries if s is not None]
+    calls = {f.name for s in found for f in s.functions if "." not in f.name}
+    calls.update(c for s in found for c in s.classes)
+    lazy = {n for s in found for n in _loading_methods(s)}
+    lazy.update(m for s in found for m in model_methods(s.objects))
+    attributes = {a for s in found for a in s.plain_attrs}
+    return Triage(needles, calls, lazy, {n for s in found for n in s.eval_names}, paths, attributes)
 
 
 def attribute_needles(attr: str) -> list[bytes]:
@@ -988,6 +1066,7 @@ def build_index(
     viewed: Iterable[str] = (),
     digests: dict[str, str] | None = None,
     prepared: dict[str, tuple[str, ModuleSummary]] | None = None,
+    triage: Triage | None = None,
 ) -> ProjectIndex | None:
     """The index of the project at ``root``: summaries from ``known`` (already
     computed, e.g. by the lint workers), else from ``store`` or the disk
@@ -996,7 +1075,10 @@ def build_index(
     this run has read, by absolute path (with ``store`` and ``needles``:
     a file the store knows to hold no needle is not read again).
     ``prepared``: word-less files' needle summaries the lint workers made,
-    by absolute path (summary_from_disk). None when the folder is too large to be one project."""
+    by absolute path (summary_from_disk). ``triage``: which needle holders
+    are summarised now and which only when the views ask (narrow.py; a
+    file with a prepared summary is summarised now: it costs nothing).
+    None when the folder is too large to be one project."""
     from memlint.project.roots import root_limit
 
     files = files if files is not None else project_files(root, root_limit(root))
@@ -1012,6 +1094,7 @@ def build_index(
         needleless = Needleless(store.needleless(needles))
     summaries = {}
     wordless = set()
+    lazy: dict[str, frozenset[str]] = {}
     for f in files:
         f = os.path.abspath(f)
         if f in known:
@@ -1023,13 +1106,39 @@ def build_index(
                 # calls count in the others' views, as when it is not viewed.
                 summaries[f] = summary_from_disk(f, store, _ANY, prepared=prepared.get(f))
                 wordless.add(f)
+        elif triage is not None and f not in prepared and not _known_needleless(needleless, digests.get(f)):
+            summaries[f] = None
+            verdict, words = _triaged(f, triage, needleless)
+            if verdict == EAGER:
+                summaries[f] = summary_from_disk(f, store, _ANY)
+            elif verdict == LAZY:
+                lazy[f] = words
         else:
             summaries[f] = summary_from_disk(f, store, needles, digests.get(f), needleless, prepared.get(f))
     if needleless is not None and needleless.found - needleless.known:
         store.store_needleless(needles, needleless.known | needleless.found)
-    index = ProjectIndex(root, summaries, wanted)
+    index = ProjectIndex(root, summaries, wanted, lazy, (store, needles))
     index.wordless = frozenset(wordless)
     return index
+
+
+def _known_needleless(needleless: Needleless | None, digest: str | None) -> bool:
+    return needleless is not None and digest is not None and digest in needleless.known
+
+
+def _triaged(path: str, triage: Triage, needleless: Needleless | None) -> tuple[int, frozenset[str]]:
+    """narrow.py's verdict on the file at ``path`` and the lazily asked
+    words it holds; one known to hold no needle is remembered so
+    (``needleless``: the next run does not read it)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return LAZY, frozenset()
+    verdict, words = triage.verdict(data, path)
+    if verdict == NONE and needleless is not None:
+        needleless.found.add(digest_of(data))
+    return verdict, words
 
 
 def _store(cache_dir: str | None):
@@ -1048,7 +1157,8 @@ def view_from_disk(path: str, cache_dir: str | None = None) -> ProjectView | Non
     root = project_root(path)
     store = _store(cache_dir)
     own = summary_from_disk(os.path.abspath(path), store)
-    index = build_index(root, store=store, needles=needles_for([own]), viewed=[path])
+    needles = needles_for([own])
+    index = build_index(root, store=store, needles=needles, viewed=[path], triage=triage_for(needles, [own], [path]))
     return index.view_for(path) if index is not None else None
 
 

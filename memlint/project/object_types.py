@@ -136,14 +136,26 @@ def object_types(
 
 
 def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    # Asked of every callee and receiver of every scope (a million times on
+    # transformers): a bare name, the most common, skips the join.
+    kind = node.__class__
+    if kind is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if kind is not ast.Attribute:
         return None
-    parts.append(node.id)
+    parts = []
+    while node.__class__ is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if node.__class__ is not ast.Name:
+        return None
+    parts.append(node.id)  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
+
+
+def _is_self(node: ast.AST) -> bool:
+    """``_dotted(node) == "self"``, without spelling the chain."""
+    return node.__class__ is ast.Name and node.id == "self"  # type: ignore[attr-defined]
 
 
 def _is_off_context(expr: ast.AST) -> bool:
@@ -170,6 +182,7 @@ class _Types:
         self.out = ObjectTypes()
         self._called: set[int] = set()  # ids of Name nodes that are a call's callee
         self._escaped: set[str] = set()
+        self._receivers: set[tuple[str, str, str]] = set()  # out.receivers, for membership
         # The classes whose methods (nested code included) are being walked,
         # innermost last: each gets every ``self.<attr>`` assignment met
         # (_Attrs), so a method is walked once, not once more per question.
@@ -307,7 +320,8 @@ class _Types:
                 or (head in may_type and dot and "." not in rest)  # ``trainer.gen_a``: through attr_types
             ):
                 entry = (name, recv, func.attr)
-                if entry not in self.out.receivers:
+                if entry not in self._receivers:  # a set beside the list: a module may hold thousands
+                    self._receivers.add(entry)
                     self.out.receivers.append(entry)
 
         for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
@@ -380,7 +394,7 @@ class _Types:
     def _assigned(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         """A ``self.<attr>`` assignment in a method of every class around."""
         for target in node.targets if node.__class__ is ast.Assign else [node.target]:  # type: ignore[union-attr]
-            if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
+            if isinstance(target, ast.Attribute) and _is_self(target.value):
                 value = node.value if node.__class__ is ast.Assign else None
                 for attrs in self._classes:
                     attrs.counts[target.attr] = attrs.counts.get(target.attr, 0) + 1
@@ -586,7 +600,7 @@ class _Types:
                 isinstance(stmt, ast.Assign)
                 and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Attribute)
-                and _dotted(stmt.targets[0].value) == "self"
+                and _is_self(stmt.targets[0].value)
                 and isinstance(stmt.value, ast.Name)
                 and stmt.value.id in params
                 and counts.get(stmt.targets[0].attr) == 1
@@ -653,13 +667,13 @@ class _Types:
         func = call.func
         if not isinstance(func, ast.Attribute):
             return None
-        if _dotted(func.value) == "self":
+        if _is_self(func.value):
             ctors = attrs.get(func.attr, [])
             if ctors and None not in ctors:
                 return func.attr, "|".join(sorted(set(ctors))), ""  # type: ignore[arg-type]
             return None
         recv = func.value
-        if isinstance(recv, ast.Attribute) and _dotted(recv.value) == "self":
+        if isinstance(recv, ast.Attribute) and _is_self(recv.value):
             if func.attr == "forward":
                 return recv.attr, "", ""
             ctors = attrs.get(recv.attr, [])
@@ -692,15 +706,17 @@ def _probe_forward(call: ast.Call, probe: _Probe) -> None:
     """Note what ``_Types._forward_call`` and the own-forward test could
     match in ``call``, before the class's attributes are known."""
     func = call.func
-    if _dotted(func) in ("self", "self.forward"):
-        probe.own = True
     if not isinstance(func, ast.Attribute):
+        if _is_self(func):
+            probe.own = True  # ``self(x)``
         return
-    if _dotted(func.value) == "self":
+    if _is_self(func.value):
+        if func.attr == "forward":
+            probe.own = True  # ``self.forward(x)``
         probe.attrs.add(func.attr)
         return
     recv = func.value
-    if isinstance(recv, ast.Attribute) and _dotted(recv.value) == "self":
+    if isinstance(recv, ast.Attribute) and _is_self(recv.value):
         if func.attr == "forward":
             probe.own = True  # always a forward: walk the method
         elif func.attr not in _MODULE_API:

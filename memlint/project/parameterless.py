@@ -23,7 +23,7 @@ analysis/scope/objects.py, so both sides judge a class alike.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from memlint.gate.ast_fields import nodes
 
@@ -55,34 +55,46 @@ def _qualified(e: ast.AST, bindings: Mapping[str, str]) -> str:
     return f"{target}.{rest}" if rest else target
 
 
-def holds_no_parameters(cls: ast.ClassDef, bindings: Mapping[str, str]) -> bool:
+def holds_no_parameters(
+    cls: ast.ClassDef, bindings: Mapping[str, str], walk: Callable[[ast.AST], list[ast.AST]] | None = None
+) -> bool:
     """``cls`` is an ``nn.Module`` proved to own no parameter and no submodule;
-    ``bindings`` maps the module's import names to qualified names."""
+    ``bindings`` maps the module's import names to qualified names.
+    ``walk``: ``nodes``, or the summary's NodeLists (node_lists.py): the
+    methods class_moves.py has walked are not walked again."""
+    walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     if not cls.bases or cls.keywords:
         return False
     if any(_qualified(b, bindings) not in _MODULE_BASES for b in cls.bases):
         return False
-    for node in nodes(cls):
-        kind = node.__class__
-        if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if last in _KEEPS:
+    # Every node of the class but itself, part by part (the order does not
+    # matter: any one of them decides).
+    parts = (*cls.decorator_list, *cls.bases, *cls.body, *getattr(cls, "type_params", ()))
+    for part in parts:
+        for node in walk(part):
+            kind = node.__class__
+            if kind is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
+                last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if last in _KEEPS:
+                    return False
+            elif (kind is ast.Attribute and node.attr == "requires_grad") or (  # type: ignore[attr-defined]
+                kind is ast.keyword and node.arg == "requires_grad"  # type: ignore[attr-defined]
+            ):
                 return False
-        elif (kind is ast.Attribute and node.attr == "requires_grad") or (  # type: ignore[attr-defined]
-            kind is ast.keyword and node.arg == "requires_grad"  # type: ignore[attr-defined]
-        ):
-            return False
     for stmt in cls.body:
-        if isinstance(stmt, _FUNCTIONS) and not _stores_inert(stmt):
+        if isinstance(stmt, _FUNCTIONS) and not _stores_inert(stmt, walk):
             return False
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and not _inert(stmt.value, {}):
             return False  # a class attribute: ``proj = nn.Linear(...)`` is no parameter, but stay sure
     return True
 
 
-def _stores_inert(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _stores_inert(
+    method: ast.FunctionDef | ast.AsyncFunctionDef, walk: Callable[[ast.AST], list[ast.AST]] | None = None
+) -> bool:
     """Every ``self.x = value`` of ``method`` stores an inert value."""
+    walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     args = method.args
     positional = [*args.posonlyargs, *args.args]
     if not positional:
@@ -93,7 +105,7 @@ def _stores_inert(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         defaults[a.arg] = isinstance(d, ast.Constant)
     for a, kd in zip(args.kwonlyargs, args.kw_defaults):
         defaults[a.arg] = isinstance(kd, ast.Constant)
-    for node in nodes(method):
+    for node in walk(method):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(_on_self(t, me) for t in targets) and (node.value is None or not _inert(node.value, defaults, me)):

@@ -41,17 +41,19 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
-from memlint.project.checkpoint_files import checkpoint_files
+from memlint.project.checkpoint_files import checkpoint_files, names_a_checkpoint_call
 from memlint.project.class_moves import MOVES as _MOVES
-from memlint.project.class_moves import class_moves_to_a_device, class_needs, is_move
+from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
+from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.state_feeds import gpu_state_calls
@@ -59,7 +61,7 @@ from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
-from memlint.vocabulary.loading import LOADING_NAMES, loading_name
+from memlint.vocabulary.loading import LOADING_NAMES
 from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
@@ -70,6 +72,7 @@ _INHERIT = "inherit"
 # Heads that are never a project module: their calls are not kept.
 _EXTERNAL = NEVER_PROJECT_ROOTS
 _OFF_CONTEXTS = frozenset({"no_grad", "inference_mode"})
+_SAVE_LOAD = frozenset({"save", "load"})
 _BACKWARD = frozenset({"backward", "grad", "manual_backward"})
 _TRACKER_METHODS = frozenset({"update", "add", "append", "record", "accumulate", "log"})
 _UNKNOWN_CONTEXT_WORDS = ("eval", "infer", "no_grad", "nograd", "grad", "predict", "test")
@@ -174,6 +177,10 @@ class FunctionFacts:
 @dataclass
 class ModuleSummary:
     imports: dict[str, str] = field(default_factory=dict)
+    # Imports a module-level assignment rebinds to what it builds from them
+    # (``crnn = crnn.CRNN(...)`` after ``import models.crnn as crnn``): the
+    # call still names the import's class (the view's CPU classes, MEM701).
+    rebuilt: dict[str, str] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)
     all_names: list[str] | None = None
     defines: list[str] = field(default_factory=list)
@@ -263,6 +270,7 @@ class ModuleSummary:
         # by field, a third of the cost of a cold run's cache writes.
         return {
             "imports": dict(self.imports),
+            "rebuilt": dict(self.rebuilt),
             "stars": list(self.stars),
             "all_names": None if self.all_names is None else list(self.all_names),
             "defines": list(self.defines),
@@ -303,6 +311,7 @@ class ModuleSummary:
     def from_json(cls, data: dict) -> ModuleSummary:
         return cls(
             imports={str(k): str(v) for k, v in data["imports"].items()},
+            rebuilt={str(k): str(v) for k, v in data.get("rebuilt", {}).items()},
             stars=[str(s) for s in data["stars"]],
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
@@ -382,6 +391,7 @@ def summarise_exports(text: str) -> ModuleSummary:
     tree = _parse(text)
     walker = _Walker.__new__(_Walker)
     walker.bindings, walker.summary, walker.module_defs, walker._has_star = {}, ModuleSummary(), set(), False
+    walk = NodeLists()  # class_moves and parameterless read the same methods
     if tree is not None:
         try:
             walker._collect_imports(tree)
@@ -389,12 +399,12 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.cpu_classes = [
                 n.name
                 for n in tree.body
-                if isinstance(n, ast.ClassDef) and not class_moves_to_a_device(n, walker.bindings)
+                if isinstance(n, ast.ClassDef) and not class_moves_to_a_device(n, walker.bindings, walk)
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
-            walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings)
+            walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings, walk)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders, walker.summary.foreign_builders = builders(
                 tree, walker.summary.cpu_classes, walker.summary.cpu_functions
@@ -469,6 +479,9 @@ class _Walker:
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
         self._done: list[_Scope] = []
         self._tree = tree
+        # The node lists of the methods class_moves.py walks, read again by
+        # parameterless.py in _finish.
+        self._node_lists = NodeLists()
         # Calls that may move something to a device, met so far in source
         # order: a class is a cpu class when its walk adds none (one walk of
         # the module, not one more of every class).
@@ -489,6 +502,11 @@ class _Walker:
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
+        # The callees named ``save``/``load`` (``torch.save``, ``np.load``,
+        # ``save`` of ``from torch import save``), in the walk or in the parts
+        # it does not enter: checkpoint_files finds nothing unless one is
+        # ``torch.save``/``torch.load`` under the module's final imports.
+        self._save_loads: list[ast.expr] = []
         self._gpu_state: set[int] = set()  # calls whose result a moved model loads (CallSite.gpu_state)
         # class_needs, read in the same walk: the capitalised callees (as
         # spelled) of the module-level class being walked, and per class.
@@ -554,6 +572,8 @@ class _Walker:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
                         s.defines.append(node.id)
+                        if node.id in s.imports and _builds_from(stmt.value, node.id):
+                            s.rebuilt[node.id] = s.imports[node.id]
                         s.imports.pop(node.id, None)  # rebound: no longer the import
                         if node.id == "__all__":
                             s.all_names = _literal_names(stmt.value)
@@ -639,88 +659,108 @@ class _Walker:
                 self._loading_grad.add(f"{name}@{scope.built_imported[receiver]}")
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
+        # Called on every node of every module but leaves: the common classes
+        # (calls, attributes, plain expressions) are told apart first, and
+        # the few that the walk enters its own way through one table lookup.
         cls = node.__class__
         own = self._own
         if own is not None and cls in READ_IN_SCOPE:
             own.append(node)
-        if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
-            self._function(node, grad)  # type: ignore[arg-type]
-            return
-        if cls is ast.ClassDef:
-            self._class(node)  # type: ignore[arg-type]
-            return
-        if cls is ast.Lambda:
-            self._unvisited(node)
-            return
-        if cls is ast.With or cls is ast.AsyncWith:
-            for item in node.items:  # type: ignore[attr-defined]
-                self._visit(item.context_expr, grad, loop)
-                self._unvisited(item.optional_vars)
-                if own is not None and item.optional_vars is not None:  # object_types reads a with's target
-                    own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
-                grad = self._context_mode(item.context_expr) or grad
-            for stmt in node.body:  # type: ignore[attr-defined]
-                self._visit(stmt, grad, loop)
-            return
-        if cls is ast.For or cls is ast.AsyncFor or cls is ast.While:
-            for name in ("target", "iter", "test"):
-                child = getattr(node, name, None)
-                if child is not None:
-                    self._visit(child, grad, loop)
-            scope = self._scopes[-1]
-            before = scope.backwards
-            self._loops.append([False])
-            for stmt in node.body:  # type: ignore[attr-defined]
-                self._visit(stmt, grad, True)
-            self._loops.pop()
-            scope.trace.loop(_start(node), _end(node), scope.backwards > before)
-            for stmt in node.orelse:  # type: ignore[attr-defined]
-                self._visit(stmt, grad, loop)
-            return
-        if cls in _COMPREHENSIONS:
-            for child in children(node):
-                self._visit(child, grad, True)
-            return
-        if cls is ast.Assign and self._class_stack:
-            for target in node.targets:  # type: ignore[attr-defined]
-                if _self_attr(target):
-                    self._class_stack[-1][1].add(target.attr)  # type: ignore[attr-defined]
         if cls is ast.Call:
             self._call(node, grad, loop)  # type: ignore[arg-type]
-        elif cls is ast.Attribute and LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
-            receiver = node.value  # type: ignore[attr-defined]
-            scope = self._scopes[-1]
-            if id(node) in self._off_calls:
-                pass
-            elif receiver.__class__ is ast.Name and (
-                receiver.id in scope.built_here or receiver.id in scope.built_imported  # type: ignore[attr-defined]
-            ):
-                scope.grad_loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
-            else:
-                self._loading_grad.add(node.attr)  # type: ignore[attr-defined]
-            if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
-                scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
-            else:
-                self._loading.add(node.attr)  # type: ignore[attr-defined]
-        elif cls is ast.Assign and len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:  # type: ignore[attr-defined]
-            value = node.value  # type: ignore[attr-defined]
-            if (
-                value.__class__ is ast.Call
-                and value.func.__class__ is ast.Name
-                and value.func.id in self._class_methods
-            ):
-                self._scopes[-1].built_here[node.targets[0].id] = value.func.id  # type: ignore[attr-defined]
-            elif value.__class__ is ast.Call and value.func.__class__ is ast.Name and value.func.id in self.bindings:
-                self._scopes[-1].built_imported[node.targets[0].id] = self.bindings[value.func.id]  # type: ignore[attr-defined]
-            self._instance(node.targets[0].id, value)  # type: ignore[attr-defined]
+        elif cls is ast.Attribute:
+            if LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
+                self._loading_attribute(node)  # type: ignore[arg-type]
+        elif cls in _ENTERED:
+            _ENTERED[cls](self, node, grad, loop)
+            return
+        elif cls is ast.Assign:
+            self._assign(node)  # type: ignore[arg-type]
         elif cls is ast.Import or cls is ast.ImportFrom:
             self._bind(node)  # type: ignore[arg-type]
             return
+        visit = self._visit
         for child in children(node):
             if child.__class__ not in _LEAVES:  # half the nodes: not worth a call
-                self._visit(child, grad, loop)
+                visit(child, grad, loop)
             elif own is not None and child.__class__ is ast.Name:
                 own.append(child)
+
+    def _enter_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str, _loop: bool) -> None:
+        self._function(node, grad)
+
+    def _enter_class(self, node: ast.ClassDef, _grad: str, _loop: bool) -> None:
+        self._class(node)
+
+    def _enter_lambda(self, node: ast.Lambda, _grad: str, _loop: bool) -> None:
+        self._unvisited(node)
+
+    def _enter_with(self, node: ast.With | ast.AsyncWith, grad: str, loop: bool) -> None:
+        own = self._own
+        for item in node.items:
+            self._visit(item.context_expr, grad, loop)
+            self._unvisited(item.optional_vars)
+            if own is not None and item.optional_vars is not None:  # object_types reads a with's target
+                own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
+            grad = self._context_mode(item.context_expr) or grad
+        for stmt in node.body:
+            self._visit(stmt, grad, loop)
+
+    def _enter_loop(self, node: ast.For | ast.AsyncFor | ast.While, grad: str, loop: bool) -> None:
+        for name in ("target", "iter", "test"):
+            child = getattr(node, name, None)
+            if child is not None:
+                self._visit(child, grad, loop)
+        scope = self._scopes[-1]
+        before = scope.backwards
+        self._loops.append([False])
+        for stmt in node.body:
+            self._visit(stmt, grad, True)
+        self._loops.pop()
+        scope.trace.loop(_start(node), _end(node), scope.backwards > before)
+        for stmt in node.orelse:
+            self._visit(stmt, grad, loop)
+
+    def _enter_comprehension(self, node: ast.AST, grad: str, _loop: bool) -> None:
+        for child in children(node):
+            self._visit(child, grad, True)
+
+    def _loading_attribute(self, node: ast.Attribute) -> None:
+        """An attribute whose name says it loads weights (``net.load_pretrained(...)``)."""
+        receiver = node.value
+        scope = self._scopes[-1]
+        if id(node) in self._off_calls:
+            pass
+        elif receiver.__class__ is ast.Name and (
+            receiver.id in scope.built_here or receiver.id in scope.built_imported  # type: ignore[attr-defined]
+        ):
+            scope.grad_loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
+        else:
+            self._loading_grad.add(node.attr)
+        if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
+            scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
+        else:
+            self._loading.add(node.attr)
+
+    def _assign(self, node: ast.Assign) -> None:
+        if self._class_stack:
+            for target in node.targets:
+                if _self_attr(target):
+                    self._class_stack[-1][1].add(target.attr)  # type: ignore[attr-defined]
+        if len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:
+            name = node.targets[0].id  # type: ignore[attr-defined]
+            value = node.value
+            if (
+                value.__class__ is ast.Call
+                and value.func.__class__ is ast.Name  # type: ignore[attr-defined]
+                and value.func.id in self._class_methods  # type: ignore[attr-defined]
+            ):
+                self._scopes[-1].built_here[name] = value.func.id  # type: ignore[attr-defined]
+            elif (built := _unchained(value)).__class__ is ast.Call and built.func.__class__ is ast.Name:  # type: ignore[attr-defined]
+                if built.func.id in self.bindings:  # type: ignore[attr-defined]
+                    # ``net = ViT_seg(...).cuda()`` is still the instance built (TransUNet's train.py).
+                    self._scopes[-1].built_imported[name] = self.bindings[built.func.id]  # type: ignore[attr-defined]
+            self._instance(name, value)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         if id(node) in self._top_defs:
@@ -788,7 +828,9 @@ class _Walker:
             self.summary.trackers.append(node.name)
         # No move met in its walk (most classes), or only moves of fresh
         # tensors (class_moves.py reads the class again only then).
-        if not outer.name and (self._moves == moves or not class_moves_to_a_device(node, self.bindings)):
+        if not outer.name and (
+            self._moves == moves or not class_moves_to_a_device(node, self.bindings, self._node_lists)
+        ):
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
             self.summary.plain_classes.append(node.name)
@@ -799,20 +841,31 @@ class _Walker:
 
     def _unvisited(self, *parts: ast.AST | None) -> None:
         """Parts of the tree the walk does not enter (a lambda, a signature,
-        a class's bases, a ``with``'s target): scanned for device moves only."""
+        a class's bases, a ``with``'s target): scanned for device moves, the
+        names a class constructs, loading names, placing calls and
+        ``save``/``load`` callees only, in one pass over each part's nodes
+        (every signature of every function comes here)."""
         for part in parts:
-            if part is not None:
-                found = list(nodes(part))
-                self._moves += sum(map(is_move, found))
-                if self._class_calls is not None:
-                    for node in found:
-                        if node.__class__ is ast.Call:
-                            self._constructs(_dotted(node.func))  # type: ignore[attr-defined]
-                self._loading.update(n.attr for n in found if n.__class__ is ast.Attribute and loading_name(n.attr))  # type: ignore[attr-defined]
-                if self._in_top is not None:
-                    for node in found:
-                        if node.__class__ is ast.Call:
-                            self._placed(node)  # type: ignore[arg-type]
+            if part is None:
+                continue
+            for node in nodes(part):
+                kind = node.__class__
+                if kind is ast.Call:
+                    func = node.func  # type: ignore[attr-defined]
+                    callee = func.__class__
+                    if callee is ast.Attribute:
+                        if func.attr in _MOVES:
+                            self._moves += 1
+                        if func.attr in _SAVE_LOAD:
+                            self._save_loads.append(func)
+                    elif callee is ast.Name and func.id in _SAVE_LOAD:
+                        self._save_loads.append(func)
+                    if self._class_calls is not None:
+                        self._constructs(_dotted(func))
+                    if self._in_top is not None:
+                        self._placed(node)  # type: ignore[arg-type]
+                elif kind is ast.Attribute and LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
+                    self._loading.add(node.attr)  # type: ignore[attr-defined]
 
     def _placed(self, call: ast.Call) -> None:
         """_cpu_functions' reading of one call of the function of ``tree.body`` being walked."""
@@ -842,8 +895,10 @@ class _Walker:
             if spelled and spelled.partition(".")[0] in self.bindings:
                 self._getattr_modules.add(spelled)
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if last in ("save", "load") and func.__class__ is ast.Attribute:
-            self._checkpoints = True
+        if last in _SAVE_LOAD:
+            self._save_loads.append(func)
+            if func.__class__ is ast.Attribute:
+                self._checkpoints = True
         elif last == "load_state_dict":
             scope.loads_state = True
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
@@ -858,7 +913,12 @@ class _Walker:
             stepped = _step_kind(node, func)
             if stepped:
                 scope.step_attrs += (stepped,)
-        receiver = _dotted(func.value) if isinstance(func, ast.Attribute) else ""
+        if func.__class__ is ast.Attribute:
+            # The callee's spelling from its receiver's: one walk of the chain, not two.
+            receiver = _dotted(func.value)  # type: ignore[attr-defined]
+            dotted = f"{receiver}.{func.attr}" if receiver else ""  # type: ignore[attr-defined]
+        else:
+            receiver, dotted = "", _dotted(func)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             instance = scope.instances.get(func.value.id)
             if instance:
@@ -876,7 +936,6 @@ class _Walker:
             switched = True
         else:
             switched = False
-        dotted = _dotted(func)
         if self._class_calls is not None:
             self._constructs(dotted)
         head, _, rest = dotted.partition(".")
@@ -1074,7 +1133,7 @@ class _Walker:
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
-        s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings)
+        s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings, self._node_lists)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
@@ -1085,7 +1144,7 @@ class _Walker:
         s.tables = model_tables(self._tree)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
-        if self._checkpoints:
+        if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):
             s.cpu_saved, s.other_saved, s.loaded_files = checkpoint_files(self._tree, self.bindings)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
@@ -1135,6 +1194,19 @@ _BUILTINS = frozenset(dir(builtins))
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Nodes without children that may hold code: nothing to visit.
 _LEAVES = frozenset({ast.Name, ast.Constant})
+# Node classes the walk enters its own way (a scope, a grad-mode block, a loop).
+_ENTERED: dict[type, Callable[..., None]] = {
+    ast.FunctionDef: _Walker._enter_function,
+    ast.AsyncFunctionDef: _Walker._enter_function,
+    ast.ClassDef: _Walker._enter_class,
+    ast.Lambda: _Walker._enter_lambda,
+    ast.With: _Walker._enter_with,
+    ast.AsyncWith: _Walker._enter_with,
+    ast.For: _Walker._enter_loop,
+    ast.AsyncFor: _Walker._enter_loop,
+    ast.While: _Walker._enter_loop,
+    **{cls: _Walker._enter_comprehension for cls in _COMPREHENSIONS},
+}
 
 
 def _hidden_switches(functions: dict[str, _Scope]) -> set[str]:
@@ -1243,6 +1315,33 @@ def _is_number(expr: ast.AST, converted: set[str]) -> bool:
     return False
 
 
+# Methods of a module that return the module itself (``Net().cuda().eval()``).
+_RETURNS_MODULE = frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_"}
+)
+
+
+def _unchained(value: ast.AST) -> ast.AST:
+    """``Net(...)`` for ``Net(...).cuda().eval()``: the call under a chain of such methods."""
+    while (
+        value.__class__ is ast.Call
+        and value.func.__class__ is ast.Attribute  # type: ignore[attr-defined]
+        and value.func.attr in _RETURNS_MODULE  # type: ignore[attr-defined]
+        and value.func.value.__class__ is ast.Call  # type: ignore[attr-defined]
+    ):
+        value = value.func.value  # type: ignore[attr-defined]
+    return value
+
+
+def _builds_from(value: ast.AST | None, name: str) -> bool:
+    """``value`` is ``name.Cls(...)`` (possibly ``.cuda()``-chained): built from the module ``name``."""
+    if value is None:
+        return False
+    built = _unchained(value)
+    func = built.func if built.__class__ is ast.Call else None  # type: ignore[attr-defined]
+    return func.__class__ is ast.Attribute and func.value.__class__ is ast.Name and func.value.id == name  # type: ignore[union-attr]
+
+
 def _self_attr(target: ast.AST) -> bool:
     return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
 
@@ -1346,7 +1445,7 @@ def _step_kind(call: ast.Call, func: ast.Attribute) -> tuple[str, str] | None:
     return ("o", held.attr) if kind is Kind.OPTIMIZER else ("s", held.attr) if kind is Kind.SCHEDULER else None
 
 
-def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[str, str]) -> list[str]:
+def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[str, str], walk: NodeLists) -> list[str]:
     """The model classes proved to own no parameter (parameterless.py)."""
     if not model_classes:
         return []
@@ -1354,7 +1453,7 @@ def _parameterless(tree: ast.Module, model_classes: list[str], bindings: dict[st
     proved: dict[str, bool] = {}
     for n in tree.body:
         if isinstance(n, ast.ClassDef) and n.name in named:  # every definition of the name
-            proved[n.name] = proved.get(n.name, True) and holds_no_parameters(n, bindings)
+            proved[n.name] = proved.get(n.name, True) and holds_no_parameters(n, bindings, walk)
     return [name for name, ok in proved.items() if ok]
 
 

@@ -144,7 +144,7 @@ class TypedObjects:
         on (forward_of); None for a definer that is no model, a method that
         runs no layer (reads attributes, sums parameters), or none at all."""
         found = None
-        for path in self.definers_of(method):
+        for path in self._definers_in_order(method):
             summary = self.index.full_summary(path)
             if summary is None:
                 return None
@@ -161,6 +161,20 @@ class TypedObjects:
                     return None
                 found = found or answer
         return found
+
+    def _definers_in_order(self, method: str):
+        """definers_of's files, and the needle holders the index left for
+        later (index.lazy_holding, narrow.py) that define ``method``, in
+        order: each holder is summarised only when the answer is still open."""
+        lazy = getattr(self.index, "lazy_holding", None)
+        candidates = lazy(method) if lazy is not None else []
+        if not candidates:
+            yield from self.definers_of(method)
+            return
+        known = set(self.definers_of(method))
+        for path in sorted(known.union(candidates)):
+            if path in known or _defines_method(self.index._held(path), method):
+                yield path
 
     def _runs_layer(self, path: str, name: str) -> str | None:
         """``Model.extract_feature`` (of ``path``) runs, with grad on, a
@@ -446,6 +460,18 @@ def named_forwards(index: ProjectIndex, path: str) -> tuple[str, ...]:
     if objects is None or not objects.receivers:
         return ()
     return tuple(sorted(m for m in model_methods(objects) if typed.named_forward(m) is not None))
+
+
+def _defines_method(data, method: str) -> bool:
+    """A summary (or its JSON) defines ``method`` in a class (definers_of)."""
+    if data is None:
+        return False
+    names = (
+        [str(f.get("name", "")) for f in data.get("functions", ())]
+        if isinstance(data, dict)
+        else [f.name for f in data.functions]
+    )
+    return any(n.rpartition(".")[2] == method and "." in n and "." not in n.rpartition(".")[0] for n in names)
 
 
 def model_methods(objects: ObjectTypes | None) -> set[str]:

@@ -759,7 +759,7 @@ def _views(
     run's reports (cache hits included), then from the summary store or the
     disk for the project's files that were not checked (``digests``: the
     bytes this run read, by absolute path)."""
-    from memlint.project.index import build_index, needles_for
+    from memlint.project.index import build_index, needles_for, triage_for
     from memlint.project.store import SummaryStore
 
     store = SummaryStore(cache.directory) if cache is not None else None
@@ -785,9 +785,19 @@ def _views(
         viewed = [p for p in members if p in todo]
         if not viewed:
             continue
-        needles = needles_for([_summary_of(known, p) for p in members])
+        own = [_summary_of(known, p) for p in members]
+        needles = needles_for(own)
+        # Needle holders that cannot call into the members are summarised
+        # only if a view asks (one file checked cold: project/narrow.py).
         index = build_index(
-            root, known=known, store=store, needles=needles, viewed=members, digests=digests, prepared=prepared
+            root,
+            known=known,
+            store=store,
+            needles=needles,
+            viewed=members,
+            digests=digests,
+            prepared=prepared,
+            triage=triage_for(needles, own, members),
         )
         # Each view reads hundreds of the same modules (transformers: 143,000
         # reads, ~1,000 files): os.path.relpath once per file, not per read.

@@ -1040,7 +1040,10 @@ class _ModeDependence:
         if isinstance(func, cst.Name) and func.value in self.table.calls.classes:
             defs = self.table.calls.classes[func.value]
             chosen = self.table.in_effect(defs, call) if len(defs) > 1 else defs
-            return self.of_class(func.value, depth, chosen[0] if len(chosen) == 1 else None)
+            found = self.of_class(func.value, depth, chosen[0] if len(chosen) == 1 else None)
+            if found is None and len(chosen) == 1:
+                return self._of_instance(call, chosen[0], depth)
+            return found
         helper = self.table.calls.resolve(call)
         if helper is not None:
             return self._of_helper(call, helper, depth)
@@ -1059,6 +1062,42 @@ class _ModeDependence:
         if qn.startswith("torch.nn.") and constructor_kind(qn) is Kind.MODULE:
             return False  # Linear, Conv2d, ReLU, LayerNorm...
         return None  # torchvision, timm, transformers: assume the worst
+
+    def _of_instance(self, call: cst.Call, cls: cst.ClassDef, depth: int) -> bool | None:
+        """``TemporalShift(nn.Sequential(), n_segment=8)``: a class of this
+        module (no base of this file) that is unknown only because its
+        ``__init__`` keeps what it is handed (``self.net = net``): judged with
+        this call's arguments (or the defaults) in those parameters' place."""
+        if any(dotted_name(b.value) in self.table.calls.classes for b in cls.bases):
+            return None
+        init = self.table.calls.find_method(cls, "__init__")
+        if init is None or isinstance(init.params.star_arg, cst.Param) or init.params.star_kwarg is not None:
+            return None
+        params = [*init.params.posonly_params, *init.params.params][1:]
+        named = {p.name.value: p for p in (*params, *init.params.kwonly_params)}
+        given: dict[str, cst.BaseExpression] = {}
+        for i, arg in enumerate(call.args):
+            if arg.star or (arg.keyword is None and i >= len(params)):
+                return None
+            given[arg.keyword.value if arg.keyword is not None else params[i].name.value] = arg.value
+        whole, own = _ClassModeParts(self.table.names), _ClassModeParts(self.table.names)
+        visit_fast(cls.body, whole)
+        visit_fast(init.body, own)
+        if whole.reads_training:
+            return True
+        kept = {id(part) for part in own.parts if isinstance(part, cst.Name) and part.value in named}
+        if not kept or own.rebound & {n for n in named}:
+            return None  # nothing handed in is kept, or a parameter is rebound before it is
+        parts: list[cst.BaseExpression] = []
+        for part in whole.parts:
+            if id(part) not in kept:
+                parts.append(part)
+                continue
+            value = given.get(part.value) or named[part.value].default  # type: ignore[attr-defined]
+            if value is None:
+                return None
+            parts.append(value)
+        return self._all(parts, depth)
 
     def _of_helper(self, call: cst.Call, fn: cst.FunctionDef, depth: int) -> bool | None:
         """``layer_init(nn.Linear(4, 64))``: a function of this module that
@@ -1193,11 +1232,18 @@ class _ClassModeParts(cst.CSTVisitor):
         self.names = names
         self.parts: list[cst.BaseExpression] = []
         self.reads_training: list[cst.CSTNode] = []
+        self.rebound: set[str] = set()  # plain names assigned (a parameter rebound: _of_instance)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self":
                 self.parts.append(node.value)
+            elif isinstance(t.target, cst.Name):
+                self.rebound.add(t.target.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.rebound.add(node.target.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         qn = self.names.call_name(node) or ""

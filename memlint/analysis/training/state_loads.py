@@ -199,6 +199,17 @@ def _constructor(value: cst.BaseExpression) -> str:
     return (dotted_name(value.func) or "") if isinstance(value, cst.Call) else ""
 
 
+def _params_entry(group: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The ``"params"`` value of an optimizer's parameter group (a dict literal)."""
+    if not isinstance(group, cst.Dict):
+        return None
+    for element in group.elements:
+        key = element.key if isinstance(element, cst.DictElement) else None
+        if isinstance(key, cst.SimpleString) and key.evaluated_value == "params":
+            return element.value  # type: ignore[union-attr]
+    return None
+
+
 def _moves_anything(node: cst.CSTNode) -> bool:
     visitor = _Moves()
     visit_fast(node, visitor)
@@ -283,6 +294,10 @@ class _CpuModels(cst.CSTVisitor):
         # name -> the blocks open when it was bound
         self.frames: list[dict[str, tuple[int, ...]]] = [{}]
         self.seen: list[dict[str, cst.Call]] = [{}]  # names bound in the frame from a call
+        # Per function: an optimizer built over a model on the CPU here, and
+        # that model (``opt = Adam(net.parameters())``): it loads its state
+        # onto the CPU while the model is still there.
+        self.optimizers: list[dict[str, str]] = [{}]
         self.loops: list[cst.CSTNode] = []
         self.blocks: list[int] = []
         # Per ``if`` open now: the node, the frame at the start of its body, the frame at its end.
@@ -315,6 +330,7 @@ class _CpuModels(cst.CSTVisitor):
                 self._write(star.name.value)
         self.frames.append({})
         self.seen.append({})
+        self.optimizers.append({})
         self.aliases.append({})
         self.functions.append(node)
         cls = self.classes[-1]
@@ -332,6 +348,7 @@ class _CpuModels(cst.CSTVisitor):
         self.built_by.pop()
         self.frames.pop()
         self.seen.pop()
+        self.optimizers.pop()
         self.aliases.pop()
         self.functions.pop()
 
@@ -533,8 +550,52 @@ class _CpuModels(cst.CSTVisitor):
                 self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
             elif "." not in key and self._cpu_getattr(original_node.value):
                 self.aliases[-1][key] = tuple(self.blocks)
+            elif (model := self._optimized_cpu_model(original_node.value)) is not None:
+                self.frames[-1][key] = tuple(self.blocks)
+                self.optimizers[-1][key] = model
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
+
+    def _optimized_cpu_model(self, value: cst.BaseExpression) -> str | None:
+        """The model on the CPU here whose parameters ``value`` builds a torch
+        optimizer over, else None: ``torch.optim.Adam(net.parameters(), lr)``,
+        or parameter groups each drawn from parts of it
+        (``[{"params": get_parameters_conv(net.model, "weight")}, ...]``,
+        lightweight-pose's train.py)."""
+        qn = (self.names.call_name(value) if isinstance(value, cst.Call) else None) or ""
+        if not isinstance(value, cst.Call) or not qn.startswith("torch.optim.") or "lr_scheduler" in qn:
+            return None
+        first = value.args[0] if value.args else None
+        if first is None or first.keyword is not None or first.star:
+            return None
+        groups: list[cst.BaseExpression] = [first.value]
+        if isinstance(first.value, (cst.List, cst.Tuple)):
+            groups = []
+            for element in first.value.elements:
+                found = _params_entry(element.value)
+                if found is None:
+                    return None
+                groups.append(found)
+        owners = {self._params_owner(group) for group in groups}
+        return owners.pop() if len(owners) == 1 and None not in owners else None
+
+    def _params_owner(self, params: cst.BaseExpression) -> str | None:
+        """The model on the CPU here that ``params`` draws its parameters from:
+        ``net.parameters()``, or a call handed only parts of it and constants
+        (``get_parameters_bn(net.cpm, "bias")``)."""
+        if not isinstance(params, cst.Call):
+            return None
+        func = params.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "parameters" and not params.args:
+            return self._owner(dotted_name(func.value)) if self._on_cpu_here(func.value) else None
+        owners: set[str | None] = set()
+        for arg in params.args:
+            if arg.star or isinstance(arg.value, (cst.SimpleString, cst.Integer, cst.Float)):
+                continue
+            spelled = dotted_name(arg.value)
+            owner = self._owner(spelled) if spelled is not None else None
+            owners.add(owner if owner is not None and self._key_here(owner) else None)
+        return owners.pop() if len(owners) == 1 else None
 
     def _own_method(self, key: str, method: str) -> bool:
         """``net.create_architecture()`` on a model built from classes none of
@@ -553,7 +614,10 @@ class _CpuModels(cst.CSTVisitor):
 
     def _on_cpu_here(self, value: cst.BaseExpression) -> bool:
         """``value`` names a model on the CPU, bound in a block around this point."""
-        bound_in = self.frames[-1].get(dotted_name(value) or "")
+        return self._key_here(dotted_name(value) or "")
+
+    def _key_here(self, key: str) -> bool:
+        bound_in = self.frames[-1].get(key)
         return bound_in is not None and self.blocks[: len(bound_in)] == list(bound_in)
 
     def _built(self, value: cst.BaseExpression) -> bool:
@@ -620,6 +684,8 @@ class _CpuModels(cst.CSTVisitor):
         if qn in _COPIES_IN_PLACE and self._copies_cpu_model(node):
             self._cpu_copies.add(id(node))  # before handing the model over loses it
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
+        # ``MultiStepLR(optimizer, ...)``: a scheduler reads the optimizer's learning rates, moves nothing.
+        looks = looks or qn.startswith("torch.optim.lr_scheduler.")
         for arg in [] if looks or self.stays(node) else node.args:
             key = self._owner(dotted_name(arg.value))
             if key is not None:
@@ -634,6 +700,9 @@ class _CpuModels(cst.CSTVisitor):
         method = func.attr.value
         if method == "load_state_dict":
             bound_in = frame[key]
+            model = self.optimizers[-1].get(key)
+            if model is not None and model not in frame:
+                return  # the model its parameters belong to has moved since: so has its state
             if self.blocks[: len(bound_in)] == list(bound_in):  # bound in a block around the load
                 self.candidates[node] = (key, tuple(self.loops))
         elif method not in _STAYS and not self.stays(node):
@@ -886,6 +955,8 @@ class Checkpoints:
             # ``eval('models.' + cfg.MODEL.NAME + '.get_pose_net')(cfg)``: every
             # function of that name in the project builds on the CPU.
             named = _evaluated_name(func)
+            if self._dynamic_class(func):
+                return True  # what it builds is not known: nothing is claimed
             return bool(named) and self.project is not None and named in self.project.eval_builders
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             if self._imported_table(func.value.value):
@@ -907,6 +978,16 @@ class Checkpoints:
             if defs:
                 return len(defs) == 1 and self._module_def(name)
         return self._cpu_class(name)
+
+    def _dynamic_class(self, func: cst.Call) -> bool:
+        """``getattr(importlib.import_module(args.cam_network), "CAM")``: a
+        class picked by name from a module named at run time (CCT's
+        make_cam.py). Which class, and whether it moves itself, is not known;
+        built without a device, the load into it is not claimed."""
+        if not (isinstance(func.func, cst.Name) and func.func.value == "getattr") or len(func.args) != 2:
+            return False
+        inner = func.args[0].value
+        return isinstance(inner, cst.Call) and self.names.call_name(inner) == "importlib.import_module"
 
     def _undefined(self, name: str) -> bool:
         """``name`` is bound nowhere in the module (no import, ``def``, class,
