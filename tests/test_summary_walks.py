@@ -121,6 +121,8 @@ def test_may_set_mode_splits_a_name_once(monkeypatch):
         return real(name)
 
     monkeypatch.setattr(arg_modes, "name_tokens", counting)
+    # An empty memo: another test in the same worker may have asked ``apply``.
+    monkeypatch.setattr(arg_modes, "_MAY_SET_MODE", {})
     names = ["enable_dropout_xq", "set_eval_mode_xq", "get_loader_xq", "apply", "Linear"]
     first = [arg_modes.may_set_mode(n) for n in names]
     assert first == [True, True, False, True, False]
