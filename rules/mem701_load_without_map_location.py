@@ -8,6 +8,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
+from memlint.analysis.training.state_flow import drawn_from, is_get
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -248,10 +249,45 @@ class LoadWithoutMapLocation(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         # A new value replaces the load: ``state = torch.load(p, map_location="cpu")``
         # after ``state = torch.load(cache)`` feeds only the second one.
+        # A part of a load (``sd = sd["state_dict"]``, ``sd = {k[7:]: v for k,
+        # v in sd.items()}``) keeps its tensors: the new value holds the loads
+        # that reach its source here, read before the assignment takes effect.
         block = self.parent(self.parent(node))
         for target in node.targets:
             if isinstance(target.target, cst.Name):
-                self._frames[-1].setdefault(target.target.value, []).append((block, []))
+                kept = self._drawn_loads(node.value, node)
+                self._frames[-1].setdefault(target.target.value, []).append((block, kept))
+
+    def _drawn_loads(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[cst.Call]:
+        """The loads ``expr`` passes on unchanged at ``use``: a name holding
+        one, or a key or a copying comprehension of it (state_flow.py)."""
+        source = drawn_from(expr)
+        if isinstance(source, cst.Name) and self._frames[-1].get(source.value):
+            return self._reaching(source.value, use)
+        return []
+
+    def _updated(self, call: cst.Call) -> None:
+        """``model_dict.update(sd)``: ``model_dict`` now holds the tensors of
+        the loads in ``sd`` (the pretrained weights merged into a model's own
+        state dict, then loaded)."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "update"
+            and isinstance(func.value, cst.Name)
+            and len(call.args) == 1
+            and call.args[0].keyword is None
+            and not call.args[0].star
+        ):
+            return
+        loads = self._drawn_loads(call.args[0].value, call)
+        if not loads:
+            return
+        entries = self._frames[-1].setdefault(func.value.value, [])
+        if entries:
+            entries[-1][1].extend(loads)
+        else:
+            entries.append((None, loads))
 
     def _reaching(self, name: str, use: cst.CSTNode) -> list[cst.Call]:
         """The loads that may still be in ``name`` at ``use``: back from the
@@ -276,13 +312,12 @@ class LoadWithoutMapLocation(Rule):
         if arg is not None:
             if self.facts.checkpoints.into_cpu_model(node):
                 return  # the model is still on the CPU: it is not doubled on a GPU
-            value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
-            if isinstance(value, cst.Name):
-                for load in self._reaching(value.value, node):
-                    if id(load) not in self._reported:
-                        self._reported.add(id(load))
-                        self.report(load)
+            for load in self._drawn_loads(arg.value, node):
+                if id(load) not in self._reported:
+                    self._reported.add(id(load))
+                    self.report(load)
             return
+        self._updated(node)
         if node.args and self.facts.calls.resolve(node) is not None:
             self._handed_to_helper(node)
         if self._returning and self._helper_load(node):
@@ -395,9 +430,16 @@ class LoadWithoutMapLocation(Rule):
         """``expr`` with the subscripts applied to it (``torch.load(p)["model"]``
         is the same load, indexed), and the node holding that."""
         parent = self.parent(expr)
-        while isinstance(parent, cst.Subscript) and parent.value is expr:
-            expr, parent = parent, self.parent(parent)
-        return expr, parent
+        while True:
+            if isinstance(parent, cst.Subscript) and parent.value is expr:
+                expr, parent = parent, self.parent(parent)
+                continue
+            # ``torch.load(p).get("model")``: the same load, a key looked up.
+            call = self.parent(parent) if isinstance(parent, cst.Attribute) and parent.value is expr else None
+            if isinstance(call, cst.Call) and call.func is parent and is_get(call):
+                expr, parent = call, self.parent(call)
+                continue
+            return expr, parent
 
     def _converts(self, arg: cst.Arg) -> bool:
         """``arg`` is the one positional argument of a plain function call
@@ -415,6 +457,37 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torchvision
+def tune(path):
+    model = torchvision.models.resnet18()
+    sd = torch.load(path).get("state_dict")
+    sd = {k[7:]: v for k, v in sd.items()}
+    model_dict = model.state_dict()
+    model_dict.update(sd)
+    model.load_state_dict(model_dict)
+    return model.cuda()
+""",
+            "the checkpoint's key, filtered copy and merge reach a model still on the CPU (a torchvision "
+            "constructor builds it there): it is moved only after the load",
+        ),
+        Valid(
+            """\
+import torch
+def tune(model, path):
+    model.cuda()
+    sd = torch.load(path)
+    sd = {k: v.half() for k, v in sd.items()}
+    model_dict = model.state_dict()
+    model_dict.update(torch.load(path, map_location="cpu"))
+    model_dict.update(sd)
+    model.load_state_dict(model_dict)
+""",
+            "a comprehension that transforms each value is not followed (what it does to the device is not "
+            "known); the merged load names map_location",
+        ),
         Valid(
             """\
 import os
@@ -1717,6 +1790,56 @@ def resume(path):
     model = nn.Linear(4, 2).cuda()
     checkpoint = read_checkpoint(path)
     model.load_state_dict(checkpoint["model"])
+"""
+        ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+    def test(self, path):
+        best = torch.load(path).get("model_state_dict")
+        self.model.load_state_dict(best)
+"""
+        ),
+        Invalid(
+            """\
+import torch
+def resume(model, path):
+    model.cuda()
+    model.load_state_dict(torch.load(path).get("model"))
+""",
+            """\
+import torch
+def resume(model, path):
+    model.cuda()
+    model.load_state_dict(torch.load(path, map_location="cpu").get("model"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def test(net, path):
+    net.cuda()
+    checkpoint = torch.load(path)
+    checkpoint = checkpoint["state_dict"]
+    base_dict = {".".join(k.split(".")[1:]): v for k, v in list(checkpoint.items())}
+    net.load_state_dict(base_dict)
+"""
+        ),
+        Invalid(
+            """\
+import torch
+def tune(model, path, skip_fc):
+    model = torch.nn.DataParallel(model).cuda()
+    sd = torch.load(path)
+    sd = sd["state_dict"]
+    model_dict = model.state_dict()
+    if skip_fc:
+        sd = {k: v for k, v in sd.items() if "fc" not in k}
+    model_dict.update(sd)
+    model.load_state_dict(model_dict)
 """
         ),
     ]
