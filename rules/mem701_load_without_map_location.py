@@ -44,7 +44,10 @@ class LoadWithoutMapLocation(Rule):
     ## What it does
     Flags `torch.load(f)` without `map_location` (by keyword or as the second
     positional argument) whose result is passed to `load_state_dict`, either
-    directly or through a variable of the same function.
+    directly or through a variable of the same function, also picked apart
+    on the way: a key (`ck["model"]`, `ck.get("model")`), a comprehension
+    keeping every value it reads (`{k[7:]: v for k, v in ck.items()}`), or
+    merged into another dict (`model_dict.update(ck)`).
 
     ## Why it matters
     Without `map_location`, every tensor is restored to the device it was
@@ -69,7 +72,7 @@ class LoadWithoutMapLocation(Rule):
 
     ## Fix safety
     Safe when the result goes straight into `load_state_dict` (optionally
-    indexed, as in `torch.load(p)["model"]`): `load_state_dict` copies values
+    indexed, as in `torch.load(p)["model"]` or `torch.load(p).get("model")`): `load_state_dict` copies values
     into existing parameters, so their device is unchanged. No fix when the
     result is first stored in a variable or passed through a helper
     (`load_state_dict(convert_state_dict(torch.load(p)))`): other parts of the checkpoint may be

@@ -324,3 +324,18 @@ def test_flake8_plugin_reads_the_same_range(tmp_path):
     module = project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
     found = _torch_range(str(module), config_for(str(module), None))
     assert found is not None and found.floor == (1, 8) and found.where == "requirements.txt:1"
+
+
+def test_mem802_scheduler_first_in_a_call_follows_the_range():
+    # Stepping the scheduler at the start of each epoch's call was the
+    # documented order before torch 1.1: a project pinned below is left alone.
+    epoch = (
+        "import torch\n"
+        "def train_one_epoch(model, loader, optimizer, scheduler):\n"
+        "    scheduler.step()\n"
+        "    for x in loader:\n"
+        "        model(x).backward()\n"
+        "        optimizer.step()\n"
+    )
+    assert _lint(epoch, "MEM802", range_of_requirement("torch==1.0.0", "x")) == []
+    assert [f.line for f in _lint(epoch, "MEM802", range_of_requirement("torch==1.3.0", "x"))] == [3]
