@@ -104,7 +104,9 @@ class AccumulatedLossNotScaled(Rule):
     ## What it does
     Flags a backward in a gradient-accumulation loop (the optimizer steps
     every N iterations, the backward runs every iteration) whose loss is
-    never divided by the number of accumulated micro-batches.
+    never divided by the number of accumulated micro-batches. A loss reduced
+    on its way (`loss.mean()`, or `loss = torch.mean(loss)` over the per-GPU
+    losses a `DataParallel` model returns) is still that loss.
 
     ## Why it matters
     Gradients of the N micro-batches are summed, so the step applies N times

@@ -105,8 +105,9 @@ class SchedulerBeforeOptimizerStep(Rule):
     ## What it does
     Flags `scheduler.step()` that runs before `optimizer.step()` in the same
     iteration: at the top of the epoch loop before the batch loop (or before
-    a `train()` call that steps), or above the optimizer step in the batch
-    loop.
+    a `train()` call that steps), above the optimizer step in the batch
+    loop, or at the top of a function (`train_one_epoch`) before the loop
+    that steps the optimizer, whoever calls it.
 
     ## Why it matters
     Since PyTorch 1.1 a scheduler's `step()` moves to the *next* learning
@@ -140,7 +141,10 @@ class SchedulerBeforeOptimizerStep(Rule):
     coming step; a subclass of a torch scheduler that keeps torch's `step()`
     is a torch scheduler, in this module or another of the project), schedulers stepped after an inner loop that steps the
     optimizer, under a condition that skips the first iteration
-    (`if epoch > 0:`), fast-forwarded in a branch that ends the iteration
+    (`if epoch > 0:`; in a function stepping first, also a bare counter
+    test, `if epoch:`, or an `else`), in a project that accepts no torch
+    from 1.1 on (stepping first was the documented order before; the
+    function shape only), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
     hidden in functions this module does not define, unless the function is
     named for training and handed the optimizer (`train_one_epoch(model,
