@@ -338,7 +338,11 @@ class LoadWithoutMapLocation(Rule):
         where the model is not known to be on a device, the copy may be the
         only one (a model built by a config, a parameter)."""
         assert isinstance(call.func, cst.Attribute)
-        receiver = dotted_name(call.func.value) or ""
+        # ``self.models[n]``: an item of a table of models; a move of any of
+        # its items (``self.models["encoder"].to(self.device)``) counts.
+        value = call.func.value
+        items = isinstance(value, cst.Subscript)
+        receiver = dotted_name(value.value if isinstance(value, cst.Subscript) else value) or ""
         if receiver.endswith(".module"):
             receiver = receiver[: -len(".module")]
         if not receiver:
@@ -348,7 +352,7 @@ class LoadWithoutMapLocation(Rule):
             scope = self.parent(scope)
         if scope is None:
             return False
-        moves = _Moves(receiver, call)
+        moves = _Moves(receiver, call, items)
         visit_fast(scope, moves)
         if moves.moved:
             return True
@@ -358,7 +362,7 @@ class LoadWithoutMapLocation(Rule):
         init = self.facts.calls.find_method(cls, "__init__") if cls is not None else None
         if init is None or init is scope:
             return False
-        moves = _Moves(receiver, None)
+        moves = _Moves(receiver, None, items)
         visit_fast(init, moves)
         return moves.moved
 
@@ -531,6 +535,18 @@ def tune(net, path):
 """,
             "a load drawn on its way (a name bound to its key, a comprehension) into a model not known to be "
             "moved before it (built by a config, a parameter): the copy on a GPU may be the only one",
+        ),
+        Valid(
+            """\
+import torch
+def tune(model, path, device):
+    model[0].to(device)
+    sd = torch.load(path)
+    sd = {k: v for k, v in sd.items() if "fc" not in k}
+    model.load_state_dict(sd)
+""",
+            "only a part of the model is moved (`model[0]`): the model it is loaded into is not known to be on a "
+            "device (a table's items count only for a load into an item)",
         ),
         Valid(
             """\
@@ -1929,6 +1945,23 @@ class Tester:
         self.model.load_state_dict(sd)
 """
         ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, encoder, depth, device):
+        self.models = {"encoder": encoder, "depth": depth}
+        self.models["encoder"].to(device)
+        self.models["depth"].to(device)
+    def load_model(self, names, folder):
+        for n in names:
+            model_dict = self.models[n].state_dict()
+            pretrained_dict = torch.load(folder + n + ".pth")
+            pretrained_dict = {k: v for k, v in pretrained_dict.items() if k in model_dict}
+            model_dict.update(pretrained_dict)
+            self.models[n].load_state_dict(model_dict)
+"""
+        ),
     ]
 
 
@@ -1943,9 +1976,10 @@ class _Moves(cst.CSTVisitor):
     ``receiver.cuda()``, ``receiver.to(...)``, or a value holding such a call
     assigned to it (``model = nn.DataParallel(model).cuda()``)."""
 
-    def __init__(self, receiver: str, until: cst.CSTNode | None) -> None:
+    def __init__(self, receiver: str, until: cst.CSTNode | None, items: bool = False) -> None:
         self.receiver = receiver
         self.until = until
+        self.items = items  # the receiver is a table of models: a move of any item counts
         self.moved = False
         self._done = False
 
@@ -1955,13 +1989,18 @@ class _Moves(cst.CSTVisitor):
         if node is self.until:
             self._done = True
             return False
-        if isinstance(node, cst.Call) and _is_move(node) and dotted_name(node.func.value) == self.receiver:  # type: ignore[attr-defined]
+        if isinstance(node, cst.Call) and _is_move(node) and self._moves_receiver(node.func.value):  # type: ignore[attr-defined]
             self.moved = True
         elif isinstance(node, cst.Assign) and any(dotted_name(t.target) == self.receiver for t in node.targets):
             found = _AnyMove()
             visit_fast(node.value, found)
             self.moved = found.found
         return not self.moved
+
+    def _moves_receiver(self, moved: cst.BaseExpression) -> bool:
+        if self.items and isinstance(moved, cst.Subscript):
+            return dotted_name(moved.value) == self.receiver
+        return dotted_name(moved) == self.receiver
 
 
 class _AnyMove(cst.CSTVisitor):
