@@ -143,8 +143,8 @@ class SchedulerBeforeOptimizerStep(Rule):
     optimizer, under a condition that skips the first iteration
     (`if epoch > 0:`; in a function stepping first, also a bare counter
     test, `if epoch:`, or an `else`), in a project that accepts no torch
-    from 1.1 on (stepping first was the documented order before; the
-    function shape only), fast-forwarded in a branch that ends the iteration
+    from 1.1 on (`torch==1.0.0`: stepping first was the documented order
+    before), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
     hidden in functions this module does not define, unless the function is
     named for training and handed the optimizer (`train_one_epoch(model,
@@ -180,6 +180,8 @@ class SchedulerBeforeOptimizerStep(Rule):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
+        if not torch_verdict(_NEXT_VALUE_SINCE, None, self.context.torch).report:
+            return  # every torch the project accepts predates 1.1: stepping first was the documented order
         verbs = self.facts.verbs
         for sched in verbs.verbs:
             if sched.kind is VerbKind.SCHED_STEP and sched.loop is None and sched.line is not None:
@@ -214,13 +216,11 @@ class SchedulerBeforeOptimizerStep(Rule):
         batch loop that steps the optimizer: every call of the function
         (once per epoch, from its caller's loop) moves the schedule before
         the optimizer steps, so the first value is skipped whoever calls it.
-        Before torch 1.1 that order was the documented one: a project that
-        accepts no newer torch is left alone."""
+        (A project that accepts no torch from 1.1 on is left alone by
+        visit_Module.)"""
         scope = sched.scope
         call = sched.call
         if not isinstance(scope, cst.FunctionDef) or not isinstance(call, cst.Call) or call.args:
-            return
-        if not torch_verdict(_NEXT_VALUE_SINCE, None, self.context.torch).report:
             return
         if self._late_in_call(verbs, sched):
             return
