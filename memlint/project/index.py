@@ -22,6 +22,7 @@ from memlint.project.needle_scan import holds_needle
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
 from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
+from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
 from memlint.vocabulary.loading import loading_name
 
@@ -734,6 +735,7 @@ class ProjectIndex:
             scheduler_classes=tuple(sorted(scheduler_classes)),
             trainer_classes=tuple(sorted(trainer_classes)),
             forward_methods=named_forwards(self, path),
+            unknown_classes=unknown_classes(summary.calls, lambda callee: self.resolve(callee, path)),
         )
 
     def _trainers_of(self, path: str) -> frozenset[str]:
