@@ -41,3 +41,69 @@ def test_a_project_class_that_moves_itself_stays_reported(tmp_path):
     """
     write_project(tmp_path, {"setup.py": "", "tsm_fpga/convert.py": _CONVERT, "tsm_fpga/mobilenet_v2_tsm_v2.py": model})
     assert finding_lines(tmp_path / "tsm_fpga" / "convert.py", "MEM701") == [6, 11]
+
+
+_DARKNET = """
+    import torch
+    import torch.nn as nn
+    class Darknet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            self.loss_names = ["loss", "box"]
+        def forward(self, x, y=None):
+            out = self.fc(x)
+            if y is None:
+                return torch.cat([out], 0)
+            loss = ((out - y) ** 2).mean()
+            losses = {"loss": loss.item(), "box": loss.item()}
+            return loss, torch.Tensor(list(losses.values())).cuda()
+"""
+
+_JDE_TRAIN = """
+    import torch
+    from collections import defaultdict
+    from models import *
+    def train(loader):
+        model = Darknet()
+        model.cuda().train()
+        model = torch.nn.DataParallel(model)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        rloss = defaultdict(float)
+        for i, (x, y) in enumerate(loader):
+            loss, components = model(x, y)
+            components = torch.mean(components.view(-1, 2), dim=0)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            for ii, key in enumerate(model.module.loss_names):
+                rloss[key] = (rloss[key] * i + components[ii]) / (i + 1)
+"""
+
+
+def test_the_summary_lists_the_fresh_elements_of_a_forward_tuple():
+    import textwrap
+
+    from memlint.project.summary import ModuleSummary, summarise_text
+
+    summary = summarise_text(textwrap.dedent(_DARKNET), always=True)
+    assert summary is not None and summary.forward_items == {"Darknet": [2, 1]}
+    assert ModuleSummary.from_json(summary.to_json()).forward_items == {"Darknet": [2, 1]}
+    # A return of anything but a tuple or one concatenated tensor: nothing is known.
+    other = summarise_text(textwrap.dedent(_DARKNET).replace("torch.cat([out], 0)", "self.helper(out)"), always=True)
+    assert other is not None and other.forward_items == {}
+
+
+def test_a_fresh_element_of_a_project_model_s_tuple_keeps_no_graph(tmp_path):
+    """JDE's ``loss, components = model(...)``: ``Darknet.forward`` (another
+    module, through a star import) builds ``components`` fresh from
+    ``.item()`` floats, so the running means keep no graph. Before, every
+    element of a model call's tuple was taken to carry history."""
+    write_project(tmp_path, {"setup.py": "", "models.py": _DARKNET, "train.py": _JDE_TRAIN})
+    assert finding_lines(tmp_path / "train.py", "MEM102") == []
+
+
+def test_an_element_with_history_stays_reported(tmp_path):
+    model = _DARKNET.replace("torch.Tensor(list(losses.values())).cuda()", "torch.stack([loss, loss])")
+    write_project(tmp_path, {"setup.py": "", "models.py": model, "train.py": _JDE_TRAIN})
+    assert finding_lines(tmp_path / "train.py", "MEM102") == [18]

@@ -609,12 +609,16 @@ class ProjectIndex:
         scheduler_classes: set[str] = set()
         trainer_classes: set[str] = set()
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
+        tuple_items: set[tuple[str, int, tuple[int, ...]]] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
             if name in defining.model_classes:
                 model_classes.add(local)
             if name in defining.parameterless:
                 parameterless.add(local)
+            if name in defining.forward_items:
+                size, *fresh = defining.forward_items[name]
+                tuple_items.add((local, size, tuple(fresh)))
             for t in defining.tensor_trackers:
                 if t.cls == name and where:
                     tensor_trackers.add(
@@ -736,6 +740,7 @@ class ProjectIndex:
             trainer_classes=tuple(sorted(trainer_classes)),
             forward_methods=named_forwards(self, path),
             unknown_classes=unknown_classes(summary.calls, lambda callee: self.resolve(callee, path)),
+            forward_items=tuple(sorted(tuple_items)),
         )
 
     def _trainers_of(self, path: str) -> frozenset[str]:
