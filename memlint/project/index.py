@@ -739,7 +739,11 @@ class ProjectIndex:
             scheduler_classes=tuple(sorted(scheduler_classes)),
             trainer_classes=tuple(sorted(trainer_classes)),
             forward_methods=named_forwards(self, path),
-            unknown_classes=unknown_classes(summary.calls, lambda callee: self.resolve(callee, path)),
+            unknown_classes=(
+                unknown_classes(summary.calls, lambda callee: self.resolve(callee, path))
+                if self._sys_paths(path)
+                else ()
+            ),
             forward_items=tuple(sorted(tuple_items)),
         )
 

@@ -1,19 +1,22 @@
 """Classes a module builds from an import the project cannot follow (MEM701).
 
-TSM's ``tsm_fpga/mobilenet_v2_tfslim.py`` runs ``import mobilenet_v2_tsm_v2
-as tsm_online`` inside a function, then ``tsm_online.MobileNetV2(n_class=27)``
-and loads a checkpoint into it before anything moves it. No module of that
-name is in the project (it is reached through folders the script expects on
-``sys.path``, or it is an installed package): whether its ``__init__`` moves
-the model to a device is not known, so a load into a fresh one is not
-claimed, as for a constructor bound nowhere or picked by name at run time
-(state_loads.py). A model of such a class moved before the load is still
-reported: the move is what the rule reads then.
+TSM's ``tsm_fpga/mobilenet_v2_tfslim.py`` puts ``tf_models/research/slim``
+on ``sys.path``, runs ``import mobilenet_v2_tsm_v2 as tsm_online`` inside a
+function, then ``tsm_online.MobileNetV2(n_class=27)`` and loads a checkpoint
+into it before anything moves it. No module of that name is in the project:
+the script reaches code through folders it puts on the path that the
+project does not hold. Whether that class's ``__init__`` moves the model to
+a device is not known, so a load into a fresh one is not claimed, as for a
+constructor bound nowhere or picked by name at run time (state_loads.py). A
+model of such a class moved before the load is still reported: the move is
+what the rule reads then.
 
-Only when the project is known: a file checked alone cannot tell a project
-module (``from models import Net``, judged by its code) from one that is not.
-Read from the module's call sites (summary.CallSite): the callee as its
-imports name it, which holds imports made inside functions too.
+Only for a module that edits ``sys.path`` (its own ``sys.path.append``, or
+a neighbour's it imports: index._sys_paths): elsewhere an unresolved import
+is most often a project file the checked copy lacks (a script saved alone,
+``from backbone import EfficientDetBackbone``), judged as before. Read from
+the module's call sites (summary.CallSite): the callee as its imports name
+it, which holds imports made inside functions too.
 """
 
 from __future__ import annotations
