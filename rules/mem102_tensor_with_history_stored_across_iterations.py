@@ -95,7 +95,11 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     overwritten every iteration: `loss_dict["d"] = d_loss` under a
     constant key (a literal, or a name bound only to one) keeps one value
     at a time, as `self.last_loss = loss` does (`d[step] = out`,
-    `d[f"{i}"] = out` and `d[k].append(out)` grow and are reported).
+    `d[f"{i}"] = out` and `d[k].append(out)` grow and are reported), nor an
+    element of a model's tuple that its class's `forward` builds fresh in
+    every tuple it returns (`return loss, torch.Tensor(parts).cuda()`: a
+    number, `.item()`, `.detach()`, a torch constructor without
+    `requires_grad`), its other returns being one tensor (`torch.cat`).
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
@@ -114,7 +118,10 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         "`update`/`add` is given (`self.sum += val * n`, `self.values.append(val)`) with nothing in the method that "
         "may turn it into a number or detach it, and the message names the line that keeps it "
         '("`AverageMeter.update` (utils.py:14) adds it to `self.sum`"); a tracker that stores `.item()`, '
-        "`float(val)` or `val.detach()`, or one whose method cannot be read, keeps it silent."
+        "`float(val)` or `val.detach()`, or one whose method cannot be read, keeps it silent. "
+        "Model classes of any module: `loss, parts = model(x, y)` where every binding of `model` builds one class "
+        "(`DataParallel(model)` of it too) whose `forward` returns `parts` fresh (JDE's `Darknet`, models.py) "
+        "keeps `parts` free of history."
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -312,6 +319,32 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         self.report(stmt, message=message or self.message.format(container=key), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def forward(self, x, y):
+        loss = ((self.fc(x) - y) ** 2).mean()
+        parts = {"loss": loss.item(), "box": loss.item()}
+        return loss, torch.Tensor(list(parts.values())).cuda()
+def train(loader):
+    model = torch.nn.DataParallel(Net()).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    running = []
+    for x, y in loader:
+        loss, components = model(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        running.append(components[0])
+""",
+            "JDE: the forward's second element is a tensor the legacy constructor builds fresh from `.item()` "
+            "floats (no graph, whatever it is given); only the loss, the first element, carries history",
+        ),
         Valid(
             """\
 import torch
@@ -710,6 +743,50 @@ class Ensemble(L.LightningModule):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def forward(self, x, y):
+        loss = ((self.fc(x) - y) ** 2).mean()
+        return loss, torch.stack([loss, loss * 2])
+def train(loader):
+    model = torch.nn.DataParallel(Net()).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    running = []
+    for x, y in loader:
+        loss, components = model(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        running.append(components[0])
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def forward(self, x, y):
+        loss = ((self.fc(x) - y) ** 2).mean()
+        return loss, torch.stack([loss, loss * 2])
+def train(loader):
+    model = torch.nn.DataParallel(Net()).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    running = []
+    for x, y in loader:
+        loss, components = model(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        running.append(components[0].detach())
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -127,7 +127,11 @@ class LoadWithoutMapLocation(Rule):
     locals moves nothing. A constructor bound nowhere in the module (never
     imported, no star import), or a class picked by name from a module named
     at run time (`getattr(importlib.import_module(name), "CAM")()`), is not
-    known: nothing is claimed. A torch optimizer over such a model's
+    known: nothing is claimed; so is, when the project is read, a class
+    that a module putting folders on `sys.path` imports from a module the
+    project does not hold (`tsm_online.MobileNetV2(...)` after
+    `sys.path.append("tf_models/research/slim")` and `import
+    mobilenet_v2_tsm_v2 as tsm_online`: code outside the project). A torch optimizer over such a model's
     parameters (`Adam(net.parameters())`, or parameter groups drawn from its
     parts: `{"params": get_parameters_conv(net.model, "weight")}`) loads its
     state onto the CPU too while the model has not moved; a torch LR
@@ -169,6 +173,8 @@ class LoadWithoutMapLocation(Rule):
         "does, a model its methods build on the CPU and only call stays there. Tables of such "
         "classes or builders in another module (`from models import model_dict`, `model_dict[name](...)`); "
         "modules whose every class moves nothing, for a class fetched with `getattr(models.zoo, name)`; "
+        "in a module that puts folders on `sys.path`, a class imported from a module the project does not hold "
+        "is not known to move itself: a fresh one not moved before the load is not claimed; "
         "an import rebound to the model built from it (`crnn = crnn.CRNN(...)` after `import models.crnn as "
         "crnn`) still names that class; "
         "every project function named by a string handed to `eval` "

@@ -71,8 +71,9 @@ class ModuleFacts:
         typed = self.project.types_of if self.project is not None and self.project.object_types else None
         trainers = frozenset(self.project.trainer_classes) if self.project is not None else frozenset()
         forwards = frozenset(self.project.forward_methods) if self.project is not None else frozenset()
+        items = {n: (k, frozenset(p)) for n, k, p in self.project.forward_items} if self.project is not None else {}
         return ObjectTable(
-            self.wrapper, self.names, self.calls, schedulers, classes, parameterless, typed, trainers, forwards
+            self.wrapper, self.names, self.calls, schedulers, classes, parameterless, typed, trainers, forwards, items
         )
 
     @cached_property

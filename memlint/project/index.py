@@ -22,6 +22,7 @@ from memlint.project.needle_scan import holds_needle
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
 from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
+from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
 from memlint.vocabulary.loading import loading_name
 
@@ -608,12 +609,16 @@ class ProjectIndex:
         scheduler_classes: set[str] = set()
         trainer_classes: set[str] = set()
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
+        tuple_items: set[tuple[str, int, tuple[int, ...]]] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
             if name in defining.model_classes:
                 model_classes.add(local)
             if name in defining.parameterless:
                 parameterless.add(local)
+            if name in defining.forward_items:
+                size, *fresh = defining.forward_items[name]
+                tuple_items.add((local, size, tuple(fresh)))
             for t in defining.tensor_trackers:
                 if t.cls == name and where:
                     tensor_trackers.add(
@@ -734,6 +739,12 @@ class ProjectIndex:
             scheduler_classes=tuple(sorted(scheduler_classes)),
             trainer_classes=tuple(sorted(trainer_classes)),
             forward_methods=named_forwards(self, path),
+            unknown_classes=(
+                unknown_classes(summary.calls, lambda callee: self.resolve(callee, path))
+                if self._sys_paths(path)
+                else ()
+            ),
+            forward_items=tuple(sorted(tuple_items)),
         )
 
     def _trainers_of(self, path: str) -> frozenset[str]:

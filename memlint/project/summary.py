@@ -60,6 +60,7 @@ from memlint.project.state_feeds import gpu_state_calls
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
+from memlint.project.tuple_returns import forward_items
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES
 from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
@@ -264,6 +265,9 @@ class ModuleSummary:
     cpu_saved: list[str] = field(default_factory=list)
     other_saved: list[str] = field(default_factory=list)
     loaded_files: list[str] = field(default_factory=list)
+    # Module-level classes whose ``forward`` returns a tuple some elements of
+    # which carry no history (tuple_returns.py): class -> [length, positions...].
+    forward_items: dict[str, list[int]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -305,6 +309,7 @@ class ModuleSummary:
             "cpu_saved": list(self.cpu_saved),
             "other_saved": list(self.other_saved),
             "loaded_files": list(self.loaded_files),
+            "forward_items": {k: list(v) for k, v in self.forward_items.items()},
         }
 
     @classmethod
@@ -349,6 +354,7 @@ class ModuleSummary:
             cpu_saved=[str(c) for c in data.get("cpu_saved", [])],
             other_saved=[str(c) for c in data.get("other_saved", [])],
             loaded_files=[str(c) for c in data.get("loaded_files", [])],
+            forward_items={str(k): [int(n) for n in v] for k, v in data.get("forward_items", {}).items()},
         )
 
 
@@ -414,6 +420,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             # (a class another module builds is judged by them, index.py).
             walker.summary.classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _model_like(n)]
             walker.summary.tables = model_tables(tree)
+            walker.summary.forward_items = forward_items(tree, walker.bindings)
             walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
             # A class or factory of a module with no training word may still
             # be what a typed name holds (project/typed_objects.py).
@@ -1142,6 +1149,7 @@ class _Walker:
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
         s.tables = model_tables(self._tree)
+        s.forward_items = forward_items(self._tree, self.bindings)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
         if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):

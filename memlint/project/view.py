@@ -164,6 +164,14 @@ class ProjectView:
     # every project class defining them (typed_objects.named_forward):
     # ``self.model.extract_feature(x)`` is a forward whatever builds the model.
     forward_methods: tuple[str, ...] = ()
+    # Classes this module builds, as written (``tsm_online.MobileNetV2``),
+    # from an import no module of the project answers (unknown_classes.py):
+    # whether they move themselves is not known (MEM701 claims nothing).
+    unknown_classes: tuple[str, ...] = ()
+    # Local names of classes of other project modules whose ``forward``
+    # returns a tuple some elements of which carry no history
+    # (tuple_returns.py): (``Darknet``, length, the fresh positions).
+    forward_items: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
 
     def method_callers_of(self, qualified: str) -> tuple[str, ...]:
         for name, sites in self.method_callers:
@@ -257,4 +265,6 @@ class ProjectView:
             or self.scheduler_classes
             or self.trainer_classes
             or self.forward_methods
+            or self.unknown_classes
+            or self.forward_items
         )

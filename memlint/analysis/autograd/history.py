@@ -1054,7 +1054,14 @@ class _Walker:
                 return NO
             if o.parameterless_module(func, c):
                 return self.computed(args)
-            return self.fresh() if not (_frozen_name(func) or self.a.frozen_module(func, c)) else MAYBE
+            if _frozen_name(func) or self.a.frozen_module(func, c):
+                return MAYBE
+            out = self.fresh()
+            items = o.tuple_items(func, c) if out.h is H.YES else None
+            if items is not None:
+                # ``loss, parts = model(x, y)``: parts a forward builds fresh carry no graph.
+                return Val(H.YES, items=tuple(NO if i in items[1] else out for i in range(items[0])))
+            return out
         qn = self.a.names.call_name(c)
         if qn is not None:
             return self.library_call(qn, c, args)

@@ -53,12 +53,17 @@ from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.parse.traversal import visit_fast
 from memlint.project.parameterless import holds_no_parameters
+from memlint.project.tuple_returns import class_forward_items
 from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name, names_a_model_method
 
 # Methods that return the module itself, so ``model = model.to(dev)`` keeps its kind.
 # Calls that hand back the module where it is moved, mode unchanged; and
 # what loads weights into it: neither switches its mode (_factory_fresh).
 _MOVES_ONLY = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "requires_grad_", "to_empty"})
+# Wrappers whose call returns what the wrapped model's forward returns.
+_MODEL_WRAPPERS = frozenset(
+    {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel"}
+)
 _LOADS = frozenset({"load_state_dict", "parameters", "named_parameters", "state_dict"})
 _SELF_RETURNING = frozenset(
     {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "to_empty"}
@@ -90,8 +95,13 @@ class ObjectTable(cst.CSTVisitor):
         typed: Callable[[str, str], tuple[str, ...] | None] | None = None,
         trainer_classes: frozenset[str] = frozenset(),
         forward_methods: frozenset[str] = frozenset(),
+        forward_items: dict[str, tuple[int, frozenset[int]]] | None = None,
     ) -> None:
         super().__init__()
+        # Classes of other project modules whose ``forward`` returns a tuple
+        # with elements that carry no history (ProjectView.forward_items).
+        self._forward_items = forward_items or {}
+        self._local_items: dict[str, tuple[int, frozenset[int]] | None] = {}
         # Methods every project class defining them runs a layer in
         # (ProjectView.forward_methods): ``model.extract_feature(x)`` on a module is a forward.
         self._forward_methods = forward_methods
@@ -631,6 +641,51 @@ class ObjectTable(cst.CSTVisitor):
             if name is None or not (name in self._parameterless or self._proved_parameterless(name)):
                 return False
         return True
+
+    def tuple_items(self, func: cst.BaseExpression, call: cst.Call) -> tuple[int, frozenset[int]] | None:
+        """``loss, parts = model(x, y)`` where every binding of ``model``
+        builds (``.cuda()`` kept, ``DataParallel(model)`` of itself too) one
+        class whose ``forward`` returns a tuple (JDE's
+        ``Darknet``): (length, the positions that never carry history,
+        project/tuple_returns.py). None when any binding says otherwise."""
+        if not self._forward_items and not self.calls.classes:
+            return None
+        key = self._key_for_read(func, self.scope_of(call))
+        values = self._defs.get(key, []) if key else []
+        found = None
+        for v in values:
+            ctor = unwrap_pass_through(v) if isinstance(v, cst.BaseExpression) else None
+            while ctor is not None and self.names.call_name(ctor) in _MODEL_WRAPPERS and ctor.args:
+                inner = ctor.args[0].value
+                if self._key_for_read(inner, self.scope_of(ctor)) == key:
+                    break  # ``model = DataParallel(model)``: the same model's forward
+                ctor = unwrap_pass_through(inner)  # ``DataParallel(Net()).cuda()``
+            else:
+                if ctor is None:
+                    return None
+                name = dotted_name(ctor.func)
+                items = self._class_items(name) if name else None
+                if items is None or found not in (None, items):
+                    return None
+                found = items
+        return found
+
+    def _class_items(self, name: str) -> tuple[int, frozenset[int]] | None:
+        if name in self._forward_items:
+            return self._forward_items[name]
+        if name not in self._local_items:
+            defs = self.calls.classes.get(name, [])
+            found = None
+            if len(defs) == 1:
+                try:
+                    tree = ast.parse(textwrap.dedent(self._module.code_for_node(defs[0])))
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
+                cls = tree.body[-1] if tree is not None and tree.body else None
+                items = class_forward_items(cls, self.names.bindings) if isinstance(cls, ast.ClassDef) else None
+                found = (items[0], frozenset(items[1])) if items is not None else None
+            self._local_items[name] = found
+        return self._local_items[name]
 
     def _proved_parameterless(self, name: str) -> bool:
         """Every class of this module called ``name`` owns no parameter."""

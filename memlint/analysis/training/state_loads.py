@@ -971,6 +971,8 @@ class Checkpoints:
             return False
         if isinstance(func, cst.Name) and self._undefined(func.value):
             return True  # what it builds is not known: nothing is claimed
+        if self.project is not None and name in self.project.unknown_classes:
+            return True  # a class of code outside the project, reached through sys.path (unknown_classes.py)
         if self._builders and "." not in name and name not in self.calls.classes:
             defs = [fn for fn in self._builders if fn.name.value == name]
             if len(defs) == 1 and self.calls.owner.get(defs[0]) is not self.module:

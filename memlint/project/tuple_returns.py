@@ -1,0 +1,129 @@
+"""Which elements of the tuple a model's ``forward`` returns carry no autograd history.
+
+JDE's ``Darknet.forward`` ends ``return sum(output),
+torch.Tensor(list(self.losses.values())).cuda()``: the loss, then its parts
+for logging in a tensor the legacy constructor builds fresh, with no graph
+whatever it is given. ``loss, components = model(x, y)`` in the training
+loop, then ``rloss[key] = (... + components[ii]) / (ui + 1)`` keeps no graph
+across iterations (MEM102 must stay silent); ``loss`` still has one.
+
+An element is fresh when it is a number, ``.item()``/``.tolist()``/
+``.detach()``/``.numpy()`` of anything, or a torch constructor that records
+nothing (``torch.Tensor``, ``torch.tensor``, ``torch.zeros``... without
+``requires_grad``), possibly moved or cast after (``.cuda()``, ``.to(d)``,
+``.float()``). The facts hold for a class when every ``return`` of its
+``forward`` that is a tuple display has the same length and the element is
+fresh in each; the other returns must be a single tensor ``torch.cat``/
+``torch.stack`` builds (JDE's inference branches), which a caller that
+unpacks the tuple does not take. Any other return: nothing is known.
+Read on Python's ``ast`` (the project summary's tree, or the class's own
+code for a class of the checked file).
+"""
+
+from __future__ import annotations
+
+import ast
+
+_NUMBER_METHODS = frozenset({"item", "tolist", "detach", "numpy"})
+_KEEPING = frozenset({"cuda", "cpu", "to", "float", "half", "double", "long", "int", "bool", "contiguous"})
+_FRESH_TORCH = frozenset(
+    {
+        "Tensor",
+        "FloatTensor",
+        "DoubleTensor",
+        "HalfTensor",
+        "LongTensor",
+        "IntTensor",
+        "ByteTensor",
+        "BoolTensor",
+        "tensor",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "eye",
+    }
+)
+_ONE_TENSOR = frozenset({"cat", "stack"})
+_NUMBER_BUILTINS = frozenset({"float", "int", "len", "round"})
+
+
+def forward_items(tree: ast.Module, bindings: dict[str, str]) -> dict[str, list[int]]:
+    """Module-level classes whose ``forward`` returns a tuple with fresh
+    elements: class -> [length, fresh positions...]."""
+    out = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            found = class_forward_items(stmt, bindings)
+            if found is not None:
+                out[stmt.name] = [found[0], *found[1]]
+    return out
+
+
+def class_forward_items(cls: ast.ClassDef, bindings: dict[str, str]) -> tuple[int, tuple[int, ...]] | None:
+    """(length, fresh positions) of the tuple ``cls.forward`` returns, or
+    None when no position is known fresh."""
+    forwards = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"]
+    if len(forwards) != 1:
+        return None
+    size, fresh = 0, None
+    for ret in _returns(forwards[0]):
+        value = ret.value
+        if isinstance(value, ast.Tuple):
+            if any(isinstance(e, ast.Starred) for e in value.elts) or size not in (0, len(value.elts)):
+                return None
+            size = len(value.elts)
+            here = {i for i, e in enumerate(value.elts) if _fresh(e, bindings)}
+            fresh = here if fresh is None else fresh & here
+        elif not _one_tensor(value, bindings):
+            return None
+    if not fresh:
+        return None
+    return size, tuple(sorted(fresh))
+
+
+def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
+    """``fn``'s own returns, not those of functions or classes nested in it."""
+    out: list[ast.Return] = []
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            out.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _torch_name(func: ast.expr, bindings: dict[str, str]) -> str | None:
+    """``torch.Tensor`` -> "Tensor" (through ``import torch as t`` too)."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if bindings.get(func.value.id, func.value.id) == "torch":
+            return func.attr
+    if isinstance(func, ast.Name):
+        target = bindings.get(func.id, "")
+        if target.startswith("torch.") and target.count(".") == 1:
+            return target[6:]
+    return None
+
+
+def _fresh(expr: ast.expr, bindings: dict[str, str]) -> bool:
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    if isinstance(func, ast.Attribute):
+        if func.attr in _NUMBER_METHODS:
+            return True
+        if func.attr in _KEEPING:
+            return _fresh(func.value, bindings)
+    if isinstance(func, ast.Name) and func.id in _NUMBER_BUILTINS and func.id not in bindings:
+        return True
+    name = _torch_name(func, bindings)
+    return name in _FRESH_TORCH and not any(k.arg == "requires_grad" for k in expr.keywords)
+
+
+def _one_tensor(expr: ast.expr | None, bindings: dict[str, str]) -> bool:
+    return isinstance(expr, ast.Call) and _torch_name(expr.func, bindings) in _ONE_TENSOR
