@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left, bisect_right
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from memlint.gate.facts import GateFacts
+GateFacts = Any  # gate/facts.GateFacts, which imports this module (no import circle)
 
 
 def per_batch_called(

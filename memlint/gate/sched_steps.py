@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_right
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from memlint.gate.facts import GateFacts
+GateFacts = Any  # gate/facts.GateFacts, which imports this module (no import circle)
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
