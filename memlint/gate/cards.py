@@ -452,13 +452,14 @@ _CARDS = (
         "scheduler-before-optimizer-step",
         "unsafe",
         ("sched", "Sched", "LR", *TRAINING_CODE_TOKENS),
-        lambda g: ("step" in g.called and _names_a_scheduler(g)) or bool(g.loops and g.project_imports),
+        # The scheduler's step: a ``.step()`` with no argument in a loop (gate/sched_steps.py).
+        lambda g: (g.steps_in_a_loop and _names_a_scheduler(g)) or bool(g.loops and g.project_imports),
         # ``self.scheduler`` typed by the constructor's call sites (project/typed_objects.py).
         reads_project=True,
         # A loop calling a project object's method that steps its schedulers
         # (``trainer.update_learning_rate()``, typed_objects.method_steps):
-        # without a ``.step()`` here, only what the view says of such methods.
-        local_gate=lambda g: "step" in g.called,
+        # without such a ``.step()`` here, only what the view says of such methods.
+        local_gate=lambda g: g.steps_in_a_loop,
         project_matters=lambda view: any(set(kinds) == {"s"} for *_, kinds in view.object_steps),
     ),
     Card(

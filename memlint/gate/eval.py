@@ -16,6 +16,7 @@ from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.gate.inplace import mode_set_by_statements
 from memlint.gate.loops import eval_argument, eval_mode_call
+from memlint.gate.off_blocks import shadowed, unshadow
 from memlint.gate.syntax import (
     BACKWARD,
     GRAD_OFF_CONTEXTS,
@@ -253,7 +254,7 @@ _EVAL_SITES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.GeneratorExp)
 class _EvalSite:
     """A loop, comprehension or scope MEM201 may report (see compute_evaluates_with_grad)."""
 
-    __slots__ = ("off", "via", "loop", "mode_scope", "callees", "self_attrs", "cls_attrs", "calls_self")
+    __slots__ = ("off", "via", "loop", "mode_scope", "callees", "self_attrs", "cls_attrs", "calls_self", "shadow_of")
 
     def __init__(self, off: bool, via: str | None, loop: bool, mode_scope: int | None = None) -> None:
         self.off = off  # grad surely off or set around it (mode_at not ENABLED, or local_mode set)
@@ -270,6 +271,9 @@ class _EvalSite:
         self.self_attrs: set[str] = set()  # ``x`` of a ``self.x(...)`` it calls
         self.cls_attrs: set[str] = set()  # ``x`` of a ``cls.x(...)``
         self.calls_self = False  # ``x.module(...)``, ``x.forward(...)``
+        # A scope's site seen from a ``with`` that surely turns grad off (off_blocks.py):
+        # the site whose calls these are, should the file rebind what the ``with`` reads.
+        self.shadow_of: _EvalSite | None = None
 
     def sure(self) -> bool:
         """Its evidence holds whatever the rest of the file says, and grad may be on."""
@@ -322,6 +326,7 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     called = facts.called | facts._aliases.keys() if modes else set()  # callgraph's call_sites, by name, wide
     heads: set[str] = set()  # the names each "off" was read through
     sites: list[_EvalSite] = []
+    shadows: list[_EvalSite] = []  # the scopes' sites seen from a ``with`` that turns grad off
     eval_scopes: set[int] = set()  # the scopes holding an eval-mode call (see _EvalSite.mode_scope)
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
     AST, Name, Attribute, Call = ast.AST, ast.Name, ast.Attribute, ast.Call
@@ -395,8 +400,9 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
             for item in node.items:  # type: ignore[attr-defined]
                 push((item, fn_name, params, off, open_sites, scope))
             inner = off or "off" in modes_set  # a mode set around the body: local_mode is not None
+            body_sites = shadowed(open_sites, modes_set, shadows)
             for stmt in node.body:  # type: ignore[attr-defined]
-                push((stmt, fn_name, params, inner, open_sites, scope))
+                push((stmt, fn_name, params, inner, body_sites, scope))
             continue
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             # grad_mode stops at a function: its decorators, defaults and body
@@ -443,6 +449,8 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     reach = ModelReach.of(facts)
     # else context_mode may not resolve ``torch``
     trusted_off = not heads & (reach.rebound | facts.def_names | facts._classes)
+    if not trusted_off:
+        unshadow(shadows)
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
     for site in sites:

@@ -43,6 +43,7 @@ from memlint.gate.inplace import (
 )
 from memlint.gate.loops import LoopSites, loop_sites
 from memlint.gate.moves import constant_move_in_method
+from memlint.gate.sched_steps import steps_in_a_loop
 from memlint.gate.syntax import (
     BACKWARD,
     LEAF_MARKS,
@@ -216,6 +217,7 @@ class GateFacts:
         self._model_reach: ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
         self._empty_cache_in_loop: bool | None = None
+        self._steps_in_a_loop: bool | None = None
         self._carries_state: bool | None = None
         self._names_loader: bool | None = None
         self._loop_sites: LoopSites | None = None
@@ -563,6 +565,14 @@ class GateFacts:
         if self._empty_cache_in_loop is None:
             self._empty_cache_in_loop = empty_cache_in_loop(self._tree, self._aliases)  # type: ignore[arg-type]
         return self._empty_cache_in_loop
+
+    @property
+    def steps_in_a_loop(self) -> bool:
+        """MEM802's scheduler step may exist: a ``.step()`` call with no
+        argument in a loop (gate/sched_steps.py). Computed on first use."""
+        if self._steps_in_a_loop is None:
+            self._steps_in_a_loop = "step" in self.called and steps_in_a_loop(self)
+        return self._steps_in_a_loop
 
     @property
     def best_snapshot(self) -> bool:

@@ -22,9 +22,10 @@ facts ``ast`` cannot see:
   (LoopAnalysis.carried_across) when a loop around it in its own function
   may be one, or, for ``self.x`` or a name not local to its function (the
   same locals as loops._local_names, never more), when a call callgraph may
-  resolve to the function exists (a bare ``f()`` for a function, ``self.m()``
-  or ``cls.m()`` for a method: _called_names) and some loop may be a batch
-  loop (batch_loop_calling follows the resolved callers), or in a
+  resolve to the function lies in a loop that may be a batch loop, or in a
+  function so called, followed through callers (a bare ``f()`` for a
+  function, ``self.m()`` or ``cls.m()`` for a method: batch_loop_calling,
+  gate/per_batch_calls.py), or in a
   ``training_step`` (carried_by_framework);
 - MEM101/MEM102's statement is one the rule's visitor matches (``d[k] =``,
   ``x.append(v)``, ``x += [v]``, ``x = torch.cat((x, v))``, ``x = x + [v]``;
@@ -66,6 +67,7 @@ from typing import Any
 from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.gate.moves import MODULE, is_flag, move_sites, target_keys
+from memlint.gate.per_batch_calls import per_batch_called
 from memlint.gate.seeds import Seeds
 from memlint.gate.syntax import bare_names
 from memlint.gate.trains import TrainingLines
@@ -228,6 +230,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
     any_batch = False
+    batch_spans: list[tuple[int, int]] = []  # the lines of the loops that may be batch loops (per_batch_calls)
     any_eval = False  # some loop has evaluation evidence of its own (loops._eval_evidence)
     scopes: list[_Scope] = []
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
@@ -295,6 +298,8 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                     training = TrainingLines(facts)
                 batch = training.may_train(node.lineno, node.end_lineno)  # type: ignore[attr-defined]
             any_batch = any_batch or batch
+            if batch:
+                batch_spans.append((node.lineno, node.end_lineno))  # type: ignore[attr-defined]
             any_eval = any_eval or evaluates
             out.evaluates = out.evaluates or evaluates
             per_batch = loader or eval_role
@@ -414,7 +419,8 @@ def loop_sites(facts: GateFacts) -> LoopSites:
         if not fn.pending:
             continue
         if called is None:
-            called = _called_names(facts) if any_batch else (set(), set())
+            functions = ((f.name or "", f.method, f.lines) for f in scopes)
+            called = per_batch_called(facts, batch_spans, functions) if any_batch else (set(), set())
         runs_per_batch = fn.name in (called[1] if fn.method else called[0])
         outlived = fn.locals - fn.declared
         for what, root, through in fn.pending:
@@ -980,23 +986,6 @@ def eval_argument(facts: GateFacts, name: str, by_name: dict[str, list[ast.Call]
             if ast_tokens(arg)[0] & EVAL_DATA_TOKENS:
                 return True
     return False
-
-
-def _called_names(facts: GateFacts) -> tuple[set[str], set[str]]:
-    """The names callgraph may resolve calls by (CallGraph._lookup_call):
-    ``f`` of ``f()``, which finds no method, and ``m`` of ``self.m()`` and
-    ``cls.m()``, the only calls that find one (``super().__init__()``,
-    ``obj.m()`` find nothing). loops.batch_loop_calling follows only the
-    call sites callgraph resolves."""
-    bare: set[str] = set()
-    through_self: set[str] = set()
-    for call in facts._calls:
-        func = call.func
-        if type(func) is ast.Name:
-            bare.add(func.id)
-        elif type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in ("self", "cls"):
-            through_self.add(func.attr)
-    return bare, through_self
 
 
 def _mentions(value: ast.AST, target: ast.AST) -> bool:
