@@ -107,6 +107,22 @@ def test_mem802_needs_a_step_with_no_argument_in_a_loop(monkeypatch):
         _same_with_and_without_gate(monkeypatch, src)
 
 
+# The rule's function shape (s18-miss14): the scheduler stepped first in the
+# function, the optimizer's step after it in a callee or on the next line.
+@pytest.mark.parametrize(
+    "after",
+    [
+        "    train_epoch(model, loader, optimizer)\n",
+        "    optimizer.step()\n",
+        "    for x in loader:\n        fit(x, optimizer)\n",
+    ],
+)
+def test_mem802_step_first_in_a_function_passes(monkeypatch, after):
+    src = "import torch\ndef train_one_epoch(model, loader, optimizer, scheduler):\n    scheduler.step()\n" + after
+    assert CARDS["MEM802"].local_gate(facts(src))
+    _same_with_and_without_gate(monkeypatch, src)
+
+
 # timm's HybridEmbed._init_backbone: one forward under no_grad to read the output size.
 FORWARD_UNDER_NO_GRAD = """\
 import torch

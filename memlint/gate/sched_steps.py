@@ -1,4 +1,6 @@
-"""MEM802's scheduler step: ``x.step()`` with no argument, in a loop's body.
+"""MEM802's scheduler step: ``x.step()`` with no argument, in a loop's body,
+or in a function with a statement after it (a scheduler stepped first in
+``train_one_epoch``).
 
 The rule (visit_Module) reads only SCHED_STEP verbs with a loop
 (training_verbs: a loop whose body holds the call in the call's own
@@ -6,9 +8,10 @@ function) and no argument (``call.args``, keywords included); its other
 path (_scheduler_methods) needs the project's typed objects, which the
 card's project part asks the view. A file that calls ``step`` only with
 arguments (``optimizer.step(closure)``, timm's ``scheduler.step(epoch)``)
-or outside any loop (a scheduler class's own methods, a ``step`` called
-once) holds no finding: on transformers, processors and serving helpers
-whose ``step`` is a name of their own went through libcst for none.
+or outside any loop and last in its function (a scheduler class's own
+``step``, a ``step`` called once) holds no finding: on transformers,
+processors and serving helpers whose ``step`` is a name of their own went
+through libcst for none.
 
 Never narrower than the rule: the lines of every loop (its whole
 statement: a header or an ``else`` counts too, and a function nested in
@@ -18,24 +21,27 @@ it), against each no-argument call's first line.
 from __future__ import annotations
 
 import ast
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 GateFacts = Any  # gate/facts.GateFacts, which imports this module (no import circle)
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def steps_in_a_loop(facts: GateFacts) -> bool:
-    """Some ``<receiver>.step()`` call with no argument lies in a loop."""
-    lines = sorted(
-        call.lineno
+    """Some ``<receiver>.step()`` call with no argument lies in a loop, or in
+    a function where some statement follows it."""
+    spans = sorted(
+        (call.lineno, call.end_lineno or call.lineno)
         for call in facts._calls
         if type(call.func) is ast.Attribute and call.func.attr == "step" and not call.args and not call.keywords
     )
-    if not lines:
+    if not spans:
         return False
+    lines = [first for first, _ in spans]
     # Outermost loops only: an inner loop's lines are its outer loop's.
     stack: list[ast.AST] = list(getattr(facts._tree, "body", ()))
     while stack:
@@ -45,8 +51,20 @@ def steps_in_a_loop(facts: GateFacts) -> bool:
             if i >= 0 and lines[i] >= node.lineno:
                 return True
             continue
+        if isinstance(node, _DEFS) and _followed_in(node, spans, lines):
+            return True
         for field in _BLOCKS:
             block = getattr(node, field, None)
             if block:
                 stack.extend(block)
     return False
+
+
+def _followed_in(func: ast.AST, spans: list[tuple[int, int]], lines: list[int]) -> bool:
+    """The rule's function shape (``def train_one_epoch(...):
+    scheduler.step()`` then the optimizer's step, in a loop or a callee,
+    _trains_elsewhere): a step in the function that ends before the
+    function does, so some statement follows it."""
+    end = func.end_lineno or func.lineno  # type: ignore[attr-defined]
+    first = bisect_left(lines, func.lineno)  # type: ignore[attr-defined]
+    return any(last < end for _, last in spans[first : bisect_right(lines, end)])
