@@ -115,7 +115,11 @@ class LoadWithoutMapLocation(Rule):
     (`self.noise = torch.randn(n).cuda()`, in no state dict, also through a
     conditional), into items of a plain dict attribute
     (`self._targets[k] = labels`, no `ParameterDict` in the class) or into
-    locals moves nothing. A constructor bound nowhere in the module (never
+    locals moves nothing. A module-level model of another project module,
+    built there on the CPU (`vgg = nn.Sequential(...)` in `net.py`) and named
+    nowhere else in it, read at module level (`vgg = net.vgg`, `from net
+    import vgg`) and not moved before the load, is on the CPU too.
+    A constructor bound nowhere in the module (never
     imported, no star import), or a class picked by name from a module named
     at run time (`getattr(importlib.import_module(name), "CAM")()`), is not
     known: nothing is claimed. A torch optimizer over such a model's

@@ -269,8 +269,12 @@ class _CpuModels(cst.CSTVisitor):
         takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
         cpu_hierarchy: Callable[[str], bool] = lambda name: False,
         cpu_module: Callable[[str], bool] = lambda spelled: False,
+        cpu_object: Callable[[str], bool] = lambda spelled: False,
     ) -> None:
         self.names = names
+        # A module-level model of another project module built on the CPU
+        # and named nowhere else there (``net.vgg``, ProjectView.cpu_objects).
+        self.cpu_object = cpu_object
         self.cpu_hierarchy = cpu_hierarchy  # a class whose code and bases move nothing
         self.cpu_module = cpu_module  # a module whose every class is built on the CPU (``getattr(m, name)``)
         # Per frame: names bound to ``getattr(<such a module>, name)``, with the blocks open then.
@@ -482,6 +486,9 @@ class _CpuModels(cst.CSTVisitor):
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         if node.asname is None:
             self._write((dotted_name(node.name) or "").split(".")[0] or None)
+        local = node.evaluated_alias or node.evaluated_name
+        if len(self.frames) == 1 and self.cpu_object(local):
+            self.frames[-1][local] = tuple(self.blocks)  # ``from net import vgg``: that model, on the CPU
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._write_target(node.target)
@@ -544,7 +551,11 @@ class _CpuModels(cst.CSTVisitor):
             if owner is not None and (named or _moves_anything(value)):
                 self._lost(owner)  # ``model.base = net``: a part that may be anywhere
             self.aliases[-1].pop(key, None)
-            if self._built(original_node.value) or id(original_node.value) in self._cpu_copies:
+            if (
+                self._built(original_node.value)
+                or id(original_node.value) in self._cpu_copies
+                or self._imported_cpu_object(original_node.value)
+            ):
                 self.frames[-1][key] = tuple(self.blocks)
                 # Every class this name was built from, in any branch (judged together).
                 self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
@@ -555,6 +566,16 @@ class _CpuModels(cst.CSTVisitor):
                 self.optimizers[-1][key] = model
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
+
+    def _imported_cpu_object(self, value: cst.BaseExpression) -> bool:
+        """``vgg = net.vgg`` at module level: a model another project module
+        builds on the CPU at import and never names again. Only at module
+        level, where the code before it is all in view (a function may run
+        after anything has moved the shared object)."""
+        if len(self.frames) != 1 or not isinstance(value, (cst.Name, cst.Attribute)):
+            return False
+        spelled = dotted_name(value)
+        return spelled is not None and self.cpu_object(spelled)
 
     def _optimized_cpu_model(self, value: cst.BaseExpression) -> str | None:
         """The model on the CPU here whose parameters ``value`` builds a torch
@@ -927,6 +948,7 @@ class Checkpoints:
             self._takes_no_device,
             self._cpu_hierarchy,
             lambda spelled: self.project is not None and spelled in self.project.cpu_modules,
+            lambda spelled: self.project is not None and spelled in self.project.cpu_objects,
         )
         visit_fast(self.module, visitor)
         return visitor
