@@ -239,7 +239,14 @@ def _built_on_cpu(
         return False
     if any(a.star for a in value.args) and not takes_no_device(value.func):
         return False  # a device may be among them
+    # ``BertForMaskedLM.from_pretrained(bert_model)``: its one positional
+    # argument is a name or path, not a model to wrap (``PeftModel.
+    # from_pretrained(model, path)`` takes two and is judged as a wrapper).
+    named = isinstance(value.func, cst.Attribute) and value.func.attr.value == "from_pretrained"
+    positional = [a for a in value.args if a.keyword is None]
     for arg in value.args:
+        if named and len(positional) == 1 and arg is positional[0]:
+            continue
         if wraps(arg.value):
             return False  # ``DataParallel(net)``: wraps a model built before
         if _moves_anything(arg.value):
@@ -270,11 +277,13 @@ class _CpuModels(cst.CSTVisitor):
         cpu_hierarchy: Callable[[str], bool] = lambda name: False,
         cpu_module: Callable[[str], bool] = lambda spelled: False,
         cpu_object: Callable[[str], bool] = lambda spelled: False,
+        plain_class: Callable[[str], bool] = lambda name: False,
     ) -> None:
         self.names = names
         # A module-level model of another project module built on the CPU
         # and named nowhere else there (``net.vgg``, ProjectView.cpu_objects).
         self.cpu_object = cpu_object
+        self.plain_class = plain_class  # a class on builtins only: what it builds is no model
         self.cpu_hierarchy = cpu_hierarchy  # a class whose code and bases move nothing
         self.cpu_module = cpu_module  # a module whose every class is built on the CPU (``getattr(m, name)``)
         # Per frame: names bound to ``getattr(<such a module>, name)``, with the blocks open then.
@@ -548,7 +557,7 @@ class _CpuModels(cst.CSTVisitor):
             named = isinstance(value, cst.Attribute) or (
                 isinstance(value, cst.Name) and value.value not in ("True", "False", "None")
             )
-            if owner is not None and (named or _moves_anything(value)):
+            if owner is not None and (named or _moves_anything(value)) and not self._plain_instance(value):
                 self._lost(owner)  # ``model.base = net``: a part that may be anywhere
             self.aliases[-1].pop(key, None)
             if (
@@ -566,6 +575,19 @@ class _CpuModels(cst.CSTVisitor):
                 self.optimizers[-1][key] = model
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
+
+    def _plain_instance(self, value: cst.BaseExpression) -> bool:
+        """``value`` is a name bound in this function to an instance of a
+        plain class (``enc = BertLikeSentencePieceTextEncoder(t)``, on no
+        base but ``object``): set as an attribute of a model, it brings no
+        tensor from anywhere; nor does a value read from one
+        (``model.config.vocab_size = enc.vocab_size``)."""
+        while isinstance(value, cst.Attribute):
+            value = value.value
+        if not isinstance(value, cst.Name):
+            return False
+        built = self.seen[-1].get(value.value)
+        return built is not None and isinstance(built.func, cst.Name) and self.plain_class(built.func.value)
 
     def _imported_cpu_object(self, value: cst.BaseExpression) -> bool:
         """``vgg = net.vgg`` at module level: a model another project module
@@ -949,6 +971,7 @@ class Checkpoints:
             self._cpu_hierarchy,
             lambda spelled: self.project is not None and spelled in self.project.cpu_modules,
             lambda spelled: self.project is not None and spelled in self.project.cpu_objects,
+            self._plain_classes().__contains__,
         )
         visit_fast(self.module, visitor)
         return visitor
