@@ -48,7 +48,7 @@ class _RecurrentOutputs(cst.CSTVisitor):
         if not isinstance(node.value, cst.Call):
             return
         targets: set[str] = set()
-        todo = [t.target for t in node.targets]
+        todo: list[cst.BaseExpression] = [t.target for t in node.targets]
         while todo:
             target = todo.pop()
             if isinstance(target, (cst.Tuple, cst.List)):

@@ -67,6 +67,8 @@ def test_the_same_model_moved_before_the_load_stays_reported(tmp_path):
 
 
 def test_a_module_level_model_its_module_moves_stays_reported(tmp_path):
-    net = _NET.replace("    vgg = nn.Sequential(nn.Conv2d(3, 3, 1))\n", "    vgg = nn.Sequential(nn.Conv2d(3, 3, 1)).cuda()\n")
+    net = _NET.replace(
+        "    vgg = nn.Sequential(nn.Conv2d(3, 3, 1))\n", "    vgg = nn.Sequential(nn.Conv2d(3, 3, 1)).cuda()\n"
+    )
     write_project(tmp_path, {"net.py": net, "train.py": _SCRIPT})
     assert finding_lines(tmp_path / "train.py", "MEM701") == [7]
