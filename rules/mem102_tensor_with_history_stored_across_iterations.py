@@ -37,6 +37,29 @@ class _ForwardsReading(cst.CSTVisitor):
             self.found.append(node)
 
 
+class _RecurrentOutputs(cst.CSTVisitor):
+    """Names bound by a recurrent step: ``out, h = cell(x, h)``, an
+    assignment whose call is handed a name the same assignment rebinds."""
+
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not isinstance(node.value, cst.Call):
+            return
+        targets: set[str] = set()
+        todo: list[cst.BaseExpression] = [t.target for t in node.targets]
+        while todo:
+            target = todo.pop()
+            if isinstance(target, (cst.Tuple, cst.List)):
+                todo.extend(e.value for e in target.elements)
+            elif isinstance(target, cst.Name):
+                targets.add(target.value)
+        handed = {a.value.value for a in node.value.args if isinstance(a.value, cst.Name)}
+        if targets & handed:
+            self.found |= targets
+
+
 def _names_of(expr: cst.BaseExpression) -> set[str]:
     if isinstance(expr, cst.Name):
         return {expr.value}
@@ -75,6 +98,11 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         all_logits.append(model(x).detach())
     ```
     (or evaluate under `torch.no_grad()`, see MEM201).
+
+    Not reported: the outputs of a recurrent step (`frame, h = decoder(x,
+    h)`) stored over a loop that counts steps (`range`) or runs `while` and
+    trains nothing: the steps of one input, whose chained state keeps every
+    step's graph whatever the list holds.
 
     ## Fix safety
     Safe: `.detach()` shares storage with the original tensor and has the same
@@ -222,6 +250,25 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             self.facts.usage.pos(call) > end and not self.facts.loops.in_loop_body(call, loop) for call in finder.found
         )
 
+    def _recurrent_step(self, value: cst.BaseExpression, loop) -> bool:
+        """``frames, scores, hidden = self.decoder(x, hidden)`` then
+        ``outputs.append(frames)`` in a loop that trains nothing and counts
+        steps (``range``) or runs ``while`` (WaveRNN's Tacotron.generate): the steps of one input,
+        chained through the state each step hands to the next, which keeps
+        every step's graph alive whatever the list holds (running it with
+        grad on is MEM201's finding, not this one)."""
+        if loop.trains or not isinstance(value, cst.Name):
+            return False
+        node = loop.node
+        # Counted steps (``range(0, steps, r)``) or ``while``: no data is iterated.
+        if isinstance(node, cst.For):
+            it = node.iter
+            if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"):
+                return False
+        finder = _RecurrentOutputs()
+        visit_fast(loop.node.body, finder)
+        return value.value in finder.found
+
     def _detached_after(self, key: str, loop, scope) -> bool:
         """``values.append(model(x))`` in the loop, and its first use after
         the loop is ``values = torch.cat(values).detach()`` (Mario PPO): the
@@ -307,6 +354,8 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             return
         if loop is not None and self._feeds_forward_after(key, loop, scope):
             return
+        if loop is not None and self._recurrent_step(value, loop):
+            return
         fixable = (
             all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms)
             and (whole_value or value is not terms[0])
@@ -344,6 +393,20 @@ def train(loader):
 """,
             "JDE: the forward's second element is a tensor the legacy constructor builds fresh from `.item()` "
             "floats (no graph, whatever it is given); only the loss, the first element, carries history",
+        ),
+        Valid(
+            """\
+import torch
+def generate(decoder, x, hidden, steps=200):
+    frames, scores = [], []
+    for t in range(steps):
+        frame, score, hidden = decoder(x, hidden)
+        frames.append(frame)
+        scores.append(score)
+        x = frame
+    return torch.cat(frames), torch.cat(scores)
+""",
+            "the steps of one input, chained through the state each step hands to the next: the chain keeps the graph",
         ),
         Valid(
             """\
@@ -785,6 +848,26 @@ def train(loader):
         opt.step()
         opt.zero_grad()
         running.append(components[0].detach())
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(model, loader, hidden):
+    outputs = []
+    for x, y in loader:
+        out, hidden = model(x, hidden.detach())
+        outputs.append(out)
+        out.sum().backward()
+""",
+            """\
+import torch
+def train(model, loader, hidden):
+    outputs = []
+    for x, y in loader:
+        out, hidden = model(x, hidden.detach())
+        outputs.append(out.detach())
+        out.sum().backward()
 """,
         ),
         Invalid(

@@ -111,7 +111,11 @@ class MissingZeroGrad(Rule):
     D.parameters()))`) counts as cleared when the zero_grad of others
     clears every one of them. LBFGS-style
     `step(closure)`, framework engines (DeepSpeed, Lightning) and full-batch
-    accumulation with one step after the loop are left alone.
+    accumulation with one step after the loop are left alone, and so is
+    a parameter named like an optimizer that a caller in the file fills
+    with an instance of its own plain class (`ema_optimizer =
+    WeightEMA(model, ema_model)`, a class on no base but `object`): no
+    torch optimizer.
 
     ## References
     - https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html
@@ -235,6 +239,31 @@ class MissingZeroGrad(Rule):
         return bool(visitor.found)
 
     valid = [
+        Valid(
+            """\
+import torch
+class WeightEMA(object):
+    def __init__(self, model, ema_model, alpha=0.999):
+        self.params = list(model.state_dict().values())
+        self.ema_params = list(ema_model.state_dict().values())
+        self.alpha = alpha
+    def step(self):
+        for param, ema_param in zip(self.params, self.ema_params):
+            ema_param.mul_(self.alpha).add_(param * (1 - self.alpha))
+def train(loader, model, optimizer, ema_optimizer):
+    for x, y in loader:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        ema_optimizer.step()
+def main(model, ema_model, loader):
+    optimizer = torch.optim.Adam(model.parameters())
+    ema_optimizer = WeightEMA(model, ema_model)
+    train(loader, model, optimizer, ema_optimizer)
+""",
+            "a parameter named like an optimizer that its caller fills with a plain object of the file (an EMA of the weights)",
+        ),
         Valid(
             """\
 import torch.nn.functional as F
@@ -406,6 +435,27 @@ class InfoGAN:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+class WeightEMA(object):
+    def __init__(self, model, ema_model):
+        self.params = list(model.state_dict().values())
+    def step(self):
+        pass
+def train(loader, model, optimizer, ema_optimizer):
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        ema_optimizer.step()
+def main(model, ema_model, loader):
+    optimizer = torch.optim.Adam(model.parameters())
+    ema_optimizer = WeightEMA(model, ema_model)
+    train(loader, model, optimizer, ema_optimizer)
+""",
+            None,
+        ),
         Invalid(
             """\
 import itertools

@@ -94,7 +94,8 @@ class LoadWithoutMapLocation(Rule):
     tensors; nor loads into a model still on the CPU (built in the same
     function, in a block around the load, by a constructor known to build
     on the CPU: `torchvision.models.resnet50()`, `timm.create_model`,
-    `from_pretrained` without `device_map`, a class of the project that moves
+    `from_pretrained` without `device_map` (its one positional argument a
+    name or path, even a name handed in), a class of the project that moves
     nothing, named directly, through its package (`vocoders.Generator`) or
     picked from a table of such classes bound once, at module level or in
     the function around the load (`ARCHS[name](10)`), or in another module
@@ -124,7 +125,11 @@ class LoadWithoutMapLocation(Rule):
     (`self.noise = torch.randn(n).cuda()`, in no state dict, also through a
     conditional), into items of a plain dict attribute
     (`self._targets[k] = labels`, no `ParameterDict` in the class) or into
-    locals moves nothing. A constructor bound nowhere in the module (never
+    locals moves nothing. A module-level model of another project module,
+    built there on the CPU (`vgg = nn.Sequential(...)` in `net.py`) and named
+    nowhere else in it, read at module level (`vgg = net.vgg`, `from net
+    import vgg`) and not moved before the load, is on the CPU too.
+    A constructor bound nowhere in the module (never
     imported, no star import), or a class picked by name from a module named
     at run time (`getattr(importlib.import_module(name), "CAM")()`), is not
     known: nothing is claimed; so is, when the project is read, a class
@@ -526,6 +531,24 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from pytorch_pretrained_bert import BertForMaskedLM
+class Vocab(object):
+    def __init__(self, words):
+        self.size = len(words) + 3
+def load_fine_tuned(bert_model, words, path):
+    vocab = Vocab(words)
+    model = BertForMaskedLM.from_pretrained(bert_model)
+    model.vocab = vocab
+    model.config.vocab_size = vocab.size
+    model.load_state_dict(torch.load(path))
+    return model
+""",
+            "from_pretrained of a name handed in builds on the CPU; a plain object set on the model moves nothing",
+        ),
         Valid(
             """\
 import torch
@@ -1269,6 +1292,26 @@ def run(args):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from pytorch_pretrained_bert import BertForMaskedLM
+def load_fine_tuned(bert_model, path):
+    model = BertForMaskedLM.from_pretrained(bert_model)
+    model.cuda()
+    model.load_state_dict(torch.load(path))
+    return model
+""",
+            """\
+import torch
+from pytorch_pretrained_bert import BertForMaskedLM
+def load_fine_tuned(bert_model, path):
+    model = BertForMaskedLM.from_pretrained(bert_model)
+    model.cuda()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    return model
+""",
+        ),
         Invalid(
             """\
 import importlib

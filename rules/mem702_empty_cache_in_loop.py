@@ -7,6 +7,7 @@ import libcst as cst
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import is_emptiness_test
 from memlint.analysis.training.retry_loops import retries_on_oom
+from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 
@@ -22,6 +23,32 @@ def _frees(stmt: cst.CSTNode) -> bool:
             if isinstance(func, cst.Attribute) and func.attr.value == "collect":
                 return True
     return False
+
+
+class _CalledNames(cst.CSTVisitor):
+    """The plain names called in a block (``func(*args)``)."""
+
+    def __init__(self) -> None:
+        self.called: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.called.add(node.func.value)
+
+
+def _runs_handed_callable(scope: cst.CSTNode, body: cst.BaseSuite) -> bool:
+    """The loop body calls a parameter of its function (``func(*func_args)``
+    in ``def benchmark(name, n, func, func_args)``): what each iteration
+    runs, a step or a whole pass, is the caller's choice and not known here."""
+    if not isinstance(scope, cst.FunctionDef):
+        return False
+    params = scope.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    if not names:
+        return False
+    calls = _CalledNames()
+    visit_fast(body, calls)
+    return bool(calls.called & names)
 
 
 # Methods that run a whole training or experiment on the object they are called on.
@@ -140,6 +167,8 @@ class EmptyCacheInLoop(Rule):
             return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
         if retries_on_oom(loop.node, self.facts.names):
             return  # each iteration is an attempt after an out-of-memory error, not a batch
+        if not loop.is_batch_loop and _runs_handed_callable(loop.scope, loop.node.body):
+            return  # a loop over no data running a callable handed in: what it runs is not known
         block = self.parent(node)
         if self.facts.blocks.any_before(node, _frees):
             return  # ``del model; gc.collect(); empty_cache()``: the cache now holds what was freed
@@ -303,8 +332,38 @@ def fit(model, loader, train_one_epoch, epochs):
 """,
             "in the branch of an emptiness test, the else of a memory threshold, a cleanup function run per epoch",
         ),
+        Valid(
+            """\
+import time
+import torch
+def benchmark(name, n, func, func_args):
+    total = 0.0
+    for i in range(n):
+        torch.cuda.empty_cache()
+        start = time.time()
+        func(*func_args)
+        total += time.time() - start
+    return total / n
+""",
+            "a loop over no data running a callable handed in: a whole run or a step, the caller decides",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def train(model, loader, step_fn):
+    for batch in loader:
+        step_fn(model, batch)
+        torch.cuda.empty_cache()
+""",
+            """\
+import torch
+def train(model, loader, step_fn):
+    for batch in loader:
+        step_fn(model, batch)
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -205,6 +205,23 @@ class _RunsModule(cst.CSTVisitor):
             self.found.append(node)
 
 
+class _LoadsState(cst.CSTVisitor):
+    """``key.load_state_dict(...)`` (or of a part: ``key.module``)."""
+
+    # A module-level class, not one per call (see _RunsModule).
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict":
+            owner = dotted_name(func.value) or ""
+            if owner == self.key or owner.startswith(self.key + "."):
+                self.found = True
+
+
 class _Rebinds(cst.CSTVisitor):
     """Bindings of ``key`` to a new object: assignments other than ``key =
     move``, ``for`` and ``with ... as`` targets."""
@@ -297,8 +314,8 @@ class LoopInvariantDeviceMove(Rule):
     ## Fix safety
     No fix: hoisting code out of a loop is for the author to do. Per-batch
     data moves (`x.to(device)`) are required and never flagged; neither are
-    loops over models, folds or experiments (the module is rebound or is the
-    loop variable), moves under a condition that picks iterations
+    loops over models, folds, experiments (the module is rebound or is the
+    loop variable) or checkpoints (the loop loads a state dict into it), moves under a condition that picks iterations
     (`if step == 0:`; a flag the loop never changes, `if use_cuda:`, does
     not pick any), loops
     that move the module back and forth on purpose (CPU offloading), nor a
@@ -337,6 +354,8 @@ class LoopInvariantDeviceMove(Rule):
             key = dotted_name(recv)
             if key is None or self._rebound_in(loop, key, node) or self._moved_elsewhere(loop, key, node):
                 return
+            if self._loaded_in(loop, key):
+                return  # a loop over checkpoints: each iteration loads other weights into the model
             self.report(node, message=f"`{key}` is moved to the device on every batch: {self.message}")
         elif self._constant_tensor(recv) and not self._mutated_in(loop, node):
             self.report(
@@ -410,6 +429,14 @@ class LoopInvariantDeviceMove(Rule):
         visitor = _Rebinds(key, move)
         visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
         return bool(visitor.found)
+
+    def _loaded_in(self, loop: cst.CSTNode, key: str) -> bool:
+        """The loop loads a state into ``key`` (``for step in steps:
+        model.load_state_dict(torch.load(ckpt(step)))``, BTS's
+        bts_eval.py): its iterations are checkpoints, not batches."""
+        visitor = _LoadsState(key)
+        visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
+        return visitor.found
 
     def _moved_elsewhere(self, loop: cst.CSTNode, key: str, move: cst.Call) -> bool:
         """Other device moves of the same module in the loop: offloading."""
@@ -581,6 +608,21 @@ class LoopInvariantDeviceMove(Rule):
         Valid(
             """\
 import torch
+def evaluate_checkpoints(model, steps, loader, path):
+    for step in steps:
+        checkpoint = torch.load(path + str(step), map_location="cpu")
+        model.load_state_dict(checkpoint["model"])
+        model.eval()
+        model.cuda()
+        with torch.no_grad():
+            for x in loader:
+                model(x.cuda())
+""",
+            "a loop over checkpoints: each iteration loads other weights into the model before moving it",
+        ),
+        Valid(
+            """\
+import torch
 def compare(models, metric_logger, device, x):
     for name, model in metric_logger.log_every(models, 1, "Models"):
         model.to(device)
@@ -719,6 +761,19 @@ for x, y in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def evaluate(model, loader, path):
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model.eval()
+    with torch.no_grad():
+        for x in loader:
+            model.cuda()
+            model(x.cuda())
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

@@ -489,3 +489,23 @@ def test_a_factory_call_is_no_forward_pass():
     assert not objects.is_model_call(find(facts.module, "get_net(3)", cst.Call))
     assert not objects.is_model_call(find(facts.module, 'load_model("a.pt")', cst.Call))
     assert objects.is_model_call(find(facts.module, "model(x)", cst.Call))
+
+
+def test_a_parameter_a_caller_fills_with_a_plain_object_has_no_kind():
+    """MixMatch: ``ema_optimizer = WeightEMA(...)`` handed to ``train``;
+    before, the parameter's name made it an optimizer."""
+    src = """
+    import torch
+    class WeightEMA(object):
+        def step(self):
+            pass
+    def train(optimizer, ema_optimizer):
+        optimizer.step()
+        ema_optimizer.step()
+    def main(model):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        ema_optimizer = WeightEMA()
+        train(optimizer, ema_optimizer)
+    """
+    assert kind_at(src, "ema_optimizer") is None
+    assert kind_at(src, "optimizer") is Kind.OPTIMIZER

@@ -648,11 +648,16 @@ class ProjectIndex:
                         trackers.add(name)
                     defined(name, defining, name, value)
         cpu_tables: list[str] = []
+        cpu_objects: list[str] = []  # ProjectView.cpu_objects
         for local, target in summary.imports.items():
             found = self.resolve(target, path)
             if found is None:
                 continue
             defining = self.summary(found[0]) or ModuleSummary()
+            if found[1] in defining.cpu_objects:
+                cpu_objects.append(local)
+            elif not found[1]:
+                cpu_objects.extend(f"{local}.{name}" for name in defining.cpu_objects)
             if found[1] in defining.tables and self._cpu_table(found[0], defining, defining.tables[found[1]]):
                 cpu_tables.append(local)
             if found[1] in defining.trackers:
@@ -732,6 +737,7 @@ class ProjectIndex:
             eval_builders=tuple(self.cpu_builders_everywhere(path, summary.eval_names)),
             cpu_tables=tuple(sorted(cpu_tables)),
             cpu_modules=tuple(m for m in summary.getattr_modules if self._cpu_module(path, summary, m)),
+            cpu_objects=tuple(sorted(cpu_objects)),
             cpu_saved_files=self._cpu_saved_files(path, summary),
             object_forwards=object_forwards,
             object_types=object_types,

@@ -53,6 +53,7 @@ from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
+from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
@@ -236,6 +237,10 @@ class ModuleSummary:
     # ``getattr`` as written (``p2ch14.model``).
     cpu_module: bool = False
     getattr_modules: list[str] = field(default_factory=list)
+    # Module-level models built on the CPU and named nowhere else in the
+    # module (``vgg = nn.Sequential(...)``, module_objects.py): ``net.vgg``
+    # read from another module is a model on the CPU (MEM701).
+    cpu_objects: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     trains: bool = False
     model_classes: list[str] = field(default_factory=list)
@@ -295,6 +300,7 @@ class ModuleSummary:
             "tables": {k: list(v) for k, v in self.tables.items()},
             "cpu_module": self.cpu_module,
             "getattr_modules": list(self.getattr_modules),
+            "cpu_objects": list(self.cpu_objects),
             "classes": list(self.classes),
             "trains": self.trains,
             "model_classes": list(self.model_classes),
@@ -337,6 +343,7 @@ class ModuleSummary:
             tables={str(k): [str(n) for n in v] for k, v in data.get("tables", {}).items()},
             cpu_module=bool(data.get("cpu_module", False)),
             getattr_modules=[str(c) for c in data.get("getattr_modules", [])],
+            cpu_objects=[str(c) for c in data.get("cpu_objects", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
@@ -422,6 +429,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.tables = model_tables(tree)
             walker.summary.forward_items = forward_items(tree, walker.bindings)
             walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
+            walker.summary.cpu_objects = cpu_objects(tree, walker.bindings, walker.summary.cpu_classes)
             # A class or factory of a module with no training word may still
             # be what a typed name holds (project/typed_objects.py).
             walker.summary.objects = object_types(tree, walker.bindings, walker._has_star)
@@ -1151,6 +1159,7 @@ class _Walker:
         s.tables = model_tables(self._tree)
         s.forward_items = forward_items(self._tree, self.bindings)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
+        s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
         if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):
             s.cpu_saved, s.other_saved, s.loaded_files = checkpoint_files(self._tree, self.bindings)

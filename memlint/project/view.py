@@ -115,6 +115,10 @@ class ProjectView:
     # Modules handed to ``getattr`` here (as written) whose every class is
     # built on the CPU (summary.cpu_module): ``getattr(p2ch14.model, name)()``.
     cpu_modules: tuple[str, ...] = ()
+    # Module-level models of other project modules built on the CPU and
+    # named nowhere else there (summary.cpu_objects), as this module spells
+    # them: ``net.vgg`` after ``import net``, ``vgg`` after ``from net import vgg``.
+    cpu_objects: tuple[str, ...] = ()
     # Checkpoint file names this module loads that the project writes, and
     # writes only from a state on the CPU (checkpoint_files.py, MEM701).
     cpu_saved_files: tuple[str, ...] = ()
@@ -255,6 +259,7 @@ class ProjectView:
             or self.eval_builders
             or self.cpu_tables
             or self.cpu_modules
+            or self.cpu_objects
             or self.cpu_saved_files
             or self.step_helpers
             or self.step_sequences

@@ -448,6 +448,8 @@ class ObjectTable(cst.CSTVisitor):
         kinds: set[Kind] = set()
         unknown = False
         param = self._params.get(key) if isinstance(owner, cst.FunctionDef) else None
+        if param is not None and self._given_plain_instance(param, owner):  # type: ignore[arg-type]
+            return None  # the name may say optimizer, a caller passes its own plain object: not known
         if param is not None:
             kind = self._param_kind(param, owner)  # type: ignore[arg-type]
             if kind is not None:
@@ -496,6 +498,35 @@ class ObjectTable(cst.CSTVisitor):
         if param.name.value in ("self", "cls"):
             return None
         return guess_kind_from_name(param.name.value)
+
+    def _given_plain_instance(self, param: cst.Param, fn: cst.FunctionDef) -> bool:
+        """A call of ``fn`` in this module passes ``param`` a name bound to an
+        instance of a class of this module built on no base but ``object``
+        (MixMatch's ``ema_optimizer = WeightEMA(model, ema_model)`` handed to
+        ``train(..., ema_optimizer)``): whatever the parameter's name says,
+        that object is no torch optimizer, scheduler or model."""
+        for call in self.calls.call_sites.get(fn, ()):
+            for arg, name in bound_params(call, fn):
+                if name != param.name.value or not isinstance(arg.value, cst.Name):
+                    continue
+                key = self._key_for_read(arg.value, self.scope_of(call))
+                if key is None:
+                    continue
+                for value in self._defs.get(key, ()):
+                    if isinstance(value, cst.Call) and self._plain_local_class(value.func):
+                        return True
+        return False
+
+    def _plain_local_class(self, func: cst.BaseExpression) -> bool:
+        """``func`` names the one class of this module so called, whose bases
+        are none or ``object`` alone."""
+        if not isinstance(func, cst.Name):
+            return False
+        classes = self.calls.classes.get(func.value, [])
+        if len(classes) != 1:
+            return False
+        bases = classes[0].bases
+        return all(isinstance(b.value, cst.Name) and b.value.value == "object" for b in bases)
 
     def _self_kind(self, fn: cst.FunctionDef) -> Kind | None:
         """``self`` in a plain method of an ``nn.Module`` subclass of this file

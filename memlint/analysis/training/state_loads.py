@@ -239,7 +239,14 @@ def _built_on_cpu(
         return False
     if any(a.star for a in value.args) and not takes_no_device(value.func):
         return False  # a device may be among them
+    # ``BertForMaskedLM.from_pretrained(bert_model)``: its one positional
+    # argument is a name or path, not a model to wrap (``PeftModel.
+    # from_pretrained(model, path)`` takes two and is judged as a wrapper).
+    named = isinstance(value.func, cst.Attribute) and value.func.attr.value == "from_pretrained"
+    positional = [a for a in value.args if a.keyword is None]
     for arg in value.args:
+        if named and len(positional) == 1 and arg is positional[0]:
+            continue
         if wraps(arg.value):
             return False  # ``DataParallel(net)``: wraps a model built before
         if _moves_anything(arg.value):
@@ -269,8 +276,14 @@ class _CpuModels(cst.CSTVisitor):
         takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
         cpu_hierarchy: Callable[[str], bool] = lambda name: False,
         cpu_module: Callable[[str], bool] = lambda spelled: False,
+        cpu_object: Callable[[str], bool] = lambda spelled: False,
+        plain_class: Callable[[str], bool] = lambda name: False,
     ) -> None:
         self.names = names
+        # A module-level model of another project module built on the CPU
+        # and named nowhere else there (``net.vgg``, ProjectView.cpu_objects).
+        self.cpu_object = cpu_object
+        self.plain_class = plain_class  # a class on builtins only: what it builds is no model
         self.cpu_hierarchy = cpu_hierarchy  # a class whose code and bases move nothing
         self.cpu_module = cpu_module  # a module whose every class is built on the CPU (``getattr(m, name)``)
         # Per frame: names bound to ``getattr(<such a module>, name)``, with the blocks open then.
@@ -482,6 +495,9 @@ class _CpuModels(cst.CSTVisitor):
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         if node.asname is None:
             self._write((dotted_name(node.name) or "").split(".")[0] or None)
+        local = node.evaluated_alias or node.evaluated_name
+        if len(self.frames) == 1 and self.cpu_object(local):
+            self.frames[-1][local] = tuple(self.blocks)  # ``from net import vgg``: that model, on the CPU
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._write_target(node.target)
@@ -541,10 +557,14 @@ class _CpuModels(cst.CSTVisitor):
             named = isinstance(value, cst.Attribute) or (
                 isinstance(value, cst.Name) and value.value not in ("True", "False", "None")
             )
-            if owner is not None and (named or _moves_anything(value)):
+            if owner is not None and (named or _moves_anything(value)) and not self._plain_instance(value):
                 self._lost(owner)  # ``model.base = net``: a part that may be anywhere
             self.aliases[-1].pop(key, None)
-            if self._built(original_node.value) or id(original_node.value) in self._cpu_copies:
+            if (
+                self._built(original_node.value)
+                or id(original_node.value) in self._cpu_copies
+                or self._imported_cpu_object(original_node.value)
+            ):
                 self.frames[-1][key] = tuple(self.blocks)
                 # Every class this name was built from, in any branch (judged together).
                 self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
@@ -555,6 +575,29 @@ class _CpuModels(cst.CSTVisitor):
                 self.optimizers[-1][key] = model
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
+
+    def _plain_instance(self, value: cst.BaseExpression) -> bool:
+        """``value`` is a name bound in this function to an instance of a
+        plain class (``enc = BertLikeSentencePieceTextEncoder(t)``, on no
+        base but ``object``): set as an attribute of a model, it brings no
+        tensor from anywhere; nor does a value read from one
+        (``model.config.vocab_size = enc.vocab_size``)."""
+        while isinstance(value, cst.Attribute):
+            value = value.value
+        if not isinstance(value, cst.Name):
+            return False
+        built = self.seen[-1].get(value.value)
+        return built is not None and isinstance(built.func, cst.Name) and self.plain_class(built.func.value)
+
+    def _imported_cpu_object(self, value: cst.BaseExpression) -> bool:
+        """``vgg = net.vgg`` at module level: a model another project module
+        builds on the CPU at import and never names again. Only at module
+        level, where the code before it is all in view (a function may run
+        after anything has moved the shared object)."""
+        if len(self.frames) != 1 or not isinstance(value, (cst.Name, cst.Attribute)):
+            return False
+        spelled = dotted_name(value)
+        return spelled is not None and self.cpu_object(spelled)
 
     def _optimized_cpu_model(self, value: cst.BaseExpression) -> str | None:
         """The model on the CPU here whose parameters ``value`` builds a torch
@@ -927,6 +970,8 @@ class Checkpoints:
             self._takes_no_device,
             self._cpu_hierarchy,
             lambda spelled: self.project is not None and spelled in self.project.cpu_modules,
+            lambda spelled: self.project is not None and spelled in self.project.cpu_objects,
+            self._plain_classes().__contains__,
         )
         visit_fast(self.module, visitor)
         return visitor
