@@ -11,7 +11,8 @@
     python bench/cross_module.py --batch fifth --mirror /work/.mirror   # the fifth batch
     python bench/cross_module.py --batch sixth --mirror /work/.mirror   # the sixth batch
     python bench/cross_module.py --batch seventh --mirror /work/.mirror # the seventh batch
-    python bench/cross_module.py --batch eighth --mirror /work/.mirror  # the eighth batch, labelled last
+    python bench/cross_module.py --batch eighth --mirror /work/.mirror  # the eighth batch
+    python bench/cross_module.py --batch ninth --mirror /work/.mirror   # the ninth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -138,6 +139,16 @@ BATCHES = {
         HERE / "manifest_eighth.tsv",
         HERE / "reviewed_after_eighth.tsv",
         BENCH / ".corpora" / "cross_module_eighth",
+    ),
+    # "ninth": labelled after the first eight had been used to tune memlint;
+    # fields the earlier batches lack (depth, few-shot, NAS, anomaly
+    # detection, style transfer, super-resolution, weakly-supervised
+    # segmentation, distillation, speech, VQA, time series), famous research
+    # code first, each project's torch pin read before labelling.
+    "ninth": (
+        HERE / "manifest_ninth.tsv",
+        HERE / "reviewed_after_ninth.tsv",
+        BENCH / ".corpora" / "cross_module_ninth",
     ),
 }
 

@@ -260,6 +260,9 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     eighth = cm.batch_paths("eighth", None, None, None)
     assert eighth[0].name == "manifest_eighth.tsv" and eighth[1].name == "reviewed_after_eighth.tsv"
     assert len({first[2], unseen[2], fresh[2], fourth[2], fifth[2], sixth[2], seventh[2], eighth[2]}) == 8
+    ninth = cm.batch_paths("ninth", None, None, None)
+    assert ninth[0].name == "manifest_ninth.tsv" and ninth[1].name == "reviewed_after_ninth.tsv"
+    assert len({first[2], unseen[2], fresh[2], fourth[2], fifth[2], sixth[2], seventh[2], eighth[2], ninth[2]}) == 9
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -415,6 +418,37 @@ def test_seventh_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module
     assert sum(i.cross for i in seventh) >= 15 and sum(i.cross for i in pos) >= 8
     assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
     assert len({(i.repo, i.commit) for i in seventh}) == len(repos)
+
+
+def test_ninth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_evidence():
+    # The ninth batch exists because the first eight were used to tune
+    # memlint: none of its projects may appear in any earlier manifest,
+    # review or real-code verdict, no single project may carry its recall,
+    # and it keeps the earlier batches' weight of cross-module instances.
+    bench = cm.BENCH
+    ninth = cm.load_manifest(cm.BATCHES["ninth"][0])
+    repos = {i.repo for i in ninth}
+    earlier = _repos_in(bench / "research" / "repos.tsv") | _repos_in(bench / "research" / "reviewed.tsv")
+    for batch in cm.BATCHES:
+        if batch == "ninth":
+            continue
+        earlier |= _repos_in(cm.BATCHES[batch][0])
+        if cm.BATCHES[batch][1].exists():
+            earlier |= _repos_in(cm.BATCHES[batch][1])
+    assert "eighth" in cm.BATCHES  # the loop above reads every other batch, the eighth included
+    for manifest in sorted((bench / "recall_real").glob("*.tsv")):
+        earlier |= _repos_in(manifest)
+    assert not {r.lower() for r in repos} & {r.lower() for r in earlier}
+    # real_code_reviewed.tsv names corpora (released packages), not repositories
+    with open(bench / "real_code_reviewed.tsv", encoding="utf-8") as fh:
+        corpora = {line.split("\t")[0].lower() for line in fh if line.strip() and not line.startswith("#")}
+    assert not {r.split("/")[1].lower() for r in repos} & corpora
+    pos = [i for i in ninth if i.label == "pos"]
+    assert len(repos) >= 12
+    assert len(pos) >= 35 and len(ninth) - len(pos) >= 50
+    assert sum(i.cross for i in ninth) >= 15 and sum(i.cross for i in pos) >= 8
+    assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
+    assert len({(i.repo, i.commit) for i in ninth}) == len(repos)
 
 
 def test_a_file_that_does_not_parse_leaves_the_rest_of_the_tree_scored(tmp_path, capsys):

@@ -26,5 +26,9 @@ def test_version_is_read_from_the_package_only():
 
 def test_license_file_matches_the_declared_license():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert project["project"]["license"] == {"text": "MIT"}
+    # An SPDX expression (PEP 639): setuptools stops building the old
+    # ``{text = ...}`` table in 2027, and the file ships in the wheel.
+    assert project["project"]["license"] == "MIT"
+    assert project["project"]["license-files"] == ["LICENSE"]
+    assert "setuptools>=77" in project["build-system"]["requires"][0]
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")

@@ -25,7 +25,7 @@ _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 class _Statement:
     first: int
     last: int
-    noqa_line: int | None = None  # a line of the statement holding a `# noqa: …`
+    noqa_line: int | None = None  # a line of the statement holding a noqa comment (with codes or bare)
 
 
 @dataclass
@@ -104,7 +104,7 @@ def add_noqa(text: str, findings: Iterable[tuple[int, str]]) -> tuple[str, int]:
         if statement.noqa_line is not None:
             target = statement.noqa_line
             if not NOQA_RE.search(layout.comments[target][1]).group("codes"):
-                continue  # a bare `# noqa` already silences every code
+                continue  # a bare noqa comment already silences every code
         elif line not in layout.no_comment:
             target = line
         else:
