@@ -30,6 +30,15 @@ def divided(expr: cst.BaseExpression, divisor: cst.BaseExpression, parens: bool)
     )
 
 
+def _reduced(call: cst.Call, name: str | None) -> cst.BaseExpression | None:
+    """What ``torch.mean(x)`` / ``torch.sum(x)`` (one positional argument,
+    no ``dim``) reduces: a raw loss stays raw."""
+    if name not in ("torch.mean", "torch.sum") or len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    return arg.value if arg.keyword is None and not arg.star else None
+
+
 class _Scan(cst.CSTVisitor):
     """Assignments in a loop body, and whether anything divides/scales."""
 
@@ -95,7 +104,9 @@ class AccumulatedLossNotScaled(Rule):
     ## What it does
     Flags a backward in a gradient-accumulation loop (the optimizer steps
     every N iterations, the backward runs every iteration) whose loss is
-    never divided by the number of accumulated micro-batches.
+    never divided by the number of accumulated micro-batches. A loss reduced
+    on its way (`loss.mean()`, or `loss = torch.mean(loss)` over the per-GPU
+    losses a `DataParallel` model returns) is still that loss.
 
     ## Why it matters
     Gradients of the N micro-batches are summed, so the step applies N times
@@ -188,6 +199,9 @@ class AccumulatedLossNotScaled(Rule):
                 return self._raw_loss(func.value, values, seen)
             if isinstance(func, cst.Attribute) and func.attr.value in _NORMALISING_METHODS:
                 return False
+            reduced = _reduced(expr, self.facts.names.call_name(expr))
+            if reduced is not None:
+                return self._raw_loss(reduced, values, seen)
             return objects.is_loss_call(expr)
         if isinstance(expr, cst.Attribute) and expr.attr.value == "loss":
             return True
@@ -198,8 +212,21 @@ class AccumulatedLossNotScaled(Rule):
             if key is None or key in seen or key not in values:
                 return False
             seen = seen | {key}
-            return all(self._raw_loss(v, values, seen) or self._returned_loss(key, v) for v in values[key])
+            # ``loss = torch.mean(loss)`` (the per-GPU losses of DataParallel)
+            # reduces the value before it: raw when that one is.
+            base = [v for v in values[key] if not self._reduces_itself(v, key)]
+            return bool(base) and all(self._raw_loss(v, values, seen) or self._returned_loss(key, v) for v in base)
         return False
+
+    def _reduces_itself(self, value: cst.BaseExpression | None, key: str) -> bool:
+        """``value`` is ``key``'s mean or sum: ``torch.mean(loss)``, ``loss.sum()``."""
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _REDUCTIONS and not value.args:
+            return dotted_name(func.value) == key
+        reduced = _reduced(value, self.facts.names.call_name(value))
+        return reduced is not None and dotted_name(reduced) == key
 
     def _returned_loss(self, name: str, value: cst.BaseExpression | None) -> bool:
         """``loss = model(x, y)`` / ``_, loss = model(x, y)``: a model that returns its loss."""
@@ -228,6 +255,23 @@ class AccumulatedLossNotScaled(Rule):
         return Fix("Divide the loss by the accumulation count before backward", ((call, new_call),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+model = torch.nn.DataParallel(Darknet(cfg))
+for i, (imgs, targets) in enumerate(dataloader):
+    loss, components = model(imgs, targets)
+    loss = torch.mean(loss) / accumulated_batches
+    loss.backward()
+    if (i + 1) % accumulated_batches == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+    stats = torch.mean(stats)
+    stats.backward()
+""",
+            "the mean of the per-GPU losses a model returns is divided by the count; a name only ever "
+            "reduced from itself (`stats = torch.mean(stats)`) is no loss the rule knows",
+        ),
         Valid(
             """\
 for i, (x, y) in enumerate(loader):
@@ -390,6 +434,30 @@ for it, (x, y) in enumerate(loader):
     loss = F.cross_entropy(logits, y)
     (loss / ACCUM).backward()
     if it % ACCUM == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+model = torch.nn.DataParallel(Darknet(cfg))
+for i, (imgs, targets) in enumerate(dataloader):
+    loss, components = model(imgs, targets)
+    loss = torch.mean(loss)
+    loss.backward()
+    if ((i + 1) % accumulated_batches == 0) or (i == len(dataloader) - 1):
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+            """\
+import torch
+model = torch.nn.DataParallel(Darknet(cfg))
+for i, (imgs, targets) in enumerate(dataloader):
+    loss, components = model(imgs, targets)
+    loss = torch.mean(loss)
+    (loss / accumulated_batches).backward()
+    if ((i + 1) % accumulated_batches == 0) or (i == len(dataloader) - 1):
         optimizer.step()
         optimizer.zero_grad()
 """,

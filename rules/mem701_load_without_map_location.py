@@ -8,6 +8,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
+from memlint.analysis.training.state_flow import drawn_from, is_get, key_source
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -43,7 +44,15 @@ class LoadWithoutMapLocation(Rule):
     ## What it does
     Flags `torch.load(f)` without `map_location` (by keyword or as the second
     positional argument) whose result is passed to `load_state_dict`, either
-    directly or through a variable of the same function.
+    directly or through a variable of the same function, also picked apart
+    on the way: a key (`ck["model"]`, `ck.get("model")`), a comprehension
+    keeping every value it reads (`{k[7:]: v for k, v in ck.items()}`), or
+    merged into another dict (`model_dict.update(ck)`). A load drawn so
+    (other than a key looked up where it is loaded or passed) is reported
+    only when the model was moved to a device before it in the same
+    function (`model = nn.DataParallel(model).cuda()`), or in `__init__`
+    for `self.model`: a model built by a config or handed in as a
+    parameter may still be on the CPU.
 
     ## Why it matters
     Without `map_location`, every tensor is restored to the device it was
@@ -68,7 +77,7 @@ class LoadWithoutMapLocation(Rule):
 
     ## Fix safety
     Safe when the result goes straight into `load_state_dict` (optionally
-    indexed, as in `torch.load(p)["model"]`): `load_state_dict` copies values
+    indexed, as in `torch.load(p)["model"]` or `torch.load(p).get("model")`): `load_state_dict` copies values
     into existing parameters, so their device is unchanged. No fix when the
     result is first stored in a variable or passed through a helper
     (`load_state_dict(convert_state_dict(torch.load(p)))`): other parts of the checkpoint may be
@@ -248,26 +257,114 @@ class LoadWithoutMapLocation(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         # A new value replaces the load: ``state = torch.load(p, map_location="cpu")``
         # after ``state = torch.load(cache)`` feeds only the second one.
+        # A part of a load (``sd = sd["state_dict"]``, ``sd = {k[7:]: v for k,
+        # v in sd.items()}``) keeps its tensors: the new value holds the loads
+        # that reach its source here, read before the assignment takes effect.
         block = self.parent(self.parent(node))
         for target in node.targets:
             if isinstance(target.target, cst.Name):
-                self._frames[-1].setdefault(target.target.value, []).append((block, []))
+                # A load of the value itself is appended later, not drawn.
+                drawn = self._drawn_loads(node.value, node)
+                kept: list[cst.Call] = _DrawnLoads(drawn) if drawn else []
+                self._frames[-1].setdefault(target.target.value, []).append((block, kept))
+
+    def _drawn_loads(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[cst.Call]:
+        """The loads ``expr`` passes on unchanged at ``use``: a name holding
+        one, or a key or a copying comprehension of it (state_flow.py)."""
+        source = drawn_from(expr)
+        if isinstance(source, cst.Name) and self._frames[-1].get(source.value):
+            return [load for load, _drawn in self._reaching_marked(source.value, use)]
+        return []
+
+    def _fed(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[tuple[cst.Call, bool]]:
+        """The loads the ``state_dict`` argument ``expr`` of ``use`` holds,
+        each with whether it was drawn on its way (a name bound to a key or
+        a copy of it, a merge): ``sd`` and ``sd["model"]`` of ``sd =
+        torch.load(p)`` are not drawn, ``{k: v for k, v in sd.items()}`` is."""
+        source = key_source(expr)
+        if isinstance(source, cst.Name):
+            return self._reaching_marked(source.value, use) if self._frames[-1].get(source.value) else []
+        return [(load, True) for load in self._drawn_loads(source, use)]
+
+    def _updated(self, call: cst.Call) -> None:
+        """``model_dict.update(sd)``: ``model_dict`` now holds the tensors of
+        the loads in ``sd`` (the pretrained weights merged into a model's own
+        state dict, then loaded)."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "update"
+            and isinstance(func.value, cst.Name)
+            and len(call.args) == 1
+            and call.args[0].keyword is None
+            and not call.args[0].star
+        ):
+            return
+        loads = self._drawn_loads(call.args[0].value, call)
+        if not loads:
+            return
+        # An entry in no block adds to what the name held, replacing nothing.
+        self._frames[-1].setdefault(func.value.value, []).append((None, _DrawnLoads(loads)))
 
     def _reaching(self, name: str, use: cst.CSTNode) -> list[cst.Call]:
+        """The loads that may still be in ``name`` at ``use``, not drawn on
+        their way (``_fed``): what a helper handed ``name`` may load."""
+        return [load for load, drawn in self._reaching_marked(name, use) if not drawn]
+
+    def _reaching_marked(self, name: str, use: cst.CSTNode) -> list[tuple[cst.Call, bool]]:
         """The loads that may still be in ``name`` at ``use``: back from the
         latest assignment, up to one in a block that encloses the use
-        (a conditional reassignment keeps the earlier load possible)."""
+        (a conditional reassignment keeps the earlier load possible); each
+        with whether it was drawn from another value (``_DrawnLoads``)."""
         enclosing = set()
         cur = self.parent(use)
         while cur is not None:
             enclosing.add(id(cur))
             cur = self.parent(cur)
-        loads: list[cst.Call] = []
+        loads: list[tuple[cst.Call, bool]] = []
         for block, stored in reversed(self._frames[-1].get(name, [])):
-            loads.extend(stored)
+            drawn = isinstance(stored, _DrawnLoads)
+            loads.extend((load, drawn) for load in stored)
             if id(block) in enclosing:
                 break
         return loads
+
+    def _moved_before(self, call: cst.Call) -> bool:
+        """The model ``call`` loads into (``model``, ``model.module``,
+        ``self.model``) was moved to a device before it in the same
+        function (``model = nn.DataParallel(model).cuda()``,
+        ``model.to(device)``), or in ``__init__`` for an attribute of
+        ``self``. A load drawn on its way (``_fed``) is reported only then:
+        where the model is not known to be on a device, the copy may be the
+        only one (a model built by a config, a parameter)."""
+        assert isinstance(call.func, cst.Attribute)
+        # ``self.models[n]``: an item of a table of models; a move of any of
+        # its items (``self.models["encoder"].to(self.device)``) counts.
+        value = call.func.value
+        items = isinstance(value, cst.Subscript)
+        receiver = dotted_name(value.value if isinstance(value, cst.Subscript) else value) or ""
+        if receiver.endswith(".module"):
+            receiver = receiver[: -len(".module")]
+        if not receiver:
+            return False
+        scope = self.parent(call)
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+            scope = self.parent(scope)
+        if scope is None:
+            return False
+        moves = _Moves(receiver, call, items)
+        visit_fast(scope, moves)
+        if moves.moved:
+            return True
+        if not receiver.startswith("self.") or not isinstance(scope, cst.FunctionDef):
+            return False
+        cls = self.facts.calls.class_of.get(scope)
+        init = self.facts.calls.find_method(cls, "__init__") if cls is not None else None
+        if init is None or init is scope:
+            return False
+        moves = _Moves(receiver, None, items)
+        visit_fast(init, moves)
+        return moves.moved
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._cpu_checkpoints:
@@ -276,13 +373,14 @@ class LoadWithoutMapLocation(Rule):
         if arg is not None:
             if self.facts.checkpoints.into_cpu_model(node):
                 return  # the model is still on the CPU: it is not doubled on a GPU
-            value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
-            if isinstance(value, cst.Name):
-                for load in self._reaching(value.value, node):
-                    if id(load) not in self._reported:
-                        self._reported.add(id(load))
-                        self.report(load)
+            fed = self._fed(arg.value, node)
+            moved = any(drawn for _load, drawn in fed) and self._moved_before(node)
+            for load, drawn in fed:
+                if id(load) not in self._reported and (moved or not drawn):
+                    self._reported.add(id(load))
+                    self.report(load)
             return
+        self._updated(node)
         if node.args and self.facts.calls.resolve(node) is not None:
             self._handed_to_helper(node)
         if self._returning and self._helper_load(node):
@@ -395,9 +493,16 @@ class LoadWithoutMapLocation(Rule):
         """``expr`` with the subscripts applied to it (``torch.load(p)["model"]``
         is the same load, indexed), and the node holding that."""
         parent = self.parent(expr)
-        while isinstance(parent, cst.Subscript) and parent.value is expr:
-            expr, parent = parent, self.parent(parent)
-        return expr, parent
+        while True:
+            if isinstance(parent, cst.Subscript) and parent.value is expr:
+                expr, parent = parent, self.parent(parent)
+                continue
+            # ``torch.load(p).get("model")``: the same load, a key looked up.
+            call = self.parent(parent) if isinstance(parent, cst.Attribute) and parent.value is expr else None
+            if isinstance(call, cst.Call) and call.func is parent and is_get(call):
+                expr, parent = call, self.parent(call)
+                continue
+            return expr, parent
 
     def _converts(self, arg: cst.Arg) -> bool:
         """``arg`` is the one positional argument of a plain function call
@@ -415,6 +520,65 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+def main(config, module_arch, device):
+    model = config.init_obj("arch", module_arch)
+    checkpoint = torch.load(config.resume)
+    state_dict = checkpoint["state_dict"]
+    model.load_state_dict(state_dict)
+    model = model.to(device)
+def tune(net, path):
+    sd = torch.load(path)
+    net.load_state_dict({k[7:]: v for k, v in sd.items()})
+""",
+            "a load drawn on its way (a name bound to its key, a comprehension) into a model not known to be "
+            "moved before it (built by a config, a parameter): the copy on a GPU may be the only one",
+        ),
+        Valid(
+            """\
+import torch
+def tune(model, path, device):
+    model[0].to(device)
+    sd = torch.load(path)
+    sd = {k: v for k, v in sd.items() if "fc" not in k}
+    model.load_state_dict(sd)
+""",
+            "only a part of the model is moved (`model[0]`): the model it is loaded into is not known to be on a "
+            "device (a table's items count only for a load into an item)",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def tune(path):
+    model = torchvision.models.resnet18()
+    sd = torch.load(path).get("state_dict")
+    sd = {k[7:]: v for k, v in sd.items()}
+    model_dict = model.state_dict()
+    model_dict.update(sd)
+    model.load_state_dict(model_dict)
+    return model.cuda()
+""",
+            "the checkpoint's key, filtered copy and merge reach a model still on the CPU (a torchvision "
+            "constructor builds it there): it is moved only after the load",
+        ),
+        Valid(
+            """\
+import torch
+def tune(model, path):
+    model.cuda()
+    sd = torch.load(path)
+    sd = {k: v.half() for k, v in sd.items()}
+    model_dict = model.state_dict()
+    model_dict.update(torch.load(path, map_location="cpu"))
+    model_dict.update(sd)
+    model.load_state_dict(model_dict)
+""",
+            "a comprehension that transforms each value is not followed (what it does to the device is not "
+            "known); the merged load names map_location",
+        ),
         Valid(
             """\
 import os
@@ -1719,7 +1883,148 @@ def resume(path):
     model.load_state_dict(checkpoint["model"])
 """
         ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+    def test(self, path):
+        best = torch.load(path).get("model_state_dict")
+        self.model.load_state_dict(best)
+"""
+        ),
+        Invalid(
+            """\
+import torch
+def resume(model, path):
+    model.cuda()
+    model.load_state_dict(torch.load(path).get("model"))
+""",
+            """\
+import torch
+def resume(model, path):
+    model.cuda()
+    model.load_state_dict(torch.load(path, map_location="cpu").get("model"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def test(net, path):
+    net.cuda()
+    checkpoint = torch.load(path)
+    checkpoint = checkpoint["state_dict"]
+    base_dict = {".".join(k.split(".")[1:]): v for k, v in list(checkpoint.items())}
+    net.load_state_dict(base_dict)
+"""
+        ),
+        Invalid(
+            """\
+import torch
+def tune(model, path, skip_fc):
+    model = torch.nn.DataParallel(model).cuda()
+    sd = torch.load(path)
+    sd = sd["state_dict"]
+    model_dict = model.state_dict()
+    if skip_fc:
+        sd = {k: v for k, v in sd.items() if "fc" not in k}
+    model_dict.update(sd)
+    model.load_state_dict(model_dict)
+"""
+        ),
+        Invalid(
+            """\
+import torch
+class Tester:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+    def load(self, path):
+        ck = torch.load(path)
+        sd = {k[7:]: v for k, v in ck["state_dict"].items()}
+        self.model.load_state_dict(sd)
+"""
+        ),
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, encoder, depth, device):
+        self.models = {"encoder": encoder, "depth": depth}
+        self.models["encoder"].to(device)
+        self.models["depth"].to(device)
+    def load_model(self, names, folder):
+        for n in names:
+            model_dict = self.models[n].state_dict()
+            pretrained_dict = torch.load(folder + n + ".pth")
+            pretrained_dict = {k: v for k, v in pretrained_dict.items() if k in model_dict}
+            model_dict.update(pretrained_dict)
+            self.models[n].load_state_dict(model_dict)
+"""
+        ),
     ]
+
+
+class _DrawnLoads(list):
+    """The loads a name holds through another value: bound to a key or a
+    copying comprehension of one (``sd = ck["state_dict"]``), or merged
+    into it (``model_dict.update(sd)``)."""
+
+
+class _Moves(cst.CSTVisitor):
+    """Whether ``receiver`` is moved to a device before ``until`` (None: anywhere):
+    ``receiver.cuda()``, ``receiver.to(...)``, or a value holding such a call
+    assigned to it (``model = nn.DataParallel(model).cuda()``)."""
+
+    def __init__(self, receiver: str, until: cst.CSTNode | None, items: bool = False) -> None:
+        self.receiver = receiver
+        self.until = until
+        self.items = items  # the receiver is a table of models: a move of any item counts
+        self.moved = False
+        self._done = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._done or self.moved:
+            return False
+        if node is self.until:
+            self._done = True
+            return False
+        if isinstance(node, cst.Call) and _is_move(node) and self._moves_receiver(node.func.value):  # type: ignore[attr-defined]
+            self.moved = True
+        elif isinstance(node, cst.Assign) and any(dotted_name(t.target) == self.receiver for t in node.targets):
+            found = _AnyMove()
+            visit_fast(node.value, found)
+            self.moved = found.found
+        return not self.moved
+
+    def _moves_receiver(self, moved: cst.BaseExpression) -> bool:
+        if self.items and isinstance(moved, cst.Subscript):
+            return dotted_name(moved.value) == self.receiver
+        return dotted_name(moved) == self.receiver
+
+
+class _AnyMove(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found = self.found or _is_move(node)
+
+
+def _is_move(call: cst.Call) -> bool:
+    """``x.cuda(...)``, or ``x.to(...)`` with an argument that is no dtype."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    if func.attr.value == "cuda":
+        return True
+    if func.attr.value != "to" or not call.args:
+        return False
+    first = call.args[0]
+    if first.keyword is not None:
+        return first.keyword.value == "device"
+    text = dotted_name(first.value) or ""
+    return not (text.endswith("dtype") or text.startswith("torch.") and not text.startswith("torch.device"))
 
 
 class _ReturnedLoads(cst.CSTVisitor):

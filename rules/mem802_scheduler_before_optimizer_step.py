@@ -11,8 +11,42 @@ from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.rule.migrations import torch_verdict
 from memlint.vocabulary.kinds import Kind
 from memlint.vocabulary.tokens import name_tokens
+
+# Since torch 1.1 a scheduler's step() moves to the next value (before, the
+# epoch's first step set the rate for that epoch: stepping first was right).
+_NEXT_VALUE_SINCE = "1.1"
+# Words of a bare test that counts calls or iterations (``if epoch:``): a
+# branch that may skip the first one.
+_COUNTER_WORDS = frozenset(
+    {
+        "epoch",
+        "epochs",
+        "step",
+        "steps",
+        "iter",
+        "iters",
+        "iteration",
+        "it",
+        "i",
+        "n",
+        "count",
+        "counter",
+        "idx",
+        "index",
+        "batch",
+        "resume",
+        "resumed",
+        "start",
+        "started",
+        "warm",
+        "warmup",
+        "first",
+        "initialized",
+    }
+)
 
 
 def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
@@ -71,8 +105,9 @@ class SchedulerBeforeOptimizerStep(Rule):
     ## What it does
     Flags `scheduler.step()` that runs before `optimizer.step()` in the same
     iteration: at the top of the epoch loop before the batch loop (or before
-    a `train()` call that steps), or above the optimizer step in the batch
-    loop.
+    a `train()` call that steps), above the optimizer step in the batch
+    loop, or at the top of a function (`train_one_epoch`) before the loop
+    that steps the optimizer, whoever calls it.
 
     ## Why it matters
     Since PyTorch 1.1 a scheduler's `step()` moves to the *next* learning
@@ -106,7 +141,10 @@ class SchedulerBeforeOptimizerStep(Rule):
     coming step; a subclass of a torch scheduler that keeps torch's `step()`
     is a torch scheduler, in this module or another of the project), schedulers stepped after an inner loop that steps the
     optimizer, under a condition that skips the first iteration
-    (`if epoch > 0:`), fast-forwarded in a branch that ends the iteration
+    (`if epoch > 0:`; in a function stepping first, also a bare counter
+    test, `if epoch:`, or an `else`), in a project that accepts no torch
+    from 1.1 on (`torch==1.0.0`: stepping first was the documented order
+    before), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
     hidden in functions this module does not define, unless the function is
     named for training and handed the optimizer (`train_one_epoch(model,
@@ -142,8 +180,13 @@ class SchedulerBeforeOptimizerStep(Rule):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
+        if not torch_verdict(_NEXT_VALUE_SINCE, None, self.context.torch).report:
+            return  # every torch the project accepts predates 1.1: stepping first was the documented order
         verbs = self.facts.verbs
         for sched in verbs.verbs:
+            if sched.kind is VerbKind.SCHED_STEP and sched.loop is None and sched.line is not None:
+                self._stepped_first_in_call(verbs, sched)
+                continue
             if sched.kind is not VerbKind.SCHED_STEP or sched.loop is None or sched.line is None:
                 continue
             call = sched.call
@@ -167,6 +210,54 @@ class SchedulerBeforeOptimizerStep(Rule):
             fix = self._fix(sched, self.parent(stepping), stepping) if same_block else None
             self.report(call, fix=fix)
         self._scheduler_methods()
+
+    def _stepped_first_in_call(self, verbs, sched: Verb) -> None:
+        """``def train_one_epoch(self): self.lr_scheduler.step()`` above the
+        batch loop that steps the optimizer: every call of the function
+        (once per epoch, from its caller's loop) moves the schedule before
+        the optimizer steps, so the first value is skipped whoever calls it.
+        (A project that accepts no torch from 1.1 on is left alone by
+        visit_Module.)"""
+        scope = sched.scope
+        call = sched.call
+        if not isinstance(scope, cst.FunctionDef) or not isinstance(call, cst.Call) or call.args:
+            return
+        if self._late_in_call(verbs, sched):
+            return
+        if self._is_plateau(sched.target, scope) or not self._library_scheduler(sched):
+            return
+        optimizer = self._optimizer_of(sched.target, scope)
+        in_scope = verbs.in_scope(scope)
+        if self._steps(verbs, [v for v in in_scope if v.index < sched.index], optimizer):
+            return
+        stepping, same_block = self._stepped_after(
+            sched.line,  # type: ignore[arg-type]
+            scope,
+            lambda later: self._steps(verbs, [v for v in in_scope if verbs.contains(later, v)], optimizer)
+            or self._trains_elsewhere(later, optimizer, scope),
+        )
+        if stepping is not None:
+            fix = self._fix(sched, self.parent(stepping), stepping) if same_block else None
+            self.report(call, fix=fix)
+
+    def _late_in_call(self, verbs, sched: Verb) -> bool:
+        """The scheduler steps under a branch that may skip the first call:
+        an ``else``, a test comparing with 0 or 1 (``if epoch > 0:``), or
+        one naming a counter (``if epoch:``, ``if self.global_step:``), not
+        a switch of the configuration (``if self.args.enable_lr_schedule:``)."""
+        for node, branch in verbs.conditions(sched):
+            if not isinstance(node, cst.If) or branch != "body":
+                return True
+            test = node.test
+            if isinstance(test, cst.UnaryOperation):
+                test = test.expression
+            if isinstance(test, (cst.Name, cst.Attribute)):
+                if name_tokens((dotted_name(test) or "").replace(".", "_")) & _COUNTER_WORDS:
+                    return True
+                continue
+            if self._deliberately_late_test(test):
+                return True
+        return False
 
     def _stepped_after(self, line: cst.CSTNode, loop: cst.CSTNode, steps) -> tuple[cst.CSTNode | None, bool]:
         """The first statement after ``line`` in the same iteration of
@@ -280,18 +371,23 @@ class SchedulerBeforeOptimizerStep(Rule):
             if not isinstance(node, cst.If):
                 return True
             test = node.test
-            if isinstance(test, (cst.Name, cst.Attribute)):
+            if isinstance(test, (cst.Name, cst.Attribute)) or self._deliberately_late_test(test):
                 return True
-            text = self.context.module.code_for_node(test).lower()
-            if "warm" in text or "first" in text:
+        return False
+
+    def _deliberately_late_test(self, test: cst.BaseExpression) -> bool:
+        """A test that may fail the first time: about warmup or the first
+        iteration, or comparing with 0 or 1 (``epoch > 0``, ``step != 0``)."""
+        text = self.context.module.code_for_node(test).lower()
+        if "warm" in text or "first" in text:
+            return True
+        for comp in _comparisons(test):
+            ops = [c.operator for c in comp.comparisons]
+            sides = [comp.left, *(c.comparator for c in comp.comparisons)]
+            if any(isinstance(o, (cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)) for o in ops) and any(
+                isinstance(x, cst.Integer) and x.evaluated_value in (0, 1) for x in sides
+            ):
                 return True
-            for comp in _comparisons(test):
-                ops = [c.operator for c in comp.comparisons]
-                sides = [comp.left, *(c.comparator for c in comp.comparisons)]
-                if any(isinstance(o, (cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)) for o in ops) and any(
-                    isinstance(x, cst.Integer) and x.evaluated_value in (0, 1) for x in sides
-                ):
-                    return True
         return False
 
     def _steps(self, verbs, subset: list[Verb], optimizer: str | None) -> bool:
@@ -390,6 +486,33 @@ class SchedulerBeforeOptimizerStep(Rule):
         return Fix("Step the scheduler after the optimizer", ((block, edits.apply(block)),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+class Trainer:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, 10)
+    def train_one_epoch(self, epoch):
+        if epoch:
+            self.scheduler.step()
+        for x in self.loader:
+            self.optimizer.zero_grad()
+            self.model(x).backward()
+            self.optimizer.step()
+    def fit(self, loader):
+        self.optimizer.step()
+        self.scheduler.step()
+        for x in loader:
+            self.optimizer.zero_grad()
+            self.model(x).backward()
+            self.optimizer.step()
+""",
+            "at the top of a function run once per epoch, the scheduler steps only after the first call "
+            "(`if epoch:`), or after an optimizer step of the same call",
+        ),
         Valid(
             """\
 import torch
@@ -627,6 +750,51 @@ from engine import train_one_epoch
 scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[30, 60])
 for epoch in range(start_epoch, epochs):
     train_one_epoch(model, train_loader, optimizer, epoch)
+    scheduler.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch.optim as optim
+class Trainer:
+    def __init__(self, args, model, loader):
+        self.args = args
+        self.model = model
+        self.loader = loader
+        self.optimizer = optim.Adam(model.parameters())
+        if args.enable_lr_schedule:
+            self.lr_scheduler = optim.lr_scheduler.StepLR(self.optimizer, step_size=25)
+    def train(self):
+        for epoch in range(self.args.num_epochs):
+            self.train_one_epoch(epoch)
+    def train_one_epoch(self, epoch):
+        self.model.train()
+        if self.args.enable_lr_schedule:
+            self.lr_scheduler.step()
+        for batch in self.loader:
+            self.optimizer.zero_grad()
+            self.model(batch).backward()
+            self.optimizer.step()
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+def train_one_epoch(model, loader, optimizer, scheduler):
+    scheduler.step()
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+""",
+            """\
+import torch
+def train_one_epoch(model, loader, optimizer, scheduler):
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
     scheduler.step()
 """,
         ),

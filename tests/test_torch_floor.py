@@ -324,3 +324,36 @@ def test_flake8_plugin_reads_the_same_range(tmp_path):
     module = project(tmp_path, {"requirements.txt": "torch>=1.8\n"})
     found = _torch_range(str(module), config_for(str(module), None))
     assert found is not None and found.floor == (1, 8) and found.where == "requirements.txt:1"
+
+
+def test_mem802_scheduler_first_in_a_call_follows_the_range():
+    # Stepping the scheduler at the start of each epoch's call was the
+    # documented order before torch 1.1: a project pinned below is left alone.
+    epoch = (
+        "import torch\n"
+        "def train_one_epoch(model, loader, optimizer, scheduler):\n"
+        "    scheduler.step()\n"
+        "    for x in loader:\n"
+        "        model(x).backward()\n"
+        "        optimizer.step()\n"
+    )
+    assert _lint(epoch, "MEM802", range_of_requirement("torch==1.0.0", "x")) == []
+    assert [f.line for f in _lint(epoch, "MEM802", range_of_requirement("torch==1.3.0", "x"))] == [3]
+
+
+def test_mem802_every_shape_follows_the_range():
+    # The same pin silences the scheduler stepped first in the epoch loop
+    # (pt.darts pins torch 1.0.0, Deep-SVDD 0.4.1); a range reaching 1.1 keeps it.
+    loop = (
+        "import torch\n"
+        "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)\n"
+        "for epoch in range(10):\n"
+        "    scheduler.step()\n"
+        "    for x in loader:\n"
+        "        model(x).backward()\n"
+        "        optimizer.step()\n"
+    )
+    assert _lint(loop, "MEM802", range_of_requirement("torch==0.4.1", "x")) == []
+    assert _lint(loop, "MEM802", range_of_requirement("torch<1.1", "x")) == []
+    assert [f.line for f in _lint(loop, "MEM802", range_of_requirement("torch>=0.4.1", "x"))] == [4]
+    assert [f.line for f in _lint(loop, "MEM802", None)] == [4]

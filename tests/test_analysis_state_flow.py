@@ -1,0 +1,31 @@
+"""analysis/training/state_flow.py: what a loaded checkpoint passes on unchanged."""
+
+import libcst as cst
+
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.state_flow import drawn_from
+
+
+def source(expr: str) -> str | None:
+    """The dotted name ``expr`` draws its value from, unchanged; None when not a name."""
+    return dotted_name(drawn_from(cst.parse_expression(expr)))
+
+
+def test_key_lookups_are_parts_of_the_dict():
+    assert source('ck["state_dict"]') == "ck"
+    assert source('ck.get("model")') == "ck"
+    assert source('ck.get("model", {})["enc"]') == "ck"
+
+
+def test_a_comprehension_copying_every_value_is_the_dict():
+    assert source('{k[7:]: v for k, v in ck["state_dict"].items() if "fc" not in k}') == "ck"
+    assert source("{'.'.join(k.split('.')[1:]): v for k, v in list(ck.items())}") == "ck"
+
+
+def test_values_changed_or_read_otherwise_are_not_followed():
+    assert source("{k: v.cpu() for k, v in ck.items()}") is None
+    assert source("{k: k for k, v in ck.items()}") is None
+    assert source("{k: v for k, v in ck.values()}") is None
+    assert source("{k: v for k, v in a.items() for _ in b}") is None
+    assert source('ck.get(key="model")') is None
+    assert source("convert(ck)") is None
