@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memlint.lint.screen import _SPACED, _SPACING, _squeeze, applicable_rules
+from memlint.lint.screen import _SPACED, _SPACING, _squeeze, _squeeze_utf8, applicable_rules
 from memlint.rule.registry import all_rules
 
 RULES = list(all_rules())
@@ -53,6 +53,27 @@ def split_tokens():
 def test_squeeze_is_the_regex(sep):
     for text in (f"a{sep}b", f"{sep}{sep}", f"x{sep}.{sep}to{sep}(d)", f"#{sep}\\\n{sep}y", "\\" + sep + "\n"):
         assert _squeeze(text) == _SPACING.sub("", text), repr(text)
+
+
+# Characters past ASCII (stored two or four bytes wide, or, with a lone
+# surrogate, not encodable as plain UTF-8) around and inside the text.
+WIDE = ("é", "—", "中文", "🤗", "\udcff")
+
+
+@pytest.mark.parametrize("sep", SEPARATORS)
+def test_the_utf8_squeeze_is_the_squeeze_encoded(sep):
+    for wide in WIDE:
+        for text in (f"{wide}{sep}b", f"x{sep}.{sep}to{sep}({wide})", f"#{wide}{sep}\\\n{sep}y", wide + sep * 2):
+            assert _squeeze_utf8(text) == _squeeze(text).encode("utf-8", "surrogatepass"), repr(text)
+
+
+def test_tokens_in_texts_past_ascii_select_the_same_rules():
+    """The squeezed text is scanned as UTF-8: a token is found there exactly
+    where it is in the text, whatever characters stand around it."""
+    for i, spaced in enumerate(split_tokens()):  # each split once, the wide character and its place in turn
+        wide = WIDE[i % len(WIDE)]
+        text = (f"# {wide} .\n{spaced}\n", f"{spaced}{wide}", f"{wide}{spaced} . x")[i % 3]
+        assert applicable_rules(text, RULES) == reference(text, RULES), repr(text)
 
 
 def test_every_token_split_by_spacing_selects_the_same_rules():

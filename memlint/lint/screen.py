@@ -44,6 +44,7 @@ class Screened(Protocol):
 
 
 S = TypeVar("S", bound=Screened)
+T = TypeVar("T", str, bytes)
 
 
 def screen(text: str, candidates: Sequence[S], tree: ast.Module | None = None) -> tuple[list[S], ast.Module | None]:
@@ -64,14 +65,19 @@ def applicable_rules(text: str, rules: Sequence[S]) -> list[S]:
     continuations. A token found in the text is found there too (squeezing
     removes none of its characters but spaces, which its squeezed form lacks
     as well), so only tokens holding other spacing characters need the text
-    itself: one scan of the squeezed text per token.
+    itself: one scan of the squeezed text per token. The squeezed text is
+    UTF-8 bytes: a text holding one character past ASCII is stored with two
+    or four bytes a character, which the squeeze copies and every scan reads;
+    in UTF-8 a token is found exactly where it is found in the text (no byte
+    of a multi-byte character is ASCII, and UTF-8 never finds a character
+    inside another), and half of transformers' files hold such a character.
     """
     if not _SPACED.search(text):
         in_text = _finder(text)
         return [rule for rule in rules if any(map(in_text, rule.tokens))]
     if len(set(rules)) != len(rules):  # a rule listed twice: the order of the first form
         return _two_scans(text, rules)
-    in_text, in_squeezed = _finder(text), _finder(_squeeze(text))
+    in_text, in_squeezed = _finder(text), _finder(_squeeze_utf8(text))
 
     def occurs(token: str) -> bool:
         squeezed, text_too = _token_forms(token)
@@ -81,11 +87,12 @@ def applicable_rules(text: str, rules: Sequence[S]) -> list[S]:
 
 
 @lru_cache(maxsize=1024)
-def _token_forms(token: str) -> tuple[str, bool]:
-    """The token as looked for in the squeezed text, and whether it must also be
-    looked for in the text (it holds a character, other than a space, that
-    the squeeze removes, so an occurrence in the text may not survive it)."""
-    return token.replace(" ", ""), any(c in token for c in "\t\f\\\r\n")
+def _token_forms(token: str) -> tuple[bytes, bool]:
+    """The token as looked for in the squeezed text (UTF-8, as _squeeze_utf8
+    makes it), and whether it must also be looked for in the text (it holds
+    a character, other than a space, that the squeeze removes, so an
+    occurrence in the text may not survive it)."""
+    return token.replace(" ", "").encode("utf-8", "surrogatepass"), any(c in token for c in "\t\f\\\r\n")
 
 
 def _two_scans(text: str, rules: Sequence[S]) -> list[S]:
@@ -103,13 +110,13 @@ def _two_scans(text: str, rules: Sequence[S]) -> list[S]:
     return chosen
 
 
-def _finder(text: str) -> Callable[[str], bool]:
+def _finder(text: T) -> Callable[[T], bool]:
     """``token in text``, each token scanned once: rules share tokens
     (``torch``, ``zero_grad``, ``scaler``, ``LR``...), and a scan of a token
     that is absent reads the whole text."""
-    seen: dict[str, bool] = {}
+    seen: dict[T, bool] = {}
 
-    def occurs(token: str) -> bool:
+    def occurs(token: T) -> bool:
         found = seen.get(token)
         if found is None:
             found = seen[token] = token in text
@@ -131,6 +138,21 @@ def _squeeze(text: str) -> str:
     if "\f" in text:
         text = text.replace("\f", "")
     return text
+
+
+def _squeeze_utf8(text: str) -> bytes:
+    """``_squeeze(text)`` as UTF-8 (lone surrogates kept, as three bytes
+    each): the squeeze removes ASCII spacing only, which no byte of another
+    character's encoding can be, so it commutes with the encoding."""
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\\\n" in data or b"\\\r" in data:
+        return _SPACING_UTF8.sub(b"", data)
+    data = data.replace(b" ", b"")
+    if b"\t" in data:
+        data = data.replace(b"\t", b"")
+    if b"\f" in data:
+        data = data.replace(b"\f", b"")
+    return data
 
 
 # The gate (memlint/gate/) on or off: only the tests and the benchmark turn
@@ -156,5 +178,6 @@ def rules_to_run(text: str, rules: Sequence[S], tree: ast.Module | None = None) 
 
 
 _SPACING = re.compile(r"[ \t\f]+|\\\r?\n")
+_SPACING_UTF8 = re.compile(_SPACING.pattern.encode())
 # Spacing that can split a token: around a dot or an opening bracket.
 _SPACED = re.compile(r"[ \t\f]\.|\.[ \t\f]|\w[ \t\f]+[(\[]|[(\[][ \t\f]|\\\r?\n")
