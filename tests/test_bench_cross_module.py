@@ -336,106 +336,40 @@ def test_fourth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_
     assert len({(i.repo, i.commit) for i in fourth}) == len(repos)
 
 
-def test_fifth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_evidence():
-    # The fifth batch exists because the first four were used to tune
-    # memlint: none of its projects may appear in any earlier manifest,
-    # review or real-code verdict, no single project may carry its recall,
-    # and it keeps the fourth batch's weight of cross-module instances.
+# The batches in the order they were labelled: each exists because the ones
+# before it were used to tune memlint.
+_ORDER = ("first", "unseen", "fresh", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+# The size each batch was asked for: projects, positives, negatives,
+# cross-module instances, cross-module positives.
+_SIZES = {
+    "fifth": (14, 40, 60, 20, 10),
+    "sixth": (14, 40, 60, 20, 10),
+    "seventh": (12, 35, 50, 15, 8),
+    "eighth": (12, 35, 50, 15, 8),
+    "ninth": (12, 35, 50, 15, 8),
+}
+
+
+def test_the_order_names_every_batch():
+    assert set(_ORDER) == set(cm.BATCHES)
+
+
+@pytest.mark.parametrize("batch", sorted(_SIZES))
+def test_a_later_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_evidence(batch):
+    # None of its projects may appear in any other batch's manifest or
+    # review, the research repos, recall_real or a real-code verdict; no
+    # single project may carry its recall; and it keeps the earlier
+    # batches' weight of cross-module instances.
     bench = cm.BENCH
-    fifth = cm.load_manifest(cm.BATCHES["fifth"][0])
-    repos = {i.repo for i in fifth}
+    labels = cm.load_manifest(cm.BATCHES[batch][0])
+    repos = {i.repo for i in labels}
     earlier = _repos_in(bench / "research" / "repos.tsv") | _repos_in(bench / "research" / "reviewed.tsv")
-    for batch in ("first", "unseen", "fresh", "fourth"):
-        earlier |= _repos_in(cm.BATCHES[batch][0])
-        if cm.BATCHES[batch][1].exists():
-            earlier |= _repos_in(cm.BATCHES[batch][1])
-    for manifest in sorted((bench / "recall_real").glob("*.tsv")):
-        earlier |= _repos_in(manifest)
-    assert not {r.lower() for r in repos} & {r.lower() for r in earlier}
-    # real_code_reviewed.tsv names corpora (released packages), not repositories
-    with open(bench / "real_code_reviewed.tsv", encoding="utf-8") as fh:
-        corpora = {line.split("\t")[0].lower() for line in fh if line.strip() and not line.startswith("#")}
-    assert not {r.split("/")[1].lower() for r in repos} & corpora
-    pos = [i for i in fifth if i.label == "pos"]
-    assert len(repos) >= 14
-    assert len(pos) >= 40 and len(fifth) - len(pos) >= 60
-    assert sum(i.cross for i in fifth) >= 20 and sum(i.cross for i in pos) >= 10
-    assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
-    assert len({(i.repo, i.commit) for i in fifth}) == len(repos)
-
-
-def test_sixth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_evidence():
-    # The sixth batch exists because the first five were used to tune
-    # memlint: none of its projects may appear in any earlier manifest,
-    # review or real-code verdict, no single project may carry its recall,
-    # and it keeps the earlier batches' weight of cross-module instances.
-    bench = cm.BENCH
-    sixth = cm.load_manifest(cm.BATCHES["sixth"][0])
-    repos = {i.repo for i in sixth}
-    earlier = _repos_in(bench / "research" / "repos.tsv") | _repos_in(bench / "research" / "reviewed.tsv")
-    for batch in ("first", "unseen", "fresh", "fourth", "fifth"):
-        earlier |= _repos_in(cm.BATCHES[batch][0])
-        if cm.BATCHES[batch][1].exists():
-            earlier |= _repos_in(cm.BATCHES[batch][1])
-    for manifest in sorted((bench / "recall_real").glob("*.tsv")):
-        earlier |= _repos_in(manifest)
-    assert not {r.lower() for r in repos} & {r.lower() for r in earlier}
-    # real_code_reviewed.tsv names corpora (released packages), not repositories
-    with open(bench / "real_code_reviewed.tsv", encoding="utf-8") as fh:
-        corpora = {line.split("\t")[0].lower() for line in fh if line.strip() and not line.startswith("#")}
-    assert not {r.split("/")[1].lower() for r in repos} & corpora
-    pos = [i for i in sixth if i.label == "pos"]
-    assert len(repos) >= 14
-    assert len(pos) >= 40 and len(sixth) - len(pos) >= 60
-    assert sum(i.cross for i in sixth) >= 20 and sum(i.cross for i in pos) >= 10
-    assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
-    assert len({(i.repo, i.commit) for i in sixth}) == len(repos)
-
-
-def test_seventh_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_evidence():
-    # The seventh batch exists because the first six were used to tune
-    # memlint: none of its projects may appear in any earlier manifest,
-    # review or real-code verdict, no single project may carry its recall,
-    # and it keeps the earlier batches' weight of cross-module instances.
-    bench = cm.BENCH
-    seventh = cm.load_manifest(cm.BATCHES["seventh"][0])
-    repos = {i.repo for i in seventh}
-    earlier = _repos_in(bench / "research" / "repos.tsv") | _repos_in(bench / "research" / "reviewed.tsv")
-    for batch in ("first", "unseen", "fresh", "fourth", "fifth", "sixth"):
-        earlier |= _repos_in(cm.BATCHES[batch][0])
-        if cm.BATCHES[batch][1].exists():
-            earlier |= _repos_in(cm.BATCHES[batch][1])
-    for manifest in sorted((bench / "recall_real").glob("*.tsv")):
-        earlier |= _repos_in(manifest)
-    assert not {r.lower() for r in repos} & {r.lower() for r in earlier}
-    # real_code_reviewed.tsv names corpora (released packages), not repositories
-    with open(bench / "real_code_reviewed.tsv", encoding="utf-8") as fh:
-        corpora = {line.split("\t")[0].lower() for line in fh if line.strip() and not line.startswith("#")}
-    assert not {r.split("/")[1].lower() for r in repos} & corpora
-    pos = [i for i in seventh if i.label == "pos"]
-    assert len(repos) >= 12
-    assert len(pos) >= 35 and len(seventh) - len(pos) >= 50
-    assert sum(i.cross for i in seventh) >= 15 and sum(i.cross for i in pos) >= 8
-    assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
-    assert len({(i.repo, i.commit) for i in seventh}) == len(repos)
-
-
-def test_ninth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_evidence():
-    # The ninth batch exists because the first eight were used to tune
-    # memlint: none of its projects may appear in any earlier manifest,
-    # review or real-code verdict, no single project may carry its recall,
-    # and it keeps the earlier batches' weight of cross-module instances.
-    bench = cm.BENCH
-    ninth = cm.load_manifest(cm.BATCHES["ninth"][0])
-    repos = {i.repo for i in ninth}
-    earlier = _repos_in(bench / "research" / "repos.tsv") | _repos_in(bench / "research" / "reviewed.tsv")
-    for batch in cm.BATCHES:
-        if batch == "ninth":
+    for other in _ORDER:
+        if other == batch:
             continue
-        earlier |= _repos_in(cm.BATCHES[batch][0])
-        if cm.BATCHES[batch][1].exists():
-            earlier |= _repos_in(cm.BATCHES[batch][1])
-    assert "eighth" in cm.BATCHES  # the loop above reads every other batch, the eighth included
+        earlier |= _repos_in(cm.BATCHES[other][0])
+        if cm.BATCHES[other][1].exists():
+            earlier |= _repos_in(cm.BATCHES[other][1])
     for manifest in sorted((bench / "recall_real").glob("*.tsv")):
         earlier |= _repos_in(manifest)
     assert not {r.lower() for r in repos} & {r.lower() for r in earlier}
@@ -443,12 +377,13 @@ def test_ninth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_e
     with open(bench / "real_code_reviewed.tsv", encoding="utf-8") as fh:
         corpora = {line.split("\t")[0].lower() for line in fh if line.strip() and not line.startswith("#")}
     assert not {r.split("/")[1].lower() for r in repos} & corpora
-    pos = [i for i in ninth if i.label == "pos"]
-    assert len(repos) >= 12
-    assert len(pos) >= 35 and len(ninth) - len(pos) >= 50
-    assert sum(i.cross for i in ninth) >= 15 and sum(i.cross for i in pos) >= 8
+    projects, positives, negatives, cross, cross_pos = _SIZES[batch]
+    pos = [i for i in labels if i.label == "pos"]
+    assert len(repos) >= projects
+    assert len(pos) >= positives and len(labels) - len(pos) >= negatives
+    assert sum(i.cross for i in labels) >= cross and sum(i.cross for i in pos) >= cross_pos
     assert max(Counter(i.repo for i in pos).values()) <= 0.2 * len(pos)
-    assert len({(i.repo, i.commit) for i in ninth}) == len(repos)
+    assert len({(i.repo, i.commit) for i in labels}) == len(repos)
 
 
 def test_a_file_that_does_not_parse_leaves_the_rest_of_the_tree_scored(tmp_path, capsys):
