@@ -22,7 +22,7 @@ import pytest
 from memlint.fix import fixer
 from memlint.frontends import cli
 from memlint.lint.engine import ParseError, parse_module
-from memlint.read.source import MAX_FILE_BYTES, SourceError, decode_source, read_source, write_atomic
+from memlint.read.source import MAX_FILE_BYTES, SourceError, decode_source, read_bytes, read_source, write_atomic
 from memlint.run.runner import Settings, process_file
 
 LOOP = "import torch\nfor batch in loader:\n    step(batch)\n    torch.cuda.empty_cache()\n    log(batch)\n"
@@ -306,6 +306,17 @@ def test_directory_and_missing_file(tmp_path):
         read_source(str(tmp_path))
     with pytest.raises(SourceError, match="no such file"):
         read_source(str(tmp_path / "nope.py"))
+
+
+def test_project_peeks_read_bytes_or_nothing(tmp_path):
+    """The project stage's peeks into other modules: bytes as stored (no
+    decoding, BOM and CRLF kept), None for a folder or a missing file, so an
+    unreadable module is unknown rather than an error."""
+    module = tmp_path / "m.py"
+    module.write_bytes(b"\xef\xbb\xbfimport torch\r\n")
+    assert read_bytes(str(module)) == b"\xef\xbb\xbfimport torch\r\n"
+    assert read_bytes(str(tmp_path)) is None
+    assert read_bytes(str(tmp_path / "missing.py")) is None
 
 
 def test_huge_file_is_refused_before_it_is_read(tmp_path, monkeypatch):

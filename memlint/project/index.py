@@ -24,6 +24,7 @@ from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summ
 from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
+from memlint.read.source import read_bytes
 from memlint.vocabulary.loading import loading_name
 
 # How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
@@ -1015,10 +1016,8 @@ def summary_from_disk(
             return summary
     if needleless is not None and digest is not None and digest in needleless.known:
         return None
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
+    data = read_bytes(path)
+    if data is None:
         return None
     if needles is not None and not holds_needle(data, needles):
         if needleless is not None:
@@ -1147,10 +1146,8 @@ def _triaged(path: str, triage: Triage, needleless: Needleless | None) -> tuple[
     """narrow.py's verdict on the file at ``path`` and the lazily asked
     words it holds; one known to hold no needle is remembered so
     (``needleless``: the next run does not read it)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
+    data = read_bytes(path)
+    if data is None:
         return LAZY, frozenset()
     verdict, words = triage.verdict(data, path)
     if verdict == NONE and needleless is not None:

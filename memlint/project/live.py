@@ -33,6 +33,7 @@ from memlint.project.roots import project_root, root_limit, walkable
 from memlint.project.summary import CallSite, ModuleSummary, summarise, worth_summarising
 from memlint.project.typed_objects import TypedObjects
 from memlint.project.view import Caller, ProjectView
+from memlint.read.source import read_bytes
 
 # A word a call may spell last: the name before a call's parenthesis
 # (``evaluate(``, ``engine.evaluate (``, across a line break or a comment
@@ -152,11 +153,7 @@ class LiveIndex(ProjectIndex):
 
     def _read(self, path: str) -> bytes:
         self._stamps[path] = _stamp(path)
-        try:
-            with open(path, "rb") as fh:
-                return fh.read()
-        except OSError:
-            return b""
+        return read_bytes(path) or b""
 
     def owns(self, path: str) -> bool:
         """Whether ``path`` is a module of this project (or would be, once it exists)."""

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 
 from memlint.project.modules import project_files
+from memlint.read.source import read_bytes
 
 
 def digest_of(data: bytes) -> str:
@@ -56,11 +57,8 @@ def project_manifest(
 
 
 def _read_digest(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            return digest_of(fh.read())
-    except OSError:
-        return None
+    data = read_bytes(path)
+    return None if data is None else digest_of(data)
 
 
 def state_of(manifest: dict[str, str]) -> str:

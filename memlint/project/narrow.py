@@ -38,6 +38,8 @@ import os
 import re
 from collections.abc import Collection, Iterable, Iterator
 
+from memlint.read.source import read_bytes
+
 NONE, LAZY, EAGER = 0, 1, 2
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
@@ -142,11 +144,7 @@ class Triage:
             return False
         key = (target, word)
         if key not in self._owners:
-            try:
-                with open(target, "rb") as fh:
-                    text = fh.read()
-            except OSError:
-                text = b""
+            text = read_bytes(target) or b""
             owns = re.search(rb"^(?:async[ \t]+)?(?:def|class)[ \t]+" + re.escape(word) + rb"\b", text, re.M)
             # Any import or attribute spelling it may bind another's: not owned.
             self._owners[key] = bool(owns) and next(_uses(text, word), None) is None and not _STAR.search(text)

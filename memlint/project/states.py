@@ -30,6 +30,8 @@ import os
 import re
 from collections.abc import Callable, Iterable
 
+from memlint.read.source import read_bytes
+
 # An identifier a call or an import may spell (bytes >= 0x80: non-ASCII names).
 _WORD = re.compile(rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*")
 _STAR = re.compile(rb"\bimport[ \t\\\n(]*\*")
@@ -144,11 +146,7 @@ class Changes:
     def words(self, path: str) -> frozenset[bytes] | None:
         """The identifiers ``path`` spells now; None when it holds a star import."""
         if path not in self._words:
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                data = b""
+            data = read_bytes(path) or b""
             self._words[path] = None if _STAR.search(data) else frozenset(_WORD.findall(data))
         return self._words[path]
 

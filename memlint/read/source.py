@@ -90,6 +90,17 @@ def _has_cookie(data: bytes) -> bool:
     return any(re.match(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", line) for line in head)
 
 
+def read_bytes(path: str) -> bytes | None:
+    """The bytes of ``path``; None when it cannot be read. The project stage
+    reads modules it only peeks into: an unreadable one is unknown, which is
+    silent, and ``read_source`` reports it where it is linted."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
 def read_source(path: str) -> SourceFile:
     try:
         with open(path, "rb", opener=_open_regular) as fh:
