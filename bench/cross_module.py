@@ -12,7 +12,8 @@
     python bench/cross_module.py --batch sixth --mirror /work/.mirror   # the sixth batch
     python bench/cross_module.py --batch seventh --mirror /work/.mirror # the seventh batch
     python bench/cross_module.py --batch eighth --mirror /work/.mirror  # the eighth batch
-    python bench/cross_module.py --batch ninth --mirror /work/.mirror   # the ninth batch, labelled last
+    python bench/cross_module.py --batch ninth --mirror /work/.mirror   # the ninth batch
+    python bench/cross_module.py --batch tenth --mirror /work/.mirror   # the tenth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -149,6 +150,16 @@ BATCHES = {
         HERE / "manifest_ninth.tsv",
         HERE / "reviewed_after_ninth.tsv",
         BENCH / ".corpora" / "cross_module_ninth",
+    ),
+    # "tenth": labelled after the first nine had been used to tune memlint;
+    # fields they cover thinly (point clouds and 3D registration, medical
+    # imaging, video, graphs, recommendation, multi-agent RL, audio tagging,
+    # OCR, metric learning, CLIP training, clustering, pruning, continual
+    # learning, stereo), each project's torch pin read before labelling.
+    "tenth": (
+        HERE / "manifest_tenth.tsv",
+        HERE / "reviewed_after_tenth.tsv",
+        BENCH / ".corpora" / "cross_module_tenth",
     ),
 }
 
