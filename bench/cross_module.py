@@ -442,15 +442,23 @@ def memlint_command() -> list[str]:
     return [sys.executable, "-m", "memlint"]
 
 
-_SYNTAX_ERROR = re.compile(r"^memlint: error: (?P<path>.+?): syntax error at \d+:\d+")
+# What a file of a real project can hold that Python 3 cannot read: a Python 2
+# leftover (syntax), or a codec the project installs for itself
+# (``# -*- coding: future_fstrings -*-``: Python needs that package to decode
+# the file, memlint says so and checks the rest of the tree).
+_UNREADABLE_FILE = re.compile(
+    r"^memlint: error: (?P<path>.+?): (?:syntax error at \d+:\d+|bad encoding declaration"
+    r"|not valid UTF-8|cannot decode as |binary file)"
+)
 _NOT_CHECKED = re.compile(r"^\d+ files? could not be checked")
 
 
 def unparsable_files(stderr: str) -> list[str] | None:
-    """The files memlint could not parse, when that is all its errors say; else None.
+    """The files memlint could not read or parse, when that is all its errors say; else None.
 
     A real project may hold a file that does not parse (a Python 2 leftover, a
-    half-edited script): memlint still checks every other file and prints their
+    half-edited script) or that declares a codec only the project's own
+    environment has: memlint still checks every other file and prints their
     findings, but exits 1 even with --exit-zero. Those findings are the
     project's, so the tree counts as analysed and the skipped files are named.
     """
@@ -459,7 +467,7 @@ def unparsable_files(stderr: str) -> list[str] | None:
         line = line.strip()
         if not line or _NOT_CHECKED.match(line):
             continue
-        match = _SYNTAX_ERROR.match(line)
+        match = _UNREADABLE_FILE.match(line)
         if match is None:
             return None
         files.append(match["path"])
@@ -652,7 +660,9 @@ def main(argv: list[str] | None = None) -> int:
     for repo, tree in sorted(ready.items()):
         found, error, skipped = lint_tree(repo, tree, select, args.jobs)
         hits += found
-        notes += [f"{repo}: memlint could not parse {path} (the rest of the tree is checked)" for path in skipped]
+        notes += [
+            f"{repo}: memlint could not read or parse {path} (the rest of the tree is checked)" for path in skipped
+        ]
         if error:
             problems.append(f"not analysed: {error}")
             ready.pop(repo)

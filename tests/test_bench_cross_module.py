@@ -411,8 +411,11 @@ def test_a_file_that_does_not_parse_leaves_the_rest_of_the_tree_scored(tmp_path,
     assert "broken.py" in capsys.readouterr().out
 
 
-def test_only_syntax_errors_count_as_a_partly_checked_tree():
+def test_only_files_python_cannot_read_count_as_a_partly_checked_tree():
     stderr = "memlint: error: /t/a.py: syntax error at 3:9: '{' was never closed\n1 file could not be checked (see the errors above).\n"
     assert cm.unparsable_files(stderr) == ["/t/a.py"]
+    codec = "memlint: error: /t/m.py: bad encoding declaration: unknown encoding: future_fstrings\n"
+    assert cm.unparsable_files(stderr + codec) == ["/t/a.py", "/t/m.py"]
+    assert cm.unparsable_files("memlint: error: /t/b.py: permission denied\n") is None
     assert cm.unparsable_files("memlint: error: no such option --frob\n") is None
     assert cm.unparsable_files("") is None

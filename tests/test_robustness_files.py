@@ -53,6 +53,10 @@ def _fixable_cases() -> dict[str, tuple[bytes, bytes]]:
     add("cookie_latin1.py", latin1, b"    torch.cuda.empty_cache()\n")
     cp1252 = b"#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\n" + LOOP.encode() + b"euro = '\x80'\n"
     add("cookie_cp1252_line2.py", cp1252, b"    torch.cuda.empty_cache()\n")
+    # A codec the project registers for itself (FCGF's ``future_fstrings``):
+    # unknown here, but the bytes are UTF-8, which is what it decodes them as.
+    project_codec = "# -*- coding: future_fstrings -*-\n# ünï\n".encode() + LOOP.encode()
+    add("cookie_project_codec.py", project_codec, b"    torch.cuda.empty_cache()\n")
     bom = codecs.BOM_UTF8 + "# ünïcödé 日本語 🚀\n".encode() + _newlines(LOOP, "\r\n")
     add("bom_crlf.py", bom, b"    torch.cuda.empty_cache()\r\n")
     add("no_final_newline.py", LOOP.encode() + b"print('end')", b"    torch.cuda.empty_cache()\n")
@@ -72,7 +76,8 @@ def _bad_cases() -> dict[str, tuple[bytes, str]]:
     return {
         "latin1_no_cookie.py": (b"import torch\nname = 'caf\xe9'\n", "not valid UTF-8"),
         "wrong_cookie.py": (b"# coding: ascii\nimport torch\nname = '\xc3\xa9'\n", "cannot decode as ascii"),
-        "bogus_cookie.py": (b"# -*- coding: klingon -*-\nimport torch\n", "bad encoding declaration"),
+        # An unknown codec over bytes that are not UTF-8: nothing says how to read them.
+        "bogus_cookie.py": (b"# -*- coding: klingon -*-\nimport torch\nname = 'caf\xe9'\n", "bad encoding declaration"),
         "bom_vs_cookie.py": (codecs.BOM_UTF8 + b"# coding: latin-1\nimport torch\n", "byte order mark"),
         "binary.py": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR torch", "binary file"),
         "syntax_error.py": (b"import torch\nfor x in :\n    torch.cuda.empty_cache()\n", "syntax error"),

@@ -53,7 +53,13 @@ def decode_source(data: bytes, path: str = "<string>") -> SourceFile:
             raise SourceError(f"not valid UTF-8{where} and no PEP 263 encoding declaration") from None
         if "encoding problem: utf-8" in str(exc) and data.startswith(codecs.BOM_UTF8):
             raise SourceError("bad encoding declaration: it contradicts the UTF-8 byte order mark") from None
-        raise SourceError(f"bad encoding declaration: {exc}") from None
+        if "unknown encoding" not in str(exc) or _bad_utf8_position(data):
+            raise SourceError(f"bad encoding declaration: {exc}") from None
+        # A codec the project installs for itself (``future_fstrings``,
+        # ``future_annotations``: they rewrite newer syntax for older Pythons)
+        # over bytes that are UTF-8 anyway: read them as UTF-8, which is what
+        # the codec decodes them as; written back as UTF-8, byte for byte.
+        encoding = "utf-8"
     bom = data.startswith(codecs.BOM_UTF8)
     body = data[len(codecs.BOM_UTF8) :] if bom else data
     if encoding == "utf-8-sig":
