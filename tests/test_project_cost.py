@@ -11,6 +11,7 @@ from dataclasses import asdict
 from memlint.project import summary as summary_module
 from memlint.project.class_moves import class_moves_to_a_device
 from memlint.project.summary import summarise, summarise_text
+from memlint.read.source import read_bytes
 
 # A move to a device in every place the summary's walk does not enter (a
 # lambda, a signature, a class's decorator, bases and keywords, a ``with``
@@ -186,7 +187,12 @@ def test_a_warm_run_after_an_edit_does_not_read_again_files_without_the_needles(
         opened.append(os.path.basename(path))
         return open(path, *args, **kwargs)
 
+    def counting_bytes(path):
+        opened.append(os.path.basename(path))
+        return read_bytes(path)
+
     monkeypatch.setattr(index, "open", counting, raising=False)
+    monkeypatch.setattr(index, "read_bytes", counting_bytes)
     first = runner.run(files, settings, jobs=1, cache=cache)
     assert {"notes_0.py", "main.py"} <= set(opened)  # the first index reads them
     # The edit changes other.py's summary and spells the helper's name:
