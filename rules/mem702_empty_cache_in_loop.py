@@ -120,7 +120,9 @@ class EmptyCacheInLoop(Rule):
     the ordinary path and is not a guard) are left alone, and so are calls right after a `del` or
     `gc.collect()` in the same block (memory was just released on purpose)
     and loops whose iterations each run a whole training or evaluation:
-    epochs, folds, models, checkpoints, configurations, seeds. Neither is an
+    epochs, folds, models, checkpoints, configurations, seeds (a validation
+    pass called only every N steps, `if step % N == 0: validate()`, does not
+    make a step loop one of those). Neither is an
     out-of-memory retry loop, whose iterations are attempts, not batches
     (`while True:` or `for attempt in range(3):` around a `try` that leaves
     the loop on success and an `except` that catches the out-of-memory
@@ -347,8 +349,65 @@ def benchmark(name, n, func, func_args):
 """,
             "a loop over no data running a callable handed in: a whole run or a step, the caller decides",
         ),
+        Valid(
+            """\
+import torch
+def evaluate(model, val_loader):
+    with torch.no_grad():
+        for x, y in val_loader:
+            model(x)
+def train_pass(model, train_loader, optimizer):
+    for x, y in train_loader:
+        model(x).sum().backward()
+        optimizer.step()
+def run(model, train_loader, val_loader, optimizer, rounds):
+    for r in range(rounds):
+        train_pass(model, train_loader, optimizer)
+        if r % 5 == 0:
+            evaluate(model, val_loader)
+        torch.cuda.empty_cache()
+""",
+            "each iteration runs a whole training pass; only the evaluation beside it is periodic",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+class Solver:
+    def exec(self):
+        while self.step < self.max_step:
+            for data in self.tr_set:
+                loss = self.model(data).mean()
+                loss.backward()
+                self.optimizer.step()
+                self.step += 1
+                if self.step == 1 or self.step % self.valid_step == 0:
+                    self.validate()
+                torch.cuda.empty_cache()
+    def validate(self):
+        with torch.no_grad():
+            for i, data in enumerate(self.dv_loader):
+                self.model(data)
+""",
+            """\
+import torch
+class Solver:
+    def exec(self):
+        while self.step < self.max_step:
+            for data in self.tr_set:
+                loss = self.model(data).mean()
+                loss.backward()
+                self.optimizer.step()
+                self.step += 1
+                if self.step == 1 or self.step % self.valid_step == 0:
+                    self.validate()
+    def validate(self):
+        with torch.no_grad():
+            for i, data in enumerate(self.dv_loader):
+                self.model(data)
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -10,7 +10,7 @@ from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
 from memlint.vocabulary.kinds import Kind
 from memlint.vocabulary.ops import is_inplace_method
-from memlint.vocabulary.tokens import SAMPLE_TOKENS
+from memlint.vocabulary.tokens import names_samples
 
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "list", "islice", "trange"})
 _FACTORIES = frozenset(
@@ -317,7 +317,8 @@ class LoopInvariantDeviceMove(Rule):
     loops over models, folds, experiments (the module is rebound or is the
     loop variable) or checkpoints (the loop loads a state dict into it), moves under a condition that picks iterations
     (`if step == 0:`; a flag the loop never changes, `if use_cuda:`, does
-    not pick any), loops
+    not pick any, and a move in its `else` arm never runs beside the
+    move in its body: that is no back-and-forth), loops
     that move the module back and forth on purpose (CPU offloading), nor a
     tensor the loop then fills in place or concatenates onto
     (`acc = torch.cat((acc, out))`: a per-batch buffer or seed, not a constant).
@@ -348,6 +349,8 @@ class LoopInvariantDeviceMove(Rule):
             return
         recv = func.value
         kind = self.facts.objects.kind_of(recv, node)
+        if kind is None and self._called_in(loop, recv):
+            kind = Kind.MODULE  # moved and called (``model = torch.load(f)["model"]``): no tensor is callable
         if not self._per_batch(loop) and not (kind is Kind.MODULE and self._per_sample(loop, recv)):
             return
         if kind in (Kind.MODULE, Kind.LOSS):
@@ -416,11 +419,20 @@ class LoopInvariantDeviceMove(Rule):
         to a helper) on each."""
         info = self.facts.loops.info(loop)
         key = dotted_name(module)
-        if info is None or key is None or not info.data_tokens & SAMPLE_TOKENS:
+        if info is None or key is None or not names_samples(info.data_tokens):
             return False
         visitor = _RunsModule(key)
         visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
         return bool(visitor.found)
+
+    def _called_in(self, loop: cst.For | cst.While, recv: cst.BaseExpression) -> bool:
+        """The loop calls ``recv`` itself (``out = model(x)``), not only hands it on."""
+        key = dotted_name(recv)
+        if key is None:
+            return False
+        visitor = _RunsModule(key)
+        visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
+        return any(dotted_name(c.func) == key for c in visitor.found)
 
     def _rebound_in(self, loop: cst.CSTNode, key: str, move: cst.Call) -> bool:
         """``key`` gets a new object in the loop (or is the loop variable)."""
@@ -428,7 +440,23 @@ class LoopInvariantDeviceMove(Rule):
             return True
         visitor = _Rebinds(key, move)
         visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
-        return bool(visitor.found)
+        return any(not self._other_arm(found, move, loop) for found in visitor.found)
+
+    def _other_arm(self, node: cst.CSTNode, move: cst.Call, loop: cst.CSTNode) -> bool:
+        """``node`` is in the ``else`` of the flag test that holds ``move``
+        (``if use_cuda: model = model.cuda() else: model = model.cpu()``):
+        the flag does not change in the loop (``_enclosing_loop``), so every
+        iteration takes the same arm; the other never runs beside the move."""
+        cur = self.parent(move)
+        while cur is not None and cur is not loop:
+            if isinstance(cur, cst.If) and cur.orelse is not None and _flag(cur.test, self.facts.names) is not None:
+                inner = self.parent(node)
+                while inner is not None and inner is not cur:
+                    if inner is cur.orelse:
+                        return True
+                    inner = self.parent(inner)
+            cur = self.parent(cur)
+        return False
 
     def _loaded_in(self, loop: cst.CSTNode, key: str) -> bool:
         """The loop loads a state into ``key`` (``for step in steps:
@@ -442,7 +470,7 @@ class LoopInvariantDeviceMove(Rule):
         """Other device moves of the same module in the loop: offloading."""
         visitor = _OtherMoves(key, move)
         visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
-        return bool(visitor.found)
+        return any(not self._other_arm(found, move, loop) for found in visitor.found)
 
     def _constant_tensor(self, recv: cst.BaseExpression) -> bool:
         names = self.facts.names
@@ -608,6 +636,25 @@ class LoopInvariantDeviceMove(Rule):
         Valid(
             """\
 import torch
+for path in checkpoint_files:
+    model = torch.load(path)["model"]
+    for image_name in image_list:
+        model = model.cuda()
+        model(read(image_name).cuda())
+        model = model.cpu()
+for image_name in image_list:
+    net = nets[image_name]
+    net.cuda()
+    net(read(image_name))
+for image_name in image_list:
+    x = read(image_name).cuda()
+    show(x)
+""",
+            "a module moved back and forth on purpose (offloading), a module bound anew per image, an input moved",
+        ),
+        Valid(
+            """\
+import torch
 def evaluate_checkpoints(model, steps, loader, path):
     for step in steps:
         checkpoint = torch.load(path + str(step), map_location="cpu")
@@ -761,6 +808,21 @@ for x, y in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+model = torch.load(opt.model)["model"]
+for image_name in image_list:
+    im_input = torch.from_numpy(read(image_name)).float()
+    if cuda:
+        model = model.cuda()
+        im_input = im_input.cuda()
+    else:
+        model = model.cpu()
+    out = model(im_input)
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

@@ -260,6 +260,30 @@ def test_outer_loops():
     assert [facts.loops.outer_loop(l) for l in loops] == [False, True, True, False, True]
 
 
+def test_outer_loop_ignores_a_pass_run_every_n_steps():
+    """A training-step loop that validates every N steps stays a step loop;
+    a round that runs a training pass every iteration is still outer."""
+    src = """
+    import torch
+    def evaluate(model, val_loader):
+        for x, y in val_loader:
+            model(x)
+    def steps(model, train_loader, val_loader, opt):
+        for step, (x, y) in enumerate(train_loader):
+            model(x).sum().backward()
+            opt.step()
+            if step == 1 or step % 100 == 0:
+                evaluate(model, val_loader)
+    def rounds(model, train_loader, val_loader, opt, n):
+        for r in range(n):
+            evaluate(model, train_loader)
+            if r % 5 == 0:
+                evaluate(model, val_loader)
+    """
+    facts, loops = loop_infos(src)
+    assert [facts.loops.outer_loop(l) for l in loops] == [False, False, True]
+
+
 def test_name_tokens_split_one_word_data_names():
     from memlint.vocabulary.tokens import name_tokens
 

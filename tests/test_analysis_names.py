@@ -4,7 +4,7 @@ import libcst as cst
 import pytest
 
 from memlint.analysis.scope.names import ImportTable, dotted_name
-from memlint.vocabulary.tokens import name_tokens
+from memlint.vocabulary.tokens import name_tokens, names_samples
 
 
 def table(source: str) -> ImportTable:
@@ -122,3 +122,9 @@ def test_call_name_of_each_call_even_when_asked_again():
     for _ in range(2):  # the second round answers from the memo
         assert [table.call_name(c) for c in calls] == ["torch.load", "x.y", None]
     assert table.call_name(calls[0].func) is None  # not a call
+
+
+def test_names_samples():
+    """Iterables of single inputs: a plural, or one element's name with a collection's."""
+    assert all(names_samples(name_tokens(n)) for n in ("images", "val_imgs", "image_list", "img_paths", "frame_files"))
+    assert not any(names_samples(name_tokens(n)) for n in ("image", "img", "file_list", "loader", "image_size"))

@@ -32,7 +32,7 @@ from memlint.gate.grad_clears import may_clear_gradients
 from memlint.gate.moves import PER_CALL_METHODS
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
-from memlint.vocabulary.tokens import SAMPLE_TOKENS, TRAINING_CODE_TOKENS
+from memlint.vocabulary.tokens import TRAINING_CODE_TOKENS, names_samples
 
 if TYPE_CHECKING:
     from memlint.gate.facts import GateFacts
@@ -422,7 +422,7 @@ _CARDS = (
         lambda g: (
             g.loops
             and bool(g.called & {"to", "cuda"})
-            and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
+            and (g.batch_evidence or g.names_loader or names_samples(g.iter_tokens))
             and g.loop_sites.moves
             or bool(g.called & {"to", "cuda"})
             and bool(g.def_names & PER_CALL_METHODS)
@@ -435,7 +435,7 @@ _CARDS = (
         local_gate=lambda g: (
             g.loops
             and bool(g.called & {"to", "cuda"})
-            and (g.batch_evidence or g.names_loader or bool(g.iter_tokens & SAMPLE_TOKENS))
+            and (g.batch_evidence or g.names_loader or names_samples(g.iter_tokens))
             and g.loop_sites.moves
         ),
         project_matters=lambda view: bool(view.called_per_batch or view.built_per_batch),

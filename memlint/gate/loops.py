@@ -47,7 +47,7 @@ facts ``ast`` cannot see:
   blocks it does not pass), on a dotted receiver or a constant tensor, in a
   loop that may run per batch (_per_batch: a loader, the eval role, a
   backward or step in that loop's own iteration) or, for a dotted receiver,
-  per sample (``SAMPLE_TOKENS``);
+  per sample (``names_samples``);
 - MEM201 needs evidence of evaluation: an eval call or training in the file
   (mode_before, training_guards), ``volatile=``, a loop or comprehension in a
   function named for evaluation or over data named for it, or a loop that
@@ -71,7 +71,7 @@ from memlint.gate.per_batch_calls import per_batch_called
 from memlint.gate.seeds import Seeds
 from memlint.gate.syntax import bare_names
 from memlint.gate.trains import TrainingLines
-from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, SAMPLE_TOKENS, name_tokens
+from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens, names_samples
 
 # analysis/gate.GateFacts, which imports this module (tests/test_layout.py
 # allows no import circle, not even under TYPE_CHECKING).
@@ -304,7 +304,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             out.evaluates = out.evaluates or evaluates
             per_batch = loader or eval_role
             targets = _NONE if kind is ast.While else target_keys(node.target)  # type: ignore[attr-defined]
-            loop = _Loop(batch, per_batch, bool(tokens & SAMPLE_TOKENS), targets)
+            loop = _Loop(batch, per_batch, names_samples(tokens), targets)
             if kind is not ast.While:
                 scope.locals.update(bare_names(node.target))  # type: ignore[attr-defined]
             for child in node.body:  # type: ignore[attr-defined]

@@ -119,3 +119,12 @@ DATA_TOKENS = (
 # Iterables of single inputs (``for img in val_images``): a loop over them
 # runs once per sample, not once per batch.
 SAMPLE_TOKENS = frozenset({"images", "imgs", "samples", "frames"})
+# The same named by one element and a collection (``for name in image_list``,
+# ``img_paths``, ``frame_files``); ``image`` alone may be one input's rows.
+_SAMPLE_ITEMS = frozenset({"image", "img", "sample", "frame"})
+_COLLECTIONS = frozenset({"list", "lst", "paths", "files", "names", "ids"})
+
+
+def names_samples(tokens: set[str] | frozenset[str]) -> bool:
+    """An iterable named by these tokens holds single inputs, not batches."""
+    return bool(tokens & SAMPLE_TOKENS) or bool(tokens & _SAMPLE_ITEMS and tokens & _COLLECTIONS)

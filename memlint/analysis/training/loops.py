@@ -47,6 +47,7 @@ from memlint.analysis.scope.aliases import alias_pairs, related
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.scope.objects import ObjectTable
+from memlint.analysis.training.training_verbs import accumulation_divisor
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 
@@ -660,7 +661,34 @@ class LoopAnalysis(cst.CSTVisitor):
         for other in self.scope_loops(info.scope):
             if other is not info and other.is_batch_loop and info.contains(other.start):
                 return True
-        return any(self._runs_batch_loop(f, frozenset()) for f in info.callees)
+        return any(self._runs_batch_loop(f, frozenset()) for f in self._unthrottled_callees(info))
+
+    def _unthrottled_callees(self, info: LoopInfo) -> set[cst.FunctionDef]:
+        """``info.callees`` less those it calls only under a periodic test
+        (``if step % valid_step == 0: self.validate()``): a validation pass
+        run every N steps does not make each iteration a whole pass."""
+        if not info.callees:
+            return info.callees
+        called: set[cst.FunctionDef] = set()
+        found: set[cst.FunctionDef] = set()
+        for call in self.calls.between(self.calls.calls_in.get(info.scope, []), info.start, info.end):
+            fn = self.calls.resolve(call)
+            if fn is not None:
+                called.add(fn)
+                if fn not in found and not self._periodic(call, info.node):
+                    found.add(fn)
+        # A callee reached another way (an instance's ``__call__``) stays.
+        return (found & info.callees) | (info.callees - called)
+
+    def _periodic(self, node: cst.CSTNode, loop: Loop) -> bool:
+        """``node`` sits in the body of an ``if`` whose test runs every N
+        iterations (``x % N == 0``, possibly or-ed with ``x == 1``) inside ``loop``."""
+        child, cur = node, self.parents.get(node)
+        while cur is not None and cur is not loop:
+            if isinstance(cur, cst.If) and child is cur.body and accumulation_divisor(cur.test) is not None:
+                return True
+            child, cur = cur, self.parents.get(cur)
+        return False
 
     @staticmethod
     def _target_tokens(target: cst.BaseExpression) -> set[str]:
