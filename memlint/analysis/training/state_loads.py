@@ -1365,3 +1365,39 @@ class Checkpoints:
             return False
         loaded = self.loaded_params(fn)
         return any(a is arg and name in loaded for a, name in bound_params(call, fn))
+
+    def project_loader(self, call: cst.Call, arg: cst.Arg) -> tuple[str, list[cst.BaseExpression | None]] | None:
+        """``call`` runs a function of another project module that passes
+        ``arg`` on to ``load_state_dict`` (ProjectView.state_loaders,
+        project/state_helpers.py): its file and, per load it makes, the
+        argument handed to the receiving parameter (None: a model the
+        function moved to a device itself). None when ``arg`` reaches no
+        load, or a ``*args``/``**kwargs`` hides which parameter it binds."""
+        project = self.project
+        if project is None or not project.state_loaders or arg.star:
+            return None
+        written = dotted_name(call.func)
+        found = project.state_loader(written) if written else None
+        if found is None:
+            return None
+        params, kwonly, state, path = found
+        if isinstance(call.func, cst.Attribute) and params[:1] in (("self",), ("cls",)):
+            return None  # a method: which class's is not known here
+        bound: dict[str, cst.Arg] = {}
+        for i, a in enumerate(call.args):
+            if a.star:
+                return None
+            if a.keyword is not None:
+                if a.keyword.value in params or a.keyword.value in kwonly:
+                    bound[a.keyword.value] = a
+            elif i < len(params):
+                bound[params[i]] = a
+        receivers: list[cst.BaseExpression | None] = []
+        for param, into in state:
+            if bound.get(param) is not arg:
+                continue
+            if not into:
+                receivers.append(None)
+            elif into in bound:
+                receivers.append(bound[into].value)
+        return (path, receivers) if receivers else None
