@@ -118,7 +118,9 @@ class LoadWithoutMapLocation(Rule):
     passes a model just built so (built in every arm of an `if`, or rebuilt
     on the CPU by a later `if` without `else`); neither moved nor handed to a
     call before the load, other than a project function that moves nothing
-    (`fc.train(model)`) or `apply`; not a wrapper such as `DataParallel(net)`
+    (`fc.train(model)`) or `apply`, or a class rebuilding a part of it from
+    its own parts with no device argument (`model.cls =
+    BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight)`); not a wrapper such as `DataParallel(net)`
     (`AveragedModel(net)` without a device copies a CPU model on the CPU): an
     argument that is a number, options or a part of the checkpoint is no
     model). A class that moves only tensors it builds into plain attributes
@@ -592,6 +594,21 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from pytorch_pretrained_bert import BertForMaskedLM
+from pytorch_pretrained_bert.modeling import BertOnlyMLMHead
+def load_fine_tuned(bert_model, size, path):
+    model = BertForMaskedLM.from_pretrained(bert_model)
+    model.bert.embeddings.word_embeddings = nn.Embedding(size, model.bert.embeddings.word_embeddings.weight.shape[1])
+    model.cls = BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight)
+    model.load_state_dict(torch.load(path))
+    return model
+""",
+            "a part rebuilt by a class from the model's own parts (no device) stays on the CPU with them",
+        ),
         Valid(
             """\
 import torch
@@ -1376,6 +1393,29 @@ def run(args):
         ),
     ]
     invalid = [
+        # A part rebuilt with a device argument may be anywhere: the model is not known to be on the CPU.
+        Invalid(
+            """\
+import torch
+from pytorch_pretrained_bert import BertForMaskedLM
+from pytorch_pretrained_bert.modeling import BertOnlyMLMHead
+def load_fine_tuned(bert_model, path):
+    model = BertForMaskedLM.from_pretrained(bert_model)
+    model.cls = BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight, device="cuda")
+    model.load_state_dict(torch.load(path))
+    return model
+""",
+            """\
+import torch
+from pytorch_pretrained_bert import BertForMaskedLM
+from pytorch_pretrained_bert.modeling import BertOnlyMLMHead
+def load_fine_tuned(bert_model, path):
+    model = BertForMaskedLM.from_pretrained(bert_model)
+    model.cls = BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight, device="cuda")
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    return model
+""",
+        ),
         # A pickled module the load restored where it was saved: its
         # ``state_dict()`` holds those very tensors (no fix: stored in a name).
         Invalid(
