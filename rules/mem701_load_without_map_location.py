@@ -152,8 +152,9 @@ class LoadWithoutMapLocation(Rule):
     moved itself (`model = make(...)` with `make` calling `model.cuda()`),
     or the model the call hands it, moved before the call or built by a
     project function returning a model it moved (`snet = define_tsnet(...)`
-    returning `DataParallel(net).cuda()`); a model not known to be on a
-    device keeps it silent. A pickled module's `ck["model"].state_dict()`
+    returning `DataParallel(net).cuda()`, handed no literal `False`/`None`/`0`;
+    a move under `if cuda:` with `cuda=False` by default does not count); a
+    model not known to be on a device keeps it silent. A pickled module's `ck["model"].state_dict()`
     holds the loaded tensors too.
     So is a load a function of this file returns (`return torch.load(f)`,
     or a name bound only to such a load) when a caller in this file feeds
@@ -2182,10 +2183,22 @@ class _Moves(cst.CSTVisitor):
         elif isinstance(node, cst.Assign) and any(dotted_name(t.target) == self.receiver for t in node.targets):
             found = _AnyMove()
             visit_fast(node.value, found)
-            value = node.value
-            built = isinstance(value, cst.Call) and (dotted_name(value.func) or "") in self.builders
-            self.moved = found.found or built
+            self.moved = found.found or self._built_on_device(node.value)
         return not self.moved
+
+    def _built_on_device(self, value: cst.BaseExpression) -> bool:
+        """A call of a project function returning a model it moved to a
+        device (``define_tsnet(name, cuda=args.cuda)``), handed no literal
+        ``False``/``None``/``0`` (``cuda=False`` may keep it on the CPU)."""
+        if not (isinstance(value, cst.Call) and (dotted_name(value.func) or "") in self.builders):
+            return False
+        return not any(
+            isinstance(a.value, cst.Name)
+            and a.value.value in ("False", "None")
+            or isinstance(a.value, cst.Integer)
+            and a.value.value == "0"
+            for a in value.args
+        )
 
     def _moves_receiver(self, moved: cst.BaseExpression) -> bool:
         if self.items and isinstance(moved, cst.Subscript):

@@ -71,10 +71,15 @@ def test_a_model_moved_on_one_path_is_returned_on_a_device():
             net = net.cuda()
             net.cpu()
             return net
+        def opt_in(net, cuda=False):
+            if cuda:
+                net = net.cuda()
+            return net
         """
     )
     assert facts["define"] == ((), True)
     assert facts["back"] == ((), False)
+    assert facts["opt_in"] == ((), False)  # by default the model stays on the CPU
 
 
 def test_traps_record_nothing():
@@ -218,6 +223,7 @@ def test_valid_traps_stay_silent(tmp_path):
         import torch
         import torch.nn as nn
         import models
+        from network import define_net
         from utils import load_pretrained_model
         def on_cpu(path):
             net = nn.Linear(4, 2)
@@ -233,6 +239,9 @@ def test_valid_traps_stay_silent(tmp_path):
         def helper_maps(path):
             net = nn.Linear(4, 2).cuda()
             models.load_path(net, path)
+        def kept_on_cpu(path):
+            snet = define_net(cuda=False)
+            load_pretrained_model(snet, torch.load(path))
         def not_a_loader(path):
             net = nn.Linear(4, 2).cuda()
             print(net, torch.load(path))

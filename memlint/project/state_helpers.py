@@ -125,7 +125,8 @@ def returns_on_device(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     placed: set[str] = set()
     back: set[str] = set()
     returned: list[ast.expr] = []
-    for node in _in_order(fn.body, returns=True):
+    cold = _cold_branches(fn)
+    for node in _in_order(fn.body, returns=True, skip=cold):
         if isinstance(node, ast.Return):
             if node.value is not None:
                 returned.append(node.value)
@@ -146,14 +147,33 @@ def returns_on_device(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(v, ast.Name) and v.id in placed and v.id not in back for v in returned)
 
 
-def _in_order(body: list[ast.stmt], returns: bool = False) -> list[ast.AST]:
-    """The calls and assignments of ``body`` (nested scopes left out) in the
-    order they run: a call before the assignment that stores its value."""
+def _cold_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
+    """The statements of an ``if`` body run only when a parameter that
+    defaults to ``False``/``None``/``0`` is set (``def build(cuda=False)``
+    ... ``if cuda: net = net.cuda()``): by default the model stays put."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults: dict[str, ast.expr] = dict(zip([a.arg for a in positional][-len(args.defaults) :], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    falsy = {name for name, d in defaults.items() if isinstance(d, ast.Constant) and not d.value}
+    if not falsy:
+        return frozenset()
+    cold: set[int] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id in falsy for n in ast.walk(node.test)):
+            cold.update(id(stmt) for stmt in node.body)
+    return frozenset(cold)
+
+
+def _in_order(body: list[ast.stmt], returns: bool = False, skip: frozenset[int] = frozenset()) -> list[ast.AST]:
+    """The calls and assignments of ``body`` (nested scopes and the
+    statements ``skip`` names left out) in the order they run: a call
+    before the assignment that stores its value."""
     found: list[tuple[tuple[int, int, int], ast.AST]] = []
     stack: list[ast.AST] = list(body)
     while stack:
         node = stack.pop()
-        if isinstance(node, _SCOPES):
+        if isinstance(node, _SCOPES) or id(node) in skip:
             continue
         if isinstance(node, (ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign)) or (
             returns and isinstance(node, ast.Return)
