@@ -118,7 +118,9 @@ class LoadWithoutMapLocation(Rule):
     passes a model just built so (built in every arm of an `if`, or rebuilt
     on the CPU by a later `if` without `else`); neither moved nor handed to a
     call before the load, other than a project function that moves nothing
-    (`fc.train(model)`) or `apply`; not a wrapper such as `DataParallel(net)`
+    (`fc.train(model)`) or `apply`, or a class rebuilding a part of it from
+    its own parts with no device argument (`model.cls =
+    BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight)`); not a wrapper such as `DataParallel(net)`
     (`AveragedModel(net)` without a device copies a CPU model on the CPU): an
     argument that is a number, options or a part of the checkpoint is no
     model). A class that moves only tensors it builds into plain attributes
@@ -143,7 +145,17 @@ class LoadWithoutMapLocation(Rule):
     scheduler built on the optimizer moves nothing.
     A load handed to a helper known to call `load_state_dict` on it (a
     function of this file whose body does, or peft's
-    `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix.
+    `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix;
+    so is one handed to a function of another module of the project that
+    passes that parameter on to `load_state_dict` (through keys, copying
+    comprehensions, `model_dict.update(sd)`) of a model on a device: one it
+    moved itself (`model = make(...)` with `make` calling `model.cuda()`),
+    or the model the call hands it, moved before the call or built by a
+    project function returning a model it moved (`snet = define_tsnet(...)`
+    returning `DataParallel(net).cuda()`, handed no literal `False`/`None`/`0`;
+    a move under `if cuda:` with `cuda=False` by default does not count); a
+    model not known to be on a device keeps it silent. A pickled module's `ck["model"].state_dict()`
+    holds the loaded tensors too.
     So is a load a function of this file returns (`return torch.load(f)`,
     or a name bound only to such a load) when a caller in this file feeds
     that return value to `load_state_dict` of a model not known to be on
@@ -193,7 +205,10 @@ class LoadWithoutMapLocation(Rule):
         "or a name bound only to one): when one of them loads the returned value into a model it moved to a "
         "device earlier in the same function (`model = nn.DataParallel(model).cuda()`, then "
         "`model.module.load_state_dict(checkpoint['state_dict'])` with `checkpoint = load_checkpoint(p)`), the "
-        "load is reported, without a fix, naming that caller; a model not known to be moved keeps it silent."
+        "load is reported, without a fix, naming that caller; a model not known to be moved keeps it silent. "
+        "Which parameter of a function of another module reaches `load_state_dict` and which receives it (or "
+        "a model the function moved to a device itself), and which functions return a model they moved to a "
+        "device: a load handed to such a helper is reported when the receiving model is on a device."
     )
 
     def __init__(self, context) -> None:
@@ -349,9 +364,15 @@ class LoadWithoutMapLocation(Rule):
         where the model is not known to be on a device, the copy may be the
         only one (a model built by a config, a parameter)."""
         assert isinstance(call.func, cst.Attribute)
+        return self._placed_before(call.func.value, call)
+
+    def _placed_before(self, value: cst.BaseExpression, call: cst.CSTNode) -> bool:
+        """``value`` (a model) was moved to a device before ``call`` in the
+        same function, or in ``__init__`` for an attribute of ``self``; or
+        bound from a project function returning a model it moved
+        (``snet = define_tsnet(...)``, ProjectView.gpu_builders)."""
         # ``self.models[n]``: an item of a table of models; a move of any of
         # its items (``self.models["encoder"].to(self.device)``) counts.
-        value = call.func.value
         items = isinstance(value, cst.Subscript)
         receiver = dotted_name(value.value if isinstance(value, cst.Subscript) else value) or ""
         if receiver.endswith(".module"):
@@ -363,7 +384,8 @@ class LoadWithoutMapLocation(Rule):
             scope = self.parent(scope)
         if scope is None:
             return False
-        moves = _Moves(receiver, call, items)
+        project = self.facts.project
+        moves = _Moves(receiver, call, items, frozenset(project.gpu_builders) if project is not None else frozenset())
         visit_fast(scope, moves)
         if moves.moved:
             return True
@@ -394,6 +416,8 @@ class LoadWithoutMapLocation(Rule):
         self._updated(node)
         if node.args and self.facts.calls.resolve(node) is not None:
             self._handed_to_helper(node)
+        elif node.args and self.facts.project is not None and self.facts.project.state_loaders:
+            self._handed_to_project(node)
         if self._returning and self._helper_load(node):
             return
         if not self._is_load_without_map_location(node):
@@ -408,6 +432,11 @@ class LoadWithoutMapLocation(Rule):
                 # loads it, and may use the checkpoint otherwise too (no fix).
                 self.report(node)
                 return
+            if isinstance(helper, cst.Call):
+                message = self._project_load(helper, outer)
+                if message:
+                    self.report(node, message)  # the helper may use the checkpoint otherwise too: no fix
+                    return
         wrapped = False
         while isinstance(outer, cst.Arg) and self._converts(outer):
             # ``convert_state_dict(torch.load(p)["model"])``: the same tensors,
@@ -478,6 +507,41 @@ class LoadWithoutMapLocation(Rule):
                     self._reported.add(id(load))
                     self.report(load)
 
+    def _project_load(self, call: cst.Call, arg: cst.Arg) -> str:
+        """The message for a load handed as ``arg`` to a function of another
+        project module that passes it on to ``load_state_dict`` of a model on
+        a device: one that function moved itself, or the model this call
+        hands it, moved before the call here (project/state_helpers.py);
+        "" otherwise (a model not known to be on a device stays silent)."""
+        found = self.facts.checkpoints.project_loader(call, arg)
+        if found is None:
+            return ""
+        path, receivers = found
+        for receiver in receivers:
+            if receiver is None or self._placed_before(receiver, call):
+                name = dotted_name(call.func)
+                return f"{self.message} (handed to {name}, which loads it into a model on a device: {path})"
+        return ""
+
+    def _handed_to_project(self, call: cst.Call) -> None:
+        """``checkpoint = torch.load(p); load_pretrained_model(snet,
+        checkpoint["net"])`` with ``snet`` on a GPU and the helper in another
+        module: reported at the load, without a fix."""
+        for arg in call.args:
+            source = key_source(arg.value)
+            if not isinstance(source, cst.Name) or not self._frames[-1].get(source.value):
+                continue
+            loads = [ld for ld in self._reaching(source.value, call) if id(ld) not in self._reported]
+            if not loads:
+                continue
+            message = self._project_load(call, arg)
+            if not message:
+                continue
+            for load in loads:
+                if not self._reads_cpu_checkpoint(load):
+                    self._reported.add(id(load))
+                    self.report(load, message)
+
     def _reads_cpu_checkpoint(self, load: cst.Call) -> bool:
         """The file names in ``load``'s path (string literals in it, or in
         any value a name of it is bound to in the same function) are all
@@ -531,6 +595,44 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from pytorch_pretrained_bert import BertForMaskedLM
+from pytorch_pretrained_bert.modeling import BertOnlyMLMHead
+def load_fine_tuned(bert_model, size, path):
+    model = BertForMaskedLM.from_pretrained(bert_model)
+    model.bert.embeddings.word_embeddings = nn.Embedding(size, model.bert.embeddings.word_embeddings.weight.shape[1])
+    model.cls = BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight)
+    model.load_state_dict(torch.load(path))
+    return model
+""",
+            "a part rebuilt by a class from the model's own parts (no device) stays on the CPU with them",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def resume(path):
+    model = nn.Linear(4, 2).cuda()
+    checkpoint = torch.load(path, map_location="cpu")
+    model.load_state_dict(checkpoint["model"].state_dict())
+""",
+            "the pickled module is restored on the CPU",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def resume(path):
+    model = nn.Linear(4, 2)
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"].state_dict())
+    model.cuda()
+""",
+            "the model is still on the CPU at the load",
+        ),
         Valid(
             """\
 import torch
@@ -1292,6 +1394,41 @@ def run(args):
         ),
     ]
     invalid = [
+        # A part rebuilt with a device argument may be anywhere: the model is not known to be on the CPU.
+        Invalid(
+            """\
+import torch
+from pytorch_pretrained_bert import BertForMaskedLM
+from pytorch_pretrained_bert.modeling import BertOnlyMLMHead
+def load_fine_tuned(bert_model, path):
+    model = BertForMaskedLM.from_pretrained(bert_model)
+    model.cls = BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight, device="cuda")
+    model.load_state_dict(torch.load(path))
+    return model
+""",
+            """\
+import torch
+from pytorch_pretrained_bert import BertForMaskedLM
+from pytorch_pretrained_bert.modeling import BertOnlyMLMHead
+def load_fine_tuned(bert_model, path):
+    model = BertForMaskedLM.from_pretrained(bert_model)
+    model.cls = BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight, device="cuda")
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    return model
+""",
+        ),
+        # A pickled module the load restored where it was saved: its
+        # ``state_dict()`` holds those very tensors (no fix: stored in a name).
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def resume(path):
+    model = nn.Linear(4, 2).cuda()
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"].state_dict())
+""",
+        ),
         Invalid(
             """\
 import torch
@@ -2025,9 +2162,12 @@ class _Moves(cst.CSTVisitor):
     ``receiver.cuda()``, ``receiver.to(...)``, or a value holding such a call
     assigned to it (``model = nn.DataParallel(model).cuda()``)."""
 
-    def __init__(self, receiver: str, until: cst.CSTNode | None, items: bool = False) -> None:
+    def __init__(
+        self, receiver: str, until: cst.CSTNode | None, items: bool = False, builders: frozenset[str] = frozenset()
+    ) -> None:
         self.receiver = receiver
         self.until = until
+        self.builders = builders  # project functions returning a model on a device, as called here
         self.items = items  # the receiver is a table of models: a move of any item counts
         self.moved = False
         self._done = False
@@ -2043,8 +2183,22 @@ class _Moves(cst.CSTVisitor):
         elif isinstance(node, cst.Assign) and any(dotted_name(t.target) == self.receiver for t in node.targets):
             found = _AnyMove()
             visit_fast(node.value, found)
-            self.moved = found.found
+            self.moved = found.found or self._built_on_device(node.value)
         return not self.moved
+
+    def _built_on_device(self, value: cst.BaseExpression) -> bool:
+        """A call of a project function returning a model it moved to a
+        device (``define_tsnet(name, cuda=args.cuda)``), handed no literal
+        ``False``/``None``/``0`` (``cuda=False`` may keep it on the CPU)."""
+        if not (isinstance(value, cst.Call) and (dotted_name(value.func) or "") in self.builders):
+            return False
+        return not any(
+            isinstance(a.value, cst.Name)
+            and a.value.value in ("False", "None")
+            or isinstance(a.value, cst.Integer)
+            and a.value.value == "0"
+            for a in value.args
+        )
 
     def _moves_receiver(self, moved: cst.BaseExpression) -> bool:
         if self.items and isinstance(moved, cst.Subscript):

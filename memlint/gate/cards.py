@@ -401,17 +401,21 @@ _CARDS = (
     # or handed to a helper that calls it (one of this file: its body calls
     # load_state_dict; or a library's, state_loads.LIBRARY_LOADERS); or
     # returned by a function whose caller in another module loads it into a
-    # model on a GPU (Caller.gpu_state): "load" is spelled by every such file.
+    # model on a GPU (Caller.gpu_state); or handed to a function of another
+    # module that loads it (ProjectView.state_loaders, a script without a
+    # ``def`` too): "load" is spelled by every such file.
     Card(
         "MEM701",
         "load-without-map-location",
         "safe",
         ("load",),
-        lambda g: g.load_without_map_location and (_mem701_local(g) or bool(g.def_names)),
+        lambda g: g.load_without_map_location,
         # A model class of another module that moves nothing builds on the CPU.
         reads_project=True,
         local_gate=lambda g: g.load_without_map_location and _mem701_local(g),
-        project_matters=lambda view: any(c.gpu_state for _fn, sites in view.callers for c in sites),
+        project_matters=lambda view: (
+            bool(view.state_loaders) or any(c.gpu_state for _fn, sites in view.callers for c in sites)
+        ),
     ),
     Card("MEM702", "empty-cache-in-loop", "safe", ("empty_cache",), lambda g: g.empty_cache_in_loop),
     Card(

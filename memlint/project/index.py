@@ -678,6 +678,8 @@ class ProjectIndex:
         callees: dict[str, FunctionFacts] = {}
         step_helpers: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {}
         step_sequences: dict[str, tuple] = {}
+        state_loaders: dict[str, tuple] = {}
+        gpu_builders: set[str] = set()
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -693,6 +695,11 @@ class ProjectIndex:
             if located is not None and located[1].stepped and located[0] != path:
                 where = f"{self.modules.display(located[0])}:{located[1].step_line}"
                 step_helpers[site.written] = (located[1].stepped, located[1].params, where)
+            if located is not None and located[0] != path and located[1].state_params:
+                fn = located[1]
+                state_loaders[site.written] = (fn.params, fn.kwonly, fn.state_params, self.modules.display(located[0]))
+            if located is not None and located[0] != path and located[1].gpu_return:
+                gpu_builders.add(site.written)
             if located is not None and located[1].sequence and located[0] != path:
                 step_sequences[site.written] = (
                     located[1].sequence,
@@ -752,6 +759,8 @@ class ProjectIndex:
                 else ()
             ),
             forward_items=tuple(sorted(tuple_items)),
+            state_loaders=tuple((name, *facts) for name, facts in sorted(state_loaders.items())),
+            gpu_builders=tuple(sorted(gpu_builders)),
         )
 
     def _trainers_of(self, path: str) -> frozenset[str]:

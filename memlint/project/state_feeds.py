@@ -111,7 +111,7 @@ class _Walk:
         func = call.func
         if not isinstance(func, ast.Attribute):
             return
-        if _is_device_move(call):
+        if is_device_move(call):
             receiver = _dotted(func.value)
             if receiver:
                 self.placed.add(receiver)  # ``model.cuda()``: a module moves in place
@@ -164,7 +164,7 @@ class _Walk:
 def _moved_value(value: ast.Call, placed: set[str]) -> bool:
     """``nn.DataParallel(model).cuda()``, ``model.to(device)``; or a wrapper
     of a model already moved (``DataParallel(model)``, ``model.half()``)."""
-    if _is_device_move(value):
+    if is_device_move(value):
         return True
     func = value.func
     if isinstance(func, ast.Attribute) and func.attr in _KEEPS_DEVICE:
@@ -174,7 +174,7 @@ def _moved_value(value: ast.Call, placed: set[str]) -> bool:
     return False
 
 
-def _is_device_move(call: ast.Call) -> bool:
+def is_device_move(call: ast.Call) -> bool:
     func = call.func
     if not isinstance(func, ast.Attribute):
         return False

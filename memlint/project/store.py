@@ -18,6 +18,8 @@ from memlint.project import (
     cpu_builders,
     object_types,
     parameterless,
+    state_feeds,
+    state_helpers,
     sys_paths,
 )
 from memlint.project import summary as summary_module
@@ -41,6 +43,8 @@ def summary_fingerprint() -> str:
         object_types,
         checkpoint_files,
         checkpoint_names,
+        state_feeds,
+        state_helpers,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

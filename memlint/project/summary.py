@@ -58,6 +58,7 @@ from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.state_feeds import gpu_state_calls
+from memlint.project.state_helpers import returns_on_device, state_params
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
@@ -156,6 +157,13 @@ class FunctionFacts:
     # caller in another module reads ``trainer.dis_update(...)`` as an
     # optimizer step (MEM802, typed_objects.method_steps).
     step_attrs: tuple[tuple[str, str], ...] = ()
+    # A module-level function's parameters that reach ``load_state_dict``
+    # unchanged, each with the receiving parameter, or "" for a model it
+    # moved to a device itself (state_helpers.py): a load handed to it is an
+    # inline load for MEM701. And whether it returns a model it moved to a
+    # device on some path (``return DataParallel(net).cuda()``).
+    state_params: tuple[tuple[str, str], ...] = ()
+    gpu_return: bool = False
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -173,6 +181,8 @@ class FunctionFacts:
             int(data.get("step_line", 0)),
             tuple((str(k), str(p), int(n)) for k, p, n in data.get("sequence", ())),
             tuple((str(k), str(a)) for k, a in data.get("step_attrs", ())),
+            tuple((str(p), str(r)) for p, r in data.get("state_params", ())),
+            bool(data.get("gpu_return", False)),
         )
 
 
@@ -481,6 +491,7 @@ class _Scope:
     # imports name it; "" for a name bound otherwise too (method_calls).
     instances: dict[str, str] = field(default_factory=dict)
     loads_state: bool = False  # it calls ``.load_state_dict(``: state_feeds.py reads it
+    state_params: tuple[tuple[str, str], ...] = ()  # FunctionFacts.state_params
 
 
 class _Walker:
@@ -507,6 +518,10 @@ class _Walker:
         self._top_defs = {id(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._placing: dict[str, tuple[bool, set[str]]] = {}
         self._in_top: list | None = None  # [places, called] of the function of tree.body being walked
+        # Module-level functions returning a model they moved to a device, and
+        # those that call ``load_state_dict`` (state_helpers.py, after the walk).
+        self._gpu_returns: set[str] = set()
+        self._state_fns: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, _Scope]] = []
         self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._switched: set[str] = set()  # attr_switches
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
@@ -783,8 +798,11 @@ class _Walker:
             self._walk_function(node, grad)
             places, called = self._in_top
             self._in_top = None
+            if places and node.name not in self._placing and returns_on_device(node):
+                self._gpu_returns.add(node.name)
             if node.name in self._placing:
                 places = True  # defined twice: which one runs is not known
+                self._gpu_returns.discard(node.name)
             self._placing[node.name] = (places, called)
         else:
             self._walk_function(node, grad)
@@ -811,6 +829,8 @@ class _Walker:
         self._loops = outer_loops
         if not outer.name and (scope.backprops or scope.steps):  # the few that train: read once more
             scope.sequence = step_sequence(node, self.module_defs)
+        if not outer.name and scope.loads_state:  # read after the walk, with the module's GPU builders
+            self._state_fns.append((node, scope))
 
     def _class(self, node: ast.ClassDef) -> None:
         outer = self._scopes[-1]
@@ -1116,6 +1136,9 @@ class _Walker:
                 elif modes:
                     entries[scope.name] = modes.pop() if len(modes) == 1 else UNKNOWN
         hidden = _hidden_switches(local_facts)
+        gpu_functions = frozenset(self._gpu_returns)
+        for fn_node, fn_scope in self._state_fns:
+            fn_scope.state_params = state_params(fn_node, gpu_functions)
         for scope in self._done:
             if scope.name:
                 mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")
@@ -1135,6 +1158,8 @@ class _Walker:
                         *scope.stepped,
                         scope.sequence,
                         scope.step_attrs,
+                        scope.state_params,
+                        scope.name in gpu_functions,
                     )
                 )
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):

@@ -176,6 +176,25 @@ class ProjectView:
     # returns a tuple some elements of which carry no history
     # (tuple_returns.py): (``Darknet``, length, the fresh positions).
     forward_items: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
+    # Functions of other project modules this module calls that pass a
+    # parameter on to ``load_state_dict`` (summary FunctionFacts.state_params),
+    # by the name the call writes: (``load_pretrained_model``, its positional
+    # and keyword-only parameters, (state parameter, receiving parameter or
+    # "" for a model the function moved to a device itself), its file). MEM701
+    # reads a ``torch.load`` handed to one as a load into that model.
+    state_loaders: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...], str], ...] = ()
+    # Functions of other project modules this module calls that return a
+    # model they moved to a device (FunctionFacts.gpu_return), as written
+    # (``define_tsnet``): a name bound from one holds a model on a device.
+    gpu_builders: tuple[str, ...] = ()
+
+    def state_loader(
+        self, written: str
+    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...], str] | None:
+        for name, params, kwonly, state, path in self.state_loaders:
+            if name == written:
+                return params, kwonly, state, path
+        return None
 
     def method_callers_of(self, qualified: str) -> tuple[str, ...]:
         for name, sites in self.method_callers:
@@ -272,4 +291,6 @@ class ProjectView:
             or self.forward_methods
             or self.unknown_classes
             or self.forward_items
+            or self.state_loaders
+            or self.gpu_builders
         )

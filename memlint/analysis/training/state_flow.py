@@ -16,15 +16,27 @@ import libcst as cst
 
 def key_source(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``expr`` without the key lookups applied to it: ``ck["a"]["b"]`` and
-    ``ck.get("a")`` (a default may follow the key) are parts of ``ck``."""
+    ``ck.get("a")`` (a default may follow the key) are parts of ``ck``; so
+    is ``ck["model"].state_dict()``, the tensors of a pickled module the
+    load restored (on the device it was saved from)."""
     while True:
         if isinstance(expr, cst.Subscript):
             expr = expr.value
-        elif is_get(expr):
+        elif is_get(expr) or _is_state_dict(expr):
             assert isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
             expr = expr.func.value
         else:
             return expr
+
+
+def _is_state_dict(expr: cst.BaseExpression) -> bool:
+    """``x.state_dict()``, no argument."""
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "state_dict"
+        and not expr.args
+    )
 
 
 def is_get(expr: cst.BaseExpression) -> bool:

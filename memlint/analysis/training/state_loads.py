@@ -330,6 +330,9 @@ class _CpuModels(cst.CSTVisitor):
         self._call_funcs: set[int] = set()
         # Wrappers of a model on the CPU that copy it where it is (``AveragedModel(net)``).
         self._cpu_copies: set[int] = set()
+        # Constructor calls rebuilding a part of a model on the CPU from its own
+        # parts (``model.cls = Head(model.config, model.emb.weight)``): call -> the model.
+        self._rebuilt: dict[int, str] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._write(node.name.value)
@@ -545,6 +548,23 @@ class _CpuModels(cst.CSTVisitor):
             if receiver == key and any(id(loop) in open_loops for loop in loops):
                 del self.candidates[call]
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # ``model.cls = BertOnlyMLMHead(model.config, model.bert.emb.weight)``:
+        # a part of a model on the CPU rebuilt by a class from the model's own
+        # parts, with no device argument and no move: the new part is built
+        # where they are, and nothing leaves the model.
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(value, cst.Call) or _moves_anything(value):
+            return
+        key = dotted_name(node.targets[0].target)
+        owner = self._owner(key) if key and "." in key else None
+        callee = (dotted_name(value.func) or "").rpartition(".")[2]
+        if owner is None or owner == key or not callee[:1].isupper():
+            return
+        if any(a.star or (a.keyword is not None and a.keyword.value in ("device", "device_map")) for a in value.args):
+            return
+        self._rebuilt[id(value)] = owner
+
     def leave_Assign(self, original_node: cst.Assign) -> None:
         for t in original_node.targets:
             self._write_target(t.target)
@@ -729,9 +749,10 @@ class _CpuModels(cst.CSTVisitor):
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
         # ``MultiStepLR(optimizer, ...)``: a scheduler reads the optimizer's learning rates, moves nothing.
         looks = looks or qn.startswith("torch.optim.lr_scheduler.")
+        rebuilds = self._rebuilt.get(id(node))
         for arg in [] if looks or self.stays(node) else node.args:
             key = self._owner(dotted_name(arg.value))
-            if key is not None:
+            if key is not None and key != rebuilds:
                 self._lost(key)  # handed to a call that may move it (or a part of it)
         func = node.func
         if not isinstance(func, cst.Attribute):
@@ -1365,3 +1386,39 @@ class Checkpoints:
             return False
         loaded = self.loaded_params(fn)
         return any(a is arg and name in loaded for a, name in bound_params(call, fn))
+
+    def project_loader(self, call: cst.Call, arg: cst.Arg) -> tuple[str, list[cst.BaseExpression | None]] | None:
+        """``call`` runs a function of another project module that passes
+        ``arg`` on to ``load_state_dict`` (ProjectView.state_loaders,
+        project/state_helpers.py): its file and, per load it makes, the
+        argument handed to the receiving parameter (None: a model the
+        function moved to a device itself). None when ``arg`` reaches no
+        load, or a ``*args``/``**kwargs`` hides which parameter it binds."""
+        project = self.project
+        if project is None or not project.state_loaders or arg.star:
+            return None
+        written = dotted_name(call.func)
+        found = project.state_loader(written) if written else None
+        if found is None:
+            return None
+        params, kwonly, state, path = found
+        if isinstance(call.func, cst.Attribute) and params[:1] in (("self",), ("cls",)):
+            return None  # a method: which class's is not known here
+        bound: dict[str, cst.Arg] = {}
+        for i, a in enumerate(call.args):
+            if a.star:
+                return None
+            if a.keyword is not None:
+                if a.keyword.value in params or a.keyword.value in kwonly:
+                    bound[a.keyword.value] = a
+            elif i < len(params):
+                bound[params[i]] = a
+        receivers: list[cst.BaseExpression | None] = []
+        for param, into in state:
+            if bound.get(param) is not arg:
+                continue
+            if not into:
+                receivers.append(None)
+            elif into in bound:
+                receivers.append(bound[into].value)
+        return (path, receivers) if receivers else None
