@@ -470,7 +470,12 @@ class InferenceWithoutNoGrad(Rule):
         if info is None:
             return
         through = None
-        if info.role != "eval" and not self._callers_evaluate(info) and not self._volatile_forwards(info):
+        if (
+            info.role != "eval"
+            and not self._callers_evaluate(info)
+            and not self._volatile_forwards(info)
+            and not self._helper_switched_to_eval(info)
+        ):
             through = self._object_forward(info)
             if through is None:
                 return
@@ -483,6 +488,7 @@ class InferenceWithoutNoGrad(Rule):
                 parent.role == "eval"
                 or self._callers_evaluate(parent)
                 or self._volatile_forwards(parent)
+                or self._helper_switched_to_eval(parent)
                 or self._object_forward(parent) is not None
             ):
                 return  # the outer evaluation loop is reported
@@ -648,6 +654,24 @@ class InferenceWithoutNoGrad(Rule):
             return False
         return self.facts.history.returns(scope).h is H.NO
 
+    def _helper_switched_to_eval(self, info) -> bool:
+        """A loop that runs a model, trains nothing and needs no gradient,
+        after a function of this module switched to eval
+        (``self.net_mode(train=False)``, whose ``if train:`` branch it does
+        not take): the same evidence as a ``.eval()`` written in the scope.
+        The last call that switches before the loop decides, when each switch
+        it may make is to eval; an opaque call is no evidence."""
+        if info.role is not None or info.trains or info.needs_grad or not info.model_calls:
+            return False
+        events = [
+            e for e in self.facts.loops.mode_events(info.scope) if e.pos < info.start and e.kind != "training-phase"
+        ]
+        if not events or not isinstance(events[-1].node, cst.Call) or self.facts.calls.resolve(events[-1].node) is None:
+            return False
+        # Every switch that call may make is to eval (both arms of an ``if``
+        # it cannot choose would list a ``train`` too).
+        return all(e.kind == "eval" for e in events if e.node is events[-1].node)
+
     def _volatile_forwards(self, info) -> bool:
         """``model.forward_emb(images, captions, volatile=True)`` in a data
         loop that trains nothing: code written for PyTorch < 0.4, where
@@ -769,6 +793,85 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and state == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+from torch.autograd import Variable
+from model import BetaVAE
+
+
+class Solver:
+    def __init__(self, loader):
+        self.net = BetaVAE(10)
+        self.optim = torch.optim.Adam(self.net.parameters())
+        self.loader = loader
+
+    def net_mode(self, train):
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+
+    def viz_traverse(self, z):
+        self.net_mode(train=True)
+        decoder = self.net.decoder
+        samples = []
+        for val in torch.arange(-3, 3):
+            z[:, 0] = val
+            samples.append(torch.sigmoid(decoder(z)).data)
+        self.net_mode(train=True)
+        return samples
+""",
+            "net_mode(train=True) runs only the train branch of the helper: no evidence of evaluation",
+        ),
+        Valid(
+            """\
+import torch
+from torch.autograd import Variable
+from model import BetaVAE
+
+
+class Solver:
+    def __init__(self, loader):
+        self.net = BetaVAE(10)
+        self.optim = torch.optim.Adam(self.net.parameters())
+        self.loader = loader
+
+    def net_mode(self, train):
+        train = not train
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+
+    def viz_traverse(self, z):
+        self.net_mode(train=False)
+        decoder = self.net.decoder
+        samples = []
+        for val in torch.arange(-3, 3):
+            z[:, 0] = val
+            samples.append(torch.sigmoid(decoder(z)).data)
+        self.net_mode(train=True)
+        return samples
+""",
+            "the helper rebinds its flag before testing it: which branch runs is not known",
+        ),
+        Valid(
+            """\
+import torch
+from torch.autograd import Variable
+from model import VSE
+
+
+def encode_data(model, data_loader):
+    embs = []
+    for images, captions in data_loader:
+        img_emb = model.forward_emb(images, captions, volatile=False)
+        embs.append(img_emb.data.cpu())
+    return embs
+""",
+            "volatile=False asks for a graph (and names no evaluation): nothing says this loop evaluates",
+        ),
         Valid(
             """\
 import torch
@@ -1668,6 +1771,65 @@ def main(paths):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from torch.autograd import Variable
+from model import BetaVAE
+
+
+class Solver:
+    def __init__(self, loader):
+        self.net = BetaVAE(10)
+        self.optim = torch.optim.Adam(self.net.parameters())
+        self.loader = loader
+
+    def net_mode(self, train):
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+
+    def viz_traverse(self, z):
+        self.net_mode(train=False)
+        decoder = self.net.decoder
+        samples = []
+        for val in torch.arange(-3, 3):
+            z[:, 0] = val
+            samples.append(torch.sigmoid(decoder(z)).data)
+        self.net_mode(train=True)
+        return samples
+""",
+            """\
+import torch
+from torch.autograd import Variable
+from model import BetaVAE
+
+
+class Solver:
+    def __init__(self, loader):
+        self.net = BetaVAE(10)
+        self.optim = torch.optim.Adam(self.net.parameters())
+        self.loader = loader
+
+    def net_mode(self, train):
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+
+    def viz_traverse(self, z):
+        self.net_mode(train=False)
+        decoder = self.net.decoder
+        samples = []
+        with torch.no_grad():
+            for val in torch.arange(-3, 3):
+                z[:, 0] = val
+                samples.append(torch.sigmoid(decoder(z)).data)
+        self.net_mode(train=True)
+        return samples
+""",
+        ),
         Invalid(
             """\
 import torch

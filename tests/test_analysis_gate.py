@@ -2558,3 +2558,34 @@ def run(q, sd, loader):
         results.append(sorted((f.code, f.line) for f in found))
     assert ("MEM102", 8) in results[0] and ("MEM102", 15) in results[0]
     assert results[0] == results[1]
+
+
+def test_mem201_gate_keeps_a_loop_after_a_helper_that_switches_to_eval():
+    """``self.net_mode(train=False)`` before the loop: the helper's
+    ``.eval()`` is the loop scope's evidence (MEM201's
+    _helper_switched_to_eval), through a chain of helpers too; a scope that
+    calls no switching helper is not kept by it."""
+    src = """\
+import torch
+class Solver:
+    def net_mode(self, train):
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+
+    def to_eval(self):
+        self.net_mode(False)
+
+    def viz(self, z):
+        self.to_eval()
+        decoder = self.net.decoder
+        for val in torch.arange(3):
+            print(decoder(z).sum().item())
+"""
+    assert facts(src).evaluates_with_grad
+    assert _gated_in(src, "MEM201")
+    assert _findings(src, ["MEM201"], gate=False)
+    plain = src.replace("        self.to_eval()\n", "")
+    assert not facts(plain).evaluates_with_grad
+    assert not _findings(plain, ["MEM201"], gate=False)

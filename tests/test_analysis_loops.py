@@ -433,3 +433,39 @@ def test_runs_repeatedly_through_callers():
     assert facts.loops.runs_repeatedly(fns["test"])
     assert facts.loops.runs_repeatedly(fns["epoch"])
     assert not facts.loops.runs_repeatedly(fns["once"])
+
+
+def test_mode_events_of_a_helper_follow_a_literal_flag():
+    """``self.net_mode(train=False)`` runs only the ``else`` of the helper's
+    ``if train:``; a flag the helper rebinds, or one not given as a literal,
+    keeps both branches."""
+    src = """
+    class Solver:
+        def net_mode(self, train):
+            if train:
+                self.net.train()
+            else:
+                self.net.eval()
+
+        def flipped(self, train):
+            train = not train
+            if train:
+                self.net.train()
+            else:
+                self.net.eval()
+
+        def negated(self, train):
+            if not train:
+                self.net.eval()
+
+        def run(self, flag):
+            self.net_mode(train=False)
+            self.net_mode(True)
+            self.flipped(train=False)
+            self.net_mode(flag)
+            self.negated(True)
+    """
+    facts = facts_of(src)
+    run = next(fn for fn in facts.calls.functions if fn.name.value == "run")
+    kinds = [e.kind for e in facts.loops.mode_events(run)]
+    assert kinds == ["eval", "train", "train", "eval", "train", "eval"]

@@ -509,3 +509,27 @@ def test_a_parameter_a_caller_fills_with_a_plain_object_has_no_kind():
     """
     assert kind_at(src, "ema_optimizer") is None
     assert kind_at(src, "optimizer") is Kind.OPTIMIZER
+
+
+def test_a_part_of_a_model_named_for_one_is_a_module():
+    """``self.net.decoder`` of a model: a submodule, as a name so spelled
+    is guessed to be; ``self.net.fc`` (no model word) and a part of what
+    is not known as a model stay unknown."""
+    src = """
+    import torch
+    from model import BetaVAE
+    class Solver:
+        def __init__(self):
+            self.net = BetaVAE(10)
+            self.optim = torch.optim.Adam(self.net.parameters())
+            self.cfg = load()
+
+        def viz(self, z):
+            decoder = self.net.decoder
+            return decoder(z), self.net.fc(z), self.cfg.decoder(z)
+    """
+    facts = facts_of(src)
+    kind_of = facts.objects.kind_of
+    assert kind_of(find(facts.module, "decoder", cst.Name)) is Kind.MODULE
+    assert kind_of(find(facts.module, "self.net.fc", cst.Attribute)) is None
+    assert kind_of(find(facts.module, "self.cfg.decoder", cst.Attribute)) is None

@@ -329,6 +329,11 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     shadows: list[_EvalSite] = []  # the scopes' sites seen from a ``with`` that turns grad off
     eval_scopes: set[int] = set()  # the scopes holding an eval-mode call (see _EvalSite.mode_scope)
     methods: set[int] = set()  # functions right in a class body: ``self`` is never bound by an argument
+    # Per scope, the bare names and ``self.x``/``cls.x`` it calls, and each
+    # def's name by its scope: a loop after ``self.net_mode(train=False)``
+    # has the eval switch of the function it calls (MEM201's _helper_switched_to_eval).
+    scope_calls: dict[int, set[str]] = {}
+    scope_names: dict[int, str] = {}
     AST, Name, Attribute, Call = ast.AST, ast.Name, ast.Attribute, ast.Call
     table = ast_fields.CHILDREN
     # (node, its function's name, its parameters, grad surely set here, the sites around it, its scope)
@@ -349,6 +354,11 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
             func = node.func  # type: ignore[attr-defined]
             if modes and eval_mode_call(node, aliases):  # type: ignore[arg-type]
                 eval_scopes.add(scope)
+            if modes:  # a function of the file it may call: its switches are the scope's (mode_events)
+                if type(func) is Name:
+                    scope_calls.setdefault(scope, set()).add(func.id)
+                elif type(func) is Attribute and type(func.value) is Name and func.value.id in ("self", "cls"):
+                    scope_calls.setdefault(scope, set()).add(func.attr)
             if open_sites:
                 if type(func) is Name:
                     for site in open_sites:
@@ -411,6 +421,7 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
             off = "off" in decorators and "on" not in decorators
             fn_name = node.name  # type: ignore[attr-defined]
             scope = id(node)
+            scope_names[scope] = fn_name
             args = node.args  # type: ignore[attr-defined]
             positional = [a.arg for a in (*args.posonlyargs, *args.args)]
             names = {*positional, *(a.arg for a in args.kwonlyargs)}
@@ -451,6 +462,8 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     trusted_off = not heads & (reach.rebound | facts.def_names | facts._classes)
     if not trusted_off:
         unshadow(shadows)
+    if modes:
+        eval_scopes |= _switching_through_calls(eval_scopes, scope_calls, scope_names)
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
     for site in sites:
@@ -467,6 +480,24 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
         if eval_arguments[site.via]:
             return True
     return False
+
+
+def _switching_through_calls(eval_scopes: set[int], calls: dict[int, set[str]], names: dict[int, str]) -> set[int]:
+    """The scopes that call, by name, a def of the file whose scope holds an
+    eval-mode call or calls one that does, and so on (names, not defs: a
+    superset of what callgraph resolves)."""
+    switching = {names[s] for s in eval_scopes if s in names}
+    found: set[int] = set()
+    changed = bool(switching)
+    while changed:
+        changed = False
+        for scope, called in calls.items():
+            if scope not in found and scope not in eval_scopes and called & switching:
+                found.add(scope)
+                if scope in names and names[scope] not in switching:
+                    switching.add(names[scope])
+                changed = True
+    return found
 
 
 def compute_sampler_runs_a_model(facts: GateFacts, words: frozenset[str]) -> bool:

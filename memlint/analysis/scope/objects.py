@@ -418,6 +418,13 @@ class ObjectTable(cst.CSTVisitor):
                 # ``model.module`` (DataParallel) and ``self.model.backbone``.
                 if expr.attr.value == "module" and self._eval(expr.value, scope) is Kind.MODULE:
                     return Kind.MODULE
+                # A part of a model named for one (``self.net.decoder``): a
+                # submodule, as a name so spelled is guessed to be.
+                if (
+                    guess_kind_from_name(expr.attr.value) is Kind.MODULE
+                    and self._eval(expr.value, scope) is Kind.MODULE
+                ):
+                    return Kind.MODULE
                 return None
             if isinstance(expr, cst.Name) and expr.value == "self":
                 # ``self(x)`` inside a LightningModule / nn.Module method.

@@ -810,6 +810,8 @@ class LoopAnalysis(cst.CSTVisitor):
                     # caller reads what it returns as built in train mode.
                     own = _params(fn)
                     sub = [e for e in sub if e.receiver is None or e.receiver.split(".")[0] in own]
+                if sub:
+                    sub = self._taken_by(call, fn, sub)
                 line, col = self.pos(call)
                 for i, e in enumerate(sub):
                     receiver = self.map_receiver(call, fn, e.receiver) if e.receiver else None
@@ -825,6 +827,36 @@ class LoopAnalysis(cst.CSTVisitor):
         events.sort(key=lambda e: e.pos)
         self._events_memo[scope] = events
         return events
+
+    def _taken_by(self, call: cst.Call, fn: cst.FunctionDef, events: list[ModeEvent]) -> list[ModeEvent]:
+        """The events of ``fn`` that ``call`` may run: ``net_mode(train=False)``
+        runs only the ``else`` of ``if train: net.train() else: net.eval()``.
+        A branch is left out only when its test is a parameter (or ``not``
+        one) that the call binds to the literal ``True``/``False`` and ``fn``
+        never rebinds."""
+        literals: dict[str, bool] = {}
+        for arg, param in bound_params(call, fn):
+            value = arg.value
+            if isinstance(value, cst.Name) and value.value in ("True", "False"):
+                literals[param] = value.value == "True"
+        if not literals:
+            return events
+        rebound = _assigned_names(fn)
+        literals = {p: v for p, v in literals.items() if p not in rebound}
+        return [e for e in events if not self._branch_not_taken(e.node, fn, literals)] if literals else events
+
+    def _branch_not_taken(self, node: cst.CSTNode, fn: cst.FunctionDef, literals: dict[str, bool]) -> bool:
+        child, cur = node, self.parents.get(node)
+        while cur is not None and cur is not fn:
+            if isinstance(cur, cst.If) and child is not cur.test:
+                test = cur.test
+                name = test.value if isinstance(test, cst.Name) else _negated_name(test)
+                if name in literals:
+                    holds = literals[name] if isinstance(test, cst.Name) else not literals[name]
+                    if holds != (child is cur.body):
+                        return True
+            child, cur = cur, self.parents.get(cur)
+        return False
 
     def external_callee(self, call: cst.Call):
         """The summary facts (project/summary.py's FunctionFacts) of the
@@ -1238,6 +1270,14 @@ class _LocalNames(cst.CSTVisitor):
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         self.declared.update(n.name.value for n in node.names)
+
+
+def _assigned_names(fn: cst.FunctionDef) -> set[str]:
+    """Names ``fn`` binds in its body (its parameters only when rebound)."""
+    visitor = _LocalNames(fn)
+    visitor.local = set()
+    visit_fast(fn, visitor)
+    return visitor.local
 
 
 def _local_names(fn: cst.FunctionDef) -> set[str]:
