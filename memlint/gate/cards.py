@@ -456,8 +456,11 @@ _CARDS = (
         "scheduler-before-optimizer-step",
         "unsafe",
         ("sched", "Sched", "LR", *TRAINING_CODE_TOKENS),
-        # The scheduler's step: a ``.step()`` with no argument in a loop (gate/sched_steps.py).
-        lambda g: (g.steps_in_a_loop and _names_a_scheduler(g)) or bool(g.loops and g.project_imports),
+        # The scheduler's step: a ``.step()`` with no argument in a loop (gate/sched_steps.py);
+        # through the project, that step on a typed object, or a bare method call the view
+        # may say steps only schedulers (``trainer.update_learning_rate()``).
+        lambda g: (g.steps_in_a_loop and _names_a_scheduler(g))
+        or bool(g.loops and g.project_imports and (g.steps_in_a_loop or g.object_method_in_a_loop)),
         # ``self.scheduler`` typed by the constructor's call sites (project/typed_objects.py).
         reads_project=True,
         # A loop calling a project object's method that steps its schedulers

@@ -43,7 +43,7 @@ from memlint.gate.inplace import (
 )
 from memlint.gate.loops import LoopSites, loop_sites
 from memlint.gate.moves import constant_move_in_method
-from memlint.gate.sched_steps import steps_in_a_loop
+from memlint.gate.sched_steps import object_method_in_a_loop, short_receiver, steps_in_a_loop
 from memlint.gate.syntax import (
     BACKWARD,
     LEAF_MARKS,
@@ -177,6 +177,9 @@ class GateFacts:
         # resolves import aliases).
         self.bare_attributes: set[str] = set()
         self._bare_callees: set[str] = set()
+        # Bare ``a.m()``/``a.b.m()`` statements (no argument, ``m`` not ``step``):
+        # the only calls MEM802 may read as a project method stepping schedulers.
+        self._bare_method_calls: list[ast.Call] = []
         self._aliases: dict[str, str] = {}
         self._tree = tree  # for the facts computed only when a rule asks (saved_output_written_in_place)
         # What the walk keeps for builds_module, computed only when MEM202 asks.
@@ -218,6 +221,7 @@ class GateFacts:
         self._best_snapshot: bool | None = None
         self._empty_cache_in_loop: bool | None = None
         self._steps_in_a_loop: bool | None = None
+        self._object_method_in_a_loop: bool | None = None
         self._carries_state: bool | None = None
         self._names_loader: bool | None = None
         self._loop_sites: LoopSites | None = None
@@ -575,6 +579,15 @@ class GateFacts:
         return self._steps_in_a_loop
 
     @property
+    def object_method_in_a_loop(self) -> bool:
+        """MEM802's project path may report: a bare ``trainer.m()`` with no
+        argument in a loop, or in a function where a statement follows it
+        (gate/sched_steps.py). Computed on first use."""
+        if self._object_method_in_a_loop is None:
+            self._object_method_in_a_loop = bool(self._bare_method_calls) and object_method_in_a_loop(self)
+        return self._object_method_in_a_loop
+
+    @property
     def best_snapshot(self) -> bool:
         """A ``state_dict()`` snapshot MEM801 may call kept as the best
         weights: bound to a name that says ``best``, or taken under an ``if``
@@ -709,6 +722,8 @@ class GateFacts:
                     self._bare_callees.add(func.id)
                 elif type(func) is ast.Attribute:
                     self._bare_callees.add(func.attr)
+                    if not value.args and not value.keywords and func.attr != "step" and short_receiver(func.value):
+                        self._bare_method_calls.append(value)
         elif code == _AUG_ASSIGN:
             self._written_in_place(node.target)  # type: ignore[attr-defined]
         elif code == _BINDING:

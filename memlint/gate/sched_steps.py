@@ -16,12 +16,26 @@ through libcst for none.
 Never narrower than the rule: the lines of every loop (its whole
 statement: a header or an ``else`` counts too, and a function nested in
 it), against each no-argument call's first line.
+
+The card's project part (_scheduler_methods: ``trainer.update_learning_rate()``,
+a project method that steps only schedulers, before the object's optimizer
+step) reads only a call that is a statement of its own, with no argument,
+on a receiver the summary may type (project/object_types.py receivers: a
+name, or one attribute of a name: ``trainer``, ``self.trainer``), in a loop
+of its function, and never a method named ``step`` (typed_objects.object_facts
+leaves those to the step path): ``object_method_in_a_loop``. On transformers
+616 files waited for their view for that path alone (any loop and any
+import of a project module), and 7 hold such a call in a loop. The same
+shape as a ``.step()`` (a loop, or a function where a statement follows
+it), so that a project method stepping schedulers at the top of an epoch
+function stays readable to the rule's function path.
 """
 
 from __future__ import annotations
 
 import ast
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from typing import Any
 
 GateFacts = Any  # gate/facts.GateFacts, which imports this module (no import circle)
@@ -34,16 +48,37 @@ _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 def steps_in_a_loop(facts: GateFacts) -> bool:
     """Some ``<receiver>.step()`` call with no argument lies in a loop, or in
     a function where some statement follows it."""
-    spans = sorted(
-        (call.lineno, call.end_lineno or call.lineno)
+    calls = (
+        call
         for call in facts._calls
         if type(call.func) is ast.Attribute and call.func.attr == "step" and not call.args and not call.keywords
     )
+    return _in_a_loop_or_followed(facts._tree, calls)
+
+
+def object_method_in_a_loop(facts: GateFacts) -> bool:
+    """Some bare ``<receiver>.m()`` statement (GateFacts._bare_method_calls:
+    no argument, ``m`` not ``step``, ``short_receiver``) lies in a loop, or
+    in a function where some statement follows it."""
+    return _in_a_loop_or_followed(facts._tree, facts._bare_method_calls)
+
+
+def short_receiver(node: ast.AST) -> bool:
+    """A receiver object_types may record: a name or an attribute of a name
+    (``trainer``, ``self.trainer``); a longer chain is never typed."""
+    kind = type(node)
+    return kind is ast.Name or (kind is ast.Attribute and type(node.value) is ast.Name)  # type: ignore[attr-defined]
+
+
+def _in_a_loop_or_followed(tree: ast.AST, calls: Iterable[ast.Call]) -> bool:
+    """Some call of ``calls`` lies in a loop, or in a function where some
+    statement follows it."""
+    spans = sorted((call.lineno, call.end_lineno or call.lineno) for call in calls)
     if not spans:
         return False
     lines = [first for first, _ in spans]
     # Outermost loops only: an inner loop's lines are its outer loop's.
-    stack: list[ast.AST] = list(getattr(facts._tree, "body", ()))
+    stack: list[ast.AST] = list(getattr(tree, "body", ()))
     while stack:
         node = stack.pop()
         if isinstance(node, _LOOPS):

@@ -1,8 +1,8 @@
 """An edited file whose view did not move, settled without the project's index.
 
 A file that waits for its view only because of a card's project part
-(``project_matters``: MEM802 on a module with a loop and a project import,
-without a ``.step()`` of its own) is settled in the parent once the view is
+(``project_matters``: MEM802 on a module with a loop, a project import and
+a bare method call in a loop, without a ``.step()`` of its own) is settled in the parent once the view is
 known (second_pass.settle): most of transformers' and timm's model files
 are, and their view rules every waiting rule out. Editing such a file (a
 comment, a line inside a function) lints it again, and settling it asked for
