@@ -8,7 +8,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
-from memlint.analysis.training.state_flow import drawn_from, is_get, key_source
+from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -47,7 +47,8 @@ class LoadWithoutMapLocation(Rule):
     directly or through a variable of the same function, also picked apart
     on the way: a key (`ck["model"]`, `ck.get("model")`), a comprehension
     keeping every value it reads (`{k[7:]: v for k, v in ck.items()}`), or
-    merged into another dict (`model_dict.update(ck)`). A load drawn so
+    merged into another dict (`model_dict.update(ck)`), or copied into one
+    by a loop (`for k, v in ck.items(): d[k[7:]] = v`). A load drawn so
     (other than a key looked up where it is loaded or passed) is reported
     only when the model was moved to a device before it in the same
     function (`model = nn.DataParallel(model).cuda()`), or in `__init__`
@@ -331,6 +332,15 @@ class LoadWithoutMapLocation(Rule):
             return
         # An entry in no block adds to what the name held, replacing nothing.
         self._frames[-1].setdefault(func.value.value, []).append((None, _DrawnLoads(loads)))
+
+    def visit_For(self, node: cst.For) -> None:
+        """``for k, v in sd.items(): d[k[7:]] = v``: ``d`` now holds the
+        tensors of the loads in ``sd``, renamed (state_flow.loop_copies)."""
+        for name, source in loop_copies(node):
+            loads = self._drawn_loads(source, node)
+            if loads:
+                # In no block: adds to what ``d`` held, replacing nothing.
+                self._frames[-1].setdefault(name, []).append((None, _DrawnLoads(loads)))
 
     def _reaching(self, name: str, use: cst.CSTNode) -> list[cst.Call]:
         """The loads that may still be in ``name`` at ``use``, not drawn on
@@ -694,6 +704,27 @@ def tune(path):
 """,
             "the checkpoint's key, filtered copy and merge reach a model still on the CPU (a torchvision "
             "constructor builds it there): it is moved only after the load",
+        ),
+        Valid(
+            """\
+import torch
+def test(model, path):
+    model = model.cuda()
+    checkpoint = torch.load(path)
+    d = dict()
+    for key, value in checkpoint["state_dict"].items():
+        d[key[7:]] = value.cpu()
+    model.load_state_dict(d)
+def tune(model, path):
+    checkpoint = torch.load(path)
+    d = {}
+    for key, value in checkpoint.items():
+        d[key[7:]] = value
+    model.load_state_dict(d)
+    model.cuda()
+""",
+            "a loop storing a transformed value (`value.cpu()`) is not followed; a loop copy into a model not "
+            "known to be moved before the load (a parameter) may be the only copy on a GPU",
         ),
         Valid(
             """\
@@ -2117,6 +2148,19 @@ def tune(model, path, skip_fc):
         sd = {k: v for k, v in sd.items() if "fc" not in k}
     model_dict.update(sd)
     model.load_state_dict(model_dict)
+"""
+        ),
+        Invalid(
+            """\
+import torch
+def test(model, path):
+    model = model.cuda()
+    checkpoint = torch.load(path)
+    d = dict()
+    for key, value in checkpoint["state_dict"].items():
+        if key.startswith("module."):
+            d[key[7:]] = value
+    model.load_state_dict(d)
 """
         ),
         Invalid(
