@@ -101,10 +101,14 @@ class LoadWithoutMapLocation(Rule):
     picked from a table of such classes bound once, at module level or in
     the function around the load (`ARCHS[name](10)`), or in another module
     of the project (`model_dict[name](...)`), fetched with
-    `getattr(module, name)` from a project module whose every class moves
-    nothing, or a builder named through `eval` of a string when every
-    function of that name in the project builds on the CPU (a class whose
-    `__init__` takes `**kwargs` and never reads them counts); `self` in the
+    `getattr(module, name)` (or `models.__dict__[name]`) from a project
+    module whose every class moves nothing, or from a package that only
+    star-imports such classes and builders (`from .vgg import *`), or a
+    builder named through `eval` of a string when every function of that
+    name in the project builds on the CPU (a class whose `__init__` takes
+    `**kwargs` and never reads them counts; a project function returning a
+    fresh torch.nn layer built from constants, `return nn.Linear(10, 2)`,
+    is such a builder in other modules); `self` in the
     `__init__` of a class that moves nothing (bases included), a model under
     construction; `self` in a method named for loading (`load_pretrained_model`)
     whose every use in the project is a call on a model just built so;

@@ -36,6 +36,11 @@ _MAX_HOPS = 4
 _MAX_NESTING = 12
 
 
+# Roots of imports a package's star import may bring besides its models:
+# calling one of them never gives a model on a device.
+_SAFE_IMPORTS = frozenset({"__future__", "torch", "numpy", "math", "os", "sys", "random", "collections", "functools"})
+
+
 class ProjectIndex:
     def __init__(
         self,
@@ -876,7 +881,34 @@ class ProjectIndex:
         if found is None or found[1]:
             return False  # not a module of the project, or a name in one
         defining = self.summary(found[0])
-        return defining is not None and defining.cpu_module
+        return defining is not None and (defining.cpu_module or self._cpu_package(found[0], defining))
+
+    def _cpu_package(self, path: str, defining: ModuleSummary) -> bool:
+        """``path`` only gathers other modules with star imports (a package's
+        ``from .vgg import *``, defining nothing of its own), and every name
+        they bring is a class or builder of the project that moves nothing,
+        or an import from torch, numpy or the standard library: whatever
+        ``getattr(models, name)`` (``models.__dict__[name]``) gives builds on the CPU."""
+        if defining.defines or not defining.stars:
+            return False
+        if any(target.partition(".")[0] != "__future__" for target in defining.imports.values()):
+            return False
+        exports = self._exports(path)
+        if not exports:
+            return False
+        for name, (kind, where) in exports.items():
+            if kind == "import":
+                if where.partition(".")[0] not in _SAFE_IMPORTS:
+                    return False
+                continue
+            holder = self.summary(where)
+            if holder is None or not (
+                self._cpu_class_of(where, holder, name)
+                or name in holder.cpu_builders
+                or self._foreign_cpu_builder(where, holder, name)
+            ):
+                return False
+        return True
 
     def _cpu_table(self, where: str, defining: ModuleSummary, names: list[str]) -> bool:
         """Every name a table of ``where`` holds is a class or builder of the

@@ -113,7 +113,12 @@ def _items_iter(it: cst.BaseExpression) -> cst.BaseExpression | None:
         and not it.args[0].star
     ):
         it = it.args[0].value
-    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "items" and not it.args:
+    if (
+        isinstance(it, cst.Call)
+        and isinstance(it.func, cst.Attribute)
+        and it.func.attr.value == "items"
+        and not it.args
+    ):
         return it.func.value
     return None
 
