@@ -92,7 +92,10 @@ class LoadWithoutMapLocation(Rule):
     `model.eval().cpu()` before `torch.save(model.state_dict(), p)`,
     `{k: v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered
     with `FullStateDictConfig(offload_to_cpu=True)`): those files hold CPU
-    tensors; nor loads into a model still on the CPU (built in the same
+    tensors (across modules, a save beside the load whose file name, or a
+    formatted pattern of it such as `"{}_{}.pkl".format(name, task)`, may
+    be the loaded one, when every such save writes a CPU state or a dict of
+    CPU states and plain values); nor loads into a model still on the CPU (built in the same
     function, in a block around the load, by a constructor known to build
     on the CPU: `torchvision.models.resnet50()`, `timm.create_model`,
     `from_pretrained` without `device_map` (its one positional argument a
@@ -2328,6 +2331,32 @@ class _Strings(cst.CSTVisitor):
         named = file_name(node.evaluated_value)
         if named:
             self.files.add(named)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> bool:
+        # ``f"{a}_{b}.pkl"``: the pattern ``*_*.pkl``, as checkpoint_files.py's ``_template``.
+        spelled = "".join(
+            part.value.replace("*", "") if isinstance(part, cst.FormattedStringText) else "*" for part in node.parts
+        )
+        named = file_name(spelled)
+        if named:
+            self.files.add(named)
+        return True
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        # ``"{}_{}.pkl".format(a, b)``: the pattern ``*_*.pkl``; the arguments are read on.
+        func = node.func
+        if not (
+            isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString)
+        ):
+            return True
+        template = func.value.evaluated_value
+        if isinstance(template, str):
+            named = file_name(re.sub(r"\{[^{}]*\}", "*", template.replace("*", "")))
+            if named:
+                self.files.add(named)
+        for arg in node.args:
+            arg.visit(self)
+        return False
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
