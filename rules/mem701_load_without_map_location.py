@@ -8,7 +8,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
-from memlint.analysis.training.state_flow import drawn_from, is_get, key_source
+from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -47,7 +47,8 @@ class LoadWithoutMapLocation(Rule):
     directly or through a variable of the same function, also picked apart
     on the way: a key (`ck["model"]`, `ck.get("model")`), a comprehension
     keeping every value it reads (`{k[7:]: v for k, v in ck.items()}`), or
-    merged into another dict (`model_dict.update(ck)`). A load drawn so
+    merged into another dict (`model_dict.update(ck)`), or copied into one
+    by a loop (`for k, v in ck.items(): d[k[7:]] = v`). A load drawn so
     (other than a key looked up where it is loaded or passed) is reported
     only when the model was moved to a device before it in the same
     function (`model = nn.DataParallel(model).cuda()`), or in `__init__`
@@ -91,7 +92,10 @@ class LoadWithoutMapLocation(Rule):
     `model.eval().cpu()` before `torch.save(model.state_dict(), p)`,
     `{k: v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered
     with `FullStateDictConfig(offload_to_cpu=True)`): those files hold CPU
-    tensors; nor loads into a model still on the CPU (built in the same
+    tensors (across modules, a save beside the load whose file name, or a
+    formatted pattern of it such as `"{}_{}.pkl".format(name, task)`, may
+    be the loaded one, when every such save writes a CPU state or a dict of
+    CPU states and plain values); nor loads into a model still on the CPU (built in the same
     function, in a block around the load, by a constructor known to build
     on the CPU: `torchvision.models.resnet50()`, `timm.create_model`,
     `from_pretrained` without `device_map` (its one positional argument a
@@ -100,10 +104,14 @@ class LoadWithoutMapLocation(Rule):
     picked from a table of such classes bound once, at module level or in
     the function around the load (`ARCHS[name](10)`), or in another module
     of the project (`model_dict[name](...)`), fetched with
-    `getattr(module, name)` from a project module whose every class moves
-    nothing, or a builder named through `eval` of a string when every
-    function of that name in the project builds on the CPU (a class whose
-    `__init__` takes `**kwargs` and never reads them counts); `self` in the
+    `getattr(module, name)` (or `models.__dict__[name]`) from a project
+    module whose every class moves nothing, or from a package that only
+    star-imports such classes and builders (`from .vgg import *`), or a
+    builder named through `eval` of a string when every function of that
+    name in the project builds on the CPU (a class whose `__init__` takes
+    `**kwargs` and never reads them counts; a project function returning a
+    fresh torch.nn layer built from constants, `return nn.Linear(10, 2)`,
+    is such a builder in other modules); `self` in the
     `__init__` of a class that moves nothing (bases included), a model under
     construction; `self` in a method named for loading (`load_pretrained_model`)
     whose every use in the project is a call on a model just built so;
@@ -331,6 +339,15 @@ class LoadWithoutMapLocation(Rule):
             return
         # An entry in no block adds to what the name held, replacing nothing.
         self._frames[-1].setdefault(func.value.value, []).append((None, _DrawnLoads(loads)))
+
+    def visit_For(self, node: cst.For) -> None:
+        """``for k, v in sd.items(): d[k[7:]] = v``: ``d`` now holds the
+        tensors of the loads in ``sd``, renamed (state_flow.loop_copies)."""
+        for name, source in loop_copies(node):
+            loads = self._drawn_loads(source, node)
+            if loads:
+                # In no block: adds to what ``d`` held, replacing nothing.
+                self._frames[-1].setdefault(name, []).append((None, _DrawnLoads(loads)))
 
     def _reaching(self, name: str, use: cst.CSTNode) -> list[cst.Call]:
         """The loads that may still be in ``name`` at ``use``, not drawn on
@@ -694,6 +711,27 @@ def tune(path):
 """,
             "the checkpoint's key, filtered copy and merge reach a model still on the CPU (a torchvision "
             "constructor builds it there): it is moved only after the load",
+        ),
+        Valid(
+            """\
+import torch
+def test(model, path):
+    model = model.cuda()
+    checkpoint = torch.load(path)
+    d = dict()
+    for key, value in checkpoint["state_dict"].items():
+        d[key[7:]] = value.cpu()
+    model.load_state_dict(d)
+def tune(model, path):
+    checkpoint = torch.load(path)
+    d = {}
+    for key, value in checkpoint.items():
+        d[key[7:]] = value
+    model.load_state_dict(d)
+    model.cuda()
+""",
+            "a loop storing a transformed value (`value.cpu()`) is not followed; a loop copy into a model not "
+            "known to be moved before the load (a parameter) may be the only copy on a GPU",
         ),
         Valid(
             """\
@@ -2122,6 +2160,19 @@ def tune(model, path, skip_fc):
         Invalid(
             """\
 import torch
+def test(model, path):
+    model = model.cuda()
+    checkpoint = torch.load(path)
+    d = dict()
+    for key, value in checkpoint["state_dict"].items():
+        if key.startswith("module."):
+            d[key[7:]] = value
+    model.load_state_dict(d)
+"""
+        ),
+        Invalid(
+            """\
+import torch
 class Tester:
     def __init__(self, model, device):
         self.model = model.to(device)
@@ -2280,6 +2331,32 @@ class _Strings(cst.CSTVisitor):
         named = file_name(node.evaluated_value)
         if named:
             self.files.add(named)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> bool:
+        # ``f"{a}_{b}.pkl"``: the pattern ``*_*.pkl``, as checkpoint_files.py's ``_template``.
+        spelled = "".join(
+            part.value.replace("*", "") if isinstance(part, cst.FormattedStringText) else "*" for part in node.parts
+        )
+        named = file_name(spelled)
+        if named:
+            self.files.add(named)
+        return True
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        # ``"{}_{}.pkl".format(a, b)``: the pattern ``*_*.pkl``; the arguments are read on.
+        func = node.func
+        if not (
+            isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString)
+        ):
+            return True
+        template = func.value.evaluated_value
+        if isinstance(template, str):
+            named = file_name(re.sub(r"\{[^{}]*\}", "*", template.replace("*", "")))
+            if named:
+                self.files.add(named)
+        for arg in node.args:
+            arg.visit(self)
+        return False
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)

@@ -3,7 +3,7 @@
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
-from memlint.analysis.training.state_flow import drawn_from
+from memlint.analysis.training.state_flow import drawn_from, loop_copies
 
 
 def source(expr: str) -> str | None:
@@ -29,3 +29,24 @@ def test_values_changed_or_read_otherwise_are_not_followed():
     assert source("{k: v for k, v in a.items() for _ in b}") is None
     assert source('ck.get(key="model")') is None
     assert source("convert(ck)") is None
+
+
+def copies(code: str) -> list[tuple[str, str | None]]:
+    """What ``loop_copies`` finds in the first statement of ``code``: (dict, source)."""
+    loop = cst.parse_module(code).body[0]
+    assert isinstance(loop, cst.For)
+    return [(name, dotted_name(drawn_from(src))) for name, src in loop_copies(loop)]
+
+
+def test_a_loop_copying_every_value_fills_the_dict_from_the_source():
+    assert copies('for k, v in ck["state_dict"].items():\n    t = k[7:]\n    d[t] = v\n') == [("d", "ck")]
+    assert copies("for k, v in list(sd.items()):\n    if k.startswith('m'):\n        d[k[2:]] = v\n") == [("d", "sd")]
+    assert copies("for k, v in sd.items(): d[k] = v\n") == [("d", "sd")]
+
+
+def test_a_loop_storing_other_values_is_not_followed():
+    assert copies("for k, v in sd.items():\n    d[k] = v.cpu()\n") == []
+    assert copies("for k, v in sd.values():\n    d[k] = v\n") == []
+    assert copies("for k in sd.items():\n    d[k] = k\n") == []
+    assert copies("for k, v in sd.items():\n    d[k] = k\n") == []
+    assert copies("for k, v in sd.items():\n    x = v\n") == []

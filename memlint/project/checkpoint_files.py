@@ -22,6 +22,7 @@ that calls a ``save`` or ``load`` attribute (summary.py), in one walk.
 from __future__ import annotations
 
 import ast
+import re
 
 from memlint.vocabulary.checkpoint_files import file_name
 
@@ -132,7 +133,20 @@ class _Files(ast.NodeVisitor):
 
     def _files(self, expr: ast.expr) -> set[str]:
         found: set[str] = set()
-        for sub in ast.walk(expr):
+        todo: list[ast.AST] = [expr]
+        while todo:
+            sub = todo.pop()
+            template = _template(sub)
+            if template is not None:
+                # ``"{}_{}.pkl".format(name, task)``, ``f"{name}_0.pkl"``: a
+                # pattern of names (``*_*.pkl``), not the literal pieces.
+                named = file_name(template)
+                if named:
+                    found.add(named)
+                if isinstance(sub, ast.Call):
+                    todo.extend(sub.args)  # a name the template is filled with may hold a whole path
+                continue
+            todo.extend(ast.iter_child_nodes(sub))
             if isinstance(sub, ast.Constant):
                 named = file_name(sub.value)
                 if named:
@@ -146,6 +160,8 @@ class _Files(ast.NodeVisitor):
     def _cpu_state(self, value: ast.expr) -> bool:
         if isinstance(value, ast.IfExp):
             return self._cpu_state(value.body) and self._cpu_state(value.orelse)
+        if isinstance(value, ast.Dict):
+            return self._cpu_entries(value)
         if isinstance(value, ast.DictComp):
             return _ends_on_cpu(value.value)
         name = _dotted(value)
@@ -172,6 +188,57 @@ class _Files(ast.NodeVisitor):
             if owner in self.moves[-1]:
                 return self.moves[-1][owner]
         return False
+
+    def _cpu_entries(self, value: ast.Dict) -> bool:
+        """``{"tasks": self._cur_task, "model_state_dict": net.state_dict()}``
+        after ``net.cpu()``: at least one state on the CPU, and every other
+        value a constant or a plain name (no call, no name that says it
+        holds a model, state or tensor)."""
+        if None in value.keys or not value.values:
+            return False  # ``{**other}``: unknown entries
+        states = 0
+        for entry in value.values:
+            if self._cpu_state(entry):
+                states += 1
+            elif not _plain_value(entry):
+                return False
+        return states > 0
+
+
+_STATE_WORDS = ("state", "dict", "model", "net", "optim", "weight", "param", "tensor", "ckpt", "checkpoint", "sd")
+
+
+def _plain_value(value: ast.expr) -> bool:
+    """A constant, or a name whose last part names no model, state or tensor (``self._cur_task``, ``test_acc``)."""
+    if isinstance(value, ast.Constant):
+        return True
+    name = _dotted(value)
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return not any(word in last for word in _STATE_WORDS)
+
+
+def _template(node: ast.AST) -> str | None:
+    """The name pattern a formatted string spells, each field a ``*``:
+    ``"{}_{}.pkl".format(a, b)`` and ``f"{a}_{b}.pkl"`` give ``*_*.pkl``."""
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for piece in node.values:
+            if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
+                parts.append(piece.value.replace("*", ""))
+            else:
+                parts.append("*")
+        return "".join(parts)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
+    ):
+        return re.sub(r"\{[^{}]*\}", "*", node.func.value.value.replace("*", ""))
+    return None
 
 
 def _qualified(func: ast.expr, bindings: dict[str, str]) -> str | None:

@@ -49,6 +49,9 @@ def builders(
                 (s for s in stmt.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
             )
     classes = {name for name in cpu_classes if counts.get(name) == 1 and name in inits}
+    # ``nn.Linear(...)``: a torch.nn layer built from constants is a fresh model
+    # on the CPU (marked ``nn.*`` for each spelling torch.nn has here).
+    classes |= {prefix + ".*" for prefix in _torch_nn_spellings(tree, counts)}
     # Counted once, and only when a builder returns a class the module does
     # not define (most builders return one of its own).
     bound = _LazyBindings(tree)
@@ -228,6 +231,8 @@ def _built(
     foreign: _Foreign | None = None,
     local: _Locals | None = None,
 ) -> bool:
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        return _torch_layer(value, classes)
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return False
     name = value.func.id
@@ -277,3 +282,46 @@ def _no_model(arg: ast.expr) -> bool:
         if name is not None and guess_kind_from_name(name) is not None:
             return False
     return True
+
+
+def _torch_nn_spellings(tree: ast.Module, counts: dict[str, int]) -> set[str]:
+    """How this module spells ``torch.nn``: ``nn`` after ``import torch.nn as
+    nn`` or ``from torch import nn``, ``torch.nn`` after ``import torch``;
+    not names a ``def`` or ``class`` of the module rebinds."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.name == "torch.nn" and a.asname:
+                    out.add(a.asname)
+                elif a.name in ("torch", "torch.nn") and not a.asname:
+                    out.add("torch.nn")
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "torch" and not stmt.level:
+            out.update(a.asname or a.name for a in stmt.names if a.name == "nn")
+    return {s for s in out if not counts.get(s.split(".")[0])}
+
+
+def _torch_layer(call: ast.Call, classes: set[str]) -> bool:
+    """``nn.Linear(512, 10)``: a torch.nn class (capitalised, no
+    ``DataParallel``) called on constants or such layers only, no device,
+    nothing unpacked: a fresh module on the CPU that holds no model from
+    elsewhere."""
+    func = call.func
+    assert isinstance(func, ast.Attribute)
+    prefix = func.value
+    spelled = prefix.id if isinstance(prefix, ast.Name) else ""
+    if isinstance(prefix, ast.Attribute) and isinstance(prefix.value, ast.Name):
+        spelled = f"{prefix.value.id}.{prefix.attr}"
+    if not spelled or spelled + ".*" not in classes or not func.attr[:1].isupper() or "Parallel" in func.attr:
+        return False  # ``DataParallel`` moves the module it wraps to its first device
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    if any(k.arg in _DEVICE_WORDS for k in call.keywords):
+        return False
+    parts = (*call.args, *(k.value for k in call.keywords))
+    # ``nn.Sequential(nn.Linear(4, 4), nn.ReLU())``: fresh layers inside.
+    return all(
+        _no_model(part)
+        or (isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute) and _torch_layer(part, classes))
+        for part in parts
+    )

@@ -25,6 +25,7 @@ from memlint.project.typed_objects import TypedObjects, model_methods, named_for
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
 from memlint.read.source import read_bytes
+from memlint.vocabulary import checkpoint_files as checkpoint_names
 from memlint.vocabulary.loading import loading_name
 
 # How many re-exports (``from .engine import evaluate`` in ``__init__.py``)
@@ -34,6 +35,11 @@ _MAX_HOPS = 4
 # building ...) is followed: networks nest blocks five or six deep
 # (generator > encoder > res-blocks > res-block > conv-block > norm).
 _MAX_NESTING = 12
+
+
+# Roots of imports a package's star import may bring besides its models:
+# calling one of them never gives a model on a device.
+_SAFE_IMPORTS = frozenset({"__future__", "torch", "numpy", "math", "os", "sys", "random", "collections", "functools"})
 
 
 class ProjectIndex:
@@ -796,12 +802,25 @@ class ProjectIndex:
         found = []
         folder = os.path.dirname(path)
         for name in summary.loaded_files:
-            writers = savers.get((folder, name), [])
+            writers = savers.get((folder, name), []) + self._pattern_writers(folder, name)
             for other, _cpu in writers:
                 self._note_read(other)
             if writers and all(cpu for _other, cpu in writers):
                 found.append(name)
         return tuple(found)
+
+    def _pattern_writers(self, folder: str, name: str) -> list[tuple[str, bool]]:
+        """The savers of ``folder`` whose file name, or ``name``, is a pattern
+        (``*_*.pkl``, from a formatted string) and that may write the file
+        ``name`` reads (``*_*_*_*.pkl``): each fills the patterns' fields with
+        a word and tries the other's (checkpoint_names.may_name_same)."""
+        assert self._savers is not None
+        out: list[tuple[str, bool]] = []
+        for (where, saved), writers in self._savers.items():
+            if where == folder and saved != name and ("*" in saved or "*" in name):
+                if checkpoint_names.may_name_same(saved, name):
+                    out.extend(writers)
+        return out
 
     def _switched_attrs(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
         """The attributes of ``path``'s plain classes that another module of
@@ -876,7 +895,34 @@ class ProjectIndex:
         if found is None or found[1]:
             return False  # not a module of the project, or a name in one
         defining = self.summary(found[0])
-        return defining is not None and defining.cpu_module
+        return defining is not None and (defining.cpu_module or self._cpu_package(found[0], defining))
+
+    def _cpu_package(self, path: str, defining: ModuleSummary) -> bool:
+        """``path`` only gathers other modules with star imports (a package's
+        ``from .vgg import *``, defining nothing of its own), and every name
+        they bring is a class or builder of the project that moves nothing,
+        or an import from torch, numpy or the standard library: whatever
+        ``getattr(models, name)`` (``models.__dict__[name]``) gives builds on the CPU."""
+        if defining.defines or not defining.stars:
+            return False
+        if any(target.partition(".")[0] != "__future__" for target in defining.imports.values()):
+            return False
+        exports = self._exports(path)
+        if not exports:
+            return False
+        for name, (kind, where) in exports.items():
+            if kind == "import":
+                if where.partition(".")[0] not in _SAFE_IMPORTS:
+                    return False
+                continue
+            holder = self.summary(where)
+            if holder is None or not (
+                self._cpu_class_of(where, holder, name)
+                or name in holder.cpu_builders
+                or self._foreign_cpu_builder(where, holder, name)
+            ):
+                return False
+        return True
 
     def _cpu_table(self, where: str, defining: ModuleSummary, names: list[str]) -> bool:
         """Every name a table of ``where`` holds is a class or builder of the
@@ -934,6 +980,12 @@ def called_name(site: CallSite) -> str:
     return site.callee.rpartition(".")[2].lstrip("*")
 
 
+def _written_word(name: str) -> str:
+    """What a module writing the file ``name`` names must spell: the name,
+    or for a pattern (``*_*.pkl``) its extension."""
+    return name if "*" not in name else "." + name.rsplit(".", 1)[-1]
+
+
 def needles_for(summaries) -> tuple[bytes, ...]:
     """Words a module's text must hold to call into the modules of
     ``summaries``: the name of one of their module-level functions (a call
@@ -944,7 +996,8 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     # A method that loads weights is called on instances: every module spelling it is read.
     names.update(n for s in summaries if s is not None for n in _loading_methods(s))
     # A checkpoint file it loads: a module writing it spells its name (_cpu_saved_files).
-    names.update(n for s in summaries if s is not None for n in s.loaded_files)
+    # A pattern (``*_*.pkl``) may be written under any name with its extension.
+    names.update(_written_word(n) for s in summaries if s is not None for n in s.loaded_files)
     # A method run on a model (``self.model.extract_feature(x)``): the
     # modules defining one say whether it is a forward (named_forwards).
     names.update(m for s in summaries if s is not None for m in model_methods(s.objects))

@@ -929,6 +929,11 @@ class _Walker:
             spelled = _dotted(node.args[0])
             if spelled and spelled.partition(".")[0] in self.bindings:
                 self._getattr_modules.add(spelled)
+        elif func.__class__ is ast.Subscript and _dict_of(func.value):  # type: ignore[attr-defined]
+            # ``models.__dict__[args.arch](...)``: ``getattr(models, args.arch)`` spelled otherwise.
+            spelled = _dotted(func.value.value)  # type: ignore[attr-defined]
+            if spelled and spelled.partition(".")[0] in self.bindings:
+                self._getattr_modules.add(spelled)
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _SAVE_LOAD:
             self._save_loads.append(func)
@@ -1515,3 +1520,8 @@ def _model_classes(tree: ast.Module, bindings: dict[str, str]) -> list[str]:
                 found.append(stmt.name)
                 break
     return found
+
+
+def _dict_of(node: ast.AST) -> bool:
+    """``X.__dict__``: the namespace of ``X`` (a module, for a lookup by name)."""
+    return isinstance(node, ast.Attribute) and node.attr == "__dict__"

@@ -11,6 +11,8 @@ transformed, ``v.cpu()``, a call of unknown effect) is not followed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 
@@ -98,3 +100,76 @@ def drawn_from(expr: cst.BaseExpression) -> cst.BaseExpression:
         if source is None:
             return inner
         expr = source
+
+
+def _items_iter(it: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``X`` of ``X.items()`` or ``list(X.items())``, else None."""
+    if (
+        isinstance(it, cst.Call)
+        and isinstance(it.func, cst.Name)
+        and it.func.value == "list"
+        and len(it.args) == 1
+        and it.args[0].keyword is None
+        and not it.args[0].star
+    ):
+        it = it.args[0].value
+    if (
+        isinstance(it, cst.Call)
+        and isinstance(it.func, cst.Attribute)
+        and it.func.attr.value == "items"
+        and not it.args
+    ):
+        return it.func.value
+    return None
+
+
+def loop_copies(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
+    """The dicts a loop over ``X.items()`` fills with ``X``'s own values,
+    each with ``X``: ``for k, v in ck["state_dict"].items(): d[k[7:]] = v``
+    gives ``("d", ck["state_dict"])``: ``d`` holds the very tensors of the
+    checkpoint, renamed (the statement-spelled comprehension). Stores in the
+    loop's body and in the ``if`` blocks inside it count; a stored value
+    other than the loop's own ``v`` is not followed."""
+    if loop.asynchronous is not None:
+        return []
+    target = loop.target
+    if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+        return []
+    value_name = target.elements[1].value
+    source = _items_iter(loop.iter)
+    if source is None or not isinstance(value_name, cst.Name):
+        return []
+    found: list[tuple[str, cst.BaseExpression]] = []
+    todo: list[cst.BaseSuite] = [loop.body]
+    while todo:
+        suite = todo.pop()
+        if isinstance(suite, cst.SimpleStatementSuite):  # ``for k, v in X.items(): d[k] = v``
+            _stores(suite.body, value_name.value, source, found)
+            continue
+        for stmt in suite.body:
+            if isinstance(stmt, cst.If):
+                todo.append(stmt.body)
+                orelse = stmt.orelse
+                while isinstance(orelse, cst.If):
+                    todo.append(orelse.body)
+                    orelse = orelse.orelse
+                if orelse is not None:
+                    todo.append(orelse.body)
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine):
+                _stores(stmt.body, value_name.value, source, found)
+    return found
+
+
+def _stores(
+    smalls: Sequence[cst.BaseSmallStatement],
+    value: str,
+    source: cst.BaseExpression,
+    found: list[tuple[str, cst.BaseExpression]],
+) -> None:
+    """Adds ``(d, source)`` for each ``d[...] = value`` of ``smalls``."""
+    for small in smalls:
+        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == value:
+            for t in small.targets:
+                if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name):
+                    found.append((t.target.value.value, source))

@@ -698,7 +698,15 @@ class _CpuModels(cst.CSTVisitor):
         return self.cpu_classes(func)
 
     def _cpu_getattr(self, value: cst.BaseExpression) -> bool:
-        """``getattr(p2ch14.model, name)`` of a module whose every class is built on the CPU."""
+        """``getattr(p2ch14.model, name)`` of a module whose every class is built on the CPU,
+        or the same lookup spelled ``models.__dict__[name]``."""
+        if (
+            isinstance(value, cst.Subscript)
+            and isinstance(value.value, cst.Attribute)
+            and value.value.attr.value == "__dict__"
+        ):
+            spelled = dotted_name(value.value.value)
+            return spelled is not None and self.cpu_module(spelled)
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "getattr"):
             return False
         if len(value.args) not in (2, 3) or any(a.keyword is not None or a.star for a in value.args):
