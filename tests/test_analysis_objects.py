@@ -509,3 +509,29 @@ def test_a_parameter_a_caller_fills_with_a_plain_object_has_no_kind():
     """
     assert kind_at(src, "ema_optimizer") is None
     assert kind_at(src, "optimizer") is Kind.OPTIMIZER
+
+
+FACTORIES = """
+import torch.nn as nn
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+def make_eval():
+    return Tower().eval()
+def make_train():
+    return Tower().train().cuda()
+def make_off():
+    return Tower().train(False)
+def make_flag(flag):
+    return Tower().train(flag)
+"""
+
+
+def test_a_factory_returning_a_module_switched_to_eval_is_not_fresh_in_train_mode():
+    facts = facts_of(FACTORIES)
+    fns = {s.name.value: s for s in facts.module.body if isinstance(s, cst.FunctionDef)}
+    assert facts.objects.fresh_factory(fns["make_train"])
+    assert not facts.objects.fresh_factory(fns["make_eval"])
+    assert not facts.objects.fresh_factory(fns["make_off"])
+    assert not facts.objects.fresh_factory(fns["make_flag"])
