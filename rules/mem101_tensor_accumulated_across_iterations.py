@@ -452,8 +452,59 @@ for x, y in loader:
 """,
             "a dict of losses rebuilt from numbers; a dict of counts",
         ),
+        Valid(
+            """\
+import torch
+def train(model, loader, criterion, optimizer):
+    train_loss = 0.0
+    for batch in loader:
+        loss_dict = criterion(model(batch["img"]), batch)
+        optimizer.zero_grad()
+        loss_dict["loss"].backward()
+        optimizer.step()
+        for key, value in loss_dict.items():
+            loss_dict[key] = value.item()
+        train_loss += loss_dict["loss"]
+    return train_loss
+""",
+            "every value of the dict replaced by a number in a loop over its own items (DBNet's trainer)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def train(model, loader, criterion, optimizer):
+    train_loss = 0.0
+    for batch in loader:
+        loss_dict = criterion(model(batch["img"]), batch)
+        optimizer.zero_grad()
+        loss_dict["loss"].backward()
+        optimizer.step()
+        for key, value in loss_dict.items():
+            if key == "loss":
+                continue
+            loss_dict[key] = value.item()
+        train_loss += loss_dict["loss"]
+    return train_loss
+""",
+            """\
+import torch
+def train(model, loader, criterion, optimizer):
+    train_loss = 0.0
+    for batch in loader:
+        loss_dict = criterion(model(batch["img"]), batch)
+        optimizer.zero_grad()
+        loss_dict["loss"].backward()
+        optimizer.step()
+        for key, value in loss_dict.items():
+            if key == "loss":
+                continue
+            loss_dict[key] = value.item()
+        train_loss += loss_dict["loss"].detach()
+    return train_loss
+""",
+        ),
         Invalid(
             """\
 import torch

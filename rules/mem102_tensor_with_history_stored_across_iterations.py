@@ -6,6 +6,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.containers import holds_entries, overwrites_one_slot
+from memlint.analysis.training.freed_steps import freed_in_step
 from memlint.fix.expr_edits import call_method
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -102,7 +103,10 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     Not reported: the outputs of a recurrent step (`frame, h = decoder(x,
     h)`) stored over a loop that counts steps (`range`) or runs `while` and
     trains nothing: the steps of one input, whose chained state keeps every
-    step's graph whatever the list holds.
+    step's graph whatever the list holds. Nor a value stored at a time step
+    of one batch (`for t in range(x.size(1))`) whose graph a `backward()`
+    of the same step, after the store, runs through and frees (pymarl's
+    per-step critic): the stored tensor keeps only its own storage.
 
     ## Fix safety
     Safe: `.detach()` shares storage with the original tensor and has the same
@@ -356,6 +360,10 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             return
         if loop is not None and self._recurrent_step(value, loop):
             return
+        if loop is not None and freed_in_step(
+            stmt, value, loop.node, scope, facts.bindings, facts.calls, facts.objects.is_model_call
+        ):
+            return  # a time step of one batch whose backward frees the stored graph (pymarl's COMA critic)
         fixable = (
             all(not isinstance(t, (cst.List, cst.Tuple)) for t in terms)
             and (whole_value or value is not terms[0])
@@ -803,6 +811,24 @@ class Ensemble(L.LightningModule):
             self.sample_preds.append(self._predict(x[i]))
 """,
             "Lightning: a per-sample list cleared within the step; validation_step runs under no_grad",
+        ),
+        Valid(
+            """\
+import torch as th
+class Learner:
+    def train_critic(self, batch, rewards, actions, bs):
+        q_vals = th.zeros(bs, rewards.size(1), self.n_actions)
+        for t in reversed(range(rewards.size(1))):
+            q_t = self.critic(batch, t)
+            q_vals[:, t] = q_t.view(bs, self.n_actions)
+            q_taken = th.gather(q_t, dim=1, index=actions[:, t]).squeeze(1)
+            loss = ((q_taken - rewards[:, t]) ** 2).sum()
+            self.critic_optimiser.zero_grad()
+            loss.backward()
+            self.critic_optimiser.step()
+        return q_vals
+""",
+            "pymarl's COMA critic: one step per time step of one batch, whose backward frees the stored graph",
         ),
     ]
     invalid = [

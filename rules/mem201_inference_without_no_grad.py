@@ -875,6 +875,31 @@ def encode_data(model, data_loader):
         Valid(
             """\
 import torch
+class AlignmentTrainer:
+    def train(self):
+        for epoch in range(self.epochs):
+            self._train_epoch(epoch)
+            with torch.no_grad():
+                val_dict = self._valid_epoch()
+class ContrastiveLossTrainer(AlignmentTrainer):
+    def _train_epoch(self, epoch):
+        for x in self.data_loader:
+            self.optimizer.zero_grad()
+            self.model(x).sum().backward()
+            self.optimizer.step()
+    def _valid_epoch(self):
+        self.model.eval()
+        hits = 0
+        for x, y in self.val_data_loader:
+            hits += (self.model(x).argmax(1) == y).sum().item()
+        return hits
+""",
+            "FCGF: the subclass's `_valid_epoch` runs only from the base class's `train`, which it inherits, "
+            "under no_grad",
+        ),
+        Valid(
+            """\
+import torch
 import torch.nn.functional as F
 from pointnet.model import PointNetCls
 classifier = PointNetCls(k=10)

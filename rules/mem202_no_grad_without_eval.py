@@ -26,7 +26,7 @@ class NoGradWithoutEval(Rule):
     switch before it was `model.train()` followed by training, or the model
     was built here and never switched to `model.eval()` (or comes from a
     factory of this module whose every return hands back a model it built
-    and never switched: `model = get_model(path)`; returns in the `else`
+    and never switched: `model = get_model(path)`, not `return Net().eval()`; returns in the `else`
     of, or after, `if torch.cuda.is_available(): return model.cuda()` run
     only on a machine without a GPU and are not read), or is an attribute
     a plain class builds (`self.G = Generator()`) that no code of the
@@ -742,6 +742,29 @@ with torch.no_grad():
 """,
             "TSM's self-test: a class that keeps the module it is handed, here an empty `nn.Sequential()`: "
             "no dropout, no batch norm, so eval() changes nothing",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.1)
+    def forward(self, x):
+        return self.drop(self.fc(x))
+def _make_tower():
+    return Tower().eval()
+def test_two_paths_agree():
+    for pool in ("eos", "mean"):
+        m = _make_tower()
+        with torch.no_grad():
+            new = m(torch.ones(2, 4))
+            old = m.forward(torch.ones(2, 4))
+        assert torch.equal(new, old)
+""",
+            "open_clip's tests: the factory hands back its model switched to eval (`Tower().eval()`)",
         ),
     ]
     invalid = [

@@ -282,3 +282,33 @@ def test_context_managers_of_the_project():
         d()
     """
     assert modes(src, "a()", "b()", "c()", "d()") == [OFF, ON, UNKNOWN, ON]
+
+
+INHERITED = """
+import torch
+class Base:
+    def train(self):
+        with torch.no_grad():
+            self._valid_epoch()
+class Trainer(Base):
+    def _valid_epoch(self):
+        return self.model(self.x)
+class Deeper(Trainer):
+    pass
+class Own(Base):
+    def train(self):
+        self._valid_epoch()
+    def _valid_epoch(self):
+        return self.model(self.x)
+"""
+
+
+def test_a_method_run_by_a_base_class_method_the_subclass_inherits_takes_its_mode():
+    facts = facts_of(INHERITED)
+    classes = {c.name.value: c for c in facts.module.body if isinstance(c, cst.ClassDef)}
+    trainer = facts.calls.methods[classes["Trainer"]]["_valid_epoch"]
+    own = facts.calls.methods[classes["Own"]]["_valid_epoch"]
+    assert facts.grad_mode.entry_mode(trainer) is OFF
+    # ``Own`` overrides ``train``: the base class's call never runs its method
+    assert facts.grad_mode.entry_mode(own) is ON
+    assert not facts.calls.inherited_sites.get(own)

@@ -326,3 +326,46 @@ def test_a_loss_unpacked_into_several_names_proves_only_the_first():
     call = find(facts.module, "use(loss, loss_items, whole)", cst.Call)
     got = [facts.history.value(a.value).h for a in call.args]
     assert got == [H.YES, H.MAYBE, H.YES]
+
+
+REPLACED = """
+import torch
+def train(model, loader, criterion, optimizer):
+    for batch in loader:
+        loss_dict = criterion(model(batch), batch)
+        loss_dict["loss"].backward()
+        for idx, (key, value) in enumerate(loss_dict.items()):
+            loss_dict[key] = value.item()
+            if key == "loss":
+                continue
+        after = loss_dict["loss"]
+"""
+
+
+def test_a_loop_replacing_every_value_of_a_dict_by_a_number_leaves_numbers():
+    assert h(REPLACED, 'loss_dict["loss"]', 1) is H.NO
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("enumerate(loss_dict.items())", "enumerate(list(loss_dict.items()))"),  # a copy: keys may be added
+        ("loss_dict.items()", "other.items()"),  # another dict's keys
+        ("            if key", "            if key == 'x':\n                break\n            if key"),
+        (
+            "            loss_dict[key] = value.item()\n",
+            "            if key:\n                continue\n            loss_dict[key] = value.item()\n",
+        ),  # a continue before the store skips keys
+        ("value.item()\n", "value.item()\n            loss_dict[key] = value\n"),  # stored again
+        ("value.item()\n", "value.item()\n            loss_dict.update(extra)\n"),
+        ("value.item()", "value * 2"),  # not a number
+        (
+            "            loss_dict[key] = value.item()\n",
+            "            if key:\n                loss_dict[key] = value.item()\n",
+        ),  # not every key
+    ],
+)
+def test_a_loop_that_may_leave_a_value_unreplaced_keeps_the_history(change):
+    src = REPLACED.replace(*change)
+    assert src != REPLACED
+    assert h(src, 'loss_dict["loss"]', 1) is H.YES

@@ -533,3 +533,29 @@ def test_a_part_of_a_model_named_for_one_is_a_module():
     assert kind_of(find(facts.module, "decoder", cst.Name)) is Kind.MODULE
     assert kind_of(find(facts.module, "self.net.fc", cst.Attribute)) is None
     assert kind_of(find(facts.module, "self.cfg.decoder", cst.Attribute)) is None
+
+
+FACTORIES = """
+import torch.nn as nn
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+def make_eval():
+    return Tower().eval()
+def make_train():
+    return Tower().train().cuda()
+def make_off():
+    return Tower().train(False)
+def make_flag(flag):
+    return Tower().train(flag)
+"""
+
+
+def test_a_factory_returning_a_module_switched_to_eval_is_not_fresh_in_train_mode():
+    facts = facts_of(FACTORIES)
+    fns = {s.name.value: s for s in facts.module.body if isinstance(s, cst.FunctionDef)}
+    assert facts.objects.fresh_factory(fns["make_train"])
+    assert not facts.objects.fresh_factory(fns["make_eval"])
+    assert not facts.objects.fresh_factory(fns["make_off"])
+    assert not facts.objects.fresh_factory(fns["make_flag"])

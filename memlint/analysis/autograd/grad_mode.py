@@ -418,7 +418,11 @@ class GradModeAnalysis:
             return GradMode.UNKNOWN
         self._busy.add(fn)
         try:
-            modes = {self.mode_at(call) for call in self.calls.call_sites.get(fn, ())}
+            # With ``self.<name>()`` calls of a base class's method that a
+            # subclass inherits (FCGF's ``AlignmentTrainer.train`` running a
+            # subclass's ``_valid_epoch`` under ``no_grad``).
+            sites = (*self.calls.call_sites.get(fn, ()), *self.calls.inherited_sites.get(fn, ()))
+            modes = {self.mode_at(call) for call in sites}
             if fn in self.calls.escapes and isinstance(self.calls.owner.get(fn), cst.FunctionDef):
                 # A closure handed out by its factory (``make_val_step_fn``
                 # returns ``perform_val_step_fn``): whoever receives it calls

@@ -38,6 +38,7 @@ import libcst as cst
 from memlint.analysis.autograd.backward_proof import BackwardProof
 from memlint.analysis.autograd.frozen import FrozenModules
 from memlint.analysis.autograd.grad_mode import GradMode, GradModeAnalysis
+from memlint.analysis.autograd.replaced_values import replacing_store
 from memlint.analysis.scope.bindings import Bindings, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.config_attrs import plain_number_attributes
@@ -447,6 +448,7 @@ class HistoryAnalysis:
         self._summaries: dict[tuple, Val] = {}
         self._busy: set[tuple] = set()
         self._returns: dict[cst.FunctionDef, Val] = {}
+        self._replacing: dict[cst.For, tuple[str, cst.Assign] | None] = {}
         # Each function body (and the module's) is walked when a query first
         # lands in it: most functions of a model file are never asked about.
         self._walked: set[int] = set()
@@ -607,6 +609,8 @@ class _Walker:
         self.generator = False
         self.depth = 0
         self.last_args: dict[cst.Call, list[Val]] = {}
+        # The stores of loops that replace every value of a dict: their last value.
+        self.stored: dict[cst.Assign, Val] = {}
         if isinstance(scope, cst.FunctionDef):
             for name in param_names(scope):
                 self.env[name] = (args or {}).get(name, MAYBE)
@@ -720,8 +724,12 @@ class _Walker:
                 self.env[k] = v
 
     def loop(self, stmt: cst.For | cst.While) -> None:
+        replaced = None
         if isinstance(stmt, cst.For):
             element = self._element_of(stmt.iter, self.ev(stmt.iter))
+            replaced = self._replacing_store(stmt)
+            if replaced is not None:
+                self.stored.pop(replaced[1], None)
         else:
             self.ev(stmt.test)
         self.depth += 1
@@ -740,10 +748,19 @@ class _Walker:
             self.statement(stmt.body)
             carried = self._joined([{}, self.env.undo(mark)], after_loop=i == len(passes) - 1)
         self._apply(carried)
+        if replaced is not None and self.stored.get(replaced[1], MAYBE).h is H.NO:
+            # ``for k, v in d.items(): d[k] = v.item()``: every value is now a number.
+            self.env[replaced[0]] = NO
         self.record = record
         self.depth -= 1
         if stmt.orelse is not None:
             self.statement(stmt.orelse.body)
+
+    def _replacing_store(self, stmt: cst.For) -> tuple[str, cst.Assign] | None:
+        memo = self.a._replacing
+        if stmt not in memo:
+            memo[stmt] = replacing_store(stmt) if isinstance(stmt.iter, (cst.Call, cst.Name, cst.Attribute)) else None
+        return memo[stmt]
 
     def _element_of(self, iterable: cst.BaseExpression, v: Val) -> Val:
         zipped = self._zipped(iterable)
@@ -783,6 +800,8 @@ class _Walker:
     def small(self, stmt: cst.BaseSmallStatement) -> None:
         if isinstance(stmt, cst.Assign):
             v = self.ev(stmt.value)
+            if isinstance(stmt.targets[0].target, cst.Subscript):
+                self.stored[stmt] = v
             for t in stmt.targets:
                 self.bind(t.target, self._loss_parts(stmt.value, t.target, v))
         elif isinstance(stmt, cst.AnnAssign):

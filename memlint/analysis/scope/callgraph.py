@@ -170,11 +170,15 @@ class CallGraph:
     def _resolve(self) -> None:
         self.call_sites: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
         self.callee: dict[cst.Call, cst.FunctionDef] = {}
+        self.inherited_sites: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
+        subclasses = self._subclasses()
         for call, scope in self._call_scope.items():
             target = self._lookup_call(call, scope)
             if target is not None:
                 self.callee[call] = target
                 self.call_sites[target].append(call)
+            if subclasses:
+                self._add_inherited(call, scope, target, subclasses)
         # A function passed around by name (callbacks, ``map(f, ...)``,
         # ``threading.Thread(target=f)``) has callers we cannot see.
         self.escapes: set[cst.FunctionDef] = set()
@@ -186,6 +190,60 @@ class CallGraph:
                 if fn.name is not name:
                     self.escapes.add(fn)
         del self._bare_refs
+
+    def _subclasses(self) -> dict[cst.ClassDef, list[cst.ClassDef]]:
+        """Each class of the module and the classes of the module that derive
+        from it, directly or not (bases spelled as bare names)."""
+        direct: dict[cst.ClassDef, list[cst.ClassDef]] = defaultdict(list)
+        for defs in self.classes.values():
+            for cls in defs:
+                for base in cls.bases:
+                    if isinstance(base.value, cst.Name):
+                        for parent in self.classes.get(base.value.value, ()):
+                            if parent is not cls:
+                                direct[parent].append(cls)
+        out: dict[cst.ClassDef, list[cst.ClassDef]] = {}
+        for cls in direct:
+            seen: list[cst.ClassDef] = []
+            todo = list(direct[cls])
+            while todo:
+                sub = todo.pop()
+                if sub not in seen and sub is not cls:
+                    seen.append(sub)
+                    todo.extend(direct.get(sub, ()))
+            out[cls] = seen
+        return out
+
+    def _add_inherited(
+        self,
+        call: cst.Call,
+        scope: Scope,
+        target: cst.FunctionDef | None,
+        subclasses: dict[cst.ClassDef, list[cst.ClassDef]],
+    ) -> None:
+        """``self._valid_epoch()`` in ``Base.train``: for a subclass that
+        inherits ``train`` and defines (or inherits from another class than
+        ``Base``) ``_valid_epoch``, this call runs that method: one of its
+        call sites, kept apart (``inherited_sites``) from the call's own
+        resolution, which names one function."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+            and isinstance(scope, cst.FunctionDef)
+        ):
+            return
+        caller = self.method_owner(scope)
+        cls = self.class_of.get(caller)  # type: ignore[arg-type]
+        if cls is None or caller is None:
+            return
+        for sub in subclasses.get(cls, ()):
+            if self.find_method(sub, caller.name.value) is not caller:
+                continue  # the subclass overrides the calling method
+            method = self.find_method(sub, func.attr.value)
+            if method is not None and method is not target and call not in self.inherited_sites[method]:
+                self.inherited_sites[method].append(call)
 
     def _visible(self, name: str, scope: Scope) -> list[cst.FunctionDef]:
         while True:

@@ -60,6 +60,20 @@ from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess
 # Calls that hand back the module where it is moved, mode unchanged; and
 # what loads weights into it: neither switches its mode (_factory_fresh).
 _MOVES_ONLY = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "requires_grad_", "to_empty"})
+
+
+def _keeps_train_mode(call: cst.Call) -> bool:
+    """A self-returning method that leaves a module in train mode: not
+    ``.eval()``, and ``.train()`` only with no argument or a literal ``True``."""
+    method = call.func.attr.value  # type: ignore[attr-defined]
+    if method == "eval":
+        return False
+    if method != "train" or not call.args:
+        return True
+    arg = call.args[0].value
+    return len(call.args) == 1 and isinstance(arg, cst.Name) and arg.value == "True"
+
+
 # Wrappers whose call returns what the wrapped model's forward returns.
 _MODEL_WRAPPERS = frozenset(
     {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel"}
@@ -781,6 +795,8 @@ class ObjectTable(cst.CSTVisitor):
             return False
         func = value.func
         if isinstance(func, cst.Attribute) and func.attr.value in _SELF_RETURNING:
+            if not _keeps_train_mode(value):
+                return False  # ``Net(cfg).eval()``: built, then switched to eval mode
             inner = func.value
             return dotted_name(inner) == spelled or self._fresh(inner, spelled, depth + 1, classes)
         if isinstance(func, cst.Name) and self._module_classes.get(func.value) is Kind.MODULE:
