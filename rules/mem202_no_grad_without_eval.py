@@ -5,9 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.autograd.grad_mode import GradMode
-from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.names import dotted_name, flat_targets
 from memlint.analysis.training.loops import is_eval_name
 from memlint.fix.statement_edits import statement
+from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.vocabulary.tokens import SAMPLE_FUNCTION_TOKENS, name_tokens
 
@@ -16,6 +17,45 @@ _SAMPLER_MESSAGE = (
     "`{fn}` runs `{model}` under no_grad while it is still in training mode: its dropout and batch-norm"
     " layers behave as in training on the sampled batch"
 )
+
+
+def _binds(node: cst.CSTNode, model: str) -> bool:
+    """Whether ``node`` assigns ``model`` or a name it hangs from (``m``,
+    ``self.net`` for ``self.net.encoder``)."""
+    binder = _Binder(model)
+    visit_fast(node, binder)
+    return binder.found
+
+
+class _Binder(cst.CSTVisitor):
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.found = False
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        for one in flat_targets(target):
+            name = dotted_name(one)
+            if name is not None and (self.model == name or self.model.startswith(name + ".")):
+                self.found = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._target(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._target(node.name)  # type: ignore[arg-type]
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._target(node.target)
 
 
 class NoGradWithoutEval(Rule):
@@ -171,10 +211,12 @@ class NoGradWithoutEval(Rule):
             return  # no dropout, no batch norm: both modes compute the same
         model = sorted(receivers)[0]  # type: ignore[type-var]
         fix = None
-        if len(receivers) == 1:
-            anchor = facts.grad_mode.disabling_context(node)
-            if anchor is None or loops.scope_of(anchor) is not info.scope:
-                anchor = node
+        anchor = facts.grad_mode.disabling_context(node)
+        if anchor is None or loops.scope_of(anchor) is not info.scope:
+            anchor = node
+        # A model bound inside the anchor (``for k in ...: m = make(); with
+        # torch.no_grad(): m(x)``) does not exist yet where the call would go.
+        if len(receivers) == 1 and not _binds(anchor, model):
             line = statement(f"{model}.eval()", self.context.module)
             line = line.with_changes(leading_lines=anchor.leading_lines)
             new = cst.FlattenSentinel([line, anchor.with_changes(leading_lines=[])])
@@ -886,6 +928,27 @@ for epoch in range(200):
             sample_images(i)
 """,
             None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.1)
+    def forward(self, x):
+        return self.drop(self.fc(x))
+def compare():
+    for k in range(3):
+        m = Tower()
+        with torch.no_grad():
+            a = m(torch.ones(2, 4))
+            b = m(torch.ones(2, 4))
+        assert torch.equal(a, b)
+""",
+            None,  # `m` is bound inside the loop: `m.eval()` before it would name nothing
         ),
         Invalid(
             """\
