@@ -216,7 +216,7 @@ class NoGradWithoutEval(Rule):
             anchor = node
         # A model bound inside the anchor (``for k in ...: m = make(); with
         # torch.no_grad(): m(x)``) does not exist yet where the call would go.
-        if len(receivers) == 1 and not _binds(anchor, model):
+        if len(receivers) == 1 and not _binds(anchor, model):  # type: ignore[arg-type]
             line = statement(f"{model}.eval()", self.context.module)
             line = line.with_changes(leading_lines=anchor.leading_lines)
             new = cst.FlattenSentinel([line, anchor.with_changes(leading_lines=[])])
