@@ -183,10 +183,14 @@ _ZERO_GRAD_TOKENS = ("zero_grad", ".grad = None", ".grad.zero_")
 _SPLIT_STEP_TOKENS = (*_ZERO_GRAD_TOKENS, "step(", "backward")
 
 
-def _calls_a_project_step(g: GateFacts) -> bool:
-    """An import that may name a project module: a function it brings may be
-    a step written there, called here directly or from a local function."""
-    return bool(g.project_imports)
+def _may_clear_gradients_here_or_through_the_project(g: GateFacts) -> bool:
+    """A ZERO_GRAD verb written here (the local gate), or a call handing
+    something to a function a project import brings: a step written there
+    is read at the call (training_verbs._project_call) and clears only what
+    the call hands over, so a call with no argument, or one under a head
+    that never names a project module (``np.stack(x)``: the summary keeps
+    no such call, ProjectView.step_sequences never holds it), clears nothing."""
+    return may_clear_gradients(g) or g.calls_project(with_args=True)
 
 
 _CARDS = (
@@ -280,7 +284,7 @@ _CARDS = (
         "zero-grad-discards-accumulation",
         "unsafe",
         _SPLIT_STEP_TOKENS,
-        lambda g: bool(g.idents & {"zero_grad", "grad"}) or _calls_a_project_step(g),
+        _may_clear_gradients_here_or_through_the_project,
         reads_project=True,
         local_gate=may_clear_gradients,
         project_matters=lambda view: bool(view.step_sequences),
@@ -292,7 +296,7 @@ _CARDS = (
         "zero-grad-between-backward-and-step",
         "unsafe",
         _SPLIT_STEP_TOKENS,
-        lambda g: bool(g.idents & {"zero_grad", "grad"}) or _calls_a_project_step(g),
+        _may_clear_gradients_here_or_through_the_project,
         reads_project=True,
         local_gate=may_clear_gradients,
         project_matters=lambda view: bool(view.step_sequences),

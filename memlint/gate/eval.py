@@ -23,9 +23,7 @@ from memlint.gate.syntax import (
     decorator_grad_context,
     grad_context,
     import_table,
-    in_spans,
     last_name,
-    line_spans,
     qualify,
 )
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
@@ -1065,39 +1063,4 @@ def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
                         and _innermost_function(functions, el) is fn
                     ):
                         return True
-    return False
-
-
-def compute_loop_calls_project(facts: GateFacts, torch_family: frozenset[str], with_args: bool) -> bool:
-    """A call inside a ``for``/``while`` loop of a name an import that may
-    name a project module binds (or, after such a ``*`` import, of any bare
-    name): loops.external_callee reads only such calls, by their spelling.
-    ``with_args``: the call hands something over (a switch of another
-    module reaches this file only through an argument)."""
-    names: set[str] = set()
-    star = False
-    for imp in facts._imports:
-        if isinstance(imp, ast.ImportFrom):
-            if not imp.level and (imp.module or "").split(".")[0] in torch_family:
-                continue
-            for alias in imp.names:
-                if alias.name == "*":
-                    star = True
-                else:
-                    names.add(alias.asname or alias.name)
-        else:
-            for alias in imp.names:
-                if alias.name.split(".")[0] not in torch_family:
-                    names.add(alias.asname or alias.name.split(".")[0])
-    if not names and not star:
-        return False
-    spans = line_spans(facts._loop_nodes)
-    for call in facts._calls:
-        if with_args and not (call.args or call.keywords):
-            continue
-        func = root = call.func
-        while type(root) is ast.Attribute:
-            root = root.value  # type: ignore[attr-defined]
-        if type(root) is ast.Name and (root.id in names or (star and func is root)) and in_spans(call, spans):  # type: ignore[attr-defined]
-            return True
     return False
