@@ -69,14 +69,26 @@ def _mem201_gate(g: GateFacts) -> bool:
 
 def _may_evaluate_a_project_object(g: GateFacts) -> bool:
     """MEM201's path through a typed project object (``_object_forward``):
-    a loop, an import that may name a project module, and its evidence of
-    evaluation: a function named for it holding a loop, a callee or
-    keyword named for it (``model.inference(x)``, ``evaluate=True``), or
-    a switch to eval (``trainer.eval()``, ``.train(False)``)."""
-    if not (g.loops and g.project_imports):
+    a loop and its evidence of evaluation: a function named for it holding
+    a loop, a callee or keyword named for it (``model.inference(x)``,
+    ``evaluate=True``), or a switch to eval (``trainer.eval()``,
+    ``.train(False)``). No import is asked for: a parameter is typed by its
+    call sites in other modules (``eval_policy(agent, env)`` called from
+    ``main.py`` with ``TD3()``), and its module need import nothing."""
+    if not g.loops:
         return False
     # ``trainer.eval()`` before ``trainer.gen_a.encode(x)``: an eval switch (eval_call).
     return g.eval_function_loops or g.asks_an_object_to_evaluate or g.eval_call
+
+
+def _may_run_a_named_forward(g: GateFacts) -> bool:
+    """MEM201's path through a method every project class defining it runs
+    a layer in (``self.model.extract_feature(x)``, ProjectView.forward_methods):
+    such a call is only one more forward, and every report but
+    ``_object_forward``'s (the path above) is of a batch loop, or of an
+    evaluation named or switched to eval (``_mem201_gate``'s batch_evidence:
+    what LoopInfo.is_batch_loop needs at least one of, none of it a forward)."""
+    return bool(g.loops and g.batch_evidence and g.calls_a_model_method)
 
 
 def _names_a_scheduler(g: GateFacts) -> bool:
@@ -225,7 +237,7 @@ _CARDS = (
         "inference-without-no-grad",
         "safe",
         TRAINING_CODE_TOKENS,
-        lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g) or (g.loops and g.calls_a_model_method),
+        lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g) or _may_run_a_named_forward(g),
         # Callers in other modules (project/): a helper that a caller elsewhere
         # runs under ``no_grad``, or backpropagates through, is not reported.
         reads_project=True,
