@@ -20,6 +20,7 @@ import memlint.lint.screen as screen
 import memlint.run.runner as runner
 from memlint.gate.cards import CARDS
 from memlint.gate.facts import GateFacts
+from memlint.gate.object_calls import may_evaluate_a_typed_object
 from memlint.gate.project_calls import project_bound
 from memlint.run.results import Settings
 
@@ -220,3 +221,31 @@ def test_mem201_a_named_forward_without_batch_evidence_waits_for_nothing():
     assert not CARDS["MEM201"].gate(facts(NAMED_FORWARD_NO_BATCH))
     batches = NAMED_FORWARD_NO_BATCH.replace("for layer in self.layers", "for batch in loader")
     assert CARDS["MEM201"].gate(facts(batches))
+
+
+# MEM201's typed-object path, call by call (gate/object_calls.py): a loop call
+# whose receiver object_types may type, with its evidence of evaluation.
+_LOOP_IN_EVAL = """\
+import torch
+from agents import make
+class Runner:
+    def evaluate(self, agent, texts):
+        for sample in texts:
+            {call}
+"""
+
+
+@pytest.mark.parametrize(
+    "call, waits",
+    [
+        ("sample.count('x')", False),  # a loop target: never a typed name
+        ("self.decoder(sample)", False),  # the object itself
+        ("self.a.b.act(sample)", False),  # no such receiver kept
+        ("agent.act(sample)", True),  # a parameter: typed by call sites
+        ("self.agent.act(sample)", True),  # typed through the class
+        ("policy = make()\n            policy.act(sample)", True),  # a name bound by ``=``
+        ("act = self.agent.act\n            act(sample)", True),  # a bound-method alias
+    ],
+)
+def test_mem201_typed_object_path_needs_a_receiver_object_types_may_type(call, waits):
+    assert may_evaluate_a_typed_object(facts(_LOOP_IN_EVAL.replace("{call}", call))) is waits

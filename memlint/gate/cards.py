@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from memlint.gate.grad_clears import may_clear_gradients
 from memlint.gate.moves import PER_CALL_METHODS
+from memlint.gate.object_calls import may_evaluate_a_typed_object
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
 from memlint.vocabulary.tokens import TRAINING_CODE_TOKENS, names_samples
@@ -78,7 +79,10 @@ def _may_evaluate_a_project_object(g: GateFacts) -> bool:
     if not g.loops:
         return False
     # ``trainer.eval()`` before ``trainer.gen_a.encode(x)``: an eval switch (eval_call).
-    return g.eval_function_loops or g.asks_an_object_to_evaluate or g.eval_call
+    if not (g.eval_function_loops or g.asks_an_object_to_evaluate or g.eval_call):
+        return False
+    # Then a loop call that may carry it (gate/object_calls.py).
+    return may_evaluate_a_typed_object(g)
 
 
 def _may_run_a_named_forward(g: GateFacts) -> bool:
