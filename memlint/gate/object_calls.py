@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from memlint.gate.eval import _innermost_function
+from memlint.gate.eval import innermost_function
 from memlint.gate.syntax import in_spans, line_spans
 from memlint.vocabulary.tokens import EVAL_FUNCTION_TOKENS, name_tokens
 
@@ -107,7 +107,7 @@ def may_evaluate_a_typed_object(facts: GateFacts) -> bool:
         depth = _depth(func.value)  # type: ignore[attr-defined]
         if depth > 1:
             continue  # ``self.a.b.m(x)``: object_types keeps no such receiver
-        fn = _innermost_function(facts._functions, call)
+        fn = innermost_function(facts._functions, call)
         method = fn is not None and _is_method(fn, facts)
         if not (root.id == "self" and depth == 1 and method):  # type: ignore[attr-defined]
             # ``self.agent.act(x)`` in a method is typed through the class; any
