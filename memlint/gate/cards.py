@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from memlint.gate.grad_clears import may_clear_gradients
 from memlint.gate.moves import PER_CALL_METHODS
+from memlint.gate.object_calls import may_evaluate_a_typed_object
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
 from memlint.vocabulary.tokens import TRAINING_CODE_TOKENS, names_samples
@@ -69,14 +70,29 @@ def _mem201_gate(g: GateFacts) -> bool:
 
 def _may_evaluate_a_project_object(g: GateFacts) -> bool:
     """MEM201's path through a typed project object (``_object_forward``):
-    a loop, an import that may name a project module, and its evidence of
-    evaluation: a function named for it holding a loop, a callee or
-    keyword named for it (``model.inference(x)``, ``evaluate=True``), or
-    a switch to eval (``trainer.eval()``, ``.train(False)``)."""
-    if not (g.loops and g.project_imports):
+    a loop and its evidence of evaluation: a function named for it holding
+    a loop, a callee or keyword named for it (``model.inference(x)``,
+    ``evaluate=True``), or a switch to eval (``trainer.eval()``,
+    ``.train(False)``). No import is asked for: a parameter is typed by its
+    call sites in other modules (``eval_policy(agent, env)`` called from
+    ``main.py`` with ``TD3()``), and its module need import nothing."""
+    if not g.loops:
         return False
     # ``trainer.eval()`` before ``trainer.gen_a.encode(x)``: an eval switch (eval_call).
-    return g.eval_function_loops or g.asks_an_object_to_evaluate or g.eval_call
+    if not (g.eval_function_loops or g.asks_an_object_to_evaluate or g.eval_call):
+        return False
+    # Then a loop call that may carry it (gate/object_calls.py).
+    return may_evaluate_a_typed_object(g)
+
+
+def _may_run_a_named_forward(g: GateFacts) -> bool:
+    """MEM201's path through a method every project class defining it runs
+    a layer in (``self.model.extract_feature(x)``, ProjectView.forward_methods):
+    such a call is only one more forward, and every report but
+    ``_object_forward``'s (the path above) is of a batch loop, or of an
+    evaluation named or switched to eval (``_mem201_gate``'s batch_evidence:
+    what LoopInfo.is_batch_loop needs at least one of, none of it a forward)."""
+    return bool(g.loops and g.batch_evidence and g.calls_a_model_method)
 
 
 def _names_a_scheduler(g: GateFacts) -> bool:
@@ -183,10 +199,14 @@ _ZERO_GRAD_TOKENS = ("zero_grad", ".grad = None", ".grad.zero_")
 _SPLIT_STEP_TOKENS = (*_ZERO_GRAD_TOKENS, "step(", "backward")
 
 
-def _calls_a_project_step(g: GateFacts) -> bool:
-    """An import that may name a project module: a function it brings may be
-    a step written there, called here directly or from a local function."""
-    return bool(g.project_imports)
+def _may_clear_gradients_here_or_through_the_project(g: GateFacts) -> bool:
+    """A ZERO_GRAD verb written here (the local gate), or a call handing
+    something to a function a project import brings: a step written there
+    is read at the call (training_verbs._project_call) and clears only what
+    the call hands over, so a call with no argument, or one under a head
+    that never names a project module (``np.stack(x)``: the summary keeps
+    no such call, ProjectView.step_sequences never holds it), clears nothing."""
+    return may_clear_gradients(g) or g.calls_project(with_args=True)
 
 
 _CARDS = (
@@ -221,7 +241,7 @@ _CARDS = (
         "inference-without-no-grad",
         "safe",
         TRAINING_CODE_TOKENS,
-        lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g) or (g.loops and g.calls_a_model_method),
+        lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g) or _may_run_a_named_forward(g),
         # Callers in other modules (project/): a helper that a caller elsewhere
         # runs under ``no_grad``, or backpropagates through, is not reported.
         reads_project=True,
@@ -280,7 +300,7 @@ _CARDS = (
         "zero-grad-discards-accumulation",
         "unsafe",
         _SPLIT_STEP_TOKENS,
-        lambda g: bool(g.idents & {"zero_grad", "grad"}) or _calls_a_project_step(g),
+        _may_clear_gradients_here_or_through_the_project,
         reads_project=True,
         local_gate=may_clear_gradients,
         project_matters=lambda view: bool(view.step_sequences),
@@ -292,7 +312,7 @@ _CARDS = (
         "zero-grad-between-backward-and-step",
         "unsafe",
         _SPLIT_STEP_TOKENS,
-        lambda g: bool(g.idents & {"zero_grad", "grad"}) or _calls_a_project_step(g),
+        _may_clear_gradients_here_or_through_the_project,
         reads_project=True,
         local_gate=may_clear_gradients,
         project_matters=lambda view: bool(view.step_sequences),

@@ -23,9 +23,7 @@ from memlint.gate.syntax import (
     decorator_grad_context,
     grad_context,
     import_table,
-    in_spans,
     last_name,
-    line_spans,
     qualify,
 )
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
@@ -981,7 +979,7 @@ def _moves_only(call: ast.AST) -> bool:
     return type(func) is ast.Attribute and func.attr in _SELF_RETURNING
 
 
-def _innermost_function(functions: list[ast.AST], node: ast.AST) -> ast.AST | None:
+def innermost_function(functions: list[ast.AST], node: ast.AST) -> ast.AST | None:
     """The innermost def whose span holds ``node`` (objects' ``_stack[-1]``
     for a statement: a class body inside a def binds in the def)."""
     pos = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
@@ -1002,7 +1000,7 @@ def _local_to(facts: GateFacts, target: ast.AST, statement: bool, scopes: set[in
     the def it decorates) and ``: T =`` stay wide."""
     if not statement or type(target) is not ast.Name:
         return False
-    fn = _innermost_function(facts._functions, target)
+    fn = innermost_function(facts._functions, target)
     return (0 if fn is None else id(fn)) not in scopes
 
 
@@ -1037,7 +1035,7 @@ def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
     if type(target) is not ast.Name:
         return False
     functions = facts._functions
-    fn = _innermost_function(functions, target)
+    fn = innermost_function(functions, target)
     if fn is None:
         return False
     name = target.id  # type: ignore[attr-defined]
@@ -1046,7 +1044,7 @@ def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
     for node in facts._assigns:
         for t in node.targets:
             if type(t) is ast.Name:
-                if t.id == name and not may_build(node.value, name) and _innermost_function(functions, t) is fn:  # type: ignore[attr-defined]
+                if t.id == name and not may_build(node.value, name) and innermost_function(functions, t) is fn:  # type: ignore[attr-defined]
                     return True
             elif type(t) in (ast.Tuple, ast.List):
                 # objects._bind: element by element where the value is a
@@ -1062,42 +1060,7 @@ def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
                         type(el) is ast.Name
                         and el.id == name  # type: ignore[attr-defined]
                         and (items is None or not may_build(items[k], name))
-                        and _innermost_function(functions, el) is fn
+                        and innermost_function(functions, el) is fn
                     ):
                         return True
-    return False
-
-
-def compute_loop_calls_project(facts: GateFacts, torch_family: frozenset[str], with_args: bool) -> bool:
-    """A call inside a ``for``/``while`` loop of a name an import that may
-    name a project module binds (or, after such a ``*`` import, of any bare
-    name): loops.external_callee reads only such calls, by their spelling.
-    ``with_args``: the call hands something over (a switch of another
-    module reaches this file only through an argument)."""
-    names: set[str] = set()
-    star = False
-    for imp in facts._imports:
-        if isinstance(imp, ast.ImportFrom):
-            if not imp.level and (imp.module or "").split(".")[0] in torch_family:
-                continue
-            for alias in imp.names:
-                if alias.name == "*":
-                    star = True
-                else:
-                    names.add(alias.asname or alias.name)
-        else:
-            for alias in imp.names:
-                if alias.name.split(".")[0] not in torch_family:
-                    names.add(alias.asname or alias.name.split(".")[0])
-    if not names and not star:
-        return False
-    spans = line_spans(facts._loop_nodes)
-    for call in facts._calls:
-        if with_args and not (call.args or call.keywords):
-            continue
-        func = root = call.func
-        while type(root) is ast.Attribute:
-            root = root.value  # type: ignore[attr-defined]
-        if type(root) is ast.Name and (root.id in names or (star and func is root)) and in_spans(call, spans):  # type: ignore[attr-defined]
-            return True
     return False

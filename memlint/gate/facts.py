@@ -31,7 +31,6 @@ from memlint.gate.eval import (
     bind_names,
     compute_builds_module,
     compute_evaluates_with_grad,
-    compute_loop_calls_project,
     compute_loop_may_run_without_grad,
     compute_read_for_a_loop_without_grad,
     compute_sampler_runs_a_model,
@@ -43,6 +42,7 @@ from memlint.gate.inplace import (
 )
 from memlint.gate.loops import LoopSites, loop_sites
 from memlint.gate.moves import constant_move_in_method
+from memlint.gate.project_calls import calls_project
 from memlint.gate.sched_steps import object_method_in_a_loop, short_receiver, steps_in_a_loop
 from memlint.gate.syntax import (
     BACKWARD,
@@ -405,10 +405,15 @@ class GateFacts:
 
     def loop_calls_project(self, with_args: bool) -> bool:
         """A loop calls a function an import that may name a project module
-        brings (eval.compute_loop_calls_project): MEM203 reads the switches
+        brings (project_calls.calls_project): MEM203 reads the switches
         and training of such functions only. Computed per ask (MEM203, after
         its cheaper conditions)."""
-        return compute_loop_calls_project(self, _TORCH_FAMILY, with_args)
+        return calls_project(self, with_args, in_loops=True)
+
+    def calls_project(self, with_args: bool) -> bool:
+        """A call anywhere of such a function (MEM301/MEM303: a step written
+        in another module, read at the call, may clear the gradients)."""
+        return calls_project(self, with_args, in_loops=False)
 
     @property
     def sampler_def(self) -> bool:
