@@ -111,11 +111,7 @@ class LoadWithoutMapLocation(Rule):
     name in the project builds on the CPU (a class whose `__init__` takes
     `**kwargs` and never reads them counts; a project function returning a
     fresh torch.nn layer built from constants, `return nn.Linear(10, 2)`,
-    is such a builder in other modules; or, whatever builds it, a model the
-    function binds from a call, does not move before the load and moves
-    after it, outside any loop around the load: `model = Model(cfg);
-    model.load_state_dict(torch.load(p)); model.to(device)` is the load on
-    the CPU that the move after it shows); `self` in the
+    is such a builder in other modules); `self` in the
     `__init__` of a class that moves nothing (bases included), a model under
     construction; `self` in a method named for loading (`load_pretrained_model`)
     whose every use in the project is a call on a model just built so;
