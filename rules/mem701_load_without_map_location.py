@@ -383,26 +383,6 @@ class LoadWithoutMapLocation(Rule):
         assert isinstance(call.func, cst.Attribute)
         return self._placed_before(call.func.value, call)
 
-    def _moved_only_after(self, call: cst.Call) -> bool:
-        """The model ``call`` loads into is a name this scope built by a call
-        (``model = Model(cfg)``, whatever ``Model`` is), not moved or built on
-        a device before the load, and moved after it, outside any loop around
-        the load (``model.load_state_dict(torch.load(p)); model.to(device)``):
-        build, load, then move is how a model is loaded on the CPU, and a
-        constructor that had placed it already would leave nothing to move."""
-        assert isinstance(call.func, cst.Attribute)
-        receiver = call.func.value
-        if not isinstance(receiver, cst.Name) or self._placed_before(receiver, call):
-            return False
-        scope = self.parent(call)
-        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
-            scope = self.parent(scope)
-        if scope is None:
-            return False
-        after = _MovedAfter(receiver.value, call, scope)
-        visit_fast(scope, after)
-        return after.built and after.moved and not after.looped
-
     def _placed_before(self, value: cst.BaseExpression, call: cst.CSTNode) -> bool:
         """``value`` (a model) was moved to a device before ``call`` in the
         same function, or in ``__init__`` for an attribute of ``self``; or
@@ -441,7 +421,7 @@ class LoadWithoutMapLocation(Rule):
             return
         arg = _state_dict_arg(node, self.facts.objects)
         if arg is not None:
-            if self.facts.checkpoints.into_cpu_model(node) or self._moved_only_after(node):
+            if self.facts.checkpoints.into_cpu_model(node):
                 return  # the model is still on the CPU: it is not doubled on a GPU
             fed = self._fed(arg.value, node)
             moved = any(drawn for _load, drawn in fed) and self._moved_before(node)
@@ -484,7 +464,7 @@ class LoadWithoutMapLocation(Rule):
             target_call = self.parent(outer)
             if not isinstance(target_call, cst.Call) or _state_dict_arg(target_call, self.facts.objects) is not outer:
                 return
-            if self.facts.checkpoints.into_cpu_model(target_call) or self._moved_only_after(target_call):
+            if self.facts.checkpoints.into_cpu_model(target_call):
                 return  # the model is still on the CPU: it is not doubled on a GPU
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
             if wrapped:
@@ -821,26 +801,6 @@ def evaluate(net, save_pth):
     net.load_state_dict(torch.load(save_pth))
 """,
             "the module saves its checkpoint after a bare `net.cpu()`, whichever branch of the conditional state dict runs: CPU tensors",
-        ),
-        Valid(
-            """\
-import torch
-from model import load_model
-def extract(config, device):
-    Model = load_model(config.model)
-    model = Model(1, config.n_out, D=3)
-    checkpoint = torch.load(config.weights)
-    model.load_state_dict(checkpoint["state_dict"])
-    model = model.to(device)
-    model.eval()
-    return model
-def resume(cfg, path):
-    model = get_pose_net(cfg)
-    model.load_state_dict(torch.load(path))
-    model = torch.nn.DataParallel(model).cuda()
-""",
-            "built here by a constructor memlint cannot read, loaded, then moved: build, load, move is a load on the CPU "
-            "(a constructor that had placed the model would leave nothing to move)",
         ),
         Valid(
             """\
@@ -1577,7 +1537,7 @@ def get_pose_net(cfg, **kwargs):
 def main(cfg):
     model = get_pose_net(cfg)
     model.load_state_dict(torch.load(cfg.model_file))
-    return model
+    model = torch.nn.DataParallel(model).cuda()
 """,
             """\
 import torch
@@ -1592,45 +1552,7 @@ def get_pose_net(cfg, **kwargs):
 def main(cfg):
     model = get_pose_net(cfg)
     model.load_state_dict(torch.load(cfg.model_file, map_location="cpu"))
-    return model
-""",
-        ),
-        Invalid(
-            """\
-import torch
-def reload(paths, name):
-    Model = lookup(name)
-    model = Model(3)
-    for path in paths:
-        model.load_state_dict(torch.load(path))
-        model.cuda()
-""",
-            """\
-import torch
-def reload(paths, name):
-    Model = lookup(name)
-    model = Model(3)
-    for path in paths:
-        model.load_state_dict(torch.load(path, map_location="cpu"))
-        model.cuda()
-""",
-        ),
-        Invalid(
-            """\
-import torch
-def resume(path, name):
-    Model = lookup(name)
-    model = Model(3).cuda()
-    model.load_state_dict(torch.load(path))
-    model = model.to("cuda:1")
-""",
-            """\
-import torch
-def resume(path, name):
-    Model = lookup(name)
-    model = Model(3).cuda()
-    model.load_state_dict(torch.load(path, map_location="cpu"))
-    model = model.to("cuda:1")
+    model = torch.nn.DataParallel(model).cuda()
 """,
         ),
         Invalid(
@@ -2333,47 +2255,6 @@ class _Moves(cst.CSTVisitor):
         if self.items and isinstance(moved, cst.Subscript):
             return dotted_name(moved.value) == self.receiver
         return dotted_name(moved) == self.receiver
-
-
-class _MovedAfter(cst.CSTVisitor):
-    """In source order: whether ``receiver`` was last bound before ``load``
-    from a call, whether ``load`` sits in a loop of the scope, and whether
-    ``receiver`` is moved to a device (``.cuda()``, ``.to(device)``, or a
-    value holding such a call assigned to it) after ``load``."""
-
-    def __init__(self, receiver: str, load: cst.CSTNode, scope: cst.CSTNode) -> None:
-        self.receiver = receiver
-        self.load = load
-        self.scope = scope
-        self.built = False
-        self.moved = False
-        self.looped = False
-        self._after = False
-        self._loops = 0
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if node is self.load:
-            self._after = True
-            self.looped = self._loops > 0
-            return False
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not self.scope:
-            return False  # another scope: its names are its own
-        if isinstance(node, (cst.For, cst.While)):
-            self._loops += 1
-        if isinstance(node, cst.Assign) and any(dotted_name(t.target) == self.receiver for t in node.targets):
-            found = _AnyMove()
-            visit_fast(node.value, found)
-            if self._after:
-                self.moved = self.moved or found.found
-            else:
-                self.built = isinstance(node.value, cst.Call) and not found.found
-        elif self._after and isinstance(node, cst.Call) and _is_move(node):
-            self.moved = self.moved or dotted_name(node.func.value) == self.receiver  # type: ignore[attr-defined]
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, (cst.For, cst.While)):
-            self._loops -= 1
 
 
 class _AnyMove(cst.CSTVisitor):
