@@ -8,7 +8,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
-from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies
+from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -163,7 +163,9 @@ class LoadWithoutMapLocation(Rule):
     returning `DataParallel(net).cuda()`, handed no literal `False`/`None`/`0`;
     a move under `if cuda:` with `cuda=False` by default does not count); a
     model not known to be on a device keeps it silent. A pickled module's `ck["model"].state_dict()`
-    holds the loaded tensors too.
+    holds the loaded tensors too; drawn so, it is reported only into a model
+    moved to a device before the load (the pickled module's place says
+    nothing of the model it is loaded into).
     So is a load a function of this file returns (`return torch.load(f)`,
     or a name bound only to such a load) when a caller in this file feeds
     that return value to `load_state_dict` of a model not known to be on
@@ -317,7 +319,9 @@ class LoadWithoutMapLocation(Rule):
         torch.load(p)`` are not drawn, ``{k: v for k, v in sd.items()}`` is."""
         source = key_source(expr)
         if isinstance(source, cst.Name):
-            return self._reaching_marked(source.value, use) if self._frames[-1].get(source.value) else []
+            marked = self._reaching_marked(source.value, use) if self._frames[-1].get(source.value) else []
+            # A pickled module's ``.state_dict()``: drawn, reported only into a model moved before.
+            return [(load, True) for load, _ in marked] if through_module(expr) else marked
         return [(load, True) for load in self._drawn_loads(source, use)]
 
     def _updated(self, call: cst.Call) -> None:
@@ -612,6 +616,20 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 2)
+    def initialize_with(self, path):
+        srresnet = torch.load(path)["model"]
+        self.net.load_state_dict(srresnet.state_dict())
+""",
+            "a pickled module's state dict loaded into a part of a model not moved anywhere before: it may be on the CPU",
+        ),
         Valid(
             """\
 import torch

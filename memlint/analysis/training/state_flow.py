@@ -31,6 +31,22 @@ def key_source(expr: cst.BaseExpression) -> cst.BaseExpression:
             return expr
 
 
+def through_module(expr: cst.BaseExpression) -> bool:
+    """``key_source`` passes a ``.state_dict()`` on its way: the load held a
+    pickled module (``ck["model"].state_dict()``), whose place at the load
+    says nothing of the model it is loaded into."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif _is_state_dict(expr):
+            return True
+        elif is_get(expr):
+            assert isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+            expr = expr.func.value
+        else:
+            return False
+
+
 def _is_state_dict(expr: cst.BaseExpression) -> bool:
     """``x.state_dict()``, no argument."""
     return (
