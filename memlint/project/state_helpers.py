@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 
+from memlint.project.arg_modes import dotted
 from memlint.project.state_feeds import is_device_move
 
 # Methods that return the module they are called on, where it is.
@@ -82,7 +83,7 @@ def state_params(
                 lost.add(arg.id)  # handed to a call: it may come back moved
         if not isinstance(func, ast.Attribute):
             continue
-        receiver = _dotted(func.value)
+        receiver = dotted(func.value)
         if is_device_move(call):
             if receiver:
                 placed.add(receiver)
@@ -139,7 +140,7 @@ def returns_on_device(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
                     placed.add(node.targets[0].id)  # on some path: kept through later rebinds
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            receiver = _dotted(node.func.value)
+            receiver = dotted(node.func.value)
             if is_device_move(node):
                 placed.add(receiver)
             elif node.func.attr in ("cpu", "to"):
@@ -241,9 +242,9 @@ def _on_device(value: ast.expr, placed: set[str], gpu_functions: frozenset[str])
     if isinstance(func, ast.Name) and func.id in gpu_functions:
         return True
     if isinstance(func, ast.Attribute) and func.attr in _KEEPS:
-        return _placed(_dotted(func.value), placed)
-    if _dotted(func).rpartition(".")[2] in _WRAPPERS and value.args:
-        return _placed(_dotted(value.args[0]), placed)
+        return _placed(dotted(func.value), placed)
+    if dotted(func).rpartition(".")[2] in _WRAPPERS and value.args:
+        return _placed(dotted(value.args[0]), placed)
     return False
 
 
@@ -253,14 +254,3 @@ def _placed(name: str, placed: set[str]) -> bool:
             return True
         name = name.rpartition(".")[0]
     return False
-
-
-def _dotted(node: ast.AST | None) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))

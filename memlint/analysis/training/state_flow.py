@@ -86,24 +86,7 @@ def items_source(comp: cst.BaseExpression) -> cst.BaseExpression | None:
         return None
     if comp.value.value != value_name.value:
         return None
-    it = loop.iter
-    if (
-        isinstance(it, cst.Call)
-        and isinstance(it.func, cst.Name)
-        and it.func.value == "list"
-        and len(it.args) == 1
-        and it.args[0].keyword is None
-        and not it.args[0].star
-    ):
-        it = it.args[0].value
-    if (
-        isinstance(it, cst.Call)
-        and isinstance(it.func, cst.Attribute)
-        and it.func.attr.value == "items"
-        and not it.args
-    ):
-        return it.func.value
-    return None
+    return _items_iter(loop.iter)
 
 
 def drawn_from(expr: cst.BaseExpression) -> cst.BaseExpression:
