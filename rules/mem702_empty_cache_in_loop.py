@@ -184,6 +184,20 @@ class EmptyCacheInLoop(Rule):
         Valid(
             """\
 import torch
+def train(model, optimizer, scheduler, loader, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            model(x).sum().backward()
+            optimizer.step()
+        scheduler.step()
+        torch.cuda.empty_cache()
+""",
+            "the optimizer steps inside the batch loop and only the scheduler after it: an epoch loop",
+        ),
+        Valid(
+            """\
+import torch
 
 
 def validate(model, val_loader):
@@ -371,6 +385,35 @@ def run(model, train_loader, val_loader, optimizer, rounds):
         ),
     ]
     invalid = [
+        # Gradient accumulation: the inner loop backpropagates micro-batches,
+        # the outer one steps the optimizer once per iteration: a step loop.
+        Invalid(
+            """\
+import torch
+def train_epoch(model, optimizer, loader, iter_size):
+    data_iter = iter(loader)
+    for step in range(len(loader) // iter_size):
+        optimizer.zero_grad()
+        for i in range(iter_size):
+            x, y = next(data_iter)
+            loss = model(x).sum() / iter_size
+            loss.backward()
+        optimizer.step()
+        torch.cuda.empty_cache()
+""",
+            """\
+import torch
+def train_epoch(model, optimizer, loader, iter_size):
+    data_iter = iter(loader)
+    for step in range(len(loader) // iter_size):
+        optimizer.zero_grad()
+        for i in range(iter_size):
+            x, y = next(data_iter)
+            loss = model(x).sum() / iter_size
+            loss.backward()
+        optimizer.step()
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -284,6 +284,31 @@ def test_outer_loop_ignores_a_pass_run_every_n_steps():
     assert [facts.loops.outer_loop(l) for l in loops] == [False, False, True]
 
 
+def test_outer_loop_is_a_step_loop_when_its_inner_loop_accumulates():
+    """An inner loop that backpropagates micro-batches and steps nothing,
+    followed by the optimizer's step: each outer iteration is one training
+    step. An inner loop that steps, or an outer loop that steps only a
+    scheduler, keeps the outer loop an epoch loop."""
+    src = """
+    import torch
+    def accumulate(model, opt, it, n, k):
+        for step in range(n):
+            for i in range(k):
+                x, y = next(it)
+                model(x).sum().backward()
+            opt.step()
+    def epochs(model, opt, sched, loader, n):
+        for epoch in range(n):
+            for x, y in loader:
+                model(x).sum().backward()
+                opt.step()
+            sched.step()
+    """
+    facts, loops = loop_infos(src)
+    outer = [facts.loops.outer_loop(l) for l in loops if l.parent is None]
+    assert outer == [False, True]
+
+
 def test_name_tokens_split_one_word_data_names():
     from memlint.vocabulary.tokens import name_tokens
 

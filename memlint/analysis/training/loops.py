@@ -660,8 +660,18 @@ class LoopAnalysis(cst.CSTVisitor):
             return True
         for other in self.scope_loops(info.scope):
             if other is not info and other.is_batch_loop and info.contains(other.start):
-                return True
+                if not self._accumulates_for(other, info):
+                    return True
         return any(self._runs_batch_loop(f, frozenset()) for f in self._unthrottled_callees(info))
+
+    def _accumulates_for(self, inner: LoopInfo, outer: LoopInfo) -> bool:
+        """``inner`` backpropagates micro-batches and steps no optimizer, and
+        ``outer`` steps one after it (``for i in range(iter_size): ...
+        loss.backward()`` then ``optimizer.step()``): an iteration of
+        ``outer`` is one training step, not a pass over the data."""
+        if not inner.backward_calls or inner.step_calls:
+            return False
+        return any(not inner.contains(self.pos(step)) for step in outer.step_calls)
 
     def _unthrottled_callees(self, info: LoopInfo) -> set[cst.FunctionDef]:
         """``info.callees`` less those it calls only under a periodic test
