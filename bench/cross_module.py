@@ -13,7 +13,8 @@
     python bench/cross_module.py --batch seventh --mirror /work/.mirror # the seventh batch
     python bench/cross_module.py --batch eighth --mirror /work/.mirror  # the eighth batch
     python bench/cross_module.py --batch ninth --mirror /work/.mirror   # the ninth batch
-    python bench/cross_module.py --batch tenth --mirror /work/.mirror   # the tenth batch, labelled last
+    python bench/cross_module.py --batch tenth --mirror /work/.mirror   # the tenth batch
+    python bench/cross_module.py --batch eleventh --mirror /work/.mirror # the eleventh batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -160,6 +161,17 @@ BATCHES = {
         HERE / "manifest_tenth.tsv",
         HERE / "reviewed_after_tenth.tsv",
         BENCH / ".corpora" / "cross_module_tenth",
+    ),
+    # "eleventh": labelled after the first ten had been used to tune memlint;
+    # famous research code in fields none of them covers (re-identification,
+    # crowd counting, lanes, trajectories, captioning, speech enhancement,
+    # retrieval, molecules, proteins, weather, ODEs, pose, landmarks, optical
+    # flow, LLM adapters, offline RL, speaker verification, lip sync,
+    # restoration, music), each project's torch pin read before labelling.
+    "eleventh": (
+        HERE / "manifest_eleventh.tsv",
+        HERE / "reviewed_after_eleventh.tsv",
+        BENCH / ".corpora" / "cross_module_eleventh",
     ),
 }
 

@@ -265,7 +265,9 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     assert len({first[2], unseen[2], fresh[2], fourth[2], fifth[2], sixth[2], seventh[2], eighth[2], ninth[2]}) == 9
     tenth = cm.batch_paths("tenth", None, None, None)
     assert tenth[0].name == "manifest_tenth.tsv" and tenth[1].name == "reviewed_after_tenth.tsv"
-    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 10
+    eleventh = cm.batch_paths("eleventh", None, None, None)
+    assert eleventh[0].name == "manifest_eleventh.tsv" and eleventh[1].name == "reviewed_after_eleventh.tsv"
+    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 11
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -341,7 +343,7 @@ def test_fourth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_
 
 # The batches in the order they were labelled: each exists because the ones
 # before it were used to tune memlint.
-_ORDER = ("first", "unseen", "fresh", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+_ORDER = ("first", "unseen", "fresh", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh")
 # The size each batch was asked for: projects, positives, negatives,
 # cross-module instances, cross-module positives.
 _SIZES = {
@@ -354,6 +356,11 @@ _SIZES = {
     # positives cross-module was asked but not reached (13 of 45, see the
     # README's tenth section), so the floor is what was labelled
     "tenth": (20, 40, 100, 30, 12),
+    # asked for ~22 projects, ~40 positives, ~100 negatives, 40 % of the
+    # positives cross-module; famous research code turned out cleaner than
+    # asked for (36 positives, 13 of them cross-module, see the README's
+    # eleventh section), so the floor is what was labelled
+    "eleventh": (22, 36, 100, 40, 13),
 }
 
 
