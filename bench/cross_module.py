@@ -463,6 +463,9 @@ _UNREADABLE_FILE = re.compile(
     r"|not valid UTF-8|cannot decode as |binary file)"
 )
 _NOT_CHECKED = re.compile(r"^\d+ files? could not be checked")
+# Python's own parser warns on stderr about source it still accepts (an
+# "invalid decimal literal" such as `1if`); the file is checked all the same.
+_PARSER_WARNING = re.compile(r"^<unknown>:\d+: SyntaxWarning: ")
 
 
 def unparsable_files(stderr: str) -> list[str] | None:
@@ -477,7 +480,7 @@ def unparsable_files(stderr: str) -> list[str] | None:
     files = []
     for line in stderr.splitlines():
         line = line.strip()
-        if not line or _NOT_CHECKED.match(line):
+        if not line or _NOT_CHECKED.match(line) or _PARSER_WARNING.match(line):
             continue
         match = _UNREADABLE_FILE.match(line)
         if match is None:

@@ -425,4 +425,8 @@ def test_only_files_python_cannot_read_count_as_a_partly_checked_tree():
     assert cm.unparsable_files(stderr + codec) == ["/t/a.py", "/t/m.py"]
     assert cm.unparsable_files("memlint: error: /t/b.py: permission denied\n") is None
     assert cm.unparsable_files("memlint: error: no such option --frob\n") is None
+    # LLaMA-Adapter's vendored tree-sitter examples: Python warns, memlint skips two files
+    warned = "<unknown>:175: SyntaxWarning: invalid decimal literal\n" + stderr
+    assert cm.unparsable_files(warned) == ["/t/a.py"]
+    assert cm.unparsable_files("<unknown>:175: SyntaxWarning: invalid decimal literal\n") is None
     assert cm.unparsable_files("") is None
