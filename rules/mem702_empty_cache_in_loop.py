@@ -7,6 +7,7 @@ import libcst as cst
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import is_emptiness_test
 from memlint.analysis.training.retry_loops import retries_on_oom
+from memlint.analysis.training.step_loops import steps_each_iteration
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
@@ -118,7 +119,9 @@ class EmptyCacheInLoop(Rule):
     catching an OOM), a `finally` block, or under an `if` (throttled by a step
     counter; the `else` of an emptiness test such as `if num_gt == 0:` is
     the ordinary path and is not a guard) are left alone, and so are calls right after a `del` or
-    `gc.collect()` in the same block (memory was just released on purpose)
+    `gc.collect()` in the same block (memory was just released on purpose),
+    unless the loop's own body steps the optimizer (each iteration is one
+    training step, and what was released is that step's garbage),
     and loops whose iterations each run a whole training or evaluation:
     epochs, folds, models, checkpoints, configurations, seeds (a validation
     pass called only every N steps, `if step % N == 0: validate()`, does not
@@ -172,8 +175,11 @@ class EmptyCacheInLoop(Rule):
         if not loop.is_batch_loop and _runs_handed_callable(loop.scope, loop.node.body):
             return  # a loop over no data running a callable handed in: what it runs is not known
         block = self.parent(node)
-        if self.facts.blocks.any_before(node, _frees):
-            return  # ``del model; gc.collect(); empty_cache()``: the cache now holds what was freed
+        if self.facts.blocks.any_before(node, _frees) and not steps_each_iteration(loops, loop):
+            # ``del model; gc.collect(); empty_cache()`` once per model: the cache
+            # now holds what was freed. In a loop that steps the optimizer on
+            # every iteration, what was freed is one step's garbage.
+            return
         if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
             replacement = node.with_changes(body=[cst.Pass()])
         else:
@@ -181,6 +187,31 @@ class EmptyCacheInLoop(Rule):
         self.report(stmt, fix=Fix("Remove `torch.cuda.empty_cache()` from the loop", ((node, replacement),)))
 
     valid = [
+        Valid(
+            """\
+import gc
+import torch
+@torch.no_grad()
+def predict_all(model, paths, load, save):
+    for path in paths:
+        out = model(load(path))
+        save(out)
+        del out
+        gc.collect()
+        torch.cuda.empty_cache()
+def fine_tune_each(make_model, tasks, optimizer_for):
+    for task in tasks:
+        model = make_model()
+        optimizer = optimizer_for(model)
+        for x, y in task.loader:
+            model(x).sum().backward()
+            optimizer.step()
+        del model, optimizer
+        gc.collect()
+        torch.cuda.empty_cache()
+""",
+            "after a del and gc.collect() in a loop whose own body steps no optimizer (one per input, one per task)",
+        ),
         Valid(
             """\
 import torch
@@ -385,6 +416,30 @@ def run(model, train_loader, val_loader, optimizer, rounds):
         ),
     ]
     invalid = [
+        # ``gc.collect()`` first does not make a step loop's call deliberate.
+        Invalid(
+            """\
+import gc
+import torch
+def train_epoch(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+        gc.collect()
+        torch.cuda.empty_cache()
+""",
+            """\
+import gc
+import torch
+def train_epoch(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+        gc.collect()
+""",
+        ),
         # Gradient accumulation: the inner loop backpropagates micro-batches,
         # the outer one steps the optimizer once per iteration: a step loop.
         Invalid(

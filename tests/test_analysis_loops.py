@@ -494,3 +494,30 @@ def test_mode_events_of_a_helper_follow_a_literal_flag():
     run = next(fn for fn in facts.calls.functions if fn.name.value == "run")
     kinds = [e.kind for e in facts.loops.mode_events(run)]
     assert kinds == ["eval", "train", "train", "eval", "train", "eval"]
+
+
+def test_steps_each_iteration_only_for_a_step_in_the_loops_own_body():
+    """The step of an inner loop (an epoch loop over batches) does not make
+    the outer loop step each iteration; a step after an accumulation loop
+    does, and so does a step in a batch loop's body."""
+    from memlint.analysis.training.step_loops import steps_each_iteration
+
+    src = """
+    import torch
+    def accumulate(model, opt, it, n, k):
+        for step in range(n):
+            for i in range(k):
+                x, y = next(it)
+                model(x).sum().backward()
+            opt.step()
+    def epochs(model, opt, loader, n):
+        for epoch in range(n):
+            for x, y in loader:
+                model(x).sum().backward()
+                opt.step()
+    def predict(model, paths):
+        for p in paths:
+            model(p)
+    """
+    facts, loops = loop_infos(src)
+    assert [steps_each_iteration(facts.loops, l) for l in loops] == [True, False, False, True, False]
