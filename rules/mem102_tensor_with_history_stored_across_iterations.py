@@ -380,6 +380,34 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             """\
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
+class Meta(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x, y):
+        logits = self.fc(x)
+        loss = F.cross_entropy(logits, y)
+        acc = (logits.argmax(dim=1) == y).float().mean().item()
+        return loss, acc
+def train(loader):
+    model = Meta().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    accs = []
+    for x, y in loader:
+        loss, acc = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        accs.append(acc)
+""",
+            "few-shot-meta-baseline's MetaBaseline: the forward binds `acc` only to an `.item()` and returns it "
+            "second; only the loss carries history",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -832,6 +860,60 @@ class Learner:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Meta(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x, y):
+        logits = self.fc(x)
+        loss = F.cross_entropy(logits, y)
+        acc = (logits.argmax(dim=1) == y).float().mean().item()
+        if self.training:
+            acc = logits.softmax(dim=1).max(dim=1)[0].mean()
+        return loss, acc
+def train(loader):
+    model = Meta().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    accs = []
+    for x, y in loader:
+        loss, acc = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        accs.append(acc)
+""",
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Meta(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x, y):
+        logits = self.fc(x)
+        loss = F.cross_entropy(logits, y)
+        acc = (logits.argmax(dim=1) == y).float().mean().item()
+        if self.training:
+            acc = logits.softmax(dim=1).max(dim=1)[0].mean()
+        return loss, acc
+def train(loader):
+    model = Meta().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    accs = []
+    for x, y in loader:
+        loss, acc = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        accs.append(acc.detach())
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable, Iterator
 
 from memlint.project.arg_modes import may_set_mode
+from memlint.project.checkpoint_links import import_reader, linked_writers
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
@@ -801,8 +802,12 @@ class ProjectIndex:
                         savers.setdefault((os.path.dirname(other), name), []).append((other, key == "cpu_saved"))
         found = []
         folder = os.path.dirname(path)
+        imported = None
         for name in summary.loaded_files:
             writers = savers.get((folder, name), []) + self._pattern_writers(folder, name)
+            if not writers:  # none beside it: a module of another folder linked by an import (checkpoint_links.py)
+                imported = imported or import_reader(self)
+                writers = linked_writers(path, name, savers, imported)
             for other, _cpu in writers:
                 self._note_read(other)
             if writers and all(cpu for _other, cpu in writers):

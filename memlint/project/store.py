@@ -21,6 +21,7 @@ from memlint.project import (
     state_feeds,
     state_helpers,
     sys_paths,
+    tuple_returns,
 )
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
@@ -45,6 +46,7 @@ def summary_fingerprint() -> str:
         checkpoint_names,
         state_feeds,
         state_helpers,
+        tuple_returns,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

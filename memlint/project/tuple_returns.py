@@ -11,7 +11,8 @@ An element is fresh when it is a number, ``.item()``/``.tolist()``/
 ``.detach()``/``.numpy()`` of anything, or a torch constructor that records
 nothing (``torch.Tensor``, ``torch.tensor``, ``torch.zeros``... without
 ``requires_grad``), possibly moved or cast after (``.cuda()``, ``.to(d)``,
-``.float()``). The facts hold for a class when every ``return`` of its
+``.float()``), or a name the forward binds only to such values
+(``acc = (pred == y).float().mean().item()``, then ``return loss, acc``). The facts hold for a class when every ``return`` of its
 ``forward`` that is a tuple display has the same length and the element is
 fresh in each; the other returns must be a single tensor ``torch.cat``/
 ``torch.stack`` builds (JDE's inference branches), which a caller that
@@ -68,13 +69,18 @@ def class_forward_items(cls: ast.ClassDef, bindings: dict[str, str]) -> tuple[in
     if len(forwards) != 1:
         return None
     size, fresh = 0, None
+    names = _fresh_names(forwards[0], bindings)
     for ret in _returns(forwards[0]):
         value = ret.value
         if isinstance(value, ast.Tuple):
             if any(isinstance(e, ast.Starred) for e in value.elts) or size not in (0, len(value.elts)):
                 return None
             size = len(value.elts)
-            here = {i for i, e in enumerate(value.elts) if _fresh(e, bindings)}
+            here = {
+                i
+                for i, e in enumerate(value.elts)
+                if _fresh(e, bindings) or (isinstance(e, ast.Name) and e.id in names)
+            }
             fresh = here if fresh is None else fresh & here
         elif not _one_tensor(value, bindings):
             return None
@@ -94,6 +100,57 @@ def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
         elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(node))
     return out
+
+
+def _fresh_names(fn: ast.FunctionDef, bindings: dict[str, str]) -> set[str]:
+    """Names ``fn`` binds only by plain assignments of fresh values
+    (``acc = (pred == y).float().mean().item()`` before ``return loss,
+    acc``): a parameter, or a name also bound another way (a loop target,
+    an unpacking, ``+=``, ``with ... as``, a nested scope's ``nonlocal``),
+    or one written in place (``acc.add_(loss)``, ``acc[0] = loss``), is not
+    one of them."""
+    fresh: set[str] = set()
+    other: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    other.update(a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None)
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            other.update(n for sub in ast.walk(node) if isinstance(sub, ast.Nonlocal) for n in sub.names)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and isinstance(func.value, ast.Name):
+            other.add(func.value.id)  # ``acc.add_(loss)``: written in place, it may take a graph
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            (fresh if _fresh(node.value, bindings) else other).add(node.targets[0].id)
+            continue
+        if isinstance(node, ast.Assign):
+            targets: list[ast.AST] = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.update(node.names)
+            continue
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            other.update((a.asname or a.name).split(".")[0] for a in node.names)
+            continue
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            other.add(node.name)
+            continue
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+            continue
+        elif isinstance(node, ast.Delete):
+            targets = list(node.targets)
+        else:
+            continue
+        for target in targets:
+            other.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return fresh - other
 
 
 def _torch_name(func: ast.expr, bindings: dict[str, str]) -> str | None:
