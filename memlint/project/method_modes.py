@@ -25,6 +25,7 @@ let through.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Protocol
 
 from memlint.vocabulary.kinds import MODULE_API
@@ -53,6 +54,9 @@ def method_call_modes(
     """(off, on) of the module's attribute calls (see the module's doc).
     ``entries``: the mode each module-level function is entered in (every
     call of it here); ``classes``: module-level class -> its own methods."""
+    asked = [call for call in calls if _asked(call[1])]
+    if not asked:
+        return [], []  # most modules: nothing a view asks about
     by_name: dict[str, list[AttrCall]] = {}
     for call in calls:
         by_name.setdefault(call[1], []).append(call)
@@ -87,17 +91,11 @@ def method_call_modes(
 
     off: set[str] = set()
     on: set[str] = set()
-    for call in calls:
+    for call in asked:
         scope, name, _grad, receiver = call
-        if not _asked(name):
-            continue  # most calls: only the names a view asks about are kept
         if mode_of(call, frozenset()) != ON:
             off.add(name)
-        elif (
-            name not in on
-            and name_tokens(name) & EVAL_FUNCTION_TOKENS
-            and not _own_method(scope, name, receiver, classes)
-        ):
+        elif name not in on and not _own_method(scope, name, receiver, classes):
             on.add(name)
     return sorted(off), sorted(on)
 
@@ -115,6 +113,7 @@ def asked_methods(function_names: Iterable[str]) -> set[str]:
     return found
 
 
+@lru_cache(maxsize=4096)
 def _asked(method: str) -> bool:
     """Named for evaluation, and none of nn.Module's own API: ``net.eval()``
     under ``no_grad`` says nothing of a class's own ``eval`` method."""
