@@ -895,12 +895,17 @@ class ProjectIndex:
         off, on = users
         found_off = []
         for name in sorted(names):
+            # The needle holders left for later (narrow.py) are read only
+            # when the known ones leave the answer open, in order.
             callers = off.get(name, set()) - {path}
-            if not callers:
-                continue
-            for other in callers | on.get(name, set()):
+            for other in callers:
                 self._note_read(other)  # the view depends on each
-            if not on.get(name, set()) - {path}:
+            if next(self._users_in_order(path, name, "methods_off", callers), None) is None:
+                continue
+            callers = on.get(name, set()) - {path}
+            for other in callers:
+                self._note_read(other)
+            if next(self._users_in_order(path, name, "methods_on", callers), None) is None:
                 found_off.append(name)
         return tuple(found_off)
 
@@ -1031,7 +1036,8 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     # A method run on a model (``self.model.extract_feature(x)``): the
     # modules defining one say whether it is a forward (named_forwards).
     names.update(m for s in summaries if s is not None for m in model_methods(s.objects))
-    # A method named for evaluation: a module calling it says in which grad mode (methods_off_elsewhere).
+    # A method named for evaluation: a module calling it says in which grad
+    # mode (methods_off_elsewhere); its holders are read lazily (triage_for).
     names.update(m for s in summaries if s is not None for m in asked_methods(f.name for f in s.functions))
     needles = {n.encode() for n in names}
     # An attribute of a plain class that another module may switch
@@ -1060,6 +1066,7 @@ def triage_for(needles: tuple[bytes, ...], summaries, paths: Iterable[str]) -> T
     calls.update(c for s in found for c in s.classes)
     lazy = {n for s in found for n in _loading_methods(s)}
     lazy.update(m for s in found for m in model_methods(s.objects))
+    lazy.update(m for s in found for m in asked_methods(f.name for f in s.functions))
     attributes = {a for s in found for a in s.plain_attrs}
     return Triage(needles, calls, lazy, {n for s in found for n in s.eval_names}, paths, attributes)
 
