@@ -109,7 +109,10 @@ class InferenceWithoutNoGrad(Rule):
     Nor are step functions handed out by a factory (`make_val_step_fn`
     returning `perform_val_step_fn`: whoever receives one chooses the mode),
     nor helpers that a caller in another module runs under `no_grad` or
-    backpropagates through. A method of an object the loop is handed
+    backpropagates through, nor a method named for evaluation that no call of
+    its module reaches and that other modules call only under `no_grad` (or in
+    a mode they cannot tell), on receivers of any class (`decoder.generate_beam(src)`
+    in an evaluator method entered only from under `torch.no_grad()`). A method of an object the loop is handed
     (`policy.select_action(state)`) is judged only when the project types
     the object (see "Facts from other modules"): not when some caller passes
     an object of unknown type, nor when one of the classes it may be runs its

@@ -17,6 +17,7 @@ from memlint.project.checkpoint_links import import_reader, linked_writers
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
+from memlint.project.method_modes import asked_methods
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
@@ -76,6 +77,8 @@ class ProjectIndex:
         # The live index's generation each of those three caches was filled at (_current).
         self._filled_at: dict[str, int] = {}
         self._loading_users: dict[str, dict[str, set[str]]] = {}  # loading_used_elsewhere, per summary field
+        # methods_off_elsewhere: name -> the modules calling it off, and on.
+        self._method_mode_users: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None
         self._savers: dict[tuple[str, str], list[tuple[str, bool]]] | None = (
             None  # _cpu_saved_files: (folder, file name) -> (module, from CPU)
         )
@@ -768,6 +771,7 @@ class ProjectIndex:
             forward_items=tuple(sorted(tuple_items)),
             state_loaders=tuple((name, *facts) for name, facts in sorted(state_loaders.items())),
             gpu_builders=tuple(sorted(gpu_builders)),
+            methods_off_elsewhere=self.methods_off_elsewhere(path, summary),
         )
 
     def _trainers_of(self, path: str) -> frozenset[str]:
@@ -878,6 +882,37 @@ class ProjectIndex:
             ):
                 used.append(name)
         return sorted(used)
+
+    def methods_off_elsewhere(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
+        """ProjectView.methods_off_elsewhere: the method names of ``path``
+        that another module calls with grad off (summary.methods_off) and
+        none with grad on (summary.methods_on)."""
+        names = asked_methods(f.name for f in summary.functions)
+        if not names:
+            return ()
+        users = self._method_mode_users
+        if users is None:
+            users = self._method_mode_users = ({}, {})
+            for other, found in self.summaries.items():
+                for mode, table in zip(("methods_off", "methods_on"), users):
+                    for name in _field(found, mode):
+                        table.setdefault(name, set()).add(other)
+        off, on = users
+        found_off = []
+        for name in sorted(names):
+            # The needle holders left for later (narrow.py) are read only
+            # when the known ones leave the answer open, in order.
+            callers = off.get(name, set()) - {path}
+            for other in callers:
+                self._note_read(other)  # the view depends on each
+            if next(self._users_in_order(path, name, "methods_off", callers), None) is None:
+                continue
+            callers = on.get(name, set()) - {path}
+            for other in callers:
+                self._note_read(other)
+            if next(self._users_in_order(path, name, "methods_on", callers), None) is None:
+                found_off.append(name)
+        return tuple(found_off)
 
     def _users_in_order(self, path: str, name: str, kind: str, others: set[str]) -> Iterator[str]:
         """``others`` and the needle holders left for later (narrow.py) whose
@@ -1006,6 +1041,9 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     # A method run on a model (``self.model.extract_feature(x)``): the
     # modules defining one say whether it is a forward (named_forwards).
     names.update(m for s in summaries if s is not None for m in model_methods(s.objects))
+    # A method named for evaluation: a module calling it says in which grad
+    # mode (methods_off_elsewhere); its holders are read lazily (triage_for).
+    names.update(m for s in summaries if s is not None for m in asked_methods(f.name for f in s.functions))
     needles = {n.encode() for n in names}
     # An attribute of a plain class that another module may switch
     # (``solver.G.eval()``, ``evaluate(solver.G)``: _switched_attrs): a
@@ -1033,6 +1071,7 @@ def triage_for(needles: tuple[bytes, ...], summaries, paths: Iterable[str]) -> T
     calls.update(c for s in found for c in s.classes)
     lazy = {n for s in found for n in _loading_methods(s)}
     lazy.update(m for s in found for m in model_methods(s.objects))
+    lazy.update(m for s in found for m in asked_methods(f.name for f in s.functions))
     attributes = {a for s in found for a in s.plain_attrs}
     return Triage(needles, calls, lazy, {n for s in found for n in s.eval_names}, paths, attributes)
 

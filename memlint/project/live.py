@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memlint.project.index import ATTRIBUTE_TAILS, ProjectIndex, called_name
+from memlint.project.method_modes import asked_methods
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.notebook_code import notebook_code
 from memlint.project.roots import project_root, root_limit, walkable
@@ -368,6 +369,15 @@ class LiveIndex(ProjectIndex):
                 for other in self._holding(n.encode()) - {path}
             )
         )
+
+    def methods_off_elsewhere(self, path: str, summary) -> tuple[str, ...]:
+        # The modules spelling a method name are found by the word index, then read.
+        found = []
+        for name in sorted(asked_methods(f.name for f in summary.functions)):
+            others = [self._module(o).summary for o in self._holding(name.encode()) - {path}]
+            if any(name in s.methods_off for s in others) and not any(name in s.methods_on for s in others):
+                found.append(name)
+        return tuple(found)
 
     def cpu_builders_everywhere(self, path: str, names: list[str]) -> list[str]:
         # The modules defining a name spell it: found by the word index, then read.

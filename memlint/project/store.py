@@ -16,6 +16,7 @@ from memlint.project import (
     checkpoint_files,
     class_moves,
     cpu_builders,
+    method_modes,
     object_types,
     parameterless,
     state_feeds,
@@ -47,6 +48,7 @@ def summary_fingerprint() -> str:
         state_feeds,
         state_helpers,
         tuple_returns,
+        method_modes,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -52,6 +52,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
+from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
@@ -283,6 +284,11 @@ class ModuleSummary:
     # Module-level classes whose ``forward`` returns a tuple some elements of
     # which carry no history (tuple_returns.py): class -> [length, positions...].
     forward_items: dict[str, list[int]] = field(default_factory=dict)
+    # Method names this module calls with grad off (or in a mode it cannot
+    # tell), and those named for evaluation it calls with grad on
+    # (method_modes.py): the mode a method of another module is entered in.
+    methods_off: list[str] = field(default_factory=list)
+    methods_on: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -326,6 +332,8 @@ class ModuleSummary:
             "other_saved": list(self.other_saved),
             "loaded_files": list(self.loaded_files),
             "forward_items": {k: list(v) for k, v in self.forward_items.items()},
+            "methods_off": list(self.methods_off),
+            "methods_on": list(self.methods_on),
         }
 
     @classmethod
@@ -372,6 +380,8 @@ class ModuleSummary:
             other_saved=[str(c) for c in data.get("other_saved", [])],
             loaded_files=[str(c) for c in data.get("loaded_files", [])],
             forward_items={str(k): [int(n) for n in v] for k, v in data.get("forward_items", {}).items()},
+            methods_off=[str(n) for n in data.get("methods_off", [])],
+            methods_on=[str(n) for n in data.get("methods_on", [])],
         )
 
 
@@ -538,6 +548,7 @@ class _Walker:
         # ``torch.save``/``torch.load`` under the module's final imports.
         self._save_loads: list[ast.expr] = []
         self._gpu_state: set[int] = set()  # calls whose result a moved model loads (CallSite.gpu_state)
+        self._attr_calls: list[AttrCall] = []  # every ``x.name(...)``: method_modes.py
         # class_needs, read in the same walk: the capitalised callees (as
         # spelled) of the module-level class being walked, and per class.
         self._class_calls: set[str] | None = None
@@ -959,6 +970,8 @@ class _Walker:
             dotted = f"{receiver}.{func.attr}" if receiver else ""  # type: ignore[attr-defined]
         else:
             receiver, dotted = "", _dotted(func)
+        if func.__class__ is ast.Attribute:
+            self._attr_calls.append((scope, func.attr, grad, receiver))  # type: ignore[attr-defined]
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             instance = scope.instances.get(func.value.id)
             if instance:
@@ -1188,6 +1201,7 @@ class _Walker:
         s.eval_names = sorted(self._eval_names)
         s.tables = model_tables(self._tree)
         s.forward_items = forward_items(self._tree, self.bindings)
+        s.methods_off, s.methods_on = method_call_modes(self._attr_calls, entries, self._class_methods, _INHERIT)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)

@@ -187,6 +187,12 @@ class ProjectView:
     # model they moved to a device (FunctionFacts.gpu_return), as written
     # (``define_tsnet``): a name bound from one holds a model on a device.
     gpu_builders: tuple[str, ...] = ()
+    # Methods of this module's classes that other modules call, every one
+    # with grad off or in a mode it cannot tell, and none named for
+    # evaluation with grad on (summary methods_off / methods_on,
+    # method_modes.py): a method no call of its own module reaches is then
+    # entered in a mode this module cannot say (grad_mode.entry_mode).
+    methods_off_elsewhere: tuple[str, ...] = ()
 
     def state_loader(
         self, written: str

@@ -409,6 +409,20 @@ class GradModeAnalysis:
             return ()
         return self.project.callers_of(fn.name.value)
 
+    def _called_off_elsewhere(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` is a method no call of this module reaches, and the other
+        modules that call a method of its name do so only with grad off or
+        in a mode they cannot tell (XLM's ``decoder.generate_beam(...)``,
+        reached from ``run_all_evals``' ``torch.no_grad()``): the receiver's
+        class is not known there, so the name is all there is, and the mode
+        it runs in is not this module's to say."""
+        project = self.project
+        if project is None or fn not in self.calls.class_of or fn.name.value not in project.methods_off_elsewhere:
+            return False
+        self.method_called_without_grad(fn)  # lists this module's method calls once
+        # ``model.generate_beam(src)`` here may reach it too: this module's calls decide.
+        return fn.name.value not in (self._method_calls or {})
+
     def entry_mode(self, fn: cst.FunctionDef) -> GradMode:
         if fn in self._decorated:
             return self._decorated[fn]
@@ -427,6 +441,8 @@ class GradModeAnalysis:
                 # A closure handed out by its factory (``make_val_step_fn``
                 # returns ``perform_val_step_fn``): whoever receives it calls
                 # it, in a mode this module does not show.
+                modes.add(GradMode.UNKNOWN)
+            if not modes and self._called_off_elsewhere(fn):
                 modes.add(GradMode.UNKNOWN)
             if not modes or fn in self.calls.escapes:
                 modes.add(GradMode.ENABLED)
