@@ -1187,7 +1187,7 @@ class _Walker:
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
         s.tables = model_tables(self._tree)
-        s.forward_items = forward_items(self._tree, self.bindings)
+        s.forward_items = forward_items(self._tree, self.bindings, self.scope_nodes)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
