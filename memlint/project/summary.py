@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import CHILD_READERS, children, nodes, read_nothing
@@ -690,7 +690,7 @@ class _Walker:
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
         self._walk([node], grad, loop)
 
-    def _walk(self, todo: list[ast.AST], grad: str, loop: bool) -> None:
+    def _walk(self, todo: Sequence[ast.AST], grad: str, loop: bool) -> None:
         """Visit ``todo`` and the nodes below them, in pre-order, left to
         right, with one mode and loop flag: the nodes the walk enters its own
         way (a scope, a grad-mode block, a loop) through one table lookup,
@@ -698,7 +698,8 @@ class _Walker:
         a stack, not a call per node, and each class's children reader
         looked up once per node."""
         own = self._own  # each entered node's walk puts back what it changed
-        stack = todo[::-1]
+        stack = list(todo)
+        stack.reverse()
         pop = stack.pop
         readers = CHILD_READERS
         call, attribute, name, constant, assign = ast.Call, ast.Attribute, ast.Name, ast.Constant, ast.Assign

@@ -76,7 +76,7 @@ def class_forward_items(
     if len(forwards) != 1:
         return None
     own = scope_nodes.get(id(forwards[0])) if scope_nodes is not None else None
-    returns = _returns(forwards[0]) if own is None else [n for n in own if n.__class__ is ast.Return]
+    returns = _returns(forwards[0]) if own is None else [n for n in own if isinstance(n, ast.Return)]
     size, fresh = 0, None
     for ret in returns:
         value = ret.value
