@@ -142,11 +142,17 @@ def children(node: ast.AST) -> list[ast.AST]:
     return read(node)  # type: ignore[operator]
 
 
-def _read_nothing(node: ast.AST) -> list[ast.AST]:
+def read_nothing(node: ast.AST) -> list[ast.AST]:
+    """The reader of a class that is no node class of ``ast`` (no children)."""
     return []
 
 
-_READ_NOTHING = _read_nothing
+_READ_NOTHING = read_nothing
+# The readers, for a walk that looks a node's reader up itself (the
+# summary's, on every node of every module): ``CHILD_READERS.get(cls,
+# read_nothing)`` is :func:`children`'s reader for ``cls``, None for a class
+# read generically (``ast.iter_child_nodes``).
+CHILD_READERS = _READERS
 
 
 def nodes(root: ast.AST) -> list[ast.AST]:

@@ -41,10 +41,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from memlint.gate.ast_fields import children, nodes
+from memlint.gate.ast_fields import CHILD_READERS, children, nodes, read_nothing
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.checkpoint_files import checkpoint_files, names_a_checkpoint_call
@@ -635,8 +635,7 @@ class _Walker:
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
         self._scopes.append(scope)
         outer_own, self._own = self._own, self.scope_nodes.setdefault(id(node), [])
-        for stmt in body:
-            self._visit(stmt, grad, loop)
+        self._walk(body, grad, loop)
         self._own = outer_own
         self._scopes.pop()
         self._done.append(scope)
@@ -700,32 +699,50 @@ class _Walker:
                 self._loading_grad.add(f"{name}@{scope.built_imported[receiver]}")
 
     def _visit(self, node: ast.AST, grad: str, loop: bool) -> None:
-        # Called on every node of every module but leaves: the common classes
-        # (calls, attributes, plain expressions) are told apart first, and
-        # the few that the walk enters its own way through one table lookup.
-        cls = node.__class__
-        own = self._own
-        if own is not None and cls in READ_IN_SCOPE:
-            own.append(node)
-        if cls is ast.Call:
-            self._call(node, grad, loop)  # type: ignore[arg-type]
-        elif cls is ast.Attribute:
-            if LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
-                self._loading_attribute(node)  # type: ignore[arg-type]
-        elif cls in _ENTERED:
-            _ENTERED[cls](self, node, grad, loop)
-            return
-        elif cls is ast.Assign:
-            self._assign(node)  # type: ignore[arg-type]
-        elif cls is ast.Import or cls is ast.ImportFrom:
-            self._bind(node)  # type: ignore[arg-type]
-            return
-        visit = self._visit
-        for child in children(node):
-            if child.__class__ not in _LEAVES:  # half the nodes: not worth a call
-                visit(child, grad, loop)
-            elif own is not None and child.__class__ is ast.Name:
-                own.append(child)
+        self._walk([node], grad, loop)
+
+    def _walk(self, todo: Sequence[ast.AST], grad: str, loop: bool) -> None:
+        """Visit ``todo`` and the nodes below them, in pre-order, left to
+        right, with one mode and loop flag: the nodes the walk enters its own
+        way (a scope, a grad-mode block, a loop) through one table lookup,
+        each with a walk of its own. Runs on every node of every module:
+        a stack, not a call per node, and each class's children reader
+        looked up once per node."""
+        own = self._own  # each entered node's walk puts back what it changed
+        stack = list(todo)
+        stack.reverse()
+        pop = stack.pop
+        readers = CHILD_READERS
+        call, attribute, name, constant, assign = ast.Call, ast.Attribute, ast.Name, ast.Constant, ast.Assign
+        while stack:
+            node = pop()
+            cls = node.__class__
+            if cls is name:
+                if own is not None:
+                    own.append(node)
+                continue
+            if cls is constant:
+                continue
+            if own is not None and cls in READ_IN_SCOPE:
+                own.append(node)
+            if cls is call:
+                self._call(node, grad, loop)  # type: ignore[arg-type]
+            elif cls is attribute:
+                if LOADING_NAMES[node.attr]:  # type: ignore[attr-defined]
+                    self._loading_attribute(node)  # type: ignore[arg-type]
+            elif cls in _ENTERED:
+                _ENTERED[cls](self, node, grad, loop)
+                continue
+            elif cls is assign:
+                self._assign(node)  # type: ignore[arg-type]
+            elif cls is ast.Import or cls is ast.ImportFrom:
+                self._bind(node)  # type: ignore[arg-type]
+                continue
+            read = readers.get(cls, read_nothing)
+            found = read(node) if read is not None else list(ast.iter_child_nodes(node))
+            if found:
+                found.reverse()
+                stack += found
 
     def _enter_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str, _loop: bool) -> None:
         self._function(node, grad)
@@ -744,8 +761,7 @@ class _Walker:
             if own is not None and item.optional_vars is not None:  # object_types reads a with's target
                 own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
             grad = self._context_mode(item.context_expr) or grad
-        for stmt in node.body:
-            self._visit(stmt, grad, loop)
+        self._walk(node.body, grad, loop)
 
     def _enter_loop(self, node: ast.For | ast.AsyncFor | ast.While, grad: str, loop: bool) -> None:
         for name in ("target", "iter", "test"):
@@ -755,16 +771,13 @@ class _Walker:
         scope = self._scopes[-1]
         before = scope.backwards
         self._loops.append([False])
-        for stmt in node.body:
-            self._visit(stmt, grad, True)
+        self._walk(node.body, grad, True)
         self._loops.pop()
         scope.trace.loop(_start(node), _end(node), scope.backwards > before)
-        for stmt in node.orelse:
-            self._visit(stmt, grad, loop)
+        self._walk(node.orelse, grad, loop)
 
     def _enter_comprehension(self, node: ast.AST, grad: str, _loop: bool) -> None:
-        for child in children(node):
-            self._visit(child, grad, True)
+        self._walk(children(node), grad, True)
 
     def _loading_attribute(self, node: ast.Attribute) -> None:
         """An attribute whose name says it loads weights (``net.load_pretrained(...)``)."""
@@ -1200,7 +1213,7 @@ class _Walker:
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
         s.tables = model_tables(self._tree)
-        s.forward_items = forward_items(self._tree, self.bindings)
+        s.forward_items = forward_items(self._tree, self.bindings, self.scope_nodes)
         s.methods_off, s.methods_on = method_call_modes(self._attr_calls, entries, self._class_methods, _INHERIT)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
@@ -1253,8 +1266,6 @@ class _Walker:
 
 _BUILTINS = frozenset(dir(builtins))
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-# Nodes without children that may hold code: nothing to visit.
-_LEAVES = frozenset({ast.Name, ast.Constant})
 # Node classes the walk enters its own way (a scope, a grad-mode block, a loop).
 _ENTERED: dict[type, Callable[..., None]] = {
     ast.FunctionDef: _Walker._enter_function,

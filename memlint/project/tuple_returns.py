@@ -50,36 +50,50 @@ _ONE_TENSOR = frozenset({"cat", "stack"})
 _NUMBER_BUILTINS = frozenset({"float", "int", "len", "round"})
 
 
-def forward_items(tree: ast.Module, bindings: dict[str, str]) -> dict[str, list[int]]:
+def forward_items(
+    tree: ast.Module, bindings: dict[str, str], scope_nodes: dict[int, list[ast.AST]] | None = None
+) -> dict[str, list[int]]:
     """Module-level classes whose ``forward`` returns a tuple with fresh
-    elements: class -> [length, fresh positions...]."""
+    elements: class -> [length, fresh positions...]. ``scope_nodes``: the
+    nodes of each function's own code the summary's walk gathered
+    (summary.py), whose ``Return`` nodes are the function's own returns; a
+    function missing there is walked here."""
     out = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
-            found = class_forward_items(stmt, bindings)
+            found = class_forward_items(stmt, bindings, scope_nodes)
             if found is not None:
                 out[stmt.name] = [found[0], *found[1]]
     return out
 
 
-def class_forward_items(cls: ast.ClassDef, bindings: dict[str, str]) -> tuple[int, tuple[int, ...]] | None:
+def class_forward_items(
+    cls: ast.ClassDef, bindings: dict[str, str], scope_nodes: dict[int, list[ast.AST]] | None = None
+) -> tuple[int, tuple[int, ...]] | None:
     """(length, fresh positions) of the tuple ``cls.forward`` returns, or
-    None when no position is known fresh."""
+    None when no position is known fresh. The answer does not depend on the
+    order of the returns, so they may come from the summary's walk."""
     forwards = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"]
     if len(forwards) != 1:
         return None
+    own = scope_nodes.get(id(forwards[0])) if scope_nodes is not None else None
+    returns = _returns(forwards[0]) if own is None else [n for n in own if isinstance(n, ast.Return)]
     size, fresh = 0, None
-    names = _fresh_names(forwards[0], bindings)
-    for ret in _returns(forwards[0]):
+    # Only a tuple returning a bare name asks which names are fresh: the walk
+    # it costs is skipped for every other forward.
+    names: set[str] | None = None
+    for ret in returns:
         value = ret.value
         if isinstance(value, ast.Tuple):
             if any(isinstance(e, ast.Starred) for e in value.elts) or size not in (0, len(value.elts)):
                 return None
             size = len(value.elts)
+            if names is None and any(isinstance(e, ast.Name) for e in value.elts):
+                names = _fresh_names(forwards[0], bindings)
             here = {
                 i
                 for i, e in enumerate(value.elts)
-                if _fresh(e, bindings) or (isinstance(e, ast.Name) and e.id in names)
+                if _fresh(e, bindings) or (isinstance(e, ast.Name) and names is not None and e.id in names)
             }
             fresh = here if fresh is None else fresh & here
         elif not _one_tensor(value, bindings):
