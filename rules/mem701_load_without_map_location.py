@@ -1448,8 +1448,188 @@ def run(args):
             "CCT's make_cam: a class picked by name from a module named at run time, built without a device: "
             "what it builds is not known, so the load into it is not claimed",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8)
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path))
+    model.to(device)
+""",
+            "a factory returning one class of a module-level registry (FCGF's load_model over MODELS): every "
+            "candidate moves nothing, so the model it picks is built on the CPU and moved after the load",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8).cuda()
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path))
+    model.to(device)
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8).cuda()
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model.to(device)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8)
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+register(MODELS)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path))
+    model.to(device)
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8)
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+register(MODELS)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model.to(device)
+""",
+        ),
         # A part rebuilt with a device argument may be anywhere: the model is not known to be on the CPU.
         Invalid(
             """\

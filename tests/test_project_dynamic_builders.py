@@ -88,3 +88,88 @@ def test_a_model_from_a_package_of_list_filling_builders_is_on_the_cpu(tmp_path)
     files["models/nets.py"] = nets.replace("nn.ReLU()])", "nn.ReLU().cuda()])")
     write_project(tmp_path, files)
     assert finding_lines(tmp_path / "util.py", "MEM701") == [5]
+
+
+# A function returning one class of a module-level registry (FCGF's
+# ``load_model(name)`` over ``MODELS``, filled from project modules).
+
+_REGISTRY = """\
+import logging
+import nets.small as smalls
+MODELS = []
+def add_models(module):
+    MODELS.extend([getattr(module, a) for a in dir(module) if "Net" in a])
+add_models(smalls)
+def load_model(name):
+    all_models = MODELS
+    mdict = {model.__name__: model for model in all_models}
+    if name not in mdict:
+        for model in all_models:
+            logging.info(model.__name__)
+        return None
+    NetClass = mdict[name]
+    return NetClass
+"""
+
+
+def _factories(source: str) -> dict[str, list[str]]:
+    from memlint.project.class_factories import factories
+
+    return factories(ast.parse(source))
+
+
+def test_a_function_returning_a_registry_element_lists_the_registry_sources():
+    assert _factories(_REGISTRY) == {"load_model": ["@smalls"]}
+    listed = "from nets import A, B\nMODELS = {'a': A}\nMODELS['b'] = B\ndef pick(n):\n    return MODELS.get(n)\n"
+    assert _factories(listed) == {"pick": ["A", "B"]}
+
+
+def test_a_registry_handed_on_filled_otherwise_or_a_function_returning_more_is_not_a_factory():
+    handed = _REGISTRY + "register(MODELS)\n"
+    called_late = _REGISTRY + "def more(m):\n    add_models(m)\n"
+    filled = _REGISTRY.replace("add_models(smalls)", "add_models(smalls)\nMODELS.append(make())")
+    other = _REGISTRY.replace("        return None", "        return build(name)")
+    whole = _REGISTRY.replace("    return NetClass", "    return all_models")
+    aliased = _REGISTRY.replace("    all_models = MODELS", "    all_models = MODELS\n    all_models.append(X)")
+    stored = _REGISTRY + "MODELS[0] = make()\n"
+    for source in (handed, called_late, filled, other, whole, aliased, stored):
+        assert _factories(source) == {}, source
+
+
+_SMALL = """\
+import torch.nn as nn
+class SmallNet(nn.Module):
+    def __init__(self, n, bn_momentum=0.1):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+class SmallNetBN(SmallNet):
+    pass
+"""
+
+_TRAIN = """\
+import torch
+from nets import load_model
+def main(cfg, device):
+    Model = load_model(cfg.model)
+    model = Model(1, bn_momentum=cfg.bn_momentum)
+    checkpoint = torch.load(cfg.weights)
+    model.load_state_dict(checkpoint["state_dict"])
+    model = model.to(device)
+"""
+
+
+def test_a_model_built_from_a_registry_of_cpu_classes_is_on_the_cpu(tmp_path):
+    """FCGF's lib/trainer.py: before, ``Model = load_model(...)`` was an unknown constructor."""
+    files = {"nets/__init__.py": _REGISTRY, "nets/small.py": _SMALL, "train.py": _TRAIN}
+    write_project(tmp_path, files)
+    assert finding_lines(tmp_path / "train.py", "MEM701") == []
+
+
+def test_a_registry_with_a_moving_class_keeps_the_finding(tmp_path):
+    moving = _SMALL.replace("    pass", "    def __init__(self, n):\n        super().__init__(n)\n        self.cuda()")
+    files = {"nets/__init__.py": _REGISTRY, "nets/small.py": moving, "train.py": _TRAIN}
+    write_project(tmp_path, files)
+    assert finding_lines(tmp_path / "train.py", "MEM701") == [6]
+    files = {"nets/__init__.py": _REGISTRY + "register(MODELS)\n", "nets/small.py": _SMALL, "train.py": _TRAIN}
+    write_project(tmp_path, files)
+    assert finding_lines(tmp_path / "train.py", "MEM701") == [6]

@@ -14,6 +14,7 @@ from functools import lru_cache
 from memlint.project import (
     arg_modes,
     checkpoint_files,
+    class_factories,
     class_moves,
     cpu_builders,
     layer_lists,
@@ -39,6 +40,7 @@ def summary_fingerprint() -> str:
         class_moves,
         parameterless,
         cpu_builders,
+        class_factories,
         layer_lists,
         sys_paths,
         loading,
