@@ -41,13 +41,26 @@ def factories(tree: ast.Module) -> dict[str, list[str]]:
     registries = _registry_candidates(tree)
     if not registries:
         return {}
-    sources = _filled(tree, registries)
-    out: dict[str, list[str]] = {}
+    # Each statement walked once, for every question below; the module-level
+    # functions first (a modeling file's classes are most of its code).
+    functions = {
+        id(stmt): nodes(stmt) for stmt in tree.body if isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list
+    }
+    # Which function draws from which candidate, before the rest of the
+    # module is walked to check how each is filled and read (most modules
+    # with a module-level table have no such function).
+    drawing: dict[str, str] = {}
     for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list:
-            drawn = _drawn_from(stmt, set(sources))
+        walked = functions.get(id(stmt))
+        if walked is not None and any(isinstance(n, ast.Name) and n.id in registries for n in walked):
+            drawn = _drawn_from(stmt, walked, set(registries))  # type: ignore[arg-type]
             if drawn is not None:
-                out[stmt.name] = sorted(sources[drawn])
+                drawing[stmt.name] = drawn  # type: ignore[attr-defined]
+    if not drawing:
+        return {}
+    walks = [(stmt, functions.get(id(stmt)) or nodes(stmt)) for stmt in tree.body]
+    sources = _filled(tree, walks, {name: registries[name] for name in set(drawing.values())})
+    out = {fn: sorted(sources[drawn]) for fn, drawn in drawing.items() if drawn in sources}
     counts: dict[str, int] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -62,7 +75,13 @@ def _registry_candidates(tree: ast.Module) -> dict[str, list[str]]:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
             continue
         value = stmt.value
-        items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else value.values if isinstance(value, ast.Dict) else None
+        items = (
+            value.elts
+            if isinstance(value, (ast.List, ast.Tuple))
+            else value.values
+            if isinstance(value, ast.Dict)
+            else None
+        )
         name = stmt.targets[0].id
         if items is None or name in found or not all(isinstance(i, ast.Name) for i in items):
             found[name] = None  # bound twice, or to something else
@@ -71,14 +90,16 @@ def _registry_candidates(tree: ast.Module) -> dict[str, list[str]]:
     return {name: names for name, names in found.items() if names is not None}
 
 
-def _filled(tree: ast.Module, registries: dict[str, list[str]]) -> dict[str, set[str]]:
+def _filled(
+    tree: ast.Module, walks: list[tuple[ast.stmt, list[ast.AST]]], registries: dict[str, list[str]]
+) -> dict[str, set[str]]:
     """Each registry's sources, for the registries whose every use is a plain fill or a read."""
     sources = {name: set(names) for name, names in registries.items()}
     bad: set[str] = set()
     accounted: set[int] = set()
     top_defs = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
-    for stmt in tree.body:
-        for node in nodes(stmt):
+    for stmt, walked in walks:
+        for node in walked:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 holder = node.func.value
                 if isinstance(holder, ast.Name) and holder.id in sources and node.func.attr in _FILLS:
@@ -90,19 +111,27 @@ def _filled(tree: ast.Module, registries: dict[str, list[str]]) -> dict[str, set
                     accounted.add(id(holder))
             elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in sources:
                 value = node.value
-                if isinstance(node.op, ast.Add) and isinstance(value, ast.List) and all(isinstance(e, ast.Name) for e in value.elts):
+                if (
+                    isinstance(node.op, ast.Add)
+                    and isinstance(value, ast.List)
+                    and all(isinstance(e, ast.Name) for e in value.elts)
+                ):
                     sources[node.target.id] |= {e.id for e in value.elts}  # type: ignore[attr-defined]
                     accounted.add(id(node.target))
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
-                    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in sources:
+                    if (
+                        isinstance(target, ast.Subscript)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id in sources
+                    ):
                         if isinstance(node.value, ast.Name) and len(node.targets) == 1:
                             sources[target.value.id].add(node.value.id)
                             accounted.add(id(target.value))
                         else:
                             bad.add(target.value.id)
-    for stmt in tree.body:
-        for node in nodes(stmt):
+    for stmt, walked in walks:
+        for node in walked:
             if isinstance(node, ast.Name) and node.id in sources and id(node) not in accounted:
                 if not isinstance(node.ctx, ast.Load) and not _the_binding(stmt, node):
                     bad.add(node.id)
@@ -110,7 +139,7 @@ def _filled(tree: ast.Module, registries: dict[str, list[str]]) -> dict[str, set
                 bad.update(n for n in node.names if n in sources)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in sources:
                 bad.add(node.name)
-    bad |= _escaping(tree, set(sources), accounted)
+    bad |= _escaping(walks, set(sources), accounted)
     return {name: found for name, found in sources.items() if name not in bad}
 
 
@@ -118,9 +147,7 @@ def _the_binding(stmt: ast.stmt, node: ast.Name) -> bool:
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is node
 
 
-def _added(
-    call: ast.Call, stmt: ast.stmt, tree: ast.Module, top_defs: dict[str, ast.FunctionDef]
-) -> set[str] | None:
+def _added(call: ast.Call, stmt: ast.stmt, tree: ast.Module, top_defs: dict[str, ast.FunctionDef]) -> set[str] | None:
     """What ``X.append(Name)`` / ``X.extend([...])`` adds, None if not known."""
     if call.keywords or len(call.args) != 1:
         return None
@@ -163,7 +190,11 @@ def _module_attributes(arg: ast.expr) -> str | None:
         return None
     if not (isinstance(elt, ast.Call) and isinstance(elt.func, ast.Name) and elt.func.id == "getattr"):
         return None
-    if len(elt.args) != 2 or elt.keywords or not (isinstance(elt.args[1], ast.Name) and elt.args[1].id == gen.target.id):
+    if (
+        len(elt.args) != 2
+        or elt.keywords
+        or not (isinstance(elt.args[1], ast.Name) and elt.args[1].id == gen.target.id)
+    ):
         return None
     it = gen.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "dir" and len(it.args) == 1):
@@ -181,19 +212,18 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _escaping(tree: ast.Module, registries: set[str], accounted: set[int]) -> set[str]:
+def _escaping(walks: list[tuple[ast.stmt, list[ast.AST]]], registries: set[str], accounted: set[int]) -> set[str]:
     """Registries read otherwise than subscripted, iterated, compared, or
     bound to a name in a function that only reads that name so."""
     bad: set[str] = set()
-    for stmt in tree.body:
-        walked = nodes(stmt)
+    for stmt, walked in walks:
         aliases = {name: name for name in registries}  # name read here -> the registry it holds
         in_function = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+        assigns = [n for n in walked if isinstance(n, ast.Assign)] if in_function else []
         for _ in range(3):  # an alias of an alias
-            for node in walked:
+            for node in assigns:
                 if (
-                    in_function
-                    and isinstance(node, ast.Assign)
+                    isinstance(node, ast.Assign)
                     and len(node.targets) == 1
                     and isinstance(node.targets[0], ast.Name)
                     and isinstance(node.value, ast.Name)
@@ -230,13 +260,15 @@ def _read_positions(node: ast.AST) -> list[ast.AST]:
     return []
 
 
-def _drawn_from(fn: ast.FunctionDef, registries: set[str]) -> str | None:
+def _drawn_from(fn: ast.FunctionDef, walked: list[ast.AST], registries: set[str]) -> str | None:
     """The one registry every ``return`` of ``fn`` gives an element of (or ``None``)."""
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
     returns: list[ast.expr] = []
-    for node in nodes(fn):
-        if node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Yield, ast.YieldFrom)):
+    for node in walked:
+        if node is not fn and isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Yield, ast.YieldFrom)
+        ):
             return None
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             return None
