@@ -44,7 +44,9 @@ def test_a_list_handed_in_read_otherwise_or_given_a_model_is_not_claimed():
     helper = _LAYERS.replace("    return nn.Sequential", "    grow(layers)\n    return nn.Sequential")
     model = _LAYERS.replace("layers.append(conv)", "layers.append(net)")
     moved = _LAYERS.replace("nn.ReLU()])", "nn.ReLU().cuda()])")
-    iterated = _LAYERS.replace("    return nn.Sequential", "    for x in layers:\n        pass\n    return nn.Sequential")
+    iterated = _LAYERS.replace(
+        "    return nn.Sequential", "    for x in layers:\n        pass\n    return nn.Sequential"
+    )
     rebound = _LAYERS.replace("        conv = nn.Conv2d(3, v, kernel_size=3)", "        conv = other(v)")
     for source in (handed, helper, model, moved, iterated, rebound):
         assert _builders(source) == [], source
@@ -55,7 +57,13 @@ def test_list_values_lists_what_the_list_is_given():
     assert isinstance(fn, ast.FunctionDef)
     values = list_values(fn, "layers")
     assert values is not None
-    assert sorted(ast.unparse(v) for v in values) == ["conv", "conv", "nn.BatchNorm2d(v)", "nn.ReLU()", "nn.ReLU(inplace=True)"]
+    assert sorted(ast.unparse(v) for v in values) == [
+        "conv",
+        "conv",
+        "nn.BatchNorm2d(v)",
+        "nn.ReLU()",
+        "nn.ReLU(inplace=True)",
+    ]
     assert list_values(fn, "cfg") is None
 
 

@@ -232,16 +232,16 @@ def _escaping(walks: list[tuple[ast.stmt, list[ast.AST]]], registries: set[str],
                 ):
                     aliases[node.targets[0].id] = aliases[node.value.id]
                     accounted.update((id(node.value), id(node.targets[0])))
-        for node in walked:
-            for kid in _read_positions(node):
+        for read in walked:
+            for kid in _read_positions(read):
                 if isinstance(kid, ast.Name) and kid.id in aliases:
                     accounted.add(id(kid))
-        for node in walked:
-            if isinstance(node, ast.Name) and node.id in aliases and id(node) not in accounted:
-                if isinstance(node.ctx, ast.Load):
-                    bad.add(aliases[node.id])
-                elif node.id not in registries:
-                    bad.add(aliases[node.id])  # an alias rebound: what it holds is not known
+        for used in walked:
+            if isinstance(used, ast.Name) and used.id in aliases and id(used) not in accounted:
+                if isinstance(used.ctx, ast.Load):
+                    bad.add(aliases[used.id])
+                elif used.id not in registries:
+                    bad.add(aliases[used.id])  # an alias rebound: what it holds is not known
     return bad
 
 
