@@ -27,27 +27,27 @@ class FactoryClasses:
         module: cst.Module,
         tree: ast.Module | None,
         imported: frozenset[str],
-        cpu_class: Callable[[str], bool],
-        module_def: Callable[[str], bool],
     ) -> None:
         self.module = module
         self.tree = tree
         self.imported = imported  # the project view's cpu_factories
-        self.cpu_class = cpu_class  # a class of this module, or imported, that moves nothing
-        self.module_def = module_def  # a name bound only by its one module-level ``def``
         self._own: dict[str, list[str]] | None = None
 
-    def gives_cpu_class(self, value: cst.BaseExpression) -> bool:
-        """``value`` is ``factory(...)`` of such a function."""
+    def gives_cpu_class(
+        self, value: cst.BaseExpression, cpu_class: Callable[[str], bool], module_def: Callable[[str], bool]
+    ) -> bool:
+        """``value`` is ``factory(...)`` of such a function. ``cpu_class``: a class of
+        this module, or imported, that moves nothing; ``module_def``: a name bound
+        only by its one module-level ``def`` (handed in, not kept: no reference cycle)."""
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
             return False
         name = value.func.value
         if name in self.imported:
             return True
-        if not self.module_def(name):
+        if not module_def(name):
             return False
         sources = self._own_factories().get(name)
-        return bool(sources) and all(not s.startswith("@") and self.cpu_class(s) for s in sources)  # type: ignore[union-attr]
+        return bool(sources) and all(not s.startswith("@") and cpu_class(s) for s in sources)  # type: ignore[union-attr]
 
     def _own_factories(self) -> dict[str, list[str]]:
         if self._own is None:

@@ -1008,7 +1008,7 @@ class Checkpoints:
             lambda spelled: self.project is not None and spelled in self.project.cpu_modules,
             lambda spelled: self.project is not None and spelled in self.project.cpu_objects,
             self._plain_classes().__contains__,
-            self._factory_classes().gives_cpu_class,
+            self._gives_cpu_class,
         )
         visit_fast(self.module, visitor)
         return visitor
@@ -1016,8 +1016,11 @@ class Checkpoints:
     def _factory_classes(self) -> FactoryClasses:
         if self._factories is None:
             imported = frozenset(self.project.cpu_factories) if self.project is not None else frozenset()
-            self._factories = FactoryClasses(self.module, self.python_tree, imported, self._cpu_class, self._module_def)
+            self._factories = FactoryClasses(self.module, self.python_tree, imported)
         return self._factories
+
+    def _gives_cpu_class(self, value: cst.BaseExpression) -> bool:
+        return self._factory_classes().gives_cpu_class(value, self._cpu_class, self._module_def)
 
     def _builder_scope(self, fn: cst.FunctionDef) -> bool:
         """``fn`` is a function of the module or nested in one, not a method."""
