@@ -106,7 +106,14 @@ class LoadWithoutMapLocation(Rule):
     of the project (`model_dict[name](...)`), fetched with
     `getattr(module, name)` (or `models.__dict__[name]`) from a project
     module whose every class moves nothing, or from a package that only
-    star-imports such classes and builders (`from .vgg import *`), or a
+    star-imports such classes and builders (`from .vgg import *`; a builder
+    may pass a class `make_layers(...)`, a `nn.Sequential(*layers)` of a
+    local list it only fills with fresh torch.nn layers), or picked by a
+    project function whose every return is `None` or one class of a
+    module-level registry it only fills with such classes, or with every
+    class of a module whose every class moves nothing (`Model =
+    load_model(name)` over `MODELS.extend([getattr(m, a) for a in dir(m)])`;
+    a registry handed to a call or filled otherwise is not known), or a
     builder named through `eval` of a string when every function of that
     name in the project builds on the CPU (a class whose `__init__` takes
     `**kwargs` and never reads them counts; a project function returning a
@@ -205,7 +212,10 @@ class LoadWithoutMapLocation(Rule):
         "an import rebound to the model built from it (`crnn = crnn.CRNN(...)` after `import models.crnn as "
         "crnn`) still names that class; "
         "every project function named by a string handed to `eval` "
-        "(`eval('models.' + NAME + '.get_pose_net')(cfg)`) being a builder on the CPU. A model's tree of project "
+        "(`eval('models.' + NAME + '.get_pose_net')(cfg)`) being a builder on the CPU. "
+        "Functions returning one class of a module-level registry (`load_model(name)` over `MODELS`, filled "
+        "from the classes of project modules): a class they give, called, builds on the CPU when every source "
+        "of the registry is a class or builder that moves nothing, or a module whose every class does. A model's tree of project "
         "classes is followed up to twelve classes deep. "
         "A checkpoint file the load names (a string literal in its path, or in what a name of the path was "
         "bound to in the same function, `osp.join(respth, 'model_final.pth')`) that modules of the loading "
@@ -1448,8 +1458,188 @@ def run(args):
             "CCT's make_cam: a class picked by name from a module named at run time, built without a device: "
             "what it builds is not known, so the load into it is not claimed",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8)
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path))
+    model.to(device)
+""",
+            "a factory returning one class of a module-level registry (FCGF's load_model over MODELS): every "
+            "candidate moves nothing, so the model it picks is built on the CPU and moved after the load",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8).cuda()
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path))
+    model.to(device)
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8).cuda()
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model.to(device)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8)
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+register(MODELS)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path))
+    model.to(device)
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+
+
+class Wide(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 8)
+
+
+MODELS = [Small]
+MODELS.append(Wide)
+register(MODELS)
+
+
+def load_model(name):
+    mdict = {m.__name__: m for m in MODELS}
+    if name not in mdict:
+        return None
+    return mdict[name]
+
+
+def main(name, path, device):
+    Model = load_model(name)
+    model = Model(4)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model.to(device)
+""",
+        ),
         # A part rebuilt with a device argument may be anywhere: the model is not known to be on the CPU.
         Invalid(
             """\

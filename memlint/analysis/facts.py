@@ -199,6 +199,7 @@ class ModuleFacts:
             imported_cpu_classes=cpu_classes,
             objects=self.objects,
             project=self.project,
+            python_tree=self.python_tree,
         )
 
     @cached_property

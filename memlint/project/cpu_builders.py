@@ -20,6 +20,7 @@ import builtins
 from collections.abc import Collection
 
 from memlint.gate.ast_fields import nodes
+from memlint.project.layer_lists import list_values
 from memlint.vocabulary.kinds import guess_kind_from_name
 
 _DEVICE_WORDS = frozenset({"device", "device_map"})
@@ -179,7 +180,7 @@ def _scan(fn: ast.FunctionDef) -> tuple[list[ast.expr | None], _Locals] | None:
     if not returns:
         return None
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    return returns, _Locals(stores, values, params)
+    return returns, _Locals(stores, values, params, fn)
 
 
 def _returns_built(
@@ -198,10 +199,20 @@ def _returns_built(
 class _Locals:
     """A builder's local names: how often each is stored, what it is bound to."""
 
-    def __init__(self, stores: dict[str, int], values: dict[str, list[ast.expr]], params: set[str]) -> None:
+    def __init__(
+        self, stores: dict[str, int], values: dict[str, list[ast.expr]], params: set[str], fn: ast.FunctionDef
+    ) -> None:
         self.stores = stores
         self.values = values
         self.params = params
+        self.fn = fn
+        self._lists: dict[str, list[ast.expr] | None] = {}
+
+    def list_values(self, name: str) -> list[ast.expr] | None:
+        """layer_lists.list_values, once per name."""
+        if name not in self._lists:
+            self._lists[name] = list_values(self.fn, name) if name in self.stores and name not in self.params else None
+        return self._lists[name]
 
     def names(self) -> set[str]:
         return set(self.stores) | self.params
@@ -232,7 +243,7 @@ def _built(
     local: _Locals | None = None,
 ) -> bool:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-        return _torch_layer(value, classes)
+        return _torch_layer(value, classes) or (local is not None and _unpacked_layers(value, classes, local))
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return False
     name = value.func.id
@@ -306,14 +317,8 @@ def _torch_layer(call: ast.Call, classes: set[str]) -> bool:
     ``DataParallel``) called on constants or such layers only, no device,
     nothing unpacked: a fresh module on the CPU that holds no model from
     elsewhere."""
-    func = call.func
-    assert isinstance(func, ast.Attribute)
-    prefix = func.value
-    spelled = prefix.id if isinstance(prefix, ast.Name) else ""
-    if isinstance(prefix, ast.Attribute) and isinstance(prefix.value, ast.Name):
-        spelled = f"{prefix.value.id}.{prefix.attr}"
-    if not spelled or spelled + ".*" not in classes or not func.attr[:1].isupper() or "Parallel" in func.attr:
-        return False  # ``DataParallel`` moves the module it wraps to its first device
+    if not _torch_class(call, classes):
+        return False
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
     if any(k.arg in _DEVICE_WORDS for k in call.keywords):
@@ -325,3 +330,41 @@ def _torch_layer(call: ast.Call, classes: set[str]) -> bool:
         or (isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute) and _torch_layer(part, classes))
         for part in parts
     )
+
+
+def _torch_class(call: ast.Call, classes: set[str]) -> bool:
+    """``call`` builds a torch.nn class, as this module spells torch.nn, that wraps no model
+    (``DataParallel`` moves the module it wraps to its first device)."""
+    func = call.func
+    assert isinstance(func, ast.Attribute)
+    prefix = func.value
+    spelled = prefix.id if isinstance(prefix, ast.Name) else ""
+    if isinstance(prefix, ast.Attribute) and isinstance(prefix.value, ast.Name):
+        spelled = f"{prefix.value.id}.{prefix.attr}"
+    return bool(spelled) and spelled + ".*" in classes and func.attr[:1].isupper() and "Parallel" not in func.attr
+
+
+def _unpacked_layers(call: ast.Call, classes: set[str], local: _Locals) -> bool:
+    """``nn.Sequential(*layers)``: a torch.nn container of a local list the
+    builder only fills with fresh torch.nn layers, directly or through a local
+    name bound only to one (``conv2d = nn.Conv2d(...)``; layer_lists.py)."""
+    if call.keywords or len(call.args) != 1 or not isinstance(call.args[0], ast.Starred):
+        return False
+    listed = call.args[0].value
+    if not isinstance(listed, ast.Name) or not _torch_class(call, classes):
+        return False
+    values = local.list_values(listed.id)
+    if not values:
+        return False
+    for value in values:
+        bound = [value]
+        if isinstance(value, ast.Name):
+            bound = local.values.get(value.id, [])
+            if not bound or len(bound) != local.stores.get(value.id, 0):
+                return False
+        for layer in bound:
+            if not (isinstance(layer, ast.Call) and isinstance(layer.func, ast.Attribute)):
+                return False
+            if not _torch_layer(layer, classes):
+                return False
+    return True

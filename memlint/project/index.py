@@ -755,6 +755,7 @@ class ProjectIndex:
             eval_builders=tuple(self.cpu_builders_everywhere(path, summary.eval_names)),
             cpu_tables=tuple(sorted(cpu_tables)),
             cpu_modules=tuple(m for m in summary.getattr_modules if self._cpu_module(path, summary, m)),
+            cpu_factories=tuple(f for f in summary.factory_calls if self._cpu_factory(path, summary, f)),
             cpu_objects=tuple(sorted(cpu_objects)),
             cpu_saved_files=self._cpu_saved_files(path, summary),
             object_forwards=object_forwards,
@@ -936,6 +937,25 @@ class ProjectIndex:
             return False  # not a module of the project, or a name in one
         defining = self.summary(found[0])
         return defining is not None and (defining.cpu_module or self._cpu_package(found[0], defining))
+
+    def _cpu_factory(self, path: str, summary: ModuleSummary, name: str) -> bool:
+        """``name`` (imported here) is a project function returning one class of a
+        registry (summary.factories) whose every source is a class or builder that
+        moves nothing, or a module whose every class does (``@simpleunets``)."""
+        if name not in summary.imports:
+            return False
+        found = self.resolve(summary.imports[name], path)
+        if found is None or not found[1] or "." in found[1]:
+            return False
+        defining = self.summary(found[0])
+        sources = defining.factories.get(found[1]) if defining is not None else None
+        if not sources or defining is None:
+            return False
+        modules = [s[1:] for s in sources if s.startswith("@")]
+        names = [s for s in sources if not s.startswith("@")]
+        return all(self._cpu_module(found[0], defining, m) for m in modules) and self._cpu_table(
+            found[0], defining, names
+        )
 
     def _cpu_package(self, path: str, defining: ModuleSummary) -> bool:
         """``path`` only gathers other modules with star imports (a package's

@@ -48,6 +48,7 @@ from memlint.gate.ast_fields import CHILD_READERS, children, nodes, read_nothing
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
 from memlint.project.checkpoint_files import checkpoint_files, names_a_checkpoint_call
+from memlint.project.class_factories import factories
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
@@ -248,6 +249,13 @@ class ModuleSummary:
     # ``getattr`` as written (``p2ch14.model``).
     cpu_module: bool = False
     getattr_modules: list[str] = field(default_factory=list)
+    # Functions returning one class of a module-level registry (FCGF's
+    # ``load_model(name)`` over ``MODELS``): name -> its candidate sources,
+    # plain names and ``@module`` (class_factories.py); and the functions of
+    # other modules this one calls to get a class it then calls
+    # (``Model = load_model(cfg.model); model = Model(...)``), by local name.
+    factories: dict[str, list[str]] = field(default_factory=dict)
+    factory_calls: list[str] = field(default_factory=list)
     # Module-level models built on the CPU and named nowhere else in the
     # module (``vgg = nn.Sequential(...)``, module_objects.py): ``net.vgg``
     # read from another module is a model on the CPU (MEM701).
@@ -316,6 +324,8 @@ class ModuleSummary:
             "tables": {k: list(v) for k, v in self.tables.items()},
             "cpu_module": self.cpu_module,
             "getattr_modules": list(self.getattr_modules),
+            "factories": {k: list(v) for k, v in self.factories.items()},
+            "factory_calls": list(self.factory_calls),
             "cpu_objects": list(self.cpu_objects),
             "classes": list(self.classes),
             "trains": self.trains,
@@ -361,6 +371,8 @@ class ModuleSummary:
             tables={str(k): [str(n) for n in v] for k, v in data.get("tables", {}).items()},
             cpu_module=bool(data.get("cpu_module", False)),
             getattr_modules=[str(c) for c in data.get("getattr_modules", [])],
+            factories={str(k): [str(n) for n in v] for k, v in data.get("factories", {}).items()},
+            factory_calls=[str(c) for c in data.get("factory_calls", [])],
             cpu_objects=[str(c) for c in data.get("cpu_objects", [])],
             classes=[str(c) for c in data.get("classes", [])],
             trains=bool(data.get("trains", False)),
@@ -447,6 +459,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             # (a class another module builds is judged by them, index.py).
             walker.summary.classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _model_like(n)]
             walker.summary.tables = model_tables(tree)
+            walker.summary.factories = factories(tree)
             walker.summary.forward_items = forward_items(tree, walker.bindings)
             walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
             walker.summary.cpu_objects = cpu_objects(tree, walker.bindings, walker.summary.cpu_classes)
@@ -541,6 +554,10 @@ class _Walker:
         self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
+        # ModuleSummary.factory_calls: names bound to a call of an imported
+        # name (``Model = load_model(...)``, name -> callee), names called.
+        self._bound_calls: dict[str, str] = {}
+        self._called_names: set[str] = set()
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
         # The callees named ``save``/``load`` (``torch.save``, ``np.load``,
         # ``save`` of ``from torch import save``), in the walk or in the parts
@@ -811,6 +828,8 @@ class _Walker:
             ):
                 self._scopes[-1].built_here[name] = value.func.id  # type: ignore[attr-defined]
             elif (built := _unchained(value)).__class__ is ast.Call and built.func.__class__ is ast.Name:  # type: ignore[attr-defined]
+                if built is value and built.func.id in self.bindings:  # type: ignore[attr-defined]
+                    self._bound_calls[name] = built.func.id  # type: ignore[attr-defined]
                 if built.func.id in self.bindings:  # type: ignore[attr-defined]
                     # ``net = ViT_seg(...).cuda()`` is still the instance built (TransUNet's train.py).
                     self._scopes[-1].built_imported[name] = self.bindings[built.func.id]  # type: ignore[attr-defined]
@@ -949,7 +968,9 @@ class _Walker:
             named = evaluated_name(func)  # type: ignore[arg-type]
             if named:
                 self._eval_names.add(named)
-        elif func.__class__ is ast.Name and func.id == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
+        elif func.__class__ is ast.Name and func.id not in self.bindings:  # type: ignore[attr-defined]
+            self._called_names.add(func.id)  # type: ignore[attr-defined]
+        if func.__class__ is ast.Name and func.id == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
             spelled = _dotted(node.args[0])
             if spelled and spelled.partition(".")[0] in self.bindings:
                 self._getattr_modules.add(spelled)
@@ -1213,6 +1234,8 @@ class _Walker:
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
         s.tables = model_tables(self._tree)
+        s.factories = factories(self._tree)
+        s.factory_calls = sorted(c for n, c in self._bound_calls.items() if n in self._called_names)
         s.forward_items = forward_items(self._tree, self.bindings, self.scope_nodes)
         s.methods_off, s.methods_on = method_call_modes(self._attr_calls, entries, self._class_methods, _INHERIT)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)

@@ -115,6 +115,10 @@ class ProjectView:
     # Modules handed to ``getattr`` here (as written) whose every class is
     # built on the CPU (summary.cpu_module): ``getattr(p2ch14.model, name)()``.
     cpu_modules: tuple[str, ...] = ()
+    # Functions of other project modules this module calls for a class
+    # (summary.factory_calls) whose every candidate is a class or builder
+    # that moves nothing, by local name: ``Model = load_model(name)`` (class_factories.py).
+    cpu_factories: tuple[str, ...] = ()
     # Module-level models of other project modules built on the CPU and
     # named nowhere else there (summary.cpu_objects), as this module spells
     # them: ``net.vgg`` after ``import net``, ``vgg`` after ``from net import vgg``.
@@ -284,6 +288,7 @@ class ProjectView:
             or self.eval_builders
             or self.cpu_tables
             or self.cpu_modules
+            or self.cpu_factories
             or self.cpu_objects
             or self.cpu_saved_files
             or self.step_helpers

@@ -45,6 +45,7 @@ from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
+from memlint.analysis.training.factory_classes import FactoryClasses
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
 from memlint.vocabulary.loading import loading_name
@@ -278,8 +279,11 @@ class _CpuModels(cst.CSTVisitor):
         cpu_module: Callable[[str], bool] = lambda spelled: False,
         cpu_object: Callable[[str], bool] = lambda spelled: False,
         plain_class: Callable[[str], bool] = lambda name: False,
+        cpu_factory: Callable[[cst.BaseExpression], bool] = lambda value: False,
     ) -> None:
         self.names = names
+        # ``load_model(name)`` returning one class of a registry of CPU classes (factory_classes.py).
+        self.cpu_factory = cpu_factory
         # A module-level model of another project module built on the CPU
         # and named nowhere else there (``net.vgg``, ProjectView.cpu_objects).
         self.cpu_object = cpu_object
@@ -588,7 +592,7 @@ class _CpuModels(cst.CSTVisitor):
                 self.frames[-1][key] = tuple(self.blocks)
                 # Every class this name was built from, in any branch (judged together).
                 self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
-            elif "." not in key and self._cpu_getattr(original_node.value):
+            elif "." not in key and (self._cpu_getattr(original_node.value) or self.cpu_factory(original_node.value)):
                 self.aliases[-1][key] = tuple(self.blocks)
             elif (model := self._optimized_cpu_model(original_node.value)) is not None:
                 self.frames[-1][key] = tuple(self.blocks)
@@ -936,6 +940,7 @@ class Checkpoints:
         imported_cpu_classes: frozenset[str] = frozenset(),
         objects: ObjectTable | None = None,
         project: ProjectView | None = None,
+        python_tree: ast.Module | None = None,
     ) -> None:
         self.module = module
         self.names = names
@@ -958,6 +963,8 @@ class Checkpoints:
         self._method_uses: dict[str, list[bool]] = {}
         self._placing: dict[cst.FunctionDef, bool] = {}
         self._stable: dict[cst.ClassDef, frozenset[str]] = {}
+        self._factories: FactoryClasses | None = None
+        self.python_tree = python_tree  # the module's ``ast`` tree, when the linter has it
 
     @property
     def saves_only_cpu(self) -> bool:
@@ -1001,9 +1008,19 @@ class Checkpoints:
             lambda spelled: self.project is not None and spelled in self.project.cpu_modules,
             lambda spelled: self.project is not None and spelled in self.project.cpu_objects,
             self._plain_classes().__contains__,
+            self._gives_cpu_class,
         )
         visit_fast(self.module, visitor)
         return visitor
+
+    def _factory_classes(self) -> FactoryClasses:
+        if self._factories is None:
+            imported = frozenset(self.project.cpu_factories) if self.project is not None else frozenset()
+            self._factories = FactoryClasses(self.module, self.python_tree, imported)
+        return self._factories
+
+    def _gives_cpu_class(self, value: cst.BaseExpression) -> bool:
+        return self._factory_classes().gives_cpu_class(value, self._cpu_class, self._module_def)
 
     def _builder_scope(self, fn: cst.FunctionDef) -> bool:
         """``fn`` is a function of the module or nested in one, not a method."""
