@@ -100,7 +100,10 @@ class LoadWithoutMapLocation(Rule):
     on the CPU: `torchvision.models.resnet50()`, `timm.create_model`,
     `from_pretrained` without `device_map` (its one positional argument a
     name or path, even a name handed in), a class of the project that moves
-    nothing, named directly, through its package (`vocoders.Generator`) or
+    nothing, named directly, through its package (`vocoders.Generator`),
+    imported in a function (`from models.nets import Net as net` in `main()`,
+    or one name imported to such a class in each branch, the name bound no
+    other way in the module) or
     picked from a table of such classes bound once, at module level or in
     the function around the load (`ARCHS[name](10)`), or in another module
     of the project (`model_dict[name](...)`), fetched with
@@ -209,6 +212,8 @@ class LoadWithoutMapLocation(Rule):
         "modules whose every class moves nothing, for a class fetched with `getattr(models.zoo, name)`; "
         "in a module that puts folders on `sys.path`, a class imported from a module the project does not hold "
         "is not known to move itself: a fresh one not moved before the load is not claimed; "
+        "a name bound only by imports inside functions (`from models.nets import Net as net` in `main()`), "
+        "to one such class or to several, each such, names them as a module-level import would; "
         "an import rebound to the model built from it (`crnn = crnn.CRNN(...)` after `import models.crnn as "
         "crnn`) still names that class; "
         "every project function named by a string handed to `eval` "

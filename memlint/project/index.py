@@ -674,6 +674,11 @@ class ProjectIndex:
             if found[1] in defining.trackers:
                 trackers.add(local)
             defined(local, defining, found[1], found[0])
+        local_cpu_classes = [
+            local
+            for local, targets in summary.local_imports.items()
+            if all(self._cpu_class(target, path) for target in targets)
+        ]
         # ``models.Net(...)`` after ``import models``: the calls name them.
         locals_of = {target: local for local, target in summary.imports.items()}
         for local, target in summary.rebuilt.items():  # ``crnn = crnn.CRNN(...)``: named before it was rebound
@@ -735,6 +740,7 @@ class ProjectIndex:
             callers=tuple(callers),
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
+            local_cpu_classes=tuple(local_cpu_classes),
             callees=tuple(sorted(callees.items())),
             step_helpers=tuple((name, *facts) for name, facts in sorted(step_helpers.items())),
             step_sequences=tuple((name, *facts) for name, facts in sorted(step_sequences.items())),

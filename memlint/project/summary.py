@@ -53,6 +53,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
+from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.module_objects import cpu_objects
@@ -195,6 +196,11 @@ class ModuleSummary:
     # (``crnn = crnn.CRNN(...)`` after ``import models.crnn as crnn``): the
     # call still names the import's class (the view's CPU classes, MEM701).
     rebuilt: dict[str, str] = field(default_factory=dict)
+    # Names bound by imports inside functions, never at module level, and
+    # their targets (``from models.network_dncnn import DnCNN as net`` in
+    # ``main()``): a call of one builds what an import names (the view's CPU
+    # classes, MEM701), as after a module-level import (local_imports.py).
+    local_imports: dict[str, list[str]] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)
     all_names: list[str] | None = None
     defines: list[str] = field(default_factory=list)
@@ -304,6 +310,7 @@ class ModuleSummary:
         return {
             "imports": dict(self.imports),
             "rebuilt": dict(self.rebuilt),
+            "local_imports": {k: list(v) for k, v in self.local_imports.items()},
             "stars": list(self.stars),
             "all_names": None if self.all_names is None else list(self.all_names),
             "defines": list(self.defines),
@@ -351,6 +358,7 @@ class ModuleSummary:
         return cls(
             imports={str(k): str(v) for k, v in data["imports"].items()},
             rebuilt={str(k): str(v) for k, v in data.get("rebuilt", {}).items()},
+            local_imports={str(k): [str(t) for t in v] for k, v in data.get("local_imports", {}).items()},
             stars=[str(s) for s in data["stars"]],
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
@@ -558,6 +566,7 @@ class _Walker:
         # name (``Model = load_model(...)``, name -> callee), names called.
         self._bound_calls: dict[str, str] = {}
         self._called_names: set[str] = set()
+        self._local_imports: dict[str, list[str]] = {}  # ModuleSummary.local_imports
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
         # The callees named ``save``/``load`` (``torch.save``, ``np.load``,
         # ``save`` of ``from torch import save``), in the walk or in the parts
@@ -754,6 +763,8 @@ class _Walker:
                 self._assign(node)  # type: ignore[arg-type]
             elif cls is ast.Import or cls is ast.ImportFrom:
                 self._bind(node)  # type: ignore[arg-type]
+                if len(self._scopes) > 1:
+                    local_import(self._local_imports, node)  # type: ignore[arg-type]
                 continue
             read = readers.get(cls, read_nothing)
             found = read(node) if read is not None else list(ast.iter_child_nodes(node))
@@ -1241,6 +1252,8 @@ class _Walker:
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
+        if not s.stars:  # a star import may bind any of them at module level
+            s.local_imports = only_local(self._local_imports, s.imports, {*s.defines, *self.module_defs})
         if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):
             s.cpu_saved, s.other_saved, s.loaded_files = checkpoint_files(self._tree, self.bindings)
         s.calls.sort(key=lambda c: (c.line, c.callee))

@@ -64,6 +64,9 @@ class ProjectView:
     # Local names of classes defined in other project modules whose code moves
     # nothing to a device: a model built from one starts on the CPU.
     cpu_classes: tuple[str, ...] = ()
+    # Names a function-local import binds to such a class (summary.local_imports):
+    # trusted where the module binds the name no other way (the ImportTable's).
+    local_cpu_classes: tuple[str, ...] = ()
     # Local names (``Net``, ``models.Net``) of classes of other project modules
     # built on builtins only (``class AttrDict(dict)``): never a model.
     plain_classes: tuple[str, ...] = ()
@@ -273,6 +276,7 @@ class ProjectView:
             or self.callers
             or self.trackers
             or self.cpu_classes
+            or self.local_cpu_classes
             or self.plain_classes
             or self.cpu_functions
             or self.called_per_batch

@@ -210,6 +210,14 @@ class ImportTable(cst.CSTVisitor):
                 self.top_level_imports.append(stmt)
 
     # -- queries ----------------------------------------------------------
+    def imported_only(self, name: str) -> bool:
+        """``name`` is bound by imports alone, perhaps to several targets (one
+        per function, ``from a import A as net`` here, ``from b import B as
+        net`` there): no assignment, parameter, loop, ``def`` or class binds it."""
+        if name in self.bindings:
+            return True
+        return name in self._ambiguous and name not in self._rebound and name not in self._class_bound
+
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """``torch.cuda.amp.autocast`` for ``amp.autocast`` after
         ``from torch.cuda import amp``; None when the head is not an import."""

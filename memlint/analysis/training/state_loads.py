@@ -954,6 +954,9 @@ class Checkpoints:
         self._classes: dict[str, bool] = {}
         # Classes of other project modules that move nothing, by local name (the project stage).
         self.imported_cpu_classes = imported_cpu_classes | frozenset(project.cpu_classes if project else ())
+        if project is not None and project.local_cpu_classes:
+            # Imported in a function: only where no other binding of the name may run.
+            self.imported_cpu_classes |= frozenset(n for n in project.local_cpu_classes if names.imported_only(n))
         self.objects = objects
         self.project = project
         self._tables: dict[str, cst.Dict | None] | None = None
