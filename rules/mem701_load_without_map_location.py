@@ -108,7 +108,9 @@ class LoadWithoutMapLocation(Rule):
     the function around the load (`ARCHS[name](10)`), or in another module
     of the project (`model_dict[name](...)`), fetched with
     `getattr(module, name)` (or `models.__dict__[name]`) from a project
-    module whose every class moves nothing, or from a package that only
+    module whose every class moves nothing (importing no class-like name
+    but torch's or torchvision's, `from torchvision.models.resnet import
+    Bottleneck`), or from a package that only
     star-imports such classes and builders (`from .vgg import *`; a builder
     may pass a class `make_layers(...)`, a `nn.Sequential(*layers)` of a
     local list it only fills with fresh torch.nn layers), or picked by a

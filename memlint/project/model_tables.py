@@ -16,6 +16,7 @@ import ast
 from memlint.gate.ast_fields import STATEMENT_BLOCKS, nodes
 
 _WRITES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
+_CPU_LIBRARIES = frozenset({"torch", "torchvision"})
 
 
 def model_tables(tree: ast.Module) -> dict[str, list[str]]:
@@ -59,12 +60,14 @@ def builds_only_on_cpu(tree: ast.Module, cpu_classes: list[str]) -> bool:
     """Every class ``getattr(module, name)`` can give is built on the CPU
     (dlwpt's ``getattr(p2ch14.model, cli_args.cls_model)()``): the module
     defines at least one class, every class it defines moves nothing, and it
-    imports no name spelled as a class (``from x import Net``) but from torch."""
+    imports no name spelled as a class (``from x import Net``) but from torch
+    or torchvision (whose constructors build on the CPU: self-critical's
+    ``from torchvision.models.resnet import Bottleneck``)."""
     classes = [s.name for s in tree.body if isinstance(s, ast.ClassDef)]
     if not classes or not set(classes) <= set(cpu_classes):
         return False
     for node in _statements(tree):
-        if isinstance(node, ast.ImportFrom) and not (node.module or "").split(".")[0] == "torch":
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] not in _CPU_LIBRARIES:
             if any((a.asname or a.name)[:1].isupper() or a.name == "*" for a in node.names):
                 return False
     return True
