@@ -143,7 +143,9 @@ class LoadWithoutMapLocation(Rule):
     BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight)`); not a wrapper such as `DataParallel(net)`
     (`AveragedModel(net)` without a device copies a CPU model on the CPU): an
     argument that is a number, options or a part of the checkpoint is no
-    model). A class that moves only tensors it builds into plain attributes
+    model); a checkpoint handed to a function of the module that loads it
+    only into such a model (sgan's `get_generator(checkpoint)`: build, load,
+    then `.cuda()`) is not reported either. A class that moves only tensors it builds into plain attributes
     (`self.noise = torch.randn(n).cuda()`, in no state dict, also through a
     conditional), into items of a plain dict attribute
     (`self._targets[k] = labels`, no `ParameterDict` in the class) or into
@@ -633,6 +635,26 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+def get_model(checkpoint):
+    model = Net(checkpoint["n"])
+    model.load_state_dict(checkpoint["state"])
+    model.cuda()
+    return model
+def main(paths):
+    for path in paths:
+        checkpoint = torch.load(path)
+        model = get_model(checkpoint)
+""",
+            "the checkpoint handed to a helper that loads it into a model it built on the CPU, then moves it",
+        ),
         Valid(
             """\
 import torch
@@ -2413,6 +2435,25 @@ class Trainer:
             model_dict.update(pretrained_dict)
             self.models[n].load_state_dict(model_dict)
 """
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+def get_model(checkpoint):
+    model = Net(checkpoint["n"]).cuda()
+    model.load_state_dict(checkpoint["state"])
+    return model
+def main(paths):
+    for path in paths:
+        checkpoint = torch.load(path)
+        model = get_model(checkpoint)
+""",
+            None,
         ),
     ]
 

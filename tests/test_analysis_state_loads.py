@@ -157,3 +157,27 @@ def test_a_loader_of_another_module_given_by_the_project_stage():
     assert not Checkpoints(module, ImportTable(module), calls).helper_loads(call, arg)
     told = Checkpoints(module, ImportTable(module), calls, {"utils.restore": (1, "state")})
     assert told.helper_loads(call, arg)
+
+
+def test_a_helper_loading_into_a_model_it_builds_on_the_cpu_does_not_load_its_argument():
+    """sgan's ``get_generator(checkpoint)``: builds, loads, then moves; a
+    helper that moves first does load it into a model on a device."""
+    src = """
+    import torch
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc = nn.Linear(n, 2)
+    def build_then_load(state):
+        model = Net(state["n"])
+        model.load_state_dict(state["model"])
+        return model.cuda()
+    def move_then_load(state):
+        model = Net(state["n"]).cuda()
+        model.load_state_dict(state["model"])
+        return model
+    build_then_load(torch.load(p))
+    move_then_load(torch.load(p))
+    """
+    assert helper_loads(src) == [False, True]

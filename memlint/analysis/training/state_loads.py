@@ -903,21 +903,27 @@ def _plain_base(base: cst.BaseExpression) -> bool:
     return (dotted_name(base) or "").rsplit(".", 1)[-1] in _PLAIN_BASES
 
 
-def _loaded_params(fn: cst.FunctionDef) -> frozenset[str]:
-    """The parameters of ``fn`` its body passes straight to ``x.load_state_dict``."""
-    visitor = _LoadArgs()
+def _loaded_params(fn: cst.FunctionDef, into_cpu: Callable[[cst.Call], bool]) -> frozenset[str]:
+    """The parameters of ``fn`` its body passes straight to ``x.load_state_dict``
+    of a model not known to be on the CPU there (``into_cpu``): sgan's
+    ``get_generator(checkpoint)`` builds its model, loads, then moves it, so
+    the checkpoint handed to it is not doubled on a GPU."""
+    visitor = _LoadArgs(into_cpu)
     visit_fast(fn.body, visitor)
     params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     return frozenset(visitor.loaded & params)
 
 
 class _LoadArgs(cst.CSTVisitor):
-    def __init__(self) -> None:
+    def __init__(self, into_cpu: Callable[[cst.Call], bool]) -> None:
         self.loaded: set[str] = set()
+        self.into_cpu = into_cpu
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and node.args):
+            return
+        if self.into_cpu(node):
             return
         arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == "state_dict"), node.args[0])
         if arg.keyword is not None and arg.keyword.value != "state_dict":
@@ -1397,7 +1403,7 @@ class Checkpoints:
     def loaded_params(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The parameters ``fn`` passes to ``load_state_dict`` (a per-function summary)."""
         if fn not in self._loaded:
-            self._loaded[fn] = _loaded_params(fn)
+            self._loaded[fn] = _loaded_params(fn, self.into_cpu_model)
         return self._loaded[fn]
 
     def helper_loads(self, call: cst.Call, arg: cst.Arg) -> bool:
