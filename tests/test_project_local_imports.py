@@ -143,3 +143,11 @@ def test_the_summary_keeps_only_names_no_module_level_code_binds():
     assert summary is not None
     assert summary.local_imports == {"net": ["models.a.A", "models.b.B"], "zoo": ["models.c"]}
     assert type(summary).from_json(json.loads(json.dumps(summary.to_json()))).local_imports == summary.local_imports
+
+
+def test_a_module_that_loads_no_state_keeps_no_local_import():
+    """No ``load_state_dict`` call: no model of this module is loaded, and
+    the views need not resolve what its functions import."""
+    text = "def main():\n    from models.a import A as net\n    return net()\n"
+    summary = summarise_text(text, always=True)
+    assert summary is not None and summary.local_imports == {}

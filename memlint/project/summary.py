@@ -200,6 +200,7 @@ class ModuleSummary:
     # their targets (``from models.network_dncnn import DnCNN as net`` in
     # ``main()``): a call of one builds what an import names (the view's CPU
     # classes, MEM701), as after a module-level import (local_imports.py).
+    # Only in a module that calls ``load_state_dict``.
     local_imports: dict[str, list[str]] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)
     all_names: list[str] | None = None
@@ -567,6 +568,7 @@ class _Walker:
         self._bound_calls: dict[str, str] = {}
         self._called_names: set[str] = set()
         self._local_imports: dict[str, list[str]] = {}  # ModuleSummary.local_imports
+        self._loads_state = False  # a ``load_state_dict`` call: local_imports matter (MEM701)
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
         # The callees named ``save``/``load`` (``torch.save``, ``np.load``,
         # ``save`` of ``from torch import save``), in the walk or in the parts
@@ -996,7 +998,7 @@ class _Walker:
             if func.__class__ is ast.Attribute:
                 self._checkpoints = True
         elif last == "load_state_dict":
-            scope.loads_state = True
+            scope.loads_state = self._loads_state = True
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
             scope.backwards += 1
@@ -1252,7 +1254,9 @@ class _Walker:
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
-        if not s.stars:  # a star import may bind any of them at module level
+        # Kept where a model may be loaded (a view resolves each target); a
+        # star import may bind any of them at module level.
+        if self._loads_state and not s.stars:
             s.local_imports = only_local(self._local_imports, s.imports, {*s.defines, *self.module_defs})
         if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):
             s.cpu_saved, s.other_saved, s.loaded_files = checkpoint_files(self._tree, self.bindings)
