@@ -22,6 +22,7 @@ from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
+from memlint.project.off_forwards import off_receivers
 from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
@@ -755,6 +756,7 @@ class ProjectIndex:
             cpu_objects=tuple(sorted(cpu_objects)),
             cpu_saved_files=self._cpu_saved_files(path, summary),
             object_forwards=object_forwards,
+            off_forwards=off_receivers(self, path),
             object_types=object_types,
             object_steps=object_steps,
             scheduler_classes=tuple(sorted(scheduler_classes)),

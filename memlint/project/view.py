@@ -148,6 +148,10 @@ class ProjectView:
     # on in that method: (scope, receiver, method, "TD3.select_action runs
     # the actor with autograd on, TD3.py:101").
     object_forwards: tuple[tuple[str, str, str, str], ...] = ()
+    # ``<receiver>.forward(...)`` calls whose receiver's every project class
+    # decorates ``forward`` with ``no_grad``/``inference_mode`` (off_forwards.py):
+    # (scope, receiver). Such a call builds no graph, whatever the caller's mode.
+    off_forwards: tuple[tuple[str, str], ...] = ()
     # The types of the typed receivers of a ``.step()`` call (MEM802):
     # (scope, receiver, types), an installed class by dotted name, a
     # project one as ``file.py:Class``.
@@ -228,6 +232,9 @@ class ProjectView:
                 return message
         return None
 
+    def forward_off(self, scope: str, receiver: str) -> bool:
+        return (scope, receiver) in self.off_forwards
+
     def steps_of(self, scope: str, receiver: str, method: str) -> str:
         for s, r, m, kinds in self.object_steps:
             if s == scope and r == receiver and m == method:
@@ -285,6 +292,7 @@ class ProjectView:
             or self.closed_classes
             or self.method_callers
             or self.object_forwards
+            or self.off_forwards
             or self.object_types
             or self.scheduler_classes
             or self.trainer_classes
