@@ -619,6 +619,7 @@ class ProjectIndex:
         trainer_classes: set[str] = set()
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
         tuple_items: set[tuple[str, int, tuple[int, ...]]] = set()
+        version_functions: set[tuple[str, str]] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
             if name in defining.model_classes:
@@ -628,6 +629,8 @@ class ProjectIndex:
             if name in defining.forward_items:
                 size, *fresh = defining.forward_items[name]
                 tuple_items.add((local, size, tuple(fresh)))
+            if name in defining.version_tests:
+                version_functions.add((local, defining.version_tests[name]))
             for t in defining.tensor_trackers:
                 if t.cls == name and where:
                     tensor_trackers.add(
@@ -768,6 +771,7 @@ class ProjectIndex:
                 else ()
             ),
             forward_items=tuple(sorted(tuple_items)),
+            version_functions=tuple(sorted(version_functions)),
             state_loaders=tuple((name, *facts) for name, facts in sorted(state_loaders.items())),
             gpu_builders=tuple(sorted(gpu_builders)),
         )

@@ -63,6 +63,7 @@ from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.project.tuple_returns import forward_items
+from memlint.project.version_tests import version_tests
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES
 from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
@@ -283,6 +284,9 @@ class ModuleSummary:
     # Module-level classes whose ``forward`` returns a tuple some elements of
     # which carry no history (tuple_returns.py): class -> [length, positions...].
     forward_items: dict[str, list[int]] = field(default_factory=dict)
+    # Module-level functions that only compare the running torch's version
+    # (version_tests.py): name -> ">=1.1.0" or "<1.1.0".
+    version_tests: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -326,6 +330,7 @@ class ModuleSummary:
             "other_saved": list(self.other_saved),
             "loaded_files": list(self.loaded_files),
             "forward_items": {k: list(v) for k, v in self.forward_items.items()},
+            "version_tests": dict(self.version_tests),
         }
 
     @classmethod
@@ -372,6 +377,7 @@ class ModuleSummary:
             other_saved=[str(c) for c in data.get("other_saved", [])],
             loaded_files=[str(c) for c in data.get("loaded_files", [])],
             forward_items={str(k): [int(n) for n in v] for k, v in data.get("forward_items", {}).items()},
+            version_tests={str(k): str(v) for k, v in data.get("version_tests", {}).items()},
         )
 
 
@@ -438,6 +444,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _model_like(n)]
             walker.summary.tables = model_tables(tree)
             walker.summary.forward_items = forward_items(tree, walker.bindings)
+            walker.summary.version_tests = version_tests(tree)
             walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
             walker.summary.cpu_objects = cpu_objects(tree, walker.bindings, walker.summary.cpu_classes)
             # A class or factory of a module with no training word may still
@@ -1188,6 +1195,7 @@ class _Walker:
         s.eval_names = sorted(self._eval_names)
         s.tables = model_tables(self._tree)
         s.forward_items = forward_items(self._tree, self.bindings)
+        s.version_tests = version_tests(self._tree)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)

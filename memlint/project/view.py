@@ -180,6 +180,10 @@ class ProjectView:
     # returns a tuple some elements of which carry no history
     # (tuple_returns.py): (``Darknet``, length, the fresh positions).
     forward_items: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
+    # Functions of other project modules this module imports that only
+    # compare the running torch's version (version_tests.py), by local name:
+    # (``is_pytorch_1_1_0_or_later``, ">=1.1.0").
+    version_functions: tuple[tuple[str, str], ...] = ()
     # Functions of other project modules this module calls that pass a
     # parameter on to ``load_state_dict`` (summary FunctionFacts.state_params),
     # by the name the call writes: (``load_pretrained_model``, its positional
@@ -299,6 +303,7 @@ class ProjectView:
             or self.forward_methods
             or self.unknown_classes
             or self.forward_items
+            or self.version_functions
             or self.state_loaders
             or self.gpu_builders
         )
