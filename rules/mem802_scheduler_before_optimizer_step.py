@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.training.version_guards import runs_only_on_torch_before
 from memlint.analysis.scope.bindings import unwrap_pass_through
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import jumps
 from memlint.analysis.training.training_verbs import Verb, VerbKind
+from memlint.analysis.training.version_guards import runs_only_on_torch_before
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid

@@ -74,11 +74,7 @@ def test_no_grad_decorator_counts_too(tmp_path):
 
 
 def test_a_forward_inherited_from_a_decorated_project_base_builds_no_graph(tmp_path):
-    model = _MODEL + (
-        "\n"
-        "    class Small(Transformer):\n"
-        "        pass\n"
-    )
+    model = _MODEL + ("\n    class Small(Transformer):\n        pass\n")
     write_project(tmp_path, {"setup.py": "", "model.py": model, "generation.py": _GENERATION})
     (tmp_path / "example.py").write_text(
         "import torch\nfrom model import Small\nfrom generation import LLaMA\n\n"
@@ -97,10 +93,7 @@ def test_an_undecorated_forward_still_builds_a_graph(tmp_path):
 
 def test_a_subclass_overriding_forward_without_the_decorator_builds_a_graph(tmp_path):
     model = _MODEL + (
-        "\n"
-        "    class Tuned(Transformer):\n"
-        "        def forward(self, tokens):\n"
-        "            return self.out(tokens) * 2\n"
+        "\n    class Tuned(Transformer):\n        def forward(self, tokens):\n            return self.out(tokens) * 2\n"
     )
     write_project(tmp_path, {"setup.py": "", "model.py": model, "generation.py": _GENERATION})
     (tmp_path / "example.py").write_text(

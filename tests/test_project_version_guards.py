@@ -76,12 +76,19 @@ def test_a_guard_from_a_later_version_is_no_proof(tmp_path):
 
 
 def test_a_flag_rebound_in_the_function_is_no_proof(tmp_path):
-    trainer = _TRAINER.replace("        for x, y in loader:\n", "        for x, y in loader:\n            pytorch_1_1_0_or_later |= x is None\n", 1)
+    trainer = _TRAINER.replace(
+        "        for x, y in loader:\n",
+        "        for x, y in loader:\n            pytorch_1_1_0_or_later |= x is None\n",
+        1,
+    )
     assert _lint(tmp_path, trainer) == [9]
 
 
 def test_a_flag_handed_in_as_a_parameter_is_no_proof(tmp_path):
-    trainer = _TRAINER.replace("def do_train(model, loader, optimizer, scheduler):\n        pytorch_1_1_0_or_later = is_pytorch_1_1_0_or_later()\n", "def do_train(model, loader, optimizer, scheduler, pytorch_1_1_0_or_later):\n        pass\n")
+    trainer = _TRAINER.replace(
+        "def do_train(model, loader, optimizer, scheduler):\n        pytorch_1_1_0_or_later = is_pytorch_1_1_0_or_later()\n",
+        "def do_train(model, loader, optimizer, scheduler, pytorch_1_1_0_or_later):\n        pass\n",
+    )
     assert _lint(tmp_path, trainer) == [8]
 
 
@@ -105,7 +112,7 @@ def test_version_comparisons_are_read(body, expected):
         'torch.__version__ >= "1.1.0"',  # string order: "1.10" < "1.9"
         '[int(_) for _ in torch.__version__.split(".")[1:]] >= [1, 0]',  # not from the major
         '[int(_) for _ in other.__version__.split(".")] >= [1, 1, 0]',
-        'LooseVersion(torch.__version__) >= LooseVersion(minimum)',
+        "LooseVersion(torch.__version__) >= LooseVersion(minimum)",
         '[int(_) for _ in torch.__version__.split(".")] >= (1, 1, 0)',  # list against tuple: TypeError
         '[int(_) for _ in torch.__version__.split(".")] == [1, 1, 0]',
     ],

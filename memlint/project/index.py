@@ -20,9 +20,9 @@ from memlint.project.manifest import digest_of, project_manifest, project_state,
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
+from memlint.project.off_forwards import off_receivers
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
-from memlint.project.off_forwards import off_receivers
 from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
