@@ -7,6 +7,7 @@ import libcst as cst
 from memlint.analysis.scope.bindings import unwrap_pass_through
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import jumps
+from memlint.analysis.training.test_code import in_test_function
 from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.analysis.training.version_guards import runs_only_on_torch_before
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
@@ -146,7 +147,10 @@ class SchedulerBeforeOptimizerStep(Rule):
     (`if epoch > 0:`; in a function stepping first, also a bare counter
     test, `if epoch:`, or an `else`), in a project that accepts no torch
     from 1.1 on (`torch==1.0.0`: stepping first was the documented order
-    before), fast-forwarded in a branch that ends the iteration
+    before; also a step in a branch only such a torch takes, see "Facts
+    from other modules"), in a unit test (a `test_*` function of a
+    `test_*.py` or `*_test.py` file: it checks the schedule, it trains
+    nothing), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
     hidden in functions this module does not define, unless the function is
     named for training and handed the optimizer (`train_one_epoch(model,
@@ -200,6 +204,8 @@ class SchedulerBeforeOptimizerStep(Rule):
                 continue
             if runs_only_on_torch_before(call, _NEXT_VALUE_TUPLE, self.facts):
                 continue  # ``if not is_pytorch_1_1_0_or_later():``: the documented order there
+            if in_test_function(call, self.facts.calls.parents, self.context.path):
+                continue  # a unit test of the scheduler, not a training run
             if self._is_plateau(sched.target, sched.scope) or not self._library_scheduler(sched):
                 continue
             optimizer = self._optimizer_of(sched.target, sched.scope)
@@ -231,6 +237,8 @@ class SchedulerBeforeOptimizerStep(Rule):
         if not isinstance(scope, cst.FunctionDef) or not isinstance(call, cst.Call) or call.args:
             return
         if runs_only_on_torch_before(call, _NEXT_VALUE_TUPLE, self.facts):
+            return
+        if in_test_function(call, self.facts.calls.parents, self.context.path):
             return
         if self._late_in_call(verbs, sched):
             return
