@@ -22,6 +22,7 @@ from memlint.project import (
     state_helpers,
     sys_paths,
     tuple_returns,
+    version_tests,
 )
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
@@ -47,6 +48,7 @@ def summary_fingerprint() -> str:
         state_feeds,
         state_helpers,
         tuple_returns,
+        version_tests,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())
