@@ -759,7 +759,7 @@ class ProjectIndex:
             cpu_objects=tuple(sorted(cpu_objects)),
             cpu_saved_files=self._cpu_saved_files(path, summary),
             object_forwards=object_forwards,
-            off_forwards=off_receivers(self, path),
+            off_forwards=off_receivers(self.typed_objects(), path),
             object_types=object_types,
             object_steps=object_steps,
             scheduler_classes=tuple(sorted(scheduler_classes)),

@@ -13,11 +13,10 @@ answers "not proved", and the rules keep their findings.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from memlint.project.index import ProjectIndex
-    from memlint.project.typed_objects import TypedObjects
+# ``typed``: typed_objects.TypedObjects, which imports this module (so no import back).
+TypedObjects = Any
 
 _MAX_HOPS = 4
 _ROOT_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -73,11 +72,10 @@ def attribute_forward_off(typed: TypedObjects, path: str, method_scope: str, att
     return found is not None and decorated_off(typed, found, via or "forward")
 
 
-def off_receivers(index: ProjectIndex, path: str) -> tuple[tuple[str, str], ...]:
+def off_receivers(typed: TypedObjects, path: str) -> tuple[tuple[str, str], ...]:
     """The view's ``off_forwards``: (scope, receiver) of each
     ``<receiver>.forward(...)`` in ``path`` whose receiver's every project
     class decorates ``forward`` with ``no_grad``/``inference_mode``."""
-    typed = index.typed_objects()
     objects = typed.objects(path)
     if objects is None or not objects.receivers:
         return ()
