@@ -27,8 +27,9 @@ from another module...). Columns: repo, commit, path, line (a line or a range
 instance is the hundred of its first code (MEM2xx -> grad-mode).
 
 The projects are never committed. Each lives, as exported at the pinned
-commit (its `.py` files and pyproject.toml / setup.py / setup.cfg /
-requirements*.txt, nothing else), in the git-ignored
+commit (its `.py` files and the pin files memlint reads: pyproject.toml /
+setup.py / setup.cfg / requirements*.txt / requirements/*.txt /
+environment.yml / environment.yaml, nothing else), in the git-ignored
 `bench/.corpora/cross_module/<owner>__<repo>/`, with a `.commit` file naming
 the commit. A missing tree is recreated from a local git mirror
 (`--mirror DIR`, holding `DIR/<owner>+<repo>/repo` as a bare or normal git
@@ -190,7 +191,9 @@ WINDOW = 3
 HEADER = ("repo", "commit", "path", "line", "codes", "label", "cross_module", "why")
 REVIEW_COLUMNS = ("repo", "path", "line", "code", "verdict")
 KEEP_SUFFIXES = (".py",)
-KEEP_NAMES = ("pyproject.toml", "setup.py", "setup.cfg")
+# Every project file memlint/find/torch_floor.py reads as a torch pin: a tree
+# without them checks a pinned project as unpinned.
+KEEP_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
 FAMILIES = {
     "1": "autograd-history",
     "2": "grad-mode",
@@ -331,6 +334,7 @@ def _keep(path: str) -> bool:
         path.endswith(KEEP_SUFFIXES)
         or name in KEEP_NAMES
         or (name.startswith("requirements") and name.endswith(".txt"))
+        or (path.endswith(".txt") and path.rsplit("/", 2)[-2:-1] == ["requirements"])
     )
 
 

@@ -153,7 +153,8 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         "`float(val)` or `val.detach()`, or one whose method cannot be read, keeps it silent. "
         "Model classes of any module: `loss, parts = model(x, y)` where every binding of `model` builds one class "
         "(`DataParallel(model)` of it too) whose `forward` returns `parts` fresh (JDE's `Darknet`, models.py) "
-        "keeps `parts` free of history."
+        "keeps `parts` free of history. `self.model.forward(x)` whose every project class (from the owner's "
+        "construction sites) decorates `forward` with `no_grad`/`inference_mode` returns no history."
     )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -156,7 +156,10 @@ class InferenceWithoutNoGrad(Rule):
         "where every class `trainer` may be assigns `self.gen_a = AdaINGen(...)` and nothing else), and a name "
         "bound only to such methods (`encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`) runs a "
         "forward when every arm does; `trainer.eval()` earlier in the same scope, still in effect at the call, is "
-        "evidence of evaluation (an opaque call before it is then no MC dropout)."
+        "evidence of evaluation (an opaque call before it is then no MC dropout). "
+        "`self.model.forward(x)` where every class the project gives `self.model` (from each construction "
+        "site of the owner) decorates `forward` with `@torch.no_grad()`/`@torch.inference_mode()`, its own or "
+        "inherited from a project base, builds no graph (LLaMA's `generate`): the loop and its callers are silent."
     )
 
     def __init__(self, context) -> None:

@@ -7,7 +7,9 @@ import libcst as cst
 from memlint.analysis.scope.bindings import unwrap_pass_through
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import jumps
+from memlint.analysis.training.test_code import in_test_function
 from memlint.analysis.training.training_verbs import Verb, VerbKind
+from memlint.analysis.training.version_guards import runs_only_on_torch_before
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -18,6 +20,7 @@ from memlint.vocabulary.tokens import name_tokens
 # Since torch 1.1 a scheduler's step() moves to the next value (before, the
 # epoch's first step set the rate for that epoch: stepping first was right).
 _NEXT_VALUE_SINCE = "1.1"
+_NEXT_VALUE_TUPLE = (1, 1, 0)
 # Words of a bare test that counts calls or iterations (``if epoch:``): a
 # branch that may skip the first one.
 _COUNTER_WORDS = frozenset(
@@ -144,7 +147,10 @@ class SchedulerBeforeOptimizerStep(Rule):
     (`if epoch > 0:`; in a function stepping first, also a bare counter
     test, `if epoch:`, or an `else`), in a project that accepts no torch
     from 1.1 on (`torch==1.0.0`: stepping first was the documented order
-    before), fast-forwarded in a branch that ends the iteration
+    before; also a step in a branch only such a torch takes, see "Facts
+    from other modules"), in a unit test (a `test_*` function of a
+    `test_*.py` or `*_test.py` file: it checks the schedule, it trains
+    nothing), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
     hidden in functions this module does not define, unless the function is
     named for training and handed the optimizer (`train_one_epoch(model,
@@ -176,7 +182,11 @@ class SchedulerBeforeOptimizerStep(Rule):
         "(`Trainer(model, g_optimizer, d_optimizer)`). Both steps in methods of one such object "
         "(`trainer.update_learning_rate()` stepping `self.gen_scheduler`, then `trainer.gen_update(x)` stepping "
         "`self.gen_opt`) are reported at the first call when every assignment of the scheduler attribute in the "
-        "class builds a library scheduler (through a factory that may also return None)."
+        "class builds a library scheduler (through a factory that may also return None). "
+        "A step only an old torch runs is left alone: under `if not flag:` (or the `else` of `if flag:`) where "
+        "`flag` is bound once in the function to `is_pytorch_1_1_0_or_later()`, a parameterless function of "
+        "another module returning `[int(_) for _ in torch.__version__.split('.')[:3]] >= [1, 1, 0]` (or "
+        "`LooseVersion`/`parse` of the version against a literal) from a version up to 1.1."
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -192,6 +202,10 @@ class SchedulerBeforeOptimizerStep(Rule):
             call = sched.call
             if not isinstance(call, cst.Call) or call.args or self._deliberately_late(verbs, sched):
                 continue
+            if runs_only_on_torch_before(call, _NEXT_VALUE_TUPLE, self.facts):
+                continue  # ``if not is_pytorch_1_1_0_or_later():``: the documented order there
+            if in_test_function(call, self.facts.calls.parents, self.context.path):
+                continue  # a unit test of the scheduler, not a training run
             if self._is_plateau(sched.target, sched.scope) or not self._library_scheduler(sched):
                 continue
             optimizer = self._optimizer_of(sched.target, sched.scope)
@@ -221,6 +235,10 @@ class SchedulerBeforeOptimizerStep(Rule):
         scope = sched.scope
         call = sched.call
         if not isinstance(scope, cst.FunctionDef) or not isinstance(call, cst.Call) or call.args:
+            return
+        if runs_only_on_torch_before(call, _NEXT_VALUE_TUPLE, self.facts):
+            return
+        if in_test_function(call, self.facts.calls.parents, self.context.path):
             return
         if self._late_in_call(verbs, sched):
             return

@@ -185,6 +185,20 @@ def test_missing_tree_is_exported_from_a_mirror_at_the_pinned_commit(tmp_path):
     assert not again and "skipped" in problems[0]
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["environment.yml", "sub/environment.yaml", "requirements/base.txt", "requirements-dev.txt", "setup.cfg"],
+)
+def test_every_pin_file_memlint_reads_is_exported(path):
+    # A tree without its environment.yml checks a pinned project as unpinned.
+    assert cm._keep(path)
+
+
+@pytest.mark.parametrize("path", ["README.md", "docs/notes.txt", "conda_env.yml", "Dockerfile"])
+def test_files_memlint_does_not_read_stay_out_of_the_tree(path):
+    assert not cm._keep(path)
+
+
 TRAIN = """import torch
 
 from metrics import Tracker

@@ -108,6 +108,7 @@ class ModuleFacts:
             lambda: self.bindings,
             lambda: self.verbs,
             lambda: self.frozen,
+            frozenset(self.project.off_forwards) if self.project is not None else frozenset(),
         )
 
     @cached_property

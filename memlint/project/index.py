@@ -21,6 +21,7 @@ from memlint.project.method_modes import asked_methods
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
+from memlint.project.off_forwards import off_receivers
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
 from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
@@ -621,6 +622,7 @@ class ProjectIndex:
         trainer_classes: set[str] = set()
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
         tuple_items: set[tuple[str, int, tuple[int, ...]]] = set()
+        version_functions: set[tuple[str, str]] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
             if name in defining.model_classes:
@@ -630,6 +632,8 @@ class ProjectIndex:
             if name in defining.forward_items:
                 size, *fresh = defining.forward_items[name]
                 tuple_items.add((local, size, tuple(fresh)))
+            if name in defining.version_tests:
+                version_functions.add((local, defining.version_tests[name]))
             for t in defining.tensor_trackers:
                 if t.cls == name and where:
                     tensor_trackers.add(
@@ -765,6 +769,7 @@ class ProjectIndex:
             cpu_objects=tuple(sorted(cpu_objects)),
             cpu_saved_files=self._cpu_saved_files(path, summary),
             object_forwards=object_forwards,
+            off_forwards=off_receivers(self.typed_objects(), path),
             object_types=object_types,
             object_steps=object_steps,
             scheduler_classes=tuple(sorted(scheduler_classes)),
@@ -776,6 +781,7 @@ class ProjectIndex:
                 else ()
             ),
             forward_items=tuple(sorted(tuple_items)),
+            version_functions=tuple(sorted(version_functions)),
             state_loaders=tuple((name, *facts) for name, facts in sorted(state_loaders.items())),
             gpu_builders=tuple(sorted(gpu_builders)),
             methods_off_elsewhere=self.methods_off_elsewhere(path, summary),

@@ -27,6 +27,7 @@ from memlint.project import (
     state_helpers,
     sys_paths,
     tuple_returns,
+    version_tests,
 )
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
@@ -57,6 +58,7 @@ def summary_fingerprint() -> str:
         state_helpers,
         tuple_returns,
         method_modes,
+        version_tests,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

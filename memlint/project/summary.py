@@ -66,6 +66,7 @@ from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.project.tuple_returns import forward_items
+from memlint.project.version_tests import version_tests
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES
 from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
@@ -304,6 +305,9 @@ class ModuleSummary:
     # (method_modes.py): the mode a method of another module is entered in.
     methods_off: list[str] = field(default_factory=list)
     methods_on: list[str] = field(default_factory=list)
+    # Module-level functions that only compare the running torch's version
+    # (version_tests.py): name -> ">=1.1.0" or "<1.1.0".
+    version_tests: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -352,6 +356,7 @@ class ModuleSummary:
             "forward_items": {k: list(v) for k, v in self.forward_items.items()},
             "methods_off": list(self.methods_off),
             "methods_on": list(self.methods_on),
+            "version_tests": dict(self.version_tests),
         }
 
     @classmethod
@@ -403,6 +408,7 @@ class ModuleSummary:
             forward_items={str(k): [int(n) for n in v] for k, v in data.get("forward_items", {}).items()},
             methods_off=[str(n) for n in data.get("methods_off", [])],
             methods_on=[str(n) for n in data.get("methods_on", [])],
+            version_tests={str(k): str(v) for k, v in data.get("version_tests", {}).items()},
         )
 
 
@@ -470,6 +476,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.tables = model_tables(tree)
             walker.summary.factories = factories(tree)
             walker.summary.forward_items = forward_items(tree, walker.bindings)
+            walker.summary.version_tests = version_tests(tree)
             walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
             walker.summary.cpu_objects = cpu_objects(tree, walker.bindings, walker.summary.cpu_classes)
             # A class or factory of a module with no training word may still
@@ -1251,6 +1258,7 @@ class _Walker:
         s.factory_calls = sorted(c for n, c in self._bound_calls.items() if n in self._called_names)
         s.forward_items = forward_items(self._tree, self.bindings, self.scope_nodes)
         s.methods_off, s.methods_on = method_call_modes(self._attr_calls, entries, self._class_methods, _INHERIT)
+        s.version_tests = version_tests(self._tree)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from memlint.project.object_types import ObjectTypes
+from memlint.project.off_forwards import attribute_forward_off
 from memlint.vocabulary.kinds import names_a_model_method
 
 # ``index``: the ProjectIndex (index.py imports this module, so no import back).
@@ -334,6 +335,8 @@ class TypedObjects:
             facts = next((f for f in summary.functions if f.name == name), None) if summary is not None else None
             if facts is not None and (facts.backprops or facts.steps or facts.grad == "off"):
                 return (NO, "")
+            if attribute_forward_off(self, path, name, attr, ctor, via):
+                return (NO, "")  # the attribute's class runs that method under a grad-off decorator
             if ctor and not all(self._model_class(c, path, via) for c in ctor.split("|")):
                 return None
             where = f"{self.index.modules.display(path)}:{line}"

@@ -155,6 +155,10 @@ class ProjectView:
     # on in that method: (scope, receiver, method, "TD3.select_action runs
     # the actor with autograd on, TD3.py:101").
     object_forwards: tuple[tuple[str, str, str, str], ...] = ()
+    # ``<receiver>.forward(...)`` calls whose receiver's every project class
+    # decorates ``forward`` with ``no_grad``/``inference_mode`` (off_forwards.py):
+    # (scope, receiver). Such a call builds no graph, whatever the caller's mode.
+    off_forwards: tuple[tuple[str, str], ...] = ()
     # The types of the typed receivers of a ``.step()`` call (MEM802):
     # (scope, receiver, types), an installed class by dotted name, a
     # project one as ``file.py:Class``.
@@ -183,6 +187,10 @@ class ProjectView:
     # returns a tuple some elements of which carry no history
     # (tuple_returns.py): (``Darknet``, length, the fresh positions).
     forward_items: tuple[tuple[str, int, tuple[int, ...]], ...] = ()
+    # Functions of other project modules this module imports that only
+    # compare the running torch's version (version_tests.py), by local name:
+    # (``is_pytorch_1_1_0_or_later``, ">=1.1.0").
+    version_functions: tuple[tuple[str, str], ...] = ()
     # Functions of other project modules this module calls that pass a
     # parameter on to ``load_state_dict`` (summary FunctionFacts.state_params),
     # by the name the call writes: (``load_pretrained_model``, its positional
@@ -240,6 +248,9 @@ class ProjectView:
             if s == scope and r == receiver and m == method:
                 return message
         return None
+
+    def forward_off(self, scope: str, receiver: str) -> bool:
+        return (scope, receiver) in self.off_forwards
 
     def steps_of(self, scope: str, receiver: str, method: str) -> str:
         for s, r, m, kinds in self.object_steps:
@@ -300,12 +311,14 @@ class ProjectView:
             or self.closed_classes
             or self.method_callers
             or self.object_forwards
+            or self.off_forwards
             or self.object_types
             or self.scheduler_classes
             or self.trainer_classes
             or self.forward_methods
             or self.unknown_classes
             or self.forward_items
+            or self.version_functions
             or self.state_loaders
             or self.gpu_builders
         )

@@ -431,8 +431,12 @@ class HistoryAnalysis:
         bindings: Callable[[], Bindings],
         verbs: Callable[[], object] | None = None,
         frozen: Callable[[], FrozenModules] | None = None,
+        off_forwards: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.module = module
+        # ProjectView.off_forwards: (scope, receiver) whose ``.forward`` runs
+        # under its class's grad-off decorator in another module.
+        self._off_forwards = off_forwards
         self._verbs = verbs
         self._proof: BackwardProof | None = None
         self.names = names
@@ -477,6 +481,8 @@ class HistoryAnalysis:
         """``feat_net(x)`` where ``feat_net = FrozenEncoder(...)`` and that
         class of this module decorates its ``forward`` with ``no_grad``, or
         ``model = YOLO(...)`` (ultralytics predicts under ``inference_mode``)."""
+        if self._off_forwards and self._typed_off_forward(func, call):
+            return True
         if self._no_grad_classes_memo is None:
             self._no_grad_classes_memo = frozenset(
                 name
@@ -501,6 +507,23 @@ class HistoryAnalysis:
             )
             for v in values
         )
+
+    def _typed_off_forward(self, func: cst.BaseExpression, call: cst.Call) -> bool:
+        """``self.model.forward(x)`` where the project types ``self.model``
+        and every class it may be decorates ``forward`` with grad off
+        (project/off_forwards.py)."""
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "forward"):
+            return False
+        receiver = dotted_name(func.value)
+        scope = self.objects.scope_of(call)
+        if receiver is None:
+            return False
+        if isinstance(scope, cst.FunctionDef):
+            cls = self.calls.class_of.get(scope)
+            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+        else:
+            name = ""  # the module's own statements
+        return (name, receiver) in self._off_forwards
 
     @property
     def proof(self) -> BackwardProof | None:

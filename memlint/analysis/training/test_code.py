@@ -1,0 +1,29 @@
+"""Unit tests: a ``test_*`` function in a ``test_*.py`` / ``*_test.py`` file.
+
+A test drives a scheduler, a model or an optimizer to check what it does
+(``lr_scheduler_test.py`` printing fifty learning rates), not to train: the
+habits MEM201 and MEM802 report cost nothing there. Pytest's and unittest's
+default discovery names, nothing else.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def is_test_file(path: str) -> bool:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
+def in_test_function(node: cst.CSTNode, parents: dict, path: str) -> bool:
+    """``node`` sits in a ``test_*`` function (a method of a test case too)
+    of a test file."""
+    if not is_test_file(path):
+        return False
+    cur = parents.get(node)
+    while cur is not None:
+        if isinstance(cur, cst.FunctionDef) and cur.name.value.startswith("test_"):
+            return True
+        cur = parents.get(cur)
+    return False
