@@ -59,6 +59,43 @@ def _snapshot_keys(value: cst.BaseExpression) -> frozenset[str] | None:
     return frozenset(keys)
 
 
+def _entry_key(target: cst.BaseExpression) -> str | None:
+    """``"best_state"`` for ``checkpoint["best_state"]``; None otherwise."""
+    if not (isinstance(target, cst.Subscript) and len(target.slice) == 1):
+        return None
+    index = target.slice[0].slice
+    value = index.value if isinstance(index, cst.Index) else None
+    return value.evaluated_value if isinstance(value, cst.SimpleString) else None
+
+
+class _Bindings(cst.CSTVisitor):
+    """Where each plain name is bound (``x = ...``, ``for x in``, ``with ... as
+    x``), by name: one walk answers for all names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: dict[str, list[cst.Name]] = {}
+
+    def _bind(self, target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self.found.setdefault(target.value, []).append(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._bind(el.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+
 def _none_test(parent: cst.CSTNode | None, read: cst.CSTNode) -> bool:
     """``read is None`` / ``read is not None``."""
     return (
@@ -199,7 +236,8 @@ class BestWeightsByReference(Rule):
         if self._in_init(node):
             return  # taken once, when the object is built: no epoch has run yet
         target = node.targets[0].target
-        name = target.value if isinstance(target, cst.Name) else getattr(target, "attr", cst.Name("_")).value
+        entry = _entry_key(target)
+        name = target.value if isinstance(target, cst.Name) else getattr(target, "attr", cst.Name(entry or "_")).value
         if "best" not in name.lower() and not self._selected(node):
             return  # a snapshot taken every time is the last weights anyway
         if all(self._fresh_each_iteration(node, owner) for _, owner in found) or self._loop_ends_after(node):
@@ -210,6 +248,8 @@ class BestWeightsByReference(Rule):
             )
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             kept = self._attribute_kept(node, target.attr.value)
+        elif entry is not None and isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            kept = self._entry_kept(node, target.value.value, entry)
         else:
             return
         if not kept:
@@ -327,6 +367,75 @@ class BestWeightsByReference(Rule):
             and not self._other_entry(n, keys)
             for n, _ in self._reads(scope, False).get(name, ())
         )
+
+    def _entry_kept(self, assign: cst.Assign, container: str, key: str) -> bool:
+        """``checkpoint["best"] = model.state_dict()`` in a loop, ``checkpoint``
+        built before the loop and read again in a later iteration (``torch.save(
+        checkpoint, p)`` every epoch) or after the loop: the entry outlives the
+        iteration, so later saves write the live weights under "best". A
+        container built anew in the loop body is serialised at once."""
+        loop = scope = None
+        cur = self.parent(assign)
+        while cur is not None:
+            if isinstance(cur, (cst.For, cst.While)) and loop is None:
+                loop = cur
+            if isinstance(cur, (cst.FunctionDef, cst.Module)):
+                scope = cur
+                break
+            cur = self.parent(cur)
+        if loop is None or scope is None:
+            return False
+        start, end = self._pos(loop).start, self._pos(loop).end
+        first, last = (start.line, start.column), (end.line, end.column)
+        if any(first <= self._at(n) <= last for n in self._bindings(scope).get(container, ())):
+            return False  # built anew in the loop: each iteration's entry dies with it
+        if self._saved_after_in_block(assign, container):
+            return False  # every save is preceded by a fresh write of the entry
+        rebound = self._rebound_after(loop, container)
+        keys = frozenset({key})
+        return any(
+            first <= self._at(n) < rebound and not self._other_entry(n, keys) and not self._entry_written(n)
+            for n, _ in self._reads(scope, False).get(container, ())
+        )
+
+    def _saved_after_in_block(self, assign: cst.Assign, container: str) -> bool:
+        """``checkpoint["state"] = model.state_dict()`` then, later in the same
+        block, ``torch.save(checkpoint, p)``: no save of the dict can skip the
+        write, so each one holds the weights of its own moment."""
+        located = self.facts.blocks.locate(self.parent(assign))
+        if located is None:
+            return False
+        body, i = located
+        for stmt in body[i + 1 :]:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                call = small.value if isinstance(small, cst.Expr) else None
+                if (
+                    isinstance(call, cst.Call)
+                    and (self.facts.names.call_name(call) in _SAVES or dotted_name(call.func) in _SAVES)
+                    and any(mentions(arg.value, container) for arg in call.args)
+                ):
+                    return True
+        return False
+
+    def _at(self, node: cst.CSTNode) -> tuple[int, int]:
+        start = self._pos(node).start
+        return (start.line, start.column)
+
+    def _entry_written(self, read: cst.CSTNode) -> bool:
+        """``checkpoint[k] = ...``: a write to the container, not a read."""
+        sub = self.parent(read)
+        return isinstance(sub, cst.Subscript) and sub.value is read and isinstance(self.parent(sub), cst.AssignTarget)
+
+    def _bindings(self, scope: cst.CSTNode) -> dict[str, list[cst.Name]]:
+        """_Bindings of ``scope``, walked once per scope."""
+        memo = self.__dict__.setdefault("_bindings_memo", {})
+        if id(scope) not in memo:
+            found = _Bindings()
+            visit_fast(scope, found)
+            memo[id(scope)] = (scope, found.found)
+        return memo[id(scope)][1]
 
     def _rebound_after(self, loop: cst.CSTNode, name: str) -> tuple[int, int]:
         """Where ``name`` is first bound again after ``loop``, in the block
@@ -563,6 +672,52 @@ class Checkpointer:
         ),
         Valid(
             """\
+import torch
+def train(model, loader, opt, val, train_one_epoch):
+    best = 1e9
+    for epoch in range(10):
+        train_one_epoch(model, loader, opt)
+        score = val(model)
+        checkpoint = {"epoch": epoch}
+        if score < best:
+            best = score
+            checkpoint["best_state"] = model.state_dict()
+        torch.save(checkpoint, f"c{epoch}.pt")
+""",
+            "a checkpoint dict built anew every epoch: its entry is serialised at once and dies with the iteration",
+        ),
+        Valid(
+            """\
+import torch
+def train(model, loader, opt, val, train_one_epoch, every=5):
+    checkpoint = {"epoch": 0}
+    for epoch in range(100):
+        train_one_epoch(model, loader, opt)
+        if epoch > 0 and epoch % every == 0:
+            checkpoint["epoch"] = epoch
+            checkpoint["state"] = model.state_dict()
+            torch.save(checkpoint, "last.pt")
+""",
+            "the dict outlives the loop, but every save of it follows a fresh write of the entry in the same block",
+        ),
+        Valid(
+            """\
+def train(model, loader, opt, val, train_one_epoch):
+    log = {"epoch": 0}
+    best = 1e9
+    for epoch in range(10):
+        train_one_epoch(model, loader, opt)
+        score = val(model)
+        if score < best:
+            best = score
+            log["best_state"] = model.state_dict()
+            log["epoch"] = epoch
+    print(log["epoch"])
+""",
+            "the dict outlives the loop, but only its other entries are read",
+        ),
+        Valid(
+            """\
 def train(model, loader, epochs):
     for epoch in range(epochs):
         train_one_epoch(model, loader)
@@ -573,6 +728,40 @@ def train(model, loader, epochs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def train(model, loader, opt, val):
+    checkpoint = {"best_state": None}
+    best = 1e9
+    for epoch in range(10):
+        for x in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        score = val(model)
+        if score < best:
+            best = score
+            checkpoint["best_state"] = model.state_dict()
+        torch.save(checkpoint, "c.pt")
+""",
+            """\
+import torch
+def train(model, loader, opt, val):
+    checkpoint = {"best_state": None}
+    best = 1e9
+    for epoch in range(10):
+        for x in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        score = val(model)
+        if score < best:
+            best = score
+            checkpoint["best_state"] = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+        torch.save(checkpoint, "c.pt")
+""",
+        ),
         Invalid(
             """\
 import torch
