@@ -65,7 +65,8 @@ def _entry_key(target: cst.BaseExpression) -> str | None:
         return None
     index = target.slice[0].slice
     value = index.value if isinstance(index, cst.Index) else None
-    return value.evaluated_value if isinstance(value, cst.SimpleString) else None
+    key = value.evaluated_value if isinstance(value, cst.SimpleString) else None
+    return key if isinstance(key, str) else None  # a bytes key names no entry of ours
 
 
 class _Bindings(cst.CSTVisitor):
