@@ -10,6 +10,7 @@ from memlint.analysis.autograd.history import H
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.analysis.training.loops import is_eval_name
+from memlint.analysis.training.test_code import is_test_function
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -179,7 +180,7 @@ class InferenceWithoutNoGrad(Rule):
         evaluation, switches the model to ``.eval()``, runs it with grad on."""
         facts = self.facts
         loops = facts.loops
-        if not loops.eval_named(node) or _is_pytest_test(node, self.context.path):
+        if not loops.eval_named(node) or is_test_function(node, self.context.path):
             return
         scope_facts = loops.scope_facts(node)
         if scope_facts is None or not any(mode == "eval" for _, _, mode in scope_facts.mode_calls):
@@ -218,7 +219,7 @@ class InferenceWithoutNoGrad(Rule):
             if isinstance(scope, cst.FunctionDef) and (
                 loops.eval_named(scope)
                 or loops.serves_forward(scope)
-                or _is_pytest_test(scope, self.context.path)
+                or is_test_function(scope, self.context.path)
                 or not isinstance(scope.body, cst.IndentedBlock)
             ):
                 continue
@@ -358,7 +359,7 @@ class InferenceWithoutNoGrad(Rule):
             if (facts.history.value(call) or _NONE).h is H.YES:
                 continue  # the result keeps a graph a caller may backpropagate
             scope = loops.scope_of(call)
-            if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
+            if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
                 continue
             stmt = self._statement(call)
             fix = None
@@ -432,7 +433,7 @@ class InferenceWithoutNoGrad(Rule):
         if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
             return
         scope = loops.scope_of(node)
-        if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
+        if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
             return
         if any(e.kind == "unknown" and e.pos < loops.pos(node) for e in loops.mode_events(scope)):
             return
@@ -506,7 +507,7 @@ class InferenceWithoutNoGrad(Rule):
             return
         if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
-        if isinstance(scope, cst.FunctionDef) and _is_pytest_test(scope, self.context.path):
+        if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
             return  # a unit test of the model, not an evaluation
         helper = self._evaluating_helper(info) if through is None else None
         if helper is not None:
@@ -2803,8 +2804,3 @@ def _turns_training_off(value: cst.BaseExpression, param: str, guards: frozenset
     if param in guards and _is_false(value):
         return True
     return "!" + param in guards and isinstance(value, cst.Name) and value.value == "True"
-
-
-def _is_pytest_test(fn: cst.FunctionDef, path: str) -> bool:
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return fn.name.value.startswith("test_") and (name.startswith("test_") or name.endswith("_test.py"))

@@ -16,6 +16,11 @@ def is_test_file(path: str) -> bool:
     return name.startswith("test_") or name.endswith("_test.py")
 
 
+def is_test_function(fn: cst.FunctionDef, path: str) -> bool:
+    """``fn`` is a ``test_*`` function of a test file."""
+    return fn.name.value.startswith("test_") and is_test_file(path)
+
+
 def in_test_function(node: cst.CSTNode, parents: dict, path: str) -> bool:
     """``node`` sits in a ``test_*`` function (a method of a test case too)
     of a test file."""
@@ -23,7 +28,7 @@ def in_test_function(node: cst.CSTNode, parents: dict, path: str) -> bool:
         return False
     cur = parents.get(node)
     while cur is not None:
-        if isinstance(cur, cst.FunctionDef) and cur.name.value.startswith("test_"):
+        if isinstance(cur, cst.FunctionDef) and is_test_function(cur, path):
             return True
         cur = parents.get(cur)
     return False
