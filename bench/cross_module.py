@@ -14,7 +14,8 @@
     python bench/cross_module.py --batch eighth --mirror /work/.mirror  # the eighth batch
     python bench/cross_module.py --batch ninth --mirror /work/.mirror   # the ninth batch
     python bench/cross_module.py --batch tenth --mirror /work/.mirror   # the tenth batch
-    python bench/cross_module.py --batch eleventh --mirror /work/.mirror # the eleventh batch, labelled last
+    python bench/cross_module.py --batch eleventh --mirror /work/.mirror # the eleventh batch
+    python bench/cross_module.py --batch twelfth --mirror /work/.mirror  # the twelfth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -173,6 +174,18 @@ BATCHES = {
         HERE / "manifest_eleventh.tsv",
         HERE / "reviewed_after_eleventh.tsv",
         BENCH / ".corpora" / "cross_module_eleventh",
+    ),
+    # "twelfth": labelled after the first eleven had been used to tune
+    # memlint; famous research code in fields none of them covers (VQA, video
+    # prediction, sequential recommendation, link prediction, active
+    # learning, sign language, domain adaptation, distillation, anomaly
+    # detection, tabular, adversarial training, semi-supervised learning,
+    # inpainting, text recognition, depth, NeRF, TTS, vocoders), each
+    # project's torch pin read before labelling.
+    "twelfth": (
+        HERE / "manifest_twelfth.tsv",
+        HERE / "reviewed_after_twelfth.tsv",
+        BENCH / ".corpora" / "cross_module_twelfth",
     ),
 }
 
