@@ -359,7 +359,20 @@ def test_fourth_batch_is_new_to_every_other_yardstick_and_leans_on_cross_module_
 
 # The batches in the order they were labelled: each exists because the ones
 # before it were used to tune memlint.
-_ORDER = ("first", "unseen", "fresh", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth")
+_ORDER = (
+    "first",
+    "unseen",
+    "fresh",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+)
 # The size each batch was asked for: projects, positives, negatives,
 # cross-module instances, cross-module positives.
 _SIZES = {
