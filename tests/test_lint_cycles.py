@@ -10,7 +10,9 @@ tests/corpus, the rules' examples and bench/recall_real/files, no reference
 cycle at all (but ast.literal_eval's, the standard library's), so no libcst
 node either. Cycles without the tree count too: a visitor class made per
 call, a nested function that calls itself or an object that refers to
-itself is a cycle whatever it holds today.
+itself is a cycle whatever it holds today. The same holds for the first
+pass's walks of Python's ``ast`` tree (the module summary and the gate),
+which the runner does with the collector paused per file.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.facts import ModuleFacts
+from memlint.gate.facts import GateFacts, enabled_by_gate
 from memlint.lint.engine import ParseError, lint
-from memlint.parse.guard import check_nesting
+from memlint.parse.guard import check_nesting, python_tree
+from memlint.project.summary import summarise
 from memlint.rule.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,10 +128,13 @@ def _cycles(garbage: list) -> list[list]:
 
 def _literal_eval_made(cycle: list) -> bool:
     # ast.literal_eval (CPython 3.11, 3.12) defines helpers per call that call
-    # one another; libcst's SimpleString.evaluated_value calls it. Not ours
-    # to break, and it holds no tree.
+    # one another; libcst's SimpleString.evaluated_value calls it, and so
+    # does ast.dump its _format (the summary's _is_tracker). Not ours to
+    # break, and they hold no tree.
     return any(
-        isinstance(o, types.FunctionType) and o.__module__ == "ast" and o.__qualname__.startswith("literal_eval.")
+        isinstance(o, types.FunctionType)
+        and o.__module__ == "ast"
+        and o.__qualname__.startswith(("literal_eval.", "dump."))
         for o in cycle
     )
 
@@ -164,6 +171,44 @@ def test_no_lint_leaves_a_reference_cycle(group: str) -> None:
         pytest.fail(
             f"{len(cycles)} reference cycles, {nodes} libcst nodes left to the collector:\n" + "\n".join(report)
         )
+
+
+def _summarise_and_gate(texts: list[tuple[str, str]]) -> None:
+    """What ``memlint check``'s first pass does with each file's ``ast`` tree
+    (runner._check_with_project): its module summary, then the gate."""
+    rules = all_rules()
+    for _path, text in texts:
+        tree = python_tree(text)
+        if tree is not None:
+            summarise(tree)
+            enabled_by_gate(rules, GateFacts(tree))
+
+
+@pytest.mark.parametrize("group", ["fixtures", "tests/corpus", "rule examples", "bench/recall_real/files"])
+def test_no_summary_or_gate_walk_leaves_a_reference_cycle(group: str) -> None:
+    # A summary's cycle holds the file's whole ast tree: the collection after
+    # each file (the runner pauses the collector per file) walked it all.
+    texts = _texts(group)
+    _summarise_and_gate(texts[:1])  # first use: imports and caches
+    with garbage_made() as garbage:
+        _summarise_and_gate(texts)
+    cycles = [c for c in _cycles(garbage) if not _literal_eval_made(c)]
+    assert not cycles, f"{len(cycles)} reference cycles: " + "; ".join(_describe(c) for c in cycles[:5])
+
+
+def test_a_checked_file_leaves_no_tree_behind(tmp_path: Path) -> None:
+    # The one-file caches of the gate and the nesting guard let go of the
+    # file's tree before the collector is back on (runner._check_and_store).
+    from memlint.gate import facts
+    from memlint.parse import guard
+    from memlint.run.results import Settings
+    from memlint.run.runner import _check_and_store
+
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nfor x in loader:\n    loss = model(x)\n    loss.backward()\n    total += loss\n")
+    report = _check_and_store(str(script), Settings(), None)
+    assert report.summary is not None  # the file was parsed, summarised and screened
+    assert facts._LAST is None and guard._last is None
 
 
 def test_the_cycle_finder_finds_a_visitor_class_defined_per_call() -> None:

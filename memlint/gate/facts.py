@@ -991,6 +991,12 @@ def facts_of(tree: ast.AST) -> GateFacts:
     return facts
 
 
+def forget_last() -> None:
+    """Let go of the last tree screened (its file is done)."""
+    global _LAST
+    _LAST = None
+
+
 def enabled_by_gate(rules, facts: GateFacts):
     """The rules whose declared condition holds (a rule without one always)."""
     return [r for r in rules if r.gate is None or r.gate(facts)]

@@ -69,6 +69,12 @@ def check_nesting(text: str, tree: ast.Module | None = None) -> SyntaxError | No
 _last: tuple[str, ast.Module] | None = None
 
 
+def forget_last() -> None:
+    """Let go of the last tree checked (its file is done)."""
+    global _last
+    _last = None
+
+
 def python_tree(text: str) -> ast.Module | None:
     """Python's tree of ``text`` (the one check_nesting made, when it was this
     text), or None when Python cannot parse it."""

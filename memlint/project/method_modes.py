@@ -60,23 +60,48 @@ def method_call_modes(
     by_name: dict[str, list[AttrCall]] = {}
     for call in calls:
         by_name.setdefault(call[1], []).append(call)
-    memo: dict[str, str] = {}
+    modes = _Modes(by_name, entries, classes, inherit)
+    off: set[str] = set()
+    on: set[str] = set()
+    for call in asked:
+        scope, name, _grad, receiver = call
+        if modes.mode_of(call, frozenset()) != ON:
+            off.add(name)
+        elif name not in on and not _own_method(scope, name, receiver, classes):
+            on.add(name)
+    return sorted(off), sorted(on)
 
-    def method_entry(name: str, busy: frozenset[str]) -> str:
+
+class _Modes:
+    """The mode of each call, and of each method through every call of it
+    here (methods, not two nested functions calling each other: those
+    would be a reference cycle holding the module's scopes)."""
+
+    def __init__(
+        self,
+        by_name: Mapping[str, list[AttrCall]],
+        entries: Mapping[str, str],
+        classes: Mapping[str, set[str] | None],
+        inherit: str,
+    ) -> None:
+        self.by_name, self.entries, self.classes, self.inherit = by_name, entries, classes, inherit
+        self.memo: dict[str, str] = {}
+
+    def method_entry(self, name: str, busy: frozenset[str]) -> str:
         """The mode every call of ``.name(...)`` here runs in; on when none
         does (as summary._resolved has a method nobody here calls)."""
-        if name in memo:
-            return memo[name]
+        if name in self.memo:
+            return self.memo[name]
         if name in busy:
             return UNKNOWN
-        modes = {mode_of(c, busy | {name}) for c in by_name.get(name, ())}
+        modes = {self.mode_of(c, busy | {name}) for c in self.by_name.get(name, ())}
         result = (modes.pop() if len(modes) == 1 else UNKNOWN) if modes else ON
-        memo[name] = result
+        self.memo[name] = result
         return result
 
-    def mode_of(call: AttrCall, busy: frozenset[str]) -> str:
+    def mode_of(self, call: AttrCall, busy: frozenset[str]) -> str:
         scope, _name, grad, _receiver = call
-        if grad != inherit:
+        if grad != self.inherit:
             return grad
         if scope.decorator:
             return scope.decorator
@@ -84,20 +109,10 @@ def method_call_modes(
         if not scope.name:
             return ON
         if not rest:
-            return entries.get(head, ON)
-        if "." not in rest and classes.get(head) is not None:
-            return method_entry(rest, busy)
+            return self.entries.get(head, ON)
+        if "." not in rest and self.classes.get(head) is not None:
+            return self.method_entry(rest, busy)
         return ON  # a nested function: its callers are not followed
-
-    off: set[str] = set()
-    on: set[str] = set()
-    for call in asked:
-        scope, name, _grad, receiver = call
-        if mode_of(call, frozenset()) != ON:
-            off.add(name)
-        elif name not in on and not _own_method(scope, name, receiver, classes):
-            on.add(name)
-    return sorted(off), sorted(on)
 
 
 def asked_methods(function_names: Iterable[str]) -> set[str]:

@@ -624,20 +624,20 @@ class _Types:
         on: list[tuple[str, int, str, str]] = []
         off = False
         own = False
-
-        def visit(node: ast.AST, grad_off: bool, guarded: bool) -> None:
-            nonlocal off, own
+        # (node, under no_grad, under a torch-version branch), in pre-order:
+        # a stack, not a recursive closure (a cycle that would hold the tree).
+        todo: list[tuple[ast.AST, bool, bool]] = [(stmt, False, False) for stmt in reversed(fn.body)]
+        while todo:
+            node, grad_off, guarded = todo.pop()
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                return
+                continue
             if isinstance(node, (ast.With, ast.AsyncWith)):
                 inner = grad_off or any(_is_off_context(i.context_expr) for i in node.items)
-                for stmt in node.body:
-                    visit(stmt, inner, guarded)
-                return
+                todo += [(stmt, inner, guarded) for stmt in reversed(node.body)]
+                continue
             if isinstance(node, ast.If) and _version_test(node.test):
-                for stmt in node.body + node.orelse:
-                    visit(stmt, grad_off, True)
-                return
+                todo += [(stmt, grad_off, True) for stmt in reversed(node.body + node.orelse)]
+                continue
             if isinstance(node, ast.Call):
                 found = self._forward_call(node, attrs)
                 if found is not None:
@@ -648,11 +648,7 @@ class _Types:
                 func = _dotted(node.func)
                 if func in ("self", "self.forward"):
                     own = True
-            for child in children(node):
-                visit(child, grad_off, guarded)
-
-        for stmt in fn.body:
-            visit(stmt, False, False)
+            todo += [(child, grad_off, guarded) for child in reversed(children(node))]
         if own:
             self_forwards.append(name)
         if on and not off:
