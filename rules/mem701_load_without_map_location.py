@@ -91,8 +91,12 @@ class LoadWithoutMapLocation(Rule):
     (`torch.save(net.cpu().state_dict(), p)`, or `model.cpu()` /
     `model.eval().cpu()` before `torch.save(model.state_dict(), p)`,
     `{k: v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered
-    with `FullStateDictConfig(offload_to_cpu=True)`): those files hold CPU
-    tensors (across modules, a save beside the load whose file name, or a
+    with `FullStateDictConfig(offload_to_cpu=True)`, a loop replacing every
+    entry by its value on the CPU, `for k, v in sd.items(): sd[k] = v.cpu()`):
+    those files hold CPU tensors; into a model (a module by its kind) the
+    saves that count are those that may hold a model's state, so an
+    optimizer's state saved from the GPU beside them keeps only the
+    optimizer's loads reported (across modules, a save beside the load whose file name, or a
     formatted pattern of it such as `"{}_{}.pkl".format(name, task)`, may
     be the loaded one, when every such save writes a CPU state or a dict of
     CPU states and plain values); nor loads into a model still on the CPU (built in the same
@@ -444,8 +448,8 @@ class LoadWithoutMapLocation(Rule):
             return
         arg = _state_dict_arg(node, self.facts.objects)
         if arg is not None:
-            if self.facts.checkpoints.into_cpu_model(node):
-                return  # the model is still on the CPU: it is not doubled on a GPU
+            if self.facts.checkpoints.into_cpu_model(node) or self._into_model_of_cpu_writers(node):
+                return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
             fed = self._fed(arg.value, node)
             moved = any(drawn for _load, drawn in fed) and self._moved_before(node)
             for load, drawn in fed:
@@ -487,8 +491,8 @@ class LoadWithoutMapLocation(Rule):
             target_call = self.parent(outer)
             if not isinstance(target_call, cst.Call) or _state_dict_arg(target_call, self.facts.objects) is not outer:
                 return
-            if self.facts.checkpoints.into_cpu_model(target_call):
-                return  # the model is still on the CPU: it is not doubled on a GPU
+            if self.facts.checkpoints.into_cpu_model(target_call) or self._into_model_of_cpu_writers(target_call):
+                return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
             if wrapped:
                 self.report(node)  # the helper may keep other tensors of the checkpoint
@@ -518,6 +522,7 @@ class LoadWithoutMapLocation(Rule):
                 isinstance(target_call, cst.Call)
                 and _state_dict_arg(target_call, self.facts.objects) is outer
                 and not self.facts.checkpoints.into_cpu_model(target_call)
+                and not self._into_model_of_cpu_writers(target_call)
             ):
                 for load in loads:
                     if id(load) not in self._reported:
@@ -582,6 +587,18 @@ class LoadWithoutMapLocation(Rule):
                     self._reported.add(id(load))
                     self.report(load, message)
 
+    def _into_model_of_cpu_writers(self, call: cst.Call) -> bool:
+        """``call`` (``x.load_state_dict(...)``) loads into a model (``network``,
+        ``self.netG``: a module by its kind) and every save of this file that
+        may write a model's state writes CPU tensors (a per-key ``.cpu()``
+        loop included): an optimizer's state saved from the GPU beside them
+        is read by the optimizer's loads only (cpu_saves.py). A receiver of
+        another or unknown kind is judged by every save (``_cpu_checkpoints``)."""
+        if not self.facts.checkpoints.saves_only_cpu_models:
+            return False
+        assert isinstance(call.func, cst.Attribute)
+        return self.facts.objects.kind_of(call.func.value) is Kind.MODULE
+
     def _reads_cpu_checkpoint(self, load: cst.Call) -> bool:
         """The file names in ``load``'s path (string literals in it, or in
         any value a name of it is bound to in the same function) are all
@@ -635,6 +652,36 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path))
+""",
+        ),
+        Valid(
+            """\
+import torch
+class Base:
+    def save_network(self, network, path):
+        state_dict = network.state_dict()
+        for key, param in state_dict.items():
+            state_dict[key] = param.detach().cpu()
+        torch.save(state_dict, path)
+    def save(self, path):
+        torch.save({"optimizer": self.optimizer.state_dict(), "epoch": self.epoch}, path)
+    def load_network(self, path, network):
+        state_dict = torch.load(path)
+        network.load_state_dict(state_dict)
+""",
+        ),
         Valid(
             """\
 import torch
@@ -1527,6 +1574,102 @@ def main(name, path, device):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load_optimizer(optimizer, path):
+    optimizer.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load_optimizer(optimizer, path):
+    optimizer.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load(obj, path):
+    obj.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load(obj, path):
+    obj.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        if "fc" in key:
+            state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        if "fc" in key:
+            state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def save_network(network, others, path):
+    network.cpu()
+    network = others[0]
+    torch.save(network.state_dict(), path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+def save_network(network, others, path):
+    network.cpu()
+    network = others[0]
+    torch.save(network.state_dict(), path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
         Invalid(
             """\
 import torch

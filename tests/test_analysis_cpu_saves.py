@@ -95,3 +95,121 @@ def test_cpu_checkpoints_spelled_otherwise(src):
 )
 def test_still_not_known_to_be_cpu(src):
     assert not cpu_only(src)
+
+
+# -- s21 kinds701: rebinding, per-key CPU loops, the kind of state saved ------
+
+from memlint.analysis.training.cpu_saves import cpu_saves  # noqa: E402
+
+
+def kinds(src: str):
+    module = cst.parse_module(src)
+    return cpu_saves(module, ImportTable(module))
+
+
+_PER_KEY = (
+    "import torch\n"
+    "def save_network(network, path):\n"
+    "    state_dict = network.state_dict()\n"
+    "    for key, param in state_dict.items():\n"
+    "        state_dict[key] = param.cpu()\n"
+    "    torch.save(state_dict, path)\n"
+)
+_GPU_OPTIMIZER = "def save_optimizer(optimizer, path):\n    torch.save(optimizer.state_dict(), path)\n"
+
+
+def test_a_per_key_cpu_loop_is_a_cpu_state():
+    assert cpu_only(_PER_KEY)
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "    for key, param in state_dict.items():\n        if 'fc' in key:\n            state_dict[key] = param.cpu()\n",
+        "    for key, param in state_dict.items():\n        if 'x' in key:\n            continue\n"
+        "        state_dict[key] = param.cpu()\n",
+        "    for key, param in state_dict.items():\n        state_dict[key] = other.cpu()\n",
+        "    for key, param in other.items():\n        state_dict[key] = param.cpu()\n",
+        "    for key, param in state_dict.items():\n        state_dict[key] = param.cuda()\n",
+    ],
+)
+def test_a_loop_that_may_leave_an_entry_is_no_cpu_state(loop):
+    src = "import torch\ndef s(network, path):\n    state_dict = network.state_dict()\n" + loop
+    assert not cpu_only(src + "    torch.save(state_dict, path)\n")
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "    state_dict['opt'] = optimizer.state_dict()\n",
+        "    state_dict.update(extra)\n",
+        "    state_dict = network.state_dict()\n",
+    ],
+)
+def test_a_cpu_state_changed_after_its_loop_is_not(after):
+    lines = _PER_KEY.splitlines(keepends=True)
+    assert not cpu_only("".join(lines[:-1]) + after + lines[-1])
+
+
+@pytest.mark.parametrize(
+    "rebind",
+    [
+        "    net = build().cuda()\n",
+        "    net = other\n",
+        "    net: object = other\n",
+    ],
+)
+def test_a_rebound_name_loses_its_cpu_move(rebind):
+    src = "import torch\ndef s(net, other, path):\n    net.cpu()\n" + rebind + "    torch.save(net.state_dict(), path)\n"
+    assert not cpu_only(src)
+
+
+def test_a_name_rebound_to_itself_keeps_its_move():
+    assert cpu_only("import torch\ndef s(net, p):\n    net = net.cpu()\n    torch.save(net.state_dict(), p)\n")
+    assert cpu_only("import torch\ndef s(net, p):\n    net.cpu()\n    net = net.eval()\n    torch.save(net.state_dict(), p)\n")
+
+
+def test_a_gpu_optimizer_save_beside_cpu_model_saves():
+    found = kinds(_PER_KEY + _GPU_OPTIMIZER)
+    assert not found.only_cpu
+    assert found.module_states_cpu
+
+
+@pytest.mark.parametrize(
+    "save",
+    [
+        "    torch.save(net.state_dict(), p)\n",  # a model's state on the GPU
+        "    torch.save({'model': net.state_dict(), 'optimizer': optimizer.state_dict()}, p)\n",
+        "    torch.save({'optimizer': optimizer.state_dict(), 'model_sd': sd}, p)\n",
+        "    torch.save(opt_state, p)\n",  # a name: not proven an optimizer's
+        "    torch.save({**extra, 'optimizer': optimizer.state_dict()}, p)\n",
+    ],
+)
+def test_a_save_that_may_hold_model_state_counts_for_models(save):
+    found = kinds(_PER_KEY + "def other(net, optimizer, sd, opt_state, extra, p):\n" + save)
+    assert not found.module_states_cpu
+
+
+def test_only_optimizer_saves_prove_nothing_for_models():
+    found = kinds("import torch\n" + _GPU_OPTIMIZER)
+    assert not found.module_states_cpu
+
+
+def test_optimizer_and_bookkeeping_dicts_are_no_model_state():
+    src = _PER_KEY + "def s(optimizer, scheduler, epoch, p):\n"
+    src += "    torch.save({'optimizer': optimizer.state_dict(), 'lr': scheduler.state_dict(), 'epoch': epoch}, p)\n"
+    assert kinds(src).module_states_cpu
+
+
+@pytest.mark.parametrize(
+    "change", ["    sd['optimizer'] = optimizer.state_dict()\n", "    sd.update(optimizer=optimizer.state_dict())\n"]
+)
+def test_a_cpu_state_given_a_gpu_entry_is_not(change):
+    src = "import torch\ndef s(net, optimizer, p):\n    sd = net.cpu().state_dict()\n" + change
+    assert not cpu_only(src + "    torch.save(sd, p)\n")
+    assert cpu_only("import torch\ndef s(net, p):\n    sd = net.cpu().state_dict()\n    sd['n'] = 3\n    torch.save(sd, p)\n")
+
+
+def test_a_loop_variable_loses_its_cpu_move():
+    src = "import torch\ndef s(net, others, p):\n    net.cpu()\n    for net in others:\n        pass\n"
+    assert not cpu_only(src + "    torch.save(net.state_dict(), p)\n")

@@ -14,7 +14,10 @@ analysis/training/cpu_saves.py, on ``ast``: ``X.cpu().state_dict()``, the
 last device move of ``X`` before ``X.state_dict()`` in the same function is
 ``.cpu()``/``.to("cpu")``, a bare ``net.cpu()`` statement included, a
 ``{k: v.cpu() ...}`` comprehension, a conditional expression whose both
-branches are one of those, a name bound to one), the names saved from
+branches are one of those, a name bound to one, a state dict whose every
+entry a loop replaces by its value moved to the CPU: ``for k, v in
+sd.items(): sd[k] = v.cpu()``; a name rebound, or a state given an entry
+not known to be on the CPU, loses it), the names saved from
 anything else, and the names ``torch.load`` reads. Read only for a module
 that calls a ``save`` or ``load`` attribute (summary.py), in one walk.
 """
@@ -105,12 +108,54 @@ class _Files(ast.NodeVisitor):
         for target in node.targets:
             key = _dotted(target)
             if key is None:
+                self._entry_set(target, node.value)
                 continue
+            self._rebound(key, node.value)
             if cpu:
                 self.cpu_states[-1].add(key)
             else:
                 self.cpu_states[-1].discard(key)
             self.paths[-1][key] = files
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.generic_visit(node)
+        key = _dotted(node.target)
+        if key is not None and node.value is not None:
+            self._rebound(key, node.value)
+            (self.cpu_states[-1].add if self._cpu_state(node.value) else self.cpu_states[-1].discard)(key)
+
+    def visit_For(self, node: ast.For) -> None:
+        key = _dotted(node.target)
+        if key is not None:
+            self._rebound(key, None)
+            self.cpu_states[-1].discard(key)
+        self.generic_visit(node)
+        state = per_key_cpu_loop(node)
+        if state is not None:
+            self.cpu_states[-1].add(state)
+
+    def _rebound(self, key: str, value: ast.expr | None) -> None:
+        """``key`` names a new object: what was known of the old one's device
+        (and its parts', ``net.module``) is gone; ``net = net.cpu()`` moves the
+        new one, ``net = net.eval()`` is the same object."""
+        moved = _to_cpu(value) if isinstance(value, ast.Call) else None
+        if moved is None and value is not None and _module_receiver(value) == key:
+            return
+        moves = self.moves[-1]
+        for old in [k for k in moves if k == key or k.startswith(key + ".")]:
+            del moves[old]
+        for old in [k for k in self.cpu_states[-1] if k.startswith(key + ".")]:
+            self.cpu_states[-1].discard(old)
+        if moved is not None:
+            moves[key] = moved
+
+    def _entry_set(self, target: ast.expr, value: ast.expr) -> None:
+        """``sd[k] = v``: ``sd`` stays a CPU state only if ``v`` is on the CPU."""
+        if not isinstance(target, ast.Subscript):
+            return
+        key = _dotted(target.value)
+        if key in self.cpu_states[-1] and not (_ends_on_cpu(value) or self._cpu_state(value) or _plain_value(value)):
+            self.cpu_states[-1].discard(key)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)  # inner calls first: ``torch.save(net.cpu().state_dict(), p)``
@@ -122,6 +167,11 @@ class _Files(ast.NodeVisitor):
         if name == "torch.load" and node.args:
             self.loaded.update(self._files(node.args[0]))
             return
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "__setitem__"):
+            key = _dotted(func.value)  # ``sd.update(other)``: entries not known to be on the CPU
+            if key is not None:
+                self.cpu_states[-1].discard(key)
         moved = _to_cpu(node)
         if moved is not None:
             key = _module_receiver(node.func.value)  # type: ignore[attr-defined]
@@ -203,6 +253,46 @@ class _Files(ast.NodeVisitor):
             elif not _plain_value(entry):
                 return False
         return states > 0
+
+
+def per_key_cpu_loop(node: ast.For) -> str | None:
+    """``sd`` for ``for k, v in sd.items(): ... sd[k] = v.cpu() ...``: the
+    body replaces, on every pass (a statement of its own, no ``break`` or
+    ``continue`` anywhere in it), each entry by its value on the CPU."""
+    target, it = node.target, node.iter
+    if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and not node.orelse):
+        return None
+    if not all(isinstance(e, ast.Name) for e in target.elts):
+        return None
+    key, value = (e.id for e in target.elts)  # type: ignore[attr-defined]
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items"):
+        return None
+    state = _dotted(it.func.value)
+    if state is None or it.args or it.keywords:
+        return None
+    if any(isinstance(sub, (ast.Break, ast.Continue)) for stmt in node.body for sub in ast.walk(stmt)):
+        return None
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        sub = stmt.targets[0]
+        if (
+            isinstance(sub, ast.Subscript)
+            and _dotted(sub.value) == state
+            and isinstance(sub.slice, ast.Name)
+            and sub.slice.id == key
+            and _ends_on_cpu(stmt.value)
+            and _innermost(stmt.value) == value
+        ):
+            return state
+    return None
+
+
+def _innermost(expr: ast.expr) -> str | None:
+    """``v`` for ``v.detach().cpu()``."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        expr = expr.func.value
+    return expr.id if isinstance(expr, ast.Name) else None
 
 
 _STATE_WORDS = ("state", "dict", "model", "net", "optim", "weight", "param", "tensor", "ckpt", "checkpoint", "sd")

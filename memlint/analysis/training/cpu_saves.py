@@ -23,16 +23,34 @@ state dict known to live on the CPU where it is saved:
 The receiver of a move may be a chain of module methods: ``model.eval().cpu()``
 moves ``model``.
 
+- a name bound to a state dict whose every entry a loop then replaces by
+  its value moved to the CPU (``for k, v in sd.items(): sd[k] = v.cpu()``).
+
+A name rebound loses what was known of it (``net = build().cuda()`` after
+``net.cpu()``), and a state dict given an entry not known to be on the CPU
+(``sd["opt"] = optimizer.state_dict()``, ``sd.update(...)``) is no longer one.
+
 Anything else (a dict holding an optimizer's state, a tensor, an unknown
 name) is not known to be on the CPU, and the answer is False.
+
+``cpu_saves(module, names)`` also says it per kind of state:
+``module_states_cpu`` is True when every save that is not proven to write an
+optimizer's, scheduler's or scaler's state (``optimizer.state_dict()``, or a
+dict of those and plain values: what only ``optimizer.load_state_dict`` reads)
+writes CPU tensors, and there is one: a load into a model is judged by
+those writers only (save_network's per-key ``.cpu()`` beside
+save_optimizer's GPU ``optimizer.state_dict()``, cszn/KAIR).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.parse.traversal import visit_fast
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 
 def _to_cpu(call: cst.Call) -> bool | None:
@@ -110,6 +128,9 @@ class _Saves(cst.CSTVisitor):
         self._offloading = 0  # depth of ``with FSDP.state_dict_type(m, ..., cfg)`` blocks
         self.saves = 0
         self.unproven = 0
+        self.module_saves = 0  # saves not proven to write an optimizer's (scheduler's, scaler's) state
+        self.module_unproven = 0
+        self._cpu_loops: list[str | None] = []  # per ``for``: the state its body moves to the CPU entry by entry
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.moves.append({})
@@ -155,21 +176,80 @@ class _Saves(cst.CSTVisitor):
     def leave_Assign(self, original_node: cst.Assign) -> None:
         # Left after the value's calls: ``m.cpu()`` inside it is already known.
         value = original_node.value
-        if not (self._cpu_state(value) or (self._offloading and _state_dict_call(value))):
-            return
+        cpu = self._cpu_state(value) or (self._offloading and _state_dict_call(value))
         for t in original_node.targets:
             key = dotted_name(t.target)
-            if key is not None:
+            if key is None:
+                self._entry_set(t.target, value)
+                continue
+            self._rebound(key, value)
+            if cpu:
                 self.cpu_states[-1].add(key)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        key = dotted_name(node.target)
+        if key is not None and node.value is not None:
+            self.cpu_states[-1].discard(key)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        key = dotted_name(original_node.target)
+        if key is not None and original_node.value is not None:
+            self._rebound(key, original_node.value)
+            if self._cpu_state(original_node.value):
+                self.cpu_states[-1].add(key)
+
+    def _rebound(self, key: str, value: cst.BaseExpression | None) -> None:
+        """``key`` names a new object: the moves known of the old one (and of
+        its parts, ``net.module``) are gone; ``net = net.cpu()`` moves the new one."""
+        moved = _to_cpu(value) if isinstance(value, cst.Call) else None
+        if moved is None and value is not None and _module_receiver(value) == key:
+            return  # ``model = model.eval()``: the same object
+        moves = self.moves[-1]
+        for old in [k for k in moves if k == key or k.startswith(key + ".")]:
+            del moves[old]
+        for old in [k for k in self.cpu_states[-1] if k.startswith(key + ".")]:
+            self.cpu_states[-1].discard(old)
+        if moved is not None:
+            moves[key] = moved
+
+    def _entry_set(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``sd[k] = v``: ``sd`` stays a CPU state only if ``v`` is on the CPU."""
+        if not isinstance(target, cst.Subscript):
+            return
+        key = dotted_name(target.value)
+        if key in self.cpu_states[-1] and not (_ends_on_cpu(value) or self._cpu_state(value) or _plain(value)):
+            self.cpu_states[-1].discard(key)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._cpu_loops.append(_cpu_loop(node))
+        key = dotted_name(node.target)
+        if key is not None:
+            self._rebound(key, None)
+            self.cpu_states[-1].discard(key)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        state = self._cpu_loops.pop()
+        if state is not None:
+            self.cpu_states[-1].add(state)
 
     def leave_Call(self, original_node: cst.Call) -> None:
         # Inner calls are left first: ``network.cpu()`` in
         # ``torch.save(network.cpu().state_dict(), p)`` is seen before the save.
         if self.names.call_name(original_node) == "torch.save":
             self.saves += 1
-            if not original_node.args or not self._cpu_state(original_node.args[0].value):
+            proven = bool(original_node.args) and self._cpu_state(original_node.args[0].value)
+            if not proven:
                 self.unproven += 1
+            if not (original_node.args and _no_module_state(original_node.args[0].value)):
+                self.module_saves += 1
+                self.module_unproven += not proven
             return
+        func = original_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault", "__setitem__"):
+            # ``sd.update(other)``: entries not known to be on the CPU.
+            key = dotted_name(func.value)
+            if key is not None:
+                self.cpu_states[-1].discard(key)
         moved = _to_cpu(original_node)
         if moved is not None and isinstance(original_node.func, cst.Attribute):
             key = _module_receiver(original_node.func.value)
@@ -215,7 +295,121 @@ def _state_dict_call(value: cst.BaseExpression) -> bool:
     )
 
 
-def saves_only_cpu_tensors(module: cst.Module, names: ImportTable) -> bool:
+def _cpu_loop(node: cst.For) -> str | None:
+    """``sd`` for ``for k, v in sd.items(): ... sd[k] = v.cpu() ...``: the
+    body replaces, on every pass (a statement of its own, no ``break`` or
+    ``continue`` anywhere in it), each entry by its value on the CPU."""
+    target, it = node.target, node.iter
+    if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+        return None
+    names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+    if None in names or node.orelse is not None:
+        return None
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "items"):
+        return None
+    state = dotted_name(it.func.value)
+    if state is None or it.args or _breaks(node.body):
+        return None
+    key, value = names
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                continue
+            sub = small.targets[0].target
+            if not (
+                isinstance(sub, cst.Subscript)
+                and dotted_name(sub.value) == state
+                and len(sub.slice) == 1
+                and isinstance(sub.slice[0].slice, cst.Index)
+                and isinstance(sub.slice[0].slice.value, cst.Name)
+                and sub.slice[0].slice.value.value == key
+            ):
+                continue
+            moved = small.value
+            if _ends_on_cpu(moved) and _innermost(moved) == value:
+                return state
+    return None
+
+
+def _innermost(expr: cst.BaseExpression) -> str | None:
+    """``v`` for ``v.detach().cpu()``."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        expr = expr.func.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+class _Jumps(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Break(self, node: cst.Break) -> None:
+        self.found = True
+
+    def visit_Continue(self, node: cst.Continue) -> None:
+        self.found = True
+
+
+def _breaks(body: cst.BaseSuite) -> bool:
+    jumps = _Jumps()
+    visit_fast(body, jumps)
+    return jumps.found
+
+
+_NO_WEIGHT_KINDS = (Kind.OPTIMIZER, Kind.SCHEDULER, Kind.SCALER)
+# A dict entry that holds no state: a number, a flag, an epoch (no state, model, tensor word).
+_STATE_WORDS = ("state", "dict", "model", "net", "weight", "param", "tensor", "ckpt", "checkpoint", "sd")
+
+
+def _no_module_state(value: cst.BaseExpression) -> bool:
+    """``optimizer.state_dict()`` (``self.optimizer_G``, ``scheduler``,
+    ``scaler``: named so), or a dict of those beside plain values
+    (``{"optimizer": optimizer.state_dict(), "epoch": epoch}``): a
+    checkpoint only an optimizer (scheduler, scaler) loads."""
+    if isinstance(value, cst.Dict):
+        states = 0
+        for element in value.elements:
+            if not isinstance(element, cst.DictElement):
+                return False  # ``{**other}``: unknown entries
+            if _no_module_state(element.value):
+                states += 1
+            elif not _plain(element.value):
+                return False
+        return states > 0
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+        return False
+    if value.func.attr.value != "state_dict" or value.args:
+        return False
+    owner = dotted_name(value.func.value)
+    return owner is not None and guess_kind_from_name(owner.rsplit(".", 1)[-1]) in _NO_WEIGHT_KINDS
+
+
+def _plain(value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    name = dotted_name(value)
+    if name is None:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return not any(word in last for word in _STATE_WORDS)
+
+
+@dataclass(frozen=True)
+class CpuSaves:
+    """What a module's ``torch.save`` calls are known to write."""
+
+    only_cpu: bool  # every save writes CPU tensors, and there is one
+    module_states_cpu: bool  # every save that may write a model's state writes CPU tensors, and there is one
+
+
+def cpu_saves(module: cst.Module, names: ImportTable) -> CpuSaves:
     visitor = _Saves(names)
     visit_fast(module, visitor)
-    return visitor.saves > 0 and visitor.unproven == 0
+    return CpuSaves(
+        only_cpu=visitor.saves > 0 and visitor.unproven == 0,
+        module_states_cpu=visitor.module_saves > 0 and visitor.module_unproven == 0,
+    )
+
+
+def saves_only_cpu_tensors(module: cst.Module, names: ImportTable) -> bool:
+    return cpu_saves(module, names).only_cpu

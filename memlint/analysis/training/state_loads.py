@@ -44,7 +44,7 @@ import libcst as cst
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
-from memlint.analysis.training.cpu_saves import saves_only_cpu_tensors
+from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
@@ -954,7 +954,7 @@ class Checkpoints:
         # Functions of other modules that load an argument, by qualified name:
         # (position, parameter name), as LIBRARY_LOADERS (the project stage's door).
         self.loaders = {**LIBRARY_LOADERS, **(imported_loaders or {})}
-        self._saves_only_cpu: bool | None = None
+        self._cpu_saves: CpuSaves | None = None
         self._cpu_loads: frozenset[int] | None = None
         self._loaded: dict[cst.FunctionDef, frozenset[str]] = {}
         self._classes: dict[str, bool] = {}
@@ -978,9 +978,19 @@ class Checkpoints:
     @property
     def saves_only_cpu(self) -> bool:
         """Every ``torch.save`` of this module writes CPU tensors (and there is one)."""
-        if self._saves_only_cpu is None:
-            self._saves_only_cpu = saves_only_cpu_tensors(self.module, self.names)
-        return self._saves_only_cpu
+        return self._saves().only_cpu
+
+    @property
+    def saves_only_cpu_models(self) -> bool:
+        """Every ``torch.save`` of this module that may write a model's state
+        (all but an optimizer's, a scheduler's, a scaler's) writes CPU
+        tensors, and there is one: what a load into a model reads back."""
+        return self._saves().module_states_cpu
+
+    def _saves(self) -> CpuSaves:
+        if self._cpu_saves is None:
+            self._cpu_saves = cpu_saves(self.module, self.names)
+        return self._cpu_saves
 
     def into_cpu_model(self, call: cst.Call) -> bool:
         """``call`` (``model.load_state_dict(...)``) loads into a model still on the CPU."""
