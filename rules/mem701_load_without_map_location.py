@@ -593,11 +593,28 @@ class LoadWithoutMapLocation(Rule):
         may write a model's state writes CPU tensors (a per-key ``.cpu()``
         loop included): an optimizer's state saved from the GPU beside them
         is read by the optimizer's loads only (cpu_saves.py). A receiver of
-        another or unknown kind is judged by every save (``_cpu_checkpoints``)."""
-        if not self.facts.checkpoints.saves_only_cpu_models:
+        another or unknown kind is judged by every save (``_cpu_checkpoints``).
+        In a method of a class whose imported project bases save every model
+        state from the CPU (project/family_saves.py), the file saving none
+        itself, the family's saves count: a subclass loads what they write."""
+        checkpoints = self.facts.checkpoints
+        if not (checkpoints.saves_only_cpu_models or checkpoints.saves_no_models and self._in_cpu_saving_family(call)):
             return False
         assert isinstance(call.func, cst.Attribute)
         return self.facts.objects.kind_of(call.func.value) is Kind.MODULE
+
+    def _in_cpu_saving_family(self, call: cst.Call) -> bool:
+        project = self.facts.project
+        if project is None or not project.cpu_saving_bases:
+            return False
+        scope = self.parent(call)
+        while scope is not None and not isinstance(scope, cst.FunctionDef):
+            scope = self.parent(scope)
+        cls = self.facts.calls.class_of.get(scope) if scope is not None else None
+        if cls is None:
+            return False
+        names = self.facts.names
+        return any(names.qualified_name(base.value) in project.cpu_saving_bases for base in cls.bases)
 
     def _reads_cpu_checkpoint(self, load: cst.Call) -> bool:
         """The file names in ``load``'s path (string literals in it, or in

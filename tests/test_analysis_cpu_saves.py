@@ -160,13 +160,17 @@ def test_a_cpu_state_changed_after_its_loop_is_not(after):
     ],
 )
 def test_a_rebound_name_loses_its_cpu_move(rebind):
-    src = "import torch\ndef s(net, other, path):\n    net.cpu()\n" + rebind + "    torch.save(net.state_dict(), path)\n"
+    src = (
+        "import torch\ndef s(net, other, path):\n    net.cpu()\n" + rebind + "    torch.save(net.state_dict(), path)\n"
+    )
     assert not cpu_only(src)
 
 
 def test_a_name_rebound_to_itself_keeps_its_move():
     assert cpu_only("import torch\ndef s(net, p):\n    net = net.cpu()\n    torch.save(net.state_dict(), p)\n")
-    assert cpu_only("import torch\ndef s(net, p):\n    net.cpu()\n    net = net.eval()\n    torch.save(net.state_dict(), p)\n")
+    assert cpu_only(
+        "import torch\ndef s(net, p):\n    net.cpu()\n    net = net.eval()\n    torch.save(net.state_dict(), p)\n"
+    )
 
 
 def test_a_gpu_optimizer_save_beside_cpu_model_saves():
@@ -207,7 +211,9 @@ def test_optimizer_and_bookkeeping_dicts_are_no_model_state():
 def test_a_cpu_state_given_a_gpu_entry_is_not(change):
     src = "import torch\ndef s(net, optimizer, p):\n    sd = net.cpu().state_dict()\n" + change
     assert not cpu_only(src + "    torch.save(sd, p)\n")
-    assert cpu_only("import torch\ndef s(net, p):\n    sd = net.cpu().state_dict()\n    sd['n'] = 3\n    torch.save(sd, p)\n")
+    assert cpu_only(
+        "import torch\ndef s(net, p):\n    sd = net.cpu().state_dict()\n    sd['n'] = 3\n    torch.save(sd, p)\n"
+    )
 
 
 def test_a_loop_variable_loses_its_cpu_move():

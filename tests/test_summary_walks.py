@@ -88,13 +88,13 @@ def test_checkpoint_files_read_only_a_module_that_saves_or_loads_with_torch(monk
     from memlint.project import summary as summary_module
 
     calls: list[ast.Module] = []
-    real = summary_module.checkpoint_files
+    real = summary_module.checkpoint_facts
 
     def counting(tree, bindings):
         calls.append(tree)
         return real(tree, bindings)
 
-    monkeypatch.setattr(summary_module, "checkpoint_files", counting)
+    monkeypatch.setattr(summary_module, "checkpoint_facts", counting)
     plain = "import json\nimport numpy as np\nimport torch\nw = np.load('w.npy')\ncfg = json.load(open('c'))\n"
     assert summarise(ast.parse(plain)).other_saved == []
     assert calls == []

@@ -20,6 +20,14 @@ sd.items(): sd[k] = v.cpu()``; a name rebound, or a state given an entry
 not known to be on the CPU, loses it), the names saved from
 anything else, and the names ``torch.load`` reads. Read only for a module
 that calls a ``save`` or ``load`` attribute (summary.py), in one walk.
+
+``checkpoint_facts`` says it also of the saves that may hold a model's
+state (all but ``optimizer.state_dict()``, a scheduler's, a scaler's, or a
+dict of those and plain values), whatever their file names: "cpu" when
+every one of them writes a CPU state, "other" when one may not, "" when
+there is none (KAIR's models/model_base.py: "cpu", its optimizer saved from
+the GPU beside; a subclass in another module loads what it writes:
+family_saves.py).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import ast
 import re
 
 from memlint.vocabulary.checkpoint_files import file_name
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 _RETURNS_SELF = frozenset({"eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"})
 _KEEPS_DEVICE = frozenset({"clone", "detach", "contiguous", "float", "half"})
@@ -89,6 +98,8 @@ class _Files(ast.NodeVisitor):
         self.cpu: set[str] = set()
         self.other: set[str] = set()
         self.loaded: set[str] = set()
+        self.model_saves = 0  # saves that may hold a model's state
+        self.model_unproven = 0
 
     def _function(self, node: ast.AST) -> None:
         self.moves.append({})
@@ -160,9 +171,13 @@ class _Files(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)  # inner calls first: ``torch.save(net.cpu().state_dict(), p)``
         name = self._qualified(node.func)
-        if name == "torch.save" and len(node.args) >= 2:
-            files = self._files(node.args[1])
-            (self.cpu if self._cpu_state(node.args[0]) else self.other).update(files)
+        if name == "torch.save" and node.args:
+            cpu = self._cpu_state(node.args[0])
+            if not _no_model_state(node.args[0]):
+                self.model_saves += 1
+                self.model_unproven += not cpu
+            if len(node.args) >= 2:
+                (self.cpu if cpu else self.other).update(self._files(node.args[1]))
             return
         if name == "torch.load" and node.args:
             self.loaded.update(self._files(node.args[0]))
@@ -309,6 +324,26 @@ def _plain_value(value: ast.expr) -> bool:
     return not any(word in last for word in _STATE_WORDS)
 
 
+_NO_WEIGHT_KINDS = (Kind.OPTIMIZER, Kind.SCHEDULER, Kind.SCALER)
+
+
+def _no_model_state(value: ast.expr) -> bool:
+    """``optimizer.state_dict()`` (``self.optimizer_G``, ``scheduler``,
+    ``scaler``: named so), or a dict of those beside plain values: a
+    checkpoint only an optimizer (scheduler, scaler) loads."""
+    if isinstance(value, ast.Dict):
+        if None in value.keys or not value.values:
+            return False
+        states = [_no_model_state(v) for v in value.values]
+        return any(states) and all(s or _plain_value(v) for s, v in zip(states, value.values))
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    if value.func.attr != "state_dict" or value.args or value.keywords:
+        return False
+    owner = _dotted(value.func.value)
+    return owner is not None and guess_kind_from_name(owner.rsplit(".", 1)[-1]) in _NO_WEIGHT_KINDS
+
+
 def _template(node: ast.AST) -> str | None:
     """The name pattern a formatted string spells, each field a ``*``:
     ``"{}_{}.pkl".format(a, b)`` and ``f"{a}_{b}.pkl"`` give ``*_*.pkl``."""
@@ -352,7 +387,14 @@ def names_a_checkpoint_call(func: ast.expr, bindings: dict[str, str]) -> bool:
     return _qualified(func, bindings) in CHECKPOINT_CALLS
 
 
-def checkpoint_files(tree: ast.Module, bindings: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+def checkpoint_facts(tree: ast.Module, bindings: dict[str, str]) -> tuple[list[str], list[str], list[str], str]:
+    """``checkpoint_files``' three lists, and what the saves that may hold a
+    model's state write: "cpu", "other" or "" (none)."""
     visitor = _Files(bindings)
     visitor.visit(tree)
-    return sorted(visitor.cpu), sorted(visitor.other), sorted(visitor.loaded)
+    models = "" if not visitor.model_saves else "other" if visitor.model_unproven else "cpu"
+    return sorted(visitor.cpu), sorted(visitor.other), sorted(visitor.loaded), models
+
+
+def checkpoint_files(tree: ast.Module, bindings: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+    return checkpoint_facts(tree, bindings)[:3]

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 
 from memlint.project.arg_modes import may_set_mode
 from memlint.project.checkpoint_links import import_reader, linked_writers
+from memlint.project.family_saves import cpu_saving_bases
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
@@ -75,6 +76,7 @@ class ProjectIndex:
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
         # Per file: its classes whose ``__call__`` backpropagates or steps (trainer_classes).
         self._call_trainers: dict[str, frozenset[str]] = {}
+        self._family_saves: dict[str, tuple[bool, frozenset[str]]] = {}  # family_saves.py, per base module
         # The live index's generation each of those three caches was filled at (_current).
         self._filled_at: dict[str, int] = {}
         self._loading_users: dict[str, dict[str, set[str]]] = {}  # loading_used_elsewhere, per summary field
@@ -768,6 +770,7 @@ class ProjectIndex:
             cpu_factories=tuple(f for f in summary.factory_calls if self._cpu_factory(path, summary, f)),
             cpu_objects=tuple(sorted(cpu_objects)),
             cpu_saved_files=self._cpu_saved_files(path, summary),
+            cpu_saving_bases=cpu_saving_bases(self, path, summary, self._current("_family_saves")),
             object_forwards=object_forwards,
             off_forwards=off_receivers(self.typed_objects(), path),
             object_types=object_types,

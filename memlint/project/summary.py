@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from memlint.gate.ast_fields import CHILD_READERS, children, nodes, read_nothing
 from memlint.project.arg_modes import EVAL, TRAIN, ModeTrace, argument_keys, handed_names, may_set_mode
 from memlint.project.arg_modes import dotted as _dotted
-from memlint.project.checkpoint_files import checkpoint_files, names_a_checkpoint_call
+from memlint.project.checkpoint_files import checkpoint_facts, names_a_checkpoint_call
 from memlint.project.class_factories import factories
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
@@ -297,6 +297,9 @@ class ModuleSummary:
     cpu_saved: list[str] = field(default_factory=list)
     other_saved: list[str] = field(default_factory=list)
     loaded_files: list[str] = field(default_factory=list)
+    # What its saves that may hold a model's state write, whatever the file
+    # names: "cpu", "other", "" for none (checkpoint_files.checkpoint_facts).
+    model_saves: str = ""
     # Module-level classes whose ``forward`` returns a tuple some elements of
     # which carry no history (tuple_returns.py): class -> [length, positions...].
     forward_items: dict[str, list[int]] = field(default_factory=dict)
@@ -353,6 +356,7 @@ class ModuleSummary:
             "cpu_saved": list(self.cpu_saved),
             "other_saved": list(self.other_saved),
             "loaded_files": list(self.loaded_files),
+            "model_saves": self.model_saves,
             "forward_items": {k: list(v) for k, v in self.forward_items.items()},
             "methods_off": list(self.methods_off),
             "methods_on": list(self.methods_on),
@@ -405,6 +409,7 @@ class ModuleSummary:
             cpu_saved=[str(c) for c in data.get("cpu_saved", [])],
             other_saved=[str(c) for c in data.get("other_saved", [])],
             loaded_files=[str(c) for c in data.get("loaded_files", [])],
+            model_saves=str(data.get("model_saves", "")),
             forward_items={str(k): [int(n) for n in v] for k, v in data.get("forward_items", {}).items()},
             methods_off=[str(n) for n in data.get("methods_off", [])],
             methods_on=[str(n) for n in data.get("methods_on", [])],
@@ -1267,7 +1272,7 @@ class _Walker:
         if self._loads_state and not s.stars:
             s.local_imports = only_local(self._local_imports, s.imports, {*s.defines, *self.module_defs})
         if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):
-            s.cpu_saved, s.other_saved, s.loaded_files = checkpoint_files(self._tree, self.bindings)
+            s.cpu_saved, s.other_saved, s.loaded_files, s.model_saves = checkpoint_facts(self._tree, self.bindings)
         s.calls.sort(key=lambda c: (c.line, c.callee))
 
     def _argument_modes(self, scope: _Scope, call: ast.Call, local_facts: dict[str, _Scope]):

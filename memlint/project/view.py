@@ -129,6 +129,10 @@ class ProjectView:
     # Checkpoint file names this module loads that the project writes, and
     # writes only from a state on the CPU (checkpoint_files.py, MEM701).
     cpu_saved_files: tuple[str, ...] = ()
+    # Imported project classes this module's classes subclass whose family
+    # saves every model state from the CPU, as the imports name them
+    # (``models.model_plain.ModelPlain``; family_saves.py, MEM701).
+    cpu_saving_bases: tuple[str, ...] = ()
     # Functions of other project modules this module calls that only step
     # the optimizers they are handed (summary FunctionFacts.stepped), by the
     # name the call writes: (``utils.optimizer_step``, the parameters it
@@ -306,6 +310,7 @@ class ProjectView:
             or self.cpu_factories
             or self.cpu_objects
             or self.cpu_saved_files
+            or self.cpu_saving_bases
             or self.step_helpers
             or self.step_sequences
             or self.closed_classes

@@ -400,6 +400,7 @@ class CpuSaves:
 
     only_cpu: bool  # every save writes CPU tensors, and there is one
     module_states_cpu: bool  # every save that may write a model's state writes CPU tensors, and there is one
+    no_module_states: bool  # no save may write a model's state
 
 
 def cpu_saves(module: cst.Module, names: ImportTable) -> CpuSaves:
@@ -408,6 +409,7 @@ def cpu_saves(module: cst.Module, names: ImportTable) -> CpuSaves:
     return CpuSaves(
         only_cpu=visitor.saves > 0 and visitor.unproven == 0,
         module_states_cpu=visitor.module_saves > 0 and visitor.module_unproven == 0,
+        no_module_states=visitor.module_saves == 0,
     )
 
 

@@ -987,6 +987,11 @@ class Checkpoints:
         tensors, and there is one: what a load into a model reads back."""
         return self._saves().module_states_cpu
 
+    @property
+    def saves_no_models(self) -> bool:
+        """No ``torch.save`` of this module may write a model's state."""
+        return self._saves().no_module_states
+
     def _saves(self) -> CpuSaves:
         if self._cpu_saves is None:
             self._cpu_saves = cpu_saves(self.module, self.names)
