@@ -672,36 +672,6 @@ class LoadWithoutMapLocation(Rule):
         Valid(
             """\
 import torch
-def save_network(network, path):
-    state_dict = network.state_dict()
-    for key, param in state_dict.items():
-        state_dict[key] = param.cpu()
-    torch.save(state_dict, path)
-def save_optimizer(optimizer, path):
-    torch.save(optimizer.state_dict(), path)
-def load_network(network, path):
-    network.load_state_dict(torch.load(path))
-""",
-        ),
-        Valid(
-            """\
-import torch
-class Base:
-    def save_network(self, network, path):
-        state_dict = network.state_dict()
-        for key, param in state_dict.items():
-            state_dict[key] = param.detach().cpu()
-        torch.save(state_dict, path)
-    def save(self, path):
-        torch.save({"optimizer": self.optimizer.state_dict(), "epoch": self.epoch}, path)
-    def load_network(self, path, network):
-        state_dict = torch.load(path)
-        network.load_state_dict(state_dict)
-""",
-        ),
-        Valid(
-            """\
-import torch
 import torch.nn as nn
 class Net(nn.Module):
     def __init__(self, n):
@@ -1589,104 +1559,38 @@ def main(name, path, device):
             "a factory returning one class of a module-level registry (FCGF's load_model over MODELS): every "
             "candidate moves nothing, so the model it picks is built on the CPU and moved after the load",
         ),
+        Valid(
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path))
+""",
+        ),
+        Valid(
+            """\
+import torch
+class Base:
+    def save_network(self, network, path):
+        state_dict = network.state_dict()
+        for key, param in state_dict.items():
+            state_dict[key] = param.detach().cpu()
+        torch.save(state_dict, path)
+    def save(self, path):
+        torch.save({"optimizer": self.optimizer.state_dict(), "epoch": self.epoch}, path)
+    def load_network(self, path, network):
+        state_dict = torch.load(path)
+        network.load_state_dict(state_dict)
+""",
+        ),
     ]
     invalid = [
-        Invalid(
-            """\
-import torch
-def save_network(network, path):
-    state_dict = network.state_dict()
-    for key, param in state_dict.items():
-        state_dict[key] = param.cpu()
-    torch.save(state_dict, path)
-def save_optimizer(optimizer, path):
-    torch.save(optimizer.state_dict(), path)
-def load_optimizer(optimizer, path):
-    optimizer.load_state_dict(torch.load(path))
-""",
-            """\
-import torch
-def save_network(network, path):
-    state_dict = network.state_dict()
-    for key, param in state_dict.items():
-        state_dict[key] = param.cpu()
-    torch.save(state_dict, path)
-def save_optimizer(optimizer, path):
-    torch.save(optimizer.state_dict(), path)
-def load_optimizer(optimizer, path):
-    optimizer.load_state_dict(torch.load(path, map_location="cpu"))
-""",
-        ),
-        Invalid(
-            """\
-import torch
-def save_network(network, path):
-    state_dict = network.state_dict()
-    for key, param in state_dict.items():
-        state_dict[key] = param.cpu()
-    torch.save(state_dict, path)
-def save_optimizer(optimizer, path):
-    torch.save(optimizer.state_dict(), path)
-def load(obj, path):
-    obj.load_state_dict(torch.load(path))
-""",
-            """\
-import torch
-def save_network(network, path):
-    state_dict = network.state_dict()
-    for key, param in state_dict.items():
-        state_dict[key] = param.cpu()
-    torch.save(state_dict, path)
-def save_optimizer(optimizer, path):
-    torch.save(optimizer.state_dict(), path)
-def load(obj, path):
-    obj.load_state_dict(torch.load(path, map_location="cpu"))
-""",
-        ),
-        Invalid(
-            """\
-import torch
-def save_network(network, path):
-    state_dict = network.state_dict()
-    for key, param in state_dict.items():
-        if "fc" in key:
-            state_dict[key] = param.cpu()
-    torch.save(state_dict, path)
-def load_network(network, path):
-    network.load_state_dict(torch.load(path))
-""",
-            """\
-import torch
-def save_network(network, path):
-    state_dict = network.state_dict()
-    for key, param in state_dict.items():
-        if "fc" in key:
-            state_dict[key] = param.cpu()
-    torch.save(state_dict, path)
-def load_network(network, path):
-    network.load_state_dict(torch.load(path, map_location="cpu"))
-""",
-        ),
-        Invalid(
-            """\
-import torch
-def save_network(network, others, path):
-    network.cpu()
-    network = others[0]
-    torch.save(network.state_dict(), path)
-def load_network(network, path):
-    network.load_state_dict(torch.load(path))
-""",
-            """\
-import torch
-def save_network(network, others, path):
-    network.cpu()
-    network = others[0]
-    torch.save(network.state_dict(), path)
-def load_network(network, path):
-    network.load_state_dict(torch.load(path, map_location="cpu"))
-""",
-        ),
         Invalid(
             """\
 import torch
@@ -2614,6 +2518,102 @@ def main(paths):
         model = get_model(checkpoint)
 """,
             None,
+        ),
+        Invalid(
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load_optimizer(optimizer, path):
+    optimizer.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load_optimizer(optimizer, path):
+    optimizer.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load(obj, path):
+    obj.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def save_optimizer(optimizer, path):
+    torch.save(optimizer.state_dict(), path)
+def load(obj, path):
+    obj.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        if "fc" in key:
+            state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+def save_network(network, path):
+    state_dict = network.state_dict()
+    for key, param in state_dict.items():
+        if "fc" in key:
+            state_dict[key] = param.cpu()
+    torch.save(state_dict, path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def save_network(network, others, path):
+    network.cpu()
+    network = others[0]
+    torch.save(network.state_dict(), path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+def save_network(network, others, path):
+    network.cpu()
+    network = others[0]
+    torch.save(network.state_dict(), path)
+def load_network(network, path):
+    network.load_state_dict(torch.load(path, map_location="cpu"))
+""",
         ),
     ]
 
