@@ -439,7 +439,9 @@ _CARDS = (
     ),
     # Reads the project: a loop calling a method of another module's class
     # that runs a whole pass per call (ProjectView.object_passes) is no batch loop.
-    Card("MEM702", "empty-cache-in-loop", "safe", ("empty_cache",), lambda g: g.empty_cache_in_loop, reads_project=True),
+    Card(
+        "MEM702", "empty-cache-in-loop", "safe", ("empty_cache",), lambda g: g.empty_cache_in_loop, reads_project=True
+    ),
     Card(
         "MEM703",
         "loop-invariant-device-move",

@@ -339,9 +339,7 @@ class _Types:
         # binds (``agent = Agent(...)`` at module level, ``agent.collect_samples()``
         # in ``main_loop``): the module's binding is the one it reads.
         inherited = (
-            {n for n in self._module_typed if n not in stores}
-            if name and cls is None and "." not in name
-            else set()
+            {n for n in self._module_typed if n not in stores} if name and cls is None and "." not in name else set()
         )
 
         def receiver(func: ast.Attribute) -> None:

@@ -52,8 +52,8 @@ from memlint.project.class_factories import factories
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
-from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.cpu_builders import builders
+from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
