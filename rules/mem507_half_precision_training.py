@@ -7,6 +7,7 @@ from libcst.metadata import PositionProvider
 
 from memlint.analysis.scope.bindings import parameters_owners
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.test_code import is_test_file
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
@@ -100,6 +101,14 @@ class HalfPrecisionTraining(Rule):
     model's parameters, or a function named for export/inference), bfloat16,
     inputs converted with `.half()`, and wrappers that keep fp32 master
     weights (apex `FP16_Optimizer`, `amp.initialize`, DeepSpeed).
+    Silent in a test module: a file named as pytest and unittest discover
+    tests (`test_*.py`, `*_test.py`), whether its code sits in `test_*`
+    functions or runs as a script (`python test_groups.py --fp16` taking
+    one SGD step on `bn.half()` and `sbn.half()` to compare two
+    implementations): it compares numbers, it trains nothing. A file in a
+    `tests/` folder under another name is checked like any script (such
+    folders also hold runnable examples and fixtures, and the path a rule
+    sees is not relative to the project's root).
 
     ## References
     - https://pytorch.org/docs/stable/amp.html
@@ -116,6 +125,10 @@ class HalfPrecisionTraining(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._functions: list[cst.FunctionDef] = []
+        # A test module takes a step on a half model to compare kernels or
+        # implementations numerically, whether its code sits in ``test_*``
+        # functions or runs as a script; nothing it steps is kept.
+        self._test_module = is_test_file(context.path)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
@@ -125,7 +138,7 @@ class HalfPrecisionTraining(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute) or not self._to_half(node):
+        if self._test_module or not isinstance(func, cst.Attribute) or not self._to_half(node):
             return
         if any(name_tokens(fn.name.value) & _NOT_TRAINING for fn in self._functions):
             return

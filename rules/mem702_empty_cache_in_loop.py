@@ -123,7 +123,11 @@ class EmptyCacheInLoop(Rule):
     unless the loop's own body steps the optimizer (each iteration is one
     training step, and what was released is that step's garbage),
     and loops whose iterations each run a whole training or evaluation:
-    epochs, folds, models, checkpoints, configurations, seeds (a validation
+    epochs, folds, models, checkpoints, configurations, seeds, or a call
+    of a method that runs a whole pass over data on every call wherever the
+    project defines it for what its receiver holds (an RL agent's
+    `agent.collect_samples(n)` in another module, rolling a policy out for a
+    batch of environment steps) (a validation
     pass called only every N steps, `if step % N == 0: validate()`, does not
     make a step loop one of those). Neither is an
     out-of-memory retry loop, whose iterations are attempts, not batches

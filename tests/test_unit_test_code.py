@@ -48,3 +48,32 @@ def _mem201(path: str) -> list[int]:
 def test_mem201_leaves_a_test_function_of_a_test_file_alone():
     assert _mem201("tests/test_model.py") == []
     assert _mem201("evaluate.py") != []
+
+
+_HALF_STEP = """\
+import torch
+import torch.optim as optim
+
+bn = torch.nn.BatchNorm2d(10).cuda()
+if args.fp16:
+    bn.half()
+out = bn(inp)
+out.backward(grad)
+opt = optim.SGD(bn.parameters(), lr=1.0)
+opt.step()
+"""
+
+
+def _mem507(path: str) -> list[int]:
+    rules = [r for r in all_rules() if r.code == "MEM507"]
+    return [f.line for f in lint_text(_HALF_STEP, path, rules)]
+
+
+@pytest.mark.parametrize("path", ["apex/tests/distributed/test_groups.py", "tests/two_gpu_unit_test.py"])
+def test_mem507_leaves_a_test_module_run_as_a_script_alone(path):
+    assert _mem507(path) == []
+
+
+@pytest.mark.parametrize("path", ["train.py", "tests/train_fp16.py"])
+def test_mem507_reports_a_script_not_named_as_a_test(path):
+    assert _mem507(path) == [6]

@@ -437,7 +437,11 @@ _CARDS = (
             bool(view.state_loaders) or any(c.gpu_state for _fn, sites in view.callers for c in sites)
         ),
     ),
-    Card("MEM702", "empty-cache-in-loop", "safe", ("empty_cache",), lambda g: g.empty_cache_in_loop),
+    # Reads the project: a loop calling a method of another module's class
+    # that runs a whole pass per call (ProjectView.object_passes) is no batch loop.
+    Card(
+        "MEM702", "empty-cache-in-loop", "safe", ("empty_cache",), lambda g: g.empty_cache_in_loop, reads_project=True
+    ),
     Card(
         "MEM703",
         "loop-invariant-device-move",

@@ -738,7 +738,7 @@ class ProjectIndex:
         built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         switched = self._switched_attrs(path, summary) if summary.plain_attrs else ()
         loading = _loading_methods(summary)
-        object_forwards, object_types, object_steps = object_facts(self, path)
+        object_forwards, object_types, object_steps, object_passes = object_facts(self, path)
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -775,6 +775,7 @@ class ProjectIndex:
             off_forwards=off_receivers(self.typed_objects(), path),
             object_types=object_types,
             object_steps=object_steps,
+            object_passes=object_passes,
             scheduler_classes=tuple(sorted(scheduler_classes)),
             trainer_classes=tuple(sorted(trainer_classes)),
             forward_methods=named_forwards(self, path),

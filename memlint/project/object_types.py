@@ -195,12 +195,35 @@ class _Types:
         self._forwards: list = []
         self._self_forwards: list = []
         self._scheduler_attrs: list = []
+        # Module-level names typed at module level, read (never bound) in a
+        # module-level function, and the receivers of such names met there:
+        # kept once no function of the module rebinds the name (``global``).
+        self._module_typed: dict[str, tuple[str, ...]] = {}
+        self._globals: set[str] = set()
+        self._global_receivers: list[tuple[str, str, str]] = []
         self._scope("", tree, tree.body, {}, None, ())
+        self._add_global_receivers()
         self.out.escaped = sorted(self._escaped)
         self.out.init_attrs = _flat(self._init_attrs)
         self.out.forwards = _flat(self._forwards)
         self.out.self_forwards = _flat(self._self_forwards)
         self.out.scheduler_attrs = _flat(self._scheduler_attrs)
+
+    def _add_global_receivers(self) -> None:
+        """The receivers of module-level typed names read in functions, with
+        the module's types bound in the function's scope, once the whole
+        module is read: a ``global`` statement anywhere may rebind the name."""
+        added: set[tuple[str, str]] = set()
+        for scope, recv, method in self._global_receivers:
+            if recv in self._globals:
+                continue
+            if (scope, recv) not in added:
+                added.add((scope, recv))
+                self.out.bound.append((scope, recv, self._module_typed[recv]))
+            entry = (scope, recv, method)
+            if entry not in self._receivers:
+                self._receivers.add(entry)
+                self.out.receivers.append(entry)
 
     # -- spellings -----------------------------------------------------------
     def spell(self, func: ast.AST, local: dict[str, str]) -> str | None:
@@ -279,6 +302,8 @@ class _Types:
             if kind in (ast.Global, ast.Nonlocal):
                 for n in node.names:  # type: ignore[attr-defined]
                     stores.setdefault(n, []).append(None)
+                if kind is ast.Global:
+                    self._globals.update(node.names)  # type: ignore[attr-defined]
                 continue
             if kind is ast.Call:
                 calls.append(node)  # type: ignore[arg-type]
@@ -308,6 +333,14 @@ class _Types:
         for n, t in sorted(typed.items()):
             self.out.bound.append((name, n, t))
         may_type = set(typed) | {p for p in params if len(stores.get(p, ())) == 1}
+        if not name:
+            self._module_typed = typed
+        # A module-level function reading a module-level typed name it never
+        # binds (``agent = Agent(...)`` at module level, ``agent.collect_samples()``
+        # in ``main_loop``): the module's binding is the one it reads.
+        inherited = (
+            {n for n in self._module_typed if n not in stores} if name and cls is None and "." not in name else set()
+        )
 
         def receiver(func: ast.Attribute) -> None:
             recv = _dotted(func.value)
@@ -323,6 +356,8 @@ class _Types:
                 if entry not in self._receivers:  # a set beside the list: a module may hold thousands
                     self._receivers.add(entry)
                     self.out.receivers.append(entry)
+            elif recv in inherited:
+                self._global_receivers.append((name, recv, func.attr))
 
         for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
             self._site(call, local, typed)
@@ -384,6 +419,8 @@ class _Types:
             elif kind is ast.Global or kind is ast.Nonlocal:
                 for n in node.names:  # type: ignore[attr-defined]
                     stores.setdefault(n, []).append(None)
+                if kind is ast.Global:
+                    self._globals.update(node.names)  # type: ignore[attr-defined]
             elif kind is ast.Call:
                 calls.append(node)  # type: ignore[arg-type]
                 if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]

@@ -53,6 +53,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
+from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
@@ -168,6 +169,11 @@ class FunctionFacts:
     # device on some path (``return DataParallel(net).cuda()``).
     state_params: tuple[tuple[str, str], ...] = ()
     gpu_return: bool = False
+    # One call runs a whole pass over data: a loop of its own naming data or
+    # backpropagating, or one of a function or ``self`` method of its module
+    # it calls (data_passes.py). ``agent.collect_samples(n)`` in a loop
+    # makes each iteration a rollout, not a batch (MEM702).
+    passes: bool = False
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -187,6 +193,7 @@ class FunctionFacts:
             tuple((str(k), str(a)) for k, a in data.get("step_attrs", ())),
             tuple((str(p), str(r)) for p, r in data.get("state_params", ())),
             bool(data.get("gpu_return", False)),
+            bool(data.get("passes", False)),
         )
 
 
@@ -536,6 +543,10 @@ class _Scope:
     instances: dict[str, str] = field(default_factory=dict)
     loads_state: bool = False  # it calls ``.load_state_dict(``: state_feeds.py reads it
     state_params: tuple[tuple[str, str], ...] = ()  # FunctionFacts.state_params
+    # A loop of its own names data or backpropagates, and the functions and
+    # ``self`` methods of its module it calls (FunctionFacts.passes).
+    data_loop: bool = False
+    local_calls: set[str] = field(default_factory=set)
 
 
 class _Walker:
@@ -815,6 +826,8 @@ class _Walker:
         self._loops.append([False])
         self._walk(node.body, grad, True)
         self._loops.pop()
+        if not scope.data_loop and (scope.backwards > before or names_data(node)):
+            scope.data_loop = True
         scope.trace.loop(_start(node), _end(node), scope.backwards > before)
         self._walk(node.orelse, grad, loop)
 
@@ -1059,6 +1072,11 @@ class _Walker:
                 kind, callee = "import", (f"{target}{sep}{rest}" if rest else target)
         elif dotted and not rest and head in self.module_defs:
             kind, callee = "local", head
+            scope.local_calls.add(head)
+        elif receiver == "self" and scope.name:
+            own_method = self_callee(scope.name, receiver, func.attr)  # type: ignore[attr-defined]
+            if own_method is not None:
+                scope.local_calls.add(own_method)
         elif dotted and not rest and self._has_star and head not in _BUILTINS:
             kind, callee = "star", "*" + head
         names: frozenset[str] = frozenset()
@@ -1213,6 +1231,10 @@ class _Walker:
                 elif modes:
                     entries[scope.name] = modes.pop() if len(modes) == 1 else UNKNOWN
         hidden = _hidden_switches(local_facts)
+        passes = passing(
+            {sc.name: sc.data_loop for sc in self._done if sc.name},
+            {sc.name: sc.local_calls for sc in self._done if sc.name and sc.local_calls},
+        )
         gpu_functions = frozenset(self._gpu_returns)
         for fn_node, fn_scope in self._state_fns:
             fn_scope.state_params = state_params(fn_node, gpu_functions)
@@ -1237,6 +1259,7 @@ class _Walker:
                         scope.step_attrs,
                         scope.state_params,
                         scope.name in gpu_functions,
+                        scope.name in passes,
                     )
                 )
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):

@@ -404,6 +404,20 @@ class TypedObjects:
             found.add("".join(k for k, _ in facts.step_attrs))
         return found.pop() if len(found) == 1 else None
 
+    def method_passes(self, types: tuple[str, ...], method: str) -> bool:
+        """Every type is a project class whose own ``method`` runs a whole
+        pass over data on each call (FunctionFacts.passes, data_passes.py);
+        an installed class or an inherited method is not known to."""
+        for typ in types:
+            if "\0" not in typ:
+                return False
+            path, cls = typ.split("\0")
+            summary = self.index.full_summary(path)
+            facts = next((f for f in summary.functions if f.name == f"{cls}.{method}"), None) if summary else None
+            if facts is None or not facts.passes:
+                return False
+        return bool(types)
+
     def _library_scheduler_attr(self, path: str, cls: str, attr: str) -> bool:
         """``self.<attr>`` of ``cls`` holds a torch scheduler wherever the
         class assigns it (``get_scheduler(self.dis_opt, hp)``, a factory)."""
@@ -418,16 +432,18 @@ class TypedObjects:
         return True
 
 
-def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple]:
+def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple, tuple]:
     """The view's ``object_forwards`` (scope, receiver, method, message) and
     ``object_types`` (scope, receiver, types: installed classes by dotted
     name, project classes as ``file:Class``; receivers of ``.step()``) of
     ``path``, and its ``object_steps`` (scope, receiver, method, what the
-    method steps: ``method_steps``)."""
+    method steps: ``method_steps``), and its ``object_passes`` (scope,
+    receiver, method: the method runs a whole pass over data, ``method_passes``)."""
     typed = index.typed_objects()
     objects = typed.objects(path)
     if objects is None or not objects.receivers:
-        return (), (), ()
+        return (), (), (), ()
+    passes = []
     forwards = []
     steps = []
     types_out = []
@@ -451,7 +467,9 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple]:
         stepped = typed.method_steps(types, method) if method != "step" else None
         if stepped:
             steps.append((scope, receiver, method, stepped))
-    return tuple(forwards), tuple(types_out), tuple(steps)
+        if typed.method_passes(types, method):
+            passes.append((scope, receiver, method))
+    return tuple(forwards), tuple(types_out), tuple(steps), tuple(passes)
 
 
 def named_forwards(index: ProjectIndex, path: str) -> tuple[str, ...]:

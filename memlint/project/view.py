@@ -176,6 +176,10 @@ class ProjectView:
     # ``self.<attr>.step()`` in order). MEM802 reads ``trainer.dis_update(...)``
     # as an optimizer step.
     object_steps: tuple[tuple[str, str, str, str], ...] = ()
+    # Methods of typed receivers that run a whole pass over data per call
+    # (typed_objects.method_passes): (scope, receiver, method). A loop
+    # calling ``agent.collect_samples(n)`` runs a rollout per iteration (MEM702).
+    object_passes: tuple[tuple[str, str, str], ...] = ()
     # Local names of classes of other project modules whose ``__call__``
     # backpropagates or steps an optimizer: calling an instance trains.
     trainer_classes: tuple[str, ...] = ()
@@ -262,6 +266,9 @@ class ProjectView:
                 return kinds
         return ""
 
+    def runs_pass(self, scope: str, receiver: str, method: str) -> bool:
+        return (scope, receiver, method) in self.object_passes
+
     def types_of(self, scope: str, receiver: str) -> tuple[str, ...] | None:
         for s, r, types in self.object_types:
             if s == scope and r == receiver:
@@ -300,6 +307,7 @@ class ProjectView:
             or self.model_classes
             or self.parameterless_classes
             or self.object_steps
+            or self.object_passes
             or self.switched_attrs
             or self.tensor_trackers
             or self.loading_elsewhere

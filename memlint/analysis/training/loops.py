@@ -662,7 +662,36 @@ class LoopAnalysis(cst.CSTVisitor):
             if other is not info and other.is_batch_loop and info.contains(other.start):
                 if not self._accumulates_for(other, info):
                     return True
-        return any(self._runs_batch_loop(f, frozenset()) for f in self._unthrottled_callees(info))
+        if any(self._runs_batch_loop(f, frozenset()) for f in self._unthrottled_callees(info)):
+            return True
+        return self._runs_object_pass(info)
+
+    def _runs_object_pass(self, info: LoopInfo) -> bool:
+        """``agent.collect_samples(n)`` in ``info``, not under a periodic
+        test: a method that runs a whole pass over data wherever the project
+        defines it for what ``agent`` holds (ProjectView.object_passes, a
+        rollout in another module's class)."""
+        project = self.project
+        if project is None or not project.object_passes:
+            return False
+        scope = info.scope
+        if isinstance(scope, cst.FunctionDef):
+            cls = self.calls.class_of.get(scope)
+            scope_name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+        else:
+            scope_name = ""
+        for call in self.calls.between(self.calls.calls_in.get(info.scope, []), info.start, info.end):
+            func = call.func if isinstance(call, cst.Call) else None
+            if not isinstance(func, cst.Attribute):
+                continue
+            receiver = dotted_name(func.value)
+            if (
+                receiver is not None
+                and project.runs_pass(scope_name, receiver, func.attr.value)
+                and not self._periodic(call, info.node)
+            ):
+                return True
+        return False
 
     def _accumulates_for(self, inner: LoopInfo, outer: LoopInfo) -> bool:
         """``inner`` backpropagates micro-batches and steps no optimizer, and

@@ -3,7 +3,10 @@
 A test drives a scheduler, a model or an optimizer to check what it does
 (``lr_scheduler_test.py`` printing fifty learning rates), not to train: the
 habits MEM201 and MEM802 report cost nothing there. Pytest's and unittest's
-default discovery names, nothing else.
+default discovery names, nothing else. MEM507 reads the whole file as test
+code (a test module run as a script, ``python test_groups.py --fp16``, steps
+a half model once to compare implementations); a file in a ``tests/`` folder
+under another name is not one (such folders hold runnable examples too).
 """
 
 from __future__ import annotations
