@@ -264,6 +264,23 @@ def test_fifo_does_not_hang(tmp_path):
     assert "empty_cache" not in (tmp_path / "ok.py").read_text()
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_project_stage_reads_skip_fifos_and_huge_files(tmp_path):
+    # The project stage peeks into modules it never lints; a FIFO must read as
+    # unknown at once rather than block, and a file past the linted size too.
+    from memlint.read.source import MAX_FILE_BYTES, read_bytes
+    from memlint.run.cache import file_digest
+
+    os.mkfifo(tmp_path / "pipe.py")
+    assert read_bytes(str(tmp_path / "pipe.py")) is None
+    assert file_digest(str(tmp_path / "pipe.py")) is None
+    big = tmp_path / "big.py"
+    big.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
+    assert read_bytes(str(big)) is None
+    assert read_bytes(str(big), limit=None) == big.read_bytes()
+    assert file_digest(str(big)) is not None
+
+
 def test_file_changed_between_read_and_write(tmp_path, monkeypatch):
     path = tmp_path / "train.py"
     path.write_text(LOOP)

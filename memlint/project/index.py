@@ -191,9 +191,8 @@ class ProjectIndex:
             from memlint.project.summary import summarise_exports
 
             try:
-                with open(path, encoding="utf-8-sig") as fh:
-                    text = fh.read()
-            except (OSError, UnicodeDecodeError):
+                text = (read_bytes(path) or b"").decode("utf-8-sig")
+            except UnicodeDecodeError:
                 text = ""
             self._exports_only[path] = summarise_exports(text)
         return self._exports_only[path]

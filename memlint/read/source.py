@@ -96,15 +96,18 @@ def _has_cookie(data: bytes) -> bool:
     return any(re.match(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", line) for line in head)
 
 
-def read_bytes(path: str) -> bytes | None:
+def read_bytes(path: str, limit: int | None = MAX_FILE_BYTES) -> bytes | None:
     """The bytes of ``path``; None when it cannot be read. The project stage
     reads modules it only peeks into: an unreadable one is unknown, which is
-    silent, and ``read_source`` reports it where it is linted."""
+    silent, and ``read_source`` reports it where it is linted. Only regular
+    files are opened, and none past ``limit`` bytes (the linted size): a FIFO
+    named ``*.py`` beside a checked file must not hang the project stage."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
+        with open(path, "rb", opener=_open_regular) as fh:
+            data = fh.read() if limit is None else fh.read(limit + 1)
+    except (OSError, SourceError):
         return None
+    return None if limit is not None and len(data) > limit else data
 
 
 def read_source(path: str) -> SourceFile:

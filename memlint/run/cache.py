@@ -26,6 +26,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from memlint.read.source import read_bytes
+
 if TYPE_CHECKING:
     from memlint.lint.finding import Finding
     from memlint.run.results import FileReport
@@ -116,11 +118,8 @@ def _python_files(folder: str) -> Iterable[str]:
 
 def file_digest(path: str) -> str | None:
     """sha256 of the file's bytes (as ``SourceFile.digest``), None if unreadable."""
-    try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
-    except OSError:
-        return None
+    data = read_bytes(path, limit=None)
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 class FindingsCache:
