@@ -397,6 +397,8 @@ class InferenceWithoutNoGrad(Rule):
             return False  # a comprehension or lambda: reported (or not) on its own
         if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
             return False
+        if self._result_dropped(stmt, scope):
+            return False  # a dry run (warm-up, before ``torch.jit.trace``): one passing peak, nothing kept
         receivers = frozenset(dotted_name(_module_of(c.func)) for c in model_calls)
         if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
             return False
@@ -418,6 +420,26 @@ class InferenceWithoutNoGrad(Rule):
             fn = facts.calls.resolve(call)
             if fn is not None and loops.pos(call) >= start and (loops.trains(fn) or loops.needs_grad(fn)):
                 return False
+        return True
+
+    def _result_dropped(self, stmt: cst.SimpleStatementLine, scope) -> bool:
+        """Nothing of ``stmt`` is read again: ``y = net(img)  # dry run``
+        with ``y`` never read in ``scope`` (or ``_ = net(img)``). A lone
+        forward whose output nobody reads keeps no graph that grows; a
+        notebook's bare expression is not dropped (its cell shows it)."""
+        for small in stmt.body:
+            if isinstance(small, cst.Expr):
+                if self.context.path.endswith(".ipynb"):
+                    return False
+                continue
+            if not isinstance(small, cst.Assign):
+                return False
+            for target in small.targets:
+                names = list(flat_targets(target.target))
+                if not names or not all(isinstance(n, cst.Name) for n in names):
+                    return False
+                if not all(self._only_stored(n.value, scope) for n in names):  # type: ignore[union-attr]
+                    return False
         return True
 
     def _check_comprehension(self, node: cst.BaseExpression) -> None:
@@ -1801,6 +1823,38 @@ def main(paths):
 """,
             "the per-image helper backpropagates to its input (a saliency map): it needs the graph",
         ),
+        Valid(
+            """\
+import torch
+from model import Net
+net = Net()
+net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+net.eval()
+img = torch.zeros(1, 3, 288, 800)
+y = net(img)  # dry run
+ts = torch.jit.trace(net, img)
+ts.save("net.pt")
+""",
+            "one dry-run forward in the script body whose output nobody reads (before tracing): a passing peak, nothing kept",
+        ),
+        Valid(
+            """\
+def run(args, loader, model, optimizer, is_validate=False):
+    model.eval() if is_validate else model.train()
+    for data, target in loader:
+        loss = model(data, target).mean()
+        if not is_validate or args.finetune_on_val:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return loss.item()
+def main(args, model, optimizer, train_loader, val_loader):
+    for epoch in range(10):
+        run(args, train_loader, model, optimizer)
+        run(args, val_loader, model, optimizer, is_validate=True)
+""",
+            "`not is_validate or ...` may train with the flag on: the validation call may backpropagate",
+        ),
     ]
     invalid = [
         Invalid(
@@ -2226,6 +2280,56 @@ class Solver:
                 self.optimizer.step()
             total += loss.item()
         return total / len(loader)
+""",
+        ),
+        Invalid(
+            """\
+def run(args, loader, model, optimizer, is_validate=False):
+    total = 0.0
+    if is_validate:
+        model.eval()
+    else:
+        model.train()
+    for data, target in loader:
+        optimizer.zero_grad() if not is_validate else None
+        loss = model(data, target).mean()
+        total += loss.item()
+        if not is_validate and args.fp16:
+            (loss * args.loss_scale).backward()
+            optimizer.step()
+        elif not is_validate:
+            loss.backward()
+            optimizer.step()
+    return total
+def main(args, model, optimizer, train_loader, val_loader):
+    for epoch in range(10):
+        run(args, train_loader, model, optimizer)
+        val = run(args, val_loader, model, optimizer, is_validate=True)
+""",
+            """\
+import torch
+def run(args, loader, model, optimizer, is_validate=False):
+    total = 0.0
+    if is_validate:
+        model.eval()
+    else:
+        model.train()
+    for data, target in loader:
+        optimizer.zero_grad() if not is_validate else None
+        loss = model(data, target).mean()
+        total += loss.item()
+        if not is_validate and args.fp16:
+            (loss * args.loss_scale).backward()
+            optimizer.step()
+        elif not is_validate:
+            loss.backward()
+            optimizer.step()
+    return total
+def main(args, model, optimizer, train_loader, val_loader):
+    for epoch in range(10):
+        run(args, train_loader, model, optimizer)
+        with torch.no_grad():
+            val = run(args, val_loader, model, optimizer, is_validate=True)
 """,
         ),
         Invalid(
