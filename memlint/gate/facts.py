@@ -542,13 +542,23 @@ class GateFacts:
         a model (vocabulary.kinds.names_a_model_method). One pass, on first use."""
         if self._model_method is None:
             self._model_method = False
+            bound: set[str] | None = None
             for call in self._calls:
                 func = call.func
                 if type(func) is ast.Attribute:
                     value = func.value  # type: ignore[attr-defined]
                     kind = type(value)
                     receiver = value.attr if kind is ast.Attribute else value.id if kind is ast.Name else ""
-                    if receiver and names_a_model_method(receiver, func.attr):  # type: ignore[attr-defined]
+                    if not receiver:
+                        continue
+                    if names_a_model_method(receiver, func.attr):  # type: ignore[attr-defined]
+                        self._model_method = True
+                        break
+                    # ``self.__S__.forward_lip(x)``: a receiver bound here may build a module
+                    # (ObjectTable._built_module), whatever its name says.
+                    if bound is None:
+                        bound = _bound_names(self._assigns, self._bindings)
+                    if receiver in bound and names_a_model_method("model", func.attr):  # type: ignore[attr-defined]
                         self._model_method = True
                         break
         return self._model_method
@@ -1000,3 +1010,23 @@ def forget_last() -> None:
 def enabled_by_gate(rules, facts: GateFacts):
     """The rules whose declared condition holds (a rule without one always)."""
     return [r for r in rules if r.gate is None or r.gate(facts)]
+
+
+def _bound_names(assigns: list[ast.Assign], bindings: list[tuple[ast.AST, ast.AST]]) -> set[str]:
+    """The last names of every assignment target (``x``, ``self.__S__`` gives
+    ``__S__``; tuple targets unpacked): a superset of the names the analysis
+    may see bound to a constructor."""
+    found: set[str] = set()
+    todo: list[ast.AST] = [t for a in assigns for t in a.targets] + [t for t, _ in bindings]
+    while todo:
+        t = todo.pop()
+        kind = type(t)
+        if kind is ast.Name:
+            found.add(t.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            found.add(t.attr)  # type: ignore[attr-defined]
+        elif kind in (ast.Tuple, ast.List):
+            todo += t.elts  # type: ignore[attr-defined]
+        elif kind is ast.Starred:
+            todo.append(t.value)  # type: ignore[attr-defined]
+    return found

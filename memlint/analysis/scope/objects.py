@@ -660,11 +660,9 @@ class ObjectTable(cst.CSTVisitor):
             func = func.value
         elif isinstance(func, cst.Attribute) and func.attr.value in self._forward_methods:
             receiver = dotted_name(func.value)
-            return (
-                receiver is not None
-                and names_a_model_method(receiver, func.attr.value)
-                and self.kind_of(func.value, call) is Kind.MODULE
-            )
+            if receiver is None or self.kind_of(func.value, call) is not Kind.MODULE:
+                return False
+            return names_a_model_method(receiver, func.attr.value) or self._built_module(func.value, call)
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
@@ -674,6 +672,21 @@ class ObjectTable(cst.CSTVisitor):
             # says nothing; its body (a loop's callees) decides whether it runs a model.
             return False
         return self.kind_of(func, call) is Kind.MODULE
+
+    def _built_module(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """``self.__S__.forward_lip(x)`` whatever the receiver's name says:
+        every binding of it builds a module (``self.__S__ = S(...).cuda()``
+        in the class's ``__init__``, ``S`` an ``nn.Module`` class of the
+        project). A parameter or an attribute with no binding here is not
+        proved by its kind alone (that may be the name's guess)."""
+        key = self._key_for_read(receiver, self.scope_of(call))
+        if key is None or key in self._params:
+            return False
+        values = self._defs.get(key, [])
+        scope = key[0] if not isinstance(key[0], cst.ClassDef) else None
+        return bool(values) and all(
+            isinstance(v, cst.Call) and self._value_kind(v, scope) is Kind.MODULE for v in values
+        )
 
     def parameterless_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``fft(x)`` where every binding of ``fft`` builds (``.cuda()``,
