@@ -39,7 +39,8 @@ class InferenceWithoutNoGrad(Rule):
     of samples at the end, only passes a peak), and so is a
     forward pass in the script body after `model.eval()`
     (`y_pred = model(X_test)`) when nothing later in the script
-    backpropagates or reads gradients. So is one in an `if` block closing a
+    backpropagates or reads gradients, unless nothing reads its output (a
+    dry run before `torch.jit.trace`: one passing peak). So is one in an `if` block closing a
     training loop's body (`if i % 10 == 0:`, `classifier.eval()`, one test
     batch) that backpropagates nothing, when every name the block binds to
     a value with a graph is bound afresh at the top of the loop's body
@@ -55,7 +56,8 @@ class InferenceWithoutNoGrad(Rule):
     no graph is reported, and decorated, itself; otherwise the loop is. A loop shared
     by training and evaluation (`iteration(epoch, loader, train=True)`,
     every backward and step under `if train:`, or under a negated flag,
-    `if not cross_valid:`) is reported where it is
+    `if not cross_valid:`, also as one side of an `and`, an `elif` or a
+    conditional expression: `opt.zero_grad() if not is_validate else None`) is reported where it is
     called with the flag off (`cross_valid=True`) and grad on, and fixed there:
     `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
     (wrapping the loop itself would stop its training too). So is a data
@@ -150,7 +152,8 @@ class InferenceWithoutNoGrad(Rule):
         "unless the summary of its module proves it owns no parameter (only `nn.Module` bases, buffers, functional "
         "ops and attributes of constants: melgan's `Audio2Mel`); calling one records no graph of its own. "
         "A named method called on a model (`self.model.extract_feature(x)`, the receiver named for a model and "
-        "known as one in the file) is a forward when every project class defining a method of that name, in "
+        "known as one in the file, or `self.__S__` whose class assigns it only a project class, `self.__S__ = S(...)`) "
+        "is a forward when every project class defining a method of that name, in "
         "any module, is an `nn.Module` whose method runs, with grad on, a layer that owns parameters (a torch "
         "layer or a project model); a definer that is no model, or a method that runs no layer, keeps it silent. "
         "An attribute of a typed object is typed by the assignments of its class (`trainer.gen_a.encode(x)` "
