@@ -15,6 +15,10 @@ from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
+# Tracers and exporters: a forward just before one of them is its dry run.
+_EXPORTERS = frozenset(
+    {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.script", "torch.onnx.export", "torch.export.export"}
+)
 _SHARED_LOOP_MESSAGE = "`{fn}` evaluates (its training flag is off) with autograd on: its forward passes build graphs nobody backpropagates"
 _FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
 
@@ -39,8 +43,9 @@ class InferenceWithoutNoGrad(Rule):
     of samples at the end, only passes a peak), and so is a
     forward pass in the script body after `model.eval()`
     (`y_pred = model(X_test)`) when nothing later in the script
-    backpropagates or reads gradients, unless nothing reads its output (a
-    dry run before `torch.jit.trace`: one passing peak). So is one in an `if` block closing a
+    backpropagates or reads gradients, unless nothing reads its output and
+    the model is then traced or exported (a dry run before
+    `torch.jit.trace`: one passing peak). So is one in an `if` block closing a
     training loop's body (`if i % 10 == 0:`, `classifier.eval()`, one test
     batch) that backpropagates nothing, when every name the block binds to
     a value with a graph is bound afresh at the top of the loop's body
@@ -400,11 +405,11 @@ class InferenceWithoutNoGrad(Rule):
             return False  # a comprehension or lambda: reported (or not) on its own
         if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
             return False
-        if self._result_dropped(stmt, scope):
-            return False  # a dry run (warm-up, before ``torch.jit.trace``): one passing peak, nothing kept
         receivers = frozenset(dotted_name(_module_of(c.func)) for c in model_calls)
         if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
             return False
+        if self._result_dropped(stmt, scope) and self._traced_after(stmt, scope, receivers):
+            return False  # a dry run before ``torch.jit.trace``: one passing peak, nothing kept
         if isinstance(scope, cst.FunctionDef):
             for small in stmt.body:
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
@@ -444,6 +449,20 @@ class InferenceWithoutNoGrad(Rule):
                 if not all(self._only_stored(n.value, scope) for n in names):  # type: ignore[union-attr]
                     return False
         return True
+
+    def _traced_after(self, stmt: cst.SimpleStatementLine, scope, receivers: frozenset) -> bool:
+        """A later call of ``scope`` hands one of ``receivers`` to a tracer
+        or exporter (``torch.jit.trace(net, img)``): the forward before it
+        is the export script's dry run."""
+        facts = self.facts
+        loops = facts.loops
+        start = loops.end(stmt)
+        for call in facts.calls.calls_in.get(scope, ()):
+            if loops.pos(call) < start or facts.names.call_name(call) not in _EXPORTERS or not call.args:
+                continue
+            if dotted_name(call.args[0].value) in receivers:
+                return True
+        return False
 
     def _check_comprehension(self, node: cst.BaseExpression) -> None:
         """``sum(criterion(model(x), y) for x, y in valid_dl)`` after ``.eval()``."""
@@ -2283,6 +2302,27 @@ class Solver:
                 self.optimizer.step()
             total += loss.item()
         return total / len(loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from model import Seq2Seq
+model = Seq2Seq()
+model.load_state_dict(torch.load("s2s.pth", map_location="cpu"))
+model.eval()
+_ = model(source_seq)
+alphas = model.decoder.attn.alphas
+""",
+            """\
+import torch
+from model import Seq2Seq
+model = Seq2Seq()
+model.load_state_dict(torch.load("s2s.pth", map_location="cpu"))
+model.eval()
+with torch.no_grad():
+    _ = model(source_seq)
+alphas = model.decoder.attn.alphas
 """,
         ),
         Invalid(

@@ -66,6 +66,24 @@ def test_an_attribute_also_given_a_value_from_outside_is_not_typed(tmp_path):
     assert finding_lines(tmp_path / "instance.py", "MEM201") == []
 
 
+def test_a_method_not_named_for_evaluation_is_not_judged(tmp_path):
+    """Other modules call a method through an instance, and the project
+    reads the mode of those calls only for names of evaluation: MUNIT's
+    ``sample()``, wrapped in ``no_grad`` by train.py, stays silent."""
+    sampled = _INSTANCE.replace("def evaluate(self, batches):", "def sample(self, batches):")
+    caller = """\
+        import torch
+        from instance import SyncNetInstance
+
+        def main(batches):
+            inst = SyncNetInstance()
+            with torch.no_grad():
+                inst.sample(batches)
+    """
+    write_project(tmp_path, {"SyncNetModel.py": _MODEL, "instance.py": sampled, "train.py": caller})
+    assert finding_lines(tmp_path / "instance.py", "MEM201") == []
+
+
 def test_model_methods_reads_typed_self_attributes():
     objects = ObjectTypes(
         receivers=[

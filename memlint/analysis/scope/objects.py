@@ -55,6 +55,7 @@ from memlint.parse.traversal import visit_fast
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.tuple_returns import class_forward_items
 from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name, names_a_model_method
+from memlint.vocabulary.tokens import EVAL_FUNCTION_TOKENS, name_tokens
 
 # Methods that return the module itself, so ``model = model.to(dev)`` keeps its kind.
 # Calls that hand back the module where it is moved, mode unchanged; and
@@ -662,7 +663,9 @@ class ObjectTable(cst.CSTVisitor):
             receiver = dotted_name(func.value)
             if receiver is None or self.kind_of(func.value, call) is not Kind.MODULE:
                 return False
-            return names_a_model_method(receiver, func.attr.value) or self._built_module(func.value, call)
+            if names_a_model_method(receiver, func.attr.value):
+                return True
+            return self._built_module(func.value, call) and self._entry_readable(call)
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
@@ -687,6 +690,17 @@ class ObjectTable(cst.CSTVisitor):
         return bool(values) and all(
             isinstance(v, cst.Call) and self._value_kind(v, scope) is Kind.MODULE for v in values
         )
+
+    def _entry_readable(self, call: cst.Call) -> bool:
+        """The grad mode ``call``'s function is entered in can be read: not
+        a method, or one named for evaluation. Other modules call a method
+        through instances, and the project reads the mode of those calls for
+        names of evaluation only (project/method_modes.py): MUNIT's
+        ``sample()``, wrapped in ``no_grad`` by train.py, is not judged."""
+        scope = self.scope_of(call)
+        if not isinstance(scope, cst.FunctionDef) or self.calls.class_of.get(scope) is None:
+            return True
+        return bool(name_tokens(scope.name.value) & EVAL_FUNCTION_TOKENS)
 
     def parameterless_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``fft(x)`` where every binding of ``fft`` builds (``.cuda()``,
