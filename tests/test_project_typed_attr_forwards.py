@@ -107,3 +107,6 @@ def test_the_gate_lets_a_bound_receivers_method_through():
     assert facts.calls_a_model_method
     facts = GateFacts(ast.parse("def f(reader, x):\n    return reader.forward_aud(x)\n"))
     assert not facts.calls_a_model_method
+    # a name bound to a call not spelled as a class (a forward's output) is no built module
+    facts = GateFacts(ast.parse("def f(model, x):\n    out = model(x)\n    return out.sum()\n"))
+    assert not facts.calls_a_model_method

@@ -55,7 +55,7 @@ from memlint.gate.syntax import (
     may_iterate_parameters,
 )
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
-from memlint.vocabulary.kinds import names_a_model_method
+from memlint.vocabulary.kinds import MODULE_MOVES, names_a_model_method, spells_a_class
 from memlint.vocabulary.ops import (
     ALWAYS_INPLACE_FUNCTIONS,
     INPLACE_FUNCTIONS,
@@ -1013,20 +1013,30 @@ def enabled_by_gate(rules, facts: GateFacts):
 
 
 def _bound_names(assigns: list[ast.Assign], bindings: list[tuple[ast.AST, ast.AST]]) -> set[str]:
-    """The last names of every assignment target (``x``, ``self.__S__`` gives
-    ``__S__``; tuple targets unpacked): a superset of the names the analysis
-    may see bound to a constructor."""
+    """The last names of the assignment targets given a constructor spelled
+    as a class (``self.__S__ = S(...).cuda()`` gives ``__S__``; ``a, b =
+    A(), B()`` pairs them): a superset of the receivers ObjectTable._built_module
+    may accept, whose every binding is such a call."""
     found: set[str] = set()
-    todo: list[ast.AST] = [t for a in assigns for t in a.targets] + [t for t, _ in bindings]
+    todo: list[tuple[ast.AST, ast.AST | None]] = [(t, a.value) for a in assigns for t in a.targets] + list(bindings)
     while todo:
-        t = todo.pop()
-        kind = type(t)
-        if kind is ast.Name:
-            found.add(t.id)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute:
-            found.add(t.attr)  # type: ignore[attr-defined]
-        elif kind in (ast.Tuple, ast.List):
-            todo += t.elts  # type: ignore[attr-defined]
-        elif kind is ast.Starred:
-            todo.append(t.value)  # type: ignore[attr-defined]
+        target, value = todo.pop()
+        kind = type(target)
+        if kind in (ast.Tuple, ast.List):
+            elts = target.elts  # type: ignore[attr-defined]
+            if type(value) in (ast.Tuple, ast.List) and len(value.elts) == len(elts):  # type: ignore[union-attr]
+                todo += zip(elts, value.elts)  # type: ignore[union-attr]
+        elif kind in (ast.Name, ast.Attribute) and _class_built(value):
+            found.add(target.id if kind is ast.Name else target.attr)  # type: ignore[attr-defined]
     return found
+
+
+def _class_built(value: ast.AST | None) -> bool:
+    """``S(...)`` or ``S(...).cuda()``: a call of a name spelled as a class."""
+    if type(value) is not ast.Call:
+        return False
+    func = value.func  # type: ignore[attr-defined]
+    while type(func) is ast.Attribute and func.attr in MODULE_MOVES and type(func.value) is ast.Call:  # type: ignore[attr-defined]
+        func = func.value.func  # type: ignore[attr-defined]
+    kind = type(func)
+    return spells_a_class(func.attr if kind is ast.Attribute else func.id if kind is ast.Name else "")  # type: ignore[attr-defined]

@@ -54,7 +54,15 @@ from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_
 from memlint.parse.traversal import visit_fast
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.tuple_returns import class_forward_items
-from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name, names_a_model_method
+from memlint.vocabulary.kinds import (
+    MODULE_MOVES,
+    SCALER_NAMES,
+    Kind,
+    constructor_kind,
+    guess_kind_from_name,
+    names_a_model_method,
+    spells_a_class,
+)
 from memlint.vocabulary.tokens import EVAL_FUNCTION_TOKENS, name_tokens
 
 # Methods that return the module itself, so ``model = model.to(dev)`` keeps its kind.
@@ -96,6 +104,16 @@ _F_LOSS = re.compile(
 
 
 Expr = cst.BaseExpression | str
+
+
+def _class_built(call: cst.Call) -> bool:
+    """``S(...)``, ``S(...).cuda()``: a constructor spelled as a class, moved
+    or not (what the gate's ``calls_a_model_method`` reads on ``ast``)."""
+    func = call.func
+    while isinstance(func, cst.Attribute) and func.attr.value in MODULE_MOVES and isinstance(func.value, cst.Call):
+        func = func.value.func
+    name = dotted_name(func)
+    return name is not None and spells_a_class(name)
 
 
 class ObjectTable(cst.CSTVisitor):
@@ -688,7 +706,7 @@ class ObjectTable(cst.CSTVisitor):
         values = self._defs.get(key, [])
         scope = key[0] if not isinstance(key[0], cst.ClassDef) else None
         return bool(values) and all(
-            isinstance(v, cst.Call) and self._value_kind(v, scope) is Kind.MODULE for v in values
+            isinstance(v, cst.Call) and _class_built(v) and self._value_kind(v, scope) is Kind.MODULE for v in values
         )
 
     def _entry_readable(self, call: cst.Call) -> bool:
