@@ -15,6 +15,10 @@ from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
+# Tracers and exporters: a forward just before one of them is its dry run.
+_EXPORTERS = frozenset(
+    {"torch.jit.trace", "torch.jit.trace_module", "torch.jit.script", "torch.onnx.export", "torch.export.export"}
+)
 _SHARED_LOOP_MESSAGE = "`{fn}` evaluates (its training flag is off) with autograd on: its forward passes build graphs nobody backpropagates"
 _FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
 
@@ -39,7 +43,9 @@ class InferenceWithoutNoGrad(Rule):
     of samples at the end, only passes a peak), and so is a
     forward pass in the script body after `model.eval()`
     (`y_pred = model(X_test)`) when nothing later in the script
-    backpropagates or reads gradients. So is one in an `if` block closing a
+    backpropagates or reads gradients, unless nothing reads its output and
+    the model is then traced or exported (a dry run before
+    `torch.jit.trace`: one passing peak). So is one in an `if` block closing a
     training loop's body (`if i % 10 == 0:`, `classifier.eval()`, one test
     batch) that backpropagates nothing, when every name the block binds to
     a value with a graph is bound afresh at the top of the loop's body
@@ -55,7 +61,8 @@ class InferenceWithoutNoGrad(Rule):
     no graph is reported, and decorated, itself; otherwise the loop is. A loop shared
     by training and evaluation (`iteration(epoch, loader, train=True)`,
     every backward and step under `if train:`, or under a negated flag,
-    `if not cross_valid:`) is reported where it is
+    `if not cross_valid:`, also as one side of an `and`, an `elif` or a
+    conditional expression: `opt.zero_grad() if not is_validate else None`) is reported where it is
     called with the flag off (`cross_valid=True`) and grad on, and fixed there:
     `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
     (wrapping the loop itself would stop its training too). So is a data
@@ -150,7 +157,8 @@ class InferenceWithoutNoGrad(Rule):
         "unless the summary of its module proves it owns no parameter (only `nn.Module` bases, buffers, functional "
         "ops and attributes of constants: melgan's `Audio2Mel`); calling one records no graph of its own. "
         "A named method called on a model (`self.model.extract_feature(x)`, the receiver named for a model and "
-        "known as one in the file) is a forward when every project class defining a method of that name, in "
+        "known as one in the file, or `self.__S__` whose class assigns it only a project class, `self.__S__ = S(...)`) "
+        "is a forward when every project class defining a method of that name, in "
         "any module, is an `nn.Module` whose method runs, with grad on, a layer that owns parameters (a torch "
         "layer or a project model); a definer that is no model, or a method that runs no layer, keeps it silent. "
         "An attribute of a typed object is typed by the assignments of its class (`trainer.gen_a.encode(x)` "
@@ -400,6 +408,8 @@ class InferenceWithoutNoGrad(Rule):
         receivers = frozenset(dotted_name(_module_of(c.func)) for c in model_calls)
         if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
             return False
+        if self._result_dropped(stmt, scope) and self._traced_after(stmt, scope, receivers):
+            return False  # a dry run before ``torch.jit.trace``: one passing peak, nothing kept
         if isinstance(scope, cst.FunctionDef):
             for small in stmt.body:
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
@@ -419,6 +429,40 @@ class InferenceWithoutNoGrad(Rule):
             if fn is not None and loops.pos(call) >= start and (loops.trains(fn) or loops.needs_grad(fn)):
                 return False
         return True
+
+    def _result_dropped(self, stmt: cst.SimpleStatementLine, scope) -> bool:
+        """Nothing of ``stmt`` is read again: ``y = net(img)  # dry run``
+        with ``y`` never read in ``scope`` (or ``_ = net(img)``). A lone
+        forward whose output nobody reads keeps no graph that grows; a
+        notebook's bare expression is not dropped (its cell shows it)."""
+        for small in stmt.body:
+            if isinstance(small, cst.Expr):
+                if self.context.path.endswith(".ipynb"):
+                    return False
+                continue
+            if not isinstance(small, cst.Assign):
+                return False
+            for target in small.targets:
+                names = list(flat_targets(target.target))
+                if not names or not all(isinstance(n, cst.Name) for n in names):
+                    return False
+                if not all(self._only_stored(n.value, scope) for n in names):  # type: ignore[union-attr]
+                    return False
+        return True
+
+    def _traced_after(self, stmt: cst.SimpleStatementLine, scope, receivers: frozenset) -> bool:
+        """A later call of ``scope`` hands one of ``receivers`` to a tracer
+        or exporter (``torch.jit.trace(net, img)``): the forward before it
+        is the export script's dry run."""
+        facts = self.facts
+        loops = facts.loops
+        start = loops.end(stmt)
+        for call in facts.calls.calls_in.get(scope, ()):
+            if loops.pos(call) < start or facts.names.call_name(call) not in _EXPORTERS or not call.args:
+                continue
+            if dotted_name(call.args[0].value) in receivers:
+                return True
+        return False
 
     def _check_comprehension(self, node: cst.BaseExpression) -> None:
         """``sum(criterion(model(x), y) for x, y in valid_dl)`` after ``.eval()``."""
@@ -1801,6 +1845,38 @@ def main(paths):
 """,
             "the per-image helper backpropagates to its input (a saliency map): it needs the graph",
         ),
+        Valid(
+            """\
+import torch
+from model import Net
+net = Net()
+net.load_state_dict(torch.load("net.pth", map_location="cpu"))
+net.eval()
+img = torch.zeros(1, 3, 288, 800)
+y = net(img)  # dry run
+ts = torch.jit.trace(net, img)
+ts.save("net.pt")
+""",
+            "one dry-run forward in the script body whose output nobody reads (before tracing): a passing peak, nothing kept",
+        ),
+        Valid(
+            """\
+def run(args, loader, model, optimizer, is_validate=False):
+    model.eval() if is_validate else model.train()
+    for data, target in loader:
+        loss = model(data, target).mean()
+        if not is_validate or args.finetune_on_val:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return loss.item()
+def main(args, model, optimizer, train_loader, val_loader):
+    for epoch in range(10):
+        run(args, train_loader, model, optimizer)
+        run(args, val_loader, model, optimizer, is_validate=True)
+""",
+            "`not is_validate or ...` may train with the flag on: the validation call may backpropagate",
+        ),
     ]
     invalid = [
         Invalid(
@@ -2226,6 +2302,77 @@ class Solver:
                 self.optimizer.step()
             total += loss.item()
         return total / len(loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from model import Seq2Seq
+model = Seq2Seq()
+model.load_state_dict(torch.load("s2s.pth", map_location="cpu"))
+model.eval()
+_ = model(source_seq)
+alphas = model.decoder.attn.alphas
+""",
+            """\
+import torch
+from model import Seq2Seq
+model = Seq2Seq()
+model.load_state_dict(torch.load("s2s.pth", map_location="cpu"))
+model.eval()
+with torch.no_grad():
+    _ = model(source_seq)
+alphas = model.decoder.attn.alphas
+""",
+        ),
+        Invalid(
+            """\
+def run(args, loader, model, optimizer, is_validate=False):
+    total = 0.0
+    if is_validate:
+        model.eval()
+    else:
+        model.train()
+    for data, target in loader:
+        optimizer.zero_grad() if not is_validate else None
+        loss = model(data, target).mean()
+        total += loss.item()
+        if not is_validate and args.fp16:
+            (loss * args.loss_scale).backward()
+            optimizer.step()
+        elif not is_validate:
+            loss.backward()
+            optimizer.step()
+    return total
+def main(args, model, optimizer, train_loader, val_loader):
+    for epoch in range(10):
+        run(args, train_loader, model, optimizer)
+        val = run(args, val_loader, model, optimizer, is_validate=True)
+""",
+            """\
+import torch
+def run(args, loader, model, optimizer, is_validate=False):
+    total = 0.0
+    if is_validate:
+        model.eval()
+    else:
+        model.train()
+    for data, target in loader:
+        optimizer.zero_grad() if not is_validate else None
+        loss = model(data, target).mean()
+        total += loss.item()
+        if not is_validate and args.fp16:
+            (loss * args.loss_scale).backward()
+            optimizer.step()
+        elif not is_validate:
+            loss.backward()
+            optimizer.step()
+    return total
+def main(args, model, optimizer, train_loader, val_loader):
+    for epoch in range(10):
+        run(args, train_loader, model, optimizer)
+        with torch.no_grad():
+            val = run(args, val_loader, model, optimizer, is_validate=True)
 """,
         ),
         Invalid(

@@ -441,6 +441,41 @@ def test_training_guards_read_a_negated_flag():
     assert facts.loops.training_guards(fns["not_of_an_expression"]) == frozenset()
 
 
+def test_training_guards_read_a_conjunction_an_elif_and_a_conditional_expression():
+    """flownet2's ``train(..., is_validate=False)``: the training runs under
+    ``if not is_validate and args.fp16:``, ``elif not is_validate:`` and
+    ``optimizer.zero_grad() if not is_validate else None``."""
+    src = """
+    def train(args, model, loader, opt, is_validate=False):
+        for x, y in loader:
+            opt.zero_grad() if not is_validate else None
+            loss = model(x).mean()
+            if not is_validate and args.fp16:
+                loss.backward()
+                opt.step()
+            elif not is_validate:
+                loss.backward()
+                opt.step()
+    def either(args, model, loader, opt, is_validate=False):
+        for x, y in loader:
+            loss = model(x).mean()
+            if not is_validate or args.tune:
+                loss.backward()
+                opt.step()
+    def else_branch(model, loader, opt, is_validate=False):
+        for x, y in loader:
+            loss = model(x).mean()
+            opt.zero_grad() if is_validate else opt.step()
+            if not is_validate:
+                loss.backward()
+    """
+    facts = facts_of(src)
+    fns = {fn.name.value: fn for fn in facts.calls.functions}
+    assert facts.loops.training_guards(fns["train"]) == {"!is_validate"}
+    assert facts.loops.training_guards(fns["either"]) == frozenset()
+    assert facts.loops.training_guards(fns["else_branch"]) == frozenset()  # the ``else`` arm is no guarded body
+
+
 def test_runs_repeatedly_through_callers():
     src = """
     def test(model, data):

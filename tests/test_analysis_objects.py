@@ -559,3 +559,33 @@ def test_a_factory_returning_a_module_switched_to_eval_is_not_fresh_in_train_mod
     assert not facts.objects.fresh_factory(fns["make_eval"])
     assert not facts.objects.fresh_factory(fns["make_off"])
     assert not facts.objects.fresh_factory(fns["make_flag"])
+
+
+def test_a_named_forward_on_an_attribute_built_from_a_model_class_whatever_its_name():
+    """``self.__S__.forward_aud(x)``: the name says nothing of a model, but
+    every binding of ``self.__S__`` builds one (ObjectTable._built_module);
+    a parameter of the same name proves nothing."""
+    from memlint.project.view import ProjectView
+
+    src = """
+    import torch.nn as nn
+    class S(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+        def forward_aud(self, x):
+            return self.fc(x)
+    class Instance:
+        def __init__(self):
+            self.__S__ = S().cuda()
+        def evaluate(self, x):
+            return self.__S__.forward_aud(x)
+    def handed(reader, x):
+        return reader.forward_aud(x)
+    """
+    tree = cst.parse_module(textwrap.dedent(src))
+    view = ProjectView(root="/p", path="/p/m.py", forward_methods=("forward_aud",))
+    facts = ModuleFacts(MetadataWrapper(tree, unsafe_skip_copy=True), project=view)
+    objects = facts.objects
+    assert objects.is_model_call(find(facts.module, "self.__S__.forward_aud(x)", cst.Call))
+    assert not objects.is_model_call(find(facts.module, "reader.forward_aud(x)", cst.Call))

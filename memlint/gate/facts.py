@@ -55,7 +55,7 @@ from memlint.gate.syntax import (
     may_iterate_parameters,
 )
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
-from memlint.vocabulary.kinds import names_a_model_method
+from memlint.vocabulary.kinds import MODULE_MOVES, names_a_model_method, spells_a_class
 from memlint.vocabulary.ops import (
     ALWAYS_INPLACE_FUNCTIONS,
     INPLACE_FUNCTIONS,
@@ -542,13 +542,23 @@ class GateFacts:
         a model (vocabulary.kinds.names_a_model_method). One pass, on first use."""
         if self._model_method is None:
             self._model_method = False
+            bound: set[str] | None = None
             for call in self._calls:
                 func = call.func
                 if type(func) is ast.Attribute:
                     value = func.value  # type: ignore[attr-defined]
                     kind = type(value)
                     receiver = value.attr if kind is ast.Attribute else value.id if kind is ast.Name else ""
-                    if receiver and names_a_model_method(receiver, func.attr):  # type: ignore[attr-defined]
+                    if not receiver:
+                        continue
+                    if names_a_model_method(receiver, func.attr):  # type: ignore[attr-defined]
+                        self._model_method = True
+                        break
+                    # ``self.__S__.forward_lip(x)``: a receiver bound here may build a module
+                    # (ObjectTable._built_module), whatever its name says.
+                    if bound is None:
+                        bound = _bound_names(self._assigns, self._bindings)
+                    if receiver in bound and names_a_model_method("model", func.attr):  # type: ignore[attr-defined]
                         self._model_method = True
                         break
         return self._model_method
@@ -1000,3 +1010,33 @@ def forget_last() -> None:
 def enabled_by_gate(rules, facts: GateFacts):
     """The rules whose declared condition holds (a rule without one always)."""
     return [r for r in rules if r.gate is None or r.gate(facts)]
+
+
+def _bound_names(assigns: list[ast.Assign], bindings: list[tuple[ast.AST, ast.AST]]) -> set[str]:
+    """The last names of the assignment targets given a constructor spelled
+    as a class (``self.__S__ = S(...).cuda()`` gives ``__S__``; ``a, b =
+    A(), B()`` pairs them): a superset of the receivers ObjectTable._built_module
+    may accept, whose every binding is such a call."""
+    found: set[str] = set()
+    todo: list[tuple[ast.AST, ast.AST | None]] = [(t, a.value) for a in assigns for t in a.targets] + list(bindings)
+    while todo:
+        target, value = todo.pop()
+        kind = type(target)
+        if kind in (ast.Tuple, ast.List):
+            elts = target.elts  # type: ignore[attr-defined]
+            if type(value) in (ast.Tuple, ast.List) and len(value.elts) == len(elts):  # type: ignore[union-attr]
+                todo += zip(elts, value.elts)  # type: ignore[union-attr]
+        elif kind in (ast.Name, ast.Attribute) and _class_built(value):
+            found.add(target.id if kind is ast.Name else target.attr)  # type: ignore[attr-defined]
+    return found
+
+
+def _class_built(value: ast.AST | None) -> bool:
+    """``S(...)`` or ``S(...).cuda()``: a call of a name spelled as a class."""
+    if type(value) is not ast.Call:
+        return False
+    func = value.func  # type: ignore[attr-defined]
+    while type(func) is ast.Attribute and func.attr in MODULE_MOVES and type(func.value) is ast.Call:  # type: ignore[attr-defined]
+        func = func.value.func  # type: ignore[attr-defined]
+    kind = type(func)
+    return spells_a_class(func.attr if kind is ast.Attribute else func.id if kind is ast.Name else "")  # type: ignore[attr-defined]

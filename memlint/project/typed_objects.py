@@ -502,7 +502,21 @@ def model_methods(objects: ObjectTypes | None) -> set[str]:
     (also needles: a module defining one is read, index.needles_for)."""
     if objects is None:
         return set()
-    return {m for _, r, m in objects.receivers if names_a_model_method(r, m)}
+    return {
+        m for scope, r, m in objects.receivers if names_a_model_method(r, m) or _typed_self_attr(objects, scope, r, m)
+    }
+
+
+def _typed_self_attr(objects: ObjectTypes, scope: str, receiver: str, method: str) -> bool:
+    """``self.__S__.forward_lip(x)`` in a method of a class whose every
+    assignment of ``self.__S__`` builds a project class (``attr_types``):
+    the method may be a forward whatever the attribute's name says; the
+    definers of ``method`` decide (TypedObjects.named_forward)."""
+    head, dot, attr = receiver.partition(".")
+    if head != "self" or not dot or "." in attr or not names_a_model_method("model", method):
+        return False
+    cls = scope.rpartition(".")[0]
+    return any(c == cls and a == attr for c, a, _ in objects.attr_types)
 
 
 def _shown(index: ProjectIndex, typed: TypedObjects, typ: str) -> str:

@@ -138,6 +138,20 @@ MODULE_API = frozenset(
 )
 
 
+# Calls that hand back the module they are called on (``S(...).cuda()``).
+MODULE_MOVES = frozenset(
+    {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_", "to_empty"}
+)
+
+
+def spells_a_class(callee: str) -> bool:
+    """``S``, ``nn.Linear``, ``models.SyncNet``: the callee's last name is
+    spelled as a class (a capital first), the constructor a receiver must
+    be bound to for ObjectTable._built_module and the gate alike."""
+    last = callee.rpartition(".")[2]
+    return bool(last) and last[0].isupper()
+
+
 def names_a_model_method(receiver: str, method: str) -> bool:
     """``<receiver>.<method>(...)`` may run a named method of a model
     (``self.model.extract_feature(x)``): the receiver's last name is one for

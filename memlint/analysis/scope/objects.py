@@ -54,7 +54,16 @@ from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_
 from memlint.parse.traversal import visit_fast
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.tuple_returns import class_forward_items
-from memlint.vocabulary.kinds import SCALER_NAMES, Kind, constructor_kind, guess_kind_from_name, names_a_model_method
+from memlint.vocabulary.kinds import (
+    MODULE_MOVES,
+    SCALER_NAMES,
+    Kind,
+    constructor_kind,
+    guess_kind_from_name,
+    names_a_model_method,
+    spells_a_class,
+)
+from memlint.vocabulary.tokens import EVAL_FUNCTION_TOKENS, name_tokens
 
 # Methods that return the module itself, so ``model = model.to(dev)`` keeps its kind.
 # Calls that hand back the module where it is moved, mode unchanged; and
@@ -95,6 +104,16 @@ _F_LOSS = re.compile(
 
 
 Expr = cst.BaseExpression | str
+
+
+def _class_built(call: cst.Call) -> bool:
+    """``S(...)``, ``S(...).cuda()``: a constructor spelled as a class, moved
+    or not (what the gate's ``calls_a_model_method`` reads on ``ast``)."""
+    func = call.func
+    while isinstance(func, cst.Attribute) and func.attr.value in MODULE_MOVES and isinstance(func.value, cst.Call):
+        func = func.value.func
+    name = dotted_name(func)
+    return name is not None and spells_a_class(name)
 
 
 class ObjectTable(cst.CSTVisitor):
@@ -660,11 +679,11 @@ class ObjectTable(cst.CSTVisitor):
             func = func.value
         elif isinstance(func, cst.Attribute) and func.attr.value in self._forward_methods:
             receiver = dotted_name(func.value)
-            return (
-                receiver is not None
-                and names_a_model_method(receiver, func.attr.value)
-                and self.kind_of(func.value, call) is Kind.MODULE
-            )
+            if receiver is None or self.kind_of(func.value, call) is not Kind.MODULE:
+                return False
+            if names_a_model_method(receiver, func.attr.value):
+                return True
+            return self._built_module(func.value, call) and self._entry_readable(call)
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
@@ -674,6 +693,32 @@ class ObjectTable(cst.CSTVisitor):
             # says nothing; its body (a loop's callees) decides whether it runs a model.
             return False
         return self.kind_of(func, call) is Kind.MODULE
+
+    def _built_module(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """``self.__S__.forward_lip(x)`` whatever the receiver's name says:
+        every binding of it builds a module (``self.__S__ = S(...).cuda()``
+        in the class's ``__init__``, ``S`` an ``nn.Module`` class of the
+        project). A parameter or an attribute with no binding here is not
+        proved by its kind alone (that may be the name's guess)."""
+        key = self._key_for_read(receiver, self.scope_of(call))
+        if key is None or key in self._params:
+            return False
+        values = self._defs.get(key, [])
+        scope = key[0] if not isinstance(key[0], cst.ClassDef) else None
+        return bool(values) and all(
+            isinstance(v, cst.Call) and _class_built(v) and self._value_kind(v, scope) is Kind.MODULE for v in values
+        )
+
+    def _entry_readable(self, call: cst.Call) -> bool:
+        """The grad mode ``call``'s function is entered in can be read: not
+        a method, or one named for evaluation. Other modules call a method
+        through instances, and the project reads the mode of those calls for
+        names of evaluation only (project/method_modes.py): MUNIT's
+        ``sample()``, wrapped in ``no_grad`` by train.py, is not judged."""
+        scope = self.scope_of(call)
+        if not isinstance(scope, cst.FunctionDef) or self.calls.class_of.get(scope) is None:
+            return True
+        return bool(name_tokens(scope.name.value) & EVAL_FUNCTION_TOKENS)
 
     def parameterless_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``fft(x)`` where every binding of ``fft`` builds (``.cuda()``,

@@ -610,12 +610,8 @@ class LoopAnalysis(cst.CSTVisitor):
         while cur is not None and cur is not fn:
             if isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return set()  # a nested function: it runs whenever it is called
-            if isinstance(cur, cst.If) and child is cur.body:
-                test = cur.test
-                if isinstance(test, cst.Name) and test.value in params:
-                    found.add(test.value)
-                elif _negated_name(test) in params:
-                    found.add("!" + _negated_name(test))  # type: ignore[operator]
+            if isinstance(cur, (cst.If, cst.IfExp)) and child is cur.body:
+                found |= _flag_guards(cur.test, params)
             child, cur = cur, self.parents.get(cur)
         return found
 
@@ -1334,6 +1330,20 @@ def _params(fn: cst.FunctionDef) -> set[str]:
         if isinstance(star, cst.Param):
             names.add(star.name.value)
     return names
+
+
+def _flag_guards(test: cst.BaseExpression, params: set[str]) -> set[str]:
+    """The flags that hold wherever ``test`` is true: ``p`` for ``p``, ``"!p"``
+    for ``not p``, and those of each side of an ``and`` (``if not
+    is_validate and args.fp16:`` holds ``"!is_validate"``)."""
+    if isinstance(test, cst.Name) and test.value in params:
+        return {test.value}
+    negated = _negated_name(test)
+    if negated in params:
+        return {"!" + negated}  # type: ignore[operator]
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _flag_guards(test.left, params) | _flag_guards(test.right, params)
+    return set()
 
 
 def _negated_name(test: cst.BaseExpression) -> str | None:
