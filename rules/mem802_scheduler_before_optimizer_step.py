@@ -13,7 +13,7 @@ from memlint.analysis.training.version_guards import runs_only_on_torch_before
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.rule.migrations import torch_verdict
+from memlint.rule.migrations import written_before
 from memlint.vocabulary.kinds import Kind
 from memlint.vocabulary.tokens import name_tokens
 
@@ -145,10 +145,12 @@ class SchedulerBeforeOptimizerStep(Rule):
     is a torch scheduler, in this module or another of the project), schedulers stepped after an inner loop that steps the
     optimizer, under a condition that skips the first iteration
     (`if epoch > 0:`; in a function stepping first, also a bare counter
-    test, `if epoch:`, or an `else`), in a project that accepts no torch
-    from 1.1 on (`torch==1.0.0`: stepping first was the documented order
-    before; also a step in a branch only such a torch takes, see "Facts
-    from other modules"), in a unit test (a `test_*` function of a
+    test, `if epoch:`, or an `else`), in a project written for a torch
+    before 1.1, where stepping first was the documented order: its
+    ceiling is below 1.1 (`torch<1.1`), or it pins one (`torch==1.0.0` in
+    `requirements.txt` or a conda environment file, even beside a wider
+    `setup.py` range; with several pins the newest counts); also a step in
+    a branch only such a torch takes, see "Facts from other modules"), in a unit test (a `test_*` function of a
     `test_*.py` or `*_test.py` file: it checks the schedule, it trains
     nothing), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
@@ -190,8 +192,8 @@ class SchedulerBeforeOptimizerStep(Rule):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        if not torch_verdict(_NEXT_VALUE_SINCE, None, self.context.torch).report:
-            return  # every torch the project accepts predates 1.1: stepping first was the documented order
+        if written_before(_NEXT_VALUE_SINCE, self.context.torch):
+            return  # written for a torch before 1.1 (accepted or pinned): stepping first was the documented order
         verbs = self.facts.verbs
         for sched in verbs.verbs:
             if sched.kind is VerbKind.SCHED_STEP and sched.loop is None and sched.line is not None:
