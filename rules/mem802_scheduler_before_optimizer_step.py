@@ -6,6 +6,7 @@ import libcst as cst
 
 from memlint.analysis.scope.bindings import unwrap_pass_through
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.ignite_events import runs_before_process
 from memlint.analysis.training.loops import jumps
 from memlint.analysis.training.test_code import in_test_function
 from memlint.analysis.training.training_verbs import Verb, VerbKind
@@ -110,7 +111,15 @@ class SchedulerBeforeOptimizerStep(Rule):
     iteration: at the top of the epoch loop before the batch loop (or before
     a `train()` call that steps), above the optimizer step in the batch
     loop, or at the top of a function (`train_one_epoch`) before the loop
-    that steps the optimizer, whoever calls it.
+    that steps the optimizer, whoever calls it; or in an ignite handler
+    fired before the engine's process function (`@trainer.on(Events.EPOCH_STARTED)`,
+    `Events.ITERATION_STARTED`, or `add_event_handler`) when that process
+    function provably steps the optimizer: `Engine(update)` with `update` a
+    function of this module that steps it, a function of this module
+    returning such an engine (`create_supervised_trainer` written in the
+    project), or ignite's own `create_supervised_trainer`. An engine built
+    elsewhere, a filtered event (`Events.EPOCH_STARTED(every=2)`) or an event
+    fired after the update (`EPOCH_COMPLETED`) is left alone.
 
     ## Why it matters
     Since PyTorch 1.1 a scheduler's `step()` moves to the *next* learning
@@ -249,6 +258,12 @@ class SchedulerBeforeOptimizerStep(Rule):
         optimizer = self._optimizer_of(sched.target, scope)
         in_scope = verbs.in_scope(scope)
         if self._steps(verbs, [v for v in in_scope if v.index < sched.index], optimizer):
+            return
+        engine = runs_before_process(scope, self.facts)
+        if engine is not None and engine.may_step(optimizer):
+            # An ignite handler fired before the process function that steps.
+            said = f"an ignite `{engine.event}` handler runs before the engine's update steps the optimizer"
+            self.report(call, message=f"{self.message} ({said})")
             return
         stepping, same_block = self._stepped_after(
             sched.line,  # type: ignore[arg-type]
@@ -612,6 +627,39 @@ for epoch in range(epochs):
 """,
             "a resumed run fast-forwards the schedule and skips the rest of the iteration",
         ),
+        Valid(
+            """\
+import torch
+from ignite.engine import Engine, Events, create_supervised_trainer
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+trainer = create_supervised_trainer(model, optimizer, loss_fn)
+@trainer.on(Events.EPOCH_COMPLETED)
+def after_epoch(engine):
+    scheduler.step()
+@trainer.on(Events.EPOCH_STARTED(every=2))
+def every_other_epoch(engine):
+    scheduler.step()
+evaluator = Engine(inference)
+@evaluator.on(Events.EPOCH_STARTED)
+def on_evaluation(engine):
+    scheduler.step()
+""",
+            "ignite handlers after the epoch, on a filtered event (first fired after some epochs), or on an "
+            "engine whose process function steps no optimizer",
+        ),
+        Valid(
+            """\
+import torch
+from ignite.engine import Events
+from engines import build_trainer
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+trainer = build_trainer(model, optimizer)
+@trainer.on(Events.EPOCH_STARTED)
+def adjust(engine):
+    scheduler.step()
+""",
+            "an ignite engine built elsewhere: its process function is unknown",
+        ),
     ]
     # Each fixed text repeats its source but for the one `scheduler.step()`
     # the fix moves: the examples test compares the fix's output with it
@@ -817,5 +865,44 @@ def train_one_epoch(model, loader, optimizer, scheduler):
         optimizer.step()
     scheduler.step()
 """,
+        ),
+        Invalid(
+            """\
+import torch
+from ignite.engine import Engine, Events
+
+
+def create_supervised_trainer(model, optimizer, loss_fn):
+    def _update(engine, batch):
+        optimizer.zero_grad()
+        x, y = batch
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+    return Engine(_update)
+
+
+def do_train(model, loader, optimizer, scheduler, loss_fn):
+    trainer = create_supervised_trainer(model, optimizer, loss_fn)
+
+    @trainer.on(Events.EPOCH_STARTED)
+    def adjust_learning_rate(engine):
+        scheduler.step()
+
+    trainer.run(loader, max_epochs=120)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+from ignite.engine import Events, create_supervised_trainer
+scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=1000)
+trainer = create_supervised_trainer(model, optimizer, loss_fn)
+def step_schedule(engine):
+    scheduler.step()
+trainer.add_event_handler(Events.ITERATION_STARTED, step_schedule)
+""",
+            None,
         ),
     ]
