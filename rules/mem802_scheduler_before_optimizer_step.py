@@ -197,7 +197,11 @@ class SchedulerBeforeOptimizerStep(Rule):
         "A step only an old torch runs is left alone: under `if not flag:` (or the `else` of `if flag:`) where "
         "`flag` is bound once in the function to `is_pytorch_1_1_0_or_later()`, a parameterless function of "
         "another module returning `[int(_) for _ in torch.__version__.split('.')[:3]] >= [1, 1, 0]` (or "
-        "`LooseVersion`/`parse` of the version against a literal) from a version up to 1.1."
+        "`LooseVersion`/`parse` of the version against a literal) from a version up to 1.1. "
+        "An ignite engine built by a function of another module (`trainer = create_supervised_trainer(model, "
+        "optimizer, loss_fn)`) steps the optimizer it is handed when every `return` of that function is "
+        "ignite's `Engine(update)` with `update` defined in it calling `<optimizer>.step()`: a scheduler "
+        "stepped in that engine's `EPOCH_STARTED` or `ITERATION_STARTED` handler is reported."
     )
 
     def visit_Module(self, node: cst.Module) -> None:

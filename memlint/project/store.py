@@ -17,6 +17,7 @@ from memlint.project import (
     class_factories,
     class_moves,
     cpu_builders,
+    engine_factories,
     layer_lists,
     local_imports,
     method_modes,
@@ -59,6 +60,7 @@ def summary_fingerprint() -> str:
         tuple_returns,
         method_modes,
         version_tests,
+        engine_factories,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -117,6 +117,13 @@ def _engine_steps(call: cst.Call, scope, facts) -> tuple[frozenset[str], frozens
         return (frozenset(), handed) if handed else None
     factory = facts.calls.resolve(call)
     if factory is None:
+        # A function of another project module returning such an engine
+        # (project/engine_factories.py): what it steps is what it is handed.
+        project = facts.project
+        written = dotted_name(call.func)
+        if project is not None and written is not None and written in project.engine_factories:
+            handed = _handed(call)
+            return (frozenset(), handed) if handed else None
         return None
     returned = _returns(factory)
     engines = []
