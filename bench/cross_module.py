@@ -30,7 +30,7 @@ instance is the hundred of its first code (MEM2xx -> grad-mode).
 The projects are never committed. Each lives, as exported at the pinned
 commit (its `.py` files and the pin files memlint reads: pyproject.toml /
 setup.py / setup.cfg / requirements*.txt / requirements/*.txt /
-environment.yml / environment.yaml, nothing else), in the git-ignored
+conda environment files: environment*.yml, conda*.yml, *env*.yml, nothing else), in the git-ignored
 `bench/.corpora/cross_module/<owner>__<repo>/`, with a `.commit` file naming
 the commit. A missing tree is recreated from a local git mirror
 (`--mirror DIR`, holding `DIR/<owner>+<repo>/repo` as a bare or normal git
@@ -82,6 +82,8 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 # A finding keyed by (repo, path), and a manifest's line or range: recall_real's, scored the same way.
 from recall_real import Hit, parse_lines  # noqa: E402
+
+from memlint.find.torch_floor import is_environment_file  # noqa: E402
 
 HERE = BENCH / "cross_module"
 TREES = BENCH / ".corpora" / "cross_module"
@@ -205,8 +207,9 @@ HEADER = ("repo", "commit", "path", "line", "codes", "label", "cross_module", "w
 REVIEW_COLUMNS = ("repo", "path", "line", "code", "verdict")
 KEEP_SUFFIXES = (".py",)
 # Every project file memlint/find/torch_floor.py reads as a torch pin: a tree
-# without them checks a pinned project as unpinned.
-KEEP_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
+# without them checks a pinned project as unpinned. Conda environment files
+# go by many names (``conda_env.yml``): torch_floor's own test of the name.
+KEEP_NAMES = ("pyproject.toml", "setup.py", "setup.cfg")
 FAMILIES = {
     "1": "autograd-history",
     "2": "grad-mode",
@@ -348,6 +351,7 @@ def _keep(path: str) -> bool:
         or name in KEEP_NAMES
         or (name.startswith("requirements") and name.endswith(".txt"))
         or (path.endswith(".txt") and path.rsplit("/", 2)[-2:-1] == ["requirements"])
+        or (name.lower().endswith((".yml", ".yaml")) and is_environment_file(name))
     )
 
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from memlint.fix.call_args import append_keyword, has_star_kwargs, keyword_arg, positional_args
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.rule.migrations import lookup, torch_verdict
+from memlint.rule.migrations import lookup, torch_verdict, written_before
 
 # The functions and how many positional arguments fill the parameters before
 # ``use_reentrant`` come from the migration table (memlint/rule/migrations.py;
@@ -56,7 +56,12 @@ class CheckpointWithoutUseReentrant(Rule):
     where the project still supports an older torch (its requirements or
     the `torch-version` setting) the fix is withheld and the message says
     why; where every torch it accepts predates the warning (2.1, 2.2 for
-    `checkpoint_sequential`), nothing is reported.
+    `checkpoint_sequential`), nothing is reported. Nothing is reported
+    either where the code was written for a torch without the argument:
+    a ceiling below 1.11 (`torch<1.11`), or a pin below it
+    (`torch==1.8.1` in `requirements.txt` or a conda environment file such
+    as `conda_env.yml`, even beside a wider range elsewhere): there the
+    advice would break the code.
 
     ## References
     - https://pytorch.org/docs/stable/checkpoint.html
@@ -74,6 +79,8 @@ class CheckpointWithoutUseReentrant(Rule):
         before = row.positional
         if before is not None and (len(positional_args(node)) > before or any(a.star for a in node.args)):
             return  # passed positionally, or hidden in ``*args``
+        if written_before(row.requires, self.context.torch):
+            return  # the code runs on a torch without the argument: the advice cannot apply
         verdict = torch_verdict(row.since, row, self.context.torch)
         if not verdict.report:
             return  # every torch the project accepts predates the warning

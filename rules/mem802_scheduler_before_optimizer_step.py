@@ -6,6 +6,7 @@ import libcst as cst
 
 from memlint.analysis.scope.bindings import unwrap_pass_through
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.ignite_events import runs_before_process
 from memlint.analysis.training.loops import jumps
 from memlint.analysis.training.test_code import in_test_function
 from memlint.analysis.training.training_verbs import Verb, VerbKind
@@ -13,7 +14,7 @@ from memlint.analysis.training.version_guards import runs_only_on_torch_before
 from memlint.fix.statement_edits import StatementEdits, bare, call_statement_only
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
-from memlint.rule.migrations import torch_verdict
+from memlint.rule.migrations import written_before
 from memlint.vocabulary.kinds import Kind
 from memlint.vocabulary.tokens import name_tokens
 
@@ -110,7 +111,15 @@ class SchedulerBeforeOptimizerStep(Rule):
     iteration: at the top of the epoch loop before the batch loop (or before
     a `train()` call that steps), above the optimizer step in the batch
     loop, or at the top of a function (`train_one_epoch`) before the loop
-    that steps the optimizer, whoever calls it.
+    that steps the optimizer, whoever calls it; or in an ignite handler
+    fired before the engine's process function (`@trainer.on(Events.EPOCH_STARTED)`,
+    `Events.ITERATION_STARTED`, or `add_event_handler`) when that process
+    function provably steps the optimizer: `Engine(update)` with `update` a
+    function of this module that steps it, a function of this module
+    returning such an engine (`create_supervised_trainer` written in the
+    project), or ignite's own `create_supervised_trainer`. An engine built
+    elsewhere, a filtered event (`Events.EPOCH_STARTED(every=2)`) or an event
+    fired after the update (`EPOCH_COMPLETED`) is left alone.
 
     ## Why it matters
     Since PyTorch 1.1 a scheduler's `step()` moves to the *next* learning
@@ -145,10 +154,12 @@ class SchedulerBeforeOptimizerStep(Rule):
     is a torch scheduler, in this module or another of the project), schedulers stepped after an inner loop that steps the
     optimizer, under a condition that skips the first iteration
     (`if epoch > 0:`; in a function stepping first, also a bare counter
-    test, `if epoch:`, or an `else`), in a project that accepts no torch
-    from 1.1 on (`torch==1.0.0`: stepping first was the documented order
-    before; also a step in a branch only such a torch takes, see "Facts
-    from other modules"), in a unit test (a `test_*` function of a
+    test, `if epoch:`, or an `else`), in a project written for a torch
+    before 1.1, where stepping first was the documented order: its
+    ceiling is below 1.1 (`torch<1.1`), or it pins one (`torch==1.0.0` in
+    `requirements.txt` or a conda environment file, even beside a wider
+    `setup.py` range; with several pins the newest counts); also a step in
+    a branch only such a torch takes, see "Facts from other modules"), in a unit test (a `test_*` function of a
     `test_*.py` or `*_test.py` file: it checks the schedule, it trains
     nothing), fast-forwarded in a branch that ends the iteration
     (`continue`), with an epoch argument (timm), and optimizer steps
@@ -186,12 +197,16 @@ class SchedulerBeforeOptimizerStep(Rule):
         "A step only an old torch runs is left alone: under `if not flag:` (or the `else` of `if flag:`) where "
         "`flag` is bound once in the function to `is_pytorch_1_1_0_or_later()`, a parameterless function of "
         "another module returning `[int(_) for _ in torch.__version__.split('.')[:3]] >= [1, 1, 0]` (or "
-        "`LooseVersion`/`parse` of the version against a literal) from a version up to 1.1."
+        "`LooseVersion`/`parse` of the version against a literal) from a version up to 1.1. "
+        "An ignite engine built by a function of another module (`trainer = create_supervised_trainer(model, "
+        "optimizer, loss_fn)`) steps the optimizer it is handed when every `return` of that function is "
+        "ignite's `Engine(update)` with `update` defined in it calling `<optimizer>.step()`: a scheduler "
+        "stepped in that engine's `EPOCH_STARTED` or `ITERATION_STARTED` handler is reported."
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        if not torch_verdict(_NEXT_VALUE_SINCE, None, self.context.torch).report:
-            return  # every torch the project accepts predates 1.1: stepping first was the documented order
+        if written_before(_NEXT_VALUE_SINCE, self.context.torch):
+            return  # written for a torch before 1.1 (accepted or pinned): stepping first was the documented order
         verbs = self.facts.verbs
         for sched in verbs.verbs:
             if sched.kind is VerbKind.SCHED_STEP and sched.loop is None and sched.line is not None:
@@ -247,6 +262,12 @@ class SchedulerBeforeOptimizerStep(Rule):
         optimizer = self._optimizer_of(sched.target, scope)
         in_scope = verbs.in_scope(scope)
         if self._steps(verbs, [v for v in in_scope if v.index < sched.index], optimizer):
+            return
+        engine = runs_before_process(scope, self.facts)
+        if engine is not None and engine.may_step(optimizer):
+            # An ignite handler fired before the process function that steps.
+            said = f"an ignite `{engine.event}` handler runs before the engine's update steps the optimizer"
+            self.report(call, message=f"{self.message} ({said})")
             return
         stepping, same_block = self._stepped_after(
             sched.line,  # type: ignore[arg-type]
@@ -610,6 +631,39 @@ for epoch in range(epochs):
 """,
             "a resumed run fast-forwards the schedule and skips the rest of the iteration",
         ),
+        Valid(
+            """\
+import torch
+from ignite.engine import Engine, Events, create_supervised_trainer
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+trainer = create_supervised_trainer(model, optimizer, loss_fn)
+@trainer.on(Events.EPOCH_COMPLETED)
+def after_epoch(engine):
+    scheduler.step()
+@trainer.on(Events.EPOCH_STARTED(every=2))
+def every_other_epoch(engine):
+    scheduler.step()
+evaluator = Engine(inference)
+@evaluator.on(Events.EPOCH_STARTED)
+def on_evaluation(engine):
+    scheduler.step()
+""",
+            "ignite handlers after the epoch, on a filtered event (first fired after some epochs), or on an "
+            "engine whose process function steps no optimizer",
+        ),
+        Valid(
+            """\
+import torch
+from ignite.engine import Events
+from engines import build_trainer
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+trainer = build_trainer(model, optimizer)
+@trainer.on(Events.EPOCH_STARTED)
+def adjust(engine):
+    scheduler.step()
+""",
+            "an ignite engine built elsewhere: its process function is unknown",
+        ),
     ]
     # Each fixed text repeats its source but for the one `scheduler.step()`
     # the fix moves: the examples test compares the fix's output with it
@@ -815,5 +869,44 @@ def train_one_epoch(model, loader, optimizer, scheduler):
         optimizer.step()
     scheduler.step()
 """,
+        ),
+        Invalid(
+            """\
+import torch
+from ignite.engine import Engine, Events
+
+
+def create_supervised_trainer(model, optimizer, loss_fn):
+    def _update(engine, batch):
+        optimizer.zero_grad()
+        x, y = batch
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+    return Engine(_update)
+
+
+def do_train(model, loader, optimizer, scheduler, loss_fn):
+    trainer = create_supervised_trainer(model, optimizer, loss_fn)
+
+    @trainer.on(Events.EPOCH_STARTED)
+    def adjust_learning_rate(engine):
+        scheduler.step()
+
+    trainer.run(loader, max_epochs=120)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+from ignite.engine import Events, create_supervised_trainer
+scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=1000)
+trainer = create_supervised_trainer(model, optimizer, loss_fn)
+def step_schedule(engine):
+    scheduler.step()
+trainer.add_event_handler(Events.ITERATION_STARTED, step_schedule)
+""",
+            None,
         ),
     ]

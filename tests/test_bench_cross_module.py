@@ -187,14 +187,23 @@ def test_missing_tree_is_exported_from_a_mirror_at_the_pinned_commit(tmp_path):
 
 @pytest.mark.parametrize(
     "path",
-    ["environment.yml", "sub/environment.yaml", "requirements/base.txt", "requirements-dev.txt", "setup.cfg"],
+    [
+        "environment.yml",
+        "sub/environment.yaml",
+        "requirements/base.txt",
+        "requirements-dev.txt",
+        "setup.cfg",
+        "gym/conda_env.yml",
+        "environment-cuda.yml",
+        "env.yaml",
+    ],
 )
 def test_every_pin_file_memlint_reads_is_exported(path):
     # A tree without its environment.yml checks a pinned project as unpinned.
     assert cm._keep(path)
 
 
-@pytest.mark.parametrize("path", ["README.md", "docs/notes.txt", "conda_env.yml", "Dockerfile"])
+@pytest.mark.parametrize("path", ["README.md", "docs/notes.txt", "configs/model.yaml", "Dockerfile", "conda_env.txt"])
 def test_files_memlint_does_not_read_stay_out_of_the_tree(path):
     assert not cm._keep(path)
 

@@ -357,3 +357,126 @@ def test_mem802_every_shape_follows_the_range():
     assert _lint(loop, "MEM802", range_of_requirement("torch<1.1", "x")) == []
     assert [f.line for f in _lint(loop, "MEM802", range_of_requirement("torch>=0.4.1", "x"))] == [4]
     assert [f.line for f in _lint(loop, "MEM802", None)] == [4]
+
+
+# -- conda environment files by other names, and pins --------------------------
+
+
+def test_conda_env_files_by_the_names_people_give_them(tmp_path):
+    # decision-transformer's gym/conda_env.yml: the pip section pins 1.8.1.
+    files = {
+        "conda_env.yml": """\
+            name: decision-transformer-gym
+            channels:
+              - pytorch
+            dependencies:
+              - python=3.8.5
+              - pip:
+                - torch==1.8.1
+            """
+    }
+    assert floor_of(tmp_path, files) == ((1, 8, 1), (1, 8, 1), True, "conda_env.yml:7")
+    for name in ("environment-cuda.yml", "env.yaml", "conda.yml", "torch_env.yml"):
+        assert torch_floor.is_environment_file(name), name
+    for name in ("config.yaml", "model.yml", "condaenv.txt", ".pre-commit-config.yaml"):
+        assert not torch_floor.is_environment_file(name), name
+
+
+def test_every_environment_file_of_the_folder_counts(tmp_path):
+    files = {
+        "environment-cpu.yml": "dependencies:\n  - pytorch=1.6.0\n",
+        "environment-gpu.yml": "dependencies:\n- pytorch>=1.8.1\n",
+    }
+    # The lowest floor, and no ceiling: one of them sets none.
+    assert floor_of(tmp_path, files) == ((1, 6, 0), None, False, "environment-cpu.yml:2")
+
+
+def test_yaml_naming_torch_outside_its_dependencies_says_nothing(tmp_path):
+    # A channel named pytorch, a config that names torch: not requirements.
+    files = {
+        "env.yml": "channels:\n  - pytorch\ndependencies:\n  - python=3.8\nnotes:\n  - torch==1.0.0\n",
+        "train_env.yaml": "backend: torch\nversion: 1.2\n",
+    }
+    assert floor_of(tmp_path, files) is None
+    # ... so the climb goes on to the folder above, which declares it.
+    (tmp_path / "requirements.txt").write_text("torch>=1.9\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "env.yml").write_text(files["env.yml"])
+    torch_floor._range_from.cache_clear()
+    found = torch_range_for(sub / "train.py")
+    assert found is not None and found.where == "requirements.txt:1"
+
+
+def test_an_equality_is_a_pin_that_a_wider_range_elsewhere_keeps():
+    # cnnimageretrieval: requirements.txt pins torch==1.0.0, a later
+    # setup.py allows >=1.0.0,<1.4.0; the code was written for 1.0.0.
+    pin = range_of_requirement("torch==1.0.0", "requirements.txt:1")
+    wide = range_of_requirement("torch>=1.0.0,<1.4.0", "setup.py:20")
+    both = torch_floor.combine([wide, pin])
+    assert (both.floor, both.ceiling, both.where) == ((1, 0, 0), (1, 4, 0), "setup.py:20")
+    assert both.reaches("1.1") and both.predates("1.1")  # deprecations: the range; behaviour: the pin
+    assert both.pinned.where == "requirements.txt:1"
+    assert not wide.predates("1.1") and wide.pinned is None
+    assert range_of_requirement("torch==1.8.*", "x").pinned is not None
+    assert range_of_requirement("torch>=1.8,<=1.8.1", "x").pinned is None  # a range, not an equality
+    # Several pins: the newest counts (the code ran on each).
+    newer = torch_floor.combine([pin, range_of_requirement("torch==1.2.0", "requirements-gpu.txt:1")])
+    assert not newer.predates("1.1") and newer.predates("1.3")
+
+
+def test_conda_versions_are_pins(tmp_path):
+    files = {"environment.yml": "dependencies:\n  - pytorch=1.2\n", "setup.py": SETUP_WIDE}
+    found = torch_range_for(project(tmp_path, files))
+    assert found.pinned is not None and found.pinned.ceiling == (1, 3)
+    assert found.predates("1.11") and not found.predates("1.2")
+
+
+SETUP_WIDE = """\
+from setuptools import setup
+setup(name="p", install_requires=["torch>=1.0"])
+"""
+
+
+def test_mem802_and_mem602_follow_the_pin_that_a_wider_range_keeps(tmp_path):
+    pinned = torch_floor.combine(
+        [range_of_requirement("torch>=1.0.0,<1.4.0", "setup.py:20"), range_of_requirement("torch==1.0.0", "r:1")]
+    )
+    epoch = (
+        "import torch\n"
+        "def train_one_epoch(model, loader, optimizer, scheduler):\n"
+        "    scheduler.step()\n"
+        "    for x in loader:\n"
+        "        model(x).backward()\n"
+        "        optimizer.step()\n"
+    )
+    assert _lint(epoch, "MEM802", pinned) == []
+    assert [f.line for f in _lint(epoch, "MEM802", range_of_requirement("torch>=1.0.0,<1.4.0", "x"))] == [3]
+    # MEM602: a pin without `use_reentrant` (1.11) makes the advice wrong: silent.
+    checkpoint = "import torch.utils.checkpoint\ny = torch.utils.checkpoint.checkpoint(fn, x)\n"
+    on_181 = torch_floor.combine(
+        [range_of_requirement("torch>=1.8", "s:1"), range_of_requirement("torch==1.8.1", "r:1")]
+    )
+    assert _lint(checkpoint, "MEM602", on_181) == []
+    assert _lint(checkpoint, "MEM602", range_of_requirement("torch<1.11", "x")) == []
+    # A floor below 1.11 without a pin: reported, the fix withheld (RULES.md).
+    assert _lint(checkpoint, "MEM602", range_of_requirement("torch>=1.8", "x"))[0].fix is None
+    # A pin with the argument, a range reaching the warning: reported and fixed.
+    on_213 = torch_floor.combine(
+        [range_of_requirement("torch>=1.11", "s:1"), range_of_requirement("torch==2.1.3", "r:1")]
+    )
+    assert _lint(checkpoint, "MEM602", on_213)[0].fix is not None
+
+
+def test_cli_mem602_silent_in_a_conda_env_pinned_project(tmp_path, run_memlint):
+    module = project(tmp_path, {"gym/conda_env.yml": "dependencies:\n  - pip:\n    - torch==1.8.1\n"})
+    gym = tmp_path / "gym" / "models" / "gpt2.py"
+    gym.parent.mkdir(parents=True)
+    gym.write_text("import torch.utils.checkpoint\ny = torch.utils.checkpoint.checkpoint(fn, x)\n")
+    module.write_text(gym.read_text())
+    proc = run_memlint("check", "--select", "MEM602", "--output-format", "json", ".")
+    # Only the module outside gym/ (no pin there) is told.
+    found = [f["filename"].replace("\\", "/") for f in json.loads(proc.stdout)]
+    assert len(found) == 1 and found[0].endswith("pkg/train.py"), found
+    proc = run_memlint("check", "--show-settings", "gym/models/gpt2.py")
+    assert "torch: floor 1.8.1, ceiling <=1.8.1, from conda_env.yml:3: torch==1.8.1" in proc.stdout

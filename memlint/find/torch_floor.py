@@ -14,8 +14,11 @@ file's folder or the nearest folder above it that declares torch:
   the ``setup(...)`` call, read with ``ast`` (never executed), a list bound
   to a module-level name included;
 - ``setup.cfg``: ``[options] install_requires`` and ``[options.extras_require]``;
-- ``environment.yml`` / ``.yaml``: conda's ``pytorch`` (``pytorch=1.8`` is
-  conda's ``1.8.*``) and the ``pip:`` section's ``torch``.
+- conda environment files, by the names people give them (``environment*.yml``,
+  ``conda*.yml``, ``*env*.yml``, ``.yaml`` too) when they hold a top-level
+  ``dependencies:`` list: conda's ``pytorch`` in it (``pytorch=1.8`` is
+  conda's ``1.8.*``) and the ``pip:`` section's ``torch``; other YAML (a
+  config that merely names torch) is not read.
 
 The ``torch-version`` setting of ``[tool.memlint]`` overrides them all, as
 ruff's ``target-version`` does: it names the oldest torch the project
@@ -26,6 +29,13 @@ Several requirements combine conservatively: the floor is the lowest lower
 bound any of them states (a fix must work on every torch the project
 accepts), the ceiling the highest upper bound, and none as soon as one
 requirement sets no upper bound. A bare ``torch`` says nothing: no floor.
+
+A requirement written as an equality (``torch==1.0.0``, conda's
+``pytorch=1.8``) also names the torch the project's authors ran
+(``TorchRange.pinned``): behaviour that changed in a release
+(``TorchRange.predates``: MEM802's scheduler order, MEM602's argument) is
+judged by it even where another file allows newer releases (a later
+``setup.py`` saying ``<1.4``), as the code was written for the pin.
 """
 
 from __future__ import annotations
@@ -34,7 +44,7 @@ import ast
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -46,7 +56,13 @@ else:  # pragma: no cover
 Version = tuple[int, ...]
 
 _ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-_ENVIRONMENT_FILES = ("environment.yml", "environment.yaml")
+# A conda environment file's name: ``environment*.yml``, ``conda*.yml``,
+# ``*env*.yml`` (``conda_env.yml``, ``env-gpu.yaml``); read only when it holds
+# a top-level ``dependencies:`` list (_environment).
+_ENVIRONMENT_NAME = re.compile(r"^(?:environment|conda)[^/]*\.ya?ml$|^[^/]*env[^/]*\.ya?ml$", re.IGNORECASE)
+# The top-level key of the list, and any other top-level line that ends it.
+_DEPENDENCIES = re.compile(r"^dependencies\s*:\s*(?:#.*)?$")
+_TOP_LEVEL = re.compile(r"^[^\s#-]")
 # ``torch``, extras, then the specifiers up to a marker, URL or comment.
 _PEP508 = re.compile(r"^\s*torch(?![\w.-])\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;@#]*)", re.IGNORECASE)
 _CLAUSE = re.compile(r"^\s*(===|==|!=|~=|<=|>=|<|>)\s*v?([0-9][0-9A-Za-z.*+!_-]*)\s*$")
@@ -74,6 +90,9 @@ class TorchRange:
     ceiling_included: bool
     where: str
     requirement: str
+    # The releases the project pins with an equality (``torch==1.0.0``,
+    # conda's ``pytorch=1.8``): the torch its authors ran. None: no pin.
+    pinned: TorchRange | None = None
 
     def older_than(self, version: str) -> bool:
         """Some accepted release predates ``version`` (a fix that needs it
@@ -94,6 +113,13 @@ class TorchRange:
             return True
         order = _cmp(self.ceiling, since)
         return order > 0 or (order == 0 and self.ceiling_included)
+
+    def predates(self, version: str) -> bool:
+        """The code was written for a torch older than ``version``: every
+        release the project accepts is older, or every release it pins is
+        (the pin names the torch it ran on, whatever range another file
+        allows)."""
+        return not self.reaches(version) or (self.pinned is not None and not self.pinned.reaches(version))
 
     def describe(self) -> str:
         """``torch 1.8`` / ``torch <2.0``: how a message names the range."""
@@ -135,6 +161,7 @@ def range_of_specifiers(spec: str, where: str, requirement: str) -> TorchRange |
     floor: Version | None = None
     ceiling: Version | None = None
     included = False
+    pins = True  # every clause an equality
 
     def lower(v: Version) -> None:
         nonlocal floor
@@ -154,6 +181,7 @@ def range_of_specifiers(spec: str, where: str, requirement: str) -> TorchRange |
         version = parse_version(text)
         if version is None:
             return None
+        pins = pins and op in ("==", "===")
         if op in ("==", "===") and text.endswith(".*"):
             lower(version)
             upper(_next_release(version, len(version)), False)
@@ -169,7 +197,13 @@ def range_of_specifiers(spec: str, where: str, requirement: str) -> TorchRange |
             upper(version, op == "<=")
     if floor is None and ceiling is None:
         return None
-    return TorchRange(floor, ceiling, included, where, requirement)
+    found = TorchRange(floor, ceiling, included, where, requirement)
+    return pinning(found) if pins else found
+
+
+def pinning(found: TorchRange) -> TorchRange:
+    """``found``, read from an equality, as the pin it also is."""
+    return replace(found, pinned=replace(found, pinned=None))
 
 
 def range_of_requirement(line: str, where: str) -> TorchRange | None:
@@ -208,7 +242,11 @@ def combine(ranges: list[TorchRange]) -> TorchRange | None:
         cited = next(r for r in ranges if r.floor is None)
     else:
         floor = cited.floor
-    return TorchRange(floor, ceiling, included, cited.where, cited.requirement)
+    # Several pins (``requirements.txt`` and ``environment.yml``): the code
+    # ran on each of them, so the newest one counts.
+    pins = [r.pinned for r in ranges if r.pinned is not None]
+    pinned = combine(pins) if pins else None
+    return TorchRange(floor, ceiling, included, cited.where, cited.requirement, pinned)
 
 
 # == where the requirements are ===============================================
@@ -239,7 +277,13 @@ def _range_from(folder: str) -> TorchRange | None:
 
 # Every name declared_in and the root markers look for (lower case: a
 # case-insensitive filesystem finds ``Setup.py`` too).
-_LOOKED_FOR = frozenset(("pyproject.toml", "setup.py", "setup.cfg", "requirements", ".git", *_ENVIRONMENT_FILES))
+_LOOKED_FOR = frozenset(("pyproject.toml", "setup.py", "setup.cfg", "requirements", ".git"))
+
+
+def is_environment_file(name: str) -> bool:
+    """A file name conda environment files are given (their content decides
+    whether one is read: _environment)."""
+    return _ENVIRONMENT_NAME.match(name) is not None
 
 
 def _may_declare(folder: str) -> bool:
@@ -251,7 +295,11 @@ def _may_declare(folder: str) -> bool:
         return True  # unknown: ask the readers
     for name in names:
         low = name.lower()
-        if low in _LOOKED_FOR or (low.startswith("requirements") and low.endswith(".txt")):
+        if (
+            low in _LOOKED_FOR
+            or (low.startswith("requirements") and low.endswith(".txt"))
+            or (low.endswith((".yml", ".yaml")) and is_environment_file(low))
+        ):
             return True
     return False
 
@@ -408,13 +456,17 @@ def _requirements(path: Path, root: Path, seen: set[Path]) -> list[TorchRange] |
 
 
 def _environment(folder: Path) -> list[TorchRange] | None:
-    for name in _ENVIRONMENT_FILES:
+    """Every conda environment file of the folder (by its name) that lists
+    torch among its ``dependencies:``; a file that names torch elsewhere (a
+    config) says nothing."""
+    named = False
+    ranges: list[TorchRange] = []
+    names = sorted(n for n in os.listdir(folder) if n.lower().endswith((".yml", ".yaml")) and is_environment_file(n))
+    for name in names:
         text = _read(folder / name)
         if text is None or "torch" not in text:
             continue
-        named = False
-        ranges: list[TorchRange] = []
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in _dependency_lines(text):
             match = _CONDA_LINE.match(line)
             if match is None:
                 continue
@@ -422,9 +474,22 @@ def _environment(folder: Path) -> list[TorchRange] | None:
             found = _conda_range(match.group("name").lower(), match.group("spec").strip(), f"{name}:{number}", line)
             if found is not None:
                 ranges.append(found)
-        if named:
-            return ranges
-    return None
+    return ranges if named else None
+
+
+def _dependency_lines(text: str) -> list[tuple[int, str]]:
+    """The lines (numbered from 1) of the top-level ``dependencies:`` list,
+    its ``pip:`` section included; not ``channels: [- pytorch]``."""
+    lines: list[tuple[int, str]] = []
+    inside = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if _DEPENDENCIES.match(line):
+            inside = True
+        elif _TOP_LEVEL.match(line):
+            inside = False
+        elif inside:
+            lines.append((number, line))
+    return lines
 
 
 def _conda_range(name: str, spec: str, where: str, line: str) -> TorchRange | None:
@@ -439,6 +504,6 @@ def _conda_range(name: str, spec: str, where: str, line: str) -> TorchRange | No
         version = parse_version(fuzzy.group(1))
         if version is None:
             return None
-        return TorchRange(version, _next_release(version, len(version)), False, where, requirement)
+        return pinning(TorchRange(version, _next_release(version, len(version)), False, where, requirement))
     exact = re.fullmatch(r"(==|>=|<=|!=|~=|<|>)\s*([0-9][0-9.*]*)(?:=\S+)?", spec)  # a build string after it
     return range_of_specifiers(f"{exact.group(1)}{exact.group(2)}" if exact else spec, where, requirement)

@@ -375,6 +375,10 @@ def _show_settings(files: list[str], configs: list[Config], settings: list) -> i
         else:
             ceiling = f"{'<=' if torch.ceiling_included else '<'}{format_version(torch.ceiling)}"
         print(f"  torch: floor {floor}, ceiling {ceiling}, from {torch.where}: {torch.requirement}")
+        pin = torch.pinned
+        if pin is not None and (pin.floor, pin.ceiling) != (torch.floor, torch.ceiling):
+            # The torch the code was written for (MEM602, MEM802), when another file allows more.
+            print(f"  torch pinned: {pin.requirement}, from {pin.where}")
     return EXIT_OK
 
 

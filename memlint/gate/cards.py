@@ -104,6 +104,20 @@ def _names_a_scheduler(g: GateFacts) -> bool:
     return any("sched" in i or "Sched" in i or "LR" in i for i in g.idents)
 
 
+def _ignite_handler(g: GateFacts) -> bool:
+    """MEM802's ignite path (analysis/training/ignite_events.py): a ``.step()``
+    with no argument, ignite imported, and an event fired before the process
+    function spelled (``Events.EPOCH_STARTED``), where a scheduler is named.
+    The handler's step may be last in its function, where steps_in_a_loop
+    does not look."""
+    return (
+        "step" in g.called
+        and "ignite" in g.idents
+        and ("EPOCH_STARTED" in g.idents or "ITERATION_STARTED" in g.idents)
+        and _names_a_scheduler(g)
+    )
+
+
 def _mem202_gate(g: GateFacts, project: bool) -> bool:
     """MEM202's gate; without ``project``, its part that needs no other module
     (_may_hand_a_model_in_training_mode: a view that may supply a model in
@@ -484,13 +498,14 @@ _CARDS = (
         # through the project, that step on a typed object, or a bare method call the view
         # may say steps only schedulers (``trainer.update_learning_rate()``).
         lambda g: (g.steps_in_a_loop and _names_a_scheduler(g))
+        or _ignite_handler(g)
         or bool(g.loops and g.project_imports and (g.steps_in_a_loop or g.object_method_in_a_loop)),
         # ``self.scheduler`` typed by the constructor's call sites (project/typed_objects.py).
         reads_project=True,
         # A loop calling a project object's method that steps its schedulers
         # (``trainer.update_learning_rate()``, typed_objects.method_steps):
         # without such a ``.step()`` here, only what the view says of such methods.
-        local_gate=lambda g: g.steps_in_a_loop,
+        local_gate=lambda g: g.steps_in_a_loop or _ignite_handler(g),
         project_matters=lambda view: any(set(kinds) == {"s"} for *_, kinds in view.object_steps),
     ),
     Card(

@@ -624,6 +624,7 @@ class ProjectIndex:
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
         tuple_items: set[tuple[str, int, tuple[int, ...]]] = set()
         version_functions: set[tuple[str, str]] = set()
+        engine_factories: set[str] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
             if name in defining.model_classes:
@@ -635,6 +636,8 @@ class ProjectIndex:
                 tuple_items.add((local, size, tuple(fresh)))
             if name in defining.version_tests:
                 version_functions.add((local, defining.version_tests[name]))
+            if name in defining.engine_factories:
+                engine_factories.add(local)
             for t in defining.tensor_trackers:
                 if t.cls == name and where:
                     tensor_trackers.add(
@@ -785,6 +788,7 @@ class ProjectIndex:
             ),
             forward_items=tuple(sorted(tuple_items)),
             version_functions=tuple(sorted(version_functions)),
+            engine_factories=tuple(sorted(engine_factories)),
             state_loaders=tuple((name, *facts) for name, facts in sorted(state_loaders.items())),
             gpu_builders=tuple(sorted(gpu_builders)),
             methods_off_elsewhere=self.methods_off_elsewhere(path, summary),

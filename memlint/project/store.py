@@ -18,6 +18,7 @@ from memlint.project import (
     class_moves,
     cpu_builders,
     data_passes,
+    engine_factories,
     layer_lists,
     local_imports,
     method_modes,
@@ -61,6 +62,7 @@ def summary_fingerprint() -> str:
         method_modes,
         version_tests,
         data_passes,
+        engine_factories,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -54,6 +54,7 @@ from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.data_passes import names_data, passing, self_callee
+from memlint.project.engine_factories import engine_factories
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
@@ -318,6 +319,9 @@ class ModuleSummary:
     # Module-level functions that only compare the running torch's version
     # (version_tests.py): name -> ">=1.1.0" or "<1.1.0".
     version_tests: dict[str, str] = field(default_factory=dict)
+    # Module-level functions returning an ignite engine whose process function
+    # steps an optimizer (engine_factories.py): MEM802's ignite handlers.
+    engine_factories: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -368,6 +372,7 @@ class ModuleSummary:
             "methods_off": list(self.methods_off),
             "methods_on": list(self.methods_on),
             "version_tests": dict(self.version_tests),
+            "engine_factories": list(self.engine_factories),
         }
 
     @classmethod
@@ -421,6 +426,7 @@ class ModuleSummary:
             methods_off=[str(n) for n in data.get("methods_off", [])],
             methods_on=[str(n) for n in data.get("methods_on", [])],
             version_tests={str(k): str(v) for k, v in data.get("version_tests", {}).items()},
+            engine_factories=[str(n) for n in data.get("engine_factories", ())],
         )
 
 
@@ -489,6 +495,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.factories = factories(tree)
             walker.summary.forward_items = forward_items(tree, walker.bindings)
             walker.summary.version_tests = version_tests(tree)
+            walker.summary.engine_factories = engine_factories(tree)
             walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
             walker.summary.cpu_objects = cpu_objects(tree, walker.bindings, walker.summary.cpu_classes)
             # A class or factory of a module with no training word may still
@@ -1287,6 +1294,7 @@ class _Walker:
         s.forward_items = forward_items(self._tree, self.bindings, self.scope_nodes)
         s.methods_off, s.methods_on = method_call_modes(self._attr_calls, entries, self._class_methods, _INHERIT)
         s.version_tests = version_tests(self._tree)
+        s.engine_factories = engine_factories(self._tree)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)

@@ -199,6 +199,10 @@ class ProjectView:
     # compare the running torch's version (version_tests.py), by local name:
     # (``is_pytorch_1_1_0_or_later``, ">=1.1.0").
     version_functions: tuple[tuple[str, str], ...] = ()
+    # Functions of other project modules this module imports that return an
+    # ignite engine whose process function steps an optimizer
+    # (engine_factories.py), by local name (``create_supervised_trainer``).
+    engine_factories: tuple[str, ...] = ()
     # Functions of other project modules this module calls that pass a
     # parameter on to ``load_state_dict`` (summary FunctionFacts.state_params),
     # by the name the call writes: (``load_pretrained_model``, its positional
@@ -332,6 +336,7 @@ class ProjectView:
             or self.unknown_classes
             or self.forward_items
             or self.version_functions
+            or self.engine_factories
             or self.state_loaders
             or self.gpu_builders
         )

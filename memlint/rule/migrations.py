@@ -13,7 +13,10 @@ A row also says from which release its replacement exists (``requires``):
 a project that still supports an older torch (find/torch_floor.py) keeps
 the finding but not the fix, and a project whose every accepted torch
 predates the deprecation (``since``) is not told about it at all
-(``torch_verdict``).
+(``torch_verdict``). Behaviour that changed in a release, or an argument
+that does not exist before one, is judged by the torch the code was written
+for (``written_before``: the releases the project accepts, or the one it
+pins with ``==``).
 """
 
 from __future__ import annotations
@@ -158,3 +161,9 @@ def torch_verdict(since: str, needed: Migration | None, torch: TorchRange | None
             f"`{needed.replacement}` needs torch {needed.requires}",
         )
     return Verdict(True)
+
+
+def written_before(version: str, torch: TorchRange | None) -> bool:
+    """The project's code was written for a torch older than ``version``
+    (TorchRange.predates); False when its torch is unknown."""
+    return torch is not None and torch.predates(version)

@@ -293,6 +293,11 @@ class CallGraph:
                             return hit
         return None
 
+    def visible_functions(self, name: str, scope: Scope) -> list[cst.FunctionDef]:
+        """The functions of this module ``name`` may refer to from ``scope``
+        (its own defs, then its enclosing scopes')."""
+        return list(self._visible(name, scope))
+
     def resolve(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function defined in this module that ``call`` calls, if known."""
         return self.callee.get(call)
