@@ -78,7 +78,26 @@ class RetainedSites:
         if not names:
             return False
         index = self.facts.recurrent._index(loop.scope)
-        return all(any(loop.contains(b.pos) for b in index.get(n, ())) for n in names)
+        if not all(any(loop.contains(b.pos) for b in index.get(n, ())) for n in names):
+            return False
+        return not self._reaches_history_before(receiver, loop, index)
+
+    def _reaches_history_before(self, receiver: cst.BaseExpression, loop, index) -> bool:
+        """The graph runs through a value with history bound outside the
+        loop only (TRADES' ``p_natural = softmax(model(x_natural))`` before
+        its perturbation loop): every pass backpropagates that shared part
+        again, so each backward but the last must retain it."""
+        scope = loop.scope
+        for key in self.facts.usage.sources(receiver, scope):
+            binds = index.get(key, ()) if "." not in key else ()
+            if (
+                binds
+                and not any(loop.contains(b.pos) for b in binds)
+                and self._known_history(key, scope)
+                and self.may_hold_graph(key, scope)
+            ):
+                return True
+        return False
 
     def sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
         calls = self.facts.calls
