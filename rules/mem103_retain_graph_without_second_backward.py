@@ -541,6 +541,28 @@ save(cam.generate(second, 1))
         Invalid(
             """\
 import torch
+def reinforce(policy, optimizer, steps, returns):
+    log_prob = [policy(s).log_softmax(-1)[a] for s, a in steps]
+    for i in range(len(returns)):
+        optimizer.zero_grad()
+        loss = -log_prob[i] * returns[i]
+        loss.backward(retain_graph=True)
+        optimizer.step()
+""",
+            """\
+import torch
+def reinforce(policy, optimizer, steps, returns):
+    log_prob = [policy(s).log_softmax(-1)[a] for s, a in steps]
+    for i in range(len(returns)):
+        optimizer.zero_grad()
+        loss = -log_prob[i] * returns[i]
+        loss.backward()
+        optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
 import torch.nn.functional as F
 def trades(model, x, steps):
     p_nat = F.softmax(model(x), dim=1).detach()

@@ -95,7 +95,26 @@ class RetainedSites:
                 and not any(loop.contains(b.pos) for b in binds)
                 and self._known_history(key, scope)
                 and self.may_hold_graph(key, scope)
+                and self._shared_by_passes(key, loop, scope)
             ):
+                return True
+        return False
+
+    def _shared_by_passes(self, key: str, loop, scope) -> bool:
+        """The loop reads ``key`` itself, and not only as the element the
+        pass's own target picks (``log_probs[i]`` in ``for i in range(n)``:
+        each pass backpropagates its own part, not a shared one)."""
+        calls = self.facts.calls
+        reads = [r for r in self.facts.usage.reads(key, scope) if loop.contains(calls.pos(r))]
+        node = loop.node
+        if not reads or not isinstance(node, cst.For):
+            return bool(reads)
+        targets = {n.value for n in _names_in(node.target)}
+        for read in reads:
+            sub = calls.parents.get(read)
+            if not (isinstance(sub, cst.Subscript) and sub.value is read):
+                return True
+            if not any(n.value in targets for el in sub.slice for n in _names_in(el)):
                 return True
         return False
 
@@ -252,6 +271,18 @@ def _called(read: cst.CSTNode, parents) -> bool:
     """``read`` is the callee of a call (``backbone(x)``)."""
     parent = parents.get(read)
     return isinstance(parent, cst.Call) and parent.func is read
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    """Every ``Name`` under ``node``."""
+    found: list[cst.Name] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Name):
+            found.append(cur)
+        stack.extend(cur.children)
+    return found
 
 
 def _history_names(expr: cst.BaseExpression, history) -> list[str]:
