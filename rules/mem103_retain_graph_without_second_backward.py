@@ -158,6 +158,21 @@ class RetainGraphWithoutSecondBackward(Rule):
         Valid(
             """\
 import torch
+import torch.nn.functional as F
+def trades(model, x, steps):
+    p_nat = F.softmax(model(x), dim=1)
+    delta = torch.zeros_like(x, requires_grad=True)
+    for _ in range(steps):
+        loss = F.kl_div(F.log_softmax(model(x + delta), dim=1), p_nat)
+        loss.backward(retain_graph=True)
+        delta.data.add_(delta.grad.sign())
+    return delta
+""",
+            "every pass backpropagates again through p_nat's graph, built once before the loop",
+        ),
+        Valid(
+            """\
+import torch
 class GAN:
     def train(self, loader):
         for x_, _ in loader:
@@ -523,6 +538,56 @@ save(cam.generate(second, 1))
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def reinforce(policy, optimizer, steps, returns):
+    log_prob = [policy(s).log_softmax(-1)[a] for s, a in steps]
+    for i in range(len(returns)):
+        optimizer.zero_grad()
+        loss = -log_prob[i] * returns[i]
+        loss.backward(retain_graph=True)
+        optimizer.step()
+""",
+            """\
+import torch
+def reinforce(policy, optimizer, steps, returns):
+    log_prob = [policy(s).log_softmax(-1)[a] for s, a in steps]
+    for i in range(len(returns)):
+        optimizer.zero_grad()
+        loss = -log_prob[i] * returns[i]
+        loss.backward()
+        optimizer.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+def trades(model, x, steps):
+    p_nat = F.softmax(model(x), dim=1).detach()
+    delta = torch.zeros_like(x, requires_grad=True)
+    for _ in range(steps):
+        p_adv = F.log_softmax(model(x + delta), dim=1)
+        loss = F.kl_div(p_adv, F.softmax(model(x), dim=1))
+        loss.backward(retain_graph=True)
+        delta.data.add_(delta.grad.sign())
+    return delta
+""",
+            """\
+import torch
+import torch.nn.functional as F
+def trades(model, x, steps):
+    p_nat = F.softmax(model(x), dim=1).detach()
+    delta = torch.zeros_like(x, requires_grad=True)
+    for _ in range(steps):
+        p_adv = F.log_softmax(model(x + delta), dim=1)
+        loss = F.kl_div(p_adv, F.softmax(model(x), dim=1))
+        loss.backward()
+        delta.data.add_(delta.grad.sign())
+    return delta
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -847,6 +847,20 @@ class InferenceWithoutNoGrad(Rule):
         Valid(
             """\
 import torch
+class Trainer:
+    def evaluate(self, loader):
+        self.model.eval()
+        acc = 0.0
+        for x, y in loader:
+            x_adv = self.eval_attack.perturb(x, y)
+            acc += (self.model(x_adv).argmax(1) == y).float().mean()
+        return acc
+""",
+            "an attack object's method differentiates the loss with respect to the input: it needs gradients",
+        ),
+        Valid(
+            """\
+import torch
 from torch.autograd import Variable
 from model import BetaVAE
 
@@ -1879,6 +1893,31 @@ def main(args, model, optimizer, train_loader, val_loader):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+class Trainer:
+    def evaluate(self, loader):
+        self.model.eval()
+        acc = 0.0
+        for x, y in loader:
+            x_aug = self.eval_augment.perturb(x, y)
+            acc += (self.model(x_aug).argmax(1) == y).float().mean()
+        return acc
+""",
+            """\
+import torch
+class Trainer:
+    @torch.no_grad()
+    def evaluate(self, loader):
+        self.model.eval()
+        acc = 0.0
+        for x, y in loader:
+            x_aug = self.eval_augment.perturb(x, y)
+            acc += (self.model(x_aug).argmax(1) == y).float().mean()
+        return acc
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -121,3 +121,54 @@ def test_the_language_servers_view_says_the_same(tmp_path):
     disk = view_from_disk(str(tmp_path / "transformer.py"))
     assert disk is not None and disk.methods_off_elsewhere == ("generate_beam",)
     assert Workspace().view(str(tmp_path / "transformer.py")) == disk
+
+
+# flowtron: the model's ``infer`` calls its encoder's ``infer`` through an
+# attribute; the only grad-on call of ``self.infer`` sits in a method nothing
+# calls. inference.py runs ``model.infer`` under ``torch.no_grad()``.
+_FLOW_MODEL = """
+    import torch
+    import torch.nn as nn
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convs = nn.ModuleList([nn.Conv1d(4, 4, 3) for _ in range(3)])
+        def infer(self, x):
+            for conv in self.convs:
+                x = conv(x)
+            return x
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = Encoder()
+        def infer(self, x):
+            return self.encoder.infer(x)
+        def check(self, x):
+            return self.infer(x)
+"""
+
+_FLOW_INFERENCE = """
+    import torch
+    from model import Net
+    def main(x):
+        model = Net()
+        with torch.no_grad():
+            return model.infer(x)
+"""
+
+
+def test_a_method_reached_through_an_attribute_from_a_method_called_off_elsewhere_is_silent(tmp_path):
+    write_project(tmp_path, {"model.py": _FLOW_MODEL, "inference.py": _FLOW_INFERENCE})
+    assert finding_lines(tmp_path / "model.py", "MEM201") == []
+
+
+def test_the_attribute_call_stays_reported_without_the_no_grad_caller(tmp_path):
+    write_project(tmp_path, {"model.py": _FLOW_MODEL})
+    assert finding_lines(tmp_path / "model.py", "MEM201") == [9]
+
+
+def test_a_grad_on_call_in_a_called_function_of_the_module_still_decides(tmp_path):
+    model = _FLOW_MODEL + "\n    def run(net, batches):\n        for x in batches:\n            net.infer(x)\n"
+    model += "\n    run(Net(), [])\n"
+    write_project(tmp_path, {"model.py": model, "inference.py": _FLOW_INFERENCE})
+    assert 9 in finding_lines(tmp_path / "model.py", "MEM201")

@@ -423,6 +423,41 @@ class GradModeAnalysis:
         # ``model.generate_beam(src)`` here may reach it too: this module's calls decide.
         return fn.name.value not in (self._method_calls or {})
 
+    def _delegated_off_elsewhere(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` is a method whose name other modules call only with grad
+        off, and this module's own calls of that name prove no grad-on
+        entry: each runs off or in a mode it cannot tell (flowtron's
+        ``Flowtron.infer`` calling ``self.encoder.infer(text)``, itself
+        entered under inference.py's ``torch.no_grad()``), or sits in a
+        method no call reaches (whose grad-on entry is a default, not a
+        fact). The caller's mode flows down the attribute call; one call
+        entered with grad on still decides (``_called_off_elsewhere``)."""
+        project = self.project
+        if project is None or fn not in self.calls.class_of or fn.name.value not in project.methods_off_elsewhere:
+            return False
+        self.method_called_without_grad(fn)  # lists this module's method calls once
+        sites = (self._method_calls or {}).get(fn.name.value, [])
+        return bool(sites) and all(self._proves_no_grad_on_entry(call) for call in sites)
+
+    def _proves_no_grad_on_entry(self, call: cst.Call) -> bool:
+        local, _, scope = self._local(call)
+        mode = local if local is not None else self.mode_at(scope) if isinstance(scope, cst.FunctionDef) else None
+        if mode is None:
+            return False  # module level: a script's own call, grad on
+        if mode is not GradMode.ENABLED:
+            return True
+        return local is None and self._unreached_method(scope)
+
+    def _unreached_method(self, fn: cst.FunctionDef) -> bool:
+        """A method no call of this module reaches and nothing hands out."""
+        return (
+            fn in self.calls.class_of
+            and fn not in self._decorated
+            and fn not in self.calls.escapes
+            and not self.calls.call_sites.get(fn)
+            and not self.calls.inherited_sites.get(fn)
+        )
+
     def entry_mode(self, fn: cst.FunctionDef) -> GradMode:
         if fn in self._decorated:
             return self._decorated[fn]
@@ -443,6 +478,8 @@ class GradModeAnalysis:
                 # it, in a mode this module does not show.
                 modes.add(GradMode.UNKNOWN)
             if not modes and self._called_off_elsewhere(fn):
+                modes.add(GradMode.UNKNOWN)
+            elif self._delegated_off_elsewhere(fn):
                 modes.add(GradMode.UNKNOWN)
             if not modes or fn in self.calls.escapes:
                 modes.add(GradMode.ENABLED)

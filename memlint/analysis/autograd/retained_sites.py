@@ -78,7 +78,45 @@ class RetainedSites:
         if not names:
             return False
         index = self.facts.recurrent._index(loop.scope)
-        return all(any(loop.contains(b.pos) for b in index.get(n, ())) for n in names)
+        if not all(any(loop.contains(b.pos) for b in index.get(n, ())) for n in names):
+            return False
+        return not self._reaches_history_before(receiver, loop, index)
+
+    def _reaches_history_before(self, receiver: cst.BaseExpression, loop, index) -> bool:
+        """The graph runs through a value with history bound outside the
+        loop only (TRADES' ``p_natural = softmax(model(x_natural))`` before
+        its perturbation loop): every pass backpropagates that shared part
+        again, so each backward but the last must retain it."""
+        scope = loop.scope
+        for key in self.facts.usage.sources(receiver, scope):
+            binds = index.get(key, ()) if "." not in key else ()
+            if (
+                binds
+                and not any(loop.contains(b.pos) for b in binds)
+                and self._known_history(key, scope)
+                and self.may_hold_graph(key, scope)
+                and self._shared_by_passes(key, loop, scope)
+            ):
+                return True
+        return False
+
+    def _shared_by_passes(self, key: str, loop, scope) -> bool:
+        """The loop reads ``key`` itself, and not only as the element the
+        pass's own target picks (``log_probs[i]`` in ``for i in range(n)``:
+        each pass backpropagates its own part, not a shared one)."""
+        calls = self.facts.calls
+        reads = [r for r in self.facts.usage.reads(key, scope) if loop.contains(calls.pos(r))]
+        node = loop.node
+        if not reads or not isinstance(node, cst.For):
+            return bool(reads)
+        targets = {n.value for n in _names_in(node.target)}
+        for read in reads:
+            sub = calls.parents.get(read)
+            if not (isinstance(sub, cst.Subscript) and sub.value is read):
+                return True
+            if not any(n.value in targets for el in sub.slice for n in _names_in(el)):
+                return True
+        return False
 
     def sites(self, fn: cst.FunctionDef) -> list[cst.Call]:
         calls = self.facts.calls
@@ -233,6 +271,18 @@ def _called(read: cst.CSTNode, parents) -> bool:
     """``read`` is the callee of a call (``backbone(x)``)."""
     parent = parents.get(read)
     return isinstance(parent, cst.Call) and parent.func is read
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    """Every ``Name`` under ``node``."""
+    found: list[cst.Name] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Name):
+            found.append(cur)
+        stack.extend(cur.children)
+    return found
 
 
 def _history_names(expr: cst.BaseExpression, history) -> list[str]:

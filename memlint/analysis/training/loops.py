@@ -112,6 +112,17 @@ _GRAD_NAME_TOKENS = frozenset(
 
 _JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
 
+# Words naming an adversary: its methods (``attack.perturb(x, y)``,
+# ``self.eval_attack.perturb(x, y)``) differentiate the model's loss with
+# respect to the input, whatever the method is called.
+_ATTACK_TOKENS = frozenset({"attack", "attacker", "attacks", "adversary", "adversarial", "fgsm", "pgd"})
+
+
+def _attack_receiver(callee: str) -> bool:
+    """``callee`` is a method of an object named as an attack."""
+    receiver, dot, _method = callee.rpartition(".")
+    return bool(dot) and bool(name_tokens(receiver.rsplit(".", 1)[-1]) & _ATTACK_TOKENS)
+
 
 def jumps(stmt: cst.CSTNode, kinds: tuple[type, ...] = _JUMPS) -> bool:
     """``stmt`` is, or is a line holding, a ``break``/``continue``/``return``/
@@ -328,7 +339,7 @@ class LoopAnalysis(cst.CSTVisitor):
             pass  # ``torch.no_grad()`` turns grad off: not a need for it, whatever its name says
         else:
             callee = dotted_name(func)
-            if callee and name_tokens(callee.rsplit(".", 1)[-1]) & _GRAD_NAME_TOKENS:
+            if callee and (name_tokens(callee.rsplit(".", 1)[-1]) & _GRAD_NAME_TOKENS or _attack_receiver(callee)):
                 self._mark("grad_markers", node)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "requires_grad":
