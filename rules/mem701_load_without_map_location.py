@@ -1476,6 +1476,21 @@ def train(path):
         ),
         Valid(
             """\
+import torch
+import torch.nn as nn
+def make_optimizer(cfg, model):
+    return getattr(torch.optim, cfg.name)(model.parameters(), lr=cfg.lr)
+def train(cfg, path):
+    model = nn.Linear(4, 2)
+    optimizer = make_optimizer(cfg, model)
+    optimizer.load_state_dict(torch.load(path))
+    model.cuda()
+""",
+            "reid-strong-baseline's resume: the optimizer a helper that moves nothing builds over a model "
+            "still on the CPU holds no state until it steps, and casts the state it loads to the CPU",
+        ),
+        Valid(
+            """\
 import importlib
 import torch
 def run(args):
@@ -1738,6 +1753,30 @@ import torch
 def run(args):
     model = getattr(importlib.import_module(args.cam_network), "CAM")().cuda()
     model.load_state_dict(torch.load(args.cam_weights_name + ".pth", map_location="cpu"), strict=True)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def make_optimizer(cfg, model):
+    return getattr(torch.optim, cfg.name)(model.parameters(), lr=cfg.lr)
+def train(cfg, path):
+    model = nn.Linear(4, 2)
+    optimizer = make_optimizer(cfg, model)
+    model.cuda()
+    optimizer.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+def make_optimizer(cfg, model):
+    return getattr(torch.optim, cfg.name)(model.parameters(), lr=cfg.lr)
+def train(cfg, path):
+    model = nn.Linear(4, 2)
+    optimizer = make_optimizer(cfg, model)
+    model.cuda()
+    optimizer.load_state_dict(torch.load(path, map_location="cpu"))
 """,
         ),
         Invalid(

@@ -53,6 +53,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
+from memlint.project.cpu_receivers import cpu_uses
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
@@ -245,6 +246,11 @@ class ModuleSummary:
     # (``unit.load_from(w)`` with grad on, or not called): MEM401 trusts a
     # weight loader's in-place copies only when no module uses it so.
     loading_grad_uses: list[str] = field(default_factory=list)
+    # Of ``loading_uses``, the names every use of which here is a call on a
+    # model just built by a constructor, not moved nor named since
+    # (cpu_receivers.py), with each constructor as spelled after the imports:
+    # ``from_pretrained=model.GNN_graphpred`` (MEM701).
+    loading_cpu_uses: list[str] = field(default_factory=list)
     # Functions named by a string handed to ``eval`` and called
     # (``eval('models.' + cfg.NAME + '.get_pose_net')(cfg)``): MEM701 trusts
     # such a call when every function of that name in the project is a CPU builder.
@@ -332,6 +338,7 @@ class ModuleSummary:
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
             "loading_grad_uses": list(self.loading_grad_uses),
+            "loading_cpu_uses": list(self.loading_cpu_uses),
             "eval_names": list(self.eval_names),
             "tables": {k: list(v) for k, v in self.tables.items()},
             "cpu_module": self.cpu_module,
@@ -381,6 +388,7 @@ class ModuleSummary:
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
             loading_grad_uses=[str(c) for c in data.get("loading_grad_uses", [])],
+            loading_cpu_uses=[str(c) for c in data.get("loading_cpu_uses", [])],
             eval_names=[str(c) for c in data.get("eval_names", [])],
             tables={str(k): [str(n) for n in v] for k, v in data.get("tables", {}).items()},
             cpu_module=bool(data.get("cpu_module", False)),
@@ -520,7 +528,7 @@ class _Scope:
     step_attrs: tuple[tuple[str, str], ...] = ()  # FunctionFacts.step_attrs
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
-    loading: list[tuple[str, str]] = field(default_factory=list)
+    loading: list[tuple[str, str, ast.Attribute]] = field(default_factory=list)
     built_here: dict[str, str] = field(default_factory=dict)
     # The same for uses not called under no_grad (loading_grad_uses), and the
     # names bound from an imported name (``model = VisionTransformer(...)``).
@@ -566,6 +574,7 @@ class _Walker:
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
         self._class_stack: list[tuple[bool, set[str]]] = []
         self._loading: set[str] = set()  # ModuleSummary.loading_uses
+        self._loading_cpu: dict[str, set[str]] = {}  # ModuleSummary.loading_cpu_uses (also loading_uses)
         self._loading_grad: set[str] = set()  # ModuleSummary.loading_grad_uses
         self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
@@ -680,11 +689,11 @@ class _Walker:
             params = {*scope.params, *scope.kwonly}
             self.summary.closed_instances.extend(closed_instances(body, params, scope.instances, self.bindings))
         if scope.loading or scope.grad_loading:
-            self._loading_uses(node, scope)
+            self._loading_uses(node, scope, body)
         if scope.loads_state:
             self._gpu_state |= gpu_state_calls(body)
 
-    def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
+    def _loading_uses(self, node: ast.AST, scope: _Scope, body: list[ast.stmt]) -> None:
         """Keep the scope's uses of loading names, but for a call on a name
         bound once, in the scope, to a class of this module that defines the
         method itself (``model = DLA(...); model.load_pretrained_model()``):
@@ -715,11 +724,17 @@ class _Walker:
             for name in bound:
                 if isinstance(name, str):
                     stores[name] = stores.get(name, 0) + 2  # bound otherwise: never trusted
-        for name, receiver in scope.loading:
+        others = []
+        for name, receiver, attr in scope.loading:
             cls = scope.built_here.get(receiver)
             methods = self._class_methods.get(cls) if cls is not None else None
             if not (methods is not None and name in methods and stores.get(receiver) == 1):
-                self._loading.add(name)
+                others.append((name, receiver, attr))
+        if others:
+            proven, loud = cpu_uses(node, body, others, stores, self._spelling)
+            self._loading.update(loud)
+            for name, spelled in proven.items():
+                self._loading_cpu.setdefault(name, set()).update(spelled)
         for name, receiver in scope.grad_loading:
             cls = scope.built_here.get(receiver)
             methods = self._class_methods.get(cls) if cls is not None else None
@@ -828,8 +843,10 @@ class _Walker:
             scope.grad_loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
         else:
             self._loading_grad.add(node.attr)
-        if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
-            scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
+        if receiver.__class__ is ast.Name and (
+            receiver.id in scope.built_here or receiver.id in scope.built_imported  # type: ignore[attr-defined]
+        ):
+            scope.loading.append((node.attr, receiver.id, node))  # type: ignore[attr-defined]  # judged at its end
         else:
             self._loading.add(node.attr)
 
@@ -914,7 +931,7 @@ class _Walker:
                 self._scopes.append(_Scope(name))
                 self._function(stmt, ON)
                 decorators = self._scopes.pop()  # what the method's decorators use
-                self._loading.update(used for used, _ in decorators.loading)
+                self._loading.update(used for used, _, _ in decorators.loading)
             else:
                 self._visit(stmt, ON, False)
         self._own = own
@@ -1250,7 +1267,13 @@ class _Walker:
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.class_needs = class_needs(self._tree, s.cpu_classes, self._calls_of)
-        s.loading_uses = sorted(self._loading)
+        s.loading_uses = sorted(self._loading.union(self._loading_cpu))
+        s.loading_cpu_uses = sorted(
+            f"{name}={spelled}"
+            for name, found in self._loading_cpu.items()
+            if name not in self._loading
+            for spelled in found
+        )
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
         s.tables = model_tables(self._tree)
