@@ -1505,6 +1505,21 @@ def run(args):
         Valid(
             """\
 import torch
+def train(args, device):
+    Model = eval(args.model_type)
+    model = Model(args.classes)
+    if args.pretrained:
+        model.load_state_dict(torch.load(args.pretrained)["model"])
+    model = torch.nn.DataParallel(model)
+    model.to(device)
+""",
+            "audioset's finetune_template: a class picked by a name read at run time (`eval(model_type)`), "
+            "built without a device: what it builds is not known, so the load into it is not claimed; "
+            "DataParallel and the move come after it",
+        ),
+        Valid(
+            """\
+import torch
 import torch.nn as nn
 
 
@@ -1753,6 +1768,24 @@ import torch
 def run(args):
     model = getattr(importlib.import_module(args.cam_network), "CAM")().cuda()
     model.load_state_dict(torch.load(args.cam_weights_name + ".pth", map_location="cpu"), strict=True)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(args, device):
+    Model = eval(args.model_type)
+    model = Model(args.classes)
+    model.to(device)
+    model.load_state_dict(torch.load(args.pretrained))
+""",
+            """\
+import torch
+def train(args, device):
+    Model = eval(args.model_type)
+    model = Model(args.classes)
+    model.to(device)
+    model.load_state_dict(torch.load(args.pretrained, map_location="cpu"))
 """,
         ),
         Invalid(

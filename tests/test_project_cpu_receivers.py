@@ -304,3 +304,38 @@ def test_cpu_only_users_needs_every_user_proven():
     assert cpu_only_users(["load"], users([("a.py", ["load=model.Net"]), ("b.py", [])]), cpu, own) == []
     assert cpu_only_users(["load"], users([("a.py", ["load=model.Net", "load=x.Gpu"])]), cpu, own) == []
     assert cpu_only_users(["load"], users([]), cpu, own) == []
+
+
+_TEMPLATE = """
+    import torch
+    import torch.nn as nn
+
+    class Transfer(nn.Module):
+        def __init__(self, classes):
+            super().__init__()
+            self.base = nn.Linear(8, 4)
+            self.fc = nn.Linear(4, classes)
+
+        def load_from_pretrain(self, path):
+            checkpoint = torch.load(path)
+            self.base.load_state_dict(checkpoint["model"])
+
+    def train(args, device):
+        Model = eval(args.model_type)
+        model = Model(args.classes)
+        if args.pretrained:
+            model.load_from_pretrain(args.pretrained)
+        model = torch.nn.DataParallel(model)
+        model.to(device)
+"""
+
+
+def test_a_class_picked_by_eval_at_run_time_is_not_claimed(tmp_path):
+    """audioset's finetune_template: ``Model = eval(model_type)`` builds a
+    class not known here, without a device; the loading method's one call
+    comes before the move."""
+    write_project(tmp_path, {"finetune_template.py": _TEMPLATE})
+    assert finding_lines(tmp_path / "finetune_template.py", "MEM701") == []
+    moved = _TEMPLATE.replace("        if args.pretrained:", "        model.to(device)\n        if args.pretrained:")
+    write_project(tmp_path, {"finetune_template.py": moved})
+    assert finding_lines(tmp_path / "finetune_template.py", "MEM701") == [12]

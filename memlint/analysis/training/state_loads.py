@@ -141,6 +141,20 @@ def _swallowed(init: cst.FunctionDef, star: object) -> bool:
     return not mentions(init.body, star.name.value)
 
 
+def _run_time_pick(value: cst.BaseExpression) -> bool:
+    """``eval(model_type)`` of a name read at run time (audioset's
+    ``Model = eval(args.model_type)``): a class picked by name from the
+    module's own names, as ``_dynamic_class`` picks one from a module named
+    at run time. Which class, and whether it moves itself, is not known;
+    built without a device, the load into it is not claimed. A string
+    (``eval('models.' + name + '.get_pose_net')``) is ``_evaluated_name``'s."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "eval"):
+        return False
+    if len(value.args) != 1 or value.args[0].keyword is not None or value.args[0].star:
+        return False
+    return isinstance(value.args[0].value, (cst.Name, cst.Attribute))
+
+
 class _Moves(cst.CSTVisitor):
     def __init__(self) -> None:
         self.found = False
@@ -593,7 +607,11 @@ class _CpuModels(cst.CSTVisitor):
                 self.frames[-1][key] = tuple(self.blocks)
                 # Every class this name was built from, in any branch (judged together).
                 self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
-            elif "." not in key and (self._cpu_getattr(original_node.value) or self.cpu_factory(original_node.value)):
+            elif "." not in key and (
+                self._cpu_getattr(original_node.value)
+                or self.cpu_factory(original_node.value)
+                or _run_time_pick(original_node.value)
+            ):
                 self.aliases[-1][key] = tuple(self.blocks)
             elif (
                 model := self._optimized_cpu_model(original_node.value) or self._helper_optimizer(key, value)
