@@ -197,33 +197,30 @@ def fresh_receiver(
 def cpu_uses(
     node: ast.AST,
     body: list[ast.stmt],
-    candidates: list[tuple[str, str, ast.Attribute]],
+    candidates: list[tuple[str, str, ast.Call | None]],
     stores: dict[str, int],
     spelling: Callable[[ast.expr], str | None],
 ) -> tuple[dict[str, set[str]], list[str]]:
-    """Of the scope's loading-name uses ``(name, receiver, attribute)``: the
-    ones proven on a fresh model (name -> the constructors as spelled), and
-    the names of the others."""
-    wanted = {receiver for _, receiver, _ in candidates if stores.get(receiver) == 1}
-    funcs = {id(attr) for _, _, attr in candidates}
-    calls: dict[int, ast.Call] = {}
+    """Of the scope's loading-name uses ``(name, receiver, the call)``
+    (``None``: not called): the ones proven on a fresh model (name -> the
+    constructors as spelled), and the names of the others."""
+    wanted = {receiver for _, receiver, call in candidates if call is not None and stores.get(receiver) == 1}
     mentions: dict[str, list[ast.Name]] = {}
     nested: list[ast.AST] = []
     if wanted:
         for sub in ast.walk(node):
-            if isinstance(sub, ast.Call) and id(sub.func) in funcs:
-                calls[id(sub.func)] = sub
-            elif isinstance(sub, ast.Name) and sub.id in wanted:
-                mentions.setdefault(sub.id, []).append(sub)
+            if isinstance(sub, ast.Name):
+                if sub.id in wanted:
+                    mentions.setdefault(sub.id, []).append(sub)
             elif isinstance(sub, _NESTED) and sub is not node:
                 nested.append(sub)
     proven: dict[str, set[str]] = {}
     loud: list[str] = []
-    for name, receiver, attr in candidates:
-        call = calls.get(id(attr))
+    for name, receiver, call in candidates:
         built = None
         if call is not None and receiver in wanted:
-            others = [m for m in mentions.get(receiver, ()) if m is not attr.value]
+            own = call.func.value  # type: ignore[attr-defined]
+            others = [m for m in mentions.get(receiver, ()) if m is not own]
             built = fresh_receiver(body, receiver, call, others, nested)
         spelled = spelling(built.func) if built is not None else None
         if spelled is None:

@@ -528,7 +528,7 @@ class _Scope:
     step_attrs: tuple[tuple[str, str], ...] = ()  # FunctionFacts.step_attrs
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
-    loading: list[tuple[str, str, ast.Attribute]] = field(default_factory=list)
+    loading: list[tuple[str, str, ast.Call | None]] = field(default_factory=list)
     built_here: dict[str, str] = field(default_factory=dict)
     # The same for uses not called under no_grad (loading_grad_uses), and the
     # names bound from an imported name (``model = VisionTransformer(...)``).
@@ -575,6 +575,7 @@ class _Walker:
         self._class_stack: list[tuple[bool, set[str]]] = []
         self._loading: set[str] = set()  # ModuleSummary.loading_uses
         self._loading_cpu: dict[str, set[str]] = {}  # ModuleSummary.loading_cpu_uses (also loading_uses)
+        self._loading_calls: dict[int, ast.Call] = {}  # the ``func`` of a loading-name call -> the call
         self._loading_grad: set[str] = set()  # ModuleSummary.loading_grad_uses
         self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
@@ -724,12 +725,16 @@ class _Walker:
             for name in bound:
                 if isinstance(name, str):
                     stores[name] = stores.get(name, 0) + 2  # bound otherwise: never trusted
-        others = []
-        for name, receiver, attr in scope.loading:
+        others: list[tuple[str, str, ast.Call | None]] = []
+        for name, receiver, call in scope.loading:
             cls = scope.built_here.get(receiver)
             methods = self._class_methods.get(cls) if cls is not None else None
-            if not (methods is not None and name in methods and stores.get(receiver) == 1):
-                others.append((name, receiver, attr))
+            if methods is not None and name in methods and stores.get(receiver) == 1:
+                continue
+            if name in _MODULE_LOADERS or call is None:
+                self._loading.add(name)
+            else:
+                others.append((name, receiver, call))
         if others:
             proven, loud = cpu_uses(node, body, others, stores, self._spelling)
             self._loading.update(loud)
@@ -843,10 +848,14 @@ class _Walker:
             scope.grad_loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
         else:
             self._loading_grad.add(node.attr)
+        call = self._loading_calls.get(id(node))
         if receiver.__class__ is ast.Name and (
-            receiver.id in scope.built_here or receiver.id in scope.built_imported  # type: ignore[attr-defined]
+            receiver.id in scope.built_here  # type: ignore[attr-defined]
+            # ``model.from_pretrained(p)`` on an imported class's instance: cpu_receivers.py
+            # (not torch.nn.Module's own loaders, which no project method is known to be).
+            or (receiver.id in scope.built_imported and call is not None and node.attr not in _MODULE_LOADERS)  # type: ignore[attr-defined]
         ):
-            scope.loading.append((node.attr, receiver.id, node))  # type: ignore[attr-defined]  # judged at its end
+            scope.loading.append((node.attr, receiver.id, call))  # type: ignore[attr-defined]  # judged at its end
         else:
             self._loading.add(node.attr)
 
@@ -1001,6 +1010,8 @@ class _Walker:
             self._outside(_dotted(func.value))  # type: ignore[attr-defined]  # ``trainer.model.cuda()``: moved here
         if grad == OFF and func.__class__ is ast.Attribute:
             self._off_calls.add(id(func))
+        if func.__class__ is ast.Attribute and LOADING_NAMES[func.attr]:  # type: ignore[attr-defined]
+            self._loading_calls[id(func)] = node  # before _loading_attribute meets its ``func``
         if func.__class__ is ast.Call:
             named = evaluated_name(func)  # type: ignore[arg-type]
             if named:
@@ -1459,6 +1470,12 @@ def _is_number(expr: ast.AST, converted: set[str]) -> bool:
 
 
 # Methods of a module that return the module itself (``Net().cuda().eval()``).
+# torch.nn.Module's own methods named for loading: a call of one on an
+# imported class's instance is not followed as a project method's (cpu_receivers.py).
+_MODULE_LOADERS = frozenset(
+    {"load_state_dict", "_load_from_state_dict", "register_load_state_dict_post_hook"}
+    | {"register_load_state_dict_pre_hook", "_register_load_state_dict_pre_hook"}
+)
 _RETURNS_MODULE = frozenset(
     {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_"}
 )
