@@ -339,3 +339,15 @@ def test_a_class_picked_by_eval_at_run_time_is_not_claimed(tmp_path):
     moved = _TEMPLATE.replace("        if args.pretrained:", "        model.to(device)\n        if args.pretrained:")
     write_project(tmp_path, {"finetune_template.py": moved})
     assert finding_lines(tmp_path / "finetune_template.py", "MEM701") == [12]
+
+
+def test_the_language_servers_view_says_the_same(tmp_path):
+    import memlint.project.index as index
+    from memlint.project.index import view_from_disk
+    from memlint.project.live import Workspace
+
+    _project(tmp_path, finetune=_FINETUNE, setup="")
+    index._MEMO.clear()
+    disk = view_from_disk(str(tmp_path / "model.py"))
+    assert disk is not None and disk.loading_cpu_elsewhere == ("from_pretrained",)
+    assert Workspace().view(str(tmp_path / "model.py")) == disk
