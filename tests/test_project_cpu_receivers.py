@@ -351,3 +351,13 @@ def test_the_language_servers_view_says_the_same(tmp_path):
     disk = view_from_disk(str(tmp_path / "model.py"))
     assert disk is not None and disk.loading_cpu_elsewhere == ("from_pretrained",)
     assert Workspace().view(str(tmp_path / "model.py")) == disk
+
+
+def test_a_caller_module_that_sets_a_default_device_keeps_it_loud(tmp_path):
+    placed = _FINETUNE.replace(
+        "from model import Net", 'import torch\n    from model import Net\n    torch.set_default_device("cuda")'
+    )
+    summary = summarise_text(textwrap.dedent(placed), always=True)
+    assert summary is not None and summary.loading_uses == ["from_pretrained"] and summary.loading_cpu_uses == []
+    _project(tmp_path, finetune=placed)
+    assert finding_lines(tmp_path / "model.py", "MEM701") == [_LOAD_LINE]

@@ -230,6 +230,17 @@ def cpu_uses(
     return proven, loud
 
 
+def sets_default_device(tree: ast.Module) -> bool:
+    """The module calls ``torch.set_default_device`` (any spelling): a model
+    it builds may be on a device from the start."""
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "set_default_device":
+                return True
+    return False
+
+
 def cpu_only_users(
     names: Iterable[str],
     users: Callable[[str], Iterable[tuple[str, list[str]]]],

@@ -53,7 +53,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
-from memlint.project.cpu_receivers import cpu_uses
+from memlint.project.cpu_receivers import cpu_uses, sets_default_device
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
@@ -1279,6 +1279,8 @@ class _Walker:
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.class_needs = class_needs(self._tree, s.cpu_classes, self._calls_of)
         s.loading_uses = sorted(self._loading.union(self._loading_cpu))
+        if self._loading_cpu and sets_default_device(self._tree):
+            self._loading.update(self._loading_cpu)  # what it builds may start on a device
         s.loading_cpu_uses = sorted(
             f"{name}={spelled}"
             for name, found in self._loading_cpu.items()
