@@ -159,7 +159,8 @@ class LoadWithoutMapLocation(Rule):
     import vgg`) and not moved before the load, is on the CPU too.
     A constructor bound nowhere in the module (never
     imported, no star import), or a class picked by name from a module named
-    at run time (`getattr(importlib.import_module(name), "CAM")()`), is not
+    at run time (`getattr(importlib.import_module(name), "CAM")()`) or from
+    the module's own names (`Model = eval(args.model_type)`), is not
     known: nothing is claimed; so is, when the project is read, a class
     that a module putting folders on `sys.path` imports from a module the
     project does not hold (`tsm_online.MobileNetV2(...)` after
@@ -167,8 +168,15 @@ class LoadWithoutMapLocation(Rule):
     mobilenet_v2_tsm_v2 as tsm_online`: code outside the project). A torch optimizer over such a model's
     parameters (`Adam(net.parameters())`, or parameter groups drawn from its
     parts: `{"params": get_parameters_conv(net.model, "weight")}`) loads its
-    state onto the CPU too while the model has not moved; a torch LR
-    scheduler built on the optimizer moves nothing.
+    state onto the CPU too while the model has not moved, and so does one a
+    project helper that moves nothing builds over it (`optimizer =
+    make_optimizer(cfg, model)`, handed no other model and no device); a
+    torch LR scheduler built on the optimizer moves nothing. A method that
+    loads into `self` (`from_pretrained(self, path)`) whose every call in
+    another module is on a model that module has just built there with a
+    class or builder that moves nothing, not named since, nor in a loop
+    (`model = Net(...); model.from_pretrained(p); model.to(device)`), loads
+    into a model on the CPU; one call on anything else keeps it reported.
     A load handed to a helper known to call `load_state_dict` on it (a
     function of this file whose body does, or peft's
     `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix;
@@ -1510,6 +1518,21 @@ def train(path):
         ),
         Valid(
             """\
+import torch
+import torch.nn as nn
+def make_optimizer(cfg, model):
+    return getattr(torch.optim, cfg.name)(model.parameters(), lr=cfg.lr)
+def train(cfg, path):
+    model = nn.Linear(4, 2)
+    optimizer = make_optimizer(cfg, model)
+    optimizer.load_state_dict(torch.load(path))
+    model.cuda()
+""",
+            "reid-strong-baseline's resume: the optimizer a helper that moves nothing builds over a model "
+            "still on the CPU holds no state until it steps, and casts the state it loads to the CPU",
+        ),
+        Valid(
+            """\
 import importlib
 import torch
 def run(args):
@@ -1520,6 +1543,21 @@ def run(args):
 """,
             "CCT's make_cam: a class picked by name from a module named at run time, built without a device: "
             "what it builds is not known, so the load into it is not claimed",
+        ),
+        Valid(
+            """\
+import torch
+def train(args, device):
+    Model = eval(args.model_type)
+    model = Model(args.classes)
+    if args.pretrained:
+        model.load_state_dict(torch.load(args.pretrained)["model"])
+    model = torch.nn.DataParallel(model)
+    model.to(device)
+""",
+            "audioset's finetune_template: a class picked by a name read at run time (`eval(model_type)`), "
+            "built without a device: what it builds is not known, so the load into it is not claimed; "
+            "DataParallel and the move come after it",
         ),
         Valid(
             """\
@@ -1802,6 +1840,48 @@ import torch
 def run(args):
     model = getattr(importlib.import_module(args.cam_network), "CAM")().cuda()
     model.load_state_dict(torch.load(args.cam_weights_name + ".pth", map_location="cpu"), strict=True)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(args, device):
+    Model = eval(args.model_type)
+    model = Model(args.classes)
+    model.to(device)
+    model.load_state_dict(torch.load(args.pretrained))
+""",
+            """\
+import torch
+def train(args, device):
+    Model = eval(args.model_type)
+    model = Model(args.classes)
+    model.to(device)
+    model.load_state_dict(torch.load(args.pretrained, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def make_optimizer(cfg, model):
+    return getattr(torch.optim, cfg.name)(model.parameters(), lr=cfg.lr)
+def train(cfg, path):
+    model = nn.Linear(4, 2)
+    optimizer = make_optimizer(cfg, model)
+    model.cuda()
+    optimizer.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+def make_optimizer(cfg, model):
+    return getattr(torch.optim, cfg.name)(model.parameters(), lr=cfg.lr)
+def train(cfg, path):
+    model = nn.Linear(4, 2)
+    optimizer = make_optimizer(cfg, model)
+    model.cuda()
+    optimizer.load_state_dict(torch.load(path, map_location="cpu"))
 """,
         ),
         Invalid(

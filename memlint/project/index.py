@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from memlint.project.arg_modes import may_set_mode
 from memlint.project.checkpoint_links import import_reader, linked_writers
 from memlint.project.family_saves import cpu_saving_bases
+from memlint.project.cpu_receivers import cpu_only_users
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
@@ -764,7 +765,15 @@ class ProjectIndex:
             parameterless_classes=tuple(sorted(parameterless)),
             switched_attrs=switched,
             tensor_trackers=tuple(sorted(tensor_trackers)),
-            loading_elsewhere=tuple(self.loading_used_elsewhere(path, loading)),
+            loading_elsewhere=tuple(elsewhere := self.loading_used_elsewhere(path, loading)),
+            loading_cpu_elsewhere=tuple(
+                cpu_only_users(
+                    elsewhere,
+                    lambda n: self.loading_users(path, n),
+                    self._cpu_class,
+                    lambda spelled, other, method: self._own_method(spelled, other, method, path),
+                )
+            ),
             loading_grad_elsewhere=tuple(self.loading_used_elsewhere(path, loading, "loading_grad_uses")),
             eval_builders=tuple(self.cpu_builders_everywhere(path, summary.eval_names)),
             cpu_tables=tuple(sorted(cpu_tables)),
@@ -902,6 +911,23 @@ class ProjectIndex:
             ):
                 used.append(name)
         return sorted(used)
+
+    def _own_method(self, spelling: str, importer: str, method: str, path: str) -> bool:
+        """``spelling`` (as ``importer`` writes a constructor) names a class of a
+        module other than ``path`` that defines ``method`` itself."""
+        found = (importer, spelling[1:]) if spelling.startswith(":") else self.resolve(spelling, importer)
+        if found is None or found[0] == path or not found[1] or "." in found[1]:
+            return False
+        defining = self.summary(found[0])
+        own = f"{found[1]}.{method}"
+        return defining is not None and found[1] in defining.classes and any(f.name == own for f in defining.functions)
+
+    def loading_users(self, path: str, name: str) -> Iterator[tuple[str, list[str]]]:
+        """The other modules using the loading name ``name``, each with its
+        summary's loading_cpu_uses (ProjectView.loading_cpu_elsewhere)."""
+        users = self._loading_users.get("loading_uses", {})
+        for other in self._users_in_order(path, name, "loading_uses", users.get(name, set()) - {path}):
+            yield other, _field(self._held(other), "loading_cpu_uses")
 
     def methods_off_elsewhere(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
         """ProjectView.methods_off_elsewhere: the method names of ``path``

@@ -23,7 +23,7 @@ import re
 import sys
 import warnings
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from memlint.project.index import ATTRIBUTE_TAILS, ProjectIndex, called_name
@@ -369,6 +369,13 @@ class LiveIndex(ProjectIndex):
                 for other in self._holding(n.encode()) - {path}
             )
         )
+
+    def loading_users(self, path: str, name: str) -> Iterator[tuple[str, list[str]]]:
+        # The modules spelling the name are found by the word index, then read.
+        for other in sorted(self._holding(name.encode()) - {path}):
+            found = self._module(other).summary
+            if name in found.loading_uses:
+                yield other, list(found.loading_cpu_uses)
 
     def methods_off_elsewhere(self, path: str, summary) -> tuple[str, ...]:
         # The modules spelling a method name are found by the word index, then read.

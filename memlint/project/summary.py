@@ -55,6 +55,7 @@ from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
+from memlint.project.cpu_receivers import cpu_uses, sets_default_device
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
@@ -253,6 +254,11 @@ class ModuleSummary:
     # (``unit.load_from(w)`` with grad on, or not called): MEM401 trusts a
     # weight loader's in-place copies only when no module uses it so.
     loading_grad_uses: list[str] = field(default_factory=list)
+    # Of ``loading_uses``, the names every use of which here is a call on a
+    # model just built by a constructor, not moved nor named since
+    # (cpu_receivers.py), with each constructor as spelled after the imports:
+    # ``from_pretrained=model.GNN_graphpred`` (MEM701).
+    loading_cpu_uses: list[str] = field(default_factory=list)
     # Functions named by a string handed to ``eval`` and called
     # (``eval('models.' + cfg.NAME + '.get_pose_net')(cfg)``): MEM701 trusts
     # such a call when every function of that name in the project is a CPU builder.
@@ -346,6 +352,7 @@ class ModuleSummary:
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
             "loading_grad_uses": list(self.loading_grad_uses),
+            "loading_cpu_uses": list(self.loading_cpu_uses),
             "eval_names": list(self.eval_names),
             "tables": {k: list(v) for k, v in self.tables.items()},
             "cpu_module": self.cpu_module,
@@ -397,6 +404,7 @@ class ModuleSummary:
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
             loading_grad_uses=[str(c) for c in data.get("loading_grad_uses", [])],
+            loading_cpu_uses=[str(c) for c in data.get("loading_cpu_uses", [])],
             eval_names=[str(c) for c in data.get("eval_names", [])],
             tables={str(k): [str(n) for n in v] for k, v in data.get("tables", {}).items()},
             cpu_module=bool(data.get("cpu_module", False)),
@@ -539,7 +547,7 @@ class _Scope:
     step_attrs: tuple[tuple[str, str], ...] = ()  # FunctionFacts.step_attrs
     # Uses of a loading name on a plain name (name, receiver), and the names
     # bound from a class of this module (``model = DLA(...)``): loading_uses.
-    loading: list[tuple[str, str]] = field(default_factory=list)
+    loading: list[tuple[str, str, ast.Call | None]] = field(default_factory=list)
     built_here: dict[str, str] = field(default_factory=dict)
     # The same for uses not called under no_grad (loading_grad_uses), and the
     # names bound from an imported name (``model = VisionTransformer(...)``).
@@ -589,6 +597,8 @@ class _Walker:
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
         self._class_stack: list[tuple[bool, set[str]]] = []
         self._loading: set[str] = set()  # ModuleSummary.loading_uses
+        self._loading_cpu: dict[str, set[str]] = {}  # ModuleSummary.loading_cpu_uses (also loading_uses)
+        self._loading_calls: dict[int, ast.Call] = {}  # the ``func`` of a loading-name call -> the call
         self._loading_grad: set[str] = set()  # ModuleSummary.loading_grad_uses
         self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
@@ -703,11 +713,11 @@ class _Walker:
             params = {*scope.params, *scope.kwonly}
             self.summary.closed_instances.extend(closed_instances(body, params, scope.instances, self.bindings))
         if scope.loading or scope.grad_loading:
-            self._loading_uses(node, scope)
+            self._loading_uses(node, scope, body)
         if scope.loads_state:
             self._gpu_state |= gpu_state_calls(body)
 
-    def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
+    def _loading_uses(self, node: ast.AST, scope: _Scope, body: list[ast.stmt]) -> None:
         """Keep the scope's uses of loading names, but for a call on a name
         bound once, in the scope, to a class of this module that defines the
         method itself (``model = DLA(...); model.load_pretrained_model()``):
@@ -738,11 +748,21 @@ class _Walker:
             for name in bound:
                 if isinstance(name, str):
                     stores[name] = stores.get(name, 0) + 2  # bound otherwise: never trusted
-        for name, receiver in scope.loading:
+        others: list[tuple[str, str, ast.Call | None]] = []
+        for name, receiver, call in scope.loading:
             cls = scope.built_here.get(receiver)
             methods = self._class_methods.get(cls) if cls is not None else None
-            if not (methods is not None and name in methods and stores.get(receiver) == 1):
+            if methods is not None and name in methods and stores.get(receiver) == 1:
+                continue
+            if name in _MODULE_LOADERS or call is None:
                 self._loading.add(name)
+            else:
+                others.append((name, receiver, call))
+        if others:
+            proven, loud = cpu_uses(node, body, others, stores, self._spelling)
+            self._loading.update(loud)
+            for name, spelled in proven.items():
+                self._loading_cpu.setdefault(name, set()).update(spelled)
         for name, receiver in scope.grad_loading:
             cls = scope.built_here.get(receiver)
             methods = self._class_methods.get(cls) if cls is not None else None
@@ -853,8 +873,14 @@ class _Walker:
             scope.grad_loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
         else:
             self._loading_grad.add(node.attr)
-        if receiver.__class__ is ast.Name and receiver.id in scope.built_here:  # type: ignore[attr-defined]
-            scope.loading.append((node.attr, receiver.id))  # type: ignore[attr-defined]  # judged at its end
+        call = self._loading_calls.get(id(node))
+        if receiver.__class__ is ast.Name and (
+            receiver.id in scope.built_here  # type: ignore[attr-defined]
+            # ``model.from_pretrained(p)`` on an imported class's instance: cpu_receivers.py
+            # (not torch.nn.Module's own loaders, which no project method is known to be).
+            or (receiver.id in scope.built_imported and call is not None and node.attr not in _MODULE_LOADERS)  # type: ignore[attr-defined]
+        ):
+            scope.loading.append((node.attr, receiver.id, call))  # type: ignore[attr-defined]  # judged at its end
         else:
             self._loading.add(node.attr)
 
@@ -939,7 +965,7 @@ class _Walker:
                 self._scopes.append(_Scope(name))
                 self._function(stmt, ON)
                 decorators = self._scopes.pop()  # what the method's decorators use
-                self._loading.update(used for used, _ in decorators.loading)
+                self._loading.update(used for used, _, _ in decorators.loading)
             else:
                 self._visit(stmt, ON, False)
         self._own = own
@@ -1009,6 +1035,8 @@ class _Walker:
             self._outside(_dotted(func.value))  # type: ignore[attr-defined]  # ``trainer.model.cuda()``: moved here
         if grad == OFF and func.__class__ is ast.Attribute:
             self._off_calls.add(id(func))
+        if func.__class__ is ast.Attribute and LOADING_NAMES[func.attr]:  # type: ignore[attr-defined]
+            self._loading_calls[id(func)] = node  # before _loading_attribute meets its ``func``
         if func.__class__ is ast.Call:
             named = evaluated_name(func)  # type: ignore[arg-type]
             if named:
@@ -1285,7 +1313,15 @@ class _Walker:
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
         s.class_needs = class_needs(self._tree, s.cpu_classes, self._calls_of)
-        s.loading_uses = sorted(self._loading)
+        s.loading_uses = sorted(self._loading.union(self._loading_cpu))
+        if self._loading_cpu and sets_default_device(self._tree):
+            self._loading.update(self._loading_cpu)  # what it builds may start on a device
+        s.loading_cpu_uses = sorted(
+            f"{name}={spelled}"
+            for name, found in self._loading_cpu.items()
+            if name not in self._loading
+            for spelled in found
+        )
         s.loading_grad_uses = sorted(self._loading_grad)
         s.eval_names = sorted(self._eval_names)
         s.tables = model_tables(self._tree)
@@ -1472,6 +1508,12 @@ def _is_number(expr: ast.AST, converted: set[str]) -> bool:
 
 
 # Methods of a module that return the module itself (``Net().cuda().eval()``).
+# torch.nn.Module's own methods named for loading: a call of one on an
+# imported class's instance is not followed as a project method's (cpu_receivers.py).
+_MODULE_LOADERS = frozenset(
+    {"load_state_dict", "_load_from_state_dict", "register_load_state_dict_post_hook"}
+    | {"register_load_state_dict_pre_hook", "_register_load_state_dict_pre_hook"}
+)
 _RETURNS_MODULE = frozenset(
     {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_"}
 )

@@ -105,6 +105,10 @@ class ProjectView:
     # whose name another project module uses (``net.load_pretrained_model()``):
     # not every call of them is in this module (MEM701).
     loading_elsewhere: tuple[str, ...] = ()
+    # Of those, the ones every other module calls only on a model it has just
+    # built on the CPU and not moved since (summary.loading_cpu_uses,
+    # cpu_receivers.py): ``model.from_pretrained(path)`` before ``model.to(device)``.
+    loading_cpu_elsewhere: tuple[str, ...] = ()
     # Of those, the ones another module uses otherwise than called under
     # ``no_grad`` (MEM401: a weight loader's in-place copies need no_grad).
     loading_grad_elsewhere: tuple[str, ...] = ()

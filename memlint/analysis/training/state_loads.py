@@ -48,6 +48,7 @@ from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import loading_name
 
 if TYPE_CHECKING:
@@ -138,6 +139,20 @@ def _swallowed(init: cst.FunctionDef, star: object) -> bool:
     if not isinstance(star, cst.Param):
         return True
     return not mentions(init.body, star.name.value)
+
+
+def _run_time_pick(value: cst.BaseExpression) -> bool:
+    """``eval(model_type)`` of a name read at run time (audioset's
+    ``Model = eval(args.model_type)``): a class picked by name from the
+    module's own names, as ``_dynamic_class`` picks one from a module named
+    at run time. Which class, and whether it moves itself, is not known;
+    built without a device, the load into it is not claimed. A string
+    (``eval('models.' + name + '.get_pose_net')``) is ``_evaluated_name``'s."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "eval"):
+        return False
+    if len(value.args) != 1 or value.args[0].keyword is not None or value.args[0].star:
+        return False
+    return isinstance(value.args[0].value, (cst.Name, cst.Attribute))
 
 
 class _Moves(cst.CSTVisitor):
@@ -592,9 +607,15 @@ class _CpuModels(cst.CSTVisitor):
                 self.frames[-1][key] = tuple(self.blocks)
                 # Every class this name was built from, in any branch (judged together).
                 self.built_by[-1].setdefault(key, set()).add(_constructor(original_node.value))
-            elif "." not in key and (self._cpu_getattr(original_node.value) or self.cpu_factory(original_node.value)):
+            elif "." not in key and (
+                self._cpu_getattr(original_node.value)
+                or self.cpu_factory(original_node.value)
+                or _run_time_pick(original_node.value)
+            ):
                 self.aliases[-1][key] = tuple(self.blocks)
-            elif (model := self._optimized_cpu_model(original_node.value)) is not None:
+            elif (
+                model := self._optimized_cpu_model(original_node.value) or self._helper_optimizer(key, value)
+            ) is not None:
                 self.frames[-1][key] = tuple(self.blocks)
                 self.optimizers[-1][key] = model
             if isinstance(original_node.value, cst.Call):
@@ -645,6 +666,32 @@ class _CpuModels(cst.CSTVisitor):
                 groups.append(found)
         owners = {self._params_owner(group) for group in groups}
         return owners.pop() if len(owners) == 1 and None not in owners else None
+
+    def _helper_optimizer(self, key: str, value: cst.BaseExpression) -> str | None:
+        """The model on the CPU here that ``value``, a call of a project
+        function that moves nothing (``stays``), builds an optimizer over:
+        ``optimizer = make_optimizer(cfg, model)`` (named for an optimizer,
+        the target or the callee), handed that one model and nothing else
+        that may be a model or a device. A fresh optimizer holds no state
+        until it steps, and loads its state onto its parameters' device."""
+        if not isinstance(value, cst.Call) or not value.args or not self.stays(value):
+            return None
+        callee = (dotted_name(value.func) or "").rpartition(".")[2]
+        if guess_kind_from_name(key) is not Kind.OPTIMIZER and "optim" not in callee.lower():
+            return None
+        owners: set[str] = set()
+        for arg in value.args:
+            if arg.star or (arg.keyword is not None and arg.keyword.value in ("device", "device_map")):
+                return None
+            spelled = dotted_name(arg.value)
+            if spelled is not None and re.search(r"device|cuda|gpu", spelled.rsplit(".", 1)[-1], re.IGNORECASE):
+                return None
+            owner = self._owner(spelled) if spelled is not None else None
+            if owner is not None and self._key_here(owner):
+                owners.add(owner)
+            elif self._wraps(arg.value) or _moves_anything(arg.value):
+                return None  # another model, or a value on a device
+        return owners.pop() if len(owners) == 1 else None
 
     def _params_owner(self, params: cst.BaseExpression) -> str | None:
         """The model on the CPU here that ``params`` draws its parameters from:
@@ -1322,11 +1369,15 @@ class Checkpoints:
         params = fn.params.params
         name = fn.name.value
         uses = self._method_uses.get(name, [])
-        if not uses or not all(uses):
+        if not all(uses):
             return frozenset()
-        if self.project is None and not name.startswith("_"):
+        if self.project is None and not (uses and name.startswith("_")):
             return frozenset()
-        if self.project is not None and name in self.project.loading_elsewhere:
+        # Other modules' calls count when each is on a model they have just
+        # built on the CPU (ProjectView.loading_cpu_elsewhere, cpu_receivers.py).
+        elsewhere = self.project is not None and name in self.project.loading_elsewhere
+        on_cpu_elsewhere = self.project is not None and name in self.project.loading_cpu_elsewhere
+        if (elsewhere and not on_cpu_elsewhere) or not (uses or on_cpu_elsewhere):
             return frozenset()
         return frozenset({params[0].name.value})
 

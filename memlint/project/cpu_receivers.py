@@ -1,0 +1,269 @@
+"""Calls of a weight-loading method on a model still on the CPU (MEM701 across modules).
+
+``model = GNN_graphpred(...); model.from_pretrained(path); model.to(device)``
+in chem/finetune.py runs chem/model.py's ``from_pretrained``, which loads
+into ``self.gnn`` with ``torch.load`` and no ``map_location``: harmless,
+since that model was built on the CPU and has not moved yet. The summary
+keeps, per module, the loading names every use of which is such a call
+(summary.loading_cpu_uses: ``from_pretrained=model.GNN_graphpred``, the
+constructor as spelled after the imports); the project stage trusts them
+when each constructor is a class or builder of the project that moves
+nothing (index.ProjectIndex._cpu_class) and state_loads.py then treats the
+method's ``self`` as a model on the CPU.
+
+A call is proven on ``Python's ast``, per scope, only when:
+
+- the receiver is a plain name bound once in the scope (no other binding of
+  any form, no ``global``), by ``name = Ctor(...)`` (``.eval()``-like calls
+  chained are fine; no ``device=``, ``**kwargs`` or device move in it);
+- the binding's statement sits in a block around the call, with no loop
+  between them (each run of the call follows its own binding);
+- nothing between the binding and the call names the receiver, no nested
+  function, class, lambda or comprehension of the scope names it, the call
+  is in none of them, and no ``with ...device(...)`` is around the binding.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable, Sequence
+
+Pos = tuple[int, int]
+
+# Calls on a model that return it where it is (``Net().eval()``).
+_STAYS = frozenset({"eval", "train", "float", "double", "requires_grad_"})
+_NESTED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# Calls that may place what they are handed on a device (the summary's ``_PLACES``).
+_PLACES = frozenset(
+    {
+        "to",
+        "cuda",
+        "xpu",
+        "mps",
+        "to_empty",
+        "ipu",
+        "npu",
+        "prepare",
+        "prepare_model",
+        "setup",
+        "setup_module",
+        "initialize",
+    }
+)
+
+
+def _start(node: ast.AST) -> Pos:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _end(node: ast.AST) -> Pos:
+    return (node.end_lineno or node.lineno, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    return _start(outer) <= _start(node) and _end(node) <= _end(outer)
+
+
+def _blocks(stmt: ast.stmt) -> Iterable[list[ast.stmt]]:
+    """The statement lists directly under a compound statement (not a nested scope's)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, field, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+    for handler in getattr(stmt, "handlers", ()):
+        yield handler.body
+    for case in getattr(stmt, "cases", ()):
+        yield case.body
+
+
+def _path(body: list[ast.stmt], node: ast.AST) -> list[tuple[list[ast.stmt], int]]:
+    """From ``body`` down, each block and the index of its statement holding ``node``."""
+    found: list[tuple[list[ast.stmt], int]] = []
+    block: list[ast.stmt] | None = body
+    while block is not None:
+        index = next((i for i, stmt in enumerate(block) if _inside(node, stmt)), None)
+        if index is None:
+            return []
+        found.append((block, index))
+        stmt, block = block[index], None
+        for inner in _blocks(stmt):
+            if any(_inside(node, s) for s in inner):
+                block = inner
+                break
+    return found
+
+
+def _constructor(value: ast.expr) -> ast.Call | None:
+    """``Net(...)`` for ``Net(...).eval()``; None for anything else or a call
+    that may place what it builds (``device=``, ``**kwargs``, a move)."""
+    call = value
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _STAYS:
+        call = call.func.value  # type: ignore[assignment]
+    if not isinstance(call, ast.Call) or isinstance(call.func, ast.Call):
+        return None
+    if any(k.arg is None or k.arg in ("device", "device_map") for k in call.keywords):
+        return None
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    for sub in ast.walk(value):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _PLACES:
+            return None
+    return call
+
+
+def _binding(body: list[ast.stmt], receiver: str, call: ast.Call) -> ast.Assign | None:
+    """The ``receiver = ...`` statement of the scope's own code before ``call``."""
+    todo = list(body)
+    while todo:
+        stmt = todo.pop()
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == receiver
+            and _end(stmt) <= _start(call)
+        ):
+            return stmt
+        for block in _blocks(stmt):
+            todo.extend(block)
+    return None
+
+
+def _device_context(stmt: ast.stmt) -> bool:
+    """``with torch.device("cuda"):`` (or any context named for a device)."""
+    if not isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return False
+    for item in stmt.items:
+        func = item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if "device" in name.lower():
+            return True
+    return False
+
+
+def fresh_receiver(
+    body: list[ast.stmt],
+    receiver: str,
+    call: ast.Call,
+    mentions: Sequence[ast.Name],
+    nested: Sequence[ast.AST],
+) -> ast.Call | None:
+    """The constructor call ``receiver`` was bound to when ``call`` (a method
+    call on it) runs, proven as the module's docstring says; None if not.
+    ``mentions``: every ``Name`` of the receiver in the scope, nested code
+    included; ``nested``: the scope's nested functions, classes, lambdas and
+    comprehensions. The receiver is bound exactly once in the scope (the
+    caller's count)."""
+    if any(_inside(call, n) for n in nested):
+        return None
+    binding = _binding(body, receiver, call)
+    if binding is None:
+        return None
+    built = _constructor(binding.value)
+    if built is None:
+        return None
+    bound_at, called_at = _path(body, binding), _path(body, call)
+    if not bound_at or not called_at or len(called_at) < len(bound_at):
+        return None
+    for (outer, i), (inner, j) in zip(bound_at[:-1], called_at):
+        if outer is not inner or i != j or _device_context(outer[i]):
+            return None  # the call is not under the binding's block (or the binding runs under a device)
+    block, index = bound_at[-1]
+    there, later = called_at[len(bound_at) - 1]
+    if there is not block or later <= index:
+        return None
+    if any(isinstance(b[i], _LOOPS) for b, i in called_at[len(bound_at) - 1 :]):
+        return None  # a loop between them: a later run follows another run's moves
+    # The call's own arguments run before the method does: they count as between.
+    after, until = _end(binding), _end(call)
+    for name in mentions:
+        if after <= _start(name) < until or any(_inside(name, n) for n in nested):
+            return None
+    return built
+
+
+def cpu_uses(
+    node: ast.AST,
+    body: list[ast.stmt],
+    candidates: list[tuple[str, str, ast.Call | None]],
+    stores: dict[str, int],
+    spelling: Callable[[ast.expr], str | None],
+) -> tuple[dict[str, set[str]], list[str]]:
+    """Of the scope's loading-name uses ``(name, receiver, the call)``
+    (``None``: not called): the ones proven on a fresh model (name -> the
+    constructors as spelled), and the names of the others."""
+    wanted = {receiver for _, receiver, call in candidates if call is not None and stores.get(receiver) == 1}
+    mentions: dict[str, list[ast.Name]] = {}
+    nested: list[ast.AST] = []
+    if wanted:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                if sub.id in wanted:
+                    mentions.setdefault(sub.id, []).append(sub)
+            elif isinstance(sub, _NESTED) and sub is not node:
+                nested.append(sub)
+    proven: dict[str, set[str]] = {}
+    loud: list[str] = []
+    for name, receiver, call in candidates:
+        built = None
+        if call is not None and receiver in wanted:
+            own = call.func.value  # type: ignore[attr-defined]
+            others = [m for m in mentions.get(receiver, ()) if m is not own]
+            built = fresh_receiver(body, receiver, call, others, nested)
+        spelled = spelling(built.func) if built is not None else None
+        if spelled is None:
+            loud.append(name)
+        else:
+            proven.setdefault(name, set()).add(spelled)
+    return proven, loud
+
+
+def sets_default_device(tree: ast.Module) -> bool:
+    """The module calls ``torch.set_default_device`` (any spelling): a model
+    it builds may be on a device from the start."""
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "set_default_device":
+                return True
+    return False
+
+
+def cpu_only_users(
+    names: Iterable[str],
+    users: Callable[[str], Iterable[tuple[str, list[str]]]],
+    cpu_class: Callable[[str, str], bool],
+    own_method: Callable[[str, str, str], bool],
+) -> list[str]:
+    """ProjectView.loading_cpu_elsewhere: the ``names`` whose every use in
+    another module (``users(name)``: each module and its summary's
+    loading_cpu_uses) is a proven call on a model built by a class or
+    builder that moves nothing (``cpu_class(spelling, module)``), or by a
+    class of another module that defines the method itself (``own_method(
+    spelling, module, name)``: bio/finetune.py's ``GNN_graphpred`` of
+    bio/model.py runs its own ``from_pretrained``, never chem/model.py's)."""
+    found = []
+    for name in names:
+        prefix = name + "="
+        seen = False
+        for other, entries in users(name):
+            spelled = [e[len(prefix) :] for e in entries if e.startswith(prefix)]
+            if not spelled or not all(cpu_class(s, other) or own_method(s, other, name) for s in spelled):
+                break
+            seen = True
+        else:
+            if seen:
+                found.append(name)
+    return sorted(found)
