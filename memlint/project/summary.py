@@ -53,6 +53,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
+from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
@@ -108,6 +109,10 @@ class CallSite:
     # Its result is loaded into a model the calling scope moved to a device
     # (state_feeds.py): a ``torch.load`` the callee returns makes a GPU copy (MEM701).
     gpu_state: bool = False
+    # The arguments that are models the calling scope put on a device
+    # (gpu_args.py): (parameter key, the functions as spelled here whose
+    # calls bound the name, ":name" for one of this module; none: moved here).
+    gpu_args: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
@@ -116,6 +121,7 @@ class CallSite:
         step = bool(data.get("step", False))
         built = tuple((str(k), str(v)) for k, v in data.get("built", ()))
         gpu_state = bool(data.get("gpu_state", False))
+        gpu_args = tuple((str(k), tuple(str(b) for b in via)) for k, via in data.get("gpu_args", ()))
         return cls(
             data["callee"],
             data["line"],
@@ -127,6 +133,7 @@ class CallSite:
             written,
             built,
             gpu_state,
+            gpu_args,
         )
 
 
@@ -583,6 +590,8 @@ class _Walker:
         # ``torch.save``/``torch.load`` under the module's final imports.
         self._save_loads: list[ast.expr] = []
         self._gpu_state: set[int] = set()  # calls whose result a moved model loads (CallSite.gpu_state)
+        # Per call, its arguments that are models on a device (CallSite.gpu_args), as gpu_args.py gives them.
+        self._gpu_args: dict[int, tuple[tuple[str, tuple[ast.Call, ...]], ...]] = {}
         self._attr_calls: list[AttrCall] = []  # every ``x.name(...)``: method_modes.py
         # class_needs, read in the same walk: the capitalised callees (as
         # spelled) of the module-level class being walked, and per class.
@@ -670,6 +679,7 @@ class _Walker:
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
         self._scopes.append(scope)
         outer_own, self._own = self._own, self.scope_nodes.setdefault(id(node), [])
+        moves = self._moves
         self._walk(body, grad, loop)
         self._own = outer_own
         self._scopes.pop()
@@ -683,6 +693,8 @@ class _Walker:
             self._loading_uses(node, scope)
         if scope.loads_state:
             self._gpu_state |= gpu_state_calls(body)
+        if self._moves != moves and scope.sites:  # the few scopes that move a model and call the project
+            self._gpu_args.update(gpu_arg_calls(body))
 
     def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
         """Keep the scope's uses of loading names, but for a call on a name
@@ -1234,6 +1246,7 @@ class _Walker:
                         scope.name in gpu_functions,
                     )
                 )
+            spelled = _spelled_calls(scope) if self._gpu_args else {}
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
@@ -1241,7 +1254,10 @@ class _Walker:
                     written = _dotted(call.func)
                     step = bool(cell and cell[0])
                     gpu = id(call) in self._gpu_state
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu))
+                    on_device = _spelled_args(self._gpu_args.get(id(call), ()), spelled)
+                    s.calls.append(
+                        CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu, on_device)
+                    )
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
@@ -1525,6 +1541,28 @@ def evaluated_name(call: ast.Call) -> str:
         return ""
     name = tail.value.rpartition(".")[2]
     return name if name.isidentifier() else ""
+
+
+def _spelled_calls(scope: _Scope) -> dict[int, str]:
+    """The scope's calls of project functions, by id, as CallSite spells
+    them (":name" for a function of this module)."""
+    return {
+        id(call): (":" + site[1]) if site[4] == "local" else site[1]
+        for site, call in zip(scope.sites, scope.site_calls)
+    }
+
+
+def _spelled_args(
+    found: tuple[tuple[str, tuple[ast.Call, ...]], ...], spelled: dict[int, str]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """CallSite.gpu_args from gpu_args.py's answer: an argument bound by a
+    call of no function the index can name says nothing."""
+    out = []
+    for key, calls in found:
+        names = tuple(spelled.get(id(c), "") for c in calls)
+        if all(names):
+            out.append((key, names))
+    return tuple(out)
 
 
 def _not_placing(local: dict[str, tuple[bool, set[str]]]) -> list[str]:
