@@ -61,7 +61,7 @@ from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
-from memlint.project.state_feeds import gpu_state_calls
+from memlint.project.state_feeds import gpu_state_calls, is_device_move
 from memlint.project.state_helpers import returns_on_device, state_params
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
@@ -558,6 +558,7 @@ class _Walker:
         # order: a class is a cpu class when its walk adds none (one walk of
         # the module, not one more of every class).
         self._moves = 0
+        self._device_moves = 0  # of them, to a device (``.cuda()``, ``.to(device)``: not ``.to(dtype)``): gpu_args.py
         # _cpu_functions, read in the same walk: per function of ``tree.body``
         # (in order), whether a call in it may place something on a device,
         # and the bare names it calls; the one being walked, with its nested code.
@@ -679,7 +680,7 @@ class _Walker:
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
         self._scopes.append(scope)
         outer_own, self._own = self._own, self.scope_nodes.setdefault(id(node), [])
-        moves = self._moves
+        moves = self._device_moves
         self._walk(body, grad, loop)
         self._own = outer_own
         self._scopes.pop()
@@ -693,7 +694,7 @@ class _Walker:
             self._loading_uses(node, scope)
         if scope.loads_state:
             self._gpu_state |= gpu_state_calls(body)
-        if self._moves != moves and scope.sites:  # the few scopes that move a model and call the project
+        if self._device_moves != moves and scope.sites:  # the few scopes that move a model and call the project
             self._gpu_args.update(gpu_arg_calls(body))
 
     def _loading_uses(self, node: ast.AST, scope: _Scope) -> None:
@@ -993,6 +994,8 @@ class _Walker:
             self._placed(node)
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
+            if is_device_move(node):
+                self._device_moves += 1
             self._outside(_dotted(func.value))  # type: ignore[attr-defined]  # ``trainer.model.cuda()``: moved here
         if grad == OFF and func.__class__ is ast.Attribute:
             self._off_calls.add(id(func))
