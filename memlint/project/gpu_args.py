@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 
 from memlint.project.arg_modes import argument_keys
-from memlint.project.state_feeds import _Walk
+from memlint.project.state_feeds import PlacedWalk
 
 
 def gpu_arg_calls(body: list[ast.stmt]) -> dict[int, tuple[tuple[str, tuple[ast.Call, ...]], ...]]:
@@ -38,7 +38,7 @@ def gpu_arg_calls(body: list[ast.stmt]) -> dict[int, tuple[tuple[str, tuple[ast.
     return walk.args
 
 
-class _ArgWalk(_Walk):
+class _ArgWalk(PlacedWalk):
     def __init__(self) -> None:
         super().__init__()
         # Per plain name: the calls of its bindings so far, each a move or a
