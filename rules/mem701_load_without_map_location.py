@@ -8,6 +8,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
+from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
@@ -52,8 +53,13 @@ class LoadWithoutMapLocation(Rule):
     (other than a key looked up where it is loaded or passed) is reported
     only when the model was moved to a device before it in the same
     function (`model = nn.DataParallel(model).cuda()`), or in `__init__`
-    for `self.model`: a model built by a config or handed in as a
-    parameter may still be on the CPU.
+    for `self.model`, or when it is a parameter of a function to which
+    every known caller hands a model it moved to a device before the call
+    (`load_checkpoint(path, model)` after `model = Wav2Lip().to(device)`;
+    callers in other modules count, their model bound from `.to(device)`
+    or from project functions returning a model they moved): a model built
+    by a config or handed in as a parameter of unknown callers may still be
+    on the CPU.
 
     ## Why it matters
     Without `map_location`, every tensor is restored to the device it was
@@ -193,7 +199,9 @@ class LoadWithoutMapLocation(Rule):
     moved to a device before the load (the pickled module's place says
     nothing of the model it is loaded into).
     So is a load a function of this file returns (`return torch.load(f)`,
-    or a name bound only to such a load) when a caller in this file feeds
+    or a name bound only to such loads, a load with `map_location` on
+    another branch included: `if use_cuda: ck = torch.load(p) else: ck =
+    torch.load(p, map_location=...)`) when a caller in this file feeds
     that return value to `load_state_dict` of a model not known to be on
     the CPU (the helper's other callers may want the tensors where they were),
     or when a caller in another module of the project loads it into a model
@@ -249,7 +257,11 @@ class LoadWithoutMapLocation(Rule):
         "load is reported, without a fix, naming that caller; a model not known to be moved keeps it silent. "
         "Which parameter of a function of another module reaches `load_state_dict` and which receives it (or "
         "a model the function moved to a device itself), and which functions return a model they moved to a "
-        "device: a load handed to such a helper is reported when the receiving model is on a device."
+        "device: a load handed to such a helper is reported when the receiving model is on a device. "
+        "The models each call of a function of this module hands over from another module on a device "
+        "(`get_ckpt_model(path, model, device)` after `model = ODE_RNN(...).to(device)`, or `model` bound "
+        "only from project functions returning a model they moved): a load drawn into that parameter is "
+        "reported, without a fix, when every caller does so, naming them."
     )
 
     def __init__(self, context) -> None:
@@ -262,6 +274,7 @@ class LoadWithoutMapLocation(Rule):
         # Functions of this module that return a load (``return torch.load(f)``,
         # or a name bound to one): a call of one is that load, for its callers.
         self._returning: dict[cst.FunctionDef, list[cst.Call]] = {}
+        self._device_params: DeviceParams | None = None  # made on first need
 
     def _push(self) -> None:
         self._frames.append({})
@@ -275,7 +288,7 @@ class LoadWithoutMapLocation(Rule):
         # CPU tensors: torch.load makes no GPU copy there.
         self._cpu_checkpoints = self.facts.checkpoints.saves_only_cpu
         if not self._cpu_checkpoints:
-            returns = _ReturnedLoads(self._is_load_without_map_location)
+            returns = _ReturnedLoads(self._is_load_without_map_location, self._is_load)
             visit_fast(node, returns)
             self._returning = {fn: loads for fn, loads in returns.found.items() if loads}
             self._fed_elsewhere(node)
@@ -418,6 +431,30 @@ class LoadWithoutMapLocation(Rule):
         assert isinstance(call.func, cst.Attribute)
         return self._placed_before(call.func.value, call)
 
+    def _into_device_param(self, call: cst.Call) -> str | None:
+        """``model.load_state_dict(sd)`` with ``model`` a parameter of the
+        function around it to which every known caller hands a model it
+        moved to a device (analysis/training/device_params.py): the rule's
+        message, naming the callers in other modules; None when not known."""
+        assert isinstance(call.func, cst.Attribute)
+        param = (dotted_name(call.func.value) or "").partition(".")[0]
+        fn = self.parent(call)
+        while fn is not None and not isinstance(fn, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            fn = self.parent(fn)
+        if not param or not isinstance(fn, cst.FunctionDef):
+            return None
+        if self._device_params is None:
+            self._device_params = DeviceParams(
+                self.facts.module, self.facts.calls, self.facts.project, self._placed_before
+            )
+        where = self._device_params.callers(fn, param, call)
+        if where is None:
+            return None
+        if not where:
+            return self.message
+        shown = ", ".join(where[:3]) + (", ..." if len(where) > 3 else "")
+        return f"{self.message} (loaded into a model its callers put on a device: {shown})"
+
     def _placed_before(self, value: cst.BaseExpression, call: cst.CSTNode) -> bool:
         """``value`` (a model) was moved to a device before ``call`` in the
         same function, or in ``__init__`` for an attribute of ``self``; or
@@ -460,10 +497,14 @@ class LoadWithoutMapLocation(Rule):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
             fed = self._fed(arg.value, node)
             moved = any(drawn for _load, drawn in fed) and self._moved_before(node)
+            message = None
+            if not moved and any(drawn for _load, drawn in fed):
+                message = self._into_device_param(node)
+                moved = message is not None
             for load, drawn in fed:
                 if id(load) not in self._reported and (moved or not drawn):
                     self._reported.add(id(load))
-                    self.report(load)
+                    self.report(load, message if drawn and message else None)
             return
         self._updated(node)
         if node.args and self.facts.calls.resolve(node) is not None:
@@ -668,6 +709,9 @@ class LoadWithoutMapLocation(Rule):
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
             return False
         return len(call.args) == 1 and arg is call.args[0] and arg.keyword is None and not arg.star
+
+    def _is_load(self, node: cst.Call) -> bool:
+        return self.facts.names.call_name(node) == "torch.load"
 
     def _is_load_without_map_location(self, node: cst.Call) -> bool:
         if keyword_arg(node, "map_location") is not None or len(positional_args(node)) >= 2:
@@ -1626,6 +1670,91 @@ class Base:
         state_dict = torch.load(path)
         network.load_state_dict(state_dict)
 """,
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+use_cuda = torch.cuda.is_available()
+def _load(path):
+    if use_cuda:
+        checkpoint = torch.load(path)
+    else:
+        checkpoint = torch.load(path, map_location=lambda storage, loc: storage)
+    return checkpoint
+def load_checkpoint(path, model):
+    checkpoint = _load(path)
+    s = checkpoint["state_dict"]
+    new_s = {}
+    for k, v in s.items():
+        new_s[k.replace("module.", "")] = v
+    model.load_state_dict(new_s)
+model = nn.Linear(4, 2)
+load_checkpoint("a.pth", model)
+model.cuda()
+""",
+            "the helper's only caller hands it a model still on the CPU",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def _load(path):
+    if torch.cuda.is_available():
+        checkpoint = torch.load(path, map_location="cuda:0")
+    else:
+        checkpoint = torch.load(path, map_location="cpu")
+    return checkpoint
+def load_checkpoint(path, model):
+    s = {k[7:]: v for k, v in _load(path)["state_dict"].items()}
+    model.load_state_dict(s)
+model = nn.Linear(4, 2).cuda()
+load_checkpoint("a.pth", model)
+""",
+            "map_location is passed on every branch of the helper",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def _load(path):
+    if torch.cuda.is_available():
+        checkpoint = torch.load(path)
+    else:
+        checkpoint = torch.load(path, map_location="cpu")
+    return checkpoint
+def show(path):
+    checkpoint = _load(path)
+    print(checkpoint["global_step"], checkpoint["state_dict"].keys())
+""",
+            "the helper's result never reaches load_state_dict",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def _restore(path, model):
+    ck = torch.load(path)
+    model.load_state_dict({k[7:]: v for k, v in ck["state_dict"].items()})
+a = nn.Linear(4, 2).cuda()
+_restore("a.pth", a)
+b = nn.Linear(4, 2)
+_restore("b.pth", b)
+""",
+            "one caller of the helper hands it a model still on the CPU: not every caller's model is on a device",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def _restore(path, model):
+    ck = torch.load(path)
+    model = nn.Linear(4, 2)
+    model.load_state_dict({k[7:]: v for k, v in ck["state_dict"].items()})
+    return model
+net = _restore("a.pth", nn.Linear(4, 2).cuda())
+""",
+            "the parameter is rebound to a model built on the CPU before the load",
         ),
     ]
     invalid = [
@@ -2602,6 +2731,59 @@ def main(paths):
         Invalid(
             """\
 import torch
+import torch.nn as nn
+use_cuda = torch.cuda.is_available()
+def _load(path):
+    if use_cuda:
+        checkpoint = torch.load(path)
+    else:
+        checkpoint = torch.load(path, map_location=lambda storage, loc: storage)
+    return checkpoint
+def _load_checkpoint(path, model):
+    checkpoint = _load(path)
+    s = checkpoint["state_dict"]
+    new_s = {}
+    for k, v in s.items():
+        new_s[k.replace("module.", "")] = v
+    model.load_state_dict(new_s)
+model = nn.Linear(4, 2).cuda()
+_load_checkpoint("a.pth", model)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def _restore(path, model, device):
+    ck = torch.load(path)
+    sd = ck["state_dict"]
+    model_dict = model.state_dict()
+    sd = {k: v for k, v in sd.items() if k in model_dict}
+    model.load_state_dict(sd)
+    model.to(device)
+def main(device):
+    model = nn.Linear(4, 2).to(device)
+    _restore("a.pth", model, device)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+def _load(path):
+    if torch.cuda.is_available():
+        return torch.load(path)
+    return torch.load(path, map_location="cpu")
+def resume(path):
+    model = torch.nn.Linear(4, 2).cuda()
+    model.load_state_dict(_load(path)["model"])
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
 def save_network(network, path):
     state_dict = network.state_dict()
     for key, param in state_dict.items():
@@ -2780,10 +2962,14 @@ def _is_move(call: cst.Call) -> bool:
 class _ReturnedLoads(cst.CSTVisitor):
     """Per function, the loads it returns: ``return torch.load(f)``, or
     ``return ckpt`` where the function binds ``ckpt`` only to such loads
-    (``ckpt = torch.load(f)``). Nested functions are their own."""
+    (``ckpt = torch.load(f)``). A load with ``map_location`` may be returned
+    beside them (``if use_cuda: ckpt = torch.load(p) else: ckpt =
+    torch.load(p, map_location=...)``): the unmapped one is still returned
+    where it runs. Nested functions are their own."""
 
-    def __init__(self, is_load) -> None:
+    def __init__(self, is_load, is_any_load) -> None:
         self.is_load = is_load
+        self.is_any_load = is_any_load  # any torch.load: a mapped one copies nothing to a GPU
         self.found: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._stack: list[tuple[cst.FunctionDef, dict[str, list[cst.Call | None]], list[cst.BaseExpression]]] = []
 
@@ -2796,6 +2982,8 @@ class _ReturnedLoads(cst.CSTVisitor):
         for value in returned:
             if isinstance(value, cst.Call) and self.is_load(value):
                 loads.append(value)
+            elif isinstance(value, cst.Call) and self.is_any_load(value):
+                continue
             elif isinstance(value, cst.Name) and bound.get(value.value) and None not in bound[value.value]:
                 loads.extend(ld for ld in bound[value.value] if ld is not None)
             else:
@@ -2806,7 +2994,10 @@ class _ReturnedLoads(cst.CSTVisitor):
         if not self._stack:
             return
         bound = self._stack[-1][1]
-        load = node.value if isinstance(node.value, cst.Call) and self.is_load(node.value) else None
+        value = node.value
+        load = value if isinstance(value, cst.Call) and self.is_load(value) else None
+        if load is None and isinstance(value, cst.Call) and self.is_any_load(value):
+            return  # a mapped load: nothing for the callers, nothing against the others
         for target in node.targets:
             if isinstance(target.target, cst.Name):
                 bound.setdefault(target.target.value, []).append(load)

@@ -319,7 +319,10 @@ class ProjectIndex:
             targets.add(target[0])
             modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
             cpu_args = tuple(key for key, ctor in site.built if self._cpu_class(ctor, path))
-            caller = Caller(display, site.line, site.grad, site.in_loop, site.backward, modes, cpu_args, site.gpu_state)
+            gpu_args = self.gpu_args(site, path, stars) if site.gpu_args else ()
+            caller = Caller(
+                display, site.line, site.grad, site.in_loop, site.backward, modes, cpu_args, site.gpu_state, gpu_args
+            )
             self._callers.setdefault(target, []).append(caller)
             if trains:
                 self._called_per_batch.setdefault(target, caller.where())
@@ -427,6 +430,23 @@ class ProjectIndex:
             if fn.name == target[1]:
                 return target[0], fn
         return None
+
+    def gpu_args(self, site: CallSite, path: str, stars: dict[str, dict[str, tuple[str, str]]]) -> tuple[str, ...]:
+        """Caller.gpu_args: the keys of ``site.gpu_args`` whose model ``path``
+        moved itself, or bound only from project functions each returning a
+        model it moved to a device (FunctionFacts.gpu_return)."""
+        out = []
+        for key, builders in site.gpu_args:
+            if all(self._gpu_builder(b, path, stars) for b in builders):
+                out.append(key)
+        return tuple(out)
+
+    def _gpu_builder(self, spelling: str, path: str, stars: dict[str, dict[str, tuple[str, str]]]) -> bool:
+        if spelling.startswith(":"):
+            own = self.full_summary(path)
+            return own is not None and any(f.name == spelling[1:] and f.gpu_return for f in own.functions)
+        located = self._function_facts_at(spelling, path, self._path_stars(path, stars))
+        return located is not None and located[1].gpu_return
 
     def _cpu_class(self, spelling: str, importer: str) -> bool:
         """``spelling`` (CallSite.built's) names a project class that moves nothing."""

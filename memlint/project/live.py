@@ -329,8 +329,16 @@ class LiveIndex(ProjectIndex):
                 if target is None or target[0] != path:
                     continue
                 modes = self._argument_modes(site, other, self._path_stars(other, stars)) if site.args else ()
+                gpu_args = self.gpu_args(site, other, stars) if site.gpu_args else ()
                 caller = Caller(
-                    display, site.line, site.grad, site.in_loop, site.backward, modes, gpu_state=site.gpu_state
+                    display,
+                    site.line,
+                    site.grad,
+                    site.in_loop,
+                    site.backward,
+                    modes,
+                    gpu_state=site.gpu_state,
+                    gpu_args=gpu_args,
                 )
                 callers.setdefault(target, []).append(caller)
                 if module.summary.trains:

@@ -161,6 +161,10 @@ class _Walk:
         self.placed = {p for p in self.placed if p != name and not p.startswith(name + ".")}
 
 
+# The walk, for gpu_args.py to read the models each call hands over.
+PlacedWalk = _Walk
+
+
 def _moved_value(value: ast.Call, placed: set[str]) -> bool:
     """``nn.DataParallel(model).cuda()``, ``model.to(device)``; or a wrapper
     of a model already moved (``DataParallel(model)``, ``model.half()``)."""

@@ -56,6 +56,7 @@ from memlint.project.cpu_builders import builders
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
 from memlint.project.cpu_receivers import cpu_uses, sets_default_device
+from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
@@ -63,7 +64,7 @@ from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
-from memlint.project.state_feeds import gpu_state_calls
+from memlint.project.state_feeds import gpu_state_calls, is_device_move
 from memlint.project.state_helpers import returns_on_device, state_params
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
@@ -111,6 +112,10 @@ class CallSite:
     # Its result is loaded into a model the calling scope moved to a device
     # (state_feeds.py): a ``torch.load`` the callee returns makes a GPU copy (MEM701).
     gpu_state: bool = False
+    # The arguments that are models the calling scope put on a device
+    # (gpu_args.py): (parameter key, the functions as spelled here whose
+    # calls bound the name, ":name" for one of this module; none: moved here).
+    gpu_args: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
@@ -119,6 +124,7 @@ class CallSite:
         step = bool(data.get("step", False))
         built = tuple((str(k), str(v)) for k, v in data.get("built", ()))
         gpu_state = bool(data.get("gpu_state", False))
+        gpu_args = tuple((str(k), tuple(str(b) for b in via)) for k, via in data.get("gpu_args", ()))
         return cls(
             data["callee"],
             data["line"],
@@ -130,6 +136,7 @@ class CallSite:
             written,
             built,
             gpu_state,
+            gpu_args,
         )
 
 
@@ -582,6 +589,7 @@ class _Walker:
         # order: a class is a cpu class when its walk adds none (one walk of
         # the module, not one more of every class).
         self._moves = 0
+        self._device_moves = 0  # of them, to a device (``.cuda()``, ``.to(device)``: not ``.to(dtype)``): gpu_args.py
         # _cpu_functions, read in the same walk: per function of ``tree.body``
         # (in order), whether a call in it may place something on a device,
         # and the bare names it calls; the one being walked, with its nested code.
@@ -616,6 +624,8 @@ class _Walker:
         # ``torch.save``/``torch.load`` under the module's final imports.
         self._save_loads: list[ast.expr] = []
         self._gpu_state: set[int] = set()  # calls whose result a moved model loads (CallSite.gpu_state)
+        # Per call, its arguments that are models on a device (CallSite.gpu_args), as gpu_args.py gives them.
+        self._gpu_args: dict[int, tuple[tuple[str, tuple[ast.Call, ...]], ...]] = {}
         self._attr_calls: list[AttrCall] = []  # every ``x.name(...)``: method_modes.py
         # class_needs, read in the same walk: the capitalised callees (as
         # spelled) of the module-level class being walked, and per class.
@@ -703,6 +713,7 @@ class _Walker:
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
         self._scopes.append(scope)
         outer_own, self._own = self._own, self.scope_nodes.setdefault(id(node), [])
+        moves = self._device_moves
         self._walk(body, grad, loop)
         self._own = outer_own
         self._scopes.pop()
@@ -716,6 +727,8 @@ class _Walker:
             self._loading_uses(node, scope, body)
         if scope.loads_state:
             self._gpu_state |= gpu_state_calls(body)
+        if self._device_moves != moves and scope.sites:  # the few scopes that move a model and call the project
+            self._gpu_args.update(gpu_arg_calls(body))
 
     def _loading_uses(self, node: ast.AST, scope: _Scope, body: list[ast.stmt]) -> None:
         """Keep the scope's uses of loading names, but for a call on a name
@@ -1032,6 +1045,8 @@ class _Walker:
             self._placed(node)
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
+            if is_device_move(node):
+                self._device_moves += 1
             self._outside(_dotted(func.value))  # type: ignore[attr-defined]  # ``trainer.model.cuda()``: moved here
         if grad == OFF and func.__class__ is ast.Attribute:
             self._off_calls.add(id(func))
@@ -1297,6 +1312,7 @@ class _Walker:
                         scope.name in passes,
                     )
                 )
+            spelled = _spelled_calls(scope) if self._gpu_args else {}
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
@@ -1304,7 +1320,10 @@ class _Walker:
                     written = _dotted(call.func)
                     step = bool(cell and cell[0])
                     gpu = id(call) in self._gpu_state
-                    s.calls.append(CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu))
+                    on_device = _spelled_args(self._gpu_args.get(id(call), ()), spelled)
+                    s.calls.append(
+                        CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu, on_device)
+                    )
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.model_classes = _model_classes(self._tree, self.bindings)
@@ -1603,6 +1622,28 @@ def evaluated_name(call: ast.Call) -> str:
         return ""
     name = tail.value.rpartition(".")[2]
     return name if name.isidentifier() else ""
+
+
+def _spelled_calls(scope: _Scope) -> dict[int, str]:
+    """The scope's calls of project functions, by id, as CallSite spells
+    them (":name" for a function of this module)."""
+    return {
+        id(call): (":" + site[1]) if site[4] == "local" else site[1]
+        for site, call in zip(scope.sites, scope.site_calls)
+    }
+
+
+def _spelled_args(
+    found: tuple[tuple[str, tuple[ast.Call, ...]], ...], spelled: dict[int, str]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """CallSite.gpu_args from gpu_args.py's answer: an argument bound by a
+    call of no function the index can name says nothing."""
+    out = []
+    for key, calls in found:
+        names = tuple(spelled.get(id(c), "") for c in calls)
+        if all(names):
+            out.append((key, names))
+    return tuple(out)
 
 
 def _not_placing(local: dict[str, tuple[bool, set[str]]]) -> list[str]:

@@ -34,6 +34,9 @@ class Caller:
     # The call's result is loaded into a model the caller moved to a device
     # (CallSite.gpu_state): a load the function returns makes a GPU copy (MEM701).
     gpu_state: bool = False
+    # The parameters it passes a model the caller put on a device (CallSite.gpu_args,
+    # its builders each returning a model it moved): a load drawn into one doubles it (MEM701).
+    gpu_args: tuple[str, ...] = ()
 
     def mode_of(self, position: int | None, keyword: str) -> str:
         """The mode of the model handed to the parameter at ``position``
@@ -45,6 +48,9 @@ class Caller:
 
     def passes_cpu_model(self, index: int, name: str) -> bool:
         return str(index) in self.cpu_args or name in self.cpu_args
+
+    def passes_gpu_model(self, index: int, name: str) -> bool:
+        return str(index) in self.gpu_args or name in self.gpu_args
 
     def where(self) -> str:
         return f"{self.path}:{self.line}"
