@@ -321,6 +321,9 @@ class LoadWithoutMapLocation(Rule):
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()
+        # DeviceParams holds this rule's bound method: a cycle that would keep
+        # the file's tree alive until the cyclic collector runs.
+        self._device_params = None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push()
