@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator
 
 from memlint.project.arg_modes import may_set_mode
 from memlint.project.checkpoint_links import import_reader, linked_writers
-from memlint.project.family_saves import cpu_saving_bases
 from memlint.project.cpu_receivers import cpu_only_users
+from memlint.project.family_saves import cpu_saving_bases
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.

@@ -53,9 +53,9 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
+from memlint.project.cpu_receivers import cpu_uses, sets_default_device
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
-from memlint.project.cpu_receivers import cpu_uses, sets_default_device
 from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
