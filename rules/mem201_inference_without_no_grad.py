@@ -2352,6 +2352,8 @@ model.load_state_dict(torch.load("s2s.pth", map_location="cpu"))
 model.eval()
 _ = model(source_seq)
 alphas = model.decoder.attn.alphas
+def show(weights):
+    print(weights.shape)
 """,
             """\
 import torch
@@ -2362,6 +2364,8 @@ model.eval()
 with torch.no_grad():
     _ = model(source_seq)
 alphas = model.decoder.attn.alphas
+def show(weights):
+    print(weights.shape)
 """,
         ),
         Invalid(

@@ -144,6 +144,13 @@ class EmptyCacheInLoop(Rule):
     name = "empty-cache-in-loop"
     message = "torch.cuda.empty_cache() inside a loop frees nothing held by live tensors and slows every step"
     fix_safety = Safety.SAFE
+    project_facts = (
+        "Which methods of classes defined in other modules run a whole pass over data per call (one of "
+        "their loops names data in its header or backpropagates, or a function or `self` method of their "
+        "module that they call does: an RL agent's `agent.collect_samples(n)` rollout): a loop calling "
+        "one on an object typed as that class is an epoch or episode loop, not a batch loop, and its "
+        "`empty_cache()` is not reported."
+    )
 
     def _guarded(self, line: cst.SimpleStatementLine) -> bool:
         """Under an ``if`` (``if step % 100 == 0:``), an ``except`` (after an
