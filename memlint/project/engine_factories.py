@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 
+from memlint.project.arg_modes import dotted
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 _ENGINE_MODULES = frozenset({"ignite.engine", "ignite.engine.engine"})
@@ -72,7 +73,7 @@ def _returns_stepping_engine(fn: ast.FunctionDef | ast.AsyncFunctionDef, spellin
     for value in returns:
         if isinstance(value, ast.Name) and len(bound.get(value.id, ())) == 1:
             value = bound[value.id][0]
-        if not (isinstance(value, ast.Call) and _dotted(value.func) in spellings and value.args):
+        if not (isinstance(value, ast.Call) and dotted(value.func) in spellings and value.args):
             return False
         process = value.args[0]
         if not isinstance(process, ast.Name) or process.id not in nested or not _steps(nested[process.id]):
@@ -99,12 +100,3 @@ def _steps(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             if guess_kind_from_name(name) is Kind.OPTIMIZER:
                 return True
     return False
-
-
-def _dotted(expr: ast.expr) -> str:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        head = _dotted(expr.value)
-        return f"{head}.{expr.attr}" if head else ""
-    return ""
