@@ -35,22 +35,12 @@ from __future__ import annotations
 import ast
 import re
 
+from memlint.gate.ast_names import ast_dotted
 from memlint.vocabulary.checkpoint_files import file_name
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 _RETURNS_SELF = frozenset({"eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"})
 _KEEPS_DEVICE = frozenset({"clone", "detach", "contiguous", "float", "half"})
-
-
-def _dotted(expr: ast.expr) -> str | None:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 def _to_cpu(call: ast.Call) -> bool | None:
@@ -64,7 +54,7 @@ def _to_cpu(call: ast.Call) -> bool | None:
         return False
     if func.attr == "to" and call.args:
         first = call.args[0]
-        if isinstance(first, ast.Call) and _dotted(first.func) in ("torch.device", "device") and first.args:
+        if isinstance(first, ast.Call) and ast_dotted(first.func) in ("torch.device", "device") and first.args:
             first = first.args[0]
         return isinstance(first, ast.Constant) and first.value == "cpu"
     return None
@@ -74,7 +64,7 @@ def _module_receiver(expr: ast.expr) -> str | None:
     """``model`` for ``model``, ``model.eval()``, ``model.train(False).float()``."""
     while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _RETURNS_SELF:
         expr = expr.func.value
-    return _dotted(expr)
+    return ast_dotted(expr)
 
 
 def _ends_on_cpu(expr: ast.expr) -> bool:
@@ -117,7 +107,7 @@ class _Files(ast.NodeVisitor):
         cpu = self._cpu_state(node.value)
         files = self._files(node.value)
         for target in node.targets:
-            key = _dotted(target)
+            key = ast_dotted(target)
             if key is None:
                 self._entry_set(target, node.value)
                 continue
@@ -130,13 +120,13 @@ class _Files(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.generic_visit(node)
-        key = _dotted(node.target)
+        key = ast_dotted(node.target)
         if key is not None and node.value is not None:
             self._rebound(key, node.value)
             (self.cpu_states[-1].add if self._cpu_state(node.value) else self.cpu_states[-1].discard)(key)
 
     def visit_For(self, node: ast.For) -> None:
-        key = _dotted(node.target)
+        key = ast_dotted(node.target)
         if key is not None:
             self._rebound(key, None)
             self.cpu_states[-1].discard(key)
@@ -164,7 +154,7 @@ class _Files(ast.NodeVisitor):
         """``sd[k] = v``: ``sd`` stays a CPU state only if ``v`` is on the CPU."""
         if not isinstance(target, ast.Subscript):
             return
-        key = _dotted(target.value)
+        key = ast_dotted(target.value)
         if key in self.cpu_states[-1] and not (_ends_on_cpu(value) or self._cpu_state(value) or _plain_value(value)):
             self.cpu_states[-1].discard(key)
 
@@ -184,7 +174,7 @@ class _Files(ast.NodeVisitor):
             return
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "__setitem__"):
-            key = _dotted(func.value)  # ``sd.update(other)``: entries not known to be on the CPU
+            key = ast_dotted(func.value)  # ``sd.update(other)``: entries not known to be on the CPU
             if key is not None:
                 self.cpu_states[-1].discard(key)
         moved = _to_cpu(node)
@@ -217,7 +207,7 @@ class _Files(ast.NodeVisitor):
                 if named:
                     found.add(named)
             elif isinstance(sub, (ast.Name, ast.Attribute)):
-                key = _dotted(sub)
+                key = ast_dotted(sub)
                 if key is not None:
                     found |= self.paths[-1].get(key, set())
         return found
@@ -229,7 +219,7 @@ class _Files(ast.NodeVisitor):
             return self._cpu_entries(value)
         if isinstance(value, ast.DictComp):
             return _ends_on_cpu(value.value)
-        name = _dotted(value)
+        name = ast_dotted(value)
         if name is not None:
             return name in self.cpu_states[-1]
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
@@ -282,7 +272,7 @@ def per_key_cpu_loop(node: ast.For) -> str | None:
     key, value = (e.id for e in target.elts)  # type: ignore[attr-defined]
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items"):
         return None
-    state = _dotted(it.func.value)
+    state = ast_dotted(it.func.value)
     if state is None or it.args or it.keywords:
         return None
     if any(isinstance(sub, (ast.Break, ast.Continue)) for stmt in node.body for sub in ast.walk(stmt)):
@@ -293,7 +283,7 @@ def per_key_cpu_loop(node: ast.For) -> str | None:
         sub = stmt.targets[0]
         if (
             isinstance(sub, ast.Subscript)
-            and _dotted(sub.value) == state
+            and ast_dotted(sub.value) == state
             and isinstance(sub.slice, ast.Name)
             and sub.slice.id == key
             and _ends_on_cpu(stmt.value)
@@ -317,7 +307,7 @@ def _plain_value(value: ast.expr) -> bool:
     """A constant, or a name whose last part names no model, state or tensor (``self._cur_task``, ``test_acc``)."""
     if isinstance(value, ast.Constant):
         return True
-    name = _dotted(value)
+    name = ast_dotted(value)
     if name is None:
         return False
     last = name.rsplit(".", 1)[-1].lower()
@@ -340,7 +330,7 @@ def _no_model_state(value: ast.expr) -> bool:
         return False
     if value.func.attr != "state_dict" or value.args or value.keywords:
         return False
-    owner = _dotted(value.func.value)
+    owner = ast_dotted(value.func.value)
     return owner is not None and guess_kind_from_name(owner.rsplit(".", 1)[-1]) in _NO_WEIGHT_KINDS
 
 
@@ -367,7 +357,7 @@ def _template(node: ast.AST) -> str | None:
 
 
 def _qualified(func: ast.expr, bindings: dict[str, str]) -> str | None:
-    spelled = _dotted(func)
+    spelled = ast_dotted(func)
     if spelled is None:
         return None
     head, dot, rest = spelled.partition(".")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 
 from memlint.gate.ast_fields import nodes
+from memlint.gate.ast_names import ast_dotted
 
 _FILLS = frozenset({"append", "extend"})
 _READS = frozenset({"get", "keys", "values", "items", "index", "count", "copy"})
@@ -173,7 +174,7 @@ def _added(call: ast.Call, stmt: ast.stmt, tree: ast.Module, top_defs: dict[str,
                 args = call_stmt.value.args  # type: ignore[attr-defined]
                 if len(args) <= index or not isinstance(args[index], (ast.Name, ast.Attribute)):
                     return None
-                spelled = _dotted(args[index])
+                spelled = ast_dotted(args[index])
                 if spelled is None:
                     return None
                 modules.add("@" + spelled)
@@ -199,17 +200,8 @@ def _module_attributes(arg: ast.expr) -> str | None:
     it = gen.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "dir" and len(it.args) == 1):
         return None
-    module, listed = _dotted(elt.args[0]), _dotted(it.args[0])
+    module, listed = ast_dotted(elt.args[0]), ast_dotted(it.args[0])
     return module if module is not None and module == listed else None
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr}" if head else None
-    return None
 
 
 def _escaping(walks: list[tuple[ast.stmt, list[ast.AST]]], registries: set[str], accounted: set[int]) -> set[str]:

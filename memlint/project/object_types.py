@@ -50,6 +50,7 @@ import sys
 from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
+from memlint.gate.ast_names import ast_dotted
 from memlint.vocabulary.kinds import MODULE_API, Kind, guess_kind_from_name
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
@@ -135,33 +136,15 @@ def object_types(
     return _Types(tree, bindings, has_star, scope_nodes or {}).out
 
 
-def _dotted(node: ast.AST) -> str | None:
-    # Asked of every callee and receiver of every scope (a million times on
-    # transformers): a bare name, the most common, skips the join.
-    kind = node.__class__
-    if kind is ast.Name:
-        return node.id  # type: ignore[attr-defined]
-    if kind is not ast.Attribute:
-        return None
-    parts = []
-    while node.__class__ is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-    if node.__class__ is not ast.Name:
-        return None
-    parts.append(node.id)  # type: ignore[attr-defined]
-    return ".".join(reversed(parts))
-
-
 def _is_self(node: ast.AST) -> bool:
-    """``_dotted(node) == "self"``, without spelling the chain."""
+    """``ast_dotted(node) == "self"``, without spelling the chain."""
     return node.__class__ is ast.Name and node.id == "self"  # type: ignore[attr-defined]
 
 
 def _is_off_context(expr: ast.AST) -> bool:
     if isinstance(expr, ast.Call):
         expr = expr.func
-    name = _dotted(expr) or ""
+    name = ast_dotted(expr) or ""
     return name.rpartition(".")[2] in _OFF
 
 
@@ -229,7 +212,7 @@ class _Types:
     def spell(self, func: ast.AST, local: dict[str, str]) -> str | None:
         """The callee as this module spells it after its imports; None for a
         name it cannot place (a builtin, a local variable, the stdlib)."""
-        name = _dotted(func)
+        name = ast_dotted(func)
         if name is None:
             return None
         head, _, tail = name.partition(".")
@@ -343,7 +326,7 @@ class _Types:
         )
 
         def receiver(func: ast.Attribute) -> None:
-            recv = _dotted(func.value)
+            recv = ast_dotted(func.value)
             if recv is None:
                 return
             head, dot, rest = recv.partition(".")
@@ -466,7 +449,7 @@ class _Types:
             if isinstance(func, ast.Attribute) and func.attr in _SAME_OBJECT:
                 value = func.value
                 continue
-            if isinstance(func, (ast.Name, ast.Attribute)) and (_dotted(func) or "").rpartition(".")[2] in _WRAPPERS:
+            if isinstance(func, (ast.Name, ast.Attribute)) and (ast_dotted(func) or "").rpartition(".")[2] in _WRAPPERS:
                 if not value.args:
                     return None
                 value = value.args[0]
@@ -499,7 +482,7 @@ class _Types:
         name = f"{outer}.{node.name}" if outer else node.name
         a = node.args
         params = [p.arg for p in a.posonlyargs + a.args]
-        if cls is not None and params and not any(_dotted(d) == "staticmethod" for d in node.decorator_list):
+        if cls is not None and params and not any(ast_dotted(d) == "staticmethod" for d in node.decorator_list):
             params = params[1:]
         all_params = tuple(params) + tuple(p.arg for p in a.kwonlyargs)
         self.out.params.append((name, all_params))
@@ -544,7 +527,7 @@ class _Types:
                 # ``model = DataParallel(model)``: the name's own earlier value
                 if (
                     isinstance(v, ast.Call)
-                    and (_dotted(v.func) or "").rpartition(".")[2] in _WRAPPERS
+                    and (ast_dotted(v.func) or "").rpartition(".")[2] in _WRAPPERS
                     and v.args
                     and isinstance(v.args[0], ast.Name)
                     and v.args[0].id == n
@@ -571,7 +554,7 @@ class _Types:
     # -- classes -------------------------------------------------------------
     def _class(self, node: ast.ClassDef, outer: str, local: dict[str, str]) -> None:
         name = f"{outer}.{node.name}" if outer else node.name
-        bases = tuple(s for s in (self.spell(b, local) or _dotted(b) or "?" for b in node.bases))
+        bases = tuple(s for s in (self.spell(b, local) or ast_dotted(b) or "?" for b in node.bases))
         self.out.bases.append((name, bases))
         # What each ``self.<attr>`` is assigned (a call's type, or None), and
         # how often, in any method: gathered by the methods' own walks.
@@ -682,7 +665,7 @@ class _Types:
                         on.append((found[0], node.lineno, found[1], found[2]))
                     elif not guarded:
                         off = True
-                func = _dotted(node.func)
+                func = ast_dotted(node.func)
                 if func in ("self", "self.forward"):
                     own = True
             todo += [(child, grad_off, guarded) for child in reversed(children(node))]

@@ -26,6 +26,7 @@ import ast
 from collections.abc import Callable, Mapping
 
 from memlint.gate.ast_fields import nodes
+from memlint.project.arg_modes import dotted
 
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # Calls that may keep a parameter or a submodule: any receiver, any spelling.
@@ -37,17 +38,8 @@ _INERT_OPS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Tuple, ast.Li
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _dotted(e: ast.AST) -> str:
-    if isinstance(e, ast.Name):
-        return e.id
-    if isinstance(e, ast.Attribute):
-        head = _dotted(e.value)
-        return f"{head}.{e.attr}" if head else ""
-    return ""
-
-
 def _qualified(e: ast.AST, bindings: Mapping[str, str]) -> str:
-    spelled = _dotted(e)
+    spelled = dotted(e)
     head, _, rest = spelled.partition(".")
     target = bindings.get(head)
     if not target:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ast
 
+from memlint.project.arg_modes import dotted
+
 # Names of a ``.to(x)`` argument that say it is a device (``device``,
 # ``args.device``, ``local_rank``, ``gpu``), not a dtype.
 _DEVICE_WORDS = ("dev", "gpu", "cuda", "rank")
@@ -112,7 +114,7 @@ class _Walk:
         if not isinstance(func, ast.Attribute):
             return
         if is_device_move(call):
-            receiver = _dotted(func.value)
+            receiver = dotted(func.value)
             if receiver:
                 self.placed.add(receiver)  # ``model.cuda()``: a module moves in place
             return
@@ -135,15 +137,15 @@ class _Walk:
 
     def on_device(self, receiver: ast.expr) -> bool:
         """``model`` or ``model.module`` with ``model`` moved before."""
-        dotted = _dotted(receiver)
-        while dotted:
-            if dotted in self.placed:
+        spelled = dotted(receiver)
+        while spelled:
+            if spelled in self.placed:
                 return True
-            dotted = dotted.rpartition(".")[0]
+            spelled = spelled.rpartition(".")[0]
         return False
 
     def bind(self, target: ast.expr, value: ast.expr | None) -> None:
-        name = _dotted(target)
+        name = dotted(target)
         if not name:
             for sub in ast.walk(target):  # a tuple, a starred or subscripted target
                 if isinstance(sub, ast.Name):
@@ -172,9 +174,9 @@ def _moved_value(value: ast.Call, placed: set[str]) -> bool:
         return True
     func = value.func
     if isinstance(func, ast.Attribute) and func.attr in _KEEPS_DEVICE:
-        return _dotted(func.value) in placed
-    if _dotted(func).rpartition(".")[2] in _WRAPPERS and value.args:
-        return _dotted(value.args[0]) in placed
+        return dotted(func.value) in placed
+    if dotted(func).rpartition(".")[2] in _WRAPPERS and value.args:
+        return dotted(value.args[0]) in placed
     return False
 
 
@@ -189,19 +191,8 @@ def is_device_move(call: ast.Call) -> bool:
     device = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
     if isinstance(device, ast.Constant):
         return isinstance(device.value, str) and device.value.startswith("cuda")
-    if isinstance(device, ast.Call) and _dotted(device.func).endswith("device"):
+    if isinstance(device, ast.Call) and dotted(device.func).endswith("device"):
         first = device.args[0] if device.args else None
         return not (isinstance(first, ast.Constant) and first.value == "cpu")
-    last = _dotted(device).rpartition(".")[2].lower() if device is not None else ""
+    last = dotted(device).rpartition(".")[2].lower() if device is not None else ""
     return any(word in last for word in _DEVICE_WORDS)
-
-
-def _dotted(node: ast.AST | None) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    parts.append(node.id)
-    return ".".join(reversed(parts))
