@@ -133,6 +133,8 @@ def test_a_class_whose_signature_cannot_be_read_is_walked_generically(monkeypatc
     assert generic[ast.FunctionDef].singles == ast.FunctionDef._fields
     generic[ast.List] = Children(ast.List._fields, (), (), generic=True)  # its ctx read as a child too
     monkeypatch.setattr(ast_fields, "CHILDREN", generic)
+    # nodes() reads each class's children through a pusher made from its entry.
+    monkeypatch.setattr(ast_fields, "PUSHERS", {cls: ast_fields._pusher(ch) for cls, ch in generic.items()})
     found = sorted(id(n) for n in ast_fields.nodes(tree))
     assert set(expected) <= set(found) and len(found) == len(expected) + 1  # + the List's Load
     monkeypatch.setattr("memlint.parse.guard.CHILDREN", generic)
@@ -197,3 +199,24 @@ def test_children_of_a_class_whose_signature_cannot_be_read_are_iter_child_nodes
     monkeypatch.setitem(ast_fields._READERS, ast.FunctionDef, None)
     assert ast_fields.children(fn) == list(ast.iter_child_nodes(fn))
     assert ast_fields.children("a string") == [] and ast_fields.children(None) == []
+
+
+def test_each_pusher_pushes_the_singles_then_extends_the_lists_in_field_order():
+    """nodes() and the gate's walks put a node's children on their stack
+    through ast_fields.PUSHERS: the same calls, in the same order, as the
+    loops over Children.singles and Children.lists they replace."""
+    for cls, children in CHILDREN.items():
+        pusher = ast_fields.PUSHERS[cls]
+        if not children.singles and not children.lists:
+            assert pusher is None, cls
+            continue
+        node = cls.__new__(cls)
+        for name in children.singles:
+            setattr(node, name, f"single:{name}")
+        for name in children.lists:
+            setattr(node, name, [f"list:{name}"])
+        calls: list[tuple[str, object]] = []
+        pusher(node, lambda v: calls.append(("push", v)), lambda vs: calls.append(("extend", vs)))
+        expected = [("push", f"single:{n}") for n in children.singles]
+        expected += [("extend", [f"list:{n}"]) for n in children.lists]
+        assert calls == expected, cls

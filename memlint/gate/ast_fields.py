@@ -155,24 +155,47 @@ _READ_NOTHING = read_nothing
 CHILD_READERS = _READERS
 
 
+def _pusher(children: Children):
+    """A function putting a node's children (``children``: its class's
+    entry) on a walk's stack, as :func:`nodes` reads them: its singles
+    pushed, then its lists extended, written out for the class (``nodes``
+    runs on most subtrees of every summarised module; the loops over the
+    fields with ``getattr`` cost a seventh more). None for a class with no
+    field to read. Built from the ``ast`` module's own field names only."""
+    lines = ["def push_children(node, push, extend):"]
+    lines += [f"    push(node.{name})" for name in children.singles if name.isidentifier()]
+    lines += [f"    extend(node.{name})" for name in children.lists if name.isidentifier()]
+    if len(lines) != 1 + len(children.singles) + len(children.lists):
+        raise ValueError(children.singles + children.lists)
+    if len(lines) == 1:
+        return None
+    namespace: dict[str, object] = {}
+    exec("\n".join(lines), namespace)  # only the ast module's own field names reach it
+    return namespace["push_children"]
+
+
+# Node class -> the function pushing its children (None: it has none to read),
+# for a walk that looks it up with what else it keeps per class (gate/facts.py).
+PUSHERS = {cls: _pusher(ch) for cls, ch in CHILDREN.items()}
+
+
 def nodes(root: ast.AST) -> list[ast.AST]:
     """``root`` and every node below it that may hold code: what ``ast.walk``
     yields, in another order, less the contexts, operators and aliases."""
     out: list[ast.AST] = []
     stack: list[object] = [root]
-    push, extend, pop, table = stack.append, stack.extend, stack.pop, CHILDREN
+    push, extend, pop, table, keep = stack.append, stack.extend, stack.pop, PUSHERS, out.append
     while stack:
         node = pop()
-        children = table.get(type(node))
-        if children is None:
-            if type(node) is list:  # a field of a class whose signature was not read
-                extend(node)
-            continue  # None, or a scalar
-        out.append(node)  # type: ignore[arg-type]
-        for field in children.singles:
-            push(getattr(node, field))
-        for field in children.lists:
-            extend(getattr(node, field))
+        kind = type(node)
+        if kind in table:
+            keep(node)  # type: ignore[arg-type]
+            pusher = table[kind]
+            if pusher is not None:
+                pusher(node, push, extend)
+        elif kind is list:  # a field of a class whose signature was not read
+            extend(node)  # type: ignore[arg-type]
+        # else None, or a scalar
     return out
 
 

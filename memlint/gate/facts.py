@@ -120,16 +120,16 @@ _CODES: dict[type, int] = {
 
 
 class _Walk(dict):  # type: ignore[type-arg]
-    """Node class -> (code, single child fields, list child fields). Anything
-    else met (None, or a scalar read through a class whose signature
+    """Node class -> (code, the function pushing its children: ast_fields.PUSHERS).
+    Anything else met (None, or a scalar read through a class whose signature
     gate/ast_fields.py could not read) has no children."""
 
-    def __missing__(self, key: type) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
-        return (0, (), ())
+    def __missing__(self, key: type) -> tuple[int, None]:
+        return (0, None)
 
 
-_WALK = _Walk({cls: (_CODES.get(cls, 0), ch.singles, ch.lists) for cls, ch in ast_fields.CHILDREN.items()})
-_WALK[list] = (_LIST, (), ())
+_WALK = _Walk({cls: (_CODES.get(cls, 0), ast_fields.PUSHERS[cls]) for cls in ast_fields.CHILDREN})
+_WALK[list] = (_LIST, None)
 
 
 class GateFacts:
@@ -677,7 +677,7 @@ class GateFacts:
                         add_self_bound(value.attr)  # type: ignore[attr-defined]  # ``self.x.parameters()``
                     push(value)
                 continue
-            code, singles, lists = table[kind]
+            code, pusher = table[kind]
             if code:
                 if code == _CALL:
                     add_call(node)  # type: ignore[arg-type]
@@ -701,10 +701,8 @@ class GateFacts:
                     continue
                 else:
                     self._visit(code, node, bindings, functions, aliases)
-            for field in singles:
-                push(getattr(node, field))
-            for field in lists:
-                extend(getattr(node, field))
+            if pusher is not None:
+                pusher(node, push, extend)
         idents |= keywords
         for call in calls:
             self._call(call, aliases)

@@ -69,7 +69,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from memlint.gate.ast_fields import CHILDREN
+from memlint.gate.ast_fields import CHILDREN, PUSHERS
 from memlint.gate.ast_names import ast_callee
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
@@ -103,12 +103,13 @@ _SEED_CODES = {
 
 
 class _Table(dict):  # type: ignore[type-arg]
-    def __missing__(self, key: type) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
-        return (0, (), ())
+    def __missing__(self, key: type) -> tuple[int, None]:
+        return (0, None)
 
 
-_SEED_WALK = _Table({cls: (_SEED_CODES.get(cls, 0), ch.singles, ch.lists) for cls, ch in CHILDREN.items()})
-_SEED_WALK[list] = (_LIST, (), ())
+# Node class -> (code, the function pushing its children: ast_fields.PUSHERS).
+_SEED_WALK = _Table({cls: (_SEED_CODES.get(cls, 0), PUSHERS[cls]) for cls in CHILDREN})
+_SEED_WALK[list] = (_LIST, None)
 
 
 class _Body:
@@ -187,7 +188,7 @@ class Seeds:
             push, extend, pop = stack.append, stack.extend, stack.pop
             while stack:
                 node = pop()
-                code, singles, lists = table[type(node)]
+                code, pusher = table[type(node)]
                 if code == _NAME:
                     if type(node.ctx) is Store:
                         bound.add(node.id)
@@ -249,12 +250,8 @@ class Seeds:
                     elif code == _LIST:  # a field of a class whose signature was not read
                         extend(node)
                         continue
-                for field in singles:
-                    value = getattr(node, field)
-                    if value is not None:
-                        push(value)
-                for field in lists:
-                    extend(getattr(node, field))
+                if pusher is not None:  # a None child it pushes is popped as a node without any
+                    pusher(node, push, extend)
         if candidates:
             stores: set[str] = set()
             for body in (module, *functions):

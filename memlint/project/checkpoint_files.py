@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
+from memlint.gate.ast_fields import children
 from memlint.gate.ast_names import ast_dotted
 from memlint.vocabulary.checkpoint_files import file_name
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
@@ -201,7 +202,7 @@ class _Files(ast.NodeVisitor):
                 if isinstance(sub, ast.Call):
                     todo.extend(sub.args)  # a name the template is filled with may hold a whole path
                 continue
-            todo.extend(ast.iter_child_nodes(sub))
+            todo.extend(children(sub))
             if isinstance(sub, ast.Constant):
                 named = file_name(sub.value)
                 if named:

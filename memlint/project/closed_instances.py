@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 
+from memlint.gate.ast_fields import children
+
 
 def closed_instances(
     body: list[ast.stmt], params: set[str], instances: dict[str, str], bindings: dict[str, str]
@@ -82,7 +84,7 @@ class _Walk:
 
     def visit(self, node: ast.AST, loops: tuple[ast.AST, ...], nested: bool) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            for child in ast.iter_child_nodes(node):
+            for child in children(node):
                 self.visit(child, loops, True)
             return
         if isinstance(node, (ast.For, ast.AsyncFor)):
@@ -114,7 +116,7 @@ class _Walk:
             else:
                 self._store(node, "other", loops, nested)
             return
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             self.visit(child, loops, nested)
 
     def _call(self, node: ast.Call, loops: tuple[ast.AST, ...], nested: bool) -> None:

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import ast
 
+from memlint.gate.ast_fields import nodes
 from memlint.vocabulary.tokens import DATA_TOKENS, name_tokens
 
 
 def names_data(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
     """The loop's header (what it iterates, or its test) names data."""
     header = loop.test if isinstance(loop, ast.While) else loop.iter
-    for node in ast.walk(header):
+    for node in nodes(header):
         if isinstance(node, ast.Name):
             name = node.id
         elif isinstance(node, ast.Attribute):

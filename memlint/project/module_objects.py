@@ -16,6 +16,8 @@ import ast
 from collections import Counter
 from collections.abc import Mapping
 
+from memlint.gate.ast_fields import children
+
 # Wrappers of another model, placed on a device by their own code.
 _WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
 _MOVES = frozenset({"to", "cuda", "to_empty", "xpu", "npu", "mps"})
@@ -49,7 +51,7 @@ def cpu_objects(tree: ast.Module, bindings: Mapping[str, str], cpu_classes: list
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             for name in node.names:
                 seen[name] += 2
-        todo.extend((child, shadowed) for child in ast.iter_child_nodes(node))
+        todo.extend((child, shadowed) for child in children(node))
     return sorted(name for name in candidates if seen[name] == 1)
 
 
@@ -68,7 +70,7 @@ def _locals(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozense
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(children(node))
     return frozenset(names)
 
 

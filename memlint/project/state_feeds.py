@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 
+from memlint.gate.ast_fields import children
 from memlint.project.arg_modes import dotted
 
 # Names of a ``.to(x)`` argument that say it is a device (``device``,
@@ -104,7 +105,7 @@ class _Walk:
                 continue
             if isinstance(node, ast.Call):
                 calls.append(node)
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
         # Inner calls run first: ``model.cuda().load_state_dict(...)``.
         for call in sorted(calls, key=lambda c: (c.end_lineno or 0, c.end_col_offset or 0)):
             self.call(call)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 
+from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import dotted
 from memlint.project.state_feeds import is_device_move
 
@@ -160,8 +161,8 @@ def _cold_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]
     if not falsy:
         return frozenset()
     cold: set[int] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id in falsy for n in ast.walk(node.test)):
+    for node in nodes(fn):
+        if isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id in falsy for n in nodes(node.test)):
             cold.update(id(stmt) for stmt in node.body)
     return frozenset(cold)
 
@@ -181,7 +182,7 @@ def _in_order(body: list[ast.stmt], returns: bool = False, skip: frozenset[int] 
         ):
             end = (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
             found.append(((*end, 0 if isinstance(node, ast.Call) else 1), node))
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     found.sort(key=lambda item: item[0])
     return [node for _key, node in found]
 

@@ -73,14 +73,28 @@ def class_defs(tree: ast.Module) -> list[ast.ClassDef]:
     whole walk of the module (~3 CPU s over transformers) to find a few classes."""
     out: list[ast.ClassDef] = []
     todo: collections.deque[ast.AST] = collections.deque([tree])
+    blocks = _BLOCKS
     while todo:
         node = todo.popleft()
-        if isinstance(node, ast.ClassDef):
-            out.append(node)
-        for name in node._fields:  # in their order, as ast.walk
-            if name in _STATEMENT_FIELDS:
-                todo.extend(getattr(node, name))
+        kind = node.__class__
+        if kind is ast.ClassDef:
+            out.append(node)  # type: ignore[arg-type]
+        fields = blocks.get(kind)
+        if fields is None:
+            fields = blocks[kind] = _blocks(kind)
+        for name in fields:
+            todo.extend(getattr(node, name))
     return out
+
+
+def _blocks(kind: type) -> tuple[str, ...]:
+    """The fields of a statement class that hold statements, in their order (as ``ast.walk``)."""
+    return tuple(name for name in getattr(kind, "_fields", ()) if name in _STATEMENT_FIELDS)
+
+
+# Statement class -> _blocks(class), filled as classes are met: the fields
+# of every statement of every summarised module are otherwise tested each time.
+_BLOCKS: dict[type, tuple[str, ...]] = {}
 
 
 def _keeps(cls: str, fn: ast.FunctionDef) -> TensorTracker | None:

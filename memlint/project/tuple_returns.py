@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 
+from memlint.gate.ast_fields import children
+
 _NUMBER_METHODS = frozenset({"item", "tolist", "detach", "numpy"})
 _KEEPING = frozenset({"cuda", "cpu", "to", "float", "half", "double", "long", "int", "bool", "contiguous"})
 _FRESH_TORCH = frozenset(
@@ -112,7 +114,7 @@ def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
         if isinstance(node, ast.Return):
             out.append(node)
         elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
     return out
 
 
@@ -132,7 +134,7 @@ def _fresh_names(fn: ast.FunctionDef, bindings: dict[str, str]) -> set[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             other.update(n for sub in ast.walk(node) if isinstance(sub, ast.Nonlocal) for n in sub.names)
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
         func = node.func if isinstance(node, ast.Call) else None
         if isinstance(func, ast.Attribute) and func.attr.endswith("_") and isinstance(func.value, ast.Name):
             other.add(func.value.id)  # ``acc.add_(loss)``: written in place, it may take a graph
