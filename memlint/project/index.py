@@ -747,7 +747,8 @@ class ProjectIndex:
             if located is not None and located[0] != path and located[1].gpu_return:
                 gpu_builders.add(site.written)
             if located is not None and located[0] != path and located[1].unmapped_load:
-                shown = mixed_loader(self, located[0], located[1])
+                own = [other.gpu_state for other in self.calls_summary(path).calls if other.written == site.written]
+                shown = mixed_loader(self, located[0], located[1], own)
                 if shown:
                     mixed_loaders[site.written] = shown
             if located is not None and located[1].sequence and located[0] != path:

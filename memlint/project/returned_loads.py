@@ -76,19 +76,22 @@ def _qualified(func: ast.expr, bindings: dict[str, str]) -> str:
     return ".".join([head, *reversed(parts)]) if head else ""
 
 
-def mixed_loader(index, helper: str, facts) -> str:
+def mixed_loader(index, helper: str, facts, own: list[bool]) -> str:
     """For a call of ``facts`` (a function of the module at ``helper``
     returning an unmapped load): ``"lib/utils/serialization.py:55"``, where
     that load is, when some caller in the project does not load the value
-    into a model on a GPU (``Caller.gpu_state``), so that the helper alone
-    does not say which caller doubles the weights; "" otherwise, and when
-    the helper's module saves its checkpoints from CPU tensors. The view
-    then depends on every module calling into the helper's."""
-    summary = index.summary(helper)
+    into a model on a GPU (``Caller.gpu_state``; ``own``: that of each call
+    of the viewed module, known whatever the index read), so that the
+    helper alone does not say which caller doubles the weights; "" otherwise,
+    and when the helper's module saves its checkpoints from CPU tensors. The
+    view then depends on every module calling into the helper's. (A view
+    read from disk holds the callers of modules spelling the viewed one's
+    names only: it may miss a third module's CPU caller, never invent one.)"""
+    summary = index.full_summary(helper)  # its saves, word-less or not
     if summary is None or summary.model_saves == "cpu" or (summary.cpu_saved and not summary.other_saved):
         return ""
-    sites = index._callers.get((helper, facts.name), ())
-    if not sites or all(site.gpu_state for site in sites):
+    states = [*own, *(site.gpu_state for site in index._callers.get((helper, facts.name), ()))]
+    if not states or all(states):
         return ""
     for read in index._target_reads.get(helper, ()):
         index._note_read(read)
