@@ -136,16 +136,21 @@ _MAIN = """
 
 
 def test_a_gpu_caller_of_a_mixed_helper_is_reported_at_its_call(tmp_path):
-    write_project(tmp_path, {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": _SERIALIZATION, "main.py": _MAIN})
+    write_project(
+        tmp_path,
+        {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": _SERIALIZATION, "main.py": _MAIN},
+    )
     assert finding_lines(tmp_path / "main.py", "MEM701") == [15]
     assert finding_lines(tmp_path / "lib" / "serialization.py", "MEM701") == [6]
 
 
 def test_a_gpu_caller_of_a_helper_every_caller_loads_on_a_gpu_is_reported_at_the_helper(tmp_path):
-    main = _MAIN.replace('            checkpoint = load_checkpoint(args.resume)\n', "            pass\n").replace(
+    main = _MAIN.replace("            checkpoint = load_checkpoint(args.resume)\n", "            pass\n").replace(
         '            model.load_state_dict(checkpoint["state_dict"])\n', ""
     )
-    write_project(tmp_path, {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": _SERIALIZATION, "main.py": main})
+    write_project(
+        tmp_path, {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": _SERIALIZATION, "main.py": main}
+    )
     assert finding_lines(tmp_path / "main.py", "MEM701") == []
     assert finding_lines(tmp_path / "lib" / "serialization.py", "MEM701") == [6]
 
@@ -154,14 +159,18 @@ def test_a_caller_of_a_mixed_helper_loading_into_a_model_not_moved_is_silent(tmp
     main = _MAIN.replace("            model = model.to(device)\n", "").replace(
         "            model = nn.DataParallel(model)\n", "            model = nn.DataParallel(model)\n"
     )
-    write_project(tmp_path, {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": _SERIALIZATION, "main.py": main})
+    write_project(
+        tmp_path, {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": _SERIALIZATION, "main.py": main}
+    )
     assert finding_lines(tmp_path / "main.py", "MEM701") == []
     assert finding_lines(tmp_path / "lib" / "serialization.py", "MEM701") == []
 
 
 def test_a_mixed_helper_mapping_its_load_is_silent(tmp_path):
     mapped = _SERIALIZATION.replace("torch.load(fpath)", 'torch.load(fpath, map_location="cpu")')
-    write_project(tmp_path, {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": mapped, "main.py": _MAIN})
+    write_project(
+        tmp_path, {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": mapped, "main.py": _MAIN}
+    )
     assert finding_lines(tmp_path / "main.py", "MEM701") == []
 
 
@@ -169,5 +178,7 @@ def test_a_mixed_helper_of_a_module_saving_cpu_state_is_silent(tmp_path):
     cpu = _SERIALIZATION.replace(
         "torch.save(state, fpath)", 'net.cpu()\n        torch.save(net.state_dict(), "model_best.pth.tar")'
     ).replace("def save_checkpoint(state, fpath):", "def save_checkpoint(net, fpath):")
-    write_project(tmp_path, {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": cpu, "main.py": _MAIN})
+    write_project(
+        tmp_path, {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": cpu, "main.py": _MAIN}
+    )
     assert finding_lines(tmp_path / "main.py", "MEM701") == []

@@ -33,8 +33,9 @@ def unmapped_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, bindings: dict[s
         if isinstance(node, ast.Return) and node.value is not None:
             returned.append(node.value)
         elif isinstance(node, ast.Assign):
-            load = node.value if _load_kind(node.value, bindings) == "unmapped" else None
-            if load is not None or _load_kind(node.value, bindings) != "mapped":
+            kind = _load_kind(node.value, bindings)
+            load = node.value if kind == "unmapped" and isinstance(node.value, ast.Call) else None
+            if kind != "mapped":  # a mapped load: nothing for the callers, nothing against the others
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         bound.setdefault(target.id, []).append(load)
@@ -54,7 +55,7 @@ def unmapped_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, bindings: dict[s
 
 
 def _load_kind(value: ast.expr, bindings: dict[str, str]) -> str:
-    """"unmapped" for ``torch.load(f)`` that MEM701 may flag, "mapped" for
+    """ "unmapped" for ``torch.load(f)`` that MEM701 may flag, "mapped" for
     any other ``torch.load``, "" for anything else."""
     if not isinstance(value, ast.Call) or _qualified(value.func, bindings) != "torch.load":
         return ""

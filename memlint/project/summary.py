@@ -64,8 +64,8 @@ from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
-from memlint.project.state_feeds import gpu_state_calls, is_device_move
 from memlint.project.returned_loads import unmapped_return
+from memlint.project.state_feeds import gpu_state_calls, is_device_move
 from memlint.project.state_helpers import returns_on_device, state_params
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
