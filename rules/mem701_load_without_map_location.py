@@ -49,7 +49,9 @@ class LoadWithoutMapLocation(Rule):
     on the way: a key (`ck["model"]`, `ck.get("model")`), a comprehension
     keeping every value it reads (`{k[7:]: v for k, v in ck.items()}`), or
     merged into another dict (`model_dict.update(ck)`), or copied into one
-    by a loop (`for k, v in ck.items(): d[k[7:]] = v`). A load drawn so
+    by a loop (`for k, v in ck.items(): d[k[7:]] = v`, also in its `if` and
+    `try` blocks and reading an entry back, `try: d[k] = ck["module." + k]
+    except KeyError: d[k] = v`). A load drawn so
     (other than a key looked up where it is loaded or passed) is reported
     only when the model was moved to a device before it in the same
     function (`model = nn.DataParallel(model).cuda()`), or in `__init__`
@@ -208,7 +210,12 @@ class LoadWithoutMapLocation(Rule):
     it moved to a device earlier in the same function
     (`model = nn.DataParallel(model).cuda()` ...
     `model.module.load_state_dict(load_checkpoint(p)["state_dict"])`); the
-    message names that caller.
+    message names that caller. When another caller of that function loads
+    its value into a model not known to be on a device (a resume into the
+    model still on the CPU), the caller loading it into a model on a device
+    is reported too, at its call, without a fix, the message naming the
+    load: the helper alone does not say which of its callers doubles the
+    weights.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -261,7 +268,10 @@ class LoadWithoutMapLocation(Rule):
         "The models each call of a function of this module hands over from another module on a device "
         "(`get_ckpt_model(path, model, device)` after `model = ODE_RNN(...).to(device)`, or `model` bound "
         "only from project functions returning a model they moved): a load drawn into that parameter is "
-        "reported, without a fix, when every caller does so, naming them."
+        "reported, without a fix, when every caller does so, naming them. "
+        "Which functions of other modules this module calls return a `torch.load` without `map_location` "
+        "that some caller in the project loads into a model not on a device: a call of one here whose value "
+        "goes into a model moved to a device before is reported at the call, naming the load."
     )
 
     def __init__(self, context) -> None:
