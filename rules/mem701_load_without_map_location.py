@@ -212,10 +212,10 @@ class LoadWithoutMapLocation(Rule):
     `model.module.load_state_dict(load_checkpoint(p)["state_dict"])`); the
     message names that caller. When another caller of that function loads
     its value into a model not known to be on a device (a resume into the
-    model still on the CPU), the caller loading it into a model on a device
-    is reported too, at its call, without a fix, the message naming the
-    load: the helper alone does not say which of its callers doubles the
-    weights.
+    model still on the CPU), the load in the helper is not reported (the
+    helper alone does not say which of its callers doubles the weights):
+    the caller loading it into a model on a device is, at its call, without
+    a fix, the message naming the load.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -322,8 +322,12 @@ class LoadWithoutMapLocation(Rule):
             loads = self._returning.get(fn)
             if not loads:
                 continue
-            sites = [c for c in project.callers_of(fn.name.value) if c.gpu_state]
-            if not sites:
+            callers = project.callers_of(fn.name.value)
+            sites = [c for c in callers if c.gpu_state]
+            if not sites or len(sites) < len(callers):
+                # Mixed: some caller loads it into a model not on a GPU; the
+                # helper does not say which doubles the weights, the GPU
+                # caller is reported at its call (ProjectView.mixed_loaders).
                 continue
             where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")
             message = f"{self.message} (returned by {fn.name.value}, loaded into a model on a GPU at {where})"

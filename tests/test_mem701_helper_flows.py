@@ -9,7 +9,7 @@
 - A function of another module returning an unmapped load whose callers
   load it into models on the CPU and on a GPU (aster's ``load_checkpoint``):
   the GPU caller is reported at its call, naming the load
-  (project/returned_loads.py, ProjectView.mixed_loaders).
+  (project/returned_loads.py, ProjectView.mixed_loaders), the helper silent.
 """
 
 from __future__ import annotations
@@ -141,7 +141,8 @@ def test_a_gpu_caller_of_a_mixed_helper_is_reported_at_its_call(tmp_path):
         {"pyproject.toml": "", "lib/__init__.py": "", "lib/serialization.py": _SERIALIZATION, "main.py": _MAIN},
     )
     assert finding_lines(tmp_path / "main.py", "MEM701") == [15]
-    assert finding_lines(tmp_path / "lib" / "serialization.py", "MEM701") == [6]
+    # The helper alone does not say which caller doubles the weights.
+    assert finding_lines(tmp_path / "lib" / "serialization.py", "MEM701") == []
 
 
 def test_a_gpu_caller_of_a_helper_every_caller_loads_on_a_gpu_is_reported_at_the_helper(tmp_path):
