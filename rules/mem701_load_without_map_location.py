@@ -49,7 +49,9 @@ class LoadWithoutMapLocation(Rule):
     on the way: a key (`ck["model"]`, `ck.get("model")`), a comprehension
     keeping every value it reads (`{k[7:]: v for k, v in ck.items()}`), or
     merged into another dict (`model_dict.update(ck)`), or copied into one
-    by a loop (`for k, v in ck.items(): d[k[7:]] = v`). A load drawn so
+    by a loop (`for k, v in ck.items(): d[k[7:]] = v`, also in its `if` and
+    `try` blocks and reading an entry back, `try: d[k] = ck["module." + k]
+    except KeyError: d[k] = v`). A load drawn so
     (other than a key looked up where it is loaded or passed) is reported
     only when the model was moved to a device before it in the same
     function (`model = nn.DataParallel(model).cuda()`), or in `__init__`
@@ -208,7 +210,12 @@ class LoadWithoutMapLocation(Rule):
     it moved to a device earlier in the same function
     (`model = nn.DataParallel(model).cuda()` ...
     `model.module.load_state_dict(load_checkpoint(p)["state_dict"])`); the
-    message names that caller.
+    message names that caller. When another caller of that function loads
+    its value into a model not known to be on a device (a resume into the
+    model still on the CPU), the load in the helper is not reported (the
+    helper alone does not say which of its callers doubles the weights):
+    the caller loading it into a model on a device is, at its call, without
+    a fix, the message naming the load.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html
@@ -261,7 +268,10 @@ class LoadWithoutMapLocation(Rule):
         "The models each call of a function of this module hands over from another module on a device "
         "(`get_ckpt_model(path, model, device)` after `model = ODE_RNN(...).to(device)`, or `model` bound "
         "only from project functions returning a model they moved): a load drawn into that parameter is "
-        "reported, without a fix, when every caller does so, naming them."
+        "reported, without a fix, when every caller does so, naming them. "
+        "Which functions of other modules this module calls return a `torch.load` without `map_location` "
+        "that some caller in the project loads into a model not on a device: a call of one here whose value "
+        "goes into a model moved to a device before is reported at the call, naming the load."
     )
 
     def __init__(self, context) -> None:
@@ -275,6 +285,9 @@ class LoadWithoutMapLocation(Rule):
         # or a name bound to one): a call of one is that load, for its callers.
         self._returning: dict[cst.FunctionDef, list[cst.Call]] = {}
         self._device_params: DeviceParams | None = None  # made on first need
+        # Calls of another module's function returning an unmapped load
+        # (ProjectView.mixed_loaders) held by a name: the message for each.
+        self._remote: dict[int, str] = {}
 
     def _push(self) -> None:
         self._frames.append({})
@@ -309,8 +322,12 @@ class LoadWithoutMapLocation(Rule):
             loads = self._returning.get(fn)
             if not loads:
                 continue
-            sites = [c for c in project.callers_of(fn.name.value) if c.gpu_state]
-            if not sites:
+            callers = project.callers_of(fn.name.value)
+            sites = [c for c in callers if c.gpu_state]
+            if not sites or len(sites) < len(callers):
+                # Mixed: some caller loads it into a model not on a GPU; the
+                # helper does not say which doubles the weights, the GPU
+                # caller is reported at its call (ProjectView.mixed_loaders).
                 continue
             where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")
             message = f"{self.message} (returned by {fn.name.value}, loaded into a model on a GPU at {where})"
@@ -403,7 +420,7 @@ class LoadWithoutMapLocation(Rule):
     def _reaching(self, name: str, use: cst.CSTNode) -> list[cst.Call]:
         """The loads that may still be in ``name`` at ``use``, not drawn on
         their way (``_fed``): what a helper handed ``name`` may load."""
-        return [load for load, drawn in self._reaching_marked(name, use) if not drawn]
+        return [load for load, drawn in self._reaching_marked(name, use) if not drawn and id(load) not in self._remote]
 
     def _reaching_marked(self, name: str, use: cst.CSTNode) -> list[tuple[cst.Call, bool]]:
         """The loads that may still be in ``name`` at ``use``: back from the
@@ -499,6 +516,8 @@ class LoadWithoutMapLocation(Rule):
             if self.facts.checkpoints.into_cpu_model(node) or self._into_model_of_cpu_writers(node):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
             fed = self._fed(arg.value, node)
+            if self._remote:
+                fed = self._remote_fed(fed, node)
             moved = any(drawn for _load, drawn in fed) and self._moved_before(node)
             message = None
             if not moved and any(drawn for _load, drawn in fed):
@@ -515,6 +534,8 @@ class LoadWithoutMapLocation(Rule):
         elif node.args and self.facts.project is not None and self.facts.project.state_loaders:
             self._handed_to_project(node)
         if self._returning and self._helper_load(node):
+            return
+        if self.facts.project is not None and self.facts.project.mixed_loaders and self._remote_load(node):
             return
         if not self._is_load_without_map_location(node):
             return
@@ -585,6 +606,56 @@ class LoadWithoutMapLocation(Rule):
             if isinstance(target, cst.Name):
                 self._frames[-1][target.value][-1][1].extend(loads)
         return True
+
+    def _remote_load(self, call: cst.Call) -> bool:
+        """``checkpoint = load_checkpoint(p)`` then
+        ``model.module.load_state_dict(checkpoint["state_dict"])`` with the
+        model moved to a device before, ``load_checkpoint`` a function of
+        another module returning ``torch.load(f)`` whose other callers load
+        it into models not on a GPU (ProjectView.mixed_loaders): reported at
+        this call, without a fix, naming the load. False when ``call`` is no
+        such function's."""
+        assert self.facts.project is not None
+        written = dotted_name(call.func)
+        where = self.facts.project.mixed_loader(written) if written else ""
+        if not where:
+            return False
+        if self._reads_cpu_checkpoint(call):
+            return True  # every writer of the file it names saves CPU tensors
+        message = f"{self.message} (returned by {written}, {where}: loaded here into a model on a device)"
+        _, outer = self._outer(call)
+        while isinstance(outer, cst.Arg) and self._converts(outer):
+            _, outer = self._outer(self.parent(outer))
+        if isinstance(outer, cst.Arg):
+            target = self.parent(outer)
+            if (
+                isinstance(target, cst.Call)
+                and _state_dict_arg(target, self.facts.objects) is outer
+                and not self.facts.checkpoints.into_cpu_model(target)
+                and not self._into_model_of_cpu_writers(target)
+                and self._moved_before(target)
+            ):
+                self._reported.add(id(call))
+                self.report(call, message)
+        elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
+            name = outer.targets[0].target
+            if isinstance(name, cst.Name):
+                self._frames[-1][name.value][-1][1].append(call)
+                self._remote[id(call)] = message
+        return True
+
+    def _remote_fed(self, fed: list[tuple[cst.Call, bool]], call: cst.Call) -> list[tuple[cst.Call, bool]]:
+        """``fed`` without the calls of ``_remote_load``, each reported here
+        when the model ``call`` loads into was moved to a device before."""
+        kept = []
+        for load, drawn in fed:
+            message = self._remote.get(id(load))
+            if message is None:
+                kept.append((load, drawn))
+            elif not drawn and id(load) not in self._reported and self._moved_before(call):
+                self._reported.add(id(load))
+                self.report(load, message)
+        return kept
 
     def _handed_to_helper(self, call: cst.Call) -> None:
         """``state_dict = torch.load(f); self.parse_state_dict(state_dict)``:
@@ -1759,6 +1830,60 @@ net = _restore("a.pth", nn.Linear(4, 2).cuda())
 """,
             "the parameter is rebound to a model built on the CPU before the load",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def main(path):
+    checkpoint = torch.load(path)
+    model = nn.Linear(4, 2)
+    saved = checkpoint["model_g"]
+    new_state_dict = {}
+    for k, v in saved.items():
+        try:
+            new_state_dict[k] = saved["module." + k]
+        except KeyError:
+            new_state_dict[k] = v
+    model.load_state_dict(new_state_dict)
+    model.cuda()
+""",
+            "the renaming loop copies the checkpoint's tensors into a model still on the CPU",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def main(path):
+    checkpoint = torch.load(path)
+    model = nn.Linear(4, 2).cuda()
+    saved = checkpoint["model_g"]
+    new_state_dict = {}
+    for k, v in saved.items():
+        try:
+            new_state_dict[k] = saved["module." + k].cpu()
+        except KeyError:
+            new_state_dict[k] = v.cpu()
+    model.load_state_dict(new_state_dict)
+""",
+            "every value the loop stores is moved to the CPU first: not the loaded tensors",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def main(path, defaults):
+    checkpoint = torch.load(path)
+    model = nn.Linear(4, 2).cuda()
+    new_state_dict = {}
+    for k, v in checkpoint["model_g"].items():
+        try:
+            new_state_dict[k] = defaults[k]
+        except KeyError:
+            new_state_dict[k] = defaults["module." + k]
+    model.load_state_dict(new_state_dict)
+""",
+            "the loop stores entries of another dict, not of the loaded checkpoint",
+        ),
     ]
     invalid = [
         Invalid(
@@ -2879,6 +3004,24 @@ def save_network(network, others, path):
 def load_network(network, path):
     network.load_state_dict(torch.load(path, map_location="cpu"))
 """,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def main(path):
+    checkpoint = torch.load(path)
+    model = nn.Linear(4, 2).cuda()
+    saved = checkpoint["model_g"]
+    new_state_dict = {}
+    for k, v in saved.items():
+        try:
+            new_state_dict[k] = saved["module." + k]
+        except KeyError:
+            new_state_dict[k] = v
+    model.load_state_dict(new_state_dict)
+""",
+            None,
         ),
     ]
 

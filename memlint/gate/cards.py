@@ -437,18 +437,21 @@ _CARDS = (
     # returned by a function whose caller in another module loads it into a
     # model on a GPU (Caller.gpu_state); or handed to a function of another
     # module that loads it (ProjectView.state_loaders, a script without a
-    # ``def`` too): "load" is spelled by every such file.
+    # ``def`` too); or the call of another module's function returning such
+    # a load, in a file that calls load_state_dict (ProjectView.mixed_loaders):
+    # "load" is spelled by every such file.
     Card(
         "MEM701",
         "load-without-map-location",
         "safe",
         ("load",),
-        lambda g: g.load_without_map_location,
+        lambda g: g.load_without_map_location or _mem701_local(g),
         # A model class of another module that moves nothing builds on the CPU.
         reads_project=True,
         local_gate=lambda g: g.load_without_map_location and _mem701_local(g),
         project_matters=lambda view: (
-            bool(view.state_loaders) or any(c.gpu_state for _fn, sites in view.callers for c in sites)
+            bool(view.state_loaders or view.mixed_loaders)
+            or any(c.gpu_state for _fn, sites in view.callers for c in sites)
         ),
     ),
     # Reads the project: a loop calling a method of another module's class

@@ -24,6 +24,7 @@ from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
 from memlint.project.off_forwards import off_receivers
+from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
 from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
@@ -724,6 +725,7 @@ class ProjectIndex:
         step_sequences: dict[str, tuple] = {}
         state_loaders: dict[str, tuple] = {}
         gpu_builders: set[str] = set()
+        mixed_loaders: dict[str, str] = {}
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -744,6 +746,11 @@ class ProjectIndex:
                 state_loaders[site.written] = (fn.params, fn.kwonly, fn.state_params, self.modules.display(located[0]))
             if located is not None and located[0] != path and located[1].gpu_return:
                 gpu_builders.add(site.written)
+            if located is not None and located[0] != path and located[1].unmapped_load:
+                own = [other.gpu_state for other in self.calls_summary(path).calls if other.written == site.written]
+                shown = mixed_loader(self, located[0], located[1], own)
+                if shown:
+                    mixed_loaders[site.written] = shown
             if located is not None and located[1].sequence and located[0] != path:
                 step_sequences[site.written] = (
                     located[1].sequence,
@@ -820,6 +827,7 @@ class ProjectIndex:
             engine_factories=tuple(sorted(engine_factories)),
             state_loaders=tuple((name, *facts) for name, facts in sorted(state_loaders.items())),
             gpu_builders=tuple(sorted(gpu_builders)),
+            mixed_loaders=tuple(sorted(mixed_loaders.items())),
             methods_off_elsewhere=self.methods_off_elsewhere(path, summary),
         )
 

@@ -152,9 +152,12 @@ class _Walk:
                 if isinstance(sub, ast.Name):
                     self.unbind(sub.id)
             return
+        # The value is read before the name is rebound: ``model =
+        # nn.DataParallel(model)`` wraps the model moved before, still there.
+        moved = isinstance(value, ast.Call) and _moved_value(value, self.placed)
         self.unbind(name)
         if isinstance(value, ast.Call):
-            if _moved_value(value, self.placed):
+            if moved:
                 self.placed.add(name)
             if "." not in name:
                 self.held[name] = value

@@ -27,6 +27,7 @@ from memlint.project import (
     model_tables,
     object_types,
     parameterless,
+    returned_loads,
     state_feeds,
     state_helpers,
     sys_paths,
@@ -67,6 +68,7 @@ def summary_fingerprint() -> str:
         version_tests,
         data_passes,
         engine_factories,
+        returned_loads,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

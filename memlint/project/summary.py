@@ -64,6 +64,7 @@ from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
 from memlint.project.parameterless import holds_no_parameters
+from memlint.project.returned_loads import unmapped_return
 from memlint.project.state_feeds import gpu_state_calls, is_device_move
 from memlint.project.state_helpers import returns_on_device, state_params
 from memlint.project.step_helpers import step_sequence, stepped_parameters
@@ -183,6 +184,9 @@ class FunctionFacts:
     # it calls (data_passes.py). ``agent.collect_samples(n)`` in a loop
     # makes each iteration a rollout, not a batch (MEM702).
     passes: bool = False
+    # A module-level function returning a ``torch.load`` without
+    # ``map_location`` (returned_loads.py): the line of that load, else 0.
+    unmapped_load: int = 0
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -203,6 +207,7 @@ class FunctionFacts:
             tuple((str(p), str(r)) for p, r in data.get("state_params", ())),
             bool(data.get("gpu_return", False)),
             bool(data.get("passes", False)),
+            int(data.get("unmapped_load", 0)),
         )
 
 
@@ -564,6 +569,8 @@ class _Scope:
     # imports name it; "" for a name bound otherwise too (method_calls).
     instances: dict[str, str] = field(default_factory=dict)
     loads_state: bool = False  # it calls ``.load_state_dict(``: state_feeds.py reads it
+    calls_load: bool = False  # it calls a ``load``: returned_loads.py reads it
+    unmapped_load: int = 0  # FunctionFacts.unmapped_load
     state_params: tuple[tuple[str, str], ...] = ()  # FunctionFacts.state_params
     # A loop of its own names data or backpropagates, and the functions and
     # ``self`` methods of its module it calls (FunctionFacts.passes).
@@ -956,6 +963,8 @@ class _Walker:
         self._loops = outer_loops
         if not outer.name and (scope.backprops or scope.steps):  # the few that train: read once more
             scope.sequence = step_sequence(node, self.module_defs)
+        if not outer.name and scope.calls_load:
+            scope.unmapped_load = unmapped_return(node, self.bindings)
         if not outer.name and scope.loads_state:  # read after the walk, with the module's GPU builders
             self._state_fns.append((node, scope))
 
@@ -1070,6 +1079,7 @@ class _Walker:
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if last in _SAVE_LOAD:
             self._save_loads.append(func)
+            scope.calls_load = scope.calls_load or last == "load"
             if func.__class__ is ast.Attribute:
                 self._checkpoints = True
         elif last == "load_state_dict":
@@ -1310,6 +1320,7 @@ class _Walker:
                         scope.state_params,
                         scope.name in gpu_functions,
                         scope.name in passes,
+                        scope.unmapped_load,
                     )
                 )
             spelled = _spelled_calls(scope) if self._gpu_args else {}

@@ -224,6 +224,12 @@ class ProjectView:
     # model they moved to a device (FunctionFacts.gpu_return), as written
     # (``define_tsnet``): a name bound from one holds a model on a device.
     gpu_builders: tuple[str, ...] = ()
+    # Functions of other project modules this module calls that return a
+    # ``torch.load`` without ``map_location`` while some caller loads it into
+    # a model not on a GPU (returned_loads.py), as written, with where that
+    # load is: a caller loading the value into a model on a GPU is reported
+    # at its call (MEM701).
+    mixed_loaders: tuple[tuple[str, str], ...] = ()
     # Methods of this module's classes that other modules call, every one
     # with grad off or in a mode it cannot tell, and none named for
     # evaluation with grad on (summary methods_off / methods_on,
@@ -289,6 +295,10 @@ class ProjectView:
                 return types
         return None
 
+    def mixed_loader(self, written: str) -> str:
+        """Where the unmapped load ``written`` returns is (mixed_loaders), or ""."""
+        return next((where for name, where in self.mixed_loaders if name == written), "")
+
     def callee(self, written: str) -> FunctionFacts | None:
         for name, facts in self.callees:
             if name == written:
@@ -349,4 +359,5 @@ class ProjectView:
             or self.engine_factories
             or self.state_loaders
             or self.gpu_builders
+            or self.mixed_loaders
         )

@@ -127,8 +127,9 @@ def loop_copies(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
     each with ``X``: ``for k, v in ck["state_dict"].items(): d[k[7:]] = v``
     gives ``("d", ck["state_dict"])``: ``d`` holds the very tensors of the
     checkpoint, renamed (the statement-spelled comprehension). Stores in the
-    loop's body and in the ``if`` blocks inside it count; a stored value
-    other than the loop's own ``v`` is not followed."""
+    loop's body and in the ``if`` and ``try`` blocks inside it count (``try:
+    d[k] = X["module." + k] except KeyError: d[k] = v``); a stored value other
+    than the loop's own ``v`` or an entry of ``X`` itself is not followed."""
     if loop.asynchronous is not None:
         return []
     target = loop.target
@@ -155,9 +156,22 @@ def loop_copies(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
                 if orelse is not None:
                     todo.append(orelse.body)
                 continue
+            if isinstance(stmt, cst.Try):
+                todo.extend(_try_blocks(stmt))
+                continue
             if isinstance(stmt, cst.SimpleStatementLine):
                 _stores(stmt.body, value_name.value, source, found)
     return found
+
+
+def _try_blocks(stmt: cst.Try) -> list[cst.BaseSuite]:
+    """The blocks of a ``try`` statement: each may run in an iteration."""
+    blocks = [stmt.body, *(handler.body for handler in stmt.handlers)]
+    if stmt.orelse is not None:
+        blocks.append(stmt.orelse.body)
+    if stmt.finalbody is not None:
+        blocks.append(stmt.finalbody.body)
+    return blocks
 
 
 def _stores(
@@ -166,9 +180,26 @@ def _stores(
     source: cst.BaseExpression,
     found: list[tuple[str, cst.BaseExpression]],
 ) -> None:
-    """Adds ``(d, source)`` for each ``d[...] = value`` of ``smalls``."""
+    """Adds ``(d, source)`` for each ``d[...] = value`` of ``smalls``, or
+    ``d[...] = source[...]`` (an entry of the dict looped over, also a
+    value it holds) when ``source`` is a name."""
     for small in smalls:
-        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == value:
+        if isinstance(small, cst.Assign) and (_is_name(small.value, value) or _entry_of(small.value, source)):
             for t in small.targets:
                 if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name):
                     found.append((t.target.value.value, source))
+
+
+def _is_name(expr: cst.BaseExpression, name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name
+
+
+def _entry_of(expr: cst.BaseExpression, source: cst.BaseExpression) -> bool:
+    """``source[key]`` with ``source`` a name: one of the values the loop reads."""
+    return (
+        isinstance(expr, cst.Subscript)
+        and isinstance(source, cst.Name)
+        and _is_name(expr.value, source.value)
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+    )
