@@ -143,9 +143,14 @@ class TypedObjects:
         callee's description when every project class defining ``method``
         is an ``nn.Module`` whose ``method`` runs one of its layers with grad
         on (forward_of); None for a definer that is no model, a method that
-        runs no layer (reads attributes, sums parameters), or none at all."""
+        runs no layer (reads attributes, sums parameters). With no project
+        class defining it (the model's class comes from an import the project
+        does not hold), the name alone decides: ``forward_lip`` marks a
+        forward of the model (_forward_named)."""
         found = None
+        defined = False
         for path in self._definers_in_order(method):
+            defined = True
             summary = self.index.full_summary(path)
             if summary is None:
                 return None
@@ -161,6 +166,8 @@ class TypedObjects:
                 if answer is None:
                     return None
                 found = found or answer
+        if not defined and _forward_named(method):
+            return f"`{method}` runs a forward of a model class the project does not define"
         return found
 
     def _definers_in_order(self, method: str):
@@ -177,18 +184,18 @@ class TypedObjects:
             if path in known or _defines_method(self.index._held(path), method):
                 yield path
 
-    def _runs_layer(self, path: str, name: str) -> str | None:
+    def _runs_layer(self, path: str, name: str, hops: int = 0) -> str | None:
         """``Model.extract_feature`` (of ``path``) runs, with grad on, a
         layer that owns parameters: a torch layer (``self.fcn = nn.Conv2d(...)``)
         or a project ``nn.Module``; its description, else None."""
-        objects = self.objects(path)
+        objects = self.objects(path) if hops <= _MAX_HOPS else None
         for m, attr, line, ctor, via in objects.forwards if objects is not None else ():
             if m != name or not ctor:
                 continue
             for c in ctor.split("|"):
                 q = self.qualify(c, path) or ()
                 torch_layer = len(q) == 1 and q[0].startswith("torch.nn.") and q[0].rpartition(".")[2] in _TORCH_LAYERS
-                if not torch_layer and not self._model_class(c, path, via):
+                if not torch_layer and not self._model_class(c, path, via, hops):
                     return None
             return f"{name} runs the {attr} with autograd on, {self.index.modules.display(path)}:{line}"
         return None
@@ -357,9 +364,11 @@ class TypedObjects:
                 return found
         return (ABSENT, "")
 
-    def _model_class(self, ctor: str, path: str, via: str) -> bool:
+    def _model_class(self, ctor: str, path: str, via: str, hops: int = 0) -> bool:
         """``ctor`` (as ``path`` spells it) builds a project ``nn.Module``;
-        with ``via``, one whose method ``via`` runs its own forward."""
+        with ``via``, one whose method ``via`` runs its own forward, or
+        runs a layer of its own in turn (``self.encoder.forward_masks(x)``
+        handing on to ``TabNetEncoder.forward_masks``, _runs_layer)."""
         q = self.qualify(ctor, path)
         if q is None or len(q) != 1 or "\0" not in q[0]:
             return False
@@ -370,7 +379,14 @@ class TypedObjects:
         if not via:
             return True
         objects = summary.objects
-        return objects is not None and f"{cls}.{via}" in objects.self_forwards
+        if objects is None:
+            return False
+        if f"{cls}.{via}" in objects.self_forwards:
+            return True
+        facts = next((f for f in summary.functions if f.name == f"{cls}.{via}"), None)
+        if facts is None or facts.backprops or facts.steps or facts.grad == "off":
+            return False
+        return self._runs_layer(where, f"{cls}.{via}", hops + 1) is not None
 
     def method_forward(self, types: tuple[str, ...], method: str) -> str | None:
         """The message part naming the callee when the method runs a model
@@ -470,6 +486,12 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple, t
         if typed.method_passes(types, method):
             passes.append((scope, receiver, method))
     return tuple(forwards), tuple(types_out), tuple(steps), tuple(passes)
+
+
+def _forward_named(method: str) -> bool:
+    """``forward_lip``, ``forward_features``: a method named as one of a
+    model's forwards. Asked only of a method no project class defines."""
+    return method.startswith("forward_") and len(method) > len("forward_")
 
 
 def named_forwards(index: ProjectIndex, path: str) -> tuple[str, ...]:

@@ -501,8 +501,9 @@ class ObjectTable(cst.CSTVisitor):
                 unknown = True
             else:
                 kinds.add(kind)
-        if key in self._used_as_module or len(self._restored.get(key, ())) == 2:
+        if key in self._used_as_module or len(self._restored.get(key, ())) == 2 or self._moved_and_switched(key):
             kinds.add(Kind.MODULE)
+            unknown = unknown and not self._moved_and_switched(key)
         elif key in self._parameters_read and all(v is not None for v in self._defs.get(key, ())):
             kinds.add(Kind.MODULE)
         if len(kinds) == 1:
@@ -514,6 +515,23 @@ class ObjectTable(cst.CSTVisitor):
         if param is not None or isinstance(owner, cst.ClassDef):
             return guess_kind_from_name(name.rsplit(".", 1)[-1])
         return None
+
+    def _moved_and_switched(self, key: tuple[object, str]) -> bool:
+        """``self.__S__ = S(...).cuda()`` and ``self.__S__.eval()``: every
+        binding builds a class (from an import the project does not hold)
+        and moves it to a device, and the name is switched to eval: only a
+        module is both."""
+        if "eval" not in self._restored.get(key, ()):
+            return False
+        values = self._defs.get(key, ())
+        return bool(values) and all(
+            isinstance(v, cst.Call)
+            and isinstance(v.func, cst.Attribute)
+            and v.func.attr.value in ("cuda", "to")
+            and isinstance(v.func.value, cst.Call)
+            and _class_built(v)
+            for v in values
+        )
 
     def _project_kind(self, owner: object, name: str) -> Kind | None:
         """The kind every type the project gives ``name`` in ``owner`` builds
@@ -679,11 +697,18 @@ class ObjectTable(cst.CSTVisitor):
             func = func.value
         elif isinstance(func, cst.Attribute) and func.attr.value in self._forward_methods:
             receiver = dotted_name(func.value)
-            if receiver is None or self.kind_of(func.value, call) is not Kind.MODULE:
+            if receiver is None:
                 return False
+            if self.kind_of(func.value, call) is not Kind.MODULE:
+                # ``self.__S__.eval()`` then ``self.__S__.forward_lip(x)``, the
+                # class from an import the project does not hold: the switch
+                # says the receiver is a module.
+                return self._switched_before(receiver, call) and self._entry_readable(call)
             if names_a_model_method(receiver, func.attr.value):
                 return True
-            return self._built_module(func.value, call) and self._entry_readable(call)
+            return (self._built_module(func.value, call) or self._switched_before(receiver, call)) and (
+                self._entry_readable(call)
+            )
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
@@ -693,6 +718,31 @@ class ObjectTable(cst.CSTVisitor):
             # says nothing; its body (a loop's callees) decides whether it runs a model.
             return False
         return self.kind_of(func, call) is Kind.MODULE
+
+    def _switched_before(self, receiver: str, call: cst.Call) -> bool:
+        """``receiver.eval()`` runs earlier in ``call``'s own function, as a
+        statement of that function's body (not in a branch the call may
+        not follow): only a module is switched so."""
+        scope = self.scope_of(call)
+        if not isinstance(scope, cst.FunctionDef) or not isinstance(scope.body, cst.IndentedBlock):
+            return False
+        at = self.calls.pos(call)
+        for stmt in scope.body.body:
+            if self.calls.pos(stmt) >= at:
+                return False
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                value = small.value if isinstance(small, cst.Expr) else None
+                if (
+                    isinstance(value, cst.Call)
+                    and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value == "eval"
+                    and not value.args
+                    and dotted_name(value.func.value) == receiver
+                ):
+                    return True
+        return False
 
     def _built_module(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
         """``self.__S__.forward_lip(x)`` whatever the receiver's name says:
