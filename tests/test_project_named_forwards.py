@@ -189,4 +189,6 @@ def test_a_forward_named_method_a_project_class_defines_without_a_layer_stays_un
 
 
 def test_a_forward_named_method_on_a_receiver_not_switched_in_the_function_stays_unknown(tmp_path):
-    assert _sync_project(tmp_path, _SYNC.replace("            self.__S__.eval()\n", "            self.prepare()\n")) == []
+    assert (
+        _sync_project(tmp_path, _SYNC.replace("            self.__S__.eval()\n", "            self.prepare()\n")) == []
+    )

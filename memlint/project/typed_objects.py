@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memlint.project.object_types import ObjectTypes
+from memlint.project.object_types import CONTAINER_ITEM, FORWARD_PART, ObjectTypes
 from memlint.project.off_forwards import attribute_forward_off
 from memlint.vocabulary.kinds import names_a_model_method
 
@@ -192,7 +192,10 @@ class TypedObjects:
         for m, attr, line, ctor, via in objects.forwards if objects is not None else ():
             if m != name or not ctor:
                 continue
-            for c in ctor.split("|"):
+            spelled = ctor.split("|")
+            for c in spelled:
+                if self._layer_part(c, spelled, path):
+                    continue
                 q = self.qualify(c, path) or ()
                 torch_layer = len(q) == 1 and q[0].startswith("torch.nn.") and q[0].rpartition(".")[2] in _TORCH_LAYERS
                 if not torch_layer and not self._model_class(c, path, via, hops):
@@ -344,7 +347,8 @@ class TypedObjects:
                 return (NO, "")
             if attribute_forward_off(self, path, name, attr, ctor, via):
                 return (NO, "")  # the attribute's class runs that method under a grad-off decorator
-            if ctor and not all(self._model_class(c, path, via) for c in ctor.split("|")):
+            spelled = ctor.split("|")
+            if ctor and not all(self._layer_part(c, spelled, path) or self._model_class(c, path, via) for c in spelled):
                 return None
             where = f"{self.index.modules.display(path)}:{line}"
             return (YES, f"{name} runs the {attr} with autograd on, {where}")
@@ -363,6 +367,18 @@ class TypedObjects:
             if found is None or found[0] != ABSENT:
                 return found
         return (ABSENT, "")
+
+    def _layer_part(self, spelled: str, ctor: list[str], path: str) -> bool:
+        """``spelled`` (one of an attribute's constructors ``ctor``, as
+        object_types records them) is a layer the method runs without its
+        class being named: an item of a torch layer container, the mark of a
+        part the class's ``forward`` runs, or, for such a part, a
+        constructor the project cannot type (``get_convnet(args)``, a
+        factory returning tuples). A constructor typed to anything but a
+        layer still decides."""
+        if spelled in (FORWARD_PART, CONTAINER_ITEM):
+            return True
+        return FORWARD_PART in ctor and self.qualify(spelled, path) is None
 
     def _model_class(self, ctor: str, path: str, via: str, hops: int = 0) -> bool:
         """``ctor`` (as ``path`` spells it) builds a project ``nn.Module``;
@@ -524,8 +540,15 @@ def model_methods(objects: ObjectTypes | None) -> set[str]:
     (also needles: a module defining one is read, index.needles_for)."""
     if objects is None:
         return set()
+    # ``self._network.eval()`` then ``self._network.extract_vector(x)`` in one
+    # scope: the switch says the receiver is a model, whatever its name.
+    switched = {(scope, r) for scope, r, m in objects.receivers if m == "eval"}
     return {
-        m for scope, r, m in objects.receivers if names_a_model_method(r, m) or _typed_self_attr(objects, scope, r, m)
+        m
+        for scope, r, m in objects.receivers
+        if names_a_model_method(r, m)
+        or _typed_self_attr(objects, scope, r, m)
+        or ((scope, r) in switched and names_a_model_method("model", m))
     }
 
 

@@ -719,6 +719,24 @@ class ObjectTable(cst.CSTVisitor):
             return False
         return self.kind_of(func, call) is Kind.MODULE
 
+    def _runs_a_named_forward(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """``call``'s function also calls, on ``receiver``, a method the
+        project knows as a forward (ProjectView.forward_methods)."""
+        if not self._forward_methods:
+            return False
+        spelled = dotted_name(receiver)
+        if spelled is None:
+            return False
+        for other in self.calls.calls_in.get(self.scope_of(call), ()):
+            func = other.func if isinstance(other, cst.Call) else None
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in self._forward_methods
+                and dotted_name(func.value) == spelled
+            ):
+                return True
+        return False
+
     def _switched_before(self, receiver: str, call: cst.Call) -> bool:
         """``receiver.eval()`` runs earlier in ``call``'s own function, as a
         statement of that function's body (not in a branch the call may
@@ -768,7 +786,9 @@ class ObjectTable(cst.CSTVisitor):
         scope = self.scope_of(call)
         if not isinstance(scope, cst.FunctionDef) or self.calls.class_of.get(scope) is None:
             return True
-        return bool(name_tokens(scope.name.value) & EVAL_FUNCTION_TOKENS)
+        # A method its own module calls (``self._extract_vectors(loader)``) is
+        # entered in the mode of those calls, which the analysis reads.
+        return bool(name_tokens(scope.name.value) & EVAL_FUNCTION_TOKENS) or bool(self.calls.call_sites.get(scope))
 
     def parameterless_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``fft(x)`` where every binding of ``fft`` builds (``.cuda()``,
@@ -1143,7 +1163,9 @@ class ObjectTable(cst.CSTVisitor):
         if func.attr.value == "eval" and call.args:
             return None
         if self.kind_of(func.value, call) is not Kind.MODULE:
-            return None
+            # ``self._network.eval()`` then ``self._network.extract_vector(x)``:
+            # what is switched and run through a named forward is a module.
+            return "eval" if func.attr.value == "eval" and self._runs_a_named_forward(func.value, call) else None
         if func.attr.value == "eval":
             return "eval"
         if not call.args:
