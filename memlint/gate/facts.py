@@ -1032,7 +1032,7 @@ def _eval_receivers(calls: list[ast.Call]) -> set[str]:
             kind = type(value)
             if kind is ast.Attribute:
                 found.add(value.attr)
-            elif kind is ast.Name:
+            elif kind is ast.Name and value.id != "self":  # ``self.eval()``: not ObjectTable._switched_before's
                 found.add(value.id)
     return found
 

@@ -725,7 +725,7 @@ class ObjectTable(cst.CSTVisitor):
         if not self._forward_methods:
             return False
         spelled = dotted_name(receiver)
-        if spelled is None:
+        if spelled is None or spelled == "self":
             return False
         for other in self.calls.calls_in.get(self.scope_of(call), ()):
             func = other.func if isinstance(other, cst.Call) else None
@@ -742,8 +742,12 @@ class ObjectTable(cst.CSTVisitor):
         statement of that function's body (not in a branch the call may
         not follow): only a module is switched so."""
         scope = self.scope_of(call)
-        if not isinstance(scope, cst.FunctionDef) or not isinstance(scope.body, cst.IndentedBlock):
-            return False
+        if (
+            receiver == "self"
+            or not isinstance(scope, cst.FunctionDef)
+            or not isinstance(scope.body, cst.IndentedBlock)
+        ):
+            return False  # ``self.eval()`` then ``self.m(x)``: the object's own methods are not asked
         at = self.calls.pos(call)
         for stmt in scope.body.body:
             if self.calls.pos(stmt) >= at:
