@@ -149,3 +149,22 @@ def test_object_types_records_parts_and_container_items():
     forwards = {m: (attr, ctor) for m, attr, _line, ctor, _via in object_types(tree, bindings, False).forwards}
     assert forwards["BaseNet.extract_vector"] == ("convnet", f"{FORWARD_PART}|:get_convnet")
     assert forwards["DERNet.extract_vector"] == ("convnets", CONTAINER_ITEM)
+
+
+def test_the_modules_own_api_called_in_forward_is_no_part():
+    """WaveRNN's Tacotron: ``forward`` calls ``self.train()``; ``self.train()``
+    at the end of ``generate`` runs no part of the model."""
+    nets = _NETS.replace(
+        "        def forward(self, x):\n            x = self.convnet(x)",
+        "        def forward(self, x):\n            self.train()\n            x = self.convnet(x)",
+    ).replace('            return self.convnet(x)["features"]\n', "            self.train()\n            return x\n")
+    assert nets.count("self.train()") == 2
+    tree = ast.parse(textwrap.dedent(nets))
+    bindings = {
+        "torch": "torch",
+        "nn": "torch.nn",
+        "resnet32": "convs.resnet32",
+        "memo_resnet32": "convs.memo_resnet32",
+    }
+    methods = {m for m, *_ in object_types(tree, bindings, False).forwards}
+    assert "BaseNet.extract_vector" not in methods

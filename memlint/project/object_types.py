@@ -751,7 +751,7 @@ def _forward_parts(slots: list, model_attrs: dict[str, list[str | None]]) -> _Pa
     runs: set[str] = set()
     for fn, _init, _forwards, _own, probe in slots:
         if fn.name == "forward" and not any(_is_off_context(d) for d in fn.decorator_list):
-            runs |= probe.direct
+            runs |= probe.direct - _MODULE_API  # ``self.train()`` in a forward is no part
     containers = {a for a, ctors in model_attrs.items() if ctors and all(c in _LAYER_CONTAINERS for c in ctors)}
     return _Parts(frozenset(runs), frozenset(containers))
 
