@@ -192,3 +192,36 @@ def test_a_forward_named_method_on_a_receiver_not_switched_in_the_function_stays
     assert (
         _sync_project(tmp_path, _SYNC.replace("            self.__S__.eval()\n", "            self.prepare()\n")) == []
     )
+
+
+def test_a_forward_named_method_on_a_model_named_receiver_never_switched_stays_unknown(tmp_path):
+    """LLaMA-Adapter's ``self.model.forward_only(tokens)`` in ``generate``: no
+    project class defines ``forward_only`` and nothing switches ``self.model``
+    to eval; the name alone is not enough."""
+    generation = """\
+        import torch
+        from model import Transformer
+
+        class LLaMA:
+            def __init__(self, model: Transformer):
+                self.model = model
+
+            def generate(self, tokens, total_len):
+                for cur_pos in range(1, total_len):
+                    logits = self.model.forward_only(tokens[:, :cur_pos], cur_pos)
+                    tokens[:, cur_pos] = torch.argmax(logits, dim=-1)
+                return tokens
+    """
+    model = """\
+        import torch.nn as nn
+
+        class Transformer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.output = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.output(x)
+    """
+    write_project(tmp_path, {"generation.py": generation, "model.py": model})
+    assert finding_lines(tmp_path / "generation.py", "MEM201") == []

@@ -143,14 +143,10 @@ class TypedObjects:
         callee's description when every project class defining ``method``
         is an ``nn.Module`` whose ``method`` runs one of its layers with grad
         on (forward_of); None for a definer that is no model, a method that
-        runs no layer (reads attributes, sums parameters). With no project
-        class defining it (the model's class comes from an import the project
-        does not hold), the name alone decides: ``forward_lip`` marks a
-        forward of the model (_forward_named)."""
+        runs no layer (reads attributes, sums parameters), or none at all
+        (forward_by_name)."""
         found = None
-        defined = False
         for path in self._definers_in_order(method):
-            defined = True
             summary = self.index.full_summary(path)
             if summary is None:
                 return None
@@ -166,9 +162,13 @@ class TypedObjects:
                 if answer is None:
                     return None
                 found = found or answer
-        if not defined and _forward_named(method):
-            return f"`{method}` runs a forward of a model class the project does not define"
         return found
+
+    def forward_by_name(self, method: str) -> bool:
+        """No project class defines ``method`` and its name marks a forward
+        (``forward_lip``): the model's class comes from an import the
+        project does not hold, and the name is all there is to read."""
+        return _forward_named(method) and not any(True for _ in self._definers_in_order(method))
 
     def _definers_in_order(self, method: str):
         """definers_of's files, and the needle holders the index left for
@@ -519,6 +519,20 @@ def named_forwards(index: ProjectIndex, path: str) -> tuple[str, ...]:
     if objects is None or not objects.receivers:
         return ()
     return tuple(sorted(m for m in model_methods(objects) if typed.named_forward(m) is not None))
+
+
+def forwards_by_name(index: ProjectIndex, path: str) -> tuple[str, ...]:
+    """The view's ``forward_names``: the methods ``path`` calls on a
+    receiver it switches to eval in the same scope (``self.__S__.eval()``,
+    ``self.__S__.forward_lip(x)``) that no project class defines and whose
+    name marks a forward (TypedObjects.forward_by_name)."""
+    typed = index.typed_objects()
+    objects = typed.objects(path)
+    if objects is None or not objects.receivers:
+        return ()
+    switched = {(scope, r) for scope, r, m in objects.receivers if m == "eval"}
+    asked = {m for scope, r, m in objects.receivers if (scope, r) in switched and _forward_named(m)}
+    return tuple(sorted(m for m in asked if typed.forward_by_name(m)))
 
 
 def _defines_method(data, method: str) -> bool:

@@ -129,8 +129,13 @@ class ObjectTable(cst.CSTVisitor):
         trainer_classes: frozenset[str] = frozenset(),
         forward_methods: frozenset[str] = frozenset(),
         forward_items: dict[str, tuple[int, frozenset[int]]] | None = None,
+        forward_names: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
+        # Methods no project class defines whose name marks a forward
+        # (ProjectView.forward_names): a forward only on a receiver switched
+        # to eval before the call in its function (``self.__S__.forward_lip(x)``).
+        self._forward_names = forward_names
         # Classes of other project modules whose ``forward`` returns a tuple
         # with elements that carry no history (ProjectView.forward_items).
         self._forward_items = forward_items or {}
@@ -695,6 +700,9 @@ class ObjectTable(cst.CSTVisitor):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
             func = func.value
+        elif isinstance(func, cst.Attribute) and func.attr.value in self._forward_names:
+            receiver = dotted_name(func.value)
+            return receiver is not None and self._switched_before(receiver, call) and self._entry_readable(call)
         elif isinstance(func, cst.Attribute) and func.attr.value in self._forward_methods:
             receiver = dotted_name(func.value)
             if receiver is None:
@@ -722,7 +730,7 @@ class ObjectTable(cst.CSTVisitor):
     def _runs_a_named_forward(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
         """``call``'s function also calls, on ``receiver``, a method the
         project knows as a forward (ProjectView.forward_methods)."""
-        if not self._forward_methods:
+        if not self._forward_methods and not self._forward_names:
             return False
         spelled = dotted_name(receiver)
         if spelled is None or spelled == "self":
@@ -731,7 +739,7 @@ class ObjectTable(cst.CSTVisitor):
             func = other.func if isinstance(other, cst.Call) else None
             if (
                 isinstance(func, cst.Attribute)
-                and func.attr.value in self._forward_methods
+                and (func.attr.value in self._forward_methods or func.attr.value in self._forward_names)
                 and dotted_name(func.value) == spelled
             ):
                 return True
