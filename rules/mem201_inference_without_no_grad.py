@@ -161,6 +161,19 @@ class InferenceWithoutNoGrad(Rule):
         "is a forward when every project class defining a method of that name, in "
         "any module, is an `nn.Module` whose method runs, with grad on, a layer that owns parameters (a torch "
         "layer or a project model); a definer that is no model, or a method that runs no layer, keeps it silent. "
+        "Running a layer may go through a submodule's own named method (`self.encoder.forward_masks(x)`, which "
+        "runs the encoder's layers: tabnet's `explain`). When no project class defines the method at all (the "
+        "model's class comes from an import the project does not hold), a name marking a forward (`forward_lip`) "
+        "counts, on a receiver switched with `.eval()` earlier in the same function, in a function whose entry "
+        "mode can be read. A name whose every binding builds a class and moves it to a device "
+        "(`self.__S__ = S(...).cuda()`) and that is switched with `.eval()` is a module whatever its class. "
+        "A method also runs a layer when it runs a part its class's `forward` runs too, whatever builds it "
+        "(`self.convnet = get_convnet(args)`, a factory the project cannot type), or an item of a torch layer "
+        "container (`[convnet(x) for convnet in self.convnets]`, `self.blocks[i](x)`); a part typed to anything "
+        "but a layer (`nn.ReLU()`) still decides. A receiver switched with `.eval()` earlier in the same function "
+        "(`self._network.eval()`) is a model for such a method whatever its name (PyCIL's `extract_vector`), and a "
+        "method its own module calls is judged by the mode of those calls. A model a function of the module "
+        "returns after freezing it (`self.model = self.__load_model()`) is frozen: its forwards record no graph. "
         "An attribute of a typed object is typed by the assignments of its class (`trainer.gen_a.encode(x)` "
         "where every class `trainer` may be assigns `self.gen_a = AdaINGen(...)` and nothing else), and a name "
         "bound only to such methods (`encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`) runs a "
@@ -844,6 +857,27 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and state == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+from syncnet import *
+
+
+class SyncNetInstance(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.__S__ = S(num_layers=1024)
+
+    def evaluate(self, batches):
+        self.__S__.eval()
+        feats = []
+        for batch in batches:
+            feats.append(self.__S__(batch.cuda()).data.cpu())
+        return torch.cat(feats, 0)
+""",
+            "`S` comes from a star import no module of the project answers and is never moved to a device: "
+            "`.eval()` alone does not prove it is a module (an evaluator object may define `eval` too)",
+        ),
         Valid(
             """\
 import torch
@@ -1893,6 +1927,43 @@ def main(args, model, optimizer, train_loader, val_loader):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from syncnet import *
+
+
+class SyncNetInstance(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.__S__ = S(num_layers=1024).cuda()
+
+    def evaluate(self, batches):
+        self.__S__.eval()
+        feats = []
+        for batch in batches:
+            feats.append(self.__S__(batch.cuda()).data.cpu())
+        return torch.cat(feats, 0)
+""",
+            """\
+import torch
+from syncnet import *
+
+
+class SyncNetInstance(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.__S__ = S(num_layers=1024).cuda()
+
+    @torch.no_grad()
+    def evaluate(self, batches):
+        self.__S__.eval()
+        feats = []
+        for batch in batches:
+            feats.append(self.__S__(batch.cuda()).data.cpu())
+        return torch.cat(feats, 0)
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -250,3 +250,43 @@ def test_a_closure_sees_what_its_enclosing_function_froze():
     """
     assert frozen_at(src, "evaluate") == {"scorer"}
     assert frozen_at(src, "rebinds") == set()  # its own scorer is another object
+
+
+_LOADER = """
+import torch
+
+
+class VideoGenerator:
+    def __init__(self, args):
+        self.model = self.__load_model()
+
+    def _inference(self, images):
+        return [self.model.get_last_selfattention(img) for img in images]
+
+    def __load_model(self):
+        model = build()
+        for p in model.parameters():
+            p.requires_grad = False
+        model.eval()
+        return model
+"""
+
+
+def test_a_model_returned_frozen_by_a_function_of_the_module_is_frozen():
+    """DINO's ``self.model = self.__load_model()``, which freezes every
+    parameter of the model it returns."""
+    assert "self.model" in frozen_at(_LOADER, "_inference")
+
+
+def test_a_function_returning_another_value_too_builds_no_frozen_model():
+    src = _LOADER.replace(
+        "        model.eval()\n        return model",
+        "        if args:\n            return build()\n        return model",
+    )
+    assert src != _LOADER
+    assert "self.model" not in frozen_at(src, "_inference")
+
+
+def test_a_function_returning_a_model_it_did_not_freeze_builds_no_frozen_model():
+    src = _LOADER.replace("            p.requires_grad = False\n", "            p.requires_grad = True\n")
+    assert "self.model" not in frozen_at(src, "_inference")

@@ -589,3 +589,37 @@ def test_a_named_forward_on_an_attribute_built_from_a_model_class_whatever_its_n
     objects = facts.objects
     assert objects.is_model_call(find(facts.module, "self.__S__.forward_aud(x)", cst.Call))
     assert not objects.is_model_call(find(facts.module, "reader.forward_aud(x)", cst.Call))
+
+
+_UNRESOLVED_BUILD = """
+import torch
+from syncnet import *
+
+
+class Instance(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.__S__ = S(num_layers=1024){move}
+
+    def evaluate(self, x):
+        self.__S__.eval()
+        return self.__S__(x)
+"""
+
+
+def test_a_class_built_moved_and_switched_to_eval_is_a_module():
+    """``self.__S__ = S(...).cuda()`` then ``self.__S__.eval()``, ``S`` from an
+    import nothing answers: only a module is moved to a device and switched."""
+    src = _UNRESOLVED_BUILD.format(move=".cuda()")
+    assert kind_at(src, "self.__S__") is Kind.MODULE
+
+
+@pytest.mark.parametrize("move", ["", ".float()"])
+def test_a_class_built_and_switched_but_never_moved_stays_unknown(move):
+    src = _UNRESOLVED_BUILD.format(move=move)
+    assert kind_at(src, "self.__S__") is None
+
+
+def test_a_class_built_and_moved_but_never_switched_stays_unknown():
+    src = _UNRESOLVED_BUILD.format(move=".cuda()").replace("        self.__S__.eval()\n", "")
+    assert kind_at(src, "self.__S__") is None

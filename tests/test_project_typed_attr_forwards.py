@@ -61,9 +61,21 @@ def test_an_attribute_also_given_a_value_from_outside_is_not_typed(tmp_path):
     handed = _INSTANCE.replace(
         "        def evaluate(self, batches):",
         "        def use(self, other):\n            self.__S__ = other\n\n        def evaluate(self, batches):",
-    )
+    ).replace("            self.__S__.eval()\n", "")
     write_project(tmp_path, {"SyncNetModel.py": _MODEL, "instance.py": handed})
     assert finding_lines(tmp_path / "instance.py", "MEM201") == []
+
+
+def test_an_attribute_given_a_value_from_outside_and_switched_to_eval_runs_the_named_forward(tmp_path):
+    """Not typed, but ``self.__S__.eval()`` in the same function says it is
+    a module, and every project class defining ``forward_aud`` runs a layer
+    in it (ObjectTable._switched_before)."""
+    handed = _INSTANCE.replace(
+        "        def evaluate(self, batches):",
+        "        def use(self, other):\n            self.__S__ = other\n\n        def evaluate(self, batches):",
+    )
+    write_project(tmp_path, {"SyncNetModel.py": _MODEL, "instance.py": handed})
+    assert finding_lines(tmp_path / "instance.py", "MEM201") == [15]
 
 
 def test_a_method_not_named_for_evaluation_is_not_judged(tmp_path):

@@ -72,8 +72,19 @@ class ModuleFacts:
         trainers = frozenset(self.project.trainer_classes) if self.project is not None else frozenset()
         forwards = frozenset(self.project.forward_methods) if self.project is not None else frozenset()
         items = {n: (k, frozenset(p)) for n, k, p in self.project.forward_items} if self.project is not None else {}
+        by_name = frozenset(self.project.forward_names) if self.project is not None else frozenset()
         return ObjectTable(
-            self.wrapper, self.names, self.calls, schedulers, classes, parameterless, typed, trainers, forwards, items
+            self.wrapper,
+            self.names,
+            self.calls,
+            schedulers,
+            classes,
+            parameterless,
+            typed,
+            trainers,
+            forwards,
+            items,
+            forward_names=by_name,
         )
 
     @cached_property

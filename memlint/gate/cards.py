@@ -265,7 +265,7 @@ _CARDS = (
         local_gate=_mem201_gate,
         # ``self.model.extract_feature(x)``: a method every project class
         # defining it runs a layer in (project/typed_objects.named_forward).
-        project_matters=lambda view: bool(view.object_forwards or view.forward_methods),
+        project_matters=lambda view: bool(view.object_forwards or view.forward_methods or view.forward_names),
     ),
     Card(
         "MEM202",

@@ -543,6 +543,7 @@ class GateFacts:
         if self._model_method is None:
             self._model_method = False
             bound: set[str] | None = None
+            switched: set[str] | None = None
             for call in self._calls:
                 func = call.func
                 if type(func) is ast.Attribute:
@@ -559,6 +560,13 @@ class GateFacts:
                     if bound is None:
                         bound = _bound_names(self._assigns, self._bindings)
                     if receiver in bound and names_a_model_method("model", func.attr):  # type: ignore[attr-defined]
+                        self._model_method = True
+                        break
+                    # ``self._network.eval()`` then ``self._network.extract_vector(x)``:
+                    # a receiver switched to eval (project/typed_objects.model_methods).
+                    if switched is None:
+                        switched = _eval_receivers(self._calls)
+                    if receiver in switched and names_a_model_method("model", func.attr):  # type: ignore[attr-defined]
                         self._model_method = True
                         break
         return self._model_method
@@ -1008,6 +1016,23 @@ def forget_last() -> None:
 def enabled_by_gate(rules, facts: GateFacts):
     """The rules whose declared condition holds (a rule without one always)."""
     return [r for r in rules if r.gate is None or r.gate(facts)]
+
+
+def _eval_receivers(calls: list[ast.Call]) -> set[str]:
+    """The last names of the receivers of ``.eval()`` calls (``_network``
+    for ``self._network.eval()``): a superset of the receivers
+    ObjectTable._switched_before may accept."""
+    found: set[str] = set()
+    for call in calls:
+        func = call.func
+        if type(func) is ast.Attribute and func.attr == "eval" and not call.args:  # type: ignore[attr-defined]
+            value = func.value  # type: ignore[attr-defined]
+            kind = type(value)
+            if kind is ast.Attribute:
+                found.add(value.attr)
+            elif kind is ast.Name and value.id != "self":  # ``self.eval()``: not ObjectTable._switched_before's
+                found.add(value.id)
+    return found
 
 
 def _bound_names(assigns: list[ast.Assign], bindings: list[tuple[ast.AST, ast.AST]]) -> set[str]:

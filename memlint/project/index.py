@@ -27,7 +27,7 @@ from memlint.project.off_forwards import off_receivers
 from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
-from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
+from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
 from memlint.read.source import read_bytes
@@ -817,6 +817,7 @@ class ProjectIndex:
             scheduler_classes=tuple(sorted(scheduler_classes)),
             trainer_classes=tuple(sorted(trainer_classes)),
             forward_methods=named_forwards(self, path),
+            forward_names=forwards_by_name(self, path),
             unknown_classes=(
                 unknown_classes(summary.calls, lambda callee: self.resolve(callee, path))
                 if self._sys_paths(path)

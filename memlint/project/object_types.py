@@ -599,13 +599,16 @@ class _Types:
                 spelled = sorted({c for t in types for c in t or ()})
                 if any(sp.split(".")[0] not in _NOT_PROJECT for sp in spelled):
                     self.out.attr_types.append((name, attr, tuple(spelled)))
+        parts = _forward_parts(slots, model_attrs)
         for fn, init, forwards, own, probe in slots:
             if fn.name == "__init__":
                 init.extend(self._init_attrs_of(name, fn, attrs.counts))
             elif fn.name != "forward" and (
-                probe.own or any(_model_attr(model_attrs, a) for a in probe.attrs)
+                probe.own
+                or any(_model_attr(model_attrs, a) or a in parts.runs for a in probe.attrs)
+                or (probe.items and parts.containers)
             ):  # a method that calls no model attribute has no forward to find
-                self._forwards_of(name, fn, model_attrs, forwards, own)
+                self._forwards_of(name, fn, model_attrs, forwards, own, parts)
 
     @staticmethod
     def _init_attrs_of(
@@ -635,15 +638,18 @@ class _Types:
         attrs: dict[str, list[str | None]],
         forwards: list,
         self_forwards: list,
+        parts: _Parts | None = None,
     ) -> None:
         """``fn`` runs a model attribute's forward with grad on, and none
         under ``no_grad`` but on a torch-version branch."""
         if any(_is_off_context(d) for d in fn.decorator_list):
             return
+        parts = parts or _Parts()
         name = f"{cls}.{fn.name}"
         on: list[tuple[str, int, str, str]] = []
         off = False
         own = False
+        items: dict[str, str] = {}  # a loop name -> the layer container it runs through
         # (node, under no_grad, under a torch-version branch), in pre-order:
         # a stack, not a recursive closure (a cycle that would hold the tree).
         todo: list[tuple[ast.AST, bool, bool]] = [(stmt, False, False) for stmt in reversed(fn.body)]
@@ -658,8 +664,15 @@ class _Types:
             if isinstance(node, ast.If) and _version_test(node.test):
                 todo += [(stmt, grad_off, True) for stmt in reversed(node.body + node.orelse)]
                 continue
+            if parts.containers:
+                _bind_items(node, parts.containers, items)
             if isinstance(node, ast.Call):
                 found = self._forward_call(node, attrs)
+                if found is not None and not found[2] and found[1] and found[0] in parts.runs:
+                    # ``self.convnet = get_convnet(args)``, run by ``forward`` too: a
+                    # factory the index may not type (typed_objects._layer_part).
+                    found = (found[0], f"{FORWARD_PART}|{found[1]}", "")
+                found = found or _part_call(node, attrs, parts, items)
                 if found is not None:
                     if not grad_off:
                         on.append((found[0], node.lineno, found[1], found[2]))
@@ -698,6 +711,77 @@ class _Types:
         return None
 
 
+# What a ``forward`` reads as a run of a part the class owns, where the
+# attribute's constructor cannot be typed (``self.convnet = get_convnet(args)``):
+# marks typed_objects reads as a layer run (FORWARD_PART, CONTAINER_ITEM).
+FORWARD_PART = "~forward"
+CONTAINER_ITEM = "~items"
+# torch containers whose items are layers: iterating one, or indexing it, and
+# calling the item runs a layer (``for block in self.blocks: x = block(x)``).
+_LAYER_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
+
+
+@dataclass
+class _Parts:
+    """A class's parts: the attributes its ``forward`` runs itself, and its
+    attributes every assignment of which builds a torch layer container."""
+
+    runs: frozenset[str] = frozenset()
+    containers: frozenset[str] = frozenset()
+
+
+def _forward_parts(slots: list, model_attrs: dict[str, list[str | None]]) -> _Parts:
+    runs: set[str] = set()
+    for fn, _init, _forwards, _own, probe in slots:
+        if fn.name == "forward" and not any(_is_off_context(d) for d in fn.decorator_list):
+            runs |= probe.direct - _MODULE_API  # ``self.train()`` in a forward is no part
+    containers = {a for a, ctors in model_attrs.items() if ctors and all(c in _LAYER_CONTAINERS for c in ctors)}
+    return _Parts(frozenset(runs), frozenset(containers))
+
+
+def _self_attr(node: ast.AST) -> str | None:
+    """``X`` for ``self.X``."""
+    if isinstance(node, ast.Attribute) and _is_self(node.value):
+        return node.attr
+    return None
+
+
+def _bind_items(node: ast.AST, containers: frozenset[str], items: dict[str, str]) -> None:
+    """``for block in self.blocks`` (a statement or a comprehension's
+    ``for``): ``block`` is an item of that container from here on."""
+    if isinstance(node, ast.For):
+        loops = [(node.target, node.iter)]
+    elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        loops = [(g.target, g.iter) for g in node.generators]
+    else:
+        return
+    for target, iterable in loops:
+        attr = _self_attr(iterable)
+        if isinstance(target, ast.Name) and attr in containers:
+            items[target.id] = attr  # type: ignore[assignment]
+
+
+def _part_call(
+    call: ast.Call, attrs: dict[str, list[str | None]], parts: _Parts, items: dict[str, str]
+) -> tuple[str, str, str] | None:
+    """(attribute, its mark, "") for a call that runs one of the class's
+    parts whose constructor is not typed: ``self.X(...)`` where ``forward``
+    runs ``self.X`` too, an item of a layer container (``block(x)`` in a loop
+    over ``self.blocks``, ``self.blocks[i](x)``); None otherwise."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in items:
+        return items[func.id], CONTAINER_ITEM, ""
+    if isinstance(func, ast.Subscript):
+        attr = _self_attr(func.value)
+        if attr is not None and attr in parts.containers:
+            return attr, CONTAINER_ITEM, ""
+        return None
+    attr = _self_attr(func)
+    if attr is not None and attr in parts.runs and not _model_attr(attrs, attr):
+        return attr, FORWARD_PART, ""
+    return None
+
+
 @dataclass
 class _Attrs:
     """A class's ``self.<attr>`` assignments in its methods: how many per
@@ -716,6 +800,12 @@ class _Probe:
     returns: bool
     attrs: set[str] = field(default_factory=set)
     own: bool = False
+    # ``self.X(...)``, ``self.X.forward(...)``: the attributes run directly
+    # (a ``forward``'s are the class's parts, _forward_parts).
+    direct: set[str] = field(default_factory=set)
+    # A call of a bare name or of ``self.X[i]``: maybe an element of a
+    # container of layers (``for block in self.blocks: x = block(x)``).
+    items: bool = False
 
 
 def _probe_forward(call: ast.Call, probe: _Probe) -> None:
@@ -725,16 +815,20 @@ def _probe_forward(call: ast.Call, probe: _Probe) -> None:
     if not isinstance(func, ast.Attribute):
         if _is_self(func):
             probe.own = True  # ``self(x)``
+        elif isinstance(func, (ast.Name, ast.Subscript)):
+            probe.items = True
         return
     if _is_self(func.value):
         if func.attr == "forward":
             probe.own = True  # ``self.forward(x)``
         probe.attrs.add(func.attr)
+        probe.direct.add(func.attr)
         return
     recv = func.value
     if isinstance(recv, ast.Attribute) and _is_self(recv.value):
         if func.attr == "forward":
             probe.own = True  # always a forward: walk the method
+            probe.direct.add(recv.attr)
         elif func.attr not in _MODULE_API:
             probe.attrs.add(recv.attr)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memlint.project.object_types import ObjectTypes
+from memlint.project.object_types import CONTAINER_ITEM, FORWARD_PART, ObjectTypes
 from memlint.project.off_forwards import attribute_forward_off
 from memlint.vocabulary.kinds import names_a_model_method
 
@@ -143,7 +143,8 @@ class TypedObjects:
         callee's description when every project class defining ``method``
         is an ``nn.Module`` whose ``method`` runs one of its layers with grad
         on (forward_of); None for a definer that is no model, a method that
-        runs no layer (reads attributes, sums parameters), or none at all."""
+        runs no layer (reads attributes, sums parameters), or none at all
+        (forward_by_name)."""
         found = None
         for path in self._definers_in_order(method):
             summary = self.index.full_summary(path)
@@ -163,6 +164,12 @@ class TypedObjects:
                 found = found or answer
         return found
 
+    def forward_by_name(self, method: str) -> bool:
+        """No project class defines ``method`` and its name marks a forward
+        (``forward_lip``): the model's class comes from an import the
+        project does not hold, and the name is all there is to read."""
+        return _forward_named(method) and not any(True for _ in self._definers_in_order(method))
+
     def _definers_in_order(self, method: str):
         """definers_of's files, and the needle holders the index left for
         later (index.lazy_holding, narrow.py) that define ``method``, in
@@ -177,18 +184,21 @@ class TypedObjects:
             if path in known or _defines_method(self.index._held(path), method):
                 yield path
 
-    def _runs_layer(self, path: str, name: str) -> str | None:
+    def _runs_layer(self, path: str, name: str, hops: int = 0) -> str | None:
         """``Model.extract_feature`` (of ``path``) runs, with grad on, a
         layer that owns parameters: a torch layer (``self.fcn = nn.Conv2d(...)``)
         or a project ``nn.Module``; its description, else None."""
-        objects = self.objects(path)
+        objects = self.objects(path) if hops <= _MAX_HOPS else None
         for m, attr, line, ctor, via in objects.forwards if objects is not None else ():
             if m != name or not ctor:
                 continue
-            for c in ctor.split("|"):
+            spelled = ctor.split("|")
+            for c in spelled:
+                if self._layer_part(c, spelled, path):
+                    continue
                 q = self.qualify(c, path) or ()
                 torch_layer = len(q) == 1 and q[0].startswith("torch.nn.") and q[0].rpartition(".")[2] in _TORCH_LAYERS
-                if not torch_layer and not self._model_class(c, path, via):
+                if not torch_layer and not self._model_class(c, path, via, hops):
                     return None
             return f"{name} runs the {attr} with autograd on, {self.index.modules.display(path)}:{line}"
         return None
@@ -337,7 +347,8 @@ class TypedObjects:
                 return (NO, "")
             if attribute_forward_off(self, path, name, attr, ctor, via):
                 return (NO, "")  # the attribute's class runs that method under a grad-off decorator
-            if ctor and not all(self._model_class(c, path, via) for c in ctor.split("|")):
+            spelled = ctor.split("|")
+            if ctor and not all(self._layer_part(c, spelled, path) or self._model_class(c, path, via) for c in spelled):
                 return None
             where = f"{self.index.modules.display(path)}:{line}"
             return (YES, f"{name} runs the {attr} with autograd on, {where}")
@@ -357,9 +368,23 @@ class TypedObjects:
                 return found
         return (ABSENT, "")
 
-    def _model_class(self, ctor: str, path: str, via: str) -> bool:
+    def _layer_part(self, spelled: str, ctor: list[str], path: str) -> bool:
+        """``spelled`` (one of an attribute's constructors ``ctor``, as
+        object_types records them) is a layer the method runs without its
+        class being named: an item of a torch layer container, the mark of a
+        part the class's ``forward`` runs, or, for such a part, a
+        constructor the project cannot type (``get_convnet(args)``, a
+        factory returning tuples). A constructor typed to anything but a
+        layer still decides."""
+        if spelled in (FORWARD_PART, CONTAINER_ITEM):
+            return True
+        return FORWARD_PART in ctor and self.qualify(spelled, path) is None
+
+    def _model_class(self, ctor: str, path: str, via: str, hops: int = 0) -> bool:
         """``ctor`` (as ``path`` spells it) builds a project ``nn.Module``;
-        with ``via``, one whose method ``via`` runs its own forward."""
+        with ``via``, one whose method ``via`` runs its own forward, or
+        runs a layer of its own in turn (``self.encoder.forward_masks(x)``
+        handing on to ``TabNetEncoder.forward_masks``, _runs_layer)."""
         q = self.qualify(ctor, path)
         if q is None or len(q) != 1 or "\0" not in q[0]:
             return False
@@ -370,7 +395,14 @@ class TypedObjects:
         if not via:
             return True
         objects = summary.objects
-        return objects is not None and f"{cls}.{via}" in objects.self_forwards
+        if objects is None:
+            return False
+        if f"{cls}.{via}" in objects.self_forwards:
+            return True
+        facts = next((f for f in summary.functions if f.name == f"{cls}.{via}"), None)
+        if facts is None or facts.backprops or facts.steps or facts.grad == "off":
+            return False
+        return self._runs_layer(where, f"{cls}.{via}", hops + 1) is not None
 
     def method_forward(self, types: tuple[str, ...], method: str) -> str | None:
         """The message part naming the callee when the method runs a model
@@ -472,6 +504,12 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple, t
     return tuple(forwards), tuple(types_out), tuple(steps), tuple(passes)
 
 
+def _forward_named(method: str) -> bool:
+    """``forward_lip``, ``forward_features``: a method named as one of a
+    model's forwards. Asked only of a method no project class defines."""
+    return method.startswith("forward_") and len(method) > len("forward_")
+
+
 def named_forwards(index: ProjectIndex, path: str) -> tuple[str, ...]:
     """The view's ``forward_methods``: the methods ``path`` calls on a
     receiver (``self.model.extract_feature(x)``) that run a model forward
@@ -481,6 +519,20 @@ def named_forwards(index: ProjectIndex, path: str) -> tuple[str, ...]:
     if objects is None or not objects.receivers:
         return ()
     return tuple(sorted(m for m in model_methods(objects) if typed.named_forward(m) is not None))
+
+
+def forwards_by_name(index: ProjectIndex, path: str) -> tuple[str, ...]:
+    """The view's ``forward_names``: the methods ``path`` calls on a
+    receiver it switches to eval in the same scope (``self.__S__.eval()``,
+    ``self.__S__.forward_lip(x)``) that no project class defines and whose
+    name marks a forward (TypedObjects.forward_by_name)."""
+    typed = index.typed_objects()
+    objects = typed.objects(path)
+    if objects is None or not objects.receivers:
+        return ()
+    switched = {(scope, r) for scope, r, m in objects.receivers if m == "eval"}
+    asked = {m for scope, r, m in objects.receivers if (scope, r) in switched and _forward_named(m)}
+    return tuple(sorted(m for m in asked if typed.forward_by_name(m)))
 
 
 def _defines_method(data, method: str) -> bool:
@@ -502,8 +554,15 @@ def model_methods(objects: ObjectTypes | None) -> set[str]:
     (also needles: a module defining one is read, index.needles_for)."""
     if objects is None:
         return set()
+    # ``self._network.eval()`` then ``self._network.extract_vector(x)`` in one
+    # scope: the switch says the receiver is a model, whatever its name.
+    switched = {(scope, r) for scope, r, m in objects.receivers if m == "eval"}
     return {
-        m for scope, r, m in objects.receivers if names_a_model_method(r, m) or _typed_self_attr(objects, scope, r, m)
+        m
+        for scope, r, m in objects.receivers
+        if names_a_model_method(r, m)
+        or _typed_self_attr(objects, scope, r, m)
+        or ((scope, r) in switched and names_a_model_method("model", m))
     }
 
 

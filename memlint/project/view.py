@@ -197,6 +197,10 @@ class ProjectView:
     # every project class defining them (typed_objects.named_forward):
     # ``self.model.extract_feature(x)`` is a forward whatever builds the model.
     forward_methods: tuple[str, ...] = ()
+    # Methods this module calls on a receiver it switches to eval in the same
+    # scope, that no project class defines and whose name marks a forward
+    # (typed_objects.forwards_by_name): ``self.__S__.forward_lip(x)``.
+    forward_names: tuple[str, ...] = ()
     # Classes this module builds, as written (``tsm_online.MobileNetV2``),
     # from an import no module of the project answers (unknown_classes.py):
     # whether they move themselves is not known (MEM701 claims nothing).
@@ -353,6 +357,7 @@ class ProjectView:
             or self.scheduler_classes
             or self.trainer_classes
             or self.forward_methods
+            or self.forward_names
             or self.unknown_classes
             or self.forward_items
             or self.version_functions

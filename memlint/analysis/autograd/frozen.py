@@ -71,17 +71,21 @@ KNOWN_HELPERS: Mapping[str, FreezeHelper] = {
 }
 
 
-def frozen_modules(scope: cst.CSTNode, helpers: Mapping[str, FreezeHelper] = KNOWN_HELPERS) -> frozenset[str]:
+def frozen_modules(
+    scope: cst.CSTNode, helpers: Mapping[str, FreezeHelper] = KNOWN_HELPERS, builders: frozenset[str] = frozenset()
+) -> frozenset[str]:
     """The dotted names of modules ``scope`` freezes and never thaws
     (``requires_grad_(True)``, ``p.requires_grad = flag``)."""
-    visitor = _Freezes(helpers)
+    visitor = _Freezes(helpers, builders=builders)
     visit_fast(scope, visitor)
     return visitor.result()
 
 
-def ever_frozen(scope: cst.CSTNode, helpers: Mapping[str, FreezeHelper] = KNOWN_HELPERS) -> frozenset[str]:
+def ever_frozen(
+    scope: cst.CSTNode, helpers: Mapping[str, FreezeHelper] = KNOWN_HELPERS, builders: frozenset[str] = frozenset()
+) -> frozenset[str]:
     """The dotted names of modules ``scope`` freezes somewhere."""
-    visitor = _Freezes(helpers)
+    visitor = _Freezes(helpers, builders=builders)
     visit_fast(scope, visitor)
     return frozenset(visitor.frozen)
 
@@ -236,8 +240,12 @@ class _Freezes(cst.CSTVisitor):
         helpers: Mapping[str, FreezeHelper],
         inherited: frozenset[str] = frozenset(),
         top_level_only: bool = False,
+        builders: frozenset[str] = frozenset(),
     ) -> None:
         self.helpers = helpers
+        # Functions of this module returning a module they froze
+        # (FrozenModules.builders): ``self.model = self.__load_model()``.
+        self.builders = builders
         self.frozen: set[str] = set(inherited)
         self.thawed: set[str] = set()
         # key -> name of the flag it was set from (``p.requires_grad = flag``)
@@ -343,6 +351,8 @@ class _Freezes(cst.CSTVisitor):
             if key is None:
                 continue
             verdict = _frozen_chain(node.value)
+            if verdict is None and self.builders and _built_frozen(node.value, self.builders):
+                verdict = True
             if verdict is not None:
                 self._record(key, verdict)
                 continue
@@ -400,6 +410,48 @@ class _Mentions(cst.CSTVisitor):
             self.found = True  # defined in another module
 
 
+def _built_frozen(value: cst.BaseExpression, builders: frozenset[str]) -> bool:
+    """``build()`` or ``self.build()`` for a function of ``builders``."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Name):
+        return func.value in builders
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+        and func.attr.value in builders
+    )
+
+
+class _Returns(cst.CSTVisitor):
+    """The values of a function's own ``return`` statements (None for a
+    bare ``return``), nested functions and classes left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: list[cst.BaseExpression | None] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
+
+
+def _own_returns(fn: cst.FunctionDef) -> list[cst.BaseExpression | None]:
+    visitor = _Returns()
+    visit_fast(fn.body, visitor)
+    return visitor.values
+
+
 class FrozenModules:
     """The module's frozen models, asked per scope (``facts.frozen``)."""
 
@@ -418,6 +470,7 @@ class FrozenModules:
         self._classes: dict[int, frozenset[str]] = {}
         self._closures: dict[int, frozenset[str]] = {}
         self._mentions: bool | None = None
+        self._builders: frozenset[str] | None = None
 
     def _may_freeze(self) -> bool:
         """One cheap walk: a module that never names ``requires_grad``,
@@ -451,10 +504,29 @@ class FrozenModules:
             self._helpers = table
         return self._helpers
 
+    @property
+    def builders(self) -> frozenset[str]:
+        """Functions of this module (by name; a name defined twice with
+        different answers is left out) whose every ``return`` hands back a
+        plain name their own statements froze (DINO's ``__load_model``:
+        ``for p in model.parameters(): p.requires_grad = False``, then
+        ``return model``): what they return is frozen."""
+        if self._builders is None:
+            found: dict[str, bool] = {}
+            if self._may_freeze():
+                for fn in self.calls.functions:
+                    returns = _own_returns(fn)
+                    own = self._own_statements(fn) if returns else frozenset()
+                    ok = bool(returns) and all(isinstance(r, cst.Name) and r.value in own for r in returns)
+                    name = fn.name.value
+                    found[name] = ok and found.get(name, True)
+            self._builders = frozenset(n for n, ok in found.items() if ok)
+        return self._builders
+
     def ever_frozen(self) -> frozenset[str]:
         """Every dotted name the module freezes somewhere (copies included)."""
         if self._ever is None:
-            self._ever = ever_frozen(self.module, self.helpers) if self._may_freeze() else frozenset()
+            self._ever = ever_frozen(self.module, self.helpers, self.builders) if self._may_freeze() else frozenset()
         return self._ever
 
     def ever_frozen_key(self, key: str) -> bool:
@@ -464,9 +536,9 @@ class FrozenModules:
         """Models frozen by the module's own statements (outside defs and
         classes), thawed nowhere in the module."""
         if self._top is None:
-            top = _Freezes(self.helpers, top_level_only=True)
+            top = _Freezes(self.helpers, top_level_only=True, builders=self.builders)
             visit_fast(self.module, top)
-            everywhere = _Freezes(self.helpers)
+            everywhere = _Freezes(self.helpers, builders=self.builders)
             visit_fast(self.module, everywhere)
             self._top = frozenset(
                 k for k in top.frozen if not any(_related(k, t) for t in top.thawed | everywhere.thawed)
@@ -476,7 +548,8 @@ class FrozenModules:
     def _class_attributes(self, cls: cst.ClassDef) -> frozenset[str]:
         """``self.`` attributes a class freezes in one method and thaws in none."""
         if id(cls) not in self._classes:
-            self._classes[id(cls)] = frozenset(k for k in frozen_modules(cls, self.helpers) if k.startswith("self."))
+            frozen = frozen_modules(cls, self.helpers, self.builders)
+            self._classes[id(cls)] = frozenset(k for k in frozen if k.startswith("self."))
         return self._classes[id(cls)]
 
     def frozen_in(self, scope: Scope) -> frozenset[str]:
@@ -486,7 +559,7 @@ class FrozenModules:
         if not self._may_freeze():
             found: frozenset[str] = frozenset()
         elif isinstance(scope, cst.Module):
-            found = frozen_modules(scope, self.helpers)
+            found = frozen_modules(scope, self.helpers, self.builders)
         else:
             params = {p.name.value for p in (*scope.params.posonly_params, *scope.params.params)}
             params |= {p.name.value for p in scope.params.kwonly_params}
@@ -498,7 +571,7 @@ class FrozenModules:
             if outer is not None:  # a closure sees the models its enclosing function froze
                 inherited |= self._own_statements(outer)
             inherited = {k for k in inherited if k.startswith("self.") or k.split(".", 1)[0] not in params}
-            visitor = _Freezes(self.helpers, frozenset(inherited))
+            visitor = _Freezes(self.helpers, frozenset(inherited), builders=self.builders)
             visit_fast(scope.body, visitor)
             # A module-level name the function binds itself is another object.
             found = frozenset(

@@ -129,8 +129,13 @@ class ObjectTable(cst.CSTVisitor):
         trainer_classes: frozenset[str] = frozenset(),
         forward_methods: frozenset[str] = frozenset(),
         forward_items: dict[str, tuple[int, frozenset[int]]] | None = None,
+        forward_names: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
+        # Methods no project class defines whose name marks a forward
+        # (ProjectView.forward_names): a forward only on a receiver switched
+        # to eval before the call in its function (``self.__S__.forward_lip(x)``).
+        self._forward_names = forward_names
         # Classes of other project modules whose ``forward`` returns a tuple
         # with elements that carry no history (ProjectView.forward_items).
         self._forward_items = forward_items or {}
@@ -501,8 +506,9 @@ class ObjectTable(cst.CSTVisitor):
                 unknown = True
             else:
                 kinds.add(kind)
-        if key in self._used_as_module or len(self._restored.get(key, ())) == 2:
+        if key in self._used_as_module or len(self._restored.get(key, ())) == 2 or self._moved_and_switched(key):
             kinds.add(Kind.MODULE)
+            unknown = unknown and not self._moved_and_switched(key)
         elif key in self._parameters_read and all(v is not None for v in self._defs.get(key, ())):
             kinds.add(Kind.MODULE)
         if len(kinds) == 1:
@@ -514,6 +520,23 @@ class ObjectTable(cst.CSTVisitor):
         if param is not None or isinstance(owner, cst.ClassDef):
             return guess_kind_from_name(name.rsplit(".", 1)[-1])
         return None
+
+    def _moved_and_switched(self, key: tuple[object, str]) -> bool:
+        """``self.__S__ = S(...).cuda()`` and ``self.__S__.eval()``: every
+        binding builds a class (from an import the project does not hold)
+        and moves it to a device, and the name is switched to eval: only a
+        module is both."""
+        if "eval" not in self._restored.get(key, ()):
+            return False
+        values = self._defs.get(key, ())
+        return bool(values) and all(
+            isinstance(v, cst.Call)
+            and isinstance(v.func, cst.Attribute)
+            and v.func.attr.value in ("cuda", "to")
+            and isinstance(v.func.value, cst.Call)
+            and _class_built(v)
+            for v in values
+        )
 
     def _project_kind(self, owner: object, name: str) -> Kind | None:
         """The kind every type the project gives ``name`` in ``owner`` builds
@@ -677,13 +700,23 @@ class ObjectTable(cst.CSTVisitor):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "__call__"):
             func = func.value
+        elif isinstance(func, cst.Attribute) and func.attr.value in self._forward_names:
+            receiver = dotted_name(func.value)
+            return receiver is not None and self._switched_before(receiver, call) and self._entry_readable(call)
         elif isinstance(func, cst.Attribute) and func.attr.value in self._forward_methods:
             receiver = dotted_name(func.value)
-            if receiver is None or self.kind_of(func.value, call) is not Kind.MODULE:
+            if receiver is None:
                 return False
+            if self.kind_of(func.value, call) is not Kind.MODULE:
+                # ``self.__S__.eval()`` then ``self.__S__.forward_lip(x)``, the
+                # class from an import the project does not hold: the switch
+                # says the receiver is a module.
+                return self._switched_before(receiver, call) and self._entry_readable(call)
             if names_a_model_method(receiver, func.attr.value):
                 return True
-            return self._built_module(func.value, call) and self._entry_readable(call)
+            return (self._built_module(func.value, call) or self._switched_before(receiver, call)) and (
+                self._entry_readable(call)
+            )
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
@@ -693,6 +726,53 @@ class ObjectTable(cst.CSTVisitor):
             # says nothing; its body (a loop's callees) decides whether it runs a model.
             return False
         return self.kind_of(func, call) is Kind.MODULE
+
+    def _runs_a_named_forward(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """``call``'s function also calls, on ``receiver``, a method the
+        project knows as a forward (ProjectView.forward_methods)."""
+        if not self._forward_methods and not self._forward_names:
+            return False
+        spelled = dotted_name(receiver)
+        if spelled is None or spelled == "self":
+            return False
+        for other in self.calls.calls_in.get(self.scope_of(call), ()):
+            func = other.func if isinstance(other, cst.Call) else None
+            if (
+                isinstance(func, cst.Attribute)
+                and (func.attr.value in self._forward_methods or func.attr.value in self._forward_names)
+                and dotted_name(func.value) == spelled
+            ):
+                return True
+        return False
+
+    def _switched_before(self, receiver: str, call: cst.Call) -> bool:
+        """``receiver.eval()`` runs earlier in ``call``'s own function, as a
+        statement of that function's body (not in a branch the call may
+        not follow): only a module is switched so."""
+        scope = self.scope_of(call)
+        if (
+            receiver == "self"
+            or not isinstance(scope, cst.FunctionDef)
+            or not isinstance(scope.body, cst.IndentedBlock)
+        ):
+            return False  # ``self.eval()`` then ``self.m(x)``: the object's own methods are not asked
+        at = self.calls.pos(call)
+        for stmt in scope.body.body:
+            if self.calls.pos(stmt) >= at:
+                return False
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                value = small.value if isinstance(small, cst.Expr) else None
+                if (
+                    isinstance(value, cst.Call)
+                    and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value == "eval"
+                    and not value.args
+                    and dotted_name(value.func.value) == receiver
+                ):
+                    return True
+        return False
 
     def _built_module(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
         """``self.__S__.forward_lip(x)`` whatever the receiver's name says:
@@ -718,7 +798,9 @@ class ObjectTable(cst.CSTVisitor):
         scope = self.scope_of(call)
         if not isinstance(scope, cst.FunctionDef) or self.calls.class_of.get(scope) is None:
             return True
-        return bool(name_tokens(scope.name.value) & EVAL_FUNCTION_TOKENS)
+        # A method its own module calls (``self._extract_vectors(loader)``) is
+        # entered in the mode of those calls, which the analysis reads.
+        return bool(name_tokens(scope.name.value) & EVAL_FUNCTION_TOKENS) or bool(self.calls.call_sites.get(scope))
 
     def parameterless_module(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``fft(x)`` where every binding of ``fft`` builds (``.cuda()``,
@@ -1093,7 +1175,9 @@ class ObjectTable(cst.CSTVisitor):
         if func.attr.value == "eval" and call.args:
             return None
         if self.kind_of(func.value, call) is not Kind.MODULE:
-            return None
+            # ``self._network.eval()`` then ``self._network.extract_vector(x)``:
+            # what is switched and run through a named forward is a module.
+            return "eval" if func.attr.value == "eval" and self._runs_a_named_forward(func.value, call) else None
         if func.attr.value == "eval":
             return "eval"
         if not call.args:
