@@ -152,17 +152,22 @@ class EmptyCacheInLoop(Rule):
         "`empty_cache()` is not reported."
     )
 
-    def _guarded(self, line: cst.SimpleStatementLine) -> bool:
-        """Under an ``if`` (``if step % 100 == 0:``), an ``except`` (after an
-        OOM) or a ``finally`` in its own function: the deliberate uses. The
-        ``else`` of an emptiness test (``if num_gt == 0: ... else:``) is the
-        ordinary path, run on nearly every iteration."""
+    def _guarded(self, line: cst.SimpleStatementLine, loop: cst.CSTNode) -> bool:
+        """Under an ``if`` inside the loop (``if step % 100 == 0:``), an
+        ``except`` (after an OOM) or a ``finally`` in its own function: the
+        deliberate uses. The ``else`` of an emptiness test (``if num_gt ==
+        0: ... else:``) is the ordinary path, run on nearly every iteration;
+        an ``if`` around the loop (``if __name__ == "__main__":``) picks
+        whether the loop runs, not how often the call does."""
         child: cst.CSTNode = line
         cur = self.parent(line)
+        inside = True
         while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module)):
             if isinstance(cur, (cst.ExceptHandler, cst.Finally)):
                 return True
-            if isinstance(cur, cst.If) and not (child is cur.orelse and is_emptiness_test(cur.test)):
+            if cur is loop:
+                inside = False
+            if inside and isinstance(cur, cst.If) and not (child is cur.orelse and is_emptiness_test(cur.test)):
                 return True
             child, cur = cur, self.parent(cur)
         return False
@@ -177,7 +182,7 @@ class EmptyCacheInLoop(Rule):
             return
         loops = self.facts.loops
         loop = loops.loop_of(stmt.value)  # in its own function: a def in a loop body is not run by the loop
-        if loop is None or self._guarded(node):
+        if loop is None or self._guarded(node, loop.node):
             return
         if loops.outer_loop(loop) or _builds_and_runs(loop.node.body):
             return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
@@ -198,6 +203,21 @@ class EmptyCacheInLoop(Rule):
         self.report(stmt, fix=Fix("Remove `torch.cuda.empty_cache()` from the loop", ((node, replacement),)))
 
     valid = [
+        Valid(
+            """\
+import torch
+if __name__ == "__main__":
+    model = torch.load("model.pt").cuda().eval()
+    loader = torch.utils.data.DataLoader(torch.load("test.pt"))
+    for step, (x, y) in enumerate(loader):
+        with torch.no_grad():
+            out = model(x.cuda())
+        if step % 100 == 0:
+            torch.cuda.empty_cache()
+""",
+            'throttled by an `if` inside the loop; the script\'s `if __name__ == "__main__":` around it '
+            "does not make the call unthrottled",
+        ),
         Valid(
             """\
 import gc
@@ -427,6 +447,33 @@ def run(model, train_loader, val_loader, optimizer, rounds):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from tqdm import tqdm
+if __name__ == "__main__":
+    model = torch.load("model.pt").cuda().eval()
+    loader = torch.utils.data.DataLoader(torch.load("test.pt"))
+    with tqdm(total=len(loader)) as pbar:
+        for x, y in loader:
+            with torch.no_grad():
+                out = model(x.cuda())
+            torch.cuda.empty_cache()
+            pbar.update()
+""",
+            """\
+import torch
+from tqdm import tqdm
+if __name__ == "__main__":
+    model = torch.load("model.pt").cuda().eval()
+    loader = torch.utils.data.DataLoader(torch.load("test.pt"))
+    with tqdm(total=len(loader)) as pbar:
+        for x, y in loader:
+            with torch.no_grad():
+                out = model(x.cuda())
+            pbar.update()
+""",
+        ),
         # ``gc.collect()`` first does not make a step loop's call deliberate.
         Invalid(
             """\

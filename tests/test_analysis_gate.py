@@ -2222,8 +2222,8 @@ def fit(model, loader, step):
 
 
 def run(configs, loader, train_one):
-    if configs:
-        for cfg in configs:
+    for cfg in configs:
+        if cfg.enabled:
             train_one(cfg, loader)
             torch.cuda.empty_cache()
     CACHES = {"cuda": torch.cuda.empty_cache}
@@ -2233,8 +2233,9 @@ def run(configs, loader, train_one):
 
 def test_mem702_needs_an_unguarded_empty_cache_statement_in_a_loop_of_its_function():
     """loop_of (a loop around the call in its own function) and _guarded
-    (no ``if`` body, ``except`` or ``finally`` up to the function, the loop
-    included): the old gate kept any file with a loop and ``empty_cache``."""
+    (no ``if`` body up to the innermost loop, no ``except`` or ``finally``
+    up to the function): the old gate kept any file with a loop and
+    ``empty_cache``."""
     f = facts(_EMPTY_CACHE_GUARDED)
     assert f.loops and "empty_cache" in f.idents  # what the old gate read
     assert not f.empty_cache_in_loop
@@ -2256,10 +2257,15 @@ def test_mem702_needs_an_unguarded_empty_cache_statement_in_a_loop_of_its_functi
             "        free()\n",
             "        with torch.no_grad():\n            class K:\n                torch.cuda.empty_cache()\n",
         ),
-        # the if around the loop gone (a with block instead)
+        # the if inside the loop gone (a with block instead)
         (
-            "    if configs:\n        for cfg in configs:\n            train_one(cfg, loader)\n",
+            "    for cfg in configs:\n        if cfg.enabled:\n            train_one(cfg, loader)\n",
             "    with torch.no_grad():\n        for batch in loader:\n            configs(batch)\n",
+        ),
+        # an if around the loop picks whether it runs, not how often the call does
+        (
+            "    for cfg in configs:\n        if cfg.enabled:\n            train_one(cfg, loader)\n",
+            "    if configs:\n        for batch in loader:\n            configs(batch)\n",
         ),
     ],
 )
