@@ -190,6 +190,16 @@ def test_sequential_with_an_inplace_module_after_one_that_saves_its_output():
     assert not facts("nn.Sequential(nn.ReLU(inplace=True), nn.Sigmoid())").inplace_after_saver
 
 
+def test_a_list_of_layers_unpacked_into_a_sequential():
+    """``layers = [nn.ReLU(), nn.Dropout(p, inplace=True)]; nn.Sequential(*layers)``
+    (activations.unpacked_layers)."""
+    unpacked = "layers = [nn.Linear(2, 2), nn.ReLU(), nn.Dropout(0.5, inplace=True)]\nm = nn.Sequential(*layers)"
+    assert facts(unpacked).inplace_after_saver
+    assert _findings(f"import torch.nn as nn\n{unpacked}\n", ["MEM402"], gate=False)
+    assert not facts(unpacked.replace("nn.ReLU(), ", "")).inplace_after_saver
+    assert not facts(unpacked.replace("*layers", "*blocks")).inplace_after_saver
+
+
 def test_train_call_is_what_mode_call_reads_as_train():
     assert facts("model.train()").train_call
     assert facts("model.train(True)").train_call
