@@ -847,6 +847,30 @@ class InferenceWithoutNoGrad(Rule):
         Valid(
             """\
 import torch
+import torch.nn as nn
+def weights_init(m):
+    if isinstance(m, nn.Dropout):
+        m.eval()
+def train(loader, val_loader, steps):
+    critic = nn.Linear(4, 1).cuda()
+    critic.apply(weights_init)
+    opt = torch.optim.Adam(critic.parameters())
+    for it in range(steps):
+        for x in loader:
+            opt.zero_grad()
+            critic(x).mean().backward()
+            opt.step()
+        costs = []
+        for _, images in enumerate(val_loader):
+            out = critic(images.cuda())
+            costs.append(-out.mean().item())
+""",
+            "`model.apply(fn)` with a function that may switch a submodule's mode (here it does): the loop's "
+            "mode is unknown (MC dropout may be meant); an initialiser that switches nothing is no switch",
+        ),
+        Valid(
+            """\
+import torch
 class Trainer:
     def evaluate(self, loader):
         self.model.eval()
@@ -1893,6 +1917,49 @@ def main(args, model, optimizer, train_loader, val_loader):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def weights_init(m):
+    if isinstance(m, nn.Linear):
+        nn.init.xavier_uniform_(m.weight)
+def train(loader, val_loader, steps):
+    critic = nn.Linear(4, 1).cuda()
+    critic.apply(weights_init)
+    opt = torch.optim.Adam(critic.parameters())
+    for it in range(steps):
+        for x in loader:
+            opt.zero_grad()
+            critic(x).mean().backward()
+            opt.step()
+        costs = []
+        for _, images in enumerate(val_loader):
+            out = critic(images.cuda())
+            costs.append(-out.mean().item())
+""",
+            """\
+import torch
+import torch.nn as nn
+def weights_init(m):
+    if isinstance(m, nn.Linear):
+        nn.init.xavier_uniform_(m.weight)
+def train(loader, val_loader, steps):
+    critic = nn.Linear(4, 1).cuda()
+    critic.apply(weights_init)
+    opt = torch.optim.Adam(critic.parameters())
+    for it in range(steps):
+        for x in loader:
+            opt.zero_grad()
+            critic(x).mean().backward()
+            opt.step()
+        costs = []
+        with torch.no_grad():
+            for _, images in enumerate(val_loader):
+                out = critic(images.cuda())
+                costs.append(-out.mean().item())
+""",
+        ),
         Invalid(
             """\
 import torch
