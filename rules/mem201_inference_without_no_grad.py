@@ -13,6 +13,7 @@ from memlint.analysis.training.loops import is_eval_name
 from memlint.analysis.training.test_code import is_test_function
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
+from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 # Tracers and exporters: a forward just before one of them is its dry run.
@@ -408,8 +409,12 @@ class InferenceWithoutNoGrad(Rule):
         receivers = frozenset(dotted_name(_module_of(c.func)) for c in model_calls)
         if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
             return False
-        if self._result_dropped(stmt, scope) and self._traced_after(stmt, scope, receivers):
-            return False  # a dry run before ``torch.jit.trace``: one passing peak, nothing kept
+        if self._result_dropped(stmt, scope) and (
+            self._traced_after(stmt, scope, receivers) or _registers_forward_hooks(scope)
+        ):
+            # a dry run before ``torch.jit.trace``, or one for the forward hooks
+            # it registered (a model summary counting flops): one passing peak
+            return False
         if isinstance(scope, cst.FunctionDef):
             for small in stmt.body:
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
@@ -844,6 +849,27 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and state == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch.nn as nn
+def model_summary(model, *inputs):
+    sizes = []
+    hooks = []
+    def add_hooks(module):
+        def hook(module, inp, out):
+            sizes.append(list(out.size()))
+        if not isinstance(module, nn.Sequential) and module is not model:
+            hooks.append(module.register_forward_hook(hook))
+    model.eval()
+    model.apply(add_hooks)
+    model(*inputs)
+    for hook in hooks:
+        hook.remove()
+    return sizes
+""",
+            "one forward for the hooks it registered (a model summary; its `model.apply(add_hooks)` switches "
+            "no mode), its output never read: one passing peak, nothing kept",
+        ),
         Valid(
             """\
 import torch
@@ -3025,6 +3051,23 @@ def main(net, paths):
 """,
         ),
     ]
+
+
+class _HookRegistrations(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("register_forward_hook", "register_forward_pre_hook"):
+            self.found = True
+
+
+def _registers_forward_hooks(scope: cst.CSTNode) -> bool:
+    """``scope`` (its nested functions included) registers forward hooks."""
+    visitor = _HookRegistrations()
+    visit_fast(scope, visitor)
+    return visitor.found
 
 
 def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:
