@@ -410,10 +410,11 @@ class InferenceWithoutNoGrad(Rule):
         if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
             return False
         if self._result_dropped(stmt, scope) and (
-            self._traced_after(stmt, scope, receivers) or _registers_forward_hooks(scope)
+            self._traced_after(stmt, scope, receivers) or (_registers_forward_hooks(scope) and self._called_once(scope))
         ):
             # a dry run before ``torch.jit.trace``, or one for the forward hooks
-            # it registered (a model summary counting flops): one passing peak
+            # it registered in a function run once per caller, outside any
+            # loop (a model summary counting flops): one passing peak
             return False
         if isinstance(scope, cst.FunctionDef):
             for small in stmt.body:
@@ -434,6 +435,20 @@ class InferenceWithoutNoGrad(Rule):
             if fn is not None and loops.pos(call) >= start and (loops.trains(fn) or loops.needs_grad(fn)):
                 return False
         return True
+
+    def _called_once(self, scope) -> bool:
+        """``scope`` is a function with callers, here or in other modules,
+        none of them in a loop (a feature extractor called per batch is not)."""
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        facts = self.facts
+        if scope in facts.calls.escapes:
+            return False
+        local = facts.calls.call_sites.get(scope, ())
+        external = facts.grad_mode.external_callers(scope)
+        if not local and not external:
+            return False
+        return all(facts.loops.loop_of(c) is None for c in local) and not any(c.in_loop for c in external)
 
     def _result_dropped(self, stmt: cst.SimpleStatementLine, scope) -> bool:
         """Nothing of ``stmt`` is read again: ``y = net(img)  # dry run``
@@ -866,9 +881,11 @@ def model_summary(model, *inputs):
     for hook in hooks:
         hook.remove()
     return sizes
+def main(model, dummy):
+    print(model_summary(model, dummy))
 """,
             "one forward for the hooks it registered (a model summary; its `model.apply(add_hooks)` switches "
-            "no mode), its output never read: one passing peak, nothing kept",
+            "no mode), its output never read, in a function no caller runs in a loop: one passing peak",
         ),
         Valid(
             """\

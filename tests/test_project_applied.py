@@ -107,3 +107,33 @@ def test_an_evaluation_loop_after_a_quiet_apply_is_reported(tmp_path):
 def test_a_local_binding_of_the_name_is_not_the_imported_function(tmp_path):
     train = TRAIN.replace("    critic.apply(weights_init)", "    weights_init = pick()\n    critic.apply(weights_init)")
     assert ("MEM201", 17) not in _codes(_project(tmp_path, train=train))
+
+
+HOOKED = """\
+import torch.nn as nn
+
+def features(model, x, modules):
+    outs = []
+    handles = [m.register_forward_hook(lambda m, i, o: outs.append(o.data.cpu())) for m in modules]
+    model.eval()
+    model(x)
+    for h in handles:
+        h.remove()
+    return outs
+"""
+
+
+def _single(text: str) -> list[tuple[str, int]]:
+    from memlint.lint.engine import lint_text
+    from memlint.rule.registry import all_rules
+
+    return [(f.code, f.line) for f in lint_text(text, "m.py", [r for r in all_rules() if r.code == "MEM201"])]
+
+
+def test_a_hooked_forward_run_once_is_a_summary_pass_but_not_per_batch():
+    once = HOOKED + "\ndef main(model, x, modules):\n    print(features(model, x, modules))\n"
+    assert _single(once) == []
+    looped = (
+        HOOKED + "\ndef extract(model, loader, modules):\n    for x in loader:\n        features(model, x, modules)\n"
+    )
+    assert ("MEM201", 7) in _single(looped)
