@@ -26,6 +26,18 @@ def _frees(stmt: cst.CSTNode) -> bool:
     return False
 
 
+def _main_guard(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    names = [e for e in sides if isinstance(e, cst.Name) and e.value == "__name__"]
+    strings = [e for e in sides if isinstance(e, cst.SimpleString) and e.evaluated_value == "__main__"]
+    return len(names) == 1 and len(strings) == 1
+
+
 class _CalledNames(cst.CSTVisitor):
     """The plain names called in a block (``func(*args)``)."""
 
@@ -152,22 +164,23 @@ class EmptyCacheInLoop(Rule):
         "`empty_cache()` is not reported."
     )
 
-    def _guarded(self, line: cst.SimpleStatementLine, loop: cst.CSTNode) -> bool:
-        """Under an ``if`` inside the loop (``if step % 100 == 0:``), an
-        ``except`` (after an OOM) or a ``finally`` in its own function: the
-        deliberate uses. The ``else`` of an emptiness test (``if num_gt ==
-        0: ... else:``) is the ordinary path, run on nearly every iteration;
-        an ``if`` around the loop (``if __name__ == "__main__":``) picks
-        whether the loop runs, not how often the call does."""
+    def _guarded(self, line: cst.SimpleStatementLine) -> bool:
+        """Under an ``if`` (``if step % 100 == 0:``, ``if self.cpu_cache:``
+        around the loop), an ``except`` (after an OOM) or a ``finally`` in its
+        own function: the deliberate uses. The ``else`` of an emptiness test
+        (``if num_gt == 0: ... else:``) is the ordinary path, run on nearly
+        every iteration; a script's ``if __name__ == "__main__":`` only says
+        the script runs, and guards nothing."""
         child: cst.CSTNode = line
         cur = self.parent(line)
-        inside = True
         while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module)):
             if isinstance(cur, (cst.ExceptHandler, cst.Finally)):
                 return True
-            if cur is loop:
-                inside = False
-            if inside and isinstance(cur, cst.If) and not (child is cur.orelse and is_emptiness_test(cur.test)):
+            if (
+                isinstance(cur, cst.If)
+                and not (child is cur.orelse and is_emptiness_test(cur.test))
+                and not (child is cur.body and _main_guard(cur.test))
+            ):
                 return True
             child, cur = cur, self.parent(cur)
         return False
@@ -182,7 +195,7 @@ class EmptyCacheInLoop(Rule):
             return
         loops = self.facts.loops
         loop = loops.loop_of(stmt.value)  # in its own function: a def in a loop body is not run by the loop
-        if loop is None or self._guarded(node, loop.node):
+        if loop is None or self._guarded(node):
             return
         if loops.outer_loop(loop) or _builds_and_runs(loop.node.body):
             return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
@@ -217,6 +230,22 @@ if __name__ == "__main__":
 """,
             'throttled by an `if` inside the loop; the script\'s `if __name__ == "__main__":` around it '
             "does not make the call unthrottled",
+        ),
+        Valid(
+            """\
+import torch
+def reconstruct(net, feats, cpu_cache):
+    if cpu_cache:
+        outputs = []
+        for i in range(feats.shape[1]):
+            hr = net(feats[:, i].cuda()).cpu()
+            outputs.append(hr)
+            torch.cuda.empty_cache()
+        return torch.cat(outputs, 1)
+    return net(feats)
+""",
+            "a low-memory mode chosen by an `if` around the loop (each frame moved to the CPU, then the "
+            "cache freed): deliberate",
         ),
         Valid(
             """\

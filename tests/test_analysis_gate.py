@@ -2243,9 +2243,9 @@ def run(configs, loader, train_one):
 
 def test_mem702_needs_an_unguarded_empty_cache_statement_in_a_loop_of_its_function():
     """loop_of (a loop around the call in its own function) and _guarded
-    (no ``if`` body up to the innermost loop, no ``except`` or ``finally``
-    up to the function): the old gate kept any file with a loop and
-    ``empty_cache``."""
+    (no ``if`` body but a main guard's, ``except`` or ``finally`` up to the
+    function, the loop included): the old gate kept any file with a loop
+    and ``empty_cache``."""
     f = facts(_EMPTY_CACHE_GUARDED)
     assert f.loops and "empty_cache" in f.idents  # what the old gate read
     assert not f.empty_cache_in_loop
@@ -2272,10 +2272,10 @@ def test_mem702_needs_an_unguarded_empty_cache_statement_in_a_loop_of_its_functi
             "    for cfg in configs:\n        if cfg.enabled:\n            train_one(cfg, loader)\n",
             "    with torch.no_grad():\n        for batch in loader:\n            configs(batch)\n",
         ),
-        # an if around the loop picks whether it runs, not how often the call does
+        # a script's main guard around the loop guards nothing
         (
             "    for cfg in configs:\n        if cfg.enabled:\n            train_one(cfg, loader)\n",
-            "    if configs:\n        for batch in loader:\n            configs(batch)\n",
+            '    if __name__ == "__main__":\n        for batch in loader:\n            configs(batch)\n',
         ),
     ],
 )
