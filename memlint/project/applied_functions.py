@@ -13,16 +13,15 @@ does not hold, or one whose module has no summary, stays unknown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from memlint.project.index import ProjectIndex
-    from memlint.project.summary import ModuleSummary
+from memlint.project.summary import ModuleSummary
 
 
-def quiet_applied(index: ProjectIndex, path: str, summary: ModuleSummary) -> tuple[str, ...]:
+def quiet_applied(index: Any, path: str, summary: ModuleSummary) -> tuple[str, ...]:
     """The local names ``path`` hands to ``.apply(...)`` that name a project
-    function switching no mode."""
+    function switching no mode (``index``: the ProjectIndex asking, not
+    imported here: index.py imports this module)."""
     if not summary.applied:
         return ()
     stars: dict[str, dict[str, tuple[str, str]]] = {}
