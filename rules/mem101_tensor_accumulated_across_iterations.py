@@ -469,6 +469,41 @@ def train(model, loader, criterion, optimizer):
 """,
             "every value of the dict replaced by a number in a loop over its own items (DBNet's trainer)",
         ),
+        Valid(
+            """\
+import torch
+def run_epoch(loader, model, criterion):
+    loss_sum = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss_sum += len(x) * loss
+    print(loss_sum / len(loader))
+def main(model, loader, criterion):
+    run_epoch(loader, model, criterion)
+    with torch.no_grad():
+        run_epoch(loader, model, criterion)
+""",
+            "called once with grad on and once under no_grad, but nothing in it backpropagates: which mode "
+            "records is not known (an evaluation left without no_grad is MEM201's)",
+        ),
+        Valid(
+            """\
+import torch
+def run_epoch(loader, model, criterion, optimizer):
+    loss_sum = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        if model.training:
+            loss.backward()
+            optimizer.step()
+        loss_sum += len(x) * loss
+    print(loss_sum / len(loader))
+def main(model, loader, criterion, optimizer):
+    with torch.no_grad():
+        run_epoch(loader, model, criterion, optimizer)
+""",
+            "a function that can backpropagate, but every call runs it under no_grad",
+        ),
     ]
     invalid = [
         Invalid(
@@ -959,6 +994,48 @@ def train(model_g, model_d, loader, optim_d, rep):
             optim_d.step()
             loss_d_sum += loss_d.detach()
         print(loss_d_sum.item() / rep)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def run_epoch(loader, model, criterion, optimizer):
+    loss_sum = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        if model.training:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        loss_sum += len(x) * loss
+    print(loss_sum / len(loader))
+def main(model, train_loader, val_loader, criterion, optimizer):
+    for epoch in range(10):
+        model.train()
+        run_epoch(train_loader, model, criterion, optimizer)
+        with torch.no_grad():
+            model.eval()
+            run_epoch(val_loader, model, criterion, optimizer)
+""",
+            """\
+import torch
+def run_epoch(loader, model, criterion, optimizer):
+    loss_sum = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        if model.training:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        loss_sum += len(x) * loss.item()
+    print(loss_sum / len(loader))
+def main(model, train_loader, val_loader, criterion, optimizer):
+    for epoch in range(10):
+        model.train()
+        run_epoch(train_loader, model, criterion, optimizer)
+        with torch.no_grad():
+            model.eval()
+            run_epoch(val_loader, model, criterion, optimizer)
 """,
         ),
     ]

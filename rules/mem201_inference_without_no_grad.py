@@ -13,6 +13,7 @@ from memlint.analysis.training.loops import is_eval_name
 from memlint.analysis.training.test_code import is_test_function
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
+from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
 # Tracers and exporters: a forward just before one of them is its dry run.
@@ -421,8 +422,13 @@ class InferenceWithoutNoGrad(Rule):
         receivers = frozenset(dotted_name(_module_of(c.func)) for c in model_calls)
         if None in receivers or loops.mode_before(stmt, receivers) != "eval":  # type: ignore[arg-type]
             return False
-        if self._result_dropped(stmt, scope) and self._traced_after(stmt, scope, receivers):
-            return False  # a dry run before ``torch.jit.trace``: one passing peak, nothing kept
+        if self._result_dropped(stmt, scope) and (
+            self._traced_after(stmt, scope, receivers) or (_registers_forward_hooks(scope) and self._called_once(scope))
+        ):
+            # a dry run before ``torch.jit.trace``, or one for the forward hooks
+            # it registered in a function run once per caller, outside any
+            # loop (a model summary counting flops): one passing peak
+            return False
         if isinstance(scope, cst.FunctionDef):
             for small in stmt.body:
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
@@ -442,6 +448,20 @@ class InferenceWithoutNoGrad(Rule):
             if fn is not None and loops.pos(call) >= start and (loops.trains(fn) or loops.needs_grad(fn)):
                 return False
         return True
+
+    def _called_once(self, scope) -> bool:
+        """``scope`` is a function with callers, here or in other modules,
+        none of them in a loop (a feature extractor called per batch is not)."""
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        facts = self.facts
+        if scope in facts.calls.escapes:
+            return False
+        local = facts.calls.call_sites.get(scope, ())
+        external = facts.grad_mode.external_callers(scope)
+        if not local and not external:
+            return False
+        return all(facts.loops.loop_of(c) is None for c in local) and not any(c.in_loop for c in external)
 
     def _result_dropped(self, stmt: cst.SimpleStatementLine, scope) -> bool:
         """Nothing of ``stmt`` is read again: ``y = net(img)  # dry run``
@@ -877,6 +897,53 @@ class SyncNetInstance(torch.nn.Module):
 """,
             "`S` comes from a star import no module of the project answers and is never moved to a device: "
             "`.eval()` alone does not prove it is a module (an evaluator object may define `eval` too)",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+def model_summary(model, *inputs):
+    sizes = []
+    hooks = []
+    def add_hooks(module):
+        def hook(module, inp, out):
+            sizes.append(list(out.size()))
+        if not isinstance(module, nn.Sequential) and module is not model:
+            hooks.append(module.register_forward_hook(hook))
+    model.eval()
+    model.apply(add_hooks)
+    model(*inputs)
+    for hook in hooks:
+        hook.remove()
+    return sizes
+def main(model, dummy):
+    print(model_summary(model, dummy))
+""",
+            "one forward for the hooks it registered (a model summary; its `model.apply(add_hooks)` switches "
+            "no mode), its output never read, in a function no caller runs in a loop: one passing peak",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def weights_init(m):
+    if isinstance(m, nn.Dropout):
+        m.eval()
+def train(loader, val_loader, steps):
+    critic = nn.Linear(4, 1).cuda()
+    critic.apply(weights_init)
+    opt = torch.optim.Adam(critic.parameters())
+    for it in range(steps):
+        for x in loader:
+            opt.zero_grad()
+            critic(x).mean().backward()
+            opt.step()
+        costs = []
+        for _, images in enumerate(val_loader):
+            out = critic(images.cuda())
+            costs.append(-out.mean().item())
+""",
+            "`model.apply(fn)` with a function that may switch a submodule's mode (here it does): the loop's "
+            "mode is unknown (MC dropout may be meant); an initialiser that switches nothing is no switch",
         ),
         Valid(
             """\
@@ -1967,6 +2034,49 @@ class SyncNetInstance(torch.nn.Module):
         Invalid(
             """\
 import torch
+import torch.nn as nn
+def weights_init(m):
+    if isinstance(m, nn.Linear):
+        nn.init.xavier_uniform_(m.weight)
+def train(loader, val_loader, steps):
+    critic = nn.Linear(4, 1).cuda()
+    critic.apply(weights_init)
+    opt = torch.optim.Adam(critic.parameters())
+    for it in range(steps):
+        for x in loader:
+            opt.zero_grad()
+            critic(x).mean().backward()
+            opt.step()
+        costs = []
+        for _, images in enumerate(val_loader):
+            out = critic(images.cuda())
+            costs.append(-out.mean().item())
+""",
+            """\
+import torch
+import torch.nn as nn
+def weights_init(m):
+    if isinstance(m, nn.Linear):
+        nn.init.xavier_uniform_(m.weight)
+def train(loader, val_loader, steps):
+    critic = nn.Linear(4, 1).cuda()
+    critic.apply(weights_init)
+    opt = torch.optim.Adam(critic.parameters())
+    for it in range(steps):
+        for x in loader:
+            opt.zero_grad()
+            critic(x).mean().backward()
+            opt.step()
+        costs = []
+        with torch.no_grad():
+            for _, images in enumerate(val_loader):
+                out = critic(images.cuda())
+                costs.append(-out.mean().item())
+""",
+        ),
+        Invalid(
+            """\
+import torch
 class Trainer:
     def evaluate(self, loader):
         self.model.eval()
@@ -3029,6 +3139,23 @@ def main(net, paths):
 """,
         ),
     ]
+
+
+class _HookRegistrations(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("register_forward_hook", "register_forward_pre_hook"):
+            self.found = True
+
+
+def _registers_forward_hooks(scope: cst.CSTNode) -> bool:
+    """``scope`` (its nested functions included) registers forward hooks."""
+    visitor = _HookRegistrations()
+    visit_fast(scope, visitor)
+    return visitor.found
 
 
 def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:

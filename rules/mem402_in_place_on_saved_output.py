@@ -12,6 +12,7 @@ from memlint.analysis.autograd.activations import (
     nn_class,
     runs_inplace,
     sequential_elements,
+    unpacked_layers,
 )
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.autograd.history import H
@@ -122,6 +123,11 @@ class InPlaceOnSavedOutput(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         names = self.facts.names
         elements = sequential_elements(node, names)
+        if elements is None and node.args and node.args[0].star == "*" and isinstance(node.args[0].value, cst.Name):
+            # ``layers = [nn.ReLU(), nn.Dropout(p, inplace=True)]; nn.Sequential(*layers)``
+            scope = self._scopes[-1].node
+            assigned = self.facts.bindings.values_in(node.args[0].value.value, scope)
+            elements = unpacked_layers(node, names, scope, assigned)
         if elements is not None:
             for prev, cur in zip(elements, elements[1:]):
                 cls = nn_class(cur, names)
@@ -268,6 +274,26 @@ class InPlaceOnSavedOutput(Rule):
     valid = [
         Valid(
             """\
+import torch.nn as nn
+def head(d, p, extra):
+    layers = [nn.ReLU(), nn.Dropout(p, inplace=True)]
+    layers.insert(1, nn.Linear(d, d))
+    return nn.Sequential(*layers)
+def tail(d, p, extra):
+    layers = [nn.ReLU(), nn.Dropout(p, inplace=True)]
+    extra(layers)
+    return nn.Sequential(*layers)
+def branch(d, p, deep):
+    layers = [nn.ReLU(), nn.Dropout(p, inplace=True)]
+    if deep:
+        layers = [nn.ReLU(), nn.Linear(d, d), nn.Dropout(p, inplace=True)]
+    return nn.Sequential(*layers)
+""",
+            "a list of layers whose order is not the display's: an insert, a helper that may change it, a "
+            "second binding; only a list bound once and added to at its end is read",
+        ),
+        Valid(
+            """\
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -399,6 +425,40 @@ def make_mask(raw):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch.nn as nn
+from torch.nn.utils import weight_norm
+class Classifier(nn.Module):
+    def __init__(self, d_in, d_hid, d_out, p):
+        super().__init__()
+        layers = [
+            weight_norm(nn.Linear(d_in, d_hid), dim=None),
+            nn.ReLU(),
+            nn.Dropout(p, inplace=True),
+            weight_norm(nn.Linear(d_hid, d_out), dim=None),
+        ]
+        self.main = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.main(x)
+""",
+            """\
+import torch.nn as nn
+from torch.nn.utils import weight_norm
+class Classifier(nn.Module):
+    def __init__(self, d_in, d_hid, d_out, p):
+        super().__init__()
+        layers = [
+            weight_norm(nn.Linear(d_in, d_hid), dim=None),
+            nn.ReLU(),
+            nn.Dropout(p, inplace=False),
+            weight_norm(nn.Linear(d_hid, d_out), dim=None),
+        ]
+        self.main = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.main(x)
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -26,6 +26,18 @@ def _frees(stmt: cst.CSTNode) -> bool:
     return False
 
 
+def _main_guard(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    names = [e for e in sides if isinstance(e, cst.Name) and e.value == "__name__"]
+    strings = [e for e in sides if isinstance(e, cst.SimpleString) and e.evaluated_value == "__main__"]
+    return len(names) == 1 and len(strings) == 1
+
+
 class _CalledNames(cst.CSTVisitor):
     """The plain names called in a block (``func(*args)``)."""
 
@@ -153,16 +165,22 @@ class EmptyCacheInLoop(Rule):
     )
 
     def _guarded(self, line: cst.SimpleStatementLine) -> bool:
-        """Under an ``if`` (``if step % 100 == 0:``), an ``except`` (after an
-        OOM) or a ``finally`` in its own function: the deliberate uses. The
-        ``else`` of an emptiness test (``if num_gt == 0: ... else:``) is the
-        ordinary path, run on nearly every iteration."""
+        """Under an ``if`` (``if step % 100 == 0:``, ``if self.cpu_cache:``
+        around the loop), an ``except`` (after an OOM) or a ``finally`` in its
+        own function: the deliberate uses. The ``else`` of an emptiness test
+        (``if num_gt == 0: ... else:``) is the ordinary path, run on nearly
+        every iteration; a script's ``if __name__ == "__main__":`` only says
+        the script runs, and guards nothing."""
         child: cst.CSTNode = line
         cur = self.parent(line)
         while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module)):
             if isinstance(cur, (cst.ExceptHandler, cst.Finally)):
                 return True
-            if isinstance(cur, cst.If) and not (child is cur.orelse and is_emptiness_test(cur.test)):
+            if (
+                isinstance(cur, cst.If)
+                and not (child is cur.orelse and is_emptiness_test(cur.test))
+                and not (child is cur.body and _main_guard(cur.test))
+            ):
                 return True
             child, cur = cur, self.parent(cur)
         return False
@@ -198,6 +216,37 @@ class EmptyCacheInLoop(Rule):
         self.report(stmt, fix=Fix("Remove `torch.cuda.empty_cache()` from the loop", ((node, replacement),)))
 
     valid = [
+        Valid(
+            """\
+import torch
+if __name__ == "__main__":
+    model = torch.load("model.pt").cuda().eval()
+    loader = torch.utils.data.DataLoader(torch.load("test.pt"))
+    for step, (x, y) in enumerate(loader):
+        with torch.no_grad():
+            out = model(x.cuda())
+        if step % 100 == 0:
+            torch.cuda.empty_cache()
+""",
+            'throttled by an `if` inside the loop; the script\'s `if __name__ == "__main__":` around it '
+            "does not make the call unthrottled",
+        ),
+        Valid(
+            """\
+import torch
+def reconstruct(net, feats, cpu_cache):
+    if cpu_cache:
+        outputs = []
+        for i in range(feats.shape[1]):
+            hr = net(feats[:, i].cuda()).cpu()
+            outputs.append(hr)
+            torch.cuda.empty_cache()
+        return torch.cat(outputs, 1)
+    return net(feats)
+""",
+            "a low-memory mode chosen by an `if` around the loop (each frame moved to the CPU, then the "
+            "cache freed): deliberate",
+        ),
         Valid(
             """\
 import gc
@@ -427,6 +476,33 @@ def run(model, train_loader, val_loader, optimizer, rounds):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+from tqdm import tqdm
+if __name__ == "__main__":
+    model = torch.load("model.pt").cuda().eval()
+    loader = torch.utils.data.DataLoader(torch.load("test.pt"))
+    with tqdm(total=len(loader)) as pbar:
+        for x, y in loader:
+            with torch.no_grad():
+                out = model(x.cuda())
+            torch.cuda.empty_cache()
+            pbar.update()
+""",
+            """\
+import torch
+from tqdm import tqdm
+if __name__ == "__main__":
+    model = torch.load("model.pt").cuda().eval()
+    loader = torch.utils.data.DataLoader(torch.load("test.pt"))
+    with tqdm(total=len(loader)) as pbar:
+        for x, y in loader:
+            with torch.no_grad():
+                out = model(x.cuda())
+            pbar.update()
+""",
+        ),
         # ``gc.collect()`` first does not make a step loop's call deliberate.
         Invalid(
             """\

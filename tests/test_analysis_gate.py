@@ -191,6 +191,16 @@ def test_sequential_with_an_inplace_module_after_one_that_saves_its_output():
     assert not facts("nn.Sequential(nn.ReLU(inplace=True), nn.Sigmoid())").inplace_after_saver
 
 
+def test_a_list_of_layers_unpacked_into_a_sequential():
+    """``layers = [nn.ReLU(), nn.Dropout(p, inplace=True)]; nn.Sequential(*layers)``
+    (activations.unpacked_layers)."""
+    unpacked = "layers = [nn.Linear(2, 2), nn.ReLU(), nn.Dropout(0.5, inplace=True)]\nm = nn.Sequential(*layers)"
+    assert facts(unpacked).inplace_after_saver
+    assert _findings(f"import torch.nn as nn\n{unpacked}\n", ["MEM402"], gate=False)
+    assert not facts(unpacked.replace("nn.ReLU(), ", "")).inplace_after_saver
+    assert not facts(unpacked.replace("*layers", "*blocks")).inplace_after_saver
+
+
 def test_train_call_is_what_mode_call_reads_as_train():
     assert facts("model.train()").train_call
     assert facts("model.train(True)").train_call
@@ -2227,8 +2237,8 @@ def fit(model, loader, step):
 
 
 def run(configs, loader, train_one):
-    if configs:
-        for cfg in configs:
+    for cfg in configs:
+        if cfg.enabled:
             train_one(cfg, loader)
             torch.cuda.empty_cache()
     CACHES = {"cuda": torch.cuda.empty_cache}
@@ -2238,8 +2248,9 @@ def run(configs, loader, train_one):
 
 def test_mem702_needs_an_unguarded_empty_cache_statement_in_a_loop_of_its_function():
     """loop_of (a loop around the call in its own function) and _guarded
-    (no ``if`` body, ``except`` or ``finally`` up to the function, the loop
-    included): the old gate kept any file with a loop and ``empty_cache``."""
+    (no ``if`` body but a main guard's, ``except`` or ``finally`` up to the
+    function, the loop included): the old gate kept any file with a loop
+    and ``empty_cache``."""
     f = facts(_EMPTY_CACHE_GUARDED)
     assert f.loops and "empty_cache" in f.idents  # what the old gate read
     assert not f.empty_cache_in_loop
@@ -2261,10 +2272,15 @@ def test_mem702_needs_an_unguarded_empty_cache_statement_in_a_loop_of_its_functi
             "        free()\n",
             "        with torch.no_grad():\n            class K:\n                torch.cuda.empty_cache()\n",
         ),
-        # the if around the loop gone (a with block instead)
+        # the if inside the loop gone (a with block instead)
         (
-            "    if configs:\n        for cfg in configs:\n            train_one(cfg, loader)\n",
+            "    for cfg in configs:\n        if cfg.enabled:\n            train_one(cfg, loader)\n",
             "    with torch.no_grad():\n        for batch in loader:\n            configs(batch)\n",
+        ),
+        # a script's main guard around the loop guards nothing
+        (
+            "    for cfg in configs:\n        if cfg.enabled:\n            train_one(cfg, loader)\n",
+            '    if __name__ == "__main__":\n        for batch in loader:\n            configs(batch)\n',
         ),
     ],
 )

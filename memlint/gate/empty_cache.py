@@ -10,7 +10,8 @@ rules/mem702_empty_cache_in_loop.py reports only
   ``class`` body does not stop it);
 - not ``_guarded``: no ``if`` body, ``except`` handler or ``finally`` block
   between it and its function (a ``class`` and a loop do not stop that walk
-  either, so an ``if`` around the loop guards too).
+  either, so an ``if`` around the loop guards too), but for the body of an
+  ``if __name__ == "__main__":`` (either way round), which guards nothing.
 
 Read wider here: every ``else`` (and ``elif``) block counts as unguarded
 (the rule guards the ``else`` of a test that is not an emptiness test),
@@ -56,7 +57,8 @@ def _any(stmts: list[ast.stmt], in_loop: bool, guarded: bool, aliases: dict[str,
             if _any(stmt.body, True, guarded, aliases) or _any(stmt.orelse, True, guarded, aliases):  # type: ignore[attr-defined]
                 return True
         elif kind is ast.If:
-            if _any(stmt.body, in_loop, True, aliases) or _any(stmt.orelse, in_loop, guarded, aliases):  # type: ignore[attr-defined]
+            body_guard = guarded or not _main_guard(stmt.test)  # type: ignore[attr-defined]
+            if _any(stmt.body, in_loop, body_guard, aliases) or _any(stmt.orelse, in_loop, guarded, aliases):  # type: ignore[attr-defined]
                 return True
         elif kind is ast.Try or kind is _TRY_STAR:
             handlers_guard = guarded or kind is ast.Try
@@ -74,3 +76,13 @@ def _any(stmts: list[ast.stmt], in_loop: bool, guarded: bool, aliases: dict[str,
             if any(_any(case.body, in_loop, guarded, aliases) for case in stmt.cases):  # type: ignore[attr-defined]
                 return True
     return False
+
+
+def _main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round): the rule's ``_main_guard``."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:  # type: ignore[attr-defined]
+        return False
+    sides = (test.left, test.comparators[0])  # type: ignore[attr-defined]
+    names = [e for e in sides if type(e) is ast.Name and e.id == "__name__"]  # type: ignore[attr-defined]
+    strings = [e for e in sides if type(e) is ast.Constant and e.value == "__main__"]  # type: ignore[attr-defined]
+    return len(names) == 1 and len(strings) == 1

@@ -154,6 +154,7 @@ class GateFacts:
         # ``nn.Sequential(..., nn.Sigmoid(), nn.ReLU(inplace=True), ...)``: an in-place
         # module right after one that saves its output (MEM402's Sequential case).
         self.inplace_after_saver = False
+        self._sequential_lists: set[str] = set()  # names unpacked into a ``Sequential`` call
         self.checkpoint_without_reentrant = False  # a ``checkpoint``/``checkpoint_sequential`` call MEM602 may flag
         self.state_dict_snapshot = False  # ``x = m.state_dict()`` (or its ``.copy()``, or in a dict display)
         # A ``load`` call MEM701 may flag (its ``_is_load_without_map_location``):
@@ -811,10 +812,11 @@ class GateFacts:
             self.inplace_names |= bare_names(call.args[0])  # ``torch.relu_(n)``, ``F.relu(n, inplace=True)``
         if last == "Sequential" and not self.inplace_after_saver:
             elements = _sequential_elements(call)
-            self.inplace_after_saver = any(
-                last_name(prev, aliases) in _SAVING_MODULES and _may_run_inplace(cur)
-                for prev, cur in zip(elements, elements[1:])
-            )
+            self.inplace_after_saver = _saver_then_inplace(elements, aliases)
+            # ``nn.Sequential(*layers)``: the list literal bound to ``layers`` (_assign).
+            self._sequential_lists.update(
+                a.value.id for a in call.args if type(a) is ast.Starred and type(a.value) is ast.Name
+            )  # type: ignore[attr-defined]
         if last == "requires_grad_" and kind is ast.Attribute:
             self.leaf_names |= bare_names(func.value)  # type: ignore[attr-defined]
         if last == "eval" and not call.args and not call.keywords:
@@ -852,6 +854,9 @@ class GateFacts:
                 self.leaf_names |= bare_names(target.value)  # type: ignore[attr-defined]  # ``n.requires_grad = True``
         value = node.value
         kind = type(value)
+        if kind is ast.List and not self.inplace_after_saver and self._sequential_lists:
+            if any(type(t) is ast.Name and t.id in self._sequential_lists for t in targets):  # type: ignore[attr-defined]
+                self.inplace_after_saver = _saver_then_inplace(value.elts, aliases)  # type: ignore[attr-defined]
         if kind is ast.Dict:
             if len(targets) == 1 and any(_state_dict_call(p) for p in value.values if p is not None):  # type: ignore[attr-defined]
                 self.state_dict_snapshot = True
@@ -967,6 +972,14 @@ def _sequential_elements(call: ast.Call) -> list[ast.AST]:
             if pairs:
                 return pairs
     return [a.value if type(a) is ast.Starred else a for a in args]
+
+
+def _saver_then_inplace(elements: list[ast.AST], aliases: dict[str, str]) -> bool:
+    """A module that saves its output, then one that may run in place."""
+    return any(
+        last_name(prev, aliases) in _SAVING_MODULES and _may_run_inplace(cur)
+        for prev, cur in zip(elements, elements[1:])
+    )
 
 
 def _may_run_inplace(expr: ast.AST) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
+from memlint.project.applied_functions import quiet_applied
 from memlint.project.arg_modes import may_set_mode
 from memlint.project.checkpoint_links import import_reader, linked_writers
 from memlint.project.cpu_receivers import cpu_only_users
@@ -830,6 +831,7 @@ class ProjectIndex:
             gpu_builders=tuple(sorted(gpu_builders)),
             mixed_loaders=tuple(sorted(mixed_loaders.items())),
             methods_off_elsewhere=self.methods_off_elsewhere(path, summary),
+            quiet_applied=quiet_applied(self, path, summary),
         )
 
     def _trainers_of(self, path: str) -> frozenset[str]:

@@ -340,6 +340,10 @@ class ModuleSummary:
     # Module-level functions returning an ignite engine whose process function
     # steps an optimizer (engine_factories.py): MEM802's ignite handlers.
     engine_factories: list[str] = field(default_factory=list)
+    # Functions of other modules handed to ``model.apply(fn)`` here, as the
+    # imports spell them (``training_utils.weights_init``, ``*weights_init``
+    # after a star import): the view says which switch no mode (loops.py).
+    applied: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -392,6 +396,7 @@ class ModuleSummary:
             "methods_on": list(self.methods_on),
             "version_tests": dict(self.version_tests),
             "engine_factories": list(self.engine_factories),
+            "applied": list(self.applied),
         }
 
     @classmethod
@@ -447,6 +452,7 @@ class ModuleSummary:
             methods_on=[str(n) for n in data.get("methods_on", [])],
             version_tests={str(k): str(v) for k, v in data.get("version_tests", {}).items()},
             engine_factories=[str(n) for n in data.get("engine_factories", ())],
+            applied=[str(n) for n in data.get("applied", ())],
         )
 
 
@@ -584,6 +590,7 @@ class _Walker:
         self.summary = ModuleSummary()
         self.module_defs: set[str] = set()
         self._has_star = False
+        self._applied: set[str] = set()
         self._collect_imports(tree)
         self._scopes: list[_Scope] = []
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
@@ -1077,6 +1084,8 @@ class _Walker:
             if spelled and spelled.partition(".")[0] in self.bindings:
                 self._getattr_modules.add(spelled)
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if last == "apply" and len(node.args) == 1 and node.args[0].__class__ is ast.Name:
+            self._apply_of(node.args[0].id)  # type: ignore[attr-defined]
         if last in _SAVE_LOAD:
             self._save_loads.append(func)
             scope.calls_load = scope.calls_load or last == "load"
@@ -1137,7 +1146,8 @@ class _Walker:
             own_method = self_callee(scope.name, receiver, func.attr)  # type: ignore[attr-defined]
             if own_method is not None:
                 scope.local_calls.add(own_method)
-        elif dotted and not rest and self._has_star and head not in _BUILTINS:
+        elif dotted and not rest and self._has_star and head not in _BUILTINS and not _own_param(scope, head):
+            # (``netD(x)`` on a parameter is a model run, not a star import's function)
             kind, callee = "star", "*" + head
         names: frozenset[str] = frozenset()
         if switched:
@@ -1186,6 +1196,17 @@ class _Walker:
             target = ""
         known = scope.instances.get(name)
         scope.instances[name] = target if known is None or known == target else ""
+
+    def _apply_of(self, name: str) -> None:
+        """``aD.apply(weights_init)`` with a function another module defines:
+        kept as the imports spell it (a function of this module is read by
+        libcst's own call graph)."""
+        target = self.bindings.get(name)
+        if target is not None:
+            if target.split(".")[0] not in _EXTERNAL:
+                self._applied.add(target)
+        elif self._has_star and name not in self.module_defs and name not in _BUILTINS:
+            self._applied.add("*" + name)
 
     def _outside(self, dotted: str) -> None:
         """``solver.G`` switched, moved or handed over: ``G`` is in attr_switches
@@ -1361,6 +1382,7 @@ class _Walker:
         s.methods_off, s.methods_on = method_call_modes(self._attr_calls, entries, self._class_methods, _INHERIT)
         s.version_tests = version_tests(self._tree)
         s.engine_factories = engine_factories(self._tree)
+        s.applied = sorted(self._applied)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
@@ -1429,6 +1451,10 @@ _ENTERED: dict[type, Callable[..., None]] = {
     ast.While: _Walker._enter_loop,
     **{cls: _Walker._enter_comprehension for cls in _COMPREHENSIONS},
 }
+
+
+def _own_param(scope: _Scope, name: str) -> bool:
+    return name in scope.params or name in scope.kwonly
 
 
 def _hidden_switches(functions: dict[str, _Scope]) -> set[str]:

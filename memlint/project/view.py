@@ -240,6 +240,9 @@ class ProjectView:
     # method_modes.py): a method no call of its own module reaches is then
     # entered in a mode this module cannot say (grad_mode.entry_mode).
     methods_off_elsewhere: tuple[str, ...] = ()
+    # Names this module hands to ``model.apply(...)`` that name a function of
+    # another module switching no mode (applied_functions.py).
+    quiet_applied: tuple[str, ...] = ()
 
     def state_loader(
         self, written: str
@@ -365,4 +368,5 @@ class ProjectView:
             or self.state_loaders
             or self.gpu_builders
             or self.mixed_loaders
+            or self.quiet_applied
         )

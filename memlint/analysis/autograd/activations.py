@@ -15,6 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
+from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.ops import (
     ALWAYS_INPLACE_FUNCTIONS,
     INPLACE_FUNCTIONS,
@@ -98,6 +99,67 @@ def sequential_elements(call: cst.Call, names: ImportTable) -> list[cst.BaseExpr
                 return out
             return None
     return args
+
+
+def unpacked_layers(
+    call: cst.Call, names: ImportTable, scope: cst.CSTNode, assigned: list[cst.BaseExpression | None]
+) -> list[cst.BaseExpression] | None:
+    """The modules of ``nn.Sequential(*layers)`` when ``scope`` binds
+    ``layers`` once (``assigned``: what it assigns there), to a list display,
+    and reads it otherwise only to add at its end (``layers.append(m)``,
+    ``.extend``, ``+=``): the display's neighbours are neighbours in the
+    container. None for anything else (a list handed to a helper, indexed,
+    inserted into: its order is not known)."""
+    if names.call_name(call) not in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential"):
+        return None
+    if len(call.args) != 1 or call.args[0].star != "*" or not isinstance(call.args[0].value, cst.Name):
+        return None
+    name = call.args[0].value.value
+    if len(assigned) != 1 or not isinstance(assigned[0], cst.List):
+        return None
+    display = assigned[0]
+    if any(isinstance(el, cst.StarredElement) for el in display.elements):
+        return None
+    uses = _ListUses(name)
+    visit_fast(scope, uses)
+    if uses.other:
+        return None
+    return [el.value for el in display.elements]
+
+
+class _ListUses(cst.CSTVisitor):
+    """Whether a function reads the list ``name`` otherwise than to bind it,
+    add at its end or unpack it into a call."""
+
+    _ADDS = frozenset({"append", "extend"})
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.allowed: set[int] = set()
+        self.other = False
+
+    def _is(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Name) and node.value == self.name
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.allowed.update(id(t.target) for t in node.targets if self._is(t.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self._is(node.target) and isinstance(node.operator, cst.AddAssign):
+            self.allowed.add(id(node.target))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._is(node.value) and node.attr.value in self._ADDS:
+            self.allowed.add(id(node.value))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.star == "*" and self._is(node.value):
+            self.allowed.add(id(node.value))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self.allowed:
+            self.other = True
 
 
 def function_saves_output(call: cst.BaseExpression, names: ImportTable) -> bool:

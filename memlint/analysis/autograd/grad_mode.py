@@ -32,7 +32,9 @@ Sources of a mode, innermost first:
 - Otherwise a function starts in the mode of its call sites in this module:
   off when every call site runs with grad off, on when every one runs with it
   on (or the function is never called here, or is passed around by name),
-  unknown when they disagree.
+  unknown when they disagree; on when they disagree but the function
+  backpropagates in its own body and some call (here or in another module)
+  runs it with grad on: its training calls record.
 """
 
 from __future__ import annotations
@@ -458,6 +460,26 @@ class GradModeAnalysis:
             and not self.calls.inherited_sites.get(fn)
         )
 
+    def _trains_on_some_call(self, fn: cst.FunctionDef, sites, external) -> bool:
+        """``fn`` backpropagates in its own body and at least one call, here
+        or in another module, runs it with grad on (``train_one_epoch`` run
+        for training, then again under ``torch.no_grad()`` for validation):
+        on its training calls every statement records, so what it keeps
+        across its loop keeps graphs there, whatever its other calls do. The
+        grad-on call must be a fact: a default (no caller seen) or a closure
+        handed out does not count."""
+        if not any(self._is_backward(call) for call in self.calls.calls_in.get(fn, ())):
+            return False
+        if any(c.grad == "on" for c in external):
+            return True
+        return any(self.mode_at(call) is GradMode.ENABLED for call in sites)
+
+    def _is_backward(self, call: cst.Call) -> bool:
+        """``loss.backward()``, ``scaler.scale(loss).backward()``: the call
+        that needs a graph, so its scope trains."""
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "backward"
+
     def entry_mode(self, fn: cst.FunctionDef) -> GradMode:
         if fn in self._decorated:
             return self._decorated[fn]
@@ -483,13 +505,16 @@ class GradModeAnalysis:
                 modes.add(GradMode.UNKNOWN)
             if not modes or fn in self.calls.escapes:
                 modes.add(GradMode.ENABLED)
-            if any(c.grad != "on" for c in self.external_callers(fn)):
+            external = self.external_callers(fn)
+            if any(c.grad != "on" for c in external):
                 # A caller in another module runs it with grad off (or we
                 # cannot tell): the mode it runs in is not this module's to
                 # say. Only ever towards unknown, so a finding the project
                 # removes is one the gate let through.
                 modes.add(GradMode.UNKNOWN)
             result = next(iter(modes)) if len(modes) == 1 else GradMode.UNKNOWN
+            if result is GradMode.UNKNOWN and self._trains_on_some_call(fn, sites, external):
+                result = GradMode.ENABLED
         finally:
             self._busy.discard(fn)
         self._entry[fn] = result

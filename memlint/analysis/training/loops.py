@@ -865,7 +865,11 @@ class LoopAnalysis(cst.CSTVisitor):
                     events.append(ModeEvent((line, col + 1 + i), e.kind, call, receiver, receivers))
                 if self.steps(fn) and not any(e.kind == "training-phase" for e in sub):
                     events.append(ModeEvent((line, col), "training-phase", call, None, frozenset({"*"})))
-            elif _may_set_mode(call) and not (self.names.call_name(call) or "").startswith("torch"):
+            elif (
+                _may_set_mode(call)
+                and not (self.names.call_name(call) or "").startswith("torch")
+                and not self._quiet_apply(call, scope)
+            ):
                 events.append(ModeEvent(self.pos(call), "unknown", call))
             elif (self.names.call_name(call) or "").endswith(("Module.train", "Module.eval")):
                 # ``nn.Module.train(model)``: the unbound method, on its argument
@@ -873,6 +877,29 @@ class LoopAnalysis(cst.CSTVisitor):
         events.sort(key=lambda e: e.pos)
         self._events_memo[scope] = events
         return events
+
+    def _quiet_apply(self, call: cst.Call, scope: Scope) -> bool:
+        """``model.apply(weights_init)`` where ``weights_init`` is a function
+        that switches no mode: of this module (no ``.eval()``/``.train()``
+        nor unknown switch among its events), or of another module of the
+        project (ProjectView.quiet_applied) and not bound in ``scope``."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "apply" and len(call.args) == 1):
+            return False
+        arg = call.args[0]
+        if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name):
+            return False
+        name = arg.value.value
+        defs = self.calls.visible_functions(name, scope)
+        if defs:
+            return len(defs) == 1 and not any(e.kind in ("eval", "train", "unknown") for e in self.mode_events(defs[0]))
+        if self.project is None or name not in self.project.quiet_applied:
+            return False
+        if isinstance(scope, cst.FunctionDef):
+            if scope not in self._locals_memo:
+                self._locals_memo[scope] = _local_names(scope)
+            return name not in self._locals_memo[scope]
+        return True
 
     def _taken_by(self, call: cst.Call, fn: cst.FunctionDef, events: list[ModeEvent]) -> list[ModeEvent]:
         """The events of ``fn`` that ``call`` may run: ``net_mode(train=False)``
