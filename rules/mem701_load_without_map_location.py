@@ -9,8 +9,8 @@ import libcst as cst
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.training.device_params import DeviceParams
-from memlint.analysis.training.uncalled_params import uncalled_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
+from memlint.analysis.training.uncalled_params import uncalled_param
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -1810,6 +1810,30 @@ def load_model(path):
     return model
 """,
             "a model built fresh from a module the file never imports: what it builds is not known, nothing is claimed",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+def generate_model(opt):
+    if opt.model == "small":
+        model = Net(2)
+    elif opt.model == "wide":
+        if opt.depth == 50:
+            model = Net(50)
+        elif opt.depth == 101:
+            model = Net(101)
+    if not opt.no_cuda:
+        model = model.cuda()
+    else:
+        model.load_state_dict(torch.load(opt.pretrain_path)["state_dict"])
+    return model
+""",
+            "the CPU branch: built on the CPU in every arm of the chain (a nested one too) and not moved there",
         ),
     ]
     invalid = [

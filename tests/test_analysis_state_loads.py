@@ -250,3 +250,34 @@ def test_a_class_looked_up_in_an_undefined_module_claims_nothing():
         model.load_state_dict(checkpoint["state_dict"])
     """
     assert cpu_loads(src) == ["model"]
+
+
+def test_a_binding_in_a_sibling_branch_is_not_before_a_nested_if():
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc = nn.Linear(n, 2)
+    def build(opt, sd):
+        if opt.model == "small":
+            model = Net(2)
+        elif opt.model == "wide":
+            if opt.depth == 50:
+                model = Net(50)
+            elif opt.depth == 101:
+                model = Net(101)
+        if not opt.no_cuda:
+            model = model.cuda()
+        else:
+            model.load_state_dict(sd)
+    def before(opt, sd):
+        other = Net(2).cuda()
+        if opt.model == "small":
+            other = Net(2)
+        elif opt.model == "wide":
+            if opt.depth == 50:
+                other = Net(50)
+        other.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["model"]

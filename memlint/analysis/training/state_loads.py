@@ -481,7 +481,7 @@ class _CpuModels(cst.CSTVisitor):
         after, end = self.frames[-1], self.seq
         found = []
         for key in {*body_end, *after}:
-            if not self._written(key, start, end) or self._written(key, -1, chain):
+            if not self._written(key, start, end) or self._written_on_path(key, chain):
                 continue  # bound on the CPU before the ``if`` (kept as before), or bound before it
             in_body = self._written(key, start, middle)
             in_else = self._written(key, middle, end)
@@ -500,6 +500,15 @@ class _CpuModels(cst.CSTVisitor):
         fresh = self.fresh_self[-1]
         owner, _, attr = key.partition(".")
         return fresh is not None and owner == fresh[0] and "." not in attr and attr not in _class_names(fresh[1])
+
+    def _written_on_path(self, key: str, end: int) -> bool:
+        """``key`` was bound before ``end`` on the path to this point: a
+        binding in the body of an enclosing ``if`` whose ``elif``/``else``
+        is being walked (``if a: model = A() elif b: if d: model = B()``)
+        excludes this path and does not count."""
+        skipped = [(entry[3], entry[4]) for entry in self.ifs if entry[2] is not None]
+        points = self.writes[-1].get(key, ())
+        return any(p < end and not any(lo <= p < hi for lo, hi in skipped) for p in points)
 
     def _written(self, key: str, start: int, end: int) -> bool:
         """``key`` was bound (in any form) between the two points of the walk."""

@@ -27,7 +27,7 @@ def uncalled_param(
 ) -> bool:
     """``param`` of ``fn`` still holds what a caller passed at ``use``, and
     no code of the project calls ``fn``: its device is not known."""
-    if project is None or calls.owner.get(fn) is not module or fn in calls.escapes:
+    if project is None or fn in calls.class_of or calls.owner.get(fn) is not module or fn in calls.escapes:
         return False
     params = fn.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
