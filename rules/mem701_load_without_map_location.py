@@ -10,7 +10,6 @@ from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
-from memlint.analysis.training.uncalled_params import uncalled_param
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -499,8 +498,6 @@ class LoadWithoutMapLocation(Rule):
         if arg is not None:
             if self.facts.checkpoints.into_cpu_model(node) or self._into_model_of_cpu_writers(node):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
-            if self._into_uncalled_param(node):
-                return  # a model no code of the project hands over: its device is not known
             fed = self._fed(arg.value, node)
             moved = any(drawn for _load, drawn in fed) and self._moved_before(node)
             message = None
@@ -548,8 +545,6 @@ class LoadWithoutMapLocation(Rule):
                 return
             if self.facts.checkpoints.into_cpu_model(target_call) or self._into_model_of_cpu_writers(target_call):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
-            if self._into_uncalled_param(target_call):
-                return  # a model no code of the project hands over: its device is not known
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
             if wrapped:
                 self.report(node)  # the helper may keep other tensors of the checkpoint
@@ -659,19 +654,6 @@ class LoadWithoutMapLocation(Rule):
             return False
         assert isinstance(call.func, cst.Attribute)
         return self.facts.objects.kind_of(call.func.value) is Kind.MODULE
-
-    def _into_uncalled_param(self, call: cst.Call) -> bool:
-        """``call`` (``net.load_state_dict(...)``) loads into a parameter of a
-        module-level function that no code of the project calls
-        (analysis/training/uncalled_params.py)."""
-        assert isinstance(call.func, cst.Attribute)
-        param = (dotted_name(call.func.value) or "").partition(".")[0]
-        fn = self.parent(call)
-        while fn is not None and not isinstance(fn, (cst.FunctionDef, cst.ClassDef, cst.Module)):
-            fn = self.parent(fn)
-        if not param or not isinstance(fn, cst.FunctionDef):
-            return False
-        return uncalled_param(fn, param, call, self.facts.module, self.facts.calls, self.facts.project)
 
     def _in_cpu_saving_family(self, call: cst.Call) -> bool:
         project = self.facts.project

@@ -49,7 +49,7 @@ class DeviceParams:
         ``param`` and ``param`` still holds it at ``use``: where the calls
         of other modules are (``"run_models.py:237"``; none for calls of
         this module only). None otherwise."""
-        if rebound_before(fn, param, use):
+        if _rebound_before(fn, param, use):
             return None
         key = (fn, param)
         if key not in self._known:
@@ -146,7 +146,7 @@ def _binds(target: cst.BaseExpression, name: str) -> bool:
     return False
 
 
-def rebound_before(fn: cst.FunctionDef, param: str, use: cst.CSTNode) -> bool:
+def _rebound_before(fn: cst.FunctionDef, param: str, use: cst.CSTNode) -> bool:
     visitor = _Rebinds(param, use)
     visit_fast(fn.body, visitor)
     return visitor.found
