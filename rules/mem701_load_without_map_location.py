@@ -1884,8 +1884,106 @@ def main(path, defaults):
 """,
             "the loop stores entries of another dict, not of the loaded checkpoint",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+class Evaluator(object):
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, loader):
+        return [self.model(x) for x in loader]
+def train(path, loader, device):
+    model = Net()
+    evaluator = Evaluator(model=model)
+    model.load_state_dict(torch.load(path)["model"])
+    model.to(device)
+    evaluator.evaluate(loader)
+""",
+            "a plain class whose code moves nothing holds the model where it is: still on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
+import networks
+def load_model(path):
+    checkpoint = torch.load(path)
+    model = models.__dict__[checkpoint["arch"]](out=3)
+    model.load_state_dict(checkpoint["state_dict"])
+    return model
+""",
+            "a model built fresh from a module the file never imports: what it builds is not known, nothing is claimed",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, 2)
+def generate_model(opt):
+    if opt.model == "small":
+        model = Net(2)
+    elif opt.model == "wide":
+        if opt.depth == 50:
+            model = Net(50)
+        elif opt.depth == 101:
+            model = Net(101)
+    if not opt.no_cuda:
+        model = model.cuda()
+    else:
+        model.load_state_dict(torch.load(opt.pretrain_path)["state_dict"])
+    return model
+""",
+            "the CPU branch: built on the CPU in every arm of the chain (a nested one too) and not moved there",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+class Evaluator(object):
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, loader):
+        return [self.model(x) for x in loader]
+def train(path, loader, device):
+    model = Net()
+    evaluator = Evaluator(model=model)
+    evaluator.evaluate(loader)
+    model.load_state_dict(torch.load(path))
+    model.to(device)
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+class Evaluator(object):
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, loader):
+        return [self.model(x) for x in loader]
+def train(path, loader, device):
+    model = Net()
+    evaluator = Evaluator(model=model)
+    evaluator.evaluate(loader)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model.to(device)
+""",
+        ),
         Invalid(
             """\
 import torch

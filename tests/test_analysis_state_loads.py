@@ -181,3 +181,103 @@ def test_a_helper_loading_into_a_model_it_builds_on_the_cpu_does_not_load_its_ar
     move_then_load(torch.load(p))
     """
     assert helper_loads(src) == [False, True]
+
+
+def test_a_plain_class_that_moves_nothing_holds_the_model_where_it_is():
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    class Evaluator(object):
+        def __init__(self, model):
+            self.model = model
+        def evaluate(self, loader):
+            return [self.model(x) for x in loader]
+    class Mover(object):
+        def __init__(self, model):
+            self.model = model.cuda()
+    def held(sd):
+        a = Net()
+        ev = Evaluator(model=a)
+        a.load_state_dict(sd)
+    def used_first(sd, loader):
+        b = Net()
+        ev = Evaluator(b)
+        ev.evaluate(loader)
+        b.load_state_dict(sd)
+    def handed_on(sd):
+        c = Net()
+        ev = Evaluator(c)
+        run(ev)
+        c.load_state_dict(sd)
+    def aliased(sd):
+        d = Net()
+        ev = Evaluator(d)
+        other = ev
+        d.load_state_dict(sd)
+    def used_in_the_loop(sd, loader):
+        e = Net()
+        ev = Evaluator(e)
+        for _ in range(2):
+            e.load_state_dict(sd)
+            ev.evaluate(loader)
+    def moving_holder(sd):
+        f = Net()
+        m = Mover(f)
+        f.load_state_dict(sd)
+    def not_bound(sd):
+        g = Net()
+        run(Evaluator(g))
+        g.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["a"]
+
+
+def test_a_class_looked_up_in_an_undefined_module_claims_nothing():
+    src = """
+    import torch
+    import networks
+    def load_model(path):
+        checkpoint = torch.load(path)
+        model = models.__dict__[checkpoint["arch"]](out=3)
+        model.load_state_dict(checkpoint["state_dict"])
+        return model
+    def imported(path):
+        checkpoint = torch.load(path)
+        model = networks.__dict__[checkpoint["arch"]](out=3)
+        model.load_state_dict(checkpoint["state_dict"])
+    """
+    assert cpu_loads(src) == ["model"]
+
+
+def test_a_binding_in_a_sibling_branch_is_not_before_a_nested_if():
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.fc = nn.Linear(n, 2)
+    def build(opt, sd):
+        if opt.model == "small":
+            model = Net(2)
+        elif opt.model == "wide":
+            if opt.depth == 50:
+                model = Net(50)
+            elif opt.depth == 101:
+                model = Net(101)
+        if not opt.no_cuda:
+            model = model.cuda()
+        else:
+            model.load_state_dict(sd)
+    def before(opt, sd):
+        other = Net(2).cuda()
+        if opt.model == "small":
+            other = Net(2)
+        elif opt.model == "wide":
+            if opt.depth == 50:
+                other = Net(50)
+        other.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["model"]

@@ -36,7 +36,7 @@ import builtins
 import re
 import textwrap
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -295,8 +295,16 @@ class _CpuModels(cst.CSTVisitor):
         cpu_object: Callable[[str], bool] = lambda spelled: False,
         plain_class: Callable[[str], bool] = lambda name: False,
         cpu_factory: Callable[[cst.BaseExpression], bool] = lambda value: False,
+        cpu_holder: Callable[[cst.Call], bool] = lambda call: False,
     ) -> None:
         self.names = names
+        # ``evaluator = Evaluator(model=model)``: a plain class whose code moves
+        # nothing keeps the model where it is; a later use of the holder may
+        # hand it on, and loses what it holds (``_use_holders``).
+        self.cpu_holder = cpu_holder
+        self.holders: list[dict[str, list[str]]] = [{}]  # per function: holder name -> the models it holds
+        self._holding: int | None = None  # the call a single name is being bound to
+        self._held: tuple[int, list[str]] | None = None  # that call, and the models it was handed
         # ``load_model(name)`` returning one class of a registry of CPU classes (factory_classes.py).
         self.cpu_factory = cpu_factory
         # A module-level model of another project module built on the CPU
@@ -367,6 +375,7 @@ class _CpuModels(cst.CSTVisitor):
         self.seen.append({})
         self.optimizers.append({})
         self.aliases.append({})
+        self.holders.append({})
         self.functions.append(node)
         cls = self.classes[-1]
         fresh = node.name.value == "__init__" and cls is not None and params.params and _plain_module(cls)
@@ -385,6 +394,7 @@ class _CpuModels(cst.CSTVisitor):
         self.seen.pop()
         self.optimizers.pop()
         self.aliases.pop()
+        self.holders.pop()
         self.functions.pop()
 
     def visit_Return(self, node: cst.Return) -> None:
@@ -471,7 +481,7 @@ class _CpuModels(cst.CSTVisitor):
         after, end = self.frames[-1], self.seq
         found = []
         for key in {*body_end, *after}:
-            if not self._written(key, start, end) or self._written(key, -1, chain):
+            if not self._written(key, start, end) or self._written_on_path(key, chain):
                 continue  # bound on the CPU before the ``if`` (kept as before), or bound before it
             in_body = self._written(key, start, middle)
             in_else = self._written(key, middle, end)
@@ -490,6 +500,15 @@ class _CpuModels(cst.CSTVisitor):
         fresh = self.fresh_self[-1]
         owner, _, attr = key.partition(".")
         return fresh is not None and owner == fresh[0] and "." not in attr and attr not in _class_names(fresh[1])
+
+    def _written_on_path(self, key: str, end: int) -> bool:
+        """``key`` was bound before ``end`` on the path to this point: a
+        binding in the body of an enclosing ``if`` whose ``elif``/``else``
+        is being walked (``if a: model = A() elif b: if d: model = B()``)
+        excludes this path and does not count."""
+        skipped = [(entry[3], entry[4]) for entry in self.ifs if entry[2] is not None]
+        points = self.writes[-1].get(key, ())
+        return any(p < end and not any(lo <= p < hi for lo, hi in skipped) for p in points)
 
     def _written(self, key: str, start: int, end: int) -> bool:
         """``key`` was bound (in any form) between the two points of the walk."""
@@ -573,6 +592,8 @@ class _CpuModels(cst.CSTVisitor):
         # parts, with no device argument and no move: the new part is built
         # where they are, and nothing leaves the model.
         value = node.value
+        single = len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+        self._holding = id(value) if single and isinstance(value, cst.Call) else None
         if len(node.targets) != 1 or not isinstance(value, cst.Call) or _moves_anything(value):
             return
         key = dotted_name(node.targets[0].target)
@@ -585,7 +606,11 @@ class _CpuModels(cst.CSTVisitor):
         self._rebuilt[id(value)] = owner
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._use_holders((original_node.value,))  # ``ev2 = ev``: an alias that may hand it on
+        held, self._held = self._held, None
         for t in original_node.targets:
+            if isinstance(t.target, cst.Name):
+                self.holders[-1].pop(t.target.value, None)
             self._write_target(t.target)
             key = dotted_name(t.target)
             if key is None:
@@ -620,6 +645,23 @@ class _CpuModels(cst.CSTVisitor):
                 self.optimizers[-1][key] = model
             if isinstance(original_node.value, cst.Call):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
+        if held is not None and held[0] == id(original_node.value):
+            self.holders[-1][dotted_name(original_node.targets[0].target) or ""] = held[1]
+
+    def _use_holders(self, values: Iterable[cst.BaseExpression]) -> None:
+        """A holder of models (``evaluator``) used in ``values`` (a call's
+        receiver or arguments, an assigned value): it may hand them on to
+        code that moves them, so they are no longer known on the CPU."""
+        holders = self.holders[-1]
+        if not holders:
+            return
+        for value in values:
+            root = value
+            while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+                root = root.func if isinstance(root, cst.Call) else root.value
+            if isinstance(root, cst.Name) and root.value in holders:
+                for key in holders.pop(root.value):
+                    self._lost(key)
 
     def _plain_instance(self, value: cst.BaseExpression) -> bool:
         """``value`` is a name bound in this function to an instance of a
@@ -809,10 +851,18 @@ class _CpuModels(cst.CSTVisitor):
         # ``MultiStepLR(optimizer, ...)``: a scheduler reads the optimizer's learning rates, moves nothing.
         looks = looks or qn.startswith("torch.optim.lr_scheduler.")
         rebuilds = self._rebuilt.get(id(node))
+        self._use_holders((node.func, *(arg.value for arg in node.args)))
+        holds = self._holding == id(node) and self.cpu_holder(node)
+        kept: list[str] = []
         for arg in [] if looks or self.stays(node) else node.args:
             key = self._owner(dotted_name(arg.value))
             if key is not None and key != rebuilds:
-                self._lost(key)  # handed to a call that may move it (or a part of it)
+                if holds:
+                    kept.append(key)  # held by the new object, not moved (yet)
+                else:
+                    self._lost(key)  # handed to a call that may move it (or a part of it)
+        if kept:
+            self._held = (id(node), kept)
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
@@ -1076,13 +1126,24 @@ class Checkpoints:
             self.calls.resolve,
             self._takes_no_device,
             self._cpu_hierarchy,
-            lambda spelled: self.project is not None and spelled in self.project.cpu_modules,
+            self._cpu_module,
             lambda spelled: self.project is not None and spelled in self.project.cpu_objects,
             self._plain_classes().__contains__,
             self._gives_cpu_class,
+            self._cpu_holder,
         )
         visit_fast(self.module, visitor)
         return visitor
+
+    def _cpu_module(self, spelled: str) -> bool:
+        """``spelled`` (``models`` of ``models.__dict__[arch]``) is a module of
+        the project whose every class moves nothing, or its head is bound
+        nowhere here (``models`` never imported): the code cannot run as
+        written, so what it builds is not known and nothing is claimed, as
+        for an undefined class (``_undefined``)."""
+        if self.project is not None and spelled in self.project.cpu_modules:
+            return True
+        return self._undefined(spelled.partition(".")[0])
 
     def _factory_classes(self) -> FactoryClasses:
         if self._factories is None:
@@ -1273,6 +1334,19 @@ class Checkpoints:
             and all(_plain_base(b.value) for b in defs[0].bases)
             and not any(b.keyword for b in defs[0].bases)
         )
+
+    def _cpu_holder(self, call: cst.Call) -> bool:
+        """``call`` builds a plain class (on builtins only, not a model)
+        whose code moves nothing to a device, of this module or another of
+        the project (``Evaluator(model=model)``): it holds what it is handed
+        where it is."""
+        name = dotted_name(call.func)
+        if name is None:
+            return False
+        if name in self.calls.classes:
+            return name in self._plain_classes() and self._cpu_class(name)
+        project = self.project
+        return project is not None and name in project.plain_classes and name in self.imported_cpu_classes
 
     def _stays(self, call: cst.Call) -> bool:
         """``call`` is a function of another project module that moves
