@@ -184,7 +184,11 @@ class EvalModeNeverUndone(Rule):
     def _trains_in_eval_on_purpose(self, info, event, phases) -> bool:
         """``model.eval()`` right before every training phase, with nothing
         evaluated in between: a linear probe keeping frozen batch-norm
-        statistics, not a validation that forgot ``.train()``."""
+        statistics, not a validation that forgot ``.train()``. A switch
+        made by calling a function named for evaluation (``validate(model)``
+        at the top of the epoch) is that evaluation's, not a probe's."""
+        if _evaluation_call(event.node):
+            return False
         first = min(p.pos for p in phases)
         return event.pos < first and not self._evaluates_between(info.scope, event.pos, first)
 
@@ -258,6 +262,27 @@ class EvalModeNeverUndone(Rule):
         return Fix(f"Call `{model}.train()` before the training phase", ((anchor, new),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+def validate(net, loader):
+    net.eval()
+    with torch.no_grad():
+        return sum(net(x).sum().item() for x, _ in loader)
+def train_one_epoch(net, loader, opt):
+    net.train()
+    for x, y in loader:
+        loss = criterion(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+def fit(net, loader, val_loader, opt, epochs):
+    for epoch in range(epochs):
+        validate(net, val_loader)
+        train_one_epoch(net, loader, opt)
+""",
+            "a validation at the top of the epoch, undone by the training function's own `net.train()`",
+        ),
         Valid(
             """\
 import torch
@@ -652,7 +677,56 @@ def fit(net, loader, opt):
             validate(net, val_loader)
 """,
         ),
+        Invalid(
+            """\
+import torch
+def validate(net, loader):
+    net.eval()
+    for x, y in loader:
+        print(net(x).sum().item())
+def fit(net, loader, val_loader, opt, epochs):
+    net.train()
+    for epoch in range(epochs):
+        if epoch % 5 == 0:
+            with torch.no_grad():
+                validate(net, val_loader)
+        for x, y in loader:
+            loss = criterion(net(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+""",
+            """\
+import torch
+def validate(net, loader):
+    net.eval()
+    for x, y in loader:
+        print(net(x).sum().item())
+def fit(net, loader, val_loader, opt, epochs):
+    net.train()
+    for epoch in range(epochs):
+        if epoch % 5 == 0:
+            with torch.no_grad():
+                validate(net, val_loader)
+        net.train()
+        for x, y in loader:
+            loss = criterion(net(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+""",
+        ),
     ]
+
+
+def _evaluation_call(node: cst.CSTNode) -> bool:
+    """``validate(hp, model, loader)``: a call of a function named for
+    evaluation (its switch to eval mode rides on the call), not the
+    ``model.eval()`` switch itself."""
+    if not isinstance(node, cst.Call):
+        return False
+    name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+    return name not in ("eval", "train") and is_eval_name(name)
 
 
 def _hands(event, receiver: str) -> bool:
