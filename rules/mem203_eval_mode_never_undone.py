@@ -186,8 +186,12 @@ class EvalModeNeverUndone(Rule):
         evaluated in between: a linear probe keeping frozen batch-norm
         statistics, not a validation that forgot ``.train()``. A switch
         made by calling a function named for evaluation (``validate(model)``
-        at the top of the epoch) is that evaluation's, not a probe's."""
-        if _evaluation_call(event.node):
+        at the top of the epoch) is that evaluation's, not a probe's, when
+        the model is known to compute differently in the two modes (dropout,
+        batch norm). One whose layers cannot be read (a parameter, a class
+        of another module: mode dependence is a fact of this module only)
+        may compute the same in both (weight-norm vocoders): silent."""
+        if _evaluation_call(event.node) and self.facts.objects.mode_dependent(event.receiver, info.node) is True:
             return False
         first = min(p.pos for p in phases)
         return event.pos < first and not self._evaluates_between(info.scope, event.pos, first)
@@ -282,6 +286,37 @@ def fit(net, loader, val_loader, opt, epochs):
         train_one_epoch(net, loader, opt)
 """,
             "a validation at the top of the epoch, undone by the training function's own `net.train()`",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Vocoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.utils.weight_norm(nn.Conv1d(80, 1, 7, padding=3))
+    def forward(self, x):
+        return self.conv(x)
+def validate(net, loader):
+    net.eval()
+    for x, y in loader:
+        print(net(x).sum().item())
+def fit(loader, val_loader, epochs):
+    net = Vocoder()
+    opt = torch.optim.Adam(net.parameters())
+    net.train()
+    for epoch in range(epochs):
+        if epoch % 5 == 0:
+            with torch.no_grad():
+                validate(net, val_loader)
+        for x, y in loader:
+            loss = criterion(net(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+""",
+            "a validation at the top of the epoch, but the model holds no dropout or batch norm: train and eval mode "
+            "compute the same (and a model whose layers cannot be read stays silent too)",
         ),
         Valid(
             """\
@@ -680,11 +715,20 @@ def fit(net, loader, opt):
         Invalid(
             """\
 import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.2))
+    def forward(self, x):
+        return self.body(x)
 def validate(net, loader):
     net.eval()
     for x, y in loader:
         print(net(x).sum().item())
-def fit(net, loader, val_loader, opt, epochs):
+def fit(loader, val_loader, epochs):
+    net = Net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
     net.train()
     for epoch in range(epochs):
         if epoch % 5 == 0:
@@ -698,11 +742,20 @@ def fit(net, loader, val_loader, opt, epochs):
 """,
             """\
 import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.2))
+    def forward(self, x):
+        return self.body(x)
 def validate(net, loader):
     net.eval()
     for x, y in loader:
         print(net(x).sum().item())
-def fit(net, loader, val_loader, opt, epochs):
+def fit(loader, val_loader, epochs):
+    net = Net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
     net.train()
     for epoch in range(epochs):
         if epoch % 5 == 0:
