@@ -85,7 +85,9 @@ class EvalModeNeverUndone(Rule):
     switch sits in a branch that ends the loop (`break`, `return`) or runs
     only on the last iteration (`if epoch == epochs - 1:`), and when
     `model.eval()` comes before the training phase with nothing evaluated in
-    between (a linear probe that keeps frozen batch-norm statistics), when
+    between (a linear probe that keeps frozen batch-norm statistics; a
+    `validate(model)` there is the evaluation itself, and is reported when
+    the model is known to hold dropout or batch norm), when
     the model is already in eval mode as the loop starts (unless that was
     for an evaluation right before it, a baseline), and for a module
     the loop only runs under `no_grad` (a DQN target network, an EMA copy).
