@@ -85,7 +85,9 @@ class EvalModeNeverUndone(Rule):
     switch sits in a branch that ends the loop (`break`, `return`) or runs
     only on the last iteration (`if epoch == epochs - 1:`), and when
     `model.eval()` comes before the training phase with nothing evaluated in
-    between (a linear probe that keeps frozen batch-norm statistics), when
+    between (a linear probe that keeps frozen batch-norm statistics; a
+    `validate(model)` there is the evaluation itself, and is reported when
+    the model is known to hold dropout or batch norm), when
     the model is already in eval mode as the loop starts (unless that was
     for an evaluation right before it, a baseline), and for a module
     the loop only runs under `no_grad` (a DQN target network, an EMA copy).
@@ -184,7 +186,15 @@ class EvalModeNeverUndone(Rule):
     def _trains_in_eval_on_purpose(self, info, event, phases) -> bool:
         """``model.eval()`` right before every training phase, with nothing
         evaluated in between: a linear probe keeping frozen batch-norm
-        statistics, not a validation that forgot ``.train()``."""
+        statistics, not a validation that forgot ``.train()``. A switch
+        made by calling a function named for evaluation (``validate(model)``
+        at the top of the epoch) is that evaluation's, not a probe's, when
+        the model is known to compute differently in the two modes (dropout,
+        batch norm). One whose layers cannot be read (a parameter, a class
+        of another module: mode dependence is a fact of this module only)
+        may compute the same in both (weight-norm vocoders): silent."""
+        if _evaluation_call(event.node) and self.facts.objects.mode_dependent(event.receiver, info.node) is True:
+            return False
         first = min(p.pos for p in phases)
         return event.pos < first and not self._evaluates_between(info.scope, event.pos, first)
 
@@ -258,6 +268,58 @@ class EvalModeNeverUndone(Rule):
         return Fix(f"Call `{model}.train()` before the training phase", ((anchor, new),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+def validate(net, loader):
+    net.eval()
+    with torch.no_grad():
+        return sum(net(x).sum().item() for x, _ in loader)
+def train_one_epoch(net, loader, opt):
+    net.train()
+    for x, y in loader:
+        loss = criterion(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+def fit(net, loader, val_loader, opt, epochs):
+    for epoch in range(epochs):
+        validate(net, val_loader)
+        train_one_epoch(net, loader, opt)
+""",
+            "a validation at the top of the epoch, undone by the training function's own `net.train()`",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Vocoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.utils.weight_norm(nn.Conv1d(80, 1, 7, padding=3))
+    def forward(self, x):
+        return self.conv(x)
+def validate(net, loader):
+    net.eval()
+    for x, y in loader:
+        print(net(x).sum().item())
+def fit(loader, val_loader, epochs):
+    net = Vocoder()
+    opt = torch.optim.Adam(net.parameters())
+    net.train()
+    for epoch in range(epochs):
+        if epoch % 5 == 0:
+            with torch.no_grad():
+                validate(net, val_loader)
+        for x, y in loader:
+            loss = criterion(net(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+""",
+            "a validation at the top of the epoch, but the model holds no dropout or batch norm: train and eval mode "
+            "compute the same (and a model whose layers cannot be read stays silent too)",
+        ),
         Valid(
             """\
 import torch
@@ -652,7 +714,74 @@ def fit(net, loader, opt):
             validate(net, val_loader)
 """,
         ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.2))
+    def forward(self, x):
+        return self.body(x)
+def validate(net, loader):
+    net.eval()
+    for x, y in loader:
+        print(net(x).sum().item())
+def fit(loader, val_loader, epochs):
+    net = Net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net.train()
+    for epoch in range(epochs):
+        if epoch % 5 == 0:
+            with torch.no_grad():
+                validate(net, val_loader)
+        for x, y in loader:
+            loss = criterion(net(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.2))
+    def forward(self, x):
+        return self.body(x)
+def validate(net, loader):
+    net.eval()
+    for x, y in loader:
+        print(net(x).sum().item())
+def fit(loader, val_loader, epochs):
+    net = Net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net.train()
+    for epoch in range(epochs):
+        if epoch % 5 == 0:
+            with torch.no_grad():
+                validate(net, val_loader)
+        net.train()
+        for x, y in loader:
+            loss = criterion(net(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+""",
+        ),
     ]
+
+
+def _evaluation_call(node: cst.CSTNode) -> bool:
+    """``validate(hp, model, loader)``: a call of a function named for
+    evaluation (its switch to eval mode rides on the call), not the
+    ``model.eval()`` switch itself."""
+    if not isinstance(node, cst.Call):
+        return False
+    name = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+    return name not in ("eval", "train") and is_eval_name(name)
 
 
 def _hands(event, receiver: str) -> bool:

@@ -9,6 +9,7 @@ from memlint.analysis.training.accumulation import accumulating_steps
 from memlint.analysis.training.training_verbs import Verb
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.kinds import Kind
 
 _NORMALISING_METHODS = frozenset({"div", "div_", "mul", "mul_", "true_divide", "divide", "multiply"})
 _REDUCTIONS = frozenset({"mean", "sum"})
@@ -84,6 +85,23 @@ class _Scan(cst.CSTVisitor):
         return False
 
 
+class _Names(cst.CSTVisitor):
+    """Every plain name an expression spells (``args.accum`` -> args, accum)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.add(node.value)
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    visitor = _Names()
+    node.visit(visitor)
+    return visitor.found
+
+
 class _SumReductions(cst.CSTVisitor):
     """Arguments ``reduction="sum"``."""
 
@@ -106,7 +124,9 @@ class AccumulatedLossNotScaled(Rule):
     every N iterations, the backward runs every iteration) whose loss is
     never divided by the number of accumulated micro-batches. A loss reduced
     on its way (`loss.mean()`, or `loss = torch.mean(loss)` over the per-GPU
-    losses a `DataParallel` model returns) is still that loss.
+    losses a `DataParallel` model returns) is still that loss, and so is
+    what a model's own `loss` method returns (`model.loss(scores, labels)`)
+    when it is not handed the count.
 
     ## Why it matters
     Gradients of the N micro-batches are summed, so the step applies N times
@@ -156,6 +176,10 @@ class AccumulatedLossNotScaled(Rule):
     message = "gradients are accumulated over N micro-batches but the loss is not divided by N before backward"
     fix_safety = Safety.UNSAFE
 
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._divisor_names: set[str] = set()
+
     def visit_Module(self, node: cst.Module) -> None:
         verbs = self.facts.verbs
         if self._sums_on_purpose(node):
@@ -174,6 +198,7 @@ class AccumulatedLossNotScaled(Rule):
                 for backward in outside:
                     if id(backward) in reported or backward.framework or backward.loss is None:
                         continue
+                    self._divisor_names = _names(divisor)
                     if self._raw_loss(backward.loss, scan.values, set()):
                         reported.add(id(backward))
                         self.report(backward.call, fix=self._fix(backward, divisor))
@@ -202,7 +227,7 @@ class AccumulatedLossNotScaled(Rule):
             reduced = _reduced(expr, self.facts.names.call_name(expr))
             if reduced is not None:
                 return self._raw_loss(reduced, values, seen)
-            return objects.is_loss_call(expr)
+            return objects.is_loss_call(expr) or self._model_loss_method(expr)
         if isinstance(expr, cst.Attribute) and expr.attr.value == "loss":
             return True
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
@@ -217,6 +242,17 @@ class AccumulatedLossNotScaled(Rule):
             base = [v for v in values[key] if not self._reduces_itself(v, key)]
             return bool(base) and all(self._raw_loss(v, values, seen) or self._returned_loss(key, v) for v in base)
         return False
+
+    def _model_loss_method(self, call: cst.Call) -> bool:
+        """``model.loss(scores, labels)``: the loss method of a model (a
+        network that defines its own criterion), handed nothing that names
+        the accumulation count, so it cannot divide by it."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "loss":
+            return False
+        if self.facts.objects.kind_of(func.value, call) is not Kind.MODULE:
+            return False
+        return not any(_names(arg.value) & self._divisor_names for arg in call.args)
 
     def _reduces_itself(self, value: cst.BaseExpression | None, key: str) -> bool:
         """``value`` is ``key``'s mean or sum: ``torch.mean(loss)``, ``loss.sum()``."""
@@ -255,6 +291,19 @@ class AccumulatedLossNotScaled(Rule):
         return Fix("Divide the loss by the accumulation count before backward", ((call, new_call),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+def train_epoch(model, optimizer, loader, batch_size):
+    for it, (x, labels) in enumerate(loader):
+        loss = model.loss(model(x), labels, batch_size)
+        loss.backward()
+        if not (it % batch_size):
+            optimizer.step()
+            optimizer.zero_grad()
+        stats = meter.loss(x, labels)
+""",
+            "a model's loss method handed the accumulation count may divide by it",
+        ),
         Valid(
             """\
 import torch
@@ -346,6 +395,30 @@ for epoch in range(epochs):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+def train_epoch(model, optimizer, loader, batch_size):
+    optimizer.zero_grad()
+    for it, (x, labels) in enumerate(loader):
+        scores = model.forward(x)
+        loss = model.loss(scores, labels)
+        loss.backward()
+        if not (it % batch_size):
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+            """\
+def train_epoch(model, optimizer, loader, batch_size):
+    optimizer.zero_grad()
+    for it, (x, labels) in enumerate(loader):
+        scores = model.forward(x)
+        loss = model.loss(scores, labels)
+        (loss / batch_size).backward()
+        if not (it % batch_size):
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        ),
         Invalid(
             """\
 for it in range(max_iters):
