@@ -15,7 +15,8 @@
     python bench/cross_module.py --batch ninth --mirror /work/.mirror   # the ninth batch
     python bench/cross_module.py --batch tenth --mirror /work/.mirror   # the tenth batch
     python bench/cross_module.py --batch eleventh --mirror /work/.mirror # the eleventh batch
-    python bench/cross_module.py --batch twelfth --mirror /work/.mirror  # the twelfth batch, labelled last
+    python bench/cross_module.py --batch twelfth --mirror /work/.mirror  # the twelfth batch
+    python bench/cross_module.py --batch thirteenth --mirror /work/.mirror # the thirteenth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -188,6 +189,18 @@ BATCHES = {
         HERE / "manifest_twelfth.tsv",
         HERE / "reviewed_after_twelfth.tsv",
         BENCH / ".corpora" / "cross_module_twelfth",
+    ),
+    # "thirteenth": labelled after the first twelve had been used to tune
+    # memlint; famous research code in fields none of them covers (flows,
+    # VAEs, 6D pose, point-cloud completion, GAN inversion, music, knowledge
+    # tracing, meta-learning, weak supervision, hashing, domain
+    # generalisation, video segmentation, matting, registration, pixel RL,
+    # OOD detection, capsules, NAS, federated learning, tracking), each
+    # project's torch pin read before labelling.
+    "thirteenth": (
+        HERE / "manifest_thirteenth.tsv",
+        HERE / "reviewed_after_thirteenth.tsv",
+        BENCH / ".corpora" / "cross_module_thirteenth",
     ),
 }
 

@@ -292,7 +292,9 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     assert eleventh[0].name == "manifest_eleventh.tsv" and eleventh[1].name == "reviewed_after_eleventh.tsv"
     twelfth = cm.batch_paths("twelfth", None, None, None)
     assert twelfth[0].name == "manifest_twelfth.tsv" and twelfth[1].name == "reviewed_after_twelfth.tsv"
-    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 12
+    thirteenth = cm.batch_paths("thirteenth", None, None, None)
+    assert thirteenth[0].name == "manifest_thirteenth.tsv" and thirteenth[1].name == "reviewed_after_thirteenth.tsv"
+    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 13
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -381,6 +383,7 @@ _ORDER = (
     "tenth",
     "eleventh",
     "twelfth",
+    "thirteenth",
 )
 # The size each batch was asked for: projects, positives, negatives,
 # cross-module instances, cross-module positives.
@@ -403,6 +406,10 @@ _SIZES = {
     # positives cross-module; 21 were labelled (EDSR-PyTorch's mirror was too
     # large to fetch), with 58 positives, 33 of them cross-module
     "twelfth": (21, 40, 100, 40, 16),
+    # asked for ~22 projects, ~40 positives, ~100 negatives, 40 % of the
+    # positives cross-module; 22 were labelled, with 55 positives, 22 of
+    # them cross-module
+    "thirteenth": (22, 40, 100, 40, 22),
 }
 
 
