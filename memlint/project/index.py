@@ -29,6 +29,7 @@ from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summ
 from memlint.project.typed_objects import TypedObjects, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
+from memlint.project.zeroed_grads import clearing_functions, inherited_clears
 from memlint.read.source import read_bytes
 from memlint.vocabulary import checkpoint_files as checkpoint_names
 from memlint.vocabulary.loading import loading_name
@@ -724,6 +725,7 @@ class ProjectIndex:
         step_sequences: dict[str, tuple] = {}
         state_loaders: dict[str, tuple] = {}
         gpu_builders: set[str] = set()
+        clearing: dict[str, FunctionFacts] = {}  # ProjectView.grad_clearers
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -744,6 +746,8 @@ class ProjectIndex:
                 state_loaders[site.written] = (fn.params, fn.kwonly, fn.state_params, self.modules.display(located[0]))
             if located is not None and located[0] != path and located[1].gpu_return:
                 gpu_builders.add(site.written)
+            if located is not None and located[0] != path and located[1].clears:
+                clearing[site.written] = located[1]
             if located is not None and located[1].sequence and located[0] != path:
                 step_sequences[site.written] = (
                     located[1].sequence,
@@ -821,6 +825,8 @@ class ProjectIndex:
             state_loaders=tuple((name, *facts) for name, facts in sorted(state_loaders.items())),
             gpu_builders=tuple(sorted(gpu_builders)),
             methods_off_elsewhere=self.methods_off_elsewhere(path, summary),
+            grad_clearers=clearing_functions(clearing.items()),
+            inherited_clears=inherited_clears(self, path, summary),
         )
 
     def _trainers_of(self, path: str) -> frozenset[str]:

@@ -32,6 +32,7 @@ from memlint.project import (
     sys_paths,
     tuple_returns,
     version_tests,
+    zeroed_grads,
 )
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
@@ -67,6 +68,7 @@ def summary_fingerprint() -> str:
         version_tests,
         data_passes,
         engine_factories,
+        zeroed_grads,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())
