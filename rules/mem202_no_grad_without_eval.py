@@ -112,6 +112,9 @@ class NoGradWithoutEval(Rule):
     that follows needs `model.train()` (MEM203 checks that). A `.train()`
     right before the loop with no training in between is deliberate
     (Monte-Carlo dropout, batch-norm recalibration) and not reported, nor is
+    a loop over no data that runs in every iteration of a training loop,
+    before that iteration's backward (UA-MT's Monte-Carlo teacher: T noisy
+    passes that make the step's targets), nor is
     a module we cannot follow (an EMA copy, a model loaded elsewhere), nor a
     model whose alias or part was switched (`model_without_ddp = model.module`
     then `model_without_ddp.eval()`), nor batch-norm recalibration after

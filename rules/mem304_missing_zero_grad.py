@@ -108,7 +108,10 @@ class MissingZeroGrad(Rule):
     backpropagates and steps, a loop of another function of the module
     calls it once per iteration) is judged on that loop. Any clearing in
     the loop counts, also in local
-    functions it calls and helpers named for it (`reset_grad()`); zero_grad
+    functions it calls and helpers named for it (`reset_grad()`), in a
+    function of another module that clears the optimizer the loop hands it,
+    and in a method inherited from a class of another module of the
+    project that clears `self.optimizer`; zero_grad
     and step are paired per optimizer, so a GAN that clears only one
     network's optimizer is reported for the other, and an optimizer over
     several networks' parameters (`Adam(chain(G.parameters(),
