@@ -50,7 +50,10 @@ def clearing_functions(facts_by_name) -> tuple[tuple[str, tuple[str, ...], tuple
 
 
 def inherited_clears(index, path: str, summary) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    if not summary.subclassed:
+    # Only a module that trains asks (a loop that backpropagates, or a
+    # ``.step()`` call: MEM304's step split across methods); the others read
+    # no base module, and their views do not depend on one.
+    if not summary.subclassed or not (summary.trains or any(fn.steps for fn in summary.functions)):
         return ()
     out: set[tuple[str, str, tuple[str, ...]]] = set()
     for target in dict.fromkeys(summary.subclassed):
