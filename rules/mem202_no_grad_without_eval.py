@@ -7,6 +7,7 @@ import libcst as cst
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.scope.names import dotted_name, flat_targets
 from memlint.analysis.training.loops import is_eval_name
+from memlint.analysis.training.step_passes import in_every_step
 from memlint.fix.statement_edits import statement
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -111,6 +112,9 @@ class NoGradWithoutEval(Rule):
     that follows needs `model.train()` (MEM203 checks that). A `.train()`
     right before the loop with no training in between is deliberate
     (Monte-Carlo dropout, batch-norm recalibration) and not reported, nor is
+    a loop over no data that runs in every iteration of a training loop,
+    before that iteration's backward (UA-MT's Monte-Carlo teacher: T noisy
+    passes that make the step's targets), nor is
     a module we cannot follow (an EMA copy, a model loaded elsewhere), nor a
     model whose alias or part was switched (`model_without_ddp = model.module`
     then `model_without_ddp.eval()`), nor batch-norm recalibration after
@@ -201,6 +205,8 @@ class NoGradWithoutEval(Rule):
             if self._qualifies(parent):
                 return  # reported on the outer loop
             parent = parent.parent
+        if in_every_step(info, loops):
+            return  # the training step's own passes (a Monte-Carlo teacher): train mode is the method's
         receivers = {dotted_name(_module_of(c.func)) for c in info.model_calls}
         if None in receivers:
             return
@@ -808,8 +814,85 @@ def test_two_paths_agree():
 """,
             "open_clip's tests: the factory hands back its model switched to eval (`Tower().eval()`)",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(4, 2), nn.Dropout(0.5))
+ema_model = nn.Sequential(nn.Linear(4, 2), nn.Dropout(0.5))
+model.train()
+ema_model.train()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in loader:
+    out = model(x)
+    preds = torch.zeros(8, x.shape[0], 2)
+    for i in range(8):
+        with torch.no_grad():
+            preds[i] = ema_model(x + 0.1 * torch.randn_like(x))
+    uncertainty = preds.var(0)
+    loss = (out.softmax(1) * uncertainty).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            "UA-MT's Monte-Carlo teacher: T noisy passes in every training step, before its backward (train mode on purpose)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+for epoch in range(3):
+    model.train()
+    for i, (x, y) in enumerate(train_loader):
+        criterion(model(x), y).backward()
+        optimizer.step()
+        if i % 100 == 0:
+            with torch.no_grad():
+                for vx, vy in val_loader:
+                    model(vx)
+""",
+            """\
+import torch
+for epoch in range(3):
+    model.train()
+    for i, (x, y) in enumerate(train_loader):
+        criterion(model(x), y).backward()
+        optimizer.step()
+        if i % 100 == 0:
+            model.eval()
+            with torch.no_grad():
+                for vx, vy in val_loader:
+                    model(vx)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+model.train()
+for step in range(100):
+    with torch.no_grad():
+        for i in range(4):
+            model(fixed_batch)
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+            """\
+import torch
+model.train()
+for step in range(100):
+    model.eval()
+    with torch.no_grad():
+        for i in range(4):
+            model(fixed_batch)
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+        ),
         Invalid(
             """\
 import torch

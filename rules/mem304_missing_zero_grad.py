@@ -66,6 +66,10 @@ class _Handed(cst.CSTVisitor):
 # An optimizer's step: its own ``opt.step()``, or a call of another module's
 # function that only steps it (``utils.optimizer_step(opt)``).
 _STEPS = (VerbKind.STEP, VerbKind.HELPER_STEP)
+# A clear: its own ``opt.zero_grad()``, or code of another module that may
+# clear what the call hands it (``trades_loss(model, x, y, optimizer)``, an
+# inherited ``self.standard_loss(x, y)``: project/zeroed_grads.py).
+_CLEARS = (VerbKind.ZERO_GRAD, VerbKind.HELPER_ZERO_GRAD)
 
 
 class MissingZeroGrad(Rule):
@@ -104,7 +108,10 @@ class MissingZeroGrad(Rule):
     backpropagates and steps, a loop of another function of the module
     calls it once per iteration) is judged on that loop. Any clearing in
     the loop counts, also in local
-    functions it calls and helpers named for it (`reset_grad()`); zero_grad
+    functions it calls and helpers named for it (`reset_grad()`), in a
+    function of another module that clears the optimizer the loop hands it,
+    and in a method inherited from a class of another module of the
+    project that clears `self.optimizer`; zero_grad
     and step are paired per optimizer, so a GAN that clears only one
     network's optimizer is reported for the other, and an optimizer over
     several networks' parameters (`Adam(chain(G.parameters(),
@@ -133,7 +140,11 @@ class MissingZeroGrad(Rule):
         "loop's step when that function only steps the optimizer it is handed (`optimizer.step()`, or "
         "`scaler.step(optimizer)` and `scaler.update()`, with gradient clipping at most: nothing that may clear "
         "the gradients), and the message names the line that steps. A loop that hands the optimizer to any other "
-        "call stays silent (it may clear the gradients)."
+        "call stays silent (it may clear the gradients). Clears in other modules: a function of another module "
+        "that calls `zero_grad()` on the optimizer a loop hands it (`trades_loss(model, x, y, optimizer)`), and a "
+        "method inherited from a project class of another module that clears `self.<attr>` "
+        "(`self.standard_loss(x, y)` of `Trainer`, starting with `self.optimizer.zero_grad()`), count as the loop's "
+        "clear, also reached through a method of the loop's own class."
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -152,7 +163,7 @@ class MissingZeroGrad(Rule):
                 continue  # a fresh optimizer per iteration: a numeric check, not a training loop
             in_loop = verbs.reached(verbs.in_loop(loop))
             steps = [v for v in in_loop if v.kind in _STEPS]
-            if any(v.kind is VerbKind.ZERO_GRAD and verbs.pairs(v, step, steps) is not False for v in in_loop):
+            if any(v.kind in _CLEARS and verbs.pairs(v, step, steps) is not False for v in in_loop):
                 continue
             if self._cleared_by_others(step, in_loop):
                 continue
@@ -188,7 +199,7 @@ class MissingZeroGrad(Rule):
                     continue  # a step in a loop of its own function is judged there
                 if self._built_in(loop, step.target):
                     continue
-                if any(v.kind is VerbKind.ZERO_GRAD and verbs.pairs(v, step, steps) is not False for v in in_loop):
+                if any(v.kind in _CLEARS and verbs.pairs(v, step, steps) is not False for v in in_loop):
                     continue
                 if self._cleared_by_others(step, in_loop):
                     continue
@@ -211,7 +222,7 @@ class MissingZeroGrad(Rule):
             return False
         cleared: set[str] = set()
         for verb in in_loop:
-            if verb.kind is not VerbKind.ZERO_GRAD or verb.target is None:
+            if verb.kind not in _CLEARS or verb.target is None:
                 continue
             if verb.target_kind is Kind.OPTIMIZER:
                 cleared |= verbs.optimizer_modules(verb.target, verb.scope) or set()

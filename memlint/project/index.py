@@ -31,6 +31,7 @@ from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summ
 from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
+from memlint.project.zeroed_grads import clearing_functions, inherited_clears
 from memlint.read.source import read_bytes
 from memlint.vocabulary import checkpoint_files as checkpoint_names
 from memlint.vocabulary.loading import loading_name
@@ -727,6 +728,7 @@ class ProjectIndex:
         state_loaders: dict[str, tuple] = {}
         gpu_builders: set[str] = set()
         mixed_loaders: dict[str, str] = {}
+        clearing: dict[str, FunctionFacts] = {}  # ProjectView.grad_clearers
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -752,6 +754,8 @@ class ProjectIndex:
                 shown = mixed_loader(self, located[0], located[1], own)
                 if shown:
                     mixed_loaders[site.written] = shown
+            if located is not None and located[0] != path and located[1].clears:
+                clearing[site.written] = located[1]
             if located is not None and located[1].sequence and located[0] != path:
                 step_sequences[site.written] = (
                     located[1].sequence,
@@ -832,6 +836,8 @@ class ProjectIndex:
             mixed_loaders=tuple(sorted(mixed_loaders.items())),
             methods_off_elsewhere=self.methods_off_elsewhere(path, summary),
             quiet_applied=quiet_applied(self, path, summary),
+            grad_clearers=clearing_functions(clearing.items()),
+            inherited_clears=inherited_clears(self, path, summary),
         )
 
     def _trainers_of(self, path: str) -> frozenset[str]:

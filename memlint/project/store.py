@@ -33,6 +33,7 @@ from memlint.project import (
     sys_paths,
     tuple_returns,
     version_tests,
+    zeroed_grads,
 )
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
@@ -69,6 +70,7 @@ def summary_fingerprint() -> str:
         data_passes,
         engine_factories,
         returned_loads,
+        zeroed_grads,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -72,6 +72,7 @@ from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.project.tuple_returns import forward_items
 from memlint.project.version_tests import version_tests
+from memlint.project.zeroed_grads import cleared
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES
 from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
@@ -187,6 +188,10 @@ class FunctionFacts:
     # A module-level function returning a ``torch.load`` without
     # ``map_location`` (returned_loads.py): the line of that load, else 0.
     unmapped_load: int = 0
+    # The parameters (``optimizer``) and ``self`` attributes
+    # (``self.optimizer``) whose ``.zero_grad()`` it calls, under a branch
+    # or not (zeroed_grads.py): a loop calling it may clear them (MEM304).
+    clears: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> FunctionFacts:
@@ -208,6 +213,7 @@ class FunctionFacts:
             bool(data.get("gpu_return", False)),
             bool(data.get("passes", False)),
             int(data.get("unmapped_load", 0)),
+            tuple(str(c) for c in data.get("clears", ())),
         )
 
 
@@ -582,6 +588,7 @@ class _Scope:
     # ``self`` methods of its module it calls (FunctionFacts.passes).
     data_loop: bool = False
     local_calls: set[str] = field(default_factory=set)
+    clears: tuple[str, ...] = ()  # FunctionFacts.clears
 
 
 class _Walker:
@@ -1113,6 +1120,10 @@ class _Walker:
             receiver, dotted = "", _dotted(func)
         if func.__class__ is ast.Attribute:
             self._attr_calls.append((scope, func.attr, grad, receiver))  # type: ignore[attr-defined]
+            if func.attr == "zero_grad" and receiver:  # type: ignore[attr-defined]
+                what = cleared(receiver, scope.params)
+                if what and what not in scope.clears:
+                    scope.clears += (what,)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             instance = scope.instances.get(func.value.id)
             if instance:
@@ -1342,6 +1353,7 @@ class _Walker:
                         scope.name in gpu_functions,
                         scope.name in passes,
                         scope.unmapped_load,
+                        scope.clears,
                     )
                 )
             spelled = _spelled_calls(scope) if self._gpu_args else {}

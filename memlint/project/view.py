@@ -243,6 +243,29 @@ class ProjectView:
     # Names this module hands to ``model.apply(...)`` that name a function of
     # another module switching no mode (applied_functions.py).
     quiet_applied: tuple[str, ...] = ()
+    # Functions of other project modules this module calls that clear the
+    # gradients of a parameter (FunctionFacts.clears, zeroed_grads.py), by
+    # the name the call writes: (``trades_loss``, the parameters cleared,
+    # its positional and keyword-only parameters). MEM304 reads the
+    # optimizer handed to one as cleared.
+    grad_clearers: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = ()
+    # Methods of the imported project classes this module's classes
+    # subclass that clear ``self.<attr>``'s gradients: (the base as this
+    # module spells it, the method, the attributes). ``self.standard_loss()``
+    # inherited from ``Trainer`` clears ``self.optimizer`` (MEM304).
+    inherited_clears: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+    def grad_clearer(self, written: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+        for name, cleared, params, kwonly in self.grad_clearers:
+            if name == written:
+                return cleared, params, kwonly
+        return None
+
+    def inherited_clear(self, base: str, method: str) -> tuple[str, ...]:
+        for spelled, name, attrs in self.inherited_clears:
+            if spelled == base and name == method:
+                return attrs
+        return ()
 
     def state_loader(
         self, written: str
@@ -369,4 +392,6 @@ class ProjectView:
             or self.gpu_builders
             or self.mixed_loaders
             or self.quiet_applied
+            or self.grad_clearers
+            or self.inherited_clears
         )

@@ -17,7 +17,9 @@ API (through ``facts.verbs``):
   run in one iteration for some value of a counter (``if i % n == 0:`` and
   ``if i % m == 0:``).
 - ``HELPER_STEP`` verbs: a call of another project module's function that
-  only steps the optimizer it is handed (with the project view only).
+  only steps the optimizer it is handed (with the project view only);
+  ``HELPER_ZERO_GRAD``: one that may clear what it is handed, or an
+  inherited method of another module's class that may clear ``self.<attr>``.
 - ``reached(verb)``: verbs in local functions the call of a ``CALL`` verb
   reaches (``train(epoch)`` -> the steps inside ``train``).
 - ``accumulation_divisor(if_node)``: ``N`` for ``if (i + 1) % N == 0:``.
@@ -81,6 +83,12 @@ class VerbKind(enum.Enum):
     # only ``inlined_verbs.inlined`` lays them out at the call (MEM301,
     # MEM303), so no other rule mistakes the call for a verb of its own.
     PROJECT_CALL = "project_call"
+    # ``trades_loss(model, x, y, optimizer)`` of another project module, or
+    # ``self.standard_loss(x, y)`` inherited from a project class of another
+    # module, whose code calls ``.zero_grad()`` on what the call hands over
+    # (``target``) under a branch or not (project/zeroed_grads.py). Its own
+    # kind: a clear that may run, read by MEM304 only (no fix moves it).
+    HELPER_ZERO_GRAD = "helper_zero_grad"
 
 
 @dataclass(eq=False)
@@ -282,6 +290,8 @@ class TrainingVerbs(cst.CSTVisitor):
             return
         if self.project is not None and self.project.step_sequences and self._project_call(node):
             return
+        if self.project is not None and (self.project.grad_clearers or self.project.inherited_clears):
+            self._foreign_clears(node)
         if not isinstance(func, cst.Attribute):
             return
         attr, recv = func.attr.value, func.value
@@ -356,6 +366,33 @@ class TrainingVerbs(cst.CSTVisitor):
             )
         self._add(VerbKind.PROJECT_CALL, node, foreign=tuple(foreign))
         return True
+
+    def _foreign_clears(self, node: cst.Call) -> None:
+        """HELPER_ZERO_GRAD verbs for what ``node`` may clear in another
+        module's code: the arguments it hands to the parameters a function
+        clears, or the ``self.<attr>`` an inherited method clears."""
+        written = dotted_name(node.func)
+        found = self.project.grad_clearer(written) if written is not None else None
+        if found is not None:
+            cleared, params, kwonly = found
+            handed = _handed(node, params)
+            for param in cleared if handed is not None else ():
+                target = handed.get(param)  # type: ignore[union-attr]
+                if target is not None and (param in params or param in kwonly):
+                    self._add_clear(node, self._code(target), self._kind(target, node))
+            return
+        func = node.func
+        scope = self._scope[-1]
+        if not isinstance(func, cst.Attribute) or dotted_name(func.value) != "self" or isinstance(scope, cst.Module):
+            return
+        cls = self._calls.class_of.get(self._calls.method_owner(scope))
+        for base in cls.bases if cls is not None else ():
+            spelled = dotted_name(base.value)
+            for attr in self.project.inherited_clear(spelled, func.attr.value) if spelled else ():
+                self._add_clear(node, attr, self.objects.kind_of(attr, node))
+
+    def _add_clear(self, node: cst.Call, target: str, kind: Kind | None) -> None:
+        self._add(VerbKind.HELPER_ZERO_GRAD, node, target=target, target_kind=kind)
 
     def _backward(self, node: cst.Call, recv: cst.BaseExpression) -> None:
         positional = [a for a in node.args if a.keyword is None and not a.star]
