@@ -467,10 +467,11 @@ class InferenceWithoutNoGrad(Rule):
         """Nothing of ``stmt`` is read again: ``y = net(img)  # dry run``
         with ``y`` never read in ``scope`` (or ``_ = net(img)``). A lone
         forward whose output nobody reads keeps no graph that grows; a
-        notebook's bare expression is not dropped (its cell shows it)."""
+        notebook's bare expression at a cell's top level is not dropped (its
+        cell shows it), one inside a function is."""
         for small in stmt.body:
             if isinstance(small, cst.Expr):
-                if self.context.path.endswith(".ipynb"):
+                if self.context.path.endswith(".ipynb") and not isinstance(scope, cst.FunctionDef):
                     return False
                 continue
             if not isinstance(small, cst.Assign):

@@ -535,8 +535,21 @@ class ObjectTable(cst.CSTVisitor):
             and v.func.attr.value in ("cuda", "to")
             and isinstance(v.func.value, cst.Call)
             and _class_built(v)
+            and not self._class_imported(v)
             for v in values
         )
+
+    def _class_imported(self, call: cst.Call) -> bool:
+        """The class ``call`` builds is bound by an explicit import (``from
+        pkg.net import Config``): the project or the package answers what it
+        is, and a plain class moved and switched stays unknown; only a name
+        no import of the module binds (a star import the project does not
+        hold) is judged by the switch."""
+        func = call.func
+        while isinstance(func, cst.Attribute) and func.attr.value in MODULE_MOVES and isinstance(func.value, cst.Call):
+            func = func.value.func
+        name = dotted_name(func)
+        return name is not None and name.split(".", 1)[0] in self.names.bindings
 
     def _project_kind(self, owner: object, name: str) -> Kind | None:
         """The kind every type the project gives ``name`` in ``owner`` builds
