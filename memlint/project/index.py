@@ -75,6 +75,8 @@ class ProjectIndex:
         self._exports_only: dict[str, ModuleSummary] = {}
         # importer -> (its sys.path folders, the files read to find them)
         self._sys_path_cache: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
+        # method_still: method name -> (every definition moves nothing, the modules defining it).
+        self._method_defs: dict[str, tuple[bool, set[str]]] = {}
         # (file, class) -> (a CPU class with all it needs, the files read to tell), _cpu_class_of
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
         # Per file: its classes whose ``__call__`` backpropagates or steps (trainer_classes).
@@ -787,6 +789,7 @@ class ProjectIndex:
             ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
+            cpu_methods=tuple(n for n in summary.called_methods if self.method_still(n)),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
             model_classes=tuple(sorted(model_classes)),
@@ -915,6 +918,24 @@ class ProjectIndex:
                     found.add(name)
                     break
         return tuple(sorted(found))
+
+    def method_still(self, name: str) -> bool:
+        """Every class of the project's summarised modules that defines a
+        method ``name`` defines it so that it moves nothing (method_moves.py);
+        the view depends on each of those modules."""
+        defs = self._current("_method_defs")
+        if not defs:
+            for other, found in self.summaries.items():
+                for method in _field(found, "still_methods"):
+                    still, where = defs.setdefault(method, (True, set()))
+                    where.add(other)
+                for method in _field(found, "moving_methods"):
+                    defs[method] = (False, defs.get(method, (False, set()))[1] | {other})
+            defs.setdefault("", (False, set()))  # filled, even for a project with no method
+        still, where = defs.get(name, (False, set()))
+        for other in where:
+            self._note_read(other)
+        return still
 
     def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
         """The ``names`` (methods of ``path`` that load weights) another
