@@ -932,9 +932,18 @@ class ProjectIndex:
                 for method in _field(found, "moving_methods"):
                     defs[method] = (False, defs.get(method, (False, set()))[1] | {other})
             defs.setdefault("", (False, set()))  # filled, even for a project with no method
-        still, where = defs.get(name, (False, set()))
+        still, where = defs.get(name, (True, set()))
         for other in where:
             self._note_read(other)
+        if not still:
+            return False
+        still = bool(where)  # defined so by a module read, or by a holder read now
+        for other in self.lazy_holding(name):  # holders left for later (narrow.py): read them now
+            self._note_read(other)
+            found = self._held(other)
+            if name in _field(found, "moving_methods"):
+                return False
+            still = still or name in _field(found, "still_methods")
         return still
 
     def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
@@ -1161,6 +1170,9 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     # A method named for evaluation: a module calling it says in which grad
     # mode (methods_off_elsewhere); its holders are read lazily (triage_for).
     names.update(m for s in summaries if s is not None for m in asked_methods(f.name for f in s.functions))
+    # A method called where a state dict is loaded: every module defining it
+    # says whether it may move the model (method_still); read lazily.
+    names.update(m for s in summaries if s is not None for m in s.called_methods)
     needles = {n.encode() for n in names}
     # An attribute of a plain class that another module may switch
     # (``solver.G.eval()``, ``evaluate(solver.G)``: _switched_attrs): a
@@ -1189,6 +1201,7 @@ def triage_for(needles: tuple[bytes, ...], summaries, paths: Iterable[str]) -> T
     lazy = {n for s in found for n in _loading_methods(s)}
     lazy.update(m for s in found for m in model_methods(s.objects))
     lazy.update(m for s in found for m in asked_methods(f.name for f in s.functions))
+    lazy.update(m for s in found for m in s.called_methods)
     attributes = {a for s in found for a in s.plain_attrs}
     return Triage(needles, calls, lazy, {n for s in found for n in s.eval_names}, paths, attributes)
 

@@ -22,6 +22,7 @@ own making).
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 
 from memlint.project.class_moves import MOVES
 
@@ -32,6 +33,12 @@ PLACES = MOVES | {"prepare", "prepare_model", "setup", "setup_module", "initiali
 MODULE_STAYS = frozenset(
     {"modules", "named_modules", "children", "named_children", "parameters", "named_parameters"}
     | {"buffers", "named_buffers", "state_dict", "eval", "train", "requires_grad_", "zero_grad"}
+)
+# Methods of builtin values, never of a model (what a view need not ask).
+_CONTAINERS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "items", "keys", "values", "get", "update", "setdefault"}
+    | {"add", "discard", "copy", "format", "join", "split", "strip", "replace", "startswith", "endswith"}
+    | {"item", "size", "numel", "dim", "tolist", "numpy", "detach", "clone", "view", "reshape", "format_map"}
 )
 # Builtins that only look at what they are given (``isinstance(m, nn.Conv2d)``).
 _LOOKS = frozenset(
@@ -63,20 +70,27 @@ def method_moves(tree: ast.Module) -> tuple[list[str], list[str]]:
     return sorted(still - moving), sorted(moving)
 
 
-def called_methods(tree: ast.Module) -> list[str]:
-    """The names this module calls as methods (``x.name(...)``), but
-    ``nn.Module``'s that stay: where a view asks method_moves' answer."""
-    found = {
-        n.func.attr
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr not in MODULE_STAYS
-    }
-    return sorted(found - PLACES)
+def called_methods(tree: ast.Module, imported: Collection[str] = ()) -> list[str]:
+    """The names this module calls as methods of what a name holds
+    (``model.name(...)``, ``self.model.name(...)``; not of a module it
+    imports, ``torch.load``), but ``nn.Module``'s that stay: where a view
+    asks method_moves' answer."""
+    found = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            root = n.func.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id not in imported:
+                found.add(n.func.attr)
+    return sorted(found - PLACES - MODULE_STAYS - _CONTAINERS)
 
 
 def _self_name(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     params = fn.args.posonlyargs + fn.args.args
-    if not params or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list):
+    if not params or any(
+        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list
+    ):
         return None
     return params[0].arg
 

@@ -1406,7 +1406,7 @@ class _Walker:
         if self._loads_state and not s.stars:
             s.local_imports = only_local(self._local_imports, s.imports, {*s.defines, *self.module_defs})
         if self._loads_state:
-            s.called_methods = called_methods(self._tree)
+            s.called_methods = called_methods(self._tree, self.bindings)
         if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):
             s.cpu_saved, s.other_saved, s.loaded_files, s.model_saves = checkpoint_facts(self._tree, self.bindings)
         s.calls.sort(key=lambda c: (c.line, c.callee))

@@ -899,7 +899,9 @@ class _CpuModels(cst.CSTVisitor):
                 self.candidates[node] = (key, tuple(self.loops))
         elif method not in _STAYS and not self.stays(node):
             # A method of the model itself (not of a part, whose class is not known here).
-            if not (key == dotted_name(func.value) and (self._own_method(key, method) or self._still_method(key, method))):
+            if not (
+                key == dotted_name(func.value) and (self._own_method(key, method) or self._still_method(key, method))
+            ):
                 self._lost(key)
 
 
