@@ -22,9 +22,10 @@ own making).
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from memlint.project.class_moves import MOVES
+from memlint.project.node_lists import NodeLists
 
 # Calls that put a model on a device without ``.to(``: accelerate's and
 # Lightning Fabric's ``prepare``/``setup``, DeepSpeed's ``initialize``.
@@ -46,38 +47,51 @@ _LOOKS = frozenset(
 )
 
 
-def method_moves(tree: ast.Module) -> tuple[list[str], list[str]]:
+def method_moves(tree: ast.Module, walk: NodeLists | None = None) -> tuple[list[str], list[str]]:
     """The names of the methods of the module's classes (at any depth) that
-    move nothing (``still``), and of the others (``moving``)."""
+    move nothing (``still``), and of the others (``moving``). ``walk``: the
+    summary's node lists, so each method is walked once for every helper."""
+    walk = walk if walk is not None else NodeLists()
     still: set[str] = set()
     moving: set[str] = set()
-    for cls in ast.walk(tree):
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        methods: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    for stmt in tree.body:  # ``if ...: class A`` and classes built in functions
+        if not isinstance(stmt, ast.ClassDef):
+            classes.extend(n for n in walk(stmt) if isinstance(n, ast.ClassDef))
+    while classes:
+        cls = classes.pop()
+        methods: dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.AST]]]] = {}
         for stmt in cls.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                methods.setdefault(stmt.name, []).append(stmt)
-        moves = {name: any(_may_move(fn, methods) for fn in defs) for name, defs in methods.items()}
+                found = walk(stmt)
+                methods.setdefault(stmt.name, []).append((stmt, found))
+                classes.extend(n for n in found if isinstance(n, ast.ClassDef))
+            elif isinstance(stmt, ast.ClassDef):
+                classes.append(stmt)
+            elif not isinstance(stmt, (ast.Expr, ast.Pass)):
+                classes.extend(n for n in walk(stmt) if isinstance(n, ast.ClassDef))
+        moves = {name: any(_may_move(fn, found, methods) for fn, found in defs) for name, defs in methods.items()}
         changed = True
         while changed:  # a method calling a moving one of its class moves too
             changed = False
             for name, defs in methods.items():
-                if not moves[name] and any(_self_calls(fn) & {m for m, v in moves.items() if v} for fn in defs):
+                if not moves[name] and any(
+                    _self_calls(fn, found) & {m for m, v in moves.items() if v} for fn, found in defs
+                ):
                     moves[name] = changed = True
         for name, flag in moves.items():
             (moving if flag or name in PLACES else still).add(name)
     return sorted(still - moving), sorted(moving)
 
 
-def called_methods(tree: ast.Module, imported: Collection[str] = ()) -> list[str]:
-    """The names this module calls as methods of what a name holds
+def called_methods(calls: Iterable[ast.Call], imported: Collection[str] = ()) -> list[str]:
+    """The names ``calls`` (a module's) call as methods of what a name holds
     (``model.name(...)``, ``self.model.name(...)``; not of a module it
     imports, ``torch.load``), but ``nn.Module``'s that stay: where a view
     asks method_moves' answer."""
     found = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+    for n in calls:
+        if isinstance(n.func, ast.Attribute):
             root = n.func.value
             while isinstance(root, ast.Attribute):
                 root = root.value
@@ -101,12 +115,12 @@ def _root(node: ast.expr) -> ast.expr:
     return node
 
 
-def _derived(fn: ast.FunctionDef | ast.AsyncFunctionDef, this: str) -> set[str]:
+def _derived(found: list[ast.AST], this: str) -> set[str]:
     """``self`` and the local names bound from it or a part of it
     (``for m in self.modules()``, ``head = self.fc``): a part of the model."""
     names = {this}
     bindings: list[tuple[ast.expr, ast.expr]] = []
-    for node in ast.walk(fn):
+    for node in found:
         if isinstance(node, ast.Assign):
             bindings.extend((t, node.value) for t in node.targets)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value is not None:
@@ -118,7 +132,7 @@ def _derived(fn: ast.FunctionDef | ast.AsyncFunctionDef, this: str) -> set[str]:
     for _ in range(3):  # chains of aliases (``a = self.x; b = a.y``), a few deep
         for target, value in bindings:
             if _touches(value, names):
-                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+                names.update(n.id for n in _subtree(target) if isinstance(n, ast.Name))
     return names
 
 
@@ -126,15 +140,25 @@ def _touches(value: ast.expr, names: set[str]) -> bool:
     root = _root(value)
     if isinstance(root, ast.Name) and root.id == "super":
         return True
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(value))
+    return any(isinstance(n, ast.Name) and n.id in names for n in _subtree(value))
 
 
-def _self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """The methods ``fn`` calls on ``self`` itself (``self.m(...)``)."""
+def _subtree(node: ast.AST) -> list[ast.AST]:
+    """The nodes of a small expression (not ``ast.walk``: the summary counts its walks)."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST]) -> set[str]:
+    """The methods ``fn`` (its nodes ``found``) calls on ``self`` itself (``self.m(...)``)."""
     this = _self_name(fn)
     return {
         n.func.attr
-        for n in ast.walk(fn)
+        for n in found
         if isinstance(n, ast.Call)
         and isinstance(n.func, ast.Attribute)
         and isinstance(n.func.value, ast.Name)
@@ -146,14 +170,14 @@ def _self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 _KEEPS_HERE = frozenset({"append", "extend", "add", "insert"})
 
 
-def _may_move(fn: ast.FunctionDef | ast.AsyncFunctionDef, methods: dict) -> bool:
+def _may_move(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST], methods: dict) -> bool:
     """``fn`` may move its model, read alone (its calls of its class's other
     methods are joined by method_moves)."""
     this = _self_name(fn)
     if this is None:
         return True
-    parts = _derived(fn, this)
-    for node in ast.walk(fn):
+    parts = _derived(found, this)
+    for node in found:
         if isinstance(node, ast.Attribute) and node.attr in PLACES:
             return True
         if isinstance(node, ast.Name) and node.id == this and not isinstance(node.ctx, ast.Load):

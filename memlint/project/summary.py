@@ -520,7 +520,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
-            walker.summary.still_methods, walker.summary.moving_methods = method_moves(tree)
+            walker.summary.still_methods, walker.summary.moving_methods = method_moves(tree, walk)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings, walk)
             walker.summary.tensor_trackers = tensor_trackers(tree)
@@ -645,6 +645,7 @@ class _Walker:
         self._called_names: set[str] = set()
         self._local_imports: dict[str, list[str]] = {}  # ModuleSummary.local_imports
         self._loads_state = False  # a ``load_state_dict`` call: local_imports matter (MEM701)
+        self._receiver_calls: list[ast.Call] = []  # ``x.m(...)`` calls: called_methods reads them (MEM701)
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
         # The callees named ``save``/``load`` (``torch.save``, ``np.load``,
         # ``save`` of ``from torch import save``), in the walk or in the parts
@@ -1073,6 +1074,8 @@ class _Walker:
         func = node.func
         if self._in_top is not None:
             self._placed(node)
+        if func.__class__ is ast.Attribute:
+            self._receiver_calls.append(node)
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
             if is_device_move(node):
@@ -1372,7 +1375,7 @@ class _Walker:
                     )
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
-        s.still_methods, s.moving_methods = method_moves(self._tree)
+        s.still_methods, s.moving_methods = method_moves(self._tree, self._node_lists)
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings, self._node_lists)
         s.attr_switches = sorted(self._switched)
@@ -1406,7 +1409,7 @@ class _Walker:
         if self._loads_state and not s.stars:
             s.local_imports = only_local(self._local_imports, s.imports, {*s.defines, *self.module_defs})
         if self._loads_state:
-            s.called_methods = called_methods(self._tree, self.bindings)
+            s.called_methods = called_methods(self._receiver_calls, self.bindings)
         if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):
             s.cpu_saved, s.other_saved, s.loaded_files, s.model_saves = checkpoint_facts(self._tree, self.bindings)
         s.calls.sort(key=lambda c: (c.line, c.callee))
