@@ -79,6 +79,9 @@ def test_moves_and_hand_overs_make_a_method_moving():
             def alias(self):
                 me = self
                 return place_model(me)
+            @on_device
+            def wrapped(self):
+                return 1
     """
     still, found = _methods(moving)
     assert still == []
@@ -92,7 +95,18 @@ def test_moves_and_hand_overs_make_a_method_moving():
         "part_method",
         "calls_moving",
         "alias",
+        "wrapped",
     }
+
+
+def test_a_method_under_no_grad_moves_nothing():
+    source = """
+        class Net(nn.Module):
+            @torch.no_grad()
+            def parameter_count(self):
+                return len(list(self.parameters()))
+    """
+    assert _methods(source) == (["parameter_count"], [])
 
 
 def test_called_methods_leave_out_module_methods_that_stay():

@@ -41,6 +41,10 @@ _CONTAINERS = frozenset(
     | {"add", "discard", "copy", "format", "join", "split", "strip", "replace", "startswith", "endswith"}
     | {"item", "size", "numel", "dim", "tolist", "numpy", "detach", "clone", "view", "reshape", "format_map"}
 )
+# Decorators that run the method as written (``@torch.no_grad()``, ``@property``).
+_PLAIN_DECORATORS = frozenset(
+    {"property", "cached_property", "abstractmethod", "no_grad", "inference_mode", "export", "ignore", "unused"}
+)
 # Builtins that only look at what they are given (``isinstance(m, nn.Conv2d)``).
 _LOOKS = frozenset(
     {"isinstance", "len", "print", "list", "tuple", "sorted", "enumerate", "zip", "iter", "id", "type", "sum"}
@@ -101,12 +105,19 @@ def called_methods(calls: Iterable[ast.Call], imported: Collection[str] = ()) ->
 
 
 def _self_name(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The name ``fn`` gives its instance; None for a method read as moving:
+    no instance (``staticmethod``, ``classmethod``) or a decorator that may
+    wrap it in code not read here."""
     params = fn.args.posonlyargs + fn.args.args
-    if not params or any(
-        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list
-    ):
+    if not params or not all(_plain_decorator(d) for d in fn.decorator_list):
         return None
     return params[0].arg
+
+
+def _plain_decorator(decorator: ast.expr) -> bool:
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return last in _PLAIN_DECORATORS
 
 
 def _root(node: ast.expr) -> ast.expr:
