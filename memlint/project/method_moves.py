@@ -67,6 +67,10 @@ def method_moves(tree: ast.Module, walk: NodeLists | None = None) -> tuple[list[
         methods: dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.AST]]]] = {}
         for stmt in cls.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if _unread(stmt.name):
+                    moving.add(stmt.name)  # not read (a walk of every ``forward`` costs): taken as moving
+                    classes.extend(n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.ClassDef))
+                    continue
                 found = walk(stmt)
                 methods.setdefault(stmt.name, []).append((stmt, found))
                 classes.extend(n for n in found if isinstance(n, ast.ClassDef))
@@ -86,6 +90,12 @@ def method_moves(tree: ast.Module, walk: NodeLists | None = None) -> tuple[list[
         for name, flag in moves.items():
             (moving if flag or name in PLACES else still).add(name)
     return sorted(still - moving), sorted(moving)
+
+
+def _unread(name: str) -> bool:
+    """Methods read as moving without a look: special methods and forwards
+    (run on data, not called between building a model and loading it)."""
+    return name.startswith(("__", "forward"))
 
 
 def called_methods(calls: Iterable[ast.Call], imported: Collection[str] = ()) -> list[str]:
@@ -181,11 +191,31 @@ def _self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST]
 _KEEPS_HERE = frozenset({"append", "extend", "add", "insert"})
 
 
+def _plainly_moves(found: list[ast.AST], this: str, methods: dict) -> bool:
+    """A first look, with no alias followed: a move, or a call of a method of
+    ``self`` or of a part (``self.conv(x)``) not known to stay: most methods
+    (every ``forward``) end here."""
+    for node in found:
+        if node.__class__ is ast.Attribute:
+            if node.attr in PLACES:  # type: ignore[attr-defined]
+                return True
+        elif node.__class__ is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if func.__class__ is ast.Attribute and func.attr not in MODULE_STAYS:
+                root = func.value
+                while root.__class__ is ast.Attribute:
+                    root = root.value
+                direct = func.value.__class__ is ast.Name and func.value.id == this
+                if root.__class__ is ast.Name and root.id == this and not (direct and func.attr in methods):
+                    return True
+    return False
+
+
 def _may_move(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST], methods: dict) -> bool:
     """``fn`` may move its model, read alone (its calls of its class's other
     methods are joined by method_moves)."""
     this = _self_name(fn)
-    if this is None:
+    if this is None or _plainly_moves(found, this, methods):
         return True
     parts = _derived(found, this)
     for node in found:
