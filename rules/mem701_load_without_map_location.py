@@ -164,7 +164,11 @@ class LoadWithoutMapLocation(Rule):
     locals moves nothing. A module-level model of another project module,
     built there on the CPU (`vgg = nn.Sequential(...)` in `net.py`) and named
     nowhere else in it, read at module level (`vgg = net.vgg`, `from net
-    import vgg`) and not moved before the load, is on the CPU too.
+    import vgg`) and not moved before the load, is on the CPU too. A method of
+    the model that the project defines, in every class defining it, without
+    moving, handing over or setting the model or a part of it (psa's
+    `param_groups = model.get_parameter_groups()`, read by the project
+    stage) leaves it on the CPU; one handing `self` to other code does not.
     A constructor bound nowhere in the module (never
     imported, no star import), or a class picked by name from a module named
     at run time (`getattr(importlib.import_module(name), "CAM")()`) or from
@@ -3120,6 +3124,26 @@ def main(path):
     model.load_state_dict(new_state_dict)
 """,
             None,
+        ),
+        Invalid(
+            """\
+import importlib
+import torch
+def main(args, path):
+    model = getattr(importlib.import_module(args.network), "Net")()
+    param_groups = model.get_parameter_groups()
+    model.load_state_dict(torch.load(path))
+    model = torch.nn.DataParallel(model).cuda()
+""",
+            """\
+import importlib
+import torch
+def main(args, path):
+    model = getattr(importlib.import_module(args.network), "Net")()
+    param_groups = model.get_parameter_groups()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model = torch.nn.DataParallel(model).cuda()
+""",
         ),
     ]
 

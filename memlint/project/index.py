@@ -76,6 +76,8 @@ class ProjectIndex:
         self._exports_only: dict[str, ModuleSummary] = {}
         # importer -> (its sys.path folders, the files read to find them)
         self._sys_path_cache: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
+        # method_still: method name -> (every definition moves nothing, the modules defining it).
+        self._method_defs: dict[str, tuple[bool, set[str]]] = {}
         # (file, class) -> (a CPU class with all it needs, the files read to tell), _cpu_class_of
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
         # Per file: its classes whose ``__call__`` backpropagates or steps (trainer_classes).
@@ -791,6 +793,7 @@ class ProjectIndex:
             ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
+            cpu_methods=tuple(n for n in summary.called_methods if self.method_still(n)),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
             model_classes=tuple(sorted(model_classes)),
@@ -921,6 +924,33 @@ class ProjectIndex:
                     found.add(name)
                     break
         return tuple(sorted(found))
+
+    def method_still(self, name: str) -> bool:
+        """Every class of the project's summarised modules that defines a
+        method ``name`` defines it so that it moves nothing (method_moves.py);
+        the view depends on each of those modules."""
+        defs = self._current("_method_defs")
+        if not defs:
+            for other, found in self.summaries.items():
+                for method in _field(found, "still_methods"):
+                    still, where = defs.setdefault(method, (True, set()))
+                    where.add(other)
+                for method in _field(found, "moving_methods"):
+                    defs[method] = (False, defs.get(method, (False, set()))[1] | {other})
+            defs.setdefault("", (False, set()))  # filled, even for a project with no method
+        still, where = defs.get(name, (True, set()))
+        for other in where:
+            self._note_read(other)
+        if not still:
+            return False
+        still = bool(where)  # defined so by a module read, or by a holder read now
+        for other in self.lazy_holding(name):  # holders left for later (narrow.py): read them now
+            self._note_read(other)
+            found = self._held(other)
+            if name in _field(found, "moving_methods"):
+                return False
+            still = still or name in _field(found, "still_methods")
+        return still
 
     def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
         """The ``names`` (methods of ``path`` that load weights) another
@@ -1146,6 +1176,9 @@ def needles_for(summaries) -> tuple[bytes, ...]:
     # A method named for evaluation: a module calling it says in which grad
     # mode (methods_off_elsewhere); its holders are read lazily (triage_for).
     names.update(m for s in summaries if s is not None for m in asked_methods(f.name for f in s.functions))
+    # A method called where a state dict is loaded: every module defining it
+    # says whether it may move the model (method_still); read lazily.
+    names.update(m for s in summaries if s is not None for m in s.called_methods)
     needles = {n.encode() for n in names}
     # An attribute of a plain class that another module may switch
     # (``solver.G.eval()``, ``evaluate(solver.G)``: _switched_attrs): a
@@ -1174,6 +1207,7 @@ def triage_for(needles: tuple[bytes, ...], summaries, paths: Iterable[str]) -> T
     lazy = {n for s in found for n in _loading_methods(s)}
     lazy.update(m for s in found for m in model_methods(s.objects))
     lazy.update(m for s in found for m in asked_methods(f.name for f in s.functions))
+    lazy.update(m for s in found for m in s.called_methods)
     attributes = {a for s in found for a in s.plain_attrs}
     return Triage(needles, calls, lazy, {n for s in found for n in s.eval_names}, paths, attributes)
 

@@ -24,6 +24,7 @@ from memlint.project import (
     layer_lists,
     local_imports,
     method_modes,
+    method_moves,
     model_tables,
     object_types,
     parameterless,
@@ -71,6 +72,7 @@ def summary_fingerprint() -> str:
         engine_factories,
         returned_loads,
         zeroed_grads,
+        method_moves,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

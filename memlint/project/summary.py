@@ -59,6 +59,7 @@ from memlint.project.engine_factories import engine_factories
 from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
+from memlint.project.method_moves import called_methods, method_moves
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
@@ -246,6 +247,12 @@ class ModuleSummary:
     # ``.to(``, ``.cuda(``, ``accelerator.prepare(``...): a model handed to
     # one stays where it is (MEM701).
     cpu_functions: list[str] = field(default_factory=list)
+    # Method names of this module's classes whose code moves nothing, those
+    # that may, and (where it loads a state dict) the method names it calls:
+    # a model stays on the CPU through a still one (method_moves.py, MEM701).
+    still_methods: list[str] = field(default_factory=list)
+    moving_methods: list[str] = field(default_factory=list)
+    called_methods: list[str] = field(default_factory=list)
     # Module-level functions among them that return a model of a cpu class
     # (``def alexnet(**kwargs): return AlexNet(**kwargs)``, cpu_builders.py).
     cpu_builders: list[str] = field(default_factory=list)
@@ -367,6 +374,9 @@ class ModuleSummary:
             "cpu_classes": list(self.cpu_classes),
             "plain_classes": list(self.plain_classes),
             "cpu_functions": list(self.cpu_functions),
+            "still_methods": list(self.still_methods),
+            "moving_methods": list(self.moving_methods),
+            "called_methods": list(self.called_methods),
             "cpu_builders": list(self.cpu_builders),
             "foreign_builders": list(self.foreign_builders),
             "class_needs": list(self.class_needs),
@@ -420,6 +430,9 @@ class ModuleSummary:
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
             plain_classes=[str(c) for c in data.get("plain_classes", [])],
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
+            still_methods=[str(c) for c in data.get("still_methods", [])],
+            moving_methods=[str(c) for c in data.get("moving_methods", [])],
+            called_methods=[str(c) for c in data.get("called_methods", [])],
             cpu_builders=[str(c) for c in data.get("cpu_builders", [])],
             foreign_builders=[str(c) for c in data.get("foreign_builders", [])],
             class_needs=[str(c) for c in data.get("class_needs", [])],
@@ -513,6 +526,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
+            walker.summary.still_methods, walker.summary.moving_methods = method_moves(tree, walk)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings, walk)
             walker.summary.tensor_trackers = tensor_trackers(tree)
@@ -638,6 +652,7 @@ class _Walker:
         self._called_names: set[str] = set()
         self._local_imports: dict[str, list[str]] = {}  # ModuleSummary.local_imports
         self._loads_state = False  # a ``load_state_dict`` call: local_imports matter (MEM701)
+        self._receiver_calls: list[ast.Call] = []  # ``x.m(...)`` calls: called_methods reads them (MEM701)
         self._checkpoints = False  # a ``save``/``load`` attribute is called: checkpoint_files
         # The callees named ``save``/``load`` (``torch.save``, ``np.load``,
         # ``save`` of ``from torch import save``), in the walk or in the parts
@@ -1066,6 +1081,8 @@ class _Walker:
         func = node.func
         if self._in_top is not None:
             self._placed(node)
+        if func.__class__ is ast.Attribute:
+            self._receiver_calls.append(node)
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
             if is_device_move(node):
@@ -1370,6 +1387,7 @@ class _Walker:
                     )
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
+        s.still_methods, s.moving_methods = method_moves(self._tree, self._node_lists)
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings, self._node_lists)
         s.attr_switches = sorted(self._switched)
@@ -1402,6 +1420,8 @@ class _Walker:
         # star import may bind any of them at module level.
         if self._loads_state and not s.stars:
             s.local_imports = only_local(self._local_imports, s.imports, {*s.defines, *self.module_defs})
+        if self._loads_state:
+            s.called_methods = called_methods(self._receiver_calls, self.bindings)
         if self._checkpoints and any(names_a_checkpoint_call(f, self.bindings) for f in self._save_loads):
             s.cpu_saved, s.other_saved, s.loaded_files, s.model_saves = checkpoint_facts(self._tree, self.bindings)
         s.calls.sort(key=lambda c: (c.line, c.callee))

@@ -79,6 +79,10 @@ class ProjectView:
     # Local names of functions of other project modules that move nothing to
     # a device: a model handed to one stays on the CPU.
     cpu_functions: tuple[str, ...] = ()
+    # Method names this module calls that every class of the project defining
+    # them defines so that it moves nothing (method_moves.py): a model on the
+    # CPU stays there through a call of one (MEM701).
+    cpu_methods: tuple[str, ...] = ()
     # Classes of this module that other project modules run once per batch,
     # with where (``("MultiBoxLoss", "train.py:65")``): ``called_per_batch``,
     # built by a module whose loop backpropagates (its ``forward`` runs per
@@ -355,6 +359,7 @@ class ProjectView:
             or self.local_cpu_classes
             or self.plain_classes
             or self.cpu_functions
+            or self.cpu_methods
             or self.called_per_batch
             or self.built_per_batch
             or self.callees

@@ -95,6 +95,8 @@ _MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 _COPIES_IN_PLACE = frozenset({"torch.optim.swa_utils.AveragedModel"})
 
 _CPU_BUILDERS = ("torchvision.models.", "torch.nn.", "timm.create_model", "timm.models.")
+# Packages whose models' methods are theirs, not the project's (_still_method).
+_LIBRARIES = frozenset({"torch", "torchvision", "timm", "transformers", "diffusers", "peft", "accelerate"})
 # Builtins and modules whose calls never return a model: an argument bound
 # from one (``num_tag = len(enc.classes_)``) is not a model being wrapped.
 _NOT_MODELS = frozenset(
@@ -296,8 +298,12 @@ class _CpuModels(cst.CSTVisitor):
         plain_class: Callable[[str], bool] = lambda name: False,
         cpu_factory: Callable[[cst.BaseExpression], bool] = lambda value: False,
         cpu_holder: Callable[[cst.Call], bool] = lambda call: False,
+        cpu_methods: frozenset[str] = frozenset(),
     ) -> None:
         self.names = names
+        # Method names every class of the project defining them defines so
+        # that it moves nothing (project/method_moves.py, ProjectView.cpu_methods).
+        self.cpu_methods = cpu_methods
         # ``evaluator = Evaluator(model=model)``: a plain class whose code moves
         # nothing keeps the model where it is; a later use of the holder may
         # hand it on, and loses what it holds (``_use_holders``).
@@ -760,6 +766,19 @@ class _CpuModels(cst.CSTVisitor):
         classes = self.built_by[-1].get(key, set())
         return bool(classes) and method not in _MOVES and all(map(self.cpu_hierarchy, classes))
 
+    def _still_method(self, key: str, method: str) -> bool:
+        """``model.get_parameter_groups()``: a method the project defines only
+        so that it moves nothing, called on a model no library built (a
+        library's class may define the name otherwise)."""
+        if method not in self.cpu_methods:
+            return False
+        for built in self.built_by[-1].get(key, set()):
+            head = built.split(".", 1)[0]
+            qualified = self.names.bindings.get(head, head) if head else ""
+            if built.endswith("from_pretrained") or qualified.split(".", 1)[0] in _LIBRARIES:
+                return False
+        return True
+
     def _owner(self, key: str | None) -> str | None:
         """``key`` if it names a model on the CPU here, else the one of its
         owners that does (``model`` for ``model.base``)."""
@@ -880,7 +899,9 @@ class _CpuModels(cst.CSTVisitor):
                 self.candidates[node] = (key, tuple(self.loops))
         elif method not in _STAYS and not self.stays(node):
             # A method of the model itself (not of a part, whose class is not known here).
-            if not (key == dotted_name(func.value) and self._own_method(key, method)):
+            if not (
+                key == dotted_name(func.value) and (self._own_method(key, method) or self._still_method(key, method))
+            ):
                 self._lost(key)
 
 
@@ -1131,6 +1152,7 @@ class Checkpoints:
             self._plain_classes().__contains__,
             self._gives_cpu_class,
             self._cpu_holder,
+            frozenset(self.project.cpu_methods) if self.project is not None else frozenset(),
         )
         visit_fast(self.module, visitor)
         return visitor
