@@ -21,6 +21,7 @@ from memlint.project import (
     data_passes,
     engine_factories,
     gpu_args,
+    keyword_trackers,
     layer_lists,
     local_imports,
     method_modes,
@@ -31,6 +32,7 @@ from memlint.project import (
     state_feeds,
     state_helpers,
     sys_paths,
+    trackers,
     tuple_returns,
     version_tests,
 )
@@ -69,6 +71,8 @@ def summary_fingerprint() -> str:
         data_passes,
         engine_factories,
         returned_loads,
+        trackers,
+        keyword_trackers,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())
