@@ -236,3 +236,20 @@ def _moves_a_factory(node: ast.AST, aliases: dict[str, str]) -> bool:
     while type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in SHAPING | _BROADCASTS:  # type: ignore[attr-defined]
         recv = recv.func.value  # type: ignore[attr-defined]
     return type(recv) is ast.Call and ast_callee(recv.func, aliases) in FACTORIES  # type: ignore[attr-defined]
+
+
+def moves_own_target(loop: ast.For | ast.AsyncFor) -> bool:
+    """``for net in nets: ... net.to(device)``: the loop's body moves the one
+    name its ``for`` binds (the rule's ``_same_models_per_batch``, wider: any
+    depth, any block, any move argument)."""
+    target = loop.target
+    if type(target) is not ast.Name or type(loop.iter) not in (ast.Name, ast.Attribute):
+        return False
+    name = target.id  # type: ignore[attr-defined]
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _MOVES:  # type: ignore[attr-defined]
+                recv = node.func.value  # type: ignore[attr-defined]
+                if type(recv) is ast.Name and recv.id == name:
+                    return True
+    return False
