@@ -323,7 +323,10 @@ class LoopInvariantDeviceMove(Rule):
     also a constant built and moved in the `forward` of a class that another
     module of the project builds where it trains (a loss called once per
     batch), or in the `__init__` of a class another module builds inside its
-    training loop.
+    training loop. Also a loop over the same models inside the batch loop
+    (`for net in nets: net.to(device); net(x)`, `nets` bound outside the
+    batch loop and left alone there, under flags or settings compared with
+    strings at most): each batch moves them again.
 
     ## Why it matters
     The model does not move between batches: after the first iteration the

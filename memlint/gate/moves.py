@@ -16,6 +16,9 @@ rules/mem703_loop_invariant_device_move.py reports a move only when
   the loop's own target, ``_rebound_in``), or a constant tensor
   (``_constant_tensor``: shaping methods over a ``torch`` factory called
   with literal arguments only): ``receiver``;
+- or, for a loop moving its own ``for`` target inside another loop
+  (``_same_models_per_batch``), ``moves_own_target`` (gate/loops.py asks
+  it when a loop opens inside another, in any block);
 - the loop runs per batch (``_per_batch``: its iterable may be a loader, a
   backward or an optimizer step is called in its own iteration,
   ``training_verbs.in_iteration``, or its role is "eval") or, for a module,
