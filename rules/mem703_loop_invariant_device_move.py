@@ -106,6 +106,15 @@ def _flag(test: cst.BaseExpression, names) -> str | None:
     return dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
 
 
+def _settings(test: cst.BaseExpression, names) -> list[str] | None:
+    """The names a test of settings reads (``_setting``, joined by ``and``/``or``)."""
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _settings(test.left, names), _settings(test.right, names)
+        return None if left is None or right is None else left + right
+    name = _setting(test, names)
+    return None if name is None else [name]
+
+
 def _setting(test: cst.BaseExpression, names) -> str | None:
     """A flag (``_flag``), or a dotted name compared with ``==``/``!=``/``in``
     to string literals only (``args.loss == "contrastive"``); None otherwise."""
@@ -491,10 +500,10 @@ class LoopInvariantDeviceMove(Rule):
         tests: list[str] = []
         while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
             if isinstance(cur, cst.If) and child is not cur.test:
-                name = _setting(cur.test, self.facts.names)
-                if name is None:
+                names = _settings(cur.test, self.facts.names)
+                if names is None:
                     return None
-                tests.append(name)
+                tests.extend(names)
             elif isinstance(cur, cst.Else):
                 pass
             elif isinstance(cur, (cst.Try, cst.ExceptHandler, cst.ListComp, cst.GeneratorExp, cst.DictComp)):

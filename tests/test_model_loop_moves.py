@@ -11,7 +11,7 @@ import pytest
 from memlint.gate.moves import moves_own_target
 from memlint.lint.engine import lint_text
 from memlint.rule.registry import all_rules
-from memlint.rules.mem703_loop_invariant_device_move import _setting
+from memlint.rules.mem703_loop_invariant_device_move import _setting, _settings
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def train(net, previous_nets, loader, optimizer, criterion, args, device):
             loss = criterion(out, y.to(device))
             if args.loss == "l2norm":
                 loss = loss + out.norm()
-            elif args.loss == "contrastive":
+            elif args.loss == "only_contrastive" or args.loss == "contrastive":
                 for previous_net in previous_nets:
                     previous_net.to(device)
                     loss = loss + previous_net(x).mean()
@@ -89,3 +89,15 @@ def test_models_rebound_per_epoch_outside_the_batch_loop_still_count():
     )
     found = [f.line for f in lint_text(text, "train.py", all_rules()) if f.code == "MEM703"]
     assert found == [14]
+
+
+@pytest.mark.parametrize(
+    ("test", "expected"),
+    [
+        ("args.loss == 'a' or args.loss == 'b'", ["args.loss", "args.loss"]),
+        ("use_cuda and mode != 'cpu'", ["use_cuda", "mode"]),
+        ("args.loss == 'a' or step == 0", None),
+    ],
+)
+def test_settings_joined_by_and_or_are_settings(test, expected):
+    assert _settings(cst.parse_expression(test), _Names()) == expected
