@@ -18,8 +18,9 @@ from memlint.rules.mem703_loop_invariant_device_move import _setting, _settings
     ("loop", "expected"),
     [
         ("for net in nets:\n    net.to(device)\n    net(x)", True),
-        ("for net in self.nets:\n    if flag:\n        net.cuda()", True),
-        ("for net in nets:\n    other.to(device)", False),
+        ("for net in self.nets:\n    if flag:\n        net.cuda()\n    y = net(x)", True),
+        ("for net in nets:\n    net.to(device)", False),
+        ("for net in nets:\n    other.to(device)\n    net(x)", False),
         ("for i, net in enumerate(nets):\n    net.to(device)", False),
         ("for net in make_nets():\n    net.to(device)", False),
     ],

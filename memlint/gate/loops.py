@@ -309,7 +309,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 outer = inner.iteration or inner
                 # MEM703's ``for net in nets: net.to(device)`` in a batch loop
                 # (_same_models_per_batch): wider than the rule, any block.
-                out.moves = (outer.per_batch or trains) and moves_own_target(node)  # type: ignore[arg-type]
+                out.moves = (outer.per_batch or outer.batch) and moves_own_target(node)  # type: ignore[arg-type]
             if kind is not ast.While:
                 scope.locals.update(bare_names(node.target))  # type: ignore[attr-defined]
             for child in node.body:  # type: ignore[attr-defined]

@@ -242,17 +242,24 @@ def _moves_a_factory(node: ast.AST, aliases: dict[str, str]) -> bool:
 
 
 def moves_own_target(loop: ast.For | ast.AsyncFor) -> bool:
-    """``for net in nets: ... net.to(device)``: the loop's body moves the one
-    name its ``for`` binds (the rule's ``_same_models_per_batch``, wider: any
-    depth, any block, any move argument)."""
+    """``for net in nets: net.to(device); net(x)``: the loop's body moves the
+    one name its ``for`` binds and calls it (the rule's
+    ``_same_models_per_batch``, wider: any depth, any block, any argument)."""
     target = loop.target
     if type(target) is not ast.Name or type(loop.iter) not in (ast.Name, ast.Attribute):
         return False
     name = target.id  # type: ignore[attr-defined]
+    moved = called = False
     for stmt in loop.body:
         for node in ast.walk(stmt):
-            if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _MOVES:  # type: ignore[attr-defined]
-                recv = node.func.value  # type: ignore[attr-defined]
-                if type(recv) is ast.Name and recv.id == name:
-                    return True
+            if type(node) is not ast.Call:
+                continue
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is ast.Name:
+                called = called or func.id == name  # type: ignore[attr-defined]
+            elif type(func) is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
+                recv = func.value  # type: ignore[attr-defined]
+                moved = moved or (type(recv) is ast.Name and recv.id == name)  # type: ignore[attr-defined]
+            if moved and called:
+                return True
     return False
