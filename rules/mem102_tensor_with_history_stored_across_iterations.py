@@ -9,6 +9,8 @@ from memlint.analysis.training.containers import holds_entries, overwrites_one_s
 from memlint.analysis.training.freed_steps import freed_in_step
 from memlint.fix.expr_edits import call_method
 from memlint.parse.traversal import visit_fast
+from memlint.project.keyword_trackers import keyword_names
+from memlint.project.trackers import KEYWORDS
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.vocabulary.tokens import DATA_TOKENS
 
@@ -151,6 +153,8 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         "may turn it into a number or detach it, and the message names the line that keeps it "
         '("`AverageMeter.update` (utils.py:14) adds it to `self.sum`"); a tracker that stores `.item()`, '
         "`float(val)` or `val.detach()`, or one whose method cannot be read, keeps it silent. "
+        "A `**kwargs` tracker (`update(self, batch=1, **kwargs)` doing `self.sum[k] += kwargs[k]`) keeps each "
+        "keyword argument that names none of its parameters (`avg.update(cls_loss=loss)`). "
         "Model classes of any module: `loss, parts = model(x, y)` where every binding of `model` builds one class "
         "(`DataParallel(model)` of it too) whose `forward` returns `parts` fresh (JDE's `Darknet`, models.py) "
         "keeps `parts` free of history. `self.model.forward(x)` whose every project class (from the owner's "
@@ -186,12 +190,18 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         positional = [a for a in call.args if a.keyword is None]
         if any(a.star for a in call.args):
             return  # ``update(*vals)``: which argument lands where is unknown
-        if kept.position < len(positional):
-            arg = positional[kept.position]
+        if kept.position == KEYWORDS:
+            value = _kept_keywords(call, kept.param)
+            if value is None:
+                return
         else:
-            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == kept.param), None)
-        if arg is None:
-            return
+            if kept.position < len(positional):
+                arg = positional[kept.position]
+            else:
+                arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == kept.param), None)
+            if arg is None:
+                return
+            value = arg.value
         receiver = dotted_name(call.func.value)  # type: ignore[attr-defined]
         message = _TRACKER_MESSAGE.format(
             call=f"{receiver}.{kept.method}",
@@ -200,7 +210,7 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             where=kept.where,
             attr=kept.attr,
         )
-        self._check(stmt, call.func.value, arg.value, whole_value=True, message=message)  # type: ignore[attr-defined]
+        self._check(stmt, call.func.value, value, whole_value=True, message=message)  # type: ignore[attr-defined]
 
     def _user_object(self, receiver: cst.BaseExpression, stmt: cst.CSTNode) -> bool:
         """``loss_avg = Averager()`` then ``loss_avg.add(cost)``: the receiver
@@ -484,6 +494,56 @@ def train(model, loader, optimizer, criterion):
         losses.update(loss, x.size(0))
 """,
             "the tracker's update stores `val.item()`: a number",
+        ),
+        Valid(
+            """\
+import torch
+class AverageMeter(object):
+    def __init__(self):
+        self.sum = {}
+        self.count = {}
+    def update(self, batch=1, **kwargs):
+        for k in kwargs:
+            if k not in self.sum:
+                self.sum[k] = 0
+                self.count[k] = 0
+            self.sum[k] += float(kwargs[k])
+            self.count[k] += batch
+def train(model, loader, optimizer, criterion):
+    avg = AverageMeter()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        avg.update(batch=x.size(0), cls_loss=loss)
+""",
+            "the tracker sums `float(kwargs[k])`: numbers",
+        ),
+        Valid(
+            """\
+import torch
+class AverageMeter(object):
+    def __init__(self):
+        self.sum = {}
+        self.count = {}
+    def update(self, batch=1, **kwargs):
+        for k in kwargs:
+            if k not in self.sum:
+                self.sum[k] = 0
+                self.count[k] = 0
+            self.sum[k] += kwargs[k]
+            self.count[k] += batch
+def train(model, loader, optimizer, criterion):
+    avg = AverageMeter()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        avg.update(batch=loss, cls_loss=loss.item())
+""",
+            "`batch` names a parameter the tracker only counts with; the keyword it sums is a number",
         ),
         Valid(
             """\
@@ -1062,6 +1122,52 @@ def train(model, loader, optimizer, criterion):
         Invalid(
             """\
 import torch
+class AverageMeter(object):
+    def __init__(self):
+        self.sum = {}
+        self.count = {}
+    def update(self, batch=1, **kwargs):
+        for k in kwargs:
+            if k not in self.sum:
+                self.sum[k] = 0
+                self.count[k] = 0
+            self.sum[k] += kwargs[k]
+            self.count[k] += batch
+def train(model, loader, optimizer, criterion):
+    avg = AverageMeter()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        avg.update(batch=x.size(0), cls_loss=loss, lr=0.1)
+""",
+            """\
+import torch
+class AverageMeter(object):
+    def __init__(self):
+        self.sum = {}
+        self.count = {}
+    def update(self, batch=1, **kwargs):
+        for k in kwargs:
+            if k not in self.sum:
+                self.sum[k] = 0
+                self.count[k] = 0
+            self.sum[k] += kwargs[k]
+            self.count[k] += batch
+def train(model, loader, optimizer, criterion):
+    avg = AverageMeter()
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        avg.update(batch=x.size(0), cls_loss=loss.detach(), lr=0.1)
+""",
+        ),
+        Invalid(
+            """\
+import torch
 def train(model, loader, optimizer, criterion):
     logs = {}
     for i, (x, y) in enumerate(loader):
@@ -1524,6 +1630,15 @@ class Ensemble(L.LightningModule):
 """,
         ),
     ]
+
+
+def _kept_keywords(call: cst.Call, param: str) -> cst.Tuple | None:
+    """The keyword arguments of ``avg.update(batch=n, cls_loss=cls_loss)``
+    that land in the tracker's ``**kwargs`` (those naming none of its
+    parameters), as one tuple whose elements are the call's own nodes."""
+    _, named = keyword_names(param)
+    kept = [cst.Element(a.value) for a in call.args if a.keyword is not None and a.keyword.value not in named]
+    return cst.Tuple(kept) if kept else None
 
 
 def _terms(value: cst.BaseExpression, has_history) -> list[cst.BaseExpression]:

@@ -106,6 +106,52 @@ def _flag(test: cst.BaseExpression, names) -> str | None:
     return dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
 
 
+def _settings(test: cst.BaseExpression, names) -> list[str] | None:
+    """The names a test of settings reads (``_setting``, joined by ``and``/``or``)."""
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _settings(test.left, names), _settings(test.right, names)
+        return None if left is None or right is None else left + right
+    name = _setting(test, names)
+    return None if name is None else [name]
+
+
+def _setting(test: cst.BaseExpression, names) -> str | None:
+    """A flag (``_flag``), or a dotted name compared with ``==``/``!=``/``in``
+    to string literals only (``args.loss == "contrastive"``); None otherwise."""
+    flag = _flag(test, names)
+    if flag is not None:
+        return flag
+    if not (isinstance(test, cst.Comparison) and isinstance(test.left, (cst.Name, cst.Attribute))):
+        return None
+    for target in test.comparisons:
+        strings = target.comparator
+        parts = strings.elements if isinstance(strings, (cst.Tuple, cst.List, cst.Set)) else None
+        if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
+            return None
+        values = [el.value for el in parts] if parts is not None else [strings]
+        if not values or not all(isinstance(v, cst.SimpleString) for v in values):
+            return None
+    return dotted_name(test.left)
+
+
+class _Touches(cst.CSTVisitor):
+    """Any reading of ``key`` other than by itself (``key.append(net)``,
+    ``key[0] = net``), and ``del key[...]``: the loop may change its models."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if dotted_name(node.value) == self.key:
+            self.found = True
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if dotted_name(node.value) == self.key:
+            self.found = True
+
+
 class _BindsAny(cst.CSTVisitor):
     """Assignment, ``:=`` and ``for`` targets spelled one of ``roots``."""
 
@@ -286,7 +332,10 @@ class LoopInvariantDeviceMove(Rule):
     also a constant built and moved in the `forward` of a class that another
     module of the project builds where it trains (a loss called once per
     batch), or in the `__init__` of a class another module builds inside its
-    training loop.
+    training loop. Also a loop over the same models inside the batch loop
+    (`for net in nets: net.to(device); net(x)`, `nets` bound outside the
+    batch loop and left alone there, under flags or settings compared with
+    strings at most): each batch moves them again.
 
     ## Why it matters
     The model does not move between batches: after the first iteration the
@@ -352,6 +401,9 @@ class LoopInvariantDeviceMove(Rule):
         if kind is None and self._called_in(loop, recv):
             kind = Kind.MODULE  # moved and called (``model = torch.load(f)["model"]``): no tensor is callable
         if not self._per_batch(loop) and not (kind is Kind.MODULE and self._per_sample(loop, recv)):
+            outer = self._same_models_per_batch(loop, recv, node)
+            if outer is not None:
+                self.report(node, message=f"`{outer}`'s models are moved to the device on every batch: {self.message}")
             return
         if kind in (Kind.MODULE, Kind.LOSS):
             key = dotted_name(recv)
@@ -412,6 +464,56 @@ class LoopInvariantDeviceMove(Rule):
             return True
         info = self.facts.loops.info(loop)
         return info is not None and info.role == "eval"  # an evaluation loop over batches
+
+    def _same_models_per_batch(self, loop: cst.For | cst.While, recv: cst.BaseExpression, move: cst.Call) -> str | None:
+        """``for net in nets: net.to(device); out = net(x)`` inside the batch
+        loop, ``nets`` bound outside it and left alone there: every batch
+        moves the same models again (NIID-Bench's MOON). The name of the
+        models' iterable, or None. The model loop must call the module, and
+        neither move it elsewhere (offloading) nor load into it."""
+        key = dotted_name(recv)
+        if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == key):
+            return None
+        models = dotted_name(loop.iter) if isinstance(loop.iter, (cst.Name, cst.Attribute)) else None
+        if models is None or not self._called_in(loop, recv):
+            return None
+        if self._moved_elsewhere(loop, key, move) or self._loaded_in(loop, key):
+            return None
+        rebinds = _Rebinds(key, move)
+        visit_fast(loop.body, rebinds)  # type: ignore[attr-defined]
+        if rebinds.found:
+            return None
+        outer = self._config_enclosing_loop(loop)
+        if outer is None or not self._per_batch(outer) or _binds(outer, models):
+            return None
+        touched = _Touches(models)
+        visit_fast(outer.body, touched)  # type: ignore[attr-defined]
+        return None if touched.found else models
+
+    def _config_enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
+        """The loop whose body holds ``node`` unconditionally or in an arm of
+        tests the loop never changes: a plain flag, or a setting compared
+        with a string (``elif args.loss == "contrastive":``, a mode, not an
+        iteration)."""
+        child = node
+        cur = self.parent(node)
+        tests: list[str] = []
+        while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+            if isinstance(cur, cst.If) and child is not cur.test:
+                names = _settings(cur.test, self.facts.names)
+                if names is None:
+                    return None
+                tests.extend(names)
+            elif isinstance(cur, cst.Else):
+                pass
+            elif isinstance(cur, (cst.Try, cst.ExceptHandler, cst.ListComp, cst.GeneratorExp, cst.DictComp)):
+                return None
+            if isinstance(cur, (cst.For, cst.While)):
+                if child is not cur.body or any(_binds(cur, name) for name in tests):
+                    return None
+                return cur
+            child, cur = cur, self.parent(cur)
+        return None
 
     def _per_sample(self, loop: cst.For | cst.While, module: cst.BaseExpression) -> bool:
         """``for i, ann in enumerate(images): ... do_detect(model, img)``: a
@@ -636,6 +738,86 @@ class LoopInvariantDeviceMove(Rule):
         Valid(
             """\
 import torch
+def train(net, previous_nets, loader, optimizer, criterion, args, device):
+    for previous_net in previous_nets:
+        previous_net.to(device)
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        out = net(x)
+        loss = criterion(out, y)
+        nets = [previous_nets[-1], net]
+        for previous_net in nets:
+            previous_net.to(device)
+            loss = loss + previous_net(x).mean()
+        loss.backward()
+        optimizer.step()
+""",
+            "the models' list is built afresh in each batch: a loop over models, not a re-move of the same ones",
+        ),
+        Valid(
+            """\
+import torch
+def train(net, previous_nets, loader, optimizer, criterion, args, device):
+    for previous_net in previous_nets:
+        previous_net.to(device)
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        out = net(x)
+        loss = criterion(out, y)
+        for previous_net in previous_nets:
+            previous_net.to(device)
+            loss = loss + previous_net(x).mean()
+            previous_net.to("cpu")
+        loss.backward()
+        optimizer.step()
+""",
+            "each model is moved back to the CPU after its use: offloading, not an invariant move",
+        ),
+        Valid(
+            """\
+import torch
+def train(net, previous_nets, loader, optimizer, criterion, args, device):
+    for previous_net in previous_nets:
+        previous_net.to(device)
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        out = net(x)
+        loss = criterion(out, y)
+        if optimizer.state_dict()["state"] and len(previous_nets) > 1:
+            for previous_net in previous_nets:
+                previous_net.to(device)
+                loss = loss + previous_net(x).mean()
+        loss.backward()
+        optimizer.step()
+""",
+            "a test that may pick batches (not a flag, nor a setting compared with a string)",
+        ),
+        Valid(
+            """\
+import torch
+def train(net, previous_nets, loader, optimizer, criterion, args, device):
+    for previous_net in previous_nets:
+        previous_net.to(device)
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        out = net(x)
+        loss = criterion(out, y)
+        for previous_net in previous_nets:
+            previous_net.to(device)
+            loss = loss + previous_net(x).mean()
+        previous_nets.append(net)
+        loss.backward()
+        optimizer.step()
+""",
+            "the batch loop adds models to the list: the next batch's loop moves a new one",
+        ),
+        Valid(
+            """\
+import torch
 for path in checkpoint_files:
     model = torch.load(path)["model"]
     for image_name in image_list:
@@ -808,6 +990,28 @@ for x, y in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def train(net, previous_nets, loader, optimizer, criterion, args, device):
+    for previous_net in previous_nets:
+        previous_net.to(device)
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        out = net(x)
+        loss = criterion(out, y)
+        if args.loss == "l2norm":
+            loss = loss + out.norm()
+        elif args.loss == "contrastive":
+            for previous_net in previous_nets:
+                previous_net.to(device)
+                loss = loss + (previous_net(x) - out).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

@@ -66,7 +66,7 @@ from typing import Any
 
 from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee, ast_dotted, ast_tokens
-from memlint.gate.moves import MODULE, is_flag, move_sites, target_keys
+from memlint.gate.moves import MODULE, is_flag, move_sites, moves_own_target, target_keys
 from memlint.gate.per_batch_calls import per_batch_called
 from memlint.gate.seeds import Seeds
 from memlint.gate.syntax import bare_names
@@ -305,6 +305,11 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             per_batch = loader or eval_role
             targets = _NONE if kind is ast.While else target_keys(node.target)  # type: ignore[attr-defined]
             loop = _Loop(batch, per_batch, names_samples(tokens), targets)
+            if inner is not None and not out.moves and kind is not ast.While:
+                outer = inner.iteration or inner
+                # MEM703's ``for net in nets: net.to(device)`` in a batch loop
+                # (_same_models_per_batch): wider than the rule, any block.
+                out.moves = (outer.per_batch or outer.batch) and moves_own_target(node)  # type: ignore[arg-type]
             if kind is not ast.While:
                 scope.locals.update(bare_names(node.target))  # type: ignore[attr-defined]
             for child in node.body:  # type: ignore[attr-defined]

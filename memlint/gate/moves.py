@@ -16,6 +16,9 @@ rules/mem703_loop_invariant_device_move.py reports a move only when
   the loop's own target, ``_rebound_in``), or a constant tensor
   (``_constant_tensor``: shaping methods over a ``torch`` factory called
   with literal arguments only): ``receiver``;
+- or, for a loop moving its own ``for`` target inside another loop
+  (``_same_models_per_batch``), ``moves_own_target`` (gate/loops.py asks
+  it when a loop opens inside another, in any block);
 - the loop runs per batch (``_per_batch``: its iterable may be a loader, a
   backward or an optimizer step is called in its own iteration,
   ``training_verbs.in_iteration``, or its role is "eval") or, for a module,
@@ -236,3 +239,27 @@ def _moves_a_factory(node: ast.AST, aliases: dict[str, str]) -> bool:
     while type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in SHAPING | _BROADCASTS:  # type: ignore[attr-defined]
         recv = recv.func.value  # type: ignore[attr-defined]
     return type(recv) is ast.Call and ast_callee(recv.func, aliases) in FACTORIES  # type: ignore[attr-defined]
+
+
+def moves_own_target(loop: ast.For | ast.AsyncFor) -> bool:
+    """``for net in nets: net.to(device); net(x)``: the loop's body moves the
+    one name its ``for`` binds and calls it (the rule's
+    ``_same_models_per_batch``, wider: any depth, any block, any argument)."""
+    target = loop.target
+    if type(target) is not ast.Name or type(loop.iter) not in (ast.Name, ast.Attribute):
+        return False
+    name = target.id  # type: ignore[attr-defined]
+    moved = called = False
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if type(node) is not ast.Call:
+                continue
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is ast.Name:
+                called = called or func.id == name  # type: ignore[attr-defined]
+            elif type(func) is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
+                recv = func.value  # type: ignore[attr-defined]
+                moved = moved or (type(recv) is ast.Name and recv.id == name)  # type: ignore[attr-defined]
+            if moved and called:
+                return True
+    return False

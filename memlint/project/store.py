@@ -21,6 +21,7 @@ from memlint.project import (
     data_passes,
     engine_factories,
     gpu_args,
+    keyword_trackers,
     layer_lists,
     local_imports,
     method_modes,
@@ -32,6 +33,7 @@ from memlint.project import (
     state_feeds,
     state_helpers,
     sys_paths,
+    trackers,
     tuple_returns,
     version_tests,
     zeroed_grads,
@@ -73,6 +75,8 @@ def summary_fingerprint() -> str:
         returned_loads,
         zeroed_grads,
         method_moves,
+        trackers,
+        keyword_trackers,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -12,6 +12,13 @@ named like a tracker's, and only when nothing in the method may turn the
 value into a number or drop its graph (``.item()``, ``float()``,
 ``.detach()``, ``.data``, ``torch.``..., a parameter rebound): then the
 method keeps exactly what it is given.
+
+A ``**kwargs`` method (``update(self, batch=1, **kwargs)`` doing
+``self.sum[k] += kwargs[k]``) keeps every keyword argument that does not
+name one of its parameters: recorded with position ``KEYWORDS`` and, in
+``param``, the ``**`` name then the named parameters (``"kwargs batch"``).
+Only the stored value matters there: the method may compute ``float(batch)``
+for its average, but nothing may convert, test or rebind a keyword value.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ _CONVERTS = frozenset(
 )
 _CONVERTERS = frozenset({"float", "int", "round", "isinstance", "hasattr", "type", "np", "numpy", "torch", "math"})
 _PLAIN_BASES = frozenset({"object"})
+# ``TensorTracker.position`` of a ``**kwargs`` tracker: any keyword argument
+# that names none of the method's parameters is kept.
+KEYWORDS = -1
 
 
 class TensorTracker(NamedTuple):
@@ -99,6 +109,10 @@ _BLOCKS: dict[type, tuple[str, ...]] = {}
 
 def _keeps(cls: str, fn: ast.FunctionDef) -> TensorTracker | None:
     args = fn.args
+    if args.kwarg is not None and not (args.posonlyargs or args.vararg or fn.decorator_list) and args.args:
+        from memlint.project.keyword_trackers import keeps_keywords
+
+        return keeps_keywords(cls, fn)
     if args.posonlyargs or args.vararg or args.kwarg or not args.args or fn.decorator_list:
         return None
     params = [a.arg for a in args.args[1:]]
