@@ -9,10 +9,9 @@ from memlint.analysis.training.containers import holds_entries, overwrites_one_s
 from memlint.analysis.training.freed_steps import freed_in_step
 from memlint.fix.expr_edits import call_method
 from memlint.parse.traversal import visit_fast
-from memlint.project.keyword_trackers import keyword_names
-from memlint.project.trackers import KEYWORDS
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.vocabulary.tokens import DATA_TOKENS
+from memlint.vocabulary.trackers import KEYWORDS, keyword_names
 
 _ADDERS = frozenset({"append", "extend", "insert", "appendleft", "add"})
 # Methods of a tracker object that may keep what they are given (project/trackers.py).

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import ast
 
-from memlint.project.trackers import KEYWORDS, TensorTracker
-
 # Methods of ``kwargs`` that read it without changing what it holds.
 _READERS = frozenset({"items", "keys", "values", "get"})
 
 
-def keeps_keywords(cls: str, fn: ast.FunctionDef) -> TensorTracker | None:
-    """``cls.fn`` (with a ``**`` parameter) as a keyword tracker, or None."""
+def keeps_keywords(fn: ast.FunctionDef) -> tuple[str, str, int] | None:
+    """``fn`` (with a ``**`` parameter) as a keyword tracker: its ``param``
+    (the ``**`` name, then the named parameters), the ``self`` slot it keeps
+    values in and that line; or None."""
     kw = fn.args.kwarg.arg  # type: ignore[union-attr]
     named = [a.arg for a in fn.args.args[1:]] + [a.arg for a in fn.args.kwonlyargs]
     values, loop_targets = _value_names(fn, kw)
@@ -69,14 +69,8 @@ def keeps_keywords(cls: str, fn: ast.FunctionDef) -> TensorTracker | None:
             attr = _self_slot(call.func.value)  # type: ignore[attr-defined]
             kept = _operand(call.args[0], kw, values)  # type: ignore[attr-defined]
         if attr is not None and kept:
-            return TensorTracker(cls, fn.name, KEYWORDS, " ".join([kw, *named]), attr, stmt.lineno)  # type: ignore[attr-defined]
+            return " ".join([kw, *named]), attr, stmt.lineno  # type: ignore[attr-defined]
     return None
-
-
-def keyword_names(param: str) -> tuple[str, frozenset[str]]:
-    """The ``**`` name and the named parameters of a ``KEYWORDS`` tracker's ``param``."""
-    kw, *named = param.split()
-    return kw, frozenset(named)
 
 
 def _value_names(fn: ast.FunctionDef, kw: str) -> tuple[set[str], set[int]]:

@@ -27,6 +27,8 @@ import ast
 import collections
 from typing import NamedTuple
 
+from memlint.vocabulary.trackers import KEYWORDS
+
 TRACKER_METHODS = frozenset({"update", "add", "append", "record", "accumulate"})
 # Any call of these methods in the method (``.data`` read at all): it may
 # convert or detach what it stores.
@@ -35,9 +37,6 @@ _CONVERTS = frozenset(
 )
 _CONVERTERS = frozenset({"float", "int", "round", "isinstance", "hasattr", "type", "np", "numpy", "torch", "math"})
 _PLAIN_BASES = frozenset({"object"})
-# ``TensorTracker.position`` of a ``**kwargs`` tracker: any keyword argument
-# that names none of the method's parameters is kept.
-KEYWORDS = -1
 
 
 class TensorTracker(NamedTuple):
@@ -112,7 +111,8 @@ def _keeps(cls: str, fn: ast.FunctionDef) -> TensorTracker | None:
     if args.kwarg is not None and not (args.posonlyargs or args.vararg or fn.decorator_list) and args.args:
         from memlint.project.keyword_trackers import keeps_keywords
 
-        return keeps_keywords(cls, fn)
+        kept = keeps_keywords(fn)
+        return TensorTracker(cls, fn.name, KEYWORDS, *kept) if kept is not None else None
     if args.posonlyargs or args.vararg or args.kwarg or not args.args or fn.decorator_list:
         return None
     params = [a.arg for a in args.args[1:]]
