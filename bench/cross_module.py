@@ -16,7 +16,8 @@
     python bench/cross_module.py --batch tenth --mirror /work/.mirror   # the tenth batch
     python bench/cross_module.py --batch eleventh --mirror /work/.mirror # the eleventh batch
     python bench/cross_module.py --batch twelfth --mirror /work/.mirror  # the twelfth batch
-    python bench/cross_module.py --batch thirteenth --mirror /work/.mirror # the thirteenth batch, labelled last
+    python bench/cross_module.py --batch thirteenth --mirror /work/.mirror # the thirteenth batch
+    python bench/cross_module.py --batch fourteenth --mirror /work/.mirror # the fourteenth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -201,6 +202,17 @@ BATCHES = {
         HERE / "manifest_thirteenth.tsv",
         HERE / "reviewed_after_thirteenth.tsv",
         BENCH / ".corpora" / "cross_module_thirteenth",
+    ),
+    # "fourteenth": labelled after the first thirteen had been used to tune
+    # memlint; research code in fields none of them covers (speech
+    # recognition, source separation, summarisation, KG embeddings,
+    # imputation, VQ-VAE-2, face recognition, world models, change
+    # detection, quantisation-aware training, event cameras, QA, offline RL,
+    # score-based and energy-based models), torch pins read first.
+    "fourteenth": (
+        HERE / "manifest_fourteenth.tsv",
+        HERE / "reviewed_after_fourteenth.tsv",
+        BENCH / ".corpora" / "cross_module_fourteenth",
     ),
 }
 
