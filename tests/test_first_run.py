@@ -37,6 +37,7 @@ def test_check_help_explains_paths_codes_and_exit_status(run_memlint):
     text = " ".join(proc.stdout.split())
     assert "PATH files and folders to check (default: .)" in text
     assert "--select CODES" in text and "comma-separated" in text
+    assert "concise: one line per finding" in text  # each format said once, with what it is for
     assert "exit status: 0 nothing to report, 1 findings remain" in text
     assert "`memlint COMMAND --help`" in " ".join(run_memlint("--help").stdout.split())
 

@@ -76,7 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write a `# noqa: MEMxxx` comment on every line with a finding (edits the files)",
     )
-    check.add_argument("--output-format", choices=OUTPUT_FORMATS, help=", ".join(OUTPUT_FORMATS) + " (default text)")
+    check.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        metavar="FORMAT",
+        help=f"{', '.join(OUTPUT_FORMATS)} (default: text with a source excerpt; concise: one line per finding; "
+        "json/sarif for tools, github for Actions annotations)",
+    )
     check.add_argument(
         "--output-file", metavar="PATH", help="write the report there; the terminal gets the text format"
     )
