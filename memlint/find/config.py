@@ -7,6 +7,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memlint.find.suggest import did_you_mean
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -93,7 +95,8 @@ def parse_table(table: object, path: Path) -> Config:
     config = Config(path=path, root=path.parent.resolve())
     for key, value in table.items():
         if key not in _KNOWN:
-            raise ConfigError(f"{where}: unknown key '{key}' (known: {', '.join(sorted(_KNOWN))})")
+            hint = did_you_mean(key, _KNOWN)
+            raise ConfigError(f"{where}: unknown key '{key}'{hint} (known: {', '.join(sorted(_KNOWN))})")
         if key in _LIST_KEYS:
             if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
                 raise ConfigError(f"{where}: '{key}' must be a list of strings")
@@ -131,16 +134,21 @@ def parse_table(table: object, path: Path) -> Config:
 
 
 def _check_codes(config: Config, where: str) -> None:
-    from memlint.run.selection import known_prefix
+    from memlint.run.selection import CODES, known_prefix
 
     for key in ("select", "extend_select", "ignore"):
         for code in getattr(config, key) or []:
             if not known_prefix(code):
-                raise ConfigError(f"{where}: '{key.replace('_', '-')}' has unknown rule code '{code}'")
+                raise ConfigError(
+                    f"{where}: '{key.replace('_', '-')}' has unknown rule code '{code}'{did_you_mean(code.upper(), CODES)}"
+                )
     for pattern, codes in config.per_file_ignores.items():
         for code in codes:
             if not known_prefix(code):
-                raise ConfigError(f"{where}: 'per-file-ignores' entry '{pattern}' has unknown rule code '{code}'")
+                raise ConfigError(
+                    f"{where}: 'per-file-ignores' entry '{pattern}' has unknown rule code '{code}'"
+                    f"{did_you_mean(code.upper(), CODES)}"
+                )
 
 
 def relative_to_root(path: str, root: Path) -> str:

@@ -31,12 +31,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memlint",
         description="Find, fix and verify PyTorch habits that waste GPU memory or silently break training.",
+        epilog="Start with `memlint check .`; `memlint COMMAND --help` lists a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"memlint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="lint files and folders (default: .)")
-    check.add_argument("paths", nargs="*", default=None, metavar="PATH")
+    check = sub.add_parser(
+        "check",
+        help="lint files and folders (default: .)",
+        description="Lint Python files, notebooks and the folders holding them; report, or fix with --fix.",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument(
+        "paths",
+        nargs="*",
+        default=None,
+        metavar="PATH",
+        help="files and folders to check (default: .); folders are walked for *.py, *.pyi and *.ipynb",
+    )
     check.add_argument("--fix", action="store_true", help="apply safe fixes")
     check.add_argument(
         "--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes (with --fix/--diff)"
@@ -46,12 +59,30 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--show-fixes", action="store_true", help="list the fixes applied")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument(
-        "--select", type=_codes, help="rules to enable (codes or prefixes such as MEM1), replacing the defaults"
+        "--select",
+        type=_codes,
+        metavar="CODES",
+        help="rules to enable, replacing the defaults and the config's: comma-separated codes or prefixes "
+        "(MEM1,MEM501) or ALL",
     )
-    check.add_argument("--extend-select", type=_codes, default=[], help="rules to enable in addition")
-    check.add_argument("--ignore", type=_codes, default=[], help="rules to disable (codes or prefixes)")
-    check.add_argument("--add-noqa", action="store_true", help="silence every finding with a `# noqa: MEMxxx` comment")
-    check.add_argument("--output-format", choices=OUTPUT_FORMATS, help=", ".join(OUTPUT_FORMATS) + " (default text)")
+    check.add_argument(
+        "--extend-select", type=_codes, default=[], metavar="CODES", help="rules to enable in addition (MEM403)"
+    )
+    check.add_argument(
+        "--ignore", type=_codes, default=[], metavar="CODES", help="rules to disable: comma-separated codes or prefixes"
+    )
+    check.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="write a `# noqa: MEMxxx` comment on every line with a finding (edits the files)",
+    )
+    check.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        metavar="FORMAT",
+        help=f"{', '.join(OUTPUT_FORMATS)} (default: text with a source excerpt; concise: one line per finding; "
+        "json/sarif for tools, github for Actions annotations)",
+    )
     check.add_argument(
         "--output-file", metavar="PATH", help="write the report there; the terminal gets the text format"
     )
@@ -63,7 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--config", metavar="PATH", help="pyproject.toml (or TOML file) to read settings from")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the findings cache")
-    check.add_argument("--cache-dir", metavar="DIR", help="where the findings cache lives")
+    check.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where the findings cache lives (default: .memlint_cache in the project root)",
+    )
     check.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument(
@@ -87,6 +122,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     return parser
 
+
+CHECK_EPILOG = """\
+examples:
+  memlint check                    every file under the current folder
+  memlint check --diff train.py    the patch the safe fixes would make
+  memlint check --fix src/         apply the safe fixes
+  memlint rule MEM101              what a finding's code means, and why
+
+Each file is checked with the [tool.memlint] table of the pyproject.toml
+nearest to it; `# noqa: MEM101` on a line silences that finding there.
+
+exit status: 0 nothing to report, 1 findings remain (or a file could not be
+read or parsed), 2 usage, configuration or internal error.
+"""
 
 SERVER_DESCRIPTION = """\
 Run memlint's language server for editors: it speaks the Language Server
@@ -189,11 +238,16 @@ def run_rule(args: argparse.Namespace) -> int:
             print(f"{rule.code}  {rule.name:<45} {fix}{default}")
         return EXIT_OK
     if not args.code:
-        print("memlint: error: give a rule code, or --all", file=sys.stderr)
+        print("memlint: error: give a rule code (`memlint rule MEM101`), or --all to list them", file=sys.stderr)
         return EXIT_ERROR
     rule = rule_by_code(args.code)
     if rule is None:
-        print(f"memlint: error: unknown rule '{args.code}'", file=sys.stderr)
+        from memlint.find.suggest import did_you_mean
+
+        known = [r.code for r in all_rules()] + [r.name for r in all_rules()]
+        word = args.code.upper() if args.code[:3].upper() == "MEM" else args.code.lower()
+        hint = did_you_mean(word, known) or " (`memlint rule --all` lists them)"
+        print(f"memlint: error: unknown rule '{args.code}'{hint}", file=sys.stderr)
         return EXIT_ERROR
     print(f"# {rule.name} ({rule.code})\n")
     print(
@@ -239,11 +293,13 @@ def _shown(path: Path | str) -> str:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    from memlint.run.selection import known_prefix
+    from memlint.find.suggest import did_you_mean
+    from memlint.run.selection import CODES, known_prefix
 
     for code in (args.select or []) + args.extend_select + args.ignore:
         if not known_prefix(code):
-            raise ConfigError(f"unknown rule code '{code}' on the command line")
+            hint = did_you_mean(code, CODES) or " (`memlint rule --all` lists the codes)"
+            raise ConfigError(f"unknown rule code '{code}' on the command line{hint}")
     if args.add_noqa and (args.fix or args.diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
 
@@ -284,6 +340,14 @@ def run_check(args: argparse.Namespace) -> int:
         per_file.append(per_config[id(own)])
     if args.show_settings:
         return _show_settings(files, [resolver.config_for(path) for path in files], per_file)
+    if not files and not args.quiet and not args.force_exclude:
+        # A mistyped folder, or one outside the project, would otherwise "pass".
+        # (pre-commit names files, --force-exclude may drop them all: no news.)
+        print(
+            f"memlint: warning: no Python files or notebooks found under {', '.join(paths)}"
+            " (looked for *.py, *.pyi and *.ipynb, skipping virtual environments, build output and excludes)",
+            file=sys.stderr,
+        )
     progress = _progress(args, len(files))
     try:
         reports = run(
