@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
@@ -10,5 +9,7 @@ def did_you_mean(word: str, known: Iterable[str], cutoff: float = 0.75) -> str:
     """`` (did you mean 'select'?)`` for a close match, else the empty string.
 
     The cutoff is high on purpose: a wrong suggestion misleads more than none."""
+    import difflib  # only on an error path: every clean run imports this module
+
     match = difflib.get_close_matches(word, list(known), n=1, cutoff=cutoff)
     return f" (did you mean '{match[0]}'?)" if match else ""
