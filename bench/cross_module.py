@@ -17,7 +17,8 @@
     python bench/cross_module.py --batch eleventh --mirror /work/.mirror # the eleventh batch
     python bench/cross_module.py --batch twelfth --mirror /work/.mirror  # the twelfth batch
     python bench/cross_module.py --batch thirteenth --mirror /work/.mirror # the thirteenth batch
-    python bench/cross_module.py --batch fourteenth --mirror /work/.mirror # the fourteenth batch, labelled last
+    python bench/cross_module.py --batch fourteenth --mirror /work/.mirror # the fourteenth batch
+    python bench/cross_module.py --batch fifteenth --mirror /work/.mirror  # the fifteenth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -213,6 +214,18 @@ BATCHES = {
         HERE / "manifest_fourteenth.tsv",
         HERE / "reviewed_after_fourteenth.tsv",
         BENCH / ".corpora" / "cross_module_fourteenth",
+    ),
+    # "fifteenth": labelled after the first fourteen had been used to tune
+    # memlint, picked for cross-module facts (trainer, evaluation, checkpoint
+    # and meter code in separate modules): super-resolution, long-tailed and
+    # noisy-label learning, text-to-image GANs, saliency and edge detection,
+    # vision-language pretraining, grounding, speech separation and
+    # recognition, NER, sentiment, unsupervised MT, LoRA, human parsing, 3D
+    # detection, colorisation, few-shot; torch pins read first.
+    "fifteenth": (
+        HERE / "manifest_fifteenth.tsv",
+        HERE / "reviewed_after_fifteenth.tsv",
+        BENCH / ".corpora" / "cross_module_fifteenth",
     ),
 }
 
