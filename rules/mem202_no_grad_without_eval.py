@@ -5,11 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.autograd.grad_mode import GradMode
-from memlint.analysis.scope.names import dotted_name, flat_targets
+from memlint.analysis.scope.bound_targets import bound_targets
+from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import is_eval_name
 from memlint.analysis.training.step_passes import in_every_step
 from memlint.fix.statement_edits import statement
-from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.vocabulary.tokens import SAMPLE_FUNCTION_TOKENS, name_tokens
 
@@ -23,40 +23,11 @@ _SAMPLER_MESSAGE = (
 def _binds(node: cst.CSTNode, model: str) -> bool:
     """Whether ``node`` assigns ``model`` or a name it hangs from (``m``,
     ``self.net`` for ``self.net.encoder``)."""
-    binder = _Binder(model)
-    visit_fast(node, binder)
-    return binder.found
-
-
-class _Binder(cst.CSTVisitor):
-    def __init__(self, model: str) -> None:
-        self.model = model
-        self.found = False
-
-    def _target(self, target: cst.BaseExpression) -> None:
-        for one in flat_targets(target):
-            name = dotted_name(one)
-            if name is not None and (self.model == name or self.model.startswith(name + ".")):
-                self.found = True
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._target(target.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._target(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._target(node.name)  # type: ignore[arg-type]
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._target(node.target)
+    for target in bound_targets(node):
+        name = dotted_name(target)
+        if name is not None and (model == name or model.startswith(name + ".")):
+            return True
+    return False
 
 
 class NoGradWithoutEval(Rule):

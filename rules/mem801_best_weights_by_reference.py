@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from memlint.analysis.scope.bound_targets import bound_targets
 from memlint.analysis.scope.names import dotted_name, mentions
 from memlint.analysis.training.loops import jumps
 from memlint.parse.traversal import visit_fast
@@ -67,34 +68,6 @@ def _entry_key(target: cst.BaseExpression) -> str | None:
     value = index.value if isinstance(index, cst.Index) else None
     key = value.evaluated_value if isinstance(value, cst.SimpleString) else None
     return key if isinstance(key, str) else None  # a bytes key names no entry of ours
-
-
-class _Bindings(cst.CSTVisitor):
-    """Where each plain name is bound (``x = ...``, ``for x in``, ``with ... as
-    x``), by name: one walk answers for all names."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: dict[str, list[cst.Name]] = {}
-
-    def _bind(self, target: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
-            self.found.setdefault(target.value, []).append(target)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._bind(el.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)
 
 
 def _none_test(parent: cst.CSTNode | None, read: cst.CSTNode) -> bool:
@@ -430,12 +403,15 @@ class BestWeightsByReference(Rule):
         return isinstance(sub, cst.Subscript) and sub.value is read and isinstance(self.parent(sub), cst.AssignTarget)
 
     def _bindings(self, scope: cst.CSTNode) -> dict[str, list[cst.Name]]:
-        """_Bindings of ``scope``, walked once per scope."""
+        """Where each plain name is bound in ``scope`` (``x = ...``, ``for x
+        in``, ``with ... as x``), by name: walked once per scope, for all names."""
         memo = self.__dict__.setdefault("_bindings_memo", {})
         if id(scope) not in memo:
-            found = _Bindings()
-            visit_fast(scope, found)
-            memo[id(scope)] = (scope, found.found)
+            found: dict[str, list[cst.Name]] = {}
+            for target in bound_targets(scope, augmented=False):
+                if isinstance(target, cst.Name):
+                    found.setdefault(target.value, []).append(target)
+            memo[id(scope)] = (scope, found)
         return memo[id(scope)][1]
 
     def _rebound_after(self, loop: cst.CSTNode, name: str) -> tuple[int, int]:

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from memlint.analysis.scope.blocks import Blocks
+from memlint.analysis.scope.blocks import Blocks, inside
 from memlint.parse.traversal import ParentMap
 
 SOURCE = """\
@@ -62,3 +62,12 @@ def test_each_test_runs_once_per_statement_of_a_block():
         blocks.any_before(stmt, test)
         blocks.any_after(stmt, test)
     assert len(seen) == len(body)
+
+
+def test_inside_follows_the_parents_up_to_outer():
+    module, body, _ = setup()
+    parents = ParentMap(module)
+    loop, inner_if = module.body[1], body[3]
+    assert inside(inner_if.body.body[0], loop, parents)
+    assert inside(loop, loop, parents)
+    assert not inside(module.body[2], loop, parents)

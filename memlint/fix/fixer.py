@@ -18,6 +18,7 @@ from memlint.analysis.scope.names import ImportTable
 from memlint.fix.parser_config import parser_config
 from memlint.lint.engine import ParseError, ProjectSource, lint_module, parse_module, rules_to_run, with_project
 from memlint.lint.noqa import file_is_exempt
+from memlint.read.compiles import compiles
 from memlint.read.text_view import TextView, same_column
 from memlint.rule import Edit, Finding, Fix, Rule, Safety
 
@@ -218,7 +219,7 @@ def fix_text(
             return _finish(result, view, unmapped)
         tail = analysed[len(source) :]
         if must_compile is None:
-            must_compile = _compiles(analysed)
+            must_compile = compiles(analysed)
         # Findings that carry one shared fix (MEM501: an import and each of
         # its uses, rewritten in one edit) ride with the first one chosen:
         # the edit is rendered once and counts for all of them.
@@ -325,26 +326,11 @@ def _finish(result: FixResult, view: TextView | None, unmapped: set[tuple[str, i
     return result
 
 
-def _compiles(text: str) -> bool:
-    """Whether this Python compiles ``text`` (no code runs). It catches what a
-    parse alone lets through: ``return`` outside a function, a misplaced
-    ``from __future__``, names used before their ``global``."""
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(text, "<memlint>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return False
-    return True
-
-
 def _check_fixed(text: str, must_compile: bool) -> None:
     """Raise ParseError unless the fixed text parses, and compiles when the
     original did (code in syntax newer than this Python is only parsed)."""
     parse_module(text)
-    if must_compile and not _compiles(text):
+    if must_compile and not compiles(text):
         raise ParseError("the fixed text does not compile")
 
 
@@ -396,7 +382,7 @@ def single_fix_edits(text: str, module: cst.Module, finding: Finding) -> list[Ed
             return None
         fixed = apply_edits(text, [edit])
         with_imports = add_imports(fixed, finding.fix.imports)
-        _check_fixed(with_imports, _compiles(text))
+        _check_fixed(with_imports, compiles(text))
     except Exception:  # a fix that cannot be rendered or breaks the code is not offered
         return None
     if with_imports == fixed:

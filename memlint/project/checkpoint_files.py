@@ -38,10 +38,14 @@ import re
 from memlint.gate.ast_fields import children
 from memlint.gate.ast_names import ast_dotted
 from memlint.vocabulary.checkpoint_files import file_name
-from memlint.vocabulary.kinds import Kind, guess_kind_from_name
-
-_RETURNS_SELF = frozenset({"eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"})
-_KEEPS_DEVICE = frozenset({"clone", "detach", "contiguous", "float", "half"})
+from memlint.vocabulary.cpu_states import (
+    KEEPS_DEVICE,
+    RETURNS_SELF,
+    STATE_WORDS,
+    CpuStateFrames,
+    holds_no_weights,
+    plain_name,
+)
 
 
 def _to_cpu(call: ast.Call) -> bool | None:
@@ -63,7 +67,7 @@ def _to_cpu(call: ast.Call) -> bool | None:
 
 def _module_receiver(expr: ast.expr) -> str | None:
     """``model`` for ``model``, ``model.eval()``, ``model.train(False).float()``."""
-    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _RETURNS_SELF:
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in RETURNS_SELF:
         expr = expr.func.value
     return ast_dotted(expr)
 
@@ -72,7 +76,7 @@ def _ends_on_cpu(expr: ast.expr) -> bool:
     while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
         if _to_cpu(expr) is True:
             return True
-        if expr.func.attr not in _KEEPS_DEVICE:
+        if expr.func.attr not in KEEPS_DEVICE:
             return False
         expr = expr.func.value
     return False
@@ -81,11 +85,8 @@ def _ends_on_cpu(expr: ast.expr) -> bool:
 class _Files(ast.NodeVisitor):
     def __init__(self, bindings: dict[str, str]) -> None:
         self.bindings = bindings
-        # Per function (and the module): last device move of each name, names
-        # bound to a CPU state, file names each name was bound to.
-        self.moves: list[dict[str, bool]] = [{}]
-        self.cpu_states: list[set[str]] = [set()]
-        self.paths: list[dict[str, set[str]]] = [{}]
+        self.frames = CpuStateFrames()
+        self.paths: list[dict[str, set[str]]] = [{}]  # per function (and the module): file names each name was bound to
         self.cpu: set[str] = set()
         self.other: set[str] = set()
         self.loaded: set[str] = set()
@@ -93,12 +94,10 @@ class _Files(ast.NodeVisitor):
         self.model_unproven = 0
 
     def _function(self, node: ast.AST) -> None:
-        self.moves.append({})
-        self.cpu_states.append(set())
+        self.frames.enter()
         self.paths.append({})
         self.generic_visit(node)
-        self.moves.pop()
-        self.cpu_states.pop()
+        self.frames.leave()
         self.paths.pop()
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
@@ -113,10 +112,7 @@ class _Files(ast.NodeVisitor):
                 self._entry_set(target, node.value)
                 continue
             self._rebound(key, node.value)
-            if cpu:
-                self.cpu_states[-1].add(key)
-            else:
-                self.cpu_states[-1].discard(key)
+            self.frames.set_cpu_state(key, cpu)
             self.paths[-1][key] = files
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -124,40 +120,34 @@ class _Files(ast.NodeVisitor):
         key = ast_dotted(node.target)
         if key is not None and node.value is not None:
             self._rebound(key, node.value)
-            (self.cpu_states[-1].add if self._cpu_state(node.value) else self.cpu_states[-1].discard)(key)
+            self.frames.set_cpu_state(key, self._cpu_state(node.value))
 
     def visit_For(self, node: ast.For) -> None:
         key = ast_dotted(node.target)
         if key is not None:
             self._rebound(key, None)
-            self.cpu_states[-1].discard(key)
+            self.frames.set_cpu_state(key, False)
         self.generic_visit(node)
         state = per_key_cpu_loop(node)
         if state is not None:
-            self.cpu_states[-1].add(state)
+            self.frames.set_cpu_state(state, True)
 
     def _rebound(self, key: str, value: ast.expr | None) -> None:
-        """``key`` names a new object: what was known of the old one's device
-        (and its parts', ``net.module``) is gone; ``net = net.cpu()`` moves the
-        new one, ``net = net.eval()`` is the same object."""
         moved = _to_cpu(value) if isinstance(value, ast.Call) else None
-        if moved is None and value is not None and _module_receiver(value) == key:
-            return
-        moves = self.moves[-1]
-        for old in [k for k in moves if k == key or k.startswith(key + ".")]:
-            del moves[old]
-        for old in [k for k in self.cpu_states[-1] if k.startswith(key + ".")]:
-            self.cpu_states[-1].discard(old)
-        if moved is not None:
-            moves[key] = moved
+        same = moved is None and value is not None and _module_receiver(value) == key
+        self.frames.rebound(key, moved, same)
 
     def _entry_set(self, target: ast.expr, value: ast.expr) -> None:
         """``sd[k] = v``: ``sd`` stays a CPU state only if ``v`` is on the CPU."""
         if not isinstance(target, ast.Subscript):
             return
         key = ast_dotted(target.value)
-        if key in self.cpu_states[-1] and not (_ends_on_cpu(value) or self._cpu_state(value) or _plain_value(value)):
-            self.cpu_states[-1].discard(key)
+        if (
+            key is not None
+            and self.frames.is_cpu_state(key)
+            and not (_ends_on_cpu(value) or self._cpu_state(value) or _plain_value(value))
+        ):
+            self.frames.set_cpu_state(key, False)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)  # inner calls first: ``torch.save(net.cpu().state_dict(), p)``
@@ -177,12 +167,12 @@ class _Files(ast.NodeVisitor):
         if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "__setitem__"):
             key = ast_dotted(func.value)  # ``sd.update(other)``: entries not known to be on the CPU
             if key is not None:
-                self.cpu_states[-1].discard(key)
+                self.frames.set_cpu_state(key, False)
         moved = _to_cpu(node)
         if moved is not None:
             key = _module_receiver(node.func.value)  # type: ignore[attr-defined]
             if key is not None:
-                self.moves[-1][key] = moved
+                self.frames.moved(key, moved)
 
     def _qualified(self, func: ast.expr) -> str | None:
         return _qualified(func, self.bindings)
@@ -222,7 +212,7 @@ class _Files(ast.NodeVisitor):
             return _ends_on_cpu(value.value)
         name = ast_dotted(value)
         if name is not None:
-            return name in self.cpu_states[-1]
+            return self.frames.is_cpu_state(name)
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
             return False
         if value.func.attr != "state_dict" or value.args or value.keywords:
@@ -237,13 +227,7 @@ class _Files(ast.NodeVisitor):
             else:
                 cur = cur.value
         key = _module_receiver(receiver)
-        if key is None:
-            return False
-        parts = key.split(".")
-        for owner in (".".join(parts[:i]) for i in range(len(parts), 0, -1)):  # ``net.module``, then ``net``
-            if owner in self.moves[-1]:
-                return self.moves[-1][owner]
-        return False
+        return key is not None and self.frames.last_move_to_cpu(key)
 
     def _cpu_entries(self, value: ast.Dict) -> bool:
         """``{"tasks": self._cur_task, "model_state_dict": net.state_dict()}``
@@ -301,7 +285,9 @@ def _innermost(expr: ast.expr) -> str | None:
     return expr.id if isinstance(expr, ast.Name) else None
 
 
-_STATE_WORDS = ("state", "dict", "model", "net", "optim", "weight", "param", "tensor", "ckpt", "checkpoint", "sd")
+# Here ``optim`` names a state too: a dict of a model's CPU state and plain
+# values (``_cpu_entries``, which cpu_saves.py does not prove) holds no ``optim_state``.
+_STATE_WORDS = (*STATE_WORDS, "optim")
 
 
 def _plain_value(value: ast.expr) -> bool:
@@ -309,13 +295,7 @@ def _plain_value(value: ast.expr) -> bool:
     if isinstance(value, ast.Constant):
         return True
     name = ast_dotted(value)
-    if name is None:
-        return False
-    last = name.rsplit(".", 1)[-1].lower()
-    return not any(word in last for word in _STATE_WORDS)
-
-
-_NO_WEIGHT_KINDS = (Kind.OPTIMIZER, Kind.SCHEDULER, Kind.SCALER)
+    return name is not None and plain_name(name, _STATE_WORDS)
 
 
 def _no_model_state(value: ast.expr) -> bool:
@@ -332,7 +312,7 @@ def _no_model_state(value: ast.expr) -> bool:
     if value.func.attr != "state_dict" or value.args or value.keywords:
         return False
     owner = ast_dotted(value.func.value)
-    return owner is not None and guess_kind_from_name(owner.rsplit(".", 1)[-1]) in _NO_WEIGHT_KINDS
+    return owner is not None and holds_no_weights(owner)
 
 
 def _template(node: ast.AST) -> str | None:

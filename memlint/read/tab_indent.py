@@ -21,6 +21,7 @@ import io
 import tokenize
 import warnings
 
+from memlint.read.compiles import compiles
 from memlint.read.text_view import TextView
 
 TAB_SIZE = 8  # Python's, fixed
@@ -82,16 +83,6 @@ def has_tab_indent(text: str) -> bool:
     return any("\t" in _leading(line) for line in text.splitlines())
 
 
-def _compiles(text: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(text, "<memlint>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return False
-    return True
-
-
 def expanded_view(text: str) -> TextView | None:
     """The file read through its expanded copy; None when it has no tab in
     its indentation (nothing to expand)."""
@@ -102,7 +93,7 @@ def expanded_view(text: str) -> TextView | None:
         return None
     original_lines = text.splitlines(keepends=True)
     expanded_lines = expanded.splitlines(keepends=True)
-    compiled = _compiles(text)
+    compiled = compiles(text)
     # The file's own spelling of each width (the first one met), for lines a fix writes.
     spelling: dict[int, str] = {}
     for indent, wide in indents:
@@ -146,7 +137,7 @@ def expanded_view(text: str) -> TextView | None:
             out.extend(respell(line, local) for line in fixed_lines[j1:j2])
         restored = "".join(out)
         for candidate in (restored, _unspelled(fixed_lines, matcher, original_lines)):
-            if expand(candidate)[0] == fixed and (not compiled or _compiles(candidate)):
+            if expand(candidate)[0] == fixed and (not compiled or compiles(candidate)):
                 return candidate
         return None
 

@@ -37,6 +37,7 @@ import libcst as cst
 
 from memlint.analysis.autograd.graph_reach import CUTTING_ATTRIBUTES, CUTTING_FUNCTIONS, CUTTING_METHODS
 from memlint.analysis.autograd.history import param_names
+from memlint.analysis.scope.blocks import inside
 from memlint.analysis.scope.names import dotted_name
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.tokens import DATA_TOKENS
@@ -208,7 +209,7 @@ class _Walk:
         before = [
             b
             for b in bindings
-            if facts.calls.end(b.stmt) <= at or (b.kind == "for" and _inside(node, b.stmt.body, self.parents))
+            if facts.calls.end(b.stmt) <= at or (b.kind == "for" and inside(node, b.stmt.body, self.parents))
         ]
         last = max(before, key=lambda b: b.pos) if before else None
         for loop in facts.loops.enclosing_loops(node):
@@ -315,7 +316,7 @@ def dominates(stmt: cst.CSTNode, read: cst.CSTNode, facts) -> bool:
     parents = facts.calls.parents
     line = parents.get(stmt)
     block = parents.get(line) if line is not None else None
-    if block is None or not _inside(read, block, parents):
+    if block is None or not inside(read, block, parents):
         return False
     return all(loop.contains(facts.calls.pos(read)) for loop in facts.loops.enclosing_loops(stmt))
 
@@ -391,12 +392,3 @@ def _mutated_keys(scope: cst.CSTNode) -> set[str]:
     visitor = _MutatedKeys(scope)
     visit_fast(scope, visitor)
     return visitor.found
-
-
-def _inside(node: cst.CSTNode, outer: cst.CSTNode, parents) -> bool:
-    cur: cst.CSTNode | None = node
-    while cur is not None:
-        if cur is outer:
-            return True
-        cur = parents.get(cur)
-    return False

@@ -38,6 +38,7 @@ import libcst as cst
 
 from memlint.analysis.autograd.graph_origins import Origins, dominates, graph_origins
 from memlint.analysis.autograd.history import H, param_names
+from memlint.analysis.scope.blocks import inside
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, mentions
 
@@ -223,7 +224,7 @@ class RetainedGraph:
             for read in usage.reads(key, fn):
                 if isinstance(facts.calls.parents.get(read), cst.Param):
                     continue
-                if _inside(read, call, facts.calls.parents):
+                if inside(read, call, facts.calls.parents):
                     continue
                 if facts.calls.pos(read) >= end:
                     if not _harmless_read(read, facts.calls.parents) and not self._rebound_before(
@@ -364,15 +365,6 @@ def _in_target(node: cst.CSTNode, parents) -> bool:
     while isinstance(cur, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
         cur = parents.get(cur)
     return isinstance(cur, cst.AssignTarget)
-
-
-def _inside(node: cst.CSTNode, outer: cst.CSTNode, parents) -> bool:
-    cur: cst.CSTNode | None = node
-    while cur is not None:
-        if cur is outer:
-            return True
-        cur = parents.get(cur)
-    return False
 
 
 def _harmless_read(read: cst.CSTNode, parents) -> bool:

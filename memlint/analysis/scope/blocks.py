@@ -26,6 +26,16 @@ import libcst as cst
 Test = Callable[[cst.CSTNode], bool]
 
 
+def inside(node: cst.CSTNode, outer: cst.CSTNode, parents: Mapping) -> bool:
+    """``node`` is ``outer`` or lies within it, by the parents map: no walk of ``outer``."""
+    cur: cst.CSTNode | None = node
+    while cur is not None:
+        if cur is outer:
+            return True
+        cur = parents.get(cur)
+    return False
+
+
 class Blocks:
     def __init__(self, parents: Mapping) -> None:
         self._parents = parents

@@ -50,7 +50,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.parse.traversal import visit_fast
-from memlint.vocabulary.kinds import Kind, guess_kind_from_name
+from memlint.vocabulary.cpu_states import KEEPS_DEVICE, RETURNS_SELF, CpuStateFrames, holds_no_weights, plain_name
 
 
 def _to_cpu(call: cst.Call) -> bool | None:
@@ -75,13 +75,9 @@ def _to_cpu(call: cst.Call) -> bool | None:
     return None
 
 
-# nn.Module methods that return the module itself: ``model.eval().cpu()`` moves ``model``.
-_RETURNS_SELF = frozenset({"eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory"})
-
-
 def _module_receiver(expr: cst.BaseExpression) -> str | None:
     """``model`` for ``model``, ``model.eval()``, ``model.train(False).float()``."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _RETURNS_SELF:
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in RETURNS_SELF:
         expr = expr.func.value
     return dotted_name(expr)
 
@@ -100,18 +96,12 @@ def _offloads_to_cpu(call: cst.Call) -> bool:
     )
 
 
-def _owners(key: str) -> list[str]:
-    """``model.module`` -> ``model.module``, ``model``."""
-    parts = key.split(".")
-    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
-
-
 def _ends_on_cpu(expr: cst.BaseExpression) -> bool:
     """``v.cpu()``, ``v.detach().cpu()``, ``v.cpu().clone()``."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         if _to_cpu(expr) is True:
             return True
-        if expr.func.attr.value not in ("clone", "detach", "contiguous", "float", "half"):
+        if expr.func.attr.value not in KEEPS_DEVICE:
             return False
         expr = expr.func.value
     return False
@@ -120,10 +110,7 @@ def _ends_on_cpu(expr: cst.BaseExpression) -> bool:
 class _Saves(cst.CSTVisitor):
     def __init__(self, names: ImportTable) -> None:
         self.names = names
-        # Per function (and the module): the last device move of each name,
-        # and the names bound to a state dict on the CPU.
-        self.moves: list[dict[str, bool]] = [{}]
-        self.cpu_states: list[set[str]] = [set()]
+        self.frames = CpuStateFrames()
         self.offload_configs: set[str] = set()  # names of FullStateDictConfig(offload_to_cpu=True)
         self._offloading = 0  # depth of ``with FSDP.state_dict_type(m, ..., cfg)`` blocks
         self.saves = 0
@@ -133,12 +120,10 @@ class _Saves(cst.CSTVisitor):
         self._cpu_loops: list[str | None] = []  # per ``for``: the state its body moves to the CPU entry by entry
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.moves.append({})
-        self.cpu_states.append(set())
+        self.frames.enter()
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.moves.pop()
-        self.cpu_states.pop()
+        self.frames.leave()
 
     def _offload_block(self, node: cst.With) -> bool:
         for item in node.items:
@@ -171,7 +156,7 @@ class _Saves(cst.CSTVisitor):
                 continue
             if isinstance(value, cst.Call) and _offloads_to_cpu(value):
                 self.offload_configs.add(key)
-            self.cpu_states[-1].discard(key)
+            self.frames.set_cpu_state(key, False)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         # Left after the value's calls: ``m.cpu()`` inside it is already known.
@@ -184,53 +169,48 @@ class _Saves(cst.CSTVisitor):
                 continue
             self._rebound(key, value)
             if cpu:
-                self.cpu_states[-1].add(key)
+                self.frames.set_cpu_state(key, True)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         key = dotted_name(node.target)
         if key is not None and node.value is not None:
-            self.cpu_states[-1].discard(key)
+            self.frames.set_cpu_state(key, False)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         key = dotted_name(original_node.target)
         if key is not None and original_node.value is not None:
             self._rebound(key, original_node.value)
             if self._cpu_state(original_node.value):
-                self.cpu_states[-1].add(key)
+                self.frames.set_cpu_state(key, True)
 
     def _rebound(self, key: str, value: cst.BaseExpression | None) -> None:
-        """``key`` names a new object: the moves known of the old one (and of
-        its parts, ``net.module``) are gone; ``net = net.cpu()`` moves the new one."""
         moved = _to_cpu(value) if isinstance(value, cst.Call) else None
-        if moved is None and value is not None and _module_receiver(value) == key:
-            return  # ``model = model.eval()``: the same object
-        moves = self.moves[-1]
-        for old in [k for k in moves if k == key or k.startswith(key + ".")]:
-            del moves[old]
-        for old in [k for k in self.cpu_states[-1] if k.startswith(key + ".")]:
-            self.cpu_states[-1].discard(old)
-        if moved is not None:
-            moves[key] = moved
+        same = moved is None and value is not None and _module_receiver(value) == key
+        self.frames.rebound(key, moved, same)
 
     def _entry_set(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """``sd[k] = v``: ``sd`` stays a CPU state only if ``v`` is on the CPU."""
         if not isinstance(target, cst.Subscript):
             return
         key = dotted_name(target.value)
-        if key in self.cpu_states[-1] and not (_ends_on_cpu(value) or self._cpu_state(value) or _plain(value)):
-            self.cpu_states[-1].discard(key)
+        if (
+            key is not None
+            and self.frames.is_cpu_state(key)
+            and not (_ends_on_cpu(value) or self._cpu_state(value) or _plain(value))
+        ):
+            self.frames.set_cpu_state(key, False)
 
     def visit_For(self, node: cst.For) -> None:
         self._cpu_loops.append(_cpu_loop(node))
         key = dotted_name(node.target)
         if key is not None:
             self._rebound(key, None)
-            self.cpu_states[-1].discard(key)
+            self.frames.set_cpu_state(key, False)
 
     def leave_For(self, original_node: cst.For) -> None:
         state = self._cpu_loops.pop()
         if state is not None:
-            self.cpu_states[-1].add(state)
+            self.frames.set_cpu_state(state, True)
 
     def leave_Call(self, original_node: cst.Call) -> None:
         # Inner calls are left first: ``network.cpu()`` in
@@ -249,12 +229,12 @@ class _Saves(cst.CSTVisitor):
             # ``sd.update(other)``: entries not known to be on the CPU.
             key = dotted_name(func.value)
             if key is not None:
-                self.cpu_states[-1].discard(key)
+                self.frames.set_cpu_state(key, False)
         moved = _to_cpu(original_node)
         if moved is not None and isinstance(original_node.func, cst.Attribute):
             key = _module_receiver(original_node.func.value)
             if key is not None:
-                self.moves[-1][key] = moved
+                self.frames.moved(key, moved)
 
     def _cpu_state(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, cst.IfExp):  # ``net.module.state_dict() if hasattr(net, "module") else net.state_dict()``
@@ -263,7 +243,7 @@ class _Saves(cst.CSTVisitor):
             return _ends_on_cpu(value.value)
         name = dotted_name(value)
         if name is not None:
-            return name in self.cpu_states[-1]
+            return self.frames.is_cpu_state(name)
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
             return False
         if value.func.attr.value != "state_dict" or value.args:
@@ -278,12 +258,7 @@ class _Saves(cst.CSTVisitor):
             else:
                 cur = cur.value
         key = _module_receiver(receiver)
-        if key is None:
-            return False
-        for owner in _owners(key):
-            if owner in self.moves[-1]:
-                return self.moves[-1][owner]
-        return False
+        return key is not None and self.frames.last_move_to_cpu(key)
 
 
 def _state_dict_call(value: cst.BaseExpression) -> bool:
@@ -356,11 +331,6 @@ def _breaks(body: cst.BaseSuite) -> bool:
     return jumps.found
 
 
-_NO_WEIGHT_KINDS = (Kind.OPTIMIZER, Kind.SCHEDULER, Kind.SCALER)
-# A dict entry that holds no state: a number, a flag, an epoch (no state, model, tensor word).
-_STATE_WORDS = ("state", "dict", "model", "net", "weight", "param", "tensor", "ckpt", "checkpoint", "sd")
-
-
 def _no_module_state(value: cst.BaseExpression) -> bool:
     """``optimizer.state_dict()`` (``self.optimizer_G``, ``scheduler``,
     ``scaler``: named so), or a dict of those beside plain values
@@ -381,17 +351,14 @@ def _no_module_state(value: cst.BaseExpression) -> bool:
     if value.func.attr.value != "state_dict" or value.args:
         return False
     owner = dotted_name(value.func.value)
-    return owner is not None and guess_kind_from_name(owner.rsplit(".", 1)[-1]) in _NO_WEIGHT_KINDS
+    return owner is not None and holds_no_weights(owner)
 
 
 def _plain(value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
         return True
     name = dotted_name(value)
-    if name is None:
-        return False
-    last = name.rsplit(".", 1)[-1].lower()
-    return not any(word in last for word in _STATE_WORDS)
+    return name is not None and plain_name(name)
 
 
 @dataclass(frozen=True)

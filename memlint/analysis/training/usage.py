@@ -30,6 +30,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.autograd.graph_reach import CUTTING_FUNCTIONS, CUTTING_METHODS
+from memlint.analysis.scope.blocks import inside
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
@@ -287,14 +288,6 @@ class UsageAnalysis:
     def pos(self, node: cst.CSTNode) -> tuple[int, int]:
         return self.calls.pos(node)
 
-    def _inside(self, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
-        cur: cst.CSTNode | None = node
-        while cur is not None:
-            if cur is outer:
-                return True
-            cur = self.parents.get(cur)
-        return False
-
     def reads(self, key: str, scope: Scope) -> list[cst.CSTNode]:
         return self._scope(scope).reads.get(key, [])
 
@@ -307,7 +300,7 @@ class UsageAnalysis:
         then ``self.attention(h, cat)``, as tacotron2 does)."""
         fed = self.derived({key}, scope)
         for node in (n for k in fed for n in self.reads(k, scope)):
-            if self._inside(node, skip):
+            if inside(node, skip, self.parents):
                 continue
             cur = self.parents.get(node)
             while cur is not None and not isinstance(cur, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
@@ -321,7 +314,7 @@ class UsageAnalysis:
         self, key: str, scope: Scope, after: tuple[int, int], skip: cst.CSTNode | None = None, _depth: int = 0
     ) -> bool:
         for node in self.reads(key, scope):
-            if self.pos(node) < after or (skip is not None and self._inside(node, skip)):
+            if self.pos(node) < after or (skip is not None and inside(node, skip, self.parents)):
                 continue
             if not self._numeric_use(node, scope, _depth):
                 return False
