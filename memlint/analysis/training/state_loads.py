@@ -159,12 +159,24 @@ def _run_time_pick(value: cst.BaseExpression) -> bool:
 
 
 class _Moves(cst.CSTVisitor):
+    """A device move, or a value built on a device (``torch.ones(4,
+    device="cuda")`` made a parameter of the model)."""
+
     def __init__(self) -> None:
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
             self.found = True
+        elif any(_on_a_device(arg) for arg in node.args):
+            self.found = True
+
+
+def _on_a_device(arg: cst.Arg) -> bool:
+    """``device=...`` but ``device="cpu"``."""
+    if arg.keyword is None or arg.keyword.value not in ("device", "device_map"):
+        return False
+    return not (isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == "cpu")
 
 
 # Calls that may place what they are handed on a device (the project summary's ``_PLACES``).
@@ -586,8 +598,14 @@ class _CpuModels(cst.CSTVisitor):
 
     def _lost(self, key: str) -> None:
         """``key`` may have moved: it and the loads of it in a loop open now
-        (the next iteration loads into a moved model) are not on the CPU."""
-        self.frames[-1].pop(key, None)
+        (the next iteration loads into a moved model) are not on the CPU.
+        Its parts go with it (``self.fc`` built, then ``self.cuda()``)."""
+        frame = self.frames[-1]
+        frame.pop(key, None)
+        if frame:
+            prefix = key + "."
+            for part in [k for k in frame if k.startswith(prefix)]:
+                del frame[part]
         open_loops = {id(loop) for loop in self.loops}
         for call, (receiver, loops) in list(self.candidates.items()):
             if receiver == key and any(id(loop) in open_loops for loop in loops):
