@@ -128,6 +128,6 @@ class SelfMethods:
         # it. A constructor handed a part (``Encoder(50, self.opts)``) builds
         # something new from it.
         rooted = [a for a in call.args if (dotted_name(a.value) or "").partition(".")[0] in handed]
-        callee = (dotted_name(func) or "").rpartition(".")[2]
+        last = (dotted_name(func) or "").rpartition(".")[2]
         bare = any(isinstance(a.value, cst.Name) for a in rooted)
-        return not rooted or (not bare and callee[:1].isupper())
+        return not rooted or (not bare and last[:1].isupper())

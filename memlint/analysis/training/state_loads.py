@@ -43,8 +43,8 @@ import libcst as cst
 
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
-from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.construction_order import SelfMethods, starts_on_cpu
+from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
 from memlint.parse.traversal import visit_fast
@@ -929,7 +929,6 @@ class _CpuModels(cst.CSTVisitor):
             ):
                 self._lost(key)
 
-
     def _super_call(self, proxy: cst.Call, method: str) -> None:
         """``super().cuda()``, ``super(Net, self).setup()``: a method of a base
         run on the instance; only ``__init__`` (the bases judged where the
@@ -947,7 +946,9 @@ class _CpuModels(cst.CSTVisitor):
 # Functions that read a model's numbers or options and move nothing
 # (``int(math.log(self.opts.size, 2))``): builtins, and modules of the
 # standard library that know nothing of devices.
-_READS_ONLY = _LOOKS | frozenset({"torch.load", "int", "float", "round", "abs", "min", "max", "bool", "format", "sorted", "sum"})
+_READS_ONLY = _LOOKS | frozenset(
+    {"torch.load", "int", "float", "round", "abs", "min", "max", "bool", "format", "sorted", "sum"}
+)
 _READING_MODULES = frozenset({"math", "os", "json", "logging", "re", "warnings", "copy"})
 
 
