@@ -137,7 +137,13 @@ class LoadWithoutMapLocation(Rule):
     fresh torch.nn layer built from constants, `return nn.Linear(10, 2)`,
     is such a builder in other modules); `self` in the
     `__init__` of a class that moves nothing (bases included), a model under
-    construction; `self` in a method named for loading (`load_pretrained_model`)
+    construction, and in the `__init__` of any `torch.nn` subclass (only
+    `torch.nn` bases, no decorator or metaclass, no `device=` in it,
+    subclassed nowhere in the module) up to its first move: `self.cuda()`,
+    a part built with `.to(dev)`, a method of its own that moves, hands
+    `self` or a part of it on, or gives a `device=` (pixel2style2pixel's
+    `pSp.__init__` loads through `self.load_weights()` before anything
+    moves it); `self` in a method named for loading (`load_pretrained_model`)
     whose every use in the project is a call on a model just built so;
     `self.model` in any method of a plain class (no base but `object`, not
     subclassed) whose every store of it is a model just built so, and whose
