@@ -137,7 +137,13 @@ class LoadWithoutMapLocation(Rule):
     fresh torch.nn layer built from constants, `return nn.Linear(10, 2)`,
     is such a builder in other modules); `self` in the
     `__init__` of a class that moves nothing (bases included), a model under
-    construction; `self` in a method named for loading (`load_pretrained_model`)
+    construction, and in the `__init__` of any `torch.nn` subclass (only
+    `torch.nn` bases, no decorator or metaclass, no `device=` in it,
+    subclassed nowhere in the module) up to its first move: `self.cuda()`,
+    a part built with `.to(dev)`, a method of its own that moves, hands
+    `self` or a part of it on, or gives a `device=` (pixel2style2pixel's
+    `pSp.__init__` loads through `self.load_weights()` before anything
+    moves it); `self` in a method named for loading (`load_pretrained_model`)
     whose every use in the project is a call on a model just built so;
     `self.model` in any method of a plain class (no base but `object`, not
     subclassed) whose every store of it is a model just built so, and whose
@@ -799,6 +805,47 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import math
+import torch
+import torch.nn as nn
+class PSP(nn.Module):
+    def __init__(self, opts):
+        super(PSP, self).__init__()
+        self._set_opts(opts)
+        self.opts.n_styles = int(math.log(self.opts.size, 2)) * 2 - 2
+        self.encoder = self._set_encoder()
+        self._load_weights()
+    def _set_opts(self, opts):
+        self.opts = opts
+    def _set_encoder(self):
+        if self.opts.kind != "linear":
+            raise ValueError("{} is not an encoder".format(self.opts.kind))
+        return nn.Linear(8, 8)
+    def _load_weights(self):
+        ckpt = torch.load(self.opts.weights)
+        self.encoder.load_state_dict(ckpt["encoder"])
+        self._load_latent_avg(ckpt)
+    def _load_latent_avg(self, ckpt):
+        self.latent_avg = ckpt["latent_avg"].to(self.opts.device)
+""",
+            "a load in a method `__init__` calls before anything moves `self`: the instance is on no device"
+            " yet, whatever the class moves later (pixel2style2pixel's `pSp`)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.fc.load_state_dict(torch.load(path))
+        self.cuda()
+""",
+            "a load in `__init__` before the class moves itself: it lands on a CPU model",
+        ),
         Valid(
             """\
 import torch
@@ -1948,6 +1995,150 @@ def generate_model(opt):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.cuda()
+        self.fc.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.cuda()
+        self.fc.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(4, 2).cuda()
+        self.fc.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(4, 2).cuda()
+        self.fc.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(4, device="cuda"))
+        self.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(4, device="cuda"))
+        self.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2).cuda()
+class Net(Base):
+    def __init__(self, path):
+        super().__init__()
+        self.fc.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2).cuda()
+class Net(Base):
+    def __init__(self, path):
+        super().__init__()
+        self.fc.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self._place()
+        self._load_weights(path)
+    def _place(self):
+        self.fc.to("cuda")
+    def _load_weights(self, path):
+        self.fc.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self._place()
+        self._load_weights(path)
+    def _place(self):
+        self.fc.to("cuda")
+    def _load_weights(self, path):
+        self.fc.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super(Net, self).__init__()
+        self.fc = nn.Linear(4, 2)
+        super(Net, self).cuda()
+        self._load_weights(path)
+    def _load_weights(self, path):
+        self.fc.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, path):
+        super(Net, self).__init__()
+        self.fc = nn.Linear(4, 2)
+        super(Net, self).cuda()
+        self._load_weights(path)
+    def _load_weights(self, path):
+        self.fc.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -281,3 +281,44 @@ def test_a_binding_in_a_sibling_branch_is_not_before_a_nested_if():
         other.load_state_dict(sd)
     """
     assert cpu_loads(src) == ["model"]
+
+
+def test_self_in_init_is_on_the_cpu_until_the_first_move():
+    src = """
+    import math
+    import torch
+    import torch.nn as nn
+    class PSP(nn.Module):
+        def __init__(self, opts):
+            super(PSP, self).__init__()
+            self._set_opts(opts)
+            self.opts.n = int(math.log(self.opts.size, 2))
+            self.encoder = nn.Linear(2, 2)
+            self.encoder.load_state_dict(sd)
+            self._load_weights()
+            self.cuda()
+            self.decoder = nn.Linear(2, 2)
+            self.decoder.load_state_dict(sd)
+        def _set_opts(self, opts):
+            self.opts = opts
+        def _load_weights(self):
+            self.encoder.load_state_dict(torch.load(self.opts.path))
+            self._load_avg()
+        def _load_avg(self):
+            self.avg = self.opts.avg.to(self.opts.device)
+    class Moved(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            super().cuda()
+            self.fc.load_state_dict(sd)
+    class Parts(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            self.to("cuda")
+            self.fc.load_state_dict(sd)
+    """
+    # ``self.decoder`` is built after ``self.cuda()`` but on the CPU: a part
+    # built later is where its constructor puts it.
+    assert cpu_loads(src) == ["self.encoder", "self.decoder", "self.encoder"]

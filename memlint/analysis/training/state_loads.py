@@ -43,6 +43,7 @@ import libcst as cst
 
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
+from memlint.analysis.training.construction_order import SelfMethods, starts_on_cpu
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
@@ -158,12 +159,24 @@ def _run_time_pick(value: cst.BaseExpression) -> bool:
 
 
 class _Moves(cst.CSTVisitor):
+    """A device move, or a value built on a device (``torch.ones(4,
+    device="cuda")`` made a parameter of the model)."""
+
     def __init__(self) -> None:
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
             self.found = True
+        elif any(_on_a_device(arg) for arg in node.args):
+            self.found = True
+
+
+def _on_a_device(arg: cst.Arg) -> bool:
+    """``device=...`` but ``device="cpu"``."""
+    if arg.keyword is None or arg.keyword.value not in ("device", "device_map"):
+        return False
+    return not (isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == "cpu")
 
 
 # Calls that may place what they are handed on a device (the project summary's ``_PLACES``).
@@ -585,8 +598,14 @@ class _CpuModels(cst.CSTVisitor):
 
     def _lost(self, key: str) -> None:
         """``key`` may have moved: it and the loads of it in a loop open now
-        (the next iteration loads into a moved model) are not on the CPU."""
-        self.frames[-1].pop(key, None)
+        (the next iteration loads into a moved model) are not on the CPU.
+        Its parts go with it (``self.fc`` built, then ``self.cuda()``)."""
+        frame = self.frames[-1]
+        frame.pop(key, None)
+        if frame:
+            prefix = key + "."
+            for part in [k for k in frame if k.startswith(prefix)]:
+                del frame[part]
         open_loops = {id(loop) for loop in self.loops}
         for call, (receiver, loops) in list(self.candidates.items()):
             if receiver == key and any(id(loop) in open_loops for loop in loops):
@@ -867,6 +886,9 @@ class _CpuModels(cst.CSTVisitor):
         if qn in _COPIES_IN_PLACE and self._copies_cpu_model(node):
             self._cpu_copies.add(id(node))  # before handing the model over loses it
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
+        # ``super(Net, self)``: a proxy of the instance, handed nowhere; what
+        # runs is the method called on it (``_super_call``).
+        looks = looks or _super_proxy(node) or _reads_only(qn or dotted_name(node.func) or "")
         # ``MultiStepLR(optimizer, ...)``: a scheduler reads the optimizer's learning rates, moves nothing.
         looks = looks or qn.startswith("torch.optim.lr_scheduler.")
         rebuilds = self._rebuilt.get(id(node))
@@ -884,6 +906,9 @@ class _CpuModels(cst.CSTVisitor):
             self._held = (id(node), kept)
         func = node.func
         if not isinstance(func, cst.Attribute):
+            return
+        if isinstance(func.value, cst.Call) and _super_proxy(func.value):
+            self._super_call(func.value, func.attr.value)
             return
         # ``model.base.load_state_dict(sd)``: a part of a model on the CPU is on the CPU.
         key = self._owner(dotted_name(func.value))
@@ -903,6 +928,36 @@ class _CpuModels(cst.CSTVisitor):
                 key == dotted_name(func.value) and (self._own_method(key, method) or self._still_method(key, method))
             ):
                 self._lost(key)
+
+    def _super_call(self, proxy: cst.Call, method: str) -> None:
+        """``super().cuda()``, ``super(Net, self).setup()``: a method of a base
+        run on the instance; only ``__init__`` (the bases judged where the
+        instance is said to start on the CPU) and methods that keep a model
+        in place leave it there."""
+        if method == "__init__" or method in _STAYS:
+            return
+        this = dotted_name(proxy.args[1].value) if len(proxy.args) == 2 else None
+        fresh = self.fresh_self[-1]
+        for key in {this, fresh[0] if fresh is not None else None, "self"}:
+            if key is not None and key in self.frames[-1]:
+                self._lost(key)
+
+
+# Functions that read a model's numbers or options and move nothing
+# (``int(math.log(self.opts.size, 2))``): builtins, and modules of the
+# standard library that know nothing of devices.
+_READS_ONLY = _LOOKS | frozenset(
+    {"torch.load", "int", "float", "round", "abs", "min", "max", "bool", "format", "sorted", "sum"}
+)
+_READING_MODULES = frozenset({"math", "os", "json", "logging", "re", "warnings", "copy"})
+
+
+def _reads_only(qualified: str) -> bool:
+    return qualified in _READS_ONLY or qualified.partition(".")[0] in _READING_MODULES
+
+
+def _super_proxy(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value == "super"
 
 
 class _MovedNames(cst.CSTVisitor):
@@ -1091,6 +1146,7 @@ class Checkpoints:
         self._placing: dict[cst.FunctionDef, bool] = {}
         self._stable: dict[cst.ClassDef, frozenset[str]] = {}
         self._factories: FactoryClasses | None = None
+        self._self_methods: SelfMethods | None = None
         self.python_tree = python_tree  # the module's ``ast`` tree, when the linter has it
 
     @property
@@ -1375,7 +1431,7 @@ class Checkpoints:
         nothing, or ``self.method(...)`` of a class of this module that moves nothing."""
         fn = self.calls.resolve(call) if isinstance(call.func, cst.Attribute) else None
         if fn is not None and fn in self.calls.class_of:
-            return self._cpu_class(self.calls.class_of[fn].name.value)
+            return self._cpu_class(self.calls.class_of[fn].name.value) or self._keeps_self(fn)
         if fn is None and isinstance(call.func, cst.Name):
             local = self.calls.resolve(call)
             if local is not None and self._builder_scope(local):
@@ -1417,9 +1473,50 @@ class Checkpoints:
         under construction, on the CPU until something moves it."""
         cls = self.calls.class_of.get(fn)
         params = fn.params.params
-        if cls is None or not params or _no_instance(fn) or not self._constructed_on_cpu(cls, 0):
+        if cls is None or not params or _no_instance(fn):
+            return frozenset()
+        if not (self._constructed_on_cpu(cls, 0) or self._starts_on_cpu(cls, fn)):
             return frozenset()
         return frozenset({params[0].name.value})
+
+    def _starts_on_cpu(self, cls: cst.ClassDef, init: cst.FunctionDef) -> bool:
+        """A class that may move itself later, whose ``__init__`` starts with
+        ``self`` on no device (construction_order.py), defined once and
+        subclassed nowhere in the module: the walk of ``__init__`` in source
+        order ends it at the first move."""
+        name = cls.name.value
+        if len(self.calls.classes.get(name, [])) != 1 or self._subclassed(cls):
+            return False
+        return starts_on_cpu(cls, init, self.names)
+
+    def _subclassed(self, cls: cst.ClassDef) -> bool:
+        name = cls.name.value
+        return any(
+            (dotted_name(base.value) or "").rpartition(".")[2] == name
+            for defs in self.calls.classes.values()
+            for other in defs
+            for base in other.bases
+        )
+
+    def _keeps_self(self, fn: cst.FunctionDef) -> bool:
+        """``self.method(...)`` with ``fn`` the method: it moves neither
+        ``self`` nor what it is handed (construction_order.py)."""
+        if self._self_methods is None:
+            looks = lambda call: _reads_only(self.names.call_name(call) or dotted_name(call.func) or "")  # noqa: E731
+            self._self_methods = SelfMethods(self.calls.resolve, _PLACES, _STAYS, self._redefined, looks)
+        return self._self_methods.keeps(fn)
+
+    def _redefined(self, fn: cst.FunctionDef) -> bool:
+        """A subclass of the module defines the method ``fn`` again."""
+        cls = self.calls.class_of.get(fn)
+        if cls is None:
+            return True
+        for defs in self.calls.classes.values():
+            for other in defs:
+                if any((dotted_name(b.value) or "").rpartition(".")[2] == cls.name.value for b in other.bases):
+                    if fn.name.value in self.calls.methods.get(other, {}):
+                        return True
+        return False
 
     def _constructed_on_cpu(self, cls: cst.ClassDef, depth: int) -> bool:
         """``cls`` (one definition) and each of its bases move nothing: a
