@@ -1372,6 +1372,56 @@ def _load_pretrained(model, path):
             """\
 import torch
 import torch.nn as nn
+class F(nn.Module):
+    def __init__(self, depth=28):
+        super().__init__()
+        self.fc = nn.Linear(depth, 1)
+class CCF(F):
+    def __init__(self, depth=28):
+        super().__init__(depth)
+def main(args, device):
+    model_cls = F if args.uncond else CCF
+    f = model_cls(args.depth)
+    ckpt_dict = torch.load(args.load_path)
+    f.load_state_dict(ckpt_dict["model_state_dict"])
+    f = f.to(device)
+    return f
+""",
+            "a name bound to a choice between classes that build on the CPU (JEM's `model_cls = F if args.uncond"
+            " else CCF`): the model is built on the CPU, loaded, then moved",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class VQVAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+class PixelSNAIL(nn.Module):
+    def __init__(self, channel):
+        super().__init__()
+        self.fc = nn.Linear(channel, 4)
+def _load_model(model, checkpoint, device):
+    ckpt = torch.load(checkpoint)
+    if model == "vqvae":
+        model = VQVAE()
+    elif model == "pixelsnail":
+        model = PixelSNAIL(ckpt["channel"])
+    model.load_state_dict(ckpt["model"])
+    model = model.to(device)
+    return model
+if __name__ == "__main__":
+    vqvae = _load_model("vqvae", "vqvae.pt", "cuda")
+    top = _load_model("pixelsnail", "top.pt", "cuda")
+""",
+            "a parameter every caller hands a string (vq-vae-2's `load_model('vqvae', ...)`), rebuilt on the CPU"
+            " in every arm of an `if`/`elif` without `else`: the path that keeps the string loads into no model",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
 class Small(nn.Module):
     def __init__(self, classes):
         super().__init__()
@@ -1995,6 +2045,63 @@ def generate_model(opt):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class F(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+class G(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1).cuda()
+def main(args, device):
+    model_cls = F if args.uncond else G
+    f = model_cls()
+    f.load_state_dict(torch.load(args.load_path))
+    return f.to(device)
+""",
+            """\
+import torch
+import torch.nn as nn
+class F(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+class G(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1).cuda()
+def main(args, device):
+    model_cls = F if args.uncond else G
+    f = model_cls()
+    f.load_state_dict(torch.load(args.load_path, map_location="cpu"))
+    return f.to(device)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class VQVAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def _load_model(model, checkpoint, device):
+    ckpt = torch.load(checkpoint)
+    if model == "vqvae":
+        model = VQVAE()
+    model.load_state_dict(ckpt["model"])
+    return model.to(device)
+if __name__ == "__main__":
+    vqvae = _load_model("vqvae", "vqvae.pt", "cuda")
+    net = VQVAE().cuda()
+    again = _load_model(net, "vqvae.pt", "cuda")
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

@@ -25,6 +25,22 @@ _PER_CALL_METHODS = frozenset({"forward", "__call__", "__init__"})
 _LOGGING_WRAPPERS = frozenset({"log_every"})
 
 
+def _draws_from_queue(loop: cst.While) -> bool:
+    """``while True: inputs, targets = queue.get()`` (kospeech's trainer,
+    fed by loader threads): the first statement of every iteration takes the
+    next batch from a queue, so the loop runs once per batch, trained or
+    not. The receiver is named for one (``queue``, ``self.valid_queue``)."""
+    body = loop.body
+    first = body.body[0] if isinstance(body, cst.IndentedBlock) and body.body else None
+    if not isinstance(first, cst.SimpleStatementLine) or not isinstance(first.body[0], cst.Assign):
+        return False
+    value = first.body[0].value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get"):
+        return False
+    receiver = (dotted_name(value.func.value) or "").rsplit(".", 1)[-1]
+    return "queue" in receiver.lower()
+
+
 def _wrapper(func: cst.BaseExpression) -> bool:
     """``enumerate``/``tqdm``... or ``logger.log_every``: iterates its first argument."""
     if isinstance(func, cst.Name):
@@ -462,6 +478,8 @@ class LoopInvariantDeviceMove(Rule):
         iteration = self.facts.verbs.in_iteration(loop)
         if any(v.kind in (VerbKind.BACKWARD, VerbKind.STEP) for v in iteration):
             return True
+        if isinstance(loop, cst.While) and _draws_from_queue(loop):
+            return True
         info = self.facts.loops.info(loop)
         return info is not None and info.role == "eval"  # an evaluation loop over batches
 
@@ -738,6 +756,19 @@ class LoopInvariantDeviceMove(Rule):
         Valid(
             """\
 import torch
+def serve(model_queue, x, device):
+    while True:
+        model = model_queue.get()
+        if model is None:
+            break
+        model.to(device)
+        print(model(x.to(device)))
+""",
+            "a loop over models taken from a queue: each iteration moves another model",
+        ),
+        Valid(
+            """\
+import torch
 def train(net, previous_nets, loader, optimizer, criterion, args, device):
     for previous_net in previous_nets:
         previous_net.to(device)
@@ -990,6 +1021,24 @@ for x, y in loader:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Trainer:
+    def validate(self, model: nn.Module, queue):
+        model.eval()
+        while True:
+            inputs, targets = queue.get()
+            if inputs.shape[0] == 0:
+                break
+            inputs = inputs.to(self.device)
+            model.to(self.device)
+            y_hats = model.recognize(inputs)
+            self.metric(targets, y_hats)
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

@@ -322,3 +322,55 @@ def test_self_in_init_is_on_the_cpu_until_the_first_move():
     # ``self.decoder`` is built after ``self.cuda()`` but on the CPU: a part
     # built later is where its constructor puts it.
     assert cpu_loads(src) == ["self.encoder", "self.decoder", "self.encoder"]
+def test_a_name_bound_to_a_choice_of_cpu_classes_builds_on_the_cpu():
+    src = """
+    import torch.nn as nn
+    class F(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    class CCF(F):
+        pass
+    class G(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2).cuda()
+    def a(args):
+        model_cls = F if args.uncond else CCF
+        f = model_cls()
+        f.load_state_dict(sd)
+    def b(args):
+        model_cls = CCF
+        g = model_cls()
+        g.load_state_dict(sd)
+    def c(args):
+        model_cls = F if args.uncond else G
+        h = model_cls()
+        h.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["f", "g"]
+
+
+def test_a_parameter_every_caller_hands_a_literal_is_no_model():
+    src = """
+    import torch.nn as nn
+    class A(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    def _load(model, path):
+        if model == "a":
+            model = A()
+        elif model == "b":
+            model = A()
+        model.load_state_dict(sd)
+    def _mixed(model, path):
+        if model == "a":
+            model = A()
+        model.load_state_dict(sd)
+    _load("a", "p")
+    _load("b", "p")
+    _mixed("a", "p")
+    _mixed(net, "p")
+    """
+    assert cpu_loads(src) == ["model"]

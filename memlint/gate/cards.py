@@ -467,7 +467,7 @@ _CARDS = (
         lambda g: (
             g.loops
             and bool(g.called & {"to", "cuda"})
-            and (g.batch_evidence or g.names_loader or names_samples(g.iter_tokens))
+            and (g.batch_evidence or g.names_loader or names_samples(g.iter_tokens) or g.queue_gets)
             and g.loop_sites.moves
             or bool(g.called & {"to", "cuda"})
             and bool(g.def_names & PER_CALL_METHODS)
@@ -480,7 +480,7 @@ _CARDS = (
         local_gate=lambda g: (
             g.loops
             and bool(g.called & {"to", "cuda"})
-            and (g.batch_evidence or g.names_loader or names_samples(g.iter_tokens))
+            and (g.batch_evidence or g.names_loader or names_samples(g.iter_tokens) or g.queue_gets)
             and g.loop_sites.moves
         ),
         project_matters=lambda view: bool(view.called_per_batch or view.built_per_batch),

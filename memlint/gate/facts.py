@@ -279,6 +279,12 @@ class GateFacts:
         )
 
     @property
+    def queue_gets(self) -> bool:
+        """A ``.get(`` call and a name spelling ``queue``: what MEM703's
+        ``while True: x = queue.get()`` batch loop needs."""
+        return "get" in self.called and any("queue" in i.lower() for i in self.idents)
+
+    @property
     def across_iterations(self) -> bool:
         """Code that runs once per batch may exist: a loop with batch
         evidence, or a per-batch framework hook."""

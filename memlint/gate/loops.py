@@ -184,6 +184,21 @@ class _Scope:
         self.method = False  # right in a class body: callgraph resolves only ``self.m()``/``cls.m()`` to it
 
 
+def _draws_from_queue(loop: ast.While) -> bool:
+    """MEM703's ``while True: inputs = queue.get()`` (the rule's
+    _draws_from_queue): the first statement takes a batch from a receiver
+    named for a queue, so the loop runs once per batch."""
+    first = loop.body[0] if loop.body else None
+    value = first.value if isinstance(first, ast.Assign) else None
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"):
+        return False
+    receiver = value.func.value
+    name = (
+        receiver.attr if isinstance(receiver, ast.Attribute) else receiver.id if isinstance(receiver, ast.Name) else ""
+    )
+    return "queue" in name.lower()
+
+
 class _Loop:
     """A loop's iteration. MEM703 (analysis/gate_moves.py) reads its moves
     and its training verbs; ``blocked()`` is the same iteration seen from a
@@ -302,7 +317,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 batch_spans.append((node.lineno, node.end_lineno))  # type: ignore[attr-defined]
             any_eval = any_eval or evaluates
             out.evaluates = out.evaluates or evaluates
-            per_batch = loader or eval_role
+            per_batch = loader or eval_role or (kind is ast.While and _draws_from_queue(node))  # type: ignore[arg-type]
             targets = _NONE if kind is ast.While else target_keys(node.target)  # type: ignore[attr-defined]
             loop = _Loop(batch, per_batch, names_samples(tokens), targets)
             if inner is not None and not out.moves and kind is not ast.While:

@@ -27,6 +27,7 @@ from memlint.project.needle_scan import holds_needle
 from memlint.project.off_forwards import off_receivers
 from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
+from memlint.project.stray_modules import StrayModules
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
 from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
@@ -74,6 +75,7 @@ class ProjectIndex:
         self.summaries = {os.path.abspath(p): s for p, s in summaries.items()}
         self.modules = ModuleMap(self.root, list(self.summaries))
         self._exports_only: dict[str, ModuleSummary] = {}
+        self._strays: tuple[ModuleMap, StrayModules] | None = None  # _stray_cpu_class, per module map
         # importer -> (its sys.path folders, the files read to find them)
         self._sys_path_cache: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         # method_still: method name -> (every definition moves nothing, the modules defining it).
@@ -474,6 +476,20 @@ class ProjectIndex:
             or self._foreign_cpu_builder(found[0], defining, found[1])
         )
 
+    def _stray_cpu_class(self, target: str) -> bool:
+        """``target`` (an import no module of the project resolves) names a
+        class that moves nothing in the one project module its dotted path
+        may mean (stray_modules.py)."""
+        if self._strays is None or self._strays[0] is not self.modules:
+            self._strays = (self.modules, StrayModules(self.modules.root, self.modules.files))
+        found = self._strays[1].find(target)
+        if found is None or not found[1] or "." in found[1]:
+            return False
+        defining = self.summary(found[0])
+        return defining is not None and (
+            self._cpu_class_of(found[0], defining, found[1]) or found[1] in defining.cpu_builders
+        )
+
     def _cpu_class_of(self, path: str, defining: ModuleSummary, name: str, depth: int = 0) -> bool:
         """``name`` is a class of ``path`` that moves nothing, and so is every
         class of the project it derives from or constructs (class_needs)."""
@@ -697,6 +713,8 @@ class ProjectIndex:
         for local, target in summary.imports.items():
             found = self.resolve(target, path)
             if found is None:
+                if self._stray_cpu_class(target):
+                    cpu_classes.add(local)  # ``from models import Net`` of the one ``utils/models.py``
                 continue
             defining = self.summary(found[0]) or ModuleSummary()
             if found[1] in defining.cpu_objects:

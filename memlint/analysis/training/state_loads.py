@@ -241,6 +241,13 @@ def _params_entry(group: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+def _literal(value: cst.BaseExpression) -> bool:
+    """A string or number literal (``"vqvae"``, ``-1``): never a model."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
+
+
 def _moves_anything(node: cst.CSTNode) -> bool:
     visitor = _Moves()
     visit_fast(node, visitor)
@@ -312,8 +319,12 @@ class _CpuModels(cst.CSTVisitor):
         cpu_factory: Callable[[cst.BaseExpression], bool] = lambda value: False,
         cpu_holder: Callable[[cst.Call], bool] = lambda call: False,
         cpu_methods: frozenset[str] = frozenset(),
+        literal_params: Callable[[cst.FunctionDef], frozenset[str]] = lambda fn: frozenset(),
     ) -> None:
         self.names = names
+        # Parameters every caller hands a string or a number (``load_model("vqvae",
+        # ...)``): a path on which one keeps that value loads into no model.
+        self.literal_params = literal_params
         # Method names every class of the project defining them defines so
         # that it moves nothing (project/method_moves.py, ProjectView.cpu_methods).
         self.cpu_methods = cpu_methods
@@ -343,6 +354,8 @@ class _CpuModels(cst.CSTVisitor):
         # Per function of this module, each call of it here: parameter -> a
         # model on the CPU is passed to it.
         self.local_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
+        # The same calls: parameter -> a literal string or number is passed to it.
+        self.literal_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
         # Per function: every ``return`` gives a model on the CPU.
         self.returns: dict[cst.FunctionDef, bool] = {}
         self.functions: list[cst.FunctionDef] = []
@@ -385,8 +398,12 @@ class _CpuModels(cst.CSTVisitor):
         self.writes.append({})
         self.built_by.append({})
         params = node.params
+        literal = self.literal_params(node)
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            self._write(param.name.value)
+            # A parameter holding a string or a number is no model: a branch
+            # that leaves it so cannot reach a load (``_bound_in_every_branch``).
+            if param.name.value not in literal:
+                self._write(param.name.value)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 self._write(star.name.value)
@@ -661,6 +678,7 @@ class _CpuModels(cst.CSTVisitor):
                 self._cpu_getattr(original_node.value)
                 or self.cpu_factory(original_node.value)
                 or _run_time_pick(original_node.value)
+                or self._cpu_class_choice(original_node.value)
             ):
                 self.aliases[-1][key] = tuple(self.blocks)
             elif (
@@ -828,6 +846,14 @@ class _CpuModels(cst.CSTVisitor):
             return self.blocks[: len(bound_in)] == list(bound_in)
         return self.cpu_classes(func)
 
+    def _cpu_class_choice(self, value: cst.BaseExpression) -> bool:
+        """``F if args.uncond else CCF`` (JEM's ``model_cls``), or a class
+        named alone (``model_cls = CCF``): every class the name may get is
+        one that builds on the CPU, so a call of the name builds there too."""
+        if isinstance(value, cst.IfExp):
+            return self._cpu_class_choice(value.body) and self._cpu_class_choice(value.orelse)
+        return isinstance(value, (cst.Name, cst.Attribute)) and self._cpu_callee(value)
+
     def _cpu_getattr(self, value: cst.BaseExpression) -> bool:
         """``getattr(p2ch14.model, name)`` of a module whose every class is built on the CPU,
         or the same lookup spelled ``models.__dict__[name]``."""
@@ -882,6 +908,9 @@ class _CpuModels(cst.CSTVisitor):
                     name: self._on_cpu_here(arg.value) or self._built(arg.value)
                     for arg, name in bound_params(node, callee)
                 }
+            )
+            self.literal_args.setdefault(callee, []).append(
+                {name: _literal(arg.value) for arg, name in bound_params(node, callee)}
             )
         if qn in _COPIES_IN_PLACE and self._copies_cpu_model(node):
             self._cpu_copies.add(id(node))  # before handing the model over loses it
@@ -1188,12 +1217,19 @@ class Checkpoints:
             self._local_args = visitor.local_args
             self._method_uses = visitor.method_uses
             seeds = {fn: self._cpu_params(fn) for fn in self.calls.functions}
-            if any(seeds.values()):
-                visitor = self._cpu_models(lambda fn: seeds.get(fn, frozenset()))
+            literal = {fn: self._literal_params(fn, visitor.literal_args) for fn in self.calls.functions}
+            literal = {fn: params for fn, params in literal.items() if params}
+            if any(seeds.values()) or literal:
+                visitor = self._cpu_models(lambda fn: seeds.get(fn, frozenset()), literal)
             self._cpu_loads = frozenset() if visitor.device_default else frozenset(map(id, visitor.candidates))
         return id(call) in self._cpu_loads
 
-    def _cpu_models(self, cpu_params: Callable[[cst.FunctionDef], frozenset[str]]) -> _CpuModels:
+    def _cpu_models(
+        self,
+        cpu_params: Callable[[cst.FunctionDef], frozenset[str]],
+        literal: Mapping[cst.FunctionDef, frozenset[str]] | None = None,
+    ) -> _CpuModels:
+        literal = literal or {}
         visitor = _CpuModels(
             self.names,
             self._cpu_builder,
@@ -1209,9 +1245,30 @@ class Checkpoints:
             self._gives_cpu_class,
             self._cpu_holder,
             frozenset(self.project.cpu_methods) if self.project is not None else frozenset(),
+            lambda fn: literal.get(fn, frozenset()),
         )
         visit_fast(self.module, visitor)
         return visitor
+
+    def _literal_params(
+        self, fn: cst.FunctionDef, literal_args: Mapping[cst.FunctionDef, list[dict[str, bool]]]
+    ) -> frozenset[str]:
+        """The parameters of ``fn`` (a function, not a method) to which every
+        call hands a string or a number literal (sample.py's ``load_model(
+        "vqvae", path, device)``): all its calls are in this module (none
+        elsewhere in the project, never used as a value; without the
+        project, a private function's), and there is one."""
+        calls = literal_args.get(fn, [])
+        if not calls or fn in self.calls.class_of or fn in self.calls.escapes:
+            return frozenset()
+        if self.calls.owner.get(fn) is self.module:
+            name = fn.name.value
+            if self.project is None and not name.startswith("_"):
+                return frozenset()
+            if self.project is not None and self.project.callers_of(name):
+                return frozenset()
+        params = (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)
+        return frozenset(p.name.value for p in params if all(call.get(p.name.value, False) for call in calls))
 
     def _cpu_module(self, spelled: str) -> bool:
         """``spelled`` (``models`` of ``models.__dict__[arch]``) is a module of
