@@ -850,6 +850,21 @@ class Net(nn.Module):
             """\
 import torch
 import torch.nn as nn
+class ValueLayer(nn.Module):
+    def __init__(self, sizes, path):
+        nn.Module.__init__(self)
+        self.mlp = nn.ModuleList()
+        for a, b in zip(sizes[:-1], sizes[1:]):
+            self.mlp.append(nn.Linear(a, b))
+        self.load_state_dict(torch.load(path))
+""",
+            "`nn.Module.__init__(self)`, the old spelling of `super().__init__()`, moves nothing: the load in"
+            " `__init__` lands on a CPU model (rpg_event_representation_learning's `ValueLayer`)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
 class Net(nn.Module):
     def __init__(self, n):
         super().__init__()

@@ -918,6 +918,8 @@ class _CpuModels(cst.CSTVisitor):
         # ``super(Net, self)``: a proxy of the instance, handed nowhere; what
         # runs is the method called on it (``_super_call``).
         looks = looks or _super_proxy(node) or _reads_only(qn or dotted_name(node.func) or "")
+        # ``nn.Module.__init__(self)``: the old spelling of ``super().__init__()``.
+        looks = looks or (qn.startswith("torch.nn.") and qn.endswith(".__init__"))
         # ``MultiStepLR(optimizer, ...)``: a scheduler reads the optimizer's learning rates, moves nothing.
         looks = looks or qn.startswith("torch.optim.lr_scheduler.")
         rebuilds = self._rebuilt.get(id(node))
