@@ -249,3 +249,81 @@ class Runner:
 )
 def test_mem201_typed_object_path_needs_a_receiver_object_types_may_type(call, waits):
     assert may_evaluate_a_typed_object(facts(_LOOP_IN_EVAL.replace("{call}", call))) is waits
+
+
+# MEM201's project paths settled apart (Card.project_parts): a loop over layers
+# asks a project object to ``predict`` (its typed-object path), and the view
+# knows ``correct`` as a named forward, a path that needs batch evidence the
+# file lacks. transformers' Gemma3n decoder layer, in small.
+_ALTUP = """\
+import torch.nn as nn
+class AltUp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(2, 2)
+    def predict(self, x):
+        return x.argmax(-1)
+    def correct(self, x):
+        return self.proj(x)
+"""
+_DECODER = """\
+import torch.nn as nn
+from layers import AltUp
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.altup = AltUp()
+        self.blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x) + self.altup.predict(x)
+        return self.altup.correct(x)
+"""
+
+
+def _parsed_again(monkeypatch) -> list[str]:
+    parsed: list[str] = []
+    real = runner._check_settled
+
+    def counted(text, path, *args, **kwargs):
+        parsed.append(Path(path).name)
+        return real(text, path, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "_check_settled", counted)
+    return parsed
+
+
+def test_mem201_a_view_holding_only_another_paths_facts_settles_the_file(tmp_path, monkeypatch):
+    from memlint.gate import project_gate
+    from memlint.gate.cards import _may_evaluate_a_project_object, _may_run_a_named_forward
+
+    decoder = facts(_DECODER)
+    assert _may_evaluate_a_project_object(decoder) and not _may_run_a_named_forward(decoder)
+    assert not CARDS["MEM201"].local_gate(decoder)
+    files = {"layers.py": _ALTUP, "model.py": _DECODER}
+    parsed = _parsed_again(monkeypatch)
+    on = _check(tmp_path, files, True, monkeypatch)
+    assert "model.py" not in parsed  # no object forward: a named forward alone is no reason
+    assert on == _check(tmp_path, files, False, monkeypatch)
+    monkeypatch.setattr(project_gate, "ENABLED", False)
+    parsed.clear()
+    assert on == _check(tmp_path, files, True, monkeypatch)
+    assert "model.py" in parsed  # without the paths apart, the named forward kept it
+
+
+def test_mem201_the_one_file_check_settles_the_same_paths(tmp_path):
+    """engine.with_project (a file checked alone, flake8, the server) drops
+    the rule where the tree check's settle does."""
+    from memlint.gate.project_gate import held_parts, parts_matter
+    from memlint.project.view import ProjectView
+
+    card = CARDS["MEM201"]
+    held = held_parts(card, facts(_DECODER))
+    assert held == frozenset({0})
+    named_only = ProjectView(root="", path="model.py", forward_methods=("correct",))
+    assert card.project_matters(named_only) and not parts_matter(card, held, named_only)
+    assert parts_matter(card, None, named_only)  # a card's whole project part, as before
+    typed = ProjectView(root="", path="model.py", object_forwards=(("Decoder.forward", "self.altup", "predict", "m"),))
+    assert parts_matter(card, held, typed)  # the typed-object path the file may take
+    batches = facts(_DECODER.replace("for block in self.blocks", "for batch in loader"))
+    assert held_parts(card, batches) == frozenset({0, 1}) and parts_matter(card, frozenset({0, 1}), named_only)

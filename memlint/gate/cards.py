@@ -56,6 +56,13 @@ class Card:
     # project part, ``project_matters`` what the view must hold for that part.
     local_gate: Gate | None = None
     project_matters: Callable[[Any], bool] | None = None  # of a project.view.ProjectView (a later stage)
+    # A project part made of paths that read different facts of the view:
+    # per path, what the file's facts need for it (a part of ``gate``) and
+    # what the view must hold for it (a part of ``project_matters``). A file
+    # whose local gate fails waits for the paths its facts allow only
+    # (gate/project_gate.py ``held_parts``): a view holding what another
+    # path needs is no reason to run the rule.
+    project_parts: tuple[tuple[Gate, Callable[[Any], bool]], ...] = ()
 
 
 def _mem201_gate(g: GateFacts) -> bool:
@@ -266,6 +273,16 @@ _CARDS = (
         # ``self.model.extract_feature(x)``: a method every project class
         # defining it runs a layer in (project/typed_objects.named_forward).
         project_matters=lambda view: bool(view.object_forwards or view.forward_methods or view.forward_names),
+        # Without the local gate, only ``_object_forward`` reports through a
+        # typed object (object_forwards); a named forward is one more model
+        # call, read only by reports that need batch evidence
+        # (_may_run_a_named_forward): a modeling file whose loop over layers
+        # calls ``self.altup.predict(x)`` has no use for ``self.altup.correct``
+        # being a forward.
+        project_parts=(
+            (_may_evaluate_a_project_object, lambda view: bool(view.object_forwards)),
+            (_may_run_a_named_forward, lambda view: bool(view.forward_methods or view.forward_names)),
+        ),
     ),
     Card(
         "MEM202",

@@ -52,3 +52,23 @@ def ruled_out(spellings: frozenset[str], view: Any) -> bool:
     """The view (a project.view.ProjectView; None: no project, no class)
     makes none of ``spellings`` a model class: the local gate fails."""
     return view is None or spellings.isdisjoint(view.model_classes)
+
+
+def held_parts(card: Card, facts: GateFacts) -> frozenset[int] | None:
+    """The project paths (``Card.project_parts``, by index) the file's facts
+    allow, for a card whose local gate failed; None: the card has none (its
+    ``project_matters`` decides)."""
+    if not card.project_parts or not ENABLED:
+        return None
+    return frozenset(i for i, (needs, _matters) in enumerate(card.project_parts) if needs(facts))
+
+
+def parts_matter(card: Card, held: frozenset[int] | None, view: Any) -> bool:
+    """The view holds what one of the ``held`` paths needs (None: what the
+    card's project part needs, ``project_matters``): the rule may find
+    something the file's own facts do not show."""
+    if view is None or card.project_matters is None:
+        return False
+    if held is None:
+        return card.project_matters(view)
+    return any(card.project_parts[i][1](view) for i in held)

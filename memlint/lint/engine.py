@@ -103,14 +103,29 @@ def _without_project(active: list[type[Rule]], view: ProjectView | None, tree: a
     facts_of), not walked again."""
     if tree is None or not screen.GATE:
         return active
-    waiting = [r for r in active if r.project_matters is not None and (view is None or not r.project_matters(view))]
+    from memlint.gate.cards import CARDS
+
+    # A card with project paths may hold its view's project part for a path its file cannot take.
+    waiting = [
+        r
+        for r in active
+        if r.project_matters is not None
+        and (view is None or not r.project_matters(view) or (r.code in CARDS and CARDS[r.code].project_parts))
+    ]
     if not waiting:
         return active
     from memlint.gate.facts import facts_of
+    from memlint.gate.project_gate import held_parts, parts_matter
 
     facts = facts_of(tree)  # the screening's, not walked again
-    dropped = {r for r in waiting if r.local_gate is not None and not r.local_gate(facts)}
-    return [r for r in active if r not in dropped]
+
+    def dropped(rule: type[Rule]) -> bool:
+        if rule.local_gate is None or rule.local_gate(facts):
+            return False
+        card = CARDS.get(rule.code)
+        return card is None or not parts_matter(card, held_parts(card, facts), view)
+
+    return [r for r in active if not (r in waiting and dropped(r))]
 
 
 def lint_module(

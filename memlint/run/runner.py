@@ -652,7 +652,7 @@ def _second_pass(
                 _store(report, paths[i], per_file[i], cache, states.get(paths[i]), deps.get(paths[i]))  # type: ignore[arg-type]
                 done(report)  # type: ignore[arg-type]
                 continue
-            handed = replace(handed, passed=codes, local_misses=frozenset(), class_bound={})
+            handed = replace(handed, passed=codes, local_misses=frozenset(), class_bound={}, parts={})
         settled[paths[i]] = handed
         again.append(i)
     jobs_views = {

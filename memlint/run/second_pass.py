@@ -45,6 +45,9 @@ class Screened:
     local_misses: frozenset[str]
     summary: ModuleSummary | None
     class_bound: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Of the local misses whose card has project paths (Card.project_parts),
+    # those the file's facts allow: the view must hold what one of them needs.
+    parts: dict[str, frozenset[int]] = field(default_factory=dict)
 
 
 def screened(
@@ -57,6 +60,7 @@ def screened(
         return None
     misses: set[str] = set()
     bound: dict[str, frozenset[str]] = {}
+    parts: dict[str, frozenset[int]] = {}
     if tree is not None and gate:  # without a tree or the gate, engine._without_project drops nothing
         from memlint.gate.facts import facts_of
 
@@ -67,22 +71,26 @@ def screened(
                 if not card.local_gate(facts):
                     misses.add(card.code)
         if facts is not None:
-            from memlint.gate.project_gate import class_bound
+            from memlint.gate.project_gate import class_bound, held_parts
 
             bound = class_bound(passed, facts, misses)
-    return Screened(digest, tuple(card.code for card in passed), frozenset(misses), summary, bound)
+            for card in passed:
+                held = held_parts(card, facts) if card.code in misses else None
+                if held is not None:
+                    parts[card.code] = held
+    return Screened(digest, tuple(card.code for card in passed), frozenset(misses), summary, bound, parts)
 
 
 def settle(first: Screened, view: ProjectView | None) -> tuple[str, ...]:
     """The codes left to run with ``view`` (None: no project): engine.with_project's
     choice, made from the cards in the parent."""
 
-    from memlint.gate.project_gate import ruled_out
+    from memlint.gate.project_gate import parts_matter, ruled_out
 
     def dropped(code: str) -> bool:
-        matters = CARDS[code].project_matters
+        card = CARDS[code]
         missed = code in first.local_misses or (code in first.class_bound and ruled_out(first.class_bound[code], view))
-        return missed and matters is not None and (view is None or not matters(view))
+        return missed and card.project_matters is not None and not parts_matter(card, first.parts.get(code), view)
 
     return tuple(code for code in first.passed if not dropped(code))
 
@@ -96,7 +104,9 @@ def matters_of(view: ProjectView) -> list[str]:
 
 def settle_known(first: Screened, matters: frozenset[str]) -> tuple[str, ...]:
     """settle's codes with a view whose matters_of is ``matters``: a
-    class-bound code is kept (its view's model classes are not at hand)."""
+    class-bound code is kept (its view's model classes are not at hand), and
+    so is a code whose card's whole project part holds there, whatever paths
+    the file's facts allow (``parts``; what the view holds per path is not kept)."""
 
     def dropped(code: str) -> bool:
         return code in first.local_misses and CARDS[code].project_matters is not None and code not in matters
