@@ -26,7 +26,9 @@ from collections.abc import Callable
 
 from memlint.gate.ast_fields import children
 
-_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
+_OFF = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+)
 
 Qualify = Callable[[ast.expr], "str | None"]
 

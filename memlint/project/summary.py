@@ -64,6 +64,7 @@ from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
+from memlint.project.off_decorators import off_decorators
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.returned_loads import unmapped_return
 from memlint.project.state_feeds import gpu_state_calls, is_device_move
@@ -72,7 +73,6 @@ from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.project.tuple_returns import forward_items
-from memlint.project.off_decorators import off_decorators
 from memlint.project.version_tests import version_tests
 from memlint.project.zeroed_grads import cleared
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name

@@ -15,7 +15,9 @@ import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
 
-_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
+_OFF = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+)
 
 
 def off_decorators(module: cst.Module, names: ImportTable) -> dict[str, str]:
@@ -47,7 +49,7 @@ def _function_kind(fn: cst.FunctionDef, names: ImportTable) -> str:
     body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
     if not returns or not _ends_in_return(body):
         return ""
-    params = fn.params.posonly_params + fn.params.params
+    params = [*fn.params.posonly_params, *fn.params.params]
     first = params[0].name.value if params else None
     if first is not None and all(_applies_off(r, first, names) for r in returns):
         return "bare"
@@ -57,7 +59,7 @@ def _function_kind(fn: cst.FunctionDef, names: ImportTable) -> str:
         if _off_object(r, names):
             return True
         if isinstance(r, cst.Lambda):  # ``return lambda fn: torch.no_grad()(fn)``
-            args = r.params.posonly_params + r.params.params
+            args = [*r.params.posonly_params, *r.params.params]
             return bool(args) and _applies_off(r.body, args[0].name.value, names)
         inner = nested.get(r.value) if isinstance(r, cst.Name) else None
         return inner is not None and _function_kind(inner, names) == "bare"
