@@ -62,14 +62,16 @@ def off_decorators(tree: ast.Module, bindings: dict[str, str]) -> dict[str, str]
 
 
 def function_kind(fn: ast.FunctionDef, qualify: Qualify) -> str:
-    returns = _own_returns(fn)
-    if returns is None or not returns or not _ends_in_return(fn.body):
+    # The returns ending its paths first (no walk): most functions stop here.
+    tails = _tails(fn.body)
+    if not tails:
         return ""
     params = fn.args.posonlyargs + fn.args.args
     first = params[0].arg if params else None
-    if first is not None and all(_applies_off(r, first, qualify) for r in returns):
-        return "bare"
     nested = {s.name: s for s in fn.body if isinstance(s, ast.FunctionDef)}
+
+    def bare(r: ast.expr) -> bool:
+        return first is not None and _applies_off(r, first, qualify)
 
     def made(r: ast.expr) -> bool:
         if _off_object(r, qualify):
@@ -80,7 +82,11 @@ def function_kind(fn: ast.FunctionDef, qualify: Qualify) -> str:
         inner = nested.get(r.id) if isinstance(r, ast.Name) else None
         return inner is not None and function_kind(inner, qualify) == "bare"
 
-    return "called" if all(made(r) for r in returns) else ""
+    kind, test = ("bare", bare) if all(bare(r) for r in tails) else ("called", made)
+    if kind == "called" and not all(made(r) for r in tails):
+        return ""
+    returns = _own_returns(fn)  # every other return agrees, and nothing yields
+    return kind if returns is not None and all(test(r) for r in returns) else ""
 
 
 def _off_callable(expr: ast.expr, qualify: Qualify) -> bool:
@@ -133,10 +139,14 @@ def _own_returns(fn: ast.FunctionDef) -> list[ast.expr] | None:
     return out
 
 
-def _ends_in_return(body: list[ast.stmt]) -> bool:
-    """No path falls off the end of ``body`` (a return last, or an ``if``
-    whose branches both end so)."""
+def _tails(body: list[ast.stmt]) -> list[ast.expr] | None:
+    """The values of the returns that end every path through ``body`` (a
+    return last, or an ``if`` whose branches both end so); None when a path
+    may fall off its end or return nothing."""
     last = body[-1] if body else None
     if isinstance(last, ast.Return):
-        return True
-    return isinstance(last, ast.If) and _ends_in_return(last.body) and _ends_in_return(last.orelse)
+        return None if last.value is None else [last.value]
+    if not isinstance(last, ast.If):
+        return None
+    inner, other = _tails(last.body), _tails(last.orelse)
+    return None if inner is None or other is None else inner + other

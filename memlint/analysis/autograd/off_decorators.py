@@ -37,23 +37,18 @@ def off_decorators(module: cst.Module, names: ImportTable) -> dict[str, str]:
     return out
 
 
-def decorator_kind(decorator: cst.BaseExpression, local: dict[str, str]) -> bool:
-    """``decorator`` uses one of ``local`` (name -> kind) as its kind says."""
-    if isinstance(decorator, cst.Call):
-        return isinstance(decorator.func, cst.Name) and local.get(decorator.func.value) == "called"
-    return isinstance(decorator, cst.Name) and local.get(decorator.value) == "bare"
-
-
 def _function_kind(fn: cst.FunctionDef, names: ImportTable) -> str:
-    returns = _own_returns(fn)
+    # The returns ending its paths first (no walk): most functions stop here.
     body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
-    if not returns or not _ends_in_return(body):
+    tails = _tails(body)
+    if not tails:
         return ""
     params = [*fn.params.posonly_params, *fn.params.params]
     first = params[0].name.value if params else None
-    if first is not None and all(_applies_off(r, first, names) for r in returns):
-        return "bare"
     nested = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef) and s.asynchronous is None}
+
+    def bare(r: cst.BaseExpression) -> bool:
+        return first is not None and _applies_off(r, first, names)
 
     def made(r: cst.BaseExpression) -> bool:
         if _off_object(r, names):
@@ -64,7 +59,11 @@ def _function_kind(fn: cst.FunctionDef, names: ImportTable) -> str:
         inner = nested.get(r.value) if isinstance(r, cst.Name) else None
         return inner is not None and _function_kind(inner, names) == "bare"
 
-    return "called" if all(made(r) for r in returns) else ""
+    kind, test = ("bare", bare) if all(bare(r) for r in tails) else ("called", made)
+    if kind == "called" and not all(made(r) for r in tails):
+        return ""
+    returns = _own_returns(fn)  # every other return agrees, and nothing yields
+    return kind if returns and all(test(r) for r in returns) else ""
 
 
 def _off_callable(expr: cst.BaseExpression, names: ImportTable) -> bool:
@@ -132,14 +131,19 @@ def _own_returns(fn: cst.FunctionDef) -> list[cst.BaseExpression]:
     return [] if visitor.bad else visitor.values
 
 
-def _ends_in_return(body) -> bool:  # type: ignore[no-untyped-def]
+def _tails(body) -> list[cst.BaseExpression] | None:  # type: ignore[no-untyped-def]
+    """The values of the returns ending every path through ``body`` (a return
+    last, or an ``if``/``elif``/``else`` whose branches all end so); None when
+    a path may fall off its end or return nothing."""
     last = body[-1] if body else None
     if isinstance(last, cst.SimpleStatementLine):
-        return isinstance(last.body[-1], cst.Return)
+        ret = last.body[-1]
+        return [ret.value] if isinstance(ret, cst.Return) and ret.value is not None else None
     if not isinstance(last, cst.If) or last.orelse is None:
-        return False
-    inner = last.body.body if isinstance(last.body, cst.IndentedBlock) else ()
+        return None
+    inner = _tails(last.body.body if isinstance(last.body, cst.IndentedBlock) else ())
     if isinstance(last.orelse, cst.If):  # ``elif``
-        return _ends_in_return(inner) and _ends_in_return([last.orelse])
-    other = last.orelse.body.body if isinstance(last.orelse.body, cst.IndentedBlock) else ()
-    return _ends_in_return(inner) and _ends_in_return(other)
+        other = _tails([last.orelse])
+    else:
+        other = _tails(last.orelse.body.body if isinstance(last.orelse.body, cst.IndentedBlock) else ())
+    return None if inner is None or other is None else inner + other
