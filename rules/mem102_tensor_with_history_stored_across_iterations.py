@@ -438,6 +438,29 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         Valid(
             """\
 import torch
+
+
+def smart():
+    def d(fn):
+        return torch.inference_mode()(fn)
+
+    return d
+
+
+@smart()
+def run(model, loader):
+    model.eval()
+    outs = []
+    for x in loader:
+        outs.append(model(x))
+    return outs
+""",
+            "`run` is decorated by a factory of the module's own that applies `torch.inference_mode()`: "
+            "its outputs carry no history",
+        ),
+        Valid(
+            """\
+import torch
 import torch.nn as nn
 class Learner(object):
     def __init__(self):

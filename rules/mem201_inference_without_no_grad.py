@@ -881,6 +881,52 @@ class InferenceWithoutNoGrad(Rule):
         Valid(
             """\
 import torch
+
+
+def smart_inference_mode(torch_1_9=True):
+    def decorate(fn):
+        return (torch.inference_mode if torch_1_9 else torch.no_grad)()(fn)
+
+    return decorate
+
+
+@smart_inference_mode()
+def run(model, loader):
+    model.eval()
+    return [model(x).argmax(1) for x in loader]
+""",
+            "a decorator of the module's own that applies `torch.inference_mode()` or `torch.no_grad()` on "
+            "either branch of a version test (yolov5's `smart_inference_mode`): `run` starts with grad off",
+        ),
+        Valid(
+            """\
+import torch
+
+frozen = torch.no_grad()
+
+
+def off(fn):
+    return torch.no_grad()(fn)
+
+
+@frozen
+def evaluate(model, loader):
+    model.eval()
+    for x in loader:
+        print(model(x).argmax(1))
+
+
+@off
+def predict(model, loader):
+    model.eval()
+    for x in loader:
+        print(model(x).argmax(1))
+""",
+            "a name bound to `torch.no_grad()` and a function returning `torch.no_grad()(fn)`, used as decorators",
+        ),
+        Valid(
+            """\
+import torch
 from syncnet import *
 
 
@@ -1995,6 +2041,47 @@ def main(args, model, optimizer, train_loader, val_loader):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+
+
+def maybe_no_grad(enabled=True):
+    def decorate(fn):
+        if enabled:
+            return torch.no_grad()(fn)
+        return fn
+
+    return decorate
+
+
+@maybe_no_grad()
+def evaluate(model, loader):
+    model.eval()
+    for x in loader:
+        print(model(x).argmax(1))
+""",
+            """\
+import torch
+
+
+def maybe_no_grad(enabled=True):
+    def decorate(fn):
+        if enabled:
+            return torch.no_grad()(fn)
+        return fn
+
+    return decorate
+
+
+@maybe_no_grad()
+def evaluate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x in loader:
+            print(model(x).argmax(1))
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -813,6 +813,61 @@ for x in loader:
         Invalid(
             """\
 import torch
+
+
+def inference():
+    def decorate(fn):
+        return torch.inference_mode()(fn)
+
+    return decorate
+
+
+@inference()
+def evaluate(model, loader):
+    for x, y in loader:
+        print(model(x).argmax(1))
+
+
+def main(model, loader, val_loader, opt):
+    for epoch in range(10):
+        model.train()
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        evaluate(model, val_loader)
+""",
+            """\
+import torch
+
+
+def inference():
+    def decorate(fn):
+        return torch.inference_mode()(fn)
+
+    return decorate
+
+
+@inference()
+def evaluate(model, loader):
+    model.eval()
+    for x, y in loader:
+        print(model(x).argmax(1))
+
+
+def main(model, loader, val_loader, opt):
+    for epoch in range(10):
+        model.train()
+        for x, y in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        evaluate(model, val_loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
 for epoch in range(3):
     model.train()
     for i, (x, y) in enumerate(train_loader):

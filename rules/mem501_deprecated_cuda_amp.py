@@ -234,8 +234,10 @@ class DeprecatedCudaAmp(Rule):
     `torch.amp.autocast("cuda")` needs torch 1.10, `torch.amp.GradScaler`
     2.3, `torch.amp.custom_fwd`/`custom_bwd` 2.4. Where the project still
     supports an older torch, the finding stays and the fix is withheld
-    with the reason (`fix withheld: the project supports torch 1.8
-    (requirements.txt:3); torch.amp.GradScaler needs torch 2.3`). Where every
+    with the reason and the two ways out (`fix withheld: the project
+    supports torch 1.8 (requirements.txt:3); torch.amp.GradScaler needs
+    torch 2.3: raise the floor to torch>=2.3, or keep the old spelling until
+    then (ignore MEM501)`). Where every
     torch it accepts predates 2.4 (`torch==1.8.1`, `torch<2.4`), nothing is
     deprecated there and nothing is reported.
 

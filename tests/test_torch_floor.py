@@ -241,7 +241,8 @@ def test_verdicts():
     verdict = torch_verdict("2.4", row, at_least_18)
     assert verdict.report
     assert verdict.withheld == (
-        "fix withheld: the project supports torch 1.8 (requirements.txt:3); `torch.amp.GradScaler` needs torch 2.3"
+        "fix withheld: the project supports torch 1.8 (requirements.txt:3); `torch.amp.GradScaler` needs torch 2.3: "
+        "raise the floor to torch>=2.3, or keep the old spelling until then (ignore MEM501)"
     )
     assert not torch_verdict("2.4", row, range_of_requirement("torch==1.8.1", "x")).report
     assert torch_verdict("2.4", row, range_of_requirement("torch>=2.3", "x")).withheld is None
@@ -284,6 +285,8 @@ def test_cli_fix_on_a_project_on_torch_1_8_reports_and_does_not_rewrite(tmp_path
     assert proc.returncode == 1, proc.stderr
     assert module.read_text() == AMP
     assert "fix withheld: the project supports torch 1.8 (requirements.txt:2)" in proc.stdout
+    # The two ways out a user can act on (yolov5, torch>=1.8: four findings it could not fix).
+    assert "raise the floor to torch>=2.3, or keep the old spelling until then (ignore MEM501)" in proc.stdout
     # Pinned exactly to 1.8.1: torch.cuda.amp is not deprecated there, nothing to say.
     (tmp_path / "requirements.txt").write_text("torch==1.8.1\n")
     proc = run_memlint("check", "--fix", "--select", "MEM501", "pkg/train.py")

@@ -136,6 +136,7 @@ def compute_loop_may_run_without_grad(facts: GateFacts, collect: bool) -> set[in
                 name in _OFF_ON_ENTRY
                 or id(node) in autograd_methods
                 or any(_may_turn_off(d, aliases, None) for d in node.decorator_list)  # type: ignore[attr-defined]
+                or any(_own_decorator(d, defs, facts._rebound) for d in node.decorator_list)  # type: ignore[attr-defined]
             )
             off = False
         elif kind is ast.ClassDef:
@@ -240,6 +241,14 @@ def _may_turn_off(expr: ast.AST, aliases: dict[str, str], defs: set[str] | None)
     else:
         return False
     return last in _MAY_TURN_OFF or (call is not None and defs is not None and last in defs)
+
+
+def _own_decorator(decorator: ast.AST, defs: set[str], rebound: set[str]) -> bool:
+    """A decorator named by a def or an assignment of this file
+    (``@smart()``, ``@nograd``): grad_mode may find it one of the module's
+    own grad-off decorators (analysis/autograd/off_decorators.py)."""
+    func = decorator.func if type(decorator) is ast.Call else decorator  # type: ignore[attr-defined]
+    return type(func) is ast.Name and (func.id in defs or func.id in rebound)  # type: ignore[attr-defined]
 
 
 # -- MEM201: an evaluation that may run with grad on --------------------------

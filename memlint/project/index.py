@@ -666,6 +666,7 @@ class ProjectIndex:
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
         tuple_items: set[tuple[str, int, tuple[int, ...]]] = set()
         version_functions: set[tuple[str, str]] = set()
+        off_decorators: set[tuple[str, str]] = set()
         engine_factories: set[str] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
@@ -678,6 +679,8 @@ class ProjectIndex:
                 tuple_items.add((local, size, tuple(fresh)))
             if name in defining.version_tests:
                 version_functions.add((local, defining.version_tests[name]))
+            if name in defining.off_decorators:
+                off_decorators.add((local, defining.off_decorators[name]))
             if name in defining.engine_factories:
                 engine_factories.add(local)
             for t in defining.tensor_trackers:
@@ -851,6 +854,7 @@ class ProjectIndex:
             ),
             forward_items=tuple(sorted(tuple_items)),
             version_functions=tuple(sorted(version_functions)),
+            off_decorators=tuple(sorted(off_decorators)),
             engine_factories=tuple(sorted(engine_factories)),
             state_loaders=tuple((name, *facts) for name, facts in sorted(state_loaders.items())),
             gpu_builders=tuple(sorted(gpu_builders)),

@@ -28,6 +28,7 @@ from memlint.project import (
     method_moves,
     model_tables,
     object_types,
+    off_decorators,
     parameterless,
     returned_loads,
     state_feeds,
@@ -77,6 +78,7 @@ def summary_fingerprint() -> str:
         method_moves,
         trackers,
         keyword_trackers,
+        off_decorators,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

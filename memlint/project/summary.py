@@ -64,6 +64,7 @@ from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
+from memlint.project.off_decorators import off_decorators
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.returned_loads import unmapped_return
 from memlint.project.state_feeds import gpu_state_calls, is_device_move
@@ -350,6 +351,9 @@ class ModuleSummary:
     # Module-level functions that only compare the running torch's version
     # (version_tests.py): name -> ">=1.1.0" or "<1.1.0".
     version_tests: dict[str, str] = field(default_factory=dict)
+    # Module-level decorators of its own that run a function with grad off
+    # (off_decorators.py): name -> "bare" (``@name``) or "called" (``@name()``).
+    off_decorators: dict[str, str] = field(default_factory=dict)
     # Module-level functions returning an ignite engine whose process function
     # steps an optimizer (engine_factories.py): MEM802's ignite handlers.
     engine_factories: list[str] = field(default_factory=list)
@@ -411,6 +415,7 @@ class ModuleSummary:
             "methods_off": list(self.methods_off),
             "methods_on": list(self.methods_on),
             "version_tests": dict(self.version_tests),
+            "off_decorators": dict(self.off_decorators),
             "engine_factories": list(self.engine_factories),
             "applied": list(self.applied),
         }
@@ -470,6 +475,7 @@ class ModuleSummary:
             methods_off=[str(n) for n in data.get("methods_off", [])],
             methods_on=[str(n) for n in data.get("methods_on", [])],
             version_tests={str(k): str(v) for k, v in data.get("version_tests", {}).items()},
+            off_decorators={str(k): str(v) for k, v in data.get("off_decorators", {}).items()},
             engine_factories=[str(n) for n in data.get("engine_factories", ())],
             applied=[str(n) for n in data.get("applied", ())],
         )
@@ -541,6 +547,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.factories = factories(tree)
             walker.summary.forward_items = forward_items(tree, walker.bindings)
             walker.summary.version_tests = version_tests(tree)
+            walker.summary.off_decorators = off_decorators(tree, walker.bindings)
             walker.summary.engine_factories = engine_factories(tree)
             walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
             walker.summary.cpu_objects = cpu_objects(tree, walker.bindings, walker.summary.cpu_classes)
@@ -613,6 +620,7 @@ class _Walker:
         self._has_star = False
         self._applied: set[str] = set()
         self._collect_imports(tree)
+        self.summary.off_decorators = off_decorators(tree, self.bindings)
         self._scopes: list[_Scope] = []
         self._local_calls: dict[str, list[str]] = {}  # module-level function -> grad modes of its local calls
         self._done: list[_Scope] = []
@@ -979,7 +987,7 @@ class _Walker:
         self._unvisited(node.args, node.returns, *getattr(node, "type_params", ()))
         decorator = ""
         for dec in node.decorator_list:
-            decorator = self._context_mode(dec) or decorator
+            decorator = self._context_mode(dec) or self._off_decorator(dec) or decorator
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         scope = _Scope(name, decorator=decorator)
         args = node.args
@@ -1294,6 +1302,14 @@ class _Walker:
 
     def _cell(self) -> list[bool] | None:
         return self._loops[-1] if self._loops else None
+
+    def _off_decorator(self, dec: ast.expr) -> str | None:
+        """OFF for a decorator of this module's own that turns grad off (off_decorators.py)."""
+        func = dec.func if isinstance(dec, ast.Call) else dec
+        if not isinstance(func, ast.Name):
+            return None
+        kind = self.summary.off_decorators.get(func.id)
+        return OFF if kind == ("called" if isinstance(dec, ast.Call) else "bare") else None
 
     def _context_mode(self, expr: ast.expr) -> str | None:
         """The grad mode a ``with`` item or a decorator sets; None for other contexts."""

@@ -217,6 +217,10 @@ class ProjectView:
     # compare the running torch's version (version_tests.py), by local name:
     # (``is_pytorch_1_1_0_or_later``, ">=1.1.0").
     version_functions: tuple[tuple[str, str], ...] = ()
+    # Decorators of other project modules this module imports that run the
+    # function they wrap with grad off (off_decorators.py), by local name:
+    # (``smart_inference_mode``, "called"), (``utils.no_grad_fn``, "bare").
+    off_decorators: tuple[tuple[str, str], ...] = ()
     # Functions of other project modules this module imports that return an
     # ignite engine whose process function steps an optimizer
     # (engine_factories.py), by local name (``create_supervised_trainer``).
@@ -392,6 +396,7 @@ class ProjectView:
             or self.unknown_classes
             or self.forward_items
             or self.version_functions
+            or self.off_decorators
             or self.engine_factories
             or self.state_loaders
             or self.gpu_builders

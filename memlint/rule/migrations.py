@@ -158,7 +158,10 @@ def torch_verdict(since: str, needed: Migration | None, torch: TorchRange | None
         return Verdict(
             True,
             f"fix withheld: the project supports {torch.describe()} ({torch.where}); "
-            f"`{needed.replacement}` needs torch {needed.requires}",
+            f"`{needed.replacement}` needs torch {needed.requires}: "
+            # The two ways out a user can act on (a finding they cannot fix is noise otherwise).
+            f"raise the floor to torch>={needed.requires}, or keep the old spelling until then "
+            f"(ignore {needed.rule})",
         )
     return Verdict(True)
 

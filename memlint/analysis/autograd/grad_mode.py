@@ -24,6 +24,9 @@ Sources of a mode, innermost first:
 - A decorator ``@torch.no_grad()`` / ``@torch.inference_mode()`` (called or
   not) or ``@torch.enable_grad()`` sets the mode a function body starts in,
   also when applied by a call: ``predict = torch.inference_mode()(_predict)``.
+  So does a decorator of the project's own that surely applies one
+  (yolov5's ``@smart_inference_mode()``, off_decorators.py): off when this
+  module defines it, unknown when another module does.
 - Lightning's ``validation_step``/``test_step``/``predict_step`` hooks and
   the ``_forward`` of a transformers ``Pipeline`` subclass run with grad off
   (the framework disables it).
@@ -115,6 +118,26 @@ def context_mode(call: cst.BaseExpression, names: ImportTable) -> GradMode | Non
     return None
 
 
+def _project_decorator_mode(
+    decorator: cst.BaseExpression, own: dict[str, str], imported: dict[str, str]
+) -> GradMode | None:
+    """A decorator of the project's own that runs the function with grad off
+    (off_decorators.py), used as its kind says (``@smart()`` for a factory,
+    ``@off`` for a decorator). One of this module is DISABLED, as its gate
+    card sees it (gate/eval.py reads decorators named by the file's own
+    defs). One imported from another module is UNKNOWN: only ever towards
+    unknown from the project, so a finding it removes is one the gate let
+    through, and none (MEM202's) appears that the gate did not see."""
+    func = decorator.func if isinstance(decorator, cst.Call) else decorator
+    name = dotted_name(func)
+    if name is None:
+        return None
+    want = "called" if isinstance(decorator, cst.Call) else "bare"
+    if name in own:
+        return GradMode.DISABLED if own[name] == want else None
+    return GradMode.UNKNOWN if imported.get(name) == want else None
+
+
 # Words in the name of a context manager from elsewhere that may turn grad off.
 _HELPER_CONTEXT_TOKENS = frozenset(
     {
@@ -192,9 +215,12 @@ class GradModeAnalysis:
         self.calls = calls
         self.parents = calls.parents
         self._decorated: dict[cst.FunctionDef, GradMode] = {}
+        own, imported = self._off_decorators(wrapper, names, project)
         for fn in calls.functions:
             for dec in fn.decorators:
                 mode = context_mode(dec.decorator, names)
+                if mode is None and (own or imported):
+                    mode = _project_decorator_mode(dec.decorator, own, imported)
                 if mode is not None:
                     self._decorated[fn] = mode
             cls = calls.class_of.get(fn)
@@ -230,6 +256,18 @@ class GradModeAnalysis:
         self._method_calls: dict[str, list[cst.Call]] | None = None
         self._entry: dict[cst.FunctionDef, GradMode] = {}
         self._busy: set[cst.FunctionDef] = set()
+
+    @staticmethod
+    def _off_decorators(
+        wrapper: MetadataWrapper, names: ImportTable, project: ProjectView | None
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """The grad-off decorators this module defines, and those it imports
+        from other project modules (off_decorators.py), by local name -> kind."""
+        from memlint.analysis.autograd.off_decorators import off_decorators
+
+        own = off_decorators(wrapper.module, names)
+        imported = dict(project.off_decorators) if project is not None else {}
+        return own, imported
 
     # == local mode ========================================================
     def _with_mode(self, node: cst.With) -> GradMode | None:
