@@ -880,6 +880,26 @@ class InferenceWithoutNoGrad(Rule):
     valid = [
         Valid(
             """\
+import os
+import torch
+class Trainer(object):
+    VALIDATION_METRICS = ["bleu", "ppl"]
+    def __init__(self, encoder, dump_path):
+        self.encoder = encoder
+        self.dump_path = dump_path
+        self.best = {}
+    def save_model(self, name):
+        torch.save({"enc": self.encoder}, os.path.join(self.dump_path, "%s.pth" % name))
+    def save_best_model(self, scores):
+        for metric in self.VALIDATION_METRICS:
+            if scores[metric] > self.best.get(metric, 0):
+                self.best[metric] = scores[metric]
+                self.save_model("best-%s" % metric)
+""",
+            "a loop over metric names calling a method of the class that returns nothing (a save): no forward",
+        ),
+        Valid(
+            """\
 import torch
 from syncnet import *
 
@@ -1995,6 +2015,33 @@ def main(args, model, optimizer, train_loader, val_loader):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+class Evaluator(object):
+    def __init__(self, model):
+        self.model = model
+    def show_model(self, x):
+        print(self.model(x).argmax(1).tolist())
+    def evaluate(self, loader):
+        self.model.eval()
+        for x, _ in loader:
+            self.show_model(x)
+""",
+            """\
+import torch
+class Evaluator(object):
+    def __init__(self, model):
+        self.model = model
+    def show_model(self, x):
+        print(self.model(x).argmax(1).tolist())
+    @torch.no_grad()
+    def evaluate(self, loader):
+        self.model.eval()
+        for x, _ in loader:
+            self.show_model(x)
+""",
+        ),
         Invalid(
             """\
 import torch
