@@ -485,7 +485,10 @@ def test_cli_mem602_silent_in_a_conda_env_pinned_project(tmp_path, run_memlint):
 @pytest.mark.parametrize(
     "name,text",
     [
-        ("setup.cfg", "[metadata]\nlicense_file = LICENSE\n\n[flake8]\nmax-line-length = 120\n\n[tool:pytest]\nnorecursedirs = data\n"),
+        (
+            "setup.cfg",
+            "[metadata]\nlicense_file = LICENSE\n\n[flake8]\nmax-line-length = 120\n\n[tool:pytest]\nnorecursedirs = data\n",
+        ),
         ("pyproject.toml", "[tool.black]\nline-length = 120\n\n[tool.isort]\nprofile = 'black'\n"),
     ],
 )

@@ -289,7 +289,6 @@ class _Saves(cst.CSTVisitor):
                 return self.moves[-1][owner]
         return False
 
-
     def _cpu_entries(self, value: cst.Dict) -> bool:
         """``{"model_state_dict": {k: v.cpu() for k, v in ...}, "field": field}``
         (decaNLP): at least one state on the CPU, and every other value a
