@@ -140,6 +140,28 @@ class TensorAccumulatedAcrossIterations(Rule):
         Valid(
             """\
 import torch
+def train(netG, netsD, optimizersD, optimizerG, loader, disc_loss, gen_loss):
+    for imgs in loader:
+        fake = netG(imgs)
+        errD_total = 0
+        for i in range(len(netsD)):
+            netsD[i].zero_grad()
+            errD = disc_loss(netsD[i], imgs, fake.detach())
+            errD.backward()
+            optimizersD[i].step()
+            errD_total += errD
+        netG.zero_grad()
+        errG = gen_loss(netsD, fake)
+        errG.backward()
+        optimizerG.step()
+        print(errD_total)
+""",
+            "a total reset at each training step and summed over its discriminators (a counted loop within the "
+            "step): it lives one step, not across the batches",
+        ),
+        Valid(
+            """\
+import torch
 def validate(model_d, loader, names):
     for fake, real in loader:
         with torch.no_grad():
@@ -506,6 +528,36 @@ def main(model, loader, criterion, optimizer):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def train(model, loader, val_loader, criterion, optimizer):
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        val_loss = 0
+        for step in range(len(val_loader)):
+            vx, vy = next(iter(val_loader))
+            val_loss += criterion(model(vx), vy)
+        print(val_loss)
+""",
+            """\
+import torch
+def train(model, loader, val_loader, criterion, optimizer):
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        val_loss = 0
+        for step in range(len(val_loader)):
+            vx, vy = next(iter(val_loader))
+            val_loss += criterion(model(vx), vy).item()
+        print(val_loss)
+""",
+        ),
         Invalid(
             """\
 import torch

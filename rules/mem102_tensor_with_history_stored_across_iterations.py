@@ -479,6 +479,23 @@ class Learner(object):
         Valid(
             """\
 import torch
+def train(model, loader, optimizer, criterion, args):
+    for imgs, boxes in loader:
+        out = model(imgs)
+        loss = criterion(out, boxes)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        pred_coord = torch.zeros(args.batch_size, 4)
+        for ii in range(args.batch_size):
+            pred_coord[ii, 0] = torch.sigmoid(out[ii, 0])
+        print(pred_coord.sum().item())
+""",
+            "a buffer made anew at each training step and written per sample of the batch: it lives one step",
+        ),
+        Valid(
+            """\
+import torch
 import torch.nn as nn
 import torch.nn.functional as F
 class Meta(nn.Module):
@@ -1052,6 +1069,36 @@ def predict(model, loader):
     for x in loader:
         outs.append(model(x).detach())
     return torch.cat(outs)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(model, loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        preds = torch.zeros(100, 4)
+        for i in range(100):
+            x, y = loader.sample()
+            out = model(x)
+            loss = criterion(out, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            preds[i] = out
+""",
+            """\
+import torch
+def train(model, loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        preds = torch.zeros(100, 4)
+        for i in range(100):
+            x, y = loader.sample()
+            out = model(x)
+            loss = criterion(out, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            preds[i] = out.detach()
 """,
         ),
         Invalid(

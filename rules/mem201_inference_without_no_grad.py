@@ -926,6 +926,26 @@ def predict(model, loader):
         ),
         Valid(
             """\
+import os
+import torch
+class Trainer(object):
+    VALIDATION_METRICS = ["bleu", "ppl"]
+    def __init__(self, encoder, dump_path):
+        self.encoder = encoder
+        self.dump_path = dump_path
+        self.best = {}
+    def save_model(self, name):
+        torch.save({"enc": self.encoder}, os.path.join(self.dump_path, "%s.pth" % name))
+    def save_best_model(self, scores):
+        for metric in self.VALIDATION_METRICS:
+            if scores[metric] > self.best.get(metric, 0):
+                self.best[metric] = scores[metric]
+                self.save_model("best-%s" % metric)
+""",
+            "a loop over metric names calling a method of the class that returns nothing (a save): no forward",
+        ),
+        Valid(
+            """\
 import torch
 from syncnet import *
 
@@ -2080,6 +2100,33 @@ def evaluate(model, loader):
     with torch.no_grad():
         for x in loader:
             print(model(x).argmax(1))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+class Evaluator(object):
+    def __init__(self, model):
+        self.model = model
+    def show_model(self, x):
+        print(self.model(x).argmax(1).tolist())
+    def evaluate(self, loader):
+        self.model.eval()
+        for x, _ in loader:
+            self.show_model(x)
+""",
+            """\
+import torch
+class Evaluator(object):
+    def __init__(self, model):
+        self.model = model
+    def show_model(self, x):
+        print(self.model(x).argmax(1).tolist())
+    @torch.no_grad()
+    def evaluate(self, loader):
+        self.model.eval()
+        for x, _ in loader:
+            self.show_model(x)
 """,
         ),
         Invalid(

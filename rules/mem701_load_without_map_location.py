@@ -835,6 +835,21 @@ class PSP(nn.Module):
         ),
         Valid(
             """\
+import os
+import torch
+def save(model, field, log_dir, iteration):
+    state = {k: v.cpu() for k, v in model.state_dict().items()}
+    torch.save({"model_state_dict": state, "field": field}, os.path.join(log_dir, f"iteration_{iteration}.pth"))
+def resume(model, path):
+    model.cuda()
+    save_dict = torch.load(path)
+    model.load_state_dict(save_dict["model_state_dict"])
+""",
+            "the file's only model checkpoint is a dict literal whose state is moved to the CPU entry by entry, "
+            "beside a plain value: it holds CPU tensors",
+        ),
+        Valid(
+            """\
 import torch
 import torch.nn as nn
 class Net(nn.Module):
@@ -2264,6 +2279,24 @@ class Net(nn.Module):
         Invalid(
             """\
 import torch
+def save(model, path):
+    torch.save({"model": {k: v.cpu() for k, v in model.state_dict().items()}, "net_g": model.netG.state_dict()}, path)
+def resume(model, path):
+    model.cuda()
+    model.load_state_dict(torch.load(path)["model"])
+""",
+            """\
+import torch
+def save(model, path):
+    torch.save({"model": {k: v.cpu() for k, v in model.state_dict().items()}, "net_g": model.netG.state_dict()}, path)
+def resume(model, path):
+    model.cuda()
+    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+""",
+        ),
+        Invalid(
+            """\
+import torch
 import torch.nn as nn
 class Net(nn.Module):
     def __init__(self):
@@ -2854,7 +2887,7 @@ def validate(cfg, args, model):
         Invalid(
             """\
 import torch
-def save(model, optimizer, path):
+def save(model, path):
     torch.save({"model": model.cpu().state_dict(), "optimizer": optimizer.state_dict()}, path)
 def save_last(model):
     model.cpu()
@@ -2865,7 +2898,7 @@ def load(model, path):
 """,
             """\
 import torch
-def save(model, optimizer, path):
+def save(model, path):
     torch.save({"model": model.cpu().state_dict(), "optimizer": optimizer.state_dict()}, path)
 def save_last(model):
     model.cpu()

@@ -219,3 +219,19 @@ def test_a_cpu_state_given_a_gpu_entry_is_not(change):
 def test_a_loop_variable_loses_its_cpu_move():
     src = "import torch\ndef s(net, others, p):\n    net.cpu()\n    for net in others:\n        pass\n"
     assert not cpu_only(src + "    torch.save(net.state_dict(), p)\n")
+
+
+@pytest.mark.parametrize(
+    "save,cpu",
+    [
+        ("{'model_state_dict': {k: v.cpu() for k, v in m.state_dict().items()}, 'field': field}", True),
+        ("{'model': m.cpu().state_dict(), 'epoch': 3}", True),
+        ("{'model': {k: v.cpu() for k, v in m.state_dict().items()}, 'net_g': g.state_dict()}", False),
+        ("{'model': {k: v.cpu() for k, v in m.state_dict().items()}, 'weights': weights}", False),
+        ("{'model': {k: v.cpu() for k, v in m.state_dict().items()}, **extra}", False),
+        ("{'field': field, 'epoch': 3}", False),
+    ],
+)
+def test_a_dict_literal_holding_a_cpu_state_beside_plain_values(save, cpu):
+    # decaNLP's train.py: the CPU state nested in the saved dict.
+    assert cpu_only(f"import torch\ntorch.save({save}, p)\n") is cpu

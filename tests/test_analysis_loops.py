@@ -136,6 +136,54 @@ def test_carried_across_and_reinitialisation():
     assert loops.carried_across("per_batch", stmt("per_batch += loss")) is None
 
 
+def test_a_value_reset_each_training_step_is_not_carried_across_its_counted_parts():
+    # Judged against the loop that rebinds it: a step that backpropagates and
+    # steps in its own body, the inner loop counting the batch's samples or
+    # the discriminators; a loop over batches (``range(num_batches)``, one
+    # that draws ``next(it)``) or one under an epoch loop still carries it.
+    src = """
+    import torch
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        per_step = 0
+        per_val = 0
+        for ii in range(args.batch_size):
+            per_step += model(x[ii])
+        for i in range(num_batches):
+            per_val += model(next(val_iter))
+    for epoch in range(3):
+        per_epoch = 0
+        for i in range(100):
+            out = model(sample())
+            out.backward()
+            optimizer.step()
+            per_epoch += out
+    """
+    facts = facts_of(src)
+    loops = facts.loops
+    stmt = lambda text: find(facts.module, text, cst.AugAssign)
+    assert loops.carried_across("per_step", stmt("per_step += model(x[ii])")) is None
+    assert loops.carried_across("per_val", stmt("per_val += model(next(val_iter))")) is loops.all[2]
+    assert loops.carried_across("per_epoch", stmt("per_epoch += out")) is loops.all[4]
+
+
+def test_counted_parts_of_a_step():
+    from memlint.analysis.training.step_parts import counted_part
+
+    def first_loop(src):
+        return cst.parse_module(src).body[0]
+
+    assert counted_part(first_loop("for i in range(len(netsD)):\n    pass\n"))
+    assert counted_part(first_loop("for ii in range(args.batch_size):\n    pass\n"))
+    assert not counted_part(first_loop("for i in range(num_batches):\n    pass\n"))
+    assert not counted_part(first_loop("for i in range(len(loader)):\n    pass\n"))
+    assert not counted_part(first_loop("for i in range(k):\n    x = it.next()\n"))
+    assert not counted_part(first_loop("for x in xs:\n    pass\n"))
+    assert not counted_part(first_loop("while k:\n    pass\n"))
+
+
 def test_carried_across_self_attributes_in_a_per_batch_method():
     src = """
     import torch

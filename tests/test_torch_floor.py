@@ -483,3 +483,42 @@ def test_cli_mem602_silent_in_a_conda_env_pinned_project(tmp_path, run_memlint):
     assert len(found) == 1 and found[0].endswith("pkg/train.py"), found
     proc = run_memlint("check", "--show-settings", "gym/models/gpt2.py")
     assert "torch: floor 1.8.1, ceiling <=1.8.1, from conda_env.yml:3: torch==1.8.1" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "name,text",
+    [
+        (
+            "setup.cfg",
+            "[metadata]\nlicense_file = LICENSE\n\n[flake8]\nmax-line-length = 120\n\n[tool:pytest]\nnorecursedirs = data\n",
+        ),
+        ("pyproject.toml", "[tool.black]\nline-length = 120\n\n[tool.isort]\nprofile = 'black'\n"),
+    ],
+)
+def test_a_vendored_folders_tool_settings_do_not_cut_the_pin_off(tmp_path, name, text):
+    # A vendored library's lint configuration declares no package: the
+    # project's own pin above it still applies.
+    files = {"requirements.txt": "torch~=1.12.1+cu113\n", f"vendor/yolo/{name}": text}
+    project(tmp_path, files)
+    module = tmp_path / "vendor" / "yolo" / "common.py"
+    module.write_text(AMP)
+    found = torch_range_for(module)
+    assert found is not None and found.floor == (1, 12, 1)
+
+
+@pytest.mark.parametrize(
+    "name,text",
+    [
+        ("setup.cfg", "[metadata]\nname = yolo\n\n[options]\npackages = find:\n"),
+        ("pyproject.toml", "[project]\nname = 'yolo'\ndependencies = ['numpy']\n"),
+        ("pyproject.toml", "[build-system]\nrequires = ['setuptools']\n"),
+        ("pyproject.toml", "[tool.poetry]\nname = 'yolo'\n"),
+        ("setup.py", "from setuptools import setup\nsetup(name='yolo')\n"),
+    ],
+)
+def test_a_nested_package_declaration_still_ends_the_climb(tmp_path, name, text):
+    files = {"requirements.txt": "torch~=1.12.1+cu113\n", f"vendor/yolo/{name}": text}
+    project(tmp_path, files)
+    module = tmp_path / "vendor" / "yolo" / "common.py"
+    module.write_text(AMP)
+    assert torch_range_for(module) is None

@@ -23,7 +23,10 @@ file's folder or the nearest folder above it that declares torch:
 The ``torch-version`` setting of ``[tool.memlint]`` overrides them all, as
 ruff's ``target-version`` does: it names the oldest torch the project
 supports. The climb stops at a project root (a folder holding ``.git``,
-``pyproject.toml``, ``setup.py`` or ``setup.cfg``) once it is read.
+``setup.py``, a ``pyproject.toml`` with a ``[project]``, ``[build-system]``
+or ``[tool.poetry]`` table, or a ``setup.cfg`` with ``[options]``) once it is
+read; a ``setup.cfg`` or ``pyproject.toml`` of tool settings alone (a
+vendored library's flake8 and pytest configuration) does not end it.
 
 Several requirements combine conservatively: the floor is the lowest lower
 bound any of them states (a fix must work on every torch the project
@@ -55,7 +58,6 @@ else:  # pragma: no cover
 
 Version = tuple[int, ...]
 
-_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 # A conda environment file's name: ``environment*.yml``, ``conda*.yml``,
 # ``*env*.yml`` (``conda_env.yml``, ``env-gpu.yaml``); read only when it holds
 # a top-level ``dependencies:`` list (_environment).
@@ -270,9 +272,35 @@ def _range_from(folder: str) -> TorchRange | None:
     found = declared_in(here)
     if found is not None:
         return combine(found)
-    if any((here / marker).exists() for marker in _ROOT_MARKERS) or parent == folder:
+    if parent == folder or _ends_climb(here):
         return None
     return _range_from(parent)
+
+
+def _ends_climb(folder: Path) -> bool:
+    """Whether ``folder`` is a project root the climb stops at. A
+    ``setup.cfg`` or ``pyproject.toml`` holding only tool settings (flake8,
+    pytest, isort, black: a vendored library's lint configuration) declares
+    no package, so the requirements above it still apply."""
+    if (folder / ".git").exists() or (folder / "setup.py").exists():
+        return True
+    return _declares_package(folder / "pyproject.toml", _PYPROJECT_TABLES) or _declares_package(
+        folder / "setup.cfg", _SETUP_CFG_SECTIONS
+    )
+
+
+# The sections that make a file a package's declaration (build backend,
+# metadata with dependencies), not a tool's configuration.
+_PYPROJECT_TABLES = re.compile(r"^\s*\[\s*(?:project|build-system|tool\.poetry)\s*[\].]", re.MULTILINE)
+_SETUP_CFG_SECTIONS = re.compile(r"^\s*\[\s*options\s*[\].]", re.MULTILINE)
+
+
+def _declares_package(path: Path, sections: re.Pattern[str]) -> bool:
+    try:
+        text = _read(path)
+    except OSError:
+        return path.exists()  # unreadable: a root, as before
+    return text is not None and sections.search(text) is not None
 
 
 # Every name declared_in and the root markers look for (lower case: a

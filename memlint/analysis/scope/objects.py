@@ -51,6 +51,7 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.scope.bindings import parameters_owners, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
+from memlint.analysis.scope.valueless import returns_no_value
 from memlint.parse.traversal import visit_fast
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.tuple_returns import class_forward_items
@@ -185,6 +186,7 @@ class ObjectTable(cst.CSTVisitor):
         self._pending_restores: list[tuple[cst.Call, Scope, str]] = []
         self._restored: dict[tuple[object, str], set[str]] = defaultdict(set)
         self._model_memo: dict[cst.Call, bool] = {}
+        self._valueless_memo: dict[cst.FunctionDef, bool] = {}
         self._class_modes: dict[str, bool | None] = {}  # _ModeDependence's answer per class
         self._loss_memo: dict[cst.Call, bool] = {}
         self._factory_memo: dict[cst.FunctionDef, bool] = {}
@@ -738,7 +740,20 @@ class ObjectTable(cst.CSTVisitor):
             # ``eval_model(...)``, a function of this module: the name guess
             # says nothing; its body (a loop's callees) decides whether it runs a model.
             return False
+        if func is call.func and isinstance(func, cst.Attribute) and self._valueless_method(call):
+            return False  # ``self.save_model(name)``: a method of this class that returns nothing is no forward
         return self.kind_of(func, call) is Kind.MODULE
+
+    def _valueless_method(self, call: cst.Call) -> bool:
+        """``self.m(...)`` calls a method of its class (in this module) that
+        returns no value (scope/valueless.py)."""
+        fn = self.calls.resolve(call)
+        if fn is None:
+            return False
+        found = self._valueless_memo.get(fn)
+        if found is None:
+            found = self._valueless_memo[fn] = returns_no_value(fn)
+        return found
 
     def _runs_a_named_forward(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
         """``call``'s function also calls, on ``receiver``, a method the

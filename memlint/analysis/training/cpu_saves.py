@@ -14,6 +14,8 @@ state dict known to live on the CPU where it is saved:
   ``X.cpu()`` / ``X.to("cpu")`` (a move under a condition counts: the author
   saves from the CPU on purpose),
 - ``{k: v.cpu() for k, v in ...}``,
+- a dict literal holding at least one of these beside constants and plain
+  names (``{"model_state_dict": {k: v.cpu() ...}, "field": field}``),
 - a conditional expression whose both branches are one of those,
 - a name bound, earlier in the same function, to one of those, or to
   ``model.state_dict()`` inside ``with FSDP.state_dict_type(model, ...,
@@ -241,6 +243,8 @@ class _Saves(cst.CSTVisitor):
             return self._cpu_state(value.body) and self._cpu_state(value.orelse)
         if isinstance(value, cst.DictComp):
             return _ends_on_cpu(value.value)
+        if isinstance(value, cst.Dict):
+            return self._cpu_entries(value)
         name = dotted_name(value)
         if name is not None:
             return self.frames.is_cpu_state(name)
@@ -259,6 +263,21 @@ class _Saves(cst.CSTVisitor):
                 cur = cur.value
         key = _module_receiver(receiver)
         return key is not None and self.frames.last_move_to_cpu(key)
+
+    def _cpu_entries(self, value: cst.Dict) -> bool:
+        """``{"model_state_dict": {k: v.cpu() for k, v in ...}, "field": field}``
+        (decaNLP): at least one state on the CPU, and every other value a
+        constant or a plain name (project/checkpoint_files.py's rule, which
+        the summary already applies)."""
+        states = 0
+        for element in value.elements:
+            if not isinstance(element, cst.DictElement):
+                return False  # ``{**other}``: unknown entries
+            if self._cpu_state(element.value):
+                states += 1
+            elif not _plain(element.value):
+                return False
+        return states > 0
 
 
 def _state_dict_call(value: cst.BaseExpression) -> bool:

@@ -47,6 +47,7 @@ from memlint.analysis.scope.aliases import alias_pairs, related
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.scope.objects import ObjectTable
+from memlint.analysis.training.step_parts import counted_part
 from memlint.analysis.training.training_verbs import accumulation_divisor
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
@@ -255,6 +256,7 @@ class LoopAnalysis(cst.CSTVisitor):
             self._finish(info)
         self._per_iteration: dict[cst.FunctionDef, bool] = {}
         self._locals_memo: dict[cst.FunctionDef, set[str]] = {}
+        self._parts_memo: dict[cst.CSTNode, bool] = {}
         self._events_memo: dict[Scope, list[ModeEvent]] = {}
         self._event_starts: dict[Scope, list] = {}  # positions of mode_events(scope), for bisection
         self._aliases_memo: dict[Scope, frozenset[tuple[str, str]]] = {}
@@ -786,12 +788,33 @@ class LoopAnalysis(cst.CSTVisitor):
             if not self.in_loop_body(stmt, loop) or self._reinitialised(key, stmt, loop):
                 return None
             if loop.is_batch_loop:
-                return loop
+                return None if self._one_step_part(key, stmt, loop) else loop
             loop = loop.parent
         scope = self.scope_of(stmt)
         if isinstance(scope, cst.FunctionDef) and self._outlives_call(key, scope):
             return self.batch_loop_calling(scope)
         return None
+
+    def _one_step_part(self, key: str, stmt: cst.CSTNode, loop: LoopInfo) -> bool:
+        """``loop`` and the loops up to an enclosing one that re-initialises
+        ``key`` count the parts of one training step (step_parts.py), and
+        that enclosing loop backpropagates or steps in its own body: ``key``
+        lives one training step, not across the batches."""
+        while loop.role != "eval" and self._counted_part(loop):
+            outer = loop.parent
+            if outer is None or not self.in_loop_body(stmt, outer):
+                return False
+            if self._reinitialised(key, stmt, outer):
+                return outer.trains and any(
+                    self.loop_of(call) is outer for call in outer.backward_calls + outer.step_calls
+                )
+            loop = outer
+        return False
+
+    def _counted_part(self, loop: LoopInfo) -> bool:
+        if loop.node not in self._parts_memo:
+            self._parts_memo[loop.node] = counted_part(loop.node)
+        return self._parts_memo[loop.node]
 
     def outlives_call(self, key: str, fn: cst.FunctionDef) -> bool:
         """``key`` (a name or ``self.x``) is not a local of ``fn``: what it
