@@ -20,6 +20,7 @@ from memlint.project import (
     cpu_receivers,
     data_passes,
     engine_factories,
+    forward_returns,
     gpu_args,
     keyword_trackers,
     layer_lists,
@@ -77,6 +78,7 @@ def summary_fingerprint() -> str:
         method_moves,
         trackers,
         keyword_trackers,
+        forward_returns,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())
