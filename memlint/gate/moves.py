@@ -232,6 +232,46 @@ def constant_move_in_method(facts) -> bool:
     return any(in_spans(call, spans) for call in moves)
 
 
+def constant_move_in_function(tree: ast.AST, aliases: dict[str, str]) -> bool:
+    """A ``.to(``/``.cuda(`` in a module-level function of a ``torch``
+    factory call through shaping and broadcasting methods and subscripts,
+    or of a name the function binds to such a value (``I = torch.eye(d)[None]``
+    then ``I = I.cuda()``): the only moves MEM703's per-call path reports
+    for a function another module calls once per batch (``_per_call_function``)."""
+    for fn in getattr(tree, "body", ()):
+        if type(fn) is not ast.FunctionDef:
+            continue
+        calls = [n for n in ast.walk(fn) if type(n) is ast.Call]
+        moves = [c for c in calls if type(c.func) is ast.Attribute and c.func.attr in _MOVES]
+        if not moves:
+            continue
+        built = {
+            t.id
+            for n in ast.walk(fn)
+            if type(n) is ast.Assign and _a_factory(n.value, aliases)  # type: ignore[attr-defined]
+            for t in n.targets  # type: ignore[attr-defined]
+            if type(t) is ast.Name
+        }
+        for move in moves:
+            recv = move.func.value  # type: ignore[attr-defined]
+            if _a_factory(recv, aliases) or (type(recv) is ast.Name and recv.id in built):
+                return True
+    return False
+
+
+def _a_factory(recv: ast.AST, aliases: dict[str, str]) -> bool:
+    """A ``torch`` factory call, through shaping and broadcasting methods
+    and subscripts."""
+    while True:
+        if type(recv) is ast.Subscript:
+            recv = recv.value  # type: ignore[attr-defined]
+        elif type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in SHAPING | _BROADCASTS:  # type: ignore[attr-defined]
+            recv = recv.func.value  # type: ignore[attr-defined]
+        else:
+            break
+    return type(recv) is ast.Call and ast_callee(recv.func, aliases) in FACTORIES  # type: ignore[attr-defined]
+
+
 def _moves_a_factory(node: ast.AST, aliases: dict[str, str]) -> bool:
     if type(node) is not ast.Call or type(node.func) is not ast.Attribute or node.func.attr not in _MOVES:  # type: ignore[attr-defined]
         return False

@@ -797,6 +797,9 @@ class ProjectIndex:
             cpu_methods=tuple(n for n in summary.called_methods if self.method_still(n)),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
+            functions_per_batch=tuple(
+                (f.name, built[(path, f.name)]) for f in summary.functions if (path, f.name) in built
+            ),
             model_classes=tuple(sorted(model_classes)),
             parameterless_classes=tuple(sorted(parameterless)),
             switched_attrs=switched,

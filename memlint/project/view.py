@@ -90,6 +90,11 @@ class ProjectView:
     # backpropagates (its ``__init__`` runs per batch).
     called_per_batch: tuple[tuple[str, str], ...] = ()
     built_per_batch: tuple[tuple[str, str], ...] = ()
+    # Module-level functions of this module another module calls inside the
+    # iteration of a loop that backpropagates (CallSite.step), with where
+    # (``("feature_transform_regularizer", "train.py:112")``): their body
+    # runs once per batch (MEM703).
+    functions_per_batch: tuple[tuple[str, str], ...] = ()
 
     # Functions of other project modules this module calls that switch a
     # model's mode or step an optimizer, by the name the call writes
@@ -373,6 +378,7 @@ class ProjectView:
             or self.cpu_methods
             or self.called_per_batch
             or self.built_per_batch
+            or self.functions_per_batch
             or self.callees
             or self.model_classes
             or self.parameterless_classes
