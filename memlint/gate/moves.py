@@ -233,29 +233,43 @@ def constant_move_in_method(facts) -> bool:
 
 
 def constant_move_in_function(tree: ast.AST, aliases: dict[str, str]) -> bool:
-    """A ``.to(``/``.cuda(`` in a module-level function of a ``torch``
-    factory call through shaping and broadcasting methods and subscripts,
-    or of a name the function binds to such a value (``I = torch.eye(d)[None]``
-    then ``I = I.cuda()``): the only moves MEM703's per-call path reports
-    for a function another module calls once per batch (``_per_call_function``)."""
+    """A ``.to(``/``.cuda(`` in a module-level function, outside any loop,
+    ``try``, lambda or comprehension of it, of a ``torch`` factory call
+    through shaping and broadcasting methods and subscripts, or of a name
+    the function binds to such a value (``I = torch.eye(d)[None]`` then
+    ``I = I.cuda()``): the only moves MEM703's per-call path reports for a
+    function another module calls once per batch (``_per_call_function``,
+    whose ``_function_of`` goes through statements, ``with`` and ``if`` only)."""
     for fn in getattr(tree, "body", ()):
         if type(fn) is not ast.FunctionDef:
             continue
-        calls = [n for n in ast.walk(fn) if type(n) is ast.Call]
-        moves = [c for c in calls if type(c.func) is ast.Attribute and c.func.attr in _MOVES]
-        if not moves:
-            continue
-        built = {
-            t.id
-            for n in ast.walk(fn)
-            if type(n) is ast.Assign and _a_factory(n.value, aliases)  # type: ignore[attr-defined]
-            for t in n.targets  # type: ignore[attr-defined]
-            if type(t) is ast.Name
-        }
-        for move in moves:
-            recv = move.func.value  # type: ignore[attr-defined]
-            if _a_factory(recv, aliases) or (type(recv) is ast.Name and recv.id in built):
-                return True
+        moves: list[ast.AST] = []
+        built: set[str] = set()
+        todo: list[ast.AST] = list(fn.body)
+        while todo:
+            stmt = todo.pop()
+            if type(stmt) in (ast.If, ast.With):
+                todo += stmt.body + getattr(stmt, "orelse", [])  # type: ignore[attr-defined]
+                continue
+            if type(stmt) in (ast.For, ast.While, ast.AsyncFor, ast.Try, ast.FunctionDef, ast.ClassDef):
+                continue
+            stack: list[ast.AST] = [stmt]
+            while stack:
+                node = stack.pop()
+                if type(node) in (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
+                    continue
+                if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _MOVES:  # type: ignore[attr-defined]
+                    moves.append(node.func.value)  # type: ignore[attr-defined]
+                stack.extend(ast.iter_child_nodes(node))
+        if moves:
+            # The name's value may be bound anywhere in the function (the rule's bindings.values_in).
+            for node in ast.walk(fn):
+                kind = type(node)
+                if kind in (ast.Assign, ast.AnnAssign, ast.NamedExpr) and _a_factory(node.value, aliases):  # type: ignore[attr-defined]
+                    targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+                    built |= {t.id for t in targets if type(t) is ast.Name}
+        if any(_a_factory(r, aliases) or (type(r) is ast.Name and r.id in built) for r in moves):  # type: ignore[attr-defined]
+            return True
     return False
 
 
