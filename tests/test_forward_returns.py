@@ -119,6 +119,7 @@ def test_a_local_name_bound_once_to_the_forward_is_looked_through():
     "source",
     [
         "def m(self, x):\n    x = x.detach()\n    return self.dice_loss(x)\n",  # rebound first
+        "def m(self, x):\n    x.detach_()\n    return self.dice_loss(x)\n",  # detached in place
         "def m(self, x):\n    return self.dice_loss(x).item()\n",  # a number
         "def m(self, x):\n    return self.dice_loss(x) > 0.5\n",  # a comparison
         "def m(self, x):\n    return self.dice_loss(x) // 1\n",  # no derivative

@@ -60,7 +60,9 @@ def test_a_constant_built_and_moved_by_a_function_called_once_per_batch_is_repor
     assert view_from_disk(str(path)).functions_per_batch == (("regularizer", "train.py:10"),)
     found = _lint(path)
     assert [line for line, _ in found] == [8]
-    assert "`regularizer` builds a constant tensor" in found[0][1] and "train.py:10 calls it once per batch" in found[0][1]
+    assert (
+        "`regularizer` builds a constant tensor" in found[0][1] and "train.py:10 calls it once per batch" in found[0][1]
+    )
     assert _lint(path, project=False) == []  # the file alone cannot tell
 
 

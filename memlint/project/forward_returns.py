@@ -38,7 +38,15 @@ def returned_params(fn: ast.FunctionDef | ast.AsyncFunctionDef, attr: str, param
     otherwise. ``params``: the method's parameters, ``self`` dropped."""
     own = list(_own_nodes(fn))
     counts = _binding_counts(own)
-    rebound = set(counts)
+    # Rebound, or detached in place (``x.detach_()``, ``x.requires_grad_(False)``).
+    rebound = set(counts) | {
+        n.func.value.id
+        for n in own
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in ("detach_", "requires_grad_")
+        and isinstance(n.func.value, ast.Name)
+    }
     # A local name bound exactly once, by a plain assignment: ``d = self.loss(x)``.
     single: dict[str, ast.AST] = {
         node.targets[0].id: node.value

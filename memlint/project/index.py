@@ -16,6 +16,7 @@ from memlint.project.arg_modes import may_set_mode
 from memlint.project.checkpoint_links import import_reader, linked_writers
 from memlint.project.cpu_receivers import cpu_only_users
 from memlint.project.family_saves import cpu_saving_bases
+from memlint.project.forward_returns import returned_receivers
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
@@ -24,7 +25,6 @@ from memlint.project.method_modes import asked_methods
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
-from memlint.project.forward_returns import returned_receivers
 from memlint.project.off_forwards import off_receivers
 from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root

@@ -1210,7 +1210,8 @@ class _Walker:
         if isinstance(func.value, (cst.Name, cst.Attribute)):
             receiver_kind = self.a.objects.kind_of(func.value, self.scope)
         base = self.ev(func.value)
-        passed = self.a.returned_params(func, c)
+        # A detaching method's name keeps its meaning (the gate reads it so: gate/loops.py).
+        passed = self.a.returned_params(func, c) if m not in _DETACHING_METHODS else ()
         if passed:
             return self._returned(c, args, passed)
         if receiver_kind is Kind.MODULE:
@@ -1237,7 +1238,6 @@ class _Walker:
         else:
             scalar = False
         return self.computed([base] + [Val(a.h) for a in args], scalar)
-
 
     def _returned(self, c: cst.Call, args: list[Val], passed: tuple[tuple[int, str], ...]) -> Val:
         """The value of a method returning its forward's result on the
