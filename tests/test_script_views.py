@@ -220,3 +220,13 @@ def test_mixed_indent_script_is_linted_with_its_project(tmp_path, run_memlint, j
     assert got == [("MEM102", "train.py", 11)], (got, proc.stderr)
     (note,) = notes(proc.stderr)
     assert "tabs" in note
+
+
+def test_mixed_indent_script_reads_its_projects_torch_pin(tmp_path, run_memlint):
+    """A project pinned below torch 2.4 hears nothing of MEM501, whatever
+    the file's indentation (RULES.md: the project's torch floor)."""
+    write(tmp_path, "train.py", MIXED)
+    write(tmp_path, "requirements.txt", "torch==1.9.0\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    proc = run_memlint("check", "--no-cache", "--select", "MEM501", "--output-format", "json", ".")
+    assert json.loads(proc.stdout) == [], proc.stderr
