@@ -176,3 +176,11 @@ def test_the_gate_changes_nothing(gate, tmp_path, monkeypatch):
 
     monkeypatch.setattr(screen, "GATE", gate == "1")
     assert _lint(_write(tmp_path)) == [(16, "MEM102"), (17, "MEM101")]
+
+
+def test_the_class_of_the_same_module_is_read_too(tmp_path):
+    train = tmp_path / "train.py"
+    text = textwrap.dedent(_LOSSES) + textwrap.dedent(_TRAIN).replace("from losses import DiceBCE\n", "")
+    train.write_text(text.replace("{method}", "show_dice").replace("{args}", "preds, masks"))
+    found = _lint(train)
+    assert [code for _, code in found] == ["MEM102", "MEM101"]
