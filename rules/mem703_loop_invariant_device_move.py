@@ -695,7 +695,7 @@ class LoopInvariantDeviceMove(Rule):
         call: through statements, ``with`` blocks and ``if``s that test only
         where tensors live (``if x.is_cuda:``), never through a loop, a
         ``try`` or another test."""
-        cur = self.parent(node)
+        prev, cur = node, self.parent(node)
         while cur is not None and not isinstance(cur, cst.FunctionDef):
             if isinstance(cur, cst.If) and not (_device_test(cur.test, self.facts.names) and cur.orelse is None):
                 return None
@@ -703,8 +703,9 @@ class LoopInvariantDeviceMove(Rule):
                 return None
             if isinstance(cur, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp, cst.BooleanOperation)):
                 return None
-            cur = self.parent(cur)
-        if cur is None or not isinstance(self.parent(cur), cst.Module):
+            prev, cur = cur, self.parent(cur)
+        # A default value or a decorator runs once, when the ``def`` does.
+        if cur is None or prev is not cur.body or not isinstance(self.parent(cur), cst.Module):
             return None
         return cur
 
@@ -724,14 +725,15 @@ class LoopInvariantDeviceMove(Rule):
         whose own body runs ``node`` on every call: through statements and
         ``with`` blocks only (an ``if``, a loop or a ``try`` may pick calls:
         ``if self.cache is None:``)."""
-        cur = self.parent(node)
+        prev, cur = node, self.parent(node)
         while cur is not None and not isinstance(cur, cst.FunctionDef):
             if isinstance(cur, (cst.If, cst.IfExp, cst.For, cst.While, cst.Try, cst.Lambda, cst.ClassDef)):
                 return None
             if isinstance(cur, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp, cst.BooleanOperation)):
                 return None
-            cur = self.parent(cur)
-        if cur is None or cur.name.value not in _PER_CALL_METHODS:
+            prev, cur = cur, self.parent(cur)
+        # A default value or a decorator runs once, when the ``def`` does.
+        if cur is None or prev is not cur.body or cur.name.value not in _PER_CALL_METHODS:
             return None
         block = self.parent(cur)
         cls = self.parent(block) if block is not None else None

@@ -81,6 +81,13 @@ def test_a_value_that_may_follow_the_batch_stays_silent(tmp_path, old, new):
     assert _lint(_write(tmp_path, _MODEL.replace(old, new))) == []
 
 
+def test_a_default_value_built_once_when_the_def_runs_stays_silent(tmp_path):
+    model = _MODEL.replace("def regularizer(trans):", "def regularizer(trans, m=torch.eye(3)[None].cuda()):")
+    model = model.replace("        if trans.is_cuda:\n            I = I.cuda()\n", "")
+    assert "cuda()" in model and "I.cuda" not in model
+    assert _lint(_write(tmp_path, model)) == []
+
+
 def test_a_function_called_once_outside_the_batch_loop_stays_silent(tmp_path):
     train = _TRAIN.replace("            loss += regularizer(trans) * 0.001\n", "").replace(
         "    def train(", "    print(regularizer(torch.ones(1, 3, 3)))\n\n\n    def train("
