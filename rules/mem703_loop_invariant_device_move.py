@@ -680,7 +680,7 @@ class LoopInvariantDeviceMove(Rule):
             return
         where = next((w for f, w in per_batch if f == fn.name.value), None)
         recv = self._moved_value(move, fn)
-        if where is None or recv is None or not self._invariant_tensor(recv, fn, None):
+        if where is None or recv is None or not self._invariant_tensor(recv, fn, None) or self._grown(move, fn):
             return
         self.report(
             move,
@@ -689,6 +689,21 @@ class LoopInvariantDeviceMove(Rule):
                 " calls it once per batch: build it once (or with `device=`), outside the per-batch call"
             ),
         )
+
+    def _grown(self, move: cst.Call, fn: cst.FunctionDef) -> bool:
+        """``preds = torch.Tensor([]).to(device)`` then ``preds = torch.cat((preds, out))``:
+        the name the move is bound to takes another value in the function (a
+        buffer or a seed, not a constant; for ``I = I.cuda()``, the value it moves)."""
+        stmt = self.parent(move)
+        if not (
+            isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name)
+        ):
+            return False
+        name = stmt.targets[0].target.value
+        recv = move.func.value  # type: ignore[attr-defined]
+        moved = recv.value if isinstance(recv, cst.Name) else None
+        values = self.facts.bindings.values_in(name, fn)
+        return len(values) > (2 if moved == name else 1)
 
     def _function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         """The module-level function whose own body runs ``node`` on every

@@ -88,6 +88,37 @@ def test_a_default_value_built_once_when_the_def_runs_stays_silent(tmp_path):
     assert _lint(_write(tmp_path, model)) == []
 
 
+def test_a_buffer_the_function_grows_stays_silent(tmp_path):
+    moved = "        I = torch.eye(d)[None, :, :].cuda()\n"
+    model = _MODEL.replace(
+        "        I = torch.eye(d)[None, :, :]\n        if trans.is_cuda:\n            I = I.cuda()\n", moved
+    )
+    assert [line for line, _ in _lint(_write(tmp_path, model))] == [6]  # a constant, moved once per call
+    grown = model.replace(moved, moved + "        I = torch.cat((I, trans))\n")
+    assert _lint(_write(tmp_path, grown)) == []
+
+
+_EVALUATE = """\
+    import torch
+
+
+    def evaluate(model, loader, device):
+        preds = torch.Tensor([]).to(device)
+        for x, y in loader:
+            preds = torch.cat((preds, model(x)))
+        return preds
+    """
+
+
+def test_a_function_running_a_pass_over_data_of_its_own_is_no_batch_work(tmp_path):
+    train = _TRAIN.replace("from model import regularizer", "from model import evaluate").replace(
+        "loss += regularizer(trans) * 0.001", "print(evaluate(model, loader, 'cuda'))"
+    )
+    path = _write(tmp_path, _EVALUATE, train)
+    assert view_from_disk(str(path)).functions_per_batch == ()
+    assert _lint(path) == []
+
+
 def test_a_function_called_once_outside_the_batch_loop_stays_silent(tmp_path):
     train = _TRAIN.replace("            loss += regularizer(trans) * 0.001\n", "").replace(
         "    def train(", "    print(regularizer(torch.ones(1, 3, 3)))\n\n\n    def train("

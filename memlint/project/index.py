@@ -797,8 +797,9 @@ class ProjectIndex:
             cpu_methods=tuple(n for n in summary.called_methods if self.method_still(n)),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
+            # A function running a whole pass over data of its own is an evaluation, not a batch's work.
             functions_per_batch=tuple(
-                (f.name, built[(path, f.name)]) for f in summary.functions if (path, f.name) in built
+                (f.name, built[(path, f.name)]) for f in summary.functions if (path, f.name) in built and not f.passes
             ),
             model_classes=tuple(sorted(model_classes)),
             parameterless_classes=tuple(sorted(parameterless)),
