@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 
-from memlint.gate.ast_fields import CHILDREN, STATEMENT_BLOCKS
+from memlint.gate.ast_fields import CHILDREN, STATEMENT_BLOCKS, nodes
 from memlint.gate.ast_names import ast_callee, ast_dotted
 from memlint.gate.syntax import in_spans, line_spans
 
@@ -232,6 +232,38 @@ def constant_move_in_method(facts) -> bool:
     return any(in_spans(call, spans) for call in moves)
 
 
+def _functions_with_moves(tree: ast.AST, aliases: dict[str, str]) -> list[ast.FunctionDef]:
+    """The module-level functions whose code holds both a move of a
+    factory's value or of a name and a ``torch`` factory call: the others
+    are not walked again (module-level functions are a small part of a
+    model file, whose code lives in classes)."""
+    out = []
+    attribute, name, call = ast.Attribute, ast.Name, ast.Call
+    for fn in getattr(tree, "body", ()):
+        if type(fn) is not ast.FunctionDef:
+            continue
+        moved = built = False
+        for c in nodes(fn):
+            if type(c) is not call:
+                continue
+            func = c.func  # type: ignore[attr-defined]
+            kind = type(func)
+            if kind is attribute:
+                last = func.attr  # type: ignore[attr-defined]
+                if last in _MOVES:
+                    moved = moved or type(func.value) is name or _a_factory(func.value, aliases)  # type: ignore[attr-defined]
+                    continue
+            elif kind is name:
+                last = aliases.get(func.id, func.id)  # type: ignore[attr-defined]
+            else:
+                continue
+            built = built or last in FACTORIES
+            if moved and built:
+                out.append(fn)
+                break
+    return out
+
+
 def constant_move_in_function(tree: ast.AST, aliases: dict[str, str]) -> bool:
     """A ``.to(``/``.cuda(`` in a module-level function, outside any loop,
     ``try``, lambda or comprehension of it, of a ``torch`` factory call
@@ -240,9 +272,7 @@ def constant_move_in_function(tree: ast.AST, aliases: dict[str, str]) -> bool:
     ``I = I.cuda()``): the only moves MEM703's per-call path reports for a
     function another module calls once per batch (``_per_call_function``,
     whose ``_function_of`` goes through statements, ``with`` and ``if`` only)."""
-    for fn in getattr(tree, "body", ()):
-        if type(fn) is not ast.FunctionDef:
-            continue
+    for fn in _functions_with_moves(tree, aliases):
         moves: list[ast.AST] = []
         built: set[str] = set()
         todo: list[ast.AST] = list(fn.body)
