@@ -157,7 +157,10 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         "Model classes of any module: `loss, parts = model(x, y)` where every binding of `model` builds one class "
         "(`DataParallel(model)` of it too) whose `forward` returns `parts` fresh (JDE's `Darknet`, models.py) "
         "keeps `parts` free of history. `self.model.forward(x)` whose every project class (from the owner's "
-        "construction sites) decorates `forward` with `no_grad`/`inference_mode` returns no history."
+        "construction sites) decorates `forward` with `no_grad`/`inference_mode` returns no history. "
+        "Methods of any module's classes: `criterion.show_dice(preds, y)`, where every class the project gives "
+        "`criterion` ends the method in `return 1 - self.dice_loss(inputs, t)` (the attribute's forward, with "
+        "grad on, on its parameters as they came in), carries the history of the arguments bound there."
     )
 
     def visit_Call(self, node: cst.Call) -> None:

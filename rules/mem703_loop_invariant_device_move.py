@@ -41,6 +41,29 @@ def _draws_from_queue(loop: cst.While) -> bool:
     return "queue" in receiver.lower()
 
 
+def _param_names(fn: cst.FunctionDef) -> set[str]:
+    p = fn.params
+    return {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+
+
+def _view_index(el: cst.SubscriptElement, names) -> bool:
+    """``None``, ``:`` or a literal index: a view of the tensor indexed."""
+    s = el.slice
+    if isinstance(s, cst.Slice):
+        return all(part is None for part in (s.lower, s.upper, s.step))
+    return isinstance(s, cst.Index) and (
+        (isinstance(s.value, cst.Name) and s.value.value == "None") or _literal(s.value, names)
+    )
+
+
+def _device_test(test: cst.BaseExpression, names) -> bool:
+    """``x.is_cuda`` or ``torch.cuda.is_available()``: where tensors live,
+    the same on every call."""
+    if isinstance(test, cst.Attribute):
+        return test.attr.value == "is_cuda"
+    return isinstance(test, cst.Call) and names.call_name(test) == "torch.cuda.is_available"
+
+
 def _wrapper(func: cst.BaseExpression) -> bool:
     """``enumerate``/``tqdm``... or ``logger.log_every``: iterates its first argument."""
     if isinstance(func, cst.Name):
@@ -348,7 +371,9 @@ class LoopInvariantDeviceMove(Rule):
     also a constant built and moved in the `forward` of a class that another
     module of the project builds where it trains (a loss called once per
     batch), or in the `__init__` of a class another module builds inside its
-    training loop. Also a loop over the same models inside the batch loop
+    training loop, or in a module-level function another module calls in
+    each iteration of its training loop (`torch.eye(d)` moved by a
+    regularizer, `d` a size of its argument past the batch dimension). Also a loop over the same models inside the batch loop
     (`for net in nets: net.to(device); net(x)`, `nets` bound outside the
     batch loop and left alone there, under flags or settings compared with
     strings at most): each batch moves them again.
@@ -401,7 +426,10 @@ class LoopInvariantDeviceMove(Rule):
         "Which classes of this module other modules of the project run once per batch: a class built by a "
         "module whose loop backpropagates (its `forward` runs once per batch) or built inside such a loop "
         "(its `__init__` runs once per batch). A constant built and moved there is reported, and the message "
-        'names the module that builds the object ("train.py:65 builds the object where it trains").'
+        'names the module that builds the object ("train.py:65 builds the object where it trains"). '
+        "Which module-level functions of this module other modules call inside the iteration of a loop that "
+        "backpropagates: a constant such a function builds and moves (under `if x.is_cuda:` at most) is reported, "
+        'naming the call ("train.py:112 calls it once per batch").'
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -633,10 +661,11 @@ class LoopInvariantDeviceMove(Rule):
         literal kernel and another module builds the object inside its
         training loop. Only unconditional moves in the method's own body."""
         project = self.facts.project
-        if project is None or not (project.called_per_batch or project.built_per_batch):
+        if project is None or not (project.called_per_batch or project.built_per_batch or project.functions_per_batch):
             return
         method = self._method_of(move)
         if method is None:
+            self._per_call_function(move, project.functions_per_batch)
             return
         fn, cls = method
         per_batch = project.built_per_batch if fn.name.value == "__init__" else project.called_per_batch
@@ -659,19 +688,85 @@ class LoopInvariantDeviceMove(Rule):
             )
         self.report(move, message=why)
 
+    def _per_call_function(self, move: cst.Call, per_batch: tuple[tuple[str, str], ...]) -> None:
+        """``feature_transform_regularizer(trans)`` builds ``torch.eye(d)``
+        and moves it, and another module calls it once per batch: a copy
+        to the device per batch. The size may come from an argument's
+        shape past its first (batch) dimension: the values stay the same."""
+        fn = self._function_of(move)
+        if fn is None:
+            return
+        where = next((w for f, w in per_batch if f == fn.name.value), None)
+        recv = self._moved_value(move, fn)
+        if where is None or recv is None or not self._invariant_tensor(recv, fn, None) or self._grown(move, fn):
+            return
+        self.report(
+            move,
+            message=(
+                f"`{fn.name.value}` builds a constant tensor and copies it to the device on every call, and {where}"
+                " calls it once per batch: build it once (or with `device=`), outside the per-batch call"
+            ),
+        )
+
+    def _grown(self, move: cst.Call, fn: cst.FunctionDef) -> bool:
+        """``preds = torch.Tensor([]).to(device)`` then ``preds = torch.cat((preds, out))``:
+        the name the move is bound to takes another value in the function (a
+        buffer or a seed, not a constant; for ``I = I.cuda()``, the value it moves)."""
+        stmt = self.parent(move)
+        if not (
+            isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name)
+        ):
+            return False
+        name = stmt.targets[0].target.value
+        recv = move.func.value  # type: ignore[attr-defined]
+        moved = recv.value if isinstance(recv, cst.Name) else None
+        values = self.facts.bindings.values_in(name, fn)
+        return len(values) > (2 if moved == name else 1)
+
+    def _function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The module-level function whose own body runs ``node`` on every
+        call: through statements, ``with`` blocks and ``if``s that test only
+        where tensors live (``if x.is_cuda:``), never through a loop, a
+        ``try`` or another test."""
+        prev, cur = node, self.parent(node)
+        while cur is not None and not isinstance(cur, cst.FunctionDef):
+            if isinstance(cur, cst.If) and not (_device_test(cur.test, self.facts.names) and cur.orelse is None):
+                return None
+            if isinstance(cur, (cst.IfExp, cst.For, cst.While, cst.Try, cst.Lambda, cst.ClassDef)):
+                return None
+            if isinstance(cur, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp, cst.BooleanOperation)):
+                return None
+            prev, cur = cur, self.parent(cur)
+        # A default value or a decorator runs once, when the ``def`` does.
+        if cur is None or prev is not cur.body or not isinstance(self.parent(cur), cst.Module):
+            return None
+        return cur
+
+    def _moved_value(self, move: cst.Call, fn: cst.FunctionDef) -> cst.BaseExpression | None:
+        """What ``move`` moves: its receiver, or for a name (``I = I.cuda()``)
+        the one other value the function binds it to."""
+        recv = move.func.value  # type: ignore[attr-defined]
+        if not isinstance(recv, cst.Name):
+            return recv
+        values = [v for v in self.facts.bindings.values_in(recv.value, fn) if v is not move]
+        if len(values) != 1 or values[0] is None or recv.value in _param_names(fn):
+            return None
+        return values[0]
+
     def _method_of(self, node: cst.CSTNode) -> tuple[cst.FunctionDef, cst.ClassDef] | None:
         """The ``forward``/``__call__``/``__init__`` of a module-level class
         whose own body runs ``node`` on every call: through statements and
         ``with`` blocks only (an ``if``, a loop or a ``try`` may pick calls:
         ``if self.cache is None:``)."""
-        cur = self.parent(node)
+        prev, cur = node, self.parent(node)
         while cur is not None and not isinstance(cur, cst.FunctionDef):
             if isinstance(cur, (cst.If, cst.IfExp, cst.For, cst.While, cst.Try, cst.Lambda, cst.ClassDef)):
                 return None
             if isinstance(cur, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp, cst.BooleanOperation)):
                 return None
-            cur = self.parent(cur)
-        if cur is None or cur.name.value not in _PER_CALL_METHODS:
+            prev, cur = cur, self.parent(cur)
+        # A default value or a decorator runs once, when the ``def`` does.
+        if cur is None or prev is not cur.body or cur.name.value not in _PER_CALL_METHODS:
             return None
         block = self.parent(cur)
         cls = self.parent(block) if block is not None else None
@@ -684,7 +779,12 @@ class LoopInvariantDeviceMove(Rule):
         and broadcasting methods (``.unsqueeze(0).expand_as(x)``: the data is
         the constant, only its view follows the batch)."""
         names = self.facts.names
-        while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute):
+        while True:
+            if isinstance(recv, cst.Subscript) and all(_view_index(el, names) for el in recv.slice):
+                recv = recv.value  # ``torch.eye(d)[None, :, :]``: a view of the constant
+                continue
+            if not (isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute)):
+                break
             attr = recv.func.attr.value
             if attr in _BROADCASTS:
                 pass
@@ -714,7 +814,11 @@ class LoopInvariantDeviceMove(Rule):
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("range", "len"):
             return bool(expr.args) and all(self._fixed(a.value, fn, nxt) for a in expr.args)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SIZES:
+            if self._argument_dim(expr, fn):
+                return True
             return self._init_attribute(expr.func.value) and all(_literal(a.value, names) for a in expr.args)
+        if isinstance(expr, cst.Subscript) and self._argument_dim(expr, fn):
+            return True
         if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
             return self._init_attribute(expr.value)
         if isinstance(expr, cst.Subscript):
@@ -727,6 +831,37 @@ class LoopInvariantDeviceMove(Rule):
             values = self.facts.bindings.values_in(expr.value, fn)
             return len(values) == 1 and values[0] is not None and self._fixed(values[0], fn, nxt)
         return self._init_attribute(expr)
+
+    def _argument_dim(self, expr: cst.BaseExpression, fn: cst.FunctionDef) -> bool:
+        """In a module-level function, a parameter's size past its first
+        (batch) dimension: ``x.size(1)``, ``x.size()[1]``, ``x.shape[1]``,
+        the parameter never rebound. The first dimension follows the batch."""
+        if not isinstance(self.parent(fn), cst.Module):
+            return False
+        if isinstance(expr, cst.Call):  # ``x.size(1)``
+            owner, dims = expr.func.value, [a.value for a in expr.args]  # type: ignore[attr-defined]
+            if expr.func.attr.value != "size":  # type: ignore[attr-defined]
+                return False
+        elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            base, dims = expr.value, [expr.slice[0].slice.value]
+            if isinstance(base, cst.Attribute) and base.attr.value == "shape":
+                owner = base.value
+            elif (
+                isinstance(base, cst.Call)
+                and not base.args
+                and isinstance(base.func, cst.Attribute)
+                and base.func.attr.value == "size"
+            ):
+                owner = base.func.value
+            else:
+                return False
+        else:
+            return False
+        if len(dims) != 1 or not isinstance(dims[0], cst.Integer) or dims[0].evaluated_value == 0:
+            return False
+        if not isinstance(owner, cst.Name) or owner.value not in _param_names(fn):
+            return False
+        return not self.facts.bindings.values_in(owner.value, fn)
 
     def _init_attribute(self, expr: cst.BaseExpression) -> bool:
         """``self.x`` assigned in this module only by ``__init__`` methods."""
@@ -765,6 +900,17 @@ def serve(model_queue, x, device):
         print(model(x.to(device)))
 """,
             "a loop over models taken from a queue: each iteration moves another model",
+        ),
+        Valid(
+            """\
+import torch
+def regularizer(trans):
+    eye = torch.eye(trans.size(1))[None]
+    if trans.is_cuda:
+        eye = eye.cuda()
+    return (trans - eye).norm()
+""",
+            "a function no module of the project is known to call once per batch",
         ),
         Valid(
             """\

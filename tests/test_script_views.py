@@ -182,3 +182,51 @@ def test_a_withheld_fix_is_reported_without_it_and_says_why():
 @pytest.mark.parametrize("view", [expanded_view, masked_view])
 def test_no_view_for_plain_text(view):
     assert view("import torch\n\nx = 1\n") is None
+
+
+# A mixed-indent script is a module of its project like any other: a tracker
+# class of another module that keeps the tensor it is given is read (MEM102).
+_METER = (
+    "class AverageMeter:\n"
+    "    def __init__(self):\n"
+    "        self.sum = 0\n"
+    "\n"
+    "    def update(self, val, n=1):\n"
+    "        self.sum += val * n\n"
+)
+_MIXED_TRAIN = (
+    "import torch\n"
+    "from meters import AverageMeter\n"
+    "\n"
+    "def train(model, loader, optimizer, criterion):\n"
+    "    losses = AverageMeter()\n"
+    "    for x, y in loader:\n"
+    "\t    loss = criterion(model(x), y)\n"
+    "\t    optimizer.zero_grad()\n"
+    "\t    loss.backward()\n"
+    "\t    optimizer.step()\n"
+    "\t    losses.update(loss, x.size(0))\n"
+    "    return losses\n"
+)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_mixed_indent_script_is_linted_with_its_project(tmp_path, run_memlint, jobs):
+    write(tmp_path, "meters.py", _METER)
+    write(tmp_path, "train.py", _MIXED_TRAIN)
+    (tmp_path / "pyproject.toml").write_text("")
+    proc = run_memlint("check", "--no-cache", "-j", jobs, "--select", "MEM102", "--output-format", "json", ".")
+    got = [(i["code"], i["filename"].rsplit("/", 1)[-1], i["location"]["row"]) for i in json.loads(proc.stdout)]
+    assert got == [("MEM102", "train.py", 11)], (got, proc.stderr)
+    (note,) = notes(proc.stderr)
+    assert "tabs" in note
+
+
+def test_mixed_indent_script_reads_its_projects_torch_pin(tmp_path, run_memlint):
+    """A project pinned below torch 2.4 hears nothing of MEM501, whatever
+    the file's indentation (RULES.md: the project's torch floor)."""
+    write(tmp_path, "train.py", MIXED)
+    write(tmp_path, "requirements.txt", "torch==1.9.0\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    proc = run_memlint("check", "--no-cache", "--select", "MEM501", "--output-format", "json", ".")
+    assert json.loads(proc.stdout) == [], proc.stderr

@@ -120,6 +120,7 @@ class ModuleFacts:
             lambda: self.verbs,
             lambda: self.frozen,
             frozenset(self.project.off_forwards) if self.project is not None else frozenset(),
+            self.project.object_returns if self.project is not None else (),
         )
 
     @cached_property

@@ -209,7 +209,14 @@ class Flake8Checker:
                     raise
                 findings = [
                     replace(f, column=view.column(f.line, f.column))
-                    for f in lint(view.text, self.filename, chosen, noqa=self.apply_noqa, project=self._project)[0]
+                    for f in lint(
+                        view.text,
+                        self.filename,
+                        chosen,
+                        noqa=self.apply_noqa,
+                        torch=_torch_range(self.filename, config),
+                        project=self._project,
+                    )[0]
                 ]
         except (ParseError, RecursionError):
             return  # flake8 reports the syntax error itself (E999)

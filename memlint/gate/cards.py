@@ -489,8 +489,10 @@ _CARDS = (
             or bool(g.called & {"to", "cuda"})
             and bool(g.def_names & PER_CALL_METHODS)
             and g.constant_move_in_method
+            or bool(g.called & {"to", "cuda"})
+            and g.constant_move_in_function
         ),
-        # Classes other modules call or build once per batch.
+        # Classes other modules call or build once per batch, and functions they call so.
         reads_project=True,
         # The per-call path (the rule's _per_call) reports only for a class the
         # view says another module calls or builds once per batch.
@@ -500,7 +502,7 @@ _CARDS = (
             and (g.batch_evidence or g.names_loader or names_samples(g.iter_tokens) or g.queue_gets)
             and g.loop_sites.moves
         ),
-        project_matters=lambda view: bool(view.called_per_batch or view.built_per_batch),
+        project_matters=lambda view: bool(view.called_per_batch or view.built_per_batch or view.functions_per_batch),
     ),
     Card(
         "MEM801",

@@ -41,7 +41,7 @@ from memlint.gate.inplace import (
     compute_saved_output_written_in_training,
 )
 from memlint.gate.loops import LoopSites, loop_sites
-from memlint.gate.moves import constant_move_in_method
+from memlint.gate.moves import constant_move_in_function, constant_move_in_method
 from memlint.gate.project_calls import calls_project
 from memlint.gate.sched_steps import object_method_in_a_loop, short_receiver, steps_in_a_loop
 from memlint.gate.syntax import (
@@ -297,6 +297,12 @@ class GateFacts:
         if self._constant_move is None:
             self._constant_move = constant_move_in_method(self)
         return self._constant_move
+
+    @property
+    def constant_move_in_function(self) -> bool:
+        """A ``.to(``/``.cuda(`` of a ``torch`` factory's value in a
+        module-level function (MEM703's per-call path for functions, gate/moves.py)."""
+        return constant_move_in_function(self._tree, self._aliases)
 
     @property
     def loop_sites(self) -> LoopSites:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 
-from memlint.gate.ast_fields import CHILDREN, STATEMENT_BLOCKS
+from memlint.gate.ast_fields import CHILDREN, STATEMENT_BLOCKS, nodes
 from memlint.gate.ast_names import ast_callee, ast_dotted
 from memlint.gate.syntax import in_spans, line_spans
 
@@ -230,6 +230,90 @@ def constant_move_in_method(facts) -> bool:
         ]
     )
     return any(in_spans(call, spans) for call in moves)
+
+
+def _functions_with_moves(tree: ast.AST, aliases: dict[str, str]) -> list[ast.FunctionDef]:
+    """The module-level functions whose code holds both a move of a
+    factory's value or of a name and a ``torch`` factory call: the others
+    are not walked again (module-level functions are a small part of a
+    model file, whose code lives in classes)."""
+    out = []
+    attribute, name, call = ast.Attribute, ast.Name, ast.Call
+    for fn in getattr(tree, "body", ()):
+        if type(fn) is not ast.FunctionDef:
+            continue
+        moved = built = False
+        for c in nodes(fn):
+            if type(c) is not call:
+                continue
+            func = c.func  # type: ignore[attr-defined]
+            kind = type(func)
+            if kind is attribute:
+                last = func.attr  # type: ignore[attr-defined]
+                if last in _MOVES:
+                    moved = moved or type(func.value) is name or _a_factory(func.value, aliases)  # type: ignore[attr-defined]
+                    continue
+            elif kind is name:
+                last = aliases.get(func.id, func.id)  # type: ignore[attr-defined]
+            else:
+                continue
+            built = built or last in FACTORIES
+            if moved and built:
+                out.append(fn)
+                break
+    return out
+
+
+def constant_move_in_function(tree: ast.AST, aliases: dict[str, str]) -> bool:
+    """A ``.to(``/``.cuda(`` in a module-level function, outside any loop,
+    ``try``, lambda or comprehension of it, of a ``torch`` factory call
+    through shaping and broadcasting methods and subscripts, or of a name
+    the function binds to such a value (``I = torch.eye(d)[None]`` then
+    ``I = I.cuda()``): the only moves MEM703's per-call path reports for a
+    function another module calls once per batch (``_per_call_function``,
+    whose ``_function_of`` goes through statements, ``with`` and ``if`` only)."""
+    for fn in _functions_with_moves(tree, aliases):
+        moves: list[ast.AST] = []
+        built: set[str] = set()
+        todo: list[ast.AST] = list(fn.body)
+        while todo:
+            stmt = todo.pop()
+            if type(stmt) in (ast.If, ast.With):
+                todo += stmt.body + getattr(stmt, "orelse", [])  # type: ignore[attr-defined]
+                continue
+            if type(stmt) in (ast.For, ast.While, ast.AsyncFor, ast.Try, ast.FunctionDef, ast.ClassDef):
+                continue
+            stack: list[ast.AST] = [stmt]
+            while stack:
+                node = stack.pop()
+                if type(node) in (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp):
+                    continue
+                if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _MOVES:  # type: ignore[attr-defined]
+                    moves.append(node.func.value)  # type: ignore[attr-defined]
+                stack.extend(ast.iter_child_nodes(node))
+        if moves:
+            # The name's value may be bound anywhere in the function (the rule's bindings.values_in).
+            for node in ast.walk(fn):
+                kind = type(node)
+                if kind in (ast.Assign, ast.AnnAssign, ast.NamedExpr) and _a_factory(node.value, aliases):  # type: ignore[attr-defined]
+                    targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+                    built |= {t.id for t in targets if type(t) is ast.Name}
+        if any(_a_factory(r, aliases) or (type(r) is ast.Name and r.id in built) for r in moves):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _a_factory(recv: ast.AST, aliases: dict[str, str]) -> bool:
+    """A ``torch`` factory call, through shaping and broadcasting methods
+    and subscripts."""
+    while True:
+        if type(recv) is ast.Subscript:
+            recv = recv.value  # type: ignore[attr-defined]
+        elif type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in SHAPING | _BROADCASTS:  # type: ignore[attr-defined]
+            recv = recv.func.value  # type: ignore[attr-defined]
+        else:
+            break
+    return type(recv) is ast.Call and ast_callee(recv.func, aliases) in FACTORIES  # type: ignore[attr-defined]
 
 
 def _moves_a_factory(node: ast.AST, aliases: dict[str, str]) -> bool:

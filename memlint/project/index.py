@@ -16,6 +16,7 @@ from memlint.project.arg_modes import may_set_mode
 from memlint.project.checkpoint_links import import_reader, linked_writers
 from memlint.project.cpu_receivers import cpu_only_users
 from memlint.project.family_saves import cpu_saving_bases
+from memlint.project.forward_returns import returned_receivers
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
@@ -817,6 +818,10 @@ class ProjectIndex:
             cpu_methods=tuple(n for n in summary.called_methods if self.method_still(n)),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
+            # A function running a whole pass over data of its own is an evaluation, not a batch's work.
+            functions_per_batch=tuple(
+                (f.name, built[(path, f.name)]) for f in summary.functions if (path, f.name) in built and not f.passes
+            ),
             model_classes=tuple(sorted(model_classes)),
             parameterless_classes=tuple(sorted(parameterless)),
             switched_attrs=switched,
@@ -840,6 +845,7 @@ class ProjectIndex:
             cpu_saving_bases=cpu_saving_bases(self, path, summary, self._current("_family_saves")),
             object_forwards=object_forwards,
             off_forwards=off_receivers(self.typed_objects(), path),
+            object_returns=returned_receivers(self.typed_objects(), path, object_forwards),
             object_types=object_types,
             object_steps=object_steps,
             object_passes=object_passes,

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
 from memlint.gate.ast_names import ast_dotted
+from memlint.project.forward_returns import returned_params
 from memlint.vocabulary.kinds import MODULE_API, Kind, guess_kind_from_name
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
@@ -88,6 +89,10 @@ class ObjectTypes:
     # attribute's method called: "" for the call itself)
     forwards: list[tuple[str, str, int, str, str]] = field(default_factory=list)
     self_forwards: list[str] = field(default_factory=list)
+    # Of ``forwards``, the methods whose every return is that forward's
+    # result on some of their parameters as they came in (forward_returns.py):
+    # (method "Class.m", ((position or -1 for a keyword-only one, parameter), ...)).
+    returned: list[tuple[str, tuple[tuple[int, str], ...]]] = field(default_factory=list)
     bases: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     # Attributes named for a scheduler whose every assignment in the class is
     # typed (``None`` aside): (class, attr, spellings). MEM802 reads a
@@ -119,6 +124,7 @@ class ObjectTypes:
             receivers=[(str(s), str(r), str(m)) for s, r, m in data.get("receivers", ())],
             forwards=[(str(m), str(a), int(ln), str(c), str(v)) for m, a, ln, c, v in data.get("forwards", ())],
             self_forwards=[str(m) for m in data.get("self_forwards", ())],
+            returned=[(str(m), tuple((int(i), str(p)) for i, p in ps)) for m, ps in data.get("returned", ())],
             bases=[(str(c), strs(b)) for c, b in data.get("bases", ())],
             scheduler_attrs=[(str(c), str(a), strs(t)) for c, a, t in data.get("scheduler_attrs", ())],
             attr_types=[(str(c), str(a), strs(t)) for c, a, t in data.get("attr_types", ())],
@@ -687,6 +693,12 @@ class _Types:
         if on and not off:
             attr, line, ctor, via = on[-1]  # the last: after any guarded branch, the one that runs
             forwards.append((name, attr, line, ctor, via))
+            if not via:
+                a = fn.args
+                params = tuple(p.arg for p in (a.posonlyargs + a.args)[1:]) + tuple(p.arg for p in a.kwonlyargs)
+                passed = returned_params(fn, attr, params)
+                if passed:
+                    self.out.returned.append((name, passed))
 
     @staticmethod
     def _forward_call(call: ast.Call, attrs: dict[str, list[str | None]]) -> tuple[str, str, str] | None:

@@ -20,6 +20,7 @@ from memlint.project import (
     cpu_receivers,
     data_passes,
     engine_factories,
+    forward_returns,
     gpu_args,
     keyword_trackers,
     layer_lists,
@@ -79,6 +80,7 @@ def summary_fingerprint() -> str:
         trackers,
         keyword_trackers,
         off_decorators,
+        forward_returns,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

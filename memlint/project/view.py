@@ -90,6 +90,11 @@ class ProjectView:
     # backpropagates (its ``__init__`` runs per batch).
     called_per_batch: tuple[tuple[str, str], ...] = ()
     built_per_batch: tuple[tuple[str, str], ...] = ()
+    # Module-level functions of this module another module calls inside the
+    # iteration of a loop that backpropagates (CallSite.step), with where
+    # (``("feature_transform_regularizer", "train.py:112")``): their body
+    # runs once per batch (MEM703).
+    functions_per_batch: tuple[tuple[str, str], ...] = ()
 
     # Functions of other project modules this module calls that switch a
     # model's mode or step an optimizer, by the name the call writes
@@ -177,6 +182,11 @@ class ProjectView:
     # decorates ``forward`` with ``no_grad``/``inference_mode`` (off_forwards.py):
     # (scope, receiver). Such a call builds no graph, whatever the caller's mode.
     off_forwards: tuple[tuple[str, str], ...] = ()
+    # Of ``object_forwards``, the calls whose method returns that forward's
+    # result on some of its parameters (forward_returns.py): (scope,
+    # receiver, method, ((position or -1, parameter), ...)). The call's value
+    # carries history when an argument passed there does (history.py).
+    object_returns: tuple[tuple[str, str, str, tuple[tuple[int, str], ...]], ...] = ()
     # The types of the typed receivers of a ``.step()`` call (MEM802):
     # (scope, receiver, types), an installed class by dotted name, a
     # project one as ``file.py:Class``.
@@ -315,6 +325,12 @@ class ProjectView:
                 return message
         return None
 
+    def returned_params(self, scope: str, receiver: str, method: str) -> tuple[tuple[int, str], ...]:
+        for s, r, m, params in self.object_returns:
+            if s == scope and r == receiver and m == method:
+                return params
+        return ()
+
     def forward_off(self, scope: str, receiver: str) -> bool:
         return (scope, receiver) in self.off_forwards
 
@@ -366,6 +382,7 @@ class ProjectView:
             or self.cpu_methods
             or self.called_per_batch
             or self.built_per_batch
+            or self.functions_per_batch
             or self.callees
             or self.model_classes
             or self.parameterless_classes
@@ -388,6 +405,7 @@ class ProjectView:
             or self.method_callers
             or self.object_forwards
             or self.off_forwards
+            or self.object_returns
             or self.object_types
             or self.scheduler_classes
             or self.trainer_classes

@@ -128,7 +128,7 @@ def process_file(
             if view_of is None:
                 raise
             try:
-                _process_text(source, settings, ignored, report, view_of)
+                _process_text(source, settings, ignored, report, view_of, project_view=view)
             except ParseError:
                 raise exc from None  # the file's own error says more than the view's
     except (SourceError, ParseError) as exc:
@@ -169,9 +169,7 @@ def _process_text(
             utf8 = source.encoding == "utf-8" and path.endswith(".py")
             _check_with_project(source.text, path, ignored, report, settings, project_view, torch, utf8)
             return
-        from memlint.run.script import lint_view
-
-        report.findings, report.notes = lint_view(view, path, rules_for(settings, ignored), settings.with_edits)
+        _check_view(view, source.text, path, ignored, report, settings, project_view, torch)
         return
     from memlint.lint.screen import screen
 
@@ -282,6 +280,40 @@ def _check_with_project(
         _defer(text, report, passed, tree)
         return
     report.findings = detach(findings, module, settings.with_edits)
+    if used and used[0] is not None:
+        report.project = used[0].digest()
+
+
+def _check_view(
+    view, text: str, path: str, ignored: tuple[str, ...], report: FileReport, settings: Settings, project_view, torch
+) -> None:
+    """Check mode for a file read through a view (run/script.py), with its
+    project as any module has it: a rule that reads the project leaves the
+    report ``deferred`` (no screening handed over: the second pass lints the
+    view again with the view of the project)."""
+    from memlint.parse.guard import python_tree
+    from memlint.project.summary import summarise, worth_summarising
+    from memlint.run.script import lint_view
+
+    if project_view == DEFER and report.summary is None and worth_summarising(text):
+        tree = python_tree(text)  # Python reads what libcst could not
+        if tree is not None:
+            report.summary = summarise(tree)
+    used: list[ProjectView | None] = []
+
+    def project() -> ProjectView | None:
+        if project_view == DEFER:
+            raise NeedsProject
+        used.append(project_view)  # type: ignore[arg-type]
+        return project_view  # type: ignore[return-value]
+
+    try:
+        report.findings, report.notes = lint_view(
+            view, path, rules_for(settings, ignored), settings.with_edits, torch=torch, project=project
+        )
+    except NeedsProject:
+        report.deferred = True
+        return
     if used and used[0] is not None:
         report.project = used[0].digest()
 

@@ -31,10 +31,12 @@ def view_maker(text: str, error: ParseError) -> Callable[[str], TextView | None]
 
 
 def lint_view(
-    view: TextView, path: str, rules: Sequence[type[Rule]], with_edits: bool
+    view: TextView, path: str, rules: Sequence[type[Rule]], with_edits: bool, torch=None, project=None
 ) -> tuple[list[Finding], list[str]]:
-    """Findings (detached, at the file's positions) and the notes to say."""
-    findings, module = lint(view.text, path, rules)
+    """Findings (detached, at the file's positions) and the notes to say.
+    ``torch`` and ``project`` as lint() takes them: the file is a module of
+    its project like any other (the view changes its text, not its place)."""
+    findings, module = lint(view.text, path, rules, torch=torch, project=project)
     out: list[Finding] = []
     withheld = 0
     for f in findings:

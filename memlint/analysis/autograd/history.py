@@ -432,8 +432,13 @@ class HistoryAnalysis:
         verbs: Callable[[], object] | None = None,
         frozen: Callable[[], FrozenModules] | None = None,
         off_forwards: frozenset[tuple[str, str]] = frozenset(),
+        object_returns: tuple = (),
     ) -> None:
         self.module = module
+        # ProjectView.object_returns: (scope, receiver, method) -> the
+        # parameters whose history the method's return carries (another
+        # module's ``return 1 - self.dice_loss(inputs, t)``: forward_returns.py).
+        self._object_returns = {(s, r, m): params for s, r, m, params in object_returns}
         # ProjectView.off_forwards: (scope, receiver) whose ``.forward`` runs
         # under its class's grad-off decorator in another module.
         self._off_forwards = off_forwards
@@ -524,6 +529,23 @@ class HistoryAnalysis:
         else:
             name = ""  # the module's own statements
         return (name, receiver) in self._off_forwards
+
+    def returned_params(self, func: cst.Attribute, call: cst.Call) -> tuple[tuple[int, str], ...]:
+        """``criterion._show_dice(preds, masks)``: the parameters whose
+        history the method of every class the project gives the receiver
+        returns (ProjectView.object_returns); () when none is known."""
+        if not self._object_returns:
+            return ()
+        receiver = dotted_name(func.value)
+        if receiver is None:
+            return ()
+        scope = self.objects.scope_of(call)
+        if isinstance(scope, cst.FunctionDef):
+            cls = self.calls.class_of.get(scope)
+            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+        else:
+            name = ""
+        return self._object_returns.get((name, receiver, func.attr.value), ())
 
     @property
     def proof(self) -> BackwardProof | None:
@@ -1188,6 +1210,10 @@ class _Walker:
         if isinstance(func.value, (cst.Name, cst.Attribute)):
             receiver_kind = self.a.objects.kind_of(func.value, self.scope)
         base = self.ev(func.value)
+        # A detaching method's name keeps its meaning (the gate reads it so: gate/loops.py).
+        passed = self.a.returned_params(func, c) if m not in _DETACHING_METHODS else ()
+        if passed:
+            return self._returned(c, args, passed)
         if receiver_kind is Kind.MODULE:
             return NO if m in _MODULE_NO_HISTORY_METHODS else MAYBE
         if receiver_kind is not None:
@@ -1212,6 +1238,21 @@ class _Walker:
         else:
             scalar = False
         return self.computed([base] + [Val(a.h) for a in args], scalar)
+
+    def _returned(self, c: cst.Call, args: list[Val], passed: tuple[tuple[int, str], ...]) -> Val:
+        """The value of a method returning its forward's result on the
+        parameters ``passed``: history when an argument bound to one has it
+        (and grad is on); unknown otherwise (the forward's own parameters
+        may give it some)."""
+        if any(arg.star for arg in c.args):
+            return MAYBE
+        chosen = []
+        for at, (arg, v) in enumerate(zip(c.args, args)):
+            key = arg.keyword.value if arg.keyword is not None else None
+            if any((key is None and i == at) or key == p for i, p in passed):
+                chosen.append(v)
+        found = self.computed(chosen)
+        return found if found.h is H.YES else MAYBE
 
 
 def _join_value(k: str, va: Val, vb: Val, after_loop: bool = False) -> Val:
