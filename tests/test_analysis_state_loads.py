@@ -322,6 +322,8 @@ def test_self_in_init_is_on_the_cpu_until_the_first_move():
     # ``self.decoder`` is built after ``self.cuda()`` but on the CPU: a part
     # built later is where its constructor puts it.
     assert cpu_loads(src) == ["self.encoder", "self.decoder", "self.encoder"]
+
+
 def test_a_name_bound_to_a_choice_of_cpu_classes_builds_on_the_cpu():
     src = """
     import torch.nn as nn
