@@ -969,6 +969,18 @@ def load_fine_tuned(bert_model, words, path):
         Valid(
             """\
 import torch
+from transformers import AutoConfig, AutoModelForSequenceClassification
+def load_lora(args):
+    config = AutoConfig.from_pretrained(args.name, num_labels=3)
+    model = AutoModelForSequenceClassification.from_pretrained(args.name, config=config)
+    model.load_state_dict(torch.load(args.lora_path), strict=False)
+    return model
+""",
+            "from_pretrained's config= is the settings it builds from, never a model: the model is on the CPU",
+        ),
+        Valid(
+            """\
+import torch
 def main(config, module_arch, device):
     model = config.init_obj("arch", module_arch)
     checkpoint = torch.load(config.resume)
@@ -2496,6 +2508,48 @@ def load_fine_tuned(bert_model, path):
     model = BertForMaskedLM.from_pretrained(bert_model)
     model.cls = BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight, device="cuda")
     model.load_state_dict(torch.load(path, map_location="cpu"))
+    return model
+""",
+        ),
+        # ``config=`` is passed over, but ``device_map`` still places the weights.
+        Invalid(
+            """\
+import torch
+from transformers import AutoConfig, AutoModelForSequenceClassification
+def load_lora(args):
+    config = AutoConfig.from_pretrained(args.name, num_labels=3)
+    model = AutoModelForSequenceClassification.from_pretrained(args.name, config=config, device_map="auto")
+    model.load_state_dict(torch.load(args.lora_path), strict=False)
+    return model
+""",
+            """\
+import torch
+from transformers import AutoConfig, AutoModelForSequenceClassification
+def load_lora(args):
+    config = AutoConfig.from_pretrained(args.name, num_labels=3)
+    model = AutoModelForSequenceClassification.from_pretrained(args.name, config=config, device_map="auto")
+    model.load_state_dict(torch.load(args.lora_path, map_location="cpu"), strict=False)
+    return model
+""",
+        ),
+        # Another model handed in by keyword may be on a device: not known to be on the CPU.
+        Invalid(
+            """\
+import torch
+from transformers import AutoConfig, EncoderDecoderModel
+def load_pair(args, encoder):
+    config = AutoConfig.from_pretrained(args.name)
+    model = EncoderDecoderModel.from_pretrained(args.name, config=config, encoder=encoder)
+    model.load_state_dict(torch.load(args.path))
+    return model
+""",
+            """\
+import torch
+from transformers import AutoConfig, EncoderDecoderModel
+def load_pair(args, encoder):
+    config = AutoConfig.from_pretrained(args.name)
+    model = EncoderDecoderModel.from_pretrained(args.name, config=config, encoder=encoder)
+    model.load_state_dict(torch.load(args.path, map_location="cpu"))
     return model
 """,
         ),

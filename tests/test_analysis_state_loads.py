@@ -376,3 +376,29 @@ def test_a_parameter_every_caller_hands_a_literal_is_no_model():
     _mixed(net, "p")
     """
     assert cpu_loads(src) == ["model"]
+
+
+def test_from_pretrained_config_keyword_is_no_model():
+    # ``config=`` of ``from_pretrained`` is the settings the weights are built
+    # from; another keyword bound from a call may be a model on a device, and
+    # ``device_map`` places the weights.
+    src = """
+    from transformers import AutoConfig, AutoModel
+    def a(name):
+        config = AutoConfig.from_pretrained(name)
+        model = AutoModel.from_pretrained(name, config=config)
+        model.load_state_dict(sd)
+    def b(name):
+        config = AutoConfig.from_pretrained(name)
+        other = AutoModel.from_pretrained(name, config=config, device_map="auto")
+        other.load_state_dict(sd)
+    def c(name):
+        encoder = AutoModel.from_pretrained(name)
+        pair = AutoModel.from_pretrained(name, encoder=encoder)
+        pair.load_state_dict(sd)
+    def d(name):
+        config = AutoConfig.from_pretrained(name)
+        net = build(config=config)
+        net.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["model"]

@@ -285,7 +285,10 @@ def _built_on_cpu(
     for arg in value.args:
         if named and len(positional) == 1 and arg is positional[0]:
             continue
-        if wraps(arg.value):
+        # ``from_pretrained(path, config=config)``: the settings the weights
+        # are built from (a config object or its path), never a model to wrap.
+        settings = named and arg.keyword is not None and arg.keyword.value == "config"
+        if not settings and wraps(arg.value):
             return False  # ``DataParallel(net)``: wraps a model built before
         if _moves_anything(arg.value):
             return False
