@@ -981,6 +981,27 @@ def load_lora(args):
         Valid(
             """\
 import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lstm = nn.LSTM(dim, dim)
+    def get_batch(self, rows):
+        return torch.FloatTensor(rows)
+    def encode(self, rows):
+        batch = self.get_batch(rows)
+        batch = batch.cuda()
+        return self.lstm(batch)[0].data.cpu().numpy()
+def main(path):
+    model = Encoder(300)
+    model.load_state_dict(torch.load(path))
+    model = model.cuda()
+""",
+            "the class moves only tensors its own method returns fresh: the model is on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
 def main(config, module_arch, device):
     model = config.init_obj("arch", module_arch)
     checkpoint = torch.load(config.resume)
@@ -2509,6 +2530,45 @@ def load_fine_tuned(bert_model, path):
     model.cls = BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight, device="cuda")
     model.load_state_dict(torch.load(path, map_location="cpu"))
     return model
+""",
+        ),
+        # The method returns a part of the module: ``.cuda()`` on it moves the model's weights.
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lstm = nn.LSTM(dim, dim)
+    def get_part(self):
+        return self.lstm
+    def encode(self, rows):
+        part = self.get_part()
+        part = part.cuda()
+        return part(rows)
+def main(path):
+    model = Encoder(300)
+    model.load_state_dict(torch.load(path))
+    model = model.cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lstm = nn.LSTM(dim, dim)
+    def get_part(self):
+        return self.lstm
+    def encode(self, rows):
+        part = self.get_part()
+        part = part.cuda()
+        return part(rows)
+def main(path):
+    model = Encoder(300)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model = model.cuda()
 """,
         ),
         # ``config=`` is passed over, but ``device_map`` still places the weights.

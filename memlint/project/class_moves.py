@@ -91,6 +91,7 @@ def class_moves_to_a_device(
     # stores into ``self``, fresh names) reads its list of nodes, not the
     # tree again (a large class was walked three times more).
     walked = [walk(method) for method in methods]
+    returning: frozenset[str] | None = None
     keeping: set[str] | None = None
     registers: bool | None = None
     for method, found in zip(methods, walked):
@@ -101,11 +102,16 @@ def class_moves_to_a_device(
             heads = (*cls.decorator_list, *cls.bases, *cls.keywords, *getattr(cls, "type_params", ()))
             parts = [walk(part) for part in heads]
             registers = any(map(_registers, (*parts, others, *walked)))
-        fresh = _fresh_names(method, found, bindings)
+        if returning is None:
+            returning = _tensor_methods(methods, walked, bindings)
+        # ``self.m(...)`` only where the first parameter is the instance (no staticmethod).
+        this = None if method.decorator_list else _self_name(method)
+        calls = frozenset(f"{this}.{name}" for name in returning) if this else frozenset()
+        fresh = _fresh_names(method, found, bindings, calls)
         if not registers:
             # ``self.noise = torch.randn(n).cuda()``: a plain tensor attribute,
             # in no state dict (the class registers no buffer it could be).
-            moves = [m for m in moves if not _stored_plain(m, method, found, fresh, bindings)]
+            moves = [m for m in moves if not _stored_plain(m, method, found, fresh, bindings, calls)]
             if not moves:
                 continue
         if method.name == "__init__":
@@ -116,7 +122,7 @@ def class_moves_to_a_device(
             )
         if method.name in keeping:
             return True
-        if not all(_fresh(move.func.value, fresh, bindings) for move in moves):  # type: ignore[attr-defined]
+        if not all(_fresh(move.func.value, fresh, bindings, calls) for move in moves):  # type: ignore[attr-defined]
             return True
     return False
 
@@ -145,10 +151,11 @@ def _stored_plain(
     found: list[ast.AST],
     fresh: set[str],
     bindings: Mapping[str, str],
+    calls: frozenset[str] = frozenset(),
 ) -> bool:
     """``move`` moves a tensor built here and is, through tensor methods and
     ``Variable``, the whole value of ``self.name = ...``."""
-    if not _fresh(move.func.value, fresh, bindings):  # type: ignore[attr-defined]
+    if not _fresh(move.func.value, fresh, bindings, calls):  # type: ignore[attr-defined]
         return False
     this = _self_name(method)
     for node in found:
@@ -290,7 +297,10 @@ def _constructs(node: ast.AST) -> bool:
 
 
 def _fresh_names(
-    method: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST], bindings: Mapping[str, str]
+    method: ast.FunctionDef | ast.AsyncFunctionDef,
+    found: list[ast.AST],
+    bindings: Mapping[str, str],
+    calls: frozenset[str] = frozenset(),
 ) -> set[str]:
     """Local names every binding of which (in any form) is ``name = <fresh tensor>``."""
     stores: dict[str, int] = {}
@@ -310,26 +320,62 @@ def _fresh_names(
     while changed:  # a name bound from another fresh name (``h = result.float()``)
         changed = False
         for name in list(fresh):
-            if not all(_fresh(v, fresh, bindings) for v in values[name]):
+            if not all(_fresh(v, fresh, bindings, calls) for v in values[name]):
                 fresh.discard(name)
                 changed = True
     return fresh
 
 
-def _fresh(expr: ast.AST, fresh: set[str], bindings: Mapping[str, str]) -> bool:
-    """``expr`` is a tensor built here: a factory of ``torch``, ``Variable`` of one, a tensor method on one."""
+def _fresh(expr: ast.AST, fresh: set[str], bindings: Mapping[str, str], calls: frozenset[str] = frozenset()) -> bool:
+    """``expr`` is a tensor built here: a factory of ``torch``, ``Variable`` of
+    one, a tensor method on one, ``x.numpy()``, or a call of one of ``calls``
+    (``self.m(...)``, a method of the class every ``return`` of which is such a tensor)."""
     if isinstance(expr, ast.Name):
         return expr.id in fresh
     if not isinstance(expr, ast.Call):
         return False
     func = expr.func
-    if isinstance(func, ast.Attribute) and func.attr in _COPIES and _fresh(func.value, fresh, bindings):
+    if isinstance(func, ast.Attribute) and func.attr in _COPIES and _fresh(func.value, fresh, bindings, calls):
         return True
+    if isinstance(func, ast.Attribute) and func.attr == "numpy" and not expr.args and not expr.keywords:
+        return True  # ``out.data.cpu().numpy()``: an array of a copy, no part of a module
+    if calls and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        if f"{func.value.id}.{func.attr}" in calls:
+            return True
     qualified = _qualified(func, bindings)
     if qualified in _VARIABLE:
-        return len(expr.args) == 1 and not expr.keywords and _fresh(expr.args[0], fresh, bindings)
+        return len(expr.args) == 1 and not expr.keywords and _fresh(expr.args[0], fresh, bindings, calls)
     head, _, last = qualified.rpartition(".")
     return head == "torch" and last in FRESH_FACTORIES
+
+
+def _tensor_methods(
+    methods: list[ast.FunctionDef | ast.AsyncFunctionDef], walked: list[list[ast.AST]], bindings: Mapping[str, str]
+) -> frozenset[str]:
+    """Methods, defined once in the class and undecorated, every ``return``
+    of which gives a tensor built there (``def get_batch(self, b): ...;
+    return torch.FloatTensor(embed)``): ``batch = self.get_batch(s);
+    batch = batch.cuda()`` moves a copy of a fresh tensor, no part of the
+    module. No ``yield``, no nested function (its returns are not the method's)."""
+    counts: dict[str, int] = {}
+    for method in methods:
+        counts[method.name] = counts.get(method.name, 0) + 1
+    found: set[str] = set()
+    for method, nodes_of in zip(methods, walked):
+        if counts[method.name] != 1 or method.decorator_list or isinstance(method, ast.AsyncFunctionDef):
+            continue
+        returns: list[ast.Return] = []
+        for node in nodes_of:
+            if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Lambda, *_FUNCTIONS)) and node is not method:
+                break
+            if isinstance(node, ast.Return):
+                returns.append(node)
+        else:
+            if returns:
+                fresh = _fresh_names(method, nodes_of, bindings)
+                if all(r.value is not None and _fresh(r.value, fresh, bindings) for r in returns):
+                    found.add(method.name)
+    return frozenset(found)
 
 
 def _qualified(func: ast.AST, bindings: Mapping[str, str]) -> str:
