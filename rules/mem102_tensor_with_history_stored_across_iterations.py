@@ -267,53 +267,6 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             self.facts.usage.pos(call) > end and not self.facts.loops.in_loop_body(call, loop) for call in finder.found
         )
 
-    def _joined_in_call(self, key: str, loop, scope) -> bool:
-        """``embs.append(self.model(x))`` over the faces of one frame, then
-        ``torch.cat(embs)`` (InsightFace's ``Learner.infer``): a list local
-        to the call, filled by a loop that neither trains nor iterates over
-        data (an evaluation over the items of one input counts), and read
-        after it only to be joined into one tensor. The
-        joined tensor holds the same graphs; the list adds none and dies
-        with the call (running it with grad on is MEM201's finding)."""
-        if loop.trains or loop.data_tokens & DATA_TOKENS:
-            return False
-        if "." in key or not isinstance(scope, cst.FunctionDef) or self.facts.loops.outlives_call(key, scope):
-            return False
-        usage = self.facts.usage
-        start = usage.pos(loop.node)
-        joined = False
-        for node in usage.reads(key, scope):
-            if self._inside(node, loop.node):
-                attr = self.parent(node)
-                if not (isinstance(attr, cst.Attribute) and attr.attr.value in _ADDERS):
-                    return False  # read in the loop: it may be used otherwise
-                continue
-            if usage.pos(node) < start:
-                if not self._fresh_list(node):
-                    return False  # the list may be another's, or used before the loop
-                continue
-            arg = self.parent(node)
-            call = self.parent(arg) if isinstance(arg, cst.Arg) else None
-            if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg and self._joins(call)):
-                return False  # returned, stored or handed on: the list itself may outlive the call
-            joined = True
-        return joined
-
-    def _fresh_list(self, name: cst.CSTNode) -> bool:
-        """``name`` is the target of ``name = []`` (or ``list()``)."""
-        target = self.parent(name)
-        assign = self.parent(target) if isinstance(target, cst.AssignTarget) else None
-        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
-            return False
-        value = assign.value
-        if isinstance(value, cst.List):
-            return not value.elements
-        return isinstance(value, cst.Call) and dotted_name(value.func) == "list" and not value.args
-
-    def _joins(self, call: cst.Call) -> bool:
-        qn = self.facts.names.call_name(call) or ""
-        return qn in ("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack")
-
     def _recurrent_step(self, value: cst.BaseExpression, loop) -> bool:
         """``frames, scores, hidden = self.decoder(x, hidden)`` then
         ``outputs.append(frames)`` in a loop that trains nothing and counts
@@ -418,8 +371,6 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
             return
         if loop is not None and self._feeds_forward_after(key, loop, scope):
             return
-        if loop is not None and self._joined_in_call(key, loop, scope):
-            return
         if loop is not None and self._recurrent_step(value, loop):
             return
         if loop is not None and freed_in_step(
@@ -460,24 +411,6 @@ def run(model, loader):
 """,
             "`run` is decorated by a factory of the module's own that applies `torch.inference_mode()`: "
             "its outputs carry no history",
-        ),
-        Valid(
-            """\
-import torch
-import torch.nn as nn
-class Learner(object):
-    def __init__(self):
-        self.model = nn.Linear(4, 2)
-    def infer(self, faces, target_embs):
-        embs = []
-        for img in faces:
-            embs.append(self.model(img.unsqueeze(0)))
-        source_embs = torch.cat(embs)
-        return torch.cdist(source_embs, target_embs).min(dim=1)
-""",
-            "a list local to one call, filled over the items of one input and read after the loop only by"
-            " `torch.cat` (InsightFace's `Learner.infer`): the joined tensor holds the same graphs, and the list"
-            " dies with the call",
         ),
         Valid(
             """\
