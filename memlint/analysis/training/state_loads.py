@@ -1564,21 +1564,13 @@ class Checkpoints:
         """``self.method(...)`` with ``fn`` the method: it moves neither
         ``self`` nor what it is handed (construction_order.py)."""
         if self._self_methods is None:
-            looks = lambda call: _reads_only(self.names.call_name(call) or dotted_name(call.func) or "")  # noqa: E731
-            self._self_methods = SelfMethods(self.calls.resolve, _PLACES, _STAYS, self._redefined, looks)
+            # Closures over the parts, not over ``self``: the analysis holds
+            # them, and a cycle back to it would outlive the lint.
+            names, calls = self.names, self.calls
+            looks = lambda call: _reads_only(names.call_name(call) or dotted_name(call.func) or "")  # noqa: E731
+            redefined = lambda fn: _redefined(calls, fn)  # noqa: E731
+            self._self_methods = SelfMethods(calls.resolve, _PLACES, _STAYS, redefined, looks)
         return self._self_methods.keeps(fn)
-
-    def _redefined(self, fn: cst.FunctionDef) -> bool:
-        """A subclass of the module defines the method ``fn`` again."""
-        cls = self.calls.class_of.get(fn)
-        if cls is None:
-            return True
-        for defs in self.calls.classes.values():
-            for other in defs:
-                if any((dotted_name(b.value) or "").rpartition(".")[2] == cls.name.value for b in other.bases):
-                    if fn.name.value in self.calls.methods.get(other, {}):
-                        return True
-        return False
 
     def _constructed_on_cpu(self, cls: cst.ClassDef, depth: int) -> bool:
         """``cls`` (one definition) and each of its bases move nothing: a
@@ -1777,3 +1769,16 @@ class Checkpoints:
             elif into in bound:
                 receivers.append(bound[into].value)
         return (path, receivers) if receivers else None
+
+
+def _redefined(calls: CallGraph, fn: cst.FunctionDef) -> bool:
+    """A subclass of the module defines the method ``fn`` again."""
+    cls = calls.class_of.get(fn)
+    if cls is None:
+        return True
+    for defs in calls.classes.values():
+        for other in defs:
+            if any((dotted_name(b.value) or "").rpartition(".")[2] == cls.name.value for b in other.bases):
+                if fn.name.value in calls.methods.get(other, {}):
+                    return True
+    return False
