@@ -313,6 +313,20 @@ KNOWN_GAPS: dict[tuple[str, int, str], str] = {
     ("MEM701", 50, "decorated_defs"): (
         "an unknown decorator on the factory may return anything: the registry factory is not trusted"
     ),
+    # A grad-off decorator of the project's own is read at module level only
+    # (project/off_decorators.py, analysis/autograd/off_decorators.py): one
+    # defined inside a function is not trusted, so the function it decorates
+    # is judged with grad on.
+    ("MEM202", 0, "nested_in_function"): "a grad-off decorator factory local to a function is not read",
+    ("MEM102", 0, "nested_in_function"): "a grad-off decorator factory local to a function is not read",
+    ("MEM102", 0, "nested_in_decorated_method"): "the same factory, local to a method",
+    ("MEM201", 0, "nested_in_function"): "a grad-off decorator factory local to a function is not read",
+    ("MEM201", 0, "nested_in_decorated_method"): "the same factory, local to a method",
+    ("MEM201", 1, "nested_in_function"): "a grad-off decorator bound in a function is not read",
+    ("MEM201", 1, "nested_in_decorated_method"): "the same decorator, local to a method",
+    # construction_order.py: a decorated method may do anything, so a call of
+    # it in ``__init__`` ends "self is still on the CPU" (pSp's loader).
+    ("MEM701", 0, "decorated_defs"): "an unknown decorator on a method `__init__` calls: the CPU start ends",
 }
 
 
