@@ -18,7 +18,8 @@
     python bench/cross_module.py --batch twelfth --mirror /work/.mirror  # the twelfth batch
     python bench/cross_module.py --batch thirteenth --mirror /work/.mirror # the thirteenth batch
     python bench/cross_module.py --batch fourteenth --mirror /work/.mirror # the fourteenth batch
-    python bench/cross_module.py --batch fifteenth --mirror /work/.mirror  # the fifteenth batch, labelled last
+    python bench/cross_module.py --batch fifteenth --mirror /work/.mirror  # the fifteenth batch
+    python bench/cross_module.py --batch sixteenth --mirror /work/.mirror  # the sixteenth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -226,6 +227,19 @@ BATCHES = {
         HERE / "manifest_fifteenth.tsv",
         HERE / "reviewed_after_fifteenth.tsv",
         BENCH / ".corpora" / "cross_module_fifteenth",
+    ),
+    # "sixteenth": labelled after the first fifteen had been used to tune
+    # memlint, picked for cross-module facts in fields they cover thinly:
+    # 3D human mesh and hand-object recovery, grounding, temporal action
+    # localisation, music transcription, audio-visual separation, graph
+    # generation, histopathology MIL, change detection, trajectories, motion
+    # generation, fonts, dehazing, deraining, frame interpolation,
+    # self-supervised video, code models, symbolic maths, video captioning,
+    # continual learning, scene text, video prediction; torch pins read first.
+    "sixteenth": (
+        HERE / "manifest_sixteenth.tsv",
+        HERE / "reviewed_after_sixteenth.tsv",
+        BENCH / ".corpora" / "cross_module_sixteenth",
     ),
 }
 
