@@ -2170,6 +2170,24 @@ def resume(args, path):
             "the key read is written only by a save of CPU tensors and plain values; the optimizer's GPU state"
             " is saved bare to another file",
         ),
+        Valid(
+            """\
+import torch
+import models
+def run(model, device):
+    model.to(device)
+if __name__ == "__main__":
+    save_dict = torch.load("best.pth")
+    model = getattr(models, "Net")()
+    out = {}
+    for k, v in save_dict["model_state_dict"].items():
+        out[k.replace("rnn.", "rnn1.")] = v
+    model.load_state_dict(out)
+    run(model, "cuda")
+""",
+            "the move before the script's load is in a function defined above it, run only later: the model"
+            " is not known to be on a device at the load",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3723,6 +3741,24 @@ def resume(model, path):
     model.load_state_dict(torch.load(path, map_location="cpu")["model_state_dict"])
 """,
         ),
+        Invalid(
+            """\
+import torch
+import models
+def run(model, device):
+    model.eval()
+if __name__ == "__main__":
+    save_dict = torch.load("best.pth")
+    model = getattr(models, "Net")()
+    model.to("cuda")
+    out = {}
+    for k, v in save_dict["model_state_dict"].items():
+        out[k.replace("rnn.", "rnn1.")] = v
+    model.load_state_dict(out)
+    run(model, "cuda")
+""",
+            None,
+        ),
     ]
 
 
@@ -3752,6 +3788,7 @@ class _Moves(cst.CSTVisitor):
         self.scope = scope  # the scope walked: where an alias's source is looked up (None: not followed)
         self.moved = False
         self._done = False
+        self._root: cst.CSTNode | None = None  # the node the walk starts at: its nested scopes are not walked
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._done or self.moved:
@@ -3759,6 +3796,10 @@ class _Moves(cst.CSTVisitor):
         if node is self.until:
             self._done = True
             return False
+        if isinstance(node, _NESTED) and self._root is not None and node is not self._root:
+            return False  # another scope: ``model.to(device)`` in a function defined above a script's load
+        if self._root is None:
+            self._root = node
         if isinstance(node, cst.Call) and _is_move(node) and self._moves_receiver(node.func.value):  # type: ignore[attr-defined]
             self.moved = True
         elif isinstance(node, cst.Assign) and any(dotted_name(t.target) == self.receiver for t in node.targets):
@@ -3805,6 +3846,10 @@ class _Moves(cst.CSTVisitor):
         if self.items and isinstance(moved, cst.Subscript):
             return dotted_name(moved.value) == self.receiver
         return dotted_name(moved) == self.receiver
+
+
+# Scopes of their own inside the one walked: their code runs when called, not in place.
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 class _AnyMove(cst.CSTVisitor):
