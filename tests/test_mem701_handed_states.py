@@ -60,6 +60,8 @@ def test_an_alias_with_an_arm_not_moved_says_nothing():
         before = other
         other.cuda()
         load_part(before, path)
+        device = model.device
+        load_part(device, path)
         """
         )
         == {}

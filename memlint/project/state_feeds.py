@@ -167,7 +167,12 @@ class _Walk:
         before (or its wrapped ``.module``), in every arm of a conditional."""
         if isinstance(value, ast.IfExp):
             return self._alias(value.body) and self._alias(value.orelse)
-        return isinstance(value, (ast.Name, ast.Attribute)) and self.on_device(value)
+        if not isinstance(value, (ast.Name, ast.Attribute)):
+            return False
+        spelled = dotted(value)
+        if spelled.endswith(".module"):
+            spelled = spelled[: -len(".module")]
+        return bool(spelled) and spelled in self.placed  # ``model.device`` is no alias of ``model``
 
     def unbind(self, name: str) -> None:
         self.held.pop(name, None)
