@@ -60,9 +60,12 @@ class LoadWithoutMapLocation(Rule):
     every known caller hands a model it moved to a device before the call
     (`load_checkpoint(path, model)` after `model = Wav2Lip().to(device)`;
     callers in other modules count, their model bound from `.to(device)`
-    or from project functions returning a model they moved): a model built
-    by a config or handed in as a parameter of unknown callers may still be
-    on the CPU.
+    or from project functions returning a model they moved, or another name
+    for it, `pure = model.module if wrapped else model`; a caller of this
+    module handing on a parameter of its own that every one of its callers
+    so moved counts too): a model built by a config or handed in as a
+    parameter of unknown callers may still be on the CPU, and a move inside
+    a function defined above a script's load runs only when called.
 
     ## Why it matters
     Without `map_location`, every tensor is restored to the device it was
@@ -102,7 +105,10 @@ class LoadWithoutMapLocation(Rule):
     `{k: v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered
     with `FullStateDictConfig(offload_to_cpu=True)`, a loop replacing every
     entry by its value on the CPU, `for k, v in sd.items(): sd[k] = v.cpu()`):
-    those files hold CPU tensors; into a model (a module by its kind) the
+    those files hold CPU tensors; so does a load read at a key
+    (`save_dict["model_state_dict"]`) that only such saves of the file
+    write, every other save a dict literal without it or an optimizer's
+    bare state; into a model (a module by its kind) the
     saves that count are those that may hold a model's state, so an
     optimizer's state saved from the GPU beside them keeps only the
     optimizer's loads reported (across modules, a save beside the load whose file name, or a
@@ -201,7 +207,10 @@ class LoadWithoutMapLocation(Rule):
     `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix;
     so is one handed to a function of another module of the project that
     passes that parameter on to `load_state_dict` (through keys, copying
-    comprehensions, `model_dict.update(sd)`) of a model on a device: one it
+    comprehensions, `model_dict.update(sd)`; or copies it entry by entry,
+    `own = model.state_dict()` then `for k, v in sd.items():
+    own[k].copy_(v)`; also named through a package's `from .util import *`)
+    of a model on a device: one it
     moved itself (`model = make(...)` with `make` calling `model.cuda()`),
     or the model the call hands it, moved before the call or built by a
     project function returning a model it moved (`snet = define_tsnet(...)`
