@@ -8,6 +8,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
+from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
@@ -59,9 +60,12 @@ class LoadWithoutMapLocation(Rule):
     every known caller hands a model it moved to a device before the call
     (`load_checkpoint(path, model)` after `model = Wav2Lip().to(device)`;
     callers in other modules count, their model bound from `.to(device)`
-    or from project functions returning a model they moved): a model built
-    by a config or handed in as a parameter of unknown callers may still be
-    on the CPU.
+    or from project functions returning a model they moved, or another name
+    for it, `pure = model.module if wrapped else model`; a caller of this
+    module handing on a parameter of its own that every one of its callers
+    so moved counts too): a model built by a config or handed in as a
+    parameter of unknown callers may still be on the CPU, and a move inside
+    a function defined above a script's load runs only when called.
 
     ## Why it matters
     Without `map_location`, every tensor is restored to the device it was
@@ -101,7 +105,10 @@ class LoadWithoutMapLocation(Rule):
     `{k: v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered
     with `FullStateDictConfig(offload_to_cpu=True)`, a loop replacing every
     entry by its value on the CPU, `for k, v in sd.items(): sd[k] = v.cpu()`):
-    those files hold CPU tensors; into a model (a module by its kind) the
+    those files hold CPU tensors; so does a load read at a key
+    (`save_dict["model_state_dict"]`) that only such saves of the file
+    write, every other save a dict literal without it or an optimizer's
+    bare state; into a model (a module by its kind) the
     saves that count are those that may hold a model's state, so an
     optimizer's state saved from the GPU beside them keeps only the
     optimizer's loads reported (across modules, a save beside the load whose file name, or a
@@ -200,7 +207,10 @@ class LoadWithoutMapLocation(Rule):
     `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix;
     so is one handed to a function of another module of the project that
     passes that parameter on to `load_state_dict` (through keys, copying
-    comprehensions, `model_dict.update(sd)`) of a model on a device: one it
+    comprehensions, `model_dict.update(sd)`; or copies it entry by entry,
+    `own = model.state_dict()` then `for k, v in sd.items():
+    own[k].copy_(v)`; also named through a package's `from .util import *`)
+    of a model on a device: one it
     moved itself (`model = make(...)` with `make` calling `model.cuda()`),
     or the model the call hands it, moved before the call or built by a
     project function returning a model it moved (`snet = define_tsnet(...)`
@@ -504,7 +514,8 @@ class LoadWithoutMapLocation(Rule):
         if scope is None:
             return False
         project = self.facts.project
-        moves = _Moves(receiver, call, items, frozenset(project.gpu_builders) if project is not None else frozenset())
+        builders = frozenset(project.gpu_builders) if project is not None else frozenset()
+        moves = _Moves(receiver, call, items, builders, scope)
         visit_fast(scope, moves)
         if moves.moved:
             return True
@@ -514,7 +525,7 @@ class LoadWithoutMapLocation(Rule):
         init = self.facts.calls.find_method(cls, "__init__") if cls is not None else None
         if init is None or init is scope:
             return False
-        moves = _Moves(receiver, None, items)
+        moves = _Moves(receiver, None, items, scope=init)
         visit_fast(init, moves)
         return moves.moved
 
@@ -525,6 +536,8 @@ class LoadWithoutMapLocation(Rule):
         if arg is not None:
             if self.facts.checkpoints.into_cpu_model(node) or self._into_model_of_cpu_writers(node):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
+            if self._cpu_saved_key(arg.value):
+                return
             fed = self._fed(arg.value, node)
             if self._remote:
                 fed = self._remote_fed(fed, node)
@@ -576,6 +589,8 @@ class LoadWithoutMapLocation(Rule):
                 return
             if self.facts.checkpoints.into_cpu_model(target_call) or self._into_model_of_cpu_writers(target_call):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
+            if not wrapped and self._cpu_saved_key(outer.value):
+                return
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
             if wrapped:
                 self.report(node)  # the helper may keep other tensors of the checkpoint
@@ -735,6 +750,15 @@ class LoadWithoutMapLocation(Rule):
             return False
         assert isinstance(call.func, cst.Attribute)
         return self.facts.objects.kind_of(call.func.value) is Kind.MODULE
+
+    def _cpu_saved_key(self, state: cst.BaseExpression) -> bool:
+        """``model.load_state_dict(save_dict["model_state_dict"])`` where this
+        module saves that key only in dicts of CPU states and plain values
+        (decaNLP's ``{"model_state_dict": {k: v.cpu() ...}, "field": field}``,
+        its optimizer's GPU state saved bare to another file): the file read
+        at that key holds CPU tensors (cpu_saves.py ``_SavedKeys``)."""
+        key = read_key(state)
+        return key is not None and key in self.facts.checkpoints.cpu_saved_keys
 
     def _in_cpu_saving_family(self, call: cst.Call) -> bool:
         project = self.facts.project
@@ -2105,6 +2129,73 @@ def generate_model(opt):
     return model
 """,
             "the CPU branch: built on the CPU in every arm of the chain (a nested one too) and not moved there",
+        ),
+        Valid(
+            """\
+import torch
+def _load_part(model, filename):
+    checkpoint = torch.load(filename)
+    part = {k: v for k, v in checkpoint["model_state"].items() if k in model.state_dict()}
+    state_dict = model.state_dict()
+    state_dict.update(part)
+    model.load_state_dict(state_dict)
+def _load_based_on_args(model, args):
+    _load_part(model, args.ckpt)
+def main(args, model):
+    _load_based_on_args(model, args)
+""",
+            "a parameter handed on by a caller whose own model is a parameter of unknown callers: not known",
+        ),
+        Valid(
+            """\
+import torch
+def _load_part(model, filename):
+    checkpoint = torch.load(filename)
+    model.load_state_dict({k: v for k, v in checkpoint["model_state"].items()})
+def _load_twice(model, args):
+    _load_part(model, args.ckpt)
+    _load_again(model, args)
+def _load_again(model, args):
+    _load_twice(model, args)
+""",
+            "parameters handed on in a cycle of calls: nothing says where the model is",
+        ),
+        Valid(
+            """\
+import torch
+import models
+def save(model, opt, it, field, path):
+    torch.save({"model_state_dict": {k: v.cpu() for k, v in model.state_dict().items()}, "field": field}, path)
+    torch.save(opt.state_dict(), path + "_optim")
+def init_model(args):
+    model = getattr(models, args.model)(args)
+    model.to(args.device)
+    return model
+def resume(args, path):
+    model = init_model(args)
+    save_dict = torch.load(path)
+    model.load_state_dict(save_dict["model_state_dict"])
+""",
+            "the key read is written only by a save of CPU tensors and plain values; the optimizer's GPU state"
+            " is saved bare to another file",
+        ),
+        Valid(
+            """\
+import torch
+import models
+def run(model, device):
+    model.to(device)
+if __name__ == "__main__":
+    save_dict = torch.load("best.pth")
+    model = getattr(models, "Net")()
+    out = {}
+    for k, v in save_dict["model_state_dict"].items():
+        out[k.replace("rnn.", "rnn1.")] = v
+    model.load_state_dict(out)
+    run(model, "cuda")
+""",
+            "the move before the script's load is in a function defined above it, run only later: the model"
+            " is not known to be on a device at the load",
         ),
     ]
     invalid = [
@@ -3605,6 +3696,78 @@ def main(args, path):
     model = torch.nn.DataParallel(model).cuda()
 """,
         ),
+        Invalid(
+            """\
+import torch
+def _load_part(model, filename):
+    checkpoint = torch.load(filename)
+    part = {k: v for k, v in checkpoint["model_state"].items() if k in model.state_dict()}
+    state_dict = model.state_dict()
+    state_dict.update(part)
+    model.load_state_dict(state_dict)
+def _load_based_on_args(model, args):
+    _load_part(model, args.ckpt)
+def eval_single_ckpt(args):
+    model = build(args)
+    model.cuda()
+    _load_based_on_args(model, args)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import models
+def save(model, opt, field, path):
+    torch.save({"model_state_dict": {k: v.cpu() for k, v in model.state_dict().items()}, "field": field}, path)
+    torch.save({"model_state_dict": model.state_dict(), "optimizer": opt.state_dict()}, path + ".full")
+def init_model(args):
+    model = getattr(models, args.model)(args)
+    model.to(args.device)
+    return model
+def resume(args, path):
+    model = init_model(args)
+    save_dict = torch.load(path)
+    model.load_state_dict(save_dict["model_state_dict"])
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+def save(model, state, path):
+    torch.save({"model_state_dict": {k: v.cpu() for k, v in model.state_dict().items()}}, path)
+    torch.save(state, path + ".full")
+def resume(model, path):
+    model.load_state_dict(torch.load(path)["model_state_dict"])
+""",
+            """\
+import torch
+def save(model, state, path):
+    torch.save({"model_state_dict": {k: v.cpu() for k, v in model.state_dict().items()}}, path)
+    torch.save(state, path + ".full")
+def resume(model, path):
+    model.load_state_dict(torch.load(path, map_location="cpu")["model_state_dict"])
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import models
+def run(model, device):
+    model.eval()
+if __name__ == "__main__":
+    save_dict = torch.load("best.pth")
+    model = getattr(models, "Net")()
+    model.to("cuda")
+    out = {}
+    for k, v in save_dict["model_state_dict"].items():
+        out[k.replace("rnn.", "rnn1.")] = v
+    model.load_state_dict(out)
+    run(model, "cuda")
+""",
+            None,
+        ),
     ]
 
 
@@ -3620,14 +3783,21 @@ class _Moves(cst.CSTVisitor):
     assigned to it (``model = nn.DataParallel(model).cuda()``)."""
 
     def __init__(
-        self, receiver: str, until: cst.CSTNode | None, items: bool = False, builders: frozenset[str] = frozenset()
+        self,
+        receiver: str,
+        until: cst.CSTNode | None,
+        items: bool = False,
+        builders: frozenset[str] = frozenset(),
+        scope: cst.CSTNode | None = None,
     ) -> None:
         self.receiver = receiver
         self.until = until
         self.builders = builders  # project functions returning a model on a device, as called here
         self.items = items  # the receiver is a table of models: a move of any item counts
+        self.scope = scope  # the scope walked: where an alias's source is looked up (None: not followed)
         self.moved = False
         self._done = False
+        self._root: cst.CSTNode | None = None  # the node the walk starts at: its nested scopes are not walked
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._done or self.moved:
@@ -3635,13 +3805,37 @@ class _Moves(cst.CSTVisitor):
         if node is self.until:
             self._done = True
             return False
+        if isinstance(node, _NESTED) and self._root is not None and node is not self._root:
+            return False  # another scope: ``model.to(device)`` in a function defined above a script's load
+        if self._root is None:
+            self._root = node
         if isinstance(node, cst.Call) and _is_move(node) and self._moves_receiver(node.func.value):  # type: ignore[attr-defined]
             self.moved = True
         elif isinstance(node, cst.Assign) and any(dotted_name(t.target) == self.receiver for t in node.targets):
             found = _AnyMove()
             visit_fast(node.value, found)
-            self.moved = found.found or self._built_on_device(node.value)
+            self.moved = found.found or self._built_on_device(node.value) or self._alias_of_moved(node.value, node)
         return not self.moved
+
+    def _alias_of_moved(self, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``self.real_model = self.model`` after ``self.model =
+        self.model.to(self.device)``, or ``pure = model.module if
+        isinstance(model, DataParallel) else model`` after ``model.cuda()``:
+        another name for a model moved before ``at`` (its wrapped ``.module``
+        too), in every arm of a conditional."""
+        if self.scope is None:
+            return False
+        if isinstance(value, cst.IfExp):
+            return self._alias_of_moved(value.body, at) and self._alias_of_moved(value.orelse, at)
+        source = dotted_name(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+        if source and source.endswith(".module"):
+            source = source[: -len(".module")]
+        if not source or source == self.receiver:
+            return False
+        # One step back: the source's own aliases are not followed (no chain, no cycle).
+        moves = _Moves(source, at, builders=self.builders)
+        visit_fast(self.scope, moves)
+        return moves.moved
 
     def _built_on_device(self, value: cst.BaseExpression) -> bool:
         """A call of a project function returning a model it moved to a
@@ -3661,6 +3855,10 @@ class _Moves(cst.CSTVisitor):
         if self.items and isinstance(moved, cst.Subscript):
             return dotted_name(moved.value) == self.receiver
         return dotted_name(moved) == self.receiver
+
+
+# Scopes of their own inside the one walked: their code runs when called, not in place.
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 class _AnyMove(cst.CSTVisitor):

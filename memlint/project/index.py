@@ -433,11 +433,26 @@ class ProjectIndex:
             target = self.resolve(callee, path)
         if target is None or not target[1]:
             return None
+        target = self._star_defined(target)
         summary = self.full_summary(target[0])
         for fn in summary.functions if summary is not None else ():
             if fn.name == target[1]:
                 return target[0], fn
         return None
+
+    def _star_defined(self, target: tuple[str, str]) -> tuple[str, str]:
+        """``utils.load_state_dict`` resolved to ``utils/__init__.py``, which
+        only star-imports it (``from .util import *``): the module defining
+        it, when a star import brings it from one; ``target`` otherwise."""
+        path, name = target
+        summary = self.summary(path)
+        if summary is None or "." in name or name in summary.defines or name in summary.imports or not summary.stars:
+            return target
+        exports: dict[str, tuple[str, str]] = {}
+        for source in self._star_sources(path):
+            exports.update(self._exports(source))
+        kind, where = exports.get(name, ("", ""))
+        return (where, name) if kind == "define" else target
 
     def gpu_args(self, site: CallSite, path: str, stars: dict[str, dict[str, tuple[str, str]]]) -> tuple[str, ...]:
         """Caller.gpu_args: the keys of ``site.gpu_args`` whose model ``path``

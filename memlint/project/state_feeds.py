@@ -154,13 +154,25 @@ class _Walk:
             return
         # The value is read before the name is rebound: ``model =
         # nn.DataParallel(model)`` wraps the model moved before, still there.
-        moved = isinstance(value, ast.Call) and _moved_value(value, self.placed)
+        moved = isinstance(value, ast.Call) and _moved_value(value, self.placed) or self._alias(value)
         self.unbind(name)
-        if isinstance(value, ast.Call):
-            if moved:
-                self.placed.add(name)
-            if "." not in name:
-                self.held[name] = value
+        if moved:
+            self.placed.add(name)
+        if isinstance(value, ast.Call) and "." not in name:
+            self.held[name] = value
+
+    def _alias(self, value: ast.expr | None) -> bool:
+        """``pure_model = model.module if isinstance(model, DataParallel) else
+        model`` after ``model.cuda()``: another name for a model moved
+        before (or its wrapped ``.module``), in every arm of a conditional."""
+        if isinstance(value, ast.IfExp):
+            return self._alias(value.body) and self._alias(value.orelse)
+        if not isinstance(value, (ast.Name, ast.Attribute)):
+            return False
+        spelled = dotted(value)
+        if spelled.endswith(".module"):
+            spelled = spelled[: -len(".module")]
+        return bool(spelled) and spelled in self.placed  # ``model.device`` is no alias of ``model``
 
     def unbind(self, name: str) -> None:
         self.held.pop(name, None)

@@ -31,6 +31,7 @@ import ast
 
 from memlint.gate.ast_fields import children, nodes
 from memlint.project.arg_modes import dotted
+from memlint.project.state_copies import copied_params
 from memlint.project.state_feeds import is_device_move
 
 # Methods that return the module they are called on, where it is.
@@ -40,10 +41,12 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def state_params(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, gpu_functions: frozenset[str]
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, gpu_functions: frozenset[str], copies: bool = False
 ) -> tuple[tuple[str, str], ...]:
     """(state parameter, receiving parameter or ``""`` for a model moved to a
-    device here) per ``load_state_dict`` the state parameter reaches."""
+    device here) per ``load_state_dict`` the state parameter reaches; with
+    ``copies`` (the function calls ``.copy_(``), also per entry-wise copy
+    into a parameter's state (state_copies.py)."""
     args = fn.args
     params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     holds: dict[str, set[str]] = {p: {p} for p in params}
@@ -117,6 +120,8 @@ def state_params(
         else:
             continue
         found.update((p, into) for p in _sources(state, holds) if p in params and p != into)
+    if copies:
+        found |= copied_params(fn)
     return tuple(sorted(found))
 
 

@@ -602,6 +602,7 @@ class _Scope:
     # imports name it; "" for a name bound otherwise too (method_calls).
     instances: dict[str, str] = field(default_factory=dict)
     loads_state: bool = False  # it calls ``.load_state_dict(``: state_feeds.py reads it
+    copies_state: bool = False  # it calls ``.copy_(``: state_copies.py reads it
     calls_load: bool = False  # it calls a ``load``: returned_loads.py reads it
     unmapped_load: int = 0  # FunctionFacts.unmapped_load
     state_params: tuple[tuple[str, str], ...] = ()  # FunctionFacts.state_params
@@ -1002,7 +1003,7 @@ class _Walker:
             scope.sequence = step_sequence(node, self.module_defs)
         if not outer.name and scope.calls_load:
             scope.unmapped_load = unmapped_return(node, self.bindings)
-        if not outer.name and scope.loads_state:  # read after the walk, with the module's GPU builders
+        if not outer.name and (scope.loads_state or scope.copies_state):  # read after the walk
             self._state_fns.append((node, scope))
 
     def _class(self, node: ast.ClassDef) -> None:
@@ -1125,6 +1126,8 @@ class _Walker:
                 self._checkpoints = True
         elif last == "load_state_dict":
             scope.loads_state = self._loads_state = True
+        elif last == "copy_":
+            scope.copies_state = True
         if last in _BACKWARD and (last != "grad" or _dotted(func).endswith("autograd.grad")):
             scope.backprops = True
             scope.backwards += 1
@@ -1362,7 +1365,7 @@ class _Walker:
         )
         gpu_functions = frozenset(self._gpu_returns)
         for fn_node, fn_scope in self._state_fns:
-            fn_scope.state_params = state_params(fn_node, gpu_functions)
+            fn_scope.state_params = state_params(fn_node, gpu_functions, fn_scope.copies_state)
         for scope in self._done:
             if scope.name:
                 mode = "both" if len(scope.modes) > 1 else next(iter(scope.modes), "")

@@ -120,6 +120,7 @@ class _Saves(cst.CSTVisitor):
         self.module_saves = 0  # saves not proven to write an optimizer's (scheduler's, scaler's) state
         self.module_unproven = 0
         self._cpu_loops: list[str | None] = []  # per ``for``: the state its body moves to the CPU entry by entry
+        self.keys = _SavedKeys()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.frames.enter()
@@ -225,6 +226,7 @@ class _Saves(cst.CSTVisitor):
             if not (original_node.args and _no_module_state(original_node.args[0].value)):
                 self.module_saves += 1
                 self.module_unproven += not proven
+            self.keys.save(original_node.args[0].value if original_node.args else None, proven)
             return
         func = original_node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault", "__setitem__"):
@@ -387,6 +389,7 @@ class CpuSaves:
     only_cpu: bool  # every save writes CPU tensors, and there is one
     module_states_cpu: bool  # every save that may write a model's state writes CPU tensors, and there is one
     no_module_states: bool  # no save may write a model's state
+    cpu_keys: frozenset[str] = frozenset()  # keys only CPU saves write (_SavedKeys)
 
 
 def cpu_saves(module: cst.Module, names: ImportTable) -> CpuSaves:
@@ -396,7 +399,77 @@ def cpu_saves(module: cst.Module, names: ImportTable) -> CpuSaves:
         only_cpu=visitor.saves > 0 and visitor.unproven == 0,
         module_states_cpu=visitor.module_saves > 0 and visitor.module_unproven == 0,
         no_module_states=visitor.module_saves == 0,
+        cpu_keys=visitor.keys.cpu_only(),
     )
+
+
+class _SavedKeys:
+    """The keys of the dicts a module saves, split by what each save holds.
+
+    decaNLP's train.py saves ``{"model_state_dict": {k: v.cpu() ...},
+    "field": field}`` to ``iteration_N.pth`` and ``opt.state_dict()`` (GPU
+    tensors) to another file: a load read at ``"model_state_dict"`` can only
+    be the first file, whatever the receiver is. A key is CPU-only when some
+    save proven CPU (cpu_saves' proof, the whole dict) writes it and every
+    other save is a dict literal without it, or a bare optimizer's
+    (scheduler's, scaler's) ``state_dict()`` (keys ``state`` and
+    ``param_groups``); one save of any other shape (a name, a call) may
+    hold any key: none is CPU-only."""
+
+    _OPTIMIZER_KEYS = frozenset({"state", "param_groups"})
+
+    def __init__(self) -> None:
+        self.cpu: set[str] = set()
+        self.other: set[str] = set()
+        self.unknown = False
+
+    def save(self, value: cst.BaseExpression | None, proven: bool) -> None:
+        keys = _literal_keys(value) if isinstance(value, cst.Dict) else None
+        if proven:
+            self.cpu |= keys or set()
+        elif keys is not None:
+            self.other |= keys
+        elif value is not None and _no_module_state(value):
+            self.other |= self._OPTIMIZER_KEYS
+        else:
+            self.unknown = True
+
+    def cpu_only(self) -> frozenset[str]:
+        return frozenset() if self.unknown else frozenset(self.cpu - self.other)
+
+
+def _literal_keys(value: cst.Dict) -> set[str] | None:
+    """The string keys of a dict literal; None when one is not a literal string (``**other``, ``f"{k}"``)."""
+    keys: set[str] = set()
+    for element in value.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+            return None
+        key = element.key.evaluated_value
+        if not isinstance(key, str):
+            return None
+        keys.add(key)
+    return keys
+
+
+def read_key(expr: cst.BaseExpression) -> str | None:
+    """The literal key ``expr`` reads last: ``ck["model_state_dict"]``, ``ck.get("model")``."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            key = index.value.evaluated_value
+            return key if isinstance(key, str) else None
+        return None
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "get"
+        and 1 <= len(expr.args) <= 2
+        and isinstance(expr.args[0].value, cst.SimpleString)
+        and expr.args[0].keyword is None
+    ):
+        key = expr.args[0].value.evaluated_value
+        return key if isinstance(key, str) else None
+    return None
 
 
 def saves_only_cpu_tensors(module: cst.Module, names: ImportTable) -> bool:

@@ -15,6 +15,12 @@ and the callers in other modules (``Caller.gpu_args``, project/gpu_args.py).
 A function passed around by name, a method, a parameter rebound or moved
 before the load, a public function read without the project, or one called
 nowhere says nothing.
+
+A call of this module may hand on a parameter of its own function
+(PointRCNN's ``load_ckpt_based_on_args(model, logger)`` calls
+``load_part_ckpt(model, ...)``, and is itself called only after
+``model.cuda()``): that parameter is asked the same question, one function
+up at a time; a cycle of such calls says nothing.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ class DeviceParams:
         self.project = project
         self.placed_before = placed_before  # (a model as a call passes it, the call): moved there before
         self._known: dict[tuple[cst.FunctionDef, str], tuple[str, ...] | None] = {}
+        self._asking: set[tuple[cst.FunctionDef, str]] = set()  # the questions under way: a cycle says nothing
 
     def callers(self, fn: cst.FunctionDef, param: str, use: cst.CSTNode) -> tuple[str, ...] | None:
         """When every known call of ``fn`` hands a model on a device as
@@ -53,7 +60,12 @@ class DeviceParams:
             return None
         key = (fn, param)
         if key not in self._known:
-            self._known[key] = self._every_call(fn, param)
+            self._asking.add(key)
+            try:
+                found = self._every_call(fn, param)
+            finally:
+                self._asking.discard(key)
+            self._known[key] = found
         return self._known[key]
 
     def _every_call(self, fn: cst.FunctionDef, param: str) -> tuple[str, ...] | None:
@@ -70,13 +82,38 @@ class DeviceParams:
         local = self.calls.call_sites.get(fn, [])
         if not local and not remote:
             return None
+        where: list[str] = []
         for call in local:
             value = _argument(call, index, param)
-            if value is None or not self.placed_before(value, call):
+            if value is None:
                 return None
+            if self.placed_before(value, call):
+                continue
+            handed = self._handed_on(value, call)
+            if handed is None:
+                return None
+            where.extend(w for w in handed if w not in where)
         if not all(caller.passes_gpu_model(index, param) for caller in remote):
             return None
-        return tuple(caller.where() for caller in remote)
+        return (*where, *(caller.where() for caller in remote if caller.where() not in where))
+
+    def _handed_on(self, value: cst.BaseExpression, call: cst.CSTNode) -> tuple[str, ...] | None:
+        """``value`` is a parameter of the function making ``call``, unchanged
+        up to it, to which every call of that function hands a model on a
+        device: where those calls are in other modules; None otherwise."""
+        if not isinstance(value, cst.Name) or not isinstance(call, cst.Call):
+            return None
+        scope = self.calls.scope_of_call(call)
+        if not isinstance(scope, cst.FunctionDef):
+            return None
+        key = (scope, value.value)
+        if key in self._asking:
+            return None
+        self._asking.add(key)
+        try:
+            return self.callers(scope, value.value, call)
+        finally:
+            self._asking.discard(key)
 
 
 def _argument(call: cst.Call, index: int, param: str) -> cst.BaseExpression | None:

@@ -1196,6 +1196,12 @@ class Checkpoints:
         return self._saves().module_states_cpu
 
     @property
+    def cpu_saved_keys(self) -> frozenset[str]:
+        """The keys of saved dicts that only CPU saves of this module write
+        (cpu_saves.py ``_SavedKeys``): a load read at one reads a CPU file."""
+        return self._saves().cpu_keys
+
+    @property
     def saves_no_models(self) -> bool:
         """No ``torch.save`` of this module may write a model's state."""
         return self._saves().no_module_states
