@@ -15,6 +15,7 @@ from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.frameworks import OTHER_EVAL_FRAMEWORKS
 
 # Tracers and exporters: a forward just before one of them is its dry run.
 _EXPORTERS = frozenset(
@@ -190,6 +191,20 @@ class InferenceWithoutNoGrad(Rule):
         self._decorated: set[int] = set()
         # Loops whose project objects (_object_forward) were each switched to eval here.
         self._eval_switched: set[int] = set()
+        self._foreign: bool | None = None
+
+    def report(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None) -> None:
+        if not self._other_framework():
+            super().report(node, message=message, fix=fix)
+
+    def _other_framework(self) -> bool:
+        """The file imports paddle (or another framework whose models have
+        ``.eval()``) and no torch: its loops evaluate no torch model. The
+        pre-filter lets files without torch in (``model.eval()``)."""
+        if self._foreign is None:
+            roots = {q.partition(".")[0] for q in self.facts.names.bindings.values()}
+            self._foreign = "torch" not in roots and bool(roots & OTHER_EVAL_FRAMEWORKS)
+        return self._foreign
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)

@@ -298,6 +298,7 @@ class _Types:
                 calls.append(node)  # type: ignore[arg-type]
                 if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
                     self._called.add(id(node.func))  # type: ignore[attr-defined]
+                    self._super_class(node)  # type: ignore[arg-type]
             todo.extend(children(node))
         typed: dict[str, tuple[str, ...]] = {}
         # Names bound only to typed values, to a fixed point over chains of
@@ -414,8 +415,15 @@ class _Types:
                 calls.append(node)  # type: ignore[arg-type]
                 if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
                     self._called.add(id(node.func))  # type: ignore[attr-defined]
+                    self._super_class(node)  # type: ignore[arg-type]
         for node in reversed(imports):
             self._local_import(node, local)
+
+    def _super_class(self, call: ast.Call) -> None:
+        """``super(Protonet, self).__init__()``: the class named there is
+        read, not handed out (its construction sites stay all its call sites)."""
+        if call.func.id == "super" and call.args and isinstance(call.args[0], ast.Name):  # type: ignore[attr-defined]
+            self._called.add(id(call.args[0]))
 
     def _assigned(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         """A ``self.<attr>`` assignment in a method of every class around."""
