@@ -69,7 +69,11 @@ class InferenceWithoutNoGrad(Rule):
     `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
     (wrapping the loop itself would stop its training too). So is a data
     loop that trains nothing and asks a model wrapper for a forward with
-    `volatile=True`, a flag PyTorch ignores since 0.4.
+    `volatile=True`, a flag PyTorch ignores since 0.4. A module that gets
+    its model from another module need not import torch for its loop to
+    be an evaluation (`model.eval()` is what lets it in); one importing
+    another framework whose models have `.eval()` (paddle) and no torch is
+    not reported.
 
     ## Why it matters
     With grad mode on, every forward pass builds a graph and saves the
@@ -174,7 +178,12 @@ class InferenceWithoutNoGrad(Rule):
         "container (`[convnet(x) for convnet in self.convnets]`, `self.blocks[i](x)`); a part typed to anything "
         "but a layer (`nn.ReLU()`) still decides. A receiver switched with `.eval()` earlier in the same function "
         "(`self._network.eval()`) is a model for such a method whatever its name (PyCIL's `extract_vector`), and a "
-        "method its own module calls is judged by the mode of those calls. A model a function of the module "
+        "method its own module calls is judged by the mode of those calls. "
+        "A method also runs a layer when it runs a part its class's `__init__` takes as an argument "
+        "(`self.encoder = encoder`, run as `self.encoder.forward(x)`: protonets' `Protonet.loss`) and every "
+        "construction site in the project passes a torch layer, an `nn.Sequential` or a project model for it; "
+        "an untyped site, or a class handed out (a registry), keeps it silent. "
+        "A model a function of the module "
         "returns after freezing it (`self.model = self.__load_model()`) is frozen: its forwards record no graph. "
         "An attribute of a typed object is typed by the assignments of its class (`trainer.gen_a.encode(x)` "
         "where every class `trainer` may be assigns `self.gen_a = AdaINGen(...)` and nothing else), and a name "
@@ -2074,6 +2083,30 @@ def main(args, model, optimizer, train_loader, val_loader):
 """,
             "`not is_validate or ...` may train with the flag on: the validation call may backpropagate",
         ),
+        Valid(
+            """\
+import paddle
+
+
+def evaluate(model, data_loader):
+    model.eval()
+    for x, y in data_loader:
+        print((model(x).argmax(1) == y).sum().item())
+""",
+            "paddle's `model.eval()` in a file importing no torch: the pre-filter's `.eval()` lets it in, and its "
+            "loop evaluates no torch model",
+        ),
+        Valid(
+            """\
+def run_epoch(model, data_loader, optimizer):
+    model.eval()
+    for x, y in data_loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+""",
+            "no `import torch` and a loop that backpropagates and steps after `model.eval()`: training, not evaluation",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3286,6 +3319,34 @@ def main(net, paths):
     with torch.no_grad():
         for path in paths:
             save(path, predict_one(net, read_image(path)))
+""",
+        ),
+        Invalid(
+            """\
+from tqdm import tqdm
+
+
+def evaluate(model, data_loader, meters):
+    model.eval()
+    for sample in tqdm(data_loader):
+        output = model(sample)
+        for field, meter in meters.items():
+            meter.add(output[field].item())
+    return meters
+""",
+            """\
+from tqdm import tqdm
+import torch
+
+
+@torch.no_grad()
+def evaluate(model, data_loader, meters):
+    model.eval()
+    for sample in tqdm(data_loader):
+        output = model(sample)
+        for field, meter in meters.items():
+            meter.add(output[field].item())
+    return meters
 """,
         ),
     ]
