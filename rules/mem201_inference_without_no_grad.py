@@ -183,6 +183,9 @@ class InferenceWithoutNoGrad(Rule):
         "(`self.encoder = encoder`, run as `self.encoder.forward(x)`: protonets' `Protonet.loss`) and every "
         "construction site in the project passes a torch layer, an `nn.Sequential` or a project model for it; "
         "an untyped site, or a class handed out (a registry), keeps it silent. "
+        "A model whose every project class turns grad off for some of its `forward` (a `with torch.no_grad():` "
+        "block or the decorator, its own or a project base's: SPADE's `Pix2PixModel` runs `mode='inference'` "
+        "so) may build no graph when called: a loop over it is not reported. "
         "A model a function of the module "
         "returns after freezing it (`self.model = self.__load_model()`) is frozen: its forwards record no graph. "
         "An attribute of a typed object is typed by the assignments of its class (`trainer.gen_a.encode(x)` "
@@ -808,6 +811,8 @@ class InferenceWithoutNoGrad(Rule):
     def _builds_graph(self, info) -> bool:
         history = self.facts.history
         for call in info.model_calls:
+            if self._partly_off(call):
+                continue
             v = history.value(call)
             if v is not None and v.h is H.YES:
                 return True
@@ -822,6 +827,22 @@ class InferenceWithoutNoGrad(Rule):
                 if self._helper_forwards(call, callee):
                     return True
         return False
+
+    def _partly_off(self, call: cst.Call) -> bool:
+        """``model(data, mode="inference")`` where every project class of
+        ``model`` turns grad off for some of its ``forward`` (SPADE's
+        ``Pix2PixModel``): the caller cannot tell whether it builds a graph."""
+        project = self.facts.project
+        if project is None or not project.partly_off:
+            return False
+        receiver = dotted_name(_module_of(call.func))
+        scope = self.facts.loops.scope_of(call)
+        if isinstance(scope, cst.FunctionDef):
+            cls = self.facts.calls.class_of.get(scope)
+            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+        else:
+            name = ""
+        return (name, receiver) in project.partly_off
 
     def _evaluating_helper(self, info) -> cst.FunctionDef | None:
         """The one function of this module the loop calls per step that runs
