@@ -96,7 +96,8 @@ def test_a_training_loop_calling_the_method_is_silent(tmp_path):
 
 def test_a_caller_under_no_grad_elsewhere_keeps_it_silent(tmp_path):
     train = _TRAIN.replace("import models\n", "import torch\n    import models\n").replace(
-        "        utils.evaluate(model, loader, meters)", "        with torch.no_grad():\n            utils.evaluate(model, loader, meters)"
+        "        utils.evaluate(model, loader, meters)",
+        "        with torch.no_grad():\n            utils.evaluate(model, loader, meters)",
     )
     assert train != _TRAIN
     assert _lines(tmp_path, train=train) == []

@@ -91,5 +91,10 @@ def test_a_no_grad_block_in_another_method_is_no_off_forward(tmp_path):
 def test_object_types_records_forwards_that_turn_grad_off():
     facts = object_types(ast.parse(textwrap.dedent(_MODELS)), {"torch": "torch", "nn": "torch.nn"}, False)
     assert facts.off_inside == ["Pix2PixModel"]
-    nested = _MODELS.replace("                with torch.no_grad():", "                def f():\n                    return 1\n                if f():")
-    assert object_types(ast.parse(textwrap.dedent(nested)), {"torch": "torch", "nn": "torch.nn"}, False).off_inside == []
+    nested = _MODELS.replace(
+        "                with torch.no_grad():",
+        "                def f():\n                    return 1\n                if f():",
+    )
+    assert (
+        object_types(ast.parse(textwrap.dedent(nested)), {"torch": "torch", "nn": "torch.nn"}, False).off_inside == []
+    )
