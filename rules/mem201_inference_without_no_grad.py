@@ -15,6 +15,7 @@ from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
+from memlint.vocabulary.frameworks import OTHER_EVAL_FRAMEWORKS
 
 # Tracers and exporters: a forward just before one of them is its dry run.
 _EXPORTERS = frozenset(
@@ -68,7 +69,11 @@ class InferenceWithoutNoGrad(Rule):
     `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
     (wrapping the loop itself would stop its training too). So is a data
     loop that trains nothing and asks a model wrapper for a forward with
-    `volatile=True`, a flag PyTorch ignores since 0.4.
+    `volatile=True`, a flag PyTorch ignores since 0.4. A module that gets
+    its model from another module need not import torch for its loop to
+    be an evaluation (`model.eval()` is what lets it in); one importing
+    another framework whose models have `.eval()` (paddle) and no torch is
+    not reported.
 
     ## Why it matters
     With grad mode on, every forward pass builds a graph and saves the
@@ -173,7 +178,15 @@ class InferenceWithoutNoGrad(Rule):
         "container (`[convnet(x) for convnet in self.convnets]`, `self.blocks[i](x)`); a part typed to anything "
         "but a layer (`nn.ReLU()`) still decides. A receiver switched with `.eval()` earlier in the same function "
         "(`self._network.eval()`) is a model for such a method whatever its name (PyCIL's `extract_vector`), and a "
-        "method its own module calls is judged by the mode of those calls. A model a function of the module "
+        "method its own module calls is judged by the mode of those calls. "
+        "A method also runs a layer when it runs a part its class's `__init__` takes as an argument "
+        "(`self.encoder = encoder`, run as `self.encoder.forward(x)`: protonets' `Protonet.loss`) and every "
+        "construction site in the project passes a torch layer, an `nn.Sequential` or a project model for it; "
+        "an untyped site, or a class handed out (a registry), keeps it silent. "
+        "A model whose every project class turns grad off for some of its `forward` (a `with torch.no_grad():` "
+        "block or the decorator, its own or a project base's: SPADE's `Pix2PixModel` runs `mode='inference'` "
+        "so) may build no graph when called: a loop over it is not reported. "
+        "A model a function of the module "
         "returns after freezing it (`self.model = self.__load_model()`) is frozen: its forwards record no graph. "
         "An attribute of a typed object is typed by the assignments of its class (`trainer.gen_a.encode(x)` "
         "where every class `trainer` may be assigns `self.gen_a = AdaINGen(...)` and nothing else), and a name "
@@ -190,6 +203,20 @@ class InferenceWithoutNoGrad(Rule):
         self._decorated: set[int] = set()
         # Loops whose project objects (_object_forward) were each switched to eval here.
         self._eval_switched: set[int] = set()
+        self._foreign: bool | None = None
+
+    def report(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None) -> None:
+        if not self._other_framework():
+            super().report(node, message=message, fix=fix)
+
+    def _other_framework(self) -> bool:
+        """The file imports paddle (or another framework whose models have
+        ``.eval()``) and no torch: its loops evaluate no torch model. The
+        pre-filter lets files without torch in (``model.eval()``)."""
+        if self._foreign is None:
+            roots = {q.partition(".")[0] for q in self.facts.names.bindings.values()}
+            self._foreign = "torch" not in roots and bool(roots & OTHER_EVAL_FRAMEWORKS)
+        return self._foreign
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)
@@ -784,6 +811,8 @@ class InferenceWithoutNoGrad(Rule):
     def _builds_graph(self, info) -> bool:
         history = self.facts.history
         for call in info.model_calls:
+            if self._partly_off(call):
+                continue
             v = history.value(call)
             if v is not None and v.h is H.YES:
                 return True
@@ -798,6 +827,22 @@ class InferenceWithoutNoGrad(Rule):
                 if self._helper_forwards(call, callee):
                     return True
         return False
+
+    def _partly_off(self, call: cst.Call) -> bool:
+        """``model(data, mode="inference")`` where every project class of
+        ``model`` turns grad off for some of its ``forward`` (SPADE's
+        ``Pix2PixModel``): the caller cannot tell whether it builds a graph."""
+        project = self.facts.project
+        if project is None or not project.partly_off:
+            return False
+        receiver = dotted_name(_module_of(call.func))
+        scope = self.facts.loops.scope_of(call)
+        if isinstance(scope, cst.FunctionDef):
+            cls = self.facts.calls.class_of.get(scope)
+            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+        else:
+            name = ""
+        return (name, receiver) in project.partly_off
 
     def _evaluating_helper(self, info) -> cst.FunctionDef | None:
         """The one function of this module the loop calls per step that runs
@@ -2059,6 +2104,30 @@ def main(args, model, optimizer, train_loader, val_loader):
 """,
             "`not is_validate or ...` may train with the flag on: the validation call may backpropagate",
         ),
+        Valid(
+            """\
+import paddle
+
+
+def evaluate(model, data_loader):
+    model.eval()
+    for x, y in data_loader:
+        print((model(x).argmax(1) == y).sum().item())
+""",
+            "paddle's `model.eval()` in a file importing no torch: the pre-filter's `.eval()` lets it in, and its "
+            "loop evaluates no torch model",
+        ),
+        Valid(
+            """\
+def run_epoch(model, data_loader, optimizer):
+    model.eval()
+    for x, y in data_loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+""",
+            "no `import torch` and a loop that backpropagates and steps after `model.eval()`: training, not evaluation",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3271,6 +3340,34 @@ def main(net, paths):
     with torch.no_grad():
         for path in paths:
             save(path, predict_one(net, read_image(path)))
+""",
+        ),
+        Invalid(
+            """\
+from tqdm import tqdm
+
+
+def evaluate(model, data_loader, meters):
+    model.eval()
+    for sample in tqdm(data_loader):
+        output = model(sample)
+        for field, meter in meters.items():
+            meter.add(output[field].item())
+    return meters
+""",
+            """\
+from tqdm import tqdm
+import torch
+
+
+@torch.no_grad()
+def evaluate(model, data_loader, meters):
+    model.eval()
+    for sample in tqdm(data_loader):
+        output = model(sample)
+        for field, meter in meters.items():
+            meter.add(output[field].item())
+    return meters
 """,
         ),
     ]

@@ -261,7 +261,9 @@ _CARDS = (
         "MEM201",
         "inference-without-no-grad",
         "safe",
-        TRAINING_CODE_TOKENS,
+        # ``model.eval()``: a module handed a model by another module needs
+        # no ``import torch`` to evaluate it (protonets' utils/model.py).
+        (*TRAINING_CODE_TOKENS, ".eval()"),
         lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g) or _may_run_a_named_forward(g),
         # Callers in other modules (project/): a helper that a caller elsewhere
         # runs under ``no_grad``, or backpropagates through, is not reported.

@@ -25,7 +25,7 @@ from memlint.project.method_modes import asked_methods
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
-from memlint.project.off_forwards import off_receivers
+from memlint.project.off_forwards import off_receivers, partly_off_receivers
 from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
 from memlint.project.stray_modules import StrayModules
@@ -860,6 +860,7 @@ class ProjectIndex:
             cpu_saving_bases=cpu_saving_bases(self, path, summary, self._current("_family_saves")),
             object_forwards=object_forwards,
             off_forwards=off_receivers(self.typed_objects(), path),
+            partly_off=partly_off_receivers(self.typed_objects(), path),
             object_returns=returned_receivers(self.typed_objects(), path, object_forwards),
             object_types=object_types,
             object_steps=object_steps,

@@ -102,6 +102,10 @@ class ObjectTypes:
     # factory other than an installed package's (``self.gen_a = AdaINGen(...)``):
     # (class, attr, spellings). ``trainer.gen_a.encode`` is typed through them.
     attr_types: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)
+    # Classes whose ``forward`` turns grad off for some of its work (a ``with
+    # torch.no_grad():`` block, or the decorator): whether a call records a
+    # graph depends on what it is asked (SPADE's ``mode='inference'``).
+    off_inside: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's shape (tuples stay tuples; json writes them as lists)
@@ -128,6 +132,7 @@ class ObjectTypes:
             bases=[(str(c), strs(b)) for c, b in data.get("bases", ())],
             scheduler_attrs=[(str(c), str(a), strs(t)) for c, a, t in data.get("scheduler_attrs", ())],
             attr_types=[(str(c), str(a), strs(t)) for c, a, t in data.get("attr_types", ())],
+            off_inside=[str(c) for c in data.get("off_inside", ())],
         )
 
 
@@ -152,6 +157,22 @@ def _is_off_context(expr: ast.AST) -> bool:
         expr = expr.func
     name = ast_dotted(expr) or ""
     return name.rpartition(".")[2] in _OFF
+
+
+def _turns_grad_off(fn: ast.FunctionDef) -> bool:
+    """``fn`` is decorated with ``no_grad``/``inference_mode`` or holds a
+    ``with`` of one (not in a function or class nested in it)."""
+    if any(_is_off_context(d) for d in fn.decorator_list):
+        return True
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(_is_off_context(i.context_expr) for i in node.items):
+            return True
+        todo.extend(children(node))
+    return False
 
 
 def _version_test(test: ast.AST) -> bool:
@@ -298,6 +319,7 @@ class _Types:
                 calls.append(node)  # type: ignore[arg-type]
                 if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
                     self._called.add(id(node.func))  # type: ignore[attr-defined]
+                    self._super_class(node)  # type: ignore[arg-type]
             todo.extend(children(node))
         typed: dict[str, tuple[str, ...]] = {}
         # Names bound only to typed values, to a fixed point over chains of
@@ -414,8 +436,15 @@ class _Types:
                 calls.append(node)  # type: ignore[arg-type]
                 if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
                     self._called.add(id(node.func))  # type: ignore[attr-defined]
+                    self._super_class(node)  # type: ignore[arg-type]
         for node in reversed(imports):
             self._local_import(node, local)
+
+    def _super_class(self, call: ast.Call) -> None:
+        """``super(Protonet, self).__init__()``: the class named there is
+        read, not handed out (its construction sites stay all its call sites)."""
+        if call.func.id == "super" and call.args and isinstance(call.args[0], ast.Name):  # type: ignore[attr-defined]
+            self._called.add(id(call.args[0]))
 
     def _assigned(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
         """A ``self.<attr>`` assignment in a method of every class around."""
@@ -562,6 +591,8 @@ class _Types:
         name = f"{outer}.{node.name}" if outer else node.name
         bases = tuple(s for s in (self.spell(b, local) or ast_dotted(b) or "?" for b in node.bases))
         self.out.bases.append((name, bases))
+        if any(f.name == "forward" and _turns_grad_off(f) for f in node.body if isinstance(f, ast.FunctionDef)):
+            self.out.off_inside.append(name)
         # What each ``self.<attr>`` is assigned (a call's type, or None), and
         # how often, in any method: gathered by the methods' own walks.
         attrs = _Attrs()

@@ -87,3 +87,43 @@ def off_receivers(typed: TypedObjects, path: str) -> tuple[tuple[str, str], ...]
         if types is not None and decorated_off(typed, types, "forward"):
             out.append((scope, receiver))
     return tuple(sorted(set(out)))
+
+
+def partly_off_receivers(typed: TypedObjects, path: str) -> tuple[tuple[str, str], ...]:
+    """The view's ``partly_off``: (scope, name) of each receiver or bound
+    name in ``path`` whose every type is a project class whose ``forward``
+    (its own, or the first project base's that defines it) turns grad off
+    for some of its work (ObjectTypes.off_inside): SPADE's
+    ``model = Pix2PixModel(opt)``, whose ``forward`` runs ``mode='inference'``
+    under ``torch.no_grad()``. A call of it may build no graph."""
+    objects = typed.objects(path)
+    if objects is None:
+        return ()
+    names = {(s, r) for s, r, _ in objects.receivers} | {(s, n) for s, n, _ in objects.bound}
+    out = []
+    for scope, name in names:
+        types = typed.receiver_types(path, scope, name)
+        if types and all(_off_inside(typed, typ, 0) for typ in types):
+            out.append((scope, name))
+    return tuple(sorted(out))
+
+
+def _off_inside(typed: TypedObjects, typ: str, hops: int) -> bool:
+    if "\0" not in typ or hops > _MAX_HOPS:
+        return False
+    path, cls = typ.split("\0")
+    summary = typed.index.full_summary(path)
+    objects = typed.objects(path)
+    if summary is None or objects is None:
+        return False
+    if cls in objects.off_inside:
+        return True
+    if any(f.name == f"{cls}.forward" for f in summary.functions):
+        return False  # its own forward runs all with the caller's mode
+    bases = next((b for c, b in objects.bases if c == cls), None)
+    for base in bases or ():
+        if base.rpartition(".")[2] in _ROOT_BASES or base in _ROOT_BASES:
+            continue
+        q = typed.qualify(base, path) if not base.startswith(":") else (f"{path}\0{base[1:]}",)
+        return q is not None and len(q) == 1 and _off_inside(typed, q[0], hops + 1)
+    return False

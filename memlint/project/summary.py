@@ -484,8 +484,11 @@ class ModuleSummary:
 # A module whose text holds none of these words (the default pre-filter of the
 # rules) says nothing other modules ask about: its summary is empty, whoever
 # computes it (the lint workers, the flake8 plugin), so every front end reads
-# the same project.
-_WORTH = ("torch", "backward", "zero_grad", ".step(")
+# the same project. ``.eval()``: MEM201's pre-filter lets in a module that
+# evaluates a model it is handed without importing torch (protonets'
+# utils/model.py), and its view needs its own functions (callers elsewhere
+# under ``no_grad``).
+_WORTH = ("torch", "backward", "zero_grad", ".step(", ".eval()")
 
 
 def worth_summarising(text: str) -> bool:

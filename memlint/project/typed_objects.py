@@ -39,6 +39,9 @@ _TORCH_LAYERS = frozenset(
     | {f"{k}{d}d" for k in ("Conv", "ConvTranspose", "BatchNorm") for d in (1, 2, 3)}
     | {"LayerNorm", "GroupNorm", "Transformer", "TransformerEncoder", "TransformerDecoder"}
 )
+# What a constructor argument a method runs may be: a torch layer, or a
+# ``Sequential`` of them handed in as a part (an encoder).
+_ARGUMENT_LAYERS = _TORCH_LAYERS | {"Sequential"}
 _TORCH_SCHEDULERS = "torch.optim.lr_scheduler."
 
 
@@ -190,8 +193,12 @@ class TypedObjects:
         or a project ``nn.Module``; its description, else None."""
         objects = self.objects(path) if hops <= _MAX_HOPS else None
         for m, attr, line, ctor, via in objects.forwards if objects is not None else ():
-            if m != name or not ctor:
+            if m != name:
                 continue
+            if not ctor:
+                if not self._layer_argument(path, name.rpartition(".")[0], attr):
+                    continue
+                return f"{name} runs the {attr} with autograd on, {self.index.modules.display(path)}:{line}"
             spelled = ctor.split("|")
             for c in spelled:
                 if self._layer_part(c, spelled, path):
@@ -202,6 +209,26 @@ class TypedObjects:
                     return None
             return f"{name} runs the {attr} with autograd on, {self.index.modules.display(path)}:{line}"
         return None
+
+    def _layer_argument(self, path: str, cls: str, attr: str) -> bool:
+        """``self.encoder = encoder`` in ``cls.__init__`` (its only
+        assignment), and every construction site in the project passes a
+        torch layer, a torch ``Sequential`` (an encoder built as one:
+        protonets' ``Protonet(encoder)``) or a project model for it."""
+        objects = self.objects(path)
+        param = next((p for c, a, p in objects.init_attrs if c == cls and a == attr), None) if objects else None
+        types = self.param_types(path, f"{cls}.__init__", param) if param else None
+        if not types:
+            return False
+        for typ in types:
+            if "\0" in typ:
+                where, name = typ.split("\0")
+                summary = self.index.full_summary(where)
+                if summary is None or name not in summary.model_classes:
+                    return False
+            elif not (typ.startswith("torch.nn.") and typ.rpartition(".")[2] in _ARGUMENT_LAYERS):
+                return False
+        return True
 
     def param_types(self, path: str, function: str, param: str) -> tuple[str, ...] | None:
         """The types every call site in the project passes for ``param`` of

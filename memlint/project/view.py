@@ -182,6 +182,10 @@ class ProjectView:
     # decorates ``forward`` with ``no_grad``/``inference_mode`` (off_forwards.py):
     # (scope, receiver). Such a call builds no graph, whatever the caller's mode.
     off_forwards: tuple[tuple[str, str], ...] = ()
+    # Receivers and names (scope, name) whose every project class's
+    # ``forward`` turns grad off for some of its work (off_forwards.py
+    # partly_off_receivers): a call of one may build no graph (MEM201).
+    partly_off: tuple[tuple[str, str], ...] = ()
     # Of ``object_forwards``, the calls whose method returns that forward's
     # result on some of its parameters (forward_returns.py): (scope,
     # receiver, method, ((position or -1, parameter), ...)). The call's value
@@ -405,6 +409,7 @@ class ProjectView:
             or self.method_callers
             or self.object_forwards
             or self.off_forwards
+            or self.partly_off
             or self.object_returns
             or self.object_types
             or self.scheduler_classes

@@ -15,3 +15,7 @@ LIGHTNING_NO_GRAD_HOOKS = frozenset(
         "on_test_batch_end",
     }
 )
+
+# Frameworks whose models also have ``.eval()`` (and their own ``no_grad``):
+# a file importing one of them and no torch evaluates no torch model.
+OTHER_EVAL_FRAMEWORKS = frozenset({"paddle", "jittor", "mindspore", "oneflow", "megengine", "mxnet", "tensorflow"})
