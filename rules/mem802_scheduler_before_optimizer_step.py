@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.scope.bindings import unwrap_pass_through
+from memlint.analysis.scope.keyed_bindings import keyed_values
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.engine_hooks import runs_before_step
 from memlint.analysis.training.ignite_events import runs_before_process
 from memlint.analysis.training.loops import jumps
 from memlint.analysis.training.test_code import in_test_function
@@ -22,6 +24,8 @@ from memlint.vocabulary.tokens import name_tokens
 # epoch's first step set the rate for that epoch: stepping first was right).
 _NEXT_VALUE_SINCE = "1.1"
 _NEXT_VALUE_TUPLE = (1, 1, 0)
+# Where an engine runs a hook before its optimizer step (project/engine_hooks.py).
+_PLACES = {"epoch_start": "start of each epoch", "iteration_start": "start of each iteration"}
 # Words of a bare test that counts calls or iterations (``if epoch:``): a
 # branch that may skip the first one.
 _COUNTER_WORDS = frozenset(
@@ -269,6 +273,12 @@ class SchedulerBeforeOptimizerStep(Rule):
             said = f"an ignite `{engine.event}` handler runs before the engine's update steps the optimizer"
             self.report(call, message=f"{self.message} ({said})")
             return
+        hook = runs_before_step(scope, self.facts)
+        if hook is not None and hook.may_step(optimizer):
+            # A hook a project engine runs before its optimizer step.
+            said = f"`{hook.engine}.{hook.attr}['{hook.key}']` runs at the {_PLACES[hook.place]}, before the engine's optimizer step ({hook.where})"
+            self.report(call, message=f"{self.message} ({said})")
+            return
         stepping, same_block = self._stepped_after(
             sched.line,  # type: ignore[arg-type]
             scope,
@@ -449,6 +459,8 @@ class SchedulerBeforeOptimizerStep(Rule):
         """A torch (or transformers) LR scheduler, whose ``step()`` moves to
         the next value; a home-made scheduler class may mean "set the rate
         for the coming step". Unknown construction (a parameter) counts."""
+        if "[" in (sched.target or ""):
+            return self._keyed_library_scheduler(sched.target)  # type: ignore[arg-type]
         names = self.facts.bindings.constructors(sched.target or "", sched.scope)
         if names is None:
             typed = self._project_types(sched)
@@ -473,6 +485,17 @@ class SchedulerBeforeOptimizerStep(Rule):
         return bool(typed) and all(
             n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed or ()
         )
+
+    def _keyed_library_scheduler(self, spelled: str) -> bool:
+        """``state['scheduler']``: every value the module stores under that
+        key builds a library scheduler (``lr_scheduler.StepLR(...)``);
+        stored nowhere here, it is unknown and counts, as a parameter does."""
+        for value in keyed_values(self.context.module, spelled):
+            call = unwrap_pass_through(value)
+            name = self.facts.names.call_name(call) if call is not None else None
+            if name is None or not name.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")):
+                return False
+        return True
 
     def _project_schedulers(self, sched: Verb) -> set[str]:
         """The constructors of ``sched.target`` (as ``constructors`` names
