@@ -687,6 +687,59 @@ def adjust(engine):
 """,
             "an ignite engine built elsewhere: its process function is unknown",
         ),
+        Valid(
+            """\
+import torch
+class Engine:
+    def __init__(self):
+        self.hooks = {}
+    def train(self, model, loader, optimizer, epochs):
+        state = {"model": model, "optimizer": optimizer}
+        for epoch in range(epochs):
+            self.hooks["on_start_epoch"](state)
+            for x, y in loader:
+                self.hooks["on_sample"](state)
+                optimizer.zero_grad()
+                model(x, y).backward()
+                optimizer.step()
+            self.hooks["on_end_epoch"](state)
+    def test(self, model, loader):
+        for x, y in loader:
+            self.hooks["on_sample"](x)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+engine = Engine()
+def on_end_epoch(state):
+    scheduler.step()
+def on_sample(state):
+    scheduler.step()
+engine.hooks["on_end_epoch"] = on_end_epoch
+engine.hooks["on_sample"] = on_sample
+engine.train(model, loader, optimizer, 100)
+""",
+            "an engine's hook run after the epoch's optimizer steps (`on_end_epoch`), or one it also runs in a "
+            "loop that steps nothing (`on_sample`, in `test` too): its place is not known",
+        ),
+        Valid(
+            """\
+import torch
+from torchnet.engine import Engine
+class Warmup:
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+    def step(self):
+        self.optimizer.param_groups[0]["lr"] *= 2
+engine = Engine()
+def on_start_epoch(state):
+    state["scheduler"].step()
+def on_start(state):
+    state["scheduler"] = Warmup(state["optimizer"])
+engine.hooks["on_start"] = on_start
+engine.hooks["on_start_epoch"] = on_start_epoch
+engine.train(net, loader, 10, optimizer)
+""",
+            "an engine the project does not hold (installed: the order of its hooks is unknown), and a "
+            "scheduler stored under its key by a home-made class",
+        ),
     ]
     # Each fixed text repeats its source but for the one `scheduler.step()`
     # the fix moves: the examples test compares the fix's output with it
@@ -929,6 +982,61 @@ trainer = create_supervised_trainer(model, optimizer, loss_fn)
 def step_schedule(engine):
     scheduler.step()
 trainer.add_event_handler(Events.ITERATION_STARTED, step_schedule)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+class Engine:
+    def __init__(self):
+        self.hooks = {}
+    def train(self, model, loader, optimizer, epochs):
+        state = {"model": model, "optimizer": optimizer}
+        for epoch in range(epochs):
+            self.hooks["on_start_epoch"](state)
+            for x, y in loader:
+                optimizer.zero_grad()
+                model(x, y).backward()
+                optimizer.step()
+            self.hooks["on_end_epoch"](state)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+engine = Engine()
+def on_start_epoch(state):
+    scheduler.step()
+engine.hooks["on_start_epoch"] = on_start_epoch
+engine.train(model, loader, optimizer, 100)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+from functools import partial
+import torch.optim.lr_scheduler as lr_scheduler
+class Engine:
+    def __init__(self):
+        self.hooks = {}
+    def hook(self, name, state):
+        if name in self.hooks:
+            self.hooks[name](state)
+    def train(self, network, iterator, maxepoch, optimizer):
+        state = {"network": network, "optimizer": optimizer, "epoch": 0}
+        self.hook("on_start", state)
+        while state["epoch"] < maxepoch:
+            for sample in iterator:
+                self.hook("on_sample", state)
+                state["optimizer"].zero_grad()
+                network(sample).backward()
+                state["optimizer"].step()
+            state["epoch"] += 1
+def on_start(state):
+    state["scheduler"] = lr_scheduler.OneCycleLR(state["optimizer"], 0.1, total_steps=1000)
+def on_sample(log, state):
+    state["scheduler"].step()
+engine = Engine()
+engine.hooks["on_start"] = on_start
+engine.hooks["on_sample"] = partial(on_sample, print)
+engine.train(net, loader, 10, optimizer)
 """,
             None,
         ),

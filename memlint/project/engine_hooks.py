@@ -90,11 +90,12 @@ def engine_hooks(tree: ast.Module, lines: Iterable[int] | None = None) -> list[H
                 continue
         elif not any(n.__class__ is ast.Call and hook_call_site(n.func) for n in ast.walk(node)):  # type: ignore[attr-defined]
             continue
-        out.extend(_class_hooks(node))
+        out.extend(class_hooks(node))
     return out
 
 
-def _class_hooks(cls: ast.ClassDef) -> list[HookPlace]:
+def class_hooks(cls: ast.ClassDef) -> list[HookPlace]:
+    """The hooks of ``cls`` whose place is known."""
     methods = [s for s in cls.body if isinstance(s, _DEFS)]
     dispatchers = dict(d for m in methods if (d := _dispatcher(m)) is not None)
     places: dict[tuple[str, str], set[str | None]] = {}
@@ -109,8 +110,8 @@ def _class_hooks(cls: ast.ClassDef) -> list[HookPlace]:
     out = []
     for (attr, key), found in places.items():
         if len(found) == 1 and None not in found:
-            method, line = first[(attr, key)]
-            out.append(HookPlace(cls.name, attr, key, found.pop(), method, line))  # type: ignore[arg-type]
+            name, line = first[(attr, key)]
+            out.append(HookPlace(cls.name, attr, key, found.pop(), name, line))  # type: ignore[arg-type]
     return out
 
 
@@ -202,23 +203,21 @@ def _chain(method, call: ast.Call) -> list[tuple[ast.stmt, list[ast.stmt]]] | No
         chain.append((stmt, block))
         if isinstance(stmt, _SCOPES):
             return None
-        inner = next(
-            (
-                b
-                for b in (
-                    getattr(stmt, "body", None),
-                    getattr(stmt, "orelse", None),
-                    getattr(stmt, "finalbody", None),
-                    *(h.body for h in getattr(stmt, "handlers", ())),
-                )
-                if isinstance(b, list) and any(_holds(s, call) for s in b)
-            ),
-            None,
-        )
+        blocks = [
+            b
+            for b in (
+                getattr(stmt, "body", None),
+                getattr(stmt, "orelse", None),
+                getattr(stmt, "finalbody", None),
+                *(h.body for h in getattr(stmt, "handlers", ())),
+            )
+            if isinstance(b, list)
+        ]
+        inner = next((b for b in blocks if any(_holds(s, call) for s in b)), None)
         if inner is None:
             return chain  # the call is in this statement's own expressions
-        if inner is not getattr(stmt, "body", None) and _steps(stmt):
-            return None  # ``if a: opt.step() else: hook()``: beside the step
+        if any(b is not inner and any(_steps(s) for s in b) for b in blocks):
+            return None  # ``if a: hook() else: opt.step()``: beside the step, not before it
         block = inner
 
 

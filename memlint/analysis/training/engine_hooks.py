@@ -101,11 +101,9 @@ def _place(spelled: str, attr: str, key: str, facts) -> tuple[str, str] | None:
     for local, a, k, place, where in project.engine_hooks if project is not None else ():
         if (local, a, k) == (spelled, attr, key):
             return place, where
-    if spelled in facts.names.bindings or not any(
-        isinstance(s, cst.ClassDef) and s.name.value == spelled for s in facts.module.body
-    ):
+    if "." in spelled or spelled in facts.names.bindings:
         return None
-    from memlint.project.engine_hooks import engine_hooks
+    from memlint.project.engine_hooks import class_hooks
 
     tree = facts.python_tree
     if tree is None:  # linted without the gate's tree (fix, the server's single rules)
@@ -113,8 +111,12 @@ def _place(spelled: str, attr: str, key: str, facts) -> tuple[str, str] | None:
             tree = ast.parse(facts.module.code)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-    for hook in engine_hooks(tree):
-        if (hook.cls, hook.attr, hook.key) == (spelled, attr, key):
+    # A class of this module, at any depth (one defined in ``main``): one of that name only.
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == spelled]
+    if len(classes) != 1:
+        return None
+    for hook in class_hooks(classes[0]):
+        if (hook.attr, hook.key) == (attr, key):
             return hook.place, f"line {hook.line}"
     return None
 
