@@ -123,7 +123,16 @@ class SchedulerBeforeOptimizerStep(Rule):
     returning such an engine (`create_supervised_trainer` written in the
     project), or ignite's own `create_supervised_trainer`. An engine built
     elsewhere, a filtered event (`Events.EPOCH_STARTED(every=2)`) or an event
-    fired after the update (`EPOCH_COMPLETED`) is left alone.
+    fired after the update (`EPOCH_COMPLETED`) is left alone. Or in a
+    function registered by name as a hook of a project engine
+    (`engine.hooks['on_start_epoch'] = on_start_epoch`, torchnet's shape)
+    whose class runs that hook at the start of an epoch or an iteration,
+    before the optimizer step of the same iteration; a hook run after the
+    step (`on_end_epoch`), at places that differ, or of an engine the
+    project does not hold (torchnet's, installed) is left alone. A
+    scheduler named by its key (`state['scheduler']`) is a scheduler; it is
+    a library one when every value the module stores under that key builds
+    one (or none is stored there).
 
     ## Why it matters
     Since PyTorch 1.1 a scheduler's `step()` moves to the *next* learning
@@ -205,7 +214,14 @@ class SchedulerBeforeOptimizerStep(Rule):
         "An ignite engine built by a function of another module (`trainer = create_supervised_trainer(model, "
         "optimizer, loss_fn)`) steps the optimizer it is handed when every `return` of that function is "
         "ignite's `Engine(update)` with `update` defined in it calling `<optimizer>.step()`: a scheduler "
-        "stepped in that engine's `EPOCH_STARTED` or `ITERATION_STARTED` handler is reported."
+        "stepped in that engine's `EPOCH_STARTED` or `ITERATION_STARTED` handler is reported. "
+        "An engine class of another module (`from protonets.engine import Engine`) runs each hook it calls "
+        "by name (`self.hooks['on_start_epoch'](state)`, or through a dispatcher method `self.hook(name, "
+        "state)`) at a known place when every call of it in the class is in a loop that steps an optimizer: "
+        "at the start of the epoch (before the inner loop that steps) or of the iteration (before the "
+        "step), or after them; a scheduler stepped first in a function the script stores under that name "
+        "(`engine.hooks['on_start_epoch'] = on_start_epoch`, or a `functools.partial` of it) runs before "
+        "the step and is reported."
     )
 
     def visit_Module(self, node: cst.Module) -> None:

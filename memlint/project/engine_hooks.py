@@ -96,6 +96,8 @@ def engine_hooks(tree: ast.Module, lines: Iterable[int] | None = None) -> list[H
 
 def class_hooks(cls: ast.ClassDef) -> list[HookPlace]:
     """The hooks of ``cls`` whose place is known."""
+    if not any(_optimizer_step(n) for n in ast.walk(cls)):
+        return []  # no step to place a hook around (most classes indexing ``self.layers[i](x)``)
     methods = [s for s in cls.body if isinstance(s, _DEFS)]
     dispatchers = dict(d for m in methods if (d := _dispatcher(m)) is not None)
     places: dict[tuple[str, str], set[str | None]] = {}
