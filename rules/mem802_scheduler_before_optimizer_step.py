@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.scope.bindings import unwrap_pass_through
+from memlint.analysis.scope.keyed_bindings import keyed_values
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.engine_hooks import runs_before_step
 from memlint.analysis.training.ignite_events import runs_before_process
 from memlint.analysis.training.loops import jumps
 from memlint.analysis.training.test_code import in_test_function
@@ -22,6 +24,8 @@ from memlint.vocabulary.tokens import name_tokens
 # epoch's first step set the rate for that epoch: stepping first was right).
 _NEXT_VALUE_SINCE = "1.1"
 _NEXT_VALUE_TUPLE = (1, 1, 0)
+# Where an engine runs a hook before its optimizer step (project/engine_hooks.py).
+_PLACES = {"epoch_start": "start of each epoch", "iteration_start": "start of each iteration"}
 # Words of a bare test that counts calls or iterations (``if epoch:``): a
 # branch that may skip the first one.
 _COUNTER_WORDS = frozenset(
@@ -119,7 +123,16 @@ class SchedulerBeforeOptimizerStep(Rule):
     returning such an engine (`create_supervised_trainer` written in the
     project), or ignite's own `create_supervised_trainer`. An engine built
     elsewhere, a filtered event (`Events.EPOCH_STARTED(every=2)`) or an event
-    fired after the update (`EPOCH_COMPLETED`) is left alone.
+    fired after the update (`EPOCH_COMPLETED`) is left alone. Or in a
+    function registered by name as a hook of a project engine
+    (`engine.hooks['on_start_epoch'] = on_start_epoch`, torchnet's shape)
+    whose class runs that hook at the start of an epoch or an iteration,
+    before the optimizer step of the same iteration; a hook run after the
+    step (`on_end_epoch`), at places that differ, or of an engine the
+    project does not hold (torchnet's, installed) is left alone. A
+    scheduler named by its key (`state['scheduler']`) is a scheduler; it is
+    a library one when every value the module stores under that key builds
+    one (or none is stored there).
 
     ## Why it matters
     Since PyTorch 1.1 a scheduler's `step()` moves to the *next* learning
@@ -201,7 +214,14 @@ class SchedulerBeforeOptimizerStep(Rule):
         "An ignite engine built by a function of another module (`trainer = create_supervised_trainer(model, "
         "optimizer, loss_fn)`) steps the optimizer it is handed when every `return` of that function is "
         "ignite's `Engine(update)` with `update` defined in it calling `<optimizer>.step()`: a scheduler "
-        "stepped in that engine's `EPOCH_STARTED` or `ITERATION_STARTED` handler is reported."
+        "stepped in that engine's `EPOCH_STARTED` or `ITERATION_STARTED` handler is reported. "
+        "An engine class of another module (`from protonets.engine import Engine`) runs each hook it calls "
+        "by name (`self.hooks['on_start_epoch'](state)`, or through a dispatcher method `self.hook(name, "
+        "state)`) at a known place when every call of it in the class is in a loop that steps an optimizer: "
+        "at the start of the epoch (before the inner loop that steps) or of the iteration (before the "
+        "step), or after them; a scheduler stepped first in a function the script stores under that name "
+        "(`engine.hooks['on_start_epoch'] = on_start_epoch`, or a `functools.partial` of it) runs before "
+        "the step and is reported."
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -267,6 +287,12 @@ class SchedulerBeforeOptimizerStep(Rule):
         if engine is not None and engine.may_step(optimizer):
             # An ignite handler fired before the process function that steps.
             said = f"an ignite `{engine.event}` handler runs before the engine's update steps the optimizer"
+            self.report(call, message=f"{self.message} ({said})")
+            return
+        hook = runs_before_step(scope, self.facts)
+        if hook is not None and hook.may_step(optimizer):
+            # A hook a project engine runs before its optimizer step.
+            said = f"`{hook.engine}.{hook.attr}['{hook.key}']` runs at the {_PLACES[hook.place]}, before the engine's optimizer step ({hook.where})"
             self.report(call, message=f"{self.message} ({said})")
             return
         stepping, same_block = self._stepped_after(
@@ -449,6 +475,8 @@ class SchedulerBeforeOptimizerStep(Rule):
         """A torch (or transformers) LR scheduler, whose ``step()`` moves to
         the next value; a home-made scheduler class may mean "set the rate
         for the coming step". Unknown construction (a parameter) counts."""
+        if "[" in (sched.target or ""):
+            return self._keyed_library_scheduler(sched.target)  # type: ignore[arg-type]
         names = self.facts.bindings.constructors(sched.target or "", sched.scope)
         if names is None:
             typed = self._project_types(sched)
@@ -473,6 +501,17 @@ class SchedulerBeforeOptimizerStep(Rule):
         return bool(typed) and all(
             n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed or ()
         )
+
+    def _keyed_library_scheduler(self, spelled: str) -> bool:
+        """``state['scheduler']``: every value the module stores under that
+        key builds a library scheduler (``lr_scheduler.StepLR(...)``);
+        stored nowhere here, it is unknown and counts, as a parameter does."""
+        for value in keyed_values(self.context.module, spelled):
+            call = unwrap_pass_through(value)
+            name = self.facts.names.call_name(call) if call is not None else None
+            if name is None or not name.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")):
+                return False
+        return True
 
     def _project_schedulers(self, sched: Verb) -> set[str]:
         """The constructors of ``sched.target`` (as ``constructors`` names
@@ -663,6 +702,59 @@ def adjust(engine):
     scheduler.step()
 """,
             "an ignite engine built elsewhere: its process function is unknown",
+        ),
+        Valid(
+            """\
+import torch
+class Engine:
+    def __init__(self):
+        self.hooks = {}
+    def train(self, model, loader, optimizer, epochs):
+        state = {"model": model, "optimizer": optimizer}
+        for epoch in range(epochs):
+            self.hooks["on_start_epoch"](state)
+            for x, y in loader:
+                self.hooks["on_sample"](state)
+                optimizer.zero_grad()
+                model(x, y).backward()
+                optimizer.step()
+            self.hooks["on_end_epoch"](state)
+    def test(self, model, loader):
+        for x, y in loader:
+            self.hooks["on_sample"](x)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+engine = Engine()
+def on_end_epoch(state):
+    scheduler.step()
+def on_sample(state):
+    scheduler.step()
+engine.hooks["on_end_epoch"] = on_end_epoch
+engine.hooks["on_sample"] = on_sample
+engine.train(model, loader, optimizer, 100)
+""",
+            "an engine's hook run after the epoch's optimizer steps (`on_end_epoch`), or one it also runs in a "
+            "loop that steps nothing (`on_sample`, in `test` too): its place is not known",
+        ),
+        Valid(
+            """\
+import torch
+from torchnet.engine import Engine
+class Warmup:
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+    def step(self):
+        self.optimizer.param_groups[0]["lr"] *= 2
+engine = Engine()
+def on_start_epoch(state):
+    state["scheduler"].step()
+def on_start(state):
+    state["scheduler"] = Warmup(state["optimizer"])
+engine.hooks["on_start"] = on_start
+engine.hooks["on_start_epoch"] = on_start_epoch
+engine.train(net, loader, 10, optimizer)
+""",
+            "an engine the project does not hold (installed: the order of its hooks is unknown), and a "
+            "scheduler stored under its key by a home-made class",
         ),
     ]
     # Each fixed text repeats its source but for the one `scheduler.step()`
@@ -906,6 +998,61 @@ trainer = create_supervised_trainer(model, optimizer, loss_fn)
 def step_schedule(engine):
     scheduler.step()
 trainer.add_event_handler(Events.ITERATION_STARTED, step_schedule)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+class Engine:
+    def __init__(self):
+        self.hooks = {}
+    def train(self, model, loader, optimizer, epochs):
+        state = {"model": model, "optimizer": optimizer}
+        for epoch in range(epochs):
+            self.hooks["on_start_epoch"](state)
+            for x, y in loader:
+                optimizer.zero_grad()
+                model(x, y).backward()
+                optimizer.step()
+            self.hooks["on_end_epoch"](state)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+engine = Engine()
+def on_start_epoch(state):
+    scheduler.step()
+engine.hooks["on_start_epoch"] = on_start_epoch
+engine.train(model, loader, optimizer, 100)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+from functools import partial
+import torch.optim.lr_scheduler as lr_scheduler
+class Engine:
+    def __init__(self):
+        self.hooks = {}
+    def hook(self, name, state):
+        if name in self.hooks:
+            self.hooks[name](state)
+    def train(self, network, iterator, maxepoch, optimizer):
+        state = {"network": network, "optimizer": optimizer, "epoch": 0}
+        self.hook("on_start", state)
+        while state["epoch"] < maxepoch:
+            for sample in iterator:
+                self.hook("on_sample", state)
+                state["optimizer"].zero_grad()
+                network(sample).backward()
+                state["optimizer"].step()
+            state["epoch"] += 1
+def on_start(state):
+    state["scheduler"] = lr_scheduler.OneCycleLR(state["optimizer"], 0.1, total_steps=1000)
+def on_sample(log, state):
+    state["scheduler"].step()
+engine = Engine()
+engine.hooks["on_start"] = on_start
+engine.hooks["on_sample"] = partial(on_sample, print)
+engine.train(net, loader, 10, optimizer)
 """,
             None,
         ),

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memlint.gate.grad_clears import may_clear_gradients
 from memlint.gate.moves import PER_CALL_METHODS
 from memlint.gate.object_calls import may_evaluate_a_typed_object
+from memlint.gate.sched_steps import keyed_scheduler_step, registers_a_hook
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
 from memlint.vocabulary.tokens import TRAINING_CODE_TOKENS, names_samples
@@ -108,7 +109,7 @@ def _names_a_scheduler(g: GateFacts) -> bool:
     order no scheduler, and only the project path (a loop, a project import)
     is left. Keeps plain training files (``optimizer.step()``) off the
     second pass."""
-    return any("sched" in i or "Sched" in i or "LR" in i for i in g.idents)
+    return any("sched" in i or "Sched" in i or "LR" in i for i in g.idents) or keyed_scheduler_step(g)
 
 
 def _ignite_handler(g: GateFacts) -> bool:
@@ -123,6 +124,15 @@ def _ignite_handler(g: GateFacts) -> bool:
         and ("EPOCH_STARTED" in g.idents or "ITERATION_STARTED" in g.idents)
         and _names_a_scheduler(g)
     )
+
+
+def _hook_handler(g: GateFacts) -> bool:
+    """MEM802's engine-hook path (analysis/training/engine_hooks.py): a
+    ``.step()`` with no argument and a function registered by name on an
+    engine (``engine.hooks['on_start_epoch'] = on_start_epoch``), where a
+    scheduler is named. The hook's step may be last in its function, where
+    steps_in_a_loop does not look."""
+    return "step" in g.called and registers_a_hook(g) and _names_a_scheduler(g)
 
 
 def _mem202_gate(g: GateFacts, project: bool) -> bool:
@@ -523,13 +533,14 @@ _CARDS = (
         # may say steps only schedulers (``trainer.update_learning_rate()``).
         lambda g: (g.steps_in_a_loop and _names_a_scheduler(g))
         or _ignite_handler(g)
+        or _hook_handler(g)
         or bool(g.loops and g.project_imports and (g.steps_in_a_loop or g.object_method_in_a_loop)),
         # ``self.scheduler`` typed by the constructor's call sites (project/typed_objects.py).
         reads_project=True,
         # A loop calling a project object's method that steps its schedulers
         # (``trainer.update_learning_rate()``, typed_objects.method_steps):
         # without such a ``.step()`` here, only what the view says of such methods.
-        local_gate=lambda g: g.steps_in_a_loop or _ignite_handler(g),
+        local_gate=lambda g: g.steps_in_a_loop or _ignite_handler(g) or _hook_handler(g),
         project_matters=lambda view: any(set(kinds) == {"s"} for *_, kinds in view.object_steps),
     ),
     Card(

@@ -38,6 +38,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any
 
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
+
 GateFacts = Any  # gate/facts.GateFacts, which imports this module (no import circle)
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -61,6 +63,43 @@ def object_method_in_a_loop(facts: GateFacts) -> bool:
     no argument, ``m`` not ``step``, ``short_receiver``) lies in a loop, or
     in a function where some statement follows it."""
     return _in_a_loop_or_followed(facts._tree, facts._bare_method_calls)
+
+
+def keyed_scheduler_step(facts: GateFacts) -> bool:
+    """Some ``<x>['<key>'].step()`` with no argument whose key names a
+    scheduler (``state['scheduler'].step()``, training_verbs' keyed
+    scheduler): a file naming its scheduler only in a string."""
+    for call in facts._calls:
+        func = call.func
+        if type(func) is not ast.Attribute or func.attr != "step" or call.args or call.keywords:
+            continue
+        receiver = func.value
+        if type(receiver) is ast.Subscript and _names_a_scheduler_key(receiver.slice):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def registers_a_hook(facts: GateFacts) -> bool:
+    """Some ``<x>.<attr>['<key>'] = <value>``: a function registered as a
+    hook of an engine by name (analysis/training/engine_hooks.py)."""
+    for node in facts._assigns:
+        for target in node.targets:
+            if (
+                type(target) is ast.Subscript
+                and type(target.value) is ast.Attribute  # type: ignore[attr-defined]
+                and type(target.slice) is ast.Constant  # type: ignore[attr-defined]
+                and isinstance(target.slice.value, str)  # type: ignore[attr-defined]
+            ):
+                return True
+    return False
+
+
+def _names_a_scheduler_key(index: ast.AST) -> bool:
+    return (
+        type(index) is ast.Constant
+        and isinstance(index.value, str)  # type: ignore[attr-defined]
+        and guess_kind_from_name(index.value) is Kind.SCHEDULER  # type: ignore[attr-defined]
+    )
 
 
 def short_receiver(node: ast.AST) -> bool:

@@ -684,6 +684,7 @@ class ProjectIndex:
         version_functions: set[tuple[str, str]] = set()
         off_decorators: set[tuple[str, str]] = set()
         engine_factories: set[str] = set()
+        engine_hooks: set[tuple[str, str, str, str, str]] = set()
 
         def defined(local: str, defining: ModuleSummary, name: str, where: str = "") -> None:
             if name in defining.model_classes:
@@ -699,6 +700,9 @@ class ProjectIndex:
                 off_decorators.add((local, defining.off_decorators[name]))
             if name in defining.engine_factories:
                 engine_factories.add(local)
+            for h in defining.engine_hooks:
+                if h.cls == name and where:
+                    engine_hooks.add((local, h.attr, h.key, h.place, f"{self.modules.display(where)}:{h.line}"))
             for t in defining.tensor_trackers:
                 if t.cls == name and where:
                     tensor_trackers.add(
@@ -878,6 +882,7 @@ class ProjectIndex:
             version_functions=tuple(sorted(version_functions)),
             off_decorators=tuple(sorted(off_decorators)),
             engine_factories=tuple(sorted(engine_factories)),
+            engine_hooks=tuple(sorted(engine_hooks)),
             state_loaders=tuple((name, *facts) for name, facts in sorted(state_loaders.items())),
             gpu_builders=tuple(sorted(gpu_builders)),
             mixed_loaders=tuple(sorted(mixed_loaders.items())),

@@ -20,6 +20,7 @@ from memlint.project import (
     cpu_receivers,
     data_passes,
     engine_factories,
+    engine_hooks,
     forward_returns,
     gpu_args,
     keyword_trackers,
@@ -83,6 +84,7 @@ def summary_fingerprint() -> str:
         keyword_trackers,
         off_decorators,
         forward_returns,
+        engine_hooks,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -56,6 +56,7 @@ from memlint.project.cpu_builders import builders
 from memlint.project.cpu_receivers import cpu_uses, sets_default_device
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
+from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site
 from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
@@ -357,6 +358,9 @@ class ModuleSummary:
     # Module-level functions returning an ignite engine whose process function
     # steps an optimizer (engine_factories.py): MEM802's ignite handlers.
     engine_factories: list[str] = field(default_factory=list)
+    # The hooks its engine classes run by name, with their place in the
+    # training loop (engine_hooks.py): MEM802's hook functions.
+    engine_hooks: list[HookPlace] = field(default_factory=list)
     # Functions of other modules handed to ``model.apply(fn)`` here, as the
     # imports spell them (``training_utils.weights_init``, ``*weights_init``
     # after a star import): the view says which switch no mode (loops.py).
@@ -417,6 +421,7 @@ class ModuleSummary:
             "version_tests": dict(self.version_tests),
             "off_decorators": dict(self.off_decorators),
             "engine_factories": list(self.engine_factories),
+            "engine_hooks": [list(h) for h in self.engine_hooks],
             "applied": list(self.applied),
         }
 
@@ -477,6 +482,10 @@ class ModuleSummary:
             version_tests={str(k): str(v) for k, v in data.get("version_tests", {}).items()},
             off_decorators={str(k): str(v) for k, v in data.get("off_decorators", {}).items()},
             engine_factories=[str(n) for n in data.get("engine_factories", ())],
+            engine_hooks=[
+                HookPlace(str(c), str(a), str(k), str(p), str(m), int(n))
+                for c, a, k, p, m, n in data.get("engine_hooks", ())
+            ],
             applied=[str(n) for n in data.get("applied", ())],
         )
 
@@ -552,6 +561,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.version_tests = version_tests(tree)
             walker.summary.off_decorators = off_decorators(tree, walker.bindings)
             walker.summary.engine_factories = engine_factories(tree)
+            walker.summary.engine_hooks = engine_hooks(tree)
             walker.summary.cpu_module = builds_only_on_cpu(tree, walker.summary.cpu_classes)
             walker.summary.cpu_objects = cpu_objects(tree, walker.bindings, walker.summary.cpu_classes)
             # A class or factory of a module with no training word may still
@@ -651,6 +661,7 @@ class _Walker:
         self._switched: set[str] = set()  # attr_switches
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
         self._class_stack: list[tuple[bool, set[str]]] = []
+        self._hook_lines: list[int] = []  # calls of ``self.<attr>[...]`` in classes (engine_hooks)
         self._loading: set[str] = set()  # ModuleSummary.loading_uses
         self._loading_cpu: dict[str, set[str]] = {}  # ModuleSummary.loading_cpu_uses (also loading_uses)
         self._loading_calls: dict[int, ast.Call] = {}  # the ``func`` of a loading-name call -> the call
@@ -1095,6 +1106,8 @@ class _Walker:
             self._placed(node)
         if func.__class__ is ast.Attribute:
             self._receiver_calls.append(node)
+        elif func.__class__ is ast.Subscript and self._class_stack and hook_call_site(func):
+            self._hook_lines.append(node.lineno)  # ``self.hooks['on_start_epoch'](state)``: engine_hooks
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
             if is_device_move(node):
@@ -1434,6 +1447,8 @@ class _Walker:
         s.methods_off, s.methods_on = method_call_modes(self._attr_calls, entries, self._class_methods, _INHERIT)
         s.version_tests = version_tests(self._tree)
         s.engine_factories = engine_factories(self._tree)
+        if self._hook_lines:
+            s.engine_hooks = engine_hooks(self._tree, self._hook_lines)
         s.applied = sorted(self._applied)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)

@@ -239,6 +239,11 @@ class ProjectView:
     # ignite engine whose process function steps an optimizer
     # (engine_factories.py), by local name (``create_supervised_trainer``).
     engine_factories: tuple[str, ...] = ()
+    # The hooks of engine classes of other project modules this module
+    # imports, with their place in the engine's training loop
+    # (engine_hooks.py), by local class name: (``Engine``, ``hooks``,
+    # ``on_start_epoch``, ``epoch_start``, ``protonets/engine.py:31``).
+    engine_hooks: tuple[tuple[str, str, str, str, str], ...] = ()
     # Functions of other project modules this module calls that pass a
     # parameter on to ``load_state_dict`` (summary FunctionFacts.state_params),
     # by the name the call writes: (``load_pretrained_model``, its positional
@@ -421,6 +426,7 @@ class ProjectView:
             or self.version_functions
             or self.off_decorators
             or self.engine_factories
+            or self.engine_hooks
             or self.state_loaders
             or self.gpu_builders
             or self.mixed_loaders

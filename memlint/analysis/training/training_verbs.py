@@ -43,7 +43,7 @@ from memlint.analysis.scope.bindings import Bindings, parameters_owners, paramet
 from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.parse.traversal import visit_fast
-from memlint.vocabulary.kinds import Kind
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 Scope = cst.FunctionDef | cst.Module
 Loop = cst.For | cst.While
@@ -410,6 +410,8 @@ class TrainingVerbs(cst.CSTVisitor):
 
     def _step_like(self, node: cst.Call, attr: str, recv: cst.BaseExpression) -> None:
         kind = self._kind(recv, node)
+        if kind is None and attr == "step" and keyed_kind(recv) is Kind.SCHEDULER:
+            kind = Kind.SCHEDULER  # ``state['scheduler'].step()``: named by its key, as a name would be
         if attr == "step":
             if kind is Kind.OPTIMIZER:
                 self._add(VerbKind.STEP, node, target=self._code(recv), target_kind=kind, closure=bool(node.args))
@@ -589,6 +591,19 @@ class TrainingVerbs(cst.CSTVisitor):
                 return None
             return True if len(optimizers) == 1 else None
         return None
+
+
+def keyed_kind(node: cst.BaseExpression) -> Kind | None:
+    """The kind a string key names (``state['scheduler']``: a scheduler), for
+    one constant key of a name or an attribute (gate/sched_steps.py's
+    keyed_scheduler_step reads the same shape)."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1 or dotted_name(node.value) is None:
+        return None
+    index = node.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.SimpleString):
+        return None
+    key = index.value.evaluated_value
+    return guess_kind_from_name(key) if isinstance(key, str) else None
 
 
 def _is_grad_attr(node: cst.BaseExpression, through_data: bool = False) -> bool:
