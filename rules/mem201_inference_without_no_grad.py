@@ -139,6 +139,7 @@ class InferenceWithoutNoGrad(Rule):
     name = "inference-without-no-grad"
     message = "evaluation loop runs with autograd on: every forward pass builds a graph nobody backpropagates"
     fix_safety = Safety.SAFE
+    fix_turns_grad_off = True
     project_facts = (
         "The callers of a module-level function, wherever they are in the project: a helper that a caller in "
         "another module runs under `torch.no_grad()`/`inference_mode()` (a `with` around the call, or a "

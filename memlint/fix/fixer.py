@@ -210,6 +210,7 @@ def fix_text(
         candidates = [f for f in findings if fix_allowed(f, unsafe) and _key(f) not in rejected]
         if not candidates:
             return _finish(result, view, unmapped)
+        narrowed = _grad_off_first(candidates, rules)
         chosen: list[tuple[Edit, Finding]] = []
         source = module.code
         # libcst drops a final lone "\r" (old Mac newlines); edits are made on
@@ -224,7 +225,7 @@ def fix_text(
         # its uses, rewritten in one edit) ride with the first one chosen:
         # the edit is rendered once and counts for all of them.
         riders: dict[int, list[Finding]] = {}
-        for finding in candidates:
+        for finding in narrowed or candidates:
             if id(finding.fix) in riders:
                 riders[id(finding.fix)].append(finding)
                 continue
@@ -241,6 +242,8 @@ def fix_text(
             chosen.append((edit, finding))
             riders[id(finding.fix)] = []
         if not chosen:
+            if narrowed:  # every grad-off fix was rejected: the others get their turn
+                continue
             return _finish(result, view, unmapped)
         new_text = apply_edits(source, [e for e, _ in chosen])
         imports = [m for _, f in chosen for m in f.fix.imports]  # type: ignore[union-attr]
@@ -277,6 +280,19 @@ def fix_text(
     active, tree = rules_to_run(analysed, rules)
     result.remaining = lint_module(parse_module(analysed, tree), analysed, path, active, torch=torch) if active else []
     return _finish(result, view, unmapped)
+
+
+def _grad_off_first(candidates: list[Finding], rules: Sequence[type[Rule]]) -> list[Finding]:
+    """The fixes that turn autograd off (``Rule.fix_turns_grad_off``), when
+    there are any: they go in a round of their own, because the findings of
+    other rules in the code they touch are made with grad on (MEM101's
+    ``total += loss.detach()`` in a loop that ``@torch.no_grad()`` now covers
+    is no longer reported). Empty when there are none."""
+    codes = {r.code for r in rules if r.fix_turns_grad_off}
+    if not codes:
+        return []
+    first = [f for f in candidates if f.code in codes]
+    return first if len(first) < len(candidates) else []
 
 
 def _key(finding: Finding) -> tuple[str, int, int]:

@@ -107,6 +107,11 @@ class Rule(cst.BatchableCSTVisitor):
     # For the rule's page: which facts may come from other modules (empty:
     # only names arriving through a star import, as for every rule).
     project_facts: ClassVar[str] = ""
+    # The rule's fixes turn autograd off for the code they touch, so another
+    # rule's fix there (a `.detach()` on a tensor that then carries no
+    # history) may be needless: ``--fix`` applies them in a round of their
+    # own and lints again before any other fix (fix/fixer.py).
+    fix_turns_grad_off: ClassVar[bool] = False
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 
