@@ -42,6 +42,20 @@ DOC_SECTIONS = (
     "Fix safety",
     "References",
 )
+# The order of a rule's page (`memlint rule CODE`): what it flags, why, an
+# example and its fix first, all on the first screen; then what it leaves
+# alone (the traps) and the finer shapes it reads, which the first sections
+# keep short by pointing here.
+DOC_ORDER = (
+    "What it does",
+    "Why it matters",
+    "Example",
+    "Use instead",
+    "Fix safety",
+    "When it stays silent",
+    "Details",
+    "References",
+)
 
 
 @dataclass(frozen=True)
