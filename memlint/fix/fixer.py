@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
+from memlint.fix.minimal_edits import minimal_edits
 from memlint.fix.parser_config import parser_config
 from memlint.lint.engine import ParseError, ProjectSource, lint_module, parse_module, rules_to_run, with_project
 from memlint.lint.noqa import file_is_exempt
@@ -364,7 +365,10 @@ def offset_to_position(text: str, offset: int) -> tuple[int, int]:
 
 def detach(findings: Sequence[Finding], module: cst.Module | None, with_edits: bool) -> list[Finding]:
     """Findings without node references (picklable), optionally with each fix
-    rendered to its text edit against ``module``."""
+    rendered to its edits against ``module``: the smallest replacements,
+    the import it needs included, as one round of ``--fix`` would write it
+    alone (so the edits of different findings do not overlap where their
+    changes do not)."""
     out = []
     for f in findings:
         if f.fix is None:
@@ -372,38 +376,40 @@ def detach(findings: Sequence[Finding], module: cst.Module | None, with_edits: b
             continue
         edits: tuple[Edit, ...] = ()
         if with_edits and module is not None:
-            try:
-                code = module.code
-                e = text_edit(code, render_fix(module, f.fix))
-                edits = (
-                    replace(e, start_pos=offset_to_position(code, e.start), end_pos=offset_to_position(code, e.end)),
-                )
-            except Exception:
-                edits = ()
+            code = module.code
+            # Not parsed again to be checked, as --fix does: a report's cost
+            # stays one render per fix (and a parse where an import is added).
+            found = fix_edits(code, module, f, None) or []
+            edits = tuple(
+                replace(e, start_pos=offset_to_position(code, e.start), end_pos=offset_to_position(code, e.end))
+                for e in found
+            )
         fix = Fix(title=f.fix.title, replacements=(), safety=f.fix.safety, imports=f.fix.imports, edits=edits)
         out.append(replace(f, fix=fix))
     return out
 
 
 def single_fix_edits(text: str, module: cst.Module, finding: Finding) -> list[Edit] | None:
-    """The edits (against ``text``, in order) that apply ``finding``'s fix alone,
-    as one round of :func:`fix_text` would, with the import it needs; None when
-    the fix cannot be applied or its result would not parse (or compile when
-    ``text`` does). For an editor's quick fix under the cursor."""
+    """The edits (against ``text``, in order, not overlapping) that apply
+    ``finding``'s fix alone, as one round of :func:`fix_text` would, with the
+    import it needs; None when the fix cannot be applied or its result would
+    not parse (or compile when ``text`` does). For an editor's quick fix under
+    the cursor."""
+    return fix_edits(text, module, finding, compiles(text))
+
+
+def fix_edits(text: str, module: cst.Module, finding: Finding, must_compile: bool | None) -> list[Edit] | None:
+    """:func:`single_fix_edits` with whether ``text`` compiles already known;
+    ``None``: the fixed text is not checked."""
     if finding.fix is None or not text.startswith(module.code):
         return None
     try:
         edit = text_edit(module.code, render_fix(module, finding.fix))
         if edit.start == edit.end and not edit.content:
             return None
-        fixed = apply_edits(text, [edit])
-        with_imports = add_imports(fixed, finding.fix.imports)
-        _check_fixed(with_imports, compiles(text))
+        with_imports = add_imports(apply_edits(text, [edit]), finding.fix.imports)
+        if must_compile is not None:
+            _check_fixed(with_imports, must_compile)
     except Exception:  # a fix that cannot be rendered or breaks the code is not offered
         return None
-    if with_imports == fixed:
-        return [edit]
-    added = text_edit(fixed, with_imports)
-    if added.end < edit.start:  # imports go above the fix: offsets before it are unchanged
-        return [added, edit]
-    return [text_edit(text, with_imports)]
+    return minimal_edits(text, with_imports)
