@@ -29,6 +29,10 @@ def test_shipped_example_verify_shows_memory_dropped(run_memlint):
     assert outcome["verdict"]["memory"] == "dropped"
     assert outcome["verdict"]["results"] == "identical"
     assert not any("too few steps" in note for note in outcome["verdict"]["notes"])
+    # Every finding is gone from the twin, also the one `@torch.no_grad()`
+    # made moot, at the lines `memlint check` gave (not "could not be applied").
+    assert outcome["left"] == []
+    assert ("MEM101", 57) in [(f["code"], f["line"]) for f in outcome["fixes"]]
 
 
 def test_check_help_explains_paths_codes_and_exit_status(run_memlint):

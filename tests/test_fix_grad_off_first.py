@@ -51,6 +51,10 @@ def test_grad_off_fix_goes_first_and_other_fixes_in_its_code_vanish():
     assert "running += loss.detach()" in result.text or "running += loss.item()" in result.text
     assert sorted(f.code for f in result.applied) == ["MEM101", "MEM201"]
     assert result.remaining == []
+    # The training loop's fix, applied a round later below the new decorator
+    # line, is reported at the line of the text --fix was given.
+    (running,) = [f for f in result.applied if f.code == "MEM101"]
+    assert SOURCE.splitlines()[running.line - 1].strip() == "running += loss"
 
 
 def test_without_the_grad_off_rule_the_detach_fixes_apply():

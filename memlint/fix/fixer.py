@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
-from memlint.fix.minimal_edits import minimal_edits
+from memlint.fix.minimal_edits import back_line, line_shifts, minimal_edits
 from memlint.fix.parser_config import parser_config
 from memlint.lint.engine import ParseError, ProjectSource, lint_module, parse_module, rules_to_run, with_project
 from memlint.lint.noqa import file_is_exempt
@@ -191,6 +191,7 @@ def fix_text(
     Findings are at the file's own positions.
     """
     result = FixResult(text=text)
+    shifts: list[list[tuple[int, int]]] = []  # each round's moves of lines, to report applied fixes where they were
     if file_is_exempt(text):
         return result
     rejected: set[tuple[str, int, int]] = set()
@@ -272,9 +273,10 @@ def fix_text(
                     unmapped.add(_key(f))
                 continue
             chosen = chosen[:1]
+        applied = [_at_file_position(g, view) for _, f in chosen for g in (f, *riders[id(f.fix)])]
+        result.applied.extend(_at_original_lines(g, shifts) for g in applied)
+        shifts.append(line_shifts(result.text, new_text))
         result.text = new_text
-        for _, f in chosen:
-            result.applied.extend(_at_file_position(g, view) for g in (f, *riders[id(f.fix)]))
     # Bounded: report what is left after the last round.
     view = view_of(result.text) if view_of is not None else None
     analysed = view.text if view is not None else result.text
@@ -294,6 +296,17 @@ def _grad_off_first(candidates: list[Finding], rules: Sequence[type[Rule]]) -> l
         return []
     first = [f for f in candidates if f.code in codes]
     return first if len(first) < len(candidates) else []
+
+
+def _at_original_lines(finding: Finding, shifts: list[list[tuple[int, int]]]) -> Finding:
+    """A finding of a later round at the lines of the text ``--fix`` was given
+    (an earlier round's ``@torch.no_grad()`` moved it down a line)."""
+    if not shifts:
+        return finding
+    line, end_line = finding.line, finding.end_line
+    for round_shifts in reversed(shifts):
+        line, end_line = back_line(line, round_shifts), back_line(end_line, round_shifts)
+    return replace(finding, line=line, end_line=end_line)
 
 
 def _key(finding: Finding) -> tuple[str, int, int]:

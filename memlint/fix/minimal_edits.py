@@ -102,3 +102,32 @@ def _common_suffix(a: str, b: str) -> int:
     while i < limit and a[-1 - i] == b[-1 - i]:
         i += 1
     return i
+
+
+def line_shifts(old: str, new: str) -> list[tuple[int, int]]:
+    """Where ``new``'s lines moved from ``old``'s: (first line of ``new``
+    moved, by how many lines it and the lines after it moved), in order."""
+    out: list[tuple[int, int]] = []
+    delta = 0
+    line = 1
+    at = 0
+    for e in minimal_edits(old, new):
+        added = e.content.count("\n") - old.count("\n", e.start, e.end)
+        if not added:
+            continue
+        line += old.count("\n", at, e.end)
+        at = e.end
+        delta += added
+        out.append((line + delta, delta))
+    return out
+
+
+def back_line(line: int, shifts: list[tuple[int, int]]) -> int:
+    """The line of the old text that ``line`` of the new one was (a line a
+    fix added: the line it was added above)."""
+    moved = 0
+    for first, delta in shifts:
+        if line < first:
+            break
+        moved = delta
+    return line - moved
