@@ -89,3 +89,5 @@ def test_shipped_example_fix_adds_no_grad_and_no_needless_detach(run_memlint):
     assert "+@torch.no_grad()" in added
     assert not any("F.cross_entropy(logits, y.to(device)).detach()" in line for line in added), added
     assert "+        epoch_loss += loss.item()" in added  # the training loop's accumulation is still fixed
+    # `check` announced 7 fixable findings: the summary accounts for all 7.
+    assert "Would fix 7 findings (1 of them by the others' fixes)." in proc.stderr

@@ -35,6 +35,13 @@ class FixResult:
     applied: list[Finding] = field(default_factory=list)
     remaining: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # how the text was read (a view), said once
+    found: int = 0  # findings of the text as given
+
+    @property
+    def moot(self) -> int:
+        """Findings gone without their own fix: another fix ended them
+        (MEM101's accumulation once ``@torch.no_grad()`` covers its loop)."""
+        return max(0, self.found - len(self.applied) - len(self.remaining))
 
     @property
     def changed(self) -> bool:
@@ -209,6 +216,8 @@ def fix_text(
         module = parse_module(analysed, tree)
         findings = lint_module(module, analysed, path, active, torch=torch, project=project_view)
         result.remaining = findings
+        if not result.found and not result.applied:
+            result.found = len(findings)
         candidates = [f for f in findings if fix_allowed(f, unsafe) and _key(f) not in rejected]
         if not candidates:
             return _finish(result, view, unmapped)

@@ -79,6 +79,7 @@ def render(reports: list[FileReport], root: str | None = None, **_: object) -> s
                 "endLine": f.end_line,
                 "endColumn": f.end_column + 1,
             }
+            artifact = {"uri": _uri(f.path, base), "uriBaseId": "%SRCROOT%"}
             result = {
                 "ruleId": f.code,
                 "ruleIndex": index.get(f.code, 0),
@@ -87,7 +88,7 @@ def render(reports: list[FileReport], root: str | None = None, **_: object) -> s
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": _uri(f.path, base), "uriBaseId": "%SRCROOT%"},
+                            "artifactLocation": artifact,
                             "region": region,
                         }
                     }
@@ -96,7 +97,7 @@ def render(reports: list[FileReport], root: str | None = None, **_: object) -> s
             if f.cell is not None:
                 result["properties"] = {"cell": f.cell}
             elif f.fix is not None and f.fix.edits:
-                result["fixes"] = [_fix(f, result["locations"][0]["physicalLocation"]["artifactLocation"])]
+                result["fixes"] = [_fix(f, artifact)]
             results.append(result)
     log = {
         "$schema": SCHEMA,
