@@ -113,26 +113,28 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     Safe: `.detach()` shares storage with the original tensor and has the same
     values; only the graph is dropped. A stored dict or list of losses (an
     `output` whose `output["loss"]` is backpropagated) is reported without a
-    fix: it has no `.detach()`. Containers that are later
-    backpropagated through (REINFORCE's saved log-probabilities, a loss summed
-    over chunks) are not reported, unless only added to in the loop and
-    detached by their first use after it (`values = torch.cat(values).detach()`,
-    the graphs were kept for nothing), nor values handed to the `add` of a
-    tracker object (`Averager()`), whose method may keep only a number
-    (a tracker whose `update`/`add` keeps the very tensor it is given,
-    `self.sum += val * n`, is reported at the call, whichever module of
-    the project defines it),
-    nor the outputs of a frozen model (RULES.md, "Frozen means": also
-    frozen in one chained statement, `model.eval().requires_grad_(False)`,
-    or a copy of a frozen model) fed inputs without history, nor a slot
-    overwritten every iteration: `loss_dict["d"] = d_loss` under a
-    constant key (a literal, or a name bound only to one) keeps one value
-    at a time, as `self.last_loss = loss` does (`d[step] = out`,
-    `d[f"{i}"] = out` and `d[k].append(out)` grow and are reported), nor an
-    element of a model's tuple that its class's `forward` builds fresh in
-    every tuple it returns (`return loss, torch.Tensor(parts).cuda()`: a
-    number, `.item()`, `.detach()`, a torch constructor without
-    `requires_grad`), its other returns being one tensor (`torch.cat`).
+    fix: it has no `.detach()`.
+
+    ## When it stays silent
+    Containers that are later backpropagated through (REINFORCE's saved
+    log-probabilities, a loss summed over chunks) are not reported, unless only
+    added to in the loop and detached by their first use after it (`values =
+    torch.cat(values).detach()`, the graphs were kept for nothing), nor values
+    handed to the `add` of a tracker object (`Averager()`), whose method may
+    keep only a number (a tracker whose `update`/`add` keeps the very tensor it
+    is given, `self.sum += val * n`, is reported at the call, whichever module
+    of the project defines it), nor the outputs of a frozen model (RULES.md,
+    "Frozen means": also frozen in one chained statement,
+    `model.eval().requires_grad_(False)`, or a copy of a frozen model) fed
+    inputs without history, nor a slot overwritten every iteration:
+    `loss_dict["d"] = d_loss` under a constant key (a literal, or a name bound
+    only to one) keeps one value at a time, as `self.last_loss = loss` does
+    (`d[step] = out`, `d[f"{i}"] = out` and `d[k].append(out)` grow and are
+    reported), nor an element of a model's tuple that its class's `forward`
+    builds fresh in every tuple it returns (`return loss,
+    torch.Tensor(parts).cuda()`: a number, `.item()`, `.detach()`, a torch
+    constructor without `requires_grad`), its other returns being one tensor
+    (`torch.cat`).
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory

@@ -28,26 +28,11 @@ _CAM_FIXED = _CAM.replace("backward(retain_graph=True)", "backward()")
 class RetainGraphWithoutSecondBackward(Rule):
     """
     ## What it does
-    Flags `loss.backward(retain_graph=True)` and
-    `torch.autograd.grad(..., retain_graph=True)` when nothing later in the
-    same iteration backpropagates through that graph again (a later backward
-    anywhere in an enclosing iteration counts: `for l in losses[:-1]:
-    l.backward(retain_graph=True)` then `losses[-1].backward()`). A helper
-    that backpropagates once per call (saliency, Grad-CAM) is reported when
-    its graph dies with it, or when every call of it in the module
-    (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
-    followed by nothing that could backpropagate through what it was given,
-    or, when its module never calls it, when every other module of the
-    project that builds its class (`cam = GradCAM(model)` in main.py) uses
-    the instance only to call it, on values fresh at that call (a name
-    bound in the loop around it, read nowhere after it), in a scope with no
-    backward, and no module subclasses the class.
-    Later backwards are followed through the values they were computed from,
-    so a GAN that rebuilds the generator's pass (`G_ = self.G(z_)` again)
-    before the generator's loss does not count as a second backward through
-    the discriminator's retained graph; a name assigned on some paths only
-    (`if gpu: z_ = z_.cuda()`) counts as holding no graph only when every
-    value it may hold has none.
+    Flags `loss.backward(retain_graph=True)` and `torch.autograd.grad(...,
+    retain_graph=True)` when nothing later in the same iteration backpropagates
+    through that graph again (a later backward anywhere in an enclosing
+    iteration counts: `for l in losses[:-1]: l.backward(retain_graph=True)` then
+    `losses[-1].backward()`).
 
     ## Why it matters
     `retain_graph=True` keeps every buffer the backward pass needed (the saved
@@ -76,6 +61,22 @@ class RetainGraphWithoutSecondBackward(Rule):
     backpropagates through the same graph again (a caller in another module, a
     hook), that code would then fail with "Trying to backward through the
     graph a second time".
+
+    ## Details
+    A helper that backpropagates once per call (saliency, Grad-CAM) is reported
+    when its graph dies with it, or when every call of it in the module
+    (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
+    followed by nothing that could backpropagate through what it was given, or,
+    when its module never calls it, when every other module of the project that
+    builds its class (`cam = GradCAM(model)` in main.py) uses the instance only
+    to call it, on values fresh at that call (a name bound in the loop around
+    it, read nowhere after it), in a scope with no backward, and no module
+    subclasses the class. Later backwards are followed through the values they
+    were computed from, so a GAN that rebuilds the generator's pass (`G_ =
+    self.G(z_)` again) before the generator's loss does not count as a second
+    backward through the discriminator's retained graph; a name assigned on some
+    paths only (`if gpu: z_ = z_.cuda()`) counts as holding no graph only when
+    every value it may hold has none.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html

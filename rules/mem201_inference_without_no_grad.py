@@ -32,48 +32,8 @@ class InferenceWithoutNoGrad(Rule):
     after `model.eval()`, inside a function named for validation, evaluation,
     testing or prediction, or iterating a validation/test loader — that runs
     with autograd recording: not under `torch.no_grad()` or
-    `torch.inference_mode()`, not in a function decorated with them, and not
-    in a function that this module only calls under such a context. The loop
-    may be a `while` over episodes (a policy evaluated in its environment),
-    and the model may come from a class it is handed (`self.__call__(x)` is
-    the model's own forward, as `self(x)` is): a name restored with
-    `load_state_dict` and switched with `.eval()` is a module. A
-    function named for evaluation that calls `model.eval()` and runs the model
-    without a loop (a full-graph GNN test) is reported too, on its `def`
-    line, when it runs its model on an input it is handed or is called in
-    a loop (one forward on noise it draws itself, run once, such as a grid
-    of samples at the end, only passes a peak), and so is a
-    forward pass in the script body after `model.eval()`
-    (`y_pred = model(X_test)`) when nothing later in the script
-    backpropagates or reads gradients, unless nothing reads its output and
-    the model is then traced or exported (a dry run before
-    `torch.jit.trace`: one passing peak). So is one in an `if` block closing a
-    training loop's body (`if i % 10 == 0:`, `classifier.eval()`, one test
-    batch) that backpropagates nothing, when every name the block binds to
-    a value with a graph is bound afresh at the top of the loop's body
-    before its backward (no later backward reads that graph). A loop over data in a function that
-    says nothing of evaluation is reported when every caller in the module
-    has put its model in eval mode and the function hands back no graph
-    (`extract_feature(model, loader)` after `model.eval()`). The forward may
-    sit in a function of this module the loop calls per step, a sibling
-    method (`self._process_one_batch(x)`) or a per-image helper
-    (`inference(net, image)`): it counts when that function runs a model
-    with grad on outside loops of its own, even if what it returns has lost
-    its history (`.numpy()`). A helper named for evaluation that hands back
-    no graph is reported, and decorated, itself; otherwise the loop is. A loop shared
-    by training and evaluation (`iteration(epoch, loader, train=True)`,
-    every backward and step under `if train:`, or under a negated flag,
-    `if not cross_valid:`, also as one side of an `and`, an `elif` or a
-    conditional expression: `opt.zero_grad() if not is_validate else None`) is reported where it is
-    called with the flag off (`cross_valid=True`) and grad on, and fixed there:
-    `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
-    (wrapping the loop itself would stop its training too). So is a data
-    loop that trains nothing and asks a model wrapper for a forward with
-    `volatile=True`, a flag PyTorch ignores since 0.4. A module that gets
-    its model from another module need not import torch for its loop to
-    be an evaluation (`model.eval()` is what lets it in); one importing
-    another framework whose models have `.eval()` (paddle) and no torch is
-    not reported.
+    `torch.inference_mode()`, not in a function decorated with them, and not in
+    a function that this module only calls under such a context.
 
     ## Why it matters
     With grad mode on, every forward pass builds a graph and saves the
@@ -101,39 +61,83 @@ class InferenceWithoutNoGrad(Rule):
     or `with torch.no_grad():` around the loop.
 
     ## Fix safety
-    Safe: the outputs have the same values without a graph. When the function
-    is the evaluation (named for it, trains nothing) it gets `@torch.no_grad()`;
-    otherwise the loop is wrapped in `with torch.no_grad():`. Code that needs
-    gradients while evaluating (saliency maps, Grad-CAM, adversarial examples,
-    `autograd.grad`, test-time adaptation, `torch.enable_grad()`) is not
-    reported, nor are Lightning's `validation_step`/`test_step`/`predict_step`
-    and a transformers pipeline's `_forward` (the framework already disables
-    grad), helpers called from a model's `forward` (`_inference_forward`: the
-    model's caller chooses the mode), loops whose only model runs its
-    `forward` under `@torch.no_grad()`, and frozen models (RULES.md,
-    "Frozen means"): `model.requires_grad_(False)`, also chained on the name
-    (`model.eval().requires_grad_(False).to(device)`), a parameter loop that
-    turns `requires_grad` off, a copy of a frozen model (`copy.deepcopy`,
-    `.eval()`, `.to()`, `.train(False)`), a part of a frozen parent, a model
-    frozen at the top of the module or in the class's `__init__`. A model
-    thawed again, or any part of it (`model.head.requires_grad_(True)`),
-    is not frozen. Nor is a loop whose only module owns no parameter (an
-    `nn.Module` that keeps buffers and runs functional ops, a spectrogram
-    front end): its output has the history of its input, no more.
-    Nor are step functions handed out by a factory (`make_val_step_fn`
-    returning `perform_val_step_fn`: whoever receives one chooses the mode),
-    nor helpers that a caller in another module runs under `no_grad` or
-    backpropagates through, nor a method named for evaluation that no call of
-    its module reaches and that other modules call only under `no_grad` (or in
-    a mode they cannot tell), on receivers of any class (`decoder.generate_beam(src)`
-    in an evaluator method entered only from under `torch.no_grad()`). A method of an object the loop is handed
-    (`policy.select_action(state)`) is judged only when the project types
-    the object (see "Facts from other modules"): not when some caller passes
-    an object of unknown type, nor when one of the classes it may be runs its
-    forward under `no_grad`. The same holds for an attribute of such an
-    object (`trainer.gen_a.encode(x)`) and for a name bound only to such
-    methods (`encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`):
-    silent when one arm runs no layer.
+    Safe: the outputs have the same values without a graph. When the function is
+    the evaluation (named for it, trains nothing) it gets `@torch.no_grad()`;
+    otherwise the loop is wrapped in `with torch.no_grad():`.
+
+    ## When it stays silent
+    Code that needs gradients while evaluating (saliency maps, Grad-CAM,
+    adversarial examples, `autograd.grad`, test-time adaptation,
+    `torch.enable_grad()`) is not reported, nor are Lightning's
+    `validation_step`/`test_step`/`predict_step` and a transformers pipeline's
+    `_forward` (the framework already disables grad), helpers called from a
+    model's `forward` (`_inference_forward`: the model's caller chooses the
+    mode), loops whose only model runs its `forward` under `@torch.no_grad()`,
+    and frozen models (RULES.md, "Frozen means"): `model.requires_grad_(False)`,
+    also chained on the name (`model.eval().requires_grad_(False).to(device)`),
+    a parameter loop that turns `requires_grad` off, a copy of a frozen model
+    (`copy.deepcopy`, `.eval()`, `.to()`, `.train(False)`), a part of a frozen
+    parent, a model frozen at the top of the module or in the class's
+    `__init__`. A model thawed again, or any part of it
+    (`model.head.requires_grad_(True)`), is not frozen. Nor is a loop whose only
+    module owns no parameter (an `nn.Module` that keeps buffers and runs
+    functional ops, a spectrogram front end): its output has the history of its
+    input, no more. Nor are step functions handed out by a factory
+    (`make_val_step_fn` returning `perform_val_step_fn`: whoever receives one
+    chooses the mode), nor helpers that a caller in another module runs under
+    `no_grad` or backpropagates through, nor a method named for evaluation that
+    no call of its module reaches and that other modules call only under
+    `no_grad` (or in a mode they cannot tell), on receivers of any class
+    (`decoder.generate_beam(src)` in an evaluator method entered only from under
+    `torch.no_grad()`). A method of an object the loop is handed
+    (`policy.select_action(state)`) is judged only when the project types the
+    object (see "Facts from other modules"): not when some caller passes an
+    object of unknown type, nor when one of the classes it may be runs its
+    forward under `no_grad`. The same holds for an attribute of such an object
+    (`trainer.gen_a.encode(x)`) and for a name bound only to such methods
+    (`encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`): silent
+    when one arm runs no layer.
+
+    ## Details
+    The loop may be a `while` over episodes (a policy evaluated in its
+    environment), and the model may come from a class it is handed
+    (`self.__call__(x)` is the model's own forward, as `self(x)` is): a name
+    restored with `load_state_dict` and switched with `.eval()` is a module. A
+    function named for evaluation that calls `model.eval()` and runs the model
+    without a loop (a full-graph GNN test) is reported too, on its `def` line,
+    when it runs its model on an input it is handed or is called in a loop (one
+    forward on noise it draws itself, run once, such as a grid of samples at the
+    end, only passes a peak), and so is a forward pass in the script body after
+    `model.eval()` (`y_pred = model(X_test)`) when nothing later in the script
+    backpropagates or reads gradients, unless nothing reads its output and the
+    model is then traced or exported (a dry run before `torch.jit.trace`: one
+    passing peak). So is one in an `if` block closing a training loop's body
+    (`if i % 10 == 0:`, `classifier.eval()`, one test batch) that backpropagates
+    nothing, when every name the block binds to a value with a graph is bound
+    afresh at the top of the loop's body before its backward (no later backward
+    reads that graph). A loop over data in a function that says nothing of
+    evaluation is reported when every caller in the module has put its model in
+    eval mode and the function hands back no graph (`extract_feature(model,
+    loader)` after `model.eval()`). The forward may sit in a function of this
+    module the loop calls per step, a sibling method
+    (`self._process_one_batch(x)`) or a per-image helper (`inference(net,
+    image)`): it counts when that function runs a model with grad on outside
+    loops of its own, even if what it returns has lost its history (`.numpy()`).
+    A helper named for evaluation that hands back no graph is reported, and
+    decorated, itself; otherwise the loop is. A loop shared by training and
+    evaluation (`iteration(epoch, loader, train=True)`, every backward and step
+    under `if train:`, or under a negated flag, `if not cross_valid:`, also as
+    one side of an `and`, an `elif` or a conditional expression:
+    `opt.zero_grad() if not is_validate else None`) is reported where it is
+    called with the flag off (`cross_valid=True`) and grad on, and fixed there:
+    `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
+    (wrapping the loop itself would stop its training too). So is a data loop
+    that trains nothing and asks a model wrapper for a forward with
+    `volatile=True`, a flag PyTorch ignores since 0.4. A module that gets its
+    model from another module need not import torch for its loop to be an
+    evaluation (`model.eval()` is what lets it in); one importing another
+    framework whose models have `.eval()` (paddle) and no torch is not
+    reported.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.no_grad.html
@@ -144,6 +148,7 @@ class InferenceWithoutNoGrad(Rule):
     name = "inference-without-no-grad"
     message = "evaluation loop runs with autograd on: every forward pass builds a graph nobody backpropagates"
     fix_safety = Safety.SAFE
+    fix_turns_grad_off = True
     project_facts = (
         "The callers of a module-level function, wherever they are in the project: a helper that a caller in "
         "another module runs under `torch.no_grad()`/`inference_mode()` (a `with` around the call, or a "

@@ -33,24 +33,11 @@ def _binds(node: cst.CSTNode, model: str) -> bool:
 class NoGradWithoutEval(Rule):
     """
     ## What it does
-    Flags an evaluation loop under `torch.no_grad()` (or `inference_mode`,
-    or a decorated function) whose model is still in training mode: the last
-    switch before it was `model.train()` followed by training, or the model
-    was built here and never switched to `model.eval()` (or comes from a
-    factory of this module whose every return hands back a model it built
-    and never switched: `model = get_model(path)`, not `return Net().eval()`; returns in the `else`
-    of, or after, `if torch.cuda.is_available(): return model.cuda()` run
-    only on a machine without a GPU and are not read), or is an attribute
-    a plain class builds (`self.G = Generator()`) that no code of the
-    project ever switches, read in a method entered from outside the class
-    (StarGAN's `Solver.test`, called from main.py). A helper that
-    evaluates the model it is handed is judged by its callers, in this
-    module or another (`validate(model, val_loader)` right after a training
-    phase in `train.py`), and the message names them. A sampler with no loop
-    (a GAN's `sample_images`: one forward over a validation batch under
-    `no_grad`) is reported when the class of its generator is known to hold
-    dropout or batch norm; it gets no fix, since `G.eval()` alone would leave
-    the generator in eval mode for the training that calls it.
+    Flags an evaluation loop under `torch.no_grad()` (or `inference_mode`, or a
+    decorated function) whose model is still in training mode: the last switch
+    before it was `model.train()` followed by training, or the model was never
+    switched to `model.eval()` since it was built (here, by a factory of this
+    module, or as an attribute of a plain class).
 
     ## Why it matters
     `no_grad()` only stops autograd; it does not change how layers behave.
@@ -80,19 +67,38 @@ class NoGradWithoutEval(Rule):
     ## Fix safety
     Unsafe: `model.eval()` changes the numbers the loop produces (that is the
     point), and leaves the model in eval mode afterwards, so a training phase
-    that follows needs `model.train()` (MEM203 checks that). A `.train()`
-    right before the loop with no training in between is deliberate
-    (Monte-Carlo dropout, batch-norm recalibration) and not reported, nor is
-    a loop over no data that runs in every iteration of a training loop,
-    before that iteration's backward (UA-MT's Monte-Carlo teacher: T noisy
-    passes that make the step's targets), nor is
-    a module we cannot follow (an EMA copy, a model loaded elsewhere), nor a
-    model whose alias or part was switched (`model_without_ddp = model.module`
-    then `model_without_ddp.eval()`), nor batch-norm recalibration after
-    `reset_running_stats()` (Precise-BN, `update_bn`), nor a model with no
-    dropout and no batch norm: a class that keeps the module it is handed
-    (`self.net = net`) is judged with the call's argument
-    (`TemporalShift(nn.Sequential())` holds neither).
+    that follows needs `model.train()` (MEM203 checks that).
+
+    ## When it stays silent
+    A `.train()` right before the loop with no training in between is deliberate
+    (Monte-Carlo dropout, batch-norm recalibration) and not reported, nor is a
+    loop over no data that runs in every iteration of a training loop, before
+    that iteration's backward (UA-MT's Monte-Carlo teacher: T noisy passes that
+    make the step's targets), nor is a module we cannot follow (an EMA copy, a
+    model loaded elsewhere), nor a model whose alias or part was switched
+    (`model_without_ddp = model.module` then `model_without_ddp.eval()`), nor
+    batch-norm recalibration after `reset_running_stats()` (Precise-BN,
+    `update_bn`), nor a model with no dropout and no batch norm: a class that
+    keeps the module it is handed (`self.net = net`) is judged with the call's
+    argument (`TemporalShift(nn.Sequential())` holds neither).
+
+    ## Details
+    A model from a factory of this module counts when every return of the
+    factory hands back a model it built and never switched (`model =
+    get_model(path)`, not `return Net().eval()`; returns in the `else` of, or
+    after, `if torch.cuda.is_available(): return model.cuda()` run only on a
+    machine without a GPU and are not read). An attribute a plain class builds
+    (`self.G = Generator()`) counts when no code of the project ever switches it
+    and it is read in a method entered from outside the class (StarGAN's
+    `Solver.test`, called from main.py).
+
+    A helper that evaluates the model it is handed is judged by its callers, in
+    this module or another (`validate(model, val_loader)` right after a training
+    phase in `train.py`), and the message names them. A sampler with no loop (a
+    GAN's `sample_images`: one forward over a validation batch under `no_grad`)
+    is reported when the class of its generator is known to hold dropout or
+    batch norm; it gets no fix, since `G.eval()` alone would leave the generator
+    in eval mode for the training that calls it.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval

@@ -77,20 +77,22 @@ class EvalModeNeverUndone(Rule):
 
     ## Fix safety
     Unsafe: `model.train()` is inserted at the start of the training phase of
-    the loop; it changes the results of every epoch after the first (that is
-    the point). A `.train()` anywhere in the loop, also inside a function it
-    calls (of this module or another one of the project), counts as undoing
-    the switch; a function of another module that hands the model on to code
-    the project's summaries cannot list keeps the loop silent. Silent when the
-    switch sits in a branch that ends the loop (`break`, `return`) or runs
-    only on the last iteration (`if epoch == epochs - 1:`), and when
-    `model.eval()` comes before the training phase with nothing evaluated in
-    between (a linear probe that keeps frozen batch-norm statistics; a
-    `validate(model)` there is the evaluation itself, and is reported when
-    the model is known to hold dropout or batch norm), when
-    the model is already in eval mode as the loop starts (unless that was
-    for an evaluation right before it, a baseline), and for a module
-    the loop only runs under `no_grad` (a DQN target network, an EMA copy).
+    the loop; it changes the results of every epoch after the first (that is the
+    point). A `.train()` anywhere in the loop, also inside a function it calls
+    (of this module or another one of the project), counts as undoing the
+    switch; a function of another module that hands the model on to code the
+    project's summaries cannot list keeps the loop silent.
+
+    ## When it stays silent
+    Silent when the switch sits in a branch that ends the loop (`break`,
+    `return`) or runs only on the last iteration (`if epoch == epochs - 1:`),
+    and when `model.eval()` comes before the training phase with nothing
+    evaluated in between (a linear probe that keeps frozen batch-norm
+    statistics; a `validate(model)` there is the evaluation itself, and is
+    reported when the model is known to hold dropout or batch norm), when the
+    model is already in eval mode as the loop starts (unless that was for an
+    evaluation right before it, a baseline), and for a module the loop only runs
+    under `no_grad` (a DQN target network, an EMA copy).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train

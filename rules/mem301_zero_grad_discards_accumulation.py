@@ -47,26 +47,27 @@ class ZeroGradDiscardsAccumulation(Rule):
     ```
 
     ## Fix safety
-    Unsafe: the fix moves `zero_grad()` right after the guarded `step()`,
-    which changes what is trained (that is the point). Gradients left over
-    from before the loop are no longer cleared before its first step; clear
-    them before the loop if that can happen. zero_grad and step are paired
-    per optimizer (GANs have two), a `model.zero_grad()` through the
-    optimizer built from `model.parameters()`. Loops whose guarded block runs
-    its own backward (`if i % n_critic == 0:` in a GAN), accumulation
-    handled by `accelerator.accumulate`, and loops where another optimizer
-    steps every iteration (local SGD, DiLoCo) are left alone. A step split
-    across methods (`fit()` loops and steps every N iterations, the
-    `train_step()` it calls clears every time; or the step in a helper
-    called under the guard) is read as one iteration, when each helper
-    runs its verbs once per call (no loop of its own, no early `return`);
-    so is a function of another module of the project
-    (`utils.train_step(model, opt, x, y)`) whose verbs sit in its
-    straight-line code, on parameters the call hands an optimizer (or a
-    model) it knows, and which calls no other function of its own module;
-    the message names the helper and the line calling it, and no fix is
-    offered (moving a statement into another function changes what its
-    other callers do).
+    Unsafe: the fix moves `zero_grad()` right after the guarded `step()`, which
+    changes what is trained (that is the point). Gradients left over from before
+    the loop are no longer cleared before its first step; clear them before the
+    loop if that can happen. zero_grad and step are paired per optimizer (GANs
+    have two), a `model.zero_grad()` through the optimizer built from
+    `model.parameters()`. Loops whose guarded block runs its own backward (`if i
+    % n_critic == 0:` in a GAN), accumulation handled by
+    `accelerator.accumulate`, and loops where another optimizer steps every
+    iteration (local SGD, DiLoCo) are left alone.
+
+    ## When it stays silent
+    A step split across methods (`fit()` loops and steps every N iterations, the
+    `train_step()` it calls clears every time; or the step in a helper called
+    under the guard) is read as one iteration, when each helper runs its verbs
+    once per call (no loop of its own, no early `return`); so is a function of
+    another module of the project (`utils.train_step(model, opt, x, y)`) whose
+    verbs sit in its straight-line code, on parameters the call hands an
+    optimizer (or a model) it knows, and which calls no other function of its
+    own module; the message names the helper and the line calling it, and no fix
+    is offered (moving a statement into another function changes what its other
+    callers do).
 
     ## References
     - https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-accumulation

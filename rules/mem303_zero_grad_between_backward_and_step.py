@@ -61,21 +61,22 @@ class ZeroGradBetweenBackwardAndStep(Rule):
 
     ## Fix safety
     Unsafe: the fix moves `zero_grad()` to just before the backward, which
-    changes what is trained (that is the point). zero_grad and step are
-    paired per optimizer: in a GAN, clearing one network's gradients between
-    the other's backward and step is correct and stays silent, as does a
-    `model.zero_grad()` of a model the stepped optimizer does not own
-    (also through `itertools.chain(...)` or a list of parameters), and
-    gradient surgery that writes `p.grad = ...` after the clear. A step
-    split across methods (`train_step()` backpropagates, the loop calling
+    changes what is trained (that is the point). zero_grad and step are paired
+    per optimizer: in a GAN, clearing one network's gradients between the
+    other's backward and step is correct and stays silent, as does a
+    `model.zero_grad()` of a model the stepped optimizer does not own (also
+    through `itertools.chain(...)` or a list of parameters), and gradient
+    surgery that writes `p.grad = ...` after the clear.
+
+    ## When it stays silent
+    A step split across methods (`train_step()` backpropagates, the loop calling
     it clears and steps) is read as one iteration when each helper runs its
-    verbs once per call (no loop of its own, no early `return`), and so is
-    a function of another module of the project (`engine.backward(loss,
-    opt)`) whose verbs sit in its straight-line code on the parameters the
-    call hands over; the message names the helpers (and their files) and
-    the lines calling them, with no fix. When
-    the backward is not in the same block as the `zero_grad()` (e.g. it is
-    in a helper function) no fix is offered.
+    verbs once per call (no loop of its own, no early `return`), and so is a
+    function of another module of the project (`engine.backward(loss, opt)`)
+    whose verbs sit in its straight-line code on the parameters the call hands
+    over; the message names the helpers (and their files) and the lines calling
+    them, with no fix. When the backward is not in the same block as the
+    `zero_grad()` (e.g. it is in a helper function) no fix is offered.
 
     ## References
     - https://pytorch.org/tutorials/beginner/basics/optimization_tutorial.html#optimization-loop

@@ -105,24 +105,23 @@ class MissingZeroGrad(Rule):
     ## Fix safety
     No fix: where the gradients should be cleared depends on whether
     accumulation was meant. A step split across functions (`train_step`
-    backpropagates and steps, a loop of another function of the module
-    calls it once per iteration) is judged on that loop. Any clearing in
-    the loop counts, also in local
-    functions it calls and helpers named for it (`reset_grad()`), in a
-    function of another module that clears the optimizer the loop hands it,
-    and in a method inherited from a class of another module of the
-    project that clears `self.optimizer`; zero_grad
-    and step are paired per optimizer, so a GAN that clears only one
-    network's optimizer is reported for the other, and an optimizer over
-    several networks' parameters (`Adam(chain(G.parameters(),
-    D.parameters()))`) counts as cleared when the zero_grad of others
-    clears every one of them. LBFGS-style
-    `step(closure)`, framework engines (DeepSpeed, Lightning) and full-batch
-    accumulation with one step after the loop are left alone, and so is
-    a parameter named like an optimizer that a caller in the file fills
-    with an instance of its own plain class (`ema_optimizer =
-    WeightEMA(model, ema_model)`, a class on no base but `object`): no
-    torch optimizer.
+    backpropagates and steps, a loop of another function of the module calls it
+    once per iteration) is judged on that loop.
+
+    ## When it stays silent
+    Any clearing in the loop counts, also in local functions it calls and
+    helpers named for it (`reset_grad()`), in a function of another module that
+    clears the optimizer the loop hands it, and in a method inherited from a
+    class of another module of the project that clears `self.optimizer`;
+    zero_grad and step are paired per optimizer, so a GAN that clears only one
+    network's optimizer is reported for the other, and an optimizer over several
+    networks' parameters (`Adam(chain(G.parameters(), D.parameters()))`) counts
+    as cleared when the zero_grad of others clears every one of them.
+    LBFGS-style `step(closure)`, framework engines (DeepSpeed, Lightning) and
+    full-batch accumulation with one step after the loop are left alone, and so
+    is a parameter named like an optimizer that a caller in the file fills with
+    an instance of its own plain class (`ema_optimizer = WeightEMA(model,
+    ema_model)`, a class on no base but `object`): no torch optimizer.
 
     ## References
     - https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html

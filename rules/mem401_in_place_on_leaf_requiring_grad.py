@@ -101,29 +101,30 @@ class InPlaceOnLeafRequiringGrad(Rule):
     ```
 
     ## Fix safety
-    Safe for manual parameter updates (a loop over `parameters()`, or an
-    update that reads `.grad`): the fix wraps the update in
-    `with torch.no_grad():` (the whole parameter loop when it only updates
-    parameters), which is what makes it run at all; `import torch` is added
-    when missing. Other in-place writes to a leaf (a layer's weight edited
-    in place included) are reported without a fix.
-    Silent under `no_grad`/`inference_mode` and in functions only called
-    there or decorated with them, for `.data`, `.grad`, `torch.nn.init.*_`,
-    tensors that do not require grad, and frozen models (RULES.md, "Frozen
-    means"): `requires_grad_(False)`, also chained
+    Safe for manual parameter updates (a loop over `parameters()`, or an update
+    that reads `.grad`): the fix wraps the update in `with torch.no_grad():`
+    (the whole parameter loop when it only updates parameters), which is what
+    makes it run at all; `import torch` is added when missing. Other in-place
+    writes to a leaf (a layer's weight edited in place included) are reported
+    without a fix.
+
+    ## When it stays silent
+    Silent under `no_grad`/`inference_mode` and in functions only called there
+    or decorated with them, for `.data`, `.grad`, `torch.nn.init.*_`, tensors
+    that do not require grad, and frozen models (RULES.md, "Frozen means"):
+    `requires_grad_(False)`, also chained
     (`Net().train().requires_grad_(False).to(device)`), a parameter loop that
     turns `requires_grad` off, a copy of a model frozen before it was copied
     (`G_ema = copy.deepcopy(G).eval()`), a part of a frozen parent
-    (`self.ema.block` after `self.ema.requires_grad_(False)`), a model
-    passed to a helper that freezes it (DiT's and CycleGAN's
-    `requires_grad(ema, False)` / `set_requires_grad(net, False)`, or a
-    function of the module whose body freezes its argument), nor methods this
-    module only calls under `torch.no_grad()` (`ema.update(model)`), nor a
-    weight loader (a method named for loading, `load_from`) whose every use
-    in the project is a call under `torch.no_grad()`. A
-    layer's weight is left alone when the file touches its `requires_grad`
-    (or its model's) anywhere, when it is reached through `.data`,
-    `.detach()` or a loss object (class weights are buffers), for
+    (`self.ema.block` after `self.ema.requires_grad_(False)`), a model passed to
+    a helper that freezes it (DiT's and CycleGAN's `requires_grad(ema, False)` /
+    `set_requires_grad(net, False)`, or a function of the module whose body
+    freezes its argument), nor methods this module only calls under
+    `torch.no_grad()` (`ema.update(model)`), nor a weight loader (a method named
+    for loading, `load_from`) whose every use in the project is a call under
+    `torch.no_grad()`. A layer's weight is left alone when the file touches its
+    `requires_grad` (or its model's) anywhere, when it is reached through
+    `.data`, `.detach()` or a loss object (class weights are buffers), for
     `self.weight` itself (may be a buffer), and when only the name of a
     function's parameter says it is a model.
 

@@ -91,19 +91,21 @@ class InPlaceOnSavedOutput(Rule):
     ```
 
     ## Fix safety
-    Safe for the module flag: `inplace=False` computes the same values and
-    lets the backward run. Operators (`+=`, `.mul_()`, `x[i] = ...`) are
-    reported without a fix: use the out-of-place form (`h = h + 1`) or clone
-    first. Silent when the value was cloned, under `no_grad`, for ops that
-    save their input rather than output (Linear, Conv, BatchNorm, GELU,
-    SiLU, ELU, ReLU6), residual adds on BatchNorm output, when the input
-    is plain data that does not require grad (`torch.arange` and settings
-    such as `self.sigma = sigma` with a number default), on a forward's
-    inference path (`if self.training: return logits` before it), when the name was rebound
-    first (`w, idx = torch.topk(w, k)`), inside a custom
-    `torch.autograd.Function` (its `forward` runs without grad), and in
-    training code when no later backward goes through the changed tensor
-    (predictions thresholded for a metric, or after the backward ran).
+    Safe for the module flag: `inplace=False` computes the same values and lets
+    the backward run. Operators (`+=`, `.mul_()`, `x[i] = ...`) are reported
+    without a fix: use the out-of-place form (`h = h + 1`) or clone first.
+
+    ## When it stays silent
+    Silent when the value was cloned, under `no_grad`, for ops that save their
+    input rather than output (Linear, Conv, BatchNorm, GELU, SiLU, ELU, ReLU6),
+    residual adds on BatchNorm output, when the input is plain data that does
+    not require grad (`torch.arange` and settings such as `self.sigma = sigma`
+    with a number default), on a forward's inference path (`if self.training:
+    return logits` before it), when the name was rebound first (`w, idx =
+    torch.topk(w, k)`), inside a custom `torch.autograd.Function` (its `forward`
+    runs without grad), and in training code when no later backward goes through
+    the changed tensor (predictions thresholded for a metric, or after the
+    backward ran).
 
     ## References
     - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd

@@ -38,21 +38,7 @@ class InPlaceActivationOpportunity(Rule):
     Those layers save their *input* for the backward, not their output, so
     the activation may overwrite their output: out of place, the layer's
     output and the activation's output are both alive for a moment; in
-    place, one buffer serves both. How much that saves depends on what the
-    activation's backward reads, measured by `bench/inplace_activations.py`
-    (a `Linear(1024, 1024)` then the activation, batch 2048, float32: one
-    activation is 8 MiB; torch 2.13 on the CPU):
-
-    | activation | in place saves |
-    | --- | --- |
-    | ReLU | 8 MiB at the forward's transient peak; the bytes kept for the backward are the same (8 MiB) |
-    | LeakyReLU(0.2), ELU, CELU, SELU | 8 MiB kept for the backward (16 -> 8 MiB, for the whole step, per layer) and 8 MiB at the peak |
-    | ReLU6, Hardtanh, SiLU, Mish, Hardswish, Hardsigmoid | nothing: their backward reads the input, so autograd keeps a copy of it |
-    | GELU | no in-place form |
-
-    So the rule suggests it only for the first two rows. For ReLU the saving
-    is modest and honest to state: about one activation at the transient
-    peak of the forward, not one per layer.
+    place, one buffer serves both (how much that saves: see Details).
 
     ## Example
     ```python
@@ -73,6 +59,23 @@ class InPlaceActivationOpportunity(Rule):
     registers forward or backward hooks or extracts features
     (`create_feature_extractor`, `IntermediateLayerGetter`), and opt-in
     because hooks elsewhere cannot be seen.
+
+    ## Details
+    How much in place saves depends on what the activation's backward reads,
+    measured by `bench/inplace_activations.py` (a `Linear(1024, 1024)` then
+    the activation, batch 2048, float32: one activation is 8 MiB; torch 2.13
+    on the CPU):
+
+    | activation | in place saves |
+    | --- | --- |
+    | ReLU | 8 MiB at the forward's transient peak; the bytes kept for the backward are the same (8 MiB) |
+    | LeakyReLU(0.2), ELU, CELU, SELU | 8 MiB kept for the backward (16 -> 8 MiB, for the whole step, per layer) and 8 MiB at the peak |
+    | ReLU6, Hardtanh, SiLU, Mish, Hardswish, Hardsigmoid | nothing: their backward reads the input, so autograd keeps a copy of it |
+    | GELU | no in-place form |
+
+    So the rule suggests it only for the first two rows. For ReLU the saving
+    is modest and honest to state: about one activation at the transient
+    peak of the forward, not one per layer.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.ReLU.html

@@ -110,27 +110,28 @@ class OptimizerStepBeforeSharedBackward(Rule):
     first step.
 
     ## Fix safety
-    No fix: recomputing the loss after the step changes what is computed
-    (the generator then sees the updated discriminator, as in the PyTorch
-    DCGAN example), while moving the step changes the update order. Only
-    graphs this function builds are followed, through local names to their
-    last assignment (a name unpacked from a call, `D_fake, D_code = D(G_)`,
-    runs back through that call; the optimizer may be built in another
-    method, `self.opt = Adam(self.G.parameters())` in `__init__`). A step
-    split across methods (pix2pix/CycleGAN: `forward()` stores
+    No fix: recomputing the loss after the step changes what is computed (the
+    generator then sees the updated discriminator, as in the PyTorch DCGAN
+    example), while moving the step changes the update order. Only graphs this
+    function builds are followed, through local names to their last assignment
+    (a name unpacked from a call, `D_fake, D_code = D(G_)`, runs back through
+    that call; the optimizer may be built in another method, `self.opt =
+    Adam(self.G.parameters())` in `__init__`).
+
+    ## When it stays silent
+    A step split across methods (pix2pix/CycleGAN: `forward()` stores
     `self.fake_B = self.netG(self.real_A)`, `optimize_parameters()` steps
-    `optimizer_G` and then calls `backward_D()`, whose loss reads
-    `self.fake_B` without `.detach()`) is followed from the backward's
-    method to the `self.<attr>` it reads and never assigns, and from there
-    to its assignment in a method run before the step; an attribute a
-    method run after the step assigns again is fresh. A loss recomputed after the step, a graph cut with
-    `.detach()` (`D(fake.detach())`), optimizers whose parameters the graph
-    does not reach, calls under `torch.no_grad()`, a step and a backward
-    that need not run in the same iteration (exclusive branches, a branch
-    that may `continue`, two independent `if`s unless both test
-    `i % n == 0` on one counter, which holds for both at a multiple of both
-    periods), losses handed to another
-    function to backpropagate, and optimizers whose parameters cannot
+    `optimizer_G` and then calls `backward_D()`, whose loss reads `self.fake_B`
+    without `.detach()`) is followed from the backward's method to the
+    `self.<attr>` it reads and never assigns, and from there to its assignment
+    in a method run before the step; an attribute a method run after the step
+    assigns again is fresh. A loss recomputed after the step, a graph cut with
+    `.detach()` (`D(fake.detach())`), optimizers whose parameters the graph does
+    not reach, calls under `torch.no_grad()`, a step and a backward that need
+    not run in the same iteration (exclusive branches, a branch that may
+    `continue`, two independent `if`s unless both test `i % n == 0` on one
+    counter, which holds for both at a multiple of both periods), losses handed
+    to another function to backpropagate, and optimizers whose parameters cannot
     be told (passed in from elsewhere) are not reported.
 
     ## References

@@ -172,12 +172,9 @@ class DeprecatedCudaAmp(Rule):
     `torch.cuda.amp.autocast`, `torch.cuda.amp.GradScaler`,
     `torch.cuda.amp.custom_fwd`/`custom_bwd`, `torch.cpu.amp.autocast`,
     `torch.cpu.amp.GradScaler`, whether reached through `torch.cuda.amp.X`,
-    `from torch.cuda.amp import X`, `from torch.cuda import amp` or
-    `import torch.cuda.amp as amp`: at the import and at each use (the
-    call where the warning is raised and the device type goes), whatever
-    the spelling. A class stored to be called later (`amp_autocast =
-    torch.cuda.amp.autocast`, `functools.partial(torch.cuda.amp.autocast,
-    ...)`) is reported where it is stored.
+    `from torch.cuda.amp import X`, `from torch.cuda import amp` or `import
+    torch.cuda.amp as amp`: at the import and at each use (the call where the
+    warning is raised and the device type goes), whatever the spelling.
 
     ## Why it matters
     Each use emits a `FutureWarning`, and deprecated aliases can be removed
@@ -207,26 +204,32 @@ class DeprecatedCudaAmp(Rule):
     Safe: the deprecated classes are thin wrappers that call the `torch.amp`
     ones with the device type, so results are identical (the one nuance: an
     omitted `cache_enabled` now follows `torch.is_autocast_cache_enabled()`,
-    which is true unless the program switched the cast cache off globally;
-    the cache never changes values). Positional
-    arguments become keywords (`autocast(True, torch.float16)` ->
-    `autocast("cuda", enabled=True, dtype=torch.float16)`) because the new
-    signatures order them differently. An import is rewritten together with
-    every call that uses its names, in one edit, so that the device type is
-    added exactly where it is needed; when some use cannot be rewritten (the
-    name passed around as a value, `*args`) the import is reported without a
-    fix. A stored class becomes `functools.partial(torch.amp.autocast,
-    "cuda")` only when every read of the name it is stored in is a call
-    with keyword arguments (a positional one would land on another
-    parameter of the new signature; a name passed on may be called
-    anywhere); otherwise it is reported without a fix. Code on a compatibility path (in a branch of an `if` or conditional
-    expression on the torch version, `hasattr`, or a flag computed from them;
-    after an early `return` under such a test; in an `except
-    ImportError/AttributeError` handler) is left alone; the import in the
-    `try` body before such a handler is the main path: where the handler
-    defines a stand-in of the same name (`class GradScaler: ...`) and the
-    module uses the name, the import is reported without a fix (which
-    binding a use sees depends on the torch installed).
+    which is true unless the program switched the cast cache off globally; the
+    cache never changes values). Positional arguments become keywords
+    (`autocast(True, torch.float16)` -> `autocast("cuda", enabled=True,
+    dtype=torch.float16)`) because the new signatures order them differently.
+
+    ## Details
+    A class stored to be called later (`amp_autocast = torch.cuda.amp.autocast`,
+    `functools.partial(torch.cuda.amp.autocast, ...)`) is reported where it is
+    stored.
+
+    An import is rewritten together with every call that uses its names, in one
+    edit, so that the device type is added exactly where it is needed; when some
+    use cannot be rewritten (the name passed around as a value, `*args`) the
+    import is reported without a fix. A stored class becomes
+    `functools.partial(torch.amp.autocast, "cuda")` only when every read of the
+    name it is stored in is a call with keyword arguments (a positional one
+    would land on another parameter of the new signature; a name passed on may
+    be called anywhere); otherwise it is reported without a fix. Code on a
+    compatibility path (in a branch of an `if` or conditional expression on the
+    torch version, `hasattr`, or a flag computed from them; after an early
+    `return` under such a test; in an `except ImportError/AttributeError`
+    handler) is left alone; the import in the `try` body before such a handler
+    is the main path: where the handler defines a stand-in of the same name
+    (`class GradScaler: ...`) and the module uses the name, the import is
+    reported without a fix (which binding a use sees depends on the torch
+    installed).
 
     The fix follows the torch the project declares (its requirements,
     pyproject, setup.py/setup.cfg, environment.yml, or the `torch-version`

@@ -97,17 +97,18 @@ class HalfPrecisionTraining(Rule):
 
     ## Fix safety
     No fix: switching to autocast changes memory, speed and results.
-    Silent for `.half()` used only for inference (no optimizer over the
-    model's parameters, or a function named for export/inference), bfloat16,
-    inputs converted with `.half()`, and wrappers that keep fp32 master
-    weights (apex `FP16_Optimizer`, `amp.initialize`, DeepSpeed).
-    Silent in a test module: a file named as pytest and unittest discover
-    tests (`test_*.py`, `*_test.py`), whether its code sits in `test_*`
-    functions or runs as a script (`python test_groups.py --fp16` taking
-    one SGD step on `bn.half()` and `sbn.half()` to compare two
-    implementations): it compares numbers, it trains nothing. A file in a
-    `tests/` folder under another name is checked like any script (such
-    folders also hold runnable examples and fixtures, and the path a rule
+
+    ## When it stays silent
+    Silent for `.half()` used only for inference (no optimizer over the model's parameters,
+    or a function named for export/inference), bfloat16, inputs converted with
+    `.half()`, and wrappers that keep fp32 master weights (apex
+    `FP16_Optimizer`, `amp.initialize`, DeepSpeed). Silent in a test module: a
+    file named as pytest and unittest discover tests (`test_*.py`, `*_test.py`),
+    whether its code sits in `test_*` functions or runs as a script (`python
+    test_groups.py --fp16` taking one SGD step on `bn.half()` and `sbn.half()`
+    to compare two implementations): it compares numbers, it trains nothing.
+    A file in a `tests/` folder under another name is checked like any script
+    (such folders also hold runnable examples and fixtures, and the path a rule
     sees is not relative to the project's root).
 
     ## References

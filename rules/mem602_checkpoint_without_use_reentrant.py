@@ -51,17 +51,19 @@ class CheckpointWithoutUseReentrant(Rule):
     recommended mode and computes the same values, but code that relied on
     reentrant behaviour (for example on gradients being dropped for a segment
     whose inputs do not require grad) will behave differently. Calls that pass
-    `**kwargs` are not reported: `use_reentrant` may be among them. The
-    argument exists since torch 1.11 (`checkpoint_sequential`'s since 2.0):
-    where the project still supports an older torch (its requirements or
-    the `torch-version` setting) the fix is withheld and the message says
-    why; where every torch it accepts predates the warning (2.1, 2.2 for
-    `checkpoint_sequential`), nothing is reported. Nothing is reported
-    either where the code was written for a torch without the argument:
-    a ceiling below 1.11 (`torch<1.11`), or a pin below it
-    (`torch==1.8.1` in `requirements.txt` or a conda environment file such
-    as `conda_env.yml`, even beside a wider range elsewhere): there the
-    advice would break the code.
+    `**kwargs` are not reported: `use_reentrant` may be among them. The argument
+    exists since torch 1.11 (`checkpoint_sequential`'s since 2.0): where the
+    project still supports an older torch (its requirements or the
+    `torch-version` setting) the fix is withheld and the message says why; where
+    every torch it accepts predates the warning (2.1, 2.2 for
+    `checkpoint_sequential`), nothing is reported.
+
+    ## When it stays silent
+    Nothing is reported where the code was written for a torch without
+    the argument: a ceiling below 1.11 (`torch<1.11`), or a pin below it
+    (`torch==1.8.1` in `requirements.txt` or a conda environment file such as
+    `conda_env.yml`, even beside a wider range elsewhere): there the advice
+    would break the code.
 
     ## References
     - https://pytorch.org/docs/stable/checkpoint.html

@@ -46,26 +46,13 @@ class LoadWithoutMapLocation(Rule):
     ## What it does
     Flags `torch.load(f)` without `map_location` (by keyword or as the second
     positional argument) whose result is passed to `load_state_dict`, either
-    directly or through a variable of the same function, also picked apart
-    on the way: a key (`ck["model"]`, `ck.get("model")`), a comprehension
-    keeping every value it reads (`{k[7:]: v for k, v in ck.items()}`), or
-    merged into another dict (`model_dict.update(ck)`), or copied into one
-    by a loop (`for k, v in ck.items(): d[k[7:]] = v`, also in its `if` and
-    `try` blocks and reading an entry back, `try: d[k] = ck["module." + k]
-    except KeyError: d[k] = v`). A load drawn so
-    (other than a key looked up where it is loaded or passed) is reported
-    only when the model was moved to a device before it in the same
-    function (`model = nn.DataParallel(model).cuda()`), or in `__init__`
-    for `self.model`, or when it is a parameter of a function to which
-    every known caller hands a model it moved to a device before the call
-    (`load_checkpoint(path, model)` after `model = Wav2Lip().to(device)`;
-    callers in other modules count, their model bound from `.to(device)`
-    or from project functions returning a model they moved, or another name
-    for it, `pure = model.module if wrapped else model`; a caller of this
-    module handing on a parameter of its own that every one of its callers
-    so moved counts too): a model built by a config or handed in as a
-    parameter of unknown callers may still be on the CPU, and a move inside
-    a function defined above a script's load runs only when called.
+    directly or through a variable of the same function, also picked apart on
+    the way: a key (`ck["model"]`, `ck.get("model")`), a comprehension keeping
+    every value it reads (`{k[7:]: v for k, v in ck.items()}`), or merged into
+    another dict (`model_dict.update(ck)`), or copied into one by a loop (`for
+    k, v in ck.items(): d[k[7:]] = v`, also in its `if` and `try` blocks and
+    reading an entry back, `try: d[k] = ck["module." + k] except KeyError: d[k]
+    = v`).
 
     ## Why it matters
     Without `map_location`, every tensor is restored to the device it was
@@ -90,152 +77,162 @@ class LoadWithoutMapLocation(Rule):
 
     ## Fix safety
     Safe when the result goes straight into `load_state_dict` (optionally
-    indexed, as in `torch.load(p)["model"]` or `torch.load(p).get("model")`): `load_state_dict` copies values
-    into existing parameters, so their device is unchanged. No fix when the
-    result is first stored in a variable or passed through a helper
-    (`load_state_dict(convert_state_dict(torch.load(p)))`): other parts of the checkpoint may be
-    used as tensors on the device they were saved from. Calls with
-    `load_state_dict(..., assign=True)` are not reported, since the loaded
-    tensors then become the parameters, nor loads into an LR scheduler, a
-    `GradScaler`, a sampler, a data loader or training bookkeeping (early
-    stopping, meters, trackers, callbacks), whose state holds no weights.
-    Nor are loads in a file that writes its checkpoints from CPU tensors only
+    indexed, as in `torch.load(p)["model"]` or `torch.load(p).get("model")`):
+    `load_state_dict` copies values into existing parameters, so their device is
+    unchanged. No fix when the result is first stored in a variable or passed
+    through a helper (`load_state_dict(convert_state_dict(torch.load(p)))`):
+    other parts of the checkpoint may be used as tensors on the device they were
+    saved from. Calls with `load_state_dict(..., assign=True)` are not reported,
+    since the loaded tensors then become the parameters, nor loads into an LR
+    scheduler, a `GradScaler`, a sampler, a data loader or training bookkeeping
+    (early stopping, meters, trackers, callbacks), whose state holds no weights.
+
+    ## When it stays silent
+    Not reported either: loads in a file that writes its checkpoints from CPU tensors only
     (`torch.save(net.cpu().state_dict(), p)`, or `model.cpu()` /
-    `model.eval().cpu()` before `torch.save(model.state_dict(), p)`,
-    `{k: v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered
-    with `FullStateDictConfig(offload_to_cpu=True)`, a loop replacing every
-    entry by its value on the CPU, `for k, v in sd.items(): sd[k] = v.cpu()`):
-    those files hold CPU tensors; so does a load read at a key
-    (`save_dict["model_state_dict"]`) that only such saves of the file
-    write, every other save a dict literal without it or an optimizer's
-    bare state; into a model (a module by its kind) the
-    saves that count are those that may hold a model's state, so an
-    optimizer's state saved from the GPU beside them keeps only the
-    optimizer's loads reported (across modules, a save beside the load whose file name, or a
-    formatted pattern of it such as `"{}_{}.pkl".format(name, task)`, may
-    be the loaded one, when every such save writes a CPU state or a dict of
-    CPU states and plain values); nor loads into a model still on the CPU (built in the same
-    function, in a block around the load, by a constructor known to build
-    on the CPU: `torchvision.models.resnet50()`, `timm.create_model`,
-    `from_pretrained` without `device_map` (its one positional argument a
-    name or path, even a name handed in), a class of the project that moves
-    nothing, named directly, through its package (`vocoders.Generator`),
-    imported in a function (`from models.nets import Net as net` in `main()`,
-    or one name imported to such a class in each branch, the name bound no
-    other way in the module) or
-    picked from a table of such classes bound once, at module level or in
-    the function around the load (`ARCHS[name](10)`), or in another module
-    of the project (`model_dict[name](...)`), fetched with
-    `getattr(module, name)` (or `models.__dict__[name]`) from a project
-    module whose every class moves nothing (importing no class-like name
-    but torch's or torchvision's, `from torchvision.models.resnet import
-    Bottleneck`), or from a package that only
-    star-imports such classes and builders (`from .vgg import *`; a builder
-    may pass a class `make_layers(...)`, a `nn.Sequential(*layers)` of a
-    local list it only fills with fresh torch.nn layers), or picked by a
-    project function whose every return is `None` or one class of a
-    module-level registry it only fills with such classes, or with every
-    class of a module whose every class moves nothing (`Model =
-    load_model(name)` over `MODELS.extend([getattr(m, a) for a in dir(m)])`;
-    a registry handed to a call or filled otherwise is not known), or a
-    builder named through `eval` of a string when every function of that
-    name in the project builds on the CPU (a class whose `__init__` takes
-    `**kwargs` and never reads them counts; a project function returning a
-    fresh torch.nn layer built from constants, `return nn.Linear(10, 2)`,
-    is such a builder in other modules); `self` in the
-    `__init__` of a class that moves nothing (bases included), a model under
-    construction, and in the `__init__` of any `torch.nn` subclass (only
-    `torch.nn` bases, no decorator or metaclass, no `device=` in it,
-    subclassed nowhere in the module) up to its first move: `self.cuda()`,
-    a part built with `.to(dev)`, a method of its own that moves, hands
-    `self` or a part of it on, or gives a `device=` (pixel2style2pixel's
-    `pSp.__init__` loads through `self.load_weights()` before anything
-    moves it); `self` in a method named for loading (`load_pretrained_model`)
-    whose every use in the project is a call on a model just built so;
-    `self.model` in any method of a plain class (no base but `object`, not
-    subclassed) whose every store of it is a model just built so, and whose
-    methods only call it or a method that leaves it in place (`eval`,
-    `state_dict`...), never move, hand over or alias it; no other code of
-    the module spells it and no other module of the project switches, moves
+    `model.eval().cpu()` before `torch.save(model.state_dict(), p)`, `{k:
+    v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered with
+    `FullStateDictConfig(offload_to_cpu=True)`, a loop replacing every entry by
+    its value on the CPU, `for k, v in sd.items(): sd[k] = v.cpu()`): those
+    files hold CPU tensors; so does a load read at a key
+    (`save_dict["model_state_dict"]`) that only such saves of the file write,
+    every other save a dict literal without it or an optimizer's bare state;
+    into a model (a module by its kind) the saves that
+    count are those that may hold a model's state, so an optimizer's state saved
+    from the GPU beside them keeps only the optimizer's loads reported (across
+    modules, a save beside the load whose file name, or a formatted pattern of
+    it such as `"{}_{}.pkl".format(name, task)`, may be the loaded one, when
+    every such save writes a CPU state or a dict of CPU states and plain
+    values); nor loads into a model still on the CPU (built in the same
+    function, in a block around the load, by a constructor known to build on the
+    CPU: `torchvision.models.resnet50()`, `timm.create_model`, `from_pretrained`
+    without `device_map` (its one positional argument a name or path, even a
+    name handed in), a class of the project that moves nothing, named directly,
+    through its package (`vocoders.Generator`), imported in a function (`from
+    models.nets import Net as net` in `main()`, or one name imported to such a
+    class in each branch, the name bound no other way in the module) or picked
+    from a table of such classes bound once, at module level or in the function
+    around the load (`ARCHS[name](10)`), or in another module of the project
+    (`model_dict[name](...)`), fetched with `getattr(module, name)` (or
+    `models.__dict__[name]`) from a project module whose every class moves
+    nothing (importing no class-like name but torch's or torchvision's, `from
+    torchvision.models.resnet import Bottleneck`), or from a package that only
+    star-imports such classes and builders (`from .vgg import *`; a builder may
+    pass a class `make_layers(...)`, a `nn.Sequential(*layers)` of a local list
+    it only fills with fresh torch.nn layers), or picked by a project function
+    whose every return is `None` or one class of a module-level registry it only
+    fills with such classes, or with every class of a module whose every class
+    moves nothing (`Model = load_model(name)` over `MODELS.extend([getattr(m, a)
+    for a in dir(m)])`; a registry handed to a call or filled otherwise is not
+    known), or a builder named through `eval` of a string when every function of
+    that name in the project builds on the CPU (a class whose `__init__` takes
+    `**kwargs` and never reads them counts; a project function returning a fresh
+    torch.nn layer built from constants, `return nn.Linear(10, 2)`, is such a
+    builder in other modules); `self` in the `__init__` of a class that moves
+    nothing (bases included), a model under construction, and in the `__init__`
+    of any `torch.nn` subclass (only `torch.nn` bases, no decorator or
+    metaclass, no `device=` in it, subclassed nowhere in the module) up to its
+    first move: `self.cuda()`, a part built with `.to(dev)`, a method of its own
+    that moves, hands `self` or a part of it on, or gives a `device=`
+    (pixel2style2pixel's `pSp.__init__` loads through `self.load_weights()`
+    before anything moves it); `self` in a method named for loading
+    (`load_pretrained_model`) whose every use in the project is a call on a
+    model just built so; `self.model` in any method of a plain class (no base
+    but `object`, not subclassed) whose every store of it is a model just built
+    so, and whose methods only call it or a method that leaves it in place
+    (`eval`, `state_dict`...), never move, hand over or alias it; no other code
+    of the module spells it and no other module of the project switches, moves
     or hands it over (`trainer.model.cuda()`; without the project, private
-    attributes only);
-    or a parameter to which every caller in the project, notebooks included,
-    passes a model just built so (built in every arm of an `if`, or rebuilt
-    on the CPU by a later `if` without `else`); neither moved nor handed to a
-    call before the load, other than a project function that moves nothing
-    (`fc.train(model)`) or `apply`, or a class rebuilding a part of it from
-    its own parts with no device argument (`model.cls =
-    BertOnlyMLMHead(model.config, model.bert.embeddings.word_embeddings.weight)`); not a wrapper such as `DataParallel(net)`
-    (`AveragedModel(net)` without a device copies a CPU model on the CPU): an
-    argument that is a number, options or a part of the checkpoint is no
-    model); a checkpoint handed to a function of the module that loads it
-    only into such a model (sgan's `get_generator(checkpoint)`: build, load,
-    then `.cuda()`) is not reported either. A class that moves only tensors it builds into plain attributes
-    (`self.noise = torch.randn(n).cuda()`, in no state dict, also through a
-    conditional), into items of a plain dict attribute
-    (`self._targets[k] = labels`, no `ParameterDict` in the class) or into
-    locals moves nothing. A module-level model of another project module,
-    built there on the CPU (`vgg = nn.Sequential(...)` in `net.py`) and named
-    nowhere else in it, read at module level (`vgg = net.vgg`, `from net
-    import vgg`) and not moved before the load, is on the CPU too. A method of
-    the model that the project defines, in every class defining it, without
-    moving, handing over or setting the model or a part of it (psa's
-    `param_groups = model.get_parameter_groups()`, read by the project
-    stage) leaves it on the CPU; one handing `self` to other code does not.
-    A constructor bound nowhere in the module (never
-    imported, no star import), or a class picked by name from a module named
-    at run time (`getattr(importlib.import_module(name), "CAM")()`) or from
-    the module's own names (`Model = eval(args.model_type)`), is not
-    known: nothing is claimed; so is, when the project is read, a class
-    that a module putting folders on `sys.path` imports from a module the
-    project does not hold (`tsm_online.MobileNetV2(...)` after
-    `sys.path.append("tf_models/research/slim")` and `import
-    mobilenet_v2_tsm_v2 as tsm_online`: code outside the project). A torch optimizer over such a model's
-    parameters (`Adam(net.parameters())`, or parameter groups drawn from its
-    parts: `{"params": get_parameters_conv(net.model, "weight")}`) loads its
+    attributes only); or a parameter to which every caller in the project,
+    notebooks included, passes a model just built so (built in every arm of an
+    `if`, or rebuilt on the CPU by a later `if` without `else`); neither moved
+    nor handed to a call before the load, other than a project function that
+    moves nothing (`fc.train(model)`) or `apply`, or a class rebuilding a part
+    of it from its own parts with no device argument (`model.cls =
+    BertOnlyMLMHead(model.config,
+    model.bert.embeddings.word_embeddings.weight)`); not a wrapper such as
+    `DataParallel(net)` (`AveragedModel(net)` without a device copies a CPU
+    model on the CPU): an argument that is a number, options or a part of the
+    checkpoint is no model); a checkpoint handed to a function of the module
+    that loads it only into such a model (sgan's `get_generator(checkpoint)`:
+    build, load, then `.cuda()`) is not reported either. A class that moves only
+    tensors it builds into plain attributes (`self.noise =
+    torch.randn(n).cuda()`, in no state dict, also through a conditional), into
+    items of a plain dict attribute (`self._targets[k] = labels`, no
+    `ParameterDict` in the class) or into locals moves nothing. A module-level
+    model of another project module, built there on the CPU (`vgg =
+    nn.Sequential(...)` in `net.py`) and named nowhere else in it, read at
+    module level (`vgg = net.vgg`, `from net import vgg`) and not moved before
+    the load, is on the CPU too. A method of the model that the project defines,
+    in every class defining it, without moving, handing over or setting the
+    model or a part of it (psa's `param_groups = model.get_parameter_groups()`,
+    read by the project stage) leaves it on the CPU; one handing `self` to other
+    code does not. A constructor bound nowhere in the module (never imported, no
+    star import), or a class picked by name from a module named at run time
+    (`getattr(importlib.import_module(name), "CAM")()`) or from the module's own
+    names (`Model = eval(args.model_type)`), is not known: nothing is claimed;
+    so is, when the project is read, a class that a module putting folders on
+    `sys.path` imports from a module the project does not hold
+    (`tsm_online.MobileNetV2(...)` after
+    `sys.path.append("tf_models/research/slim")` and `import mobilenet_v2_tsm_v2
+    as tsm_online`: code outside the project). A torch optimizer over such a
+    model's parameters (`Adam(net.parameters())`, or parameter groups drawn from
+    its parts: `{"params": get_parameters_conv(net.model, "weight")}`) loads its
     state onto the CPU too while the model has not moved, and so does one a
     project helper that moves nothing builds over it (`optimizer =
-    make_optimizer(cfg, model)`, handed no other model and no device); a
-    torch LR scheduler built on the optimizer moves nothing. A method that
-    loads into `self` (`from_pretrained(self, path)`) whose every call in
-    another module is on a model that module has just built there with a
-    class or builder that moves nothing, not named since, nor in a loop
-    (`model = Net(...); model.from_pretrained(p); model.to(device)`), loads
-    into a model on the CPU; one call on anything else keeps it reported.
-    A load handed to a helper known to call `load_state_dict` on it (a
-    function of this file whose body does, or peft's
-    `set_peft_model_state_dict(model, state_dict)`) is reported, without a fix;
-    so is one handed to a function of another module of the project that
+    make_optimizer(cfg, model)`, handed no other model and no device); a torch
+    LR scheduler built on the optimizer moves nothing. A method that loads into
+    `self` (`from_pretrained(self, path)`) whose every call in another module is
+    on a model that module has just built there with a class or builder that
+    moves nothing, not named since, nor in a loop (`model = Net(...);
+    model.from_pretrained(p); model.to(device)`), loads into a model on the CPU;
+    one call on anything else keeps it reported. A load handed to a helper known
+    to call `load_state_dict` on it (a function of this file whose body does, or
+    peft's `set_peft_model_state_dict(model, state_dict)`) is reported, without
+    a fix; so is one handed to a function of another module of the project that
     passes that parameter on to `load_state_dict` (through keys, copying
-    comprehensions, `model_dict.update(sd)`; or copies it entry by entry,
-    `own = model.state_dict()` then `for k, v in sd.items():
-    own[k].copy_(v)`; also named through a package's `from .util import *`)
-    of a model on a device: one it
-    moved itself (`model = make(...)` with `make` calling `model.cuda()`),
-    or the model the call hands it, moved before the call or built by a
-    project function returning a model it moved (`snet = define_tsnet(...)`
-    returning `DataParallel(net).cuda()`, handed no literal `False`/`None`/`0`;
-    a move under `if cuda:` with `cuda=False` by default does not count); a
-    model not known to be on a device keeps it silent. A pickled module's `ck["model"].state_dict()`
-    holds the loaded tensors too; drawn so, it is reported only into a model
-    moved to a device before the load (the pickled module's place says
-    nothing of the model it is loaded into).
-    So is a load a function of this file returns (`return torch.load(f)`,
-    or a name bound only to such loads, a load with `map_location` on
-    another branch included: `if use_cuda: ck = torch.load(p) else: ck =
-    torch.load(p, map_location=...)`) when a caller in this file feeds
-    that return value to `load_state_dict` of a model not known to be on
-    the CPU (the helper's other callers may want the tensors where they were),
-    or when a caller in another module of the project loads it into a model
-    it moved to a device earlier in the same function
+    comprehensions, `model_dict.update(sd)`; or copies it entry by entry, `own
+    = model.state_dict()` then `for k, v in sd.items(): own[k].copy_(v)`; also
+    named through a package's `from .util import *`) of a model on a device: one it
+    moved itself (`model = make(...)` with `make` calling `model.cuda()`), or
+    the model the call hands it, moved before the call or built by a project
+    function returning a model it moved (`snet = define_tsnet(...)` returning
+    `DataParallel(net).cuda()`, handed no literal `False`/`None`/`0`; a move
+    under `if cuda:` with `cuda=False` by default does not count); a model not
+    known to be on a device keeps it silent. A pickled module's
+    `ck["model"].state_dict()` holds the loaded tensors too; drawn so, it is
+    reported only into a model moved to a device before the load (the pickled
+    module's place says nothing of the model it is loaded into). So is a load a
+    function of this file returns (`return torch.load(f)`, or a name bound only
+    to such loads, a load with `map_location` on another branch included: `if
+    use_cuda: ck = torch.load(p) else: ck = torch.load(p, map_location=...)`)
+    when a caller in this file feeds that return value to `load_state_dict` of a
+    model not known to be on the CPU (the helper's other callers may want the
+    tensors where they were), or when a caller in another module of the project
+    loads it into a model it moved to a device earlier in the same function
     (`model = nn.DataParallel(model).cuda()` ...
     `model.module.load_state_dict(load_checkpoint(p)["state_dict"])`); the
-    message names that caller. When another caller of that function loads
-    its value into a model not known to be on a device (a resume into the
-    model still on the CPU), the load in the helper is not reported (the
-    helper alone does not say which of its callers doubles the weights):
-    the caller loading it into a model on a device is, at its call, without
-    a fix, the message naming the load.
+    message names that caller. When another caller of that function loads its
+    value into a model not known to be on a device (a resume into the model
+    still on the CPU), the load in the helper is not reported (the helper alone
+    does not say which of its callers doubles the weights): the caller loading
+    it into a model on a device is, at its call, without a fix, the message
+    naming the load.
+
+    ## Details
+    A load drawn so (other than a key looked up where it is loaded or passed) is
+    reported only when the model was moved to a device before it in the same
+    function (`model = nn.DataParallel(model).cuda()`), or in `__init__` for
+    `self.model`, or when it is a parameter of a function to which every known
+    caller hands a model it moved to a device before the call
+    (`load_checkpoint(path, model)` after `model = Wav2Lip().to(device)`;
+    callers in other modules count, their model bound from `.to(device)` or
+    from project functions returning a model they moved, or another name for
+    it, `pure = model.module if wrapped else model`; a caller of this module
+    handing on a parameter of its own that every one of its callers so moved
+    counts too): a model built by a config or handed in as a parameter of
+    unknown callers may still be on the CPU, and a move inside a function
+    defined above a script's load runs only when called.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.load.html

@@ -127,26 +127,27 @@ class EmptyCacheInLoop(Rule):
 
     ## Fix safety
     Safe: removing the call never changes results. When it was the loop's only
-    statement the body becomes `pass`. Calls inside an `except` handler (after
-    catching an OOM), a `finally` block, or under an `if` (throttled by a step
-    counter; the `else` of an emptiness test such as `if num_gt == 0:` is
-    the ordinary path and is not a guard) are left alone, and so are calls right after a `del` or
-    `gc.collect()` in the same block (memory was just released on purpose),
-    unless the loop's own body steps the optimizer (each iteration is one
-    training step, and what was released is that step's garbage),
-    and loops whose iterations each run a whole training or evaluation:
-    epochs, folds, models, checkpoints, configurations, seeds, or a call
-    of a method that runs a whole pass over data on every call wherever the
-    project defines it for what its receiver holds (an RL agent's
-    `agent.collect_samples(n)` in another module, rolling a policy out for a
-    batch of environment steps) (a validation
-    pass called only every N steps, `if step % N == 0: validate()`, does not
-    make a step loop one of those). Neither is an
-    out-of-memory retry loop, whose iterations are attempts, not batches
-    (`while True:` or `for attempt in range(3):` around a `try` that leaves
-    the loop on success and an `except` that catches the out-of-memory
-    error and shrinks the batch): clearing the cache before the next attempt
-    is its purpose.
+    statement the body becomes `pass`.
+
+    ## When it stays silent
+    Calls inside an `except` handler (after catching an OOM), a `finally` block,
+    or under an `if` (throttled by a step counter; the `else` of an emptiness
+    test such as `if num_gt == 0:` is the ordinary path and is not a guard) are
+    left alone, and so are calls right after a `del` or `gc.collect()` in the
+    same block (memory was just released on purpose), unless the loop's own body
+    steps the optimizer (each iteration is one training step, and what was
+    released is that step's garbage), and loops whose iterations each run a
+    whole training or evaluation: epochs, folds, models, checkpoints,
+    configurations, seeds, or a call of a method that runs a whole pass over
+    data on every call wherever the project defines it for what its receiver
+    holds (an RL agent's `agent.collect_samples(n)` in another module, rolling a
+    policy out for a batch of environment steps) (a validation pass called only
+    every N steps, `if step % N == 0: validate()`, does not make a step loop one
+    of those). Neither is an out-of-memory retry loop, whose iterations are
+    attempts, not batches (`while True:` or `for attempt in range(3):` around a
+    `try` that leaves the loop on success and an `except` that catches the
+    out-of-memory error and shrinks the batch): clearing the cache before the
+    next attempt is its purpose.
 
     ## References
     - https://pytorch.org/docs/stable/notes/cuda.html#memory-management

@@ -365,18 +365,9 @@ class _OtherMoves(cst.CSTVisitor):
 class LoopInvariantDeviceMove(Rule):
     """
     ## What it does
-    Flags `model.to(device)` / `model.cuda()` (or a criterion) inside the
-    batch loop, and constant tensors built and moved to the GPU on every
-    batch (`torch.tensor([0.485, 0.456, 0.406]).cuda()`). Across modules,
-    also a constant built and moved in the `forward` of a class that another
-    module of the project builds where it trains (a loss called once per
-    batch), or in the `__init__` of a class another module builds inside its
-    training loop, or in a module-level function another module calls in
-    each iteration of its training loop (`torch.eye(d)` moved by a
-    regularizer, `d` a size of its argument past the batch dimension). Also a loop over the same models inside the batch loop
-    (`for net in nets: net.to(device); net(x)`, `nets` bound outside the
-    batch loop and left alone there, under flags or settings compared with
-    strings at most): each batch moves them again.
+    Flags `model.to(device)` / `model.cuda()` (or a criterion) inside the batch
+    loop, and constant tensors built and moved to the GPU on every batch
+    (`torch.tensor([0.485, 0.456, 0.406]).cuda()`).
 
     ## Why it matters
     The model does not move between batches: after the first iteration the
@@ -412,6 +403,18 @@ class LoopInvariantDeviceMove(Rule):
     that move the module back and forth on purpose (CPU offloading), nor a
     tensor the loop then fills in place or concatenates onto
     (`acc = torch.cat((acc, out))`: a per-batch buffer or seed, not a constant).
+
+    ## Details
+    Across modules, also a constant built and moved in the `forward` of a class
+    that another module of the project builds where it trains (a loss called
+    once per batch), or in the `__init__` of a class another module builds
+    inside its training loop, or in a module-level function another module calls
+    in each iteration of its training loop (`torch.eye(d)` moved by a
+    regularizer, `d` a size of its argument past the batch dimension). Also a
+    loop over the same models inside the batch loop (`for net in nets:
+    net.to(device); net(x)`, `nets` bound outside the batch loop and left alone
+    there, under flags or settings compared with strings at most): each batch
+    moves them again.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to

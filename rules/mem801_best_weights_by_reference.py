@@ -171,17 +171,20 @@ class BestWeightsByReference(Rule):
     (a CPU copy: no GPU memory for the snapshot), or `copy.deepcopy(...)`.
 
     ## Fix safety
-    Unsafe: restoring the real best weights changes the final model (that is
-    the point). The fix copies every tensor to CPU, so the snapshot costs
-    host memory, not GPU memory; `load_state_dict` copies it back to the
-    model's device. Silent when the state dict is serialised at once
-    (`torch.save(model.state_dict(), path)`), cloned, deep-copied or copied
-    to CPU (also on the very next line), when it is not used after the loop
-    (a name bound anew after the loop, `state = {...}; torch.save(state, p)`,
-    is read as the new value; reading only a checkpoint dict's other entries, such as
-    `best["epoch"]`, does not count), when it is taken in `__init__`, and
-    when it is taken on every iteration rather than selected (`if acc >
-    best:`), as the last weights are then what is wanted.
+    Unsafe: restoring the real best weights changes the final model (that is the
+    point). The fix copies every tensor to CPU, so the snapshot costs host
+    memory, not GPU memory; `load_state_dict` copies it back to the model's
+    device.
+
+    ## When it stays silent
+    Silent when the state dict is serialised at once
+    (`torch.save(model.state_dict(), path)`), cloned, deep-copied or copied to
+    CPU (also on the very next line), when it is not used after the loop (a name
+    bound anew after the loop, `state = {...}; torch.save(state, p)`, is read as
+    the new value; reading only a checkpoint dict's other entries, such as
+    `best["epoch"]`, does not count), when it is taken in `__init__`, and when
+    it is taken on every iteration rather than selected (`if acc > best:`), as
+    the last weights are then what is wanted.
 
     ## References
     - https://pytorch.org/tutorials/beginner/saving_loading_models.html#what-is-a-state-dict

@@ -112,27 +112,10 @@ class SchedulerBeforeOptimizerStep(Rule):
     """
     ## What it does
     Flags `scheduler.step()` that runs before `optimizer.step()` in the same
-    iteration: at the top of the epoch loop before the batch loop (or before
-    a `train()` call that steps), above the optimizer step in the batch
-    loop, or at the top of a function (`train_one_epoch`) before the loop
-    that steps the optimizer, whoever calls it; or in an ignite handler
-    fired before the engine's process function (`@trainer.on(Events.EPOCH_STARTED)`,
-    `Events.ITERATION_STARTED`, or `add_event_handler`) when that process
-    function provably steps the optimizer: `Engine(update)` with `update` a
-    function of this module that steps it, a function of this module
-    returning such an engine (`create_supervised_trainer` written in the
-    project), or ignite's own `create_supervised_trainer`. An engine built
-    elsewhere, a filtered event (`Events.EPOCH_STARTED(every=2)`) or an event
-    fired after the update (`EPOCH_COMPLETED`) is left alone. Or in a
-    function registered by name as a hook of a project engine
-    (`engine.hooks['on_start_epoch'] = on_start_epoch`, torchnet's shape)
-    whose class runs that hook at the start of an epoch or an iteration,
-    before the optimizer step of the same iteration; a hook run after the
-    step (`on_end_epoch`), at places that differ, or of an engine the
-    project does not hold (torchnet's, installed) is left alone. A
-    scheduler named by its key (`state['scheduler']`) is a scheduler; it is
-    a library one when every value the module stores under that key builds
-    one (or none is stored there).
+    iteration: at the top of the epoch loop before the batch loop (or before a
+    `train()` call that steps), above the optimizer step in the batch loop, or
+    at the top of a function (`train_one_epoch`) before the loop that steps the
+    optimizer, whoever calls it.
 
     ## Why it matters
     Since PyTorch 1.1 a scheduler's `step()` moves to the *next* learning
@@ -159,28 +142,51 @@ class SchedulerBeforeOptimizerStep(Rule):
     ## Fix safety
     Unsafe: the fix moves `scheduler.step()` right after the statement that
     steps the optimizer (the inner loop, the `train(...)` call, or the step
-    itself), which shifts the whole schedule by one (that is the point).
-    When the scheduler sits in a branch (`if phase == "train":`) and the
-    optimizer steps after that branch, it is reported without a fix.
+    itself), which shifts the whole schedule by one (that is the point). When
+    the scheduler sits in a branch (`if phase == "train":`) and the optimizer
+    steps after that branch, it is reported without a fix.
+
+    ## When it stays silent
     Left alone: home-made scheduler classes (which may set the rate for the
-    coming step; a subclass of a torch scheduler that keeps torch's `step()`
-    is a torch scheduler, in this module or another of the project), schedulers stepped after an inner loop that steps the
-    optimizer, under a condition that skips the first iteration
-    (`if epoch > 0:`; in a function stepping first, also a bare counter
-    test, `if epoch:`, or an `else`), in a project written for a torch
-    before 1.1, where stepping first was the documented order: its
+    coming step; a subclass of a torch scheduler that keeps torch's `step()` is
+    a torch scheduler, in this module or another of the project), schedulers
+    stepped after an inner loop that steps the optimizer, under a condition that
+    skips the first iteration (`if epoch > 0:`; in a function stepping first,
+    also a bare counter test, `if epoch:`, or an `else`), in a project written
+    for a torch before 1.1, where stepping first was the documented order: its
     ceiling is below 1.1 (`torch<1.1`), or it pins one (`torch==1.0.0` in
     `requirements.txt` or a conda environment file, even beside a wider
-    `setup.py` range; with several pins the newest counts); also a step in
-    a branch only such a torch takes, see "Facts from other modules"), in a unit test (a `test_*` function of a
-    `test_*.py` or `*_test.py` file: it checks the schedule, it trains
-    nothing), fast-forwarded in a branch that ends the iteration
-    (`continue`), with an epoch argument (timm), and optimizer steps
+    `setup.py` range; with several pins the newest counts); also a step in a
+    branch only such a torch takes, see "Facts from other modules"), in a unit
+    test (a `test_*` function of a `test_*.py` or `*_test.py` file: it checks
+    the schedule, it trains nothing), fast-forwarded in a branch that ends the
+    iteration (`continue`), with an epoch argument (timm), and optimizer steps
     hidden in functions this module does not define, unless the function is
-    named for training and handed the optimizer (`train_one_epoch(model,
-    loader, optimizer)`) or a method of a project trainer built with the
-    optimizer that steps it (see "Facts from other modules").
-    Schedulers are paired with the optimizer they were built on.
+    named for training and handed the optimizer (`train_one_epoch(model, loader,
+    optimizer)`) or a method of a project trainer built with the optimizer that
+    steps it (see "Facts from other modules"). Schedulers are paired with the
+    optimizer they were built on.
+
+    ## Details
+    It is also reported in an ignite handler fired before the engine's process
+    function (`@trainer.on(Events.EPOCH_STARTED)`, `Events.ITERATION_STARTED`,
+    or `add_event_handler`) when that process function provably steps the
+    optimizer: `Engine(update)` with `update` a function of this module that
+    steps it, a function of this module returning such an engine
+    (`create_supervised_trainer` written in the project), or ignite's own
+    `create_supervised_trainer`.
+
+    An engine built elsewhere, a filtered event
+    (`Events.EPOCH_STARTED(every=2)`) or an event fired after the update
+    (`EPOCH_COMPLETED`) is left alone. Or in a function registered by name as a
+    hook of a project engine (`engine.hooks['on_start_epoch'] =
+    on_start_epoch`, torchnet's shape) whose class runs that hook at the start
+    of an epoch or an iteration, before the optimizer step of the same
+    iteration; a hook run after the step (`on_end_epoch`), at places that
+    differ, or of an engine the project does not hold (torchnet's, installed)
+    is left alone. A scheduler named by its key (`state['scheduler']`) is a
+    scheduler; it is a library one when every value the module stores under
+    that key builds one (or none is stored there).
 
     ## References
     - https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate

@@ -29,6 +29,10 @@ def test_shipped_example_verify_shows_memory_dropped(run_memlint):
     assert outcome["verdict"]["memory"] == "dropped"
     assert outcome["verdict"]["results"] == "identical"
     assert not any("too few steps" in note for note in outcome["verdict"]["notes"])
+    # Every finding is gone from the twin, also the one `@torch.no_grad()`
+    # made moot, at the lines `memlint check` gave (not "could not be applied").
+    assert outcome["left"] == []
+    assert ("MEM101", 57) in [(f["code"], f["line"]) for f in outcome["fixes"]]
 
 
 def test_check_help_explains_paths_codes_and_exit_status(run_memlint):
@@ -75,3 +79,15 @@ def test_rule_with_a_mistyped_code_or_name_suggests_the_rule(run_memlint):
     assert "(did you mean 'inference-without-no-grad'?)" in run_memlint("rule", "inference-without-nograd").stderr
     assert "`memlint rule --all` lists them" in run_memlint("rule", "MEM999").stderr
     assert "--all to list them" in run_memlint("rule").stderr
+
+
+def test_shipped_example_fix_adds_no_grad_and_no_needless_detach(run_memlint):
+    # `validate` gets `@torch.no_grad()`; its `total += loss` then holds no
+    # graph, so MEM101's `.detach()` there would be noise in the README's diff.
+    proc = run_memlint("check", "--no-cache", "--diff", EXAMPLE)
+    added = [line for line in proc.stdout.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert "+@torch.no_grad()" in added
+    assert not any("F.cross_entropy(logits, y.to(device)).detach()" in line for line in added), added
+    assert "+        epoch_loss += loss.item()" in added  # the training loop's accumulation is still fixed
+    # `check` announced 7 fixable findings: the summary accounts for all 7.
+    assert "Would fix 7 findings (1 of them by the others' fixes)." in proc.stderr

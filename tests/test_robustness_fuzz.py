@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import hashlib
 import io
 import os
 import tempfile
@@ -303,33 +304,47 @@ TREE = {
 MUTATIONS = {**EXACT, **TREE}
 MAY_SILENCE = {"decorated_defs", "nested_in_decorated_method"}
 
-# Known gaps, reported to the rules' owners: (code, example index, mutation).
-KNOWN_GAPS: dict[tuple[str, int, str], str] = {
-    ("MEM701", 58, "nested_in_function"): (
+# Known gaps, reported to the rules' owners: (code, example digest, mutation).
+# An example is named by the digest of its source (``example_digest``), not
+# by its place in the rule's lists, which shifts whenever an example is
+# inserted before it; editing the example's text changes its digest, and
+# test_known_gaps_name_existing_examples then prints the new ones.
+KNOWN_GAPS: dict[tuple[str, str, str], str] = {
+    # a Valid example: a registry factory read only at module level
+    ("MEM701", "321e944c45", "nested_in_function"): (
         "a registry factory is read only over a module-level registry (project/class_factories.py):"
         " nested in a function, MODELS and load_model are locals and the load stays reported"
     ),
-    ("MEM701", 58, "nested_in_decorated_method"): "the same registry, local to a method",
-    ("MEM701", 58, "decorated_defs"): (
+    ("MEM701", "321e944c45", "nested_in_decorated_method"): "the same registry, local to a method",
+    ("MEM701", "321e944c45", "decorated_defs"): (
         "an unknown decorator on the factory may return anything: the registry factory is not trusted"
     ),
     # A grad-off decorator of the project's own is read at module level only
     # (project/off_decorators.py, analysis/autograd/off_decorators.py): one
     # defined inside a function is not trusted, so the function it decorates
     # is judged with grad on.
-    ("MEM202", 0, "nested_in_function"): "a grad-off decorator factory local to a function is not read",
-    ("MEM102", 0, "nested_in_function"): "a grad-off decorator factory local to a function is not read",
-    ("MEM102", 0, "nested_in_decorated_method"): "the same factory, local to a method",
-    ("MEM201", 0, "nested_in_function"): "a grad-off decorator factory local to a function is not read",
-    ("MEM201", 0, "nested_in_decorated_method"): "the same factory, local to a method",
-    ("MEM201", 1, "nested_in_function"): "a grad-off decorator bound in a function is not read",
-    ("MEM201", 1, "nested_in_decorated_method"): "the same decorator, local to a method",
+    ("MEM202", "cfbaba860c", "nested_in_function"): "a grad-off decorator factory local to a function is not read",
+    ("MEM102", "01ba678fcf", "nested_in_function"): "a grad-off decorator factory local to a function is not read",
+    ("MEM102", "01ba678fcf", "nested_in_decorated_method"): "the same factory, local to a method",
+    ("MEM201", "389184aac8", "nested_in_function"): "a grad-off decorator factory local to a function is not read",
+    ("MEM201", "389184aac8", "nested_in_decorated_method"): "the same factory, local to a method",
+    ("MEM201", "ca00e95b62", "nested_in_function"): "a grad-off decorator bound in a function is not read",
+    ("MEM201", "ca00e95b62", "nested_in_decorated_method"): "the same decorator, local to a method",
     # construction_order.py: a decorated method may do anything, so a call of
     # it in ``__init__`` ends "self is still on the CPU" (pSp's loader).
-    ("MEM701", 0, "decorated_defs"): "an unknown decorator on a method `__init__` calls: the CPU start ends",
+    ("MEM701", "2447d12a62", "decorated_defs"): "an unknown decorator on a method `__init__` calls: the CPU start ends",
     # class_moves.py: a method returning a fresh tensor is trusted only undecorated.
-    ("MEM701", 11, "decorated_defs"): "a decorated `get_batch` may return a part of the module: the class may move",
+    (
+        "MEM701",
+        "a7e3b3649f",
+        "decorated_defs",
+    ): "a decorated `get_batch` may return a part of the module: the class may move",
 }
+
+
+def example_digest(example) -> str:
+    """The stable name of an embedded example: the start of its source's SHA-256."""
+    return hashlib.sha256(example.source.encode("utf-8")).hexdigest()[:10]
 
 
 INVALID = [
@@ -339,19 +354,48 @@ VALID = [pytest.param(rule, i, ex, id=f"{rule.code}-valid-{i}") for rule in RULE
 
 
 def _each_mutation(rule, index, example, check) -> None:
-    """Run ``check`` for every mutation; one report lists every failure."""
+    """Run ``check`` for every mutation; one report lists every failure, and
+    every known gap that no longer fails (its entry must go)."""
     failures = []
+    digest = example_digest(example)
     for name, mutate in MUTATIONS.items():
         source = mutate(example.source)
         if source is None:
             continue
+        known = (rule.code, digest, name) in KNOWN_GAPS
         try:
             assert _compiles(source), f"the mutation itself broke the code:\n{source}"
             check(rule, example, name, source)
         except AssertionError as exc:
-            if (rule.code, index, name) not in KNOWN_GAPS:
+            if not known:
                 failures.append(f"--- mutation {name} ---\n{exc}\n--- mutated source ---\n{source}")
+        else:
+            if known:
+                failures.append(
+                    f"--- mutation {name} ---\nthe known gap {(rule.code, digest, name)!r} no longer exists:"
+                    " the example now passes; remove its entry from KNOWN_GAPS"
+                )
     assert not failures, "\n\n".join(failures)
+
+
+def test_known_gaps_name_existing_examples():
+    examples = {(rule.code, example_digest(ex)) for rule in RULES for ex in (*rule.invalid, *rule.valid)}
+    stale = sorted(key for key in KNOWN_GAPS if key[:2] not in examples)
+    hints = sorted(
+        {
+            f"{rule.code} {kind}[{i}] {example_digest(ex)}: {ex.source.strip().splitlines()[-1].strip()[:60]}"
+            for code, _, _ in stale
+            for rule in RULES
+            if rule.code == code
+            for kind, examples_of in (("invalid", rule.invalid), ("valid", rule.valid))
+            for i, ex in enumerate(examples_of)
+        }
+    )
+    assert not stale, (
+        f"KNOWN_GAPS entries name no example of their rule (its text changed?): {stale}; "
+        "the rule's examples now are:\n" + "\n".join(hints)
+    )
+    assert all(mutation in MUTATIONS for _, _, mutation in KNOWN_GAPS)
 
 
 class _SortDecorators(ast.NodeTransformer):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
+from memlint.fix.minimal_edits import back_line, line_shifts, minimal_edits
 from memlint.fix.parser_config import parser_config
 from memlint.lint.engine import ParseError, ProjectSource, lint_module, parse_module, rules_to_run, with_project
 from memlint.lint.noqa import file_is_exempt
@@ -34,6 +35,13 @@ class FixResult:
     applied: list[Finding] = field(default_factory=list)
     remaining: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # how the text was read (a view), said once
+    found: int = 0  # findings of the text as given
+
+    @property
+    def moot(self) -> int:
+        """Findings gone without their own fix: another fix ended them
+        (MEM101's accumulation once ``@torch.no_grad()`` covers its loop)."""
+        return max(0, self.found - len(self.applied) - len(self.remaining))
 
     @property
     def changed(self) -> bool:
@@ -190,6 +198,7 @@ def fix_text(
     Findings are at the file's own positions.
     """
     result = FixResult(text=text)
+    shifts: list[list[tuple[int, int]]] = []  # each round's moves of lines, to report applied fixes where they were
     if file_is_exempt(text):
         return result
     rejected: set[tuple[str, int, int]] = set()
@@ -207,9 +216,12 @@ def fix_text(
         module = parse_module(analysed, tree)
         findings = lint_module(module, analysed, path, active, torch=torch, project=project_view)
         result.remaining = findings
+        if not result.found and not result.applied:
+            result.found = len(findings)
         candidates = [f for f in findings if fix_allowed(f, unsafe) and _key(f) not in rejected]
         if not candidates:
             return _finish(result, view, unmapped)
+        narrowed = _grad_off_first(candidates, rules)
         chosen: list[tuple[Edit, Finding]] = []
         source = module.code
         # libcst drops a final lone "\r" (old Mac newlines); edits are made on
@@ -224,7 +236,7 @@ def fix_text(
         # its uses, rewritten in one edit) ride with the first one chosen:
         # the edit is rendered once and counts for all of them.
         riders: dict[int, list[Finding]] = {}
-        for finding in candidates:
+        for finding in narrowed or candidates:
             if id(finding.fix) in riders:
                 riders[id(finding.fix)].append(finding)
                 continue
@@ -241,6 +253,8 @@ def fix_text(
             chosen.append((edit, finding))
             riders[id(finding.fix)] = []
         if not chosen:
+            if narrowed:  # every grad-off fix was rejected: the others get their turn
+                continue
             return _finish(result, view, unmapped)
         new_text = apply_edits(source, [e for e, _ in chosen])
         imports = [m for _, f in chosen for m in f.fix.imports]  # type: ignore[union-attr]
@@ -268,15 +282,40 @@ def fix_text(
                     unmapped.add(_key(f))
                 continue
             chosen = chosen[:1]
+        applied = [_at_file_position(g, view) for _, f in chosen for g in (f, *riders[id(f.fix)])]
+        result.applied.extend(_at_original_lines(g, shifts) for g in applied)
+        shifts.append(line_shifts(result.text, new_text))
         result.text = new_text
-        for _, f in chosen:
-            result.applied.extend(_at_file_position(g, view) for g in (f, *riders[id(f.fix)]))
     # Bounded: report what is left after the last round.
     view = view_of(result.text) if view_of is not None else None
     analysed = view.text if view is not None else result.text
     active, tree = rules_to_run(analysed, rules)
     result.remaining = lint_module(parse_module(analysed, tree), analysed, path, active, torch=torch) if active else []
     return _finish(result, view, unmapped)
+
+
+def _grad_off_first(candidates: list[Finding], rules: Sequence[type[Rule]]) -> list[Finding]:
+    """The fixes that turn autograd off (``Rule.fix_turns_grad_off``), when
+    there are any: they go in a round of their own, because the findings of
+    other rules in the code they touch are made with grad on (MEM101's
+    ``total += loss.detach()`` in a loop that ``@torch.no_grad()`` now covers
+    is no longer reported). Empty when there are none."""
+    codes = {r.code for r in rules if r.fix_turns_grad_off}
+    if not codes:
+        return []
+    first = [f for f in candidates if f.code in codes]
+    return first if len(first) < len(candidates) else []
+
+
+def _at_original_lines(finding: Finding, shifts: list[list[tuple[int, int]]]) -> Finding:
+    """A finding of a later round at the lines of the text ``--fix`` was given
+    (an earlier round's ``@torch.no_grad()`` moved it down a line)."""
+    if not shifts:
+        return finding
+    line, end_line = finding.line, finding.end_line
+    for round_shifts in reversed(shifts):
+        line, end_line = back_line(line, round_shifts), back_line(end_line, round_shifts)
+    return replace(finding, line=line, end_line=end_line)
 
 
 def _key(finding: Finding) -> tuple[str, int, int]:
@@ -348,7 +387,10 @@ def offset_to_position(text: str, offset: int) -> tuple[int, int]:
 
 def detach(findings: Sequence[Finding], module: cst.Module | None, with_edits: bool) -> list[Finding]:
     """Findings without node references (picklable), optionally with each fix
-    rendered to its text edit against ``module``."""
+    rendered to its edits against ``module``: the smallest replacements,
+    the import it needs included, as one round of ``--fix`` would write it
+    alone (so the edits of different findings do not overlap where their
+    changes do not)."""
     out = []
     for f in findings:
         if f.fix is None:
@@ -356,38 +398,40 @@ def detach(findings: Sequence[Finding], module: cst.Module | None, with_edits: b
             continue
         edits: tuple[Edit, ...] = ()
         if with_edits and module is not None:
-            try:
-                code = module.code
-                e = text_edit(code, render_fix(module, f.fix))
-                edits = (
-                    replace(e, start_pos=offset_to_position(code, e.start), end_pos=offset_to_position(code, e.end)),
-                )
-            except Exception:
-                edits = ()
+            code = module.code
+            # Not parsed again to be checked, as --fix does: a report's cost
+            # stays one render per fix (and a parse where an import is added).
+            found = fix_edits(code, module, f, None) or []
+            edits = tuple(
+                replace(e, start_pos=offset_to_position(code, e.start), end_pos=offset_to_position(code, e.end))
+                for e in found
+            )
         fix = Fix(title=f.fix.title, replacements=(), safety=f.fix.safety, imports=f.fix.imports, edits=edits)
         out.append(replace(f, fix=fix))
     return out
 
 
 def single_fix_edits(text: str, module: cst.Module, finding: Finding) -> list[Edit] | None:
-    """The edits (against ``text``, in order) that apply ``finding``'s fix alone,
-    as one round of :func:`fix_text` would, with the import it needs; None when
-    the fix cannot be applied or its result would not parse (or compile when
-    ``text`` does). For an editor's quick fix under the cursor."""
+    """The edits (against ``text``, in order, not overlapping) that apply
+    ``finding``'s fix alone, as one round of :func:`fix_text` would, with the
+    import it needs; None when the fix cannot be applied or its result would
+    not parse (or compile when ``text`` does). For an editor's quick fix under
+    the cursor."""
+    return fix_edits(text, module, finding, compiles(text))
+
+
+def fix_edits(text: str, module: cst.Module, finding: Finding, must_compile: bool | None) -> list[Edit] | None:
+    """:func:`single_fix_edits` with whether ``text`` compiles already known;
+    ``None``: the fixed text is not checked."""
     if finding.fix is None or not text.startswith(module.code):
         return None
     try:
         edit = text_edit(module.code, render_fix(module, finding.fix))
         if edit.start == edit.end and not edit.content:
             return None
-        fixed = apply_edits(text, [edit])
-        with_imports = add_imports(fixed, finding.fix.imports)
-        _check_fixed(with_imports, compiles(text))
+        with_imports = add_imports(apply_edits(text, [edit]), finding.fix.imports)
+        if must_compile is not None:
+            _check_fixed(with_imports, must_compile)
     except Exception:  # a fix that cannot be rendered or breaks the code is not offered
         return None
-    if with_imports == fixed:
-        return [edit]
-    added = text_edit(fixed, with_imports)
-    if added.end < edit.start:  # imports go above the fix: offsets before it are unchanged
-        return [added, edit]
-    return [text_edit(text, with_imports)]
+    return minimal_edits(text, with_imports)

@@ -397,7 +397,7 @@ def run_check(args: argparse.Namespace) -> int:
         if settings.mode == "add-noqa":
             added = sum(r.noqa_added for r in reports)
             print(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
-        _print_summary(remaining, fixed, settings, len(files) - len(errors), bool(errors))
+        _print_summary(remaining, fixed, settings, len(files) - len(errors), bool(errors), sum(r.moot for r in reports))
         if errors:
             n = len(errors)
             print(f"{n} file{'s' if n != 1 else ''} could not be checked (see the errors above).", file=sys.stderr)
@@ -491,12 +491,15 @@ def _print_statistics(findings) -> None:
         print(f"{count:5d}  {code}  {mark} {card.name if card else ''}")
 
 
-def _print_summary(remaining, fixed, settings, nfiles: int, errors: bool) -> None:
+def _print_summary(remaining, fixed, settings, nfiles: int, errors: bool, moot: int = 0) -> None:
     # With --diff stdout is the patch alone, so the summary goes to stderr.
     out = sys.stderr if settings.mode == "diff" else sys.stdout
     verb = "Would fix" if settings.mode == "diff" else "Fixed"
     if fixed:
-        print(f"{verb} {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.", file=out)
+        # Counted as `check` announced them: a finding another fix ended is fixed too.
+        also = f" ({moot} of them by the others' fixes)" if moot else ""
+        total = len(fixed) + moot
+        print(f"{verb} {total} finding{'s' if total != 1 else ''}{also}.", file=out)
     if not remaining:
         if not fixed:
             # Not "all passed" when some files could not be checked at all.

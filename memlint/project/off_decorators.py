@@ -16,7 +16,8 @@ a decorator surely turns grad off, and how they are written:
 A function that may return anything else (``fn`` itself when a flag is off),
 falls off its end, or yields is not listed: unknown, and unknown stays
 silent. The analysis reads the same shapes on libcst
-(analysis/autograd/off_decorators.py); this list travels in the summary.
+(analysis/autograd/off_decorators.py); both take their verdict from
+vocabulary/off_decorators.py. This list travels in the summary.
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ import ast
 from collections.abc import Callable
 
 from memlint.gate.ast_fields import children
-
-_OFF = frozenset(
-    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
-)
+from memlint.vocabulary.off_decorators import GRAD_OFF, decorator_kind
 
 Qualify = Callable[[ast.expr], "str | None"]
 
@@ -62,9 +60,8 @@ def off_decorators(tree: ast.Module, bindings: dict[str, str]) -> dict[str, str]
 
 
 def function_kind(fn: ast.FunctionDef, qualify: Qualify) -> str:
-    # The returns ending its paths first (no walk): most functions stop here.
     tails = _tails(fn.body)
-    if not tails:
+    if not tails:  # most functions stop here, before any walk
         return ""
     params = fn.args.posonlyargs + fn.args.args
     first = params[0].arg if params else None
@@ -82,18 +79,14 @@ def function_kind(fn: ast.FunctionDef, qualify: Qualify) -> str:
         inner = nested.get(r.id) if isinstance(r, ast.Name) else None
         return inner is not None and function_kind(inner, qualify) == "bare"
 
-    kind, test = ("bare", bare) if all(bare(r) for r in tails) else ("called", made)
-    if kind == "called" and not all(made(r) for r in tails):
-        return ""
-    returns = _own_returns(fn)  # every other return agrees, and nothing yields
-    return kind if returns is not None and all(test(r) for r in returns) else ""
+    return decorator_kind(tails, lambda: _own_returns(fn), bare, made)
 
 
 def _off_callable(expr: ast.expr, qualify: Qualify) -> bool:
     """``torch.no_grad``, ``torch.inference_mode``, or a conditional of them."""
     if isinstance(expr, ast.IfExp):
         return _off_callable(expr.body, qualify) and _off_callable(expr.orelse, qualify)
-    return qualify(expr) in _OFF
+    return qualify(expr) in GRAD_OFF
 
 
 def _off_object(expr: ast.expr, qualify: Qualify) -> bool:

@@ -37,6 +37,35 @@ def _uri(path: str, root: Path) -> str:
         return absolute.as_uri()
 
 
+def _fix(f, artifact: dict) -> dict:
+    """The finding's fix as SARIF replacements: the smallest ones, not
+    overlapping, so a consumer can apply the fixes of several results of a
+    file together (identical replacements, an import two fixes add, once)."""
+    assert f.fix is not None
+    safety = "" if f.fix.safety.value == "safe" else f" ({f.fix.safety.value} fix: may change behaviour)"
+    return {
+        "description": {"text": f.fix.title + safety},
+        "artifactChanges": [
+            {
+                "artifactLocation": artifact,
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "startLine": e.start_pos[0],
+                            "startColumn": e.start_pos[1] + 1,
+                            "endLine": e.end_pos[0],
+                            "endColumn": e.end_pos[1] + 1,
+                        },
+                        "insertedContent": {"text": e.content},
+                    }
+                    for e in f.fix.edits
+                    if e.start_pos is not None and e.end_pos is not None
+                ],
+            }
+        ],
+    }
+
+
 def render(reports: list[FileReport], root: str | None = None, **_: object) -> str:
     rules = all_rules()
     index = {r.code: i for i, r in enumerate(rules)}
@@ -50,6 +79,7 @@ def render(reports: list[FileReport], root: str | None = None, **_: object) -> s
                 "endLine": f.end_line,
                 "endColumn": f.end_column + 1,
             }
+            artifact = {"uri": _uri(f.path, base), "uriBaseId": "%SRCROOT%"}
             result = {
                 "ruleId": f.code,
                 "ruleIndex": index.get(f.code, 0),
@@ -58,7 +88,7 @@ def render(reports: list[FileReport], root: str | None = None, **_: object) -> s
                 "locations": [
                     {
                         "physicalLocation": {
-                            "artifactLocation": {"uri": _uri(f.path, base), "uriBaseId": "%SRCROOT%"},
+                            "artifactLocation": artifact,
                             "region": region,
                         }
                     }
@@ -66,6 +96,8 @@ def render(reports: list[FileReport], root: str | None = None, **_: object) -> s
             }
             if f.cell is not None:
                 result["properties"] = {"cell": f.cell}
+            elif f.fix is not None and f.fix.edits:
+                result["fixes"] = [_fix(f, artifact)]
             results.append(result)
     log = {
         "$schema": SCHEMA,
@@ -82,6 +114,8 @@ def render(reports: list[FileReport], root: str | None = None, **_: object) -> s
                     }
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
+                # Columns count characters (Python's), as every region here does.
+                "columnKind": "unicodeCodePoints",
                 "results": results,
             }
         ],

@@ -42,6 +42,20 @@ DOC_SECTIONS = (
     "Fix safety",
     "References",
 )
+# The order of a rule's page (`memlint rule CODE`): what it flags, why, an
+# example and its fix first, all on the first screen; then what it leaves
+# alone (the traps) and the finer shapes it reads, which the first sections
+# keep short by pointing here.
+DOC_ORDER = (
+    "What it does",
+    "Why it matters",
+    "Example",
+    "Use instead",
+    "Fix safety",
+    "When it stays silent",
+    "Details",
+    "References",
+)
 
 
 @dataclass(frozen=True)
@@ -107,6 +121,11 @@ class Rule(cst.BatchableCSTVisitor):
     # For the rule's page: which facts may come from other modules (empty:
     # only names arriving through a star import, as for every rule).
     project_facts: ClassVar[str] = ""
+    # The rule's fixes turn autograd off for the code they touch, so another
+    # rule's fix there (a `.detach()` on a tensor that then carries no
+    # history) may be needless: ``--fix`` applies them in a round of their
+    # own and lints again before any other fix (fix/fixer.py).
+    fix_turns_grad_off: ClassVar[bool] = False
     valid: ClassVar[Sequence[Valid]] = ()
     invalid: ClassVar[Sequence[Invalid]] = ()
 

@@ -284,6 +284,7 @@ def _apply(
     # Applied fixes were found in successive rounds; the first round's layout
     # places them well enough for --show-fixes.
     report.fixed = to_cells(detach(result.applied, None, False), joined)
+    report.moot = result.moot
     if not result.changed:
         report.findings = to_cells(detach(result.remaining, None, False), joined)
         return

@@ -58,6 +58,7 @@ class FileReport:
     diff: str = ""
     digest: str | None = None  # sha256 of the bytes checked (for the cache)
     noqa_added: int = 0  # findings silenced by --add-noqa
+    moot: int = 0  # findings --fix left without their own fix because other fixes ended them
     notes: list[str] = field(default_factory=list)  # said once per file, not findings (how it was read)
     # The project stage (memlint/project/): the module's summary (what other
     # modules may ask of it), whether its lint waits for its project's view

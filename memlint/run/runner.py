@@ -212,6 +212,7 @@ def _process_text(
     )
     report.findings = detach(result.remaining, None, False)
     report.fixed = detach(result.applied, None, False)
+    report.moot = result.moot
     report.notes = list(result.notes)
     if result.changed:
         if settings.mode == "diff":

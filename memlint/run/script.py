@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from memlint.fix.fixer import add_imports, apply_edits, offset_to_position, render_fix, text_edit
+from memlint.fix.minimal_edits import minimal_edits
 from memlint.lint.engine import LibcstLimitation, ParseError, lint
 from memlint.parse.guard import python_tree
 from memlint.read.notebook_magics import masked_view
@@ -51,13 +52,13 @@ def lint_view(
             continue
         edits: tuple[Edit, ...] = ()
         if with_edits:
-            e = text_edit(view.original, restored)
-            edits = (
+            edits = tuple(
                 replace(
                     e,
                     start_pos=offset_to_position(view.original, e.start),
                     end_pos=offset_to_position(view.original, e.end),
-                ),
+                )
+                for e in minimal_edits(view.original, restored)
             )
         fix = Fix(title=f.fix.title, replacements=(), safety=f.fix.safety, imports=f.fix.imports, edits=edits)
         out.append(replace(placed, fix=fix))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memlint.fix.fixer import apply_edits, fix_allowed, fix_text, single_fix_edits, text_edit
+from memlint.fix.minimal_edits import minimal_edits
 from memlint.lint.add_noqa import add_noqa, physical_lines
 from memlint.rule import Edit, Finding, Rule, Safety
 from memlint.run.notebook import NotebookError, fixed_sources
@@ -73,9 +74,8 @@ def fix_all(
     fixed = fix_text(result.text, path, rules, unsafe=False, torch=torch)
     if not fixed.changed:
         return None
-    return Action(
-        "memlint: fix all safe findings", FIX_ALL, (text_edit(result.text, fixed.text),), tuple(fixed.applied)
-    )
+    edits = tuple(minimal_edits(result.text, fixed.text))
+    return Action("memlint: fix all safe findings", FIX_ALL, edits, tuple(fixed.applied))
 
 
 @dataclass(frozen=True)

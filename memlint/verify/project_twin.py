@@ -100,6 +100,27 @@ def _packages_above(path: str, modules) -> list[str]:
     return out[::-1]
 
 
+def _gone(original, fixed, remaining) -> set[int]:
+    """The findings of ``original`` the twin no longer has (ids): those a fix
+    applied (matched by code and line: the fixer reports them at the lines
+    of the text it was given), then, per code, as many of the others as the
+    twin reports fewer (a fix made them moot: MEM101's accumulation in a loop
+    another fix put under ``torch.no_grad()``)."""
+    applied = collections.Counter((f.code, f.line) for f in fixed)
+    left = collections.Counter(f.code for f in remaining)
+    gone: set[int] = set()
+    unmatched: dict[str, list] = {}
+    for f in sorted(original, key=lambda f: (f.line, f.column, f.code)):
+        if applied[(f.code, f.line)]:
+            applied[(f.code, f.line)] -= 1
+            gone.add(id(f))
+        else:
+            unmatched.setdefault(f.code, []).append(f)
+    for code, rest in unmatched.items():
+        gone.update(id(f) for f in rest[: max(0, len(rest) - left[code])])
+    return gone
+
+
 def project_twin(script: str, text: str, select: list[str] | None, unsafe: bool) -> Twin:
     """Fix the script's project as ``memlint check --fix`` would (``--select``
     on the command line's layer, ``--unsafe-fixes`` when given, else the
@@ -136,12 +157,11 @@ def project_twin(script: str, text: str, select: list[str] | None, unsafe: bool)
         shown = os.path.relpath(path, root).replace(os.sep, "/")
         made = fixed[path]
         left_unsafe = settings[path].unsafe_fixes
-        applied = collections.Counter(f.code for f in made.fixed)
+        gone = _gone(reports[path].findings, made.fixed, made.findings)
         remaining = {f.code: f for f in made.findings}
         for finding in sorted(reports[path].findings, key=lambda f: (f.line, f.column, f.code)):
             name = names.get(finding.code, "")
-            if applied[finding.code]:
-                applied[finding.code] -= 1
+            if id(finding) in gone:
                 twin.findings.append(
                     FixedFinding(
                         finding.code, name, finding.line, finding.fix_safety.value, finding.message, path=shown

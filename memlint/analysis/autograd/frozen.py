@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.own_returns import own_returns
 from memlint.parse.traversal import visit_fast
 
 if TYPE_CHECKING:
@@ -425,33 +426,6 @@ def _built_frozen(value: cst.BaseExpression, builders: frozenset[str]) -> bool:
     )
 
 
-class _Returns(cst.CSTVisitor):
-    """The values of a function's own ``return`` statements (None for a
-    bare ``return``), nested functions and classes left out."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.values: list[cst.BaseExpression | None] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.values.append(node.value)
-
-
-def _own_returns(fn: cst.FunctionDef) -> list[cst.BaseExpression | None]:
-    visitor = _Returns()
-    visit_fast(fn.body, visitor)
-    return visitor.values
-
-
 class FrozenModules:
     """The module's frozen models, asked per scope (``facts.frozen``)."""
 
@@ -515,7 +489,7 @@ class FrozenModules:
             found: dict[str, bool] = {}
             if self._may_freeze():
                 for fn in self.calls.functions:
-                    returns = _own_returns(fn)
+                    returns, _ = own_returns(fn)
                     own = self._own_statements(fn) if returns else frozenset()
                     ok = bool(returns) and all(isinstance(r, cst.Name) and r.value in own for r in returns)
                     name = fn.name.value

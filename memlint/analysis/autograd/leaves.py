@@ -24,6 +24,7 @@ import libcst as cst
 from memlint.analysis.autograd.history import param_names
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.loops import local_names
 
 _FACTORIES = frozenset(
@@ -160,7 +161,7 @@ class LeafTable:
             callee = self.facts.calls.resolve(value)
             if callee is None:
                 return False
-            returns = _returns(callee)
+            returns, _ = own_returns(callee)
             return bool(returns) and all(r is not None and self._leaves_literal(r, callee, depth + 1) for r in returns)
         return False
 
@@ -172,27 +173,3 @@ class LeafTable:
         else:
             values = self._module_values(name)
         return bool(values) and all(v is not None and creates_leaf(v, self.facts.names) for v in values)
-
-
-class _Returns(cst.CSTVisitor):
-    # A module-level class, not one per call: a class is a reference cycle,
-    # and its methods' closures would keep what they capture alive with it.
-    def __init__(self, fn: cst.FunctionDef) -> None:
-        super().__init__()
-        self.fn = fn
-        self.found: list[cst.BaseExpression | None] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.fn
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found.append(node.value)
-
-
-def _returns(fn: cst.FunctionDef) -> list[cst.BaseExpression | None]:
-    visitor = _Returns(fn)
-    fn.visit(visitor)
-    return visitor.found

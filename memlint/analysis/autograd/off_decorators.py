@@ -1,6 +1,7 @@
 """Decorators defined in this module that run the function they wrap with grad off.
 
-The libcst twin of project/off_decorators.py (same shapes, same kinds):
+The libcst reader of project/off_decorators.py's shapes (same kinds; the
+verdict is vocabulary/off_decorators.py's, shared by both):
 ``name = torch.no_grad()`` and ``def name(fn): return torch.no_grad()(fn)``
 are ``"bare"`` (``@name``); a factory whose every return is a grad-off
 context or such a function of its own (yolov5's ``smart_inference_mode``,
@@ -14,10 +15,8 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
-
-_OFF = frozenset(
-    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
-)
+from memlint.analysis.scope.own_returns import own_returns
+from memlint.vocabulary.off_decorators import GRAD_OFF, decorator_kind
 
 
 def off_decorators(module: cst.Module, names: ImportTable) -> dict[str, str]:
@@ -38,10 +37,9 @@ def off_decorators(module: cst.Module, names: ImportTable) -> dict[str, str]:
 
 
 def _function_kind(fn: cst.FunctionDef, names: ImportTable) -> str:
-    # The returns ending its paths first (no walk): most functions stop here.
     body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
     tails = _tails(body)
-    if not tails:
+    if not tails:  # most functions stop here, before any walk
         return ""
     params = [*fn.params.posonly_params, *fn.params.params]
     first = params[0].name.value if params else None
@@ -59,17 +57,13 @@ def _function_kind(fn: cst.FunctionDef, names: ImportTable) -> str:
         inner = nested.get(r.value) if isinstance(r, cst.Name) else None
         return inner is not None and _function_kind(inner, names) == "bare"
 
-    kind, test = ("bare", bare) if all(bare(r) for r in tails) else ("called", made)
-    if kind == "called" and not all(made(r) for r in tails):
-        return ""
-    returns = _own_returns(fn)  # every other return agrees, and nothing yields
-    return kind if returns and all(test(r) for r in returns) else ""
+    return decorator_kind(tails, lambda: _valued_returns(fn), bare, made)
 
 
 def _off_callable(expr: cst.BaseExpression, names: ImportTable) -> bool:
     if isinstance(expr, cst.IfExp):
         return _off_callable(expr.body, names) and _off_callable(expr.orelse, names)
-    return names.qualified_name(expr) in _OFF
+    return names.qualified_name(expr) in GRAD_OFF
 
 
 def _off_object(expr: cst.BaseExpression, names: ImportTable) -> bool:
@@ -97,38 +91,12 @@ def _applies_off(expr: cst.BaseExpression, param: str, names: ImportTable) -> bo
     )
 
 
-class _Returns(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.values: list[cst.BaseExpression] = []
-        self.bad = False  # a bare ``return`` or a ``yield``
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is None:
-            self.bad = True
-        else:
-            self.values.append(node.value)
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.bad = True
-
-
-def _own_returns(fn: cst.FunctionDef) -> list[cst.BaseExpression]:
-    """The values of ``fn``'s own returns; empty when one is bare or it yields."""
-    from memlint.parse.traversal import visit_fast
-
-    visitor = _Returns()
-    visit_fast(fn.body, visitor)
-    return [] if visitor.bad else visitor.values
+def _valued_returns(fn: cst.FunctionDef) -> list[cst.BaseExpression] | None:
+    """The values of ``fn``'s own returns; None when one is bare or it yields."""
+    values, yields = own_returns(fn)
+    if yields or any(v is None for v in values):
+        return None
+    return [v for v in values if v is not None]
 
 
 def _tails(body) -> list[cst.BaseExpression] | None:  # type: ignore[no-untyped-def]

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.training_verbs import VerbKind
-from memlint.parse.traversal import visit_fast
 
 _EVENTS = ("ignite.engine.Events.", "ignite.engine.events.Events.")
 # The events fired before the process function runs, in an epoch or an iteration.
@@ -125,7 +125,7 @@ def _engine_steps(call: cst.Call, scope, facts) -> tuple[frozenset[str], frozens
             handed = _handed(call)
             return (frozenset(), handed) if handed else None
         return None
-    returned = _returns(factory)
+    returned, _ = own_returns(factory)
     engines = []
     for value in returned:
         if isinstance(value, cst.Name):
@@ -155,25 +155,3 @@ def _process_steps(engine: cst.Call, scope, facts) -> tuple[frozenset[str], froz
 
 def _handed(call: cst.Call) -> frozenset[str]:
     return frozenset(name for a in call.args if (name := dotted_name(a.value)) is not None)
-
-
-class _Returns(cst.CSTVisitor):
-    def __init__(self, fn: cst.FunctionDef) -> None:
-        super().__init__()
-        self.fn = fn
-        self.out: list[cst.BaseExpression | None] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.fn
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.out.append(node.value)
-
-
-def _returns(fn: cst.FunctionDef) -> list[cst.BaseExpression | None]:
-    visitor = _Returns(fn)
-    visit_fast(fn, visitor)
-    return visitor.out

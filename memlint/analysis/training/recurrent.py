@@ -23,6 +23,7 @@ import libcst as cst
 from memlint.analysis.autograd.history import H
 from memlint.analysis.scope.callgraph import Scope
 from memlint.analysis.scope.names import dotted_name, flat_targets
+from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.loops import LoopInfo
 from memlint.parse.traversal import visit_fast
 
@@ -257,7 +258,7 @@ class RecurrentAnalysis:
             if depth < 2:
                 fn = self.facts.calls.resolve(value) or self._method_named(last)
                 if fn is not None:
-                    forms = {self._form_of(r, depth + 1) for r in _returns(fn)}
+                    forms = {self._form_of(r, depth + 1) for r in own_returns(fn)[0] if r is not None}
                     if len(forms) == 1:
                         return forms.pop()
         return "unknown"
@@ -296,28 +297,6 @@ def _params(scope: Scope) -> set[str]:
         return set()
     p = scope.params
     return {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
-
-
-class _Returns(cst.CSTVisitor):
-    # A module-level class, not one per call: a class is a reference cycle,
-    # and its methods' closures would keep what they capture alive with it.
-    def __init__(self, fn: cst.FunctionDef) -> None:
-        super().__init__()
-        self.fn = fn
-        self.out: list[cst.BaseExpression] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.fn
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None:
-            self.out.append(node.value)
-
-
-def _returns(fn: cst.FunctionDef) -> list[cst.BaseExpression]:
-    visitor = _Returns(fn)
-    visit_fast(fn, visitor)
-    return visitor.out
 
 
 class _Calls(cst.CSTVisitor):

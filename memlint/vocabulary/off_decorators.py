@@ -1,0 +1,41 @@
+"""When a module's own function, used as a decorator, surely runs what it
+wraps with grad off: the decision both readers of the shapes make, on
+Python's ``ast`` (project/off_decorators.py, for the summary other modules
+read) and on libcst (analysis/autograd/off_decorators.py, for the module
+itself). The readers differ in how they see a tree; the verdict is this one,
+so the two cannot drift apart on which shapes count."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+# The callables whose call is a grad-off context (``torch.no_grad()``), by qualified name.
+GRAD_OFF = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+)
+
+Expr = TypeVar("Expr")
+
+
+def decorator_kind(
+    tails: Sequence[Expr] | None,
+    own_returns: Callable[[], Sequence[Expr] | None],
+    bare: Callable[[Expr], bool],
+    made: Callable[[Expr], bool],
+) -> str:
+    """``"bare"`` when every return applies a grad-off context to the wrapped
+    function (``@name``), ``"called"`` when every return is a grad-off context
+    or a function of that kind (``@name(...)``), else ``""``.
+
+    ``tails``: the values of the returns ending every path (None or empty when
+    a path may fall off its end); ``own_returns``: every return's value, None
+    when one is bare or the function yields, asked only once the tails agree
+    (most functions stop before that walk)."""
+    if not tails:
+        return ""
+    kind, test = ("bare", bare) if all(bare(r) for r in tails) else ("called", made)
+    if kind == "called" and not all(made(r) for r in tails):
+        return ""
+    returns = own_returns()  # every other return agrees, and nothing yields
+    return kind if returns and all(test(r) for r in returns) else ""
