@@ -10,6 +10,7 @@ from memlint.analysis.autograd.history import H
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.analysis.training.loops import is_eval_name
+from memlint.analysis.training.loss_accumulators import accumulated_names
 from memlint.analysis.training.test_code import is_test_function
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
@@ -581,7 +582,7 @@ class InferenceWithoutNoGrad(Rule):
         if through is None and not self._builds_graph(info) and not self._volatile_forwards(info):
             return  # frozen models (an EMA copy), or outputs we cannot see
         scope = info.scope
-        if self._backpropagated_elsewhere(scope):
+        if self._backpropagated_elsewhere(scope) or self._sums_a_backpropagated_loss(node, scope):
             return
         if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
@@ -712,6 +713,16 @@ class InferenceWithoutNoGrad(Rule):
             return False
         sites = self.facts.grad_mode.external_callers(scope)
         return any(site.backward for site in sites) and self.facts.history.returns(scope).h is not H.NO
+
+    def _sums_a_backpropagated_loss(self, node: cst.For | cst.While, scope) -> bool:
+        """The loop adds into a name that a backward of its function reads
+        (``loss_cons += self.epe(...)`` ... ``(loss_l1 + loss_cons).backward()``):
+        its forwards build the graph of a training step (loss_accumulators.py)."""
+        loops = self.facts.loops
+        start = loops.pos(node)
+        if not any(loops.pos(call) > start for call in loops.scope_facts(scope).backward_calls):
+            return False  # no backward after it: a sum of its own (the name may be reused)
+        return any(self.facts.usage.reaches_backward(name, scope) for name in accumulated_names(node))
 
     def _with_callers(self, message: str, scope) -> str:
         """The message, saying where the project calls the function from when
@@ -2059,6 +2070,38 @@ def main(args, model, optimizer, train_loader, val_loader):
 """,
             "`not is_validate or ...` may train with the flag on: the validation call may backpropagate",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+        self.epe = nn.L1Loss()
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+    def update(self, x, gt, training=True):
+        if training:
+            self.train()
+        else:
+            self.eval()
+        flows = self.net(x)
+        loss_cons = 0
+        for i in range(3):
+            loss_cons += self.epe(self.net(flows), gt)
+        loss = loss_cons.mean() * 0.01
+        if training:
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+        return flows, loss
+""",
+            "a loop summing a loss that its method backpropagates afterwards (on the training path of"
+            " `if training: self.train() else: self.eval()`): part of a training step (RIFE's `update()`)",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3271,6 +3314,45 @@ def main(net, paths):
     with torch.no_grad():
         for path in paths:
             save(path, predict_one(net, read_image(path)))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def fit(model, opt, loader, val_loader, crit):
+    model.train()
+    for x, y in loader:
+        loss = 0
+        loss += crit(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    for x, y in val_loader:
+        loss += crit(model(x), y)
+    return loss.item()
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+def fit(model, opt, loader, val_loader, crit):
+    model.train()
+    for x, y in loader:
+        loss = 0
+        loss += crit(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        for x, y in val_loader:
+            loss += crit(model(x), y)
+    return loss.item()
 """,
         ),
     ]
