@@ -91,7 +91,7 @@ class CpuDicts:
             return None
         if not on_cpu_here(self.dicts[-1][receiver.value]):
             return None
-        target = node.target
+        target: cst.BaseExpression = node.target
         if method == "items":
             if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2):
                 return None
