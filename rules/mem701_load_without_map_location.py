@@ -3808,6 +3808,34 @@ def main(path, device):
     return model.to(device)
 """,
         ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def load_model(path):
+    model = Net()
+    model = torch.nn.DataParallel(model)
+    model.load_state_dict(torch.load(path)["model"])
+    return model.cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def load_model(path):
+    model = Net()
+    model = torch.nn.DataParallel(model)
+    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+    return model.cuda()
+""",
+        ),
     ]
 
 

@@ -955,7 +955,10 @@ class _CpuModels(cst.CSTVisitor):
         self._use_holders((node.func, *(arg.value for arg in node.args)))
         holds = self._holding == id(node) and self.cpu_holder(node)
         kept: list[str] = []
-        self._handed_on_cpu.update(id(a.value) for a in node.args if not a.star and self._on_cpu_here(a.value))
+        # A class of the project's that moves nothing (``ResnetFC(resnet)``;
+        # not a library wrapper: ``DataParallel`` moves to its one GPU).
+        if (dotted_name(node.func) or "").rpartition(".")[2][:1].isupper() and self._cpu_callee(node.func):
+            self._handed_on_cpu.update(id(a.value) for a in node.args if not a.star and self._on_cpu_here(a.value))
         for arg in [] if looks or self.stays(node) else node.args:
             key = self._owner(dotted_name(arg.value))
             if key is not None and key != rebuilds:
