@@ -539,6 +539,9 @@ _NOT_CHECKED = re.compile(r"^\d+ files? could not be checked")
 # Python's own parser warns on stderr about source it still accepts (an
 # "invalid decimal literal" such as `1if`); the file is checked all the same.
 _PARSER_WARNING = re.compile(r"^<unknown>:\d+: SyntaxWarning: ")
+# A project's pyproject.toml that is not TOML: memlint names it and checks its
+# files with the default settings (exit 2); the findings are the project's.
+_DEFAULTS_CONFIG = re.compile(r"^memlint: error: .+\(the files under .+ were checked with the default settings\)$")
 
 
 def unparsable_files(stderr: str) -> list[str] | None:
@@ -551,15 +554,19 @@ def unparsable_files(stderr: str) -> list[str] | None:
     project's, so the tree counts as analysed and the skipped files are named.
     """
     files = []
+    defaults = False
     for line in stderr.splitlines():
         line = line.strip()
+        if _DEFAULTS_CONFIG.match(line):
+            defaults = True
+            continue
         if not line or _NOT_CHECKED.match(line) or _PARSER_WARNING.match(line):
             continue
         match = _UNREADABLE_FILE.match(line)
         if match is None:
             return None
         files.append(match["path"])
-    return files or None
+    return files if files or defaults else None
 
 
 def lint_tree(repo: str, tree: Path, select: str | None, jobs: int | None) -> tuple[list[Hit], str | None, list[str]]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.autograd.caller_freezes import frozen_before
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.autograd.history import MAYBE as _NONE
 from memlint.analysis.autograd.history import H
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.analysis.training.loops import is_eval_name
+from memlint.analysis.training.loss_accumulators import accumulated_names
 from memlint.analysis.training.test_code import is_test_function
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
@@ -613,7 +615,9 @@ class InferenceWithoutNoGrad(Rule):
         if through is None and not self._builds_graph(info) and not self._volatile_forwards(info):
             return  # frozen models (an EMA copy), or outputs we cannot see
         scope = info.scope
-        if self._backpropagated_elsewhere(scope):
+        if self._backpropagated_elsewhere(scope) or self._sums_a_backpropagated_loss(node, scope):
+            return
+        if through is None and self._frozen_by_every_caller(info):
             return
         if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
@@ -744,6 +748,39 @@ class InferenceWithoutNoGrad(Rule):
             return False
         sites = self.facts.grad_mode.external_callers(scope)
         return any(site.backward for site in sites) and self.facts.history.returns(scope).h is not H.NO
+
+    def _sums_a_backpropagated_loss(self, node: cst.For | cst.While, scope) -> bool:
+        """The loop adds into a name that a backward of its function reads
+        (``loss_cons += self.epe(...)`` ... ``(loss_l1 + loss_cons).backward()``):
+        its forwards build the graph of a training step (loss_accumulators.py)."""
+        loops = self.facts.loops
+        start = loops.pos(node)
+        if not any(loops.pos(call) > start for call in loops.scope_facts(scope).backward_calls):
+            return False  # no backward after it: a sum of its own (the name may be reused)
+        return any(self.facts.usage.reaches_backward(name, scope) for name in accumulated_names(node))
+
+    def _frozen_by_every_caller(self, info) -> bool:
+        """``scope`` is a function of this module that every call (all seen
+        here) makes right after freezing each model the loop runs
+        (caller_freezes.py: MORAN's ``val()``)."""
+        scope = info.scope
+        calls = self.facts.calls
+        if not isinstance(scope, cst.FunctionDef) or scope in calls.class_of or scope in calls.escapes:
+            return False
+        sites = calls.call_sites.get(scope, ())
+        if not sites or self.facts.grad_mode.external_callers(scope) or not info.model_calls:
+            return False
+        for call in calls.calls_in.get(scope, ()):
+            callee = calls.resolve(call)
+            if callee is not None and info.contains(self.facts.loops.pos(call)) and self._helper_forwards(call, callee):
+                return False  # forwards of a helper: its models are not read here
+        params = {
+            p.name.value for p in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params)
+        }
+        models = {dotted_name(_module_of(c.func)) for c in info.model_calls}
+        if None in models or any(m.split(".", 1)[0] in params for m in models):  # type: ignore[union-attr]
+            return False  # a model handed in: the caller's freeze is of another name
+        return all(frozen_before(site, m, calls.parents) for site in sites for m in models)  # type: ignore[arg-type]
 
     def _with_callers(self, message: str, scope) -> str:
         """The message, saying where the project calls the function from when
@@ -2133,6 +2170,78 @@ def run_epoch(model, data_loader, optimizer):
 """,
             "no `import torch` and a loop that backpropagates and steps after `model.eval()`: training, not evaluation",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 4)
+        self.epe = nn.L1Loss()
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+    def update(self, x, gt, training=True):
+        if training:
+            self.train()
+        else:
+            self.eval()
+        flows = self.net(x)
+        loss_cons = 0
+        for i in range(3):
+            loss_cons += self.epe(self.net(flows), gt)
+        loss = loss_cons.mean() * 0.01
+        if training:
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+        return flows, loss
+""",
+            "a loop summing a loss that its method backpropagates afterwards (on the training path of"
+            " `if training: self.train() else: self.eval()`): part of a training step (RIFE's `update()`)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+MORAN = nn.Linear(4, 4)
+optimizer = torch.optim.SGD(MORAN.parameters(), lr=0.1)
+
+
+def val(loader, criterion):
+    total = 0
+    for x, y in loader:
+        preds = MORAN(x)
+        total += criterion(preds, y).item()
+    return total
+
+
+def train_batch(x, y, criterion):
+    cost = criterion(MORAN(x), y)
+    optimizer.zero_grad()
+    cost.backward()
+    optimizer.step()
+    return cost
+
+
+def main(loader, val_loader, criterion):
+    for i, (x, y) in enumerate(loader):
+        if i % 100 == 0:
+            for p in MORAN.parameters():
+                p.requires_grad = False
+            MORAN.eval()
+            acc = val(val_loader, criterion)
+        for p in MORAN.parameters():
+            p.requires_grad = True
+        MORAN.train()
+        train_batch(x, y, criterion)
+""",
+            "a function of the module called only right after its caller froze the model it runs"
+            " (`p.requires_grad = False` over its parameters), thawed after: no graph (MORAN's `val()`)",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3345,6 +3454,124 @@ def main(net, paths):
     with torch.no_grad():
         for path in paths:
             save(path, predict_one(net, read_image(path)))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def fit(model, opt, loader, val_loader, crit):
+    model.train()
+    for x, y in loader:
+        loss = 0
+        loss += crit(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    for x, y in val_loader:
+        loss += crit(model(x), y)
+    return loss.item()
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+def fit(model, opt, loader, val_loader, crit):
+    model.train()
+    for x, y in loader:
+        loss = 0
+        loss += crit(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        for x, y in val_loader:
+            loss += crit(model(x), y)
+    return loss.item()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+MORAN = nn.Linear(4, 4)
+optimizer = torch.optim.SGD(MORAN.parameters(), lr=0.1)
+
+
+def val(loader, criterion):
+    total = 0
+    for x, y in loader:
+        preds = MORAN(x)
+        total += criterion(preds, y).item()
+    return total
+
+
+def train_batch(x, y, criterion):
+    cost = criterion(MORAN(x), y)
+    optimizer.zero_grad()
+    cost.backward()
+    optimizer.step()
+    return cost
+
+
+def main(loader, val_loader, criterion):
+    for i, (x, y) in enumerate(loader):
+        if i % 100 == 0:
+            for p in MORAN.parameters():
+                p.requires_grad = False
+            MORAN.eval()
+            acc = val(val_loader, criterion)
+        for p in MORAN.parameters():
+            p.requires_grad = True
+        MORAN.train()
+        train_batch(x, y, criterion)
+    MORAN.eval()
+    return val(val_loader, criterion)
+""",
+            """\
+import torch
+import torch.nn as nn
+
+MORAN = nn.Linear(4, 4)
+optimizer = torch.optim.SGD(MORAN.parameters(), lr=0.1)
+
+
+@torch.no_grad()
+def val(loader, criterion):
+    total = 0
+    for x, y in loader:
+        preds = MORAN(x)
+        total += criterion(preds, y).item()
+    return total
+
+
+def train_batch(x, y, criterion):
+    cost = criterion(MORAN(x), y)
+    optimizer.zero_grad()
+    cost.backward()
+    optimizer.step()
+    return cost
+
+
+def main(loader, val_loader, criterion):
+    for i, (x, y) in enumerate(loader):
+        if i % 100 == 0:
+            for p in MORAN.parameters():
+                p.requires_grad = False
+            MORAN.eval()
+            acc = val(val_loader, criterion)
+        for p in MORAN.parameters():
+            p.requires_grad = True
+        MORAN.train()
+        train_batch(x, y, criterion)
+    MORAN.eval()
+    return val(val_loader, criterion)
 """,
         ),
         Invalid(

@@ -2194,6 +2194,83 @@ if __name__ == "__main__":
             "the move before the script's load is in a function defined above it, run only later: the model"
             " is not known to be on a device at the load",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x, J=None):
+        out = self.fc(x)
+        if J is not None:
+            out = torch.matmul(J[None, :].expand(x.shape[0], -1, -1).to(x.device), out)
+        return out
+def main(path, device):
+    model = Regressor()
+    model.load_state_dict(torch.load(path))
+    return model.to(device)
+""",
+            "the class's only move is of a tensor-only method's result (`J[None].expand(...).to(x.device)`) in a"
+            " method that keeps nothing: a copy, no move of the module (VIBE's `Regressor.forward`)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class HMR(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.smpl = nn.Linear(4, 4).to("cpu")
+def main(path, device):
+    model = HMR()
+    model.load_state_dict(torch.load(path))
+    return model.to(device)
+""",
+            'a class whose only move is `.to("cpu")`: a move to the CPU, not to a device (VIBE\'s `HMR`)',
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+import torchvision
+class ResnetFC(nn.Module):
+    def __init__(self, original_resnet):
+        super().__init__()
+        self.features = nn.Sequential(*list(original_resnet.children())[:-2])
+def build_frame(weights):
+    original_resnet = torchvision.models.resnet18(True)
+    net = ResnetFC(original_resnet)
+    net.load_state_dict(torch.load(weights))
+    return net
+""",
+            "a wrapper (a class that moves nothing) of a model on the CPU when it was handed over: the"
+            " wrapper is on the CPU too (Sound-of-Pixels' `build_frame`)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def build_modules(path):
+    modules = {}
+    modules["encoder"] = Net()
+    modules["decoder"] = Net()
+    reloaded = torch.load(path)
+    for k, v in modules.items():
+        v.load_state_dict(reloaded[k])
+    for v in modules.values():
+        v.cuda()
+    return modules
+""",
+            "models built on the CPU, held in a local dict and loaded in a loop over it before the loop that"
+            " moves them (SymbolicMathematics' `build_modules`)",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3691,6 +3768,160 @@ def main(args, path):
     param_groups = model.get_parameter_groups()
     model.load_state_dict(torch.load(path, map_location="cpu"))
     model = torch.nn.DataParallel(model).cuda()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def build_modules(path):
+    modules = {}
+    modules["encoder"] = Net()
+    modules["decoder"] = Net()
+    for v in modules.values():
+        v.cuda()
+    for k, v in modules.items():
+        v.load_state_dict(torch.load(path)[k])
+    return modules
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def build_modules(path):
+    modules = {}
+    modules["encoder"] = Net()
+    modules["decoder"] = Net()
+    for v in modules.values():
+        v.cuda()
+    for k, v in modules.items():
+        v.load_state_dict(torch.load(path, map_location="cpu")[k])
+    return modules
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def build_modules(path):
+    modules = {}
+    modules["encoder"] = Net()
+    modules["encoder"].cuda()
+    for k, v in modules.items():
+        v.load_state_dict(torch.load(path)[k])
+    return modules
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def build_modules(path):
+    modules = {}
+    modules["encoder"] = Net()
+    modules["encoder"].cuda()
+    for k, v in modules.items():
+        v.load_state_dict(torch.load(path, map_location="cpu")[k])
+    return modules
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+import torchvision
+class ResnetFC(nn.Module):
+    def __init__(self, original_resnet):
+        super().__init__()
+        self.features = nn.Sequential(*list(original_resnet.children())[:-2])
+def build_frame(weights):
+    original_resnet = torchvision.models.resnet18(True).cuda()
+    net = ResnetFC(original_resnet)
+    net.load_state_dict(torch.load(weights))
+    return net
+""",
+            """\
+import torch
+import torch.nn as nn
+import torchvision
+class ResnetFC(nn.Module):
+    def __init__(self, original_resnet):
+        super().__init__()
+        self.features = nn.Sequential(*list(original_resnet.children())[:-2])
+def build_frame(weights):
+    original_resnet = torchvision.models.resnet18(True).cuda()
+    net = ResnetFC(original_resnet)
+    net.load_state_dict(torch.load(weights, map_location="cpu"))
+    return net
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class HMR(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.smpl = nn.Linear(4, 4).to("cuda")
+def main(path, device):
+    model = HMR()
+    model.load_state_dict(torch.load(path))
+    return model.to(device)
+""",
+            """\
+import torch
+import torch.nn as nn
+class HMR(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.smpl = nn.Linear(4, 4).to("cuda")
+def main(path, device):
+    model = HMR()
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    return model.to(device)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def load_model(path):
+    model = Net()
+    model = torch.nn.DataParallel(model)
+    model.load_state_dict(torch.load(path)["model"])
+    return model.cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def load_model(path):
+    model = Net()
+    model = torch.nn.DataParallel(model)
+    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+    return model.cuda()
 """,
         ),
         Invalid(

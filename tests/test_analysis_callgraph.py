@@ -25,3 +25,17 @@ def test_nothing_binds_from_star_args_on_and_unknown_keywords_are_dropped():
     src = "def f(a, b, c): pass\n"
     assert bound(src, "f(x, *rest, c=z)") == [("x", "a")]
     assert bound(src, "f(x, verbose=True)") == [("x", "a")]
+
+
+def _escaping(src: str) -> set[str]:
+    from memlint.analysis.scope.callgraph import CallGraph
+
+    return {fn.name.value for fn in CallGraph(cst.parse_module(src)).escapes}
+
+
+def test_an_attribute_or_keyword_of_the_same_name_is_no_escape():
+    # MORAN's ``val()`` beside ``loss_avg.val()``: the attribute names no function of the module.
+    src = "def val(d):\n    return d\n\ndef main(avg, d):\n    print(avg.val(), f(val=1))\n    return val(d)\n"
+    assert _escaping(src) == set()
+    assert _escaping(src + "\nhooks = [val]\n") == {"val"}
+    assert _escaping(src + "\ng(callback=val)\n") == {"val"}

@@ -503,3 +503,14 @@ def test_only_files_python_cannot_read_count_as_a_partly_checked_tree():
     assert cm.unparsable_files(warned) == ["/t/a.py"]
     assert cm.unparsable_files("<unknown>:175: SyntaxWarning: invalid decimal literal\n") is None
     assert cm.unparsable_files("") is None
+
+
+def test_a_broken_pyproject_checked_with_the_defaults_counts_as_analysed():
+    broken = (
+        "memlint: error: /t/pyproject.toml: invalid TOML: Unterminated string (at line 9, column 1)"
+        " (the files under /t were checked with the default settings)\n"
+    )
+    assert cm.unparsable_files(broken) == []
+    syntax = "memlint: error: /t/a.py: syntax error at 3:9: '{' was never closed\n"
+    assert cm.unparsable_files(broken + syntax) == ["/t/a.py"]
+    assert cm.unparsable_files("memlint: error: /t/pyproject.toml: invalid TOML: x\n") is None

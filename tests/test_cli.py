@@ -159,6 +159,22 @@ def test_broken_config_names_file_and_key(tmp_path, run_memlint):
     assert proc.returncode == 2 and "invalid TOML" in proc.stderr
 
 
+def test_unreadable_pyproject_checks_its_files_with_the_defaults(tmp_path, run_memlint):
+    # A project's packaging file broken in a table that is not memlint's (an
+    # unterminated triple-quoted string in [tool.black]): named with its
+    # reason, the files it governs are still checked, and the exit code is 2.
+    write(tmp_path, "proj/pyproject.toml", "[tool.black]\nexclude = '''\n(\n  /(\n    \\.git\n)\n")
+    write(tmp_path, "proj/train.py", LEAKY)
+    write(tmp_path, "other/train.py", LEAKY)
+    proc = run_memlint("check", "--output-format", "concise", "proj", "other")
+    assert proc.returncode == 2
+    assert "pyproject.toml: invalid TOML" in proc.stderr and "checked with the default settings" in proc.stderr
+    assert "proj/train.py:" in proc.stdout and "other/train.py:" in proc.stdout
+    # --config names the file to use: broken, it still stops the run.
+    proc = run_memlint("check", "--config", "proj/pyproject.toml", "proj")
+    assert proc.returncode == 2 and "invalid TOML" in proc.stderr and not proc.stdout.strip()
+
+
 def test_bad_input_reported_and_run_continues(tmp_path, run_memlint):
     write(tmp_path, "a_good.py", LEAKY)
     write(tmp_path, "b_syntax.py", "import torch\nfor x in y:\n    torch.cuda.empty_cache(\n")

@@ -21,6 +21,12 @@ class ConfigError(Exception):
     """A broken configuration; the message names the file and the key."""
 
 
+class ConfigUnreadable(ConfigError):
+    """A configuration file that cannot be read as TOML at all: a project's
+    packaging file may be broken in a table that is not memlint's, so a run
+    over many files checks the files it governs with the defaults instead."""
+
+
 @dataclass
 class Config:
     path: Path | None = None  # the pyproject.toml it came from
@@ -76,9 +82,9 @@ def read_config(path: Path) -> Config:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
+        raise ConfigUnreadable(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        raise ConfigUnreadable(f"{path}: invalid TOML: {exc}") from None
     # A standalone memlint.toml-style file given with --config may hold the
     # keys at the top level; a pyproject.toml holds them under [tool.memlint].
     if path.name == "pyproject.toml" or "tool" in data:

@@ -15,11 +15,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memlint.find.config import Config, load_config, read_config
+from memlint.find.config import Config, ConfigUnreadable, load_config, read_config
 
 
 class ConfigResolver:
-    def __init__(self, explicit: str | None = None) -> None:
+    def __init__(self, explicit: str | None = None, *, lenient: bool = False) -> None:
+        # lenient: a pyproject.toml that is not TOML at all governs its files
+        # with the defaults (its project root kept), and is listed in
+        # ``broken`` for the caller to report; strict callers get the error.
+        self.lenient = lenient
+        self.broken: dict[Path, str] = {}
         # --config: one file for all, read (and checked) once, up front.
         self.forced = load_config(explicit) if explicit else None
         # folder -> (nearest pyproject.toml with a [tool.memlint] table,
@@ -74,13 +79,23 @@ class ConfigResolver:
         config = self._configs.get(path)
         if config is None:
             # A broken file raises ConfigError here, for the files it governs.
-            config = self._configs[path] = read_config(path)
+            config = self._configs[path] = self._read(path)
         return config
+
+    def _read(self, path: Path) -> Config:
+        try:
+            return read_config(path)
+        except ConfigUnreadable as exc:
+            if not self.lenient:
+                raise
+            self.broken[path] = str(exc)
+            return Config(root=path.parent.resolve())
 
     def forget(self) -> None:
         """Drop what was read (a pyproject.toml was edited: the server)."""
         self._found.clear()
         self._configs.clear()
+        self.broken.clear()
         self._by_folder.clear()
         self._default = None
 

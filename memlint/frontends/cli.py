@@ -315,7 +315,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     _check_options(args)
     paths = args.paths or ["."]
-    resolver = ConfigResolver(args.config)
+    resolver = ConfigResolver(args.config, lenient=True)
     # The run's own settings (output format, cache, the root paths are shown
     # from): the config of the one path named, else of the working folder.
     start = _config_start(paths)
@@ -402,7 +402,7 @@ def run_check(args: argparse.Namespace) -> int:
             n = len(errors)
             print(f"{n} file{'s' if n != 1 else ''} could not be checked (see the errors above).", file=sys.stderr)
     internal = any(r.error and r.error.startswith("internal error") for r in reports)
-    if internal:
+    if internal or _report_broken_configs(resolver.broken):
         return EXIT_ERROR
     if errors:
         return EXIT_FINDINGS
@@ -413,6 +413,17 @@ def run_check(args: argparse.Namespace) -> int:
     if remaining and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _report_broken_configs(broken: dict[Path, str]) -> bool:
+    """Each unreadable pyproject.toml, with the files it governed checked
+    with the defaults; true when there was one (the exit code says so)."""
+    for path, reason in broken.items():
+        print(
+            f"memlint: error: {reason} (the files under {_shown(path.parent)} were checked with the default settings)",
+            file=sys.stderr,
+        )
+    return bool(broken)
 
 
 def _show_settings(files: list[str], configs: list[Config], settings: list) -> int:

@@ -66,6 +66,40 @@ def is_move(node: ast.AST) -> bool:
     return node.__class__ is ast.Call and node.func.__class__ is ast.Attribute and node.func.attr in MOVES  # type: ignore[attr-defined]
 
 
+def _device_move(node: ast.AST) -> bool:
+    """A move that may put something on a device: not ``.to("cpu")`` (VIBE's
+    ``SMPL(...).to('cpu')`` in ``HMR.__init__`` keeps the model on the CPU)."""
+    return is_move(node) and not _to_the_cpu(node)  # type: ignore[arg-type]
+
+
+def _to_the_cpu(call: ast.Call) -> bool:
+    """``.to("cpu")``, ``.to(device="cpu")``, ``.to(torch.device("cpu"))``."""
+    if call.func.attr != "to":  # type: ignore[attr-defined]
+        return False
+    args = [*call.args, *(k.value for k in call.keywords if k.arg == "device")]
+    if len(args) != 1 or len(call.args) + len(call.keywords) != 1:
+        return False
+    first = args[0]
+    if isinstance(first, ast.Call) and not first.keywords and len(first.args) == 1:
+        func = first.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name == "device":
+            first = first.args[0]
+    return isinstance(first, ast.Constant) and first.value == "cpu"
+
+
+# Tensor methods that a Module lacks: what they return is a tensor, and
+# moving it (``J[None].expand(n, -1, -1).to(v.device)``, VIBE's
+# ``Regressor.forward``) moves a copy, never a module. (``float``, ``half``,
+# ``double``, ``requires_grad_``, ``type`` are Module methods too.)
+_TENSOR_ONLY = _TENSOR_METHODS - {"float", "half", "double", "requires_grad_", "type"}
+
+
+def _tensor_value(expr: ast.AST) -> bool:
+    """``expr`` is a call of a tensor-only method (``x[i].expand(...)``)."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _TENSOR_ONLY
+
+
 def class_moves_to_a_device(
     cls: ast.ClassDef, bindings: Mapping[str, str], walk: Callable[[ast.AST], list[ast.AST]] | None = None
 ) -> bool:
@@ -75,7 +109,7 @@ def class_moves_to_a_device(
     keeps each method's list for parameterless.py to read again."""
     walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     for part in (*cls.decorator_list, *cls.bases, *cls.keywords):
-        if any(map(is_move, walk(part))):
+        if any(map(_device_move, walk(part))):
             return True
     methods: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     others: list[ast.AST] = []  # the nodes of the class's other statements
@@ -84,7 +118,7 @@ def class_moves_to_a_device(
             methods.append(stmt)
         else:
             found = walk(stmt)
-            if any(map(is_move, found)):
+            if any(map(_device_move, found)):
                 return True
             others += found
     # One walk of each method: every question below (moves, registers,
@@ -95,7 +129,7 @@ def class_moves_to_a_device(
     keeping: set[str] | None = None
     registers: bool | None = None
     for method, found in zip(methods, walked):
-        moves = [n for n in found if is_move(n)]
+        moves = [n for n in found if _device_move(n)]
         if not moves:
             continue
         if registers is None:
@@ -122,7 +156,11 @@ def class_moves_to_a_device(
             )
         if method.name in keeping:
             return True
-        if not all(_fresh(move.func.value, fresh, bindings, calls) for move in moves):  # type: ignore[attr-defined]
+        # A method that keeps nothing in ``self``, moving only tensors: copies.
+        if not all(
+            _fresh(move.func.value, fresh, bindings, calls) or _tensor_value(move.func.value)  # type: ignore[attr-defined]
+            for move in moves
+        ):
             return True
     return False
 

@@ -26,6 +26,7 @@ from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
 from memlint.project.off_forwards import off_receivers, partly_off_receivers
+from memlint.project.package_attrs import package_binding
 from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
 from memlint.project.stray_modules import StrayModules
@@ -213,6 +214,16 @@ class ProjectIndex:
         found = self.modules.resolve(name, importer, self._sys_paths(importer))
         if found is None or hops >= _MAX_HOPS:
             return found
+        bound = package_binding(
+            name,
+            importer,
+            found,
+            self.modules.files,
+            self.summary,
+            lambda spelled, where: self.resolve(spelled, where, hops + 1),
+        )
+        if bound is not None:
+            return bound
         path, rest = found
         head, _, tail = rest.partition(".")
         summary = self.summary(path)

@@ -184,7 +184,7 @@ class CallGraph:
         self.escapes: set[cst.FunctionDef] = set()
         defined = {name for defs in self._defs_in.values() for name in defs}  # _visible finds nothing else
         for name, scope in self._bare_refs:
-            if name.value not in defined or id(name) in self._call_funcs:
+            if name.value not in defined or id(name) in self._call_funcs or _no_reference(name, self.parents):
                 continue
             for fn in self._visible(name.value, scope):
                 if fn.name is not name:
@@ -322,3 +322,13 @@ class CallGraph:
             seen.add(fn)
             todo.extend(f for _, f in self.callees(fn))
         return seen
+
+
+def _no_reference(name: cst.Name, parents) -> bool:
+    """``loss_avg.val`` or ``f(val=3)``: the name of an attribute or of a
+    keyword refers to no function of this module (MORAN's ``val()`` did not
+    escape through ``loss_avg.val()``)."""
+    parent = parents.get(name)
+    if isinstance(parent, cst.Attribute):
+        return parent.attr is name
+    return isinstance(parent, cst.Arg) and parent.keyword is name

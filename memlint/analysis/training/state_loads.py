@@ -45,6 +45,7 @@ from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
 from memlint.analysis.training.construction_order import SelfMethods, starts_on_cpu
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
+from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
 from memlint.parse.traversal import visit_fast
@@ -395,6 +396,11 @@ class _CpuModels(cst.CSTVisitor):
         # Constructor calls rebuilding a part of a model on the CPU from its own
         # parts (``model.cls = Head(model.config, model.emb.weight)``): call -> the model.
         self._rebuilt: dict[int, str] = {}
+        # Arguments that named a model on the CPU when handed to their call
+        # (``ResnetFC(torchvision_net)``): a wrapper of one wraps no device model.
+        self._handed_on_cpu: set[int] = set()
+        self.cpu_dicts = CpuDicts()  # ``d[k] = Net()`` ... ``for k, v in d.items()``
+        self._dict_store: str | None = None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._write(node.name.value)
@@ -411,6 +417,7 @@ class _CpuModels(cst.CSTVisitor):
             if isinstance(star, cst.Param):
                 self._write(star.name.value)
         self.frames.append({})
+        self.cpu_dicts.enter_function()
         self.seen.append({})
         self.optimizers.append({})
         self.aliases.append({})
@@ -430,6 +437,7 @@ class _CpuModels(cst.CSTVisitor):
         self.writes.pop()
         self.built_by.pop()
         self.frames.pop()
+        self.cpu_dicts.leave_function()
         self.seen.pop()
         self.optimizers.pop()
         self.aliases.pop()
@@ -601,6 +609,14 @@ class _CpuModels(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._write_target(node.target)
         self._enter_loop(node)
+        found = self.cpu_dicts.loop(node, lambda blocks: self.blocks[: len(blocks)] == list(blocks))
+        if found is not None:
+            self.frames[-1][found[0]] = tuple(self.blocks)
+            self.built_by[-1][found[0]] = set(found[1])
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.cpu_dicts.dicts[-1]:
+            self.cpu_dicts.seen(node)
 
     def leave_For(self, original_node: cst.For) -> None:
         self._leave_loop(original_node)
@@ -622,6 +638,7 @@ class _CpuModels(cst.CSTVisitor):
         Its parts go with it (``self.fc`` built, then ``self.cuda()``)."""
         frame = self.frames[-1]
         frame.pop(key, None)
+        self.cpu_dicts.lost(key)
         if frame:
             prefix = key + "."
             for part in [k for k in frame if k.startswith(prefix)]:
@@ -637,6 +654,7 @@ class _CpuModels(cst.CSTVisitor):
         # parts, with no device argument and no move: the new part is built
         # where they are, and nothing leaves the model.
         value = node.value
+        self._dict_store = self.cpu_dicts.storing(node)
         single = len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
         self._holding = id(value) if single and isinstance(value, cst.Call) else None
         if len(node.targets) != 1 or not isinstance(value, cst.Call) or _moves_anything(value):
@@ -651,6 +669,10 @@ class _CpuModels(cst.CSTVisitor):
         self._rebuilt[id(value)] = owner
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        if self._dict_store is not None:
+            built = self._built(original_node.value)
+            self.cpu_dicts.stored(self._dict_store, _constructor(original_node.value) if built else None)
+            self._dict_store = None
         self._use_holders((original_node.value,))  # ``ev2 = ev``: an alias that may hand it on
         held, self._held = self._held, None
         for t in original_node.targets:
@@ -693,6 +715,7 @@ class _CpuModels(cst.CSTVisitor):
                 self.seen[-1][key.split(".", 1)[0]] = original_node.value
         if held is not None and held[0] == id(original_node.value):
             self.holders[-1][dotted_name(original_node.targets[0].target) or ""] = held[1]
+        self.cpu_dicts.bound(original_node, tuple(self.blocks))
 
     def _use_holders(self, values: Iterable[cst.BaseExpression]) -> None:
         """A holder of models (``evaluator``) used in ``values`` (a call's
@@ -882,7 +905,10 @@ class _CpuModels(cst.CSTVisitor):
         return self._on_cpu_here(call.args[0].value)
 
     def _wraps(self, arg: cst.BaseExpression) -> bool:
-        """``arg`` may be a model bound before (``DataParallel(net)``)."""
+        """``arg`` may be a model bound before (``DataParallel(net)``), not
+        known on the CPU when it was handed over."""
+        if id(arg) in self._handed_on_cpu:
+            return False
         root = arg
         while isinstance(root, (cst.Attribute, cst.Subscript)):
             root = root.value
@@ -929,6 +955,10 @@ class _CpuModels(cst.CSTVisitor):
         self._use_holders((node.func, *(arg.value for arg in node.args)))
         holds = self._holding == id(node) and self.cpu_holder(node)
         kept: list[str] = []
+        # A class of the project's that moves nothing (``ResnetFC(resnet)``;
+        # not a library wrapper: ``DataParallel`` moves to its one GPU).
+        if (dotted_name(node.func) or "").rpartition(".")[2][:1].isupper() and self._cpu_callee(node.func):
+            self._handed_on_cpu.update(id(a.value) for a in node.args if not a.star and self._on_cpu_here(a.value))
         for arg in [] if looks or self.stays(node) else node.args:
             key = self._owner(dotted_name(arg.value))
             if key is not None and key != rebuilds:

@@ -1,0 +1,115 @@
+"""Models on the CPU held in a local dict and loaded in a loop over it.
+
+``modules = {}; modules["encoder"] = Net(...); modules["decoder"] = Net(...)``
+then ``for k, v in modules.items(): v.load_state_dict(sd[k])`` before any
+``.cuda()`` (SymbolicMathematics' ``build_modules``): each ``v`` is a model
+built on the CPU. A dict counts while every use of its name in the function
+is one of: its binding to an empty literal, a store of a model built on the
+CPU under a key (``d[k] = Net()``), or the iterable of a ``for`` over
+``d.items()``/``d.values()``. Any other use (a read of an item, a call it is
+handed to, a method, a store of anything else) drops it, and so does a loop
+variable bound from it that may have moved (``for v in d.values(): v.cuda()``
+moves the dict's models, whatever a later loop binds).
+
+Used by state_loads.py's ``_CpuModels`` walk (which says what "built on the
+CPU" and "may have moved" mean); this module only keeps the dicts' books.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+_ITERATIONS = frozenset({"items", "values"})
+
+
+class CpuDicts:
+    def __init__(self) -> None:
+        # Per function: dict name -> the blocks it was bound in.
+        self.dicts: list[dict[str, tuple[int, ...]]] = [{}]
+        # Per function: dict name -> the constructors of its models.
+        self.constructors: list[dict[str, set[str]]] = [{}]
+        # Per function: loop variable -> the dict it was bound from.
+        self.variables: list[dict[str, str]] = [{}]
+        self._allowed: set[int] = set()  # Name nodes of a dict in an allowed use
+
+    def enter_function(self) -> None:
+        self.dicts.append({})
+        self.constructors.append({})
+        self.variables.append({})
+
+    def leave_function(self) -> None:
+        self.dicts.pop()
+        self.constructors.pop()
+        self.variables.pop()
+
+    def bound(self, assign: cst.Assign, blocks: tuple[int, ...]) -> None:
+        """After ``d = {}``: ``d`` starts as an empty dict of models."""
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return
+        value = assign.value
+        name = assign.targets[0].target.value
+        empty = isinstance(value, cst.Dict) and not value.elements
+        empty = (
+            empty
+            or (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict")
+            and not value.args
+        )  # type: ignore[union-attr]
+        if empty:
+            self.dicts[-1][name] = blocks
+            self.constructors[-1][name] = set()
+
+    def storing(self, assign: cst.Assign) -> str | None:
+        """Before ``d[k] = value`` is walked: the dict it stores into, if one."""
+        if len(assign.targets) != 1:
+            return None
+        target = assign.targets[0].target
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            if target.value.value in self.dicts[-1]:
+                self._allowed.add(id(target.value))
+                return target.value.value
+        return None
+
+    def stored(self, name: str, constructor: str | None) -> None:
+        """After ``d[k] = value``: ``constructor``, the class or builder of a
+        model built on the CPU; None (anything else) drops ``d``."""
+        if constructor is None:
+            self.dicts[-1].pop(name, None)
+        elif name in self.dicts[-1]:
+            self.constructors[-1][name].add(constructor)
+
+    def loop(self, node: cst.For, on_cpu_here: Callable[[tuple[int, ...]], bool]) -> tuple[str, set[str]] | None:
+        """``for k, v in d.items()`` / ``for v in d.values()`` over a dict of
+        models on the CPU here: ``v`` and the constructors of ``d``'s models,
+        to bind ``v`` for the loop."""
+        it = node.iter
+        if not (isinstance(it, cst.Call) and not it.args and isinstance(it.func, cst.Attribute)):
+            return None
+        receiver, method = it.func.value, it.func.attr.value
+        if method not in _ITERATIONS or not isinstance(receiver, cst.Name) or receiver.value not in self.dicts[-1]:
+            return None
+        if not on_cpu_here(self.dicts[-1][receiver.value]):
+            return None
+        target: cst.BaseExpression = node.target
+        if method == "items":
+            if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2):
+                return None
+            target = target.elements[1].value
+        if not isinstance(target, cst.Name):
+            return None
+        self._allowed.add(id(receiver))
+        self.variables[-1][target.value] = receiver.value
+        return target.value, self.constructors[-1][receiver.value]
+
+    def seen(self, node: cst.Name) -> None:
+        """Any other use of a dict's name drops it."""
+        if node.value in self.dicts[-1] and id(node) not in self._allowed:
+            del self.dicts[-1][node.value]
+            self.variables[-1] = {v: d for v, d in self.variables[-1].items() if d != node.value}
+
+    def lost(self, key: str) -> None:
+        """A loop variable bound from a dict may have moved: so may the dict's models."""
+        name = self.variables[-1].pop(key.split(".", 1)[0], None)
+        if name is not None:
+            self.dicts[-1].pop(name, None)
