@@ -1099,6 +1099,20 @@ def fit(model, loader, opt, criterion, device):
         ("ms = [model.to(device) for _ in range(2)]", "ms = model.to(device)"),
         ("for p in model.to(device).parameters():\n            pass", "model.to(device)"),
         ("def f(m=model.to(device)):\n            pass", "model.to(device)"),
+        # _rebound_in: a receiver the loop's body binds to another object (gate/rebinds.py),
+        # transformers' ``codebook_preds = torch.argmax(...)`` then ``codebook_preds.to(torch.int32)``
+        ("model = model.half()\n        model.to(device)", "model = model.to(device)"),
+        ("if use_cuda:\n            h = x.sum()\n            h.cuda()", "h = criterion.cuda()"),
+        ("a, crit = 1, x.sum()\n        crit.to(device)", "a, crit = 1, criterion.to(device)"),
+        (
+            "for crit in [x]:\n            pass\n        crit.to(device)",
+            "crit = criterion\n        criterion.to(device)",
+        ),
+        # the other arm of the flag test holding the move (_other_arm): not a rebinding
+        (
+            "model = model.half()\n        model.cuda()",
+            "if use_cuda:\n            model.cuda()\n        else:\n            model = model.cpu()",
+        ),
     ],
 )
 def test_mem703_needs_a_move_the_rule_may_report(skipped, kept):

@@ -47,7 +47,8 @@ facts ``ast`` cannot see:
   carrying loop holds;
 - MEM703's move is one the rule may report (gate/moves.py): in the body of
   its innermost loop as _enclosing_loop finds it (``_Loop.blocked`` for the
-  blocks it does not pass), on a dotted receiver or a constant tensor, in a
+  blocks it does not pass), on a dotted receiver the loop neither binds nor
+  rebinds (gate/rebinds.py) or a constant tensor, in a
   loop that may run per batch (_per_batch: a loader, the eval role, a
   backward or step in that loop's own iteration) or, for a dotted receiver,
   per sample (``names_samples``);
@@ -64,13 +65,14 @@ real corpora.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.gate.moves import MODULE, is_flag, move_sites, moves_own_target, target_keys
 from memlint.gate.per_batch_calls import per_batch_called
+from memlint.gate.rebinds import LoopKeys
 from memlint.gate.seeds import Seeds
 from memlint.gate.syntax import bare_names
 from memlint.gate.trains import TrainingLines
@@ -214,7 +216,7 @@ class _Loop:
 
     __slots__ = ("batch", "per_batch", "sample", "targets", "verb", "pending", "iteration", "eval_role", "lines")
 
-    def __init__(self, batch: bool, per_batch: bool, sample: bool, targets: frozenset[str]) -> None:
+    def __init__(self, batch: bool, per_batch: bool, sample: bool, targets: Container[str]) -> None:
         self.batch = batch
         # What may give the loop a role (LoopInfo.role, _may_have_role): its
         # evaluation evidence (loops._eval_evidence, wider), and its lines for
@@ -225,7 +227,7 @@ class _Loop:
         # loop may have the eval role (loops._eval_evidence).
         self.per_batch = per_batch
         self.sample = sample  # _per_sample: the iterable is named for samples
-        self.targets = targets  # _rebound_in: the dotted names the ``for`` binds
+        self.targets = targets  # _rebound_in: the dotted names the ``for`` binds, or its body rebinds (gate/rebinds.py)
         self.verb = False  # a backward or a step is called in this iteration (training_verbs.in_iteration)
         self.pending = False  # a move only a verb of this iteration would make per batch
         self.iteration: _Loop | None = None  # set on a blocked view: the loop it is
@@ -332,7 +334,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             out.evaluates = out.evaluates or evaluates
             per_batch = loader or eval_role or (kind is ast.While and _draws_from_queue(node))  # type: ignore[arg-type]
             targets = _NONE if kind is ast.While else target_keys(node.target)  # type: ignore[attr-defined]
-            loop = _Loop(batch, per_batch, names_samples(tokens), targets)
+            loop = _Loop(batch, per_batch, names_samples(tokens), LoopKeys(targets, node.body))  # type: ignore[attr-defined]
             if batch:
                 loop.eval_role, loop.lines = eval_role, (node.lineno, node.end_lineno)  # type: ignore[attr-defined]
             if inner is not None and not out.moves and kind is not ast.While:
