@@ -2670,3 +2670,45 @@ class Solver:
     plain = src.replace("        self.to_eval()\n", "")
     assert not facts(plain).evaluates_with_grad
     assert not _findings(plain, ["MEM201"], gate=False)
+
+
+# transformers' core_model_loading and generation mixins: plain classes binding
+# ``self.x`` to calls that build no module (loops._attribute_mode needs
+# objects.built_in_train_mode: gate/eval.py FreshCalls).
+_PLAIN_CLASS = """\
+import re
+import torch
+import torch.nn as nn
+
+
+class Solver:
+    def __init__(self, patterns):
+        self.G = {}
+
+    def test(self, loader):
+        with torch.no_grad():
+            for x in loader:
+                print(self.G(x).mean().item())
+"""
+
+
+@pytest.mark.parametrize(
+    "value", ['re.compile("x")', "patterns.copy()", 'AutoModel.from_pretrained("m")', "len(patterns)"]
+)
+def test_mem202_plain_class_path_needs_an_attribute_a_call_may_build_a_module_into(value):
+    src = _PLAIN_CLASS.format(value)
+    assert not facts(src).plain_class_loop_without_grad
+    assert not _gated_in(src, "MEM202")
+    assert not _findings(src, ["MEM202"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "value", ["nn.Dropout(0.5)", "nn.Dropout(0.5).to('cuda')", "build()", "Net()", "torch.nn.Dropout(0.5)"]
+)
+def test_mem202_plain_class_path_keeps_an_attribute_a_call_may_build_a_module_into(value):
+    """A torch module, a move of one, a factory or a class of this file."""
+    src = _PLAIN_CLASS.format(value) + (
+        "\n\ndef build():\n    return nn.Dropout(0.5)\n\n\nclass Net(nn.Module):\n    pass\n"
+    )
+    assert facts(src).plain_class_loop_without_grad
+    assert _gated_in(src, "MEM202")
