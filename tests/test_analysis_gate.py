@@ -1099,6 +1099,20 @@ def fit(model, loader, opt, criterion, device):
         ("ms = [model.to(device) for _ in range(2)]", "ms = model.to(device)"),
         ("for p in model.to(device).parameters():\n            pass", "model.to(device)"),
         ("def f(m=model.to(device)):\n            pass", "model.to(device)"),
+        # _rebound_in: a receiver the loop's body binds to another object (gate/rebinds.py),
+        # transformers' ``codebook_preds = torch.argmax(...)`` then ``codebook_preds.to(torch.int32)``
+        ("model = model.half()\n        model.to(device)", "model = model.to(device)"),
+        ("if use_cuda:\n            h = x.sum()\n            h.cuda()", "h = criterion.cuda()"),
+        ("a, crit = 1, x.sum()\n        crit.to(device)", "a, crit = 1, criterion.to(device)"),
+        (
+            "for crit in [x]:\n            pass\n        crit.to(device)",
+            "crit = criterion\n        criterion.to(device)",
+        ),
+        # the other arm of the flag test holding the move (_other_arm): not a rebinding
+        (
+            "model = model.half()\n        model.cuda()",
+            "if use_cuda:\n            model.cuda()\n        else:\n            model = model.cpu()",
+        ),
     ],
 )
 def test_mem703_needs_a_move_the_rule_may_report(skipped, kept):
@@ -1436,6 +1450,16 @@ def post_process(model, batches, batch_size):
         results.append(out)
     return results
 """
+_RETURNED_THROUGH_A_LOOP = _RETURNED.replace(
+    "    return results\n",
+    "    projected = []\n    for r in results:\n        projected.append(r * 2)\n    return torch.cat(projected)\n",
+)
+_TRAINS_ELSEWHERE = """\
+def train(model, opt, loader):
+    for x in loader:
+        model(x).sum().backward()
+        opt.step()
+"""
 
 
 @pytest.mark.parametrize(
@@ -1446,6 +1470,11 @@ def post_process(model, batches, batch_size):
         _RETURNED.replace("    return results\n", "    outputs = (out, results)\n    return outputs\n"),
         _RETURNED.replace("    return results\n", "    yield results\n"),
         _RETURNED.replace("results.append(out)", "results[len(results)] = out"),
+        # phi4_multimodal's ``output_imgs``: returned through a ``for`` over it and an
+        # ``append`` (_ScopeUsage.visit_For, visit_Call's container adds)
+        _RETURNED_THROUGH_A_LOOP,
+        # pop2piano: the file trains elsewhere, but no loop around the store may (_may_have_role)
+        _RETURNED + _TRAINS_ELSEWHERE,
         # carried through a caller's loop (batch_loop_calling): a global the helper returns
         """\
 import torch
@@ -1479,6 +1508,10 @@ def test_mem102_skips_a_store_its_function_returns_when_no_loop_has_a_role(src):
         _RETURNED.replace("post_process", "evaluate"),  # loops._eval_evidence: a function named for it
         _RETURNED.replace("for batch in batches", "for batch in val_loader"),  # data named for it
         _RETURNED.replace("    results = []\n", "    model.eval()\n    results = []\n"),  # a mode call
+        _RETURNED_THROUGH_A_LOOP.replace("    results = []\n", "    model.eval()\n    results = []\n"),
+        # the store's own loop may train (through the file's ``train_step``)
+        _RETURNED.replace("        out = model(batch)\n", "        out = model(batch)\n        train_step(out)\n")
+        + "def train_step(loss):\n    loss.backward()\n",
     ],
 )
 def test_mem102_keeps_a_returned_store_a_loop_with_a_role_carries(src):
@@ -1993,6 +2026,33 @@ def fit(model, loader, opt):
 
 
 # -- the gate's own walks read gate/ast_fields' tables: the same answers ---------
+
+
+def test_returned_keys_read_the_container_adds_usage_reads():
+    """_returned_keys follows ``x.append(v)`` as _ScopeUsage.visit_Call does:
+    the same method names, never more (a key the analysis does not find
+    would drop a store the rule reports)."""
+    from memlint.analysis.training.usage import _CONTAINER_ADD
+    from memlint.gate.loops import _CONTAINER_ADDS, _returned_keys
+
+    assert _CONTAINER_ADDS == _CONTAINER_ADD
+    fn = ast.parse(
+        textwrap.dedent(
+            """\
+            def f(xs, ys):
+                out, seen, kept = [], set(), []
+                for x in xs:
+                    seen.add(x)
+                out.append(seen)
+                for y in ys:
+                    kept.push(y)
+                return out
+            """
+        )
+    ).body[0]
+    keys = _returned_keys(fn.body)  # type: ignore[attr-defined]
+    assert {"out", "seen", "x", "xs"} <= keys
+    assert not {"kept", "y", "ys"} & keys  # ``push`` adds nothing the analysis follows
 
 
 def test_returned_keys_follow_a_yield_inside_an_assigned_or_returned_value():
@@ -2610,3 +2670,45 @@ class Solver:
     plain = src.replace("        self.to_eval()\n", "")
     assert not facts(plain).evaluates_with_grad
     assert not _findings(plain, ["MEM201"], gate=False)
+
+
+# transformers' core_model_loading and generation mixins: plain classes binding
+# ``self.x`` to calls that build no module (loops._attribute_mode needs
+# objects.built_in_train_mode: gate/eval.py FreshCalls).
+_PLAIN_CLASS = """\
+import re
+import torch
+import torch.nn as nn
+
+
+class Solver:
+    def __init__(self, patterns):
+        self.G = {}
+
+    def test(self, loader):
+        with torch.no_grad():
+            for x in loader:
+                print(self.G(x).mean().item())
+"""
+
+
+@pytest.mark.parametrize(
+    "value", ['re.compile("x")', "patterns.copy()", 'AutoModel.from_pretrained("m")', "len(patterns)"]
+)
+def test_mem202_plain_class_path_needs_an_attribute_a_call_may_build_a_module_into(value):
+    src = _PLAIN_CLASS.format(value)
+    assert not facts(src).plain_class_loop_without_grad
+    assert not _gated_in(src, "MEM202")
+    assert not _findings(src, ["MEM202"], gate=False)
+
+
+@pytest.mark.parametrize(
+    "value", ["nn.Dropout(0.5)", "nn.Dropout(0.5).to('cuda')", "build()", "Net()", "torch.nn.Dropout(0.5)"]
+)
+def test_mem202_plain_class_path_keeps_an_attribute_a_call_may_build_a_module_into(value):
+    """A torch module, a move of one, a factory or a class of this file."""
+    src = _PLAIN_CLASS.format(value) + (
+        "\n\ndef build():\n    return nn.Dropout(0.5)\n\n\nclass Net(nn.Module):\n    pass\n"
+    )
+    assert facts(src).plain_class_loop_without_grad
+    assert _gated_in(src, "MEM202")

@@ -118,7 +118,25 @@ def _second_passes(monkeypatch) -> list[str]:
     return parsed
 
 
-SAMPLES = [SAMPLE, SAMPLE_DOTTED, SAMPLE_RELATIVE]
+# A plain class binding ``self.G`` to a class of another module, evaluated under
+# no_grad and switched by no code (loops._attribute_mode): a model in train mode
+# only if nets.py says the class is one (gate/eval.py FreshCalls).
+SAMPLE_PLAIN = """
+import torch
+from nets import {cls}
+
+
+class Solver:
+    def __init__(self):
+        self.G = {cls}()
+
+    def test(self, loader):
+        with torch.no_grad():
+            for x in loader:
+                self.G(x)
+"""
+
+SAMPLES = [SAMPLE, SAMPLE_DOTTED, SAMPLE_RELATIVE, SAMPLE_PLAIN]
 
 
 @pytest.mark.parametrize("sample", SAMPLES)

@@ -1073,3 +1073,45 @@ def _never_read_fresh(facts: GateFacts, target: ast.AST, may_build) -> bool:
                     ):
                         return True
     return False
+
+
+class FreshCalls:
+    """``may_build(value)``: objects._fresh may hold for ``value``, for
+    MEM202's plain-class path (GateFacts.plain_class_loop_without_grad).
+    loops._attribute_mode reads a method's ``self.G`` as a model in train
+    mode only when objects.built_in_train_mode holds: every definition of
+    the attribute is a call ``_fresh`` accepts. A plain class binding
+    ``self.x`` only to calls that build no module (``re.compile(...)``,
+    ``self.patterns.copy()``, ``from_pretrained``: transformers' loaders
+    and generation mixins) gives the rule nothing to flag. Wider than
+    ``_fresh``: any self-returning method (``.to(dev)``, ``.train()``); a
+    class of this file _module_classes keeps; a def of this file by name (a
+    factory, ``_factory_fresh``); a project class (the view's model_classes;
+    before the view, any callee _may_be_a_project_class accepts:
+    gate/project_gate.py asks again through project_class_spellings); an
+    imported callee whose constructor_kind is MODULE, not a load."""
+
+    __slots__ = ("_facts", "_classes", "_imported", "_relative")
+
+    def __init__(self, facts: GateFacts) -> None:
+        self._facts = facts
+        self._classes = _module_classes(facts)
+        self._imported = import_table(facts)
+        self._relative = _relative_names(facts)
+
+    def may_build(self, value: ast.AST) -> bool:
+        if type(value) is not ast.Call:
+            return False
+        func = value.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and func.attr in _SELF_RETURNING:
+            return True
+        if type(func) is ast.Name and (func.id in self._classes or func.id in self._facts.def_names):
+            return True
+        if _may_be_a_project_class(value, self._imported, self._relative, self._facts.project_classes):
+            return True
+        for qualified in qualify(func, self._imported)[1]:
+            if qualified.endswith((".from_pretrained", ".load")) or qualified.startswith("torch.hub"):
+                continue
+            if constructor_kind(qualified) is Kind.MODULE:
+                return True
+        return False

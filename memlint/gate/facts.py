@@ -27,6 +27,7 @@ from memlint.gate.carried import carries_state
 from memlint.gate.empty_cache import empty_cache_in_loop
 from memlint.gate.eval import (
     BINDERS,
+    FreshCalls,
     ModelReach,
     bind_names,
     compute_builds_module,
@@ -462,12 +463,15 @@ class GateFacts:
     def plain_class_loop_without_grad(self) -> bool:
         """A method of a plain class (no base but ``object``) holds a loop
         that may run without grad, and a method of the class binds
-        ``self.<attr>`` to a call: MEM202 may read the attribute as a model
-        the class builds fresh and never switches (loops._attribute_mode,
-        StarGAN's ``Solver.test``). Computed on first use (MEM202)."""
+        ``self.<attr>`` to a call that may build a module (objects._fresh,
+        gate/eval.py FreshCalls; a project class only while the view's classes
+        are unknown): MEM202 may read the attribute as a model the class
+        builds fresh and never switches (loops._attribute_mode, StarGAN's
+        ``Solver.test``). Computed on first use (MEM202)."""
         if not self.loop_may_run_without_grad:
             return False
         scopes = self.off_loop_scopes()
+        fresh: FreshCalls | None = None  # built for the first ``self.x = call`` met
         for cls in self._class_nodes:
             if cls.keywords or any(not (type(b) is ast.Name and b.id == "object") for b in cls.bases):
                 continue
@@ -483,6 +487,8 @@ class GateFacts:
                             type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self"
                             for t in n.targets
                         )
+                        # objects.built_in_train_mode: a call that may build a module (gate/eval.py FreshCalls)
+                        and (fresh := fresh or FreshCalls(self)).may_build(n.value)
                     ):
                         return True
         return False

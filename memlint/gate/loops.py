@@ -40,11 +40,15 @@ facts ``ast`` cannot see:
   names usage.reaches_return surely finds) counts only when some loop of the
   file may have a role (LoopInfo.role "train" needs LoopInfo.trains, "eval"
   loops._eval_evidence: the file trains or switches a model to eval, or a
-  loop has evaluation evidence of its own): mem102._check is silent on a
-  returned container its roleless carrying loop holds;
+  loop has evaluation evidence of its own), and then, for a store a loop of
+  its own function may carry, only when one of those loops may have one
+  (_may_have_role; else only a batch loop calling the function may carry
+  it): mem102._check is silent on a returned container its roleless
+  carrying loop holds;
 - MEM703's move is one the rule may report (gate/moves.py): in the body of
   its innermost loop as _enclosing_loop finds it (``_Loop.blocked`` for the
-  blocks it does not pass), on a dotted receiver or a constant tensor, in a
+  blocks it does not pass), on a dotted receiver the loop neither binds nor
+  rebinds (gate/rebinds.py) or a constant tensor, in a
   loop that may run per batch (_per_batch: a loader, the eval role, a
   backward or step in that loop's own iteration) or, for a dotted receiver,
   per sample (``names_samples``);
@@ -61,13 +65,14 @@ real corpora.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 from memlint.gate import ast_fields
 from memlint.gate.ast_names import ast_callee, ast_dotted, ast_tokens
 from memlint.gate.moves import MODULE, is_flag, move_sites, moves_own_target, target_keys
 from memlint.gate.per_batch_calls import per_batch_called
+from memlint.gate.rebinds import LoopKeys
 from memlint.gate.seeds import Seeds
 from memlint.gate.syntax import bare_names
 from memlint.gate.trains import TrainingLines
@@ -133,8 +138,11 @@ class LoopSites:
         self.moves = False  # MEM703: ``.to(``/``.cuda(`` in the body of a loop that may run per batch or sample
         self.evaluates = False  # MEM201: some evidence of evaluation
         # MEM102's stores into a name its function returns, kept for the end
-        # of the walk: (root name, function, carried by a loop around it).
-        self.returned: list[tuple[str, _Scope, bool]] = []
+        # of the walk: (root name, function, the loops around it that may carry it).
+        self.returned: list[tuple[str, _Scope, Carriers]] = []
+
+
+Carriers = tuple["_Loop", ...]
 
 
 class _Scope:
@@ -206,15 +214,20 @@ class _Loop:
     an ``if`` on anything but a flag): verbs there are the loop's, moves
     have no loop."""
 
-    __slots__ = ("batch", "per_batch", "sample", "targets", "verb", "pending", "iteration")
+    __slots__ = ("batch", "per_batch", "sample", "targets", "verb", "pending", "iteration", "eval_role", "lines")
 
-    def __init__(self, batch: bool, per_batch: bool, sample: bool, targets: frozenset[str]) -> None:
+    def __init__(self, batch: bool, per_batch: bool, sample: bool, targets: Container[str]) -> None:
         self.batch = batch
+        # What may give the loop a role (LoopInfo.role, _may_have_role): its
+        # evaluation evidence (loops._eval_evidence, wider), and its lines for
+        # TrainingLines.may_train; set for the loops that may be batch loops.
+        self.eval_role = False
+        self.lines = (0, 0)
         # _per_batch without its verbs: the iterable may be a loader, or the
         # loop may have the eval role (loops._eval_evidence).
         self.per_batch = per_batch
         self.sample = sample  # _per_sample: the iterable is named for samples
-        self.targets = targets  # _rebound_in: the dotted names the ``for`` binds
+        self.targets = targets  # _rebound_in: the dotted names the ``for`` binds, or its body rebinds (gate/rebinds.py)
         self.verb = False  # a backward or a step is called in this iteration (training_verbs.in_iteration)
         self.pending = False  # a move only a verb of this iteration would make per batch
         self.iteration: _Loop | None = None  # set on a blocked view: the loop it is
@@ -252,8 +265,10 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     module = _Scope(None)
     module.body = facts._tree.body  # type: ignore[attr-defined]
     values = _Values(facts)
-    stack: list[tuple[ast.AST, _Scope, _Loop | None, bool]] = [
-        (stmt, module, None, False)
+    # The last item: the loops around a statement, in its function, that may
+    # be batch loops (carried_across walks out to the first that is one).
+    stack: list[tuple[ast.AST, _Scope, _Loop | None, Carriers]] = [
+        (stmt, module, None, ())
         for stmt in facts._tree.body  # type: ignore[attr-defined]
     ]
     push, pop = stack.append, stack.pop
@@ -319,7 +334,9 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             out.evaluates = out.evaluates or evaluates
             per_batch = loader or eval_role or (kind is ast.While and _draws_from_queue(node))  # type: ignore[arg-type]
             targets = _NONE if kind is ast.While else target_keys(node.target)  # type: ignore[attr-defined]
-            loop = _Loop(batch, per_batch, names_samples(tokens), targets)
+            loop = _Loop(batch, per_batch, names_samples(tokens), LoopKeys(targets, node.body))  # type: ignore[attr-defined]
+            if batch:
+                loop.eval_role, loop.lines = eval_role, (node.lineno, node.end_lineno)  # type: ignore[attr-defined]
             if inner is not None and not out.moves and kind is not ast.While:
                 outer = inner.iteration or inner
                 # MEM703's ``for net in nets: net.to(device)`` in a batch loop
@@ -328,7 +345,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             if kind is not ast.While:
                 scope.locals.update(bare_names(node.target))  # type: ignore[attr-defined]
             for child in node.body:  # type: ignore[attr-defined]
-                push((child, scope, loop, carried or batch))
+                push((child, scope, loop, (*carried, loop) if batch else carried))
             # Runs after the iterations: in the outer loop's iteration, no move's loop.
             after = inner.blocked() if inner is not None else None
             for child in node.orelse:  # type: ignore[attr-defined]
@@ -351,7 +368,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 # Decorators and defaults: libcst's scope_of puts them in the function.
                 out.evaluates = move_sites(node, False, _NONE, False, aliases)[2]
             for child in node.body:  # type: ignore[attr-defined]
-                push((child, fn, None, False))
+                push((child, fn, None, ()))
         elif kind is ast.ClassDef:
             methods.update(id(s) for s in node.body if type(s) in _FUNCTIONS)  # type: ignore[attr-defined]
             body = _Scope(scope.name, scope.owner or scope) if scope.function else _Scope(None)
@@ -425,11 +442,16 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     # MEM102 skips a store into a name its function returns when the loop
     # carrying it has no role: only training or evaluation evidence gives one.
     if out.returned and not out.stores and (trains_or_eval or any_eval):
-        for root, fn_scope, was_carried in out.returned:
-            if was_carried:
+        for root, fn_scope, carriers in out.returned:
+            if carriers and training is None and trains:
+                training = TrainingLines(facts)
+            if _may_have_role(carriers, training):
                 out.stores = True
-            else:
-                fn_scope.pending.append((STORES, root, False))
+                break
+            # No loop around it may: carried_across may still find a batch
+            # loop calling its function (``_outlives_call``), as for a store
+            # no loop around it may carry.
+            fn_scope.pending.append((STORES, root, False))
     out.returned = []
     # Statements no loop of their own function may carry: a batch loop may
     # call the function (``self.x`` or a name it does not bind), or Lightning
@@ -494,7 +516,7 @@ def _eval_mode_before(lines: list[int], span: tuple[int, int] | None, end: int) 
 
 
 def _assign_sites(
-    out: LoopSites, target: ast.AST, value: ast.AST, scope: _Scope, carried: bool, values: _Values
+    out: LoopSites, target: ast.AST, value: ast.AST, scope: _Scope, carried: Carriers, values: _Values
 ) -> None:
     """The one-target assignments MEM101 and MEM102 visit, as they match
     them (mem101.visit_Assign, mem102.visit_Assign), each counted only when
@@ -865,7 +887,14 @@ def _imported_names(facts: GateFacts) -> set[str]:
     return names
 
 
-def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: bool) -> None:
+def _may_have_role(carriers: Carriers, training: TrainingLines | None) -> bool:
+    """Some loop of ``carriers`` may have a role (LoopInfo.role): "eval"
+    needs loops._eval_evidence (``eval_role``, wider), "train" that the loop
+    trains (``training``: None where the file may train nowhere)."""
+    return any(loop.eval_role or (training is not None and training.may_train(*loop.lines)) for loop in carriers)
+
+
+def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: Carriers) -> None:
     """A statement of MEM101 (``what`` ACCUMULATES) or MEM102 (STORES)
     writing ``target``: found now when a loop around it may carry it, else
     kept for the end of the walk (its function's locals are known then)."""
@@ -897,10 +926,14 @@ def _returned_keys(body: list[ast.stmt]) -> set[str]:
     body this is (never more): the names and dotted names of its ``return``
     and ``yield`` values (_ScopeUsage.return_seeds, _Keys), closed over its
     assignments (``deps``: ``x = v``, ``x[i] = v``, ``x += v``, ``x: T = v``
-    make ``x`` depend on the keys of ``v``; _ScopeUsage._depend). Nested
-    functions, classes and lambdas are left out (the analysis leaves out the
-    first and the last), as are its other dependencies (``for``, ``with``,
-    ``:=``, ``x.append(v)``): fewer keys, never a key it does not find.
+    make ``x`` depend on the keys of ``v``; _ScopeUsage._depend), its
+    ``for`` loops (the target on the iterable: visit_For) and the container
+    adds the walk meets (``x.append(v)``: visit_Call's _CONTAINER_ADD; not
+    those inside an assigned or returned value, whose nodes are read for
+    their keys only). Nested functions, classes and lambdas are left out
+    (the analysis leaves out the first and the last), as are its other
+    dependencies (``with``, ``:=``, comprehensions): fewer keys, never a key
+    it does not find.
 
     MEM102 (mem102._check) stays silent on a store into such a key when the
     loop carried_across gives has no role (``loop.role is None and
@@ -941,6 +974,12 @@ def _returned_keys(body: list[ast.stmt]) -> set[str]:
                     if kind is ast.AnnAssign:
                         push(node.annotation)
                     continue
+        elif kind is ast.For or kind is ast.AsyncFor:
+            _depend(deps, node.target, [node.iter])
+        elif kind is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and func.attr in _CONTAINER_ADDS:
+                _depend(deps, func.value, [*node.args, *(k.value for k in node.keywords)])
         for field in children.singles:
             push(getattr(node, field))
         for field in children.lists:
@@ -956,6 +995,15 @@ def _returned_keys(body: list[ast.stmt]) -> set[str]:
 
 
 _YIELDS = frozenset({ast.Yield, ast.YieldFrom})
+# usage._CONTAINER_ADD: ``x.append(v)`` makes ``x`` depend on ``v``'s keys.
+_CONTAINER_ADDS = frozenset({"append", "extend", "insert", "add", "appendleft", "update", "put", "setdefault"})
+
+
+def _depend(deps: dict[str, set[str]], target: ast.AST, values: list[ast.AST]) -> None:
+    """_ScopeUsage._depend: ``target``'s keys depend on every key of ``values``."""
+    sources = _expr_keys([n for value in values for n in ast_fields.nodes(value)])
+    for key in _depend_keys(target):
+        deps.setdefault(key, set()).update(sources)
 
 
 def _expr_keys(nodes: list[ast.AST]) -> set[str]:

@@ -31,6 +31,7 @@ kinds (objects.kind_of) stay unknown, so any dotted name may be a module.
 from __future__ import annotations
 
 import ast
+from collections.abc import Container
 
 from memlint.gate.ast_fields import CHILDREN, STATEMENT_BLOCKS, nodes
 from memlint.gate.ast_names import ast_callee, ast_dotted
@@ -145,15 +146,15 @@ def _literal(e: ast.AST, imported: frozenset[str], bound: frozenset[str] = froze
 def move_sites(
     stmt: ast.AST,
     moves: bool,
-    targets: frozenset[str],
+    targets: Container[str],
     verbs: bool,
     aliases: dict[str, str],
     imported: frozenset[str] = frozenset(),
 ) -> tuple[int, bool, bool]:
     """Read ``stmt``'s own expressions (not its blocks): the strongest move
     receiver found (``moves``: MODULE beats CONSTANT, 0 for none; a module
-    named as one of the loop's ``targets`` is the loop's own, never
-    reported; ``imported``: see ``receiver``), whether a training verb is called (``verbs``), whether a
+    named as one of the loop's ``targets`` is the loop's own or rebound
+    in its body (gate/rebinds.py), never reported; ``imported``: see ``receiver``), whether a training verb is called (``verbs``), whether a
     comprehension MEM201 visits is there."""
     children = CHILDREN.get(type(stmt))
     if children is None:
