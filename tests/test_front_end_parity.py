@@ -60,8 +60,11 @@ def _flake8(*args: str) -> list[Finding]:
 def test_the_fixture_callers_hold_no_training_word():
     from memlint.project.summary import worth_summarising
 
-    for name in ("run.py", "main.py"):
-        assert not worth_summarising((PROJECT / name).read_text()), name
+    # run.py is read only through the needles of word-less modules; main.py's
+    # `solver.G.eval()` is a training word since MEM201 reads torch-less
+    # evaluation modules (`.eval()`), so every front end summarises it.
+    assert not worth_summarising((PROJECT / "run.py").read_text())
+    assert worth_summarising((PROJECT / "main.py").read_text())
 
 
 def test_the_cli_on_the_tree_and_on_each_file():
