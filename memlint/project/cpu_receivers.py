@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 Pos = tuple[int, int]
 
@@ -267,3 +268,84 @@ def cpu_only_users(
             if seen:
                 found.append(name)
     return sorted(found)
+
+
+def fresh_args(
+    node: ast.AST,
+    body: list[ast.stmt],
+    calls: Sequence[ast.Call],
+    spelling: Callable[[ast.expr], str | None],
+) -> dict[int, tuple[tuple[str, str], ...]]:
+    """Per call of ``calls`` (by id; calls of the scope into other modules):
+    the arguments that are a plain name bound once in the scope to a model
+    just built, named nowhere since (``model = HandNet(...)`` then
+    ``modelio.load_checkpoint(model, path)``): the mirror of CallSite.built's
+    ``f(Net(), path)``, proven as ``fresh_receiver`` proves a receiver, with
+    the call's other arguments counted as between. Each as (the parameter,
+    ``"0"`` by position or its keyword; the constructor as spelled)."""
+    wanted = {a.value.id for call in calls for a in _keyed(call) if isinstance(a.value, ast.Name)}
+    if not wanted:
+        return {}
+    stores: dict[str, int] = {}
+    mentions: dict[str, list[ast.Name]] = {}
+    nested: list[ast.AST] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            if sub.id in wanted:
+                mentions.setdefault(sub.id, []).append(sub)
+                if not isinstance(sub.ctx, ast.Load):
+                    stores[sub.id] = stores.get(sub.id, 0) + 1
+            continue
+        if isinstance(sub, _NESTED) and sub is not node:
+            nested.append(sub)
+        for name in _bound_otherwise(sub):
+            if name in wanted:
+                stores[name] = stores.get(name, 0) + 2  # a parameter, an import, a ``global``: never trusted
+    found: dict[int, tuple[tuple[str, str], ...]] = {}
+    for call in calls:
+        proven: list[tuple[str, str]] = []
+        for arg in _keyed(call):
+            handed = arg.value
+            if not isinstance(handed, ast.Name) or stores.get(handed.id) != 1:
+                continue
+            others = [m for m in mentions.get(handed.id, ()) if m is not handed]
+            built = fresh_receiver(body, handed.id, call, others, nested)
+            spelled = spelling(built.func) if built is not None else None
+            if spelled is not None:
+                proven.append((arg.key, spelled))
+        if proven:
+            found[id(call)] = tuple(proven)
+    return found
+
+
+class _Keyed(NamedTuple):
+    """An argument of a call with its parameter key (``"0"``, or the keyword)."""
+
+    key: str
+    value: ast.expr
+
+
+def _keyed(call: ast.Call) -> list[_Keyed]:
+    """``call``'s arguments by key; positions only before any ``*args``."""
+    out: list[_Keyed] = []
+    for i, a in enumerate(call.args):
+        if isinstance(a, ast.Starred):
+            break  # the positions after a ``*args`` are unknown
+        out.append(_Keyed(str(i), a))
+    out.extend(_Keyed(k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return out
+
+
+def _bound_otherwise(sub: ast.AST) -> list[str]:
+    """Names ``sub`` binds other than by a ``Name`` target."""
+    if isinstance(sub, ast.arg):
+        return [sub.arg]
+    if isinstance(sub, (ast.Global, ast.Nonlocal)):
+        return list(sub.names)
+    if isinstance(sub, ast.alias):
+        return [(sub.asname or sub.name).split(".")[0]]
+    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)):
+        return [sub.name] if isinstance(sub.name, str) else []
+    if isinstance(sub, (ast.MatchAs, ast.MatchStar)):
+        return [sub.name] if sub.name else []
+    return []

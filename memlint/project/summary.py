@@ -53,7 +53,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
-from memlint.project.cpu_receivers import cpu_uses, sets_default_device
+from memlint.project.cpu_receivers import cpu_uses, fresh_args, sets_default_device
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
 from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site
@@ -784,10 +784,29 @@ class _Walker:
             self.summary.closed_instances.extend(closed_instances(body, params, scope.instances, self.bindings))
         if scope.loading or scope.grad_loading:
             self._loading_uses(node, scope, body)
+        if scope.built_here or scope.built_imported:
+            self._fresh_args(node, scope, body)
         if scope.loads_state:
             self._gpu_state |= gpu_state_calls(body)
         if self._device_moves != moves and scope.sites:  # the few scopes that move a model and call the project
             self._gpu_args.update(gpu_arg_calls(body))
+
+    def _fresh_args(self, node: ast.AST, scope: _Scope, body: list[ast.stmt]) -> None:
+        """Add to CallSite.built the names a project call is handed that hold
+        a model just built (cpu_receivers.fresh_args): only the calls handed
+        a name the scope bound from a constructor."""
+        named = {*scope.built_here, *scope.built_imported}
+        calls = [
+            call
+            for (_line, _callee, _grad, _loop, kind, _cell, _built), call in zip(scope.sites, scope.site_calls)
+            if kind != "local" and any(isinstance(a, ast.Name) and a.id in named for a in _arg_values(call))
+        ]
+        found = fresh_args(node, body, calls, self._spelling) if calls else {}
+        for i, call in enumerate(scope.site_calls):
+            if id(call) in found:
+                site = scope.sites[i]
+                extra = tuple(b for b in found[id(call)] if b[0] not in {key for key, _ in site[6]})
+                scope.sites[i] = (*site[:6], (*site[6], *extra))
 
     def _loading_uses(self, node: ast.AST, scope: _Scope, body: list[ast.stmt]) -> None:
         """Keep the scope's uses of loading names, but for a call on a name
@@ -1683,6 +1702,10 @@ _PLAIN_BASES = frozenset(
 def _is_plain(node: ast.ClassDef) -> bool:
     """A class built on builtins only (``class AttrDict(dict)``): not a model."""
     return all(_dotted(b).rsplit(".", 1)[-1] in _PLAIN_BASES for b in node.bases) and not node.keywords
+
+
+def _arg_values(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords)]
 
 
 def _builds_elsewhere(call: ast.Call) -> bool:
