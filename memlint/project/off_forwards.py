@@ -22,6 +22,20 @@ _MAX_HOPS = 4
 _ROOT_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
+def _class_facts(typed: TypedObjects, typ: str, hops: int) -> tuple[str, str, Any, Any] | None:
+    """The module path, class name, module summary and object facts of a
+    project type (``path\0Class``); None for an installed or unread class,
+    or past the walk's hop limit."""
+    if "\0" not in typ or hops > _MAX_HOPS:
+        return None
+    path, cls = typ.split("\0")
+    summary = typed.index.full_summary(path)
+    objects = typed.objects(path)
+    if summary is None or objects is None:
+        return None
+    return path, cls, summary, objects
+
+
 def decorated_off(typed: TypedObjects, types: tuple[str, ...], method: str) -> bool:
     """Every type is a project class whose ``method`` (its own or inherited
     from a project base) is decorated to run with grad off."""
@@ -31,13 +45,10 @@ def decorated_off(typed: TypedObjects, types: tuple[str, ...], method: str) -> b
 def _off(typed: TypedObjects, typ: str, method: str, hops: int) -> bool | None:
     """True: decorated off; False: defined without it; None: not defined
     here (look in the bases) or not known."""
-    if "\0" not in typ or hops > _MAX_HOPS:
+    read = _class_facts(typed, typ, hops)
+    if read is None:
         return False
-    path, cls = typ.split("\0")
-    summary = typed.index.full_summary(path)
-    objects = typed.objects(path)
-    if summary is None or objects is None:
-        return False
+    path, cls, summary, objects = read
     facts = next((f for f in summary.functions if f.name == f"{cls}.{method}"), None)
     if facts is not None:
         return facts.grad == "off"
@@ -109,13 +120,10 @@ def partly_off_receivers(typed: TypedObjects, path: str) -> tuple[tuple[str, str
 
 
 def _off_inside(typed: TypedObjects, typ: str, hops: int) -> bool:
-    if "\0" not in typ or hops > _MAX_HOPS:
+    read = _class_facts(typed, typ, hops)
+    if read is None:
         return False
-    path, cls = typ.split("\0")
-    summary = typed.index.full_summary(path)
-    objects = typed.objects(path)
-    if summary is None or objects is None:
-        return False
+    path, cls, summary, objects = read
     if cls in objects.off_inside:
         return True
     if any(f.name == f"{cls}.forward" for f in summary.functions):
