@@ -2242,6 +2242,23 @@ def main(loader, val_loader, criterion):
             "a function of the module called only right after its caller froze the model it runs"
             " (`p.requires_grad = False` over its parameters), thawed after: no graph (MORAN's `val()`)",
         ),
+        Valid(
+            """\
+from basics import *
+
+
+class DropoutAtTest(Callback):
+    def before_validate(self):
+        for m in [m for m in flatten_model(self.model) if "dropout" in type(m).__name__.lower()]:
+            m.train()
+
+    def after_validate(self):
+        for m in flatten_model(self.model):
+            m.eval()
+""",
+            "a loop over the layers a function named for what it does to a model returns"
+            " (`flatten_model(self.model)`, fastai's): it switches modes and runs no forward",
+        ),
     ]
     invalid = [
         Invalid(

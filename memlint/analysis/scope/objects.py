@@ -98,7 +98,12 @@ _OPTIMIZER_FACTORY = re.compile(r"(configure|create|build|make|get|init|setup)_o
 # A callee named for building or fetching something (``build_model()``,
 # ``get_net(cfg)``, ``load_model(path)``) returns a module; it is no forward
 # pass, whatever the name guess says of ``*_model``.
-_FACTORY_CALLEE = re.compile(r"^(build|get|create|make|load|init|setup|construct)_")
+# A function named for what it does to a model (``get_model(...)``,
+# ``flatten_model(self.model)``, fastai's) builds, fetches or walks one: no forward.
+_FACTORY_CALLEE = re.compile(
+    r"^(build|get|create|make|load|init|setup|construct|flatten|unwrap|freeze|unfreeze|prepare|save|print"
+    r"|count|summari[sz]e|wrap|convert|export|copy|clone|fuse|quantize|prune|reset|register|compile)_"
+)
 _F_LOSS = re.compile(
     r"^torch\.nn\.functional\.(\w*_loss|cross_entropy|binary_cross_entropy(_with_logits)?|kl_div|nll_loss)$"
 )
