@@ -19,7 +19,8 @@
     python bench/cross_module.py --batch thirteenth --mirror /work/.mirror # the thirteenth batch
     python bench/cross_module.py --batch fourteenth --mirror /work/.mirror # the fourteenth batch
     python bench/cross_module.py --batch fifteenth --mirror /work/.mirror  # the fifteenth batch
-    python bench/cross_module.py --batch sixteenth --mirror /work/.mirror  # the sixteenth batch, labelled last
+    python bench/cross_module.py --batch sixteenth --mirror /work/.mirror  # the sixteenth batch
+    python bench/cross_module.py --batch seventeenth --mirror /work/.mirror # the seventeenth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -240,6 +241,18 @@ BATCHES = {
         HERE / "manifest_sixteenth.tsv",
         HERE / "reviewed_after_sixteenth.tsv",
         BENCH / ".corpora" / "cross_module_sixteenth",
+    ),
+    # "seventeenth": labelled after the first sixteen had been used to tune
+    # memlint, picked for trainer / checkpoint helpers in separate modules in
+    # fields they cover thinly: gaze, face alignment, recognition and parsing,
+    # stereo, inpainting, crowd counting, speaker verification, skeleton
+    # actions, depth completion, nowcasting, speech enhancement, long-tailed
+    # classification, 6D pose, contours, 3D detection, keypoints, unsupervised
+    # depth, semi-supervised learning, neural rendering; torch pins read first.
+    "seventeenth": (
+        HERE / "manifest_seventeenth.tsv",
+        HERE / "reviewed_after_seventeenth.tsv",
+        BENCH / ".corpora" / "cross_module_seventeenth",
     ),
 }
 
