@@ -20,7 +20,8 @@
     python bench/cross_module.py --batch fourteenth --mirror /work/.mirror # the fourteenth batch
     python bench/cross_module.py --batch fifteenth --mirror /work/.mirror  # the fifteenth batch
     python bench/cross_module.py --batch sixteenth --mirror /work/.mirror  # the sixteenth batch
-    python bench/cross_module.py --batch seventeenth --mirror /work/.mirror # the seventeenth batch, labelled last
+    python bench/cross_module.py --batch seventeenth --mirror /work/.mirror # the seventeenth batch
+    python bench/cross_module.py --batch eighteenth --mirror /work/.mirror  # the eighteenth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -253,6 +254,15 @@ BATCHES = {
         HERE / "manifest_seventeenth.tsv",
         HERE / "reviewed_after_seventeenth.tsv",
         BENCH / ".corpora" / "cross_module_seventeenth",
+    ),
+    # "eighteenth": labelled after the seventeenth, screened for helpers,
+    # trainers and checkpoint code in separate modules: scene text, lanes,
+    # segmentation, text-to-motion, re-ID adaptation, crowd counting,
+    # pruning, skeleton actions, domain adaptation; torch pins read first.
+    "eighteenth": (
+        HERE / "manifest_eighteenth.tsv",
+        HERE / "reviewed_after_eighteenth.tsv",
+        BENCH / ".corpora" / "cross_module_eighteenth",
     ),
 }
 
