@@ -238,8 +238,7 @@ def process_notebook(
         def check(cells: Sequence[CodeCell]) -> list[Finding]:
             joined = join(cells)
             findings, module = lint(joined.text, path, rules, torch=torch, project=project)
-            if settings.with_edits:
-                findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=project)
+            findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=project)
             return to_cells(detach(findings, module, settings.with_edits), joined)
 
         try:

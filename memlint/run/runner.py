@@ -278,8 +278,7 @@ def _check_with_project(
 
     try:
         findings, module = lint(text, path, rules, python_tree=tree, torch=torch, project=project, active=active)
-        if settings.with_edits:
-            findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=project)
+        findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=project)
     except NeedsProject:
         _defer(text, report, passed, tree)
         return
@@ -354,8 +353,7 @@ def _check_settled(
     with collector_paused():
         module = parse_module(text)  # its nesting guard parses with ``ast`` again: the one repeat left
         findings = lint_module(module, text, path, [by_code[c] for c in first.passed], torch=torch, project=view)
-    if settings.with_edits:
-        findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=view)
+    findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=view)
     report.findings = detach(findings, module, settings.with_edits)
     if view is not None:
         report.project = view.digest()

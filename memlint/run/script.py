@@ -39,8 +39,7 @@ def lint_view(
     ``torch`` and ``project`` as lint() takes them: the file is a module of
     its project like any other (the view changes its text, not its place)."""
     findings, module = lint(view.text, path, rules, torch=torch, project=project)
-    if with_edits:
-        findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=project)
+    findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=project)
     out: list[Finding] = []
     withheld = 0
     for f in findings:
