@@ -260,4 +260,6 @@ def test_server_quick_fix_of_a_finding_a_grad_off_fix_ends_is_that_fix(tmp_path)
     assert "which ends this finding too" in actions["MEM102", 22].title
     every = fix_all(result, str(path), rules)
     assert every is not None
-    assert apply_edits(COVERED, list(every.edits)) == _applied_together(COVERED, [list(a.edits) for a in actions.values()])
+    assert apply_edits(COVERED, list(every.edits)) == _applied_together(
+        COVERED, [list(a.edits) for a in actions.values()]
+    )
