@@ -98,5 +98,5 @@ def _ended_by(
 
 def _covered(finding: Finding, cover: Finding) -> Finding:
     assert cover.fix is not None
-    title = f"{cover.fix.title} ({cover.code}'s fix at line {cover.line}, which ends this finding too)"
+    title = f"{cover.fix.title} ({cover.code}'s fix, which ends this finding too)"
     return replace(finding, fix=replace(cover.fix, title=title))
