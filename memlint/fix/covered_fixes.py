@@ -44,7 +44,7 @@ def with_covering_fixes(
 ) -> list[Finding]:
     """``findings`` (of ``module``), each one that a safe grad-off fix of
     another finding ends carrying that fix; the others as they are."""
-    if module is None:
+    if module is None or len(findings) < 2:  # most files: nothing to cover
         return findings
     codes = {r.code for r in rules if r.fix_turns_grad_off}
     covering = [f for f in findings if f.code in codes and fix_allowed(f, False)]
