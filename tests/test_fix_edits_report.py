@@ -6,6 +6,7 @@ order) writes what ``memlint check --fix`` writes. Through the real program."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import shutil
 import textwrap
@@ -42,9 +43,39 @@ WRAPPED = textwrap.dedent(
     """
 )
 
+# A validate function MEM201 decorates, holding a MEM101 and a MEM102 that
+# the decorator ends (`--fix` writes no `.detach()` for them), and a training
+# loop whose MEM102 the decorator does not reach.
+COVERED = textwrap.dedent(
+    """\
+    import torch
+
+
+    def train(model, loader, optimizer):
+        losses = []
+        for x, y in loader:
+            loss = model(x).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss)
+        return losses
+
+
+    def validate(model, loader, criterion):
+        model.eval()
+        total = 0
+        outs = []
+        for x, y in loader:
+            out = model(x)
+            total += criterion(out, y)
+            outs.append(out)
+        return total / len(loader), torch.cat(outs)
+    """
+)
+
 # Shipped files with several fixes in one file, none of which changes what
-# another reports (MEM201's grad-off fix first makes a MEM101/MEM102 in its
-# loop moot, which `--fix` then skips; each finding's own fix still adds it).
+# another reports.
 SHIPPED = (
     "fixtures/lint/mem501_deprecated_amp.py",
     "fixtures/lint/mem804_scheduler_verbose.py",
@@ -107,6 +138,8 @@ def _applied_together(text: str, per_finding: list[list[Edit]]) -> str:
 
 
 def _check_report_edits_give_the_fix(run_memlint, path: Path) -> int:
+    """The number of safe fixes the report carries; applying them all gives
+    what ``--fix`` writes, and ``--diff`` shows that change."""
     text = path.read_text(encoding="utf-8")
     report = json.loads(run_memlint("check", "--no-cache", "--output-format", "json", path).stdout)
     sarif = json.loads(run_memlint("check", "--no-cache", "--output-format", "sarif", path).stdout)
@@ -121,7 +154,32 @@ def _check_report_edits_give_the_fix(run_memlint, path: Path) -> int:
     assert fixed != text
     assert by_json == fixed
     assert by_sarif == fixed
+    shown = run_memlint("check", "--no-cache", "--diff", path).stdout
+    assert _diff_body(shown) == _diff_body("".join(difflib.unified_diff(text.splitlines(True), fixed.splitlines(True))))
     return len(safe)
+
+
+def _diff_body(diff: str) -> list[str]:
+    """The hunks of a unified diff, without its file names or any summary."""
+    return [line for line in diff.splitlines() if line[:1] in "+- @" and not line.startswith(("---", "+++"))]
+
+
+def test_a_finding_a_grad_off_fix_ends_reports_that_fix(tmp_path, run_memlint):
+    path = tmp_path / "loops.py"
+    path.write_text(COVERED)
+    report = json.loads(run_memlint("check", "--no-cache", "--output-format", "json", path).stdout)
+    fixes = {(f["code"], f["location"]["row"]): f["fix"] for f in report}
+    assert sorted(fixes) == [("MEM101", 21), ("MEM102", 11), ("MEM102", 22), ("MEM201", 19)]
+    decorator = fixes["MEM201", 19]["edits"]
+    assert [e["content"] for e in decorator] == ["@torch.no_grad()\n"]
+    for key in (("MEM101", 21), ("MEM102", 22)):  # ended by the decorator: its fix, said so
+        assert fixes[key]["edits"] == decorator
+        assert fixes[key]["message"].endswith("(MEM201's fix, which ends this finding too)")
+        assert fixes[key]["applicability"] == "safe"
+    assert [e["content"] for e in fixes["MEM102", 11]["edits"]] == [".detach()"]  # out of its reach
+    text = run_memlint("check", "--no-cache", path).stdout  # the text report names the same fix
+    assert text.count("safe fix: Decorate `validate` with `@torch.no_grad()` (MEM201's fix, which") == 2
+    assert _check_report_edits_give_the_fix(run_memlint, path) == 4
 
 
 def test_a_wrapped_loop_and_a_fix_inside_it_apply_together(tmp_path, run_memlint):
@@ -185,3 +243,23 @@ def test_server_quick_fixes_are_the_reports_edits(tmp_path):
     every = fix_all(result, str(path), rules)
     assert every is not None and len(every.edits) > 1  # the fix-all action is minimal edits too
     assert apply_edits(WRAPPED, list(every.edits)) == _applied_together(WRAPPED, [list(a.edits) for a in actions])
+
+
+def test_server_quick_fix_of_a_finding_a_grad_off_fix_ends_is_that_fix(tmp_path):
+    from memlint.rule.registry import all_rules
+    from memlint.server.actions import fix_all, quick_fixes
+    from memlint.server.linting import lint_document
+
+    path = tmp_path / "loops.py"
+    path.write_text(COVERED)
+    rules = [r for r in all_rules() if r.default_enabled]
+    result = lint_document(COVERED, str(path), rules)
+    actions = {(a.findings[0].code, a.findings[0].line): a for a in quick_fixes(result, result.findings, unsafe=False)}
+    decorator = actions["MEM201", 19].edits
+    assert actions["MEM101", 21].edits == actions["MEM102", 22].edits == decorator
+    assert "which ends this finding too" in actions["MEM102", 22].title
+    every = fix_all(result, str(path), rules)
+    assert every is not None
+    assert apply_edits(COVERED, list(every.edits)) == _applied_together(
+        COVERED, [list(a.edits) for a in actions.values()]
+    )

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
 
+from memlint.fix.covered_fixes import with_covering_fixes
 from memlint.fix.fixer import detach, fix_text
 from memlint.lint.add_noqa import add_noqa
 from memlint.lint.engine import ParseError, lint, parse_module
@@ -237,6 +238,7 @@ def process_notebook(
         def check(cells: Sequence[CodeCell]) -> list[Finding]:
             joined = join(cells)
             findings, module = lint(joined.text, path, rules, torch=torch, project=project)
+            findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=project)
             return to_cells(detach(findings, module, settings.with_edits), joined)
 
         try:

@@ -261,6 +261,7 @@ def _check_with_project(
         # then settled with its last view never imports them: kept_views.py).
         _defer(text, report, passed, tree)
         return
+    from memlint.fix.covered_fixes import with_covering_fixes
     from memlint.fix.fixer import detach
     from memlint.lint.engine import lint
 
@@ -277,6 +278,7 @@ def _check_with_project(
 
     try:
         findings, module = lint(text, path, rules, python_tree=tree, torch=torch, project=project, active=active)
+        findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=project)
     except NeedsProject:
         _defer(text, report, passed, tree)
         return
@@ -341,14 +343,17 @@ def _check_settled(
     """The second pass of a file whose first pass screened it (``first``:
     its summary and the rules left once the view was known, second_pass.settle):
     libcst and those rules only, as lint() would run them with the view."""
+    from memlint.fix.covered_fixes import with_covering_fixes
     from memlint.fix.fixer import detach
     from memlint.lint.engine import lint_module, parse_module
 
     report.summary = first.summary
-    by_code = {rule.code: rule for rule in rules_for(settings, ignored)}
+    rules = rules_for(settings, ignored)
+    by_code = {rule.code: rule for rule in rules}
     with collector_paused():
         module = parse_module(text)  # its nesting guard parses with ``ast`` again: the one repeat left
         findings = lint_module(module, text, path, [by_code[c] for c in first.passed], torch=torch, project=view)
+    findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=view)
     report.findings = detach(findings, module, settings.with_edits)
     if view is not None:
         report.project = view.digest()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from memlint.fix.covered_fixes import with_covering_fixes
 from memlint.fix.fixer import add_imports, apply_edits, offset_to_position, render_fix, text_edit
 from memlint.fix.minimal_edits import minimal_edits
 from memlint.lint.engine import LibcstLimitation, ParseError, lint
@@ -38,6 +39,7 @@ def lint_view(
     ``torch`` and ``project`` as lint() takes them: the file is a module of
     its project like any other (the view changes its text, not its place)."""
     findings, module = lint(view.text, path, rules, torch=torch, project=project)
+    findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=project)
     out: list[Finding] = []
     withheld = 0
     for f in findings:

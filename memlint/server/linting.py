@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from memlint.fix.covered_fixes import with_covering_fixes
 from memlint.fix.fixer import detach
 from memlint.lint.engine import ParseError, applicable_rules, lint, lint_module, parse_module
 from memlint.read.notebook_magics import mask_cell
@@ -64,6 +65,8 @@ def lint_document(
     source = (lambda: workspace_view(path)) if project is True else project or None
     try:
         findings, module = lint(text, path, rules, torch=torch, project=source, python_tree=tree)
+        # A quick fix is what --fix writes for the finding (fix/covered_fixes.py).
+        findings = with_covering_fixes(findings, module, path, rules, torch=torch, project=source)
     except ParseError as exc:
         return LintResult(text, problem=str(exc))
     except RecursionError:
