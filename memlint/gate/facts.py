@@ -986,8 +986,21 @@ def _best_snapshot(tree: ast.AST) -> bool:
 
 
 def _names_evaluation(names: set[str]) -> bool:
-    """Some name of ``names`` holds a token of EVAL_FUNCTION_TOKENS."""
-    return any(not name_tokens(name).isdisjoint(EVAL_FUNCTION_TOKENS) for name in names)
+    """Some name of ``names`` holds a token of EVAL_FUNCTION_TOKENS. Each
+    name's answer is kept: files share most of their callee names."""
+    known = _EVALUATION_NAMES
+    for name in names:
+        says = known.get(name)
+        if says is None:
+            if len(known) > 8192:  # a long-lived process (the server) sees every name it ever linted
+                known.clear()
+            says = known[name] = not name_tokens(name).isdisjoint(EVAL_FUNCTION_TOKENS)
+        if says:
+            return True
+    return False
+
+
+_EVALUATION_NAMES: dict[str, bool] = {}
 
 
 def _torch_module(expr: ast.AST, aliases: dict[str, str]) -> bool:
