@@ -49,6 +49,8 @@ _CACHES = (
     "_rebound",
     "_bases",
     "_self_bound",
+    "_step_hooks",  # step_hooks and batch_evidence, read once since s25-speedgate3
+    "_batch_evidence",
 )
 
 

@@ -218,6 +218,8 @@ class GateFacts:
         self._built_for_off_loop: bool | None = None
         self._evaluates_with_grad: bool | None = None
         self._asks_an_object: bool | None = None  # asks_an_object_to_evaluate
+        self._step_hooks: bool | None = None
+        self._batch_evidence: bool | None = None
         self._model_method: bool | None = None  # calls_a_model_method
         self._model_reach: ModelReach | None = None  # MEM201's and MEM202's reading of model calls
         self._best_snapshot: bool | None = None
@@ -258,26 +260,30 @@ class GateFacts:
     @property
     def step_hooks(self) -> bool:
         """A method a framework calls once per batch or epoch (Lightning's
-        ``training_step``, ``on_validation_epoch_end``...)."""
-        for name in self.def_names:
-            tokens = name_tokens(name)
-            if tokens & _PHASES and tokens & {"step", "epoch", "batch"}:
-                return True
-        return False
+        ``training_step``, ``on_validation_epoch_end``...). Read once: the
+        cards ask it about twice per file (batch_evidence, MEM201)."""
+        if self._step_hooks is None:
+            self._step_hooks = any(
+                tokens & _PHASES and tokens & {"step", "epoch", "batch"} for tokens in map(name_tokens, self.def_names)
+            )
+        return self._step_hooks
 
     @property
     def batch_evidence(self) -> bool:
         """What loops.LoopInfo.is_batch_loop needs at least one of (training
         verbs, evidence of evaluation, an iterable named for data, a loader
-        built here), or a per-batch framework hook."""
-        return (
-            self.trains
-            or self.eval_call
-            or self.eval_function_loops
-            or bool(self.iter_tokens & DATA_TOKENS)
-            or "DataLoader" in self.idents
-            or self.step_hooks
-        )
+        built here), or a per-batch framework hook. Read once: five cards
+        ask it, some twice (across_iterations)."""
+        if self._batch_evidence is None:
+            self._batch_evidence = bool(
+                self.trains
+                or self.eval_call
+                or self.eval_function_loops
+                or self.iter_tokens & DATA_TOKENS
+                or "DataLoader" in self.idents
+                or self.step_hooks
+            )
+        return self._batch_evidence
 
     @property
     def queue_gets(self) -> bool:
@@ -528,30 +534,38 @@ class GateFacts:
         method named for it called on a name or ``self.<attr>`` that no
         import binds (``model.inference(x)``), or a keyword named for it set
         to ``True`` (``agent.select_action(s, evaluate=True)``). One pass
-        over the calls, on first use."""
+        over the calls, on first use, and only where some callee's last name
+        or some keyword is named for evaluation (``called`` holds the ``m``
+        of every ``x.m(...)``, ``keywords`` every keyword's name): the
+        distinct names are a few hundred where the calls are thousands."""
         if self._asks_an_object is None:
-            self._asks_an_object = False
-            for call in self._calls:
-                func = call.func
-                if type(func) is ast.Attribute and name_tokens(func.attr) & EVAL_FUNCTION_TOKENS:
-                    head = func.value
-                    if type(head) is ast.Attribute:
-                        head = head.value  # type: ignore[attr-defined]
-                    elif type(head) is ast.Name and head.id == "self":  # type: ignore[attr-defined]
-                        continue  # ``self.generate(...)``: the object itself is never a typed receiver
-                    if type(head) is ast.Name and head.id not in self._aliases:  # type: ignore[attr-defined]
-                        self._asks_an_object = True
-                        break
-                if any(
-                    k.arg is not None
-                    and name_tokens(k.arg) & EVAL_FUNCTION_TOKENS
-                    and type(k.value) is ast.Constant
-                    and k.value.value is True
-                    for k in call.keywords
-                ):
-                    self._asks_an_object = True
-                    break
+            self._asks_an_object = _names_evaluation(self.called) or _names_evaluation(self.keywords)
+            if self._asks_an_object:
+                self._asks_an_object = self._call_asks_an_object()
         return self._asks_an_object
+
+    def _call_asks_an_object(self) -> bool:
+        """asks_an_object_to_evaluate's pass over the calls (the property
+        skips it where no name could match; tests compare the two)."""
+        for call in self._calls:
+            func = call.func
+            if type(func) is ast.Attribute and name_tokens(func.attr) & EVAL_FUNCTION_TOKENS:
+                head = func.value
+                if type(head) is ast.Attribute:
+                    head = head.value  # type: ignore[attr-defined]
+                elif type(head) is ast.Name and head.id == "self":  # type: ignore[attr-defined]
+                    continue  # ``self.generate(...)``: the object itself is never a typed receiver
+                if type(head) is ast.Name and head.id not in self._aliases:  # type: ignore[attr-defined]
+                    return True
+            if any(
+                k.arg is not None
+                and name_tokens(k.arg) & EVAL_FUNCTION_TOKENS
+                and type(k.value) is ast.Constant
+                and k.value.value is True
+                for k in call.keywords
+            ):
+                return True
+        return False
 
     @property
     def calls_a_model_method(self) -> bool:
@@ -969,6 +983,24 @@ def _best_snapshot(tree: ast.AST) -> bool:
             elif isinstance(value, AST):
                 push((value, in_if))
     return False
+
+
+def _names_evaluation(names: set[str]) -> bool:
+    """Some name of ``names`` holds a token of EVAL_FUNCTION_TOKENS. Each
+    name's answer is kept: files share most of their callee names."""
+    known = _EVALUATION_NAMES
+    for name in names:
+        says = known.get(name)
+        if says is None:
+            if len(known) > 8192:  # a long-lived process (the server) sees every name it ever linted
+                known.clear()
+            says = known[name] = not name_tokens(name).isdisjoint(EVAL_FUNCTION_TOKENS)
+        if says:
+            return True
+    return False
+
+
+_EVALUATION_NAMES: dict[str, bool] = {}
 
 
 def _torch_module(expr: ast.AST, aliases: dict[str, str]) -> bool:
