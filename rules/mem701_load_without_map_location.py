@@ -2271,6 +2271,57 @@ def build_modules(path):
             "models built on the CPU, held in a local dict and loaded in a loop over it before the loop that"
             " moves them (SymbolicMathematics' `build_modules`)",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from transformers import RobertaConfig, RobertaModel
+class Seq2Seq(nn.Module):
+    def __init__(self, encoder, decoder, config):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+        self.config = config
+def build(args):
+    config = RobertaConfig.from_pretrained(args.config_name)
+    encoder = RobertaModel.from_pretrained(args.name, config=config)
+    layer = nn.TransformerDecoderLayer(d_model=config.hidden_size, nhead=config.num_attention_heads)
+    decoder = nn.TransformerDecoder(layer, num_layers=6)
+    model = Seq2Seq(encoder=encoder, decoder=decoder, config=config)
+    model.load_state_dict(torch.load(args.load_model_path))
+    return model
+""",
+            "a configuration read by `from_pretrained` is settings, never a model, and a torch.nn container keeps"
+            " the fresh layer it is handed on the CPU: the wrapper is built there (CodeT5's `models.py`)",
+        ),
+        Valid(
+            """\
+import argparse
+import torch
+import torch.nn as nn
+from transformers import RobertaModel
+class DefectModel(nn.Module):
+    def __init__(self, encoder, args):
+        super().__init__()
+        self.encoder = encoder
+        self.args = args
+def add_args(parser):
+    parser.add_argument("--name")
+    args = parser.parse_args()
+    args.lang = "c"
+    return args
+def main():
+    args = add_args(argparse.ArgumentParser())
+    args.n_gpu = torch.cuda.device_count()
+    model = RobertaModel.from_pretrained(args.name)
+    model.resize_token_embeddings(32000)
+    model = DefectModel(model, args)
+    model.load_state_dict(torch.load(args.load_model_path))
+    model.to(torch.device("cuda"))
+""",
+            "an argparse namespace (every return of `add_args` is `parse_args()`; setting `args.n_gpu` keeps it one)"
+            " is no model, and `resize_token_embeddings` builds the new embedding where the old one is",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3995,6 +4046,48 @@ if __name__ == "__main__":
     run(model, "cuda")
 """,
             None,
+        ),
+        Invalid(
+            """\
+import argparse
+import torch
+import torch.nn as nn
+from transformers import RobertaModel
+class DefectModel(nn.Module):
+    def __init__(self, encoder, args):
+        super().__init__()
+        self.encoder = encoder
+        self.args = args
+def add_args(parser):
+    parser.add_argument("--name")
+    args = parser.parse_args()
+    return RobertaModel.from_pretrained(args.name).cuda()
+def main():
+    args = add_args(argparse.ArgumentParser())
+    model = RobertaModel.from_pretrained("roberta-base")
+    model = DefectModel(model, args)
+    model.load_state_dict(torch.load("model.bin"))
+""",
+            """\
+import argparse
+import torch
+import torch.nn as nn
+from transformers import RobertaModel
+class DefectModel(nn.Module):
+    def __init__(self, encoder, args):
+        super().__init__()
+        self.encoder = encoder
+        self.args = args
+def add_args(parser):
+    parser.add_argument("--name")
+    args = parser.parse_args()
+    return RobertaModel.from_pretrained(args.name).cuda()
+def main():
+    args = add_args(argparse.ArgumentParser())
+    model = RobertaModel.from_pretrained("roberta-base")
+    model = DefectModel(model, args)
+    model.load_state_dict(torch.load("model.bin", map_location="cpu"))
+""",
         ),
     ]
 

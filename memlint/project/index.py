@@ -685,6 +685,7 @@ class ProjectIndex:
         cpu_classes: set[str] = set()
         plain_classes: set[str] = set()
         cpu_functions: set[str] = set()
+        settings: set[str] = set()
 
         model_classes: set[str] = set()
         parameterless: set[str] = set()
@@ -728,6 +729,8 @@ class ProjectIndex:
                 plain_classes.add(local)
             if name in defining.cpu_functions:
                 cpu_functions.add(local)
+            if name in defining.settings_functions:
+                settings.add(local)
             if where and name.lstrip("_")[:1].isupper() and self.typed_objects().torch_scheduler(where, name):
                 scheduler_classes.add(local)
             if where and name.lstrip("_")[:1].isupper() and name in self._trainers_of(where):
@@ -845,6 +848,7 @@ class ProjectIndex:
             ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
+            settings_functions=tuple(sorted(settings)),
             cpu_methods=tuple(n for n in summary.called_methods if self.method_still(n)),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),

@@ -46,7 +46,7 @@ from memlint.project import (
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
 from memlint.vocabulary import checkpoint_files as checkpoint_names
-from memlint.vocabulary import loading
+from memlint.vocabulary import loading, settings_values
 
 
 @lru_cache(maxsize=1)
@@ -87,6 +87,7 @@ def summary_fingerprint() -> str:
         off_decorators,
         forward_returns,
         engine_hooks,
+        settings_values,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -79,6 +79,9 @@ class ProjectView:
     # Local names of functions of other project modules that move nothing to
     # a device: a model handed to one stays on the CPU.
     cpu_functions: tuple[str, ...] = ()
+    # Local names of functions of other project modules whose every return is
+    # an argparse namespace (``args = add_args(parser)``): never a model.
+    settings_functions: tuple[str, ...] = ()
     # Method names this module calls that every class of the project defining
     # them defines so that it moves nothing (method_moves.py): a model on the
     # CPU stays there through a call of one (MEM701).
@@ -388,6 +391,7 @@ class ProjectView:
             or self.local_cpu_classes
             or self.plain_classes
             or self.cpu_functions
+            or self.settings_functions
             or self.cpu_methods
             or self.called_per_batch
             or self.built_per_batch
