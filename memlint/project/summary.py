@@ -53,7 +53,6 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
-from memlint.vocabulary.settings_values import settings_functions
 from memlint.project.cpu_receivers import cpu_uses, fresh_args, sets_default_device
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
@@ -80,6 +79,7 @@ from memlint.project.zeroed_grads import cleared
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES
 from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
+from memlint.vocabulary.settings_values import settings_functions
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
