@@ -27,6 +27,26 @@ _SHARED_LOOP_MESSAGE = "`{fn}` evaluates (its training flag is off) with autogra
 _FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
 
 
+def _counts(it: cst.BaseExpression) -> bool:
+    """``range(n)``, ``enumerate(range(n))``: a counter, no data."""
+    while isinstance(it, cst.Call) and dotted_name(it.func) == "enumerate" and it.args:
+        it = it.args[0].value
+    return isinstance(it, cst.Call) and dotted_name(it.func) in ("range", "itertools.count")
+
+
+class _EvalSwitches(cst.CSTVisitor):
+    """Any ``x.eval()`` call (no argument) in a scope."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "eval" and not node.args:
+            self.found = True
+
+
 class InferenceWithoutNoGrad(Rule):
     """
     ## What it does
@@ -619,6 +639,8 @@ class InferenceWithoutNoGrad(Rule):
             return
         if through is None and self._frozen_by_every_caller(info):
             return
+        if self._uncalled_helper(node, scope):
+            return
         if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
         if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
@@ -647,6 +669,23 @@ class InferenceWithoutNoGrad(Rule):
             fix = Fix(f"Run the loop under `with {torch_no_grad}():`", ((node, new_stmt),), Safety.SAFE, imports)
         message = self.message if through is None else f"{self.message} ({through})"
         self.report(node, message=self._with_callers(message, scope), fix=fix)
+
+    def _uncalled_helper(self, node: cst.For | cst.While, scope) -> bool:
+        """A method named for evaluation that nothing in the project calls
+        (grad_mode.uncalled_method), whose own body proves no evaluation: no
+        ``.eval()`` switch, and the loop iterates no data (a ``while`` or a
+        ``for`` over ``range``: a decoding loop). RULES.md judges a helper by
+        its callers; with none, the mode it runs in is not known
+        (SymbolicMathematics' ``TransformerModel.generate``)."""
+        if not isinstance(scope, cst.FunctionDef) or not self.facts.loops.eval_named(scope):
+            return False
+        if not self.facts.grad_mode.uncalled_method(scope):
+            return False
+        if isinstance(node, cst.For) and not _counts(node.iter):
+            return False  # ``for batch in self.val_loader``: an evaluation by itself
+        switches = _EvalSwitches()
+        visit_fast(scope, switches)
+        return not switches.found
 
     def _object_forward(self, info) -> str | None:
         """``policy.select_action(state)`` in a loop that trains nothing,
@@ -2259,6 +2298,26 @@ class DropoutAtTest(Callback):
             "a loop over the layers a function named for what it does to a model returns"
             " (`flatten_model(self.model)`, fastai's): it switches modes and runs no forward",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    def generate(self, x, max_len):
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+""",
+            "a method named for evaluation that nothing in the project calls, whose decoding loop iterates no data"
+            " and that switches nothing to eval, is a helper its callers would decide (SymbolicMathematics' `generate`)",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3617,6 +3676,115 @@ def evaluate(model, data_loader, meters):
         for field, meter in meters.items():
             meter.add(output[field].item())
     return meters
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    def generate(self, x, max_len):
+        self.eval()
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+""",
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    @torch.no_grad()
+    def generate(self, x, max_len):
+        self.eval()
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    def generate(self, loader):
+        outs = []
+        for x in loader:
+            outs.append(self.forward(x).argmax(-1))
+        return outs
+""",
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    @torch.no_grad()
+    def generate(self, loader):
+        outs = []
+        for x in loader:
+            outs.append(self.forward(x).argmax(-1))
+        return outs
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    def generate(self, x, max_len):
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+def sample(decoder, x):
+    return decoder.generate(x, 10)
+""",
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    @torch.no_grad()
+    def generate(self, x, max_len):
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+def sample(decoder, x):
+    return decoder.generate(x, 10)
 """,
         ),
     ]

@@ -902,6 +902,7 @@ class ProjectIndex:
             gpu_builders=tuple(sorted(gpu_builders)),
             mixed_loaders=tuple(sorted(mixed_loaders.items())),
             methods_off_elsewhere=self.methods_off_elsewhere(path, summary),
+            methods_uncalled_elsewhere=self.methods_uncalled_elsewhere(path, summary),
             quiet_applied=quiet_applied(self, path, summary),
             grad_clearers=clearing_functions(clearing.items()),
             inherited_clears=inherited_clears(self, path, summary),
@@ -1090,6 +1091,26 @@ class ProjectIndex:
             if next(self._users_in_order(path, name, "methods_on", callers), None) is None:
                 found_off.append(name)
         return tuple(found_off)
+
+    def methods_uncalled_elsewhere(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
+        """ProjectView.methods_uncalled_elsewhere: the method names of ``path``
+        named for evaluation that no other module calls, in any mode."""
+        names = asked_methods(f.name for f in summary.functions)
+        if not names:
+            return ()
+        self.methods_off_elsewhere(path, summary)  # builds the callers' table once
+        assert self._method_mode_users is not None
+        off, on = self._method_mode_users
+        found = []
+        for name in sorted(names):
+            callers = (off.get(name, set()) | on.get(name, set())) - {path}
+            for other in callers:
+                self._note_read(other)  # the view depends on each
+            if next(self._users_in_order(path, name, "methods_off", callers), None) is not None:
+                continue
+            if next(self._users_in_order(path, name, "methods_on", callers), None) is None:
+                found.append(name)
+        return tuple(found)
 
     def _users_in_order(self, path: str, name: str, kind: str, others: set[str]) -> Iterator[str]:
         """``others`` and the needle holders left for later (narrow.py) whose

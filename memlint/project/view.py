@@ -270,6 +270,10 @@ class ProjectView:
     # method_modes.py): a method no call of its own module reaches is then
     # entered in a mode this module cannot say (grad_mode.entry_mode).
     methods_off_elsewhere: tuple[str, ...] = ()
+    # Methods of this module's classes named for evaluation that no other
+    # module calls by name at all (method_modes.py): their context is not
+    # known (MEM201 judges such a helper by its callers, and it has none).
+    methods_uncalled_elsewhere: tuple[str, ...] = ()
     # Names this module hands to ``model.apply(...)`` that name a function of
     # another module switching no mode (applied_functions.py).
     quiet_applied: tuple[str, ...] = ()
