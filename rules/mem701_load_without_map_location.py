@@ -219,6 +219,21 @@ class LoadWithoutMapLocation(Rule):
     it into a model on a device is, at its call, without a fix, the message
     naming the load.
 
+    `DataParallel(model)` moves the model to `cuda:0` when one GPU is visible and
+    leaves it on the CPU with several: whether a load into it doubles the weights
+    depends on the machine. A load in a helper of another module (the checkpoint
+    its own local, gone when it returns) whose every caller hands it a model
+    built in the calling function, wrapped (`model = nn.DataParallel(model)`, no
+    `device_ids`) and not moved before the call, and, for an optimizer
+    parameter, an optimizer over that model's parameters or nothing (its
+    default `None`), stays silent (obman_train's `modelio.load_checkpoint`). In
+    the same function as the wrapper it is reported, as it was (bts'
+    `checkpoint = torch.load(p)` kept until `model.cuda()` is a GPU copy beside
+    the model on every machine; arcface's `model.load_state_dict(torch.load(p))`
+    before `model.to(device)` is one only with a single GPU, and is reported
+    too: the precision-first silence covers only the helper, whose checkpoint
+    is freed before any move).
+
     ## Details
     A load drawn so (other than a key looked up where it is loaded or passed) is
     reported only when the model was moved to a device before it in the same

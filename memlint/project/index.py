@@ -34,6 +34,7 @@ from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summ
 from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
+from memlint.project.wrapped_args import PASSED, WRAPPED
 from memlint.project.zeroed_grads import clearing_functions, inherited_clears
 from memlint.read.source import read_bytes
 from memlint.vocabulary import checkpoint_files as checkpoint_names
@@ -337,10 +338,19 @@ class ProjectIndex:
                 continue
             targets.add(target[0])
             modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
-            cpu_args = tuple(key for key, ctor in site.built if self._cpu_class(ctor, path))
+            cpu_args = tuple(key for key, ctor in site.built if ctor == WRAPPED or self._cpu_class(ctor, path))
             gpu_args = self.gpu_args(site, path, stars) if site.gpu_args else ()
             caller = Caller(
-                display, site.line, site.grad, site.in_loop, site.backward, modes, cpu_args, site.gpu_state, gpu_args
+                display,
+                site.line,
+                site.grad,
+                site.in_loop,
+                site.backward,
+                modes,
+                cpu_args,
+                site.gpu_state,
+                gpu_args,
+                tuple(key for key, ctor in site.built if ctor == PASSED),
             )
             self._callers.setdefault(target, []).append(caller)
             if trains:

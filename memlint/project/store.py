@@ -41,6 +41,7 @@ from memlint.project import (
     trackers,
     tuple_returns,
     version_tests,
+    wrapped_args,
     zeroed_grads,
 )
 from memlint.project import summary as summary_module
@@ -88,6 +89,7 @@ def summary_fingerprint() -> str:
         forward_returns,
         engine_hooks,
         settings_values,
+        wrapped_args,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -75,6 +75,7 @@ from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.project.tuple_returns import forward_items
 from memlint.project.version_tests import version_tests
+from memlint.project.wrapped_args import wrapped_args
 from memlint.project.zeroed_grads import cleared
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES
@@ -810,6 +811,8 @@ class _Walker:
             if kind != "local" and any(isinstance(a, ast.Name) and a.id in named for a in _arg_values(call))
         ]
         found = fresh_args(node, body, calls, self._spelling) if calls else {}
+        for key, wrapped in (wrapped_args(node, body, calls) if calls else {}).items():
+            found[key] = (*found.get(key, ()), *wrapped)
         for i, call in enumerate(scope.site_calls):
             if id(call) in found:
                 site = scope.sites[i]

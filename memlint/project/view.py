@@ -37,6 +37,16 @@ class Caller:
     # The parameters it passes a model the caller put on a device (CallSite.gpu_args,
     # its builders each returning a model it moved): a load drawn into one doubles it (MEM701).
     gpu_args: tuple[str, ...] = ()
+    # Every parameter key it passes, where one of its arguments is a model
+    # wrapped in ``DataParallel`` and never moved ("*": not all known;
+    # empty: not recorded): a parameter it leaves out takes its default.
+    passed: tuple[str, ...] = ()
+
+    def omits(self, index: int, name: str) -> bool:
+        """The call passes nothing for the parameter at ``index`` named ``name``."""
+        return (
+            bool(self.passed) and "*" not in self.passed and str(index) not in self.passed and name not in self.passed
+        )
 
     def mode_of(self, position: int | None, keyword: str) -> str:
         """The mode of the model handed to the parameter at ``position``

@@ -1755,10 +1755,15 @@ class Checkpoints:
         params = [p.name.value for p in fn.params.params]
         if not local and not remote:
             return frozenset(self._moved_params(fn)) if self.project is not None else frozenset()
+        # ``optimizer=None`` left out by a caller: no state is loaded into it there.
+        none_default = {
+            p.name.value for p in fn.params.params if isinstance(p.default, cst.Name) and p.default.value == "None"
+        }
         return frozenset(
             p
             for i, p in enumerate(params)
-            if all(passed.get(p, False) for passed in local) and all(c.passes_cpu_model(i, p) for c in remote)
+            if all(passed.get(p, False) for passed in local)
+            and all(c.passes_cpu_model(i, p) or (p in none_default and c.omits(i, p)) for c in remote)
         )
 
     def _moved_params(self, fn: cst.FunctionDef) -> set[str]:
