@@ -28,6 +28,8 @@ _DEVICE_WORDS = frozenset({"device", "device_map"})
 # Calls in an argument that return no model (``AlexNet(num_classes=len(names))``).
 _PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "tuple", "list", "dict", "min", "max", "sum"})
 _BUILTINS = frozenset(dir(builtins))
+# How ``classes`` marks a layer function (layer_functions.py): an argument, never a builder.
+_LAYERS = "layers:"
 
 
 def builders(
@@ -56,14 +58,17 @@ def builders(
     classes |= {prefix + ".*" for prefix in _torch_nn_spellings(tree, counts)}
     # ``vgg(cfg, 3)`` returning a local list of fresh layers: an argument a
     # class may take as it takes a fresh layer (layer_functions.py).
-    classes |= layer_functions(
-        [
-            stmt
-            for stmt in tree.body
-            if isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions and counts.get(stmt.name) == 1
-        ],
-        lambda value, values, stores: _fresh_layer(value, values, stores, classes),
-    )
+    classes |= {
+        _LAYERS + name
+        for name in layer_functions(
+            [
+                stmt
+                for stmt in tree.body
+                if isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions and counts.get(stmt.name) == 1
+            ],
+            lambda value, values, stores: _fresh_layer(value, values, stores, classes),
+        )
+    }
     # Counted once, and only when a builder returns a class the module does
     # not define (most builders return one of its own).
     bound = _LazyBindings(tree)
@@ -289,9 +294,9 @@ def _built(
             bound = local.values.get(part.id, [])
             if not bound or len(bound) != local.stores[part.id]:
                 return False
-            if not all(_no_model(v) or _built(v, classes, inits, foreign, None) for v in bound):
+            if not all(_no_model(v) or _part_built(v, classes, inits, foreign, None) for v in bound):
                 return False
-        elif not (_no_model(part) or _built(part, classes, inits, foreign, local)):
+        elif not (_no_model(part) or _part_built(part, classes, inits, foreign, local)):
             return False
     if any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
         init = inits.get(value.func.id)
@@ -301,6 +306,31 @@ def _built(
         if any(p.arg in _DEVICE_WORDS for p in params):
             return False
     return True
+
+
+def _part_built(
+    part: ast.expr,
+    classes: set[str],
+    inits: dict[str, ast.FunctionDef | None],
+    foreign: _Foreign | None,
+    local: _Locals | None,
+) -> bool:
+    """A constructor's argument holding only fresh CPU modules: a model built
+    here, or a call of a layer function (``vgg(cfg, 3)``, marked in
+    ``classes``) on arguments that are such parts or no model; never a
+    builder's result by itself (``multibox(net)`` hands ``net`` back)."""
+    if _built(part, classes, inits, foreign, local):
+        return True
+    if not (isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and _LAYERS + part.func.id in classes):
+        return False
+    if local is not None and part.func.id in local.names():
+        return False
+    if any(isinstance(a, ast.Starred) for a in part.args) or any(k.arg is None for k in part.keywords):
+        return False
+    return all(
+        _no_model(a) or _part_built(a, classes, inits, foreign, local)
+        for a in (*part.args, *(k.value for k in part.keywords))
+    )
 
 
 def _swallowed(init: ast.FunctionDef, star: ast.arg | None) -> bool:

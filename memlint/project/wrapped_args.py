@@ -31,7 +31,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from memlint.project.cpu_receivers import _LOOPS, _NESTED, _PLACES, _constructor, _end, _keyed, _path, _start
+from memlint.project.cpu_receivers import LOOPS as _LOOPS
+from memlint.project.cpu_receivers import NESTED as _NESTED
+from memlint.project.cpu_receivers import PLACES as _PLACES
+from memlint.project.cpu_receivers import block_path as _path
+from memlint.project.cpu_receivers import constructor_call as _constructor
+from memlint.project.cpu_receivers import end_of as _end
+from memlint.project.cpu_receivers import keyed_args as _keyed
+from memlint.project.cpu_receivers import start_of as _start
 
 WRAPPED = "<DataParallel>"
 # Beside a proven argument, every key the call passes (``*``: some are
