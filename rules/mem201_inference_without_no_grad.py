@@ -10,6 +10,7 @@ from memlint.analysis.autograd.history import MAYBE as _NONE
 from memlint.analysis.autograd.history import H
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
+from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.loops import is_eval_name
 from memlint.analysis.training.loss_accumulators import accumulated_names
 from memlint.analysis.training.test_code import is_test_function
@@ -672,7 +673,8 @@ class InferenceWithoutNoGrad(Rule):
 
     def _uncalled_helper(self, node: cst.For | cst.While, scope) -> bool:
         """A method named for evaluation that nothing in the project calls
-        (grad_mode.uncalled_method), whose own body proves no evaluation: no
+        (grad_mode.uncalled_method), that hands a value back (a caller may even
+        backpropagate through a sampled sequence), whose own body proves no evaluation: no
         ``.eval()`` switch, and the loop iterates no data (a ``while`` or a
         ``for`` over ``range``: a decoding loop). RULES.md judges a helper by
         its callers; with none, the mode it runs in is not known
@@ -681,6 +683,10 @@ class InferenceWithoutNoGrad(Rule):
             return False
         if not self.facts.grad_mode.uncalled_method(scope):
             return False
+        if not any(
+            v is not None and not (isinstance(v, cst.Name) and v.value == "None") for v in own_returns(scope)[0]
+        ):
+            return False  # ``generate_latent_walk`` saves its images: an end, no helper handing them back
         if isinstance(node, cst.For) and not _counts(node.iter):
             return False  # ``for batch in self.val_loader``: an evaluation by itself
         switches = _EvalSwitches()
@@ -3785,6 +3791,37 @@ class Decoder(nn.Module):
         return x
 def sample(decoder, x):
     return decoder.generate(x, 10)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class GAN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.G = nn.Linear(8, 8)
+    def generate_latent_walk(self, z1, z2, steps):
+        images = []
+        for i in range(steps):
+            alpha = i / steps
+            images.append(self.G(z1 * alpha + z2 * (1 - alpha)).data.cpu())
+        torch.save(images, "walk.pt")
+""",
+            """\
+import torch
+import torch.nn as nn
+class GAN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.G = nn.Linear(8, 8)
+    @torch.no_grad()
+    def generate_latent_walk(self, z1, z2, steps):
+        images = []
+        for i in range(steps):
+            alpha = i / steps
+            images.append(self.G(z1 * alpha + z2 * (1 - alpha)).data.cpu())
+        torch.save(images, "walk.pt")
 """,
         ),
     ]

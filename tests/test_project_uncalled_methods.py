@@ -78,3 +78,13 @@ def test_an_uncalled_method_that_switches_to_eval_or_iterates_data_is_reported(t
     )
     write_project(tmp_path, {"model.py": over_data})
     assert finding_lines(tmp_path / "model.py", "MEM201") == [14]  # at the def: the method gets the decorator
+
+
+def test_an_uncalled_method_handing_nothing_back_is_an_end_and_reported(tmp_path):
+    """pytorch-wgan's ``generate_latent_walk`` saves what it generates: no
+    caller gets a value to use, with grad or without (recall_real's TPs)."""
+    saving = _MODEL.replace(
+        "            cur_len += 1\n        return x\n", "            cur_len += 1\n        torch.save(x, 'x.pt')\n", 1
+    )
+    write_project(tmp_path, {".git/HEAD": "", "model.py": saving, "evaluator.py": _EVALUATOR})
+    assert finding_lines(tmp_path / "model.py", "MEM201") == [15]
