@@ -87,9 +87,9 @@ def _bind(target: ast.expr, value: ast.expr, bound: dict[str, list[ast.expr | No
         known = _known_args(value)
         for i, elt in enumerate(target.elts):
             for name in _stored(elt) if isinstance(elt, (ast.Name, ast.Starred, ast.Tuple, ast.List)) else ():
-                first = i == 0 and isinstance(elt, ast.Name) and known is not None
+                first = known if i == 0 and isinstance(elt, ast.Name) else None
                 bound.setdefault(name, []).append(
-                    ast.Subscript(value=known, slice=ast.Constant(0), ctx=ast.Load()) if first else None
+                    ast.Subscript(value=first, slice=ast.Constant(0), ctx=ast.Load()) if first is not None else None
                 )
         return
     # ``args.lang = "java"``: an attribute set on the namespace, which stays one.
