@@ -10,6 +10,7 @@ from memlint.analysis.autograd.history import MAYBE as _NONE
 from memlint.analysis.autograd.history import H
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
+from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.loops import is_eval_name
 from memlint.analysis.training.loss_accumulators import accumulated_names
 from memlint.analysis.training.test_code import is_test_function
@@ -25,6 +26,26 @@ _EXPORTERS = frozenset(
 )
 _SHARED_LOOP_MESSAGE = "`{fn}` evaluates (its training flag is off) with autograd on: its forward passes build graphs nobody backpropagates"
 _FORWARD_MESSAGE = "forward pass after `.eval()` runs with autograd on: it builds a graph nobody backpropagates"
+
+
+def _counts(it: cst.BaseExpression) -> bool:
+    """``range(n)``, ``enumerate(range(n))``: a counter, no data."""
+    while isinstance(it, cst.Call) and dotted_name(it.func) == "enumerate" and it.args:
+        it = it.args[0].value
+    return isinstance(it, cst.Call) and dotted_name(it.func) in ("range", "itertools.count")
+
+
+class _EvalSwitches(cst.CSTVisitor):
+    """Any ``x.eval()`` call (no argument) in a scope."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "eval" and not node.args:
+            self.found = True
 
 
 class InferenceWithoutNoGrad(Rule):
@@ -619,6 +640,8 @@ class InferenceWithoutNoGrad(Rule):
             return
         if through is None and self._frozen_by_every_caller(info):
             return
+        if self._uncalled_helper(node, scope):
+            return
         if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
         if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
@@ -647,6 +670,28 @@ class InferenceWithoutNoGrad(Rule):
             fix = Fix(f"Run the loop under `with {torch_no_grad}():`", ((node, new_stmt),), Safety.SAFE, imports)
         message = self.message if through is None else f"{self.message} ({through})"
         self.report(node, message=self._with_callers(message, scope), fix=fix)
+
+    def _uncalled_helper(self, node: cst.For | cst.While, scope) -> bool:
+        """A method named for evaluation that nothing in the project calls
+        (grad_mode.uncalled_method), that hands a value back (a caller may even
+        backpropagate through a sampled sequence), whose own body proves no evaluation: no
+        ``.eval()`` switch, and the loop iterates no data (a ``while`` or a
+        ``for`` over ``range``: a decoding loop). RULES.md judges a helper by
+        its callers; with none, the mode it runs in is not known
+        (SymbolicMathematics' ``TransformerModel.generate``)."""
+        if not isinstance(scope, cst.FunctionDef) or not self.facts.loops.eval_named(scope):
+            return False
+        if not self.facts.grad_mode.uncalled_method(scope):
+            return False
+        if not any(
+            v is not None and not (isinstance(v, cst.Name) and v.value == "None") for v in own_returns(scope)[0]
+        ):
+            return False  # ``generate_latent_walk`` saves its images: an end, no helper handing them back
+        if isinstance(node, cst.For) and not _counts(node.iter):
+            return False  # ``for batch in self.val_loader``: an evaluation by itself
+        switches = _EvalSwitches()
+        visit_fast(scope, switches)
+        return not switches.found
 
     def _object_forward(self, info) -> str | None:
         """``policy.select_action(state)`` in a loop that trains nothing,
@@ -2259,6 +2304,26 @@ class DropoutAtTest(Callback):
             "a loop over the layers a function named for what it does to a model returns"
             " (`flatten_model(self.model)`, fastai's): it switches modes and runs no forward",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    def generate(self, x, max_len):
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+""",
+            "a method named for evaluation that nothing in the project calls, whose decoding loop iterates no data"
+            " and that switches nothing to eval, is a helper its callers would decide (SymbolicMathematics' `generate`)",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3617,6 +3682,146 @@ def evaluate(model, data_loader, meters):
         for field, meter in meters.items():
             meter.add(output[field].item())
     return meters
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    def generate(self, x, max_len):
+        self.eval()
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+""",
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    @torch.no_grad()
+    def generate(self, x, max_len):
+        self.eval()
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    def generate(self, loader):
+        outs = []
+        for x in loader:
+            outs.append(self.forward(x).argmax(-1))
+        return outs
+""",
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    @torch.no_grad()
+    def generate(self, loader):
+        outs = []
+        for x in loader:
+            outs.append(self.forward(x).argmax(-1))
+        return outs
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    def generate(self, x, max_len):
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+def sample(decoder, x):
+    return decoder.generate(x, 10)
+""",
+            """\
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.proj(x)
+    @torch.no_grad()
+    def generate(self, x, max_len):
+        cur_len = 1
+        while cur_len < max_len:
+            x = self.forward(x)
+            cur_len += 1
+        return x
+def sample(decoder, x):
+    return decoder.generate(x, 10)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class GAN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.G = nn.Linear(8, 8)
+    def generate_latent_walk(self, z1, z2, steps):
+        images = []
+        for i in range(steps):
+            alpha = i / steps
+            images.append(self.G(z1 * alpha + z2 * (1 - alpha)).data.cpu())
+        torch.save(images, "walk.pt")
+""",
+            """\
+import torch
+import torch.nn as nn
+class GAN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.G = nn.Linear(8, 8)
+    @torch.no_grad()
+    def generate_latent_walk(self, z1, z2, steps):
+        images = []
+        for i in range(steps):
+            alpha = i / steps
+            images.append(self.G(z1 * alpha + z2 * (1 - alpha)).data.cpu())
+        torch.save(images, "walk.pt")
 """,
         ),
     ]

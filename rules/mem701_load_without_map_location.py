@@ -219,6 +219,21 @@ class LoadWithoutMapLocation(Rule):
     it into a model on a device is, at its call, without a fix, the message
     naming the load.
 
+    `DataParallel(model)` moves the model to `cuda:0` when one GPU is visible and
+    leaves it on the CPU with several: whether a load into it doubles the weights
+    depends on the machine. A load in a helper of another module (the checkpoint
+    its own local, gone when it returns) whose every caller hands it a model
+    built in the calling function, wrapped (`model = nn.DataParallel(model)`, no
+    `device_ids`) and not moved before the call, and, for an optimizer
+    parameter, an optimizer over that model's parameters or nothing (its
+    default `None`), stays silent (obman_train's `modelio.load_checkpoint`). In
+    the same function as the wrapper it is reported, as it was (bts'
+    `checkpoint = torch.load(p)` kept until `model.cuda()` is a GPU copy beside
+    the model on every machine; arcface's `model.load_state_dict(torch.load(p))`
+    before `model.to(device)` is one only with a single GPU, and is reported
+    too: the precision-first silence covers only the helper, whose checkpoint
+    is freed before any move).
+
     ## Details
     A load drawn so (other than a key looked up where it is loaded or passed) is
     reported only when the model was moved to a device before it in the same
@@ -2271,6 +2286,57 @@ def build_modules(path):
             "models built on the CPU, held in a local dict and loaded in a loop over it before the loop that"
             " moves them (SymbolicMathematics' `build_modules`)",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+from transformers import RobertaConfig, RobertaModel
+class Seq2Seq(nn.Module):
+    def __init__(self, encoder, decoder, config):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+        self.config = config
+def build(args):
+    config = RobertaConfig.from_pretrained(args.config_name)
+    encoder = RobertaModel.from_pretrained(args.name, config=config)
+    layer = nn.TransformerDecoderLayer(d_model=config.hidden_size, nhead=config.num_attention_heads)
+    decoder = nn.TransformerDecoder(layer, num_layers=6)
+    model = Seq2Seq(encoder=encoder, decoder=decoder, config=config)
+    model.load_state_dict(torch.load(args.load_model_path))
+    return model
+""",
+            "a configuration read by `from_pretrained` is settings, never a model, and a torch.nn container keeps"
+            " the fresh layer it is handed on the CPU: the wrapper is built there (CodeT5's `models.py`)",
+        ),
+        Valid(
+            """\
+import argparse
+import torch
+import torch.nn as nn
+from transformers import RobertaModel
+class DefectModel(nn.Module):
+    def __init__(self, encoder, args):
+        super().__init__()
+        self.encoder = encoder
+        self.args = args
+def add_args(parser):
+    parser.add_argument("--name")
+    args = parser.parse_args()
+    args.lang = "c"
+    return args
+def main():
+    args = add_args(argparse.ArgumentParser())
+    args.n_gpu = torch.cuda.device_count()
+    model = RobertaModel.from_pretrained(args.name)
+    model.resize_token_embeddings(32000)
+    model = DefectModel(model, args)
+    model.load_state_dict(torch.load(args.load_model_path))
+    model.to(torch.device("cuda"))
+""",
+            "an argparse namespace (every return of `add_args` is `parse_args()`; setting `args.n_gpu` keeps it one)"
+            " is no model, and `resize_token_embeddings` builds the new embedding where the old one is",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3995,6 +4061,48 @@ if __name__ == "__main__":
     run(model, "cuda")
 """,
             None,
+        ),
+        Invalid(
+            """\
+import argparse
+import torch
+import torch.nn as nn
+from transformers import RobertaModel
+class DefectModel(nn.Module):
+    def __init__(self, encoder, args):
+        super().__init__()
+        self.encoder = encoder
+        self.args = args
+def add_args(parser):
+    parser.add_argument("--name")
+    args = parser.parse_args()
+    return RobertaModel.from_pretrained(args.name).cuda()
+def main():
+    args = add_args(argparse.ArgumentParser())
+    model = RobertaModel.from_pretrained("roberta-base")
+    model = DefectModel(model, args)
+    model.load_state_dict(torch.load("model.bin"))
+""",
+            """\
+import argparse
+import torch
+import torch.nn as nn
+from transformers import RobertaModel
+class DefectModel(nn.Module):
+    def __init__(self, encoder, args):
+        super().__init__()
+        self.encoder = encoder
+        self.args = args
+def add_args(parser):
+    parser.add_argument("--name")
+    args = parser.parse_args()
+    return RobertaModel.from_pretrained(args.name).cuda()
+def main():
+    args = add_args(argparse.ArgumentParser())
+    model = RobertaModel.from_pretrained("roberta-base")
+    model = DefectModel(model, args)
+    model.load_state_dict(torch.load("model.bin", map_location="cpu"))
+""",
         ),
     ]
 

@@ -98,9 +98,16 @@ def test_a_method_another_module_calls_with_grad_on_stays_reported(tmp_path):
     assert finding_lines(tmp_path / "transformer.py", "MEM201") == [11]
 
 
-def test_a_method_nobody_in_the_project_calls_stays_reported(tmp_path):
+def test_a_method_nobody_in_the_project_calls_is_judged_by_its_own_body(tmp_path):
+    """A helper is judged by its callers (RULES.md, MEM201): with none, its
+    decoding loop (no data, no ``.eval()``) runs in a mode nobody can tell
+    (s25, SymbolicMathematics' ``generate``); switched to eval, it is an
+    evaluation by itself."""
     write_project(tmp_path, {"transformer.py": _MODEL})
-    assert finding_lines(tmp_path / "transformer.py", "MEM201") == [11]
+    assert finding_lines(tmp_path / "transformer.py", "MEM201") == []
+    switched = _MODEL.replace("            out = []\n", "            self.eval()\n            out = []\n")
+    write_project(tmp_path, {"transformer.py": switched})
+    assert finding_lines(tmp_path / "transformer.py", "MEM201") == [12]
 
 
 def test_a_method_its_own_module_calls_with_grad_on_is_judged_there(tmp_path):

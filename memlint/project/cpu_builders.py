@@ -20,6 +20,7 @@ import builtins
 from collections.abc import Collection
 
 from memlint.gate.ast_fields import nodes
+from memlint.project.layer_functions import layer_functions
 from memlint.project.layer_lists import list_values
 from memlint.vocabulary.kinds import guess_kind_from_name
 
@@ -27,6 +28,8 @@ _DEVICE_WORDS = frozenset({"device", "device_map"})
 # Calls in an argument that return no model (``AlexNet(num_classes=len(names))``).
 _PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "tuple", "list", "dict", "min", "max", "sum"})
 _BUILTINS = frozenset(dir(builtins))
+# How ``classes`` marks a layer function (layer_functions.py): an argument, never a builder.
+_LAYERS = "layers:"
 
 
 def builders(
@@ -53,6 +56,19 @@ def builders(
     # ``nn.Linear(...)``: a torch.nn layer built from constants is a fresh model
     # on the CPU (marked ``nn.*`` for each spelling torch.nn has here).
     classes |= {prefix + ".*" for prefix in _torch_nn_spellings(tree, counts)}
+    # ``vgg(cfg, 3)`` returning a local list of fresh layers: an argument a
+    # class may take as it takes a fresh layer (layer_functions.py).
+    classes |= {
+        _LAYERS + name
+        for name in layer_functions(
+            [
+                stmt
+                for stmt in tree.body
+                if isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions and counts.get(stmt.name) == 1
+            ],
+            lambda value, values, stores: _fresh_layer(value, values, stores, classes),
+        )
+    }
     # Counted once, and only when a builder returns a class the module does
     # not define (most builders return one of its own).
     bound = _LazyBindings(tree)
@@ -173,14 +189,32 @@ def _scan(fn: ast.FunctionDef) -> tuple[list[ast.expr | None], _Locals] | None:
             returns.append(node.value)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            values.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            for target, value in _bound_pairs(node.targets[0], node.value):
+                values.setdefault(target, []).append(value)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             return None
     if not returns:
         return None
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     return returns, _Locals(stores, values, params, fn)
+
+
+def _bound_pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """What each name of an assignment's target is bound to: ``a = v``;
+    ``a, b = x, y`` element by element; ``base_, extras_, head_ =
+    multibox(...)`` each to a part of the call's value, which holds only what
+    the whole does (a call judged fresh returns fresh parts)."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if not isinstance(target, (ast.Tuple, ast.List)) or not all(isinstance(t, ast.Name) for t in target.elts):
+        return []
+    names = [t.id for t in target.elts if isinstance(t, ast.Name)]
+    if isinstance(value, (ast.Tuple, ast.List)):
+        if len(value.elts) != len(names) or any(isinstance(v, ast.Starred) for v in value.elts):
+            return []
+        return list(zip(names, value.elts))
+    return [(name, value) for name in names] if isinstance(value, ast.Call) else []
 
 
 def _returns_built(
@@ -190,10 +224,9 @@ def _returns_built(
     inits: dict[str, ast.FunctionDef | None],
     foreign: _Foreign | None,
 ) -> bool:
-    for value in returns:
-        if value is None or not _built_or_bound(value, classes, inits, foreign, local):
-            return False
-    return True
+    # ``return`` / ``return None`` in an error branch gives no model at all.
+    built = [v for v in returns if not (v is None or (isinstance(v, ast.Constant) and v.value is None))]
+    return bool(built) and all(_built_or_bound(value, classes, inits, foreign, local) for value in built)
 
 
 class _Locals:
@@ -261,9 +294,9 @@ def _built(
             bound = local.values.get(part.id, [])
             if not bound or len(bound) != local.stores[part.id]:
                 return False
-            if not all(_no_model(v) or _built(v, classes, inits, foreign, None) for v in bound):
+            if not all(_no_model(v) or _part_built(v, classes, inits, foreign, None) for v in bound):
                 return False
-        elif not (_no_model(part) or _built(part, classes, inits, foreign, local)):
+        elif not (_no_model(part) or _part_built(part, classes, inits, foreign, local)):
             return False
     if any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
         init = inits.get(value.func.id)
@@ -273,6 +306,31 @@ def _built(
         if any(p.arg in _DEVICE_WORDS for p in params):
             return False
     return True
+
+
+def _part_built(
+    part: ast.expr,
+    classes: set[str],
+    inits: dict[str, ast.FunctionDef | None],
+    foreign: _Foreign | None,
+    local: _Locals | None,
+) -> bool:
+    """A constructor's argument holding only fresh CPU modules: a model built
+    here, or a call of a layer function (``vgg(cfg, 3)``, marked in
+    ``classes``) on arguments that are such parts or no model; never a
+    builder's result by itself (``multibox(net)`` hands ``net`` back)."""
+    if _built(part, classes, inits, foreign, local):
+        return True
+    if not (isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and _LAYERS + part.func.id in classes):
+        return False
+    if local is not None and part.func.id in local.names():
+        return False
+    if any(isinstance(a, ast.Starred) for a in part.args) or any(k.arg is None for k in part.keywords):
+        return False
+    return all(
+        _no_model(a) or _part_built(a, classes, inits, foreign, local)
+        for a in (*part.args, *(k.value for k in part.keywords))
+    )
 
 
 def _swallowed(init: ast.FunctionDef, star: ast.arg | None) -> bool:
@@ -356,15 +414,18 @@ def _unpacked_layers(call: ast.Call, classes: set[str], local: _Locals) -> bool:
     values = local.list_values(listed.id)
     if not values:
         return False
-    for value in values:
-        bound = [value]
-        if isinstance(value, ast.Name):
-            bound = local.values.get(value.id, [])
-            if not bound or len(bound) != local.stores.get(value.id, 0):
-                return False
-        for layer in bound:
-            if not (isinstance(layer, ast.Call) and isinstance(layer.func, ast.Attribute)):
-                return False
-            if not _torch_layer(layer, classes):
-                return False
-    return True
+    return all(_fresh_layer(value, local.values, local.stores, classes) for value in values)
+
+
+def _fresh_layer(value: ast.expr, values: dict[str, list[ast.expr]], stores: dict[str, int], classes: set[str]) -> bool:
+    """``value`` is a fresh torch.nn layer, or a local name bound only to one
+    (``conv2d = nn.Conv2d(...)``)."""
+    bound = [value]
+    if isinstance(value, ast.Name):
+        bound = values.get(value.id, [])
+        if not bound or len(bound) != stores.get(value.id, 0):
+            return False
+    return all(
+        isinstance(layer, ast.Call) and isinstance(layer.func, ast.Attribute) and _torch_layer(layer, classes)
+        for layer in bound
+    )

@@ -349,3 +349,8 @@ def _bound_otherwise(sub: ast.AST) -> list[str]:
     if isinstance(sub, (ast.MatchAs, ast.MatchStar)):
         return [sub.name] if sub.name else []
     return []
+
+
+# The same proofs, read by wrapped_args.py for a model wrapped in ``DataParallel``.
+NESTED, LOOPS, PLACES = _NESTED, _LOOPS, _PLACES
+start_of, end_of, block_path, constructor_call, keyed_args = _start, _end, _path, _constructor, _keyed

@@ -34,6 +34,7 @@ from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summ
 from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
+from memlint.project.wrapped_args import PASSED, WRAPPED
 from memlint.project.zeroed_grads import clearing_functions, inherited_clears
 from memlint.read.source import read_bytes
 from memlint.vocabulary import checkpoint_files as checkpoint_names
@@ -337,10 +338,19 @@ class ProjectIndex:
                 continue
             targets.add(target[0])
             modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
-            cpu_args = tuple(key for key, ctor in site.built if self._cpu_class(ctor, path))
+            cpu_args = tuple(key for key, ctor in site.built if ctor == WRAPPED or self._cpu_class(ctor, path))
             gpu_args = self.gpu_args(site, path, stars) if site.gpu_args else ()
             caller = Caller(
-                display, site.line, site.grad, site.in_loop, site.backward, modes, cpu_args, site.gpu_state, gpu_args
+                display,
+                site.line,
+                site.grad,
+                site.in_loop,
+                site.backward,
+                modes,
+                cpu_args,
+                site.gpu_state,
+                gpu_args,
+                tuple(key for key, ctor in site.built if ctor == PASSED),
             )
             self._callers.setdefault(target, []).append(caller)
             if trains:
@@ -685,6 +695,7 @@ class ProjectIndex:
         cpu_classes: set[str] = set()
         plain_classes: set[str] = set()
         cpu_functions: set[str] = set()
+        settings: set[str] = set()
 
         model_classes: set[str] = set()
         parameterless: set[str] = set()
@@ -728,6 +739,8 @@ class ProjectIndex:
                 plain_classes.add(local)
             if name in defining.cpu_functions:
                 cpu_functions.add(local)
+            if name in defining.settings_functions:
+                settings.add(local)
             if where and name.lstrip("_")[:1].isupper() and self.typed_objects().torch_scheduler(where, name):
                 scheduler_classes.add(local)
             if where and name.lstrip("_")[:1].isupper() and name in self._trainers_of(where):
@@ -845,6 +858,7 @@ class ProjectIndex:
             ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
+            settings_functions=tuple(sorted(settings)),
             cpu_methods=tuple(n for n in summary.called_methods if self.method_still(n)),
             called_per_batch=tuple(called_per_batch),
             built_per_batch=tuple(built_per_batch),
@@ -898,6 +912,7 @@ class ProjectIndex:
             gpu_builders=tuple(sorted(gpu_builders)),
             mixed_loaders=tuple(sorted(mixed_loaders.items())),
             methods_off_elsewhere=self.methods_off_elsewhere(path, summary),
+            methods_uncalled_elsewhere=self.methods_uncalled_elsewhere(path, summary),
             quiet_applied=quiet_applied(self, path, summary),
             grad_clearers=clearing_functions(clearing.items()),
             inherited_clears=inherited_clears(self, path, summary),
@@ -1086,6 +1101,26 @@ class ProjectIndex:
             if next(self._users_in_order(path, name, "methods_on", callers), None) is None:
                 found_off.append(name)
         return tuple(found_off)
+
+    def methods_uncalled_elsewhere(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
+        """ProjectView.methods_uncalled_elsewhere: the method names of ``path``
+        named for evaluation that no other module calls, in any mode."""
+        names = asked_methods(f.name for f in summary.functions)
+        if not names:
+            return ()
+        self.methods_off_elsewhere(path, summary)  # builds the callers' table once
+        assert self._method_mode_users is not None
+        off, on = self._method_mode_users
+        found = []
+        for name in sorted(names):
+            callers = (off.get(name, set()) | on.get(name, set())) - {path}
+            for other in callers:
+                self._note_read(other)  # the view depends on each
+            if next(self._users_in_order(path, name, "methods_off", callers), None) is not None:
+                continue
+            if next(self._users_in_order(path, name, "methods_on", callers), None) is None:
+                found.append(name)
+        return tuple(found)
 
     def _users_in_order(self, path: str, name: str, kind: str, others: set[str]) -> Iterator[str]:
         """``others`` and the needle holders left for later (narrow.py) whose

@@ -20,12 +20,15 @@ from memlint.gate.ast_fields import nodes
 _FILLS = frozenset({"append", "extend"})
 
 
-def list_values(fn: ast.FunctionDef, name: str) -> list[ast.expr] | None:
+def list_values(fn: ast.FunctionDef, name: str, returned: bool = False) -> list[ast.expr] | None:
     """Every value ``fn`` puts in its local list ``name`` (None when it uses
-    the list otherwise than to fill it or unpack it into a call)."""
+    the list otherwise than to fill it or unpack it into a call, or, with
+    ``returned``, to return it: ``return layers``, ``return base, (loc, conf)``)."""
     values: list[ast.expr] = []
     created = False  # bound to a list literal here: not a list handed in
     accounted: set[int] = set()  # the ``Name`` nodes of the uses above
+    if returned:
+        accounted.update(id(n) for n in returned_names(fn) if n.id == name)
     for node in nodes(fn):
         if isinstance(node, ast.Assign) and any(_named(t, name) for t in node.targets):
             if len(node.targets) != 1 or not isinstance(node.value, ast.List):
@@ -55,6 +58,22 @@ def list_values(fn: ast.FunctionDef, name: str) -> list[ast.expr] | None:
     if any(isinstance(v, ast.Starred) for v in values):
         return None  # ``[*other]``: the values of another list
     return values
+
+
+def returned_names(fn: ast.FunctionDef) -> list[ast.Name]:
+    """The names ``fn`` returns as they are, alone or as elements of tuple
+    and list literals (``return vgg, extras, (loc, conf)``)."""
+    out: list[ast.Name] = []
+    for node in nodes(fn):
+        if isinstance(node, ast.Return) and node.value is not None:
+            todo = [node.value]
+            while todo:
+                value = todo.pop()
+                if isinstance(value, ast.Name):
+                    out.append(value)
+                elif isinstance(value, (ast.Tuple, ast.List)):
+                    todo.extend(value.elts)
+    return out
 
 
 def _filled(call: ast.Call) -> list[ast.expr] | None:

@@ -394,6 +394,15 @@ class LiveIndex(ProjectIndex):
                 found.append(name)
         return tuple(found)
 
+    def methods_uncalled_elsewhere(self, path: str, summary) -> tuple[str, ...]:
+        # The modules spelling a method name are found by the word index, then read.
+        found = []
+        for name in sorted(asked_methods(f.name for f in summary.functions)):
+            others = [self._module(o).summary for o in self._holding(name.encode()) - {path}]
+            if not any(name in s.methods_off or name in s.methods_on for s in others):
+                found.append(name)
+        return tuple(found)
+
     def cpu_builders_everywhere(self, path: str, names: list[str]) -> list[str]:
         # The modules defining a name spell it: found by the word index, then read.
         return [

@@ -24,6 +24,7 @@ from memlint.project import (
     forward_returns,
     gpu_args,
     keyword_trackers,
+    layer_functions,
     layer_lists,
     local_imports,
     method_modes,
@@ -40,12 +41,13 @@ from memlint.project import (
     trackers,
     tuple_returns,
     version_tests,
+    wrapped_args,
     zeroed_grads,
 )
 from memlint.project import summary as summary_module
 from memlint.project.summary import ModuleSummary
 from memlint.vocabulary import checkpoint_files as checkpoint_names
-from memlint.vocabulary import loading
+from memlint.vocabulary import loading, settings_values
 
 
 @lru_cache(maxsize=1)
@@ -61,6 +63,7 @@ def summary_fingerprint() -> str:
         cpu_receivers,
         class_factories,
         layer_lists,
+        layer_functions,
         local_imports,
         model_tables,
         sys_paths,
@@ -85,6 +88,8 @@ def summary_fingerprint() -> str:
         off_decorators,
         forward_returns,
         engine_hooks,
+        settings_values,
+        wrapped_args,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

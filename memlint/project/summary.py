@@ -75,10 +75,12 @@ from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.project.tuple_returns import forward_items
 from memlint.project.version_tests import version_tests
+from memlint.project.wrapped_args import wrapped_args
 from memlint.project.zeroed_grads import cleared
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES
 from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
+from memlint.vocabulary.settings_values import settings_functions
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -249,6 +251,10 @@ class ModuleSummary:
     # ``.to(``, ``.cuda(``, ``accelerator.prepare(``...): a model handed to
     # one stays where it is (MEM701).
     cpu_functions: list[str] = field(default_factory=list)
+    # Module-level functions whose every return is an argparse namespace
+    # (``args = parser.parse_args(); return args``): never a model (MEM701,
+    # vocabulary/settings_values.py).
+    settings_functions: list[str] = field(default_factory=list)
     # Method names of this module's classes whose code moves nothing, those
     # that may, and (where it loads a state dict) the method names it calls:
     # a model stays on the CPU through a still one (method_moves.py, MEM701).
@@ -382,6 +388,7 @@ class ModuleSummary:
             "cpu_classes": list(self.cpu_classes),
             "plain_classes": list(self.plain_classes),
             "cpu_functions": list(self.cpu_functions),
+            "settings_functions": list(self.settings_functions),
             "still_methods": list(self.still_methods),
             "moving_methods": list(self.moving_methods),
             "called_methods": list(self.called_methods),
@@ -440,6 +447,7 @@ class ModuleSummary:
             cpu_classes=[str(c) for c in data.get("cpu_classes", [])],  # absent from older caches
             plain_classes=[str(c) for c in data.get("plain_classes", [])],
             cpu_functions=[str(c) for c in data.get("cpu_functions", [])],
+            settings_functions=[str(c) for c in data.get("settings_functions", [])],
             still_methods=[str(c) for c in data.get("still_methods", [])],
             moving_methods=[str(c) for c in data.get("moving_methods", [])],
             called_methods=[str(c) for c in data.get("called_methods", [])],
@@ -544,6 +552,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
+            walker.summary.settings_functions = settings_functions(tree)
             walker.summary.still_methods, walker.summary.moving_methods = method_moves(tree, walk)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings, walk)
@@ -802,6 +811,8 @@ class _Walker:
             if kind != "local" and any(isinstance(a, ast.Name) and a.id in named for a in _arg_values(call))
         ]
         found = fresh_args(node, body, calls, self._spelling) if calls else {}
+        for key, wrapped in (wrapped_args(node, body, calls) if calls else {}).items():
+            found[key] = (*found.get(key, ()), *wrapped)
         for i, call in enumerate(scope.site_calls):
             if id(call) in found:
                 site = scope.sites[i]
@@ -1441,6 +1452,7 @@ class _Walker:
                     )
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
+        s.settings_functions = settings_functions(self._tree)
         s.still_methods, s.moving_methods = method_moves(self._tree, self._node_lists)
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings, self._node_lists)

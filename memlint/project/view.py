@@ -37,6 +37,16 @@ class Caller:
     # The parameters it passes a model the caller put on a device (CallSite.gpu_args,
     # its builders each returning a model it moved): a load drawn into one doubles it (MEM701).
     gpu_args: tuple[str, ...] = ()
+    # Every parameter key it passes, where one of its arguments is a model
+    # wrapped in ``DataParallel`` and never moved ("*": not all known;
+    # empty: not recorded): a parameter it leaves out takes its default.
+    passed: tuple[str, ...] = ()
+
+    def omits(self, index: int, name: str) -> bool:
+        """The call passes nothing for the parameter at ``index`` named ``name``."""
+        return (
+            bool(self.passed) and "*" not in self.passed and str(index) not in self.passed and name not in self.passed
+        )
 
     def mode_of(self, position: int | None, keyword: str) -> str:
         """The mode of the model handed to the parameter at ``position``
@@ -79,6 +89,9 @@ class ProjectView:
     # Local names of functions of other project modules that move nothing to
     # a device: a model handed to one stays on the CPU.
     cpu_functions: tuple[str, ...] = ()
+    # Local names of functions of other project modules whose every return is
+    # an argparse namespace (``args = add_args(parser)``): never a model.
+    settings_functions: tuple[str, ...] = ()
     # Method names this module calls that every class of the project defining
     # them defines so that it moves nothing (method_moves.py): a model on the
     # CPU stays there through a call of one (MEM701).
@@ -267,6 +280,10 @@ class ProjectView:
     # method_modes.py): a method no call of its own module reaches is then
     # entered in a mode this module cannot say (grad_mode.entry_mode).
     methods_off_elsewhere: tuple[str, ...] = ()
+    # Methods of this module's classes named for evaluation that no other
+    # module calls by name at all (method_modes.py): their context is not
+    # known (MEM201 judges such a helper by its callers, and it has none).
+    methods_uncalled_elsewhere: tuple[str, ...] = ()
     # Names this module hands to ``model.apply(...)`` that name a function of
     # another module switching no mode (applied_functions.py).
     quiet_applied: tuple[str, ...] = ()
@@ -388,6 +405,7 @@ class ProjectView:
             or self.local_cpu_classes
             or self.plain_classes
             or self.cpu_functions
+            or self.settings_functions
             or self.cpu_methods
             or self.called_per_batch
             or self.built_per_batch

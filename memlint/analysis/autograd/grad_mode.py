@@ -463,6 +463,25 @@ class GradModeAnalysis:
         # ``model.generate_beam(src)`` here may reach it too: this module's calls decide.
         return fn.name.value not in (self._method_calls or {})
 
+    def uncalled_method(self, fn: cst.FunctionDef) -> bool:
+        """``fn`` is a method named for evaluation that nothing in the project
+        calls: no call of this module reaches it (directly, through a
+        subclass, or by its name on any receiver), it is handed out nowhere,
+        and no other module calls a method of its name (SymbolicMathematics'
+        ``TransformerModel.generate``, decoding done by ``generate_beam``).
+        The mode it would run in is nobody's to say (MEM201). Without a
+        project view (a text linted alone), no other module is known to call
+        it either."""
+        project = self.project
+        if fn not in self.calls.class_of or fn in self.calls.escapes:
+            return False
+        if project is not None and fn.name.value not in project.methods_uncalled_elsewhere:
+            return False
+        if self.calls.call_sites.get(fn) or self.calls.inherited_sites.get(fn):
+            return False
+        self.method_called_without_grad(fn)  # lists this module's method calls once
+        return fn.name.value not in (self._method_calls or {})
+
     def _delegated_off_elsewhere(self, fn: cst.FunctionDef) -> bool:
         """``fn`` is a method whose name other modules call only with grad
         off, and this module's own calls of that name prove no grad-on

@@ -52,6 +52,7 @@ from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import loading_name
+from memlint.vocabulary.settings_values import config_reader, returns_settings
 
 if TYPE_CHECKING:
     from memlint.analysis.scope.callgraph import CallGraph
@@ -85,6 +86,8 @@ _STAYS = frozenset(
         "children",
         "zero_grad",
         "apply",  # ``net.apply(init_weights)``: initialises the weights in place
+        # transformers builds the new embedding on the old one's device.
+        "resize_token_embeddings",
     }
 )
 # Builtins that look at a model and never move it (``print(model)``).
@@ -255,6 +258,14 @@ def _moves_anything(node: cst.CSTNode) -> bool:
     return visitor.found
 
 
+def _torch_container(qualified: str) -> bool:
+    """``nn.TransformerDecoder(layer, 6)``, ``nn.Sequential(a, b)``: a torch.nn
+    class keeps the modules it is handed where they are (not the
+    ``DataParallel`` wrappers, which move theirs to their first device)."""
+    head, _, last = qualified.rpartition(".")
+    return head == "torch.nn" and last[:1].isupper() and "Parallel" not in last
+
+
 def _built_on_cpu(
     value: cst.BaseExpression,
     names: ImportTable,
@@ -296,8 +307,8 @@ def _built_on_cpu(
     if cpu_classes(value.func):
         return True
     name = dotted_name(value.func)
-    if name is None:
-        return False
+    if name is None or config_reader(name):
+        return False  # ``RobertaConfig.from_pretrained(path)``: settings, no model
     if name.rsplit(".", 1)[-1] == "from_pretrained":
         return True
     return (names.call_name(value) or "").startswith(_CPU_BUILDERS)
@@ -711,8 +722,11 @@ class _CpuModels(cst.CSTVisitor):
             ) is not None:
                 self.frames[-1][key] = tuple(self.blocks)
                 self.optimizers[-1][key] = model
-            if isinstance(original_node.value, cst.Call):
-                self.seen[-1][key.split(".", 1)[0]] = original_node.value
+            root = key.split(".", 1)[0]
+            # ``args.n_gpu = torch.cuda.device_count()`` sets a part: ``args``
+            # is still what its own binding made it (``add_args(parser)``).
+            if isinstance(original_node.value, cst.Call) and (root == key or root not in self.seen[-1]):
+                self.seen[-1][root] = original_node.value
         if held is not None and held[0] == id(original_node.value):
             self.holders[-1][dotted_name(original_node.targets[0].target) or ""] = held[1]
         self.cpu_dicts.bound(original_node, tuple(self.blocks))
@@ -957,7 +971,9 @@ class _CpuModels(cst.CSTVisitor):
         kept: list[str] = []
         # A class of the project's that moves nothing (``ResnetFC(resnet)``;
         # not a library wrapper: ``DataParallel`` moves to its one GPU).
-        if (dotted_name(node.func) or "").rpartition(".")[2][:1].isupper() and self._cpu_callee(node.func):
+        if (dotted_name(node.func) or "").rpartition(".")[2][:1].isupper() and (
+            self._cpu_callee(node.func) or _torch_container(qn)
+        ):
             self._handed_on_cpu.update(id(a.value) for a in node.args if not a.star and self._on_cpu_here(a.value))
         for arg in [] if looks or self.stays(node) else node.args:
             key = self._owner(dotted_name(arg.value))
@@ -1206,6 +1222,7 @@ class Checkpoints:
         self._writes: _Writes | None = None
         self._local_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
         self._builders: frozenset[cst.FunctionDef] = frozenset()
+        self._settings: dict[cst.FunctionDef, bool] = {}  # _settings_call, per function of this module
         self._method_uses: dict[str, list[bool]] = {}
         self._placing: dict[cst.FunctionDef, bool] = {}
         self._stable: dict[cst.ClassDef, frozenset[str]] = {}
@@ -1495,12 +1512,37 @@ class Checkpoints:
             return False
         if _SETTINGS_CALLEE.fullmatch((dotted_name(func) or "").rsplit(".", 1)[-1]):
             return False
+        if self._settings_call(bound_from):
+            return False
         name = dotted_name(func)
         if name is not None and (
             name in self._plain_classes() or name in (self.project.plain_classes if self.project else ())
         ):
             return False
         return True
+
+    def _settings_call(self, call: cst.Call) -> bool:
+        """``call`` returns settings, never a model (vocabulary/settings_values.py):
+        a configuration read (``config_class.from_pretrained(name)``), or a
+        function of this module or another of the project whose every return is
+        an argparse namespace (``args = add_args(parser)``)."""
+        name = dotted_name(call.func)
+        if name is not None and config_reader(name):
+            return True
+        if name is not None and self.project is not None and name in self.project.settings_functions:
+            return True
+        fn = self.calls.resolve(call) if isinstance(call.func, cst.Name) else None
+        if fn is None or fn in self.calls.class_of:
+            return False
+        if fn not in self._settings:
+            # Cut out of the text and read as ``ast``: asked only of a call
+            # bound to a constructor's argument, rare.
+            try:
+                body = ast.parse(textwrap.dedent(self.module.code_for_node(fn))).body
+            except SyntaxError:
+                body = []
+            self._settings[fn] = bool(body) and isinstance(body[0], ast.FunctionDef) and returns_settings(body[0])
+        return self._settings[fn]
 
     def _plain_classes(self) -> frozenset[str]:
         return frozenset(
@@ -1713,10 +1755,15 @@ class Checkpoints:
         params = [p.name.value for p in fn.params.params]
         if not local and not remote:
             return frozenset(self._moved_params(fn)) if self.project is not None else frozenset()
+        # ``optimizer=None`` left out by a caller: no state is loaded into it there.
+        none_default = {
+            p.name.value for p in fn.params.params if isinstance(p.default, cst.Name) and p.default.value == "None"
+        }
         return frozenset(
             p
             for i, p in enumerate(params)
-            if all(passed.get(p, False) for passed in local) and all(c.passes_cpu_model(i, p) for c in remote)
+            if all(passed.get(p, False) for passed in local)
+            and all(c.passes_cpu_model(i, p) or (p in none_default and c.omits(i, p)) for c in remote)
         )
 
     def _moved_params(self, fn: cst.FunctionDef) -> set[str]:
