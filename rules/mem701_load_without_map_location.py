@@ -2271,8 +2271,47 @@ def build_modules(path):
             "models built on the CPU, held in a local dict and loaded in a loop over it before the loop that"
             " moves them (SymbolicMathematics' `build_modules`)",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def main(path, name):
+    backbones = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+    backbone = backbones[name]
+    backbone.load_state_dict(torch.load(path))
+    backbone = backbone.to("cuda")
+""",
+            "a model picked from a dict literal of models freshly built on the CPU, loaded before its move"
+            " (face.evoLVe's `BACKBONE_DICT[BACKBONE_NAME]`)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def main(path, name):
+    backbones = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+    backbone = backbones[name]
+    backbone = backbone.to("cuda")
+    backbone.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+def main(path, name):
+    backbones = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+    backbone = backbones[name]
+    backbone = backbone.to("cuda")
+    backbone.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
         Invalid(
             """\
 import torch
