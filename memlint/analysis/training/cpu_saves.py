@@ -177,11 +177,11 @@ class _Saves(cst.CSTVisitor):
     def __init__(self, names: ImportTable, cpu_names: frozenset[str] = frozenset()) -> None:
         self.names = names
         self.cpu_names = cpu_names  # names bound only to the CPU device (cpu_device_names)
-        # Module-level functions whose every return is a state on the CPU
-        # (partial-conv's ``get_state_dict_on_cpu(model)``), once walked.
+        # Functions whose every return is a state on the CPU (partial-conv's
+        # ``get_state_dict_on_cpu(model)``), once walked; a name defined once in the module.
         self.cpu_returners: set[str] = set()
         self._returns: list[list[bool]] = []  # per function open: each return's value is a CPU state
-        self._top: set[int] = set()  # the module-level functions
+        self._once: set[str] = set()  # function names defined once in the module
         # Per function: dicts whose model states are all on the CPU beside
         # optimizer states and plain values (``ckpt[prefix] = optimizer.state_dict()``).
         # name -> whether one of its entries is a CPU state yet (a save proves something only then).
@@ -197,7 +197,9 @@ class _Saves(cst.CSTVisitor):
         self.keys = _SavedKeys()
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._top = {id(stmt) for stmt in node.body if isinstance(stmt, cst.FunctionDef)}
+        defs = _FunctionNames()
+        visit_fast(node, defs)
+        self._once = {name for name, count in defs.counts.items() if count == 1}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.frames.enter()
@@ -208,7 +210,7 @@ class _Saves(cst.CSTVisitor):
         self.frames.leave()
         self._mixed.pop()
         returns = self._returns.pop()
-        if id(original_node) in self._top and returns and all(returns):
+        if original_node.name.value in self._once and returns and all(returns):
             self.cpu_returners.add(original_node.name.value)
 
     def visit_Yield(self, node: cst.Yield) -> None:
@@ -479,6 +481,16 @@ def _innermost_node(expr: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         expr = expr.func.value
     return expr
+
+
+class _FunctionNames(cst.CSTVisitor):
+    """How many times each function name is defined in the module (any depth)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.counts[node.name.value] = self.counts.get(node.name.value, 0) + 1
 
 
 class _Jumps(cst.CSTVisitor):
