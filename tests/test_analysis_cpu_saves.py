@@ -287,7 +287,13 @@ def test_a_keys_loop_to_the_cpu_returned_by_a_helper(loop):
         # the helper may return a state not moved
         ("", ("    return state_dict\n", "    if obj:\n        return obj.state_dict()\n    return state_dict\n")),
         # a model state saved from the GPU into the dict too
-        ("", ("ckpt_dict[prefix] = optimizer.state_dict()", "ckpt_dict[prefix] = optimizer.state_dict()\n    ckpt_dict['raw'] = net.state_dict()")),
+        (
+            "",
+            (
+                "ckpt_dict[prefix] = optimizer.state_dict()",
+                "ckpt_dict[prefix] = optimizer.state_dict()\n    ckpt_dict['raw'] = net.state_dict()",
+            ),
+        ),
     ],
 )
 def test_a_keys_loop_or_helper_not_proven(change):

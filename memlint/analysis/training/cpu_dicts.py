@@ -103,9 +103,7 @@ class CpuDicts:
             return value.value.value
         return None
 
-    def picked(
-        self, name: str, variable: str, on_cpu_here: Callable[[tuple[int, ...]], bool]
-    ) -> set[str] | None:
+    def picked(self, name: str, variable: str, on_cpu_here: Callable[[tuple[int, ...]], bool]) -> set[str] | None:
         """After ``variable = d[k]``: the constructors of ``d``'s models when
         ``d`` still holds models on the CPU here (``variable`` then ties its
         moves to ``d``), else None."""

@@ -449,7 +449,10 @@ def _walked_state(target: cst.BaseAssignTargetExpression, it: cst.BaseExpression
     if isinstance(target, cst.Tuple) and len(target.elements) == 2:
         names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
         if None in names or not (
-            isinstance(it, cst.Call) and not it.args and isinstance(it.func, cst.Attribute) and it.func.attr.value == "items"
+            isinstance(it, cst.Call)
+            and not it.args
+            and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value == "items"
         ):
             return None
         state = dotted_name(it.func.value)
