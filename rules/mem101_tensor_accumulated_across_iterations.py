@@ -140,6 +140,43 @@ class TensorAccumulatedAcrossIterations(Rule):
         Valid(
             """\
 import torch
+import torch.nn as nn
+
+
+def accuracy(output, target):
+    return [output.argmax(1).eq(target).float().sum()]
+
+
+class AAM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.ce = nn.CrossEntropyLoss()
+
+    def forward(self, x, label):
+        output = self.fc(x)
+        loss = self.ce(output, label)
+        prec = accuracy(output.detach(), label.detach())[0]
+        return loss, prec
+
+
+def train(net, loader, optimizer):
+    criterion = AAM().cuda()
+    top1 = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss, prec = criterion.forward(net(x), y)
+        loss.backward()
+        optimizer.step()
+        top1 += prec
+    return top1
+""",
+            "the second element of a loss class's returned tuple is computed from detached values"
+            " (ECAPA-TDNN's `accuracy(output.detach(), label.detach())`), called as `criterion.forward(...)`",
+        ),
+        Valid(
+            """\
+import torch
 def train(netG, netsD, optimizersD, optimizerG, loader, disc_loss, gen_loss):
     for imgs in loader:
         fake = netG(imgs)
@@ -528,6 +565,74 @@ def main(model, loader, criterion, optimizer):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def accuracy(output, target):
+    return [output.argmax(1).eq(target).float().sum()]
+
+
+class AAM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.ce = nn.CrossEntropyLoss()
+
+    def forward(self, x, label):
+        output = self.fc(x)
+        loss = self.ce(output, label)
+        prec = accuracy(output, label)[0]
+        return loss, prec
+
+
+def train(net, loader, optimizer):
+    criterion = AAM().cuda()
+    top1 = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss, prec = criterion.forward(net(x), y)
+        loss.backward()
+        optimizer.step()
+        top1 += prec
+    return top1
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+def accuracy(output, target):
+    return [output.argmax(1).eq(target).float().sum()]
+
+
+class AAM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.ce = nn.CrossEntropyLoss()
+
+    def forward(self, x, label):
+        output = self.fc(x)
+        loss = self.ce(output, label)
+        prec = accuracy(output, label)[0]
+        return loss, prec
+
+
+def train(net, loader, optimizer):
+    criterion = AAM().cuda()
+    top1 = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss, prec = criterion.forward(net(x), y)
+        loss.backward()
+        optimizer.step()
+        top1 += prec.detach()
+    return top1
+""",
+        ),
         Invalid(
             """\
 import torch

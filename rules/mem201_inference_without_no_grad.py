@@ -1058,6 +1058,33 @@ def predict(model, loader):
         ),
         Valid(
             """\
+import torch
+
+
+def make_nograd_func(func):
+    def wrapper(*f_args, **f_kwargs):
+        with torch.no_grad():
+            ret = func(*f_args, **f_kwargs)
+        return ret
+
+    return wrapper
+
+
+@make_nograd_func
+def test_sample(model, sample):
+    model.eval()
+    return model(sample)
+
+
+def test(model, loader):
+    for sample in loader:
+        test_sample(model, sample)
+""",
+            "a decorator of the module's own whose nested wrapper calls the function only under "
+            "`torch.no_grad()` (GwcNet's `make_nograd_func`): `test_sample` runs with grad off",
+        ),
+        Valid(
+            """\
 import os
 import torch
 class Trainer(object):
@@ -2326,6 +2353,47 @@ class Decoder(nn.Module):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+
+
+def half_no_grad(func):
+    def wrapper(*args):
+        with torch.no_grad():
+            func(*args)
+        return func(*args)
+
+    return wrapper
+
+
+@half_no_grad
+def evaluate(model, loader):
+    model.eval()
+    for x in loader:
+        print(model(x).argmax(1))
+""",
+            """\
+import torch
+
+
+def half_no_grad(func):
+    def wrapper(*args):
+        with torch.no_grad():
+            func(*args)
+        return func(*args)
+
+    return wrapper
+
+
+@half_no_grad
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    for x in loader:
+        print(model(x).argmax(1))
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -15,7 +15,7 @@ from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.vocabulary.checkpoint_files import file_name
-from memlint.vocabulary.kinds import Kind
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 # State dicts without weights: an LR scheduler's numbers, a GradScaler's
 # scale, a sampler's or data loader's position.
@@ -23,6 +23,15 @@ _NO_WEIGHTS = (Kind.SCHEDULER, Kind.SCALER, Kind.LOADER)
 # Objects whose state holds no weights: schedulers, scalers, data order, and
 # training bookkeeping (early stopping, meters, trackers, callbacks).
 _NO_WEIGHTS_NAME = re.compile(r"sched|scaler|sampler|loader|stop|meter|tracker|monitor|callback", re.IGNORECASE)
+
+
+def _a_model(receiver: cst.BaseExpression, kind: Kind | None) -> bool:
+    """A module by its kind, or, of no known kind (a loop variable, ``for
+    prefix, model in models``), by its name (``model``, ``netG``)."""
+    if kind is not None:
+        return kind is Kind.MODULE
+    name = dotted_name(receiver)
+    return name is not None and guess_kind_from_name(name.rsplit(".", 1)[-1]) is Kind.MODULE
 
 
 def _state_dict_arg(call: cst.Call, objects: ObjectTable) -> cst.Arg | None:
@@ -761,7 +770,7 @@ class LoadWithoutMapLocation(Rule):
         if not (checkpoints.saves_only_cpu_models or checkpoints.saves_no_models and self._in_cpu_saving_family(call)):
             return False
         assert isinstance(call.func, cst.Attribute)
-        return self.facts.objects.kind_of(call.func.value) is Kind.MODULE
+        return _a_model(call.func.value, self.facts.objects.kind_of(call.func.value))
 
     def _cpu_saved_key(self, state: cst.BaseExpression) -> bool:
         """``model.load_state_dict(save_dict["model_state_dict"])`` where this
@@ -2337,8 +2346,109 @@ def main():
             "an argparse namespace (every return of `add_args` is `parse_args()`; setting `args.n_gpu` keeps it one)"
             " is no model, and `resize_token_embeddings` builds the new embedding where the old one is",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def main(path, name):
+    backbones = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+    backbone = backbones[name]
+    backbone.load_state_dict(torch.load(path))
+    backbone = backbone.to("cuda")
+""",
+            "a model picked from a dict literal of models freshly built on the CPU, loaded before its move"
+            " (face.evoLVe's `BACKBONE_DICT[BACKBONE_NAME]`)",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def get_state_dict_on_cpu(obj):
+    cpu_device = torch.device("cpu")
+    state_dict = obj.state_dict()
+    for key in state_dict.keys():
+        state_dict[key] = state_dict[key].to(cpu_device)
+    return state_dict
+
+
+def save_ckpt(name, models, optimizers, n_iter):
+    ckpt_dict = {"n_iter": n_iter}
+    for prefix, model in models:
+        ckpt_dict[prefix] = get_state_dict_on_cpu(model)
+    for prefix, optimizer in optimizers:
+        ckpt_dict[prefix] = optimizer.state_dict()
+    torch.save(ckpt_dict, name)
+
+
+def load_ckpt(name, models):
+    ckpt_dict = torch.load(name)
+    for prefix, model in models:
+        model.load_state_dict(ckpt_dict[prefix])
+    return ckpt_dict["n_iter"]
+""",
+            "every model state this file saves goes through a helper whose loop moves each entry to a CPU"
+            " device bound to a name; the optimizers' states beside them are read by optimizers only"
+            " (partial-conv's `get_state_dict_on_cpu`)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+
+
+def get_state_dict_on_cpu(obj):
+    cpu_device = torch.device("cuda")
+    state_dict = obj.state_dict()
+    for key in state_dict.keys():
+        state_dict[key] = state_dict[key].to(cpu_device)
+    return state_dict
+
+
+def save_ckpt(name, models, optimizers, n_iter):
+    ckpt_dict = {"n_iter": n_iter}
+    for prefix, model in models:
+        ckpt_dict[prefix] = get_state_dict_on_cpu(model)
+    for prefix, optimizer in optimizers:
+        ckpt_dict[prefix] = optimizer.state_dict()
+    torch.save(ckpt_dict, name)
+
+
+def load_ckpt(name, models):
+    ckpt_dict = torch.load(name)
+    for prefix, model in models:
+        model.load_state_dict(ckpt_dict[prefix])
+    return ckpt_dict["n_iter"]
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def main(path, name):
+    backbones = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+    backbone = backbones[name]
+    backbone = backbone.to("cuda")
+    backbone.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+def main(path, name):
+    backbones = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+    backbone = backbones[name]
+    backbone = backbone.to("cuda")
+    backbone.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
         Invalid(
             """\
 import torch

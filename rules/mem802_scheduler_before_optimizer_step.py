@@ -67,6 +67,22 @@ def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
     return []
 
 
+def _above_literal(comp: cst.Comparison) -> bool:
+    """``epoch > 5``, ``epoch >= 3`` (or ``5 < epoch``): a counter from 0
+    fails it the first time. A bound that is not a non-negative literal
+    (``epoch > cfg.START``, ``epoch > -1``) proves nothing."""
+    if len(comp.comparisons) != 1:
+        return False
+    op, right, left = comp.comparisons[0].operator, comp.comparisons[0].comparator, comp.left
+    if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+        left, right = right, left
+        op = cst.GreaterThan() if isinstance(op, cst.LessThan) else cst.GreaterThanEqual()
+    if isinstance(left, cst.Integer) or not isinstance(right, cst.Integer):
+        return False
+    bound = right.evaluated_value
+    return isinstance(bound, int) and (bound >= 0 if isinstance(op, cst.GreaterThan) else bound >= 1)
+
+
 class _TrainingCallsHanded(cst.CSTVisitor):
     """Calls of a function not defined here, named for training, handed
     ``optimizer`` (or, when it is None, any optimizer); not inside defs."""
@@ -459,6 +475,8 @@ class SchedulerBeforeOptimizerStep(Rule):
                 isinstance(x, cst.Integer) and x.evaluated_value in (0, 1) for x in sides
             ):
                 return True
+            if _above_literal(comp):
+                return True
         return False
 
     def _steps(self, verbs, subset: list[Verb], optimizer: str | None) -> bool:
@@ -652,6 +670,19 @@ for epoch in range(epochs):
         Valid(
             """\
 import torch
+sched = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+for epoch in range(epochs):
+    if epoch > 5:
+        sched.step()
+    for x in loader:
+        model(x).sum().backward()
+        optimizer.step()
+""",
+            "stepped only once the epoch counter passed a positive literal: the first iteration never steps it",
+        ),
+        Valid(
+            """\
+import torch
 sched_d = torch.optim.lr_scheduler.StepLR(opt_d, 10)
 sched_g = torch.optim.lr_scheduler.StepLR(opt_g, 10)
 for epoch in range(epochs):
@@ -767,6 +798,20 @@ engine.train(net, loader, 10, optimizer)
     # the fix moves: the examples test compares the fix's output with it
     # byte for byte, and the rule's page shows both whole.
     invalid = [
+        Invalid(
+            """\
+import torch
+sched = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+for epoch in range(epochs):
+    if epoch > -1:
+        sched.step()
+    for x in loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

@@ -235,3 +235,76 @@ def test_a_loop_variable_loses_its_cpu_move():
 def test_a_dict_literal_holding_a_cpu_state_beside_plain_values(save, cpu):
     # decaNLP's train.py: the CPU state nested in the saved dict.
     assert cpu_only(f"import torch\ntorch.save({save}, p)\n") is cpu
+
+
+# partial-conv's util/io.py: a helper returning a state whose entries a keys
+# loop moves to a CPU device bound to a name, saved per prefix into a dict
+# beside the optimizers' states.
+_HELPER = (
+    "import torch\n"
+    "def get_state_dict_on_cpu(obj):\n"
+    "    cpu_device = torch.device('cpu')\n"
+    "    state_dict = obj.state_dict()\n"
+    "    for key in state_dict.keys():\n"
+    "        state_dict[key] = state_dict[key].to(cpu_device)\n"
+    "    return state_dict\n"
+)
+_CKPT = (
+    "def save_ckpt(name, models, optimizers, n_iter):\n"
+    "    ckpt_dict = {'n_iter': n_iter}\n"
+    "    for prefix, model in models:\n"
+    "        ckpt_dict[prefix] = get_state_dict_on_cpu(model)\n"
+    "    for prefix, optimizer in optimizers:\n"
+    "        ckpt_dict[prefix] = optimizer.state_dict()\n"
+    "    torch.save(ckpt_dict, name)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "    for key in state_dict.keys():\n        state_dict[key] = state_dict[key].to(cpu_device)\n",
+        "    for key in state_dict:\n        state_dict[key] = state_dict[key].cpu()\n",
+        "    for key in list(state_dict.keys()):\n        state_dict[key] = state_dict[key].to('cpu')\n",
+    ],
+)
+def test_a_keys_loop_to_the_cpu_returned_by_a_helper(loop):
+    src = _HELPER.replace(
+        "    for key in state_dict.keys():\n        state_dict[key] = state_dict[key].to(cpu_device)\n", loop
+    )
+    assert cpu_only(src + "def save(net, p):\n    torch.save(get_state_dict_on_cpu(net), p)\n")
+    found = kinds(src + _CKPT)
+    assert found.module_states_cpu and not found.only_cpu
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the device name bound elsewhere to anything else: not known to be the CPU
+        ("def other(cpu_device):\n    pass\n", None),
+        # the loop moves another entry than the one it walks
+        ("", ("state_dict[key] = state_dict[key].to(cpu_device)", "state_dict[key] = other[key].to(cpu_device)")),
+        # the helper may return a state not moved
+        ("", ("    return state_dict\n", "    if obj:\n        return obj.state_dict()\n    return state_dict\n")),
+        # a model state saved from the GPU into the dict too
+        (
+            "",
+            (
+                "ckpt_dict[prefix] = optimizer.state_dict()",
+                "ckpt_dict[prefix] = optimizer.state_dict()\n    ckpt_dict['raw'] = net.state_dict()",
+            ),
+        ),
+    ],
+)
+def test_a_keys_loop_or_helper_not_proven(change):
+    extra, edit = change
+    src = _HELPER + _CKPT + extra
+    if edit is not None:
+        src = src.replace(*edit)
+    assert not kinds(src).module_states_cpu
+
+
+def test_a_dict_of_plain_values_alone_proves_nothing():
+    src = "import torch\ndef s(epoch, enc, p):\n    d = {'epoch': epoch, 'encoder': enc}\n    torch.save(d, p)\n"
+    assert not kinds(src).module_states_cpu
+    assert not kinds("import torch\ntorch.save({'epoch': epoch}, p)\n").module_states_cpu

@@ -404,3 +404,39 @@ def test_from_pretrained_config_keyword_is_no_model():
     # d: a configuration read by ``from_pretrained`` is settings wherever it
     # goes (vocabulary/settings_values.py), and ``build`` is bound nowhere.
     assert cpu_loads(src) == ["model", "net"]
+
+
+def test_a_model_picked_from_a_dict_of_cpu_models_is_on_the_cpu():
+    """face.evoLVe: ``BACKBONE = BACKBONE_DICT[name]``, a dict literal of
+    fresh CPU models; a move of the pick, of the dict's models, or a dict
+    holding one moved model proves nothing."""
+    src = """
+    import torch.nn as nn
+    def picked(name):
+        nets = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+        net = nets[name]
+        print(net)
+        net.load_state_dict(sd)
+        net = net.cuda()
+    def moved_pick(name):
+        nets = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+        moved = nets[name]
+        moved = moved.cuda()
+        moved.load_state_dict(sd)
+    def one_on_a_device(name):
+        nets = {"a": nn.Linear(4, 4).cuda(), "b": nn.Linear(4, 8)}
+        gpu = nets[name]
+        gpu.load_state_dict(sd)
+    def dict_moved(name):
+        nets = {"a": nn.Linear(4, 4), "b": nn.Linear(4, 8)}
+        for m in nets.values():
+            m.cuda()
+        later = nets[name]
+        later.load_state_dict(sd)
+    def filled(name):
+        nets = {}
+        nets["a"] = nn.Linear(4, 4)
+        filled = nets[name]
+        filled.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["net", "filled"]

@@ -74,6 +74,67 @@ SHAPES = {
         """,
         {"nograd": "bare"},
     ),
+    # GwcNet: a nested wrapper that calls ``func`` only inside ``with torch.no_grad()``.
+    "nograd_wrapper": (
+        """\
+        import functools
+        import torch
+        def make_nograd_func(func):
+            @functools.wraps(func)
+            def wrapper(*f_args, **f_kwargs):
+                with torch.no_grad():
+                    ret = func(*f_args, **f_kwargs)
+                return ret
+            return wrapper
+        def off_factory(mode=True):
+            def decorate(fn):
+                def inner(*a):
+                    with torch.inference_mode():
+                        return fn(*a)
+                return inner
+            return decorate
+        """,
+        {"make_nograd_func": "bare", "off_factory": "called"},
+    ),
+    # The wrapper also calls ``func`` with grad on, hands it on, or turns grad back on: not one.
+    "wrapper_not_off": (
+        """\
+        import torch
+        def half(func):
+            def wrapper(*a):
+                with torch.no_grad():
+                    func(*a)
+                return func(*a)
+            return wrapper
+        def handed(func):
+            def wrapper(*a):
+                with torch.no_grad():
+                    return run(func, *a)
+            return wrapper
+        def back_on(func):
+            def wrapper(*a):
+                with torch.no_grad():
+                    with torch.enable_grad():
+                        return func(*a)
+            return wrapper
+        def nested(func):
+            def wrapper(*a):
+                with torch.no_grad():
+                    return (lambda: func(*a))()
+            return wrapper
+        def shadowed(func):
+            def wrapper(func):
+                with torch.no_grad():
+                    return func()
+            return wrapper
+        def no_call(func):
+            def wrapper(*a):
+                with torch.no_grad():
+                    return 1
+            return wrapper
+        """,
+        {},
+    ),
     # May hand ``fn`` back unchanged: unknown, not listed.
     "may_return_fn": (
         """\
@@ -203,3 +264,54 @@ def test_cli_on_a_two_module_project(tmp_path, run_memlint):
     (tmp_path / "utils" / "torch_utils.py").write_text(maybe)
     proc = run_memlint("check", "--no-cache", "--select", "MEM2", ".")
     assert proc.returncode == 1 and "export.py:9:5: MEM201" in proc.stdout, proc.stdout + proc.stderr
+
+
+GWCNET_UTILS = """\
+import torch
+
+
+def make_nograd_func(func):
+    def wrapper(*f_args, **f_kwargs):
+        with torch.no_grad():
+            ret = func(*f_args, **f_kwargs)
+        return ret
+
+    return wrapper
+"""
+
+GWCNET_MAIN = """\
+import torch.nn as nn
+
+from utils.experiment import make_nograd_func
+
+model = nn.Linear(4, 4).cuda()
+
+
+@make_nograd_func
+def test_sample(sample):
+    model.eval()
+    return model(sample)
+
+
+def test(loader):
+    for sample in loader:
+        test_sample(sample)
+"""
+
+
+def test_cli_an_imported_nograd_wrapper(tmp_path, run_memlint):
+    """GwcNet: ``make_nograd_func`` in utils/experiment.py runs the decorated
+    evaluation under ``torch.no_grad()``; a wrapper that calls it with grad on
+    as well is no grad-off decorator and the evaluation is reported."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("")
+    (tmp_path / "utils" / "experiment.py").write_text(GWCNET_UTILS)
+    (tmp_path / "main.py").write_text(GWCNET_MAIN)
+    for args in ((".",), ("main.py",)):
+        proc = run_memlint("check", "--no-cache", "--select", "MEM2", *args)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    leaky = GWCNET_UTILS.replace("        return ret\n", "        return func(*f_args, **f_kwargs)\n")
+    (tmp_path / "utils" / "experiment.py").write_text(leaky)
+    proc = run_memlint("check", "--no-cache", "--select", "MEM2", ".")
+    assert proc.returncode == 1 and "main.py:9:1: MEM201" in proc.stdout, proc.stdout + proc.stderr

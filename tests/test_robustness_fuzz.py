@@ -330,6 +330,8 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ("MEM201", "389184aac8", "nested_in_decorated_method"): "the same factory, local to a method",
     ("MEM201", "ca00e95b62", "nested_in_function"): "a grad-off decorator bound in a function is not read",
     ("MEM201", "ca00e95b62", "nested_in_decorated_method"): "the same decorator, local to a method",
+    ("MEM201", "9c267f9cfa", "nested_in_function"): "a no_grad wrapper decorator local to a function is not read",
+    ("MEM201", "9c267f9cfa", "nested_in_decorated_method"): "the same wrapper decorator, local to a method",
     # construction_order.py: a decorated method may do anything, so a call of
     # it in ``__init__`` ends "self is still on the CPU" (pSp's loader).
     ("MEM701", "2447d12a62", "decorated_defs"): "an unknown decorator on a method `__init__` calls: the CPU start ends",

@@ -8,7 +8,9 @@ a decorator surely turns grad off, and how they are written:
 
 - ``"bare"``: ``@name`` — ``name = torch.no_grad()``, or ``def name(fn)``
   whose every return is a grad-off context applied to ``fn``
-  (``torch.no_grad()(fn)``; either branch of a version test counts);
+  (``torch.no_grad()(fn)``; either branch of a version test counts), or a
+  nested wrapper that calls ``fn`` only inside a grad-off ``with`` (GwcNet's
+  ``make_nograd_func``, vocabulary's wrapper_runs_off);
 - ``"called"``: ``@name(...)`` — a factory whose every return is a grad-off
   context (``return torch.inference_mode()``) or a function of its own of
   the ``"bare"`` kind.
@@ -26,7 +28,7 @@ import ast
 from collections.abc import Callable
 
 from memlint.gate.ast_fields import children
-from memlint.vocabulary.off_decorators import GRAD_OFF, decorator_kind
+from memlint.vocabulary.off_decorators import GRAD_OFF, GRAD_ON, decorator_kind, wrapper_runs_off
 
 Qualify = Callable[[ast.expr], "str | None"]
 
@@ -68,7 +70,12 @@ def function_kind(fn: ast.FunctionDef, qualify: Qualify) -> str:
     nested = {s.name: s for s in fn.body if isinstance(s, ast.FunctionDef)}
 
     def bare(r: ast.expr) -> bool:
-        return first is not None and _applies_off(r, first, qualify)
+        if first is None:
+            return False
+        inner = nested.get(r.id) if isinstance(r, ast.Name) else None
+        if inner is not None:
+            return wrapper_runs_off(_param_uses(inner, first, qualify))
+        return _applies_off(r, first, qualify)
 
     def made(r: ast.expr) -> bool:
         if _off_object(r, qualify):
@@ -113,6 +120,46 @@ def _applies_off(expr: ast.expr, param: str, qualify: Qualify) -> bool:
         and expr.args[0].id == param
         and _off_object(expr.func, qualify)
     )
+
+
+def _param_uses(wrapper: ast.FunctionDef, param: str, qualify: Qualify) -> list[tuple[bool, bool]]:
+    """Each name of ``param`` in ``wrapper``'s body: (the callee of a call,
+    inside a grad-off ``with`` of its own); a nested scope naming it, or the
+    wrapper's parameters shadowing it, count as a use that is neither."""
+    args = wrapper.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    if any(a is not None and a.arg == param for a in every):
+        return [(False, False)]
+    uses: list[tuple[bool, bool]] = []
+    callees: set[int] = set()
+    stack: list[tuple[ast.AST, bool]] = [(s, False) for s in wrapper.body]
+    while stack:
+        node, off = stack.pop()
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inner = off
+            for item in node.items:
+                stack.append((item.context_expr, off))
+                if _off_object(item.context_expr, qualify):
+                    inner = True
+                elif _turns_on(item.context_expr, qualify):
+                    inner = False
+            stack.extend((s, inner) for s in node.body)
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            if any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(node)):
+                uses.append((False, False))
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            callees.add(id(node.func))
+        if isinstance(node, ast.Name) and node.id == param:
+            uses.append((id(node) in callees and isinstance(node.ctx, ast.Load), off))
+        stack.extend((child, off) for child in children(node))
+    return uses
+
+
+def _turns_on(expr: ast.expr, qualify: Qualify) -> bool:
+    func = expr.func if isinstance(expr, ast.Call) else expr
+    return qualify(func) in GRAD_ON
 
 
 def _own_returns(fn: ast.FunctionDef) -> list[ast.expr] | None:

@@ -169,6 +169,32 @@ def _fresh_names(fn: ast.FunctionDef, bindings: dict[str, str]) -> set[str]:
     return fresh - other
 
 
+def _plain_arg(expr: ast.expr, bindings: dict[str, str]) -> bool:
+    """A constant (a tuple of them), or a value without history."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Tuple):
+        return all(_plain_arg(e, bindings) for e in expr.elts)
+    return _fresh(expr, bindings) or _detached(expr)
+
+
+def _detached(expr: ast.expr) -> bool:
+    """``x.detach()`` (``.cpu()``-like calls after it kept)."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        if expr.func.attr == "detach":
+            return True
+        if expr.func.attr not in _KEEPING:
+            return False
+        expr = expr.func.value
+    return False
+
+
+def _fresh_args(call: ast.Call, bindings: dict[str, str]) -> bool:
+    return all(not isinstance(a, ast.Starred) and _plain_arg(a, bindings) for a in call.args) and all(
+        k.arg is not None and _plain_arg(k.value, bindings) for k in call.keywords
+    )
+
+
 def _torch_name(func: ast.expr, bindings: dict[str, str]) -> str | None:
     """``torch.Tensor`` -> "Tensor" (through ``import torch as t`` too)."""
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -184,6 +210,10 @@ def _torch_name(func: ast.expr, bindings: dict[str, str]) -> str | None:
 def _fresh(expr: ast.expr, bindings: dict[str, str]) -> bool:
     if isinstance(expr, ast.Constant):
         return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    if isinstance(expr, ast.Compare):
+        return True  # ``pred == y``: a boolean, whatever its sides hold
+    if isinstance(expr, ast.Subscript):
+        return _fresh(expr.value, bindings) and _plain_arg(expr.slice, bindings)  # ``accuracy(...)[0]``
     if not isinstance(expr, ast.Call):
         return False
     func = expr.func
@@ -192,8 +222,15 @@ def _fresh(expr: ast.expr, bindings: dict[str, str]) -> bool:
             return True
         if func.attr in _KEEPING:
             return _fresh(func.value, bindings)
+        if not func.attr.endswith("_") and _fresh(func.value, bindings):
+            return _fresh_args(expr, bindings)  # ``(pred == y).float().mean()``
     if isinstance(func, ast.Name) and func.id in _NUMBER_BUILTINS and func.id not in bindings:
         return True
+    if isinstance(func, ast.Name) and func.id[:1].islower() and not bindings.get(func.id, "").startswith("torch"):
+        # ``accuracy(output.detach(), label.detach(), topk=(1,))`` (ECAPA's
+        # AAMsoftmax): a function handed only values without history. Limit:
+        # a module-level model called so would give its own parameters' history.
+        return bool(expr.args or expr.keywords) and _fresh_args(expr, bindings)
     name = _torch_name(func, bindings)
     return name in _FRESH_TORCH and not any(k.arg == "requires_grad" for k in expr.keywords)
 

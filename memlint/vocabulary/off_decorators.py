@@ -15,7 +15,21 @@ GRAD_OFF = frozenset(
     {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 )
 
+# Contexts that may turn grad back on inside a grad-off block around a wrapped call.
+GRAD_ON = frozenset({"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.enable_grad"})
+
 Expr = TypeVar("Expr")
+
+
+def wrapper_runs_off(uses: Sequence[tuple[bool, bool]]) -> bool:
+    """A nested ``def wrapper(*a, **k)`` returned by ``def deco(func)`` runs
+    ``func`` with grad off (GwcNet's ``make_nograd_func``: ``with
+    torch.no_grad(): ret = func(*a, **k)``): it names ``func`` at least once,
+    and every name of it is the callee of a call (``is_call``) inside a
+    grad-off ``with`` of the wrapper's own, with nothing turning grad back on
+    between (``off``). ``func`` handed on, stored, rebound or named in a
+    nested function is unknown: not one."""
+    return bool(uses) and all(is_call and off for is_call, off in uses)
 
 
 def decorator_kind(
@@ -25,7 +39,8 @@ def decorator_kind(
     made: Callable[[Expr], bool],
 ) -> str:
     """``"bare"`` when every return applies a grad-off context to the wrapped
-    function (``@name``), ``"called"`` when every return is a grad-off context
+    function or is a nested wrapper that runs it with grad off
+    (wrapper_runs_off) (``@name``), ``"called"`` when every return is a grad-off context
     or a function of that kind (``@name(...)``), else ``""``.
 
     ``tails``: the values of the returns ending every path (None or empty when

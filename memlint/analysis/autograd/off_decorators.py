@@ -6,8 +6,10 @@ verdict is vocabulary/off_decorators.py's, shared by both):
 are ``"bare"`` (``@name``); a factory whose every return is a grad-off
 context or such a function of its own (yolov5's ``smart_inference_mode``,
 ``(torch.inference_mode if new else torch.no_grad)()(fn)``) is ``"called"``
-(``@name(...)``). A function that may return anything else, fall off its
-end or yield is not one: unknown, silent.
+(``@name(...)``); so is ``def name(fn)`` returning a nested wrapper that
+calls ``fn`` only inside a grad-off ``with`` (GwcNet's ``make_nograd_func``).
+A function that may return anything else, fall off its end or yield is not
+one: unknown, silent.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable
 from memlint.analysis.scope.own_returns import own_returns
-from memlint.vocabulary.off_decorators import GRAD_OFF, decorator_kind
+from memlint.parse.traversal import visit_fast
+from memlint.vocabulary.off_decorators import GRAD_OFF, GRAD_ON, decorator_kind, wrapper_runs_off
 
 
 def off_decorators(module: cst.Module, names: ImportTable) -> dict[str, str]:
@@ -46,7 +49,12 @@ def _function_kind(fn: cst.FunctionDef, names: ImportTable) -> str:
     nested = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef) and s.asynchronous is None}
 
     def bare(r: cst.BaseExpression) -> bool:
-        return first is not None and _applies_off(r, first, names)
+        if first is None:
+            return False
+        inner = nested.get(r.value) if isinstance(r, cst.Name) else None
+        if inner is not None:
+            return wrapper_runs_off(_param_uses(inner, first, names))
+        return _applies_off(r, first, names)
 
     def made(r: cst.BaseExpression) -> bool:
         if _off_object(r, names):
@@ -89,6 +97,76 @@ def _applies_off(expr: cst.BaseExpression, param: str, names: ImportTable) -> bo
         and expr.args[0].value.value == param
         and _off_object(expr.func, names)
     )
+
+
+class _ParamUses(cst.CSTVisitor):
+    """Each name of ``param`` in a wrapper's body: (the callee of a call,
+    inside a grad-off ``with`` of the wrapper's own). A nested scope naming
+    it counts as a use that is neither (vocabulary's wrapper_runs_off)."""
+
+    # Module-level, not one class per call: closures must not capture the analysis.
+    def __init__(self, param: str, names: ImportTable) -> None:
+        super().__init__()
+        self.param = param
+        self.names = names
+        self.off = False
+        self.callees: set[int] = set()
+        self.uses: list[tuple[bool, bool]] = []
+
+    def visit_With(self, node: cst.With) -> bool:
+        outer, inner = self.off, self.off
+        for item in node.items:
+            visit_fast(item.item, self)
+            if _off_object(item.item, self.names):
+                inner = True
+            elif self.names.qualified_name(item.item.func if isinstance(item.item, cst.Call) else item.item) in GRAD_ON:
+                inner = False
+        self.off = inner
+        visit_fast(node.body, self)
+        self.off = outer
+        return False
+
+    def _nested(self, node: cst.CSTNode) -> bool:
+        probe = _ParamUses(self.param, self.names)
+        for child in node.children:
+            visit_fast(child, probe)
+        if probe.uses:
+            self.uses.append((False, False))
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return self._nested(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return self._nested(node)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return self._nested(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        visit_fast(node.value, self)  # ``obj.fn`` names an attribute, not the parameter
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.callees.add(id(node.func))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.param:
+            self.uses.append((id(node) in self.callees, self.off))
+
+
+def _param_uses(wrapper: cst.FunctionDef, param: str, names: ImportTable) -> list[tuple[bool, bool]]:
+    p = wrapper.params
+    every = [*p.posonly_params, *p.params, *p.kwonly_params]
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            every.append(star)
+    if any(a.name.value == param for a in every):
+        return [(False, False)]  # shadowed: the wrapper's own parameter
+    visitor = _ParamUses(param, names)
+    visit_fast(wrapper.body, visitor)
+    return visitor.uses
 
 
 def _valued_returns(fn: cst.FunctionDef) -> list[cst.BaseExpression] | None:

@@ -862,6 +862,8 @@ class ObjectTable(cst.CSTVisitor):
         project/tuple_returns.py). None when any binding says otherwise."""
         if not self._forward_items and not self.calls.classes:
             return None
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value  # ``crit.forward(x, y)``: the same forward (ECAPA's ``self.speaker_loss.forward``)
         key = self._key_for_read(func, self.scope_of(call))
         values = self._defs.get(key, []) if key else []
         found = None

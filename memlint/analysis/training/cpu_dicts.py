@@ -13,6 +13,12 @@ moves the dict's models, whatever a later loop binds).
 
 Used by state_loads.py's ``_CpuModels`` walk (which says what "built on the
 CPU" and "may have moved" mean); this module only keeps the dicts' books.
+
+A dict literal of models built on the CPU (``BACKBONE_DICT = {"ResNet_50":
+ResNet_50(size), "IR_50": IR_50(size)}``, face.evoLVe) is one too, and so
+is an item read from such a dict into a name (``BACKBONE =
+BACKBONE_DICT[name]``): whichever model the key picks was built on the
+CPU. A move of that name may move the dict's model: it drops the dict.
 """
 
 from __future__ import annotations
@@ -44,12 +50,22 @@ class CpuDicts:
         self.constructors.pop()
         self.variables.pop()
 
-    def bound(self, assign: cst.Assign, blocks: tuple[int, ...]) -> None:
-        """After ``d = {}``: ``d`` starts as an empty dict of models."""
+    def bound(
+        self, assign: cst.Assign, blocks: tuple[int, ...], built: Callable[[cst.BaseExpression], str | None]
+    ) -> None:
+        """After ``d = {}``: ``d`` starts as an empty dict of models; after
+        ``d = {"a": Net(), ...}`` it holds the models ``built`` names the
+        constructor of (None: not a model built on the CPU, not a dict)."""
         if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
             return
         value = assign.value
         name = assign.targets[0].target.value
+        if isinstance(value, cst.Dict) and value.elements:
+            made = [built(e.value) if isinstance(e, cst.DictElement) else None for e in value.elements]
+            if all(made):
+                self.dicts[-1][name] = blocks
+                self.constructors[-1][name] = {m for m in made if m}
+            return
         empty = isinstance(value, cst.Dict) and not value.elements
         empty = (
             empty
@@ -70,6 +86,31 @@ class CpuDicts:
                 self._allowed.add(id(target.value))
                 return target.value.value
         return None
+
+    def reading(self, assign: cst.Assign) -> str | None:
+        """Before ``x = d[k]`` is walked: the dict of models it picks from, if one."""
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return None
+        value = assign.value
+        if (
+            isinstance(value, cst.Subscript)
+            and isinstance(value.value, cst.Name)
+            and value.value.value in self.dicts[-1]
+            and len(value.slice) == 1
+            and isinstance(value.slice[0].slice, cst.Index)
+        ):
+            self._allowed.add(id(value.value))
+            return value.value.value
+        return None
+
+    def picked(self, name: str, variable: str, on_cpu_here: Callable[[tuple[int, ...]], bool]) -> set[str] | None:
+        """After ``variable = d[k]``: the constructors of ``d``'s models when
+        ``d`` still holds models on the CPU here (``variable`` then ties its
+        moves to ``d``), else None."""
+        if name not in self.dicts[-1] or not on_cpu_here(self.dicts[-1][name]):
+            return None
+        self.variables[-1][variable] = name
+        return set(self.constructors[-1][name])
 
     def stored(self, name: str, constructor: str | None) -> None:
         """After ``d[k] = value``: ``constructor``, the class or builder of a

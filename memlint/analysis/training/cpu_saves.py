@@ -46,6 +46,7 @@ save_optimizer's GPU ``optimizer.state_dict()``, cszn/KAIR).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -55,8 +56,9 @@ from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.cpu_states import KEEPS_DEVICE, RETURNS_SELF, CpuStateFrames, holds_no_weights, plain_name
 
 
-def _to_cpu(call: cst.Call) -> bool | None:
-    """True for a move to the CPU, False for a move elsewhere, None for no move."""
+def _to_cpu(call: cst.Call, cpu_names: frozenset[str] = frozenset()) -> bool | None:
+    """True for a move to the CPU, False for a move elsewhere, None for no move.
+    ``cpu_names``: the module's names bound only to the CPU device (cpu_device_names)."""
     func = call.func
     if not isinstance(func, cst.Attribute):
         return None
@@ -73,8 +75,70 @@ def _to_cpu(call: cst.Call) -> bool | None:
             inner = first.args[0].value
             if isinstance(inner, cst.SimpleString) and inner.evaluated_value == "cpu":
                 return True
+        if isinstance(first, cst.Name) and first.value in cpu_names:
+            return True
         return False
     return None
+
+
+def _cpu_device(value: cst.BaseExpression) -> bool:
+    """``"cpu"`` or ``torch.device("cpu")``."""
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value == "cpu"
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("torch.device", "device") and len(value.args) == 1:
+        inner = value.args[0].value
+        return isinstance(inner, cst.SimpleString) and inner.evaluated_value == "cpu"
+    return False
+
+
+class _DeviceNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.cpu: set[str] = set()
+        self.other: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        cpu = len(node.targets) == 1 and _cpu_device(node.value)
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                (self.cpu if cpu else self.other).add(t.target.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.other.add(node.name.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if not isinstance(node.target, cst.Name):  # ``a, b = ...``: names bound to anything
+            self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def _bind(self, target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self.other.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._bind(e.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+
+def cpu_device_names(module: cst.Module) -> frozenset[str]:
+    """The names every binding of the module sets to the CPU device
+    (partial-conv's ``cpu_device = torch.device('cpu')``; no parameter, loop
+    variable or other assignment of that name anywhere): ``.to(cpu_device)``
+    moves to the CPU."""
+    visitor = _DeviceNames()
+    visit_fast(module, visitor)
+    return frozenset(visitor.cpu - visitor.other)
 
 
 def _module_receiver(expr: cst.BaseExpression) -> str | None:
@@ -98,10 +162,10 @@ def _offloads_to_cpu(call: cst.Call) -> bool:
     )
 
 
-def _ends_on_cpu(expr: cst.BaseExpression) -> bool:
+def _ends_on_cpu(expr: cst.BaseExpression, cpu_names: frozenset[str] = frozenset()) -> bool:
     """``v.cpu()``, ``v.detach().cpu()``, ``v.cpu().clone()``."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        if _to_cpu(expr) is True:
+        if _to_cpu(expr, cpu_names) is True:
             return True
         if expr.func.attr.value not in KEEPS_DEVICE:
             return False
@@ -110,8 +174,18 @@ def _ends_on_cpu(expr: cst.BaseExpression) -> bool:
 
 
 class _Saves(cst.CSTVisitor):
-    def __init__(self, names: ImportTable) -> None:
+    def __init__(self, names: ImportTable, cpu_names: frozenset[str] = frozenset()) -> None:
         self.names = names
+        self.cpu_names = cpu_names  # names bound only to the CPU device (cpu_device_names)
+        # Functions whose every return is a state on the CPU (partial-conv's
+        # ``get_state_dict_on_cpu(model)``), once walked; a name defined once in the module.
+        self.cpu_returners: set[str] = set()
+        self._returns: list[list[bool]] = []  # per function open: each return's value is a CPU state
+        self._once: set[str] = set()  # function names defined once in the module
+        # Per function: dicts whose model states are all on the CPU beside
+        # optimizer states and plain values (``ckpt[prefix] = optimizer.state_dict()``).
+        # name -> whether one of its entries is a CPU state yet (a save proves something only then).
+        self._mixed: list[dict[str, bool]] = [{}]
         self.frames = CpuStateFrames()
         self.offload_configs: set[str] = set()  # names of FullStateDictConfig(offload_to_cpu=True)
         self._offloading = 0  # depth of ``with FSDP.state_dict_type(m, ..., cfg)`` blocks
@@ -122,11 +196,31 @@ class _Saves(cst.CSTVisitor):
         self._cpu_loops: list[str | None] = []  # per ``for``: the state its body moves to the CPU entry by entry
         self.keys = _SavedKeys()
 
+    def visit_Module(self, node: cst.Module) -> None:
+        defs = _FunctionNames()
+        visit_fast(node, defs)
+        self._once = {name for name, count in defs.counts.items() if count == 1}
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.frames.enter()
+        self._mixed.append({})
+        self._returns.append([])
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.frames.leave()
+        self._mixed.pop()
+        returns = self._returns.pop()
+        if original_node.name.value in self._once and returns and all(returns):
+            self.cpu_returners.add(original_node.name.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if self._returns:
+            self._returns[-1].append(False)
+
+    def leave_Return(self, original_node: cst.Return) -> None:
+        if self._returns:
+            value = original_node.value
+            self._returns[-1].append(value is not None and self._cpu_state(value))
 
     def _offload_block(self, node: cst.With) -> bool:
         for item in node.items:
@@ -171,8 +265,13 @@ class _Saves(cst.CSTVisitor):
                 self._entry_set(t.target, value)
                 continue
             self._rebound(key, value)
+            self._mixed[-1].pop(key, None)
             if cpu:
                 self.frames.set_cpu_state(key, True)
+            elif isinstance(value, cst.Dict) and self._mixed_entries(value):
+                self._mixed[-1][key] = any(
+                    isinstance(e, cst.DictElement) and self._cpu_state(e.value) for e in value.elements
+                )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         key = dotted_name(node.target)
@@ -187,7 +286,7 @@ class _Saves(cst.CSTVisitor):
                 self.frames.set_cpu_state(key, True)
 
     def _rebound(self, key: str, value: cst.BaseExpression | None) -> None:
-        moved = _to_cpu(value) if isinstance(value, cst.Call) else None
+        moved = _to_cpu(value, self.cpu_names) if isinstance(value, cst.Call) else None
         same = moved is None and value is not None and _module_receiver(value) == key
         self.frames.rebound(key, moved, same)
 
@@ -196,15 +295,20 @@ class _Saves(cst.CSTVisitor):
         if not isinstance(target, cst.Subscript):
             return
         key = dotted_name(target.value)
+        if key is not None and key in self._mixed[-1]:
+            if not self._mixed_value(value):
+                del self._mixed[-1][key]
+            elif self._cpu_state(value):
+                self._mixed[-1][key] = True
         if (
             key is not None
             and self.frames.is_cpu_state(key)
-            and not (_ends_on_cpu(value) or self._cpu_state(value) or _plain(value))
+            and not (_ends_on_cpu(value, self.cpu_names) or self._cpu_state(value) or _plain(value))
         ):
             self.frames.set_cpu_state(key, False)
 
     def visit_For(self, node: cst.For) -> None:
-        self._cpu_loops.append(_cpu_loop(node))
+        self._cpu_loops.append(_cpu_loop(node, self.cpu_names))
         key = dotted_name(node.target)
         if key is not None:
             self._rebound(key, None)
@@ -225,7 +329,7 @@ class _Saves(cst.CSTVisitor):
                 self.unproven += 1
             if not (original_node.args and _no_module_state(original_node.args[0].value)):
                 self.module_saves += 1
-                self.module_unproven += not proven
+                self.module_unproven += not (proven or self._mixed_save(original_node.args))
             self.keys.save(original_node.args[0].value if original_node.args else None, proven)
             return
         func = original_node.func
@@ -234,7 +338,7 @@ class _Saves(cst.CSTVisitor):
             key = dotted_name(func.value)
             if key is not None:
                 self.frames.set_cpu_state(key, False)
-        moved = _to_cpu(original_node)
+        moved = _to_cpu(original_node, self.cpu_names)
         if moved is not None and isinstance(original_node.func, cst.Attribute):
             key = _module_receiver(original_node.func.value)
             if key is not None:
@@ -244,12 +348,14 @@ class _Saves(cst.CSTVisitor):
         if isinstance(value, cst.IfExp):  # ``net.module.state_dict() if hasattr(net, "module") else net.state_dict()``
             return self._cpu_state(value.body) and self._cpu_state(value.orelse)
         if isinstance(value, cst.DictComp):
-            return _ends_on_cpu(value.value)
+            return _ends_on_cpu(value.value, self.cpu_names)
         if isinstance(value, cst.Dict):
             return self._cpu_entries(value)
         name = dotted_name(value)
         if name is not None:
             return self.frames.is_cpu_state(name)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            return value.func.value in self.cpu_returners
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
             return False
         if value.func.attr.value != "state_dict" or value.args:
@@ -258,13 +364,35 @@ class _Saves(cst.CSTVisitor):
         cur = receiver
         while isinstance(cur, (cst.Call, cst.Attribute)):
             if isinstance(cur, cst.Call):
-                if _to_cpu(cur) is True:
+                if _to_cpu(cur, self.cpu_names) is True:
                     return True
                 cur = cur.func
             else:
                 cur = cur.value
         key = _module_receiver(receiver)
         return key is not None and self.frames.last_move_to_cpu(key)
+
+    def _mixed_value(self, value: cst.BaseExpression) -> bool:
+        """A CPU state, an optimizer's (scheduler's, scaler's) state, or a plain value."""
+        return self._cpu_state(value) or _no_module_state(value) or _plain(value)
+
+    def _mixed_entries(self, value: cst.Dict) -> bool:
+        """``{"n_iter": n_iter}``, ``{"model": cpu_sd, "optim": opt.state_dict()}``:
+        every entry one of _mixed_value's (a save needs a CPU state among them)."""
+        return all(isinstance(e, cst.DictElement) and self._mixed_value(e.value) for e in value.elements)
+
+    def _mixed_save(self, args: Sequence[cst.Arg]) -> bool:
+        """A save of a dict whose model states are all on the CPU: the
+        optimizer states beside them are read by optimizers only (module_states_cpu)."""
+        if not args:
+            return False
+        value = args[0].value
+        if isinstance(value, cst.Dict):
+            return self._mixed_entries(value) and any(
+                isinstance(e, cst.DictElement) and self._cpu_state(e.value) for e in value.elements
+            )
+        name = dotted_name(value)
+        return name is not None and self._mixed[-1].get(name, False)
 
     def _cpu_entries(self, value: cst.Dict) -> bool:
         """``{"model_state_dict": {k: v.cpu() for k, v in ...}, "field": field}``
@@ -291,48 +419,81 @@ def _state_dict_call(value: cst.BaseExpression) -> bool:
     )
 
 
-def _cpu_loop(node: cst.For) -> str | None:
-    """``sd`` for ``for k, v in sd.items(): ... sd[k] = v.cpu() ...``: the
-    body replaces, on every pass (a statement of its own, no ``break`` or
-    ``continue`` anywhere in it), each entry by its value on the CPU."""
-    target, it = node.target, node.iter
-    if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+def _cpu_loop(node: cst.For, cpu_names: frozenset[str] = frozenset()) -> str | None:
+    """``sd`` for ``for k, v in sd.items(): ... sd[k] = v.cpu() ...`` or
+    ``for k in sd.keys(): sd[k] = sd[k].to(cpu_device)`` (``for k in sd``,
+    ``list(sd.keys())`` too): the body replaces, on every pass (a statement
+    of its own, no ``break`` or ``continue`` anywhere in it), each entry by
+    its value on the CPU."""
+    if node.orelse is not None or _breaks(node.body):
         return None
-    names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
-    if None in names or node.orelse is not None:
+    walked = _walked_state(node.target, node.iter)
+    if walked is None:
         return None
-    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "items"):
-        return None
-    state = dotted_name(it.func.value)
-    if state is None or it.args or _breaks(node.body):
-        return None
-    key, value = names
+    state, key, value = walked
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     for stmt in body:
         for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
             if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
                 continue
-            sub = small.targets[0].target
-            if not (
-                isinstance(sub, cst.Subscript)
-                and dotted_name(sub.value) == state
-                and len(sub.slice) == 1
-                and isinstance(sub.slice[0].slice, cst.Index)
-                and isinstance(sub.slice[0].slice.value, cst.Name)
-                and sub.slice[0].slice.value.value == key
-            ):
-                continue
-            moved = small.value
-            if _ends_on_cpu(moved) and _innermost(moved) == value:
-                return state
+            if _entry_of(small.targets[0].target, state, key) and _ends_on_cpu(small.value, cpu_names):
+                inner = _innermost_node(small.value)
+                named = value is not None and isinstance(inner, cst.Name) and inner.value == value
+                if named or (value is None and _entry_of(inner, state, key)):
+                    return state
     return None
 
 
-def _innermost(expr: cst.BaseExpression) -> str | None:
-    """``v`` for ``v.detach().cpu()``."""
+def _walked_state(target: cst.BaseAssignTargetExpression, it: cst.BaseExpression) -> tuple[str, str, str | None] | None:
+    """(the state, the key name, the value name or None) of a loop over a state's entries."""
+    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+        if None in names or not (
+            isinstance(it, cst.Call)
+            and not it.args
+            and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value == "items"
+        ):
+            return None
+        state = dotted_name(it.func.value)
+        return (state, names[0], names[1]) if state is not None and names[0] and names[1] else None
+    if not isinstance(target, cst.Name):
+        return None
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "list" and len(it.args) == 1:
+        it = it.args[0].value  # ``list(sd.keys())``
+    if isinstance(it, cst.Call) and not it.args and isinstance(it.func, cst.Attribute) and it.func.attr.value == "keys":
+        it = it.func.value
+    state = dotted_name(it)
+    return (state, target.value, None) if state is not None else None
+
+
+def _entry_of(expr: cst.BaseExpression | None, state: str, key: str) -> bool:
+    """``expr`` is ``state[key]``."""
+    return (
+        isinstance(expr, cst.Subscript)
+        and dotted_name(expr.value) == state
+        and len(expr.slice) == 1
+        and isinstance(expr.slice[0].slice, cst.Index)
+        and isinstance(expr.slice[0].slice.value, cst.Name)
+        and expr.slice[0].slice.value.value == key
+    )
+
+
+def _innermost_node(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``v`` (or ``sd[k]``) for ``v.detach().cpu()``."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         expr = expr.func.value
-    return expr.value if isinstance(expr, cst.Name) else None
+    return expr
+
+
+class _FunctionNames(cst.CSTVisitor):
+    """How many times each function name is defined in the module (any depth)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.counts[node.name.value] = self.counts.get(node.name.value, 0) + 1
 
 
 class _Jumps(cst.CSTVisitor):
@@ -393,7 +554,7 @@ class CpuSaves:
 
 
 def cpu_saves(module: cst.Module, names: ImportTable) -> CpuSaves:
-    visitor = _Saves(names)
+    visitor = _Saves(names, cpu_device_names(module))
     visit_fast(module, visitor)
     return CpuSaves(
         only_cpu=visitor.saves > 0 and visitor.unproven == 0,

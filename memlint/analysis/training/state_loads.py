@@ -412,6 +412,7 @@ class _CpuModels(cst.CSTVisitor):
         self._handed_on_cpu: set[int] = set()
         self.cpu_dicts = CpuDicts()  # ``d[k] = Net()`` ... ``for k, v in d.items()``
         self._dict_store: str | None = None
+        self._dict_pick: str | None = None  # ``x = d[k]`` from a dict of models on the CPU
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._write(node.name.value)
@@ -666,6 +667,7 @@ class _CpuModels(cst.CSTVisitor):
         # where they are, and nothing leaves the model.
         value = node.value
         self._dict_store = self.cpu_dicts.storing(node)
+        self._dict_pick = self.cpu_dicts.reading(node)
         single = len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
         self._holding = id(value) if single and isinstance(value, cst.Call) else None
         if len(node.targets) != 1 or not isinstance(value, cst.Call) or _moves_anything(value):
@@ -729,7 +731,23 @@ class _CpuModels(cst.CSTVisitor):
                 self.seen[-1][root] = original_node.value
         if held is not None and held[0] == id(original_node.value):
             self.holders[-1][dotted_name(original_node.targets[0].target) or ""] = held[1]
-        self.cpu_dicts.bound(original_node, tuple(self.blocks))
+        self._picked(original_node)
+        self.cpu_dicts.bound(original_node, tuple(self.blocks), self._dict_model)
+
+    def _dict_model(self, value: cst.BaseExpression) -> str | None:
+        """The constructor of ``value``, a model built on the CPU (a dict literal's entry); else None."""
+        return (_constructor(value) or None) if self._built(value) else None
+
+    def _picked(self, node: cst.Assign) -> None:
+        """``x = d[k]`` from a dict of models built on the CPU (cpu_dicts.py): ``x`` is one."""
+        name, self._dict_pick = self._dict_pick, None
+        if name is None or not isinstance(node.targets[0].target, cst.Name):
+            return
+        key = node.targets[0].target.value
+        found = self.cpu_dicts.picked(name, key, lambda blocks: self.blocks[: len(blocks)] == list(blocks))
+        if found:
+            self.frames[-1][key] = tuple(self.blocks)
+            self.built_by[-1][key] = found
 
     def _use_holders(self, values: Iterable[cst.BaseExpression]) -> None:
         """A holder of models (``evaluator``) used in ``values`` (a call's
