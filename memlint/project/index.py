@@ -34,6 +34,7 @@ from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summ
 from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
+from memlint.project.wrapper_evals import object_evals
 from memlint.project.zeroed_grads import clearing_functions, inherited_clears
 from memlint.read.source import read_bytes
 from memlint.vocabulary import checkpoint_files as checkpoint_names
@@ -884,6 +885,7 @@ class ProjectIndex:
             trainer_classes=tuple(sorted(trainer_classes)),
             forward_methods=named_forwards(self, path),
             forward_names=forwards_by_name(self, path),
+            object_evals=object_evals(self, path),
             unknown_classes=(
                 unknown_classes(summary.calls, lambda callee: self.resolve(callee, path))
                 if self._sys_paths(path)

@@ -136,8 +136,12 @@ class ObjectTable(cst.CSTVisitor):
         forward_methods: frozenset[str] = frozenset(),
         forward_items: dict[str, tuple[int, frozenset[int]]] | None = None,
         forward_names: frozenset[str] = frozenset(),
+        object_evals: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         super().__init__()
+        # (scope, receiver) of ``.eval()`` calls on plain project objects whose
+        # ``eval()`` switches the models they hold (ProjectView.object_evals).
+        self._object_evals = object_evals
         # Methods no project class defines whose name marks a forward
         # (ProjectView.forward_names): a forward only on a receiver switched
         # to eval before the call in its function (``self.__S__.forward_lip(x)``).
@@ -778,6 +782,21 @@ class ObjectTable(cst.CSTVisitor):
                 return True
         return False
 
+    def _evals_held(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """``model.eval()`` where the project types ``model`` to plain
+        classes whose ``eval()`` switches the models they hold
+        (ProjectView.object_evals, project/wrapper_evals.py)."""
+        if not self._object_evals:
+            return False
+        spelled = dotted_name(receiver)
+        owner = self.scope_of(call)
+        if isinstance(owner, cst.FunctionDef):
+            cls = self.calls.class_of.get(owner)
+            scope = f"{cls.name.value}.{owner.name.value}" if cls is not None else owner.name.value
+        else:
+            scope = ""
+        return spelled is not None and (scope, spelled) in self._object_evals
+
     def _switched_before(self, receiver: str, call: cst.Call) -> bool:
         """``receiver.eval()`` runs earlier in ``call``'s own function, as a
         statement of that function's body (not in a branch the call may
@@ -1210,7 +1229,11 @@ class ObjectTable(cst.CSTVisitor):
         if self.kind_of(func.value, call) is not Kind.MODULE:
             # ``self._network.eval()`` then ``self._network.extract_vector(x)``:
             # what is switched and run through a named forward is a module.
-            return "eval" if func.attr.value == "eval" and self._runs_a_named_forward(func.value, call) else None
+            if func.attr.value != "eval":
+                return None
+            return (
+                "eval" if self._runs_a_named_forward(func.value, call) or self._evals_held(func.value, call) else None
+            )
         if func.attr.value == "eval":
             return "eval"
         if not call.args:
