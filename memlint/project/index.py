@@ -20,6 +20,7 @@ from memlint.project.forward_returns import returned_receivers
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
+from memlint.project.local_imports import local_model_classes
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.method_modes import asked_methods
 from memlint.project.modules import ModuleMap, project_files
@@ -766,6 +767,13 @@ class ProjectIndex:
             for local, targets in summary.local_imports.items()
             if all(self._cpu_class(target, path) for target in targets)
         ]
+        model_classes.update(
+            local_model_classes(
+                summary.local_imports,
+                lambda target: self.resolve(target, path),
+                lambda where: (self.summary(where) or ModuleSummary()).model_classes,
+            )
+        )
         # ``models.Net(...)`` after ``import models``: the calls name them.
         locals_of = {target: local for local, target in summary.imports.items()}
         for local, target in summary.rebuilt.items():  # ``crnn = crnn.CRNN(...)``: named before it was rebound

@@ -668,7 +668,22 @@ class ObjectTable(cst.CSTVisitor):
         func = dotted_name(value.func) or ""
         if func.rsplit(".", 1)[-1] in ("prepare", "initialize") and index < len(value.args):
             return self._eval(value.args[index].value, scope)
-        return None
+        target = self.calls.resolve(value)
+        return self._returned_item_kind(target, index) if target is not None else None
+
+    def _returned_item_kind(self, fn: cst.FunctionDef, index: int) -> Kind | None:
+        """``netG, netD = self.load_network()``: the kind of the ``index``-th
+        element of every tuple ``fn`` returns (each ``return netG, netD``
+        the same length), when all of them agree."""
+        returns = self._returns.get(fn, ())
+        kinds = set()
+        for value in returns:
+            if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
+                return None
+            if any(isinstance(el, cst.StarredElement) for el in value.elements):
+                return None
+            kinds.add(self._eval(value.elements[index].value, fn))
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _call_kind(self, call: cst.Call, scope: Scope) -> Kind | None:
         kind = self._constructor_kind(call)
@@ -743,6 +758,8 @@ class ObjectTable(cst.CSTVisitor):
             )
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
+        if func is call.func and _last(func) == "data_parallel" and self._parallel_forward(call):
+            return True
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
             return False
         if func is call.func and isinstance(func, cst.Name) and self.calls.resolve(call) is not None:
@@ -752,6 +769,15 @@ class ObjectTable(cst.CSTVisitor):
         if func is call.func and isinstance(func, cst.Attribute) and self._valueless_method(call):
             return False  # ``self.save_model(name)``: a method of this class that returns nothing is no forward
         return self.kind_of(func, call) is Kind.MODULE
+
+    def _parallel_forward(self, call: cst.Call) -> bool:
+        """``nn.parallel.data_parallel(netG, inputs, gpus)``: torch's
+        functional data parallelism runs the forward of the module it is
+        handed first, as ``netG(*inputs)`` would."""
+        if self.names.call_name(call) != "torch.nn.parallel.data_parallel" or not call.args:
+            return False
+        first = call.args[0]
+        return first.keyword is None and not first.star and self.kind_of(first.value, call) is Kind.MODULE
 
     def _valueless_method(self, call: cst.Call) -> bool:
         """``self.m(...)`` calls a method of its class (in this module) that
