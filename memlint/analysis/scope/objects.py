@@ -62,6 +62,7 @@ from memlint.vocabulary.kinds import (
     constructor_kind,
     guess_kind_from_name,
     names_a_model_method,
+    parameterless_layer,
     spells_a_class,
 )
 from memlint.vocabulary.tokens import EVAL_FUNCTION_TOKENS, name_tokens
@@ -884,10 +885,9 @@ class ObjectTable(cst.CSTVisitor):
         """``fft(x)`` where every binding of ``fft`` builds (``.cuda()``,
         ``.to(d)`` kept) a class proved to own no parameter: melgan's
         ``Audio2Mel``, buffers and functional ops only (project/parameterless.py),
-        of this module or another project module. Its output has the history
-        of its inputs, no more."""
-        if not self._parameterless and not self.calls.classes:
-            return False
+        of this module or another project module, or a torch layer that owns
+        none (``nn.ReplicationPad2d(...)``, vocabulary.kinds.parameterless_layer).
+        Its output has the history of its inputs, no more."""
         key = self._key_for_read(func, self.scope_of(call))
         values = self._defs.get(key, []) if key else []
         if not values:
@@ -895,7 +895,11 @@ class ObjectTable(cst.CSTVisitor):
         for v in values:
             ctor = unwrap_pass_through(v) if isinstance(v, cst.BaseExpression) else None
             name = dotted_name(ctor.func) if ctor is not None else None
-            if name is None or not (name in self._parameterless or self._proved_parameterless(name)):
+            if name is None:
+                return False
+            if parameterless_layer(self.names.call_name(ctor) or ""):  # type: ignore[arg-type]
+                continue
+            if not (name in self._parameterless or self._proved_parameterless(name)):
                 return False
         return True
 
