@@ -2259,6 +2259,40 @@ class DropoutAtTest(Callback):
             "a loop over the layers a function named for what it does to a model returns"
             " (`flatten_model(self.model)`, fastai's): it switches modes and runs no forward",
         ),
+        Valid(
+            """\
+import torch
+
+
+def score(model, names):
+    model.eval()
+    scores = []
+    for name in names:
+        pad = torch.nn.ReplicationPad2d([0, 0, 4, 4])
+        img = pad(torch.load(name))
+        with torch.no_grad():
+            out = model(img)
+        scores.append(float(out.mean()))
+    return scores
+""",
+            "the model runs under no_grad; the padding layer built in the loop owns no parameter: no graph",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 4)
+model.eval()
+for name in open("list.txt"):
+    act = nn.LeakyReLU(0.2)
+    up = nn.Upsample(scale_factor=2)
+    img = up(act(torch.load(name)))
+    with torch.no_grad():
+        print(model(img).mean().item())
+""",
+            "activation and upsampling layers own no parameter: frames read from disk get no history",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3617,6 +3651,77 @@ def evaluate(model, data_loader, meters):
         for field, meter in meters.items():
             meter.add(output[field].item())
     return meters
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, text, noise):
+        return self.fc(text + noise)
+
+
+class Trainer:
+    def __init__(self, gpus):
+        self.gpus = gpus
+
+    def load_network(self):
+        netG = Generator()
+        netD = Generator()
+        return netG, netD
+
+    def sample(self, embeddings, batch_size):
+        netG, _ = self.load_network()
+        netG.eval()
+        noise = torch.zeros(batch_size, 4)
+        count = 0
+        while count < len(embeddings):
+            inputs = (torch.as_tensor(embeddings[count:count + batch_size]), noise)
+            fake = nn.parallel.data_parallel(netG, inputs, self.gpus)
+            save_images(fake.data.cpu().numpy())
+            count += batch_size
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, text, noise):
+        return self.fc(text + noise)
+
+
+class Trainer:
+    def __init__(self, gpus):
+        self.gpus = gpus
+
+    def load_network(self):
+        netG = Generator()
+        netD = Generator()
+        return netG, netD
+
+    def sample(self, embeddings, batch_size):
+        netG, _ = self.load_network()
+        netG.eval()
+        noise = torch.zeros(batch_size, 4)
+        count = 0
+        with torch.no_grad():
+            while count < len(embeddings):
+                inputs = (torch.as_tensor(embeddings[count:count + batch_size]), noise)
+                fake = nn.parallel.data_parallel(netG, inputs, self.gpus)
+                save_images(fake.data.cpu().numpy())
+                count += batch_size
 """,
         ),
     ]
