@@ -613,7 +613,12 @@ class InferenceWithoutNoGrad(Rule):
                 return  # the outer evaluation loop is reported
             parent = parent.parent
         if through is None and not self._builds_graph(info) and not self._volatile_forwards(info):
-            return  # frozen models (an EMA copy), or outputs we cannot see
+            # Its own model calls build no graph (a frozen scorer, a padding
+            # layer), but a project object's method it runs may (MUNIT's
+            # ``encode(images)`` beside ``inception(inception_up(out))``).
+            through = self._object_forward(info)
+            if through is None:
+                return  # frozen models (an EMA copy), or outputs we cannot see
         scope = info.scope
         if self._backpropagated_elsewhere(scope) or self._sums_a_backpropagated_loss(node, scope):
             return

@@ -322,3 +322,65 @@ def test_an_element_of_a_returned_pair_has_the_element_kind():
     assert objects.kind_of("net", use.body.body[-1]) is Kind.MODULE
     assert objects.kind_of("opt", use.body.body[-1]) is Kind.OPTIMIZER
     assert objects.kind_of("a", use.body.body[-1]) is None  # the returns disagree
+
+
+_CODERS = """
+    import torch.nn as nn
+
+
+    class ContentEncoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class Coder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = ContentEncoder()
+
+        def encode(self, x):
+            return self.enc(x)
+
+
+    class Trainer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gen_a = Coder()
+            self.gen_b = Coder()
+"""
+
+_TEST_BATCH = """
+    import torch
+    import torch.nn as nn
+    from nets import Trainer
+
+
+    def run(loader, a2b, scorer):
+        trainer = Trainer()
+        trainer.eval()
+        scorer.eval()
+        for param in scorer.parameters():
+            param.requires_grad = False
+        up = nn.Upsample(size=(8, 8))
+        encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode
+        preds = []
+        for images in loader:
+            content = encode(images)
+            preds.append(scorer(up(content)).softmax(1).cpu().data.numpy())
+        return preds
+
+
+    run([torch.zeros(1, 4)], True, nn.Linear(4, 2))
+"""
+
+
+def test_an_evaluation_whose_own_calls_build_no_graph_still_runs_an_object_forward(tmp_path):
+    """MUNIT's test_batch.py: the loop's own model calls (a frozen scorer
+    on an upsampling layer's output) build no graph, but the encoder it
+    runs through a typed object's bound method does: reported through the
+    object, as a loop without those calls is."""
+    assert _mem201(tmp_path, {"nets.py": _CODERS, "test_batch.py": _TEST_BATCH}) == [("test_batch.py", 16)]
