@@ -679,9 +679,12 @@ class InferenceWithoutNoGrad(Rule):
             scope_name, evaluating = "", False
         found = None
         eval_switched = True  # every object found was switched to eval in this scope
+        grad = self.facts.grad_mode
         for call in calls.between(calls.calls_in.get(scope, []), info.start, info.end):
             if not isinstance(call, cst.Call):
                 continue
+            if grad.mode_at(call) is not GradMode.ENABLED:
+                continue  # ``with torch.no_grad(): model.inference(x)`` inside the loop
             if isinstance(call.func, cst.Attribute):
                 methods: list[cst.Attribute] | None = [call.func]
             elif isinstance(call.func, cst.Name):

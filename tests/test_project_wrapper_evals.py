@@ -167,7 +167,8 @@ def test_a_benchmark_loop_over_a_wrapper_inference_is_reported(tmp_path):
 
 def test_wrapper_look_alikes_stay_silent(tmp_path):
     """The wrapper's inference under ``no_grad``; an ``eval()`` that turns
-    MC dropout back on; the benchmark under ``torch.no_grad()``."""
+    MC dropout back on; the benchmark under ``torch.set_grad_enabled(False)``;
+    the inference in a ``with torch.no_grad()`` beside a padding layer."""
     off = _WRAPPER.replace(
         "        def inference(self, img0, img1):\n",
         "        @torch.no_grad()\n        def inference(self, img0, img1):\n",
@@ -176,7 +177,15 @@ def test_wrapper_look_alikes_stay_silent(tmp_path):
         "            self.flownet.eval()\n", "            self.flownet.eval()\n            self.flownet.conv.train()\n"
     )
     guarded = _BENCHMARK.replace("    model.eval()\n", "    model.eval()\n    torch.set_grad_enabled(False)\n")
-    for i, (wrapper, bench) in enumerate(((off, _BENCHMARK), (mc, _BENCHMARK), (_WRAPPER, guarded))):
+    # RIFE's HD.py: frames padded by a parameterless layer, the inference in a ``with``.
+    padded = _BENCHMARK.replace(
+        "        img = torch.load(name)\n        mid = model.inference(img, img)[0]\n",
+        "        pad = torch.nn.ReplicationPad2d([0, 0, 4, 4])\n        img = pad(torch.load(name))\n"
+        "        with torch.no_grad():\n            mid = model.inference(img, img)[0]\n",
+    )
+    assert padded != _BENCHMARK
+    cases = ((off, _BENCHMARK), (mc, _BENCHMARK), (_WRAPPER, guarded), (_WRAPPER, padded))
+    for i, (wrapper, bench) in enumerate(cases):
         folder = tmp_path / str(i)
         files = {"model/nets.py": _NETS, "model/wrapper.py": wrapper, "bench/run.py": bench}
         assert _mem201(folder, files) == [], i
