@@ -634,7 +634,12 @@ class InferenceWithoutNoGrad(Rule):
                 return  # the outer evaluation loop is reported
             parent = parent.parent
         if through is None and not self._builds_graph(info) and not self._volatile_forwards(info):
-            return  # frozen models (an EMA copy), or outputs we cannot see
+            # Its own model calls build no graph (a frozen scorer, a padding
+            # layer), but a project object's method it runs may (MUNIT's
+            # ``encode(images)`` beside ``inception(inception_up(out))``).
+            through = self._object_forward(info)
+            if through is None:
+                return  # frozen models (an EMA copy), or outputs we cannot see
         scope = info.scope
         if self._backpropagated_elsewhere(scope) or self._sums_a_backpropagated_loss(node, scope):
             return
@@ -719,9 +724,12 @@ class InferenceWithoutNoGrad(Rule):
             scope_name, evaluating = "", False
         found = None
         eval_switched = True  # every object found was switched to eval in this scope
+        grad = self.facts.grad_mode
         for call in calls.between(calls.calls_in.get(scope, []), info.start, info.end):
             if not isinstance(call, cst.Call):
                 continue
+            if grad.mode_at(call) is not GradMode.ENABLED:
+                continue  # ``with torch.no_grad(): model.inference(x)`` inside the loop
             if isinstance(call.func, cst.Attribute):
                 methods: list[cst.Attribute] | None = [call.func]
             elif isinstance(call.func, cst.Name):
@@ -2351,6 +2359,40 @@ class Decoder(nn.Module):
             "a method named for evaluation that nothing in the project calls, whose decoding loop iterates no data"
             " and that switches nothing to eval, is a helper its callers would decide (SymbolicMathematics' `generate`)",
         ),
+        Valid(
+            """\
+import torch
+
+
+def score(model, names):
+    model.eval()
+    scores = []
+    for name in names:
+        pad = torch.nn.ReplicationPad2d([0, 0, 4, 4])
+        img = pad(torch.load(name))
+        with torch.no_grad():
+            out = model(img)
+        scores.append(float(out.mean()))
+    return scores
+""",
+            "the model runs under no_grad; the padding layer built in the loop owns no parameter: no graph",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 4)
+model.eval()
+for name in open("list.txt"):
+    act = nn.LeakyReLU(0.2)
+    up = nn.Upsample(scale_factor=2)
+    img = up(act(torch.load(name)))
+    with torch.no_grad():
+        print(model(img).mean().item())
+""",
+            "activation and upsampling layers own no parameter: frames read from disk get no history",
+        ),
     ]
     invalid = [
         Invalid(
@@ -3750,6 +3792,77 @@ def evaluate(model, data_loader, meters):
         for field, meter in meters.items():
             meter.add(output[field].item())
     return meters
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, text, noise):
+        return self.fc(text + noise)
+
+
+class Trainer:
+    def __init__(self, gpus):
+        self.gpus = gpus
+
+    def load_network(self):
+        netG = Generator()
+        netD = Generator()
+        return netG, netD
+
+    def sample(self, embeddings, batch_size):
+        netG, _ = self.load_network()
+        netG.eval()
+        noise = torch.zeros(batch_size, 4)
+        count = 0
+        while count < len(embeddings):
+            inputs = (torch.as_tensor(embeddings[count:count + batch_size]), noise)
+            fake = nn.parallel.data_parallel(netG, inputs, self.gpus)
+            save_images(fake.data.cpu().numpy())
+            count += batch_size
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, text, noise):
+        return self.fc(text + noise)
+
+
+class Trainer:
+    def __init__(self, gpus):
+        self.gpus = gpus
+
+    def load_network(self):
+        netG = Generator()
+        netD = Generator()
+        return netG, netD
+
+    def sample(self, embeddings, batch_size):
+        netG, _ = self.load_network()
+        netG.eval()
+        noise = torch.zeros(batch_size, 4)
+        count = 0
+        with torch.no_grad():
+            while count < len(embeddings):
+                inputs = (torch.as_tensor(embeddings[count:count + batch_size]), noise)
+                fake = nn.parallel.data_parallel(netG, inputs, self.gpus)
+                save_images(fake.data.cpu().numpy())
+                count += batch_size
 """,
         ),
         Invalid(

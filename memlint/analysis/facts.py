@@ -85,6 +85,7 @@ class ModuleFacts:
             forwards,
             items,
             forward_names=by_name,
+            object_evals=frozenset(self.project.object_evals) if self.project is not None else frozenset(),
         )
 
     @cached_property

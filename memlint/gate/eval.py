@@ -367,6 +367,14 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
                 elif type(func) is Attribute and type(func.value) is Name and func.value.id in ("self", "cls"):
                     scope_calls.setdefault(scope, set()).add(func.attr)
             if open_sites:
+                if node.args and (func.id if type(func) is Name else getattr(func, "attr", "")) == "data_parallel":  # type: ignore[attr-defined]
+                    # ``nn.parallel.data_parallel(netG, inputs, gpus)`` runs ``netG``
+                    # (objects._parallel_forward): read as a call of its first argument.
+                    func = node.args[0]  # type: ignore[attr-defined]
+                    if type(func) is Attribute and type(func.value) is Name and func.value.id in ("self", "cls"):
+                        for site in open_sites:
+                            (site.self_attrs if func.value.id == "self" else site.cls_attrs).add(func.attr)
+                        func = None
                 if type(func) is Name:
                     for site in open_sites:
                         site.callees.add(func.id)

@@ -20,6 +20,7 @@ from memlint.project.forward_returns import returned_receivers
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
+from memlint.project.local_imports import local_model_classes
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.method_modes import asked_methods
 from memlint.project.modules import ModuleMap, project_files
@@ -35,6 +36,7 @@ from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
 from memlint.project.wrapped_args import PASSED, WRAPPED
+from memlint.project.wrapper_evals import object_evals
 from memlint.project.zeroed_grads import clearing_functions, inherited_clears
 from memlint.read.source import read_bytes
 from memlint.vocabulary import checkpoint_files as checkpoint_names
@@ -778,6 +780,13 @@ class ProjectIndex:
             for local, targets in summary.local_imports.items()
             if all(self._cpu_class(target, path) for target in targets)
         ]
+        model_classes.update(
+            local_model_classes(
+                summary.local_imports,
+                lambda target: self.resolve(target, path),
+                lambda where: (self.summary(where) or ModuleSummary()).model_classes,
+            )
+        )
         # ``models.Net(...)`` after ``import models``: the calls name them.
         locals_of = {target: local for local, target in summary.imports.items()}
         for local, target in summary.rebuilt.items():  # ``crnn = crnn.CRNN(...)``: named before it was rebound
@@ -898,6 +907,7 @@ class ProjectIndex:
             trainer_classes=tuple(sorted(trainer_classes)),
             forward_methods=named_forwards(self, path),
             forward_names=forwards_by_name(self, path),
+            object_evals=object_evals(self, path),
             unknown_classes=(
                 unknown_classes(summary.calls, lambda callee: self.resolve(callee, path))
                 if self._sys_paths(path)

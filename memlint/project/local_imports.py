@@ -14,7 +14,7 @@ function binds it otherwise is asked where it is used
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 
 def local_import(seen: dict[str, list[str]], node: ast.Import | ast.ImportFrom) -> None:
@@ -40,3 +40,19 @@ def only_local(
         for local, targets in sorted(seen.items())
         if local not in imports and local not in module_names
     }
+
+
+def local_model_classes(
+    local_imports: Mapping[str, list[str]], resolve: Callable[[str], tuple[str, str] | None], model_classes_of
+) -> list[str]:
+    """The names imported inside functions (``from model import STAGE1_G``
+    in StackGAN's ``load_network_stageI``) whose every target is an
+    ``nn.Module`` class of the project: a call of one builds a model, as
+    after a module-level import (index side: ``resolve`` a dotted target
+    to (file, name), ``model_classes_of`` a file's model classes)."""
+    out = []
+    for local, targets in local_imports.items():
+        found = [resolve(t) for t in targets]
+        if found and all(f is not None and f[1] and f[1] in model_classes_of(f[0]) for f in found):
+            out.append(local)
+    return out

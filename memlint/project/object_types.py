@@ -623,6 +623,8 @@ class _Types:
         held: dict[str, list[tuple[str, ...] | None]] = {}  # the same, ``None`` left out, for scheduler_attrs
         for attr, values in attrs.values.items():
             for value in values:
+                if _rewraps(value, attr, lambda f: self.spell(f, local)):
+                    continue  # ``self.net = DDP(self.net, ...)``: still the module it held
                 t = self.type_of(value, local, {})
                 model_attrs.setdefault(attr, []).append("|".join(t) if t is not None else None)
                 if t is not None or not _is_none(value):
@@ -907,6 +909,26 @@ def _flat(slotted: list) -> list:
         else:
             out.append(item)
     return out
+
+
+def _rewraps(value: ast.AST, attr: str, spell) -> bool:
+    """``value`` hands back ``self.<attr>`` itself, moved or wrapped in a
+    parallel wrapper (``DDP(self.flownet, device_ids=[r])``,
+    ``self.net.cuda()``): assigned back, the attribute holds the module it
+    held, so the assignment adds no type of its own."""
+    for _ in range(8):
+        if isinstance(value, ast.Attribute):
+            return value.attr == attr and _is_self(value.value)
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr in _SAME_OBJECT:
+            value = func.value
+        elif value.args and any((n or "").rpartition(".")[2] in _WRAPPERS for n in (ast_dotted(func), spell(func))):
+            value = value.args[0]
+        else:
+            return False
+    return False
 
 
 def _is_none(value: ast.AST | None) -> bool:

@@ -1484,9 +1484,10 @@ class _Walker:
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
-        # Kept where a model may be loaded (a view resolves each target); a
-        # star import may bind any of them at module level.
-        if self._loads_state and not s.stars:
+        # Kept where a model may be loaded or switched to eval (a view
+        # resolves each target: MEM701's CPU classes, MEM201's model classes);
+        # a star import may bind any of them at module level.
+        if (self._loads_state or any(f.mode in ("eval", "both") for f in s.functions)) and not s.stars:
             s.local_imports = only_local(self._local_imports, s.imports, {*s.defines, *self.module_defs})
         if self._loads_state:
             s.called_methods = called_methods(self._receiver_calls, self.bindings)

@@ -232,6 +232,10 @@ class ProjectView:
     # scope, that no project class defines and whose name marks a forward
     # (typed_objects.forwards_by_name): ``self.__S__.forward_lip(x)``.
     forward_names: tuple[str, ...] = ()
+    # ``<receiver>.eval()`` calls (scope, receiver) on a plain project object
+    # whose own ``eval()`` switches the models it holds to eval
+    # (wrapper_evals.py): RIFE's ``model.eval()``, a mode switch (MEM201).
+    object_evals: tuple[tuple[str, str], ...] = ()
     # Classes this module builds, as written (``tsm_online.MobileNetV2``),
     # from an import no module of the project answers (unknown_classes.py):
     # whether they move themselves is not known (MEM701 claims nothing).

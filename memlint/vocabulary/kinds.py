@@ -164,3 +164,24 @@ def names_a_model_method(receiver: str, method: str) -> bool:
         and not method.startswith("__")
         and guess_kind_from_name(receiver.rpartition(".")[2]) is Kind.MODULE
     )
+
+
+# torch.nn layers that own no parameter as built (padding, pooling,
+# activations, resampling, reshaping, dropout): a call's output has the
+# history of its inputs, no more (RIFE's ``pader = nn.ReplicationPad2d(...)``
+# on frames read from disk builds no graph).
+_PARAMETERLESS_LAYER = re.compile(
+    r"^torch\.nn\.("
+    r"(Reflection|Replication|Zero|Constant|Circular)Pad[123]d"
+    r"|(Adaptive)?(Max|Avg)Pool[123]d|LPPool[123]d|MaxUnpool[123]d"
+    r"|ReLU6?|LeakyReLU|ELU|SELU|CELU|GELU|SiLU|Mish|Sigmoid|Tanh|Hardtanh|Hardswish|Hardsigmoid"
+    r"|Softplus|Softsign|Softmax|Softmax2d|LogSoftmax|Softmin|Tanhshrink|Softshrink|Hardshrink|LogSigmoid|GLU"
+    r"|Upsample|UpsamplingNearest2d|UpsamplingBilinear2d|PixelShuffle|PixelUnshuffle"
+    r"|Flatten|Unflatten|Identity|Dropout[123]?d?|AlphaDropout|Fold|Unfold|ChannelShuffle"
+    r")$"
+)
+
+
+def parameterless_layer(qualified: str) -> bool:
+    """``qualified`` names a torch.nn layer that owns no parameter."""
+    return bool(_PARAMETERLESS_LAYER.match(qualified))

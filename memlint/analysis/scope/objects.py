@@ -62,6 +62,7 @@ from memlint.vocabulary.kinds import (
     constructor_kind,
     guess_kind_from_name,
     names_a_model_method,
+    parameterless_layer,
     spells_a_class,
 )
 from memlint.vocabulary.tokens import EVAL_FUNCTION_TOKENS, name_tokens
@@ -136,8 +137,12 @@ class ObjectTable(cst.CSTVisitor):
         forward_methods: frozenset[str] = frozenset(),
         forward_items: dict[str, tuple[int, frozenset[int]]] | None = None,
         forward_names: frozenset[str] = frozenset(),
+        object_evals: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         super().__init__()
+        # (scope, receiver) of ``.eval()`` calls on plain project objects whose
+        # ``eval()`` switches the models they hold (ProjectView.object_evals).
+        self._object_evals = object_evals
         # Methods no project class defines whose name marks a forward
         # (ProjectView.forward_names): a forward only on a receiver switched
         # to eval before the call in its function (``self.__S__.forward_lip(x)``).
@@ -664,7 +669,22 @@ class ObjectTable(cst.CSTVisitor):
         func = dotted_name(value.func) or ""
         if func.rsplit(".", 1)[-1] in ("prepare", "initialize") and index < len(value.args):
             return self._eval(value.args[index].value, scope)
-        return None
+        target = self.calls.resolve(value)
+        return self._returned_item_kind(target, index) if target is not None else None
+
+    def _returned_item_kind(self, fn: cst.FunctionDef, index: int) -> Kind | None:
+        """``netG, netD = self.load_network()``: the kind of the ``index``-th
+        element of every tuple ``fn`` returns (each ``return netG, netD``
+        the same length), when all of them agree."""
+        returns = self._returns.get(fn, ())
+        kinds = set()
+        for value in returns:
+            if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
+                return None
+            if any(isinstance(el, cst.StarredElement) for el in value.elements):
+                return None
+            kinds.add(self._eval(value.elements[index].value, fn))
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _call_kind(self, call: cst.Call, scope: Scope) -> Kind | None:
         kind = self._constructor_kind(call)
@@ -739,6 +759,8 @@ class ObjectTable(cst.CSTVisitor):
             )
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False
+        if func is call.func and _last(func) == "data_parallel" and self._parallel_forward(call):
+            return True
         if func is call.func and _FACTORY_CALLEE.match(_last(func)):
             return False
         if func is call.func and isinstance(func, cst.Name) and self.calls.resolve(call) is not None:
@@ -748,6 +770,15 @@ class ObjectTable(cst.CSTVisitor):
         if func is call.func and isinstance(func, cst.Attribute) and self._valueless_method(call):
             return False  # ``self.save_model(name)``: a method of this class that returns nothing is no forward
         return self.kind_of(func, call) is Kind.MODULE
+
+    def _parallel_forward(self, call: cst.Call) -> bool:
+        """``nn.parallel.data_parallel(netG, inputs, gpus)``: torch's
+        functional data parallelism runs the forward of the module it is
+        handed first, as ``netG(*inputs)`` would."""
+        if self.names.call_name(call) != "torch.nn.parallel.data_parallel" or not call.args:
+            return False
+        first = call.args[0]
+        return first.keyword is None and not first.star and self.kind_of(first.value, call) is Kind.MODULE
 
     def _valueless_method(self, call: cst.Call) -> bool:
         """``self.m(...)`` calls a method of its class (in this module) that
@@ -777,6 +808,21 @@ class ObjectTable(cst.CSTVisitor):
             ):
                 return True
         return False
+
+    def _evals_held(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """``model.eval()`` where the project types ``model`` to plain
+        classes whose ``eval()`` switches the models they hold
+        (ProjectView.object_evals, project/wrapper_evals.py)."""
+        if not self._object_evals:
+            return False
+        spelled = dotted_name(receiver)
+        owner = self.scope_of(call)
+        if isinstance(owner, cst.FunctionDef):
+            cls = self.calls.class_of.get(owner)
+            scope = f"{cls.name.value}.{owner.name.value}" if cls is not None else owner.name.value
+        else:
+            scope = ""
+        return spelled is not None and (scope, spelled) in self._object_evals
 
     def _switched_before(self, receiver: str, call: cst.Call) -> bool:
         """``receiver.eval()`` runs earlier in ``call``'s own function, as a
@@ -839,10 +885,9 @@ class ObjectTable(cst.CSTVisitor):
         """``fft(x)`` where every binding of ``fft`` builds (``.cuda()``,
         ``.to(d)`` kept) a class proved to own no parameter: melgan's
         ``Audio2Mel``, buffers and functional ops only (project/parameterless.py),
-        of this module or another project module. Its output has the history
-        of its inputs, no more."""
-        if not self._parameterless and not self.calls.classes:
-            return False
+        of this module or another project module, or a torch layer that owns
+        none (``nn.ReplicationPad2d(...)``, vocabulary.kinds.parameterless_layer).
+        Its output has the history of its inputs, no more."""
         key = self._key_for_read(func, self.scope_of(call))
         values = self._defs.get(key, []) if key else []
         if not values:
@@ -850,7 +895,11 @@ class ObjectTable(cst.CSTVisitor):
         for v in values:
             ctor = unwrap_pass_through(v) if isinstance(v, cst.BaseExpression) else None
             name = dotted_name(ctor.func) if ctor is not None else None
-            if name is None or not (name in self._parameterless or self._proved_parameterless(name)):
+            if name is None:
+                return False
+            if parameterless_layer(self.names.call_name(ctor) or ""):  # type: ignore[arg-type]
+                continue
+            if not (name in self._parameterless or self._proved_parameterless(name)):
                 return False
         return True
 
@@ -1212,7 +1261,11 @@ class ObjectTable(cst.CSTVisitor):
         if self.kind_of(func.value, call) is not Kind.MODULE:
             # ``self._network.eval()`` then ``self._network.extract_vector(x)``:
             # what is switched and run through a named forward is a module.
-            return "eval" if func.attr.value == "eval" and self._runs_a_named_forward(func.value, call) else None
+            if func.attr.value != "eval":
+                return None
+            return (
+                "eval" if self._runs_a_named_forward(func.value, call) or self._evals_held(func.value, call) else None
+            )
         if func.attr.value == "eval":
             return "eval"
         if not call.args:
