@@ -148,7 +148,9 @@ def test_a_grad_off_with_is_the_forward_own_only_outside_nested_code():
 
 
 def test_a_module_without_a_grad_off_with_records_none():
-    walker = _Walker(ast.parse("import torch\nclass A(torch.nn.Module):\n    def forward(self, x):\n        return x\n"))
+    walker = _Walker(
+        ast.parse("import torch\nclass A(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+    )
     assert walker.off_withs == set()
 
 
