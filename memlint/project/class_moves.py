@@ -129,7 +129,15 @@ def class_moves_to_a_device(
     keeping: set[str] | None = None
     registers: bool | None = None
     for method, found in zip(methods, walked):
-        moves = [n for n in found if _device_move(n)]
+        # _device_move, spelled out: asked of every node of every method
+        moves = [
+            n
+            for n in found
+            if n.__class__ is ast.Call
+            and n.func.__class__ is ast.Attribute  # type: ignore[attr-defined]
+            and n.func.attr in MOVES  # type: ignore[attr-defined]
+            and not _to_the_cpu(n)  # type: ignore[arg-type]
+        ]
         if not moves:
             continue
         if registers is None:

@@ -29,6 +29,8 @@ import ast
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
+from memlint.gate.ast_fields import nodes
+
 Pos = tuple[int, int]
 
 # Calls on a model that return it where it is (``Net().eval()``).
@@ -42,6 +44,12 @@ _NESTED = (
     ast.SetComp,
     ast.DictComp,
     ast.GeneratorExp,
+)
+_NESTED_KINDS = frozenset(_NESTED)
+# The nodes _bound_otherwise reads (an import for its aliases).
+_BINDERS = frozenset(
+    {ast.arg, ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef}
+    | {ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar}
 )
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # Calls that may place what they are handed on a device (the summary's ``_PLACES``).
@@ -289,18 +297,25 @@ def fresh_args(
     stores: dict[str, int] = {}
     mentions: dict[str, list[ast.Name]] = {}
     nested: list[ast.AST] = []
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name):
-            if sub.id in wanted:
-                mentions.setdefault(sub.id, []).append(sub)
-                if not isinstance(sub.ctx, ast.Load):
-                    stores[sub.id] = stores.get(sub.id, 0) + 1
+    # Every node of the scope, as ``ast.walk`` gives them (in another order:
+    # what is read here does not depend on it), an import's aliases read
+    # from the import (``nodes`` leaves them out).
+    for sub in nodes(node):
+        kind = sub.__class__
+        if kind is ast.Name:
+            if sub.id in wanted:  # type: ignore[attr-defined]
+                mentions.setdefault(sub.id, []).append(sub)  # type: ignore[attr-defined, arg-type]
+                if sub.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
+                    stores[sub.id] = stores.get(sub.id, 0) + 1  # type: ignore[attr-defined]
             continue
-        if isinstance(sub, _NESTED) and sub is not node:
+        if kind in _NESTED_KINDS and sub is not node:
             nested.append(sub)
-        for name in _bound_otherwise(sub):
-            if name in wanted:
-                stores[name] = stores.get(name, 0) + 2  # a parameter, an import, a ``global``: never trusted
+        if kind in _BINDERS:
+            parts = sub.names if kind is ast.Import or kind is ast.ImportFrom else (sub,)  # type: ignore[attr-defined]
+            for part in parts:
+                for name in _bound_otherwise(part):
+                    if name in wanted:
+                        stores[name] = stores.get(name, 0) + 2  # a parameter, an import, a ``global``: never trusted
     found: dict[int, tuple[tuple[str, str], ...]] = {}
     for call in calls:
         proven: list[tuple[str, str]] = []

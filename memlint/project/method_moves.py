@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection, Iterable
 
+from memlint.gate.ast_fields import nodes
 from memlint.project.class_moves import MOVES
 from memlint.project.node_lists import NodeLists
 
@@ -51,15 +52,18 @@ _LOOKS = frozenset(
 )
 
 
-def method_moves(tree: ast.Module, walk: NodeLists | None = None) -> tuple[list[str], list[str]]:
+def method_moves(tree: ast.Module, walk: NodeLists | None = None, nested: bool = True) -> tuple[list[str], list[str]]:
     """The names of the methods of the module's classes (at any depth) that
     move nothing (``still``), and of the others (``moving``). ``walk``: the
-    summary's node lists, so each method is walked once for every helper."""
+    summary's node lists, so each method is walked once for every helper.
+    ``nested``: False when the caller knows every class of the module is a
+    statement of its body (the summary's walk counts them): then no other
+    statement is walked for classes, as none would be found."""
     walk = walk if walk is not None else NodeLists()
     still: set[str] = set()
     moving: set[str] = set()
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    for stmt in tree.body:  # ``if ...: class A`` and classes built in functions
+    for stmt in tree.body if nested else ():  # ``if ...: class A`` and classes built in functions
         if not isinstance(stmt, ast.ClassDef):
             classes.extend(n for n in walk(stmt) if isinstance(n, ast.ClassDef))
     while classes:
@@ -69,14 +73,16 @@ def method_moves(tree: ast.Module, walk: NodeLists | None = None) -> tuple[list[
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if _unread(stmt.name):
                     moving.add(stmt.name)  # not read (a walk of every ``forward`` costs): taken as moving
-                    classes.extend(n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.ClassDef))
+                    if nested:
+                        classes.extend(n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.ClassDef))
                     continue
                 found = walk(stmt)
                 methods.setdefault(stmt.name, []).append((stmt, found))
-                classes.extend(n for n in found if isinstance(n, ast.ClassDef))
+                if nested:
+                    classes.extend(n for n in found if isinstance(n, ast.ClassDef))
             elif isinstance(stmt, ast.ClassDef):
                 classes.append(stmt)
-            elif not isinstance(stmt, (ast.Expr, ast.Pass)):
+            elif nested and not isinstance(stmt, (ast.Expr, ast.Pass)):
                 classes.extend(n for n in walk(stmt) if isinstance(n, ast.ClassDef))
         moves = {name: any(_may_move(fn, found, methods) for fn, found in defs) for name, defs in methods.items()}
         changed = True
@@ -151,9 +157,12 @@ def _derived(found: list[ast.AST], this: str) -> set[str]:
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             bindings.extend((i.optional_vars, i.context_expr) for i in node.items if i.optional_vars is not None)
     for _ in range(3):  # chains of aliases (``a = self.x; b = a.y``), a few deep
+        known = len(names)
         for target, value in bindings:
             if _touches(value, names):
-                names.update(n.id for n in _subtree(target) if isinstance(n, ast.Name))
+                names.update(n.id for n in _subtree(target) if n.__class__ is ast.Name)  # type: ignore[attr-defined]
+        if len(names) == known:
+            break  # nothing added: another pass reads the same names
     return names
 
 
@@ -161,17 +170,14 @@ def _touches(value: ast.expr, names: set[str]) -> bool:
     root = _root(value)
     if isinstance(root, ast.Name) and root.id == "super":
         return True
-    return any(isinstance(n, ast.Name) and n.id in names for n in _subtree(value))
+    return any(n.__class__ is ast.Name and n.id in names for n in _subtree(value))  # type: ignore[attr-defined]
 
 
 def _subtree(node: ast.AST) -> list[ast.AST]:
-    """The nodes of a small expression (not ``ast.walk``: the summary counts its walks)."""
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(ast.iter_child_nodes(n))
-    return out
+    """The nodes of a small expression that may hold a name (not ``ast.walk``:
+    the summary counts its walks; ``nodes`` reads each class's fields from a
+    table, where ``iter_child_nodes`` tests every field's value)."""
+    return nodes(node)
 
 
 def _self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST]) -> set[str]:

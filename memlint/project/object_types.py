@@ -137,14 +137,21 @@ class ObjectTypes:
 
 
 def object_types(
-    tree: ast.Module, bindings: dict[str, str], has_star: bool, scope_nodes: dict[int, list[ast.AST]] | None = None
+    tree: ast.Module,
+    bindings: dict[str, str],
+    has_star: bool,
+    scope_nodes: dict[int, list[ast.AST]] | None = None,
+    off_withs: set[int] | None = None,
 ) -> ObjectTypes:
     """The module's object-type facts (see the module docstring).
     ``scope_nodes``: per scope (by the ``id`` of the module's tree or of a
     function), the nodes of its own code of a READ_IN_SCOPE class, in a
     pre-order (the summary's walk gathers them: summary.py); a scope
-    missing there is walked here."""
-    return _Types(tree, bindings, has_star, scope_nodes or {}).out
+    missing there is walked here. ``off_withs``: the ids of the functions
+    (and classes) holding a ``with`` of an off context as their own code,
+    from the same walk (every ``with`` of the module met); None: each
+    ``forward`` is walked here."""
+    return _Types(tree, bindings, has_star, scope_nodes or {}, off_withs).out
 
 
 def _is_self(node: ast.AST) -> bool:
@@ -152,18 +159,25 @@ def _is_self(node: ast.AST) -> bool:
     return node.__class__ is ast.Name and node.id == "self"  # type: ignore[attr-defined]
 
 
-def _is_off_context(expr: ast.AST) -> bool:
+def is_off_context(expr: ast.AST) -> bool:
+    """A ``with`` item or decorator named ``no_grad``/``inference_mode``."""
     if isinstance(expr, ast.Call):
         expr = expr.func
     name = ast_dotted(expr) or ""
     return name.rpartition(".")[2] in _OFF
 
 
-def _turns_grad_off(fn: ast.FunctionDef) -> bool:
+_is_off_context = is_off_context
+
+
+def _turns_grad_off(fn: ast.FunctionDef, off_withs: set[int] | None = None) -> bool:
     """``fn`` is decorated with ``no_grad``/``inference_mode`` or holds a
-    ``with`` of one (not in a function or class nested in it)."""
+    ``with`` of one (not in a function or class nested in it). ``off_withs``:
+    the functions that hold one, as the summary's walk found them."""
     if any(_is_off_context(d) for d in fn.decorator_list):
         return True
+    if off_withs is not None:
+        return id(fn) in off_withs
     todo: list[ast.AST] = list(fn.body)
     while todo:
         node = todo.pop()
@@ -183,10 +197,16 @@ def _version_test(test: ast.AST) -> bool:
 
 class _Types:
     def __init__(
-        self, tree: ast.Module, bindings: dict[str, str], has_star: bool, scope_nodes: dict[int, list[ast.AST]]
+        self,
+        tree: ast.Module,
+        bindings: dict[str, str],
+        has_star: bool,
+        scope_nodes: dict[int, list[ast.AST]],
+        off_withs: set[int] | None = None,
     ) -> None:
         self.bindings = bindings
         self._scope_nodes = scope_nodes
+        self._off_withs = off_withs
         self.has_star = has_star
         self.defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         self.out = ObjectTypes()
@@ -591,7 +611,11 @@ class _Types:
         name = f"{outer}.{node.name}" if outer else node.name
         bases = tuple(s for s in (self.spell(b, local) or ast_dotted(b) or "?" for b in node.bases))
         self.out.bases.append((name, bases))
-        if any(f.name == "forward" and _turns_grad_off(f) for f in node.body if isinstance(f, ast.FunctionDef)):
+        if any(
+            f.name == "forward" and _turns_grad_off(f, self._off_withs)
+            for f in node.body
+            if isinstance(f, ast.FunctionDef)
+        ):
             self.out.off_inside.append(name)
         # What each ``self.<attr>`` is assigned (a call's type, or None), and
         # how often, in any method: gathered by the methods' own walks.

@@ -64,7 +64,7 @@ from memlint.project.method_moves import called_methods, method_moves
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
-from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, object_types
+from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, is_off_context, object_types
 from memlint.project.off_decorators import off_decorators
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.returned_loads import unmapped_return
@@ -516,7 +516,9 @@ def summarise(tree: ast.Module) -> ModuleSummary:
     """The summary of one module's tree; an empty one for a tree too deep to walk."""
     try:
         walker = _Walker(tree)
-        walker.summary.objects = object_types(tree, walker.bindings, walker._has_star, walker.scope_nodes)
+        walker.summary.objects = object_types(
+            tree, walker.bindings, walker._has_star, walker.scope_nodes, walker.off_withs
+        )
         return walker.summary
     except RecursionError:
         return ModuleSummary()
@@ -705,6 +707,12 @@ class _Walker:
         # (a class body, decorators).
         self.scope_nodes: dict[int, list[ast.AST]] = {}
         self._own: list[ast.AST] | None = None
+        # object_types' ``forward`` that turns grad off: the ids of the
+        # functions and classes holding, as their own code, a ``with`` of
+        # ``no_grad``/``inference_mode`` (the innermost being walked: _owner).
+        self.off_withs: set[int] = set()
+        self._owner = id(tree)
+        self._classes_met = 0  # every class of the module the walk entered, at any depth
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -781,9 +789,11 @@ class _Walker:
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
         self._scopes.append(scope)
         outer_own, self._own = self._own, self.scope_nodes.setdefault(id(node), [])
+        outer_owner, self._owner = self._owner, id(node)
         moves = self._device_moves
         self._walk(body, grad, loop)
         self._own = outer_own
+        self._owner = outer_owner
         self._scopes.pop()
         self._done.append(scope)
         # The few scopes that build an instance of an imported class (most
@@ -894,11 +904,15 @@ class _Walker:
         pop = stack.pop
         readers = CHILD_READERS
         call, attribute, name, constant, assign = ast.Call, ast.Attribute, ast.Name, ast.Constant, ast.Assign
+        load, defs = ast.Load, self.module_defs
         while stack:
             node = pop()
             cls = node.__class__
             if cls is name:
-                if own is not None:
+                # object_types reads a name that binds, or one that reads a
+                # function or class of the module (a superset of its own
+                # ``defs``); most names read a local: not kept.
+                if own is not None and (node.ctx.__class__ is not load or node.id in defs):  # type: ignore[attr-defined]
                     own.append(node)
                 continue
             if cls is constant:
@@ -937,6 +951,8 @@ class _Walker:
 
     def _enter_with(self, node: ast.With | ast.AsyncWith, grad: str, loop: bool) -> None:
         own = self._own
+        if any(is_off_context(item.context_expr) for item in node.items):
+            self.off_withs.add(self._owner)
         for item in node.items:
             self._visit(item.context_expr, grad, loop)
             self._unvisited(item.optional_vars)
@@ -1051,6 +1067,7 @@ class _Walker:
             self._state_fns.append((node, scope))
 
     def _class(self, node: ast.ClassDef) -> None:
+        self._classes_met += 1
         outer = self._scopes[-1]
         name = f"{outer.name}.{node.name}" if outer.name else node.name
         moves = self._moves
@@ -1064,6 +1081,7 @@ class _Walker:
                 self.summary.subclassed.append(self.bindings[head] + (f".{rest}" if rest else ""))
         self._class_stack.append((not _is_plain(node) or bool(node.keywords), set()))
         own, self._own = self._own, None  # object_types reads a class's methods only
+        outer_owner, self._owner = self._owner, id(node)
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
@@ -1073,6 +1091,7 @@ class _Walker:
             else:
                 self._visit(stmt, ON, False)
         self._own = own
+        self._owner = outer_owner
         _has_base, assigned = self._class_stack.pop()
         if top:
             self._calls_of[id(node)] = self._class_calls  # type: ignore[assignment]
@@ -1453,7 +1472,9 @@ class _Walker:
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.settings_functions = settings_functions(self._tree)
-        s.still_methods, s.moving_methods = method_moves(self._tree, self._node_lists)
+        # Only classes of the module's body: method_moves need not look for others.
+        nested = self._classes_met != sum(1 for n in self._tree.body if n.__class__ is ast.ClassDef)
+        s.still_methods, s.moving_methods = method_moves(self._tree, self._node_lists, nested)
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings, self._node_lists)
         s.attr_switches = sorted(self._switched)

@@ -1,0 +1,196 @@
+"""The summary's shortcuts give what the walks they skip would give.
+
+Each helper that the summary's one walk spares a walk of its own (a fact
+the walk already knows: every class met, the functions holding a ``with
+torch.no_grad():``, the names object_types reads) is asked here both ways,
+with the walk's answer and without it, over every rule example and every
+fixture script: a later shortcut that drops a case fails one of these.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memlint.project import cpu_receivers
+from memlint.project.method_moves import method_moves
+from memlint.project.node_lists import NodeLists
+from memlint.project.object_types import object_types
+from memlint.project.summary import _Walker, summarise
+from memlint.rule.registry import all_rules
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _sources() -> list[tuple[str, str]]:
+    out = [
+        (f"{rule.code}-{kind}-{i}", example.source)
+        for rule in all_rules()
+        for kind, examples in (("invalid", rule.invalid), ("valid", rule.valid))
+        for i, example in enumerate(examples)
+    ]
+    for folder in ("fixtures", "tests/corpus"):
+        for path in sorted((_ROOT / folder).rglob("*.py")):
+            out.append((str(path.relative_to(_ROOT)), path.read_text(encoding="utf-8")))
+    return out
+
+
+def _trees() -> list[tuple[str, ast.Module]]:
+    out = []
+    for name, source in _sources():
+        try:
+            out.append((name, ast.parse(source)))
+        except SyntaxError:
+            continue
+    return out
+
+
+TREES = _trees()
+
+
+def test_the_sources_are_many():
+    assert len(TREES) > 500
+
+
+def test_object_types_from_the_walk_equal_object_types_walking_alone():
+    # The walk keeps only the names object_types reads (a binding, or a read
+    # of a function or class of the module), and says which functions hold a
+    # grad-off ``with``: the same facts as object_types' own walk of each scope.
+    for name, tree in TREES:
+        walker = _Walker(tree)
+        from_walk = object_types(tree, walker.bindings, walker._has_star, walker.scope_nodes, walker.off_withs)
+        alone = object_types(tree, walker.bindings, walker._has_star)
+        assert from_walk.to_json() == alone.to_json(), name
+        assert summarise(tree).objects.to_json() == alone.to_json(), name
+
+
+def test_method_moves_without_the_class_search_when_every_class_is_top_level():
+    for name, tree in TREES:
+        everywhere = method_moves(tree)
+        if all(n in tree.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            assert method_moves(tree, NodeLists(), nested=False) == everywhere, name
+        summary = summarise(tree)
+        assert (summary.still_methods, summary.moving_methods) == everywhere, name
+
+
+_NESTED_CLASSES = textwrap.dedent(
+    """
+    import torch
+
+    def build():
+        class Inner(torch.nn.Module):
+            def freeze(self):
+                for p in self.parameters():
+                    p.requires_grad_(False)
+        return Inner()
+
+    class Outer(torch.nn.Module):
+        class Part(torch.nn.Module):
+            def place(self):
+                self.cuda()
+    """
+)
+
+
+def test_a_class_in_a_function_or_a_class_is_still_searched():
+    tree = ast.parse(_NESTED_CLASSES)
+    summary = summarise(tree)
+    assert summary.still_methods == ["freeze"]
+    assert summary.moving_methods == ["place"]
+    # Without the search (what the summary skips only when every class is
+    # in the module's body) the class in a function would not be found.
+    assert method_moves(tree, NodeLists(), nested=False) == ([], ["place"])
+
+
+_OFF_FORWARDS = textwrap.dedent(
+    """
+    import torch
+
+    class Deep(torch.nn.Module):
+        def forward(self, x, mode):
+            if mode == "infer":
+                for _ in range(2):
+                    with torch.no_grad():
+                        x = self.net(x)
+            return x
+
+    class InNested(torch.nn.Module):
+        def forward(self, x):
+            def helper(y):
+                with torch.no_grad():
+                    return self.net(y)
+            return helper(x)
+
+    class InAClassBody(torch.nn.Module):
+        def forward(self, x):
+            class Local:
+                with torch.inference_mode():
+                    pass
+            return self.net(x)
+
+    class Plain(torch.nn.Module):
+        def forward(self, x):
+            with torch.autocast("cuda"):
+                return self.net(x)
+    """
+)
+
+
+def test_a_grad_off_with_is_the_forward_own_only_outside_nested_code():
+    tree = ast.parse(_OFF_FORWARDS)
+    walker = _Walker(tree)
+    assert object_types(tree, walker.bindings, False, None, walker.off_withs).off_inside == ["Deep"]
+    assert object_types(tree, walker.bindings, False).off_inside == ["Deep"]
+    assert summarise(tree).objects.off_inside == ["Deep"]
+
+
+def test_a_module_without_a_grad_off_with_records_none():
+    walker = _Walker(
+        ast.parse("import torch\nclass A(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+    )
+    assert walker.off_withs == set()
+
+
+def _fresh_args_by_ast_walk(node, body, calls, spelling):
+    """fresh_args as it read the scope before: every node of ``ast.walk``."""
+    real = cpu_receivers.nodes
+    try:
+        cpu_receivers.nodes = lambda root: list(ast.walk(root))  # type: ignore[assignment]
+        return cpu_receivers.fresh_args(node, body, calls, spelling)
+    finally:
+        cpu_receivers.nodes = real  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "import model",
+        "from nets import model",
+        "global model",
+        "def model(): pass",
+        "class model: pass",
+        "for model in []: pass",
+        "try:\n        pass\n    except Exception as model:\n        pass",
+        "",
+    ],
+)
+def test_fresh_args_reads_an_import_alias_as_a_binding(binding):
+    source = textwrap.dedent(
+        """
+        import nets, utils
+        def main():
+            model = nets.Net()
+            BINDING
+            utils.load(model, "w.pt")
+        """
+    ).replace("BINDING", binding)
+    tree = ast.parse(source)
+    fn = tree.body[1]
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and ast.unparse(n.func) == "utils.load"]
+    spelling = ast.unparse
+    found = cpu_receivers.fresh_args(fn, fn.body, calls, spelling)  # type: ignore[arg-type]
+    assert found == _fresh_args_by_ast_walk(fn, fn.body, calls, spelling)
+    assert bool(found) == (binding == "")
