@@ -44,6 +44,7 @@ import libcst as cst
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
 from memlint.analysis.training.construction_order import SelfMethods, starts_on_cpu
+from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
@@ -293,7 +294,7 @@ def _built_on_cpu(
             return False  # ``DataParallel(net)``: wraps a model built before
         if _moves_anything(arg.value):
             return False
-    if cpu_classes(value.func):
+    if cpu_classes(value.func) or torchvision_table_entry(value.func, names):
         return True
     name = dotted_name(value.func)
     if name is None:
