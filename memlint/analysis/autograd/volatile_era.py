@@ -79,7 +79,9 @@ def _reduced(call: cst.Call, objects) -> bool:
         key, value = arg.keyword.value, arg.value
         if key == "reduce" and not (isinstance(value, cst.Name) and value.value == "True"):
             return False
-        if key == "reduction" and not (isinstance(value, cst.SimpleString) and value.evaluated_value in ("mean", "sum")):
+        if key == "reduction" and not (
+            isinstance(value, cst.SimpleString) and value.evaluated_value in ("mean", "sum")
+        ):
             return False
     functional = (objects.names.call_name(call) or "").startswith("torch.nn.functional.")
     return functional or not objects.loss_reduction_none(call)

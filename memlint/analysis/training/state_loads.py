@@ -44,11 +44,11 @@ import libcst as cst
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
 from memlint.analysis.training.construction_order import SelfMethods, starts_on_cpu
-from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
+from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
