@@ -137,10 +137,8 @@ class InferenceWithoutNoGrad(Rule):
     (wrapping the loop itself would stop its training too). So is a data loop
     that trains nothing and asks a model wrapper for a forward with
     `volatile=True`, a flag PyTorch ignores since 0.4. A loop that wraps its
-    data in `Variable(x, volatile=True)` is not reported where the code runs
-    only on a torch before 0.4, where the flag turned grad off: the project
-    pins or caps torch below 0.4, or the function reads a reduced loss's
-    `.data[0]` (indexing a 0-dim tensor fails from 0.5 on). A module that gets its
+    data in `Variable(x, volatile=True)` is not reported where the project
+    pins or caps torch below 0.4, where the flag turned grad off. A module that gets its
     model from another module need not import torch for its loop to be an
     evaluation (`model.eval()` is what lets it in); one importing another
     framework whose models have `.eval()` (paddle) and no torch is not
@@ -1474,37 +1472,6 @@ def encode_data(model: VSE, data_loader):
     return np.concatenate(img_embs)
 """,
             "the method taking volatile is defined here and switches grad itself",
-        ),
-        Valid(
-            """\
-import torch
-import torch.nn.functional as F
-from torch.autograd import Variable
-def test(model, test_loader):
-    model.eval()
-    test_loss = 0
-    for data, target in test_loader:
-        data, target = Variable(data, volatile=True), Variable(target)
-        output = model(data)
-        test_loss += F.cross_entropy(output, target, size_average=False).data[0]
-    return test_loss
-""",
-            "torch < 0.4 code: a loss's .data[0] fails on any torch where volatile=True is ignored",
-        ),
-        Valid(
-            """\
-import torch
-from torch.autograd import Variable
-def val(val_loader, model, criterion):
-    model.eval()
-    epoch_loss = []
-    for inputs, target in val_loader:
-        output = model(Variable(inputs, volatile=True))
-        loss = criterion(output, Variable(target, volatile=True))
-        epoch_loss.append(loss.data[0])
-    return epoch_loss
-""",
-            "the name indexed is bound only to a loss call: torch < 0.4 code, where volatile turned grad off",
         ),
         Valid(
             """\

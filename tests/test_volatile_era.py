@@ -1,7 +1,8 @@
 """MEM201 and ``Variable(x, volatile=True)`` (analysis/autograd/volatile_era.py):
-a loop that wraps its data so is grad-off only in code that runs on a torch
-before 0.4, told by the project's pin or by a loss's ``.data[0]`` in the
-same function; otherwise the flag is taken as ignored and the loop reported."""
+a loop that wraps its data so is grad-off where the project accepts no torch
+from 0.4 on; otherwise the flag is taken as ignored and the loop reported,
+``<loss>.data[0]`` in the function or not (the batches label that shape both
+ways, see the module's docstring)."""
 
 import textwrap
 
@@ -30,32 +31,29 @@ def _lines(source, torch=None):
     return [f.line for f in lint(source, "train.py", [rule_by_code("MEM201")], torch=torch)[0]]
 
 
-def test_a_loss_indexed_with_data_0_marks_torch_before_0_4():
-    loss = "F.cross_entropy(output, target, size_average=False)"
-    assert _lines(TEST.format(flag="True", read=f"{loss}.data[0]")) == []
-    assert _lines(TEST.format(flag="True", read=f"{loss}.item()")) == [8]
+def _range(spec):
+    return range_of_requirement(spec, "requirements.txt:1")
 
 
-def test_a_name_bound_to_a_loss_counts_and_one_bound_elsewhere_does_not():
-    source = TEST.replace("total += {read}", "loss = {read}\n        total += loss.data[0]")
-    assert _lines(source.format(flag="True", read="F.nll_loss(output, target)")) == []
-    assert _lines(source.format(flag="True", read="output.sum(1)")) == [8]
-
-
-def test_unreduced_losses_and_other_tensors_do_not_count():
-    unreduced = "F.cross_entropy(output, target, reduction='none').data[0]"
-    assert _lines(TEST.format(flag="True", read=unreduced)) == [8]
-    assert _lines(TEST.format(flag="True", read="output.cpu().data[0]")) == [8]
-
-
-def test_volatile_false_or_absent_is_no_evidence():
-    loss = "F.cross_entropy(output, target).data[0]"
-    assert _lines(TEST.format(flag="False", read=loss)) == [8]
-
-
-def test_a_project_pinned_before_0_4_needs_no_data_0():
+def test_a_project_pinned_or_capped_before_0_4_evaluates_without_a_graph():
     source = TEST.format(flag="True", read="output.sum()")
-    assert _lines(source, range_of_requirement("torch==0.3.1", "requirements.txt:1")) == []
-    assert _lines(source, range_of_requirement("torch<0.4", "requirements.txt:1")) == []
-    assert _lines(source, range_of_requirement("torch>=0.3", "requirements.txt:1")) == [8]
+    assert _lines(source, _range("torch==0.3.1")) == []
+    assert _lines(source, _range("torch<0.4")) == []
+
+
+def test_a_project_that_may_run_a_current_torch_is_reported():
+    source = TEST.format(flag="True", read="output.sum()")
+    assert _lines(source, _range("torch>=0.3")) == [8]
+    assert _lines(source, _range("torch==0.4.1")) == [8]
     assert _lines(source) == [8]
+
+
+def test_without_volatile_true_the_pin_says_nothing():
+    for flag in ("False", "flag"):
+        assert _lines(TEST.format(flag=flag, read="output.sum()"), _range("torch==0.3.1")) == [8], flag
+
+
+def test_a_loss_s_data_0_alone_is_not_read_as_the_era():
+    loss = "F.cross_entropy(output, target, size_average=False)"
+    assert _lines(TEST.format(flag="True", read=f"{loss}.data[0]")) == [8]
+    assert _lines(TEST.format(flag="True", read=f"{loss}.item()")) == [8]
