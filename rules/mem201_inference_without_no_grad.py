@@ -8,6 +8,7 @@ from memlint.analysis.autograd.caller_freezes import frozen_before
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.autograd.history import MAYBE as _NONE
 from memlint.analysis.autograd.history import H
+from memlint.analysis.autograd.volatile_era import volatile_era_loop
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.analysis.scope.own_returns import own_returns
@@ -156,7 +157,9 @@ class InferenceWithoutNoGrad(Rule):
     `with torch.no_grad(): self.iteration(epoch, test_loader, train=False)`
     (wrapping the loop itself would stop its training too). So is a data loop
     that trains nothing and asks a model wrapper for a forward with
-    `volatile=True`, a flag PyTorch ignores since 0.4. A module that gets its
+    `volatile=True`, a flag PyTorch ignores since 0.4. A loop that wraps its
+    data in `Variable(x, volatile=True)` is not reported where the project
+    pins or caps torch below 0.4, where the flag turned grad off. A module that gets its
     model from another module need not import torch for its loop to be an
     evaluation (`model.eval()` is what lets it in); one importing another
     framework whose models have `.eval()` (paddle) and no torch is not
@@ -622,6 +625,8 @@ class InferenceWithoutNoGrad(Rule):
         grad = facts.grad_mode
         if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
             return  # off, unknown, or switched on explicitly with enable_grad()
+        if volatile_era_loop(info, facts, self.context.torch):
+            return  # ``Variable(x, volatile=True)`` in code that runs only on a torch before 0.4: grad was off
         parent = info.parent
         while parent is not None:
             if (
@@ -2395,6 +2400,60 @@ for name in open("list.txt"):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+from torch.autograd import Variable
+def test(model, test_loader):
+    model.eval()
+    test_loss = 0
+    for data, target in test_loader:
+        data, target = Variable(data, volatile=True), Variable(target)
+        output = model(data)
+        test_loss += F.cross_entropy(output, target, size_average=False).item()
+    return test_loss
+""",
+            """\
+import torch
+import torch.nn.functional as F
+from torch.autograd import Variable
+@torch.no_grad()
+def test(model, test_loader):
+    model.eval()
+    test_loss = 0
+    for data, target in test_loader:
+        data, target = Variable(data, volatile=True), Variable(target)
+        output = model(data)
+        test_loss += F.cross_entropy(output, target, size_average=False).item()
+    return test_loss
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from torch.autograd import Variable
+def predict(model, loader):
+    model.eval()
+    rows = []
+    for data in loader:
+        output = model(Variable(data, volatile=True))
+        rows.append(output.cpu().data[0].numpy())
+    return rows
+""",
+            """\
+import torch
+from torch.autograd import Variable
+@torch.no_grad()
+def predict(model, loader):
+    model.eval()
+    rows = []
+    for data in loader:
+        output = model(Variable(data, volatile=True))
+        rows.append(output.cpu().data[0].numpy())
+    return rows
+""",
+        ),
         Invalid(
             """\
 import torch

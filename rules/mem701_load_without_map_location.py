@@ -114,7 +114,8 @@ class LoadWithoutMapLocation(Rule):
     every such save writes a CPU state or a dict of CPU states and plain
     values); nor loads into a model still on the CPU (built in the same
     function, in a block around the load, by a constructor known to build on the
-    CPU: `torchvision.models.resnet50()`, `timm.create_model`, `from_pretrained`
+    CPU: `torchvision.models.resnet50()`, an entry of its namespace
+    (`models.__dict__[arch]()`), `timm.create_model`, `from_pretrained`
     without `device_map` (its one positional argument a name or path, even a
     name handed in), a class of the project that moves nothing, named directly,
     through its package (`vocoders.Generator`), imported in a function (`from
@@ -1235,6 +1236,21 @@ def build(path, device):
     return net.to(device)
 """,
             "the model is still on the CPU where the checkpoint is loaded into it (a torchvision constructor builds it there)",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision.models as models
+def main(args):
+    if args.pretrained:
+        model = models.__dict__[args.arch](pretrained=True)
+    else:
+        model = models.__dict__[args.arch]()
+    if args.resume:
+        model.load_state_dict(torch.load(args.resume))
+    return torch.nn.DataParallel(model).cuda()
+""",
+            "an entry of torchvision.models' namespace is a torchvision constructor: the model is on the CPU at the load",
         ),
         Valid(
             """\
@@ -2447,6 +2463,24 @@ def main(path, name):
     backbone = backbones[name]
     backbone = backbone.to("cuda")
     backbone.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torchvision.models as models
+def main(args):
+    model = models.__dict__[args.arch]().cuda()
+    model.load_state_dict(torch.load(args.resume))
+    return model
+""",
+            """\
+import torch
+import torchvision.models as models
+def main(args):
+    model = models.__dict__[args.arch]().cuda()
+    model.load_state_dict(torch.load(args.resume, map_location="cpu"))
+    return model
 """,
         ),
         Invalid(

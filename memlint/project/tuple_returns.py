@@ -121,7 +121,8 @@ def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
 def _fresh_names(fn: ast.FunctionDef, bindings: dict[str, str]) -> set[str]:
     """Names ``fn`` binds only by plain assignments of fresh values
     (``acc = (pred == y).float().mean().item()`` before ``return loss,
-    acc``): a parameter, or a name also bound another way (a loop target,
+    acc``), augmented only by fresh values (``wd = 0``, then ``wd +=
+    torch.sum(d).item()`` per point): a parameter, or a name also bound another way (a loop target,
     an unpacking, ``+=``, ``with ... as``, a nested scope's ``nonlocal``),
     or one written in place (``acc.add_(loss)``, ``acc[0] = loss``), is not
     one of them."""
@@ -142,6 +143,8 @@ def _fresh_names(fn: ast.FunctionDef, bindings: dict[str, str]) -> set[str]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             (fresh if _fresh(node.value, bindings) else other).add(node.targets[0].id)
             continue
+        if _fresh_augmented(node, bindings):
+            continue  # ``wd += torch.sum(dis * P).item()``: a number added to a fresh start stays fresh
         if isinstance(node, ast.Assign):
             targets: list[ast.AST] = list(node.targets)
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
@@ -192,6 +195,20 @@ def _detached(expr: ast.expr) -> bool:
 def _fresh_args(call: ast.Call, bindings: dict[str, str]) -> bool:
     return all(not isinstance(a, ast.Starred) and _plain_arg(a, bindings) for a in call.args) and all(
         k.arg is not None and _plain_arg(k.value, bindings) for k in call.keywords
+    )
+
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+def _fresh_augmented(node: ast.AST, bindings: dict[str, str]) -> bool:
+    """``name += <fresh value>`` with an arithmetic operator: it keeps a name
+    that the function otherwise binds only to fresh values fresh."""
+    return (
+        isinstance(node, ast.AugAssign)
+        and isinstance(node.target, ast.Name)
+        and isinstance(node.op, _ARITHMETIC)
+        and _fresh(node.value, bindings)
     )
 
 

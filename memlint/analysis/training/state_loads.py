@@ -48,6 +48,7 @@ from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
+from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
@@ -304,7 +305,7 @@ def _built_on_cpu(
             return False  # ``DataParallel(net)``: wraps a model built before
         if _moves_anything(arg.value):
             return False
-    if cpu_classes(value.func):
+    if cpu_classes(value.func) or torchvision_table_entry(value.func, names):
         return True
     name = dotted_name(value.func)
     if name is None or config_reader(name):
