@@ -21,6 +21,7 @@ from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import object_types
 from memlint.project.summary import _Walker, summarise
 from memlint.rule.registry import all_rules
+from memlint.vocabulary.settings_values import settings_functions
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -194,3 +195,93 @@ def test_fresh_args_reads_an_import_alias_as_a_binding(binding):
     found = cpu_receivers.fresh_args(fn, fn.body, calls, spelling)  # type: ignore[arg-type]
     assert found == _fresh_args_by_ast_walk(fn, fn.body, calls, spelling)
     assert bool(found) == (binding == "")
+
+
+def test_settings_functions_read_only_where_the_walk_met_a_parse_call():
+    # The walk notes the module-level functions calling ``parse_args``,
+    # ``parse_known_args`` or ``Namespace``; settings_functions reads only
+    # those, and must find what it finds reading every function.
+    for name, tree in TREES:
+        everywhere = settings_functions(tree)
+        assert settings_functions(tree, _Walker(tree)._parsing) == everywhere, name
+        assert summarise(tree).settings_functions == everywhere, name
+
+
+_SETTINGS = textwrap.dedent(
+    """
+    import argparse
+
+    def get_args(parser):
+        args, _ = parser.parse_known_args()
+        return args
+
+    def namespace(d):
+        return argparse.Namespace(**d)
+
+    def bare(d):
+        return Namespace(**d)
+
+    def in_a_with(parser):
+        with open("f") as f:
+            return parser.parse_args(f.read().split())
+
+    def other(parser):
+        return parser.parse_argz()
+    """
+)
+
+
+def test_each_spelling_of_a_parse_call_is_noted_by_the_walk():
+    tree = ast.parse(_SETTINGS)
+    assert _Walker(tree)._parsing == {"get_args", "namespace", "bare", "in_a_with"}
+    assert summarise(tree).settings_functions == ["get_args", "namespace", "bare", "in_a_with"]
+    # Told no function calls one, settings_functions reads none.
+    assert settings_functions(tree, set()) == []
+
+
+def test_wrapped_args_skipped_only_in_scopes_calling_no_data_parallel(monkeypatch):
+    # The walk counts ``DataParallel(...)`` calls per scope; wrapped_args is
+    # asked only where one was met. Asked everywhere, the summaries agree.
+    shortcut = {name: summarise(tree).to_json() for name, tree in TREES}
+    original = _Walker._fresh_args
+
+    def always(self, node, scope, body, wraps=True):
+        original(self, node, scope, body, wraps=True)
+
+    monkeypatch.setattr(_Walker, "_fresh_args", always)
+    for name, tree in TREES:
+        assert summarise(tree).to_json() == shortcut[name], name
+
+
+_WRAPPED = textwrap.dedent(
+    """
+    import torch
+    from nets import HandNet
+    from modelio import load_checkpoint
+
+    def plain():
+        model = HandNet()
+        load_checkpoint(model, "p")
+
+    def wrapped():
+        model = HandNet()
+        model = torch.nn.DataParallel(model)
+        load_checkpoint(model, "p")
+    """
+)
+
+
+def test_wrapped_args_read_only_where_data_parallel_is_called(monkeypatch):
+    from memlint.project import summary as summary_module
+
+    asked: list[int] = []
+    original = summary_module.wrapped_args
+
+    def spy(node, body, calls):
+        asked.append(node.lineno)
+        return original(node, body, calls)
+
+    monkeypatch.setattr(summary_module, "wrapped_args", spy)
+    facts = summarise(ast.parse(_WRAPPED))
+    assert asked == [10]  # ``wrapped``'s def, not ``plain``'s
+    assert any(site.built for site in facts.calls if site.line == 13)

@@ -80,7 +80,7 @@ from memlint.project.zeroed_grads import cleared
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import LOADING_NAMES
 from memlint.vocabulary.roots import NEVER_PROJECT_ROOTS
-from memlint.vocabulary.settings_values import settings_functions
+from memlint.vocabulary.settings_values import SETTINGS_CALLS, settings_functions
 
 # Grad modes of a context: the call runs with grad on, off, or we cannot tell.
 ON, OFF, UNKNOWN = "on", "off", "unknown"
@@ -664,6 +664,11 @@ class _Walker:
         self._top_defs = {id(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._placing: dict[str, tuple[bool, set[str]]] = {}
         self._in_top: list | None = None  # [places, called] of the function of tree.body being walked
+        # Functions of tree.body calling ``parse_args``/``Namespace``: the only ones settings_functions reads.
+        self._parses_in_top = False
+        self._parsing: set[str] = set()
+        # Calls of ``DataParallel`` met so far: wrapped_args proves nothing in a scope holding none.
+        self._data_parallels = 0
         # Module-level functions returning a model they moved to a device, and
         # those that call ``load_state_dict`` (state_helpers.py, after the walk).
         self._gpu_returns: set[str] = set()
@@ -790,7 +795,7 @@ class _Walker:
         self._scopes.append(scope)
         outer_own, self._own = self._own, self.scope_nodes.setdefault(id(node), [])
         outer_owner, self._owner = self._owner, id(node)
-        moves = self._device_moves
+        moves, wrappers = self._device_moves, self._data_parallels
         self._walk(body, grad, loop)
         self._own = outer_own
         self._owner = outer_owner
@@ -804,13 +809,13 @@ class _Walker:
         if scope.loading or scope.grad_loading:
             self._loading_uses(node, scope, body)
         if scope.built_here or scope.built_imported:
-            self._fresh_args(node, scope, body)
+            self._fresh_args(node, scope, body, wraps=self._data_parallels != wrappers)
         if scope.loads_state:
             self._gpu_state |= gpu_state_calls(body)
         if self._device_moves != moves and scope.sites:  # the few scopes that move a model and call the project
             self._gpu_args.update(gpu_arg_calls(body))
 
-    def _fresh_args(self, node: ast.AST, scope: _Scope, body: list[ast.stmt]) -> None:
+    def _fresh_args(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], wraps: bool = True) -> None:
         """Add to CallSite.built the names a project call is handed that hold
         a model just built (cpu_receivers.fresh_args): only the calls handed
         a name the scope bound from a constructor."""
@@ -821,7 +826,9 @@ class _Walker:
             if kind != "local" and any(isinstance(a, ast.Name) and a.id in named for a in _arg_values(call))
         ]
         found = fresh_args(node, body, calls, self._spelling) if calls else {}
-        for key, wrapped in (wrapped_args(node, body, calls) if calls else {}).items():
+        # ``wraps``: the scope calls ``DataParallel``, which every argument
+        # wrapped_args proves is bound from.
+        for key, wrapped in (wrapped_args(node, body, calls) if calls and wraps else {}).items():
             found[key] = (*found.get(key, ()), *wrapped)
         for i, call in enumerate(scope.site_calls):
             if id(call) in found:
@@ -1026,10 +1033,12 @@ class _Walker:
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         if id(node) in self._top_defs:
-            self._in_top = [False, set()]
+            self._in_top, self._parses_in_top = [False, set()], False
             self._walk_function(node, grad)
             places, called = self._in_top
             self._in_top = None
+            if self._parses_in_top:
+                self._parsing.add(node.name)
             if places and node.name not in self._placing and returns_on_device(node):
                 self._gpu_returns.add(node.name)
             if node.name in self._placing:
@@ -1145,8 +1154,12 @@ class _Walker:
         if func.__class__ is ast.Attribute:
             if func.attr in _PLACES:  # type: ignore[attr-defined]
                 self._in_top[0] = True  # type: ignore[index]
+            if func.attr in SETTINGS_CALLS:  # type: ignore[attr-defined]
+                self._parses_in_top = True
         elif func.__class__ is ast.Name:
             self._in_top[1].add(func.id)  # type: ignore[attr-defined,index]
+            if func.id in SETTINGS_CALLS:  # type: ignore[attr-defined]
+                self._parses_in_top = True
 
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
@@ -1155,6 +1168,10 @@ class _Walker:
             self._placed(node)
         if func.__class__ is ast.Attribute:
             self._receiver_calls.append(node)
+            if func.attr == "DataParallel":  # type: ignore[attr-defined]
+                self._data_parallels += 1
+        elif func.__class__ is ast.Name and func.id == "DataParallel":  # type: ignore[attr-defined]
+            self._data_parallels += 1
         elif func.__class__ is ast.Subscript and self._class_stack and hook_call_site(func):
             self._hook_lines.append(node.lineno)  # ``self.hooks['on_start_epoch'](state)``: engine_hooks
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
@@ -1471,7 +1488,7 @@ class _Walker:
                     )
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
-        s.settings_functions = settings_functions(self._tree)
+        s.settings_functions = settings_functions(self._tree, self._parsing)
         # Only classes of the module's body: method_moves need not look for others.
         nested = self._classes_met != sum(1 for n in self._tree.body if n.__class__ is ast.ClassDef)
         s.still_methods, s.moving_methods = method_moves(self._tree, self._node_lists, nested)

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 
 # transformers' ``RobertaConfig``, ``AutoConfig``, and a class picked from a
 # table into ``config_class`` / ``config_cls``.
 _CONFIG_CLASS = re.compile(r"(Config|(^|_)config(_?class|_?cls)?)$")
 _CONFIG_READERS = frozenset({"from_pretrained", "from_json_file", "from_dict"})
 _PARSES = frozenset({"parse_args", "parse_known_args", "Namespace"})
+# The callees one of which a function returning settings calls (``_parsed``,
+# ``_known_args``): the summary's walk notes the functions calling one.
+SETTINGS_CALLS = _PARSES
 
 
 def config_reader(dotted: str) -> bool:
@@ -33,9 +37,11 @@ def config_reader(dotted: str) -> bool:
     return last in _CONFIG_READERS and bool(_CONFIG_CLASS.search(head.rpartition(".")[2]))
 
 
-def settings_functions(tree: ast.Module) -> list[str]:
+def settings_functions(tree: ast.Module, calling: Collection[str] | None = None) -> list[str]:
     """The module-level functions of ``tree`` (defined once) that return an
-    argparse namespace."""
+    argparse namespace. ``calling``, when given, holds every such function
+    that calls one of SETTINGS_CALLS (the summary's walk knows them): no
+    other can return settings, so no other is read."""
     counts: dict[str, int] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -43,7 +49,10 @@ def settings_functions(tree: ast.Module) -> list[str]:
     return [
         stmt.name
         for stmt in tree.body
-        if isinstance(stmt, ast.FunctionDef) and counts[stmt.name] == 1 and returns_settings(stmt)
+        if isinstance(stmt, ast.FunctionDef)
+        and counts[stmt.name] == 1
+        and (calling is None or stmt.name in calling)
+        and returns_settings(stmt)
     ]
 
 
