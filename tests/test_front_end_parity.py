@@ -217,3 +217,32 @@ def test_a_viewed_word_less_modules_calls_count_in_the_others_views(tmp_path):
     assert [c for _, c in alone.view_for(str(a)).callers] == [c for _, c in both.view_for(str(a)).callers]
     assert len(alone.view_for(str(a)).callers) == 1
     assert both.view_for(str(w)) == index.view_from_disk(str(w))
+
+
+def test_a_callers_fresh_cpu_model_is_in_the_live_view_too(tmp_path):
+    # train.py hands modelio's load helper a model it has just built: the
+    # views from disk record the argument as a CPU model (Caller.cpu_args),
+    # and the server's live view must say the same, or the server reports a
+    # MEM701 the CLI leaves alone.
+    import memlint.project.index as index
+    from memlint.project.live import Workspace
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "nets.py").write_text(
+        "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n"
+    )
+    (tmp_path / "modelio.py").write_text(
+        "import torch\n\n\ndef load_checkpoint(model, path):\n    checkpoint = torch.load(path)\n"
+        '    model.load_state_dict(checkpoint["state_dict"])\n'
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport modelio\nfrom nets import Net\n\n\ndef main(path):\n"
+        "    modelio.load_checkpoint(Net(), path)\n    model = Net()\n"
+        "    modelio.load_checkpoint(model, path)\n    return model.cuda()\n"
+    )
+    index._MEMO.clear()
+    path = str(tmp_path / "modelio.py")
+    on_disk = index.view_from_disk(path)
+    assert any(c.cpu_args for _name, cs in on_disk.callers for c in cs)
+    assert Workspace().view(path) == on_disk

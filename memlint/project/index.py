@@ -339,26 +339,31 @@ class ProjectIndex:
             if target is None:
                 continue
             targets.add(target[0])
-            modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
-            cpu_args = tuple(key for key, ctor in site.built if ctor == WRAPPED or self._cpu_class(ctor, path))
-            gpu_args = self.gpu_args(site, path, stars) if site.gpu_args else ()
-            caller = Caller(
-                display,
-                site.line,
-                site.grad,
-                site.in_loop,
-                site.backward,
-                modes,
-                cpu_args,
-                site.gpu_state,
-                gpu_args,
-                tuple(key for key, ctor in site.built if ctor == PASSED),
-            )
+            caller = self.caller(display, site, path, stars)
             self._callers.setdefault(target, []).append(caller)
             if trains:
                 self._called_per_batch.setdefault(target, caller.where())
             if site.step:
                 self._built_per_batch.setdefault(target, caller.where())
+
+    def caller(self, display: str, site: CallSite, path: str, stars: dict[str, dict[str, tuple[str, str]]]) -> Caller:
+        """``site`` of ``path`` as its callee sees it; the batch and the live
+        index both build their callers here, so the CLI and the server agree."""
+        modes = self._argument_modes(site, path, self._path_stars(path, stars)) if site.args else ()
+        cpu_args = tuple(key for key, ctor in site.built if ctor == WRAPPED or self._cpu_class(ctor, path))
+        gpu_args = self.gpu_args(site, path, stars) if site.gpu_args else ()
+        return Caller(
+            display,
+            site.line,
+            site.grad,
+            site.in_loop,
+            site.backward,
+            modes,
+            cpu_args,
+            site.gpu_state,
+            gpu_args,
+            tuple(key for key, ctor in site.built if ctor == PASSED),
+        )
 
     def _index_methods(self, path: str, methods: list[tuple[str, int]]) -> None:
         """Index ``path``'s calls of methods on instances of project classes

@@ -328,18 +328,7 @@ class LiveIndex(ProjectIndex):
                 target = self.call_target(other, site, stars)
                 if target is None or target[0] != path:
                     continue
-                modes = self._argument_modes(site, other, self._path_stars(other, stars)) if site.args else ()
-                gpu_args = self.gpu_args(site, other, stars) if site.gpu_args else ()
-                caller = Caller(
-                    display,
-                    site.line,
-                    site.grad,
-                    site.in_loop,
-                    site.backward,
-                    modes,
-                    gpu_state=site.gpu_state,
-                    gpu_args=gpu_args,
-                )
+                caller = self.caller(display, site, other, stars)
                 callers.setdefault(target, []).append(caller)
                 if module.summary.trains:
                     called.setdefault(target, caller.where())
