@@ -534,3 +534,20 @@ def test_a_broken_pyproject_checked_with_the_defaults_counts_as_analysed():
     syntax = "memlint: error: /t/a.py: syntax error at 3:9: '{' was never closed\n"
     assert cm.unparsable_files(broken + syntax) == ["/t/a.py"]
     assert cm.unparsable_files("memlint: error: /t/pyproject.toml: invalid TOML: x\n") is None
+
+
+def test_the_corpora_folder_is_ignored_and_never_tracked():
+    # The batch trees live in bench/.corpora (a folder, or a link to one in a
+    # worktree): a pattern that ignores only folders let such a link be
+    # committed, and checking that commit out deleted the trees.
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", "-q", "bench/.corpora"], cwd=root, check=False
+    ).returncode
+    assert ignored == 0
+    tracked = subprocess.run(
+        ["git", "ls-files", "bench/.corpora"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+    assert tracked == ""
