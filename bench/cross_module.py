@@ -63,6 +63,12 @@ project, on the whole tree. Scoring, as bench/recall_real.py:
   are reported separately as labelled-after, and count in the same-file or
   cross-module row when their cross_module column says which.
 
+Labels are never edited after a run. `cross_module/label_decisions.tsv` lists
+the corrections found since (label errors, with the evidence, and the label
+questions decided once for every batch); the table as labelled comes first,
+then the batch read with its corrections. A correction that no longer matches
+its manifest or verdict stops the run.
+
 Rows: overall, same-file (cross_module no), cross-module (cross_module yes),
 and one per family. recall = found / positives; precision = (found +
 labelled-after TP) / (that + false alarms). The exit status is 0 (a
@@ -81,7 +87,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -92,6 +98,7 @@ from recall_real import Hit, parse_lines  # noqa: E402
 from memlint.find.torch_floor import is_environment_file  # noqa: E402
 
 HERE = BENCH / "cross_module"
+DECISIONS = HERE / "label_decisions.tsv"
 TREES = BENCH / ".corpora" / "cross_module"
 
 # Each batch keeps its own labels, verdicts and trees, so a batch added later
@@ -280,6 +287,7 @@ def batch_paths(batch: str, manifest: str | None, review: str | None, trees: str
 WINDOW = 3
 HEADER = ("repo", "commit", "path", "line", "codes", "label", "cross_module", "why")
 REVIEW_COLUMNS = ("repo", "path", "line", "code", "verdict")
+DECISION_COLUMNS = ("batch", "repo", "path", "line", "codes", "kind", "was", "now", "reason", "why")
 KEEP_SUFFIXES = (".py",)
 # Every project file memlint/find/torch_floor.py reads as a torch pin: a tree
 # without them checks a pinned project as unpinned. Conda environment files
@@ -401,6 +409,69 @@ def load_review(path: Path) -> dict[tuple[str, str, int, str], Verdict]:
             key = (row["repo"], row["path"], int(row["line"]), row["code"].strip().upper())
             review[key] = Verdict(verdict, cross)
         return review
+
+
+LabelKey = tuple[str, str, str, tuple[str, ...]]
+ReviewKey = tuple[str, str, int, str]
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(c.strip().upper() for c in text.split(",") if c.strip())
+
+
+def load_decisions(path: Path, batch: str) -> tuple[dict[LabelKey, tuple[str, str]], dict[ReviewKey, tuple[str, str]]]:
+    """The batch's label corrections: (key -> (was, now)) for labels and for reviewed verdicts."""
+    labels: dict[LabelKey, tuple[str, str]] = {}
+    verdicts: dict[ReviewKey, tuple[str, str]] = {}
+    if not path.exists():
+        return labels, verdicts
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = csv.DictReader((line for line in fh if not line.startswith("#")), delimiter="\t", quoting=csv.QUOTE_NONE)
+        if tuple(rows.fieldnames or ()) != DECISION_COLUMNS:
+            raise SystemExit(f"{path}: header must be {' '.join(DECISION_COLUMNS)}")
+        for row in rows:
+            if row["batch"] != batch:
+                continue
+            change = (row["was"], row["now"])
+            if row["kind"] == "label" and set(change) == {"pos", "neg"}:
+                first, last = parse_lines(row["line"])
+                lines = str(first) if first == last else f"{first}-{last}"
+                labels[(row["repo"], row["path"], lines, _codes(row["codes"]))] = change
+            elif row["kind"] == "verdict" and set(change) == {"TP", "FP"}:
+                verdicts[(row["repo"], row["path"], int(row["line"]), row["codes"].strip().upper())] = change
+            else:
+                raise SystemExit(f"{path}: {row['kind']} {row['was']} -> {row['now']} is not a correction")
+    return labels, verdicts
+
+
+def apply_decisions(
+    instances: list[Instance],
+    review: dict[ReviewKey, Verdict],
+    labels: dict[LabelKey, tuple[str, str]],
+    verdicts: dict[ReviewKey, tuple[str, str]],
+) -> tuple[list[Instance], dict[ReviewKey, Verdict]]:
+    """The batch read with its corrections; a correction that matches nothing, or not what it says it was, stops the run."""
+    left = dict(labels)
+    out = []
+    for inst in instances:
+        change = left.pop((inst.repo, inst.path, inst.lines, inst.codes), None)
+        if change is not None:
+            if inst.label != change[0]:
+                raise SystemExit(
+                    f"{DECISIONS}: {inst.repo}/{inst.path}:{inst.lines} is labelled {inst.label}, not {change[0]}"
+                )
+            inst = replace(inst, label=change[1])
+        out.append(inst)
+    decided = dict(review)
+    for key, (was, now) in verdicts.items():
+        verdict = decided.get(key)
+        if verdict is None or verdict.verdict != was:
+            raise SystemExit(f"{DECISIONS}: no reviewed {was} finding at {key[0]}/{key[1]}:{key[2]} {key[3]}")
+        decided[key] = replace(verdict, verdict=now)
+    if left:
+        repo, path, lines, codes = next(iter(left))
+        raise SystemExit(f"{DECISIONS}: no instance {repo}/{path}:{lines} {','.join(codes)} in the manifest")
+    return out, decided
 
 
 # -- the trees ---------------------------------------------------------------
@@ -763,7 +834,13 @@ def main(argv: list[str] | None = None) -> int:
     manifest, review, trees = batch_paths(args.batch, args.manifest, args.review, args.trees)
 
     instances = load_manifest(manifest)
+    review_table = load_review(review)
+    decided_instances, decided_review = apply_decisions(instances, review_table, *load_decisions(DECISIONS, args.batch))
+    corrections = sum(a is not b for a, b in zip(instances, decided_instances)) + sum(
+        decided_review[k] != v for k, v in review_table.items()
+    )
     if args.repo:
+        decided_instances = [d for i, d in zip(instances, decided_instances) if args.repo in i.repo]
         instances = [i for i in instances if args.repo in i.repo]
     if not instances:
         print("no instances to score", file=sys.stderr)
@@ -785,8 +862,10 @@ def main(argv: list[str] | None = None) -> int:
             problems.append(f"not analysed: {error}")
             ready.pop(repo)
     usable = [i for i in instances if i.repo in ready]
-    result = score(usable, hits, load_review(review))
+    result = score(usable, hits, review_table)
     rows = table(usable, result)
+    decided = [i for i in decided_instances if i.repo in ready]
+    decided_rows = table(decided, score(decided, hits, decided_review))
 
     for line in problems:
         print(line)
@@ -799,6 +878,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(hits)} findings"
     )
     print(render(rows, args.markdown))
+    if corrections:
+        print(f"\nread with {DECISIONS.name} ({corrections} corrections of this batch: label errors and decisions):")
+        print(render(decided_rows, args.markdown))
     missed = sorted(
         (i for i in pos if i not in result.found), key=lambda i: (not i.cross, i.family, i.repo, i.path, i.first)
     )
@@ -822,6 +904,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = {
             "table": rows,
+            "table_decided": decided_rows,
+            "corrections": corrections,
             "projects": {repo: wanted[repo] for repo in sorted(ready)},
             "missed": [asdict(i) | {"scope": i.scope, "family": i.family} for i in missed],
             "found": [

@@ -551,3 +551,52 @@ def test_the_corpora_folder_is_ignored_and_never_tracked():
         ["git", "ls-files", "bench/.corpora"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     assert tracked == ""
+
+
+def _decisions(tmp_path, *rows):
+    path = tmp_path / "label_decisions.tsv"
+    lines = ["# a comment", "\t".join(cm.DECISION_COLUMNS)]
+    lines += ["\t".join(row) for row in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_decisions_change_a_label_and_a_verdict_of_their_batch_only(tmp_path):
+    path = _decisions(
+        tmp_path,
+        ("b1", "o/r", "utils.py", "10-12", "MEM201", "label", "neg", "pos", "label error", "why"),
+        ("b1", "o/r", "train.py", "30", "MEM201", "verdict", "FP", "TP", "decision: x", "why"),
+        ("b2", "o/r", "utils.py", "50", "MEM201", "label", "pos", "neg", "label error", "why"),
+    )
+    neg = inst("10-12", label="neg")
+    review = {("o/r", "train.py", 30, "MEM201"): cm.Verdict("FP", False)}
+    instances, decided = cm.apply_decisions([neg, inst("20")], review, *cm.load_decisions(path, "b1"))
+    assert [i.label for i in instances] == ["pos", "pos"]
+    assert decided[("o/r", "train.py", 30, "MEM201")] == cm.Verdict("TP", False)
+    assert review[("o/r", "train.py", 30, "MEM201")].verdict == "FP"  # the reviewed verdicts are not edited
+    assert rows(instances, cm.score(instances, [hit(11)], decided))["overall"]["found"] == 1
+    assert rows([neg, inst("20")], cm.score([neg, inst("20")], [hit(11)], review))["overall"]["false_alarms"] == 1
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ("b", "o/r", "utils.py", "11", "MEM201", "label", "neg", "pos", "label error", "a line the manifest lacks"),
+        ("b", "o/r", "utils.py", "10", "MEM201", "label", "pos", "neg", "label error", "was is not the label"),
+        ("b", "o/r", "utils.py", "10", "MEM201", "verdict", "FP", "TP", "label error", "no reviewed finding"),
+        ("b", "o/r", "utils.py", "10", "MEM201", "label", "neg", "neg", "label error", "not a change"),
+    ],
+)
+def test_a_stale_or_wrong_decision_stops_the_run(tmp_path, row):
+    with pytest.raises(SystemExit):
+        cm.apply_decisions([inst("10", label="neg")], {}, *cm.load_decisions(_decisions(tmp_path, row), "b"))
+
+
+def test_every_committed_decision_matches_its_batch():
+    seen = set()
+    for batch, (manifest, review, _) in cm.BATCHES.items():
+        labels, verdicts = cm.load_decisions(cm.DECISIONS, batch)
+        cm.apply_decisions(cm.load_manifest(manifest), cm.load_review(review), labels, verdicts)
+        if labels or verdicts:
+            seen.add(batch)
+    assert {"seventeenth", "eighteenth", "fourteenth"} <= seen
