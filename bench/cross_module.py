@@ -21,7 +21,8 @@
     python bench/cross_module.py --batch fifteenth --mirror /work/.mirror  # the fifteenth batch
     python bench/cross_module.py --batch sixteenth --mirror /work/.mirror  # the sixteenth batch
     python bench/cross_module.py --batch seventeenth --mirror /work/.mirror # the seventeenth batch
-    python bench/cross_module.py --batch eighteenth --mirror /work/.mirror  # the eighteenth batch, labelled last
+    python bench/cross_module.py --batch eighteenth --mirror /work/.mirror  # the eighteenth batch
+    python bench/cross_module.py --batch nineteenth --mirror /work/.mirror  # the nineteenth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -270,6 +271,16 @@ BATCHES = {
         HERE / "manifest_eighteenth.tsv",
         HERE / "reviewed_after_eighteenth.tsv",
         BENCH / ".corpora" / "cross_module_eighteenth",
+    ),
+    # "nineteenth": labelled after the eighteenth, screened for cross-module
+    # facts in fields the batches cover least: video, TTS and voice
+    # conversion, graphs, point clouds, RL, self-supervised, medical imaging,
+    # super-resolution, GAN variants, pre-2020 NLP, few-shot, KG embeddings;
+    # torch pins read first.
+    "nineteenth": (
+        HERE / "manifest_nineteenth.tsv",
+        HERE / "reviewed_after_nineteenth.tsv",
+        BENCH / ".corpora" / "cross_module_nineteenth",
     ),
 }
 

@@ -306,7 +306,10 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     eighteenth = cm.batch_paths("eighteenth", None, None, None)
     assert eighteenth[0].name == "manifest_eighteenth.tsv"
     assert eighteenth[1].name == "reviewed_after_eighteenth.tsv"
-    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 18
+    nineteenth = cm.batch_paths("nineteenth", None, None, None)
+    assert nineteenth[0].name == "manifest_nineteenth.tsv"
+    assert nineteenth[1].name == "reviewed_after_nineteenth.tsv"
+    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 19
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -401,6 +404,7 @@ _ORDER = (
     "sixteenth",
     "seventeenth",
     "eighteenth",
+    "nineteenth",
 )
 # The size each batch was asked for: projects, positives, negatives,
 # cross-module instances, cross-module positives.
@@ -454,6 +458,10 @@ _SIZES = {
     # cross-module instances (see the README's eighteenth section), so the
     # floor is what was labelled
     "eighteenth": (26, 47, 75, 31, 17),
+    # asked for >= 20 projects, >= 45 positives and as many negatives, 40 %
+    # of the positives cross-module; labelled: 33 projects, 65 positives (26
+    # cross-module), 85 negatives, 40 cross-module instances
+    "nineteenth": (33, 65, 85, 40, 26),
 }
 
 
