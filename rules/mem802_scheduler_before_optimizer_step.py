@@ -23,6 +23,8 @@ from memlint.vocabulary.tokens import name_tokens
 # Since torch 1.1 a scheduler's step() moves to the next value (before, the
 # epoch's first step set the rate for that epoch: stepping first was right).
 _NEXT_VALUE_SINCE = "1.1"
+# Packages whose schedulers take the optimizer first.
+_LIBRARY_SCHEDULERS = ("torch.optim.lr_scheduler.", "transformers.", "diffusers.")
 _NEXT_VALUE_TUPLE = (1, 1, 0)
 # Where an engine runs a hook before its optimizer step (project/engine_hooks.py).
 _PLACES = {"epoch_start": "start of each epoch", "iteration_start": "start of each iteration"}
@@ -490,6 +492,12 @@ class SchedulerBeforeOptimizerStep(Rule):
         call = self.facts.bindings.call_of(scheduler or "", scope)
         if call is None or not call.args:
             return None
+        if not (self.facts.names.call_name(call) or "").startswith(_LIBRARY_SCHEDULERS):
+            # A project factory (``utility.make_scheduler(args, self.optimizer)``):
+            # its one argument that is an optimizer, if any.
+            handed = [a for a in call.args if self.facts.objects.kind_of(a.value, call) is Kind.OPTIMIZER]
+            if len(handed) == 1:
+                return dotted_name(handed[0].value)
         first = call.args[0]
         if first.keyword is not None and first.keyword.value != "optimizer":
             first = next((a for a in call.args if a.keyword is not None and a.keyword.value == "optimizer"), None)
