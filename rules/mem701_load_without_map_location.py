@@ -2437,6 +2437,52 @@ def load_ckpt(name, models):
             " device bound to a name; the optimizers' states beside them are read by optimizers only"
             " (partial-conv's `get_state_dict_on_cpu`)",
         ),
+        Valid(
+            """\
+import torch
+
+
+def load_checkpoint(path):
+    weights = torch.load(path)
+    return weights.pop("epoch"), weights["state_dict"]
+
+
+def resume(path):
+    epoch, weights = load_checkpoint(path)
+    return epoch + 1
+""",
+            "a helper returning the load as an element of a tuple: the caller unpacking it loads nothing",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def load_checkpoint(path, info):
+    return info["epoch"], torch.load(path, map_location="cpu")
+
+
+def resume(model, path, info):
+    model.cuda()
+    epoch, weights = load_checkpoint(path, info)
+    model.load_state_dict(weights)
+""",
+            "the tuple's element loaded into the model is a load with `map_location`",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def tune(model, path):
+    weights = torch.load(path)
+    new_weights = {}
+    for a, b in zip(list(model.state_dict()), list(weights)):
+        new_weights[a] = weights[b]
+    model.load_state_dict(new_weights)
+""",
+            "a checkpoint copied key by key into a model not known to be on a device: the copy may be the only one",
+        ),
     ]
     invalid = [
         Invalid(
@@ -4275,6 +4321,66 @@ def main():
     model = DefectModel(model, args)
     model.load_state_dict(torch.load("model.bin", map_location="cpu"))
 """,
+        ),
+        Invalid(
+            """\
+import os
+import torch
+import torch.nn as nn
+
+
+def load_checkpoint(path):
+    if not os.path.exists(path):
+        return None
+    state = torch.load(path)
+    return state
+
+
+model = nn.DataParallel(nn.Linear(2, 2)).cuda()
+checkpoint = load_checkpoint("latest.pth")
+if checkpoint is not None:
+    model.load_state_dict(checkpoint["state_dict"])
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def load_checkpoint(path):
+    weights = torch.load(path)
+    epoch = None
+    if "epoch" in weights:
+        epoch = weights.pop("epoch")
+    if "state_dict" in weights:
+        state_dict = weights["state_dict"]
+    else:
+        state_dict = weights
+    return epoch, state_dict
+
+
+model = nn.Linear(2, 2).cuda()
+epoch, weights = load_checkpoint("best.pth")
+model.load_state_dict(weights)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+
+
+def tune(model, path):
+    model.cuda()
+    weights = torch.load(path)
+    new_weights = {}
+    for a, b in zip(list(model.state_dict()), list(weights)):
+        new_weights[a] = weights[b]
+    model.load_state_dict(new_weights)
+""",
+            None,
         ),
     ]
 
