@@ -4586,7 +4586,11 @@ class _ReturnedLoads(cst.CSTVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         # ``return None`` hands back no tensors, as a bare ``return`` (a
         # missing checkpoint): the callers test for it before loading.
-        if self._stack and node.value is not None and not (isinstance(node.value, cst.Name) and node.value.value == "None"):
+        if (
+            self._stack
+            and node.value is not None
+            and not (isinstance(node.value, cst.Name) and node.value.value == "None")
+        ):
             self._stack[-1][2].append(node.value)
 
 

@@ -557,7 +557,9 @@ class SchedulerBeforeOptimizerStep(Rule):
             if yields or not returned:
                 return False
             for r in returned:
-                if not (isinstance(r, cst.Call) and (self.facts.names.call_name(r) or "").startswith(_LIBRARY_SCHEDULERS)):
+                if not (
+                    isinstance(r, cst.Call) and (self.facts.names.call_name(r) or "").startswith(_LIBRARY_SCHEDULERS)
+                ):
                     return False
         return True
 

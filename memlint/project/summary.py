@@ -1503,7 +1503,18 @@ class _Walker:
                     on_device = _spelled_args(self._gpu_args.get(id(call), ()), spelled)
                     s.calls.append(
                         CallSite(
-                            callee, line, grad, loop, scope.backprops, step, args, written, built, -1 in fed, on_device, items
+                            callee,
+                            line,
+                            grad,
+                            loop,
+                            scope.backprops,
+                            step,
+                            args,
+                            written,
+                            built,
+                            -1 in fed,
+                            on_device,
+                            items,
                         )
                     )
         s.functions.sort(key=lambda f: f.name)
