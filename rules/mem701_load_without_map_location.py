@@ -326,6 +326,9 @@ class LoadWithoutMapLocation(Rule):
         # Functions of this module that return a load (``return torch.load(f)``,
         # or a name bound to one): a call of one is that load, for its callers.
         self._returning: dict[cst.FunctionDef, list[cst.Call]] = {}
+        # Those returning a tuple: per position, the loads it holds there
+        # (``return epoch, state_dict``), for a caller unpacking it.
+        self._returning_items: dict[cst.FunctionDef, dict[int, list[cst.Call]]] = {}
         self._device_params: DeviceParams | None = None  # made on first need
         # Calls of another module's function returning an unmapped load
         # (ProjectView.mixed_loaders) held by a name: the message for each.
@@ -346,6 +349,7 @@ class LoadWithoutMapLocation(Rule):
             returns = _ReturnedLoads(self._is_load_without_map_location, self._is_load)
             visit_fast(node, returns)
             self._returning = {fn: loads for fn, loads in returns.found.items() if loads}
+            self._returning_items = returns.items
             self._fed_elsewhere(node)
 
     def _fed_elsewhere(self, module: cst.Module) -> None:
@@ -356,27 +360,27 @@ class LoadWithoutMapLocation(Rule):
         ``model.cuda()``; project/state_feeds.py): reported at the load,
         without a fix, naming that caller."""
         project = self.facts.project
-        if project is None or not project.callers or not self._returning:
+        if project is None or not project.callers or not (self._returning or self._returning_items):
             return
         for fn in module.body:
             if not isinstance(fn, cst.FunctionDef):
                 continue
-            loads = self._returning.get(fn)
-            if not loads:
-                continue
-            callers = project.callers_of(fn.name.value)
-            sites = [c for c in callers if c.gpu_state]
-            if not sites or len(sites) < len(callers):
-                # Mixed: some caller loads it into a model not on a GPU; the
-                # helper does not say which doubles the weights, the GPU
-                # caller is reported at its call (ProjectView.mixed_loaders).
-                continue
-            where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")
-            message = f"{self.message} (returned by {fn.name.value}, loaded into a model on a GPU at {where})"
-            for load in loads:
-                if id(load) not in self._reported and not self._reads_cpu_checkpoint(load):
-                    self._reported.add(id(load))
-                    self.report(load, message)
+            # The value itself, or each element of a returned tuple (-1: the value).
+            held = {-1: self._returning[fn]} if self._returning.get(fn) else self._returning_items.get(fn, {})
+            callers = project.callers_of(fn.name.value) if held else ()
+            for item, loads in held.items():
+                sites = [c for c in callers if (c.gpu_state if item < 0 else item in c.gpu_items)]
+                if not sites or len(sites) < len(callers):
+                    # Mixed: some caller loads it into a model not on a GPU; the
+                    # helper does not say which doubles the weights, the GPU
+                    # caller is reported at its call (ProjectView.mixed_loaders).
+                    continue
+                where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")
+                message = f"{self.message} (returned by {fn.name.value}, loaded into a model on a GPU at {where})"
+                for load in loads:
+                    if id(load) not in self._reported and not self._reads_cpu_checkpoint(load):
+                        self._reported.add(id(load))
+                        self.report(load, message)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()
@@ -409,6 +413,12 @@ class LoadWithoutMapLocation(Rule):
                 drawn = self._drawn_loads(node.value, node)
                 kept: list[cst.Call] = _DrawnLoads(drawn) if drawn else []
                 self._frames[-1].setdefault(target.target.value, []).append((block, kept))
+            elif isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
+                # ``epoch, weights = load_checkpoint(p)``: rebound, to what
+                # ``_unpacked_load`` may add of a tuple a helper returns.
+                for element in target.target.elements:
+                    if isinstance(element.value, cst.Name):
+                        self._frames[-1].setdefault(element.value.value, []).append((block, []))
 
     def _drawn_loads(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[cst.Call]:
         """The loads ``expr`` passes on unchanged at ``use``: a name holding
@@ -578,7 +588,7 @@ class LoadWithoutMapLocation(Rule):
             self._handed_to_helper(node)
         elif node.args and self.facts.project is not None and self.facts.project.state_loaders:
             self._handed_to_project(node)
-        if self._returning and self._helper_load(node):
+        if (self._returning or self._returning_items) and self._helper_load(node):
             return
         if self.facts.project is not None and self.facts.project.mixed_loaders and self._remote_load(node):
             return
@@ -630,6 +640,8 @@ class LoadWithoutMapLocation(Rule):
         loads reach this use. Reported at the load, without a fix (the helper
         serves its other callers too)."""
         fn = self.facts.calls.resolve(call)
+        if fn is not None and fn in self._returning_items:
+            return self._unpacked_load(call, self._returning_items[fn])
         loads = [ld for ld in self._returning.get(fn, ()) if not self._reads_cpu_checkpoint(ld)] if fn else []
         if not loads:
             return False
@@ -652,6 +664,22 @@ class LoadWithoutMapLocation(Rule):
             target = outer.targets[0].target
             if isinstance(target, cst.Name):
                 self._frames[-1][target.value][-1][1].extend(loads)
+        return True
+
+    def _unpacked_load(self, call: cst.Call, items: dict[int, list[cst.Call]]) -> bool:
+        """``epoch, weights = load_checkpoint(p)`` with ``load_checkpoint``
+        a function of this module returning ``epoch, state_dict``, the second
+        a load: ``weights`` holds it, as ``_helper_load``'s name would."""
+        outer = self.parent(call)
+        if not (isinstance(outer, cst.Assign) and len(outer.targets) == 1 and outer.value is call):
+            return True
+        target = outer.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)):
+            return True
+        for i, element in enumerate(target.elements):
+            if isinstance(element.value, cst.Name) and i in items:
+                loads = [ld for ld in items[i] if not self._reads_cpu_checkpoint(ld)]
+                self._frames[-1][element.value.value][-1][1].extend(loads)
         return True
 
     def _remote_load(self, call: cst.Call) -> bool:
@@ -2408,6 +2436,52 @@ def load_ckpt(name, models):
             "every model state this file saves goes through a helper whose loop moves each entry to a CPU"
             " device bound to a name; the optimizers' states beside them are read by optimizers only"
             " (partial-conv's `get_state_dict_on_cpu`)",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def load_checkpoint(path):
+    weights = torch.load(path)
+    return weights.pop("epoch"), weights["state_dict"]
+
+
+def resume(path):
+    epoch, weights = load_checkpoint(path)
+    return epoch + 1
+""",
+            "a helper returning the load as an element of a tuple: the caller unpacking it loads nothing",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def load_checkpoint(path, info):
+    return info["epoch"], torch.load(path, map_location="cpu")
+
+
+def resume(model, path, info):
+    model.cuda()
+    epoch, weights = load_checkpoint(path, info)
+    model.load_state_dict(weights)
+""",
+            "the tuple's element loaded into the model is a load with `map_location`",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def tune(model, path):
+    weights = torch.load(path)
+    new_weights = {}
+    for a, b in zip(list(model.state_dict()), list(weights)):
+        new_weights[a] = weights[b]
+    model.load_state_dict(new_weights)
+""",
+            "a checkpoint copied key by key into a model not known to be on a device: the copy may be the only one",
         ),
     ]
     invalid = [
@@ -4248,6 +4322,66 @@ def main():
     model.load_state_dict(torch.load("model.bin", map_location="cpu"))
 """,
         ),
+        Invalid(
+            """\
+import os
+import torch
+import torch.nn as nn
+
+
+def load_checkpoint(path):
+    if not os.path.exists(path):
+        return None
+    state = torch.load(path)
+    return state
+
+
+model = nn.DataParallel(nn.Linear(2, 2)).cuda()
+checkpoint = load_checkpoint("latest.pth")
+if checkpoint is not None:
+    model.load_state_dict(checkpoint["state_dict"])
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def load_checkpoint(path):
+    weights = torch.load(path)
+    epoch = None
+    if "epoch" in weights:
+        epoch = weights.pop("epoch")
+    if "state_dict" in weights:
+        state_dict = weights["state_dict"]
+    else:
+        state_dict = weights
+    return epoch, state_dict
+
+
+model = nn.Linear(2, 2).cuda()
+epoch, weights = load_checkpoint("best.pth")
+model.load_state_dict(weights)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+
+
+def tune(model, path):
+    model.cuda()
+    weights = torch.load(path)
+    new_weights = {}
+    for a, b in zip(list(model.state_dict()), list(weights)):
+        new_weights[a] = weights[b]
+    model.load_state_dict(new_weights)
+""",
+            None,
+        ),
     ]
 
 
@@ -4368,49 +4502,132 @@ def _is_move(call: cst.Call) -> bool:
 class _ReturnedLoads(cst.CSTVisitor):
     """Per function, the loads it returns: ``return torch.load(f)``, or
     ``return ckpt`` where the function binds ``ckpt`` only to such loads
-    (``ckpt = torch.load(f)``). A load with ``map_location`` may be returned
+    (``ckpt = torch.load(f)``), to keys of them or to names that are
+    (``sd = ckpt["state_dict"]``). A load with ``map_location`` may be returned
     beside them (``if use_cuda: ckpt = torch.load(p) else: ckpt =
     torch.load(p, map_location=...)``): the unmapped one is still returned
-    where it runs. Nested functions are their own."""
+    where it runs; ``return None`` returns no tensors. A function whose every
+    return is a tuple of one length (``return epoch, state_dict``) returns,
+    at a position, the loads each return holds there (``items``). Nested
+    functions are their own."""
 
     def __init__(self, is_load, is_any_load) -> None:
         self.is_load = is_load
         self.is_any_load = is_any_load  # any torch.load: a mapped one copies nothing to a GPU
         self.found: dict[cst.FunctionDef, list[cst.Call]] = {}
-        self._stack: list[tuple[cst.FunctionDef, dict[str, list[cst.Call | None]], list[cst.BaseExpression]]] = []
+        # Functions returning tuples: position -> the loads held there.
+        self.items: dict[cst.FunctionDef, dict[int, list[cst.Call]]] = {}
+        # Per function: its bindings, each a load, the name it is drawn from, or None (anything else).
+        self._stack: list[tuple[cst.FunctionDef, dict[str, list[cst.Call | str | None]], list[cst.BaseExpression]]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.append((node, {}, []))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         fn, bound, returned = self._stack.pop()
+        if returned and all(_plain_tuple(value) for value in returned):
+            self._tuple_items(fn, bound, returned)
+            return
         loads: list[cst.Call] = []
         for value in returned:
-            if isinstance(value, cst.Call) and self.is_load(value):
-                loads.append(value)
-            elif isinstance(value, cst.Call) and self.is_any_load(value):
-                continue
-            elif isinstance(value, cst.Name) and bound.get(value.value) and None not in bound[value.value]:
-                loads.extend(ld for ld in bound[value.value] if ld is not None)
-            else:
+            held = self._value_loads(value, bound)
+            if held is None:
                 return  # another value may be returned: its callers are not told what
+            loads.extend(held)
         self.found[fn] = loads
+
+    def _tuple_items(self, fn: cst.FunctionDef, bound: dict, returned: list[cst.BaseExpression]) -> None:
+        tuples = [value for value in returned if isinstance(value, cst.Tuple)]
+        length = len(tuples[0].elements)
+        if any(len(t.elements) != length for t in tuples):
+            return
+        items: dict[int, list[cst.Call]] = {}
+        for i in range(length):
+            loads: list[cst.Call] = []
+            for t in tuples:
+                held = self._value_loads(t.elements[i].value, bound)
+                if held is None:
+                    break
+                loads.extend(held)
+            else:
+                if loads:
+                    items[i] = loads
+        if items:
+            self.items[fn] = items
+
+    def _value_loads(self, value: cst.BaseExpression, bound: dict) -> list[cst.Call] | None:
+        """The loads ``value`` returns (a key of one is the same tensors),
+        [] for a mapped load, None for anything else."""
+        value = _keyed(value)
+        if isinstance(value, cst.Call) and self.is_load(value):
+            return [value]
+        if isinstance(value, cst.Call) and self.is_any_load(value):
+            return []
+        if isinstance(value, cst.Name):
+            return _bound_loads(value.value, bound, set())
+        return None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if not self._stack:
             return
         bound = self._stack[-1][1]
-        value = node.value
-        load = value if isinstance(value, cst.Call) and self.is_load(value) else None
-        if load is None and isinstance(value, cst.Call) and self.is_any_load(value):
+        value = _keyed(node.value)
+        entry: cst.Call | str | None = None
+        if isinstance(value, cst.Call) and self.is_load(value):
+            entry = value
+        elif isinstance(value, cst.Call) and self.is_any_load(value):
             return  # a mapped load: nothing for the callers, nothing against the others
+        elif isinstance(value, cst.Name):
+            entry = value.value  # ``state_dict = weights``: what ``weights`` holds
         for target in node.targets:
             if isinstance(target.target, cst.Name):
-                bound.setdefault(target.target.value, []).append(load)
+                bound.setdefault(target.target.value, []).append(entry)
 
     def visit_Return(self, node: cst.Return) -> None:
-        if self._stack and node.value is not None:
+        # ``return None`` hands back no tensors, as a bare ``return`` (a
+        # missing checkpoint): the callers test for it before loading.
+        if (
+            self._stack
+            and node.value is not None
+            and not (isinstance(node.value, cst.Name) and node.value.value == "None")
+        ):
             self._stack[-1][2].append(node.value)
+
+
+def _keyed(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``value`` without the keys looked up in it (``ck["state_dict"]``,
+    ``ck.get("model")``): the same tensors."""
+    while True:
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif is_get(value):
+            assert isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            value = value.func.value
+        else:
+            return value
+
+
+def _plain_tuple(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+
+
+def _bound_loads(name: str, bound: dict[str, list[cst.Call | str | None]], seen: set[str]) -> list[cst.Call] | None:
+    """The loads every binding of ``name`` holds; None when one holds anything else."""
+    entries = bound.get(name)
+    if not entries or name in seen:
+        return None
+    loads: list[cst.Call] = []
+    for entry in entries:
+        if entry is None:
+            return None
+        if isinstance(entry, str):
+            held = _bound_loads(entry, bound, seen | {name})
+            if held is None:
+                return None
+            loads.extend(held)
+        else:
+            loads.append(entry)
+    return loads
 
 
 class _Strings(cst.CSTVisitor):

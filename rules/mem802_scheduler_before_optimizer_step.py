@@ -7,6 +7,7 @@ import libcst as cst
 from memlint.analysis.scope.bindings import unwrap_pass_through
 from memlint.analysis.scope.keyed_bindings import keyed_values
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.engine_hooks import runs_before_step
 from memlint.analysis.training.ignite_events import runs_before_process
 from memlint.analysis.training.loops import jumps
@@ -23,6 +24,8 @@ from memlint.vocabulary.tokens import name_tokens
 # Since torch 1.1 a scheduler's step() moves to the next value (before, the
 # epoch's first step set the rate for that epoch: stepping first was right).
 _NEXT_VALUE_SINCE = "1.1"
+# Packages whose schedulers take the optimizer first.
+_LIBRARY_SCHEDULERS = ("torch.optim.lr_scheduler.", "transformers.", "diffusers.")
 _NEXT_VALUE_TUPLE = (1, 1, 0)
 # Where an engine runs a hook before its optimizer step (project/engine_hooks.py).
 _PLACES = {"epoch_start": "start of each epoch", "iteration_start": "start of each iteration"}
@@ -490,6 +493,12 @@ class SchedulerBeforeOptimizerStep(Rule):
         call = self.facts.bindings.call_of(scheduler or "", scope)
         if call is None or not call.args:
             return None
+        if not (self.facts.names.call_name(call) or "").startswith(_LIBRARY_SCHEDULERS):
+            # A project factory (``utility.make_scheduler(args, self.optimizer)``):
+            # its one argument that is an optimizer, if any.
+            handed = [a for a in call.args if self.facts.objects.kind_of(a.value, call) is Kind.OPTIMIZER]
+            if len(handed) == 1:
+                return dotted_name(handed[0].value)
         first = call.args[0]
         if first.keyword is not None and first.keyword.value != "optimizer":
             first = next((a for a in call.args if a.keyword is not None and a.keyword.value == "optimizer"), None)
@@ -511,6 +520,8 @@ class SchedulerBeforeOptimizerStep(Rule):
                 # (project/typed_objects.py); a project class stays home-made.
                 return all(n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed)
             return not self.facts.bindings.values(sched.target or "", sched.scope)
+        if self._local_factory_schedulers(sched):
+            return True
         project = self._project_schedulers(sched)
         if all(
             n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers."))
@@ -525,6 +536,32 @@ class SchedulerBeforeOptimizerStep(Rule):
         return bool(typed) and all(
             n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed or ()
         )
+
+    def _local_factory_schedulers(self, sched: Verb) -> bool:
+        """``self.scheduler = make_scheduler(args, self.optimizer)`` with
+        ``make_scheduler`` a function of this module whose every ``return``
+        builds a library scheduler (``return lrs.StepLR(optimizer, ...)``)."""
+        values = [
+            v
+            for v in self.facts.bindings.values(sched.target or "", sched.scope)
+            if not (isinstance(v, cst.Name) and v.value == "None")
+        ]
+        if not values:
+            return False
+        for value in values:
+            call = unwrap_pass_through(value)
+            fn = self.facts.calls.resolve(call) if call is not None else None
+            if fn is None:
+                return False
+            returned, yields = own_returns(fn)
+            if yields or not returned:
+                return False
+            for r in returned:
+                if not (
+                    isinstance(r, cst.Call) and (self.facts.names.call_name(r) or "").startswith(_LIBRARY_SCHEDULERS)
+                ):
+                    return False
+        return True
 
     def _keyed_library_scheduler(self, spelled: str) -> bool:
         """``state['scheduler']``: every value the module stores under that
@@ -792,6 +829,35 @@ engine.train(net, loader, 10, optimizer)
 """,
             "an engine the project does not hold (installed: the order of its hooks is unknown), and a "
             "scheduler stored under its key by a home-made class",
+        ),
+        Valid(
+            """\
+import torch
+import torch.optim.lr_scheduler as lrs
+
+
+def make_scheduler(args, optimizer):
+    return lrs.StepLR(optimizer, step_size=args.step)
+
+
+class Trainer:
+    def __init__(self, args, generator, discriminator, loader):
+        self.generator = generator
+        self.loader = loader
+        self.g_optimizer = torch.optim.SGD(generator.parameters(), lr=0.1)
+        self.d_optimizer = torch.optim.SGD(discriminator.parameters(), lr=0.1)
+        self.scheduler = make_scheduler(args, self.d_optimizer)
+
+    def pretrain_generator(self):
+        self.scheduler.step()
+        for x, y in self.loader:
+            self.g_optimizer.zero_grad()
+            loss = self.generator(x).sum()
+            loss.backward()
+            self.g_optimizer.step()
+""",
+            "the factory's scheduler follows the optimizer it is handed (`self.d_optimizer`), which the loop never"
+            " steps: its schedule does not skip a rate here",
         ),
     ]
     # Each fixed text repeats its source but for the one `scheduler.step()`
@@ -1106,5 +1172,57 @@ engine.hooks["on_sample"] = partial(on_sample, print)
 engine.train(net, loader, 10, optimizer)
 """,
             None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.optim.lr_scheduler as lrs
+
+
+def make_scheduler(args, optimizer):
+    return lrs.StepLR(optimizer, step_size=args.step)
+
+
+class Trainer:
+    def __init__(self, args, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.scheduler = make_scheduler(args, self.optimizer)
+
+    def train(self):
+        self.scheduler.step()
+        self.model.train()
+        for x, y in self.loader:
+            self.optimizer.zero_grad()
+            loss = self.model(x).sum()
+            loss.backward()
+            self.optimizer.step()
+""",
+            """\
+import torch
+import torch.optim.lr_scheduler as lrs
+
+
+def make_scheduler(args, optimizer):
+    return lrs.StepLR(optimizer, step_size=args.step)
+
+
+class Trainer:
+    def __init__(self, args, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.scheduler = make_scheduler(args, self.optimizer)
+
+    def train(self):
+        self.model.train()
+        for x, y in self.loader:
+            self.optimizer.zero_grad()
+            loss = self.model(x).sum()
+            loss.backward()
+            self.optimizer.step()
+        self.scheduler.step()
+""",
         ),
     ]

@@ -28,11 +28,15 @@ from memlint.project.arg_modes import argument_keys
 from memlint.project.state_feeds import PlacedWalk
 
 
-def gpu_arg_calls(body: list[ast.stmt]) -> dict[int, tuple[tuple[str, tuple[ast.Call, ...]], ...]]:
+def gpu_arg_calls(
+    body: list[ast.stmt], placed: frozenset[str] = frozenset()
+) -> dict[int, tuple[tuple[str, tuple[ast.Call, ...]], ...]]:
     """Per call of ``body`` (one scope) with such arguments, by id: (the
     parameter key, "0" or the keyword; the calls that bound the name, empty
-    when the scope moved it itself)."""
+    when the scope moved it itself). ``placed``: names on a device when the
+    scope starts (``self.net``, moved by ``__init__``: init_moves.py)."""
     walk = _ArgWalk()
+    walk.placed.update(placed)
     for stmt in body:
         walk.statement(stmt)
     return walk.args

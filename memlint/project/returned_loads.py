@@ -31,7 +31,9 @@ def unmapped_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, bindings: dict[s
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         if isinstance(node, ast.Return) and node.value is not None:
-            returned.append(node.value)
+            # ``return None``: no tensors, as a bare ``return`` (a missing checkpoint).
+            if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                returned.append(node.value)
         elif isinstance(node, ast.Assign):
             kind = _load_kind(node.value, bindings)
             load = node.value if kind == "unmapped" and isinstance(node.value, ast.Call) else None

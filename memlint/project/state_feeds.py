@@ -32,11 +32,13 @@ _KEEPS_DEVICE = frozenset({"half", "float", "train", "eval", "requires_grad_"})
 _WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
 
 
-def gpu_state_calls(body: list[ast.stmt]) -> set[int]:
-    """The ids of the calls in ``body`` (one scope: nested functions and
-    classes are their own) whose result reaches ``load_state_dict`` of a
-    model the scope moved to a device before, directly or indexed
-    (``f(p)["model"]``), or through a name bound to it."""
+def gpu_state_calls(body: list[ast.stmt]) -> dict[int, set[int]]:
+    """The calls of ``body`` (one scope: nested functions and classes are
+    their own), by id, whose result reaches ``load_state_dict`` of a model
+    the scope moved to a device before, directly or indexed (``f(p)["model"]``),
+    or through a name bound to it: each with what reaches it, -1 for the
+    value itself, ``i`` for the i-th element of the tuple it returns,
+    unpacked at the call (``epoch, weights = load_checkpoint(p)``)."""
     walk = _Walk()
     for stmt in body:
         walk.statement(stmt)
@@ -46,8 +48,10 @@ def gpu_state_calls(body: list[ast.stmt]) -> set[int]:
 class _Walk:
     def __init__(self) -> None:
         self.placed: set[str] = set()  # dotted names of models moved to a device
-        self.held: dict[str, ast.Call] = {}  # names bound to a call's result
-        self.found: set[int] = set()
+        # Names bound to a call's result: the call, and the element of the
+        # tuple it returns that the name holds (-1: the whole value).
+        self.held: dict[str, tuple[ast.Call, int]] = {}
+        self.found: dict[int, set[int]] = {}
 
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -132,9 +136,10 @@ class _Walk:
         while isinstance(state, ast.Subscript):
             state = state.value
         if isinstance(state, ast.Call):
-            self.found.add(id(state))
+            self.found.setdefault(id(state), set()).add(-1)
         elif isinstance(state, ast.Name) and state.id in self.held:
-            self.found.add(id(self.held[state.id]))
+            held, item = self.held[state.id]
+            self.found.setdefault(id(held), set()).add(item)
 
     def on_device(self, receiver: ast.expr) -> bool:
         """``model`` or ``model.module`` with ``model`` moved before."""
@@ -148,18 +153,37 @@ class _Walk:
     def bind(self, target: ast.expr, value: ast.expr | None) -> None:
         name = dotted(target)
         if not name:
+            # Read before the names are unbound: ``d[k] = d[k]`` keeps ``d``'s.
+            copied = self.held.get(_drawn_name(value)) if value is not None else None
             for sub in ast.walk(target):  # a tuple, a starred or subscripted target
                 if isinstance(sub, ast.Name):
                     self.unbind(sub.id)
+            self._bind_parts(target, value, copied)
             return
         # The value is read before the name is rebound: ``model =
         # nn.DataParallel(model)`` wraps the model moved before, still there.
         moved = isinstance(value, ast.Call) and _moved_value(value, self.placed) or self._alias(value)
+        copied = self.held.get(_drawn_name(value)) if value is not None else None
         self.unbind(name)
         if moved:
             self.placed.add(name)
         if isinstance(value, ast.Call) and "." not in name:
-            self.held[name] = value
+            self.held[name] = (value, -1)
+        elif copied is not None and "." not in name:
+            # ``weights = new_weights``, ``sd = ckpt["state_dict"]``: the same tensors.
+            self.held[name] = copied
+
+    def _bind_parts(self, target: ast.expr, value: ast.expr | None, copied: tuple[ast.Call, int] | None) -> None:
+        """``epoch, weights = load_checkpoint(p)``: each plain name holds its
+        element of the tuple the call returns; ``d[k] = weights[k]`` (a copy
+        key by key, in a loop or not): ``d`` holds ``weights``' tensors."""
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call):
+            if all(isinstance(elt, ast.Name) for elt in target.elts):
+                for i, elt in enumerate(target.elts):
+                    assert isinstance(elt, ast.Name)
+                    self.held[elt.id] = (value, i)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and copied is not None:
+            self.held[target.value.id] = copied
 
     def _alias(self, value: ast.expr | None) -> bool:
         """``pure_model = model.module if isinstance(model, DataParallel) else
@@ -177,6 +201,14 @@ class _Walk:
     def unbind(self, name: str) -> None:
         self.held.pop(name, None)
         self.placed = {p for p in self.placed if p != name and not p.startswith(name + ".")}
+
+
+def _drawn_name(value: ast.expr) -> str:
+    """The plain name ``value`` is, or is a key of (``weights[k]``,
+    ``ckpt["state_dict"]``): its tensors, unchanged; "" otherwise."""
+    while isinstance(value, ast.Subscript):
+        value = value.value
+    return value.id if isinstance(value, ast.Name) else ""
 
 
 # The walk, for gpu_args.py to read the models each call hands over.

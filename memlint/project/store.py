@@ -23,6 +23,7 @@ from memlint.project import (
     engine_hooks,
     forward_returns,
     gpu_args,
+    init_moves,
     keyword_trackers,
     layer_functions,
     layer_lists,
@@ -90,6 +91,7 @@ def summary_fingerprint() -> str:
         engine_hooks,
         settings_values,
         wrapped_args,
+        init_moves,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

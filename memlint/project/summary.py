@@ -58,6 +58,7 @@ from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
 from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site
 from memlint.project.gpu_args import gpu_arg_calls
+from memlint.project.init_moves import init_placed
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.method_moves import called_methods, method_moves
@@ -123,6 +124,9 @@ class CallSite:
     # (gpu_args.py): (parameter key, the functions as spelled here whose
     # calls bound the name, ":name" for one of this module; none: moved here).
     gpu_args: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The elements of the tuple it returns, unpacked at the call, that are
+    # loaded into such a model (``epoch, weights = load_checkpoint(p)``).
+    gpu_items: tuple[int, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
@@ -144,6 +148,7 @@ class CallSite:
             built,
             gpu_state,
             gpu_args,
+            tuple(int(i) for i in data.get("gpu_items", ())),
         )
 
 
@@ -698,7 +703,8 @@ class _Walker:
         # it does not enter: checkpoint_files finds nothing unless one is
         # ``torch.save``/``torch.load`` under the module's final imports.
         self._save_loads: list[ast.expr] = []
-        self._gpu_state: set[int] = set()  # calls whose result a moved model loads (CallSite.gpu_state)
+        # Calls whose result a moved model loads (CallSite.gpu_state, gpu_items).
+        self._gpu_state: dict[int, set[int]] = {}
         # Per call, its arguments that are models on a device (CallSite.gpu_args), as gpu_args.py gives them.
         self._gpu_args: dict[int, tuple[tuple[str, tuple[ast.Call, ...]], ...]] = {}
         self._attr_calls: list[AttrCall] = []  # every ``x.name(...)``: method_modes.py
@@ -811,7 +817,7 @@ class _Walker:
         if scope.built_here or scope.built_imported:
             self._fresh_args(node, scope, body, wraps=self._data_parallels != wrappers)
         if scope.loads_state:
-            self._gpu_state |= gpu_state_calls(body)
+            self._gpu_state.update(gpu_state_calls(body))
         if self._device_moves != moves and scope.sites:  # the few scopes that move a model and call the project
             self._gpu_args.update(gpu_arg_calls(body))
 
@@ -1079,7 +1085,7 @@ class _Walker:
         self._classes_met += 1
         outer = self._scopes[-1]
         name = f"{outer.name}.{node.name}" if outer.name else node.name
-        moves = self._moves
+        moves, device_moves = self._moves, self._device_moves
         top = not outer.name and self._class_calls is None
         if top:
             self._class_calls = set()
@@ -1102,6 +1108,8 @@ class _Walker:
         self._own = own
         self._owner = outer_owner
         _has_base, assigned = self._class_stack.pop()
+        if self._device_moves != device_moves:  # the few classes moving a model: their methods' arguments
+            self._methods_gpu_args(node)
         if top:
             self._calls_of[id(node)] = self._class_calls  # type: ignore[assignment]
             self._class_calls = None
@@ -1119,6 +1127,15 @@ class _Walker:
                 self.summary.plain_attrs.extend(sorted(assigned))
         if not outer.name and _model_like(node):
             self.summary.classes.append(node.name)
+
+    def _methods_gpu_args(self, node: ast.ClassDef) -> None:
+        """CallSite.gpu_args of the methods of ``node`` that call the project
+        with an attribute ``__init__`` moved to a device (``load_network(
+        self.net, p)`` in ``resume``; init_moves.py)."""
+        placed = init_placed(node)
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in placed:
+                self._gpu_args.update(gpu_arg_calls(stmt.body, placed[stmt.name]))
 
     def _unvisited(self, *parts: ast.AST | None) -> None:
         """Parts of the tree the walk does not enter (a lambda, a signature,
@@ -1481,10 +1498,24 @@ class _Walker:
                     args = self._argument_modes(scope, call, local_facts)
                     written = _dotted(call.func)
                     step = bool(cell and cell[0])
-                    gpu = id(call) in self._gpu_state
+                    fed = self._gpu_state.get(id(call), ())
+                    items = tuple(sorted(i for i in fed if i >= 0))
                     on_device = _spelled_args(self._gpu_args.get(id(call), ()), spelled)
                     s.calls.append(
-                        CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu, on_device)
+                        CallSite(
+                            callee,
+                            line,
+                            grad,
+                            loop,
+                            scope.backprops,
+                            step,
+                            args,
+                            written,
+                            built,
+                            -1 in fed,
+                            on_device,
+                            items,
+                        )
                     )
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)

@@ -293,7 +293,7 @@ class TypedObjects:
             for c, a, p in objects.init_attrs:
                 if c == cls and a == attr:
                     return self.param_types(path, f"{cls}.__init__", p)
-            return None
+            return self._scheduler_attr_types(objects, path, cls, attr)
         for s, n, spelled in objects.bound:
             if s == scope and n == receiver:
                 out: set[str] = set()
@@ -304,6 +304,23 @@ class TypedObjects:
                     out.update(q)
                 return tuple(sorted(out))
         return self.param_types(path, scope, receiver)
+
+    def _scheduler_attr_types(self, objects: ObjectTypes, path: str, cls: str, attr: str) -> tuple[str, ...] | None:
+        """The types ``self.<attr>`` holds in ``cls``'s methods when it is
+        named for a scheduler and every assignment of it in the class is a
+        call of a class or a factory (``self.scheduler =
+        utility.make_scheduler(args, self.optimizer)``, whose every
+        ``return`` builds ``lrs.StepLR``): ObjectTypes.scheduler_attrs."""
+        spelled = next((t for c, a, t in objects.scheduler_attrs if c == cls and a == attr), None)
+        if not spelled:
+            return None
+        out: set[str] = set()
+        for sp in spelled:
+            q = self.qualify(sp, path)
+            if q is None:
+                return None
+            out.update(q)
+        return tuple(sorted(out))
 
     def attribute_types(self, owners: tuple[str, ...], attr: str) -> tuple[str, ...] | None:
         """The types ``<object>.<attr>`` holds for an object of one of the

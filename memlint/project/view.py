@@ -41,6 +41,9 @@ class Caller:
     # wrapped in ``DataParallel`` and never moved ("*": not all known;
     # empty: not recorded): a parameter it leaves out takes its default.
     passed: tuple[str, ...] = ()
+    # The elements of the tuple the function returns that the caller unpacks
+    # and loads into a model on a device (CallSite.gpu_items).
+    gpu_items: tuple[int, ...] = ()
 
     def omits(self, index: int, name: str) -> bool:
         """The call passes nothing for the parameter at ``index`` named ``name``."""

@@ -525,7 +525,7 @@ class ObjectTable(cst.CSTVisitor):
             kinds.add(Kind.MODULE)
         if len(kinds) == 1:
             return next(iter(kinds))
-        if unknown and not kinds and self._typed is not None and not isinstance(owner, cst.ClassDef):
+        if unknown and not kinds and self._typed is not None:
             return self._project_kind(owner, name)
         if kinds or unknown:
             return None
@@ -566,6 +566,8 @@ class ObjectTable(cst.CSTVisitor):
     def _project_kind(self, owner: object, name: str) -> Kind | None:
         """The kind every type the project gives ``name`` in ``owner`` builds
         (installed classes only: ``torch.optim.lr_scheduler.StepLR``), or None."""
+        if isinstance(owner, cst.ClassDef):
+            return self._project_attr_kind(owner, name)
         if isinstance(owner, cst.FunctionDef):
             cls = self.calls.class_of.get(owner)
             scope = f"{cls.name.value}.{owner.name.value}" if cls is not None else owner.name.value
@@ -573,6 +575,19 @@ class ObjectTable(cst.CSTVisitor):
             scope = ""
         types = self._typed(scope, name) if self._typed is not None else None
         kinds = {constructor_kind(t) for t in types or ()}
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def _project_attr_kind(self, cls: cst.ClassDef, name: str) -> Kind | None:
+        """``self.scheduler`` of ``cls``, every assignment of it a call the
+        file cannot type (``utility.make_scheduler(args, opt)``): the kind
+        the project gives it in the methods of the class (one kind in all
+        of them; project/typed_objects.py reads the factory's returns)."""
+        assert self._typed is not None
+        kinds: set[Kind | None] = set()
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef):
+                types = self._typed(f"{cls.name.value}.{stmt.name.value}", name)
+                kinds.update(constructor_kind(t) for t in types or ())
         return kinds.pop() if len(kinds) == 1 else None
 
     def _param_kind(self, param: cst.Param, fn: cst.FunctionDef) -> Kind | None:

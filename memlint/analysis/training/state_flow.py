@@ -129,22 +129,38 @@ def loop_copies(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
     checkpoint, renamed (the statement-spelled comprehension). Stores in the
     loop's body and in the ``if`` and ``try`` blocks inside it count (``try:
     d[k] = X["module." + k] except KeyError: d[k] = v``); a stored value other
-    than the loop's own ``v`` or an entry of ``X`` itself is not followed."""
+    than the loop's own ``v`` or an entry of ``X`` itself is not followed.
+    A loop over anything else copies the entries of a name it reads by key
+    (``for a, b in zip(keys, names): d[a] = weights[b]`` gives ``("d",
+    weights)``)."""
     if loop.asynchronous is not None:
         return []
     target = loop.target
+    source = _items_iter(loop.iter)
+    found: list[tuple[str, cst.BaseExpression]] = []
+    if source is None:
+        for small in _loop_smalls(loop):
+            _entry_stores(small, found)
+        return found
     if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
         return []
     value_name = target.elements[1].value
-    source = _items_iter(loop.iter)
-    if source is None or not isinstance(value_name, cst.Name):
+    if not isinstance(value_name, cst.Name):
         return []
-    found: list[tuple[str, cst.BaseExpression]] = []
+    for small in _loop_smalls(loop):
+        _stores([small], value_name.value, source, found)
+    return found
+
+
+def _loop_smalls(loop: cst.For) -> list[cst.BaseSmallStatement]:
+    """The simple statements of the loop's body and of the ``if`` and ``try``
+    blocks inside it (each may run in an iteration)."""
+    smalls: list[cst.BaseSmallStatement] = []
     todo: list[cst.BaseSuite] = [loop.body]
     while todo:
         suite = todo.pop()
         if isinstance(suite, cst.SimpleStatementSuite):  # ``for k, v in X.items(): d[k] = v``
-            _stores(suite.body, value_name.value, source, found)
+            smalls.extend(suite.body)
             continue
         for stmt in suite.body:
             if isinstance(stmt, cst.If):
@@ -160,8 +176,21 @@ def loop_copies(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
                 todo.extend(_try_blocks(stmt))
                 continue
             if isinstance(stmt, cst.SimpleStatementLine):
-                _stores(stmt.body, value_name.value, source, found)
-    return found
+                smalls.extend(stmt.body)
+    return smalls
+
+
+def _entry_stores(small: cst.BaseSmallStatement, found: list[tuple[str, cst.BaseExpression]]) -> None:
+    """Adds ``(d, X)`` for ``d[...] = X[key]``, ``X`` a name other than ``d``."""
+    if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Subscript)):
+        return
+    source = small.value.value
+    if not (isinstance(source, cst.Name) and _entry_of(small.value, source)):
+        return
+    for t in small.targets:
+        store = t.target
+        if isinstance(store, cst.Subscript) and isinstance(store.value, cst.Name) and store.value.value != source.value:
+            found.append((store.value.value, source))
 
 
 def _try_blocks(stmt: cst.Try) -> list[cst.BaseSuite]:
