@@ -2445,8 +2445,96 @@ def train(path, device):
             "the load's values pass through a filtering helper into a model still on the CPU: nothing is"
             " doubled on a GPU (the helper's view is followed as the load itself, SECOND's `filter_param_dict`)",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn import Parameter
+def l2_norm(x, axis=1):
+    norm = torch.norm(x, 2, axis, True)
+    return torch.div(x, norm)
+class ArcHead(nn.Module):
+    def __init__(self, in_features, out_features, device_id=None):
+        super().__init__()
+        self.device_id = device_id
+        self.iter = 0
+        self.weight = Parameter(torch.FloatTensor(out_features, in_features))
+    def forward(self, x):
+        self.iter += 1
+        if self.device_id is None:
+            return F.linear(x, self.weight)
+        sub_weights = torch.chunk(self.weight, len(self.device_id), dim=0)
+        temp_x = x.cuda(self.device_id[0])
+        weight = l2_norm(sub_weights[0]).cuda(self.device_id[0])
+        return F.linear(temp_x, weight).cuda(self.device_id[0])
+def main(path, device):
+    head = ArcHead(512, 10)
+    head.load_state_dict(torch.load(path))
+    head = head.to(device)
+""",
+            "the head's `.cuda()` calls in `forward` copy its input and the chunks of its weight (Tensor.cuda"
+            " returns a copy) and keep none of them in the module: the head built here is still on the CPU at"
+            " the load (face.evoLVe's `ArcFace`, `Am_softmax`)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn import Parameter
+def l2_norm(x, axis=1):
+    norm = torch.norm(x, 2, axis, True)
+    return torch.div(x, norm)
+class ArcHead(nn.Module):
+    def __init__(self, in_features, out_features, device_id=None):
+        super().__init__()
+        self.device_id = device_id
+        self.iter = 0
+        self.weight = Parameter(torch.FloatTensor(out_features, in_features))
+    def forward(self, x):
+        self.last = x.cuda()
+        if self.device_id is None:
+            return F.linear(x, self.weight)
+        sub_weights = torch.chunk(self.weight, len(self.device_id), dim=0)
+        temp_x = x.cuda(self.device_id[0])
+        weight = l2_norm(sub_weights[0]).cuda(self.device_id[0])
+        return F.linear(temp_x, weight).cuda(self.device_id[0])
+def main(path, device):
+    head = ArcHead(512, 10)
+    head.load_state_dict(torch.load(path))
+    head = head.to(device)
+""",
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn import Parameter
+def l2_norm(x, axis=1):
+    norm = torch.norm(x, 2, axis, True)
+    return torch.div(x, norm)
+class ArcHead(nn.Module):
+    def __init__(self, in_features, out_features, device_id=None):
+        super().__init__()
+        self.device_id = device_id
+        self.iter = 0
+        self.weight = Parameter(torch.FloatTensor(out_features, in_features))
+    def forward(self, x):
+        self.last = x.cuda()
+        if self.device_id is None:
+            return F.linear(x, self.weight)
+        sub_weights = torch.chunk(self.weight, len(self.device_id), dim=0)
+        temp_x = x.cuda(self.device_id[0])
+        weight = l2_norm(sub_weights[0]).cuda(self.device_id[0])
+        return F.linear(temp_x, weight).cuda(self.device_id[0])
+def main(path, device):
+    head = ArcHead(512, 10)
+    head.load_state_dict(torch.load(path, map_location="cpu"))
+    head = head.to(device)
+""",
+        ),
         Invalid(
             """\
 import re

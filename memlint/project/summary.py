@@ -51,6 +51,7 @@ from memlint.project.checkpoint_files import checkpoint_facts, names_a_checkpoin
 from memlint.project.class_factories import factories
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
+from memlint.project.forward_copies import module_tensor_functions
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.cpu_receivers import cpu_uses, fresh_args, sets_default_device
@@ -550,7 +551,8 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.cpu_classes = [
                 n.name
                 for n in tree.body
-                if isinstance(n, ast.ClassDef) and not class_moves_to_a_device(n, walker.bindings, walk)
+                if isinstance(n, ast.ClassDef)
+                and not class_moves_to_a_device(n, walker.bindings, walk, module_tensor_functions(tree, walker.bindings))
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
@@ -1110,7 +1112,10 @@ class _Walker:
         # No move met in its walk (most classes), or only moves of fresh
         # tensors (class_moves.py reads the class again only then).
         if not outer.name and (
-            self._moves == moves or not class_moves_to_a_device(node, self.bindings, self._node_lists)
+            self._moves == moves
+            or not class_moves_to_a_device(
+                node, self.bindings, self._node_lists, module_tensor_functions(self._tree, self.bindings)
+            )
         ):
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
