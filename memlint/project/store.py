@@ -19,9 +19,10 @@ from memlint.project import (
     cpu_builders,
     cpu_receivers,
     data_passes,
-    forward_copies,
     engine_factories,
     engine_hooks,
+    eval_forwards,
+    forward_copies,
     forward_returns,
     gpu_args,
     keyword_trackers,
@@ -92,6 +93,7 @@ def summary_fingerprint() -> str:
         settings_values,
         wrapped_args,
         forward_copies,
+        eval_forwards,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())
