@@ -28,7 +28,7 @@ def test_the_parameter_itself_a_key_or_a_copying_comprehension():
     assert passed("def f(sd):\n    return sd\n") == "sd"
     assert passed('def f(sd):\n    return sd["state_dict"]\n') == "sd"
     assert passed("def f(sd):\n    return {k[7:]: v for k, v in sd.items()}\n") == "sd"
-    assert passed('def f(sd, key):\n    if key in sd:\n        return sd[key]\n    return sd\n') == "sd"
+    assert passed("def f(sd, key):\n    if key in sd:\n        return sd[key]\n    return sd\n") == "sd"
 
 
 def test_anything_else_is_not_followed():

@@ -45,7 +45,7 @@ _MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 def forward_keeps_no_move(
     method: ast.FunctionDef | ast.AsyncFunctionDef,
     found: list[ast.AST],
-    moves: list[ast.Call],
+    moves: list[ast.AST],
     copied: Callable[[ast.AST], bool],
     qualify: Callable[[ast.AST], str],
     functions: Callable[[], frozenset[str]] | None = None,
@@ -60,7 +60,13 @@ def forward_keeps_no_move(
     tensor = _tensors(method, found, qualify, functions)
     if not all(copied(m.func.value) or tensor(m.func.value) for m in moves):  # type: ignore[attr-defined]
         return False
-    this = method.args.posonlyargs[0].arg if method.args.posonlyargs else method.args.args[0].arg if method.args.args else None
+    this = (
+        method.args.posonlyargs[0].arg
+        if method.args.posonlyargs
+        else method.args.args[0].arg
+        if method.args.args
+        else None
+    )
     if this is None:
         return False
     local = {n.id for n in found if n.__class__ is ast.Name and n.ctx.__class__ is ast.Store}  # type: ignore[attr-defined]
@@ -207,7 +213,10 @@ def tensor_functions(
         if counts[fn.name] != 1 or fn.decorator_list or isinstance(fn, ast.AsyncFunctionDef):
             continue
         found = list(ast.walk(fn))
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.ClassDef)) and n is not fn for n in found):
+        if any(
+            isinstance(n, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.ClassDef)) and n is not fn
+            for n in found
+        ):
             continue
         returns = [n.value for n in found if isinstance(n, ast.Return)]
         if not returns or any(r is None for r in returns):
@@ -229,7 +238,11 @@ def _tensor(expr: ast.AST, tensors: set[str], qualify: Callable[[ast.AST], str],
     if kind is not ast.Call:
         return False
     func = expr.func  # type: ignore[attr-defined]
-    if func.__class__ is ast.Attribute and func.attr in _TENSOR_RESULTS and _tensor(func.value, tensors, qualify, calls):
+    if (
+        func.__class__ is ast.Attribute
+        and func.attr in _TENSOR_RESULTS
+        and _tensor(func.value, tensors, qualify, calls)
+    ):
         return True
     if func.__class__ is ast.Name and func.id in calls:
         return True

@@ -51,13 +51,13 @@ from memlint.project.checkpoint_files import checkpoint_facts, names_a_checkpoin
 from memlint.project.class_factories import factories
 from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
-from memlint.project.forward_copies import module_tensor_functions
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
 from memlint.project.cpu_receivers import cpu_uses, fresh_args, sets_default_device
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
 from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site
+from memlint.project.forward_copies import module_tensor_functions
 from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
@@ -552,7 +552,9 @@ def summarise_exports(text: str) -> ModuleSummary:
                 n.name
                 for n in tree.body
                 if isinstance(n, ast.ClassDef)
-                and not class_moves_to_a_device(n, walker.bindings, walk, module_tensor_functions(tree, walker.bindings))
+                and not class_moves_to_a_device(
+                    n, walker.bindings, walk, module_tensor_functions(tree, walker.bindings)
+                )
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)

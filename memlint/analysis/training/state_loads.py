@@ -1816,7 +1816,10 @@ class Checkpoints:
         found = tree.body[-1] if tree.body else None
         functions = _module_functions(self.module)
         return not isinstance(found, ast.ClassDef) or class_moves_to_a_device(
-            found, self.names.bindings, None, lambda: tensor_functions(functions(), lambda f: qualified(f, self.names.bindings))
+            found,
+            self.names.bindings,
+            None,
+            lambda: tensor_functions(functions(), lambda f: qualified(f, self.names.bindings)),
         )
 
     def loaded_params(self, fn: cst.FunctionDef) -> frozenset[str]:
