@@ -54,7 +54,9 @@ class TensorAccumulatedAcrossIterations(Rule):
     of the same module that backpropagates what it is passed, are not
     reported; nor is recurrent state the model reads back in the next step
     (`self.weights_cum += weights` fed into `self.cell(x + self.weights_cum, h)`),
-    which MEM104 judges.
+    which MEM104 judges. Nor is the output of a model called after
+    `model.eval()` whose `forward`, in eval mode, returns only what it
+    computed under `torch.no_grad()` (a detector's `predict()` branch).
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
