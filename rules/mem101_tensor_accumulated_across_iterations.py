@@ -54,7 +54,9 @@ class TensorAccumulatedAcrossIterations(Rule):
     of the same module that backpropagates what it is passed, are not
     reported; nor is recurrent state the model reads back in the next step
     (`self.weights_cum += weights` fed into `self.cell(x + self.weights_cum, h)`),
-    which MEM104 judges.
+    which MEM104 judges. Nor is the output of a model called after
+    `model.eval()` whose `forward`, in eval mode, returns only what it
+    computed under `torch.no_grad()` (a detector's `predict()` branch).
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
@@ -563,8 +565,107 @@ def main(model, loader, criterion, optimizer):
 """,
             "a function that can backpropagate, but every call runs it under no_grad",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class VoxelNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def predict(self, x, preds):
+        return preds.sigmoid().sum()
+    def forward(self, x):
+        preds = self.fc(x)
+        if self.training:
+            return preds.sum()
+        else:
+            with torch.no_grad():
+                res = self.predict(x, preds)
+            return res
+def train(loader, eval_loader):
+    net = VoxelNet()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x in loader:
+        loss = net(x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    net.eval()
+    total = 0
+    for example in eval_loader:
+        total += net(example)
+    return total
+""",
+            "a model whose `forward` returns, in eval mode, only what it computed under `torch.no_grad()`,"
+            " called after `net.eval()`: its output carries no history (SECOND's `VoxelNet`)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class VoxelNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def predict(self, x, preds):
+        return preds.sigmoid().sum()
+    def forward(self, x):
+        preds = self.fc(x)
+        if self.training:
+            return preds.sum()
+        else:
+            with torch.no_grad():
+                res = self.predict(x, preds)
+            return res + preds.sum()
+def train(loader, eval_loader):
+    net = VoxelNet()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x in loader:
+        loss = net(x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    net.eval()
+    total = 0
+    for example in eval_loader:
+        total += net(example)
+    return total
+""",
+            """\
+import torch
+import torch.nn as nn
+class VoxelNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def predict(self, x, preds):
+        return preds.sigmoid().sum()
+    def forward(self, x):
+        preds = self.fc(x)
+        if self.training:
+            return preds.sum()
+        else:
+            with torch.no_grad():
+                res = self.predict(x, preds)
+            return res + preds.sum()
+def train(loader, eval_loader):
+    net = VoxelNet()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x in loader:
+        loss = net(x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    net.eval()
+    total = 0
+    for example in eval_loader:
+        total += net(example).detach()
+    return total
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -6,10 +6,12 @@ import re
 
 import libcst as cst
 
+from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
+from memlint.analysis.training.passed_dicts import passed_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
@@ -61,7 +63,8 @@ class LoadWithoutMapLocation(Rule):
     another dict (`model_dict.update(ck)`), or copied into one by a loop (`for
     k, v in ck.items(): d[k[7:]] = v`, also in its `if` and `try` blocks and
     reading an entry back, `try: d[k] = ck["module." + k] except KeyError: d[k]
-    = v`).
+    = v`), or handed to a function of the module that returns such a view of
+    it (`sd = filter_param_dict(sd, include)`).
 
     ## Why it matters
     Without `map_location`, every tensor is restored to the device it was
@@ -424,9 +427,22 @@ class LoadWithoutMapLocation(Rule):
         """The loads ``expr`` passes on unchanged at ``use``: a name holding
         one, or a key or a copying comprehension of it (state_flow.py)."""
         source = drawn_from(expr)
+        if isinstance(source, cst.Call):
+            source = self._passed_arg(source)
         if isinstance(source, cst.Name) and self._frames[-1].get(source.value):
             return [load for load, _drawn in self._reaching_marked(source.value, use)]
         return []
+
+    def _passed_arg(self, call: cst.Call) -> cst.BaseExpression:
+        """What ``filter_param_dict(sd, ...)`` draws from: ``sd`` (drawn on
+        its way) when the function of this module returns a view of that
+        parameter (passed_dicts.py); ``call`` itself otherwise."""
+        fn = self.facts.calls.resolve(call)
+        param = passed_param(fn) if fn is not None else None
+        if fn is None or param is None or any(a.star for a in call.args):
+            return call
+        arg = next((a for a, name in bound_params(call, fn) if name == param), None)
+        return drawn_from(arg.value) if arg is not None else call
 
     def _fed(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[tuple[cst.Call, bool]]:
         """The loads the ``state_dict`` argument ``expr`` of ``use`` holds,
@@ -2483,8 +2499,139 @@ def tune(model, path):
 """,
             "a checkpoint copied key by key into a model not known to be on a device: the copy may be the only one",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def filter_param_dict(state_dict, prefix):
+    res_dict = {}
+    for k, p in state_dict.items():
+        if k.startswith(prefix):
+            res_dict[k] = p
+    return res_dict
+def train(path, device):
+    net = nn.Linear(4, 2)
+    pretrained = torch.load(path)
+    pretrained = filter_param_dict(pretrained, "fc")
+    net.load_state_dict(pretrained)
+    net.to(device)
+""",
+            "the load's values pass through a filtering helper into a model still on the CPU: nothing is"
+            " doubled on a GPU (the helper's view is followed as the load itself, SECOND's `filter_param_dict`)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn import Parameter
+def l2_norm(x, axis=1):
+    norm = torch.norm(x, 2, axis, True)
+    return torch.div(x, norm)
+class ArcHead(nn.Module):
+    def __init__(self, in_features, out_features, device_id=None):
+        super().__init__()
+        self.device_id = device_id
+        self.iter = 0
+        self.weight = Parameter(torch.FloatTensor(out_features, in_features))
+    def forward(self, x):
+        self.iter += 1
+        if self.device_id is None:
+            return F.linear(x, self.weight)
+        sub_weights = torch.chunk(self.weight, len(self.device_id), dim=0)
+        temp_x = x.cuda(self.device_id[0])
+        weight = l2_norm(sub_weights[0]).cuda(self.device_id[0])
+        return F.linear(temp_x, weight).cuda(self.device_id[0])
+def main(path, device):
+    head = ArcHead(512, 10)
+    head.load_state_dict(torch.load(path))
+    head = head.to(device)
+""",
+            "the head's `.cuda()` calls in `forward` copy its input and the chunks of its weight (Tensor.cuda"
+            " returns a copy) and keep none of them in the module: the head built here is still on the CPU at"
+            " the load (face.evoLVe's `ArcFace`, `Am_softmax`)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn import Parameter
+def l2_norm(x, axis=1):
+    norm = torch.norm(x, 2, axis, True)
+    return torch.div(x, norm)
+class ArcHead(nn.Module):
+    def __init__(self, in_features, out_features, device_id=None):
+        super().__init__()
+        self.device_id = device_id
+        self.iter = 0
+        self.weight = Parameter(torch.FloatTensor(out_features, in_features))
+    def forward(self, x):
+        self.last = x.cuda()
+        if self.device_id is None:
+            return F.linear(x, self.weight)
+        sub_weights = torch.chunk(self.weight, len(self.device_id), dim=0)
+        temp_x = x.cuda(self.device_id[0])
+        weight = l2_norm(sub_weights[0]).cuda(self.device_id[0])
+        return F.linear(temp_x, weight).cuda(self.device_id[0])
+def main(path, device):
+    head = ArcHead(512, 10)
+    head.load_state_dict(torch.load(path))
+    head = head.to(device)
+""",
+            """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn import Parameter
+def l2_norm(x, axis=1):
+    norm = torch.norm(x, 2, axis, True)
+    return torch.div(x, norm)
+class ArcHead(nn.Module):
+    def __init__(self, in_features, out_features, device_id=None):
+        super().__init__()
+        self.device_id = device_id
+        self.iter = 0
+        self.weight = Parameter(torch.FloatTensor(out_features, in_features))
+    def forward(self, x):
+        self.last = x.cuda()
+        if self.device_id is None:
+            return F.linear(x, self.weight)
+        sub_weights = torch.chunk(self.weight, len(self.device_id), dim=0)
+        temp_x = x.cuda(self.device_id[0])
+        weight = l2_norm(sub_weights[0]).cuda(self.device_id[0])
+        return F.linear(temp_x, weight).cuda(self.device_id[0])
+def main(path, device):
+    head = ArcHead(512, 10)
+    head.load_state_dict(torch.load(path, map_location="cpu"))
+    head = head.to(device)
+""",
+        ),
+        Invalid(
+            """\
+import re
+import torch
+import torch.nn as nn
+def filter_param_dict(state_dict, include=None):
+    include_re = re.compile(include) if include is not None else None
+    res_dict = {}
+    for k, p in state_dict.items():
+        if include_re is not None and include_re.match(k) is None:
+            continue
+        res_dict[k] = p
+    return res_dict
+def train(path, device):
+    net = nn.Linear(4, 2).to(device)
+    model_dict = net.state_dict()
+    pretrained = torch.load(path)
+    pretrained = filter_param_dict(pretrained, "fc")
+    model_dict.update({k: v for k, v in pretrained.items() if k in model_dict})
+    net.load_state_dict(model_dict)
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

@@ -341,6 +341,18 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
         "a7e3b3649f",
         "decorated_defs",
     ): "a decorated `get_batch` may return a part of the module: the class may move",
+    # An eval-off forward (project/eval_forwards.py) is read undecorated only:
+    # an unknown decorator may return anything.
+    (
+        "MEM101",
+        "4c855b3c17",
+        "decorated_defs",
+    ): "an unknown decorator on `forward`: its eval-mode returns are not trusted",
+    # A tensor function (project/forward_copies.py) is a module-level function:
+    # nested in a function, `l2_norm` is a local and its `.cuda()` counts as a move.
+    ("MEM701", "492b1fa6fa", "nested_in_function"): "a tensor-returning helper local to a function is not read",
+    ("MEM701", "492b1fa6fa", "nested_in_decorated_method"): "the same helper, local to a method",
+    ("MEM701", "492b1fa6fa", "decorated_defs"): "an unknown decorator on the helper may return anything",
 }
 
 

@@ -13,7 +13,7 @@ from memlint.project.arg_modes import ModeTrace
 from memlint.project.summary import summarise
 
 # A model class with a move in a method (the summary asks class_moves.py
-# whether it moves itself) that is also a parameterless candidate (its
+# whether it moves itself; not of its input: forward_copies.py) that is also a parameterless candidate (its
 # methods are read again by parameterless.py).
 MOVING_MODULE = textwrap.dedent(
     """
@@ -26,11 +26,11 @@ MOVING_MODULE = textwrap.dedent(
             self.k = 2
 
         def forward(self, x):
-            return x.to(self.k) * self.k
+            return x * self.k.to(x.device)
 
     class Shift(nn.Module):
         def forward(self, x):
-            return x.cuda() + 1
+            return self.cuda()(x) + 1
     """
 )
 

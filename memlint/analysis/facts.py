@@ -122,6 +122,22 @@ class ModuleFacts:
             lambda: self.frozen,
             frozenset(self.project.off_forwards) if self.project is not None else frozenset(),
             self.project.object_returns if self.project is not None else (),
+            lambda: self.eval_off_calls,
+        )
+
+    @cached_property
+    def eval_off_calls(self):
+        """Model calls that return no history in eval mode
+        (analysis/autograd/eval_off_calls.py)."""
+        from memlint.analysis.autograd.eval_off_calls import EvalOffCalls
+
+        return EvalOffCalls(
+            self.module,
+            self.calls,
+            self.objects,
+            lambda: self.bindings,
+            lambda: self.loops,
+            frozenset(self.project.eval_off) if self.project is not None else frozenset(),
         )
 
     @cached_property

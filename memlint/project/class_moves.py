@@ -39,6 +39,7 @@ import ast
 from collections.abc import Callable, Mapping
 
 from memlint.gate.ast_fields import nodes
+from memlint.project.forward_copies import forward_keeps_no_move
 
 MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 # ``torch`` functions that return a new tensor (never a module).
@@ -101,12 +102,17 @@ def _tensor_value(expr: ast.AST) -> bool:
 
 
 def class_moves_to_a_device(
-    cls: ast.ClassDef, bindings: Mapping[str, str], walk: Callable[[ast.AST], list[ast.AST]] | None = None
+    cls: ast.ClassDef,
+    bindings: Mapping[str, str],
+    walk: Callable[[ast.AST], list[ast.AST]] | None = None,
+    functions: Callable[[], frozenset[str]] | None = None,
 ) -> bool:
     """``cls`` has a move that may put the module (or a part it keeps) on a
     device; ``bindings`` maps the module's import names to qualified names.
     ``walk``: ``nodes``, or the summary's NodeLists (node_lists.py), which
-    keeps each method's list for parameterless.py to read again."""
+    keeps each method's list for parameterless.py to read again.
+    ``functions``: the module's functions returning a tensor
+    (forward_copies.tensor_functions), asked only by a ``forward`` that moves."""
     walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     for part in (*cls.decorator_list, *cls.bases, *cls.keywords):
         if any(map(_device_move, walk(part))):
@@ -156,6 +162,15 @@ def class_moves_to_a_device(
             moves = [m for m in moves if not _stored_plain(m, method, found, fresh, bindings, calls)]
             if not moves:
                 continue
+        if method.name == "forward" and forward_keeps_no_move(
+            method,
+            found,
+            moves,
+            lambda e: _fresh(e, fresh, bindings, calls) or _tensor_value(e),
+            lambda f: _qualified(f, bindings),
+            functions,
+        ):
+            continue  # ``x.cuda(d)`` of its inputs: copies it keeps nowhere
         if method.name == "__init__":
             return True
         if keeping is None:

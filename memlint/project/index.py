@@ -15,6 +15,7 @@ from memlint.project.applied_functions import quiet_applied
 from memlint.project.arg_modes import may_set_mode
 from memlint.project.checkpoint_links import import_reader, linked_writers
 from memlint.project.cpu_receivers import cpu_only_users
+from memlint.project.eval_forwards import eval_off_receivers
 from memlint.project.family_saves import cpu_saving_bases
 from memlint.project.forward_returns import returned_receivers
 
@@ -905,6 +906,7 @@ class ProjectIndex:
             object_forwards=object_forwards,
             off_forwards=off_receivers(self.typed_objects(), path),
             partly_off=partly_off_receivers(self.typed_objects(), path),
+            eval_off=eval_off_receivers(self.typed_objects(), path),
             object_returns=returned_receivers(self.typed_objects(), path, object_forwards),
             object_types=object_types,
             object_steps=object_steps,

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 
 from memlint.gate.ast_fields import children, nodes
 from memlint.gate.ast_names import ast_dotted
+from memlint.project.eval_forwards import eval_off_forward
 from memlint.project.forward_returns import returned_params
 from memlint.vocabulary.kinds import MODULE_API, Kind, guess_kind_from_name
 
@@ -106,6 +107,9 @@ class ObjectTypes:
     # torch.no_grad():`` block, or the decorator): whether a call records a
     # graph depends on what it is asked (SPADE's ``mode='inference'``).
     off_inside: list[str] = field(default_factory=list)
+    # Of them, those whose ``forward`` returns in eval mode only what it
+    # computed with grad off (eval_forwards.py: SECOND's ``VoxelNet``).
+    eval_off: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's shape (tuples stay tuples; json writes them as lists)
@@ -133,6 +137,7 @@ class ObjectTypes:
             scheduler_attrs=[(str(c), str(a), strs(t)) for c, a, t in data.get("scheduler_attrs", ())],
             attr_types=[(str(c), str(a), strs(t)) for c, a, t in data.get("attr_types", ())],
             off_inside=[str(c) for c in data.get("off_inside", ())],
+            eval_off=[str(c) for c in data.get("eval_off", ())],
         )
 
 
@@ -611,12 +616,11 @@ class _Types:
         name = f"{outer}.{node.name}" if outer else node.name
         bases = tuple(s for s in (self.spell(b, local) or ast_dotted(b) or "?" for b in node.bases))
         self.out.bases.append((name, bases))
-        if any(
-            f.name == "forward" and _turns_grad_off(f, self._off_withs)
-            for f in node.body
-            if isinstance(f, ast.FunctionDef)
-        ):
+        own_forwards = [f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "forward"]
+        if any(_turns_grad_off(f, self._off_withs) for f in own_forwards):
             self.out.off_inside.append(name)
+            if len(own_forwards) == 1 and eval_off_forward(own_forwards[0], _is_off_context):
+                self.out.eval_off.append(name)
         # What each ``self.<attr>`` is assigned (a call's type, or None), and
         # how often, in any method: gathered by the methods' own walks.
         attrs = _Attrs()

@@ -21,6 +21,8 @@ from memlint.project import (
     data_passes,
     engine_factories,
     engine_hooks,
+    eval_forwards,
+    forward_copies,
     forward_returns,
     gpu_args,
     init_moves,
@@ -92,6 +94,8 @@ def summary_fingerprint() -> str:
         settings_values,
         wrapped_args,
         init_moves,
+        forward_copies,
+        eval_forwards,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -57,6 +57,7 @@ from memlint.project.cpu_receivers import cpu_uses, fresh_args, sets_default_dev
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
 from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site
+from memlint.project.forward_copies import module_tensor_functions
 from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.init_moves import init_placed
 from memlint.project.local_imports import local_import, only_local
@@ -555,7 +556,10 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.cpu_classes = [
                 n.name
                 for n in tree.body
-                if isinstance(n, ast.ClassDef) and not class_moves_to_a_device(n, walker.bindings, walk)
+                if isinstance(n, ast.ClassDef)
+                and not class_moves_to_a_device(
+                    n, walker.bindings, walk, module_tensor_functions(tree, walker.bindings)
+                )
             ]
             walker.summary.plain_classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and _is_plain(n)]
             walker.summary.cpu_functions = _cpu_functions(tree)
@@ -1118,7 +1122,10 @@ class _Walker:
         # No move met in its walk (most classes), or only moves of fresh
         # tensors (class_moves.py reads the class again only then).
         if not outer.name and (
-            self._moves == moves or not class_moves_to_a_device(node, self.bindings, self._node_lists)
+            self._moves == moves
+            or not class_moves_to_a_device(
+                node, self.bindings, self._node_lists, module_tensor_functions(self._tree, self.bindings)
+            )
         ):
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):

@@ -202,6 +202,10 @@ class ProjectView:
     # ``forward`` turns grad off for some of its work (off_forwards.py
     # partly_off_receivers): a call of one may build no graph (MEM201).
     partly_off: tuple[tuple[str, str], ...] = ()
+    # Of them, those whose every class's ``forward`` returns in eval mode only
+    # what it computed with grad off (eval_forwards.py): a call after
+    # ``.eval()`` returns no history (history.py, MEM101/MEM102).
+    eval_off: tuple[tuple[str, str], ...] = ()
     # Of ``object_forwards``, the calls whose method returns that forward's
     # result on some of its parameters (forward_returns.py): (scope,
     # receiver, method, ((position or -1, parameter), ...)). The call's value
@@ -440,6 +444,7 @@ class ProjectView:
             or self.object_forwards
             or self.off_forwards
             or self.partly_off
+            or self.eval_off
             or self.object_returns
             or self.object_types
             or self.scheduler_classes

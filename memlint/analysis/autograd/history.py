@@ -433,8 +433,11 @@ class HistoryAnalysis:
         frozen: Callable[[], FrozenModules] | None = None,
         off_forwards: frozenset[tuple[str, str]] = frozenset(),
         object_returns: tuple = (),
+        eval_off: Callable[[], object] | None = None,
     ) -> None:
         self.module = module
+        # Model calls returning no history in eval mode (eval_off_calls.py).
+        self._eval_off = eval_off
         # ProjectView.object_returns: (scope, receiver, method) -> the
         # parameters whose history the method's return carries (another
         # module's ``return 1 - self.dice_loss(inputs, t)``: forward_returns.py).
@@ -512,6 +515,11 @@ class HistoryAnalysis:
             )
             for v in values
         )
+
+    def eval_off_call(self, func: cst.BaseExpression, call: cst.Call) -> bool:
+        """``net(example)`` after ``net.eval()``, ``net`` a model returning no
+        history in eval mode (eval_off_calls.py: SECOND's VoxelNet)."""
+        return self._eval_off is not None and self._eval_off().returns_no_history(func, call)  # type: ignore[attr-defined]
 
     def _typed_off_forward(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``self.model.forward(x)`` where the project types ``self.model``
@@ -1114,7 +1122,7 @@ class _Walker:
             return self.computed([Val(a.h) for a in args], scalar=not _reduction_none(c, o))
         if o.is_model_call(c):
             self.ev(func)
-            if self.a.no_grad_module(func, c):
+            if self.a.no_grad_module(func, c) or self.a.eval_off_call(func, c):
                 return NO
             if o.parameterless_module(func, c):
                 return self.computed(args)

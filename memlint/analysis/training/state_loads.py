@@ -51,6 +51,7 @@ from memlint.analysis.training.factory_classes import FactoryClasses
 from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
+from memlint.project.forward_copies import qualified, tensor_functions
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 from memlint.vocabulary.loading import loading_name
 from memlint.vocabulary.settings_values import config_reader, returns_settings
@@ -1813,7 +1814,13 @@ class Checkpoints:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return True
         found = tree.body[-1] if tree.body else None
-        return not isinstance(found, ast.ClassDef) or class_moves_to_a_device(found, self.names.bindings)
+        functions = _module_functions(self.module)
+        return not isinstance(found, ast.ClassDef) or class_moves_to_a_device(
+            found,
+            self.names.bindings,
+            None,
+            lambda: tensor_functions(functions(), lambda f: qualified(f, self.names.bindings)),
+        )
 
     def loaded_params(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The parameters ``fn`` passes to ``load_state_dict`` (a per-function summary)."""
@@ -1884,3 +1891,21 @@ def _redefined(calls: CallGraph, fn: cst.FunctionDef) -> bool:
                 if fn.name.value in calls.methods.get(other, {}):
                     return True
     return False
+
+
+def _module_functions(module: cst.Module) -> Callable[[], list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The module-level functions of ``module`` on Python's ``ast``, parsed
+    when first asked (forward_copies.tensor_functions reads them)."""
+
+    def get() -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef):
+                try:
+                    tree = ast.parse(textwrap.dedent(module.code_for_node(stmt)))
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
+                out += [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return out
+
+    return get

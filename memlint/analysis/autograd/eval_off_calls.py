@@ -1,0 +1,97 @@
+"""Model calls that return no history because the model is in eval mode.
+
+SECOND's ``VoxelNet.forward`` returns, when ``self.training`` is false,
+only what it computed under ``torch.no_grad()`` (project/eval_forwards.py).
+``net(example)`` after ``net.eval()`` (loops.py's ``mode_before``: the last
+switch of ``net`` on every way to the call, none unknown) therefore carries
+no history. The model's classes come from the project view (``eval_off``:
+the receivers whose every project class is such a model) or, for a class
+of this module, from every binding of the receiver's name here being a
+construction of one (through ``.to(...)``-style calls).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Callable
+
+import libcst as cst
+
+from memlint.analysis.scope.bindings import Bindings, unwrap_pass_through
+from memlint.analysis.scope.callgraph import CallGraph
+from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.objects import ObjectTable
+from memlint.project.eval_forwards import eval_off_forward
+from memlint.project.object_types import is_off_context
+
+
+class EvalOffCalls:
+    def __init__(
+        self,
+        module: cst.Module,
+        calls: CallGraph,
+        objects: ObjectTable,
+        bindings: Callable[[], Bindings],
+        loops: Callable[[], object],
+        project_pairs: frozenset[tuple[str, str]],
+    ) -> None:
+        self._module = module
+        self._calls = calls
+        self._objects = objects
+        self._bindings = bindings
+        self._loops = loops
+        self._pairs = project_pairs
+        self._local: frozenset[str] | None = None
+
+    def returns_no_history(self, func: cst.BaseExpression, call: cst.Call) -> bool:
+        """``func(...)`` (``call``) is such a model's call in eval mode."""
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value
+        receiver = dotted_name(func)
+        if receiver is None:
+            return False
+        scope = self._objects.scope_of(call)
+        if not (self._in_view(receiver, scope) or self._built_here(receiver, scope)):
+            return False
+        return self._loops().mode_before(call, frozenset({receiver})) == "eval"  # type: ignore[attr-defined]
+
+    def _in_view(self, receiver: str, scope: cst.CSTNode) -> bool:
+        if not self._pairs:
+            return False
+        if isinstance(scope, cst.FunctionDef):
+            cls = self._calls.class_of.get(scope)
+            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+        else:
+            name = ""
+        return (name, receiver) in self._pairs
+
+    def _built_here(self, receiver: str, scope: cst.CSTNode) -> bool:
+        local = self._local_classes()
+        if not local:
+            return False
+        values = [unwrap_pass_through(v) for v in self._bindings().values(receiver, scope)]
+        return bool(values) and all(isinstance(v, cst.Call) and dotted_name(v.func) in local for v in values)
+
+    def _local_classes(self) -> frozenset[str]:
+        """This module's classes, defined once, whose ``forward`` is eval-off."""
+        if self._local is None:
+            found = set()
+            for name, defs in self._calls.classes.items():
+                if len(defs) != 1:
+                    continue
+                code = self._module.code_for_node(defs[0])
+                if "no_grad" not in code and "inference_mode" not in code:
+                    continue
+                try:
+                    tree = ast.parse(textwrap.dedent(code))
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
+                cls = tree.body[-1] if tree.body else None
+                if not isinstance(cls, ast.ClassDef):
+                    continue
+                forwards = [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"]
+                if len(forwards) == 1 and eval_off_forward(forwards[0], is_off_context):
+                    found.add(name)
+            self._local = frozenset(found)
+        return self._local

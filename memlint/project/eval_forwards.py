@@ -1,0 +1,145 @@
+"""Models whose ``forward`` in eval mode returns only what it computed with grad off.
+
+SECOND's ``VoxelNet.forward`` ends ``if self.training: return
+self.loss(...)`` ``else: with torch.no_grad(): res = self.predict(...)``
+``return res``: called after ``net.eval()``, what it returns carries no
+history, so ``detections += net(example)`` in an evaluation loop keeps no
+graph alive (MEM101). ``eval_off_forward`` holds when every ``return`` the
+method may reach with ``self.training`` false (the ``else`` of ``if
+self.training:``, the body of ``if not self.training:``, and every return
+outside such tests) gives ``None``, a call made inside a grad-off ``with``
+(``no_grad``, ``inference_mode``), or a name
+every binding of which in the method is such a call (or a tuple, list or
+dict of those). A name bound any other way (a parameter, a loop target, a
+value computed with grad on) gives no proof. The call runs with grad off,
+so its result is a fresh tensor (the same trust as a decorated ``forward``).
+
+Read on Python's ``ast`` by object_types.py for classes whose ``forward``
+turns grad off somewhere (``off_inside``); the caller's eval mode is the
+linted module's question (analysis/autograd/history.py).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _training_test(test: ast.AST, this: str) -> bool | None:
+    """True for ``self.training``, False for ``not self.training``, None otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _training_test(test.operand, this)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Attribute) and test.attr == "training":
+        return isinstance(test.value, ast.Name) and test.value.id == this or None
+    return None
+
+
+def eval_off_forward(fn: ast.FunctionDef | ast.AsyncFunctionDef, is_off: Callable[[ast.AST], bool]) -> bool:
+    """See the module's docstring; ``is_off(expr)``: a ``with`` item's
+    context turns grad off."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    if not positional or fn.decorator_list:
+        return False
+    this = positional[0].arg
+    returns: list[tuple[ast.Return, bool]] = []  # (return, inside a grad-off with)
+    off_calls: dict[str, int] = {}  # name -> its bindings to a call inside a grad-off with
+    stores: dict[str, int] = {}
+    todo: list[tuple[ast.AST, bool]] = [(s, False) for s in fn.body]
+    while todo:
+        node, off = todo.pop()
+        if isinstance(node, _NESTED):
+            continue
+        if isinstance(node, ast.If):
+            mode = _training_test(node.test, this)
+            todo.append((node.test, off))
+            # The branch taken in train mode is never run after ``.eval()``.
+            if mode is not True:
+                todo.extend((s, off) for s in node.body)
+            if mode is not False:
+                todo.extend((s, off) for s in node.orelse)
+            continue
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inner = off or any(is_off(item.context_expr) for item in node.items)
+            for item in node.items:
+                todo.append((item, off))
+            todo.extend((s, inner) for s in node.body)
+            continue
+        if isinstance(node, ast.Return):
+            returns.append((node, off))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif (
+            off
+            and isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+        ):
+            off_calls[node.targets[0].id] = off_calls.get(node.targets[0].id, 0) + 1
+        todo.extend((child, off) for child in ast.iter_child_nodes(node))
+    if not returns:
+        return False
+    params = {a.arg for a in (*positional, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    fresh = {n for n, k in off_calls.items() if k == stores.get(n) and n not in params}
+    return all(_no_history(r.value, off, fresh) for r, off in returns)
+
+
+def _no_history(value: ast.AST | None, off: bool, fresh: set[str]) -> bool:
+    if value is None or isinstance(value, ast.Constant) and value.value is None:
+        return True
+    if isinstance(value, ast.Name):
+        return value.id in fresh
+    if isinstance(value, ast.Call):
+        return off
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return all(_no_history(e, off, fresh) for e in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(_no_history(v, off, fresh) for v in value.values)
+    return False
+
+
+def eval_off_receivers(typed: Any, path: str) -> tuple[tuple[str, str], ...]:
+    """The view's ``eval_off``: (scope, name) of each receiver or bound name
+    in ``path`` whose every type is a project class whose ``forward`` (its
+    own, or the first project base's that defines one) is ``eval_off``.
+    ``typed``: typed_objects.TypedObjects (which imports off_forwards.py, as
+    this module's readers do: no import back)."""
+    objects = typed.objects(path)
+    if objects is None:
+        return ()
+    names = {(s, r) for s, r, _ in objects.receivers} | {(s, n) for s, n, _ in objects.bound}
+    out = []
+    for scope, name in names:
+        types = typed.receiver_types(path, scope, name)
+        if types and all(_eval_off(typed, typ, 0) for typ in types):
+            out.append((scope, name))
+    return tuple(sorted(out))
+
+
+_ROOT_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+def _eval_off(typed: Any, typ: str, hops: int) -> bool:
+    if "\0" not in typ or hops > 4:
+        return False
+    path, cls = typ.split("\0")
+    summary = typed.index.full_summary(path)
+    objects = typed.objects(path)
+    if summary is None or objects is None:
+        return False
+    if cls in objects.eval_off:
+        return True
+    if any(f.name == f"{cls}.forward" for f in summary.functions):
+        return False  # its own forward, not proved
+    bases = next((b for c, b in objects.bases if c == cls), None)
+    for base in bases or ():
+        if base.rpartition(".")[2] in _ROOT_BASES or base in _ROOT_BASES:
+            continue
+        q = typed.qualify(base, path) if not base.startswith(":") else (f"{path}\0{base[1:]}",)
+        return q is not None and len(q) == 1 and _eval_off(typed, q[0], hops + 1)
+    return False
