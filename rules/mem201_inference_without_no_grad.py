@@ -864,7 +864,8 @@ class InferenceWithoutNoGrad(Rule):
         if not self.facts.calls.call_sites.get(scope) and not self.facts.grad_mode.external_callers(scope):
             return False
         receivers = frozenset(dotted_name(_module_of(c.func)) for c in info.model_calls)
-        if None in receivers or self.facts.loops.mode_before(info.node, receivers) != "eval":  # type: ignore[arg-type]
+        loops = self.facts.loops
+        if None in receivers or loops.mode_before(info.node, receivers, scope_evals=True) != "eval":  # type: ignore[arg-type]
             return False
         return self.facts.history.returns(scope).h is H.NO
 

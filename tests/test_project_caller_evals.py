@@ -113,8 +113,9 @@ def test_gate_file_side_needs_a_data_loop_in_a_function_with_parameters():
 
 def test_gate_view_side_needs_a_model_handed_in_eval():
     class _Caller:
-        def __init__(self, modes):
+        def __init__(self, modes, eval_scope=False):
             self.modes = modes
+            self.eval_scope = eval_scope
 
     class _View:
         def __init__(self, callers):
@@ -123,3 +124,63 @@ def test_gate_view_side_needs_a_model_handed_in_eval():
     assert hands_a_model_in_eval(_View((("extract_feature", (_Caller((("0", "eval"),)),)),)))
     assert not hands_a_model_in_eval(_View((("extract_feature", (_Caller((("0", "train-fresh"),)),)),)))
     assert not hands_a_model_in_eval(_View(()))
+    assert hands_a_model_in_eval(_View((("extract_feature", (_Caller((), eval_scope=True),)),)))
+
+
+_VIS = """\
+    import torch
+    from utils.extract_feature import extract_feature
+
+    class Main:
+        def __init__(self, model):
+            self.model = model
+
+        def evaluate(self, loader):
+            self.model.eval()
+            return extract_feature(self.model, loader).numpy()
+
+        def vis(self, loader):
+            self.model.eval()
+            return extract_feature(model, loader).numpy()
+
+    model = torch.nn.Linear(2, 2)
+    main = Main(model)
+"""
+
+
+def test_a_caller_that_evaluates_another_spelling_of_the_model_counts(tmp_path):
+    # ReID-MGN's ``vis()``: ``self.model.eval()``, then the helper on the global ``model``.
+    assert _lint(tmp_path, _VIS) == [5]
+
+
+def test_a_caller_that_switched_back_to_train_does_not_count(tmp_path):
+    main = _VIS.replace(
+        "            self.model.eval()\n            return extract_feature(model",
+        "            self.model.eval()\n            self.model.train()\n            return extract_feature(model",
+    )
+    assert _lint(tmp_path, main) == []
+
+
+def test_a_caller_that_backpropagates_does_not_count(tmp_path):
+    main = _VIS.replace(
+        "            return extract_feature(model, loader).numpy()",
+        "            feats = extract_feature(model, loader).numpy()\n"
+        "            self.model(feats).sum().backward()\n            return feats",
+    )
+    assert _lint(tmp_path, main) == []
+
+
+def test_call_sites_record_whether_their_scope_evaluates():
+    import textwrap
+
+    from memlint.project.summary import CallSite, summarise_text
+
+    summary = summarise_text(textwrap.dedent(_VIS), always=True)
+    assert [(c.line, c.eval_scope) for c in summary.calls if c.callee.endswith("extract_feature")] == [
+        (10, True),
+        (14, True),
+    ]
+    plain = summarise_text("from utils import extract_feature\ndef run(model, loader):\n    return extract_feature(model, loader)\n", always=True)
+    assert [c.eval_scope for c in plain.calls] == [False]
+    site = summary.calls[0]
+    assert CallSite.from_json(dict(site.__dict__)) == site

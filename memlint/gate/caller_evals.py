@@ -13,9 +13,10 @@ with no role needs ``data_tokens & DATA_TOKENS``; the file's ``iter_tokens``
 are a superset) and a module-level function with parameters (the callers
 of another module reach only those, and a mode is read only for a model
 handed to a parameter). View side: some call from another module hands one
-of this module's functions a model it switched to eval (``Caller.modes``):
-without one, ``mode_before`` cannot answer "eval" where the file itself
-switches nothing.
+of this module's functions a model it switched to eval (``Caller.modes``),
+or calls one from a scope that evaluates (``Caller.eval_scope``): without
+one, ``mode_before`` cannot answer "eval" where the file itself switches
+nothing.
 """
 
 from __future__ import annotations
@@ -42,4 +43,6 @@ def may_evaluate_for_callers(facts: GateFacts) -> bool:
 def hands_a_model_in_eval(view: Any) -> bool:
     """The view side: a caller in another module hands a function of this
     module a model in eval mode (a project.view.ProjectView)."""
-    return any(mode == "eval" for _name, callers in view.callers for c in callers for _key, mode in c.modes)
+    return any(
+        c.eval_scope or any(mode == "eval" for _key, mode in c.modes) for _name, callers in view.callers for c in callers
+    )

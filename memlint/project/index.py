@@ -363,6 +363,7 @@ class ProjectIndex:
             site.gpu_state,
             gpu_args,
             tuple(key for key, ctor in site.built if ctor == PASSED),
+            site.eval_scope,
         )
 
     def _index_methods(self, path: str, methods: list[tuple[str, int]]) -> None:

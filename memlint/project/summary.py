@@ -123,6 +123,10 @@ class CallSite:
     # (gpu_args.py): (parameter key, the functions as spelled here whose
     # calls bound the name, ":name" for one of this module; none: moved here).
     gpu_args: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The calling scope switched a model to eval before the call (its last
+    # switch, arg_modes.ModeTrace.evaluating_before) and does not backpropagate:
+    # an evaluation, whatever mode the models it hands over are in (MEM201).
+    eval_scope: bool = False
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
@@ -144,6 +148,7 @@ class CallSite:
             built,
             gpu_state,
             gpu_args,
+            bool(data.get("eval_scope", False)),
         )
 
 
@@ -1483,8 +1488,11 @@ class _Walker:
                     step = bool(cell and cell[0])
                     gpu = id(call) in self._gpu_state
                     on_device = _spelled_args(self._gpu_args.get(id(call), ()), spelled)
+                    evaluating = not scope.backprops and scope.trace.evaluating_before(_start(call))
                     s.calls.append(
-                        CallSite(callee, line, grad, loop, scope.backprops, step, args, written, built, gpu, on_device)
+                        CallSite(
+                            callee, line, grad, loop, scope.backprops, step, args, written, built, gpu, on_device, evaluating
+                        )
                     )
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)

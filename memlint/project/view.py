@@ -41,6 +41,9 @@ class Caller:
     # wrapped in ``DataParallel`` and never moved ("*": not all known;
     # empty: not recorded): a parameter it leaves out takes its default.
     passed: tuple[str, ...] = ()
+    # The calling scope evaluates (CallSite.eval_scope): it switched a model
+    # to eval before the call and does not backpropagate.
+    eval_scope: bool = False
 
     def omits(self, index: int, name: str) -> bool:
         """The call passes nothing for the parameter at ``index`` named ``name``."""
