@@ -48,13 +48,17 @@ def test_a_buffer_filled_in_place_with_grad_on_is_not_a_leaf():
 
 
 def test_an_attribute_assigned_nowhere_is_not_known():
-    assert not _separate(_GAN.replace("self.pred_real = self.netd(self.input)", "self.pred_real = self.netd(self.noise)"))
+    assert not _separate(
+        _GAN.replace("self.pred_real = self.netd(self.input)", "self.pred_real = self.netd(self.noise)")
+    )
 
 
 def test_a_parameter_of_the_later_method_is_not_known():
-    src = _GAN.replace("    def backward_d(self):", "    def backward_d(self, extra):").replace(
-        "self.pred_fake.pow(2).mean()\n", "self.pred_fake.pow(2).mean() + extra\n"
-    ).replace("self.backward_d()", "self.backward_d(self.err_g)")
+    src = (
+        _GAN.replace("    def backward_d(self):", "    def backward_d(self, extra):")
+        .replace("self.pred_fake.pow(2).mean()\n", "self.pred_fake.pow(2).mean() + extra\n")
+        .replace("self.backward_d()", "self.backward_d(self.err_g)")
+    )
     assert not _separate(src)
 
 

@@ -180,7 +180,10 @@ def test_call_sites_record_whether_their_scope_evaluates():
         (10, True),
         (14, True),
     ]
-    plain = summarise_text("from utils import extract_feature\ndef run(model, loader):\n    return extract_feature(model, loader)\n", always=True)
+    plain = summarise_text(
+        "from utils import extract_feature\ndef run(model, loader):\n    return extract_feature(model, loader)\n",
+        always=True,
+    )
     assert [c.eval_scope for c in plain.calls] == [False]
     site = summary.calls[0]
     assert CallSite.from_json(dict(site.__dict__)) == site

@@ -44,5 +44,7 @@ def hands_a_model_in_eval(view: Any) -> bool:
     """The view side: a caller in another module hands a function of this
     module a model in eval mode (a project.view.ProjectView)."""
     return any(
-        c.eval_scope or any(mode == "eval" for _key, mode in c.modes) for _name, callers in view.callers for c in callers
+        c.eval_scope or any(mode == "eval" for _key, mode in c.modes)
+        for _name, callers in view.callers
+        for c in callers
     )

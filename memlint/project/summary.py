@@ -1491,7 +1491,18 @@ class _Walker:
                     evaluating = not scope.backprops and scope.trace.evaluating_before(_start(call))
                     s.calls.append(
                         CallSite(
-                            callee, line, grad, loop, scope.backprops, step, args, written, built, gpu, on_device, evaluating
+                            callee,
+                            line,
+                            grad,
+                            loop,
+                            scope.backprops,
+                            step,
+                            args,
+                            written,
+                            built,
+                            gpu,
+                            on_device,
+                            evaluating,
                         )
                     )
         s.functions.sort(key=lambda f: f.name)

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.autograd.graph_origins import graph_origins
 from memlint.analysis.autograd.grad_mode import GradMode
+from memlint.analysis.autograd.graph_origins import graph_origins
 from memlint.parse.traversal import visit_fast
 
 # How many attribute hops are followed before giving up (not separate).

@@ -130,9 +130,7 @@ class RetainedSites:
             sites = self.facts.instance_calls.sites(fn) or sites
         return sites
 
-    def done_after(
-        self, site: cst.Call, fn: cst.FunctionDef, depth: int = 0, retained: cst.Call | None = None
-    ) -> bool:
+    def done_after(self, site: cst.Call, fn: cst.FunctionDef, depth: int = 0, retained: cst.Call | None = None) -> bool:
         """No later backward (or call of a training function) in the caller;
         the values passed, and anything sharing a graph with them that is
         known to carry history, are not read after the call but as a number
