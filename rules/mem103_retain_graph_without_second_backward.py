@@ -604,6 +604,10 @@ save(cam.generate(second, 1))
             _GAN.replace("self.pred_real = self.netd(self.input)", "self.pred_real = self.netd(self.noise)"),
             "`self.noise` is assigned nowhere in the class: what it holds is not known",
         ),
+        Valid(
+            _GAN.replace("class GAN:", "from base import Base\n\n\nclass GAN(Base):"),
+            "an imported base class may assign the attributes the later loss reads",
+        ),
     ]
     invalid = [
         Invalid(

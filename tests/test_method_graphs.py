@@ -64,3 +64,29 @@ def test_a_parameter_of_the_later_method_is_not_known():
 
 def test_the_helper_itself_is_never_separate():
     assert not _separate(_GAN, "backward_g", "backward_g")
+
+
+_BASE = """\
+class Base:
+    def set_input(self, batch):
+        self.input.resize_(batch.size()).copy_(batch)
+
+
+"""
+
+
+def test_a_base_class_here_that_fills_the_buffer_with_grad_on_is_read():
+    src = _GAN.replace("        with torch.no_grad():\n            self.input", "        self.input")
+    src = src.replace("    def set_input(self, batch):\n        self.input.resize_(batch.size()).copy_(batch)\n\n", "")
+    src = src.replace("class GAN:", _BASE + "class GAN(Base):")
+    assert "with torch.no_grad" not in src and "class GAN(Base)" in src
+    assert not _separate(src)
+    # The base's write under ``no_grad``: a leaf again.
+    off = src.replace("        self.input.resize_", "        with torch.no_grad():\n            self.input.resize_", 1)
+    assert _separate("import torch\n" + off)
+
+
+def test_an_imported_base_may_write_anything():
+    src = _GAN.replace("class GAN:", "from base import Base\n\n\nclass GAN(Base):")
+    assert not _separate(src)
+    assert _separate(_GAN.replace("class GAN:", "class GAN(nn.Module):"))

@@ -24,8 +24,10 @@ values the class's own methods compute:
   everything (what it reaches but cannot follow is only kept by name);
 - the two share no assignment statement and no attribute with history.
 
-Writes from outside the class (``model.pred_real = ...`` in another module)
-are not seen: the class's own assignments are taken as all of them.
+The class's family in its module (its bases, all of which must be defined
+there, and its subclasses) is read for the assignments; writes from outside
+it (``model.pred_real = ...`` in another module) are not seen: the family's
+own assignments are taken as all of them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import libcst as cst
 
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.autograd.graph_origins import graph_origins
+from memlint.analysis.scope.names import dotted_name
 from memlint.parse.traversal import visit_fast
 
 # How many attribute hops are followed before giving up (not separate).
@@ -107,13 +110,59 @@ def _self_key(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _writes(cls: cst.ClassDef) -> _Writes:
+def _writes(classes: list[cst.ClassDef]) -> _Writes:
     writes = _Writes()
-    for stmt in cls.body.body:
-        if isinstance(stmt, cst.FunctionDef):
-            writes.method = stmt
-            visit_fast(stmt, writes)
+    for cls in classes:
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef):
+                writes.method = stmt
+                visit_fast(stmt, writes)
     return writes
+
+
+# Bases that assign no attribute of their subclasses' instances.
+_PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module"})
+
+
+def _family(module: cst.Module, cls: cst.ClassDef) -> list[cst.ClassDef] | None:
+    """``cls``, its bases and its subclasses among the module's classes: every
+    method that may assign ``self``'s attributes (GANomaly's ``set_input`` is
+    its ``BaseModel``'s). None when a base is not one of them (imported: its
+    writes are not seen)."""
+    by_name = {c.name.value: c for c in module.body if isinstance(c, cst.ClassDef)}
+
+    def bases(c: cst.ClassDef) -> list[str] | None:
+        names = []
+        for base in c.bases:
+            name = dotted_name(base.value)
+            if name is None:
+                return None
+            if name not in _PLAIN_BASES:
+                names.append(name)
+        return names
+
+    family: list[cst.ClassDef] = []
+    todo = [cls]
+    while todo:
+        c = todo.pop()
+        if any(c is f for f in family):
+            continue
+        family.append(c)
+        names = bases(c)
+        if names is None or any(n not in by_name for n in names):
+            return None
+        todo.extend(by_name[n] for n in names)
+    # Subclasses here may assign them too (their methods run on ``self``).
+    changed = True
+    while changed:
+        changed = False
+        for c in by_name.values():
+            if any(c is f for f in family):
+                continue
+            if any(n in {f.name.value for f in family} for n in bases(c) or ()):
+                family.append(c)
+                changed = True
+    return family
 
 
 class _Closure:
@@ -202,7 +251,10 @@ def separate_methods(facts, retained: cst.Call, helper: cst.FunctionDef, later: 
     first = graph.operand(retained)
     if first is None:
         return False
-    writes = _writes(cls)
+    family = _family(calls.module, cls)
+    if family is None:
+        return False
+    writes = _writes(family)
     kept = _Closure(facts, writes)
     kept.follow(first, helper)
     for call in own.backward_calls:
