@@ -8,9 +8,10 @@ caller hands the model in (``loops.mode_before``, whose callers in other
 modules are ``external_modes``): the file's own facts show no evaluation,
 so the local gate fails, and only the project can tell.
 
-Necessary, file side: a loop whose iterable names data (``is_batch_loop``
-with no role needs ``data_tokens & DATA_TOKENS``; the file's ``iter_tokens``
-are a superset) and a module-level function with parameters (the callers
+Necessary, file side: a ``for``/``while`` in a function, whose iterable
+names data (``is_batch_loop`` with no role needs ``data_tokens &
+DATA_TOKENS``) and that holds a call (a model call), and a module-level
+function with parameters (the callers
 of another module reach only those, and a mode is read only for a model
 handed to a parameter). View side: some call from another module hands one
 of this module's functions a model it switched to eval (``Caller.modes``),
@@ -24,6 +25,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from memlint.gate.ast_names import ast_tokens
 from memlint.vocabulary.tokens import DATA_TOKENS
 
 GateFacts = Any  # gate/facts.GateFacts (no import circle)
@@ -33,11 +35,23 @@ def may_evaluate_for_callers(facts: GateFacts) -> bool:
     """See the module docstring (the file side)."""
     if not facts.loops or not facts.iter_tokens & DATA_TOKENS:
         return False
-    return any(
+    if not any(
         isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
         and (stmt.args.posonlyargs or stmt.args.args or stmt.args.kwonlyargs)
         for stmt in getattr(facts._tree, "body", ())
-    )
+    ):
+        return False
+    # A ``for``/``while`` (not a comprehension) in a function, over data, holding a call.
+    spans = sorted((fn.lineno, fn.end_lineno or fn.lineno) for fn in facts._functions)
+    for loop in facts._loop_nodes:
+        iterable = loop.test if type(loop) is ast.While else loop.iter
+        if not ast_tokens(iterable)[0] & DATA_TOKENS:
+            continue
+        if not any(first <= loop.lineno <= last for first, last in spans):
+            continue
+        if any(type(node) is ast.Call for node in ast.walk(loop)):
+            return True
+    return False
 
 
 def hands_a_model_in_eval(view: Any) -> bool:
