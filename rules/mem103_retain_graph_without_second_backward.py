@@ -14,6 +14,7 @@ from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 # differ only in how it is called.
 _CAM = """\
 import numpy as np
+
 class CAM:
     def __init__(self, model):
         self.model = model
@@ -23,6 +24,53 @@ class CAM:
         return np.abs(self.model.grads.numpy())
 """
 _CAM_FIXED = _CAM.replace("backward(retain_graph=True)", "backward()")
+
+
+# GANomaly's split update (``optimize_params``): ``backward_d``'s loss is built
+# in ``forward_d`` from a buffer filled under ``no_grad`` and the detached fake,
+# so it runs through nothing ``backward_g`` retained (analysis/autograd/method_graphs.py).
+_GAN = """\
+import torch
+
+
+class GAN:
+    def __init__(self, netg, netd):
+        self.netg = netg
+        self.netd = netd
+        self.input = torch.empty(4, 3)
+        self.real = torch.ones(4)
+        self.opt_g = torch.optim.Adam(netg.parameters())
+        self.opt_d = torch.optim.Adam(netd.parameters())
+
+    def set_input(self, batch):
+        with torch.no_grad():
+            self.input.resize_(batch.size()).copy_(batch)
+
+    def forward_g(self):
+        self.fake = self.netg(self.input)
+
+    def forward_d(self):
+        self.pred_real = self.netd(self.input)
+        self.pred_fake = self.netd(self.fake.detach())
+
+    def backward_g(self):
+        self.err_g = (self.netd(self.fake) - self.real).pow(2).mean()
+        self.err_g.backward(retain_graph=True)
+
+    def backward_d(self):
+        self.err_d = (self.pred_real - self.real).pow(2).mean() + self.pred_fake.pow(2).mean()
+        self.err_d.backward()
+
+    def optimize(self):
+        self.forward_g()
+        self.forward_d()
+        self.opt_g.zero_grad()
+        self.backward_g()
+        self.opt_g.step()
+        self.opt_d.zero_grad()
+        self.backward_d()
+        self.opt_d.step()
+"""
 
 
 class RetainGraphWithoutSecondBackward(Rule):
@@ -132,7 +180,7 @@ class RetainGraphWithoutSecondBackward(Rule):
                     return
                 where = ", ".join(built[:3]) + (", ..." if len(built) > 3 else "")
                 message = f"{self.message} (its class is built only at {where}: no caller backpropagates again)"
-            elif not all(sites.done_after(site, scope) for site in calls):
+            elif not all(sites.done_after(site, scope, retained=node) for site in calls):
                 return
         fix = Fix("Drop `retain_graph=True`", ((node, remove_arg(node, arg)),), Safety.UNSAFE)
         self.report(node, message=message, fix=fix)
@@ -537,6 +585,29 @@ save(cam.generate(second, 1))
 """,
             "the second call backpropagates through the backbone's graph, shared with what the first call got",
         ),
+        Valid(
+            _GAN.replace("self.netd(self.fake.detach())", "self.netd(self.fake)"),
+            "the later method's loss runs through `self.fake`, part of the graph `backward_g` retained",
+        ),
+        Valid(
+            _GAN.replace(
+                "        self.fake = self.netg(self.input)\n",
+                "        h = self.netg(self.input)\n        self.fake = h * 2\n        self.shadow = h + 1\n",
+            ).replace("self.netd(self.fake.detach())", "self.netd(self.shadow)"),
+            "`self.shadow` and `self.fake` come from the same forward `h`: both graphs run through it",
+        ),
+        Valid(
+            _GAN.replace("        with torch.no_grad():\n            self.input", "        self.input"),
+            "the buffer is filled in place with grad on from a batch that may carry history, shared by both graphs",
+        ),
+        Valid(
+            _GAN.replace("self.pred_real = self.netd(self.input)", "self.pred_real = self.netd(self.noise)"),
+            "`self.noise` is assigned nowhere in the class: what it holds is not known",
+        ),
+        Valid(
+            _GAN.replace("class GAN:", "from base import Base\n\n\nclass GAN(Base):"),
+            "an imported base class may assign the attributes the later loss reads",
+        ),
     ]
     invalid = [
         Invalid(
@@ -897,5 +968,9 @@ class Trainer:
             seen = seen + len(batch)
             print(total / seen, batch.shape)
 """,
+        ),
+        Invalid(
+            _GAN,
+            _GAN.replace("self.err_g.backward(retain_graph=True)", "self.err_g.backward()"),
         ),
     ]

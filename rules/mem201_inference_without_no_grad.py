@@ -859,10 +859,13 @@ class InferenceWithoutNoGrad(Rule):
         if info.role is not None or not info.is_batch_loop or not info.model_calls or info.needs_grad:
             return False
         scope = info.scope
-        if not isinstance(scope, cst.FunctionDef) or not self.facts.calls.call_sites.get(scope):
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        if not self.facts.calls.call_sites.get(scope) and not self.facts.grad_mode.external_callers(scope):
             return False
         receivers = frozenset(dotted_name(_module_of(c.func)) for c in info.model_calls)
-        if None in receivers or self.facts.loops.mode_before(info.node, receivers) != "eval":  # type: ignore[arg-type]
+        loops = self.facts.loops
+        if None in receivers or loops.mode_before(info.node, receivers, scope_evals=True) != "eval":  # type: ignore[arg-type]
             return False
         return self.facts.history.returns(scope).h is H.NO
 

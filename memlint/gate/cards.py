@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memlint.gate.caller_evals import hands_a_model_in_eval, may_evaluate_for_callers
 from memlint.gate.grad_clears import may_clear_gradients
 from memlint.gate.moves import PER_CALL_METHODS
 from memlint.gate.object_calls import may_evaluate_a_typed_object
@@ -274,7 +275,12 @@ _CARDS = (
         # ``model.eval()``: a module handed a model by another module needs
         # no ``import torch`` to evaluate it (protonets' utils/model.py).
         (*TRAINING_CODE_TOKENS, ".eval()"),
-        lambda g: _mem201_gate(g) or _may_evaluate_a_project_object(g) or _may_run_a_named_forward(g),
+        lambda g: (
+            _mem201_gate(g)
+            or _may_evaluate_a_project_object(g)
+            or _may_run_a_named_forward(g)
+            or may_evaluate_for_callers(g)
+        ),
         # Callers in other modules (project/): a helper that a caller elsewhere
         # runs under ``no_grad``, or backpropagates through, is not reported.
         reads_project=True,
@@ -284,7 +290,11 @@ _CARDS = (
         local_gate=_mem201_gate,
         # ``self.model.extract_feature(x)``: a method every project class
         # defining it runs a layer in (project/typed_objects.named_forward).
-        project_matters=lambda view: bool(view.object_forwards or view.forward_methods or view.forward_names),
+        # ``extract_feature(model, loader)``: every caller switched the model to
+        # eval in another module (gate/caller_evals.py).
+        project_matters=lambda view: bool(
+            view.object_forwards or view.forward_methods or view.forward_names or hands_a_model_in_eval(view)
+        ),
         # Without the local gate, only ``_object_forward`` reports through a
         # typed object (object_forwards); a named forward is one more model
         # call, read only by reports that need batch evidence
@@ -294,6 +304,7 @@ _CARDS = (
         project_parts=(
             (_may_evaluate_a_project_object, lambda view: bool(view.object_forwards)),
             (_may_run_a_named_forward, lambda view: bool(view.forward_methods or view.forward_names)),
+            (may_evaluate_for_callers, hands_a_model_in_eval),
         ),
     ),
     Card(

@@ -151,6 +151,23 @@ class ModeTrace:
                     return UNKNOWN, ()  # ``model.head.train()``: part of it switched
         return UNKNOWN, ()
 
+    def evaluating_before(self, start: Pos) -> bool:
+        """The last switch of any model before ``start`` in this scope's
+        source order is an ``.eval()`` (no ``.train()``, no call that may
+        switch we cannot read, no backward since): the scope evaluates
+        something (ReID-MGN's ``vis()``: ``self.model.eval()``, then
+        ``extract_feature(model, ...)`` on a name it does not switch)."""
+        if not self.receivers:
+            return False
+        self._ready()
+        for k in range(bisect_left(self._starts, start) - 1, -1, -1):
+            kind = self.events[k].kind
+            if kind == EVAL:
+                return True
+            if kind in (TRAIN, UNKNOWN, "backward"):
+                return False
+        return False
+
     def may_know(self, name: str) -> bool:
         """Some switch in this scope is of ``name``, of what holds it
         (``model`` for ``model.head``) or of a part of it: without one,

@@ -365,6 +365,7 @@ class ProjectIndex:
             gpu_args,
             tuple(key for key, ctor in site.built if ctor == PASSED),
             site.gpu_items,
+            site.eval_scope,
         )
 
     def _index_methods(self, path: str, methods: list[tuple[str, int]]) -> None:

@@ -128,6 +128,10 @@ class CallSite:
     # The elements of the tuple it returns, unpacked at the call, that are
     # loaded into such a model (``epoch, weights = load_checkpoint(p)``).
     gpu_items: tuple[int, ...] = ()
+    # The calling scope switched a model to eval before the call (its last
+    # switch, arg_modes.ModeTrace.evaluating_before) and does not backpropagate:
+    # an evaluation, whatever mode the models it hands over are in (MEM201).
+    eval_scope: bool = False
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
@@ -150,6 +154,7 @@ class CallSite:
             gpu_state,
             gpu_args,
             tuple(int(i) for i in data.get("gpu_items", ())),
+            bool(data.get("eval_scope", False)),
         )
 
 
@@ -1508,6 +1513,7 @@ class _Walker:
                     fed = self._gpu_state.get(id(call), ())
                     items = tuple(sorted(i for i in fed if i >= 0))
                     on_device = _spelled_args(self._gpu_args.get(id(call), ()), spelled)
+                    evaluating = not scope.backprops and scope.trace.evaluating_before(_start(call))
                     s.calls.append(
                         CallSite(
                             callee,
@@ -1522,6 +1528,7 @@ class _Walker:
                             -1 in fed,
                             on_device,
                             items,
+                            evaluating,
                         )
                     )
         s.functions.sort(key=lambda f: f.name)

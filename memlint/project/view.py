@@ -44,6 +44,9 @@ class Caller:
     # The elements of the tuple the function returns that the caller unpacks
     # and loads into a model on a device (CallSite.gpu_items).
     gpu_items: tuple[int, ...] = ()
+    # The calling scope evaluates (CallSite.eval_scope): it switched a model
+    # to eval before the call and does not backpropagate.
+    eval_scope: bool = False
 
     def omits(self, index: int, name: str) -> bool:
         """The call passes nothing for the parameter at ``index`` named ``name``."""

@@ -34,6 +34,7 @@ import libcst as cst
 
 from memlint.analysis.autograd.graph_reach import CUTTING_ATTRIBUTES, CUTTING_FUNCTIONS, CUTTING_METHODS
 from memlint.analysis.autograd.history import H, param_names
+from memlint.analysis.autograd.method_graphs import separate_methods
 from memlint.analysis.autograd.retained_graph import RetainedGraph
 from memlint.analysis.scope.names import dotted_name
 
@@ -46,7 +47,7 @@ class RetainedSites:
         self.facts = facts
         self.graph = RetainedGraph(facts)
 
-    def later_backward(self, node: cst.CSTNode, scope, loop) -> bool:
+    def later_backward(self, node: cst.CSTNode, scope, loop, retained: tuple | None = None) -> bool:
         loops = self.facts.loops
         facts = loops.scope_facts(scope)
         if facts is None:
@@ -59,6 +60,8 @@ class RetainedSites:
                     return True
         for call, fn in self.facts.calls.callees(scope):
             if start < loops.pos(call) < end and loops.trains(fn):
+                if retained is not None and separate_methods(self.facts, retained[0], retained[1], fn):
+                    continue  # ``self.backward_d()`` on a graph of its own (method_graphs.py)
                 return True
         return False
 
@@ -127,7 +130,7 @@ class RetainedSites:
             sites = self.facts.instance_calls.sites(fn) or sites
         return sites
 
-    def done_after(self, site: cst.Call, fn: cst.FunctionDef, depth: int = 0) -> bool:
+    def done_after(self, site: cst.Call, fn: cst.FunctionDef, depth: int = 0, retained: cst.Call | None = None) -> bool:
         """No later backward (or call of a training function) in the caller;
         the values passed, and anything sharing a graph with them that is
         known to carry history, are not read after the call but as a number
@@ -138,7 +141,8 @@ class RetainedSites:
         facts = self.facts
         loops = facts.loops
         caller = loops.scope_of(site)
-        if self.later_backward(site, caller, loops.loop_of(site)):
+        # ``retained``: the helper's own backward, whose graph a later method may be proven not to reach.
+        if self.later_backward(site, caller, loops.loop_of(site), (retained, fn) if retained is not None else None):
             return False
         usage = facts.usage
         keys: set[str] = set()

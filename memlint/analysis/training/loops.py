@@ -1031,6 +1031,7 @@ class LoopAnalysis(cst.CSTVisitor):
         receivers: frozenset,
         trained: bool = False,
         depth: int = 0,
+        scope_evals: bool = False,
     ) -> str:
         """The mode the modules ``receivers`` are in when ``node`` runs:
 
@@ -1045,6 +1046,9 @@ class LoopAnalysis(cst.CSTVisitor):
 
         Walks back through the statement order of the scope, around enclosing
         loops (the previous iteration's tail), then into callers.
+        ``scope_evals``: a caller in another module that hands a model in a
+        mode it cannot tell, from a scope that evaluates (Caller.eval_scope),
+        counts as "eval" (MEM201's evidence of evaluation only).
         """
         scope = self.scope_of(node)
         events = self.mode_events(scope)
@@ -1090,7 +1094,7 @@ class LoopAnalysis(cst.CSTVisitor):
             if all(r.split(".")[0] in local for r in receivers):
                 return self._default_mode(receivers, scope, trained)
             sites = self.calls.call_sites.get(scope, [])
-            external = self.external_modes(scope, receivers)
+            external = self.external_modes(scope, receivers, scope_evals)
             if not sites and not external and not trained and scope in self.calls.class_of:
                 return self._attribute_mode(receivers, self.calls.class_of[scope], scope)
             if (not sites and not external) or scope in self.calls.escapes or depth > 3:
@@ -1100,7 +1104,7 @@ class LoopAnalysis(cst.CSTVisitor):
                 mapped = frozenset(self.map_receiver(site, scope, r) or "?" for r in receivers)
                 if "?" in mapped:
                     return "unknown"
-                results.add(self.mode_before(site, mapped, trained, depth + 1))
+                results.add(self.mode_before(site, mapped, trained, depth + 1, scope_evals))
             for _caller, state in external:
                 results.add("train-trained" if state == "train-fresh" and trained else state)
             return results.pop() if len(results) == 1 else "unknown"
@@ -1163,7 +1167,9 @@ class LoopAnalysis(cst.CSTVisitor):
                 return False
         return True
 
-    def external_modes(self, fn: cst.FunctionDef, receivers: frozenset) -> list[tuple[object, str]]:
+    def external_modes(
+        self, fn: cst.FunctionDef, receivers: frozenset, scope_evals: bool = False
+    ) -> list[tuple[object, str]]:
         """(caller, mode) for each call of the module-level function ``fn``
         from another module of the project (project/view.py's Caller.modes):
         the mode the models it hands to the parameters named by
@@ -1187,7 +1193,10 @@ class LoopAnalysis(cst.CSTVisitor):
                     states.add(caller.mode_of(None, head))
                 else:
                     states.add("unknown")
-            out.append((caller, states.pop() if len(states) == 1 else "unknown"))
+            state = states.pop() if len(states) == 1 else "unknown"
+            if scope_evals and state == "unknown" and caller.eval_scope:
+                state = "eval"  # ``vis()``: ``self.model.eval()``, then the helper on ``model``
+            out.append((caller, state))
         return out
 
     def _aliases(self, scope: Scope) -> frozenset[tuple[str, str]]:
