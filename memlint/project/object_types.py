@@ -68,6 +68,7 @@ _WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
 _OFF = frozenset({"no_grad", "inference_mode"})
 # nn.Module's own API: calling one of these on a model attribute is not a forward.
 _MODULE_API = MODULE_API
+_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 # The node classes _Types._scope reads (any other is only walked through).
 READ_IN_SCOPE = frozenset(
     {ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
@@ -394,7 +395,9 @@ class _Types:
             self._site(call, local, typed)
             if isinstance(call.func, ast.Attribute):
                 receiver(call.func)
-        for _n, values in sorted(stores.items()):
+        # Only a name whose first value is an attribute or a conditional may
+        # be bound to methods (_bound_methods): most stores are not asked.
+        for _n, values in sorted((n, vs) for n, vs in stores.items() if vs[0].__class__ in _ARMS):
             arms = _bound_methods(values)
             for arm in arms or ():
                 receiver(arm)
@@ -425,26 +428,36 @@ class _Types:
         last one, the first in source order."""
         skipped: set[int] = set()  # the ``x`` of ``x = value``: the walk never visits it
         imports: list[ast.Import | ast.ImportFrom] = []
+        # Runs on every kept node of every scope: the classes and tables
+        # looked up once, calls (the most of them) tested first.
+        name_, call_, assign_, load, defs, called = ast.Name, ast.Call, ast.Assign, ast.Load, self.defs, self._called
+        assigns = (ast.Assign, ast.AugAssign, ast.AnnAssign) if self._classes else ()
         for node in read:
             kind = node.__class__
-            if kind is ast.Name:
+            if kind is call_:
+                calls.append(node)  # type: ignore[arg-type]
+                if node.func.__class__ is name_:  # type: ignore[attr-defined]
+                    called.add(id(node.func))  # type: ignore[attr-defined]
+                    self._super_class(node)  # type: ignore[arg-type]
+                continue
+            if kind is name_:
                 if id(node) in skipped:
                     continue
-                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                if node.ctx.__class__ is not load:  # type: ignore[attr-defined]
                     stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
-                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
+                elif node.id in defs and id(node) not in called:  # type: ignore[attr-defined]
                     self._escaped.add(node.id)  # type: ignore[attr-defined]
                 continue
-            if self._classes and (kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign):
+            if kind in assigns:
                 self._assigned(node)  # type: ignore[arg-type]
             elif kind is ast.Return:
                 returns.append(node.value)  # type: ignore[attr-defined]
-            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            if kind in _DEFS:
                 nested.append(node)
                 stores.setdefault(node.name, []).append(None)  # type: ignore[attr-defined]
             elif kind is ast.Import or kind is ast.ImportFrom:
                 imports.append(node)  # type: ignore[arg-type]
-            elif kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):  # type: ignore[attr-defined]
+            elif kind is assign_ and len(node.targets) == 1 and node.targets[0].__class__ is name_:  # type: ignore[attr-defined]
                 stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
                 skipped.add(id(node.targets[0]))  # type: ignore[attr-defined]
             elif kind is ast.Global or kind is ast.Nonlocal:
@@ -452,11 +465,6 @@ class _Types:
                     stores.setdefault(n, []).append(None)
                 if kind is ast.Global:
                     self._globals.update(node.names)  # type: ignore[attr-defined]
-            elif kind is ast.Call:
-                calls.append(node)  # type: ignore[arg-type]
-                if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
-                    self._called.add(id(node.func))  # type: ignore[attr-defined]
-                    self._super_class(node)  # type: ignore[arg-type]
         for node in reversed(imports):
             self._local_import(node, local)
 
@@ -905,6 +913,9 @@ def _probe_forward(call: ast.Call, probe: _Probe) -> None:
 def _model_attr(attrs: dict[str, list[str | None]], attr: str) -> bool:
     ctors = attrs.get(attr, [])
     return bool(ctors) and None not in ctors
+
+
+_ARMS = frozenset({ast.IfExp, ast.Attribute})
 
 
 def _bound_methods(values: list[ast.AST | None]) -> list[ast.Attribute] | None:
