@@ -560,7 +560,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings, walk)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders, walker.summary.foreign_builders = builders(
-                tree, walker.summary.cpu_classes, walker.summary.cpu_functions
+                tree, walker.summary.cpu_classes, walker.summary.cpu_functions, walk
             )
             walker.summary.class_needs = class_needs(tree, walker.summary.cpu_classes)
             # The model classes, moving or not, as the full walk lists them
@@ -1496,7 +1496,7 @@ class _Walker:
         s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings, self._node_lists)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
-        s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
+        s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions, self._node_lists)
         s.class_needs = class_needs(self._tree, s.cpu_classes, self._calls_of)
         s.loading_uses = sorted(self._loading.union(self._loading_cpu))
         if self._loading_cpu and sets_default_device(self._tree):
