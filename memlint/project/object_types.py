@@ -48,6 +48,7 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from memlint.gate.ast_fields import children, nodes
 from memlint.gate.ast_names import ast_dotted
@@ -69,6 +70,8 @@ _OFF = frozenset({"no_grad", "inference_mode"})
 # nn.Module's own API: calling one of these on a model attribute is not a forward.
 _MODULE_API = MODULE_API
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# A call's place in the source, read in C (every call of every scope is sorted by it).
+_POSITION = attrgetter("lineno", "col_offset")
 # The node classes _Types._scope reads (any other is only walked through).
 READ_IN_SCOPE = frozenset(
     {ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
@@ -391,7 +394,7 @@ class _Types:
             elif recv in inherited:
                 self._global_receivers.append((name, recv, func.attr))
 
-        for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
+        for call in sorted(calls, key=_POSITION):
             self._site(call, local, typed)
             if isinstance(call.func, ast.Attribute):
                 receiver(call.func)
