@@ -263,6 +263,22 @@ class _Types:
     def spell(self, func: ast.AST, local: dict[str, str]) -> str | None:
         """The callee as this module spells it after its imports; None for a
         name it cannot place (a builtin, a local variable, the stdlib)."""
+        # Most callees are a local's or ``self``'s method (``x.view``,
+        # ``self.conv``): their head, found first, places nothing, and
+        # their spelling is never joined.
+        root = func
+        while root.__class__ is ast.Attribute:
+            root = root.value  # type: ignore[attr-defined]
+        if root.__class__ is not ast.Name:
+            return None
+        head = root.id  # type: ignore[attr-defined]
+        if (
+            head not in local
+            and head not in self.defs
+            and head not in self.bindings
+            and not (self.has_star and root is func)
+        ):
+            return None
         name = ast_dotted(func)
         if name is None:
             return None
@@ -515,7 +531,7 @@ class _Types:
             if isinstance(func, ast.Attribute) and func.attr in _SAME_OBJECT:
                 value = func.value
                 continue
-            if isinstance(func, (ast.Name, ast.Attribute)) and (ast_dotted(func) or "").rpartition(".")[2] in _WRAPPERS:
+            if _wrapper(func):
                 if not value.args:
                     return None
                 value = value.args[0]
@@ -967,6 +983,15 @@ def _rewraps(value: ast.AST, attr: str, spell) -> bool:
         else:
             return False
     return False
+
+
+def _wrapper(func: ast.AST) -> bool:
+    """``DataParallel``/``x.DistributedDataParallel`` as a callee (a chain of
+    names ending in a wrapper's name), the chain spelled only when its last
+    name is one."""
+    if func.__class__ is ast.Name:
+        return func.id in _WRAPPERS  # type: ignore[attr-defined]
+    return func.__class__ is ast.Attribute and func.attr in _WRAPPERS and ast_dotted(func) is not None  # type: ignore[attr-defined]
 
 
 def _is_none(value: ast.AST | None) -> bool:
