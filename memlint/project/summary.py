@@ -56,7 +56,7 @@ from memlint.project.cpu_builders import builders
 from memlint.project.cpu_receivers import cpu_uses, fresh_args, sets_default_device
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
-from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site
+from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site, optimizer_step
 from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
@@ -678,6 +678,11 @@ class _Walker:
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
         self._class_stack: list[tuple[bool, set[str]]] = []
         self._hook_lines: list[int] = []  # calls of ``self.<attr>[...]`` in classes (engine_hooks)
+        # engine_hooks reads a class only when it steps an optimizer: the
+        # optimizer steps met so far (walked or not), and the module-level
+        # classes holding one, by id.
+        self._optimizer_steps = 0
+        self._stepping: set[int] = set()
         self._loading: set[str] = set()  # ModuleSummary.loading_uses
         self._loading_cpu: dict[str, set[str]] = {}  # ModuleSummary.loading_cpu_uses (also loading_uses)
         self._loading_calls: dict[int, ast.Call] = {}  # the ``func`` of a loading-name call -> the call
@@ -1083,6 +1088,7 @@ class _Walker:
         top = not outer.name and self._class_calls is None
         if top:
             self._class_calls = set()
+            steps = self._optimizer_steps
         self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
         for base in node.bases:
             head, _, rest = _dotted(base).partition(".")
@@ -1105,6 +1111,8 @@ class _Walker:
         if top:
             self._calls_of[id(node)] = self._class_calls  # type: ignore[assignment]
             self._class_calls = None
+            if self._optimizer_steps != steps:
+                self._stepping.add(id(node))
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
         # No move met in its walk (most classes), or only moves of fresh
@@ -1137,6 +1145,8 @@ class _Walker:
                     if callee is ast.Attribute:
                         if func.attr in _MOVES:
                             self._moves += 1
+                        elif func.attr == "step" and optimizer_step(node):
+                            self._optimizer_steps += 1
                         if func.attr in _SAVE_LOAD:
                             self._save_loads.append(func)
                     elif callee is ast.Name and func.id in _SAVE_LOAD:
@@ -1219,6 +1229,8 @@ class _Walker:
                 self._loops[-1][0] = True
         elif last == "step" and isinstance(func, ast.Attribute):
             scope.steps = True
+            if optimizer_step(node):
+                self._optimizer_steps += 1
             stepped = _step_kind(node, func)
             if stepped:
                 scope.step_attrs += (stepped,)
@@ -1517,7 +1529,7 @@ class _Walker:
         s.version_tests = version_tests(self._tree)
         s.engine_factories = engine_factories(self._tree)
         if self._hook_lines:
-            s.engine_hooks = engine_hooks(self._tree, self._hook_lines)
+            s.engine_hooks = engine_hooks(self._tree, self._hook_lines, self._stepping)
         s.applied = sorted(self._applied)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
