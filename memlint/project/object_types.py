@@ -149,8 +149,8 @@ def object_types(
 ) -> ObjectTypes:
     """The module's object-type facts (see the module docstring).
     ``scope_nodes``: per scope (by the ``id`` of the module's tree or of a
-    function), the nodes of its own code of a READ_IN_SCOPE class, in a
-    pre-order (the summary's walk gathers them: summary.py); a scope
+    function), the nodes of its own code of a READ_IN_SCOPE class (others
+    among them are not read), in a pre-order (the summary's walk gathers them: summary.py); a scope
     missing there is walked here. ``off_withs``: the ids of the functions
     (and classes) holding a ``with`` of an off context as their own code,
     from the same walk (every ``with`` of the module met); None: each

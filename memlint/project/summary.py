@@ -73,7 +73,7 @@ from memlint.project.state_helpers import returns_on_device, state_params
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
-from memlint.project.tuple_returns import forward_items
+from memlint.project.tuple_returns import BINDING_NODES, forward_items
 from memlint.project.version_tests import version_tests
 from memlint.project.wrapped_args import wrapped_args
 from memlint.project.zeroed_grads import cleared
@@ -713,8 +713,8 @@ class _Walker:
         self._calls_of: dict[int, set[str]] = {}
         # object_types, read off this walk: per scope (the module's tree, a
         # function) the nodes of its own code object_types reads
-        # (READ_IN_SCOPE), in a pre-order; None outside any scope's own code
-        # (a class body, decorators).
+        # (READ_IN_SCOPE) and tuple_returns' fresh names (BINDING_NODES), in
+        # a pre-order; None outside any scope's own code (a class body, decorators).
         self.scope_nodes: dict[int, list[ast.AST]] = {}
         self._own: list[ast.AST] | None = None
         # object_types' ``forward`` that turns grad off: the ids of the
@@ -929,7 +929,7 @@ class _Walker:
                 continue
             if cls is constant:
                 continue
-            if own is not None and cls in READ_IN_SCOPE:
+            if own is not None and cls in _KEPT_IN_SCOPE:
                 own.append(node)
             if cls is call:
                 self._call(node, grad, loop)  # type: ignore[arg-type]
@@ -969,7 +969,7 @@ class _Walker:
             self._visit(item.context_expr, grad, loop)
             self._unvisited(item.optional_vars)
             if own is not None and item.optional_vars is not None:  # object_types reads a with's target
-                own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
+                own += [n for n in nodes(item.optional_vars) if n.__class__ in _KEPT_IN_SCOPE]
             grad = self._context_mode(item.context_expr) or grad
         self._walk(node.body, grad, loop)
 
@@ -1588,6 +1588,9 @@ class _Walker:
 
 
 _BUILTINS = frozenset(dir(builtins))
+# The node classes kept in each scope's nodes (scope_nodes): those object_types
+# reads, and the other bindings tuple_returns' fresh names read.
+_KEPT_IN_SCOPE = READ_IN_SCOPE | BINDING_NODES
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Node classes the walk enters its own way (a scope, a grad-mode block, a loop).
 _ENTERED: dict[type, Callable[..., None]] = {
