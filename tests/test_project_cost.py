@@ -540,9 +540,9 @@ def test_cpu_builders_walk_each_candidate_once_whatever_the_passes(monkeypatch):
     scanned: list[str] = []
     real = cpu_builders._scan
 
-    def counting(fn):
+    def counting(fn, *walk):
         scanned.append(fn.name)
-        return real(fn)
+        return real(fn, *walk)
 
     monkeypatch.setattr(cpu_builders, "_scan", counting)
     assert summarise(ast.parse(source)).cpu_builders == ["c", "b", "a"]

@@ -241,3 +241,34 @@ def test_mem802_reads_the_hooks_of_an_engine_in_another_module(tmp_path, run_mem
     (tmp_path / "protonets" / "engine.py").write_text(ENGINE)
     (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(install_requires=['torch==1.0.0'])\n")
     assert json.loads(run_memlint(*check, ".").stdout) == []
+
+
+def test_the_summary_reads_a_class_with_a_hook_call_only_when_its_walk_met_a_step(monkeypatch):
+    # The summary's walk notes the optimizer steps of each module-level class
+    # (in its methods, and in parts it does not enter: a decorator, a lambda):
+    # engine_hooks no longer walks every class indexing ``self.layers[i](x)``
+    # again to look for one.
+    from types import SimpleNamespace
+
+    from memlint.project import engine_hooks as hooks_module
+    from memlint.project.summary import summarise
+
+    def no_class(node):
+        assert not isinstance(node, ast.ClassDef), f"{node.name} walked again"
+        return ast.walk(node)
+
+    monkeypatch.setattr(hooks_module, "ast", SimpleNamespace(**{**vars(ast), "walk": no_class}))
+    layers = "class Net:\n    def forward(self, x):\n        return self.layers[0](x)\n"
+    lambda_step = (
+        "class Lazy:\n    def f(self, x):\n        self.h['a'](x)\n        g = lambda: self.optimizer.step()\n"
+    )
+    tree = ast.parse(ENGINE + layers + lambda_step)
+    places = sorted((h.cls, h.key, h.place) for h in summarise(tree).engine_hooks)
+    assert places == [
+        ("Engine", "on_end_epoch", "epoch_end"),
+        ("Engine", "on_sample", "iteration_start"),
+        ("Engine", "on_start_epoch", "epoch_start"),
+        ("Engine", "on_update", "iteration_end"),
+    ]
+    monkeypatch.undo()
+    assert sorted((h.cls, h.key, h.place) for h in engine_hooks(tree)) == places

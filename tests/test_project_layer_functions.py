@@ -109,3 +109,33 @@ def test_a_load_into_part_of_an_imported_layer_list_builder_is_silent(tmp_path):
     assert finding_lines(tmp_path / "mdl.py", "MEM701") == []
     write_project(tmp_path, {"ssd_vgg.py": _SSD.replace("kernel_size=1)]", "kernel_size=1).cuda()]")})
     assert finding_lines(tmp_path / "mdl.py", "MEM701") == [7]
+
+
+def test_the_summary_walks_each_builder_candidate_once(monkeypatch):
+    # The layer functions, the builder's returns and locals, and each local
+    # list's values all read one list of the candidate's nodes: the
+    # summary's node lists (each was a walk more of the same function).
+    from memlint.project import cpu_builders, layer_lists, node_lists
+    from memlint.project import layer_functions as layer_module
+    from memlint.project.summary import summarise
+
+    def refused(node):
+        raise AssertionError(f"walked {node}")
+
+    real = node_lists.nodes
+    walked: list[int] = []
+
+    def counted(node):
+        walked.append(id(node))
+        return real(node)
+
+    def not_a_function(node):
+        assert not isinstance(node, ast.FunctionDef), node.name
+        return real(node)
+
+    monkeypatch.setattr(layer_module, "nodes", refused)
+    monkeypatch.setattr(layer_lists, "nodes", refused)
+    monkeypatch.setattr(cpu_builders, "nodes", not_a_function)
+    monkeypatch.setattr(node_lists, "nodes", counted)
+    assert summarise(ast.parse(_SSD)).cpu_builders == ["build_ssd"]
+    assert len(walked) == len(set(walked))

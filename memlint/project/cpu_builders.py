@@ -21,7 +21,7 @@ from collections.abc import Collection
 
 from memlint.gate.ast_fields import nodes
 from memlint.project.layer_functions import layer_functions
-from memlint.project.layer_lists import list_values
+from memlint.project.layer_lists import Walk, list_values
 from memlint.vocabulary.kinds import guess_kind_from_name
 
 _DEVICE_WORDS = frozenset({"device", "device_map"})
@@ -33,13 +33,14 @@ _LAYERS = "layers:"
 
 
 def builders(
-    tree: ast.Module, cpu_classes: Collection[str], cpu_functions: Collection[str]
+    tree: ast.Module, cpu_classes: Collection[str], cpu_functions: Collection[str], walk: Walk = nodes
 ) -> tuple[list[str], list[str]]:
     """``(cpu_builders, foreign_builders)``: the second are builders that
     would be CPU builders if some classes they build, which this module does
     not define (imported, or through ``from .msc import *``), are CPU classes
     of their own module: ``"fn=MSC,DeepLabV2"`` (the project stage resolves
-    the names, index.py)."""
+    the names, index.py). ``walk``: the summary's NodeLists, so each
+    candidate is walked once for its layer lists, its returns and its locals."""
     # Most modules have no candidate: skip the module-wide binding count.
     if not any(isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions for stmt in tree.body):
         return [], []
@@ -67,6 +68,7 @@ def builders(
                 if isinstance(stmt, ast.FunctionDef) and stmt.name in cpu_functions and counts.get(stmt.name) == 1
             ],
             lambda value, values, stores: _fresh_layer(value, values, stores, classes),
+            walk,
         )
     }
     # Counted once, and only when a builder returns a class the module does
@@ -99,7 +101,7 @@ def builders(
             # import or reached through a star import (never assigned).
             needed: set[str] = set()
             if id(stmt) not in scans:
-                scans[id(stmt)] = _scan(stmt)
+                scans[id(stmt)] = _scan(stmt, walk)
             scan = scans[id(stmt)]
             if scan is not None and _returns_built(
                 *scan, classes | set(found), inits, _Foreign(bound, imported, star, needed)
@@ -174,14 +176,14 @@ def _module_bindings(tree: ast.Module) -> dict[str, int]:
     return counts
 
 
-def _scan(fn: ast.FunctionDef) -> tuple[list[ast.expr | None], _Locals] | None:
+def _scan(fn: ast.FunctionDef, walk: Walk = nodes) -> tuple[list[ast.expr | None], _Locals] | None:
     """A builder candidate's returns and local names, in one walk; None for
     a function that is no builder whatever the classes (a generator, a
     nested scope, ``global``, no ``return``)."""
     returns: list[ast.expr | None] = []
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
-    for node in nodes(fn):
+    for node in walk(fn):
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
             if node is not fn:
                 return None  # a generator, or a nested scope whose returns are not the builder's
@@ -197,7 +199,7 @@ def _scan(fn: ast.FunctionDef) -> tuple[list[ast.expr | None], _Locals] | None:
     if not returns:
         return None
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    return returns, _Locals(stores, values, params, fn)
+    return returns, _Locals(stores, values, params, fn, walk)
 
 
 def _bound_pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
@@ -233,18 +235,26 @@ class _Locals:
     """A builder's local names: how often each is stored, what it is bound to."""
 
     def __init__(
-        self, stores: dict[str, int], values: dict[str, list[ast.expr]], params: set[str], fn: ast.FunctionDef
+        self,
+        stores: dict[str, int],
+        values: dict[str, list[ast.expr]],
+        params: set[str],
+        fn: ast.FunctionDef,
+        walk: Walk = nodes,
     ) -> None:
         self.stores = stores
         self.values = values
         self.params = params
         self.fn = fn
+        self._walk = walk
         self._lists: dict[str, list[ast.expr] | None] = {}
 
     def list_values(self, name: str) -> list[ast.expr] | None:
         """layer_lists.list_values, once per name."""
         if name not in self._lists:
-            self._lists[name] = list_values(self.fn, name) if name in self.stores and name not in self.params else None
+            self._lists[name] = (
+                list_values(self.fn, name, walk=self._walk) if name in self.stores and name not in self.params else None
+            )
         return self._lists[name]
 
     def names(self) -> set[str]:

@@ -37,7 +37,7 @@ place: it is left out, and what runs there is unknown.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import NamedTuple
 
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
@@ -77,9 +77,14 @@ def hook_call_site(func: ast.expr) -> bool:
     )
 
 
-def engine_hooks(tree: ast.Module, lines: Iterable[int] | None = None) -> list[HookPlace]:
+def engine_hooks(
+    tree: ast.Module, lines: Iterable[int] | None = None, stepping: Collection[int] | None = None
+) -> list[HookPlace]:
     """The hooks of the module-level classes whose place is known; only the
-    classes spanning one of ``lines`` (hook_call_site calls) when given."""
+    classes spanning one of ``lines`` (hook_call_site calls) when given.
+    ``stepping``: the ids of the module-level classes holding an optimizer
+    step anywhere (optimizer_step), as the summary's walk found them; None:
+    each class is walked here."""
     out: list[HookPlace] = []
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
@@ -90,13 +95,14 @@ def engine_hooks(tree: ast.Module, lines: Iterable[int] | None = None) -> list[H
                 continue
         elif not any(n.__class__ is ast.Call and hook_call_site(n.func) for n in ast.walk(node)):  # type: ignore[attr-defined]
             continue
-        out.extend(class_hooks(node))
+        out.extend(class_hooks(node, None if stepping is None else id(node) in stepping))
     return out
 
 
-def class_hooks(cls: ast.ClassDef) -> list[HookPlace]:
-    """The hooks of ``cls`` whose place is known."""
-    if not any(_optimizer_step(n) for n in ast.walk(cls)):
+def class_hooks(cls: ast.ClassDef, steps: bool | None = None) -> list[HookPlace]:
+    """The hooks of ``cls`` whose place is known. ``steps``: whether it
+    holds an optimizer step anywhere, when the caller knows."""
+    if not (steps if steps is not None else any(optimizer_step(n) for n in ast.walk(cls))):
         return []  # no step to place a hook around (most classes indexing ``self.layers[i](x)``)
     methods = [s for s in cls.body if isinstance(s, _DEFS)]
     dispatchers = dict(d for m in methods if (d := _dispatcher(m)) is not None)
@@ -168,7 +174,7 @@ def _place(method, call: ast.Call) -> str | None:
             continue
         # Steps only in loops nested in it: an epoch loop around a batch loop.
         nested = not any(
-            _optimizer_step(n)
+            optimizer_step(n)
             for s in loop.body
             if not isinstance(s, _LOOPS)
             for n in _own_nodes(s, True, through_loops=False)
@@ -229,10 +235,12 @@ def _holds(stmt: ast.stmt, call: ast.Call) -> bool:
 
 def _steps(node: ast.AST) -> bool:
     """An optimizer's ``step`` is called in ``node``'s own code."""
-    return any(_optimizer_step(n) for n in _own_nodes(node, include=True))
+    return any(optimizer_step(n) for n in _own_nodes(node, include=True))
 
 
-def _optimizer_step(node: ast.AST) -> bool:
+def optimizer_step(node: ast.AST) -> bool:
+    """``optimizer.step()``, ``self.opt["G"].step()``: a ``step`` called on
+    what its name says is an optimizer."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step"):
         return False
     receiver = node.func.value

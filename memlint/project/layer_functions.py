@@ -18,28 +18,33 @@ import ast
 from collections.abc import Callable
 
 from memlint.gate.ast_fields import nodes
-from memlint.project.layer_lists import list_values
+from memlint.project.layer_lists import Walk, list_values
 
 _FILLS = frozenset({"append", "extend", "insert"})
 
 
 def layer_functions(
-    candidates: list[ast.FunctionDef], layer: Callable[[ast.expr, dict[str, list[ast.expr]], dict[str, int]], bool]
+    candidates: list[ast.FunctionDef],
+    layer: Callable[[ast.expr, dict[str, list[ast.expr]], dict[str, int]], bool],
+    walk: Walk = nodes,
 ) -> set[str]:
     """The names of the candidates that are layer functions; ``layer(value,
     values, stores)`` says a value put in a list is a fresh torch.nn layer
-    (directly, or through a local name bound only to one)."""
-    return {fn.name for fn in candidates if _returns_layers(fn, layer)}
+    (directly, or through a local name bound only to one). ``walk``: each
+    candidate's nodes (the summary's NodeLists: cpu_builders reads them again)."""
+    return {fn.name for fn in candidates if _returns_layers(fn, layer, walk)}
 
 
 def _returns_layers(
-    fn: ast.FunctionDef, layer: Callable[[ast.expr, dict[str, list[ast.expr]], dict[str, int]], bool]
+    fn: ast.FunctionDef,
+    layer: Callable[[ast.expr, dict[str, list[ast.expr]], dict[str, int]], bool],
+    walk: Walk = nodes,
 ) -> bool:
     returns: list[ast.expr] = []
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
     filled: set[str] = set()  # names grown in place: never a parameter handed back as it came
-    for node in nodes(fn):
+    for node in walk(fn):
         if node is not fn and isinstance(
             node, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         ):
@@ -79,7 +84,7 @@ def _returns_layers(
             if value.id in stores or value.id in filled:
                 return False
         elif value.id not in lists:
-            given = list_values(fn, value.id, returned=True) if value.id in stores else None
+            given = list_values(fn, value.id, returned=True, walk=walk) if value.id in stores else None
             lists[value.id] = given is not None and all(layer(v, values, stores) for v in given)
             if not lists[value.id]:
                 return False

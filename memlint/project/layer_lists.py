@@ -14,13 +14,17 @@ aliased, iterated) has no known contents.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from memlint.gate.ast_fields import nodes
+
+# ``nodes``, or the summary's NodeLists (node_lists.py): one list per function for every reader.
+Walk = Callable[[ast.AST], list[ast.AST]]
 
 _FILLS = frozenset({"append", "extend"})
 
 
-def list_values(fn: ast.FunctionDef, name: str, returned: bool = False) -> list[ast.expr] | None:
+def list_values(fn: ast.FunctionDef, name: str, returned: bool = False, walk: Walk = nodes) -> list[ast.expr] | None:
     """Every value ``fn`` puts in its local list ``name`` (None when it uses
     the list otherwise than to fill it or unpack it into a call, or, with
     ``returned``, to return it: ``return layers``, ``return base, (loc, conf)``)."""
@@ -28,8 +32,8 @@ def list_values(fn: ast.FunctionDef, name: str, returned: bool = False) -> list[
     created = False  # bound to a list literal here: not a list handed in
     accounted: set[int] = set()  # the ``Name`` nodes of the uses above
     if returned:
-        accounted.update(id(n) for n in returned_names(fn) if n.id == name)
-    for node in nodes(fn):
+        accounted.update(id(n) for n in returned_names(fn, walk) if n.id == name)
+    for node in walk(fn):
         if isinstance(node, ast.Assign) and any(_named(t, name) for t in node.targets):
             if len(node.targets) != 1 or not isinstance(node.value, ast.List):
                 return None
@@ -52,7 +56,7 @@ def list_values(fn: ast.FunctionDef, name: str, returned: bool = False) -> list[
             for arg in node.args:
                 if isinstance(arg, ast.Starred) and _named(arg.value, name):
                     accounted.add(id(arg.value))
-    uses = [n for n in nodes(fn) if isinstance(n, ast.Name) and n.id == name]
+    uses = [n for n in walk(fn) if isinstance(n, ast.Name) and n.id == name]
     if not created or any(id(n) not in accounted for n in uses):
         return None
     if any(isinstance(v, ast.Starred) for v in values):
@@ -60,11 +64,11 @@ def list_values(fn: ast.FunctionDef, name: str, returned: bool = False) -> list[
     return values
 
 
-def returned_names(fn: ast.FunctionDef) -> list[ast.Name]:
+def returned_names(fn: ast.FunctionDef, walk: Walk = nodes) -> list[ast.Name]:
     """The names ``fn`` returns as they are, alone or as elements of tuple
     and list literals (``return vgg, extras, (loc, conf)``)."""
     out: list[ast.Name] = []
-    for node in nodes(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Return) and node.value is not None:
             todo = [node.value]
             while todo:

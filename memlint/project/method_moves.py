@@ -156,19 +156,29 @@ def _derived(found: list[ast.AST], this: str) -> set[str]:
             bindings.append((node.target, node.iter))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             bindings.extend((i.optional_vars, i.context_expr) for i in node.items if i.optional_vars is not None)
+    # Each value's names read once, not once per pass (_touches, spelled out).
+    read = [(target, _reads_super(value), _names_in(value)) for target, value in bindings]
     for _ in range(3):  # chains of aliases (``a = self.x; b = a.y``), a few deep
         known = len(names)
-        for target, value in bindings:
-            if _touches(value, names):
-                names.update(n.id for n in _subtree(target) if n.__class__ is ast.Name)  # type: ignore[attr-defined]
+        for target, from_super, used in read:
+            if from_super or not used.isdisjoint(names):
+                names.update(_names_in(target))
         if len(names) == known:
             break  # nothing added: another pass reads the same names
     return names
 
 
-def _touches(value: ast.expr, names: set[str]) -> bool:
+def _reads_super(value: ast.expr) -> bool:
     root = _root(value)
-    if isinstance(root, ast.Name) and root.id == "super":
+    return isinstance(root, ast.Name) and root.id == "super"
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in _subtree(node) if n.__class__ is ast.Name}  # type: ignore[attr-defined]
+
+
+def _touches(value: ast.expr, names: set[str]) -> bool:
+    if _reads_super(value):
         return True
     return any(n.__class__ is ast.Name and n.id in names for n in _subtree(value))  # type: ignore[attr-defined]
 

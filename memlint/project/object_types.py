@@ -48,6 +48,7 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from memlint.gate.ast_fields import children, nodes
 from memlint.gate.ast_names import ast_dotted
@@ -69,6 +70,9 @@ _WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
 _OFF = frozenset({"no_grad", "inference_mode"})
 # nn.Module's own API: calling one of these on a model attribute is not a forward.
 _MODULE_API = MODULE_API
+_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# A call's place in the source, read in C (every call of every scope is sorted by it).
+_POSITION = attrgetter("lineno", "col_offset")
 # The node classes _Types._scope reads (any other is only walked through).
 READ_IN_SCOPE = frozenset(
     {ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
@@ -150,8 +154,8 @@ def object_types(
 ) -> ObjectTypes:
     """The module's object-type facts (see the module docstring).
     ``scope_nodes``: per scope (by the ``id`` of the module's tree or of a
-    function), the nodes of its own code of a READ_IN_SCOPE class, in a
-    pre-order (the summary's walk gathers them: summary.py); a scope
+    function), the nodes of its own code of a READ_IN_SCOPE class (others
+    among them are not read), in a pre-order (the summary's walk gathers them: summary.py); a scope
     missing there is walked here. ``off_withs``: the ids of the functions
     (and classes) holding a ``with`` of an off context as their own code,
     from the same walk (every ``with`` of the module met); None: each
@@ -264,6 +268,22 @@ class _Types:
     def spell(self, func: ast.AST, local: dict[str, str]) -> str | None:
         """The callee as this module spells it after its imports; None for a
         name it cannot place (a builtin, a local variable, the stdlib)."""
+        # Most callees are a local's or ``self``'s method (``x.view``,
+        # ``self.conv``): their head, found first, places nothing, and
+        # their spelling is never joined.
+        root = func
+        while root.__class__ is ast.Attribute:
+            root = root.value  # type: ignore[attr-defined]
+        if root.__class__ is not ast.Name:
+            return None
+        head = root.id  # type: ignore[attr-defined]
+        if (
+            head not in local
+            and head not in self.defs
+            and head not in self.bindings
+            and not (self.has_star and root is func)
+        ):
+            return None
         name = ast_dotted(func)
         if name is None:
             return None
@@ -395,11 +415,13 @@ class _Types:
             elif recv in inherited:
                 self._global_receivers.append((name, recv, func.attr))
 
-        for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
+        for call in sorted(calls, key=_POSITION):
             self._site(call, local, typed)
             if isinstance(call.func, ast.Attribute):
                 receiver(call.func)
-        for _n, values in sorted(stores.items()):
+        # Only a name whose first value is an attribute or a conditional may
+        # be bound to methods (_bound_methods): most stores are not asked.
+        for _n, values in sorted((n, vs) for n, vs in stores.items() if vs[0].__class__ in _ARMS):
             arms = _bound_methods(values)
             for arm in arms or ():
                 receiver(arm)
@@ -430,26 +452,36 @@ class _Types:
         last one, the first in source order."""
         skipped: set[int] = set()  # the ``x`` of ``x = value``: the walk never visits it
         imports: list[ast.Import | ast.ImportFrom] = []
+        # Runs on every kept node of every scope: the classes and tables
+        # looked up once, calls (the most of them) tested first.
+        name_, call_, assign_, load, defs, called = ast.Name, ast.Call, ast.Assign, ast.Load, self.defs, self._called
+        assigns = (ast.Assign, ast.AugAssign, ast.AnnAssign) if self._classes else ()
         for node in read:
             kind = node.__class__
-            if kind is ast.Name:
+            if kind is call_:
+                calls.append(node)  # type: ignore[arg-type]
+                if node.func.__class__ is name_:  # type: ignore[attr-defined]
+                    called.add(id(node.func))  # type: ignore[attr-defined]
+                    self._super_class(node)  # type: ignore[arg-type]
+                continue
+            if kind is name_:
                 if id(node) in skipped:
                     continue
-                if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                if node.ctx.__class__ is not load:  # type: ignore[attr-defined]
                     stores.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]
-                elif node.id in self.defs and id(node) not in self._called:  # type: ignore[attr-defined]
+                elif node.id in defs and id(node) not in called:  # type: ignore[attr-defined]
                     self._escaped.add(node.id)  # type: ignore[attr-defined]
                 continue
-            if self._classes and (kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign):
+            if kind in assigns:
                 self._assigned(node)  # type: ignore[arg-type]
             elif kind is ast.Return:
                 returns.append(node.value)  # type: ignore[attr-defined]
-            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            if kind in _DEFS:
                 nested.append(node)
                 stores.setdefault(node.name, []).append(None)  # type: ignore[attr-defined]
             elif kind is ast.Import or kind is ast.ImportFrom:
                 imports.append(node)  # type: ignore[arg-type]
-            elif kind is ast.Assign and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):  # type: ignore[attr-defined]
+            elif kind is assign_ and len(node.targets) == 1 and node.targets[0].__class__ is name_:  # type: ignore[attr-defined]
                 stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
                 skipped.add(id(node.targets[0]))  # type: ignore[attr-defined]
             elif kind is ast.Global or kind is ast.Nonlocal:
@@ -457,11 +489,6 @@ class _Types:
                     stores.setdefault(n, []).append(None)
                 if kind is ast.Global:
                     self._globals.update(node.names)  # type: ignore[attr-defined]
-            elif kind is ast.Call:
-                calls.append(node)  # type: ignore[arg-type]
-                if isinstance(node.func, ast.Name):  # type: ignore[attr-defined]
-                    self._called.add(id(node.func))  # type: ignore[attr-defined]
-                    self._super_class(node)  # type: ignore[arg-type]
         for node in reversed(imports):
             self._local_import(node, local)
 
@@ -509,7 +536,7 @@ class _Types:
             if isinstance(func, ast.Attribute) and func.attr in _SAME_OBJECT:
                 value = func.value
                 continue
-            if isinstance(func, (ast.Name, ast.Attribute)) and (ast_dotted(func) or "").rpartition(".")[2] in _WRAPPERS:
+            if _wrapper(func):
                 if not value.args:
                     return None
                 value = value.args[0]
@@ -911,6 +938,9 @@ def _model_attr(attrs: dict[str, list[str | None]], attr: str) -> bool:
     return bool(ctors) and None not in ctors
 
 
+_ARMS = frozenset({ast.IfExp, ast.Attribute})
+
+
 def _bound_methods(values: list[ast.AST | None]) -> list[ast.Attribute] | None:
     """A name bound only to methods of objects (``encode = trainer.gen_a.encode
     if a2b else trainer.gen_b.encode``): every arm's attribute; None otherwise."""
@@ -957,6 +987,15 @@ def _rewraps(value: ast.AST, attr: str, spell) -> bool:
         else:
             return False
     return False
+
+
+def _wrapper(func: ast.AST) -> bool:
+    """``DataParallel``/``x.DistributedDataParallel`` as a callee (a chain of
+    names ending in a wrapper's name), the chain spelled only when its last
+    name is one."""
+    if func.__class__ is ast.Name:
+        return func.id in _WRAPPERS  # type: ignore[attr-defined]
+    return func.__class__ is ast.Attribute and func.attr in _WRAPPERS and ast_dotted(func) is not None  # type: ignore[attr-defined]
 
 
 def _is_none(value: ast.AST | None) -> bool:

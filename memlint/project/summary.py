@@ -56,7 +56,7 @@ from memlint.project.cpu_builders import builders
 from memlint.project.cpu_receivers import cpu_uses, fresh_args, sets_default_device
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
-from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site
+from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site, optimizer_step
 from memlint.project.forward_copies import module_tensor_functions
 from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.init_moves import init_placed
@@ -75,7 +75,7 @@ from memlint.project.state_helpers import returns_on_device, state_params
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
-from memlint.project.tuple_returns import forward_items
+from memlint.project.tuple_returns import BINDING_NODES, forward_items
 from memlint.project.version_tests import version_tests
 from memlint.project.wrapped_args import wrapped_args
 from memlint.project.zeroed_grads import cleared
@@ -574,7 +574,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings, walk)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders, walker.summary.foreign_builders = builders(
-                tree, walker.summary.cpu_classes, walker.summary.cpu_functions
+                tree, walker.summary.cpu_classes, walker.summary.cpu_functions, walk
             )
             walker.summary.class_needs = class_needs(tree, walker.summary.cpu_classes)
             # The model classes, moving or not, as the full walk lists them
@@ -692,6 +692,11 @@ class _Walker:
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
         self._class_stack: list[tuple[bool, set[str]]] = []
         self._hook_lines: list[int] = []  # calls of ``self.<attr>[...]`` in classes (engine_hooks)
+        # engine_hooks reads a class only when it steps an optimizer: the
+        # optimizer steps met so far (walked or not), and the module-level
+        # classes holding one, by id.
+        self._optimizer_steps = 0
+        self._stepping: set[int] = set()
         self._loading: set[str] = set()  # ModuleSummary.loading_uses
         self._loading_cpu: dict[str, set[str]] = {}  # ModuleSummary.loading_cpu_uses (also loading_uses)
         self._loading_calls: dict[int, ast.Call] = {}  # the ``func`` of a loading-name call -> the call
@@ -723,8 +728,8 @@ class _Walker:
         self._calls_of: dict[int, set[str]] = {}
         # object_types, read off this walk: per scope (the module's tree, a
         # function) the nodes of its own code object_types reads
-        # (READ_IN_SCOPE), in a pre-order; None outside any scope's own code
-        # (a class body, decorators).
+        # (READ_IN_SCOPE) and tuple_returns' fresh names (BINDING_NODES), in
+        # a pre-order; None outside any scope's own code (a class body, decorators).
         self.scope_nodes: dict[int, list[ast.AST]] = {}
         self._own: list[ast.AST] | None = None
         # object_types' ``forward`` that turns grad off: the ids of the
@@ -939,7 +944,7 @@ class _Walker:
                 continue
             if cls is constant:
                 continue
-            if own is not None and cls in READ_IN_SCOPE:
+            if own is not None and cls in _KEPT_IN_SCOPE:
                 own.append(node)
             if cls is call:
                 self._call(node, grad, loop)  # type: ignore[arg-type]
@@ -979,7 +984,7 @@ class _Walker:
             self._visit(item.context_expr, grad, loop)
             self._unvisited(item.optional_vars)
             if own is not None and item.optional_vars is not None:  # object_types reads a with's target
-                own += [n for n in nodes(item.optional_vars) if n.__class__ in READ_IN_SCOPE]
+                own += [n for n in nodes(item.optional_vars) if n.__class__ in _KEPT_IN_SCOPE]
             grad = self._context_mode(item.context_expr) or grad
         self._walk(node.body, grad, loop)
 
@@ -1098,6 +1103,7 @@ class _Walker:
         top = not outer.name and self._class_calls is None
         if top:
             self._class_calls = set()
+            steps = self._optimizer_steps
         self._unvisited(*node.decorator_list, *node.bases, *node.keywords, *getattr(node, "type_params", ()))
         for base in node.bases:
             head, _, rest = _dotted(base).partition(".")
@@ -1122,6 +1128,8 @@ class _Walker:
         if top:
             self._calls_of[id(node)] = self._class_calls  # type: ignore[assignment]
             self._class_calls = None
+            if self._optimizer_steps != steps:
+                self._stepping.add(id(node))
         if not outer.name and _is_tracker(node):
             self.summary.trackers.append(node.name)
         # No move met in its walk (most classes), or only moves of fresh
@@ -1166,6 +1174,8 @@ class _Walker:
                     if callee is ast.Attribute:
                         if func.attr in _MOVES:
                             self._moves += 1
+                        elif func.attr == "step" and optimizer_step(node):
+                            self._optimizer_steps += 1
                         if func.attr in _SAVE_LOAD:
                             self._save_loads.append(func)
                     elif callee is ast.Name and func.id in _SAVE_LOAD:
@@ -1248,6 +1258,8 @@ class _Walker:
                 self._loops[-1][0] = True
         elif last == "step" and isinstance(func, ast.Attribute):
             scope.steps = True
+            if optimizer_step(node):
+                self._optimizer_steps += 1
             stepped = _step_kind(node, func)
             if stepped:
                 scope.step_attrs += (stepped,)
@@ -1541,7 +1553,7 @@ class _Walker:
         s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings, self._node_lists)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
-        s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions)
+        s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions, self._node_lists)
         s.class_needs = class_needs(self._tree, s.cpu_classes, self._calls_of)
         s.loading_uses = sorted(self._loading.union(self._loading_cpu))
         if self._loading_cpu and sets_default_device(self._tree):
@@ -1562,7 +1574,7 @@ class _Walker:
         s.version_tests = version_tests(self._tree)
         s.engine_factories = engine_factories(self._tree)
         if self._hook_lines:
-            s.engine_hooks = engine_hooks(self._tree, self._hook_lines)
+            s.engine_hooks = engine_hooks(self._tree, self._hook_lines, self._stepping)
         s.applied = sorted(self._applied)
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
@@ -1621,6 +1633,9 @@ class _Walker:
 
 
 _BUILTINS = frozenset(dir(builtins))
+# The node classes kept in each scope's nodes (scope_nodes): those object_types
+# reads, and the other bindings tuple_returns' fresh names read.
+_KEPT_IN_SCOPE = READ_IN_SCOPE | BINDING_NODES
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Node classes the walk enters its own way (a scope, a grad-mode block, a loop).
 _ENTERED: dict[type, Callable[..., None]] = {

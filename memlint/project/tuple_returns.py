@@ -27,6 +27,14 @@ import ast
 
 from memlint.gate.ast_fields import children
 
+# The statements and nodes binding a name that _fresh_names reads beyond the
+# ones object_types does (READ_IN_SCOPE): the summary's walk keeps them in
+# each scope's nodes too, so a forward's own code is not walked again.
+BINDING_NODES = frozenset(
+    {ast.For, ast.AsyncFor, ast.NamedExpr, ast.With, ast.AsyncWith, ast.Delete, ast.ExceptHandler}
+    | {ast.MatchAs, ast.MatchStar, ast.MatchMapping}
+)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _NUMBER_METHODS = frozenset({"item", "tolist", "detach", "numpy"})
 _KEEPING = frozenset({"cuda", "cpu", "to", "float", "half", "double", "long", "int", "bool", "contiguous"})
 _FRESH_TORCH = frozenset(
@@ -91,7 +99,7 @@ def class_forward_items(
                 return None
             size = len(value.elts)
             if names is None and any(isinstance(e, ast.Name) for e in value.elts):
-                names = _fresh_names(forwards[0], bindings)
+                names = _fresh_names(forwards[0], bindings, own)
             here = {
                 i
                 for i, e in enumerate(value.elts)
@@ -118,58 +126,71 @@ def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
     return out
 
 
-def _fresh_names(fn: ast.FunctionDef, bindings: dict[str, str]) -> set[str]:
+def _fresh_names(fn: ast.FunctionDef, bindings: dict[str, str], own: list[ast.AST] | None = None) -> set[str]:
     """Names ``fn`` binds only by plain assignments of fresh values
     (``acc = (pred == y).float().mean().item()`` before ``return loss,
     acc``), augmented only by fresh values (``wd = 0``, then ``wd +=
     torch.sum(d).item()`` per point): a parameter, or a name also bound another way (a loop target,
     an unpacking, ``+=``, ``with ... as``, a nested scope's ``nonlocal``),
     or one written in place (``acc.add_(loss)``, ``acc[0] = loss``), is not
-    one of them."""
+    one of them. ``own``: the nodes of ``fn``'s own code the summary's walk
+    kept (READ_IN_SCOPE and BINDING_NODES, with the nested scopes' own
+    nodes): every node read below is one of them, and the answer does not
+    depend on their order; None: ``fn`` is walked here."""
     fresh: set[str] = set()
     other: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     other.update(a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None)
+    if own is not None:
+        for node in own:
+            _read_binding(node, bindings, fresh, other)
+        return fresh - other
     stack: list[ast.AST] = list(fn.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            other.update(n for sub in ast.walk(node) if isinstance(sub, ast.Nonlocal) for n in sub.names)
-            continue
-        stack.extend(children(node))
-        func = node.func if isinstance(node, ast.Call) else None
-        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and isinstance(func.value, ast.Name):
-            other.add(func.value.id)  # ``acc.add_(loss)``: written in place, it may take a graph
-            continue
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            (fresh if _fresh(node.value, bindings) else other).add(node.targets[0].id)
-            continue
-        if _fresh_augmented(node, bindings):
-            continue  # ``wd += torch.sum(dis * P).item()``: a number added to a fresh start stays fresh
-        if isinstance(node, ast.Assign):
-            targets: list[ast.AST] = list(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
-            targets = [node.target]
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            other.update(node.names)
-            continue
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            other.update((a.asname or a.name).split(".")[0] for a in node.names)
-            continue
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            other.add(node.name)
-            continue
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            other.add(node.rest)
-            continue
-        elif isinstance(node, ast.Delete):
-            targets = list(node.targets)
-        else:
-            continue
-        for target in targets:
-            other.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        if not isinstance(node, _NESTED):
+            stack.extend(children(node))
+        _read_binding(node, bindings, fresh, other)
     return fresh - other
+
+
+def _read_binding(node: ast.AST, bindings: dict[str, str], fresh: set[str], other: set[str]) -> None:
+    """What one node of a function's own code (or a scope nested in it) says of the names it binds."""
+    if isinstance(node, _NESTED):
+        other.update(n for sub in ast.walk(node) if isinstance(sub, ast.Nonlocal) for n in sub.names)
+        return
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(func, ast.Attribute) and func.attr.endswith("_") and isinstance(func.value, ast.Name):
+        other.add(func.value.id)  # ``acc.add_(loss)``: written in place, it may take a graph
+        return
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        (fresh if _fresh(node.value, bindings) else other).add(node.targets[0].id)
+        return
+    if _fresh_augmented(node, bindings):
+        return  # ``wd += torch.sum(dis * P).item()``: a number added to a fresh start stays fresh
+    if isinstance(node, ast.Assign):
+        targets: list[ast.AST] = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+        targets = [node.target]
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        other.update(node.names)
+        return
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        other.update((a.asname or a.name).split(".")[0] for a in node.names)
+        return
+    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+        other.add(node.name)
+        return
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        other.add(node.rest)
+        return
+    elif isinstance(node, ast.Delete):
+        targets = list(node.targets)
+    else:
+        return
+    for target in targets:
+        other.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
 
 
 def _plain_arg(expr: ast.expr, bindings: dict[str, str]) -> bool:
