@@ -42,6 +42,11 @@ _KEEPS = frozenset({"register_buffer", "register_parameter", "add_module", "regi
 _MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 
 
+# The moves a tensor also has (``Tensor.to``/``.cuda``/``.xpu``): a copy when
+# the receiver is a tensor.
+_TENSOR_COPIES = frozenset({"to", "cuda", "xpu"})
+
+
 def forward_keeps_no_move(
     method: ast.FunctionDef | ast.AsyncFunctionDef,
     found: list[ast.AST],
@@ -57,6 +62,8 @@ def forward_keeps_no_move(
     a function as a qualified name ("" when not imported); ``functions``
     gives the module's functions that return a tensor (``tensor_functions``),
     asked only when a receiver needs them."""
+    if not all(m.func.attr in _TENSOR_COPIES for m in moves):  # type: ignore[attr-defined]
+        return False  # ``to_empty`` and the like exist only on modules
     tensor = _tensors(method, found, qualify, functions)
     if not all(copied(m.func.value) or tensor(m.func.value) for m in moves):  # type: ignore[attr-defined]
         return False
