@@ -19,6 +19,7 @@ from memlint.project import (
     cpu_builders,
     cpu_receivers,
     data_passes,
+    dynamic_classes,
     engine_factories,
     engine_hooks,
     forward_returns,
@@ -90,6 +91,7 @@ def summary_fingerprint() -> str:
         engine_hooks,
         settings_values,
         wrapped_args,
+        dynamic_classes,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())
