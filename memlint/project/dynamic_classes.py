@@ -355,9 +355,10 @@ def candidates(typed: Any, spelling: str, path: str) -> tuple[str, ...] | None:
             if classes is None:
                 return None
             if name in classes:
-                if classes[name] is None:
+                found = classes[name]
+                if found is None:
                     return None  # bound, but not to a class the project holds
-                out.add(classes[name])
+                out.add(found)
         return tuple(sorted(out)) or None
     if not pick.startswith("<"):
         return None

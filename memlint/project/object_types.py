@@ -639,9 +639,9 @@ class _Types:
             # ``instance = model()`` after ``model = find_model_using_name(...)``
             for n, vs in stores.items():
                 if n not in typed and vs and all(v is not None and not _is_none(v) for v in vs):
-                    t = [self._picked(v.func, local, typed) if isinstance(v, ast.Call) else None for v in vs]
-                    if all(x is not None and not any(y.startswith("^") for y in x) for x in t):
-                        typed[n] = tuple(sorted({y for x in t for y in x or ()}))
+                    picked = [self._picked(v.func, local, typed) if isinstance(v, ast.Call) else None for v in vs]
+                    if all(x is not None and not any(y.startswith("^") for y in x) for x in picked):
+                        typed[n] = tuple(sorted({y for x in picked for y in x or ()}))
         found: set[str] = set()
         for r in returns:
             if _is_none(r) or _exception(r):
