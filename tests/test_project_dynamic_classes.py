@@ -178,3 +178,125 @@ def test_direct_pick():
     assert direct_pick(func, lambda f: ast.unparse(f)) == "?nets.;;=Net"
     func = ast.parse('getattr(importlib.import_module("nets." + arch), arch)', mode="eval").body
     assert direct_pick(func, lambda f: ast.unparse(f)) is None
+
+
+# InstColorization's shape: the script never calls ``.eval()``; the picked
+# object's ``setup_to_test`` switches its networks, which ``define_G`` builds
+# through ``init_net``, a helper handing back the network it is given.
+_NETWORKS = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Gen(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class Other(Gen):
+        pass
+
+
+    def init_net(net, gpu_ids=[]):
+        if len(gpu_ids) > 0:
+            net.to(gpu_ids[0])
+            net = torch.nn.DataParallel(net, gpu_ids)
+        return net
+
+
+    def define_G(which, gpu_ids):
+        netG = None
+        if which == "a":
+            netG = Gen()
+        elif which == "b":
+            netG = Other()
+        return init_net(netG, gpu_ids)
+"""
+
+_COLOR = """\
+    import torch
+    from .base_model import BaseModel
+    from . import networks
+
+
+    class ColorModel(BaseModel):
+        def initialize(self, opt):
+            self.netG = networks.define_G(opt.which, opt.gpu_ids)
+
+        def setup_to_test(self, path):
+            self.netG.load_state_dict(torch.load(path, map_location="cpu"))
+            self.netG.eval()
+
+        def colorize(self, x):
+            self.out = self.netG(x)
+"""
+
+_SCRIPT = """\
+    import torch
+    from models import create_model
+
+    if __name__ == "__main__":
+        opt = parse()
+        model = create_model(opt)
+        model.setup_to_test("weights")
+        for data in torch.utils.data.DataLoader(dataset(opt)):
+            model.colorize(data)
+"""
+
+
+def _switched(tmp_path, color=_COLOR, script=_SCRIPT):
+    files = {
+        "setup.py": "",
+        "models/__init__.py": _FACTORY,
+        "models/base_model.py": _BASE,
+        "models/networks.py": _NETWORKS,
+        "models/color_model.py": color,
+        "models/train_model.py": _TRAIN,
+        "test_color.py": script,
+    }
+    write_project(tmp_path, files)
+    return tmp_path / "test_color.py"
+
+
+def test_a_method_named_for_evaluation_that_switches_the_held_models_is_an_eval_switch(tmp_path):
+    assert finding_lines(_switched(tmp_path), "MEM201") == [8]
+
+
+def test_a_switch_method_that_also_sets_train_mode_is_no_evidence(tmp_path):
+    color = _COLOR.replace("self.netG.eval()", "self.netG.eval()\n            self.netG.train()")
+    assert finding_lines(_switched(tmp_path, color=color), "MEM201") == []
+
+
+def test_a_method_not_named_for_evaluation_is_no_evidence(tmp_path):
+    color = _COLOR.replace("setup_to_test", "prepare")
+    assert (
+        finding_lines(_switched(tmp_path, color=color, script=_SCRIPT.replace("setup_to_test", "prepare")), "MEM201")
+        == []
+    )
+
+
+def test_a_factory_building_a_plain_object_is_no_model(tmp_path):
+    # ``init_net`` hands back what it is given: here a plain object, no network.
+    color = _COLOR.replace("networks.define_G(opt.which, opt.gpu_ids)", "networks.init_net(object())")
+    assert finding_lines(_switched(tmp_path, color=color), "MEM201") == []
+
+
+def _passed(text: str) -> dict[str, tuple[int, str]]:
+    from memlint.project.passed_through import passthroughs, wraps_itself
+
+    keeps = lambda v, n: wraps_itself(v, n, frozenset({"DataParallel"}), frozenset({"to", "cuda"}))  # noqa: E731
+    return passthroughs(ast.parse(text), keeps)
+
+
+def test_passthroughs():
+    import textwrap
+
+    assert _passed(textwrap.dedent(_NETWORKS)) == {"init_net": (0, "net")}
+    assert _passed("def f(net):\n    net = other(net)\n    return net\n") == {}
+    assert _passed("def f(net, x):\n    if x:\n        return x\n    return net\n") == {}
+    assert _passed("def f(net):\n    for net in nets:\n        pass\n    return net\n") == {}
+    assert _passed("def f(net):\n    net = net.cuda()\n    return net\n") == {"f": (0, "net")}

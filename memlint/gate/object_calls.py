@@ -82,9 +82,18 @@ def _named_for_evaluation(name: str | None) -> bool:
     return bool(name and name_tokens(name) & EVAL_FUNCTION_TOKENS)
 
 
+def switches_by_method(method: str) -> bool:
+    """``setup_to_test``: a method other than ``eval``/``train`` named for
+    evaluation, which the project may know to switch an object's models to
+    eval (project/method_evals.py reads only such names)."""
+    return method not in ("eval", "train") and _named_for_evaluation(method)
+
+
 def may_evaluate_a_typed_object(facts: GateFacts) -> bool:
     """Some loop call may be ``_object_forward``'s, with its evidence."""
     spans = line_spans(facts._loop_nodes)
+    # ``model.setup_to_test(p)`` anywhere: a switch to eval the view may confirm.
+    switched = any(switches_by_method(m) for m in facts.called)
     aliases: set[str] | None = None
     assigned: set[str] | None = None
     for call in facts._calls:
@@ -118,6 +127,7 @@ def may_evaluate_a_typed_object(facts: GateFacts) -> bool:
                 continue  # ``for sample in text: sample.count(...)``, ``self.decoder(x)``
         if (
             facts.eval_call
+            or switched
             or _named_for_evaluation(func.attr)  # type: ignore[attr-defined]
             or any(_named_for_evaluation(k.arg) for k in call.keywords)
         ):

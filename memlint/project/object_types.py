@@ -53,6 +53,7 @@ from memlint.gate.ast_fields import children, nodes
 from memlint.gate.ast_names import ast_dotted
 from memlint.project.dynamic_classes import direct_pick, pickers
 from memlint.project.forward_returns import returned_params
+from memlint.project.passed_through import passthroughs, wraps_itself
 from memlint.vocabulary.kinds import MODULE_API, Kind, guess_kind_from_name
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
@@ -215,6 +216,9 @@ class _Types:
         # (dynamic_classes.py), only where the module may import importlib.
         self._dynamic = any(v.split(".")[0] == "importlib" for v in bindings.values())
         self._pickers = pickers(tree, self._qualified, self._spell_text) if self._dynamic else {}
+        # Functions handing back the parameter they are given (``init_net(net)``,
+        # passed_through.py): a call of one is what it was handed.
+        self._passthrough = passthroughs(tree, lambda v, n: wraps_itself(v, n, _WRAPPERS, _SAME_OBJECT))
         self._called: set[int] = set()  # ids of Name nodes that are a call's callee
         self._escaped: set[str] = set()
         self._receivers: set[tuple[str, str, str]] = set()  # out.receivers, for membership
@@ -533,9 +537,31 @@ class _Types:
                 picked = self._picked(func, local, typed)
                 if picked is not None:
                     return picked
+            handed = self._handed_back(value, local, typed)
+            if handed is not None:
+                value = handed
+                continue
             spelled = self.spell(func, local)
             return (spelled,) if spelled is not None else None
         return None
+
+    def _handed_back(self, call: ast.Call, local: dict[str, str], typed: dict[str, tuple[str, ...]]) -> ast.AST | None:
+        """The argument ``call`` of a function of this module that returns
+        the parameter it is given (passed_through.py) hands it."""
+        func = call.func
+        if not isinstance(func, ast.Name) or func.id in local or func.id in typed:
+            return None
+        found = self._passthrough.get(func.id)
+        if found is None:
+            return None
+        position, name = found
+        if any(isinstance(a, ast.Starred) for a in call.args[: position + 1]) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return None
+        if position < len(call.args):
+            return call.args[position]
+        return next((k.value for k in call.keywords if k.arg == name), None)
 
     def _picked(
         self, func: ast.AST, local: dict[str, str], typed: dict[str, tuple[str, ...]]

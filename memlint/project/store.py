@@ -34,6 +34,7 @@ from memlint.project import (
     object_types,
     off_decorators,
     parameterless,
+    passed_through,
     returned_loads,
     state_copies,
     state_feeds,
@@ -92,6 +93,7 @@ def summary_fingerprint() -> str:
         settings_values,
         wrapped_args,
         dynamic_classes,
+        passed_through,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

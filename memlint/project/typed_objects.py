@@ -416,9 +416,13 @@ class TypedObjects:
         runs a layer of its own in turn (``self.encoder.forward_masks(x)``
         handing on to ``TabNetEncoder.forward_masks``, _runs_layer)."""
         q = self.qualify(ctor, path)
-        if q is None or len(q) != 1 or "\0" not in q[0]:
+        # A factory building one of several classes (``define_G``): each must be one.
+        return bool(q) and all(self._one_model_class(t, via, hops) for t in q or ())
+
+    def _one_model_class(self, typ: str, via: str, hops: int) -> bool:
+        if "\0" not in typ:
             return False
-        where, cls = q[0].split("\0")
+        where, cls = typ.split("\0")
         summary = self.index.full_summary(where)
         if summary is None or cls not in summary.model_classes:
             return False
