@@ -189,6 +189,12 @@ class InferenceWithoutNoGrad(Rule):
         "forward with grad on (a `no_grad` only on a `torch.__version__` branch does not count); the message "
         "names the callee (`TD3.select_action runs the actor with autograd on, TD3.py:101`). Any untyped call "
         "site, a class we cannot read, or a method that runs its forward under `no_grad` keeps it silent. "
+        'A class picked at run time from a module named by a string (`importlib.import_module("models." + '
+        'opt.model + "_model")`, then the class that subclasses `BaseModel`, or `getattr(mod, "Net")`) is one '
+        "of the project's classes in the modules that pattern names, and every one must agree (a class without "
+        "the method is not the object); a factory's helper that hands back the network it is given "
+        "(`init_net(net)`) keeps its type. On such a plain object, a method named for evaluation that only "
+        "switches the models it holds to eval (`model.setup_to_test(path)`) is a switch to eval. "
         "A class imported from another project module that derives from `nn.Module` builds a model "
         "(`model = Tacotron(...)` after `from synthesizer.models.tacotron import Tacotron`), as a class of the file does, "
         "unless the summary of its module proves it owns no parameter (only `nn.Module` bases, buffers, functional "
@@ -785,6 +791,9 @@ class InferenceWithoutNoGrad(Rule):
             args = c.args
             if not (
                 (attr == "eval" and not args)
+                # ``model.setup_to_test(path)``: a method named for evaluation that only
+                # switches the models the object holds to eval (project/method_evals.py)
+                or (attr != "train" and self.facts.objects.mode_call(c) == "eval")
                 or (
                     attr == "train"
                     and len(args) == 1
@@ -1026,6 +1035,20 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and state == "train-fresh"
 
     valid = [
+        Valid(
+            # The class comes from a module named at run time: without the project,
+            # nothing says what ``model`` is (project/dynamic_classes.py).
+            """\
+import importlib
+import torch
+def create_model(name):
+    return getattr(importlib.import_module("models." + name + "_model"), "Model")()
+model = create_model("fusion")
+model.setup_to_test("weights")
+for data in torch.utils.data.DataLoader(dataset):
+    model.colorize(data)
+"""
+        ),
         Valid(
             """\
 import torch

@@ -86,6 +86,7 @@ class ModuleFacts:
             items,
             forward_names=by_name,
             object_evals=frozenset(self.project.object_evals) if self.project is not None else frozenset(),
+            method_evals=frozenset(self.project.method_evals) if self.project is not None else frozenset(),
         )
 
     @cached_property

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from memlint.gate.caller_evals import hands_a_model_in_eval, may_evaluate_for_callers
 from memlint.gate.grad_clears import may_clear_gradients
 from memlint.gate.moves import PER_CALL_METHODS
-from memlint.gate.object_calls import may_evaluate_a_typed_object
+from memlint.gate.object_calls import calls_a_switch_method, may_evaluate_a_typed_object
 from memlint.gate.sched_steps import keyed_scheduler_step, registers_a_hook
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
@@ -87,8 +87,9 @@ def _may_evaluate_a_project_object(g: GateFacts) -> bool:
     ``main.py`` with ``TD3()``), and its module need import nothing."""
     if not g.loops:
         return False
-    # ``trainer.eval()`` before ``trainer.gen_a.encode(x)``: an eval switch (eval_call).
-    if not (g.eval_function_loops or g.asks_an_object_to_evaluate or g.eval_call):
+    # ``trainer.eval()`` before ``trainer.gen_a.encode(x)``: an eval switch (eval_call);
+    # ``model.setup_to_test(p)``: a method that may switch (project/method_evals.py).
+    if not (g.eval_function_loops or g.asks_an_object_to_evaluate or g.eval_call or calls_a_switch_method(g)):
         return False
     # Then a loop call that may carry it (gate/object_calls.py).
     return may_evaluate_a_typed_object(g)

@@ -82,9 +82,40 @@ def _named_for_evaluation(name: str | None) -> bool:
     return bool(name and name_tokens(name) & EVAL_FUNCTION_TOKENS)
 
 
+def switches_by_method(method: str) -> bool:
+    """``setup_to_test``: a method other than ``eval``/``train`` named for
+    evaluation, which the project may know to switch an object's models to
+    eval (project/method_evals.py reads only such names)."""
+    return method not in ("eval", "train") and _named_for_evaluation(method)
+
+
+def _switch_roots(facts: GateFacts) -> set[str]:
+    """The root names of the receivers of methods that may switch an
+    object's models to eval (``model`` of ``model.setup_to_test(p)``): the
+    rule's switch is on the loop call's receiver or an object holding it."""
+    roots: set[str] = set()
+    for call in facts._calls:
+        func = call.func
+        if type(func) is not ast.Attribute or not switches_by_method(func.attr):  # type: ignore[attr-defined]
+            continue
+        root = func.value  # type: ignore[attr-defined]
+        while type(root) is ast.Attribute:
+            root = root.value  # type: ignore[attr-defined]
+        if type(root) is ast.Name:
+            roots.add(root.id)  # type: ignore[attr-defined]
+    return roots
+
+
+def calls_a_switch_method(facts: GateFacts) -> bool:
+    """Some ``x.m(...)`` may switch an object's models to eval
+    (``switches_by_method``): MEM201's evidence besides ``.eval()``."""
+    return any(switches_by_method(m) for m in facts.called) and bool(_switch_roots(facts))
+
+
 def may_evaluate_a_typed_object(facts: GateFacts) -> bool:
     """Some loop call may be ``_object_forward``'s, with its evidence."""
     spans = line_spans(facts._loop_nodes)
+    switched: set[str] | None = None  # _switch_roots, on first need
     aliases: set[str] | None = None
     assigned: set[str] | None = None
     for call in facts._calls:
@@ -122,6 +153,9 @@ def may_evaluate_a_typed_object(facts: GateFacts) -> bool:
             or any(_named_for_evaluation(k.arg) for k in call.keywords)
         ):
             return True
+        switched = _switch_roots(facts) if switched is None else switched
+        if root.id in switched:  # type: ignore[attr-defined]
+            return True  # ``model.setup_to_test(p)`` before ``model.colorize(x)``: the view may confirm it
         if fn is not None and _named_for_evaluation(getattr(fn, "name", None)):
             return True
     return False

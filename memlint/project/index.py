@@ -23,6 +23,7 @@ from memlint.project.forward_returns import returned_receivers
 # which a warm run imports without the summaries' machinery.
 from memlint.project.local_imports import local_model_classes
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
+from memlint.project.method_evals import method_evals
 from memlint.project.method_modes import asked_methods
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
@@ -917,6 +918,7 @@ class ProjectIndex:
             forward_methods=named_forwards(self, path),
             forward_names=forwards_by_name(self, path),
             object_evals=object_evals(self, path),
+            method_evals=method_evals(self, path),
             unknown_classes=(
                 unknown_classes(summary.calls, lambda callee: self.resolve(callee, path))
                 if self._sys_paths(path)

@@ -53,7 +53,9 @@ from operator import attrgetter
 from memlint.gate.ast_fields import children, nodes
 from memlint.gate.ast_names import ast_dotted
 from memlint.project.eval_forwards import eval_off_forward
+from memlint.project.dynamic_classes import direct_pick, pickers
 from memlint.project.forward_returns import returned_params
+from memlint.project.passed_through import passthroughs, wraps_itself
 from memlint.vocabulary.kinds import MODULE_API, Kind, guess_kind_from_name
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
@@ -219,6 +221,13 @@ class _Types:
         self.has_star = has_star
         self.defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         self.out = ObjectTypes()
+        # Functions returning a class picked from a module named at run time
+        # (dynamic_classes.py), only where the module may import importlib.
+        self._dynamic = any(v.split(".")[0] == "importlib" for v in bindings.values())
+        self._pickers = pickers(tree, self._qualified, self._spell_text) if self._dynamic else {}
+        # Functions handing back the parameter they are given (``init_net(net)``,
+        # passed_through.py): a call of one is what it was handed.
+        self._passthrough = passthroughs(tree, lambda v, n: wraps_itself(v, n, _WRAPPERS, _SAME_OBJECT))
         self._called: set[int] = set()  # ids of Name nodes that are a call's callee
         self._escaped: set[str] = set()
         self._receivers: set[tuple[str, str, str]] = set()  # out.receivers, for membership
@@ -265,6 +274,21 @@ class _Types:
                 self.out.receivers.append(entry)
 
     # -- spellings -----------------------------------------------------------
+    def _qualified(self, func: ast.AST) -> str | None:
+        """``func`` as a dotted name with its head's import applied."""
+        name = ast_dotted(func)
+        if name is None:
+            return None
+        head, dot, tail = name.partition(".")
+        return self.bindings.get(head, head) + dot + tail
+
+    def _spell_text(self, dotted: str) -> str | None:
+        try:
+            node = ast.parse(dotted, mode="eval").body
+        except SyntaxError:
+            return None
+        return self.spell(node, {})
+
     def spell(self, func: ast.AST, local: dict[str, str]) -> str | None:
         """The callee as this module spells it after its imports; None for a
         name it cannot place (a builtin, a local variable, the stdlib)."""
@@ -541,9 +565,51 @@ class _Types:
                     return None
                 value = value.args[0]
                 continue
+            if self._dynamic:
+                picked = self._picked(func, local, typed)
+                if picked is not None:
+                    return picked
+            handed = self._handed_back(value, local, typed)
+            if handed is not None:
+                value = handed
+                continue
             spelled = self.spell(func, local)
             return (spelled,) if spelled is not None else None
         return None
+
+    def _handed_back(self, call: ast.Call, local: dict[str, str], typed: dict[str, tuple[str, ...]]) -> ast.AST | None:
+        """The argument ``call`` of a function of this module that returns
+        the parameter it is given (passed_through.py) hands it."""
+        func = call.func
+        if not isinstance(func, ast.Name) or func.id in local or func.id in typed:
+            return None
+        found = self._passthrough.get(func.id)
+        if found is None:
+            return None
+        position, name = found
+        if any(isinstance(a, ast.Starred) for a in call.args[: position + 1]) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return None
+        if position < len(call.args):
+            return call.args[position]
+        return next((k.value for k in call.keywords if k.arg == name), None)
+
+    def _picked(
+        self, func: ast.AST, local: dict[str, str], typed: dict[str, tuple[str, ...]]
+    ) -> tuple[str, ...] | None:
+        """A call of a class picked at run time (dynamic_classes.py): an
+        instance of one of its classes; ``^`` marks the class itself, the
+        result of a picker (``model = find_model_using_name(opt.model)``)."""
+        if isinstance(func, ast.Name):
+            held = typed.get(func.id)
+            if held and all(t.startswith("^") for t in held):
+                return tuple(t[1:] for t in held)
+            if held is None and func.id in self._pickers and func.id not in local:
+                return tuple("^" + t for t in self._pickers[func.id])
+            return None
+        spelled = direct_pick(func, self._qualified)
+        return (spelled,) if spelled is not None else None
 
     def _site(self, call: ast.Call, local: dict[str, str], typed: dict[str, tuple[str, ...]]) -> None:
         spelled = self.spell(call.func, local)
@@ -627,6 +693,13 @@ class _Types:
             else:
                 if types:
                     typed[n] = tuple(sorted(types))
+        if self._dynamic:
+            # ``instance = model()`` after ``model = find_model_using_name(...)``
+            for n, vs in stores.items():
+                if n not in typed and vs and all(v is not None and not _is_none(v) for v in vs):
+                    picked = [self._picked(v.func, local, typed) if isinstance(v, ast.Call) else None for v in vs]
+                    if all(x is not None and not any(y.startswith("^") for y in x) for x in picked):
+                        typed[n] = tuple(sorted({y for x in picked for y in x or ()}))
         found: set[str] = set()
         for r in returns:
             if _is_none(r) or _exception(r):

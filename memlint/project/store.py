@@ -19,6 +19,7 @@ from memlint.project import (
     cpu_builders,
     cpu_receivers,
     data_passes,
+    dynamic_classes,
     engine_factories,
     engine_hooks,
     eval_forwards,
@@ -36,6 +37,7 @@ from memlint.project import (
     object_types,
     off_decorators,
     parameterless,
+    passed_through,
     returned_loads,
     state_copies,
     state_feeds,
@@ -96,6 +98,8 @@ def summary_fingerprint() -> str:
         init_moves,
         forward_copies,
         eval_forwards,
+        dynamic_classes,
+        passed_through,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

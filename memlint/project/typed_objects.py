@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memlint.project.dynamic_classes import candidates
 from memlint.project.object_types import CONTAINER_ITEM, FORWARD_PART, ObjectTypes
 from memlint.project.off_forwards import attribute_forward_off
 from memlint.vocabulary.kinds import names_a_model_method
@@ -62,8 +63,10 @@ class TypedObjects:
         """The types a value spelled ``spelling`` in ``path`` may hold:
         ``file\\0Class`` for a project class, the dotted name for an
         installed one; None when unknown."""
-        if hops > _MAX_HOPS:
-            return None
+        if hops > _MAX_HOPS or spelling.startswith("^"):
+            return None  # ``^``: a class itself, not an instance (dynamic_classes.py)
+        if spelling.startswith("?"):
+            return candidates(self, spelling, path)  # one of the classes a run-time import may pick
         if spelling.startswith(":"):
             found: tuple[str, str] | None = (path, spelling[1:])
         elif spelling.startswith("*"):
@@ -430,9 +433,13 @@ class TypedObjects:
         runs a layer of its own in turn (``self.encoder.forward_masks(x)``
         handing on to ``TabNetEncoder.forward_masks``, _runs_layer)."""
         q = self.qualify(ctor, path)
-        if q is None or len(q) != 1 or "\0" not in q[0]:
+        # A factory building one of several classes (``define_G``): each must be one.
+        return bool(q) and all(self._one_model_class(t, via, hops) for t in q or ())
+
+    def _one_model_class(self, typ: str, via: str, hops: int) -> bool:
+        if "\0" not in typ:
             return False
-        where, cls = q[0].split("\0")
+        where, cls = typ.split("\0")
         summary = self.index.full_summary(where)
         if summary is None or cls not in summary.model_classes:
             return False

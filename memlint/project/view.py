@@ -246,6 +246,11 @@ class ProjectView:
     # whose own ``eval()`` switches the models it holds to eval
     # (wrapper_evals.py): RIFE's ``model.eval()``, a mode switch (MEM201).
     object_evals: tuple[tuple[str, str], ...] = ()
+    # ``<receiver>.<method>(...)`` calls (scope, receiver, method), the method
+    # named for evaluation, on a plain project object whose classes' method
+    # only switches the models it holds to eval (method_evals.py):
+    # InstColorization's ``model.setup_to_test(path)``, a mode switch (MEM201).
+    method_evals: tuple[tuple[str, str, str], ...] = ()
     # Classes this module builds, as written (``tsm_online.MobileNetV2``),
     # from an import no module of the project answers (unknown_classes.py):
     # whether they move themselves is not known (MEM701 claims nothing).

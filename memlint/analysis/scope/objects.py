@@ -138,8 +138,13 @@ class ObjectTable(cst.CSTVisitor):
         forward_items: dict[str, tuple[int, frozenset[int]]] | None = None,
         forward_names: frozenset[str] = frozenset(),
         object_evals: frozenset[tuple[str, str]] = frozenset(),
+        method_evals: frozenset[tuple[str, str, str]] = frozenset(),
     ) -> None:
         super().__init__()
+        # (scope, receiver, method) of calls of a method named for evaluation
+        # that only switches the models a plain project object holds to eval
+        # (ProjectView.method_evals): ``model.setup_to_test(path)``.
+        self._method_evals = method_evals
         # (scope, receiver) of ``.eval()`` calls on plain project objects whose
         # ``eval()`` switches the models they hold (ProjectView.object_evals).
         self._object_evals = object_evals
@@ -839,6 +844,19 @@ class ObjectTable(cst.CSTVisitor):
             scope = ""
         return spelled is not None and (scope, spelled) in self._object_evals
 
+    def _evals_by_method(self, func: cst.Attribute, call: cst.Call) -> bool:
+        """``model.setup_to_test(path)`` (ProjectView.method_evals,
+        project/method_evals.py)."""
+        spelled = dotted_name(func.value)
+        return spelled is not None and (self._scope_name(call), spelled, func.attr.value) in self._method_evals
+
+    def _scope_name(self, call: cst.Call) -> str:
+        owner = self.scope_of(call)
+        if isinstance(owner, cst.FunctionDef):
+            cls = self.calls.class_of.get(owner)
+            return f"{cls.name.value}.{owner.name.value}" if cls is not None else owner.name.value
+        return ""
+
     def _switched_before(self, receiver: str, call: cst.Call) -> bool:
         """``receiver.eval()`` runs earlier in ``call``'s own function, as a
         statement of that function's body (not in a branch the call may
@@ -1269,6 +1287,8 @@ class ObjectTable(cst.CSTVisitor):
         """ "train"/"eval" for ``m.train()``/``m.eval()``/``m.train(False)`` on a
         module, "unknown" for ``m.train(flag)``, None for anything else."""
         func = call.func
+        if isinstance(func, cst.Attribute) and self._method_evals and func.attr.value not in ("train", "eval"):
+            return "eval" if self._evals_by_method(func, call) else None
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("train", "eval"):
             return None
         if func.attr.value == "eval" and call.args:
