@@ -2672,6 +2672,37 @@ class Solver:
     assert not _findings(plain, ["MEM201"], gate=False)
 
 
+def test_mem201_gate_reads_a_helpers_switch_for_loops_only():
+    """transformers' BigBird ``forward``: ``self.set_attention_type(...)``
+    switches a layer to eval, then one forward with no loop. Only a loop
+    takes a called helper's switch as its own (_helper_switched_to_eval);
+    visit_FunctionDef and visit_Module need an eval-mode call in the scope
+    itself, so the scope is no site, and the gate drops the file. With the
+    forward in a loop over data, it is kept, and the rule reports it."""
+    src = """\
+import torch
+class Solver:
+    def net_mode(self, train):
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+
+    def viz(self, z):
+        self.net_mode(False)
+        return self.net(z).sum().item()
+"""
+    assert not facts(src).evaluates_with_grad
+    assert not _gated_in(src, "MEM201")
+    assert not _findings(src, ["MEM201"], gate=False)
+    looped = src.replace(
+        "        return self.net(z).sum().item()\n",
+        "        for x in torch.arange(3):\n            print(self.net(z).sum().item())\n",
+    )
+    assert facts(looped).evaluates_with_grad
+    assert _findings(looped, ["MEM201"], gate=False)
+
+
 # transformers' core_model_loading and generation mixins: plain classes binding
 # ``self.x`` to calls that build no module (loops._attribute_mode needs
 # objects.built_in_train_mode: gate/eval.py FreshCalls).

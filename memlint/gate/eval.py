@@ -477,14 +477,19 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     trusted_off = not heads & (reach.rebound | facts.def_names | facts._classes)
     if not trusted_off:
         unshadow(shadows)
+    # Only a loop takes the switch of a function it calls as its own
+    # (_helper_switched_to_eval reads mode_events); a scope's statements
+    # (visit_FunctionDef, visit_Module) and a comprehension
+    # (comprehension_is_eval) need an eval-mode call in their own scope.
+    loop_eval_scopes = eval_scopes
     if modes:
-        eval_scopes |= _switching_through_calls(eval_scopes, scope_calls, scope_names)
+        loop_eval_scopes = eval_scopes | _switching_through_calls(eval_scopes, scope_calls, scope_names)
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
     for site in sites:
         if site.off and trusted_off:
             continue
-        if site.mode_scope is not None and site.mode_scope not in eval_scopes:
+        if site.mode_scope is not None and site.mode_scope not in (loop_eval_scopes if site.loop else eval_scopes):
             continue
         if not site.calls_self and not reach.site_may_run_model(site):
             continue
