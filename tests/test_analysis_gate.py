@@ -2672,6 +2672,41 @@ class Solver:
     assert not _findings(plain, ["MEM201"], gate=False)
 
 
+_SELF_ATTR_READ = """\
+import torch
+class Exporter:
+    def export_component(self, x, config):
+        if not isinstance(config, self.config_class):
+            raise TypeError(self.config_class.__name__)
+        return self.config_class(x)
+
+    def validate(self, loader):
+        out = []
+        for x in loader:
+            out.append(self.export_component(x, None))
+        return out
+"""
+
+
+def test_mem201_gate_reads_self_attr_reads_as_objects_does():
+    """transformers' exporters: ``self.config_class(...)``, the attribute
+    never assigned in the file and read as ``self.config_class.__name__``:
+    objects.kind_of calls such a ``self.x`` a module only from a
+    ``.parameters()``/``.named_parameters()`` read or a
+    ``.load_state_dict()`` (with ``.eval()``), else by its name; any other
+    ``self.x.attr`` is no evidence, so no call in the evaluation loop may
+    run a model. Read as ``self.config_class.parameters()``, it may."""
+    from memlint.gate.cards import _mem201_gate
+
+    src = _SELF_ATTR_READ
+    assert not facts(src).evaluates_with_grad
+    assert not _mem201_gate(facts(src))  # the local gate: a typed project object is its project part's
+    assert not _findings(src, ["MEM201"], gate=False)
+    read = src.replace("self.config_class.__name__", "list(self.config_class.parameters())")
+    assert facts(read).evaluates_with_grad
+    assert _findings(read, ["MEM201"], gate=False)
+
+
 def test_mem201_gate_reads_a_helpers_switch_for_loops_only():
     """transformers' BigBird ``forward``: ``self.set_attention_type(...)``
     switches a layer to eval, then one forward with no loop. Only a loop

@@ -166,6 +166,7 @@ _BINDINGS = textwrap.dedent(
         x = a.b.c
         self.enc = build()
         self.dec.parameters()
+        self.cfg.__name__
         y: int = 2
         for i, (j, k2) in enumerate(z):
             del q
@@ -194,6 +195,7 @@ def test_model_reach_is_read_off_the_main_walk(monkeypatch: pytest.MonkeyPatch) 
         *("others", "first", "tail", "bound", "whole", "w", "lam"),
     }
     assert g._bases == {"a", "self"}
+    # ``self.cfg.__name__`` is no evidence of a module (facts._MODULE_EVIDENCE).
     assert g._self_bound == {"enc", "dec"}
     # ModelReach.of builds on them: no walk of its own.
     monkeypatch.setattr(gate_eval.ast_fields, "nodes", None)
