@@ -1649,8 +1649,12 @@ def test_mem201_reads_self_x_as_objects_does():
     assert not facts(never_assigned).evaluates_with_grad
     assert not _gated_in(never_assigned, "MEM201")
     assert not _findings(never_assigned, ["MEM201"], gate=False)
-    # read as ``self.head.attr`` (``self.head.parameters()``), named like a model, ``self`` rebound: kept
-    assert facts(never_assigned + "    def n(self):\n        return self.head.weight\n").evaluates_with_grad
+    # read as ``self.head.parameters()``, named like a model, ``self`` rebound: kept
+    assert facts(never_assigned + "    def n(self):\n        return self.head.parameters()\n").evaluates_with_grad
+    # any other ``self.head.attr`` is no evidence of a module (objects._key_for_read's key has no definition)
+    weight = never_assigned + "    def n(self):\n        return self.head.weight\n"
+    assert not facts(weight).evaluates_with_grad
+    assert not _findings(weight, ["MEM201"], gate=False)
     assert facts(never_assigned.replace("self.head(", "self.encoder(")).evaluates_with_grad
     assert facts(never_assigned + "def f(self):\n    self = g()\n").evaluates_with_grad
     # ``cls.x`` is never a model call: only the method it may resolve to counts
