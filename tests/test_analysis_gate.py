@@ -1655,8 +1655,12 @@ def test_mem201_reads_self_x_as_objects_does():
     assert not facts(never_assigned).evaluates_with_grad
     assert not _gated_in(never_assigned, "MEM201")
     assert not _findings(never_assigned, ["MEM201"], gate=False)
-    # read as ``self.head.attr`` (``self.head.parameters()``), named like a model, ``self`` rebound: kept
-    assert facts(never_assigned + "    def n(self):\n        return self.head.weight\n").evaluates_with_grad
+    # read as ``self.head.parameters()``, named like a model, ``self`` rebound: kept
+    assert facts(never_assigned + "    def n(self):\n        return self.head.parameters()\n").evaluates_with_grad
+    # any other ``self.head.attr`` is no evidence of a module (objects._key_for_read's key has no definition)
+    weight = never_assigned + "    def n(self):\n        return self.head.weight\n"
+    assert not facts(weight).evaluates_with_grad
+    assert not _findings(weight, ["MEM201"], gate=False)
     assert facts(never_assigned.replace("self.head(", "self.encoder(")).evaluates_with_grad
     assert facts(never_assigned + "def f(self):\n    self = g()\n").evaluates_with_grad
     # ``cls.x`` is never a model call: only the method it may resolve to counts
@@ -2676,6 +2680,72 @@ class Solver:
     plain = src.replace("        self.to_eval()\n", "")
     assert not facts(plain).evaluates_with_grad
     assert not _findings(plain, ["MEM201"], gate=False)
+
+
+_SELF_ATTR_READ = """\
+import torch
+class Exporter:
+    def export_component(self, x, config):
+        if not isinstance(config, self.config_class):
+            raise TypeError(self.config_class.__name__)
+        return self.config_class(x)
+
+    def validate(self, loader):
+        out = []
+        for x in loader:
+            out.append(self.export_component(x, None))
+        return out
+"""
+
+
+def test_mem201_gate_reads_self_attr_reads_as_objects_does():
+    """transformers' exporters: ``self.config_class(...)``, the attribute
+    never assigned in the file and read as ``self.config_class.__name__``:
+    objects.kind_of calls such a ``self.x`` a module only from a
+    ``.parameters()``/``.named_parameters()`` read or a
+    ``.load_state_dict()`` (with ``.eval()``), else by its name; any other
+    ``self.x.attr`` is no evidence, so no call in the evaluation loop may
+    run a model. Read as ``self.config_class.parameters()``, it may."""
+    from memlint.gate.cards import _mem201_gate
+
+    src = _SELF_ATTR_READ
+    assert not facts(src).evaluates_with_grad
+    assert not _mem201_gate(facts(src))  # the local gate: a typed project object is its project part's
+    assert not _findings(src, ["MEM201"], gate=False)
+    read = src.replace("self.config_class.__name__", "list(self.config_class.parameters())")
+    assert facts(read).evaluates_with_grad
+    assert _findings(read, ["MEM201"], gate=False)
+
+
+def test_mem201_gate_reads_a_helpers_switch_for_loops_only():
+    """transformers' BigBird ``forward``: ``self.set_attention_type(...)``
+    switches a layer to eval, then one forward with no loop. Only a loop
+    takes a called helper's switch as its own (_helper_switched_to_eval);
+    visit_FunctionDef and visit_Module need an eval-mode call in the scope
+    itself, so the scope is no site, and the gate drops the file. With the
+    forward in a loop over data, it is kept, and the rule reports it."""
+    src = """\
+import torch
+class Solver:
+    def net_mode(self, train):
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+
+    def viz(self, z):
+        self.net_mode(False)
+        return self.net(z).sum().item()
+"""
+    assert not facts(src).evaluates_with_grad
+    assert not _gated_in(src, "MEM201")
+    assert not _findings(src, ["MEM201"], gate=False)
+    looped = src.replace(
+        "        return self.net(z).sum().item()\n",
+        "        for x in torch.arange(3):\n            print(self.net(z).sum().item())\n",
+    )
+    assert facts(looped).evaluates_with_grad
+    assert _findings(looped, ["MEM201"], gate=False)
 
 
 # transformers' core_model_loading and generation mixins: plain classes binding

@@ -166,6 +166,7 @@ _BINDINGS = textwrap.dedent(
         x = a.b.c
         self.enc = build()
         self.dec.parameters()
+        self.cfg.__name__
         y: int = 2
         for i, (j, k2) in enumerate(z):
             del q
@@ -194,9 +195,55 @@ def test_model_reach_is_read_off_the_main_walk(monkeypatch: pytest.MonkeyPatch) 
         *("others", "first", "tail", "bound", "whole", "w", "lam"),
     }
     assert g._bases == {"a", "self"}
+    # ``self.cfg.__name__`` is no evidence of a module (facts._MODULE_EVIDENCE).
     assert g._self_bound == {"enc", "dec"}
     # ModelReach.of builds on them: no walk of its own.
     monkeypatch.setattr(gate_eval.ast_fields, "nodes", None)
     reach = gate_eval.ModelReach.of(g)
     assert reach.name_may_be_model("x") and not reach.name_may_be_model("print")
     assert reach.self_attr_may_be_model("dec") and not reach.self_attr_may_be_model("lr")
+
+
+# transformers' modeling files: a store in a loop over layers (no batch
+# loop around it, none calling its function), in a file with batch evidence.
+_STORES_NO_LOOP_CARRIES = textwrap.dedent(
+    """
+    import torch
+
+    class Encoder(torch.nn.Module):
+        def forward(self, hidden):
+            states = ()
+            for layer in self.layers:
+                hidden = layer(hidden)
+                states += (hidden,)
+            total = 0
+            for block in self.blocks:
+                total = total + block(hidden)
+            return hidden
+
+    def evaluate(model, loader):
+        for batch in loader:
+            model(batch)
+    """
+)
+
+
+def test_loop_sites_reads_the_history_seeds_only_where_a_store_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store or accumulation no loop may carry, in a function no batch
+    loop calls, decides nothing: whether its value may carry history (the
+    seeds' walk of the whole file, gate/seeds.py) is not asked. Carried by
+    a batch loop, it is."""
+    from memlint.gate import seeds
+
+    walks = []
+    collect = seeds.Seeds._collect
+    monkeypatch.setattr(seeds.Seeds, "_collect", lambda self: walks.append(1) or collect(self))
+    g = gate_facts.GateFacts(ast.parse(_STORES_NO_LOOP_CARRIES))
+    assert g.batch_evidence
+    sites = g.loop_sites
+    assert not sites.stores and not sites.accumulates
+    assert walks == []
+    carried = _STORES_NO_LOOP_CARRIES.replace("for layer in self.layers", "for layer in self.loader")
+    sites = gate_facts.GateFacts(ast.parse(carried)).loop_sites
+    assert sites.stores and sites.accumulates is False
+    assert walks == [1]

@@ -319,7 +319,8 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     (guess_kind_from_name). ``isinstance``, ``len``, ``ValueError``,
     ``x.items()`` never are; nor is a name bound only by a ``def``, a
     ``class`` or an import, a ``self.x`` never assigned nor read as
-    ``self.x.attr`` and not named like a model, or a ``cls.x`` (see
+    ``self.x.parameters`` (or ``.load_state_dict``) and not named like a
+    model, or a ``cls.x`` (see
     ModelReach): a loop's call of one counts when the function of the file
     it may resolve to may run a model in turn (loops.LoopInfo.calls_model),
     a comprehension's or a scope's never."""
@@ -477,14 +478,19 @@ def compute_evaluates_with_grad(facts: GateFacts) -> bool:
     trusted_off = not heads & (reach.rebound | facts.def_names | facts._classes)
     if not trusted_off:
         unshadow(shadows)
+    # Only a loop takes the switch of a function it calls as its own
+    # (_helper_switched_to_eval reads mode_events); a scope's statements
+    # (visit_FunctionDef, visit_Module) and a comprehension
+    # (comprehension_is_eval) need an eval-mode call in their own scope.
+    loop_eval_scopes = eval_scopes
     if modes:
-        eval_scopes |= _switching_through_calls(eval_scopes, scope_calls, scope_names)
+        loop_eval_scopes = eval_scopes | _switching_through_calls(eval_scopes, scope_calls, scope_names)
     eval_arguments: dict[str, bool] = {}
     calls_by_name: dict[str, list[ast.Call]] = {}
     for site in sites:
         if site.off and trusted_off:
             continue
-        if site.mode_scope is not None and site.mode_scope not in eval_scopes:
+        if site.mode_scope is not None and site.mode_scope not in (loop_eval_scopes if site.loop else eval_scopes):
             continue
         if not site.calls_self and not reach.site_may_run_model(site):
             continue
@@ -601,8 +607,10 @@ class ModelReach:
       read as ``name.attr``. Else guess_kind_from_name, as for any name;
     - ``self.x``: its key ``(class, "self.x")`` is MODULE only from a
       ``self.x = ...`` of the file, a ``self.x.parameters()`` read
-      (``self_bound``: any ``self.x.attr``), or the guess on ``x``; a file
-      that rebinds ``self`` stays wide;
+      (``_parameters_read``, ``_used_as_module``), a
+      ``self.x.load_state_dict()`` (``_restored`` needs it), or the guess on
+      ``x`` (``self_bound``: the stores and those reads, facts._MODULE_EVIDENCE);
+      a file that rebinds ``self`` stays wide;
     - ``cls.x`` never (no key; a ``cls.module`` is read with ``.forward``).
 
     callgraph._lookup_call resolves a bare ``f(...)``, ``self.f(...)`` and
@@ -616,7 +624,7 @@ class ModelReach:
         self._functions: list[ast.AST] = facts._functions
         # Names bound other than by def, class or import (names.ImportTable
         # also drops an import rebound so), names read as ``name.attr``, and
-        # the ``x`` of a ``self.x`` assigned or read as ``self.x.attr``.
+        # the ``x`` of a ``self.x`` assigned or read as ``self.x.parameters``.
         self.rebound = rebound
         self._bound = rebound | bases
         self._self_bound = self_bound
@@ -629,7 +637,7 @@ class ModelReach:
         GateFacts' walk gathered (its ``_rebound``, ``_bases`` and
         ``_self_bound``: a Name not loaded, a binder's names, the object
         of ``name.attr``, the ``x`` of a ``self.x`` stored or of a
-        ``self.x.attr``)."""
+        ``self.x.parameters``, ``.named_parameters``, ``.load_state_dict``)."""
         if facts._model_reach is None:
             facts._model_reach = ModelReach(facts, facts._rebound, facts._bases, facts._self_bound)
         return facts._model_reach

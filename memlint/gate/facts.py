@@ -94,6 +94,12 @@ _CALLS_READ = (
 # Phases in the names of a framework's per-batch hooks.
 _PHASES = frozenset({"train", "training", "validation", "val", "valid", "test", "predict", "eval", "evaluation"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# What of ``self.x.attr`` objects.kind_of reads as evidence that a ``self.x``
+# no line of the file assigns is a module: ``.parameters()`` or
+# ``.named_parameters()`` (_parameters_read, _used_as_module), and
+# ``.load_state_dict()`` (_restored needs it beside ``.eval()``). Any other
+# ``self.x.attr`` (``self.config_class.__name__``) leaves it to the name guess.
+_MODULE_EVIDENCE = frozenset({"parameters", "named_parameters", "load_state_dict"})
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, *_COMPREHENSIONS})
 
 # What GateFacts._walk does with a node, by its class (0: only its children).
@@ -196,7 +202,7 @@ class GateFacts:
         # What ModelReach reads of the file (eval.ModelReach.of), gathered by
         # the walk instead of a walk of its own: names bound other than by
         # def, class or import, names read as ``name.attr``, and the ``x`` of
-        # a ``self.x`` assigned or read as ``self.x.attr``.
+        # a ``self.x`` assigned or read as ``self.x.parameters`` (_MODULE_EVIDENCE).
         self._rebound: set[str] = set()
         self._bases: set[str] = set()
         self._self_bound: set[str] = set()
@@ -714,7 +720,12 @@ class GateFacts:
                     if value.id == "self" and type(node.ctx) is not Load:  # type: ignore[attr-defined]
                         add_self_bound(node.attr)  # type: ignore[attr-defined]
                 else:
-                    if type(value) is Attribute and type(value.value) is Name and value.value.id == "self":  # type: ignore[attr-defined]
+                    if (
+                        type(value) is Attribute
+                        and node.attr in _MODULE_EVIDENCE  # type: ignore[attr-defined]
+                        and type(value.value) is Name  # type: ignore[attr-defined]
+                        and value.value.id == "self"  # type: ignore[attr-defined]
+                    ):
                         add_self_bound(value.attr)  # type: ignore[attr-defined]  # ``self.x.parameters()``
                     push(value)
                 continue

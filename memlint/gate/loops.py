@@ -139,7 +139,7 @@ class LoopSites:
         self.evaluates = False  # MEM201: some evidence of evaluation
         # MEM102's stores into a name its function returns, kept for the end
         # of the walk: (root name, function, the loops around it that may carry it).
-        self.returned: list[tuple[str, _Scope, Carriers]] = []
+        self.returned: list[tuple[str, _Scope, Carriers, Callable[[], bool]]] = []
 
 
 Carriers = tuple["_Loop", ...]
@@ -176,7 +176,7 @@ class _Scope:
         self.locals: set[str] = set()
         self.declared: set[str] = set()
         # Statements no loop around them may carry: (kind, root name, through an attribute)
-        self.pending: list[tuple[int, str, bool]] = []
+        self.pending: list[tuple[int, str, bool, Callable[[], bool]]] = []
         # The function whose pending these are; None: this scope itself (not
         # ``self``: a reference cycle, left to the cyclic collector).
         self.owner = owner
@@ -395,13 +395,13 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             vkind = type(value)
             if op is ast.Add and (vkind is ast.List or vkind is ast.Tuple):
                 # MEM102's ``outs += [out]`` (MEM101 leaves containers to it)
-                if not out.stores and _stripped_dotted(target) and values.may_carry(value, scope):
-                    _site(out, STORES, target, scope, carried)
+                if not out.stores and _stripped_dotted(target):
+                    _site(out, STORES, target, scope, carried, _may_carry_of(values, value, scope))
             elif (op is ast.Add or op is ast.Sub) and vkind not in _CONTAINERS:
                 # MEM101's ``total += loss``: ``stats["loss"] += loss`` keeps ``stats``.
                 container = target.value if type(target) is ast.Subscript else target  # type: ignore[attr-defined]
-                if not out.accumulates and ast_dotted(container) is not None and values.any_term(value, None, scope):
-                    _site(out, ACCUMULATES, target, scope, carried)
+                if not out.accumulates and ast_dotted(container) is not None:
+                    _site(out, ACCUMULATES, target, scope, carried, _any_term_of(values, value, None, scope))
         elif kind is ast.AnnAssign:
             if type(node.target) is ast.Name:  # type: ignore[attr-defined]
                 scope.locals.add(node.target.id)  # type: ignore[attr-defined]
@@ -416,10 +416,10 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 and call.func.attr in ADDERS
                 and not out.stores
                 and _stripped_dotted(call.func.value)
-                # mem102.visit_Call stores its last argument: any may be it.
-                and any(values.may_carry(a, scope) for a in (*call.args, *(k.value for k in call.keywords)))
             ):
-                _site(out, STORES, call.func.value, scope, carried)
+                # mem102.visit_Call stores its last argument: any may be it.
+                stored = (*call.args, *(k.value for k in call.keywords))
+                _site(out, STORES, call.func.value, scope, carried, _may_carry_of(values, stored, scope))
         elif (kind is ast.If or kind is ast.Try) and inner is not None:
             # Their blocks run in the same loop's iteration; MEM703's
             # _enclosing_loop passes an ``if`` body under a flag only, and
@@ -442,7 +442,9 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     # MEM102 skips a store into a name its function returns when the loop
     # carrying it has no role: only training or evaluation evidence gives one.
     if out.returned and not out.stores and (trains_or_eval or any_eval):
-        for root, fn_scope, carriers in out.returned:
+        for root, fn_scope, carriers, carries in out.returned:
+            if not carries():
+                continue
             if carriers and training is None and trains:
                 training = TrainingLines(facts)
             if _may_have_role(carriers, training):
@@ -451,7 +453,7 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             # No loop around it may: carried_across may still find a batch
             # loop calling its function (``_outlives_call``), as for a store
             # no loop around it may carry.
-            fn_scope.pending.append((STORES, root, False))
+            fn_scope.pending.append((STORES, root, False, _checked))
     out.returned = []
     # Statements no loop of their own function may carry: a batch loop may
     # call the function (``self.x`` or a name it does not bind), or Lightning
@@ -465,19 +467,45 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             called = per_batch_called(facts, batch_spans, functions) if any_batch else (set(), set())
         runs_per_batch = fn.name in (called[1] if fn.method else called[0])
         outlived = fn.locals - fn.declared
-        for what, root, through in fn.pending:
+        for what, root, through, carries in fn.pending:
             attribute_of_self = root == "self" and through
-            if (runs_per_batch and (attribute_of_self or root not in outlived)) or (
-                fn.name == "training_step" and attribute_of_self
+            if (
+                (
+                    (runs_per_batch and (attribute_of_self or root not in outlived))
+                    or (fn.name == "training_step" and attribute_of_self)
+                )
+                and not (out.accumulates if what == ACCUMULATES else out.stores)
+                and carries()
             ):
                 if what == ACCUMULATES:
                     out.accumulates = True
                 else:
                     out.stores = True
+        fn.pending = []  # its checks hold the scope: no reference cycle left behind
     return out
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _checked() -> bool:
+    """A store's value already found to carry history."""
+    return True
+
+
+def _may_carry_of(values: _Values, value: ast.AST | tuple[ast.AST, ...], scope: _Scope) -> Callable[[], bool]:
+    """``values.may_carry`` of ``value`` (or of any of a tuple of values),
+    asked later (_site): bound now, as the walk moves on."""
+    if type(value) is tuple:
+        return lambda: any(values.may_carry(v, scope) for v in value)  # type: ignore[union-attr]
+    return lambda: values.may_carry(value, scope)  # type: ignore[arg-type]
+
+
+def _any_term_of(values: _Values, value: ast.AST, exclude: ast.AST | None, scope: _Scope) -> Callable[[], bool]:
+    """``values.any_term``, asked later (_site)."""
+    return lambda: values.any_term(value, exclude, scope)
+
+
 _AFTER_BODY = ("orelse", "finalbody", "handlers")  # an if's or a try's blocks after its body, in _BLOCKS' order
 # Statements whose own expressions are no loop's body: MEM703's
 # _enclosing_loop stops at a function or class, and a loop's iterable or
@@ -524,8 +552,8 @@ def _assign_sites(
     vkind = type(value)
     if type(target) is ast.Subscript:
         # MEM102's ``d[k] = out`` (MEM101 needs a dotted target: never this one).
-        if not out.stores and _stripped_dotted(target) and values.may_carry(value, scope):
-            _site(out, STORES, target, scope, carried)
+        if not out.stores and _stripped_dotted(target):
+            _site(out, STORES, target, scope, carried, _may_carry_of(values, value, scope))
         return
     key = ast_dotted(target)
     if key is None:
@@ -540,28 +568,32 @@ def _assign_sites(
                     return type(e) is ast.Subscript and ast_dotted(e.value) == key  # type: ignore[attr-defined]
 
                 entries = value.value  # type: ignore[attr-defined]
-                if _accumulates(entries, is_entry) and values.any_term(entries, target, scope):
-                    _site(out, ACCUMULATES, target, scope, carried)
-        elif _accumulates(value, lambda e: ast_dotted(e) == key) and values.any_term(value, target, scope):
-            _site(out, ACCUMULATES, target, scope, carried)  # ``total = total + loss``
+                if _accumulates(entries, is_entry):
+                    _site(out, ACCUMULATES, target, scope, carried, _any_term_of(values, entries, target, scope))
+        elif _accumulates(value, lambda e: ast_dotted(e) == key):
+            # ``total = total + loss``
+            _site(out, ACCUMULATES, target, scope, carried, _any_term_of(values, value, target, scope))
     if out.stores:
         return
     if vkind is ast.Call and (ast_callee(value.func, _aliases_of(values)) or "") in _CONCATENATORS:  # type: ignore[attr-defined]
         # mem102._concatenates: ``preds = torch.cat((preds, out))`` stores the other parts.
         call = value
+        # The other elements of every display holding the name itself.
+        others: list[ast.AST] = []
+        held = False
         for parts in (*call.args[:1], *(k.value for k in call.keywords)):  # type: ignore[attr-defined]
             if type(parts) is ast.List or type(parts) is ast.Tuple:
                 elements = parts.elts  # type: ignore[attr-defined]
-                if any(ast_dotted(el) == key for el in elements) and any(
-                    ast_dotted(el) != key and values.may_carry(el, scope) for el in elements
-                ):
-                    _site(out, STORES, target, scope, carried)
-                    return
+                if any(ast_dotted(el) == key for el in elements):
+                    held = True
+                    others += (el for el in elements if ast_dotted(el) != key)
+        if held:
+            _site(out, STORES, target, scope, carried, _may_carry_of(values, tuple(others), scope))
     elif vkind is ast.BinOp and type(value.op) is ast.Add:  # type: ignore[attr-defined]
         # ``lst = lst + [out]``
         right = value.right  # type: ignore[attr-defined]
-        if ast_dotted(value.left) == key and type(right) is ast.List and values.may_carry(right, scope):  # type: ignore[attr-defined]
-            _site(out, STORES, target, scope, carried)
+        if ast_dotted(value.left) == key and type(right) is ast.List:  # type: ignore[attr-defined]
+            _site(out, STORES, target, scope, carried, _may_carry_of(values, right, scope))
 
 
 def _aliases_of(values: _Values) -> dict[str, str]:
@@ -894,10 +926,17 @@ def _may_have_role(carriers: Carriers, training: TrainingLines | None) -> bool:
     return any(loop.eval_role or (training is not None and training.may_train(*loop.lines)) for loop in carriers)
 
 
-def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: Carriers) -> None:
+def _site(
+    out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: Carriers, carries: Callable[[], bool]
+) -> None:
     """A statement of MEM101 (``what`` ACCUMULATES) or MEM102 (STORES)
-    writing ``target``: found now when a loop around it may carry it, else
-    kept for the end of the walk (its function's locals are known then)."""
+    writing ``target``, counted only where ``carries()`` (a part of its
+    value may carry history): found now when a loop around it may carry it,
+    else kept for the end of the walk (its function's locals are known
+    then). ``carries`` is asked last, only where the answer decides: it may
+    read the history seeds of the whole file (gate/seeds.py), the costliest
+    fact of the walk, and most stores no loop carries (transformers'
+    ``all_hidden_states += (h,)`` over the layers) decide nothing."""
     if out.accumulates if what == ACCUMULATES else out.stores:
         return
     through = False
@@ -910,15 +949,16 @@ def _site(out: LoopSites, what: int, target: ast.AST, scope: _Scope, carried: Ca
         if scope.returns is None:
             scope.returns = _returned_keys(scope.body)
         if target.id in scope.returns:  # type: ignore[attr-defined]
-            out.returned.append((target.id, scope, carried))  # type: ignore[attr-defined]
+            out.returned.append((target.id, scope, carried, carries))  # type: ignore[attr-defined]
             return
     if carried:
-        if what == ACCUMULATES:
-            out.accumulates = True
-        else:
-            out.stores = True
+        if carries():
+            if what == ACCUMULATES:
+                out.accumulates = True
+            else:
+                out.stores = True
     elif scope.function:
-        (scope.owner or scope).pending.append((what, target.id, through))  # type: ignore[attr-defined]
+        (scope.owner or scope).pending.append((what, target.id, through, carries))  # type: ignore[attr-defined]
 
 
 def _returned_keys(body: list[ast.stmt]) -> set[str]:
