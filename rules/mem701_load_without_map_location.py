@@ -853,6 +853,28 @@ class LoadWithoutMapLocation(Rule):
     valid = [
         Valid(
             """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def evaluate(weights):
+    for path in weights:
+        net = Net()
+        checkpoint = torch.load(path)
+        net.load_state_dict(checkpoint["state_dict"])
+        net = nn.DataParallel(net.cuda())
+""",
+            "the model is rebuilt on the CPU at the top of each iteration: the move at the end of the body"
+            " reaches only the model the next iteration replaces (TDN's test scripts)",
+        ),
+        Valid(
+            """\
 import math
 import torch
 import torch.nn as nn
@@ -2411,6 +2433,42 @@ def load_ckpt(name, models):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def evaluate(weights):
+    net = Net()
+    for path in weights:
+        net.load_state_dict(torch.load(path))
+        net.cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def evaluate(weights):
+    net = Net()
+    for path in weights:
+        net.load_state_dict(torch.load(path, map_location="cpu"))
+        net.cuda()
+""",
+        ),
         Invalid(
             """\
 import torch
