@@ -38,8 +38,8 @@ class _Chained(cst.CSTVisitor):
         self._target: str | None = None
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        single = len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
-        self._target = node.targets[0].target.value if single else None  # type: ignore[union-attr]
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        self._target = target.value if isinstance(target, cst.Name) else None
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._target = None
