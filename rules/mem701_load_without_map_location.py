@@ -8,6 +8,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
+from memlint.analysis.scope.relative_imports import relative_bindings
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
@@ -48,6 +49,16 @@ def _state_dict_arg(call: cst.Call, objects: ObjectTable) -> cst.Arg | None:
         return None  # the loaded tensors become the parameters: their device matters
     positional = positional_args(call)
     return keyword_arg(call, "state_dict") or (positional[0] if positional else None)
+
+
+def _spelled(base: cst.BaseExpression, relative: dict[str, str]) -> str | None:
+    """``base`` as the summary spells it, through a relative import of its head."""
+    name = dotted_name(base)
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    bound = relative.get(head)
+    return None if bound is None else bound + (f".{rest}" if rest else "")
 
 
 class LoadWithoutMapLocation(Rule):
@@ -793,7 +804,12 @@ class LoadWithoutMapLocation(Rule):
         if cls is None:
             return False
         names = self.facts.names
-        return any(names.qualified_name(base.value) in project.cpu_saving_bases for base in cls.bases)
+        bases = project.cpu_saving_bases
+        if any(names.qualified_name(base.value) in bases for base in cls.bases):
+            return True
+        # ``from .base_model import BaseModel``: the summary spells it ``.base_model.BaseModel``.
+        relative = relative_bindings(self.facts.module)
+        return any(_spelled(base.value, relative) in bases for base in cls.bases)
 
     def _reads_cpu_checkpoint(self, load: cst.Call) -> bool:
         """The file names in ``load``'s path (string literals in it, or in
