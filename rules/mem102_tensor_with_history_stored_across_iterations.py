@@ -41,14 +41,24 @@ class _ForwardsReading(cst.CSTVisitor):
 
 class _RecurrentOutputs(cst.CSTVisitor):
     """Names bound by a recurrent step: ``out, h = cell(x, h)``, an
-    assignment whose call is handed a name the same assignment rebinds."""
+    assignment whose call is handed a name the same assignment rebinds, or
+    one the loop body rebinds from what the step returned (``out, gate =
+    self.decode(inp)`` ... ``inp = out``: an autoregressive decoder feeding
+    each frame back as the next step's input)."""
 
     def __init__(self) -> None:
-        self.found: set[str] = set()
+        self.steps: list[tuple[set[str], set[str]]] = []  # (names bound, names handed)
+        self.fed_back: list[tuple[str, set[str]]] = []  # ``inp = out[:, -1]``: the name, the output it reads
+
+    @property
+    def found(self) -> set[str]:
+        found: set[str] = set()
+        for targets, handed in self.steps:
+            if targets & handed or any(name in handed and read & targets for name, read in self.fed_back):
+                found |= targets
+        return found
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if not isinstance(node.value, cst.Call):
-            return
         targets: set[str] = set()
         todo: list[cst.BaseExpression] = [t.target for t in node.targets]
         while todo:
@@ -57,9 +67,27 @@ class _RecurrentOutputs(cst.CSTVisitor):
                 todo.extend(e.value for e in target.elements)
             elif isinstance(target, cst.Name):
                 targets.add(target.value)
-        handed = {a.value.value for a in node.value.args if isinstance(a.value, cst.Name)}
-        if targets & handed:
-            self.found |= targets
+        if isinstance(node.value, cst.Call):
+            self.steps.append((targets, {a.value.value for a in node.value.args if isinstance(a.value, cst.Name)}))
+        # The output itself or a view of it, not a value computed from it
+        # (``state = env_step(logits)``: an environment's state carries no graph).
+        source = _stored_name(node.value)
+        if source is not None and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.fed_back.append((node.targets[0].target.value, {source.value}))
+
+
+def _stored_name(value: cst.BaseExpression) -> cst.Name | None:
+    """The name a stored value is read from: ``frame`` for ``frame``,
+    ``frame.squeeze(1)``, ``frame[:, 0]`` (a view or a method of it)."""
+    while True:
+        if isinstance(value, cst.Name):
+            return value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        elif isinstance(value, cst.Subscript):
+            value = value.value
+        else:
+            return None
 
 
 def _names_of(expr: cst.BaseExpression) -> set[str]:
@@ -276,7 +304,10 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         chained through the state each step hands to the next, which keeps
         every step's graph alive whatever the list holds (running it with
         grad on is MEM201's finding, not this one)."""
-        if loop.trains or not isinstance(value, cst.Name):
+        # ``frames += [frame.squeeze(1)]``: each element stored.
+        values = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+        names = [_stored_name(v) for v in values]
+        if loop.trains or not values or None in names:
             return False
         node = loop.node
         # Counted steps (``range(0, steps, r)``) or ``while``: no data is iterated.
@@ -286,7 +317,8 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
                 return False
         finder = _RecurrentOutputs()
         visit_fast(loop.node.body, finder)
-        return value.value in finder.found
+        found = finder.found
+        return all(name is not None and name.value in found for name in names)
 
     def _detached_after(self, key: str, loop, scope) -> bool:
         """``values.append(model(x))`` in the loop, and its first use after
@@ -391,6 +423,38 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         self.report(stmt, message=message or self.message.format(container=key), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.prenet = nn.Linear(4, 4)
+        self.proj = nn.Linear(4, 4)
+        self.gate = nn.Linear(4, 1)
+
+    def decode(self, x):
+        return self.proj(x), self.gate(x), x
+
+    def inference(self, memory):
+        decoder_input = memory[:, 0]
+        mel_outputs, gate_outputs = [], []
+        while True:
+            decoder_input = self.prenet(decoder_input)
+            mel_output, gate_output, alignment = self.decode(decoder_input)
+            mel_outputs += [mel_output.squeeze(1)]
+            gate_outputs += [gate_output]
+            if torch.sigmoid(gate_output.data) > 0.5:
+                break
+            decoder_input = mel_output
+        return torch.stack(mel_outputs), torch.stack(gate_outputs)
+""",
+            "an autoregressive decoder's frames: each step's output is fed back as the next step's input,"
+            " so the chain keeps every step's graph whatever the lists hold (mellotron's Decoder.inference)",
+        ),
         Valid(
             """\
 import torch
@@ -965,6 +1029,50 @@ class Learner:
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.gate = nn.Linear(4, 1)
+
+    def decode(self, x):
+        return self.proj(x), self.gate(x)
+
+    def inference(self, memory):
+        mel_outputs = []
+        for i in range(memory.size(1)):
+            mel_output, gate_output = self.decode(memory[:, i])
+            mel_outputs += [mel_output.squeeze(1)]
+        return torch.stack(mel_outputs)
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.gate = nn.Linear(4, 1)
+
+    def decode(self, x):
+        return self.proj(x), self.gate(x)
+
+    def inference(self, memory):
+        mel_outputs = []
+        for i in range(memory.size(1)):
+            mel_output, gate_output = self.decode(memory[:, i])
+            mel_outputs += [mel_output.squeeze(1).detach()]
+        return torch.stack(mel_outputs)
+""",
+        ),
         Invalid(
             """\
 import torch

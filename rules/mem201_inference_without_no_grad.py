@@ -1051,6 +1051,25 @@ for data in torch.utils.data.DataLoader(dataset):
         ),
         Valid(
             """\
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convolutions = nn.ModuleList([nn.Conv1d(4, 4, 5, padding=2) for _ in range(3)])
+
+    def inference(self, x):
+        for conv in self.convolutions:
+            x = F.dropout(F.relu(conv(x)), 0.5, self.training)
+        return x
+""",
+            "the loop threads one input through the model's layers (`x = f(conv(x))`): the layers of one"
+            " forward, not evaluation steps (mellotron's Encoder.inference)",
+        ),
+        Valid(
+            """\
 import torch
 
 
@@ -2426,6 +2445,40 @@ for name in open("list.txt"):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convolutions = nn.ModuleList([nn.Conv1d(4, 4, 5, padding=2) for _ in range(3)])
+
+    def inference(self, x):
+        outs = []
+        for conv in self.convolutions:
+            outs.append(conv(x))
+        return outs
+""",
+            """\
+import torch.nn as nn
+import torch
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convolutions = nn.ModuleList([nn.Conv1d(4, 4, 5, padding=2) for _ in range(3)])
+
+    @torch.no_grad()
+    def inference(self, x):
+        outs = []
+        for conv in self.convolutions:
+            outs.append(conv(x))
+        return outs
+""",
+        ),
         Invalid(
             """\
 import torch

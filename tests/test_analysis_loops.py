@@ -604,3 +604,26 @@ def test_steps_each_iteration_only_for_a_step_in_the_loops_own_body():
     """
     facts, loops = loop_infos(src)
     assert [steps_each_iteration(facts.loops, l) for l in loops] == [True, False, False, True, False]
+
+
+def test_a_loop_threading_one_input_through_layers_is_no_evaluation_loop():
+    src = """
+    import torch.nn as nn
+    import torch.nn.functional as F
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convolutions = nn.ModuleList([nn.Conv1d(4, 4, 5, padding=2) for _ in range(3)])
+        def inference(self, x):
+            for conv in self.convolutions:
+                x = F.dropout(F.relu(conv(x)), 0.5, self.training)
+            return x
+        def predict(self, x):
+            outs = []
+            for conv in self.convolutions:
+                outs.append(conv(x))
+            return outs
+    """
+    facts, (layers, ensemble) = loop_infos(src)
+    assert layers.role is None and not layers.is_batch_loop
+    assert ensemble.role == "eval"

@@ -440,3 +440,36 @@ def test_a_model_picked_from_a_dict_of_cpu_models_is_on_the_cpu():
         filled.load_state_dict(sd)
     """
     assert cpu_loads(src) == ["net", "filled"]
+
+
+def test_a_model_rebuilt_in_each_iteration_before_the_load_is_on_the_cpu():
+    # The move at the end of the body reaches only the model the next
+    # iteration replaces; built once before the loop, the next load finds it moved.
+    src = """
+    import torch
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+    def rebuilt(paths):
+        for p in paths:
+            net = Net()
+            try:
+                net.load_state_dict(sd)
+            except KeyError:
+                pass
+            net = nn.DataParallel(net.cuda())
+    def built_once(paths):
+        net = Net()
+        for p in paths:
+            net.load_state_dict(sd)
+            net.cuda()
+    def inner_loop(paths, parts):
+        for p in paths:
+            net = Net()
+            for q in parts:
+                net.load_state_dict(sd)
+                net.cuda()
+    """
+    assert cpu_loads(src) == ["net"]

@@ -117,3 +117,32 @@ def test_the_cli_on_the_tree_sees_the_same_family(tmp_path):
     reports = run(files, Settings(select=("MEM701",)), jobs=1)
     found = {(r.path, f.line) for r in reports for f in r.findings}
     assert sorted(line for path, line in found if path.endswith("model_vrt.py")) == expected
+
+
+def test_a_base_imported_relatively_is_the_same_family(tmp_path):
+    """Attention-Gated-Networks: ``from .base_model import BaseModel`` in a
+    package; before, the relative spelling of the base never matched."""
+    relative_plain = _PLAIN.replace("from models.model_base import", "from .model_base import")
+    relative_vrt = _VRT.replace("from models.model_plain import", "from .model_plain import")
+    files = {
+        "pyproject.toml": "",
+        "models/__init__.py": "",
+        "models/model_base.py": _BASE,
+        "models/model_plain.py": relative_plain,
+        "models/model_vrt.py": relative_vrt,
+    }
+    write_project(tmp_path, files)
+    assert finding_lines(tmp_path / "models" / "model_vrt.py", "MEM701") == [9, 11]
+    # A family saving a model from the GPU keeps the load, relative import or not.
+    gpu = relative_plain + "        def snapshot(self):\n            torch.save(self.netG.state_dict(), 'last.pth')\n"
+    write_project(tmp_path, {**files, "models/model_plain.py": gpu})
+    assert finding_lines(tmp_path / "models" / "model_vrt.py", "MEM701") == [6, 9, 11]
+
+
+def test_relative_bindings_spell_as_the_summary():
+    import libcst as cst
+
+    from memlint.analysis.scope.relative_imports import relative_bindings
+
+    module = cst.parse_module("from .base_model import BaseModel\nfrom .. import nets as n\nfrom a import b\n")
+    assert relative_bindings(module) == {"BaseModel": ".base_model.BaseModel", "n": "..nets"}

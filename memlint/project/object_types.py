@@ -52,8 +52,8 @@ from operator import attrgetter
 
 from memlint.gate.ast_fields import children, nodes
 from memlint.gate.ast_names import ast_dotted
-from memlint.project.eval_forwards import eval_off_forward
 from memlint.project.dynamic_classes import direct_pick, pickers
+from memlint.project.eval_forwards import eval_off_forward
 from memlint.project.forward_returns import returned_params
 from memlint.project.passed_through import passthroughs, wraps_itself
 from memlint.vocabulary.kinds import MODULE_API, Kind, guess_kind_from_name

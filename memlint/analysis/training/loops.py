@@ -47,6 +47,7 @@ from memlint.analysis.scope.aliases import alias_pairs, related
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.scope.objects import ObjectTable
+from memlint.analysis.training.layer_loops import chains_layers
 from memlint.analysis.training.step_parts import counted_part
 from memlint.analysis.training.training_verbs import accumulation_divisor
 from memlint.parse.traversal import visit_fast
@@ -378,7 +379,12 @@ class LoopAnalysis(cst.CSTVisitor):
         info.needs_grad = bool(info.grad_markers) or any(self.needs_grad(f) for f in fns)
         if info.trains:
             info.role = "train"
-        elif info.calls_model and not info.needs_grad and self._eval_evidence(info):
+        elif (
+            info.calls_model
+            and not info.needs_grad
+            and self._eval_evidence(info)
+            and not (not any(self.calls_model(f) for f in fns) and chains_layers(info.node, info.model_calls))
+        ):
             info.role = "eval"
         info.is_batch_loop = info.trains or info.role == "eval" or bool(info.data_tokens & DATA_TOKENS)
 

@@ -254,6 +254,15 @@ def _literal(value: cst.BaseExpression) -> bool:
     return isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
 
 
+def _loops_reaching(loops: list[cst.CSTNode], bound_in: tuple[int, ...]) -> tuple[cst.CSTNode, ...]:
+    """The loops around a load whose next iteration reaches it with the model
+    of this one: not a loop whose body rebuilds the model before the load
+    (``for w in weights: net = TSN(...); net.load_state_dict(...); net.cuda()``
+    loads each file into a fresh CPU model; a move later in the body moves
+    only the model the next iteration replaces)."""
+    return tuple(loop for loop in loops if id(getattr(loop, "body", None)) not in bound_in)
+
+
 def _moves_anything(node: cst.CSTNode) -> bool:
     visitor = _Moves()
     visit_fast(node, visitor)
@@ -1021,7 +1030,7 @@ class _CpuModels(cst.CSTVisitor):
             if model is not None and model not in frame:
                 return  # the model its parameters belong to has moved since: so has its state
             if self.blocks[: len(bound_in)] == list(bound_in):  # bound in a block around the load
-                self.candidates[node] = (key, tuple(self.loops))
+                self.candidates[node] = (key, _loops_reaching(self.loops, bound_in))
         elif method not in _STAYS and not self.stays(node):
             # A method of the model itself (not of a part, whose class is not known here).
             if not (
