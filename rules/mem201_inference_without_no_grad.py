@@ -14,7 +14,7 @@ from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.loops import is_eval_name
 from memlint.analysis.training.loss_accumulators import accumulated_names
-from memlint.analysis.training.test_code import is_test_function
+from memlint.analysis.training.test_code import is_unit_test
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.parse.traversal import visit_fast
@@ -260,7 +260,7 @@ class InferenceWithoutNoGrad(Rule):
         evaluation, switches the model to ``.eval()``, runs it with grad on."""
         facts = self.facts
         loops = facts.loops
-        if not loops.eval_named(node) or is_test_function(node, self.context.path):
+        if not loops.eval_named(node) or is_unit_test(node, self.context.path, self.facts.calls):
             return
         scope_facts = loops.scope_facts(node)
         if scope_facts is None or not any(mode == "eval" for _, _, mode in scope_facts.mode_calls):
@@ -299,7 +299,7 @@ class InferenceWithoutNoGrad(Rule):
             if isinstance(scope, cst.FunctionDef) and (
                 loops.eval_named(scope)
                 or loops.serves_forward(scope)
-                or is_test_function(scope, self.context.path)
+                or is_unit_test(scope, self.context.path, self.facts.calls)
                 or not isinstance(scope.body, cst.IndentedBlock)
             ):
                 continue
@@ -439,7 +439,7 @@ class InferenceWithoutNoGrad(Rule):
             if (facts.history.value(call) or _NONE).h is H.YES:
                 continue  # the result keeps a graph a caller may backpropagate
             scope = loops.scope_of(call)
-            if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
+            if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
                 continue
             stmt = self._statement(call)
             fix = None
@@ -569,7 +569,7 @@ class InferenceWithoutNoGrad(Rule):
         if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
             return
         scope = loops.scope_of(node)
-        if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
+        if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
             return
         if any(e.kind == "unknown" and e.pos < loops.pos(node) for e in loops.mode_events(scope)):
             return
@@ -654,7 +654,7 @@ class InferenceWithoutNoGrad(Rule):
             return
         if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
-        if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
+        if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
             return  # a unit test of the model, not an evaluation
         helper = self._evaluating_helper(info) if through is None else None
         if helper is not None:
