@@ -2398,6 +2398,19 @@ for name in open("list.txt"):
 """,
             "activation and upsampling layers own no parameter: frames read from disk get no history",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+net = nn.Linear(8, 8).cuda()
+clock = Stopwatch()
+def run(loader):
+    _, _ = [x.eval() for x in (net, clock)]
+    for batch in loader:
+        print(net(batch[0].cuda()).argmax(1))
+""",
+            "a display switched in a comprehension counts only when every element is a module (`clock` may be anything)",
+        ),
     ]
     invalid = [
         Invalid(
@@ -4062,6 +4075,31 @@ class GAN(nn.Module):
             alpha = i / steps
             images.append(self.G(z1 * alpha + z2 * (1 - alpha)).data.cpu())
         torch.save(images, "walk.pt")
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+net = nn.Linear(8, 8).cuda()
+head = nn.Linear(8, 2).cuda()
+def run(val_loader):
+    _, _ = [x.eval() for x in (net, head)]
+    for batch in val_loader:
+        out = head(net(batch[0].cuda()))
+        print(out.argmax(1))
+""",
+            """\
+import torch
+import torch.nn as nn
+net = nn.Linear(8, 8).cuda()
+head = nn.Linear(8, 2).cuda()
+def run(val_loader):
+    _, _ = [x.eval() for x in (net, head)]
+    with torch.no_grad():
+        for batch in val_loader:
+            out = head(net(batch[0].cuda()))
+            print(out.argmax(1))
 """,
         ),
     ]
