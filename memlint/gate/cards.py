@@ -166,8 +166,10 @@ def _mem202_gate(g: GateFacts, project: bool) -> bool:
 
 
 def _mem701_local(g: GateFacts) -> bool:
-    """MEM701's evidence in the file: it calls ``load_state_dict`` (or peft's)."""
-    return bool(g.called & {"load_state_dict", "set_peft_model_state_dict"})
+    """MEM701's evidence in the file: it calls ``load_state_dict`` (or peft's),
+    or names it (``load_func = model.load_state_dict; load_func(sd)``:
+    analysis/training/bound_loads.py)."""
+    return bool(g.called & {"load_state_dict", "set_peft_model_state_dict"}) or "load_state_dict" in g.idents
 
 
 def _may_hand_a_model_in_training_mode(view: Any) -> bool:
