@@ -189,6 +189,11 @@ class InferenceWithoutNoGrad(Rule):
         "forward with grad on (a `no_grad` only on a `torch.__version__` branch does not count); the message "
         "names the callee (`TD3.select_action runs the actor with autograd on, TD3.py:101`). Any untyped call "
         "site, a class we cannot read, or a method that runs its forward under `no_grad` keeps it silent. "
+        "On a plain wrapper (no `nn.Module`, pix2pix style) a method that calls `self.forward(...)` runs the "
+        "network the wrapper's own `forward` runs, when the wrapper hands that network's parameters to an "
+        "optimizer (`model.validate()` per batch); a factory in a module with no training word types its "
+        "result too; a loop that also calls a method of the object that backpropagates or steps "
+        "(`model.optimize_parameters()`) trains, and is no evaluation. "
         "A class imported from another project module that derives from `nn.Module` builds a model "
         "(`model = Tacotron(...)` after `from synthesizer.models.tacotron import Tacotron`), as a class of the file does, "
         "unless the summary of its module proves it owns no parameter (only `nn.Module` bases, buffers, functional "
@@ -747,6 +752,8 @@ class InferenceWithoutNoGrad(Rule):
             for func in methods or ():
                 receiver = dotted_name(func.value)
                 method = func.attr.value
+                if receiver and (scope_name, receiver, method) in project.object_trains:
+                    return None  # ``model.optimize_parameters()``: the loop trains through the object
                 message = project.forward_through(scope_name, receiver, method) if receiver else None
                 if receiver is None or message is None:
                     break

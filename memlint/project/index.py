@@ -23,6 +23,7 @@ from memlint.project.forward_returns import returned_receivers
 from memlint.project.local_imports import local_model_classes
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.method_modes import asked_methods
+from memlint.project.plain_forwards import trained_receivers
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
@@ -902,6 +903,7 @@ class ProjectIndex:
             cpu_saved_files=self._cpu_saved_files(path, summary),
             cpu_saving_bases=cpu_saving_bases(self, path, summary, self._current("_family_saves")),
             object_forwards=object_forwards,
+            object_trains=trained_receivers(self.typed_objects(), path) if object_forwards else (),
             off_forwards=off_receivers(self.typed_objects(), path),
             partly_off=partly_off_receivers(self.typed_objects(), path),
             object_returns=returned_receivers(self.typed_objects(), path, object_forwards),

@@ -534,6 +534,15 @@ def summarise_text(text: str, always: bool = False) -> ModuleSummary | None:
     return summarise(tree) if tree is not None else ModuleSummary()
 
 
+def module_bindings(tree: ast.Module) -> tuple[dict[str, str], bool]:
+    """What the module's imports bind, as the summary reads them, and whether
+    it star-imports (wordless_factories.py types a word-less module's factories)."""
+    walker = _Walker.__new__(_Walker)
+    walker.bindings, walker.summary, walker.module_defs, walker._has_star = {}, ModuleSummary(), set(), False
+    walker._collect_imports(tree)
+    return walker.bindings, walker._has_star
+
+
 def summarise_exports(text: str) -> ModuleSummary:
     """Only what a module binds at module level (``imports``, ``stars``,
     ``defines``, ``all_names``, ``trackers``): enough to follow a re-export or
