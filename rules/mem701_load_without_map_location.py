@@ -498,7 +498,8 @@ class LoadWithoutMapLocation(Rule):
         receiver = bound_load_receiver(call, self.facts.objects)
         if receiver is None:
             return False
-        arg = keyword_arg(call, "state_dict") or (positional_args(call) or [None])[0]
+        positional = positional_args(call)
+        arg = keyword_arg(call, "state_dict") or (positional[0] if positional else None)
         if arg is None or self._cpu_saved_key(arg.value) or not self._placed_before(receiver, call):
             return True
         checkpoints = self.facts.checkpoints

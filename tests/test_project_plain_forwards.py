@@ -117,5 +117,8 @@ def test_a_loop_that_also_trains_through_the_object_stays_silent(tmp_path):
     train = _TRAIN.replace(
         "            for images in valid_loader:\n                model.set_input(images)\n                model.validate()\n",
         "",
-    ).replace("                model.optimize_parameters()\n", "                model.optimize_parameters()\n                model.validate()\n")
+    ).replace(
+        "                model.optimize_parameters()\n",
+        "                model.optimize_parameters()\n                model.validate()\n",
+    )
     assert _lines(tmp_path, train=train) == []

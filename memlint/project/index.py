@@ -23,12 +23,12 @@ from memlint.project.forward_returns import returned_receivers
 from memlint.project.local_imports import local_model_classes
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.method_modes import asked_methods
-from memlint.project.plain_forwards import trained_receivers
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
 from memlint.project.off_forwards import off_receivers, partly_off_receivers
 from memlint.project.package_attrs import package_binding
+from memlint.project.plain_forwards import trained_receivers
 from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
 from memlint.project.stray_modules import StrayModules

@@ -167,13 +167,6 @@ def object_types(
     return _Types(tree, bindings, has_star, scope_nodes or {}, off_withs).out
 
 
-def _self_attr(node: ast.AST) -> str | None:
-    """``x`` of ``self.x``."""
-    if node.__class__ is ast.Attribute and _is_self(node.value):  # type: ignore[attr-defined]
-        return node.attr  # type: ignore[attr-defined]
-    return None
-
-
 def _attribute_runs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, int]]:
     """``self.<attr>(...)`` calls of ``fn`` with grad on; none at all when
     one runs under ``no_grad`` (or the function is decorated so)."""

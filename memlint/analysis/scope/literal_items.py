@@ -20,7 +20,9 @@ def _elements(target: cst.BaseExpression, it: cst.BaseExpression, name: str) -> 
     if not (isinstance(target, cst.Name) and target.value == name and isinstance(it, (cst.Tuple, cst.List))):
         return None
     items = [el.value for el in it.elements]
-    if not items or any(not isinstance(el, cst.Element) or not isinstance(el.value, (cst.Name, cst.Attribute)) for el in it.elements):
+    if not items or any(
+        not isinstance(el, cst.Element) or not isinstance(el.value, (cst.Name, cst.Attribute)) for el in it.elements
+    ):
         return None
     return items
 

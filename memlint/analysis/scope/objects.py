@@ -50,8 +50,8 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.scope.bindings import parameters_owners, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
-from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.analysis.scope.literal_items import literal_items
+from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.analysis.scope.valueless import returns_no_value
 from memlint.parse.traversal import visit_fast
 from memlint.project.parameterless import holds_no_parameters
