@@ -752,8 +752,14 @@ class InferenceWithoutNoGrad(Rule):
             for func in methods or ():
                 receiver = dotted_name(func.value)
                 method = func.attr.value
-                if receiver and (scope_name, receiver, method) in project.object_trains:
-                    return None  # ``model.optimize_parameters()``: the loop trains through the object
+                if (
+                    receiver
+                    and (scope_name, receiver, method) in project.object_trains
+                    and not project.runs_pass(scope_name, receiver, method)
+                ):
+                    # ``model.optimize_parameters()``: a training step of the object, so the
+                    # loop trains (a whole training pass, ``model.train(loader)``, is no step).
+                    return None
                 message = project.forward_through(scope_name, receiver, method) if receiver else None
                 if receiver is None or message is None:
                     break
