@@ -14,7 +14,7 @@ from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.loops import is_eval_name
 from memlint.analysis.training.loss_accumulators import accumulated_names
-from memlint.analysis.training.test_code import is_test_function
+from memlint.analysis.training.test_code import is_unit_test
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.parse.traversal import visit_fast
@@ -195,6 +195,11 @@ class InferenceWithoutNoGrad(Rule):
         "the method is not the object); a factory's helper that hands back the network it is given "
         "(`init_net(net)`) keeps its type. On such a plain object, a method named for evaluation that only "
         "switches the models it holds to eval (`model.setup_to_test(path)`) is a switch to eval. "
+        "On a plain wrapper (no `nn.Module`, pix2pix style) a method that calls `self.forward(...)` runs the "
+        "network the wrapper's own `forward` runs, when the wrapper hands that network's parameters to an "
+        "optimizer (`model.validate()` per batch); a factory in a module with no training word types its "
+        "result too; a loop that also calls a method of the object that backpropagates or steps "
+        "(`model.optimize_parameters()`) trains, and is no evaluation. "
         "A class imported from another project module that derives from `nn.Module` builds a model "
         "(`model = Tacotron(...)` after `from synthesizer.models.tacotron import Tacotron`), as a class of the file does, "
         "unless the summary of its module proves it owns no parameter (only `nn.Module` bases, buffers, functional "
@@ -266,7 +271,7 @@ class InferenceWithoutNoGrad(Rule):
         evaluation, switches the model to ``.eval()``, runs it with grad on."""
         facts = self.facts
         loops = facts.loops
-        if not loops.eval_named(node) or is_test_function(node, self.context.path):
+        if not loops.eval_named(node) or is_unit_test(node, self.context.path, self.facts.calls):
             return
         scope_facts = loops.scope_facts(node)
         if scope_facts is None or not any(mode == "eval" for _, _, mode in scope_facts.mode_calls):
@@ -305,7 +310,7 @@ class InferenceWithoutNoGrad(Rule):
             if isinstance(scope, cst.FunctionDef) and (
                 loops.eval_named(scope)
                 or loops.serves_forward(scope)
-                or is_test_function(scope, self.context.path)
+                or is_unit_test(scope, self.context.path, self.facts.calls)
                 or not isinstance(scope.body, cst.IndentedBlock)
             ):
                 continue
@@ -445,7 +450,7 @@ class InferenceWithoutNoGrad(Rule):
             if (facts.history.value(call) or _NONE).h is H.YES:
                 continue  # the result keeps a graph a caller may backpropagate
             scope = loops.scope_of(call)
-            if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
+            if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
                 continue
             stmt = self._statement(call)
             fix = None
@@ -575,7 +580,7 @@ class InferenceWithoutNoGrad(Rule):
         if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
             return
         scope = loops.scope_of(node)
-        if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
+        if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
             return
         if any(e.kind == "unknown" and e.pos < loops.pos(node) for e in loops.mode_events(scope)):
             return
@@ -660,7 +665,7 @@ class InferenceWithoutNoGrad(Rule):
             return
         if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
-        if isinstance(scope, cst.FunctionDef) and is_test_function(scope, self.context.path):
+        if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
             return  # a unit test of the model, not an evaluation
         helper = self._evaluating_helper(info) if through is None else None
         if helper is not None:
@@ -753,6 +758,14 @@ class InferenceWithoutNoGrad(Rule):
             for func in methods or ():
                 receiver = dotted_name(func.value)
                 method = func.attr.value
+                if (
+                    receiver
+                    and (scope_name, receiver, method) in project.object_trains
+                    and not project.runs_pass(scope_name, receiver, method)
+                ):
+                    # ``model.optimize_parameters()``: a training step of the object, so the
+                    # loop trains (a whole training pass, ``model.train(loader)``, is no step).
+                    return None
                 message = project.forward_through(scope_name, receiver, method) if receiver else None
                 if receiver is None or message is None:
                     break
@@ -2442,6 +2455,19 @@ for name in open("list.txt"):
         print(model(img).mean().item())
 """,
             "activation and upsampling layers own no parameter: frames read from disk get no history",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+net = nn.Linear(8, 8).cuda()
+clock = Stopwatch()
+def run(loader):
+    _, _ = [x.eval() for x in (net, clock)]
+    for batch in loader:
+        print(net(batch[0].cuda()).argmax(1))
+""",
+            "a display switched in a comprehension counts only when every element is a module (`clock` may be anything)",
         ),
     ]
     invalid = [
@@ -4141,6 +4167,31 @@ class GAN(nn.Module):
             alpha = i / steps
             images.append(self.G(z1 * alpha + z2 * (1 - alpha)).data.cpu())
         torch.save(images, "walk.pt")
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+net = nn.Linear(8, 8).cuda()
+head = nn.Linear(8, 2).cuda()
+def run(val_loader):
+    _, _ = [x.eval() for x in (net, head)]
+    for batch in val_loader:
+        out = head(net(batch[0].cuda()))
+        print(out.argmax(1))
+""",
+            """\
+import torch
+import torch.nn as nn
+net = nn.Linear(8, 8).cuda()
+head = nn.Linear(8, 2).cuda()
+def run(val_loader):
+    _, _ = [x.eval() for x in (net, head)]
+    with torch.no_grad():
+        for batch in val_loader:
+            out = head(net(batch[0].cuda()))
+            print(out.argmax(1))
 """,
         ),
     ]

@@ -10,6 +10,7 @@ from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.scope.relative_imports import relative_bindings
+from memlint.analysis.training.bound_loads import bound_load_receiver
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.passed_dicts import passed_param
@@ -223,7 +224,12 @@ class LoadWithoutMapLocation(Rule):
     function returning a model it moved (`snet = define_tsnet(...)` returning
     `DataParallel(net).cuda()`, handed no literal `False`/`None`/`0`; a move
     under `if cuda:` with `cuda=False` by default does not count); a model not
-    known to be on a device keeps it silent. A pickled module's
+    known to be on a device keeps it silent. A `load_state_dict` held in a name
+    and called through it (`load_func = self.model.load_state_dict if ... else
+    self.model.module.load_state_dict; load_func(ck)`, every binding the same
+    model's) loads into that model, reported when the model was moved to a
+    device before (in `__init__` too, from a project function returning a
+    model it moved, or one returning such a function's model). A pickled module's
     `ck["model"].state_dict()` holds the loaded tensors too; drawn so, it is
     reported only into a model moved to a device before the load (the pickled
     module's place says nothing of the model it is loaded into). So is a load a
@@ -519,6 +525,35 @@ class LoadWithoutMapLocation(Rule):
                 break
         return loads
 
+    def _bound_load(self, call: cst.Call) -> bool:
+        """``load_func(checkpoint)`` with every binding of ``load_func`` in
+        its scope the ``load_state_dict`` of one model (SRFBN's ``load_func =
+        self.model.load_state_dict if ... else self.model.module.load_state_dict``):
+        a load into that model. Judged only where the model was moved to a
+        device before (``_placed_before``): the analysis of a model still on
+        the CPU reads direct loads only. True when ``call`` is such a load."""
+        receiver = bound_load_receiver(call, self.facts.objects)
+        if receiver is None:
+            return False
+        positional = positional_args(call)
+        arg = keyword_arg(call, "state_dict") or (positional[0] if positional else None)
+        if arg is None or self._cpu_saved_key(arg.value) or not self._placed_before(receiver, call):
+            return True
+        checkpoints = self.facts.checkpoints
+        cpu_writers = checkpoints.saves_only_cpu_models or (
+            checkpoints.saves_no_models and self._in_cpu_saving_family(call)
+        )
+        if cpu_writers and _a_model(receiver, self.facts.objects.kind_of(receiver)):
+            return True
+        fed = self._fed(arg.value, call)
+        if self._remote:
+            fed = self._remote_fed(fed, call)
+        for load, _drawn in fed:
+            if id(load) not in self._reported and not self._reads_cpu_checkpoint(load):
+                self._reported.add(id(load))
+                self.report(load)
+        return True
+
     def _moved_before(self, call: cst.Call) -> bool:
         """The model ``call`` loads into (``model``, ``model.module``,
         ``self.model``) was moved to a device before it in the same
@@ -584,7 +619,7 @@ class LoadWithoutMapLocation(Rule):
         init = self.facts.calls.find_method(cls, "__init__") if cls is not None else None
         if init is None or init is scope:
             return False
-        moves = _Moves(receiver, None, items, scope=init)
+        moves = _Moves(receiver, None, items, builders, scope=init)
         visit_fast(init, moves)
         return moves.moved
 
@@ -609,6 +644,8 @@ class LoadWithoutMapLocation(Rule):
                 if id(load) not in self._reported and (moved or not drawn):
                     self._reported.add(id(load))
                     self.report(load, message if drawn and message else None)
+            return
+        if self._bound_load(node):
             return
         self._updated(node)
         if node.args and self.facts.calls.resolve(node) is not None:
@@ -2589,6 +2626,18 @@ def main(path, device):
             " returns a copy) and keep none of them in the module: the head built here is still on the CPU at"
             " the load (face.evoLVe's `ArcFace`, `Am_softmax`)",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+def load(model_path):
+    model = nn.Linear(3, 3)
+    load_func = model.load_state_dict
+    load_func(torch.load(model_path))
+    return model.cuda()
+""",
+            "a load_state_dict held in a name counts only into a model moved to a device before it; this one is on the CPU",
+        ),
     ]
     invalid = [
         Invalid(
@@ -4541,6 +4590,20 @@ def main():
     model = RobertaModel.from_pretrained("roberta-base")
     model = DefectModel(model, args)
     model.load_state_dict(torch.load("model.bin", map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def load(model_path):
+    model = nn.DataParallel(nn.Linear(3, 3)).cuda()
+    checkpoint = torch.load(model_path)
+    if "state_dict" in checkpoint.keys():
+        checkpoint = checkpoint["state_dict"]
+    load_func = model.load_state_dict if isinstance(model, nn.DataParallel) else model.module.load_state_dict
+    load_func(checkpoint)
+    return model
 """,
         ),
         Invalid(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.scope.names import dotted_name, flat_targets
+from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
+from memlint.vocabulary.input_readers import INPUT_READERS
 from memlint.vocabulary.kinds import Kind
 from memlint.vocabulary.ops import is_inplace_method
 from memlint.vocabulary.tokens import names_samples
@@ -290,6 +291,28 @@ class _RunsModule(cst.CSTVisitor):
             self.found.append(node)
 
 
+class _InputReads(cst.CSTVisitor):
+    """A call of an input reader (``cv2.imread``) whose arguments name one of
+    ``keys`` (the loop's variables)."""
+
+    # A module-level class, not one per call (see _RunsModule).
+    def __init__(self, names, keys: set[str]) -> None:
+        super().__init__()
+        self.names = names
+        self.keys = keys
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if self.found:
+            return False
+        if self.names.call_name(node) in INPUT_READERS and any(
+            mentions(arg.value, key) for arg in node.args for key in self.keys
+        ):
+            self.found = True
+            return False
+        return True
+
+
 class _LoadsState(cst.CSTVisitor):
     """``key.load_state_dict(...)`` (or of a part: ``key.module``)."""
 
@@ -414,7 +437,10 @@ class LoopInvariantDeviceMove(Rule):
     loop over the same models inside the batch loop (`for net in nets:
     net.to(device); net(x)`, `nets` bound outside the batch loop and left alone
     there, under flags or settings compared with strings at most): each batch
-    moves them again.
+    moves them again. A loop over files that reads its input from the file it
+    names (`cv2.imread(name)`, `Image.open(path)`, `np.load(f)`) and calls the
+    model is a data loop too: the model moves again for every file (not when
+    the move's device is the loop's own variable).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to
@@ -447,7 +473,9 @@ class LoopInvariantDeviceMove(Rule):
         kind = self.facts.objects.kind_of(recv, node)
         if kind is None and self._called_in(loop, recv):
             kind = Kind.MODULE  # moved and called (``model = torch.load(f)["model"]``): no tensor is callable
-        if not self._per_batch(loop) and not (kind is Kind.MODULE and self._per_sample(loop, recv)):
+        if not self._per_batch(loop) and not (
+            kind is Kind.MODULE and (self._per_sample(loop, recv) or self._per_file(loop, recv, node))
+        ):
             outer = self._same_models_per_batch(loop, recv, node)
             if outer is not None:
                 self.report(node, message=f"`{outer}`'s models are moved to the device on every batch: {self.message}")
@@ -575,6 +603,21 @@ class LoopInvariantDeviceMove(Rule):
         visitor = _RunsModule(key)
         visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
         return bool(visitor.found)
+
+    def _per_file(self, loop: cst.For | cst.While, module: cst.BaseExpression, move: cst.Call) -> bool:
+        """``for imname in filelist: im = cv2.imread(imname) ... out =
+        model(x)``: a loop that reads an input from the file its variable
+        names (vocabulary/input_readers.py) and calls the module is a data
+        loop over files. A move to a device the loop variable names (a loop
+        over devices) is no repeat."""
+        if not isinstance(loop, cst.For) or not self._called_in(loop, module):
+            return False
+        bound = _names(loop.target)
+        if not bound or any(mentions(arg, key) for arg in move.args for key in bound):
+            return False
+        readers = _InputReads(self.facts.names, bound)
+        visit_fast(loop.body, readers)
+        return readers.found
 
     def _called_in(self, loop: cst.For | cst.While, recv: cst.BaseExpression) -> bool:
         """The loop calls ``recv`` itself (``out = model(x)``), not only hands it on."""
@@ -1168,6 +1211,37 @@ for x, y in loader:
 """,
             "tensor shape depends on the batch",
         ),
+        Valid(
+            """\
+import cv2
+import torch
+import torch.nn as nn
+
+model = nn.Conv2d(3, 3, 3)
+for dev in ["cuda:0", "cuda:1"]:
+    im = cv2.imread(dev + ".png")
+    model.to(dev)
+    with torch.no_grad():
+        print(model(torch.from_numpy(im).float().to(dev)))
+""",
+            "a loop that reads a file per iteration but moves the model to the device it iterates: no repeat",
+        ),
+        Valid(
+            """\
+import cv2
+import torch
+import torch.nn as nn
+
+model = nn.Conv2d(3, 3, 3)
+for name in filelist:
+    x = torch.from_numpy(cv2.imread(name)).float()
+    model.to("cuda")
+    with torch.no_grad():
+        print(model(x.cuda()))
+    model.to("cpu")
+""",
+            "a loop over files that moves the model back to the CPU after each one: offloading on purpose",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1341,6 +1415,23 @@ def validate(model, val_loader, criterion):
         total += criterion(model(x.cuda()), y.cuda()).item()
 """,
             count=2,
+        ),
+        Invalid(
+            """\
+import cv2
+import torch
+import torch.nn as nn
+
+model = nn.Conv2d(3, 3, 3)
+device = torch.device("cuda")
+for imname in filelist:
+    x = torch.from_numpy(cv2.imread(imname)).float()
+    if cuda:
+        model = model.to(device)
+        x = x.to(device)
+    with torch.no_grad():
+        out = model(x)
+""",
         ),
     ]
 

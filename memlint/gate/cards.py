@@ -33,6 +33,7 @@ from memlint.gate.grad_clears import may_clear_gradients
 from memlint.gate.moves import PER_CALL_METHODS
 from memlint.gate.object_calls import calls_a_switch_method, may_evaluate_a_typed_object
 from memlint.gate.sched_steps import keyed_scheduler_step, registers_a_hook
+from memlint.vocabulary.input_readers import may_read_inputs
 from memlint.vocabulary.kinds import BARE_METHOD_NAMES
 from memlint.vocabulary.ops import CONTEXT_ONLY_NAMES
 from memlint.vocabulary.tokens import TRAINING_CODE_TOKENS, names_samples
@@ -167,8 +168,10 @@ def _mem202_gate(g: GateFacts, project: bool) -> bool:
 
 
 def _mem701_local(g: GateFacts) -> bool:
-    """MEM701's evidence in the file: it calls ``load_state_dict`` (or peft's)."""
-    return bool(g.called & {"load_state_dict", "set_peft_model_state_dict"})
+    """MEM701's evidence in the file: it calls ``load_state_dict`` (or peft's),
+    or names it (``load_func = model.load_state_dict; load_func(sd)``:
+    analysis/training/bound_loads.py)."""
+    return bool(g.called & {"load_state_dict", "set_peft_model_state_dict"}) or "load_state_dict" in g.idents
 
 
 def _may_hand_a_model_in_training_mode(view: Any) -> bool:
@@ -509,7 +512,13 @@ _CARDS = (
         lambda g: (
             g.loops
             and bool(g.called & {"to", "cuda"})
-            and (g.batch_evidence or g.names_loader or names_samples(g.iter_tokens) or g.queue_gets)
+            and (
+                g.batch_evidence
+                or g.names_loader
+                or names_samples(g.iter_tokens)
+                or g.queue_gets
+                or may_read_inputs(g.called, g.idents)
+            )
             and g.loop_sites.moves
             or bool(g.called & {"to", "cuda"})
             and bool(g.def_names & PER_CALL_METHODS)
@@ -524,7 +533,13 @@ _CARDS = (
         local_gate=lambda g: (
             g.loops
             and bool(g.called & {"to", "cuda"})
-            and (g.batch_evidence or g.names_loader or names_samples(g.iter_tokens) or g.queue_gets)
+            and (
+                g.batch_evidence
+                or g.names_loader
+                or names_samples(g.iter_tokens)
+                or g.queue_gets
+                or may_read_inputs(g.called, g.idents)
+            )
             and g.loop_sites.moves
         ),
         project_matters=lambda view: bool(view.called_per_batch or view.built_per_batch or view.functions_per_batch),

@@ -51,7 +51,8 @@ facts ``ast`` cannot see:
   rebinds (gate/rebinds.py) or a constant tensor, in a
   loop that may run per batch (_per_batch: a loader, the eval role, a
   backward or step in that loop's own iteration) or, for a dotted receiver,
-  per sample (``names_samples``);
+  per sample (``names_samples``, or any ``for`` loop of a file that may
+  call an input reader: the rule's _per_file);
 - MEM201 needs evidence of evaluation: an eval call or training in the file
   (mode_before, training_guards), ``volatile=``, a loop or comprehension in a
   function named for evaluation or over data named for it, or a loop that
@@ -76,6 +77,7 @@ from memlint.gate.rebinds import LoopKeys
 from memlint.gate.seeds import Seeds
 from memlint.gate.syntax import bare_names
 from memlint.gate.trains import TrainingLines
+from memlint.vocabulary.input_readers import may_read_inputs
 from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens, names_samples
 
 # analysis/gate.GateFacts, which imports this module (tests/test_layout.py
@@ -253,6 +255,9 @@ def loop_sites(facts: GateFacts) -> LoopSites:
     imported: frozenset[str] | None = None  # _imported_names, read on first need
     training: TrainingLines | None = None  # which loops may train, read on first need
     loader = facts.names_loader or "DataLoader" in facts.idents
+    # MEM703's _per_file: a ``for`` loop reading an input from a file per
+    # iteration runs per sample; any ``for`` may be one where a reader is called.
+    reads_inputs = may_read_inputs(facts.called, facts.idents)
     out.evaluates = trains_or_eval or "volatile" in facts.keywords or facts.eval_comprehension
     # Per function name, computed on first need: a call of it passes an argument named for evaluation.
     eval_arguments: dict[str, bool] = {}
@@ -334,7 +339,8 @@ def loop_sites(facts: GateFacts) -> LoopSites:
             out.evaluates = out.evaluates or evaluates
             per_batch = loader or eval_role or (kind is ast.While and _draws_from_queue(node))  # type: ignore[arg-type]
             targets = _NONE if kind is ast.While else target_keys(node.target)  # type: ignore[attr-defined]
-            loop = _Loop(batch, per_batch, names_samples(tokens), LoopKeys(targets, node.body))  # type: ignore[attr-defined]
+            sample = names_samples(tokens) or (reads_inputs and kind is not ast.While)
+            loop = _Loop(batch, per_batch, sample, LoopKeys(targets, node.body))  # type: ignore[attr-defined]
             if batch:
                 loop.eval_role, loop.lines = eval_role, (node.lineno, node.end_lineno)  # type: ignore[attr-defined]
             if inner is not None and not out.moves and kind is not ast.While:

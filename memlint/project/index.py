@@ -30,6 +30,7 @@ from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
 from memlint.project.off_forwards import off_receivers, partly_off_receivers
 from memlint.project.package_attrs import package_binding
+from memlint.project.plain_forwards import trained_receivers
 from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
 from memlint.project.stray_modules import StrayModules
@@ -906,6 +907,7 @@ class ProjectIndex:
             cpu_saved_files=self._cpu_saved_files(path, summary),
             cpu_saving_bases=cpu_saving_bases(self, path, summary, self._current("_family_saves")),
             object_forwards=object_forwards,
+            object_trains=trained_receivers(self.typed_objects(), path) if object_forwards else (),
             off_forwards=off_receivers(self.typed_objects(), path),
             partly_off=partly_off_receivers(self.typed_objects(), path),
             eval_off=eval_off_receivers(self.typed_objects(), path),

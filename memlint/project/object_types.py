@@ -116,6 +116,17 @@ class ObjectTypes:
     # Of them, those whose ``forward`` returns in eval mode only what it
     # computed with grad off (eval_forwards.py: SECOND's ``VoxelNet``).
     eval_off: list[str] = field(default_factory=list)
+    # A class's own ``forward`` method, as ``forwards`` has the others, for a
+    # class some method of which runs it (``self.forward(split="test")``):
+    # on a plain wrapper (no ``nn.Module``) ``forward`` is a method like any
+    # other (Attention-Gated-Networks' ``FeedForwardSegmentation.forward``
+    # runs ``self.net``); typed_objects reads it only for such a class.
+    # (method "Class.forward", attribute, line): each ``self.<attr>(...)`` it
+    # runs with grad on; none when one runs under ``no_grad``.
+    own_forwards: list[tuple[str, str, int]] = field(default_factory=list)
+    # (class, attribute) of such a class whose ``self.<attr>.parameters()``
+    # it hands an optimizer (a callee spelled with "optim"): trainable weights.
+    optimized_attrs: list[tuple[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's shape (tuples stay tuples; json writes them as lists)
@@ -144,6 +155,8 @@ class ObjectTypes:
             attr_types=[(str(c), str(a), strs(t)) for c, a, t in data.get("attr_types", ())],
             off_inside=[str(c) for c in data.get("off_inside", ())],
             eval_off=[str(c) for c in data.get("eval_off", ())],
+            own_forwards=[(str(m), str(a), int(ln)) for m, a, ln in data.get("own_forwards", ())],
+            optimized_attrs=[(str(c), str(a)) for c, a in data.get("optimized_attrs", ())],
         )
 
 
@@ -163,6 +176,52 @@ def object_types(
     from the same walk (every ``with`` of the module met); None: each
     ``forward`` is walked here."""
     return _Types(tree, bindings, has_star, scope_nodes or {}, off_withs).out
+
+
+def _attribute_runs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, int]]:
+    """``self.<attr>(...)`` calls of ``fn`` with grad on; none at all when
+    one runs under ``no_grad`` (or the function is decorated so)."""
+    if any(_is_off_context(d) for d in fn.decorator_list):
+        return []
+    out: list[tuple[str, int]] = []
+    todo: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in reversed(fn.body)]
+    while todo:
+        node, off = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inner = off or any(_is_off_context(i.context_expr) for i in node.items)
+            todo += [(stmt, inner) for stmt in reversed(node.body)]
+            continue
+        if isinstance(node, ast.Call):
+            attr = _self_attr(node.func)
+            if attr is not None:
+                if off:
+                    return []
+                out.append((attr, node.lineno))
+        todo += [(child, off) for child in reversed(children(node))]
+    return out
+
+
+def _optimized_attributes(methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> list[str]:
+    """The attributes whose ``self.<attr>.parameters()`` a method hands a
+    call spelled with "optim" (``get_optimizer(opts, self.net.parameters())``,
+    ``optim.Adam(self.net.parameters())``)."""
+    found: list[str] = []
+    for fn in methods:
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Call) and "optim" in (ast_dotted(node.func) or "").lower()):
+                continue
+            for arg in node.args:
+                if (
+                    isinstance(arg, ast.Call)
+                    and isinstance(arg.func, ast.Attribute)
+                    and arg.func.attr == "parameters"
+                    and (attr := _self_attr(arg.func.value)) is not None
+                    and attr not in found
+                ):
+                    found.append(attr)
+    return found
 
 
 def _is_self(node: ast.AST) -> bool:
@@ -767,15 +826,27 @@ class _Types:
                 if any(sp.split(".")[0] not in _NOT_PROJECT for sp in spelled):
                     self.out.attr_types.append((name, attr, tuple(spelled)))
         parts = _forward_parts(slots, model_attrs)
+        own_forward = None
         for fn, init, forwards, own, probe in slots:
             if fn.name == "__init__":
                 init.extend(self._init_attrs_of(name, fn, attrs.counts))
-            elif fn.name != "forward" and (
+            elif fn.name == "forward":
+                own_forward = (fn, probe)
+            elif (
                 probe.own
                 or any(_model_attr(model_attrs, a) or a in parts.runs for a in probe.attrs)
                 or (probe.items and parts.containers)
             ):  # a method that calls no model attribute has no forward to find
                 self._forwards_of(name, fn, model_attrs, forwards, own, parts)
+        if any(own for _fn, _init, _fw, own, _p in slots):
+            # Methods that run ``self.forward(...)``: a plain wrapper's forward,
+            # and the attributes whose parameters it hands an optimizer.
+            if own_forward is not None:
+                own_methods = {f.name for f in methods}
+                self.out.own_forwards.extend(
+                    (f"{name}.forward", a, ln) for a, ln in _attribute_runs(own_forward[0]) if a not in own_methods
+                )
+            self.out.optimized_attrs.extend((name, a) for a in _optimized_attributes(methods))
 
     @staticmethod
     def _init_attrs_of(

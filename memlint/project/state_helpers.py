@@ -154,6 +154,33 @@ def returns_on_device(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(v, ast.Name) and v.id in placed and v.id not in back for v in returned)
 
 
+def returns_builder_result(fn: ast.FunctionDef | ast.AsyncFunctionDef, builders: frozenset[str]) -> bool:
+    """``fn`` returns, on some path, what a function of ``builders`` (its
+    module's ``returns_on_device`` functions) returned, untouched: SRFBN's
+    ``create_model`` is ``net = define_net(opt); return net``, and
+    ``define_net`` ends with ``net = nn.DataParallel(net).cuda(); return
+    net``. A name also moved back (``.cpu()``, ``.to(...)``) does not count."""
+    built: set[str] = set()
+    back: set[str] = set()
+    returned: list[ast.expr] = []
+    for node in _in_order(fn.body, returns=True, skip=_cold_branches(fn)):
+        if isinstance(node, ast.Return):
+            if node.value is not None:
+                returned.append(node.value)
+        elif isinstance(node, ast.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and _builder_call(node.value, builders):
+                built.add(node.targets[0].id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("cpu", "to"):
+            back.add(dotted(node.func.value))
+    return any(
+        _builder_call(v, builders) or isinstance(v, ast.Name) and v.id in built and v.id not in back for v in returned
+    )
+
+
+def _builder_call(value: ast.expr, builders: frozenset[str]) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in builders
+
+
 def _cold_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[int]:
     """The statements of an ``if`` body run only when a parameter that
     defaults to ``False``/``None``/``0`` is set (``def build(cuda=False)``

@@ -71,7 +71,7 @@ from memlint.project.off_decorators import off_decorators
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.returned_loads import unmapped_return
 from memlint.project.state_feeds import gpu_state_calls, is_device_move
-from memlint.project.state_helpers import returns_on_device, state_params
+from memlint.project.state_helpers import returns_builder_result, returns_on_device, state_params
 from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
@@ -545,6 +545,15 @@ def summarise_text(text: str, always: bool = False) -> ModuleSummary | None:
     return summarise(tree) if tree is not None else ModuleSummary()
 
 
+def module_bindings(tree: ast.Module) -> tuple[dict[str, str], bool]:
+    """What the module's imports bind, as the summary reads them, and whether
+    it star-imports (wordless_factories.py types a word-less module's factories)."""
+    walker = _Walker.__new__(_Walker)
+    walker.bindings, walker.summary, walker.module_defs, walker._has_star = {}, ModuleSummary(), set(), False
+    walker._collect_imports(tree)
+    return walker.bindings, walker._has_star
+
+
 def summarise_exports(text: str) -> ModuleSummary:
     """Only what a module binds at module level (``imports``, ``stars``,
     ``defines``, ``all_names``, ``trackers``): enough to follow a re-export or
@@ -677,6 +686,9 @@ class _Walker:
         # and the bare names it calls; the one being walked, with its nested code.
         self._top_defs = {id(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._placing: dict[str, tuple[bool, set[str]]] = {}
+        # Module-level functions that call another of the module: each may
+        # return what a function returning a moved model built (_chain_gpu_returns).
+        self._builder_chains: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, set[str]]] = {}
         self._in_top: list | None = None  # [places, called] of the function of tree.body being walked
         # Functions of tree.body calling ``parse_args``/``Namespace``: the only ones settings_functions reads.
         self._parses_in_top = False
@@ -1051,6 +1063,21 @@ class _Walker:
                     self._scopes[-1].built_imported[name] = self.bindings[built.func.id]  # type: ignore[attr-defined]
             self._instance(name, value)
 
+    def _chain_gpu_returns(self) -> None:
+        """A function returning what one returning a moved model built
+        (``create_model`` -> ``define_net``) returns a moved model too; to a
+        fixed point, each function read once it calls a known one."""
+        gpu = self._gpu_returns
+        pending = {name: entry for name, entry in self._builder_chains.items() if name not in gpu}
+        grew = bool(gpu)
+        while grew and pending:
+            grew = False
+            for name, (fn, called) in list(pending.items()):
+                if called & gpu and returns_builder_result(fn, frozenset(gpu)):
+                    gpu.add(name)
+                    del pending[name]
+                    grew = True
+
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, grad: str) -> None:
         if id(node) in self._top_defs:
             self._in_top, self._parses_in_top = [False, set()], False
@@ -1064,6 +1091,9 @@ class _Walker:
             if node.name in self._placing:
                 places = True  # defined twice: which one runs is not known
                 self._gpu_returns.discard(node.name)
+                self._builder_chains.pop(node.name, None)
+            elif called:
+                self._builder_chains[node.name] = (node, called)
             self._placing[node.name] = (places, called)
         else:
             self._walk_function(node, grad)
@@ -1486,6 +1516,7 @@ class _Walker:
             {sc.name: sc.data_loop for sc in self._done if sc.name},
             {sc.name: sc.local_calls for sc in self._done if sc.name and sc.local_calls},
         )
+        self._chain_gpu_returns()
         gpu_functions = frozenset(self._gpu_returns)
         for fn_node, fn_scope in self._state_fns:
             fn_scope.state_params = state_params(fn_node, gpu_functions, fn_scope.copies_state)

@@ -25,6 +25,8 @@ from typing import Any
 from memlint.project.dynamic_classes import candidates
 from memlint.project.object_types import CONTAINER_ITEM, FORWARD_PART, ObjectTypes
 from memlint.project.off_forwards import attribute_forward_off
+from memlint.project.plain_forwards import plain_forward
+from memlint.project.wordless_factories import factory_returns
 from memlint.vocabulary.kinds import names_a_model_method
 
 # ``index``: the ProjectIndex (index.py imports this module, so no import back).
@@ -51,6 +53,7 @@ class TypedObjects:
         self.index = index
         self._sites: dict[str, list[tuple[str, tuple]]] | None = None  # last name -> (file, site)
         self._definers: dict[str, set[str]] | None = None  # method name -> files defining one
+        self._wordless: dict[str, list[tuple[str, tuple[str, ...]]]] | None = None  # path -> its factories
 
     # -- reading -------------------------------------------------------------
     def objects(self, path: str) -> ObjectTypes | None:
@@ -86,12 +89,14 @@ class TypedObjects:
         if found is None or not found[1]:
             return None
         objects = self.objects(found[0])
-        if objects is None:
-            return None
         name = found[1]
-        if any(c == name for c, _ in objects.bases):
+        if objects is None:
+            factories = self._wordless_factories(found[0])
+        elif any(c == name for c, _ in objects.bases):
             return (f"{found[0]}\0{name}",)
-        for fn, returns in objects.returns:
+        else:
+            factories = objects.returns
+        for fn, returns in factories:
             if fn == name:
                 out: set[str] = set()
                 for r in returns:
@@ -101,6 +106,17 @@ class TypedObjects:
                     out.update(t)
                 return tuple(sorted(out))
         return None
+
+    def _wordless_factories(self, path: str) -> list[tuple[str, tuple[str, ...]]]:
+        """The factories of a module with no training word (wordless_factories.py),
+        read once; none for any other module the summaries do not hold."""
+        if path not in self.index.modules.files:
+            return []  # not a file of the project
+        if self._wordless is None:
+            self._wordless = {}
+        if path not in self._wordless:
+            self._wordless[path] = list(factory_returns(path).items())
+        return self._wordless[path]
 
     def _all_sites(self) -> dict[str, list[tuple[str, tuple]]]:
         """Every recorded call site of the project, by the last name it
@@ -460,7 +476,8 @@ class TypedObjects:
         forward with grad on for every type that has it; None otherwise."""
         found = None
         for typ in types:
-            answer = self.forward_of(typ, method)
+            through = plain_forward(self, typ, method)
+            answer = (YES, through) if through is not None else self.forward_of(typ, method)
             if answer is None or answer[0] == NO:
                 return None
             if answer[0] == YES and found is None:

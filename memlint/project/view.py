@@ -197,6 +197,10 @@ class ProjectView:
     # on in that method: (scope, receiver, method, "TD3.select_action runs
     # the actor with autograd on, TD3.py:101").
     object_forwards: tuple[tuple[str, str, str, str], ...] = ()
+    # With ``object_forwards``, the calls (scope, receiver, method) whose
+    # receiver's class may backpropagate or step in that method
+    # (plain_forwards.py): ``model.optimize_parameters()``, a loop that trains.
+    object_trains: tuple[tuple[str, str, str], ...] = ()
     # ``<receiver>.forward(...)`` calls whose receiver's every project class
     # decorates ``forward`` with ``no_grad``/``inference_mode`` (off_forwards.py):
     # (scope, receiver). Such a call builds no graph, whatever the caller's mode.

@@ -50,6 +50,7 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.scope.bindings import parameters_owners, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
+from memlint.analysis.scope.literal_items import literal_items
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.analysis.scope.valueless import returns_no_value
 from memlint.parse.traversal import visit_fast
@@ -1283,6 +1284,12 @@ class ObjectTable(cst.CSTVisitor):
         func = call.func
         return isinstance(func, cst.Attribute) and func.attr.value == "zero_grad"
 
+    def _each_a_module(self, expr: cst.BaseExpression, call: cst.Call) -> bool:
+        """``x`` in ``[x.eval() for x in (embedding_net, cls_head)]``: every
+        element of the display it iterates is a module."""
+        items = literal_items(expr, self.parents) if isinstance(expr, cst.Name) else None
+        return bool(items) and all(self.kind_of(item, call) is Kind.MODULE for item in items or ())
+
     def mode_call(self, call: cst.Call) -> str | None:
         """ "train"/"eval" for ``m.train()``/``m.eval()``/``m.train(False)`` on a
         module, "unknown" for ``m.train(flag)``, None for anything else."""
@@ -1293,7 +1300,7 @@ class ObjectTable(cst.CSTVisitor):
             return None
         if func.attr.value == "eval" and call.args:
             return None
-        if self.kind_of(func.value, call) is not Kind.MODULE:
+        if self.kind_of(func.value, call) is not Kind.MODULE and not self._each_a_module(func.value, call):
             # ``self._network.eval()`` then ``self._network.extract_vector(x)``:
             # what is switched and run through a named forward is a module.
             if func.attr.value != "eval":

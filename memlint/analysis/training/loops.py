@@ -45,6 +45,7 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.autograd.grad_mode import GradMode, context_mode
 from memlint.analysis.scope.aliases import alias_pairs, related
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
+from memlint.analysis.scope.literal_items import literal_items
 from memlint.analysis.scope.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.training.layer_loops import chains_layers
@@ -854,6 +855,15 @@ class LoopAnalysis(cst.CSTVisitor):
         return False
 
     # -- model mode timeline ----------------------------------------------
+    def _switch_events(self, pos: tuple[int, int], call: cst.Call, mode: str) -> list[ModeEvent]:
+        """A switch's events: one per module of the display a loop variable
+        takes its values from (``[x.eval() for x in (net, head)]``)."""
+        receiver = call.func.value  # type: ignore[attr-defined]
+        items = literal_items(receiver, self.calls.parents) if isinstance(receiver, cst.Name) else None
+        if items:
+            return [ModeEvent(pos, mode, call, dotted_name(item)) for item in items]
+        return [ModeEvent(pos, mode, call, dotted_name(receiver))]
+
     def mode_events(self, scope: Scope) -> list[ModeEvent]:
         """``.train()``/``.eval()`` calls, training phases and opaque calls
         that may flip the mode, in source order of ``scope``. A call into a
@@ -865,7 +875,7 @@ class LoopAnalysis(cst.CSTVisitor):
         facts = self._scopes.get(scope)
         if facts is None:
             return []
-        events = [ModeEvent(p, m, n, dotted_name(n.func.value)) for p, n, m in facts.mode_calls]  # type: ignore[attr-defined]
+        events = [e for p, n, m in facts.mode_calls for e in self._switch_events(p, n, m)]
         for info in facts.loops:
             if self.loop_steps(info) and (info.parent is None or not self.loop_steps(info.parent) or info.step_calls):
                 events.append(ModeEvent(info.start, "training-phase", info.node, None, self._trained_by(info)))

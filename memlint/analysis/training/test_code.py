@@ -11,6 +11,8 @@ under another name is not one (such folders hold runnable examples too).
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 
@@ -22,6 +24,22 @@ def is_test_file(path: str) -> bool:
 def is_test_function(fn: cst.FunctionDef, path: str) -> bool:
     """``fn`` is a ``test_*`` function of a test file."""
     return fn.name.value.startswith("test_") and is_test_file(path)
+
+
+def is_unit_test(fn: cst.FunctionDef, path: str, calls: Any) -> bool:
+    """``fn`` is a ``test_*`` function of a test file that no other function
+    of its module calls, a test function aside. Pytest calls its tests;
+    ``test_one_epoch(device, model, loader)`` called by the script's own
+    ``test(args, ...)`` in ``test_pcrnet.py`` is an evaluation step of an
+    evaluation script. A call at module level (``if __name__ ==
+    "__main__": test_model()``) runs the test by hand: still a test."""
+    if not is_test_function(fn, path):
+        return False
+    for site in calls.call_sites.get(fn, ()):
+        caller = calls.scope_of_call(site)
+        if isinstance(caller, cst.FunctionDef) and not is_test_function(caller, path):
+            return False
+    return True
 
 
 def in_test_function(node: cst.CSTNode, parents: dict, path: str) -> bool:
