@@ -111,6 +111,20 @@ def test_gate_file_side_needs_a_data_loop_in_a_function_with_parameters():
     assert not may_evaluate_for_callers(GateFacts(ast.parse(no_data)))
 
 
+def test_gate_file_side_skips_a_loop_that_trains_every_step():
+    import ast
+
+    trains = "def run(model, loader, opt):\n    for batch in loader:\n        model(batch)\n        opt.step()\n"
+    assert not may_evaluate_for_callers(GateFacts(ast.parse(trains)))
+    backward = "def run(model, loader):\n    for batch in loader:\n        model(batch).sum().backward()\n"
+    assert not may_evaluate_for_callers(GateFacts(ast.parse(backward)))
+    # A step under a flag (a loop shared by training and evaluation) or an environment's step stays a candidate.
+    shared = "def run(model, loader, opt, train):\n    for batch in loader:\n        model(batch)\n        if train:\n            opt.step()\n"
+    assert may_evaluate_for_callers(GateFacts(ast.parse(shared)))
+    env = "def run(model, loader, env):\n    for batch in loader:\n        env.step(model(batch))\n"
+    assert may_evaluate_for_callers(GateFacts(ast.parse(env)))
+
+
 def test_gate_view_side_needs_a_model_handed_in_eval():
     class _Caller:
         def __init__(self, modes, eval_scope=False):

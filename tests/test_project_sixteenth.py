@@ -48,9 +48,9 @@ def test_a_move_to_the_cpu_is_no_move_to_a_device(line, moves):
         ("J[None, :].expand(x.shape[0], -1, -1).to(x.device)", False),
         ("J.view(-1).cuda()", False),
         ("self.fc.weight.unsqueeze(0).to(x.device)", False),
-        ("J.to(x.device)", True),  # ``J`` may be a module handed in
+        ("J.to(x.device)", False),  # an input of ``forward``, kept nowhere: a copy (forward_copies.py)
         ("self.fc.float().to(x.device)", True),  # ``Module.float`` returns the module
-        ("J[0].to(x.device)", True),  # an item of a ModuleList is a module
+        ("J[0].to(x.device)", False),  # an item of an input, kept nowhere: a copy
     ],
 )
 def test_a_move_of_a_tensor_only_methods_result_moves_a_copy(expr, moves):

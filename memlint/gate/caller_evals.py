@@ -49,8 +49,24 @@ def may_evaluate_for_callers(facts: GateFacts) -> bool:
             continue
         if not any(first <= loop.lineno <= last for first, last in spans):
             continue
+        if _trains_each_step(loop):
+            continue
         if any(type(node) is ast.Call for node in ast.walk(loop)):
             return True
+    return False
+
+
+def _trains_each_step(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+    """A statement of the loop's own body backpropagates or steps an
+    optimizer (``optimizer.step()``, no argument: not ``env.step(a)``) on
+    every iteration: a training loop, never an evaluation, whoever calls it.
+    A step under an ``if`` (a loop shared by training and evaluation) does
+    not count."""
+    for stmt in loop.body:
+        call = stmt.value if type(stmt) is ast.Expr else None
+        if type(call) is ast.Call and type(call.func) is ast.Attribute:
+            if call.func.attr == "backward" or (call.func.attr == "step" and not call.args):
+                return True
     return False
 
 
