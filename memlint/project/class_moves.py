@@ -39,7 +39,7 @@ import ast
 from collections.abc import Callable, Mapping
 
 from memlint.gate.ast_fields import nodes
-from memlint.project.forward_copies import forward_keeps_no_move
+from memlint.project.forward_copies import forward_keeps_no_move, qualified
 
 MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 # ``torch`` functions that return a new tensor (never a module).
@@ -167,7 +167,7 @@ def class_moves_to_a_device(
             found,
             moves,
             lambda e: _fresh(e, fresh, bindings, calls) or _tensor_value(e),
-            lambda f: _qualified(f, bindings),
+            lambda f: qualified(f, bindings),
             functions,
         ):
             continue  # ``x.cuda(d)`` of its inputs: copies it keeps nowhere
@@ -237,7 +237,7 @@ def _whole_value(value: ast.AST, move: ast.AST, bindings: Mapping[str, str]) -> 
         func = value.func
         if isinstance(func, ast.Attribute) and func.attr in _TENSOR_METHODS:
             value = func.value
-        elif _qualified(func, bindings) in _VARIABLE and len(value.args) == 1 and not value.keywords:
+        elif qualified(func, bindings) in _VARIABLE and len(value.args) == 1 and not value.keywords:
             value = value.args[0]
         else:
             return False
@@ -403,10 +403,10 @@ def _fresh(expr: ast.AST, fresh: set[str], bindings: Mapping[str, str], calls: f
     if calls and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         if f"{func.value.id}.{func.attr}" in calls:
             return True
-    qualified = _qualified(func, bindings)
-    if qualified in _VARIABLE:
+    name = qualified(func, bindings)
+    if name in _VARIABLE:
         return len(expr.args) == 1 and not expr.keywords and _fresh(expr.args[0], fresh, bindings, calls)
-    head, _, last = qualified.rpartition(".")
+    head, _, last = name.rpartition(".")
     return head == "torch" and last in FRESH_FACTORIES
 
 
@@ -437,16 +437,6 @@ def _tensor_methods(
                 if all(r.value is not None and _fresh(r.value, fresh, bindings) for r in returns):
                     found.add(method.name)
     return frozenset(found)
-
-
-def _qualified(func: ast.AST, bindings: Mapping[str, str]) -> str:
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name) or func.id not in bindings:
-        return ""
-    return ".".join((bindings[func.id], *reversed(parts)))
 
 
 def class_needs(
