@@ -2638,8 +2638,61 @@ def load(model_path):
 """,
             "a load_state_dict held in a name counts only into a model moved to a device before it; this one is on the CPU",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class VNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+def main(args):
+    model = VNet()
+    model = nn.parallel.DataParallel(model, device_ids=range(args.ngpu))
+    checkpoint = torch.load(args.resume)
+    model.load_state_dict(checkpoint["state_dict"])
+    if args.cuda:
+        model = model.cuda()
+""",
+            "vnet's resume: `DataParallel` moves the model only when it is given exactly one device, and "
+            "`range(args.ngpu)` is known at run time only: a model whose device depends on the machine is "
+            "read as the CPU model it was built as",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+def load_model(path):
+    model = Net()
+    model = torch.nn.DataParallel(model)
+    model.load_state_dict(torch.load(path)["model"])
+    return model.cuda()
+""",
+            "`DataParallel(model)` without `device_ids` moves the model only where one GPU is visible: its "
+            "device depends on the machine, and a load into it before the move is not reported (the bench's "
+            "label decision, after obman's `DataParallel` model)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class VNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+def main(args):
+    model = VNet()
+    model = nn.parallel.DataParallel(model, device_ids=[args.gpu])
+    checkpoint = torch.load(args.resume)
+    model.load_state_dict(checkpoint["state_dict"])
+"""
+        ),
         Invalid(
             """\
 import torch
@@ -4448,34 +4501,6 @@ def main(path, device):
     model = HMR()
     model.load_state_dict(torch.load(path, map_location="cpu"))
     return model.to(device)
-""",
-        ),
-        Invalid(
-            """\
-import torch
-import torch.nn as nn
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-def load_model(path):
-    model = Net()
-    model = torch.nn.DataParallel(model)
-    model.load_state_dict(torch.load(path)["model"])
-    return model.cuda()
-""",
-            """\
-import torch
-import torch.nn as nn
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-def load_model(path):
-    model = Net()
-    model = torch.nn.DataParallel(model)
-    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
-    return model.cuda()
 """,
         ),
         Invalid(

@@ -48,6 +48,7 @@ from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
+from memlint.analysis.training.parallel_wrappers import machine_parallel
 from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.parse.traversal import visit_fast
 from memlint.project.class_moves import class_moves_to_a_device
@@ -999,9 +1000,10 @@ class _CpuModels(cst.CSTVisitor):
         holds = self._holding == id(node) and self.cpu_holder(node)
         kept: list[str] = []
         # A class of the project's that moves nothing (``ResnetFC(resnet)``;
-        # not a library wrapper: ``DataParallel`` moves to its one GPU).
+        # not a library wrapper: ``DataParallel`` moves to its one GPU, unless
+        # how many it has depends on the machine: parallel_wrappers.py).
         if (dotted_name(node.func) or "").rpartition(".")[2][:1].isupper() and (
-            self._cpu_callee(node.func) or _torch_container(qn)
+            self._cpu_callee(node.func) or _torch_container(qn) or machine_parallel(node, qn)
         ):
             self._handed_on_cpu.update(id(a.value) for a in node.args if not a.star and self._on_cpu_here(a.value))
         for arg in [] if looks or self.stays(node) else node.args:
