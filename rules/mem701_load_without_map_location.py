@@ -365,6 +365,10 @@ class LoadWithoutMapLocation(Rule):
         # A file that writes its checkpoints from CPU tensors only reads back
         # CPU tensors: torch.load makes no GPU copy there.
         self._cpu_checkpoints = self.facts.checkpoints.saves_only_cpu
+        # No module of the project moves anything to a GPU (ProjectView.moves_nothing):
+        # every model and checkpoint is on the CPU, and no load doubles one.
+        project = self.facts.project
+        self._cpu_checkpoints = self._cpu_checkpoints or (project is not None and project.moves_nothing)
         if not self._cpu_checkpoints:
             returns = _ReturnedLoads(self._is_load_without_map_location, self._is_load)
             visit_fast(node, returns)

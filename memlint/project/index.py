@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from memlint.project.applied_functions import quiet_applied
 from memlint.project.arg_modes import may_set_mode
 from memlint.project.checkpoint_links import import_reader, linked_writers
+from memlint.project.cpu_projects import moves_nothing
 from memlint.project.cpu_receivers import cpu_only_users
 from memlint.project.eval_forwards import eval_off_receivers
 from memlint.project.family_saves import cpu_saving_bases
@@ -120,6 +121,8 @@ class ProjectIndex:
         self._target_reads: dict[str, set[str]] = {}
         self.view_reads: dict[str, frozenset[str]] = {}
         self._typed: TypedObjects | None = None
+        # moves_nothing: (the generation it was found at, the verdict, the files it read).
+        self._cpu_project: tuple[int, bool, tuple[str, ...]] | None = None
         # Viewed files without a training word, summarised for their calls only.
         self.wordless: frozenset[str] = frozenset()
         # Needle holders summarised only when asked (narrow.py): path -> the
@@ -939,7 +942,27 @@ class ProjectIndex:
             quiet_applied=quiet_applied(self, path, summary),
             grad_clearers=clearing_functions(clearing.items()),
             inherited_clears=inherited_clears(self, path, summary),
+            moves_nothing=self._moves_nothing(path),
         )
+
+    def _moves_nothing(self, path: str) -> bool:
+        """ProjectView.moves_nothing, asked only of a module that may load a
+        checkpoint (its text spells ``load``): the verdict is the project's,
+        found once per index (per generation of a live one), and its reads
+        are noted for every view that asks (cpu_projects.py)."""
+        if b"load" not in self.source_bytes(path):
+            return False
+        generation = getattr(self, "generation", 0)
+        if self._cpu_project is None or self._cpu_project[0] != generation:
+            self._cpu_project = (generation, *moves_nothing(self))
+        _, verdict, reads = self._cpu_project
+        for read in reads:
+            self._note_read(read)
+        return verdict
+
+    def source_bytes(self, path: str) -> bytes:
+        """A project file's text as its module is read (the live index: an open document's)."""
+        return read_bytes(path) or b""
 
     def _trainers_of(self, path: str) -> frozenset[str]:
         """The classes of ``path`` whose ``__call__`` backpropagates or steps

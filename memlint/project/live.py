@@ -156,6 +156,10 @@ class LiveIndex(ProjectIndex):
         self._stamps[path] = _stamp(path)
         return read_bytes(path) or b""
 
+    def source_bytes(self, path: str) -> bytes:
+        text = self._texts.get(path)
+        return text.encode("utf-8", "surrogatepass") if text is not None else read_bytes(path) or b""
+
     def owns(self, path: str) -> bool:
         """Whether ``path`` is a module of this project (or would be, once it exists)."""
         return path.endswith(".py") and path.startswith(self.root + os.sep) and walkable(self.root, path)

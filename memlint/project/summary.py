@@ -59,6 +59,7 @@ from memlint.project.engine_factories import engine_factories
 from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site, optimizer_step
 from memlint.project.forward_copies import module_tensor_functions
 from memlint.project.gpu_args import gpu_arg_calls
+from memlint.project.gpu_moves import gpu_call, imports_framework
 from memlint.project.init_moves import init_placed
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
@@ -382,6 +383,10 @@ class ModuleSummary:
     # imports spell them (``training_utils.weights_init``, ``*weights_init``
     # after a star import): the view says which switch no mode (loops.py).
     applied: list[str] = field(default_factory=list)
+    # Some call of it may put something on a device, or it imports a
+    # framework that moves models (gpu_moves.py): MEM701 reads a project
+    # none of whose modules does as one whose checkpoints stay on the CPU.
+    gpu_moves: bool = True  # not known (an empty summary, a tree too deep): it may
 
     def to_json(self) -> dict:
         # dataclasses.asdict's result, written out: asdict deep-copies field
@@ -441,6 +446,7 @@ class ModuleSummary:
             "engine_factories": list(self.engine_factories),
             "engine_hooks": [list(h) for h in self.engine_hooks],
             "applied": list(self.applied),
+            "gpu_moves": self.gpu_moves,
         }
 
     @classmethod
@@ -506,6 +512,7 @@ class ModuleSummary:
                 for c, a, k, p, m, n in data.get("engine_hooks", ())
             ],
             applied=[str(n) for n in data.get("applied", ())],
+            gpu_moves=bool(data.get("gpu_moves", True)),
         )
 
 
@@ -527,6 +534,7 @@ def summarise(tree: ast.Module) -> ModuleSummary:
     """The summary of one module's tree; an empty one for a tree too deep to walk."""
     try:
         walker = _Walker(tree)
+        walker.summary.gpu_moves = walker._gpu
         walker.summary.objects = object_types(
             tree, walker.bindings, walker._has_star, walker.scope_nodes, walker.off_withs
         )
@@ -695,6 +703,7 @@ class _Walker:
         self._parsing: set[str] = set()
         # Calls of ``DataParallel`` met so far: wrapped_args proves nothing in a scope holding none.
         self._data_parallels = 0
+        self._gpu = False  # ModuleSummary.gpu_moves: a call or an import met so far (gpu_moves.py)
         # Module-level functions returning a model they moved to a device, and
         # those that call ``load_state_dict`` (state_helpers.py, after the walk).
         self._gpu_returns: set[str] = set()
@@ -970,6 +979,7 @@ class _Walker:
                 self._assign(node)  # type: ignore[arg-type]
             elif cls is ast.Import or cls is ast.ImportFrom:
                 self._bind(node)  # type: ignore[arg-type]
+                self._gpu = self._gpu or imports_framework(node)  # type: ignore[arg-type]
                 if len(self._scopes) > 1:
                     local_import(self._local_imports, node)  # type: ignore[arg-type]
                 continue
@@ -1199,6 +1209,7 @@ class _Walker:
             for node in nodes(part):
                 kind = node.__class__
                 if kind is ast.Call:
+                    self._gpu = self._gpu or gpu_call(node)  # type: ignore[arg-type]
                     func = node.func  # type: ignore[attr-defined]
                     callee = func.__class__
                     if callee is ast.Attribute:
@@ -1233,6 +1244,7 @@ class _Walker:
     def _call(self, node: ast.Call, grad: str, loop: bool) -> None:
         scope = self._scopes[-1]
         func = node.func
+        self._gpu = self._gpu or gpu_call(node)
         if self._in_top is not None:
             self._placed(node)
         if func.__class__ is ast.Attribute:

@@ -321,6 +321,10 @@ class ProjectView:
     # module spells it, the method, the attributes). ``self.standard_loss()``
     # inherited from ``Trainer`` clears ``self.optimizer`` (MEM304).
     inherited_clears: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # No module of the project may put anything on a GPU (cpu_projects.py):
+    # its models and checkpoints are on the CPU (MEM701). Asked only of a
+    # module whose text spells ``load``.
+    moves_nothing: bool = False
 
     def grad_clearer(self, written: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         for name, cleared, params, kwonly in self.grad_clearers:
@@ -475,4 +479,5 @@ class ProjectView:
             or self.quiet_applied
             or self.grad_clearers
             or self.inherited_clears
+            or self.moves_nothing
         )
