@@ -249,20 +249,25 @@ class LoadWithoutMapLocation(Rule):
     it into a model on a device is, at its call, without a fix, the message
     naming the load.
 
+    A project none of whose modules moves anything to a device (no `.cuda()`,
+    no `.to(device)`, no `device=`, no `DataParallel`, no `set_device`, no
+    import of a framework that moves models for you: Lightning, accelerate,
+    the Hugging Face `Trainer`, ignite...) keeps its models and checkpoints on
+    the CPU: no load there is reported (torchMoji). One such call anywhere in
+    the project, or a device word in a module without a training word, keeps
+    the rule on.
+
     `DataParallel(model)` moves the model to `cuda:0` when one GPU is visible and
     leaves it on the CPU with several: whether a load into it doubles the weights
-    depends on the machine. A load in a helper of another module (the checkpoint
+    depends on the machine. torch's `DataParallel` given no `device_ids`, or
+    ones not written out as a single device (`range(args.ngpu)`), keeps a model
+    built on the CPU there, as a `torch.nn` container does (vnet's resume; the
+    bench decided these negative after obman). A load in a helper of another module (the checkpoint
     its own local, gone when it returns) whose every caller hands it a model
     built in the calling function, wrapped (`model = nn.DataParallel(model)`, no
     `device_ids`) and not moved before the call, and, for an optimizer
     parameter, an optimizer over that model's parameters or nothing (its
-    default `None`), stays silent (obman_train's `modelio.load_checkpoint`). In
-    the same function as the wrapper it is reported, as it was (bts'
-    `checkpoint = torch.load(p)` kept until `model.cuda()` is a GPU copy beside
-    the model on every machine; arcface's `model.load_state_dict(torch.load(p))`
-    before `model.to(device)` is one only with a single GPU, and is reported
-    too: the precision-first silence covers only the helper, whose checkpoint
-    is freed before any move).
+    default `None`), stays silent (obman_train's `modelio.load_checkpoint`).
 
     ## Details
     A load drawn so (other than a key looked up where it is loaded or passed) is
@@ -292,6 +297,8 @@ class LoadWithoutMapLocation(Rule):
     )
     fix_safety = Safety.SAFE
     project_facts = (
+        "Whether any module of the project may put anything on a device or imports a framework that "
+        "does (ProjectView.moves_nothing): where none does, no load is reported. "
         "Which model classes imported from other modules of the project move nothing to a device (no "
         "`.to(`/`.cuda(` in their code, nor in the project classes they derive from or build: a submodule "
         "whose `__init__` calls `self.lstm.cuda()` counts): a model built from one, or returned by a builder "
