@@ -55,3 +55,13 @@ def test_a_caller_in_the_same_module_or_a_use_as_a_value_keeps_it_judged(tmp_pat
 def test_without_a_project_the_helper_is_reported():
     found = lint_text(UTILS, "utils.py", all_rules())
     assert sorted(f.line for f in found if f.code == "MEM701") == [3, 5, 13]
+
+
+def test_a_method_is_judged_as_before(tmp_path):
+    net = (
+        "import torch\nimport torch.nn as nn\nclass Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 3)\n        self.cuda()\n"
+        "    def restore(self, path):\n        self.load_state_dict(torch.load(path))\n"
+    )
+    write_project(tmp_path, {"net.py": net, "train.py": TRAIN})
+    assert finding_lines(tmp_path / "net.py", "MEM701") == [9]

@@ -28,7 +28,7 @@ from memlint.analysis.scope.names import mentions
 
 
 def makes_training_targets(fn: cst.FunctionDef, calls: CallGraph, loops: Any, objects: Any, project: Any) -> bool:
-    if calls.owner.get(fn) is not calls.module or fn in calls.escapes:
+    if calls.owner.get(fn) is not calls.module or fn in calls.class_of or fn in calls.escapes:
         return False
     if project is not None and project.callers_of(fn.name.value):
         return False

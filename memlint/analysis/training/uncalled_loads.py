@@ -42,8 +42,10 @@ def into_uncalled_param(
     fn = calls.parents.get(call)
     while fn is not None and not isinstance(fn, (cst.FunctionDef, cst.ClassDef, cst.Module)):
         fn = calls.parents.get(fn)
-    if not isinstance(fn, cst.FunctionDef) or calls.owner.get(fn) is not calls.module or fn.decorators:
-        return False  # a method, a nested function, or one a decorator may register
+    if not isinstance(fn, cst.FunctionDef) or fn in calls.class_of or fn.decorators:
+        return False  # a method (its callers are its instances'), or one a decorator may register
+    if calls.owner.get(fn) is not calls.module:
+        return False  # a nested function
     params = (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)
     if name not in {p.name.value for p in params}:
         return False
