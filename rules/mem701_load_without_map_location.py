@@ -14,8 +14,8 @@ from memlint.analysis.training.bound_loads import bound_load_receiver
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.passed_dicts import passed_param
-from memlint.analysis.training.uncalled_loads import into_uncalled_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
+from memlint.analysis.training.uncalled_loads import into_uncalled_param
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid

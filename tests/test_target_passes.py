@@ -61,4 +61,3 @@ def test_a_result_fed_to_the_loss_before_the_backward_makes_targets():
 )
 def test_other_uses_are_not_targets(body, tail):
     assert not _helper(body, tail)
-

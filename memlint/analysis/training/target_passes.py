@@ -32,7 +32,7 @@ def makes_training_targets(fn: cst.FunctionDef, calls: CallGraph, loops: Any, ob
         return False
     if project is not None and project.callers_of(fn.name.value):
         return False
-    sites = calls.call_sites.get(fn)
+    sites = calls.call_sites.get(fn) or []
     return bool(sites) and all(_feeds_loss(site, calls, loops, objects) for site in sites)
 
 
