@@ -15,7 +15,6 @@ from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.passed_dicts import passed_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
-from memlint.analysis.training.uncalled_loads import into_uncalled_param
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
@@ -631,8 +630,6 @@ class LoadWithoutMapLocation(Rule):
         if arg is not None:
             if self.facts.checkpoints.into_cpu_model(node) or self._into_model_of_cpu_writers(node):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
-            if self._into_uncalled_param(node):
-                return  # where the model is, only a caller would say: there is none
             if self._cpu_saved_key(arg.value):
                 return
             fed = self._fed(arg.value, node)
@@ -688,8 +685,6 @@ class LoadWithoutMapLocation(Rule):
                 return
             if self.facts.checkpoints.into_cpu_model(target_call) or self._into_model_of_cpu_writers(target_call):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
-            if self._into_uncalled_param(target_call):
-                return  # where the model is, only a caller would say: there is none
             if not wrapped and self._cpu_saved_key(outer.value):
                 return
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
@@ -853,11 +848,6 @@ class LoadWithoutMapLocation(Rule):
                 if not self._reads_cpu_checkpoint(load):
                     self._reported.add(id(load))
                     self.report(load, message)
-
-    def _into_uncalled_param(self, call: cst.Call) -> bool:
-        """``call`` loads into a parameter of a function no code of the
-        project calls (analysis/training/uncalled_loads.py)."""
-        return into_uncalled_param(call, self.facts.calls, self.facts.project, self._placed_before)
 
     def _into_model_of_cpu_writers(self, call: cst.Call) -> bool:
         """``call`` (``x.load_state_dict(...)``) loads into a model (``network``,

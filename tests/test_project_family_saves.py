@@ -46,8 +46,6 @@ _VRT = """
             optimizer.load_state_dict(torch.load(load_path))
     def load_elsewhere(path, network):
         network.load_state_dict(torch.load(path))
-    def main(path, network):
-        load_elsewhere(path, network)  # called: judged by its callers (uncalled_loads.py)
 """
 
 

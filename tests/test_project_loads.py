@@ -178,11 +178,7 @@ def test_imports_through_sys_path_and_from_the_top_of_a_package(tmp_path):
 def test_a_helper_nobody_calls_that_moves_its_model_after_the_load(tmp_path):
     """``init_model(net, restore)`` is called nowhere in the project and
     moves ``net`` to the GPU itself after the load: it expects a model on the
-    CPU. ``resume(model, path)``, which never moves it, is called nowhere
-    either: where its model is cannot be told, and it is silent in the
-    project (uncalled_loads.py; the twelfth's ban-vqa ``init_net`` label,
-    NVAE, SSL4MIS, Relation-Shape reviewed FP); linted with no project view
-    (the rule's examples), it stays reported."""
+    CPU. ``resume(model, path)``, which never moves it, stays reported."""
     _write(
         tmp_path,
         {
@@ -200,8 +196,8 @@ def test_a_helper_nobody_calls_that_moves_its_model_after_the_load(tmp_path):
             """,
         },
     )
-    assert _mem701(tmp_path, ".") == []
-    assert _mem701(tmp_path, "utils.py") == []
+    assert _mem701(tmp_path, ".") == [("utils.py", 10)]
+    assert _mem701(tmp_path, "utils.py") == [("utils.py", 10)]
 
 
 _NOTEBOOK_CELLS = [
