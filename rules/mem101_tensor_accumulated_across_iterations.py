@@ -600,6 +600,21 @@ def train(loader, eval_loader):
             "a model whose `forward` returns, in eval mode, only what it computed under `torch.no_grad()`,"
             " called after `net.eval()`: its output carries no history (SECOND's `VoxelNet`)",
         ),
+        Valid(
+            """\
+import torch
+import torchbiomed.loss as bioloss
+def test_dice(model, loader):
+    model.eval()
+    dice = 0
+    for data, target in loader:
+        output = model(data)
+        dice += bioloss.dice_error(output, target)
+    return dice / len(loader)
+""",
+            "a function of a third-party package whose name merely starts with `torch` (torchbiomed) is not torch:"
+            " what it returns is not known (a metric may take the argmax first)",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1294,6 +1309,30 @@ def main(model, train_loader, val_loader, criterion, optimizer):
         with torch.no_grad():
             model.eval()
             run_epoch(val_loader, model, criterion, optimizer)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torchvision
+def test_boxes(model, loader):
+    model.eval()
+    total = 0
+    for images, boxes in loader:
+        features = model(images)
+        total += torchvision.ops.roi_align(features, boxes, 7).mean()
+    print(total)
+""",
+            """\
+import torch
+import torchvision
+def test_boxes(model, loader):
+    model.eval()
+    total = 0
+    for images, boxes in loader:
+        features = model(images)
+        total += torchvision.ops.roi_align(features, boxes, 7).mean().item()
+    print(total)
 """,
         ),
     ]

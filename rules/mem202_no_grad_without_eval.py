@@ -9,6 +9,7 @@ from memlint.analysis.scope.bound_targets import bound_targets
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import is_eval_name
 from memlint.analysis.training.step_passes import in_every_step
+from memlint.analysis.training.target_passes import makes_training_targets
 from memlint.fix.statement_edits import statement
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.vocabulary.tokens import SAMPLE_FUNCTION_TOKENS, name_tokens
@@ -184,6 +185,10 @@ class NoGradWithoutEval(Rule):
             parent = parent.parent
         if in_every_step(info, loops):
             return  # the training step's own passes (a Monte-Carlo teacher): train mode is the method's
+        if isinstance(info.scope, cst.FunctionDef) and makes_training_targets(
+            info.scope, facts.calls, loops, facts.objects, facts.project
+        ):
+            return  # the helper's result is the training loss's targets (pseudo-labels): part of training
         receivers = {dotted_name(_module_of(c.func)) for c in info.model_calls}
         if None in receivers:
             return
@@ -814,6 +819,33 @@ for x in loader:
 """,
             "UA-MT's Monte-Carlo teacher: T noisy passes in every training step, before its backward (train mode on purpose)",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Dropout(0.5))
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+def pseudo_labels(model, loader):
+    labels = []
+    for x, _, _ in loader:
+        labels.append(model(x).argmax(1))
+    return torch.cat(labels)
+def train(loader):
+    model.train()
+    targets = None
+    for i, (x, _, index) in enumerate(loader):
+        if i % 100 == 0:
+            with torch.no_grad():
+                targets = pseudo_labels(model, loader)
+        loss = criterion(model(x), targets[index])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            "a helper whose result the training loop binds and feeds to its loss, before that iteration's backward:"
+            " its passes make the step's targets (self-label's pseudo-labels), not an evaluation",
+        ),
     ]
     invalid = [
         Invalid(
@@ -1277,6 +1309,57 @@ def predict(model, loader):
             print(model(x).sum().item())
 net = get_model("m.pt")
 predict(net, [torch.zeros(1, 4)])
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Dropout(0.5))
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+def pseudo_labels(model, loader):
+    labels = []
+    for x, _, _ in loader:
+        labels.append(model(x).argmax(1))
+    return torch.cat(labels)
+def train(loader):
+    model.train()
+    targets = None
+    for i, (x, _, index) in enumerate(loader):
+        if i % 100 == 0:
+            with torch.no_grad():
+                agreement = pseudo_labels(model, loader)
+                print(agreement)
+        loss = criterion(model(x), index)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            """\
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Dropout(0.5))
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+def pseudo_labels(model, loader):
+    labels = []
+    model.eval()
+    for x, _, _ in loader:
+        labels.append(model(x).argmax(1))
+    return torch.cat(labels)
+def train(loader):
+    model.train()
+    targets = None
+    for i, (x, _, index) in enumerate(loader):
+        if i % 100 == 0:
+            with torch.no_grad():
+                agreement = pseudo_labels(model, loader)
+                print(agreement)
+        loss = criterion(model(x), index)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 """,
         ),
     ]

@@ -369,3 +369,25 @@ def test_a_loop_that_may_leave_a_value_unreplaced_keeps_the_history(change):
     src = REPLACED.replace(*change)
     assert src != REPLACED
     assert h(src, 'loss_dict["loss"]', 1) is H.YES
+
+
+@pytest.mark.parametrize(
+    "module, expected",
+    [
+        ("torchbiomed.loss", H.MAYBE),  # a package named torch-something is not torch
+        ("torchvision.ops", H.YES),
+        ("torch_scatter", H.YES),
+        ("torch.nn.functional", H.YES),
+    ],
+)
+def test_only_torch_and_its_libraries_compute_on_their_inputs(module, expected):
+    src = f"""
+import torch.nn as nn
+import {module} as lib
+model = nn.Linear(2, 2)
+for x, y in loader:
+    out = model(x)
+    err = lib.dice_error(out, y)
+    use(err)
+"""
+    assert h(src, "err", 1, cst.Name) is expected

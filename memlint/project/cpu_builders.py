@@ -30,6 +30,8 @@ _PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "tuple", "list",
 _BUILTINS = frozenset(dir(builtins))
 # How ``classes`` marks a layer function (layer_functions.py): an argument, never a builder.
 _LAYERS = "layers:"
+# How a foreign builder's needs mark a module a name is picked from at run time.
+_GETATTR = "getattr:"
 
 
 def builders(
@@ -287,6 +289,8 @@ def _built(
 ) -> bool:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         return _torch_layer(value, classes) or (local is not None and _unpacked_layers(value, classes, local))
+    if isinstance(value, ast.Call) and _picked_by_name(value.func, foreign):
+        return _plain_arguments(value)
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
         return False
     name = value.func.id
@@ -316,6 +320,32 @@ def _built(
         if any(p.arg in _DEVICE_WORDS for p in params):
             return False
     return True
+
+
+def _picked_by_name(func: ast.expr, foreign: _Foreign | None) -> bool:
+    """``getattr(builder, hparams.builder)``: what a module imported here
+    (bound once, by its import) holds under a name read at run time. Marked
+    ``getattr:builder`` in ``needed``: the project stage says whether every
+    function and class that module may give builds on the CPU (index.py)."""
+    if foreign is None or not (isinstance(func, ast.Call) and isinstance(func.func, ast.Name)):
+        return False
+    if func.func.id != "getattr" or len(func.args) != 2 or func.keywords or not isinstance(func.args[0], ast.Name):
+        return False
+    module = func.args[0].id
+    counts = foreign.bound.counts()
+    if module not in foreign.imported or counts.get(module, 0) != 1 or "getattr" in counts:
+        return False
+    foreign.needed.add(_GETATTR + module)
+    return True
+
+
+def _plain_arguments(call: ast.Call) -> bool:
+    """No device, nothing unpacked, and no argument that may be a model."""
+    if any(k.arg is None or k.arg in _DEVICE_WORDS for k in call.keywords):
+        return False
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    return all(_no_model(part) for part in (*call.args, *(k.value for k in call.keywords)))
 
 
 def _part_built(

@@ -103,6 +103,7 @@ class ProjectIndex:
             None  # _cpu_saved_files: (folder, file name) -> (module, from CPU)
         )
         self._definers: dict[str, set[str]] | None = None  # cpu_builders_everywhere: name -> the modules defining it
+        self._builder_guard: set[str] = set()  # _builder_module: the modules being judged
         self._switchers: dict[str, list[str]] | None = None  # _switched_attrs: attribute -> the modules switching it
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # file -> "Class.method" -> where other modules call it on an instance.
@@ -611,8 +612,16 @@ class ProjectIndex:
         for entry in defining.foreign_builders:
             function, _, needed = entry.partition("=")
             if function == name:
-                return all(self._names_cpu_class(path, n) for n in needed.split(","))
+                return all(self._needed_on_cpu_here(path, n) for n in needed.split(","))
         return False
+
+    def _needed_on_cpu_here(self, path: str, needed: str) -> bool:
+        """A foreign builder's need (cpu_builders.py): a class name ``path``
+        binds, or ``getattr:builder``, a module whose every pick builds on the CPU."""
+        if needed.startswith("getattr:"):
+            summary = self.summary(path)
+            return summary is not None and self._cpu_module(path, summary, needed[len("getattr:") :])
+        return self._names_cpu_class(path, needed)
 
     def _names_cpu_class(self, path: str, name: str) -> bool:
         """``name``, as ``path`` binds it (an import, or a star import), is a
@@ -1189,7 +1198,31 @@ class ProjectIndex:
         if found is None or found[1]:
             return False  # not a module of the project, or a name in one
         defining = self.summary(found[0])
-        return defining is not None and (defining.cpu_module or self._cpu_package(found[0], defining))
+        return defining is not None and (
+            defining.cpu_module or self._cpu_package(found[0], defining) or self._builder_module(found[0])
+        )
+
+    def _builder_module(self, path: str) -> bool:
+        """``path`` binds nothing at module level but functions (no class, no
+        assignment) and star-imports nothing, and every one of them builds a model on the CPU (deepvoice3's
+        builder.py: ``deepvoice3(...)``, ``nyanko(...)``, each returning
+        ``MultiSpeakerTTSModel(...)``), every class it imports one that moves
+        nothing: whatever ``getattr(builder, name)`` gives builds on the CPU."""
+        if path in self._builder_guard:
+            return False  # modules picking from each other: no answer
+        defining = self.full_summary(path)
+        if defining is None or defining.stars:
+            return False
+        names = [f.name for f in defining.functions if "." not in f.name]
+        if not names or not set(defining.defines) <= set(names):
+            return False  # a class, or a name bound by an assignment, may be picked too
+        self._builder_guard.add(path)
+        try:
+            if not all(n in defining.cpu_builders or self._foreign_cpu_builder(path, defining, n) for n in names):
+                return False
+            return all(self._names_cpu_class(path, local) for local in defining.imports if local[:1].isupper())
+        finally:
+            self._builder_guard.discard(path)
 
     def _cpu_factory(self, path: str, summary: ModuleSummary, name: str) -> bool:
         """``name`` (imported here) is a project function returning one class of a

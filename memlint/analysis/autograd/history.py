@@ -369,6 +369,12 @@ _MODULE_NO_HISTORY_METHODS = frozenset(
         "save_pretrained",
     }
 )
+# PyTorch, its own domain libraries, and the ``torch_*`` extension libraries
+# (torch_scatter, torch_geometric): functions that compute on their inputs.
+# Another package whose name merely starts with "torch" (torchbiomed,
+# torchnet, torchmetrics) is not torch: what it returns is not known
+# (``bioloss.dice_error(output, target)`` may take the argmax first).
+_TORCH_LIBS = ("torch.", "torchvision.", "torchaudio.", "torch_")
 _NO_HISTORY_LIBS = (
     "numpy.",
     "math.",
@@ -1180,7 +1186,7 @@ class _Walker:
     def library_call(self, qn: str, c: cst.Call, args: list[Val]) -> Val:
         if qn.startswith(_NO_HISTORY_LIBS):
             return NUMBER if qn.startswith("math.") else NO
-        if not qn.startswith("torch"):
+        if not qn.startswith(_TORCH_LIBS):
             return MAYBE
         last = qn.rsplit(".", 1)[-1]
         if qn.startswith(("torch.autograd.grad", "torch.autograd.functional")):
