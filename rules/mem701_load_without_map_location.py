@@ -11,6 +11,7 @@ from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.scope.relative_imports import relative_bindings
 from memlint.analysis.training.bound_loads import bound_load_receiver
+from memlint.analysis.training.load_kwargs import splat_misses
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.passed_dicts import passed_param
@@ -688,8 +689,10 @@ class LoadWithoutMapLocation(Rule):
             if not wrapped and self._cpu_saved_key(outer.value):
                 return
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
-            if wrapped:
-                self.report(node)  # the helper may keep other tensors of the checkpoint
+            if wrapped or has_star_kwargs(node):
+                # the helper may keep other tensors of the checkpoint; a ``**kwargs``
+                # holding map_location on some path would clash with the keyword
+                self.report(node)
             else:
                 self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
         elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
@@ -943,7 +946,7 @@ class LoadWithoutMapLocation(Rule):
     def _is_load_without_map_location(self, node: cst.Call) -> bool:
         if keyword_arg(node, "map_location") is not None or len(positional_args(node)) >= 2:
             return False
-        if has_star_args(node) or has_star_kwargs(node):
+        if has_star_args(node) or (has_star_kwargs(node) and not splat_misses(node, "map_location", self.facts)):
             return False  # map_location may be among them
         return self.facts.names.call_name(node) == "torch.load"
 
@@ -2637,6 +2640,72 @@ def load(model_path):
     return model.cuda()
 """,
             "a load_state_dict held in a name counts only into a model moved to a device before it; this one is on the CPU",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def restore(path, cpu=False):
+    model = Net().to("cpu" if cpu else "cuda")
+    if cpu:
+        kwargs = {"map_location": "cpu"}
+    else:
+        kwargs = {"map_location": None}
+    model.load_state_dict(torch.load(path, **kwargs))
+    return model
+""",
+            "every binding of the keyword dict passes map_location",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def restore(path, cpu=False):
+    model = Net().to("cpu" if cpu else "cuda")
+    if cpu:
+        kwargs = {"map_location": "cpu"}
+    else:
+        kwargs = {}
+    kwargs["weights_only"] = True
+    model.load_state_dict(torch.load(path, **kwargs))
+    return model
+""",
+            "the keyword dict is written after it is built: what it holds is not known",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def restore(path, cpu=False, **kwargs):
+    model = Net().to("cpu" if cpu else "cuda")
+    model.load_state_dict(torch.load(path, **kwargs))
+    return model
+""",
+            "the keywords come from the caller",
         ),
     ]
     invalid = [
@@ -4665,6 +4734,29 @@ def tune(model, path):
     model.load_state_dict(new_weights)
 """,
             None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def restore(path, cpu=False):
+    model = Net().to("cpu" if cpu else "cuda")
+    if cpu:
+        kwargs = {"map_location": "cpu"}
+    else:
+        kwargs = {}
+    model.load_state_dict(torch.load(path, **kwargs))
+    return model
+""",
+            None,  # adding the keyword would clash with the path whose ``kwargs`` holds it
         ),
     ]
 
