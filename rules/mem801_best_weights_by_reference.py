@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from memlint.analysis.scope.blocks import inside
 from memlint.analysis.scope.bound_targets import bound_targets
 from memlint.analysis.scope.names import dotted_name, mentions
 from memlint.analysis.training.loops import jumps
@@ -343,7 +344,31 @@ class BestWeightsByReference(Rule):
             (end.line, end.column) < (self._pos(n).start.line, self._pos(n).start.column) < rebound
             and not self._other_entry(n, keys)
             for n, _ in self._reads(scope, False).get(name, ())
-        )
+        ) or self._read_in_later_step(assign, name, loop, scope, keys)
+
+    def _read_in_later_step(
+        self, assign: cst.Assign, name: str, loop: cst.CSTNode, scope: cst.CSTNode, keys: frozenset[str] | None
+    ) -> bool:
+        """Read inside the loop that steps an optimizer, outside the block that
+        took the snapshot (``if (step + 1) % save_steps == 0:
+        model.load_state_dict(best)`` after ``if loss < best_loss: best =
+        model.state_dict()``): that read also runs in iterations that did not
+        take it, after steps that changed the weights it aliases."""
+        info = self.facts.loops.info(loop)
+        if info is None or not self.facts.loops.loop_steps(info):
+            return False
+        block = self.parent(self.parent(assign))
+        if block is getattr(loop, "body", None):
+            return False  # taken on every iteration: no later step runs before the next one
+        first, last = self._at(loop), self._pos(loop).end
+        for n, _ in self._reads(scope, False).get(name, ()):
+            at = self._at(n)
+            if not (first <= at <= (last.line, last.column)) or self._other_entry(n, keys):
+                continue
+            if at > self._at(assign) and inside(n, block, self.facts.calls.parents):
+                continue  # in the iteration that took it, after it
+            return True
+        return False
 
     def _entry_kept(self, assign: cst.Assign, container: str, key: str) -> bool:
         """``checkpoint["best"] = model.state_dict()`` in a loop, ``checkpoint``
@@ -706,6 +731,39 @@ def train(model, loader, epochs):
 """,
             "the last weights, taken every epoch: nothing is selected",
         ),
+        Valid(
+            """\
+import torch
+def train(model, loader, opt, val, steps):
+    best_loss = float("inf")
+    for step in range(steps):
+        opt.zero_grad()
+        model(next(loader)).sum().backward()
+        opt.step()
+        loss = val(model)
+        if loss < best_loss:
+            best_loss = loss
+            best_state = model.state_dict()
+            torch.save(best_state, "best.pt")
+""",
+            "saved in the block that took it, before any later step",
+        ),
+        Valid(
+            """\
+import torch
+def pick(models, val):
+    best_loss = float("inf")
+    best_state = None
+    for model in models:
+        loss = val(model)
+        if loss < best_loss:
+            best_loss = loss
+            best_state = model.state_dict()
+        if best_state is not None:
+            torch.save(best_state, "best.pt")
+""",
+            "read again in the loop, but the loop steps no optimizer: the weights it aliases do not change",
+        ),
     ]
     invalid = [
         Invalid(
@@ -844,6 +902,42 @@ class EarlyStopping:
 
     def restore(self, model):
         model.load_state_dict(self.best_weights)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(model, loader, opt, val, steps, every):
+    best_loss = float("inf")
+    best_state = None
+    for step in range(steps):
+        opt.zero_grad()
+        model(next(loader)).sum().backward()
+        opt.step()
+        if (step + 1) % every == 0:
+            loss = val(model)
+            if loss < best_loss:
+                best_loss = loss
+                best_state = model.state_dict()
+        if (step + 1) % (2 * every) == 0 and best_state is not None:
+            torch.save(best_state, "best.pt")
+""",
+            """\
+import torch
+def train(model, loader, opt, val, steps, every):
+    best_loss = float("inf")
+    best_state = None
+    for step in range(steps):
+        opt.zero_grad()
+        model(next(loader)).sum().backward()
+        opt.step()
+        if (step + 1) % every == 0:
+            loss = val(model)
+            if loss < best_loss:
+                best_loss = loss
+                best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+        if (step + 1) % (2 * every) == 0 and best_state is not None:
+            torch.save(best_state, "best.pt")
 """,
         ),
     ]
