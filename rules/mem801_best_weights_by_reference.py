@@ -83,6 +83,15 @@ def _none_test(parent: cst.CSTNode | None, read: cst.CSTNode) -> bool:
     )
 
 
+def _binds_before_in_block(target: cst.Name, read: cst.CSTNode, parents) -> bool:
+    """``target`` is the target of a plain assignment whose block holds ``read``."""
+    assign_target = parents.get(target)
+    assign = parents.get(assign_target) if isinstance(assign_target, cst.AssignTarget) else None
+    line = parents.get(assign) if isinstance(assign, cst.Assign) else None
+    block = parents.get(line) if line is not None else None
+    return block is not None and inside(read, block, parents)
+
+
 class _CallAttrs(cst.CSTVisitor):
     # A module-level class, not one per call: a class is a reference cycle,
     # and its methods' closures would keep what they capture alive with it.
@@ -353,21 +362,29 @@ class BestWeightsByReference(Rule):
         took the snapshot (``if (step + 1) % save_steps == 0:
         model.load_state_dict(best)`` after ``if loss < best_loss: best =
         model.state_dict()``): that read also runs in iterations that did not
-        take it, after steps that changed the weights it aliases."""
+        take it, after steps that changed the weights it aliases. Only a
+        restore (``load_state_dict``) or a snapshot named for the best counts:
+        ``torch.save(snap, "model_snap.t7")`` every epoch may want the latest."""
         info = self.facts.loops.info(loop)
         if info is None or not self.facts.loops.loop_steps(info):
             return False
-        block = self.parent(self.parent(assign))
+        parents = self.facts.calls.parents
+        block = parents.get(parents.get(assign))
         if block is getattr(loop, "body", None):
             return False  # taken on every iteration: no later step runs before the next one
         first, last = self._at(loop), self._pos(loop).end
-        for n, _ in self._reads(scope, False).get(name, ()):
+        rebinds = [t for t in self._bindings(scope).get(name, ()) if first <= self._at(t) and parents.get(t) is not None]
+        for n, call in self._reads(scope, False).get(name, ()):
             at = self._at(n)
             if not (first <= at <= (last.line, last.column)) or self._other_entry(n, keys):
                 continue
-            if at > self._at(assign) and inside(n, block, self.facts.calls.parents):
+            if at > self._at(assign) and inside(n, block, parents):
                 continue  # in the iteration that took it, after it
-            return True
+            if any(self._at(t) < at and _binds_before_in_block(t, n, parents) for t in rebinds):
+                continue  # ``state = {...}`` again before this save: the read sees that
+            restore = isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            if "best" in name.lower() or (restore and call.func.attr.value == "load_state_dict"):
+                return True
         return False
 
     def _entry_kept(self, assign: cst.Assign, container: str, key: str) -> bool:
@@ -763,6 +780,46 @@ def pick(models, val):
             torch.save(best_state, "best.pt")
 """,
             "read again in the loop, but the loop steps no optimizer: the weights it aliases do not change",
+        ),
+        Valid(
+            """\
+import torch
+def train(model, loader, opt, val, epochs):
+    best_loss = float("inf")
+    for epoch in range(epochs):
+        for x in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        loss = val(model)
+        if loss < best_loss:
+            best_loss = loss
+            snap = {"epoch": epoch, "model": model.state_dict()}
+            torch.save(snap, "best_snap.pt")
+        torch.save(snap, "model_snap.pt")
+""",
+            "saved every epoch under a name that does not say best: the latest weights may be what is wanted",
+        ),
+        Valid(
+            """\
+import torch
+def train(model, loader, opt, val, epochs):
+    best_acc = 0.0
+    for epoch in range(epochs):
+        for x in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        acc = val(model)
+        if acc > best_acc:
+            best_acc = acc
+            state = {"net": model.state_dict(), "acc": acc}
+            torch.save(state, "best.pt")
+        if epoch % 100 == 0:
+            state = {"net": model.state_dict(), "epoch": epoch}
+            torch.save(state, "ep%d.pt" % epoch)
+""",
+            "bound anew in the block that saves it: that save writes a fresh snapshot",
         ),
     ]
     invalid = [
