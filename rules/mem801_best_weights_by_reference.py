@@ -373,7 +373,9 @@ class BestWeightsByReference(Rule):
         if block is getattr(loop, "body", None):
             return False  # taken on every iteration: no later step runs before the next one
         first, last = self._at(loop), self._pos(loop).end
-        rebinds = [t for t in self._bindings(scope).get(name, ()) if first <= self._at(t) and parents.get(t) is not None]
+        rebinds = [
+            t for t in self._bindings(scope).get(name, ()) if first <= self._at(t) and parents.get(t) is not None
+        ]
         for n, call in self._reads(scope, False).get(name, ()):
             at = self._at(n)
             if not (first <= at <= (last.line, last.column)) or self._other_entry(n, keys):

@@ -2277,7 +2277,6 @@ def test_mem701_needs_a_load_without_map_location_and_a_load_state_dict_call():
     assert not _findings(no_state_dict, ["MEM701"], gate=False)
 
 
-
 def test_mem701_lets_through_a_load_splatting_a_bare_name():
     """``torch.load(p, **kwargs)``: a local dict display without map_location
     on some path (analysis/training/load_kwargs.py) is reported; the gate
@@ -2297,7 +2296,7 @@ def restore(model, path, cpu):
     assert facts(local).load_without_map_location
     _kept_with_its_findings(local, "MEM701")
     passed = local.replace("def restore(model, path, cpu):", "def restore(model, path, cpu, **kwargs):").replace(
-        "    if cpu:\n        kwargs = {\"map_location\": \"cpu\"}\n    else:\n        kwargs = {}\n", ""
+        '    if cpu:\n        kwargs = {"map_location": "cpu"}\n    else:\n        kwargs = {}\n', ""
     )
     assert "kwargs = " not in passed
     assert facts(passed).load_without_map_location

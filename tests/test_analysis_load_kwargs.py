@@ -29,7 +29,10 @@ def _misses(body: str, params: str = "") -> bool:
         ("kwargs = {}", True),
         ("kwargs = {'weights_only': True}", True),
         ("kwargs = {'map_location': 'cpu'}", False),  # always passed
-        ("if cpu:\n        kwargs = {'map_location': 'cpu'}\n    else:\n        kwargs = {'map_location': None}", False),
+        (
+            "if cpu:\n        kwargs = {'map_location': 'cpu'}\n    else:\n        kwargs = {'map_location': None}",
+            False,
+        ),
         ("kwargs = {}\n    kwargs['map_location'] = 'cpu'", False),  # written after it is built
         ("kwargs = {}\n    kwargs.update(extra)", False),  # updated from elsewhere
         ("kwargs = {**base}", False),  # another dict's keys
