@@ -111,6 +111,9 @@ class LoadWithoutMapLocation(Rule):
     since the loaded tensors then become the parameters, nor loads into an LR
     scheduler, a `GradScaler`, a sampler, a data loader or training bookkeeping
     (early stopping, meters, trackers, callbacks), whose state holds no weights.
+    A `torch.load(p, **kwargs)` whose local `kwargs` is a dict display without
+    `map_location` on some path (`kwargs = {}` unless `cpu`) is reported without
+    a fix: the keyword would clash on the path that passes it.
 
     ## When it stays silent
     Not reported either: loads in a file that writes its checkpoints from CPU tensors only

@@ -189,8 +189,10 @@ class BestWeightsByReference(Rule):
     ## When it stays silent
     Silent when the state dict is serialised at once
     (`torch.save(model.state_dict(), path)`), cloned, deep-copied or copied to
-    CPU (also on the very next line), when it is not used after the loop (a name
-    bound anew after the loop, `state = {...}; torch.save(state, p)`, is read as
+    CPU (also on the very next line), when it is not used after the loop, nor
+    later in a loop that steps an optimizer as a restore (`load_state_dict`) or,
+    named best, at all, outside the block that took it (a name
+    bound anew after the loop or in the read's block, `state = {...}; torch.save(state, p)`, is read as
     the new value; reading only a checkpoint dict's other entries, such as
     `best["epoch"]`, does not count), when it is taken in `__init__`, and when
     it is taken on every iteration rather than selected (`if acc > best:`), as
