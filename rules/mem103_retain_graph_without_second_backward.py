@@ -608,6 +608,75 @@ save(cam.generate(second, 1))
             _GAN.replace("class GAN:", "from base import Base\n\n\nclass GAN(Base):"),
             "an imported base class may assign the attributes the later loss reads",
         ),
+        Valid(
+            """\
+import torch
+
+
+def train(model_a, model_b, loader, optimizer, criterion_a, criterion_b, meter, log):
+    for inputs, targets in loader:
+        outputs_a = model_a(inputs)[1]
+        outputs_b = model_b(inputs)[1].detach()
+        loss_mse = criterion_a(outputs_a, outputs_b)
+        optimizer.zero_grad()
+        loss_mse.backward(retain_graph=True)
+        outputs_a = model_a(inputs)[0]
+        loss_cls = criterion_b(outputs_a, targets)
+        loss_cls.backward()
+        (loss_cls + loss_mse).backward()
+        optimizer.step()
+        meter.update(loss_mse.data, inputs.size(0))
+        log(outputs_a, targets)
+        print("{loss_mse.avg}".format(loss_mse=meter))
+""",
+            "the sum of both losses is backpropagated again, through the retained graph",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def train(model_a, model_b, loader, optimizer, criterion_a, criterion_b, meter, log):
+    for inputs, targets in loader:
+        outputs_a = model_a(inputs)[1]
+        outputs_b = model_b(inputs)[1].detach()
+        loss_mse = criterion_a(outputs_a, outputs_b)
+        optimizer.zero_grad()
+        loss_mse.backward(retain_graph=True)
+        log(outputs_a, targets)
+        outputs_a = model_a(inputs)[0]
+        loss_cls = criterion_b(outputs_a, targets)
+        loss_cls.backward()
+        optimizer.step()
+        meter.update(loss_mse.data, inputs.size(0))
+        log(outputs_a, targets)
+        print("{loss_mse.avg}".format(loss_mse=meter))
+""",
+            "the retained graph's output goes to an unknown call before the name is bound anew",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def train(model_a, model_b, loader, optimizer, criterion_a, criterion_b, meter, log):
+    for inputs, targets in loader:
+        outputs_a = model_a(inputs)[1]
+        outputs_b = model_b(inputs)[1].detach()
+        loss_mse = criterion_a(outputs_a, outputs_b)
+        optimizer.zero_grad()
+        loss_mse.backward(retain_graph=True)
+        if targets is not None:
+            outputs_a = model_a(inputs)[0]
+        loss_cls = criterion_b(outputs_a, targets)
+        loss_cls.backward()
+        optimizer.step()
+        meter.update(loss_mse.data, inputs.size(0))
+        log(outputs_a, targets)
+        print("{loss_mse.avg}".format(loss_mse=meter))
+""",
+            "bound anew on one path only: the second loss may run through the retained graph",
+        ),
     ]
     invalid = [
         Invalid(
@@ -972,5 +1041,45 @@ class Trainer:
         Invalid(
             _GAN,
             _GAN.replace("self.err_g.backward(retain_graph=True)", "self.err_g.backward()"),
+        ),
+        Invalid(
+            """\
+import torch
+
+
+def train(model_a, model_b, loader, optimizer, criterion_a, criterion_b, meter, log):
+    for inputs, targets in loader:
+        outputs_a = model_a(inputs)[1]
+        outputs_b = model_b(inputs)[1].detach()
+        loss_mse = criterion_a(outputs_a, outputs_b)
+        optimizer.zero_grad()
+        loss_mse.backward(retain_graph=True)
+        outputs_a = model_a(inputs)[0]
+        loss_cls = criterion_b(outputs_a, targets)
+        loss_cls.backward()
+        optimizer.step()
+        meter.update(loss_mse.data, inputs.size(0))
+        log(outputs_a, targets)
+        print("{loss_mse.avg}".format(loss_mse=meter))
+""",
+            """\
+import torch
+
+
+def train(model_a, model_b, loader, optimizer, criterion_a, criterion_b, meter, log):
+    for inputs, targets in loader:
+        outputs_a = model_a(inputs)[1]
+        outputs_b = model_b(inputs)[1].detach()
+        loss_mse = criterion_a(outputs_a, outputs_b)
+        optimizer.zero_grad()
+        loss_mse.backward()
+        outputs_a = model_a(inputs)[0]
+        loss_cls = criterion_b(outputs_a, targets)
+        loss_cls.backward()
+        optimizer.step()
+        meter.update(loss_mse.data, inputs.size(0))
+        log(outputs_a, targets)
+        print("{loss_mse.avg}".format(loss_mse=meter))
+""",
         ),
     ]

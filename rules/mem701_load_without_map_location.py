@@ -13,6 +13,7 @@ from memlint.analysis.scope.relative_imports import relative_bindings
 from memlint.analysis.training.bound_loads import bound_load_receiver
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
+from memlint.analysis.training.load_kwargs import splat_misses
 from memlint.analysis.training.passed_dicts import passed_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
@@ -110,6 +111,9 @@ class LoadWithoutMapLocation(Rule):
     since the loaded tensors then become the parameters, nor loads into an LR
     scheduler, a `GradScaler`, a sampler, a data loader or training bookkeeping
     (early stopping, meters, trackers, callbacks), whose state holds no weights.
+    A `torch.load(p, **kwargs)` whose local `kwargs` is a dict display without
+    `map_location` on some path (`kwargs = {}` unless `cpu`) is reported without
+    a fix: the keyword would clash on the path that passes it.
 
     ## When it stays silent
     Not reported either: loads in a file that writes its checkpoints from CPU tensors only
@@ -699,8 +703,10 @@ class LoadWithoutMapLocation(Rule):
             if not wrapped and self._cpu_saved_key(outer.value):
                 return
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
-            if wrapped:
-                self.report(node)  # the helper may keep other tensors of the checkpoint
+            if wrapped or has_star_kwargs(node):
+                # the helper may keep other tensors of the checkpoint; a ``**kwargs``
+                # holding map_location on some path would clash with the keyword
+                self.report(node)
             else:
                 self.report(node, fix=Fix('Pass `map_location="cpu"` to `torch.load`', ((node, new),)))
         elif isinstance(outer, cst.Assign) and len(outer.targets) == 1:
@@ -954,7 +960,7 @@ class LoadWithoutMapLocation(Rule):
     def _is_load_without_map_location(self, node: cst.Call) -> bool:
         if keyword_arg(node, "map_location") is not None or len(positional_args(node)) >= 2:
             return False
-        if has_star_args(node) or has_star_kwargs(node):
+        if has_star_args(node) or (has_star_kwargs(node) and not splat_misses(node, "map_location", self.facts)):
             return False  # map_location may be among them
         return self.facts.names.call_name(node) == "torch.load"
 
@@ -2686,6 +2692,72 @@ def load_model(path):
             "`DataParallel(model)` without `device_ids` moves the model only where one GPU is visible: its "
             "device depends on the machine, and a load into it before the move is not reported (the bench's "
             "label decision, after obman's `DataParallel` model)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def restore(path, cpu=False):
+    model = Net().to("cpu" if cpu else "cuda")
+    if cpu:
+        kwargs = {"map_location": "cpu"}
+    else:
+        kwargs = {"map_location": None}
+    model.load_state_dict(torch.load(path, **kwargs))
+    return model
+""",
+            "every binding of the keyword dict passes map_location",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def restore(path, cpu=False):
+    model = Net().to("cpu" if cpu else "cuda")
+    if cpu:
+        kwargs = {"map_location": "cpu"}
+    else:
+        kwargs = {}
+    kwargs["weights_only"] = True
+    model.load_state_dict(torch.load(path, **kwargs))
+    return model
+""",
+            "the keyword dict is written after it is built: what it holds is not known",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def restore(path, cpu=False, **kwargs):
+    model = Net().to("cpu" if cpu else "cuda")
+    model.load_state_dict(torch.load(path, **kwargs))
+    return model
+""",
+            "the keywords come from the caller",
         ),
     ]
     invalid = [
@@ -4701,6 +4773,29 @@ def tune(model, path):
     model.load_state_dict(new_weights)
 """,
             None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+def restore(path, cpu=False):
+    model = Net().to("cpu" if cpu else "cuda")
+    if cpu:
+        kwargs = {"map_location": "cpu"}
+    else:
+        kwargs = {}
+    model.load_state_dict(torch.load(path, **kwargs))
+    return model
+""",
+            None,  # adding the keyword would clash with the path whose ``kwargs`` holds it
         ),
     ]
 

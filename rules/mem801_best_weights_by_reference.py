@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from memlint.analysis.scope.blocks import inside
 from memlint.analysis.scope.bound_targets import bound_targets
 from memlint.analysis.scope.names import dotted_name, mentions
 from memlint.analysis.training.loops import jumps
@@ -80,6 +81,15 @@ def _none_test(parent: cst.CSTNode | None, read: cst.CSTNode) -> bool:
         and isinstance(parent.comparisons[0].comparator, cst.Name)
         and parent.comparisons[0].comparator.value == "None"
     )
+
+
+def _binds_before_in_block(target: cst.Name, read: cst.CSTNode, parents) -> bool:
+    """``target`` is the target of a plain assignment whose block holds ``read``."""
+    assign_target = parents.get(target)
+    assign = parents.get(assign_target) if isinstance(assign_target, cst.AssignTarget) else None
+    line = parents.get(assign) if isinstance(assign, cst.Assign) else None
+    block = parents.get(line) if line is not None else None
+    return block is not None and inside(read, block, parents)
 
 
 class _CallAttrs(cst.CSTVisitor):
@@ -179,8 +189,10 @@ class BestWeightsByReference(Rule):
     ## When it stays silent
     Silent when the state dict is serialised at once
     (`torch.save(model.state_dict(), path)`), cloned, deep-copied or copied to
-    CPU (also on the very next line), when it is not used after the loop (a name
-    bound anew after the loop, `state = {...}; torch.save(state, p)`, is read as
+    CPU (also on the very next line), when it is not used after the loop, nor
+    later in a loop that steps an optimizer as a restore (`load_state_dict`) or,
+    named best, at all, outside the block that took it (a name
+    bound anew after the loop or in the read's block, `state = {...}; torch.save(state, p)`, is read as
     the new value; reading only a checkpoint dict's other entries, such as
     `best["epoch"]`, does not count), when it is taken in `__init__`, and when
     it is taken on every iteration rather than selected (`if acc > best:`), as
@@ -343,7 +355,41 @@ class BestWeightsByReference(Rule):
             (end.line, end.column) < (self._pos(n).start.line, self._pos(n).start.column) < rebound
             and not self._other_entry(n, keys)
             for n, _ in self._reads(scope, False).get(name, ())
-        )
+        ) or self._read_in_later_step(assign, name, loop, scope, keys)
+
+    def _read_in_later_step(
+        self, assign: cst.Assign, name: str, loop: cst.CSTNode, scope: cst.CSTNode, keys: frozenset[str] | None
+    ) -> bool:
+        """Read inside the loop that steps an optimizer, outside the block that
+        took the snapshot (``if (step + 1) % save_steps == 0:
+        model.load_state_dict(best)`` after ``if loss < best_loss: best =
+        model.state_dict()``): that read also runs in iterations that did not
+        take it, after steps that changed the weights it aliases. Only a
+        restore (``load_state_dict``) or a snapshot named for the best counts:
+        ``torch.save(snap, "model_snap.t7")`` every epoch may want the latest."""
+        info = self.facts.loops.info(loop)
+        if info is None or not self.facts.loops.loop_steps(info):
+            return False
+        parents = self.facts.calls.parents
+        block = parents.get(parents.get(assign))
+        if block is getattr(loop, "body", None):
+            return False  # taken on every iteration: no later step runs before the next one
+        first, last = self._at(loop), self._pos(loop).end
+        rebinds = [
+            t for t in self._bindings(scope).get(name, ()) if first <= self._at(t) and parents.get(t) is not None
+        ]
+        for n, call in self._reads(scope, False).get(name, ()):
+            at = self._at(n)
+            if not (first <= at <= (last.line, last.column)) or self._other_entry(n, keys):
+                continue
+            if at > self._at(assign) and inside(n, block, parents):
+                continue  # in the iteration that took it, after it
+            if any(self._at(t) < at and _binds_before_in_block(t, n, parents) for t in rebinds):
+                continue  # ``state = {...}`` again before this save: the read sees that
+            restore = isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            if "best" in name.lower() or (restore and call.func.attr.value == "load_state_dict"):
+                return True
+        return False
 
     def _entry_kept(self, assign: cst.Assign, container: str, key: str) -> bool:
         """``checkpoint["best"] = model.state_dict()`` in a loop, ``checkpoint``
@@ -706,6 +752,79 @@ def train(model, loader, epochs):
 """,
             "the last weights, taken every epoch: nothing is selected",
         ),
+        Valid(
+            """\
+import torch
+def train(model, loader, opt, val, steps):
+    best_loss = float("inf")
+    for step in range(steps):
+        opt.zero_grad()
+        model(next(loader)).sum().backward()
+        opt.step()
+        loss = val(model)
+        if loss < best_loss:
+            best_loss = loss
+            best_state = model.state_dict()
+            torch.save(best_state, "best.pt")
+""",
+            "saved in the block that took it, before any later step",
+        ),
+        Valid(
+            """\
+import torch
+def pick(models, val):
+    best_loss = float("inf")
+    best_state = None
+    for model in models:
+        loss = val(model)
+        if loss < best_loss:
+            best_loss = loss
+            best_state = model.state_dict()
+        if best_state is not None:
+            torch.save(best_state, "best.pt")
+""",
+            "read again in the loop, but the loop steps no optimizer: the weights it aliases do not change",
+        ),
+        Valid(
+            """\
+import torch
+def train(model, loader, opt, val, epochs):
+    best_loss = float("inf")
+    for epoch in range(epochs):
+        for x in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        loss = val(model)
+        if loss < best_loss:
+            best_loss = loss
+            snap = {"epoch": epoch, "model": model.state_dict()}
+            torch.save(snap, "best_snap.pt")
+        torch.save(snap, "model_snap.pt")
+""",
+            "saved every epoch under a name that does not say best: the latest weights may be what is wanted",
+        ),
+        Valid(
+            """\
+import torch
+def train(model, loader, opt, val, epochs):
+    best_acc = 0.0
+    for epoch in range(epochs):
+        for x in loader:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        acc = val(model)
+        if acc > best_acc:
+            best_acc = acc
+            state = {"net": model.state_dict(), "acc": acc}
+            torch.save(state, "best.pt")
+        if epoch % 100 == 0:
+            state = {"net": model.state_dict(), "epoch": epoch}
+            torch.save(state, "ep%d.pt" % epoch)
+""",
+            "bound anew in the block that saves it: that save writes a fresh snapshot",
+        ),
     ]
     invalid = [
         Invalid(
@@ -844,6 +963,42 @@ class EarlyStopping:
 
     def restore(self, model):
         model.load_state_dict(self.best_weights)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def train(model, loader, opt, val, steps, every):
+    best_loss = float("inf")
+    best_state = None
+    for step in range(steps):
+        opt.zero_grad()
+        model(next(loader)).sum().backward()
+        opt.step()
+        if (step + 1) % every == 0:
+            loss = val(model)
+            if loss < best_loss:
+                best_loss = loss
+                best_state = model.state_dict()
+        if (step + 1) % (2 * every) == 0 and best_state is not None:
+            torch.save(best_state, "best.pt")
+""",
+            """\
+import torch
+def train(model, loader, opt, val, steps, every):
+    best_loss = float("inf")
+    best_state = None
+    for step in range(steps):
+        opt.zero_grad()
+        model(next(loader)).sum().backward()
+        opt.step()
+        if (step + 1) % every == 0:
+            loss = val(model)
+            if loss < best_loss:
+                best_loss = loss
+                best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+        if (step + 1) % (2 * every) == 0 and best_state is not None:
+            torch.save(best_state, "best.pt")
 """,
         ),
     ]

@@ -2245,7 +2245,7 @@ def restore(model, path, **kwargs):
     state = torch.load(path, map_location="cpu", weights_only=True)
     model.load_state_dict(state, strict=False)
     extra = torch.load(path, "cpu")
-    other = torch.load(path, **kwargs)
+    other = torch.load(path, **kwargs["options"])
     stats = torch.load(*kwargs["paths"])
     return extra, other, stats
 """
@@ -2253,7 +2253,7 @@ def restore(model, path, **kwargs):
 
 def test_mem701_needs_a_load_without_map_location_and_a_load_state_dict_call():
     """_is_load_without_map_location: no ``map_location=``, fewer than two
-    positional arguments, no ``*``/``**``; every report starts from a
+    positional arguments, no ``*``, no ``**`` but of a bare name; every report starts from a
     ``.load_state_dict(...)`` call (the old gate kept any ``load`` call)."""
     assert not facts(_LOADS_MAPPED).load_without_map_location
     # Its load_state_dict call may load what another module's function
@@ -2275,6 +2275,32 @@ def test_mem701_needs_a_load_without_map_location_and_a_load_state_dict_call():
     # def for its callers in other modules (a returned load, Caller.gpu_state).
     assert not CARDS["MEM701"].local_gate(facts(no_state_dict))  # type: ignore[misc]
     assert not _findings(no_state_dict, ["MEM701"], gate=False)
+
+
+def test_mem701_lets_through_a_load_splatting_a_bare_name():
+    """``torch.load(p, **kwargs)``: a local dict display without map_location
+    on some path (analysis/training/load_kwargs.py) is reported; the gate
+    lets every ``**name`` through, a parameter's included."""
+    local = """\
+import torch
+
+
+def restore(model, path, cpu):
+    if cpu:
+        kwargs = {"map_location": "cpu"}
+    else:
+        kwargs = {}
+    model.cuda()
+    model.load_state_dict(torch.load(path, **kwargs))
+"""
+    assert facts(local).load_without_map_location
+    _kept_with_its_findings(local, "MEM701")
+    passed = local.replace("def restore(model, path, cpu):", "def restore(model, path, cpu, **kwargs):").replace(
+        '    if cpu:\n        kwargs = {"map_location": "cpu"}\n    else:\n        kwargs = {}\n', ""
+    )
+    assert "kwargs = " not in passed
+    assert facts(passed).load_without_map_location
+    assert not _findings(passed, ["MEM701"], gate=False)
 
 
 _EMPTY_CACHE_GUARDED = """\

@@ -184,3 +184,52 @@ def test_dies_in_follows_rebinding_and_helpers(forward, after, expected):
     facts = facts_of(GUIDED.format(forward=forward, after=after))
     call = find(facts.module, "output[0, target].backward(retain_graph=True)", cst.Call)
     assert RetainedGraph(facts).dies_in(call, facts.loops.scope_of(call)) is expected
+
+
+TWO_MODELS = """
+import torch
+def train(model_a, model_b, loader, criterion_a, criterion_b, meter, log):
+    for x, y in loader:
+        out = model_a(x)[1]
+        loss1 = criterion_a(out, model_b(x).detach())
+        loss1.backward(retain_graph=True)
+        {between}
+        out = model_a(x)[0]
+        loss2 = criterion_b(out, y)
+        loss2.backward()
+        {after}
+"""
+
+
+@pytest.mark.parametrize(
+    "between, after, expected",
+    [
+        ("pass", "log(out, y)", True),  # read after ``out`` is bound anew: the second graph's value
+        ("log(out, y)", "pass", False),  # the first graph's value handed to an unknown call
+        ("pass", "meter.update(loss1.data)", True),  # ``.data`` holds no graph
+        ("pass", "meter.update(loss1)", False),  # the loss itself: the meter may keep it
+        ("pass", 'print("{loss1}".format(loss1=meter))', True),  # a keyword's name is no read
+        ("if y is None:\n            log(out, y)", "pass", False),  # the first value handed on, on one path
+    ],
+)
+def test_apart_reads_after_rebinding_and_cut_reads(between, after, expected):
+    src = TWO_MODELS.format(between=between, after=after)
+    assert _apart(src, "loss1.backward(retain_graph=True)", "loss2.backward()") is expected
+
+
+@pytest.mark.parametrize("guard, expected", [("if True:", True), ("if flag:", False)])
+def test_apart_counts_only_a_rebinding_on_every_path(guard, expected):
+    body = "out = model_a(x)[0]" if guard == "if True:" else guard + "\n            out = model_a(x)[0]"
+    src = f"""
+import torch
+def train(model_a, model_b, loader, criterion_a, criterion_b, log, flag):
+    for x, y in loader:
+        out = model_a(x)[1]
+        loss1 = criterion_a(out, model_b(x).detach())
+        loss1.backward(retain_graph=True)
+        {body}
+        loss2 = criterion_b(model_a(x)[0], y)
+        loss2.backward()
+        log(out, y)
+"""
+    assert _apart(src, "loss1.backward(retain_graph=True)", "loss2.backward()") is expected

@@ -167,7 +167,7 @@ class GateFacts:
         # A ``load`` call MEM701 may flag (its ``_is_load_without_map_location``):
         # ``load(...)`` or ``torch.load(...)`` (names.call_name is ``torch.load``
         # only for these two spellings), no ``map_location=``, fewer than two
-        # positional arguments, no ``*``/``**``.
+        # positional arguments, no ``*``, no ``**`` but of a bare name.
         self.load_without_map_location = False
         # Bare names written in place (``n += ...``, ``n[i] = ...``, ``n.add_(...)``,
         # ``f(n, inplace=True)``, ``torch.relu_(n)``): the only targets MEM401/MEM402 check.
@@ -882,7 +882,8 @@ class GateFacts:
             and (kind is ast.Name or _torch_module(func.value, aliases))  # type: ignore[attr-defined]
             and len(call.args) < 2
             and "map_location" not in names
-            and None not in names
+            # ``**kwargs`` of a local dict display may lack it (analysis/training/load_kwargs.py)
+            and all(type(kw.value) is ast.Name for kw in call.keywords if kw.arg is None)
             and not any(type(a) is ast.Starred for a in call.args)
         ):
             self.load_without_map_location = True

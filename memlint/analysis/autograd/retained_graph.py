@@ -126,11 +126,22 @@ class RetainedGraph:
         keys = graph.keys()
         if any("." in k for k in keys | usage.derived(keys, scope, graph=True)):
             return True
+        index = self.facts.recurrent.bindings_in(scope)
         for key in keys:
+            after = self._bound_by(graph, key)
             for read in usage.reads(key, scope):
-                if not self._kept_local(read):
-                    return True
+                if self._kept_local(read):
+                    continue
+                if after is not None and self._rebound_before(key, after, read, index, graph.bindings):
+                    continue  # ``out = model(x)[0]`` again before it: the read sees another value
+                return True
         return False
+
+    def _bound_by(self, graph: Origins, key: str) -> tuple[int, int] | None:
+        """Where the last of ``graph``'s assignments to ``key`` ends."""
+        calls = self.facts.calls
+        ends = [calls.end(stmt) for stmt in graph.bindings if key in _assigned_keys(stmt)]
+        return max(ends) if ends else None
 
     def _kept_local(self, read: cst.CSTNode) -> bool:
         """Like ``_local_read``; a backward, a method of one of ``self``'s
@@ -148,6 +159,10 @@ class RetainedGraph:
                 isinstance(parent, (cst.Element, cst.Tuple, cst.List)) and _in_target(parent, parents)
             ):
                 return True  # rebound
+            if isinstance(parent, cst.Arg) and parent.keyword is cur:
+                return True  # ``f(loss=meter)``: the keyword's name, not a read
+            if isinstance(parent, cst.Attribute) and parent.value is cur and parent.attr.value in _CUT:
+                return True  # ``losses.update(loss.data)``: what follows holds no graph
             if isinstance(parent, cst.Arg):
                 call = parents.get(parent)
                 if not isinstance(call, cst.Call):
@@ -235,13 +250,20 @@ class RetainedGraph:
                     return False
         return True
 
-    def _rebound_before(self, key: str, after: tuple[int, int], read: cst.CSTNode, index) -> bool:
+    def _rebound_before(
+        self, key: str, after: tuple[int, int], read: cst.CSTNode, index, skip: set | frozenset = frozenset()
+    ) -> bool:
         """``key`` is assigned anew between ``after`` and ``read`` on every
-        path: ``output = input.grad.numpy()`` after the backward, then ``output[0]``."""
+        path: ``output = input.grad.numpy()`` after the backward, then ``output[0]``
+        (an assignment in ``skip`` does not count)."""
         calls = self.facts.calls
         at = calls.pos(read)
         return any(
-            b.kind == "assign" and after <= b.pos and calls.end(b.stmt) <= at and dominates(b.stmt, read, self.facts)
+            b.kind == "assign"
+            and b.stmt not in skip
+            and after <= b.pos
+            and calls.end(b.stmt) <= at
+            and dominates(b.stmt, read, self.facts)
             for b in index.get(key, ())
         )
 
@@ -357,6 +379,11 @@ def _nested_functions(fn: cst.FunctionDef) -> list[cst.CSTNode]:
     visitor = _NestedFunctions(fn)
     fn.visit(visitor)
     return visitor.found
+
+
+def _assigned_keys(stmt: cst.CSTNode) -> set[str]:
+    """The names and attributes an assignment statement binds."""
+    return Origins(bindings={stmt}).keys() if isinstance(stmt, cst.Assign) else set()
 
 
 def _in_target(node: cst.CSTNode, parents) -> bool:
