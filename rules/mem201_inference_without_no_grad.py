@@ -941,6 +941,8 @@ class InferenceWithoutNoGrad(Rule):
             v = history.value(call)
             if v is not None and v.h is H.YES:
                 return True
+            if history.eval_off_call(call.func, call):
+                return True  # returns no history, yet ran work with grad on before its eval branch
         calls = self.facts.calls
         loops = self.facts.loops
         for call in calls.calls_in.get(info.scope, ()):

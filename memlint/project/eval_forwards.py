@@ -91,6 +91,31 @@ def eval_off_forward(fn: ast.FunctionDef | ast.AsyncFunctionDef, is_off: Callabl
     return all(_no_history(r.value, off, fresh) for r, off in returns)
 
 
+def works_before_eval_branch(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A statement of ``fn``'s own body, before its first ``if
+    self.training:`` test, calls a method or attribute of ``self`` (SECOND's
+    ``preds_dict = self.network_forward(...)``): that work runs with the
+    caller's grad mode in eval mode too, so an ``eval_off`` forward still
+    builds a graph per call (MEM201 keeps its finding; only MEM101's
+    returned history is proved absent)."""
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    if not positional:
+        return False
+    this = positional[0].arg
+    for stmt in fn.body:
+        if isinstance(stmt, ast.If) and _training_test(stmt.test, this) is not None:
+            return False
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)) and any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == this
+            for n in ast.walk(stmt)
+        ):
+            return True
+    return False
+
+
 def _no_history(value: ast.AST | None, off: bool, fresh: set[str]) -> bool:
     if value is None or isinstance(value, ast.Constant) and value.value is None:
         return True
