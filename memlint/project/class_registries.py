@@ -70,7 +70,7 @@ def registered_classes(typed: TypedObjects, spelled: str, path: str) -> tuple[st
     if found is None or not found[1] or "." in found[1]:
         return None
     home, name = found
-    cache = _cache(typed)
+    cache = _cache(typed, "_registered")
     key = (home, name)
     if key not in cache:
         cache[key] = _classes(typed, home, name)
@@ -80,21 +80,29 @@ def registered_classes(typed: TypedObjects, spelled: str, path: str) -> tuple[st
     return classes
 
 
-def _cache(typed: TypedObjects) -> dict:
-    found = getattr(typed, "_registered", None)
+def _cache(typed: TypedObjects, name: str) -> dict:
+    """A dict kept on the index's TypedObjects (one per index, like its other caches)."""
+    found = getattr(typed, name, None)
     if found is None:
-        found = typed._registered = {}
+        found = {}
+        setattr(typed, name, found)
     return found
 
 
 def _classes(typed: TypedObjects, home: str, name: str) -> tuple[frozenset[str], tuple[str, ...] | None]:
     """(the files read, the classes) of lookup ``name`` of module ``home``."""
-    tree = _tree(home)
-    if tree is None:
-        return frozenset({home}), None
-    registries = module_registries(tree)
+    homes = _cache(typed, "_registry_homes")  # home -> (its tree, its registries), parsed once
+    if home not in homes:
+        try:
+            data = read_bytes(home) or b""
+        except OSError:
+            data = b""
+        # Most callees asked about are factories of no registry: no ``{}``, no parse.
+        tree = _parsed(data) if b"{}" in data else None
+        homes[home] = (tree, module_registries(tree) if tree is not None else _Registries())
+    tree, registries = homes[home]
     registry = registries.lookups.get(name)
-    if registry is None:
+    if tree is None or registry is None:
         return frozenset({home}), None
     registers = {fn for fn, r in registries.registers.items() if r == registry}
     files = sorted(f for f in typed.index.modules.files if f.endswith(".py"))
@@ -115,13 +123,6 @@ def _classes(typed: TypedObjects, home: str, name: str) -> tuple[frozenset[str],
             return frozenset(files), None
         classes.update(found)
     return frozenset(files), tuple(sorted(classes)) or None
-
-
-def _tree(path: str) -> ast.Module | None:
-    try:
-        return _parsed(read_bytes(path) or b"")
-    except OSError:
-        return None
 
 
 def _parsed(data: bytes) -> ast.Module | None:
