@@ -941,6 +941,8 @@ class InferenceWithoutNoGrad(Rule):
             v = history.value(call)
             if v is not None and v.h is H.YES:
                 return True
+            if history.eval_off_builds_graph(call.func, call):
+                return True  # returns no history, yet works with grad on before its eval branch
         calls = self.facts.calls
         loops = self.facts.loops
         for call in calls.calls_in.get(info.scope, ()):
@@ -2468,6 +2470,44 @@ def run(loader):
         print(net(batch[0].cuda()).argmax(1))
 """,
             "a display switched in a comprehension counts only when every element is a module (`clock` may be anything)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def predict(self, preds):
+        return preds.sigmoid()
+
+    def forward(self, x):
+        if self.training:
+            return self.fc(x).sum()
+        with torch.no_grad():
+            res = self.predict(self.fc(x))
+        return res
+
+
+def train(loader, eval_loader):
+    net = Detector()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x in loader:
+        loss = net(x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    net.eval()
+    detections = []
+    for example in eval_loader:
+        detections.append(net(example))
+    return detections
+""",
+            "a model whose eval branch does all its work under `no_grad` builds no graph after `net.eval()`",
         ),
     ]
     invalid = [
@@ -4192,6 +4232,81 @@ def run(val_loader):
         for batch in val_loader:
             out = head(net(batch[0].cuda()))
             print(out.argmax(1))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def predict(self, preds):
+        return preds.sigmoid()
+
+    def forward(self, x):
+        preds = self.fc(x)
+        if self.training:
+            return preds.sum()
+        with torch.no_grad():
+            res = self.predict(preds)
+        return res
+
+
+def train(loader, eval_loader):
+    net = Detector()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x in loader:
+        loss = net(x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    net.eval()
+    detections = []
+    for example in eval_loader:
+        detections.append(net(example))
+    return detections
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def predict(self, preds):
+        return preds.sigmoid()
+
+    def forward(self, x):
+        preds = self.fc(x)
+        if self.training:
+            return preds.sum()
+        with torch.no_grad():
+            res = self.predict(preds)
+        return res
+
+
+def train(loader, eval_loader):
+    net = Detector()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x in loader:
+        loss = net(x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    net.eval()
+    detections = []
+    with torch.no_grad():
+        for example in eval_loader:
+            detections.append(net(example))
+    return detections
 """,
         ),
     ]

@@ -25,6 +25,8 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
+from memlint.project.off_forwards import receivers_whose_forward
+
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -89,6 +91,31 @@ def eval_off_forward(fn: ast.FunctionDef | ast.AsyncFunctionDef, is_off: Callabl
     return all(_no_history(r.value, off, fresh) for r, off in returns)
 
 
+def works_before_eval_branch(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A statement of ``fn``'s own body, before its first ``if
+    self.training:`` test, calls a method or attribute of ``self`` (SECOND's
+    ``preds_dict = self.network_forward(...)``): that work runs with the
+    caller's grad mode in eval mode too, so an ``eval_off`` forward still
+    builds a graph per call (MEM201 keeps its finding; only MEM101's
+    returned history is proved absent)."""
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    if not positional:
+        return False
+    this = positional[0].arg
+    for stmt in fn.body:
+        if isinstance(stmt, ast.If) and _training_test(stmt.test, this) is not None:
+            return False
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)) and any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == this
+            for n in ast.walk(stmt)
+        ):
+            return True
+    return False
+
+
 def _no_history(value: ast.AST | None, off: bool, fresh: set[str]) -> bool:
     if value is None or isinstance(value, ast.Constant) and value.value is None:
         return True
@@ -107,39 +134,5 @@ def eval_off_receivers(typed: Any, path: str) -> tuple[tuple[str, str], ...]:
     """The view's ``eval_off``: (scope, name) of each receiver or bound name
     in ``path`` whose every type is a project class whose ``forward`` (its
     own, or the first project base's that defines one) is ``eval_off``.
-    ``typed``: typed_objects.TypedObjects (which imports off_forwards.py, as
-    this module's readers do: no import back)."""
-    objects = typed.objects(path)
-    if objects is None:
-        return ()
-    names = {(s, r) for s, r, _ in objects.receivers} | {(s, n) for s, n, _ in objects.bound}
-    out = []
-    for scope, name in names:
-        types = typed.receiver_types(path, scope, name)
-        if types and all(_eval_off(typed, typ, 0) for typ in types):
-            out.append((scope, name))
-    return tuple(sorted(out))
-
-
-_ROOT_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "torch.nn.modules.module.Module"})
-
-
-def _eval_off(typed: Any, typ: str, hops: int) -> bool:
-    if "\0" not in typ or hops > 4:
-        return False
-    path, cls = typ.split("\0")
-    summary = typed.index.full_summary(path)
-    objects = typed.objects(path)
-    if summary is None or objects is None:
-        return False
-    if cls in objects.eval_off:
-        return True
-    if any(f.name == f"{cls}.forward" for f in summary.functions):
-        return False  # its own forward, not proved
-    bases = next((b for c, b in objects.bases if c == cls), None)
-    for base in bases or ():
-        if base.rpartition(".")[2] in _ROOT_BASES or base in _ROOT_BASES:
-            continue
-        q = typed.qualify(base, path) if not base.startswith(":") else (f"{path}\0{base[1:]}",)
-        return q is not None and len(q) == 1 and _eval_off(typed, q[0], hops + 1)
-    return False
+    ``typed``: typed_objects.TypedObjects."""
+    return receivers_whose_forward(typed, path, lambda objects: objects.eval_off)

@@ -53,7 +53,7 @@ from operator import attrgetter
 from memlint.gate.ast_fields import children, nodes
 from memlint.gate.ast_names import ast_dotted
 from memlint.project.dynamic_classes import direct_pick, pickers
-from memlint.project.eval_forwards import eval_off_forward
+from memlint.project.eval_forwards import eval_off_forward, works_before_eval_branch
 from memlint.project.forward_returns import returned_params
 from memlint.project.passed_through import passthroughs, wraps_itself
 from memlint.vocabulary.kinds import MODULE_API, Kind, guess_kind_from_name
@@ -341,6 +341,14 @@ class _Types:
         head, dot, tail = name.partition(".")
         return self.bindings.get(head, head) + dot + tail
 
+    def _local_qualified(self, func: ast.AST, local: dict[str, str]) -> str | None:
+        """``func`` as a dotted name with its head's import, local or not, applied."""
+        name = ast_dotted(func)
+        if name is None:
+            return None
+        head, dot, tail = name.partition(".")
+        return local.get(head, self.bindings.get(head, head)) + dot + tail
+
     def _spell_text(self, dotted: str) -> str | None:
         try:
             node = ast.parse(dotted, mode="eval").body
@@ -404,9 +412,10 @@ class _Types:
         calls: list[ast.Call] = []
         nested: list[ast.AST] = []
         returns: list[ast.AST | None] = []
+        unpacked: list[ast.Assign] = []  # ``a, b = call(...)``: amp.initialize keeps its models
         read = self._scope_nodes.get(id(owner))
         if read is not None:
-            self._read(read, stores, calls, nested, returns, local)
+            self._read(read, stores, calls, nested, returns, local, unpacked)
         todo: list[ast.AST] = [] if read is not None else list(body)
         while todo:
             node = todo.pop()
@@ -437,6 +446,8 @@ class _Types:
                 stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
                 todo.append(node.value)  # type: ignore[attr-defined]
                 continue
+            if kind is ast.Assign and _unpacks_a_call(node):  # type: ignore[arg-type]
+                unpacked.append(node)  # type: ignore[arg-type]
             if kind in (ast.Global, ast.Nonlocal):
                 for n in node.names:  # type: ignore[attr-defined]
                     stores.setdefault(n, []).append(None)
@@ -449,6 +460,8 @@ class _Types:
                     self._called.add(id(node.func))  # type: ignore[attr-defined]
                     self._super_class(node)  # type: ignore[arg-type]
             todo.extend(children(node))
+        for assign in unpacked:
+            _keep_models(assign, stores, lambda func: self._local_qualified(func, local))
         typed: dict[str, tuple[str, ...]] = {}
         # Names bound only to typed values, to a fixed point over chains of
         # names (``model = net`` after ``net = Net()``): at most one pass per name.
@@ -527,6 +540,7 @@ class _Types:
         nested: list[ast.AST],
         returns: list[ast.AST | None],
         local: dict[str, str],
+        unpacked: list[ast.Assign],
     ) -> None:
         """_scope's walk, from the scope's nodes the summary gathered (a
         pre-order, children left to right): the same reading, and the same
@@ -567,6 +581,8 @@ class _Types:
             elif kind is assign_ and len(node.targets) == 1 and node.targets[0].__class__ is name_:  # type: ignore[attr-defined]
                 stores.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
                 skipped.add(id(node.targets[0]))  # type: ignore[attr-defined]
+            elif kind is assign_ and _unpacks_a_call(node):  # type: ignore[arg-type]
+                unpacked.append(node)  # type: ignore[arg-type]
             elif kind is ast.Global or kind is ast.Nonlocal:
                 for n in node.names:  # type: ignore[attr-defined]
                     stores.setdefault(n, []).append(None)
@@ -624,6 +640,10 @@ class _Types:
                     return None
                 value = value.args[0]
                 continue
+            if func.__class__ is ast.Call or func.__class__ is ast.Subscript:
+                looked = self._looked_up(func, local)  # type: ignore[arg-type]
+                if looked is not None:
+                    return looked
             if self._dynamic:
                 picked = self._picked(func, local, typed)
                 if picked is not None:
@@ -635,6 +655,22 @@ class _Types:
             spelled = self.spell(func, local)
             return (spelled,) if spelled is not None else None
         return None
+
+    def _looked_up(self, func: ast.Call | ast.Subscript, local: dict[str, str]) -> tuple[str, ...] | None:
+        """``get_model_class(name)(...)``, ``MODELS[name](...)``,
+        ``MODELS.get(name)(...)``: an instance of the class a project lookup
+        hands back, spelled ``%`` + the lookup (class_registries.py)."""
+        holder: ast.AST
+        if func.__class__ is ast.Subscript:
+            holder = func.value  # type: ignore[union-attr]
+        else:
+            callee = func.func  # type: ignore[union-attr]
+            is_get = isinstance(callee, ast.Attribute) and callee.attr == "get"
+            holder = callee.value if is_get and len(func.args) == 1 else callee  # type: ignore[union-attr]
+        spelled = self.spell(holder, local)
+        if spelled is None or spelled.split(".")[0] in _NOT_PROJECT:
+            return None
+        return ("%" + spelled,)
 
     def _handed_back(self, call: ast.Call, local: dict[str, str], typed: dict[str, tuple[str, ...]]) -> ast.AST | None:
         """The argument ``call`` of a function of this module that returns
@@ -777,8 +813,11 @@ class _Types:
         self.out.bases.append((name, bases))
         own_forwards = [f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "forward"]
         if any(_turns_grad_off(f, self._off_withs) for f in own_forwards):
-            self.out.off_inside.append(name)
-            if len(own_forwards) == 1 and eval_off_forward(own_forwards[0], _is_off_context):
+            eval_off = len(own_forwards) == 1 and eval_off_forward(own_forwards[0], _is_off_context)
+            # A forward whose eval branch alone is off, after work done with grad on, builds a graph.
+            if not (eval_off and works_before_eval_branch(own_forwards[0])):
+                self.out.off_inside.append(name)
+            if eval_off:
                 self.out.eval_off.append(name)
         # What each ``self.<attr>`` is assigned (a call's type, or None), and
         # how often, in any method: gathered by the methods' own walks.
@@ -1083,6 +1122,30 @@ def _model_attr(attrs: dict[str, list[str | None]], attr: str) -> bool:
 
 
 _ARMS = frozenset({ast.IfExp, ast.Attribute})
+# Calls handing back, in order, the very models (and optimizers) they are
+# given: ``model, opt = amp.initialize(model, opt, opt_level="O2")`` casts
+# and patches them in place (apex).
+_SAME_MODELS = frozenset({"apex.amp.initialize"})
+
+
+def _unpacks_a_call(node: ast.Assign) -> bool:
+    return len(node.targets) == 1 and node.targets[0].__class__ is ast.Tuple and node.value.__class__ is ast.Call
+
+
+def _keep_models(node: ast.Assign, stores: dict[str, list[ast.AST | None]], qualified) -> None:
+    """``model, opt = amp.initialize(model, opt)``: each target named as the
+    argument in its place keeps its earlier value, so the binding adds no
+    unknown value to it (one unknown mark taken off; a name left with no
+    binding keeps it)."""
+    call = node.value
+    if qualified(call.func) not in _SAME_MODELS:  # type: ignore[attr-defined]
+        return
+    for target, arg in zip(node.targets[0].elts, call.args):  # type: ignore[attr-defined]
+        if not (isinstance(target, ast.Name) and isinstance(arg, ast.Name) and target.id == arg.id):
+            continue
+        values = stores.get(target.id, [])
+        if len(values) > 1 and None in values:
+            values.remove(None)
 
 
 def _bound_methods(values: list[ast.AST | None]) -> list[ast.Attribute] | None:

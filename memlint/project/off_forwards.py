@@ -13,6 +13,7 @@ answers "not proved", and the rules keep their findings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 # ``typed``: typed_objects.TypedObjects, which imports this module (so no import back).
@@ -107,6 +108,15 @@ def partly_off_receivers(typed: TypedObjects, path: str) -> tuple[tuple[str, str
     for some of its work (ObjectTypes.off_inside): SPADE's
     ``model = Pix2PixModel(opt)``, whose ``forward`` runs ``mode='inference'``
     under ``torch.no_grad()``. A call of it may build no graph."""
+    return receivers_whose_forward(typed, path, lambda objects: objects.off_inside)
+
+
+def receivers_whose_forward(
+    typed: TypedObjects, path: str, listed: Callable[[Any], list[str]]
+) -> tuple[tuple[str, str], ...]:
+    """(scope, name) of each receiver or bound name in ``path`` whose every
+    type is a project class whose ``forward`` (its own, or the first project
+    base's that defines one) its module lists in ``listed(objects)``."""
     objects = typed.objects(path)
     if objects is None:
         return ()
@@ -114,24 +124,24 @@ def partly_off_receivers(typed: TypedObjects, path: str) -> tuple[tuple[str, str
     out = []
     for scope, name in names:
         types = typed.receiver_types(path, scope, name)
-        if types and all(_off_inside(typed, typ, 0) for typ in types):
+        if types and all(_forward_listed(typed, typ, listed, 0) for typ in types):
             out.append((scope, name))
     return tuple(sorted(out))
 
 
-def _off_inside(typed: TypedObjects, typ: str, hops: int) -> bool:
+def _forward_listed(typed: TypedObjects, typ: str, listed: Callable[[Any], list[str]], hops: int) -> bool:
     read = _class_facts(typed, typ, hops)
     if read is None:
         return False
     path, cls, summary, objects = read
-    if cls in objects.off_inside:
+    if cls in listed(objects):
         return True
     if any(f.name == f"{cls}.forward" for f in summary.functions):
-        return False  # its own forward runs all with the caller's mode
+        return False  # its own forward, not listed
     bases = next((b for c, b in objects.bases if c == cls), None)
     for base in bases or ():
         if base.rpartition(".")[2] in _ROOT_BASES or base in _ROOT_BASES:
             continue
         q = typed.qualify(base, path) if not base.startswith(":") else (f"{path}\0{base[1:]}",)
-        return q is not None and len(q) == 1 and _off_inside(typed, q[0], hops + 1)
+        return q is not None and len(q) == 1 and _forward_listed(typed, q[0], listed, hops + 1)
     return False

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memlint.project.class_registries import registered_classes
 from memlint.project.dynamic_classes import candidates
 from memlint.project.object_types import CONTAINER_ITEM, FORWARD_PART, ObjectTypes
 from memlint.project.off_forwards import attribute_forward_off
@@ -70,6 +71,8 @@ class TypedObjects:
             return None  # ``^``: a class itself, not an instance (dynamic_classes.py)
         if spelling.startswith("?"):
             return candidates(self, spelling, path)  # one of the classes a run-time import may pick
+        if spelling.startswith("%"):
+            return registered_classes(self, spelling[1:], path)  # one of a decorator-filled registry's classes
         if spelling.startswith(":"):
             found: tuple[str, str] | None = (path, spelling[1:])
         elif spelling.startswith("*"):

@@ -22,7 +22,7 @@ from memlint.analysis.scope.bindings import Bindings, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
-from memlint.project.eval_forwards import eval_off_forward
+from memlint.project.eval_forwards import eval_off_forward, works_before_eval_branch
 from memlint.project.object_types import is_off_context
 
 
@@ -43,6 +43,8 @@ class EvalOffCalls:
         self._loops = loops
         self._pairs = project_pairs
         self._local: frozenset[str] | None = None
+        # Of them, those whose forward works with grad on before its eval branch.
+        self._working: frozenset[str] = frozenset()
 
     def returns_no_history(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``func(...)`` (``call``) is such a model's call in eval mode."""
@@ -55,6 +57,22 @@ class EvalOffCalls:
         if not (self._in_view(receiver, scope) or self._built_here(receiver, scope)):
             return False
         return self._loops().mode_before(call, frozenset({receiver})) == "eval"  # type: ignore[attr-defined]
+
+    def builds_graph(self, func: cst.BaseExpression, call: cst.Call) -> bool:
+        """Such a call whose model still works with grad on before its eval
+        branch (eval_forwards.works_before_eval_branch): no history comes
+        back, yet a graph is built (MEM201). A model typed by the project
+        counts so here: the view's ``partly_off`` holds those that do not."""
+        if not self.returns_no_history(func, call):
+            return False
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value
+        receiver = dotted_name(func) or ""
+        scope = self._objects.scope_of(call)
+        if self._in_view(receiver, scope):
+            return True
+        values = [unwrap_pass_through(v) for v in self._bindings().values(receiver, scope)]
+        return any(isinstance(v, cst.Call) and dotted_name(v.func) in self._working for v in values)
 
     def _in_view(self, receiver: str, scope: cst.CSTNode) -> bool:
         if not self._pairs:
@@ -77,6 +95,7 @@ class EvalOffCalls:
         """This module's classes, defined once, whose ``forward`` is eval-off."""
         if self._local is None:
             found = set()
+            working = set()
             for name, defs in self._calls.classes.items():
                 if len(defs) != 1:
                     continue
@@ -93,5 +112,8 @@ class EvalOffCalls:
                 forwards = [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"]
                 if len(forwards) == 1 and eval_off_forward(forwards[0], is_off_context):
                     found.add(name)
+                    if works_before_eval_branch(forwards[0]):
+                        working.add(name)
             self._local = frozenset(found)
+            self._working = frozenset(working)
         return self._local

@@ -527,6 +527,10 @@ class HistoryAnalysis:
         history in eval mode (eval_off_calls.py: SECOND's VoxelNet)."""
         return self._eval_off is not None and self._eval_off().returns_no_history(func, call)  # type: ignore[attr-defined]
 
+    def eval_off_builds_graph(self, func: cst.BaseExpression, call: cst.Call) -> bool:
+        """Such a call whose model works with grad on before its eval branch (MEM201)."""
+        return self._eval_off is not None and self._eval_off().builds_graph(func, call)  # type: ignore[attr-defined]
+
     def _typed_off_forward(self, func: cst.BaseExpression, call: cst.Call) -> bool:
         """``self.model.forward(x)`` where the project types ``self.model``
         and every class it may be decorates ``forward`` with grad off
