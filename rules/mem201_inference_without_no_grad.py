@@ -8,6 +8,7 @@ from memlint.analysis.autograd.caller_freezes import frozen_before
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.autograd.history import MAYBE as _NONE
 from memlint.analysis.autograd.history import H
+from memlint.analysis.autograd.own_graph_returns import hands_back_no_own_graph
 from memlint.analysis.autograd.volatile_era import volatile_era_loop
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
@@ -889,7 +890,8 @@ class InferenceWithoutNoGrad(Rule):
         loops = self.facts.loops
         if None in receivers or loops.mode_before(info.node, receivers, scope_evals=True) != "eval":  # type: ignore[arg-type]
             return False
-        return self.facts.history.returns(scope).h is H.NO
+        # What it returns may carry history only through what its caller gave it (a name, a label list).
+        return self.facts.history.returns(scope).h is H.NO or hands_back_no_own_graph(self.facts.history, scope)
 
     def _helper_switched_to_eval(self, info) -> bool:
         """A loop that runs a model, trains nothing and needs no gradient,
