@@ -272,7 +272,7 @@ class InferenceWithoutNoGrad(Rule):
         evaluation, switches the model to ``.eval()``, runs it with grad on."""
         facts = self.facts
         loops = facts.loops
-        if not loops.eval_named(node) or is_unit_test(node, self.context.path, self.facts.calls):
+        if not loops.eval_named(node) or is_unit_test(node, self.context.path, self.facts.calls, self.facts.project):
             return
         scope_facts = loops.scope_facts(node)
         if scope_facts is None or not any(mode == "eval" for _, _, mode in scope_facts.mode_calls):
@@ -311,7 +311,7 @@ class InferenceWithoutNoGrad(Rule):
             if isinstance(scope, cst.FunctionDef) and (
                 loops.eval_named(scope)
                 or loops.serves_forward(scope)
-                or is_unit_test(scope, self.context.path, self.facts.calls)
+                or is_unit_test(scope, self.context.path, self.facts.calls, self.facts.project)
                 or not isinstance(scope.body, cst.IndentedBlock)
             ):
                 continue
@@ -451,7 +451,9 @@ class InferenceWithoutNoGrad(Rule):
             if (facts.history.value(call) or _NONE).h is H.YES:
                 continue  # the result keeps a graph a caller may backpropagate
             scope = loops.scope_of(call)
-            if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
+            if isinstance(scope, cst.FunctionDef) and is_unit_test(
+                scope, self.context.path, self.facts.calls, self.facts.project
+            ):
                 continue
             stmt = self._statement(call)
             fix = None
@@ -581,7 +583,9 @@ class InferenceWithoutNoGrad(Rule):
         if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
             return
         scope = loops.scope_of(node)
-        if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
+        if isinstance(scope, cst.FunctionDef) and is_unit_test(
+            scope, self.context.path, self.facts.calls, self.facts.project
+        ):
             return
         if any(e.kind == "unknown" and e.pos < loops.pos(node) for e in loops.mode_events(scope)):
             return
@@ -666,7 +670,9 @@ class InferenceWithoutNoGrad(Rule):
             return
         if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
-        if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
+        if isinstance(scope, cst.FunctionDef) and is_unit_test(
+            scope, self.context.path, self.facts.calls, self.facts.project
+        ):
             return  # a unit test of the model, not an evaluation
         helper = self._evaluating_helper(info) if through is None else None
         if helper is not None:

@@ -85,7 +85,12 @@ class ModuleMap:
             found = self._resolved[key]
         except KeyError:
             found = self._resolved[key] = self._resolve(name, here, extra)
-        if found is not None and found[0] == importer and name[:1] != "." and os.path.join(here, "__init__.py") in self.files:
+        if (
+            found is not None
+            and found[0] == importer
+            and name[:1] != "."
+            and os.path.join(here, "__init__.py") in self.files
+        ):
             return None  # a package's module naming itself bare (no implicit relative imports)
         return found
 

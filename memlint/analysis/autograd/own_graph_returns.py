@@ -23,6 +23,7 @@ from memlint.analysis.autograd.history import NO, H, HistoryAnalysis, param_name
 from memlint.analysis.scope.names import flat_targets
 from memlint.parse.traversal import visit_fast
 
+
 def hands_back_no_own_graph(history: HistoryAnalysis, fn: cst.FunctionDef) -> bool:
     """See the module docstring."""
     params = param_names(fn)
