@@ -143,7 +143,8 @@ class InferenceWithoutNoGrad(Rule):
     reads that graph). A loop over data in a function that says nothing of
     evaluation is reported when every caller in the module has put its model in
     eval mode and the function hands back no graph (`extract_feature(model,
-    loader)` after `model.eval()`). The forward may sit in a function of this
+    loader)` after `model.eval()`; what its caller gave it, a name or a label
+    list, may go back with the numbers). The forward may sit in a function of this
     module the loop calls per step, a sibling method
     (`self._process_one_batch(x)`) or a per-image helper (`inference(net,
     image)`): it counts when that function runs a model with grad on outside
@@ -1704,6 +1705,20 @@ bank = extract_feature(model, gallery_loader)
         Valid(
             """\
 import torch
+import torchvision
+def classify_video(model, loader, video_name, results):
+    for clips in loader:
+        results.append(model(clips.cuda()))
+    return {"video": video_name, "outputs": results}
+model = torchvision.models.resnet50()
+model.eval()
+result = classify_video(model, loader, "clip", [])
+""",
+            "what it hands back holds its forwards' graphs, through a list it was given and filled",
+        ),
+        Valid(
+            """\
+import torch
 import torch.nn.functional as F
 def run_epoch(model, loader, optimizer, train=True):
     total = 0.0
@@ -3160,6 +3175,37 @@ for path in checkpoints:
     model = model.eval()
     gallery_feature = extract_feature(model, gallery_loader)
     query_feature = extract_feature(model, query_loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torchvision
+def classify_video(model, loader, video_name, class_names):
+    outputs = []
+    for clips in loader:
+        outputs.append(model(clips.cuda()).cpu().data)
+    scores = torch.cat(outputs)
+    return {"video": video_name, "labels": [class_names[i] for i in scores.argmax(1).tolist()]}
+model = torchvision.models.resnet50()
+model.eval()
+for name in videos:
+    result = classify_video(model, make_loader(name), name, names)
+""",
+            """\
+import torch
+import torchvision
+def classify_video(model, loader, video_name, class_names):
+    outputs = []
+    with torch.no_grad():
+        for clips in loader:
+            outputs.append(model(clips.cuda()).cpu().data)
+    scores = torch.cat(outputs)
+    return {"video": video_name, "labels": [class_names[i] for i in scores.argmax(1).tolist()]}
+model = torchvision.models.resnet50()
+model.eval()
+for name in videos:
+    result = classify_video(model, make_loader(name), name, names)
 """,
         ),
         Invalid(
