@@ -71,7 +71,10 @@ def test_a_package_folder_whose_modules_import_each_other_bare_is_on_the_path(tm
     files = ["MSRN/Train/__init__.py", "MSRN/Train/trainer.py", "MSRN/Train/utility.py", "MSRN/Train/logging.py"]
     modules = ModuleMap(str(tmp_path), [str(tmp_path / f) for f in files])
     trainer = str(tmp_path / "MSRN/Train/trainer.py")
-    assert modules.resolve("utility.make_scheduler", trainer) == (str(tmp_path / "MSRN/Train/utility.py"), "make_scheduler")
+    assert modules.resolve("utility.make_scheduler", trainer) == (
+        str(tmp_path / "MSRN/Train/utility.py"),
+        "make_scheduler",
+    )
     assert modules.resolve("logging", trainer) is None  # the standard library's, even beside a namesake
     assert modules.resolve("trainer.Trainer", trainer) is None  # a module naming itself
     assert modules.resolve("absent", trainer) is None

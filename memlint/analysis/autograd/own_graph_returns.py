@@ -84,7 +84,8 @@ class _ParamUses(cst.CSTVisitor):
     def visit_Global(self, node: cst.Global) -> None:
         self.busy.update(n.name.value for n in node.names if n.name.value in self.params)
 
-    visit_Nonlocal = visit_Global
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.busy.update(n.name.value for n in node.names if n.name.value in self.params)
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.busy.update(self.params)  # what it closes over is not followed
