@@ -8,6 +8,7 @@ from memlint.analysis.autograd.caller_freezes import frozen_before
 from memlint.analysis.autograd.grad_mode import GradMode
 from memlint.analysis.autograd.history import MAYBE as _NONE
 from memlint.analysis.autograd.history import H
+from memlint.analysis.autograd.own_graph_returns import hands_back_no_own_graph
 from memlint.analysis.autograd.volatile_era import volatile_era_loop
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
@@ -142,7 +143,8 @@ class InferenceWithoutNoGrad(Rule):
     reads that graph). A loop over data in a function that says nothing of
     evaluation is reported when every caller in the module has put its model in
     eval mode and the function hands back no graph (`extract_feature(model,
-    loader)` after `model.eval()`). The forward may sit in a function of this
+    loader)` after `model.eval()`; what its caller gave it, a name or a label
+    list, may go back with the numbers). The forward may sit in a function of this
     module the loop calls per step, a sibling method
     (`self._process_one_batch(x)`) or a per-image helper (`inference(net,
     image)`): it counts when that function runs a model with grad on outside
@@ -271,7 +273,7 @@ class InferenceWithoutNoGrad(Rule):
         evaluation, switches the model to ``.eval()``, runs it with grad on."""
         facts = self.facts
         loops = facts.loops
-        if not loops.eval_named(node) or is_unit_test(node, self.context.path, self.facts.calls):
+        if not loops.eval_named(node) or is_unit_test(node, self.context.path, self.facts.calls, self.facts.project):
             return
         scope_facts = loops.scope_facts(node)
         if scope_facts is None or not any(mode == "eval" for _, _, mode in scope_facts.mode_calls):
@@ -310,7 +312,7 @@ class InferenceWithoutNoGrad(Rule):
             if isinstance(scope, cst.FunctionDef) and (
                 loops.eval_named(scope)
                 or loops.serves_forward(scope)
-                or is_unit_test(scope, self.context.path, self.facts.calls)
+                or is_unit_test(scope, self.context.path, self.facts.calls, self.facts.project)
                 or not isinstance(scope.body, cst.IndentedBlock)
             ):
                 continue
@@ -450,7 +452,9 @@ class InferenceWithoutNoGrad(Rule):
             if (facts.history.value(call) or _NONE).h is H.YES:
                 continue  # the result keeps a graph a caller may backpropagate
             scope = loops.scope_of(call)
-            if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
+            if isinstance(scope, cst.FunctionDef) and is_unit_test(
+                scope, self.context.path, self.facts.calls, self.facts.project
+            ):
                 continue
             stmt = self._statement(call)
             fix = None
@@ -580,7 +584,9 @@ class InferenceWithoutNoGrad(Rule):
         if not any((facts.history.value(c) or _NONE).h is H.YES for c in model_calls):
             return
         scope = loops.scope_of(node)
-        if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
+        if isinstance(scope, cst.FunctionDef) and is_unit_test(
+            scope, self.context.path, self.facts.calls, self.facts.project
+        ):
             return
         if any(e.kind == "unknown" and e.pos < loops.pos(node) for e in loops.mode_events(scope)):
             return
@@ -665,7 +671,9 @@ class InferenceWithoutNoGrad(Rule):
             return
         if self._mc_dropout(info) and not self._objects_in_eval(info, through):
             return
-        if isinstance(scope, cst.FunctionDef) and is_unit_test(scope, self.context.path, self.facts.calls):
+        if isinstance(scope, cst.FunctionDef) and is_unit_test(
+            scope, self.context.path, self.facts.calls, self.facts.project
+        ):
             return  # a unit test of the model, not an evaluation
         helper = self._evaluating_helper(info) if through is None else None
         if helper is not None:
@@ -889,7 +897,8 @@ class InferenceWithoutNoGrad(Rule):
         loops = self.facts.loops
         if None in receivers or loops.mode_before(info.node, receivers, scope_evals=True) != "eval":  # type: ignore[arg-type]
             return False
-        return self.facts.history.returns(scope).h is H.NO
+        # What it returns may carry history only through what its caller gave it (a name, a label list).
+        return self.facts.history.returns(scope).h is H.NO or hands_back_no_own_graph(self.facts.history, scope)
 
     def _helper_switched_to_eval(self, info) -> bool:
         """A loop that runs a model, trains nothing and needs no gradient,
@@ -1694,6 +1703,20 @@ model = torchvision.models.resnet50()
 bank = extract_feature(model, gallery_loader)
 """,
             "no caller puts the model in eval mode",
+        ),
+        Valid(
+            """\
+import torch
+import torchvision
+def classify_video(model, loader, video_name, results):
+    for clips in loader:
+        results.append(model(clips.cuda()))
+    return {"video": video_name, "outputs": results}
+model = torchvision.models.resnet50()
+model.eval()
+result = classify_video(model, loader, "clip", [])
+""",
+            "what it hands back holds its forwards' graphs, through a list it was given and filled",
         ),
         Valid(
             """\
@@ -3192,6 +3215,37 @@ for path in checkpoints:
     model = model.eval()
     gallery_feature = extract_feature(model, gallery_loader)
     query_feature = extract_feature(model, query_loader)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torchvision
+def classify_video(model, loader, video_name, class_names):
+    outputs = []
+    for clips in loader:
+        outputs.append(model(clips.cuda()).cpu().data)
+    scores = torch.cat(outputs)
+    return {"video": video_name, "labels": [class_names[i] for i in scores.argmax(1).tolist()]}
+model = torchvision.models.resnet50()
+model.eval()
+for name in videos:
+    result = classify_video(model, make_loader(name), name, names)
+""",
+            """\
+import torch
+import torchvision
+def classify_video(model, loader, video_name, class_names):
+    outputs = []
+    with torch.no_grad():
+        for clips in loader:
+            outputs.append(model(clips.cuda()).cpu().data)
+    scores = torch.cat(outputs)
+    return {"video": video_name, "labels": [class_names[i] for i in scores.argmax(1).tolist()]}
+model = torchvision.models.resnet50()
+model.eval()
+for name in videos:
+    result = classify_video(model, make_loader(name), name, names)
 """,
         ),
         Invalid(

@@ -83,3 +83,14 @@ def test_a_scheduler_of_another_optimizer_than_the_loop_steps_is_silent(tmp_path
         "            self.d_optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n            self.scheduler =",
     )
     assert _lines(tmp_path, trainer=other) == []
+
+
+def test_a_factory_beside_the_trainer_in_a_folder_with_a_stray_init_is_reported(tmp_path):
+    # MSRN's ``Train/`` and ``Test/code/``: each holds an ``__init__.py`` and is run
+    # as ``python main.py`` from inside, so ``import utility`` is the sibling.
+    files = {"README.md": "", ".git/HEAD": ""}
+    for folder in ("Train", "Test/code"):
+        files |= {f"{folder}/__init__.py": "", f"{folder}/utility.py": _UTILITY, f"{folder}/trainer.py": _TRAINER}
+    write_project(tmp_path, files)
+    assert finding_lines(tmp_path / "Train" / "trainer.py", "MEM802") == [11]
+    assert finding_lines(tmp_path / "Test" / "code" / "trainer.py", "MEM802") == [11]

@@ -64,6 +64,28 @@ def test_imports_resolve_inside_the_root(tmp_path):
     assert modules.resolve("engine.step", str(tmp_path / "pkg/engine.py")) is None
 
 
+def test_a_package_folder_whose_modules_import_each_other_bare_is_on_the_path(tmp_path):
+    """MSRN's ``Train/__init__.py`` beside ``main.py``, ``trainer.py`` and
+    ``utility.py``: ``import utility`` in ``trainer.py`` runs only with the
+    folder on the path (``python main.py``): found nowhere else, it is the sibling."""
+    files = ["MSRN/Train/__init__.py", "MSRN/Train/trainer.py", "MSRN/Train/utility.py", "MSRN/Train/logging.py"]
+    modules = ModuleMap(str(tmp_path), [str(tmp_path / f) for f in files])
+    trainer = str(tmp_path / "MSRN/Train/trainer.py")
+    assert modules.resolve("utility.make_scheduler", trainer) == (
+        str(tmp_path / "MSRN/Train/utility.py"),
+        "make_scheduler",
+    )
+    assert modules.resolve("logging", trainer) is None  # the standard library's, even beside a namesake
+    assert modules.resolve("trainer.Trainer", trainer) is None  # a module naming itself
+    assert modules.resolve("absent", trainer) is None
+
+
+def test_a_package_folder_prefers_the_name_from_its_top(tmp_path):
+    files = ["pkg/__init__.py", "pkg/utils.py", "utils.py", "pkg/train.py"]
+    modules = ModuleMap(str(tmp_path), [str(tmp_path / f) for f in files])
+    assert modules.resolve("utils.f", str(tmp_path / "pkg/train.py")) == (str(tmp_path / "utils.py"), "f")
+
+
 def test_a_script_folder_is_on_the_path(tmp_path):
     files = ["scripts/train.py", "scripts/helpers.py"]
     modules = ModuleMap(str(tmp_path), [str(tmp_path / f) for f in files])

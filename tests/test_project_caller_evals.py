@@ -201,3 +201,53 @@ def test_call_sites_record_whether_their_scope_evaluates():
     assert [c.eval_scope for c in plain.calls] == [False]
     site = summary.calls[0]
     assert CallSite.from_json(dict(site.__dict__)) == site
+
+
+# video-classification-3d-cnn's ``classify_video``: the helper hands back a
+# dict of numbers with the video's name and labels its caller gave it.
+_CLASSIFY = """\
+    import torch
+
+    def classify_video(model, loader, video_name, class_names):
+        outputs = []
+        for clips in loader:
+            outputs.append(model(clips).cpu().data)
+        scores = torch.cat(outputs)
+        return {"video": video_name, "label": class_names[scores.argmax().item()]}
+"""
+
+_CLASSIFY_MAIN = """\
+    import torch
+    from classify import classify_video
+
+    if __name__ == "__main__":
+        model = build_model()
+        model.eval()
+        for name in videos:
+            print(classify_video(model, make_loader(name), name, class_names))
+"""
+
+
+def _lint_classify(tmp_path: Path, main: str = _CLASSIFY_MAIN, helper: str = _CLASSIFY) -> list[int]:
+    write_project(tmp_path, {"setup.py": "", "main.py": main, "classify.py": helper})
+    return finding_lines(tmp_path / "classify.py", "MEM201")
+
+
+def test_a_helper_handing_back_only_what_its_caller_gave_is_reported(tmp_path):
+    assert _lint_classify(tmp_path) == [5]
+
+
+def test_a_helper_handing_back_its_forwards_through_a_given_list_is_silent(tmp_path):
+    helper = _CLASSIFY.replace("outputs.append(model(clips).cpu().data)", "class_names.append(model(clips))").replace(
+        'return {"video": video_name, "label": class_names[scores.argmax().item()]}',
+        'return {"video": video_name, "outputs": class_names}',
+    )
+    assert _lint_classify(tmp_path, helper=helper) == []
+
+
+def test_a_helper_handing_back_only_what_its_caller_gave_is_silent_under_no_grad(tmp_path):
+    main = _CLASSIFY_MAIN.replace(
+        "            print(classify_video(model, make_loader(name), name, class_names))\n",
+        "            with torch.no_grad():\n                print(classify_video(model, make_loader(name), name, class_names))\n",
+    )
+    assert _lint_classify(tmp_path, main) == []

@@ -12,6 +12,7 @@ unknown.
 from __future__ import annotations
 
 import os
+import sys
 
 from memlint.find.discovery import DEFAULT_EXCLUDE
 
@@ -81,10 +82,17 @@ class ModuleMap:
                 self._folders[importer] = here
         key = (name, here, extra)
         try:
-            return self._resolved[key]
+            found = self._resolved[key]
         except KeyError:
             found = self._resolved[key] = self._resolve(name, here, extra)
-            return found
+        if (
+            found is not None
+            and found[0] == importer
+            and name[:1] != "."
+            and os.path.join(here, "__init__.py") in self.files
+        ):
+            return None  # a package's module naming itself bare (no implicit relative imports)
+        return found
 
     def _resolve(self, name: str, here: str, extra: tuple[str, ...]) -> tuple[str, str] | None:
         """resolve's answer for an importer in the folder ``here``."""
@@ -115,6 +123,22 @@ class ModuleMap:
                 found = self._module_file(base, parts[:k])
                 if found is not None:
                     return found, ".".join(parts[k:])
+        if not level and not script and parts[0] not in sys.stdlib_module_names:
+            return self._sibling(here, parts)
+        return None
+
+    def _sibling(self, here: str, parts: list[str]) -> tuple[str, str] | None:
+        """A bare import of a module beside the importer, in a folder that
+        holds an ``__init__.py`` (MSRN's ``Train/trainer.py`` importing
+        ``utility``), found nowhere else: the folder is on ``sys.path`` when
+        the code runs (``python main.py`` beside them), since a package's
+        absolute import of that name would fail. The leftover ``__init__.py``
+        does not make it a package. A standard library name never resolves
+        here (a package's ``import logging`` is the library's)."""
+        for k in range(len(parts), 0, -1):
+            found = self._module_file(here, parts[:k])
+            if found is not None:
+                return found, ".".join(parts[k:])
         return None
 
     def _module_file(self, base: str, parts: list[str]) -> str | None:
