@@ -649,7 +649,8 @@ def _second_pass(
             for i, r in enumerate(reports):
                 if r is not None and r.partial:
                     warm.summary_json(i, paths[i], r)
-        views = _views(paths, waiting, reports, cache, digests, deps, group) if waiting else {}  # type: ignore[arg-type]
+        with collector_paused():  # the index and views live to the end of the pass (see _execute)
+            views = _views(paths, waiting, reports, cache, digests, deps, group) if waiting else {}  # type: ignore[arg-type]
         if views and cache is not None:
             _keep_manifests(waiting, paths, projects, cache)
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
@@ -929,16 +930,20 @@ def _execute(
             items = [(paths[i], per_file[i]) for i in chunk]
             chunk_views = {p: views[p] for p, _ in items} if views is not None else None
             futures[pool.submit(_process_chunk, items, cache, chunk_views)] = chunk
-        for future in as_completed(futures):
-            chunk = futures[future]
-            try:
-                results = future.result()
-            except BrokenProcessPool:
-                orphans.extend(chunk)  # a worker died: its chunk and every one not done yet
-                continue
-            for i, report in zip(chunk, results):
-                reports[i] = report
-                done(report)
+        # The parent only gathers here (every worker is forked by now, so
+        # none inherits the pause): what it unpickles lives to the end of the
+        # run, and each full collection walked all it had gathered so far.
+        with collector_paused():
+            for future in as_completed(futures):
+                chunk = futures[future]
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    orphans.extend(chunk)  # a worker died: its chunk and every one not done yet
+                    continue
+                for i, report in zip(chunk, results):
+                    reports[i] = report
+                    done(report)
         if orphans:
             workers.close()  # broken: the next pass starts a pool of its own
         for i in sorted(orphans):
