@@ -7,6 +7,7 @@ libcst nodes), so nothing heavy crosses process boundaries.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -472,14 +473,22 @@ def run(
     check = bool(per_file) and per_file[0].mode == "check"
     first = done if not check else (lambda r: None if r.deferred else done(r))
     workers = _Workers()
+    # The reports live to the end of the run: frozen once gathered, the
+    # collections of the second pass (the index, the views) no longer walk
+    # them (an application's own freeze is left as it is).
+    freeze = gc.get_freeze_count() == 0
     try:
         _execute(todo, paths, per_file, cache, jobs, reports, first, None, workers)
         if check:
             waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
             if waiting:
+                if freeze:
+                    gc.freeze()
                 _second_pass(paths, per_file, cache, jobs, reports, done, pending, waiting, digests, warm, workers)
     finally:
         workers.close()
+        if freeze:
+            gc.unfreeze()
     if warm is not None:
         warm.remember(paths, reports, digests)
     return reports  # type: ignore[return-value]
