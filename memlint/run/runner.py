@@ -473,21 +473,21 @@ def run(
     check = bool(per_file) and per_file[0].mode == "check"
     first = done if not check else (lambda r: None if r.deferred else done(r))
     workers = _Workers()
-    # The reports live to the end of the run: frozen once gathered, the
-    # collections of the second pass (the index, the views) no longer walk
-    # them (an application's own freeze is left as it is).
-    freeze = gc.get_freeze_count() == 0
+    # The reports, and the second pass's index and views, live to the end of
+    # the run: frozen once made (_execute, _second_pass), the collections that
+    # follow no longer walk them (an application's own freeze is left as it is).
+    keep = check and gc.get_freeze_count() == 0
     try:
-        _execute(todo, paths, per_file, cache, jobs, reports, first, None, workers)
+        _execute(todo, paths, per_file, cache, jobs, reports, first, None, workers, keep)
         if check:
             waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
             if waiting:
-                if freeze:
-                    gc.freeze()
-                _second_pass(paths, per_file, cache, jobs, reports, done, pending, waiting, digests, warm, workers)
+                _second_pass(
+                    paths, per_file, cache, jobs, reports, done, pending, waiting, digests, warm, workers, keep
+                )
     finally:
         workers.close()
-        if freeze:
+        if keep:
             gc.unfreeze()
     if warm is not None:
         warm.remember(paths, reports, digests)
@@ -604,9 +604,11 @@ def _second_pass(
     digests: dict[str, str],
     warm: _Warm | None,
     workers: _Workers | None = None,
+    keep: bool = False,
 ) -> None:
     """Lint again, with its view, each waiting file (deferred by the first
-    pass, or a cache hit made with a view) whose view may have changed."""
+    pass, or a cache hit made with a view) whose view may have changed.
+    ``keep``: freeze the index and views once made (run())."""
     for r in reports:
         if r is not None and r.digest is not None:
             digests[os.path.abspath(r.path)] = r.digest
@@ -660,6 +662,8 @@ def _second_pass(
                     warm.summary_json(i, paths[i], r)
         with collector_paused():  # the index and views live to the end of the pass (see _execute)
             views = _views(paths, waiting, reports, cache, digests, deps, group) if waiting else {}  # type: ignore[arg-type]
+            if keep:
+                gc.freeze()
         if views and cache is not None:
             _keep_manifests(waiting, paths, projects, cache)
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
@@ -901,10 +905,12 @@ def _execute(
     done: Callable[[FileReport], None],
     views: dict | None,
     workers: _Workers | None = None,
+    keep: bool = False,
 ) -> None:
     """Lint ``paths[i]`` for every i in ``todo`` into ``reports``, in worker
     processes when there are enough of them (``workers``'s, kept for the
-    run's next pass; else a pool of this call's own)."""
+    run's next pass; else a pool of this call's own). ``keep``: freeze what
+    the reports hold once gathered (run() unfreezes it)."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < (PARALLEL_THRESHOLD if views is None else SECOND_PASS_THRESHOLD):
         for i in todo:
@@ -912,6 +918,8 @@ def _execute(
                 paths[i], per_file[i], cache, *(views[paths[i]] if views is not None else (DEFER, None))
             )
             done(reports[i])  # type: ignore[arg-type]
+        if keep:
+            gc.freeze()
         return
     # Biggest files first, in small chunks, so no worker is left with a large
     # file at the end while the others idle; workers start once per run.
@@ -953,6 +961,8 @@ def _execute(
                 for i, report in zip(chunk, results):
                     reports[i] = report
                     done(report)
+            if keep:
+                gc.freeze()  # before any collection walks what was gathered
         if orphans:
             workers.close()  # broken: the next pass starts a pool of its own
         for i in sorted(orphans):
