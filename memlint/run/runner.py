@@ -1031,11 +1031,16 @@ def _process_alone(path: str, settings: Settings, cache: FindingsCache | None, v
 def _worker_signals() -> None:
     """Workers leave Ctrl-C to the parent, which stops them, and die on
     SIGTERM (the parent's handler is inherited through fork). A write in
-    progress holds both signals back until its rename is done."""
+    progress holds both signals back until its rename is done. The worker's
+    inherited heap is frozen."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # What the worker inherits (the rules, libcst: imported before the fork)
+    # lives as long as it does: frozen, its collections walk only its own
+    # objects, and leave the parent's pages shared.
+    gc.freeze()
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
