@@ -7,6 +7,7 @@ libcst nodes), so nothing heavy crosses process boundaries.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -472,14 +473,22 @@ def run(
     check = bool(per_file) and per_file[0].mode == "check"
     first = done if not check else (lambda r: None if r.deferred else done(r))
     workers = _Workers()
+    # The reports, and the second pass's index and views, live to the end of
+    # the run: frozen once made (_execute, _second_pass), the collections that
+    # follow no longer walk them (an application's own freeze is left as it is).
+    keep = check and gc.get_freeze_count() == 0
     try:
-        _execute(todo, paths, per_file, cache, jobs, reports, first, None, workers)
+        _execute(todo, paths, per_file, cache, jobs, reports, first, None, workers, keep)
         if check:
             waiting = sorted(pending + [i for i in todo if reports[i].deferred])  # type: ignore[union-attr]
             if waiting:
-                _second_pass(paths, per_file, cache, jobs, reports, done, pending, waiting, digests, warm, workers)
+                _second_pass(
+                    paths, per_file, cache, jobs, reports, done, pending, waiting, digests, warm, workers, keep
+                )
     finally:
         workers.close()
+        if keep:
+            gc.unfreeze()
     if warm is not None:
         warm.remember(paths, reports, digests)
     return reports  # type: ignore[return-value]
@@ -595,9 +604,11 @@ def _second_pass(
     digests: dict[str, str],
     warm: _Warm | None,
     workers: _Workers | None = None,
+    keep: bool = False,
 ) -> None:
     """Lint again, with its view, each waiting file (deferred by the first
-    pass, or a cache hit made with a view) whose view may have changed."""
+    pass, or a cache hit made with a view) whose view may have changed.
+    ``keep``: freeze the index and views once made (run())."""
     for r in reports:
         if r is not None and r.digest is not None:
             digests[os.path.abspath(r.path)] = r.digest
@@ -649,7 +660,10 @@ def _second_pass(
             for i, r in enumerate(reports):
                 if r is not None and r.partial:
                     warm.summary_json(i, paths[i], r)
-        views = _views(paths, waiting, reports, cache, digests, deps, group) if waiting else {}  # type: ignore[arg-type]
+        with collector_paused():  # the index and views live to the end of the pass (see _execute)
+            views = _views(paths, waiting, reports, cache, digests, deps, group) if waiting else {}  # type: ignore[arg-type]
+            if keep:
+                gc.freeze()
         if views and cache is not None:
             _keep_manifests(waiting, paths, projects, cache)
     except Exception:  # a bug in the project stage must not stop the run: lint as if alone
@@ -891,10 +905,12 @@ def _execute(
     done: Callable[[FileReport], None],
     views: dict | None,
     workers: _Workers | None = None,
+    keep: bool = False,
 ) -> None:
     """Lint ``paths[i]`` for every i in ``todo`` into ``reports``, in worker
     processes when there are enough of them (``workers``'s, kept for the
-    run's next pass; else a pool of this call's own)."""
+    run's next pass; else a pool of this call's own). ``keep``: freeze what
+    the reports hold once gathered (run() unfreezes it)."""
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < (PARALLEL_THRESHOLD if views is None else SECOND_PASS_THRESHOLD):
         for i in todo:
@@ -902,6 +918,8 @@ def _execute(
                 paths[i], per_file[i], cache, *(views[paths[i]] if views is not None else (DEFER, None))
             )
             done(reports[i])  # type: ignore[arg-type]
+        if keep:
+            gc.freeze()
         return
     # Biggest files first, in small chunks, so no worker is left with a large
     # file at the end while the others idle; workers start once per run.
@@ -929,16 +947,22 @@ def _execute(
             items = [(paths[i], per_file[i]) for i in chunk]
             chunk_views = {p: views[p] for p, _ in items} if views is not None else None
             futures[pool.submit(_process_chunk, items, cache, chunk_views)] = chunk
-        for future in as_completed(futures):
-            chunk = futures[future]
-            try:
-                results = future.result()
-            except BrokenProcessPool:
-                orphans.extend(chunk)  # a worker died: its chunk and every one not done yet
-                continue
-            for i, report in zip(chunk, results):
-                reports[i] = report
-                done(report)
+        # The parent only gathers here (every worker is forked by now, so
+        # none inherits the pause): what it unpickles lives to the end of the
+        # run, and each full collection walked all it had gathered so far.
+        with collector_paused():
+            for future in as_completed(futures):
+                chunk = futures[future]
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    orphans.extend(chunk)  # a worker died: its chunk and every one not done yet
+                    continue
+                for i, report in zip(chunk, results):
+                    reports[i] = report
+                    done(report)
+            if keep:
+                gc.freeze()  # before any collection walks what was gathered
         if orphans:
             workers.close()  # broken: the next pass starts a pool of its own
         for i in sorted(orphans):
@@ -1007,11 +1031,16 @@ def _process_alone(path: str, settings: Settings, cache: FindingsCache | None, v
 def _worker_signals() -> None:
     """Workers leave Ctrl-C to the parent, which stops them, and die on
     SIGTERM (the parent's handler is inherited through fork). A write in
-    progress holds both signals back until its rename is done."""
+    progress holds both signals back until its rename is done. The worker's
+    inherited heap is frozen."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # What the worker inherits (the rules, libcst: imported before the fork)
+    # lives as long as it does: frozen, its collections walk only its own
+    # objects, and leave the parent's pages shared.
+    gc.freeze()
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
