@@ -750,6 +750,7 @@ class _Walker:
         self.off_withs: set[int] = set()
         self._owner = id(tree)
         self._classes_met = 0  # every class of the module the walk entered, at any depth
+        self._tensor_fns: tuple[tuple[tuple[str, str], ...], Callable[[], frozenset[str]]] | None = None
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -1166,9 +1167,7 @@ class _Walker:
         # tensors (class_moves.py reads the class again only then).
         if not outer.name and (
             self._moves == moves
-            or not class_moves_to_a_device(
-                node, self.bindings, self._node_lists, module_tensor_functions(self._tree, self.bindings)
-            )
+            or not class_moves_to_a_device(node, self.bindings, self._node_lists, self._tensor_functions())
         ):
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
@@ -1177,6 +1176,15 @@ class _Walker:
                 self.summary.plain_attrs.extend(sorted(assigned))
         if not outer.name and _model_like(node):
             self.summary.classes.append(node.name)
+
+    def _tensor_functions(self) -> Callable[[], frozenset[str]]:
+        """module_tensor_functions under the imports bound so far, one per
+        set of bindings: the classes of a module ask it with the same ones
+        (a function's own imports may bind more between two classes)."""
+        key = tuple(self.bindings.items())
+        if self._tensor_fns is None or self._tensor_fns[0] != key:
+            self._tensor_fns = (key, module_tensor_functions(self._tree, dict(self.bindings)))
+        return self._tensor_fns[1]
 
     def _methods_gpu_args(self, node: ast.ClassDef) -> None:
         """CallSite.gpu_args of the methods of ``node`` that call the project
