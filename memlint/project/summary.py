@@ -1382,18 +1382,20 @@ class _Walker:
         methods are that class's (``Scope.instances``)."""
         scope = self._scopes[-1]
         target = ""
-        func = value.func if isinstance(value, ast.Call) else None
-        if isinstance(func, ast.Name) and func.id in self.bindings and func.id[:1].isupper():
-            target = self.bindings[func.id]
-        elif (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in self.bindings
-            and func.attr[:1].isupper()
-        ):
-            target = f"{self.bindings[func.value.id]}.{func.attr}"
-        if target.lstrip(".").split(".")[0] in _EXTERNAL:
-            target = ""
+        if value.__class__ is ast.Call:  # most names are bound to something else: nothing to spell
+            func = value.func  # type: ignore[attr-defined]
+            if func.__class__ is ast.Name:
+                if func.id in self.bindings and func.id[:1].isupper():
+                    target = self.bindings[func.id]
+            elif (
+                func.__class__ is ast.Attribute
+                and func.value.__class__ is ast.Name
+                and func.value.id in self.bindings
+                and func.attr[:1].isupper()
+            ):
+                target = f"{self.bindings[func.value.id]}.{func.attr}"
+            if target.lstrip(".").split(".")[0] in _EXTERNAL:
+                target = ""
         known = scope.instances.get(name)
         scope.instances[name] = target if known is None or known == target else ""
 
