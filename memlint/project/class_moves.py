@@ -247,10 +247,14 @@ def _whole_value(value: ast.AST, move: ast.AST, bindings: Mapping[str, str]) -> 
 def _parameter_containers(walked: list[list[ast.AST]]) -> bool:
     """A method names ``ParameterDict``/``ParameterList``...: an item stored
     into an attribute may become a parameter."""
+    name_, attribute_ = ast.Name, ast.Attribute
     for found in walked:
         for node in found:
-            name = node.id if node.__class__ is ast.Name else node.attr if node.__class__ is ast.Attribute else ""  # type: ignore[attr-defined]
-            if name.startswith("Parameter"):
+            kind = node.__class__
+            if kind is name_:
+                if node.id.startswith("Parameter"):  # type: ignore[attr-defined]
+                    return True
+            elif kind is attribute_ and node.attr.startswith("Parameter"):  # type: ignore[attr-defined]
                 return True
     return False
 
@@ -305,37 +309,49 @@ def _stores_and_self_calls(
     stores = False
     calls: set[str] = set()
     harmless: set[int] = set()
+    # Runs on every node of the methods of every moving class: the classes
+    # tested by identity, calls (the most of the nodes read) first.
+    call_, assign_, attribute_, subscript_, name_ = ast.Call, ast.Assign, ast.Attribute, ast.Subscript, ast.Name
     for node in found:
-        if plain and isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
+        kind = node.__class__
+        if plain and kind is assign_ and len(node.targets) == 1:  # type: ignore[attr-defined]
+            target = node.targets[0]  # type: ignore[attr-defined]
             # ``self.h = a + b``, and ``self.d[k] = t`` into a plain dict or
             # list (faster-rcnn's ``self._anchor_targets[k] = labels``) when
             # the class names no ``ParameterDict``/``ParameterList``, which
             # would make ``t`` a parameter.
             item = isinstance(target, ast.Subscript) and _self_attr(target.value, this) and plain_items
-            if (_self_attr(target, this) or item) and not any(map(_constructs, ast.walk(node))):
+            if (_self_attr(target, this) or item) and not any(map(_constructs, nodes(node))):
                 harmless.add(id(target))
-        if id(node) in harmless:
+        if harmless and id(node) in harmless:
             continue
-        if isinstance(node, ast.Call):
-            func = node.func
-            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if (isinstance(func, ast.Attribute) and last in _KEEPS) or last in _KEEPS_BY_NAME:
+        if kind is call_:
+            func = node.func  # type: ignore[attr-defined]
+            callee = func.__class__
+            if callee is attribute_:
+                last = func.attr
+                if last in _KEEPS or last in _KEEPS_BY_NAME:
+                    stores = True
+                if func.value.__class__ is name_ and func.value.id == this:
+                    calls.add(last)
+            elif callee is name_ and func.id in _KEEPS_BY_NAME:
                 stores = True
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == this:
-                calls.add(func.attr)
         elif stores:
             continue
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            if not _imported_root(node, imports or {}, found):
+        elif kind is attribute_:
+            if node.ctx.__class__ in _STORE_OR_DEL and not _imported_root(node, imports or {}, found):  # type: ignore[attr-defined]
                 stores = True  # ``self.h = ...``, or through an alias (``m = self.fc; m.w = ...``)
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            root = _root(node)
-            if not isinstance(root, ast.Name) or root.id == this:
-                stores = True
-        elif isinstance(node, ast.Name) and node.id == this and isinstance(node.ctx, ast.Store):
+        elif kind is subscript_:
+            if node.ctx.__class__ in _STORE_OR_DEL:  # type: ignore[attr-defined]
+                root = _root(node)
+                if not isinstance(root, ast.Name) or root.id == this:
+                    stores = True
+        elif kind is name_ and node.id == this and node.ctx.__class__ is ast.Store:  # type: ignore[attr-defined]
             stores = True  # ``self`` rebound: what it names is not known
     return stores, calls
+
+
+_STORE_OR_DEL = frozenset({ast.Store, ast.Del})
 
 
 def _imported_root(target: ast.AST, imports: Mapping[str, str], found: list[ast.AST]) -> bool:
@@ -367,13 +383,18 @@ def _fresh_names(
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
     declared: set[str] = set()
+    # Runs on every node of every moving method: the classes tested by identity.
+    name_, assign_, store_ = ast.Name, ast.Assign, ast.Store
     for node in found:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            values.setdefault(node.targets[0].id, []).append(node.value)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            declared.update(node.names)
+        kind = node.__class__
+        if kind is name_:
+            if node.ctx.__class__ is store_:  # type: ignore[attr-defined]
+                stores[node.id] = stores.get(node.id, 0) + 1  # type: ignore[attr-defined]
+        elif kind is assign_:
+            if len(node.targets) == 1 and node.targets[0].__class__ is name_:  # type: ignore[attr-defined]
+                values.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            declared.update(node.names)  # type: ignore[attr-defined]
     args = method.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
     fresh = {n for n, v in values.items() if len(v) == stores.get(n, 0) and n not in params and n not in declared}
@@ -410,6 +431,10 @@ def _fresh(expr: ast.AST, fresh: set[str], bindings: Mapping[str, str], calls: f
     return head == "torch" and last in FRESH_FACTORIES
 
 
+# A method holding one of these (but itself) is no tensor method (_tensor_methods).
+_NOT_RETURNING = frozenset({ast.Yield, ast.YieldFrom, ast.Lambda, *_FUNCTIONS})
+
+
 def _tensor_methods(
     methods: list[ast.FunctionDef | ast.AsyncFunctionDef], walked: list[list[ast.AST]], bindings: Mapping[str, str]
 ) -> frozenset[str]:
@@ -427,10 +452,11 @@ def _tensor_methods(
             continue
         returns: list[ast.Return] = []
         for node in nodes_of:
-            if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Lambda, *_FUNCTIONS)) and node is not method:
+            kind = node.__class__
+            if kind in _NOT_RETURNING and node is not method:
                 break
-            if isinstance(node, ast.Return):
-                returns.append(node)
+            if kind is ast.Return:
+                returns.append(node)  # type: ignore[arg-type]
         else:
             if returns:
                 fresh = _fresh_names(method, nodes_of, bindings)

@@ -178,6 +178,10 @@ def _module_bindings(tree: ast.Module) -> dict[str, int]:
     return counts
 
 
+# A builder holds none of these but itself.
+_NESTED_SCOPES = frozenset({ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef})
+
+
 def _scan(fn: ast.FunctionDef, walk: Walk = nodes) -> tuple[list[ast.expr | None], _Locals] | None:
     """A builder candidate's returns and local names, in one walk; None for
     a function that is no builder whatever the classes (a generator, a
@@ -185,18 +189,23 @@ def _scan(fn: ast.FunctionDef, walk: Walk = nodes) -> tuple[list[ast.expr | None
     returns: list[ast.expr | None] = []
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
+    # Runs on every node of every builder candidate: the classes tested by identity, names first.
+    name_, store_ = ast.Name, ast.Store
     for node in walk(fn):
-        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+        kind = node.__class__
+        if kind is name_:
+            if node.ctx.__class__ is store_:  # type: ignore[attr-defined]
+                stores[node.id] = stores.get(node.id, 0) + 1  # type: ignore[attr-defined]
+        elif kind in _NESTED_SCOPES:
             if node is not fn:
                 return None  # a generator, or a nested scope whose returns are not the builder's
-        elif isinstance(node, ast.Return):
-            returns.append(node.value)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            for target, value in _bound_pairs(node.targets[0], node.value):
-                values.setdefault(target, []).append(value)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        elif kind is ast.Return:
+            returns.append(node.value)  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            if len(node.targets) == 1:  # type: ignore[attr-defined]
+                for target, value in _bound_pairs(node.targets[0], node.value):  # type: ignore[attr-defined]
+                    values.setdefault(target, []).append(value)
+        elif kind is ast.Global or kind is ast.Nonlocal:
             return None
     if not returns:
         return None

@@ -26,6 +26,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping
 
+from memlint.gate.ast_fields import nodes
+
 # ``torch`` functions that return a module, a device or anything unpickled, never only tensors.
 _NOT_TENSORS = frozenset({"load", "device", "compile", "jit", "hub", "nn", "Generator", "Stream", "Event"})
 # Tensor methods that return a tensor (a Module has none of them, but ``to``,
@@ -204,6 +206,10 @@ def qualified(func: ast.AST, bindings: Mapping[str, str]) -> str:
     return ".".join((bindings[func.id], *reversed(parts)))
 
 
+# A tensor function holds none of these but itself.
+_NOT_PLAIN = frozenset({ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.ClassDef})
+
+
 def tensor_functions(
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef], qualify: Callable[[ast.AST], str]
 ) -> frozenset[str]:
@@ -219,13 +225,10 @@ def tensor_functions(
     for fn in functions:
         if counts[fn.name] != 1 or fn.decorator_list or isinstance(fn, ast.AsyncFunctionDef):
             continue
-        found = list(ast.walk(fn))
-        if any(
-            isinstance(n, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.ClassDef)) and n is not fn
-            for n in found
-        ):
+        found = nodes(fn)  # every node ast.walk gives that _tensors reads, in another order (it reads none by it)
+        if any(n.__class__ in _NOT_PLAIN and n is not fn for n in found):
             continue
-        returns = [n.value for n in found if isinstance(n, ast.Return)]
+        returns = [n.value for n in found if n.__class__ is ast.Return]  # type: ignore[attr-defined]
         if not returns or any(r is None for r in returns):
             continue
         tensor = _tensors(fn, found, qualify, None, inputs_are_tensors=False)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 
+from memlint.gate.ast_fields import nodes
 from memlint.project.arg_modes import dotted
 from memlint.project.state_feeds import is_device_move
 
@@ -39,7 +40,7 @@ def init_placed(cls: ast.ClassDef) -> dict[str, frozenset[str]]:
     calls: list[set[str]] = []  # per statement of __init__: the methods of self it calls
     for i, stmt in enumerate(init.body):
         calls.append(_self_calls(stmt, self_name))
-        for node in ast.walk(stmt):
+        for node in nodes(stmt):  # the statements ast.walk gives (the order tells nothing here)
             if not isinstance(node, ast.stmt):
                 continue
             for attr, is_move in _bound_attrs(node, self_name):
@@ -57,10 +58,10 @@ def init_placed(cls: ast.ClassDef) -> dict[str, frozenset[str]]:
         if name == "__init__":
             continue
         first = _first_param(fn)
-        for node in ast.walk(fn):
+        for node in nodes(fn):
             for attr, _is_move in _bound_attrs(node, first) if isinstance(node, ast.stmt) else ():
                 moved.pop(attr, None)
-    for node in ast.walk(cls):
+    for node in nodes(cls):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _to_cpu(node):
             receiver = dotted(node.func.value).partition(".")
             moved.pop(receiver[2].partition(".")[0], None)
@@ -89,7 +90,7 @@ def _self_calls(node: ast.AST, self_name: str) -> set[str]:
     """The methods called on ``self`` in ``node`` (``self.resume()``)."""
     return {
         sub.func.attr
-        for sub in ast.walk(node)
+        for sub in nodes(node)
         if isinstance(sub, ast.Call)
         and isinstance(sub.func, ast.Attribute)
         and isinstance(sub.func.value, ast.Name)

@@ -21,6 +21,17 @@ from memlint.gate.ast_fields import nodes
 from memlint.project.layer_lists import Walk, list_values
 
 _FILLS = frozenset({"append", "extend", "insert"})
+# A layer function holds none of these but itself, and no ``global``/``nonlocal``.
+_DECLARES = frozenset({ast.Global, ast.Nonlocal})
+_NOT_LAYER_FUNCTION = _DECLARES | {
+    ast.Yield,
+    ast.YieldFrom,
+    ast.Lambda,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+}
+_STORE_OR_DEL = frozenset({ast.Store, ast.Del})
 
 
 def layer_functions(
@@ -44,29 +55,34 @@ def _returns_layers(
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
     filled: set[str] = set()  # names grown in place: never a parameter handed back as it came
+    # Runs on every node of every builder candidate: the classes tested by
+    # identity, the most common (names, calls) first.
+    name_, call_, store_ = ast.Name, ast.Call, ast.Store
     for node in walk(fn):
-        if node is not fn and isinstance(
-            node, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-        ):
-            return False
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            return False
-        if isinstance(node, ast.Return):
-            if node.value is None:
+        kind = node.__class__
+        if kind is name_:
+            if node.ctx.__class__ is store_:  # type: ignore[attr-defined]
+                stores[node.id] = stores.get(node.id, 0) + 1  # type: ignore[attr-defined]
+        elif kind is call_:
+            func = node.func  # type: ignore[attr-defined]
+            if func.__class__ is ast.Attribute and func.attr in _FILLS and func.value.__class__ is name_:
+                filled.add(func.value.id)
+        elif kind in _NOT_LAYER_FUNCTION:
+            if node is not fn or kind in _DECLARES:
                 return False
-            returns.append(node.value)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            values.setdefault(node.targets[0].id, []).append(node.value)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            filled.add(node.target.id)
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            if isinstance(node.value, ast.Name):
-                filled.add(node.value.id)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FILLS:
-            if isinstance(node.func.value, ast.Name):
-                filled.add(node.func.value.id)
+        elif kind is ast.Return:
+            if node.value is None:  # type: ignore[attr-defined]
+                return False
+            returns.append(node.value)  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            if len(node.targets) == 1 and node.targets[0].__class__ is name_:  # type: ignore[attr-defined]
+                values.setdefault(node.targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign:
+            if node.target.__class__ is name_:  # type: ignore[attr-defined]
+                filled.add(node.target.id)  # type: ignore[attr-defined]
+        elif kind is ast.Subscript or kind is ast.Attribute:
+            if node.ctx.__class__ in _STORE_OR_DEL and node.value.__class__ is name_:  # type: ignore[attr-defined]
+                filled.add(node.value.id)  # type: ignore[attr-defined]
     if not returns:
         return False
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}

@@ -148,14 +148,18 @@ def _derived(found: list[ast.AST], this: str) -> set[str]:
     names = {this}
     bindings: list[tuple[ast.expr, ast.expr]] = []
     for node in found:
-        if isinstance(node, ast.Assign):
-            bindings.extend((t, node.value) for t in node.targets)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value is not None:
-            bindings.append((node.target, node.value))
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            bindings.append((node.target, node.iter))
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            bindings.extend((i.optional_vars, i.context_expr) for i in node.items if i.optional_vars is not None)
+        kind = node.__class__
+        if kind not in _BINDS:  # most nodes: one set lookup
+            continue
+        if kind is ast.Assign:
+            bindings.extend((t, node.value) for t in node.targets)  # type: ignore[attr-defined]
+        elif kind in _BINDS_ONE:
+            if node.value is not None:  # type: ignore[attr-defined]
+                bindings.append((node.target, node.value))  # type: ignore[attr-defined]
+        elif kind in _LOOPS:
+            bindings.append((node.target, node.iter))  # type: ignore[attr-defined]
+        else:
+            bindings.extend((i.optional_vars, i.context_expr) for i in node.items if i.optional_vars is not None)  # type: ignore[attr-defined]
     # Each value's names read once, not once per pass (_touches, spelled out).
     read = [(target, _reads_super(value), _names_in(value)) for target, value in bindings]
     for _ in range(3):  # chains of aliases (``a = self.x; b = a.y``), a few deep
@@ -166,6 +170,13 @@ def _derived(found: list[ast.AST], this: str) -> set[str]:
         if len(names) == known:
             break  # nothing added: another pass reads the same names
     return names
+
+
+# The nodes _derived reads a binding of (by class, tested by identity).
+_BINDS_ONE = frozenset({ast.AnnAssign, ast.AugAssign, ast.NamedExpr})
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.comprehension})
+_BINDS = _BINDS_ONE | _LOOPS | {ast.Assign, ast.With, ast.AsyncWith}
+_STORES = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete})
 
 
 def _reads_super(value: ast.expr) -> bool:
@@ -235,10 +246,15 @@ def _may_move(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST], 
         return True
     parts = _derived(found, this)
     for node in found:
-        if isinstance(node, ast.Attribute) and node.attr in PLACES:
-            return True
-        if isinstance(node, ast.Name) and node.id == this and not isinstance(node.ctx, ast.Load):
-            return True  # ``self`` rebound
+        kind = node.__class__
+        if kind is ast.Attribute:
+            if node.attr in PLACES:  # type: ignore[attr-defined]
+                return True
+            continue
+        if kind is ast.Name:
+            if node.id == this and node.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
+                return True  # ``self`` rebound
+            continue
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Name) and func.id in _LOOKS:
@@ -254,8 +270,8 @@ def _may_move(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST], 
                 continue
             if any(_touches(a, parts) for a in args):
                 return True  # a part of the model handed to code not read here
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+        elif kind in _STORES:
+            targets = node.targets if kind is ast.Assign or kind is ast.Delete else [node.target]  # type: ignore[attr-defined]
             value = getattr(node, "value", None)
             stored = [t for t in targets if not isinstance(t, ast.Name) and _touches(t, parts)]
             if stored and not isinstance(value, ast.Constant):

@@ -17,6 +17,7 @@ from memlint.gate.ast_fields import STATEMENT_BLOCKS, nodes
 
 _WRITES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
 _CPU_LIBRARIES = frozenset({"torch", "torchvision"})
+_DEFINES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
 def model_tables(tree: ast.Module) -> dict[str, list[str]]:
@@ -39,20 +40,25 @@ def model_tables(tree: ast.Module) -> dict[str, list[str]]:
         return {}
     # Only a module with a candidate pays for this walk.
     bound: dict[str, int] = {}
+    # Every node of the module: the classes tested by identity.
+    name_, load_ = ast.Name, ast.Load
     for node in nodes(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id in candidates:
-            bound[node.id] = bound.get(node.id, 0) + 1
-        elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
-            if isinstance(node.value, ast.Name):
-                bound[node.value.id] = 2
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _WRITES:
-            if isinstance(node.func.value, ast.Name):
-                bound[node.func.value.id] = 2
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
+        kind = node.__class__
+        if kind is name_:
+            if node.ctx.__class__ is not load_ and node.id in candidates:  # type: ignore[attr-defined]
+                bound[node.id] = bound.get(node.id, 0) + 1  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if func.__class__ is ast.Attribute and func.attr in _WRITES and func.value.__class__ is name_:
+                bound[func.value.id] = 2
+        elif kind is ast.Subscript:
+            if node.ctx.__class__ is not load_ and node.value.__class__ is name_:  # type: ignore[attr-defined]
+                bound[node.value.id] = 2  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            for name in node.names:  # type: ignore[attr-defined]
                 bound[name] = 2
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in candidates:
-            bound[node.name] = 2
+        elif kind in _DEFINES and node.name in candidates:  # type: ignore[attr-defined]
+            bound[node.name] = 2  # type: ignore[attr-defined]
     return {n: v for n, v in sorted(candidates.items()) if bound.get(n, 0) == 1}
 
 

@@ -495,6 +495,17 @@ class _Types:
         )
 
         def receiver(func: ast.Attribute) -> None:
+            # Only a name, or one attribute of a name, typed here, inherited
+            # or ``self`` is kept: most receivers are told by their head
+            # before they are spelled.
+            value = func.value
+            if value.__class__ is ast.Attribute:
+                value = value.value  # type: ignore[attr-defined]
+            if value.__class__ is not ast.Name:
+                return
+            head = value.id  # type: ignore[attr-defined]
+            if head not in may_type and head not in inherited and (cls is None or head != "self"):
+                return
             recv = ast_dotted(func.value)
             if recv is None:
                 return

@@ -759,6 +759,7 @@ class _Walker:
         self.off_withs: set[int] = set()
         self._owner = id(tree)
         self._classes_met = 0  # every class of the module the walk entered, at any depth
+        self._tensor_fns: tuple[tuple[tuple[str, str], ...], Callable[[], frozenset[str]]] | None = None
         self._scope(tree, _Scope(""), tree.body, grad=ON, loop=False)
         self._finish()
 
@@ -1176,9 +1177,7 @@ class _Walker:
         # tensors (class_moves.py reads the class again only then).
         if not outer.name and (
             self._moves == moves
-            or not class_moves_to_a_device(
-                node, self.bindings, self._node_lists, module_tensor_functions(self._tree, self.bindings)
-            )
+            or not class_moves_to_a_device(node, self.bindings, self._node_lists, self._tensor_functions())
         ):
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
@@ -1187,6 +1186,15 @@ class _Walker:
                 self.summary.plain_attrs.extend(sorted(assigned))
         if not outer.name and _model_like(node):
             self.summary.classes.append(node.name)
+
+    def _tensor_functions(self) -> Callable[[], frozenset[str]]:
+        """module_tensor_functions under the imports bound so far, one per
+        set of bindings: the classes of a module ask it with the same ones
+        (a function's own imports may bind more between two classes)."""
+        key = tuple(self.bindings.items())
+        if self._tensor_fns is None or self._tensor_fns[0] != key:
+            self._tensor_fns = (key, module_tensor_functions(self._tree, dict(self.bindings)))
+        return self._tensor_fns[1]
 
     def _methods_gpu_args(self, node: ast.ClassDef) -> None:
         """CallSite.gpu_args of the methods of ``node`` that call the project
@@ -1386,18 +1394,20 @@ class _Walker:
         methods are that class's (``Scope.instances``)."""
         scope = self._scopes[-1]
         target = ""
-        func = value.func if isinstance(value, ast.Call) else None
-        if isinstance(func, ast.Name) and func.id in self.bindings and func.id[:1].isupper():
-            target = self.bindings[func.id]
-        elif (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in self.bindings
-            and func.attr[:1].isupper()
-        ):
-            target = f"{self.bindings[func.value.id]}.{func.attr}"
-        if target.lstrip(".").split(".")[0] in _EXTERNAL:
-            target = ""
+        if value.__class__ is ast.Call:  # most names are bound to something else: nothing to spell
+            func = value.func  # type: ignore[attr-defined]
+            if func.__class__ is ast.Name:
+                if func.id in self.bindings and func.id[:1].isupper():
+                    target = self.bindings[func.id]
+            elif (
+                func.__class__ is ast.Attribute
+                and func.value.__class__ is ast.Name
+                and func.value.id in self.bindings
+                and func.attr[:1].isupper()
+            ):
+                target = f"{self.bindings[func.value.id]}.{func.attr}"
+            if target.lstrip(".").split(".")[0] in _EXTERNAL:
+                target = ""
         known = scope.instances.get(name)
         scope.instances[name] = target if known is None or known == target else ""
 
