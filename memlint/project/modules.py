@@ -120,10 +120,10 @@ class ModuleMap:
                 if found is not None:
                     return found, ".".join(parts[k:])
         if not level and not script and parts[0] not in sys.stdlib_module_names:
-            found = self._sibling(here, parts)
-            if found is not None:
+            sibling = self._sibling(here, parts)
+            if sibling is not None:
                 self._siblings.add((name, here, extra))
-            return found
+            return sibling
         return None
 
     def _sibling(self, here: str, parts: list[str]) -> tuple[str, str] | None:
