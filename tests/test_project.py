@@ -80,6 +80,14 @@ def test_a_package_folder_whose_modules_import_each_other_bare_is_on_the_path(tm
     assert modules.resolve("absent", trainer) is None
 
 
+def test_a_package_naming_itself_by_its_absolute_name_still_resolves(tmp_path):
+    # ``importlib.import_module("models." + name)`` in ``models/__init__.py``: the package itself.
+    files = ["models/__init__.py", "models/fusion_model.py"]
+    modules = ModuleMap(str(tmp_path), [str(tmp_path / f) for f in files])
+    init = str(tmp_path / "models/__init__.py")
+    assert modules.resolve("models", init) == (init, "")
+
+
 def test_a_package_folder_prefers_the_name_from_its_top(tmp_path):
     files = ["pkg/__init__.py", "pkg/utils.py", "utils.py", "pkg/train.py"]
     modules = ModuleMap(str(tmp_path), [str(tmp_path / f) for f in files])

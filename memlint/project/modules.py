@@ -64,6 +64,7 @@ class ModuleMap:
         self._resolved: dict[tuple[str, str, tuple[str, ...]], tuple[str, str] | None] = {}
         self._folders: dict[str, str] = {}  # importer -> its absolute folder
         self._modules: dict[tuple[str, ...], str | None] = {}  # _module_file's answers
+        self._siblings: set[tuple[str, str, tuple[str, ...]]] = set()  # resolve's keys _sibling answered
 
     def display(self, path: str) -> str:
         """The path as a message shows it: relative to the root, with ``/``."""
@@ -85,12 +86,7 @@ class ModuleMap:
             found = self._resolved[key]
         except KeyError:
             found = self._resolved[key] = self._resolve(name, here, extra)
-        if (
-            found is not None
-            and found[0] == importer
-            and name[:1] != "."
-            and os.path.join(here, "__init__.py") in self.files
-        ):
+        if found is not None and found[0] == importer and key in self._siblings:
             return None  # a package's module naming itself bare (no implicit relative imports)
         return found
 
@@ -124,7 +120,10 @@ class ModuleMap:
                 if found is not None:
                     return found, ".".join(parts[k:])
         if not level and not script and parts[0] not in sys.stdlib_module_names:
-            return self._sibling(here, parts)
+            sibling = self._sibling(here, parts)
+            if sibling is not None:
+                self._siblings.add((name, here, extra))
+            return sibling
         return None
 
     def _sibling(self, here: str, parts: list[str]) -> tuple[str, str] | None:
