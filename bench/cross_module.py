@@ -22,7 +22,8 @@
     python bench/cross_module.py --batch sixteenth --mirror /work/.mirror  # the sixteenth batch
     python bench/cross_module.py --batch seventeenth --mirror /work/.mirror # the seventeenth batch
     python bench/cross_module.py --batch eighteenth --mirror /work/.mirror  # the eighteenth batch
-    python bench/cross_module.py --batch nineteenth --mirror /work/.mirror  # the nineteenth batch, labelled last
+    python bench/cross_module.py --batch nineteenth --mirror /work/.mirror  # the nineteenth batch
+    python bench/cross_module.py --batch twentieth --mirror /work/.mirror   # the twentieth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -281,6 +282,16 @@ BATCHES = {
         HERE / "manifest_nineteenth.tsv",
         HERE / "reviewed_after_nineteenth.tsv",
         BENCH / ".corpora" / "cross_module_nineteenth",
+    ),
+    # "twentieth": labelled after the nineteenth, screened for trainer
+    # engines, experiment base classes and load helpers in separate modules:
+    # traffic and long-range forecasting, speech recognition, pose, optical
+    # flow, multi-view stereo, NeRF, anomaly detection, diffusion, knowledge
+    # distillation, federated learning, recommendation; torch pins read first.
+    "twentieth": (
+        HERE / "manifest_twentieth.tsv",
+        HERE / "reviewed_after_twentieth.tsv",
+        BENCH / ".corpora" / "cross_module_twentieth",
     ),
 }
 

@@ -309,7 +309,10 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     nineteenth = cm.batch_paths("nineteenth", None, None, None)
     assert nineteenth[0].name == "manifest_nineteenth.tsv"
     assert nineteenth[1].name == "reviewed_after_nineteenth.tsv"
-    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 19
+    twentieth = cm.batch_paths("twentieth", None, None, None)
+    assert twentieth[0].name == "manifest_twentieth.tsv"
+    assert twentieth[1].name == "reviewed_after_twentieth.tsv"
+    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 20
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -405,6 +408,7 @@ _ORDER = (
     "seventeenth",
     "eighteenth",
     "nineteenth",
+    "twentieth",
 )
 # The size each batch was asked for: projects, positives, negatives,
 # cross-module instances, cross-module positives.
@@ -462,6 +466,10 @@ _SIZES = {
     # of the positives cross-module; labelled: 33 projects, 65 positives (26
     # cross-module), 85 negatives, 40 cross-module instances
     "nineteenth": (33, 65, 85, 40, 26),
+    # asked for >= 22 projects, >= 50 positives and as many negatives, 40 %
+    # of the positives cross-module; labelled: 25 projects, 56 positives (24
+    # cross-module), 67 negatives, 36 cross-module instances
+    "twentieth": (25, 56, 67, 36, 24),
 }
 
 
