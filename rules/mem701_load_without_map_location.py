@@ -13,6 +13,7 @@ from memlint.analysis.scope.relative_imports import relative_bindings
 from memlint.analysis.training.bound_loads import bound_load_receiver
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
+from memlint.analysis.training.later_moves import moved_after_load, scope_body, statement_in
 from memlint.analysis.training.passed_dicts import passed_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
@@ -630,6 +631,8 @@ class LoadWithoutMapLocation(Rule):
         if arg is not None:
             if self.facts.checkpoints.into_cpu_model(node) or self._into_model_of_cpu_writers(node):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
+            if self._moved_later(node):
+                return
             if self._cpu_saved_key(arg.value):
                 return
             fed = self._fed(arg.value, node)
@@ -685,6 +688,8 @@ class LoadWithoutMapLocation(Rule):
                 return
             if self.facts.checkpoints.into_cpu_model(target_call) or self._into_model_of_cpu_writers(target_call):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
+            if self._moved_later(target_call):
+                return
             if not wrapped and self._cpu_saved_key(outer.value):
                 return
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
@@ -696,6 +701,44 @@ class LoadWithoutMapLocation(Rule):
             target = outer.targets[0].target
             if isinstance(target, cst.Name):
                 self._frames[-1][target.value][-1][1].append(node)
+
+    def _moved_later(self, call: cst.Call) -> bool:
+        """``net.load_state_dict(...)`` into a model this scope built with no
+        device, then moves after the load (later_moves.py): on the CPU at the load."""
+        assert isinstance(call.func, cst.Attribute)
+        if not isinstance(call.func.value, cst.Name):
+            return False
+        scope = self.parent(call)
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module, cst.ClassDef, cst.Lambda)):
+            scope = self.parent(scope)
+        if scope is None or isinstance(scope, (cst.ClassDef, cst.Lambda)):
+            return False
+        stmt = statement_in(call, scope, self.parent)
+        body = scope_body(scope)
+        if stmt is None or body is None:
+            return False
+        checkpoints = self.facts.checkpoints
+        return moved_after_load(body, stmt, call.func.value.value, self._may_move_itself, checkpoints.stays)
+
+    def _may_move_itself(self, func: cst.BaseExpression) -> bool:
+        """``func(...)`` may build a model on a device: a class or function of
+        this module not known to build on the CPU (its code moves), a model
+        class of the project that moves, or a project function returning a
+        model it moved. A constructor out of view (a factory, ``eval(...)``)
+        is not known to move."""
+        if isinstance(func, cst.Call):
+            return False  # ``eval("models." + name + ".get_pose_net")(cfg)``: out of view
+        name = dotted_name(func)
+        if name is None:
+            return True
+        project = self.facts.project
+        if project is not None and (
+            name in project.gpu_builders or name in project.model_classes and name not in project.cpu_classes
+        ):
+            return True
+        if self.facts.names.bindings.get(name.partition(".")[0]) is not None and name not in self.facts.calls.classes:
+            return False  # imported: a project class or builder not known to move, or a library's
+        return not self.facts.checkpoints.builds_on_cpu(func)
 
     def _helper_load(self, call: cst.Call) -> bool:
         """``state = load_checkpoint(p)`` / ``model.load_state_dict(
@@ -2637,6 +2680,36 @@ def load(model_path):
     return model.cuda()
 """,
             "a load_state_dict held in a name counts only into a model moved to a device before it; this one is on the CPU",
+        ),
+        Valid(
+            """\
+import torch
+from models import Embedding, backbones
+def main(args):
+    student = Embedding(backbones[args.arch](), size=args.size)
+    if args.load is not None:
+        student.load_state_dict(torch.load(args.load))
+    student = student.cuda()
+    return student
+""",
+            "the scope itself moves the model after the load, and nothing moved it before: on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
+import models
+def to_half(net):
+    return net.half()
+def main(cfg, path):
+    model = eval("models." + cfg.name + ".get_net")(cfg)
+    print(model)
+    if cfg.half:
+        model = to_half(model)
+    model.load_state_dict(torch.load(path))
+    model = torch.nn.DataParallel(model).cuda()
+    model.eval()
+""",
+            "a builder named by eval, loaded before the DataParallel(...).cuda() that moves it",
         ),
     ]
     invalid = [
@@ -4665,6 +4738,68 @@ def tune(model, path):
     model.load_state_dict(new_weights)
 """,
             None,
+        ),
+        Invalid(
+            """\
+import torch
+from models import Embedding
+def main(args, device):
+    student = Embedding(args.dim, device=device)
+    student.load_state_dict(torch.load(args.load))
+    student = student.cuda()
+""",
+            """\
+import torch
+from models import Embedding
+def main(args, device):
+    student = Embedding(args.dim, device=device)
+    student.load_state_dict(torch.load(args.load, map_location="cpu"))
+    student = student.cuda()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def build(dim):
+    return nn.Linear(dim, 2).cuda()
+def main(path):
+    net = build(4)
+    net.load_state_dict(torch.load(path))
+    net = net.cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+def build(dim):
+    return nn.Linear(dim, 2).cuda()
+def main(path):
+    net = build(4)
+    net.load_state_dict(torch.load(path, map_location="cpu"))
+    net = net.cuda()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from models import Net
+from engine import Trainer
+def main(path):
+    net = Net()
+    trainer = Trainer(net)
+    net.load_state_dict(torch.load(path))
+    net = net.cuda()
+""",
+            """\
+import torch
+from models import Net
+from engine import Trainer
+def main(path):
+    net = Net()
+    trainer = Trainer(net)
+    net.load_state_dict(torch.load(path, map_location="cpu"))
+    net = net.cuda()
+""",
         ),
     ]
 
