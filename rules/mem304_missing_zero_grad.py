@@ -122,7 +122,11 @@ class MissingZeroGrad(Rule):
     full-batch accumulation with one step after the loop are left alone, and so
     is a parameter named like an optimizer that a caller in the file fills with
     an instance of its own plain class (`ema_optimizer = WeightEMA(model,
-    ema_model)`, a class on no base but `object`): no torch optimizer.
+    ema_model)`, a class on no base but `object`): no torch optimizer. A loop
+    `for j in range(args.n)` whose `--n` option defaults to 1 (declared once in
+    the module, `args` parsed there) runs once per iteration of the loop around
+    it unless the command line says otherwise: its steps are judged with that
+    loop's clears.
 
     ## References
     - https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html

@@ -55,6 +55,11 @@ def _state_dict_arg(call: cst.Call, objects: ObjectTable) -> cst.Arg | None:
     return keyword_arg(call, "state_dict") or (positional[0] if positional else None)
 
 
+def _param_names(fn: cst.FunctionDef) -> frozenset[str]:
+    params = (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)
+    return frozenset(p.name.value for p in params)
+
+
 def _spelled(base: cst.BaseExpression, relative: dict[str, str]) -> str | None:
     """``base`` as the summary spells it, through a relative import of its head."""
     name = dotted_name(base)
@@ -113,7 +118,11 @@ class LoadWithoutMapLocation(Rule):
     (early stopping, meters, trackers, callbacks), whose state holds no weights.
 
     ## When it stays silent
-    Not reported either: loads in a file that writes its checkpoints from CPU tensors only
+    Not reported either: loads into a model the same scope builds (with no
+    device, by nothing known to move it: an imported class or builder, a builder
+    named by `eval`, a parameter's method), hands to nothing that may move it,
+    then moves itself after the load (`student = student.cuda()`, `model =
+    nn.DataParallel(model).cuda()`): it is on the CPU at the load; loads in a file that writes its checkpoints from CPU tensors only
     (`torch.save(net.cpu().state_dict(), p)`, or `model.cpu()` /
     `model.eval().cpu()` before `torch.save(model.state_dict(), p)`, `{k:
     v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered with
@@ -266,7 +275,8 @@ class LoadWithoutMapLocation(Rule):
     is freed before any move).
 
     ## Details
-    A load drawn so (other than a key looked up where it is loaded or passed) is
+    A load drawn so (other than a key looked up where it is loaded or passed, or
+    bound to a name first: `sd = ck["state_dict"]`, reported without a fix) is
     reported only when the model was moved to a device before it in the same
     function (`model = nn.DataParallel(model).cuda()`), or in `__init__` for
     `self.model`, or when it is a parameter of a function to which every known
@@ -431,8 +441,10 @@ class LoadWithoutMapLocation(Rule):
         for target in node.targets:
             if isinstance(target.target, cst.Name):
                 # A load of the value itself is appended later, not drawn.
-                drawn = self._drawn_loads(node.value, node)
-                kept: list[cst.Call] = _DrawnLoads(drawn) if drawn else []
+                kept: list[cst.Call] = self._key_of_load(node.value, node)
+                if not kept:
+                    drawn = self._drawn_loads(node.value, node)
+                    kept = _DrawnLoads(drawn) if drawn else []
                 self._frames[-1].setdefault(target.target.value, []).append((block, kept))
             elif isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
                 # ``epoch, weights = load_checkpoint(p)``: rebound, to what
@@ -440,6 +452,21 @@ class LoadWithoutMapLocation(Rule):
                 for element in target.target.elements:
                     if isinstance(element.value, cst.Name):
                         self._frames[-1].setdefault(element.value.value, []).append((block, []))
+
+    def _key_of_load(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[cst.Call]:
+        """``state_dict = check_point["state_dict"]`` (or ``.get("state_dict")``)
+        of a name holding loads not drawn on their way: the same tensors as
+        ``check_point["state_dict"]`` handed straight to ``load_state_dict``,
+        so not drawn either. A pickled module's ``.state_dict()`` is (``_fed``)."""
+        source = key_source(expr)
+        if source is expr or not isinstance(source, cst.Name) or through_module(expr):
+            return []
+        if not self._frames[-1].get(source.value):
+            return []
+        marked = self._reaching_marked(source.value, use)
+        if not marked or any(drawn for _load, drawn in marked):
+            return []
+        return [load for load, _drawn in marked]
 
     def _drawn_loads(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[cst.Call]:
         """The loads ``expr`` passes on unchanged at ``use``: a name holding
@@ -717,10 +744,13 @@ class LoadWithoutMapLocation(Rule):
         body = scope_body(scope)
         if stmt is None or body is None:
             return False
+        params = _param_names(scope) if isinstance(scope, cst.FunctionDef) else frozenset()
         checkpoints = self.facts.checkpoints
-        return moved_after_load(body, stmt, call.func.value.value, self._may_move_itself, checkpoints.stays)
+        return moved_after_load(
+            body, stmt, call.func.value.value, lambda func: self._may_move_itself(func, params), checkpoints.stays
+        )
 
-    def _may_move_itself(self, func: cst.BaseExpression) -> bool:
+    def _may_move_itself(self, func: cst.BaseExpression, params: frozenset[str]) -> bool:
         """``func(...)`` may build a model on a device: a class or function of
         this module not known to build on the CPU (its code moves), a model
         class of the project that moves, or a project function returning a
@@ -736,7 +766,10 @@ class LoadWithoutMapLocation(Rule):
             name in project.gpu_builders or name in project.model_classes and name not in project.cpu_classes
         ):
             return True
-        if self.facts.names.bindings.get(name.partition(".")[0]) is not None and name not in self.facts.calls.classes:
+        head = name.partition(".")[0]
+        if "." in name and head in params:
+            return False  # ``config.init_obj(...)``: a parameter's method, out of view
+        if self.facts.names.bindings.get(head) is not None and name not in self.facts.calls.classes:
             return False  # imported: a project class or builder not known to move, or a library's
         return not self.facts.checkpoints.builds_on_cpu(func)
 
@@ -2710,6 +2743,16 @@ def main(cfg, path):
     model.eval()
 """,
             "a builder named by eval, loaded before the DataParallel(...).cuda() that moves it",
+        ),
+        Valid(
+            """\
+import torch
+def test(model, path):
+    check_point = torch.load(path)
+    state_dict = {k[7:]: v for k, v in check_point["state_dict"].items()}
+    model.load_state_dict(state_dict)
+""",
+            "a renamed copy into a model not known to be on a device: the copy may be the only one",
         ),
     ]
     invalid = [
@@ -4800,6 +4843,17 @@ def main(path):
     net.load_state_dict(torch.load(path, map_location="cpu"))
     net = net.cuda()
 """,
+        ),
+        Invalid(
+            """\
+import torch
+def test(model, path=None):
+    if path is not None:
+        check_point = torch.load(path)
+        state_dict = check_point["state_dict"]
+        model.load_state_dict(state_dict)
+""",
+            None,
         ),
     ]
 
