@@ -77,5 +77,7 @@ def test_a_moved_part_handed_to_the_constructor():
 
 
 def test_a_move_in_a_nested_function_does_not_count():
-    src = "def f(p):\n    net = Net()\n    net.load_state_dict(torch.load(p))\n    def g():\n        return net.cuda()\n"
+    src = (
+        "def f(p):\n    net = Net()\n    net.load_state_dict(torch.load(p))\n    def g():\n        return net.cuda()\n"
+    )
     assert not _judge(src)

@@ -16,25 +16,37 @@ def _loop(source: str) -> tuple[OptionDefaults, cst.For]:
 
 
 def test_a_range_of_an_option_defaulting_to_one():
-    src = _HEAD + "parser.add_argument('--num-split', type=int, default=1)\nargs = parser.parse_args()\nfor j in range(args.num_split):\n    pass\n"
+    src = (
+        _HEAD
+        + "parser.add_argument('--num-split', type=int, default=1)\nargs = parser.parse_args()\nfor j in range(args.num_split):\n    pass\n"
+    )
     options, loop = _loop(src)
     assert options.runs_once_by_default(loop)
 
 
 def test_dest_names_the_option():
-    src = _HEAD + "parser.add_argument('-n', dest='parts', default=1)\nargs = parser.parse_args()\nfor j in range(args.parts):\n    pass\n"
+    src = (
+        _HEAD
+        + "parser.add_argument('-n', dest='parts', default=1)\nargs = parser.parse_args()\nfor j in range(args.parts):\n    pass\n"
+    )
     options, loop = _loop(src)
     assert options.runs_once_by_default(loop)
 
 
 def test_another_default():
-    src = _HEAD + "parser.add_argument('--n', type=int, default=2)\nargs = parser.parse_args()\nfor j in range(args.n):\n    pass\n"
+    src = (
+        _HEAD
+        + "parser.add_argument('--n', type=int, default=2)\nargs = parser.parse_args()\nfor j in range(args.n):\n    pass\n"
+    )
     options, loop = _loop(src)
     assert not options.runs_once_by_default(loop)
 
 
 def test_declared_twice_says_nothing():
-    src = _HEAD + "parser.add_argument('--n', default=1)\nparser.add_argument('--n', default=1)\nargs = parser.parse_args()\nfor j in range(args.n):\n    pass\n"
+    src = (
+        _HEAD
+        + "parser.add_argument('--n', default=1)\nparser.add_argument('--n', default=1)\nargs = parser.parse_args()\nfor j in range(args.n):\n    pass\n"
+    )
     options, loop = _loop(src)
     assert not options.runs_once_by_default(loop)
 
@@ -46,6 +58,9 @@ def test_a_namespace_not_parsed_here():
 
 
 def test_range_with_a_start():
-    src = _HEAD + "parser.add_argument('--n', default=1)\nargs = parser.parse_args()\nfor j in range(0, args.n):\n    pass\n"
+    src = (
+        _HEAD
+        + "parser.add_argument('--n', default=1)\nargs = parser.parse_args()\nfor j in range(0, args.n):\n    pass\n"
+    )
     options, loop = _loop(src)
     assert not options.runs_once_by_default(loop)

@@ -237,7 +237,9 @@ def moved_after_load(
         reading = _read(stmt, name)
         if reading.moves_it or reading.bad_binding or _handed(stmt, name, stays):
             return False
-        if reading.binds and (reading.any_move or reading.device_arg or not all(_rebuilt(v, name) for v in reading.values)):
+        if reading.binds and (
+            reading.any_move or reading.device_arg or not all(_rebuilt(v, name) for v in reading.values)
+        ):
             return False  # rebuilt on a device, or bound to another value
     if built is None:
         return False
