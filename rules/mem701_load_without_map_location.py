@@ -2754,6 +2754,21 @@ def test(model, path):
 """,
             "a renamed copy into a model not known to be on a device: the copy may be the only one",
         ),
+        Valid(
+            """\
+import torch
+def main(config, module_arch, logger):
+    model = config.init_obj("arch", module_arch)
+    logger.info(model)
+    checkpoint = torch.load(config.resume)
+    state_dict = checkpoint["state_dict"]
+    if config["n_gpu"] > 1:
+        model = torch.nn.DataParallel(model)
+    model.load_state_dict(state_dict)
+    model = model.to(torch.device("cuda"))
+""",
+            "logged, wrapped for several GPUs, loaded, then moved by the same scope: on the CPU at the load",
+        ),
     ]
     invalid = [
         Invalid(

@@ -81,3 +81,19 @@ def test_a_move_in_a_nested_function_does_not_count():
         "def f(p):\n    net = Net()\n    net.load_state_dict(torch.load(p))\n    def g():\n        return net.cuda()\n"
     )
     assert not _judge(src)
+
+
+def test_logged_and_wrapped_on_several_gpus_before_the_load():
+    src = (
+        "def f(p, n):\n    net = Net()\n    logger.info(net)\n    if n > 1:\n        net = nn.DataParallel(net)\n"
+        "    net.load_state_dict(torch.load(p))\n    net = net.to(d)\n"
+    )
+    assert _judge(src)
+
+
+def test_wrapped_with_device_ids_before_the_load():
+    src = (
+        "def f(p, ids):\n    net = Net()\n    net = nn.DataParallel(net, device_ids=ids)\n"
+        "    net.load_state_dict(torch.load(p))\n    net = net.cuda()\n"
+    )
+    assert not _judge(src)

@@ -106,6 +106,24 @@ class _Reading(cst.CSTVisitor):
 # Methods of a model that leave it where it is, and calls that only look at it.
 _STAYS = frozenset({"eval", "train", "float", "double", "requires_grad_", "load_state_dict", "state_dict"})
 _LOOKS = frozenset({"print", "repr", "str", "len", "type", "id", "isinstance", "hasattr", "getattr"})
+# ``logger.info(model)``: a logger's methods only format what they are handed.
+_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
+_WRAPPERS = frozenset({"DataParallel", "nn.DataParallel", "torch.nn.DataParallel"})
+
+
+def _logs(func: cst.BaseExpression) -> bool:
+    """``logger.info``, ``self.logger.debug``, ``logging.warning``."""
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _LOG_METHODS:
+        return False
+    receiver = (dotted_name(func.value) or "").rsplit(".", 1)[-1].lower()
+    return receiver.startswith("log")
+
+
+def _wrapped_in_place(call: cst.Call) -> bool:
+    """``nn.DataParallel(model)`` with no ``device_ids``/``output_device``: it
+    moves the model only when one GPU is visible, a device that depends on
+    the machine (the later move names it)."""
+    return (dotted_name(call.func) or "") in _WRAPPERS and len(call.args) == 1 and call.args[0].keyword is None
 
 
 class _HandedOn(cst.CSTVisitor):
@@ -131,7 +149,7 @@ class _HandedOn(cst.CSTVisitor):
             if func.attr.value not in _STAYS:
                 self.handed = True
         if any(_mentions(a.value, self.name) and not _is_part(a.value) for a in node.args):
-            looks = isinstance(func, cst.Name) and func.value in _LOOKS
+            looks = isinstance(func, cst.Name) and func.value in _LOOKS or _logs(func) or _wrapped_in_place(node)
             if not (looks or self.stays(node)):
                 self.handed = True
 
