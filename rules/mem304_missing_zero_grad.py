@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.option_defaults import OptionDefaults
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
@@ -121,7 +122,11 @@ class MissingZeroGrad(Rule):
     full-batch accumulation with one step after the loop are left alone, and so
     is a parameter named like an optimizer that a caller in the file fills with
     an instance of its own plain class (`ema_optimizer = WeightEMA(model,
-    ema_model)`, a class on no base but `object`): no torch optimizer.
+    ema_model)`, a class on no base but `object`): no torch optimizer. A loop
+    `for j in range(args.n)` whose `--n` option defaults to 1 (declared once in
+    the module, `args` parsed there) runs once per iteration of the loop around
+    it unless the command line says otherwise: its steps are judged with that
+    loop's clears.
 
     ## References
     - https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html
@@ -147,12 +152,15 @@ class MissingZeroGrad(Rule):
     )
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._options: OptionDefaults | None = None
         verbs = self.facts.verbs
         for step in verbs.verbs:
             if step.kind not in _STEPS or step.closure:
                 continue
             loop = None
-            for candidate in reversed(step.loops):
+            for i, candidate in reversed(list(enumerate(step.loops))):
+                if i and self._runs_once(candidate):
+                    continue  # ``for j in range(args.num_split)``, 1 by default: judged on the loop around it
                 if any(v.kind is VerbKind.BACKWARD for v in verbs.reached(verbs.in_loop(candidate))):
                     loop = candidate
                     break
@@ -209,6 +217,14 @@ class MissingZeroGrad(Rule):
                 caller = call.scope.name.value if isinstance(call.scope, cst.FunctionDef) else "the module"
                 note = f" (`{helper}` runs once per iteration of a loop in `{caller}`)"
                 self.report(step.call, message=self.message + note)
+
+    def _runs_once(self, loop: cst.CSTNode) -> bool:
+        """``loop`` runs once per iteration of the loop around it unless the
+        command line says otherwise (option_defaults.py): its steps are
+        judged with that loop's clears."""
+        if self._options is None:
+            self._options = OptionDefaults(self.context.module)  # type: ignore[attr-defined]
+        return self._options.runs_once_by_default(loop)
 
     def _cleared_by_others(self, step, in_loop) -> bool:
         """``info_opt = Adam(chain(G.parameters(), D.parameters()))`` steps
@@ -443,6 +459,23 @@ class InfoGAN:
 """,
             "the optimizer over G's and D's parameters is cleared by the two others' zero_grad every iteration",
         ),
+        Valid(
+            """\
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--num_split", type=int, default=1)
+args = parser.parse_args()
+def train(model, optimizer, loader):
+    for x, y in loader:
+        model.zero_grad()
+        for j in range(args.num_split):
+            loss = (model(x[j::args.num_split]) - y[j::args.num_split]).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+""",
+            "the inner loop runs once per batch unless --num_split says otherwise: the batch loop's zero_grad clears it",
+        ),
     ]
     invalid = [
         Invalid(
@@ -534,5 +567,22 @@ def train(model, optimizer, loader, scaler):
         scaler.step(optimizer)
         scaler.update()
 """,
+        ),
+        Invalid(
+            """\
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--num_split", type=int, default=2)
+args = parser.parse_args()
+def train(model, optimizer, loader):
+    for x, y in loader:
+        model.zero_grad()
+        for j in range(args.num_split):
+            loss = (model(x[j::args.num_split]) - y[j::args.num_split]).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+""",
+            None,
         ),
     ]

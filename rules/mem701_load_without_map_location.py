@@ -14,6 +14,7 @@ from memlint.analysis.training.bound_loads import bound_load_receiver
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.load_kwargs import splat_misses
+from memlint.analysis.training.later_moves import moved_after_load, scope_body, statement_in
 from memlint.analysis.training.passed_dicts import passed_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args
@@ -53,6 +54,11 @@ def _state_dict_arg(call: cst.Call, objects: ObjectTable) -> cst.Arg | None:
         return None  # the loaded tensors become the parameters: their device matters
     positional = positional_args(call)
     return keyword_arg(call, "state_dict") or (positional[0] if positional else None)
+
+
+def _param_names(fn: cst.FunctionDef) -> frozenset[str]:
+    params = (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)
+    return frozenset(p.name.value for p in params)
 
 
 def _spelled(base: cst.BaseExpression, relative: dict[str, str]) -> str | None:
@@ -116,7 +122,11 @@ class LoadWithoutMapLocation(Rule):
     a fix: the keyword would clash on the path that passes it.
 
     ## When it stays silent
-    Not reported either: loads in a file that writes its checkpoints from CPU tensors only
+    Not reported either: loads into a model the same scope builds (with no
+    device, by nothing known to move it: an imported class or builder, a builder
+    named by `eval`, a parameter's method), hands to nothing that may move it,
+    then moves itself after the load (`student = student.cuda()`, `model =
+    nn.DataParallel(model).cuda()`): it is on the CPU at the load; loads in a file that writes its checkpoints from CPU tensors only
     (`torch.save(net.cpu().state_dict(), p)`, or `model.cpu()` /
     `model.eval().cpu()` before `torch.save(model.state_dict(), p)`, `{k:
     v.cpu() for k, v in sd.items()}`, FSDP's full state dict gathered with
@@ -274,7 +284,8 @@ class LoadWithoutMapLocation(Rule):
     default `None`), stays silent (obman_train's `modelio.load_checkpoint`).
 
     ## Details
-    A load drawn so (other than a key looked up where it is loaded or passed) is
+    A load drawn so (other than a key looked up where it is loaded or passed, or
+    bound to a name first: `sd = ck["state_dict"]`, reported without a fix) is
     reported only when the model was moved to a device before it in the same
     function (`model = nn.DataParallel(model).cuda()`), or in `__init__` for
     `self.model`, or when it is a parameter of a function to which every known
@@ -445,8 +456,10 @@ class LoadWithoutMapLocation(Rule):
         for target in node.targets:
             if isinstance(target.target, cst.Name):
                 # A load of the value itself is appended later, not drawn.
-                drawn = self._drawn_loads(node.value, node)
-                kept: list[cst.Call] = _DrawnLoads(drawn) if drawn else []
+                kept: list[cst.Call] = self._key_of_load(node.value, node)
+                if not kept:
+                    drawn = self._drawn_loads(node.value, node)
+                    kept = _DrawnLoads(drawn) if drawn else []
                 self._frames[-1].setdefault(target.target.value, []).append((block, kept))
             elif isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
                 # ``epoch, weights = load_checkpoint(p)``: rebound, to what
@@ -454,6 +467,21 @@ class LoadWithoutMapLocation(Rule):
                 for element in target.target.elements:
                     if isinstance(element.value, cst.Name):
                         self._frames[-1].setdefault(element.value.value, []).append((block, []))
+
+    def _key_of_load(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[cst.Call]:
+        """``state_dict = check_point["state_dict"]`` (or ``.get("state_dict")``)
+        of a name holding loads not drawn on their way: the same tensors as
+        ``check_point["state_dict"]`` handed straight to ``load_state_dict``,
+        so not drawn either. A pickled module's ``.state_dict()`` is (``_fed``)."""
+        source = key_source(expr)
+        if source is expr or not isinstance(source, cst.Name) or through_module(expr):
+            return []
+        if not self._frames[-1].get(source.value):
+            return []
+        marked = self._reaching_marked(source.value, use)
+        if not marked or any(drawn for _load, drawn in marked):
+            return []
+        return [load for load, _drawn in marked]
 
     def _drawn_loads(self, expr: cst.BaseExpression, use: cst.CSTNode) -> list[cst.Call]:
         """The loads ``expr`` passes on unchanged at ``use``: a name holding
@@ -645,6 +673,8 @@ class LoadWithoutMapLocation(Rule):
         if arg is not None:
             if self.facts.checkpoints.into_cpu_model(node) or self._into_model_of_cpu_writers(node):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
+            if self._moved_later(node):
+                return
             if self._cpu_saved_key(arg.value):
                 return
             fed = self._fed(arg.value, node)
@@ -700,6 +730,8 @@ class LoadWithoutMapLocation(Rule):
                 return
             if self.facts.checkpoints.into_cpu_model(target_call) or self._into_model_of_cpu_writers(target_call):
                 return  # the model is still on the CPU, or its checkpoints are: it is not doubled on a GPU
+            if self._moved_later(target_call):
+                return
             if not wrapped and self._cpu_saved_key(outer.value):
                 return
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
@@ -713,6 +745,50 @@ class LoadWithoutMapLocation(Rule):
             target = outer.targets[0].target
             if isinstance(target, cst.Name):
                 self._frames[-1][target.value][-1][1].append(node)
+
+    def _moved_later(self, call: cst.Call) -> bool:
+        """``net.load_state_dict(...)`` into a model this scope built with no
+        device, then moves after the load (later_moves.py): on the CPU at the load."""
+        assert isinstance(call.func, cst.Attribute)
+        if not isinstance(call.func.value, cst.Name):
+            return False
+        scope = self.parent(call)
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module, cst.ClassDef, cst.Lambda)):
+            scope = self.parent(scope)
+        if scope is None or isinstance(scope, (cst.ClassDef, cst.Lambda)):
+            return False
+        stmt = statement_in(call, scope, self.parent)
+        body = scope_body(scope)
+        if stmt is None or body is None:
+            return False
+        params = _param_names(scope) if isinstance(scope, cst.FunctionDef) else frozenset()
+        checkpoints = self.facts.checkpoints
+        return moved_after_load(
+            body, stmt, call.func.value.value, lambda func: self._may_move_itself(func, params), checkpoints.stays
+        )
+
+    def _may_move_itself(self, func: cst.BaseExpression, params: frozenset[str]) -> bool:
+        """``func(...)`` may build a model on a device: a class or function of
+        this module not known to build on the CPU (its code moves), a model
+        class of the project that moves, or a project function returning a
+        model it moved. A constructor out of view (a factory, ``eval(...)``)
+        is not known to move."""
+        if isinstance(func, cst.Call):
+            return False  # ``eval("models." + name + ".get_pose_net")(cfg)``: out of view
+        name = dotted_name(func)
+        if name is None:
+            return True
+        project = self.facts.project
+        if project is not None and (
+            name in project.gpu_builders or name in project.model_classes and name not in project.cpu_classes
+        ):
+            return True
+        head = name.partition(".")[0]
+        if "." in name and head in params:
+            return False  # ``config.init_obj(...)``: a parameter's method, out of view
+        if self.facts.names.bindings.get(head) is not None and name not in self.facts.calls.classes:
+            return False  # imported: a project class or builder not known to move, or a library's
+        return not self.facts.checkpoints.builds_on_cpu(func)
 
     def _helper_load(self, call: cst.Call) -> bool:
         """``state = load_checkpoint(p)`` / ``model.load_state_dict(
@@ -2759,6 +2835,61 @@ def restore(path, cpu=False, **kwargs):
 """,
             "the keywords come from the caller",
         ),
+        Valid(
+            """\
+import torch
+from models import Embedding, backbones
+def main(args):
+    student = Embedding(backbones[args.arch](), size=args.size)
+    if args.load is not None:
+        student.load_state_dict(torch.load(args.load))
+    student = student.cuda()
+    return student
+""",
+            "the scope itself moves the model after the load, and nothing moved it before: on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
+import models
+def to_half(net):
+    return net.half()
+def main(cfg, path):
+    model = eval("models." + cfg.name + ".get_net")(cfg)
+    print(model)
+    if cfg.half:
+        model = to_half(model)
+    model.load_state_dict(torch.load(path))
+    model = torch.nn.DataParallel(model).cuda()
+    model.eval()
+""",
+            "a builder named by eval, loaded before the DataParallel(...).cuda() that moves it",
+        ),
+        Valid(
+            """\
+import torch
+def test(model, path):
+    check_point = torch.load(path)
+    state_dict = {k[7:]: v for k, v in check_point["state_dict"].items()}
+    model.load_state_dict(state_dict)
+""",
+            "a renamed copy into a model not known to be on a device: the copy may be the only one",
+        ),
+        Valid(
+            """\
+import torch
+def main(config, module_arch, logger):
+    model = config.init_obj("arch", module_arch)
+    logger.info(model)
+    checkpoint = torch.load(config.resume)
+    state_dict = checkpoint["state_dict"]
+    if config["n_gpu"] > 1:
+        model = torch.nn.DataParallel(model)
+    model.load_state_dict(state_dict)
+    model = model.to(torch.device("cuda"))
+""",
+            "logged, wrapped for several GPUs, loaded, then moved by the same scope: on the CPU at the load",
+        ),
     ]
     invalid = [
         Invalid(
@@ -4771,6 +4902,79 @@ def tune(model, path):
     for a, b in zip(list(model.state_dict()), list(weights)):
         new_weights[a] = weights[b]
     model.load_state_dict(new_weights)
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+from models import Embedding
+def main(args, device):
+    student = Embedding(args.dim, device=device)
+    student.load_state_dict(torch.load(args.load))
+    student = student.cuda()
+""",
+            """\
+import torch
+from models import Embedding
+def main(args, device):
+    student = Embedding(args.dim, device=device)
+    student.load_state_dict(torch.load(args.load, map_location="cpu"))
+    student = student.cuda()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+def build(dim):
+    return nn.Linear(dim, 2).cuda()
+def main(path):
+    net = build(4)
+    net.load_state_dict(torch.load(path))
+    net = net.cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+def build(dim):
+    return nn.Linear(dim, 2).cuda()
+def main(path):
+    net = build(4)
+    net.load_state_dict(torch.load(path, map_location="cpu"))
+    net = net.cuda()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from models import Net
+from engine import Trainer
+def main(path):
+    net = Net()
+    trainer = Trainer(net)
+    net.load_state_dict(torch.load(path))
+    net = net.cuda()
+""",
+            """\
+import torch
+from models import Net
+from engine import Trainer
+def main(path):
+    net = Net()
+    trainer = Trainer(net)
+    net.load_state_dict(torch.load(path, map_location="cpu"))
+    net = net.cuda()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+def test(model, path=None):
+    if path is not None:
+        check_point = torch.load(path)
+        state_dict = check_point["state_dict"]
+        model.load_state_dict(state_dict)
 """,
             None,
         ),

@@ -1313,6 +1313,16 @@ class Checkpoints:
             self._cpu_loads = frozenset() if visitor.device_default else frozenset(map(id, visitor.candidates))
         return id(call) in self._cpu_loads
 
+    def builds_on_cpu(self, func: cst.BaseExpression) -> bool:
+        """``func(...)`` builds a model on the CPU (``_cpu_builder``)."""
+        if self._cpu_loads is None:
+            self.into_cpu_model(cst.Call(cst.Name("_")))  # the module's builders, read once
+        return self._cpu_builder(func)
+
+    def stays(self, call: cst.Call) -> bool:
+        """``call`` moves nothing it is handed (``_stays``)."""
+        return self._stays(call)
+
     def _cpu_models(
         self,
         cpu_params: Callable[[cst.FunctionDef], frozenset[str]],
