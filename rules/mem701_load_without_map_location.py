@@ -117,9 +117,8 @@ class LoadWithoutMapLocation(Rule):
     since the loaded tensors then become the parameters, nor loads into an LR
     scheduler, a `GradScaler`, a sampler, a data loader or training bookkeeping
     (early stopping, meters, trackers, callbacks), whose state holds no weights.
-    A `torch.load(p, **kwargs)` whose local `kwargs` is a dict display without
-    `map_location` on some path (`kwargs = {}` unless `cpu`) is reported without
-    a fix: the keyword would clash on the path that passes it.
+    `torch.load(p, **kwargs)` with a local dict lacking `map_location` on some
+    path (`kwargs = {}` unless `cpu`) has no fix: it would clash on the other.
 
     ## When it stays silent
     Not reported either: loads into a model the same scope builds (with no

@@ -11,7 +11,9 @@ from memlint.analysis.autograd.method_graphs import separate_methods
 from memlint.analysis.facts import ModuleFacts
 from memlint.rule.registry import all_rules
 
-_GAN = next(r for r in all_rules() if r.code == "MEM103").invalid[-1].source
+_GAN = next(
+    ex.source for ex in next(r for r in all_rules() if r.code == "MEM103").invalid if "def backward_g" in ex.source
+)
 
 
 def _separate(src: str, helper: str = "backward_g", later: str = "backward_d") -> bool:

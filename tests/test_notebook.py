@@ -449,6 +449,8 @@ def test_notebook_matches_file_check_and_fix(tmp_path, rule, example):
 
     cells = as_two_cells(example.source)
     path = write_nb(tmp_path, notebook(markdown("# example"), *[code(c) for c in cells]))
+    # A module moving a model beside it: the example's project is not CPU-only (cpu_projects.py).
+    (tmp_path / "gpu.py").write_text("import torch\n\n\ndef to_gpu(model):\n    return model.cuda()\n")
     # check: the findings the file gets, each in its cell
     checked = process_notebook(str(path), Settings(select=(rule.code,), root=str(tmp_path)), [rule])
     expected = lint_text(example.source, "example.py", [rule])

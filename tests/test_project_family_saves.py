@@ -52,6 +52,8 @@ _VRT = """
 def _lines(tmp_path, **changed) -> list[int]:
     files = {
         "pyproject.toml": "",
+        # A module that moves a model: the project is not CPU-only (cpu_projects.py would silence MEM701).
+        "gpu.py": "import torch\n\n\ndef to_gpu(model):\n    return model.cuda()\n",
         "models/model_base.py": _BASE,
         "models/model_plain.py": _PLAIN,
         "models/model_vrt.py": _VRT,
@@ -126,6 +128,8 @@ def test_a_base_imported_relatively_is_the_same_family(tmp_path):
     relative_vrt = _VRT.replace("from models.model_plain import", "from .model_plain import")
     files = {
         "pyproject.toml": "",
+        # A module that moves a model: the project is not CPU-only (cpu_projects.py would silence MEM701).
+        "gpu.py": "import torch\n\n\ndef to_gpu(model):\n    return model.cuda()\n",
         "models/__init__.py": "",
         "models/model_base.py": _BASE,
         "models/model_plain.py": relative_plain,

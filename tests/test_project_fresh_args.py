@@ -32,6 +32,10 @@ class Net(nn.Module):
 """
 
 
+# A module that moves a model: these projects are not CPU-only (cpu_projects.py would silence MEM701).
+_GPU = {"gpu.py": "import torch\n\n\ndef to_gpu(model):\n    return model.cuda()\n"}
+
+
 def _train(body: str) -> str:
     return "import torch\nimport modelio\nfrom nets import Net\n\n\ndef main(path):\n" + textwrap.indent(
         textwrap.dedent(body), "    "
@@ -39,7 +43,7 @@ def _train(body: str) -> str:
 
 
 def _lines(tmp_path, body: str) -> list[int]:
-    write_project(tmp_path, {"modelio.py": MODELIO, "nets.py": NETS, "train.py": _train(body)})
+    write_project(tmp_path, {"modelio.py": MODELIO, "nets.py": NETS, "train.py": _train(body), **_GPU})
     return finding_lines(tmp_path / "modelio.py", "MEM701")
 
 

@@ -9,6 +9,7 @@ entries of its own module and of the modules it star-imports.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 
 from memlint.project.applied_functions import quiet_applied
@@ -53,6 +54,10 @@ _MAX_HOPS = 4
 # building ...) is followed: networks nest blocks five or six deep
 # (generator > encoder > res-blocks > res-block > conv-block > norm).
 _MAX_NESTING = 12
+
+# A call whose name starts with "load" (torch.load, load_state_dict, load_checkpoint):
+# only a module holding one may ask whether its project moves nothing.
+_LOAD_CALL = re.compile(rb"load\w*\s*\(")
 
 
 # Roots of imports a package's star import may bring besides its models:
@@ -956,11 +961,11 @@ class ProjectIndex:
 
     def _moves_nothing(self, path: str) -> bool:
         """ProjectView.moves_nothing, asked only of a module that may load a
-        checkpoint (its text spells ``load``): the verdict is the project's,
+        checkpoint (its text calls something named ``load…``): the verdict is the project's,
         found once per index (per generation of a live one), and its reads
         are noted for every view that asks (cpu_projects.py)."""
-        if b"load" not in self.source_bytes(path):
-            return False
+        if not _LOAD_CALL.search(self.source_bytes(path)):
+            return False  # no call spelling a load (``loader`` alone is not one): the verdict is not read
         generation = getattr(self, "generation", 0)
         if self._cpu_project is None or self._cpu_project[0] != generation:
             self._cpu_project = (generation, *moves_nothing(self))
