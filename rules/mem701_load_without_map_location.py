@@ -13,8 +13,8 @@ from memlint.analysis.scope.relative_imports import relative_bindings
 from memlint.analysis.training.bound_loads import bound_load_receiver
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
-from memlint.analysis.training.load_kwargs import splat_misses
 from memlint.analysis.training.later_moves import moved_after_load, scope_body, statement_in
+from memlint.analysis.training.load_kwargs import splat_misses
 from memlint.analysis.training.passed_dicts import passed_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
 from memlint.fix.call_args import append_keyword, has_star_args, has_star_kwargs, keyword_arg, positional_args

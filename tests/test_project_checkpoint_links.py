@@ -13,7 +13,10 @@ from project_helpers import finding_lines, write_project
 from memlint.project.checkpoint_links import linked_writers, may_write
 
 # A module that moves a model: these projects are not CPU-only (cpu_projects.py would silence MEM701).
-_ROOT = {"pyproject.toml": "[project]\nname = 'p'\n", "gpu.py": "import torch\n\n\ndef to_gpu(model):\n    return model.cuda()\n"}
+_ROOT = {
+    "pyproject.toml": "[project]\nname = 'p'\n",
+    "gpu.py": "import torch\n\n\ndef to_gpu(model):\n    return model.cuda()\n",
+}
 
 _NET = """
     import torch
