@@ -2889,8 +2889,40 @@ def main(config, module_arch, logger):
 """,
             "logged, wrapped for several GPUs, loaded, then moved by the same scope: on the CPU at the load",
         ),
+        Valid(
+            """\
+import torch
+def main(config, module_arch, logger):
+    if "returns_feat" in config["arch"]["args"]:
+        model = config.init_obj("arch", module_arch, returns_feat=False)
+    else:
+        model = config.init_obj("arch", module_arch)
+    logger.info(model)
+    checkpoint = torch.load(config.resume)
+    state_dict = checkpoint["state_dict"]
+    model.load_state_dict(state_dict)
+    model = model.to(torch.device("cuda"))
+""",
+            "built on either branch of an if/else with no device, loaded, then moved: on the CPU at the load",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def main(config, module_arch, logger):
+    if "returns_feat" in config["arch"]["args"]:
+        model = config.init_obj("arch", module_arch, returns_feat=False)
+    else:
+        model = config.init_obj("arch", module_arch).cuda()
+    logger.info(model)
+    checkpoint = torch.load(config.resume)
+    state_dict = checkpoint["state_dict"]
+    model.load_state_dict(state_dict)
+    model = model.to(torch.device("cuda"))
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

@@ -97,3 +97,15 @@ def test_wrapped_with_device_ids_before_the_load():
         "    net.load_state_dict(torch.load(p))\n    net = net.cuda()\n"
     )
     assert not _judge(src)
+
+
+def test_built_on_both_branches_of_an_if_else():
+    src = "def f(p, c):\n    if c:\n        net = Net(1)\n    else:\n        net = Net()\n    net.load_state_dict(torch.load(p))\n    net = net.cuda()\n"
+    assert _judge(src)
+
+
+def test_an_if_without_else_or_a_moving_branch_is_no_build():
+    no_else = "def f(p, c, net):\n    if c:\n        net = Net(1)\n    net.load_state_dict(torch.load(p))\n    net = net.cuda()\n"
+    moving = "def f(p, c):\n    if c:\n        net = Net(1)\n    else:\n        net = Net().cuda()\n    net.load_state_dict(torch.load(p))\n    net = net.cuda()\n"
+    assert not _judge(no_else)
+    assert not _judge(moving)

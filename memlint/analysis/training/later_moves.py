@@ -219,6 +219,28 @@ def _constructor(value: cst.BaseExpression | None, may_move: Callable[[cst.BaseE
     return not (reading.any_move or reading.device_arg)
 
 
+def _built_in_branches(
+    stmt: cst.BaseStatement, name: str, may_move: Callable[[cst.BaseExpression], bool]
+) -> list[cst.Call] | None:
+    """The constructor calls of an ``if``/``else`` each of whose branches is one
+    ``name = constructor(...)`` (``model = init(cfg, extra=1)`` or ``model =
+    init(cfg)``): built either way with no device and no move."""
+    values: list[cst.Call] = []
+    branch: cst.BaseSuite | cst.If | cst.Else | None = stmt  # type: ignore[assignment]
+    while isinstance(branch, (cst.If, cst.Else)):
+        body = branch.body
+        if not isinstance(body, cst.IndentedBlock) or len(body.body) != 1:
+            return None
+        value = _assigned(body.body[0], name)
+        if not (isinstance(value, cst.Call) and _constructor(value, may_move) and not _mentions_name(value, name)):
+            return None
+        values.append(value)
+        if isinstance(branch, cst.Else):
+            return values
+        branch = branch.orelse
+    return None  # an ``if`` with no ``else``: the model may come from before it
+
+
 def _moved_names_before(body: Sequence[cst.BaseStatement], end: int, value: cst.Call) -> bool:
     """A name handed to ``value`` was moved by a statement before ``end``
     (``net.cuda(); model = Wrapper(net)``): the new model may hold a moved part."""
@@ -246,11 +268,16 @@ def moved_after_load(
     if here.moves_it or here.bad_binding or _handed(load_stmt, name, stays):
         return False
     built = None
+    values: list[cst.Call] = []
     for i in range(index - 1, -1, -1):
         stmt = body[i]
         value = _assigned(stmt, name)
-        if value is not None and _constructor(value, may_move) and not _mentions_name(value, name):
-            built = i
+        if isinstance(value, cst.Call) and _constructor(value, may_move) and not _mentions_name(value, name):
+            built, values = i, [value]
+            break
+        branches = _built_in_branches(stmt, name, may_move)
+        if branches:
+            built, values = i, branches
             break
         reading = _read(stmt, name)
         if reading.moves_it or reading.bad_binding or _handed(stmt, name, stays):
@@ -261,9 +288,7 @@ def moved_after_load(
             return False  # rebuilt on a device, or bound to another value
     if built is None:
         return False
-    value = _assigned(body[built], name)
-    assert isinstance(value, cst.Call)
-    if _moved_names_before(body, built, value):
+    if any(_moved_names_before(body, built, value) for value in values):
         return False
     for stmt in body[index + 1 :]:
         reading = _read(stmt, name)
