@@ -770,10 +770,12 @@ class LoadWithoutMapLocation(Rule):
         """``func(...)`` may build a model on a device: a class or function of
         this module not known to build on the CPU (its code moves), a model
         class of the project that moves, or a project function returning a
-        model it moved. A constructor out of view (a factory, ``eval(...)``)
-        is not known to move."""
+        model it moved. Only a parameter's method (``config.init_obj``) is out
+        of view; an ``eval`` spelling or an import must be a builder the
+        project shows building on the CPU (one candidate that moves, a class
+        handing ``**kwargs`` on, a library's class: it may move)."""
         if isinstance(func, cst.Call):
-            return False  # ``eval("models." + name + ".get_pose_net")(cfg)``: out of view
+            return not self.facts.checkpoints.builds_on_cpu(func)  # ``eval("models." + name + ".get_net")(cfg)``
         name = dotted_name(func)
         if name is None:
             return True
@@ -785,8 +787,6 @@ class LoadWithoutMapLocation(Rule):
         head = name.partition(".")[0]
         if "." in name and head in params:
             return False  # ``config.init_obj(...)``: a parameter's method, out of view
-        if self.facts.names.bindings.get(head) is not None and name not in self.facts.calls.classes:
-            return False  # imported: a project class or builder not known to move, or a library's
         return not self.facts.checkpoints.builds_on_cpu(func)
 
     def _helper_load(self, call: cst.Call) -> bool:
@@ -2833,36 +2833,6 @@ def restore(path, cpu=False, **kwargs):
     return model
 """,
             "the keywords come from the caller",
-        ),
-        Valid(
-            """\
-import torch
-from models import Embedding, backbones
-def main(args):
-    student = Embedding(backbones[args.arch](), size=args.size)
-    if args.load is not None:
-        student.load_state_dict(torch.load(args.load))
-    student = student.cuda()
-    return student
-""",
-            "the scope itself moves the model after the load, and nothing moved it before: on the CPU at the load",
-        ),
-        Valid(
-            """\
-import torch
-import models
-def to_half(net):
-    return net.half()
-def main(cfg, path):
-    model = eval("models." + cfg.name + ".get_net")(cfg)
-    print(model)
-    if cfg.half:
-        model = to_half(model)
-    model.load_state_dict(torch.load(path))
-    model = torch.nn.DataParallel(model).cuda()
-    model.eval()
-""",
-            "a builder named by eval, loaded before the DataParallel(...).cuda() that moves it",
         ),
         Valid(
             """\

@@ -241,11 +241,20 @@ def _built_in_branches(
     return None  # an ``if`` with no ``else``: the model may come from before it
 
 
-def _moved_names_before(body: Sequence[cst.BaseStatement], end: int, value: cst.Call) -> bool:
+def _moved_names_before(
+    body: Sequence[cst.BaseStatement], end: int, value: cst.Call, may_move: Callable[[cst.BaseExpression], bool]
+) -> bool:
     """A name handed to ``value`` was moved by a statement before ``end``
-    (``net.cuda(); model = Wrapper(net)``): the new model may hold a moved part."""
+    (``net.cuda(); model = Wrapper(net)``), or bound from a call that may
+    build on a device (``args = add_args(p)`` of a builder returning a moved
+    model): the new model may hold a moved part."""
     handed = [a.value.value for a in value.args if isinstance(a.value, cst.Name)]
-    return any(_read(stmt, name).moves_it for name in handed for stmt in body[:end])
+    for name in handed:
+        for stmt in body[:end]:
+            bound = _assigned(stmt, name)
+            if _read(stmt, name).moves_it or (isinstance(bound, cst.Call) and may_move(bound.func)):
+                return True
+    return False
 
 
 def moved_after_load(
@@ -288,7 +297,7 @@ def moved_after_load(
             return False  # rebuilt on a device, or bound to another value
     if built is None:
         return False
-    if any(_moved_names_before(body, built, value) for value in values):
+    if any(_moved_names_before(body, built, value, may_move) for value in values):
         return False
     for stmt in body[index + 1 :]:
         reading = _read(stmt, name)
