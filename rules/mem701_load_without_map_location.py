@@ -13,7 +13,7 @@ from memlint.analysis.scope.relative_imports import relative_bindings
 from memlint.analysis.training.bound_loads import bound_load_receiver
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
-from memlint.analysis.training.later_moves import moved_after_load, scope_body, statement_in
+from memlint.analysis.training.later_moves import is_move, moved_after_load, scope_body, statement_in
 from memlint.analysis.training.load_kwargs import splat_misses
 from memlint.analysis.training.passed_dicts import passed_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
@@ -5043,7 +5043,7 @@ class _Moves(cst.CSTVisitor):
             return False  # another scope: ``model.to(device)`` in a function defined above a script's load
         if self._root is None:
             self._root = node
-        if isinstance(node, cst.Call) and _is_move(node) and self._moves_receiver(node.func.value):  # type: ignore[attr-defined]
+        if isinstance(node, cst.Call) and is_move(node) and self._moves_receiver(node.func.value):  # type: ignore[attr-defined]
             self.moved = True
         elif isinstance(node, cst.Assign) and any(dotted_name(t.target) == self.receiver for t in node.targets):
             found = _AnyMove()
@@ -5100,23 +5100,7 @@ class _AnyMove(cst.CSTVisitor):
         self.found = False
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.found = self.found or _is_move(node)
-
-
-def _is_move(call: cst.Call) -> bool:
-    """``x.cuda(...)``, or ``x.to(...)`` with an argument that is no dtype."""
-    func = call.func
-    if not isinstance(func, cst.Attribute):
-        return False
-    if func.attr.value == "cuda":
-        return True
-    if func.attr.value != "to" or not call.args:
-        return False
-    first = call.args[0]
-    if first.keyword is not None:
-        return first.keyword.value == "device"
-    text = dotted_name(first.value) or ""
-    return not (text.endswith("dtype") or text.startswith("torch.") and not text.startswith("torch.device"))
+        self.found = self.found or is_move(node)
 
 
 class _ReturnedLoads(cst.CSTVisitor):
