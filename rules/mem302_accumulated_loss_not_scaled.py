@@ -7,7 +7,7 @@ import libcst as cst
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.accumulation import accumulating_steps
 from memlint.analysis.training.training_verbs import Verb
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnCodeVisitor, visit_fast
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 from memlint.vocabulary.kinds import Kind
 
@@ -40,7 +40,7 @@ def _reduced(call: cst.Call, name: str | None) -> cst.BaseExpression | None:
     return arg.value if arg.keyword is None and not arg.star else None
 
 
-class _Scan(cst.CSTVisitor):
+class _Scan(OwnCodeVisitor):
     """Assignments in a loop body, and whether anything divides/scales."""
 
     def __init__(self) -> None:
@@ -77,12 +77,6 @@ class _Scan(cst.CSTVisitor):
                 inner = inner.value
             if isinstance(inner, cst.Attribute) and inner.attr.value == "grad":
                 self.grad_scaled = True
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
 
 class _Names(cst.CSTVisitor):

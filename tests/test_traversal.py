@@ -13,6 +13,8 @@ from memlint.lint.engine import lint_module
 from memlint.parse.positions import LazyPositions, syntactic_ranges
 from memlint.parse.traversal import (
     TRIVIA,
+    OwnCodeVisitor,
+    OwnScopeVisitor,
     ParentMap,
     TreeIndex,
     children,
@@ -452,3 +454,58 @@ def test_tree_index_is_the_walk_numbered_on_every_fixture_and_corpus_file():
         assert tree.index == number
         checked += len(nodes)
     assert checked > 10_000
+
+
+_SCOPES = textwrap.dedent(
+    """\
+    def outer(a):
+        b = a
+        def inner(c):
+            return c
+        class K:
+            d = b
+            def method(self, e):
+                return e
+        f = lambda g: g
+    """
+)
+
+
+class _OwnNames(OwnCodeVisitor):
+    def __init__(self, own: cst.CSTNode | None = None) -> None:
+        super().__init__()
+        self.own = own
+        self.names: list[str] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node.value)
+
+
+class _OwnScopeNames(OwnScopeVisitor, _OwnNames):
+    pass
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_own_code_visitor_reads_class_bodies_but_no_nested_function_or_lambda(fast):
+    module = cst.parse_module(_SCOPES)
+    outer = module.body[0]
+    seen = _OwnNames(outer)
+    visit_fast(outer, seen) if fast else outer.visit(seen)
+    # ``outer`` is entered (it is ``own``); ``inner``, ``method`` and the lambda are not, ``K``'s body is.
+    assert seen.names == ["outer", "a", "b", "a", "K", "d", "b", "f"]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_own_scope_visitor_leaves_class_bodies_out_too(fast):
+    module = cst.parse_module(_SCOPES)
+    outer = module.body[0]
+    seen = _OwnScopeNames(outer)
+    visit_fast(outer, seen) if fast else outer.visit(seen)
+    assert seen.names == ["outer", "a", "b", "a", "f"]
+
+
+def test_own_code_visitor_without_own_enters_no_function():
+    module = cst.parse_module(_SCOPES)
+    seen = _OwnNames()
+    visit_fast(module, seen)
+    assert seen.names == []

@@ -10,7 +10,9 @@ This module walks the existing nodes instead, in the order libcst visits them:
   ``False`` from ``visit_X`` skips the children); attribute visitors
   (``visit_X_attr``) are not called;
 - :func:`run_batched` runs every rule in one walk, with ``ParentNodeProvider``
-  and ``PositionProvider`` computed only when something asks for them.
+  and ``PositionProvider`` computed only when something asks for them;
+- :class:`OwnCodeVisitor` and :class:`OwnScopeVisitor` are the bases of the
+  visitors whose walk stays in the code it starts in.
 
 While one module is linted (:func:`module_walks`), its nodes are listed once
 in visiting order, per node class: a walk then touches only the nodes of the
@@ -36,6 +38,8 @@ from memlint.parse.tree import TRIVIA, TreeIndex, children, module_walks, parent
 _CSTNode = cst.CSTNode
 __all__ = [
     "TRIVIA",
+    "OwnCodeVisitor",
+    "OwnScopeVisitor",
     "TreeIndex",
     "children",
     "install_lazy_metadata",
@@ -128,6 +132,29 @@ def visit_fast(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             _visit_recursive(node, visitor, _table(vcls))
     else:
         _visit_indexed(tree, tree.indices(start, hooked), visitor)
+
+
+class OwnCodeVisitor(cst.CSTVisitor):
+    """A walk that reads only the code it starts in: a nested function or
+    lambda is not entered (its code runs when it is called, with names of
+    its own), but a class body is, since it runs where it stands. ``own``,
+    set by a walk that starts at a function, is that function: it is entered."""
+
+    own: cst.CSTNode | None = None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.own
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+class OwnScopeVisitor(OwnCodeVisitor):
+    """An :class:`OwnCodeVisitor` that leaves nested class bodies out too:
+    their names are the class's, not the scope's."""
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
 
 
 def _visit_recursive(node: cst.CSTNode, visitor: cst.CSTVisitor, table: dict) -> None:

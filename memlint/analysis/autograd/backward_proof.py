@@ -33,7 +33,7 @@ import libcst as cst
 from memlint.analysis.scope.names import dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.scope.tensor_attrs import TENSOR_ATTRS
 from memlint.analysis.training.training_verbs import VerbKind
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnCodeVisitor, visit_fast
 
 _GRADIENT_KEYWORDS = ("gradient", "grad_tensors", "gradients")
 
@@ -240,19 +240,13 @@ def _binds(node: cst.CSTNode, key: str) -> bool:
     return visitor.found
 
 
-class _Returns(cst.CSTVisitor):
+class _Returns(OwnCodeVisitor):
     # A module-level class, not one per call: a class is a reference cycle,
     # and its methods' closures would keep what they capture alive with it.
     def __init__(self, fn: cst.FunctionDef) -> None:
         super().__init__()
-        self.fn = fn
+        self.own = fn
         self.returns: list[cst.Return] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.fn
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Return(self, node: cst.Return) -> None:
         self.returns.append(node)

@@ -53,6 +53,7 @@ from libcst.metadata import MetadataWrapper
 from memlint.analysis.scope.bindings import Bindings
 from memlint.analysis.scope.callgraph import CallGraph
 from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.parse.traversal import OwnCodeVisitor, visit_fast
 from memlint.vocabulary.frameworks import LIGHTNING_NO_GRAD_HOOKS
 from memlint.vocabulary.loading import loading_name
 from memlint.vocabulary.tokens import name_tokens
@@ -162,26 +163,18 @@ _HELPER_CONTEXT_TOKENS = frozenset(
 
 def _yields(fn: cst.FunctionDef) -> list[cst.Yield]:
     """The ``yield`` expressions of ``fn`` itself (not of nested functions)."""
-    from memlint.parse.traversal import visit_fast
-
     visitor = _Yields(fn)
     visit_fast(fn, visitor)
     return visitor.found
 
 
-class _Yields(cst.CSTVisitor):
+class _Yields(OwnCodeVisitor):
     # A module-level class, not one per call: a class is a reference cycle,
     # and its methods' closures would keep what they capture alive with it.
     def __init__(self, fn: cst.FunctionDef) -> None:
         super().__init__()
-        self.fn = fn
+        self.own = fn
         self.found: list[cst.Yield] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.fn
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Yield(self, node: cst.Yield) -> None:
         self.found.append(node)

@@ -6,25 +6,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnScopeVisitor, visit_fast
 
 
-class _OwnReturns(cst.CSTVisitor):
+class _OwnReturns(OwnScopeVisitor):
     # A module-level class, not one per call: a class is a reference cycle,
     # and its methods' closures would keep what they capture alive with it.
     def __init__(self) -> None:
         super().__init__()
         self.values: list[cst.BaseExpression | None] = []
         self.yields = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Return(self, node: cst.Return) -> None:
         self.values.append(node.value)

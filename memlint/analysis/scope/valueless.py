@@ -13,19 +13,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnCodeVisitor, visit_fast
 
 
-class _Returns(cst.CSTVisitor):
+class _Returns(OwnCodeVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.found = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # a nested function's returns are its own
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None and not (isinstance(node.value, cst.Name) and node.value.value == "None"):

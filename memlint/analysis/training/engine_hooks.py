@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnScopeVisitor, visit_fast
 
 _PARTIAL = frozenset({"functools.partial"})
 
@@ -121,23 +121,14 @@ def _place(spelled: str, attr: str, key: str, facts) -> tuple[str, str] | None:
     return None
 
 
-class _Stores(cst.CSTVisitor):
+class _Stores(OwnScopeVisitor):
     """``<engine>.<attr>['<key>'] = value`` in ``scope``'s own code:
     (engine, attr, key) -> the values stored."""
 
     def __init__(self, scope: cst.CSTNode) -> None:
         super().__init__()
-        self.scope = scope
+        self.own = scope
         self.found: dict[tuple[str, str, str], list[cst.BaseExpression]] = {}
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.scope
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

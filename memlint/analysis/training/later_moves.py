@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
+from memlint.parse.traversal import OwnCodeVisitor, OwnScopeVisitor
 
 _DEVICE_KEYWORDS = frozenset({"device", "device_map"})
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -42,7 +43,7 @@ def is_move(call: cst.Call) -> bool:
     return not (text.endswith("dtype") or text.startswith("torch.") and not text.startswith("torch.device"))
 
 
-class _Reading(cst.CSTVisitor):
+class _Reading(OwnScopeVisitor):
     """What a statement does to ``name``: moves it (or a part of it), binds it
     (and whether every binding is a plain rebuild with no move nor device),
     or hands it to a call given a device; nested scopes are not read."""
@@ -55,15 +56,6 @@ class _Reading(cst.CSTVisitor):
         self.binds = False
         self.bad_binding = False  # bound by a ``for``, ``with``, augmented or unpacking target
         self.values: list[cst.BaseExpression] = []  # what plain assignments bind it to
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         if is_move(node):
@@ -126,7 +118,7 @@ def _wrapped_in_place(call: cst.Call) -> bool:
     return (dotted_name(call.func) or "") in _WRAPPERS and len(call.args) == 1 and call.args[0].keyword is None
 
 
-class _HandedOn(cst.CSTVisitor):
+class _HandedOn(OwnCodeVisitor):
     """``name`` handed to code that may move it or keep it: an argument of a
     call other than a look (``print(model)``) or one that stays (``stays``:
     a function that moves nothing, ``get_model_summary(model, x)``), a
@@ -136,12 +128,6 @@ class _HandedOn(cst.CSTVisitor):
         self.name = name
         self.stays = stays
         self.handed = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
+from memlint.parse.traversal import OwnCodeVisitor
 
 
 def chains_layers(loop: cst.CSTNode, model_calls: list[cst.Call]) -> bool:
@@ -31,7 +32,7 @@ def _chained_calls(body: cst.BaseSuite, layer: str) -> set[int]:
     return finder.found
 
 
-class _Chained(cst.CSTVisitor):
+class _Chained(OwnCodeVisitor):
     def __init__(self, layer: str) -> None:
         self.layer = layer
         self.found: set[int] = set()
@@ -50,9 +51,3 @@ class _Chained(cst.CSTVisitor):
         args = [a for a in node.args if a.keyword is None and not a.star]
         if args and isinstance(args[0].value, cst.Name) and args[0].value.value == self._target:
             self.found.add(id(node))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False

@@ -51,7 +51,7 @@ from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.training.layer_loops import chains_layers
 from memlint.analysis.training.step_parts import counted_part
 from memlint.analysis.training.training_verbs import accumulation_divisor
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnScopeVisitor, visit_fast
 from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
 
 Loop = cst.For | cst.While
@@ -1354,23 +1354,14 @@ def local_names(fn: cst.FunctionDef) -> set[str]:
     return _local_names(fn)
 
 
-class _LocalNames(cst.CSTVisitor):
+class _LocalNames(OwnScopeVisitor):
     # A module-level class, not one per call: a class is a reference cycle,
     # and its methods' closures would keep what they capture alive with it.
     def __init__(self, fn: cst.FunctionDef) -> None:
         super().__init__()
-        self.fn = fn
+        self.own = fn
         self.local = set(_params(fn))
         self.declared: set[str] = set()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.fn
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.local.update(t.value for t in flat_targets(node.target) if isinstance(t, cst.Name))

@@ -11,25 +11,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnScopeVisitor, visit_fast
 
 
-class _Accumulated(cst.CSTVisitor):
+class _Accumulated(OwnScopeVisitor):
     def __init__(self) -> None:
         self.names: set[str] = set()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
             self.names.add(node.target.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # its names are another scope's
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
 
 def accumulated_names(loop: cst.For | cst.While) -> set[str]:

@@ -20,23 +20,14 @@ import libcst as cst
 from memlint.analysis.scope.bound_targets import bound_targets
 from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.state_flow import drawn_from, loop_copies
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnScopeVisitor, visit_fast
 
 
-class _OwnLoops(cst.CSTVisitor):
+class _OwnLoops(OwnScopeVisitor):
     # Module-level, as own_returns.py's: a class per call would be a cycle.
     def __init__(self) -> None:
         super().__init__()
         self.loops: list[cst.For] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append(node)

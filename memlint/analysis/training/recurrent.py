@@ -25,7 +25,7 @@ from memlint.analysis.scope.callgraph import Scope
 from memlint.analysis.scope.names import dotted_name, flat_targets
 from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.loops import LoopInfo
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnCodeVisitor, visit_fast
 
 _TENSOR_CREATORS = frozenset(
     {
@@ -63,14 +63,14 @@ class _Binding:
         self.key, self.stmt, self.value, self.pos, self.element, self.kind = key, stmt, value, pos, element, kind
 
 
-class _BindingsIndex(cst.CSTVisitor):
+class _BindingsIndex(OwnCodeVisitor):
     """Every binding of one scope by key (RecurrentAnalysis.bindings_in)."""
 
     # A module-level class, not one per call: a class is a reference cycle,
     # and its methods' closures would keep what they capture alive with it.
     def __init__(self, scope: Scope, loops) -> None:
         super().__init__()
-        self.scope = scope
+        self.own = scope
         self.loops = loops
         self.out: dict[str, list[_Binding]] = defaultdict(list)
 
@@ -86,14 +86,8 @@ class _BindingsIndex(cst.CSTVisitor):
         if key is not None:
             self.out[key].append(_Binding(key, stmt, value, self.loops.pos(stmt), depth >= 2, kind))
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.scope
-
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return isinstance(self.scope, cst.Module)
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
+        return isinstance(self.own, cst.Module)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:

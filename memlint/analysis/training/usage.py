@@ -34,7 +34,7 @@ from memlint.analysis.scope.blocks import inside
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
-from memlint.parse.traversal import visit_fast
+from memlint.parse.traversal import OwnCodeVisitor, visit_fast
 
 _CONTAINER_ADD = frozenset({"append", "extend", "insert", "add", "appendleft", "update", "put", "setdefault"})
 _NUMERIC_CALLS = frozenset({"print", "float", "int", "round", "str", "format", "bool", "abs"})
@@ -80,13 +80,13 @@ def _graph_keys(expr: cst.CSTNode) -> set[str]:
     return visitor.out
 
 
-class _ScopeUsage(cst.CSTVisitor):
+class _ScopeUsage(OwnCodeVisitor):
     """Reads, dependencies and backward/return seeds of one function (or of
     the module's own statements), nested functions excluded."""
 
     def __init__(self, scope: Scope, objects: ObjectTable) -> None:
         super().__init__()
-        self.scope = scope
+        self.own = scope
         self.objects = objects
         self.reads: dict[str, list[cst.CSTNode]] = defaultdict(list)
         self.deps: dict[str, set[str]] = defaultdict(set)
@@ -96,12 +96,6 @@ class _ScopeUsage(cst.CSTVisitor):
         self.backward_seeds: set[str] = set()
         self.return_seeds: set[str] = set()
         visit_fast(scope, self)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.scope
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
     def visit_Name(self, node: cst.Name) -> None:
         self.reads[node.value].append(node)
