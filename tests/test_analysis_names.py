@@ -3,7 +3,7 @@
 import libcst as cst
 import pytest
 
-from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.analysis.scope.names import ImportTable, binds_name, dotted_name
 from memlint.vocabulary.tokens import name_tokens, names_samples
 
 
@@ -128,3 +128,19 @@ def test_names_samples():
     """Iterables of single inputs: a plural, or one element's name with a collection's."""
     assert all(names_samples(name_tokens(n)) for n in ("images", "val_imgs", "image_list", "img_paths", "frame_files"))
     assert not any(names_samples(name_tokens(n)) for n in ("image", "img", "file_list", "loader", "image_size"))
+
+
+@pytest.mark.parametrize(
+    "target, binds",
+    [
+        ("model", True),
+        ("net", False),
+        ("a, model", True),
+        ("[a, (b, model)]", True),
+        ("a, *model", True),
+        ("model.module", False),  # an attribute of it: the name stays bound to what it was
+        ("model[0]", False),
+    ],
+)
+def test_binds_name(target, binds):
+    assert binds_name(cst.parse_expression(target), "model") is binds

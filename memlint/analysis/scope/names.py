@@ -48,6 +48,11 @@ def flat_targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield target
 
 
+def binds_name(target: cst.BaseExpression, name: str) -> bool:
+    """``target`` binds ``name``, alone or in a tuple or list (``a, (name, *b)``)."""
+    return any(isinstance(t, cst.Name) and t.value == name for t in flat_targets(target))
+
+
 def mentions(expr: cst.CSTNode, key: str) -> bool:
     """Whether the dotted name ``key`` (``self.h``) occurs anywhere in ``expr``."""
     from memlint.parse.traversal import visit_fast

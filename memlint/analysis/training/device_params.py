@@ -30,6 +30,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from memlint.analysis.scope.callgraph import CallGraph
+from memlint.analysis.scope.names import binds_name
 from memlint.parse.traversal import visit_fast
 from memlint.project.view import ProjectView
 
@@ -158,7 +159,7 @@ class _Rebinds(cst.CSTVisitor):
             targets = [node.name]
         elif isinstance(node, cst.NamedExpr):
             targets = [node.target]
-        self.found = any(_binds(t, self.param) for t in targets) or _moves_back(node, self.param)
+        self.found = any(binds_name(t, self.param) for t in targets) or _moves_back(node, self.param)
         return not self.found
 
 
@@ -171,16 +172,6 @@ def _moves_back(node: cst.CSTNode, param: str) -> bool:
         and isinstance(node.func.value, cst.Name)
         and node.func.value.value == param
     )
-
-
-def _binds(target: cst.BaseExpression, name: str) -> bool:
-    if isinstance(target, cst.Name):
-        return target.value == name
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(e.value, name) for e in target.elements)
-    if isinstance(target, cst.StarredElement):
-        return _binds(target.value, name)
-    return False
 
 
 def _rebound_before(fn: cst.FunctionDef, param: str, use: cst.CSTNode) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 import libcst as cst
 
-from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.names import binds_name, dotted_name
 from memlint.parse.traversal import OwnCodeVisitor, OwnScopeVisitor
 
 _DEVICE_KEYWORDS = frozenset({"device", "device_map"})
@@ -68,26 +68,26 @@ class _Reading(OwnScopeVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if _names(target.target, self.name):
+            if binds_name(target.target, self.name):
                 self.binds = True
                 self.values.append(node.value)
                 if not isinstance(target.target, cst.Name):
                     self.bad_binding = True
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if _names(node.target, self.name):
+        if binds_name(node.target, self.name):
             self.binds = self.bad_binding = True
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if _names(node.target, self.name):
+        if binds_name(node.target, self.name):
             self.binds = self.bad_binding = True
 
     def visit_For(self, node: cst.For) -> None:
-        if _names(node.target, self.name):
+        if binds_name(node.target, self.name):
             self.binds = self.bad_binding = True
 
     def visit_AsName(self, node: cst.AsName) -> None:
-        if _names(node.name, self.name):
+        if binds_name(node.name, self.name):
             self.binds = self.bad_binding = True
 
     def visit_Global(self, node: cst.Global) -> None:
@@ -164,17 +164,6 @@ def _mentions(expr: cst.BaseExpression, name: str) -> bool:
     while isinstance(root, (cst.Attribute, cst.Subscript)):
         root = root.value
     return isinstance(root, cst.Name) and root.value == name
-
-
-def _names(target: cst.BaseExpression, name: str) -> bool:
-    """``target`` binds ``name``, alone or in a tuple or list."""
-    if isinstance(target, cst.Name):
-        return target.value == name
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_names(e.value, name) for e in target.elements)
-    if isinstance(target, cst.StarredElement):
-        return _names(target.value, name)
-    return False
 
 
 def _read(stmt: cst.CSTNode, name: str) -> _Reading:
