@@ -181,3 +181,17 @@ def test_a_registry_with_a_moving_class_keeps_the_finding(tmp_path):
     files = {"nets/__init__.py": _REGISTRY + "register(MODELS)\n", "nets/small.py": _SMALL, "train.py": _TRAIN}
     write_project(tmp_path, files)
     assert finding_lines(tmp_path / "train.py", "MEM701") == [6]
+
+
+def test_the_module_facts_read_the_factories_without_the_gates_tree():
+    """Linted without the gate's tree (fix, the server's single rules): the
+    module's code parsed; code Python cannot parse has no factory."""
+    import libcst as cst
+
+    from memlint.analysis.training.factory_classes import FactoryClasses
+
+    def own(source: str, tree: ast.Module | None) -> dict[str, list[str]]:
+        return FactoryClasses(cst.parse_module(source), tree, frozenset())._own_factories()
+
+    assert own(_REGISTRY, None) == own(_REGISTRY, ast.parse(_REGISTRY)) == {"load_model": ["@smalls"]}
+    assert own(_REGISTRY + "# a NUL byte: \0\n", None) == {}  # libcst reads it, Python does not

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
+from memlint.parse.guard import python_tree
 from memlint.parse.traversal import OwnScopeVisitor, visit_fast
 
 _PARTIAL = frozenset({"functools.partial"})
@@ -105,12 +106,10 @@ def _place(spelled: str, attr: str, key: str, facts) -> tuple[str, str] | None:
         return None
     from memlint.project.engine_hooks import class_hooks
 
-    tree = facts.python_tree
-    if tree is None:  # linted without the gate's tree (fix, the server's single rules)
-        try:
-            tree = ast.parse(facts.module.code)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+    # Linted without the gate's tree (fix, the server's single rules): the code's own.
+    tree = facts.python_tree if facts.python_tree is not None else python_tree(facts.module.code)
+    if tree is None:
+        return None
     # A class of this module, at any depth (one defined in ``main``): one of that name only.
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == spelled]
     if len(classes) != 1:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from memlint.parse.guard import python_tree
 from memlint.project.class_factories import factories
 
 
@@ -51,11 +52,7 @@ class FactoryClasses:
 
     def _own_factories(self) -> dict[str, list[str]]:
         if self._own is None:
-            tree = self.tree
-            if tree is None:  # linted without the gate's tree (fix, the server's single rules)
-                try:
-                    tree = ast.parse(self.module.code)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = None
+            # Linted without the gate's tree (fix, the server's single rules): the code's own.
+            tree = self.tree if self.tree is not None else python_tree(self.module.code)
             self._own = factories(tree) if tree is not None else {}
         return self._own

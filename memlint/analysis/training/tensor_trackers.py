@@ -18,6 +18,7 @@ import libcst as cst
 
 from memlint.analysis.scope.bindings import Bindings, unwrap_pass_through
 from memlint.analysis.scope.names import dotted_name
+from memlint.parse.guard import python_tree
 
 if TYPE_CHECKING:
     from memlint.project.view import ProjectView
@@ -79,12 +80,8 @@ class TensorTrackers:
         if self._own is None:
             from memlint.project.trackers import tensor_trackers
 
-            tree = self._tree
-            if tree is None:  # linted without the gate's tree (fix, the server's single rules)
-                try:
-                    tree = ast.parse(self.module.code)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = None
+            # Linted without the gate's tree (fix, the server's single rules): the code's own.
+            tree = self._tree if self._tree is not None else python_tree(self.module.code)
             self._own = {
                 (t.cls, t.method): KeptBy(t.cls, t.method, t.position, t.param, t.attr, f"line {t.line}")
                 for t in (tensor_trackers(tree) if tree is not None else ())
