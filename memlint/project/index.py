@@ -35,6 +35,7 @@ from memlint.project.package_attrs import package_binding
 from memlint.project.plain_forwards import trained_receivers
 from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
+from memlint.project.star_names import star_names
 from memlint.project.stray_modules import StrayModules
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
 from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_methods, named_forwards, object_facts
@@ -881,6 +882,9 @@ class ProjectIndex:
             root=self.root,
             path=self.modules.display(path),
             star_bindings=tuple(sorted(star.items())),
+            star_names=star_names(path, self.summary, self._star_sources, self._exports, _MAX_HOPS)
+            if summary.stars
+            else None,
             callers=tuple(callers),
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),

@@ -250,6 +250,9 @@ class ModuleSummary:
     stars: list[str] = field(default_factory=list)
     all_names: list[str] | None = None
     defines: list[str] = field(default_factory=list)
+    # A module-level loop, ``with`` or ``match`` may bind names ``defines``
+    # misses: what ``from this import *`` brings is then not known (star_names.py).
+    open_names: bool = False
     functions: list[FunctionFacts] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     trackers: list[str] = field(default_factory=list)
@@ -398,6 +401,7 @@ class ModuleSummary:
             "stars": list(self.stars),
             "all_names": None if self.all_names is None else list(self.all_names),
             "defines": list(self.defines),
+            "open_names": self.open_names,
             "functions": [dict(f.__dict__) for f in self.functions],
             "calls": [dict(c.__dict__) for c in self.calls],
             "trackers": list(self.trackers),
@@ -458,6 +462,7 @@ class ModuleSummary:
             stars=[str(s) for s in data["stars"]],
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
+            open_names=bool(data.get("open_names", False)),
             functions=[FunctionFacts.from_json(f) for f in data["functions"]],
             calls=[CallSite.from_json(c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
@@ -831,6 +836,8 @@ class _Walker:
             for handler in getattr(stmt, "handlers", ()):
                 for child in handler.body:
                     self._module_statement(child)
+        elif isinstance(stmt, _OPEN_STATEMENTS):
+            s.open_names = True  # its targets and body bind names not listed
 
     # -- the walk ----------------------------------------------------------
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
@@ -1758,6 +1765,10 @@ def _is_false(node: ast.AST) -> bool | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, bool):
         return not node.value
     return None
+
+
+# Module-level statements whose bindings ``defines`` does not list.
+_OPEN_STATEMENTS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Match)
 
 
 def _literal_names(node: ast.AST | None) -> list[str] | None:
