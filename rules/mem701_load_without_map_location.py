@@ -275,7 +275,9 @@ class LoadWithoutMapLocation(Rule):
     depends on the machine. torch's `DataParallel` given no `device_ids`, or
     ones not written out as a single device (`range(args.ngpu)`), keeps a model
     built on the CPU there, as a `torch.nn` container does (vnet's resume; the
-    bench decided these negative after obman). A load in a helper of another module (the checkpoint
+    bench decided these negative after obman). A class of the project that copies
+    `DataParallel`'s move (`if len(self.device_ids) == 1: self.module.cuda(...)`,
+    CornerNet's) is read the same. A load in a helper of another module (the checkpoint
     its own local, gone when it returns) whose every caller hands it a model
     built in the calling function, wrapped (`model = nn.DataParallel(model)`, no
     `device_ids`) and not moved before the call, and, for an optimizer
@@ -2772,6 +2774,25 @@ def load_model(path):
             """\
 import torch
 import torch.nn as nn
+class Parallel(nn.Module):
+    def __init__(self, module, device_ids=None):
+        super().__init__()
+        self.module = module
+        self.device_ids = device_ids or list(range(torch.cuda.device_count()))
+        if len(self.device_ids) == 1:
+            self.module.cuda(self.device_ids[0])
+def main(path):
+    model = Parallel(nn.Linear(2, 2))
+    model.load_state_dict(torch.load(path))
+    model.cuda()
+""",
+            "the project's own copy of `DataParallel` moves the module only when one device id is in use: "
+            "read as torch's class, a model whose device depends on the machine, loaded before its move",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
 
 
 class Net(nn.Module):
@@ -2877,6 +2898,38 @@ def main(config, module_arch, logger):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Parallel(nn.Module):
+    def __init__(self, module, device_ids=None):
+        super().__init__()
+        self.module = module
+        self.device_ids = device_ids or list(range(torch.cuda.device_count()))
+        if self.device_ids:
+            self.module.cuda(self.device_ids[0])
+def main(path):
+    model = Parallel(nn.Linear(2, 2))
+    model.load_state_dict(torch.load(path))
+    model.cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+class Parallel(nn.Module):
+    def __init__(self, module, device_ids=None):
+        super().__init__()
+        self.module = module
+        self.device_ids = device_ids or list(range(torch.cuda.device_count()))
+        if self.device_ids:
+            self.module.cuda(self.device_ids[0])
+def main(path):
+    model = Parallel(nn.Linear(2, 2))
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    model.cuda()
+""",
+        ),
         Invalid(
             """\
 import torch

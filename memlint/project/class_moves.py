@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping
 
 from memlint.gate.ast_fields import nodes
 from memlint.project.forward_copies import forward_keeps_no_move, qualified
+from memlint.project.single_device_moves import single_device_moves
 
 MOVES = frozenset({"to", "cuda", "xpu", "mps", "to_empty", "ipu", "npu"})
 # ``torch`` functions that return a new tensor (never a module).
@@ -144,6 +145,11 @@ def class_moves_to_a_device(
             and n.func.attr in MOVES  # type: ignore[attr-defined]
             and not _to_the_cpu(n)  # type: ignore[arg-type]
         ]
+        if moves:
+            # ``if len(self.device_ids) == 1: self.module.cuda(...)``: on a GPU or
+            # not by the GPUs visible, read as torch's DataParallel (single_device_moves.py).
+            guarded = single_device_moves(found, walk)
+            moves = [m for m in moves if id(m) not in guarded]
         if not moves:
             continue
         if registers is None:

@@ -216,6 +216,9 @@ def cpu_uses(
     wanted = {receiver for _, receiver, call in candidates if call is not None and stores.get(receiver) == 1}
     mentions: dict[str, list[ast.Name]] = {}
     nested: list[ast.AST] = []
+    # ``nnet.load_pretrained_params(p)`` as a statement: the receiver (by id)
+    # of a method call whose value is dropped, and the method.
+    statement_calls: dict[int, str] = {}
     if wanted:
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name):
@@ -223,19 +226,32 @@ def cpu_uses(
                     mentions.setdefault(sub.id, []).append(sub)
             elif isinstance(sub, _NESTED) and sub is not node:
                 nested.append(sub)
+            elif isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call):
+                func = sub.value.func
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in wanted:
+                    statement_calls[id(func.value)] = func.attr
     proven: dict[str, set[str]] = {}
     loud: list[str] = []
     for name, receiver, call in candidates:
         built = None
+        between: set[str] = set()
         if call is not None and receiver in wanted:
             own = call.func.value  # type: ignore[attr-defined]
-            others = [m for m in mentions.get(receiver, ()) if m is not own]
+            others = []
+            for m in mentions.get(receiver, ()):
+                if m is own:
+                    continue
+                method = statement_calls.get(id(m))
+                if method is not None and _start(m) < _start(call) and not any(_inside(m, n) for n in nested):
+                    between.add(method)  # the index proves it moves nothing (still_between)
+                else:
+                    others.append(m)
             built = fresh_receiver(body, receiver, call, others, nested)
         spelled = spelling(built.func) if built is not None else None
         if spelled is None:
             loud.append(name)
         else:
-            proven.setdefault(name, set()).add(spelled)
+            proven.setdefault(name, set()).add(spelled + ("|" + ",".join(sorted(between)) if between else ""))
     return proven, loud
 
 
@@ -255,6 +271,7 @@ def cpu_only_users(
     users: Callable[[str], Iterable[tuple[str, list[str]]]],
     cpu_class: Callable[[str, str], bool],
     own_method: Callable[[str, str, str], bool],
+    still: Callable[[str], bool] = lambda method: False,
 ) -> list[str]:
     """ProjectView.loading_cpu_elsewhere: the ``names`` whose every use in
     another module (``users(name)``: each module and its summary's
@@ -262,14 +279,20 @@ def cpu_only_users(
     builder that moves nothing (``cpu_class(spelling, module)``), or by a
     class of another module that defines the method itself (``own_method(
     spelling, module, name)``: bio/finetune.py's ``GNN_graphpred`` of
-    bio/model.py runs its own ``from_pretrained``, never chem/model.py's)."""
+    bio/model.py runs its own ``from_pretrained``, never chem/model.py's).
+    An entry ``Ctor|m1,m2`` was proven with statements ``x.m1(...)`` between
+    the construction and the call: each must be a method the project defines
+    only so that it moves nothing (``still``, method_moves.py)."""
     found = []
     for name in names:
         prefix = name + "="
         seen = False
         for other, entries in users(name):
-            spelled = [e[len(prefix) :] for e in entries if e.startswith(prefix)]
-            if not spelled or not all(cpu_class(s, other) or own_method(s, other, name) for s in spelled):
+            spelled = [e[len(prefix) :].partition("|") for e in entries if e.startswith(prefix)]
+            if not spelled or not all(
+                (cpu_class(s, other) or own_method(s, other, name)) and all(still(m) for m in between.split(",") if m)
+                for s, _, between in spelled
+            ):
                 break
             seen = True
         else:

@@ -35,6 +35,7 @@ from memlint.project.package_attrs import package_binding
 from memlint.project.plain_forwards import trained_receivers
 from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
+from memlint.project.star_names import star_names
 from memlint.project.stray_modules import StrayModules
 from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
 from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_methods, named_forwards, object_facts
@@ -513,8 +514,10 @@ class ProjectIndex:
         located = self._function_facts_at(spelling, path, self._path_stars(path, stars))
         return located is not None and located[1].gpu_return
 
-    def _cpu_class(self, spelling: str, importer: str) -> bool:
-        """``spelling`` (CallSite.built's) names a project class that moves nothing."""
+    def _cpu_class(self, spelling: str, importer: str, built: bool = False) -> bool:
+        """``spelling`` (CallSite.built's) names a project class that moves
+        nothing; with ``built``, or a plain class whose construction moves
+        nothing (summary.cpu_built: what a call right after it finds)."""
         if spelling.startswith(":"):
             found: tuple[str, str] | None = (importer, spelling[1:])
         elif spelling.startswith("*"):
@@ -529,7 +532,7 @@ class ProjectIndex:
             return False
         defining = self.summary(found[0])
         return defining is not None and (
-            self._cpu_class_of(found[0], defining, found[1])
+            self._cpu_class_of(found[0], defining, found[1], built=built)
             or found[1] in defining.cpu_builders
             or self._foreign_cpu_builder(found[0], defining, found[1])
         )
@@ -548,10 +551,11 @@ class ProjectIndex:
             self._cpu_class_of(found[0], defining, found[1]) or found[1] in defining.cpu_builders
         )
 
-    def _cpu_class_of(self, path: str, defining: ModuleSummary, name: str, depth: int = 0) -> bool:
-        """``name`` is a class of ``path`` that moves nothing, and so is every
-        class of the project it derives from or constructs (class_needs)."""
-        if name not in defining.cpu_classes:
+    def _cpu_class_of(self, path: str, defining: ModuleSummary, name: str, depth: int = 0, built: bool = False) -> bool:
+        """``name`` is a class of ``path`` that moves nothing (with ``built``,
+        or whose construction moves nothing: summary.cpu_built), and so is
+        every class of the project it derives from or constructs (class_needs)."""
+        if name not in defining.cpu_classes and not (built and name in defining.cpu_built):
             return False
         prefix = name + "="
         needs = next((e[len(prefix) :] for e in defining.class_needs if e.startswith(prefix)), "")
@@ -881,6 +885,9 @@ class ProjectIndex:
             root=self.root,
             path=self.modules.display(path),
             star_bindings=tuple(sorted(star.items())),
+            star_names=star_names(path, self.summary, self._star_sources, self._exports, _MAX_HOPS)
+            if summary.stars
+            else None,
             callers=tuple(callers),
             trackers=tuple(sorted(trackers)),
             cpu_classes=tuple(sorted(cpu_classes)),
@@ -911,8 +918,10 @@ class ProjectIndex:
                 cpu_only_users(
                     elsewhere,
                     lambda n: self.loading_users(path, n),
-                    self._cpu_class,
+                    # a proven call right after the construction: the class need only be built on the CPU
+                    lambda spelled, other: self._cpu_class(spelled, other, built=True),
                     lambda spelled, other, method: self._own_method(spelled, other, method, path),
+                    self.method_still,
                 )
             ),
             loading_grad_elsewhere=tuple(self.loading_used_elsewhere(path, loading, "loading_grad_uses")),

@@ -7,8 +7,8 @@ nothing keeps it there: no device move (``.to(``, ``.cuda(``, ``prepare``...)
 anywhere in its body; ``self`` never handed on (an argument, an alias, a
 store) nor a part of it handed to a call but a builtin that only looks;
 a method called on ``self`` or a part of it either ``nn.Module``'s that
-leave it where it is (``self.modules()``) or another such method of the
-same class; nothing stored into ``self`` but a constant (a stored
+leave it where it is (``self.modules()``, ``load_state_dict`` without
+``assign``) or another such method of the same class; nothing stored into ``self`` but a constant (a stored
 submodule may be anywhere).
 
 The project's answer is by name: a method name is still when every class
@@ -96,6 +96,19 @@ def method_moves(tree: ast.Module, walk: NodeLists | None = None, nested: bool =
         for name, flag in moves.items():
             (moving if flag or name in PLACES else still).add(name)
     return sorted(still - moving), sorted(moving)
+
+
+def loads_in_place(call: ast.Call) -> bool:
+    """``m.load_state_dict(sd)`` without ``assign``: the tensors are copied
+    into the parameters where they are, so the module stays where it is
+    (``assign=True`` makes the loaded tensors the parameters: they may be
+    anywhere)."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "load_state_dict"
+        and not any(k.arg in ("assign", None) for k in call.keywords)
+    )
 
 
 def _unread(name: str) -> bool:
@@ -228,7 +241,7 @@ def _plainly_moves(found: list[ast.AST], this: str, methods: dict) -> bool:
                 return True
         elif node.__class__ is ast.Call:
             func = node.func  # type: ignore[attr-defined]
-            if func.__class__ is ast.Attribute and func.attr not in MODULE_STAYS:
+            if func.__class__ is ast.Attribute and func.attr not in MODULE_STAYS and not loads_in_place(node):  # type: ignore[arg-type]
                 root = func.value
                 while root.__class__ is ast.Attribute:
                     root = root.value
@@ -262,7 +275,7 @@ def _may_move(fn: ast.FunctionDef | ast.AsyncFunctionDef, found: list[ast.AST], 
             args = [*node.args, *(k.value for k in node.keywords)]
             if isinstance(func, ast.Attribute) and _touches(func.value, parts):
                 direct = isinstance(func.value, ast.Name) and func.value.id == this
-                if not (func.attr in MODULE_STAYS or (direct and func.attr in methods)):
+                if not (func.attr in MODULE_STAYS or (direct and func.attr in methods) or loads_in_place(node)):
                     return True  # a method of a part, or inherited: not known
             elif isinstance(func, ast.Attribute) and func.attr in _KEEPS_HERE:
                 continue  # ``groups[0].append(m.weight)``: a local list keeps it

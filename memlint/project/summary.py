@@ -53,6 +53,7 @@ from memlint.project.class_moves import MOVES as _MOVES
 from memlint.project.class_moves import class_moves_to_a_device, class_needs
 from memlint.project.closed_instances import closed_instances
 from memlint.project.cpu_builders import builders
+from memlint.project.cpu_construction import built_on_cpu
 from memlint.project.cpu_receivers import cpu_uses, fresh_args, sets_default_device
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
@@ -250,6 +251,9 @@ class ModuleSummary:
     stars: list[str] = field(default_factory=list)
     all_names: list[str] | None = None
     defines: list[str] = field(default_factory=list)
+    # A module-level loop, ``with`` or ``match`` may bind names ``defines``
+    # misses: what ``from this import *`` brings is then not known (star_names.py).
+    open_names: bool = False
     functions: list[FunctionFacts] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     trackers: list[str] = field(default_factory=list)
@@ -284,6 +288,10 @@ class ModuleSummary:
     # What each CPU class's being on the CPU depends on: its bases and the
     # classes it constructs, as spelled here (class_moves.class_needs).
     class_needs: list[str] = field(default_factory=list)
+    # Module-level plain classes not in ``cpu_classes`` whose construction
+    # moves nothing (cpu_construction.py): a trainer moving its models in a
+    # ``cuda()`` method; their ``class_needs`` are listed too.
+    cpu_built: list[str] = field(default_factory=list)
     # Folders a script puts on ``sys.path`` (``sys.path.append("..")``), as
     # written: relative ones are read from the script's own folder.
     sys_paths: list[str] = field(default_factory=list)
@@ -398,6 +406,7 @@ class ModuleSummary:
             "stars": list(self.stars),
             "all_names": None if self.all_names is None else list(self.all_names),
             "defines": list(self.defines),
+            "open_names": self.open_names,
             "functions": [dict(f.__dict__) for f in self.functions],
             "calls": [dict(c.__dict__) for c in self.calls],
             "trackers": list(self.trackers),
@@ -411,6 +420,7 @@ class ModuleSummary:
             "cpu_builders": list(self.cpu_builders),
             "foreign_builders": list(self.foreign_builders),
             "class_needs": list(self.class_needs),
+            "cpu_built": list(self.cpu_built),
             "sys_paths": list(self.sys_paths),
             "file_sys_paths": list(self.file_sys_paths),
             "loading_uses": list(self.loading_uses),
@@ -458,6 +468,7 @@ class ModuleSummary:
             stars=[str(s) for s in data["stars"]],
             all_names=None if data["all_names"] is None else [str(n) for n in data["all_names"]],
             defines=[str(n) for n in data["defines"]],
+            open_names=bool(data.get("open_names", False)),
             functions=[FunctionFacts.from_json(f) for f in data["functions"]],
             calls=[CallSite.from_json(c) for c in data["calls"]],
             trackers=[str(t) for t in data["trackers"]],
@@ -471,6 +482,7 @@ class ModuleSummary:
             cpu_builders=[str(c) for c in data.get("cpu_builders", [])],
             foreign_builders=[str(c) for c in data.get("foreign_builders", [])],
             class_needs=[str(c) for c in data.get("class_needs", [])],
+            cpu_built=[str(c) for c in data.get("cpu_built", [])],
             sys_paths=[str(c) for c in data.get("sys_paths", [])],
             file_sys_paths=[str(c) for c in data.get("file_sys_paths", [])],
             loading_uses=[str(c) for c in data.get("loading_uses", [])],
@@ -831,6 +843,8 @@ class _Walker:
             for handler in getattr(stmt, "handlers", ()):
                 for child in handler.body:
                     self._module_statement(child)
+        elif isinstance(stmt, _OPEN_STATEMENTS):
+            s.open_names = True  # its targets and body bind names not listed
 
     # -- the walk ----------------------------------------------------------
     def _scope(self, node: ast.AST, scope: _Scope, body: list[ast.stmt], grad: str, loop: bool) -> None:
@@ -1180,6 +1194,12 @@ class _Walker:
             or not class_moves_to_a_device(node, self.bindings, self._node_lists, self._tensor_functions())
         ):
             self.summary.cpu_classes.append(node.name)
+        elif (
+            not outer.name
+            and _is_plain(node)
+            and built_on_cpu(node, self.bindings, self._node_lists, self._tensor_functions())
+        ):
+            self.summary.cpu_built.append(node.name)
         if not outer.name and _is_plain(node):
             self.summary.plain_classes.append(node.name)
             if not node.keywords:
@@ -1607,7 +1627,7 @@ class _Walker:
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions, self._node_lists)
-        s.class_needs = class_needs(self._tree, s.cpu_classes, self._calls_of)
+        s.class_needs = class_needs(self._tree, [*s.cpu_classes, *s.cpu_built], self._calls_of)
         s.loading_uses = sorted(self._loading.union(self._loading_cpu))
         if self._loading_cpu and sets_default_device(self._tree):
             self._loading.update(self._loading_cpu)  # what it builds may start on a device
@@ -1758,6 +1778,10 @@ def _is_false(node: ast.AST) -> bool | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, bool):
         return not node.value
     return None
+
+
+# Module-level statements whose bindings ``defines`` does not list.
+_OPEN_STATEMENTS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Match)
 
 
 def _literal_names(node: ast.AST | None) -> list[str] | None:

@@ -79,6 +79,9 @@ class ProjectView:
     # Names a star import brings from a project module, and what they name
     # (``("torch", "torch")``, ``("F", "torch.nn.functional")``).
     star_bindings: tuple[tuple[str, str], ...] = ()
+    # Every name this module's star imports may bring, when each is a project
+    # module whose names the summaries list all (star_names.py); None otherwise.
+    star_names: tuple[str, ...] | None = None
     # Module-level functions of this module called from other modules.
     callers: tuple[tuple[str, tuple[Caller, ...]], ...] = ()
     # Local names of loss-tracker classes defined in other project modules.
@@ -426,6 +429,7 @@ class ProjectView:
     def empty(self) -> bool:
         return not (
             self.star_bindings
+            or self.star_names is not None
             or self.callers
             or self.trackers
             or self.cpu_classes

@@ -1452,9 +1452,13 @@ class Checkpoints:
         """``name`` is bound nowhere in the module (no import, ``def``, class,
         assignment, parameter...), is no builtin, and no star import may
         bring it: the code cannot run as written (``inception_v3(...)``
-        never imported), so the model it would build is not known."""
+        never imported), so the model it would build is not known. A star
+        import of project modules brings only the names they bind
+        (ProjectView.star_names, star_names.py)."""
         writes = self._all_writes()
-        if name in writes.bound or name in writes.defs or name in writes.other or writes.star:
+        if name in writes.bound or name in writes.defs or name in writes.other:
+            return False
+        if writes.star and (self.project is None or self.project.star_names is None or name in self.project.star_names):
             return False
         return not hasattr(builtins, name) and name not in self.names.bindings
 
