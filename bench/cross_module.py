@@ -23,7 +23,8 @@
     python bench/cross_module.py --batch seventeenth --mirror /work/.mirror # the seventeenth batch
     python bench/cross_module.py --batch eighteenth --mirror /work/.mirror  # the eighteenth batch
     python bench/cross_module.py --batch nineteenth --mirror /work/.mirror  # the nineteenth batch
-    python bench/cross_module.py --batch twentieth --mirror /work/.mirror   # the twentieth batch, labelled last
+    python bench/cross_module.py --batch twentieth --mirror /work/.mirror   # the twentieth batch
+    python bench/cross_module.py --batch twentyfirst --mirror /work/.mirror # the twenty-first batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -292,6 +293,15 @@ BATCHES = {
         HERE / "manifest_twentieth.tsv",
         HERE / "reviewed_after_twentieth.tsv",
         BENCH / ".corpora" / "cross_module_twentieth",
+    ),
+    # "twentyfirst": labelled after the twentieth, in fields the yardstick had
+    # few of: point clouds, tracking, OCR, graphs, RL, re-id, speech
+    # synthesis, time series, medical imaging, continual and self-supervised
+    # learning, normalising flows; torch pins read first.
+    "twentyfirst": (
+        HERE / "manifest_twentyfirst.tsv",
+        HERE / "reviewed_after_twentyfirst.tsv",
+        BENCH / ".corpora" / "cross_module_twentyfirst",
     ),
 }
 

@@ -312,7 +312,10 @@ def test_each_batch_has_its_own_labels_verdicts_and_trees(tmp_path):
     twentieth = cm.batch_paths("twentieth", None, None, None)
     assert twentieth[0].name == "manifest_twentieth.tsv"
     assert twentieth[1].name == "reviewed_after_twentieth.tsv"
-    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 20
+    twentyfirst = cm.batch_paths("twentyfirst", None, None, None)
+    assert twentyfirst[0].name == "manifest_twentyfirst.tsv"
+    assert twentyfirst[1].name == "reviewed_after_twentyfirst.tsv"
+    assert len({cm.batch_paths(b, None, None, None)[2] for b in cm.BATCHES}) == 21
     mine = tmp_path / "m.tsv"
     assert cm.batch_paths("unseen", str(mine), None, None)[0] == mine
 
@@ -409,6 +412,7 @@ _ORDER = (
     "eighteenth",
     "nineteenth",
     "twentieth",
+    "twentyfirst",
 )
 # The size each batch was asked for: projects, positives, negatives,
 # cross-module instances, cross-module positives.
@@ -470,6 +474,11 @@ _SIZES = {
     # of the positives cross-module; labelled: 25 projects, 56 positives (24
     # cross-module), 67 negatives, 36 cross-module instances
     "twentieth": (25, 56, 67, 36, 24),
+    # asked for ~25 projects, >= 50 positives, >= 50 negatives, a third or
+    # more cross-module, in fields the yardstick had few of; labelled: 25
+    # projects, 50 positives (18 cross-module), 113 negatives, 27
+    # cross-module instances
+    "twentyfirst": (25, 50, 110, 27, 18),
 }
 
 
