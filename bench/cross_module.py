@@ -57,6 +57,10 @@ project, on the whole tree. Scoring, as bench/recall_real.py:
   of the instance's codes, and its line lies within the instance's line or
   range widened by WINDOW lines each side; when several instances match, the
   nearest one takes the finding (a `pos` wins a tie);
+- a finding on a helper whose message names its callers ("called with
+  autograd on from train.py:58") also matches an instance at a named caller's
+  line (widened the same way) when nothing in its own file matches: the
+  label sits on the caller's loop, the finding on the helper it runs;
 - a `pos` instance is found when at least one finding matches it; a finding
   that matches a `neg` instance is a false alarm;
 - a finding that matches nothing is "unlabelled": listed for a person to
@@ -739,7 +743,7 @@ def score(
             inst
             for inst in by_file.get((hit.repo, hit.path), ())
             if hit.code in inst.codes and inst.distance(hit.line) <= WINDOW
-        ]
+        ] or _named_callers(hit, by_file)
         if matches:
             best = min(matches, key=lambda i: (i.distance(hit.line), i.label != "pos"))
             if best.label == "pos":
@@ -754,6 +758,26 @@ def score(
         else:
             result.after.append((hit, verdict))
     return result
+
+
+# A helper's finding that says where its callers run it: "(called with autograd on from train.py:58, ...)".
+CALLERS = re.compile(r"\(called with autograd on from ([^)]*)\)")
+PLACE = re.compile(r"([^\s,]+\.py):(\d+)")
+
+
+def _named_callers(hit: Hit, by_file: dict[tuple[str, str], list[Instance]]) -> list[Instance]:
+    """Instances at the callers a finding's message names: the bug is labelled
+    where the caller's loop runs the helper with grad on, and reported on the
+    helper, pointing at that loop."""
+    named = CALLERS.search(hit.message)
+    if not named:
+        return []
+    return [
+        inst
+        for path, line in PLACE.findall(named.group(1))
+        for inst in by_file.get((hit.repo, path), ())
+        if hit.code in inst.codes and inst.distance(int(line)) <= WINDOW
+    ]
 
 
 def _ratio(num: int, den: int) -> float | None:

@@ -61,6 +61,26 @@ def test_nearest_instance_takes_the_finding_and_pos_wins_a_tie():
     assert tie.found == {pos} and not tie.neg_hits
 
 
+def test_a_helpers_finding_matches_the_caller_its_message_names():
+    loop = inst("100-108", path="train.py", cross=True)
+    named = cm.Hit("o/r", "engine.py", 32, "MEM201", "m (called with autograd on from lib/x.py:9, train.py:101)")
+    result = cm.score([loop], [named])
+    assert result.found == {loop} and not result.unlabelled
+    # Another code, another repo, a line outside the window, or no "called ... from": no match.
+    for other in (
+        cm.Hit("o/r", "engine.py", 32, "MEM202", "m (called with autograd on from train.py:101)"),
+        cm.Hit("o/s", "engine.py", 32, "MEM201", "m (called with autograd on from train.py:101)"),
+        cm.Hit("o/r", "engine.py", 32, "MEM201", "m (called with autograd on from train.py:120)"),
+        cm.Hit("o/r", "engine.py", 32, "MEM201", "m see train.py:101"),
+    ):
+        assert not cm.score([loop], [other]).found
+    # A look-alike labelled at the named caller is a false alarm; a match in the finding's own file wins.
+    quiet = inst("101", path="train.py", label="neg")
+    assert [i for _, i in cm.score([quiet], [named]).neg_hits] == [quiet]
+    here = inst("31", path="engine.py")
+    assert cm.score([loop, here], [named]).found == {here}
+
+
 def test_same_file_and_cross_module_rows_are_scored_apart():
     same_pos, cross_pos = inst("10"), inst("30", cross=True)
     same_neg, cross_neg = inst("50", label="neg"), inst("70", label="neg", cross=True)
