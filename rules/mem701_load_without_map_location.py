@@ -1139,6 +1139,22 @@ class ValueLayer(nn.Module):
             """\
 import torch
 import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, path, act=nn.LeakyReLU(negative_slope=0.1)):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.act = act
+        self.load_state_dict(torch.load(path))
+def to_gpu(net):
+    return net.cuda()
+""",
+            "a layer slot whose default owns no tensor (an activation) set on the model under construction"
+            " moves none of it: the load in `__init__` lands on a CPU model",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
 class Net(nn.Module):
     def __init__(self, n):
         super().__init__()
@@ -2928,6 +2944,32 @@ def main(path):
     model = Parallel(nn.Linear(2, 2))
     model.load_state_dict(torch.load(path, map_location="cpu"))
     model.cuda()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, path, backbone=None):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.backbone = backbone
+        self.load_state_dict(torch.load(path))
+def to_gpu(net):
+    return net.cuda()
+""",
+            """\
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, path, backbone=None):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.backbone = backbone
+        self.load_state_dict(torch.load(path, map_location="cpu"))
+def to_gpu(net):
+    return net.cuda()
 """,
         ),
         Invalid(

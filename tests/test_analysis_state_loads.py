@@ -473,3 +473,39 @@ def test_a_model_rebuilt_in_each_iteration_before_the_load_is_on_the_cpu():
                 net.cuda()
     """
     assert cpu_loads(src) == ["net"]
+
+
+def test_an_activation_slot_set_in_init_keeps_the_model_on_the_cpu():
+    # ``self.act = act`` with ``act=nn.ReLU()``: a slot for a layer with no
+    # tensors; ``self.extra = extra`` (default None) or a slot rebound
+    # before the store may hold a model on a device.
+    src = """
+    import torch
+    import torch.nn as nn
+    class Slot(nn.Module):
+        def __init__(self, path, act=nn.LeakyReLU(negative_slope=0.1)):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            self.act = act
+            self.load_state_dict(torch.load(path))
+    class Extra(nn.Module):
+        def __init__(self, path, extra=None):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            self.extra = extra
+            self.load_state_dict(torch.load(path))
+    class Layer(nn.Module):
+        def __init__(self, path, act=nn.Linear(2, 2)):
+            super().__init__()
+            self.act = act
+            self.load_state_dict(torch.load(path))
+    class Rebound(nn.Module):
+        def __init__(self, path, net, act=nn.ReLU()):
+            super().__init__()
+            act = net
+            self.act = act
+            self.load_state_dict(torch.load(path))
+    def moves(x):
+        return x.cuda()
+    """
+    assert cpu_loads(src) == ["self"]

@@ -48,6 +48,7 @@ from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
+from memlint.analysis.training.inert_slots import inert_slot
 from memlint.analysis.training.parallel_wrappers import machine_parallel
 from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.parse.traversal import visit_fast
@@ -713,7 +714,12 @@ class _CpuModels(cst.CSTVisitor):
             named = isinstance(value, cst.Attribute) or (
                 isinstance(value, cst.Name) and value.value not in ("True", "False", "None")
             )
-            if owner is not None and (named or _moves_anything(value)) and not self._plain_instance(value):
+            if (
+                owner is not None
+                and (named or _moves_anything(value))
+                and not self._plain_instance(value)
+                and not self._inert_slot(owner, value)
+            ):
                 self._lost(owner)  # ``model.base = net``: a part that may be anywhere
             self.aliases[-1].pop(key, None)
             if (
@@ -788,6 +794,16 @@ class _CpuModels(cst.CSTVisitor):
             return False
         built = self.seen[-1].get(value.value)
         return built is not None and isinstance(built.func, cst.Name) and self.plain_class(built.func.value)
+
+    def _inert_slot(self, owner: str, value: cst.BaseExpression) -> bool:
+        """``self.activation = activation`` in the ``__init__`` of a model
+        under construction (``owner`` its ``self``), from a parameter not
+        rebound yet whose default is a layer that owns no tensor
+        (inert_slots.py): the store puts nothing of the model on a device."""
+        fresh = self.fresh_self[-1]
+        if fresh is None or fresh[0] != owner or not isinstance(value, cst.Name) or not self.functions:
+            return False
+        return len(self.writes[-1].get(value.value, ())) == 1 and inert_slot(self.functions[-1], value.value, self.names)
 
     def _imported_cpu_object(self, value: cst.BaseExpression) -> bool:
         """``vgg = net.vgg`` at module level: a model another project module
