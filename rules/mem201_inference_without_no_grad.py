@@ -2537,8 +2537,93 @@ def train(loader, eval_loader):
 """,
             "a model whose eval branch does all its work under `no_grad` builds no graph after `net.eval()`",
         ),
+        Valid(
+            """\
+import torch
+
+
+def validate(loader, model):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        total += (model(x) - y).abs().sum().item()
+    return total
+
+
+def main(model, loader, optimizer, epochs, evaluate):
+    if evaluate:
+        with torch.no_grad():
+            validate(loader, model)
+        return
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            validate(loader, model)
+""",
+            "every call of this module runs the helper under no_grad (`--evaluate` and the epoch loop alike)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+
+
+def validate(loader, model):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        total += (model(x) - y).abs().sum().item()
+    return total
+
+
+def main(model, loader, optimizer, epochs, evaluate):
+    if evaluate:
+        validate(loader, model)
+        return
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            validate(loader, model)
+""",
+            """\
+import torch
+
+
+@torch.no_grad()
+def validate(loader, model):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        total += (model(x) - y).abs().sum().item()
+    return total
+
+
+def main(model, loader, optimizer, epochs, evaluate):
+    if evaluate:
+        validate(loader, model)
+        return
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            validate(loader, model)
+""",
+        ),
         Invalid(
             """\
 import torch.nn as nn
