@@ -707,9 +707,7 @@ class LoopInvariantDeviceMove(Rule):
         if getattr(self, "_integers", None) is None:
             self._integers = IntegerNames()
         return frozenset(
-            name
-            for name in _plain_names(expr)
-            if self._integers.holds_integer(scope, name) and not _binds(loop, name)
+            name for name in _plain_names(expr) if self._integers.holds_integer(scope, name) and not _binds(loop, name)
         )
 
     def _constants_in(self, expr: cst.BaseExpression) -> frozenset[str]:

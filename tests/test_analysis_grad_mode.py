@@ -340,7 +340,9 @@ def test_entered_with_grad_by_one_call_of_the_module():
 def test_not_entered_with_grad_when_every_call_is_off_or_unknown():
     off = _MIXED.replace("    if evaluate:\n        validate(model, x)\n", "")
     assert not _entered(off, "model(x)")
-    assert not _entered(_MIXED.replace("def validate(model, x):", "@torch.no_grad()\ndef validate(model, x):"), "model(x)")
+    assert not _entered(
+        _MIXED.replace("def validate(model, x):", "@torch.no_grad()\ndef validate(model, x):"), "model(x)"
+    )
     # handed out: whoever receives it calls it in a mode this module does not show
     handed = _MIXED + "hooks = [validate]\n"
     assert not _entered(handed, "model(x)")

@@ -40,7 +40,7 @@ def test_dict_literal_and_list_choices() -> None:
 
 def test_no_choices_or_a_converter_says_nothing() -> None:
     assert _values(_LOOKUP, "opts.lr") is None
-    source = _LOOKUP.replace('action=A)\n', 'action=A, type=pick)\n')
+    source = _LOOKUP.replace("action=A)\n", "action=A, type=pick)\n")
     assert _values(source, "opts.base") is None
 
 

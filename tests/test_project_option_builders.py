@@ -127,7 +127,7 @@ def test_a_listed_class_that_moves_keeps_the_finding(tmp_path) -> None:
 @pytest.mark.parametrize(
     "changed",
     [
-        ('default=backbone.Large, action=Lookup)', 'default=backbone.Large, action=Lookup, type=pick)'),
+        ("default=backbone.Large, action=Lookup)", "default=backbone.Large, action=Lookup, type=pick)"),
         ("opts = parser.parse_args()", "opts = parser.parse_args()\n    opts.base = make"),
     ],
 )
