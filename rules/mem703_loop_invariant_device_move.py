@@ -253,6 +253,19 @@ def _upper_names(expr: cst.BaseExpression) -> set[str]:
     return {name for name in visitor.found if name.isupper()}
 
 
+# Factories whose values their sizes fix (not ``FloatTensor(n, m)``'s
+# uninitialised memory, a synthetic input drawn anew each iteration).
+_FILLED = frozenset({"arange", "ones", "zeros", "full", "eye", "linspace"})
+
+
+def _filled_factory(recv: cst.BaseExpression, names) -> bool:
+    """The torch factory under ``recv``'s shaping calls is one of ``_FILLED``."""
+    while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value in _SHAPING:
+        recv = recv.func.value
+    qn = (names.call_name(recv) or "") if isinstance(recv, cst.Call) else ""
+    return qn.startswith("torch.") and qn.rsplit(".", 1)[-1] in _FILLED
+
+
 def _plain_names(expr: cst.BaseExpression) -> set[str]:
     visitor = _UpperNames()
     visit_fast(expr, visitor)
@@ -681,7 +694,7 @@ class LoopInvariantDeviceMove(Rule):
     def _constant_tensor(self, recv: cst.BaseExpression, loop: cst.For | cst.While | None = None) -> bool:
         names = self.facts.names
         constants = self._constants_in(recv)
-        if loop is not None:
+        if loop is not None and _filled_factory(recv, names):
             constants |= self._sizes_in(recv, loop)
         while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value in _SHAPING:
             if not all(_literal(a.value, names, constants) for a in recv.args):
