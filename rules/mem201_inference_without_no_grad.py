@@ -640,8 +640,10 @@ class InferenceWithoutNoGrad(Rule):
             if through is None:
                 return
         grad = facts.grad_mode
-        if grad.mode_at(node) is not GradMode.ENABLED or grad.local_mode(node) is GradMode.ENABLED:
-            return  # off, unknown, or switched on explicitly with enable_grad()
+        if grad.local_mode(node) is GradMode.ENABLED:
+            return  # switched on explicitly with enable_grad()
+        if grad.mode_at(node) is not GradMode.ENABLED and not grad.entered_with_grad_here(node):
+            return  # off, or unknown (no call of this module runs it with grad on)
         if volatile_era_loop(info, facts, self.context.torch):
             return  # ``Variable(x, volatile=True)`` in code that runs only on a torch before 0.4: grad was off
         parent = info.parent
@@ -944,12 +946,15 @@ class InferenceWithoutNoGrad(Rule):
 
     def _builds_graph(self, info) -> bool:
         history = self.facts.history
+        grad = self.facts.grad_mode
         for call in info.model_calls:
             if self._partly_off(call):
                 continue
             v = history.value(call)
             if v is not None and v.h is H.YES:
                 return True
+            if v is not None and v.h is H.MAYBE and grad.entered_with_grad_here(call):
+                return True  # a graph on the call of this module that runs it with grad on
             if history.eval_off_builds_graph(call.func, call):
                 return True  # returns no history, yet works with grad on before its eval branch
         calls = self.facts.calls
@@ -2532,8 +2537,93 @@ def train(loader, eval_loader):
 """,
             "a model whose eval branch does all its work under `no_grad` builds no graph after `net.eval()`",
         ),
+        Valid(
+            """\
+import torch
+
+
+def validate(loader, model):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        total += (model(x) - y).abs().sum().item()
+    return total
+
+
+def main(model, loader, optimizer, epochs, evaluate):
+    if evaluate:
+        with torch.no_grad():
+            validate(loader, model)
+        return
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            validate(loader, model)
+""",
+            "every call of this module runs the helper under no_grad (`--evaluate` and the epoch loop alike)",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+
+
+def validate(loader, model):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        total += (model(x) - y).abs().sum().item()
+    return total
+
+
+def main(model, loader, optimizer, epochs, evaluate):
+    if evaluate:
+        validate(loader, model)
+        return
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            validate(loader, model)
+""",
+            """\
+import torch
+
+
+@torch.no_grad()
+def validate(loader, model):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        total += (model(x) - y).abs().sum().item()
+    return total
+
+
+def main(model, loader, optimizer, epochs, evaluate):
+    if evaluate:
+        validate(loader, model)
+        return
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            validate(loader, model)
+""",
+        ),
         Invalid(
             """\
 import torch.nn as nn

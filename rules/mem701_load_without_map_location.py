@@ -2912,6 +2912,39 @@ def main(config, module_arch, logger):
 """,
             "built on either branch of an if/else with no device, loaded, then moved: on the CPU at the load",
         ),
+        Valid(
+            """\
+import argparse
+
+import torch
+import torch.nn as nn
+
+PickClass = type("", (argparse.Action,), dict(__call__=lambda a, p, n, v, o: setattr(n, a.dest, a.choices[v])))
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+class Large(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--net", choices=dict(small=Small, large=Large), default=Large, action=PickClass)
+parser.add_argument("--load")
+opts = parser.parse_args()
+model = opts.net()
+model.load_state_dict(torch.load(opts.load))
+model.cuda()
+""",
+            "built by calling a command-line option whose choices and default are all classes that move nothing"
+            " (RKD's `opts.base(pretrained=True)`): on the CPU at the load",
+        ),
     ]
     invalid = [
         Invalid(
@@ -5096,6 +5129,66 @@ def restore(path, cpu=False):
     return model
 """,
             None,  # adding the keyword would clash with the path whose ``kwargs`` holds it
+        ),
+        Invalid(
+            """\
+import argparse
+
+import torch
+import torch.nn as nn
+
+PickClass = type("", (argparse.Action,), dict(__call__=lambda a, p, n, v, o: setattr(n, a.dest, a.choices[v])))
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+class Large(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4).cuda()
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--net", choices=dict(small=Small, large=Large), default=Large, action=PickClass)
+parser.add_argument("--load")
+opts = parser.parse_args()
+model = opts.net()
+model.load_state_dict(torch.load(opts.load))
+model.cuda()
+""",
+            """\
+import argparse
+
+import torch
+import torch.nn as nn
+
+PickClass = type("", (argparse.Action,), dict(__call__=lambda a, p, n, v, o: setattr(n, a.dest, a.choices[v])))
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+class Large(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4).cuda()
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--net", choices=dict(small=Small, large=Large), default=Large, action=PickClass)
+parser.add_argument("--load")
+opts = parser.parse_args()
+model = opts.net()
+model.load_state_dict(torch.load(opts.load, map_location="cpu"))
+model.cuda()
+""",
         ),
     ]
 

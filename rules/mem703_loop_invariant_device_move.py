@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.scope.integer_names import IntegerNames
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
@@ -234,6 +235,8 @@ def _binds(loop: cst.For | cst.While, key: str) -> bool:
 
 
 class _UpperNames(cst.CSTVisitor):
+    """Every name in an expression (``_upper_names`` keeps the UPPER_CASE ones)."""
+
     # A module-level class, not one per call: a class is a reference cycle,
     # and its methods' closures would keep what they capture alive with it.
     def __init__(self) -> None:
@@ -241,11 +244,29 @@ class _UpperNames(cst.CSTVisitor):
         self.found: set[str] = set()
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value.isupper():
-            self.found.add(node.value)
+        self.found.add(node.value)
 
 
 def _upper_names(expr: cst.BaseExpression) -> set[str]:
+    visitor = _UpperNames()
+    visit_fast(expr, visitor)
+    return {name for name in visitor.found if name.isupper()}
+
+
+# Factories whose values their sizes fix (not ``FloatTensor(n, m)``'s
+# uninitialised memory, a synthetic input drawn anew each iteration).
+_FILLED = frozenset({"arange", "ones", "zeros", "full", "eye", "linspace"})
+
+
+def _filled_factory(recv: cst.BaseExpression, names) -> bool:
+    """The torch factory under ``recv``'s shaping calls is one of ``_FILLED``."""
+    while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value in _SHAPING:
+        recv = recv.func.value
+    qn = (names.call_name(recv) or "") if isinstance(recv, cst.Call) else ""
+    return qn.startswith("torch.") and qn.rsplit(".", 1)[-1] in _FILLED
+
+
+def _plain_names(expr: cst.BaseExpression) -> set[str]:
     visitor = _UpperNames()
     visit_fast(expr, visitor)
     return visitor.found
@@ -487,7 +508,7 @@ class LoopInvariantDeviceMove(Rule):
             if self._loaded_in(loop, key):
                 return  # a loop over checkpoints: each iteration loads other weights into the model
             self.report(node, message=f"`{key}` is moved to the device on every batch: {self.message}")
-        elif self._constant_tensor(recv) and not self._mutated_in(loop, node):
+        elif self._constant_tensor(recv, loop) and not self._mutated_in(loop, node):
             self.report(
                 node, message=f"a constant tensor is built and copied to the device on every batch: {self.message}"
             )
@@ -512,8 +533,12 @@ class LoopInvariantDeviceMove(Rule):
         cur = self.parent(node)
         flags: list[cst.BaseExpression] = []
         while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
-            if isinstance(cur, cst.If) and child is cur.body and _flag(cur.test, self.facts.names) is not None:
-                flags.append(cur.test)
+            if (
+                isinstance(cur, cst.If)
+                and (child is cur.body or child is cur.orelse)
+                and _flag(cur.test, self.facts.names) is not None
+            ):
+                flags.append(cur.test)  # either arm of a flag the loop never changes: every iteration or none
             elif isinstance(cur, (cst.If, cst.Try, cst.ExceptHandler)) and child is not getattr(cur, "test", None):
                 return None
             if isinstance(cur, (cst.For, cst.While)):
@@ -666,9 +691,11 @@ class LoopInvariantDeviceMove(Rule):
         visit_fast(loop.body, visitor)  # type: ignore[attr-defined]
         return any(not self._other_arm(found, move, loop) for found in visitor.found)
 
-    def _constant_tensor(self, recv: cst.BaseExpression) -> bool:
+    def _constant_tensor(self, recv: cst.BaseExpression, loop: cst.For | cst.While | None = None) -> bool:
         names = self.facts.names
         constants = self._constants_in(recv)
+        if loop is not None and _filled_factory(recv, names):
+            constants |= self._sizes_in(recv, loop)
         while isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value in _SHAPING:
             if not all(_literal(a.value, names, constants) for a in recv.args):
                 return False
@@ -681,6 +708,19 @@ class LoopInvariantDeviceMove(Rule):
             return False
         return all(
             _literal(a.value, names, constants) for a in recv.args if a.keyword is None or a.keyword.value != "device"
+        )
+
+    def _sizes_in(self, expr: cst.BaseExpression, loop: cst.For | cst.While) -> frozenset[str]:
+        """The names in ``expr`` its function binds only to integers
+        (integer_names.py: nerf-pytorch's ``H = int(H)`` before the loop)
+        that ``loop`` never rebinds: one value on every iteration."""
+        scope = self.facts.objects.scope_of(expr)
+        if not isinstance(scope, (cst.FunctionDef, cst.Module)):
+            return frozenset()
+        if getattr(self, "_integers", None) is None:
+            self._integers = IntegerNames()
+        return frozenset(
+            name for name in _plain_names(expr) if self._integers.holds_integer(scope, name) and not _binds(loop, name)
         )
 
     def _constants_in(self, expr: cst.BaseExpression) -> frozenset[str]:
@@ -1242,8 +1282,68 @@ for name in filelist:
 """,
             "a loop over files that moves the model back to the CPU after each one: offloading on purpose",
         ),
+        Valid(
+            """\
+import torch
+
+
+def main(model, loader, optimizer, size, cached):
+    H, W = None, None
+    H, W = size
+    H, W = int(H), int(W)
+    for images in loader:
+        H = images.shape[2]
+        if cached:
+            coords = None
+        else:
+            coords = torch.stack(torch.meshgrid(torch.arange(H).to("cuda"), torch.arange(W)), -1)
+        loss = model(images, coords).sum()
+        loss.backward()
+        optimizer.step()
+""",
+            "a size name the loop rebinds (`H = images.shape[2]`): a new size each batch",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def main(model, loader, optimizer, size, cached):
+    H, W = None, None
+    H, W = size
+    for images in loader:
+        if cached:
+            coords = None
+        else:
+            coords = torch.stack(torch.meshgrid(torch.arange(H).to("cuda"), torch.arange(W)), -1)
+        loss = model(images, coords).sum()
+        loss.backward()
+        optimizer.step()
+""",
+            "a size name only unpacked (`H, W = size`), never shown to be an integer: it may be a tensor the loop changes",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+
+
+def main(model, loader, optimizer, size, cached):
+    H, W = None, None
+    H, W = size
+    H, W = int(H), int(W)
+    for images in loader:
+        if cached:
+            coords = None
+        else:
+            coords = torch.stack(torch.meshgrid(torch.arange(H).to("cuda"), torch.arange(W)), -1)
+        loss = model(images, coords).sum()
+        loss.backward()
+        optimizer.step()
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

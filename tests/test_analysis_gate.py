@@ -1081,14 +1081,14 @@ def fit(model, loader, opt, criterion, device):
         ("h = x[0].to(device)", "h = model.to(device)"),
         ("h = model.get_encoder().to(device)", "h = model.module.to(device)"),
         ("h = (x + 1).to(device)", "h = criterion.to(device)"),
-        # _enclosing_loop: no else, elif, try block or handler, an if only on a flag.
+        # _enclosing_loop: no try block or handler, an if (either arm) only on a flag.
         ("if step == 0:\n            model.to(device)", "if use_cuda:\n            model.to(device)"),
         (
+            "if step == 0:\n            pass\n        else:\n            model.to(device)",
             "if use_cuda:\n            pass\n        else:\n            model.to(device)",
-            "if not args.cpu:\n            model.to(device)",
         ),
         (
-            "if step:\n            pass\n        elif use_cuda:\n            model.to(device)",
+            "if step == 0:\n            pass\n        elif use_cuda:\n            model.to(device)",
             "with torch.no_grad():\n            model.to(device)",
         ),
         ("try:\n            model.to(device)\n        except RuntimeError:\n            pass", "model.to(device)"),

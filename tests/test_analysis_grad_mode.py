@@ -312,3 +312,42 @@ def test_a_method_run_by_a_base_class_method_the_subclass_inherits_takes_its_mod
     # ``Own`` overrides ``train``: the base class's call never runs its method
     assert facts.grad_mode.entry_mode(own) is ON
     assert not facts.calls.inherited_sites.get(own)
+
+
+def _entered(src: str, text: str) -> bool:
+    facts = facts_of(src)
+    return facts.grad_mode.entered_with_grad_here(find(facts.module, text, cst.Call))
+
+
+_MIXED = """
+import torch
+def validate(model, x):
+    return model(x)
+def main(model, x, evaluate):
+    if evaluate:
+        validate(model, x)
+    with torch.no_grad():
+        validate(model, x)
+"""
+
+
+def test_entered_with_grad_by_one_call_of_the_module():
+    # RULES.md's MEM201: a helper not called *only* from no_grad in its own module.
+    assert modes(_MIXED, "model(x)") == [UNKNOWN]
+    assert _entered(_MIXED, "model(x)")
+
+
+def test_not_entered_with_grad_when_every_call_is_off_or_unknown():
+    off = _MIXED.replace("    if evaluate:\n        validate(model, x)\n", "")
+    assert not _entered(off, "model(x)")
+    assert not _entered(
+        _MIXED.replace("def validate(model, x):", "@torch.no_grad()\ndef validate(model, x):"), "model(x)"
+    )
+    # handed out: whoever receives it calls it in a mode this module does not show
+    handed = _MIXED + "hooks = [validate]\n"
+    assert not _entered(handed, "model(x)")
+
+
+def test_a_mode_set_inside_the_function_is_its_own():
+    inner = _MIXED.replace("    return model(x)", "    with torch.enable_grad():\n        return model(x)")
+    assert not _entered(inner, "model(x)")

@@ -428,15 +428,15 @@ def loop_sites(facts: GateFacts) -> LoopSites:
                 _site(out, STORES, call.func.value, scope, carried, _may_carry_of(values, stored, scope))
         elif (kind is ast.If or kind is ast.Try) and inner is not None:
             # Their blocks run in the same loop's iteration; MEM703's
-            # _enclosing_loop passes an ``if`` body under a flag only, and
-            # no ``else``, ``try`` block or handler.
+            # _enclosing_loop passes either arm of an ``if`` on a flag only,
+            # and no other ``if``, ``try`` block or handler.
             blocked = inner.blocked()
             body_loop = inner if kind is ast.If and is_flag(node.test, aliases) else blocked  # type: ignore[attr-defined]
             for child in node.body:  # type: ignore[attr-defined]
                 push((child, scope, body_loop, carried))
             for field in _AFTER_BODY:
                 for child in getattr(node, field, ()):
-                    push((child, scope, blocked, carried))
+                    push((child, scope, body_loop if field == "orelse" else blocked, carried))
         else:
             # if, with, try, match (and their handlers and cases): their
             # blocks run in the same loops.

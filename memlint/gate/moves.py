@@ -111,32 +111,32 @@ def _arguments(call: ast.Call) -> list[ast.AST]:
     return [*call.args, *(k.value for k in call.keywords)]
 
 
-def _literal(e: ast.AST, imported: frozenset[str], bound: frozenset[str] = frozenset()) -> bool:
+def _literal(e: ast.AST, imported: frozenset[str]) -> bool:
     """The rule's ``_literal`` (wider): any constant, arithmetic on literals,
-    a list or tuple of them, a one-clause comprehension over them, an
-    UPPER_CASE name (``_constants_in`` may find it constant), a name a
-    comprehension binds, an attribute of an imported name whose last name is
+    a list or tuple of them, a one-clause comprehension over them, any name
+    (``_constants_in``, ``_sizes_in``), an attribute of an imported name whose last name is
     lowercase (``torch.float32``: names.qualified_name needs the import; its
     ``torch.`` head is not checked here)."""
     kind = type(e)
     if kind is ast.Constant:
         return True
     if kind is ast.UnaryOp:
-        return _literal(e.operand, imported, bound)  # type: ignore[attr-defined]
+        return _literal(e.operand, imported)  # type: ignore[attr-defined]
     if kind is ast.BinOp:
-        return _literal(e.left, imported, bound) and _literal(e.right, imported, bound)  # type: ignore[attr-defined]
+        return _literal(e.left, imported) and _literal(e.right, imported)  # type: ignore[attr-defined]
     if kind is ast.List or kind is ast.Tuple:
-        return all(_literal(el, imported, bound) for el in e.elts)  # type: ignore[attr-defined]
+        return all(_literal(el, imported) for el in e.elts)  # type: ignore[attr-defined]
     if kind is ast.Starred:
-        return _literal(e.value, imported, bound)  # type: ignore[attr-defined]
+        return _literal(e.value, imported)  # type: ignore[attr-defined]
     if kind is ast.ListComp or kind is ast.GeneratorExp:
         generators = e.generators  # type: ignore[attr-defined]
         if len(generators) != 1 or generators[0].ifs:
             return False
-        names = frozenset(n.id for n in ast.walk(generators[0].target) if type(n) is ast.Name)  # type: ignore[attr-defined]
-        return _literal(generators[0].iter, imported, bound) and _literal(e.elt, imported, bound | names)  # type: ignore[attr-defined]
+        return _literal(generators[0].iter, imported) and _literal(e.elt, imported)  # type: ignore[attr-defined]
     if kind is ast.Name:
-        return e.id in bound or e.id.isupper()  # type: ignore[attr-defined]
+        # Any name: an UPPER_CASE one ``_constants_in`` may find constant, one
+        # a comprehension binds, or one ``_sizes_in`` may find an integer the loop keeps.
+        return True
     if kind is ast.Attribute:
         key = ast_dotted(e)
         return key is not None and key.split(".", 1)[0] in imported and e.attr[:1].islower()  # type: ignore[attr-defined]

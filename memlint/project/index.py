@@ -822,7 +822,8 @@ class ProjectIndex:
         locals_of = {target: local for local, target in summary.imports.items()}
         for local, target in summary.rebuilt.items():  # ``crnn = crnn.CRNN(...)``: named before it was rebound
             locals_of.setdefault(target, local)
-        for callee in sorted({site.callee for site in summary.calls}):
+        # ``opts.base(...)`` over ``choices=dict(resnet50=backbone.ResNet50)``: the options name them.
+        for callee in sorted({site.callee for site in summary.calls}.union(summary.option_values)):
             head, _, last = callee.rpartition(".")
             if head not in locals_of:
                 continue

@@ -70,6 +70,7 @@ from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, is_off_context, object_types
 from memlint.project.off_decorators import off_decorators
+from memlint.project.option_values import option_listed
 from memlint.project.parameterless import holds_no_parameters
 from memlint.project.returned_loads import unmapped_return
 from memlint.project.state_feeds import gpu_state_calls, is_device_move
@@ -324,6 +325,10 @@ class ModuleSummary:
     # ``getattr`` as written (``p2ch14.model``).
     cpu_module: bool = False
     getattr_modules: list[str] = field(default_factory=list)
+    # Dotted names a command-line option lists as what it may hold
+    # (``choices=dict(resnet50=backbone.ResNet50)``, ``default=backbone.ResNet50``):
+    # the view judges the classes they name as it judges called ones (option_choices.py).
+    option_values: list[str] = field(default_factory=list)
     # Functions returning one class of a module-level registry (FCGF's
     # ``load_model(name)`` over ``MODELS``): name -> its candidate sources,
     # plain names and ``@module`` (class_factories.py); and the functions of
@@ -430,6 +435,7 @@ class ModuleSummary:
             "tables": {k: list(v) for k, v in self.tables.items()},
             "cpu_module": self.cpu_module,
             "getattr_modules": list(self.getattr_modules),
+            "option_values": list(self.option_values),
             "factories": {k: list(v) for k, v in self.factories.items()},
             "factory_calls": list(self.factory_calls),
             "cpu_objects": list(self.cpu_objects),
@@ -492,6 +498,7 @@ class ModuleSummary:
             tables={str(k): [str(n) for n in v] for k, v in data.get("tables", {}).items()},
             cpu_module=bool(data.get("cpu_module", False)),
             getattr_modules=[str(c) for c in data.get("getattr_modules", [])],
+            option_values=[str(c) for c in data.get("option_values", [])],
             factories={str(k): [str(n) for n in v] for k, v in data.get("factories", {}).items()},
             factory_calls=[str(c) for c in data.get("factory_calls", [])],
             cpu_objects=[str(c) for c in data.get("cpu_objects", [])],
@@ -737,6 +744,7 @@ class _Walker:
         self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
+        self._option_values: set[str] = set()  # ModuleSummary.option_values
         # ModuleSummary.factory_calls: names bound to a call of an imported
         # name (``Model = load_model(...)``, name -> callee), names called.
         self._bound_calls: dict[str, str] = {}
@@ -1298,6 +1306,12 @@ class _Walker:
                 self._eval_names.add(named)
         elif func.__class__ is ast.Name and func.id not in self.bindings:  # type: ignore[attr-defined]
             self._called_names.add(func.id)  # type: ignore[attr-defined]
+        if func.__class__ is ast.Attribute and func.attr == "add_argument":  # type: ignore[attr-defined]
+            for value in option_listed(node):
+                head, _, rest = _dotted(value).partition(".")
+                target = self.bindings.get(head)
+                if rest and target and target.split(".")[0] not in _EXTERNAL:  # spelled as CallSite.callee
+                    self._option_values.add(f"{target}{'' if target.endswith('.') else '.'}{rest}")
         if func.__class__ is ast.Name and func.id == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
             spelled = _dotted(node.args[0])
             if spelled and spelled.partition(".")[0] in self.bindings:
@@ -1652,6 +1666,7 @@ class _Walker:
         s.cpu_module = builds_only_on_cpu(self._tree, s.cpu_classes)
         s.cpu_objects = cpu_objects(self._tree, self.bindings, s.cpu_classes)
         s.getattr_modules = sorted(self._getattr_modules)
+        s.option_values = sorted(self._option_values)
         # Kept where a model may be loaded or switched to eval (a view
         # resolves each target: MEM701's CPU classes, MEM201's model classes);
         # a star import may bind any of them at module level.

@@ -524,6 +524,28 @@ class GradModeAnalysis:
             return True
         return any(self.mode_at(call) is GradMode.ENABLED for call in sites)
 
+    def entered_with_grad_here(self, node: cst.CSTNode) -> bool:
+        """``node`` runs in the mode its function starts in, which its calls
+        leave unknown because they disagree, and one call of this module runs
+        it with grad on (FlowNetPytorch's ``validate``, called bare for
+        ``--evaluate`` and under ``torch.no_grad()`` in the epoch loop):
+        RULES.md's MEM201 judges a helper "not called only from a no_grad
+        context in the same module". Calls from other modules keep their own
+        rule (label decision ``callers``): any of them off, or one this
+        module cannot tell, and nothing is claimed; so does a function
+        handed out, decorated, or reached through a subclass or a name."""
+        local, _, scope = self._local(node)
+        if local is not None or not isinstance(scope, cst.FunctionDef):
+            return False
+        if self.entry_mode(scope) is not GradMode.UNKNOWN or scope in self._decorated or scope in self.calls.escapes:
+            return False
+        if self.calls.inherited_sites.get(scope) or self._called_off_elsewhere(scope):
+            return False
+        if self._delegated_off_elsewhere(scope) or any(c.grad != "on" for c in self.external_callers(scope)):
+            return False
+        sites = self.calls.call_sites.get(scope, ())
+        return any(self.mode_at(call) is GradMode.ENABLED for call in sites)
+
     def _is_backward(self, call: cst.Call) -> bool:
         """``loss.backward()``, ``scaler.scale(loss).backward()``: the call
         that needs a graph, so its scope trains."""

@@ -25,7 +25,7 @@ class _Options(cst.CSTVisitor):
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value != "add_argument":
             return
-        dest = _dest(node)
+        dest = option_dest(node)
         if dest is None:
             return
         default = None
@@ -35,19 +35,20 @@ class _Options(cst.CSTVisitor):
         self.defaults[dest] = None if dest in self.defaults else default
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value
-        if not (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Attribute)
-            and value.func.attr.value in ("parse_args", "parse_known_args")
-        ):
-            return
-        for target in node.targets:
-            if isinstance(target.target, cst.Name) and value.func.attr.value == "parse_args":
-                self.namespaces.add(target.target.value)
+        self.namespaces.update(parsed_namespaces(node))
 
 
-def _dest(call: cst.Call) -> str | None:
+def parsed_namespaces(node: cst.Assign) -> list[str]:
+    """The names ``node`` binds to ``....parse_args()`` (``args = parser.parse_args()``)."""
+    value = node.value
+    if not (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "parse_args"
+    ):
+        return []
+    return [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+
+
+def option_dest(call: cst.Call) -> str | None:
     """The attribute an ``add_argument`` call stores: ``dest=``, else its
     first long option (``--num-split`` -> ``num_split``)."""
     for arg in call.args:

@@ -43,6 +43,7 @@ import libcst as cst
 
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
+from memlint.analysis.scope.option_choices import OptionChoices
 from memlint.analysis.training.construction_order import SelfMethods, starts_on_cpu
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_dicts import CpuDicts
@@ -1275,6 +1276,7 @@ class Checkpoints:
         self._stable: dict[cst.ClassDef, frozenset[str]] = {}
         self._factories: FactoryClasses | None = None
         self._self_methods: SelfMethods | None = None
+        self._options: OptionChoices | None = None
         self.python_tree = python_tree  # the module's ``ast`` tree, when the linter has it
 
     @property
@@ -1439,6 +1441,10 @@ class Checkpoints:
                 isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and self._cpu_class(e.value.value)
                 for e in table.elements
             )
+        if isinstance(func, cst.Attribute):
+            picked = self._option_values(func)
+            if picked is not None:
+                return all(self._cpu_builder(value) for value in picked)
         name = dotted_name(func)
         if name is None:
             return False
@@ -1453,6 +1459,18 @@ class Checkpoints:
             if defs:
                 return len(defs) == 1 and self._module_def(name)
         return self._cpu_class(name)
+
+    def _option_values(self, func: cst.Attribute) -> tuple[cst.BaseExpression, ...] | None:
+        """``opts.base`` of ``opts.base(...)``: the objects the command-line
+        option may hold (option_choices.py), when none of them is read from
+        a namespace itself; a model built from it is on the CPU when every
+        one of them builds there (RKD's ``--base`` table of backbones)."""
+        if self._options is None:
+            self._options = OptionChoices(self.module)
+        picked = self._options.values(func)
+        if not picked or any(self._options.values(value) is not None for value in picked):
+            return None
+        return picked
 
     def _dynamic_class(self, func: cst.Call) -> bool:
         """``getattr(importlib.import_module(args.cam_network), "CAM")``: a
