@@ -688,6 +688,10 @@ class _Walker:
         # order: a class is a cpu class when its walk adds none (one walk of
         # the module, not one more of every class).
         self._moves = 0
+        # The calls counted in _moves, in walk order: a method's are those met
+        # while it is walked (class_moves.py reads them instead of filtering
+        # every node of every method of a class that moves something).
+        self._move_calls: list[ast.Call] = []
         self._device_moves = 0  # of them, to a device (``.cuda()``, ``.to(device)``: not ``.to(dtype)``): gpu_args.py
         # _cpu_functions, read in the same walk: per function of ``tree.body``
         # (in order), whether a call in it may place something on a device,
@@ -1153,10 +1157,13 @@ class _Walker:
         self._class_stack.append((not _is_plain(node) or bool(node.keywords), set()))
         own, self._own = self._own, None  # object_types reads a class's methods only
         outer_owner, self._owner = self._owner, id(node)
+        method_moves: dict[int, list[ast.Call]] = {}  # id of a method -> the move calls its walk met
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
+                first = len(self._move_calls)
                 self._function(stmt, ON)
+                method_moves[id(stmt)] = self._move_calls[first:]
                 decorators = self._scopes.pop()  # what the method's decorators use
                 self._loading.update(used for used, _, _ in decorators.loading)
             else:
@@ -1177,7 +1184,9 @@ class _Walker:
         # tensors (class_moves.py reads the class again only then).
         if not outer.name and (
             self._moves == moves
-            or not class_moves_to_a_device(node, self.bindings, self._node_lists, self._tensor_functions())
+            or not class_moves_to_a_device(
+                node, self.bindings, self._node_lists, self._tensor_functions(), method_moves.get
+            )
         ):
             self.summary.cpu_classes.append(node.name)
         if not outer.name and _is_plain(node):
@@ -1223,6 +1232,7 @@ class _Walker:
                     if callee is ast.Attribute:
                         if func.attr in _MOVES:
                             self._moves += 1
+                            self._move_calls.append(node)  # type: ignore[arg-type]
                         elif func.attr == "step" and optimizer_step(node):
                             self._optimizer_steps += 1
                         if func.attr in _SAVE_LOAD:
@@ -1265,6 +1275,7 @@ class _Walker:
             self._hook_lines.append(node.lineno)  # ``self.hooks['on_start_epoch'](state)``: engine_hooks
         if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
             self._moves += 1
+            self._move_calls.append(node)
             if is_device_move(node):
                 self._device_moves += 1
             self._outside(_dotted(func.value))  # type: ignore[attr-defined]  # ``trainer.model.cuda()``: moved here
