@@ -82,6 +82,66 @@ def test_cpu_classes_see_a_move_anywhere_in_the_class():
     assert [c.name for c in classes if not class_moves_to_a_device(c, {"torch": "torch"})] == ["Plain"]
 
 
+# Classes that move something, each answered from the moves the summary's
+# walk met per method (class_moves_to_a_device's ``moves_of``), never by
+# filtering every node of every method again.
+MOVES_PER_METHOD = textwrap.dedent(
+    """
+    import torch
+
+    class OnlyToTheCpu(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(2, 2)
+
+        def export(self):
+            return self.fc.to("cpu")
+
+    class MovesInALaterMethod(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(2, 2)
+
+        def place(self):
+            self.fc.cuda()
+
+    class MovesInANestedDefault(torch.nn.Module):
+        def setup(self):
+            def inner(w=self.weights.to("cuda")):
+                return w
+            self.w = inner()
+
+    class FreshTensorOnly(torch.nn.Module):
+        def forward(self, x):
+            return x + torch.ones(1).cuda()
+
+    class TwoMethodsOneName(torch.nn.Module):
+        def go(self):
+            return 1
+
+        def go(self):
+            self.net.to("cuda")
+    """
+)
+
+
+def test_cpu_classes_read_the_moves_each_method_met():
+    tree = ast.parse(MOVES_PER_METHOD)
+    summary = summarise(tree)
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    walked = [c.name for c in classes if not class_moves_to_a_device(c, {"torch": "torch"})]
+    assert summary.cpu_classes == walked == ["OnlyToTheCpu", "FreshTensorOnly"]
+
+
+def test_moves_of_replaces_the_filter_over_the_method_nodes():
+    # A method the walk met no move in is read as moving nothing, whatever its
+    # nodes hold: the answer comes from ``moves_of``, not from the nodes.
+    cls = ast.parse("class C:\n    def place(self):\n        self.net.cuda()\n").body[0]
+    assert class_moves_to_a_device(cls, {})
+    assert not class_moves_to_a_device(cls, {}, moves_of=lambda _id: [])
+    assert class_moves_to_a_device(cls, {}, moves_of=lambda _id: None)
+
+
 def test_the_summary_walks_each_class_once(monkeypatch):
     # A module of many classes: the summary's helper walks visit each node a
     # bounded number of times, not once more per class (nested classes, or a

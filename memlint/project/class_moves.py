@@ -107,13 +107,17 @@ def class_moves_to_a_device(
     bindings: Mapping[str, str],
     walk: Callable[[ast.AST], list[ast.AST]] | None = None,
     functions: Callable[[], frozenset[str]] | None = None,
+    moves_of: Callable[[int], list[ast.Call] | None] | None = None,
 ) -> bool:
     """``cls`` has a move that may put the module (or a part it keeps) on a
     device; ``bindings`` maps the module's import names to qualified names.
     ``walk``: ``nodes``, or the summary's NodeLists (node_lists.py), which
     keeps each method's list for parameterless.py to read again.
     ``functions``: the module's functions returning a tensor
-    (forward_copies.tensor_functions), asked only by a ``forward`` that moves."""
+    (forward_copies.tensor_functions), asked only by a ``forward`` that moves.
+    ``moves_of``: the id of a method -> the calls of ``MOVES`` in it (nested
+    code, decorators and signature included), as the summary's walk met
+    them; None (or a method it does not know): read from the method's nodes."""
     walk = walk or nodes  # looked up at the call: tests count the walks through the module's ``nodes``
     for part in (*cls.decorator_list, *cls.bases, *cls.keywords):
         if any(map(_device_move, walk(part))):
@@ -136,15 +140,18 @@ def class_moves_to_a_device(
     keeping: set[str] | None = None
     registers: bool | None = None
     for method, found in zip(methods, walked):
-        # _device_move, spelled out: asked of every node of every method
-        moves = [
-            n
-            for n in found
-            if n.__class__ is ast.Call
-            and n.func.__class__ is ast.Attribute  # type: ignore[attr-defined]
-            and n.func.attr in MOVES  # type: ignore[attr-defined]
-            and not _to_the_cpu(n)  # type: ignore[arg-type]
-        ]
+        met = moves_of(id(method)) if moves_of is not None else None
+        if met is not None:  # most methods of a moving class move nothing: no node read
+            moves: list[ast.AST] = [n for n in met if not _to_the_cpu(n)]
+        else:  # _device_move, spelled out: asked of every node of every method
+            moves = [
+                n
+                for n in found
+                if n.__class__ is ast.Call
+                and n.func.__class__ is ast.Attribute  # type: ignore[attr-defined]
+                and n.func.attr in MOVES  # type: ignore[attr-defined]
+                and not _to_the_cpu(n)  # type: ignore[arg-type]
+            ]
         if moves:
             # ``if len(self.device_ids) == 1: self.module.cuda(...)``: on a GPU or
             # not by the GPUs visible, read as torch's DataParallel (single_device_moves.py).

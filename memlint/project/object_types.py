@@ -940,36 +940,40 @@ class _Types:
         items: dict[str, str] = {}  # a loop name -> the layer container it runs through
         # (node, under no_grad, under a torch-version branch), in pre-order:
         # a stack, not a recursive closure (a cycle that would hold the tree).
+        # Classes tested by identity, and no name or constant put on the stack
+        # (most of the nodes: none is read, none has a child to read).
         todo: list[tuple[ast.AST, bool, bool]] = [(stmt, False, False) for stmt in reversed(fn.body)]
+        skipped, leaves, containers = _NOT_ENTERED, _LEAVES, parts.containers
         while todo:
             node, grad_off, guarded = todo.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            kind = node.__class__
+            if kind in skipped:
                 continue
-            if isinstance(node, (ast.With, ast.AsyncWith)):
-                inner = grad_off or any(_is_off_context(i.context_expr) for i in node.items)
-                todo += [(stmt, inner, guarded) for stmt in reversed(node.body)]
+            if kind is ast.With or kind is ast.AsyncWith:
+                inner = grad_off or any(_is_off_context(i.context_expr) for i in node.items)  # type: ignore[attr-defined]
+                todo += [(stmt, inner, guarded) for stmt in reversed(node.body)]  # type: ignore[attr-defined]
                 continue
-            if isinstance(node, ast.If) and _version_test(node.test):
-                todo += [(stmt, grad_off, True) for stmt in reversed(node.body + node.orelse)]
+            if kind is ast.If and _version_test(node.test):  # type: ignore[attr-defined]
+                todo += [(stmt, grad_off, True) for stmt in reversed(node.body + node.orelse)]  # type: ignore[attr-defined]
                 continue
-            if parts.containers:
-                _bind_items(node, parts.containers, items)
-            if isinstance(node, ast.Call):
-                found = self._forward_call(node, attrs)
+            if containers:
+                _bind_items(node, containers, items)
+            if kind is ast.Call:
+                found = self._forward_call(node, attrs)  # type: ignore[arg-type]
                 if found is not None and not found[2] and found[1] and found[0] in parts.runs:
                     # ``self.convnet = get_convnet(args)``, run by ``forward`` too: a
                     # factory the index may not type (typed_objects._layer_part).
                     found = (found[0], f"{FORWARD_PART}|{found[1]}", "")
-                found = found or _part_call(node, attrs, parts, items)
+                found = found or _part_call(node, attrs, parts, items)  # type: ignore[arg-type]
                 if found is not None:
                     if not grad_off:
-                        on.append((found[0], node.lineno, found[1], found[2]))
+                        on.append((found[0], node.lineno, found[1], found[2]))  # type: ignore[attr-defined]
                     elif not guarded:
                         off = True
-                func = ast_dotted(node.func)
+                func = ast_dotted(node.func)  # type: ignore[attr-defined]
                 if func in ("self", "self.forward"):
                     own = True
-            todo += [(child, grad_off, guarded) for child in reversed(children(node))]
+            todo += [(child, grad_off, guarded) for child in reversed(children(node)) if child.__class__ not in leaves]
         if own:
             self_forwards.append(name)
         if on and not off:
@@ -1038,6 +1042,11 @@ def _self_attr(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and _is_self(node.value):
         return node.attr
     return None
+
+
+# _forwards_of: the nodes whose code it does not read, and those it has nothing to read in.
+_NOT_ENTERED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
+_LEAVES = frozenset({ast.Name, ast.Constant})
 
 
 def _bind_items(node: ast.AST, containers: frozenset[str], items: dict[str, str]) -> None:

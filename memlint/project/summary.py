@@ -707,6 +707,10 @@ class _Walker:
         # order: a class is a cpu class when its walk adds none (one walk of
         # the module, not one more of every class).
         self._moves = 0
+        # The calls counted in _moves, in walk order: a method's are those met
+        # while it is walked (class_moves.py reads them instead of filtering
+        # every node of every method of a class that moves something).
+        self._move_calls: list[ast.Call] = []
         self._device_moves = 0  # of them, to a device (``.cuda()``, ``.to(device)``: not ``.to(dtype)``): gpu_args.py
         # _cpu_functions, read in the same walk: per function of ``tree.body``
         # (in order), whether a call in it may place something on a device,
@@ -1175,10 +1179,13 @@ class _Walker:
         self._class_stack.append((not _is_plain(node) or bool(node.keywords), set()))
         own, self._own = self._own, None  # object_types reads a class's methods only
         outer_owner, self._owner = self._owner, id(node)
+        method_moves: dict[int, list[ast.Call]] = {}  # id of a method -> the move calls its walk met
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._scopes.append(_Scope(name))
+                first = len(self._move_calls)
                 self._function(stmt, ON)
+                method_moves[id(stmt)] = self._move_calls[first:]
                 decorators = self._scopes.pop()  # what the method's decorators use
                 self._loading.update(used for used, _, _ in decorators.loading)
             else:
@@ -1199,7 +1206,9 @@ class _Walker:
         # tensors (class_moves.py reads the class again only then).
         if not outer.name and (
             self._moves == moves
-            or not class_moves_to_a_device(node, self.bindings, self._node_lists, self._tensor_functions())
+            or not class_moves_to_a_device(
+                node, self.bindings, self._node_lists, self._tensor_functions(), method_moves.get
+            )
         ):
             self.summary.cpu_classes.append(node.name)
         elif (
@@ -1251,6 +1260,7 @@ class _Walker:
                     if callee is ast.Attribute:
                         if func.attr in _MOVES:
                             self._moves += 1
+                            self._move_calls.append(node)  # type: ignore[arg-type]
                         elif func.attr == "step" and optimizer_step(node):
                             self._optimizer_steps += 1
                         if func.attr in _SAVE_LOAD:
@@ -1283,51 +1293,65 @@ class _Walker:
         self._gpu = self._gpu or gpu_call(node)
         if self._in_top is not None:
             self._placed(node)
-        if func.__class__ is ast.Attribute:
+        # Dispatched once on the callee's class (every call of every module
+        # comes here): ``x.m(...)`` (most calls), ``f(...)``, anything else.
+        shape = func.__class__
+        if shape is ast.Attribute:
+            last = func.attr  # type: ignore[attr-defined]
+            # The callee's spelling from its receiver's: one walk of the chain, not two.
+            receiver = _dotted(func.value)  # type: ignore[attr-defined]
+            dotted = f"{receiver}.{last}" if receiver else ""
             self._receiver_calls.append(node)
-            if func.attr == "DataParallel":  # type: ignore[attr-defined]
+            if last == "DataParallel":
                 self._data_parallels += 1
-        elif func.__class__ is ast.Name and func.id == "DataParallel":  # type: ignore[attr-defined]
-            self._data_parallels += 1
-        elif func.__class__ is ast.Subscript and self._class_stack and hook_call_site(func):
-            self._hook_lines.append(node.lineno)  # ``self.hooks['on_start_epoch'](state)``: engine_hooks
-        if func.__class__ is ast.Attribute and func.attr in _MOVES:  # type: ignore[attr-defined]
-            self._moves += 1
-            if is_device_move(node):
-                self._device_moves += 1
-            self._outside(_dotted(func.value))  # type: ignore[attr-defined]  # ``trainer.model.cuda()``: moved here
-        if grad == OFF and func.__class__ is ast.Attribute:
-            self._off_calls.add(id(func))
-        if func.__class__ is ast.Attribute and LOADING_NAMES[func.attr]:  # type: ignore[attr-defined]
-            self._loading_calls[id(func)] = node  # before _loading_attribute meets its ``func``
-        if func.__class__ is ast.Call:
-            named = evaluated_name(func)  # type: ignore[arg-type]
-            if named:
-                self._eval_names.add(named)
-        elif func.__class__ is ast.Name and func.id not in self.bindings:  # type: ignore[attr-defined]
-            self._called_names.add(func.id)  # type: ignore[attr-defined]
-        if func.__class__ is ast.Attribute and func.attr == "add_argument":  # type: ignore[attr-defined]
-            for value in option_listed(node):
-                head, _, rest = _dotted(value).partition(".")
-                target = self.bindings.get(head)
-                if rest and target and target.split(".")[0] not in _EXTERNAL:  # spelled as CallSite.callee
-                    self._option_values.add(f"{target}{'' if target.endswith('.') else '.'}{rest}")
-        if func.__class__ is ast.Name and func.id == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
-            spelled = _dotted(node.args[0])
-            if spelled and spelled.partition(".")[0] in self.bindings:
-                self._getattr_modules.add(spelled)
-        elif func.__class__ is ast.Subscript and _dict_of(func.value):  # type: ignore[attr-defined]
-            # ``models.__dict__[args.arch](...)``: ``getattr(models, args.arch)`` spelled otherwise.
-            spelled = _dotted(func.value.value)  # type: ignore[attr-defined]
-            if spelled and spelled.partition(".")[0] in self.bindings:
-                self._getattr_modules.add(spelled)
-        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if last in _MOVES:
+                self._moves += 1
+                self._move_calls.append(node)
+                if is_device_move(node):
+                    self._device_moves += 1
+                self._outside(receiver)  # ``trainer.model.cuda()``: moved here
+            if grad == OFF:
+                self._off_calls.add(id(func))
+            if LOADING_NAMES[last]:
+                self._loading_calls[id(func)] = node  # before _loading_attribute meets its ``func``
+            if last == "add_argument":
+                for value in option_listed(node):
+                    head, _, rest = _dotted(value).partition(".")
+                    target = self.bindings.get(head)
+                    if rest and target and target.split(".")[0] not in _EXTERNAL:  # spelled as CallSite.callee
+                        self._option_values.add(f"{target}{'' if target.endswith('.') else '.'}{rest}")
+        elif shape is ast.Name:
+            last = dotted = func.id  # type: ignore[attr-defined]
+            receiver = ""
+            if last == "DataParallel":
+                self._data_parallels += 1
+            if last not in self.bindings:
+                self._called_names.add(last)
+            if last == "getattr" and len(node.args) >= 2:
+                spelled = _dotted(node.args[0])
+                if spelled and spelled.partition(".")[0] in self.bindings:
+                    self._getattr_modules.add(spelled)
+        else:
+            last = receiver = ""
+            dotted = _dotted(func)
+            if shape is ast.Subscript:
+                if self._class_stack and hook_call_site(func):  # type: ignore[arg-type]
+                    self._hook_lines.append(node.lineno)  # ``self.hooks['on_start_epoch'](state)``: engine_hooks
+                if _dict_of(func.value):  # type: ignore[attr-defined]
+                    # ``models.__dict__[args.arch](...)``: ``getattr(models, args.arch)`` spelled otherwise.
+                    spelled = _dotted(func.value.value)  # type: ignore[attr-defined]
+                    if spelled and spelled.partition(".")[0] in self.bindings:
+                        self._getattr_modules.add(spelled)
+            elif shape is ast.Call:
+                named = evaluated_name(func)  # type: ignore[arg-type]
+                if named:
+                    self._eval_names.add(named)
         if last == "apply" and len(node.args) == 1 and node.args[0].__class__ is ast.Name:
             self._apply_of(node.args[0].id)  # type: ignore[attr-defined]
         if last in _SAVE_LOAD:
             self._save_loads.append(func)
             scope.calls_load = scope.calls_load or last == "load"
-            if func.__class__ is ast.Attribute:
+            if shape is ast.Attribute:
                 self._checkpoints = True
         elif last == "load_state_dict":
             scope.loads_state = self._loads_state = True
@@ -1340,34 +1364,28 @@ class _Walker:
             self.summary.trains = self.summary.trains or loop
             if self._loops:
                 self._loops[-1][0] = True
-        elif last == "step" and isinstance(func, ast.Attribute):
+        elif last == "step" and shape is ast.Attribute:
             scope.steps = True
             if optimizer_step(node):
                 self._optimizer_steps += 1
-            stepped = _step_kind(node, func)
+            stepped = _step_kind(node, func)  # type: ignore[arg-type]
             if stepped:
                 scope.step_attrs += (stepped,)
-        if func.__class__ is ast.Attribute:
-            # The callee's spelling from its receiver's: one walk of the chain, not two.
-            receiver = _dotted(func.value)  # type: ignore[attr-defined]
-            dotted = f"{receiver}.{func.attr}" if receiver else ""  # type: ignore[attr-defined]
-        else:
-            receiver, dotted = "", _dotted(func)
-        if func.__class__ is ast.Attribute:
-            self._attr_calls.append((scope, func.attr, grad, receiver))  # type: ignore[attr-defined]
-            if func.attr == "zero_grad" and receiver:  # type: ignore[attr-defined]
+        if shape is ast.Attribute:
+            self._attr_calls.append((scope, last, grad, receiver))
+            if last == "zero_grad" and receiver:
                 what = cleared(receiver, scope.params)
                 if what and what not in scope.clears:
                     scope.clears += (what,)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            instance = scope.instances.get(func.value.id)
+        if shape is ast.Attribute and func.value.__class__ is ast.Name:  # type: ignore[attr-defined]
+            instance = scope.instances.get(func.value.id)  # type: ignore[attr-defined]
             if instance:
-                self.summary.method_calls.append((f"{instance}.{func.attr}", node.lineno))
-        if isinstance(func, ast.Attribute) and func.attr in ("eval", "train") and not node.args[1:]:
-            if func.attr == "eval" and not node.args:
+                self.summary.method_calls.append((f"{instance}.{last}", node.lineno))
+        if shape is ast.Attribute and last in ("eval", "train") and not node.args[1:]:
+            if last == "eval" and not node.args:
                 scope.modes.add("eval")
                 self._switch(node, EVAL, receiver)
-            elif func.attr == "train" and (not node.args or _is_false(node.args[0]) is not None):
+            elif last == "train" and (not node.args or _is_false(node.args[0]) is not None):
                 mode = "eval" if node.args and _is_false(node.args[0]) else "train"
                 scope.modes.add(mode)
                 self._switch(node, mode, receiver)
