@@ -428,6 +428,18 @@ class LiveIndex(ProjectIndex):
             self._typed = _LiveTyped(self)
         return self._typed
 
+    def method_still(self, name: str) -> bool:
+        """ProjectIndex.method_still over the word index (``summaries`` stays
+        empty here): the files spelling ``name`` decide, each by its own
+        summary's still and moving methods, as the disk index's do."""
+        still = False
+        for other in sorted(self._holding(name.encode()), key=self._walk_order):
+            summary = self._module(other).summary
+            if name in summary.moving_methods:
+                return False
+            still = still or name in summary.still_methods
+        return still
+
     def _walk_order(self, path: str) -> tuple:
         """modules.project_files' order: a folder's files (sorted), then its
         subfolders (sorted), depth first."""

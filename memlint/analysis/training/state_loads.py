@@ -804,7 +804,9 @@ class _CpuModels(cst.CSTVisitor):
         fresh = self.fresh_self[-1]
         if fresh is None or fresh[0] != owner or not isinstance(value, cst.Name) or not self.functions:
             return False
-        return len(self.writes[-1].get(value.value, ())) == 1 and inert_slot(self.functions[-1], value.value, self.names)
+        return len(self.writes[-1].get(value.value, ())) == 1 and inert_slot(
+            self.functions[-1], value.value, self.names
+        )
 
     def _imported_cpu_object(self, value: cst.BaseExpression) -> bool:
         """``vgg = net.vgg`` at module level: a model another project module
