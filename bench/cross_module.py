@@ -24,7 +24,8 @@
     python bench/cross_module.py --batch eighteenth --mirror /work/.mirror  # the eighteenth batch
     python bench/cross_module.py --batch nineteenth --mirror /work/.mirror  # the nineteenth batch
     python bench/cross_module.py --batch twentieth --mirror /work/.mirror   # the twentieth batch
-    python bench/cross_module.py --batch twentyfirst --mirror /work/.mirror # the twenty-first batch, labelled last
+    python bench/cross_module.py --batch twentyfirst --mirror /work/.mirror # the twenty-first batch
+    python bench/cross_module.py --batch twentysecond --mirror /work/.mirror # the twenty-second batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -306,6 +307,16 @@ BATCHES = {
         HERE / "manifest_twentyfirst.tsv",
         HERE / "reviewed_after_twentyfirst.tsv",
         BENCH / ".corpora" / "cross_module_twentyfirst",
+    ),
+    # "twentysecond": labelled after the twenty-first, before memlint ran on
+    # it, in fields the yardstick had few of: stereo and optical flow, depth,
+    # adversarial robustness, randomized smoothing, domain adaptation,
+    # few-shot, distillation, NeRF/SDF rendering, molecules, recommendation,
+    # captioning, retrieval, audio, skeleton and video action recognition.
+    "twentysecond": (
+        HERE / "manifest_twentysecond.tsv",
+        HERE / "reviewed_after_twentysecond.tsv",
+        BENCH / ".corpora" / "cross_module_twentysecond",
     ),
 }
 
