@@ -162,7 +162,9 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
     builds fresh in every tuple it returns (`return loss,
     torch.Tensor(parts).cuda()`: a number, `.item()`, `.detach()`, a torch
     constructor without `requires_grad`), its other returns being one tensor
-    (`torch.cat`).
+    (`torch.cat`). Nor a list built in a loop over the task's classes (`for c in
+    classes_to_create:` after `.eval()`, named for classes and no data): one
+    entry per class, the result being built, not the graphs of past batches.
 
     ## References
     - https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
@@ -423,6 +425,18 @@ class TensorWithHistoryStoredAcrossIterations(Rule):
         self.report(stmt, message=message or self.message.format(container=key), fix=fix)
 
     valid = [
+        Valid(
+            """\
+import torch
+def class_prototypes(encoder, features_of, n_classes):
+    encoder.eval()
+    prototypes = []
+    for c in range(n_classes):
+        prototypes.append(encoder(features_of(c)).mean(dim=0))
+    return torch.stack(prototypes)
+""",
+            "one prototype per class of the task, in a loop over classes, not batches: the list is the result",
+        ),
         Valid(
             """\
 import torch

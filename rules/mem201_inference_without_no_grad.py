@@ -121,7 +121,10 @@ class InferenceWithoutNoGrad(Rule):
     forward under `no_grad`. The same holds for an attribute of such an object
     (`trainer.gen_a.encode(x)`) and for a name bound only to such methods
     (`encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`): silent
-    when one arm runs no layer.
+    when one arm runs no layer. A loop over the task's classes (`for c in
+    classes_to_create:`, `for c in range(self.n_classes):`, named for classes and
+    for no data) is no evaluation over data, after `.eval()` too: it builds one
+    result per class.
 
     ## Details
     The loop may be a `while` over episodes (a policy evaluated in its
@@ -1064,6 +1067,27 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and state == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+from torch import nn
+class Learner:
+    def __init__(self, n_words):
+        self.embeddings = nn.Embedding(n_words, 16)
+
+    def fake_weights(self):
+        classes_to_create = list(range(self.n_classes, self.total_classes))
+        self.embeddings.eval()
+        weights = []
+        for class_id in classes_to_create:
+            labels = self.class_labels(class_id).to(self.device)
+            weights.append(self.embeddings(labels).mean(dim=0, keepdim=True))
+        self.embeddings.train()
+        return torch.cat(weights)
+""",
+            "a loop over the task's classes, not a loader: one classifier weight per class, whose graph the "
+            "caller may train through",
+        ),
         Valid(
             # The class comes from a module named at run time: without the project,
             # nothing says what ``model`` is (project/dynamic_classes.py).

@@ -6,6 +6,7 @@ import libcst as cst
 
 from memlint.analysis.scope.integer_names import IntegerNames
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
+from memlint.analysis.training.settings_loops import sweeps_settings
 from memlint.analysis.training.training_verbs import VerbKind
 from memlint.parse.traversal import visit_fast
 from memlint.rule import Invalid, Rule, Safety, Valid
@@ -446,7 +447,10 @@ class LoopInvariantDeviceMove(Rule):
     move in its body: that is no back-and-forth), loops
     that move the module back and forth on purpose (CPU offloading), nor a
     tensor the loop then fills in place or concatenates onto
-    (`acc = torch.cat((acc, out))`: a per-batch buffer or seed, not a constant).
+    (`acc = torch.cat((acc, out))`: a per-batch buffer or seed, not a constant),
+    nor a loop over a literal list of settings (`tols = [1e-1, 1e-2]` then `for
+    tol in tols:`, or `for lr in (0.1, 0.01):`): one iteration per experiment
+    of a sweep, not per batch.
 
     ## Details
     Across modules, also a constant built and moved in the `forward` of a class
@@ -553,6 +557,9 @@ class LoopInvariantDeviceMove(Rule):
         return None
 
     def _per_batch(self, loop: cst.For | cst.While) -> bool:
+        scope = self.facts.objects.scope_of(loop)
+        if sweeps_settings(loop, lambda name: self.facts.bindings.values(name, scope)):
+            return False  # one iteration per setting of an experiment sweep (``for tol in tols:``), not per batch
         if isinstance(loop, cst.For):
             it = loop.iter
             while isinstance(it, cst.Call) and _wrapper(it.func) and it.args:
@@ -974,6 +981,26 @@ class LoopInvariantDeviceMove(Rule):
         return found
 
     valid = [
+        Valid(
+            """\
+import torch
+def sweep(model, device, density):
+    model.eval()
+    errors = []
+    tols = [1e-1, 1e-2, 1e-3]
+    with torch.no_grad():
+        for tol in tols:
+            model.tol = tol
+            xx = torch.linspace(-15, 15, 1000).view(-1, 1).to(device)
+            errors.append(float(density(xx, model).sum()))
+        for scale in (0.5, 2.0):
+            grid = torch.arange(0, 10).float().to(device)
+            errors.append(float(model(grid * scale).sum()))
+    return errors
+""",
+            "loops over a literal list of settings (an experiment sweep): the constant is rebuilt per setting, "
+            "not per batch",
+        ),
         Valid(
             """\
 import torch

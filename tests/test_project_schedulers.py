@@ -186,3 +186,77 @@ def test_an_attribute_typed_by_its_construction_site_as_a_project_subclass(tmp_p
         (folder / "trainer.py").write_text(textwrap.dedent(_TRAINER))
         (folder / "run.py").write_text(textwrap.dedent(_RUN.format(cls=cls, args=_ARGS[cls])))
         assert _lint(folder / "trainer.py") == expected, cls
+
+
+_EPOCHS = """\
+    import torch
+
+
+    def train_and_eval(epochs, model, tg_optimizer, tg_lr_scheduler, loader):
+        for epoch in range(epochs):
+            print(tg_lr_scheduler.get_last_lr())
+            tg_lr_scheduler.step()
+            for x, y in loader:
+                tg_optimizer.zero_grad()
+                model(x).sum().backward()
+                tg_optimizer.step()
+        return model
+    """
+
+_CALLER = """\
+    import torch
+    from torch.optim import lr_scheduler
+
+    from utils.epochs import train_and_eval
+
+
+    def run(model, loader, args):
+        tg_optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        tg_lr_scheduler = {built}
+        return train_and_eval(args.epochs, model, tg_optimizer, tg_lr_scheduler, loader)
+    """
+
+_MULTISTEP = "lr_scheduler.MultiStepLR(tg_optimizer, milestones=[30, 60], gamma=0.1)"
+
+
+def _epoch_project(tmp_path: Path, *built: str) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("")
+    helper = tmp_path / "utils" / "epochs.py"
+    helper.write_text(textwrap.dedent(_EPOCHS))
+    for i, b in enumerate(built):
+        (tmp_path / f"run{i}.py").write_text(textwrap.dedent(_CALLER.format(built=b)))
+    return helper
+
+
+def test_a_scheduler_parameter_every_caller_builds_as_an_epoch_scheduler(tmp_path):
+    """``tg_lr_scheduler`` (no name convention says scheduler) stepped at the
+    top of each epoch, before the batch loop's optimizer steps: every caller
+    of the project hands a MultiStepLR (CVPR19_Incremental_Learning). The
+    scheduler's first method read (``get_last_lr``) is not its ``step``."""
+    helper = _epoch_project(tmp_path, _MULTISTEP, "lr_scheduler.StepLR(tg_optimizer, 30)")
+    assert _lint(helper) == [(7, "MEM802")]
+    assert _lint(helper, project=False) == []
+    view = view_from_disk(str(helper))
+    assert view is not None
+    assert view.types_of("train_and_eval", "tg_lr_scheduler") == (
+        "torch.optim.lr_scheduler.MultiStepLR",
+        "torch.optim.lr_scheduler.StepLR",
+    )
+
+
+def test_a_scheduler_parameter_with_a_per_batch_or_an_untyped_caller_stays_silent(tmp_path):
+    """A caller handing a per-batch OneCycleLR, a plateau scheduler, a
+    project object of its own, or a value the project cannot type: the
+    parameter's kind is unknown."""
+    for i, other in enumerate(
+        (
+            "lr_scheduler.OneCycleLR(tg_optimizer, max_lr=0.1, total_steps=100)",
+            "lr_scheduler.ReduceLROnPlateau(tg_optimizer)",
+            "args.make_scheduler(tg_optimizer)",
+        )
+    ):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        assert _lint(_epoch_project(folder, _MULTISTEP, other)) == [], other

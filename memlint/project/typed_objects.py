@@ -551,17 +551,18 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple, t
     steps = []
     types_out = []
     seen: dict[tuple[str, str], tuple[str, ...] | None] = {}
+    shown_keys: set[tuple[str, str]] = set()
     for scope, receiver, method in objects.receivers:
         key = (scope, receiver)
         if key not in seen:
             seen[key] = typed.receiver_types(path, scope, receiver)
-            types = seen[key]
-            # Kept in the view only for what a rule asks (MEM802: the object
-            # a ``.step()`` goes to), so a view holds no more than it needs.
-            if types is not None and method == "step":
-                shown = tuple(_shown(index, typed, t) for t in types)
-                types_out.append((scope, receiver, shown))
         types = seen[key]
+        # Kept in the view only for what a rule asks (MEM802: the object a
+        # ``.step()`` goes to, whatever method of it comes first), so a view
+        # holds no more than it needs.
+        if types is not None and method == "step" and key not in shown_keys:
+            shown_keys.add(key)
+            types_out.append((scope, receiver, tuple(_shown(index, typed, t) for t in types)))
         if types is None:
             continue
         message = typed.method_forward(types, method)

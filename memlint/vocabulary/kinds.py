@@ -57,6 +57,19 @@ def guess_kind_from_name(name: str) -> Kind | None:
     return None
 
 
+# torch schedulers stepped once per batch by design, and the plateau one that
+# steps on a metric: a caller handing one says nothing of an epoch schedule.
+_NOT_EPOCH_SCHEDULERS = frozenset({"OneCycleLR", "CyclicLR", "ReduceLROnPlateau"})
+
+
+def epoch_scheduler(qualified: str) -> bool:
+    """``torch.optim.lr_scheduler.MultiStepLR``: a torch LR scheduler that
+    moves per epoch (or whatever its caller steps it by), not a per-batch
+    or a plateau one."""
+    head, _, last = qualified.rpartition(".")
+    return head == "torch.optim.lr_scheduler" and last[:1].isupper() and last not in _NOT_EPOCH_SCHEDULERS
+
+
 def constructor_kind(qualified: str) -> Kind | None:
     """Kind of object created by calling ``qualified`` (an imported callee)."""
     head, _, last = qualified.rpartition(".")

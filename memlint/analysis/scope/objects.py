@@ -61,6 +61,7 @@ from memlint.vocabulary.kinds import (
     SCALER_NAMES,
     Kind,
     constructor_kind,
+    epoch_scheduler,
     guess_kind_from_name,
     names_a_model_method,
     parameterless_layer,
@@ -536,8 +537,23 @@ class ObjectTable(cst.CSTVisitor):
         if kinds or unknown:
             return None
         if param is not None or isinstance(owner, cst.ClassDef):
-            return guess_kind_from_name(name.rsplit(".", 1)[-1])
+            guessed = guess_kind_from_name(name.rsplit(".", 1)[-1])
+            if guessed is None and param is not None and self._typed is not None:
+                return self._caller_scheduler(owner, name)
+            return guessed
         return None
+
+    def _caller_scheduler(self, owner: object, name: str) -> Kind | None:
+        """A parameter no name convention types (``tg_lr_scheduler``) that
+        every caller in the project hands an epoch-based torch scheduler
+        (``MultiStepLR``; ProjectView.types_of, project/typed_objects.py):
+        a scheduler. Only schedulers: a per-batch one (``OneCycleLR``), a
+        plateau one, or any caller the project cannot type stays unknown."""
+        if self._project_kind(owner, name) is not Kind.SCHEDULER:
+            return None
+        scope = self._scope_name(owner)
+        types = self._typed(scope, name) if self._typed is not None else None
+        return Kind.SCHEDULER if types and all(epoch_scheduler(t) for t in types) else None
 
     def _moved_and_switched(self, key: tuple[object, str]) -> bool:
         """``self.__S__ = S(...).cuda()`` and ``self.__S__.eval()``: every
@@ -574,12 +590,7 @@ class ObjectTable(cst.CSTVisitor):
         (installed classes only: ``torch.optim.lr_scheduler.StepLR``), or None."""
         if isinstance(owner, cst.ClassDef):
             return self._project_attr_kind(owner, name)
-        if isinstance(owner, cst.FunctionDef):
-            cls = self.calls.class_of.get(owner)
-            scope = f"{cls.name.value}.{owner.name.value}" if cls is not None else owner.name.value
-        else:
-            scope = ""
-        types = self._typed(scope, name) if self._typed is not None else None
+        types = self._typed(self._scope_name(owner), name) if self._typed is not None else None
         kinds = {constructor_kind(t) for t in types or ()}
         return kinds.pop() if len(kinds) == 1 else None
 
@@ -851,8 +862,10 @@ class ObjectTable(cst.CSTVisitor):
         spelled = dotted_name(func.value)
         return spelled is not None and (self._scope_name(call), spelled, func.attr.value) in self._method_evals
 
-    def _scope_name(self, call: cst.Call) -> str:
-        owner = self.scope_of(call)
+    def _scope_name(self, node: cst.CSTNode) -> str:
+        """``Class.method``, ``function`` or "" (the module) of ``node``'s
+        scope (a function or the module is its own), as the project names scopes."""
+        owner = self.scope_of(node)
         if isinstance(owner, cst.FunctionDef):
             cls = self.calls.class_of.get(owner)
             return f"{cls.name.value}.{owner.name.value}" if cls is not None else owner.name.value

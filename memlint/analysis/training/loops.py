@@ -10,7 +10,8 @@ API (through ``facts.loops``):
 - ``LoopInfo.role`` — ``"train"``, ``"eval"`` (a model call, nothing that
   needs gradients, and evidence of evaluation: after ``.eval()``, inside a
   function named for validation/evaluation/testing/prediction, or iterating a
-  val/test loader) or None.
+  val/test loader) or None; a loop over the task's classes
+  (``for c in classes_to_create:``, class_loops.py) is no evaluation.
 - ``LoopInfo.is_batch_loop`` — each iteration is a training step, an
   evaluation step, or the loop iterates over data (loaders, batches, epochs,
   steps); time-step loops over a sequence are not. ``outer_loop(info)``: an
@@ -48,6 +49,7 @@ from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.literal_items import literal_items
 from memlint.analysis.scope.names import ImportTable, dotted_name, flat_targets, is_lightning_module, mentions
 from memlint.analysis.scope.objects import ObjectTable
+from memlint.analysis.training.class_loops import iterates_classes
 from memlint.analysis.training.layer_loops import chains_layers
 from memlint.analysis.training.step_parts import counted_part
 from memlint.analysis.training.training_verbs import accumulation_divisor
@@ -383,6 +385,7 @@ class LoopAnalysis(cst.CSTVisitor):
         elif (
             info.calls_model
             and not info.needs_grad
+            and not iterates_classes(info.node, info.data_tokens)  # per class of the task, not per batch
             and self._eval_evidence(info)
             and not (not any(self.calls_model(f) for f in fns) and chains_layers(info.node, info.model_calls))
         ):
