@@ -223,7 +223,7 @@ class MissingZeroGrad(Rule):
         command line says otherwise (option_defaults.py): its steps are
         judged with that loop's clears."""
         if self._options is None:
-            self._options = OptionDefaults(self.context.module)  # type: ignore[attr-defined]
+            self._options = OptionDefaults(self.facts.options)
         return self._options.runs_once_by_default(loop)
 
     def _cleared_by_others(self, step, in_loop) -> bool:

@@ -7,12 +7,13 @@ import textwrap
 import libcst as cst
 
 from memlint.analysis.scope.option_choices import OptionChoices
+from memlint.analysis.scope.options import ModuleOptions
 
 
 def _values(source: str, spelled: str) -> list[str] | None:
     module = cst.parse_module(textwrap.dedent(source))
     expr = cst.parse_expression(spelled)
-    found = OptionChoices(module).values(expr)
+    found = OptionChoices(ModuleOptions(module)).values(expr)
     return None if found is None else [module.code_for_node(v) for v in found]
 
 

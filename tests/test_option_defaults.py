@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.scope.option_defaults import OptionDefaults
+from memlint.analysis.scope.options import ModuleOptions
 
 _HEAD = "import argparse\nparser = argparse.ArgumentParser()\n"
 
@@ -12,7 +13,7 @@ _HEAD = "import argparse\nparser = argparse.ArgumentParser()\n"
 def _loop(source: str) -> tuple[OptionDefaults, cst.For]:
     module = cst.parse_module(source)
     loop = next(s for s in module.body if isinstance(s, cst.For))
-    return OptionDefaults(module), loop
+    return OptionDefaults(ModuleOptions(module)), loop
 
 
 def test_a_range_of_an_option_defaulting_to_one():

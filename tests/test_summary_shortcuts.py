@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from memlint.gate.ast_fields import nodes
 from memlint.project import cpu_receivers
-from memlint.project.method_moves import method_moves
+from memlint.project.method_moves import _touches, method_moves
 from memlint.project.node_lists import NodeLists
 from memlint.project.object_types import object_types
-from memlint.project.summary import _Walker, summarise
+from memlint.project.summary import _signature_parts, _Walker, summarise
 from memlint.rule.registry import all_rules
 from memlint.vocabulary.settings_values import settings_functions
 
@@ -285,3 +286,54 @@ def test_wrapped_args_read_only_where_data_parallel_is_called(monkeypatch):
     facts = summarise(ast.parse(_WRAPPED))
     assert asked == [10]  # ``wrapped``'s def, not ``plain``'s
     assert any(site.built for site in facts.calls if site.line == 13)
+
+
+def _calls_and_attributes(found: list[ast.AST]) -> list[ast.AST]:
+    return [n for n in found if n.__class__ in (ast.Call, ast.Attribute)]
+
+
+_SIGNATURES = [
+    "def f(a, b=g(1), *args, c: torch.Tensor = h(), d=None, **kw: t.Any) -> x.Y: pass",
+    "def f(a: int, /, b: 'str' = 2, *, c=k.m(n.o())): pass",
+    "def f(self, hidden: Optional[torch.Tensor] = None, mask: torch.LongTensor | None = None): pass",
+    "def f(*, a, b=1, c: List[torch.nn.Module]): pass",
+    "def f(): pass",
+]
+
+
+@pytest.mark.parametrize("source", _SIGNATURES + [s for _, s in _sources()])
+def test_signature_parts_meet_the_calls_and_attributes_of_the_signature_in_order(source):
+    """_unvisited reads a signature's annotations and defaults only: the
+    calls and attributes it meets, and their order (move calls and
+    save/load callees are kept in lists), are those of the whole
+    ``arguments`` node's walk."""
+    tree = ast.parse(textwrap.dedent(source))
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            whole = _calls_and_attributes(nodes(fn.args))
+            parts = [
+                n
+                for part in _signature_parts(fn.args)
+                if part is not None and part.__class__ not in (ast.Name, ast.Constant)
+                for n in _calls_and_attributes(nodes(part))
+            ]
+            assert parts == whole
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    ["self", "super", "self.conv", "super().f", "x.y.z", "'a'.join", "f(self)", "self[0].w", "(a, self)", "3"],
+)
+def test_touches_without_a_walk_equals_the_walk(spelled):
+    """method_moves._touches reads a name or a chain of attributes without
+    a walk of its subtree: the same answer as the walk's."""
+    value = ast.parse(spelled, mode="eval").body
+    for names in ({"self"}, {"x"}, set()):
+        walked = _root_is_super(value) or any(n.__class__ is ast.Name and n.id in names for n in nodes(value))
+        assert _touches(value, names) == walked
+
+
+def _root_is_super(value: ast.AST) -> bool:
+    while isinstance(value, (ast.Attribute, ast.Subscript, ast.Call)):
+        value = value.func if isinstance(value, ast.Call) else value.value
+    return isinstance(value, ast.Name) and value.id == "super"

@@ -215,6 +215,16 @@ class ModuleFacts:
         return FrozenModules(self.module, self.calls)
 
     @cached_property
+    def options(self):
+        """The module's own command-line options, read in one walk for the
+        facts that ask them: integer defaults (``OptionDefaults``, MEM304)
+        and the objects an option may hold (``OptionChoices``, the state
+        loads) (analysis/scope/options.py)."""
+        from memlint.analysis.scope.options import ModuleOptions
+
+        return ModuleOptions(self.module)
+
+    @cached_property
     def checkpoints(self):
         """Whether the module saves CPU-only checkpoints (``saves_only_cpu``),
         loads into a model still on the CPU (``into_cpu_model(call)``), hands
@@ -231,6 +241,7 @@ class ModuleFacts:
             objects=self.objects,
             project=self.project,
             python_tree=self.python_tree,
+            options=self.options,
         )
 
     @cached_property

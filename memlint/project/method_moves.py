@@ -202,6 +202,18 @@ def _names_in(node: ast.AST) -> set[str]:
 
 
 def _touches(value: ast.expr, names: set[str]) -> bool:
+    """``value`` reads ``super`` or a name of ``names``. A name or a chain of
+    attributes on one (``self``, ``self.conv``: most receivers and arguments)
+    holds that one name only, read without a walk of its subtree: _may_move
+    asks this of every call's receiver and arguments, and a walk per call
+    re-read every nested call's arguments once per call around it."""
+    root = value
+    while root.__class__ is ast.Attribute:
+        root = root.value  # type: ignore[attr-defined]
+    if root.__class__ is ast.Name:
+        return root.id == "super" or root.id in names  # type: ignore[attr-defined]
+    if root.__class__ is ast.Constant:
+        return False
     if _reads_super(value):
         return True
     return any(n.__class__ is ast.Name and n.id in names for n in _subtree(value))  # type: ignore[attr-defined]

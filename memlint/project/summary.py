@@ -1141,7 +1141,7 @@ class _Walker:
         for dec in node.decorator_list:
             self._visit(dec, grad, False)
         self._own = own
-        self._unvisited(node.args, node.returns, *getattr(node, "type_params", ()))
+        self._unvisited(*_signature_parts(node.args), node.returns, *getattr(node, "type_params", ()))
         decorator = ""
         for dec in node.decorator_list:
             decorator = self._context_mode(dec) or self._off_decorator(dec) or decorator
@@ -1249,7 +1249,7 @@ class _Walker:
         ``save``/``load`` callees only, in one pass over each part's nodes
         (every signature of every function comes here)."""
         for part in parts:
-            if part is None:
+            if part is None or part.__class__ in _NO_CALL_OR_ATTRIBUTE:
                 continue
             for node in nodes(part):
                 kind = node.__class__
@@ -2067,3 +2067,26 @@ def _model_classes(tree: ast.Module, bindings: dict[str, str]) -> list[str]:
 def _dict_of(node: ast.AST) -> bool:
     """``X.__dict__``: the namespace of ``X`` (a module, for a lookup by name)."""
     return isinstance(node, ast.Attribute) and node.attr == "__dict__"
+
+
+# Nodes with no Call or Attribute below them: _unvisited has nothing to read there.
+_NO_CALL_OR_ATTRIBUTE = frozenset({ast.Name, ast.Constant})
+
+
+def _signature_parts(args: ast.arguments) -> list[ast.AST | None]:
+    """What of a signature _unvisited reads: each parameter's annotation and
+    each default, in the order ``nodes(args)`` meets them (its stack pops the
+    last field's last item first), without the ``arguments`` and ``arg``
+    nodes themselves, which are neither a call nor an attribute. Every
+    signature of every function comes here, most of them bare names."""
+    items = [
+        args.vararg,
+        args.kwarg,
+        *args.posonlyargs,
+        *args.args,
+        *args.kwonlyargs,
+        *args.kw_defaults,
+        *args.defaults,
+    ]
+    items.reverse()
+    return [item.annotation if item.__class__ is ast.arg else item for item in items]  # type: ignore[union-attr]

@@ -12,50 +12,17 @@ Nothing is answered for an option declared twice, one with ``type=`` (what
 a converter returns is not listed), one whose ``choices`` is not a literal
 list, tuple, set or dict, an attribute the module also assigns
 (``opts.base = ...``), or a namespace not bound from ``parse_args()`` here.
+The declarations are read once for this and option_defaults.py (options.py).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.scope.option_defaults import option_dest, parsed_namespaces
-from memlint.parse.traversal import visit_fast
+from memlint.analysis.scope.options import ModuleOptions
 
 # None: declared twice, or its values cannot be listed.
 _Values = tuple[cst.BaseExpression, ...] | None
-
-
-class _Choices(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.values: dict[str, _Values] = {}
-        self.namespaces: set[str] = set()
-        self.assigned: set[tuple[str, str]] = set()  # (namespace, attribute) written by the module
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "add_argument":
-            return
-        dest = option_dest(node)
-        if dest is not None:
-            self.values[dest] = None if dest in self.values else _listed(node)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self.namespaces.update(parsed_namespaces(node))
-        for target in node.targets:
-            self._written(target.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._written(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._written(node.target)
-
-    def _written(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-            self.assigned.add((target.value.value, target.attr.value))
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._written(element.value)
 
 
 def _listed(call: cst.Call) -> _Values:
@@ -90,25 +57,13 @@ def _elements(choices: cst.BaseExpression) -> _Values:
 
 
 class OptionChoices:
-    """The module's options and what each may hold, read on first question."""
+    """What the options of ``options`` (the module's declarations) may hold."""
 
-    def __init__(self, module: cst.Module) -> None:
-        self._module = module
-        self._choices: _Choices | None = None
-
-    def _read(self) -> _Choices:
-        if self._choices is None:
-            self._choices = _Choices()
-            visit_fast(self._module, self._choices)
-        return self._choices
+    def __init__(self, options: ModuleOptions) -> None:
+        self._options = options
 
     def values(self, expr: cst.BaseExpression) -> _Values:
         """``opts.base`` of a namespace parsed in this module: every object
         the option may hold (its choices, default and const), or None."""
-        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)):
-            return None
-        found = self._read()
-        namespace, attr = expr.value.value, expr.attr.value
-        if namespace not in found.namespaces or (namespace, attr) in found.assigned:
-            return None
-        return found.values.get(attr)
+        call = self._options.declaration(expr, unassigned=True)
+        return None if call is None else _listed(call)

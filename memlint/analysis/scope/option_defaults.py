@@ -7,90 +7,32 @@ iteration of the loop around it by default (``runs_once_by_default``).
 
 An option declared twice (two parsers, two ``dest``s of one name) says
 nothing; nor does a namespace not bound from ``parse_args()`` in the module.
+The declarations are read once for this and option_choices.py (options.py).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from memlint.parse.traversal import visit_fast
-
-
-class _Options(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.defaults: dict[str, int | None] = {}  # dest: literal int default (None: not one, or declared twice)
-        self.namespaces: set[str] = set()  # names bound from ``....parse_args()``
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "add_argument":
-            return
-        dest = option_dest(node)
-        if dest is None:
-            return
-        default = None
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "default" and isinstance(arg.value, cst.Integer):
-                default = int(arg.value.value, 0)
-        self.defaults[dest] = None if dest in self.defaults else default
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self.namespaces.update(parsed_namespaces(node))
-
-
-def parsed_namespaces(node: cst.Assign) -> list[str]:
-    """The names ``node`` binds to ``....parse_args()`` (``args = parser.parse_args()``)."""
-    value = node.value
-    if not (
-        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "parse_args"
-    ):
-        return []
-    return [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
-
-
-def option_dest(call: cst.Call) -> str | None:
-    """The attribute an ``add_argument`` call stores: ``dest=``, else its
-    first long option (``--num-split`` -> ``num_split``)."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "dest":
-            return _literal(arg.value)
-    for arg in call.args:
-        if arg.keyword is not None:
-            break
-        text = _literal(arg.value)
-        if text is not None and text.startswith("--"):
-            return text[2:].replace("-", "_")
-    return None
-
-
-def _literal(value: cst.BaseExpression) -> str | None:
-    if isinstance(value, cst.SimpleString) and value.prefix == "":
-        evaluated = value.evaluated_value
-        return evaluated if isinstance(evaluated, str) else None
-    return None
+from memlint.analysis.scope.options import ModuleOptions
 
 
 class OptionDefaults:
-    """The module's options, read on first question."""
+    """The integer defaults of ``options`` (the module's declarations)."""
 
-    def __init__(self, module: cst.Module) -> None:
-        self._module = module
-        self._options: _Options | None = None
-
-    def _read(self) -> _Options:
-        if self._options is None:
-            self._options = _Options()
-            visit_fast(self._module, self._options)
-        return self._options
+    def __init__(self, options: ModuleOptions) -> None:
+        self._options = options
 
     def default(self, expr: cst.BaseExpression) -> int | None:
         """``args.name`` of a namespace parsed in this module: the option's integer default."""
-        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)):
+        call = self._options.declaration(expr)
+        if call is None:
             return None
-        options = self._read()
-        if expr.value.value not in options.namespaces:
-            return None
-        return options.defaults.get(expr.attr.value)
+        default = None
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "default" and isinstance(arg.value, cst.Integer):
+                default = int(arg.value.value, 0)
+        return default
 
     def runs_once_by_default(self, loop: cst.CSTNode) -> bool:
         """``for j in range(args.n)`` with ``--n`` defaulting to 1."""

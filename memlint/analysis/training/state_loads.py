@@ -44,6 +44,7 @@ import libcst as cst
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
 from memlint.analysis.scope.option_choices import OptionChoices
+from memlint.analysis.scope.options import ModuleOptions
 from memlint.analysis.training.construction_order import SelfMethods, starts_on_cpu
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
 from memlint.analysis.training.cpu_dicts import CpuDicts
@@ -1250,6 +1251,7 @@ class Checkpoints:
         objects: ObjectTable | None = None,
         project: ProjectView | None = None,
         python_tree: ast.Module | None = None,
+        options: ModuleOptions | None = None,
     ) -> None:
         self.module = module
         self.names = names
@@ -1279,6 +1281,7 @@ class Checkpoints:
         self._factories: FactoryClasses | None = None
         self._self_methods: SelfMethods | None = None
         self._options: OptionChoices | None = None
+        self._declared = options  # the module's option declarations (ModuleFacts.options), shared with MEM304
         self.python_tree = python_tree  # the module's ``ast`` tree, when the linter has it
 
     @property
@@ -1468,7 +1471,7 @@ class Checkpoints:
         a namespace itself; a model built from it is on the CPU when every
         one of them builds there (RKD's ``--base`` table of backbones)."""
         if self._options is None:
-            self._options = OptionChoices(self.module)
+            self._options = OptionChoices(self._declared or ModuleOptions(self.module))
         picked = self._options.values(func)
         if not picked or any(self._options.values(value) is not None for value in picked):
             return None
