@@ -71,7 +71,7 @@ def test_grad_never_off_stops_at_the_first_file_that_spells_a_way(tmp_path):
         {"a.py": "import torch\n", "b.py": "torch.set_grad_enabled(False)\n", "c.py": "x = 1\n", "d.txt": "no_grad"},
     )
     read: list[str] = []
-    files = [str(tmp_path / n) for n in ("c.py", "b.py", "a.py", "d.txt")]
+    files = [str(tmp_path / n) for n in ("a.py", "b.py", "c.py", "d.txt")]
     assert not grad_never_off(files, read.append)
     assert [p.rsplit("/", 1)[1] for p in read] == ["a.py", "b.py"]
     read.clear()

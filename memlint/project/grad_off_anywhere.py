@@ -27,8 +27,8 @@ _NEEDLES = (b"no_grad", b"inference_mode", b"grad_enabled")
 
 def grad_never_off(files: Iterable[str], note_read: Callable[[str], None]) -> bool:
     """No file of ``files`` spells a way of turning grad off (one that cannot
-    be read counts as spelling one)."""
-    for path in sorted(files):
+    be read counts as spelling one); read in the order given."""
+    for path in files:
         if not path.endswith((".py", ".ipynb")):
             continue
         note_read(path)

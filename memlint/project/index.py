@@ -738,7 +738,11 @@ class ProjectIndex:
             reads.append(path)
             self._note_read(path)
 
-        answer = grad_never_off(self.modules.files, note)
+        # The files this view already reads first: a project that turns grad
+        # off in one of them adds no file to the view's dependencies.
+        seen = self._reading or set()
+        files = sorted(self.modules.files, key=lambda f: (f not in seen, f))
+        answer = grad_never_off(files, note)
         self._never_off = (key, answer, tuple(reads))
         return answer
 
