@@ -242,7 +242,17 @@ class InferenceWithoutNoGrad(Rule):
         "evidence of evaluation (an opaque call before it is then no MC dropout). "
         "`self.model.forward(x)` where every class the project gives `self.model` (from each construction "
         "site of the owner) decorates `forward` with `@torch.no_grad()`/`@torch.inference_mode()`, its own or "
-        "inherited from a project base, builds no graph (LLaMA's `generate`): the loop and its callers are silent."
+        "inherited from a project base, builds no graph (LLaMA's `generate`): the loop and its callers are silent. "
+        "A method called on an instance another module builds of the class (`engine = trainer(...)`, then "
+        "`engine.eval(x, y)` in train.py's validation loop) is named in the message when that call runs with grad "
+        "on. A plain wrapper that keeps the model it is given in eval mode itself (`self.model.eval()` in its "
+        "`__init__`, its own or a project base's) and runs it in a method with grad on (pysot's "
+        "`tracker.track(img)` running `self.model.track(x)`) is evidence of evaluation for a loop calling that "
+        "method, when every class the object may be does so (a literal table of classes, `TRACKS[name](model)`, "
+        "is one of them) and none of them trains, freezes or switches that model back to train. A function that "
+        "switches its model to eval, runs it and hands back only values without history (`.data.cpu().numpy()`) "
+        "is reported, whatever name stores it (`test_set.set_feat_func(ExtractFeature(model))`), when no file "
+        "of the project spells a way of turning grad off."
     )
 
     def __init__(self, context) -> None:
@@ -513,7 +523,9 @@ class InferenceWithoutNoGrad(Rule):
                 names = [n for t in targets for n in flat_targets(t)]
                 if not all(isinstance(n, cst.Name) for n in names):
                     return False  # ``self.out = ...`` outlives the call
-                if any(facts.usage.reaches_return(n.value, scope) for n in names):
+                if any(facts.usage.reaches_return(n.value, scope) for n in names) and not self._hands_back_numbers(
+                    scope
+                ):
                     return False  # handed back to a caller that may backpropagate
         start = loops.pos(stmt)
         body_facts = loops.scope_facts(scope)
@@ -524,6 +536,18 @@ class InferenceWithoutNoGrad(Rule):
             if fn is not None and loops.pos(call) >= start and (loops.trains(fn) or loops.needs_grad(fn)):
                 return False
         return True
+
+    def _hands_back_numbers(self, scope: cst.FunctionDef) -> bool:
+        """``feat = self.model(ims)`` ... ``return feat.data.cpu().numpy()``:
+        what the function returns carries no history, so no caller can
+        backpropagate through the forward, in a project where no file turns
+        grad off (grad_off_anywhere.py): whoever calls it, through whatever
+        name it was stored under (``test_set.set_feat_func(ExtractFeature(...))``),
+        runs it with grad on."""
+        project = self.facts.project
+        if project is None or not project.grad_never_off:
+            return False
+        return self.facts.history.returns(scope).h is H.NO
 
     def _called_once(self, scope) -> bool:
         """``scope`` is a function with callers, here or in other modules,
@@ -788,6 +812,8 @@ class InferenceWithoutNoGrad(Rule):
             for receiver, method, _ in arms:
                 if self._switched_to_eval_here(scope, receiver, call):
                     continue
+                if project.runs_held_model(scope_name, receiver, method):
+                    continue  # ``tracker.track(img)``: the object keeps its model in eval mode itself
                 eval_switched = False
                 if not (evaluating or is_eval_name(method) or _asks_for_eval(call)):
                     return None  # the same object also acts in training here
@@ -880,11 +906,23 @@ class InferenceWithoutNoGrad(Rule):
         the callers that decide its grad mode live in other modules."""
         if not isinstance(scope, cst.FunctionDef):
             return message
-        sites = self.facts.grad_mode.external_callers(scope)
-        if not sites:
+        places = [site.where() for site in self.facts.grad_mode.external_callers(scope)] or self._method_callers_on(
+            scope
+        )
+        if not places:
             return message
-        where = ", ".join(site.where() for site in sites[:3]) + (", ..." if len(sites) > 3 else "")
+        where = ", ".join(places[:3]) + (", ..." if len(places) > 3 else "")
         return f"{message} (called with autograd on from {where})"
+
+    def _method_callers_on(self, method: cst.FunctionDef) -> list[str]:
+        """Where other modules call the method with grad on, on an instance
+        of its class they built (``engine = trainer(...)`` then
+        ``engine.eval(x, y)`` in train.py's validation loop)."""
+        project = self.facts.project
+        cls = self.facts.calls.class_of.get(method)
+        if project is None or cls is None:
+            return []
+        return list(project.method_callers_on_of(f"{cls.name.value}.{method.name.value}"))
 
     def _callers_evaluate(self, info) -> bool:
         """``extract_feature(model, loader)``: a batch loop with no name or
@@ -1087,6 +1125,22 @@ class Learner:
 """,
             "a loop over the task's classes, not a loader: one classifier weight per class, whose graph the "
             "caller may train through",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def val(model, ema, loader):
+    for p_ema, p in zip(ema.parameters(), model.parameters()):
+        p_ema.requires_grad = False
+    ema.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (ema(x).argmax(1) == y).sum().item()
+    return correct
+""",
+            "a zip over an EMA copy and its model that freezes the copy's side: equal lists, the copy is frozen",
         ),
         Valid(
             # The class comes from a module named at run time: without the project,
@@ -2593,6 +2647,41 @@ def main(model, loader, optimizer, epochs, evaluate):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+
+
+def val(encoder, decoder, loader):
+    for e, d in zip(encoder.parameters(), decoder.parameters()):
+        e.requires_grad = False
+        d.requires_grad = False
+    encoder.eval()
+    decoder.eval()
+    correct = 0
+    for x, y in loader:
+        out = decoder(encoder(x))
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+""",
+            """\
+import torch
+
+
+def val(encoder, decoder, loader):
+    for e, d in zip(encoder.parameters(), decoder.parameters()):
+        e.requires_grad = False
+        d.requires_grad = False
+    encoder.eval()
+    decoder.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            out = decoder(encoder(x))
+            correct += (out.argmax(1) == y).sum().item()
+    return correct
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -290,3 +290,34 @@ def test_a_function_returning_another_value_too_builds_no_frozen_model():
 def test_a_function_returning_a_model_it_did_not_freeze_builds_no_frozen_model():
     src = _LOADER.replace("            p.requires_grad = False\n", "            p.requires_grad = True\n")
     assert "self.model" not in frozen_at(src, "_inference")
+
+
+def test_zip_freezing_two_models_is_partial():
+    """``zip`` stops at the shorter parameter list: freezing both sides of a
+    zip over two models leaves the longer one partly trainable, and which
+    one is longer is not known (Attention_ocr's ``val()``)."""
+    src = """
+    for e, d in zip(encoder.parameters(), decoder.parameters()):
+        e.requires_grad = False
+        d.requires_grad = False
+    """
+    assert frozen(src) == set()
+
+
+def test_zip_freezing_one_side_stays_a_freeze():
+    """An EMA copy frozen beside the model it follows: equal lists, one side frozen."""
+    src = """
+    for p_ema, p in zip(ema.parameters(), model.parameters()):
+        p_ema.requires_grad = False
+    """
+    assert frozen(src) == {"ema"}
+
+
+def test_zip_freeze_keeps_an_earlier_freeze():
+    src = """
+    encoder.requires_grad_(False)
+    for e, d in zip(encoder.parameters(), decoder.parameters()):
+        e.requires_grad = False
+        d.requires_grad = False
+    """
+    assert frozen(src) == {"encoder"}

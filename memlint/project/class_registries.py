@@ -56,6 +56,10 @@ class _Registries:
 
     registers: dict[str, str] = field(default_factory=dict)
     lookups: dict[str, str] = field(default_factory=dict)
+    # Registries written once as a literal of plain names and never changed
+    # (pysot's ``TRACKS = {'SiamRPNTracker': SiamRPNTracker, ...}``): registry
+    # -> the names, as the module spells them, one of which a lookup calls.
+    literals: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def registered_classes(typed: TypedObjects, spelled: str, path: str) -> tuple[str, ...] | None:
@@ -97,14 +101,15 @@ def _classes(typed: TypedObjects, home: str, name: str) -> tuple[frozenset[str],
             data = read_bytes(home) or b""
         except OSError:
             data = b""
-        # Most callees asked about are factories of no registry: no ``{}``, no parse.
-        tree = _parsed(data) if b"{}" in data else None
+        # Most callees asked about are factories of no registry: no ``{``, no parse.
+        tree = _parsed(data) if b"{" in data else None
         homes[home] = (tree, module_registries(tree) if tree is not None else _Registries())
     tree, registries = homes[home]
     registry = registries.lookups.get(name)
     if tree is None or registry is None:
         return frozenset({home}), None
     registers = {fn for fn, r in registries.registers.items() if r == registry}
+    literal = registries.literals.get(registry)
     files = sorted(f for f in typed.index.modules.files if f.endswith(".py"))
     words = [w.encode() for w in (registry, *registers)]
     classes: set[str] = set()
@@ -122,6 +127,13 @@ def _classes(typed: TypedObjects, home: str, name: str) -> tuple[frozenset[str],
         if found is None:
             return frozenset(files), None
         classes.update(found)
+    spelled = _spellings(tree, literal) if literal else ()
+    for value in literal or ():
+        typed.index._note_read(home)
+        found = typed.qualify(spelled[value], home) if value in spelled else None
+        if found is None:
+            return frozenset(files), None  # one entry the project cannot type: the lookup is unknown
+        classes.update(found)
     return frozenset(files), tuple(sorted(classes)) or None
 
 
@@ -138,6 +150,7 @@ def module_registries(tree: ast.Module) -> _Registries:
     out = _Registries()
     bound: dict[str, int] = {}
     empty: set[str] = set()
+    literals: dict[str, tuple[str, ...]] = {}
     for stmt in tree.body:
         for target in _stored_names(stmt):
             bound[target] = bound.get(target, 0) + 1
@@ -146,13 +159,24 @@ def module_registries(tree: ast.Module) -> _Registries:
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
             and isinstance(stmt.value, ast.Dict)
-            and not stmt.value.keys
         ):
-            empty.add(stmt.targets[0].id)
+            names = _literal_names(stmt.value)
+            if not stmt.value.keys:
+                empty.add(stmt.targets[0].id)
+            elif names:
+                literals[stmt.targets[0].id] = names
     candidates = {n for n in empty if bound.get(n) == 1}
+    functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef) and not s.decorator_list}
+    for registry, names in sorted(literals.items()):
+        if bound.get(registry) != 1 or not _only_read(tree, {registry}, set()):
+            continue
+        out.literals[registry] = names
+        out.lookups[registry] = registry
+        for fn in functions.values():
+            if _looks_up(fn, registry):
+                out.lookups[fn.name] = registry
     if not candidates:
         return out
-    functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef) and not s.decorator_list}
     for registry in sorted(candidates):
         registers = [fn for fn in functions.values() if _registers_into(fn, registry)]
         if not registers:
@@ -167,6 +191,28 @@ def module_registries(tree: ast.Module) -> _Registries:
             if _looks_up(fn, registry):
                 out.lookups[fn.name] = registry
     return out
+
+
+def _spellings(tree: ast.Module, names: tuple[str, ...]) -> dict[str, str]:
+    """``names`` as typed_objects.qualify spells them in their module: the
+    import's target, or ``:name`` for a class or function defined there."""
+    from memlint.project.summary import module_bindings
+
+    bindings, _star = module_bindings(tree)
+    defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    out = {n: bindings[n] for n in names if n in bindings}
+    out.update({n: f":{n}" for n in names if n in defined and n not in out})
+    return out
+
+
+def _literal_names(table: ast.Dict) -> tuple[str, ...]:
+    """The values of a dict literal keyed by constants whose every value is
+    a plain name (a class, a factory); () for any other literal."""
+    if not all(isinstance(k, ast.Constant) for k in table.keys):
+        return ()
+    if not all(isinstance(v, ast.Name) for v in table.values):
+        return ()
+    return tuple(dict.fromkeys(v.id for v in table.values))  # type: ignore[attr-defined]
 
 
 def _stored_names(stmt: ast.stmt) -> list[str]:

@@ -23,6 +23,7 @@ from memlint.project.forward_returns import returned_receivers
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
+from memlint.project.grad_off_anywhere import grad_never_off
 from memlint.project.local_imports import local_model_classes
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.method_evals import method_evals
@@ -37,7 +38,15 @@ from memlint.project.returned_loads import mixed_loader
 from memlint.project.roots import project_root
 from memlint.project.star_names import star_names
 from memlint.project.stray_modules import StrayModules
-from memlint.project.summary import CallSite, FunctionFacts, ModuleSummary, summarise_text, worth_summarising
+from memlint.project.summary import (
+    ON,
+    UNKNOWN,
+    CallSite,
+    FunctionFacts,
+    ModuleSummary,
+    summarise_text,
+    worth_summarising,
+)
 from memlint.project.typed_objects import TypedObjects, forwards_by_name, model_methods, named_forwards, object_facts
 from memlint.project.unknown_classes import unknown_classes
 from memlint.project.view import Caller, ProjectView
@@ -112,8 +121,9 @@ class ProjectIndex:
         self._builder_guard: set[str] = set()  # _builder_module: the modules being judged
         self._switchers: dict[str, list[str]] | None = None  # _switched_attrs: attribute -> the modules switching it
         self._callers: dict[tuple[str, str], list[Caller]] = {}
-        # file -> "Class.method" -> where other modules call it on an instance.
-        self._method_callers: dict[str, dict[str, list[str]]] = {}
+        # file -> "Class.method" -> where other modules call it on an
+        # instance, with the grad mode around each call ("on", "off", "unknown").
+        self._method_callers: dict[str, dict[str, list[tuple[str, str]]]] = {}
         # (file, class) -> where other modules build a closed instance of it
         # (closed_instances.py); the classes some module subclasses.
         self._closed: dict[tuple[str, str], set[tuple[str, int]]] = {}
@@ -125,6 +135,8 @@ class ProjectIndex:
         # entries were asked since ``_reading`` was set, and, per module, the
         # files read to resolve the calls found to land in it.
         self._reading: set[str] | None = None
+        # grad_never_off's answer: (the live index's generation, the answer, the files read).
+        self._never_off: tuple[int | None, bool, tuple[str, ...]] | None = None
         self._target_reads: dict[str, set[str]] = {}
         self.view_reads: dict[str, frozenset[str]] = {}
         self._typed: TypedObjects | None = None
@@ -142,13 +154,14 @@ class ProjectIndex:
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
                 methods = [(str(m), int(n)) for m, n in summary.get("method_calls", ())]
+                grads = [str(g) for g in summary.get("method_grads", ())]
             elif summary is not None:
                 self._index_calls(path, summary.calls, summary.trains)
-                methods = summary.method_calls
+                methods, grads = summary.method_calls, summary.method_grads
             else:
-                methods = []
+                methods, grads = [], []
             if methods:
-                self._index_methods(path, methods)
+                self._index_methods(path, methods, grads)
             self._index_closed(path, summary)
 
     def _wanted_calls(self, data: dict) -> list[CallSite]:
@@ -380,14 +393,15 @@ class ProjectIndex:
             site.eval_scope,
         )
 
-    def _index_methods(self, path: str, methods: list[tuple[str, int]]) -> None:
+    def _index_methods(self, path: str, methods: list[tuple[str, int]], grads: list[str]) -> None:
         """Index ``path``'s calls of methods on instances of project classes
-        (summary.method_calls); the files read to resolve them are
-        dependencies of the class's module, as for ``_index_calls``."""
+        (summary.method_calls, with summary.method_grads); the files read to
+        resolve them are dependencies of the class's module, as for ``_index_calls``."""
         self._reading = {path}
         display = self.modules.display(path)
+        modes = grads if len(grads) == len(methods) else [UNKNOWN] * len(methods)
         try:
-            for spelled, line in methods:
+            for (spelled, line), grad in zip(methods, modes):
                 cls, _, method = spelled.rpartition(".")
                 if self.wanted is not None and cls.rpartition(".")[2] not in self.wanted:
                     continue
@@ -395,7 +409,7 @@ class ProjectIndex:
                 if target is None or not target[1] or "." in target[1] or target[0] == path:
                     continue
                 sites = self._method_callers.setdefault(target[0], {}).setdefault(f"{target[1]}.{method}", [])
-                sites.append(f"{display}:{line}")
+                sites.append((f"{display}:{line}", grad))
                 self._target_reads.setdefault(target[0], set()).update(self._reading)
         finally:
             self._reading = None
@@ -709,6 +723,29 @@ class ProjectIndex:
         return stars[path]
 
     # -- views -------------------------------------------------------------------
+    def grad_never_off(self) -> bool:
+        """No file of the project spells a way of turning grad off
+        (grad_off_anywhere.py), asked once per generation of the index."""
+        key = getattr(self, "generation", None)
+        cached = self._never_off
+        if cached is not None and cached[0] == key:
+            for read in cached[2]:
+                self._note_read(read)
+            return cached[1]
+        reads: list[str] = []
+
+        def note(path: str) -> None:
+            reads.append(path)
+            self._note_read(path)
+
+        # The files this view already reads first: a project that turns grad
+        # off in one of them adds no file to the view's dependencies.
+        seen = self._reading or set()
+        files = sorted(self.modules.files, key=lambda f: (f not in seen, f))
+        answer = grad_never_off(files, note)
+        self._never_off = (key, answer, tuple(reads))
+        return answer
+
     def view_for(self, path: str) -> ProjectView:
         """``path``'s view; ``view_reads[path]`` then holds the project files
         it depends on (all but the file list and ``path`` itself)."""
@@ -881,7 +918,7 @@ class ProjectIndex:
         built_per_batch = [(c, built[(path, c)]) for c in summary.classes if (path, c) in built]
         switched = self._switched_attrs(path, summary) if summary.plain_attrs else ()
         loading = _loading_methods(summary)
-        object_forwards, object_types, object_steps, object_passes = object_facts(self, path)
+        object_forwards, object_types, object_steps, object_passes, object_held = object_facts(self, path)
         return ProjectView(
             root=self.root,
             path=self.modules.display(path),
@@ -898,7 +935,13 @@ class ProjectIndex:
             step_sequences=tuple((name, *facts) for name, facts in sorted(step_sequences.items())),
             closed_classes=self.closed_classes(path, summary.classes),
             method_callers=tuple(
-                (name, tuple(sorted(set(sites)))) for name, sites in sorted(self._method_callers.get(path, {}).items())
+                (name, tuple(sorted({where for where, _ in sites})))
+                for name, sites in sorted(self._method_callers.get(path, {}).items())
+            ),
+            method_callers_on=tuple(
+                (name, on)
+                for name, sites in sorted(self._method_callers.get(path, {}).items())
+                if (on := tuple(sorted({where for where, grad in sites if grad == ON})))
             ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),
@@ -934,6 +977,8 @@ class ProjectIndex:
             cpu_saved_files=self._cpu_saved_files(path, summary),
             cpu_saving_bases=cpu_saving_bases(self, path, summary, self._current("_family_saves")),
             object_forwards=object_forwards,
+            object_held=object_held,
+            grad_never_off=any(f.mode == "eval" for f in summary.functions) and self.grad_never_off(),
             object_trains=trained_receivers(self.typed_objects(), path) if object_forwards else (),
             off_forwards=off_receivers(self.typed_objects(), path),
             partly_off=partly_off_receivers(self.typed_objects(), path),

@@ -340,7 +340,7 @@ class LiveIndex(ProjectIndex):
                     built.setdefault(target, caller.where())
         return callers, called, built
 
-    def _methods_into(self, path: str) -> dict[str, list[str]]:
+    def _methods_into(self, path: str) -> dict[str, list[tuple[str, str]]]:
         """ProjectIndex._index_methods restricted to the instances of
         ``path``'s classes, from the modules that spell a class's name."""
         own = self.own_summary(path)
@@ -348,14 +348,17 @@ class LiveIndex(ProjectIndex):
         for name in own.classes:
             holding |= self._holding(name.encode())
         holding.discard(path)
-        out: dict[str, list[str]] = {}
+        out: dict[str, list[tuple[str, str]]] = {}
         for other in sorted(holding, key=self._walk_order):
             display = self.modules.display(other)
-            for spelled, line in self._module(other).summary.method_calls:
+            summary = self._module(other).summary
+            grads = summary.method_grads if len(summary.method_grads) == len(summary.method_calls) else ()
+            for i, (spelled, line) in enumerate(summary.method_calls):
                 cls, _, method = spelled.rpartition(".")
                 target = self.resolve(cls, other)
                 if target is not None and target[0] == path and target[1] and "." not in target[1]:
-                    out.setdefault(f"{target[1]}.{method}", []).append(f"{display}:{line}")
+                    grad = grads[i] if grads else "unknown"
+                    out.setdefault(f"{target[1]}.{method}", []).append((f"{display}:{line}", grad))
         return out
 
     def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:

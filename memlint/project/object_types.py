@@ -279,6 +279,15 @@ class _Types:
         self._off_withs = off_withs
         self.has_star = has_star
         self.defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        # Module-level names bound to a dict literal: a ``TABLE[key](...)`` of
+        # one is a lookup (class_registries.py decides what it may hold).
+        self._tables = {
+            t.id
+            for n in tree.body
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Dict)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
         self.out = ObjectTypes()
         # Functions returning a class picked from a module named at run time
         # (dynamic_classes.py), only where the module may import importlib.
@@ -679,6 +688,8 @@ class _Types:
             is_get = isinstance(callee, ast.Attribute) and callee.attr == "get"
             holder = callee.value if is_get and len(func.args) == 1 else callee  # type: ignore[union-attr]
         spelled = self.spell(holder, local)
+        if spelled is None and isinstance(holder, ast.Name) and holder.id in self._tables and holder.id not in local:
+            spelled = ":" + holder.id  # a module-level table of this module (class_registries.py reads it)
         if spelled is None or spelled.split(".")[0] in _NOT_PROJECT:
             return None
         return ("%" + spelled,)

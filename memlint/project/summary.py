@@ -354,6 +354,9 @@ class ModuleSummary:
     # imports name it (``solver.Solver.test``) and the line. The index tells
     # the class's module where its methods are called from (MEM202's message).
     method_calls: list[tuple[str, int]] = field(default_factory=list)
+    # The grad mode around each of them ("on", "off", "unknown"), in the same
+    # order: MEM201 names the callers that run the method with grad on.
+    method_grads: list[str] = field(default_factory=list)
     # Types from call sites (object_types.py): typed names, call sites with
     # typed arguments, factories' returns, methods that run a model's forward.
     objects: ObjectTypes | None = None
@@ -447,6 +450,7 @@ class ModuleSummary:
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
             "method_calls": [list(m) for m in self.method_calls],
+            "method_grads": list(self.method_grads),
             "objects": self.objects.to_json() if self.objects is not None else None,
             "closed_instances": [list(c) for c in self.closed_instances],
             "subclassed": list(self.subclassed),
@@ -513,6 +517,7 @@ class ModuleSummary:
                 for c, m, i, p, a, n in data.get("tensor_trackers", [])
             ],
             method_calls=[(str(m), int(n)) for m, n in data.get("method_calls", [])],
+            method_grads=[str(g) for g in data.get("method_grads", [])],
             closed_instances=[(str(c), int(n)) for c, n in data.get("closed_instances", [])],
             subclassed=[str(b) for b in data.get("subclassed", [])],
             objects=ObjectTypes.from_json(data["objects"]) if data.get("objects") else None,
@@ -673,7 +678,9 @@ class _Scope:
     grad_loading: list[tuple[str, str]] = field(default_factory=list)
     built_imported: dict[str, str] = field(default_factory=dict)
     # Names bound (once) to an instance of an imported class: the class as the
-    # imports name it; "" for a name bound otherwise too (method_calls).
+    # imports name it; "" for a name bound otherwise too (method_calls). A
+    # lower-case callee may be a class too (Graph-WaveNet's ``trainer``); the
+    # index keys its methods by the class's name, so a function never matches.
     instances: dict[str, str] = field(default_factory=dict)
     loads_state: bool = False  # it calls ``.load_state_dict(``: state_feeds.py reads it
     copies_state: bool = False  # it calls ``.copy_(``: state_copies.py reads it
@@ -767,6 +774,9 @@ class _Walker:
         # Per call, its arguments that are models on a device (CallSite.gpu_args), as gpu_args.py gives them.
         self._gpu_args: dict[int, tuple[tuple[str, tuple[ast.Call, ...]], ...]] = {}
         self._attr_calls: list[AttrCall] = []  # every ``x.name(...)``: method_modes.py
+        # Per entry of summary.method_calls: its scope and the grad mode around
+        # it there, resolved once the module's own callers are known (_finish).
+        self._method_modes: list[tuple[_Scope, str]] = []
         # class_needs, read in the same walk: the capitalised callees (as
         # spelled) of the module-level class being walked, and per class.
         self._class_calls: set[str] | None = None
@@ -871,9 +881,10 @@ class _Walker:
         self._done.append(scope)
         # The few scopes that build an instance of an imported class (most
         # scopes bind names to other values: ``instances`` maps them to "").
-        if not scope.backprops and any(scope.instances.values()):
+        classes = {k: v for k, v in scope.instances.items() if v.rsplit(".", 1)[-1][:1].isupper()}
+        if not scope.backprops and any(classes.values()):
             params = {*scope.params, *scope.kwonly}
-            self.summary.closed_instances.extend(closed_instances(body, params, scope.instances, self.bindings))
+            self.summary.closed_instances.extend(closed_instances(body, params, classes, self.bindings))
         if scope.loading or scope.grad_loading:
             self._loading_uses(node, scope, body)
         if scope.built_here or scope.built_imported:
@@ -1381,6 +1392,7 @@ class _Walker:
             instance = scope.instances.get(func.value.id)  # type: ignore[attr-defined]
             if instance:
                 self.summary.method_calls.append((f"{instance}.{last}", node.lineno))
+                self._method_modes.append((scope, grad))
         if shape is ast.Attribute and last in ("eval", "train") and not node.args[1:]:
             if last == "eval" and not node.args:
                 scope.modes.add("eval")
@@ -1449,13 +1461,10 @@ class _Walker:
         if value.__class__ is ast.Call:  # most names are bound to something else: nothing to spell
             func = value.func  # type: ignore[attr-defined]
             if func.__class__ is ast.Name:
-                if func.id in self.bindings and func.id[:1].isupper():
+                if func.id in self.bindings:
                     target = self.bindings[func.id]
             elif (
-                func.__class__ is ast.Attribute
-                and func.value.__class__ is ast.Name
-                and func.value.id in self.bindings
-                and func.attr[:1].isupper()
+                func.__class__ is ast.Attribute and func.value.__class__ is ast.Name and func.value.id in self.bindings
             ):
                 target = f"{self.bindings[func.value.id]}.{func.attr}"
             if target.lstrip(".").split(".")[0] in _EXTERNAL:
@@ -1676,6 +1685,7 @@ class _Walker:
         s.factory_calls = sorted(c for n, c in self._bound_calls.items() if n in self._called_names)
         s.forward_items = forward_items(self._tree, self.bindings, self.scope_nodes)
         s.methods_off, s.methods_on = method_call_modes(self._attr_calls, entries, self._class_methods, _INHERIT)
+        s.method_grads = [self._resolved(scope, grad, entries) for scope, grad in self._method_modes]
         s.version_tests = version_tests(self._tree)
         s.engine_factories = engine_factories(self._tree)
         if self._hook_lines:

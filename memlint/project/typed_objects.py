@@ -24,6 +24,7 @@ from typing import Any
 
 from memlint.project.class_registries import registered_classes
 from memlint.project.dynamic_classes import candidates
+from memlint.project.held_models import held_forward
 from memlint.project.object_types import CONTAINER_ITEM, FORWARD_PART, ObjectTypes
 from memlint.project.off_forwards import attribute_forward_off
 from memlint.project.plain_forwards import plain_forward
@@ -535,17 +536,20 @@ class TypedObjects:
         return True
 
 
-def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple, tuple]:
+def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple, tuple, tuple]:
     """The view's ``object_forwards`` (scope, receiver, method, message) and
     ``object_types`` (scope, receiver, types: installed classes by dotted
     name, project classes as ``file:Class``; receivers of ``.step()``) of
     ``path``, and its ``object_steps`` (scope, receiver, method, what the
     method steps: ``method_steps``), and its ``object_passes`` (scope,
-    receiver, method: the method runs a whole pass over data, ``method_passes``)."""
+    receiver, method: the method runs a whole pass over data, ``method_passes``),
+    and of the forwards, those (scope, receiver, method) where every class
+    runs a model it holds in eval mode (held_models.py): evidence of evaluation."""
     typed = index.typed_objects()
     objects = typed.objects(path)
     if objects is None or not objects.receivers:
-        return (), (), (), ()
+        return (), (), (), (), ()
+    held = []
     passes = []
     forwards = []
     steps = []
@@ -566,6 +570,10 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple, t
         if types is None:
             continue
         message = typed.method_forward(types, method)
+        if message is None:
+            message = _held_forwards(typed, types, method)
+            if message is not None:
+                held.append((scope, receiver, method))
         if message is not None:
             forwards.append((scope, receiver, method, message))
         stepped = typed.method_steps(types, method) if method != "step" else None
@@ -573,7 +581,16 @@ def object_facts(index: ProjectIndex, path: str) -> tuple[tuple, tuple, tuple, t
             steps.append((scope, receiver, method, stepped))
         if typed.method_passes(types, method):
             passes.append((scope, receiver, method))
-    return tuple(forwards), tuple(types_out), tuple(steps), tuple(passes)
+    return tuple(forwards), tuple(types_out), tuple(steps), tuple(passes), tuple(held)
+
+
+def _held_forwards(typed: TypedObjects, types: tuple[str, ...], method: str) -> str | None:
+    """The description of the first class when every class ``types`` may be
+    runs, in ``method``, a model it holds in eval mode (held_models.py)."""
+    if not types or any("\0" not in t for t in types):
+        return None
+    found = [held_forward(typed, t, method) for t in types]
+    return found[0] if all(found) else None
 
 
 def _forward_named(method: str) -> bool:

@@ -193,6 +193,9 @@ class ProjectView:
     # instance (``solver = Solver(...); solver.test()``): ("Solver.test",
     # ("main.py:49",)).
     method_callers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Of those, the calls made with grad on ("engine = trainer(...)" then
+    # ``engine.eval(x, y)`` in a loop of train.py): MEM201's message names them.
+    method_callers_on: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     # Types from call sites (typed_objects.py): ``<receiver>.<method>(...)``
     # in a scope ("" for the module, ``eval_policy``, ``Trainer.train_epoch``)
@@ -200,6 +203,14 @@ class ProjectView:
     # on in that method: (scope, receiver, method, "TD3.select_action runs
     # the actor with autograd on, TD3.py:101").
     object_forwards: tuple[tuple[str, str, str, str], ...] = ()
+    # Of them, the calls (scope, receiver, method) whose every class runs a
+    # model it keeps in eval mode (held_models.py: pysot's
+    # ``tracker.track(img)``): an inference step, evidence of evaluation.
+    object_held: tuple[tuple[str, str, str], ...] = ()
+    # No file of the project spells a way of turning grad off
+    # (grad_off_anywhere.py); asked only of a module with a function that
+    # switches a model to eval. Every call of its functions runs with grad on.
+    grad_never_off: bool = False
     # With ``object_forwards``, the calls (scope, receiver, method) whose
     # receiver's class may backpropagate or step in that method
     # (plain_forwards.py): ``model.optimize_parameters()``, a loop that trains.
@@ -355,6 +366,12 @@ class ProjectView:
                 return sites
         return ()
 
+    def method_callers_on_of(self, qualified: str) -> tuple[str, ...]:
+        for name, sites in self.method_callers_on:
+            if name == qualified:
+                return sites
+        return ()
+
     def step_helper(self, written: str) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
         for name, stepped, params, where in self.step_helpers:
             if name == written:
@@ -395,6 +412,9 @@ class ProjectView:
             if s == scope and r == receiver and m == method:
                 return kinds
         return ""
+
+    def runs_held_model(self, scope: str, receiver: str, method: str) -> bool:
+        return (scope, receiver, method) in self.object_held
 
     def runs_pass(self, scope: str, receiver: str, method: str) -> bool:
         return (scope, receiver, method) in self.object_passes
@@ -461,7 +481,9 @@ class ProjectView:
             or self.step_sequences
             or self.closed_classes
             or self.method_callers
+            or self.method_callers_on
             or self.object_forwards
+            or self.grad_never_off
             or self.off_forwards
             or self.partly_off
             or self.eval_off

@@ -254,6 +254,9 @@ class _Freezes(cst.CSTVisitor):
         self.state: dict[str, bool] = dict.fromkeys(inherited, True)
         self.bound: set[str] = set()  # plain names assigned in the scope
         self._loops: list[tuple[str, str]] = []  # (parameter variable, its module)
+        # Per enclosing ``zip`` over the parameters of several modules: the
+        # modules it froze, and those frozen before it (see leave_For).
+        self._zips: list[tuple[cst.For, set[str], frozenset[str]]] = []
         self._top_level_only = top_level_only
 
     def result(self) -> frozenset[str]:
@@ -292,6 +295,8 @@ class _Freezes(cst.CSTVisitor):
         if key is None:
             return
         owners = {o for n, o in self._loops if n == key} or {key}
+        if freezes and self._zips and any(n == key for n, _ in self._loops):
+            self._zips[-1][1].update(owners)
         for owner in owners:
             if freezes is None:
                 if isinstance(flag, cst.Name):
@@ -301,11 +306,25 @@ class _Freezes(cst.CSTVisitor):
                 self._set(owner, freezes)
 
     def visit_For(self, node: cst.For) -> None:
-        self._loops.extend(parameter_loop_targets(node.target, node.iter))
+        targets = parameter_loop_targets(node.target, node.iter)
+        self._loops.extend(targets)
+        if len({owner for _, owner in targets}) > 1:
+            self._zips.append((node, set(), frozenset(k for k, v in self.state.items() if v)))
 
     def leave_For(self, original_node: cst.For) -> None:
         for _ in parameter_loop_targets(original_node.target, original_node.iter):
             self._loops.pop()
+        if self._zips and self._zips[-1][0] is original_node:
+            _, froze, before = self._zips.pop()
+            if len(froze) > 1:
+                # ``for e, d in zip(enc.parameters(), dec.parameters())`` stops at
+                # the shorter list: the other module keeps parameters that
+                # require grad, and which one that is cannot be told here. A
+                # zip that freezes one side only (an EMA copy beside the model
+                # it follows) pairs equal lists and stays a freeze.
+                for owner in froze - before:
+                    self.frozen.discard(owner)
+                    self.state.pop(owner, None)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
