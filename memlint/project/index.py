@@ -114,6 +114,8 @@ class ProjectIndex:
         self._callers: dict[tuple[str, str], list[Caller]] = {}
         # file -> "Class.method" -> where other modules call it on an instance.
         self._method_callers: dict[str, dict[str, list[str]]] = {}
+        # The same, for the calls whose result is loaded into a model on a device (gpu_method_calls).
+        self._gpu_method_callers: dict[str, dict[str, list[str]]] = {}
         # (file, class) -> where other modules build a closed instance of it
         # (closed_instances.py); the classes some module subclasses.
         self._closed: dict[tuple[str, str], set[tuple[str, int]]] = {}
@@ -142,13 +144,15 @@ class ProjectIndex:
             if isinstance(summary, dict):
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
                 methods = [(str(m), int(n)) for m, n in summary.get("method_calls", ())]
+                gpu_methods = {(str(m), int(n)) for m, n in summary.get("gpu_method_calls", ())}
             elif summary is not None:
                 self._index_calls(path, summary.calls, summary.trains)
                 methods = summary.method_calls
+                gpu_methods = set(summary.gpu_method_calls)
             else:
-                methods = []
+                methods, gpu_methods = [], set()
             if methods:
-                self._index_methods(path, methods)
+                self._index_methods(path, methods, gpu_methods)
             self._index_closed(path, summary)
 
     def _wanted_calls(self, data: dict) -> list[CallSite]:
@@ -380,9 +384,12 @@ class ProjectIndex:
             site.eval_scope,
         )
 
-    def _index_methods(self, path: str, methods: list[tuple[str, int]]) -> None:
+    def _index_methods(
+        self, path: str, methods: list[tuple[str, int]], gpu_methods: set[tuple[str, int]] | None = None
+    ) -> None:
         """Index ``path``'s calls of methods on instances of project classes
-        (summary.method_calls); the files read to resolve them are
+        (summary.method_calls; ``gpu_methods``, those whose result is loaded
+        into a model on a device); the files read to resolve them are
         dependencies of the class's module, as for ``_index_calls``."""
         self._reading = {path}
         display = self.modules.display(path)
@@ -396,6 +403,9 @@ class ProjectIndex:
                     continue
                 sites = self._method_callers.setdefault(target[0], {}).setdefault(f"{target[1]}.{method}", [])
                 sites.append(f"{display}:{line}")
+                if gpu_methods and (spelled, line) in gpu_methods:
+                    fed = self._gpu_method_callers.setdefault(target[0], {})
+                    fed.setdefault(f"{target[1]}.{method}", []).append(f"{display}:{line}")
                 self._target_reads.setdefault(target[0], set()).update(self._reading)
         finally:
             self._reading = None
@@ -899,6 +909,10 @@ class ProjectIndex:
             closed_classes=self.closed_classes(path, summary.classes),
             method_callers=tuple(
                 (name, tuple(sorted(set(sites)))) for name, sites in sorted(self._method_callers.get(path, {}).items())
+            ),
+            gpu_method_callers=tuple(
+                (name, tuple(sorted(set(sites))))
+                for name, sites in sorted(self._gpu_method_callers.get(path, {}).items())
             ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),

@@ -354,6 +354,11 @@ class ModuleSummary:
     # imports name it (``solver.Solver.test``) and the line. The index tells
     # the class's module where its methods are called from (MEM202's message).
     method_calls: list[tuple[str, int]] = field(default_factory=list)
+    # Those of them whose result the calling scope loads into a model it
+    # moved to a device (state_feeds.py): a ``torch.load`` the method returns
+    # makes a GPU copy (``model.load_state_dict(early_stopping.load_checkpoint())``
+    # after ``model.cuda()``, MEM701).
+    gpu_method_calls: list[tuple[str, int]] = field(default_factory=list)
     # Types from call sites (object_types.py): typed names, call sites with
     # typed arguments, factories' returns, methods that run a model's forward.
     objects: ObjectTypes | None = None
@@ -447,6 +452,7 @@ class ModuleSummary:
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
             "method_calls": [list(m) for m in self.method_calls],
+            "gpu_method_calls": [list(m) for m in self.gpu_method_calls],
             "objects": self.objects.to_json() if self.objects is not None else None,
             "closed_instances": [list(c) for c in self.closed_instances],
             "subclassed": list(self.subclassed),
@@ -513,6 +519,7 @@ class ModuleSummary:
                 for c, m, i, p, a, n in data.get("tensor_trackers", [])
             ],
             method_calls=[(str(m), int(n)) for m, n in data.get("method_calls", [])],
+            gpu_method_calls=[(str(m), int(n)) for m, n in data.get("gpu_method_calls", [])],
             closed_instances=[(str(c), int(n)) for c, n in data.get("closed_instances", [])],
             subclassed=[str(b) for b in data.get("subclassed", [])],
             objects=ObjectTypes.from_json(data["objects"]) if data.get("objects") else None,
@@ -764,6 +771,8 @@ class _Walker:
         self._save_loads: list[ast.expr] = []
         # Calls whose result a moved model loads (CallSite.gpu_state, gpu_items).
         self._gpu_state: dict[int, set[int]] = {}
+        # Method calls on instances of imported classes (method_calls), with the call.
+        self._method_sites: list[tuple[str, int, ast.Call]] = []
         # Per call, its arguments that are models on a device (CallSite.gpu_args), as gpu_args.py gives them.
         self._gpu_args: dict[int, tuple[tuple[str, tuple[ast.Call, ...]], ...]] = {}
         self._attr_calls: list[AttrCall] = []  # every ``x.name(...)``: method_modes.py
@@ -1381,6 +1390,7 @@ class _Walker:
             instance = scope.instances.get(func.value.id)  # type: ignore[attr-defined]
             if instance:
                 self.summary.method_calls.append((f"{instance}.{last}", node.lineno))
+                self._method_sites.append((f"{instance}.{last}", node.lineno, node))
         if shape is ast.Attribute and last in ("eval", "train") and not node.args[1:]:
             if last == "eval" and not node.args:
                 scope.modes.add("eval")
@@ -1648,6 +1658,7 @@ class _Walker:
                             evaluating,
                         )
                     )
+        s.gpu_method_calls = [(m, n) for m, n, call in self._method_sites if -1 in self._gpu_state.get(id(call), ())]
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.settings_functions = settings_functions(self._tree, self._parsing)

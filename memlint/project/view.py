@@ -193,6 +193,11 @@ class ProjectView:
     # instance (``solver = Solver(...); solver.test()``): ("Solver.test",
     # ("main.py:49",)).
     method_callers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Those of them whose result the caller loads into a model it moved to a
+    # device (summary gpu_method_calls): ("EarlyStopping.load_checkpoint",
+    # ("train_new.py:150",)). A method returning a ``torch.load`` without
+    # ``map_location`` called only so doubles the weights on the GPU (MEM701).
+    gpu_method_callers: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     # Types from call sites (typed_objects.py): ``<receiver>.<method>(...)``
     # in a scope ("" for the module, ``eval_policy``, ``Trainer.train_epoch``)
@@ -355,6 +360,12 @@ class ProjectView:
                 return sites
         return ()
 
+    def gpu_method_callers_of(self, qualified: str) -> tuple[str, ...]:
+        for name, sites in self.gpu_method_callers:
+            if name == qualified:
+                return sites
+        return ()
+
     def step_helper(self, written: str) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
         for name, stepped, params, where in self.step_helpers:
             if name == written:
@@ -461,6 +472,7 @@ class ProjectView:
             or self.step_sequences
             or self.closed_classes
             or self.method_callers
+            or self.gpu_method_callers
             or self.object_forwards
             or self.off_forwards
             or self.partly_off
