@@ -148,6 +148,10 @@ class LoadWithoutMapLocation(Rule):
     (early stopping, meters, trackers, callbacks), whose state holds no weights.
     `torch.load(p, **kwargs)` with a local dict lacking `map_location` on some
     path (`kwargs = {}` unless `cpu`) has no fix: it would clash on the other.
+    A `map_location` that is `None` whenever CUDA is available (`map_location =
+    None if torch.cuda.is_available() else "cpu"`, a literal `None`, `None if
+    use_gpu else ...`) maps nothing on a GPU machine: the load is read as one
+    without it, and reported without a fix.
 
     ## When it stays silent
     Not reported either: loads into a model the same scope builds (with no
@@ -291,6 +295,19 @@ class LoadWithoutMapLocation(Rule):
     it into a model on a device is, at its call, without a fix, the message
     naming the load.
 
+    A module-level switch written as a literal decides the device: after
+    `use_cuda = False` and `device = torch.device("cuda" if use_cuda else
+    "cpu")` (each name bound nowhere else in the module), `.to(device)` moves to
+    the CPU, and a model built and moved so (`build().to(device)`) is on the CPU
+    at the load (wavenet_vocoder's tests).
+
+    A method of a class of this file returning a load (`return
+    torch.load(self.fname)`) whose every call in another module, on an instance
+    built there, loads the value into a model that module moved to a device
+    (`model.load_state_dict(early_stopping.load_checkpoint())` after
+    `model.cuda()`) is reported at the load, without a fix, naming those calls;
+    a call of the method's name in this file keeps it silent.
+
     A project none of whose modules moves anything to a device (no `.cuda()`,
     no `.to(device)`, no `device=`, no `DataParallel`, no `set_device`, no
     import of a framework that moves models for you: Lightning, accelerate,
@@ -385,7 +402,11 @@ class LoadWithoutMapLocation(Rule):
         "reported, without a fix, when every caller does so, naming them. "
         "Which functions of other modules this module calls return a `torch.load` without `map_location` "
         "that some caller in the project loads into a model not on a device: a call of one here whose value "
-        "goes into a model moved to a device before is reported at the call, naming the load."
+        "goes into a model moved to a device before is reported at the call, naming the load. "
+        "The calls, in other modules, of this module's classes' methods on instances built there whose value "
+        "is loaded into a model moved to a device (`model.load_state_dict(early_stopping.load_checkpoint())` "
+        "after `model.cuda()`, ProjectView.gpu_method_callers): a method returning an unmapped load that "
+        "every such call feeds so is reported at the load."
     )
 
     def __init__(self, context) -> None:
@@ -1125,6 +1146,36 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+from nets import build_net
+
+use_cuda = False
+device = torch.device("cuda" if use_cuda else "cpu")
+
+
+def test_restore(path):
+    model = build_net().to(device)
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["state_dict"])
+""",
+            "the module's switch is a literal False: device is the CPU, and .to(device) leaves the model there"
+            " (wavenet_vocoder's tests)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def resume(path):
+    model = nn.DataParallel(nn.Linear(4, 2)).cuda()
+    map_location = "cpu" if torch.cuda.is_available() else None
+    model.load_state_dict(torch.load(path, map_location=map_location))
+""",
+            "map_location is the CPU whenever CUDA is on: None only on a machine without a GPU",
+        ),
         Valid(
             """\
 import torch
@@ -3030,6 +3081,56 @@ model.cuda()
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def resume(path):
+    model = nn.DataParallel(nn.Linear(4, 2)).cuda()
+    map_location = None if torch.cuda.is_available() else "cpu"
+    model.load_state_dict(torch.load(path, map_location=map_location))
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+
+
+def restore(model, path, use_gpu):
+    model.cuda()
+    model.load_state_dict(torch.load(path, None if use_gpu else "cpu"))
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+from nets import build_net
+
+use_cuda = True
+device = torch.device("cuda" if use_cuda else "cpu")
+
+
+def test_restore(path):
+    model = build_net().to(device)
+    model.load_state_dict(torch.load(path)["model"])
+""",
+            """\
+import torch
+from nets import build_net
+
+use_cuda = True
+device = torch.device("cuda" if use_cuda else "cpu")
+
+
+def test_restore(path):
+    model = build_net().to(device)
+    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+""",
+        ),
         Invalid(
             """\
 import torch

@@ -297,16 +297,16 @@ def _built_on_cpu(
     ``cpu_devices``: cpu_devices.py) puts whatever it builds there."""
     placed = False  # the last move of the chain is to the CPU
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        method = value.func.attr.value
+        func = value.func
         if not placed and moves_to_cpu(value, cpu_devices):
             placed = True
-            value = value.func.value
+            value = func.value
             continue
-        if method in _MOVES:
+        if func.attr.value in _MOVES:
             return False
-        if method not in ("eval", "train", "float", "double", "requires_grad_"):
+        if func.attr.value not in ("eval", "train", "float", "double", "requires_grad_"):
             break
-        value = value.func.value
+        value = func.value
     if not isinstance(value, cst.Call):
         return False
     if any(a.keyword is not None and a.keyword.value in ("device", "device_map") for a in value.args):
