@@ -83,3 +83,11 @@ def test_a_method_loading_with_map_location_is_silent(tmp_path):
 def test_a_class_saving_cpu_tensors_only_is_silent(tmp_path):
     stopper = _STOPPER.replace("model.state_dict()", "{k: v.cpu() for k, v in model.state_dict().items()}")
     assert finding_lines(_project(tmp_path, stopper=stopper), "MEM701") == []
+
+
+def test_a_call_not_tied_to_an_instance_in_the_calling_module_keeps_it_silent(tmp_path):
+    # ``finish`` calls the method on a module-level instance from another
+    # scope, on a model the summary does not see moved: the module's calls
+    # of the name are not all claimed, so none is.
+    caller = _GPU_CALLER + "\n    def finish(net):\n        net.load_state_dict(stopper.load_checkpoint())\n"
+    assert finding_lines(_project(tmp_path, caller), "MEM701") == []

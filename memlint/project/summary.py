@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -1658,7 +1659,7 @@ class _Walker:
                             evaluating,
                         )
                     )
-        s.gpu_method_calls = [(m, n) for m, n, call in self._method_sites if -1 in self._gpu_state.get(id(call), ())]
+        s.gpu_method_calls = _gpu_method_calls(self._method_sites, self._gpu_state, self._attr_calls)
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.settings_functions = settings_functions(self._tree, self._parsing)
@@ -2005,6 +2006,25 @@ def _spelled_args(
         if all(names):
             out.append((key, names))
     return tuple(out)
+
+
+def _gpu_method_calls(
+    sites: list[tuple[str, int, ast.Call]], gpu_state: dict[int, set[int]], attr_calls: list
+) -> list[tuple[str, int]]:
+    """The method calls on instances (``sites``) whose result a moved model
+    loads (``gpu_state``), of the method names every call of which in the
+    module is such a site: a call the summary cannot tie to an instance
+    (``self.stopper.load_checkpoint()``, an instance of another scope) may
+    load into a model on the CPU, and keeps the name's calls unclaimed."""
+    if not gpu_state:
+        return []
+    spelled = Counter(last for _scope, last, _grad, _receiver in attr_calls)
+    on_instances = Counter(m.rpartition(".")[2] for m, _line, _call in sites)
+    return [
+        (m, line)
+        for m, line, call in sites
+        if -1 in gpu_state.get(id(call), ()) and spelled[m.rpartition(".")[2]] == on_instances[m.rpartition(".")[2]]
+    ]
 
 
 def _not_placing(local: dict[str, tuple[bool, set[str]]]) -> list[str]:
