@@ -11,8 +11,10 @@ from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.analysis.scope.relative_imports import relative_bindings
 from memlint.analysis.training.bound_loads import bound_load_receiver
+from memlint.analysis.training.cpu_devices import cpu_device_names, moves_to_cpu
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
+from memlint.analysis.training.gpu_none_locations import none_on_gpu
 from memlint.analysis.training.later_moves import is_move, moved_after_load, scope_body, statement_in
 from memlint.analysis.training.load_kwargs import splat_misses
 from memlint.analysis.training.passed_dicts import passed_param
@@ -54,6 +56,33 @@ def _state_dict_arg(call: cst.Call, objects: ObjectTable) -> cst.Arg | None:
         return None  # the loaded tensors become the parameters: their device matters
     positional = positional_args(call)
     return keyword_arg(call, "state_dict") or (positional[0] if positional else None)
+
+
+def _names_attribute(module: cst.Module, name: str) -> bool:
+    """Some attribute of ``module``'s code is spelled ``name`` (``self.load_checkpoint()``)."""
+    found = _AttributeNamed(name)
+    visit_fast(module, found)
+    return found.found
+
+
+class _AttributeNamed(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.found = self.found or node.attr.value == self.name
+        return not self.found
+
+
+def _map_location(load: cst.Call) -> cst.BaseExpression | None:
+    """The ``map_location`` ``load`` is given, by keyword or as its second
+    positional argument; None when it has none."""
+    given = keyword_arg(load, "map_location")
+    positional = positional_args(load)
+    if given is not None:
+        return given.value
+    return positional[1].value if len(positional) >= 2 else None
 
 
 def _param_names(fn: cst.FunctionDef) -> frozenset[str]:
@@ -119,6 +148,10 @@ class LoadWithoutMapLocation(Rule):
     (early stopping, meters, trackers, callbacks), whose state holds no weights.
     `torch.load(p, **kwargs)` with a local dict lacking `map_location` on some
     path (`kwargs = {}` unless `cpu`) has no fix: it would clash on the other.
+    A `map_location` that is `None` whenever CUDA is available (`map_location =
+    None if torch.cuda.is_available() else "cpu"`, a literal `None`, `None if
+    use_gpu else ...`) maps nothing on a GPU machine: the load is read as one
+    without it, and reported without a fix.
 
     ## When it stays silent
     Not reported either: loads into a model the same scope builds (with no
@@ -262,6 +295,19 @@ class LoadWithoutMapLocation(Rule):
     it into a model on a device is, at its call, without a fix, the message
     naming the load.
 
+    A module-level switch written as a literal decides the device: after
+    `use_cuda = False` and `device = torch.device("cuda" if use_cuda else
+    "cpu")` (each name bound nowhere else in the module), `.to(device)` moves to
+    the CPU, and a model built and moved so (`build().to(device)`) is on the CPU
+    at the load (wavenet_vocoder's tests).
+
+    A method of a class of this file returning a load (`return
+    torch.load(self.fname)`) whose every call in another module, on an instance
+    built there, loads the value into a model that module moved to a device
+    (`model.load_state_dict(early_stopping.load_checkpoint())` after
+    `model.cuda()`) is reported at the load, without a fix, naming those calls;
+    a call of the method's name in this file keeps it silent.
+
     A project none of whose modules moves anything to a device (no `.cuda()`,
     no `.to(device)`, no `device=`, no `DataParallel`, no `set_device`, no
     import of a framework that moves models for you: Lightning, accelerate,
@@ -356,7 +402,11 @@ class LoadWithoutMapLocation(Rule):
         "reported, without a fix, when every caller does so, naming them. "
         "Which functions of other modules this module calls return a `torch.load` without `map_location` "
         "that some caller in the project loads into a model not on a device: a call of one here whose value "
-        "goes into a model moved to a device before is reported at the call, naming the load."
+        "goes into a model moved to a device before is reported at the call, naming the load. "
+        "The calls, in other modules, of this module's classes' methods on instances built there whose value "
+        "is loaded into a model moved to a device (`model.load_state_dict(early_stopping.load_checkpoint())` "
+        "after `model.cuda()`, ProjectView.gpu_method_callers): a method returning an unmapped load that "
+        "every such call feeds so is reported at the load."
     )
 
     def __init__(self, context) -> None:
@@ -376,6 +426,16 @@ class LoadWithoutMapLocation(Rule):
         # Calls of another module's function returning an unmapped load
         # (ProjectView.mixed_loaders) held by a name: the message for each.
         self._remote: dict[int, str] = {}
+        self._cpu_devices: frozenset[str] | None = None  # made on first need (_cpu_device_names)
+
+    def report(self, node: cst.CSTNode, message: str | None = None, fix: Fix | None = None) -> None:
+        # A load given a ``map_location`` that is ``None`` on the CUDA path
+        # (gpu_none_locations.py): say so, the call does spell one.
+        if isinstance(node, cst.Call) and _map_location(node) is not None:
+            message = (message or self.message).replace(
+                "torch.load without map_location", "torch.load with a map_location that is None when CUDA is on", 1
+            )
+        super().report(node, message, fix)
 
     def _push(self) -> None:
         self._frames.append({})
@@ -398,6 +458,7 @@ class LoadWithoutMapLocation(Rule):
             self._returning = {fn: loads for fn, loads in returns.found.items() if loads}
             self._returning_items = returns.items
             self._fed_elsewhere(node)
+            self._methods_fed_elsewhere(node)
 
     def _fed_elsewhere(self, module: cst.Module) -> None:
         """A module-level function of this file returning a load that a
@@ -424,6 +485,40 @@ class LoadWithoutMapLocation(Rule):
                     continue
                 where = ", ".join(c.where() for c in sites[:3]) + (", ..." if len(sites) > 3 else "")
                 message = f"{self.message} (returned by {fn.name.value}, loaded into a model on a GPU at {where})"
+                for load in loads:
+                    if id(load) not in self._reported and not self._reads_cpu_checkpoint(load):
+                        self._reported.add(id(load))
+                        self.report(load, message)
+
+    def _methods_fed_elsewhere(self, module: cst.Module) -> None:
+        """A method of a class of this file returning a load (DropEdge's
+        ``EarlyStopping.load_checkpoint``: ``return torch.load(self.fname)``)
+        whose every call in another module, on an instance built there, loads
+        the value into a model that module moved to a device
+        (``model.load_state_dict(early_stopping.load_checkpoint())`` after
+        ``model.cuda()``; ProjectView.gpu_method_callers): reported at the
+        load, without a fix, naming those callers. A call of the method's
+        name in this file (``self.load_checkpoint()``) is one the project
+        stage does not judge: the load stays silent."""
+        project = self.facts.project
+        if project is None or not project.gpu_method_callers or not self._returning:
+            return
+        for cls in module.body:
+            if not isinstance(cls, cst.ClassDef) or not isinstance(cls.body, cst.IndentedBlock):
+                continue
+            for fn in cls.body.body:
+                loads = self._returning.get(fn) if isinstance(fn, cst.FunctionDef) else None
+                if not loads:
+                    continue
+                assert isinstance(fn, cst.FunctionDef)
+                qualified = f"{cls.name.value}.{fn.name.value}"
+                sites = project.gpu_method_callers_of(qualified)
+                if not sites or set(sites) != set(project.method_callers_of(qualified)):
+                    continue  # some call loads it into a model not known on a device
+                if _names_attribute(module, fn.name.value):
+                    continue
+                where = ", ".join(sites[:3]) + (", ..." if len(sites) > 3 else "")
+                message = f"{self.message} (returned by {qualified}, loaded into a model on a GPU at {where})"
                 for load in loads:
                     if id(load) not in self._reported and not self._reads_cpu_checkpoint(load):
                         self._reported.add(id(load))
@@ -653,7 +748,7 @@ class LoadWithoutMapLocation(Rule):
             return False
         project = self.facts.project
         builders = frozenset(project.gpu_builders) if project is not None else frozenset()
-        moves = _Moves(receiver, call, items, builders, scope)
+        moves = _Moves(receiver, call, items, builders, scope, self._cpu_device_names())
         visit_fast(scope, moves)
         if moves.moved:
             return True
@@ -663,9 +758,17 @@ class LoadWithoutMapLocation(Rule):
         init = self.facts.calls.find_method(cls, "__init__") if cls is not None else None
         if init is None or init is scope:
             return False
-        moves = _Moves(receiver, None, items, builders, scope=init)
+        moves = _Moves(receiver, None, items, builders, scope=init, cpu_names=self._cpu_device_names())
         visit_fast(init, moves)
         return moves.moved
+
+    def _cpu_device_names(self) -> frozenset[str]:
+        """The module's names that hold the CPU device (cpu_devices.py:
+        ``device = torch.device("cuda" if use_cuda else "cpu")`` after
+        ``use_cuda = False``): ``.to(device)`` with one moves nothing to a GPU."""
+        if self._cpu_devices is None:
+            self._cpu_devices = cpu_device_names(self.facts.module)
+        return self._cpu_devices
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._cpu_checkpoints:
@@ -736,7 +839,7 @@ class LoadWithoutMapLocation(Rule):
             if not wrapped and self._cpu_saved_key(outer.value):
                 return
             new = append_keyword(node, "map_location", cst.SimpleString('"cpu"'))
-            if wrapped or has_star_kwargs(node):
+            if wrapped or has_star_kwargs(node) or _map_location(node) is not None:
                 # the helper may keep other tensors of the checkpoint; a ``**kwargs``
                 # holding map_location on some path would clash with the keyword
                 self.report(node)
@@ -1035,13 +1138,44 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     def _is_load_without_map_location(self, node: cst.Call) -> bool:
-        if keyword_arg(node, "map_location") is not None or len(positional_args(node)) >= 2:
-            return False
+        given = _map_location(node)
+        if given is not None and not none_on_gpu(given, node, self.facts):
+            return False  # a ``map_location`` that is ``None`` on the CUDA path maps nothing there
         if has_star_args(node) or (has_star_kwargs(node) and not splat_misses(node, "map_location", self.facts)):
             return False  # map_location may be among them
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import torch
+from nets import build_net
+
+use_cuda = False
+device = torch.device("cuda" if use_cuda else "cpu")
+
+
+def test_restore(path):
+    model = build_net().to(device)
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["state_dict"])
+""",
+            "the module's switch is a literal False: device is the CPU, and .to(device) leaves the model there"
+            " (wavenet_vocoder's tests)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def resume(path):
+    model = nn.DataParallel(nn.Linear(4, 2)).cuda()
+    map_location = "cpu" if torch.cuda.is_available() else None
+    model.load_state_dict(torch.load(path, map_location=map_location))
+""",
+            "map_location is the CPU whenever CUDA is on: None only on a machine without a GPU",
+        ),
         Valid(
             """\
 import torch
@@ -2947,6 +3081,56 @@ model.cuda()
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def resume(path):
+    model = nn.DataParallel(nn.Linear(4, 2)).cuda()
+    map_location = None if torch.cuda.is_available() else "cpu"
+    model.load_state_dict(torch.load(path, map_location=map_location))
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+
+
+def restore(model, path, use_gpu):
+    model.cuda()
+    model.load_state_dict(torch.load(path, None if use_gpu else "cpu"))
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+from nets import build_net
+
+use_cuda = True
+device = torch.device("cuda" if use_cuda else "cpu")
+
+
+def test_restore(path):
+    model = build_net().to(device)
+    model.load_state_dict(torch.load(path)["model"])
+""",
+            """\
+import torch
+from nets import build_net
+
+use_cuda = True
+device = torch.device("cuda" if use_cuda else "cpu")
+
+
+def test_restore(path):
+    model = build_net().to(device)
+    model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+""",
+        ),
         Invalid(
             """\
 import torch
@@ -5211,8 +5395,10 @@ class _Moves(cst.CSTVisitor):
         items: bool = False,
         builders: frozenset[str] = frozenset(),
         scope: cst.CSTNode | None = None,
+        cpu_names: frozenset[str] = frozenset(),
     ) -> None:
         self.receiver = receiver
+        self.cpu_names = cpu_names  # names holding the CPU device: ``.to(name)`` is no move (cpu_devices.py)
         self.until = until
         self.builders = builders  # project functions returning a model on a device, as called here
         self.items = items  # the receiver is a table of models: a move of any item counts
@@ -5231,10 +5417,15 @@ class _Moves(cst.CSTVisitor):
             return False  # another scope: ``model.to(device)`` in a function defined above a script's load
         if self._root is None:
             self._root = node
-        if isinstance(node, cst.Call) and is_move(node) and self._moves_receiver(node.func.value):  # type: ignore[attr-defined]
+        if (
+            isinstance(node, cst.Call)
+            and is_move(node)
+            and not moves_to_cpu(node, self.cpu_names)
+            and self._moves_receiver(node.func.value)  # type: ignore[attr-defined]
+        ):
             self.moved = True
         elif isinstance(node, cst.Assign) and any(dotted_name(t.target) == self.receiver for t in node.targets):
-            found = _AnyMove()
+            found = _AnyMove(self.cpu_names)
             visit_fast(node.value, found)
             self.moved = found.found or self._built_on_device(node.value) or self._alias_of_moved(node.value, node)
         return not self.moved
@@ -5255,7 +5446,7 @@ class _Moves(cst.CSTVisitor):
         if not source or source == self.receiver:
             return False
         # One step back: the source's own aliases are not followed (no chain, no cycle).
-        moves = _Moves(source, at, builders=self.builders)
+        moves = _Moves(source, at, builders=self.builders, cpu_names=self.cpu_names)
         visit_fast(self.scope, moves)
         return moves.moved
 
@@ -5284,11 +5475,12 @@ _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 class _AnyMove(cst.CSTVisitor):
-    def __init__(self) -> None:
+    def __init__(self, cpu_names: frozenset[str] = frozenset()) -> None:
         self.found = False
+        self.cpu_names = cpu_names
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.found = self.found or is_move(node)
+        self.found = self.found or (is_move(node) and not moves_to_cpu(node, self.cpu_names))
 
 
 class _ReturnedLoads(cst.CSTVisitor):

@@ -480,7 +480,8 @@ _CARDS = (
     # load_state_dict; or a library's, state_loads.LIBRARY_LOADERS); or
     # returned by a function whose caller in another module loads it into a
     # model on a GPU (Caller.gpu_state, gpu_items for an element of a returned
-    # tuple); or handed to a function of another
+    # tuple), or by a method whose every call in another module does
+    # (ProjectView.gpu_method_callers); or handed to a function of another
     # module that loads it (ProjectView.state_loaders, a script without a
     # ``def`` too); or the call of another module's function returning such
     # a load, in a file that calls load_state_dict (ProjectView.mixed_loaders):
@@ -495,7 +496,7 @@ _CARDS = (
         reads_project=True,
         local_gate=lambda g: g.load_without_map_location and _mem701_local(g),
         project_matters=lambda view: (
-            bool(view.state_loaders or view.mixed_loaders)
+            bool(view.state_loaders or view.mixed_loaders or view.gpu_method_callers)
             or any(c.gpu_state or c.gpu_items for _fn, sites in view.callers for c in sites)
         ),
     ),

@@ -166,8 +166,10 @@ class GateFacts:
         self.state_dict_snapshot = False  # ``x = m.state_dict()`` (or its ``.copy()``, or in a dict display)
         # A ``load`` call MEM701 may flag (its ``_is_load_without_map_location``):
         # ``load(...)`` or ``torch.load(...)`` (names.call_name is ``torch.load``
-        # only for these two spellings), no ``map_location=``, fewer than two
-        # positional arguments, no ``*``, no ``**`` but of a bare name.
+        # only for these two spellings), no ``map_location`` (by keyword or as
+        # the second positional argument) but one that may be ``None`` on the
+        # CUDA path (a name, ``None``, a conditional: gpu_none_locations.py),
+        # no ``*``, no ``**`` but of a bare name.
         self.load_without_map_location = False
         # Bare names written in place (``n += ...``, ``n[i] = ...``, ``n.add_(...)``,
         # ``f(n, inplace=True)``, ``torch.relu_(n)``): the only targets MEM401/MEM402 check.
@@ -880,8 +882,7 @@ class GateFacts:
         if (
             last == "load"
             and (kind is ast.Name or _torch_module(func.value, aliases))  # type: ignore[attr-defined]
-            and len(call.args) < 2
-            and "map_location" not in names
+            and _may_map_nothing(call)
             # ``**kwargs`` of a local dict display may lack it (analysis/training/load_kwargs.py)
             and all(type(kw.value) is ast.Name for kw in call.keywords if kw.arg is None)
             and not any(type(a) is ast.Starred for a in call.args)
@@ -1138,3 +1139,16 @@ def _class_built(value: ast.AST | None) -> bool:
         func = func.value.func  # type: ignore[attr-defined]
     kind = type(func)
     return spells_a_class(func.attr if kind is ast.Attribute else func.id if kind is ast.Name else "")  # type: ignore[attr-defined]
+
+
+def _may_map_nothing(call: ast.Call) -> bool:
+    """``call`` has no ``map_location``, or one that may be ``None`` on the
+    CUDA path (analysis/training/gpu_none_locations.py): ``None``, a name or
+    a conditional."""
+    given = next((k.value for k in call.keywords if k.arg == "map_location"), None)
+    if given is None and len(call.args) >= 2:
+        given = call.args[1]
+    if given is None:
+        return True
+    kind = type(given)
+    return kind is ast.Name or kind is ast.IfExp or (kind is ast.Constant and given.value is None)  # type: ignore[attr-defined]

@@ -124,6 +124,8 @@ class ProjectIndex:
         # file -> "Class.method" -> where other modules call it on an
         # instance, with the grad mode around each call ("on", "off", "unknown").
         self._method_callers: dict[str, dict[str, list[tuple[str, str]]]] = {}
+        # The same, for the calls whose result is loaded into a model on a device (gpu_method_calls).
+        self._gpu_method_callers: dict[str, dict[str, list[str]]] = {}
         # (file, class) -> where other modules build a closed instance of it
         # (closed_instances.py); the classes some module subclasses.
         self._closed: dict[tuple[str, str], set[tuple[str, int]]] = {}
@@ -155,13 +157,15 @@ class ProjectIndex:
                 self._index_calls(path, self._wanted_calls(summary), bool(summary.get("trains", False)))
                 methods = [(str(m), int(n)) for m, n in summary.get("method_calls", ())]
                 grads = [str(g) for g in summary.get("method_grads", ())]
+                gpu_methods = {(str(m), int(n)) for m, n in summary.get("gpu_method_calls", ())}
             elif summary is not None:
                 self._index_calls(path, summary.calls, summary.trains)
                 methods, grads = summary.method_calls, summary.method_grads
+                gpu_methods = set(summary.gpu_method_calls)
             else:
-                methods, grads = [], []
+                methods, grads, gpu_methods = [], [], set()
             if methods:
-                self._index_methods(path, methods, grads)
+                self._index_methods(path, methods, grads, gpu_methods)
             self._index_closed(path, summary)
 
     def _wanted_calls(self, data: dict) -> list[CallSite]:
@@ -393,9 +397,16 @@ class ProjectIndex:
             site.eval_scope,
         )
 
-    def _index_methods(self, path: str, methods: list[tuple[str, int]], grads: list[str]) -> None:
+    def _index_methods(
+        self,
+        path: str,
+        methods: list[tuple[str, int]],
+        grads: list[str],
+        gpu_methods: set[tuple[str, int]] | None = None,
+    ) -> None:
         """Index ``path``'s calls of methods on instances of project classes
-        (summary.method_calls, with summary.method_grads); the files read to
+        (summary.method_calls, with summary.method_grads; ``gpu_methods``, those
+        whose result is loaded into a model on a device); the files read to
         resolve them are dependencies of the class's module, as for ``_index_calls``."""
         self._reading = {path}
         display = self.modules.display(path)
@@ -410,6 +421,9 @@ class ProjectIndex:
                     continue
                 sites = self._method_callers.setdefault(target[0], {}).setdefault(f"{target[1]}.{method}", [])
                 sites.append((f"{display}:{line}", grad))
+                if gpu_methods and (spelled, line) in gpu_methods:
+                    fed = self._gpu_method_callers.setdefault(target[0], {})
+                    fed.setdefault(f"{target[1]}.{method}", []).append(f"{display}:{line}")
                 self._target_reads.setdefault(target[0], set()).update(self._reading)
         finally:
             self._reading = None
@@ -942,6 +956,10 @@ class ProjectIndex:
                 (name, on)
                 for name, sites in sorted(self._method_callers.get(path, {}).items())
                 if (on := tuple(sorted({where for where, grad in sites if grad == ON})))
+            ),
+            gpu_method_callers=tuple(
+                (name, tuple(sorted(set(sites))))
+                for name, sites in sorted(self._gpu_method_callers.get(path, {}).items())
             ),
             plain_classes=tuple(sorted(plain_classes)),
             cpu_functions=tuple(sorted(cpu_functions)),

@@ -300,12 +300,13 @@ class LiveIndex(ProjectIndex):
         # ProjectIndex.view_for reads the calls into ``path`` only: those
         # are found for this view alone.
         self._callers, self._called_per_batch, self._built_per_batch = self._calls_into(path)
-        self._method_callers = {path: self._methods_into(path)}
+        methods, gpu_methods = self._methods_into(path)
+        self._method_callers, self._gpu_method_callers = {path: methods}, {path: gpu_methods}
         try:
             view = super().view_for(path)
         finally:
             self._callers, self._called_per_batch, self._built_per_batch = {}, {}, {}
-            self._method_callers = {}
+            self._method_callers, self._gpu_method_callers = {}, {}
         self._views[path] = (self.generation, view)
         return view
 
@@ -340,26 +341,31 @@ class LiveIndex(ProjectIndex):
                     built.setdefault(target, caller.where())
         return callers, called, built
 
-    def _methods_into(self, path: str) -> dict[str, list[tuple[str, str]]]:
+    def _methods_into(self, path: str) -> tuple[dict[str, list[tuple[str, str]]], dict[str, list[str]]]:
         """ProjectIndex._index_methods restricted to the instances of
-        ``path``'s classes, from the modules that spell a class's name."""
+        ``path``'s classes, from the modules that spell a class's name: all
+        the calls, and those whose result is loaded into a model on a device."""
         own = self.own_summary(path)
         holding: set[str] = set()
         for name in own.classes:
             holding |= self._holding(name.encode())
         holding.discard(path)
         out: dict[str, list[tuple[str, str]]] = {}
+        gpu: dict[str, list[str]] = {}
         for other in sorted(holding, key=self._walk_order):
             display = self.modules.display(other)
             summary = self._module(other).summary
             grads = summary.method_grads if len(summary.method_grads) == len(summary.method_calls) else ()
+            fed = set(summary.gpu_method_calls)
             for i, (spelled, line) in enumerate(summary.method_calls):
                 cls, _, method = spelled.rpartition(".")
                 target = self.resolve(cls, other)
                 if target is not None and target[0] == path and target[1] and "." not in target[1]:
                     grad = grads[i] if grads else "unknown"
                     out.setdefault(f"{target[1]}.{method}", []).append((f"{display}:{line}", grad))
-        return out
+                    if (spelled, line) in fed:
+                        gpu.setdefault(f"{target[1]}.{method}", []).append(f"{display}:{line}")
+        return out, gpu
 
     def loading_used_elsewhere(self, path: str, names: set[str], kind: str = "loading_uses") -> list[str]:
         # The modules spelling a name are found by the word index, then read.

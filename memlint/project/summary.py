@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -357,6 +358,11 @@ class ModuleSummary:
     # The grad mode around each of them ("on", "off", "unknown"), in the same
     # order: MEM201 names the callers that run the method with grad on.
     method_grads: list[str] = field(default_factory=list)
+    # Those method calls whose result the calling scope loads into a model it
+    # moved to a device (state_feeds.py): a ``torch.load`` the method returns
+    # makes a GPU copy (``model.load_state_dict(early_stopping.load_checkpoint())``
+    # after ``model.cuda()``, MEM701).
+    gpu_method_calls: list[tuple[str, int]] = field(default_factory=list)
     # Types from call sites (object_types.py): typed names, call sites with
     # typed arguments, factories' returns, methods that run a model's forward.
     objects: ObjectTypes | None = None
@@ -451,6 +457,7 @@ class ModuleSummary:
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
             "method_calls": [list(m) for m in self.method_calls],
             "method_grads": list(self.method_grads),
+            "gpu_method_calls": [list(m) for m in self.gpu_method_calls],
             "objects": self.objects.to_json() if self.objects is not None else None,
             "closed_instances": [list(c) for c in self.closed_instances],
             "subclassed": list(self.subclassed),
@@ -518,6 +525,7 @@ class ModuleSummary:
             ],
             method_calls=[(str(m), int(n)) for m, n in data.get("method_calls", [])],
             method_grads=[str(g) for g in data.get("method_grads", [])],
+            gpu_method_calls=[(str(m), int(n)) for m, n in data.get("gpu_method_calls", [])],
             closed_instances=[(str(c), int(n)) for c, n in data.get("closed_instances", [])],
             subclassed=[str(b) for b in data.get("subclassed", [])],
             objects=ObjectTypes.from_json(data["objects"]) if data.get("objects") else None,
@@ -771,6 +779,8 @@ class _Walker:
         self._save_loads: list[ast.expr] = []
         # Calls whose result a moved model loads (CallSite.gpu_state, gpu_items).
         self._gpu_state: dict[int, set[int]] = {}
+        # Method calls on instances of imported classes (method_calls), with the call.
+        self._method_sites: list[tuple[str, int, ast.Call]] = []
         # Per call, its arguments that are models on a device (CallSite.gpu_args), as gpu_args.py gives them.
         self._gpu_args: dict[int, tuple[tuple[str, tuple[ast.Call, ...]], ...]] = {}
         self._attr_calls: list[AttrCall] = []  # every ``x.name(...)``: method_modes.py
@@ -1393,6 +1403,7 @@ class _Walker:
             if instance:
                 self.summary.method_calls.append((f"{instance}.{last}", node.lineno))
                 self._method_modes.append((scope, grad))
+                self._method_sites.append((f"{instance}.{last}", node.lineno, node))
         if shape is ast.Attribute and last in ("eval", "train") and not node.args[1:]:
             if last == "eval" and not node.args:
                 scope.modes.add("eval")
@@ -1657,6 +1668,7 @@ class _Walker:
                             evaluating,
                         )
                     )
+        s.gpu_method_calls = _gpu_method_calls(self._method_sites, self._gpu_state, self._attr_calls)
         s.functions.sort(key=lambda f: f.name)
         s.cpu_functions = _not_placing(self._placing)
         s.settings_functions = settings_functions(self._tree, self._parsing)
@@ -2004,6 +2016,25 @@ def _spelled_args(
         if all(names):
             out.append((key, names))
     return tuple(out)
+
+
+def _gpu_method_calls(
+    sites: list[tuple[str, int, ast.Call]], gpu_state: dict[int, set[int]], attr_calls: list
+) -> list[tuple[str, int]]:
+    """The method calls on instances (``sites``) whose result a moved model
+    loads (``gpu_state``), of the method names every call of which in the
+    module is such a site: a call the summary cannot tie to an instance
+    (``self.stopper.load_checkpoint()``, an instance of another scope) may
+    load into a model on the CPU, and keeps the name's calls unclaimed."""
+    if not gpu_state:
+        return []
+    spelled = Counter(last for _scope, last, _grad, _receiver in attr_calls)
+    on_instances = Counter(m.rpartition(".")[2] for m, _line, _call in sites)
+    return [
+        (m, line)
+        for m, line, call in sites
+        if -1 in gpu_state.get(id(call), ()) and spelled[m.rpartition(".")[2]] == on_instances[m.rpartition(".")[2]]
+    ]
 
 
 def _not_placing(local: dict[str, tuple[bool, set[str]]]) -> list[str]:

@@ -196,6 +196,11 @@ class ProjectView:
     # Of those, the calls made with grad on ("engine = trainer(...)" then
     # ``engine.eval(x, y)`` in a loop of train.py): MEM201's message names them.
     method_callers_on: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Those of them whose result the caller loads into a model it moved to a
+    # device (summary gpu_method_calls): ("EarlyStopping.load_checkpoint",
+    # ("train_new.py:150",)). A method returning a ``torch.load`` without
+    # ``map_location`` called only so doubles the weights on the GPU (MEM701).
+    gpu_method_callers: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     # Types from call sites (typed_objects.py): ``<receiver>.<method>(...)``
     # in a scope ("" for the module, ``eval_policy``, ``Trainer.train_epoch``)
@@ -372,6 +377,12 @@ class ProjectView:
                 return sites
         return ()
 
+    def gpu_method_callers_of(self, qualified: str) -> tuple[str, ...]:
+        for name, sites in self.gpu_method_callers:
+            if name == qualified:
+                return sites
+        return ()
+
     def step_helper(self, written: str) -> tuple[tuple[str, ...], tuple[str, ...], str] | None:
         for name, stepped, params, where in self.step_helpers:
             if name == written:
@@ -482,6 +493,7 @@ class ProjectView:
             or self.closed_classes
             or self.method_callers
             or self.method_callers_on
+            or self.gpu_method_callers
             or self.object_forwards
             or self.grad_never_off
             or self.off_forwards

@@ -52,13 +52,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from memlint.analysis.scope.names import ImportTable, dotted_name
+from memlint.analysis.training.cpu_devices import cpu_device_names
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.cpu_states import KEEPS_DEVICE, RETURNS_SELF, CpuStateFrames, holds_no_weights, plain_name
 
 
 def _to_cpu(call: cst.Call, cpu_names: frozenset[str] = frozenset()) -> bool | None:
     """True for a move to the CPU, False for a move elsewhere, None for no move.
-    ``cpu_names``: the module's names bound only to the CPU device (cpu_device_names)."""
+    ``cpu_names``: the module's names bound only to the CPU device (cpu_devices.py)."""
     func = call.func
     if not isinstance(func, cst.Attribute):
         return None
@@ -79,66 +80,6 @@ def _to_cpu(call: cst.Call, cpu_names: frozenset[str] = frozenset()) -> bool | N
             return True
         return False
     return None
-
-
-def _cpu_device(value: cst.BaseExpression) -> bool:
-    """``"cpu"`` or ``torch.device("cpu")``."""
-    if isinstance(value, cst.SimpleString):
-        return value.evaluated_value == "cpu"
-    if isinstance(value, cst.Call) and dotted_name(value.func) in ("torch.device", "device") and len(value.args) == 1:
-        inner = value.args[0].value
-        return isinstance(inner, cst.SimpleString) and inner.evaluated_value == "cpu"
-    return False
-
-
-class _DeviceNames(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.cpu: set[str] = set()
-        self.other: set[str] = set()
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        cpu = len(node.targets) == 1 and _cpu_device(node.value)
-        for t in node.targets:
-            if isinstance(t.target, cst.Name):
-                (self.cpu if cpu else self.other).add(t.target.value)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self.other.add(node.name.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if not isinstance(node.target, cst.Name):  # ``a, b = ...``: names bound to anything
-            self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def _bind(self, target: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
-            self.other.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._bind(e.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
-
-
-def cpu_device_names(module: cst.Module) -> frozenset[str]:
-    """The names every binding of the module sets to the CPU device
-    (partial-conv's ``cpu_device = torch.device('cpu')``; no parameter, loop
-    variable or other assignment of that name anywhere): ``.to(cpu_device)``
-    moves to the CPU."""
-    visitor = _DeviceNames()
-    visit_fast(module, visitor)
-    return frozenset(visitor.cpu - visitor.other)
 
 
 def _module_receiver(expr: cst.BaseExpression) -> str | None:

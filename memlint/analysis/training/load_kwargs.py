@@ -44,7 +44,7 @@ def _dict_name_misses(value: cst.BaseExpression, keyword: str, scope: cst.CSTNod
     if not isinstance(value, cst.Name):
         return None
     name = value.value
-    if isinstance(scope, cst.FunctionDef) and (name in param_names(scope) or _declared(scope, name)):
+    if isinstance(scope, cst.FunctionDef) and (name in param_names(scope) or declared(scope, name)):
         return None
     bindings = facts.recurrent.bindings_in(scope).get(name, ())
     if not bindings:
@@ -81,7 +81,7 @@ def _display_keys(value: cst.BaseExpression) -> set[str] | None:
     return keys
 
 
-def _declared(fn: cst.FunctionDef, name: str) -> bool:
+def declared(fn: cst.FunctionDef, name: str) -> bool:
     """``global name`` / ``nonlocal name`` anywhere in ``fn``'s body."""
     stack: list[cst.CSTNode] = [fn.body]
     while stack:

@@ -47,6 +47,7 @@ from memlint.analysis.scope.option_choices import OptionChoices
 from memlint.analysis.scope.options import ModuleOptions
 from memlint.analysis.training.construction_order import SelfMethods, starts_on_cpu
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
+from memlint.analysis.training.cpu_devices import cpu_device_names, moves_to_cpu
 from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
@@ -232,9 +233,10 @@ def _class_names(cls: cst.ClassDef) -> set[str]:
 
 
 def _constructor(value: cst.BaseExpression) -> str:
-    """``Net`` for ``Net(...).eval()``: the callee under a chain of methods ("" if none)."""
+    """``Net`` for ``Net(...).eval()``: the callee under a chain of methods ("" if none);
+    of a model built on the CPU (``_built_on_cpu``), a move in the chain is to the CPU."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        if value.func.attr.value not in ("eval", "train", "float", "double", "requires_grad_"):
+        if value.func.attr.value not in ("eval", "train", "float", "double", "requires_grad_", "to", "cpu"):
             break
         value = value.func.value
     return (dotted_name(value.func) or "") if isinstance(value, cst.Call) else ""
@@ -287,17 +289,25 @@ def _built_on_cpu(
     cpu_classes: Callable[[cst.BaseExpression], bool],
     wraps: Callable[[cst.BaseExpression], bool],
     takes_no_device: Callable[[cst.BaseExpression], bool] = lambda func: False,
+    cpu_devices: frozenset[str] = frozenset(),
 ) -> bool:
     """A model built here, on the CPU (see the module's docstring); no
     ``device=`` argument, no device move in the chain or the arguments, no
-    argument that may be a model (a wrapper, ``wraps``)."""
+    argument that may be a model (a wrapper, ``wraps``). A chain ending with
+    a move to the CPU (``build().to(device)`` with ``device`` the CPU device,
+    ``cpu_devices``: cpu_devices.py) puts whatever it builds there."""
+    placed = False  # the last move of the chain is to the CPU
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        method = value.func.attr.value
-        if method in _MOVES:
+        func = value.func
+        if not placed and moves_to_cpu(value, cpu_devices):
+            placed = True
+            value = func.value
+            continue
+        if func.attr.value in _MOVES:
             return False
-        if method not in ("eval", "train", "float", "double", "requires_grad_"):
+        if func.attr.value not in ("eval", "train", "float", "double", "requires_grad_"):
             break
-        value = value.func.value
+        value = func.value
     if not isinstance(value, cst.Call):
         return False
     if any(a.keyword is not None and a.keyword.value in ("device", "device_map") for a in value.args):
@@ -319,7 +329,7 @@ def _built_on_cpu(
             return False  # ``DataParallel(net)``: wraps a model built before
         if _moves_anything(arg.value):
             return False
-    if cpu_classes(value.func) or torchvision_table_entry(value.func, names):
+    if placed or cpu_classes(value.func) or torchvision_table_entry(value.func, names):
         return True
     name = dotted_name(value.func)
     if name is None or config_reader(name):
@@ -350,8 +360,10 @@ class _CpuModels(cst.CSTVisitor):
         cpu_holder: Callable[[cst.Call], bool] = lambda call: False,
         cpu_methods: frozenset[str] = frozenset(),
         literal_params: Callable[[cst.FunctionDef], frozenset[str]] = lambda fn: frozenset(),
+        cpu_devices: frozenset[str] = frozenset(),
     ) -> None:
         self.names = names
+        self.cpu_devices = cpu_devices  # names holding the CPU device (cpu_devices.py)
         # Parameters every caller hands a string or a number (``load_model("vqvae",
         # ...)``): a path on which one keeps that value loads into no model.
         self.literal_params = literal_params
@@ -923,7 +935,7 @@ class _CpuModels(cst.CSTVisitor):
         return bound_in is not None and self.blocks[: len(bound_in)] == list(bound_in)
 
     def _built(self, value: cst.BaseExpression) -> bool:
-        return _built_on_cpu(value, self.names, self._cpu_callee, self._wraps, self.takes_no_device)
+        return _built_on_cpu(value, self.names, self._cpu_callee, self._wraps, self.takes_no_device, self.cpu_devices)
 
     def _cpu_callee(self, func: cst.BaseExpression) -> bool:
         """A class or builder that moves nothing, or a name bound here (in a
@@ -1261,6 +1273,7 @@ class Checkpoints:
         self.loaders = {**LIBRARY_LOADERS, **(imported_loaders or {})}
         self._cpu_saves: CpuSaves | None = None
         self._cpu_loads: frozenset[int] | None = None
+        self._cpu_device_names: frozenset[str] | None = None  # made on first need (_cpu_devices)
         self._loaded: dict[cst.FunctionDef, frozenset[str]] = {}
         self._classes: dict[str, bool] = {}
         # Classes of other project modules that move nothing, by local name (the project stage).
@@ -1368,9 +1381,16 @@ class Checkpoints:
             self._cpu_holder,
             frozenset(self.project.cpu_methods) if self.project is not None else frozenset(),
             lambda fn: literal.get(fn, frozenset()),
+            self._cpu_devices(),
         )
         visit_fast(self.module, visitor)
         return visitor
+
+    def _cpu_devices(self) -> frozenset[str]:
+        """The module's names holding the CPU device (cpu_devices.py), read once."""
+        if self._cpu_device_names is None:
+            self._cpu_device_names = cpu_device_names(self.module)
+        return self._cpu_device_names
 
     def _literal_params(
         self, fn: cst.FunctionDef, literal_args: Mapping[cst.FunctionDef, list[dict[str, bool]]]
