@@ -50,6 +50,7 @@ from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
 from memlint.analysis.training.inert_slots import inert_slot
+from memlint.analysis.training.model_holders import holds_in_place
 from memlint.analysis.training.parallel_wrappers import machine_parallel
 from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.parse.traversal import visit_fast
@@ -1642,6 +1643,8 @@ class Checkpoints:
         name = dotted_name(call.func)
         if name is None:
             return False
+        if holds_in_place(call, self._cpu_builder, _moves_anything):
+            return True  # a model class that moves nothing (model_holders.py)
         if name in self.calls.classes:
             return name in self._plain_classes() and self._cpu_class(name)
         project = self.project
