@@ -276,8 +276,12 @@ def test_a_model_class_that_moves_nothing_holds_a_part_of_the_model_where_it_is(
         g = Enc()
         run(Dec(g.width))
         g.load_state_dict(sd)
+    def rebound(sd):
+        r = Enc()
+        r = Dec(r)
+        r.load_state_dict(sd)
     """
-    assert cpu_loads(src) == ["a"]
+    assert cpu_loads(src) == ["a", "r"]
 
 
 def test_a_class_looked_up_in_an_undefined_module_claims_nothing():

@@ -750,7 +750,10 @@ class _CpuModels(cst.CSTVisitor):
             if isinstance(original_node.value, cst.Call) and (root == key or root not in self.seen[-1]):
                 self.seen[-1][root] = original_node.value
         if held is not None and held[0] == id(original_node.value):
-            self.holders[-1][dotted_name(original_node.targets[0].target) or ""] = held[1]
+            # ``model = DefectModel(model, args)``: the name now means the
+            # holder; what it meant before is reached only through it.
+            holder = dotted_name(original_node.targets[0].target) or ""
+            self.holders[-1][holder] = [key for key in held[1] if key != holder]
         self._picked(original_node)
         self.cpu_dicts.bound(original_node, tuple(self.blocks), self._dict_model)
 
