@@ -2497,6 +2497,29 @@ def train(path, loader, device):
         Valid(
             """\
 import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.width = 8
+        self.fc = nn.Linear(4, 8)
+class Decoder(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, 2)
+def evaluate(path):
+    encoder = Encoder()
+    decoder = Decoder(encoder.width)
+    encoder.load_state_dict(torch.load(path))
+    encoder.cuda()
+    decoder.cuda()
+""",
+            "a model class whose code moves nothing holds what it is handed where it is: the encoder is"
+            " still on the CPU at the load (manydepth's `PoseDecoder(pose_enc.num_ch_enc)`)",
+        ),
+        Valid(
+            """\
+import torch
 import networks
 def load_model(path):
     checkpoint = torch.load(path)
@@ -3129,6 +3152,44 @@ device = torch.device("cuda" if use_cuda else "cpu")
 def test_restore(path):
     model = build_net().to(device)
     model.load_state_dict(torch.load(path, map_location="cpu")["model"])
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+class Decoder(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+        self.fc = nn.Linear(8, 2)
+def evaluate(path):
+    encoder = Encoder()
+    decoder = Decoder(encoder)
+    decoder.cuda()
+    encoder.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+class Decoder(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+        self.fc = nn.Linear(8, 2)
+def evaluate(path):
+    encoder = Encoder()
+    decoder = Decoder(encoder)
+    decoder.cuda()
+    encoder.load_state_dict(torch.load(path, map_location="cpu"))
 """,
         ),
         Invalid(

@@ -235,6 +235,55 @@ def test_a_plain_class_that_moves_nothing_holds_the_model_where_it_is():
     assert cpu_loads(src) == ["a"]
 
 
+def test_a_model_class_that_moves_nothing_holds_a_part_of_the_model_where_it_is():
+    src = """
+    import torch.nn as nn
+    class Enc(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.width = 4
+            self.fc = nn.Linear(2, 4)
+    class Dec(nn.Module):
+        def __init__(self, width, device=None):
+            super().__init__()
+            self.fc = nn.Linear(width, 2)
+    class MovingDec(nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.fc = nn.Linear(width, 2).cuda()
+    def part_handed(sd):
+        a = Enc()
+        dec = Dec(a.width)
+        a.load_state_dict(sd)
+    def holder_moved_first(sd):
+        b = Enc()
+        dec = Dec(b.fc)
+        dec.cuda()
+        b.load_state_dict(sd)
+    def moving_class(sd):
+        c = Enc()
+        dec = MovingDec(c.width)
+        c.load_state_dict(sd)
+    def device_given(sd, device):
+        d = Enc()
+        dec = Dec(d.width, device=device)
+        d.load_state_dict(sd)
+    def star_args(sd, kw):
+        e = Enc()
+        dec = Dec(e.width, **kw)
+        e.load_state_dict(sd)
+    def not_bound(sd):
+        g = Enc()
+        run(Dec(g.width))
+        g.load_state_dict(sd)
+    def rebound(sd):
+        r = Enc()
+        r = Dec(r)
+        r.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["a", "r"]
+
+
 def test_a_class_looked_up_in_an_undefined_module_claims_nothing():
     src = """
     import torch

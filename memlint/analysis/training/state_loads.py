@@ -52,6 +52,7 @@ from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
 from memlint.analysis.training.inert_slots import inert_slot
+from memlint.analysis.training.model_holders import holds_in_place
 from memlint.analysis.training.parallel_wrappers import machine_parallel
 from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.parse.traversal import visit_fast
@@ -762,7 +763,10 @@ class _CpuModels(cst.CSTVisitor):
             if isinstance(original_node.value, cst.Call) and (root == key or root not in self.seen[-1]):
                 self.seen[-1][root] = original_node.value
         if held is not None and held[0] == id(original_node.value):
-            self.holders[-1][dotted_name(original_node.targets[0].target) or ""] = held[1]
+            # ``model = DefectModel(model, args)``: the name now means the
+            # holder; what it meant before is reached only through it.
+            holder = dotted_name(original_node.targets[0].target) or ""
+            self.holders[-1][holder] = [key for key in held[1] if key != holder]
         self._picked(original_node)
         self.cpu_dicts.bound(original_node, tuple(self.blocks), self._dict_model)
 
@@ -1665,6 +1669,8 @@ class Checkpoints:
         name = dotted_name(call.func)
         if name is None:
             return False
+        if holds_in_place(call, self._cpu_builder, _moves_anything):
+            return True  # a model class that moves nothing (model_holders.py)
         if name in self.calls.classes:
             return name in self._plain_classes() and self._cpu_class(name)
         project = self.project
