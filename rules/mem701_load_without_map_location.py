@@ -148,10 +148,6 @@ class LoadWithoutMapLocation(Rule):
     (early stopping, meters, trackers, callbacks), whose state holds no weights.
     `torch.load(p, **kwargs)` with a local dict lacking `map_location` on some
     path (`kwargs = {}` unless `cpu`) has no fix: it would clash on the other.
-    A `map_location` that is `None` whenever CUDA is available (`map_location =
-    None if torch.cuda.is_available() else "cpu"`, a literal `None`, `None if
-    use_gpu else ...`) maps nothing on a GPU machine: the load is read as one
-    without it, and reported without a fix.
 
     ## When it stays silent
     Not reported either: loads into a model the same scope builds (with no
@@ -331,6 +327,11 @@ class LoadWithoutMapLocation(Rule):
     default `None`), stays silent (obman_train's `modelio.load_checkpoint`).
 
     ## Details
+    A `map_location` that is `None` whenever CUDA is available (`map_location =
+    None if torch.cuda.is_available() else "cpu"`, a literal `None`, `None if
+    use_gpu else ...`) maps nothing on a GPU machine: the load is read as one
+    without it, and reported without a fix.
+
     A load drawn so (other than a key looked up where it is loaded or passed, or
     bound to a name first: `sd = ck["state_dict"]`, reported without a fix) is
     reported only when the model was moved to a device before it in the same

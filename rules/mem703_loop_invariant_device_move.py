@@ -447,10 +447,7 @@ class LoopInvariantDeviceMove(Rule):
     move in its body: that is no back-and-forth), loops
     that move the module back and forth on purpose (CPU offloading), nor a
     tensor the loop then fills in place or concatenates onto
-    (`acc = torch.cat((acc, out))`: a per-batch buffer or seed, not a constant),
-    nor a loop over a literal list of settings (`tols = [1e-1, 1e-2]` then `for
-    tol in tols:`, or `for lr in (0.1, 0.01):`): one iteration per experiment
-    of a sweep, not per batch.
+    (`acc = torch.cat((acc, out))`: a per-batch buffer or seed, not a constant).
 
     ## Details
     Across modules, also a constant built and moved in the `forward` of a class
@@ -465,7 +462,10 @@ class LoopInvariantDeviceMove(Rule):
     moves them again. A loop over files that reads its input from the file it
     names (`cv2.imread(name)`, `Image.open(path)`, `np.load(f)`) and calls the
     model is a data loop too: the model moves again for every file (not when
-    the move's device is the loop's own variable).
+    the move's device is the loop's own variable). A loop over a literal list
+    of settings (`tols = [1e-1, 1e-2]` then `for tol in tols:`, or `for lr in
+    (0.1, 0.01):`) is one iteration per experiment of a sweep, not per batch:
+    silent.
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.to
