@@ -189,3 +189,26 @@ def test_literal_tables_of_names_are_registries():
 def test_a_table_with_a_call_or_written_to_is_no_registry():
     tree = ast.parse("from m import A, B\nT = {'a': A, 'b': B()}\nU = {'a': A}\nU['b'] = B\n")
     assert module_registries(tree).literals == {}
+
+
+def test_the_byte_scan_finds_the_switch_in_a_base_and_skips_chains_without_one(tmp_path):
+    from types import SimpleNamespace
+
+    from memlint.project import held_models
+
+    base = tmp_path / "base.py"
+    base.write_text(
+        "class Base:\n    def __init__(self, m):\n        self.model = m\n        (self.model\n         .eval())\n"
+    )
+    plain = tmp_path / "plain.py"
+    plain.write_text('class Plain:\n    """model.eval() in a docstring is no switch."""\n')
+    reads: list[str] = []
+    typed = SimpleNamespace(
+        objects=lambda path: SimpleNamespace(bases=[("Sub", [":Base"])]) if path == str(base) else None,
+        qualify=lambda name, path: (),
+        index=SimpleNamespace(_note_read=reads.append),
+    )
+    assert held_models._may_switch(typed, f"{base}\0Sub")  # the switch spans lines
+    assert not held_models._may_switch(typed, f"{plain}\0Plain")
+    assert reads == [str(base), str(plain)]
+    assert not hasattr(typed, "_held_trees")  # nothing parsed

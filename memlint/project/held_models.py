@@ -27,6 +27,7 @@ twice, any doubt gives None.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from memlint.gate.ast_fields import children
@@ -37,6 +38,8 @@ from memlint.read.source import read_bytes
 TypedObjects = Any
 
 _MAX_HOPS = 4
+# ``self.<attr>.eval()``, spaces and line breaks allowed (_switches_to_eval's shape).
+_EVAL_SWITCH = re.compile(rb"self\s*\.\s*\w+\s*\.\s*eval\s*\(\s*\)")
 _EMPTY_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module"})
 _OFF = frozenset({"no_grad", "inference_mode"})
 # Calls that train, or turn a part's gradients off: the class is no plain inference wrapper.
@@ -47,6 +50,8 @@ def held_forward(typed: TypedObjects, typ: str, method: str) -> str | None:
     """ "Class.m runs self.<attr>, held in eval mode ..., file:line" when an
     instance of ``typ`` runs a model it holds in eval mode in ``method``
     (see the module's docstring); None otherwise."""
+    if not _may_switch(typed, typ):
+        return None
     chain = _chain(typed, typ)
     if not chain:
         return None
@@ -64,6 +69,40 @@ def held_forward(typed: TypedObjects, typ: str, method: str) -> str | None:
                 return f"{node.name}.{method} runs self.{attr}, held in eval mode by {holder}.__init__, with autograd on, {where}"
         return None
     return None
+
+
+def _may_switch(typed: TypedObjects, typ: str) -> bool:
+    """Some module of ``typ``'s class chain (the classes ``_chain`` would
+    read) spells ``self.<attr>.eval()``: a byte scan before any parse, so a
+    large project keeps no tree of the classes it only asks about (most
+    modules of transformers switch no attribute to eval)."""
+    todo, hops = [typ], 0
+    while todo and hops <= _MAX_HOPS:
+        hops += 1
+        if "\0" not in todo[0]:
+            return False
+        path, cls = todo.pop(0).split("\0")
+        if _switch_bytes(typed, path):
+            return True
+        objects = typed.objects(path)
+        bases = next((b for c, b in objects.bases if c == cls), None) if objects is not None else None
+        for base in bases or ():
+            if base.rpartition(".")[2] in ("object", "Module") or base in _EMPTY_BASES:
+                continue
+            q = (f"{path}\0{base[1:]}",) if base.startswith(":") else typed.qualify(base, path)
+            if q and len(q) == 1:
+                todo.append(q[0])
+    return False
+
+
+def _switch_bytes(typed: TypedObjects, path: str) -> bool:
+    cache = getattr(typed, "_held_switches", None)
+    if cache is None:
+        cache = typed._held_switches = {}
+    if path not in cache:
+        cache[path] = _EVAL_SWITCH.search(read_bytes(path) or b"") is not None
+    typed.index._note_read(path)
+    return bool(cache[path])
 
 
 def _chain(typed: TypedObjects, typ: str) -> list[tuple[str, ast.ClassDef]] | None:
