@@ -84,15 +84,23 @@ def _may_switch(typed: TypedObjects, typ: str) -> bool:
         path, cls = todo.pop(0).split("\0")
         if _switch_bytes(typed, path):
             return True
-        objects = typed.objects(path)
-        bases = next((b for c, b in objects.bases if c == cls), None) if objects is not None else None
-        for base in bases or ():
-            if base.rpartition(".")[2] in ("object", "Module") or base in _EMPTY_BASES:
-                continue
-            q = (f"{path}\0{base[1:]}",) if base.startswith(":") else typed.qualify(base, path)
-            if q and len(q) == 1:
-                todo.append(q[0])
+        todo += [q for q in _bases(typed, path, cls)[1] if q]
     return False
+
+
+def _bases(typed: TypedObjects, path: str, cls: str) -> tuple[list[str] | None, list[str | None]]:
+    """``cls``'s bases as ``path``'s summary lists them (None when unknown),
+    and the project class each names past ``object``/``nn.Module``: its one
+    qualified type, or None when it names no single one."""
+    objects = typed.objects(path)
+    spelled = next((b for c, b in objects.bases if c == cls), None) if objects is not None else None
+    named: list[str | None] = []
+    for base in spelled or ():
+        if base.rpartition(".")[2] in ("object", "Module") or base in _EMPTY_BASES:
+            continue
+        q = (f"{path}\0{base[1:]}",) if base.startswith(":") else typed.qualify(base, path)
+        named.append(q[0] if q and len(q) == 1 else None)
+    return spelled, named
 
 
 def _switch_bytes(typed: TypedObjects, path: str) -> bool:
@@ -118,17 +126,10 @@ def _chain(typed: TypedObjects, typ: str) -> list[tuple[str, ast.ClassDef]] | No
         if node is None:
             return None
         out.append((path, node))
-        objects = typed.objects(path)
-        bases = next((b for c, b in objects.bases if c == cls), None) if objects is not None else None
-        if bases is None or len(bases) != len(node.bases):
+        spelled, named = _bases(typed, path, cls)
+        if spelled is None or len(spelled) != len(node.bases) or None in named:
             return None
-        for base in bases:
-            if base.rpartition(".")[2] in ("object", "Module") or base in _EMPTY_BASES:
-                continue
-            q = (f"{path}\0{base[1:]}",) if base.startswith(":") else typed.qualify(base, path)
-            if not q or len(q) != 1:
-                return None
-            todo.append(q[0])
+        todo += [q for q in named if q]
     return out
 
 
