@@ -191,6 +191,29 @@ def test_two_gloo_ranks_under_the_launcher_with_a_total_loss_leak(run_memlint):
     assert not any("init_process_group" in n for n in data["verdict"]["notes"])
 
 
+def test_one_gloo_rank_under_the_launcher(run_memlint):
+    # The script calls init_process_group from the launcher's environment:
+    # with --nproc-per-node 1 both runs must reach their steps.
+    proc = run_memlint(
+        "verify",
+        VERIFY / "ddp_total_loss.py",
+        "--nproc-per-node",
+        1,
+        "--device",
+        "cpu",
+        "--steps",
+        STEPS,
+        "--timeout",
+        240,
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["nproc_per_node"] == 1 and [r["rank"] for r in data["ranks"]] == [0]
+    assert data["original"]["steps"] == data["fixed"]["steps"] == 16
+    assert data["verdict"]["memory"] == "dropped" and data["verdict"]["results"] == "identical"
+
+
 def test_clean_script_has_nothing_to_fix(run_memlint):
     proc = run_memlint("verify", VERIFY / "clean_training.py", "--device", "cpu", "--steps", STEPS)
     assert proc.returncode == 0, proc.stdout + proc.stderr

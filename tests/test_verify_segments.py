@@ -224,6 +224,26 @@ def test_launcher_flags_memlint_owns_are_refused(capsys):
     assert cli.main(["train.py", "--launcher-arg=--max-restarts=0"]) == cli.EXIT_USAGE
 
 
+def test_one_process_per_node_still_goes_through_the_launcher(tmp_path):
+    # A DDP script reads RANK and the rendezvous from the launcher's
+    # environment: --nproc-per-node 1 must launch, only no flag runs it plain.
+    from memlint.verify.runner import RunSpec, command
+
+    plain = RunSpec(label="original", script="t.py", script_dir=".")
+    assert not plain.distributed and "torch.distributed.run" not in command(plain, tmp_path / "c.json", tmp_path)
+    one = RunSpec(label="original", script="t.py", script_dir=".", nproc_per_node=1)
+    assert one.distributed
+    assert command(one, tmp_path / "c.json", tmp_path)[1:5] == [
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node=1",
+        "--standalone",
+    ]
+    assert cli.parse_args(["train.py"]).nproc_per_node == 0
+    assert cli.parse_args(["train.py", "--nproc-per-node", "1"]).nproc_per_node == 1
+    assert cli.main(["train.py", "--nproc-per-node", "0"]) == cli.EXIT_USAGE
+
+
 def test_the_launcher_command_adds_a_private_rendezvous_unless_one_is_given(tmp_path):
     from memlint.verify.runner import RunSpec, command
 

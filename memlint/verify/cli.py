@@ -38,7 +38,9 @@ class Options:
     simulate: bool = False
     args: tuple[str, ...] = ()
     progress: bool = False
-    nproc_per_node: int = 1
+    # 0: a plain run; N >= 1: under torch.distributed.run, also N = 1, which a
+    # script that calls init_process_group from torchrun's environment needs.
+    nproc_per_node: int = 0
     launcher_args: tuple[str, ...] = ()
 
 
@@ -95,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--nproc-per-node",
         type=_positive_int,
-        default=1,
+        default=0,
         metavar="N",
         help="run each script under torch.distributed.run with N processes, as torchrun does; every rank is measured",
     )
@@ -220,12 +222,12 @@ def verify(options: Options):
         unknown = [c for c in options.select if not known_prefix(c)]
         if unknown:
             raise UsageError(f"--select: no rule matches {', '.join(unknown)}")
-    if options.launcher_args and options.nproc_per_node < 2:
-        raise UsageError("--launcher-arg needs --nproc-per-node 2 or more")
+    if options.launcher_args and not options.nproc_per_node:
+        raise UsageError("--launcher-arg needs --nproc-per-node")
     own = [a for a in options.launcher_args if a.split("=")[0] in _OWN_LAUNCHER_FLAGS]
     if own:
         raise UsageError(f"--launcher-arg: memlint sets {', '.join(own)} itself")
-    if options.nproc_per_node > 1 and options.simulate:
+    if options.nproc_per_node and options.simulate:
         raise UsageError("--simulate runs one process: it cannot be combined with --nproc-per-node")
     if options.device == "cuda" and not options.simulate and not cuda_available():
         raise UsageError("--device cuda: no CUDA device is available to torch here")
@@ -302,7 +304,7 @@ def verify(options: Options):
         project_root=twin.root,
         fixed_modules=sorted(os.path.relpath(p, twin.root or script_dir).replace(os.sep, "/") for p in twin.modules),
     )
-    if options.nproc_per_node > 1:
+    if options.nproc_per_node:
         fixed_ranks = per_rank[1] if len(per_rank) > 1 else [None] * len(per_rank[0])
         outcome.ranks = [
             RankOutcome(rank=i, original=a, fixed=b) for i, (a, b) in enumerate(zip(per_rank[0], fixed_ranks))
@@ -343,7 +345,7 @@ def _parallel(options: Options) -> bool:
     # Two runs at once halve the wall time on a multi-core host. On a GPU
     # they would share its memory, so runs that may use one go one after the
     # other. So do distributed runs, which already use N processes each.
-    if options.nproc_per_node > 1:
+    if options.nproc_per_node:
         return False
     if options.device != "cpu" and not options.simulate and _gpu_possible():
         return False

@@ -92,7 +92,7 @@ def _options(config, script, kwargs):
         timeout=float(kwargs.get("timeout", 600.0)),
         simulate=bool(kwargs.get("simulate", False)),
         args=tuple(str(a) for a in kwargs.get("args", ())),
-        nproc_per_node=int(kwargs.get("nproc_per_node", 1)),
+        nproc_per_node=int(kwargs.get("nproc_per_node", 0)),
         launcher_args=tuple(str(a) for a in kwargs.get("launcher_args", ())),
     )
 

@@ -31,9 +31,9 @@ class RunSpec:
     device: str = "auto"
     simulate: bool = False
     timeout: float = 600.0
-    # > 1: run under torch.distributed.run (as torchrun does), one measured
-    # process per rank; launcher_args pass through to the launcher.
-    nproc_per_node: int = 1
+    # >= 1: run under torch.distributed.run (as torchrun does), one measured
+    # process per rank; launcher_args pass through to the launcher. 0: plain.
+    nproc_per_node: int = 0
     launcher_args: list[str] = field(default_factory=list)
     # A project twin's modules the fix changed: original path -> the file
     # holding its fixed text, imported in their place (overlay.py).
@@ -41,7 +41,7 @@ class RunSpec:
 
     @property
     def distributed(self) -> bool:
-        return self.nproc_per_node > 1
+        return self.nproc_per_node > 0
 
 
 # Launcher flags that choose the rendezvous: given any of them, memlint does
@@ -167,9 +167,8 @@ class _Child:
         """The measurements, one dict per rank (one for a plain run)."""
         wall = time.monotonic() - self.started
         if self.timed_out:
-            return [
-                _failure(f"timed out after {self.spec.timeout:g} s (--timeout)", self, wall)
-            ] * self.spec.nproc_per_node
+            failure = _failure(f"timed out after {self.spec.timeout:g} s (--timeout)", self, wall)
+            return [failure] * max(1, self.spec.nproc_per_node)
         if not self.spec.distributed:
             return [self._read(self.output, wall)]
         return [self._read(Path(f"{self.output}.rank{r}"), wall) for r in range(self.spec.nproc_per_node)]
