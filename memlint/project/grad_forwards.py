@@ -26,14 +26,15 @@ Which receivers may be such a model (``grad_receivers``):
   any class of the project may be the one, so one such class in the project
   is enough. The answer then depends on every file of the project (any of
   them may gain or lose such a class), and all are noted as read.
+
+The index asks only for a module that spells ``.eval()`` (MEM201's evidence
+of an evaluation), so most views read none of this.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any
-
-from memlint.read.source import read_bytes
 
 ProjectIndex = Any  # index.ProjectIndex (no import back)
 TypedObjects = Any  # typed_objects.TypedObjects (which the index builds)
@@ -43,7 +44,27 @@ _NEEDLE = b"autograd"
 
 def forward_needs_grad(typed: TypedObjects, path: str, cls: str) -> bool:
     """``cls`` of ``path`` has a ``forward`` that backpropagates, itself or
-    through a method of one of its attributes (module docstring)."""
+    through a method of one of its attributes (module docstring); read once
+    per index, its reads noted again for each view that asks."""
+    memo = getattr(typed, "_grad_forward_memo", None)
+    if memo is None:
+        memo = typed._grad_forward_memo = {}
+    key = (path, cls)
+    if key not in memo:
+        reads: set[str] = set()
+        index = typed.index
+        outer, index._reading = index._reading, reads
+        try:
+            memo[key] = (_needs_grad(typed, path, cls), tuple(reads))
+        finally:
+            index._reading = outer
+    answer, reads_made = memo[key]
+    for read in reads_made:
+        typed.index._note_read(read)
+    return answer
+
+
+def _needs_grad(typed: TypedObjects, path: str, cls: str) -> bool:
     summary = typed.index.full_summary(path)
     if summary is None or summary.objects is None:
         return False
@@ -87,7 +108,7 @@ def grad_forward_classes(typed: TypedObjects, files: Iterable[str], note_read: C
             continue
         note_read(path)
         try:
-            data = read_bytes(path)
+            data = typed.index.source_bytes(path)
         except OSError:
             continue
         if found or data is None or _NEEDLE not in data:

@@ -1023,7 +1023,12 @@ class ProjectIndex:
             object_trains=trained_receivers(self.typed_objects(), path) if object_forwards else (),
             off_forwards=off_receivers(self.typed_objects(), path),
             partly_off=partly_off_receivers(self.typed_objects(), path),
-            grad_forwards=grad_receivers(self.typed_objects(), path, self.grad_forward_anywhere),
+            # Asked only of a module that switches a model to eval: MEM201's evidence of an evaluation.
+            grad_forwards=(
+                grad_receivers(self.typed_objects(), path, self.grad_forward_anywhere)
+                if b".eval()" in self.source_bytes(path)
+                else ()
+            ),
             eval_off=eval_off_receivers(self.typed_objects(), path),
             object_returns=returned_receivers(self.typed_objects(), path, object_forwards),
             object_types=object_types,

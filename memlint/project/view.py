@@ -231,6 +231,7 @@ class ProjectView:
     # Receivers and names (scope, name) that may be a model whose ``forward``
     # needs autograd (grad_forwards.py: IDR's renderer runs ``autograd.grad``
     # for its normals): a call of one is a need for grad, not a waste (MEM201).
+    # Asked only of a module that spells ``.eval()``.
     grad_forwards: tuple[tuple[str, str], ...] = ()
     # Of them, those whose every class's ``forward`` returns in eval mode only
     # what it computed with grad off (eval_forwards.py): a call after
