@@ -16,6 +16,7 @@ from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.loops import is_eval_name
 from memlint.analysis.training.loss_accumulators import accumulated_names
 from memlint.analysis.training.test_code import is_unit_test
+from memlint.analysis.training.training_branches import runs_only_in_training
 from memlint.fix.expr_edits import add_decorator, parse_expr
 from memlint.fix.statement_edits import wrap_in_with
 from memlint.parse.traversal import visit_fast
@@ -124,7 +125,11 @@ class InferenceWithoutNoGrad(Rule):
     when one arm runs no layer. A loop over the task's classes (`for c in
     classes_to_create:`, `for c in range(self.n_classes):`, named for classes and
     for no data) is no evaluation over data, after `.eval()` too: it builds one
-    result per class.
+    result per class. Nor is a loop whose helper runs the model with grad on
+    only in the arm of `if model.training:` (its `else` under `no_grad`), nor
+    one over a model whose `forward` needs autograd (it runs `autograd.grad`
+    itself or through an attribute's method: an implicit-surface renderer's
+    normals; see "Facts from other modules").
 
     ## Details
     The loop may be a `while` over episodes (a policy evaluated in its
@@ -252,7 +257,13 @@ class InferenceWithoutNoGrad(Rule):
         "is one of them) and none of them trains, freezes or switches that model back to train. A function that "
         "switches its model to eval, runs it and hands back only values without history (`.data.cpu().numpy()`) "
         "is reported, whatever name stores it (`test_set.set_feat_func(ExtractFeature(model))`), when no file "
-        "of the project spells a way of turning grad off."
+        "of the project spells a way of turning grad off. "
+        "A model whose class's `forward` needs autograd (it calls `torch.autograd.grad` or `.backward()`, or a "
+        "method of an attribute that does: IDR's `self.implicit_network.gradient(x)`) is run with grad on on "
+        "purpose: a loop over it is not reported. That holds for a receiver the project types to such a class, "
+        "and for a model built from a class looked up at run time by a name the project cannot follow "
+        "(`utils.get_class(conf.get_string('train.model_class'))(conf)`) when any model class of the project, "
+        "in a module that spells `autograd`, has such a `forward`."
     )
 
     def __init__(self, context) -> None:
@@ -989,8 +1000,8 @@ class InferenceWithoutNoGrad(Rule):
         history = self.facts.history
         grad = self.facts.grad_mode
         for call in info.model_calls:
-            if self._partly_off(call):
-                continue
+            if self._partly_off(call) or runs_only_in_training(call, self.parent):
+                continue  # ``if model.training: model(x)`` never runs after ``.eval()``
             v = history.value(call)
             if v is not None and v.h is H.YES:
                 return True
@@ -1083,7 +1094,9 @@ class InferenceWithoutNoGrad(Rule):
             return False
         history = facts.history
         return any(
-            (history.value(c) or _NONE).h is H.YES and grad.local_mode(c) is not GradMode.DISABLED
+            (history.value(c) or _NONE).h is H.YES
+            and grad.local_mode(c) is not GradMode.DISABLED
+            and not runs_only_in_training(c, self.parent)  # its ``else`` runs it under ``no_grad``
             for c in body.model_calls
         )
 
@@ -1105,6 +1118,25 @@ class InferenceWithoutNoGrad(Rule):
         return bool(receivers) and state == "train-fresh"
 
     valid = [
+        Valid(
+            """\
+import torch
+def forward_pass(model, batch):
+    if model.training:
+        out = model(batch)
+    else:
+        with torch.no_grad():
+            out = model(batch)
+    return out.mean()
+def validate(model, loader):
+    model.eval()
+    total = 0.0
+    for batch in loader:
+        total += forward_pass(model, batch).item()
+    return total
+""",
+            "the helper runs the model with grad on only while it trains; after `.eval()` it runs it under `no_grad`",
+        ),
         Valid(
             """\
 import torch

@@ -6,6 +6,7 @@ import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.training.loops import is_emptiness_test
+from memlint.analysis.training.module_loops import iterates_layers
 from memlint.analysis.training.retry_loops import retries_on_oom
 from memlint.analysis.training.step_loops import steps_each_iteration
 from memlint.parse.traversal import visit_fast
@@ -147,7 +148,10 @@ class EmptyCacheInLoop(Rule):
     attempts, not batches (`while True:` or `for attempt in range(3):` around a
     `try` that leaves the loop on success and an `except` that catches the
     out-of-memory error and shrinks the batch): clearing the cache before the
-    next attempt is its purpose.
+    next attempt is its purpose. Nor is a loop over a model's layers (`for i in
+    range(len(layers)):`, `for m in model.modules():`, its iterable named for
+    layers, modules, blocks or convolutions and not for data): one iteration
+    per layer of a search over the architecture, not per batch.
 
     ## References
     - https://pytorch.org/docs/stable/notes/cuda.html#memory-management
@@ -200,6 +204,8 @@ class EmptyCacheInLoop(Rule):
             return
         if loops.outer_loop(loop) or _builds_and_runs(loop.node.body):
             return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
+        if iterates_layers(loop.node, loop.data_tokens):
+            return  # once per layer of a search over the model's layers: a count the architecture fixes
         if retries_on_oom(loop.node, self.facts.names):
             return  # each iteration is an attempt after an out-of-memory error, not a batch
         if not loop.is_batch_loop and _runs_handed_callable(loop.scope, loop.node.body):
@@ -217,6 +223,20 @@ class EmptyCacheInLoop(Rule):
         self.report(stmt, fix=Fix("Remove `torch.cuda.empty_cache()` from the loop", ((node, replacement),)))
 
     valid = [
+        Valid(
+            """\
+import torch
+def prune(model, layers, images, score):
+    model.eval()
+    with torch.no_grad():
+        for i in range(len(layers)):
+            torch.cuda.empty_cache()
+            layers[i].out_channels -= 8
+            score[i] = model(images).mean().item()
+            layers[i].out_channels += 8
+""",
+            "one iteration per layer of a search over the model's layers, not per batch",
+        ),
         Valid(
             """\
 import torch

@@ -519,9 +519,19 @@ class LoopInvariantDeviceMove(Rule):
 
     def _mutated_in(self, loop: cst.For | cst.While, move: cst.Call) -> bool:
         """``counts = torch.zeros(n).cuda()`` then ``counts.index_add_(...)``:
-        a fresh buffer each batch, not a constant."""
+        a fresh buffer each batch, not a constant. The move may sit under
+        shaping calls (``new_p = torch.eye(4).cuda().unsqueeze(0)`` then
+        ``new_p[:, :3, :3] = rot``): the name still holds the buffer built here."""
+        value: cst.CSTNode = move
         stmt = self.parent(move)
-        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+        while isinstance(stmt, cst.Attribute) and stmt.attr.value in _SHAPING:
+            call = self.parent(stmt)
+            if not (isinstance(call, cst.Call) and call.func is stmt):
+                return False
+            value, stmt = call, self.parent(call)
+        if not (isinstance(stmt, cst.Assign) and stmt.value is value):
+            return False
+        if len(stmt.targets) != 1:
             return False
         key = dotted_name(stmt.targets[0].target)
         visitor = _Mutations(key)
@@ -1196,6 +1206,19 @@ for x, y in loader:
     optimizer.step()
 """,
             "a buffer filled in place each batch is not a constant",
+        ),
+        Valid(
+            """\
+import torch
+for x, rot in loader:
+    pose = torch.eye(4).float().cuda().unsqueeze(0)
+    pose[:, :3, :3] = rot.cuda()
+    out = model(x.cuda(), pose)
+    loss = out.mean()
+    loss.backward()
+    optimizer.step()
+""",
+            "moved, then reshaped, then written in place: a per-batch buffer under a view, not a constant",
         ),
         Valid(
             """\

@@ -23,6 +23,7 @@ from memlint.project.forward_returns import returned_receivers
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
 # which a warm run imports without the summaries' machinery.
+from memlint.project.grad_forwards import grad_forward_classes, grad_receivers
 from memlint.project.grad_off_anywhere import grad_never_off
 from memlint.project.local_imports import local_model_classes
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
@@ -139,6 +140,8 @@ class ProjectIndex:
         self._reading: set[str] | None = None
         # grad_never_off's answer: (the live index's generation, the answer, the files read).
         self._never_off: tuple[int | None, bool, tuple[str, ...]] | None = None
+        # grad_forward_anywhere's answer, kept the same way.
+        self._grad_forward: tuple[int | None, bool, tuple[str, ...]] | None = None
         self._target_reads: dict[str, set[str]] = {}
         self.view_reads: dict[str, frozenset[str]] = {}
         self._typed: TypedObjects | None = None
@@ -760,6 +763,26 @@ class ProjectIndex:
         self._never_off = (key, answer, tuple(reads))
         return answer
 
+    def grad_forward_anywhere(self) -> bool:
+        """Some module of the project defines a model whose ``forward`` needs
+        autograd (grad_forwards.py), asked once per generation of the index
+        and only for a model whose class is looked up at run time."""
+        key = getattr(self, "generation", None)
+        cached = self._grad_forward
+        if cached is not None and cached[0] == key:
+            for read in cached[2]:
+                self._note_read(read)
+            return cached[1]
+        reads: list[str] = []
+
+        def note(path: str) -> None:
+            reads.append(path)
+            self._note_read(path)
+
+        answer = grad_forward_classes(self.typed_objects(), sorted(self.modules.files), note)
+        self._grad_forward = (key, answer, tuple(reads))
+        return answer
+
     def view_for(self, path: str) -> ProjectView:
         """``path``'s view; ``view_reads[path]`` then holds the project files
         it depends on (all but the file list and ``path`` itself)."""
@@ -1000,6 +1023,12 @@ class ProjectIndex:
             object_trains=trained_receivers(self.typed_objects(), path) if object_forwards else (),
             off_forwards=off_receivers(self.typed_objects(), path),
             partly_off=partly_off_receivers(self.typed_objects(), path),
+            # Asked only of a module that switches a model to eval: MEM201's evidence of an evaluation.
+            grad_forwards=(
+                grad_receivers(self.typed_objects(), path, self.grad_forward_anywhere)
+                if b".eval()" in self.source_bytes(path)
+                else ()
+            ),
             eval_off=eval_off_receivers(self.typed_objects(), path),
             object_returns=returned_receivers(self.typed_objects(), path, object_forwards),
             object_types=object_types,

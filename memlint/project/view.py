@@ -228,6 +228,11 @@ class ProjectView:
     # ``forward`` turns grad off for some of its work (off_forwards.py
     # partly_off_receivers): a call of one may build no graph (MEM201).
     partly_off: tuple[tuple[str, str], ...] = ()
+    # Receivers and names (scope, name) that may be a model whose ``forward``
+    # needs autograd (grad_forwards.py: IDR's renderer runs ``autograd.grad``
+    # for its normals): a call of one is a need for grad, not a waste (MEM201).
+    # Asked only of a module that spells ``.eval()``.
+    grad_forwards: tuple[tuple[str, str], ...] = ()
     # Of them, those whose every class's ``forward`` returns in eval mode only
     # what it computed with grad off (eval_forwards.py): a call after
     # ``.eval()`` returns no history (history.py, MEM101/MEM102).
@@ -498,6 +503,7 @@ class ProjectView:
             or self.grad_never_off
             or self.off_forwards
             or self.partly_off
+            or self.grad_forwards
             or self.eval_off
             or self.object_returns
             or self.object_types

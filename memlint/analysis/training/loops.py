@@ -184,6 +184,8 @@ class LoopInfo:
     model_calls: list[cst.Call] = field(default_factory=list)
     callees: set[cst.FunctionDef] = field(default_factory=set)
     grad_markers: list[cst.CSTNode] = field(default_factory=list)
+    # Of ``model_calls``, those of a model whose forward needs autograd (_runs_grad_forward).
+    grad_forwards: list[cst.Call] = field(default_factory=list)
     data_tokens: set[str] = field(default_factory=set)
     trainer_calls: bool = False  # an instance of another module's class whose ``__call__`` trains is called
     trains: bool = False
@@ -202,6 +204,7 @@ class _ScopeFacts:
     step_calls: list[cst.Call] = field(default_factory=list)
     model_calls: list[cst.Call] = field(default_factory=list)
     grad_markers: list[cst.CSTNode] = field(default_factory=list)
+    grad_forwards: list[cst.Call] = field(default_factory=list)
     mode_calls: list[tuple[tuple[int, int], cst.Call, str]] = field(default_factory=list)
     loops: list[LoopInfo] = field(default_factory=list)
 
@@ -329,6 +332,9 @@ class LoopAnalysis(cst.CSTVisitor):
             self._mark("grad_markers", node)
         elif o.is_model_call(node):
             self._mark("model_calls", node)
+            if self._runs_grad_forward(node, scope):
+                self._mark("grad_markers", node)  # its forward runs ``autograd.grad`` (IDR's renderer)
+                self._mark("grad_forwards", node)
         mode = o.mode_call(node)
         if mode is not None:
             self._scopes[scope].mode_calls.append((self.pos(node), node, mode))
@@ -364,6 +370,26 @@ class LoopAnalysis(cst.CSTVisitor):
             for info in active:
                 info.callees.add(target)
 
+    def _runs_grad_forward(self, call: cst.Call, scope: Scope) -> bool:
+        """``model(x)`` or ``model.forward(x)`` on a receiver the project
+        says may be a model whose ``forward`` needs autograd
+        (ProjectView.grad_forwards, project/grad_forwards.py)."""
+        project = self.project
+        if project is None or not project.grad_forwards:
+            return False
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value
+        receiver = dotted_name(func)
+        if receiver is None:
+            return False
+        if isinstance(scope, cst.FunctionDef):
+            cls = self.calls.class_of.get(scope)
+            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+        else:
+            name = ""
+        return (name, receiver) in project.grad_forwards
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         # ``x.grad`` read while evaluating: saliency maps, adversarial examples.
         if node.attr.value in ("grad", "requires_grad") and not isinstance(self.parents.get(node), cst.Call):
@@ -380,17 +406,21 @@ class LoopAnalysis(cst.CSTVisitor):
         )
         info.calls_model = bool(info.model_calls) or any(self.calls_model(f) for f in fns)
         info.needs_grad = bool(info.grad_markers) or any(self.needs_grad(f) for f in fns)
+        renders = False  # evaluates a model whose forward needs grad: no evaluation role, still a pass over data
         if info.trains:
             info.role = "train"
         elif (
             info.calls_model
-            and not info.needs_grad
+            and (not info.needs_grad or info.grad_forwards)
             and not iterates_classes(info.node, info.data_tokens)  # per class of the task, not per batch
             and self._eval_evidence(info)
             and not (not any(self.calls_model(f) for f in fns) and chains_layers(info.node, info.model_calls))
         ):
-            info.role = "eval"
-        info.is_batch_loop = info.trains or info.role == "eval" or bool(info.data_tokens & DATA_TOKENS)
+            if info.needs_grad:
+                renders = True
+            else:
+                info.role = "eval"
+        info.is_batch_loop = info.trains or info.role == "eval" or renders or bool(info.data_tokens & DATA_TOKENS)
 
     def _eval_evidence(self, info: LoopInfo) -> bool:
         scope = info.scope
