@@ -25,7 +25,8 @@
     python bench/cross_module.py --batch nineteenth --mirror /work/.mirror  # the nineteenth batch
     python bench/cross_module.py --batch twentieth --mirror /work/.mirror   # the twentieth batch
     python bench/cross_module.py --batch twentyfirst --mirror /work/.mirror # the twenty-first batch
-    python bench/cross_module.py --batch twentysecond --mirror /work/.mirror # the twenty-second batch, labelled last
+    python bench/cross_module.py --batch twentysecond --mirror /work/.mirror # the twenty-second batch
+    python bench/cross_module.py --batch twentythird --mirror /work/.mirror  # the twenty-third batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -317,6 +318,17 @@ BATCHES = {
         HERE / "manifest_twentysecond.tsv",
         HERE / "reviewed_after_twentysecond.tsv",
         BENCH / ".corpora" / "cross_module_twentysecond",
+    ),
+    # "twentythird": labelled after the twenty-second, before memlint ran on
+    # it: well-known papers' official code (self-supervised pretraining,
+    # semi-supervised segmentation, detection, matting, super-resolution,
+    # image translation, NAS backbones, point clouds, frame interpolation,
+    # distillation), hunting for facts kept in another module: checkpoint
+    # loaders and savers, trainer classes, evaluation helpers.
+    "twentythird": (
+        HERE / "manifest_twentythird.tsv",
+        HERE / "reviewed_after_twentythird.tsv",
+        BENCH / ".corpora" / "cross_module_twentythird",
     ),
 }
 
