@@ -10,6 +10,7 @@ from memlint.analysis.autograd.history import MAYBE as _NONE
 from memlint.analysis.autograd.history import H
 from memlint.analysis.autograd.own_graph_returns import hands_back_no_own_graph
 from memlint.analysis.autograd.volatile_era import volatile_era_loop
+from memlint.analysis.scope.attribute_names import spells_attribute
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name, flat_targets, mentions
 from memlint.analysis.scope.own_returns import own_returns
@@ -4601,21 +4602,9 @@ def train(loader, eval_loader):
     ]
 
 
-class _HookRegistrations(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.found = False
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in ("register_forward_hook", "register_forward_pre_hook"):
-            self.found = True
-
-
 def _registers_forward_hooks(scope: cst.CSTNode) -> bool:
     """``scope`` (its nested functions included) registers forward hooks."""
-    visitor = _HookRegistrations()
-    visit_fast(scope, visitor)
-    return visitor.found
+    return spells_attribute(scope, ("register_forward_hook", "register_forward_pre_hook"))
 
 
 def _module_of(func: cst.BaseExpression) -> cst.BaseExpression:

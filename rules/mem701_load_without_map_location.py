@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from memlint.analysis.scope.attribute_names import spells_attribute
 from memlint.analysis.scope.callgraph import bound_params
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
@@ -56,23 +57,6 @@ def _state_dict_arg(call: cst.Call, objects: ObjectTable) -> cst.Arg | None:
         return None  # the loaded tensors become the parameters: their device matters
     positional = positional_args(call)
     return keyword_arg(call, "state_dict") or (positional[0] if positional else None)
-
-
-def _names_attribute(module: cst.Module, name: str) -> bool:
-    """Some attribute of ``module``'s code is spelled ``name`` (``self.load_checkpoint()``)."""
-    found = _AttributeNamed(name)
-    visit_fast(module, found)
-    return found.found
-
-
-class _AttributeNamed(cst.CSTVisitor):
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found = False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        self.found = self.found or node.attr.value == self.name
-        return not self.found
 
 
 def _map_location(load: cst.Call) -> cst.BaseExpression | None:
@@ -516,7 +500,7 @@ class LoadWithoutMapLocation(Rule):
                 sites = project.gpu_method_callers_of(qualified)
                 if not sites or set(sites) != set(project.method_callers_of(qualified)):
                     continue  # some call loads it into a model not known on a device
-                if _names_attribute(module, fn.name.value):
+                if spells_attribute(module, (fn.name.value,)):
                     continue
                 where = ", ".join(sites[:3]) + (", ..." if len(sites) > 3 else "")
                 message = f"{self.message} (returned by {qualified}, loaded into a model on a GPU at {where})"

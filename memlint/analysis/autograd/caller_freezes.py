@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from memlint.analysis.scope.attribute_names import spells_attribute
 from memlint.analysis.scope.names import dotted_name
 from memlint.parse.traversal import visit_fast
 
@@ -34,10 +35,10 @@ def _setting(stmt: cst.CSTNode, model: str) -> bool | None:
             and dotted_name(it.func.value) == model
             and isinstance(stmt.target, cst.Name)
         ):
-            return _touches(stmt, model)
+            return _touches(stmt)
         values = _flag_values(stmt.body, stmt.target.value)
         if not values:
-            return _touches(stmt, model)
+            return _touches(stmt)
         return False if values == {False} else True
     if isinstance(stmt, cst.SimpleStatementLine):
         for small in stmt.body:
@@ -51,7 +52,7 @@ def _setting(stmt: cst.CSTNode, model: str) -> bool | None:
                 ):
                     arg = call.args[0].value if call.args else None
                     return not (isinstance(arg, cst.Name) and arg.value == "False")
-    return _touches(stmt, model)
+    return _touches(stmt)
 
 
 class _Flags(cst.CSTVisitor):
@@ -74,21 +75,13 @@ def _flag_values(body: cst.CSTNode, param: str) -> set[bool | None]:
     return visitor.values
 
 
-class _Mentions(cst.CSTVisitor):
-    def __init__(self, model: str) -> None:
-        self.model = model
-        self.found = False
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in ("requires_grad", "requires_grad_", "parameters", "named_parameters"):
-            self.found = True
+# Attributes through which a statement may set some ``requires_grad``.
+_MAY_SET = ("requires_grad", "requires_grad_", "parameters", "named_parameters")
 
 
-def _touches(stmt: cst.CSTNode, model: str) -> bool | None:
+def _touches(stmt: cst.CSTNode) -> bool | None:
     """A statement that may set some ``requires_grad`` in another way: unknown (True)."""
-    visitor = _Mentions(model)
-    visit_fast(stmt, visitor)
-    return True if visitor.found else None
+    return True if spells_attribute(stmt, _MAY_SET) else None
 
 
 def frozen_before(call: cst.Call, model: str, parents) -> bool:

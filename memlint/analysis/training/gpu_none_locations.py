@@ -22,9 +22,8 @@ from typing import Any
 
 import libcst as cst
 
-from memlint.analysis.autograd.history import param_names
 from memlint.analysis.scope.names import dotted_name
-from memlint.analysis.training.load_kwargs import declared
+from memlint.analysis.scope.plain_bindings import plain_values
 
 # Switches that say "CUDA is on": ``use_gpu``, ``args.cuda``, ``self.use_cuda``.
 _CUDA_SWITCH = re.compile(r"^(use_|using_|on_|is_|has_|with_)?(cuda|gpu)s?$", re.IGNORECASE)
@@ -37,22 +36,8 @@ def none_on_gpu(value: cst.BaseExpression, call: cst.Call, facts: Any) -> bool:
     if not isinstance(value, cst.Name):
         return False
     scope = facts.loops.scope_of(call)
-    if scope is None:
-        return False
-    name = value.value
-    if isinstance(scope, cst.FunctionDef) and (name in param_names(scope) or declared(scope, name)):
-        return False
-    bindings = facts.recurrent.bindings_in(scope).get(name, ())
-    if not bindings:
-        return False
-    for b in bindings:
-        if b.kind != "assign" or not isinstance(b.stmt, cst.Assign) or b.stmt.value is not b.value:
-            return False
-        if len(b.stmt.targets) != 1 or not isinstance(b.stmt.targets[0].target, cst.Name):
-            return False
-        if not _none_on_gpu(b.value, facts):
-            return False
-    return True
+    values = plain_values(value, scope, facts) if scope is not None else None
+    return values is not None and all(_none_on_gpu(v, facts) for v in values)
 
 
 def _none_on_gpu(value: cst.BaseExpression, facts: Any) -> bool:

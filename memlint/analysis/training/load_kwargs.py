@@ -16,7 +16,7 @@ from typing import Any
 
 import libcst as cst
 
-from memlint.analysis.autograd.history import param_names
+from memlint.analysis.scope.plain_bindings import plain_values
 
 
 def splat_misses(call: cst.Call, keyword: str, facts: Any) -> bool:
@@ -43,24 +43,17 @@ def _dict_name_misses(value: cst.BaseExpression, keyword: str, scope: cst.CSTNod
     out; None when the name is not a local bound only to dict displays."""
     if not isinstance(value, cst.Name):
         return None
-    name = value.value
-    if isinstance(scope, cst.FunctionDef) and (name in param_names(scope) or declared(scope, name)):
-        return None
-    bindings = facts.recurrent.bindings_in(scope).get(name, ())
-    if not bindings:
+    values = plain_values(value, scope, facts)
+    if values is None:
         return None
     missing = False
-    for b in bindings:
-        if b.kind != "assign" or not isinstance(b.stmt, cst.Assign) or b.stmt.value is not b.value:
-            return None
-        if len(b.stmt.targets) != 1 or not isinstance(b.stmt.targets[0].target, cst.Name):
-            return None
-        keys = _display_keys(b.value)
+    for bound in values:
+        keys = _display_keys(bound)
         if keys is None:
             return None
         missing = missing or keyword not in keys
     parents = facts.calls.parents
-    for read in facts.usage.reads(name, scope):
+    for read in facts.usage.reads(value.value, scope):
         parent = parents.get(read)
         if isinstance(parent, cst.AssignTarget):
             continue  # one of the bindings above
@@ -79,15 +72,3 @@ def _display_keys(value: cst.BaseExpression) -> set[str] | None:
             return None
         keys.add(element.key.evaluated_value if isinstance(element.key.evaluated_value, str) else "")
     return keys
-
-
-def declared(fn: cst.FunctionDef, name: str) -> bool:
-    """``global name`` / ``nonlocal name`` anywhere in ``fn``'s body."""
-    stack: list[cst.CSTNode] = [fn.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
-            return True
-        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(node.children)
-    return False
