@@ -88,9 +88,7 @@ def test_a_draw_of_torch_and_a_module_function_returning_a_tensor_move_copies():
 
 
 def test_a_module_function_returning_a_layer_or_torch_load_still_moves():
-    layer = _SAMPLER.replace(
-        "return torch.from_numpy(np.triu(np.ones((1, n, n)), k=1)) == 0", "return nn.Linear(n, n)"
-    )
+    layer = _SAMPLER.replace("return torch.from_numpy(np.triu(np.ones((1, n, n)), k=1)) == 0", "return nn.Linear(n, n)")
     loaded = _SAMPLER.replace("torch.multinomial(probs.cpu(), 1)", "torch.load(probs)")
     for source in (layer, loaded):
         assert _cpu_classes(source) == []
@@ -177,6 +175,8 @@ def test_a_class_handed_an_optimizer_parameter_is_built_on_the_cpu(tmp_path):
 
 
 def test_a_class_handed_an_optimizer_built_here_is_not_claimed(tmp_path):
-    built = _HOLDER.replace("def load(opt, path):\n", "def load(net, path):\n    opt = torch.optim.Adam(net.parameters())\n")
+    built = _HOLDER.replace(
+        "def load(opt, path):\n", "def load(net, path):\n    opt = torch.optim.Adam(net.parameters())\n"
+    )
     write_project(tmp_path, {"load.py": built})
     assert finding_lines(tmp_path / "load.py", "MEM701") == [11]
