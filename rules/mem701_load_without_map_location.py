@@ -3087,6 +3087,136 @@ model.cuda()
             "built by calling a command-line option whose choices and default are all classes that move nothing"
             " (RKD's `opts.base(pretrained=True)`): on the CPU at the load",
         ),
+        Valid(
+            """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def future_mask(n):
+    return torch.from_numpy(np.triu(np.ones((1, n, n)), k=1)) == 0
+
+
+class Captioner(nn.Module):
+    def __init__(self, opt):
+        super().__init__()
+        self.fc = nn.Linear(opt.size, opt.size)
+
+    def sample(self, probs, x):
+        it = torch.multinomial(probs.cpu(), 1).cuda()
+        mask = future_mask(x.size(1)).to(x.device)
+        return self.fc(x * mask) + it
+
+    def search(self, n, steps):
+        table = [torch.zeros(steps, n).long() for _ in range(2)]
+        for t in range(steps):
+            for g in range(2):
+                best = table[g][:, 0]
+                it = table[g][t]
+                self.fc(it.cuda().float())
+        return best
+
+
+def setup(opt):
+    model = Captioner(opt)
+    model.load_state_dict(torch.load(opt.start_from))
+    return model
+
+
+model = setup(OPTIONS)
+model.cuda()
+""",
+            "AoANet's caption model: its only moves are of tensors it draws (`torch.multinomial(...).cuda()`), a"
+            " module function returns (`future_mask(n).to(d)`) or a row of a value it indexes as an array"
+            " (`table[g][:, 0]`); `setup(opt)` hands it options under an optimizer's name: on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Beams(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+
+    def search(self, n, steps):
+        table = [torch.zeros(steps, n).long() for _ in range(2)]
+        for t in range(steps):
+            for g in range(2):
+                table[g] = self.step(table[g], t)
+                best = table[g][:, 0]
+                it = table[g][t]
+                self.fc(it.cuda().float())
+        return best
+
+    def step(self, beams, t):
+        return beams
+
+
+model = Beams(4)
+model.load_state_dict(torch.load("beams.pt"))
+model.cuda()
+""",
+            "a row of a value the class indexes as an array (`table[g][:, 0]`) moved by `.cuda()`: a copy of a tensor,"
+            " no part of the model; on the CPU at the load",
+        ),
+        Valid(
+            """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def future_mask(n):
+    return torch.from_numpy(np.triu(np.ones((1, n, n)), k=1)) == 0
+
+
+class Sampler(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+
+    def sample(self, probs, x):
+        it = torch.multinomial(probs.cpu(), 1).cuda()
+        mask = future_mask(x.size(1)).to(x.device)
+        return self.fc(x * mask) + it
+
+
+model = Sampler(4)
+model.load_state_dict(torch.load("sampler.pt"))
+model.cuda()
+""",
+            "moves only of a draw of torch (`torch.multinomial(...).cuda()`) and of what a module function returning"
+            " a tensor gives (`future_mask(n).to(d)`): copies; on the CPU at the load",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, opt):
+        super().__init__()
+        self.fc = nn.Linear(opt.size, opt.size)
+
+
+def setup(opt):
+    model = Captioner(opt)
+    model.load_state_dict(torch.load(opt.start_from))
+    return model
+
+
+def main(opt):
+    model = setup(opt)
+    model.cuda()
+""",
+            "`Captioner(opt)`: `opt` reads as an optimizer's name, yet an optimizer is no module to wrap; the class"
+            " moves nothing, so the model is on the CPU at the load",
+        ),
     ]
     invalid = [
         Invalid(
@@ -5417,6 +5547,92 @@ parser.add_argument("--load")
 opts = parser.parse_args()
 model = opts.net()
 model.load_state_dict(torch.load(opts.load, map_location="cpu"))
+model.cuda()
+""",
+        ),
+        Invalid(
+            """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def future_mask(n):
+    return torch.from_numpy(np.triu(np.ones((1, n, n)), k=1)) == 0
+
+
+class Captioner(nn.Module):
+    def __init__(self, opt):
+        super().__init__()
+        self.fc = nn.Linear(opt.size, opt.size)
+
+    def sample(self, probs, x):
+        it = torch.multinomial(probs.cpu(), 1).cuda()
+        mask = future_mask(x.size(1)).to(x.device)
+        return self.fc(x * mask) + it
+
+    def search(self, n, steps):
+        table = [torch.zeros(steps, n).long() for _ in range(2)]
+        for t in range(steps):
+            for g in range(2):
+                best = table[g][:, 0]
+                it = table[g][t]
+                self.fc(it.cuda().float())
+        return best
+
+    def to_gpu(self):
+        self.fc.cuda()
+
+
+def setup(opt):
+    model = Captioner(opt)
+    model.load_state_dict(torch.load(opt.start_from))
+    return model
+
+
+model = setup(OPTIONS)
+model.cuda()
+""",
+            """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def future_mask(n):
+    return torch.from_numpy(np.triu(np.ones((1, n, n)), k=1)) == 0
+
+
+class Captioner(nn.Module):
+    def __init__(self, opt):
+        super().__init__()
+        self.fc = nn.Linear(opt.size, opt.size)
+
+    def sample(self, probs, x):
+        it = torch.multinomial(probs.cpu(), 1).cuda()
+        mask = future_mask(x.size(1)).to(x.device)
+        return self.fc(x * mask) + it
+
+    def search(self, n, steps):
+        table = [torch.zeros(steps, n).long() for _ in range(2)]
+        for t in range(steps):
+            for g in range(2):
+                best = table[g][:, 0]
+                it = table[g][t]
+                self.fc(it.cuda().float())
+        return best
+
+    def to_gpu(self):
+        self.fc.cuda()
+
+
+def setup(opt):
+    model = Captioner(opt)
+    model.load_state_dict(torch.load(opt.start_from, map_location="cpu"))
+    return model
+
+
+model = setup(OPTIONS)
 model.cuda()
 """,
         ),

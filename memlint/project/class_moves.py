@@ -39,6 +39,7 @@ import ast
 from collections.abc import Callable, Mapping
 
 from memlint.gate.ast_fields import nodes
+from memlint.project.array_indexes import array_values, indexes_an_array
 from memlint.project.forward_copies import forward_keeps_no_move, qualified
 from memlint.project.single_device_moves import single_device_moves
 
@@ -49,6 +50,8 @@ FRESH_FACTORIES = frozenset(
     | {"randperm", "tensor", "as_tensor", "from_numpy", "zeros_like", "ones_like", "empty_like", "full_like"}
     | {"rand_like", "randn_like", "randint_like", "Tensor", "FloatTensor", "LongTensor", "ByteTensor"}
 )
+# ``torch`` samplers: a new tensor of draws (FCModel's ``torch.multinomial(p, 1).cuda()``).
+_SAMPLERS = frozenset({"multinomial", "bernoulli", "poisson", "normal"})
 _VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 # Tensor methods that return a tensor again (``torch.zeros(n).float()``).
 _TENSOR_METHODS = frozenset(
@@ -168,7 +171,8 @@ def class_moves_to_a_device(
         # ``self.m(...)`` only where the first parameter is the instance (no staticmethod).
         this = None if method.decorator_list else _self_name(method)
         calls = frozenset(f"{this}.{name}" for name in returning) if this else frozenset()
-        fresh = _fresh_names(method, found, bindings, calls)
+        arrays = array_values(found)
+        fresh = _fresh_names(method, found, bindings, calls, arrays)
         if not registers:
             # ``self.noise = torch.randn(n).cuda()``: a plain tensor attribute,
             # in no state dict (the class registers no buffer it could be).
@@ -194,11 +198,21 @@ def class_moves_to_a_device(
             return True
         # A method that keeps nothing in ``self``, moving only tensors: copies.
         if not all(
-            _fresh(move.func.value, fresh, bindings, calls) or _tensor_value(move.func.value)  # type: ignore[attr-defined]
+            _fresh(move.func.value, fresh, bindings, calls, arrays)  # type: ignore[attr-defined]
+            or _tensor_value(move.func.value)  # type: ignore[attr-defined]
+            or _tensor_call(move.func.value, functions)  # type: ignore[attr-defined]
             for move in moves
         ):
             return True
     return False
+
+
+def _tensor_call(expr: ast.AST, functions: Callable[[], frozenset[str]] | None) -> bool:
+    """``subsequent_mask(n)``: a call of a module function every ``return`` of
+    which is a tensor (forward_copies.tensor_functions); its move is a copy's."""
+    if functions is None or not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)):
+        return False
+    return expr.func.id in functions()
 
 
 def _registers(found: list[ast.AST]) -> bool:
@@ -391,8 +405,10 @@ def _fresh_names(
     found: list[ast.AST],
     bindings: Mapping[str, str],
     calls: frozenset[str] = frozenset(),
+    arrays: frozenset[str] = frozenset(),
 ) -> set[str]:
-    """Local names every binding of which (in any form) is ``name = <fresh tensor>``."""
+    """Local names every binding of which (in any form) is ``name = <fresh tensor>``
+    (or a part of a value the method indexes as an array, ``arrays``)."""
     stores: dict[str, int] = {}
     values: dict[str, list[ast.expr]] = {}
     declared: set[str] = set()
@@ -415,22 +431,32 @@ def _fresh_names(
     while changed:  # a name bound from another fresh name (``h = result.float()``)
         changed = False
         for name in list(fresh):
-            if not all(_fresh(v, fresh, bindings, calls) for v in values[name]):
+            if not all(_fresh(v, fresh, bindings, calls, arrays) for v in values[name]):
                 fresh.discard(name)
                 changed = True
     return fresh
 
 
-def _fresh(expr: ast.AST, fresh: set[str], bindings: Mapping[str, str], calls: frozenset[str] = frozenset()) -> bool:
-    """``expr`` is a tensor built here: a factory of ``torch``, ``Variable`` of
-    one, a tensor method on one, ``x.numpy()``, or a call of one of ``calls``
-    (``self.m(...)``, a method of the class every ``return`` of which is such a tensor)."""
+def _fresh(
+    expr: ast.AST,
+    fresh: set[str],
+    bindings: Mapping[str, str],
+    calls: frozenset[str] = frozenset(),
+    arrays: frozenset[str] = frozenset(),
+) -> bool:
+    """``expr`` is a tensor built here: a factory or a sampler of ``torch``,
+    ``Variable`` of one, a tensor method on one, ``x.numpy()``, a call of one
+    of ``calls`` (``self.m(...)``, a method of the class every ``return`` of
+    which is such a tensor), or an item of a value the method indexes as an
+    array (``arrays``: array_indexes.py)."""
     if isinstance(expr, ast.Name):
         return expr.id in fresh
+    if indexes_an_array(expr, arrays):
+        return True
     if not isinstance(expr, ast.Call):
         return False
     func = expr.func
-    if isinstance(func, ast.Attribute) and func.attr in _COPIES and _fresh(func.value, fresh, bindings, calls):
+    if isinstance(func, ast.Attribute) and func.attr in _COPIES and _fresh(func.value, fresh, bindings, calls, arrays):
         return True
     if isinstance(func, ast.Attribute) and func.attr == "numpy" and not expr.args and not expr.keywords:
         return True  # ``out.data.cpu().numpy()``: an array of a copy, no part of a module
@@ -439,9 +465,9 @@ def _fresh(expr: ast.AST, fresh: set[str], bindings: Mapping[str, str], calls: f
             return True
     name = qualified(func, bindings)
     if name in _VARIABLE:
-        return len(expr.args) == 1 and not expr.keywords and _fresh(expr.args[0], fresh, bindings, calls)
+        return len(expr.args) == 1 and not expr.keywords and _fresh(expr.args[0], fresh, bindings, calls, arrays)
     head, _, last = name.rpartition(".")
-    return head == "torch" and last in FRESH_FACTORIES
+    return head == "torch" and (last in FRESH_FACTORIES or last in _SAMPLERS)
 
 
 # A method holding one of these (but itself) is no tensor method (_tensor_methods).

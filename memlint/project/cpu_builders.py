@@ -22,7 +22,7 @@ from collections.abc import Collection
 from memlint.gate.ast_fields import nodes
 from memlint.project.layer_functions import layer_functions
 from memlint.project.layer_lists import Walk, list_values
-from memlint.vocabulary.kinds import guess_kind_from_name
+from memlint.vocabulary.kinds import Kind, guess_kind_from_name
 
 _DEVICE_WORDS = frozenset({"device", "device_map"})
 # Calls in an argument that return no model (``AlexNet(num_classes=len(names))``).
@@ -392,12 +392,16 @@ def _swallowed(init: ast.FunctionDef, star: ast.arg | None) -> bool:
 
 
 def _no_model(arg: ast.expr) -> bool:
-    """``arg`` is no model: no name guessed to be one (``net``, ``self.model``), no call but of a builtin."""
+    """``arg`` is no model: no name guessed to be one (``net``, ``self.model``;
+    an optimizer's name is none), no call but of a builtin."""
     for node in nodes(arg):
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _PLAIN_CALLS):
             return False
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-        if name is not None and guess_kind_from_name(name) is not None:
+        # ``AoAModel(opt)``: a name read as an optimizer is no module to wrap;
+        # a class that moves nothing builds its own parameters on the CPU whatever
+        # optimizer (or ``opt`` namespace of options) it is handed.
+        if name is not None and guess_kind_from_name(name) not in (None, Kind.OPTIMIZER):
             return False
     return True
 

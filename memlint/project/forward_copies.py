@@ -243,8 +243,8 @@ def _tensor(expr: ast.AST, tensors: set[str], qualify: Callable[[ast.AST], str],
         return expr.id in tensors  # type: ignore[attr-defined]
     if kind is ast.Subscript:
         return _tensor(expr.value, tensors, qualify, calls)  # type: ignore[attr-defined]
-    if kind in (ast.BinOp, ast.UnaryOp):
-        return True  # arithmetic gives a tensor or a number, never a module
+    if kind in (ast.BinOp, ast.UnaryOp, ast.Compare):
+        return True  # arithmetic or a comparison gives a tensor or a number, never a module
     if kind is not ast.Call:
         return False
     func = expr.func  # type: ignore[attr-defined]

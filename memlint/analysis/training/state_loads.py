@@ -53,6 +53,7 @@ from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
 from memlint.analysis.training.inert_slots import inert_slot
 from memlint.analysis.training.model_holders import holds_in_place
+from memlint.analysis.training.optimizer_args import handed_no_module
 from memlint.analysis.training.parallel_wrappers import machine_parallel
 from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.parse.traversal import visit_fast
@@ -1609,7 +1610,8 @@ class Checkpoints:
     def _may_be_model(self, arg: cst.BaseExpression, bound_from: cst.Call | None) -> bool:
         """``arg`` (a constructor's argument) may be a model: of a model's kind,
         or a plain name bound from a call that may return one."""
-        if self.objects is not None and self.objects.kind_of(arg) is not None:
+        kind = self.objects.kind_of(arg) if self.objects is not None else None
+        if kind is not None and not handed_no_module(kind, bound_from is not None):
             return True  # a module, or an optimizer or loader tied to one
         if not isinstance(arg, cst.Name) or bound_from is None:
             return False  # ``checkpoint["input_size"]``, ``cfg.dim``: a part, not the model
