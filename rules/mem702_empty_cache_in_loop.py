@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.training.chunk_loops import chunk_loop_around
 from memlint.analysis.training.loops import is_emptiness_test
 from memlint.analysis.training.module_loops import iterates_layers
 from memlint.analysis.training.retry_loops import retries_on_oom
@@ -37,6 +38,21 @@ def _main_guard(test: cst.BaseExpression) -> bool:
     names = [e for e in sides if isinstance(e, cst.Name) and e.value == "__name__"]
     strings = [e for e in sides if isinstance(e, cst.SimpleString) and e.evaluated_value == "__main__"]
     return len(names) == 1 and len(strings) == 1
+
+
+def _first_iteration_test(test: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+    """``m == 0`` with ``m`` the variable of ``loop`` (``for m in range(n):``):
+    its ``else`` runs on every iteration but the first, no throttle."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+        return False
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    if not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    names = [e for e in sides if isinstance(e, cst.Name) and e.value == loop.target.value]
+    zeros = [e for e in sides if isinstance(e, cst.Integer) and e.evaluated_value == 0]
+    return len(names) == 1 and len(zeros) == 1
 
 
 class _CalledNames(cst.CSTVisitor):
@@ -133,7 +149,8 @@ class EmptyCacheInLoop(Rule):
     ## When it stays silent
     Calls inside an `except` handler (after catching an OOM), a `finally` block,
     or under an `if` (throttled by a step counter; the `else` of an emptiness
-    test such as `if num_gt == 0:` is the ordinary path and is not a guard) are
+    test such as `if num_gt == 0:`, or of a first-iteration test of the loop's own
+    variable, `if m == 0:`, is the ordinary path and is not a guard) are
     left alone, and so are calls right after a `del` or `gc.collect()` in the
     same block (memory was just released on purpose), unless the loop's own body
     steps the optimizer (each iteration is one training step, and what was
@@ -153,6 +170,13 @@ class EmptyCacheInLoop(Rule):
     layers, modules, blocks or convolutions and not for data): one iteration
     per layer of a search over the architecture, not per batch.
 
+    A loop over the chunks of one input tensor (`for c in torch.split(rays,
+    chunk_size):`, or `range(len(...))` of a name or a dict filled with such
+    splits), and any loop nested in it that runs no whole pass, is per-batch
+    work whatever its names say (`ray_batch_split`, `models['cascade_level']`),
+    and a `del` before the call does not make it deliberate there: what was
+    freed is one chunk's garbage.
+
     ## References
     - https://pytorch.org/docs/stable/notes/cuda.html#memory-management
     """
@@ -169,7 +193,7 @@ class EmptyCacheInLoop(Rule):
         "`empty_cache()` is not reported."
     )
 
-    def _guarded(self, line: cst.SimpleStatementLine) -> bool:
+    def _guarded(self, line: cst.SimpleStatementLine, loop: cst.CSTNode) -> bool:
         """Under an ``if`` (``if step % 100 == 0:``, ``if self.cpu_cache:``
         around the loop), an ``except`` (after an OOM) or a ``finally`` in its
         own function: the deliberate uses. The ``else`` of an emptiness test
@@ -184,11 +208,29 @@ class EmptyCacheInLoop(Rule):
             if (
                 isinstance(cur, cst.If)
                 and not (child is cur.orelse and is_emptiness_test(cur.test))
+                and not (child is cur.orelse and _first_iteration_test(cur.test, loop))
                 and not (child is cur.body and _main_guard(cur.test))
             ):
                 return True
             child, cur = cur, self.parent(cur)
         return False
+
+    def _chunk_loop(self, loop):
+        """The loop over the chunks of one input tensor that ``loop`` is or
+        sits in (chunk_loops.py), when neither it nor a loop between runs a
+        whole pass over data: each iteration is part of one input's work, so
+        neither a name (``ray_batch_split``, ``models['cascade_level']``)
+        nor a ``del`` before the call makes the call deliberate."""
+        loops = self.facts.loops
+        chunk = chunk_loop_around(loops, loop)
+        cur = loop
+        while chunk is not None and cur is not None:
+            if loops.runs_whole_passes(cur):
+                return None
+            if cur is chunk:
+                break
+            cur = cur.parent
+        return chunk
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if len(node.body) != 1:
@@ -200,9 +242,10 @@ class EmptyCacheInLoop(Rule):
             return
         loops = self.facts.loops
         loop = loops.loop_of(stmt.value)  # in its own function: a def in a loop body is not run by the loop
-        if loop is None or self._guarded(node):
+        if loop is None or self._guarded(node, loop.node):
             return
-        if loops.outer_loop(loop) or _builds_and_runs(loop.node.body):
+        chunk = self._chunk_loop(loop)
+        if (loops.outer_loop(loop) and chunk is None) or _builds_and_runs(loop.node.body):
             return  # once per epoch, fold, model or experiment: freeing the cache there is deliberate
         if iterates_layers(loop.node, loop.data_tokens):
             return  # once per layer of a search over the model's layers: a count the architecture fixes
@@ -211,7 +254,7 @@ class EmptyCacheInLoop(Rule):
         if not loop.is_batch_loop and _runs_handed_callable(loop.scope, loop.node.body):
             return  # a loop over no data running a callable handed in: what it runs is not known
         block = self.parent(node)
-        if self.facts.blocks.any_before(node, _frees) and not steps_each_iteration(loops, loop):
+        if self.facts.blocks.any_before(node, _frees) and chunk is None and not steps_each_iteration(loops, loop):
             # ``del model; gc.collect(); empty_cache()`` once per model: the cache
             # now holds what was freed. In a loop that steps the optimizer on
             # every iteration, what was freed is one step's garbage.
@@ -236,6 +279,32 @@ def prune(model, layers, images, score):
             layers[i].out_channels += 8
 """,
             "one iteration per layer of a search over the model's layers, not per batch",
+        ),
+        Valid(
+            """\
+import torch
+def render(model, rays, chunk_size):
+    outs = []
+    for chunk in torch.split(rays, chunk_size):
+        try:
+            with torch.no_grad():
+                outs.append(model(chunk).cpu())
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            outs.append(model.cpu()(chunk.cpu()))
+    return outs
+def levels(models, rays, chunk_size):
+    for chunk in torch.split(rays, chunk_size):
+        for m in range(len(models)):
+            if m == 0:
+                torch.cuda.empty_cache()
+            models[m](chunk)
+def run_splits(run_epoch):
+    for split in "train,val".split(","):
+        run_epoch(split)
+        torch.cuda.empty_cache()
+""",
+            "after catching an OOM in a chunk loop; on the first level of each chunk only (the body of `if m == 0:`); a loop over a string's split, not a tensor's chunks, named for dataset splits",
         ),
         Valid(
             """\
@@ -497,6 +566,45 @@ def run(model, train_loader, val_loader, optimizer, rounds):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def render(models, rays, chunk_size):
+    chunks = torch.split(rays, chunk_size)
+    outs = []
+    for s in range(len(chunks)):
+        for m in range(models["levels"]):
+            if m == 0:
+                depth = torch.linspace(0.0, 1.0, 64)
+            else:
+                depth = resample(depth)
+                torch.cuda.empty_cache()
+            with torch.no_grad():
+                out = models[m](chunks[s], depth)
+            outs.append(out.cpu())
+            del out
+            torch.cuda.empty_cache()
+    return outs
+""",
+            """\
+import torch
+def render(models, rays, chunk_size):
+    chunks = torch.split(rays, chunk_size)
+    outs = []
+    for s in range(len(chunks)):
+        for m in range(models["levels"]):
+            if m == 0:
+                depth = torch.linspace(0.0, 1.0, 64)
+            else:
+                depth = resample(depth)
+            with torch.no_grad():
+                out = models[m](chunks[s], depth)
+            outs.append(out.cpu())
+            del out
+    return outs
+""",
+            count=2,
+        ),
         Invalid(
             """\
 import torch

@@ -148,6 +148,31 @@ def _flag(test: cst.BaseExpression, names) -> str | None:
     return dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
 
 
+def _number(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def _fixed_test(test: cst.BaseExpression, names) -> str | None:
+    """A flag (``_flag``), or an option compared with a number (``if
+    args.w_chamfer > 0:``, an attribute of a name other than ``self``): the
+    name it reads, which the loop must not bind for the test to pick the
+    same arm on every iteration; None otherwise."""
+    flag = _flag(test, names)
+    if flag is not None:
+        return flag
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    option = test.left
+    if not (isinstance(option, cst.Attribute) and _number(test.comparisons[0].comparator)):
+        return None
+    key = dotted_name(option)
+    if key is None or key.startswith("self."):
+        return None
+    return key
+
+
 def _settings(test: cst.BaseExpression, names) -> list[str] | None:
     """The names a test of settings reads (``_setting``, joined by ``and``/``or``)."""
     if isinstance(test, cst.BooleanOperation):
@@ -442,8 +467,9 @@ class LoopInvariantDeviceMove(Rule):
     data moves (`x.to(device)`) are required and never flagged; neither are
     loops over models, folds, experiments (the module is rebound or is the
     loop variable) or checkpoints (the loop loads a state dict into it), moves under a condition that picks iterations
-    (`if step == 0:`; a flag the loop never changes, `if use_cuda:`, does
-    not pick any, and a move in its `else` arm never runs beside the
+    (`if step == 0:`; a flag the loop never changes, `if use_cuda:`, or an
+    option compared with a number, `if args.w_chamfer > 0:` (not `self.<attr>`,
+    which a method may change), does not pick any, and a move in its `else` arm never runs beside the
     move in its body: that is no back-and-forth), loops
     that move the module back and forth on purpose (CPU offloading), nor a
     tensor the loop then fills in place or concatenates onto
@@ -550,7 +576,7 @@ class LoopInvariantDeviceMove(Rule):
             if (
                 isinstance(cur, cst.If)
                 and (child is cur.body or child is cur.orelse)
-                and _flag(cur.test, self.facts.names) is not None
+                and _fixed_test(cur.test, self.facts.names) is not None
             ):
                 flags.append(cur.test)  # either arm of a flag the loop never changes: every iteration or none
             elif isinstance(cur, (cst.If, cst.Try, cst.ExceptHandler)) and child is not getattr(cur, "test", None):
@@ -558,7 +584,7 @@ class LoopInvariantDeviceMove(Rule):
             if isinstance(cur, (cst.For, cst.While)):
                 if child is not cur.body:
                     return None
-                if any(_binds(cur, _flag(test, self.facts.names) or "") for test in flags):
+                if any(_binds(cur, _fixed_test(test, self.facts.names) or "") for test in flags):
                     return None
                 return cur
             if isinstance(cur, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
@@ -994,6 +1020,49 @@ class LoopInvariantDeviceMove(Rule):
         Valid(
             """\
 import torch
+def train(model, loader, optimizer, criterion, args):
+    for x, y in loader:
+        out = model(x.cuda())
+        if args.cls_par > 0:
+            loss = criterion(out, y.cuda())
+        else:
+            loss = torch.tensor(0.0).cuda()
+        if args.ent:
+            loss += -(out.softmax(1) * out.log_softmax(1)).sum(1).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+class Trainer:
+    def fit(self, loader, optimizer):
+        for x, y in loader:
+            out = self.model(x.cuda())
+            if self.iteration > 100:
+                reg = self.regularizer(out)
+            else:
+                reg = torch.tensor(0.0).cuda()
+            loss = out.mean() + reg
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            self.advance()
+def train_state(model, loader, optimizer, state):
+    for x, y in loader:
+        out = model(x.cuda())
+        if state.step > 100:
+            reg = out.abs().mean()
+        else:
+            reg = torch.tensor(0.0).cuda()
+        loss = out.mean() + reg
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        state.step += 1
+""",
+            "the constant of the else arm is then added to in place (a seed, not a constant); a test on `self.iteration` (a method may change it) or on an option the loop itself advances (`state.step += 1`) picks iterations",
+        ),
+        Valid(
+            """\
+import torch
 def sweep(model, device, density):
     model.eval()
     errors = []
@@ -1374,6 +1443,24 @@ def main(model, loader, optimizer, size, cached):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+def train(model, loader, optimizer, criterion, args):
+    for x, y in loader:
+        x = x.cuda()
+        out = model(x)
+        if args.w_aux > 0:
+            aux = model.aux_loss(out)
+        else:
+            aux = torch.Tensor([0]).to(x.device)
+        loss = criterion(out, y.cuda()) + args.w_aux * aux
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

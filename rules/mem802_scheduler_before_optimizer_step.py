@@ -205,7 +205,11 @@ class SchedulerBeforeOptimizerStep(Rule):
     differ, or of an engine the project does not hold (torchnet's, installed)
     is left alone. A scheduler named by its key (`state['scheduler']`) is a
     scheduler; it is a library one when every value the module stores under
-    that key builds one (or none is stored there).
+    that key builds one (or none is stored there). An attribute of an object
+    no analysis types (`model.scheduler.step()`, `model` a parameter) is what
+    the one class of the module holding that attribute builds there (SR-GNN's
+    model class builds its own `StepLR` and `Adam`); when several classes hold
+    it, it stays unknown.
 
     ## References
     - https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate
@@ -632,6 +636,80 @@ class SchedulerBeforeOptimizerStep(Rule):
         Valid(
             """\
 import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+        self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, step_size=3)
+
+
+class Trainer:
+    def __init__(self, optimizer, scheduler):
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+
+
+def train_epoch(model, batches):
+    model.scheduler.step()
+    for x, y in batches:
+        model.optimizer.zero_grad()
+        loss = (model.fc(x) - y).pow(2).mean()
+        loss.backward()
+        model.optimizer.step()
+
+
+def train_later(model, batches):
+    for x, y in batches:
+        model.optimizer.zero_grad()
+        loss = (model.fc(x) - y).pow(2).mean()
+        loss.backward()
+        model.optimizer.step()
+    model.scheduler.step()
+""",
+            "two classes of the module hold `self.scheduler`: which one `model` is cannot be told; and stepped after the loop that steps the optimizer",
+        ),
+        Valid(
+            """\
+import torch
+from torch import nn
+
+
+class Warmup:
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self.n = 0
+
+    def step(self):
+        self.n += 1
+        for group in self.optimizer.param_groups:
+            group["lr"] = min(1.0, self.n / 100)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+        self.scheduler = Warmup(self.optimizer)
+
+
+def train_epoch(model, batches):
+    model.scheduler.step()
+    for x, y in batches:
+        model.optimizer.zero_grad()
+        loss = (model.fc(x) - y).pow(2).mean()
+        loss.backward()
+        model.optimizer.step()
+""",
+            "the one class holding `self.scheduler` builds a home-made scheduler (its own `step()`)",
+        ),
+        Valid(
+            """\
+import torch
 class Trainer:
     def __init__(self, model, loader):
         self.model = model
@@ -868,6 +946,50 @@ class Trainer:
     # the fix moves: the examples test compares the fix's output with it
     # byte for byte, and the rule's page shows both whole.
     invalid = [
+        Invalid(
+            """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+        self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, step_size=3)
+
+
+def train_epoch(model, batches):
+    model.scheduler.step()
+    for x, y in batches:
+        model.optimizer.zero_grad()
+        loss = (model.fc(x) - y).pow(2).mean()
+        loss.backward()
+        model.optimizer.step()
+""",
+            """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+        self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, step_size=3)
+
+
+def train_epoch(model, batches):
+    for x, y in batches:
+        model.optimizer.zero_grad()
+        loss = (model.fc(x) - y).pow(2).mean()
+        loss.backward()
+        model.optimizer.step()
+    model.scheduler.step()
+""",
+        ),
         Invalid(
             """\
 import torch

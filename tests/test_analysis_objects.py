@@ -623,3 +623,40 @@ def test_a_class_built_and_switched_but_never_moved_stays_unknown(move):
 def test_a_class_built_and_moved_but_never_switched_stays_unknown():
     src = _UNRESOLVED_BUILD.format(move=".cuda()").replace("        self.__S__.eval()\n", "")
     assert kind_at(src, "self.__S__") is None
+
+
+_HOLDERS = """
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.optimizer = torch.optim.Adam(self.parameters())
+        self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, 3)
+        self.plan = torch.optim.lr_scheduler.StepLR(self.optimizer, 3)
+
+class Other:
+    def __init__(self, plan):
+        self.plan = plan
+
+def run(model):
+    model.scheduler.step()
+    model.optimizer.step()
+    model.plan.step()
+    self.scheduler.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("model.scheduler", Kind.SCHEDULER),  # the one class holding ``self.scheduler`` builds a StepLR
+        ("model.optimizer", Kind.OPTIMIZER),
+        ("model.plan", None),  # two classes hold ``self.plan``: which one ``model`` is cannot be told
+        ("self.scheduler", None),  # ``self`` is read by the class's own analysis, not by the holder
+    ],
+)
+def test_sole_holder_kind(text, expected):
+    facts = facts_of(_HOLDERS)
+    assert facts.objects.sole_holder_kind(find(facts.module, text, cst.Attribute)) is expected

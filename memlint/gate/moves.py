@@ -66,7 +66,7 @@ def target_keys(target: ast.AST) -> frozenset[str]:
 
 
 def is_flag(test: ast.AST, aliases: dict[str, str]) -> bool:
-    """The rule's ``_flag`` is not None: ``use_cuda``, ``not args.cpu``,
+    """The rule's ``_fixed_test`` is not None: ``use_cuda``, ``not args.cpu``, ``args.w > 0``,
     ``self.use_gpu``, ``torch.cuda.is_available()`` (by the callee's last
     name: an alias resolves to it). Wider than the rule: it does not check
     that the loop leaves the flag alone (``_binds``)."""
@@ -79,6 +79,13 @@ def is_flag(test: ast.AST, aliases: dict[str, str]) -> bool:
             and not test.keywords  # type: ignore[attr-defined]
             and ast_callee(test.func, aliases) == "is_available"  # type: ignore[attr-defined]
         )
+    if kind is ast.Compare and len(test.ops) == 1:  # type: ignore[attr-defined]
+        # ``args.w_chamfer > 0``: the rule's _fixed_test, an option compared with a number.
+        bound = test.comparators[0]  # type: ignore[attr-defined]
+        if type(bound) is ast.UnaryOp:
+            bound = bound.operand  # type: ignore[attr-defined]
+        number = type(bound) is ast.Constant and type(bound.value) in (int, float)  # type: ignore[attr-defined]
+        return number and type(test.left) is ast.Attribute and ast_dotted(test.left) is not None  # type: ignore[attr-defined]
     return (kind is ast.Name or kind is ast.Attribute) and ast_dotted(test) is not None
 
 

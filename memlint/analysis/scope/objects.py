@@ -184,6 +184,7 @@ class ObjectTable(cst.CSTVisitor):
         # (scope, name) -> value expressions bound to it; a ``None`` entry is
         # a binding we cannot evaluate (for-loop target, ``with ... as``).
         self._defs: dict[tuple[object, str], list[object]] = defaultdict(list)
+        self._holders: dict[str, list[object]] | None = None  # sole_holder_kind's index, read on first need
         self._params: dict[tuple[Scope, str], cst.Param] = {}
         self._module_classes: dict[str, Kind] = {}
         self._stack: list[Scope] = [wrapper.module]
@@ -450,6 +451,27 @@ class ObjectTable(cst.CSTVisitor):
                 else:
                     return None
         return arms or None
+
+    def sole_holder_kind(self, expr: cst.BaseExpression) -> Kind | None:
+        """``model.scheduler`` on an object no analysis types (a parameter
+        ``model``): the kind of ``self.scheduler`` in the one class of this
+        module that sets that attribute (SR-GNN's ``SessionGraph`` builds
+        its own ``StepLR``), when its every assignment there has that kind;
+        None when no class or several set it, or ``expr`` is ``self.<attr>``."""
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)) or expr.value.value == "self":
+            return None
+        holders = self._attribute_holders()
+        owners = holders.get("self." + expr.attr.value, ())
+        return self._kind_of_key((owners[0], "self." + expr.attr.value)) if len(owners) == 1 else None
+
+    def _attribute_holders(self) -> dict[str, list[object]]:
+        """``self.<attr>`` -> the classes of this module that assign it (read once)."""
+        if self._holders is None:
+            self._holders = {}
+            for owner, name in self._defs:
+                if isinstance(owner, cst.ClassDef) and name.startswith("self."):
+                    self._holders.setdefault(name, []).append(owner)
+        return self._holders
 
     def self_kind(self, node: cst.CSTNode) -> Kind | None:
         """What ``self`` is in the method around ``node``: the kind of its

@@ -707,6 +707,11 @@ class LoopAnalysis(cst.CSTVisitor):
             return True
         if isinstance(info.node, cst.For) and self._target_tokens(info.node.target) & _OUTER_LOOP_TOKENS:
             return True
+        return self.runs_whole_passes(info)
+
+    def runs_whole_passes(self, info: LoopInfo) -> bool:
+        """``outer_loop`` by what ``info`` runs, not by its names: a batch
+        loop nested in it or in a function it calls, or an object's pass."""
         for other in self.scope_loops(info.scope):
             if other is not info and other.is_batch_loop and info.contains(other.start):
                 if not self._accumulates_for(other, info):

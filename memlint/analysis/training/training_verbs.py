@@ -412,6 +412,11 @@ class TrainingVerbs(cst.CSTVisitor):
         kind = self._kind(recv, node)
         if kind is None and attr == "step" and keyed_kind(recv) is Kind.SCHEDULER:
             kind = Kind.SCHEDULER  # ``state['scheduler'].step()``: named by its key, as a name would be
+        if kind is None and attr == "step":
+            # ``model.scheduler.step()``, ``model.optimizer.step()``: what the one
+            # class of this module holding that attribute builds there.
+            held = self.objects.sole_holder_kind(recv)
+            kind = held if held in (Kind.OPTIMIZER, Kind.SCHEDULER) else None
         if attr == "step":
             if kind is Kind.OPTIMIZER:
                 self._add(VerbKind.STEP, node, target=self._code(recv), target_kind=kind, closure=bool(node.args))
