@@ -5,7 +5,9 @@ import libcst as cst
 import pytest
 from analysis_helpers import facts_of, find
 
+from memlint.analysis.scope.plain_bindings import declared
 from memlint.analysis.training.load_kwargs import splat_misses
+from memlint.parse.tree import module_walks, tree_of
 
 LOAD = """
 import torch
@@ -63,3 +65,34 @@ def restore(model, path, args):
     second = find(facts.module, "torch.load(*args, **kwargs)", cst.Call)
     assert splat_misses(first, "map_location", facts) is False
     assert splat_misses(second, "map_location", facts) is False
+
+
+DECLARED = """
+def restore(path):
+    {body}
+"""
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ("global kwargs\n    kwargs = {}", True),
+        ("nonlocal kwargs", True),
+        ("if path:\n        global kwargs", True),  # in a block of its own body
+        ("global other, kwargs", True),
+        ("global other", False),
+        ("kwargs = {}", False),
+        ("def inner():\n        global kwargs", False),  # a nested function's own
+        ("class Inner:\n        global kwargs", False),  # a class body's own
+        ("def inner():\n        def deeper():\n            global kwargs", False),
+        ("if path:\n        def inner():\n            nonlocal kwargs\n        global kwargs", True),
+    ],
+)
+def test_declared_with_and_without_the_shared_index(body, expected):
+    # The shared TreeIndex of a lint and the walk outside one agree.
+    module = cst.parse_module(DECLARED.format(body=body))
+    fn = module.body[0]
+    assert declared(fn, "kwargs") is expected
+    with module_walks(module):
+        assert tree_of(fn) is not None
+        assert declared(fn, "kwargs") is expected
