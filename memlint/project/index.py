@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from memlint.project.applied_functions import quiet_applied
 from memlint.project.arg_modes import may_set_mode
@@ -743,32 +743,27 @@ class ProjectIndex:
     def grad_never_off(self) -> bool:
         """No file of the project spells a way of turning grad off
         (grad_off_anywhere.py), asked once per generation of the index."""
-        key = getattr(self, "generation", None)
-        cached = self._never_off
-        if cached is not None and cached[0] == key:
-            for read in cached[2]:
-                self._note_read(read)
-            return cached[1]
-        reads: list[str] = []
-
-        def note(path: str) -> None:
-            reads.append(path)
-            self._note_read(path)
-
         # The files this view already reads first: a project that turns grad
         # off in one of them adds no file to the view's dependencies.
         seen = self._reading or set()
         files = sorted(self.modules.files, key=lambda f: (f not in seen, f))
-        answer = grad_never_off(files, note)
-        self._never_off = (key, answer, tuple(reads))
-        return answer
+        return self._once_per_generation("_never_off", lambda note: grad_never_off(files, note))
 
     def grad_forward_anywhere(self) -> bool:
         """Some module of the project defines a model whose ``forward`` needs
         autograd (grad_forwards.py), asked once per generation of the index
         and only for a model whose class is looked up at run time."""
+        return self._once_per_generation(
+            "_grad_forward",
+            lambda note: grad_forward_classes(self.typed_objects(), sorted(self.modules.files), note),
+        )
+
+    def _once_per_generation(self, slot: str, decide: Callable[[Callable[[str], None]], bool]) -> bool:
+        """A yes/no the whole project decides, kept in ``slot`` for the live
+        index's generation; the files it read are noted again for every view
+        that asks, so each view depends on them."""
         key = getattr(self, "generation", None)
-        cached = self._grad_forward
+        cached = getattr(self, slot)
         if cached is not None and cached[0] == key:
             for read in cached[2]:
                 self._note_read(read)
@@ -779,8 +774,8 @@ class ProjectIndex:
             reads.append(path)
             self._note_read(path)
 
-        answer = grad_forward_classes(self.typed_objects(), sorted(self.modules.files), note)
-        self._grad_forward = (key, answer, tuple(reads))
+        answer = decide(note)
+        setattr(self, slot, (key, answer, tuple(reads)))
         return answer
 
     def view_for(self, path: str) -> ProjectView:
