@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from memlint.analysis.scope.callgraph import bound_params
+from memlint.analysis.scope.callgraph import CallGraph, bound_params
 
 
 def bound(fn_src: str, call_src: str) -> list[tuple[str, str]]:
@@ -39,3 +39,17 @@ def test_an_attribute_or_keyword_of_the_same_name_is_no_escape():
     assert _escaping(src) == set()
     assert _escaping(src + "\nhooks = [val]\n") == {"val"}
     assert _escaping(src + "\ng(callback=val)\n") == {"val"}
+
+
+def test_scope_names_match_the_summaries_keys():
+    module = cst.parse_module(
+        "class Net:\n    def forward(self, x):\n        def inner():\n            pass\n\ndef train():\n    pass\n"
+    )
+    graph = CallGraph(module)
+    cls, train = module.body
+    forward = cls.body.body[0]
+    inner = forward.body.body[0]
+    assert graph.scope_name(forward) == "Net.forward"
+    assert graph.scope_name(train) == "train"
+    assert graph.scope_name(inner) == "inner"  # a nested function: its own name, no class
+    assert graph.scope_name(module) == ""  # the module's own statements

@@ -77,11 +77,7 @@ class EvalOffCalls:
     def _in_view(self, receiver: str, scope: cst.CSTNode) -> bool:
         if not self._pairs:
             return False
-        if isinstance(scope, cst.FunctionDef):
-            cls = self._calls.class_of.get(scope)
-            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
-        else:
-            name = ""
+        name = self._calls.scope_name(scope)
         return (name, receiver) in self._pairs
 
     def _built_here(self, receiver: str, scope: cst.CSTNode) -> bool:

@@ -541,11 +541,7 @@ class HistoryAnalysis:
         scope = self.objects.scope_of(call)
         if receiver is None:
             return False
-        if isinstance(scope, cst.FunctionDef):
-            cls = self.calls.class_of.get(scope)
-            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
-        else:
-            name = ""  # the module's own statements
+        name = self.calls.scope_name(scope)
         return (name, receiver) in self._off_forwards
 
     def returned_params(self, func: cst.Attribute, call: cst.Call) -> tuple[tuple[int, str], ...]:
@@ -558,11 +554,7 @@ class HistoryAnalysis:
         if receiver is None:
             return ()
         scope = self.objects.scope_of(call)
-        if isinstance(scope, cst.FunctionDef):
-            cls = self.calls.class_of.get(scope)
-            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
-        else:
-            name = ""
+        name = self.calls.scope_name(scope)
         return self._object_returns.get((name, receiver, func.attr.value), ())
 
     @property

@@ -271,6 +271,14 @@ class CallGraph:
         return None
 
     # -- queries ----------------------------------------------------------
+    def scope_name(self, scope: object) -> str:
+        """A scope as the module summaries name it: ``Class.method``,
+        ``function``, or ``""`` for the module's own statements."""
+        if not isinstance(scope, cst.FunctionDef):
+            return ""
+        cls = self.class_of.get(scope)
+        return f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
+
     def method_owner(self, fn: cst.FunctionDef) -> cst.FunctionDef | None:
         """The method a (possibly nested) function belongs to."""
         node: Scope = fn

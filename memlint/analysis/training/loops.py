@@ -383,11 +383,7 @@ class LoopAnalysis(cst.CSTVisitor):
         receiver = dotted_name(func)
         if receiver is None:
             return False
-        if isinstance(scope, cst.FunctionDef):
-            cls = self.calls.class_of.get(scope)
-            name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
-        else:
-            name = ""
+        name = self.calls.scope_name(scope)
         return (name, receiver) in project.grad_forwards
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -729,11 +725,7 @@ class LoopAnalysis(cst.CSTVisitor):
         if project is None or not project.object_passes:
             return False
         scope = info.scope
-        if isinstance(scope, cst.FunctionDef):
-            cls = self.calls.class_of.get(scope)
-            scope_name = f"{cls.name.value}.{scope.name.value}" if cls is not None else scope.name.value
-        else:
-            scope_name = ""
+        scope_name = self.calls.scope_name(scope)
         for call in self.calls.between(self.calls.calls_in.get(info.scope, []), info.start, info.end):
             func = call.func if isinstance(call, cst.Call) else None
             if not isinstance(func, cst.Attribute):
