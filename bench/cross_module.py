@@ -26,7 +26,8 @@
     python bench/cross_module.py --batch twentieth --mirror /work/.mirror   # the twentieth batch
     python bench/cross_module.py --batch twentyfirst --mirror /work/.mirror # the twenty-first batch
     python bench/cross_module.py --batch twentysecond --mirror /work/.mirror # the twenty-second batch
-    python bench/cross_module.py --batch twentythird --mirror /work/.mirror  # the twenty-third batch, labelled last
+    python bench/cross_module.py --batch twentythird --mirror /work/.mirror  # the twenty-third batch
+    python bench/cross_module.py --batch twentyfourth --mirror /work/.mirror  # the twenty-fourth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -329,6 +330,17 @@ BATCHES = {
         HERE / "manifest_twentythird.tsv",
         HERE / "reviewed_after_twentythird.tsv",
         BENCH / ".corpora" / "cross_module_twentythird",
+    ),
+    # "twentyfourth": labelled after the twenty-third, before memlint ran on
+    # it: well-known papers' official code (DeiT-style ImageNet engines,
+    # DETR variants, re-ID, GANs, diffusion/MAR, point clouds, occupancy
+    # networks, video segmentation, graph sampling, restoration), hunting
+    # for facts kept in another module: checkpoint helpers and their
+    # callers, trainer classes, loss helpers that backpropagate.
+    "twentyfourth": (
+        HERE / "manifest_twentyfourth.tsv",
+        HERE / "reviewed_after_twentyfourth.tsv",
+        BENCH / ".corpora" / "cross_module_twentyfourth",
     ),
 }
 
