@@ -3,7 +3,7 @@
 import libcst as cst
 import pytest
 
-from memlint.analysis.scope.names import ImportTable, binds_name, dotted_name
+from memlint.analysis.scope.names import ImportTable, binds_name, bound_names, dotted_name
 from memlint.vocabulary.tokens import name_tokens, names_samples
 
 
@@ -144,3 +144,16 @@ def test_names_samples():
 )
 def test_binds_name(target, binds):
     assert binds_name(cst.parse_expression(target), "model") is binds
+
+
+@pytest.mark.parametrize(
+    "target, names",
+    [
+        ("model", ["model"]),
+        ("a, (b, *c)", ["a", "b", "c"]),
+        ("[x.y, d[0], e]", ["e"]),  # an attribute or an item binds no name
+        ("f(x)", []),
+    ],
+)
+def test_bound_names(target, names):
+    assert list(bound_names(cst.parse_expression(target))) == names

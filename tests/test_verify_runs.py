@@ -160,12 +160,14 @@ def test_a_leak_after_the_last_step_is_measured_in_the_tail():
     assert not any("tail" in note for note in out.notes)
 
 
-def test_two_gloo_ranks_under_the_launcher_with_a_total_loss_leak(run_memlint):
+def _verify_gloo(run_memlint, ranks):
+    """``memlint verify --json`` of the total-loss DDP fixture under the
+    launcher with ``ranks`` gloo processes on the CPU; its report."""
     proc = run_memlint(
         "verify",
         VERIFY / "ddp_total_loss.py",
         "--nproc-per-node",
-        2,
+        ranks,
         "--device",
         "cpu",
         "--steps",
@@ -175,7 +177,11 @@ def test_two_gloo_ranks_under_the_launcher_with_a_total_loss_leak(run_memlint):
         "--json",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+def test_two_gloo_ranks_under_the_launcher_with_a_total_loss_leak(run_memlint):
+    data = _verify_gloo(run_memlint, 2)
     assert data["findings"] == ["MEM101"] and data["nproc_per_node"] == 2
     assert [r["rank"] for r in data["ranks"]] == [0, 1]
     for r in data["ranks"]:
@@ -194,21 +200,7 @@ def test_two_gloo_ranks_under_the_launcher_with_a_total_loss_leak(run_memlint):
 def test_one_gloo_rank_under_the_launcher(run_memlint):
     # The script calls init_process_group from the launcher's environment:
     # with --nproc-per-node 1 both runs must reach their steps.
-    proc = run_memlint(
-        "verify",
-        VERIFY / "ddp_total_loss.py",
-        "--nproc-per-node",
-        1,
-        "--device",
-        "cpu",
-        "--steps",
-        STEPS,
-        "--timeout",
-        240,
-        "--json",
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads(proc.stdout)
+    data = _verify_gloo(run_memlint, 1)
     assert data["nproc_per_node"] == 1 and [r["rank"] for r in data["ranks"]] == [0]
     assert data["original"]["steps"] == data["fixed"]["steps"] == 16
     assert data["verdict"]["memory"] == "dropped" and data["verdict"]["results"] == "identical"

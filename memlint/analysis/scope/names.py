@@ -48,6 +48,12 @@ def flat_targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield target
 
 
+def bound_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment target binds: ``a, (b.c, *d)`` -> a, d
+    (an attribute or a subscript binds no name)."""
+    return (t.value for t in flat_targets(target) if isinstance(t, cst.Name))
+
+
 def binds_name(target: cst.BaseExpression, name: str) -> bool:
     """``target`` binds ``name``, alone or in a tuple or list (``a, (name, *b)``)."""
     return any(isinstance(t, cst.Name) and t.value == name for t in flat_targets(target))
@@ -134,13 +140,7 @@ class ImportTable(cst.CSTVisitor):
             self._bind(local, f"{base}.{alias.name.value}")
 
     def _rebind_target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            self._rebound.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._rebind_target(el.value)
-        elif isinstance(target, cst.StarredElement):
-            self._rebind_target(target.value)
+        self._rebound.update(bound_names(target))
 
     def _assign_target(self, target: cst.BaseExpression) -> None:
         if self._scopes[-1] and isinstance(target, cst.Name):

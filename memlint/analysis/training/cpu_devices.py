@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.scope.names import dotted_name
+from memlint.analysis.scope.names import bound_names, dotted_name
 from memlint.parse.traversal import visit_fast
 
 
@@ -133,11 +133,5 @@ class _Bindings(cst.CSTVisitor):
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind(node.target)
 
-    def _bind(self, target: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
-            self.other.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._bind(e.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
+    def _bind(self, target: cst.BaseExpression) -> None:
+        self.other.update(bound_names(target))
