@@ -947,12 +947,7 @@ class ProjectIndex:
                 # Read from the file itself: a helper module of numpy alone has
                 # no training word, so no summary of its functions.
                 home = self._defined_at(site.callee, path, star_exports)
-                if (
-                    home is not None
-                    and home[0] != path
-                    and "." not in home[1]
-                    and array_helper_at(self, *home)
-                ):
+                if home is not None and home[0] != path and "." not in home[1] and array_helper_at(self, *home):
                     array_helpers.add(site.written)
             if located is not None and located[1].sequence and located[0] != path:
                 step_sequences[site.written] = (
