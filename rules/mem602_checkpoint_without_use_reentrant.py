@@ -147,6 +147,37 @@ def ckpt(fn, *args, **kwargs):
 """,
             "use_reentrant may be in **kwargs",
         ),
+        Valid(
+            """\
+import torch.utils.checkpoint as checkpoint
+
+def save(trainer, path):
+    checkpoint = trainer.checkpointer(path)
+    checkpoint.checkpoint(trainer.model)
+
+def resume(checkpoint, model):
+    model.load_state_dict(checkpoint.checkpoint(model))
+
+def every(trainers):
+    for checkpoint in trainers:
+        checkpoint.checkpoint(1)
+""",
+            "the module's alias hidden by a local, a parameter or a loop target of the calling function",
+        ),
+        Valid(
+            """\
+import torch.utils.checkpoint as checkpoint
+
+def make(path):
+    checkpoint = Checkpointer(path)
+
+    def run(model):
+        return checkpoint.checkpoint(model)
+
+    return run
+""",
+            "a nested function reading its enclosing function's local of that name",
+        ),
     ]
     invalid = [
         Invalid(
@@ -211,6 +242,40 @@ def custom_forward(x):
 import torch as T
 def custom_forward(x):
     return T.utils.checkpoint.checkpoint(run, x, preserve_rng_state=False, use_reentrant=False)
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.utils.checkpoint as checkpoint
+
+class Stage(nn.Module):
+    def forward(self, x):
+        for blk in self.blocks:
+            x = checkpoint.checkpoint(blk, x)
+        return x
+
+def build(url):
+    model = Stage()
+    checkpoint = torch.hub.load_state_dict_from_url(url, map_location="cpu")
+    model.load_state_dict(checkpoint)
+    return model
+""",
+            """\
+import torch
+import torch.utils.checkpoint as checkpoint
+
+class Stage(nn.Module):
+    def forward(self, x):
+        for blk in self.blocks:
+            x = checkpoint.checkpoint(blk, x, use_reentrant=False)
+        return x
+
+def build(url):
+    model = Stage()
+    checkpoint = torch.hub.load_state_dict_from_url(url, map_location="cpu")
+    model.load_state_dict(checkpoint)
+    return model
 """,
         ),
     ]

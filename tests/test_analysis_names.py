@@ -60,8 +60,6 @@ def test_call_name():
         "from torch.utils.checkpoint import checkpoint\nwith open(p) as checkpoint: pass\n",
         "from torch.utils.checkpoint import checkpoint\ndef checkpoint(): pass\n",
         "from torch.utils.checkpoint import checkpoint\nclass checkpoint: pass\n",
-        "from torch.utils.checkpoint import checkpoint\ndef forward(x, checkpoint=True): pass\n",
-        "from torch.utils.checkpoint import checkpoint\nf = lambda checkpoint: checkpoint\n",
         "from torch.utils.checkpoint import checkpoint\ntry: pass\nexcept E as checkpoint: pass\n",
         "from torch.utils.checkpoint import checkpoint\nif (checkpoint := find()): pass\n",
         "from torch.utils.checkpoint import checkpoint\nxs = [checkpoint for checkpoint in ys]\n",
@@ -71,6 +69,56 @@ def test_call_name():
 )
 def test_rebound_or_ambiguous_name_resolves_to_nothing(source):
     assert resolve(source, "checkpoint") is None
+
+
+def _reads(module: cst.Module, name: str) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class Reads(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if isinstance(node.value, cst.Name) and node.value.value == name:
+                found.append(node)  # type: ignore[arg-type]
+            return True
+
+    module.visit(Reads())
+    return found
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # yolov5's Swin_transformer.py: a local of one function, the module elsewhere
+        (
+            "import torch.utils.checkpoint as checkpoint\n"
+            "def forward(blk, x):\n    return checkpoint.checkpoint(blk, x)\n"
+            "def build(url):\n    checkpoint = torch.hub.load(url)\n    return checkpoint.checkpoint\n",
+            ["torch.utils.checkpoint.checkpoint", None],
+        ),
+        # a parameter, a lambda's parameter, a loop target, a nested function's free read
+        (
+            "import torch.utils.checkpoint as checkpoint\n"
+            "def forward(x, checkpoint):\n    return checkpoint.checkpoint(x)\n"
+            "f = lambda checkpoint: checkpoint.checkpoint\n"
+            "def g(xs):\n    for checkpoint in xs:\n        checkpoint.checkpoint\n"
+            "def h():\n    checkpoint = load()\n    def inner():\n        return checkpoint.checkpoint\n"
+            "x = checkpoint.checkpoint\n",
+            [None, None, None, None, "torch.utils.checkpoint.checkpoint"],
+        ),
+        # ``global``: the function binds the module's name, unknown everywhere
+        (
+            "import torch.utils.checkpoint as checkpoint\n"
+            "def forward(blk, x):\n    return checkpoint.checkpoint(blk, x)\n"
+            "def reset():\n    global checkpoint\n    checkpoint = None\n",
+            [None],
+        ),
+    ],
+)
+def test_a_local_shadows_an_import_in_its_own_function_only(source, expected):
+    module = cst.parse_module(source)
+    t = ImportTable(module)
+    assert [t.qualified_name(r) for r in _reads(module, "checkpoint")] == expected
+    assert "checkpoint" not in t.bindings  # what every scope sees: readers spell code with it
+    assert not t.imported_only("checkpoint")
 
 
 def test_same_import_twice_is_not_ambiguous():

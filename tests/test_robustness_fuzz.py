@@ -320,17 +320,11 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
         "an unknown decorator on the factory may return anything: the registry factory is not trusted"
     ),
     # Valid examples (s30 fac23): a module function returning a tensor is read
-    # at module level only (forward_copies.tensor_functions)
-    ("MEM701", "4e50f4e7ad", "nested_in_function"): (
-        "future_mask, Captioner and setup are locals of a function: `future_mask(n).to(d)` is not known"
-        " to move a tensor, so the class may move itself and the load stays reported"
-    ),
-    ("MEM701", "4e50f4e7ad", "nested_in_decorated_method"): "the same functions, local to a method",
+    # at module level or beside the class in its function (forward_copies.tensor_functions);
+    # one under a decorator of its own is not.
     ("MEM701", "4e50f4e7ad", "decorated_defs"): (
         "an unknown decorator on future_mask may return anything: its `.to(d)` is not known to move a copy"
     ),
-    ("MEM701", "6667e2f294", "nested_in_function"): "future_mask local to a function, as 4e50f4e7ad",
-    ("MEM701", "6667e2f294", "nested_in_decorated_method"): "future_mask local to a method, as 4e50f4e7ad",
     ("MEM701", "6667e2f294", "decorated_defs"): "an unknown decorator on future_mask, as 4e50f4e7ad",
     # A grad-off decorator of the project's own is read at module level only
     # (project/off_decorators.py, analysis/autograd/off_decorators.py): one
@@ -368,10 +362,7 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
         "4c855b3c17",
         "decorated_defs",
     ): "an unknown decorator on `forward`: its eval-mode returns are not trusted",
-    # A tensor function (project/forward_copies.py) is a module-level function:
-    # nested in a function, `l2_norm` is a local and its `.cuda()` counts as a move.
-    ("MEM701", "492b1fa6fa", "nested_in_function"): "a tensor-returning helper local to a function is not read",
-    ("MEM701", "492b1fa6fa", "nested_in_decorated_method"): "the same helper, local to a method",
+    # A tensor function (project/forward_copies.py) under a decorator of its own is not read.
     ("MEM701", "492b1fa6fa", "decorated_defs"): "an unknown decorator on the helper may return anything",
 }
 

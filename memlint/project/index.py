@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from memlint.project.applied_functions import quiet_applied
 from memlint.project.arg_modes import may_set_mode
+from memlint.project.array_helpers import array_helper_at, names_gradients
 from memlint.project.checkpoint_links import import_reader, linked_writers
 from memlint.project.cpu_projects import moves_nothing
 from memlint.project.cpu_receivers import cpu_only_users
@@ -109,6 +110,7 @@ class ProjectIndex:
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
         # Per file: its classes whose ``__call__`` backpropagates or steps (trainer_classes).
         self._call_trainers: dict[str, frozenset[str]] = {}
+        self._array_helpers: dict[tuple[str, str], bool] = {}  # array_helpers.array_helper_at
         self._family_saves: dict[str, tuple[bool, frozenset[str]]] = {}  # family_saves.py, per base module
         # The live index's generation each of those three caches was filled at (_current).
         self._filled_at: dict[str, int] = {}
@@ -500,6 +502,18 @@ class ProjectIndex:
 
     def _function_facts_at(self, callee: str, path: str, star_exports) -> tuple[str, FunctionFacts] | None:
         """``_function_facts`` with the file that defines the function."""
+        target = self._defined_at(callee, path, star_exports)
+        if target is None:
+            return None
+        summary = self.full_summary(target[0])
+        for fn in summary.functions if summary is not None else ():
+            if fn.name == target[1]:
+                return target[0], fn
+        return None
+
+    def _defined_at(self, callee: str, path: str, star_exports) -> tuple[str, str] | None:
+        """(the file, the name) that defines what ``callee`` of ``path`` (as
+        the summary spells it, ``*name`` through a star import) names."""
         if callee.startswith("*"):
             kind, where = (star_exports or {}).get(callee[1:], ("", ""))
             target = (where, callee[1:]) if kind == "define" else None
@@ -507,12 +521,7 @@ class ProjectIndex:
             target = self.resolve(callee, path)
         if target is None or not target[1]:
             return None
-        target = self._star_defined(target)
-        summary = self.full_summary(target[0])
-        for fn in summary.functions if summary is not None else ():
-            if fn.name == target[1]:
-                return target[0], fn
-        return None
+        return self._star_defined(target)
 
     def _star_defined(self, target: tuple[str, str]) -> tuple[str, str]:
         """``utils.load_state_dict`` resolved to ``utils/__init__.py``, which
@@ -906,6 +915,7 @@ class ProjectIndex:
         gpu_builders: set[str] = set()
         mixed_loaders: dict[str, str] = {}
         clearing: dict[str, FunctionFacts] = {}  # ProjectView.grad_clearers
+        array_helpers: set[str] = set()
         star_exports = None
         for site in self.calls_summary(path).calls:
             if not site.written or site.written in callees:
@@ -933,6 +943,12 @@ class ProjectIndex:
                     mixed_loaders[site.written] = shown
             if located is not None and located[0] != path and located[1].clears:
                 clearing[site.written] = located[1]
+            if names_gradients(site.written):
+                # Read from the file itself: a helper module of numpy alone has
+                # no training word, so no summary of its functions.
+                home = self._defined_at(site.callee, path, star_exports)
+                if home is not None and home[0] != path and "." not in home[1] and array_helper_at(self, *home):
+                    array_helpers.add(site.written)
             if located is not None and located[1].sequence and located[0] != path:
                 step_sequences[site.written] = (
                     located[1].sequence,
@@ -963,6 +979,7 @@ class ProjectIndex:
             cpu_classes=tuple(sorted(cpu_classes)),
             local_cpu_classes=tuple(local_cpu_classes),
             callees=tuple(sorted(callees.items())),
+            array_helpers=tuple(sorted(array_helpers)),
             step_helpers=tuple((name, *facts) for name, facts in sorted(step_helpers.items())),
             step_sequences=tuple((name, *facts) for name, facts in sorted(step_sequences.items())),
             closed_classes=self.closed_classes(path, summary.classes),

@@ -123,6 +123,10 @@ class ProjectView:
     # (``evaluate``, ``engine.evaluate``): loops.mode_events reads their
     # switches as it reads those of a function of this module.
     callees: tuple[tuple[str, FunctionFacts], ...] = ()
+    # Callees as written here, named for gradients (``cam(...)``), that are
+    # functions of other modules computing only on arrays (array_helpers.py):
+    # their name is no evidence of a need for gradients (MEM201).
+    array_helpers: tuple[str, ...] = ()
     # Local names of ``nn.Module`` subclasses of other project modules
     # (``Generator``, ``model.Generator``): a fresh one is in train mode.
     model_classes: tuple[str, ...] = ()
@@ -478,6 +482,7 @@ class ProjectView:
             or self.built_per_batch
             or self.functions_per_batch
             or self.callees
+            or self.array_helpers
             or self.model_classes
             or self.parameterless_classes
             or self.object_steps

@@ -128,3 +128,31 @@ _COLLECTIONS = frozenset({"list", "lst", "paths", "files", "names", "ids"})
 def names_samples(tokens: set[str] | frozenset[str]) -> bool:
     """An iterable named by these tokens holds single inputs, not batches."""
     return bool(tokens & SAMPLE_TOKENS) or bool(tokens & _SAMPLE_ITEMS and tokens & _COLLECTIONS)
+
+
+# A callable named for what needs gradients (``saliency(model, x)``,
+# ``gradcam(...)``): the loop analysis reads its call as a need for grad
+# (MEM201's trap), unless the project shows it only computes on arrays
+# (project/array_helpers.py).
+GRAD_NAME_TOKENS = frozenset(
+    {
+        "saliency",
+        "gradcam",
+        "cam",
+        "grad",
+        "grads",
+        "gradient",
+        "gradients",
+        "adversarial",
+        "attack",
+        "fgsm",
+        "pgd",
+        "integrated",
+        "attribution",
+        "attributions",
+        "explain",
+        "tta",
+        "adapt",
+        "smoothgrad",
+    }
+)

@@ -37,6 +37,13 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
 _NAME, _ATTRIBUTE = cst.Name, cst.Attribute
 
 
+def _head_name(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The ``a`` of ``a.b.c``."""
+    while node.__class__ is _ATTRIBUTE:
+        node = node.value  # type: ignore[attr-defined]
+    return node
+
+
 def flat_targets(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """The single targets of an assignment target: ``a, (b, *c)`` -> a, b, c."""
     if isinstance(target, (cst.Tuple, cst.List)):
@@ -100,12 +107,27 @@ class ImportTable(cst.CSTVisitor):
         self._class_reads: set[str] = set()
         self._class_targets: set[int] = set()
         self._scopes: list[bool] = [False]  # per scope open now: a class body
+        # A name a function binds is its local there only (``checkpoint =
+        # torch.hub.load(...)`` in one function leaves ``checkpoint.checkpoint``
+        # of the imported module in another): per open function, the names it
+        # binds and the ids of the names read in it (its nested functions'
+        # free ones included), so the reads of its locals are known on leaving it.
+        self._frames: list[tuple[set[str], dict[str, list[int]]]] = []
+        self._local_rebound: set[str] = set()
+        self._shadowed: set[int] = set()  # ids of names that read a function's local
+        self._scoped: dict[str, str] = {}  # imports shadowed by some function's local only
         # Top-level ``import X`` statements: where the engine adds imports.
         self.top_level_imports: list[cst.SimpleStatementLine] = []
         self._call_names: dict[int, tuple[cst.CSTNode, str | None]] = {}
         visit_fast(module, self)
         for name in self._rebound | self._ambiguous | (self._class_bound & self._class_reads):
             self.bindings.pop(name, None)
+        # ``bindings`` stays what every scope sees (readers spell code with it);
+        # ``qualified_name`` alone reads a name shadowed in some functions only.
+        for name in self._local_rebound:
+            target = self.bindings.pop(name, None)
+            if target is not None:
+                self._scoped[name] = target
 
     # -- collection -------------------------------------------------------
     def _bind(self, local: str, qualified: str) -> None:
@@ -139,8 +161,16 @@ class ImportTable(cst.CSTVisitor):
                 local = alias.asname.name.value
             self._bind(local, f"{base}.{alias.name.value}")
 
+    def _rebind_name(self, name: str) -> None:
+        if self._frames and not self._scopes[-1]:
+            self._frames[-1][0].add(name)
+            self._local_rebound.add(name)
+        else:
+            self._rebound.add(name)
+
     def _rebind_target(self, target: cst.BaseExpression) -> None:
-        self._rebound.update(bound_names(target))
+        for name in bound_names(target):
+            self._rebind_name(name)
 
     def _assign_target(self, target: cst.BaseExpression) -> None:
         if self._scopes[-1] and isinstance(target, cst.Name):
@@ -159,6 +189,26 @@ class ImportTable(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if self._scopes[-1] and id(node) not in self._class_targets:
             self._class_reads.add(node.value)
+        if self._frames:
+            self._frames[-1][1].setdefault(node.value, []).append(id(node))
+
+    def _open_frame(self) -> None:
+        self._frames.append((set(), {}))
+
+    def _close_frame(self) -> None:
+        bound, reads = self._frames.pop()
+        outer = self._frames[-1][1] if self._frames else None
+        for name, ids in reads.items():
+            if name in bound:
+                self._shadowed.update(ids)
+            elif outer is not None:
+                outer.setdefault(name, []).extend(ids)
+
+    def _declared_outside(self, node: cst.Global | cst.Nonlocal) -> None:
+        # ``global x`` / ``nonlocal x``: an assignment in the function binds
+        # another scope's name; read as before, rebound everywhere.
+        for item in node.names:
+            self._rebound.add(item.name.value)
 
     def visit_For(self, node: cst.For) -> None:
         self._rebind_target(node.target)
@@ -175,7 +225,13 @@ class ImportTable(cst.CSTVisitor):
     # Parameters, handler names, walrus and comprehension targets shadow an
     # import too (``def forward(self, x, checkpoint=True)``).
     def visit_Param(self, node: cst.Param) -> None:
-        self._rebound.add(node.name.value)
+        self._rebind_name(node.name.value)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self._declared_outside(node)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self._declared_outside(node)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None:
@@ -188,20 +244,24 @@ class ImportTable(cst.CSTVisitor):
         self._rebind_target(node.target)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._rebound.add(node.name.value)
+        self._rebind_name(node.name.value)
         self._scopes.append(False)
+        self._open_frame()
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._scopes.pop()
+        self._close_frame()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._scopes.append(False)
+        self._open_frame()
 
     def leave_Lambda(self, original_node: cst.Lambda) -> None:
         self._scopes.pop()
+        self._close_frame()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._rebound.add(node.name.value)
+        self._rebind_name(node.name.value)
         self._scopes.append(True)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
@@ -221,7 +281,12 @@ class ImportTable(cst.CSTVisitor):
         net`` there): no assignment, parameter, loop, ``def`` or class binds it."""
         if name in self.bindings:
             return True
-        return name in self._ambiguous and name not in self._rebound and name not in self._class_bound
+        return (
+            name in self._ambiguous
+            and name not in self._local_rebound
+            and name not in self._rebound
+            and name not in self._class_bound
+        )
 
     def qualified_name(self, node: cst.BaseExpression) -> str | None:
         """``torch.cuda.amp.autocast`` for ``amp.autocast`` after
@@ -232,7 +297,9 @@ class ImportTable(cst.CSTVisitor):
         head, _, rest = name.partition(".")
         target = self.bindings.get(head)
         if target is None:
-            return None
+            target = self._scoped.get(head)
+            if target is None or id(_head_name(node)) in self._shadowed:
+                return None
         return f"{target}.{rest}" if rest else target
 
     def call_name(self, node: cst.CSTNode) -> str | None:

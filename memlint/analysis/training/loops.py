@@ -54,7 +54,13 @@ from memlint.analysis.training.layer_loops import chains_layers
 from memlint.analysis.training.step_parts import counted_part
 from memlint.analysis.training.training_verbs import accumulation_divisor
 from memlint.parse.traversal import OwnScopeVisitor, visit_fast
-from memlint.vocabulary.tokens import DATA_TOKENS, EVAL_DATA_TOKENS, EVAL_FUNCTION_TOKENS, name_tokens
+from memlint.vocabulary.tokens import (
+    DATA_TOKENS,
+    EVAL_DATA_TOKENS,
+    EVAL_FUNCTION_TOKENS,
+    GRAD_NAME_TOKENS,
+    name_tokens,
+)
 
 Loop = cst.For | cst.While
 
@@ -90,28 +96,6 @@ _OUTER_LOOP_TOKENS = frozenset(
 )
 _GRAD_HOOKS = frozenset(
     {"register_hook", "register_full_backward_hook", "register_backward_hook", "retain_grad", "requires_grad_"}
-)
-_GRAD_NAME_TOKENS = frozenset(
-    {
-        "saliency",
-        "gradcam",
-        "cam",
-        "grad",
-        "grads",
-        "gradient",
-        "gradients",
-        "adversarial",
-        "attack",
-        "fgsm",
-        "pgd",
-        "integrated",
-        "attribution",
-        "attributions",
-        "explain",
-        "tta",
-        "adapt",
-        "smoothgrad",
-    }
 )
 
 
@@ -351,7 +335,11 @@ class LoopAnalysis(cst.CSTVisitor):
             pass  # ``torch.no_grad()`` turns grad off: not a need for it, whatever its name says
         else:
             callee = dotted_name(func)
-            if callee and (name_tokens(callee.rsplit(".", 1)[-1]) & _GRAD_NAME_TOKENS or _attack_receiver(callee)):
+            if callee and (
+                name_tokens(callee.rsplit(".", 1)[-1]) & GRAD_NAME_TOKENS
+                and not (self.project is not None and callee in self.project.array_helpers)
+                or _attack_receiver(callee)
+            ):
                 self._mark("grad_markers", node)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "requires_grad":

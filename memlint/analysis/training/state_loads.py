@@ -1906,13 +1906,22 @@ class Checkpoints:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return True
         found = tree.body[-1] if tree.body else None
-        functions = _module_functions(self.module)
+        functions = _module_functions(self.module, self._enclosing_block(cls))
         return not isinstance(found, ast.ClassDef) or class_moves_to_a_device(
             found,
             self.names.bindings,
             None,
             lambda: tensor_functions(functions(), lambda f: qualified(f, self.names.bindings)),
         )
+
+    def _enclosing_block(self, cls: cst.ClassDef) -> cst.IndentedBlock | None:
+        """The body of the function ``cls`` is defined in (a script's code
+        wrapped in ``main()``), whose own functions its methods call first;
+        None at module level."""
+        block = self.calls.parents.get(cls)
+        if isinstance(block, cst.IndentedBlock) and isinstance(self.calls.parents.get(block), cst.FunctionDef):
+            return block
+        return None
 
     def loaded_params(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The parameters ``fn`` passes to ``load_state_dict`` (a per-function summary)."""
@@ -1985,13 +1994,19 @@ def _redefined(calls: CallGraph, fn: cst.FunctionDef) -> bool:
     return False
 
 
-def _module_functions(module: cst.Module) -> Callable[[], list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+def _module_functions(
+    module: cst.Module, block: cst.IndentedBlock | None = None
+) -> Callable[[], list[ast.FunctionDef | ast.AsyncFunctionDef]]:
     """The module-level functions of ``module`` on Python's ``ast``, parsed
-    when first asked (forward_copies.tensor_functions reads them)."""
+    when first asked (forward_copies.tensor_functions reads them). With
+    ``block`` (the body of the function a class is defined in), that body's
+    functions too: a name defined in both is defined twice, and
+    tensor_functions then trusts neither."""
 
     def get() -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-        for stmt in module.body:
+        statements = [*module.body, *(block.body if block is not None else ())]
+        for stmt in statements:
             if isinstance(stmt, cst.FunctionDef):
                 try:
                     tree = ast.parse(textwrap.dedent(module.code_for_node(stmt)))
