@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import ast
 
     from memlint.analysis.scope.callgraph import CallGraph
+    from memlint.analysis.scope.class_trees import ClassTrees
     from memlint.analysis.scope.objects import ObjectTable
     from memlint.project.view import ProjectView
 
@@ -59,6 +60,14 @@ class ModuleFacts:
         return CallGraph(self.module)
 
     @cached_property
+    def class_trees(self) -> ClassTrees:
+        """This module's classes as ``ast`` reads them, from ``python_tree``
+        when there is one (analysis/scope/class_trees.py)."""
+        from memlint.analysis.scope.class_trees import ClassTrees
+
+        return ClassTrees(self.module, self.calls.classes, self.python_tree)
+
+    @cached_property
     def objects(self) -> ObjectTable:
         """What kind of torch object a name holds: ``facts.objects.kind_of(expr)``
         -> ``Kind.MODULE/OPTIMIZER/SCALER/SCHEDULER/LOSS/LOADER`` or None
@@ -87,6 +96,7 @@ class ModuleFacts:
             forward_names=by_name,
             object_evals=frozenset(self.project.object_evals) if self.project is not None else frozenset(),
             method_evals=frozenset(self.project.method_evals) if self.project is not None else frozenset(),
+            class_trees=self.class_trees,
         )
 
     @cached_property
@@ -139,6 +149,7 @@ class ModuleFacts:
             lambda: self.bindings,
             lambda: self.loops,
             frozenset(self.project.eval_off) if self.project is not None else frozenset(),
+            self.class_trees,
         )
 
     @cached_property

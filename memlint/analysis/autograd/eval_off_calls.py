@@ -13,13 +13,13 @@ construction of one (through ``.to(...)``-style calls).
 from __future__ import annotations
 
 import ast
-import textwrap
 from collections.abc import Callable
 
 import libcst as cst
 
 from memlint.analysis.scope.bindings import Bindings, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph
+from memlint.analysis.scope.class_trees import ClassTrees
 from memlint.analysis.scope.names import dotted_name
 from memlint.analysis.scope.objects import ObjectTable
 from memlint.project.eval_forwards import eval_off_forward, works_before_eval_branch
@@ -35,8 +35,10 @@ class EvalOffCalls:
         bindings: Callable[[], Bindings],
         loops: Callable[[], object],
         project_pairs: frozenset[tuple[str, str]],
+        class_trees: ClassTrees | None = None,
     ) -> None:
         self._module = module
+        self._class_trees = class_trees or ClassTrees(module, calls.classes, None)
         self._calls = calls
         self._objects = objects
         self._bindings = bindings
@@ -95,18 +97,16 @@ class EvalOffCalls:
             for name, defs in self._calls.classes.items():
                 if len(defs) != 1:
                     continue
-                code = self._module.code_for_node(defs[0])
-                if "no_grad" not in code and "inference_mode" not in code:
-                    continue
-                try:
-                    tree = ast.parse(textwrap.dedent(code))
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    continue
-                cls = tree.body[-1] if tree.body else None
-                if not isinstance(cls, ast.ClassDef):
+                cls = self._class_trees.of(defs[0])
+                if cls is None:
                     continue
                 forwards = [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"]
-                if len(forwards) == 1 and eval_off_forward(forwards[0], is_off_context):
+                if not (len(forwards) == 1 and eval_off_forward(forwards[0], is_off_context)):
+                    continue
+                # Only a class whose code names grad off counts (its forward
+                # may return only ``None``); regenerated last, for the few left.
+                code = self._module.code_for_node(defs[0])
+                if "no_grad" in code or "inference_mode" in code:
                     found.add(name)
                     if works_before_eval_branch(forwards[0]):
                         working.add(name)

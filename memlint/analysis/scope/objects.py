@@ -39,9 +39,7 @@ not know, is None: precision first.
 
 from __future__ import annotations
 
-import ast
 import re
-import textwrap
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -50,6 +48,7 @@ from libcst.metadata import MetadataWrapper
 
 from memlint.analysis.scope.bindings import parameters_owners, unwrap_pass_through
 from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
+from memlint.analysis.scope.class_trees import ClassTrees
 from memlint.analysis.scope.literal_items import literal_items
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
 from memlint.analysis.scope.valueless import returns_no_value
@@ -141,8 +140,11 @@ class ObjectTable(cst.CSTVisitor):
         forward_names: frozenset[str] = frozenset(),
         object_evals: frozenset[tuple[str, str]] = frozenset(),
         method_evals: frozenset[tuple[str, str, str]] = frozenset(),
+        class_trees: ClassTrees | None = None,
     ) -> None:
         super().__init__()
+        # This module's classes as ``ast`` reads them (class_trees.py).
+        self._class_trees = class_trees or ClassTrees(wrapper.module, calls.classes, None)
         # (scope, receiver, method) of calls of a method named for evaluation
         # that only switches the models a plain project object holds to eval
         # (ProjectView.method_evals): ``model.setup_to_test(path)``.
@@ -1009,12 +1011,8 @@ class ObjectTable(cst.CSTVisitor):
             defs = self.calls.classes.get(name, [])
             found = None
             if len(defs) == 1:
-                try:
-                    tree = ast.parse(textwrap.dedent(self._module.code_for_node(defs[0])))
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    tree = None
-                cls = tree.body[-1] if tree is not None and tree.body else None
-                items = class_forward_items(cls, self.names.bindings) if isinstance(cls, ast.ClassDef) else None
+                cls = self._class_trees.of(defs[0])
+                items = class_forward_items(cls, self.names.bindings) if cls is not None else None
                 found = (items[0], frozenset(items[1])) if items is not None else None
             self._local_items[name] = found
         return self._local_items[name]
@@ -1029,12 +1027,8 @@ class ObjectTable(cst.CSTVisitor):
         return found
 
     def _holds_no_parameters(self, cls: cst.ClassDef) -> bool:
-        try:
-            tree = ast.parse(textwrap.dedent(self._module.code_for_node(cls)))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-        found = tree.body[-1] if tree.body else None
-        return isinstance(found, ast.ClassDef) and holds_no_parameters(found, self.names.bindings)
+        found = self._class_trees.of(cls)
+        return found is not None and holds_no_parameters(found, self.names.bindings)
 
     def is_loss_call(self, call: cst.Call) -> bool:
         """``criterion(out, y)``, ``F.cross_entropy(out, y)``, ``nn.MSELoss()(a, b)``."""
