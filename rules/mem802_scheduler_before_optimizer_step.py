@@ -11,6 +11,7 @@ from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.engine_hooks import runs_before_step
 from memlint.analysis.training.ignite_events import runs_before_process
 from memlint.analysis.training.loops import jumps
+from memlint.analysis.training.namespace_schedulers import namespace_constructors
 from memlint.analysis.training.test_code import in_test_function
 from memlint.analysis.training.training_verbs import Verb, VerbKind
 from memlint.analysis.training.version_guards import runs_only_on_torch_before
@@ -527,6 +528,11 @@ class SchedulerBeforeOptimizerStep(Rule):
                 # scheduler, maybe through a project factory
                 # (project/typed_objects.py); a project class stays home-made.
                 return all(n.startswith(("torch.optim.lr_scheduler.", "transformers.", "diffusers.")) for n in typed)
+            # ``scheduler = args.scheduler``, stored by the caller from a
+            # library scheduler (training/namespace_schedulers.py).
+            stored = namespace_constructors(self.facts.bindings, sched.target or "", sched.scope)
+            if stored is not None:
+                return all(n.startswith(_LIBRARY_SCHEDULERS) and not n.endswith("ReduceLROnPlateau") for n in stored)
             return not self.facts.bindings.values(sched.target or "", sched.scope)
         if self._local_factory_schedulers(sched):
             return True
@@ -941,6 +947,84 @@ class Trainer:
             "the factory's scheduler follows the optimizer it is handed (`self.d_optimizer`), which the loop never"
             " steps: its schedule does not skip a rate here",
         ),
+        Valid(
+            """\
+import torch
+
+
+class Warmup:
+    def __init__(self, optimizer, steps=100):
+        self.optimizer = optimizer
+        self.steps = steps
+        self.n = 0
+
+    def step(self):
+        self.n += 1
+        for group in self.optimizer.param_groups:
+            group["lr"] = 0.1 * min(1.0, self.n / self.steps)
+
+
+def main(args, model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    args.optimizer = optimizer
+    args.scheduler = Warmup(optimizer)
+    train(model, loader, args)
+
+
+def train(model, loader, args):
+    optimizer = args.optimizer
+    scheduler = args.scheduler
+    for x, y in loader:
+        scheduler.step()
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            "the namespace's scheduler is a home-made warm-up whose `step()` sets the rate for the coming step:"
+            " stepping it first is its documented order",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def main(args, model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    args.optimizer = optimizer
+    args.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - step / 1000)
+    train(model, loader, args)
+
+
+def train(model, loader, args):
+    optimizer = args.optimizer
+    scheduler = args.scheduler
+    for x, y in loader:
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+""",
+            "the namespace's LambdaLR is stepped after the optimizer",
+        ),
+        Valid(
+            """\
+import torch
+
+
+def train(model, loader, args):
+    optimizer = args.optimizer
+    scheduler = args.scheduler
+    for x, y in loader:
+        scheduler.step()
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            "nothing in the module fills `args.scheduler`: its kind is not known, and unknown stays silent",
+        ),
     ]
     # Each fixed text repeats its source but for the one `scheduler.step()`
     # the fix moves: the examples test compares the fix's output with it
@@ -1349,6 +1433,52 @@ class Trainer:
             loss.backward()
             self.optimizer.step()
         self.scheduler.step()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+
+
+def main(args, model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - step / 1000)
+    args.optimizer = optimizer
+    args.scheduler = scheduler
+    train(model, loader, args)
+
+
+def train(model, loader, args):
+    optimizer = args.optimizer
+    scheduler = args.scheduler
+    for x, y in loader:
+        scheduler.step()
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            """\
+import torch
+
+
+def main(args, model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - step / 1000)
+    args.optimizer = optimizer
+    args.scheduler = scheduler
+    train(model, loader, args)
+
+
+def train(model, loader, args):
+    optimizer = args.optimizer
+    scheduler = args.scheduler
+    for x, y in loader:
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
 """,
         ),
     ]

@@ -249,3 +249,71 @@ def test_valid_traps_stay_silent(tmp_path):
             print(net, torch.load(path))
     """
     assert finding_lines(_project(tmp_path, train), "MEM701") == []
+
+
+# -- a state copied entry by entry into a dict, then loaded (s31) -----------------
+
+
+def test_entries_stored_into_the_models_own_state_reach_its_load():
+    facts = _facts(
+        """\
+        def load_matched(model, state_dict, quiet=False):
+            own = model.state_dict()
+            for key in own.keys():
+                if key in state_dict and own[key].shape == state_dict[key].shape:
+                    own[key] = state_dict[key]
+            model.load_state_dict(own)
+        """
+    )
+    assert facts["load_matched"] == ((("state_dict", "model"),), False)
+
+
+def test_entries_stored_after_a_conversion_or_into_another_model_record_nothing():
+    facts = _facts(
+        """\
+        def converted(model, state_dict):
+            own = model.state_dict()
+            for key in own.keys():
+                own[key] = state_dict[key].cpu()
+            model.load_state_dict(own)
+        def never_loaded(model, other, state_dict):
+            own = other.state_dict()
+            for key in own.keys():
+                own[key] = state_dict[key]
+            print(own)
+            model.load_state_dict(model.state_dict())
+        """
+    )
+    assert facts["converted"] == ((), False)
+    assert facts["never_loaded"] == ((), False)
+
+
+_MATCHED = """\
+    def load_matched(model, state_dict):
+        own = model.state_dict()
+        for key in own.keys():
+            if key in state_dict:
+                own[key] = state_dict[key]
+        model.load_state_dict(own)
+"""
+
+
+def test_a_helper_module_without_a_torch_word_is_still_read(tmp_path):
+    # BackgroundMattingV2's model/utils.py never writes "torch": the summary
+    # reads it for its ``.load_state_dict(`` (summary._WORTH).
+    train = """\
+        import torch
+        import torch.nn as nn
+        from helpers import load_matched
+        def gpu(path):
+            net = nn.Linear(4, 2).cuda()
+            load_matched(net, torch.load(path))
+        def cpu(path):
+            net = nn.Linear(4, 2)
+            load_matched(net, torch.load(path))
+        def mapped(path):
+            net = nn.Linear(4, 2).cuda()
+            load_matched(net, torch.load(path, map_location="cpu"))
+    """
+    write_project(tmp_path, {"setup.py": "", "helpers.py": _MATCHED, "train.py": train})
+    assert finding_lines(tmp_path / "train.py", "MEM701") == [6]

@@ -56,6 +56,7 @@ from memlint.project.dynamic_classes import direct_pick, pickers
 from memlint.project.eval_forwards import eval_off_forward, works_before_eval_branch
 from memlint.project.forward_returns import returned_params
 from memlint.project.passed_through import passthroughs, wraps_itself
+from memlint.project.tuple_factories import ELEMENT_MARK, Element, element_types, mark_elements
 from memlint.vocabulary.kinds import MODULE_API, Kind, guess_kind_from_name
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"builtins"}
@@ -470,7 +471,8 @@ class _Types:
                     self._super_class(node)  # type: ignore[arg-type]
             todo.extend(children(node))
         for assign in unpacked:
-            _keep_models(assign, stores, lambda func: self._local_qualified(func, local))
+            if not _keep_models(assign, stores, lambda func: self._local_qualified(func, local)):
+                mark_elements(assign, stores)  # ``optim, sched = get_optimizer(...)`` (tuple_factories.py)
         typed: dict[str, tuple[str, ...]] = {}
         # Names bound only to typed values, to a fixed point over chains of
         # names (``model = net`` after ``net = Net()``): at most one pass per name.
@@ -649,6 +651,12 @@ class _Types:
         for _ in range(8):
             if isinstance(value, ast.Name):
                 return typed.get(value.id)
+            if value.__class__ is Element:
+                # one element of a project factory's tuple (tuple_factories.py)
+                spelled = self.spell(value.call.func, local)  # type: ignore[attr-defined]
+                if spelled is None or spelled.split(".")[0] in _NOT_PROJECT:
+                    return None
+                return (f"{spelled}{ELEMENT_MARK}{value.index}",)  # type: ignore[attr-defined]
             if not isinstance(value, ast.Call):
                 return None
             func = value.func
@@ -817,6 +825,9 @@ class _Types:
                     picked = [self._picked(v.func, local, typed) if isinstance(v, ast.Call) else None for v in vs]
                     if all(x is not None and not any(y.startswith("^") for y in x) for x in picked):
                         typed[n] = tuple(sorted({y for x in picked for y in x or ()}))
+        elements = element_types(returns, lambda r: self.type_of(r, local, typed))  # type: ignore[arg-type]
+        for i, held in sorted(elements.items()):
+            self.out.returns.append((f"{name}{ELEMENT_MARK}{i}", held))
         found: set[str] = set()
         for r in returns:
             if _is_none(r) or _exception(r):
@@ -1163,20 +1174,21 @@ def _unpacks_a_call(node: ast.Assign) -> bool:
     return len(node.targets) == 1 and node.targets[0].__class__ is ast.Tuple and node.value.__class__ is ast.Call
 
 
-def _keep_models(node: ast.Assign, stores: dict[str, list[ast.AST | None]], qualified) -> None:
+def _keep_models(node: ast.Assign, stores: dict[str, list[ast.AST | None]], qualified) -> bool:
     """``model, opt = amp.initialize(model, opt)``: each target named as the
     argument in its place keeps its earlier value, so the binding adds no
     unknown value to it (one unknown mark taken off; a name left with no
-    binding keeps it)."""
+    binding keeps it). False for any other call."""
     call = node.value
     if qualified(call.func) not in _SAME_MODELS:  # type: ignore[attr-defined]
-        return
+        return False
     for target, arg in zip(node.targets[0].elts, call.args):  # type: ignore[attr-defined]
         if not (isinstance(target, ast.Name) and isinstance(arg, ast.Name) and target.id == arg.id):
             continue
         values = stores.get(target.id, [])
         if len(values) > 1 and None in values:
             values.remove(None)
+    return True
 
 
 def _bound_methods(values: list[ast.AST | None]) -> list[ast.Attribute] | None:

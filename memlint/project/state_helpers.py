@@ -58,6 +58,12 @@ def state_params(
             value = node.value
             for target in node.targets:
                 name = target.id if isinstance(target, ast.Name) else ""
+                entry_of = _entry_of(target)
+                if entry_of:
+                    # ``own[k] = sd[k]``: sd's tensors now sit in ``own`` too
+                    # (load_matched_state_dict's filtered copy).
+                    holds.setdefault(entry_of, set()).update(_sources(value, holds))
+                    continue
                 if not name:
                     for sub in ast.walk(target):
                         if isinstance(sub, ast.Name):
@@ -231,6 +237,13 @@ def _sources(expr: ast.expr, holds: dict[str, set[str]]) -> set[str]:
         else:
             break
     return set(holds.get(expr.id, ())) if isinstance(expr, ast.Name) else set()
+
+
+def _entry_of(target: ast.expr) -> str:
+    """``d`` of a store into one entry, ``d[k] = ...``, ``d`` a name."""
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+        return target.value.id
+    return ""
 
 
 def _is_get(expr: ast.expr) -> bool:

@@ -47,6 +47,7 @@ from memlint.project import (
     state_helpers,
     sys_paths,
     trackers,
+    tuple_factories,
     tuple_returns,
     version_tests,
     wrapped_args,
@@ -106,6 +107,7 @@ def summary_fingerprint() -> str:
         eval_forwards,
         dynamic_classes,
         passed_through,
+        tuple_factories,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -555,7 +555,7 @@ class ModuleSummary:
 # evaluates a model it is handed without importing torch (protonets'
 # utils/model.py), and its view needs its own functions (callers elsewhere
 # under ``no_grad``).
-_WORTH = ("torch", "backward", "zero_grad", ".step(", ".eval()")
+_WORTH = ("torch", "backward", "zero_grad", ".step(", ".eval()", ".load_state_dict(")
 
 
 def worth_summarising(text: str) -> bool:

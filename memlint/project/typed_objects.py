@@ -28,6 +28,7 @@ from memlint.project.held_models import held_forward
 from memlint.project.object_types import CONTAINER_ITEM, FORWARD_PART, ObjectTypes
 from memlint.project.off_forwards import attribute_forward_off
 from memlint.project.plain_forwards import plain_forward
+from memlint.project.tuple_factories import split_element
 from memlint.project.wordless_factories import factory_returns
 from memlint.vocabulary.kinds import names_a_model_method
 
@@ -85,11 +86,14 @@ class TypedObjects:
             if found is None:
                 return None
         else:
-            found = self.index.resolve(spelling, path)
+            base, element = split_element(spelling)  # ``get_optimizer#1`` (tuple_factories.py)
+            found = self.index.resolve(base, path)
             if found is None:
-                if spelling.startswith(".") or not spelling.rpartition(".")[2][:1].isupper():
+                if element or spelling.startswith(".") or not spelling.rpartition(".")[2][:1].isupper():
                     return None
                 return (spelling,)  # an installed class (``torch.optim.lr_scheduler.LambdaLR``)
+            if element and found[1]:
+                found = (found[0], found[1] + element)
         if found is None or not found[1]:
             return None
         objects = self.objects(found[0])

@@ -112,6 +112,11 @@ class Bindings(cst.CSTVisitor):
         statements) assigns to ``text``."""
         return [v for s, v in self._values.get(text, ()) if s is scope]
 
+    def stores(self, text: str) -> list[tuple[cst.CSTNode, cst.BaseExpression | None]]:
+        """Every (scope, value) the module binds to ``text``, whatever the scope
+        (None: a value not followed, an unpacking or an augmented assignment)."""
+        return list(self._values.get(text, ()))
+
     def unpacked_in(self, text: str, scope: cst.CSTNode) -> list[cst.Call]:
         """The calls whose results ``scope`` unpacks into ``text``
         (``D_fake, D_cont = self.D(G_)``): each is one of the bindings

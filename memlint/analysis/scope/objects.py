@@ -51,6 +51,7 @@ from memlint.analysis.scope.callgraph import CallGraph, Scope, bound_params
 from memlint.analysis.scope.class_trees import ClassTrees
 from memlint.analysis.scope.literal_items import literal_items
 from memlint.analysis.scope.names import ImportTable, dotted_name, is_lightning_module
+from memlint.analysis.scope.namespace_attrs import namespace_key, namespace_kind
 from memlint.analysis.scope.valueless import returns_no_value
 from memlint.parse.traversal import visit_fast
 from memlint.project.parameterless import holds_no_parameters
@@ -187,6 +188,9 @@ class ObjectTable(cst.CSTVisitor):
         # a binding we cannot evaluate (for-loop target, ``with ... as``).
         self._defs: dict[tuple[object, str], list[object]] = defaultdict(list)
         self._holders: dict[str, list[object]] | None = None  # sole_holder_kind's index, read on first need
+        # ``args.optimizer = optimizer``: (scope, value) per spelling, for a
+        # function reading the attribute of a namespace it is handed (namespace_attrs.py).
+        self._namespace_stores: dict[str, list[tuple[object, object]]] = defaultdict(list)
         self._params: dict[tuple[Scope, str], cst.Param] = {}
         self._module_classes: dict[str, Kind] = {}
         self._stack: list[Scope] = [wrapper.module]
@@ -268,6 +272,10 @@ class ObjectTable(cst.CSTVisitor):
         key = self._key(target)
         if key is not None:
             self._defs[key].append(value)
+        elif isinstance(target, cst.Attribute):
+            spelled = namespace_key(target)
+            if spelled is not None:
+                self._namespace_stores[spelled].append((self._stack[-1], value))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
@@ -496,6 +504,15 @@ class ObjectTable(cst.CSTVisitor):
                 if isinstance(expr.value, cst.Name) and expr.value.value == "self":
                     # An attribute set outside this file (a framework base class).
                     return guess_kind_from_name(expr.attr.value)
+                if isinstance(expr.value, cst.Name) and (scope, expr.value.value) in self._params:
+                    # ``args.optimizer`` of a namespace its caller filled (namespace_attrs.py).
+                    stored = namespace_kind(
+                        self._namespace_stores.get(f"{expr.value.value}.{expr.attr.value}", []),
+                        scope,
+                        lambda value, owner: self._value_kind(value, owner),  # type: ignore[arg-type]
+                    )
+                    if stored is not None:
+                        return stored
                 # ``model.module`` (DataParallel) and ``self.model.backbone``.
                 if expr.attr.value == "module" and self._eval(expr.value, scope) is Kind.MODULE:
                     return Kind.MODULE
