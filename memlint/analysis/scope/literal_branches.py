@@ -117,17 +117,17 @@ def decided_branches(fn: cst.FunctionDef, values: Mapping[str, object]) -> dict[
         return {}
     out: dict[cst.If, bool] = {}
     for node in walk.ifs:
-        taken = test_value(node.test, known)
+        taken = truth_of(node.test, known)
         if isinstance(taken, bool):
             out[node] = taken
     return out
 
 
-def test_value(test: cst.BaseExpression, values: Mapping[str, object]) -> object:
+def truth_of(test: cst.BaseExpression, values: Mapping[str, object]) -> object:
     """The truth of ``test`` when its names hold ``values``; ``UNKNOWN``
     when it reads anything else."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = test_value(test.expression, values)
+        inner = truth_of(test.expression, values)
         return UNKNOWN if inner is UNKNOWN else not inner
     if isinstance(test, cst.Name) and test.value in values:
         return bool(values[test.value])
