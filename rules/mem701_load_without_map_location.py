@@ -3258,7 +3258,7 @@ def main(path):
     global_model = nets[0]
     global_model.load_state_dict(torch.load(path))
 """,
-            "MOON's `init_nets`: every call passes `device=\"cpu\"`, so the `else` moving each net never runs and"
+            'MOON\'s `init_nets`: every call passes `device="cpu"`, so the `else` moving each net never runs and'
             " the dict of nets it returns holds CPU models",
         ),
         Valid(
@@ -3273,7 +3273,7 @@ def restore(path):
     net.load_state_dict(torch.load(path))
     return net.cuda()
 """,
-            "`net.to(\"cpu\")` leaves a model built on the CPU there",
+            '`net.to("cpu")` leaves a model built on the CPU there',
         ),
     ]
     invalid = [

@@ -587,7 +587,9 @@ def test_branch_taken_under_the_literal_every_call_passes():
             net = net.cuda()
         return net
     """
-    src = builder + """
+    src = (
+        builder
+        + """
     def main(p):
         nets, n = _init_nets(3, device='cpu')
         first = nets[0]
@@ -597,6 +599,7 @@ def test_branch_taken_under_the_literal_every_call_passes():
         model = _build()
         model.load_state_dict(sd)
     """
+    )
     assert cpu_loads(src) == ["first", "net", "model"]
     # A caller passing ``device='cuda'``, a variable, or two callers
     # disagreeing: the branch is not decided, the nets may be on a GPU.
@@ -605,13 +608,16 @@ def test_branch_taken_under_the_literal_every_call_passes():
         "nets, n = _init_nets(3, device=dev)\n        model = _build(dev)",
         "nets, n = _init_nets(3)\n        _init_nets(2, 'cuda')\n        model = _build()\n        _build('cuda')",
     ):
-        src = builder + f"""
+        src = (
+            builder
+            + f"""
     def main(p, dev):
         {calls}
         first = nets[0]
         first.load_state_dict(sd)
         model.load_state_dict(sd)
     """
+        )
         assert cpu_loads(src) == [], calls
 
 

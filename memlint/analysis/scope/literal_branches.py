@@ -48,12 +48,12 @@ def literal_value(expr: cst.BaseExpression | None) -> object:
         return value if isinstance(value, str) else UNKNOWN  # a bytes literal is no device nor flag
     number = expr.expression if isinstance(expr, cst.UnaryOperation) else expr
     if isinstance(number, (cst.Integer, cst.Float)):
-        value = number.evaluated_value
+        amount = number.evaluated_value
         if isinstance(expr, cst.UnaryOperation):
             if isinstance(expr.operator, cst.Minus):
-                return -value
-            return value if isinstance(expr.operator, cst.Plus) else UNKNOWN
-        return value
+                return -amount
+            return amount if isinstance(expr.operator, cst.Plus) else UNKNOWN
+        return amount
     return UNKNOWN
 
 

@@ -37,7 +37,7 @@ import re
 import textwrap
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import libcst as cst
 
@@ -235,11 +235,15 @@ def _class_names(cls: cst.ClassDef) -> set[str]:
     return bound
 
 
-# What a builder returns (_CpuModels._shape): ("dict" | "model", the
-# constructors of its models), or a tuple of those (None for an item of
-# another kind).
+# What a builder returns (_CpuModels._shape): per item, ("dict" | "model",
+# the constructors of its models), None for an item of another kind; and
+# whether it is a tuple to unpack (``return nets, meta``) or one value (``return nets``).
 ShapeItem = tuple[str, frozenset[str]]
-Shape = ShapeItem | tuple[ShapeItem | None, ...]
+
+
+class Shape(NamedTuple):
+    unpacked: bool
+    items: tuple[ShapeItem | None, ...]
 
 
 def _constructor(value: cst.BaseExpression) -> str:
@@ -390,7 +394,7 @@ class _CpuModels(cst.CSTVisitor):
         # CPU (a dict of them, or a tuple of them and other values): ``_shape``.
         # False: some return gives something else. ``returned_shape``: the same,
         # of a walk before, for the calls of those functions.
-        self.shapes: dict[cst.FunctionDef, Shape | bool] = {}
+        self.shapes: dict[cst.FunctionDef, Shape | Literal[False]] = {}
         self.returned_shape = returned_shape
         # Parameters every caller hands a string or a number (``load_model("vqvae",
         # ...)``): a path on which one keeps that value loads into no model.
@@ -542,9 +546,7 @@ class _CpuModels(cst.CSTVisitor):
             self.returns[fn] = self.returns.get(fn, True) and cpu
             shape = self._shape(value) if value is not None else None
             before = self.shapes.get(fn)
-            self.shapes[fn] = shape if before is None or before == shape else False
-            if shape is None:
-                self.shapes[fn] = False
+            self.shapes[fn] = shape if shape is not None and before in (None, shape) else False
 
     def _shape(self, value: cst.BaseExpression) -> Shape | None:
         """What ``return value`` gives, read as a builder's result: a dict of
@@ -552,14 +554,12 @@ class _CpuModels(cst.CSTVisitor):
         least one such dict or model (``return nets, meta, types``: per item,
         ``("dict" | "model", constructors)`` or None for anything else)."""
         if isinstance(value, cst.Tuple):
-            items = tuple(
-                None if isinstance(el, cst.StarredElement) else self._item_shape(el.value) for el in value.elements
-            )
-            if any(isinstance(el, cst.StarredElement) for el in value.elements) or not any(items):
+            if any(isinstance(el, cst.StarredElement) for el in value.elements):
                 return None
-            return items
+            items = tuple(self._item_shape(el.value) for el in value.elements)
+            return Shape(True, items) if any(items) else None
         item = self._item_shape(value)
-        return item if item is not None and item[0] == "dict" else None
+        return Shape(False, (item,)) if item is not None and item[0] == "dict" else None
 
     def _item_shape(self, value: cst.BaseExpression) -> tuple[str, frozenset[str]] | None:
         if isinstance(value, cst.Name) and self.cpu_dicts.dicts[-1]:
@@ -883,12 +883,15 @@ class _CpuModels(cst.CSTVisitor):
         ):
             return  # handed a model, a device, or moved on the way
         target = node.targets[0].target
-        if isinstance(target, (cst.Tuple, cst.List)) and not isinstance(shape[0], str):
-            if len(target.elements) != len(shape) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        pairs: list[tuple[cst.BaseExpression, ShapeItem | None]]
+        if isinstance(target, (cst.Tuple, cst.List)) and shape.unpacked:
+            if len(target.elements) != len(shape.items):
                 return
-            pairs = [(e.value, item) for e, item in zip(target.elements, shape)]
-        elif isinstance(target, cst.Name) and isinstance(shape[0], str):
-            pairs = [(target, shape)]
+            if any(isinstance(e, cst.StarredElement) for e in target.elements):
+                return
+            pairs = [(e.value, item) for e, item in zip(target.elements, shape.items)]
+        elif isinstance(target, cst.Name) and not shape.unpacked:
+            pairs = [(target, shape.items[0])]
         else:
             return
         for name, item in pairs:
@@ -1485,9 +1488,7 @@ class Checkpoints:
             builders = {fn for fn, cpu in visitor.returns.items() if cpu and self._builder_scope(fn)}
             # Builders of several models (``return nets, meta, kinds`` with ``nets`` a dict of them).
             self._shapes = {
-                fn: shape
-                for fn, shape in visitor.shapes.items()
-                if shape is not False and shape is not True and self._builder_scope(fn)
+                fn: shape for fn, shape in visitor.shapes.items() if shape is not False and self._builder_scope(fn)
             }
             if builders or self._shapes:
                 self._builders = frozenset(builders)
