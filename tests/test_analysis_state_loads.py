@@ -672,3 +672,22 @@ def test_moves_to_the_cpu_keep_a_model_there():
         gpu.load_state_dict(sd)
     """
     assert cpu_loads(src) == ["net", "other"]
+
+
+def test_a_load_in_an_arm_no_call_takes_is_judged_as_before():
+    # Tramac's ``get_xception_a(pretrained=False)``, called here only with the
+    # default: its ``if pretrained:`` load still goes into a CPU model.
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    def _get_net(pretrained=False):
+        net = Net()
+        if pretrained:
+            net.load_state_dict(sd)
+        return net
+    model = _get_net()
+    """
+    assert cpu_loads(src) == ["net"]

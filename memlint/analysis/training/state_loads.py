@@ -1499,9 +1499,20 @@ class Checkpoints:
             seeds = {fn: self._cpu_params(fn) for fn in self.calls.functions}
             literal = {fn: self._literal_params(fn, visitor.literal_args) for fn in self.calls.functions}
             literal = {fn: params for fn, params in literal.items() if params}
+            cpu_params = lambda fn: constructing.get(fn, frozenset())  # noqa: E731
             if any(seeds.values()) or literal:
-                visitor = self._cpu_models(lambda fn: seeds.get(fn, frozenset()), literal)
-            self._cpu_loads = frozenset() if visitor.device_default else frozenset(map(id, visitor.candidates))
+                cpu_params = lambda fn: seeds.get(fn, frozenset())  # noqa: E731
+                visitor = self._cpu_models(cpu_params, literal)
+            loads = set(map(id, visitor.candidates))
+            default = visitor.device_default
+            if self._agreed:
+                # A load in an arm no call takes is judged as if every arm
+                # might run (a public helper's ``if pretrained:`` load, called
+                # here only with the default): deciding arms never adds a finding.
+                plain = self._cpu_models(cpu_params, literal, decide=False)
+                loads |= set(map(id, plain.candidates))
+                default = default or plain.device_default
+            self._cpu_loads = frozenset() if default else frozenset(loads)
         return id(call) in self._cpu_loads
 
     def builds_on_cpu(self, func: cst.BaseExpression) -> bool:
@@ -1518,7 +1529,9 @@ class Checkpoints:
         self,
         cpu_params: Callable[[cst.FunctionDef], frozenset[str]],
         literal: Mapping[cst.FunctionDef, frozenset[str]] | None = None,
+        decide: bool = True,
     ) -> _CpuModels:
+        """A walk of the module; ``decide``: the arms of ``if`` statements no call takes are not walked."""
         literal = literal or {}
         visitor = _CpuModels(
             self.names,
@@ -1537,7 +1550,7 @@ class Checkpoints:
             frozenset(self.project.cpu_methods) if self.project is not None else frozenset(),
             lambda fn: literal.get(fn, frozenset()),
             self._cpu_devices(),
-            lambda fn: self._agreed.get(fn, {}),
+            (lambda fn: self._agreed.get(fn, {})) if decide else (lambda fn: {}),
             lambda fn: self._shapes.get(fn),
         )
         visit_fast(self.module, visitor)
