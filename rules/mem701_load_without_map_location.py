@@ -281,6 +281,18 @@ class LoadWithoutMapLocation(Rule):
     the CPU, and a model built and moved so (`build().to(device)`) is on the CPU
     at the load (wavenet_vocoder's tests).
 
+    A function of this file whose every call passes one literal to a
+    parameter (`init_nets(..., device="cpu")`, the default counting for a call
+    that leaves it out) runs only the arms of its `if` statements that literal
+    picks (`if device == "cpu": net.to(device) else: net = net.cuda()`), and
+    the parameter holds the CPU device there: the dict of nets it fills and
+    returns, alone or in a tuple (`nets, meta = init_nets(...)`), holds CPU
+    models, and so does an item picked from it (`nets[0]`) or a loop over its
+    items (MOON's `main.py`). A call passing a name, `**kwargs`, another
+    literal (`device="cuda"`), a call from another module, or the function
+    used as a value leaves every arm possible. `net.to("cpu")` and
+    `Net(device="cpu")` leave a model on the CPU.
+
     A method of a class of this file returning a load (`return
     torch.load(self.fname)`) whose every call in another module, on an instance
     built there, loads the value into a model that module moved to a device
@@ -3217,6 +3229,52 @@ def main(opt):
             "`Captioner(opt)`: `opt` reads as an optimizer's name, yet an optimizer is no module to wrap; the class"
             " moves nothing, so the model is on the CPU at the load",
         ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+def _init_nets(n, device="cpu"):
+    nets = {i: None for i in range(n)}
+    for i in range(n):
+        net = Net()
+        if device == "cpu":
+            net.to(device)
+        else:
+            net = net.cuda()
+        nets[i] = net
+    return nets, n
+
+
+def main(path):
+    nets, n = _init_nets(3, device="cpu")
+    global_model = nets[0]
+    global_model.load_state_dict(torch.load(path))
+""",
+            'MOON\'s `init_nets`: every call passes `device="cpu"`, so the `else` moving each net never runs and'
+            " the dict of nets it returns holds CPU models",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def restore(path):
+    net = nn.Linear(2, 2)
+    net.to("cpu")
+    net.load_state_dict(torch.load(path))
+    return net.cuda()
+""",
+            '`net.to("cpu")` leaves a model built on the CPU there',
+        ),
     ]
     invalid = [
         Invalid(
@@ -5634,6 +5692,182 @@ def setup(opt):
 
 model = setup(OPTIONS)
 model.cuda()
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+def _init_nets(n, device="cpu"):
+    nets = {i: None for i in range(n)}
+    for i in range(n):
+        net = Net()
+        if device == "cpu":
+            net.to(device)
+        else:
+            net = net.cuda()
+        nets[i] = net
+    return nets, n
+
+
+def main(path):
+    nets, n = _init_nets(3, device="cuda")
+    global_model = nets[0]
+    global_model.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+def _init_nets(n, device="cpu"):
+    nets = {i: None for i in range(n)}
+    for i in range(n):
+        net = Net()
+        if device == "cpu":
+            net.to(device)
+        else:
+            net = net.cuda()
+        nets[i] = net
+    return nets, n
+
+
+def main(path):
+    nets, n = _init_nets(3, device="cuda")
+    global_model = nets[0]
+    global_model.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+def _init_nets(n, device="cpu"):
+    nets = {i: None for i in range(n)}
+    for i in range(n):
+        net = Net()
+        if device == "cpu":
+            net.to(device)
+        else:
+            net = net.cuda()
+        nets[i] = net
+    return nets, n
+
+
+def main(path, device):
+    nets, n = _init_nets(3, device=device)
+    global_model = nets[0]
+    global_model.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+def _init_nets(n, device="cpu"):
+    nets = {i: None for i in range(n)}
+    for i in range(n):
+        net = Net()
+        if device == "cpu":
+            net.to(device)
+        else:
+            net = net.cuda()
+        nets[i] = net
+    return nets, n
+
+
+def main(path, device):
+    nets, n = _init_nets(3, device=device)
+    global_model = nets[0]
+    global_model.load_state_dict(torch.load(path, map_location="cpu"))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+def _init_nets(n, device="cpu"):
+    nets = {i: None for i in range(n)}
+    for i in range(n):
+        net = Net()
+        if device == "cpu":
+            net.to(device)
+        else:
+            net = net.cuda()
+        nets[i] = net
+    return nets, n
+
+
+def main(path):
+    pool, n = _init_nets(3, device="cuda")
+    nets, n = _init_nets(3)
+    global_model = nets[0]
+    global_model.load_state_dict(torch.load(path))
+""",
+            """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+def _init_nets(n, device="cpu"):
+    nets = {i: None for i in range(n)}
+    for i in range(n):
+        net = Net()
+        if device == "cpu":
+            net.to(device)
+        else:
+            net = net.cuda()
+        nets[i] = net
+    return nets, n
+
+
+def main(path):
+    pool, n = _init_nets(3, device="cuda")
+    nets, n = _init_nets(3)
+    global_model = nets[0]
+    global_model.load_state_dict(torch.load(path, map_location="cpu"))
 """,
         ),
     ]

@@ -558,3 +558,136 @@ def test_an_activation_slot_set_in_init_keeps_the_model_on_the_cpu():
         return x.cuda()
     """
     assert cpu_loads(src) == ["self"]
+
+
+def test_branch_taken_under_the_literal_every_call_passes():
+    # MOON's ``init_nets(..., device='cpu')``: the ``else`` moving each net
+    # never runs; the dict of nets it returns in a tuple holds CPU models.
+    builder = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    def _init_nets(n, device='cpu'):
+        nets = {i: None for i in range(n)}
+        for i in range(n):
+            net = Net()
+            if device == 'cpu':
+                net.to(device)
+            else:
+                net = net.cuda()
+            nets[i] = net
+        for k, v in nets[0].state_dict().items():
+            print(k)
+        return nets, 3
+    def _build(device='cpu'):
+        net = Net()
+        if device != 'cpu':
+            net = net.cuda()
+        return net
+    """
+    src = (
+        builder
+        + """
+    def main(p):
+        nets, n = _init_nets(3, device='cpu')
+        first = nets[0]
+        first.load_state_dict(sd)
+        for k, net in nets.items():
+            net.load_state_dict(sd[k])
+        model = _build()
+        model.load_state_dict(sd)
+    """
+    )
+    assert cpu_loads(src) == ["first", "net", "model"]
+    # A caller passing ``device='cuda'``, a variable, or two callers
+    # disagreeing: the branch is not decided, the nets may be on a GPU.
+    for calls in (
+        "nets, n = _init_nets(3, device='cuda')\n        model = _build('cuda')",
+        "nets, n = _init_nets(3, device=dev)\n        model = _build(dev)",
+        "nets, n = _init_nets(3)\n        _init_nets(2, 'cuda')\n        model = _build()\n        _build('cuda')",
+    ):
+        src = (
+            builder
+            + f"""
+    def main(p, dev):
+        {calls}
+        first = nets[0]
+        first.load_state_dict(sd)
+        model.load_state_dict(sd)
+    """
+        )
+        assert cpu_loads(src) == [], calls
+
+
+def test_a_dict_of_cpu_models_moved_or_handed_over_is_not_on_the_cpu():
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    def _init_nets(n):
+        nets = {}
+        for i in range(n):
+            net = Net()
+            nets[i] = net
+            net.cuda()
+        return nets, 1
+    def _two(n):
+        nets = {i: None for i in range(n)}
+        nets[0] = Net()
+        return nets, 1
+    def main(p):
+        a, _ = _init_nets(2)
+        first = a[0]
+        first.load_state_dict(sd)
+        b, _ = _two(2)
+        for k, v in b.items():
+            v.cuda()
+        c = b[0]
+        c.load_state_dict(sd)
+        d, _ = _two(2)
+        e = d[0]
+        e.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["e"]
+
+
+def test_moves_to_the_cpu_keep_a_model_there():
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self, device=None):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    def main(p):
+        net = Net()
+        net.to("cpu")
+        net.load_state_dict(sd)
+        other = Net(device="cpu")
+        other.load_state_dict(sd)
+        gpu = Net(device="cuda")
+        gpu.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["net", "other"]
+
+
+def test_a_load_in_an_arm_no_call_takes_is_judged_as_before():
+    # Tramac's ``get_xception_a(pretrained=False)``, called here only with the
+    # default: its ``if pretrained:`` load still goes into a CPU model.
+    src = """
+    import torch.nn as nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+    def _get_net(pretrained=False):
+        net = Net()
+        if pretrained:
+            net.load_state_dict(sd)
+        return net
+    model = _get_net()
+    """
+    assert cpu_loads(src) == ["net"]

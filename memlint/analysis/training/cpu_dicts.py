@@ -67,6 +67,8 @@ class CpuDicts:
                 self.constructors[-1][name] = {m for m in made if m}
             return
         empty = isinstance(value, cst.Dict) and not value.elements
+        # ``{i: None for i in range(n)}``: slots, no model yet (MOON's ``init_nets``).
+        empty = empty or _empty_slots(value)
         empty = (
             empty
             or (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict")
@@ -112,13 +114,44 @@ class CpuDicts:
         self.variables[-1][variable] = name
         return set(self.constructors[-1][name])
 
-    def stored(self, name: str, constructor: str | None) -> None:
+    def stored(self, name: str, constructor: str | None, variable: str | None = None) -> None:
         """After ``d[k] = value``: ``constructor``, the class or builder of a
-        model built on the CPU; None (anything else) drops ``d``."""
+        model built on the CPU; None (anything else) drops ``d``. ``variable``:
+        the name the model was stored from (``d[k] = net``), whose later move
+        moves the dict's model."""
         if constructor is None:
             self.dicts[-1].pop(name, None)
         elif name in self.dicts[-1]:
             self.constructors[-1][name].add(constructor)
+            if variable is not None:
+                self.variables[-1][variable] = name
+
+    def unlink(self, variable: str) -> None:
+        """``variable`` is rebound: it names none of a dict's models any more."""
+        self.variables[-1].pop(variable, None)
+
+    def item_method(self, call: cst.Call, leaves_in_place: frozenset[str]) -> None:
+        """Before ``d[k].state_dict()`` is walked: a method of one of the dict's
+        models that leaves it where it is (``leaves_in_place``) keeps the dict."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in leaves_in_place):
+            return
+        item = func.value
+        if isinstance(item, cst.Subscript) and isinstance(item.value, cst.Name) and item.value.value in self.dicts[-1]:
+            self._allowed.add(id(item.value))
+
+    def returned(self, name: str, on_cpu_here: Callable[[tuple[int, ...]], bool]) -> frozenset[str] | None:
+        """At ``return d`` (or ``return d, ...``): the constructors of ``d``'s
+        models when ``d`` holds models on the CPU here, else None."""
+        if name not in self.dicts[-1] or not on_cpu_here(self.dicts[-1][name]):
+            return None
+        return frozenset(self.constructors[-1][name])
+
+    def received(self, name: str, blocks: tuple[int, ...], constructors: frozenset[str]) -> None:
+        """``d = build(...)`` (or ``d, x = build(...)``) from a function of the
+        module whose every return gives a dict of models on the CPU (``returned``)."""
+        self.dicts[-1][name] = blocks
+        self.constructors[-1][name] = set(constructors)
 
     def loop(self, node: cst.For, on_cpu_here: Callable[[tuple[int, ...]], bool]) -> tuple[str, set[str]] | None:
         """``for k, v in d.items()`` / ``for v in d.values()`` over a dict of
@@ -154,3 +187,8 @@ class CpuDicts:
         name = self.variables[-1].pop(key.split(".", 1)[0], None)
         if name is not None:
             self.dicts[-1].pop(name, None)
+
+
+def _empty_slots(value: cst.BaseExpression) -> bool:
+    """``{k: None for k in ...}``: a dict whose every value is ``None``."""
+    return isinstance(value, cst.DictComp) and isinstance(value.value, cst.Name) and value.value.value == "None"

@@ -37,17 +37,18 @@ import re
 import textwrap
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import libcst as cst
 
 from memlint.analysis.scope.callgraph import bound_params
+from memlint.analysis.scope.literal_branches import agreed_values, bound_values, decided_branches, fixed_values
 from memlint.analysis.scope.names import ImportTable, dotted_name, mentions
 from memlint.analysis.scope.option_choices import OptionChoices
 from memlint.analysis.scope.options import ModuleOptions
 from memlint.analysis.training.construction_order import SelfMethods, starts_on_cpu
 from memlint.analysis.training.cpu_attrs import stable_cpu_attrs
-from memlint.analysis.training.cpu_devices import cpu_device_names, moves_to_cpu
+from memlint.analysis.training.cpu_devices import cpu_device_names, is_cpu_device, moves_to_cpu
 from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.cpu_saves import CpuSaves, cpu_saves
 from memlint.analysis.training.factory_classes import FactoryClasses
@@ -234,6 +235,17 @@ def _class_names(cls: cst.ClassDef) -> set[str]:
     return bound
 
 
+# What a builder returns (_CpuModels._shape): per item, ("dict" | "model",
+# the constructors of its models), None for an item of another kind; and
+# whether it is a tuple to unpack (``return nets, meta``) or one value (``return nets``).
+ShapeItem = tuple[str, frozenset[str]]
+
+
+class Shape(NamedTuple):
+    unpacked: bool
+    items: tuple[ShapeItem | None, ...]
+
+
 def _constructor(value: cst.BaseExpression) -> str:
     """``Net`` for ``Net(...).eval()``: the callee under a chain of methods ("" if none);
     of a model built on the CPU (``_built_on_cpu``), a move in the chain is to the CPU."""
@@ -312,8 +324,11 @@ def _built_on_cpu(
         value = func.value
     if not isinstance(value, cst.Call):
         return False
-    if any(a.keyword is not None and a.keyword.value in ("device", "device_map") for a in value.args):
-        return False
+    if any(
+        a.keyword is not None and a.keyword.value in ("device", "device_map") and not is_cpu_device(a.value)
+        for a in value.args
+    ):
+        return False  # ``device="cpu"`` builds there
     if any(a.star for a in value.args) and not takes_no_device(value.func):
         return False  # a device may be among them
     # ``BertForMaskedLM.from_pretrained(bert_model)``: its one positional
@@ -363,9 +378,24 @@ class _CpuModels(cst.CSTVisitor):
         cpu_methods: frozenset[str] = frozenset(),
         literal_params: Callable[[cst.FunctionDef], frozenset[str]] = lambda fn: frozenset(),
         cpu_devices: frozenset[str] = frozenset(),
+        branch_values: Callable[[cst.FunctionDef], Mapping[str, object]] = lambda fn: {},
+        returned_shape: Callable[[cst.FunctionDef], Shape | None] = lambda fn: None,
     ) -> None:
         self.names = names
         self.cpu_devices = cpu_devices  # names holding the CPU device (cpu_devices.py)
+        # Per function, the literal every call binds a parameter to (``init_nets(...,
+        # device='cpu')``): the arms of an ``if`` it decides that never run are
+        # not walked (``dead``), and a parameter holding ``"cpu"`` is a CPU
+        # device in the function (``local_cpu``): literal_branches.py.
+        self.branch_values = branch_values
+        self.dead: set[int] = set()
+        self.local_cpu: list[frozenset[str]] = [frozenset()]
+        # Per function: what every ``return`` gives, when it holds models on the
+        # CPU (a dict of them, or a tuple of them and other values): ``_shape``.
+        # False: some return gives something else. ``returned_shape``: the same,
+        # of a walk before, for the calls of those functions.
+        self.shapes: dict[cst.FunctionDef, Shape | Literal[False]] = {}
+        self.returned_shape = returned_shape
         # Parameters every caller hands a string or a number (``load_model("vqvae",
         # ...)``): a path on which one keeps that value loads into no model.
         self.literal_params = literal_params
@@ -400,6 +430,8 @@ class _CpuModels(cst.CSTVisitor):
         self.local_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
         # The same calls: parameter -> a literal string or number is passed to it.
         self.literal_args: dict[cst.FunctionDef, list[dict[str, bool]]] = {}
+        # The same calls: parameter -> the literal value it is bound to (literal_branches.py).
+        self.call_values: dict[cst.FunctionDef, list[dict[str, object]]] = {}
         # Per function: every ``return`` gives a model on the CPU.
         self.returns: dict[cst.FunctionDef, bool] = {}
         self.functions: list[cst.FunctionDef] = []
@@ -464,6 +496,7 @@ class _CpuModels(cst.CSTVisitor):
         self.aliases.append({})
         self.holders.append({})
         self.functions.append(node)
+        self._decide(node)
         cls = self.classes[-1]
         fresh = node.name.value == "__init__" and cls is not None and params.params and _plain_module(cls)
         self.fresh_self.append((params.params[0].name.value, cls) if fresh and cls is not None else None)
@@ -472,7 +505,26 @@ class _CpuModels(cst.CSTVisitor):
         # Bound in the function's own block: what its callers pass.
         self.frames[-1].update(dict.fromkeys(self.cpu_params(node), (*self.blocks, id(body))))
 
+    def _decide(self, fn: cst.FunctionDef) -> None:
+        values = fixed_values(fn, self.branch_values(fn))
+        self.local_cpu.append(frozenset(name for name, value in values.items() if value == "cpu"))
+        for node, taken in decided_branches(fn, values).items():
+            if taken:
+                if node.orelse is not None:
+                    self.dead.add(id(node.orelse))
+            else:
+                self.dead.add(id(node.body))
+
+    def _cpu_names(self) -> frozenset[str]:
+        """The names holding the CPU device here: the module's, and the
+        function's parameters every call binds to ``"cpu"``."""
+        return self.cpu_devices | self.local_cpu[-1] if self.local_cpu[-1] else self.cpu_devices
+
+    def visit_Else(self, node: cst.Else) -> bool:
+        return id(node) not in self.dead  # an arm no call takes
+
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.local_cpu.pop()
         self.fresh_self.pop()
         self.classes.pop()
         self.writes.pop()
@@ -492,22 +544,52 @@ class _CpuModels(cst.CSTVisitor):
             cpu = value is not None and (self._on_cpu_here(value) or self._built(value))
             fn = self.functions[-1]
             self.returns[fn] = self.returns.get(fn, True) and cpu
+            shape = self._shape(value) if value is not None else None
+            before = self.shapes.get(fn)
+            self.shapes[fn] = shape if shape is not None and before in (None, shape) else False
+
+    def _shape(self, value: cst.BaseExpression) -> Shape | None:
+        """What ``return value`` gives, read as a builder's result: a dict of
+        models on the CPU (``("dict", constructors)``), or a tuple holding at
+        least one such dict or model (``return nets, meta, types``: per item,
+        ``("dict" | "model", constructors)`` or None for anything else)."""
+        if isinstance(value, cst.Tuple):
+            if any(isinstance(el, cst.StarredElement) for el in value.elements):
+                return None
+            items = tuple(self._item_shape(el.value) for el in value.elements)
+            return Shape(True, items) if any(items) else None
+        item = self._item_shape(value)
+        return Shape(False, (item,)) if item is not None and item[0] == "dict" else None
+
+    def _item_shape(self, value: cst.BaseExpression) -> tuple[str, frozenset[str]] | None:
+        if isinstance(value, cst.Name) and self.cpu_dicts.dicts[-1]:
+            held = self.cpu_dicts.returned(value.value, lambda blocks: self.blocks[: len(blocks)] == list(blocks))
+            if held is not None:
+                return ("dict", held)
+        if self._built(value):
+            return ("model", frozenset({_constructor(value)}))
+        if self._on_cpu_here(value):
+            return ("model", frozenset(self.built_by[-1].get(dotted_name(value) or "", ())))
+        return None
 
     def visit_Yield(self, node: cst.Yield) -> None:
         if self.functions:
             self.returns[self.functions[-1]] = False
+            self.shapes[self.functions[-1]] = False
 
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
         self.blocks.append(id(node))
         self._enter_branch(node)
+        return id(node) not in self.dead  # an arm no call takes
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self.blocks.pop()
         self._leave_branch(original_node)
 
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
         self.blocks.append(id(node))
         self._enter_branch(node)
+        return id(node) not in self.dead
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self.blocks.pop()
@@ -523,10 +605,11 @@ class _CpuModels(cst.CSTVisitor):
     # else: print(...)``) is on the CPU after it: a branch that leaves the name
     # unbound (never bound before the ``if`` nor in the branch) cannot reach
     # a later use of it.
-    def visit_If(self, node: cst.If) -> None:
+    def visit_If(self, node: cst.If) -> bool:
         # An ``elif`` is an ``if`` in its parent's ``orelse``: "before" is before the whole chain.
         chain = self.ifs[-1][5] if self.ifs and self.ifs[-1][0].orelse is node else self.seq
         self.ifs.append([node, None, None, self.seq, self.seq, chain])
+        return id(node) not in self.dead  # an ``elif`` no call reaches
 
     def _enter_branch(self, block: cst.CSTNode) -> None:
         if self.ifs and self.ifs[-1][0].body is block:
@@ -712,8 +795,7 @@ class _CpuModels(cst.CSTVisitor):
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         if self._dict_store is not None:
-            built = self._built(original_node.value)
-            self.cpu_dicts.stored(self._dict_store, _constructor(original_node.value) if built else None)
+            self._store_in_dict(self._dict_store, original_node.value)
             self._dict_store = None
         self._use_holders((original_node.value,))  # ``ev2 = ev``: an alias that may hand it on
         held, self._held = self._held, None
@@ -724,6 +806,9 @@ class _CpuModels(cst.CSTVisitor):
             key = dotted_name(t.target)
             if key is None:
                 continue
+            # Rebound, a name stored into a dict (``d[k] = net``) no longer
+            # names the dict's model (a move in the value was seen before).
+            self.cpu_dicts.unlink(key)
             self._lost(key)
             owner = self._owner(key)
             value = original_node.value
@@ -770,6 +855,54 @@ class _CpuModels(cst.CSTVisitor):
             self.holders[-1][holder] = [key for key in held[1] if key != holder]
         self._picked(original_node)
         self.cpu_dicts.bound(original_node, tuple(self.blocks), self._dict_model)
+        self._received(original_node)
+
+    def _store_in_dict(self, name: str, value: cst.BaseExpression) -> None:
+        """``d[k] = Net()``, or ``d[k] = net`` of a name holding a model on the
+        CPU here (whose later move then drops ``d``); anything else drops ``d``."""
+        if self._built(value):
+            self.cpu_dicts.stored(name, _constructor(value))
+        elif isinstance(value, cst.Name) and self._on_cpu_here(value):
+            for constructor in self.built_by[-1].get(value.value, None) or {""}:
+                self.cpu_dicts.stored(name, constructor, value.value)
+        else:
+            self.cpu_dicts.stored(name, None)
+
+    def _received(self, node: cst.Assign) -> None:
+        """``nets, meta, kinds = init_nets(...)`` (or ``nets = init_nets(...)``)
+        of a function of this module whose every return gives models on the
+        CPU (``_shape``, of the walk before): the names they are bound to hold
+        them, as after building them here."""
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(value, cst.Call):
+            return
+        callee = self.resolve_call(value)
+        shape = self.returned_shape(callee) if callee is not None else None
+        if shape is None or not _built_on_cpu(
+            value, self.names, lambda func: True, self._wraps, self.takes_no_device, self._cpu_names()
+        ):
+            return  # handed a model, a device, or moved on the way
+        target = node.targets[0].target
+        pairs: list[tuple[cst.BaseExpression, ShapeItem | None]]
+        if isinstance(target, (cst.Tuple, cst.List)) and shape.unpacked:
+            if len(target.elements) != len(shape.items):
+                return
+            if any(isinstance(e, cst.StarredElement) for e in target.elements):
+                return
+            pairs = [(e.value, item) for e, item in zip(target.elements, shape.items)]
+        elif isinstance(target, cst.Name) and not shape.unpacked:
+            pairs = [(target, shape.items[0])]
+        else:
+            return
+        for name, item in pairs:
+            if item is None or not isinstance(name, cst.Name):
+                continue
+            kind, constructors = item
+            if kind == "dict":
+                self.cpu_dicts.received(name.value, tuple(self.blocks), constructors)
+            else:
+                self.frames[-1][name.value] = tuple(self.blocks)
+                self.built_by[-1][name.value] = set(constructors)
 
     def _dict_model(self, value: cst.BaseExpression) -> str | None:
         """The constructor of ``value``, a model built on the CPU (a dict literal's entry); else None."""
@@ -940,7 +1073,7 @@ class _CpuModels(cst.CSTVisitor):
         return bound_in is not None and self.blocks[: len(bound_in)] == list(bound_in)
 
     def _built(self, value: cst.BaseExpression) -> bool:
-        return _built_on_cpu(value, self.names, self._cpu_callee, self._wraps, self.takes_no_device, self.cpu_devices)
+        return _built_on_cpu(value, self.names, self._cpu_callee, self._wraps, self.takes_no_device, self._cpu_names())
 
     def _cpu_callee(self, func: cst.BaseExpression) -> bool:
         """A class or builder that moves nothing, or a name bound here (in a
@@ -1019,9 +1152,11 @@ class _CpuModels(cst.CSTVisitor):
                     for arg, name in bound_params(node, callee)
                 }
             )
-            self.literal_args.setdefault(callee, []).append(
-                {name: _literal(arg.value) for arg, name in bound_params(node, callee)}
-            )
+            bound = bound_params(node, callee)
+            self.literal_args.setdefault(callee, []).append({name: _literal(arg.value) for arg, name in bound})
+            self.call_values.setdefault(callee, []).append(bound_values(node, callee))
+        if self.cpu_dicts.dicts[-1]:
+            self.cpu_dicts.item_method(node, _STAYS)  # ``nets[0].state_dict()``
         if qn in _COPIES_IN_PLACE and self._copies_cpu_model(node):
             self._cpu_copies.add(id(node))  # before handing the model over loses it
         looks = isinstance(node.func, cst.Name) and node.func.value in _LOOKS
@@ -1070,8 +1205,9 @@ class _CpuModels(cst.CSTVisitor):
                 return  # the model its parameters belong to has moved since: so has its state
             if self.blocks[: len(bound_in)] == list(bound_in):  # bound in a block around the load
                 self.candidates[node] = (key, _loops_reaching(self.loops, bound_in))
-        elif method not in _STAYS and not self.stays(node):
-            # A method of the model itself (not of a part, whose class is not known here).
+        elif method not in _STAYS and not self.stays(node) and not moves_to_cpu(node, self._cpu_names()):
+            # (``net.to("cpu")`` leaves a model on the CPU where it is.) A method
+            # of the model itself (not of a part, whose class is not known here).
             if not (
                 key == dotted_name(func.value) and (self._own_method(key, method) or self._still_method(key, method))
             ):
@@ -1278,6 +1414,10 @@ class Checkpoints:
         self.loaders = {**LIBRARY_LOADERS, **(imported_loaders or {})}
         self._cpu_saves: CpuSaves | None = None
         self._cpu_loads: frozenset[int] | None = None
+        # Per function of this module, the literal every call binds a parameter to (_branch_values).
+        self._agreed: dict[cst.FunctionDef, dict[str, object]] = {}
+        # Per function of this module, what it returns when that holds models on the CPU (_CpuModels._shape).
+        self._shapes: dict[cst.FunctionDef, Shape] = {}
         self._cpu_device_names: frozenset[str] | None = None  # made on first need (_cpu_devices)
         self._loaded: dict[cst.FunctionDef, frozenset[str]] = {}
         self._classes: dict[str, bool] = {}
@@ -1336,11 +1476,21 @@ class Checkpoints:
             # ``self`` in the ``__init__`` of a class that moves nothing: a model under construction.
             constructing = {fn: self._self_built(fn) for fn in self.calls.functions if fn.name.value == "__init__"}
             visitor = self._cpu_models(lambda fn: constructing.get(fn, frozenset()))
+            # The literal every call of a function binds a parameter to: the
+            # arms of its ``if`` statements no call takes are not walked.
+            agreed = {fn: self._branch_values(fn, visitor.call_values) for fn in visitor.call_values}
+            self._agreed = {fn: values for fn, values in agreed.items() if values}
+            if self._agreed:
+                visitor = self._cpu_models(lambda fn: constructing.get(fn, frozenset()))
             # Functions of this module that build a model on the CPU (``def
             # Xception41(...): return Xception(...)``): a walk that knows them all.
             # Nested ones too (not methods): a call reaches one only through its own scope.
             builders = {fn for fn, cpu in visitor.returns.items() if cpu and self._builder_scope(fn)}
-            if builders:
+            # Builders of several models (``return nets, meta, kinds`` with ``nets`` a dict of them).
+            self._shapes = {
+                fn: shape for fn, shape in visitor.shapes.items() if shape is not False and self._builder_scope(fn)
+            }
+            if builders or self._shapes:
                 self._builders = frozenset(builders)
                 visitor = self._cpu_models(lambda fn: constructing.get(fn, frozenset()))
             # Parameters every caller passes a CPU model: a walk with them.
@@ -1349,9 +1499,20 @@ class Checkpoints:
             seeds = {fn: self._cpu_params(fn) for fn in self.calls.functions}
             literal = {fn: self._literal_params(fn, visitor.literal_args) for fn in self.calls.functions}
             literal = {fn: params for fn, params in literal.items() if params}
+            cpu_params = lambda fn: constructing.get(fn, frozenset())  # noqa: E731
             if any(seeds.values()) or literal:
-                visitor = self._cpu_models(lambda fn: seeds.get(fn, frozenset()), literal)
-            self._cpu_loads = frozenset() if visitor.device_default else frozenset(map(id, visitor.candidates))
+                cpu_params = lambda fn: seeds.get(fn, frozenset())  # noqa: E731
+                visitor = self._cpu_models(cpu_params, literal)
+            loads = set(map(id, visitor.candidates))
+            default = visitor.device_default
+            if self._agreed:
+                # A load in an arm no call takes is judged as if every arm
+                # might run (a public helper's ``if pretrained:`` load, called
+                # here only with the default): deciding arms never adds a finding.
+                plain = self._cpu_models(cpu_params, literal, decide=False)
+                loads |= set(map(id, plain.candidates))
+                default = default or plain.device_default
+            self._cpu_loads = frozenset() if default else frozenset(loads)
         return id(call) in self._cpu_loads
 
     def builds_on_cpu(self, func: cst.BaseExpression) -> bool:
@@ -1368,7 +1529,9 @@ class Checkpoints:
         self,
         cpu_params: Callable[[cst.FunctionDef], frozenset[str]],
         literal: Mapping[cst.FunctionDef, frozenset[str]] | None = None,
+        decide: bool = True,
     ) -> _CpuModels:
+        """A walk of the module; ``decide``: the arms of ``if`` statements no call takes are not walked."""
         literal = literal or {}
         visitor = _CpuModels(
             self.names,
@@ -1387,6 +1550,8 @@ class Checkpoints:
             frozenset(self.project.cpu_methods) if self.project is not None else frozenset(),
             lambda fn: literal.get(fn, frozenset()),
             self._cpu_devices(),
+            (lambda fn: self._agreed.get(fn, {})) if decide else (lambda fn: {}),
+            lambda fn: self._shapes.get(fn),
         )
         visit_fast(self.module, visitor)
         return visitor
@@ -1406,16 +1571,34 @@ class Checkpoints:
         elsewhere in the project, never used as a value; without the
         project, a private function's), and there is one."""
         calls = literal_args.get(fn, [])
-        if not calls or fn in self.calls.class_of or fn in self.calls.escapes:
+        if not calls or not self._local_calls_only(fn):
             return frozenset()
+        params = (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)
+        return frozenset(p.name.value for p in params if all(call.get(p.name.value, False) for call in calls))
+
+    def _branch_values(
+        self, fn: cst.FunctionDef, call_values: Mapping[cst.FunctionDef, list[dict[str, object]]]
+    ) -> dict[str, object]:
+        """The parameters of ``fn`` (a function, not a method) that every call
+        binds to one literal (literal_branches.agreed_values), when all its
+        calls are in this module, as ``_literal_params`` asks."""
+        if not self._local_calls_only(fn):
+            return {}
+        return agreed_values(fn, call_values.get(fn, []))
+
+    def _local_calls_only(self, fn: cst.FunctionDef) -> bool:
+        """Every call of ``fn`` is a call of this module: a function, not a
+        method, never used as a value, called from no other module of the
+        project (without the project, a private function)."""
+        if fn in self.calls.class_of or fn in self.calls.escapes:
+            return False
         if self.calls.owner.get(fn) is self.module:
             name = fn.name.value
             if self.project is None and not name.startswith("_"):
-                return frozenset()
+                return False
             if self.project is not None and self.project.callers_of(name):
-                return frozenset()
-        params = (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)
-        return frozenset(p.name.value for p in params if all(call.get(p.name.value, False) for call in calls))
+                return False
+        return True
 
     def _cpu_module(self, spelled: str) -> bool:
         """``spelled`` (``models`` of ``models.__dict__[arch]``) is a module of
