@@ -8,8 +8,8 @@ no call of a module function that moves), and every ``return`` gives a class
 of the same module that moves nothing (``cpu_classes``), called with no
 ``device=``/``device_map=``, either directly or through a local name bound
 only so. ``**kwargs`` is accepted when the class's ``__init__`` takes no
-device and takes no ``**kwargs`` itself or never reads it. As analysis/training/state_loads.py's
-``_built_on_cpu`` for a builder of the module being linted, on Python's
+device and takes no ``**kwargs`` itself or never reads it. As analysis/training/cpu_models.py's
+``built_on_cpu`` for a builder of the module being linted, on Python's
 ``ast`` (the project summary's tree).
 """
 

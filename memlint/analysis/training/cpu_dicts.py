@@ -11,7 +11,7 @@ handed to, a method, a store of anything else) drops it, and so does a loop
 variable bound from it that may have moved (``for v in d.values(): v.cuda()``
 moves the dict's models, whatever a later loop binds).
 
-Used by state_loads.py's ``_CpuModels`` walk (which says what "built on the
+Used by cpu_models.py's ``CpuModels`` walk (which says what "built on the
 CPU" and "may have moved" mean); this module only keeps the dicts' books.
 
 A dict literal of models built on the CPU (``BACKBONE_DICT = {"ResNet_50":

@@ -7,7 +7,7 @@ class of the project whose code moves nothing to a device; the load
 As for a plain holder (``Evaluator(model=model)``), the new object keeps
 what it is handed in place until it is itself used: any use of the holder
 (a move, a call of a method, handing it on) then counts as a move of what
-it holds (state_loads.py ``_use_holders``).
+it holds (cpu_models.py ``_use_holders``).
 
 Only a call with no device argument, no ``*args``/``**kwargs`` (one may be
 a device) and no move inside it, of a class (a capitalised name) that the
