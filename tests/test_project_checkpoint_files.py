@@ -189,4 +189,12 @@ def test_walk_from_tables_visits_as_node_visitor():
         plain.visit(tree)
         seen = [(w.cpu, w.other, w.loaded, w.model_saves, w.model_unproven) for w in (fast, plain)]
         assert seen[0] == seen[1]
-    assert set(cf._VISITS) == {ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Assign, ast.AnnAssign, ast.For, ast.Call}
+    assert set(cf._VISITS) == {
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.Lambda,
+        ast.Assign,
+        ast.AnnAssign,
+        ast.For,
+        ast.Call,
+    }
