@@ -291,7 +291,7 @@ def pickers(
 
 
 def _mentions_importer(fn: ast.AST, qualified: Callable[[ast.AST], str | None]) -> bool:
-    return any(n.__class__ is ast.Call and qualified(n.func) in _IMPORTERS for n in nodes(fn))  # type: ignore[attr-defined]
+    return any(n.__class__ is ast.Call and qualified(n.func) in _IMPORTERS for n in nodes(fn))  # type: ignore[attr-defined,operator]
 
 
 def direct_pick(func: ast.AST, qualified: Callable[[ast.AST], str | None]) -> str | None:
