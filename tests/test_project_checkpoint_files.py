@@ -157,3 +157,44 @@ def test_a_module_that_starts_saving_the_loaded_file_from_the_gpu_is_seen_by_a_c
     (tmp_path / "finetune.py").write_text(textwrap.dedent(_GPU_SAVE))
     assert _mem701(tmp_path, ".") == [("evaluate.py", 9)]  # a cold run's answer
     assert found() == [("evaluate.py", "MEM701")]
+
+
+def test_walk_from_tables_visits_as_node_visitor():
+    """checkpoint_files' walk dispatches from a table, not NodeVisitor's
+    ``getattr`` per node: the same facts as NodeVisitor's own walk, nested
+    functions, lambdas, loops and inner calls included."""
+    import ast
+
+    from memlint.project import checkpoint_files as cf
+
+    class Plain(cf._Files):
+        visit = ast.NodeVisitor.visit
+        generic_visit = ast.NodeVisitor.generic_visit
+
+    extra = """
+        import torch
+        def save_all(nets, path):
+            for k, net in nets.items():
+                sd = net.cpu().state_dict()
+                torch.save(sd, path + k + "_cpu.pth")
+            f = lambda m: torch.save(m.state_dict(), "lam.pth")
+            sd2: dict = nets["a"].state_dict()
+            torch.save(sd2, "other.pth")
+            return torch.load("loaded.pth", map_location="cpu")
+    """
+    for source in (_TRAIN, _EVALUATE, extra):
+        tree = ast.parse(textwrap.dedent(source))
+        fast, plain = cf._Files({"torch": "torch"}), Plain({"torch": "torch"})
+        fast.visit(tree)
+        plain.visit(tree)
+        seen = [(w.cpu, w.other, w.loaded, w.model_saves, w.model_unproven) for w in (fast, plain)]
+        assert seen[0] == seen[1]
+    assert set(cf._VISITS) == {
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.Lambda,
+        ast.Assign,
+        ast.AnnAssign,
+        ast.For,
+        ast.Call,
+    }

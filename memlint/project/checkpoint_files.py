@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
-from memlint.gate.ast_fields import children
+from memlint.gate.ast_fields import CHILDREN, children
 from memlint.gate.ast_names import ast_dotted
 from memlint.vocabulary.checkpoint_files import file_name
 from memlint.vocabulary.cpu_states import (
@@ -92,6 +92,23 @@ class _Files(ast.NodeVisitor):
         self.loaded: set[str] = set()
         self.model_saves = 0  # saves that may hold a model's state
         self.model_unproven = 0
+
+    # ``ast.NodeVisitor``'s walk, its dispatch and children read from tables
+    # made once (a ``getattr`` of the method's name and ``ast.iter_fields``
+    # per node cost most of a whole module's walk): the same order, and the
+    # same depth of calls per level of the tree (a RecursionError where
+    # ``NodeVisitor`` met one). Contexts, operators and aliases, which no
+    # method here visits and which hold nothing below, are not entered.
+    def visit(self, node: ast.AST) -> None:
+        method = _VISITS.get(node.__class__)
+        if method is None:
+            self.generic_visit(node)
+        else:
+            method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in children(node):
+            self.visit(child)
 
     def _function(self, node: ast.AST) -> None:
         self.frames.enter()
@@ -243,6 +260,11 @@ class _Files(ast.NodeVisitor):
             elif not _plain_value(entry):
                 return False
         return states > 0
+
+
+# Node class -> the method _Files.visit runs for it (none: its children's walk):
+# its own ``visit_<class>`` methods, as ``NodeVisitor.visit`` finds them.
+_VISITS = {cls: method for cls in CHILDREN if (method := vars(_Files).get(f"visit_{cls.__name__}")) is not None}
 
 
 def per_key_cpu_loop(node: ast.For) -> str | None:

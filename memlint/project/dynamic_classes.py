@@ -35,6 +35,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from memlint.gate.ast_fields import nodes
 from memlint.gate.ast_names import ast_dotted
 
 ProjectIndex = Any  # index.ProjectIndex (no import back)
@@ -290,7 +291,7 @@ def pickers(
 
 
 def _mentions_importer(fn: ast.AST, qualified: Callable[[ast.AST], str | None]) -> bool:
-    return any(isinstance(n, ast.Call) and qualified(n.func) in _IMPORTERS for n in ast.walk(fn))
+    return any(n.__class__ is ast.Call and qualified(n.func) in _IMPORTERS for n in nodes(fn))  # type: ignore[attr-defined,operator]
 
 
 def direct_pick(func: ast.AST, qualified: Callable[[ast.AST], str | None]) -> str | None:

@@ -50,7 +50,7 @@ import sys
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from memlint.gate.ast_fields import children, nodes
+from memlint.gate.ast_fields import CHILD_READERS, children, nodes, read_nothing
 from memlint.gate.ast_names import ast_dotted
 from memlint.project.dynamic_classes import direct_pick, pickers
 from memlint.project.eval_forwards import eval_off_forward, works_before_eval_branch
@@ -74,6 +74,8 @@ _OFF = frozenset({"no_grad", "inference_mode"})
 # nn.Module's own API: calling one of these on a model attribute is not a forward.
 _MODULE_API = MODULE_API
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# Code _returns does not read: it runs elsewhere, or later.
+_RETURNS_SKIPS = _DEFS | {ast.Lambda}
 # A call's place in the source, read in C (every call of every scope is sorted by it).
 _POSITION = attrgetter("lineno", "col_offset")
 # The node classes _Types._scope reads (any other is only walked through).
@@ -778,22 +780,30 @@ class _Types:
         stores: dict[str, list[ast.AST | None]] = {}
         returns: list[ast.AST | None] = []
         todo: list[ast.AST] = list(node.body)
+        # Runs on every node of every module-level function that returns:
+        # the classes tested by identity (``ast.parse`` makes no subclass of
+        # them), each class's children reader looked up once.
+        pop, readers, name_, load = todo.pop, CHILD_READERS, ast.Name, ast.Load
         while todo:
-            sub = todo.pop()
-            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            sub = pop()
+            kind = sub.__class__
+            if kind is name_:
+                if sub.ctx.__class__ is not load:  # type: ignore[attr-defined]
+                    stores.setdefault(sub.id, []).append(None)  # type: ignore[attr-defined]
+                continue  # a name holds no node below it
+            if kind in _RETURNS_SKIPS:
                 continue
-            if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                self._local_import(sub, local)
-            elif isinstance(sub, (ast.Yield, ast.YieldFrom)):
+            if kind is ast.Import or kind is ast.ImportFrom:
+                self._local_import(sub, local)  # type: ignore[arg-type]
+            elif kind is ast.Yield or kind is ast.YieldFrom:
                 return
-            elif isinstance(sub, ast.Return):
-                returns.append(sub.value)
-            elif isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
-                stores.setdefault(sub.targets[0].id, []).append(sub.value)
+            elif kind is ast.Return:
+                returns.append(sub.value)  # type: ignore[attr-defined]
+            elif kind is ast.Assign and len(sub.targets) == 1 and sub.targets[0].__class__ is name_:  # type: ignore[attr-defined]
+                stores.setdefault(sub.targets[0].id, []).append(sub.value)  # type: ignore[attr-defined]
                 continue
-            elif isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
-                stores.setdefault(sub.id, []).append(None)
-            todo.extend(children(sub))
+            read = readers.get(kind, read_nothing)
+            todo += read(sub) if read is not None else ast.iter_child_nodes(sub)
         if not returns or any(r is None for r in returns):
             return
         typed: dict[str, tuple[str, ...]] = {}

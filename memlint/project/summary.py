@@ -1957,7 +1957,8 @@ def _builds_elsewhere(call: ast.Call) -> bool:
     if any(k.arg is None or k.arg in ("device", "device_map") for k in call.keywords):
         return True
     return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _PLACES for n in ast.walk(call)
+        n.__class__ is ast.Call and n.func.__class__ is ast.Attribute and n.func.attr in _PLACES  # type: ignore[attr-defined]
+        for n in nodes(call)
     )
 
 
