@@ -27,7 +27,8 @@
     python bench/cross_module.py --batch twentyfirst --mirror /work/.mirror # the twenty-first batch
     python bench/cross_module.py --batch twentysecond --mirror /work/.mirror # the twenty-second batch
     python bench/cross_module.py --batch twentythird --mirror /work/.mirror  # the twenty-third batch
-    python bench/cross_module.py --batch twentyfourth --mirror /work/.mirror  # the twenty-fourth batch, labelled last
+    python bench/cross_module.py --batch twentyfourth --mirror /work/.mirror  # the twenty-fourth batch
+    python bench/cross_module.py --batch twentyfifth --mirror /work/.mirror  # the twenty-fifth batch, labelled last
 
 `cross_module/manifest.tsv` lists instances labelled by reading public,
 multi-file PyTorch training projects BEFORE memlint ran on them: a place
@@ -341,6 +342,18 @@ BATCHES = {
         HERE / "manifest_twentyfourth.tsv",
         HERE / "reviewed_after_twentyfourth.tsv",
         BENCH / ".corpora" / "cross_module_twentyfourth",
+    ),
+    # "twentyfifth": labelled after the twenty-fourth, before memlint ran on
+    # it: well-known papers' official code chosen for split training code
+    # (pose, DETR variants, RL, GAN translation, re-ID, 3D reconstruction,
+    # NeRF, score models, speech separation, self-supervised audio and
+    # vision, OOD detection, keypoints, 6D pose), hunting for facts kept in
+    # another module: checkpoint helpers and their callers, trainer base
+    # classes, meters, schedulers stepped by another module's loop.
+    "twentyfifth": (
+        HERE / "manifest_twentyfifth.tsv",
+        HERE / "reviewed_after_twentyfifth.tsv",
+        BENCH / ".corpora" / "cross_module_twentyfifth",
     ),
 }
 
