@@ -20,6 +20,7 @@ from memlint.project.cpu_projects import moves_nothing
 from memlint.project.cpu_receivers import cpu_only_users
 from memlint.project.eval_forwards import eval_off_receivers
 from memlint.project.family_saves import cpu_saving_bases
+from memlint.project.backward_returns import backward_receivers
 from memlint.project.forward_returns import returned_receivers
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
@@ -1043,6 +1044,7 @@ class ProjectIndex:
             ),
             eval_off=eval_off_receivers(self.typed_objects(), path),
             object_returns=returned_receivers(self.typed_objects(), path, object_forwards),
+            object_backwards=backward_receivers(self.typed_objects(), path),
             object_types=object_types,
             object_steps=object_steps,
             object_passes=object_passes,
