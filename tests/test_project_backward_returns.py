@@ -152,7 +152,10 @@ def test_no_fact(body):
 
 
 def test_the_stored_loss_of_a_typed_train_step_is_reported(tmp_path):
-    _write(tmp_path, {"models.py": _MODELS, "train.py": _TRAIN.format(bind="loss, out", method="train_step", stored="loss")})
+    _write(
+        tmp_path,
+        {"models.py": _MODELS, "train.py": _TRAIN.format(bind="loss, out", method="train_step", stored="loss")},
+    )
     assert _lint(tmp_path / "train.py") == [(17, "MEM102")]
     view = view_from_disk(str(tmp_path / "train.py"))
     assert view is not None
@@ -191,9 +194,11 @@ def test_a_receiver_some_caller_types_otherwise_is_silent(tmp_path):
             def train_step(self, x, y):
                 return x, y
         """
-    train = _TRAIN.format(bind="loss, out", method="train_step", stored="loss").replace(
-        "        train(model, [])", "        train(model, [])\n        train(Other(), [])"
-    ).replace("from models import Net", "from models import Net\n    from other import Other")
+    train = (
+        _TRAIN.format(bind="loss, out", method="train_step", stored="loss")
+        .replace("        train(model, [])", "        train(model, [])\n        train(Other(), [])")
+        .replace("from models import Net", "from models import Net\n    from other import Other")
+    )
     _write(tmp_path, {"models.py": _MODELS, "other.py": other, "train.py": train})
     assert _lint(tmp_path / "train.py") == []
 

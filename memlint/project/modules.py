@@ -119,7 +119,11 @@ class ModuleMap:
                 found = self._module_file(base, parts[:k])
                 if found is not None:
                     return found, ".".join(parts[k:])
-        if not level and parts[0] == os.path.basename(self.root) and os.path.join(self.root, "__init__.py") in self.files:
+        if (
+            not level
+            and parts[0] == os.path.basename(self.root)
+            and os.path.join(self.root, "__init__.py") in self.files
+        ):
             # The root is itself the package its modules import by name
             # (GraphSAINT's ``graphsaint/setup.py`` beside ``__init__.py``;
             # ``python -m graphsaint.pytorch_version.train`` from the folder
