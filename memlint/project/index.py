@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterable, Iterator
 from memlint.project.applied_functions import quiet_applied
 from memlint.project.arg_modes import may_set_mode
 from memlint.project.array_helpers import array_helper_at, names_gradients
+from memlint.project.backward_returns import backward_receivers
 from memlint.project.checkpoint_links import import_reader, linked_writers
 from memlint.project.cpu_projects import moves_nothing
 from memlint.project.cpu_receivers import cpu_only_users
 from memlint.project.eval_forwards import eval_off_receivers
 from memlint.project.family_saves import cpu_saving_bases
-from memlint.project.backward_returns import backward_receivers
 from memlint.project.forward_returns import returned_receivers
 
 # The project's state (a digest of every file's bytes) lives in manifest.py,
