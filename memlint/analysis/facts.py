@@ -134,6 +134,7 @@ class ModuleFacts:
             frozenset(self.project.off_forwards) if self.project is not None else frozenset(),
             self.project.object_returns if self.project is not None else (),
             lambda: self.eval_off_calls,
+            self.project.object_backwards if self.project is not None else (),
         )
 
     @cached_property

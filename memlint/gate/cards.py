@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from memlint.gate.caller_evals import hands_a_model_in_eval, may_evaluate_for_callers
 from memlint.gate.grad_clears import may_clear_gradients
+from memlint.gate.method_stores import stores_a_method_result
 from memlint.gate.moves import PER_CALL_METHODS
 from memlint.gate.object_calls import calls_a_switch_method, may_evaluate_a_typed_object
 from memlint.gate.sched_steps import keyed_scheduler_step, registers_a_hook
@@ -258,9 +259,17 @@ _CARDS = (
         "tensor-with-history-stored-across-iterations",
         "safe",
         TRAINING_CODE_TOKENS,
-        lambda g: g.across_iterations and g.loop_sites.stores,
+        lambda g: g.across_iterations and (g.loop_sites.stores or stores_a_method_result(g)),
         # A tracker class of another module may keep what ``meter.update(loss)`` hands it.
         reads_project=True,
+        local_gate=lambda g: g.across_iterations and g.loop_sites.stores,
+        # ``loss, p = model.train_step(x)`` stored: history only when the
+        # method, in another module, returns the loss it backpropagated
+        # (project/backward_returns.py).
+        project_matters=lambda view: bool(view.object_backwards),
+        project_parts=(
+            (lambda g: g.across_iterations and stores_a_method_result(g), lambda view: bool(view.object_backwards)),
+        ),
     ),
     Card(
         "MEM103",

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from memlint.project.applied_functions import quiet_applied
 from memlint.project.arg_modes import may_set_mode
 from memlint.project.array_helpers import array_helper_at, names_gradients
+from memlint.project.backward_returns import backward_receivers
 from memlint.project.checkpoint_links import import_reader, linked_writers
 from memlint.project.cpu_projects import moves_nothing
 from memlint.project.cpu_receivers import cpu_only_users
@@ -1043,6 +1044,7 @@ class ProjectIndex:
             ),
             eval_off=eval_off_receivers(self.typed_objects(), path),
             object_returns=returned_receivers(self.typed_objects(), path, object_forwards),
+            object_backwards=backward_receivers(self.typed_objects(), path),
             object_types=object_types,
             object_steps=object_steps,
             object_passes=object_passes,

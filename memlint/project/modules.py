@@ -119,6 +119,19 @@ class ModuleMap:
                 found = self._module_file(base, parts[:k])
                 if found is not None:
                     return found, ".".join(parts[k:])
+        if (
+            not level
+            and parts[0] == os.path.basename(self.root)
+            and os.path.join(self.root, "__init__.py") in self.files
+        ):
+            # The root is itself the package its modules import by name
+            # (GraphSAINT's ``graphsaint/setup.py`` beside ``__init__.py``;
+            # ``python -m graphsaint.pytorch_version.train`` from the folder
+            # above): ``graphsaint.utils`` is the root's ``utils.py``.
+            for k in range(len(parts), 0, -1):
+                found = self._module_file(self.root, parts[1:k])
+                if found is not None:
+                    return found, ".".join(parts[k:])
         if not level and not script and parts[0] not in sys.stdlib_module_names:
             sibling = self._sibling(here, parts)
             if sibling is not None:

@@ -52,6 +52,7 @@ from operator import attrgetter
 
 from memlint.gate.ast_fields import CHILD_READERS, children, nodes, read_nothing
 from memlint.gate.ast_names import ast_dotted
+from memlint.project.backward_returns import backward_returned
 from memlint.project.dynamic_classes import direct_pick, pickers
 from memlint.project.eval_forwards import eval_off_forward, works_before_eval_branch
 from memlint.project.forward_returns import returned_params
@@ -130,6 +131,9 @@ class ObjectTypes:
     # (class, attribute) of such a class whose ``self.<attr>.parameters()``
     # it hands an optimizer (a callee spelled with "optim"): trainable weights.
     optimized_attrs: list[tuple[str, str]] = field(default_factory=list)
+    # Methods whose every return hands back a loss they backpropagated
+    # (backward_returns.py): (method "Class.m", tuple length or 0, places).
+    backwards: list[tuple[str, int, tuple[int, ...]]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         # dataclasses.asdict's shape (tuples stay tuples; json writes them as lists)
@@ -160,6 +164,7 @@ class ObjectTypes:
             eval_off=[str(c) for c in data.get("eval_off", ())],
             own_forwards=[(str(m), str(a), int(ln)) for m, a, ln in data.get("own_forwards", ())],
             optimized_attrs=[(str(c), str(a)) for c, a in data.get("optimized_attrs", ())],
+            backwards=[(str(m), int(n), tuple(int(i) for i in p)) for m, n, p in data.get("backwards", ())],
         )
 
 
@@ -485,8 +490,12 @@ class _Types:
             for n in list(pending):
                 types: set[str] = set()
                 ok = True
-                for v in pending[n]:
-                    t = self.type_of(v, local, typed)  # type: ignore[arg-type]
+                values = [v for v in pending[n] if not _same_object_of(v, n)]
+                for v in values or [None]:
+                    if v is None:
+                        ok = False
+                        break
+                    t = self.type_of(v, local, typed)
                     if t is None:
                         ok = False
                         break
@@ -819,7 +828,7 @@ class _Types:
                     and v.args
                     and isinstance(v.args[0], ast.Name)
                     and v.args[0].id == n
-                ):
+                ) or _same_object_of(v, n):
                     continue
                 t = self.type_of(v, local, {}) if v is not None else None
                 if t is None:
@@ -877,6 +886,9 @@ class _Types:
         self._classes.append(attrs)
         slots: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list, list, list, _Probe]] = []
         for fn in methods:
+            returned = backward_returned(fn)
+            if returned is not None:
+                self.out.backwards.append((f"{name}.{fn.name}", *returned))
             init: list = []
             if fn.name == "__init__":
                 self._init_attrs.append(init)
@@ -1182,6 +1194,15 @@ _SAME_MODELS = frozenset({"apex.amp.initialize"})
 
 def _unpacks_a_call(node: ast.Assign) -> bool:
     return len(node.targets) == 1 and node.targets[0].__class__ is ast.Tuple and node.value.__class__ is ast.Call
+
+
+def _same_object_of(value: ast.AST | None, name: str) -> bool:
+    """``model = model.cuda()``: the name's own object again, through calls
+    that hand it back (a ``.to(...)``); it holds what its other bindings
+    gave it, so the fixed point reads those alone."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SAME_OBJECT:
+        value = value.func.value
+    return isinstance(value, ast.Name) and value.id == name and value is not None
 
 
 def _keep_models(node: ast.Assign, stores: dict[str, list[ast.AST | None]], qualified) -> bool:

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from memlint.project import (
     arg_modes,
+    backward_returns,
     checkpoint_files,
     class_factories,
     class_moves,
@@ -108,6 +109,7 @@ def summary_fingerprint() -> str:
         dynamic_classes,
         passed_through,
         tuple_factories,
+        backward_returns,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]
             h.update(fh.read())

@@ -246,6 +246,11 @@ class ProjectView:
     # receiver, method, ((position or -1, parameter), ...)). The call's value
     # carries history when an argument passed there does (history.py).
     object_returns: tuple[tuple[str, str, str, tuple[tuple[int, str], ...]], ...] = ()
+    # The calls (scope, receiver, method, tuple length or 0, places) whose
+    # method, in every class the project gives the receiver, returns the
+    # loss it backpropagated at those places (backward_returns.py: GraphSAINT's
+    # ``model.train_step(...)``): history, whatever the call is handed.
+    object_backwards: tuple[tuple[str, str, str, int, tuple[int, ...]], ...] = ()
     # The types of the typed receivers of a ``.step()`` call (MEM802):
     # (scope, receiver, types), an installed class by dotted name, a
     # project one as ``file.py:Class``.
@@ -511,6 +516,7 @@ class ProjectView:
             or self.grad_forwards
             or self.eval_off
             or self.object_returns
+            or self.object_backwards
             or self.object_types
             or self.scheduler_classes
             or self.trainer_classes

@@ -440,8 +440,13 @@ class HistoryAnalysis:
         off_forwards: frozenset[tuple[str, str]] = frozenset(),
         object_returns: tuple = (),
         eval_off: Callable[[], object] | None = None,
+        object_backwards: tuple = (),
     ) -> None:
         self.module = module
+        # ProjectView.object_backwards: (scope, receiver, method) -> (tuple
+        # length or 0, places) of the loss the method backpropagated and
+        # returns (another module's ``GraphSAINT.train_step``: backward_returns.py).
+        self._object_backwards = {(s, r, m): (n, p) for s, r, m, n, p in object_backwards}
         # Model calls returning no history in eval mode (eval_off_calls.py).
         self._eval_off = eval_off
         # ProjectView.object_returns: (scope, receiver, method) -> the
@@ -556,6 +561,19 @@ class HistoryAnalysis:
         scope = self.objects.scope_of(call)
         name = self.calls.scope_name(scope)
         return self._object_returns.get((name, receiver, func.attr.value), ())
+
+    def backward_returned(self, func: cst.Attribute, call: cst.Call) -> tuple[int, tuple[int, ...]] | None:
+        """``model.train_step(*batch)``: (tuple length or 0, places) of the
+        loss the method of every class the project gives the receiver
+        backpropagated and returns (ProjectView.object_backwards); None
+        when none is known."""
+        if not self._object_backwards:
+            return None
+        receiver = dotted_name(func.value)
+        if receiver is None:
+            return None
+        name = self.calls.scope_name(self.objects.scope_of(call))
+        return self._object_backwards.get((name, receiver, func.attr.value))
 
     @property
     def proof(self) -> BackwardProof | None:
@@ -1224,6 +1242,13 @@ class _Walker:
         passed = self.a.returned_params(func, c) if m not in _DETACHING_METHODS else ()
         if passed:
             return self._returned(c, args, passed)
+        backwarded = self.a.backward_returned(func, c) if m not in _DETACHING_METHODS else None
+        if backwarded is not None:
+            # A tensor ``backward()`` ran on has history (else it raises).
+            length, places = backwarded
+            if not length:
+                return Val(H.YES)
+            return Val(H.MAYBE, items=tuple(Val(H.YES) if i in places else MAYBE for i in range(length)))
         if receiver_kind is Kind.MODULE:
             return NO if m in _MODULE_NO_HISTORY_METHODS else MAYBE
         if receiver_kind is not None:
