@@ -97,6 +97,7 @@ class ModuleFacts:
             object_evals=frozenset(self.project.object_evals) if self.project is not None else frozenset(),
             method_evals=frozenset(self.project.method_evals) if self.project is not None else frozenset(),
             class_trees=self.class_trees,
+            mode_classes=frozenset(self.project.mode_classes) if self.project is not None else frozenset(),
         )
 
     @cached_property

@@ -842,6 +842,7 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
         return spelled in used
 
     imported = import_table(facts)
+    relative_names = _relative_names(facts)
     found_factories: set[str] | None = None
     reading_factories = False
 
@@ -901,6 +902,8 @@ def compute_builds_module(facts: GateFacts, read_in: set[int] | None) -> bool:
             return True  # a class of this file (objects._module_classes, read for a bare name only)
         if type(func) is ast.Name and func.id in facts.def_names and func.id in factories():
             return True  # a factory of this file whose returns build one (objects._factory_fresh)
+        if _may_be_a_project_class(value, imported, relative_names, facts.project_classes):
+            return True  # a model class of another module (objects._fresh, ProjectView.model_classes)
         # objects._fresh: an imported callee whose constructor_kind is MODULE
         # (``nn.CrossEntropyLoss()`` is a LOSS, ``nn.Parameter`` none), not
         # loaded (``from_pretrained``, ``torch.hub``, ``.load``).

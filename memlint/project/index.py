@@ -31,6 +31,8 @@ from memlint.project.local_imports import local_model_classes
 from memlint.project.manifest import digest_of, project_manifest, project_state, state_of  # noqa: F401
 from memlint.project.method_evals import method_evals
 from memlint.project.method_modes import asked_methods
+from memlint.project.mode_layers import ALL as MODE_ALL
+from memlint.project.mode_layers import entry_of
 from memlint.project.modules import ModuleMap, project_files
 from memlint.project.narrow import EAGER, LAZY, NONE, Triage
 from memlint.project.needle_scan import holds_needle
@@ -109,6 +111,7 @@ class ProjectIndex:
         self._method_defs: dict[str, tuple[bool, set[str]]] = {}
         # (file, class) -> (a CPU class with all it needs, the files read to tell), _cpu_class_of
         self._cpu_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
+        self._mode_deep: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
         # Per file: its classes whose ``__call__`` backpropagates or steps (trainer_classes).
         self._call_trainers: dict[str, frozenset[str]] = {}
         self._array_helpers: dict[tuple[str, str], bool] = {}  # array_helpers.array_helper_at
@@ -618,6 +621,52 @@ class ProjectIndex:
             self._note_read(read)
         return cached[0]
 
+    def _mode_class(self, path: str, defining: ModuleSummary, name: str, depth: int = 0) -> bool:
+        """``name``, a model class of ``path``, holds a layer that reads the
+        mode: it builds one, or a project class or function it builds from
+        does (mode_layers.py; a function only one deep)."""
+        entry = entry_of(defining.mode_entries, name)
+        if not entry:
+            return False
+        if entry == MODE_ALL:
+            return True
+        key = (path, name)
+        cached = self._current("_mode_deep").get(key)
+        if cached is None:
+            self._mode_deep[key] = (False, frozenset())  # a cycle: judged by the rest
+            outer, self._reading = self._reading, set()
+            try:
+                verdict = depth < _MAX_NESTING and any(
+                    self._mode_callee(path, defining, c, depth, True) for c in entry.split(",")
+                )
+            finally:
+                inner, self._reading = self._reading, outer
+            cached = self._mode_deep[key] = (verdict, frozenset(inner or ()))
+        for read in cached[1]:
+            self._note_read(read)
+        return cached[0]
+
+    def _mode_callee(self, path: str, defining: ModuleSummary, spelled: str, depth: int, functions: bool) -> bool:
+        """A callee of a class (``functions``) or of a function: a project
+        model class that reads the mode, or a project function that builds one."""
+        target = self._class_named(path, defining, spelled)
+        if target is None:
+            return False
+        where, name = target
+        summary = self.summary(where)
+        if summary is None:
+            return False
+        if name in summary.model_classes or name in summary.classes or name[:1].isupper():
+            return self._mode_class(where, summary, name, depth + 1)
+        if not functions:
+            return False
+        entry = entry_of(summary.mode_entries, name)
+        if not entry:
+            return False
+        return entry == MODE_ALL or any(
+            self._mode_callee(where, summary, c, depth + 1, False) for c in entry.split(",")
+        )
+
     def _needed_on_cpu(self, path: str, defining: ModuleSummary, spelled: str, depth: int) -> bool:
         target = self._class_named(path, defining, spelled)
         if target is None:
@@ -811,6 +860,7 @@ class ProjectIndex:
 
         model_classes: set[str] = set()
         parameterless: set[str] = set()
+        mode_classes: set[str] = set()
         scheduler_classes: set[str] = set()
         trainer_classes: set[str] = set()
         tensor_trackers: set[tuple[str, str, int, str, str, str]] = set()
@@ -825,6 +875,8 @@ class ProjectIndex:
                 model_classes.add(local)
             if name in defining.parameterless:
                 parameterless.add(local)
+            if where and name in defining.model_classes and self._mode_class(where, defining, name):
+                mode_classes.add(local)
             if name in defining.forward_items:
                 size, *fresh = defining.forward_items[name]
                 tuple_items.add((local, size, tuple(fresh)))
@@ -1009,6 +1061,7 @@ class ProjectIndex:
             ),
             model_classes=tuple(sorted(model_classes)),
             parameterless_classes=tuple(sorted(parameterless)),
+            mode_classes=tuple(sorted(mode_classes)),
             switched_attrs=switched,
             tensor_trackers=tuple(sorted(tensor_trackers)),
             loading_elsewhere=tuple(elsewhere := self.loading_used_elsewhere(path, loading)),

@@ -66,6 +66,7 @@ from memlint.project.init_moves import init_placed
 from memlint.project.local_imports import local_import, only_local
 from memlint.project.method_modes import AttrCall, method_call_modes
 from memlint.project.method_moves import called_methods, method_moves
+from memlint.project.mode_layers import mode_entries
 from memlint.project.model_tables import builds_only_on_cpu, model_tables
 from memlint.project.module_objects import cpu_objects
 from memlint.project.node_lists import NodeLists
@@ -347,6 +348,9 @@ class ModuleSummary:
     # Of those, the ones proved to own no parameter (buffers and functional
     # ops only, parameterless.py): running one records no graph of its own.
     parameterless: list[str] = field(default_factory=list)
+    # Per model class and module-level function: ``Name=*`` when it builds a
+    # layer that reads the mode, else the callees it builds from (mode_layers.py).
+    mode_entries: list[str] = field(default_factory=list)
     plain_attrs: list[str] = field(default_factory=list)
     attr_switches: list[str] = field(default_factory=list)
     tensor_trackers: list[TensorTracker] = field(default_factory=list)
@@ -452,6 +456,7 @@ class ModuleSummary:
             "trains": self.trains,
             "model_classes": list(self.model_classes),
             "parameterless": list(self.parameterless),
+            "mode_entries": list(self.mode_entries),
             "plain_attrs": list(self.plain_attrs),
             "attr_switches": list(self.attr_switches),
             "tensor_trackers": [list(t) for t in self.tensor_trackers],
@@ -517,6 +522,7 @@ class ModuleSummary:
             trains=bool(data.get("trains", False)),
             model_classes=[str(c) for c in data.get("model_classes", [])],
             parameterless=[str(c) for c in data.get("parameterless", [])],
+            mode_entries=[str(c) for c in data.get("mode_entries", [])],
             plain_attrs=[str(c) for c in data.get("plain_attrs", [])],
             attr_switches=[str(c) for c in data.get("attr_switches", [])],
             tensor_trackers=[
@@ -621,6 +627,7 @@ def summarise_exports(text: str) -> ModuleSummary:
             walker.summary.still_methods, walker.summary.moving_methods = method_moves(tree, walk)
             walker.summary.model_classes = _model_classes(tree, walker.bindings)
             walker.summary.parameterless = _parameterless(tree, walker.summary.model_classes, walker.bindings, walk)
+            walker.summary.mode_entries = mode_entries(tree, walker.summary.model_classes, walker.bindings, walk)
             walker.summary.tensor_trackers = tensor_trackers(tree)
             walker.summary.cpu_builders, walker.summary.foreign_builders = builders(
                 tree, walker.summary.cpu_classes, walker.summary.cpu_functions, walk
@@ -1677,6 +1684,7 @@ class _Walker:
         s.still_methods, s.moving_methods = method_moves(self._tree, self._node_lists, nested)
         s.model_classes = _model_classes(self._tree, self.bindings)
         s.parameterless = _parameterless(self._tree, s.model_classes, self.bindings, self._node_lists)
+        s.mode_entries = mode_entries(self._tree, s.model_classes, self.bindings, self._node_lists)
         s.attr_switches = sorted(self._switched)
         s.tensor_trackers = tensor_trackers(self._tree)
         s.cpu_builders, s.foreign_builders = builders(self._tree, s.cpu_classes, s.cpu_functions, self._node_lists)

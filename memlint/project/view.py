@@ -134,6 +134,10 @@ class ProjectView:
     # and functional ops, project/parameterless.py): a call of one records no
     # graph the input did not have (MEM201).
     parameterless_classes: tuple[str, ...] = ()
+    # Of those, the ones holding a layer that reads the mode (BatchNorm,
+    # Dropout..., project/mode_layers.py): evaluating a fresh one without
+    # ``eval()`` changes its output (MEM202).
+    mode_classes: tuple[str, ...] = ()
     # Attributes of this module's plain classes (``self.G`` of ``Solver``)
     # whose mode another module may switch (``solver.G.eval()``).
     switched_attrs: tuple[str, ...] = ()

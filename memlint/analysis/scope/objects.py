@@ -142,6 +142,7 @@ class ObjectTable(cst.CSTVisitor):
         object_evals: frozenset[tuple[str, str]] = frozenset(),
         method_evals: frozenset[tuple[str, str, str]] = frozenset(),
         class_trees: ClassTrees | None = None,
+        mode_classes: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         # This module's classes as ``ast`` reads them (class_trees.py).
@@ -183,6 +184,11 @@ class ObjectTable(cst.CSTVisitor):
         # Local names of ``nn.Module`` subclasses of other project modules
         # (ProjectView.model_classes): ``Tacotron(...)`` builds a module.
         self._project_classes = project_classes
+        # Of those, the ones holding a layer that reads the mode
+        # (ProjectView.mode_classes, project/mode_layers.py): pytorch-vqvae's
+        # ``VectorQuantizedVAE(...)`` counts as built in train mode where no
+        # other hint says the name is a model (melgan's ``Generator`` does not).
+        self._mode_classes = mode_classes
         self.parents = calls.parents
         # (scope, name) -> value expressions bound to it; a ``None`` entry is
         # a binding we cannot evaluate (for-loop target, ``with ... as``).
@@ -1092,7 +1098,7 @@ class ObjectTable(cst.CSTVisitor):
             return dotted_name(inner) == spelled or self._fresh(inner, spelled, depth + 1, classes)
         if isinstance(func, cst.Name) and self._module_classes.get(func.value) is Kind.MODULE:
             return True
-        if classes and dotted_name(func) in classes:
+        if dotted_name(func) in (classes or self._mode_classes):
             return True
         if isinstance(func, cst.Name):
             fn = self.calls.resolve(value)
