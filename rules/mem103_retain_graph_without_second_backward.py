@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from memlint.analysis.autograd.retained_sites import RetainedSites
+from memlint.analysis.autograd.settings_callers import settled_by_callers
 from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
@@ -176,10 +177,14 @@ class RetainGraphWithoutSecondBackward(Rule):
             calls = sites.sites(scope)
             if not calls:
                 built = self._built_elsewhere(scope)
-                if not built:
+                settled = () if built else settled_by_callers(facts, node, scope)
+                if not (built or settled):
                     return
-                where = ", ".join(built[:3]) + (", ..." if len(built) > 3 else "")
-                message = f"{self.message} (its class is built only at {where}: no caller backpropagates again)"
+                where = ", ".join((built or settled)[:3]) + (", ..." if len(built or settled) > 3 else "")
+                if built:
+                    message = f"{self.message} (its class is built only at {where}: no caller backpropagates again)"
+                else:
+                    message = f"{self.message} (the graph is built here; its callers pass only settings: {where})"
             elif not all(sites.done_after(site, scope, retained=node) for site in calls):
                 return
         fix = Fix("Drop `retain_graph=True`", ((node, remove_arg(node, arg)),), Safety.UNSAFE)

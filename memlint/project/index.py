@@ -400,6 +400,7 @@ class ProjectIndex:
             tuple(key for key, ctor in site.built if ctor == PASSED),
             site.gpu_items,
             site.eval_scope,
+            site.plain,
         )
 
     def _index_methods(

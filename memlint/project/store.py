@@ -40,6 +40,7 @@ from memlint.project import (
     off_decorators,
     parameterless,
     passed_through,
+    plain_args,
     returned_loads,
     single_device_moves,
     state_copies,
@@ -107,6 +108,7 @@ def summary_fingerprint() -> str:
         eval_forwards,
         dynamic_classes,
         passed_through,
+        plain_args,
         tuple_factories,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]

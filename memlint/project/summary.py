@@ -80,6 +80,7 @@ from memlint.project.step_helpers import step_sequence, stepped_parameters
 from memlint.project.sys_paths import PathSetup
 from memlint.project.trackers import TensorTracker, tensor_trackers
 from memlint.project.tuple_returns import BINDING_NODES, forward_items
+from memlint.project.plain_args import plain_args
 from memlint.project.version_tests import version_tests
 from memlint.project.wrapped_args import wrapped_args
 from memlint.project.zeroed_grads import cleared
@@ -136,6 +137,9 @@ class CallSite:
     # switch, arg_modes.ModeTrace.evaluating_before) and does not backpropagate:
     # an evaluation, whatever mode the models it hands over are in (MEM201).
     eval_scope: bool = False
+    # The parameters it passes a literal or a settings value
+    # (``self.config.lambdaGP``, plain_args.py): no graph of the caller's.
+    plain: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
@@ -159,6 +163,7 @@ class CallSite:
             gpu_args,
             tuple(int(i) for i in data.get("gpu_items", ())),
             bool(data.get("eval_scope", False)),
+            tuple(str(k) for k in data.get("plain", ())),
         )
 
 
@@ -1666,6 +1671,7 @@ class _Walker:
                             on_device,
                             items,
                             evaluating,
+                            plain_args(call),
                         )
                     )
         s.gpu_method_calls = _gpu_method_calls(self._method_sites, self._gpu_state, self._attr_calls)

@@ -27,6 +27,8 @@ API (``RetainedGraph(facts)``):
   ``fn`` from leaves and modules only (no parameter or attribute holding a
   graph), none of its values is stored, returned or captured: it dies with
   the call of ``fn``.
+- ``built_from(call, fn)`` — the same, but the graph may read names from
+  outside ``fn``: those names (a helper's ``weight`` parameter), or None.
 
 Names are compared by spelling through ``facts.usage``'s flow-insensitive
 dependencies, so a rebinding anywhere makes the answer "shared": silent.
@@ -108,15 +110,23 @@ class RetainedGraph:
         return not self._stored(a, scope)
 
     def built_here(self, call: cst.Call, fn: cst.FunctionDef) -> bool:
+        return self.built_from(call, fn) == frozenset()
+
+    def built_from(self, call: cst.Call, fn: cst.FunctionDef) -> frozenset[str] | None:
+        """What ``built_here`` asks, but the graph may read names from outside:
+        those names (``weight`` in ``penalty * weight``), or None when the
+        graph is not built here or outlives ``fn``."""
         graph = self.origins(call, fn)
-        if graph is None or graph.outside or not graph.bindings:
-            return False
+        if graph is None or not graph.bindings:
+            return None
         if self.facts.history.returns(fn).h is not H.NO:
-            return False
+            return None
         if self._stored(graph, fn):
-            return False
+            return None
         keys = graph.keys()
-        return not any(mentions(n, key) for n in _nested_functions(fn) for key in keys)
+        if any(mentions(n, key) for n in _nested_functions(fn) for key in keys):
+            return None
+        return frozenset(graph.outside)
 
     def _stored(self, graph: Origins, scope) -> bool:
         """A value of ``graph`` flows into an attribute, a container filled in
