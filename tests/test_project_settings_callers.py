@@ -47,7 +47,7 @@ class GAN:
 
 _MESSAGE = (
     "`retain_graph=True` but nothing backpropagates through this graph again; its buffers are kept for nothing"
-    " (the graph is built here; its callers pass only settings: {where})"
+    " (the graph is built here; no caller backpropagates again: {where})"
 )
 
 
@@ -127,3 +127,83 @@ def test_a_caller_or_helper_that_may_backpropagate_again_keeps_it_silent(tmp_pat
     assert (losses, gan) != (_LOSSES, _GAN)
     _write(tmp_path, {"losses.py": losses, "gan.py": gan})
     assert [f for f in _cli(tmp_path) if f[0] == "losses.py" and f[1] == 11] == [], why
+
+
+# -- a helper handed the caller's graph, at the end of the caller's step ----------
+
+_DIVERSITY = """\
+import torch
+
+
+def diversity(phi_fake, phi_real, backward=True):
+    def gram(phi):
+        phi = phi / phi.norm(dim=1, keepdim=True)
+        return phi @ phi.t()
+
+    loss = (gram(phi_fake) - gram(phi_real)).pow(2).mean()
+    if backward:
+        loss.backward(retain_graph=True)
+    return loss.item()
+"""
+
+_STEP = """\
+from diversity import diversity
+
+
+class GAN:
+    def penalty(self, out):
+        loss = self.crit(out)
+        loss.backward(retain_graph=True)
+        return loss.item()
+
+    def step_g(self, real):
+        fake = self.G(self.noise(real.size(0)))
+        out, phi_fake = self.D(fake, True)
+        self.log["cls"] = self.penalty(out)
+        loss = self.crit(out)
+        self.log["g"] = loss.item()
+        loss.backward(retain_graph=True)
+        _, phi_real = self.D(real, True)
+        self.log["div"] = diversity(phi_fake, phi_real, backward=True)
+        self.opt.step()
+        return self.log
+"""
+
+
+def test_a_helper_called_last_in_the_callers_step_is_reported(tmp_path):
+    _write(tmp_path, {"diversity.py": _DIVERSITY, "gan.py": _STEP})
+    assert _cli(tmp_path, "diversity.py") == [("diversity.py", 11, _MESSAGE.format(where="gan.py:18"))]
+
+
+_FINAL_TRAPS = {
+    "later-backward": (
+        "        self.opt.step()\n",
+        "        self.opt.step()\n        out.sum().backward()\n",
+        "the caller backpropagates again through the discriminator's graph",
+    ),
+    "later-training-method": (
+        "        self.opt.step()\n",
+        "        self.opt.step()\n        self.penalty(out)\n",
+        "a method of the caller's class backpropagates afterwards",
+    ),
+    "returned": ("        return self.log\n", "        return phi_fake\n", "the features are returned"),
+    "kept": ("        self.opt.step()\n", "        self.opt.step()\n        self.feats = phi_fake\n", "kept on self"),
+    "in-a-loop": (
+        '        self.log["div"] = diversity(phi_fake, phi_real, backward=True)\n',
+        '        for w in (1, 2):\n            self.log["div"] = w * diversity(phi_fake, phi_real, backward=True)\n',
+        "the second pass backpropagates through the same graph",
+    ),
+    "parameter": (
+        "diversity(phi_fake, phi_real, backward=True)",
+        "diversity(phi_fake, real, backward=True)",
+        "the caller's caller may backpropagate through its parameter",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_FINAL_TRAPS))
+def test_a_caller_that_may_reach_the_graph_again_keeps_it_silent(tmp_path, case):
+    old, new, why = _FINAL_TRAPS[case]
+    assert old in _STEP
+    _write(tmp_path, {"diversity.py": _DIVERSITY, "gan.py": _STEP.replace(old, new)})
+    assert _cli(tmp_path, "diversity.py") == [], why

@@ -401,6 +401,7 @@ class ProjectIndex:
             site.gpu_items,
             site.eval_scope,
             site.plain,
+            site.final,
         )
 
     def _index_methods(

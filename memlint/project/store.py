@@ -24,6 +24,7 @@ from memlint.project import (
     engine_factories,
     engine_hooks,
     eval_forwards,
+    final_calls,
     forward_copies,
     forward_returns,
     gpu_args,
@@ -109,6 +110,7 @@ def summary_fingerprint() -> str:
         dynamic_classes,
         passed_through,
         plain_args,
+        final_calls,
         tuple_factories,
     ):
         with open(module.__file__, "rb") as fh:  # type: ignore[arg-type]

@@ -155,7 +155,9 @@ class RetainedGraph:
 
     def _kept_local(self, read: cst.CSTNode) -> bool:
         """Like ``_local_read``; a backward, a method of one of ``self``'s
-        modules and a logging call (``writer.add_scalar``) also keep it here."""
+        modules, a logging call (``writer.add_scalar``) and a function of this
+        module that keeps none of its arguments (GDPP's nested
+        ``normalize_min_max(eig)``) also keep it here."""
         parents = self.facts.calls.parents
         if isinstance(parents.get(read), cst.Param) or _harmless_read(read, parents):
             return True
@@ -187,6 +189,7 @@ class RetainedGraph:
                     or objects.is_backward_call(call)
                     or self._module_method(call)
                     or logging
+                    or self._passes_through(call)
                 ):
                     return False
                 cur = call

@@ -18,7 +18,10 @@ API: ``settled_by_callers(facts, call, fn)`` -> where the callers are
   stored, returned or captured, ``fn`` returns no history);
 - every outside name it reads is a parameter of ``fn``, and every caller in
   another module passes each of them a literal or a settings value
-  (project/plain_args.py);
+  (project/plain_args.py), or a local name whose graph dies in the calling
+  function after the call: nothing there backpropagates again, nothing of
+  it is kept (project/final_calls.py; base_GAN.py's ``GDPPLoss(phiDReal,
+  phiGFake)`` at the end of the generator step);
 - the project lists one caller at least.
 
 Anything else (an attribute or global read by the graph, a parameter a
@@ -53,8 +56,9 @@ def settled_by_callers(facts, call: cst.Call, fn: cst.FunctionDef) -> tuple[str,
     if not callers:
         return ()
     for caller in callers:
-        if not all(caller.passes_plain(positions[key], key) for key in outside):
-            return ()
+        for key in outside:
+            if not (caller.passes_plain(positions[key], key) or caller.passes_final(positions[key], key)):
+                return ()
     return tuple(c.where() for c in callers)
 
 
