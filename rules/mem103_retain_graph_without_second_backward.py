@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from memlint.analysis.autograd.retained_sites import RetainedSites
+from memlint.analysis.autograd.settings_callers import settled_by_callers
 from memlint.fix.call_args import keyword_arg, remove_arg
 from memlint.rule import Fix, Invalid, Rule, Safety, Valid
 
@@ -73,61 +74,83 @@ class GAN:
 """
 
 
+# A gradient penalty on a new leaf (``Variable`` detaches what it wraps): its
+# graph runs through ``D`` and that leaf only; the examples differ after it.
+_GP = """\
+import torch
+from torch.autograd import Variable
+
+
+def penalty(D, real):
+    x = Variable(real, requires_grad=True)
+    grads = torch.autograd.grad(D(x).sum(), x, create_graph=True, retain_graph=True)[0]
+    loss = (grads.norm(2, dim=1) - 1).pow(2).mean()
+    loss.backward(retain_graph=True)
+    return loss.item()
+"""
+
+
 class RetainGraphWithoutSecondBackward(Rule):
     """
-    ## What it does
-    Flags `loss.backward(retain_graph=True)` and `torch.autograd.grad(...,
-    retain_graph=True)` when nothing later in the same iteration backpropagates
-    through that graph again (a later backward anywhere in an enclosing
-    iteration counts: `for l in losses[:-1]: l.backward(retain_graph=True)` then
-    `losses[-1].backward()`).
+        ## What it does
+        Flags `loss.backward(retain_graph=True)` and `torch.autograd.grad(...,
+        retain_graph=True)` when nothing later in the same iteration backpropagates
+        through that graph again (a later backward anywhere in an enclosing
+        iteration counts: `for l in losses[:-1]: l.backward(retain_graph=True)` then
+        `losses[-1].backward()`).
 
-    ## Why it matters
-    `retain_graph=True` keeps every buffer the backward pass needed (the saved
-    activations) alive after it ran, so they are freed only when the graph
-    itself dies. With no second backward they are simply kept for nothing, and
-    when the loss is referenced from the next iteration (a carried hidden
-    state) the retained graphs pile up batch after batch. It is often added to
-    silence "Trying to backward through the graph a second time", which hides
-    the real bug (see MEM104).
+        ## Why it matters
+        `retain_graph=True` keeps every buffer the backward pass needed (the saved
+        activations) alive after it ran, so they are freed only when the graph
+        itself dies. With no second backward they are simply kept for nothing, and
+        when the loss is referenced from the next iteration (a carried hidden
+        state) the retained graphs pile up batch after batch. It is often added to
+        silence "Trying to backward through the graph a second time", which hides
+        the real bug (see MEM104).
 
-    ## Example
-    ```python
-    for x, y in loader:
-        loss = criterion(model(x), y)
-        loss.backward(retain_graph=True)
-        optimizer.step()
-    ```
+        ## Example
+        ```python
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward(retain_graph=True)
+            optimizer.step()
+        ```
 
-    ## Use instead
-    ```python
-        loss.backward()
-    ```
+        ## Use instead
+        ```python
+            loss.backward()
+        ```
 
-    ## Fix safety
-    Unsafe: the fix drops the argument. If some code the analysis cannot see
-    backpropagates through the same graph again (a caller in another module, a
-    hook), that code would then fail with "Trying to backward through the
-    graph a second time".
+        ## Fix safety
+        Unsafe: the fix drops the argument. If some code the analysis cannot see
+        backpropagates through the same graph again (a caller in another module, a
+        hook), that code would then fail with "Trying to backward through the
+        graph a second time".
 
-    ## Details
-    A helper that backpropagates once per call (saliency, Grad-CAM) is reported
-    when its graph dies with it, or when every call of it in the module
-    (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
-    followed by nothing that could backpropagate through what it was given, or,
-    when its module never calls it, when every other module of the project that
-    builds its class (`cam = GradCAM(model)` in main.py) uses the instance only
-    to call it, on values fresh at that call (a name bound in the loop around
-    it, read nowhere after it), in a scope with no backward, and no module
-    subclasses the class. Later backwards are followed through the values they
-    were computed from, so a GAN that rebuilds the generator's pass (`G_ =
-    self.G(z_)` again) before the generator's loss does not count as a second
-    backward through the discriminator's retained graph; a name assigned on some
-    paths only (`if gpu: z_ = z_.cuda()`) counts as holding no graph only when
-    every value it may hold has none.
+        ## Details
+        A helper that backpropagates once per call (saliency, Grad-CAM) is reported
+        when its graph dies with it, or when every call of it in the module
+        (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
+        followed by nothing that could backpropagate through what it was given, or,
+        when its module never calls it, when every other module of the project that
+        builds its class (`cam = GradCAM(model)` in main.py) uses the instance only
+        to call it, on values fresh at that call (a name bound in the loop around
+        it, read nowhere after it), in a scope with no backward, and no module
+        subclasses the class. Later backwards are followed through the values they
+        were computed from, so a GAN that rebuilds the generator's pass (`G_ =
+        self.G(z_)` again) before the generator's loss does not count as a second
+        backward through the discriminator's retained graph; a name assigned on some
+        paths only (`if gpu: z_ = z_.cuda()`) counts as holding no graph only when
+        every value it may hold has none. `Variable(x, requires_grad=True)` is a new
+    leaf (the legacy constructor detaches `x`), so a gradient penalty on it builds
+    its graph in the helper. When the graph also reads parameters and the helper
+    is called only from other modules, it is reported when every caller passes
+    each of them a literal or a settings value (`self.config.lambdaGP`), or a local
+    name whose graph dies after the call: nothing later in the calling function
+    backpropagates, and nothing of that graph is kept, returned or read again.
 
-    ## References
-    - https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
+        ## References
+        - https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
     """
 
     code = "MEM103"
@@ -141,7 +164,11 @@ class RetainGraphWithoutSecondBackward(Rule):
         "module never calls it (a Grad-CAM class in cam.py, built in main.py): reported when every other "
         "module of the project builds it only as a closed instance (bound once, used only to call it, on "
         "values fresh at that call, in a scope with no backward) and no module subclasses it; the message "
-        'names where ("its class is built only at main.py:7").'
+        'names where ("its class is built only at main.py:7"). A function (not called in its own module) '
+        "whose retained graph is built in it from leaves, modules and its parameters: reported when every "
+        "caller in another module passes each parameter the graph reads a literal or a settings value "
+        "(`self.config.lambdaGP`), or a local name whose graph dies in the calling function after the call "
+        "(no later backward there, nothing of it kept or returned); the message names the callers."
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -176,10 +203,14 @@ class RetainGraphWithoutSecondBackward(Rule):
             calls = sites.sites(scope)
             if not calls:
                 built = self._built_elsewhere(scope)
-                if not built:
+                settled = () if built else settled_by_callers(facts, node, scope)
+                if not (built or settled):
                     return
-                where = ", ".join(built[:3]) + (", ..." if len(built) > 3 else "")
-                message = f"{self.message} (its class is built only at {where}: no caller backpropagates again)"
+                where = ", ".join((built or settled)[:3]) + (", ..." if len(built or settled) > 3 else "")
+                if built:
+                    message = f"{self.message} (its class is built only at {where}: no caller backpropagates again)"
+                else:
+                    message = f"{self.message} (the graph is built here; no caller backpropagates again: {where})"
             elif not all(sites.done_after(site, scope, retained=node) for site in calls):
                 return
         fix = Fix("Drop `retain_graph=True`", ((node, remove_arg(node, arg)),), Safety.UNSAFE)
@@ -204,6 +235,28 @@ class RetainGraphWithoutSecondBackward(Rule):
         return project.closed_class(name)
 
     valid = [
+        Valid(
+            _GP.replace("return loss.item()", "return loss"),
+            "the penalty is returned: a caller may backpropagate it again",
+        ),
+        Valid(
+            _GP.replace(
+                "    return loss.item()",
+                "    extra = torch.autograd.grad(loss, list(D.parameters()))\n    return loss.item(), extra",
+            ),
+            "`autograd.grad` differentiates the same loss again after the retained backward",
+        ),
+        Valid(
+            _GP.replace(
+                "    loss.backward(retain_graph=True)\n",
+                "    for _ in range(2):\n        loss.backward(retain_graph=True)\n",
+            ),
+            "a loop backpropagates the same graph on every pass",
+        ),
+        Valid(
+            _GP.replace("Variable(real, requires_grad=True)", "real.requires_grad_()"),
+            "the graph runs through the caller's tensor, which may carry history the caller backpropagates again",
+        ),
         Valid(
             """\
 import torch
@@ -679,6 +732,7 @@ def train(model_a, model_b, loader, optimizer, criterion_a, criterion_b, meter, 
         ),
     ]
     invalid = [
+        Invalid(_GP, _GP.replace("loss.backward(retain_graph=True)", "loss.backward()")),
         Invalid(
             """\
 import torch

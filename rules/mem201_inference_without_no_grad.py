@@ -90,7 +90,9 @@ class InferenceWithoutNoGrad(Rule):
     ## Fix safety
     Safe: the outputs have the same values without a graph. When the function is
     the evaluation (named for it, trains nothing) it gets `@torch.no_grad()`;
-    otherwise the loop is wrapped in `with torch.no_grad():`.
+    otherwise the loop is wrapped in `with torch.no_grad():`. Each separate
+    evaluation loop of such a function is reported (a `test` over one loader,
+    then over another); their findings share the one decorator, applied once.
 
     ## When it stays silent
     Code that needs gradients while evaluating (saliency maps, Grad-CAM,
@@ -270,6 +272,10 @@ class InferenceWithoutNoGrad(Rule):
     def __init__(self, context) -> None:
         super().__init__(context)
         self._decorated: set[int] = set()
+        # The decorator fix of each evaluation function a loop was reported in:
+        # a second, separate evaluation loop there is reported with the same
+        # fix, which the fixer applies once for both (a shared fix, as MEM501's).
+        self._function_fixes: dict[int, Fix] = {}
         # Loops whose project objects (_object_forward) were each switched to eval here.
         self._eval_switched: set[int] = set()
         self._foreign: bool | None = None
@@ -730,10 +736,11 @@ class InferenceWithoutNoGrad(Rule):
             and not loops.trains(scope)
             and not loops.needs_grad(scope)
         ):
-            if id(scope) in self._decorated:
-                return
+            shared = self._function_fixes.get(id(scope))
+            if shared is None and id(scope) in self._decorated:
+                return  # decorated for another finding (a helper, the function itself)
             self._decorated.add(id(scope))
-            fix = self._decorator_fix(scope)
+            fix = shared or self._function_fixes.setdefault(id(scope), self._decorator_fix(scope))
         else:
             torch_no_grad, imports = self._no_grad_spelling()
             new_stmt = wrap_in_with(node, parse_expr(f"{torch_no_grad}()", self.context.module))
@@ -2680,6 +2687,32 @@ def main(model, loader, optimizer, epochs, evaluate):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+
+
+def test(model, loader_a, loader_b, save):
+    model.eval()
+    for n, (x, _) in enumerate(loader_a):
+        save("a", n, model(x).cpu().numpy())
+    for n, (x, _) in enumerate(loader_b):
+        save("b", n, model(x).cpu().numpy())
+""",
+            """\
+import torch
+
+
+@torch.no_grad()
+def test(model, loader_a, loader_b, save):
+    model.eval()
+    for n, (x, _) in enumerate(loader_a):
+        save("a", n, model(x).cpu().numpy())
+    for n, (x, _) in enumerate(loader_b):
+        save("b", n, model(x).cpu().numpy())
+""",
+            count=2,
+        ),
         Invalid(
             """\
 import torch

@@ -50,6 +50,8 @@ class Agent:
         ("y = torch.zeros(3) + 1", set()),  # a factory makes a leaf
         ("y = out.view(-1)", {"out", "y"}),
         ("y = (out > 0).float()", set()),  # a comparison holds no graph
+        ("y = torch.autograd.Variable(out, requires_grad=True) * 2", set()),  # the legacy constructor detaches
+        ("y = torch.autograd.Variable(out).sum() + out", {"out", "y"}),  # ``out`` itself is still read
     ],
 )
 def test_cuts(line, expected):

@@ -404,6 +404,8 @@ class ProjectIndex:
             tuple(key for key, ctor in site.built if ctor == PASSED),
             site.gpu_items,
             site.eval_scope,
+            site.plain,
+            site.final,
         )
 
     def _index_methods(

@@ -59,6 +59,7 @@ from memlint.project.cpu_receivers import cpu_uses, fresh_args, sets_default_dev
 from memlint.project.data_passes import names_data, passing, self_callee
 from memlint.project.engine_factories import engine_factories
 from memlint.project.engine_hooks import HookPlace, engine_hooks, hook_call_site, optimizer_step
+from memlint.project.final_calls import ScopeFlow, returns_number
 from memlint.project.forward_copies import module_tensor_functions
 from memlint.project.gpu_args import gpu_arg_calls
 from memlint.project.gpu_moves import gpu_call, imports_framework
@@ -74,6 +75,7 @@ from memlint.project.object_types import READ_IN_SCOPE, ObjectTypes, is_off_cont
 from memlint.project.off_decorators import off_decorators
 from memlint.project.option_values import option_listed
 from memlint.project.parameterless import holds_no_parameters
+from memlint.project.plain_args import plain_args
 from memlint.project.returned_loads import unmapped_return
 from memlint.project.state_feeds import gpu_state_calls, is_device_move
 from memlint.project.state_helpers import returns_builder_result, returns_on_device, state_params
@@ -137,6 +139,12 @@ class CallSite:
     # switch, arg_modes.ModeTrace.evaluating_before) and does not backpropagate:
     # an evaluation, whatever mode the models it hands over are in (MEM201).
     eval_scope: bool = False
+    # The parameters it passes a literal or a settings value
+    # (``self.config.lambdaGP``, plain_args.py): no graph of the caller's.
+    plain: tuple[str, ...] = ()
+    # The parameters it passes a local name whose graph dies in the calling
+    # scope after the call (final_calls.py): nothing there backpropagates again.
+    final: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict) -> CallSite:
@@ -160,6 +168,8 @@ class CallSite:
             gpu_args,
             tuple(int(i) for i in data.get("gpu_items", ())),
             bool(data.get("eval_scope", False)),
+            tuple(str(k) for k in data.get("plain", ())),
+            tuple(str(k) for k in data.get("final", ())),
         )
 
 
@@ -707,6 +717,7 @@ class _Scope:
     data_loop: bool = False
     local_calls: set[str] = field(default_factory=set)
     clears: tuple[str, ...] = ()  # FunctionFacts.clears
+    node: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # read again by final_calls.py
 
 
 class _Walker:
@@ -753,6 +764,10 @@ class _Walker:
         # those that call ``load_state_dict`` (state_helpers.py, after the walk).
         self._gpu_returns: set[str] = set()
         self._state_fns: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, _Scope]] = []
+        # Every function and method by its own name: final_calls.py asks which return only numbers.
+        self._fn_nodes: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self._numeric_names: frozenset[str] | None = None
+        self._trains: frozenset[str] | None = None
         self._loops: list[list[bool]] = []  # the loops around the walk, innermost last
         self._switched: set[str] = set()  # attr_switches
         # Per class around the walk: it has a base, the ``self.<attr>`` its methods assign.
@@ -1174,7 +1189,8 @@ class _Walker:
         for dec in node.decorator_list:
             decorator = self._context_mode(dec) or self._off_decorator(dec) or decorator
         name = f"{outer.name}.{node.name}" if outer.name else node.name
-        scope = _Scope(name, decorator=decorator)
+        scope = _Scope(name, decorator=decorator, node=node)
+        self._fn_nodes.setdefault(node.name, []).append(node)
         args = node.args
         scope.params = tuple(a.arg for a in (*args.posonlyargs, *args.args))
         scope.kwonly = tuple(a.arg for a in args.kwonlyargs)
@@ -1596,6 +1612,20 @@ class _Walker:
         return None
 
     # -- after the walk -----------------------------------------------------
+    def _numeric(self) -> frozenset[str]:
+        """The names every function or method of the module so named returns only numbers under."""
+        if self._numeric_names is None:
+            self._numeric_names = frozenset(
+                name for name, nodes in self._fn_nodes.items() if all(returns_number(n) for n in nodes)
+            )
+        return self._numeric_names
+
+    def _training_names(self) -> frozenset[str]:
+        """The names of the module's functions and methods that backpropagate."""
+        if self._trains is None:
+            self._trains = frozenset(sc.name.rsplit(".", 1)[-1] for sc in self._done if sc.name and sc.backprops)
+        return self._trains
+
     def _finish(self) -> None:
         s = self.summary
         local_modes: dict[str, set[str]] = {}
@@ -1648,6 +1678,7 @@ class _Walker:
                     )
                 )
             spelled = _spelled_calls(scope) if self._gpu_args else {}
+            flow = None
             for (line, callee, grad, loop, kind, cell, built), call in zip(scope.sites, scope.site_calls):
                 if kind != "local":
                     grad = self._resolved(scope, grad, entries)
@@ -1658,6 +1689,12 @@ class _Walker:
                     items = tuple(sorted(i for i in fed if i >= 0))
                     on_device = _spelled_args(self._gpu_args.get(id(call), ()), spelled)
                     evaluating = not scope.backprops and scope.trace.evaluating_before(_start(call))
+                    final: tuple[str, ...] = ()
+                    # Only in a scope that trains (a step handing its graph to a loss helper), out of loops.
+                    if scope.backprops and not loop and scope.node is not None and _names_handed(call):
+                        if flow is None:
+                            flow = ScopeFlow(scope.node, self._numeric())
+                        final = flow.final_args(call, self._training_names())
                     s.calls.append(
                         CallSite(
                             callee,
@@ -1673,6 +1710,8 @@ class _Walker:
                             on_device,
                             items,
                             evaluating,
+                            plain_args(call),
+                            final,
                         )
                     )
         s.gpu_method_calls = _gpu_method_calls(self._method_sites, self._gpu_state, self._attr_calls)
@@ -2140,3 +2179,8 @@ def _signature_parts(args: ast.arguments) -> list[ast.AST | None]:
     ]
     items.reverse()
     return [item.annotation if item.__class__ is ast.arg else item for item in items]  # type: ignore[union-attr]
+
+
+def _names_handed(call: ast.Call) -> bool:
+    """Some argument of ``call`` is a plain name."""
+    return any(isinstance(a, ast.Name) for a in call.args) or any(isinstance(k.value, ast.Name) for k in call.keywords)

@@ -47,6 +47,12 @@ class Caller:
     # The calling scope evaluates (CallSite.eval_scope): it switched a model
     # to eval before the call and does not backpropagate.
     eval_scope: bool = False
+    # The parameters it passes a literal or a settings value (CallSite.plain):
+    # no graph of the caller's reaches the function through them (MEM103).
+    plain: tuple[str, ...] = ()
+    # The parameters it passes a local name whose graph dies in the calling
+    # scope after the call (CallSite.final): nothing there backpropagates again.
+    final: tuple[str, ...] = ()
 
     def omits(self, index: int, name: str) -> bool:
         """The call passes nothing for the parameter at ``index`` named ``name``."""
@@ -61,6 +67,14 @@ class Caller:
             if key == keyword or (position is not None and key == str(position)):
                 return mode
         return "unknown"
+
+    def passes_plain(self, index: int, name: str) -> bool:
+        """The call passes a literal or a settings value to the parameter at ``index`` named ``name``."""
+        return str(index) in self.plain or name in self.plain
+
+    def passes_final(self, index: int, name: str) -> bool:
+        """The call passes the parameter at ``index`` named ``name`` a graph that dies after it."""
+        return str(index) in self.final or name in self.final
 
     def passes_cpu_model(self, index: int, name: str) -> bool:
         return str(index) in self.cpu_args or name in self.cpu_args

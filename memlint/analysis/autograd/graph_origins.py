@@ -24,7 +24,8 @@ A name's value is its last assignment completed before the read, when that
 assignment is in the same block as the read or an enclosing one (so every
 path to the read runs it). Module objects (``self``, ``self.actor`` built
 by a class constructor, imported modules) hold no graph of their own: their
-calls build a fresh one. Tensor factories (``torch.tensor``, ``torch.zeros``),
+calls build a fresh one. Tensor factories (``torch.tensor``, ``torch.zeros``,
+``torch.autograd.Variable``),
 numpy, ``.detach()``, ``.item()``, ``.data``, comparisons and the targets
 of a loop over a data loader (``for x, y in loader``) hold none.
 """
@@ -72,6 +73,10 @@ _FACTORIES = frozenset(
         "rand_like",
         "from_numpy",
         "no_grad",
+        # ``Variable(x, requires_grad=True)`` detaches ``x`` (the legacy
+        # constructor copies ``data.detach()``): a new leaf, as a penalty's
+        # interpolated input is.
+        "Variable",
     }
 )
 # Tensor methods whose arguments are shapes, devices or dtypes, not data.

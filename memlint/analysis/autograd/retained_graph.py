@@ -27,6 +27,8 @@ API (``RetainedGraph(facts)``):
   ``fn`` from leaves and modules only (no parameter or attribute holding a
   graph), none of its values is stored, returned or captured: it dies with
   the call of ``fn``.
+- ``built_from(call, fn)`` — the same, but the graph may read names from
+  outside ``fn``: those names (a helper's ``weight`` parameter), or None.
 
 Names are compared by spelling through ``facts.usage``'s flow-insensitive
 dependencies, so a rebinding anywhere makes the answer "shared": silent.
@@ -108,15 +110,23 @@ class RetainedGraph:
         return not self._stored(a, scope)
 
     def built_here(self, call: cst.Call, fn: cst.FunctionDef) -> bool:
+        return self.built_from(call, fn) == frozenset()
+
+    def built_from(self, call: cst.Call, fn: cst.FunctionDef) -> frozenset[str] | None:
+        """What ``built_here`` asks, but the graph may read names from outside:
+        those names (``weight`` in ``penalty * weight``), or None when the
+        graph is not built here or outlives ``fn``."""
         graph = self.origins(call, fn)
-        if graph is None or graph.outside or not graph.bindings:
-            return False
+        if graph is None or not graph.bindings:
+            return None
         if self.facts.history.returns(fn).h is not H.NO:
-            return False
+            return None
         if self._stored(graph, fn):
-            return False
+            return None
         keys = graph.keys()
-        return not any(mentions(n, key) for n in _nested_functions(fn) for key in keys)
+        if any(mentions(n, key) for n in _nested_functions(fn) for key in keys):
+            return None
+        return frozenset(graph.outside)
 
     def _stored(self, graph: Origins, scope) -> bool:
         """A value of ``graph`` flows into an attribute, a container filled in
@@ -145,7 +155,9 @@ class RetainedGraph:
 
     def _kept_local(self, read: cst.CSTNode) -> bool:
         """Like ``_local_read``; a backward, a method of one of ``self``'s
-        modules and a logging call (``writer.add_scalar``) also keep it here."""
+        modules, a logging call (``writer.add_scalar``) and a function of this
+        module that keeps none of its arguments (GDPP's nested
+        ``normalize_min_max(eig)``) also keep it here."""
         parents = self.facts.calls.parents
         if isinstance(parents.get(read), cst.Param) or _harmless_read(read, parents):
             return True
@@ -177,6 +189,7 @@ class RetainedGraph:
                     or objects.is_backward_call(call)
                     or self._module_method(call)
                     or logging
+                    or self._passes_through(call)
                 ):
                     return False
                 cur = call
