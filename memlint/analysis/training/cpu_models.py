@@ -234,6 +234,14 @@ def _literal(value: cst.BaseExpression) -> bool:
     return isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
 
 
+class _AllCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
+
+
 def _any_callee(func: cst.BaseExpression) -> bool:
     return True
 
@@ -1106,7 +1114,8 @@ class CpuModels(cst.CSTVisitor):
         the CPU and literals, what it gives back is on the CPU too."""
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.args):
             return False
-        if self.resolve_call(value) is None or not self.stays(value):
+        fn = self.resolve_call(value)
+        if fn is None or not self.stays(value) or not self._calls_nothing_unknown(fn, set()):
             return False
         if any(a.star or a.keyword is not None for a in value.args):
             return False
@@ -1124,6 +1133,30 @@ class CpuModels(cst.CSTVisitor):
             bound_in = self.aliases[-1][func.value]
             return self.blocks[: len(bound_in)] == list(bound_in)
         return self.cpu_classes(func)
+
+    def _calls_nothing_unknown(self, fn: cst.FunctionDef, seen: set[int]) -> bool:
+        """``fn`` calls only torch, builtins that never place (``list``,
+        ``len``), methods of its own values, and functions of this module
+        doing the same: ``stays`` trusts an imported helper it cannot read
+        (``to_gpu(net)``), which is no proof for a model given back."""
+        if id(fn) in seen:
+            return False  # recursion: not read to the end
+        seen.add(id(fn))
+        calls = _AllCalls()
+        visit_fast(fn.body, calls)
+        for call in calls.found:
+            qualified = self.names.call_name(call)
+            if qualified is not None:
+                if not qualified.startswith("torch."):
+                    return False
+            elif isinstance(call.func, cst.Name):
+                local = self.resolve_call(call)
+                if local is not None:
+                    if not self._calls_nothing_unknown(local, seen):
+                        return False
+                elif call.func.value not in NOT_MODELS | _LOOKS:
+                    return False
+        return True
 
     def _cpu_class_choice(self, value: cst.BaseExpression) -> bool:
         """``F if args.uncond else CCF`` (JEM's ``model_cls``), or a class
