@@ -3275,8 +3275,125 @@ def restore(path):
 """,
             '`net.to("cpu")` leaves a model built on the CPU there',
         ),
+        Valid(
+            """\
+import torch
+from registry import find_class
+
+
+def rebuild(path):
+    data = torch.load(path)
+    kind = find_class(data["package"], data["network"], prefix="")
+    net = kind(**data["kwargs"])
+    net.load_state_dict(data["weights"])
+    return net.cuda()
+""",
+            "the class and its settings are the checkpoint's own entries: the model is built bare, on the CPU,"
+            " and moved after the load (pytorch_GAN_zoo's buildFeatureExtractor)",
+        ),
+        Valid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def trunk(net):
+    return nn.Sequential(*list(net.children())[:-1])
+
+
+def rebuild(path):
+    data = torch.load(path)
+    net = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    net = trunk(net)
+    net.load_state_dict(data["weights"])
+    return net.cuda()
+""",
+            "trunk places nothing and is handed a model on the CPU: what it gives back is on the CPU too",
+        ),
+        Valid(
+            """\
+import torch
+
+device = "cpu"
+
+
+def evaluate(path, build):
+    model = build().to(device)
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint.pop("model"))
+""",
+            "every binding of device is the CPU: the model popped into is not on a GPU",
+        ),
     ]
     invalid = [
+        Invalid(
+            """\
+import torch
+
+
+def evaluate(configs, build):
+    model = build()
+    if configs.device == "cuda":
+        model = torch.nn.DataParallel(model)
+    model = model.to(configs.device)
+    checkpoint = torch.load(configs.checkpoint_path)
+    model.load_state_dict(checkpoint.pop("model"))
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+from registry import find_class
+
+
+def rebuild(path):
+    data = torch.load(path)
+    kind = find_class(data["package"], data["network"])
+    net = kind(**data["kwargs"]).cuda()
+    net.load_state_dict(data["weights"])
+    return net
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+from registry import find_class
+
+
+def rebuild(path, settings):
+    data = torch.load(path)
+    kind = find_class(data["package"], data["network"])
+    net = kind(**settings)
+    net.load_state_dict(data["weights"])
+    return net
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+
+
+def place(net):
+    return net.cuda()
+
+
+def trunk(net):
+    return place(net)
+
+
+def rebuild(path):
+    data = torch.load(path)
+    net = nn.Linear(4, 4)
+    net = trunk(net)
+    net.load_state_dict(data["weights"])
+    return net
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch

@@ -15,6 +15,8 @@ def test_key_lookups_are_parts_of_the_dict():
     assert source('ck["state_dict"]') == "ck"
     assert source('ck.get("model")') == "ck"
     assert source('ck.get("model", {})["enc"]') == "ck"
+    assert source('ck.pop("model")') == "ck"  # pvcnn: the entry taken out holds the same tensors
+    assert source('ck.pop("model", None)["enc"]') == "ck"
 
 
 def test_a_comprehension_copying_every_value_is_the_dict():
@@ -28,6 +30,8 @@ def test_values_changed_or_read_otherwise_are_not_followed():
     assert source("{k: v for k, v in ck.values()}") is None
     assert source("{k: v for k, v in a.items() for _ in b}") is None
     assert source('ck.get(key="model")') is None
+    assert source("ck.pop()") is None
+    assert source("ck.popitem()") is None
     assert source("convert(ck)") is None
 
 

@@ -402,6 +402,78 @@ def test_a_name_bound_to_a_choice_of_cpu_classes_builds_on_the_cpu():
     assert cpu_loads(src) == ["f", "g"]
 
 
+def test_a_class_picked_by_the_checkpoints_own_entries_builds_on_the_cpu():
+    src = """
+    import torch
+    from registry import find_class
+    def a(path):
+        data = torch.load(path)
+        kind = find_class(data["package"], data["network"], prefix="")
+        net = kind(**data["kwargs"])
+        net.load_state_dict(data["weights"])
+    def b(path, args):
+        data = torch.load(path)
+        kind = find_class(args.package, data["network"])
+        net = kind(**data["kwargs"])
+        net.load_state_dict(data["weights"])
+    def c(path, settings):
+        data = torch.load(path)
+        kind = find_class(data["package"], data["network"])
+        net = kind(**settings)
+        net.load_state_dict(data["weights"])
+    def d(path):
+        data = torch.load(path)
+        kind = find_class(data["package"], data["network"])
+        net = kind(**data["kwargs"])
+        net.cuda()
+        net.load_state_dict(data["weights"])
+    def e(path, other):
+        data = torch.load(path)
+        kind = find_class(data["package"], data["network"])
+        kind = other
+        net = kind(**data["kwargs"])
+        net.load_state_dict(data["weights"])
+    def f(path):
+        data = torch.load(path)
+        kind = find_class(data, mode=mode)
+        net = kind()
+        net.load_state_dict(data["weights"])
+    """
+    assert cpu_loads(src) == ["net"]
+
+
+def test_a_local_function_placing_nothing_keeps_a_cpu_model_there():
+    src = """
+    import torch.nn as nn
+    from helpers import to_gpu
+    def trunk(net):
+        return nn.Sequential(*list(net.children())[:-1])
+    def place(net):
+        return net.cuda()
+    def wrap(net):
+        return place(net)
+    def a(sd):
+        net = nn.Linear(4, 4)
+        net = trunk(net)
+        net.load_state_dict(sd)
+    def b(sd):
+        m = nn.Linear(4, 4)
+        m = wrap(m)
+        m.load_state_dict(sd)
+    def c(sd, other):
+        k = nn.Linear(4, 4)
+        k = trunk(other)
+        k.load_state_dict(sd)
+    def handed(net):
+        return to_gpu(net)
+    def d(sd):
+        j = nn.Linear(4, 4)
+        j = handed(j)
+        j.load_state_dict(sd)
+    """
+    assert cpu_loads(src) == ["net"]
+
+
 def test_a_parameter_every_caller_hands_a_literal_is_no_model():
     src = """
     import torch.nn as nn

@@ -37,6 +37,19 @@ def test_a_filtered_state_merged_then_loaded_reaches_the_model_parameter():
     assert facts["load_pretrained_model"] == ((("pretrained_dict", "model"),), False)
 
 
+def test_an_entry_popped_from_the_state_is_the_states_own_tensors():
+    facts = _facts(
+        """\
+        def restore(model, checkpoint):
+            model.load_state_dict(checkpoint.pop("model"))
+        def rebuild(model, checkpoint):
+            model.load_state_dict(checkpoint.popitem())
+        """
+    )
+    assert facts["restore"] == ((("checkpoint", "model"),), False)
+    assert facts.get("rebuild", ((), False))[0] == ()
+
+
 def test_a_model_built_by_a_function_that_moves_it_is_the_helpers_own():
     facts = _facts(
         """\

@@ -247,10 +247,11 @@ def _entry_of(target: ast.expr) -> str:
 
 
 def _is_get(expr: ast.expr) -> bool:
+    """``x.get(key)`` / ``x.pop(key)``, a default allowed: the entry's own tensors."""
     return (
         isinstance(expr, ast.Call)
         and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr == "get"
+        and expr.func.attr in ("get", "pop")
         and 1 <= len(expr.args) <= 2
         and not expr.keywords
         and not any(isinstance(a, ast.Starred) for a in expr.args)

@@ -35,6 +35,7 @@ from memlint.analysis.training.cpu_devices import is_cpu_device, moves_to_cpu
 from memlint.analysis.training.cpu_dicts import CpuDicts
 from memlint.analysis.training.inert_slots import inert_slot
 from memlint.analysis.training.parallel_wrappers import machine_parallel
+from memlint.analysis.training.state_flow import key_source
 from memlint.analysis.training.vision_tables import torchvision_table_entry
 from memlint.parse.traversal import visit_fast
 from memlint.vocabulary.kinds import Kind, guess_kind_from_name
@@ -233,6 +234,18 @@ def _literal(value: cst.BaseExpression) -> bool:
     return isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
 
 
+class _AllCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
+
+
+def _any_callee(func: cst.BaseExpression) -> bool:
+    return True
+
+
 def _loops_reaching(loops: list[cst.CSTNode], bound_in: tuple[int, ...]) -> tuple[cst.CSTNode, ...]:
     """The loops around a load whose next iteration reaches it with the model
     of this one: not a loop whose body rebuilds the model before the load
@@ -378,6 +391,11 @@ class CpuModels(cst.CSTVisitor):
         self.cpu_module = cpu_module  # a module whose every class is built on the CPU (``getattr(m, name)``)
         # Per frame: names bound to ``getattr(<such a module>, name)``, with the blocks open then.
         self.aliases: list[dict[str, tuple[int, ...]]] = [{}]
+        # Per frame: names bound to ``torch.load(...)`` and not rebound since,
+        # and the aliases of classes picked by that checkpoint's own entries
+        # (``_checkpoint_pick``).
+        self.loaded: list[set[str]] = [set()]
+        self.picked: list[set[str]] = [set()]
         self.cpu_classes = cpu_classes
         self.may_be_model = may_be_model  # (an argument, the call its name was bound from)
         self.stays = stays  # a call that moves none of its arguments (a project function)
@@ -453,6 +471,8 @@ class CpuModels(cst.CSTVisitor):
         self.seen.append({})
         self.optimizers.append({})
         self.aliases.append({})
+        self.loaded.append(set())
+        self.picked.append(set())
         self.holders.append({})
         self.functions.append(node)
         self._decide(node)
@@ -493,6 +513,8 @@ class CpuModels(cst.CSTVisitor):
         self.seen.pop()
         self.optimizers.pop()
         self.aliases.pop()
+        self.loaded.pop()
+        self.picked.pop()
         self.holders.pop()
         self.functions.pop()
 
@@ -648,6 +670,8 @@ class CpuModels(cst.CSTVisitor):
 
     def _write(self, key: str | None) -> None:
         if key is not None:
+            self.loaded[-1].discard(key)
+            self.picked[-1].discard(key)
             self.writes[-1].setdefault(key, []).append(self.seq)
             self.seq += 1
 
@@ -758,6 +782,8 @@ class CpuModels(cst.CSTVisitor):
             self._dict_store = None
         self._use_holders((original_node.value,))  # ``ev2 = ev``: an alias that may hand it on
         held, self._held = self._held, None
+        # Judged before the targets are rebound: ``model = cut_head(model)``.
+        kept = self._kept_on_cpu(original_node.value)
         for t in original_node.targets:
             if isinstance(t.target, cst.Name):
                 self.holders[-1].pop(t.target.value, None)
@@ -783,7 +809,8 @@ class CpuModels(cst.CSTVisitor):
                 self._lost(owner)  # ``model.base = net``: a part that may be anywhere
             self.aliases[-1].pop(key, None)
             if (
-                self._built(original_node.value)
+                kept
+                or self._built(original_node.value)
                 or id(original_node.value) in self._cpu_copies
                 or self._imported_cpu_object(original_node.value)
             ):
@@ -797,6 +824,9 @@ class CpuModels(cst.CSTVisitor):
                 or self._cpu_class_choice(original_node.value)
             ):
                 self.aliases[-1][key] = tuple(self.blocks)
+            elif "." not in key and self._checkpoint_pick(original_node.value):
+                self.aliases[-1][key] = tuple(self.blocks)
+                self.picked[-1].add(key)
             elif (
                 model := self._optimized_cpu_model(original_node.value) or self._helper_optimizer(key, value)
             ) is not None:
@@ -812,6 +842,14 @@ class CpuModels(cst.CSTVisitor):
             # holder; what it meant before is reached only through it.
             holder = dotted_name(original_node.targets[0].target) or ""
             self.holders[-1][holder] = [key for key in held[1] if key != holder]
+        targets = original_node.targets
+        if (
+            len(targets) == 1
+            and isinstance(targets[0].target, cst.Name)
+            and isinstance(original_node.value, cst.Call)
+            and self.names.call_name(original_node.value) == "torch.load"
+        ):
+            self.loaded[-1].add(targets[0].target.value)
         self._picked(original_node)
         self.cpu_dicts.bound(original_node, tuple(self.blocks), self._dict_model)
         self._received(original_node)
@@ -1032,7 +1070,58 @@ class CpuModels(cst.CSTVisitor):
         return bound_in is not None and self.blocks[: len(bound_in)] == list(bound_in)
 
     def _built(self, value: cst.BaseExpression) -> bool:
-        return built_on_cpu(value, self.names, self._cpu_callee, self._wraps, self.takes_no_device, self._cpu_names())
+        takes_no_device = self.takes_no_device
+        if self._checkpoint_build(value):
+            takes_no_device = _any_callee  # its ``**kwargs`` are the checkpoint's own: no device
+        return built_on_cpu(value, self.names, self._cpu_callee, self._wraps, takes_no_device, self._cpu_names())
+
+    def _from_checkpoint(self, value: cst.BaseExpression) -> bool:
+        """``value`` is an entry of a name bound here to ``torch.load(...)``
+        (``data["network"]``, ``data.get("kwargs")``), not the whole load."""
+        source = key_source(value)
+        return source is not value and isinstance(source, cst.Name) and source.value in self.loaded[-1]
+
+    def _checkpoint_pick(self, value: cst.BaseExpression) -> bool:
+        """``loadmodule(data["package"], data["network"], prefix="")`` after
+        ``data = torch.load(p)`` (pytorch_GAN_zoo's ``buildFeatureExtractor``):
+        a class picked by names the checkpoint itself holds, every positional
+        argument an entry of it, every keyword a literal. Whatever class it
+        is, the checkpoint was written to rebuild it bare, with no device;
+        calling it builds on the CPU until something moves it."""
+        if not isinstance(value, cst.Call) or not value.args:
+            return False
+        positional = [a for a in value.args if a.keyword is None]
+        if not positional or any(a.star for a in value.args):
+            return False
+        if not all(self._from_checkpoint(a.value) for a in positional):
+            return False
+        return all(_literal(a.value) for a in value.args if a.keyword is not None)
+
+    def _checkpoint_build(self, value: cst.BaseExpression) -> bool:
+        """``model_type(**data["kwargs"])`` with ``model_type`` a class the
+        checkpoint picked (``_checkpoint_pick``) and every ``*``/``**``
+        argument an entry of that checkpoint: the settings it was saved with."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            return False
+        if value.func.value not in self.picked[-1]:
+            return False
+        return all(self._from_checkpoint(a.value) for a in value.args if a.star)
+
+    def _kept_on_cpu(self, value: cst.BaseExpression) -> bool:
+        """``model = cut_head(model)`` with ``model`` on the CPU here and
+        ``cut_head`` a function of this module that places nothing, directly
+        or through the functions it calls (``stays``): handed only models on
+        the CPU and literals, what it gives back is on the CPU too."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.args):
+            return False
+        fn = self.resolve_call(value)
+        if fn is None or not self.stays(value) or not self._calls_nothing_unknown(fn, set()):
+            return False
+        if any(a.star or a.keyword is not None for a in value.args):
+            return False
+        return all(self._on_cpu_here(a.value) or _literal(a.value) for a in value.args) and any(
+            self._on_cpu_here(a.value) for a in value.args
+        )
 
     def _cpu_callee(self, func: cst.BaseExpression) -> bool:
         """A class or builder that moves nothing, or a name bound here (in a
@@ -1044,6 +1133,30 @@ class CpuModels(cst.CSTVisitor):
             bound_in = self.aliases[-1][func.value]
             return self.blocks[: len(bound_in)] == list(bound_in)
         return self.cpu_classes(func)
+
+    def _calls_nothing_unknown(self, fn: cst.FunctionDef, seen: set[int]) -> bool:
+        """``fn`` calls only torch, builtins that never place (``list``,
+        ``len``), methods of its own values, and functions of this module
+        doing the same: ``stays`` trusts an imported helper it cannot read
+        (``to_gpu(net)``), which is no proof for a model given back."""
+        if id(fn) in seen:
+            return False  # recursion: not read to the end
+        seen.add(id(fn))
+        calls = _AllCalls()
+        visit_fast(fn.body, calls)
+        for call in calls.found:
+            qualified = self.names.call_name(call)
+            if qualified is not None:
+                if not qualified.startswith("torch."):
+                    return False
+            elif isinstance(call.func, cst.Name):
+                local = self.resolve_call(call)
+                if local is not None:
+                    if not self._calls_nothing_unknown(local, seen):
+                        return False
+                elif call.func.value not in NOT_MODELS | _LOOKS:
+                    return False
+        return True
 
     def _cpu_class_choice(self, value: cst.BaseExpression) -> bool:
         """``F if args.uncond else CCF`` (JEM's ``model_cls``), or a class

@@ -3,7 +3,7 @@
 MEM701 follows a ``torch.load`` to ``load_state_dict``. On its way the
 checkpoint is often picked apart or filtered, but the tensors stay the same
 objects on the same device: a key looked up (``ck["state_dict"]``,
-``ck.get("model")``), a dict comprehension keeping every value it reads
+``ck.get("model")``, ``ck.pop("model")``), a dict comprehension keeping every value it reads
 (``{k[7:]: v for k, v in ck.items()}``), or ``model_dict.update(ck)``. These
 helpers name the expression a value is drawn from; anything else (a value
 transformed, ``v.cpu()``, a call of unknown effect) is not followed.
@@ -58,11 +58,13 @@ def _is_state_dict(expr: cst.BaseExpression) -> bool:
 
 
 def is_get(expr: cst.BaseExpression) -> bool:
-    """``x.get(key)`` or ``x.get(key, default)``: positional, no star."""
+    """``x.get(key)`` or ``x.get(key, default)``: positional, no star; also
+    ``x.pop(key)`` (pvcnn's ``model.load_state_dict(checkpoint.pop("model"))``):
+    the entry taken out is the same tensors, wherever the dict goes next."""
     return (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value == "get"
+        and expr.func.attr.value in ("get", "pop")
         and 1 <= len(expr.args) <= 2
         and all(a.keyword is None and not a.star for a in expr.args)
     )
