@@ -92,56 +92,56 @@ def penalty(D, real):
 
 class RetainGraphWithoutSecondBackward(Rule):
     """
-        ## What it does
-        Flags `loss.backward(retain_graph=True)` and `torch.autograd.grad(...,
-        retain_graph=True)` when nothing later in the same iteration backpropagates
-        through that graph again (a later backward anywhere in an enclosing
-        iteration counts: `for l in losses[:-1]: l.backward(retain_graph=True)` then
-        `losses[-1].backward()`).
+    ## What it does
+    Flags `loss.backward(retain_graph=True)` and `torch.autograd.grad(...,
+    retain_graph=True)` when nothing later in the same iteration backpropagates
+    through that graph again (a later backward anywhere in an enclosing
+    iteration counts: `for l in losses[:-1]: l.backward(retain_graph=True)` then
+    `losses[-1].backward()`).
 
-        ## Why it matters
-        `retain_graph=True` keeps every buffer the backward pass needed (the saved
-        activations) alive after it ran, so they are freed only when the graph
-        itself dies. With no second backward they are simply kept for nothing, and
-        when the loss is referenced from the next iteration (a carried hidden
-        state) the retained graphs pile up batch after batch. It is often added to
-        silence "Trying to backward through the graph a second time", which hides
-        the real bug (see MEM104).
+    ## Why it matters
+    `retain_graph=True` keeps every buffer the backward pass needed (the saved
+    activations) alive after it ran, so they are freed only when the graph
+    itself dies. With no second backward they are simply kept for nothing, and
+    when the loss is referenced from the next iteration (a carried hidden
+    state) the retained graphs pile up batch after batch. It is often added to
+    silence "Trying to backward through the graph a second time", which hides
+    the real bug (see MEM104).
 
-        ## Example
-        ```python
-        for x, y in loader:
-            loss = criterion(model(x), y)
-            loss.backward(retain_graph=True)
-            optimizer.step()
-        ```
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward(retain_graph=True)
+        optimizer.step()
+    ```
 
-        ## Use instead
-        ```python
-            loss.backward()
-        ```
+    ## Use instead
+    ```python
+        loss.backward()
+    ```
 
-        ## Fix safety
-        Unsafe: the fix drops the argument. If some code the analysis cannot see
-        backpropagates through the same graph again (a caller in another module, a
-        hook), that code would then fail with "Trying to backward through the
-        graph a second time".
+    ## Fix safety
+    Unsafe: the fix drops the argument. If some code the analysis cannot see
+    backpropagates through the same graph again (a caller in another module, a
+    hook), that code would then fail with "Trying to backward through the
+    graph a second time".
 
-        ## Details
-        A helper that backpropagates once per call (saliency, Grad-CAM) is reported
-        when its graph dies with it, or when every call of it in the module
-        (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
-        followed by nothing that could backpropagate through what it was given, or,
-        when its module never calls it, when every other module of the project that
-        builds its class (`cam = GradCAM(model)` in main.py) uses the instance only
-        to call it, on values fresh at that call (a name bound in the loop around
-        it, read nowhere after it), in a scope with no backward, and no module
-        subclasses the class. Later backwards are followed through the values they
-        were computed from, so a GAN that rebuilds the generator's pass (`G_ =
-        self.G(z_)` again) before the generator's loss does not count as a second
-        backward through the discriminator's retained graph; a name assigned on some
-        paths only (`if gpu: z_ = z_.cuda()`) counts as holding no graph only when
-        every value it may hold has none. `Variable(x, requires_grad=True)` is a new
+    ## Details
+    A helper that backpropagates once per call (saliency, Grad-CAM) is reported
+    when its graph dies with it, or when every call of it in the module
+    (`cam.generate_cam(img)` on a local `cam = GradCam(model)` included) is
+    followed by nothing that could backpropagate through what it was given, or,
+    when its module never calls it, when every other module of the project that
+    builds its class (`cam = GradCAM(model)` in main.py) uses the instance only
+    to call it, on values fresh at that call (a name bound in the loop around
+    it, read nowhere after it), in a scope with no backward, and no module
+    subclasses the class. Later backwards are followed through the values they
+    were computed from, so a GAN that rebuilds the generator's pass (`G_ =
+    self.G(z_)` again) before the generator's loss does not count as a second
+    backward through the discriminator's retained graph; a name assigned on some
+    paths only (`if gpu: z_ = z_.cuda()`) counts as holding no graph only when
+    every value it may hold has none. `Variable(x, requires_grad=True)` is a new
     leaf (the legacy constructor detaches `x`), so a gradient penalty on it builds
     its graph in the helper. When the graph also reads parameters and the helper
     is called only from other modules, it is reported when every caller passes
@@ -149,8 +149,8 @@ class RetainGraphWithoutSecondBackward(Rule):
     name whose graph dies after the call: nothing later in the calling function
     backpropagates, and nothing of that graph is kept, returned or read again.
 
-        ## References
-        - https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
+    ## References
+    - https://pytorch.org/docs/stable/generated/torch.Tensor.backward.html
     """
 
     code = "MEM103"
