@@ -238,8 +238,10 @@ def test_a_name_rebound_to_its_own_move_keeps_its_type(tmp_path):
         # ``self``'s own method, an imported module's function: not a typed receiver
         ("def f(self, xs):\n    loss = self.step(1)\n    xs.append(loss)\n", False),
         ("import numpy as np\ndef f(xs):\n    a = np.zeros(1)\n    xs.append(a)\n", False),
-        # bound in one function, stored in another
-        ("def f(m):\n    loss = m.step(1)\ndef g(xs, loss):\n    xs.append(loss)\n", False),
+        # bound in one function, stored in another: scopes are not matched
+        # (a necessary condition; the view and the rule settle it)
+        ("def f(m):\n    loss = m.step(1)\ndef g(xs, loss):\n    xs.append(loss)\n", True),
+        ("def f(m, xs):\n    loss = m.step(1)\n    xs.append(other)\n", False),
         ("def f(m, xs):\n    loss = m.step(1)\n    xs.append(1)\n", False),
     ],
 )

@@ -196,6 +196,8 @@ class GateFacts:
         self._calls: list[ast.Call] = []
         self._loop_nodes: list[ast.AST] = []  # every for/while (loop_calls_project reads their lines)
         self._assigns: list[ast.Assign] = []
+        self._list_aug_assigns: list[ast.AugAssign] = []  # ``xs += [v]`` (gate/method_stores.py)
+        self._method_store: bool | None = None  # method_stores.stores_a_method_result, once per file
         self._bindings: list[tuple[ast.AST, ast.AST]] = []  # ``: T =`` and ``:=``
         self._imports: list[ast.Import | ast.ImportFrom] = []
         self._classes: set[str] = set()
@@ -793,6 +795,8 @@ class GateFacts:
                         self._bare_method_calls.append(value)
         elif code == _AUG_ASSIGN:
             self._written_in_place(node.target)  # type: ignore[attr-defined]
+            if type(node.value) in (ast.List, ast.Tuple):  # type: ignore[attr-defined]
+                self._list_aug_assigns.append(node)  # type: ignore[arg-type]
         elif code == _BINDING:
             if node.value is not None:  # type: ignore[attr-defined]
                 bindings.append((node.target, node.value))  # type: ignore[attr-defined]
