@@ -91,6 +91,13 @@ def _reads_mode(call: ast.Call) -> bool:
     return any(k.arg == "training" and dotted(k.value) == "self.training" for k in call.keywords)
 
 
+def _self_chain(node: ast.AST) -> bool:
+    """``self.a.b``: an attribute chain down to the name ``self``."""
+    while node.__class__ is ast.Attribute:
+        node = node.value  # type: ignore[attr-defined]
+    return node.__class__ is ast.Name and node.id == "self"  # type: ignore[attr-defined]
+
+
 def _entry(
     part: ast.AST, bindings: Mapping[str, str], names: set[str], walk: Callable[[ast.AST], list[ast.AST]]
 ) -> str | None:
@@ -101,7 +108,16 @@ def _entry(
         if node.__class__ is not ast.Call:
             continue
         call: ast.Call = node  # type: ignore[assignment]
-        spelled = dotted(call.func)
+        func = call.func
+        if func.__class__ is ast.Attribute and _self_chain(func):
+            # ``self.x(...)``, most calls of a model class: never a callee, so
+            # no spelling is built for it (the summary asks this of every class).
+            if func.value.__class__ is ast.Name and func.attr in ("train", "eval"):  # type: ignore[attr-defined]
+                return None
+            if not reads and _reads_mode(call):
+                reads = True
+            continue
+        spelled = dotted(func)
         if spelled in ("self.train", "self.eval"):
             return None
         if reads:
