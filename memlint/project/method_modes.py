@@ -47,7 +47,6 @@ class _Scope(Protocol):
     name: str
     decorator: str
     built_here: dict[str, str]
-    instances: dict[str, str]
 
 
 # (scope, method name, the mode set around the call in its function or
