@@ -118,7 +118,11 @@ class InferenceWithoutNoGrad(Rule):
     no call of its module reaches and that other modules call only under
     `no_grad` (or in a mode they cannot tell), on receivers of any class
     (`decoder.generate_beam(src)` in an evaluator method entered only from under
-    `torch.no_grad()`). A method of an object the loop is handed
+    `torch.no_grad()`); a call with grad on whose receiver the project types
+    as an instance of another module's class that defines the method itself
+    (`evaluators.evaluate(...)` on a `GroupEvaluator` that runs each evaluator
+    under `no_grad`) does not count, unless that method runs its calls in the
+    mode it is entered in while its own module enters it only with grad off. A method of an object the loop is handed
     (`policy.select_action(state)`) is judged only when the project types the
     object (see "Facts from other modules"): not when some caller passes an
     object of unknown type, nor when one of the classes it may be runs its

@@ -1314,8 +1314,8 @@ class ProjectIndex:
             users = self._method_mode_users = ({}, {})
             for other, found in self.summaries.items():
                 for mode, table in zip(("methods_off", "methods_on"), users):
-                    for name in _field(found, mode):
-                        table.setdefault(name, set()).add(other)
+                    for entry in _field(found, mode):
+                        table.setdefault(entry.partition("@")[0], set()).add(other)
         off, on = users
         found_off = []
         for name in sorted(names):
@@ -1329,9 +1329,49 @@ class ProjectIndex:
             callers = on.get(name, set()) - {path}
             for other in callers:
                 self._note_read(other)
-            if next(self._users_in_order(path, name, "methods_on", callers), None) is None:
+            if not any(
+                self.on_call_reaches(path, name, other, _field(self._held(other), "methods_on"))
+                for other in self._users_in_order(path, name, "methods_on", callers)
+            ):
                 found_off.append(name)
         return tuple(found_off)
+
+    def on_call_reaches(self, path: str, name: str, other: str, entries: list[str]) -> bool:
+        """``other``'s ``entries`` (summary.methods_on) call a method ``name``
+        with grad on in a way that may run ``path``'s: not only on receivers
+        the project types as instances of classes of other modules that
+        define ``name`` themselves (``name@scope:receiver``, method_modes.py)."""
+        for entry in entries:
+            called, typed, where = entry.partition("@")
+            if called != name:
+                continue
+            if not typed:
+                return True
+            scope, _, receiver = where.partition(":")
+            if not self._runs_another_method(path, name, other, scope, receiver):
+                return True
+        return False
+
+    def _runs_another_method(self, path: str, name: str, other: str, scope: str, receiver: str) -> bool:
+        """``receiver.name(...)`` in ``scope`` of ``other`` runs, whatever the
+        receiver holds, a method ``name`` a class of a module other than
+        ``path`` defines itself, and that method runs no call this module
+        judged off from its own calls of ``name`` (summary.methods_relayed):
+        entered with grad on, what it calls runs as its summary says."""
+        types = self.typed_objects().receiver_types(other, scope, receiver)
+        if not types:
+            return False
+        for typ in types:
+            defined_in, project_class, cls = typ.partition("\0")
+            if not project_class or defined_in == path or "." in cls:
+                return False  # an installed class, or one of ``path``: it may be (or inherit) ``path``'s method
+            defining = self.summary(defined_in)
+            if defining is None or name in _field(defining, "methods_relayed"):
+                return False
+            functions = {f.name for f in defining.functions}
+            if f"{cls}.{name}" not in functions or cls in functions:
+                return False  # inherited (perhaps from ``path``), or not a class
+        return True
 
     def methods_uncalled_elsewhere(self, path: str, summary: ModuleSummary) -> tuple[str, ...]:
         """ProjectView.methods_uncalled_elsewhere: the method names of ``path``

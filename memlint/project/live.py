@@ -391,8 +391,10 @@ class LiveIndex(ProjectIndex):
         # The modules spelling a method name are found by the word index, then read.
         found = []
         for name in sorted(asked_methods(f.name for f in summary.functions)):
-            others = [self._module(o).summary for o in self._holding(name.encode()) - {path}]
-            if any(name in s.methods_off for s in others) and not any(name in s.methods_on for s in others):
+            others = {o: self._module(o).summary for o in self._holding(name.encode()) - {path}}
+            if any(name in s.methods_off for s in others.values()) and not any(
+                self.on_call_reaches(path, name, o, s.methods_on) for o, s in sorted(others.items())
+            ):
                 found.append(name)
         return tuple(found)
 
@@ -401,7 +403,7 @@ class LiveIndex(ProjectIndex):
         found = []
         for name in sorted(asked_methods(f.name for f in summary.functions)):
             others = [self._module(o).summary for o in self._holding(name.encode()) - {path}]
-            if not any(name in s.methods_off or name in s.methods_on for s in others):
+            if not any(name in s.methods_off or _names(s.methods_on, name) for s in others):
                 found.append(name)
         return tuple(found)
 
@@ -524,3 +526,8 @@ class Workspace:
 
     def _live(self) -> list[LiveIndex]:
         return [index for index in self.indexes.values() if index is not None]
+
+
+def _names(entries: list[str], name: str) -> bool:
+    """``entries`` (summary.methods_on) hold a call of ``name``, typed or not."""
+    return any(e.partition("@")[0] == name for e in entries)

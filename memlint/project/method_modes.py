@@ -13,7 +13,16 @@ nn.Module's own API (``net.eval()``) are kept: the methods a view asks about
 - ``on``: names some call runs with grad on, on a receiver not known to be
   an instance of a class of this module that defines the name itself (``self.generate()`` in such a
   class, or ``m = Beam(...); m.generate()``: that call runs that class's
-  method, not one defined elsewhere).
+  method, not one defined elsewhere). A receiver the project may type (a
+  plain name, ``self.<attr>``) is kept with the call: ``name@scope:receiver``
+  (``evaluate@:evaluators`` for train.py's ``evaluators.evaluate(...)``);
+  the index reads such a call as grad on for a method it may run, and not
+  for one of another class that defines the name itself (swapping-autoencoder's
+  ``GroupEvaluator.evaluate``, which runs each evaluator under ``no_grad``);
+- ``relayed``: the method names whose entry this module judged other than on
+  from its own calls of them, that some call above took its mode from: a
+  call from another module entering such a method with grad on runs those
+  calls with grad on, so the index does not set it aside.
 
 grad_mode.entry_mode reads both through the view
 (``ProjectView.methods_off_elsewhere``): a method no call of its own module
@@ -50,26 +59,42 @@ def method_call_modes(
     entries: Mapping[str, str],
     classes: Mapping[str, set[str] | None],
     inherit: str,
-) -> tuple[list[str], list[str]]:
-    """(off, on) of the module's attribute calls (see the module's doc).
-    ``entries``: the mode each module-level function is entered in (every
-    call of it here); ``classes``: module-level class -> its own methods."""
+) -> tuple[list[str], list[str], list[str]]:
+    """(off, on, relayed) of the module's attribute calls (see the module's
+    doc). ``entries``: the mode each module-level function is entered in
+    (every call of it here); ``classes``: module-level class -> its own methods."""
     asked = [call for call in calls if _asked(call[1])]
     if not asked:
-        return [], []  # most modules: nothing a view asks about
+        return [], [], []  # most modules: nothing a view asks about
     by_name: dict[str, list[AttrCall]] = {}
     for call in calls:
         by_name.setdefault(call[1], []).append(call)
     modes = _Modes(by_name, entries, classes, inherit)
     off: set[str] = set()
     on: set[str] = set()
+    typed: set[str] = set()
     for call in asked:
         scope, name, _grad, receiver = call
         if modes.mode_of(call, frozenset()) != ON:
             off.add(name)
         elif name not in on and not _own_method(scope, name, receiver, classes):
-            on.add(name)
-    return sorted(off), sorted(on)
+            if _typeable(receiver):
+                typed.add(f"{name}@{scope.name}:{receiver}")
+            else:
+                on.add(name)
+    # An untyped call already says the name is called on: its typed ones add nothing.
+    on.update(t for t in typed if t.partition("@")[0] not in on)
+    relayed = sorted(name for name, mode in modes.memo.items() if mode != ON)
+    return sorted(off), sorted(on), relayed
+
+
+def _typeable(receiver: str) -> bool:
+    """A receiver the project's object types may type (typed_objects.receiver_types):
+    a plain name other than ``self``, or ``self.<attr>``."""
+    head, dot, attr = receiver.partition(".")
+    if head == "self":
+        return bool(dot) and attr.isidentifier()
+    return not dot and receiver.isidentifier()
 
 
 class _Modes:

@@ -403,6 +403,10 @@ class ModuleSummary:
     # (method_modes.py): the mode a method of another module is entered in.
     methods_off: list[str] = field(default_factory=list)
     methods_on: list[str] = field(default_factory=list)
+    # The method names whose entry it judged off or unknown from its own
+    # calls of them, that a call above took its mode from: entered with
+    # grad on from another module, they run those calls with grad on.
+    methods_relayed: list[str] = field(default_factory=list)
     # Module-level functions that only compare the running torch's version
     # (version_tests.py): name -> ">=1.1.0" or "<1.1.0".
     version_tests: dict[str, str] = field(default_factory=dict)
@@ -483,6 +487,7 @@ class ModuleSummary:
             "forward_items": {k: list(v) for k, v in self.forward_items.items()},
             "methods_off": list(self.methods_off),
             "methods_on": list(self.methods_on),
+            "methods_relayed": list(self.methods_relayed),
             "version_tests": dict(self.version_tests),
             "off_decorators": dict(self.off_decorators),
             "engine_factories": list(self.engine_factories),
@@ -552,6 +557,7 @@ class ModuleSummary:
             forward_items={str(k): [int(n) for n in v] for k, v in data.get("forward_items", {}).items()},
             methods_off=[str(n) for n in data.get("methods_off", [])],
             methods_on=[str(n) for n in data.get("methods_on", [])],
+            methods_relayed=[str(n) for n in data.get("methods_relayed", [])],
             version_tests={str(k): str(v) for k, v in data.get("version_tests", {}).items()},
             off_decorators={str(k): str(v) for k, v in data.get("off_decorators", {}).items()},
             engine_factories=[str(n) for n in data.get("engine_factories", ())],
@@ -1743,7 +1749,9 @@ class _Walker:
         s.factories = factories(self._tree)
         s.factory_calls = sorted(c for n, c in self._bound_calls.items() if n in self._called_names)
         s.forward_items = forward_items(self._tree, self.bindings, self.scope_nodes)
-        s.methods_off, s.methods_on = method_call_modes(self._attr_calls, entries, self._class_methods, _INHERIT)
+        s.methods_off, s.methods_on, s.methods_relayed = method_call_modes(
+            self._attr_calls, entries, self._class_methods, _INHERIT
+        )
         s.method_grads = [self._resolved(scope, grad, entries) for scope, grad in self._method_modes]
         s.version_tests = version_tests(self._tree)
         s.engine_factories = engine_factories(self._tree)
