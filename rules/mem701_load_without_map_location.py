@@ -275,6 +275,13 @@ class LoadWithoutMapLocation(Rule):
     it into a model on a device is, at its call, without a fix, the message
     naming the load.
 
+    A class called on a module imported at run time (`arch =
+    __import__("networks." + name)`, `importlib.import_module`), `arch.Decoder(...)`,
+    builds on the CPU when every module of the project defining `Decoder`
+    defines a class that moves nothing (or a CPU builder), as a name handed to
+    `eval`; and a model built, loaded, then moved in one block (`if __name__
+    == "__main__":`) is read in order there, as in a function body.
+
     A module-level switch written as a literal decides the device: after
     `use_cuda = False` and `device = torch.device("cuda" if use_cuda else
     "cpu")` (each name bound nowhere else in the module), `.to(device)` moves to
