@@ -16,7 +16,7 @@ from memlint.analysis.training.cpu_devices import cpu_device_names, moves_to_cpu
 from memlint.analysis.training.cpu_saves import read_key
 from memlint.analysis.training.device_params import DeviceParams
 from memlint.analysis.training.gpu_none_locations import none_on_gpu
-from memlint.analysis.training.later_moves import is_move, moved_after_load, scope_body, statement_in
+from memlint.analysis.training.later_moves import enclosing_blocks, is_move, moved_after_load
 from memlint.analysis.training.load_kwargs import splat_misses
 from memlint.analysis.training.passed_dicts import passed_param
 from memlint.analysis.training.state_flow import drawn_from, is_get, key_source, loop_copies, through_module
@@ -274,6 +274,13 @@ class LoadWithoutMapLocation(Rule):
     does not say which of its callers doubles the weights): the caller loading
     it into a model on a device is, at its call, without a fix, the message
     naming the load.
+
+    A class called on a module imported at run time (`arch =
+    __import__("networks." + name)`, `importlib.import_module`), `arch.Decoder(...)`,
+    builds on the CPU when every module of the project defining `Decoder`
+    defines a class that moves nothing (or a CPU builder), as a name handed to
+    `eval`; and a model built, loaded, then moved in one block (`if __name__
+    == "__main__":`) is read in order there, as in a function body.
 
     A module-level switch written as a literal decides the device: after
     `use_cuda = False` and `device = torch.device("cuda" if use_cuda else
@@ -858,14 +865,13 @@ class LoadWithoutMapLocation(Rule):
             scope = self.parent(scope)
         if scope is None or isinstance(scope, (cst.ClassDef, cst.Lambda)):
             return False
-        stmt = statement_in(call, scope, self.parent)
-        body = scope_body(scope)
-        if stmt is None or body is None:
-            return False
         params = _param_names(scope) if isinstance(scope, cst.FunctionDef) else frozenset()
-        checkpoints = self.facts.checkpoints
-        return moved_after_load(
-            body, stmt, call.func.value.value, lambda func: self._may_move_itself(func, params), checkpoints.stays
+        stays = self.facts.checkpoints.stays
+        name = call.func.value.value
+        # The innermost block first (``if __name__ == "__main__":``), then each around it.
+        return any(
+            moved_after_load(body, stmt, name, lambda func: self._may_move_itself(func, params), stays)
+            for stmt, body in enclosing_blocks(call, scope, self.parent)
         )
 
     def _may_move_itself(self, func: cst.BaseExpression, params: frozenset[str]) -> bool:
@@ -1143,6 +1149,32 @@ class LoadWithoutMapLocation(Rule):
         return self.facts.names.call_name(node) == "torch.load"
 
     valid = [
+        Valid(
+            """\
+import json
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, 1)
+
+
+if __name__ == "__main__":
+    options = json.loads(sys.argv[1])
+    head = Head(**options)
+    head = nn.DataParallel(head)
+    state = torch.load(sys.argv[2])
+    head.load_state_dict(state["weights"])
+    head = head.module.cuda()
+""",
+            "built with no device, loaded, then moved in the block of `if __name__ == '__main__':`:"
+            " on the CPU at the load",
+        ),
         Valid(
             """\
 import torch
@@ -3326,6 +3358,30 @@ def evaluate(path, build):
         ),
     ]
     invalid = [
+        Invalid(
+            """\
+import json
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, 1)
+
+
+if __name__ == "__main__":
+    options = json.loads(sys.argv[1])
+    head = Head(**options).cuda()
+    state = torch.load(sys.argv[2])
+    head.load_state_dict(state["weights"])
+    head = head.cuda()
+""",
+            None,
+        ),
         Invalid(
             """\
 import torch
@@ -5556,6 +5612,28 @@ model.load_state_dict(weights)
         ),
         Invalid(
             """\
+import os
+
+import torch
+import torch.nn as nn
+
+
+def restore(folder):
+    weights_file = os.path.join(folder, "net.pt")
+    if not os.path.exists(weights_file):
+        return None, None
+    weights = torch.load(weights_file)
+    return weights, os.path.getmtime(weights_file)
+
+
+net = nn.Linear(4, 4).to("cuda")
+weights, stamp = restore("runs/last")
+net.load_state_dict(weights)
+""",
+            None,
+        ),
+        Invalid(
+            """\
 import torch
 
 
@@ -6156,6 +6234,8 @@ class _ReturnedLoads(cst.CSTVisitor):
         """The loads ``value`` returns (a key of one is the same tensors),
         [] for a mapped load, None for anything else."""
         value = _keyed(value)
+        if isinstance(value, cst.Name) and value.value == "None":
+            return []  # ``return None, None, None`` for a missing checkpoint: no tensors there
         if isinstance(value, cst.Call) and self.is_load(value):
             return [value]
         if isinstance(value, cst.Call) and self.is_any_load(value):

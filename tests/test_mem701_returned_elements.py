@@ -321,3 +321,52 @@ def test_the_method_called_before_the_move_keeps_the_copied_load_silent(tmp_path
         "            self.net = net\n            self.resume()\n            self.net = torch.nn.DataParallel(net).cuda()\n",
     )
     assert _resa(tmp_path, before) == [13]  # the direct load is reported whatever the model
+
+
+# -- a tuple of ``None`` for a missing checkpoint (the rule's _ReturnedLoads) ---
+
+_RESTORE = """
+    import os
+    import torch
+    def restore(folder):
+        net_file = os.path.join(folder, "net.pt")
+        opt_file = os.path.join(folder, "opt.pt")
+        if not os.path.exists(net_file):
+            return None, None
+        net_state = torch.load(net_file)
+        opt_state = torch.load(opt_file)
+        return net_state, opt_state
+"""
+
+_RESUME = """
+    import torch
+    from tools.store import restore
+    net = torch.nn.Linear(4, 4).cuda()
+    if RESUME:
+        net_state, opt_state = restore("runs/last")
+        net.load_state_dict(net_state)
+"""
+
+
+def _restore(tmp_path, resume: str) -> list[int]:
+    write_project(
+        tmp_path,
+        {"pyproject.toml": "", "tools/__init__.py": "", "tools/store.py": _RESTORE, "train.py": resume},
+    )
+    return finding_lines(tmp_path / "tools" / "store.py", "MEM701")
+
+
+def test_an_element_beside_a_tuple_of_none_loaded_into_a_moved_model_is_reported(tmp_path):
+    assert _restore(tmp_path, _RESUME) == [9]
+
+
+def test_an_element_beside_a_tuple_of_none_loaded_into_a_model_not_moved_is_silent(tmp_path):
+    assert _restore(tmp_path, _RESUME.replace(".cuda()", "")) == []
+
+
+def test_a_tuple_holding_another_value_than_none_at_the_load_is_silent(tmp_path):
+    other = _RESTORE.replace("return None, None", "return fresh_state(), None")
+    write_project(
+        tmp_path, {"pyproject.toml": "", "tools/__init__.py": "", "tools/store.py": other, "train.py": _RESUME}
+    )
+    assert finding_lines(tmp_path / "tools" / "store.py", "MEM701") == []

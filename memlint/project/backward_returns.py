@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from memlint.gate.ast_fields import nodes
+from memlint.project.binding_counts import binding_counts
 
 # ``x.detach_()`` and ``x.requires_grad_(False)`` end the name's history in place.
 _IN_PLACE_DETACH = frozenset({"detach_", "requires_grad_"})
@@ -45,7 +45,7 @@ def backward_returned(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, 
     if not backwarded:
         return None
     own = list(_own_nodes(fn))
-    counts = _binding_counts(own)
+    counts = binding_counts(own, parts=True)
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     for n in own:
         if (
@@ -93,31 +93,6 @@ def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def _binding_counts(own: list[ast.AST]) -> dict[str, int]:
-    """How often ``fn`` binds each name (an augmented assignment too:
-    ``loss += reg`` may make a new tensor)."""
-    out: dict[str, int] = {}
-    for node in own:
-        if isinstance(node, ast.Assign):
-            targets: list[ast.AST] = list(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
-            targets = [node.target]
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            targets = [node.target]
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out[node.name] = out.get(node.name, 0) + 1
-            continue
-        else:
-            continue
-        for target in targets:
-            for n in nodes(target):
-                if isinstance(n, ast.Name):
-                    out[n.id] = out.get(n.id, 0) + 1
-    return out
 
 
 def backward_receivers(typed: Any, path: str) -> tuple:

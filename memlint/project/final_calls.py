@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import ast
 
+from memlint.project.arg_modes import dotted
+
 _CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy", "size", "dim", "numel", "cpu"})
 _CUT_ATTRS = frozenset({"data", "shape", "dtype", "device", "grad", "requires_grad"})
 _CUT_FUNCTIONS = frozenset({"float", "int", "len", "bool", "str", "round"})
@@ -119,7 +121,7 @@ class ScopeFlow:
     def _call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Attribute):
-            if func.attr == "backward" or (func.attr == "grad" and _dotted(func.value).endswith("autograd")):
+            if func.attr == "backward" or (func.attr == "grad" and dotted(func.value).endswith("autograd")):
                 self.backwards.append(_pos(node))
             elif isinstance(func.value, ast.Name) and func.value.id == "self":
                 self.calls.append((_pos(node), func.attr))
@@ -314,13 +316,3 @@ def _plain_target(target: ast.expr) -> bool:
     return isinstance(target, ast.Name) or (
         isinstance(target, (ast.Tuple, ast.List)) and all(_plain_target(e) for e in target.elts)
     )
-
-
-def _dotted(node: ast.expr) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from memlint.gate.ast_fields import nodes
+from memlint.project.binding_counts import binding_counts
 
 # Arithmetic that keeps an operand's history (a floor division, a modulo or
 # a comparison gives a value autograd cannot differentiate).
@@ -37,7 +37,7 @@ def returned_params(fn: ast.FunctionDef | ast.AsyncFunctionDef, attr: str, param
     hands, unchanged, to ``self.<attr>``'s forward; () when any return does
     otherwise. ``params``: the method's parameters, ``self`` dropped."""
     own = list(_own_nodes(fn))
-    counts = _binding_counts(own)
+    counts = binding_counts(own)
     # Rebound, or detached in place (``x.detach_()``, ``x.requires_grad_(False)``).
     rebound = set(counts) | {
         n.func.value.id
@@ -89,33 +89,6 @@ def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def _binding_counts(own: list[ast.AST]) -> dict[str, int]:
-    """How often the method's statements bind each name anew (an
-    assignment's, ``for``'s, ``with``'s or ``:=``'s target; an augmented
-    assignment too: ``x += 1`` may make a new tensor)."""
-    out: dict[str, int] = {}
-    for node in own:
-        if isinstance(node, ast.Assign):
-            targets: list[ast.AST] = list(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
-            targets = [node.target]
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            targets = [node.target]
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out[node.name] = out.get(node.name, 0) + 1
-            continue
-        else:
-            continue
-        for target in targets:
-            if isinstance(target, (ast.Name, ast.Tuple, ast.List, ast.Starred)):
-                for n in nodes(target):
-                    if isinstance(n, ast.Name):
-                        out[n.id] = out.get(n.id, 0) + 1
-    return out
 
 
 def _forward_calls(value: ast.AST, attr: str, single: dict[str, Any]) -> list[ast.Call]:

@@ -1516,7 +1516,15 @@ class ProjectIndex:
     def _all_build_on_cpu(self, name: str, definers: set[str]) -> bool:
         for other in definers:
             self._note_read(other)  # the view depends on each (one may stop being a builder)
-        return bool(definers) and all(name in _field(self.full_summary(o), "cpu_builders") for o in definers)
+        return bool(definers) and all(self._builds_on_cpu_at(o, name) for o in definers)
+
+    def _builds_on_cpu_at(self, path: str, name: str) -> bool:
+        """``name`` is a CPU builder of ``path``, or a class of it that moves
+        nothing, nor do the project classes it derives from or builds."""
+        found = self.full_summary(path)
+        if found is None:
+            return False
+        return name in found.cpu_builders or self._cpu_class_of(path, found, name)
 
     def grad_use_reaches(self, path: str, name: str, other: str, entries: list[str]) -> bool:
         """``other``'s ``entries`` (summary.loading_grad_uses) use the loading

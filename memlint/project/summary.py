@@ -790,6 +790,9 @@ class _Walker:
         self._loading_grad: set[str] = set()  # ModuleSummary.loading_grad_uses
         self._off_calls: set[int] = set()  # the ``func`` of loading-name calls made under no_grad
         self._eval_names: set[str] = set()  # ModuleSummary.eval_names
+        # Names bound to a module imported at run time (``arch = __import__("networks." + name)``):
+        # a class called on one (``arch.Decoder(...)``) is named as ``eval`` would name it.
+        self._runtime_modules: set[str] = set()
         self._getattr_modules: set[str] = set()  # ModuleSummary.getattr_modules
         self._option_values: set[str] = set()  # ModuleSummary.option_values
         # ModuleSummary.factory_calls: names bound to a call of an imported
@@ -1135,6 +1138,8 @@ class _Walker:
         if len(node.targets) == 1 and node.targets[0].__class__ is ast.Name:
             name = node.targets[0].id  # type: ignore[attr-defined]
             value = node.value
+            if runtime_import(value):
+                self._runtime_modules.add(name)
             if (
                 value.__class__ is ast.Call
                 and value.func.__class__ is ast.Name  # type: ignore[attr-defined]
@@ -1352,6 +1357,8 @@ class _Walker:
             receiver = _dotted(func.value)  # type: ignore[attr-defined]
             dotted = f"{receiver}.{last}" if receiver else ""
             self._receiver_calls.append(node)
+            if self._runtime_modules and func.value.__class__ is ast.Name and func.value.id in self._runtime_modules:  # type: ignore[attr-defined]
+                self._eval_names.add(last)  # ``arch.Decoder(...)``: which module's is not known, as under ``eval``
             if last == "DataParallel":
                 self._data_parallels += 1
             if last in _MOVES:
@@ -2035,6 +2042,16 @@ def _cpu_functions(tree: ast.Module) -> list[str]:
                 moves = True  # defined twice: which one runs is not known
             local[stmt.name] = (moves, called)
     return _not_placing(local)
+
+
+def runtime_import(value: ast.expr) -> bool:
+    """``__import__(...)`` or ``importlib.import_module(...)``: a module named at run time."""
+    if value.__class__ is not ast.Call:
+        return False
+    func = value.func  # type: ignore[attr-defined]
+    if func.__class__ is ast.Name:
+        return func.id in ("__import__", "import_module")
+    return func.__class__ is ast.Attribute and func.attr == "import_module" and _dotted(func.value) == "importlib"
 
 
 def evaluated_name(call: ast.Call) -> str:

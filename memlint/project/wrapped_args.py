@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from memlint.project.arg_modes import dotted
 from memlint.project.cpu_receivers import LOOPS as _LOOPS
 from memlint.project.cpu_receivers import NESTED as _NESTED
 from memlint.project.cpu_receivers import PLACES as _PLACES
@@ -130,7 +131,7 @@ def _optimizer_over(
     other_stores: dict[str, list[ast.AST]],
     params: set[str],
 ) -> bool:
-    if not (isinstance(value, ast.Call) and "optim" in _dotted(value.func).split(".")):
+    if not (isinstance(value, ast.Call) and "optim" in dotted(value.func).split(".")):
         return False
     seen: set[str] = set()
     todo = [*value.args, *(k.value for k in value.keywords)]
@@ -145,16 +146,6 @@ def _optimizer_over(
                 if len(local) == 1 and len(other_stores.get(sub.id, [])) == 1 and sub.id not in params:
                     todo.append(local[0].value)
     return False
-
-
-def _dotted(node: ast.expr) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _wrapped_here(

@@ -328,6 +328,25 @@ def _moved_in_place(stmt: cst.BaseStatement, name: str) -> bool:
     return False
 
 
+def enclosing_blocks(
+    node: cst.CSTNode, scope: cst.CSTNode, parent: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> list[tuple[cst.BaseStatement, Sequence[cst.BaseStatement]]]:
+    """Each statement holding ``node`` with the statements of its block, the
+    innermost first, up to ``scope``'s own body: a model built, loaded and
+    moved in the block of ``if __name__ == "__main__":`` runs in order there
+    as in a function's body. Empty when ``node`` is in a nested scope."""
+    found: list[tuple[cst.BaseStatement, Sequence[cst.BaseStatement]]] = []
+    cur: cst.CSTNode | None = node
+    while cur is not None and cur is not scope:
+        if isinstance(cur, _NESTED):
+            return []
+        up = parent(cur)
+        if isinstance(cur, cst.BaseStatement) and isinstance(up, (cst.IndentedBlock, cst.Module)):
+            found.append((cur, up.body))
+        cur = up
+    return found if cur is scope else []
+
+
 def scope_body(scope: cst.CSTNode) -> Sequence[cst.BaseStatement] | None:
     """The statements of a function or a module, in order."""
     if isinstance(scope, cst.Module):

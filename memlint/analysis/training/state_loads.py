@@ -106,6 +106,15 @@ class _MovedNames(cst.CSTVisitor):
 _MUTATORS = frozenset({"update", "setdefault", "__setitem__", "pop", "clear"})
 
 
+def _runtime_import(value: cst.BaseExpression) -> bool:
+    """``__import__(...)`` or ``importlib.import_module(...)``: a module named at run time."""
+    if not isinstance(value, cst.Call):
+        return False
+    if isinstance(value.func, cst.Name):
+        return value.func.value in ("__import__", "import_module")
+    return dotted_name(value.func) == "importlib.import_module"
+
+
 class _Writes(cst.CSTVisitor):
     """Names bound (how many times) and names written into (``d[k] = v``,
     ``d.update(...)``) anywhere in the module: a table of model classes is
@@ -122,6 +131,8 @@ class _Writes(cst.CSTVisitor):
         # Each dict literal assigned to a plain name, anywhere: (the name, the assignment).
         self.dicts: list[tuple[str, cst.Assign]] = []
         self.star = False  # ``from m import *``: any name may be bound
+        # Plain assignments of a module imported at run time (``arch = __import__(...)``).
+        self.runtime: dict[str, int] = {}
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
@@ -183,6 +194,9 @@ class _Writes(cst.CSTVisitor):
             self._target(t.target)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Dict):
             self.dicts.append((node.targets[0].target.value, node))
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _runtime_import(node.value):
+            name = node.targets[0].target.value
+            self.runtime[name] = self.runtime.get(name, 0) + 1
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._target(node.target)
@@ -501,6 +515,15 @@ class Checkpoints:
                 isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and self._cpu_class(e.value.value)
                 for e in table.elements
             )
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and self._runtime_module(func.value.value)
+        ):
+            # ``arch.Decoder(...)`` after ``arch = __import__("networks." + name)``: the class
+            # is one of that name somewhere in the project, each building on the CPU
+            # (ProjectView.eval_builders, as for a name handed to ``eval``).
+            return self.project is not None and func.attr.value in self.project.eval_builders
         if isinstance(func, cst.Attribute):
             picked = self._option_values(func)
             if picked is not None:
@@ -575,6 +598,19 @@ class Checkpoints:
             self._writes = _Writes()
             visit_fast(self.module, self._writes)
         return self._writes
+
+    def _runtime_module(self, name: str) -> bool:
+        """``name`` is bound, anywhere in the module, only by plain assignments
+        of a module imported at run time (``__import__``, ``importlib.import_module``)."""
+        writes = self._all_writes()
+        count = writes.runtime.get(name, 0)
+        return (
+            count > 0
+            and writes.bound.get(name, 0) == count
+            and not writes.other.get(name, 0)
+            and not writes.defs.get(name, 0)
+            and name not in writes.changed
+        )
 
     def _bound_once(self, name: str, defs: int) -> bool:
         """``name`` is bound nowhere in the module but by its one ``def``
