@@ -265,14 +265,18 @@ class OptimizerStepBeforeSharedBackward(Rule):
 
     def _outer_methods(self, scope: cst.FunctionDef, entered: set[cst.FunctionDef]) -> set[cst.FunctionDef]:
         """The methods of ``scope``'s class that the region neither is nor
-        runs, ``__init__`` left out (its ``self.fake = None`` builds nothing)."""
-        cls = self.parent(self.parent(scope))
+        runs, nor may run through a helper (``self.prepare()`` calling
+        ``self.forward()`` after the step would build a fresh graph),
+        ``__init__`` left out (its ``self.fake = None`` builds nothing)."""
+        block = self.parent(scope)
+        cls = self.parent(block) if block is not None else None
         if not isinstance(cls, cst.ClassDef):
             return set()
+        left_out = {scope, *entered, *self.facts.calls.reachable(scope)}
         return {
             fn
             for fn in cls.body.body
-            if isinstance(fn, cst.FunctionDef) and fn is not scope and fn not in entered and fn.name.value != "__init__"
+            if isinstance(fn, cst.FunctionDef) and fn not in left_out and fn.name.value != "__init__"
         }
 
     def _built_through(self, attr: str, methods: set[cst.FunctionDef], owners: set[str]) -> str | None:

@@ -92,6 +92,18 @@ def test_a_loss_summed_with_augmented_assignments_runs_back_through_each_part():
     assert _mem404(fresh) == []
 
 
+def test_fakes_a_helper_may_rebuild_after_the_step_are_not_followed():
+    more = """
+    def prepare(self):
+        self.forward()
+"""
+    text = _MODEL.format(more=more).replace(
+        "        self.gen_opt.zero_grad()\n        self.backward_second()",
+        "        self.prepare()\n        self.gen_opt.zero_grad()\n        self.backward_second()",
+    )
+    assert _mem404(text) == []
+
+
 def test_augmented_in_lists_each_augmented_assignment_of_its_scope():
     facts = facts_of(
         """\
