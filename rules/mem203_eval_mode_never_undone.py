@@ -91,8 +91,10 @@ class EvalModeNeverUndone(Rule):
     statistics; a `validate(model)` there is the evaluation itself, and is
     reported when the model is known to hold dropout or batch norm), when the
     model is already in eval mode as the loop starts (unless that was for an
-    evaluation right before it, a baseline), and for a module the loop only runs
-    under `no_grad` (a DQN target network, an EMA copy).
+    evaluation right before it, a baseline), for a module the loop only runs
+    under `no_grad` (a DQN target network, an EMA copy), and when the loop's
+    optimizer holds only tensors it made (`Adam([latent])`, a code fitted to a
+    frozen decoder: no module is trained).
 
     ## References
     - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train
@@ -153,7 +155,7 @@ class EvalModeNeverUndone(Rule):
                 phases = [p for p in phases if e.receiver in p.receivers or _hands(p, e.receiver)]
             # Called with grad on in this loop: a target network or an EMA copy
             # only ever run under no_grad is not what the loop trains.
-            direct = any(loops.loop_of(c) is info for c in info.step_calls) and any(
+            direct = any(loops.loop_of(c) is info and self._steps_a_module(c, info) for c in info.step_calls) and any(
                 _callee(c) == e.receiver and grad.mode_at(c) is not GradMode.DISABLED
                 for c in info.model_calls
                 if loops.loop_of(c) is info
@@ -168,6 +170,13 @@ class EvalModeNeverUndone(Rule):
             if phases or direct:
                 out.append((e, phases[0] if phases and not direct else None))
         return out
+
+    def _steps_a_module(self, step: cst.Call, info) -> bool:
+        """``step`` may update some module's weights: not the step of an
+        optimizer over tensors made here (a latent code fitted to a frozen
+        decoder, which is in eval mode on purpose)."""
+        opt = step.func.value if isinstance(step.func, cst.Attribute) else None
+        return not (isinstance(opt, cst.Name) and self.facts.tensor_optimizers.steps_no_module(opt.value, info.scope))
 
     def _teacher_only(self, info, receiver: str) -> bool:
         """``receiver`` is run in this loop, and only under ``no_grad``."""
@@ -270,6 +279,23 @@ class EvalModeNeverUndone(Rule):
         return Fix(f"Call `{model}.train()` before the training phase", ((anchor, new),), Safety.UNSAFE)
 
     valid = [
+        Valid(
+            """\
+import torch
+def fit_code(decoder, points, target, steps, size):
+    code = torch.zeros(1, size).normal_(std=0.01).cuda()
+    code.requires_grad = True
+    optimizer = torch.optim.Adam([code], lr=1e-3)
+    for step in range(steps):
+        decoder.eval()
+        optimizer.zero_grad()
+        loss = (decoder(torch.cat([code.expand(len(points), -1), points], 1)) - target).abs().mean()
+        loss.backward()
+        optimizer.step()
+    return code
+""",
+            "the optimizer holds only the latent code made here: the decoder is not trained, eval mode on purpose",
+        ),
         Valid(
             """\
 import torch

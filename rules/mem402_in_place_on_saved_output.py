@@ -101,11 +101,11 @@ class InPlaceOnSavedOutput(Rule):
     residual adds on BatchNorm output, when the input is plain data that does
     not require grad (`torch.arange` and settings such as `self.sigma = sigma`
     with a number default), on a forward's inference path (`if self.training:
-    return logits` before it), when the name was rebound first (`w, idx =
-    torch.topk(w, k)`), inside a custom `torch.autograd.Function` (its `forward`
-    runs without grad), and in training code when no later backward goes through
-    the changed tensor (predictions thresholded for a metric, or after the
-    backward ran).
+    return logits` before it, or the `else`/`elif` of `if self.training:`),
+    when the name was rebound first (`w, idx = torch.topk(w, k)`), inside a
+    custom `torch.autograd.Function` (its `forward` runs without grad), and in
+    training code when no later backward goes through the changed tensor
+    (predictions thresholded for a metric, or after the backward ran).
 
     ## References
     - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
@@ -234,10 +234,13 @@ class InPlaceOnSavedOutput(Rule):
 
     def _inference_path(self, node: cst.CSTNode, scope: _Scope) -> bool:
         """``node`` runs only when the model is not training: under
-        ``if not self.training:``, or after ``if self.training: return ...``."""
+        ``if not self.training:``, in the ``else``/``elif`` of ``if
+        self.training:``, or after ``if self.training: return ...``."""
         cur, child = self.parent(node), node
         while cur is not None and cur is not scope.node:
             if isinstance(cur, cst.If) and child is cur.body and _training_test(cur.test) is False:
+                return True
+            if isinstance(cur, cst.If) and child is cur.orelse and _training_test(cur.test) is True:
                 return True
             if isinstance(cur, cst.IndentedBlock) and self.facts.blocks.any_before(child, _leaves_when_training):
                 return True
@@ -324,6 +327,23 @@ class Detector(nn.Module):
         return scores
 """,
             "post-processing on the inference path only (after `if self.training: return`)",
+        ),
+        Valid(
+            """\
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, x):
+        p = self.conv(x).view(x.size(0), 3, -1)
+        if self.training:
+            out = p
+        elif self.export:
+            out = p.sigmoid()
+        else:
+            out = p.sigmoid()
+            out[..., :2] *= self.stride
+        return out
+""",
+            "the in-place scaling sits in the `else` of an `if self.training:` chain: inference only",
         ),
         Valid(
             """\

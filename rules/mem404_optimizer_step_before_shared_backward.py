@@ -124,8 +124,12 @@ class OptimizerStepBeforeSharedBackward(Rule):
     `optimizer_G` and then calls `backward_D()`, whose loss reads `self.fake_B`
     without `.detach()`) is followed from the backward's method to the
     `self.<attr>` it reads and never assigns, and from there to its assignment
-    in a method run before the step; an attribute a method run after the step
-    assigns again is fresh. A loss recomputed after the step, a graph cut with
+    in a method run before the step, or, when none of those assigns it, in the
+    one other method of the class that does (DRIT's `forward()`, run by the
+    training script before `update_EG()`; `__init__` left out); an attribute a
+    method run after the step assigns again is fresh. A loss summed with `+=`
+    runs back through each part, and parts unpacked from `torch.split` or
+    `.chunk` through the tensor split. A loss recomputed after the step, a graph cut with
     `.detach()` (`D(fake.detach())`), optimizers whose parameters the graph does
     not reach, calls under `torch.no_grad()`, a step and a backward that need
     not run in the same iteration (exclusive branches, a branch that may
@@ -243,15 +247,37 @@ class OptimizerStepBeforeSharedBackward(Rule):
             )
             before = {fn for fn in _entered(flat, 0, at.index) if fn is not backward.scope}
             between = _entered(flat, at.index + 1, backward.index + 1)
+            outer = self._outer_methods(step.scope, _entered(flat, 0, len(flat)))
             for attr in dict.fromkeys(attrs):
                 if any(facts.bindings.binds_in(attr, fn) for fn in between):
                     continue  # assigned again after the step: a fresh graph
                 module = self._built_through(attr, before, owners)
+                if module is None and not any(facts.bindings.binds_in(attr, fn) for fn in before):
+                    # Set by a method the region does not run (DRIT's ``forward()``,
+                    # called by the training script before ``update_EG()``): it ran
+                    # before the region, so before the step.
+                    module = self._built_through(attr, outer, owners)
                 if module is not None:
                     code = self.context.module.code_for_node
                     message = self.detail.format(step=code(step.call), module=module, backward=code(backward.call))
                     self.report(step.call, message=f"{message} (`{attr}`, {where(backward, self._line)})")
                     return
+
+    def _outer_methods(self, scope: cst.FunctionDef, entered: set[cst.FunctionDef]) -> set[cst.FunctionDef]:
+        """The methods of ``scope``'s class that the region neither is nor
+        runs, nor may run through a helper (``self.prepare()`` calling
+        ``self.forward()`` after the step would build a fresh graph),
+        ``__init__`` left out (its ``self.fake = None`` builds nothing)."""
+        block = self.parent(scope)
+        cls = self.parent(block) if block is not None else None
+        if not isinstance(cls, cst.ClassDef):
+            return set()
+        left_out = {scope, *entered, *self.facts.calls.reachable(scope)}
+        return {
+            fn
+            for fn in cls.body.body
+            if isinstance(fn, cst.FunctionDef) and fn not in left_out and fn.name.value != "__init__"
+        }
 
     def _built_through(self, attr: str, methods: set[cst.FunctionDef], owners: set[str]) -> str | None:
         """The owner module whose forward the last assignment of ``attr`` in
@@ -263,8 +289,8 @@ class OptimizerStepBeforeSharedBackward(Rule):
             return None
         fn = assigning[0]
         calls = facts.calls
-        values = [v for v in facts.bindings.values_in(attr, fn)]
-        if not values or any(v is None for v in values):
+        values = _assigned(facts, attr, fn)
+        if not values:
             return None
         value = max(values, key=calls.pos)  # type: ignore[arg-type]
         graph = graph_calls(value, fn, facts.bindings, calls.pos, calls.end, facts.objects.is_model_call)  # type: ignore[arg-type]
@@ -645,6 +671,31 @@ for real in loader:
         Invalid(
             """\
 import torch
+class Translator:
+    def __init__(self, gen, dis):
+        self.gen, self.dis = gen, dis
+        self.gen_opt = torch.optim.Adam(self.gen.parameters())
+    def forward(self, content, style):
+        out = self.gen(torch.cat((content, content), 0), torch.cat((style, torch.randn_like(style)), 0))
+        self.fake, self.fake_random = out.chunk(2)
+    def update_G(self, target):
+        self.gen_opt.zero_grad()
+        loss = (self.fake - target).abs().mean()
+        loss.backward(retain_graph=True)
+        self.gen_opt.step()
+        self.gen_opt.zero_grad()
+        self.backward_random()
+        self.gen_opt.step()
+    def backward_random(self):
+        loss = 0
+        loss += -self.dis(self.fake_random).mean()
+        loss.backward()
+""",
+            None,
+        ),
+        Invalid(
+            """\
+import torch
 class GAN:
     def __init__(self, netG, netD):
         self.netG, self.netD = netG, netD
@@ -671,6 +722,32 @@ class GAN:
             None,
         ),
     ]
+
+
+def _assigned(facts, attr: str, fn: cst.FunctionDef) -> list[cst.BaseExpression] | None:
+    """What ``fn`` assigns to ``attr``; an unpacked one (``self.fake_a, self.fake_b
+    = torch.split(out, n)``) as the call it unpacks, when that call is a
+    model's or splits one tensor. None when some assignment cannot be read."""
+    values = facts.bindings.values_in(attr, fn)
+    unknown = sum(v is None for v in values)
+    if not unknown:
+        return values
+    unpacked = facts.bindings.unpacked_in(attr, fn)
+    if len(unpacked) != unknown or not all(facts.objects.is_model_call(c) or _splits(c, facts) for c in unpacked):
+        return None
+    return [*(v for v in values if v is not None), *unpacked]
+
+
+def _splits(call: cst.Call, facts) -> bool:
+    """``torch.split(x, n)``, ``x.chunk(2)``: each part is a view of one tensor."""
+    func = call.func
+    if facts.names.call_name(call) in _SPLIT_FUNCTIONS:
+        return True
+    return isinstance(func, cst.Attribute) and func.attr.value in _SPLIT_METHODS
+
+
+_SPLIT_FUNCTIONS = frozenset({"torch.split", "torch.chunk", "torch.unbind", "torch.tensor_split"})
+_SPLIT_METHODS = frozenset({"split", "chunk", "unbind", "tensor_split"})
 
 
 def _entered(flat: list[Verb], start: int, stop: int) -> set[cst.FunctionDef]:

@@ -48,11 +48,25 @@ def test_bindings_it_cannot_place_end_the_walk():
     def f(loader):
         for x in loader:
             loss = crit(model(x))
-            total = 0
-            total += loss
+            total, _ = helper(loss)
             use(total)
     """
-    assert reached(src, "total", 2) == []
+    assert reached(src, "total", 1) == []
+
+
+def test_augmented_assignments_add_their_parts_to_the_last_binding():
+    src = """
+    def f(loader):
+        for x in loader:
+            total = 0
+            total += crit(model(x))
+            use(total)
+            total = other(x)
+            total += 1
+            use(total)
+    """
+    assert reached(src, "total", 2) == ["crit(model(x))", "model(x)"]
+    assert reached(src, "total", 5) == ["other(x)"]  # the parts added before the rebinding are gone
 
 
 def test_self_assignment_reads_the_previous_value():

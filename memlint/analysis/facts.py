@@ -211,6 +211,14 @@ class ModuleFacts:
         return LeafTable(self)
 
     @cached_property
+    def tensor_optimizers(self):
+        """Optimizers over tensors made here, no module's parameters
+        (analysis/training/tensor_optimizers.py)."""
+        from memlint.analysis.training.tensor_optimizers import TensorOptimizers
+
+        return TensorOptimizers(self)
+
+    @cached_property
     def module_params(self):
         """In-place writes into a module's ``.weight``/``.bias``
         (analysis/module_params.py)."""

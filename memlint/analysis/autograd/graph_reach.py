@@ -111,9 +111,9 @@ def graph_calls(
         reads: list[cst.CSTNode] = []
         _walk(node, found, reads)
         for read in reads:
-            value = _last_binding(read, scope, bindings, pos, end, unpacks)
-            if value is not None:
-                todo.append(value)
+            values = _last_binding(read, scope, bindings, pos, end, unpacks)
+            if values:
+                todo += values
             elif outside is not None:
                 text = dotted_name(read)  # type: ignore[arg-type]
                 if text is not None and text.startswith("self.") and not bindings.binds_in(text, scope):
@@ -128,14 +128,16 @@ def _last_binding(
     pos: Pos,
     end: Pos,
     unpacks: Callable[[cst.Call], bool] | None = None,
-) -> cst.BaseExpression | None:
+) -> list[cst.BaseExpression] | None:
     """The value last assigned to the name ``read`` before it is read, in
-    ``scope``; None when it cannot tell."""
+    ``scope``, with what augmented assignments between the two add (``loss =
+    a; loss += b``: both ``a`` and ``b``); None when it cannot tell."""
     text = dotted_name(read)  # type: ignore[arg-type]
     if text is None or not bindings.binds_in(text, scope):
         return None
     values = bindings.values(text, scope)
-    unknown = sum(v is None for v in values)
+    augmented = bindings.augmented_in(text, scope)
+    unknown = sum(v is None for v in values) - len(augmented)
     if unknown:
         # ``D_fake, D_cont = D(G_)``: an element of a model's outputs runs
         # back through that call. Not of any function's (``img, _ =
@@ -148,7 +150,10 @@ def _last_binding(
         values = [*(v for v in values if v is not None), *unpacked]
     at = pos(read)
     before = [v for v in values if v is not None and end(v) <= at]
-    return max(before, key=pos) if before else None
+    if not before:
+        return None
+    last = max(before, key=pos)
+    return [last, *(a.value for a in augmented if pos(a) > pos(last) and end(a) <= at)]
 
 
 class _Reach(cst.CSTVisitor):

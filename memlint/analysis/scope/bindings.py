@@ -15,7 +15,8 @@ the name is read in:
   ``None`` entry is a binding we cannot evaluate (loop target, tuple
   unpacking, ``with ... as``).
 - ``unpacked_in(text, scope)``: the calls ``scope`` unpacks into ``text``
-  (``a, b = f(x)``), one per such None entry.
+  (``a, b = f(x)``), one per such None entry; ``augmented_in(text, scope)``
+  the augmented assignments (``loss += extra``), one per such None entry.
 - ``constructors(text, scope=None)``: the qualified (or, for local classes,
   plain) names of the calls assigned to ``text``, or None when any binding is
   not a call (``None`` itself is ignored).
@@ -45,6 +46,8 @@ class Bindings(cst.CSTVisitor):
         self._values: dict[str, list[tuple[cst.CSTNode, cst.BaseExpression | None]]] = defaultdict(list)
         # ``fake, code = D(G(z))``: the call each unpacked name was taken from.
         self._unpacked: dict[str, list[tuple[cst.CSTNode, cst.Call]]] = defaultdict(list)
+        # ``loss += extra``: the augmented assignments, each one of the None entries.
+        self._augmented: dict[str, list[tuple[cst.CSTNode, cst.AugAssign]]] = defaultdict(list)
         self._scopes: list[cst.CSTNode] = [module]
         visit_fast(module, self)
 
@@ -86,6 +89,9 @@ class Bindings(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._bind(node.target, None)
+        text = self._text(node.target)
+        if text is not None:
+            self._augmented[text].append((self._scopes[-1], node))
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, None)
@@ -122,6 +128,11 @@ class Bindings(cst.CSTVisitor):
         (``D_fake, D_cont = self.D(G_)``): each is one of the bindings
         ``values`` gives as None."""
         return [v for s, v in self._unpacked.get(text, ()) if s is scope]
+
+    def augmented_in(self, text: str, scope: cst.CSTNode) -> list[cst.AugAssign]:
+        """``scope``'s augmented assignments of ``text`` (``loss += extra``):
+        each is one of the bindings ``values`` gives as None."""
+        return [v for s, v in self._augmented.get(text, ()) if s is scope]
 
     def binds_in(self, text: str, scope: cst.CSTNode) -> bool:
         """``scope`` itself assigns ``text`` (it is a local variable there)."""
