@@ -311,6 +311,12 @@ class _Types:
         # innermost last: each gets every ``self.<attr>`` assignment met
         # (_Attrs), so a method is walked once, not once more per question.
         self._classes: list[_Attrs] = []
+        # ``self.<attr> = encoder`` (or ``encoder.cuda()``): the values, per
+        # scope being walked (innermost last), whose type is a local name's,
+        # known only once the scope's names are typed; then their types by id
+        # (``_class`` reads them as it would a call's).
+        self._local_values: list[list[ast.AST]] = []
+        self._value_types: dict[int, tuple[str, ...]] = {}
         # A class's init_attrs and forwards need all its methods walked: each
         # is a slot (a list) kept in its place in the output, filled when the
         # class is done, flattened at the end (the entries' order is the
@@ -426,6 +432,7 @@ class _Types:
         Returns what the walk saw that ``_returns`` and ``_forward_of`` need."""
         local = dict(local)
         stores: dict[str, list[ast.AST | None]] = {p: [None] for p in params}
+        self._local_values.append([])
         calls: list[ast.Call] = []
         nested: list[ast.AST] = []
         returns: list[ast.AST | None] = []
@@ -504,6 +511,10 @@ class _Types:
                     typed[n] = tuple(sorted(types))
                     del pending[n]
                     changed = True
+        for value in self._local_values.pop():
+            t = self.type_of(value, local, typed)
+            if t is not None:
+                self._value_types[id(value)] = t
         for n, t in sorted(typed.items()):
             self.out.bound.append((name, n, t))
         may_type = set(typed) | {p for p in params if len(stores.get(p, ())) == 1}
@@ -639,6 +650,8 @@ class _Types:
                     attrs.counts[target.attr] = attrs.counts.get(target.attr, 0) + 1
                     if value is not None:
                         attrs.values.setdefault(target.attr, []).append(value)
+                if value is not None and self._local_values and _named_value(value):
+                    self._local_values[-1].append(value)
 
     def _local_import(self, node: ast.Import | ast.ImportFrom, local: dict[str, str]) -> None:
         if isinstance(node, ast.Import):
@@ -906,7 +919,7 @@ class _Types:
             for value in values:
                 if _rewraps(value, attr, lambda f: self.spell(f, local)):
                     continue  # ``self.net = DDP(self.net, ...)``: still the module it held
-                t = self.type_of(value, local, {})
+                t = self._value_types.get(id(value)) or self.type_of(value, local, {})
                 model_attrs.setdefault(attr, []).append("|".join(t) if t is not None else None)
                 if t is not None or not _is_none(value):
                     # ``self.scheduler = None`` holds no object of another type
@@ -1277,6 +1290,24 @@ def _wrapper(func: ast.AST) -> bool:
     if func.__class__ is ast.Name:
         return func.id in _WRAPPERS  # type: ignore[attr-defined]
     return func.__class__ is ast.Attribute and func.attr in _WRAPPERS and ast_dotted(func) is not None  # type: ignore[attr-defined]
+
+
+def _named_value(value: ast.AST) -> bool:
+    """``encoder``, ``encoder.cuda()``, ``DataParallel(encoder)``: a value
+    whose type, if any, is that of a name (type_of's unwrapping, shallow)."""
+    for _ in range(8):
+        if value.__class__ is ast.Name:
+            return True
+        if value.__class__ is not ast.Call:
+            return False
+        func = value.func  # type: ignore[attr-defined]
+        if func.__class__ is ast.Attribute and func.attr in _SAME_OBJECT:
+            value = func.value
+        elif _wrapper(func) and value.args:  # type: ignore[attr-defined]
+            value = value.args[0]  # type: ignore[attr-defined]
+        else:
+            return False
+    return False
 
 
 def _is_none(value: ast.AST | None) -> bool:
