@@ -27,7 +27,7 @@ from memlint.analysis.scope.names import ImportTable, dotted_name
 from memlint.analysis.scope.own_returns import own_returns
 from memlint.analysis.training.loops import local_names
 
-_FACTORIES = frozenset(
+LEAF_FACTORIES = frozenset(
     {
         "tensor",
         "zeros",
@@ -50,7 +50,7 @@ _FACTORIES = frozenset(
         "full_like",
     }
 )
-_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 def _literal(expr: cst.BaseExpression, value: str) -> bool:
@@ -65,10 +65,10 @@ def creates_leaf(value: cst.BaseExpression, names: ImportTable) -> bool:
         return not value.args or _literal(value.args[0].value, "True")
     qn = names.call_name(value) or ""
     rg = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "requires_grad"), None)
-    if qn in _PARAMETER:
+    if qn in PARAMETER_CLASSES:
         return rg is None or not _literal(rg, "False")
     head, _, last = qn.rpartition(".")
-    return head == "torch" and last in _FACTORIES and rg is not None and _literal(rg, "True")
+    return head == "torch" and last in LEAF_FACTORIES and rg is not None and _literal(rg, "True")
 
 
 class LeafTable:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.autograd.leaves import _FACTORIES, _PARAMETER
+from memlint.analysis.autograd.leaves import LEAF_FACTORIES, PARAMETER_CLASSES
 
 
 class TensorOptimizers:
@@ -59,7 +59,7 @@ class TensorOptimizers:
         if not isinstance(expr, cst.Call):
             return False
         qn = self.facts.names.call_name(expr) or ""
-        if qn in _PARAMETER:
+        if qn in PARAMETER_CLASSES:
             return bool(expr.args) and self._fresh_tensor(expr.args[0].value, scope, False)
         head, _, last = qn.rpartition(".")
-        return head == "torch" and last in _FACTORIES
+        return head == "torch" and last in LEAF_FACTORIES
